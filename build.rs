@@ -1,0 +1,68 @@
+//! Build step: generates the gRPC server and client stubs from `proto/baton/v1/`, and inlines
+//! the Lua helpers of `lua/includes/` into each script of `lua/`, writing a table of scripts
+//! (name, number of KEYS, source) that `store::scripts` loads.
+
+use std::{env, fmt::Write as _, fs, path::Path, path::PathBuf};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let out = PathBuf::from(env::var("OUT_DIR")?);
+    compile_protos(&out)?;
+    inline_scripts(&out)?;
+    Ok(())
+}
+
+fn compile_protos(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    // A vendored protoc, so a fresh machine needs no system package to build Baton.
+    if env::var_os("PROTOC").is_none() {
+        env::set_var("PROTOC", protoc_bin_vendored::protoc_bin_path()?);
+    }
+    let mut protos: Vec<PathBuf> = fs::read_dir("proto/baton/v1")?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    protos.retain(|p| p.extension().is_some_and(|x| x == "proto"));
+    protos.sort();
+    println!("cargo:rerun-if-changed=proto");
+    tonic_prost_build::configure()
+        .file_descriptor_set_path(out.join("baton_descriptor.bin"))
+        .compile_protos(&protos, &[PathBuf::from("proto"), protoc_bin_vendored::include_path()?])?;
+    Ok(())
+}
+
+/// Replaces every `--@include NAME` line with `lua/includes/NAME.lua`, and records the number
+/// of KEYS from the file name (`verbNoun-N.lua`).
+fn inline_scripts(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    println!("cargo:rerun-if-changed=lua");
+    let mut entries: Vec<PathBuf> = fs::read_dir("lua")?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    entries.retain(|p| p.extension().is_some_and(|x| x == "lua"));
+    entries.sort();
+    let mut table = String::from("&[\n");
+    for path in entries {
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let (name, keys) = stem
+            .rsplit_once('-')
+            .ok_or_else(|| format!("{stem}.lua: name must be verbNoun-N.lua"))?;
+        let keys: usize = keys.parse().map_err(|_| format!("{stem}.lua: N must be a number"))?;
+        let mut source = String::new();
+        for line in fs::read_to_string(&path)?.lines() {
+            match line.trim().strip_prefix("--@include ") {
+                Some(include) => {
+                    let file = format!("lua/includes/{}.lua", include.trim());
+                    let text = fs::read_to_string(&file).map_err(|e| format!("{stem}.lua: {file}: {e}"))?;
+                    source.push_str(&text);
+                }
+                None => {
+                    source.push_str(line);
+                    source.push('\n');
+                }
+            }
+        }
+        let file = out.join(format!("{stem}.lua"));
+        fs::write(&file, source)?;
+        writeln!(table, "    ({name:?}, {keys}, include_str!({:?})),", file.display().to_string())?;
+    }
+    table.push(']');
+    fs::write(out.join("scripts.rs"), table)?;
+    Ok(())
+}

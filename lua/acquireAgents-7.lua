@@ -1,0 +1,65 @@
+--[[
+  acquireAgents: moves up to max due agents from waiting to working, earliest first (ties by
+  name, as the sorted set orders them), each under a new lease with a fresh fencing token.
+
+  Reads at most scanLimit waiting entries. A due entry with no definition is invalid (its
+  agent was removed while it sat in waiting); it is dropped and counted as repaired.
+
+  Input:
+    KEYS[1] waiting    ZSET name -> next run (ms)
+    KEYS[2] working    ZSET name -> lease deadline (ms)
+    KEYS[3] defs       HASH name -> definition JSON
+    KEYS[4] payloads   HASH name -> payload bytes
+    KEYS[5] leases     HASH name -> "token|worker|acquired_at|timeout_ms"
+    KEYS[6] streaks    HASH name -> consecutive failures
+    KEYS[7] seq        STRING fencing token counter of the queue
+
+    ARGV[1] worker     worker id of the caller
+    ARGV[2] max        most leases to grant
+    ARGV[3] scanLimit  most waiting entries to read
+
+  Output:
+    { now, nextDue, repaired, (name, token, deadline, attempt, definition, payload)* }
+    nextDue is the earliest next run left in waiting, or -1 when waiting is empty.
+]]
+local rcall = redis.call
+--@include nowMs
+--@include int
+
+local waitingKey, workingKey, defsKey, payloadsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local leasesKey, streaksKey, seqKey = KEYS[5], KEYS[6], KEYS[7]
+local worker = ARGV[1]
+local max = tonumber(ARGV[2])
+local scanLimit = tonumber(ARGV[3])
+
+local now = nowMs()
+local out = { now, -1, 0 }
+local repaired, granted = 0, 0
+local due = rcall('ZRANGEBYSCORE', waitingKey, '-inf', now, 'LIMIT', 0, scanLimit)
+for _, name in ipairs(due) do
+  if granted >= max then break end
+  local def = rcall('HGET', defsKey, name)
+  rcall('ZREM', waitingKey, name)
+  if not def then
+    repaired = repaired + 1
+  else
+    local timeout = tonumber(cjson.decode(def)['timeout_ms'])
+    local token = rcall('INCR', seqKey)
+    local deadline = now + timeout
+    local streak = tonumber(rcall('HGET', streaksKey, name) or '0')
+    rcall('ZADD', workingKey, deadline, name)
+    rcall('HSET', leasesKey, name, int(token) .. '|' .. worker .. '|' .. int(now) .. '|' .. int(timeout))
+    local payload = rcall('HGET', payloadsKey, name) or ''
+    out[#out + 1] = name
+    out[#out + 1] = int(token)
+    out[#out + 1] = deadline
+    out[#out + 1] = streak + 1
+    out[#out + 1] = def
+    out[#out + 1] = payload
+    granted = granted + 1
+  end
+end
+local head = rcall('ZRANGE', waitingKey, 0, 0, 'WITHSCORES')
+if head[2] then out[2] = tonumber(head[2]) end
+out[3] = repaired
+return out

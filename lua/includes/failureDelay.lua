@@ -1,0 +1,17 @@
+-- failureDelay: the backoff before the next run after a failure of class outcome, given the
+-- failure streak (already counting this failure), the agent's error interval and the policy
+-- {forbiddenMs, throttledBaseMs, throttledMultiplier, throttledCapMs, maxImmediateRetries}.
+local function failureDelay(outcome, streak, errorIntervalMs, p)
+  if outcome == 'PERMANENT_FORBIDDEN' then
+    return p.forbiddenMs
+  elseif outcome == 'THROTTLED' then
+    local d = p.throttledBaseMs * (p.throttledMultiplier ^ (streak - 1))
+    if d > p.throttledCapMs then d = p.throttledCapMs end
+    return math.floor(d)
+  elseif outcome == 'TRANSIENT' or outcome == 'SERVER_ERROR' then
+    if streak <= p.maxImmediateRetries then return 0 end
+    return errorIntervalMs
+  end
+  -- UNKNOWN, TIMEOUT
+  return errorIntervalMs
+end

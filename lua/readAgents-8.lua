@@ -1,0 +1,54 @@
+--[[
+  readAgents: reads the definition and state of agents, either the listed names or one page
+  of the queue's index in name order. Read-only.
+
+  Input:
+    KEYS[1] waiting    ZSET name -> next run (ms)
+    KEYS[2] working    ZSET name -> lease deadline (ms)
+    KEYS[3] defs       HASH name -> definition JSON
+    KEYS[4] payloads   HASH name -> payload bytes
+    KEYS[5] leases     HASH name -> "token|worker|acquired_at|timeout_ms"
+    KEYS[6] streaks    HASH name -> consecutive failures
+    KEYS[7] dlq        ZSET name -> dead-lettered at (ms)
+    KEYS[8] index      ZSET name -> 0
+
+    ARGV[1] mode       "names": ARGV[2..] are names; "page": ARGV[2] is the name to start
+                       after ("" for the first) and ARGV[3] the page size
+    ARGV[2..] names | after, pageSize
+
+  Output:
+    { more, (name, definition, payload, waitingScore, workingScore, lease, streak, dlqScore)* }
+    more is 1 when a page has further entries. Absent values are "" (absent definition: the
+    agent does not exist).
+]]
+local rcall = redis.call
+local waitingKey, workingKey, defsKey, payloadsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local leasesKey, streaksKey, dlqKey, indexKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local mode = ARGV[1]
+
+local names, more = {}, 0
+if mode == 'page' then
+  local after, pageSize = ARGV[2], tonumber(ARGV[3])
+  local from = '-'
+  if after ~= '' then from = '(' .. after end
+  names = rcall('ZRANGEBYLEX', indexKey, from, '+', 'LIMIT', 0, pageSize + 1)
+  if #names > pageSize then
+    more = 1
+    names[#names] = nil
+  end
+else
+  for i = 2, #ARGV do names[#names + 1] = ARGV[i] end
+end
+
+local out = { more }
+for _, name in ipairs(names) do
+  out[#out + 1] = name
+  out[#out + 1] = rcall('HGET', defsKey, name) or ''
+  out[#out + 1] = rcall('HGET', payloadsKey, name) or ''
+  out[#out + 1] = rcall('ZSCORE', waitingKey, name) or ''
+  out[#out + 1] = rcall('ZSCORE', workingKey, name) or ''
+  out[#out + 1] = rcall('HGET', leasesKey, name) or ''
+  out[#out + 1] = rcall('HGET', streaksKey, name) or ''
+  out[#out + 1] = rcall('ZSCORE', dlqKey, name) or ''
+end
+return out

@@ -1,0 +1,74 @@
+--[[
+  registerAgents: upserts agent definitions into a queue.
+
+  A new agent enters waiting at now + a random initial jitter. An existing agent keeps its
+  schedule, unless reset is set and it is not held: then it is due at once again, its failure
+  streak and dead-letter entry cleared. An existing agent found in no state at all (not held,
+  not waiting, not dead-lettered) is put back in waiting, which repairs partial state.
+
+  Input:
+    KEYS[1] waiting    ZSET name -> next run (ms)
+    KEYS[2] working    ZSET name -> lease deadline (ms)
+    KEYS[3] defs       HASH name -> definition JSON
+    KEYS[4] payloads   HASH name -> payload bytes
+    KEYS[5] streaks    HASH name -> consecutive failures
+    KEYS[6] index      ZSET name -> 0 (every agent, for listing in name order)
+    KEYS[7] dlq        ZSET name -> dead-lettered at (ms)
+    KEYS[8] dlqinfo    HASH name -> dead-letter context JSON
+
+    ARGV[1] reset      "1" to reset the schedule of existing agents not held, else "0"
+    ARGV[2] jitterMs   upper bound of the random delay added to a new agent's first run
+    ARGV[3] seed       random seed for the jitter
+    ARGV[4] channel    wake-up channel ("" for none)
+    ARGV[5] queue      queue name, published on channel
+    ARGV[6..] triples  name, definition JSON, payload ("" for none)
+
+  Output:
+    { created, updated }
+]]
+local rcall = redis.call
+--@include nowMs
+--@include addWaiting
+
+local waitingKey, workingKey, defsKey, payloadsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local streaksKey, indexKey, dlqKey, dlqinfoKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local reset = ARGV[1] == '1'
+local jitterMs = tonumber(ARGV[2])
+local channel, queue = ARGV[4], ARGV[5]
+math.randomseed(tonumber(ARGV[3]))
+
+local now = nowMs()
+local created, updated = 0, 0
+for i = 6, #ARGV, 3 do
+  local name, def, payload = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local existed = rcall('HSET', defsKey, name, def) == 0
+  if payload == '' then
+    rcall('HDEL', payloadsKey, name)
+  else
+    rcall('HSET', payloadsKey, name, payload)
+  end
+  rcall('ZADD', indexKey, 0, name)
+  local firstRun = now
+  if jitterMs > 0 then firstRun = now + math.random(0, jitterMs) end
+
+  local held = rcall('ZSCORE', workingKey, name)
+  if existed then
+    updated = updated + 1
+    if not held then
+      if reset then
+        rcall('HDEL', streaksKey, name)
+        rcall('ZREM', dlqKey, name)
+        rcall('HDEL', dlqinfoKey, name)
+        addWaiting(waitingKey, name, now, channel, queue)
+      elseif not rcall('ZSCORE', waitingKey, name) and not rcall('ZSCORE', dlqKey, name) then
+        addWaiting(waitingKey, name, firstRun, channel, queue)
+      end
+    end
+  else
+    created = created + 1
+    if not held then
+      addWaiting(waitingKey, name, firstRun, channel, queue)
+    end
+  end
+end
+return { created, updated }

@@ -1,0 +1,110 @@
+//! Baton's one error type, and its one mapping to a gRPC `Status` with a `google.rpc.ErrorInfo`
+//! detail (domain `baton`). Codes follow the litmus test of google/rpc/code.proto.
+
+use std::collections::HashMap;
+
+use tonic::{Code, Status};
+use tonic_types::{ErrorDetails, StatusExt};
+
+/// The domain of every `ErrorInfo` Baton sends.
+pub const DOMAIN: &str = "baton";
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A request field is missing, malformed or out of bounds. Nothing was changed.
+    #[error("{field}: {reason}")]
+    InvalidArgument { field: String, reason: String },
+    /// The fencing token presented is stale or unknown. Nothing was changed.
+    #[error("lease lost: {0}")]
+    LeaseLost(String),
+    /// The named thing does not exist.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// Redis could not be reached or answered in time: retry this call later.
+    #[error("redis unavailable: {0}")]
+    Unavailable(String),
+    /// Redis answered with an error Baton did not expect.
+    #[error("redis error: {0}")]
+    Redis(redis::RedisError),
+    /// The configuration is invalid.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// A bug: a script answered in a shape Baton does not know.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// How long a client should wait before retrying an UNAVAILABLE call.
+const UNAVAILABLE_PUSHBACK_MS: u64 = 1_000;
+
+impl Error {
+    pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Error::InvalidArgument { field: field.into(), reason: reason.into() }
+    }
+
+    /// The UPPER_SNAKE reason sent in `ErrorInfo`.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::InvalidArgument { .. } => "INVALID_ARGUMENT",
+            Error::LeaseLost(_) => "LEASE_LOST",
+            Error::NotFound(_) => "NOT_FOUND",
+            Error::Unavailable(_) => "REDIS_UNAVAILABLE",
+            Error::Redis(_) => "REDIS_ERROR",
+            Error::Config(_) => "INVALID_CONFIG",
+            Error::Internal(_) => "INTERNAL",
+        }
+    }
+
+    pub fn code(&self) -> Code {
+        match self {
+            Error::InvalidArgument { .. } => Code::InvalidArgument,
+            Error::LeaseLost(_) => Code::FailedPrecondition,
+            Error::NotFound(_) => Code::NotFound,
+            Error::Unavailable(_) => Code::Unavailable,
+            Error::Redis(_) | Error::Config(_) | Error::Internal(_) => Code::Internal,
+        }
+    }
+}
+
+impl From<redis::RedisError> for Error {
+    fn from(e: redis::RedisError) -> Self {
+        if e.is_io_error() || e.is_connection_refusal() || e.is_timeout() || e.is_connection_dropped() {
+            Error::Unavailable(e.to_string())
+        } else {
+            Error::Redis(e)
+        }
+    }
+}
+
+impl From<bb8::RunError<redis::RedisError>> for Error {
+    fn from(e: bb8::RunError<redis::RedisError>) -> Self {
+        match e {
+            bb8::RunError::User(e) => e.into(),
+            bb8::RunError::TimedOut => Error::Unavailable("timed out waiting for a Redis connection".into()),
+        }
+    }
+}
+
+impl From<Error> for Status {
+    fn from(e: Error) -> Self {
+        let mut metadata = HashMap::new();
+        let mut details = ErrorDetails::new();
+        if let Error::InvalidArgument { field, reason } = &e {
+            metadata.insert("field".to_string(), field.clone());
+            details.add_bad_request_violation(field.clone(), reason.clone());
+        }
+        if let Error::Unavailable(_) = &e {
+            details.set_retry_info(Some(std::time::Duration::from_millis(UNAVAILABLE_PUSHBACK_MS)));
+        }
+        details.set_error_info(e.reason(), DOMAIN, metadata);
+        let mut status = Status::with_error_details(e.code(), e.to_string(), details);
+        if let Error::Unavailable(_) = &e {
+            status
+                .metadata_mut()
+                .insert("grpc-retry-pushback-ms", UNAVAILABLE_PUSHBACK_MS.to_string().parse().expect("ascii"));
+        }
+        status
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

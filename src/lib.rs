@@ -1,0 +1,34 @@
+//! Baton: a coordination service for polyglot worker fleets. Workers call it over gRPC; Baton
+//! alone owns the state in Redis and changes it only through atomic Lua scripts.
+//!
+//! # Layout
+//!
+//! - [`server`]: assembles a replica (store, services, health, reflection, shutdown).
+//! - [`service`]: the gRPC services; thin: validate, call the store, map errors. Generated
+//!   proto types ([`pb`]) stop here.
+//! - [`dispatch`]: long-poll Acquire, woken by timers on Redis scores and by pub/sub.
+//! - [`store`]: the only code that talks to Redis: keys, connections, the script manager, one
+//!   method per state transition.
+//! - [`embedded`]: the embedded default, a supervised private redis-server.
+//! - [`config`], [`error`], [`telemetry`]: configuration layering, the one error type and its
+//!   gRPC mapping, logs and metrics.
+//!
+//! Lua scripts live in `lua/` (one per transition, `verbNoun-N.lua` with N KEYS); protos in
+//! `proto/baton/v1/`.
+
+pub mod config;
+pub mod dispatch;
+pub mod embedded;
+pub mod error;
+pub mod server;
+pub mod service;
+pub mod store;
+pub mod telemetry;
+
+/// Generated protobuf types and gRPC stubs of `baton.v1` (server and client).
+pub mod pb {
+    tonic::include_proto!("baton.v1");
+
+    /// The encoded descriptors of `baton.v1`, served by reflection.
+    pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("baton_descriptor");
+}

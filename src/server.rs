@@ -1,0 +1,105 @@
+//! Assembles one Baton replica: Redis connection, store, wake-ups, the gRPC services
+//! (AgentService, grpc.health.v1, reflection), and graceful shutdown.
+//!
+//! `run` takes its listener and shutdown signal as arguments, so the binary and the tests share
+//! the same code.
+
+use std::{future::Future, sync::Arc, time::Duration};
+
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
+use tonic_health::ServingStatus;
+
+use crate::{
+    config::Config,
+    error::{Error, Result},
+    pb::{self, agent_service_server::AgentServiceServer},
+    service::agent::AgentServiceImpl,
+    store::{wake::Wakeups, Policy, Redis, Store},
+};
+
+/// How often the health service checks that Redis answers.
+const HEALTH_CHECK_PERIOD: Duration = Duration::from_secs(5);
+
+/// Serves gRPC on `listener` against the Redis at `redis_url` until `shutdown` resolves, then
+/// shuts down gracefully: long polls answer at once, in-flight calls finish, all within
+/// `shutdown_timeout_ms`.
+pub async fn run(config: Arc<Config>, redis_url: &str, listener: TcpListener, shutdown: impl Future<Output = ()>) -> Result<()> {
+    let redis = Redis::connect(redis_url, &config.redis).await?;
+    let store = Store::open(redis, &config.key_prefix, Policy::new(&config.agent, config.limits.scan_limit)).await?;
+    let stopping = CancellationToken::new();
+    let tasks = TaskTracker::new();
+
+    let wakeups = Wakeups::default();
+    tasks.spawn(wakeups.clone().run(redis_url.to_string(), store.keys().wake_channel(), stopping.clone()));
+
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health.set_serving::<AgentServiceServer<AgentServiceImpl>>().await;
+    tasks.spawn(watch_redis(store.clone(), health.clone(), stopping.clone()));
+
+    // The rich error types are served too, so grpcurl prints ErrorInfo and BadRequest details.
+    let descriptors = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_types::pb::FILE_DESCRIPTOR_SET)
+    };
+    let reflection = descriptors().build_v1().map_err(|e| Error::Internal(e.to_string()))?;
+    let reflection_alpha = descriptors().build_v1alpha().map_err(|e| Error::Internal(e.to_string()))?;
+
+    let agents = AgentServiceImpl::new(store.clone(), wakeups, config.clone(), stopping.clone());
+    let addr = listener.local_addr().map_err(|e| Error::Config(e.to_string()))?;
+    tracing::info!(%addr, "baton serving gRPC");
+
+    let graceful = {
+        let stopping = stopping.clone();
+        let health = health.clone();
+        async move {
+            shutdown.await;
+            tracing::info!("shutting down: answering long polls, finishing in-flight calls");
+            health.set_service_status("", ServingStatus::NotServing).await;
+            stopping.cancel();
+        }
+    };
+    let serve = tonic::transport::Server::builder()
+        .add_service(health_service)
+        .add_service(reflection)
+        .add_service(reflection_alpha)
+        .add_service(AgentServiceServer::new(agents))
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), graceful);
+    tokio::pin!(serve);
+    let limit = Duration::from_millis(config.shutdown_timeout_ms);
+    let result = tokio::select! {
+        r = &mut serve => r.map_err(|e| Error::Internal(e.to_string())),
+        _ = async { stopping.cancelled().await; tokio::time::sleep(limit).await } => {
+            tracing::warn!(timeout_ms = config.shutdown_timeout_ms, "shutdown timeout reached; cutting in-flight calls");
+            Ok(())
+        }
+    };
+    stopping.cancel();
+    tasks.close();
+    tasks.wait().await;
+    tracing::info!("baton stopped");
+    result
+}
+
+/// Keeps grpc.health.v1 true: NOT_SERVING while Redis does not answer.
+async fn watch_redis(store: Store, health: tonic_health::server::HealthReporter, stopping: CancellationToken) {
+    let mut up = true;
+    loop {
+        tokio::select! {
+            _ = stopping.cancelled() => return,
+            _ = tokio::time::sleep(HEALTH_CHECK_PERIOD) => {}
+        }
+        let ok = store.ping().await.is_ok();
+        metrics::gauge!("baton_redis_up").set(if ok { 1.0 } else { 0.0 });
+        if ok != up {
+            up = ok;
+            let status = if ok { ServingStatus::Serving } else { ServingStatus::NotServing };
+            tracing::warn!(redis_up = ok, "redis health changed");
+            health.set_service_status("", status).await;
+            health.set_service_status("baton.v1.AgentService", status).await;
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! AgentService: Register, Unregister, Acquire, Heartbeat, Complete, Release, GetAgent,
+//! ListAgents.
+
+use std::{collections::HashSet, sync::Arc, time::Duration};
+
+use tokio_util::sync::CancellationToken;
+use tonic::{Request, Response, Status};
+
+use super::{duration, observe, timestamp, validate};
+use crate::{
+    config::Config,
+    dispatch,
+    error::{Error, Result},
+    pb::{self, agent_service_server::AgentService},
+    store::{self, wake::Wakeups, AgentDef, AgentState, Completed, Completion, Outcome, Store},
+};
+
+pub struct AgentServiceImpl {
+    store: Store,
+    wakeups: Wakeups,
+    config: Arc<Config>,
+    /// Cancelled when the server begins a graceful shutdown: long polls answer at once.
+    shutdown: CancellationToken,
+}
+
+impl AgentServiceImpl {
+    pub fn new(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken) -> Self {
+        Self { store, wakeups, config, shutdown }
+    }
+
+    fn agent_def(&self, field: &str, a: &pb::Agent) -> Result<AgentDef> {
+        let limits = &self.config.limits;
+        let defaults = &self.config.agent;
+        let max = limits.max_duration_ms;
+        validate::agent_name(&format!("{field}.name"), &a.name)?;
+        let interval_ms = validate::duration_ms(&format!("{field}.interval"), a.interval.as_ref(), max)?.unwrap_or(0);
+        let timeout_ms = validate::duration_ms(&format!("{field}.timeout"), a.timeout.as_ref(), max)?
+            .unwrap_or(defaults.default_timeout_ms);
+        if timeout_ms == 0 {
+            return Err(Error::invalid(format!("{field}.timeout"), "must be at least 1 ms"));
+        }
+        let error_interval_ms = validate::duration_ms(&format!("{field}.error_interval"), a.error_interval.as_ref(), max)?
+            .unwrap_or(defaults.default_error_interval_ms);
+        validate::size(&format!("{field}.payload"), a.payload.len(), limits.max_payload_bytes)?;
+        validate::count(&format!("{field}.labels"), a.labels.len(), 0, limits.max_labels)?;
+        for (k, v) in &a.labels {
+            if k.is_empty() {
+                return Err(Error::invalid(format!("{field}.labels"), "keys must not be empty"));
+            }
+            validate::size(&format!("{field}.labels[{k}]"), k.len().max(v.len()), limits.max_label_bytes)?;
+        }
+        Ok(AgentDef {
+            name: a.name.clone(),
+            interval_ms,
+            timeout_ms,
+            error_interval_ms,
+            max_attempts: a.max_attempts,
+            labels: a.labels.clone().into_iter().collect(),
+            payload: a.payload.clone(),
+        })
+    }
+
+    fn wait(&self, wait: Option<&prost_types::Duration>) -> Result<Duration> {
+        let ms = validate::duration_ms("wait", wait, self.config.limits.max_wait_ms)?.unwrap_or(0);
+        Ok(Duration::from_millis(ms))
+    }
+
+    fn max_batch(&self) -> usize {
+        self.config.limits.max_batch as usize
+    }
+}
+
+fn agent_pb(def: AgentDef) -> pb::Agent {
+    pb::Agent {
+        name: def.name,
+        interval: duration(def.interval_ms),
+        timeout: duration(def.timeout_ms),
+        error_interval: duration(def.error_interval_ms),
+        payload: def.payload,
+        labels: def.labels.into_iter().collect(),
+        max_attempts: def.max_attempts,
+    }
+}
+
+fn status_pb(info: store::AgentInfo) -> pb::AgentStatus {
+    let state = match info.state {
+        AgentState::Waiting => pb::AgentState::Waiting,
+        AgentState::Working => pb::AgentState::Working,
+        AgentState::DeadLettered => pb::AgentState::DeadLettered,
+        AgentState::Detached => pb::AgentState::Unspecified,
+    };
+    pb::AgentStatus {
+        agent: Some(agent_pb(info.def)),
+        state: state as i32,
+        next_run_at: info.next_run_ms.map(timestamp),
+        deadline: info.deadline_ms.map(timestamp),
+        holder: info.holder.unwrap_or_default(),
+        token: info.token.unwrap_or(0),
+        failure_streak: info.streak,
+    }
+}
+
+fn outcome(value: i32) -> Result<Outcome> {
+    match pb::Outcome::try_from(value) {
+        Ok(pb::Outcome::Success) => Ok(Outcome::Success),
+        Ok(pb::Outcome::PermanentForbidden) => Ok(Outcome::PermanentForbidden),
+        Ok(pb::Outcome::Throttled) => Ok(Outcome::Throttled),
+        Ok(pb::Outcome::Transient) => Ok(Outcome::Transient),
+        Ok(pb::Outcome::ServerError) => Ok(Outcome::ServerError),
+        Ok(pb::Outcome::Unknown) => Ok(Outcome::Unknown),
+        Ok(pb::Outcome::Unspecified) => Err(Error::invalid("outcome", "is required")),
+        Err(_) => Err(Error::invalid("outcome", format!("unknown value {value}"))),
+    }
+}
+
+#[tonic::async_trait]
+impl AgentService for AgentServiceImpl {
+    async fn register(&self, request: Request<pb::RegisterRequest>) -> Result<Response<pb::RegisterResponse>, Status> {
+        observe("Register", async {
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            validate::count("agents", req.agents.len(), 1, self.max_batch())?;
+            let mut seen = HashSet::new();
+            let mut defs = Vec::with_capacity(req.agents.len());
+            for (i, a) in req.agents.iter().enumerate() {
+                let def = self.agent_def(&format!("agents[{i}]"), a)?;
+                if !seen.insert(def.name.clone()) {
+                    return Err(Error::invalid(format!("agents[{i}].name"), format!("{:?} is listed twice", def.name)));
+                }
+                defs.push(def);
+            }
+            let (created, updated) = self.store.register(&req.queue, &defs, req.reset_schedule).await?;
+            metrics::counter!("baton_agents_registered_total", "queue" => req.queue).increment(created as u64);
+            Ok(Response::new(pb::RegisterResponse { created, updated }))
+        })
+        .await
+    }
+
+    async fn unregister(&self, request: Request<pb::UnregisterRequest>) -> Result<Response<pb::UnregisterResponse>, Status> {
+        observe("Unregister", async {
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            validate::count("names", req.names.len(), 1, self.max_batch())?;
+            for (i, name) in req.names.iter().enumerate() {
+                validate::agent_name(&format!("names[{i}]"), name)?;
+            }
+            let removed = self.store.unregister(&req.queue, &req.names).await?;
+            Ok(Response::new(pb::UnregisterResponse { removed }))
+        })
+        .await
+    }
+
+    async fn acquire(&self, request: Request<pb::AcquireRequest>) -> Result<Response<pb::AcquireResponse>, Status> {
+        observe("Acquire", async {
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            validate::name("worker_id", &req.worker_id)?;
+            let max = req.max_leases.max(1);
+            if max as usize > self.max_batch() {
+                return Err(Error::invalid("max_leases", format!("must be at most {}", self.max_batch())));
+            }
+            let wait = self.wait(req.wait.as_ref())?;
+            let leases =
+                dispatch::acquire(&self.store, &self.wakeups, &self.shutdown, &req.queue, &req.worker_id, max, wait).await?;
+            metrics::counter!("baton_agents_acquired_total", "queue" => req.queue.clone()).increment(leases.len() as u64);
+            let leases = leases
+                .into_iter()
+                .map(|l| pb::Lease {
+                    queue: req.queue.clone(),
+                    name: l.name,
+                    token: l.token,
+                    deadline: Some(timestamp(l.deadline_ms)),
+                    attempt: l.attempt,
+                    agent: Some(agent_pb(l.def)),
+                })
+                .collect();
+            Ok(Response::new(pb::AcquireResponse { leases }))
+        })
+        .await
+    }
+
+    async fn heartbeat(&self, request: Request<pb::HeartbeatRequest>) -> Result<Response<pb::HeartbeatResponse>, Status> {
+        observe("Heartbeat", async {
+            let req = request.into_inner();
+            validate::name("worker_id", &req.worker_id)?;
+            validate::count("leases", req.leases.len(), 0, self.max_batch())?;
+            for (i, l) in req.leases.iter().enumerate() {
+                validate::name(&format!("leases[{i}].queue"), &l.queue)?;
+                validate::agent_name(&format!("leases[{i}].name"), &l.name)?;
+                validate::token(&format!("leases[{i}].token"), l.token)?;
+            }
+            // One script per queue: a queue's keys share a slot, different queues may not.
+            let mut by_queue: Vec<(&str, Vec<&pb::LeaseRef>)> = Vec::new();
+            for l in &req.leases {
+                match by_queue.iter_mut().find(|(q, _)| *q == l.queue) {
+                    Some((_, v)) => v.push(l),
+                    None => by_queue.push((&l.queue, vec![l])),
+                }
+            }
+            let extend = futures::future::try_join_all(by_queue.iter().map(|(queue, leases)| {
+                let pairs: Vec<(&str, u64)> = leases.iter().map(|l| (l.name.as_str(), l.token)).collect();
+                async move { self.store.heartbeat(queue, &pairs).await }
+            }));
+            let (deadlines, ()) = futures::try_join!(extend, self.store.touch_worker(&req.worker_id))?;
+            let mut response = pb::HeartbeatResponse::default();
+            for ((_, leases), deadlines) in by_queue.into_iter().zip(deadlines) {
+                for (l, deadline) in leases.into_iter().zip(deadlines) {
+                    match deadline {
+                        Some(d) => response.extended.push(pb::ExtendedLease {
+                            queue: l.queue.clone(),
+                            name: l.name.clone(),
+                            token: l.token,
+                            deadline: Some(timestamp(d)),
+                        }),
+                        None => response.lost.push(l.clone()),
+                    }
+                }
+            }
+            if !response.lost.is_empty() {
+                metrics::counter!("baton_leases_lost_total", "rpc" => "Heartbeat").increment(response.lost.len() as u64);
+            }
+            Ok(Response::new(response))
+        })
+        .await
+    }
+
+    async fn complete(&self, request: Request<pb::CompleteRequest>) -> Result<Response<pb::CompleteResponse>, Status> {
+        observe("Complete", async {
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            validate::agent_name("name", &req.name)?;
+            validate::token("token", req.token)?;
+            let outcome = outcome(req.outcome)?;
+            validate::size("message", req.message.len(), self.config.limits.max_message_bytes)?;
+            let retry_after_ms =
+                validate::duration_ms("retry_after", req.retry_after.as_ref(), self.config.limits.max_duration_ms)?.unwrap_or(0);
+            let completion = Completion {
+                queue: req.queue,
+                name: req.name,
+                token: req.token,
+                outcome,
+                message: req.message,
+                retry_after_ms,
+            };
+            let done = self.store.complete(&completion).await.inspect_err(|e| {
+                if matches!(e, Error::LeaseLost(_)) {
+                    metrics::counter!("baton_leases_lost_total", "rpc" => "Complete").increment(1);
+                }
+            })?;
+            metrics::counter!("baton_agents_completed_total", "queue" => completion.queue, "outcome" => outcome.as_str())
+                .increment(1);
+            let response = match done {
+                Completed::Rescheduled { next_run_ms, streak } => pb::CompleteResponse {
+                    next_run_at: Some(timestamp(next_run_ms)),
+                    failure_streak: streak,
+                    ..Default::default()
+                },
+                Completed::Removed => pb::CompleteResponse { removed: true, ..Default::default() },
+                Completed::DeadLettered { streak, .. } => {
+                    metrics::counter!("baton_agents_dead_lettered_total").increment(1);
+                    pb::CompleteResponse { dead_lettered: true, failure_streak: streak, ..Default::default() }
+                }
+            };
+            Ok(Response::new(response))
+        })
+        .await
+    }
+
+    async fn release(&self, request: Request<pb::ReleaseRequest>) -> Result<Response<pb::ReleaseResponse>, Status> {
+        observe("Release", async {
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            validate::agent_name("name", &req.name)?;
+            validate::token("token", req.token)?;
+            let delay_ms = validate::duration_ms("delay", req.delay.as_ref(), self.config.limits.max_duration_ms)?.unwrap_or(0);
+            let next = self.store.release(&req.queue, &req.name, req.token, delay_ms).await.inspect_err(|e| {
+                if matches!(e, Error::LeaseLost(_)) {
+                    metrics::counter!("baton_leases_lost_total", "rpc" => "Release").increment(1);
+                }
+            })?;
+            Ok(Response::new(pb::ReleaseResponse { next_run_at: next.map(timestamp) }))
+        })
+        .await
+    }
+
+    async fn get_agent(&self, request: Request<pb::GetAgentRequest>) -> Result<Response<pb::GetAgentResponse>, Status> {
+        observe("GetAgent", async {
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            validate::agent_name("name", &req.name)?;
+            let info = self
+                .store
+                .get_agent(&req.queue, &req.name)
+                .await?
+                .ok_or_else(|| Error::NotFound(format!("agent {:?} in queue {:?}", req.name, req.queue)))?;
+            Ok(Response::new(pb::GetAgentResponse { agent: Some(status_pb(info)) }))
+        })
+        .await
+    }
+
+    async fn list_agents(&self, request: Request<pb::ListAgentsRequest>) -> Result<Response<pb::ListAgentsResponse>, Status> {
+        observe("ListAgents", async {
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            let page_size = if req.page_size == 0 { 100 } else { req.page_size };
+            if page_size > 1000 {
+                return Err(Error::invalid("page_size", "must be at most 1000"));
+            }
+            if !req.page_token.is_empty() {
+                validate::agent_name("page_token", &req.page_token)?;
+            }
+            let page = self.store.list_agents(&req.queue, &req.page_token, page_size).await?;
+            Ok(Response::new(pb::ListAgentsResponse {
+                agents: page.agents.into_iter().map(status_pb).collect(),
+                next_page_token: page.next_after.unwrap_or_default(),
+            }))
+        })
+        .await
+    }
+}

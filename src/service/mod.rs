@@ -1,0 +1,39 @@
+//! gRPC services: thin layers that validate a request, call the store and map the answer.
+//! Generated proto types stop here; the store speaks its own types.
+
+pub mod agent;
+pub mod validate;
+
+use std::{future::Future, time::Instant};
+
+use tonic::{Code, Status};
+
+use crate::error::Error;
+
+/// Runs one RPC, recording its latency and status code, and mapping errors to `Status`.
+pub(crate) async fn observe<T>(method: &'static str, call: impl Future<Output = Result<T, Error>>) -> Result<T, Status> {
+    let started = Instant::now();
+    let result = call.await.map_err(|e| {
+        if matches!(e.code(), Code::Internal | Code::Unavailable) {
+            tracing::warn!(method, error = %e, "call failed");
+        }
+        Status::from(e)
+    });
+    let code = match &result {
+        Ok(_) => Code::Ok,
+        Err(s) => s.code(),
+    };
+    let code = format!("{code:?}");
+    metrics::histogram!("baton_rpc_duration_seconds", "method" => method, "code" => code.clone())
+        .record(started.elapsed().as_secs_f64());
+    metrics::counter!("baton_rpc_total", "method" => method, "code" => code).increment(1);
+    result
+}
+
+pub(crate) fn timestamp(ms: i64) -> prost_types::Timestamp {
+    prost_types::Timestamp { seconds: ms.div_euclid(1000), nanos: (ms.rem_euclid(1000) * 1_000_000) as i32 }
+}
+
+pub(crate) fn duration(ms: u64) -> Option<prost_types::Duration> {
+    (ms > 0).then(|| prost_types::Duration { seconds: (ms / 1000) as i64, nanos: ((ms % 1000) * 1_000_000) as i32 })
+}

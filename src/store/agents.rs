@@ -1,0 +1,331 @@
+//! Agent queues: the state transitions of AgentService, one script each.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{reply::Reply, scripts::Args, Store};
+use crate::error::{Error, Result};
+
+/// An agent's definition, as stored (the payload is stored beside it, binary-safe).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentDef {
+    #[serde(skip)]
+    pub name: String,
+    /// 0: one-shot.
+    pub interval_ms: u64,
+    pub timeout_ms: u64,
+    pub error_interval_ms: u64,
+    /// 0: unlimited.
+    pub max_attempts: u32,
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    #[serde(skip)]
+    pub payload: Vec<u8>,
+}
+
+impl AgentDef {
+    fn parse(name: String, json: &[u8], payload: Vec<u8>) -> Result<Self> {
+        let mut def: AgentDef =
+            serde_json::from_slice(json).map_err(|e| Error::Internal(format!("definition of {name}: {e}")))?;
+        def.name = name;
+        def.payload = payload;
+        Ok(def)
+    }
+}
+
+/// A granted lease.
+#[derive(Clone, Debug)]
+pub struct Lease {
+    pub name: String,
+    pub token: u64,
+    pub deadline_ms: i64,
+    pub attempt: u32,
+    pub def: AgentDef,
+}
+
+/// What one Acquire found.
+#[derive(Clone, Debug)]
+pub struct Acquired {
+    /// Redis time of the acquire.
+    pub now_ms: i64,
+    /// Earliest next run left in waiting, if any.
+    pub next_due_ms: Option<i64>,
+    pub leases: Vec<Lease>,
+}
+
+/// A lease named by its holder: queue, agent name, token.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LeaseRef {
+    pub queue: String,
+    pub name: String,
+    pub token: u64,
+}
+
+/// How a run ended. `Timeout` is the class the zombie sweeper reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Success,
+    PermanentForbidden,
+    Throttled,
+    Transient,
+    ServerError,
+    Unknown,
+    Timeout,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Success => "SUCCESS",
+            Outcome::PermanentForbidden => "PERMANENT_FORBIDDEN",
+            Outcome::Throttled => "THROTTLED",
+            Outcome::Transient => "TRANSIENT",
+            Outcome::ServerError => "SERVER_ERROR",
+            Outcome::Unknown => "UNKNOWN",
+            Outcome::Timeout => "TIMEOUT",
+        }
+    }
+}
+
+/// What Complete did with the agent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Completed {
+    Rescheduled { next_run_ms: i64, streak: u32 },
+    Removed,
+    DeadLettered { at_ms: i64, streak: u32 },
+}
+
+/// A Complete: which lease, how it ended.
+#[derive(Clone, Debug)]
+pub struct Completion {
+    pub queue: String,
+    pub name: String,
+    pub token: u64,
+    pub outcome: Outcome,
+    pub message: String,
+    pub retry_after_ms: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AgentState {
+    Waiting,
+    Working,
+    DeadLettered,
+    /// Defined but in no set: only seen between a crash-free repair and the next Register.
+    Detached,
+}
+
+/// An agent's definition and where it is.
+#[derive(Clone, Debug)]
+pub struct AgentInfo {
+    pub def: AgentDef,
+    pub state: AgentState,
+    pub next_run_ms: Option<i64>,
+    pub deadline_ms: Option<i64>,
+    pub holder: Option<String>,
+    pub token: Option<u64>,
+    pub streak: u32,
+}
+
+/// A page of agents in name order.
+pub struct AgentPage {
+    pub agents: Vec<AgentInfo>,
+    /// The last name on this page, when more follow.
+    pub next_after: Option<String>,
+}
+
+impl Store {
+    /// Upserts definitions; returns (created, updated).
+    pub async fn register(&self, queue: &str, agents: &[AgentDef], reset: bool) -> Result<(u32, u32)> {
+        let k = self.keys.queue(queue);
+        let mut args = Args::new()
+            .arg(if reset { "1" } else { "0" })
+            .arg(self.policy.initial_jitter_ms)
+            .arg(rand::random::<u32>())
+            .arg(&self.wake_channel)
+            .arg(queue);
+        for def in agents {
+            let json = serde_json::to_string(def).map_err(|e| Error::Internal(e.to_string()))?;
+            args.push(&def.name);
+            args.push(json);
+            args.push(&def.payload[..]);
+        }
+        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.streaks, &k.index, &k.dlq, &k.dlqinfo];
+        let reply = self.scripts.run(&self.redis, "registerAgents", &keys, args).await?;
+        let mut r = Reply::new("registerAgents", reply)?;
+        let counts = (r.next()?, r.next()?);
+        self.remember_queue(queue).await?;
+        Ok(counts)
+    }
+
+    /// Removes definitions; returns how many existed.
+    pub async fn unregister(&self, queue: &str, names: &[String]) -> Result<u32> {
+        let k = self.keys.queue(queue);
+        let keys = [&*k.waiting, &k.defs, &k.payloads, &k.streaks, &k.index, &k.dlq, &k.dlqinfo];
+        let mut args = Args::new();
+        for name in names {
+            args.push(name);
+        }
+        let reply = self.scripts.run(&self.redis, "unregisterAgents", &keys, args).await?;
+        Ok(redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?)
+    }
+
+    /// Grants up to `max` due agents to `worker`.
+    pub async fn acquire(&self, queue: &str, worker: &str, max: u32) -> Result<Acquired> {
+        let k = self.keys.queue(queue);
+        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.seq];
+        let args = Args::new().arg(worker).arg(max).arg(self.policy.scan_limit);
+        let reply = self.scripts.run(&self.redis, "acquireAgents", &keys, args).await?;
+        let mut r = Reply::new("acquireAgents", reply)?;
+        let now_ms: i64 = r.next()?;
+        let next_due: i64 = r.next()?;
+        let repaired: u64 = r.next()?;
+        if repaired > 0 {
+            tracing::warn!(queue, repaired, "dropped waiting entries with no definition");
+            metrics::counter!("baton_agents_repaired_total", "queue" => queue.to_string()).increment(repaired);
+        }
+        let mut leases = Vec::new();
+        while !r.is_empty() {
+            let name: String = r.next()?;
+            let token: u64 = r.next()?;
+            let deadline_ms: i64 = r.next()?;
+            let attempt: u32 = r.next()?;
+            let json: Vec<u8> = r.next()?;
+            let payload: Vec<u8> = r.next()?;
+            let def = AgentDef::parse(name.clone(), &json, payload)?;
+            leases.push(Lease { name, token, deadline_ms, attempt, def });
+        }
+        Ok(Acquired { now_ms, next_due_ms: (next_due >= 0).then_some(next_due), leases })
+    }
+
+    /// Extends the leases of one queue; returns each lease's new deadline, or None if lost.
+    pub async fn heartbeat(&self, queue: &str, leases: &[(&str, u64)]) -> Result<Vec<Option<i64>>> {
+        let k = self.keys.queue(queue);
+        let mut args = Args::new();
+        for (name, token) in leases {
+            args.push(*name);
+            args.push(*token);
+        }
+        let reply = self.scripts.run(&self.redis, "heartbeatLeases", &[&k.working, &k.leases], args).await?;
+        let deadlines: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
+        Ok(deadlines.into_iter().map(|d| (d >= 0).then_some(d)).collect())
+    }
+
+    /// Records that a worker is alive.
+    pub async fn touch_worker(&self, worker: &str) -> Result<()> {
+        let key = self.keys.workers();
+        self.scripts.run(&self.redis, "touchWorker", &[&key], Args::new().arg(worker)).await?;
+        Ok(())
+    }
+
+    /// Ends a lease with an outcome. A stale or unknown token is `Error::LeaseLost`.
+    pub async fn complete(&self, c: &Completion) -> Result<Completed> {
+        let k = self.keys.queue(&c.queue);
+        let p = &self.policy;
+        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.index, &k.dlq, &k.dlqinfo];
+        let args = Args::new()
+            .arg(&c.name)
+            .arg(c.token)
+            .arg(c.outcome.as_str())
+            .arg(&c.message)
+            .arg(c.retry_after_ms)
+            .arg(p.permanent_forbidden_backoff_ms)
+            .arg(p.throttled_base_ms)
+            .arg(p.throttled_multiplier)
+            .arg(p.throttled_cap_ms)
+            .arg(p.max_immediate_retries)
+            .arg(p.jitter_ratio)
+            .arg(rand::random::<u32>())
+            .arg(&self.wake_channel)
+            .arg(&c.queue);
+        let reply = self.scripts.run(&self.redis, "completeAgent", &keys, args).await?;
+        let mut r = Reply::new("completeAgent", reply)?;
+        match r.next::<i64>()? {
+            -1 => Err(Error::LeaseLost(format!("{}/{} token {}", c.queue, c.name, c.token))),
+            0 => Ok(Completed::Rescheduled { next_run_ms: r.next()?, streak: r.next()? }),
+            1 => Ok(Completed::Removed),
+            2 => Ok(Completed::DeadLettered { at_ms: r.next()?, streak: r.next()? }),
+            code => Err(Error::Internal(format!("completeAgent: unknown code {code}"))),
+        }
+    }
+
+    /// Hands a lease back; returns the next run, or None when the agent was unregistered.
+    pub async fn release(&self, queue: &str, name: &str, token: u64, delay_ms: u64) -> Result<Option<i64>> {
+        let k = self.keys.queue(queue);
+        let args = Args::new()
+            .arg(name)
+            .arg(token)
+            .arg(delay_ms)
+            .arg(self.policy.shutdown_jitter_ms)
+            .arg(rand::random::<u32>())
+            .arg(&self.wake_channel)
+            .arg(queue);
+        let keys = [&*k.waiting, &k.working, &k.defs, &k.leases];
+        let reply = self.scripts.run(&self.redis, "releaseAgent", &keys, args).await?;
+        let mut r = Reply::new("releaseAgent", reply)?;
+        match r.next::<i64>()? {
+            -1 => Err(Error::LeaseLost(format!("{queue}/{name} token {token}"))),
+            0 => Ok(Some(r.next()?)),
+            1 => Ok(None),
+            code => Err(Error::Internal(format!("releaseAgent: unknown code {code}"))),
+        }
+    }
+
+    /// One agent's definition and state, or None.
+    pub async fn get_agent(&self, queue: &str, name: &str) -> Result<Option<AgentInfo>> {
+        let args = Args::new().arg("names").arg(name);
+        let mut page = self.read_agents(queue, args).await?;
+        Ok(page.agents.pop())
+    }
+
+    /// A page of agents in name order, starting after `after`.
+    pub async fn list_agents(&self, queue: &str, after: &str, page_size: u32) -> Result<AgentPage> {
+        self.read_agents(queue, Args::new().arg("page").arg(after).arg(page_size)).await
+    }
+
+    async fn read_agents(&self, queue: &str, args: Args) -> Result<AgentPage> {
+        let k = self.keys.queue(queue);
+        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.dlq, &k.index];
+        let reply = self.scripts.run(&self.redis, "readAgents", &keys, args).await?;
+        let mut r = Reply::new("readAgents", reply)?;
+        let more: i64 = r.next()?;
+        let mut agents = Vec::new();
+        let mut last = None;
+        while !r.is_empty() {
+            let name: String = r.next()?;
+            let json: Option<Vec<u8>> = r.next_opt()?;
+            let payload: Vec<u8> = r.next()?;
+            let waiting: Option<f64> = r.next_opt()?;
+            let working: Option<f64> = r.next_opt()?;
+            let lease: Option<String> = r.next_opt()?;
+            let streak: Option<u32> = r.next_opt()?;
+            let dlq: Option<f64> = r.next_opt()?;
+            last = Some(name.clone());
+            let Some(json) = json else { continue };
+            let def = AgentDef::parse(name, &json, payload)?;
+            let state = if working.is_some() {
+                AgentState::Working
+            } else if waiting.is_some() {
+                AgentState::Waiting
+            } else if dlq.is_some() {
+                AgentState::DeadLettered
+            } else {
+                AgentState::Detached
+            };
+            let mut fields = lease.as_deref().unwrap_or("").split('|');
+            let token = fields.next().and_then(|t| t.parse().ok());
+            let holder = fields.next().map(str::to_string);
+            agents.push(AgentInfo {
+                def,
+                state,
+                next_run_ms: waiting.map(|s| s as i64),
+                deadline_ms: working.map(|s| s as i64),
+                holder: working.and(holder),
+                token: working.and(token),
+                streak: streak.unwrap_or(0),
+            });
+        }
+        Ok(AgentPage { agents, next_after: if more == 1 { last } else { None } })
+    }
+}

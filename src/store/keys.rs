@@ -1,0 +1,85 @@
+//! The one place Redis key names are built. Every key of one queue shares the hash tag
+//! `{q:<queue>}`, so every script's keys live in one Redis Cluster slot. Names are validated
+//! before they get here (no `{`, `}` or `:`), so a name cannot change the slot or alias a key.
+
+/// Builds key names under a configurable prefix.
+#[derive(Clone, Debug)]
+pub struct Keys {
+    prefix: String,
+}
+
+/// The keys of one agent queue.
+#[derive(Clone, Debug)]
+pub struct QueueKeys {
+    /// ZSET name -> next run (ms).
+    pub waiting: String,
+    /// ZSET name -> lease deadline (ms).
+    pub working: String,
+    /// HASH name -> definition JSON.
+    pub defs: String,
+    /// HASH name -> payload bytes.
+    pub payloads: String,
+    /// HASH name -> "token|worker|acquired_at|timeout_ms".
+    pub leases: String,
+    /// HASH name -> consecutive failures.
+    pub streaks: String,
+    /// ZSET name -> 0: every agent, for listing in name order.
+    pub index: String,
+    /// STRING: the fencing token counter.
+    pub seq: String,
+    /// ZSET name -> dead-lettered at (ms).
+    pub dlq: String,
+    /// HASH name -> dead-letter context JSON.
+    pub dlqinfo: String,
+}
+
+impl Keys {
+    pub fn new(prefix: impl Into<String>) -> Self {
+        Self { prefix: prefix.into() }
+    }
+
+    pub fn queue(&self, queue: &str) -> QueueKeys {
+        let k = |part: &str| format!("{}baton:{{q:{queue}}}:{part}", self.prefix);
+        QueueKeys {
+            waiting: k("waiting"),
+            working: k("working"),
+            defs: k("defs"),
+            payloads: k("payloads"),
+            leases: k("leases"),
+            streaks: k("streaks"),
+            index: k("index"),
+            seq: k("seq"),
+            dlq: k("dlq"),
+            dlqinfo: k("dlqinfo"),
+        }
+    }
+
+    /// ZSET worker id -> last seen (ms).
+    pub fn workers(&self) -> String {
+        format!("{}baton:{{workers}}:seen", self.prefix)
+    }
+
+    /// SET of every queue ever registered, for sweepers and health.
+    pub fn queues(&self) -> String {
+        format!("{}baton:{{registry}}:queues", self.prefix)
+    }
+
+    /// The pub/sub channel on which scripts announce that something became due earlier.
+    pub fn wake_channel(&self) -> String {
+        format!("{}baton:wake", self.prefix)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queue_keys_share_one_hash_tag() {
+        let k = Keys::new("app:").queue("billing");
+        assert_eq!(k.waiting, "app:baton:{q:billing}:waiting");
+        for key in [&k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.index, &k.seq, &k.dlq, &k.dlqinfo] {
+            assert!(key.contains("{q:billing}"), "{key}");
+        }
+    }
+}

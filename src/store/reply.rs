@@ -1,0 +1,38 @@
+//! Reads the flat arrays scripts return, field by field, with errors that name the script.
+
+use redis::{FromRedisValue, Value};
+
+use crate::error::{Error, Result};
+
+pub struct Reply {
+    script: &'static str,
+    items: std::vec::IntoIter<Value>,
+}
+
+impl Reply {
+    pub fn new(script: &'static str, value: Value) -> Result<Self> {
+        match value {
+            Value::Array(items) => Ok(Self { script, items: items.into_iter() }),
+            other => Err(Error::Internal(format!("{script}: expected an array, got {other:?}"))),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.len() == 0
+    }
+
+    pub fn next<T: FromRedisValue>(&mut self) -> Result<T> {
+        let value = self.items.next().ok_or_else(|| Error::Internal(format!("{}: reply too short", self.script)))?;
+        T::from_redis_value(value).map_err(|e| Error::Internal(format!("{}: {e}", self.script)))
+    }
+
+    /// A field scripts send as "" when absent.
+    pub fn next_opt<T: FromRedisValue>(&mut self) -> Result<Option<T>> {
+        let value = self.items.next().ok_or_else(|| Error::Internal(format!("{}: reply too short", self.script)))?;
+        match &value {
+            Value::BulkString(b) if b.is_empty() => Ok(None),
+            Value::Nil => Ok(None),
+            _ => T::from_redis_value(value).map(Some).map_err(|e| Error::Internal(format!("{}: {e}", self.script))),
+        }
+    }
+}

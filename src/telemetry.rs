@@ -1,0 +1,59 @@
+//! Logs (tracing, text or JSON) and Prometheus metrics on their own port.
+
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+use tracing_subscriber::{fmt, EnvFilter};
+
+use crate::{
+    config::{Config, LogFormat},
+    error::{Error, Result},
+};
+
+/// Installs the global log subscriber. Call once per process.
+pub fn init_logs(config: &Config) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&config.log.level));
+    let builder = fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match config.log.format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().flatten_event(true).init(),
+    }
+}
+
+/// Installs the Prometheus recorder and its `/metrics` listener. Call once per process, inside
+/// the runtime. An empty `metrics_listen` disables it.
+pub fn init_metrics(config: &Config) -> Result<()> {
+    if config.metrics_listen.is_empty() {
+        return Ok(());
+    }
+    let addr: std::net::SocketAddr = config
+        .metrics_listen
+        .parse()
+        .map_err(|e| Error::Config(format!("metrics_listen {:?}: {e}", config.metrics_listen)))?;
+    PrometheusBuilder::new()
+        .with_http_listener(addr)
+        .set_buckets_for_metric(
+            Matcher::Full("baton_rpc_duration_seconds".into()),
+            &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 30.0],
+        )
+        .map_err(|e| Error::Config(e.to_string()))?
+        .install()
+        .map_err(|e| Error::Config(format!("metrics listener on {addr}: {e}")))?;
+    describe();
+    tracing::info!(%addr, "prometheus metrics at /metrics");
+    Ok(())
+}
+
+fn describe() {
+    use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
+    describe_histogram!("baton_rpc_duration_seconds", Unit::Seconds, "RPC latency by method and status code");
+    describe_counter!("baton_rpc_total", "RPCs by method and status code");
+    describe_counter!("baton_agents_registered_total", "Agents created by Register");
+    describe_counter!("baton_agents_acquired_total", "Leases granted by Acquire");
+    describe_counter!("baton_agents_completed_total", "Completes by queue and outcome");
+    describe_counter!("baton_agents_dead_lettered_total", "Agents moved to a dead-letter queue");
+    describe_counter!("baton_agents_repaired_total", "Invalid waiting entries dropped by Acquire");
+    describe_counter!("baton_leases_lost_total", "Calls that presented a lost lease, by RPC");
+    describe_counter!("baton_script_reloads_total", "Scripts reloaded after NOSCRIPT");
+    describe_counter!("baton_script_eval_fallback_total", "Scripts run by EVAL after a failed reload (degraded)");
+    describe_counter!("baton_script_errors_total", "Script calls that failed");
+    describe_gauge!("baton_redis_up", "1 when the last Redis health check succeeded");
+}
