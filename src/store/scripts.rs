@@ -76,14 +76,15 @@ impl Scripts {
             cmd.arg(&script.sha).arg(keys.len()).arg(keys).arg(&args.0);
             cmd
         };
-        let result = conn.req_packed_command(&evalsha()).await;
+        // Server errors arrive as values; turn them into errors to tell NOSCRIPT apart.
+        let result = conn.req_packed_command(&evalsha()).await.and_then(Value::extract_error);
         let result = match result {
             Err(e) if e.code() == Some("NOSCRIPT") => {
                 tracing::warn!(script = name, "script missing from Redis (restart or failover?); reloading it");
                 metrics::counter!("baton_script_reloads_total", "script" => name).increment(1);
                 let reloaded = async {
                     redis::cmd("SCRIPT").arg("LOAD").arg(script.source).query_async::<String>(&mut conn).await?;
-                    conn.req_packed_command(&evalsha()).await
+                    conn.req_packed_command(&evalsha()).await.and_then(Value::extract_error)
                 }
                 .await;
                 match reloaded {
@@ -92,7 +93,7 @@ impl Scripts {
                         metrics::counter!("baton_script_eval_fallback_total", "script" => name).increment(1);
                         let mut cmd = redis::cmd("EVAL");
                         cmd.arg(script.source).arg(keys.len()).arg(keys).arg(&args.0);
-                        conn.req_packed_command(&cmd).await
+                        conn.req_packed_command(&cmd).await.and_then(Value::extract_error)
                     }
                     other => other,
                 }

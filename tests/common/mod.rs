@@ -1,0 +1,174 @@
+//! Test harness: a private real redis-server per test, and real Baton servers on loopback
+//! reached through the generated client.
+#![allow(dead_code)]
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use baton::{
+    config::Config,
+    embedded::RedisProcess,
+    pb::agent_service_client::AgentServiceClient,
+};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tonic::transport::Channel;
+
+pub use baton::pb;
+
+/// A private redis-server on a unix socket in a temporary directory.
+pub struct TestRedis {
+    pub process: Option<RedisProcess>,
+    pub dir: tempfile::TempDir,
+}
+
+impl TestRedis {
+    pub async fn start() -> Self {
+        let dir = tempfile::Builder::new().prefix("baton-t").tempdir_in("/tmp").expect("tempdir");
+        let process = RedisProcess::start("redis-server", dir.path(), false).await.expect("start redis-server");
+        Self { process: Some(process), dir }
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis+unix://{}", self.dir.path().canonicalize().unwrap().join("redis.sock").display())
+    }
+
+    /// A direct connection, for tests that observe or disturb Redis itself.
+    pub async fn conn(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(self.url()).unwrap().get_multiplexed_async_connection().await.unwrap()
+    }
+
+    /// The Redis clock, in ms.
+    pub async fn now_ms(&self) -> i64 {
+        let (s, us): (i64, i64) = redis::cmd("TIME").query_async(&mut self.conn().await).await.unwrap();
+        s * 1000 + us / 1000
+    }
+
+    /// Every key with its type and DUMP, sorted: equal snapshots mean nothing changed.
+    pub async fn snapshot(&self) -> Vec<(String, Vec<u8>)> {
+        let mut conn = self.conn().await;
+        let mut keys: Vec<String> = redis::cmd("KEYS").arg("*").query_async(&mut conn).await.unwrap();
+        keys.sort();
+        let mut out = Vec::new();
+        for key in keys {
+            let dump: Vec<u8> = redis::cmd("DUMP").arg(&key).query_async(&mut conn).await.unwrap();
+            out.push((key, dump));
+        }
+        out
+    }
+}
+
+/// Configuration for tests: no metrics listener, no jitter, so next-run times are exact.
+pub fn test_config() -> Config {
+    let mut config = Config::default();
+    config.metrics_listen = String::new();
+    config.agent.jitter_ratio = 0.0;
+    config.shutdown_timeout_ms = 5_000;
+    config
+}
+
+/// One Baton replica serving on an ephemeral loopback port.
+pub struct TestBaton {
+    pub addr: SocketAddr,
+    shutdown: CancellationToken,
+    handle: JoinHandle<baton::error::Result<()>>,
+}
+
+impl TestBaton {
+    pub async fn start(redis_url: &str, config: Config) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let shutdown = CancellationToken::new();
+        let url = redis_url.to_string();
+        let stop = shutdown.clone();
+        let handle =
+            tokio::spawn(async move { baton::server::run(Arc::new(config), &url, listener, stop.cancelled_owned()).await });
+        Self { addr, shutdown, handle }
+    }
+
+    pub async fn channel(&self) -> Channel {
+        Channel::from_shared(format!("http://{}", self.addr)).unwrap().connect().await.expect("connect to baton")
+    }
+
+    pub async fn agents(&self) -> AgentServiceClient<Channel> {
+        AgentServiceClient::new(self.channel().await)
+    }
+
+    /// Graceful shutdown; returns what `server::run` returned.
+    pub async fn stop(self) -> baton::error::Result<()> {
+        self.shutdown.cancel();
+        tokio::time::timeout(Duration::from_secs(15), self.handle).await.expect("server stops").expect("join")
+    }
+}
+
+/// A Redis and one Baton on it.
+pub struct Env {
+    pub redis: TestRedis,
+    pub baton: TestBaton,
+    pub client: AgentServiceClient<Channel>,
+}
+
+impl Env {
+    pub async fn start() -> Self {
+        Self::with_config(test_config()).await
+    }
+
+    pub async fn with_config(config: Config) -> Self {
+        let redis = TestRedis::start().await;
+        let baton = TestBaton::start(&redis.url(), config).await;
+        let client = baton.agents().await;
+        Self { redis, baton, client }
+    }
+}
+
+pub fn dur(ms: u64) -> Option<prost_types::Duration> {
+    Some(prost_types::Duration { seconds: (ms / 1000) as i64, nanos: ((ms % 1000) * 1_000_000) as i32 })
+}
+
+pub fn ms(t: &Option<prost_types::Timestamp>) -> i64 {
+    let t = t.as_ref().expect("timestamp present");
+    t.seconds * 1000 + t.nanos as i64 / 1_000_000
+}
+
+pub fn agent(name: &str, interval_ms: u64, timeout_ms: u64) -> pb::Agent {
+    pb::Agent {
+        name: name.into(),
+        interval: dur(interval_ms),
+        timeout: dur(timeout_ms),
+        error_interval: dur(10_000),
+        ..Default::default()
+    }
+}
+
+pub async fn register(client: &mut AgentServiceClient<Channel>, queue: &str, agents: Vec<pb::Agent>) -> pb::RegisterResponse {
+    client
+        .register(pb::RegisterRequest { queue: queue.into(), agents, reset_schedule: false })
+        .await
+        .expect("register")
+        .into_inner()
+}
+
+pub async fn acquire(client: &mut AgentServiceClient<Channel>, queue: &str, worker: &str, max: u32) -> Vec<pb::Lease> {
+    client
+        .acquire(pb::AcquireRequest { queue: queue.into(), worker_id: worker.into(), max_leases: max, wait: None })
+        .await
+        .expect("acquire")
+        .into_inner()
+        .leases
+}
+
+pub fn complete_req(l: &pb::Lease, outcome: pb::Outcome) -> pb::CompleteRequest {
+    pb::CompleteRequest {
+        queue: l.queue.clone(),
+        name: l.name.clone(),
+        token: l.token,
+        outcome: outcome as i32,
+        message: String::new(),
+        retry_after: None,
+    }
+}
+
+/// The `google.rpc.ErrorInfo` reason of a status.
+pub fn reason(status: &tonic::Status) -> String {
+    use tonic_types::StatusExt;
+    status.get_details_error_info().map(|i| i.reason).unwrap_or_default()
+}
