@@ -1,0 +1,59 @@
+//! Keeps the Lua scripts' header blocks honest: every script documents exactly the KEYS and
+//! ARGV it uses, its KEYS count matches its file name (`verbNoun-N.lua`), and it documents its
+//! output. A drifted header fails here.
+
+use std::{collections::BTreeSet, fs};
+
+use regex::Regex;
+
+#[test]
+fn every_script_header_matches_its_keys_and_argv() {
+    let header_re = Regex::new(r"(?s)^--\[\[(.*?)\]\]").unwrap();
+    let declared_re = Regex::new(r"(?m)^\s*(KEYS|ARGV)\[(\d+)(\.\.)?\]").unwrap();
+    let used_re = Regex::new(r"(KEYS|ARGV)\[(\d+)\]").unwrap();
+    let include_re = Regex::new(r"(?m)^--@include (\w+)").unwrap();
+    let mut checked = 0;
+    for entry in fs::read_dir("lua").unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "lua") {
+            continue;
+        }
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = fs::read_to_string(&path).unwrap();
+        let n: usize = file.trim_end_matches(".lua").rsplit_once('-').expect("verbNoun-N.lua").1.parse().expect("N");
+        let header = header_re.captures(&text).unwrap_or_else(|| panic!("{file}: no --[[ header ]] block"))[1].to_string();
+        let body = &text[header_re.find(&text).unwrap().end()..];
+        assert!(header.contains("Input:"), "{file}: header has no Input: section");
+        assert!(header.contains("Output:"), "{file}: header has no Output: section");
+
+        let mut declared_keys = BTreeSet::new();
+        let mut declared_argv = BTreeSet::new();
+        let mut argv_rest = None;
+        for c in declared_re.captures_iter(&header) {
+            let i: usize = c[2].parse().unwrap();
+            match (&c[1], c.get(3).is_some()) {
+                ("KEYS", _) => assert!(declared_keys.insert(i), "{file}: KEYS[{i}] documented twice"),
+                ("ARGV", false) => assert!(declared_argv.insert(i), "{file}: ARGV[{i}] documented twice"),
+                ("ARGV", true) => argv_rest = Some(i),
+                _ => unreachable!(),
+            }
+        }
+        assert_eq!(declared_keys, (1..=n).collect(), "{file}: header must document KEYS[1..={n}]");
+
+        let used_keys: BTreeSet<usize> = used_re.captures_iter(body).filter(|c| &c[1] == "KEYS").map(|c| c[2].parse().unwrap()).collect();
+        let used_argv: BTreeSet<usize> = used_re.captures_iter(body).filter(|c| &c[1] == "ARGV").map(|c| c[2].parse().unwrap()).collect();
+        assert_eq!(used_keys, declared_keys, "{file}: KEYS used in the body differ from the header");
+        let fixed_used: BTreeSet<usize> = used_argv.iter().copied().filter(|i| argv_rest.is_none_or(|r| *i < r)).collect();
+        assert_eq!(fixed_used, declared_argv, "{file}: ARGV used in the body differ from the header");
+        if let Some(rest) = argv_rest {
+            assert!(body.contains("#ARGV"), "{file}: documents ARGV[{rest}..] but never reads the rest of ARGV");
+            assert!(declared_argv.iter().all(|i| *i < rest), "{file}: fixed ARGV after the ARGV[{rest}..] range");
+        }
+        assert!(!body.contains("..KEYS") && !Regex::new(r"'[^']*:'\s*\.\.").unwrap().is_match(body), "{file}: builds a key name in Lua");
+        for inc in include_re.captures_iter(body) {
+            assert!(fs::metadata(format!("lua/includes/{}.lua", &inc[1])).is_ok(), "{file}: missing include {}", &inc[1]);
+        }
+        checked += 1;
+    }
+    assert!(checked >= 8, "expected the agent scripts, found {checked}");
+}
