@@ -16,9 +16,8 @@ fn compile_protos(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
     if env::var_os("PROTOC").is_none() {
         env::set_var("PROTOC", protoc_bin_vendored::protoc_bin_path()?);
     }
-    let mut protos: Vec<PathBuf> = fs::read_dir("proto/baton/v1")?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()?;
+    let mut protos: Vec<PathBuf> =
+        fs::read_dir("proto/baton/v1")?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
     protos.retain(|p| p.extension().is_some_and(|x| x == "proto"));
     protos.sort();
     println!("cargo:rerun-if-changed=proto");
@@ -32,17 +31,13 @@ fn compile_protos(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
 /// of KEYS from the file name (`verbNoun-N.lua`).
 fn inline_scripts(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=lua");
-    let mut entries: Vec<PathBuf> = fs::read_dir("lua")?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()?;
+    let mut entries: Vec<PathBuf> = fs::read_dir("lua")?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
     entries.retain(|p| p.extension().is_some_and(|x| x == "lua"));
     entries.sort();
     let mut table = String::from("&[\n");
     for path in entries {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
-        let (name, keys) = stem
-            .rsplit_once('-')
-            .ok_or_else(|| format!("{stem}.lua: name must be verbNoun-N.lua"))?;
+        let (name, keys) = stem.rsplit_once('-').ok_or_else(|| format!("{stem}.lua: name must be verbNoun-N.lua"))?;
         let keys: usize = keys.parse().map_err(|_| format!("{stem}.lua: N must be a number"))?;
         let mut source = String::new();
         for line in fs::read_to_string(&path)?.lines() {

@@ -74,7 +74,9 @@ impl RedisProcess {
         let started = tokio::time::Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().map_err(|e| Error::Config(e.to_string()))? {
-                return Err(Error::Config(format!("redis-server exited at start ({status}); see redis.log in its dir")));
+                return Err(Error::Config(format!(
+                    "redis-server exited at start ({status}); see redis.log in its dir"
+                )));
             }
             if let Ok(mut conn) = client.get_multiplexed_async_connection().await {
                 if redis::cmd("PING").query_async::<String>(&mut conn).await.is_ok() {

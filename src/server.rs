@@ -25,7 +25,12 @@ const HEALTH_CHECK_PERIOD: Duration = Duration::from_secs(5);
 /// Serves gRPC on `listener` against the Redis at `redis_url` until `shutdown` resolves, then
 /// shuts down gracefully: long polls answer at once, in-flight calls finish, all within
 /// `shutdown_timeout_ms`.
-pub async fn run(config: Arc<Config>, redis_url: &str, listener: TcpListener, shutdown: impl Future<Output = ()>) -> Result<()> {
+pub async fn run(
+    config: Arc<Config>,
+    redis_url: &str,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+) -> Result<()> {
     let redis = Redis::connect(redis_url, &config.redis).await?;
     let store = Store::open(redis, &config.key_prefix, Policy::new(&config.agent, config.limits.scan_limit)).await?;
     let stopping = CancellationToken::new();

@@ -30,7 +30,13 @@ async fn lifecycle_happy_path() {
     assert_eq!(spec.payload, b"payload-a");
     assert_eq!(spec.labels["team"], "core");
 
-    let got = c.get_agent(pb::GetAgentRequest { queue: Q.into(), name: "a".into() }).await.unwrap().into_inner().agent.unwrap();
+    let got = c
+        .get_agent(pb::GetAgentRequest { queue: Q.into(), name: "a".into() })
+        .await
+        .unwrap()
+        .into_inner()
+        .agent
+        .unwrap();
     assert_eq!(got.state(), pb::AgentState::Working);
     assert_eq!(got.holder, "w1");
     assert_eq!(got.token, leases[0].token);
@@ -38,7 +44,10 @@ async fn lifecycle_happy_path() {
     let hb = c
         .heartbeat(pb::HeartbeatRequest {
             worker_id: "w1".into(),
-            leases: leases.iter().map(|l| pb::LeaseRef { queue: Q.into(), name: l.name.clone(), token: l.token }).collect(),
+            leases: leases
+                .iter()
+                .map(|l| pb::LeaseRef { queue: Q.into(), name: l.name.clone(), token: l.token })
+                .collect(),
         })
         .await
         .unwrap()
@@ -52,7 +61,11 @@ async fn lifecycle_happy_path() {
     assert_eq!(ms(&done.next_run_at), ms(&leases[0].deadline) - 30_000 + 60_000);
     assert!(!done.dead_lettered && !done.removed);
 
-    let list = c.list_agents(pb::ListAgentsRequest { queue: Q.into(), page_size: 0, page_token: String::new() }).await.unwrap().into_inner();
+    let list = c
+        .list_agents(pb::ListAgentsRequest { queue: Q.into(), page_size: 0, page_token: String::new() })
+        .await
+        .unwrap()
+        .into_inner();
     let states: Vec<_> = list.agents.iter().map(|a| (a.agent.as_ref().unwrap().name.as_str(), a.state())).collect();
     assert_eq!(
         states,
@@ -102,10 +115,21 @@ async fn one_shot_removed_after_success() {
 
 /// Completes one fresh lease of agent `name` with `outcome`; returns (response, Redis time
 /// before, Redis time after), so a test can bound `now + delay`.
-async fn fail_once(env: &mut Env, name: &str, req: impl FnOnce(&pb::Lease) -> pb::CompleteRequest) -> (pb::CompleteResponse, i64, i64) {
+async fn fail_once(
+    env: &mut Env,
+    name: &str,
+    req: impl FnOnce(&pb::Lease) -> pb::CompleteRequest,
+) -> (pb::CompleteResponse, i64, i64) {
     // Make the agent due now, keeping its streak.
     let mut conn = env.redis.conn().await;
-    let _: () = redis::cmd("ZADD").arg(format!("baton:{{q:{Q}}}:waiting")).arg("XX").arg(0).arg(name).query_async(&mut conn).await.unwrap();
+    let _: () = redis::cmd("ZADD")
+        .arg(format!("baton:{{q:{Q}}}:waiting"))
+        .arg("XX")
+        .arg(0)
+        .arg(name)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
     let l = acquire(&mut env.client, Q, "w", 1).await.pop().expect("due");
     let before = env.redis.now_ms().await;
     let r = env.client.complete(req(&l)).await.unwrap().into_inner();
@@ -115,7 +139,12 @@ async fn fail_once(env: &mut Env, name: &str, req: impl FnOnce(&pb::Lease) -> pb
 
 fn assert_delay((r, before, after): &(pb::CompleteResponse, i64, i64), delay: i64) {
     let next = ms(&r.next_run_at);
-    assert!(next >= before + delay && next <= after + delay, "next {next} not within [{}, {}]", before + delay, after + delay);
+    assert!(
+        next >= before + delay && next <= after + delay,
+        "next {next} not within [{}, {}]",
+        before + delay,
+        after + delay
+    );
 }
 
 // Each failure class gets the backoff of the table in PRODUCT.md; success resets the streak.
@@ -151,16 +180,38 @@ async fn outcomes_reschedule_by_class() {
     assert_delay(&fail_once(&mut env, "x", with(pb::Outcome::ServerError)).await, 7_000);
 
     // retry_after replaces the computed delay when larger, not when smaller.
-    let r = fail_once(&mut env, "x", |l| pb::CompleteRequest { retry_after: dur(500_000), ..complete_req(l, pb::Outcome::Unknown) }).await;
+    let r = fail_once(&mut env, "x", |l| pb::CompleteRequest {
+        retry_after: dur(500_000),
+        ..complete_req(l, pb::Outcome::Unknown)
+    })
+    .await;
     assert_delay(&r, 500_000);
-    let r = fail_once(&mut env, "x", |l| pb::CompleteRequest { retry_after: dur(1_000), ..complete_req(l, pb::Outcome::Unknown) }).await;
+    let r = fail_once(&mut env, "x", |l| pb::CompleteRequest {
+        retry_after: dur(1_000),
+        ..complete_req(l, pb::Outcome::Unknown)
+    })
+    .await;
     assert_delay(&r, 7_000);
 
     // The failure streak lives in Redis, visible through GetAgent, and attempts count it.
-    let got = env.client.get_agent(pb::GetAgentRequest { queue: Q.into(), name: "x".into() }).await.unwrap().into_inner().agent.unwrap();
+    let got = env
+        .client
+        .get_agent(pb::GetAgentRequest { queue: Q.into(), name: "x".into() })
+        .await
+        .unwrap()
+        .into_inner()
+        .agent
+        .unwrap();
     assert_eq!(got.failure_streak, 4);
     let mut conn = env.redis.conn().await;
-    let _: () = redis::cmd("ZADD").arg(format!("baton:{{q:{Q}}}:waiting")).arg("XX").arg(0).arg("x").query_async(&mut conn).await.unwrap();
+    let _: () = redis::cmd("ZADD")
+        .arg(format!("baton:{{q:{Q}}}:waiting"))
+        .arg("XX")
+        .arg(0)
+        .arg("x")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
     assert_eq!(acquire(&mut env.client, Q, "w", 1).await[0].attempt, 5);
 }
 
@@ -201,10 +252,18 @@ async fn max_attempts_dead_letters() {
         assert_eq!(r.failure_streak, attempt);
     }
     assert!(acquire(&mut env.client, Q, "w", 1).await.is_empty());
-    let got = env.client.get_agent(pb::GetAgentRequest { queue: Q.into(), name: "flaky".into() }).await.unwrap().into_inner().agent.unwrap();
+    let got = env
+        .client
+        .get_agent(pb::GetAgentRequest { queue: Q.into(), name: "flaky".into() })
+        .await
+        .unwrap()
+        .into_inner()
+        .agent
+        .unwrap();
     assert_eq!(got.state(), pb::AgentState::DeadLettered);
     let mut conn = env.redis.conn().await;
-    let info: String = redis::cmd("HGET").arg(format!("baton:{{q:{Q}}}:dlqinfo")).arg("flaky").query_async(&mut conn).await.unwrap();
+    let info: String =
+        redis::cmd("HGET").arg(format!("baton:{{q:{Q}}}:dlqinfo")).arg("flaky").query_async(&mut conn).await.unwrap();
     let info: serde_json::Value = serde_json::from_str(&info).unwrap();
     assert_eq!(info["message"], "boom 3");
     assert_eq!(info["attempts"], 3);
@@ -212,7 +271,11 @@ async fn max_attempts_dead_letters() {
 
     // Registering again with reset_schedule brings it back with a clean streak.
     env.client
-        .register(pb::RegisterRequest { queue: Q.into(), agents: vec![agent("flaky", 60_000, 30_000)], reset_schedule: true })
+        .register(pb::RegisterRequest {
+            queue: Q.into(),
+            agents: vec![agent("flaky", 60_000, 30_000)],
+            reset_schedule: true,
+        })
         .await
         .unwrap();
     let l = acquire(&mut env.client, Q, "w", 1).await.pop().expect("due after reset");
@@ -232,12 +295,23 @@ async fn stale_tokens_are_rejected_and_change_nothing() {
 
     let before = env.redis.snapshot().await;
     for token in [old.token, current.token + 1] {
-        let err = c.complete(pb::CompleteRequest { token, ..complete_req(&current, pb::Outcome::Success) }).await.unwrap_err();
+        let err = c
+            .complete(pb::CompleteRequest { token, ..complete_req(&current, pb::Outcome::Success) })
+            .await
+            .unwrap_err();
         assert_eq!(err.code(), Code::FailedPrecondition);
         assert_eq!(reason(&err), "LEASE_LOST");
-        let err = c.release(pb::ReleaseRequest { queue: Q.into(), name: "s".into(), token, delay: None }).await.unwrap_err();
+        let err =
+            c.release(pb::ReleaseRequest { queue: Q.into(), name: "s".into(), token, delay: None }).await.unwrap_err();
         assert_eq!((err.code(), reason(&err).as_str()), (Code::FailedPrecondition, "LEASE_LOST"));
-        let err = c.complete(pb::CompleteRequest { name: "unknown".into(), token, ..complete_req(&current, pb::Outcome::Success) }).await.unwrap_err();
+        let err = c
+            .complete(pb::CompleteRequest {
+                name: "unknown".into(),
+                token,
+                ..complete_req(&current, pb::Outcome::Success)
+            })
+            .await
+            .unwrap_err();
         assert_eq!(reason(&err), "LEASE_LOST");
     }
     assert_eq!(env.redis.snapshot().await, before, "rejected Complete/Release changed state");
@@ -275,14 +349,23 @@ async fn lease_held_past_deadline_until_heartbeat_or_complete() {
     while env.redis.now_ms().await <= deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let got = c.get_agent(pb::GetAgentRequest { queue: Q.into(), name: "slow".into() }).await.unwrap().into_inner().agent.unwrap();
+    let got = c
+        .get_agent(pb::GetAgentRequest { queue: Q.into(), name: "slow".into() })
+        .await
+        .unwrap()
+        .into_inner()
+        .agent
+        .unwrap();
     assert_eq!(got.state(), pb::AgentState::Working);
     assert_eq!(got.holder, "w1");
     assert_eq!(ms(&got.deadline), deadline);
     assert!(acquire(c, Q, "w2", 1).await.is_empty(), "a held lease is never handed to another worker");
 
     let hb = c
-        .heartbeat(pb::HeartbeatRequest { worker_id: "w1".into(), leases: vec![pb::LeaseRef { queue: Q.into(), name: "slow".into(), token: l.token }] })
+        .heartbeat(pb::HeartbeatRequest {
+            worker_id: "w1".into(),
+            leases: vec![pb::LeaseRef { queue: Q.into(), name: "slow".into(), token: l.token }],
+        })
         .await
         .unwrap()
         .into_inner();
@@ -290,7 +373,8 @@ async fn lease_held_past_deadline_until_heartbeat_or_complete() {
     assert!(extended > deadline);
     assert!(extended >= env.redis.now_ms().await);
     let mut conn = env.redis.conn().await;
-    let seen: Option<f64> = redis::cmd("ZSCORE").arg("baton:{workers}:seen").arg("w1").query_async(&mut conn).await.unwrap();
+    let seen: Option<f64> =
+        redis::cmd("ZSCORE").arg("baton:{workers}:seen").arg("w1").query_async(&mut conn).await.unwrap();
     assert!(seen.is_some(), "heartbeat records the worker as alive");
     c.complete(complete_req(&l, pb::Outcome::Success)).await.expect("the holder can still complete");
 }
@@ -310,7 +394,13 @@ async fn reregister_keeps_schedule_unless_reset() {
 
     register(c, Q, vec![agent("r", 7_200_000, 30_000)]).await;
     assert!(acquire(c, Q, "w", 1).await.is_empty(), "re-register keeps the schedule");
-    c.register(pb::RegisterRequest { queue: Q.into(), agents: vec![agent("r", 7_200_000, 30_000)], reset_schedule: true }).await.unwrap();
+    c.register(pb::RegisterRequest {
+        queue: Q.into(),
+        agents: vec![agent("r", 7_200_000, 30_000)],
+        reset_schedule: true,
+    })
+    .await
+    .unwrap();
     assert_eq!(acquire(c, Q, "w", 1).await.len(), 1, "reset makes it due");
 }
 
@@ -322,18 +412,32 @@ async fn unregister_lets_held_lease_finish() {
     register(c, Q, vec![agent("held", 60_000, 30_000), agent("idle", 60_000, 30_000)]).await;
     let l = acquire(c, Q, "w", 1).await.pop().unwrap();
     assert_eq!(l.name, "held");
-    let r = c.unregister(pb::UnregisterRequest { queue: Q.into(), names: vec!["held".into(), "idle".into(), "ghost".into()] }).await.unwrap().into_inner();
+    let r = c
+        .unregister(pb::UnregisterRequest {
+            queue: Q.into(),
+            names: vec!["held".into(), "idle".into(), "ghost".into()],
+        })
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(r.removed, 2);
     assert!(acquire(c, Q, "w", 1).await.is_empty());
     let hb = c
-        .heartbeat(pb::HeartbeatRequest { worker_id: "w".into(), leases: vec![pb::LeaseRef { queue: Q.into(), name: "held".into(), token: l.token }] })
+        .heartbeat(pb::HeartbeatRequest {
+            worker_id: "w".into(),
+            leases: vec![pb::LeaseRef { queue: Q.into(), name: "held".into(), token: l.token }],
+        })
         .await
         .unwrap()
         .into_inner();
     assert_eq!(hb.extended.len(), 1, "a held lease may keep running");
     let done = c.complete(complete_req(&l, pb::Outcome::Success)).await.unwrap().into_inner();
     assert!(done.removed);
-    let list = c.list_agents(pb::ListAgentsRequest { queue: Q.into(), page_size: 10, page_token: String::new() }).await.unwrap().into_inner();
+    let list = c
+        .list_agents(pb::ListAgentsRequest { queue: Q.into(), page_size: 10, page_token: String::new() })
+        .await
+        .unwrap()
+        .into_inner();
     assert!(list.agents.is_empty());
 }
 
@@ -345,11 +449,21 @@ async fn release_does_not_count_a_failure() {
     register(c, Q, vec![agent("rel", 60_000, 30_000)]).await;
     let l = acquire(c, Q, "w", 1).await.pop().unwrap();
     let before = env.redis.now_ms().await;
-    let r = c.release(pb::ReleaseRequest { queue: Q.into(), name: "rel".into(), token: l.token, delay: dur(5_000) }).await.unwrap().into_inner();
+    let r = c
+        .release(pb::ReleaseRequest { queue: Q.into(), name: "rel".into(), token: l.token, delay: dur(5_000) })
+        .await
+        .unwrap()
+        .into_inner();
     let after = env.redis.now_ms().await;
     let next = ms(&r.next_run_at);
     assert!(next >= before + 5_000 && next <= after + 5_000);
-    let got = c.get_agent(pb::GetAgentRequest { queue: Q.into(), name: "rel".into() }).await.unwrap().into_inner().agent.unwrap();
+    let got = c
+        .get_agent(pb::GetAgentRequest { queue: Q.into(), name: "rel".into() })
+        .await
+        .unwrap()
+        .into_inner()
+        .agent
+        .unwrap();
     assert_eq!((got.state(), got.failure_streak), (pb::AgentState::Waiting, 0));
 }
 
@@ -364,7 +478,11 @@ async fn list_agents_pages_in_name_order() {
     let mut token = String::new();
     let mut pages = 0;
     loop {
-        let page = c.list_agents(pb::ListAgentsRequest { queue: Q.into(), page_size: 100, page_token: token }).await.unwrap().into_inner();
+        let page = c
+            .list_agents(pb::ListAgentsRequest { queue: Q.into(), page_size: 100, page_token: token })
+            .await
+            .unwrap()
+            .into_inner();
         pages += 1;
         names.extend(page.agents.into_iter().map(|a| a.agent.unwrap().name));
         if page.next_page_token.is_empty() {
@@ -385,11 +503,22 @@ async fn bounded_scan_and_repair() {
     let mut env = Env::with_config(config).await;
     register(&mut env.client, Q, (0..10).map(|i| agent(&format!("a{i}"), 60_000, 30_000)).collect()).await;
     let mut conn = env.redis.conn().await;
-    let _: () = redis::cmd("ZADD").arg(format!("baton:{{q:{Q}}}:waiting")).arg(0).arg("orphan").query_async(&mut conn).await.unwrap();
+    let _: () = redis::cmd("ZADD")
+        .arg(format!("baton:{{q:{Q}}}:waiting"))
+        .arg(0)
+        .arg("orphan")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
     // The orphan sorts first (score 0): the scan of 5 sees it and four agents.
     let leases = acquire(&mut env.client, Q, "w", 100).await;
     assert_eq!(leases.len(), 4);
-    let orphan: Option<f64> = redis::cmd("ZSCORE").arg(format!("baton:{{q:{Q}}}:waiting")).arg("orphan").query_async(&mut conn).await.unwrap();
+    let orphan: Option<f64> = redis::cmd("ZSCORE")
+        .arg(format!("baton:{{q:{Q}}}:waiting"))
+        .arg("orphan")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
     assert!(orphan.is_none(), "an entry with no definition is repaired");
     assert_eq!(acquire(&mut env.client, Q, "w", 100).await.len(), 5);
     assert_eq!(acquire(&mut env.client, Q, "w", 100).await.len(), 1);
@@ -448,7 +577,10 @@ async fn long_poll_sleeps_until_next_due() {
     let mut env = Env::start().await;
     register(&mut env.client, Q, vec![agent("soon", 60_000, 30_000)]).await;
     let l = acquire(&mut env.client, Q, "w", 1).await.pop().unwrap();
-    env.client.release(pb::ReleaseRequest { queue: Q.into(), name: "soon".into(), token: l.token, delay: dur(300) }).await.unwrap();
+    env.client
+        .release(pb::ReleaseRequest { queue: Q.into(), name: "soon".into(), token: l.token, delay: dur(300) })
+        .await
+        .unwrap();
     let got = env
         .client
         .acquire(pb::AcquireRequest { queue: Q.into(), worker_id: "w".into(), max_leases: 1, wait: dur(20_000) })

@@ -12,6 +12,7 @@ fn every_script_header_matches_its_keys_and_argv() {
     let declared_re = Regex::new(r"(?m)^\s*(KEYS|ARGV)\[(\d+)(\.\.)?\]").unwrap();
     let used_re = Regex::new(r"(KEYS|ARGV)\[(\d+)\]").unwrap();
     let include_re = Regex::new(r"(?m)^--@include (\w+)").unwrap();
+    let built_key_re = Regex::new(r"'[^']*:'\s*\.\.").unwrap();
     let mut checked = 0;
     for entry in fs::read_dir("lua").unwrap() {
         let path = entry.unwrap().path();
@@ -21,7 +22,8 @@ fn every_script_header_matches_its_keys_and_argv() {
         let file = path.file_name().unwrap().to_string_lossy().into_owned();
         let text = fs::read_to_string(&path).unwrap();
         let n: usize = file.trim_end_matches(".lua").rsplit_once('-').expect("verbNoun-N.lua").1.parse().expect("N");
-        let header = header_re.captures(&text).unwrap_or_else(|| panic!("{file}: no --[[ header ]] block"))[1].to_string();
+        let header =
+            header_re.captures(&text).unwrap_or_else(|| panic!("{file}: no --[[ header ]] block"))[1].to_string();
         let body = &text[header_re.find(&text).unwrap().end()..];
         assert!(header.contains("Input:"), "{file}: header has no Input: section");
         assert!(header.contains("Output:"), "{file}: header has no Output: section");
@@ -40,18 +42,25 @@ fn every_script_header_matches_its_keys_and_argv() {
         }
         assert_eq!(declared_keys, (1..=n).collect(), "{file}: header must document KEYS[1..={n}]");
 
-        let used_keys: BTreeSet<usize> = used_re.captures_iter(body).filter(|c| &c[1] == "KEYS").map(|c| c[2].parse().unwrap()).collect();
-        let used_argv: BTreeSet<usize> = used_re.captures_iter(body).filter(|c| &c[1] == "ARGV").map(|c| c[2].parse().unwrap()).collect();
+        let used_keys: BTreeSet<usize> =
+            used_re.captures_iter(body).filter(|c| &c[1] == "KEYS").map(|c| c[2].parse().unwrap()).collect();
+        let used_argv: BTreeSet<usize> =
+            used_re.captures_iter(body).filter(|c| &c[1] == "ARGV").map(|c| c[2].parse().unwrap()).collect();
         assert_eq!(used_keys, declared_keys, "{file}: KEYS used in the body differ from the header");
-        let fixed_used: BTreeSet<usize> = used_argv.iter().copied().filter(|i| argv_rest.is_none_or(|r| *i < r)).collect();
+        let fixed_used: BTreeSet<usize> =
+            used_argv.iter().copied().filter(|i| argv_rest.is_none_or(|r| *i < r)).collect();
         assert_eq!(fixed_used, declared_argv, "{file}: ARGV used in the body differ from the header");
         if let Some(rest) = argv_rest {
             assert!(body.contains("#ARGV"), "{file}: documents ARGV[{rest}..] but never reads the rest of ARGV");
             assert!(declared_argv.iter().all(|i| *i < rest), "{file}: fixed ARGV after the ARGV[{rest}..] range");
         }
-        assert!(!body.contains("..KEYS") && !Regex::new(r"'[^']*:'\s*\.\.").unwrap().is_match(body), "{file}: builds a key name in Lua");
+        assert!(!body.contains("..KEYS") && !built_key_re.is_match(body), "{file}: builds a key name in Lua");
         for inc in include_re.captures_iter(body) {
-            assert!(fs::metadata(format!("lua/includes/{}.lua", &inc[1])).is_ok(), "{file}: missing include {}", &inc[1]);
+            assert!(
+                fs::metadata(format!("lua/includes/{}.lua", &inc[1])).is_ok(),
+                "{file}: missing include {}",
+                &inc[1]
+            );
         }
         checked += 1;
     }

@@ -78,11 +78,18 @@ async fn racing_workers_never_share_or_lose_an_agent() {
                         // About one lease in ten is handed back (as on shutdown): it is due
                         // again at once and another worker must take it.
                         if n % 10 == 0 {
-                            c.release(pb::ReleaseRequest { queue: Q.into(), name: lease.name, token: lease.token, delay: None })
-                                .await
-                                .expect("release of a valid lease");
+                            c.release(pb::ReleaseRequest {
+                                queue: Q.into(),
+                                name: lease.name,
+                                token: lease.token,
+                                delay: None,
+                            })
+                            .await
+                            .expect("release of a valid lease");
                         } else {
-                            c.complete(complete_req(&lease, pb::Outcome::Success)).await.expect("complete of a valid lease");
+                            c.complete(complete_req(&lease, pb::Outcome::Success))
+                                .await
+                                .expect("complete of a valid lease");
                             *ledger.lock().unwrap().successes.entry(lease.name).or_default() += 1;
                         }
                     }
@@ -92,16 +99,23 @@ async fn racing_workers_never_share_or_lose_an_agent() {
         for t in tasks {
             t.await.unwrap();
         }
-        let l = ledger.lock().unwrap();
+        let l = std::mem::take(&mut *ledger.lock().unwrap());
         assert!(l.double_holds.is_empty(), "round {round}: agents held twice at once: {:?}", l.double_holds);
         assert!(l.duplicate_tokens.is_empty(), "round {round}: tokens handed out twice: {:?}", l.duplicate_tokens);
         for name in &names {
-            assert_eq!(l.successes.get(name), Some(&1), "round {round}: {name} completed {:?} times in one due window", l.successes.get(name));
+            assert_eq!(
+                l.successes.get(name),
+                Some(&1),
+                "round {round}: {name} completed {:?} times in one due window",
+                l.successes.get(name)
+            );
         }
         // Nothing lost: every agent is waiting again, nothing is still working.
         let mut conn = env.redis.conn().await;
-        let waiting: usize = redis::cmd("ZCARD").arg(format!("baton:{{q:{Q}}}:waiting")).query_async(&mut conn).await.unwrap();
-        let working: usize = redis::cmd("ZCARD").arg(format!("baton:{{q:{Q}}}:working")).query_async(&mut conn).await.unwrap();
+        let waiting: usize =
+            redis::cmd("ZCARD").arg(format!("baton:{{q:{Q}}}:waiting")).query_async(&mut conn).await.unwrap();
+        let working: usize =
+            redis::cmd("ZCARD").arg(format!("baton:{{q:{Q}}}:working")).query_async(&mut conn).await.unwrap();
         assert_eq!((waiting, working), (AGENTS, 0), "round {round}");
     }
     second.stop().await.unwrap();

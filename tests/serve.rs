@@ -54,14 +54,18 @@ async fn embedded_default_serves_and_stops_on_sigterm() {
         .into_inner();
     assert_eq!(status.status(), tonic_health::pb::health_check_response::ServingStatus::Serving);
 
-    let mut reflection = tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient::new(channel.clone());
+    let mut reflection =
+        tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient::new(channel.clone());
     let request = tonic_reflection::pb::v1::ServerReflectionRequest {
         host: String::new(),
-        message_request: Some(tonic_reflection::pb::v1::server_reflection_request::MessageRequest::ListServices(String::new())),
+        message_request: Some(tonic_reflection::pb::v1::server_reflection_request::MessageRequest::ListServices(
+            String::new(),
+        )),
     };
     let mut answers = reflection.server_reflection_info(tokio_stream::iter([request])).await.unwrap().into_inner();
     let answer = answers.message().await.unwrap().unwrap();
-    let Some(tonic_reflection::pb::v1::server_reflection_response::MessageResponse::ListServicesResponse(list)) = answer.message_response
+    let Some(tonic_reflection::pb::v1::server_reflection_response::MessageResponse::ListServicesResponse(list)) =
+        answer.message_response
     else {
         panic!("unexpected reflection answer");
     };
@@ -72,13 +76,18 @@ async fn embedded_default_serves_and_stops_on_sigterm() {
 
     let mut agents = pb::agent_service_client::AgentServiceClient::new(channel);
     agents
-        .register(pb::RegisterRequest { queue: "q".into(), agents: vec![common::agent("kept", 60_000, 1_000)], reset_schedule: false })
+        .register(pb::RegisterRequest {
+            queue: "q".into(),
+            agents: vec![common::agent("kept", 60_000, 1_000)],
+            reset_schedule: false,
+        })
         .await
         .unwrap();
 
     let pid = child.id().unwrap() as i32;
     unsafe { libc::kill(pid, libc::SIGTERM) };
-    let status = tokio::time::timeout(Duration::from_secs(15), child.wait()).await.expect("exits after SIGTERM").unwrap();
+    let status =
+        tokio::time::timeout(Duration::from_secs(15), child.wait()).await.expect("exits after SIGTERM").unwrap();
     assert!(status.success(), "{status}");
     assert!(data.path().join("appendonlydir").is_dir(), "append-only persistence in the data dir");
     assert!(
@@ -89,10 +98,12 @@ async fn embedded_default_serves_and_stops_on_sigterm() {
     // Restarted on the same data dir, the agent registered before is still there.
     let mut child = start();
     let mut agents = pb::agent_service_client::AgentServiceClient::new(connect(&addr).await);
-    let got = agents.get_agent(pb::GetAgentRequest { queue: "q".into(), name: "kept".into() }).await.unwrap().into_inner();
+    let got =
+        agents.get_agent(pb::GetAgentRequest { queue: "q".into(), name: "kept".into() }).await.unwrap().into_inner();
     assert_eq!(got.agent.unwrap().agent.unwrap().name, "kept");
     unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGINT) };
-    let status = tokio::time::timeout(Duration::from_secs(15), child.wait()).await.expect("exits after SIGINT").unwrap();
+    let status =
+        tokio::time::timeout(Duration::from_secs(15), child.wait()).await.expect("exits after SIGINT").unwrap();
     assert!(status.success(), "{status}");
 }
 
@@ -118,7 +129,11 @@ async fn missing_redis_server_is_a_clear_error() {
 async fn configuration_layers_in_order() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("baton.toml");
-    std::fs::write(&file, "listen = \"127.0.0.1:1111\"\nkey_prefix = \"file:\"\ndata_dir = \"/from/file\"\n[agent]\njitter_ratio = 0.3\n").unwrap();
+    std::fs::write(
+        &file,
+        "listen = \"127.0.0.1:1111\"\nkey_prefix = \"file:\"\ndata_dir = \"/from/file\"\n[agent]\njitter_ratio = 0.3\n",
+    )
+    .unwrap();
     let out = Command::new(BIN)
         .args(["config", "--listen", "127.0.0.1:3333"])
         .env("BATON_CONFIG", &file)

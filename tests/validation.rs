@@ -77,7 +77,11 @@ async fn register_and_unregister_reject_bad_fields() {
     rejects!(env, "queue", c.unregister(pb::UnregisterRequest { queue: "".into(), names: vec!["existing".into()] }));
     rejects!(env, "names", c.unregister(pb::UnregisterRequest { queue: Q.into(), names: vec![] }));
     rejects!(env, "names", c.unregister(pb::UnregisterRequest { queue: Q.into(), names: vec!["a".into(); 4] }));
-    rejects!(env, "names[1]", c.unregister(pb::UnregisterRequest { queue: Q.into(), names: vec!["existing".into(), "a:b".into()] }));
+    rejects!(
+        env,
+        "names[1]",
+        c.unregister(pb::UnregisterRequest { queue: Q.into(), names: vec!["existing".into(), "a:b".into()] })
+    );
 }
 
 #[tokio::test]
@@ -91,7 +95,12 @@ async fn lease_calls_reject_bad_fields() {
     let mut c = env.client.clone();
     register(&mut c, Q, vec![good()]).await;
     let lease = acquire(&mut c, Q, "w", 1).await.pop().unwrap();
-    let acq = |queue: &str, worker: &str, max: u32, wait| pb::AcquireRequest { queue: queue.into(), worker_id: worker.into(), max_leases: max, wait };
+    let acq = |queue: &str, worker: &str, max: u32, wait| pb::AcquireRequest {
+        queue: queue.into(),
+        worker_id: worker.into(),
+        max_leases: max,
+        wait,
+    };
 
     rejects!(env, "queue", c.acquire(acq("", "w", 1, None)));
     rejects!(env, "worker_id", c.acquire(acq(Q, "", 1, None)));
@@ -126,7 +135,11 @@ async fn lease_calls_reject_bad_fields() {
 
     rejects!(env, "queue", c.get_agent(pb::GetAgentRequest { queue: "".into(), name: "ok".into() }));
     rejects!(env, "name", c.get_agent(pb::GetAgentRequest { queue: Q.into(), name: "".into() }));
-    let list = |queue: &str, size, token: &str| pb::ListAgentsRequest { queue: queue.into(), page_size: size, page_token: token.into() };
+    let list = |queue: &str, size, token: &str| pb::ListAgentsRequest {
+        queue: queue.into(),
+        page_size: size,
+        page_token: token.into(),
+    };
     rejects!(env, "queue", c.list_agents(list("", 10, "")));
     rejects!(env, "page_size", c.list_agents(list(Q, 1001, "")));
     rejects!(env, "page_token", c.list_agents(list(Q, 10, "a:b")));

@@ -39,8 +39,9 @@ impl AgentServiceImpl {
         if timeout_ms == 0 {
             return Err(Error::invalid(format!("{field}.timeout"), "must be at least 1 ms"));
         }
-        let error_interval_ms = validate::duration_ms(&format!("{field}.error_interval"), a.error_interval.as_ref(), max)?
-            .unwrap_or(defaults.default_error_interval_ms);
+        let error_interval_ms =
+            validate::duration_ms(&format!("{field}.error_interval"), a.error_interval.as_ref(), max)?
+                .unwrap_or(defaults.default_error_interval_ms);
         validate::size(&format!("{field}.payload"), a.payload.len(), limits.max_payload_bytes)?;
         validate::count(&format!("{field}.labels"), a.labels.len(), 0, limits.max_labels)?;
         for (k, v) in &a.labels {
@@ -136,7 +137,10 @@ impl AgentService for AgentServiceImpl {
         .await
     }
 
-    async fn unregister(&self, request: Request<pb::UnregisterRequest>) -> Result<Response<pb::UnregisterResponse>, Status> {
+    async fn unregister(
+        &self,
+        request: Request<pb::UnregisterRequest>,
+    ) -> Result<Response<pb::UnregisterResponse>, Status> {
         observe("Unregister", async {
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;
@@ -161,8 +165,10 @@ impl AgentService for AgentServiceImpl {
             }
             let wait = self.wait(req.wait.as_ref())?;
             let leases =
-                dispatch::acquire(&self.store, &self.wakeups, &self.shutdown, &req.queue, &req.worker_id, max, wait).await?;
-            metrics::counter!("baton_agents_acquired_total", "queue" => req.queue.clone()).increment(leases.len() as u64);
+                dispatch::acquire(&self.store, &self.wakeups, &self.shutdown, &req.queue, &req.worker_id, max, wait)
+                    .await?;
+            metrics::counter!("baton_agents_acquired_total", "queue" => req.queue.clone())
+                .increment(leases.len() as u64);
             let leases = leases
                 .into_iter()
                 .map(|l| pb::Lease {
@@ -179,7 +185,10 @@ impl AgentService for AgentServiceImpl {
         .await
     }
 
-    async fn heartbeat(&self, request: Request<pb::HeartbeatRequest>) -> Result<Response<pb::HeartbeatResponse>, Status> {
+    async fn heartbeat(
+        &self,
+        request: Request<pb::HeartbeatRequest>,
+    ) -> Result<Response<pb::HeartbeatResponse>, Status> {
         observe("Heartbeat", async {
             let req = request.into_inner();
             validate::name("worker_id", &req.worker_id)?;
@@ -217,7 +226,8 @@ impl AgentService for AgentServiceImpl {
                 }
             }
             if !response.lost.is_empty() {
-                metrics::counter!("baton_leases_lost_total", "rpc" => "Heartbeat").increment(response.lost.len() as u64);
+                metrics::counter!("baton_leases_lost_total", "rpc" => "Heartbeat")
+                    .increment(response.lost.len() as u64);
             }
             Ok(Response::new(response))
         })
@@ -272,7 +282,8 @@ impl AgentService for AgentServiceImpl {
             validate::name("queue", &req.queue)?;
             validate::agent_name("name", &req.name)?;
             validate::token("token", req.token)?;
-            let delay_ms = validate::duration_ms("delay", req.delay.as_ref(), self.config.limits.max_duration_ms)?.unwrap_or(0);
+            let delay_ms =
+                validate::duration_ms("delay", req.delay.as_ref(), self.config.limits.max_duration_ms)?.unwrap_or(0);
             let next = self.store.release(&req.queue, &req.name, req.token, delay_ms).await.inspect_err(|e| {
                 if matches!(e, Error::LeaseLost(_)) {
                     metrics::counter!("baton_leases_lost_total", "rpc" => "Release").increment(1);
@@ -298,7 +309,10 @@ impl AgentService for AgentServiceImpl {
         .await
     }
 
-    async fn list_agents(&self, request: Request<pb::ListAgentsRequest>) -> Result<Response<pb::ListAgentsResponse>, Status> {
+    async fn list_agents(
+        &self,
+        request: Request<pb::ListAgentsRequest>,
+    ) -> Result<Response<pb::ListAgentsResponse>, Status> {
         observe("ListAgents", async {
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;

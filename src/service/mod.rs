@@ -11,7 +11,10 @@ use tonic::{Code, Status};
 use crate::error::Error;
 
 /// Runs one RPC, recording its latency and status code, and mapping errors to `Status`.
-pub(crate) async fn observe<T>(method: &'static str, call: impl Future<Output = Result<T, Error>>) -> Result<T, Status> {
+pub(crate) async fn observe<T>(
+    method: &'static str,
+    call: impl Future<Output = Result<T, Error>>,
+) -> Result<T, Status> {
     let started = Instant::now();
     let result = call.await.map_err(|e| {
         if matches!(e.code(), Code::Internal | Code::Unavailable) {

@@ -168,7 +168,7 @@ impl Store {
             args.push(name);
         }
         let reply = self.scripts.run(&self.redis, "unregisterAgents", &keys, args).await?;
-        Ok(redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?)
+        redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))
     }
 
     /// Grants up to `max` due agents to `worker`.

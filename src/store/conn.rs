@@ -50,9 +50,10 @@ impl Redis {
                     .set_connection_timeout(Some(connect_timeout))
                     .set_response_timeout(Some(command_timeout))
                     .set_number_of_retries(1);
-                let manager = tokio::time::timeout(connect_timeout * 2, ConnectionManager::new_with_config(client, config))
-                    .await
-                    .map_err(|_| Error::Unavailable(format!("connecting to {url} timed out")))??;
+                let manager =
+                    tokio::time::timeout(connect_timeout * 2, ConnectionManager::new_with_config(client, config))
+                        .await
+                        .map_err(|_| Error::Unavailable(format!("connecting to {url} timed out")))??;
                 Ok(Redis::Shared(manager))
             }
         }
@@ -74,7 +75,12 @@ impl ConnectionLike for Conn {
         }
     }
 
-    fn req_packed_commands<'a>(&'a mut self, pipeline: &'a Pipeline, offset: usize, count: usize) -> RedisFuture<'a, Vec<Value>> {
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
         match self {
             Conn::Pooled(c) => c.req_packed_commands(pipeline, offset, count),
             Conn::Shared(c) => c.req_packed_commands(pipeline, offset, count),

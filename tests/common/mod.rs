@@ -4,11 +4,7 @@
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
-use baton::{
-    config::Config,
-    embedded::RedisProcess,
-    pb::agent_service_client::AgentServiceClient,
-};
+use baton::{config::Config, embedded::RedisProcess, pb::agent_service_client::AgentServiceClient};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::Channel;
@@ -59,10 +55,8 @@ impl TestRedis {
 
 /// Configuration for tests: no metrics listener, no jitter, so next-run times are exact.
 pub fn test_config() -> Config {
-    let mut config = Config::default();
-    config.metrics_listen = String::new();
+    let mut config = Config { metrics_listen: String::new(), shutdown_timeout_ms: 5_000, ..Config::default() };
     config.agent.jitter_ratio = 0.0;
-    config.shutdown_timeout_ms = 5_000;
     config
 }
 
@@ -81,7 +75,9 @@ impl TestBaton {
         let url = redis_url.to_string();
         let stop = shutdown.clone();
         let handle =
-            tokio::spawn(async move { baton::server::run(Arc::new(config), &url, listener, stop.cancelled_owned()).await });
+            tokio::spawn(
+                async move { baton::server::run(Arc::new(config), &url, listener, stop.cancelled_owned()).await },
+            );
         Self { addr, shutdown, handle }
     }
 
@@ -139,7 +135,11 @@ pub fn agent(name: &str, interval_ms: u64, timeout_ms: u64) -> pb::Agent {
     }
 }
 
-pub async fn register(client: &mut AgentServiceClient<Channel>, queue: &str, agents: Vec<pb::Agent>) -> pb::RegisterResponse {
+pub async fn register(
+    client: &mut AgentServiceClient<Channel>,
+    queue: &str,
+    agents: Vec<pb::Agent>,
+) -> pb::RegisterResponse {
     client
         .register(pb::RegisterRequest { queue: queue.into(), agents, reset_schedule: false })
         .await
