@@ -97,6 +97,10 @@ pub struct Limits {
     pub max_wait_ms: u64,
     /// Most waiting entries one Acquire reads (seed 000's bounded ready scans).
     pub scan_limit: u32,
+    /// Shortest leadership ttl a Campaign may ask for.
+    pub min_ttl_ms: u64,
+    /// Longest leadership ttl a Campaign may ask for.
+    pub max_ttl_ms: u64,
 }
 
 /// Agent scheduling policy (seed 000's failure-backoff and jitter settings).
@@ -171,6 +175,8 @@ impl Default for Limits {
             max_duration_ms: 366 * 24 * 3_600_000,
             max_wait_ms: 300_000,
             scan_limit: 2_000,
+            min_ttl_ms: 100,
+            max_ttl_ms: 3_600_000,
         }
     }
 }

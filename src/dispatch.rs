@@ -1,7 +1,8 @@
 //! Long-poll dispatch: an Acquire with `wait` sleeps until the earliest waiting entry is due
 //! (a timer on the score the acquire script returned) or a wake-up arrives for its queue
 //! (another call, on any replica, made something due earlier), or the wait or the server ends.
-//! It never polls Redis on a timer of its own.
+//! It never polls Redis on a timer of its own. A waiting Campaign works the same way on
+//! leadership events.
 
 use std::time::Duration;
 
@@ -10,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     error::Result,
-    store::{wake::Wakeups, Lease, Store},
+    store::{wake::Wakeups, Campaigned, Lease, Store},
 };
 
 pub async fn acquire(
@@ -56,4 +57,35 @@ pub async fn acquire(
     .await;
     wakeups.release(queue, notify);
     result
+}
+
+/// A Campaign that may wait: re-campaigns when the leader's term would expire (a timer on the
+/// expiry Redis returned) or when a leadership event for the election arrives from any replica,
+/// until elected, the wait ends, or the server shuts down.
+pub async fn campaign(
+    store: &Store,
+    wakeups: &Wakeups,
+    shutdown: &CancellationToken,
+    election: &str,
+    candidate: &str,
+    ttl_ms: u64,
+    wait: Duration,
+) -> Result<Campaigned> {
+    // Subscribed before the first campaign, so a resignation right after it is not missed.
+    let mut events = wakeups.election(election);
+    let until = Instant::now() + wait;
+    loop {
+        let got = store.campaign(election, candidate, ttl_ms).await?;
+        let remaining = until.saturating_duration_since(Instant::now());
+        if got.is_leader || remaining.is_zero() || shutdown.is_cancelled() {
+            return Ok(got);
+        }
+        // One millisecond past the expiry, so the next campaign finds it expired.
+        let timer = Duration::from_millis((got.term.expires_ms - got.now_ms).max(0) as u64 + 1).min(remaining);
+        tokio::select! {
+            _ = events.recv() => {}
+            _ = tokio::time::sleep(timer) => {}
+            _ = shutdown.cancelled() => return Ok(got),
+        }
+    }
 }

@@ -6,7 +6,9 @@
 //! - [`server`]: assembles a replica (store, services, health, reflection, shutdown).
 //! - [`service`]: the gRPC services; thin: validate, call the store, map errors. Generated
 //!   proto types ([`pb`]) stop here.
-//! - [`dispatch`]: long-poll Acquire, woken by timers on Redis scores and by pub/sub.
+//! - [`dispatch`]: long-poll Acquire and waiting Campaign, woken by timers on Redis scores and
+//!   by pub/sub.
+//! - [`leadership`]: elections held by a background task, for duties that run on one replica.
 //! - [`store`]: the only code that talks to Redis: keys, connections, the script manager, one
 //!   method per state transition.
 //! - [`embedded`]: the embedded default, a supervised private redis-server.
@@ -20,6 +22,7 @@ pub mod config;
 pub mod dispatch;
 pub mod embedded;
 pub mod error;
+pub mod leadership;
 pub mod server;
 pub mod service;
 pub mod store;

@@ -1,5 +1,5 @@
 //! Assembles one Baton replica: Redis connection, store, wake-ups, the gRPC services
-//! (AgentService, grpc.health.v1, reflection), and graceful shutdown.
+//! (AgentService, LeaderService, grpc.health.v1, reflection), and graceful shutdown.
 //!
 //! `run` takes its listener and shutdown signal as arguments, so the binary and the tests share
 //! the same code.
@@ -14,8 +14,8 @@ use tonic_health::ServingStatus;
 use crate::{
     config::Config,
     error::{Error, Result},
-    pb::{self, agent_service_server::AgentServiceServer},
-    service::agent::AgentServiceImpl,
+    pb::{self, agent_service_server::AgentServiceServer, leader_service_server::LeaderServiceServer},
+    service::{agent::AgentServiceImpl, leader::LeaderServiceImpl},
     store::{wake::Wakeups, Policy, Redis, Store},
 };
 
@@ -37,10 +37,17 @@ pub async fn run(
     let tasks = TaskTracker::new();
 
     let wakeups = Wakeups::default();
-    tasks.spawn(wakeups.clone().run(redis_url.to_string(), store.keys().wake_channel(), stopping.clone()));
+    let keys = store.keys();
+    tasks.spawn(wakeups.clone().run(
+        redis_url.to_string(),
+        keys.wake_channel(),
+        keys.leader_channel(),
+        stopping.clone(),
+    ));
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<AgentServiceServer<AgentServiceImpl>>().await;
+    health.set_serving::<LeaderServiceServer<LeaderServiceImpl>>().await;
     tasks.spawn(watch_redis(store.clone(), health.clone(), stopping.clone()));
 
     // The rich error types are served too, so grpcurl prints ErrorInfo and BadRequest details.
@@ -53,7 +60,8 @@ pub async fn run(
     let reflection = descriptors().build_v1().map_err(|e| Error::Internal(e.to_string()))?;
     let reflection_alpha = descriptors().build_v1alpha().map_err(|e| Error::Internal(e.to_string()))?;
 
-    let agents = AgentServiceImpl::new(store.clone(), wakeups, config.clone(), stopping.clone());
+    let agents = AgentServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone());
+    let leaders = LeaderServiceImpl::new(store.clone(), wakeups, config.clone(), stopping.clone());
     let addr = listener.local_addr().map_err(|e| Error::Config(e.to_string()))?;
     tracing::info!(%addr, "baton serving gRPC");
 
@@ -72,6 +80,7 @@ pub async fn run(
         .add_service(reflection)
         .add_service(reflection_alpha)
         .add_service(AgentServiceServer::new(agents))
+        .add_service(LeaderServiceServer::new(leaders))
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), graceful);
     tokio::pin!(serve);
     let limit = Duration::from_millis(config.shutdown_timeout_ms);
@@ -104,7 +113,9 @@ async fn watch_redis(store: Store, health: tonic_health::server::HealthReporter,
             let status = if ok { ServingStatus::Serving } else { ServingStatus::NotServing };
             tracing::warn!(redis_up = ok, "redis health changed");
             health.set_service_status("", status).await;
-            health.set_service_status("baton.v1.AgentService", status).await;
+            for service in ["baton.v1.AgentService", "baton.v1.LeaderService"] {
+                health.set_service_status(service, status).await;
+            }
         }
     }
 }

@@ -55,5 +55,10 @@ fn describe() {
     describe_counter!("baton_script_reloads_total", "Scripts reloaded after NOSCRIPT");
     describe_counter!("baton_script_eval_fallback_total", "Scripts run by EVAL after a failed reload (degraded)");
     describe_counter!("baton_script_errors_total", "Script calls that failed");
+    describe_counter!("baton_leader_claimed_total", "Terms won by Campaign, by election");
+    describe_counter!("baton_leader_refreshed_total", "Leaderships refreshed by Campaign or Renew, by election");
+    describe_counter!("baton_leader_read_total", "Leadership checks (GetLeader, Campaign that lost), by election");
+    describe_counter!("baton_leader_term_changes_total", "Terms begun or ended through this replica, by election");
+    describe_gauge!("baton_leader_has_leader", "1 when the election had a leader at the last look, by election");
     describe_gauge!("baton_redis_up", "1 when the last Redis health check succeeded");
 }

@@ -33,6 +33,15 @@ pub struct QueueKeys {
     pub dlqinfo: String,
 }
 
+/// The keys of one election.
+#[derive(Clone, Debug)]
+pub struct ElectionKeys {
+    /// HASH token, candidate, expires_at, ttl, active: the current (or last) term.
+    pub term: String,
+    /// STRING: the fencing token counter.
+    pub seq: String,
+}
+
 impl Keys {
     pub fn new(prefix: impl Into<String>) -> Self {
         Self { prefix: prefix.into() }
@@ -52,6 +61,17 @@ impl Keys {
             dlq: k("dlq"),
             dlqinfo: k("dlqinfo"),
         }
+    }
+
+    /// The keys of one election.
+    pub fn election(&self, election: &str) -> ElectionKeys {
+        let k = |part: &str| format!("{}baton:{{e:{election}}}:{part}", self.prefix);
+        ElectionKeys { term: k("term"), seq: k("seq") }
+    }
+
+    /// The pub/sub channel of leadership events (elected, resigned, expired).
+    pub fn leader_channel(&self) -> String {
+        format!("{}baton:leader", self.prefix)
     }
 
     /// ZSET worker id -> last seen (ms).

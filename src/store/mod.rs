@@ -5,6 +5,7 @@
 pub mod agents;
 pub mod conn;
 pub mod keys;
+pub mod leader;
 mod reply;
 pub mod scripts;
 pub mod wake;
@@ -15,6 +16,7 @@ use crate::{config::AgentConfig, error::Result};
 pub use agents::*;
 pub use conn::Redis;
 pub use keys::Keys;
+pub use leader::*;
 pub use scripts::Scripts;
 
 /// Scheduling policy the scripts apply, from configuration.
@@ -55,6 +57,7 @@ pub struct Store {
     keys: Keys,
     policy: Arc<Policy>,
     wake_channel: String,
+    leader_channel: String,
 }
 
 impl Store {
@@ -64,7 +67,8 @@ impl Store {
         scripts.load_all(&redis).await?;
         let keys = Keys::new(key_prefix);
         let wake_channel = keys.wake_channel();
-        Ok(Self { redis, scripts, keys, policy: Arc::new(policy), wake_channel })
+        let leader_channel = keys.leader_channel();
+        Ok(Self { redis, scripts, keys, policy: Arc::new(policy), wake_channel, leader_channel })
     }
 
     pub fn keys(&self) -> &Keys {

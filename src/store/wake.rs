@@ -1,7 +1,12 @@
-//! Wake-ups for long polls, across replicas. Scripts PUBLISH a queue's name on the wake
-//! channel when an entry becomes the earliest of its waiting set; every replica subscribes once
-//! and wakes the calls waiting on that queue. After a lost subscription every waiter is woken,
-//! since messages may have been missed while it was down.
+//! Cross-replica notifications over Redis pub/sub, followed by one subscription per replica.
+//!
+//! - Queue wake-ups: scripts PUBLISH a queue's name on the wake channel when an entry becomes
+//!   the earliest of its waiting set; long-polling Acquires on that queue re-check.
+//! - Leadership events: election scripts PUBLISH elected / resigned / expired; Observe streams
+//!   and waiting Campaigns on every replica receive them.
+//!
+//! After a lost subscription every waiter is woken and every observer told to resync, since
+//! messages may have been missed while it was down.
 
 use std::{
     collections::HashMap,
@@ -10,16 +15,48 @@ use std::{
 };
 
 use futures::StreamExt;
-use tokio::sync::Notify;
+use tokio::sync::{broadcast, watch, Notify};
 use tokio_util::sync::CancellationToken;
 
-/// The waiters of every queue on this replica.
-#[derive(Clone, Default)]
+use super::LeaderEvent;
+
+/// What an election's observers hear.
+#[derive(Clone, Debug)]
+pub enum ElectionSignal {
+    Event(LeaderEvent),
+    /// Events may have been missed: read the state again.
+    Resync,
+}
+
+/// Observers buffered per election before a slow one must resync.
+const ELECTION_BUFFER: usize = 64;
+
+/// The waiters and observers on this replica.
+#[derive(Clone)]
 pub struct Wakeups {
     queues: Arc<Mutex<HashMap<String, Arc<Notify>>>>,
+    elections: Arc<Mutex<HashMap<String, broadcast::Sender<ElectionSignal>>>>,
+    /// True while the subscription is live.
+    subscribed: Arc<watch::Sender<bool>>,
+}
+
+impl Default for Wakeups {
+    fn default() -> Self {
+        Self {
+            queues: Default::default(),
+            elections: Default::default(),
+            subscribed: Arc::new(watch::channel(false).0),
+        }
+    }
 }
 
 impl Wakeups {
+    /// Waits until the subscription is live, at most `limit`; false if it is not.
+    pub async fn subscribed(&self, limit: Duration) -> bool {
+        let mut rx = self.subscribed.subscribe();
+        tokio::time::timeout(limit, rx.wait_for(|live| *live)).await.is_ok_and(|r| r.is_ok())
+    }
+
     /// The notifier of a queue's waiters. Hold it while waiting; `release` it afterwards.
     pub fn waiter(&self, queue: &str) -> Arc<Notify> {
         let mut queues = self.queues.lock().expect("wakeups lock");
@@ -35,26 +72,46 @@ impl Wakeups {
         }
     }
 
-    pub fn wake(&self, queue: &str) {
+    /// Follows an election's events. Subscribe before reading the state, so nothing between
+    /// the read and the first event is missed.
+    pub fn election(&self, election: &str) -> broadcast::Receiver<ElectionSignal> {
+        let mut elections = self.elections.lock().expect("wakeups lock");
+        elections.entry(election.to_string()).or_insert_with(|| broadcast::channel(ELECTION_BUFFER).0).subscribe()
+    }
+
+    fn wake(&self, queue: &str) {
         if let Some(n) = self.queues.lock().expect("wakeups lock").get(queue) {
             n.notify_waiters();
         }
     }
 
-    pub fn wake_all(&self) {
-        for n in self.queues.lock().expect("wakeups lock").values() {
-            n.notify_waiters();
+    fn announce(&self, event: LeaderEvent) {
+        let mut elections = self.elections.lock().expect("wakeups lock");
+        if let Some(tx) = elections.get(&event.election) {
+            if tx.receiver_count() == 0 {
+                elections.remove(&event.election);
+            } else {
+                let _ = tx.send(ElectionSignal::Event(event));
+            }
         }
     }
 
-    /// Follows the wake channel until `shutdown`, reconnecting with backoff.
-    pub async fn run(self, url: String, channel: String, shutdown: CancellationToken) {
+    fn resync_all(&self) {
+        for n in self.queues.lock().expect("wakeups lock").values() {
+            n.notify_waiters();
+        }
+        let mut elections = self.elections.lock().expect("wakeups lock");
+        elections.retain(|_, tx| tx.send(ElectionSignal::Resync).is_ok());
+    }
+
+    /// Follows the wake and leader channels until `shutdown`, reconnecting with backoff.
+    pub async fn run(self, url: String, wake_channel: String, leader_channel: String, shutdown: CancellationToken) {
         let mut backoff = Duration::from_millis(100);
         loop {
             let attempt = async {
                 let client = redis::Client::open(url.as_str())?;
                 let mut pubsub = client.get_async_pubsub().await?;
-                pubsub.subscribe(&channel).await?;
+                pubsub.subscribe(&[&wake_channel, &leader_channel]).await?;
                 Ok::<_, redis::RedisError>(pubsub)
             };
             let pubsub = tokio::select! {
@@ -64,27 +121,28 @@ impl Wakeups {
             match pubsub {
                 Ok(pubsub) => {
                     backoff = Duration::from_millis(100);
-                    // Anything published while we were not subscribed is lost: re-check all.
-                    self.wake_all();
+                    self.subscribed.send_replace(true);
+                    self.resync_all();
                     let mut messages = pubsub.into_on_message();
                     loop {
-                        tokio::select! {
+                        let msg = tokio::select! {
                             _ = shutdown.cancelled() => return,
-                            msg = messages.next() => match msg {
-                                Some(msg) => {
-                                    if let Ok(queue) = msg.get_payload::<String>() {
-                                        self.wake(&queue);
-                                    }
-                                }
-                                None => break,
-                            },
+                            msg = messages.next() => msg,
+                        };
+                        let Some(msg) = msg else { break };
+                        let Ok(payload) = msg.get_payload::<String>() else { continue };
+                        if msg.get_channel_name() == wake_channel {
+                            self.wake(&payload);
+                        } else if let Some(event) = LeaderEvent::parse(&payload) {
+                            self.announce(event);
                         }
                     }
-                    tracing::warn!("wake-up subscription lost; resubscribing");
-                    self.wake_all();
+                    self.subscribed.send_replace(false);
+                    tracing::warn!("pub/sub subscription lost; resubscribing");
+                    self.resync_all();
                 }
                 Err(e) => {
-                    tracing::warn!(error = %e, retry_in_ms = backoff.as_millis() as u64, "cannot subscribe to wake-ups");
+                    tracing::warn!(error = %e, retry_in_ms = backoff.as_millis() as u64, "cannot subscribe to pub/sub");
                 }
             }
             tokio::select! {

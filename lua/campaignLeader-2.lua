@@ -1,0 +1,45 @@
+--[[
+  campaignLeader: lazy election. If a term is active and unexpired, its leader keeps it: the
+  same candidate refreshes the expiry, anyone else is told who leads. Otherwise (no term,
+  resigned, or expired) the candidate starts a new term with the next fencing token; an
+  expiry nobody announced yet is announced first.
+
+  Input:
+    KEYS[1] term       HASH token, candidate, expires_at, ttl, active ("1"/"0")
+    KEYS[2] seq        STRING fencing token counter of the election
+
+    ARGV[1] candidate  candidate id
+    ARGV[2] ttlMs      term length without renewal
+    ARGV[3] channel    leadership events channel
+    ARGV[4] election   election name (event payload)
+
+  Output:
+    { isLeader (1/0), token, leader, expiresAt, now, newTerm (1/0) }
+]]
+local rcall = redis.call
+--@include nowMs
+--@include int
+--@include readTerm
+--@include publishLeader
+
+local termKey, seqKey = KEYS[1], KEYS[2]
+local candidate, ttl = ARGV[1], tonumber(ARGV[2])
+local channel, election = ARGV[3], ARGV[4]
+
+local now = nowMs()
+local t = readTerm(termKey)
+if t and t.active and t.expiresAt > now then
+  if t.candidate ~= candidate then
+    return { 0, t.token, t.candidate, t.expiresAt, now, 0 }
+  end
+  rcall('HSET', termKey, 'expires_at', now + ttl, 'ttl', ttl)
+  return { 1, t.token, candidate, now + ttl, now, 0 }
+end
+if t and t.active then
+  rcall('HSET', termKey, 'active', '0')
+  publishLeader(channel, election, 'EXPIRED', t.token, t.candidate, t.expiresAt)
+end
+local token = int(rcall('INCR', seqKey))
+rcall('HSET', termKey, 'token', token, 'candidate', candidate, 'expires_at', now + ttl, 'ttl', ttl, 'active', '1')
+publishLeader(channel, election, 'ELECTED', token, candidate, now + ttl)
+return { 1, token, candidate, now + ttl, now, 1 }

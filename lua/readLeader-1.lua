@@ -1,0 +1,36 @@
+--[[
+  readLeader: the current leader, judged by the Redis clock. With expire = "1", a term found
+  expired but not yet announced is ended and EXPIRED is announced (once, whichever replica
+  notices first); with "0" nothing is written.
+
+  Input:
+    KEYS[1] term       HASH token, candidate, expires_at, ttl, active
+
+    ARGV[1] expire     "1" to end and announce an expired term, "0" to only read
+    ARGV[2] channel    leadership events channel
+    ARGV[3] election   election name (event payload)
+
+  Output:
+    { now }                             no leader
+    { now, token, leader, expiresAt }   a leader
+]]
+local rcall = redis.call
+--@include nowMs
+--@include readTerm
+--@include publishLeader
+
+local termKey = KEYS[1]
+local expire, channel, election = ARGV[1] == '1', ARGV[2], ARGV[3]
+local now = nowMs()
+local t = readTerm(termKey)
+if not t or not t.active then
+  return { now }
+end
+if t.expiresAt <= now then
+  if expire then
+    rcall('HSET', termKey, 'active', '0')
+    publishLeader(channel, election, 'EXPIRED', t.token, t.candidate, t.expiresAt)
+  end
+  return { now }
+end
+return { now, t.token, t.candidate, t.expiresAt }

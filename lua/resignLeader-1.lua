@@ -1,0 +1,32 @@
+--[[
+  resignLeader: compare-and-delete. Ends the term at once if it is active, unexpired, and held
+  by candidate with token, and announces RESIGNED; otherwise changes nothing.
+
+  Input:
+    KEYS[1] term       HASH token, candidate, expires_at, ttl, active
+
+    ARGV[1] candidate  candidate id
+    ARGV[2] token      the term's fencing token
+    ARGV[3] channel    leadership events channel
+    ARGV[4] election   election name (event payload)
+
+  Output:
+    { -1 }             LEASE_LOST
+    { 0, resignedAt }  resigned
+]]
+local rcall = redis.call
+--@include nowMs
+--@include readTerm
+--@include publishLeader
+
+local termKey = KEYS[1]
+local candidate, token = ARGV[1], ARGV[2]
+local channel, election = ARGV[3], ARGV[4]
+local now = nowMs()
+local t = readTerm(termKey)
+if not t or not t.active or t.expiresAt <= now or t.token ~= token or t.candidate ~= candidate then
+  return { -1 }
+end
+rcall('HSET', termKey, 'active', '0', 'expires_at', now)
+publishLeader(channel, election, 'RESIGNED', t.token, candidate, now)
+return { 0, now }

@@ -1,0 +1,264 @@
+//! LeaderService: Campaign, Renew, Resign, GetLeader, Observe.
+
+use std::{pin::Pin, sync::Arc, time::Duration};
+
+use tokio::sync::{broadcast::error::RecvError, mpsc};
+use tokio_stream::{wrappers::ReceiverStream, Stream};
+use tokio_util::sync::CancellationToken;
+use tonic::{Request, Response, Status};
+
+use super::{observe, timestamp, validate};
+use crate::{
+    config::Config,
+    dispatch,
+    error::{Error, Result},
+    pb::{self, leader_service_server::LeaderService},
+    store::{wake::ElectionSignal, wake::Wakeups, LeaderEventKind, LeaderState, Store},
+};
+
+pub struct LeaderServiceImpl {
+    store: Store,
+    wakeups: Wakeups,
+    config: Arc<Config>,
+    /// Cancelled when the server begins a graceful shutdown: waits answer, streams end.
+    shutdown: CancellationToken,
+}
+
+impl LeaderServiceImpl {
+    pub fn new(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken) -> Self {
+        Self { store, wakeups, config, shutdown }
+    }
+}
+
+fn gauge(election: &str, state: &LeaderState) {
+    metrics::gauge!("baton_leader_has_leader", "election" => election.to_string()).set(if state.term.is_some() {
+        1.0
+    } else {
+        0.0
+    });
+}
+
+fn current(state: LeaderState) -> pb::ObserveResponse {
+    let kind = pb::LeadershipEventKind::Current as i32;
+    match state.term {
+        Some(t) => {
+            pb::ObserveResponse { kind, leader_id: t.leader, token: t.token, expires_at: Some(timestamp(t.expires_ms)) }
+        }
+        None => pb::ObserveResponse { kind, ..Default::default() },
+    }
+}
+
+/// Follows one election for one Observe stream until the client leaves or the server stops.
+/// Between events, a timer on the term's expiry asks Redis whether it expired (the script
+/// announces an expiry once, whichever replica notices first).
+async fn follow(
+    store: Store,
+    wakeups: Wakeups,
+    shutdown: CancellationToken,
+    election: String,
+    tx: mpsc::Sender<Result<pb::ObserveResponse, Status>>,
+) {
+    let mut events = wakeups.election(&election);
+    // Events published before this replica's subscription is live would be missed.
+    if !wakeups.subscribed(SUBSCRIBE_LIMIT).await {
+        let _ = tx.send(Err(Status::from(Error::Unavailable("cannot follow leadership events".into())))).await;
+        return;
+    }
+    let mut resync = true;
+    let mut last_sent: Option<Option<u64>> = None;
+    let mut expires: Option<tokio::time::Instant> = None;
+    loop {
+        if resync {
+            resync = false;
+            match store.leader(&election, true).await {
+                Ok(state) => {
+                    expires = state.term.as_ref().map(|t| deadline(t.expires_ms - state.now_ms));
+                    // After a gap, tell the state again only if it changed.
+                    let token = state.term.as_ref().map(|t| t.token);
+                    if last_sent != Some(token) {
+                        last_sent = Some(token);
+                        if tx.send(Ok(current(state))).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+                Err(e) => {
+                    let _ = tx.send(Err(Status::from(e))).await;
+                    return;
+                }
+            }
+        }
+        let expiry = async {
+            match expires {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tx.closed() => return,
+            _ = expiry => {
+                // Ends and announces the term if it really expired; the event arrives below.
+                if let Ok(state) = store.leader(&election, true).await {
+                    expires = state.term.as_ref().map(|t| deadline(t.expires_ms - state.now_ms));
+                }
+            }
+            signal = events.recv() => match signal {
+                Ok(ElectionSignal::Event(e)) => {
+                    let kind = match e.kind {
+                        LeaderEventKind::Elected => pb::LeadershipEventKind::Elected,
+                        LeaderEventKind::Resigned => pb::LeadershipEventKind::Resigned,
+                        LeaderEventKind::Expired => pb::LeadershipEventKind::Expired,
+                    };
+                    // A new term: read its expiry (renewals move it) before trusting a timer.
+                    expires = (e.kind == LeaderEventKind::Elected).then(tokio::time::Instant::now);
+                    last_sent = Some((e.kind == LeaderEventKind::Elected).then_some(e.token));
+                    let msg = pb::ObserveResponse {
+                        kind: kind as i32,
+                        leader_id: e.leader,
+                        token: e.token,
+                        expires_at: Some(timestamp(e.at_ms)),
+                    };
+                    if tx.send(Ok(msg)).await.is_err() {
+                        return;
+                    }
+                }
+                Ok(ElectionSignal::Resync) | Err(RecvError::Lagged(_)) => resync = true,
+                Err(RecvError::Closed) => return,
+            },
+        }
+    }
+}
+
+/// How long an Observe waits for this replica's pub/sub subscription before giving up.
+const SUBSCRIBE_LIMIT: Duration = Duration::from_secs(5);
+
+fn deadline(in_ms: i64) -> tokio::time::Instant {
+    tokio::time::Instant::now() + Duration::from_millis(in_ms.max(0) as u64 + 1)
+}
+
+type ObserveStream = Pin<Box<dyn Stream<Item = Result<pb::ObserveResponse, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl LeaderService for LeaderServiceImpl {
+    async fn campaign(&self, request: Request<pb::CampaignRequest>) -> Result<Response<pb::CampaignResponse>, Status> {
+        observe("Campaign", async {
+            let req = request.into_inner();
+            validate::name("election", &req.election)?;
+            validate::name("candidate_id", &req.candidate_id)?;
+            let limits = &self.config.limits;
+            let ttl_ms = validate::duration_ms("ttl", req.ttl.as_ref(), limits.max_ttl_ms)?
+                .ok_or_else(|| Error::invalid("ttl", "is required"))?;
+            if ttl_ms < limits.min_ttl_ms {
+                return Err(Error::invalid("ttl", format!("must be at least {} ms", limits.min_ttl_ms)));
+            }
+            let wait = Duration::from_millis(
+                validate::duration_ms("wait", req.wait.as_ref(), limits.max_wait_ms)?.unwrap_or(0),
+            );
+            let got = dispatch::campaign(
+                &self.store,
+                &self.wakeups,
+                &self.shutdown,
+                &req.election,
+                &req.candidate_id,
+                ttl_ms,
+                wait,
+            )
+            .await?;
+            let election = req.election.clone();
+            match (got.is_leader, got.new_term) {
+                (true, true) => {
+                    metrics::counter!("baton_leader_claimed_total", "election" => election.clone()).increment(1);
+                    metrics::counter!("baton_leader_term_changes_total", "election" => election.clone()).increment(1);
+                    tracing::info!(election, leader = req.candidate_id, token = got.term.token, "elected");
+                }
+                (true, false) => {
+                    metrics::counter!("baton_leader_refreshed_total", "election" => election.clone()).increment(1)
+                }
+                (false, _) => metrics::counter!("baton_leader_read_total", "election" => election.clone()).increment(1),
+            }
+            metrics::gauge!("baton_leader_has_leader", "election" => election).set(1.0);
+            Ok(Response::new(pb::CampaignResponse {
+                is_leader: got.is_leader,
+                leader_id: got.term.leader,
+                token: got.term.token,
+                expires_at: Some(timestamp(got.term.expires_ms)),
+            }))
+        })
+        .await
+    }
+
+    async fn renew(&self, request: Request<pb::RenewRequest>) -> Result<Response<pb::RenewResponse>, Status> {
+        observe("Renew", async {
+            let req = request.into_inner();
+            validate::name("election", &req.election)?;
+            validate::name("candidate_id", &req.candidate_id)?;
+            validate::token("token", req.token)?;
+            let expires = self.store.renew(&req.election, &req.candidate_id, req.token).await.inspect_err(|e| {
+                if matches!(e, Error::LeaseLost(_)) {
+                    metrics::counter!("baton_leases_lost_total", "rpc" => "Renew").increment(1);
+                }
+            })?;
+            metrics::counter!("baton_leader_refreshed_total", "election" => req.election).increment(1);
+            Ok(Response::new(pb::RenewResponse { expires_at: Some(timestamp(expires)) }))
+        })
+        .await
+    }
+
+    async fn resign(&self, request: Request<pb::ResignRequest>) -> Result<Response<pb::ResignResponse>, Status> {
+        observe("Resign", async {
+            let req = request.into_inner();
+            validate::name("election", &req.election)?;
+            validate::name("candidate_id", &req.candidate_id)?;
+            validate::token("token", req.token)?;
+            let at = self.store.resign(&req.election, &req.candidate_id, req.token).await.inspect_err(|e| {
+                if matches!(e, Error::LeaseLost(_)) {
+                    metrics::counter!("baton_leases_lost_total", "rpc" => "Resign").increment(1);
+                }
+            })?;
+            tracing::info!(election = req.election, leader = req.candidate_id, token = req.token, "resigned");
+            metrics::counter!("baton_leader_term_changes_total", "election" => req.election.clone()).increment(1);
+            metrics::gauge!("baton_leader_has_leader", "election" => req.election).set(0.0);
+            Ok(Response::new(pb::ResignResponse { resigned_at: Some(timestamp(at)) }))
+        })
+        .await
+    }
+
+    async fn get_leader(
+        &self,
+        request: Request<pb::GetLeaderRequest>,
+    ) -> Result<Response<pb::GetLeaderResponse>, Status> {
+        observe("GetLeader", async {
+            let req = request.into_inner();
+            validate::name("election", &req.election)?;
+            let state = self.store.leader(&req.election, false).await?;
+            metrics::counter!("baton_leader_read_total", "election" => req.election.clone()).increment(1);
+            gauge(&req.election, &state);
+            Ok(Response::new(match state.term {
+                Some(t) => pb::GetLeaderResponse {
+                    leader_id: t.leader,
+                    token: t.token,
+                    expires_at: Some(timestamp(t.expires_ms)),
+                },
+                None => pb::GetLeaderResponse::default(),
+            }))
+        })
+        .await
+    }
+
+    type ObserveStream = ObserveStream;
+
+    async fn observe(&self, request: Request<pb::ObserveRequest>) -> Result<Response<Self::ObserveStream>, Status> {
+        observe("Observe", async {
+            let req = request.into_inner();
+            validate::name("election", &req.election)?;
+            if self.shutdown.is_cancelled() {
+                return Err(Error::Unavailable("server is shutting down".into()));
+            }
+            let (tx, rx) = mpsc::channel(16);
+            tokio::spawn(follow(self.store.clone(), self.wakeups.clone(), self.shutdown.clone(), req.election, tx));
+            Ok(Response::new(Box::pin(ReceiverStream::new(rx)) as Self::ObserveStream))
+        })
+        .await
+    }
+}
