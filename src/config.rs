@@ -31,10 +31,75 @@ pub struct Config {
     pub key_prefix: String,
     /// Longest time a graceful shutdown may take before in-flight calls are cut.
     pub shutdown_timeout_ms: u64,
+    /// This replica's id in elections and logs; empty: `<hostname>-<pid>`.
+    pub replica_id: String,
     pub log: LogConfig,
     pub redis: RedisConfig,
     pub limits: Limits,
     pub agent: AgentConfig,
+    pub circuit_breaker: BreakerConfig,
+    pub zombie_cleanup: ZombieConfig,
+    pub orphan_cleanup: OrphanConfig,
+    pub health: HealthConfig,
+}
+
+/// The two circuit breakers (dispatch path, write-back path), seed 000's knobs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BreakerConfig {
+    pub enabled: bool,
+    /// Redis failures within `failure_window_ms` that open a breaker.
+    pub failure_threshold: u32,
+    pub failure_window_ms: u64,
+    /// How long an open breaker fails calls fast before letting probes through.
+    pub cooldown_ms: u64,
+    /// How long a half-open breaker waits for a successful probe before opening again.
+    pub half_open_duration_ms: u64,
+}
+
+/// The zombie sweeper: leases past deadline + threshold go back to waiting as TIMEOUT failures.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ZombieConfig {
+    pub enabled: bool,
+    /// How far past its deadline an unrenewed lease must be.
+    pub threshold_ms: u64,
+    pub interval_ms: u64,
+    /// Most time one pass may take (0: no bound).
+    pub run_budget_ms: u64,
+    /// Agents whose names match this regex get `exceptional_threshold_ms` (empty: none).
+    pub exceptional_pattern: String,
+    pub exceptional_threshold_ms: u64,
+}
+
+/// The orphan sweeper: leases of workers silent for the threshold go back to waiting at once.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OrphanConfig {
+    pub enabled: bool,
+    /// Silence (no Acquire, no Heartbeat) after which a worker is dead.
+    pub threshold_ms: u64,
+    pub interval_ms: u64,
+    /// Term of the `baton-sweeper` election that picks the one replica that sweeps.
+    pub leadership_ttl_ms: u64,
+    /// Every replica sweeps, without an election.
+    pub force_all_pods: bool,
+    /// Remove agents whose names are only digits (corrupt entries).
+    pub remove_numeric_only_agents: bool,
+    /// Most time one pass may take (0: no bound).
+    pub run_budget_ms: u64,
+}
+
+/// The periodic health summary and its watchdog signals.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HealthConfig {
+    /// Period of the health summary log line and the watchdogs (0: off).
+    pub summary_period_ms: u64,
+    /// A Redis round trip slower than this raises `redis_stall`.
+    pub redis_stall_ms: u64,
+    /// Most queues the summary inspects.
+    pub max_queues: usize,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -138,11 +203,61 @@ impl Default for Config {
             data_dir: PathBuf::from("baton-data"),
             key_prefix: String::new(),
             shutdown_timeout_ms: 10_000,
+            replica_id: String::new(),
             log: LogConfig::default(),
             redis: RedisConfig::default(),
             limits: Limits::default(),
             agent: AgentConfig::default(),
+            circuit_breaker: BreakerConfig::default(),
+            zombie_cleanup: ZombieConfig::default(),
+            orphan_cleanup: OrphanConfig::default(),
+            health: HealthConfig::default(),
         }
+    }
+}
+
+impl Default for BreakerConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            failure_threshold: 5,
+            failure_window_ms: 10_000,
+            cooldown_ms: 30_000,
+            half_open_duration_ms: 5_000,
+        }
+    }
+}
+
+impl Default for ZombieConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            threshold_ms: 30_000,
+            interval_ms: 300_000,
+            run_budget_ms: 0,
+            exceptional_pattern: String::new(),
+            exceptional_threshold_ms: 3_600_000,
+        }
+    }
+}
+
+impl Default for OrphanConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            threshold_ms: 600_000,
+            interval_ms: 300_000,
+            leadership_ttl_ms: 120_000,
+            force_all_pods: false,
+            remove_numeric_only_agents: true,
+            run_budget_ms: 0,
+        }
+    }
+}
+
+impl Default for HealthConfig {
+    fn default() -> Self {
+        Self { summary_period_ms: 600_000, redis_stall_ms: 1_000, max_queues: 100 }
     }
 }
 
@@ -209,6 +324,17 @@ impl Config {
         figment.merge(Env::prefixed("BATON_").ignore(&["config"]).split("__"))
     }
 
+    /// This replica's id: `replica_id`, or `<hostname>-<pid>`.
+    pub fn replica(&self) -> String {
+        if !self.replica_id.is_empty() {
+            return self.replica_id.clone();
+        }
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        let host: String =
+            host.trim().chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')).collect();
+        format!("{}-{}", if host.is_empty() { "baton" } else { &host }, std::process::id())
+    }
+
     /// Extracts and checks a configuration.
     pub fn from_figment(figment: Figment) -> Result<Self, Error> {
         let config: Config = figment.extract().map_err(|e| Error::Config(e.to_string()))?;
@@ -232,6 +358,21 @@ impl Config {
         }
         if self.redis.pool_size == 0 {
             return bad("redis.pool_size must be at least 1");
+        }
+        if let Err(e) = regex::Regex::new(&self.zombie_cleanup.exceptional_pattern) {
+            return Err(Error::Config(format!("zombie_cleanup.exceptional_pattern: {e}")));
+        }
+        if self.circuit_breaker.failure_threshold == 0 {
+            return bad("circuit_breaker.failure_threshold must be at least 1");
+        }
+        if self.zombie_cleanup.interval_ms == 0 || self.orphan_cleanup.interval_ms == 0 {
+            return bad("zombie_cleanup.interval_ms and orphan_cleanup.interval_ms must be at least 1");
+        }
+        if self.orphan_cleanup.leadership_ttl_ms < 300 {
+            return bad("orphan_cleanup.leadership_ttl_ms must be at least 300");
+        }
+        if self.replica_id.contains(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))) {
+            return bad("replica_id must match [A-Za-z0-9._-]*");
         }
         if self.key_prefix.contains(['{', '}']) {
             return bad("key_prefix must not contain '{' or '}' (they would change hash slots)");

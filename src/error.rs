@@ -23,6 +23,9 @@ pub enum Error {
     /// Redis could not be reached or answered in time: retry this call later.
     #[error("redis unavailable: {0}")]
     Unavailable(String),
+    /// A circuit breaker is open: calls on this path fail fast until Redis answers again.
+    #[error("circuit breaker of the {path} path is open: Redis is failing; retry in {retry_after_ms} ms")]
+    CircuitOpen { path: &'static str, retry_after_ms: u64 },
     /// Redis answered with an error Baton did not expect.
     #[error("redis error: {0}")]
     Redis(redis::RedisError),
@@ -49,6 +52,7 @@ impl Error {
             Error::LeaseLost(_) => "LEASE_LOST",
             Error::NotFound(_) => "NOT_FOUND",
             Error::Unavailable(_) => "REDIS_UNAVAILABLE",
+            Error::CircuitOpen { .. } => "CIRCUIT_OPEN",
             Error::Redis(_) => "REDIS_ERROR",
             Error::Config(_) => "INVALID_CONFIG",
             Error::Internal(_) => "INTERNAL",
@@ -60,7 +64,7 @@ impl Error {
             Error::InvalidArgument { .. } => Code::InvalidArgument,
             Error::LeaseLost(_) => Code::FailedPrecondition,
             Error::NotFound(_) => Code::NotFound,
-            Error::Unavailable(_) => Code::Unavailable,
+            Error::Unavailable(_) | Error::CircuitOpen { .. } => Code::Unavailable,
             Error::Redis(_) | Error::Config(_) | Error::Internal(_) => Code::Internal,
         }
     }
@@ -93,15 +97,18 @@ impl From<Error> for Status {
             metadata.insert("field".to_string(), field.clone());
             details.add_bad_request_violation(field.clone(), reason.clone());
         }
-        if let Error::Unavailable(_) = &e {
-            details.set_retry_info(Some(std::time::Duration::from_millis(UNAVAILABLE_PUSHBACK_MS)));
+        let pushback_ms = match &e {
+            Error::Unavailable(_) => Some(UNAVAILABLE_PUSHBACK_MS),
+            Error::CircuitOpen { retry_after_ms, .. } => Some(*retry_after_ms),
+            _ => None,
+        };
+        if let Some(ms) = pushback_ms {
+            details.set_retry_info(Some(std::time::Duration::from_millis(ms)));
         }
         details.set_error_info(e.reason(), DOMAIN, metadata);
         let mut status = Status::with_error_details(e.code(), e.to_string(), details);
-        if let Error::Unavailable(_) = &e {
-            status
-                .metadata_mut()
-                .insert("grpc-retry-pushback-ms", UNAVAILABLE_PUSHBACK_MS.to_string().parse().expect("ascii"));
+        if let Some(ms) = pushback_ms {
+            status.metadata_mut().insert("grpc-retry-pushback-ms", ms.to_string().parse().expect("ascii"));
         }
         status
     }

@@ -11,6 +11,9 @@
 //! - [`leadership`]: elections held by a background task, for duties that run on one replica.
 //! - [`store`]: the only code that talks to Redis: keys, connections, the script manager, one
 //!   method per state transition.
+//! - [`sweeper`]: zombie and orphan sweeps, on the replica elected for them.
+//! - [`breaker`]: the dispatch and write-back circuit breakers.
+//! - [`monitor`]: the periodic health summary and watchdog signals.
 //! - [`embedded`]: the embedded default, a supervised private redis-server.
 //! - [`config`], [`error`], [`telemetry`]: configuration layering, the one error type and its
 //!   gRPC mapping, logs and metrics.
@@ -18,14 +21,17 @@
 //! Lua scripts live in `lua/` (one per transition, `verbNoun-N.lua` with N KEYS); protos in
 //! `proto/baton/v1/`.
 
+pub mod breaker;
 pub mod config;
 pub mod dispatch;
 pub mod embedded;
 pub mod error;
 pub mod leadership;
+pub mod monitor;
 pub mod server;
 pub mod service;
 pub mod store;
+pub mod sweeper;
 pub mod telemetry;
 
 /// Generated protobuf types and gRPC stubs of `baton.v1` (server and client).

@@ -14,9 +14,11 @@ use tonic_health::ServingStatus;
 use crate::{
     config::Config,
     error::{Error, Result},
+    monitor,
     pb::{self, agent_service_server::AgentServiceServer, leader_service_server::LeaderServiceServer},
     service::{agent::AgentServiceImpl, leader::LeaderServiceImpl},
     store::{wake::Wakeups, Policy, Redis, Store},
+    sweeper,
 };
 
 /// How often the health service checks that Redis answers.
@@ -32,7 +34,8 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
     let redis = Redis::connect(redis_url, &config.redis).await?;
-    let store = Store::open(redis, &config.key_prefix, Policy::new(&config.agent, config.limits.scan_limit)).await?;
+    let policy = Policy::new(&config.agent, config.limits.scan_limit);
+    let store = Store::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone()).await?;
     let stopping = CancellationToken::new();
     let tasks = TaskTracker::new();
 
@@ -59,6 +62,9 @@ pub async fn run(
     };
     let reflection = descriptors().build_v1().map_err(|e| Error::Internal(e.to_string()))?;
     let reflection_alpha = descriptors().build_v1alpha().map_err(|e| Error::Internal(e.to_string()))?;
+
+    sweeper::spawn(store.clone(), wakeups.clone(), config.clone(), stopping.clone(), &tasks);
+    monitor::spawn(store.clone(), wakeups.clone(), config.clone(), stopping.clone(), &tasks);
 
     let agents = AgentServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone());
     let leaders = LeaderServiceImpl::new(store.clone(), wakeups, config.clone(), stopping.clone());

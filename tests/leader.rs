@@ -269,6 +269,7 @@ async fn internal_leadership_fails_over_on_shutdown() {
                 Redis::connect(&url, &config.redis).await.unwrap(),
                 "",
                 Policy::new(&config.agent, config.limits.scan_limit),
+                config.circuit_breaker.clone(),
             )
             .await
             .unwrap();

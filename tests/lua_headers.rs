@@ -9,8 +9,10 @@ use regex::Regex;
 #[test]
 fn every_script_header_matches_its_keys_and_argv() {
     let header_re = Regex::new(r"(?s)^--\[\[(.*?)\]\]").unwrap();
-    let declared_re = Regex::new(r"(?m)^\s*(KEYS|ARGV)\[(\d+)(\.\.)?\]").unwrap();
+    // ARGV[i], ARGV[i..j] (a fixed range) or ARGV[i..] (the rest, read through #ARGV).
+    let declared_re = Regex::new(r"(?m)^\s*(KEYS|ARGV)\[(\d+)(\.\.(\d*))?\]").unwrap();
     let used_re = Regex::new(r"(KEYS|ARGV)\[(\d+)\]").unwrap();
+    let policy_re = Regex::new(r"readPolicy\((\d+)\)").unwrap();
     let include_re = Regex::new(r"(?m)^--@include (\w+)").unwrap();
     let built_key_re = Regex::new(r"'[^']*:'\s*\.\.").unwrap();
     let mut checked = 0;
@@ -33,10 +35,16 @@ fn every_script_header_matches_its_keys_and_argv() {
         let mut argv_rest = None;
         for c in declared_re.captures_iter(&header) {
             let i: usize = c[2].parse().unwrap();
-            match (&c[1], c.get(3).is_some()) {
+            let end = c.get(4).map(|m| m.as_str().parse::<usize>().ok());
+            match (&c[1], end) {
                 ("KEYS", _) => assert!(declared_keys.insert(i), "{file}: KEYS[{i}] documented twice"),
-                ("ARGV", false) => assert!(declared_argv.insert(i), "{file}: ARGV[{i}] documented twice"),
-                ("ARGV", true) => argv_rest = Some(i),
+                ("ARGV", None) => assert!(declared_argv.insert(i), "{file}: ARGV[{i}] documented twice"),
+                ("ARGV", Some(Some(j))) => {
+                    for n in i..=j {
+                        assert!(declared_argv.insert(n), "{file}: ARGV[{n}] documented twice");
+                    }
+                }
+                ("ARGV", Some(None)) => argv_rest = Some(i),
                 _ => unreachable!(),
             }
         }
@@ -47,6 +55,12 @@ fn every_script_header_matches_its_keys_and_argv() {
         let used_argv: BTreeSet<usize> =
             used_re.captures_iter(body).filter(|c| &c[1] == "ARGV").map(|c| c[2].parse().unwrap()).collect();
         assert_eq!(used_keys, declared_keys, "{file}: KEYS used in the body differ from the header");
+        // readPolicy(i) reads the six ARGV from i.
+        let mut used_argv = used_argv;
+        for c in policy_re.captures_iter(body) {
+            let i: usize = c[1].parse().unwrap();
+            used_argv.extend(i..i + 6);
+        }
         let fixed_used: BTreeSet<usize> =
             used_argv.iter().copied().filter(|i| argv_rest.is_none_or(|r| *i < r)).collect();
         assert_eq!(fixed_used, declared_argv, "{file}: ARGV used in the body differ from the header");

@@ -1,6 +1,7 @@
 -- failureDelay: the backoff before the next run after a failure of class outcome, given the
 -- failure streak (already counting this failure), the agent's error interval and the policy
--- {forbiddenMs, throttledBaseMs, throttledMultiplier, throttledCapMs, maxImmediateRetries}.
+-- (readPolicy). ORPHANED (the holder died) runs again at once; TIMEOUT (a zombie lease) and
+-- UNKNOWN wait the error interval.
 local function failureDelay(outcome, streak, errorIntervalMs, p)
   if outcome == 'PERMANENT_FORBIDDEN' then
     return p.forbiddenMs
@@ -11,6 +12,8 @@ local function failureDelay(outcome, streak, errorIntervalMs, p)
   elseif outcome == 'TRANSIENT' or outcome == 'SERVER_ERROR' then
     if streak <= p.maxImmediateRetries then return 0 end
     return errorIntervalMs
+  elseif outcome == 'ORPHANED' then
+    return 0
   end
   -- UNKNOWN, TIMEOUT
   return errorIntervalMs

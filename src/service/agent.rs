@@ -206,11 +206,12 @@ impl AgentService for AgentServiceImpl {
                     None => by_queue.push((&l.queue, vec![l])),
                 }
             }
-            let extend = futures::future::try_join_all(by_queue.iter().map(|(queue, leases)| {
+            let deadlines = futures::future::try_join_all(by_queue.iter().map(|(queue, leases)| {
                 let pairs: Vec<(&str, u64)> = leases.iter().map(|l| (l.name.as_str(), l.token)).collect();
-                async move { self.store.heartbeat(queue, &pairs).await }
-            }));
-            let (deadlines, ()) = futures::try_join!(extend, self.store.touch_worker(&req.worker_id))?;
+                let worker = req.worker_id.as_str();
+                async move { self.store.heartbeat(queue, worker, &pairs).await }
+            }))
+            .await?;
             let mut response = pb::HeartbeatResponse::default();
             for ((_, leases), deadlines) in by_queue.into_iter().zip(deadlines) {
                 for (l, deadline) in leases.into_iter().zip(deadlines) {

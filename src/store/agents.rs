@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{reply::Reply, scripts::Args, Store};
+use super::{reply::Reply, scripts::Args, Path, Store};
 use crate::error::{Error, Result};
 
 /// An agent's definition, as stored (the payload is stored beside it, binary-safe).
@@ -62,7 +62,7 @@ pub struct LeaseRef {
     pub token: u64,
 }
 
-/// How a run ended. `Timeout` is the class the zombie sweeper reports.
+/// How a run ended, as a worker reports it. (The sweepers end leases as TIMEOUT and ORPHANED.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
     Success,
@@ -71,7 +71,6 @@ pub enum Outcome {
     Transient,
     ServerError,
     Unknown,
-    Timeout,
 }
 
 impl Outcome {
@@ -83,7 +82,6 @@ impl Outcome {
             Outcome::Transient => "TRANSIENT",
             Outcome::ServerError => "SERVER_ERROR",
             Outcome::Unknown => "UNKNOWN",
-            Outcome::Timeout => "TIMEOUT",
         }
     }
 }
@@ -152,7 +150,7 @@ impl Store {
             args.push(&def.payload[..]);
         }
         let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.streaks, &k.index, &k.dlq, &k.dlqinfo];
-        let reply = self.scripts.run(&self.redis, "registerAgents", &keys, args).await?;
+        let reply = self.run(Path::WriteBack, "registerAgents", &keys, args).await?;
         let mut r = Reply::new("registerAgents", reply)?;
         let counts = (r.next()?, r.next()?);
         self.remember_queue(queue).await?;
@@ -167,16 +165,16 @@ impl Store {
         for name in names {
             args.push(name);
         }
-        let reply = self.scripts.run(&self.redis, "unregisterAgents", &keys, args).await?;
+        let reply = self.run(Path::WriteBack, "unregisterAgents", &keys, args).await?;
         redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))
     }
 
     /// Grants up to `max` due agents to `worker`.
     pub async fn acquire(&self, queue: &str, worker: &str, max: u32) -> Result<Acquired> {
         let k = self.keys.queue(queue);
-        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.seq];
+        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.seq, &k.workers];
         let args = Args::new().arg(worker).arg(max).arg(self.policy.scan_limit);
-        let reply = self.scripts.run(&self.redis, "acquireAgents", &keys, args).await?;
+        let reply = self.run(Path::Dispatch, "acquireAgents", &keys, args).await?;
         let mut r = Reply::new("acquireAgents", reply)?;
         let now_ms: i64 = r.next()?;
         let next_due: i64 = r.next()?;
@@ -199,47 +197,29 @@ impl Store {
         Ok(Acquired { now_ms, next_due_ms: (next_due >= 0).then_some(next_due), leases })
     }
 
-    /// Extends the leases of one queue; returns each lease's new deadline, or None if lost.
-    pub async fn heartbeat(&self, queue: &str, leases: &[(&str, u64)]) -> Result<Vec<Option<i64>>> {
+    /// Extends the leases of one queue and records the worker alive; returns each lease's new
+    /// deadline, or None if lost.
+    pub async fn heartbeat(&self, queue: &str, worker: &str, leases: &[(&str, u64)]) -> Result<Vec<Option<i64>>> {
         let k = self.keys.queue(queue);
-        let mut args = Args::new();
+        let mut args = Args::new().arg(worker);
         for (name, token) in leases {
             args.push(*name);
             args.push(*token);
         }
-        let reply = self.scripts.run(&self.redis, "heartbeatLeases", &[&k.working, &k.leases], args).await?;
+        let reply = self.run(Path::WriteBack, "heartbeatLeases", &[&k.working, &k.leases, &k.workers], args).await?;
         let deadlines: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
         Ok(deadlines.into_iter().map(|d| (d >= 0).then_some(d)).collect())
-    }
-
-    /// Records that a worker is alive.
-    pub async fn touch_worker(&self, worker: &str) -> Result<()> {
-        let key = self.keys.workers();
-        self.scripts.run(&self.redis, "touchWorker", &[&key], Args::new().arg(worker)).await?;
-        Ok(())
     }
 
     /// Ends a lease with an outcome. A stale or unknown token is `Error::LeaseLost`.
     pub async fn complete(&self, c: &Completion) -> Result<Completed> {
         let k = self.keys.queue(&c.queue);
-        let p = &self.policy;
         let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.index, &k.dlq, &k.dlqinfo];
-        let args = Args::new()
-            .arg(&c.name)
-            .arg(c.token)
-            .arg(c.outcome.as_str())
-            .arg(&c.message)
-            .arg(c.retry_after_ms)
-            .arg(p.permanent_forbidden_backoff_ms)
-            .arg(p.throttled_base_ms)
-            .arg(p.throttled_multiplier)
-            .arg(p.throttled_cap_ms)
-            .arg(p.max_immediate_retries)
-            .arg(p.jitter_ratio)
-            .arg(rand::random::<u32>())
-            .arg(&self.wake_channel)
-            .arg(&c.queue);
-        let reply = self.scripts.run(&self.redis, "completeAgent", &keys, args).await?;
+        let mut args =
+            Args::new().arg(&c.name).arg(c.token).arg(c.outcome.as_str()).arg(&c.message).arg(c.retry_after_ms);
+        self.policy.push_args(&mut args);
+        let args = args.arg(rand::random::<u32>()).arg(&self.wake_channel).arg(&c.queue);
+        let reply = self.run(Path::WriteBack, "completeAgent", &keys, args).await?;
         let mut r = Reply::new("completeAgent", reply)?;
         match r.next::<i64>()? {
             -1 => Err(Error::LeaseLost(format!("{}/{} token {}", c.queue, c.name, c.token))),
@@ -262,7 +242,7 @@ impl Store {
             .arg(&self.wake_channel)
             .arg(queue);
         let keys = [&*k.waiting, &k.working, &k.defs, &k.leases];
-        let reply = self.scripts.run(&self.redis, "releaseAgent", &keys, args).await?;
+        let reply = self.run(Path::WriteBack, "releaseAgent", &keys, args).await?;
         let mut r = Reply::new("releaseAgent", reply)?;
         match r.next::<i64>()? {
             -1 => Err(Error::LeaseLost(format!("{queue}/{name} token {token}"))),
@@ -287,7 +267,7 @@ impl Store {
     async fn read_agents(&self, queue: &str, args: Args) -> Result<AgentPage> {
         let k = self.keys.queue(queue);
         let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.dlq, &k.index];
-        let reply = self.scripts.run(&self.redis, "readAgents", &keys, args).await?;
+        let reply = self.run(Path::Dispatch, "readAgents", &keys, args).await?;
         let mut r = Reply::new("readAgents", reply)?;
         let more: i64 = r.next()?;
         let mut agents = Vec::new();

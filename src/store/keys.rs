@@ -31,6 +31,8 @@ pub struct QueueKeys {
     pub dlq: String,
     /// HASH name -> dead-letter context JSON.
     pub dlqinfo: String,
+    /// ZSET worker id -> last seen (ms): liveness of the workers of this queue.
+    pub workers: String,
 }
 
 /// The keys of one election.
@@ -60,6 +62,7 @@ impl Keys {
             seq: k("seq"),
             dlq: k("dlq"),
             dlqinfo: k("dlqinfo"),
+            workers: k("workers"),
         }
     }
 
@@ -74,14 +77,14 @@ impl Keys {
         format!("{}baton:leader", self.prefix)
     }
 
-    /// ZSET worker id -> last seen (ms).
-    pub fn workers(&self) -> String {
-        format!("{}baton:{{workers}}:seen", self.prefix)
-    }
-
     /// SET of every queue ever registered, for sweepers and health.
     pub fn queues(&self) -> String {
         format!("{}baton:{{registry}}:queues", self.prefix)
+    }
+
+    /// HASH "<sweep>:<replica>" -> passes run: which replica did the cluster-wide sweeps.
+    pub fn sweeps(&self) -> String {
+        format!("{}baton:{{registry}}:sweeps", self.prefix)
     }
 
     /// The pub/sub channel on which scripts announce that something became due earlier.
@@ -98,7 +101,9 @@ mod tests {
     fn queue_keys_share_one_hash_tag() {
         let k = Keys::new("app:").queue("billing");
         assert_eq!(k.waiting, "app:baton:{q:billing}:waiting");
-        for key in [&k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.index, &k.seq, &k.dlq, &k.dlqinfo] {
+        for key in
+            [&k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.index, &k.seq, &k.dlq, &k.dlqinfo, &k.workers]
+        {
             assert!(key.contains("{q:billing}"), "{key}");
         }
     }

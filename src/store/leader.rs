@@ -1,7 +1,7 @@
 //! Elections: lazy leader election with fencing tokens (LeaderService, and Baton's own
 //! sweepers through `crate::leadership`).
 
-use super::{reply::Reply, scripts::Args, Store};
+use super::{reply::Reply, scripts::Args, Path, Store};
 use crate::error::{Error, Result};
 
 /// A term of leadership.
@@ -75,7 +75,7 @@ impl Store {
     pub async fn campaign(&self, election: &str, candidate: &str, ttl_ms: u64) -> Result<Campaigned> {
         let k = self.keys.election(election);
         let args = Args::new().arg(candidate).arg(ttl_ms).arg(&self.leader_channel).arg(election);
-        let reply = self.scripts.run(&self.redis, "campaignLeader", &[&k.term, &k.seq], args).await?;
+        let reply = self.run(Path::Dispatch, "campaignLeader", &[&k.term, &k.seq], args).await?;
         let mut r = Reply::new("campaignLeader", reply)?;
         let is_leader = r.next::<i64>()? == 1;
         let term = term(&mut r)?;
@@ -87,8 +87,7 @@ impl Store {
     /// Extends a term; `Error::LeaseLost` if it is not `candidate`'s term `token` any more.
     pub async fn renew(&self, election: &str, candidate: &str, token: u64) -> Result<i64> {
         let k = self.keys.election(election);
-        let reply =
-            self.scripts.run(&self.redis, "renewLeader", &[&k.term], Args::new().arg(candidate).arg(token)).await?;
+        let reply = self.run(Path::WriteBack, "renewLeader", &[&k.term], Args::new().arg(candidate).arg(token)).await?;
         let mut r = Reply::new("renewLeader", reply)?;
         match r.next::<i64>()? {
             0 => r.next(),
@@ -100,7 +99,7 @@ impl Store {
     pub async fn resign(&self, election: &str, candidate: &str, token: u64) -> Result<i64> {
         let k = self.keys.election(election);
         let args = Args::new().arg(candidate).arg(token).arg(&self.leader_channel).arg(election);
-        let reply = self.scripts.run(&self.redis, "resignLeader", &[&k.term], args).await?;
+        let reply = self.run(Path::WriteBack, "resignLeader", &[&k.term], args).await?;
         let mut r = Reply::new("resignLeader", reply)?;
         match r.next::<i64>()? {
             0 => r.next(),
@@ -113,7 +112,7 @@ impl Store {
     pub async fn leader(&self, election: &str, announce_expiry: bool) -> Result<LeaderState> {
         let k = self.keys.election(election);
         let args = Args::new().arg(if announce_expiry { "1" } else { "0" }).arg(&self.leader_channel).arg(election);
-        let reply = self.scripts.run(&self.redis, "readLeader", &[&k.term], args).await?;
+        let reply = self.run(Path::Dispatch, "readLeader", &[&k.term], args).await?;
         let mut r = Reply::new("readLeader", reply)?;
         let now_ms = r.next()?;
         let term = if r.is_empty() { None } else { Some(term(&mut r)?) };

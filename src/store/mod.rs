@@ -1,6 +1,7 @@
 //! The only code that talks to Redis. Every multi-key change is one Lua script (see
 //! `scripts`), all of whose keys come from `keys` and share one hash tag. Redis TIME, read
-//! inside the scripts, is the only clock.
+//! inside the scripts, is the only clock. Every script call passes one of the two circuit
+//! breakers (`crate::breaker`).
 
 pub mod agents;
 pub mod conn;
@@ -8,16 +9,25 @@ pub mod keys;
 pub mod leader;
 mod reply;
 pub mod scripts;
+pub mod sweep;
 pub mod wake;
 
 use std::sync::Arc;
 
-use crate::{config::AgentConfig, error::Result};
+use redis::Value;
+
+use crate::{
+    breaker::{self, Breaker},
+    config::{AgentConfig, BreakerConfig},
+    error::Result,
+};
 pub use agents::*;
 pub use conn::Redis;
 pub use keys::Keys;
 pub use leader::*;
+use scripts::Args;
 pub use scripts::Scripts;
+pub use sweep::*;
 
 /// Scheduling policy the scripts apply, from configuration.
 #[derive(Clone, Debug)]
@@ -47,6 +57,25 @@ impl Policy {
             scan_limit,
         }
     }
+
+    /// The six ARGV the scripts read with `readPolicy`.
+    fn push_args(&self, args: &mut Args) {
+        args.push(self.permanent_forbidden_backoff_ms);
+        args.push(self.throttled_base_ms);
+        args.push(self.throttled_multiplier);
+        args.push(self.throttled_cap_ms);
+        args.push(self.max_immediate_retries);
+        args.push(self.jitter_ratio);
+    }
+}
+
+/// Which circuit breaker guards a call.
+#[derive(Clone, Copy, Debug)]
+pub enum Path {
+    /// Handing out work and reading state: Acquire, Campaign, GetAgent, ListAgents, GetLeader.
+    Dispatch,
+    /// Writing results back: Register, Heartbeat, Complete, Release, Renew, Resign, sweeps.
+    WriteBack,
 }
 
 /// Baton's state in Redis. Cheap to clone.
@@ -56,30 +85,56 @@ pub struct Store {
     scripts: Arc<Scripts>,
     keys: Keys,
     policy: Arc<Policy>,
+    breakers: Arc<[Breaker; 2]>,
     wake_channel: String,
     leader_channel: String,
 }
 
 impl Store {
     /// Connects and loads every script.
-    pub async fn open(redis: Redis, key_prefix: &str, policy: Policy) -> Result<Self> {
+    pub async fn open(redis: Redis, key_prefix: &str, policy: Policy, breakers: BreakerConfig) -> Result<Self> {
         let scripts = Arc::new(Scripts::new());
         scripts.load_all(&redis).await?;
         let keys = Keys::new(key_prefix);
         let wake_channel = keys.wake_channel();
         let leader_channel = keys.leader_channel();
-        Ok(Self { redis, scripts, keys, policy: Arc::new(policy), wake_channel, leader_channel })
+        let breakers = Arc::new([Breaker::new("dispatch", breakers.clone()), Breaker::new("writeback", breakers)]);
+        Ok(Self { redis, scripts, keys, policy: Arc::new(policy), breakers, wake_channel, leader_channel })
     }
 
     pub fn keys(&self) -> &Keys {
         &self.keys
     }
 
-    /// Answers whether Redis is reachable.
+    /// The state of the (dispatch, write-back) breakers.
+    pub fn breaker_states(&self) -> (breaker::State, breaker::State) {
+        (self.breakers[0].state(), self.breakers[1].state())
+    }
+
+    /// Runs a script through the breaker of its path.
+    async fn run(&self, path: Path, name: &'static str, keys: &[&str], args: Args) -> Result<Value> {
+        let breaker = &self.breakers[path as usize];
+        breaker.check()?;
+        let result = self.scripts.run(&self.redis, name, keys, args).await;
+        breaker.record(&result);
+        result
+    }
+
+    /// Answers whether Redis is reachable; the round trip feeds the breakers like any call.
     pub async fn ping(&self) -> Result<()> {
-        let mut conn = self.redis.conn().await?;
-        redis::cmd("PING").query_async::<String>(&mut conn).await?;
-        Ok(())
+        let result = async {
+            let mut conn = self.redis.conn().await?;
+            redis::cmd("PING").query_async::<String>(&mut conn).await?;
+            Ok(())
+        }
+        .await;
+        // A successful ping is what lets a half-open breaker close on an idle replica.
+        for breaker in self.breakers.iter() {
+            if breaker.check().is_ok() {
+                breaker.record(&result);
+            }
+        }
+        result
     }
 
     /// Adds a queue to the registry that sweepers and health walk.

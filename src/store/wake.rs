@@ -72,6 +72,11 @@ impl Wakeups {
         }
     }
 
+    /// How many long polls on this replica wait on a queue.
+    pub fn waiters(&self, queue: &str) -> usize {
+        self.queues.lock().expect("wakeups lock").get(queue).map_or(0, |n| Arc::strong_count(n) - 1)
+    }
+
     /// Follows an election's events. Subscribe before reading the state, so nothing between
     /// the read and the first event is missed.
     pub fn election(&self, election: &str) -> broadcast::Receiver<ElectionSignal> {

@@ -1,6 +1,7 @@
 --[[
   acquireAgents: moves up to max due agents from waiting to working, earliest first (ties by
-  name, as the sorted set orders them), each under a new lease with a fresh fencing token.
+  name, as the sorted set orders them), each under a new lease with a fresh fencing token, and
+  records the worker as alive in the queue.
 
   Reads at most scanLimit waiting entries. A due entry with no definition is invalid (its
   agent was removed while it sat in waiting); it is dropped and counted as repaired.
@@ -13,6 +14,7 @@
     KEYS[5] leases     HASH name -> "token|worker|acquired_at|timeout_ms"
     KEYS[6] streaks    HASH name -> consecutive failures
     KEYS[7] seq        STRING fencing token counter of the queue
+    KEYS[8] workers    ZSET worker id -> last seen (ms)
 
     ARGV[1] worker     worker id of the caller
     ARGV[2] max        most leases to grant
@@ -27,12 +29,13 @@ local rcall = redis.call
 --@include int
 
 local waitingKey, workingKey, defsKey, payloadsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local leasesKey, streaksKey, seqKey = KEYS[5], KEYS[6], KEYS[7]
+local leasesKey, streaksKey, seqKey, workersKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local worker = ARGV[1]
 local max = tonumber(ARGV[2])
 local scanLimit = tonumber(ARGV[3])
 
 local now = nowMs()
+rcall('ZADD', workersKey, now, worker)
 local out = { now, -1, 0 }
 local repaired, granted = 0, 0
 local due = rcall('ZRANGEBYSCORE', waitingKey, '-inf', now, 'LIMIT', 0, scanLimit)

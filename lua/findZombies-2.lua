@@ -1,0 +1,31 @@
+--[[
+  findZombies: lists leases whose deadline passed more than graceMs ago (by the Redis clock),
+  earliest first, at most limit. Read-only: reapLeases re-checks each one before acting.
+
+  Input:
+    KEYS[1] working    ZSET name -> lease deadline (ms)
+    KEYS[2] leases     HASH name -> "token|worker|acquired_at|timeout_ms"
+
+    ARGV[1] graceMs    how far past its deadline a lease must be
+    ARGV[2] limit      most entries to return
+
+  Output:
+    { now, (name, token, deadline, worker)* }   token "" when the lease record is missing
+]]
+local rcall = redis.call
+--@include nowMs
+--@include parseLease
+
+local workingKey, leasesKey = KEYS[1], KEYS[2]
+local graceMs, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+local now = nowMs()
+local out = { now }
+local late = rcall('ZRANGEBYSCORE', workingKey, '-inf', '(' .. (now - graceMs), 'WITHSCORES', 'LIMIT', 0, limit)
+for i = 1, #late, 2 do
+  local lease = parseLease(rcall('HGET', leasesKey, late[i]))
+  out[#out + 1] = late[i]
+  out[#out + 1] = lease and lease.token or ''
+  out[#out + 1] = tonumber(late[i + 1])
+  out[#out + 1] = lease and lease.worker or ''
+end
+return out

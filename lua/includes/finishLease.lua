@@ -1,0 +1,47 @@
+-- finishLease: ends a verified lease of name with outcome and decides the agent's next run.
+-- SUCCESS clears the streak and runs again at acquired_at + interval (never in the past), or
+-- removes a one-shot agent. A failure grows the streak; at max_attempts (0 = unlimited) the
+-- agent is dead-lettered, otherwise it waits for its class's backoff (failureDelay), jittered,
+-- replaced by retryAfterMs when larger. An agent with no definition left is dropped.
+-- k: {waiting, working, defs, payloads, leases, streaks, index, dlq, dlqinfo}.
+-- Returns { code, time, streak }: 0 rescheduled at time, 1 removed, 2 dead-lettered at time.
+local function finishLease(k, name, lease, outcome, message, retryAfterMs, policy, now, channel, queue)
+  rcall('ZREM', k.working, name)
+  rcall('HDEL', k.leases, name)
+  local def = rcall('HGET', k.defs, name)
+  if not def then
+    return { 1, 0, 0 }
+  end
+  def = cjson.decode(def)
+
+  if outcome == 'SUCCESS' then
+    rcall('HDEL', k.streaks, name)
+    local interval = tonumber(def['interval_ms'])
+    if interval == 0 then
+      rcall('HDEL', k.defs, name)
+      rcall('HDEL', k.payloads, name)
+      rcall('ZREM', k.index, name)
+      return { 1, 0, 0 }
+    end
+    local nextRun = lease.acquiredAt + interval
+    if nextRun < now then nextRun = now end
+    addWaiting(k.waiting, name, nextRun, channel, queue)
+    return { 0, nextRun, 0 }
+  end
+
+  local streak = rcall('HINCRBY', k.streaks, name, 1)
+  local maxAttempts = tonumber(def['max_attempts'])
+  if maxAttempts > 0 and streak >= maxAttempts then
+    rcall('ZADD', k.dlq, now, name)
+    rcall('HSET', k.dlqinfo, name, cjson.encode({
+      source = 'agent', queue = queue, name = name, outcome = outcome, message = message,
+      failed_at = now, attempts = streak, worker = lease.worker,
+    }))
+    return { 2, now, streak }
+  end
+
+  local delay = jitter(failureDelay(outcome, streak, tonumber(def['error_interval_ms']), policy), policy.jitterRatio)
+  if retryAfterMs > delay then delay = retryAfterMs end
+  addWaiting(k.waiting, name, now + delay, channel, queue)
+  return { 0, now + delay, streak }
+end

@@ -1,0 +1,13 @@
+-- readPolicy: the backoff policy from six consecutive ARGV entries starting at i:
+-- forbiddenMs, throttledBaseMs, throttledMultiplier, throttledCapMs, maxImmediateRetries,
+-- jitterRatio.
+local function readPolicy(i)
+  return {
+    forbiddenMs = tonumber(ARGV[i]),
+    throttledBaseMs = tonumber(ARGV[i + 1]),
+    throttledMultiplier = tonumber(ARGV[i + 2]),
+    throttledCapMs = tonumber(ARGV[i + 3]),
+    maxImmediateRetries = tonumber(ARGV[i + 4]),
+    jitterRatio = tonumber(ARGV[i + 5]),
+  }
+end

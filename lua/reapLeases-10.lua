@@ -1,0 +1,76 @@
+--[[
+  reapLeases: takes back leases found by findZombies or findOrphans, re-checking each first so
+  a worker that heartbeated in between keeps its lease. A zombie (deadline + thresholdMs passed)
+  ends as a TIMEOUT failure; an orphan (its worker silent for thresholdMs) ends as ORPHANED,
+  due again at once. Both count toward max_attempts (finishLease). A working entry with no
+  lease record (token "") is put back in waiting.
+
+  Input:
+    KEYS[1]  waiting    ZSET name -> next run (ms)
+    KEYS[2]  working    ZSET name -> lease deadline (ms)
+    KEYS[3]  defs       HASH name -> definition JSON
+    KEYS[4]  payloads   HASH name -> payload bytes
+    KEYS[5]  leases     HASH name -> "token|worker|acquired_at|timeout_ms"
+    KEYS[6]  streaks    HASH name -> consecutive failures
+    KEYS[7]  index      ZSET name -> 0
+    KEYS[8]  dlq        ZSET name -> dead-lettered at (ms)
+    KEYS[9]  dlqinfo    HASH name -> dead-letter context JSON
+    KEYS[10] workers    ZSET worker id -> last seen (ms)
+
+    ARGV[1]  queue      queue name (wake-up message, dead-letter context)
+    ARGV[2]  channel    wake-up channel ("" for none)
+    ARGV[3]  seed       random seed for the jitter
+    ARGV[4..9] policy   forbiddenMs, throttledBaseMs, throttledMult, throttledCapMs,
+                        maxImmediate, jitterRatio (readPolicy)
+    ARGV[10..] quads    name, token, kind ("ZOMBIE" | "ORPHAN"), thresholdMs
+
+  Output:
+    { code per quad }   -1 skipped (token changed, lease extended, worker alive again);
+                        0 rescheduled, 1 removed, 2 dead-lettered, 3 repaired
+]]
+local rcall = redis.call
+--@include nowMs
+--@include parseLease
+--@include addWaiting
+--@include jitter
+--@include failureDelay
+--@include readPolicy
+--@include finishLease
+
+local k = {
+  waiting = KEYS[1], working = KEYS[2], defs = KEYS[3], payloads = KEYS[4], leases = KEYS[5],
+  streaks = KEYS[6], index = KEYS[7], dlq = KEYS[8], dlqinfo = KEYS[9],
+}
+local workersKey = KEYS[10]
+local queue, channel = ARGV[1], ARGV[2]
+math.randomseed(tonumber(ARGV[3]))
+local policy = readPolicy(4)
+
+local now = nowMs()
+local out = {}
+for i = 10, #ARGV, 4 do
+  local name, token, kind, thresholdMs = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
+  local code = -1
+  local deadline = tonumber(rcall('ZSCORE', k.working, name) or '')
+  local lease = parseLease(rcall('HGET', k.leases, name))
+  if token == '' then
+    if deadline and not lease then
+      rcall('ZREM', k.working, name)
+      if rcall('HEXISTS', k.defs, name) == 1 then addWaiting(k.waiting, name, now, channel, queue) end
+      code = 3
+    end
+  elseif lease and lease.token == token and deadline then
+    if kind == 'ZOMBIE' and deadline + thresholdMs < now then
+      local message = 'lease ended ' .. (now - deadline) .. ' ms past its deadline without a heartbeat'
+      code = finishLease(k, name, lease, 'TIMEOUT', message, 0, policy, now, channel, queue)[1]
+    elseif kind == 'ORPHAN' then
+      local seen = tonumber(rcall('ZSCORE', workersKey, lease.worker) or '0')
+      if seen < now - thresholdMs then
+        local message = 'worker ' .. lease.worker .. ' silent for ' .. (now - seen) .. ' ms'
+        code = finishLease(k, name, lease, 'ORPHANED', message, 0, policy, now, channel, queue)[1]
+      end
+    end
+  end
+  out[#out + 1] = code
+end
+return out

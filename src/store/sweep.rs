@@ -1,0 +1,189 @@
+//! What the sweepers and the health monitor read and repair: zombie and orphan leases,
+//! worker liveness, corrupt names, per-queue counts.
+
+use super::{reply::Reply, scripts::Args, Path, Store};
+use crate::error::{Error, Result};
+
+/// A lease a sweeper may take back.
+#[derive(Clone, Debug)]
+pub struct Suspect {
+    pub name: String,
+    /// Empty when the working entry has no lease record (a repair).
+    pub token: String,
+    pub deadline_ms: i64,
+    pub worker: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReapKind {
+    /// Past deadline + threshold without a heartbeat: ends as TIMEOUT.
+    Zombie,
+    /// Held by a worker silent for the threshold: ends as ORPHANED, due at once.
+    Orphan,
+}
+
+/// What a reap did to one suspect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reaped {
+    /// Re-checked and found healthy (heartbeat, completion, worker back).
+    Skipped,
+    Rescheduled,
+    Removed,
+    DeadLettered,
+    /// A working entry with no lease record, put back in waiting.
+    Repaired,
+}
+
+/// One page of an orphan scan.
+pub struct OrphanPage {
+    pub now_ms: i64,
+    /// "0" when the scan is complete.
+    pub cursor: String,
+    pub dead_workers: u32,
+    pub suspects: Vec<Suspect>,
+}
+
+/// A queue's counts.
+#[derive(Clone, Debug, Default)]
+pub struct QueueStats {
+    pub now_ms: i64,
+    pub waiting: u64,
+    pub due: u64,
+    /// Earliest next run among due agents.
+    pub oldest_due_ms: Option<i64>,
+    pub working: u64,
+    /// Leases past their deadline.
+    pub overdue_leases: u64,
+    pub dead_lettered: u64,
+}
+
+impl Store {
+    /// Every registered queue.
+    pub async fn queues(&self) -> Result<Vec<String>> {
+        let mut conn = self.redis.conn().await?;
+        Ok(redis::cmd("SMEMBERS").arg(self.keys.queues()).query_async(&mut conn).await?)
+    }
+
+    /// Leases more than `grace_ms` past their deadline, earliest first.
+    pub async fn find_zombies(&self, queue: &str, grace_ms: u64, limit: u32) -> Result<(i64, Vec<Suspect>)> {
+        let k = self.keys.queue(queue);
+        let reply = self
+            .run(Path::WriteBack, "findZombies", &[&k.working, &k.leases], Args::new().arg(grace_ms).arg(limit))
+            .await?;
+        let mut r = Reply::new("findZombies", reply)?;
+        let now = r.next()?;
+        let mut out = Vec::new();
+        while !r.is_empty() {
+            out.push(Suspect { name: r.next()?, token: r.next()?, deadline_ms: r.next()?, worker: r.next()? });
+        }
+        Ok((now, out))
+    }
+
+    /// One page of leases held by workers silent for `threshold_ms`.
+    pub async fn find_orphans(&self, queue: &str, threshold_ms: u64, cursor: &str, limit: u32) -> Result<OrphanPage> {
+        let k = self.keys.queue(queue);
+        let args = Args::new().arg(threshold_ms).arg(cursor).arg(limit);
+        let reply = self.run(Path::WriteBack, "findOrphans", &[&k.leases, &k.workers, &k.working], args).await?;
+        let mut r = Reply::new("findOrphans", reply)?;
+        let mut page =
+            OrphanPage { now_ms: r.next()?, cursor: r.next()?, dead_workers: r.next()?, suspects: Vec::new() };
+        while !r.is_empty() {
+            page.suspects.push(Suspect { name: r.next()?, token: r.next()?, deadline_ms: 0, worker: r.next()? });
+        }
+        Ok(page)
+    }
+
+    /// Takes back suspects, each re-checked by the script: (suspect, kind, threshold).
+    pub async fn reap(&self, queue: &str, items: &[(&Suspect, ReapKind, u64)]) -> Result<Vec<Reaped>> {
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
+        let k = self.keys.queue(queue);
+        let keys = [
+            &*k.waiting,
+            &k.working,
+            &k.defs,
+            &k.payloads,
+            &k.leases,
+            &k.streaks,
+            &k.index,
+            &k.dlq,
+            &k.dlqinfo,
+            &k.workers,
+        ];
+        let mut args = Args::new().arg(queue).arg(&self.wake_channel).arg(rand::random::<u32>());
+        self.policy.push_args(&mut args);
+        for (s, kind, threshold) in items {
+            args.push(&s.name);
+            args.push(&s.token);
+            args.push(match kind {
+                ReapKind::Zombie => "ZOMBIE",
+                ReapKind::Orphan => "ORPHAN",
+            });
+            args.push(*threshold);
+        }
+        let reply = self.run(Path::WriteBack, "reapLeases", &keys, args).await?;
+        let codes: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
+        codes
+            .into_iter()
+            .map(|c| match c {
+                -1 => Ok(Reaped::Skipped),
+                0 => Ok(Reaped::Rescheduled),
+                1 => Ok(Reaped::Removed),
+                2 => Ok(Reaped::DeadLettered),
+                3 => Ok(Reaped::Repaired),
+                c => Err(Error::Internal(format!("reapLeases: unknown code {c}"))),
+            })
+            .collect()
+    }
+
+    /// Drops dead workers that hold nothing; returns how many.
+    pub async fn forget_workers(&self, queue: &str, threshold_ms: u64, limit: u32) -> Result<u64> {
+        let k = self.keys.queue(queue);
+        let args = Args::new().arg(threshold_ms).arg(limit);
+        let reply = self.run(Path::WriteBack, "forgetWorkers", &[&k.workers, &k.leases, &k.working], args).await?;
+        redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))
+    }
+
+    /// One page of the numeric-name repair over `set` ("waiting" or "working").
+    pub async fn repair_names(&self, queue: &str, set: &str, cursor: &str, limit: u32) -> Result<(String, u64)> {
+        let k = self.keys.queue(queue);
+        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.index];
+        let reply =
+            self.run(Path::WriteBack, "repairNames", &keys, Args::new().arg(set).arg(cursor).arg(limit)).await?;
+        let mut r = Reply::new("repairNames", reply)?;
+        Ok((r.next()?, r.next()?))
+    }
+
+    /// A queue's counts.
+    pub async fn queue_stats(&self, queue: &str) -> Result<QueueStats> {
+        let k = self.keys.queue(queue);
+        let reply = self.run(Path::Dispatch, "queueStats", &[&k.waiting, &k.working, &k.dlq], Args::new()).await?;
+        let mut r = Reply::new("queueStats", reply)?;
+        let now_ms = r.next()?;
+        let waiting = r.next()?;
+        let due = r.next()?;
+        let oldest: i64 = r.next()?;
+        Ok(QueueStats {
+            now_ms,
+            waiting,
+            due,
+            oldest_due_ms: (oldest >= 0).then_some(oldest),
+            working: r.next()?,
+            overdue_leases: r.next()?,
+            dead_lettered: r.next()?,
+        })
+    }
+
+    /// Counts one sweep pass by this replica (observable with HGETALL on `Keys::sweeps`).
+    pub async fn record_sweep(&self, sweep: &str, replica: &str) -> Result<()> {
+        let mut conn = self.redis.conn().await?;
+        redis::cmd("HINCRBY")
+            .arg(self.keys.sweeps())
+            .arg(format!("{sweep}:{replica}"))
+            .arg(1)
+            .query_async::<i64>(&mut conn)
+            .await?;
+        Ok(())
+    }
+}

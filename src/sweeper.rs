@@ -1,0 +1,249 @@
+//! Server-owned cleanup, run by one replica at a time (the holder of the `baton-sweeper`
+//! election, or every replica with `orphan_cleanup.force_all_pods`):
+//!
+//! - the zombie sweep takes back leases past deadline + threshold (TIMEOUT failures), with a
+//!   longer threshold for agents matching `zombie_cleanup.exceptional_pattern`;
+//! - the orphan sweep takes back, at once, the leases of workers silent for the orphan
+//!   threshold (ORPHANED, due again immediately), repairs working entries with no lease record
+//!   and names that are only digits, and forgets dead workers that hold nothing.
+//!
+//! Each pass walks every registered queue, in pages, within its run budget. Every take-back is
+//! re-checked inside its script, so a worker that heartbeats meanwhile keeps its lease.
+
+use std::{sync::Arc, time::Duration};
+
+use regex::Regex;
+use tokio::time::Instant;
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
+
+use crate::{
+    config::Config,
+    error::Result,
+    leadership::Leadership,
+    store::{wake::Wakeups, ReapKind, Reaped, Store, Suspect},
+};
+
+/// The election that picks the sweeping replica; visible through LeaderService.GetLeader.
+pub const SWEEPER_ELECTION: &str = "baton-sweeper";
+
+/// Entries read per script call.
+const PAGE: u32 = 500;
+
+/// Starts the sweepers on `tasks`; they stop (and resign) on `shutdown`.
+pub fn spawn(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken, tasks: &TaskTracker) {
+    let replica = config.replica();
+    let leadership = if config.orphan_cleanup.force_all_pods {
+        None
+    } else {
+        let ttl = Duration::from_millis(config.orphan_cleanup.leadership_ttl_ms);
+        let (leadership, task) =
+            Leadership::spawn(store.clone(), wakeups, SWEEPER_ELECTION.into(), replica.clone(), ttl, shutdown.clone());
+        tasks.spawn(async move {
+            let _ = task.await;
+        });
+        Some(leadership)
+    };
+    let sweeper = Arc::new(Sweeper {
+        store,
+        config: config.clone(),
+        replica,
+        leadership,
+        exceptional: match config.zombie_cleanup.exceptional_pattern.as_str() {
+            "" => None,
+            p => Some(Regex::new(p).expect("checked by Config::check")),
+        },
+    });
+    if config.zombie_cleanup.enabled {
+        let s = sweeper.clone();
+        let every = Duration::from_millis(config.zombie_cleanup.interval_ms);
+        tasks.spawn(every_tick(every, shutdown.clone(), move || {
+            let s = s.clone();
+            async move { s.zombie_pass().await }
+        }));
+    }
+    if config.orphan_cleanup.enabled {
+        let s = sweeper.clone();
+        let every = Duration::from_millis(config.orphan_cleanup.interval_ms);
+        tasks.spawn(every_tick(every, shutdown, move || {
+            let s = s.clone();
+            async move { s.orphan_pass().await }
+        }));
+    }
+}
+
+/// Runs `pass` every `period` until `shutdown`.
+async fn every_tick<F, Fut>(period: Duration, shutdown: CancellationToken, pass: F)
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let mut ticks = tokio::time::interval(period);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticks.tick().await;
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = ticks.tick() => pass().await,
+        }
+    }
+}
+
+struct Sweeper {
+    store: Store,
+    config: Arc<Config>,
+    replica: String,
+    /// None: every replica sweeps (`force_all_pods`).
+    leadership: Option<Leadership>,
+    exceptional: Option<Regex>,
+}
+
+/// Counts of one pass.
+#[derive(Default, Debug)]
+struct Tally {
+    queues: usize,
+    reaped: u64,
+    dead_lettered: u64,
+    repaired: u64,
+    skipped: u64,
+}
+
+impl Tally {
+    fn add(&mut self, outcomes: &[Reaped]) {
+        for o in outcomes {
+            match o {
+                Reaped::Skipped => self.skipped += 1,
+                Reaped::Rescheduled | Reaped::Removed => self.reaped += 1,
+                Reaped::DeadLettered => self.dead_lettered += 1,
+                Reaped::Repaired => self.repaired += 1,
+            }
+        }
+    }
+}
+
+impl Sweeper {
+    fn on_duty(&self) -> bool {
+        self.leadership.as_ref().is_none_or(Leadership::is_leader)
+    }
+
+    fn budget(ms: u64) -> Option<Instant> {
+        (ms > 0).then(|| Instant::now() + Duration::from_millis(ms))
+    }
+
+    async fn zombie_pass(&self) {
+        if !self.on_duty() {
+            return;
+        }
+        let budget = Self::budget(self.config.zombie_cleanup.run_budget_ms);
+        let mut tally = Tally::default();
+        let result = self.zombies(budget, &mut tally).await;
+        self.finish("zombie", result, tally).await;
+    }
+
+    async fn orphan_pass(&self) {
+        if !self.on_duty() {
+            return;
+        }
+        let budget = Self::budget(self.config.orphan_cleanup.run_budget_ms);
+        let mut tally = Tally::default();
+        let result = self.orphans(budget, &mut tally).await;
+        self.finish("orphan", result, tally).await;
+    }
+
+    async fn finish(&self, sweep: &'static str, result: Result<()>, tally: Tally) {
+        metrics::counter!("baton_sweeper_passes_total", "sweep" => sweep).increment(1);
+        metrics::counter!("baton_sweeper_reaped_total", "sweep" => sweep).increment(tally.reaped + tally.dead_lettered);
+        metrics::counter!("baton_sweeper_repaired_total", "sweep" => sweep).increment(tally.repaired);
+        match result {
+            Ok(()) => {
+                if tally.reaped + tally.dead_lettered + tally.repaired > 0 {
+                    tracing::info!(sweep, ?tally, "sweep took back leases");
+                } else {
+                    tracing::debug!(sweep, ?tally, "sweep pass");
+                }
+            }
+            Err(e) => tracing::warn!(sweep, error = %e, ?tally, "sweep pass failed; the next one retries"),
+        }
+        if let Err(e) = self.store.record_sweep(sweep, &self.replica).await {
+            tracing::debug!(sweep, error = %e, "could not record the sweep pass");
+        }
+    }
+
+    fn zombie_threshold(&self, name: &str) -> u64 {
+        let z = &self.config.zombie_cleanup;
+        match &self.exceptional {
+            Some(re) if re.is_match(name) => z.exceptional_threshold_ms,
+            _ => z.threshold_ms,
+        }
+    }
+
+    async fn zombies(&self, budget: Option<Instant>, tally: &mut Tally) -> Result<()> {
+        let z = &self.config.zombie_cleanup;
+        let grace = match &self.exceptional {
+            Some(_) => z.threshold_ms.min(z.exceptional_threshold_ms),
+            None => z.threshold_ms,
+        };
+        for queue in self.store.queues().await? {
+            tally.queues += 1;
+            loop {
+                if budget.is_some_and(|b| Instant::now() >= b) || !self.on_duty() {
+                    return Ok(());
+                }
+                let (now, suspects) = self.store.find_zombies(&queue, grace, PAGE).await?;
+                let full_page = suspects.len() == PAGE as usize;
+                let due: Vec<(&Suspect, ReapKind, u64)> = suspects
+                    .iter()
+                    .filter_map(|s| {
+                        let threshold = self.zombie_threshold(&s.name);
+                        (s.token.is_empty() || s.deadline_ms + (threshold as i64) < now).then_some((
+                            s,
+                            ReapKind::Zombie,
+                            threshold,
+                        ))
+                    })
+                    .collect();
+                let progress = !due.is_empty();
+                tally.add(&self.store.reap(&queue, &due).await?);
+                // A full page of exceptional agents not yet due would repeat forever.
+                if !full_page || !progress {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn orphans(&self, budget: Option<Instant>, tally: &mut Tally) -> Result<()> {
+        let o = &self.config.orphan_cleanup;
+        for queue in self.store.queues().await? {
+            tally.queues += 1;
+            let mut cursor = "0".to_string();
+            loop {
+                if budget.is_some_and(|b| Instant::now() >= b) || !self.on_duty() {
+                    return Ok(());
+                }
+                let page = self.store.find_orphans(&queue, o.threshold_ms, &cursor, PAGE).await?;
+                let items: Vec<_> = page.suspects.iter().map(|s| (s, ReapKind::Orphan, o.threshold_ms)).collect();
+                tally.add(&self.store.reap(&queue, &items).await?);
+                cursor = page.cursor;
+                if cursor == "0" {
+                    break;
+                }
+            }
+            self.store.forget_workers(&queue, o.threshold_ms, PAGE * 20).await?;
+            if o.remove_numeric_only_agents {
+                for set in ["waiting", "working"] {
+                    let mut cursor = "0".to_string();
+                    loop {
+                        let (next, removed) = self.store.repair_names(&queue, set, &cursor, PAGE).await?;
+                        tally.repaired += removed;
+                        cursor = next;
+                        if cursor == "0" || budget.is_some_and(|b| Instant::now() >= b) {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
