@@ -15,6 +15,17 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{Error, Result};
 
+/// How a redis-server persists its data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Persistence {
+    /// In memory only (tests that need no durability).
+    None,
+    /// Append-only file, fsync every second (the embedded default).
+    EverySecond,
+    /// Append-only file, fsync before every reply: nothing acknowledged is lost to SIGKILL.
+    Always,
+}
+
 /// One redis-server child process, on a unix socket in its directory.
 pub struct RedisProcess {
     child: Child,
@@ -22,9 +33,9 @@ pub struct RedisProcess {
 }
 
 impl RedisProcess {
-    /// Starts redis-server in `dir` and waits until it answers PING. `appendonly` turns on
-    /// persistence (the embedded default); tests that need no durability leave it off.
-    pub async fn start(binary: &str, dir: &Path, appendonly: bool) -> Result<Self> {
+    /// Starts redis-server in `dir` (reloading its append-only file, if any) and waits until it
+    /// answers PING.
+    pub async fn start(binary: &str, dir: &Path, persistence: Persistence) -> Result<Self> {
         std::fs::create_dir_all(dir).map_err(|e| Error::Config(format!("data dir {}: {e}", dir.display())))?;
         let dir = dir.canonicalize().map_err(|e| Error::Config(format!("data dir {}: {e}", dir.display())))?;
         let socket = dir.join("redis.sock");
@@ -37,8 +48,9 @@ impl RedisProcess {
             .arg(&socket)
             .args(["--unixsocketperm", "700", "--dir"])
             .arg(&dir)
-            .args(["--appendonly", if appendonly { "yes" } else { "no" }])
-            .args(["--appendfsync", "everysec", "--save", "", "--daemonize", "no", "--protected-mode", "yes"])
+            .args(["--appendonly", if persistence == Persistence::None { "no" } else { "yes" }])
+            .args(["--appendfsync", if persistence == Persistence::Always { "always" } else { "everysec" }])
+            .args(["--save", "", "--daemonize", "no", "--protected-mode", "yes"])
             .stdin(Stdio::null())
             .stdout(log.try_clone().map_err(|e| Error::Config(e.to_string()))?)
             .stderr(log)
@@ -120,7 +132,7 @@ pub async fn start_supervised(
     dir: PathBuf,
     shutdown: CancellationToken,
 ) -> Result<(String, tokio::task::JoinHandle<()>)> {
-    let first = RedisProcess::start(&binary, &dir, true).await?;
+    let first = RedisProcess::start(&binary, &dir, Persistence::EverySecond).await?;
     let url = first.url();
     tracing::info!(dir = %dir.display(), url, "embedded redis-server started");
     let task = tokio::spawn(async move {
@@ -141,7 +153,7 @@ pub async fn start_supervised(
                 if shutdown.is_cancelled() {
                     return;
                 }
-                match RedisProcess::start(&binary, &dir, true).await {
+                match RedisProcess::start(&binary, &dir, Persistence::EverySecond).await {
                     Ok(p) => {
                         process = p;
                         break;

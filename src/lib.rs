@@ -15,6 +15,7 @@
 //! - [`breaker`]: the dispatch and write-back circuit breakers.
 //! - [`monitor`]: the periodic health summary and watchdog signals.
 //! - [`embedded`]: the embedded default, a supervised private redis-server.
+//! - [`worker`]: the worker loop for Rust workers (the client-side helper).
 //! - [`config`], [`error`], [`telemetry`]: configuration layering, the one error type and its
 //!   gRPC mapping, logs and metrics.
 //!
@@ -33,6 +34,7 @@ pub mod service;
 pub mod store;
 pub mod sweeper;
 pub mod telemetry;
+pub mod worker;
 
 /// Generated protobuf types and gRPC stubs of `baton.v1` (server and client).
 pub mod pb {

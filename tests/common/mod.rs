@@ -4,7 +4,11 @@
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
-use baton::{config::Config, embedded::RedisProcess, pb::agent_service_client::AgentServiceClient};
+use baton::{
+    config::Config,
+    embedded::{Persistence, RedisProcess},
+    pb::agent_service_client::AgentServiceClient,
+};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::Channel;
@@ -15,13 +19,30 @@ pub use baton::pb;
 pub struct TestRedis {
     pub process: Option<RedisProcess>,
     pub dir: tempfile::TempDir,
+    persistence: Persistence,
 }
 
 impl TestRedis {
     pub async fn start() -> Self {
+        Self::with_persistence(Persistence::None).await
+    }
+
+    pub async fn with_persistence(persistence: Persistence) -> Self {
         let dir = tempfile::Builder::new().prefix("baton-t").tempdir_in("/tmp").expect("tempdir");
-        let process = RedisProcess::start("redis-server", dir.path(), false).await.expect("start redis-server");
-        Self { process: Some(process), dir }
+        let process = RedisProcess::start("redis-server", dir.path(), persistence).await.expect("start redis-server");
+        Self { process: Some(process), dir, persistence }
+    }
+
+    /// Kills redis-server with SIGKILL, as a crash would.
+    pub async fn kill(&mut self) {
+        self.process.take().expect("running").kill().await;
+    }
+
+    /// Starts redis-server again on the same directory and socket (reloading its AOF).
+    pub async fn restart(&mut self) {
+        assert!(self.process.is_none(), "kill it first");
+        let process = RedisProcess::start("redis-server", self.dir.path(), self.persistence).await.expect("restart");
+        self.process = Some(process);
     }
 
     pub fn url(&self) -> String {
