@@ -176,7 +176,6 @@ async fn sweeper_repairs_invalid_entries() {
     let _: () = redis::cmd("HSET").arg(key("defs")).arg("12345").arg("{}").query_async(&mut conn).await.unwrap();
     eventually(Duration::from_secs(20), "repairs", || {
         let mut conn = conn.clone();
-        let key = key;
         async move {
             let fine: Option<f64> =
                 redis::cmd("ZSCORE").arg(key("waiting")).arg("fine").query_async(&mut conn).await.unwrap();
