@@ -37,10 +37,30 @@ pub struct Config {
     pub redis: RedisConfig,
     pub limits: Limits,
     pub agent: AgentConfig,
+    pub pool: PoolConfig,
     pub circuit_breaker: BreakerConfig,
     pub zombie_cleanup: ZombieConfig,
     pub orphan_cleanup: OrphanConfig,
     pub health: HealthConfig,
+}
+
+/// Pools of claimable resources (ClaimService).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PoolConfig {
+    /// Most claims waiting in one pool's line; a Claim beyond it is RESOURCE_EXHAUSTED.
+    pub max_line: u32,
+    /// How long past its wait a resource handed to a claim may stay unpicked (its replica
+    /// died) before the sweeper gives it back.
+    pub assignment_grace_ms: u64,
+    /// Pushback hint sent with RESOURCE_EXHAUSTED.
+    pub full_line_pushback_ms: u64,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        Self { max_line: 10_000, assignment_grace_ms: 30_000, full_line_pushback_ms: 1_000 }
+    }
 }
 
 /// The two circuit breakers (dispatch path, write-back path), seed 000's knobs.
@@ -208,6 +228,7 @@ impl Default for Config {
             redis: RedisConfig::default(),
             limits: Limits::default(),
             agent: AgentConfig::default(),
+            pool: PoolConfig::default(),
             circuit_breaker: BreakerConfig::default(),
             zombie_cleanup: ZombieConfig::default(),
             orphan_cleanup: OrphanConfig::default(),
@@ -361,6 +382,9 @@ impl Config {
         }
         if let Err(e) = regex::Regex::new(&self.zombie_cleanup.exceptional_pattern) {
             return Err(Error::Config(format!("zombie_cleanup.exceptional_pattern: {e}")));
+        }
+        if self.pool.max_line == 0 {
+            return bad("pool.max_line must be at least 1");
         }
         if self.circuit_breaker.failure_threshold == 0 {
             return bad("circuit_breaker.failure_threshold must be at least 1");

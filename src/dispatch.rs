@@ -2,7 +2,7 @@
 //! (a timer on the score the acquire script returned) or a wake-up arrives for its queue
 //! (another call, on any replica, made something due earlier), or the wait or the server ends.
 //! It never polls Redis on a timer of its own. A waiting Campaign works the same way on
-//! leadership events.
+//! leadership events, and a waiting Claim on the hand-over of a resource to it.
 
 use std::time::Duration;
 
@@ -10,8 +10,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    error::Result,
-    store::{wake::Wakeups, Campaigned, Lease, Store},
+    error::{Error, Result},
+    store::{wake::Wakeups, Campaigned, ClaimStart, Claimed, Lease, Pickup, Store},
 };
 
 pub async fn acquire(
@@ -88,4 +88,75 @@ pub async fn campaign(
             _ = shutdown.cancelled() => return Ok(got),
         }
     }
+}
+
+/// Gives a waiting claim's place (or a resource assigned to it) back if its call goes away:
+/// dropped armed when tonic drops the request future of a client that cancelled or
+/// disconnected, or when a Redis error ends the call early.
+struct LineGuard {
+    store: Store,
+    pool: String,
+    claim_id: String,
+    armed: bool,
+}
+
+impl Drop for LineGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            let (store, pool, claim_id) = (self.store.clone(), self.pool.clone(), self.claim_id.clone());
+            tokio::spawn(async move {
+                if let Err(e) = store.pickup(&pool, &claim_id, Pickup::Abandon).await {
+                    tracing::warn!(pool, claim_id, error = %e, "could not give up an abandoned claim; the sweeper will");
+                }
+            });
+        }
+    }
+}
+
+/// A Claim that may wait in the pool's line: woken when the claim is handed a resource (on
+/// any replica's Offer or Return), or when the wait or the server ends, then settled in Redis.
+#[allow(clippy::too_many_arguments)]
+pub async fn claim(
+    store: &Store,
+    wakeups: &Wakeups,
+    shutdown: &CancellationToken,
+    pool: &str,
+    claimer: &str,
+    attrs: &std::collections::BTreeMap<String, String>,
+    wait: Duration,
+    line: (u32, u64),
+) -> Result<Option<Claimed>> {
+    let (max_line, pushback_ms) = line;
+    let wait_ms = if shutdown.is_cancelled() { 0 } else { wait.as_millis() as u64 };
+    let claim_id = match store.claim(pool, claimer, attrs, wait_ms, max_line).await? {
+        ClaimStart::Claimed(c) => return Ok(Some(c)),
+        ClaimStart::Nothing => return Ok(None),
+        ClaimStart::LineFull => {
+            return Err(Error::Exhausted { what: format!("the waiting line of pool {pool}"), retry_after_ms: pushback_ms })
+        }
+        ClaimStart::Waiting { claim_id, scale_up } => {
+            if scale_up {
+                tracing::info!(pool, "scale-up signal raised: claims wait and nothing is idle");
+                metrics::counter!("baton_pool_scale_up_signals_total", "pool" => pool.to_string()).increment(1);
+            }
+            claim_id
+        }
+    };
+    let mut guard = LineGuard { store: store.clone(), pool: pool.into(), claim_id: claim_id.clone(), armed: true };
+    let notify = wakeups.claim(pool, &claim_id);
+    let until = Instant::now() + wait;
+    let result = loop {
+        // The notifier keeps a permit, so a hand-over between this peek and the wait still wakes.
+        if let Some(c) = store.pickup(pool, &claim_id, Pickup::Peek).await? {
+            break Some(c);
+        }
+        tokio::select! {
+            _ = notify.notified() => {}
+            _ = tokio::time::sleep_until(until) => break store.pickup(pool, &claim_id, Pickup::End).await?,
+            _ = shutdown.cancelled() => break store.pickup(pool, &claim_id, Pickup::End).await?,
+        }
+    };
+    guard.armed = false;
+    wakeups.forget_claim(pool, &claim_id);
+    Ok(result)
 }

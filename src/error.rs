@@ -26,6 +26,9 @@ pub enum Error {
     /// A circuit breaker is open: calls on this path fail fast until Redis answers again.
     #[error("circuit breaker of the {path} path is open: Redis is failing; retry in {retry_after_ms} ms")]
     CircuitOpen { path: &'static str, retry_after_ms: u64 },
+    /// A bounded resource is full (a pool's waiting line): shed load, retry after the hint.
+    #[error("{what} is full; retry in {retry_after_ms} ms")]
+    Exhausted { what: String, retry_after_ms: u64 },
     /// Redis answered with an error Baton did not expect.
     #[error("redis error: {0}")]
     Redis(redis::RedisError),
@@ -53,6 +56,7 @@ impl Error {
             Error::NotFound(_) => "NOT_FOUND",
             Error::Unavailable(_) => "REDIS_UNAVAILABLE",
             Error::CircuitOpen { .. } => "CIRCUIT_OPEN",
+            Error::Exhausted { .. } => "LINE_FULL",
             Error::Redis(_) => "REDIS_ERROR",
             Error::Config(_) => "INVALID_CONFIG",
             Error::Internal(_) => "INTERNAL",
@@ -65,6 +69,7 @@ impl Error {
             Error::LeaseLost(_) => Code::FailedPrecondition,
             Error::NotFound(_) => Code::NotFound,
             Error::Unavailable(_) | Error::CircuitOpen { .. } => Code::Unavailable,
+            Error::Exhausted { .. } => Code::ResourceExhausted,
             Error::Redis(_) | Error::Config(_) | Error::Internal(_) => Code::Internal,
         }
     }
@@ -99,7 +104,7 @@ impl From<Error> for Status {
         }
         let pushback_ms = match &e {
             Error::Unavailable(_) => Some(UNAVAILABLE_PUSHBACK_MS),
-            Error::CircuitOpen { retry_after_ms, .. } => Some(*retry_after_ms),
+            Error::CircuitOpen { retry_after_ms, .. } | Error::Exhausted { retry_after_ms, .. } => Some(*retry_after_ms),
             _ => None,
         };
         if let Some(ms) = pushback_ms {

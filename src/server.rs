@@ -1,5 +1,5 @@
 //! Assembles one Baton replica: Redis connection, store, wake-ups, the gRPC services
-//! (AgentService, LeaderService, grpc.health.v1, reflection), and graceful shutdown.
+//! (AgentService, LeaderService, ClaimService, grpc.health.v1, reflection), and graceful shutdown.
 //!
 //! `run` takes its listener and shutdown signal as arguments, so the binary and the tests share
 //! the same code.
@@ -15,8 +15,11 @@ use crate::{
     config::Config,
     error::{Error, Result},
     monitor,
-    pb::{self, agent_service_server::AgentServiceServer, leader_service_server::LeaderServiceServer},
-    service::{agent::AgentServiceImpl, leader::LeaderServiceImpl},
+    pb::{
+        self, agent_service_server::AgentServiceServer, claim_service_server::ClaimServiceServer,
+        leader_service_server::LeaderServiceServer,
+    },
+    service::{agent::AgentServiceImpl, claim::ClaimServiceImpl, leader::LeaderServiceImpl},
     store::{wake::Wakeups, Policy, Redis, Store},
     sweeper,
 };
@@ -40,17 +43,12 @@ pub async fn run(
     let tasks = TaskTracker::new();
 
     let wakeups = Wakeups::default();
-    let keys = store.keys();
-    tasks.spawn(wakeups.clone().run(
-        redis_url.to_string(),
-        keys.wake_channel(),
-        keys.leader_channel(),
-        stopping.clone(),
-    ));
+    tasks.spawn(wakeups.clone().run(redis_url.to_string(), store.keys().clone(), stopping.clone()));
 
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<AgentServiceServer<AgentServiceImpl>>().await;
     health.set_serving::<LeaderServiceServer<LeaderServiceImpl>>().await;
+    health.set_serving::<ClaimServiceServer<ClaimServiceImpl>>().await;
     tasks.spawn(watch_redis(store.clone(), health.clone(), stopping.clone()));
 
     // The rich error types are served too, so grpcurl prints ErrorInfo and BadRequest details.
@@ -67,7 +65,8 @@ pub async fn run(
     monitor::spawn(store.clone(), wakeups.clone(), config.clone(), stopping.clone(), &tasks);
 
     let agents = AgentServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone());
-    let leaders = LeaderServiceImpl::new(store.clone(), wakeups, config.clone(), stopping.clone());
+    let leaders = LeaderServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone());
+    let claims = ClaimServiceImpl::new(store.clone(), wakeups, config.clone(), stopping.clone());
     let addr = listener.local_addr().map_err(|e| Error::Config(e.to_string()))?;
     tracing::info!(%addr, "baton serving gRPC");
 
@@ -87,6 +86,7 @@ pub async fn run(
         .add_service(reflection_alpha)
         .add_service(AgentServiceServer::new(agents))
         .add_service(LeaderServiceServer::new(leaders))
+        .add_service(ClaimServiceServer::new(claims))
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), graceful);
     tokio::pin!(serve);
     let limit = Duration::from_millis(config.shutdown_timeout_ms);
@@ -119,7 +119,7 @@ async fn watch_redis(store: Store, health: tonic_health::server::HealthReporter,
             let status = if ok { ServingStatus::Serving } else { ServingStatus::NotServing };
             tracing::warn!(redis_up = ok, "redis health changed");
             health.set_service_status("", status).await;
-            for service in ["baton.v1.AgentService", "baton.v1.LeaderService"] {
+            for service in ["baton.v1.AgentService", "baton.v1.LeaderService", "baton.v1.ClaimService"] {
                 health.set_service_status(service, status).await;
             }
         }

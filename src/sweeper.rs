@@ -5,7 +5,8 @@
 //!   longer threshold for agents matching `zombie_cleanup.exceptional_pattern`;
 //! - the orphan sweep takes back, at once, the leases of workers silent for the orphan
 //!   threshold (ORPHANED, due again immediately), repairs working entries with no lease record
-//!   and names that are only digits, and forgets dead workers that hold nothing.
+//!   and names that are only digits, forgets dead workers that hold nothing, and gives back
+//!   pool resources handed to claims that were never picked up (their replica died).
 //!
 //! Each pass walks every registered queue, in pages, within its run budget. Every take-back is
 //! re-checked inside its script, so a worker that heartbeats meanwhile keeps its lease.
@@ -243,6 +244,13 @@ impl Sweeper {
                     }
                 }
             }
+        }
+        // Resources handed to claims whose replica died before picking them up.
+        for pool in self.store.pools().await? {
+            if budget.is_some_and(|b| Instant::now() >= b) || !self.on_duty() {
+                return Ok(());
+            }
+            tally.repaired += self.store.reclaim_assignments(&pool, self.config.pool.assignment_grace_ms, PAGE).await?;
         }
         Ok(())
     }

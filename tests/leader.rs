@@ -275,12 +275,7 @@ async fn internal_leadership_fails_over_on_shutdown() {
             .unwrap();
             let stop = CancellationToken::new();
             let wakeups = Wakeups::default();
-            tokio::spawn(wakeups.clone().run(
-                url,
-                store.keys().wake_channel(),
-                store.keys().leader_channel(),
-                stop.clone(),
-            ));
+            tokio::spawn(wakeups.clone().run(url, store.keys().clone(), stop.clone()));
             let (l, task) =
                 Leadership::spawn(store, wakeups, "sweeper".into(), name.into(), Duration::from_secs(30), stop.clone());
             (l, task, stop)

@@ -2,6 +2,7 @@
 //! Generated proto types stop here; the store speaks its own types.
 
 pub mod agent;
+pub mod claim;
 pub mod leader;
 pub mod validate;
 

@@ -35,6 +35,51 @@ pub struct QueueKeys {
     pub workers: String,
 }
 
+/// The keys of one pool, in the order every pool script takes them (`poolKeys()` in Lua).
+#[derive(Clone, Debug)]
+pub struct PoolKeys {
+    /// ZSET resource id -> ready-queue order.
+    pub idle: String,
+    /// HASH resource id -> offered attributes JSON.
+    pub resources: String,
+    /// ZSET resource id -> claimed at (ms).
+    pub claimed: String,
+    /// HASH resource id -> "token|claimer|claimed_at|attributes JSON".
+    pub claims: String,
+    /// ZSET claim id -> arrival (ms): the waiting line.
+    pub line: String,
+    /// HASH claim id -> "claimer|wait deadline|attributes JSON".
+    pub lineinfo: String,
+    /// HASH claim id -> "resource id|token|wait deadline": handed, not yet picked up.
+    pub assigned: String,
+    /// STRING counter: tokens, claim ids, ready-queue order.
+    pub seq: String,
+    /// STRING "1" while the scale-up signal is raised.
+    pub scaleup: String,
+    /// ZSET resource id -> dead-lettered at (ms).
+    pub dlq: String,
+    /// HASH resource id -> dead-letter context JSON.
+    pub dlqinfo: String,
+}
+
+impl PoolKeys {
+    pub fn all(&self) -> [&str; 11] {
+        [
+            &self.idle,
+            &self.resources,
+            &self.claimed,
+            &self.claims,
+            &self.line,
+            &self.lineinfo,
+            &self.assigned,
+            &self.seq,
+            &self.scaleup,
+            &self.dlq,
+            &self.dlqinfo,
+        ]
+    }
+}
+
 /// The keys of one election.
 #[derive(Clone, Debug)]
 pub struct ElectionKeys {
@@ -70,6 +115,35 @@ impl Keys {
     pub fn election(&self, election: &str) -> ElectionKeys {
         let k = |part: &str| format!("{}baton:{{e:{election}}}:{part}", self.prefix);
         ElectionKeys { term: k("term"), seq: k("seq") }
+    }
+
+    /// The keys of one pool.
+    pub fn pool(&self, pool: &str) -> PoolKeys {
+        let k = |part: &str| format!("{}baton:{{p:{pool}}}:{part}", self.prefix);
+        PoolKeys {
+            idle: k("idle"),
+            resources: k("resources"),
+            claimed: k("claimed"),
+            claims: k("claims"),
+            line: k("line"),
+            lineinfo: k("lineinfo"),
+            assigned: k("assigned"),
+            seq: k("seq"),
+            scaleup: k("scaleup"),
+            dlq: k("dlq"),
+            dlqinfo: k("dlqinfo"),
+        }
+    }
+
+    /// SET of every pool ever offered to or claimed from.
+    pub fn pools(&self) -> String {
+        format!("{}baton:{{registry}}:pools", self.prefix)
+    }
+
+    /// The pub/sub channel of pool events: "A|pool|claim id" (a waiting claim was handed a
+    /// resource) and "C|pool" (the pool changed).
+    pub fn pool_channel(&self) -> String {
+        format!("{}baton:pool", self.prefix)
     }
 
     /// The pub/sub channel of leadership events (elected, resigned, expired).

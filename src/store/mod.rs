@@ -7,6 +7,7 @@ pub mod agents;
 pub mod conn;
 pub mod keys;
 pub mod leader;
+pub mod pool;
 mod reply;
 pub mod scripts;
 pub mod sweep;
@@ -25,6 +26,7 @@ pub use agents::*;
 pub use conn::Redis;
 pub use keys::Keys;
 pub use leader::*;
+pub use pool::*;
 use scripts::Args;
 pub use scripts::Scripts;
 pub use sweep::*;
@@ -88,6 +90,7 @@ pub struct Store {
     breakers: Arc<[Breaker; 2]>,
     wake_channel: String,
     leader_channel: String,
+    pool_channel: String,
 }
 
 impl Store {
@@ -98,8 +101,9 @@ impl Store {
         let keys = Keys::new(key_prefix);
         let wake_channel = keys.wake_channel();
         let leader_channel = keys.leader_channel();
+        let pool_channel = keys.pool_channel();
         let breakers = Arc::new([Breaker::new("dispatch", breakers.clone()), Breaker::new("writeback", breakers)]);
-        Ok(Self { redis, scripts, keys, policy: Arc::new(policy), breakers, wake_channel, leader_channel })
+        Ok(Self { redis, scripts, keys, policy: Arc::new(policy), breakers, wake_channel, leader_channel, pool_channel })
     }
 
     pub fn keys(&self) -> &Keys {

@@ -4,6 +4,8 @@
 //!   the earliest of its waiting set; long-polling Acquires on that queue re-check.
 //! - Leadership events: election scripts PUBLISH elected / resigned / expired; Observe streams
 //!   and waiting Campaigns on every replica receive them.
+//! - Pool events: pool scripts PUBLISH "A|pool|claim" when a waiting claim is handed a
+//!   resource (its replica picks it up) and "C|pool" on every change (WatchPool streams).
 //!
 //! After a lost subscription every waiter is woken and every observer told to resync, since
 //! messages may have been missed while it was down.
@@ -18,7 +20,7 @@ use futures::StreamExt;
 use tokio::sync::{broadcast, watch, Notify};
 use tokio_util::sync::CancellationToken;
 
-use super::LeaderEvent;
+use super::{Keys, LeaderEvent};
 
 /// What an election's observers hear.
 #[derive(Clone, Debug)]
@@ -36,6 +38,10 @@ const ELECTION_BUFFER: usize = 64;
 pub struct Wakeups {
     queues: Arc<Mutex<HashMap<String, Arc<Notify>>>>,
     elections: Arc<Mutex<HashMap<String, broadcast::Sender<ElectionSignal>>>>,
+    /// Waiting claims on this replica, by "pool|claim id".
+    claims: Arc<Mutex<HashMap<String, Arc<Notify>>>>,
+    /// WatchPool streams on this replica, by pool.
+    pools: Arc<Mutex<HashMap<String, broadcast::Sender<()>>>>,
     /// True while the subscription is live.
     subscribed: Arc<watch::Sender<bool>>,
 }
@@ -45,6 +51,8 @@ impl Default for Wakeups {
         Self {
             queues: Default::default(),
             elections: Default::default(),
+            claims: Default::default(),
+            pools: Default::default(),
             subscribed: Arc::new(watch::channel(false).0),
         }
     }
@@ -84,6 +92,43 @@ impl Wakeups {
         elections.entry(election.to_string()).or_insert_with(|| broadcast::channel(ELECTION_BUFFER).0).subscribe()
     }
 
+    /// The notifier of one waiting claim; `forget_claim` it when settled.
+    pub fn claim(&self, pool: &str, claim_id: &str) -> Arc<Notify> {
+        let mut claims = self.claims.lock().expect("wakeups lock");
+        claims.entry(format!("{pool}|{claim_id}")).or_default().clone()
+    }
+
+    pub fn forget_claim(&self, pool: &str, claim_id: &str) {
+        self.claims.lock().expect("wakeups lock").remove(&format!("{pool}|{claim_id}"));
+    }
+
+    /// Follows a pool's changes.
+    pub fn pool(&self, pool: &str) -> broadcast::Receiver<()> {
+        let mut pools = self.pools.lock().expect("wakeups lock");
+        pools.entry(pool.to_string()).or_insert_with(|| broadcast::channel(1).0).subscribe()
+    }
+
+    fn pool_event(&self, payload: &str) {
+        let mut parts = payload.splitn(3, '|');
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some("A"), Some(pool), Some(claim)) => {
+                if let Some(n) = self.claims.lock().expect("wakeups lock").get(&format!("{pool}|{claim}")) {
+                    // notify_one stores a permit: a pickup racing with the message still wakes.
+                    n.notify_one();
+                }
+            }
+            (Some("C"), Some(pool), None) => {
+                let mut pools = self.pools.lock().expect("wakeups lock");
+                if let Some(tx) = pools.get(pool) {
+                    if tx.send(()).is_err() {
+                        pools.remove(pool);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn wake(&self, queue: &str) {
         if let Some(n) = self.queues.lock().expect("wakeups lock").get(queue) {
             n.notify_waiters();
@@ -107,16 +152,21 @@ impl Wakeups {
         }
         let mut elections = self.elections.lock().expect("wakeups lock");
         elections.retain(|_, tx| tx.send(ElectionSignal::Resync).is_ok());
+        for n in self.claims.lock().expect("wakeups lock").values() {
+            n.notify_one();
+        }
+        self.pools.lock().expect("wakeups lock").retain(|_, tx| tx.send(()).is_ok());
     }
 
-    /// Follows the wake and leader channels until `shutdown`, reconnecting with backoff.
-    pub async fn run(self, url: String, wake_channel: String, leader_channel: String, shutdown: CancellationToken) {
+    /// Follows the wake, leader and pool channels until `shutdown`, reconnecting with backoff.
+    pub async fn run(self, url: String, keys: Keys, shutdown: CancellationToken) {
+        let (wake_channel, leader_channel, pool_channel) = (keys.wake_channel(), keys.leader_channel(), keys.pool_channel());
         let mut backoff = Duration::from_millis(100);
         loop {
             let attempt = async {
                 let client = redis::Client::open(url.as_str())?;
                 let mut pubsub = client.get_async_pubsub().await?;
-                pubsub.subscribe(&[&wake_channel, &leader_channel]).await?;
+                pubsub.subscribe(&[&wake_channel, &leader_channel, &pool_channel]).await?;
                 Ok::<_, redis::RedisError>(pubsub)
             };
             let pubsub = tokio::select! {
@@ -136,8 +186,11 @@ impl Wakeups {
                         };
                         let Some(msg) = msg else { break };
                         let Ok(payload) = msg.get_payload::<String>() else { continue };
-                        if msg.get_channel_name() == wake_channel {
+                        let channel = msg.get_channel_name();
+                        if channel == wake_channel {
                             self.wake(&payload);
+                        } else if channel == pool_channel {
+                            self.pool_event(&payload);
                         } else if let Some(event) = LeaderEvent::parse(&payload) {
                             self.announce(event);
                         }

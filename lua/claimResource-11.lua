@@ -1,0 +1,79 @@
+--[[
+  claimResource: takes the oldest idle resource if no live claim waits before this one;
+  otherwise (with a wait) joins the pool's line, unless the line is full. Claims in line whose
+  wait ended are dropped from the head first. Raises the scale-up signal, once, when a claim
+  has to wait with nothing idle.
+
+  Input:
+    KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
+    KEYS[2]  resources  HASH resource id -> offered attributes JSON
+    KEYS[3]  claimed    ZSET resource id -> claimed at (ms)
+    KEYS[4]  claims     HASH resource id -> "token|claimer|claimed_at|attributes JSON"
+    KEYS[5]  line       ZSET claim id -> arrival (ms); ties by id, which grows
+    KEYS[6]  lineinfo   HASH claim id -> "claimer|wait deadline (ms)|attributes JSON"
+    KEYS[7]  assigned   HASH claim id -> "resource id|token|wait deadline (ms)" (not yet picked up)
+    KEYS[8]  seq        STRING counter: tokens, claim ids, ready-queue order
+    KEYS[9]  scaleup    STRING "1" while the scale-up signal is raised
+    KEYS[10] dlq        ZSET resource id -> dead-lettered at (ms)
+    KEYS[11] dlqinfo    HASH resource id -> dead-letter context JSON
+
+    ARGV[1] claimer    claimer id
+    ARGV[2] attrs      attributes JSON to attach to the resource
+    ARGV[3] waitMs     how long the claim may wait in line (0: do not wait)
+    ARGV[4] maxLine    most claims the line holds
+    ARGV[5] channel    pool events channel
+    ARGV[6] pool       pool name
+
+  Output:
+    { 1, resource id, token, claimed at, attributes JSON }   claimed
+    { 0 }                                                    nothing idle, no wait
+    { 2, claim id, scale-up raised (1/0) }                   waiting in line
+    { -2 }                                                   line full
+]]
+local rcall = redis.call
+--@include nowMs
+--@include poolKeys
+--@include mergeAttrs
+
+local k = poolKeys()
+local claimer, attrs, waitMs, maxLine = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local channel, pool = ARGV[5], ARGV[6]
+local now = nowMs()
+
+-- Claims whose wait ended can be ahead in line: drop them.
+while true do
+  local head = rcall('ZRANGE', k.line, 0, 0)[1]
+  if not head then break end
+  local deadline = tonumber(string.match(rcall('HGET', k.lineinfo, head) or '', '^[^|]*|(%d+)|') or '0')
+  if deadline >= now then break end
+  rcall('ZREM', k.line, head)
+  rcall('HDEL', k.lineinfo, head)
+end
+
+if rcall('ZCARD', k.line) == 0 then
+  local id = rcall('ZRANGE', k.idle, 0, 0)[1]
+  if id then
+    rcall('ZREM', k.idle, id)
+    local token = string.format('%d', rcall('INCR', k.seq))
+    rcall('ZADD', k.claimed, now, id)
+    rcall('HSET', k.claims, id, token .. '|' .. claimer .. '|' .. string.format('%d', now) .. '|' .. attrs)
+    rcall('PUBLISH', channel, 'C|' .. pool)
+    return { 1, id, token, now, mergeAttrs(rcall('HGET', k.resources, id), attrs) }
+  end
+  rcall('DEL', k.scaleup)
+end
+if waitMs <= 0 then
+  return { 0 }
+end
+if rcall('ZCARD', k.line) >= maxLine then
+  return { -2 }
+end
+local claimId = string.format('%020d', rcall('INCR', k.seq))
+rcall('ZADD', k.line, now, claimId)
+rcall('HSET', k.lineinfo, claimId, claimer .. '|' .. string.format('%d', now + waitMs) .. '|' .. attrs)
+local raised = 0
+if rcall('ZCARD', k.idle) == 0 and rcall('SET', k.scaleup, '1', 'NX') then
+  raised = 1
+end
+rcall('PUBLISH', channel, 'C|' .. pool)
+return { 2, claimId, raised }

@@ -1,0 +1,60 @@
+--[[
+  endClaim: ends a claim presented with its token. return+reuse: the resource is placed again
+  (to the next claim in line, else the back of the ready queue); return: it leaves the pool
+  until offered again; fail: it moves to the pool's dead-letter queue with the error and its
+  context. A stale or unknown token changes nothing.
+
+  Input:
+    KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
+    KEYS[2]  resources  HASH resource id -> offered attributes JSON
+    KEYS[3]  claimed    ZSET resource id -> claimed at (ms)
+    KEYS[4]  claims     HASH resource id -> "token|claimer|claimed_at|attributes JSON"
+    KEYS[5]  line       ZSET claim id -> arrival (ms); ties by id, which grows
+    KEYS[6]  lineinfo   HASH claim id -> "claimer|wait deadline (ms)|attributes JSON"
+    KEYS[7]  assigned   HASH claim id -> "resource id|token|wait deadline (ms)" (not yet picked up)
+    KEYS[8]  seq        STRING counter: tokens, claim ids, ready-queue order
+    KEYS[9]  scaleup    STRING "1" while the scale-up signal is raised
+    KEYS[10] dlq        ZSET resource id -> dead-lettered at (ms)
+    KEYS[11] dlqinfo    HASH resource id -> dead-letter context JSON
+
+    ARGV[1] id         resource id
+    ARGV[2] token      the claim's token
+    ARGV[3] action     "reuse", "return" or "fail"
+    ARGV[4] error      failure description (fail)
+    ARGV[5] channel    pool events channel
+    ARGV[6] pool       pool name
+
+  Output:
+    { -1 }             LEASE_LOST
+    { 0 }              done
+]]
+local rcall = redis.call
+--@include nowMs
+--@include poolKeys
+--@include placeResource
+--@include claimRecord
+
+local k = poolKeys()
+local id, token, action, message, channel, pool = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local claim = claimRecord(rcall('HGET', k.claims, id))
+if not claim or claim.token ~= token then
+  return { -1 }
+end
+local now = nowMs()
+rcall('ZREM', k.claimed, id)
+rcall('HDEL', k.claims, id)
+if action == 'reuse' then
+  placeResource(k, id, now, channel, pool, false)
+elseif action == 'fail' then
+  rcall('ZADD', k.dlq, now, id)
+  rcall('HSET', k.dlqinfo, id, cjson.encode({
+    source = 'pool', pool = pool, id = id, error = message, failed_at = now, claimer = claim.claimer,
+    claimed_at = claim.at, token = claim.token,
+    attributes = cjson.decode(rcall('HGET', k.resources, id) or '{}'),
+  }))
+  rcall('HDEL', k.resources, id)
+else
+  rcall('HDEL', k.resources, id)
+end
+rcall('PUBLISH', channel, 'C|' .. pool)
+return { 0 }

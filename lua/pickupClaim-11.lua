@@ -1,0 +1,67 @@
+--[[
+  pickupClaim: settles a claim waiting in line, for the replica that holds its caller.
+  peek:    a resource assigned to it is taken; otherwise it keeps waiting.
+  end:     the wait ended with the caller still there: an assigned resource is taken;
+           otherwise the claim leaves the line.
+  abandon: the caller went away: the claim leaves the line, and a resource assigned to it goes
+           back to the front of the ready queue (or to the next claim in line).
+
+  Input:
+    KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
+    KEYS[2]  resources  HASH resource id -> offered attributes JSON
+    KEYS[3]  claimed    ZSET resource id -> claimed at (ms)
+    KEYS[4]  claims     HASH resource id -> "token|claimer|claimed_at|attributes JSON"
+    KEYS[5]  line       ZSET claim id -> arrival (ms); ties by id, which grows
+    KEYS[6]  lineinfo   HASH claim id -> "claimer|wait deadline (ms)|attributes JSON"
+    KEYS[7]  assigned   HASH claim id -> "resource id|token|wait deadline (ms)" (not yet picked up)
+    KEYS[8]  seq        STRING counter: tokens, claim ids, ready-queue order
+    KEYS[9]  scaleup    STRING "1" while the scale-up signal is raised
+    KEYS[10] dlq        ZSET resource id -> dead-lettered at (ms)
+    KEYS[11] dlqinfo    HASH resource id -> dead-letter context JSON
+
+    ARGV[1] claimId    the claim's id
+    ARGV[2] mode       "peek", "end" or "abandon"
+    ARGV[3] channel    pool events channel
+    ARGV[4] pool       pool name
+
+  Output:
+    { 1, resource id, token, claimed at, attributes JSON }   taken
+    { 0 }                                                    still waiting (peek)
+    { -1 }                                                   left the line / gave back / gone
+]]
+local rcall = redis.call
+--@include nowMs
+--@include poolKeys
+--@include placeResource
+--@include claimRecord
+--@include mergeAttrs
+
+local k = poolKeys()
+local claimId, mode, channel, pool = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+
+local assignment = rcall('HGET', k.assigned, claimId)
+if assignment then
+  local id, token = string.match(assignment, '^([^|]*)|(%d+)|')
+  local claim = claimRecord(rcall('HGET', k.claims, id))
+  rcall('HDEL', k.assigned, claimId)
+  if not claim or claim.token ~= token then
+    return { -1 }
+  end
+  if mode ~= 'abandon' then
+    return { 1, id, token, claim.at, mergeAttrs(rcall('HGET', k.resources, id), claim.attrs) }
+  end
+  rcall('ZREM', k.claimed, id)
+  rcall('HDEL', k.claims, id)
+  placeResource(k, id, nowMs(), channel, pool, true)
+  rcall('PUBLISH', channel, 'C|' .. pool)
+  return { -1 }
+end
+if mode == 'peek' and rcall('ZSCORE', k.line, claimId) then
+  return { 0 }
+end
+if rcall('ZREM', k.line, claimId) == 1 then
+  rcall('HDEL', k.lineinfo, claimId)
+  if rcall('ZCARD', k.line) == 0 then rcall('DEL', k.scaleup) end
+  rcall('PUBLISH', channel, 'C|' .. pool)
+end
+return { -1 }

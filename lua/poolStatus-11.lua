@@ -1,0 +1,38 @@
+--[[
+  poolStatus: a pool's counts. Read-only.
+
+  Input:
+    KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
+    KEYS[2]  resources  HASH resource id -> offered attributes JSON
+    KEYS[3]  claimed    ZSET resource id -> claimed at (ms)
+    KEYS[4]  claims     HASH resource id -> "token|claimer|claimed_at|attributes JSON"
+    KEYS[5]  line       ZSET claim id -> arrival (ms); ties by id, which grows
+    KEYS[6]  lineinfo   HASH claim id -> "claimer|wait deadline (ms)|attributes JSON"
+    KEYS[7]  assigned   HASH claim id -> "resource id|token|wait deadline (ms)" (not yet picked up)
+    KEYS[8]  seq        STRING counter: tokens, claim ids, ready-queue order
+    KEYS[9]  scaleup    STRING "1" while the scale-up signal is raised
+    KEYS[10] dlq        ZSET resource id -> dead-lettered at (ms)
+    KEYS[11] dlqinfo    HASH resource id -> dead-letter context JSON
+
+  Output:
+    { now, idle, claimed, waiting claims, first arrival in line (or -1), scale-up (1/0),
+      dead-lettered }
+]]
+local rcall = redis.call
+--@include nowMs
+--@include poolKeys
+
+local k = poolKeys()
+local now = nowMs()
+local head = rcall('ZRANGE', k.line, 0, 0, 'WITHSCORES')
+local first = -1
+if head[2] then first = tonumber(head[2]) end
+return {
+  now,
+  rcall('ZCARD', k.idle),
+  rcall('ZCARD', k.claimed),
+  rcall('ZCARD', k.line),
+  first,
+  rcall('EXISTS', k.scaleup),
+  rcall('ZCARD', k.dlq),
+}

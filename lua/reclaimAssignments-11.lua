@@ -1,0 +1,52 @@
+--[[
+  reclaimAssignments: gives back resources assigned to claims that were never picked up
+  (their replica died while they waited): any assignment past its wait deadline + graceMs goes
+  back to the front of the ready queue (or to the next claim in line).
+
+  Input:
+    KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
+    KEYS[2]  resources  HASH resource id -> offered attributes JSON
+    KEYS[3]  claimed    ZSET resource id -> claimed at (ms)
+    KEYS[4]  claims     HASH resource id -> "token|claimer|claimed_at|attributes JSON"
+    KEYS[5]  line       ZSET claim id -> arrival (ms); ties by id, which grows
+    KEYS[6]  lineinfo   HASH claim id -> "claimer|wait deadline (ms)|attributes JSON"
+    KEYS[7]  assigned   HASH claim id -> "resource id|token|wait deadline (ms)" (not yet picked up)
+    KEYS[8]  seq        STRING counter: tokens, claim ids, ready-queue order
+    KEYS[9]  scaleup    STRING "1" while the scale-up signal is raised
+    KEYS[10] dlq        ZSET resource id -> dead-lettered at (ms)
+    KEYS[11] dlqinfo    HASH resource id -> dead-letter context JSON
+
+    ARGV[1] graceMs    how long past the wait deadline an assignment may stay unpicked
+    ARGV[2] limit      most assignments to inspect
+    ARGV[3] channel    pool events channel
+    ARGV[4] pool       pool name
+
+  Output:
+    reclaimed          how many resources went back
+]]
+local rcall = redis.call
+--@include nowMs
+--@include poolKeys
+--@include placeResource
+--@include claimRecord
+
+local k = poolKeys()
+local graceMs, limit, channel, pool = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local now = nowMs()
+local scan = rcall('HSCAN', k.assigned, '0', 'COUNT', limit)[2]
+local reclaimed = 0
+for i = 1, #scan, 2 do
+  local id, token, deadline = string.match(scan[i + 1], '^([^|]*)|(%d+)|(%d+)$')
+  if deadline and tonumber(deadline) + graceMs < now then
+    rcall('HDEL', k.assigned, scan[i])
+    local claim = claimRecord(rcall('HGET', k.claims, id))
+    if claim and claim.token == token then
+      rcall('ZREM', k.claimed, id)
+      rcall('HDEL', k.claims, id)
+      placeResource(k, id, now, channel, pool, true)
+      reclaimed = reclaimed + 1
+    end
+  end
+end
+if reclaimed > 0 then rcall('PUBLISH', channel, 'C|' .. pool) end
+return reclaimed

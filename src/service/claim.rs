@@ -1,0 +1,238 @@
+//! ClaimService: Offer, Claim, Return, Fail, GetPool, WatchPool.
+
+use std::{collections::BTreeMap, collections::HashSet, pin::Pin, sync::Arc, time::Duration};
+
+use tokio::sync::{broadcast::error::RecvError, mpsc};
+use tokio_stream::{wrappers::ReceiverStream, Stream};
+use tokio_util::sync::CancellationToken;
+use tonic::{Request, Response, Status};
+
+use super::{duration, observe, timestamp, validate};
+use crate::{
+    config::Config,
+    dispatch,
+    error::{Error, Result},
+    pb::{self, claim_service_server::ClaimService},
+    store::{wake::Wakeups, ClaimEnd, Claimed, PoolStats, Store},
+};
+
+pub struct ClaimServiceImpl {
+    store: Store,
+    wakeups: Wakeups,
+    config: Arc<Config>,
+    /// Cancelled when the server begins a graceful shutdown: waits answer, streams end.
+    shutdown: CancellationToken,
+}
+
+impl ClaimServiceImpl {
+    pub fn new(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken) -> Self {
+        Self { store, wakeups, config, shutdown }
+    }
+
+    fn attributes(&self, field: &str, attrs: &std::collections::HashMap<String, String>) -> Result<BTreeMap<String, String>> {
+        let limits = &self.config.limits;
+        validate::count(field, attrs.len(), 0, limits.max_labels)?;
+        for (k, v) in attrs {
+            if k.is_empty() {
+                return Err(Error::invalid(field, "keys must not be empty"));
+            }
+            validate::size(&format!("{field}[{k}]"), k.len().max(v.len()), limits.max_label_bytes)?;
+        }
+        Ok(attrs.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+    }
+}
+
+fn resource_pb(c: Claimed) -> pb::ClaimResponse {
+    pb::ClaimResponse {
+        resource: Some(pb::Resource { id: c.id, attributes: c.attributes.into_iter().collect() }),
+        token: c.token,
+        claimed_at: Some(timestamp(c.claimed_at_ms)),
+    }
+}
+
+fn status_pb(pool: &str, s: &PoolStats) -> pb::PoolStatus {
+    for (name, value) in [
+        ("baton_pool_idle", s.idle as f64),
+        ("baton_pool_claimed", s.claimed as f64),
+        ("baton_pool_waiting_claims", s.waiting as f64),
+        ("baton_pool_scale_up_pending", s.scale_up as u8 as f64),
+        ("baton_pool_oldest_wait_seconds", s.first_arrival_ms.map_or(0.0, |f| (s.now_ms - f) as f64 / 1000.0)),
+    ] {
+        metrics::gauge!(name, "pool" => pool.to_string()).set(value);
+    }
+    pb::PoolStatus {
+        pool: pool.to_string(),
+        idle: s.idle,
+        claimed: s.claimed,
+        waiting_claims: s.waiting,
+        oldest_wait: s.first_arrival_ms.map(|f| duration((s.now_ms - f).max(1) as u64).expect("non-zero")),
+        scale_up_pending: s.scale_up,
+        dead_lettered: s.dead_lettered,
+    }
+}
+
+/// Coalesces a burst of pool changes into one status message.
+const WATCH_COALESCE: Duration = Duration::from_millis(20);
+
+/// How long a WatchPool waits for this replica's pub/sub subscription.
+const SUBSCRIBE_LIMIT: Duration = Duration::from_secs(5);
+
+/// Feeds one WatchPool stream: the status now, then after each change that altered it.
+async fn watch(
+    store: Store,
+    wakeups: Wakeups,
+    shutdown: CancellationToken,
+    pool: String,
+    tx: mpsc::Sender<Result<pb::WatchPoolResponse, Status>>,
+) {
+    let mut changes = wakeups.pool(&pool);
+    if !wakeups.subscribed(SUBSCRIBE_LIMIT).await {
+        let _ = tx.send(Err(Status::from(Error::Unavailable("cannot follow pool events".into())))).await;
+        return;
+    }
+    let mut last: Option<PoolStats> = None;
+    loop {
+        match store.pool_stats(&pool).await {
+            Ok(stats) => {
+                let same = last.as_ref().is_some_and(|l| PoolStats { now_ms: stats.now_ms, ..l.clone() } == stats);
+                if !same {
+                    let msg = pb::WatchPoolResponse { status: Some(status_pb(&pool, &stats)) };
+                    if tx.send(Ok(msg)).await.is_err() {
+                        return;
+                    }
+                    last = Some(stats);
+                }
+            }
+            Err(e) => {
+                let _ = tx.send(Err(Status::from(e))).await;
+                return;
+            }
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tx.closed() => return,
+            change = changes.recv() => match change {
+                Ok(()) | Err(RecvError::Lagged(_)) => tokio::time::sleep(WATCH_COALESCE).await,
+                Err(RecvError::Closed) => return,
+            },
+        }
+    }
+}
+
+type WatchStream = Pin<Box<dyn Stream<Item = Result<pb::WatchPoolResponse, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl ClaimService for ClaimServiceImpl {
+    async fn offer(&self, request: Request<pb::OfferRequest>) -> Result<Response<pb::OfferResponse>, Status> {
+        observe("Offer", async {
+            let req = request.into_inner();
+            validate::name("pool", &req.pool)?;
+            validate::count("resources", req.resources.len(), 1, self.config.limits.max_batch as usize)?;
+            let mut seen = HashSet::new();
+            let mut resources = Vec::with_capacity(req.resources.len());
+            for (i, r) in req.resources.iter().enumerate() {
+                validate::name(&format!("resources[{i}].id"), &r.id)?;
+                if !seen.insert(r.id.as_str()) {
+                    return Err(Error::invalid(format!("resources[{i}].id"), format!("{:?} is listed twice", r.id)));
+                }
+                resources.push((r.id.clone(), self.attributes(&format!("resources[{i}].attributes"), &r.attributes)?));
+            }
+            let (idle, handed, duplicates) = self.store.offer(&req.pool, &resources).await?;
+            metrics::counter!("baton_pool_offered_total", "pool" => req.pool).increment((idle + handed) as u64);
+            Ok(Response::new(pb::OfferResponse { idle, handed, duplicates }))
+        })
+        .await
+    }
+
+    async fn claim(&self, request: Request<pb::ClaimRequest>) -> Result<Response<pb::ClaimResponse>, Status> {
+        observe("Claim", async {
+            let started = std::time::Instant::now();
+            let req = request.into_inner();
+            validate::name("pool", &req.pool)?;
+            validate::name("claimer_id", &req.claimer_id)?;
+            let attrs = self.attributes("attributes", &req.attributes)?;
+            let wait = validate::duration_ms("wait", req.wait.as_ref(), self.config.limits.max_wait_ms)?.unwrap_or(0);
+            let pool = &self.config.pool;
+            let got = dispatch::claim(
+                &self.store,
+                &self.wakeups,
+                &self.shutdown,
+                &req.pool,
+                &req.claimer_id,
+                &attrs,
+                Duration::from_millis(wait),
+                (pool.max_line, pool.full_line_pushback_ms),
+            )
+            .await
+            .inspect_err(|e| {
+                if matches!(e, Error::Exhausted { .. }) {
+                    metrics::counter!("baton_claims_total", "pool" => req.pool.clone(), "result" => "line_full").increment(1);
+                }
+            })?;
+            let result = if got.is_some() { "claimed" } else { "empty" };
+            metrics::counter!("baton_claims_total", "pool" => req.pool.clone(), "result" => result).increment(1);
+            Ok(Response::new(match got {
+                Some(c) => {
+                    metrics::histogram!("baton_claim_dispatch_seconds", "pool" => req.pool)
+                        .record(started.elapsed().as_secs_f64());
+                    resource_pb(c)
+                }
+                None => pb::ClaimResponse::default(),
+            }))
+        })
+        .await
+    }
+
+    async fn r#return(&self, request: Request<pb::ReturnRequest>) -> Result<Response<pb::ReturnResponse>, Status> {
+        observe("Return", async {
+            let req = request.into_inner();
+            validate::name("pool", &req.pool)?;
+            validate::name("resource_id", &req.resource_id)?;
+            validate::token("token", req.token)?;
+            let end = if req.reuse { ClaimEnd::Reuse } else { ClaimEnd::Return };
+            self.store.end_claim(&req.pool, &req.resource_id, req.token, end, "").await?;
+            Ok(Response::new(pb::ReturnResponse {}))
+        })
+        .await
+    }
+
+    async fn fail(&self, request: Request<pb::FailRequest>) -> Result<Response<pb::FailResponse>, Status> {
+        observe("Fail", async {
+            let req = request.into_inner();
+            validate::name("pool", &req.pool)?;
+            validate::name("resource_id", &req.resource_id)?;
+            validate::token("token", req.token)?;
+            validate::size("error", req.error.len(), self.config.limits.max_message_bytes)?;
+            self.store.end_claim(&req.pool, &req.resource_id, req.token, ClaimEnd::Fail, &req.error).await?;
+            metrics::counter!("baton_pool_dead_lettered_total", "pool" => req.pool).increment(1);
+            Ok(Response::new(pb::FailResponse {}))
+        })
+        .await
+    }
+
+    async fn get_pool(&self, request: Request<pb::GetPoolRequest>) -> Result<Response<pb::GetPoolResponse>, Status> {
+        observe("GetPool", async {
+            let req = request.into_inner();
+            validate::name("pool", &req.pool)?;
+            let stats = self.store.pool_stats(&req.pool).await?;
+            Ok(Response::new(pb::GetPoolResponse { status: Some(status_pb(&req.pool, &stats)) }))
+        })
+        .await
+    }
+
+    type WatchPoolStream = WatchStream;
+
+    async fn watch_pool(&self, request: Request<pb::WatchPoolRequest>) -> Result<Response<Self::WatchPoolStream>, Status> {
+        observe("WatchPool", async {
+            let req = request.into_inner();
+            validate::name("pool", &req.pool)?;
+            if self.shutdown.is_cancelled() {
+                return Err(Error::Unavailable("server is shutting down".into()));
+            }
+            let (tx, rx) = mpsc::channel(16);
+            tokio::spawn(watch(self.store.clone(), self.wakeups.clone(), self.shutdown.clone(), req.pool, tx));
+            Ok(Response::new(Box::pin(ReceiverStream::new(rx)) as Self::WatchPoolStream))
+        })
+        .await
+    }
+}

@@ -1,0 +1,192 @@
+//! Pools: the state transitions of ClaimService, one script each.
+
+use std::collections::BTreeMap;
+
+use super::{reply::Reply, scripts::Args, Path, Store};
+use crate::error::{Error, Result};
+
+/// A resource as handed to a claimer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claimed {
+    pub id: String,
+    pub token: u64,
+    pub claimed_at_ms: i64,
+    /// Offered attributes with the claim's over them.
+    pub attributes: BTreeMap<String, String>,
+}
+
+/// What a Claim found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClaimStart {
+    Claimed(Claimed),
+    /// Nothing idle and no wait asked for.
+    Nothing,
+    /// Waiting in line under this claim id; `scale_up` if this claim raised the signal.
+    Waiting { claim_id: String, scale_up: bool },
+    /// The line is full.
+    LineFull,
+}
+
+/// How a waiting claim is settled (`pickupClaim`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pickup {
+    /// Take an assigned resource, else keep waiting.
+    Peek,
+    /// The wait ended: take an assigned resource, else leave the line.
+    End,
+    /// The caller went away: leave the line, giving back any assigned resource.
+    Abandon,
+}
+
+/// How a claim ends (`endClaim`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClaimEnd {
+    Reuse,
+    Return,
+    Fail,
+}
+
+/// A pool's counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PoolStats {
+    pub now_ms: i64,
+    pub idle: u64,
+    pub claimed: u64,
+    pub waiting: u64,
+    /// Arrival of the first claim in line.
+    pub first_arrival_ms: Option<i64>,
+    pub scale_up: bool,
+    pub dead_lettered: u64,
+}
+
+fn claimed(r: &mut Reply) -> Result<Claimed> {
+    let id: String = r.next()?;
+    let token = r.next()?;
+    let claimed_at_ms = r.next()?;
+    let json: String = r.next()?;
+    let attributes = serde_json::from_str(&json).map_err(|e| Error::Internal(format!("attributes of {id}: {e}")))?;
+    Ok(Claimed { id, token, claimed_at_ms, attributes })
+}
+
+fn json(attrs: &BTreeMap<String, String>) -> String {
+    serde_json::to_string(attrs).expect("a map of strings serializes")
+}
+
+impl Store {
+    /// Offers resources in order; returns (idle, handed, duplicates).
+    pub async fn offer(&self, pool: &str, resources: &[(String, BTreeMap<String, String>)]) -> Result<(u32, u32, u32)> {
+        let k = self.keys.pool(pool);
+        let mut args = Args::new().arg(&self.pool_channel).arg(pool);
+        for (id, attrs) in resources {
+            args.push(id);
+            args.push(json(attrs));
+        }
+        let reply = self.run(Path::WriteBack, "offerResources", &k.all(), args).await?;
+        let mut r = Reply::new("offerResources", reply)?;
+        let counts = (r.next()?, r.next()?, r.next()?);
+        self.remember_pool(pool).await?;
+        Ok(counts)
+    }
+
+    /// Claims the oldest idle resource, or joins the line for `wait_ms`.
+    pub async fn claim(
+        &self,
+        pool: &str,
+        claimer: &str,
+        attrs: &BTreeMap<String, String>,
+        wait_ms: u64,
+        max_line: u32,
+    ) -> Result<ClaimStart> {
+        let k = self.keys.pool(pool);
+        let args =
+            Args::new().arg(claimer).arg(json(attrs)).arg(wait_ms).arg(max_line).arg(&self.pool_channel).arg(pool);
+        let reply = self.run(Path::Dispatch, "claimResource", &k.all(), args).await?;
+        let mut r = Reply::new("claimResource", reply)?;
+        let start = match r.next::<i64>()? {
+            1 => ClaimStart::Claimed(claimed(&mut r)?),
+            0 => ClaimStart::Nothing,
+            2 => ClaimStart::Waiting { claim_id: r.next()?, scale_up: r.next::<i64>()? == 1 },
+            -2 => ClaimStart::LineFull,
+            code => return Err(Error::Internal(format!("claimResource: unknown code {code}"))),
+        };
+        if matches!(start, ClaimStart::Waiting { .. }) {
+            self.remember_pool(pool).await?;
+        }
+        Ok(start)
+    }
+
+    /// Settles a waiting claim; Some(resource) when it was taken.
+    pub async fn pickup(&self, pool: &str, claim_id: &str, mode: Pickup) -> Result<Option<Claimed>> {
+        let k = self.keys.pool(pool);
+        let mode = match mode {
+            Pickup::Peek => "peek",
+            Pickup::End => "end",
+            Pickup::Abandon => "abandon",
+        };
+        let args = Args::new().arg(claim_id).arg(mode).arg(&self.pool_channel).arg(pool);
+        let reply = self.run(Path::Dispatch, "pickupClaim", &k.all(), args).await?;
+        let mut r = Reply::new("pickupClaim", reply)?;
+        match r.next::<i64>()? {
+            1 => Ok(Some(claimed(&mut r)?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// Ends a claim; `Error::LeaseLost` for a stale token.
+    pub async fn end_claim(&self, pool: &str, id: &str, token: u64, end: ClaimEnd, error: &str) -> Result<()> {
+        let k = self.keys.pool(pool);
+        let action = match end {
+            ClaimEnd::Reuse => "reuse",
+            ClaimEnd::Return => "return",
+            ClaimEnd::Fail => "fail",
+        };
+        let args = Args::new().arg(id).arg(token).arg(action).arg(error).arg(&self.pool_channel).arg(pool);
+        let reply = self.run(Path::WriteBack, "endClaim", &k.all(), args).await?;
+        let mut r = Reply::new("endClaim", reply)?;
+        match r.next::<i64>()? {
+            0 => Ok(()),
+            _ => Err(Error::LeaseLost(format!("pool {pool}: resource {id} is not claimed with token {token}"))),
+        }
+    }
+
+    /// Gives back resources assigned to claims never picked up; returns how many.
+    pub async fn reclaim_assignments(&self, pool: &str, grace_ms: u64, limit: u32) -> Result<u64> {
+        let k = self.keys.pool(pool);
+        let args = Args::new().arg(grace_ms).arg(limit).arg(&self.pool_channel).arg(pool);
+        let reply = self.run(Path::WriteBack, "reclaimAssignments", &k.all(), args).await?;
+        redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))
+    }
+
+    /// A pool's counts.
+    pub async fn pool_stats(&self, pool: &str) -> Result<PoolStats> {
+        let k = self.keys.pool(pool);
+        let reply = self.run(Path::Dispatch, "poolStatus", &k.all(), Args::new()).await?;
+        let mut r = Reply::new("poolStatus", reply)?;
+        let now_ms = r.next()?;
+        let idle = r.next()?;
+        let claimed = r.next()?;
+        let waiting = r.next()?;
+        let first: i64 = r.next()?;
+        Ok(PoolStats {
+            now_ms,
+            idle,
+            claimed,
+            waiting,
+            first_arrival_ms: (first >= 0).then_some(first),
+            scale_up: r.next::<i64>()? == 1,
+            dead_lettered: r.next()?,
+        })
+    }
+
+    /// Every pool ever offered to or waited on.
+    pub async fn pools(&self) -> Result<Vec<String>> {
+        let mut conn = self.redis.conn().await?;
+        Ok(redis::cmd("SMEMBERS").arg(self.keys.pools()).query_async(&mut conn).await?)
+    }
+
+    async fn remember_pool(&self, pool: &str) -> Result<()> {
+        let mut conn = self.redis.conn().await?;
+        redis::cmd("SADD").arg(self.keys.pools()).arg(pool).query_async::<i64>(&mut conn).await?;
+        Ok(())
+    }
+}
