@@ -1,0 +1,1195 @@
+package dev.baton.v1;
+
+import static io.grpc.MethodDescriptor.generateFullMethodName;
+
+/**
+ * <pre>
+ * AgentService runs recurring and one-shot work items ("agents") on a fleet
+ * of workers, each agent held by exactly one worker at a time.
+ * An agent lives in a queue. It is waiting (scored by its next run time),
+ * working (held under a lease until a deadline), or dead-lettered (after
+ * max_attempts consecutive failures). Every lease carries a fencing token
+ * that strictly increases per queue; Heartbeat, Complete and Release must
+ * present it, and a stale or unknown token is rejected with
+ * FAILED_PRECONDITION, reason LEASE_LOST, without changing anything.
+ * All times come from the Redis server's clock (TIME); no worker or Baton
+ * replica clock is ever used for a schedule or a deadline.
+ * </pre>
+ */
+@io.grpc.stub.annotations.GrpcGenerated
+public final class AgentServiceGrpc {
+
+  private AgentServiceGrpc() {}
+
+  public static final java.lang.String SERVICE_NAME = "baton.v1.AgentService";
+
+  // Static method descriptors that strictly reflect the proto.
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.RegisterRequest,
+      dev.baton.v1.RegisterResponse> getRegisterMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Register",
+      requestType = dev.baton.v1.RegisterRequest.class,
+      responseType = dev.baton.v1.RegisterResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.RegisterRequest,
+      dev.baton.v1.RegisterResponse> getRegisterMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.RegisterRequest, dev.baton.v1.RegisterResponse> getRegisterMethod;
+    if ((getRegisterMethod = AgentServiceGrpc.getRegisterMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getRegisterMethod = AgentServiceGrpc.getRegisterMethod) == null) {
+          AgentServiceGrpc.getRegisterMethod = getRegisterMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.RegisterRequest, dev.baton.v1.RegisterResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Register"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.RegisterRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.RegisterResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Register"))
+              .build();
+        }
+      }
+    }
+    return getRegisterMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.UnregisterRequest,
+      dev.baton.v1.UnregisterResponse> getUnregisterMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Unregister",
+      requestType = dev.baton.v1.UnregisterRequest.class,
+      responseType = dev.baton.v1.UnregisterResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.UnregisterRequest,
+      dev.baton.v1.UnregisterResponse> getUnregisterMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.UnregisterRequest, dev.baton.v1.UnregisterResponse> getUnregisterMethod;
+    if ((getUnregisterMethod = AgentServiceGrpc.getUnregisterMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getUnregisterMethod = AgentServiceGrpc.getUnregisterMethod) == null) {
+          AgentServiceGrpc.getUnregisterMethod = getUnregisterMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.UnregisterRequest, dev.baton.v1.UnregisterResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Unregister"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.UnregisterRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.UnregisterResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Unregister"))
+              .build();
+        }
+      }
+    }
+    return getUnregisterMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.AcquireRequest,
+      dev.baton.v1.AcquireResponse> getAcquireMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Acquire",
+      requestType = dev.baton.v1.AcquireRequest.class,
+      responseType = dev.baton.v1.AcquireResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.AcquireRequest,
+      dev.baton.v1.AcquireResponse> getAcquireMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.AcquireRequest, dev.baton.v1.AcquireResponse> getAcquireMethod;
+    if ((getAcquireMethod = AgentServiceGrpc.getAcquireMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getAcquireMethod = AgentServiceGrpc.getAcquireMethod) == null) {
+          AgentServiceGrpc.getAcquireMethod = getAcquireMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.AcquireRequest, dev.baton.v1.AcquireResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Acquire"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.AcquireRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.AcquireResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Acquire"))
+              .build();
+        }
+      }
+    }
+    return getAcquireMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.HeartbeatRequest,
+      dev.baton.v1.HeartbeatResponse> getHeartbeatMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Heartbeat",
+      requestType = dev.baton.v1.HeartbeatRequest.class,
+      responseType = dev.baton.v1.HeartbeatResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.HeartbeatRequest,
+      dev.baton.v1.HeartbeatResponse> getHeartbeatMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.HeartbeatRequest, dev.baton.v1.HeartbeatResponse> getHeartbeatMethod;
+    if ((getHeartbeatMethod = AgentServiceGrpc.getHeartbeatMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getHeartbeatMethod = AgentServiceGrpc.getHeartbeatMethod) == null) {
+          AgentServiceGrpc.getHeartbeatMethod = getHeartbeatMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.HeartbeatRequest, dev.baton.v1.HeartbeatResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Heartbeat"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.HeartbeatRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.HeartbeatResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Heartbeat"))
+              .build();
+        }
+      }
+    }
+    return getHeartbeatMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.CompleteRequest,
+      dev.baton.v1.CompleteResponse> getCompleteMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Complete",
+      requestType = dev.baton.v1.CompleteRequest.class,
+      responseType = dev.baton.v1.CompleteResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.CompleteRequest,
+      dev.baton.v1.CompleteResponse> getCompleteMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.CompleteRequest, dev.baton.v1.CompleteResponse> getCompleteMethod;
+    if ((getCompleteMethod = AgentServiceGrpc.getCompleteMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getCompleteMethod = AgentServiceGrpc.getCompleteMethod) == null) {
+          AgentServiceGrpc.getCompleteMethod = getCompleteMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.CompleteRequest, dev.baton.v1.CompleteResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Complete"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.CompleteRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.CompleteResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Complete"))
+              .build();
+        }
+      }
+    }
+    return getCompleteMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.ReleaseRequest,
+      dev.baton.v1.ReleaseResponse> getReleaseMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Release",
+      requestType = dev.baton.v1.ReleaseRequest.class,
+      responseType = dev.baton.v1.ReleaseResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.ReleaseRequest,
+      dev.baton.v1.ReleaseResponse> getReleaseMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.ReleaseRequest, dev.baton.v1.ReleaseResponse> getReleaseMethod;
+    if ((getReleaseMethod = AgentServiceGrpc.getReleaseMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getReleaseMethod = AgentServiceGrpc.getReleaseMethod) == null) {
+          AgentServiceGrpc.getReleaseMethod = getReleaseMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.ReleaseRequest, dev.baton.v1.ReleaseResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Release"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.ReleaseRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.ReleaseResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Release"))
+              .build();
+        }
+      }
+    }
+    return getReleaseMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.GetAgentRequest,
+      dev.baton.v1.GetAgentResponse> getGetAgentMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "GetAgent",
+      requestType = dev.baton.v1.GetAgentRequest.class,
+      responseType = dev.baton.v1.GetAgentResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.GetAgentRequest,
+      dev.baton.v1.GetAgentResponse> getGetAgentMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.GetAgentRequest, dev.baton.v1.GetAgentResponse> getGetAgentMethod;
+    if ((getGetAgentMethod = AgentServiceGrpc.getGetAgentMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getGetAgentMethod = AgentServiceGrpc.getGetAgentMethod) == null) {
+          AgentServiceGrpc.getGetAgentMethod = getGetAgentMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.GetAgentRequest, dev.baton.v1.GetAgentResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "GetAgent"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.GetAgentRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.GetAgentResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("GetAgent"))
+              .build();
+        }
+      }
+    }
+    return getGetAgentMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.ListAgentsRequest,
+      dev.baton.v1.ListAgentsResponse> getListAgentsMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ListAgents",
+      requestType = dev.baton.v1.ListAgentsRequest.class,
+      responseType = dev.baton.v1.ListAgentsResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.ListAgentsRequest,
+      dev.baton.v1.ListAgentsResponse> getListAgentsMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.ListAgentsRequest, dev.baton.v1.ListAgentsResponse> getListAgentsMethod;
+    if ((getListAgentsMethod = AgentServiceGrpc.getListAgentsMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getListAgentsMethod = AgentServiceGrpc.getListAgentsMethod) == null) {
+          AgentServiceGrpc.getListAgentsMethod = getListAgentsMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.ListAgentsRequest, dev.baton.v1.ListAgentsResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListAgents"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.ListAgentsRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.ListAgentsResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("ListAgents"))
+              .build();
+        }
+      }
+    }
+    return getListAgentsMethod;
+  }
+
+  /**
+   * Creates a new async stub that supports all call types for the service
+   */
+  public static AgentServiceStub newStub(io.grpc.Channel channel) {
+    io.grpc.stub.AbstractStub.StubFactory<AgentServiceStub> factory =
+      new io.grpc.stub.AbstractStub.StubFactory<AgentServiceStub>() {
+        @java.lang.Override
+        public AgentServiceStub newStub(io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+          return new AgentServiceStub(channel, callOptions);
+        }
+      };
+    return AgentServiceStub.newStub(factory, channel);
+  }
+
+  /**
+   * Creates a new blocking-style stub that supports all types of calls on the service
+   */
+  public static AgentServiceBlockingV2Stub newBlockingV2Stub(
+      io.grpc.Channel channel) {
+    io.grpc.stub.AbstractStub.StubFactory<AgentServiceBlockingV2Stub> factory =
+      new io.grpc.stub.AbstractStub.StubFactory<AgentServiceBlockingV2Stub>() {
+        @java.lang.Override
+        public AgentServiceBlockingV2Stub newStub(io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+          return new AgentServiceBlockingV2Stub(channel, callOptions);
+        }
+      };
+    return AgentServiceBlockingV2Stub.newStub(factory, channel);
+  }
+
+  /**
+   * Creates a new blocking-style stub that supports unary and streaming output calls on the service
+   */
+  public static AgentServiceBlockingStub newBlockingStub(
+      io.grpc.Channel channel) {
+    io.grpc.stub.AbstractStub.StubFactory<AgentServiceBlockingStub> factory =
+      new io.grpc.stub.AbstractStub.StubFactory<AgentServiceBlockingStub>() {
+        @java.lang.Override
+        public AgentServiceBlockingStub newStub(io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+          return new AgentServiceBlockingStub(channel, callOptions);
+        }
+      };
+    return AgentServiceBlockingStub.newStub(factory, channel);
+  }
+
+  /**
+   * Creates a new ListenableFuture-style stub that supports unary calls on the service
+   */
+  public static AgentServiceFutureStub newFutureStub(
+      io.grpc.Channel channel) {
+    io.grpc.stub.AbstractStub.StubFactory<AgentServiceFutureStub> factory =
+      new io.grpc.stub.AbstractStub.StubFactory<AgentServiceFutureStub>() {
+        @java.lang.Override
+        public AgentServiceFutureStub newStub(io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+          return new AgentServiceFutureStub(channel, callOptions);
+        }
+      };
+    return AgentServiceFutureStub.newStub(factory, channel);
+  }
+
+  /**
+   * <pre>
+   * AgentService runs recurring and one-shot work items ("agents") on a fleet
+   * of workers, each agent held by exactly one worker at a time.
+   * An agent lives in a queue. It is waiting (scored by its next run time),
+   * working (held under a lease until a deadline), or dead-lettered (after
+   * max_attempts consecutive failures). Every lease carries a fencing token
+   * that strictly increases per queue; Heartbeat, Complete and Release must
+   * present it, and a stale or unknown token is rejected with
+   * FAILED_PRECONDITION, reason LEASE_LOST, without changing anything.
+   * All times come from the Redis server's clock (TIME); no worker or Baton
+   * replica clock is ever used for a schedule or a deadline.
+   * </pre>
+   */
+  public interface AsyncService {
+
+    /**
+     * <pre>
+     * Register upserts agents into a queue. A new agent becomes due at once
+     * (plus the configured initial jitter). Re-registering an existing agent
+     * updates its definition and keeps its schedule, unless reset_schedule is
+     * set. Registering is idempotent and safe to retry.
+     * </pre>
+     */
+    default void register(dev.baton.v1.RegisterRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.RegisterResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getRegisterMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Unregister removes agents' definitions and any waiting or dead-letter
+     * entry. A lease still held may finish (Heartbeat keeps working) but the
+     * agent is not rescheduled when it completes. Unknown names are ignored.
+     * </pre>
+     */
+    default void unregister(dev.baton.v1.UnregisterRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.UnregisterResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getUnregisterMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Acquire atomically moves up to max_leases due agents (earliest next run
+     * first, ties by name) from waiting to working and returns their leases.
+     * With wait &gt; 0 and nothing due, the call is held until an agent becomes
+     * due or the wait ends; then it returns no leases (not an error). A lease
+     * ends at its deadline unless extended by Heartbeat.
+     * </pre>
+     */
+    default void acquire(dev.baton.v1.AcquireRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.AcquireResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getAcquireMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Heartbeat extends each listed lease still held with its token to now +
+     * the agent's timeout, and reports the leases that are lost so the worker
+     * can cancel that work. It also records the worker as alive. A lost lease
+     * is not an error: it is reported in lost.
+     * </pre>
+     */
+    default void heartbeat(dev.baton.v1.HeartbeatRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.HeartbeatResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getHeartbeatMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Complete ends a lease and reschedules the agent by its outcome: success
+     * runs again at acquired_at + interval (one-shot agents are removed);
+     * failures back off by class and, past max_attempts consecutive failures,
+     * move the agent to the queue's dead-letter queue. Retrying a Complete
+     * whose answer was lost returns LEASE_LOST: the first one took effect.
+     * </pre>
+     */
+    default void complete(dev.baton.v1.CompleteRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.CompleteResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getCompleteMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Release hands a lease back without counting a failure (a worker shutting
+     * down gracefully). The agent becomes due after delay (plus the configured
+     * shutdown jitter).
+     * </pre>
+     */
+    default void release(dev.baton.v1.ReleaseRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.ReleaseResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getReleaseMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * GetAgent returns an agent's definition and state; NOT_FOUND if the queue
+     * has no agent of that name.
+     * </pre>
+     */
+    default void getAgent(dev.baton.v1.GetAgentRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.GetAgentResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getGetAgentMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ListAgents pages through a queue's agents in name order.
+     * </pre>
+     */
+    default void listAgents(dev.baton.v1.ListAgentsRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.ListAgentsResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListAgentsMethod(), responseObserver);
+    }
+  }
+
+  /**
+   * Base class for the server implementation of the service AgentService.
+   * <pre>
+   * AgentService runs recurring and one-shot work items ("agents") on a fleet
+   * of workers, each agent held by exactly one worker at a time.
+   * An agent lives in a queue. It is waiting (scored by its next run time),
+   * working (held under a lease until a deadline), or dead-lettered (after
+   * max_attempts consecutive failures). Every lease carries a fencing token
+   * that strictly increases per queue; Heartbeat, Complete and Release must
+   * present it, and a stale or unknown token is rejected with
+   * FAILED_PRECONDITION, reason LEASE_LOST, without changing anything.
+   * All times come from the Redis server's clock (TIME); no worker or Baton
+   * replica clock is ever used for a schedule or a deadline.
+   * </pre>
+   */
+  public static abstract class AgentServiceImplBase
+      implements io.grpc.BindableService, AsyncService {
+
+    @java.lang.Override public final io.grpc.ServerServiceDefinition bindService() {
+      return AgentServiceGrpc.bindService(this);
+    }
+  }
+
+  /**
+   * A stub to allow clients to do asynchronous rpc calls to service AgentService.
+   * <pre>
+   * AgentService runs recurring and one-shot work items ("agents") on a fleet
+   * of workers, each agent held by exactly one worker at a time.
+   * An agent lives in a queue. It is waiting (scored by its next run time),
+   * working (held under a lease until a deadline), or dead-lettered (after
+   * max_attempts consecutive failures). Every lease carries a fencing token
+   * that strictly increases per queue; Heartbeat, Complete and Release must
+   * present it, and a stale or unknown token is rejected with
+   * FAILED_PRECONDITION, reason LEASE_LOST, without changing anything.
+   * All times come from the Redis server's clock (TIME); no worker or Baton
+   * replica clock is ever used for a schedule or a deadline.
+   * </pre>
+   */
+  public static final class AgentServiceStub
+      extends io.grpc.stub.AbstractAsyncStub<AgentServiceStub> {
+    private AgentServiceStub(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      super(channel, callOptions);
+    }
+
+    @java.lang.Override
+    protected AgentServiceStub build(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      return new AgentServiceStub(channel, callOptions);
+    }
+
+    /**
+     * <pre>
+     * Register upserts agents into a queue. A new agent becomes due at once
+     * (plus the configured initial jitter). Re-registering an existing agent
+     * updates its definition and keeps its schedule, unless reset_schedule is
+     * set. Registering is idempotent and safe to retry.
+     * </pre>
+     */
+    public void register(dev.baton.v1.RegisterRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.RegisterResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getRegisterMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Unregister removes agents' definitions and any waiting or dead-letter
+     * entry. A lease still held may finish (Heartbeat keeps working) but the
+     * agent is not rescheduled when it completes. Unknown names are ignored.
+     * </pre>
+     */
+    public void unregister(dev.baton.v1.UnregisterRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.UnregisterResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getUnregisterMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Acquire atomically moves up to max_leases due agents (earliest next run
+     * first, ties by name) from waiting to working and returns their leases.
+     * With wait &gt; 0 and nothing due, the call is held until an agent becomes
+     * due or the wait ends; then it returns no leases (not an error). A lease
+     * ends at its deadline unless extended by Heartbeat.
+     * </pre>
+     */
+    public void acquire(dev.baton.v1.AcquireRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.AcquireResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getAcquireMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Heartbeat extends each listed lease still held with its token to now +
+     * the agent's timeout, and reports the leases that are lost so the worker
+     * can cancel that work. It also records the worker as alive. A lost lease
+     * is not an error: it is reported in lost.
+     * </pre>
+     */
+    public void heartbeat(dev.baton.v1.HeartbeatRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.HeartbeatResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getHeartbeatMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Complete ends a lease and reschedules the agent by its outcome: success
+     * runs again at acquired_at + interval (one-shot agents are removed);
+     * failures back off by class and, past max_attempts consecutive failures,
+     * move the agent to the queue's dead-letter queue. Retrying a Complete
+     * whose answer was lost returns LEASE_LOST: the first one took effect.
+     * </pre>
+     */
+    public void complete(dev.baton.v1.CompleteRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.CompleteResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getCompleteMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Release hands a lease back without counting a failure (a worker shutting
+     * down gracefully). The agent becomes due after delay (plus the configured
+     * shutdown jitter).
+     * </pre>
+     */
+    public void release(dev.baton.v1.ReleaseRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.ReleaseResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getReleaseMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * GetAgent returns an agent's definition and state; NOT_FOUND if the queue
+     * has no agent of that name.
+     * </pre>
+     */
+    public void getAgent(dev.baton.v1.GetAgentRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.GetAgentResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getGetAgentMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ListAgents pages through a queue's agents in name order.
+     * </pre>
+     */
+    public void listAgents(dev.baton.v1.ListAgentsRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.ListAgentsResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getListAgentsMethod(), getCallOptions()), request, responseObserver);
+    }
+  }
+
+  /**
+   * A stub to allow clients to do synchronous rpc calls to service AgentService.
+   * <pre>
+   * AgentService runs recurring and one-shot work items ("agents") on a fleet
+   * of workers, each agent held by exactly one worker at a time.
+   * An agent lives in a queue. It is waiting (scored by its next run time),
+   * working (held under a lease until a deadline), or dead-lettered (after
+   * max_attempts consecutive failures). Every lease carries a fencing token
+   * that strictly increases per queue; Heartbeat, Complete and Release must
+   * present it, and a stale or unknown token is rejected with
+   * FAILED_PRECONDITION, reason LEASE_LOST, without changing anything.
+   * All times come from the Redis server's clock (TIME); no worker or Baton
+   * replica clock is ever used for a schedule or a deadline.
+   * </pre>
+   */
+  public static final class AgentServiceBlockingV2Stub
+      extends io.grpc.stub.AbstractBlockingStub<AgentServiceBlockingV2Stub> {
+    private AgentServiceBlockingV2Stub(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      super(channel, callOptions);
+    }
+
+    @java.lang.Override
+    protected AgentServiceBlockingV2Stub build(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      return new AgentServiceBlockingV2Stub(channel, callOptions);
+    }
+
+    /**
+     * <pre>
+     * Register upserts agents into a queue. A new agent becomes due at once
+     * (plus the configured initial jitter). Re-registering an existing agent
+     * updates its definition and keeps its schedule, unless reset_schedule is
+     * set. Registering is idempotent and safe to retry.
+     * </pre>
+     */
+    public dev.baton.v1.RegisterResponse register(dev.baton.v1.RegisterRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getRegisterMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Unregister removes agents' definitions and any waiting or dead-letter
+     * entry. A lease still held may finish (Heartbeat keeps working) but the
+     * agent is not rescheduled when it completes. Unknown names are ignored.
+     * </pre>
+     */
+    public dev.baton.v1.UnregisterResponse unregister(dev.baton.v1.UnregisterRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getUnregisterMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Acquire atomically moves up to max_leases due agents (earliest next run
+     * first, ties by name) from waiting to working and returns their leases.
+     * With wait &gt; 0 and nothing due, the call is held until an agent becomes
+     * due or the wait ends; then it returns no leases (not an error). A lease
+     * ends at its deadline unless extended by Heartbeat.
+     * </pre>
+     */
+    public dev.baton.v1.AcquireResponse acquire(dev.baton.v1.AcquireRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getAcquireMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Heartbeat extends each listed lease still held with its token to now +
+     * the agent's timeout, and reports the leases that are lost so the worker
+     * can cancel that work. It also records the worker as alive. A lost lease
+     * is not an error: it is reported in lost.
+     * </pre>
+     */
+    public dev.baton.v1.HeartbeatResponse heartbeat(dev.baton.v1.HeartbeatRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getHeartbeatMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Complete ends a lease and reschedules the agent by its outcome: success
+     * runs again at acquired_at + interval (one-shot agents are removed);
+     * failures back off by class and, past max_attempts consecutive failures,
+     * move the agent to the queue's dead-letter queue. Retrying a Complete
+     * whose answer was lost returns LEASE_LOST: the first one took effect.
+     * </pre>
+     */
+    public dev.baton.v1.CompleteResponse complete(dev.baton.v1.CompleteRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getCompleteMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Release hands a lease back without counting a failure (a worker shutting
+     * down gracefully). The agent becomes due after delay (plus the configured
+     * shutdown jitter).
+     * </pre>
+     */
+    public dev.baton.v1.ReleaseResponse release(dev.baton.v1.ReleaseRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getReleaseMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * GetAgent returns an agent's definition and state; NOT_FOUND if the queue
+     * has no agent of that name.
+     * </pre>
+     */
+    public dev.baton.v1.GetAgentResponse getAgent(dev.baton.v1.GetAgentRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getGetAgentMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ListAgents pages through a queue's agents in name order.
+     * </pre>
+     */
+    public dev.baton.v1.ListAgentsResponse listAgents(dev.baton.v1.ListAgentsRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getListAgentsMethod(), getCallOptions(), request);
+    }
+  }
+
+  /**
+   * A stub to allow clients to do limited synchronous rpc calls to service AgentService.
+   * <pre>
+   * AgentService runs recurring and one-shot work items ("agents") on a fleet
+   * of workers, each agent held by exactly one worker at a time.
+   * An agent lives in a queue. It is waiting (scored by its next run time),
+   * working (held under a lease until a deadline), or dead-lettered (after
+   * max_attempts consecutive failures). Every lease carries a fencing token
+   * that strictly increases per queue; Heartbeat, Complete and Release must
+   * present it, and a stale or unknown token is rejected with
+   * FAILED_PRECONDITION, reason LEASE_LOST, without changing anything.
+   * All times come from the Redis server's clock (TIME); no worker or Baton
+   * replica clock is ever used for a schedule or a deadline.
+   * </pre>
+   */
+  public static final class AgentServiceBlockingStub
+      extends io.grpc.stub.AbstractBlockingStub<AgentServiceBlockingStub> {
+    private AgentServiceBlockingStub(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      super(channel, callOptions);
+    }
+
+    @java.lang.Override
+    protected AgentServiceBlockingStub build(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      return new AgentServiceBlockingStub(channel, callOptions);
+    }
+
+    /**
+     * <pre>
+     * Register upserts agents into a queue. A new agent becomes due at once
+     * (plus the configured initial jitter). Re-registering an existing agent
+     * updates its definition and keeps its schedule, unless reset_schedule is
+     * set. Registering is idempotent and safe to retry.
+     * </pre>
+     */
+    public dev.baton.v1.RegisterResponse register(dev.baton.v1.RegisterRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getRegisterMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Unregister removes agents' definitions and any waiting or dead-letter
+     * entry. A lease still held may finish (Heartbeat keeps working) but the
+     * agent is not rescheduled when it completes. Unknown names are ignored.
+     * </pre>
+     */
+    public dev.baton.v1.UnregisterResponse unregister(dev.baton.v1.UnregisterRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getUnregisterMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Acquire atomically moves up to max_leases due agents (earliest next run
+     * first, ties by name) from waiting to working and returns their leases.
+     * With wait &gt; 0 and nothing due, the call is held until an agent becomes
+     * due or the wait ends; then it returns no leases (not an error). A lease
+     * ends at its deadline unless extended by Heartbeat.
+     * </pre>
+     */
+    public dev.baton.v1.AcquireResponse acquire(dev.baton.v1.AcquireRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getAcquireMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Heartbeat extends each listed lease still held with its token to now +
+     * the agent's timeout, and reports the leases that are lost so the worker
+     * can cancel that work. It also records the worker as alive. A lost lease
+     * is not an error: it is reported in lost.
+     * </pre>
+     */
+    public dev.baton.v1.HeartbeatResponse heartbeat(dev.baton.v1.HeartbeatRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getHeartbeatMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Complete ends a lease and reschedules the agent by its outcome: success
+     * runs again at acquired_at + interval (one-shot agents are removed);
+     * failures back off by class and, past max_attempts consecutive failures,
+     * move the agent to the queue's dead-letter queue. Retrying a Complete
+     * whose answer was lost returns LEASE_LOST: the first one took effect.
+     * </pre>
+     */
+    public dev.baton.v1.CompleteResponse complete(dev.baton.v1.CompleteRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getCompleteMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Release hands a lease back without counting a failure (a worker shutting
+     * down gracefully). The agent becomes due after delay (plus the configured
+     * shutdown jitter).
+     * </pre>
+     */
+    public dev.baton.v1.ReleaseResponse release(dev.baton.v1.ReleaseRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getReleaseMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * GetAgent returns an agent's definition and state; NOT_FOUND if the queue
+     * has no agent of that name.
+     * </pre>
+     */
+    public dev.baton.v1.GetAgentResponse getAgent(dev.baton.v1.GetAgentRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getGetAgentMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ListAgents pages through a queue's agents in name order.
+     * </pre>
+     */
+    public dev.baton.v1.ListAgentsResponse listAgents(dev.baton.v1.ListAgentsRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getListAgentsMethod(), getCallOptions(), request);
+    }
+  }
+
+  /**
+   * A stub to allow clients to do ListenableFuture-style rpc calls to service AgentService.
+   * <pre>
+   * AgentService runs recurring and one-shot work items ("agents") on a fleet
+   * of workers, each agent held by exactly one worker at a time.
+   * An agent lives in a queue. It is waiting (scored by its next run time),
+   * working (held under a lease until a deadline), or dead-lettered (after
+   * max_attempts consecutive failures). Every lease carries a fencing token
+   * that strictly increases per queue; Heartbeat, Complete and Release must
+   * present it, and a stale or unknown token is rejected with
+   * FAILED_PRECONDITION, reason LEASE_LOST, without changing anything.
+   * All times come from the Redis server's clock (TIME); no worker or Baton
+   * replica clock is ever used for a schedule or a deadline.
+   * </pre>
+   */
+  public static final class AgentServiceFutureStub
+      extends io.grpc.stub.AbstractFutureStub<AgentServiceFutureStub> {
+    private AgentServiceFutureStub(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      super(channel, callOptions);
+    }
+
+    @java.lang.Override
+    protected AgentServiceFutureStub build(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      return new AgentServiceFutureStub(channel, callOptions);
+    }
+
+    /**
+     * <pre>
+     * Register upserts agents into a queue. A new agent becomes due at once
+     * (plus the configured initial jitter). Re-registering an existing agent
+     * updates its definition and keeps its schedule, unless reset_schedule is
+     * set. Registering is idempotent and safe to retry.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.RegisterResponse> register(
+        dev.baton.v1.RegisterRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getRegisterMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Unregister removes agents' definitions and any waiting or dead-letter
+     * entry. A lease still held may finish (Heartbeat keeps working) but the
+     * agent is not rescheduled when it completes. Unknown names are ignored.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.UnregisterResponse> unregister(
+        dev.baton.v1.UnregisterRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getUnregisterMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Acquire atomically moves up to max_leases due agents (earliest next run
+     * first, ties by name) from waiting to working and returns their leases.
+     * With wait &gt; 0 and nothing due, the call is held until an agent becomes
+     * due or the wait ends; then it returns no leases (not an error). A lease
+     * ends at its deadline unless extended by Heartbeat.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.AcquireResponse> acquire(
+        dev.baton.v1.AcquireRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getAcquireMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Heartbeat extends each listed lease still held with its token to now +
+     * the agent's timeout, and reports the leases that are lost so the worker
+     * can cancel that work. It also records the worker as alive. A lost lease
+     * is not an error: it is reported in lost.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.HeartbeatResponse> heartbeat(
+        dev.baton.v1.HeartbeatRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getHeartbeatMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Complete ends a lease and reschedules the agent by its outcome: success
+     * runs again at acquired_at + interval (one-shot agents are removed);
+     * failures back off by class and, past max_attempts consecutive failures,
+     * move the agent to the queue's dead-letter queue. Retrying a Complete
+     * whose answer was lost returns LEASE_LOST: the first one took effect.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.CompleteResponse> complete(
+        dev.baton.v1.CompleteRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getCompleteMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Release hands a lease back without counting a failure (a worker shutting
+     * down gracefully). The agent becomes due after delay (plus the configured
+     * shutdown jitter).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.ReleaseResponse> release(
+        dev.baton.v1.ReleaseRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getReleaseMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * GetAgent returns an agent's definition and state; NOT_FOUND if the queue
+     * has no agent of that name.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.GetAgentResponse> getAgent(
+        dev.baton.v1.GetAgentRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getGetAgentMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * ListAgents pages through a queue's agents in name order.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.ListAgentsResponse> listAgents(
+        dev.baton.v1.ListAgentsRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getListAgentsMethod(), getCallOptions()), request);
+    }
+  }
+
+  private static final int METHODID_REGISTER = 0;
+  private static final int METHODID_UNREGISTER = 1;
+  private static final int METHODID_ACQUIRE = 2;
+  private static final int METHODID_HEARTBEAT = 3;
+  private static final int METHODID_COMPLETE = 4;
+  private static final int METHODID_RELEASE = 5;
+  private static final int METHODID_GET_AGENT = 6;
+  private static final int METHODID_LIST_AGENTS = 7;
+
+  private static final class MethodHandlers<Req, Resp> implements
+      io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
+      io.grpc.stub.ServerCalls.ServerStreamingMethod<Req, Resp>,
+      io.grpc.stub.ServerCalls.ClientStreamingMethod<Req, Resp>,
+      io.grpc.stub.ServerCalls.BidiStreamingMethod<Req, Resp> {
+    private final AsyncService serviceImpl;
+    private final int methodId;
+
+    MethodHandlers(AsyncService serviceImpl, int methodId) {
+      this.serviceImpl = serviceImpl;
+      this.methodId = methodId;
+    }
+
+    @java.lang.Override
+    @java.lang.SuppressWarnings("unchecked")
+    public void invoke(Req request, io.grpc.stub.StreamObserver<Resp> responseObserver) {
+      switch (methodId) {
+        case METHODID_REGISTER:
+          serviceImpl.register((dev.baton.v1.RegisterRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.RegisterResponse>) responseObserver);
+          break;
+        case METHODID_UNREGISTER:
+          serviceImpl.unregister((dev.baton.v1.UnregisterRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.UnregisterResponse>) responseObserver);
+          break;
+        case METHODID_ACQUIRE:
+          serviceImpl.acquire((dev.baton.v1.AcquireRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.AcquireResponse>) responseObserver);
+          break;
+        case METHODID_HEARTBEAT:
+          serviceImpl.heartbeat((dev.baton.v1.HeartbeatRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.HeartbeatResponse>) responseObserver);
+          break;
+        case METHODID_COMPLETE:
+          serviceImpl.complete((dev.baton.v1.CompleteRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.CompleteResponse>) responseObserver);
+          break;
+        case METHODID_RELEASE:
+          serviceImpl.release((dev.baton.v1.ReleaseRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.ReleaseResponse>) responseObserver);
+          break;
+        case METHODID_GET_AGENT:
+          serviceImpl.getAgent((dev.baton.v1.GetAgentRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.GetAgentResponse>) responseObserver);
+          break;
+        case METHODID_LIST_AGENTS:
+          serviceImpl.listAgents((dev.baton.v1.ListAgentsRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.ListAgentsResponse>) responseObserver);
+          break;
+        default:
+          throw new AssertionError();
+      }
+    }
+
+    @java.lang.Override
+    @java.lang.SuppressWarnings("unchecked")
+    public io.grpc.stub.StreamObserver<Req> invoke(
+        io.grpc.stub.StreamObserver<Resp> responseObserver) {
+      switch (methodId) {
+        default:
+          throw new AssertionError();
+      }
+    }
+  }
+
+  public static final io.grpc.ServerServiceDefinition bindService(AsyncService service) {
+    return io.grpc.ServerServiceDefinition.builder(getServiceDescriptor())
+        .addMethod(
+          getRegisterMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.RegisterRequest,
+              dev.baton.v1.RegisterResponse>(
+                service, METHODID_REGISTER)))
+        .addMethod(
+          getUnregisterMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.UnregisterRequest,
+              dev.baton.v1.UnregisterResponse>(
+                service, METHODID_UNREGISTER)))
+        .addMethod(
+          getAcquireMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.AcquireRequest,
+              dev.baton.v1.AcquireResponse>(
+                service, METHODID_ACQUIRE)))
+        .addMethod(
+          getHeartbeatMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.HeartbeatRequest,
+              dev.baton.v1.HeartbeatResponse>(
+                service, METHODID_HEARTBEAT)))
+        .addMethod(
+          getCompleteMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.CompleteRequest,
+              dev.baton.v1.CompleteResponse>(
+                service, METHODID_COMPLETE)))
+        .addMethod(
+          getReleaseMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.ReleaseRequest,
+              dev.baton.v1.ReleaseResponse>(
+                service, METHODID_RELEASE)))
+        .addMethod(
+          getGetAgentMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.GetAgentRequest,
+              dev.baton.v1.GetAgentResponse>(
+                service, METHODID_GET_AGENT)))
+        .addMethod(
+          getListAgentsMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.ListAgentsRequest,
+              dev.baton.v1.ListAgentsResponse>(
+                service, METHODID_LIST_AGENTS)))
+        .build();
+  }
+
+  private static abstract class AgentServiceBaseDescriptorSupplier
+      implements io.grpc.protobuf.ProtoFileDescriptorSupplier, io.grpc.protobuf.ProtoServiceDescriptorSupplier {
+    AgentServiceBaseDescriptorSupplier() {}
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.FileDescriptor getFileDescriptor() {
+      return dev.baton.v1.AgentProto.getDescriptor();
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.ServiceDescriptor getServiceDescriptor() {
+      return getFileDescriptor().findServiceByName("AgentService");
+    }
+  }
+
+  private static final class AgentServiceFileDescriptorSupplier
+      extends AgentServiceBaseDescriptorSupplier {
+    AgentServiceFileDescriptorSupplier() {}
+  }
+
+  private static final class AgentServiceMethodDescriptorSupplier
+      extends AgentServiceBaseDescriptorSupplier
+      implements io.grpc.protobuf.ProtoMethodDescriptorSupplier {
+    private final java.lang.String methodName;
+
+    AgentServiceMethodDescriptorSupplier(java.lang.String methodName) {
+      this.methodName = methodName;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.MethodDescriptor getMethodDescriptor() {
+      return getServiceDescriptor().findMethodByName(methodName);
+    }
+  }
+
+  private static volatile io.grpc.ServiceDescriptor serviceDescriptor;
+
+  public static io.grpc.ServiceDescriptor getServiceDescriptor() {
+    io.grpc.ServiceDescriptor result = serviceDescriptor;
+    if (result == null) {
+      synchronized (AgentServiceGrpc.class) {
+        result = serviceDescriptor;
+        if (result == null) {
+          serviceDescriptor = result = io.grpc.ServiceDescriptor.newBuilder(SERVICE_NAME)
+              .setSchemaDescriptor(new AgentServiceFileDescriptorSupplier())
+              .addMethod(getRegisterMethod())
+              .addMethod(getUnregisterMethod())
+              .addMethod(getAcquireMethod())
+              .addMethod(getHeartbeatMethod())
+              .addMethod(getCompleteMethod())
+              .addMethod(getReleaseMethod())
+              .addMethod(getGetAgentMethod())
+              .addMethod(getListAgentsMethod())
+              .build();
+        }
+      }
+    }
+    return result;
+  }
+}

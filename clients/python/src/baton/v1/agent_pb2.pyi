@@ -1,0 +1,265 @@
+import datetime
+
+from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Outcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    OUTCOME_UNSPECIFIED: _ClassVar[Outcome]
+    OUTCOME_SUCCESS: _ClassVar[Outcome]
+    OUTCOME_PERMANENT_FORBIDDEN: _ClassVar[Outcome]
+    OUTCOME_THROTTLED: _ClassVar[Outcome]
+    OUTCOME_TRANSIENT: _ClassVar[Outcome]
+    OUTCOME_SERVER_ERROR: _ClassVar[Outcome]
+    OUTCOME_UNKNOWN: _ClassVar[Outcome]
+
+class AgentState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    AGENT_STATE_UNSPECIFIED: _ClassVar[AgentState]
+    AGENT_STATE_WAITING: _ClassVar[AgentState]
+    AGENT_STATE_WORKING: _ClassVar[AgentState]
+    AGENT_STATE_DEAD_LETTERED: _ClassVar[AgentState]
+OUTCOME_UNSPECIFIED: Outcome
+OUTCOME_SUCCESS: Outcome
+OUTCOME_PERMANENT_FORBIDDEN: Outcome
+OUTCOME_THROTTLED: Outcome
+OUTCOME_TRANSIENT: Outcome
+OUTCOME_SERVER_ERROR: Outcome
+OUTCOME_UNKNOWN: Outcome
+AGENT_STATE_UNSPECIFIED: AgentState
+AGENT_STATE_WAITING: AgentState
+AGENT_STATE_WORKING: AgentState
+AGENT_STATE_DEAD_LETTERED: AgentState
+
+class Agent(_message.Message):
+    __slots__ = ("name", "interval", "timeout", "error_interval", "payload", "labels", "max_attempts")
+    class LabelsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    MAX_ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    interval: _duration_pb2.Duration
+    timeout: _duration_pb2.Duration
+    error_interval: _duration_pb2.Duration
+    payload: bytes
+    labels: _containers.ScalarMap[str, str]
+    max_attempts: int
+    def __init__(self, name: _Optional[str] = ..., interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., error_interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., payload: _Optional[bytes] = ..., labels: _Optional[_Mapping[str, str]] = ..., max_attempts: _Optional[int] = ...) -> None: ...
+
+class RegisterRequest(_message.Message):
+    __slots__ = ("queue", "agents", "reset_schedule")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    AGENTS_FIELD_NUMBER: _ClassVar[int]
+    RESET_SCHEDULE_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    agents: _containers.RepeatedCompositeFieldContainer[Agent]
+    reset_schedule: bool
+    def __init__(self, queue: _Optional[str] = ..., agents: _Optional[_Iterable[_Union[Agent, _Mapping]]] = ..., reset_schedule: _Optional[bool] = ...) -> None: ...
+
+class RegisterResponse(_message.Message):
+    __slots__ = ("created", "updated")
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_FIELD_NUMBER: _ClassVar[int]
+    created: int
+    updated: int
+    def __init__(self, created: _Optional[int] = ..., updated: _Optional[int] = ...) -> None: ...
+
+class UnregisterRequest(_message.Message):
+    __slots__ = ("queue", "names")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, queue: _Optional[str] = ..., names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class UnregisterResponse(_message.Message):
+    __slots__ = ("removed",)
+    REMOVED_FIELD_NUMBER: _ClassVar[int]
+    removed: int
+    def __init__(self, removed: _Optional[int] = ...) -> None: ...
+
+class AcquireRequest(_message.Message):
+    __slots__ = ("queue", "worker_id", "max_leases", "wait")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    MAX_LEASES_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    worker_id: str
+    max_leases: int
+    wait: _duration_pb2.Duration
+    def __init__(self, queue: _Optional[str] = ..., worker_id: _Optional[str] = ..., max_leases: _Optional[int] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class Lease(_message.Message):
+    __slots__ = ("queue", "name", "token", "deadline", "attempt", "agent")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    name: str
+    token: int
+    deadline: _timestamp_pb2.Timestamp
+    attempt: int
+    agent: Agent
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attempt: _Optional[int] = ..., agent: _Optional[_Union[Agent, _Mapping]] = ...) -> None: ...
+
+class AcquireResponse(_message.Message):
+    __slots__ = ("leases",)
+    LEASES_FIELD_NUMBER: _ClassVar[int]
+    leases: _containers.RepeatedCompositeFieldContainer[Lease]
+    def __init__(self, leases: _Optional[_Iterable[_Union[Lease, _Mapping]]] = ...) -> None: ...
+
+class LeaseRef(_message.Message):
+    __slots__ = ("queue", "name", "token")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    name: str
+    token: int
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ...) -> None: ...
+
+class HeartbeatRequest(_message.Message):
+    __slots__ = ("worker_id", "leases")
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    LEASES_FIELD_NUMBER: _ClassVar[int]
+    worker_id: str
+    leases: _containers.RepeatedCompositeFieldContainer[LeaseRef]
+    def __init__(self, worker_id: _Optional[str] = ..., leases: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ...) -> None: ...
+
+class ExtendedLease(_message.Message):
+    __slots__ = ("queue", "name", "token", "deadline")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    name: str
+    token: int
+    deadline: _timestamp_pb2.Timestamp
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class HeartbeatResponse(_message.Message):
+    __slots__ = ("extended", "lost")
+    EXTENDED_FIELD_NUMBER: _ClassVar[int]
+    LOST_FIELD_NUMBER: _ClassVar[int]
+    extended: _containers.RepeatedCompositeFieldContainer[ExtendedLease]
+    lost: _containers.RepeatedCompositeFieldContainer[LeaseRef]
+    def __init__(self, extended: _Optional[_Iterable[_Union[ExtendedLease, _Mapping]]] = ..., lost: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ...) -> None: ...
+
+class CompleteRequest(_message.Message):
+    __slots__ = ("queue", "name", "token", "outcome", "message", "retry_after")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    RETRY_AFTER_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    name: str
+    token: int
+    outcome: Outcome
+    message: str
+    retry_after: _duration_pb2.Duration
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., message: _Optional[str] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class CompleteResponse(_message.Message):
+    __slots__ = ("next_run_at", "dead_lettered", "removed", "failure_streak")
+    NEXT_RUN_AT_FIELD_NUMBER: _ClassVar[int]
+    DEAD_LETTERED_FIELD_NUMBER: _ClassVar[int]
+    REMOVED_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_STREAK_FIELD_NUMBER: _ClassVar[int]
+    next_run_at: _timestamp_pb2.Timestamp
+    dead_lettered: bool
+    removed: bool
+    failure_streak: int
+    def __init__(self, next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., dead_lettered: _Optional[bool] = ..., removed: _Optional[bool] = ..., failure_streak: _Optional[int] = ...) -> None: ...
+
+class ReleaseRequest(_message.Message):
+    __slots__ = ("queue", "name", "token", "delay")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    DELAY_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    name: str
+    token: int
+    delay: _duration_pb2.Duration
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class ReleaseResponse(_message.Message):
+    __slots__ = ("next_run_at",)
+    NEXT_RUN_AT_FIELD_NUMBER: _ClassVar[int]
+    next_run_at: _timestamp_pb2.Timestamp
+    def __init__(self, next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class GetAgentRequest(_message.Message):
+    __slots__ = ("queue", "name")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    name: str
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+
+class GetAgentResponse(_message.Message):
+    __slots__ = ("agent",)
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    agent: AgentStatus
+    def __init__(self, agent: _Optional[_Union[AgentStatus, _Mapping]] = ...) -> None: ...
+
+class AgentStatus(_message.Message):
+    __slots__ = ("agent", "state", "next_run_at", "deadline", "holder", "token", "failure_streak")
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    NEXT_RUN_AT_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    HOLDER_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_STREAK_FIELD_NUMBER: _ClassVar[int]
+    agent: Agent
+    state: AgentState
+    next_run_at: _timestamp_pb2.Timestamp
+    deadline: _timestamp_pb2.Timestamp
+    holder: str
+    token: int
+    failure_streak: int
+    def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ..., next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., holder: _Optional[str] = ..., token: _Optional[int] = ..., failure_streak: _Optional[int] = ...) -> None: ...
+
+class ListAgentsRequest(_message.Message):
+    __slots__ = ("queue", "page_size", "page_token")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    page_size: int
+    page_token: str
+    def __init__(self, queue: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListAgentsResponse(_message.Message):
+    __slots__ = ("agents", "next_page_token")
+    AGENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    agents: _containers.RepeatedCompositeFieldContainer[AgentStatus]
+    next_page_token: str
+    def __init__(self, agents: _Optional[_Iterable[_Union[AgentStatus, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...

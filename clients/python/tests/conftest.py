@@ -1,0 +1,86 @@
+"""A live Baton for the tests: target/debug/baton (or $BATON_BIN) with its own embedded
+redis-server in a temporary data dir, on free loopback ports; stopped with SIGTERM after."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class BatonServer:
+    def __init__(self, env: dict | None = None):
+        binary = os.environ.get("BATON_BIN") or str(REPO / "target" / "debug" / "baton")
+        if not os.path.exists(binary):
+            raise RuntimeError(f"{binary} is missing: build it with `cargo build --bin baton`")
+        self.data_dir = tempfile.mkdtemp(prefix="baton-py-")
+        self.port = free_port()
+        self.metrics_port = free_port()
+        self.addr = f"127.0.0.1:{self.port}"
+        self.log = open(os.path.join(self.data_dir, "baton.log"), "wb")
+        self.proc = subprocess.Popen(
+            [binary, "serve", "--listen", self.addr, "--metrics-listen", f"127.0.0.1:{self.metrics_port}",
+             "--data-dir", self.data_dir],
+            stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"baton exited with {self.proc.returncode}: {self.logs()}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError("baton did not start listening within 30 s")
+
+    def logs(self) -> str:
+        self.log.flush()
+        return pathlib.Path(self.data_dir, "baton.log").read_text(errors="replace")[-4000:]
+
+    def completed(self, queue: str) -> dict:
+        """baton_agents_completed_total for `queue`, by outcome."""
+        text = urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5).read().decode()
+        counts = {}
+        for line in text.splitlines():
+            if line.startswith("baton_agents_completed_total{"):
+                labels = dict(re.findall(r'(\w+)="([^"]*)"', line))
+                if labels.get("queue") == queue:
+                    counts[labels["outcome"]] = int(float(line.rsplit(" ", 1)[1]))
+        return counts
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.data_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def baton_server():
+    server = BatonServer()
+    yield server
+    server.stop()

@@ -1,0 +1,196 @@
+"""The worker loop against a live Baton."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+
+import grpc
+import pytest
+
+import baton
+from baton import Failure, Outcome
+from baton.v1 import agent_pb2, agent_pb2_grpc
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+async def register(stub, queue, names, *, timeout=30.0, interval=0.0, error_interval=3600.0):
+    agents = [
+        agent_pb2.Agent(
+            name=n,
+            timeout=baton.duration(timeout),
+            error_interval=baton.duration(error_interval),
+            **({"interval": baton.duration(interval)} if interval else {}),
+        )
+        for n in names
+    ]
+    await stub.Register(agent_pb2.RegisterRequest(queue=queue, agents=agents))
+
+
+async def eventually(predicate, timeout=10.0, every=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if asyncio.iscoroutine(value):
+            value = await value
+        if value:
+            return value
+        await asyncio.sleep(every)
+    raise AssertionError("condition not met within %.1fs" % timeout)
+
+
+@pytest.fixture
+async def stub(baton_server):
+    async with grpc.aio.insecure_channel(baton_server.addr) as channel:
+        yield agent_pb2_grpc.AgentServiceStub(channel)
+
+
+async def stop(worker: baton.Worker, task: asyncio.Task) -> None:
+    worker.stop()
+    await asyncio.wait_for(task, 10)
+
+
+async def test_happy_path_runs_each_agent_once(baton_server, stub):
+    queue = unique("py-happy")
+    names = [f"a{i}" for i in range(6)]
+    await register(stub, queue, names)
+    seen: list[str] = []
+
+    async def handle(lease):
+        assert lease.queue == queue and lease.token > 0
+        await asyncio.sleep(0.05)
+        seen.append(lease.name)
+
+    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, max_leases=2, wait=1, heartbeat_every=0.2)
+    task = asyncio.create_task(worker.run())
+    await eventually(lambda: len(seen) == len(names))
+    # One-shot agents are removed once they succeed.
+    await eventually(lambda: baton_server.completed(queue).get("SUCCESS") == len(names))
+    listing = await stub.ListAgents(agent_pb2.ListAgentsRequest(queue=queue))
+    assert list(listing.agents) == []
+    await stop(worker, task)
+    assert sorted(seen) == names
+
+
+async def test_heartbeats_keep_a_long_run_alive(baton_server, stub):
+    queue = unique("py-long")
+    await register(stub, queue, ["slow"], timeout=1.0)
+    cancelled = []
+
+    async def handle(lease):
+        try:
+            await asyncio.sleep(2.5)  # 2.5 × the lease's timeout
+        except asyncio.CancelledError:
+            cancelled.append(lease.token)
+            raise
+
+    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, wait=1, heartbeat_every=0.25)
+    task = asyncio.create_task(worker.run())
+    await eventually(lambda: baton_server.completed(queue).get("SUCCESS") == 1, timeout=10)
+    await stop(worker, task)
+    assert cancelled == []
+
+
+async def test_lost_lease_cancels_the_handler_and_is_not_completed(baton_server, stub):
+    queue = unique("py-lost")
+    await register(stub, queue, ["victim"], timeout=30.0, interval=3600.0)
+    started, cancelled = asyncio.Event(), []
+
+    async def handle(lease):
+        started.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.append(lease.token)
+            raise
+
+    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, wait=1, heartbeat_every=0.2)
+    task = asyncio.create_task(worker.run())
+    await asyncio.wait_for(started.wait(), 10)
+    status = (await stub.GetAgent(agent_pb2.GetAgentRequest(queue=queue, name="victim"))).agent
+    assert status.state == agent_pb2.AGENT_STATE_WORKING
+    # Someone else ends the lease first (as a worker that stole it after expiry would).
+    await stub.Complete(agent_pb2.CompleteRequest(
+        queue=queue, name="victim", token=status.token, outcome=agent_pb2.OUTCOME_SUCCESS))
+    await eventually(lambda: cancelled == [status.token], timeout=5)
+    await asyncio.sleep(0.5)
+    await stop(worker, task)
+    # Only our Complete counted: the worker neither completed nor released the lost lease.
+    assert baton_server.completed(queue) == {"SUCCESS": 1}
+    after = (await stub.GetAgent(agent_pb2.GetAgentRequest(queue=queue, name="victim"))).agent
+    assert after.state == agent_pb2.AGENT_STATE_WAITING
+
+
+class HTTPError(Exception):
+    def __init__(self, status, retry_after=None):
+        super().__init__(f"HTTP {status}")
+        self.status_code = status
+        self.headers = {"Retry-After": str(retry_after)} if retry_after else {}
+
+
+CASES = {
+    "http401": (HTTPError(401), "PERMANENT_FORBIDDEN"),
+    "http403": (HTTPError(403), "PERMANENT_FORBIDDEN"),
+    "http429": (HTTPError(429), "THROTTLED"),
+    "http408": (HTTPError(408), "TRANSIENT"),
+    "http503": (HTTPError(503), "SERVER_ERROR"),
+    "http404": (HTTPError(404), "UNKNOWN"),
+    "reset": (ConnectionResetError("reset"), "TRANSIENT"),
+    "timeout": (TimeoutError("slow"), "TRANSIENT"),
+    "bug": (ValueError("bad"), "UNKNOWN"),
+    "explicit": (Failure(Outcome.OUTCOME_THROTTLED, "quota", retry_after=7200), "THROTTLED"),
+}
+
+
+async def test_errors_map_to_outcomes(baton_server, stub):
+    prefix = unique("py-outcome")
+    workers = []
+    for case, (exc, _) in CASES.items():
+        queue = f"{prefix}-{case}"
+        await register(stub, queue, ["job"])
+
+        async def handle(lease, exc=exc):
+            raise exc
+
+        worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, wait=1, heartbeat_every=0.5)
+        workers.append((worker, asyncio.create_task(worker.run())))
+    for case, (_, outcome) in CASES.items():
+        queue = f"{prefix}-{case}"
+        got = await eventually(lambda q=queue: baton_server.completed(q) or None)
+        assert got == {outcome: 1}, case
+    # An explicit retry_after longer than the computed backoff wins.
+    status = (await stub.GetAgent(agent_pb2.GetAgentRequest(queue=f"{prefix}-explicit", name="job"))).agent
+    assert status.next_run_at.seconds >= time.time() + 7000
+    for worker, task in workers:
+        await stop(worker, task)
+
+
+async def test_shutdown_releases_held_leases(baton_server, stub):
+    queue = unique("py-release")
+    await register(stub, queue, ["held"], interval=3600.0)
+    started, cancelled = asyncio.Event(), []
+
+    async def handle(lease):
+        started.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.append(lease.name)
+            raise
+
+    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, wait=1, heartbeat_every=0.2)
+    task = asyncio.create_task(worker.run())
+    await asyncio.wait_for(started.wait(), 10)
+    await stop(worker, task)
+    assert cancelled == ["held"]
+    status = (await stub.GetAgent(agent_pb2.GetAgentRequest(queue=queue, name="held"))).agent
+    assert status.state == agent_pb2.AGENT_STATE_WAITING and status.holder == ""
+    assert baton_server.completed(queue) == {}
+    # Released, not failed: due again at once, no failure counted.
+    assert status.failure_streak == 0
+    again = await stub.Acquire(agent_pb2.AcquireRequest(queue=queue, worker_id="other", max_leases=1))
+    assert [lease.name for lease in again.leases] == ["held"]
