@@ -1,7 +1,7 @@
 --[[
-  endClaim: ends a claim presented with its token. return+reuse: the resource is placed again
-  (to the next claim in line, else the back of the ready queue); return: it leaves the pool
-  until offered again; fail: it moves to the pool's dead-letter queue with the error and its
+  endClaim: ends a claim presented with its token. reuse: the resource is placed again (to the
+  next claim in line, else the back of the ready queue); giveback: the same, but to the front
+  (its claimer never got it); return: it leaves the pool until offered again; fail: it moves to the pool's dead-letter queue with the error and its
   context. A stale or unknown token changes nothing.
 
   Input:
@@ -19,7 +19,7 @@
 
     ARGV[1] id         resource id
     ARGV[2] token      the claim's token
-    ARGV[3] action     "reuse", "return" or "fail"
+    ARGV[3] action     "reuse", "giveback", "return" or "fail"
     ARGV[4] error      failure description (fail)
     ARGV[5] channel    pool events channel
     ARGV[6] pool       pool name
@@ -43,8 +43,8 @@ end
 local now = nowMs()
 rcall('ZREM', k.claimed, id)
 rcall('HDEL', k.claims, id)
-if action == 'reuse' then
-  placeResource(k, id, now, channel, pool, false)
+if action == 'reuse' or action == 'giveback' then
+  placeResource(k, id, now, channel, pool, action == 'giveback')
 elseif action == 'fail' then
   rcall('ZADD', k.dlq, now, id)
   rcall('HSET', k.dlqinfo, id, cjson.encode({

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     error::{Error, Result},
-    store::{wake::Wakeups, Campaigned, ClaimStart, Claimed, Lease, Pickup, Store},
+    store::{wake::Wakeups, Campaigned, ClaimEnd, ClaimStart, Claimed, Lease, Pickup, Store},
 };
 
 pub async fn acquire(
@@ -90,31 +90,13 @@ pub async fn campaign(
     }
 }
 
-/// Gives a waiting claim's place (or a resource assigned to it) back if its call goes away:
-/// dropped armed when tonic drops the request future of a client that cancelled or
-/// disconnected, or when a Redis error ends the call early.
-struct LineGuard {
-    store: Store,
-    pool: String,
-    claim_id: String,
-    armed: bool,
-}
-
-impl Drop for LineGuard {
-    fn drop(&mut self) {
-        if self.armed {
-            let (store, pool, claim_id) = (self.store.clone(), self.pool.clone(), self.claim_id.clone());
-            tokio::spawn(async move {
-                if let Err(e) = store.pickup(&pool, &claim_id, Pickup::Abandon).await {
-                    tracing::warn!(pool, claim_id, error = %e, "could not give up an abandoned claim; the sweeper will");
-                }
-            });
-        }
-    }
-}
-
 /// A Claim that may wait in the pool's line: woken when the claim is handed a resource (on
 /// any replica's Offer or Return), or when the wait or the server ends, then settled in Redis.
+///
+/// The claim runs in a task of its own, so no Redis step is ever cut in half when the caller
+/// goes away (tonic drops the call when a client cancels or disconnects): the task sees the
+/// caller gone, leaves the line, and gives back any resource it got, to the front of the ready
+/// queue (or to the next claim in line).
 #[allow(clippy::too_many_arguments)]
 pub async fn claim(
     store: &Store,
@@ -126,13 +108,48 @@ pub async fn claim(
     wait: Duration,
     line: (u32, u64),
 ) -> Result<Option<Claimed>> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let (store, wakeups, shutdown) = (store.clone(), wakeups.clone(), shutdown.clone());
+    let (pool, claimer, attrs) = (pool.to_string(), claimer.to_string(), attrs.clone());
+    tokio::spawn(async move {
+        let mut tx = tx;
+        let result = claim_task(&store, &wakeups, &shutdown, &pool, &claimer, &attrs, wait, line, &mut tx).await;
+        if let Err(Ok(Some(c))) = tx.send(result) {
+            tracing::info!(
+                pool,
+                resource = c.id,
+                "caller left before its claim was answered; giving the resource back"
+            );
+            if let Err(e) = store.end_claim(&pool, &c.id, c.token, ClaimEnd::GiveBack, "").await {
+                tracing::warn!(pool, resource = c.id, error = %e, "could not give the resource back");
+            }
+        }
+    });
+    rx.await.map_err(|_| Error::Internal("claim task ended without an answer".into()))?
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn claim_task(
+    store: &Store,
+    wakeups: &Wakeups,
+    shutdown: &CancellationToken,
+    pool: &str,
+    claimer: &str,
+    attrs: &std::collections::BTreeMap<String, String>,
+    wait: Duration,
+    line: (u32, u64),
+    caller: &mut tokio::sync::oneshot::Sender<Result<Option<Claimed>>>,
+) -> Result<Option<Claimed>> {
     let (max_line, pushback_ms) = line;
     let wait_ms = if shutdown.is_cancelled() { 0 } else { wait.as_millis() as u64 };
     let claim_id = match store.claim(pool, claimer, attrs, wait_ms, max_line).await? {
         ClaimStart::Claimed(c) => return Ok(Some(c)),
         ClaimStart::Nothing => return Ok(None),
         ClaimStart::LineFull => {
-            return Err(Error::Exhausted { what: format!("the waiting line of pool {pool}"), retry_after_ms: pushback_ms })
+            return Err(Error::Exhausted {
+                what: format!("the waiting line of pool {pool}"),
+                retry_after_ms: pushback_ms,
+            })
         }
         ClaimStart::Waiting { claim_id, scale_up } => {
             if scale_up {
@@ -142,21 +159,29 @@ pub async fn claim(
             claim_id
         }
     };
-    let mut guard = LineGuard { store: store.clone(), pool: pool.into(), claim_id: claim_id.clone(), armed: true };
     let notify = wakeups.claim(pool, &claim_id);
     let until = Instant::now() + wait;
-    let result = loop {
-        // The notifier keeps a permit, so a hand-over between this peek and the wait still wakes.
-        if let Some(c) = store.pickup(pool, &claim_id, Pickup::Peek).await? {
-            break Some(c);
+    let result = async {
+        loop {
+            // The notifier keeps a permit, so a hand-over between this peek and the wait still
+            // wakes it.
+            if let Some(c) = store.pickup(pool, &claim_id, Pickup::Peek).await? {
+                return Ok(Some(c));
+            }
+            tokio::select! {
+                _ = notify.notified() => {}
+                _ = tokio::time::sleep_until(until) => return store.pickup(pool, &claim_id, Pickup::End).await,
+                _ = shutdown.cancelled() => return store.pickup(pool, &claim_id, Pickup::End).await,
+                _ = caller.closed() => return store.pickup(pool, &claim_id, Pickup::Abandon).await,
+            }
         }
-        tokio::select! {
-            _ = notify.notified() => {}
-            _ = tokio::time::sleep_until(until) => break store.pickup(pool, &claim_id, Pickup::End).await?,
-            _ = shutdown.cancelled() => break store.pickup(pool, &claim_id, Pickup::End).await?,
-        }
-    };
-    guard.armed = false;
+    }
+    .await;
     wakeups.forget_claim(pool, &claim_id);
-    Ok(result)
+    if result.is_err() {
+        // A Redis failure mid-wait: leave the line (or give back) once Redis answers again;
+        // failing that, the sweeper reclaims the hand-over after the wait.
+        let _ = store.pickup(pool, &claim_id, Pickup::Abandon).await;
+    }
+    result
 }

@@ -104,7 +104,9 @@ impl From<Error> for Status {
         }
         let pushback_ms = match &e {
             Error::Unavailable(_) => Some(UNAVAILABLE_PUSHBACK_MS),
-            Error::CircuitOpen { retry_after_ms, .. } | Error::Exhausted { retry_after_ms, .. } => Some(*retry_after_ms),
+            Error::CircuitOpen { retry_after_ms, .. } | Error::Exhausted { retry_after_ms, .. } => {
+                Some(*retry_after_ms)
+            }
             _ => None,
         };
         if let Some(ms) = pushback_ms {

@@ -32,6 +32,9 @@ const PAGE: u32 = 500;
 
 /// Starts the sweepers on `tasks`; they stop (and resign) on `shutdown`.
 pub fn spawn(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken, tasks: &TaskTracker) {
+    if !config.zombie_cleanup.enabled && !config.orphan_cleanup.enabled {
+        return;
+    }
     let replica = config.replica();
     let leadership = if config.orphan_cleanup.force_all_pods {
         None

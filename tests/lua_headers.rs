@@ -52,8 +52,12 @@ fn every_script_header_matches_its_keys_and_argv() {
 
         // poolKeys() names KEYS[1..=11].
         let pool_keys: BTreeSet<usize> = if body.contains("poolKeys()") { (1..=11).collect() } else { BTreeSet::new() };
-        let used_keys: BTreeSet<usize> =
-            used_re.captures_iter(body).filter(|c| &c[1] == "KEYS").map(|c| c[2].parse().unwrap()).chain(pool_keys).collect();
+        let used_keys: BTreeSet<usize> = used_re
+            .captures_iter(body)
+            .filter(|c| &c[1] == "KEYS")
+            .map(|c| c[2].parse().unwrap())
+            .chain(pool_keys)
+            .collect();
         let used_argv: BTreeSet<usize> =
             used_re.captures_iter(body).filter(|c| &c[1] == "ARGV").map(|c| c[2].parse().unwrap()).collect();
         assert_eq!(used_keys, declared_keys, "{file}: KEYS used in the body differ from the header");

@@ -29,7 +29,11 @@ impl ClaimServiceImpl {
         Self { store, wakeups, config, shutdown }
     }
 
-    fn attributes(&self, field: &str, attrs: &std::collections::HashMap<String, String>) -> Result<BTreeMap<String, String>> {
+    fn attributes(
+        &self,
+        field: &str,
+        attrs: &std::collections::HashMap<String, String>,
+    ) -> Result<BTreeMap<String, String>> {
         let limits = &self.config.limits;
         validate::count(field, attrs.len(), 0, limits.max_labels)?;
         for (k, v) in attrs {
@@ -71,7 +75,8 @@ fn status_pb(pool: &str, s: &PoolStats) -> pb::PoolStatus {
     }
 }
 
-/// Coalesces a burst of pool changes into one status message.
+/// After a status message, the pause before the next: the first change of a burst is
+/// reported at once, the rest of the burst in one message.
 const WATCH_COALESCE: Duration = Duration::from_millis(20);
 
 /// How long a WatchPool waits for this replica's pub/sub subscription.
@@ -111,10 +116,13 @@ async fn watch(
         tokio::select! {
             _ = shutdown.cancelled() => return,
             _ = tx.closed() => return,
-            change = changes.recv() => match change {
-                Ok(()) | Err(RecvError::Lagged(_)) => tokio::time::sleep(WATCH_COALESCE).await,
-                Err(RecvError::Closed) => return,
-            },
+            // Changes during the pause are not lost: they wait in the channel (or lag it).
+            _ = tokio::time::sleep(WATCH_COALESCE) => {}
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tx.closed() => return,
+            change = changes.recv() => if let Err(RecvError::Closed) = change { return },
         }
     }
 }
@@ -166,7 +174,8 @@ impl ClaimService for ClaimServiceImpl {
             .await
             .inspect_err(|e| {
                 if matches!(e, Error::Exhausted { .. }) {
-                    metrics::counter!("baton_claims_total", "pool" => req.pool.clone(), "result" => "line_full").increment(1);
+                    metrics::counter!("baton_claims_total", "pool" => req.pool.clone(), "result" => "line_full")
+                        .increment(1);
                 }
             })?;
             let result = if got.is_some() { "claimed" } else { "empty" };
@@ -222,7 +231,10 @@ impl ClaimService for ClaimServiceImpl {
 
     type WatchPoolStream = WatchStream;
 
-    async fn watch_pool(&self, request: Request<pb::WatchPoolRequest>) -> Result<Response<Self::WatchPoolStream>, Status> {
+    async fn watch_pool(
+        &self,
+        request: Request<pb::WatchPoolRequest>,
+    ) -> Result<Response<Self::WatchPoolStream>, Status> {
         observe("WatchPool", async {
             let req = request.into_inner();
             validate::name("pool", &req.pool)?;

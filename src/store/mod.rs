@@ -103,7 +103,16 @@ impl Store {
         let leader_channel = keys.leader_channel();
         let pool_channel = keys.pool_channel();
         let breakers = Arc::new([Breaker::new("dispatch", breakers.clone()), Breaker::new("writeback", breakers)]);
-        Ok(Self { redis, scripts, keys, policy: Arc::new(policy), breakers, wake_channel, leader_channel, pool_channel })
+        Ok(Self {
+            redis,
+            scripts,
+            keys,
+            policy: Arc::new(policy),
+            breakers,
+            wake_channel,
+            leader_channel,
+            pool_channel,
+        })
     }
 
     pub fn keys(&self) -> &Keys {

@@ -22,7 +22,10 @@ pub enum ClaimStart {
     /// Nothing idle and no wait asked for.
     Nothing,
     /// Waiting in line under this claim id; `scale_up` if this claim raised the signal.
-    Waiting { claim_id: String, scale_up: bool },
+    Waiting {
+        claim_id: String,
+        scale_up: bool,
+    },
     /// The line is full.
     LineFull,
 }
@@ -44,6 +47,8 @@ pub enum ClaimEnd {
     Reuse,
     Return,
     Fail,
+    /// The claimer never got it: back to the front of the ready queue.
+    GiveBack,
 }
 
 /// A pool's counts.
@@ -139,6 +144,7 @@ impl Store {
             ClaimEnd::Reuse => "reuse",
             ClaimEnd::Return => "return",
             ClaimEnd::Fail => "fail",
+            ClaimEnd::GiveBack => "giveback",
         };
         let args = Args::new().arg(id).arg(token).arg(action).arg(error).arg(&self.pool_channel).arg(pool);
         let reply = self.run(Path::WriteBack, "endClaim", &k.all(), args).await?;

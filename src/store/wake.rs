@@ -160,7 +160,8 @@ impl Wakeups {
 
     /// Follows the wake, leader and pool channels until `shutdown`, reconnecting with backoff.
     pub async fn run(self, url: String, keys: Keys, shutdown: CancellationToken) {
-        let (wake_channel, leader_channel, pool_channel) = (keys.wake_channel(), keys.leader_channel(), keys.pool_channel());
+        let (wake_channel, leader_channel, pool_channel) =
+            (keys.wake_channel(), keys.leader_channel(), keys.pool_channel());
         let mut backoff = Duration::from_millis(100);
         loop {
             let attempt = async {
