@@ -276,7 +276,7 @@ impl Lab {
         let config = Config::default();
         let q = Keys::new(config.key_prefix).queue("ref");
         // The KEYS of Store::acquire, in its order.
-        let keys = [&q.waiting, &q.working, &q.defs, &q.payloads, &q.leases, &q.streaks, &q.seq];
+        let keys = [&q.waiting, &q.working, &q.defs, &q.payloads, &q.leases, &q.streaks, &q.seq, &q.workers];
         if keys.len() != self.acquire_keys {
             return Err(format!(
                 "acquireAgents takes {} keys but the bench passes {}: update the key list in bench/main.rs \
