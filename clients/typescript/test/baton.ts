@@ -1,0 +1,93 @@
+// A live Baton for the tests: target/debug/baton (or $BATON_BIN) with its own embedded
+// redis-server in a temporary data dir, on free loopback ports; stopped with SIGTERM after.
+
+import { ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { createConnection, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const REPO = resolve(__dirname, "..", "..", "..", "..");
+
+function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const server = createServer();
+    server.once("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => ok(port));
+    });
+  });
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((ok) => {
+    const socket = createConnection({ host: "127.0.0.1", port });
+    socket.once("connect", () => { socket.destroy(); ok(true); });
+    socket.once("error", () => ok(false));
+  });
+}
+
+export class BatonServer {
+  private constructor(readonly proc: ChildProcess, readonly addr: string, readonly metricsPort: number, readonly dataDir: string) {}
+
+  static async start(env: Record<string, string> = {}): Promise<BatonServer> {
+    const binary = process.env.BATON_BIN ?? join(REPO, "target", "debug", "baton");
+    if (!existsSync(binary)) throw new Error(`${binary} is missing: build it with \`cargo build --bin baton\``);
+    const dataDir = mkdtempSync(join(tmpdir(), "baton-ts-"));
+    const [port, metricsPort] = [await freePort(), await freePort()];
+    const log = openSync(join(dataDir, "baton.log"), "w");
+    const proc = spawn(binary, ["serve", "--listen", `127.0.0.1:${port}`, "--metrics-listen", `127.0.0.1:${metricsPort}`, "--data-dir", dataDir], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", log, log],
+    });
+    const server = new BatonServer(proc, `127.0.0.1:${port}`, metricsPort, dataDir);
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      if (proc.exitCode !== null) throw new Error(`baton exited with ${proc.exitCode}: ${server.logs()}`);
+      if (await canConnect(port)) return server;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await server.stop();
+    throw new Error("baton did not start listening within 30 s");
+  }
+
+  logs(): string {
+    return readFileSync(join(this.dataDir, "baton.log"), "utf8").slice(-4000);
+  }
+
+  /** baton_agents_completed_total for `queue`, by outcome. */
+  async completed(queue: string): Promise<Record<string, number>> {
+    const text = await (await fetch(`http://127.0.0.1:${this.metricsPort}/metrics`)).text();
+    const counts: Record<string, number> = {};
+    for (const line of text.split("\n")) {
+      if (!line.startsWith("baton_agents_completed_total{")) continue;
+      const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+      if (labels.queue === queue) counts[labels.outcome] = Number(line.slice(line.lastIndexOf(" ") + 1));
+    }
+    return counts;
+  }
+
+  async stop(): Promise<void> {
+    if (this.proc.exitCode === null && this.proc.signalCode === null) {
+      const exited = new Promise((r) => this.proc.once("exit", r));
+      this.proc.kill("SIGTERM");
+      const timer = setTimeout(() => this.proc.kill("SIGKILL"), 15_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+export async function eventually<T>(probe: () => T | Promise<T>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export const unique = (prefix: string) => `${prefix}-${Math.random().toString(16).slice(2, 10)}`;

@@ -1,0 +1,166 @@
+// The worker loop against a live Baton.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { credentials } from "@grpc/grpc-js";
+import { agent, AgentServiceClient, duration, Failure, Lease, Outcome, unary, Worker } from "../src";
+import { BatonServer, eventually, unique } from "./baton";
+
+let baton: BatonServer;
+let client: AgentServiceClient;
+before(async () => {
+  baton = await BatonServer.start();
+  client = new AgentServiceClient(baton.addr, credentials.createInsecure());
+});
+after(async () => {
+  client.close();
+  await baton.stop();
+});
+
+const call = {
+  register: (r: agent.RegisterRequest) => unary(client.register.bind(client), r),
+  getAgent: (queue: string, name: string) => unary(client.getAgent.bind(client), { queue, name }).then((r) => r.agent!),
+  complete: (r: agent.CompleteRequest) => unary(client.complete.bind(client), r),
+  listAgents: (queue: string) => unary(client.listAgents.bind(client), { queue, pageSize: 0, pageToken: "" }),
+  acquire: (queue: string) => unary(client.acquire.bind(client), { queue, workerId: "other", maxLeases: 1, wait: undefined }),
+};
+
+async function register(queue: string, names: string[], o: { timeoutMs?: number; intervalMs?: number } = {}) {
+  await call.register({
+    queue,
+    resetSchedule: false,
+    agents: names.map((name) => ({
+      name,
+      interval: o.intervalMs ? duration(o.intervalMs) : undefined,
+      timeout: duration(o.timeoutMs ?? 30_000),
+      errorInterval: duration(3_600_000),
+      payload: Buffer.from(""),
+      labels: {},
+      maxAttempts: 0,
+    })),
+  });
+}
+
+const quiet = { warn: () => {} };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
+function work(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => { clearTimeout(timer); reject(signal.reason); }, { once: true });
+  });
+}
+
+test("happy path: every agent runs once, completed with SUCCESS", async () => {
+  const queue = unique("ts-happy");
+  const names = ["a0", "a1", "a2", "a3", "a4", "a5"];
+  await register(queue, names);
+  const seen: string[] = [];
+  const worker = new Worker(baton.addr, queue, unique("w"), async (lease) => {
+    assert.equal(lease.queue, queue);
+    assert.ok(lease.token > 0n);
+    await sleep(50);
+    seen.push(lease.name);
+  }, { maxLeases: 2, waitMs: 1_000, heartbeatMs: 200, logger: quiet });
+  const running = worker.run();
+  await eventually(async () => (await baton.completed(queue)).SUCCESS === names.length);
+  assert.deepEqual((await call.listAgents(queue)).agents, []);
+  worker.stop();
+  await running;
+  assert.deepEqual(seen.sort(), names);
+});
+
+test("heartbeats keep a run longer than the lease timeout alive", async () => {
+  const queue = unique("ts-long");
+  await register(queue, ["slow"], { timeoutMs: 1_000 });
+  let aborted = false;
+  const worker = new Worker(baton.addr, queue, unique("w"), async (_lease, signal) => {
+    await work(2_500, signal).catch((e) => { aborted = true; throw e; });
+  }, { waitMs: 1_000, heartbeatMs: 250, logger: quiet });
+  const running = worker.run();
+  await eventually(async () => (await baton.completed(queue)).SUCCESS === 1);
+  worker.stop();
+  await running;
+  assert.equal(aborted, false);
+});
+
+test("a lost lease aborts its handler, and the worker does not complete it", async () => {
+  const queue = unique("ts-lost");
+  await register(queue, ["victim"], { intervalMs: 3_600_000 });
+  const aborted: unknown[] = [];
+  let started: Lease | undefined;
+  const worker = new Worker(baton.addr, queue, unique("w"), async (lease, signal) => {
+    started = lease;
+    await work(60_000, signal).catch((e) => { aborted.push(e); throw e; });
+  }, { waitMs: 1_000, heartbeatMs: 200, logger: quiet });
+  const running = worker.run();
+  await eventually(() => started);
+  const status = await call.getAgent(queue, "victim");
+  assert.equal(status.state, agent.AgentState.AGENT_STATE_WORKING);
+  assert.equal(status.token, started!.token);
+  // Someone else ends the lease first (as a worker that took it after expiry would).
+  await call.complete({ queue, name: "victim", token: status.token, outcome: Outcome.OUTCOME_SUCCESS, message: "", retryAfter: undefined });
+  await eventually(() => aborted.length === 1, 5_000);
+  assert.equal((aborted[0] as Error).name, "LeaseLostError");
+  await sleep(500);
+  worker.stop();
+  await running;
+  assert.deepEqual(await baton.completed(queue), { SUCCESS: 1 });
+  assert.equal((await call.getAgent(queue, "victim")).state, agent.AgentState.AGENT_STATE_WAITING);
+});
+
+test("handler errors map to outcomes (explicit Failure, HTTP status, I/O, anything else)", async () => {
+  const prefix = unique("ts-outcome");
+  const cases: Record<string, [unknown, string]> = {
+    http401: [Object.assign(new Error("401"), { status: 401 }), "PERMANENT_FORBIDDEN"],
+    http403: [Object.assign(new Error("403"), { response: { status: 403 } }), "PERMANENT_FORBIDDEN"],
+    http429: [Object.assign(new Error("429"), { statusCode: 429 }), "THROTTLED"],
+    http408: [Object.assign(new Error("408"), { status: 408 }), "TRANSIENT"],
+    http503: [Object.assign(new Error("503"), { status: 503 }), "SERVER_ERROR"],
+    http404: [Object.assign(new Error("404"), { status: 404 }), "UNKNOWN"],
+    reset: [Object.assign(new Error("reset"), { code: "ECONNRESET" }), "TRANSIENT"],
+    bug: [new RangeError("bad"), "UNKNOWN"],
+    explicit: [new Failure(Outcome.OUTCOME_THROTTLED, "quota", 7_200_000), "THROTTLED"],
+  };
+  const workers: [Worker, Promise<void>][] = [];
+  for (const [name, [error]] of Object.entries(cases)) {
+    const queue = `${prefix}-${name}`;
+    await register(queue, ["job"]);
+    const worker = new Worker(baton.addr, queue, unique("w"), async () => { throw error; }, { waitMs: 1_000, heartbeatMs: 500, logger: quiet });
+    workers.push([worker, worker.run()]);
+  }
+  for (const [name, [, outcome]] of Object.entries(cases)) {
+    const got = await eventually(async () => {
+      const c = await baton.completed(`${prefix}-${name}`);
+      return Object.keys(c).length ? c : undefined;
+    });
+    assert.deepEqual(got, { [outcome]: 1 }, name);
+  }
+  // An explicit retry-after longer than the computed backoff wins.
+  const explicit = await call.getAgent(`${prefix}-explicit`, "job");
+  assert.ok(explicit.nextRunAt!.getTime() >= Date.now() + 7_000_000);
+  for (const [w] of workers) w.stop();
+  await Promise.all(workers.map(([, r]) => r));
+});
+
+test("stop() aborts running handlers and releases their leases", async () => {
+  const queue = unique("ts-release");
+  await register(queue, ["held"], { intervalMs: 3_600_000 });
+  const reasons: string[] = [];
+  let started = false;
+  const worker = new Worker(baton.addr, queue, unique("w"), async (_lease, signal) => {
+    started = true;
+    await work(60_000, signal).catch((e) => { reasons.push((e as Error).name); throw e; });
+  }, { waitMs: 1_000, heartbeatMs: 200, logger: quiet });
+  const running = worker.run();
+  await eventually(() => started);
+  worker.stop();
+  await running;
+  assert.deepEqual(reasons, ["ShutdownError"]);
+  const status = await call.getAgent(queue, "held");
+  assert.equal(status.state, agent.AgentState.AGENT_STATE_WAITING);
+  assert.equal(status.holder, "");
+  assert.equal(status.failureStreak, 0);
+  assert.deepEqual(await baton.completed(queue), {});
+  assert.deepEqual((await call.acquire(queue)).leases.map((l) => l.name), ["held"]);
+});
