@@ -16,6 +16,8 @@
     KEYS[9]  scaleup    STRING "1" while the scale-up signal is raised
     KEYS[10] dlq        ZSET resource id -> dead-lettered at (ms)
     KEYS[11] dlqinfo    HASH resource id -> dead-letter context JSON
+    KEYS[12] idleat     HASH resource id -> idle since (ms)
+    KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
 
     ARGV[1] claimer    claimer id
     ARGV[2] attrs      attributes JSON to attach to the resource
@@ -54,10 +56,12 @@ if rcall('ZCARD', k.line) == 0 then
   local id = rcall('ZRANGE', k.idle, 0, 0)[1]
   if id then
     rcall('ZREM', k.idle, id)
+    rcall('HDEL', k.idleat, id)
     local token = string.format('%d', rcall('INCR', k.seq))
     rcall('ZADD', k.claimed, now, id)
     rcall('HSET', k.claims, id, token .. '|' .. claimer .. '|' .. string.format('%d', now) .. '|' .. attrs)
     rcall('PUBLISH', channel, 'C|' .. pool)
+    rcall('HINCRBY', k.stats, 'claimed', 1)
     return { 1, id, token, now, mergeAttrs(rcall('HGET', k.resources, id), attrs) }
   end
   rcall('DEL', k.scaleup)

@@ -13,6 +13,7 @@
     KEYS[7] index      ZSET name -> 0
     KEYS[8] dlq        ZSET name -> dead-lettered at (ms)
     KEYS[9] dlqinfo    HASH name -> dead-letter context JSON
+    KEYS[10] stats     HASH completed, failed, dead_lettered -> counts
 
     ARGV[1]  name
     ARGV[2]  token
@@ -20,15 +21,11 @@
                                 SERVER_ERROR | UNKNOWN
     ARGV[4]  message            failure description, kept in the dead-letter context
     ARGV[5]  retryAfterMs       the worker's Retry-After, 0 for none
-    ARGV[6]  forbiddenMs        PERMANENT_FORBIDDEN backoff
-    ARGV[7]  throttledBaseMs    THROTTLED first backoff
-    ARGV[8]  throttledMult      THROTTLED multiplier per further failure
-    ARGV[9]  throttledCapMs     THROTTLED cap
-    ARGV[10] maxImmediate       TRANSIENT / SERVER_ERROR immediate retries
-    ARGV[11] jitterRatio        ± ratio applied to every non-zero backoff
-    ARGV[12] seed               random seed for the jitter
-    ARGV[13] channel            wake-up channel ("" for none)
-    ARGV[14] queue              queue name (wake-up message, dead-letter context)
+    ARGV[6..13] policy          forbiddenMs, throttledBaseMs, throttledMult, throttledCapMs,
+                                maxImmediate, jitterRatio, dlqTtlMs, dlqMaxEntries (readPolicy)
+    ARGV[14] seed               random seed for the jitter
+    ARGV[15] channel            wake-up channel ("" for none)
+    ARGV[16] queue              queue name (wake-up message, dead-letter context)
 
   Output:
     { -1 }                          LEASE_LOST: token stale or unknown; nothing changed
@@ -43,17 +40,18 @@ local rcall = redis.call
 --@include jitter
 --@include failureDelay
 --@include readPolicy
+--@include trimDeadLetters
 --@include finishLease
 
 local k = {
   waiting = KEYS[1], working = KEYS[2], defs = KEYS[3], payloads = KEYS[4], leases = KEYS[5],
-  streaks = KEYS[6], index = KEYS[7], dlq = KEYS[8], dlqinfo = KEYS[9],
+  streaks = KEYS[6], index = KEYS[7], dlq = KEYS[8], dlqinfo = KEYS[9], stats = KEYS[10],
 }
 local name, token, outcome, message = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local retryAfterMs = tonumber(ARGV[5])
 local policy = readPolicy(6)
-math.randomseed(tonumber(ARGV[12]))
-local channel, queue = ARGV[13], ARGV[14]
+math.randomseed(tonumber(ARGV[14]))
+local channel, queue = ARGV[15], ARGV[16]
 
 local lease = parseLease(rcall('HGET', k.leases, name))
 if not lease or lease.token ~= token then

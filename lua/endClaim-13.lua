@@ -16,6 +16,8 @@
     KEYS[9]  scaleup    STRING "1" while the scale-up signal is raised
     KEYS[10] dlq        ZSET resource id -> dead-lettered at (ms)
     KEYS[11] dlqinfo    HASH resource id -> dead-letter context JSON
+    KEYS[12] idleat     HASH resource id -> idle since (ms)
+    KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
 
     ARGV[1] id         resource id
     ARGV[2] token      the claim's token
@@ -23,6 +25,8 @@
     ARGV[4] error      failure description (fail)
     ARGV[5] channel    pool events channel
     ARGV[6] pool       pool name
+    ARGV[7] dlqTtlMs   dead-letter TTL (0: none)
+    ARGV[8] dlqMax     dead-letter queue size bound (0: none)
 
   Output:
     { -1 }             LEASE_LOST
@@ -33,6 +37,7 @@ local rcall = redis.call
 --@include poolKeys
 --@include placeResource
 --@include claimRecord
+--@include trimDeadLetters
 
 local k = poolKeys()
 local id, token, action, message, channel, pool = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
@@ -53,6 +58,8 @@ elseif action == 'fail' then
     attributes = cjson.decode(rcall('HGET', k.resources, id) or '{}'),
   }))
   rcall('HDEL', k.resources, id)
+  rcall('HINCRBY', k.stats, 'dead_lettered', 1)
+  trimDeadLetters(k.dlq, k.dlqinfo, now, tonumber(ARGV[7]), tonumber(ARGV[8]), nil, false)
 else
   rcall('HDEL', k.resources, id)
 end

@@ -15,6 +15,8 @@
     KEYS[9]  scaleup    STRING "1" while the scale-up signal is raised
     KEYS[10] dlq        ZSET resource id -> dead-lettered at (ms)
     KEYS[11] dlqinfo    HASH resource id -> dead-letter context JSON
+    KEYS[12] idleat     HASH resource id -> idle since (ms)
+    KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
 
     ARGV[1] channel    pool events channel
     ARGV[2] pool       pool name
@@ -47,5 +49,6 @@ for i = 3, #ARGV, 2 do
     end
   end
 end
+rcall('HINCRBY', k.stats, 'offered', idle + handed)
 rcall('PUBLISH', channel, 'C|' .. pool)
 return { idle, handed, duplicates }

@@ -13,6 +13,8 @@
     KEYS[9]  scaleup    STRING "1" while the scale-up signal is raised
     KEYS[10] dlq        ZSET resource id -> dead-lettered at (ms)
     KEYS[11] dlqinfo    HASH resource id -> dead-letter context JSON
+    KEYS[12] idleat     HASH resource id -> idle since (ms)
+    KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
 
   Output:
     { now, idle, claimed, waiting claims, first arrival in line (or -1), scale-up (1/0),

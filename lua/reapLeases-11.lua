@@ -16,13 +16,14 @@
     KEYS[8]  dlq        ZSET name -> dead-lettered at (ms)
     KEYS[9]  dlqinfo    HASH name -> dead-letter context JSON
     KEYS[10] workers    ZSET worker id -> last seen (ms)
+    KEYS[11] stats      HASH completed, failed, dead_lettered -> counts
 
     ARGV[1]  queue      queue name (wake-up message, dead-letter context)
     ARGV[2]  channel    wake-up channel ("" for none)
     ARGV[3]  seed       random seed for the jitter
-    ARGV[4..9] policy   forbiddenMs, throttledBaseMs, throttledMult, throttledCapMs,
-                        maxImmediate, jitterRatio (readPolicy)
-    ARGV[10..] quads    name, token, kind ("ZOMBIE" | "ORPHAN"), thresholdMs
+    ARGV[4..11] policy  forbiddenMs, throttledBaseMs, throttledMult, throttledCapMs,
+                        maxImmediate, jitterRatio, dlqTtlMs, dlqMaxEntries (readPolicy)
+    ARGV[12..] quads    name, token, kind ("ZOMBIE" | "ORPHAN"), thresholdMs
 
   Output:
     { code per quad }   -1 skipped (token changed, lease extended, worker alive again);
@@ -35,11 +36,12 @@ local rcall = redis.call
 --@include jitter
 --@include failureDelay
 --@include readPolicy
+--@include trimDeadLetters
 --@include finishLease
 
 local k = {
   waiting = KEYS[1], working = KEYS[2], defs = KEYS[3], payloads = KEYS[4], leases = KEYS[5],
-  streaks = KEYS[6], index = KEYS[7], dlq = KEYS[8], dlqinfo = KEYS[9],
+  streaks = KEYS[6], index = KEYS[7], dlq = KEYS[8], dlqinfo = KEYS[9], stats = KEYS[11],
 }
 local workersKey = KEYS[10]
 local queue, channel = ARGV[1], ARGV[2]
@@ -48,7 +50,7 @@ local policy = readPolicy(4)
 
 local now = nowMs()
 local out = {}
-for i = 10, #ARGV, 4 do
+for i = 12, #ARGV, 4 do
   local name, token, kind, thresholdMs = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
   local code = -1
   local deadline = tonumber(rcall('ZSCORE', k.working, name) or '')

@@ -38,10 +38,59 @@ pub struct Config {
     pub limits: Limits,
     pub agent: AgentConfig,
     pub pool: PoolConfig,
+    pub dead_letter: DeadLetterConfig,
+    pub purge: PurgeConfig,
     pub circuit_breaker: BreakerConfig,
     pub zombie_cleanup: ZombieConfig,
     pub orphan_cleanup: OrphanConfig,
     pub health: HealthConfig,
+}
+
+/// Dead-letter queues, one per queue, pool and receiver (seed 003's dlq_ttl, dlq_max_entries).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DeadLetterConfig {
+    /// Dead letters older than this are dropped (an agent's with its definition); 0 keeps them.
+    pub ttl_ms: u64,
+    /// Most entries per dead-letter queue; the oldest are dropped first (0: no bound).
+    pub max_entries: u64,
+}
+
+impl Default for DeadLetterConfig {
+    fn default() -> Self {
+        Self { ttl_ms: 7 * 24 * 3_600_000, max_entries: 10_000 }
+    }
+}
+
+/// The auto-purge sweeper (seed 003): stale entries go to the dead-letter queue with a reason,
+/// orphaned metadata is repaired or removed, expired dead letters are dropped.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PurgeConfig {
+    pub enabled: bool,
+    pub interval_ms: u64,
+    /// Report what would be purged, change nothing.
+    pub dry_run: bool,
+    /// Idle resources older than this are dead-lettered (0: never; idle is a pool's normal state).
+    pub max_idle_age_ms: u64,
+    /// Claims held longer than this are ended and their resource dead-lettered (0: never).
+    pub max_claim_age_ms: u64,
+    /// Leases this far past their deadline are ended and the agent dead-lettered (0: never);
+    /// the zombie sweeper normally acts long before.
+    pub max_working_age_ms: u64,
+}
+
+impl Default for PurgeConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            interval_ms: 3_600_000,
+            dry_run: false,
+            max_idle_age_ms: 0,
+            max_claim_age_ms: 24 * 3_600_000,
+            max_working_age_ms: 24 * 3_600_000,
+        }
+    }
 }
 
 /// Pools of claimable resources (ClaimService).
@@ -229,6 +278,8 @@ impl Default for Config {
             limits: Limits::default(),
             agent: AgentConfig::default(),
             pool: PoolConfig::default(),
+            dead_letter: DeadLetterConfig::default(),
+            purge: PurgeConfig::default(),
             circuit_breaker: BreakerConfig::default(),
             zombie_cleanup: ZombieConfig::default(),
             orphan_cleanup: OrphanConfig::default(),
@@ -389,8 +440,8 @@ impl Config {
         if self.circuit_breaker.failure_threshold == 0 {
             return bad("circuit_breaker.failure_threshold must be at least 1");
         }
-        if self.zombie_cleanup.interval_ms == 0 || self.orphan_cleanup.interval_ms == 0 {
-            return bad("zombie_cleanup.interval_ms and orphan_cleanup.interval_ms must be at least 1");
+        if self.zombie_cleanup.interval_ms == 0 || self.orphan_cleanup.interval_ms == 0 || self.purge.interval_ms == 0 {
+            return bad("zombie_cleanup.interval_ms, orphan_cleanup.interval_ms and purge.interval_ms must be at least 1");
         }
         if self.orphan_cleanup.leadership_ttl_ms < 300 {
             return bad("orphan_cleanup.leadership_ttl_ms must be at least 300");

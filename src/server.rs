@@ -37,7 +37,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
     let redis = Redis::connect(redis_url, &config.redis).await?;
-    let policy = Policy::new(&config.agent, config.limits.scan_limit);
+    let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter);
     let store = Store::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone()).await?;
     let stopping = CancellationToken::new();
     let tasks = TaskTracker::new();

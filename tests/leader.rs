@@ -268,7 +268,7 @@ async fn internal_leadership_fails_over_on_shutdown() {
             let store = Store::open(
                 Redis::connect(&url, &config.redis).await.unwrap(),
                 "",
-                Policy::new(&config.agent, config.limits.scan_limit),
+                Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter),
                 config.circuit_breaker.clone(),
             )
             .await

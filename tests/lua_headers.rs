@@ -50,8 +50,8 @@ fn every_script_header_matches_its_keys_and_argv() {
         }
         assert_eq!(declared_keys, (1..=n).collect(), "{file}: header must document KEYS[1..={n}]");
 
-        // poolKeys() names KEYS[1..=11].
-        let pool_keys: BTreeSet<usize> = if body.contains("poolKeys()") { (1..=11).collect() } else { BTreeSet::new() };
+        // poolKeys() names KEYS[1..=13].
+        let pool_keys: BTreeSet<usize> = if body.contains("poolKeys()") { (1..=13).collect() } else { BTreeSet::new() };
         let used_keys: BTreeSet<usize> = used_re
             .captures_iter(body)
             .filter(|c| &c[1] == "KEYS")
@@ -61,11 +61,11 @@ fn every_script_header_matches_its_keys_and_argv() {
         let used_argv: BTreeSet<usize> =
             used_re.captures_iter(body).filter(|c| &c[1] == "ARGV").map(|c| c[2].parse().unwrap()).collect();
         assert_eq!(used_keys, declared_keys, "{file}: KEYS used in the body differ from the header");
-        // readPolicy(i) reads the six ARGV from i.
+        // readPolicy(i) reads the eight ARGV from i.
         let mut used_argv = used_argv;
         for c in policy_re.captures_iter(body) {
             let i: usize = c[1].parse().unwrap();
-            used_argv.extend(i..i + 6);
+            used_argv.extend(i..i + 8);
         }
         let fixed_used: BTreeSet<usize> =
             used_argv.iter().copied().filter(|i| argv_rest.is_none_or(|r| *i < r)).collect();

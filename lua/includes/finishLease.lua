@@ -3,7 +3,9 @@
 -- removes a one-shot agent. A failure grows the streak; at max_attempts (0 = unlimited) the
 -- agent is dead-lettered, otherwise it waits for its class's backoff (failureDelay), jittered,
 -- replaced by retryAfterMs when larger. An agent with no definition left is dropped.
--- k: {waiting, working, defs, payloads, leases, streaks, index, dlq, dlqinfo}.
+-- Counts completed / failed / dead_lettered in k.stats. Dead letters are trimmed to the TTL
+-- and size of the policy; an agent whose dead letter is trimmed away is removed.
+-- k: {waiting, working, defs, payloads, leases, streaks, index, dlq, dlqinfo, stats}.
 -- Returns { code, time, streak }: 0 rescheduled at time, 1 removed, 2 dead-lettered at time.
 local function finishLease(k, name, lease, outcome, message, retryAfterMs, policy, now, channel, queue)
   rcall('ZREM', k.working, name)
@@ -15,6 +17,7 @@ local function finishLease(k, name, lease, outcome, message, retryAfterMs, polic
   def = cjson.decode(def)
 
   if outcome == 'SUCCESS' then
+    rcall('HINCRBY', k.stats, 'completed', 1)
     rcall('HDEL', k.streaks, name)
     local interval = tonumber(def['interval_ms'])
     if interval == 0 then
@@ -29,6 +32,7 @@ local function finishLease(k, name, lease, outcome, message, retryAfterMs, polic
     return { 0, nextRun, 0 }
   end
 
+  rcall('HINCRBY', k.stats, 'failed', 1)
   local streak = rcall('HINCRBY', k.streaks, name, 1)
   local maxAttempts = tonumber(def['max_attempts'])
   if maxAttempts > 0 and streak >= maxAttempts then
@@ -37,6 +41,13 @@ local function finishLease(k, name, lease, outcome, message, retryAfterMs, polic
       source = 'agent', queue = queue, name = name, outcome = outcome, message = message,
       failed_at = now, attempts = streak, worker = lease.worker,
     }))
+    rcall('HINCRBY', k.stats, 'dead_lettered', 1)
+    trimDeadLetters(k.dlq, k.dlqinfo, now, policy.dlqTtlMs, policy.dlqMaxEntries, function(gone)
+      rcall('HDEL', k.defs, gone)
+      rcall('HDEL', k.payloads, gone)
+      rcall('HDEL', k.streaks, gone)
+      rcall('ZREM', k.index, gone)
+    end, false)
     return { 2, now, streak }
   end
 

@@ -17,6 +17,7 @@ local function placeResource(k, id, now, channel, pool, front)
       rcall('HSET', k.claims, id, token .. '|' .. claimer .. '|' .. string.format('%d', now) .. '|' .. attrs)
       rcall('HSET', k.assigned, head, id .. '|' .. token .. '|' .. deadline)
       rcall('PUBLISH', channel, 'A|' .. pool .. '|' .. head)
+      rcall('HINCRBY', k.stats, 'claimed', 1)
       placed = 'handed'
     end
   end
@@ -29,6 +30,7 @@ local function placeResource(k, id, now, channel, pool, front)
     else
       rcall('ZADD', k.idle, rcall('INCR', k.seq), id)
     end
+    rcall('HSET', k.idleat, id, now)
     placed = 'idle'
   end
   if rcall('ZCARD', k.line) == 0 then rcall('DEL', k.scaleup) end

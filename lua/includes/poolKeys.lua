@@ -3,6 +3,6 @@ local function poolKeys()
   return {
     idle = KEYS[1], resources = KEYS[2], claimed = KEYS[3], claims = KEYS[4], line = KEYS[5],
     lineinfo = KEYS[6], assigned = KEYS[7], seq = KEYS[8], scaleup = KEYS[9], dlq = KEYS[10],
-    dlqinfo = KEYS[11],
+    dlqinfo = KEYS[11], idleat = KEYS[12], stats = KEYS[13],
   }
 end

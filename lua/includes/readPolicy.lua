@@ -1,6 +1,6 @@
--- readPolicy: the backoff policy from six consecutive ARGV entries starting at i:
+-- readPolicy: the agent policy from eight consecutive ARGV entries starting at i:
 -- forbiddenMs, throttledBaseMs, throttledMultiplier, throttledCapMs, maxImmediateRetries,
--- jitterRatio.
+-- jitterRatio, dlqTtlMs, dlqMaxEntries.
 local function readPolicy(i)
   return {
     forbiddenMs = tonumber(ARGV[i]),
@@ -9,5 +9,7 @@ local function readPolicy(i)
     throttledCapMs = tonumber(ARGV[i + 3]),
     maxImmediateRetries = tonumber(ARGV[i + 4]),
     jitterRatio = tonumber(ARGV[i + 5]),
+    dlqTtlMs = tonumber(ARGV[i + 6]),
+    dlqMaxEntries = tonumber(ARGV[i + 7]),
   }
 end

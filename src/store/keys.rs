@@ -33,6 +33,8 @@ pub struct QueueKeys {
     pub dlqinfo: String,
     /// ZSET worker id -> last seen (ms): liveness of the workers of this queue.
     pub workers: String,
+    /// HASH completed, failed, dead_lettered -> counts (processing rate in health).
+    pub stats: String,
 }
 
 /// The keys of one pool, in the order every pool script takes them (`poolKeys()` in Lua).
@@ -60,10 +62,14 @@ pub struct PoolKeys {
     pub dlq: String,
     /// HASH resource id -> dead-letter context JSON.
     pub dlqinfo: String,
+    /// HASH resource id -> idle since (ms).
+    pub idleat: String,
+    /// HASH claimed, offered, dead_lettered -> counts (processing rate in health).
+    pub stats: String,
 }
 
 impl PoolKeys {
-    pub fn all(&self) -> [&str; 11] {
+    pub fn all(&self) -> [&str; 13] {
         [
             &self.idle,
             &self.resources,
@@ -76,6 +82,8 @@ impl PoolKeys {
             &self.scaleup,
             &self.dlq,
             &self.dlqinfo,
+            &self.idleat,
+            &self.stats,
         ]
     }
 }
@@ -108,6 +116,7 @@ impl Keys {
             dlq: k("dlq"),
             dlqinfo: k("dlqinfo"),
             workers: k("workers"),
+            stats: k("stats"),
         }
     }
 
@@ -132,6 +141,8 @@ impl Keys {
             scaleup: k("scaleup"),
             dlq: k("dlq"),
             dlqinfo: k("dlqinfo"),
+            idleat: k("idleat"),
+            stats: k("stats"),
         }
     }
 

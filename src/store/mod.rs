@@ -19,7 +19,7 @@ use redis::Value;
 
 use crate::{
     breaker::{self, Breaker},
-    config::{AgentConfig, BreakerConfig},
+    config::{AgentConfig, BreakerConfig, DeadLetterConfig},
     error::Result,
 };
 pub use agents::*;
@@ -43,10 +43,14 @@ pub struct Policy {
     pub throttled_multiplier: f64,
     pub throttled_cap_ms: u64,
     pub scan_limit: u32,
+    /// Dead letters older than this are dropped (0: kept).
+    pub dead_letter_ttl_ms: u64,
+    /// Most dead letters per queue, pool or receiver; the oldest go first (0: no bound).
+    pub dead_letter_max_entries: u64,
 }
 
 impl Policy {
-    pub fn new(agent: &AgentConfig, scan_limit: u32) -> Self {
+    pub fn new(agent: &AgentConfig, scan_limit: u32, dead_letter: &DeadLetterConfig) -> Self {
         Self {
             initial_jitter_ms: agent.initial_jitter_ms,
             shutdown_jitter_ms: agent.shutdown_jitter_ms,
@@ -57,10 +61,12 @@ impl Policy {
             throttled_multiplier: agent.throttled_multiplier,
             throttled_cap_ms: agent.throttled_cap_ms,
             scan_limit,
+            dead_letter_ttl_ms: dead_letter.ttl_ms,
+            dead_letter_max_entries: dead_letter.max_entries,
         }
     }
 
-    /// The six ARGV the scripts read with `readPolicy`.
+    /// The eight ARGV the scripts read with `readPolicy`.
     fn push_args(&self, args: &mut Args) {
         args.push(self.permanent_forbidden_backoff_ms);
         args.push(self.throttled_base_ms);
@@ -68,6 +74,8 @@ impl Policy {
         args.push(self.throttled_cap_ms);
         args.push(self.max_immediate_retries);
         args.push(self.jitter_ratio);
+        args.push(self.dead_letter_ttl_ms);
+        args.push(self.dead_letter_max_entries);
     }
 }
 

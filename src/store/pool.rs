@@ -146,7 +146,15 @@ impl Store {
             ClaimEnd::Fail => "fail",
             ClaimEnd::GiveBack => "giveback",
         };
-        let args = Args::new().arg(id).arg(token).arg(action).arg(error).arg(&self.pool_channel).arg(pool);
+        let args = Args::new()
+            .arg(id)
+            .arg(token)
+            .arg(action)
+            .arg(error)
+            .arg(&self.pool_channel)
+            .arg(pool)
+            .arg(self.policy.dead_letter_ttl_ms)
+            .arg(self.policy.dead_letter_max_entries);
         let reply = self.run(Path::WriteBack, "endClaim", &k.all(), args).await?;
         let mut r = Reply::new("endClaim", reply)?;
         match r.next::<i64>()? {

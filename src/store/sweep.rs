@@ -110,6 +110,7 @@ impl Store {
             &k.dlq,
             &k.dlqinfo,
             &k.workers,
+            &k.stats,
         ];
         let mut args = Args::new().arg(queue).arg(&self.wake_channel).arg(rand::random::<u32>());
         self.policy.push_args(&mut args);
