@@ -1,0 +1,231 @@
+package baton_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	baton "github.com/baton-project/baton/clients/go"
+	batonv1 "github.com/baton-project/baton/clients/go/gen/baton/v1"
+)
+
+func agentClient() batonv1.AgentServiceClient { return batonv1.NewAgentServiceClient(server.conn) }
+
+func register(t *testing.T, queue string, names []string, timeout, interval time.Duration) {
+	t.Helper()
+	var agents []*batonv1.Agent
+	for _, n := range names {
+		a := &batonv1.Agent{Name: n, Timeout: durationpb.New(timeout), ErrorInterval: durationpb.New(time.Hour)}
+		if interval > 0 {
+			a.Interval = durationpb.New(interval)
+		}
+		agents = append(agents, a)
+	}
+	if _, err := agentClient().Register(context.Background(), &batonv1.RegisterRequest{Queue: queue, Agents: agents}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func getAgent(t *testing.T, queue, name string) *batonv1.AgentStatus {
+	t.Helper()
+	r, err := agentClient().GetAgent(context.Background(), &batonv1.GetAgentRequest{Queue: queue, Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.GetAgent()
+}
+
+func newWorker(queue string) *baton.Worker {
+	w := baton.NewWorker(server.conn, queue, unique("w"))
+	w.Wait = time.Second
+	w.HeartbeatEvery = 200 * time.Millisecond
+	return w
+}
+
+// start runs w in the background; the returned stop cancels it and waits for Run to return.
+func start(w *baton.Worker, h baton.Handler) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = w.Run(ctx, h); close(done) }()
+	return func() { cancel(); <-done }
+}
+
+func TestHappyPathRunsEachAgentOnce(t *testing.T) {
+	queue := unique("go-happy")
+	names := []string{"a0", "a1", "a2", "a3", "a4", "a5"}
+	register(t, queue, names, 30*time.Second, 0)
+	var mu sync.Mutex
+	var seen []string
+	w := newWorker(queue)
+	w.MaxLeases = 2
+	stop := start(w, func(ctx context.Context, lease *batonv1.Lease) error {
+		if lease.GetQueue() != queue || lease.GetToken() == 0 {
+			return fmt.Errorf("bad lease %v", lease)
+		}
+		time.Sleep(50 * time.Millisecond)
+		mu.Lock()
+		seen = append(seen, lease.GetName())
+		mu.Unlock()
+		return nil
+	})
+	eventually(t, 10*time.Second, "all succeeded", func() bool { return completed(t, queue)["SUCCESS"] == len(names) })
+	stop()
+	slices.Sort(seen)
+	if !slices.Equal(seen, names) {
+		t.Fatalf("seen %v, want %v", seen, names)
+	}
+	list, err := agentClient().ListAgents(context.Background(), &batonv1.ListAgentsRequest{Queue: queue})
+	if err != nil || len(list.GetAgents()) != 0 {
+		t.Fatalf("one-shot agents not removed: %v %v", list, err)
+	}
+}
+
+func TestHeartbeatsKeepALongRunAlive(t *testing.T) {
+	queue := unique("go-long")
+	register(t, queue, []string{"slow"}, time.Second, 0)
+	w := newWorker(queue)
+	w.HeartbeatEvery = 250 * time.Millisecond
+	cancelled := make(chan error, 1)
+	stop := start(w, func(ctx context.Context, lease *batonv1.Lease) error {
+		select {
+		case <-time.After(2500 * time.Millisecond): // 2.5 × the lease's timeout
+			return nil
+		case <-ctx.Done():
+			cancelled <- context.Cause(ctx)
+			return ctx.Err()
+		}
+	})
+	eventually(t, 10*time.Second, "success", func() bool { return completed(t, queue)["SUCCESS"] == 1 })
+	stop()
+	select {
+	case err := <-cancelled:
+		t.Fatalf("handler cancelled: %v", err)
+	default:
+	}
+}
+
+func TestLostLeaseCancelsTheHandlerAndIsNotCompleted(t *testing.T) {
+	queue := unique("go-lost")
+	register(t, queue, []string{"victim"}, 30*time.Second, time.Hour)
+	started := make(chan uint64, 1)
+	cause := make(chan error, 1)
+	w := newWorker(queue)
+	stop := start(w, func(ctx context.Context, lease *batonv1.Lease) error {
+		started <- lease.GetToken()
+		<-ctx.Done()
+		cause <- context.Cause(ctx)
+		return ctx.Err()
+	})
+	var token uint64
+	select {
+	case token = <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("not acquired")
+	}
+	st := getAgent(t, queue, "victim")
+	if st.GetState() != batonv1.AgentState_AGENT_STATE_WORKING || st.GetToken() != token {
+		t.Fatalf("unexpected state %v", st)
+	}
+	// Someone else ends the lease first (as a worker that took it after expiry would).
+	if _, err := agentClient().Complete(context.Background(), &batonv1.CompleteRequest{
+		Queue: queue, Name: "victim", Token: token, Outcome: batonv1.Outcome_OUTCOME_SUCCESS}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-cause:
+		if !errors.Is(err, baton.ErrLeaseLost) {
+			t.Fatalf("cause %v, want ErrLeaseLost", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("handler not cancelled")
+	}
+	time.Sleep(500 * time.Millisecond)
+	stop()
+	if got := completed(t, queue); len(got) != 1 || got["SUCCESS"] != 1 {
+		t.Fatalf("completions %v, want only ours", got)
+	}
+	if st := getAgent(t, queue, "victim"); st.GetState() != batonv1.AgentState_AGENT_STATE_WAITING {
+		t.Fatalf("state %v", st.GetState())
+	}
+}
+
+type statusErr struct{ status int }
+
+func (e statusErr) Error() string   { return fmt.Sprintf("HTTP %d", e.status) }
+func (e statusErr) HTTPStatus() int { return e.status }
+
+func TestErrorsMapToOutcomes(t *testing.T) {
+	prefix := unique("go-outcome")
+	cases := map[string]struct {
+		err     error
+		outcome string
+	}{
+		"http401":  {statusErr{401}, "PERMANENT_FORBIDDEN"},
+		"http403":  {fmt.Errorf("wrapped: %w", statusErr{403}), "PERMANENT_FORBIDDEN"},
+		"http429":  {statusErr{429}, "THROTTLED"},
+		"http408":  {statusErr{408}, "TRANSIENT"},
+		"http503":  {statusErr{503}, "SERVER_ERROR"},
+		"http404":  {statusErr{404}, "UNKNOWN"},
+		"reset":    {syscall.ECONNRESET, "TRANSIENT"},
+		"deadline": {context.DeadlineExceeded, "TRANSIENT"},
+		"bug":      {errors.New("bad"), "UNKNOWN"},
+		"explicit": {baton.NewFailure(batonv1.Outcome_OUTCOME_THROTTLED, "quota").WithRetryAfter(2 * time.Hour), "THROTTLED"},
+	}
+	var stops []func()
+	for name, c := range cases {
+		queue := prefix + "-" + name
+		register(t, queue, []string{"job"}, 30*time.Second, 0)
+		err := c.err
+		stops = append(stops, start(newWorker(queue), func(context.Context, *batonv1.Lease) error { return err }))
+	}
+	for name, c := range cases {
+		queue := prefix + "-" + name
+		eventually(t, 10*time.Second, name, func() bool { return len(completed(t, queue)) > 0 })
+		if got := completed(t, queue); len(got) != 1 || got[c.outcome] != 1 {
+			t.Errorf("%s: completions %v, want {%s: 1}", name, got, c.outcome)
+		}
+	}
+	// An explicit retry-after longer than the computed backoff wins.
+	if next := getAgent(t, prefix+"-explicit", "job").GetNextRunAt().AsTime(); next.Before(time.Now().Add(7000 * time.Second)) {
+		t.Errorf("retry_after not applied: next run %v", next)
+	}
+	for _, stop := range stops {
+		stop()
+	}
+}
+
+func TestShutdownReleasesHeldLeases(t *testing.T) {
+	queue := unique("go-release")
+	register(t, queue, []string{"held"}, 30*time.Second, time.Hour)
+	started := make(chan struct{}, 1)
+	cause := make(chan error, 1)
+	stop := start(newWorker(queue), func(ctx context.Context, lease *batonv1.Lease) error {
+		started <- struct{}{}
+		<-ctx.Done()
+		cause <- context.Cause(ctx)
+		return ctx.Err()
+	})
+	<-started
+	stop()
+	if err := <-cause; !errors.Is(err, baton.ErrShutdown) {
+		t.Fatalf("cause %v, want ErrShutdown", err)
+	}
+	st := getAgent(t, queue, "held")
+	if st.GetState() != batonv1.AgentState_AGENT_STATE_WAITING || st.GetHolder() != "" || st.GetFailureStreak() != 0 {
+		t.Fatalf("not released cleanly: %v", st)
+	}
+	if got := completed(t, queue); len(got) != 0 {
+		t.Fatalf("completions %v, want none", got)
+	}
+	r, err := agentClient().Acquire(context.Background(), &batonv1.AcquireRequest{Queue: queue, WorkerId: "other", MaxLeases: 1})
+	if err != nil || len(r.GetLeases()) != 1 {
+		t.Fatalf("released lease not due at once: %v %v", r, err)
+	}
+}
