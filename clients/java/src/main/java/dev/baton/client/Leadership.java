@@ -1,0 +1,206 @@
+package dev.baton.client;
+
+import dev.baton.v1.CampaignRequest;
+import dev.baton.v1.CampaignResponse;
+import dev.baton.v1.LeaderServiceGrpc;
+import dev.baton.v1.RenewRequest;
+import dev.baton.v1.ResignRequest;
+import io.grpc.Channel;
+import io.grpc.Context;
+import io.grpc.StatusRuntimeException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Holds one candidate's place in an election: campaigns (waiting for a vacancy), renews every
+ * ttl/3, tells the {@link Listener} when leadership is gained and lost, and resigns on
+ * {@link #close()}. Leadership is considered lost as soon as a Renew is refused (LEASE_LOST), or
+ * when no Renew succeeded for 2/3 of the ttl counted from when it was sent (Baton unreachable),
+ * which is before the server can give the term to someone else. After a loss it campaigns again.
+ */
+public final class Leadership implements AutoCloseable {
+  private static final Logger LOG = Logger.getLogger(Leadership.class.getName());
+
+  /** Called on the helper's thread; keep it short. */
+  public interface Listener {
+    /** This candidate leads; pass {@code token} to whatever it writes. */
+    void elected(long token);
+
+    /** It must stop acting as leader at once (also called when close() resigns). */
+    void lost(long token);
+  }
+
+  private final LeaderServiceGrpc.LeaderServiceBlockingStub stub;
+  private final String election;
+  private final String candidateId;
+  private final Duration ttl;
+  private final Duration campaignWait;
+  private final Listener listener;
+  private final Context.CancellableContext context = Context.ROOT.withCancellation();
+  private final Object lock = new Object();
+  private long token; // 0: not leading
+  private volatile boolean closing;
+  private Thread thread;
+
+  public Leadership(Channel channel, String election, String candidateId, Duration ttl, Listener listener) {
+    this(channel, election, candidateId, ttl, Duration.ofSeconds(30), listener);
+  }
+
+  public Leadership(Channel channel, String election, String candidateId, Duration ttl, Duration campaignWait, Listener listener) {
+    this.stub = LeaderServiceGrpc.newBlockingStub(channel);
+    this.election = Objects.requireNonNull(election);
+    this.candidateId = Objects.requireNonNull(candidateId);
+    this.ttl = Objects.requireNonNull(ttl);
+    this.campaignWait = Objects.requireNonNull(campaignWait);
+    this.listener = listener == null ? new Listener() {
+      public void elected(long t) {}
+
+      public void lost(long t) {}
+    } : listener;
+  }
+
+  /** Starts campaigning on a daemon thread. */
+  public synchronized Leadership start() {
+    if (thread == null) {
+      thread = new Thread(() -> context.run(this::hold), "baton-leadership-" + election);
+      thread.setDaemon(true);
+      thread.start();
+    }
+    return this;
+  }
+
+  public boolean isLeader() {
+    synchronized (lock) {
+      return token != 0;
+    }
+  }
+
+  /** The fencing token of the term this candidate holds, if it leads. */
+  public OptionalLong token() {
+    synchronized (lock) {
+      return token == 0 ? OptionalLong.empty() : OptionalLong.of(token);
+    }
+  }
+
+  /** Waits until this candidate leads; returns the term's token. */
+  public long awaitElected(Duration timeout) throws InterruptedException, TimeoutException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    synchronized (lock) {
+      while (token == 0) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) throw new TimeoutException("not elected within " + timeout);
+        TimeUnit.NANOSECONDS.timedWait(lock, left);
+      }
+      return token;
+    }
+  }
+
+  /** Stops campaigning and renewing, and resigns if leading. */
+  @Override
+  public void close() {
+    closing = true;
+    context.cancel(null);
+    Thread t;
+    synchronized (this) {
+      t = thread;
+    }
+    if (t != null) {
+      t.interrupt();
+      try {
+        t.join(10_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    long held;
+    synchronized (lock) {
+      held = token;
+    }
+    if (held != 0) {
+      try {
+        stub.withDeadlineAfter(5, TimeUnit.SECONDS).resign(ResignRequest.newBuilder()
+            .setElection(election).setCandidateId(candidateId).setToken(held).build());
+      } catch (StatusRuntimeException e) {
+        LOG.log(Level.WARNING, "resign failed (the term will expire): {0}", e.getStatus());
+      }
+      set(0);
+    }
+  }
+
+  private void set(long next) {
+    long old;
+    synchronized (lock) {
+      old = token;
+      token = next;
+      lock.notifyAll();
+    }
+    if (next != 0 && next != old) listener.elected(next);
+    else if (next == 0 && old != 0) listener.lost(old);
+  }
+
+  private void hold() {
+    long backoff = 100;
+    long lastRenewSent = 0;
+    long ttlMs = ttl.toMillis();
+    while (!closing) {
+      long held;
+      synchronized (lock) {
+        held = token;
+      }
+      if (held == 0) {
+        long sent = System.nanoTime();
+        CampaignResponse response;
+        try {
+          response = stub.withDeadlineAfter(campaignWait.toMillis() + 10_000, TimeUnit.MILLISECONDS)
+              .campaign(CampaignRequest.newBuilder().setElection(election).setCandidateId(candidateId)
+                  .setTtl(Durations.of(ttl)).setWait(Durations.of(campaignWait)).build());
+        } catch (StatusRuntimeException e) {
+          if (closing || !pause(Worker.pushbackMs(e, backoff))) return;
+          backoff = Math.min(backoff * 2, ttlMs);
+          continue;
+        }
+        backoff = 100;
+        if (response.getIsLeader()) {
+          lastRenewSent = sent;
+          if (closing) {
+            synchronized (lock) {
+              token = response.getToken(); // close() resigns it
+            }
+            return;
+          }
+          set(response.getToken());
+        }
+        continue;
+      }
+      if (!pause(ttlMs / 3)) return;
+      long sent = System.nanoTime();
+      try {
+        stub.withDeadlineAfter(Math.max(ttlMs / 3, 1_000), TimeUnit.MILLISECONDS)
+            .renew(RenewRequest.newBuilder().setElection(election).setCandidateId(candidateId).setToken(held).build());
+        lastRenewSent = sent;
+      } catch (StatusRuntimeException e) {
+        if (closing) return;
+        if (Worker.isLeaseLost(e)) {
+          set(0);
+        } else if (System.nanoTime() - lastRenewSent >= TimeUnit.MILLISECONDS.toNanos(ttlMs * 2 / 3)) {
+          // The next period would end past the ttl: step down while the term still covers us.
+          set(0);
+        }
+      }
+    }
+  }
+
+  private boolean pause(long ms) {
+    try {
+      Thread.sleep(ms);
+      return !closing;
+    } catch (InterruptedException e) {
+      return false;
+    }
+  }
+}

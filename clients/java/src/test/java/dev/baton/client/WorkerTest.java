@@ -1,0 +1,200 @@
+package dev.baton.client;
+
+import static dev.baton.client.BatonServer.eventually;
+import static dev.baton.client.BatonServer.unique;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.baton.v1.AcquireRequest;
+import dev.baton.v1.Agent;
+import dev.baton.v1.AgentServiceGrpc;
+import dev.baton.v1.AgentState;
+import dev.baton.v1.AgentStatus;
+import dev.baton.v1.CompleteRequest;
+import dev.baton.v1.GetAgentRequest;
+import dev.baton.v1.ListAgentsRequest;
+import dev.baton.v1.Outcome;
+import dev.baton.v1.RegisterRequest;
+import java.io.IOException;
+import java.net.SocketTimeoutException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The worker loop against a live Baton. */
+class WorkerTest {
+  static BatonServer baton;
+  static AgentServiceGrpc.AgentServiceBlockingStub stub;
+
+  @BeforeAll
+  static void start() throws Exception {
+    baton = BatonServer.start();
+    stub = AgentServiceGrpc.newBlockingStub(baton.channel);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    baton.close();
+  }
+
+  static void register(String queue, List<String> names, Duration timeout, Duration interval) {
+    RegisterRequest.Builder r = RegisterRequest.newBuilder().setQueue(queue);
+    for (String n : names) {
+      Agent.Builder a = Agent.newBuilder().setName(n).setTimeout(Durations.of(timeout)).setErrorInterval(Durations.of(Duration.ofHours(1)));
+      if (!interval.isZero()) a.setInterval(Durations.of(interval));
+      r.addAgents(a);
+    }
+    stub.register(r.build());
+  }
+
+  static AgentStatus agent(String queue, String name) {
+    return stub.getAgent(GetAgentRequest.newBuilder().setQueue(queue).setName(name).build()).getAgent();
+  }
+
+  static Worker.Builder worker(String queue) {
+    return Worker.builder(baton.channel, queue, unique("w")).wait(Duration.ofSeconds(1)).heartbeatEvery(Duration.ofMillis(200));
+  }
+
+  @Test
+  void happyPathRunsEachAgentOnce() throws Exception {
+    String queue = unique("java-happy");
+    List<String> names = List.of("a0", "a1", "a2", "a3", "a4", "a5");
+    register(queue, names, Duration.ofSeconds(30), Duration.ZERO);
+    List<String> seen = Collections.synchronizedList(new ArrayList<>());
+    try (Worker w = worker(queue).maxLeases(2).build((lease, c) -> {
+      assertEquals(queue, lease.getQueue());
+      assertTrue(lease.getToken() > 0);
+      Thread.sleep(50);
+      seen.add(lease.getName());
+    }).start()) {
+      eventually(10_000, "all succeeded", () -> Integer.valueOf(6).equals(baton.completed(queue).get("SUCCESS")));
+    }
+    List<String> sorted = new ArrayList<>(seen);
+    Collections.sort(sorted);
+    assertEquals(names, sorted);
+    assertEquals(0, stub.listAgents(ListAgentsRequest.newBuilder().setQueue(queue).build()).getAgentsCount());
+  }
+
+  @Test
+  void heartbeatsKeepALongRunAlive() throws Exception {
+    String queue = unique("java-long");
+    register(queue, List.of("slow"), Duration.ofSeconds(1), Duration.ZERO);
+    AtomicReference<Cancellation.Reason> cancelled = new AtomicReference<>();
+    try (Worker w = worker(queue).heartbeatEvery(Duration.ofMillis(250)).build((lease, c) -> {
+      if (c.await(2500, TimeUnit.MILLISECONDS)) cancelled.set(c.reason()); // 2.5 × the lease's timeout
+    }).start()) {
+      eventually(10_000, "success", () -> Integer.valueOf(1).equals(baton.completed(queue).get("SUCCESS")));
+    }
+    assertEquals(null, cancelled.get());
+  }
+
+  @Test
+  void lostLeaseCancelsTheHandlerAndIsNotCompleted() throws Exception {
+    String queue = unique("java-lost");
+    register(queue, List.of("victim"), Duration.ofSeconds(30), Duration.ofHours(1));
+    CountDownLatch started = new CountDownLatch(1);
+    AtomicReference<String> how = new AtomicReference<>();
+    try (Worker w = worker(queue).build((lease, c) -> {
+      started.countDown();
+      try {
+        Thread.sleep(60_000);
+      } catch (InterruptedException e) {
+        how.set("interrupted " + c.reason());
+        throw e;
+      }
+    }).start()) {
+      assertTrue(started.await(10, TimeUnit.SECONDS));
+      AgentStatus st = agent(queue, "victim");
+      assertEquals(AgentState.AGENT_STATE_WORKING, st.getState());
+      // Someone else ends the lease first (as a worker that took it after expiry would).
+      stub.complete(CompleteRequest.newBuilder().setQueue(queue).setName("victim").setToken(st.getToken())
+          .setOutcome(Outcome.OUTCOME_SUCCESS).build());
+      eventually(5_000, "handler interrupted", () -> how.get() != null);
+      assertEquals("interrupted LEASE_LOST", how.get());
+      Thread.sleep(500);
+    }
+    assertEquals(Map.of("SUCCESS", 1), baton.completed(queue));
+    assertEquals(AgentState.AGENT_STATE_WAITING, agent(queue, "victim").getState());
+  }
+
+  static final class StatusException extends RuntimeException implements HttpStatusCarrier {
+    final int status;
+
+    StatusException(int status) {
+      super("HTTP " + status);
+      this.status = status;
+    }
+
+    public int httpStatus() {
+      return status;
+    }
+  }
+
+  @Test
+  void errorsMapToOutcomes() throws Exception {
+    String prefix = unique("java-outcome");
+    Map<String, Object[]> cases = new LinkedHashMap<>();
+    cases.put("http401", new Object[] {new StatusException(401), "PERMANENT_FORBIDDEN"});
+    cases.put("http403", new Object[] {new RuntimeException(new StatusException(403)), "PERMANENT_FORBIDDEN"});
+    cases.put("http429", new Object[] {new StatusException(429), "THROTTLED"});
+    cases.put("http408", new Object[] {new StatusException(408), "TRANSIENT"});
+    cases.put("http503", new Object[] {new StatusException(503), "SERVER_ERROR"});
+    cases.put("http404", new Object[] {new StatusException(404), "UNKNOWN"});
+    cases.put("io", new Object[] {new IOException("reset"), "TRANSIENT"});
+    cases.put("timeout", new Object[] {new SocketTimeoutException("slow"), "TRANSIENT"});
+    cases.put("bug", new Object[] {new IllegalStateException("bad"), "UNKNOWN"});
+    cases.put("explicit", new Object[] {new Failure(Outcome.OUTCOME_THROTTLED, "quota").withRetryAfter(Duration.ofHours(2)), "THROTTLED"});
+    List<Worker> workers = new ArrayList<>();
+    for (Map.Entry<String, Object[]> c : cases.entrySet()) {
+      String queue = prefix + "-" + c.getKey();
+      register(queue, List.of("job"), Duration.ofSeconds(30), Duration.ZERO);
+      Exception error = (Exception) c.getValue()[0];
+      workers.add(worker(queue).build((lease, cancel) -> {
+        throw error;
+      }).start());
+    }
+    try {
+      for (Map.Entry<String, Object[]> c : cases.entrySet()) {
+        String queue = prefix + "-" + c.getKey();
+        eventually(10_000, c.getKey(), () -> !baton.completed(queue).isEmpty());
+        assertEquals(Map.of((String) c.getValue()[1], 1), baton.completed(queue), c.getKey());
+      }
+      // An explicit retry-after longer than the computed backoff wins.
+      long next = agent(prefix + "-explicit", "job").getNextRunAt().getSeconds();
+      assertTrue(next >= System.currentTimeMillis() / 1000 + 7000, "next run " + next);
+    } finally {
+      for (Worker w : workers) w.close();
+    }
+  }
+
+  @Test
+  void closeCancelsRunningHandlersAndReleasesTheirLeases() throws Exception {
+    String queue = unique("java-release");
+    register(queue, List.of("held"), Duration.ofSeconds(30), Duration.ofHours(1));
+    CountDownLatch started = new CountDownLatch(1);
+    AtomicReference<Cancellation.Reason> reason = new AtomicReference<>();
+    Worker w = worker(queue).build((lease, c) -> {
+      started.countDown();
+      c.await(60, TimeUnit.SECONDS);
+      reason.set(c.reason());
+    }).start();
+    assertTrue(started.await(10, TimeUnit.SECONDS));
+    w.close();
+    assertEquals(Cancellation.Reason.SHUTDOWN, reason.get());
+    AgentStatus st = agent(queue, "held");
+    assertEquals(AgentState.AGENT_STATE_WAITING, st.getState());
+    assertEquals("", st.getHolder());
+    assertEquals(0, st.getFailureStreak());
+    assertTrue(baton.completed(queue).isEmpty());
+    assertEquals(1, stub.acquire(AcquireRequest.newBuilder().setQueue(queue).setWorkerId("other").setMaxLeases(1).build()).getLeasesCount());
+  }
+}
