@@ -16,19 +16,32 @@
     KEYS[12] idleat     HASH resource id -> idle since (ms)
     KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
 
+    ARGV[1] stuckAgeMs   a claim held this long is stuck
+
   Output:
     { now, idle, claimed, waiting claims, first arrival in line (or -1), scale-up (1/0),
-      dead-lettered }
+      dead-lettered, oldest idle since (or -1), average idle ms, stuck claims, claimed count }
+    Idle ages are over at most 1,000 idle resources.
 ]]
 local rcall = redis.call
 --@include nowMs
 --@include poolKeys
 
 local k = poolKeys()
+local stuckAgeMs = tonumber(ARGV[1])
 local now = nowMs()
 local head = rcall('ZRANGE', k.line, 0, 0, 'WITHSCORES')
 local first = -1
 if head[2] then first = tonumber(head[2]) end
+local oldestIdle, total, n = -1, 0, 0
+for _, id in ipairs(rcall('ZRANGE', k.idle, 0, 999)) do
+  local since = tonumber(rcall('HGET', k.idleat, id) or tostring(now))
+  if oldestIdle < 0 or since < oldestIdle then oldestIdle = since end
+  total = total + (now - since)
+  n = n + 1
+end
+local average = 0
+if n > 0 then average = math.floor(total / n) end
 return {
   now,
   rcall('ZCARD', k.idle),
@@ -37,4 +50,8 @@ return {
   first,
   rcall('EXISTS', k.scaleup),
   rcall('ZCARD', k.dlq),
+  oldestIdle,
+  average,
+  rcall('ZCOUNT', k.claimed, '-inf', '(' .. (now - stuckAgeMs)),
+  tonumber(rcall('HGET', k.stats, 'claimed') or '0'),
 }

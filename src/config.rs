@@ -167,8 +167,20 @@ pub struct HealthConfig {
     pub summary_period_ms: u64,
     /// A Redis round trip slower than this raises `redis_stall`.
     pub redis_stall_ms: u64,
-    /// Most queues the summary inspects.
+    /// Most queues (and most pools) the summary inspects.
     pub max_queues: usize,
+    /// A backlog (due agents, waiting claims) above this makes a source DEGRADED.
+    pub backlog_warning: u64,
+    /// Dead letters at or above this make a source DEGRADED…
+    pub dead_letter_warning: u64,
+    /// …and at or above this UNHEALTHY.
+    pub dead_letter_critical: u64,
+    /// A lease this far past its deadline, or a claim held this long, is stuck.
+    pub stuck_age_ms: u64,
+    /// Stuck entries at or above this make a source DEGRADED…
+    pub stuck_warning: u64,
+    /// …and at or above this UNHEALTHY.
+    pub stuck_critical: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -329,7 +341,17 @@ impl Default for OrphanConfig {
 
 impl Default for HealthConfig {
     fn default() -> Self {
-        Self { summary_period_ms: 600_000, redis_stall_ms: 1_000, max_queues: 100 }
+        Self {
+            summary_period_ms: 600_000,
+            redis_stall_ms: 1_000,
+            max_queues: 100,
+            backlog_warning: 100,
+            dead_letter_warning: 100,
+            dead_letter_critical: 1_000,
+            stuck_age_ms: 7_200_000,
+            stuck_warning: 10,
+            stuck_critical: 50,
+        }
     }
 }
 

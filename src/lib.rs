@@ -13,6 +13,8 @@
 //!   method per state transition.
 //! - [`sweeper`]: zombie and orphan sweeps, on the replica elected for them.
 //! - [`breaker`]: the dispatch and write-back circuit breakers.
+//! - [`health`]: per-queue and per-pool health, graded by thresholds.
+//! - [`purge`]: the auto-purge of stale entries.
 //! - [`monitor`]: the periodic health summary and watchdog signals.
 //! - [`embedded`]: the embedded default, a supervised private redis-server.
 //! - [`worker`]: the worker loop for Rust workers (the client-side helper).
@@ -27,8 +29,10 @@ pub mod config;
 pub mod dispatch;
 pub mod embedded;
 pub mod error;
+pub mod health;
 pub mod leadership;
 pub mod monitor;
+pub mod purge;
 pub mod server;
 pub mod service;
 pub mod store;

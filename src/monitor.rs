@@ -17,6 +17,7 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use crate::{
     breaker,
     config::Config,
+    health,
     store::{wake::Wakeups, QueueStats, Store},
 };
 
@@ -86,18 +87,12 @@ async fn summarize(store: &Store, wakeups: &Wakeups, config: &Config, period: Du
     let rtt = store.ping().await.ok().map(|()| started.elapsed());
     let (dispatch, writeback) = store.breaker_states();
     let closed = dispatch == breaker::State::Closed && writeback == breaker::State::Closed;
-    let mut stats = Vec::new();
-    if rtt.is_some() {
-        if let Ok(mut queues) = store.queues().await {
-            queues.sort();
-            queues.truncate(config.health.max_queues);
-            for queue in queues {
-                if let Ok(s) = store.queue_stats(&queue).await {
-                    stats.push((queue, s));
-                }
-            }
-        }
-    }
+    let checked = match rtt {
+        Some(_) => health::check(store, config).await.map_err(|e| tracing::warn!(error = %e, "health check failed")).ok(),
+        None => None,
+    };
+    let sources_status = checked.as_ref().map_or(health::Status::Unhealthy, |h| h.status);
+    let stats = checked.map(|h| h.queue_stats).unwrap_or_default();
     let looks: Vec<QueueLook> =
         stats.iter().map(|(q, s)| QueueLook { queue: q, stats: s, waiters: wakeups.waiters(q) }).collect();
     let signals = assess(rtt, Duration::from_millis(config.health.redis_stall_ms), closed, &looks, period);
@@ -128,7 +123,8 @@ async fn summarize(store: &Store, wakeups: &Wakeups, config: &Config, period: Du
     metrics::gauge!("baton_watchdog", "signal" => "capacity_skew").set(!signals.capacity_skew.is_empty() as u8 as f64);
     metrics::gauge!("baton_health_degraded").set(!signals.healthy() as u8 as f64);
 
-    let health = if signals.healthy() { "HEALTHY" } else { "DEGRADED" };
+    let watchdogs = if signals.healthy() { health::Status::Healthy } else { health::Status::Degraded };
+    let health = sources_status.max(watchdogs).as_str();
     let rtt_ms = rtt.map_or(-1.0, |d| d.as_secs_f64() * 1000.0);
     let line = format!(
         "Baton health | health={health} | [queues={} waiting={} due={} working={} overdue_leases={} dead_lettered={}] \
@@ -147,7 +143,7 @@ async fn summarize(store: &Store, wakeups: &Wakeups, config: &Config, period: Du
         signals.zero_progress,
         signals.capacity_skew,
     );
-    if signals.healthy() {
+    if health == "HEALTHY" {
         tracing::info!("{line}");
     } else {
         tracing::warn!("{line}");

@@ -1,5 +1,5 @@
 //! Assembles one Baton replica: Redis connection, store, wake-ups, the gRPC services
-//! (AgentService, LeaderService, ClaimService, grpc.health.v1, reflection), and graceful shutdown.
+//! (AgentService, LeaderService, ClaimService, AdminService, grpc.health.v1, reflection), and graceful shutdown.
 //!
 //! `run` takes its listener and shutdown signal as arguments, so the binary and the tests share
 //! the same code.
@@ -16,10 +16,10 @@ use crate::{
     error::{Error, Result},
     monitor,
     pb::{
-        self, agent_service_server::AgentServiceServer, claim_service_server::ClaimServiceServer,
-        leader_service_server::LeaderServiceServer,
+        self, admin_service_server::AdminServiceServer, agent_service_server::AgentServiceServer,
+        claim_service_server::ClaimServiceServer, leader_service_server::LeaderServiceServer,
     },
-    service::{agent::AgentServiceImpl, claim::ClaimServiceImpl, leader::LeaderServiceImpl},
+    service::{admin::AdminServiceImpl, agent::AgentServiceImpl, claim::ClaimServiceImpl, leader::LeaderServiceImpl},
     store::{wake::Wakeups, Policy, Redis, Store},
     sweeper,
 };
@@ -49,6 +49,7 @@ pub async fn run(
     health.set_serving::<AgentServiceServer<AgentServiceImpl>>().await;
     health.set_serving::<LeaderServiceServer<LeaderServiceImpl>>().await;
     health.set_serving::<ClaimServiceServer<ClaimServiceImpl>>().await;
+    health.set_serving::<AdminServiceServer<AdminServiceImpl>>().await;
     tasks.spawn(watch_redis(store.clone(), health.clone(), stopping.clone()));
 
     // The rich error types are served too, so grpcurl prints ErrorInfo and BadRequest details.
@@ -67,6 +68,7 @@ pub async fn run(
     let agents = AgentServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone());
     let leaders = LeaderServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone());
     let claims = ClaimServiceImpl::new(store.clone(), wakeups, config.clone(), stopping.clone());
+    let admin = AdminServiceImpl::new(store.clone(), config.clone());
     let addr = listener.local_addr().map_err(|e| Error::Config(e.to_string()))?;
     tracing::info!(%addr, "baton serving gRPC");
 
@@ -87,6 +89,7 @@ pub async fn run(
         .add_service(AgentServiceServer::new(agents))
         .add_service(LeaderServiceServer::new(leaders))
         .add_service(ClaimServiceServer::new(claims))
+        .add_service(AdminServiceServer::new(admin))
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), graceful);
     tokio::pin!(serve);
     let limit = Duration::from_millis(config.shutdown_timeout_ms);
@@ -119,7 +122,8 @@ async fn watch_redis(store: Store, health: tonic_health::server::HealthReporter,
             let status = if ok { ServingStatus::Serving } else { ServingStatus::NotServing };
             tracing::warn!(redis_up = ok, "redis health changed");
             health.set_service_status("", status).await;
-            for service in ["baton.v1.AgentService", "baton.v1.LeaderService", "baton.v1.ClaimService"] {
+            let services = ["baton.v1.AgentService", "baton.v1.LeaderService", "baton.v1.ClaimService", "baton.v1.AdminService"];
+            for service in services {
                 health.set_service_status(service, status).await;
             }
         }

@@ -8,6 +8,8 @@
 //!   and names that are only digits, forgets dead workers that hold nothing, and gives back
 //!   pool resources handed to claims that were never picked up (their replica died).
 //!
+//! - the purge (`crate::purge`) dead-letters, requeues or removes stale entries.
+//!
 //! Each pass walks every registered queue, in pages, within its run budget. Every take-back is
 //! re-checked inside its script, so a worker that heartbeats meanwhile keeps its lease.
 
@@ -32,7 +34,7 @@ const PAGE: u32 = 500;
 
 /// Starts the sweepers on `tasks`; they stop (and resign) on `shutdown`.
 pub fn spawn(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken, tasks: &TaskTracker) {
-    if !config.zombie_cleanup.enabled && !config.orphan_cleanup.enabled {
+    if !config.zombie_cleanup.enabled && !config.orphan_cleanup.enabled && !config.purge.enabled {
         return;
     }
     let replica = config.replica();
@@ -68,9 +70,17 @@ pub fn spawn(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: Canc
     if config.orphan_cleanup.enabled {
         let s = sweeper.clone();
         let every = Duration::from_millis(config.orphan_cleanup.interval_ms);
-        tasks.spawn(every_tick(every, shutdown, move || {
+        tasks.spawn(every_tick(every, shutdown.clone(), move || {
             let s = s.clone();
             async move { s.orphan_pass().await }
+        }));
+    }
+    if config.purge.enabled {
+        let s = sweeper.clone();
+        let every = Duration::from_millis(config.purge.interval_ms);
+        tasks.spawn(every_tick(every, shutdown, move || {
+            let s = s.clone();
+            async move { s.purge_pass().await }
         }));
     }
 }
@@ -151,6 +161,18 @@ impl Sweeper {
         let mut tally = Tally::default();
         let result = self.orphans(budget, &mut tally).await;
         self.finish("orphan", result, tally).await;
+    }
+
+    async fn purge_pass(&self) {
+        if !self.on_duty() {
+            return;
+        }
+        let result = crate::purge::run(&self.store, &self.config, self.config.purge.dry_run).await.map(|found| {
+            if !found.is_empty() {
+                tracing::info!(found = found.len(), dry_run = self.config.purge.dry_run, "purge pass");
+            }
+        });
+        self.finish("purge", result, Tally::default()).await;
     }
 
     async fn finish(&self, sweep: &'static str, result: Result<()>, tally: Tally) {

@@ -97,9 +97,12 @@ async fn watch(
     }
     let mut last: Option<PoolStats> = None;
     loop {
-        match store.pool_stats(&pool).await {
+        match store.pool_stats(&pool, 0).await {
             Ok(stats) => {
-                let same = last.as_ref().is_some_and(|l| PoolStats { now_ms: stats.now_ms, ..l.clone() } == stats);
+                // Ages move with the clock; a message is worth sending when a count or flag moved.
+                let same = last.as_ref().is_some_and(|l| {
+                    PoolStats { now_ms: stats.now_ms, average_idle_ms: stats.average_idle_ms, ..l.clone() } == stats
+                });
                 if !same {
                     let msg = pb::WatchPoolResponse { status: Some(status_pb(&pool, &stats)) };
                     if tx.send(Ok(msg)).await.is_err() {
@@ -223,7 +226,7 @@ impl ClaimService for ClaimServiceImpl {
         observe("GetPool", async {
             let req = request.into_inner();
             validate::name("pool", &req.pool)?;
-            let stats = self.store.pool_stats(&req.pool).await?;
+            let stats = self.store.pool_stats(&req.pool, 0).await?;
             Ok(Response::new(pb::GetPoolResponse { status: Some(status_pb(&req.pool, &stats)) }))
         })
         .await

@@ -1,6 +1,7 @@
 //! gRPC services: thin layers that validate a request, call the store and map the answer.
 //! Generated proto types stop here; the store speaks its own types.
 
+pub mod admin;
 pub mod agent;
 pub mod claim;
 pub mod leader;

@@ -146,6 +146,11 @@ impl Keys {
         }
     }
 
+    /// HASH: the last health check: "status", "checked_at", and "<kind>:<name>" -> JSON figures.
+    pub fn health(&self) -> String {
+        format!("{}baton:{{registry}}:health", self.prefix)
+    }
+
     /// SET of every pool ever offered to or claimed from.
     pub fn pools(&self) -> String {
         format!("{}baton:{{registry}}:pools", self.prefix)

@@ -3,6 +3,7 @@
 //! inside the scripts, is the only clock. Every script call passes one of the two circuit
 //! breakers (`crate::breaker`).
 
+pub mod admin;
 pub mod agents;
 pub mod conn;
 pub mod keys;
@@ -22,6 +23,7 @@ use crate::{
     config::{AgentConfig, BreakerConfig, DeadLetterConfig},
     error::Result,
 };
+pub use admin::*;
 pub use agents::*;
 pub use conn::Redis;
 pub use keys::Keys;

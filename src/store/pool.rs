@@ -62,6 +62,13 @@ pub struct PoolStats {
     pub first_arrival_ms: Option<i64>,
     pub scale_up: bool,
     pub dead_lettered: u64,
+    /// Idle since, of the oldest idle resource (over at most 1,000).
+    pub oldest_idle_since_ms: Option<i64>,
+    pub average_idle_ms: i64,
+    /// Claims held longer than the stuck age asked for.
+    pub stuck: u64,
+    /// Claims served so far (a counter).
+    pub claimed_total: u64,
 }
 
 fn claimed(r: &mut Reply) -> Result<Claimed> {
@@ -171,10 +178,10 @@ impl Store {
         redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))
     }
 
-    /// A pool's counts.
-    pub async fn pool_stats(&self, pool: &str) -> Result<PoolStats> {
+    /// A pool's counts; `stuck_age_ms` decides which claims count as stuck.
+    pub async fn pool_stats(&self, pool: &str, stuck_age_ms: u64) -> Result<PoolStats> {
         let k = self.keys.pool(pool);
-        let reply = self.run(Path::Dispatch, "poolStatus", &k.all(), Args::new()).await?;
+        let reply = self.run(Path::Dispatch, "poolStatus", &k.all(), Args::new().arg(stuck_age_ms)).await?;
         let mut r = Reply::new("poolStatus", reply)?;
         let now_ms = r.next()?;
         let idle = r.next()?;
@@ -189,6 +196,13 @@ impl Store {
             first_arrival_ms: (first >= 0).then_some(first),
             scale_up: r.next::<i64>()? == 1,
             dead_lettered: r.next()?,
+            oldest_idle_since_ms: {
+                let v: i64 = r.next()?;
+                (v >= 0).then_some(v)
+            },
+            average_idle_ms: r.next()?,
+            stuck: r.next()?,
+            claimed_total: r.next()?,
         })
     }
 

@@ -55,6 +55,12 @@ pub struct QueueStats {
     /// Leases past their deadline.
     pub overdue_leases: u64,
     pub dead_lettered: u64,
+    /// Average time due agents have been due (over at most 1,000).
+    pub average_overdue_ms: i64,
+    /// Leases past their deadline by more than the stuck age asked for.
+    pub stuck: u64,
+    /// Successful completions so far (a counter).
+    pub completed: u64,
 }
 
 impl Store {
@@ -156,10 +162,11 @@ impl Store {
         Ok((r.next()?, r.next()?))
     }
 
-    /// A queue's counts.
-    pub async fn queue_stats(&self, queue: &str) -> Result<QueueStats> {
+    /// A queue's counts; `stuck_age_ms` decides which leases count as stuck.
+    pub async fn queue_stats(&self, queue: &str, stuck_age_ms: u64) -> Result<QueueStats> {
         let k = self.keys.queue(queue);
-        let reply = self.run(Path::Dispatch, "queueStats", &[&k.waiting, &k.working, &k.dlq], Args::new()).await?;
+        let keys = [&*k.waiting, &k.working, &k.dlq, &k.stats];
+        let reply = self.run(Path::Dispatch, "queueStats", &keys, Args::new().arg(stuck_age_ms)).await?;
         let mut r = Reply::new("queueStats", reply)?;
         let now_ms = r.next()?;
         let waiting = r.next()?;
@@ -173,6 +180,9 @@ impl Store {
             working: r.next()?,
             overdue_leases: r.next()?,
             dead_lettered: r.next()?,
+            average_overdue_ms: r.next()?,
+            stuck: r.next()?,
+            completed: r.next()?,
         })
     }
 

@@ -1,0 +1,31 @@
+--[[
+  deleteDeadAgent: drops a dead-lettered agent for good, with its definition.
+
+  Input:
+    KEYS[1] dlq        ZSET name -> dead-lettered at (ms)
+    KEYS[2] dlqinfo    HASH name -> dead-letter context JSON
+    KEYS[3] defs       HASH name -> definition JSON
+    KEYS[4] payloads   HASH name -> payload bytes
+    KEYS[5] streaks    HASH name -> consecutive failures
+    KEYS[6] index      ZSET name -> 0
+    KEYS[7] waiting    ZSET name -> next run (ms)
+
+    ARGV[1] name       agent name
+
+  Output:
+    1 deleted; 0 not dead-lettered here
+]]
+local rcall = redis.call
+local dlqKey, dlqinfoKey, defsKey, payloadsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local streaksKey, indexKey, waitingKey = KEYS[5], KEYS[6], KEYS[7]
+local name = ARGV[1]
+if rcall('ZREM', dlqKey, name) == 0 then
+  return 0
+end
+rcall('HDEL', dlqinfoKey, name)
+rcall('HDEL', defsKey, name)
+rcall('HDEL', payloadsKey, name)
+rcall('HDEL', streaksKey, name)
+rcall('ZREM', indexKey, name)
+rcall('ZREM', waitingKey, name)
+return 1

@@ -1,0 +1,100 @@
+--[[
+  purgeQueue: one page of the auto-purge of an agent queue. Finds, and unless dryRun acts on:
+  leases more than maxWorkingAgeMs past their deadline (the agent is dead-lettered, reason
+  PURGED); definitions in no state at all (requeued, due at once); dead letters past their TTL
+  or beyond the size bound (removed, with the agent). Stuck leases and dead letters are handled
+  on the first page (cursor "0"); definitions are scanned page by page.
+
+  Input:
+    KEYS[1]  waiting    ZSET name -> next run (ms)
+    KEYS[2]  working    ZSET name -> lease deadline (ms)
+    KEYS[3]  defs       HASH name -> definition JSON
+    KEYS[4]  payloads   HASH name -> payload bytes
+    KEYS[5]  leases     HASH name -> "token|worker|acquired_at|timeout_ms"
+    KEYS[6]  streaks    HASH name -> consecutive failures
+    KEYS[7]  index      ZSET name -> 0
+    KEYS[8]  dlq        ZSET name -> dead-lettered at (ms)
+    KEYS[9]  dlqinfo    HASH name -> dead-letter context JSON
+    KEYS[10] stats      HASH completed, failed, dead_lettered -> counts
+
+    ARGV[1] dryRun            "1": report only
+    ARGV[2] maxWorkingAgeMs   how far past its deadline a lease may be (0: no bound)
+    ARGV[3] dlqTtlMs          dead-letter TTL (0: none)
+    ARGV[4] dlqMax            dead-letter size bound (0: none)
+    ARGV[5] cursor            HSCAN cursor over definitions ("0" to start)
+    ARGV[6] limit             entries per page
+    ARGV[7] channel           wake-up channel
+    ARGV[8] queue             queue name
+
+  Output:
+    { nextCursor, (id, reason, action)* }   action DEAD_LETTERED | REQUEUED | REMOVED
+]]
+local rcall = redis.call
+--@include nowMs
+--@include parseLease
+--@include addWaiting
+--@include trimDeadLetters
+
+local waitingKey, workingKey, defsKey, payloadsKey, leasesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local streaksKey, indexKey, dlqKey, dlqinfoKey, statsKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local dryRun = ARGV[1] == '1'
+local maxWorkingAgeMs, dlqTtlMs, dlqMax = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local cursor, limit, channel, queue = ARGV[5], tonumber(ARGV[6]), ARGV[7], ARGV[8]
+local now = nowMs()
+local out = {}
+local function found(id, reason, action)
+  out[#out + 1] = id
+  out[#out + 1] = reason
+  out[#out + 1] = action
+end
+
+if cursor == '0' then
+  if maxWorkingAgeMs > 0 then
+    local stuck = rcall('ZRANGEBYSCORE', workingKey, '-inf', '(' .. (now - maxWorkingAgeMs), 'WITHSCORES', 'LIMIT', 0, limit)
+    for i = 1, #stuck, 2 do
+      local name, deadline = stuck[i], tonumber(stuck[i + 1])
+      local reason = 'held ' .. math.floor((now - deadline) / 1000) .. ' s past its deadline (max '
+        .. math.floor(maxWorkingAgeMs / 1000) .. ' s)'
+      found(name, reason, 'DEAD_LETTERED')
+      if not dryRun then
+        local lease = parseLease(rcall('HGET', leasesKey, name))
+        rcall('ZREM', workingKey, name)
+        rcall('HDEL', leasesKey, name)
+        if rcall('HEXISTS', defsKey, name) == 1 then
+          rcall('ZADD', dlqKey, now, name)
+          rcall('HSET', dlqinfoKey, name, cjson.encode({
+            source = 'agent', queue = queue, name = name, outcome = 'PURGED', message = reason,
+            failed_at = now, attempts = tonumber(rcall('HGET', streaksKey, name) or '0'),
+            worker = lease and lease.worker or '',
+          }))
+          rcall('HINCRBY', statsKey, 'dead_lettered', 1)
+        end
+      end
+    end
+  end
+  local gone = trimDeadLetters(dlqKey, dlqinfoKey, now, dlqTtlMs, dlqMax, function(name)
+    rcall('HDEL', defsKey, name)
+    rcall('HDEL', payloadsKey, name)
+    rcall('HDEL', streaksKey, name)
+    rcall('ZREM', indexKey, name)
+  end, dryRun)
+  for _, name in ipairs(gone) do
+    found(name, 'dead letter past its TTL or beyond the size bound', 'REMOVED')
+  end
+end
+
+local scan = rcall('HSCAN', defsKey, cursor, 'COUNT', limit)
+local entries = scan[2]
+for i = 1, #entries, 2 do
+  local name = entries[i]
+  if not rcall('ZSCORE', waitingKey, name) and not rcall('ZSCORE', workingKey, name) and not rcall('ZSCORE', dlqKey, name) then
+    found(name, 'definition with no queue entry', 'REQUEUED')
+    if not dryRun then
+      rcall('ZADD', indexKey, 0, name)
+      addWaiting(waitingKey, name, now, channel, queue)
+    end
+  end
+end
+local result = { scan[1] }
+for _, v in ipairs(out) do result[#result + 1] = v end
+return result

@@ -1,0 +1,75 @@
+//! The auto-purge (seed 003): one pass over every queue and pool finds stale entries — leases
+//! far past their deadline, claims held too long, resources idle too long, metadata with
+//! nothing behind it, expired dead letters — and dead-letters, requeues or removes them, each
+//! with its reason. A dry run finds the same and changes nothing. The sweeper runs a pass every
+//! `purge.interval_ms` on the elected replica; AdminService.Purge runs one on demand.
+
+use crate::{
+    config::Config,
+    error::Result,
+    store::{PurgeLimits, Purged, SourceKind, Store},
+};
+
+/// Entries per script call.
+const PAGE: u32 = 500;
+
+/// One finding of a pass.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub kind: SourceKind,
+    pub source: String,
+    pub item: Purged,
+}
+
+/// Runs one pass over every queue and pool.
+pub async fn run(store: &Store, config: &Config, dry_run: bool) -> Result<Vec<Finding>> {
+    let p = &config.purge;
+    let limits = PurgeLimits {
+        dry_run,
+        max_working_age_ms: p.max_working_age_ms,
+        max_idle_age_ms: p.max_idle_age_ms,
+        max_claim_age_ms: p.max_claim_age_ms,
+    };
+    let mut findings = Vec::new();
+    let mut queues = store.queues().await?;
+    queues.sort();
+    for queue in queues {
+        let mut cursor = "0".to_string();
+        loop {
+            let (next, items) = store.purge_queue(&queue, limits, &cursor, PAGE).await?;
+            findings.extend(items.into_iter().map(|item| Finding { kind: SourceKind::Queue, source: queue.clone(), item }));
+            cursor = next;
+            if cursor == "0" {
+                break;
+            }
+        }
+    }
+    let mut pools = store.pools().await?;
+    pools.sort();
+    for pool in pools {
+        let mut cursor = "0".to_string();
+        loop {
+            let (next, items) = store.purge_pool(&pool, limits, &cursor, PAGE).await?;
+            findings.extend(items.into_iter().map(|item| Finding { kind: SourceKind::Pool, source: pool.clone(), item }));
+            cursor = next;
+            if cursor == "0" {
+                break;
+            }
+        }
+    }
+    for f in &findings {
+        tracing::info!(
+            kind = f.kind.as_str(),
+            source = f.source,
+            id = f.item.id,
+            reason = f.item.reason,
+            action = f.item.action,
+            dry_run,
+            "purge"
+        );
+        if !dry_run {
+            metrics::counter!("baton_purged_total", "kind" => f.kind.as_str(), "action" => f.item.action.clone()).increment(1);
+        }
+    }
+    Ok(findings)
+}

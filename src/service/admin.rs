@@ -1,0 +1,233 @@
+//! AdminService: GetHealth, ListDeadLetters, RetryDeadLetter, DeleteDeadLetter, Purge.
+
+use std::sync::Arc;
+
+use tonic::{Request, Response, Status};
+
+use super::{duration, observe, timestamp, validate};
+use crate::{
+    config::Config,
+    error::{Error, Result},
+    health, pb,
+    pb::admin_service_server::AdminService,
+    purge,
+    store::{DeadLetterEntry, SourceKind, Store},
+};
+
+pub struct AdminServiceImpl {
+    store: Store,
+    config: Arc<Config>,
+}
+
+impl AdminServiceImpl {
+    pub fn new(store: Store, config: Arc<Config>) -> Self {
+        Self { store, config }
+    }
+
+    /// Every source of a kind, by name.
+    async fn sources(&self, kind: SourceKind) -> Result<Vec<String>> {
+        let mut names = match kind {
+            SourceKind::Queue => self.store.queues().await?,
+            SourceKind::Pool => self.store.pools().await?,
+        };
+        names.sort();
+        Ok(names)
+    }
+}
+
+fn kind(field: &str, value: i32) -> Result<SourceKind> {
+    match pb::SourceKind::try_from(value) {
+        Ok(pb::SourceKind::Queue) => Ok(SourceKind::Queue),
+        Ok(pb::SourceKind::Pool) => Ok(SourceKind::Pool),
+        Ok(pb::SourceKind::Unspecified) => Err(Error::invalid(field, "is required (SOURCE_KIND_QUEUE or SOURCE_KIND_POOL)")),
+        Err(_) => Err(Error::invalid(field, format!("unknown value {value}"))),
+    }
+}
+
+fn kind_pb(kind: SourceKind) -> i32 {
+    match kind {
+        SourceKind::Queue => pb::SourceKind::Queue as i32,
+        SourceKind::Pool => pb::SourceKind::Pool as i32,
+    }
+}
+
+fn status_pb(s: health::Status) -> i32 {
+    (match s {
+        health::Status::Healthy => pb::HealthStatus::Healthy,
+        health::Status::Degraded => pb::HealthStatus::Degraded,
+        health::Status::Unhealthy => pb::HealthStatus::Unhealthy,
+    }) as i32
+}
+
+/// Validates a source naming one queue or pool.
+fn source(field: &str, s: Option<&pb::Source>) -> Result<(SourceKind, String)> {
+    let s = s.ok_or_else(|| Error::invalid(field, "is required"))?;
+    let kind = kind(&format!("{field}.kind"), s.kind)?;
+    validate::name(&format!("{field}.name"), &s.name)?;
+    Ok((kind, s.name.clone()))
+}
+
+fn dead_letter_pb(kind: SourceKind, name: &str, e: DeadLetterEntry) -> pb::DeadLetter {
+    let c = &e.context;
+    let text = |keys: &[&str]| keys.iter().find_map(|k| c.get(*k).and_then(|v| v.as_str())).unwrap_or("").to_string();
+    let attributes = c
+        .get("attributes")
+        .and_then(|a| a.as_object())
+        .map(|a| a.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
+        .unwrap_or_default();
+    let class = text(&["outcome", "error_class"]);
+    pb::DeadLetter {
+        source: Some(pb::Source { kind: kind_pb(kind), name: name.to_string() }),
+        id: e.id,
+        error_class: if class.is_empty() { "FAILED".into() } else { class },
+        message: text(&["message", "error"]),
+        failed_at: Some(timestamp(e.failed_at_ms)),
+        attempts: c.get("attempts").and_then(|a| a.as_u64()).unwrap_or(0) as u32,
+        holder: text(&["worker", "claimer"]),
+        payload: e.payload,
+        attributes,
+    }
+}
+
+/// "kind|source|offset": where a listing continues.
+fn page_token(kind: SourceKind, source: &str, offset: u64) -> String {
+    format!("{}|{source}|{offset}", kind.as_str())
+}
+
+#[tonic::async_trait]
+impl AdminService for AdminServiceImpl {
+    async fn get_health(&self, _request: Request<pb::GetHealthRequest>) -> Result<Response<pb::GetHealthResponse>, Status> {
+        observe("GetHealth", async {
+            let h = health::check(&self.store, &self.config).await?;
+            let sources = h
+                .sources
+                .into_iter()
+                .map(|s| pb::SourceHealth {
+                    source: Some(pb::Source { kind: kind_pb(s.kind), name: s.name }),
+                    size: s.size,
+                    oldest_age: duration(s.oldest_age_ms.max(0) as u64),
+                    average_age: duration(s.average_age_ms.max(0) as u64),
+                    stuck: s.stuck,
+                    dead_lettered: s.dead_lettered,
+                    processing_rate: s.processing_rate,
+                    status: status_pb(s.status),
+                    reasons: s.reasons,
+                    in_use: s.in_use,
+                    idle: s.idle,
+                })
+                .collect();
+            Ok(Response::new(pb::GetHealthResponse {
+                status: status_pb(h.status),
+                sources,
+                checked_at: Some(timestamp(h.checked_at_ms)),
+            }))
+        })
+        .await
+    }
+
+    async fn list_dead_letters(
+        &self,
+        request: Request<pb::ListDeadLettersRequest>,
+    ) -> Result<Response<pb::ListDeadLettersResponse>, Status> {
+        observe("ListDeadLetters", async {
+            let req = request.into_inner();
+            let filter = req.source.as_ref().ok_or_else(|| Error::invalid("source", "is required"))?;
+            let kind = kind("source.kind", filter.kind)?;
+            if !filter.name.is_empty() {
+                validate::name("source.name", &filter.name)?;
+            }
+            let page_size = if req.page_size == 0 { 100 } else { req.page_size };
+            if page_size > 1000 {
+                return Err(Error::invalid("page_size", "must be at most 1000"));
+            }
+            let (mut start, mut offset) = (String::new(), 0u64);
+            if !req.page_token.is_empty() {
+                let bad = || Error::invalid("page_token", "is not a token this listing returned");
+                let mut parts = req.page_token.splitn(3, '|');
+                let (k, s, o) = (parts.next(), parts.next(), parts.next());
+                if k != Some(kind.as_str()) {
+                    return Err(bad());
+                }
+                start = s.ok_or_else(bad)?.to_string();
+                validate::name("page_token", &start).map_err(|_| bad())?;
+                offset = o.and_then(|o| o.parse().ok()).ok_or_else(bad)?;
+            }
+            let sources = if filter.name.is_empty() {
+                self.sources(kind).await?.into_iter().filter(|s| *s >= start).collect()
+            } else {
+                vec![filter.name.clone()]
+            };
+            let mut out = Vec::new();
+            let mut next = String::new();
+            for (i, source) in sources.iter().enumerate() {
+                let from = if *source == start { offset } else { 0 };
+                let want = page_size - out.len() as u32;
+                let (total, entries) = self.store.dead_letters(kind, source, from, want).await?;
+                let got = entries.len() as u64;
+                out.extend(entries.into_iter().map(|e| dead_letter_pb(kind, source, e)));
+                if out.len() as u32 == page_size {
+                    next = if from + got < total {
+                        page_token(kind, source, from + got)
+                    } else {
+                        sources.get(i + 1).map(|s| page_token(kind, s, 0)).unwrap_or_default()
+                    };
+                    break;
+                }
+            }
+            Ok(Response::new(pb::ListDeadLettersResponse { dead_letters: out, next_page_token: next }))
+        })
+        .await
+    }
+
+    async fn retry_dead_letter(
+        &self,
+        request: Request<pb::RetryDeadLetterRequest>,
+    ) -> Result<Response<pb::RetryDeadLetterResponse>, Status> {
+        observe("RetryDeadLetter", async {
+            let req = request.into_inner();
+            let (kind, name) = source("source", req.source.as_ref())?;
+            validate::name("id", &req.id)?;
+            if !self.store.retry_dead_letter(kind, &name, &req.id).await? {
+                return Err(Error::NotFound(format!("dead letter {:?} in {} {name:?}", req.id, kind.as_str())));
+            }
+            tracing::info!(kind = kind.as_str(), source = name, id = req.id, "dead letter retried");
+            Ok(Response::new(pb::RetryDeadLetterResponse {}))
+        })
+        .await
+    }
+
+    async fn delete_dead_letter(
+        &self,
+        request: Request<pb::DeleteDeadLetterRequest>,
+    ) -> Result<Response<pb::DeleteDeadLetterResponse>, Status> {
+        observe("DeleteDeadLetter", async {
+            let req = request.into_inner();
+            let (kind, name) = source("source", req.source.as_ref())?;
+            validate::name("id", &req.id)?;
+            if !self.store.delete_dead_letter(kind, &name, &req.id).await? {
+                return Err(Error::NotFound(format!("dead letter {:?} in {} {name:?}", req.id, kind.as_str())));
+            }
+            tracing::info!(kind = kind.as_str(), source = name, id = req.id, "dead letter deleted");
+            Ok(Response::new(pb::DeleteDeadLetterResponse {}))
+        })
+        .await
+    }
+
+    async fn purge(&self, request: Request<pb::PurgeRequest>) -> Result<Response<pb::PurgeResponse>, Status> {
+        observe("Purge", async {
+            let req = request.into_inner();
+            let found = purge::run(&self.store, &self.config, req.dry_run).await?;
+            let items = found
+                .into_iter()
+                .map(|f| pb::PurgedItem {
+                    source: Some(pb::Source { kind: kind_pb(f.kind), name: f.source }),
+                    id: f.item.id,
+                    reason: f.item.reason,
+                    action: f.item.action,
+                })
+                .collect();
+            Ok(Response::new(pb::PurgeResponse { items, dry_run: req.dry_run }))
+        })
+        .await
+    }
+}

@@ -1,0 +1,175 @@
+//! Dead-letter queues and the auto-purge, for every queue and pool.
+
+use super::{reply::Reply, scripts::Args, Path, Store};
+use crate::error::{Error, Result};
+
+/// Which kind of source a queue-or-pool name belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    Queue,
+    Pool,
+}
+
+impl SourceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::Queue => "queue",
+            SourceKind::Pool => "pool",
+        }
+    }
+}
+
+/// One dead letter as stored.
+#[derive(Clone, Debug)]
+pub struct DeadLetterEntry {
+    pub id: String,
+    pub failed_at_ms: i64,
+    /// The context the failing script recorded (JSON object).
+    pub context: serde_json::Value,
+    /// The agent's payload (empty for resources).
+    pub payload: Vec<u8>,
+}
+
+/// One thing a purge pass found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Purged {
+    pub id: String,
+    pub reason: String,
+    /// DEAD_LETTERED, REQUEUED or REMOVED.
+    pub action: String,
+}
+
+/// Limits of one purge pass.
+#[derive(Clone, Copy, Debug)]
+pub struct PurgeLimits {
+    pub dry_run: bool,
+    pub max_working_age_ms: u64,
+    pub max_idle_age_ms: u64,
+    pub max_claim_age_ms: u64,
+}
+
+fn purged(r: &mut Reply) -> Result<Vec<Purged>> {
+    let mut out = Vec::new();
+    while !r.is_empty() {
+        out.push(Purged { id: r.next()?, reason: r.next()?, action: r.next()? });
+    }
+    Ok(out)
+}
+
+impl Store {
+    /// One page of a source's dead letters, oldest first; returns (total, entries).
+    pub async fn dead_letters(&self, kind: SourceKind, name: &str, offset: u64, count: u32) -> Result<(u64, Vec<DeadLetterEntry>)> {
+        let (dlq, dlqinfo, payloads, with_payload) = match kind {
+            SourceKind::Queue => {
+                let k = self.keys.queue(name);
+                (k.dlq, k.dlqinfo, k.payloads, "1")
+            }
+            SourceKind::Pool => {
+                let k = self.keys.pool(name);
+                (k.dlq, k.dlqinfo.clone(), k.dlqinfo, "0")
+            }
+        };
+        let args = Args::new().arg(offset).arg(count).arg(with_payload);
+        let reply = self.run(Path::Dispatch, "readDeadLetters", &[&dlq, &dlqinfo, &payloads], args).await?;
+        let mut r = Reply::new("readDeadLetters", reply)?;
+        let total = r.next()?;
+        let mut entries = Vec::new();
+        while !r.is_empty() {
+            let id: String = r.next()?;
+            let failed_at_ms = r.next()?;
+            let json: String = r.next()?;
+            let context = serde_json::from_str(&json).map_err(|e| Error::Internal(format!("dead letter {id}: {e}")))?;
+            entries.push(DeadLetterEntry { id, failed_at_ms, context, payload: r.next()? });
+        }
+        Ok((total, entries))
+    }
+
+    /// Puts a dead letter back where it came from; false if it is not dead-lettered there.
+    pub async fn retry_dead_letter(&self, kind: SourceKind, name: &str, id: &str) -> Result<bool> {
+        let reply = match kind {
+            SourceKind::Queue => {
+                let k = self.keys.queue(name);
+                let keys = [&*k.waiting, &k.defs, &k.streaks, &k.dlq, &k.dlqinfo, &k.index];
+                let args = Args::new().arg(id).arg(&self.wake_channel).arg(name);
+                self.run(Path::WriteBack, "retryAgent", &keys, args).await?
+            }
+            SourceKind::Pool => {
+                let k = self.keys.pool(name);
+                let args = Args::new().arg(id).arg(&self.pool_channel).arg(name);
+                self.run(Path::WriteBack, "retryResource", &k.all(), args).await?
+            }
+        };
+        Ok(redis::from_redis_value::<i64>(reply).map_err(|e| Error::Internal(e.to_string()))? == 1)
+    }
+
+    /// Drops a dead letter for good; false if it is not dead-lettered there.
+    pub async fn delete_dead_letter(&self, kind: SourceKind, name: &str, id: &str) -> Result<bool> {
+        let reply = match kind {
+            SourceKind::Queue => {
+                let k = self.keys.queue(name);
+                let keys = [&*k.dlq, &k.dlqinfo, &k.defs, &k.payloads, &k.streaks, &k.index, &k.waiting];
+                self.run(Path::WriteBack, "deleteDeadAgent", &keys, Args::new().arg(id)).await?
+            }
+            SourceKind::Pool => {
+                let k = self.keys.pool(name);
+                self.run(Path::WriteBack, "dropDeadLetter", &[&k.dlq, &k.dlqinfo], Args::new().arg(id)).await?
+            }
+        };
+        Ok(redis::from_redis_value::<i64>(reply).map_err(|e| Error::Internal(e.to_string()))? == 1)
+    }
+
+    /// One page of the purge of a queue; returns (next cursor, findings).
+    pub async fn purge_queue(&self, queue: &str, limits: PurgeLimits, cursor: &str, page: u32) -> Result<(String, Vec<Purged>)> {
+        let k = self.keys.queue(queue);
+        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.index, &k.dlq, &k.dlqinfo, &k.stats];
+        let args = Args::new()
+            .arg(if limits.dry_run { "1" } else { "0" })
+            .arg(limits.max_working_age_ms)
+            .arg(self.policy.dead_letter_ttl_ms)
+            .arg(self.policy.dead_letter_max_entries)
+            .arg(cursor)
+            .arg(page)
+            .arg(&self.wake_channel)
+            .arg(queue);
+        let reply = self.run(Path::WriteBack, "purgeQueue", &keys, args).await?;
+        let mut r = Reply::new("purgeQueue", reply)?;
+        Ok((r.next()?, purged(&mut r)?))
+    }
+
+    /// One page of the purge of a pool; returns (next cursor, findings).
+    pub async fn purge_pool(&self, pool: &str, limits: PurgeLimits, cursor: &str, page: u32) -> Result<(String, Vec<Purged>)> {
+        let k = self.keys.pool(pool);
+        let args = Args::new()
+            .arg(if limits.dry_run { "1" } else { "0" })
+            .arg(limits.max_idle_age_ms)
+            .arg(limits.max_claim_age_ms)
+            .arg(self.policy.dead_letter_ttl_ms)
+            .arg(self.policy.dead_letter_max_entries)
+            .arg(cursor)
+            .arg(page)
+            .arg(&self.pool_channel)
+            .arg(pool);
+        let reply = self.run(Path::WriteBack, "purgePool", &k.all(), args).await?;
+        let mut r = Reply::new("purgePool", reply)?;
+        Ok((r.next()?, purged(&mut r)?))
+    }
+
+    /// Writes the health summary into the health hash (field -> JSON), with the overall status.
+    pub async fn write_health(&self, fields: &[(String, String)]) -> Result<()> {
+        let mut conn = self.redis.conn().await?;
+        let mut cmd = redis::cmd("HSET");
+        cmd.arg(self.keys.health());
+        for (f, v) in fields {
+            cmd.arg(f).arg(v);
+        }
+        cmd.query_async::<i64>(&mut conn).await?;
+        Ok(())
+    }
+
+    /// The health hash as last written.
+    pub async fn read_health(&self) -> Result<std::collections::HashMap<String, String>> {
+        let mut conn = self.redis.conn().await?;
+        Ok(redis::cmd("HGETALL").arg(self.keys.health()).query_async(&mut conn).await?)
+    }
+}
