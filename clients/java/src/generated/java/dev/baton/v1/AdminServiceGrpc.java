@@ -1,0 +1,791 @@
+package dev.baton.v1;
+
+import static io.grpc.MethodDescriptor.generateFullMethodName;
+
+/**
+ * <pre>
+ * AdminService is for operators: the health of every queue and pool Baton keeps, their
+ * dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
+ * </pre>
+ */
+@io.grpc.stub.annotations.GrpcGenerated
+public final class AdminServiceGrpc {
+
+  private AdminServiceGrpc() {}
+
+  public static final java.lang.String SERVICE_NAME = "baton.v1.AdminService";
+
+  // Static method descriptors that strictly reflect the proto.
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.GetHealthRequest,
+      dev.baton.v1.GetHealthResponse> getGetHealthMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "GetHealth",
+      requestType = dev.baton.v1.GetHealthRequest.class,
+      responseType = dev.baton.v1.GetHealthResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.GetHealthRequest,
+      dev.baton.v1.GetHealthResponse> getGetHealthMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.GetHealthRequest, dev.baton.v1.GetHealthResponse> getGetHealthMethod;
+    if ((getGetHealthMethod = AdminServiceGrpc.getGetHealthMethod) == null) {
+      synchronized (AdminServiceGrpc.class) {
+        if ((getGetHealthMethod = AdminServiceGrpc.getGetHealthMethod) == null) {
+          AdminServiceGrpc.getGetHealthMethod = getGetHealthMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.GetHealthRequest, dev.baton.v1.GetHealthResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "GetHealth"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.GetHealthRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.GetHealthResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AdminServiceMethodDescriptorSupplier("GetHealth"))
+              .build();
+        }
+      }
+    }
+    return getGetHealthMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.ListDeadLettersRequest,
+      dev.baton.v1.ListDeadLettersResponse> getListDeadLettersMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ListDeadLetters",
+      requestType = dev.baton.v1.ListDeadLettersRequest.class,
+      responseType = dev.baton.v1.ListDeadLettersResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.ListDeadLettersRequest,
+      dev.baton.v1.ListDeadLettersResponse> getListDeadLettersMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.ListDeadLettersRequest, dev.baton.v1.ListDeadLettersResponse> getListDeadLettersMethod;
+    if ((getListDeadLettersMethod = AdminServiceGrpc.getListDeadLettersMethod) == null) {
+      synchronized (AdminServiceGrpc.class) {
+        if ((getListDeadLettersMethod = AdminServiceGrpc.getListDeadLettersMethod) == null) {
+          AdminServiceGrpc.getListDeadLettersMethod = getListDeadLettersMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.ListDeadLettersRequest, dev.baton.v1.ListDeadLettersResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListDeadLetters"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.ListDeadLettersRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.ListDeadLettersResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AdminServiceMethodDescriptorSupplier("ListDeadLetters"))
+              .build();
+        }
+      }
+    }
+    return getListDeadLettersMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.RetryDeadLetterRequest,
+      dev.baton.v1.RetryDeadLetterResponse> getRetryDeadLetterMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "RetryDeadLetter",
+      requestType = dev.baton.v1.RetryDeadLetterRequest.class,
+      responseType = dev.baton.v1.RetryDeadLetterResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.RetryDeadLetterRequest,
+      dev.baton.v1.RetryDeadLetterResponse> getRetryDeadLetterMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.RetryDeadLetterRequest, dev.baton.v1.RetryDeadLetterResponse> getRetryDeadLetterMethod;
+    if ((getRetryDeadLetterMethod = AdminServiceGrpc.getRetryDeadLetterMethod) == null) {
+      synchronized (AdminServiceGrpc.class) {
+        if ((getRetryDeadLetterMethod = AdminServiceGrpc.getRetryDeadLetterMethod) == null) {
+          AdminServiceGrpc.getRetryDeadLetterMethod = getRetryDeadLetterMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.RetryDeadLetterRequest, dev.baton.v1.RetryDeadLetterResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "RetryDeadLetter"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.RetryDeadLetterRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.RetryDeadLetterResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AdminServiceMethodDescriptorSupplier("RetryDeadLetter"))
+              .build();
+        }
+      }
+    }
+    return getRetryDeadLetterMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.DeleteDeadLetterRequest,
+      dev.baton.v1.DeleteDeadLetterResponse> getDeleteDeadLetterMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "DeleteDeadLetter",
+      requestType = dev.baton.v1.DeleteDeadLetterRequest.class,
+      responseType = dev.baton.v1.DeleteDeadLetterResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.DeleteDeadLetterRequest,
+      dev.baton.v1.DeleteDeadLetterResponse> getDeleteDeadLetterMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.DeleteDeadLetterRequest, dev.baton.v1.DeleteDeadLetterResponse> getDeleteDeadLetterMethod;
+    if ((getDeleteDeadLetterMethod = AdminServiceGrpc.getDeleteDeadLetterMethod) == null) {
+      synchronized (AdminServiceGrpc.class) {
+        if ((getDeleteDeadLetterMethod = AdminServiceGrpc.getDeleteDeadLetterMethod) == null) {
+          AdminServiceGrpc.getDeleteDeadLetterMethod = getDeleteDeadLetterMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.DeleteDeadLetterRequest, dev.baton.v1.DeleteDeadLetterResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "DeleteDeadLetter"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.DeleteDeadLetterRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.DeleteDeadLetterResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AdminServiceMethodDescriptorSupplier("DeleteDeadLetter"))
+              .build();
+        }
+      }
+    }
+    return getDeleteDeadLetterMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.PurgeRequest,
+      dev.baton.v1.PurgeResponse> getPurgeMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Purge",
+      requestType = dev.baton.v1.PurgeRequest.class,
+      responseType = dev.baton.v1.PurgeResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.PurgeRequest,
+      dev.baton.v1.PurgeResponse> getPurgeMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.PurgeRequest, dev.baton.v1.PurgeResponse> getPurgeMethod;
+    if ((getPurgeMethod = AdminServiceGrpc.getPurgeMethod) == null) {
+      synchronized (AdminServiceGrpc.class) {
+        if ((getPurgeMethod = AdminServiceGrpc.getPurgeMethod) == null) {
+          AdminServiceGrpc.getPurgeMethod = getPurgeMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.PurgeRequest, dev.baton.v1.PurgeResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Purge"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.PurgeRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.PurgeResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AdminServiceMethodDescriptorSupplier("Purge"))
+              .build();
+        }
+      }
+    }
+    return getPurgeMethod;
+  }
+
+  /**
+   * Creates a new async stub that supports all call types for the service
+   */
+  public static AdminServiceStub newStub(io.grpc.Channel channel) {
+    io.grpc.stub.AbstractStub.StubFactory<AdminServiceStub> factory =
+      new io.grpc.stub.AbstractStub.StubFactory<AdminServiceStub>() {
+        @java.lang.Override
+        public AdminServiceStub newStub(io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+          return new AdminServiceStub(channel, callOptions);
+        }
+      };
+    return AdminServiceStub.newStub(factory, channel);
+  }
+
+  /**
+   * Creates a new blocking-style stub that supports all types of calls on the service
+   */
+  public static AdminServiceBlockingV2Stub newBlockingV2Stub(
+      io.grpc.Channel channel) {
+    io.grpc.stub.AbstractStub.StubFactory<AdminServiceBlockingV2Stub> factory =
+      new io.grpc.stub.AbstractStub.StubFactory<AdminServiceBlockingV2Stub>() {
+        @java.lang.Override
+        public AdminServiceBlockingV2Stub newStub(io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+          return new AdminServiceBlockingV2Stub(channel, callOptions);
+        }
+      };
+    return AdminServiceBlockingV2Stub.newStub(factory, channel);
+  }
+
+  /**
+   * Creates a new blocking-style stub that supports unary and streaming output calls on the service
+   */
+  public static AdminServiceBlockingStub newBlockingStub(
+      io.grpc.Channel channel) {
+    io.grpc.stub.AbstractStub.StubFactory<AdminServiceBlockingStub> factory =
+      new io.grpc.stub.AbstractStub.StubFactory<AdminServiceBlockingStub>() {
+        @java.lang.Override
+        public AdminServiceBlockingStub newStub(io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+          return new AdminServiceBlockingStub(channel, callOptions);
+        }
+      };
+    return AdminServiceBlockingStub.newStub(factory, channel);
+  }
+
+  /**
+   * Creates a new ListenableFuture-style stub that supports unary calls on the service
+   */
+  public static AdminServiceFutureStub newFutureStub(
+      io.grpc.Channel channel) {
+    io.grpc.stub.AbstractStub.StubFactory<AdminServiceFutureStub> factory =
+      new io.grpc.stub.AbstractStub.StubFactory<AdminServiceFutureStub>() {
+        @java.lang.Override
+        public AdminServiceFutureStub newStub(io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+          return new AdminServiceFutureStub(channel, callOptions);
+        }
+      };
+    return AdminServiceFutureStub.newStub(factory, channel);
+  }
+
+  /**
+   * <pre>
+   * AdminService is for operators: the health of every queue and pool Baton keeps, their
+   * dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
+   * </pre>
+   */
+  public interface AsyncService {
+
+    /**
+     * <pre>
+     * GetHealth checks every queue and pool now and returns each one's figures and status, and
+     * the overall status (the worst of them). It also refreshes the health hash in Redis and the
+     * Prometheus gauges. Redis unreachable: UNAVAILABLE.
+     * </pre>
+     */
+    default void getHealth(dev.baton.v1.GetHealthRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.GetHealthResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getGetHealthMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ListDeadLetters pages through dead letters, oldest first: of one source, or of every source
+     * of a kind.
+     * </pre>
+     */
+    default void listDeadLetters(dev.baton.v1.ListDeadLettersRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.ListDeadLettersResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListDeadLettersMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
+     * once with a clean failure streak; a resource is offered again with its attributes.
+     * NOT_FOUND if the item is not dead-lettered there.
+     * </pre>
+     */
+    default void retryDeadLetter(dev.baton.v1.RetryDeadLetterRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.RetryDeadLetterResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getRetryDeadLetterMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * DeleteDeadLetter drops a dead letter for good (an agent with its definition). NOT_FOUND if
+     * the item is not dead-lettered there.
+     * </pre>
+     */
+    default void deleteDeadLetter(dev.baton.v1.DeleteDeadLetterRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.DeleteDeadLetterResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getDeleteDeadLetterMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Purge runs one pass of the auto-purge now over every queue and pool and lists what it
+     * purged and why; with dry_run it changes nothing and lists the same.
+     * </pre>
+     */
+    default void purge(dev.baton.v1.PurgeRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.PurgeResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getPurgeMethod(), responseObserver);
+    }
+  }
+
+  /**
+   * Base class for the server implementation of the service AdminService.
+   * <pre>
+   * AdminService is for operators: the health of every queue and pool Baton keeps, their
+   * dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
+   * </pre>
+   */
+  public static abstract class AdminServiceImplBase
+      implements io.grpc.BindableService, AsyncService {
+
+    @java.lang.Override public final io.grpc.ServerServiceDefinition bindService() {
+      return AdminServiceGrpc.bindService(this);
+    }
+  }
+
+  /**
+   * A stub to allow clients to do asynchronous rpc calls to service AdminService.
+   * <pre>
+   * AdminService is for operators: the health of every queue and pool Baton keeps, their
+   * dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
+   * </pre>
+   */
+  public static final class AdminServiceStub
+      extends io.grpc.stub.AbstractAsyncStub<AdminServiceStub> {
+    private AdminServiceStub(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      super(channel, callOptions);
+    }
+
+    @java.lang.Override
+    protected AdminServiceStub build(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      return new AdminServiceStub(channel, callOptions);
+    }
+
+    /**
+     * <pre>
+     * GetHealth checks every queue and pool now and returns each one's figures and status, and
+     * the overall status (the worst of them). It also refreshes the health hash in Redis and the
+     * Prometheus gauges. Redis unreachable: UNAVAILABLE.
+     * </pre>
+     */
+    public void getHealth(dev.baton.v1.GetHealthRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.GetHealthResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getGetHealthMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ListDeadLetters pages through dead letters, oldest first: of one source, or of every source
+     * of a kind.
+     * </pre>
+     */
+    public void listDeadLetters(dev.baton.v1.ListDeadLettersRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.ListDeadLettersResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getListDeadLettersMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
+     * once with a clean failure streak; a resource is offered again with its attributes.
+     * NOT_FOUND if the item is not dead-lettered there.
+     * </pre>
+     */
+    public void retryDeadLetter(dev.baton.v1.RetryDeadLetterRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.RetryDeadLetterResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getRetryDeadLetterMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * DeleteDeadLetter drops a dead letter for good (an agent with its definition). NOT_FOUND if
+     * the item is not dead-lettered there.
+     * </pre>
+     */
+    public void deleteDeadLetter(dev.baton.v1.DeleteDeadLetterRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.DeleteDeadLetterResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getDeleteDeadLetterMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Purge runs one pass of the auto-purge now over every queue and pool and lists what it
+     * purged and why; with dry_run it changes nothing and lists the same.
+     * </pre>
+     */
+    public void purge(dev.baton.v1.PurgeRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.PurgeResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getPurgeMethod(), getCallOptions()), request, responseObserver);
+    }
+  }
+
+  /**
+   * A stub to allow clients to do synchronous rpc calls to service AdminService.
+   * <pre>
+   * AdminService is for operators: the health of every queue and pool Baton keeps, their
+   * dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
+   * </pre>
+   */
+  public static final class AdminServiceBlockingV2Stub
+      extends io.grpc.stub.AbstractBlockingStub<AdminServiceBlockingV2Stub> {
+    private AdminServiceBlockingV2Stub(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      super(channel, callOptions);
+    }
+
+    @java.lang.Override
+    protected AdminServiceBlockingV2Stub build(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      return new AdminServiceBlockingV2Stub(channel, callOptions);
+    }
+
+    /**
+     * <pre>
+     * GetHealth checks every queue and pool now and returns each one's figures and status, and
+     * the overall status (the worst of them). It also refreshes the health hash in Redis and the
+     * Prometheus gauges. Redis unreachable: UNAVAILABLE.
+     * </pre>
+     */
+    public dev.baton.v1.GetHealthResponse getHealth(dev.baton.v1.GetHealthRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getGetHealthMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ListDeadLetters pages through dead letters, oldest first: of one source, or of every source
+     * of a kind.
+     * </pre>
+     */
+    public dev.baton.v1.ListDeadLettersResponse listDeadLetters(dev.baton.v1.ListDeadLettersRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getListDeadLettersMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
+     * once with a clean failure streak; a resource is offered again with its attributes.
+     * NOT_FOUND if the item is not dead-lettered there.
+     * </pre>
+     */
+    public dev.baton.v1.RetryDeadLetterResponse retryDeadLetter(dev.baton.v1.RetryDeadLetterRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getRetryDeadLetterMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * DeleteDeadLetter drops a dead letter for good (an agent with its definition). NOT_FOUND if
+     * the item is not dead-lettered there.
+     * </pre>
+     */
+    public dev.baton.v1.DeleteDeadLetterResponse deleteDeadLetter(dev.baton.v1.DeleteDeadLetterRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getDeleteDeadLetterMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Purge runs one pass of the auto-purge now over every queue and pool and lists what it
+     * purged and why; with dry_run it changes nothing and lists the same.
+     * </pre>
+     */
+    public dev.baton.v1.PurgeResponse purge(dev.baton.v1.PurgeRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getPurgeMethod(), getCallOptions(), request);
+    }
+  }
+
+  /**
+   * A stub to allow clients to do limited synchronous rpc calls to service AdminService.
+   * <pre>
+   * AdminService is for operators: the health of every queue and pool Baton keeps, their
+   * dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
+   * </pre>
+   */
+  public static final class AdminServiceBlockingStub
+      extends io.grpc.stub.AbstractBlockingStub<AdminServiceBlockingStub> {
+    private AdminServiceBlockingStub(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      super(channel, callOptions);
+    }
+
+    @java.lang.Override
+    protected AdminServiceBlockingStub build(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      return new AdminServiceBlockingStub(channel, callOptions);
+    }
+
+    /**
+     * <pre>
+     * GetHealth checks every queue and pool now and returns each one's figures and status, and
+     * the overall status (the worst of them). It also refreshes the health hash in Redis and the
+     * Prometheus gauges. Redis unreachable: UNAVAILABLE.
+     * </pre>
+     */
+    public dev.baton.v1.GetHealthResponse getHealth(dev.baton.v1.GetHealthRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getGetHealthMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ListDeadLetters pages through dead letters, oldest first: of one source, or of every source
+     * of a kind.
+     * </pre>
+     */
+    public dev.baton.v1.ListDeadLettersResponse listDeadLetters(dev.baton.v1.ListDeadLettersRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getListDeadLettersMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
+     * once with a clean failure streak; a resource is offered again with its attributes.
+     * NOT_FOUND if the item is not dead-lettered there.
+     * </pre>
+     */
+    public dev.baton.v1.RetryDeadLetterResponse retryDeadLetter(dev.baton.v1.RetryDeadLetterRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getRetryDeadLetterMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * DeleteDeadLetter drops a dead letter for good (an agent with its definition). NOT_FOUND if
+     * the item is not dead-lettered there.
+     * </pre>
+     */
+    public dev.baton.v1.DeleteDeadLetterResponse deleteDeadLetter(dev.baton.v1.DeleteDeadLetterRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getDeleteDeadLetterMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Purge runs one pass of the auto-purge now over every queue and pool and lists what it
+     * purged and why; with dry_run it changes nothing and lists the same.
+     * </pre>
+     */
+    public dev.baton.v1.PurgeResponse purge(dev.baton.v1.PurgeRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getPurgeMethod(), getCallOptions(), request);
+    }
+  }
+
+  /**
+   * A stub to allow clients to do ListenableFuture-style rpc calls to service AdminService.
+   * <pre>
+   * AdminService is for operators: the health of every queue and pool Baton keeps, their
+   * dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
+   * </pre>
+   */
+  public static final class AdminServiceFutureStub
+      extends io.grpc.stub.AbstractFutureStub<AdminServiceFutureStub> {
+    private AdminServiceFutureStub(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      super(channel, callOptions);
+    }
+
+    @java.lang.Override
+    protected AdminServiceFutureStub build(
+        io.grpc.Channel channel, io.grpc.CallOptions callOptions) {
+      return new AdminServiceFutureStub(channel, callOptions);
+    }
+
+    /**
+     * <pre>
+     * GetHealth checks every queue and pool now and returns each one's figures and status, and
+     * the overall status (the worst of them). It also refreshes the health hash in Redis and the
+     * Prometheus gauges. Redis unreachable: UNAVAILABLE.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.GetHealthResponse> getHealth(
+        dev.baton.v1.GetHealthRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getGetHealthMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * ListDeadLetters pages through dead letters, oldest first: of one source, or of every source
+     * of a kind.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.ListDeadLettersResponse> listDeadLetters(
+        dev.baton.v1.ListDeadLettersRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getListDeadLettersMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
+     * once with a clean failure streak; a resource is offered again with its attributes.
+     * NOT_FOUND if the item is not dead-lettered there.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.RetryDeadLetterResponse> retryDeadLetter(
+        dev.baton.v1.RetryDeadLetterRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getRetryDeadLetterMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * DeleteDeadLetter drops a dead letter for good (an agent with its definition). NOT_FOUND if
+     * the item is not dead-lettered there.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.DeleteDeadLetterResponse> deleteDeadLetter(
+        dev.baton.v1.DeleteDeadLetterRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getDeleteDeadLetterMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Purge runs one pass of the auto-purge now over every queue and pool and lists what it
+     * purged and why; with dry_run it changes nothing and lists the same.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.PurgeResponse> purge(
+        dev.baton.v1.PurgeRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getPurgeMethod(), getCallOptions()), request);
+    }
+  }
+
+  private static final int METHODID_GET_HEALTH = 0;
+  private static final int METHODID_LIST_DEAD_LETTERS = 1;
+  private static final int METHODID_RETRY_DEAD_LETTER = 2;
+  private static final int METHODID_DELETE_DEAD_LETTER = 3;
+  private static final int METHODID_PURGE = 4;
+
+  private static final class MethodHandlers<Req, Resp> implements
+      io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
+      io.grpc.stub.ServerCalls.ServerStreamingMethod<Req, Resp>,
+      io.grpc.stub.ServerCalls.ClientStreamingMethod<Req, Resp>,
+      io.grpc.stub.ServerCalls.BidiStreamingMethod<Req, Resp> {
+    private final AsyncService serviceImpl;
+    private final int methodId;
+
+    MethodHandlers(AsyncService serviceImpl, int methodId) {
+      this.serviceImpl = serviceImpl;
+      this.methodId = methodId;
+    }
+
+    @java.lang.Override
+    @java.lang.SuppressWarnings("unchecked")
+    public void invoke(Req request, io.grpc.stub.StreamObserver<Resp> responseObserver) {
+      switch (methodId) {
+        case METHODID_GET_HEALTH:
+          serviceImpl.getHealth((dev.baton.v1.GetHealthRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.GetHealthResponse>) responseObserver);
+          break;
+        case METHODID_LIST_DEAD_LETTERS:
+          serviceImpl.listDeadLetters((dev.baton.v1.ListDeadLettersRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.ListDeadLettersResponse>) responseObserver);
+          break;
+        case METHODID_RETRY_DEAD_LETTER:
+          serviceImpl.retryDeadLetter((dev.baton.v1.RetryDeadLetterRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.RetryDeadLetterResponse>) responseObserver);
+          break;
+        case METHODID_DELETE_DEAD_LETTER:
+          serviceImpl.deleteDeadLetter((dev.baton.v1.DeleteDeadLetterRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.DeleteDeadLetterResponse>) responseObserver);
+          break;
+        case METHODID_PURGE:
+          serviceImpl.purge((dev.baton.v1.PurgeRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.PurgeResponse>) responseObserver);
+          break;
+        default:
+          throw new AssertionError();
+      }
+    }
+
+    @java.lang.Override
+    @java.lang.SuppressWarnings("unchecked")
+    public io.grpc.stub.StreamObserver<Req> invoke(
+        io.grpc.stub.StreamObserver<Resp> responseObserver) {
+      switch (methodId) {
+        default:
+          throw new AssertionError();
+      }
+    }
+  }
+
+  public static final io.grpc.ServerServiceDefinition bindService(AsyncService service) {
+    return io.grpc.ServerServiceDefinition.builder(getServiceDescriptor())
+        .addMethod(
+          getGetHealthMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.GetHealthRequest,
+              dev.baton.v1.GetHealthResponse>(
+                service, METHODID_GET_HEALTH)))
+        .addMethod(
+          getListDeadLettersMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.ListDeadLettersRequest,
+              dev.baton.v1.ListDeadLettersResponse>(
+                service, METHODID_LIST_DEAD_LETTERS)))
+        .addMethod(
+          getRetryDeadLetterMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.RetryDeadLetterRequest,
+              dev.baton.v1.RetryDeadLetterResponse>(
+                service, METHODID_RETRY_DEAD_LETTER)))
+        .addMethod(
+          getDeleteDeadLetterMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.DeleteDeadLetterRequest,
+              dev.baton.v1.DeleteDeadLetterResponse>(
+                service, METHODID_DELETE_DEAD_LETTER)))
+        .addMethod(
+          getPurgeMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.PurgeRequest,
+              dev.baton.v1.PurgeResponse>(
+                service, METHODID_PURGE)))
+        .build();
+  }
+
+  private static abstract class AdminServiceBaseDescriptorSupplier
+      implements io.grpc.protobuf.ProtoFileDescriptorSupplier, io.grpc.protobuf.ProtoServiceDescriptorSupplier {
+    AdminServiceBaseDescriptorSupplier() {}
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.FileDescriptor getFileDescriptor() {
+      return dev.baton.v1.AdminProto.getDescriptor();
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.ServiceDescriptor getServiceDescriptor() {
+      return getFileDescriptor().findServiceByName("AdminService");
+    }
+  }
+
+  private static final class AdminServiceFileDescriptorSupplier
+      extends AdminServiceBaseDescriptorSupplier {
+    AdminServiceFileDescriptorSupplier() {}
+  }
+
+  private static final class AdminServiceMethodDescriptorSupplier
+      extends AdminServiceBaseDescriptorSupplier
+      implements io.grpc.protobuf.ProtoMethodDescriptorSupplier {
+    private final java.lang.String methodName;
+
+    AdminServiceMethodDescriptorSupplier(java.lang.String methodName) {
+      this.methodName = methodName;
+    }
+
+    @java.lang.Override
+    public com.google.protobuf.Descriptors.MethodDescriptor getMethodDescriptor() {
+      return getServiceDescriptor().findMethodByName(methodName);
+    }
+  }
+
+  private static volatile io.grpc.ServiceDescriptor serviceDescriptor;
+
+  public static io.grpc.ServiceDescriptor getServiceDescriptor() {
+    io.grpc.ServiceDescriptor result = serviceDescriptor;
+    if (result == null) {
+      synchronized (AdminServiceGrpc.class) {
+        result = serviceDescriptor;
+        if (result == null) {
+          serviceDescriptor = result = io.grpc.ServiceDescriptor.newBuilder(SERVICE_NAME)
+              .setSchemaDescriptor(new AdminServiceFileDescriptorSupplier())
+              .addMethod(getGetHealthMethod())
+              .addMethod(getListDeadLettersMethod())
+              .addMethod(getRetryDeadLetterMethod())
+              .addMethod(getDeleteDeadLetterMethod())
+              .addMethod(getPurgeMethod())
+              .build();
+        }
+      }
+    }
+    return result;
+  }
+}

@@ -1,0 +1,177 @@
+import datetime
+
+from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class SourceKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SOURCE_KIND_UNSPECIFIED: _ClassVar[SourceKind]
+    SOURCE_KIND_QUEUE: _ClassVar[SourceKind]
+    SOURCE_KIND_POOL: _ClassVar[SourceKind]
+
+class HealthStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    HEALTH_STATUS_UNSPECIFIED: _ClassVar[HealthStatus]
+    HEALTH_STATUS_HEALTHY: _ClassVar[HealthStatus]
+    HEALTH_STATUS_DEGRADED: _ClassVar[HealthStatus]
+    HEALTH_STATUS_UNHEALTHY: _ClassVar[HealthStatus]
+SOURCE_KIND_UNSPECIFIED: SourceKind
+SOURCE_KIND_QUEUE: SourceKind
+SOURCE_KIND_POOL: SourceKind
+HEALTH_STATUS_UNSPECIFIED: HealthStatus
+HEALTH_STATUS_HEALTHY: HealthStatus
+HEALTH_STATUS_DEGRADED: HealthStatus
+HEALTH_STATUS_UNHEALTHY: HealthStatus
+
+class Source(_message.Message):
+    __slots__ = ("kind", "name")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    kind: SourceKind
+    name: str
+    def __init__(self, kind: _Optional[_Union[SourceKind, str]] = ..., name: _Optional[str] = ...) -> None: ...
+
+class GetHealthRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SourceHealth(_message.Message):
+    __slots__ = ("source", "size", "oldest_age", "average_age", "stuck", "dead_lettered", "processing_rate", "status", "reasons", "in_use", "idle")
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    OLDEST_AGE_FIELD_NUMBER: _ClassVar[int]
+    AVERAGE_AGE_FIELD_NUMBER: _ClassVar[int]
+    STUCK_FIELD_NUMBER: _ClassVar[int]
+    DEAD_LETTERED_FIELD_NUMBER: _ClassVar[int]
+    PROCESSING_RATE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    REASONS_FIELD_NUMBER: _ClassVar[int]
+    IN_USE_FIELD_NUMBER: _ClassVar[int]
+    IDLE_FIELD_NUMBER: _ClassVar[int]
+    source: Source
+    size: int
+    oldest_age: _duration_pb2.Duration
+    average_age: _duration_pb2.Duration
+    stuck: int
+    dead_lettered: int
+    processing_rate: float
+    status: HealthStatus
+    reasons: _containers.RepeatedScalarFieldContainer[str]
+    in_use: int
+    idle: int
+    def __init__(self, source: _Optional[_Union[Source, _Mapping]] = ..., size: _Optional[int] = ..., oldest_age: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., average_age: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., stuck: _Optional[int] = ..., dead_lettered: _Optional[int] = ..., processing_rate: _Optional[float] = ..., status: _Optional[_Union[HealthStatus, str]] = ..., reasons: _Optional[_Iterable[str]] = ..., in_use: _Optional[int] = ..., idle: _Optional[int] = ...) -> None: ...
+
+class GetHealthResponse(_message.Message):
+    __slots__ = ("status", "sources", "checked_at")
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    SOURCES_FIELD_NUMBER: _ClassVar[int]
+    CHECKED_AT_FIELD_NUMBER: _ClassVar[int]
+    status: HealthStatus
+    sources: _containers.RepeatedCompositeFieldContainer[SourceHealth]
+    checked_at: _timestamp_pb2.Timestamp
+    def __init__(self, status: _Optional[_Union[HealthStatus, str]] = ..., sources: _Optional[_Iterable[_Union[SourceHealth, _Mapping]]] = ..., checked_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class DeadLetter(_message.Message):
+    __slots__ = ("source", "id", "error_class", "message", "failed_at", "attempts", "holder", "payload", "attributes")
+    class AttributesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CLASS_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    FAILED_AT_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    HOLDER_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
+    source: Source
+    id: str
+    error_class: str
+    message: str
+    failed_at: _timestamp_pb2.Timestamp
+    attempts: int
+    holder: str
+    payload: bytes
+    attributes: _containers.ScalarMap[str, str]
+    def __init__(self, source: _Optional[_Union[Source, _Mapping]] = ..., id: _Optional[str] = ..., error_class: _Optional[str] = ..., message: _Optional[str] = ..., failed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attempts: _Optional[int] = ..., holder: _Optional[str] = ..., payload: _Optional[bytes] = ..., attributes: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class ListDeadLettersRequest(_message.Message):
+    __slots__ = ("source", "page_size", "page_token")
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    source: Source
+    page_size: int
+    page_token: str
+    def __init__(self, source: _Optional[_Union[Source, _Mapping]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListDeadLettersResponse(_message.Message):
+    __slots__ = ("dead_letters", "next_page_token")
+    DEAD_LETTERS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    dead_letters: _containers.RepeatedCompositeFieldContainer[DeadLetter]
+    next_page_token: str
+    def __init__(self, dead_letters: _Optional[_Iterable[_Union[DeadLetter, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class RetryDeadLetterRequest(_message.Message):
+    __slots__ = ("source", "id")
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    source: Source
+    id: str
+    def __init__(self, source: _Optional[_Union[Source, _Mapping]] = ..., id: _Optional[str] = ...) -> None: ...
+
+class RetryDeadLetterResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class DeleteDeadLetterRequest(_message.Message):
+    __slots__ = ("source", "id")
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    source: Source
+    id: str
+    def __init__(self, source: _Optional[_Union[Source, _Mapping]] = ..., id: _Optional[str] = ...) -> None: ...
+
+class DeleteDeadLetterResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class PurgeRequest(_message.Message):
+    __slots__ = ("dry_run",)
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    dry_run: bool
+    def __init__(self, dry_run: _Optional[bool] = ...) -> None: ...
+
+class PurgedItem(_message.Message):
+    __slots__ = ("source", "id", "reason", "action")
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    source: Source
+    id: str
+    reason: str
+    action: str
+    def __init__(self, source: _Optional[_Union[Source, _Mapping]] = ..., id: _Optional[str] = ..., reason: _Optional[str] = ..., action: _Optional[str] = ...) -> None: ...
+
+class PurgeResponse(_message.Message):
+    __slots__ = ("items", "dry_run")
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    DRY_RUN_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[PurgedItem]
+    dry_run: bool
+    def __init__(self, items: _Optional[_Iterable[_Union[PurgedItem, _Mapping]]] = ..., dry_run: _Optional[bool] = ...) -> None: ...
