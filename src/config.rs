@@ -167,6 +167,8 @@ pub struct HealthConfig {
     pub summary_period_ms: u64,
     /// A Redis round trip slower than this raises `redis_stall`.
     pub redis_stall_ms: u64,
+    /// How often grpc.health.v1 checks that Redis answers (NOT_SERVING while it does not).
+    pub probe_interval_ms: u64,
     /// Most queues (and most pools) the summary inspects.
     pub max_queues: usize,
     /// A backlog (due agents, waiting claims) above this makes a source DEGRADED.
@@ -344,6 +346,7 @@ impl Default for HealthConfig {
         Self {
             summary_period_ms: 600_000,
             redis_stall_ms: 1_000,
+            probe_interval_ms: 5_000,
             max_queues: 100,
             backlog_warning: 100,
             dead_letter_warning: 100,
@@ -463,7 +466,9 @@ impl Config {
             return bad("circuit_breaker.failure_threshold must be at least 1");
         }
         if self.zombie_cleanup.interval_ms == 0 || self.orphan_cleanup.interval_ms == 0 || self.purge.interval_ms == 0 {
-            return bad("zombie_cleanup.interval_ms, orphan_cleanup.interval_ms and purge.interval_ms must be at least 1");
+            return bad(
+                "zombie_cleanup.interval_ms, orphan_cleanup.interval_ms and purge.interval_ms must be at least 1",
+            );
         }
         if self.orphan_cleanup.leadership_ttl_ms < 300 {
             return bad("orphan_cleanup.leadership_ttl_ms must be at least 300");

@@ -161,7 +161,8 @@ pub async fn check(store: &Store, config: &Config) -> Result<Health> {
     }
     let status = sources.iter().map(|s| s.status).max().unwrap_or(Status::Healthy);
 
-    let mut fields = vec![("status".to_string(), status.as_str().to_string()), ("checked_at".into(), checked_at_ms.to_string())];
+    let mut fields =
+        vec![("status".to_string(), status.as_str().to_string()), ("checked_at".into(), checked_at_ms.to_string())];
     for h in &sources {
         fields.push((field(h.kind, &h.name), serde_json::to_string(h).expect("serializable")));
         let labels = [("kind", h.kind.as_str().to_string()), ("name", h.name.clone())];

@@ -88,7 +88,9 @@ async fn summarize(store: &Store, wakeups: &Wakeups, config: &Config, period: Du
     let (dispatch, writeback) = store.breaker_states();
     let closed = dispatch == breaker::State::Closed && writeback == breaker::State::Closed;
     let checked = match rtt {
-        Some(_) => health::check(store, config).await.map_err(|e| tracing::warn!(error = %e, "health check failed")).ok(),
+        Some(_) => {
+            health::check(store, config).await.map_err(|e| tracing::warn!(error = %e, "health check failed")).ok()
+        }
         None => None,
     };
     let sources_status = checked.as_ref().map_or(health::Status::Unhealthy, |h| h.status);

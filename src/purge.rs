@@ -37,7 +37,11 @@ pub async fn run(store: &Store, config: &Config, dry_run: bool) -> Result<Vec<Fi
         let mut cursor = "0".to_string();
         loop {
             let (next, items) = store.purge_queue(&queue, limits, &cursor, PAGE).await?;
-            findings.extend(items.into_iter().map(|item| Finding { kind: SourceKind::Queue, source: queue.clone(), item }));
+            findings.extend(items.into_iter().map(|item| Finding {
+                kind: SourceKind::Queue,
+                source: queue.clone(),
+                item,
+            }));
             cursor = next;
             if cursor == "0" {
                 break;
@@ -50,7 +54,11 @@ pub async fn run(store: &Store, config: &Config, dry_run: bool) -> Result<Vec<Fi
         let mut cursor = "0".to_string();
         loop {
             let (next, items) = store.purge_pool(&pool, limits, &cursor, PAGE).await?;
-            findings.extend(items.into_iter().map(|item| Finding { kind: SourceKind::Pool, source: pool.clone(), item }));
+            findings.extend(items.into_iter().map(|item| Finding {
+                kind: SourceKind::Pool,
+                source: pool.clone(),
+                item,
+            }));
             cursor = next;
             if cursor == "0" {
                 break;
@@ -68,7 +76,8 @@ pub async fn run(store: &Store, config: &Config, dry_run: bool) -> Result<Vec<Fi
             "purge"
         );
         if !dry_run {
-            metrics::counter!("baton_purged_total", "kind" => f.kind.as_str(), "action" => f.item.action.clone()).increment(1);
+            metrics::counter!("baton_purged_total", "kind" => f.kind.as_str(), "action" => f.item.action.clone())
+                .increment(1);
         }
     }
     Ok(findings)

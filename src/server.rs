@@ -24,9 +24,6 @@ use crate::{
     sweeper,
 };
 
-/// How often the health service checks that Redis answers.
-const HEALTH_CHECK_PERIOD: Duration = Duration::from_secs(5);
-
 /// Serves gRPC on `listener` against the Redis at `redis_url` until `shutdown` resolves, then
 /// shuts down gracefully: long polls answer at once, in-flight calls finish, all within
 /// `shutdown_timeout_ms`.
@@ -50,7 +47,8 @@ pub async fn run(
     health.set_serving::<LeaderServiceServer<LeaderServiceImpl>>().await;
     health.set_serving::<ClaimServiceServer<ClaimServiceImpl>>().await;
     health.set_serving::<AdminServiceServer<AdminServiceImpl>>().await;
-    tasks.spawn(watch_redis(store.clone(), health.clone(), stopping.clone()));
+    let probe = Duration::from_millis(config.health.probe_interval_ms.max(1));
+    tasks.spawn(watch_redis(store.clone(), health.clone(), probe, stopping.clone()));
 
     // The rich error types are served too, so grpcurl prints ErrorInfo and BadRequest details.
     let descriptors = || {
@@ -108,12 +106,17 @@ pub async fn run(
 }
 
 /// Keeps grpc.health.v1 true: NOT_SERVING while Redis does not answer.
-async fn watch_redis(store: Store, health: tonic_health::server::HealthReporter, stopping: CancellationToken) {
+async fn watch_redis(
+    store: Store,
+    health: tonic_health::server::HealthReporter,
+    every: Duration,
+    stopping: CancellationToken,
+) {
     let mut up = true;
     loop {
         tokio::select! {
             _ = stopping.cancelled() => return,
-            _ = tokio::time::sleep(HEALTH_CHECK_PERIOD) => {}
+            _ = tokio::time::sleep(every) => {}
         }
         let ok = store.ping().await.is_ok();
         metrics::gauge!("baton_redis_up").set(if ok { 1.0 } else { 0.0 });
@@ -122,7 +125,8 @@ async fn watch_redis(store: Store, health: tonic_health::server::HealthReporter,
             let status = if ok { ServingStatus::Serving } else { ServingStatus::NotServing };
             tracing::warn!(redis_up = ok, "redis health changed");
             health.set_service_status("", status).await;
-            let services = ["baton.v1.AgentService", "baton.v1.LeaderService", "baton.v1.ClaimService", "baton.v1.AdminService"];
+            let services =
+                ["baton.v1.AgentService", "baton.v1.LeaderService", "baton.v1.ClaimService", "baton.v1.AdminService"];
             for service in services {
                 health.set_service_status(service, status).await;
             }

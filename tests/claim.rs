@@ -478,6 +478,7 @@ async fn unpicked_hand_over_of_a_dead_replica_is_reclaimed() {
         .args(["serve", "--redis-url", &redis.url(), "--listen", &format!("127.0.0.1:{port}"), "--metrics-listen", ""])
         .env("BATON_ORPHAN_CLEANUP__ENABLED", "false")
         .env("BATON_ZOMBIE_CLEANUP__ENABLED", "false")
+        .env("BATON_PURGE__ENABLED", "false")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

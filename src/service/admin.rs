@@ -39,7 +39,9 @@ fn kind(field: &str, value: i32) -> Result<SourceKind> {
     match pb::SourceKind::try_from(value) {
         Ok(pb::SourceKind::Queue) => Ok(SourceKind::Queue),
         Ok(pb::SourceKind::Pool) => Ok(SourceKind::Pool),
-        Ok(pb::SourceKind::Unspecified) => Err(Error::invalid(field, "is required (SOURCE_KIND_QUEUE or SOURCE_KIND_POOL)")),
+        Ok(pb::SourceKind::Unspecified) => {
+            Err(Error::invalid(field, "is required (SOURCE_KIND_QUEUE or SOURCE_KIND_POOL)"))
+        }
         Err(_) => Err(Error::invalid(field, format!("unknown value {value}"))),
     }
 }
@@ -96,7 +98,10 @@ fn page_token(kind: SourceKind, source: &str, offset: u64) -> String {
 
 #[tonic::async_trait]
 impl AdminService for AdminServiceImpl {
-    async fn get_health(&self, _request: Request<pb::GetHealthRequest>) -> Result<Response<pb::GetHealthResponse>, Status> {
+    async fn get_health(
+        &self,
+        _request: Request<pb::GetHealthRequest>,
+    ) -> Result<Response<pb::GetHealthResponse>, Status> {
         observe("GetHealth", async {
             let h = health::check(&self.store, &self.config).await?;
             let sources = h

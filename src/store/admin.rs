@@ -59,7 +59,13 @@ fn purged(r: &mut Reply) -> Result<Vec<Purged>> {
 
 impl Store {
     /// One page of a source's dead letters, oldest first; returns (total, entries).
-    pub async fn dead_letters(&self, kind: SourceKind, name: &str, offset: u64, count: u32) -> Result<(u64, Vec<DeadLetterEntry>)> {
+    pub async fn dead_letters(
+        &self,
+        kind: SourceKind,
+        name: &str,
+        offset: u64,
+        count: u32,
+    ) -> Result<(u64, Vec<DeadLetterEntry>)> {
         let (dlq, dlqinfo, payloads, with_payload) = match kind {
             SourceKind::Queue => {
                 let k = self.keys.queue(name);
@@ -120,9 +126,26 @@ impl Store {
     }
 
     /// One page of the purge of a queue; returns (next cursor, findings).
-    pub async fn purge_queue(&self, queue: &str, limits: PurgeLimits, cursor: &str, page: u32) -> Result<(String, Vec<Purged>)> {
+    pub async fn purge_queue(
+        &self,
+        queue: &str,
+        limits: PurgeLimits,
+        cursor: &str,
+        page: u32,
+    ) -> Result<(String, Vec<Purged>)> {
         let k = self.keys.queue(queue);
-        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.index, &k.dlq, &k.dlqinfo, &k.stats];
+        let keys = [
+            &*k.waiting,
+            &k.working,
+            &k.defs,
+            &k.payloads,
+            &k.leases,
+            &k.streaks,
+            &k.index,
+            &k.dlq,
+            &k.dlqinfo,
+            &k.stats,
+        ];
         let args = Args::new()
             .arg(if limits.dry_run { "1" } else { "0" })
             .arg(limits.max_working_age_ms)
@@ -138,7 +161,13 @@ impl Store {
     }
 
     /// One page of the purge of a pool; returns (next cursor, findings).
-    pub async fn purge_pool(&self, pool: &str, limits: PurgeLimits, cursor: &str, page: u32) -> Result<(String, Vec<Purged>)> {
+    pub async fn purge_pool(
+        &self,
+        pool: &str,
+        limits: PurgeLimits,
+        cursor: &str,
+        page: u32,
+    ) -> Result<(String, Vec<Purged>)> {
         let k = self.keys.pool(pool);
         let args = Args::new()
             .arg(if limits.dry_run { "1" } else { "0" })

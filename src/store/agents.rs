@@ -214,7 +214,18 @@ impl Store {
     /// Ends a lease with an outcome. A stale or unknown token is `Error::LeaseLost`.
     pub async fn complete(&self, c: &Completion) -> Result<Completed> {
         let k = self.keys.queue(&c.queue);
-        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.index, &k.dlq, &k.dlqinfo, &k.stats];
+        let keys = [
+            &*k.waiting,
+            &k.working,
+            &k.defs,
+            &k.payloads,
+            &k.leases,
+            &k.streaks,
+            &k.index,
+            &k.dlq,
+            &k.dlqinfo,
+            &k.stats,
+        ];
         let mut args =
             Args::new().arg(&c.name).arg(c.token).arg(c.outcome.as_str()).arg(&c.message).arg(c.retry_after_ms);
         self.policy.push_args(&mut args);

@@ -1,0 +1,390 @@
+//! Dead letters, purge and health (seed 003's acceptance checklists), through AdminService,
+//! against real Redis.
+
+mod common;
+
+use std::time::Duration;
+
+use baton::pb::{admin_service_client::AdminServiceClient, claim_service_client::ClaimServiceClient};
+use common::*;
+use tonic::{transport::Channel, Code};
+
+const Q: &str = "jobs";
+const P: &str = "vms";
+
+async fn admin(env: &Env) -> AdminServiceClient<Channel> {
+    AdminServiceClient::new(env.baton.channel().await)
+}
+
+async fn claims(env: &Env) -> ClaimServiceClient<Channel> {
+    ClaimServiceClient::new(env.baton.channel().await)
+}
+
+fn queue() -> Option<pb::Source> {
+    Some(pb::Source { kind: pb::SourceKind::Queue as i32, name: Q.into() })
+}
+
+fn pool() -> Option<pb::Source> {
+    Some(pb::Source { kind: pb::SourceKind::Pool as i32, name: P.into() })
+}
+
+async fn dead_letters(a: &mut AdminServiceClient<Channel>, source: Option<pb::Source>) -> Vec<pb::DeadLetter> {
+    let req = pb::ListDeadLettersRequest { source, page_size: 0, page_token: String::new() };
+    a.list_dead_letters(req).await.unwrap().into_inner().dead_letters
+}
+
+/// Registers `name` with max_attempts 1 and fails it once: it lands in the dead-letter queue.
+async fn dead_letter_agent(env: &mut Env, name: &str) {
+    let mut a = agent(name, 60_000, 30_000);
+    a.max_attempts = 1;
+    a.payload = format!("payload of {name}").into_bytes();
+    register(&mut env.client, Q, vec![a]).await;
+    let l = acquire(&mut env.client, Q, "w", 1).await.pop().expect("due");
+    assert_eq!(l.name, name);
+    let mut req = complete_req(&l, pb::Outcome::Throttled);
+    req.message = format!("429 for {name}");
+    assert!(env.client.complete(req).await.unwrap().into_inner().dead_lettered);
+}
+
+/// Waits until the Redis clock has moved `ms` past now.
+async fn let_redis_time_pass(redis: &TestRedis, ms: i64) {
+    let until = redis.now_ms().await + ms;
+    while redis.now_ms().await <= until {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+// Failures land in the right dead-letter queue with full context; a retried agent then runs
+// normally; a deleted one is gone.
+#[tokio::test]
+async fn agent_failures_land_in_their_queue_dlq_with_context() {
+    let mut env = Env::start().await;
+    dead_letter_agent(&mut env, "flaky").await;
+    let mut a = admin(&env).await;
+    let dl = dead_letters(&mut a, queue()).await;
+    assert_eq!(dl.len(), 1);
+    let d = &dl[0];
+    assert_eq!((d.id.as_str(), d.error_class.as_str(), d.message.as_str()), ("flaky", "THROTTLED", "429 for flaky"));
+    assert_eq!((d.attempts, d.holder.as_str(), d.payload.as_slice()), (1, "w", b"payload of flaky".as_slice()));
+    assert!(d.failed_at.is_some());
+    assert!(dead_letters(&mut a, pool()).await.is_empty(), "nothing in other sources");
+
+    let retry = pb::RetryDeadLetterRequest { source: queue(), id: "flaky".into() };
+    a.retry_dead_letter(retry.clone()).await.unwrap();
+    assert_eq!(a.retry_dead_letter(retry).await.unwrap_err().code(), Code::NotFound, "no longer dead-lettered");
+    let l = acquire(&mut env.client, Q, "w", 1).await.pop().expect("retried agent is due at once");
+    assert_eq!(l.attempt, 1, "with a clean failure streak");
+    let done = env.client.complete(complete_req(&l, pb::Outcome::Success)).await.unwrap().into_inner();
+    assert!(done.next_run_at.is_some(), "and runs normally");
+
+    dead_letter_agent(&mut env, "doomed").await;
+    a.delete_dead_letter(pb::DeleteDeadLetterRequest { source: queue(), id: "doomed".into() }).await.unwrap();
+    let gone = env.client.get_agent(pb::GetAgentRequest { queue: Q.into(), name: "doomed".into() }).await.unwrap_err();
+    assert_eq!(gone.code(), Code::NotFound);
+    let again = a.delete_dead_letter(pb::DeleteDeadLetterRequest { source: queue(), id: "doomed".into() }).await;
+    assert_eq!(again.unwrap_err().code(), Code::NotFound);
+}
+
+// A failed resource lands in its pool's dead-letter queue with its context, and a retry offers
+// it again with its attributes.
+#[tokio::test]
+async fn failed_resources_land_in_their_pool_dlq_and_come_back() {
+    let env = Env::start().await;
+    let mut c = claims(&env).await;
+    let mut r = pb::Resource { id: "vm-1".into(), attributes: Default::default() };
+    r.attributes.insert("zone".into(), "eu".into());
+    c.offer(pb::OfferRequest { pool: P.into(), resources: vec![r] }).await.unwrap();
+    let claim =
+        pb::ClaimRequest { pool: P.into(), claimer_id: "ci".into(), attributes: Default::default(), wait: None };
+    let got = c.claim(claim.clone()).await.unwrap().into_inner();
+    c.fail(pb::FailRequest {
+        pool: P.into(),
+        resource_id: "vm-1".into(),
+        token: got.token,
+        error: "kernel panic".into(),
+    })
+    .await
+    .unwrap();
+    let mut a = admin(&env).await;
+    let dl = dead_letters(&mut a, pool()).await;
+    assert_eq!(dl.len(), 1);
+    assert_eq!((dl[0].id.as_str(), dl[0].message.as_str(), dl[0].holder.as_str()), ("vm-1", "kernel panic", "ci"));
+    assert_eq!(dl[0].attributes["zone"], "eu");
+    a.retry_dead_letter(pb::RetryDeadLetterRequest { source: pool(), id: "vm-1".into() }).await.unwrap();
+    let again = c.claim(claim).await.unwrap().into_inner().resource.expect("offered again");
+    assert_eq!((again.id.as_str(), again.attributes["zone"].as_str()), ("vm-1", "eu"));
+}
+
+// The dead-letter size bound holds as entries are written (oldest go first, an agent with its
+// definition), and the TTL holds through the purge.
+#[tokio::test]
+async fn dead_letter_size_and_ttl_hold() {
+    let mut config = test_config();
+    config.dead_letter.max_entries = 3;
+    config.dead_letter.ttl_ms = 1_500;
+    let mut env = Env::with_config(config).await;
+    for i in 0..5 {
+        dead_letter_agent(&mut env, &format!("a{i}")).await;
+    }
+    let mut a = admin(&env).await;
+    let ids: Vec<String> = dead_letters(&mut a, queue()).await.into_iter().map(|d| d.id).collect();
+    assert_eq!(ids, ["a2", "a3", "a4"], "the two oldest were dropped");
+    let gone = env.client.get_agent(pb::GetAgentRequest { queue: Q.into(), name: "a0".into() }).await.unwrap_err();
+    assert_eq!(gone.code(), Code::NotFound, "with their definitions");
+
+    let_redis_time_pass(&env.redis, 1_600).await;
+    let dry = a.purge(pb::PurgeRequest { dry_run: true }).await.unwrap().into_inner();
+    assert_eq!(dry.items.iter().filter(|i| i.action == "REMOVED").count(), 3);
+    assert_eq!(dead_letters(&mut a, queue()).await.len(), 3, "a dry run changes nothing");
+    a.purge(pb::PurgeRequest { dry_run: false }).await.unwrap();
+    assert!(dead_letters(&mut a, queue()).await.is_empty(), "expired dead letters are removed");
+}
+
+// Stale entries of each kind are found; a dry run reports exactly what a real run then does,
+// and changes nothing.
+#[tokio::test]
+async fn purge_finds_each_kind_of_stale_entry() {
+    let mut config = test_config();
+    config.purge.max_claim_age_ms = 300;
+    config.purge.max_idle_age_ms = 300;
+    config.purge.max_working_age_ms = 300;
+    config.zombie_cleanup.enabled = false;
+    config.orphan_cleanup.enabled = false;
+    config.purge.enabled = false;
+    let mut env = Env::with_config(config).await;
+    let mut c = claims(&env).await;
+    let resources =
+        ["held", "idle"].iter().map(|id| pb::Resource { id: id.to_string(), attributes: Default::default() }).collect();
+    c.offer(pb::OfferRequest { pool: P.into(), resources }).await.unwrap();
+    let claim =
+        pb::ClaimRequest { pool: P.into(), claimer_id: "slow".into(), attributes: Default::default(), wait: None };
+    let held = c.claim(claim).await.unwrap().into_inner();
+    register(&mut env.client, Q, vec![agent("stuck", 60_000, 100), agent("lost", 60_000, 30_000)]).await;
+    let lease = acquire(&mut env.client, Q, "w", 1).await.pop().unwrap();
+    assert_eq!(lease.name, "lost");
+    // Orphaned metadata: a definition in no state, offered attributes of a resource in no set,
+    // a line entry with no place in line.
+    let mut conn = env.redis.conn().await;
+    let q = |part: &str| format!("baton:{{q:{Q}}}:{part}");
+    let p = |part: &str| format!("baton:{{p:{P}}}:{part}");
+    let stuck = acquire(&mut env.client, Q, "w", 1).await.pop().unwrap();
+    env.client.complete(complete_req(&lease, pb::Outcome::Success)).await.unwrap();
+    let _: () = redis::cmd("ZREM").arg(q("waiting")).arg("lost").query_async(&mut conn).await.unwrap();
+    let _: () = redis::cmd("HSET").arg(p("resources")).arg("ghost").arg("{}").query_async(&mut conn).await.unwrap();
+    let _: () = redis::cmd("HSET")
+        .arg(p("lineinfo"))
+        .arg("00000000000000000099")
+        .arg("x|1|{}")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let_redis_time_pass(&env.redis, 700).await;
+
+    let mut a = admin(&env).await;
+    let before = env.redis.snapshot().await;
+    let dry = a.purge(pb::PurgeRequest { dry_run: true }).await.unwrap().into_inner();
+    assert!(dry.dry_run);
+    assert_eq!(env.redis.snapshot().await, before, "a dry run changes nothing");
+    let mut found: Vec<(String, String)> = dry.items.iter().map(|i| (i.id.clone(), i.action.clone())).collect();
+    found.sort();
+    let expected = [
+        ("00000000000000000099", "REMOVED"),
+        ("ghost", "REMOVED"),
+        ("held", "DEAD_LETTERED"),
+        ("idle", "DEAD_LETTERED"),
+        ("lost", "REQUEUED"),
+        ("stuck", "DEAD_LETTERED"),
+    ];
+    assert_eq!(found, expected.map(|(a, b)| (a.to_string(), b.to_string())));
+    for item in &dry.items {
+        assert!(!item.reason.is_empty(), "{} has a reason", item.id);
+    }
+
+    let real = a.purge(pb::PurgeRequest { dry_run: false }).await.unwrap().into_inner();
+    let mut done: Vec<(String, String)> = real.items.iter().map(|i| (i.id.clone(), i.action.clone())).collect();
+    done.sort();
+    assert_eq!(done, found, "the real run does what the dry run reported");
+    let ret = pb::ReturnRequest { pool: P.into(), resource_id: "held".into(), token: held.token, reuse: true };
+    assert_eq!(reason(&c.r#return(ret).await.unwrap_err()), "LEASE_LOST", "a purged claim is over");
+    assert_eq!(
+        reason(&env.client.complete(complete_req(&stuck, pb::Outcome::Success)).await.unwrap_err()),
+        "LEASE_LOST"
+    );
+    let lost =
+        env.client.get_agent(pb::GetAgentRequest { queue: Q.into(), name: "lost".into() }).await.unwrap().into_inner();
+    assert_eq!(lost.agent.unwrap().state(), pb::AgentState::Waiting, "an orphaned definition is requeued");
+    assert_eq!(dead_letters(&mut a, pool()).await.len(), 2);
+    let stuck_dl = dead_letters(&mut a, queue()).await;
+    assert_eq!((stuck_dl[0].id.as_str(), stuck_dl[0].error_class.as_str()), ("stuck", "PURGED"));
+    assert!(a.purge(pb::PurgeRequest { dry_run: true }).await.unwrap().into_inner().items.is_empty(), "nothing left");
+}
+
+// The auto-purge sweeper runs by itself on the elected replica.
+#[tokio::test]
+async fn auto_purge_runs_by_itself() {
+    let mut config = test_config();
+    config.purge.interval_ms = 100;
+    config.purge.max_claim_age_ms = 200;
+    config.orphan_cleanup.leadership_ttl_ms = 1_000;
+    let env = Env::with_config(config).await;
+    let mut c = claims(&env).await;
+    c.offer(pb::OfferRequest {
+        pool: P.into(),
+        resources: vec![pb::Resource { id: "r".into(), attributes: Default::default() }],
+    })
+    .await
+    .unwrap();
+    let claim = pb::ClaimRequest { pool: P.into(), claimer_id: "x".into(), attributes: Default::default(), wait: None };
+    c.claim(claim).await.unwrap();
+    let mut a = admin(&env).await;
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    while dead_letters(&mut a, pool()).await.is_empty() {
+        assert!(std::time::Instant::now() < until, "the purge sweeper never ran");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+// Health moves HEALTHY → DEGRADED → UNHEALTHY as thresholds are crossed, and back; it is in
+// the Redis hash too.
+#[tokio::test]
+async fn health_follows_the_thresholds() {
+    let mut config = test_config();
+    config.health.dead_letter_warning = 2;
+    config.health.dead_letter_critical = 4;
+    let mut env = Env::with_config(config).await;
+    let mut a = admin(&env).await;
+    let status = |h: &pb::GetHealthResponse| h.status();
+    let h = a.get_health(pb::GetHealthRequest {}).await.unwrap().into_inner();
+    assert_eq!(status(&h), pb::HealthStatus::Healthy);
+
+    for i in 0..2 {
+        dead_letter_agent(&mut env, &format!("d{i}")).await;
+    }
+    let h = a.get_health(pb::GetHealthRequest {}).await.unwrap().into_inner();
+    assert_eq!(status(&h), pb::HealthStatus::Degraded);
+    let q = h.sources.iter().find(|s| s.source.as_ref().unwrap().name == Q).unwrap();
+    assert_eq!((q.dead_lettered, q.status()), (2, pb::HealthStatus::Degraded));
+    assert_eq!(q.reasons, ["dead_lettered 2 >= 2"]);
+
+    for i in 2..4 {
+        dead_letter_agent(&mut env, &format!("d{i}")).await;
+    }
+    let h = a.get_health(pb::GetHealthRequest {}).await.unwrap().into_inner();
+    assert_eq!(status(&h), pb::HealthStatus::Unhealthy);
+    let mut conn = env.redis.conn().await;
+    let stored: String =
+        redis::cmd("HGET").arg("baton:{registry}:health").arg("status").query_async(&mut conn).await.unwrap();
+    assert_eq!(stored, "UNHEALTHY");
+    let per_queue: String = redis::cmd("HGET")
+        .arg("baton:{registry}:health")
+        .arg(format!("queue:{Q}"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(per_queue.contains("\"dead_lettered\":4"), "{per_queue}");
+
+    for i in 0..4 {
+        a.retry_dead_letter(pb::RetryDeadLetterRequest { source: queue(), id: format!("d{i}") }).await.unwrap();
+    }
+    let h = a.get_health(pb::GetHealthRequest {}).await.unwrap().into_inner();
+    assert_eq!(status(&h), pb::HealthStatus::Healthy, "and back");
+    // Processing rate: completions per minute since the previous check.
+    for l in acquire(&mut env.client, Q, "w", 10).await {
+        env.client.complete(complete_req(&l, pb::Outcome::Success)).await.unwrap();
+    }
+    let h = a.get_health(pb::GetHealthRequest {}).await.unwrap().into_inner();
+    let q = h.sources.iter().find(|s| s.source.as_ref().unwrap().name == Q).unwrap();
+    assert!(q.processing_rate > 0.0, "{q:?}");
+}
+
+// grpc.health.v1 turns NOT_SERVING while Redis is unreachable, and SERVING when it is back.
+#[tokio::test]
+async fn grpc_health_follows_redis() {
+    let mut config = test_config();
+    config.health.probe_interval_ms = 100;
+    let mut env = Env::with_config(config).await;
+    let mut health = tonic_health::pb::health_client::HealthClient::new(env.baton.channel().await);
+    let check = |service: &str| tonic_health::pb::HealthCheckRequest { service: service.into() };
+    use tonic_health::pb::health_check_response::ServingStatus;
+    assert_eq!(health.check(check("")).await.unwrap().into_inner().status(), ServingStatus::Serving);
+    env.redis.kill().await;
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    while health.check(check("baton.v1.AdminService")).await.unwrap().into_inner().status() != ServingStatus::NotServing
+    {
+        assert!(std::time::Instant::now() < until, "never NOT_SERVING");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    env.redis.restart().await;
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    while health.check(check("")).await.unwrap().into_inner().status() != ServingStatus::Serving {
+        assert!(std::time::Instant::now() < until, "never SERVING again");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = &mut env.client;
+}
+
+// ListDeadLetters pages across every source of a kind.
+#[tokio::test]
+async fn dead_letters_page_across_sources() {
+    let env = Env::start().await;
+    let mut c = env.client.clone();
+    for q in ["qa", "qb", "qc"] {
+        for i in 0..3 {
+            let mut a = agent(&format!("{q}-{i}"), 60_000, 30_000);
+            a.max_attempts = 1;
+            register(&mut c, q, vec![a]).await;
+            let l = acquire(&mut c, q, "w", 1).await.pop().unwrap();
+            c.complete(complete_req(&l, pb::Outcome::Unknown)).await.unwrap();
+        }
+    }
+    let mut a = admin(&env).await;
+    let mut token = String::new();
+    let mut seen = Vec::new();
+    loop {
+        let req = pb::ListDeadLettersRequest {
+            source: Some(pb::Source { kind: pb::SourceKind::Queue as i32, name: String::new() }),
+            page_size: 4,
+            page_token: token,
+        };
+        let page = a.list_dead_letters(req).await.unwrap().into_inner();
+        seen.extend(page.dead_letters.into_iter().map(|d| d.id));
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        token = page.next_page_token;
+    }
+    let expected: Vec<String> =
+        ["qa", "qb", "qc"].iter().flat_map(|q| (0..3).map(move |i| format!("{q}-{i}"))).collect();
+    assert_eq!(seen, expected);
+}
+
+// Bad input for every field.
+#[tokio::test]
+async fn admin_calls_reject_bad_fields() {
+    let env = Env::start().await;
+    let mut a = admin(&env).await;
+    let bad = |s: tonic::Status, field: &str| {
+        assert_eq!(s.code(), Code::InvalidArgument, "{field}: {s:?}");
+        assert!(s.message().starts_with(field), "{field}: {}", s.message());
+    };
+    let src = |kind: i32, name: &str| Some(pb::Source { kind, name: name.into() });
+    let list =
+        |source, size, token: &str| pb::ListDeadLettersRequest { source, page_size: size, page_token: token.into() };
+    bad(a.list_dead_letters(list(None, 0, "")).await.unwrap_err(), "source");
+    bad(a.list_dead_letters(list(src(0, ""), 0, "")).await.unwrap_err(), "source.kind");
+    bad(a.list_dead_letters(list(src(9, ""), 0, "")).await.unwrap_err(), "source.kind");
+    bad(a.list_dead_letters(list(src(1, "a:b"), 0, "")).await.unwrap_err(), "source.name");
+    bad(a.list_dead_letters(list(src(1, ""), 1001, "")).await.unwrap_err(), "page_size");
+    bad(a.list_dead_letters(list(src(1, ""), 0, "garbage")).await.unwrap_err(), "page_token");
+    bad(a.list_dead_letters(list(src(2, ""), 0, "queue|q|0")).await.unwrap_err(), "page_token");
+    let retry = |source, id: &str| pb::RetryDeadLetterRequest { source, id: id.into() };
+    bad(a.retry_dead_letter(retry(None, "x")).await.unwrap_err(), "source");
+    bad(a.retry_dead_letter(retry(src(0, "q"), "x")).await.unwrap_err(), "source.kind");
+    bad(a.retry_dead_letter(retry(src(1, ""), "x")).await.unwrap_err(), "source.name");
+    bad(a.retry_dead_letter(retry(src(1, "q"), "")).await.unwrap_err(), "id");
+    let delete = |source, id: &str| pb::DeleteDeadLetterRequest { source, id: id.into() };
+    bad(a.delete_dead_letter(delete(None, "x")).await.unwrap_err(), "source");
+    bad(a.delete_dead_letter(delete(src(2, "p{"), "x")).await.unwrap_err(), "source.name");
+    bad(a.delete_dead_letter(delete(src(2, "p"), "a b")).await.unwrap_err(), "id");
+    assert!(env.redis.snapshot().await.is_empty(), "rejected calls wrote nothing");
+}
