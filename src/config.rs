@@ -38,12 +38,31 @@ pub struct Config {
     pub limits: Limits,
     pub agent: AgentConfig,
     pub pool: PoolConfig,
+    pub schedule: ScheduleConfig,
     pub dead_letter: DeadLetterConfig,
     pub purge: PurgeConfig,
     pub circuit_breaker: BreakerConfig,
     pub zombie_cleanup: ZombieConfig,
     pub orphan_cleanup: OrphanConfig,
     pub health: HealthConfig,
+}
+
+/// Durable delayed messages (ScheduleService).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ScheduleConfig {
+    /// A delivered message not acked within this is delivered again.
+    pub ack_timeout_ms: u64,
+    /// Deliveries after which an unacked message is dead-lettered.
+    pub max_deliveries: u32,
+    /// Most messages one delivery round moves to a consumer.
+    pub batch: u32,
+}
+
+impl Default for ScheduleConfig {
+    fn default() -> Self {
+        Self { ack_timeout_ms: 30_000, max_deliveries: 5, batch: 100 }
+    }
 }
 
 /// Dead-letter queues, one per queue, pool and receiver (seed 003's dlq_ttl, dlq_max_entries).
@@ -292,6 +311,7 @@ impl Default for Config {
             limits: Limits::default(),
             agent: AgentConfig::default(),
             pool: PoolConfig::default(),
+            schedule: ScheduleConfig::default(),
             dead_letter: DeadLetterConfig::default(),
             purge: PurgeConfig::default(),
             circuit_breaker: BreakerConfig::default(),
@@ -458,6 +478,9 @@ impl Config {
         }
         if let Err(e) = regex::Regex::new(&self.zombie_cleanup.exceptional_pattern) {
             return Err(Error::Config(format!("zombie_cleanup.exceptional_pattern: {e}")));
+        }
+        if self.schedule.ack_timeout_ms == 0 || self.schedule.max_deliveries == 0 || self.schedule.batch == 0 {
+            return bad("schedule.ack_timeout_ms, schedule.max_deliveries and schedule.batch must be at least 1");
         }
         if self.pool.max_line == 0 {
             return bad("pool.max_line must be at least 1");

@@ -1,4 +1,4 @@
-//! Health of every queue and pool (seed 003): size, oldest and average age, stuck count,
+//! Health of every queue, pool and receiver (seed 003): size, oldest and average age, stuck count,
 //! dead letters, processing rate, graded HEALTHY / DEGRADED / UNHEALTHY by the thresholds of
 //! `config.health`. One check feeds everything that shows health: AdminService.GetHealth, the
 //! Redis hash `{registry}:health`, the Prometheus gauges and the periodic log line.
@@ -34,7 +34,7 @@ impl Status {
 pub struct SourceHealth {
     pub kind: SourceKind,
     pub name: String,
-    /// Backlog: due agents (queue), waiting claims (pool).
+    /// Backlog: due agents (queue), waiting claims (pool), due messages (receiver).
     pub size: u64,
     pub oldest_age_ms: i64,
     pub average_age_ms: i64,
@@ -91,7 +91,8 @@ fn field(kind: SourceKind, name: &str) -> String {
     format!("{}:{name}", kind.as_str())
 }
 
-/// Checks every queue and pool (up to `health.max_queues` of each) and records the result.
+/// Checks every queue, pool and receiver (up to `health.max_queues` of each) and records the
+/// result.
 pub async fn check(store: &Store, config: &Config) -> Result<Health> {
     let t = &config.health;
     let previous = store.read_health().await?;
@@ -154,6 +155,31 @@ pub async fn check(store: &Store, config: &Config) -> Result<Health> {
             in_use: s.claimed,
             idle: s.idle,
             counter: s.claimed_total,
+            checked_at_ms: s.now_ms,
+        };
+        grade(&mut h, t);
+        sources.push(h);
+    }
+    let mut receivers = store.receivers().await?;
+    receivers.sort();
+    receivers.truncate(t.max_queues);
+    for receiver in receivers {
+        let s = store.receiver_stats(&receiver).await?;
+        checked_at_ms = checked_at_ms.max(s.now_ms);
+        let mut h = SourceHealth {
+            kind: SourceKind::Receiver,
+            name: receiver.clone(),
+            size: s.due,
+            oldest_age_ms: s.oldest_due_ms.map_or(0, |o| s.now_ms - o),
+            average_age_ms: s.average_overdue_ms,
+            stuck: s.overdue_in_flight,
+            dead_lettered: s.dead_lettered,
+            processing_rate: rate(SourceKind::Receiver, &receiver, s.acked, s.now_ms),
+            status: Status::Healthy,
+            reasons: Vec::new(),
+            in_use: s.in_flight,
+            idle: s.scheduled - s.due,
+            counter: s.acked,
             checked_at_ms: s.now_ms,
         };
         grade(&mut h, t);

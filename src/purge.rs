@@ -1,4 +1,4 @@
-//! The auto-purge (seed 003): one pass over every queue and pool finds stale entries — leases
+//! The auto-purge (seed 003): one pass over every queue, pool and receiver finds stale entries — leases
 //! far past their deadline, claims held too long, resources idle too long, metadata with
 //! nothing behind it, expired dead letters — and dead-letters, requeues or removes them, each
 //! with its reason. A dry run finds the same and changes nothing. The sweeper runs a pass every
@@ -21,7 +21,7 @@ pub struct Finding {
     pub item: Purged,
 }
 
-/// Runs one pass over every queue and pool.
+/// Runs one pass over every queue, pool and receiver.
 pub async fn run(store: &Store, config: &Config, dry_run: bool) -> Result<Vec<Finding>> {
     let p = &config.purge;
     let limits = PurgeLimits {
@@ -59,6 +59,20 @@ pub async fn run(store: &Store, config: &Config, dry_run: bool) -> Result<Vec<Fi
                 source: pool.clone(),
                 item,
             }));
+            cursor = next;
+            if cursor == "0" {
+                break;
+            }
+        }
+    }
+    let mut receivers = store.receivers().await?;
+    receivers.sort();
+    for receiver in receivers {
+        let mut cursor = "0".to_string();
+        loop {
+            let (next, items) = store.purge_receiver(&receiver, dry_run, &cursor, PAGE).await?;
+            findings
+                .extend(items.into_iter().map(|item| Finding { kind: SourceKind::Receiver, source: receiver.clone(), item }));
             cursor = next;
             if cursor == "0" {
                 break;

@@ -1,5 +1,5 @@
 //! Assembles one Baton replica: Redis connection, store, wake-ups, the gRPC services
-//! (AgentService, LeaderService, ClaimService, AdminService, grpc.health.v1, reflection), and graceful shutdown.
+//! (Agent, Leader, Claim, Schedule and Admin services, grpc.health.v1, reflection), and graceful shutdown.
 //!
 //! `run` takes its listener and shutdown signal as arguments, so the binary and the tests share
 //! the same code.
@@ -18,8 +18,12 @@ use crate::{
     pb::{
         self, admin_service_server::AdminServiceServer, agent_service_server::AgentServiceServer,
         claim_service_server::ClaimServiceServer, leader_service_server::LeaderServiceServer,
+        schedule_service_server::ScheduleServiceServer,
     },
-    service::{admin::AdminServiceImpl, agent::AgentServiceImpl, claim::ClaimServiceImpl, leader::LeaderServiceImpl},
+    service::{
+        admin::AdminServiceImpl, agent::AgentServiceImpl, claim::ClaimServiceImpl, leader::LeaderServiceImpl,
+        schedule::ScheduleServiceImpl,
+    },
     store::{wake::Wakeups, Policy, Redis, Store},
     sweeper,
 };
@@ -47,6 +51,7 @@ pub async fn run(
     health.set_serving::<LeaderServiceServer<LeaderServiceImpl>>().await;
     health.set_serving::<ClaimServiceServer<ClaimServiceImpl>>().await;
     health.set_serving::<AdminServiceServer<AdminServiceImpl>>().await;
+    health.set_serving::<ScheduleServiceServer<ScheduleServiceImpl>>().await;
     let probe = Duration::from_millis(config.health.probe_interval_ms.max(1));
     tasks.spawn(watch_redis(store.clone(), health.clone(), probe, stopping.clone()));
 
@@ -65,7 +70,8 @@ pub async fn run(
 
     let agents = AgentServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone());
     let leaders = LeaderServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone());
-    let claims = ClaimServiceImpl::new(store.clone(), wakeups, config.clone(), stopping.clone());
+    let claims = ClaimServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone());
+    let schedules = ScheduleServiceImpl::new(store.clone(), wakeups, config.clone(), stopping.clone());
     let admin = AdminServiceImpl::new(store.clone(), config.clone());
     let addr = listener.local_addr().map_err(|e| Error::Config(e.to_string()))?;
     tracing::info!(%addr, "baton serving gRPC");
@@ -88,6 +94,7 @@ pub async fn run(
         .add_service(LeaderServiceServer::new(leaders))
         .add_service(ClaimServiceServer::new(claims))
         .add_service(AdminServiceServer::new(admin))
+        .add_service(ScheduleServiceServer::new(schedules))
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), graceful);
     tokio::pin!(serve);
     let limit = Duration::from_millis(config.shutdown_timeout_ms);

@@ -51,7 +51,14 @@ fn every_script_header_matches_its_keys_and_argv() {
         assert_eq!(declared_keys, (1..=n).collect(), "{file}: header must document KEYS[1..={n}]");
 
         // poolKeys() names KEYS[1..=13].
-        let pool_keys: BTreeSet<usize> = if body.contains("poolKeys()") { (1..=13).collect() } else { BTreeSet::new() };
+        // receiverKeys() names KEYS[1..=11].
+        let pool_keys: BTreeSet<usize> = if body.contains("poolKeys()") {
+            (1..=13).collect()
+        } else if body.contains("receiverKeys()") {
+            (1..=11).collect()
+        } else {
+            BTreeSet::new()
+        };
         let used_keys: BTreeSet<usize> = used_re
             .captures_iter(body)
             .filter(|c| &c[1] == "KEYS")
@@ -75,6 +82,9 @@ fn every_script_header_matches_its_keys_and_argv() {
             assert!(declared_argv.iter().all(|i| *i < rest), "{file}: fixed ARGV after the ARGV[{rest}..] range");
         }
         assert!(!body.contains("..KEYS") && !built_key_re.is_match(body), "{file}: builds a key name in Lua");
+        // These commands answer 0 or 1, and 0 is true in Lua: `not rcall(...)` would never hold.
+        let truthy_zero = Regex::new(r"not rcall\('(HEXISTS|EXISTS|SISMEMBER|ZREM|HDEL|DEL|ZCARD|HLEN|ZCOUNT|HSETNX)'").unwrap();
+        assert!(!truthy_zero.is_match(&text), "{file}: `not rcall(...)` on a command that answers 0/1");
         for inc in include_re.captures_iter(body) {
             assert!(
                 fs::metadata(format!("lua/includes/{}.lua", &inc[1])).is_ok(),

@@ -29,6 +29,7 @@ impl AdminServiceImpl {
         let mut names = match kind {
             SourceKind::Queue => self.store.queues().await?,
             SourceKind::Pool => self.store.pools().await?,
+            SourceKind::Receiver => self.store.receivers().await?,
         };
         names.sort();
         Ok(names)
@@ -39,9 +40,8 @@ fn kind(field: &str, value: i32) -> Result<SourceKind> {
     match pb::SourceKind::try_from(value) {
         Ok(pb::SourceKind::Queue) => Ok(SourceKind::Queue),
         Ok(pb::SourceKind::Pool) => Ok(SourceKind::Pool),
-        Ok(pb::SourceKind::Unspecified) => {
-            Err(Error::invalid(field, "is required (SOURCE_KIND_QUEUE or SOURCE_KIND_POOL)"))
-        }
+        Ok(pb::SourceKind::Receiver) => Ok(SourceKind::Receiver),
+        Ok(pb::SourceKind::Unspecified) => Err(Error::invalid(field, "is required (QUEUE, POOL or RECEIVER)")),
         Err(_) => Err(Error::invalid(field, format!("unknown value {value}"))),
     }
 }
@@ -50,6 +50,7 @@ fn kind_pb(kind: SourceKind) -> i32 {
     match kind {
         SourceKind::Queue => pb::SourceKind::Queue as i32,
         SourceKind::Pool => pb::SourceKind::Pool as i32,
+        SourceKind::Receiver => pb::SourceKind::Receiver as i32,
     }
 }
 
@@ -78,6 +79,7 @@ fn dead_letter_pb(kind: SourceKind, name: &str, e: DeadLetterEntry) -> pb::DeadL
         .map(|a| a.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
         .unwrap_or_default();
     let class = text(&["outcome", "error_class"]);
+    let holder = text(&["worker", "claimer", "consumer"]);
     pb::DeadLetter {
         source: Some(pb::Source { kind: kind_pb(kind), name: name.to_string() }),
         id: e.id,
@@ -85,7 +87,7 @@ fn dead_letter_pb(kind: SourceKind, name: &str, e: DeadLetterEntry) -> pb::DeadL
         message: text(&["message", "error"]),
         failed_at: Some(timestamp(e.failed_at_ms)),
         attempts: c.get("attempts").and_then(|a| a.as_u64()).unwrap_or(0) as u32,
-        holder: text(&["worker", "claimer"]),
+        holder,
         payload: e.payload,
         attributes,
     }

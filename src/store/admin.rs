@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 pub enum SourceKind {
     Queue,
     Pool,
+    Receiver,
 }
 
 impl SourceKind {
@@ -16,6 +17,7 @@ impl SourceKind {
         match self {
             SourceKind::Queue => "queue",
             SourceKind::Pool => "pool",
+            SourceKind::Receiver => "receiver",
         }
     }
 }
@@ -75,6 +77,10 @@ impl Store {
                 let k = self.keys.pool(name);
                 (k.dlq, k.dlqinfo.clone(), k.dlqinfo, "0")
             }
+            SourceKind::Receiver => {
+                let k = self.keys.receiver(name);
+                (k.dlq, k.dlqinfo, k.messages, "1")
+            }
         };
         let args = Args::new().arg(offset).arg(count).arg(with_payload);
         let reply = self.run(Path::Dispatch, "readDeadLetters", &[&dlq, &dlqinfo, &payloads], args).await?;
@@ -105,6 +111,11 @@ impl Store {
                 let args = Args::new().arg(id).arg(&self.pool_channel).arg(name);
                 self.run(Path::WriteBack, "retryResource", &k.all(), args).await?
             }
+            SourceKind::Receiver => {
+                let k = self.keys.receiver(name);
+                let args = Args::new().arg(id).arg(&self.wake_channel).arg(super::wake_name(name));
+                self.run(Path::WriteBack, "retryMessage", &k.all(), args).await?
+            }
         };
         Ok(redis::from_redis_value::<i64>(reply).map_err(|e| Error::Internal(e.to_string()))? == 1)
     }
@@ -120,6 +131,10 @@ impl Store {
             SourceKind::Pool => {
                 let k = self.keys.pool(name);
                 self.run(Path::WriteBack, "dropDeadLetter", &[&k.dlq, &k.dlqinfo], Args::new().arg(id)).await?
+            }
+            SourceKind::Receiver => {
+                let k = self.keys.receiver(name);
+                self.run(Path::WriteBack, "deleteDeadMessage", &k.all(), Args::new().arg(id)).await?
             }
         };
         Ok(redis::from_redis_value::<i64>(reply).map_err(|e| Error::Internal(e.to_string()))? == 1)
@@ -181,6 +196,20 @@ impl Store {
             .arg(pool);
         let reply = self.run(Path::WriteBack, "purgePool", &k.all(), args).await?;
         let mut r = Reply::new("purgePool", reply)?;
+        Ok((r.next()?, purged(&mut r)?))
+    }
+
+    /// One page of the purge of a receiver; returns (next cursor, findings).
+    pub async fn purge_receiver(&self, receiver: &str, dry_run: bool, cursor: &str, page: u32) -> Result<(String, Vec<Purged>)> {
+        let k = self.keys.receiver(receiver);
+        let args = Args::new()
+            .arg(if dry_run { "1" } else { "0" })
+            .arg(self.policy.dead_letter_ttl_ms)
+            .arg(self.policy.dead_letter_max_entries)
+            .arg(cursor)
+            .arg(page);
+        let reply = self.run(Path::WriteBack, "purgeReceiver", &k.all(), args).await?;
+        let mut r = Reply::new("purgeReceiver", reply)?;
         Ok((r.next()?, purged(&mut r)?))
     }
 

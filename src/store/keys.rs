@@ -88,6 +88,52 @@ impl PoolKeys {
     }
 }
 
+/// The keys of one receiver, in the order every receiver script takes them
+/// (`receiverKeys()` in Lua).
+#[derive(Clone, Debug)]
+pub struct ReceiverKeys {
+    /// ZSET id -> deliver at (ms).
+    pub scheduled: String,
+    /// ZSET id -> ack deadline (ms).
+    pub inflight: String,
+    /// HASH id -> payload bytes.
+    pub messages: String,
+    /// HASH id -> "deliver_at|delivery_count|key".
+    pub meta: String,
+    /// HASH idempotency key -> id.
+    pub keys: String,
+    /// HASH id -> "token|consumer|delivered_at" while in flight.
+    pub tokens: String,
+    /// HASH consumer id -> messages in flight.
+    pub consumers: String,
+    /// STRING counter: ids and tokens.
+    pub seq: String,
+    /// ZSET id -> dead-lettered at (ms).
+    pub dlq: String,
+    /// HASH id -> dead-letter context JSON.
+    pub dlqinfo: String,
+    /// HASH scheduled, delivered, redelivered, acked, dead_lettered -> counts.
+    pub stats: String,
+}
+
+impl ReceiverKeys {
+    pub fn all(&self) -> [&str; 11] {
+        [
+            &self.scheduled,
+            &self.inflight,
+            &self.messages,
+            &self.meta,
+            &self.keys,
+            &self.tokens,
+            &self.consumers,
+            &self.seq,
+            &self.dlq,
+            &self.dlqinfo,
+            &self.stats,
+        ]
+    }
+}
+
 /// The keys of one election.
 #[derive(Clone, Debug)]
 pub struct ElectionKeys {
@@ -149,6 +195,29 @@ impl Keys {
     /// HASH: the last health check: "status", "checked_at", and "<kind>:<name>" -> JSON figures.
     pub fn health(&self) -> String {
         format!("{}baton:{{registry}}:health", self.prefix)
+    }
+
+    /// The keys of one receiver.
+    pub fn receiver(&self, receiver: &str) -> ReceiverKeys {
+        let k = |part: &str| format!("{}baton:{{r:{receiver}}}:{part}", self.prefix);
+        ReceiverKeys {
+            scheduled: k("scheduled"),
+            inflight: k("inflight"),
+            messages: k("messages"),
+            meta: k("meta"),
+            keys: k("keys"),
+            tokens: k("tokens"),
+            consumers: k("consumers"),
+            seq: k("seq"),
+            dlq: k("dlq"),
+            dlqinfo: k("dlqinfo"),
+            stats: k("stats"),
+        }
+    }
+
+    /// SET of every receiver ever scheduled to.
+    pub fn receivers(&self) -> String {
+        format!("{}baton:{{registry}}:receivers", self.prefix)
     }
 
     /// SET of every pool ever offered to or claimed from.

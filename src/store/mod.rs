@@ -10,6 +10,7 @@ pub mod keys;
 pub mod leader;
 pub mod pool;
 mod reply;
+pub mod schedule;
 pub mod scripts;
 pub mod sweep;
 pub mod wake;
@@ -30,6 +31,7 @@ pub use keys::Keys;
 pub use leader::*;
 pub use pool::*;
 use scripts::Args;
+pub use schedule::*;
 pub use scripts::Scripts;
 pub use sweep::*;
 
@@ -162,8 +164,13 @@ impl Store {
 
     /// Adds a queue to the registry that sweepers and health walk.
     async fn remember_queue(&self, queue: &str) -> Result<()> {
+        self.remember(self.keys.queues(), queue).await
+    }
+
+    /// Adds a name to a registry set (queues, pools, receivers).
+    async fn remember(&self, registry: String, name: &str) -> Result<()> {
         let mut conn = self.redis.conn().await?;
-        redis::cmd("SADD").arg(self.keys.queues()).arg(queue).query_async::<i64>(&mut conn).await?;
+        redis::cmd("SADD").arg(registry).arg(name).query_async::<i64>(&mut conn).await?;
         Ok(())
     }
 }

@@ -213,8 +213,6 @@ impl Store {
     }
 
     async fn remember_pool(&self, pool: &str) -> Result<()> {
-        let mut conn = self.redis.conn().await?;
-        redis::cmd("SADD").arg(self.keys.pools()).arg(pool).query_async::<i64>(&mut conn).await?;
-        Ok(())
+        self.remember(self.keys.pools(), pool).await
     }
 }

@@ -1,0 +1,47 @@
+--[[
+  ackMessage: ends a delivered message for good, if token is its current delivery's. Announces
+  the receiver when messages are due, since the consumer may have been at its in-flight bound.
+
+  Input:
+    KEYS[1]  scheduled  ZSET id -> deliver at (ms)
+    KEYS[2]  inflight   ZSET id -> ack deadline (ms)
+    KEYS[3]  messages   HASH id -> payload bytes
+    KEYS[4]  meta       HASH id -> "deliver_at|delivery_count|key"
+    KEYS[5]  keys       HASH idempotency key -> id
+    KEYS[6]  tokens     HASH id -> "token|consumer|delivered_at" (in flight)
+    KEYS[7]  consumers  HASH consumer id -> messages in flight
+    KEYS[8]  seq        STRING counter: ids and tokens
+    KEYS[9]  dlq        ZSET id -> dead-lettered at (ms)
+    KEYS[10] dlqinfo    HASH id -> dead-letter context JSON
+    KEYS[11] stats      HASH scheduled, delivered, redelivered, acked, dead_lettered -> counts
+
+    ARGV[1] id
+    ARGV[2] token
+    ARGV[3] channel    wake-up channel
+    ARGV[4] wakeName   name announced on channel ("r:<receiver>")
+
+  Output:
+    { 0 } acked; { -1 } LEASE_LOST
+]]
+local rcall = redis.call
+--@include nowMs
+--@include receiverKeys
+--@include messageMeta
+--@include endDelivery
+
+local k = receiverKeys()
+local id, token, channel, wakeName = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local rec = rcall('HGET', k.tokens, id)
+if not rec or string.match(rec, '^(%d+)|') ~= token then
+  return { -1 }
+end
+endDelivery(k, id)
+local meta = messageMeta(rcall('HGET', k.meta, id))
+if meta and meta.key ~= '' then rcall('HDEL', k.keys, meta.key) end
+rcall('HDEL', k.messages, id)
+rcall('HDEL', k.meta, id)
+rcall('HINCRBY', k.stats, 'acked', 1)
+if rcall('ZRANGEBYSCORE', k.scheduled, '-inf', nowMs(), 'LIMIT', 0, 1)[1] then
+  rcall('PUBLISH', channel, wakeName)
+end
+return { 0 }

@@ -1,0 +1,33 @@
+--[[
+  deleteDeadMessage: drops a dead-lettered message for good.
+
+  Input:
+    KEYS[1]  scheduled  ZSET id -> deliver at (ms)
+    KEYS[2]  inflight   ZSET id -> ack deadline (ms)
+    KEYS[3]  messages   HASH id -> payload bytes
+    KEYS[4]  meta       HASH id -> "deliver_at|delivery_count|key"
+    KEYS[5]  keys       HASH idempotency key -> id
+    KEYS[6]  tokens     HASH id -> "token|consumer|delivered_at" (in flight)
+    KEYS[7]  consumers  HASH consumer id -> messages in flight
+    KEYS[8]  seq        STRING counter: ids and tokens
+    KEYS[9]  dlq        ZSET id -> dead-lettered at (ms)
+    KEYS[10] dlqinfo    HASH id -> dead-letter context JSON
+    KEYS[11] stats      HASH scheduled, delivered, redelivered, acked, dead_lettered -> counts
+
+    ARGV[1] id
+
+  Output:
+    1 deleted; 0 not dead-lettered here
+]]
+local rcall = redis.call
+--@include receiverKeys
+
+local k = receiverKeys()
+local id = ARGV[1]
+if rcall('ZREM', k.dlq, id) == 0 then
+  return 0
+end
+rcall('HDEL', k.dlqinfo, id)
+rcall('HDEL', k.messages, id)
+rcall('HDEL', k.meta, id)
+return 1

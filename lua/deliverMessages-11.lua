@@ -1,0 +1,99 @@
+--[[
+  deliverMessages: one round of delivery to one consumer. First, messages whose ack deadline
+  passed leave flight: due again at once, or dead-lettered once delivered maxDeliveries times.
+  Then up to (maxInFlight - what the consumer already holds, at most limit) due messages go in
+  flight at this consumer, each with a new token and a higher delivery count.
+
+  Input:
+    KEYS[1]  scheduled  ZSET id -> deliver at (ms)
+    KEYS[2]  inflight   ZSET id -> ack deadline (ms)
+    KEYS[3]  messages   HASH id -> payload bytes
+    KEYS[4]  meta       HASH id -> "deliver_at|delivery_count|key"
+    KEYS[5]  keys       HASH idempotency key -> id
+    KEYS[6]  tokens     HASH id -> "token|consumer|delivered_at" (in flight)
+    KEYS[7]  consumers  HASH consumer id -> messages in flight
+    KEYS[8]  seq        STRING counter: ids and tokens
+    KEYS[9]  dlq        ZSET id -> dead-lettered at (ms)
+    KEYS[10] dlqinfo    HASH id -> dead-letter context JSON
+    KEYS[11] stats      HASH scheduled, delivered, redelivered, acked, dead_lettered -> counts
+
+    ARGV[1] consumer        consumer id
+    ARGV[2] maxInFlight     the consumer's bound on unacked messages
+    ARGV[3] ackTimeoutMs    how long a delivery waits for its Ack
+    ARGV[4] maxDeliveries   deliveries before a message is dead-lettered
+    ARGV[5] limit           most messages to move in one call
+    ARGV[6] receiver        receiver name (dead-letter context)
+    ARGV[7] dlqTtlMs        dead-letter TTL (0: none)
+    ARGV[8] dlqMax          dead-letter size bound (0: none)
+
+  Output:
+    { now, nextDue (or -1), redelivered, deadLettered, (id, payload, deliverAt, count, token)* }
+    nextDue is the earliest of the next due message and the next ack deadline.
+]]
+local rcall = redis.call
+--@include nowMs
+--@include receiverKeys
+--@include messageMeta
+--@include endDelivery
+--@include trimDeadLetters
+
+local k = receiverKeys()
+local consumer, maxInFlight, ackTimeoutMs = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local maxDeliveries, limit, receiver = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
+local now = nowMs()
+local redelivered, deadLettered = 0, 0
+
+for _, id in ipairs(rcall('ZRANGEBYSCORE', k.inflight, '-inf', now, 'LIMIT', 0, limit)) do
+  local rec = endDelivery(k, id)
+  local meta = messageMeta(rcall('HGET', k.meta, id))
+  if meta and meta.count >= maxDeliveries then
+    rcall('ZADD', k.dlq, now, id)
+    rcall('HSET', k.dlqinfo, id, cjson.encode({
+      source = 'receiver', receiver = receiver, id = id, error_class = 'MAX_DELIVERIES',
+      message = 'not acked after ' .. meta.count .. ' deliveries', failed_at = now, attempts = meta.count,
+      consumer = rec and string.match(rec, '^%d+|([^|]*)|') or '', deliver_at = meta.at,
+    }))
+    if meta.key ~= '' then rcall('HDEL', k.keys, meta.key) end
+    rcall('HINCRBY', k.stats, 'dead_lettered', 1)
+    deadLettered = deadLettered + 1
+    trimDeadLetters(k.dlq, k.dlqinfo, now, tonumber(ARGV[7]), tonumber(ARGV[8]), function(gone)
+      rcall('HDEL', k.messages, gone)
+      rcall('HDEL', k.meta, gone)
+    end, false)
+  elseif meta then
+    rcall('ZADD', k.scheduled, now, id)
+    redelivered = redelivered + 1
+  end
+end
+
+local out = { now, -1, redelivered, deadLettered }
+local room = maxInFlight - tonumber(rcall('HGET', k.consumers, consumer) or '0')
+if room > limit then room = limit end
+if room > 0 then
+  for _, id in ipairs(rcall('ZRANGEBYSCORE', k.scheduled, '-inf', now, 'LIMIT', 0, room)) do
+    rcall('ZREM', k.scheduled, id)
+    local meta = messageMeta(rcall('HGET', k.meta, id))
+    local payload = rcall('HGET', k.messages, id)
+    if meta and payload then
+      local token = string.format('%d', rcall('INCR', k.seq))
+      local count = meta.count + 1
+      rcall('HSET', k.meta, id, string.format('%d', meta.at) .. '|' .. count .. '|' .. meta.key)
+      rcall('ZADD', k.inflight, now + ackTimeoutMs, id)
+      rcall('HSET', k.tokens, id, token .. '|' .. consumer .. '|' .. string.format('%d', now))
+      rcall('HINCRBY', k.consumers, consumer, 1)
+      rcall('HINCRBY', k.stats, 'delivered', 1)
+      out[#out + 1] = id
+      out[#out + 1] = payload
+      out[#out + 1] = meta.at
+      out[#out + 1] = count
+      out[#out + 1] = token
+    end
+  end
+end
+local nextDue = -1
+local s = rcall('ZRANGE', k.scheduled, 0, 0, 'WITHSCORES')
+if s[2] then nextDue = tonumber(s[2]) end
+local f = rcall('ZRANGE', k.inflight, 0, 0, 'WITHSCORES')
+if f[2] and (nextDue < 0 or tonumber(f[2]) < nextDue) then nextDue = tonumber(f[2]) end
+out[2] = nextDue
+return out

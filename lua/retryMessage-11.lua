@@ -1,0 +1,43 @@
+--[[
+  retryMessage: puts a dead-lettered message back, due at once, with its delivery count reset.
+
+  Input:
+    KEYS[1]  scheduled  ZSET id -> deliver at (ms)
+    KEYS[2]  inflight   ZSET id -> ack deadline (ms)
+    KEYS[3]  messages   HASH id -> payload bytes
+    KEYS[4]  meta       HASH id -> "deliver_at|delivery_count|key"
+    KEYS[5]  keys       HASH idempotency key -> id
+    KEYS[6]  tokens     HASH id -> "token|consumer|delivered_at" (in flight)
+    KEYS[7]  consumers  HASH consumer id -> messages in flight
+    KEYS[8]  seq        STRING counter: ids and tokens
+    KEYS[9]  dlq        ZSET id -> dead-lettered at (ms)
+    KEYS[10] dlqinfo    HASH id -> dead-letter context JSON
+    KEYS[11] stats      HASH scheduled, delivered, redelivered, acked, dead_lettered -> counts
+
+    ARGV[1] id
+    ARGV[2] channel    wake-up channel
+    ARGV[3] wakeName   name announced on channel ("r:<receiver>")
+
+  Output:
+    1 put back; 0 not dead-lettered here
+]]
+local rcall = redis.call
+--@include nowMs
+--@include receiverKeys
+--@include messageMeta
+
+local k = receiverKeys()
+local id, channel, wakeName = ARGV[1], ARGV[2], ARGV[3]
+local meta = messageMeta(rcall('HGET', k.meta, id))
+if rcall('ZREM', k.dlq, id) == 0 then
+  return 0
+end
+rcall('HDEL', k.dlqinfo, id)
+if not meta or rcall('HEXISTS', k.messages, id) == 0 then
+  return 0
+end
+rcall('HSET', k.meta, id, string.format('%d', meta.at) .. '|0|' .. meta.key)
+if meta.key ~= '' then rcall('HSET', k.keys, meta.key, id) end
+rcall('ZADD', k.scheduled, nowMs(), id)
+rcall('PUBLISH', channel, wakeName)
+return 1

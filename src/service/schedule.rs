@@ -1,0 +1,208 @@
+//! ScheduleService: Schedule, Subscribe, Ack, Cancel.
+
+use std::{pin::Pin, sync::Arc, time::Duration};
+
+use tokio::sync::mpsc;
+use tokio_stream::{wrappers::ReceiverStream, Stream};
+use tokio_util::sync::CancellationToken;
+use tonic::{Request, Response, Status};
+
+use super::{observe, timestamp, validate};
+use crate::{
+    config::Config,
+    error::{Error, Result},
+    pb::{self, schedule_service_server::ScheduleService},
+    store::{wake::Wakeups, wake_name, DeliveryLimits, Store, When},
+};
+
+pub struct ScheduleServiceImpl {
+    store: Store,
+    wakeups: Wakeups,
+    config: Arc<Config>,
+    /// Cancelled when the server begins a graceful shutdown: streams end.
+    shutdown: CancellationToken,
+}
+
+impl ScheduleServiceImpl {
+    pub fn new(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken) -> Self {
+        Self { store, wakeups, config, shutdown }
+    }
+}
+
+/// How long a Subscribe waits for this replica's pub/sub subscription.
+const SUBSCRIBE_LIMIT: Duration = Duration::from_secs(5);
+
+/// Feeds one Subscribe stream: a delivery round, then sleep until the next message is due or
+/// an ack deadline passes (timer on what Redis said) or the receiver is announced (a new earlier
+/// message, an ack that freed room), until the consumer leaves or the server stops.
+async fn deliver_loop(
+    store: Store,
+    wakeups: Wakeups,
+    shutdown: CancellationToken,
+    receiver: String,
+    consumer: String,
+    limits: DeliveryLimits,
+    tx: mpsc::Sender<Result<pb::SubscribeResponse, Status>>,
+) {
+    let name = wake_name(&receiver);
+    let notify = wakeups.waiter(&name);
+    if !wakeups.subscribed(SUBSCRIBE_LIMIT).await {
+        let _ = tx.send(Err(Status::from(Error::Unavailable("cannot follow receiver wake-ups".into())))).await;
+        wakeups.release(&name, notify);
+        return;
+    }
+    loop {
+        let notified = notify.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let round = match store.deliver(&receiver, &consumer, limits).await {
+            Ok(round) => round,
+            Err(e) => {
+                let _ = tx.send(Err(Status::from(e))).await;
+                break;
+            }
+        };
+        let labels = [("receiver", receiver.clone())];
+        metrics::counter!("baton_schedule_redelivered_total", &labels).increment(round.redelivered);
+        metrics::counter!("baton_schedule_dead_lettered_total", &labels).increment(round.dead_lettered);
+        metrics::counter!("baton_schedule_delivered_total", &labels).increment(round.deliveries.len() as u64);
+        let full = round.deliveries.len() as u32 == limits.batch;
+        let mut gone = false;
+        for d in round.deliveries {
+            if d.count == 1 {
+                metrics::histogram!("baton_schedule_lateness_seconds", &labels)
+                    .record((round.now_ms - d.deliver_at_ms).max(0) as f64 / 1000.0);
+            }
+            let msg = pb::SubscribeResponse {
+                id: d.id,
+                payload: d.payload,
+                deliver_at: Some(timestamp(d.deliver_at_ms)),
+                delivery_count: d.count,
+                token: d.token,
+            };
+            // A consumer gone with messages handed to it: they come back after the ack timeout.
+            if tx.send(Ok(msg)).await.is_err() {
+                gone = true;
+                break;
+            }
+        }
+        if gone {
+            break;
+        }
+        if full {
+            continue;
+        }
+        let timer = async {
+            match round.next_due_ms {
+                Some(due) => tokio::time::sleep(Duration::from_millis((due - round.now_ms).max(0) as u64 + 1)).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = &mut notified => {}
+            _ = timer => {}
+            _ = shutdown.cancelled() => break,
+            _ = tx.closed() => break,
+        }
+    }
+    wakeups.release(&name, notify);
+}
+
+type SubscribeStream = Pin<Box<dyn Stream<Item = Result<pb::SubscribeResponse, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl ScheduleService for ScheduleServiceImpl {
+    async fn schedule(&self, request: Request<pb::ScheduleRequest>) -> Result<Response<pb::ScheduleResponse>, Status> {
+        observe("Schedule", async {
+            let req = request.into_inner();
+            validate::name("receiver", &req.receiver)?;
+            validate::size("payload", req.payload.len(), self.config.limits.max_payload_bytes)?;
+            if !req.key.is_empty() {
+                validate::name("key", &req.key)?;
+            }
+            let max = self.config.limits.max_duration_ms;
+            let when = match &req.when {
+                None => When::After(0),
+                Some(pb::schedule_request::When::Delay(d)) => When::After(validate::duration_ms("delay", Some(d), max)?.unwrap_or(0)),
+                Some(pb::schedule_request::When::DeliverAt(t)) => {
+                    if t.seconds < 0 || !(0..1_000_000_000).contains(&t.nanos) || t.seconds > 253_402_300_799 {
+                        return Err(Error::invalid("deliver_at", "must be a valid instant after 1970 and before 10000"));
+                    }
+                    When::At(t.seconds * 1000 + (t.nanos / 1_000_000) as i64)
+                }
+            };
+            let (created, id, at) = self.store.schedule(&req.receiver, &req.payload, when, &req.key).await?;
+            if created {
+                metrics::counter!("baton_schedule_scheduled_total", "receiver" => req.receiver).increment(1);
+            }
+            Ok(Response::new(pb::ScheduleResponse { id, deliver_at: Some(timestamp(at)), created }))
+        })
+        .await
+    }
+
+    type SubscribeStream = SubscribeStream;
+
+    async fn subscribe(&self, request: Request<pb::SubscribeRequest>) -> Result<Response<Self::SubscribeStream>, Status> {
+        observe("Subscribe", async {
+            let req = request.into_inner();
+            validate::name("receiver", &req.receiver)?;
+            validate::name("consumer_id", &req.consumer_id)?;
+            let max_in_flight = req.max_in_flight.max(1);
+            if max_in_flight > self.config.limits.max_batch {
+                return Err(Error::invalid("max_in_flight", format!("must be at most {}", self.config.limits.max_batch)));
+            }
+            if self.shutdown.is_cancelled() {
+                return Err(Error::Unavailable("server is shutting down".into()));
+            }
+            let s = &self.config.schedule;
+            let limits = DeliveryLimits {
+                max_in_flight,
+                ack_timeout_ms: s.ack_timeout_ms,
+                max_deliveries: s.max_deliveries,
+                batch: s.batch.min(max_in_flight),
+            };
+            let (tx, rx) = mpsc::channel(16);
+            tokio::spawn(deliver_loop(
+                self.store.clone(),
+                self.wakeups.clone(),
+                self.shutdown.clone(),
+                req.receiver,
+                req.consumer_id,
+                limits,
+                tx,
+            ));
+            Ok(Response::new(Box::pin(ReceiverStream::new(rx)) as Self::SubscribeStream))
+        })
+        .await
+    }
+
+    async fn ack(&self, request: Request<pb::AckRequest>) -> Result<Response<pb::AckResponse>, Status> {
+        observe("Ack", async {
+            let req = request.into_inner();
+            validate::name("receiver", &req.receiver)?;
+            validate::name("id", &req.id)?;
+            validate::token("token", req.token)?;
+            self.store.ack(&req.receiver, &req.id, req.token).await.inspect_err(|e| {
+                if matches!(e, Error::LeaseLost(_)) {
+                    metrics::counter!("baton_leases_lost_total", "rpc" => "Ack").increment(1);
+                }
+            })?;
+            metrics::counter!("baton_schedule_acked_total", "receiver" => req.receiver).increment(1);
+            Ok(Response::new(pb::AckResponse {}))
+        })
+        .await
+    }
+
+    async fn cancel(&self, request: Request<pb::CancelRequest>) -> Result<Response<pb::CancelResponse>, Status> {
+        observe("Cancel", async {
+            let req = request.into_inner();
+            validate::name("receiver", &req.receiver)?;
+            validate::name("id", &req.id)?;
+            if !self.store.cancel(&req.receiver, &req.id).await? {
+                return Err(Error::NotFound(format!("message {:?} of receiver {:?}", req.id, req.receiver)));
+            }
+            Ok(Response::new(pb::CancelResponse {}))
+        })
+        .await
+    }
+}

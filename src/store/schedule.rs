@@ -1,0 +1,159 @@
+//! Receivers: the state transitions of ScheduleService, one script each.
+
+use super::{reply::Reply, scripts::Args, Path, Store};
+use crate::error::{Error, Result};
+
+/// When a message is due.
+#[derive(Clone, Copy, Debug)]
+pub enum When {
+    At(i64),
+    After(u64),
+}
+
+/// One delivery to a consumer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    pub id: String,
+    pub payload: Vec<u8>,
+    pub deliver_at_ms: i64,
+    pub count: u32,
+    pub token: u64,
+}
+
+/// One round of delivery.
+#[derive(Clone, Debug)]
+pub struct Delivered {
+    pub now_ms: i64,
+    /// The earliest of the next due message and the next ack deadline.
+    pub next_due_ms: Option<i64>,
+    pub redelivered: u64,
+    pub dead_lettered: u64,
+    pub deliveries: Vec<Delivery>,
+}
+
+/// Delivery settings of a receiver's consumer.
+#[derive(Clone, Copy, Debug)]
+pub struct DeliveryLimits {
+    pub max_in_flight: u32,
+    pub ack_timeout_ms: u64,
+    pub max_deliveries: u32,
+    pub batch: u32,
+}
+
+/// A receiver's figures.
+#[derive(Clone, Debug, Default)]
+pub struct ReceiverStats {
+    pub now_ms: i64,
+    pub scheduled: u64,
+    pub due: u64,
+    pub oldest_due_ms: Option<i64>,
+    pub average_overdue_ms: i64,
+    pub in_flight: u64,
+    pub overdue_in_flight: u64,
+    pub dead_lettered: u64,
+    pub acked: u64,
+}
+
+/// The name a receiver is announced by on the wake channel (queue names cannot hold ':').
+pub fn wake_name(receiver: &str) -> String {
+    format!("r:{receiver}")
+}
+
+impl Store {
+    /// Persists a message; returns (created, id, deliver_at).
+    pub async fn schedule(&self, receiver: &str, payload: &[u8], when: When, key: &str) -> Result<(bool, String, i64)> {
+        let k = self.keys.receiver(receiver);
+        let (at, delay) = match when {
+            When::At(at) => (at, 0),
+            When::After(delay) => (-1, delay),
+        };
+        let args =
+            Args::new().arg(payload).arg(at).arg(delay).arg(key).arg(&self.wake_channel).arg(wake_name(receiver));
+        let reply = self.run(Path::WriteBack, "scheduleMessage", &k.all(), args).await?;
+        let mut r = Reply::new("scheduleMessage", reply)?;
+        let created = r.next::<i64>()? == 1;
+        let result = (created, r.next()?, r.next()?);
+        if created {
+            self.remember(self.keys.receivers(), receiver).await?;
+        }
+        Ok(result)
+    }
+
+    /// One round of delivery to `consumer`.
+    pub async fn deliver(&self, receiver: &str, consumer: &str, limits: DeliveryLimits) -> Result<Delivered> {
+        let k = self.keys.receiver(receiver);
+        let args = Args::new()
+            .arg(consumer)
+            .arg(limits.max_in_flight)
+            .arg(limits.ack_timeout_ms)
+            .arg(limits.max_deliveries)
+            .arg(limits.batch)
+            .arg(receiver)
+            .arg(self.policy.dead_letter_ttl_ms)
+            .arg(self.policy.dead_letter_max_entries);
+        let reply = self.run(Path::Dispatch, "deliverMessages", &k.all(), args).await?;
+        let mut r = Reply::new("deliverMessages", reply)?;
+        let now_ms = r.next()?;
+        let next: i64 = r.next()?;
+        let redelivered = r.next()?;
+        let dead_lettered = r.next()?;
+        let mut deliveries = Vec::new();
+        while !r.is_empty() {
+            deliveries.push(Delivery {
+                id: r.next()?,
+                payload: r.next()?,
+                deliver_at_ms: r.next()?,
+                count: r.next()?,
+                token: r.next()?,
+            });
+        }
+        Ok(Delivered { now_ms, next_due_ms: (next >= 0).then_some(next), redelivered, dead_lettered, deliveries })
+    }
+
+    /// Ends a delivered message; `Error::LeaseLost` for a stale token.
+    pub async fn ack(&self, receiver: &str, id: &str, token: u64) -> Result<()> {
+        let k = self.keys.receiver(receiver);
+        let args = Args::new().arg(id).arg(token).arg(&self.wake_channel).arg(wake_name(receiver));
+        let reply = self.run(Path::WriteBack, "ackMessage", &k.all(), args).await?;
+        let mut r = Reply::new("ackMessage", reply)?;
+        match r.next::<i64>()? {
+            0 => Ok(()),
+            _ => Err(Error::LeaseLost(format!("receiver {receiver}: message {id} is not in flight with token {token}"))),
+        }
+    }
+
+    /// Removes a scheduled or in-flight message; false if there is none.
+    pub async fn cancel(&self, receiver: &str, id: &str) -> Result<bool> {
+        let k = self.keys.receiver(receiver);
+        let reply = self.run(Path::WriteBack, "cancelMessage", &k.all(), Args::new().arg(id)).await?;
+        Ok(redis::from_redis_value::<i64>(reply).map_err(|e| Error::Internal(e.to_string()))? == 1)
+    }
+
+    /// A receiver's figures.
+    pub async fn receiver_stats(&self, receiver: &str) -> Result<ReceiverStats> {
+        let k = self.keys.receiver(receiver);
+        let reply = self.run(Path::Dispatch, "receiverStats", &k.all(), Args::new()).await?;
+        let mut r = Reply::new("receiverStats", reply)?;
+        let now_ms = r.next()?;
+        let scheduled = r.next()?;
+        let due = r.next()?;
+        let oldest: i64 = r.next()?;
+        Ok(ReceiverStats {
+            now_ms,
+            scheduled,
+            due,
+            oldest_due_ms: (oldest >= 0).then_some(oldest),
+            average_overdue_ms: r.next()?,
+            in_flight: r.next()?,
+            overdue_in_flight: r.next()?,
+            dead_lettered: r.next()?,
+            acked: r.next()?,
+        })
+    }
+
+    /// Every receiver ever scheduled to.
+    pub async fn receivers(&self) -> Result<Vec<String>> {
+        let mut conn = self.redis.conn().await?;
+        Ok(redis::cmd("SMEMBERS").arg(self.keys.receivers()).query_async(&mut conn).await?)
+    }
+}
