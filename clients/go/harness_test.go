@@ -19,7 +19,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 )
 
-// A live Baton for the package's tests: target/debug/baton (or $BATON_BIN) with its own
+// A live Baton for the package's tests: target/debug/baton (or $TEST_BATON_BIN) with its own
 // embedded redis-server in a temporary data dir, on free loopback ports; SIGTERM after.
 var server struct {
 	addr        string
@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 }
 
 func runWithBaton(m *testing.M) int {
-	binary := os.Getenv("BATON_BIN")
+	binary := os.Getenv("TEST_BATON_BIN")
 	if binary == "" {
 		binary, _ = filepath.Abs(filepath.Join("..", "..", "target", "debug", "baton"))
 	}

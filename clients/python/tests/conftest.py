@@ -1,4 +1,4 @@
-"""A live Baton for the tests: target/debug/baton (or $BATON_BIN) with its own embedded
+"""A live Baton for the tests: target/debug/baton (or $TEST_BATON_BIN) with its own embedded
 redis-server in a temporary data dir, on free loopback ports; stopped with SIGTERM after."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def free_port() -> int:
 
 class BatonServer:
     def __init__(self, env: dict | None = None):
-        binary = os.environ.get("BATON_BIN") or str(REPO / "target" / "debug" / "baton")
+        binary = os.environ.get("TEST_BATON_BIN") or str(REPO / "target" / "debug" / "baton")
         if not os.path.exists(binary):
             raise RuntimeError(f"{binary} is missing: build it with `cargo build --bin baton`")
         self.data_dir = tempfile.mkdtemp(prefix="baton-py-")

@@ -1,4 +1,4 @@
-// A live Baton for the tests: target/debug/baton (or $BATON_BIN) with its own embedded
+// A live Baton for the tests: target/debug/baton (or $TEST_BATON_BIN) with its own embedded
 // redis-server in a temporary data dir, on free loopback ports; stopped with SIGTERM after.
 
 import { ChildProcess, spawn } from "node:child_process";
@@ -32,7 +32,7 @@ export class BatonServer {
   private constructor(readonly proc: ChildProcess, readonly addr: string, readonly metricsPort: number, readonly dataDir: string) {}
 
   static async start(env: Record<string, string> = {}): Promise<BatonServer> {
-    const binary = process.env.BATON_BIN ?? join(REPO, "target", "debug", "baton");
+    const binary = process.env.TEST_BATON_BIN ?? join(REPO, "target", "debug", "baton");
     if (!existsSync(binary)) throw new Error(`${binary} is missing: build it with \`cargo build --bin baton\``);
     const dataDir = mkdtempSync(join(tmpdir(), "baton-ts-"));
     const [port, metricsPort] = [await freePort(), await freePort()];

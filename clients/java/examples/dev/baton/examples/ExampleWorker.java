@@ -43,11 +43,13 @@ public final class ExampleWorker {
         .heartbeatEvery(Duration.ofMillis(Long.parseLong(args.get("--heartbeat-ms"))))
         .build((lease, cancellation) -> {
           emit("acquired", lease);
-          if (cancellation.await(workMs, TimeUnit.MILLISECONDS)) {
-            emit("cancelled", lease);
-          } else {
-            emit("done", lease);
+          boolean cancelled;
+          try {
+            cancelled = cancellation.await(workMs, TimeUnit.MILLISECONDS);
+          } catch (InterruptedException e) {
+            cancelled = true; // the worker interrupts a cancelled handler too
           }
+          emit(cancelled ? "cancelled" : "done", lease);
         });
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -22,7 +22,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * A live Baton for the tests: target/debug/baton (or $BATON_BIN) with its own embedded
+ * A live Baton for the tests: target/debug/baton (or $TEST_BATON_BIN) with its own embedded
  * redis-server in a temporary data dir, on free loopback ports; stopped with SIGTERM after.
  */
 final class BatonServer implements AutoCloseable {
@@ -47,7 +47,7 @@ final class BatonServer implements AutoCloseable {
   }
 
   static BatonServer start() throws Exception {
-    String binary = System.getenv("BATON_BIN");
+    String binary = System.getenv("TEST_BATON_BIN");
     if (binary == null || binary.isEmpty()) {
       binary = new File("../../target/debug/baton").getCanonicalPath();
     }
