@@ -33,6 +33,8 @@ const (
 	SourceKind_SOURCE_KIND_QUEUE SourceKind = 1
 	// SOURCE_KIND_POOL is a resource pool (ClaimService).
 	SourceKind_SOURCE_KIND_POOL SourceKind = 2
+	// SOURCE_KIND_RECEIVER is a receiver of scheduled messages (ScheduleService).
+	SourceKind_SOURCE_KIND_RECEIVER SourceKind = 3
 )
 
 // Enum value maps for SourceKind.
@@ -41,11 +43,13 @@ var (
 		0: "SOURCE_KIND_UNSPECIFIED",
 		1: "SOURCE_KIND_QUEUE",
 		2: "SOURCE_KIND_POOL",
+		3: "SOURCE_KIND_RECEIVER",
 	}
 	SourceKind_value = map[string]int32{
 		"SOURCE_KIND_UNSPECIFIED": 0,
 		"SOURCE_KIND_QUEUE":       1,
 		"SOURCE_KIND_POOL":        2,
+		"SOURCE_KIND_RECEIVER":    3,
 	}
 )
 
@@ -133,12 +137,12 @@ func (HealthStatus) EnumDescriptor() ([]byte, []int) {
 	return file_baton_v1_admin_proto_rawDescGZIP(), []int{1}
 }
 
-// Source names a queue or a pool.
+// Source names a queue, a pool or a receiver.
 type Source struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// kind of the source.
 	Kind SourceKind `protobuf:"varint,1,opt,name=kind,proto3,enum=baton.v1.SourceKind" json:"kind,omitempty"`
-	// name of the queue or pool.
+	// name of the queue, pool or receiver.
 	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -230,25 +234,29 @@ type SourceHealth struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// source checked.
 	Source *Source `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
-	// size is the backlog: due agents of a queue, waiting claims of a pool.
+	// size is the backlog: due agents of a queue, waiting claims of a pool, due messages of a
+	// receiver.
 	Size uint64 `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
-	// oldest_age: how long the oldest due agent has been due / the oldest idle resource idle.
+	// oldest_age: how long the oldest due agent or message has been due / the oldest idle
+	// resource idle.
 	OldestAge *durationpb.Duration `protobuf:"bytes,3,opt,name=oldest_age,json=oldestAge,proto3" json:"oldest_age,omitempty"`
 	// average_age of the due agents / idle resources (over at most 1,000).
 	AverageAge *durationpb.Duration `protobuf:"bytes,4,opt,name=average_age,json=averageAge,proto3" json:"average_age,omitempty"`
-	// stuck counts leases past their deadline by more than the stuck age / claims held longer.
+	// stuck counts leases past their deadline by more than the stuck age / claims held longer /
+	// messages past their ack deadline.
 	Stuck uint64 `protobuf:"varint,5,opt,name=stuck,proto3" json:"stuck,omitempty"`
 	// dead_lettered entries in the source's dead-letter queue.
 	DeadLettered uint64 `protobuf:"varint,6,opt,name=dead_lettered,json=deadLettered,proto3" json:"dead_lettered,omitempty"`
-	// processing_rate: completions (queue) or claims (pool) per minute since the previous check.
+	// processing_rate: completions (queue), claims (pool) or acks (receiver) per minute since the
+	// previous check.
 	ProcessingRate float64 `protobuf:"fixed64,7,opt,name=processing_rate,json=processingRate,proto3" json:"processing_rate,omitempty"`
 	// status of the source by the configured thresholds.
 	Status HealthStatus `protobuf:"varint,8,opt,name=status,proto3,enum=baton.v1.HealthStatus" json:"status,omitempty"`
 	// reasons name each threshold crossed, e.g. "dead_lettered 120 >= 100".
 	Reasons []string `protobuf:"bytes,9,rep,name=reasons,proto3" json:"reasons,omitempty"`
-	// working leases (queue) or claimed resources (pool).
+	// in_use: working leases (queue), claimed resources (pool) or messages in flight (receiver).
 	InUse uint64 `protobuf:"varint,10,opt,name=in_use,json=inUse,proto3" json:"in_use,omitempty"`
-	// idle resources (pool); waiting agents not yet due (queue).
+	// idle resources (pool); agents (queue) or messages (receiver) scheduled but not yet due.
 	Idle          uint64 `protobuf:"varint,11,opt,name=idle,proto3" json:"idle,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -430,7 +438,7 @@ type DeadLetter struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// source it came from.
 	Source *Source `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
-	// id of the item: the agent's name, the resource's id.
+	// id of the item: the agent's name, the resource's id, the message's id.
 	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	// error_class: the agent's last outcome (e.g. THROTTLED, TIMEOUT, PURGED), or FAILED / PURGED
 	// for a resource.
@@ -443,7 +451,7 @@ type DeadLetter struct {
 	Attempts uint32 `protobuf:"varint,6,opt,name=attempts,proto3" json:"attempts,omitempty"`
 	// holder: the worker or claimer that held it last.
 	Holder string `protobuf:"bytes,7,opt,name=holder,proto3" json:"holder,omitempty"`
-	// payload of the agent.
+	// payload of the agent or message.
 	Payload []byte `protobuf:"bytes,8,opt,name=payload,proto3" json:"payload,omitempty"`
 	// attributes of the resource (as offered), or labels of the agent.
 	Attributes    map[string]string `protobuf:"bytes,9,rep,name=attributes,proto3" json:"attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
@@ -1093,12 +1101,13 @@ const file_baton_v1_admin_proto_rawDesc = "" +
 	"\x06action\x18\x04 \x01(\tR\x06action\"T\n" +
 	"\rPurgeResponse\x12*\n" +
 	"\x05items\x18\x01 \x03(\v2\x14.baton.v1.PurgedItemR\x05items\x12\x17\n" +
-	"\adry_run\x18\x02 \x01(\bR\x06dryRun*V\n" +
+	"\adry_run\x18\x02 \x01(\bR\x06dryRun*p\n" +
 	"\n" +
 	"SourceKind\x12\x1b\n" +
 	"\x17SOURCE_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11SOURCE_KIND_QUEUE\x10\x01\x12\x14\n" +
-	"\x10SOURCE_KIND_POOL\x10\x02*\x81\x01\n" +
+	"\x10SOURCE_KIND_POOL\x10\x02\x12\x18\n" +
+	"\x14SOURCE_KIND_RECEIVER\x10\x03*\x81\x01\n" +
 	"\fHealthStatus\x12\x1d\n" +
 	"\x19HEALTH_STATUS_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15HEALTH_STATUS_HEALTHY\x10\x01\x12\x1a\n" +

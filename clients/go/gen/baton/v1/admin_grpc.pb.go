@@ -30,10 +30,10 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// AdminService is for operators: the health of every queue and pool Baton keeps, their
+// AdminService is for operators: the health of every queue, pool and receiver Baton keeps, their
 // dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
 type AdminServiceClient interface {
-	// GetHealth checks every queue and pool now and returns each one's figures and status, and
+	// GetHealth checks every queue, pool and receiver now and returns each one's figures and status, and
 	// the overall status (the worst of them). It also refreshes the health hash in Redis and the
 	// Prometheus gauges. Redis unreachable: UNAVAILABLE.
 	GetHealth(ctx context.Context, in *GetHealthRequest, opts ...grpc.CallOption) (*GetHealthResponse, error)
@@ -41,13 +41,14 @@ type AdminServiceClient interface {
 	// of a kind.
 	ListDeadLetters(ctx context.Context, in *ListDeadLettersRequest, opts ...grpc.CallOption) (*ListDeadLettersResponse, error)
 	// RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
-	// once with a clean failure streak; a resource is offered again with its attributes.
+	// once with a clean failure streak; a resource is offered again with its attributes; a message
+	// is due again at once with its delivery count reset.
 	// NOT_FOUND if the item is not dead-lettered there.
 	RetryDeadLetter(ctx context.Context, in *RetryDeadLetterRequest, opts ...grpc.CallOption) (*RetryDeadLetterResponse, error)
 	// DeleteDeadLetter drops a dead letter for good (an agent with its definition). NOT_FOUND if
 	// the item is not dead-lettered there.
 	DeleteDeadLetter(ctx context.Context, in *DeleteDeadLetterRequest, opts ...grpc.CallOption) (*DeleteDeadLetterResponse, error)
-	// Purge runs one pass of the auto-purge now over every queue and pool and lists what it
+	// Purge runs one pass of the auto-purge now over every queue, pool and receiver and lists what it
 	// purged and why; with dry_run it changes nothing and lists the same.
 	Purge(ctx context.Context, in *PurgeRequest, opts ...grpc.CallOption) (*PurgeResponse, error)
 }
@@ -114,10 +115,10 @@ func (c *adminServiceClient) Purge(ctx context.Context, in *PurgeRequest, opts .
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
 //
-// AdminService is for operators: the health of every queue and pool Baton keeps, their
+// AdminService is for operators: the health of every queue, pool and receiver Baton keeps, their
 // dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
 type AdminServiceServer interface {
-	// GetHealth checks every queue and pool now and returns each one's figures and status, and
+	// GetHealth checks every queue, pool and receiver now and returns each one's figures and status, and
 	// the overall status (the worst of them). It also refreshes the health hash in Redis and the
 	// Prometheus gauges. Redis unreachable: UNAVAILABLE.
 	GetHealth(context.Context, *GetHealthRequest) (*GetHealthResponse, error)
@@ -125,13 +126,14 @@ type AdminServiceServer interface {
 	// of a kind.
 	ListDeadLetters(context.Context, *ListDeadLettersRequest) (*ListDeadLettersResponse, error)
 	// RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
-	// once with a clean failure streak; a resource is offered again with its attributes.
+	// once with a clean failure streak; a resource is offered again with its attributes; a message
+	// is due again at once with its delivery count reset.
 	// NOT_FOUND if the item is not dead-lettered there.
 	RetryDeadLetter(context.Context, *RetryDeadLetterRequest) (*RetryDeadLetterResponse, error)
 	// DeleteDeadLetter drops a dead letter for good (an agent with its definition). NOT_FOUND if
 	// the item is not dead-lettered there.
 	DeleteDeadLetter(context.Context, *DeleteDeadLetterRequest) (*DeleteDeadLetterResponse, error)
-	// Purge runs one pass of the auto-purge now over every queue and pool and lists what it
+	// Purge runs one pass of the auto-purge now over every queue, pool and receiver and lists what it
 	// purged and why; with dry_run it changes nothing and lists the same.
 	Purge(context.Context, *PurgeRequest) (*PurgeResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()

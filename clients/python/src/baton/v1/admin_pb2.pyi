@@ -16,6 +16,7 @@ class SourceKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     SOURCE_KIND_UNSPECIFIED: _ClassVar[SourceKind]
     SOURCE_KIND_QUEUE: _ClassVar[SourceKind]
     SOURCE_KIND_POOL: _ClassVar[SourceKind]
+    SOURCE_KIND_RECEIVER: _ClassVar[SourceKind]
 
 class HealthStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -26,6 +27,7 @@ class HealthStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
 SOURCE_KIND_UNSPECIFIED: SourceKind
 SOURCE_KIND_QUEUE: SourceKind
 SOURCE_KIND_POOL: SourceKind
+SOURCE_KIND_RECEIVER: SourceKind
 HEALTH_STATUS_UNSPECIFIED: HealthStatus
 HEALTH_STATUS_HEALTHY: HealthStatus
 HEALTH_STATUS_DEGRADED: HealthStatus

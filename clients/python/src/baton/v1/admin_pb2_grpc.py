@@ -26,7 +26,7 @@ if _version_not_supported:
 
 
 class AdminServiceStub:
-    """AdminService is for operators: the health of every queue and pool Baton keeps, their
+    """AdminService is for operators: the health of every queue, pool and receiver Baton keeps, their
     dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
     """
 
@@ -64,12 +64,12 @@ class AdminServiceStub:
 
 
 class AdminServiceServicer:
-    """AdminService is for operators: the health of every queue and pool Baton keeps, their
+    """AdminService is for operators: the health of every queue, pool and receiver Baton keeps, their
     dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
     """
 
     def GetHealth(self, request, context):
-        """GetHealth checks every queue and pool now and returns each one's figures and status, and
+        """GetHealth checks every queue, pool and receiver now and returns each one's figures and status, and
         the overall status (the worst of them). It also refreshes the health hash in Redis and the
         Prometheus gauges. Redis unreachable: UNAVAILABLE.
         """
@@ -87,7 +87,8 @@ class AdminServiceServicer:
 
     def RetryDeadLetter(self, request, context):
         """RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
-        once with a clean failure streak; a resource is offered again with its attributes.
+        once with a clean failure streak; a resource is offered again with its attributes; a message
+        is due again at once with its delivery count reset.
         NOT_FOUND if the item is not dead-lettered there.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -103,7 +104,7 @@ class AdminServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Purge(self, request, context):
-        """Purge runs one pass of the auto-purge now over every queue and pool and lists what it
+        """Purge runs one pass of the auto-purge now over every queue, pool and receiver and lists what it
         purged and why; with dry_run it changes nothing and lists the same.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -147,7 +148,7 @@ def add_AdminServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class AdminService:
-    """AdminService is for operators: the health of every queue and pool Baton keeps, their
+    """AdminService is for operators: the health of every queue, pool and receiver Baton keeps, their
     dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
     """
 

@@ -33,6 +33,8 @@ export enum SourceKind {
   SOURCE_KIND_QUEUE = 1,
   /** SOURCE_KIND_POOL - SOURCE_KIND_POOL is a resource pool (ClaimService). */
   SOURCE_KIND_POOL = 2,
+  /** SOURCE_KIND_RECEIVER - SOURCE_KIND_RECEIVER is a receiver of scheduled messages (ScheduleService). */
+  SOURCE_KIND_RECEIVER = 3,
   UNRECOGNIZED = -1,
 }
 
@@ -47,6 +49,9 @@ export function sourceKindFromJSON(object: any): SourceKind {
     case 2:
     case "SOURCE_KIND_POOL":
       return SourceKind.SOURCE_KIND_POOL;
+    case 3:
+    case "SOURCE_KIND_RECEIVER":
+      return SourceKind.SOURCE_KIND_RECEIVER;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -62,6 +67,8 @@ export function sourceKindToJSON(object: SourceKind): string {
       return "SOURCE_KIND_QUEUE";
     case SourceKind.SOURCE_KIND_POOL:
       return "SOURCE_KIND_POOL";
+    case SourceKind.SOURCE_KIND_RECEIVER:
+      return "SOURCE_KIND_RECEIVER";
     case SourceKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -118,11 +125,11 @@ export function healthStatusToJSON(object: HealthStatus): string {
   }
 }
 
-/** Source names a queue or a pool. */
+/** Source names a queue, a pool or a receiver. */
 export interface Source {
   /** kind of the source. */
   kind: SourceKind;
-  /** name of the queue or pool. */
+  /** name of the queue, pool or receiver. */
   name: string;
 }
 
@@ -136,9 +143,15 @@ export interface SourceHealth {
   source:
     | Source
     | undefined;
-  /** size is the backlog: due agents of a queue, waiting claims of a pool. */
+  /**
+   * size is the backlog: due agents of a queue, waiting claims of a pool, due messages of a
+   * receiver.
+   */
   size: bigint;
-  /** oldest_age: how long the oldest due agent has been due / the oldest idle resource idle. */
+  /**
+   * oldest_age: how long the oldest due agent or message has been due / the oldest idle
+   * resource idle.
+   */
   oldestAge:
     | Duration
     | undefined;
@@ -146,19 +159,25 @@ export interface SourceHealth {
   averageAge:
     | Duration
     | undefined;
-  /** stuck counts leases past their deadline by more than the stuck age / claims held longer. */
+  /**
+   * stuck counts leases past their deadline by more than the stuck age / claims held longer /
+   * messages past their ack deadline.
+   */
   stuck: bigint;
   /** dead_lettered entries in the source's dead-letter queue. */
   deadLettered: bigint;
-  /** processing_rate: completions (queue) or claims (pool) per minute since the previous check. */
+  /**
+   * processing_rate: completions (queue), claims (pool) or acks (receiver) per minute since the
+   * previous check.
+   */
   processingRate: number;
   /** status of the source by the configured thresholds. */
   status: HealthStatus;
   /** reasons name each threshold crossed, e.g. "dead_lettered 120 >= 100". */
   reasons: string[];
-  /** working leases (queue) or claimed resources (pool). */
+  /** in_use: working leases (queue), claimed resources (pool) or messages in flight (receiver). */
   inUse: bigint;
-  /** idle resources (pool); waiting agents not yet due (queue). */
+  /** idle resources (pool); agents (queue) or messages (receiver) scheduled but not yet due. */
   idle: bigint;
 }
 
@@ -178,7 +197,7 @@ export interface DeadLetter {
   source:
     | Source
     | undefined;
-  /** id of the item: the agent's name, the resource's id. */
+  /** id of the item: the agent's name, the resource's id, the message's id. */
   id: string;
   /**
    * error_class: the agent's last outcome (e.g. THROTTLED, TIMEOUT, PURGED), or FAILED / PURGED
@@ -195,7 +214,7 @@ export interface DeadLetter {
   attempts: number;
   /** holder: the worker or claimer that held it last. */
   holder: string;
-  /** payload of the agent. */
+  /** payload of the agent or message. */
   payload: Buffer;
   /** attributes of the resource (as offered), or labels of the agent. */
   attributes: { [key: string]: string };
@@ -1904,13 +1923,13 @@ export const PurgeResponse: MessageFns<PurgeResponse> = {
 };
 
 /**
- * AdminService is for operators: the health of every queue and pool Baton keeps, their
+ * AdminService is for operators: the health of every queue, pool and receiver Baton keeps, their
  * dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
  */
 export type AdminServiceService = typeof AdminServiceService;
 export const AdminServiceService = {
   /**
-   * GetHealth checks every queue and pool now and returns each one's figures and status, and
+   * GetHealth checks every queue, pool and receiver now and returns each one's figures and status, and
    * the overall status (the worst of them). It also refreshes the health hash in Redis and the
    * Prometheus gauges. Redis unreachable: UNAVAILABLE.
    */
@@ -1940,7 +1959,8 @@ export const AdminServiceService = {
   },
   /**
    * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
-   * once with a clean failure streak; a resource is offered again with its attributes.
+   * once with a clean failure streak; a resource is offered again with its attributes; a message
+   * is due again at once with its delivery count reset.
    * NOT_FOUND if the item is not dead-lettered there.
    */
   retryDeadLetter: {
@@ -1970,7 +1990,7 @@ export const AdminServiceService = {
     responseDeserialize: (value: Buffer): DeleteDeadLetterResponse => DeleteDeadLetterResponse.decode(value),
   },
   /**
-   * Purge runs one pass of the auto-purge now over every queue and pool and lists what it
+   * Purge runs one pass of the auto-purge now over every queue, pool and receiver and lists what it
    * purged and why; with dry_run it changes nothing and lists the same.
    */
   purge: {
@@ -1986,7 +2006,7 @@ export const AdminServiceService = {
 
 export interface AdminServiceServer extends UntypedServiceImplementation {
   /**
-   * GetHealth checks every queue and pool now and returns each one's figures and status, and
+   * GetHealth checks every queue, pool and receiver now and returns each one's figures and status, and
    * the overall status (the worst of them). It also refreshes the health hash in Redis and the
    * Prometheus gauges. Redis unreachable: UNAVAILABLE.
    */
@@ -1998,7 +2018,8 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
   listDeadLetters: handleUnaryCall<ListDeadLettersRequest, ListDeadLettersResponse>;
   /**
    * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
-   * once with a clean failure streak; a resource is offered again with its attributes.
+   * once with a clean failure streak; a resource is offered again with its attributes; a message
+   * is due again at once with its delivery count reset.
    * NOT_FOUND if the item is not dead-lettered there.
    */
   retryDeadLetter: handleUnaryCall<RetryDeadLetterRequest, RetryDeadLetterResponse>;
@@ -2008,7 +2029,7 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
    */
   deleteDeadLetter: handleUnaryCall<DeleteDeadLetterRequest, DeleteDeadLetterResponse>;
   /**
-   * Purge runs one pass of the auto-purge now over every queue and pool and lists what it
+   * Purge runs one pass of the auto-purge now over every queue, pool and receiver and lists what it
    * purged and why; with dry_run it changes nothing and lists the same.
    */
   purge: handleUnaryCall<PurgeRequest, PurgeResponse>;
@@ -2016,7 +2037,7 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
 
 export interface AdminServiceClient extends Client {
   /**
-   * GetHealth checks every queue and pool now and returns each one's figures and status, and
+   * GetHealth checks every queue, pool and receiver now and returns each one's figures and status, and
    * the overall status (the worst of them). It also refreshes the health hash in Redis and the
    * Prometheus gauges. Redis unreachable: UNAVAILABLE.
    */
@@ -2056,7 +2077,8 @@ export interface AdminServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
-   * once with a clean failure streak; a resource is offered again with its attributes.
+   * once with a clean failure streak; a resource is offered again with its attributes; a message
+   * is due again at once with its delivery count reset.
    * NOT_FOUND if the item is not dead-lettered there.
    */
   retryDeadLetter(
@@ -2094,7 +2116,7 @@ export interface AdminServiceClient extends Client {
     callback: (error: ServiceError | null, response: DeleteDeadLetterResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Purge runs one pass of the auto-purge now over every queue and pool and lists what it
+   * Purge runs one pass of the auto-purge now over every queue, pool and receiver and lists what it
    * purged and why; with dry_run it changes nothing and lists the same.
    */
   purge(

@@ -157,27 +157,28 @@ public final class AdminProto extends com.google.protobuf.GeneratedFile {
       "d\030\002 \001(\tR\002id\022\026\n\006reason\030\003 \001(\tR\006reason\022\026\n\006a" +
       "ction\030\004 \001(\tR\006action\"T\n\rPurgeResponse\022*\n\005" +
       "items\030\001 \003(\0132\024.baton.v1.PurgedItemR\005items" +
-      "\022\027\n\007dry_run\030\002 \001(\010R\006dryRun*V\n\nSourceKind\022" +
+      "\022\027\n\007dry_run\030\002 \001(\010R\006dryRun*p\n\nSourceKind\022" +
       "\033\n\027SOURCE_KIND_UNSPECIFIED\020\000\022\025\n\021SOURCE_K" +
-      "IND_QUEUE\020\001\022\024\n\020SOURCE_KIND_POOL\020\002*\201\001\n\014He" +
-      "althStatus\022\035\n\031HEALTH_STATUS_UNSPECIFIED\020" +
-      "\000\022\031\n\025HEALTH_STATUS_HEALTHY\020\001\022\032\n\026HEALTH_S" +
-      "TATUS_DEGRADED\020\002\022\033\n\027HEALTH_STATUS_UNHEAL" +
-      "THY\020\0032\231\003\n\014AdminService\022D\n\tGetHealth\022\032.ba" +
-      "ton.v1.GetHealthRequest\032\033.baton.v1.GetHe" +
-      "althResponse\022V\n\017ListDeadLetters\022 .baton." +
-      "v1.ListDeadLettersRequest\032!.baton.v1.Lis" +
-      "tDeadLettersResponse\022V\n\017RetryDeadLetter\022" +
-      " .baton.v1.RetryDeadLetterRequest\032!.bato" +
-      "n.v1.RetryDeadLetterResponse\022Y\n\020DeleteDe" +
-      "adLetter\022!.baton.v1.DeleteDeadLetterRequ" +
-      "est\032\".baton.v1.DeleteDeadLetterResponse\022" +
-      "8\n\005Purge\022\026.baton.v1.PurgeRequest\032\027.baton" +
-      ".v1.PurgeResponseB\233\001\n\014dev.baton.v1B\nAdmi" +
-      "nProtoP\001Z>github.com/baton-project/baton" +
-      "/clients/go/gen/baton/v1;batonv1\242\002\003BXX\252\002" +
-      "\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GPBMetad" +
-      "ata\352\002\tBaton::V1b\006proto3"
+      "IND_QUEUE\020\001\022\024\n\020SOURCE_KIND_POOL\020\002\022\030\n\024SOU" +
+      "RCE_KIND_RECEIVER\020\003*\201\001\n\014HealthStatus\022\035\n\031" +
+      "HEALTH_STATUS_UNSPECIFIED\020\000\022\031\n\025HEALTH_ST" +
+      "ATUS_HEALTHY\020\001\022\032\n\026HEALTH_STATUS_DEGRADED" +
+      "\020\002\022\033\n\027HEALTH_STATUS_UNHEALTHY\020\0032\231\003\n\014Admi" +
+      "nService\022D\n\tGetHealth\022\032.baton.v1.GetHeal" +
+      "thRequest\032\033.baton.v1.GetHealthResponse\022V" +
+      "\n\017ListDeadLetters\022 .baton.v1.ListDeadLet" +
+      "tersRequest\032!.baton.v1.ListDeadLettersRe" +
+      "sponse\022V\n\017RetryDeadLetter\022 .baton.v1.Ret" +
+      "ryDeadLetterRequest\032!.baton.v1.RetryDead" +
+      "LetterResponse\022Y\n\020DeleteDeadLetter\022!.bat" +
+      "on.v1.DeleteDeadLetterRequest\032\".baton.v1" +
+      ".DeleteDeadLetterResponse\0228\n\005Purge\022\026.bat" +
+      "on.v1.PurgeRequest\032\027.baton.v1.PurgeRespo" +
+      "nseB\233\001\n\014dev.baton.v1B\nAdminProtoP\001Z>gith" +
+      "ub.com/baton-project/baton/clients/go/ge" +
+      "n/baton/v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312\002\010Ba" +
+      "ton\\V1\342\002\024Baton\\V1\\GPBMetadata\352\002\tBaton::V" +
+      "1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,

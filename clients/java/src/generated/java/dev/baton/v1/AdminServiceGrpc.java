@@ -4,7 +4,7 @@ import static io.grpc.MethodDescriptor.generateFullMethodName;
 
 /**
  * <pre>
- * AdminService is for operators: the health of every queue and pool Baton keeps, their
+ * AdminService is for operators: the health of every queue, pool and receiver Baton keeps, their
  * dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
  * </pre>
  */
@@ -232,7 +232,7 @@ public final class AdminServiceGrpc {
 
   /**
    * <pre>
-   * AdminService is for operators: the health of every queue and pool Baton keeps, their
+   * AdminService is for operators: the health of every queue, pool and receiver Baton keeps, their
    * dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
    * </pre>
    */
@@ -240,7 +240,7 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * GetHealth checks every queue and pool now and returns each one's figures and status, and
+     * GetHealth checks every queue, pool and receiver now and returns each one's figures and status, and
      * the overall status (the worst of them). It also refreshes the health hash in Redis and the
      * Prometheus gauges. Redis unreachable: UNAVAILABLE.
      * </pre>
@@ -264,7 +264,8 @@ public final class AdminServiceGrpc {
     /**
      * <pre>
      * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
-     * once with a clean failure streak; a resource is offered again with its attributes.
+     * once with a clean failure streak; a resource is offered again with its attributes; a message
+     * is due again at once with its delivery count reset.
      * NOT_FOUND if the item is not dead-lettered there.
      * </pre>
      */
@@ -286,7 +287,7 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * Purge runs one pass of the auto-purge now over every queue and pool and lists what it
+     * Purge runs one pass of the auto-purge now over every queue, pool and receiver and lists what it
      * purged and why; with dry_run it changes nothing and lists the same.
      * </pre>
      */
@@ -299,7 +300,7 @@ public final class AdminServiceGrpc {
   /**
    * Base class for the server implementation of the service AdminService.
    * <pre>
-   * AdminService is for operators: the health of every queue and pool Baton keeps, their
+   * AdminService is for operators: the health of every queue, pool and receiver Baton keeps, their
    * dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
    * </pre>
    */
@@ -314,7 +315,7 @@ public final class AdminServiceGrpc {
   /**
    * A stub to allow clients to do asynchronous rpc calls to service AdminService.
    * <pre>
-   * AdminService is for operators: the health of every queue and pool Baton keeps, their
+   * AdminService is for operators: the health of every queue, pool and receiver Baton keeps, their
    * dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
    * </pre>
    */
@@ -333,7 +334,7 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * GetHealth checks every queue and pool now and returns each one's figures and status, and
+     * GetHealth checks every queue, pool and receiver now and returns each one's figures and status, and
      * the overall status (the worst of them). It also refreshes the health hash in Redis and the
      * Prometheus gauges. Redis unreachable: UNAVAILABLE.
      * </pre>
@@ -359,7 +360,8 @@ public final class AdminServiceGrpc {
     /**
      * <pre>
      * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
-     * once with a clean failure streak; a resource is offered again with its attributes.
+     * once with a clean failure streak; a resource is offered again with its attributes; a message
+     * is due again at once with its delivery count reset.
      * NOT_FOUND if the item is not dead-lettered there.
      * </pre>
      */
@@ -383,7 +385,7 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * Purge runs one pass of the auto-purge now over every queue and pool and lists what it
+     * Purge runs one pass of the auto-purge now over every queue, pool and receiver and lists what it
      * purged and why; with dry_run it changes nothing and lists the same.
      * </pre>
      */
@@ -397,7 +399,7 @@ public final class AdminServiceGrpc {
   /**
    * A stub to allow clients to do synchronous rpc calls to service AdminService.
    * <pre>
-   * AdminService is for operators: the health of every queue and pool Baton keeps, their
+   * AdminService is for operators: the health of every queue, pool and receiver Baton keeps, their
    * dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
    * </pre>
    */
@@ -416,7 +418,7 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * GetHealth checks every queue and pool now and returns each one's figures and status, and
+     * GetHealth checks every queue, pool and receiver now and returns each one's figures and status, and
      * the overall status (the worst of them). It also refreshes the health hash in Redis and the
      * Prometheus gauges. Redis unreachable: UNAVAILABLE.
      * </pre>
@@ -440,7 +442,8 @@ public final class AdminServiceGrpc {
     /**
      * <pre>
      * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
-     * once with a clean failure streak; a resource is offered again with its attributes.
+     * once with a clean failure streak; a resource is offered again with its attributes; a message
+     * is due again at once with its delivery count reset.
      * NOT_FOUND if the item is not dead-lettered there.
      * </pre>
      */
@@ -462,7 +465,7 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * Purge runs one pass of the auto-purge now over every queue and pool and lists what it
+     * Purge runs one pass of the auto-purge now over every queue, pool and receiver and lists what it
      * purged and why; with dry_run it changes nothing and lists the same.
      * </pre>
      */
@@ -475,7 +478,7 @@ public final class AdminServiceGrpc {
   /**
    * A stub to allow clients to do limited synchronous rpc calls to service AdminService.
    * <pre>
-   * AdminService is for operators: the health of every queue and pool Baton keeps, their
+   * AdminService is for operators: the health of every queue, pool and receiver Baton keeps, their
    * dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
    * </pre>
    */
@@ -494,7 +497,7 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * GetHealth checks every queue and pool now and returns each one's figures and status, and
+     * GetHealth checks every queue, pool and receiver now and returns each one's figures and status, and
      * the overall status (the worst of them). It also refreshes the health hash in Redis and the
      * Prometheus gauges. Redis unreachable: UNAVAILABLE.
      * </pre>
@@ -518,7 +521,8 @@ public final class AdminServiceGrpc {
     /**
      * <pre>
      * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
-     * once with a clean failure streak; a resource is offered again with its attributes.
+     * once with a clean failure streak; a resource is offered again with its attributes; a message
+     * is due again at once with its delivery count reset.
      * NOT_FOUND if the item is not dead-lettered there.
      * </pre>
      */
@@ -540,7 +544,7 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * Purge runs one pass of the auto-purge now over every queue and pool and lists what it
+     * Purge runs one pass of the auto-purge now over every queue, pool and receiver and lists what it
      * purged and why; with dry_run it changes nothing and lists the same.
      * </pre>
      */
@@ -553,7 +557,7 @@ public final class AdminServiceGrpc {
   /**
    * A stub to allow clients to do ListenableFuture-style rpc calls to service AdminService.
    * <pre>
-   * AdminService is for operators: the health of every queue and pool Baton keeps, their
+   * AdminService is for operators: the health of every queue, pool and receiver Baton keeps, their
    * dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
    * </pre>
    */
@@ -572,7 +576,7 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * GetHealth checks every queue and pool now and returns each one's figures and status, and
+     * GetHealth checks every queue, pool and receiver now and returns each one's figures and status, and
      * the overall status (the worst of them). It also refreshes the health hash in Redis and the
      * Prometheus gauges. Redis unreachable: UNAVAILABLE.
      * </pre>
@@ -598,7 +602,8 @@ public final class AdminServiceGrpc {
     /**
      * <pre>
      * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
-     * once with a clean failure streak; a resource is offered again with its attributes.
+     * once with a clean failure streak; a resource is offered again with its attributes; a message
+     * is due again at once with its delivery count reset.
      * NOT_FOUND if the item is not dead-lettered there.
      * </pre>
      */
@@ -622,7 +627,7 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * Purge runs one pass of the auto-purge now over every queue and pool and lists what it
+     * Purge runs one pass of the auto-purge now over every queue, pool and receiver and lists what it
      * purged and why; with dry_run it changes nothing and lists the same.
      * </pre>
      */

@@ -113,7 +113,7 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object id_ = "";
   /**
    * <pre>
-   * id of the item: the agent's name, the resource's id.
+   * id of the item: the agent's name, the resource's id, the message's id.
    * </pre>
    *
    * <code>string id = 2 [json_name = "id"];</code>
@@ -134,7 +134,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * id of the item: the agent's name, the resource's id.
+   * id of the item: the agent's name, the resource's id, the message's id.
    * </pre>
    *
    * <code>string id = 2 [json_name = "id"];</code>
@@ -355,7 +355,7 @@ private static final long serialVersionUID = 0L;
   private com.google.protobuf.ByteString payload_ = com.google.protobuf.ByteString.EMPTY;
   /**
    * <pre>
-   * payload of the agent.
+   * payload of the agent or message.
    * </pre>
    *
    * <code>bytes payload = 8 [json_name = "payload"];</code>
@@ -1185,7 +1185,7 @@ java.lang.String defaultValue) {
     private java.lang.Object id_ = "";
     /**
      * <pre>
-     * id of the item: the agent's name, the resource's id.
+     * id of the item: the agent's name, the resource's id, the message's id.
      * </pre>
      *
      * <code>string id = 2 [json_name = "id"];</code>
@@ -1205,7 +1205,7 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * id of the item: the agent's name, the resource's id.
+     * id of the item: the agent's name, the resource's id, the message's id.
      * </pre>
      *
      * <code>string id = 2 [json_name = "id"];</code>
@@ -1226,7 +1226,7 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * id of the item: the agent's name, the resource's id.
+     * id of the item: the agent's name, the resource's id, the message's id.
      * </pre>
      *
      * <code>string id = 2 [json_name = "id"];</code>
@@ -1243,7 +1243,7 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * id of the item: the agent's name, the resource's id.
+     * id of the item: the agent's name, the resource's id, the message's id.
      * </pre>
      *
      * <code>string id = 2 [json_name = "id"];</code>
@@ -1257,7 +1257,7 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * id of the item: the agent's name, the resource's id.
+     * id of the item: the agent's name, the resource's id, the message's id.
      * </pre>
      *
      * <code>string id = 2 [json_name = "id"];</code>
@@ -1759,7 +1759,7 @@ java.lang.String defaultValue) {
     private com.google.protobuf.ByteString payload_ = com.google.protobuf.ByteString.EMPTY;
     /**
      * <pre>
-     * payload of the agent.
+     * payload of the agent or message.
      * </pre>
      *
      * <code>bytes payload = 8 [json_name = "payload"];</code>
@@ -1771,7 +1771,7 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * payload of the agent.
+     * payload of the agent or message.
      * </pre>
      *
      * <code>bytes payload = 8 [json_name = "payload"];</code>
@@ -1787,7 +1787,7 @@ java.lang.String defaultValue) {
     }
     /**
      * <pre>
-     * payload of the agent.
+     * payload of the agent or message.
      * </pre>
      *
      * <code>bytes payload = 8 [json_name = "payload"];</code>

@@ -39,7 +39,7 @@ public interface DeadLetterOrBuilder extends
 
   /**
    * <pre>
-   * id of the item: the agent's name, the resource's id.
+   * id of the item: the agent's name, the resource's id, the message's id.
    * </pre>
    *
    * <code>string id = 2 [json_name = "id"];</code>
@@ -48,7 +48,7 @@ public interface DeadLetterOrBuilder extends
   java.lang.String getId();
   /**
    * <pre>
-   * id of the item: the agent's name, the resource's id.
+   * id of the item: the agent's name, the resource's id, the message's id.
    * </pre>
    *
    * <code>string id = 2 [json_name = "id"];</code>
@@ -158,7 +158,7 @@ public interface DeadLetterOrBuilder extends
 
   /**
    * <pre>
-   * payload of the agent.
+   * payload of the agent or message.
    * </pre>
    *
    * <code>bytes payload = 8 [json_name = "payload"];</code>

@@ -7,7 +7,7 @@ package dev.baton.v1;
 
 /**
  * <pre>
- * Source names a queue or a pool.
+ * Source names a queue, a pool or a receiver.
  * </pre>
  *
  * Protobuf type {@code baton.v1.Source}
@@ -85,7 +85,7 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object name_ = "";
   /**
    * <pre>
-   * name of the queue or pool.
+   * name of the queue, pool or receiver.
    * </pre>
    *
    * <code>string name = 2 [json_name = "name"];</code>
@@ -106,7 +106,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * name of the queue or pool.
+   * name of the queue, pool or receiver.
    * </pre>
    *
    * <code>string name = 2 [json_name = "name"];</code>
@@ -299,7 +299,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * Source names a queue or a pool.
+   * Source names a queue, a pool or a receiver.
    * </pre>
    *
    * Protobuf type {@code baton.v1.Source}
@@ -526,7 +526,7 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object name_ = "";
     /**
      * <pre>
-     * name of the queue or pool.
+     * name of the queue, pool or receiver.
      * </pre>
      *
      * <code>string name = 2 [json_name = "name"];</code>
@@ -546,7 +546,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * name of the queue or pool.
+     * name of the queue, pool or receiver.
      * </pre>
      *
      * <code>string name = 2 [json_name = "name"];</code>
@@ -567,7 +567,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * name of the queue or pool.
+     * name of the queue, pool or receiver.
      * </pre>
      *
      * <code>string name = 2 [json_name = "name"];</code>
@@ -584,7 +584,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * name of the queue or pool.
+     * name of the queue, pool or receiver.
      * </pre>
      *
      * <code>string name = 2 [json_name = "name"];</code>
@@ -598,7 +598,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * name of the queue or pool.
+     * name of the queue, pool or receiver.
      * </pre>
      *
      * <code>string name = 2 [json_name = "name"];</code>

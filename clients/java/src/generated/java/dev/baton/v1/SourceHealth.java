@@ -98,7 +98,8 @@ private static final long serialVersionUID = 0L;
   private long size_ = 0L;
   /**
    * <pre>
-   * size is the backlog: due agents of a queue, waiting claims of a pool.
+   * size is the backlog: due agents of a queue, waiting claims of a pool, due messages of a
+   * receiver.
    * </pre>
    *
    * <code>uint64 size = 2 [json_name = "size"];</code>
@@ -113,7 +114,8 @@ private static final long serialVersionUID = 0L;
   private com.google.protobuf.Duration oldestAge_;
   /**
    * <pre>
-   * oldest_age: how long the oldest due agent has been due / the oldest idle resource idle.
+   * oldest_age: how long the oldest due agent or message has been due / the oldest idle
+   * resource idle.
    * </pre>
    *
    * <code>.google.protobuf.Duration oldest_age = 3 [json_name = "oldestAge"];</code>
@@ -125,7 +127,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * oldest_age: how long the oldest due agent has been due / the oldest idle resource idle.
+   * oldest_age: how long the oldest due agent or message has been due / the oldest idle
+   * resource idle.
    * </pre>
    *
    * <code>.google.protobuf.Duration oldest_age = 3 [json_name = "oldestAge"];</code>
@@ -137,7 +140,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * oldest_age: how long the oldest due agent has been due / the oldest idle resource idle.
+   * oldest_age: how long the oldest due agent or message has been due / the oldest idle
+   * resource idle.
    * </pre>
    *
    * <code>.google.protobuf.Duration oldest_age = 3 [json_name = "oldestAge"];</code>
@@ -189,7 +193,8 @@ private static final long serialVersionUID = 0L;
   private long stuck_ = 0L;
   /**
    * <pre>
-   * stuck counts leases past their deadline by more than the stuck age / claims held longer.
+   * stuck counts leases past their deadline by more than the stuck age / claims held longer /
+   * messages past their ack deadline.
    * </pre>
    *
    * <code>uint64 stuck = 5 [json_name = "stuck"];</code>
@@ -219,7 +224,8 @@ private static final long serialVersionUID = 0L;
   private double processingRate_ = 0D;
   /**
    * <pre>
-   * processing_rate: completions (queue) or claims (pool) per minute since the previous check.
+   * processing_rate: completions (queue), claims (pool) or acks (receiver) per minute since the
+   * previous check.
    * </pre>
    *
    * <code>double processing_rate = 7 [json_name = "processingRate"];</code>
@@ -313,7 +319,7 @@ private static final long serialVersionUID = 0L;
   private long inUse_ = 0L;
   /**
    * <pre>
-   * working leases (queue) or claimed resources (pool).
+   * in_use: working leases (queue), claimed resources (pool) or messages in flight (receiver).
    * </pre>
    *
    * <code>uint64 in_use = 10 [json_name = "inUse"];</code>
@@ -328,7 +334,7 @@ private static final long serialVersionUID = 0L;
   private long idle_ = 0L;
   /**
    * <pre>
-   * idle resources (pool); waiting agents not yet due (queue).
+   * idle resources (pool); agents (queue) or messages (receiver) scheduled but not yet due.
    * </pre>
    *
    * <code>uint64 idle = 11 [json_name = "idle"];</code>
@@ -1103,7 +1109,8 @@ private static final long serialVersionUID = 0L;
     private long size_ ;
     /**
      * <pre>
-     * size is the backlog: due agents of a queue, waiting claims of a pool.
+     * size is the backlog: due agents of a queue, waiting claims of a pool, due messages of a
+     * receiver.
      * </pre>
      *
      * <code>uint64 size = 2 [json_name = "size"];</code>
@@ -1115,7 +1122,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * size is the backlog: due agents of a queue, waiting claims of a pool.
+     * size is the backlog: due agents of a queue, waiting claims of a pool, due messages of a
+     * receiver.
      * </pre>
      *
      * <code>uint64 size = 2 [json_name = "size"];</code>
@@ -1131,7 +1139,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * size is the backlog: due agents of a queue, waiting claims of a pool.
+     * size is the backlog: due agents of a queue, waiting claims of a pool, due messages of a
+     * receiver.
      * </pre>
      *
      * <code>uint64 size = 2 [json_name = "size"];</code>
@@ -1149,7 +1158,8 @@ private static final long serialVersionUID = 0L;
         com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> oldestAgeBuilder_;
     /**
      * <pre>
-     * oldest_age: how long the oldest due agent has been due / the oldest idle resource idle.
+     * oldest_age: how long the oldest due agent or message has been due / the oldest idle
+     * resource idle.
      * </pre>
      *
      * <code>.google.protobuf.Duration oldest_age = 3 [json_name = "oldestAge"];</code>
@@ -1160,7 +1170,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * oldest_age: how long the oldest due agent has been due / the oldest idle resource idle.
+     * oldest_age: how long the oldest due agent or message has been due / the oldest idle
+     * resource idle.
      * </pre>
      *
      * <code>.google.protobuf.Duration oldest_age = 3 [json_name = "oldestAge"];</code>
@@ -1175,7 +1186,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * oldest_age: how long the oldest due agent has been due / the oldest idle resource idle.
+     * oldest_age: how long the oldest due agent or message has been due / the oldest idle
+     * resource idle.
      * </pre>
      *
      * <code>.google.protobuf.Duration oldest_age = 3 [json_name = "oldestAge"];</code>
@@ -1195,7 +1207,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * oldest_age: how long the oldest due agent has been due / the oldest idle resource idle.
+     * oldest_age: how long the oldest due agent or message has been due / the oldest idle
+     * resource idle.
      * </pre>
      *
      * <code>.google.protobuf.Duration oldest_age = 3 [json_name = "oldestAge"];</code>
@@ -1213,7 +1226,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * oldest_age: how long the oldest due agent has been due / the oldest idle resource idle.
+     * oldest_age: how long the oldest due agent or message has been due / the oldest idle
+     * resource idle.
      * </pre>
      *
      * <code>.google.protobuf.Duration oldest_age = 3 [json_name = "oldestAge"];</code>
@@ -1238,7 +1252,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * oldest_age: how long the oldest due agent has been due / the oldest idle resource idle.
+     * oldest_age: how long the oldest due agent or message has been due / the oldest idle
+     * resource idle.
      * </pre>
      *
      * <code>.google.protobuf.Duration oldest_age = 3 [json_name = "oldestAge"];</code>
@@ -1255,7 +1270,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * oldest_age: how long the oldest due agent has been due / the oldest idle resource idle.
+     * oldest_age: how long the oldest due agent or message has been due / the oldest idle
+     * resource idle.
      * </pre>
      *
      * <code>.google.protobuf.Duration oldest_age = 3 [json_name = "oldestAge"];</code>
@@ -1267,7 +1283,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * oldest_age: how long the oldest due agent has been due / the oldest idle resource idle.
+     * oldest_age: how long the oldest due agent or message has been due / the oldest idle
+     * resource idle.
      * </pre>
      *
      * <code>.google.protobuf.Duration oldest_age = 3 [json_name = "oldestAge"];</code>
@@ -1282,7 +1299,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * oldest_age: how long the oldest due agent has been due / the oldest idle resource idle.
+     * oldest_age: how long the oldest due agent or message has been due / the oldest idle
+     * resource idle.
      * </pre>
      *
      * <code>.google.protobuf.Duration oldest_age = 3 [json_name = "oldestAge"];</code>
@@ -1461,7 +1479,8 @@ private static final long serialVersionUID = 0L;
     private long stuck_ ;
     /**
      * <pre>
-     * stuck counts leases past their deadline by more than the stuck age / claims held longer.
+     * stuck counts leases past their deadline by more than the stuck age / claims held longer /
+     * messages past their ack deadline.
      * </pre>
      *
      * <code>uint64 stuck = 5 [json_name = "stuck"];</code>
@@ -1473,7 +1492,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * stuck counts leases past their deadline by more than the stuck age / claims held longer.
+     * stuck counts leases past their deadline by more than the stuck age / claims held longer /
+     * messages past their ack deadline.
      * </pre>
      *
      * <code>uint64 stuck = 5 [json_name = "stuck"];</code>
@@ -1489,7 +1509,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * stuck counts leases past their deadline by more than the stuck age / claims held longer.
+     * stuck counts leases past their deadline by more than the stuck age / claims held longer /
+     * messages past their ack deadline.
      * </pre>
      *
      * <code>uint64 stuck = 5 [json_name = "stuck"];</code>
@@ -1549,7 +1570,8 @@ private static final long serialVersionUID = 0L;
     private double processingRate_ ;
     /**
      * <pre>
-     * processing_rate: completions (queue) or claims (pool) per minute since the previous check.
+     * processing_rate: completions (queue), claims (pool) or acks (receiver) per minute since the
+     * previous check.
      * </pre>
      *
      * <code>double processing_rate = 7 [json_name = "processingRate"];</code>
@@ -1561,7 +1583,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * processing_rate: completions (queue) or claims (pool) per minute since the previous check.
+     * processing_rate: completions (queue), claims (pool) or acks (receiver) per minute since the
+     * previous check.
      * </pre>
      *
      * <code>double processing_rate = 7 [json_name = "processingRate"];</code>
@@ -1577,7 +1600,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * processing_rate: completions (queue) or claims (pool) per minute since the previous check.
+     * processing_rate: completions (queue), claims (pool) or acks (receiver) per minute since the
+     * previous check.
      * </pre>
      *
      * <code>double processing_rate = 7 [json_name = "processingRate"];</code>
@@ -1812,7 +1836,7 @@ private static final long serialVersionUID = 0L;
     private long inUse_ ;
     /**
      * <pre>
-     * working leases (queue) or claimed resources (pool).
+     * in_use: working leases (queue), claimed resources (pool) or messages in flight (receiver).
      * </pre>
      *
      * <code>uint64 in_use = 10 [json_name = "inUse"];</code>
@@ -1824,7 +1848,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * working leases (queue) or claimed resources (pool).
+     * in_use: working leases (queue), claimed resources (pool) or messages in flight (receiver).
      * </pre>
      *
      * <code>uint64 in_use = 10 [json_name = "inUse"];</code>
@@ -1840,7 +1864,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * working leases (queue) or claimed resources (pool).
+     * in_use: working leases (queue), claimed resources (pool) or messages in flight (receiver).
      * </pre>
      *
      * <code>uint64 in_use = 10 [json_name = "inUse"];</code>
@@ -1856,7 +1880,7 @@ private static final long serialVersionUID = 0L;
     private long idle_ ;
     /**
      * <pre>
-     * idle resources (pool); waiting agents not yet due (queue).
+     * idle resources (pool); agents (queue) or messages (receiver) scheduled but not yet due.
      * </pre>
      *
      * <code>uint64 idle = 11 [json_name = "idle"];</code>
@@ -1868,7 +1892,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * idle resources (pool); waiting agents not yet due (queue).
+     * idle resources (pool); agents (queue) or messages (receiver) scheduled but not yet due.
      * </pre>
      *
      * <code>uint64 idle = 11 [json_name = "idle"];</code>
@@ -1884,7 +1908,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * idle resources (pool); waiting agents not yet due (queue).
+     * idle resources (pool); agents (queue) or messages (receiver) scheduled but not yet due.
      * </pre>
      *
      * <code>uint64 idle = 11 [json_name = "idle"];</code>

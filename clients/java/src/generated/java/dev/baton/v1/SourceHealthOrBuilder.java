@@ -39,7 +39,8 @@ public interface SourceHealthOrBuilder extends
 
   /**
    * <pre>
-   * size is the backlog: due agents of a queue, waiting claims of a pool.
+   * size is the backlog: due agents of a queue, waiting claims of a pool, due messages of a
+   * receiver.
    * </pre>
    *
    * <code>uint64 size = 2 [json_name = "size"];</code>
@@ -49,7 +50,8 @@ public interface SourceHealthOrBuilder extends
 
   /**
    * <pre>
-   * oldest_age: how long the oldest due agent has been due / the oldest idle resource idle.
+   * oldest_age: how long the oldest due agent or message has been due / the oldest idle
+   * resource idle.
    * </pre>
    *
    * <code>.google.protobuf.Duration oldest_age = 3 [json_name = "oldestAge"];</code>
@@ -58,7 +60,8 @@ public interface SourceHealthOrBuilder extends
   boolean hasOldestAge();
   /**
    * <pre>
-   * oldest_age: how long the oldest due agent has been due / the oldest idle resource idle.
+   * oldest_age: how long the oldest due agent or message has been due / the oldest idle
+   * resource idle.
    * </pre>
    *
    * <code>.google.protobuf.Duration oldest_age = 3 [json_name = "oldestAge"];</code>
@@ -67,7 +70,8 @@ public interface SourceHealthOrBuilder extends
   com.google.protobuf.Duration getOldestAge();
   /**
    * <pre>
-   * oldest_age: how long the oldest due agent has been due / the oldest idle resource idle.
+   * oldest_age: how long the oldest due agent or message has been due / the oldest idle
+   * resource idle.
    * </pre>
    *
    * <code>.google.protobuf.Duration oldest_age = 3 [json_name = "oldestAge"];</code>
@@ -103,7 +107,8 @@ public interface SourceHealthOrBuilder extends
 
   /**
    * <pre>
-   * stuck counts leases past their deadline by more than the stuck age / claims held longer.
+   * stuck counts leases past their deadline by more than the stuck age / claims held longer /
+   * messages past their ack deadline.
    * </pre>
    *
    * <code>uint64 stuck = 5 [json_name = "stuck"];</code>
@@ -123,7 +128,8 @@ public interface SourceHealthOrBuilder extends
 
   /**
    * <pre>
-   * processing_rate: completions (queue) or claims (pool) per minute since the previous check.
+   * processing_rate: completions (queue), claims (pool) or acks (receiver) per minute since the
+   * previous check.
    * </pre>
    *
    * <code>double processing_rate = 7 [json_name = "processingRate"];</code>
@@ -193,7 +199,7 @@ public interface SourceHealthOrBuilder extends
 
   /**
    * <pre>
-   * working leases (queue) or claimed resources (pool).
+   * in_use: working leases (queue), claimed resources (pool) or messages in flight (receiver).
    * </pre>
    *
    * <code>uint64 in_use = 10 [json_name = "inUse"];</code>
@@ -203,7 +209,7 @@ public interface SourceHealthOrBuilder extends
 
   /**
    * <pre>
-   * idle resources (pool); waiting agents not yet due (queue).
+   * idle resources (pool); agents (queue) or messages (receiver) scheduled but not yet due.
    * </pre>
    *
    * <code>uint64 idle = 11 [json_name = "idle"];</code>

@@ -39,6 +39,14 @@ public enum SourceKind
    * <code>SOURCE_KIND_POOL = 2;</code>
    */
   SOURCE_KIND_POOL(2),
+  /**
+   * <pre>
+   * SOURCE_KIND_RECEIVER is a receiver of scheduled messages (ScheduleService).
+   * </pre>
+   *
+   * <code>SOURCE_KIND_RECEIVER = 3;</code>
+   */
+  SOURCE_KIND_RECEIVER(3),
   UNRECOGNIZED(-1),
   ;
 
@@ -75,6 +83,14 @@ public enum SourceKind
    * <code>SOURCE_KIND_POOL = 2;</code>
    */
   public static final int SOURCE_KIND_POOL_VALUE = 2;
+  /**
+   * <pre>
+   * SOURCE_KIND_RECEIVER is a receiver of scheduled messages (ScheduleService).
+   * </pre>
+   *
+   * <code>SOURCE_KIND_RECEIVER = 3;</code>
+   */
+  public static final int SOURCE_KIND_RECEIVER_VALUE = 3;
 
 
   public final int getNumber() {
@@ -104,6 +120,7 @@ public enum SourceKind
       case 0: return SOURCE_KIND_UNSPECIFIED;
       case 1: return SOURCE_KIND_QUEUE;
       case 2: return SOURCE_KIND_POOL;
+      case 3: return SOURCE_KIND_RECEIVER;
       default: return null;
     }
   }

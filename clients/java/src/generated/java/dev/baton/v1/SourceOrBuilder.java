@@ -31,7 +31,7 @@ public interface SourceOrBuilder extends
 
   /**
    * <pre>
-   * name of the queue or pool.
+   * name of the queue, pool or receiver.
    * </pre>
    *
    * <code>string name = 2 [json_name = "name"];</code>
@@ -40,7 +40,7 @@ public interface SourceOrBuilder extends
   java.lang.String getName();
   /**
    * <pre>
-   * name of the queue or pool.
+   * name of the queue, pool or receiver.
    * </pre>
    *
    * <code>string name = 2 [json_name = "name"];</code>
