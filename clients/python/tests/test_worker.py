@@ -194,3 +194,19 @@ async def test_shutdown_releases_held_leases(baton_server, stub):
     assert status.failure_streak == 0
     again = await stub.Acquire(agent_pb2.AcquireRequest(queue=queue, worker_id="other", max_leases=1))
     assert [lease.name for lease in again.leases] == ["held"]
+
+
+async def test_a_blocking_handler_runs_in_a_thread_while_heartbeats_go_on(baton_server, stub):
+    queue = unique("py-sync")
+    await register(stub, queue, ["blocking"], timeout=1.0)
+    ran = []
+
+    def handle(lease):  # a plain function: blocking calls are fine here
+        time.sleep(2.0)  # twice the lease's timeout
+        ran.append(lease.name)
+
+    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, wait=1, heartbeat_every=0.25)
+    task = asyncio.create_task(worker.run())
+    await eventually(lambda: baton_server.completed(queue).get("SUCCESS") == 1, timeout=10)
+    await stop(worker, task)
+    assert ran == ["blocking"]

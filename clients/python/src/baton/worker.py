@@ -29,7 +29,7 @@ from baton.v1 import agent_pb2, agent_pb2_grpc
 log = logging.getLogger("baton.worker")
 
 Lease = agent_pb2.Lease
-Handler = Callable[[agent_pb2.Lease], Awaitable[None]]
+Handler = Callable[[agent_pb2.Lease], Union[Awaitable[None], None]]
 ChannelLike = Union[str, grpc.aio.Channel]
 
 
@@ -76,8 +76,9 @@ class _Run:
 
 @dataclass
 class Worker:
-    """A worker of one queue. `handler(lease)` is a coroutine function; raising ends the run
-    with a failure (see :func:`baton.classify`), returning ends it with SUCCESS."""
+    """A worker of one queue. `handler(lease)` is a coroutine function (a plain function runs in
+    a thread); raising ends the run with a failure (see :func:`baton.classify`), returning ends
+    it with SUCCESS."""
 
     target: ChannelLike
     queue: str
@@ -103,8 +104,8 @@ class Worker:
 
     async def run(self) -> None:
         """Runs until :meth:`stop` (or until this task is cancelled), then releases what it holds."""
-        if not inspect.iscoroutinefunction(self.handler) and not callable(self.handler):
-            raise TypeError("handler must be a coroutine function taking a Lease")
+        if not callable(self.handler):
+            raise TypeError("handler must be a coroutine function (or a function) taking a Lease")
         self._stopping = asyncio.Event()
         channel, owned = channel_for(self.target)
         stub = agent_pb2_grpc.AgentServiceStub(channel)
@@ -167,7 +168,12 @@ class Worker:
         lease = run.lease
         try:
             try:
-                await self.handler(lease)
+                if inspect.iscoroutinefunction(self.handler):
+                    await self.handler(lease)
+                else:
+                    # A blocking handler runs in a thread, so heartbeats go on; a thread cannot
+                    # be interrupted, so a lost lease only abandons its result.
+                    await asyncio.to_thread(self.handler, lease)
                 failure = None
             except asyncio.CancelledError:
                 if run.lost:
