@@ -15,9 +15,6 @@ import baton
 from baton.v1 import agent_pb2, agent_pb2_grpc
 from harness import TOOLS_BIN, BatonServer
 
-SERVICES = ["AdminService", "AgentService", "ClaimService", "LeaderService"]
-
-
 def tool(name: str) -> str:
     path = TOOLS_BIN / name
     if not path.exists():
@@ -74,14 +71,24 @@ def test_grpcurl_calls_one_method_of_each_service(server):
     assert leader["leaderId"] == "a"
     health = json.loads(grpcurl(server, "grpc.health.v1.Health/Check", data={"service": "baton.v1.AgentService"}))
     assert health == {"status": "SERVING"}
-    listed = grpcurl(server, "list").split()
-    # Services added to proto/ after these tests were written: at least their read-only calls.
+    listed = [s for s in grpcurl(server, "list").split() if s.startswith("baton.v1.")]
+    called = {"baton.v1.AgentService", "baton.v1.LeaderService"}
     if "baton.v1.ClaimService" in listed:
-        pool = json.loads(grpcurl(server, "baton.v1.ClaimService/GetPool", data={"pool": queue}) or "{}")
+        pool = json.loads(grpcurl(server, "baton.v1.ClaimService/GetPool", data={"pool": queue}))
         assert isinstance(pool, dict)
+        called.add("baton.v1.ClaimService")
     if "baton.v1.AdminService" in listed:
-        described = grpcurl(server, "describe", "baton.v1.AdminService")
-        assert "rpc " in described
+        report = json.loads(grpcurl(server, "baton.v1.AdminService/GetHealth", data={}))
+        assert isinstance(report, dict)
+        called.add("baton.v1.AdminService")
+    if "baton.v1.ScheduleService" in listed:
+        scheduled = json.loads(grpcurl(server, "baton.v1.ScheduleService/Schedule",
+                                       data={"receiver": queue, "payload": "aGk=", "delay": "3600s"}))
+        assert scheduled.get("id") and scheduled.get("created") is True
+        called.add("baton.v1.ScheduleService")
+    uncalled = sorted(set(listed) - called)
+    if uncalled:  # a service newer than this test: described above; add a call for it here
+        print(f"\ngrpcurl: no call written yet for {uncalled}")
 
 
 def ghz(server, call: str, data: dict, requests: int = 300, concurrency: int = 4) -> dict:
