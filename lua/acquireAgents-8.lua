@@ -3,8 +3,9 @@
   name, as the sorted set orders them), each under a new lease with a fresh fencing token, and
   records the worker as alive in the queue.
 
-  Reads at most scanLimit waiting entries. A due entry with no definition is invalid (its
-  agent was removed while it sat in waiting); it is dropped and counted as repaired.
+  Reads at most scanLimit waiting entries, in pages of what is still wanted. A due entry with no
+  definition is invalid (its agent was removed while it sat in waiting); it is dropped and
+  counted as repaired.
 
   Input:
     KEYS[1] waiting    ZSET name -> next run (ms)
@@ -38,28 +39,36 @@ local now = nowMs()
 rcall('ZADD', workersKey, now, worker)
 local out = { now, -1, 0 }
 local repaired, granted = 0, 0
-local due = rcall('ZRANGEBYSCORE', waitingKey, '-inf', now, 'LIMIT', 0, scanLimit)
-for _, name in ipairs(due) do
-  if granted >= max then break end
-  local def = rcall('HGET', defsKey, name)
-  rcall('ZREM', waitingKey, name)
-  if not def then
-    repaired = repaired + 1
-  else
-    local timeout = tonumber(cjson.decode(def)['timeout_ms'])
-    local token = rcall('INCR', seqKey)
-    local deadline = now + timeout
-    local streak = tonumber(rcall('HGET', streaksKey, name) or '0')
-    rcall('ZADD', workingKey, deadline, name)
-    rcall('HSET', leasesKey, name, int(token) .. '|' .. worker .. '|' .. int(now) .. '|' .. int(timeout))
-    local payload = rcall('HGET', payloadsKey, name) or ''
-    out[#out + 1] = name
-    out[#out + 1] = int(token)
-    out[#out + 1] = deadline
-    out[#out + 1] = streak + 1
-    out[#out + 1] = def
-    out[#out + 1] = payload
-    granted = granted + 1
+-- Read in pages of what is still wanted: every entry read leaves waiting (granted or dropped
+-- as invalid), so the next page starts at 0 again, and a healthy queue needs one page.
+local scanned = 0
+while granted < max and scanned < scanLimit do
+  local want = max - granted
+  if want > scanLimit - scanned then want = scanLimit - scanned end
+  local due = rcall('ZRANGEBYSCORE', waitingKey, '-inf', now, 'LIMIT', 0, want)
+  if #due == 0 then break end
+  for _, name in ipairs(due) do
+    scanned = scanned + 1
+    local def = rcall('HGET', defsKey, name)
+    rcall('ZREM', waitingKey, name)
+    if not def then
+      repaired = repaired + 1
+    else
+      local timeout = tonumber(cjson.decode(def)['timeout_ms'])
+      local token = rcall('INCR', seqKey)
+      local deadline = now + timeout
+      local streak = tonumber(rcall('HGET', streaksKey, name) or '0')
+      rcall('ZADD', workingKey, deadline, name)
+      rcall('HSET', leasesKey, name, int(token) .. '|' .. worker .. '|' .. int(now) .. '|' .. int(timeout))
+      local payload = rcall('HGET', payloadsKey, name) or ''
+      out[#out + 1] = name
+      out[#out + 1] = int(token)
+      out[#out + 1] = deadline
+      out[#out + 1] = streak + 1
+      out[#out + 1] = def
+      out[#out + 1] = payload
+      granted = granted + 1
+    end
   end
 end
 local head = rcall('ZRANGE', waitingKey, 0, 0, 'WITHSCORES')

@@ -28,7 +28,8 @@
 
   Output:
     { now, nextDue (or -1), redelivered, deadLettered, (id, payload, deliverAt, count, token)* }
-    nextDue is the earliest of the next due message and the next ack deadline.
+    nextDue is the earliest of the next due message (unless the consumer is at its bound) and
+    the next ack deadline.
 ]]
 local rcall = redis.call
 --@include nowMs
@@ -90,9 +91,12 @@ if room > 0 then
     end
   end
 end
+-- A consumer at its bound waits for an Ack (announced) or an ack deadline, not for due
+-- messages it could not take anyway.
 local nextDue = -1
+local full = tonumber(rcall('HGET', k.consumers, consumer) or '0') >= maxInFlight
 local s = rcall('ZRANGE', k.scheduled, 0, 0, 'WITHSCORES')
-if s[2] then nextDue = tonumber(s[2]) end
+if s[2] and not full then nextDue = tonumber(s[2]) end
 local f = rcall('ZRANGE', k.inflight, 0, 0, 'WITHSCORES')
 if f[2] and (nextDue < 0 or tonumber(f[2]) < nextDue) then nextDue = tonumber(f[2]) end
 out[2] = nextDue

@@ -71,8 +71,11 @@ pub async fn run(store: &Store, config: &Config, dry_run: bool) -> Result<Vec<Fi
         let mut cursor = "0".to_string();
         loop {
             let (next, items) = store.purge_receiver(&receiver, dry_run, &cursor, PAGE).await?;
-            findings
-                .extend(items.into_iter().map(|item| Finding { kind: SourceKind::Receiver, source: receiver.clone(), item }));
+            findings.extend(items.into_iter().map(|item| Finding {
+                kind: SourceKind::Receiver,
+                source: receiver.clone(),
+                item,
+            }));
             cursor = next;
             if cursor == "0" {
                 break;

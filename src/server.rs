@@ -7,8 +7,8 @@
 use std::{future::Future, sync::Arc, time::Duration};
 
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
+use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 
 use crate::{
@@ -95,7 +95,9 @@ pub async fn run(
         .add_service(ClaimServiceServer::new(claims))
         .add_service(AdminServiceServer::new(admin))
         .add_service(ScheduleServiceServer::new(schedules))
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), graceful);
+        // TCP_NODELAY: without it a response written in two parts waits for the peer's delayed
+        // ACK (~40 ms), which bench/ measured as a 44 ms floor on Acquire(max_leases=10).
+        .serve_with_incoming_shutdown(TcpIncoming::from(listener).with_nodelay(Some(true)), graceful);
     tokio::pin!(serve);
     let limit = Duration::from_millis(config.shutdown_timeout_ms);
     let result = tokio::select! {

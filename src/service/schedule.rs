@@ -123,10 +123,15 @@ impl ScheduleService for ScheduleServiceImpl {
             let max = self.config.limits.max_duration_ms;
             let when = match &req.when {
                 None => When::After(0),
-                Some(pb::schedule_request::When::Delay(d)) => When::After(validate::duration_ms("delay", Some(d), max)?.unwrap_or(0)),
+                Some(pb::schedule_request::When::Delay(d)) => {
+                    When::After(validate::duration_ms("delay", Some(d), max)?.unwrap_or(0))
+                }
                 Some(pb::schedule_request::When::DeliverAt(t)) => {
                     if t.seconds < 0 || !(0..1_000_000_000).contains(&t.nanos) || t.seconds > 253_402_300_799 {
-                        return Err(Error::invalid("deliver_at", "must be a valid instant after 1970 and before 10000"));
+                        return Err(Error::invalid(
+                            "deliver_at",
+                            "must be a valid instant after 1970 and before 10000",
+                        ));
                     }
                     When::At(t.seconds * 1000 + (t.nanos / 1_000_000) as i64)
                 }
@@ -142,14 +147,20 @@ impl ScheduleService for ScheduleServiceImpl {
 
     type SubscribeStream = SubscribeStream;
 
-    async fn subscribe(&self, request: Request<pb::SubscribeRequest>) -> Result<Response<Self::SubscribeStream>, Status> {
+    async fn subscribe(
+        &self,
+        request: Request<pb::SubscribeRequest>,
+    ) -> Result<Response<Self::SubscribeStream>, Status> {
         observe("Subscribe", async {
             let req = request.into_inner();
             validate::name("receiver", &req.receiver)?;
             validate::name("consumer_id", &req.consumer_id)?;
             let max_in_flight = req.max_in_flight.max(1);
             if max_in_flight > self.config.limits.max_batch {
-                return Err(Error::invalid("max_in_flight", format!("must be at most {}", self.config.limits.max_batch)));
+                return Err(Error::invalid(
+                    "max_in_flight",
+                    format!("must be at most {}", self.config.limits.max_batch),
+                ));
             }
             if self.shutdown.is_cancelled() {
                 return Err(Error::Unavailable("server is shutting down".into()));

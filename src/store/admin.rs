@@ -200,7 +200,13 @@ impl Store {
     }
 
     /// One page of the purge of a receiver; returns (next cursor, findings).
-    pub async fn purge_receiver(&self, receiver: &str, dry_run: bool, cursor: &str, page: u32) -> Result<(String, Vec<Purged>)> {
+    pub async fn purge_receiver(
+        &self,
+        receiver: &str,
+        dry_run: bool,
+        cursor: &str,
+        page: u32,
+    ) -> Result<(String, Vec<Purged>)> {
         let k = self.keys.receiver(receiver);
         let args = Args::new()
             .arg(if dry_run { "1" } else { "0" })

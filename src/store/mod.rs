@@ -30,8 +30,8 @@ pub use conn::Redis;
 pub use keys::Keys;
 pub use leader::*;
 pub use pool::*;
-use scripts::Args;
 pub use schedule::*;
+use scripts::Args;
 pub use scripts::Scripts;
 pub use sweep::*;
 

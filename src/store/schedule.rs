@@ -118,7 +118,9 @@ impl Store {
         let mut r = Reply::new("ackMessage", reply)?;
         match r.next::<i64>()? {
             0 => Ok(()),
-            _ => Err(Error::LeaseLost(format!("receiver {receiver}: message {id} is not in flight with token {token}"))),
+            _ => {
+                Err(Error::LeaseLost(format!("receiver {receiver}: message {id} is not in flight with token {token}")))
+            }
         }
     }
 

@@ -1,0 +1,332 @@
+//! ScheduleService end to end: real Redis, real Baton servers and processes.
+//!
+//! Invariants checked: a message is never delivered before its time by the Redis clock; every
+//! message Schedule acknowledged is delivered (again, if its Ack did not come) until acked,
+//! whatever dies; a message is in flight at one consumer at a time.
+
+mod common;
+
+use std::{
+    collections::{HashMap, HashSet},
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use baton::{embedded::Persistence, pb::schedule_service_client::ScheduleServiceClient};
+use common::*;
+use tonic::{transport::Channel, Code, Streaming};
+
+const R: &str = "inbox";
+
+async fn schedules(baton: &TestBaton) -> ScheduleServiceClient<Channel> {
+    ScheduleServiceClient::new(baton.channel().await)
+}
+
+fn later(payload: &str, delay_ms: u64, key: &str) -> pb::ScheduleRequest {
+    pb::ScheduleRequest {
+        receiver: R.into(),
+        payload: payload.as_bytes().to_vec(),
+        when: Some(pb::schedule_request::When::Delay(dur(delay_ms).unwrap())),
+        key: key.into(),
+    }
+}
+
+async fn subscribe(
+    c: &mut ScheduleServiceClient<Channel>,
+    consumer: &str,
+    max: u32,
+) -> Streaming<pb::SubscribeResponse> {
+    let req = pb::SubscribeRequest { receiver: R.into(), consumer_id: consumer.into(), max_in_flight: max };
+    c.subscribe(req).await.unwrap().into_inner()
+}
+
+async fn next(s: &mut Streaming<pb::SubscribeResponse>) -> pb::SubscribeResponse {
+    tokio::time::timeout(Duration::from_secs(20), s.message()).await.expect("a delivery in time").unwrap().unwrap()
+}
+
+fn ack(m: &pb::SubscribeResponse) -> pb::AckRequest {
+    pb::AckRequest { receiver: R.into(), id: m.id.clone(), token: m.token }
+}
+
+fn config_with(ack_timeout_ms: u64, max_deliveries: u32) -> baton::config::Config {
+    let mut config = test_config();
+    config.schedule.ack_timeout_ms = ack_timeout_ms;
+    config.schedule.max_deliveries = max_deliveries;
+    config
+}
+
+// Never delivered before its time by the Redis clock, and delivered promptly after; messages
+// wait while nobody is subscribed.
+#[tokio::test]
+async fn never_early_and_waiting_for_a_subscriber() {
+    let env = Env::start().await;
+    let mut c = schedules(&env.baton).await;
+    let mut due = HashMap::new();
+    for i in 0..30u64 {
+        let r = c.schedule(later(&format!("m{i}"), (i * 37) % 900, "")).await.unwrap().into_inner();
+        due.insert(r.id, ms(&r.deliver_at));
+    }
+    let mut stream = subscribe(&mut c, "reader", 100).await;
+    let started = Instant::now();
+    for _ in 0..30 {
+        let m = next(&mut stream).await;
+        let now = env.redis.now_ms().await;
+        assert!(now >= due[&m.id], "{} delivered before {} (Redis time {now})", m.id, due[&m.id]);
+        assert_eq!(ms(&m.deliver_at), due[&m.id]);
+        assert_eq!(m.delivery_count, 1);
+        c.ack(ack(&m)).await.unwrap();
+    }
+    assert!(started.elapsed() < Duration::from_secs(10), "delivered promptly once due");
+}
+
+// An idempotency key keeps one message while it is not acked; Cancel removes one; unknown ids
+// are NOT_FOUND.
+#[tokio::test]
+async fn idempotency_key_and_cancel() {
+    let env = Env::start().await;
+    let mut c = schedules(&env.baton).await;
+    let first = c.schedule(later("a", 60_000, "order-7")).await.unwrap().into_inner();
+    let again = c.schedule(later("b", 1, "order-7")).await.unwrap().into_inner();
+    assert!(first.created && !again.created);
+    assert_eq!((again.id.as_str(), ms(&again.deliver_at)), (first.id.as_str(), ms(&first.deliver_at)));
+    c.cancel(pb::CancelRequest { receiver: R.into(), id: first.id.clone() }).await.unwrap();
+    let err = c.cancel(pb::CancelRequest { receiver: R.into(), id: first.id.clone() }).await.unwrap_err();
+    assert_eq!(err.code(), Code::NotFound);
+    // The key is free again once its message is gone.
+    let third = c.schedule(later("c", 0, "order-7")).await.unwrap().into_inner();
+    assert!(third.created && third.id != first.id);
+    let mut stream = subscribe(&mut c, "r", 1).await;
+    let m = next(&mut stream).await;
+    assert_eq!(
+        (m.id.as_str(), m.payload.as_slice()),
+        (third.id.as_str(), b"c".as_slice()),
+        "the cancelled one never came"
+    );
+}
+
+// Unacked past the ack timeout → delivered again with a new token; the old token is refused;
+// past the delivery limit → the receiver's dead-letter queue, from where a retry delivers it.
+#[tokio::test]
+async fn redelivery_stale_tokens_and_dead_letters() {
+    let env = Env::with_config(config_with(300, 2)).await;
+    let mut c = schedules(&env.baton).await;
+    let id = c.schedule(later("x", 0, "")).await.unwrap().into_inner().id;
+    let mut stream = subscribe(&mut c, "slow", 5).await;
+    let first = next(&mut stream).await;
+    let second = next(&mut stream).await;
+    assert_eq!((second.id.as_str(), second.delivery_count), (id.as_str(), 2));
+    assert!(second.token > first.token);
+    let stale = c.ack(ack(&first)).await.unwrap_err();
+    assert_eq!((stale.code(), reason(&stale).as_str()), (Code::FailedPrecondition, "LEASE_LOST"));
+
+    // Not acked again: past max_deliveries (2) it is dead-lettered.
+    let mut admin = baton::pb::admin_service_client::AdminServiceClient::new(env.baton.channel().await);
+    let source = Some(pb::Source { kind: pb::SourceKind::Receiver as i32, name: R.into() });
+    let list = pb::ListDeadLettersRequest { source: source.clone(), page_size: 0, page_token: String::new() };
+    let until = Instant::now() + Duration::from_secs(20);
+    let dead = loop {
+        let dl = admin.list_dead_letters(list.clone()).await.unwrap().into_inner().dead_letters;
+        if !dl.is_empty() {
+            break dl;
+        }
+        assert!(Instant::now() < until, "never dead-lettered");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        (dead[0].id.as_str(), dead[0].error_class.as_str(), dead[0].attempts),
+        (id.as_str(), "MAX_DELIVERIES", 2)
+    );
+    assert_eq!((dead[0].payload.as_slice(), dead[0].holder.as_str()), (b"x".as_slice(), "slow"));
+    assert_eq!(reason(&c.ack(ack(&second)).await.unwrap_err()), "LEASE_LOST");
+
+    admin.retry_dead_letter(pb::RetryDeadLetterRequest { source, id: id.clone() }).await.unwrap();
+    let back = next(&mut stream).await;
+    assert_eq!((back.id.as_str(), back.delivery_count), (id.as_str(), 1));
+    c.ack(ack(&back)).await.unwrap();
+}
+
+// Two consumers (on two replicas) share one receiver's messages; none is in flight at both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_consumers_share_without_overlap() {
+    let env = Env::with_config(config_with(10_000, 5)).await;
+    let other = TestBaton::start(&env.redis.url(), config_with(10_000, 5)).await;
+    let mut c = schedules(&env.baton).await;
+    for i in 0..400 {
+        c.schedule(later(&format!("m{i}"), 0, "")).await.unwrap();
+    }
+    let in_flight = Arc::new(Mutex::new(HashSet::new()));
+    let acked = Arc::new(Mutex::new(HashMap::<String, String>::new()));
+    let mut consumers = Vec::new();
+    for (name, baton) in [("left", &env.baton), ("right", &other)] {
+        let mut client = schedules(baton).await;
+        let mut stream = subscribe(&mut client, name, 8).await;
+        let (in_flight, acked) = (in_flight.clone(), acked.clone());
+        consumers.push(tokio::spawn(async move {
+            let mut n = 0u64;
+            while acked.lock().unwrap().len() < 400 {
+                let Ok(Ok(Some(m))) = tokio::time::timeout(Duration::from_millis(500), stream.message()).await else {
+                    continue;
+                };
+                assert!(in_flight.lock().unwrap().insert(m.id.clone()), "{} in flight at two consumers", m.id);
+                n += 1;
+                if n % 3 == 0 {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+                in_flight.lock().unwrap().remove(&m.id);
+                client.ack(ack(&m)).await.unwrap();
+                assert!(acked.lock().unwrap().insert(m.id.clone(), name.to_string()).is_none(), "{} acked twice", m.id);
+            }
+        }));
+    }
+    for c in consumers {
+        tokio::time::timeout(Duration::from_secs(60), c).await.expect("all acked in time").unwrap();
+    }
+    let acked = acked.lock().unwrap();
+    assert_eq!(acked.len(), 400);
+    let left = acked.values().filter(|v| *v == "left").count();
+    assert!(left > 0 && left < 400, "both consumers got a share: left {left}");
+    other.stop().await.unwrap();
+}
+
+// A replica killed with SIGKILL while 10,000 messages are scheduled and some are in flight:
+// another replica delivers them all; those in flight at the dead one again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn replica_killed_with_ten_thousand_scheduled() {
+    let redis = TestRedis::start().await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut doomed = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["serve", "--redis-url", &redis.url(), "--listen", &format!("127.0.0.1:{port}"), "--metrics-listen", ""])
+        .env("BATON_SCHEDULE__ACK_TIMEOUT_MS", "1000")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}")).unwrap();
+    let channel = loop {
+        if let Ok(ch) = endpoint.connect().await {
+            break ch;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let mut via_doomed = ScheduleServiceClient::new(channel);
+    let mut ids = HashSet::new();
+    let mut tasks = Vec::new();
+    for t in 0..20 {
+        let mut c = via_doomed.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut ids = Vec::new();
+            for i in 0..500 {
+                let r = c.schedule(later(&format!("{t}-{i}"), (i % 50) * 20, "")).await.unwrap();
+                ids.push(r.into_inner().id);
+            }
+            ids
+        }));
+    }
+    for t in tasks {
+        ids.extend(t.await.unwrap());
+    }
+    assert_eq!(ids.len(), 10_000);
+    // A consumer on the doomed replica takes some and never acks them.
+    let mut stream = subscribe(&mut via_doomed, "lost", 50).await;
+    let mut stranded = HashSet::new();
+    while stranded.len() < 50 {
+        stranded.insert(next(&mut stream).await.id);
+    }
+    doomed.kill().unwrap();
+    doomed.wait().unwrap();
+
+    let survivor = TestBaton::start(&redis.url(), config_with(30_000, 5)).await;
+    let mut c = schedules(&survivor).await;
+    let mut stream = subscribe(&mut c, "heir", 500).await;
+    let mut acked = HashSet::new();
+    let mut again = HashSet::new();
+    while acked.len() < 10_000 {
+        let m = next(&mut stream).await;
+        if m.delivery_count > 1 {
+            again.insert(m.id.clone());
+        }
+        c.ack(ack(&m)).await.unwrap();
+        assert!(acked.insert(m.id), "acked twice");
+    }
+    assert_eq!(acked, ids, "every message delivered");
+    assert_eq!(again, stranded, "exactly those in flight at the dead replica came again");
+    survivor.stop().await.unwrap();
+}
+
+// redis-server killed and restarted from its append-only file: nothing Schedule acknowledged
+// is lost.
+#[tokio::test]
+async fn redis_restart_loses_no_acknowledged_message() {
+    let mut redis = TestRedis::with_persistence(Persistence::Always).await;
+    let baton = TestBaton::start(&redis.url(), test_config()).await;
+    let mut c = schedules(&baton).await;
+    let mut ids = HashSet::new();
+    for i in 0..500 {
+        ids.insert(c.schedule(later(&format!("m{i}"), 300, "")).await.unwrap().into_inner().id);
+    }
+    redis.kill().await;
+    redis.restart().await;
+    let mut stream = loop {
+        let req = pb::SubscribeRequest { receiver: R.into(), consumer_id: "after".into(), max_in_flight: 500 };
+        match c.subscribe(req).await {
+            Ok(s) => break s.into_inner(),
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    };
+    let mut got = HashSet::new();
+    while got.len() < 500 {
+        let m = match tokio::time::timeout(Duration::from_secs(20), stream.message()).await.expect("in time") {
+            Ok(Some(m)) => m,
+            _ => {
+                // The stream ended on a Redis error while it reconnected: subscribe again.
+                stream = subscribe(&mut c, "after", 500).await;
+                continue;
+            }
+        };
+        if c.ack(ack(&m)).await.is_ok() {
+            got.insert(m.id);
+        }
+    }
+    assert_eq!(got, ids);
+    baton.stop().await.unwrap();
+}
+
+// Bad input for every field.
+#[tokio::test]
+async fn schedule_calls_reject_bad_fields() {
+    let mut config = test_config();
+    config.limits.max_payload_bytes = 4;
+    config.limits.max_duration_ms = 10_000;
+    config.limits.max_batch = 10;
+    let env = Env::with_config(config).await;
+    let mut c = schedules(&env.baton).await;
+    let bad = |s: tonic::Status, field: &str| {
+        assert_eq!(s.code(), Code::InvalidArgument, "{field}: {s:?}");
+        assert!(s.message().starts_with(field), "{field}: {}", s.message());
+    };
+    let ok = later("x", 0, "");
+    bad(c.schedule(pb::ScheduleRequest { receiver: "".into(), ..ok.clone() }).await.unwrap_err(), "receiver");
+    bad(c.schedule(pb::ScheduleRequest { receiver: "a:b".into(), ..ok.clone() }).await.unwrap_err(), "receiver");
+    bad(c.schedule(pb::ScheduleRequest { payload: vec![0; 5], ..ok.clone() }).await.unwrap_err(), "payload");
+    bad(c.schedule(pb::ScheduleRequest { key: "a b".into(), ..ok.clone() }).await.unwrap_err(), "key");
+    bad(c.schedule(later("x", 10_001, "")).await.unwrap_err(), "delay");
+    let neg = pb::schedule_request::When::Delay(prost_types::Duration { seconds: -1, nanos: 0 });
+    bad(c.schedule(pb::ScheduleRequest { when: Some(neg), ..ok.clone() }).await.unwrap_err(), "delay");
+    let at = pb::schedule_request::When::DeliverAt(prost_types::Timestamp { seconds: -5, nanos: 0 });
+    bad(c.schedule(pb::ScheduleRequest { when: Some(at), ..ok.clone() }).await.unwrap_err(), "deliver_at");
+    let sub = |receiver: &str, consumer: &str, max| pb::SubscribeRequest {
+        receiver: receiver.into(),
+        consumer_id: consumer.into(),
+        max_in_flight: max,
+    };
+    bad(c.subscribe(sub("", "c", 1)).await.unwrap_err(), "receiver");
+    bad(c.subscribe(sub(R, "", 1)).await.unwrap_err(), "consumer_id");
+    bad(c.subscribe(sub(R, "c", 11)).await.unwrap_err(), "max_in_flight");
+    let a = pb::AckRequest { receiver: R.into(), id: "1".into(), token: 1 };
+    bad(c.ack(pb::AckRequest { receiver: "{r}".into(), ..a.clone() }).await.unwrap_err(), "receiver");
+    bad(c.ack(pb::AckRequest { id: "".into(), ..a.clone() }).await.unwrap_err(), "id");
+    bad(c.ack(pb::AckRequest { token: 0, ..a.clone() }).await.unwrap_err(), "token");
+    bad(c.cancel(pb::CancelRequest { receiver: "".into(), id: "1".into() }).await.unwrap_err(), "receiver");
+    bad(c.cancel(pb::CancelRequest { receiver: R.into(), id: "x y".into() }).await.unwrap_err(), "id");
+    assert!(env.redis.snapshot().await.is_empty(), "rejected calls wrote nothing");
+}
