@@ -181,7 +181,7 @@ async fn two_consumers_share_without_overlap() {
     for c in consumers {
         tokio::time::timeout(Duration::from_secs(60), c).await.expect("all acked in time").unwrap();
     }
-    let acked = acked.lock().unwrap();
+    let acked = std::mem::take(&mut *acked.lock().unwrap());
     assert_eq!(acked.len(), 400);
     let left = acked.values().filter(|v| *v == "left").count();
     assert!(left > 0 && left < 400, "both consumers got a share: left {left}");
