@@ -90,7 +90,11 @@ class WorkerTest {
     register(queue, List.of("slow"), Duration.ofSeconds(1), Duration.ZERO);
     AtomicReference<Cancellation.Reason> cancelled = new AtomicReference<>();
     try (Worker w = worker(queue).heartbeatEvery(Duration.ofMillis(250)).build((lease, c) -> {
-      if (c.await(2500, TimeUnit.MILLISECONDS)) cancelled.set(c.reason()); // 2.5 × the lease's timeout
+      try {
+        c.await(2500, TimeUnit.MILLISECONDS); // 2.5 × the lease's timeout
+      } finally {
+        cancelled.set(c.reason());
+      }
     }).start()) {
       eventually(10_000, "success", () -> Integer.valueOf(1).equals(baton.completed(queue).get("SUCCESS")));
     }
@@ -184,8 +188,11 @@ class WorkerTest {
     AtomicReference<Cancellation.Reason> reason = new AtomicReference<>();
     Worker w = worker(queue).build((lease, c) -> {
       started.countDown();
-      c.await(60, TimeUnit.SECONDS);
-      reason.set(c.reason());
+      try {
+        c.await(60, TimeUnit.SECONDS); // returns, or is interrupted, on close()
+      } finally {
+        reason.set(c.reason());
+      }
     }).start();
     assertTrue(started.await(10, TimeUnit.SECONDS));
     w.close();
