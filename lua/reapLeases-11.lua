@@ -15,8 +15,8 @@
     KEYS[7]  index      ZSET name -> 0
     KEYS[8]  dlq        ZSET name -> dead-lettered at (ms)
     KEYS[9]  dlqinfo    HASH name -> dead-letter context JSON
-    KEYS[10] workers    ZSET worker id -> last seen (ms)
-    KEYS[11] stats      HASH completed, failed, dead_lettered -> counts
+    KEYS[10] stats      HASH completed, failed, dead_lettered -> counts
+    KEYS[11] workers    ZSET worker id -> last seen (ms)
 
     ARGV[1]  queue      queue name (wake-up message, dead-letter context)
     ARGV[2]  channel    wake-up channel ("" for none)
@@ -41,9 +41,9 @@ local rcall = redis.call
 
 local k = {
   waiting = KEYS[1], working = KEYS[2], defs = KEYS[3], payloads = KEYS[4], leases = KEYS[5],
-  streaks = KEYS[6], index = KEYS[7], dlq = KEYS[8], dlqinfo = KEYS[9], stats = KEYS[11],
+  streaks = KEYS[6], index = KEYS[7], dlq = KEYS[8], dlqinfo = KEYS[9], stats = KEYS[10],
 }
-local workersKey = KEYS[10]
+local workersKey = KEYS[11]
 local queue, channel = ARGV[1], ARGV[2]
 math.randomseed(tonumber(ARGV[3]))
 local policy = readPolicy(4)

@@ -31,54 +31,26 @@ pub async fn run(store: &Store, config: &Config, dry_run: bool) -> Result<Vec<Fi
         max_claim_age_ms: p.max_claim_age_ms,
     };
     let mut findings = Vec::new();
-    let mut queues = store.queues().await?;
-    queues.sort();
-    for queue in queues {
-        let mut cursor = "0".to_string();
-        loop {
-            let (next, items) = store.purge_queue(&queue, limits, &cursor, PAGE).await?;
-            findings.extend(items.into_iter().map(|item| Finding {
-                kind: SourceKind::Queue,
-                source: queue.clone(),
-                item,
-            }));
-            cursor = next;
-            if cursor == "0" {
-                break;
-            }
-        }
-    }
-    let mut pools = store.pools().await?;
-    pools.sort();
-    for pool in pools {
-        let mut cursor = "0".to_string();
-        loop {
-            let (next, items) = store.purge_pool(&pool, limits, &cursor, PAGE).await?;
-            findings.extend(items.into_iter().map(|item| Finding {
-                kind: SourceKind::Pool,
-                source: pool.clone(),
-                item,
-            }));
-            cursor = next;
-            if cursor == "0" {
-                break;
-            }
-        }
-    }
-    let mut receivers = store.receivers().await?;
-    receivers.sort();
-    for receiver in receivers {
-        let mut cursor = "0".to_string();
-        loop {
-            let (next, items) = store.purge_receiver(&receiver, dry_run, &cursor, PAGE).await?;
-            findings.extend(items.into_iter().map(|item| Finding {
-                kind: SourceKind::Receiver,
-                source: receiver.clone(),
-                item,
-            }));
-            cursor = next;
-            if cursor == "0" {
-                break;
+    for kind in [SourceKind::Queue, SourceKind::Pool, SourceKind::Receiver] {
+        let mut names = match kind {
+            SourceKind::Queue => store.queues().await?,
+            SourceKind::Pool => store.pools().await?,
+            SourceKind::Receiver => store.receivers().await?,
+        };
+        names.sort();
+        for name in names {
+            let mut cursor = "0".to_string();
+            loop {
+                let (next, items) = match kind {
+                    SourceKind::Queue => store.purge_queue(&name, limits, &cursor, PAGE).await?,
+                    SourceKind::Pool => store.purge_pool(&name, limits, &cursor, PAGE).await?,
+                    SourceKind::Receiver => store.purge_receiver(&name, dry_run, &cursor, PAGE).await?,
+                };
+                findings.extend(items.into_iter().map(|item| Finding { kind, source: name.clone(), item }));
+                cursor = next;
+                if cursor == "0" {
+                    break;
+                }
             }
         }
     }

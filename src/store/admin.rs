@@ -149,23 +149,12 @@ impl Store {
         page: u32,
     ) -> Result<(String, Vec<Purged>)> {
         let k = self.keys.queue(queue);
-        let keys = [
-            &*k.waiting,
-            &k.working,
-            &k.defs,
-            &k.payloads,
-            &k.leases,
-            &k.streaks,
-            &k.index,
-            &k.dlq,
-            &k.dlqinfo,
-            &k.stats,
-        ];
+        let keys = k.lease_keys();
         let args = Args::new()
             .arg(if limits.dry_run { "1" } else { "0" })
             .arg(limits.max_working_age_ms)
-            .arg(self.policy.dead_letter_ttl_ms)
-            .arg(self.policy.dead_letter_max_entries)
+            .arg(self.policy.dead_letter.ttl_ms)
+            .arg(self.policy.dead_letter.max_entries)
             .arg(cursor)
             .arg(page)
             .arg(&self.wake_channel)
@@ -188,8 +177,8 @@ impl Store {
             .arg(if limits.dry_run { "1" } else { "0" })
             .arg(limits.max_idle_age_ms)
             .arg(limits.max_claim_age_ms)
-            .arg(self.policy.dead_letter_ttl_ms)
-            .arg(self.policy.dead_letter_max_entries)
+            .arg(self.policy.dead_letter.ttl_ms)
+            .arg(self.policy.dead_letter.max_entries)
             .arg(cursor)
             .arg(page)
             .arg(&self.pool_channel)
@@ -210,8 +199,8 @@ impl Store {
         let k = self.keys.receiver(receiver);
         let args = Args::new()
             .arg(if dry_run { "1" } else { "0" })
-            .arg(self.policy.dead_letter_ttl_ms)
-            .arg(self.policy.dead_letter_max_entries)
+            .arg(self.policy.dead_letter.ttl_ms)
+            .arg(self.policy.dead_letter.max_entries)
             .arg(cursor)
             .arg(page);
         let reply = self.run(Path::WriteBack, "purgeReceiver", &k.all(), args).await?;

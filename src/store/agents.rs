@@ -139,7 +139,7 @@ impl Store {
         let k = self.keys.queue(queue);
         let mut args = Args::new()
             .arg(if reset { "1" } else { "0" })
-            .arg(self.policy.initial_jitter_ms)
+            .arg(self.policy.agent.initial_jitter_ms)
             .arg(rand::random::<u32>())
             .arg(&self.wake_channel)
             .arg(queue);
@@ -214,18 +214,7 @@ impl Store {
     /// Ends a lease with an outcome. A stale or unknown token is `Error::LeaseLost`.
     pub async fn complete(&self, c: &Completion) -> Result<Completed> {
         let k = self.keys.queue(&c.queue);
-        let keys = [
-            &*k.waiting,
-            &k.working,
-            &k.defs,
-            &k.payloads,
-            &k.leases,
-            &k.streaks,
-            &k.index,
-            &k.dlq,
-            &k.dlqinfo,
-            &k.stats,
-        ];
+        let keys = k.lease_keys();
         let mut args =
             Args::new().arg(&c.name).arg(c.token).arg(c.outcome.as_str()).arg(&c.message).arg(c.retry_after_ms);
         self.policy.push_args(&mut args);
@@ -248,7 +237,7 @@ impl Store {
             .arg(name)
             .arg(token)
             .arg(delay_ms)
-            .arg(self.policy.shutdown_jitter_ms)
+            .arg(self.policy.agent.shutdown_jitter_ms)
             .arg(rand::random::<u32>())
             .arg(&self.wake_channel)
             .arg(queue);

@@ -143,6 +143,25 @@ pub struct ElectionKeys {
     pub seq: String,
 }
 
+impl QueueKeys {
+    /// The ten keys of the scripts that end leases (`finishLease`): completeAgent,
+    /// reapLeases (plus `workers`), purgeQueue.
+    pub fn lease_keys(&self) -> [&str; 10] {
+        [
+            &self.waiting,
+            &self.working,
+            &self.defs,
+            &self.payloads,
+            &self.leases,
+            &self.streaks,
+            &self.index,
+            &self.dlq,
+            &self.dlqinfo,
+            &self.stats,
+        ]
+    }
+}
+
 impl Keys {
     pub fn new(prefix: impl Into<String>) -> Self {
         Self { prefix: prefix.into() }

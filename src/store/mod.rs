@@ -35,51 +35,33 @@ use scripts::Args;
 pub use scripts::Scripts;
 pub use sweep::*;
 
-/// Scheduling policy the scripts apply, from configuration.
+/// The policy the scripts apply, from configuration.
 #[derive(Clone, Debug)]
 pub struct Policy {
-    pub initial_jitter_ms: u64,
-    pub shutdown_jitter_ms: u64,
-    pub jitter_ratio: f64,
-    pub max_immediate_retries: u32,
-    pub permanent_forbidden_backoff_ms: u64,
-    pub throttled_base_ms: u64,
-    pub throttled_multiplier: f64,
-    pub throttled_cap_ms: u64,
+    /// Backoff, jitter and defaults of agents.
+    pub agent: AgentConfig,
+    /// Most waiting entries one Acquire reads.
     pub scan_limit: u32,
-    /// Dead letters older than this are dropped (0: kept).
-    pub dead_letter_ttl_ms: u64,
-    /// Most dead letters per queue, pool or receiver; the oldest go first (0: no bound).
-    pub dead_letter_max_entries: u64,
+    /// TTL and size bound of every dead-letter queue.
+    pub dead_letter: DeadLetterConfig,
 }
 
 impl Policy {
     pub fn new(agent: &AgentConfig, scan_limit: u32, dead_letter: &DeadLetterConfig) -> Self {
-        Self {
-            initial_jitter_ms: agent.initial_jitter_ms,
-            shutdown_jitter_ms: agent.shutdown_jitter_ms,
-            jitter_ratio: agent.jitter_ratio,
-            max_immediate_retries: agent.max_immediate_retries,
-            permanent_forbidden_backoff_ms: agent.permanent_forbidden_backoff_ms,
-            throttled_base_ms: agent.throttled_base_ms,
-            throttled_multiplier: agent.throttled_multiplier,
-            throttled_cap_ms: agent.throttled_cap_ms,
-            scan_limit,
-            dead_letter_ttl_ms: dead_letter.ttl_ms,
-            dead_letter_max_entries: dead_letter.max_entries,
-        }
+        Self { agent: agent.clone(), scan_limit, dead_letter: dead_letter.clone() }
     }
 
     /// The eight ARGV the scripts read with `readPolicy`.
     fn push_args(&self, args: &mut Args) {
-        args.push(self.permanent_forbidden_backoff_ms);
-        args.push(self.throttled_base_ms);
-        args.push(self.throttled_multiplier);
-        args.push(self.throttled_cap_ms);
-        args.push(self.max_immediate_retries);
-        args.push(self.jitter_ratio);
-        args.push(self.dead_letter_ttl_ms);
-        args.push(self.dead_letter_max_entries);
+        let a = &self.agent;
+        args.push(a.permanent_forbidden_backoff_ms);
+        args.push(a.throttled_base_ms);
+        args.push(a.throttled_multiplier);
+        args.push(a.throttled_cap_ms);
+        args.push(a.max_immediate_retries);
+        args.push(a.jitter_ratio);
+        args.push(self.dead_letter.ttl_ms);
+        args.push(self.dead_letter.max_entries);
     }
 }
 

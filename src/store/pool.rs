@@ -160,8 +160,8 @@ impl Store {
             .arg(error)
             .arg(&self.pool_channel)
             .arg(pool)
-            .arg(self.policy.dead_letter_ttl_ms)
-            .arg(self.policy.dead_letter_max_entries);
+            .arg(self.policy.dead_letter.ttl_ms)
+            .arg(self.policy.dead_letter.max_entries);
         let reply = self.run(Path::WriteBack, "endClaim", &k.all(), args).await?;
         let mut r = Reply::new("endClaim", reply)?;
         match r.next::<i64>()? {

@@ -89,8 +89,8 @@ impl Store {
             .arg(limits.max_deliveries)
             .arg(limits.batch)
             .arg(receiver)
-            .arg(self.policy.dead_letter_ttl_ms)
-            .arg(self.policy.dead_letter_max_entries);
+            .arg(self.policy.dead_letter.ttl_ms)
+            .arg(self.policy.dead_letter.max_entries);
         let reply = self.run(Path::Dispatch, "deliverMessages", &k.all(), args).await?;
         let mut r = Reply::new("deliverMessages", reply)?;
         let now_ms = r.next()?;

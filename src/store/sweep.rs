@@ -105,19 +105,9 @@ impl Store {
             return Ok(Vec::new());
         }
         let k = self.keys.queue(queue);
-        let keys = [
-            &*k.waiting,
-            &k.working,
-            &k.defs,
-            &k.payloads,
-            &k.leases,
-            &k.streaks,
-            &k.index,
-            &k.dlq,
-            &k.dlqinfo,
-            &k.workers,
-            &k.stats,
-        ];
+        let lease_keys = k.lease_keys();
+        let mut keys = lease_keys.to_vec();
+        keys.push(&k.workers);
         let mut args = Args::new().arg(queue).arg(&self.wake_channel).arg(rand::random::<u32>());
         self.policy.push_args(&mut args);
         for (s, kind, threshold) in items {
