@@ -14,6 +14,10 @@ use crate::{
     store::{wake::Wakeups, Campaigned, ClaimEnd, ClaimStart, Claimed, Lease, Pickup, Store},
 };
 
+/// An Acquire that may wait. Like a Claim, it runs in a task of its own: when its caller goes
+/// away (tonic drops the call of a client that cancelled or disconnected), the task stops
+/// waiting, and leases granted in that instant, which nobody would ever see, are released at
+/// once instead of waiting for a sweeper.
 pub async fn acquire(
     store: &Store,
     wakeups: &Wakeups,
@@ -22,6 +26,35 @@ pub async fn acquire(
     worker: &str,
     max: u32,
     wait: Duration,
+) -> Result<Vec<Lease>> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let (store, wakeups, shutdown) = (store.clone(), wakeups.clone(), shutdown.clone());
+    let (queue, worker) = (queue.to_string(), worker.to_string());
+    tokio::spawn(async move {
+        let mut tx = tx;
+        let result = acquire_task(&store, &wakeups, &shutdown, &queue, &worker, max, wait, &mut tx).await;
+        if let Err(Ok(leases)) = tx.send(result) {
+            for l in leases {
+                tracing::info!(queue, agent = l.name, "caller left before its Acquire was answered; releasing");
+                if let Err(e) = store.release(&queue, &l.name, l.token, 0).await {
+                    tracing::warn!(queue, agent = l.name, error = %e, "could not release; the sweepers will");
+                }
+            }
+        }
+    });
+    rx.await.map_err(|_| Error::Internal("acquire task ended without an answer".into()))?
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn acquire_task(
+    store: &Store,
+    wakeups: &Wakeups,
+    shutdown: &CancellationToken,
+    queue: &str,
+    worker: &str,
+    max: u32,
+    wait: Duration,
+    caller: &mut tokio::sync::oneshot::Sender<Result<Vec<Lease>>>,
 ) -> Result<Vec<Lease>> {
     if wait.is_zero() {
         return Ok(store.acquire(queue, worker, max).await?.leases);
@@ -51,6 +84,7 @@ pub async fn acquire(
                 _ = &mut notified => {}
                 _ = tokio::time::sleep(timer) => {}
                 _ = shutdown.cancelled() => return Ok(Vec::new()),
+                _ = caller.closed() => return Ok(Vec::new()),
             }
         }
     }

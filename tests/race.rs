@@ -120,3 +120,101 @@ async fn racing_workers_never_share_or_lose_an_agent() {
     }
     second.stop().await.unwrap();
 }
+
+// Long-polling Acquires, about 30 % cancelled by their callers at scattered moments, while
+// agents become due: a lease granted to a caller that went away is released at once, so every
+// agent ends waiting, or working under a lease its caller actually received.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cancelled_long_polls_leave_no_invisible_lease() {
+    let env = Env::start().await;
+    let mut tasks = Vec::new();
+    for i in 0..200u64 {
+        let mut c = env.client.clone();
+        let cancel_after = (i % 10 < 3).then(|| std::time::Duration::from_millis(5 + (i * 37) % 400));
+        tasks.push(tokio::spawn(async move {
+            let req = pb::AcquireRequest {
+                queue: "poll".into(),
+                worker_id: format!("w{i}"),
+                max_leases: 1,
+                wait: dur(2_000),
+            };
+            let call = c.acquire(req);
+            match cancel_after {
+                Some(after) => tokio::time::timeout(after, call).await.ok().map(|r| r.unwrap().into_inner().leases),
+                None => Some(call.await.unwrap().into_inner().leases),
+            }
+        }));
+    }
+    let mut c = env.client.clone();
+    for batch in 0..10 {
+        let agents = (0..10).map(|i| agent(&format!("a{}", batch * 10 + i), 3_600_000, 60_000)).collect();
+        register(&mut c, "poll", agents).await;
+        tokio::time::sleep(std::time::Duration::from_millis(40)).await;
+    }
+    let mut received = HashSet::new();
+    for t in tasks {
+        if let Some(leases) = t.await.unwrap() {
+            for l in leases {
+                assert!(received.insert(l.name.clone()), "{} granted twice", l.name);
+            }
+        }
+    }
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let mut conn = env.redis.conn().await;
+        let working: Vec<String> =
+            redis::cmd("ZRANGE").arg("baton:{q:poll}:working").arg(0).arg(-1).query_async(&mut conn).await.unwrap();
+        let waiting: usize = redis::cmd("ZCARD").arg("baton:{q:poll}:waiting").query_async(&mut conn).await.unwrap();
+        let invisible: Vec<_> = working.iter().filter(|n| !received.contains(*n)).collect();
+        if invisible.is_empty() {
+            assert_eq!(waiting + working.len(), 100, "every agent waiting or working");
+            assert_eq!(working.len(), received.len(), "every received lease still held");
+            break;
+        }
+        assert!(std::time::Instant::now() < until, "leases nobody received: {invisible:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+// Deterministic form of the race above: an Acquire whose caller is dropped right after the
+// acquire script was sent. The lease it got is released, not left held by nobody.
+#[tokio::test]
+async fn dropped_acquire_releases_what_it_got() {
+    use baton::{
+        config::Config,
+        dispatch,
+        store::{wake::Wakeups, Policy, Redis, Store},
+    };
+    let env = Env::start().await;
+    register(&mut env.client.clone(), "drop", vec![agent("only", 3_600_000, 60_000)]).await;
+    let config = Config::default();
+    let redis = Redis::connect(&env.redis.url(), &config.redis).await.unwrap();
+    let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter);
+    let store = Store::open(redis, "", policy, config.circuit_breaker.clone()).await.unwrap();
+    let (wakeups, shutdown) = (Wakeups::default(), tokio_util::sync::CancellationToken::new());
+    // Redis runs one script at a time: a 300 ms busy script on another connection holds the
+    // Acquire's script in line, so the caller can leave after it was sent, before it ran.
+    let mut busy = env.redis.conn().await;
+    let hold = tokio::spawn(async move {
+        let script = "local s = redis.call('TIME') repeat local n = redis.call('TIME') \
+                      until (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > 300000 return 1";
+        let _: i64 = redis::cmd("EVAL").arg(script).arg(0).query_async(&mut busy).await.unwrap();
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let call = dispatch::acquire(&store, &wakeups, &shutdown, "drop", "gone", 1, std::time::Duration::ZERO);
+    assert!(
+        tokio::time::timeout(std::time::Duration::from_millis(100), call).await.is_err(),
+        "held behind the busy script"
+    );
+    hold.await.unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let got = env.client.clone().get_agent(pb::GetAgentRequest { queue: "drop".into(), name: "only".into() }).await;
+        let state = got.unwrap().into_inner().agent.unwrap().state();
+        if state == pb::AgentState::Waiting {
+            break;
+        }
+        assert!(std::time::Instant::now() < until, "the dropped Acquire's lease was never released ({state:?})");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
