@@ -17,7 +17,8 @@
 //! - [`purge`]: the auto-purge of stale entries.
 //! - [`monitor`]: the periodic health summary and watchdog signals.
 //! - [`embedded`]: the embedded default, a supervised private redis-server.
-//! - [`worker`]: the worker loop for Rust workers (the client-side helper).
+//! - [`client`]: helpers for Rust workers over the generated client: worker loop, leadership,
+//!   claims, scheduled-message subscriber.
 //! - [`config`], [`error`], [`telemetry`]: configuration layering, the one error type and its
 //!   gRPC mapping, logs and metrics.
 //!
@@ -25,6 +26,7 @@
 //! `proto/baton/v1/`.
 
 pub mod breaker;
+pub mod client;
 pub mod config;
 pub mod dispatch;
 pub mod embedded;
@@ -38,7 +40,6 @@ pub mod service;
 pub mod store;
 pub mod sweeper;
 pub mod telemetry;
-pub mod worker;
 
 /// Generated protobuf types and gRPC stubs of `baton.v1` (server and client).
 pub mod pb {

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use baton::worker::Worker;
+use baton::client::worker::Worker;
 use clap::Parser;
 use tokio_util::sync::CancellationToken;
 

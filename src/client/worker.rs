@@ -6,7 +6,7 @@
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-//! use baton::worker::{Failure, Worker};
+//! use baton::client::worker::{Failure, Worker};
 //! let worker = Worker::connect("http://127.0.0.1:50051", "emails", "worker-1").await?;
 //! let shutdown = tokio_util::sync::CancellationToken::new();
 //! worker
@@ -123,7 +123,7 @@ impl Worker {
                 queue: self.queue.clone(),
                 worker_id: self.worker_id.clone(),
                 max_leases: want,
-                wait: Some(prost_types::Duration { seconds: self.wait.as_secs() as i64, nanos: 0 }),
+                wait: Some(super::pb_duration(self.wait)),
             };
             let leases = tokio::select! {
                 _ = shutdown.cancelled() => break,
@@ -132,7 +132,7 @@ impl Worker {
                     Err(status) => {
                         // Baton says when to come back (pushback) on UNAVAILABLE.
                         tracing::warn!(%status, "acquire failed");
-                        tokio::time::sleep(backoff).await;
+                        tokio::time::sleep(super::pushback(&status).unwrap_or(backoff)).await;
                         backoff = (backoff * 2).min(Duration::from_secs(5));
                         continue;
                     }
@@ -155,10 +155,7 @@ impl Worker {
                             token: lease.token,
                             outcome: f.as_ref().map_or(pb::Outcome::Success, |f| f.outcome) as i32,
                             message: f.as_ref().map(|f| f.message.clone()).unwrap_or_default(),
-                            retry_after: f.and_then(|f| f.retry_after).map(|d| prost_types::Duration {
-                                seconds: d.as_secs() as i64,
-                                nanos: d.subsec_nanos() as i32,
-                            }),
+                            retry_after: f.and_then(|f| f.retry_after).map(super::pb_duration),
                         }
                     };
                     let result = handler(lease.clone(), cancel.clone()).await;
