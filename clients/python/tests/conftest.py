@@ -27,18 +27,22 @@ def free_port() -> int:
 
 class BatonServer:
     def __init__(self, env: dict | None = None):
-        binary = os.environ.get("TEST_BATON_BIN") or str(REPO / "target" / "debug" / "baton")
-        if not os.path.exists(binary):
-            raise RuntimeError(f"{binary} is missing: build it with `cargo build --bin baton`")
+        self.binary = os.environ.get("TEST_BATON_BIN") or str(REPO / "target" / "debug" / "baton")
+        if not os.path.exists(self.binary):
+            raise RuntimeError(f"{self.binary} is missing: build it with `cargo build --bin baton`")
+        self.env = {**os.environ, **(env or {})}
         self.data_dir = tempfile.mkdtemp(prefix="baton-py-")
         self.port = free_port()
         self.metrics_port = free_port()
         self.addr = f"127.0.0.1:{self.port}"
-        self.log = open(os.path.join(self.data_dir, "baton.log"), "wb")
+        self.log = open(os.path.join(self.data_dir, "baton.log"), "ab")
+        self._spawn()
+
+    def _spawn(self) -> None:
         self.proc = subprocess.Popen(
-            [binary, "serve", "--listen", self.addr, "--metrics-listen", f"127.0.0.1:{self.metrics_port}",
+            [self.binary, "serve", "--listen", self.addr, "--metrics-listen", f"127.0.0.1:{self.metrics_port}",
              "--data-dir", self.data_dir],
-            stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
+            stdout=self.log, stderr=subprocess.STDOUT, env=self.env,
         )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -51,6 +55,21 @@ class BatonServer:
                 time.sleep(0.05)
         self.stop()
         raise RuntimeError("baton did not start listening within 30 s")
+
+    def _terminate(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def restart(self) -> None:
+        """SIGTERM (streams end cleanly, long polls answer), then the same binary again on the
+        same port and data dir: what was in Redis is still there."""
+        self._terminate()
+        self._spawn()
 
     def logs(self) -> str:
         self.log.flush()
@@ -68,13 +87,7 @@ class BatonServer:
         return counts
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        self._terminate()
         self.log.close()
         shutil.rmtree(self.data_dir, ignore_errors=True)
 
@@ -82,5 +95,29 @@ class BatonServer:
 @pytest.fixture(scope="session")
 def baton_server():
     server = BatonServer()
+    yield server
+    server.stop()
+
+
+#: For the claim and subscriber tests: unacked messages come back after 0.5 s, a pool's line
+#: holds one waiting claim, and a full line hints a 250 ms pushback.
+QUICK_ENV = {
+    "BATON_SCHEDULE__ACK_TIMEOUT_MS": "500",
+    "BATON_POOL__MAX_LINE": "1",
+    "BATON_POOL__FULL_LINE_PUSHBACK_MS": "250",
+}
+
+
+@pytest.fixture(scope="session")
+def quick_baton():
+    server = BatonServer(QUICK_ENV)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def own_baton():
+    """A Baton of the test's own, which it may restart."""
+    server = BatonServer(QUICK_ENV)
     yield server
     server.stop()

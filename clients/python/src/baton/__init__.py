@@ -1,14 +1,24 @@
 """Baton's Python client: the generated gRPC stubs (`baton.v1`), a worker loop
-(:class:`Worker`) and a leadership helper (:class:`Leadership`)."""
+(:class:`Worker`), a leadership helper (:class:`Leadership`), a claim helper (:class:`Claimer`,
+:class:`Pool`) and scheduled messages (:class:`Scheduler`, :class:`Subscriber`)."""
 
+from baton.claim import Claim, Claimer, LineFull, Pool
 from baton.failure import Failure, Outcome, classify, outcome_for_http_status
 from baton.leader import Leadership
+from baton.schedule import Message, Scheduler, Subscriber
 from baton.worker import Worker, duration, is_lease_lost
 
 __all__ = [
+    "Claim",
+    "Claimer",
     "Failure",
     "Leadership",
+    "LineFull",
+    "Message",
     "Outcome",
+    "Pool",
+    "Scheduler",
+    "Subscriber",
     "Worker",
     "classify",
     "duration",
