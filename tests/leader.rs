@@ -300,3 +300,44 @@ async fn internal_leadership_fails_over_on_shutdown() {
     assert!(started.elapsed() < Duration::from_secs(10), "took over on resignation, not after the 30 s ttl");
     follower_stop.cancel();
 }
+
+// A Campaign whose caller left while its script waited in Redis: the term it won is resigned,
+// not held for a ttl by nobody.
+#[tokio::test]
+async fn dropped_campaign_resigns_what_it_won() {
+    use baton::{
+        config::Config,
+        dispatch,
+        store::{wake::Wakeups, Policy, Redis, Store},
+    };
+    let env = Env::start().await;
+    let config = Config::default();
+    let redis = Redis::connect(&env.redis.url(), &config.redis).await.unwrap();
+    let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter);
+    let store = Store::open(redis, "", policy, config.circuit_breaker.clone()).await.unwrap();
+    let (wakeups, shutdown) = (Wakeups::default(), tokio_util::sync::CancellationToken::new());
+    // A busy script holds Redis so the campaign's script waits in line after it was sent.
+    let mut busy = env.redis.conn().await;
+    let hold = tokio::spawn(async move {
+        let script = "local s = redis.call('TIME') repeat local n = redis.call('TIME') \
+                      until (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > 300000 return 1";
+        let _: i64 = redis::cmd("EVAL").arg(script).arg(0).query_async(&mut busy).await.unwrap();
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let call = dispatch::campaign(&store, &wakeups, &shutdown, E, "gone", 60_000, Duration::from_secs(10));
+    assert!(tokio::time::timeout(Duration::from_millis(100), call).await.is_err(), "held behind the busy script");
+    hold.await.unwrap();
+    let mut c = leaders(&env.baton).await;
+    let end = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let l = c.get_leader(pb::GetLeaderRequest { election: E.into() }).await.unwrap().into_inner();
+        if l.leader_id.is_empty() && l.token == 0 {
+            break;
+        }
+        assert!(std::time::Instant::now() < end, "the dropped campaign still leads: {l:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut conn = env.redis.conn().await;
+    let seq: u64 = redis::cmd("GET").arg(format!("baton:{{e:{E}}}:seq")).query_async(&mut conn).await.unwrap();
+    assert_eq!(seq, 1, "the campaign did win a term (then resigned it)");
+}
