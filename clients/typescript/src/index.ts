@@ -1,11 +1,20 @@
 // Baton's TypeScript client: the generated stubs (./gen, also importable as
-// "baton-client/gen/baton/v1/agent"), a worker loop and a leadership helper.
+// "baton-client/gen/baton/v1/agent"), a worker loop, a leadership helper, a claim helper for
+// pooled resources and a subscriber for scheduled messages.
 
 export * as agent from "./gen/baton/v1/agent";
 export * as leader from "./gen/baton/v1/leader";
+export * as claim from "./gen/baton/v1/claim";
+export * as schedule from "./gen/baton/v1/schedule";
+export * as admin from "./gen/baton/v1/admin";
 export { AgentServiceClient, Lease, Outcome } from "./gen/baton/v1/agent";
 export { LeaderServiceClient } from "./gen/baton/v1/leader";
+export { ClaimServiceClient, PoolStatus, Resource } from "./gen/baton/v1/claim";
+export { ScheduleServiceClient } from "./gen/baton/v1/schedule";
+export { AdminServiceClient } from "./gen/baton/v1/admin";
 export { classify, Failure, outcomeForHttpStatus } from "./failure";
 export { Leadership, LeadershipEvents, LeadershipOptions } from "./leader";
 export { duration, isLeaseLost, pushbackMs, unary, CallSettings } from "./rpc";
 export { Handler, LeaseLostError, Logger, ShutdownError, Worker, WorkerOptions } from "./worker";
+export { Claim, ClaimOptions, Claimer, ClaimerOptions, describeError, LineFullError, Pool, ResourceLike } from "./claim";
+export { Message, MessageHandler, ScheduleOptions, Scheduler, Subscriber, SubscriberEvents, SubscriberOptions } from "./schedule";

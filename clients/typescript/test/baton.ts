@@ -2,7 +2,7 @@
 // redis-server in a temporary data dir, on free loopback ports; stopped with SIGTERM after.
 
 import { ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -29,27 +29,48 @@ function canConnect(port: number): Promise<boolean> {
 }
 
 export class BatonServer {
-  private constructor(readonly proc: ChildProcess, readonly addr: string, readonly metricsPort: number, readonly dataDir: string) {}
+  proc!: ChildProcess;
+
+  private constructor(
+    readonly addr: string,
+    readonly metricsPort: number,
+    readonly dataDir: string,
+    private readonly argv: string[],
+    private readonly env: Record<string, string | undefined>,
+  ) {}
 
   static async start(env: Record<string, string> = {}): Promise<BatonServer> {
     const binary = process.env.TEST_BATON_BIN ?? join(REPO, "target", "debug", "baton");
     if (!existsSync(binary)) throw new Error(`${binary} is missing: build it with \`cargo build --bin baton\``);
     const dataDir = mkdtempSync(join(tmpdir(), "baton-ts-"));
     const [port, metricsPort] = [await freePort(), await freePort()];
-    const log = openSync(join(dataDir, "baton.log"), "w");
-    const proc = spawn(binary, ["serve", "--listen", `127.0.0.1:${port}`, "--metrics-listen", `127.0.0.1:${metricsPort}`, "--data-dir", dataDir], {
-      env: { ...process.env, ...env },
-      stdio: ["ignore", log, log],
-    });
-    const server = new BatonServer(proc, `127.0.0.1:${port}`, metricsPort, dataDir);
+    const argv = [binary, "serve", "--listen", `127.0.0.1:${port}`, "--metrics-listen", `127.0.0.1:${metricsPort}`, "--data-dir", dataDir];
+    const server = new BatonServer(`127.0.0.1:${port}`, metricsPort, dataDir, argv, { ...process.env, ...env });
+    await server.spawn(port);
+    return server;
+  }
+
+  private async spawn(port: number): Promise<void> {
+    const log = openSync(join(this.dataDir, "baton.log"), "a");
+    this.proc = spawn(this.argv[0], this.argv.slice(1), { env: this.env, stdio: ["ignore", log, log] });
+    closeSync(log);
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {
-      if (proc.exitCode !== null) throw new Error(`baton exited with ${proc.exitCode}: ${server.logs()}`);
-      if (await canConnect(port)) return server;
+      if (this.proc.exitCode !== null) throw new Error(`baton exited with ${this.proc.exitCode}: ${this.logs()}`);
+      if (await canConnect(port)) return;
       await new Promise((r) => setTimeout(r, 50));
     }
-    await server.stop();
+    await this.stop();
     throw new Error("baton did not start listening within 30 s");
+  }
+
+  /**
+   * SIGTERM (streams end cleanly, long polls answer), then the same binary again on the same port
+   * and data dir: what was in Redis is still there.
+   */
+  async restart(): Promise<void> {
+    await this.terminate();
+    await this.spawn(Number(this.addr.split(":")[1]));
   }
 
   logs(): string {
@@ -68,7 +89,7 @@ export class BatonServer {
     return counts;
   }
 
-  async stop(): Promise<void> {
+  private async terminate(): Promise<void> {
     if (this.proc.exitCode === null && this.proc.signalCode === null) {
       const exited = new Promise((r) => this.proc.once("exit", r));
       this.proc.kill("SIGTERM");
@@ -76,6 +97,10 @@ export class BatonServer {
       await exited;
       clearTimeout(timer);
     }
+  }
+
+  async stop(): Promise<void> {
+    await this.terminate();
     rmSync(this.dataDir, { recursive: true, force: true });
   }
 }
@@ -91,3 +116,11 @@ export async function eventually<T>(probe: () => T | Promise<T>, timeoutMs = 10_
 }
 
 export const unique = (prefix: string) => `${prefix}-${Math.random().toString(16).slice(2, 10)}`;
+
+/** For the claim and subscriber tests: unacked messages come back after 0.5 s, a pool's line holds
+ *  one waiting claim, and a full line hints a 250 ms pushback. */
+export const QUICK_ENV = {
+  BATON_SCHEDULE__ACK_TIMEOUT_MS: "500",
+  BATON_POOL__MAX_LINE: "1",
+  BATON_POOL__FULL_LINE_PUSHBACK_MS: "250",
+};

@@ -1,0 +1,251 @@
+// Claiming pooled resources (ClaimService): a claim with a long-poll wait, ended by Return or
+// Fail, and a scoped form, withClaim, that ends it by how its callback ended.
+//
+// A full waiting line (RESOURCE_EXHAUSTED, reason LINE_FULL) rejects with LineFullError, carrying
+// the server's grpc-retry-pushback-ms hint as retryAfterMs: the caller chooses to shed load or to
+// claim again later. Nothing is retried behind its back.
+
+import { credentials, status } from "@grpc/grpc-js";
+import {
+  ClaimRequest,
+  ClaimResponse,
+  ClaimServiceClient,
+  FailRequest,
+  FailResponse,
+  OfferRequest,
+  OfferResponse,
+  PoolStatus,
+  Resource,
+  ReturnRequest,
+  ReturnResponse,
+} from "./gen/baton/v1/claim";
+import { duration, isLeaseLost, isServiceError, pushbackMs, sleep, unary } from "./rpc";
+import { Logger } from "./worker";
+
+/** The longest Fail error kept (the server bounds it by limits.max_message_bytes, 4096 by default). */
+export const MAX_ERROR_BYTES = 4000;
+
+/**
+ * The pool's waiting line is full (RESOURCE_EXHAUSTED, ErrorInfo reason LINE_FULL). Shed load, or
+ * claim again after `retryAfterMs` (Baton's grpc-retry-pushback-ms hint; undefined if none).
+ */
+export class LineFullError extends Error {
+  constructor(readonly pool: string, readonly retryAfterMs: number | undefined, options?: { cause?: unknown }) {
+    super(`the waiting line of pool ${pool} is full`, options);
+    this.name = "LineFullError";
+  }
+}
+
+/** The text a Fail keeps for `error`: a string as it is, an Error as "Name: message", cut to 4000 bytes. */
+export function describeError(error: unknown): string {
+  let text: string;
+  if (error instanceof Error) text = error.message ? `${error.name}: ${error.message}` : error.name;
+  else text = String(error);
+  const bytes = Buffer.from(text, "utf8");
+  if (bytes.length <= MAX_ERROR_BYTES) return text;
+  // Cut on a character boundary.
+  let end = MAX_ERROR_BYTES;
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString("utf8");
+}
+
+/** Sends Return or Fail, retrying UNAVAILABLE twice (after the pushback hint). */
+async function end(client: ClaimServiceClient, request: ReturnRequest | FailRequest, fail: boolean): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      if (fail) await unary<FailRequest, FailResponse>(client.fail.bind(client), request as FailRequest, { timeoutMs: 10_000 });
+      else await unary<ReturnRequest, ReturnResponse>(client.return.bind(client), request as ReturnRequest, { timeoutMs: 10_000 });
+      return;
+    } catch (err) {
+      if (isServiceError(err) && err.code === status.UNAVAILABLE && attempt < 2) {
+        await sleep(pushbackMs(err) ?? 200 * (attempt + 1));
+        continue;
+      }
+      throw err;
+    }
+  }
+}
+
+/** A claimed resource and the claim's fencing token. End it once, with return() or fail(). */
+export class Claim {
+  private done = false;
+
+  constructor(
+    private readonly client: ClaimServiceClient,
+    readonly pool: string,
+    readonly resource: Resource,
+    readonly token: bigint,
+    readonly claimedAt: Date | undefined,
+  ) {}
+
+  get id(): string {
+    return this.resource.id;
+  }
+
+  /** The resource's attributes as offered, merged with the claim's. */
+  get attributes(): Record<string, string> {
+    return this.resource.attributes;
+  }
+
+  /** Whether return() or fail() was called (successfully or not). */
+  get ended(): boolean {
+    return this.done;
+  }
+
+  /**
+   * Ends the claim (Return). With `reuse` (default) the resource is idle again at once (handed to
+   * the next claim in line); without, it leaves the pool until the pool manager offers it again.
+   * Rejects with the gRPC error; a stale token is FAILED_PRECONDITION (isLeaseLost): the claim
+   * had already ended (e.g. purged).
+   */
+  async return(reuse = true): Promise<void> {
+    this.done = true;
+    await end(this.client, { pool: this.pool, resourceId: this.id, token: this.token, reuse }, false);
+  }
+
+  /** Ends the claim by dead-lettering the resource (Fail) with `error` (see describeError). */
+  async fail(error: unknown): Promise<void> {
+    this.done = true;
+    await end(this.client, { pool: this.pool, resourceId: this.id, token: this.token, error: describeError(error) }, true);
+  }
+}
+
+export interface ClaimerOptions {
+  /** Default long-poll wait of a claim (default 30 000 ms; 0 answers at once). */
+  waitMs?: number;
+  /** Default attributes attached to each claimed resource. */
+  attributes?: Record<string, string>;
+  logger?: Logger;
+}
+
+export interface ClaimOptions {
+  /** This claim's long-poll wait (default: the claimer's). */
+  waitMs?: number;
+  /** Attributes for this claim, over the claimer's. */
+  attributes?: Record<string, string>;
+  /** Cancels the claim (leaving the pool's line) and, in withClaim, tells the callback to stop. */
+  signal?: AbortSignal;
+}
+
+/** Claims resources of one pool for one claimer id. */
+export class Claimer {
+  readonly client: ClaimServiceClient;
+  private readonly owned: boolean;
+  private readonly waitMs: number;
+  private readonly attributes: Record<string, string>;
+  private readonly logger: Logger;
+
+  /** @param target "host:port" (a plaintext channel) or a generated ClaimServiceClient. */
+  constructor(target: string | ClaimServiceClient, readonly pool: string, readonly claimerId: string, options: ClaimerOptions = {}) {
+    this.owned = typeof target === "string";
+    this.client = typeof target === "string" ? new ClaimServiceClient(target, credentials.createInsecure()) : target;
+    this.waitMs = Math.max(0, options.waitMs ?? 30_000);
+    this.attributes = { ...(options.attributes ?? {}) };
+    this.logger = options.logger ?? { warn: (m) => console.warn(`baton claimer ${this.claimerId}: ${m}`) };
+  }
+
+  /**
+   * Claims the oldest idle resource, waiting in the pool's line up to the wait. Resolves with
+   * undefined when the wait ended with nothing for this claim. Rejects with LineFullError when the
+   * line is full, with the gRPC error otherwise (CANCELLED when `signal` aborted: the claim left
+   * the line, and a resource handed over in that instant went back).
+   */
+  async claim(options: ClaimOptions = {}): Promise<Claim | undefined> {
+    const waitMs = Math.max(0, options.waitMs ?? this.waitMs);
+    let response: ClaimResponse;
+    try {
+      response = await unary<ClaimRequest, ClaimResponse>(this.client.claim.bind(this.client), {
+        pool: this.pool,
+        claimerId: this.claimerId,
+        attributes: { ...this.attributes, ...(options.attributes ?? {}) },
+        wait: waitMs > 0 ? duration(waitMs) : undefined,
+      }, { timeoutMs: waitMs + 10_000, signal: options.signal });
+    } catch (err) {
+      if (isServiceError(err) && err.code === status.RESOURCE_EXHAUSTED) {
+        throw new LineFullError(this.pool, pushbackMs(err), { cause: err });
+      }
+      throw err;
+    }
+    if (!response.resource) return undefined;
+    return new Claim(this.client, this.pool, response.resource, response.token, response.claimedAt);
+  }
+
+  /**
+   * Claims (as claim()) and runs `fn(claim, signal)`; resolves with its result, or with
+   * undefined (fn not called) when the wait ended. When fn settles, unless it ended the claim
+   * itself: resolved → Return(reuse=true); rejected while `options.signal` is aborted
+   * (cancellation) → Return(reuse=true); rejected otherwise → Fail with the error, then the
+   * rejection goes on.
+   *
+   * Ending the claim is retried on UNAVAILABLE; a refused token (LEASE_LOST: the claim had already
+   * ended, e.g. purged) is logged. Any other error of the Return after fn resolved is thrown;
+   * after fn rejected it is logged (fn's error wins).
+   */
+  async withClaim<T>(fn: (claim: Claim, signal: AbortSignal) => Promise<T>, options: ClaimOptions = {}): Promise<T | undefined> {
+    const claim = await this.claim(options);
+    if (!claim) return undefined;
+    const signal = options.signal ?? new AbortController().signal;
+    let value: T;
+    try {
+      value = await fn(claim, signal);
+    } catch (err) {
+      if (!claim.ended) {
+        const ending = signal.aborted ? claim.return(true) : claim.fail(err);
+        await ending.catch((e) => this.logger.warn(`${signal.aborted ? "return" : "fail"} of ${this.pool}/${claim.id} token ${claim.token} failed: ${describe(e)}`));
+      }
+      throw err;
+    }
+    if (!claim.ended) {
+      try {
+        await claim.return(true);
+      } catch (err) {
+        if (!isLeaseLost(err)) throw err;
+        this.logger.warn(`return of ${this.pool}/${claim.id} token ${claim.token} refused: the claim had already ended`);
+      }
+    }
+    return value;
+  }
+
+  close(): void {
+    if (this.owned) this.client.close();
+  }
+}
+
+/** A resource to offer: an id, an [id, attributes] pair or a Resource. */
+export type ResourceLike = string | [string, Record<string, string>] | Resource;
+
+/** The pool manager's side of a pool: offer resources, read the pool's counts. */
+export class Pool {
+  readonly client: ClaimServiceClient;
+  private readonly owned: boolean;
+
+  constructor(target: string | ClaimServiceClient, readonly pool: string) {
+    this.owned = typeof target === "string";
+    this.client = typeof target === "string" ? new ClaimServiceClient(target, credentials.createInsecure()) : target;
+  }
+
+  /**
+   * Makes resources idle, in order (or hands them to waiting claims). Already idle or claimed ones
+   * are left alone (counted in `duplicates`); safe to retry.
+   */
+  offer(resources: ResourceLike[]): Promise<OfferResponse> {
+    const items: Resource[] = resources.map((r) =>
+      typeof r === "string" ? { id: r, attributes: {} } : Array.isArray(r) ? { id: r[0], attributes: { ...r[1] } } : r);
+    return unary<OfferRequest, OfferResponse>(this.client.offer.bind(this.client), { pool: this.pool, resources: items }, { timeoutMs: 10_000 });
+  }
+
+  /** The pool's counts (idle, claimed, waitingClaims, deadLettered …; bigint). */
+  async status(): Promise<PoolStatus> {
+    const response = await unary(this.client.getPool.bind(this.client), { pool: this.pool }, { timeoutMs: 10_000 });
+    return response.status!;
+  }
+
+  close(): void {
+    if (this.owned) this.client.close();
+  }
+}
+
+function describe(err: unknown): string {
+  if (isServiceError(err)) return `${status[err.code]} ${err.details}`;
+  return err instanceof Error ? err.message : String(err);
+}
