@@ -40,53 +40,108 @@ func TestMain(m *testing.M) {
 	os.Exit(runWithBaton(m))
 }
 
-func runWithBaton(m *testing.M) int {
+// quickEnv is the package Baton's configuration, for the claim and subscriber tests: unacked
+// messages come back after 0.5 s, a pool's line holds one waiting claim, and a full line hints a
+// 250 ms pushback. The worker and leadership tests do not depend on these.
+var quickEnv = []string{
+	"BATON_SCHEDULE__ACK_TIMEOUT_MS=500",
+	"BATON_POOL__MAX_LINE=1",
+	"BATON_POOL__FULL_LINE_PUSHBACK_MS=250",
+}
+
+// batonProc is one Baton process with its own data dir and ports.
+type batonProc struct {
+	binary, dataDir, addr string
+	metricsPort           int
+	env                   []string
+	cmd                   *exec.Cmd
+	log                   *os.File
+}
+
+func startBaton(env []string) (*batonProc, error) {
 	binary := os.Getenv("TEST_BATON_BIN")
 	if binary == "" {
 		binary, _ = filepath.Abs(filepath.Join("..", "..", "target", "debug", "baton"))
 	}
 	if _, err := os.Stat(binary); err != nil {
-		fmt.Fprintf(os.Stderr, "%s is missing: build it with `cargo build --bin baton`\n", binary)
-		return 1
+		return nil, fmt.Errorf("%s is missing: build it with `cargo build --bin baton`", binary)
 	}
 	dataDir, err := os.MkdirTemp("", "baton-go-")
 	if err != nil {
-		panic(err)
+		return nil, err
 	}
-	defer os.RemoveAll(dataDir)
-	port, metricsPort := freePort(), freePort()
-	server.addr = fmt.Sprintf("127.0.0.1:%d", port)
-	server.metricsPort = metricsPort
-	logFile, _ := os.Create(filepath.Join(dataDir, "baton.log"))
-	cmd := exec.Command(binary, "serve", "--listen", server.addr, "--metrics-listen",
-		fmt.Sprintf("127.0.0.1:%d", metricsPort), "--data-dir", dataDir)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		panic(err)
+	b := &batonProc{binary: binary, dataDir: dataDir, addr: fmt.Sprintf("127.0.0.1:%d", freePort()),
+		metricsPort: freePort(), env: env}
+	if b.log, err = os.OpenFile(filepath.Join(dataDir, "baton.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
+		return nil, err
 	}
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-		}
-	}()
+	if err := b.spawn(); err != nil {
+		b.stop()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *batonProc) spawn() error {
+	b.cmd = exec.Command(b.binary, "serve", "--listen", b.addr, "--metrics-listen",
+		fmt.Sprintf("127.0.0.1:%d", b.metricsPort), "--data-dir", b.dataDir)
+	b.cmd.Env = append(os.Environ(), b.env...)
+	b.cmd.Stdout, b.cmd.Stderr = b.log, b.log
+	if err := b.cmd.Start(); err != nil {
+		return err
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", server.addr, 200*time.Millisecond)
+		c, err := net.DialTimeout("tcp", b.addr, 200*time.Millisecond)
 		if err == nil {
 			c.Close()
-			break
+			return nil
 		}
 		if time.Now().After(deadline) {
-			fmt.Fprintln(os.Stderr, "baton did not start listening within 30 s")
-			return 1
+			return fmt.Errorf("baton did not start listening within 30 s")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+func (b *batonProc) terminate() {
+	if b.cmd == nil || b.cmd.Process == nil {
+		return
+	}
+	_ = b.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = b.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		_ = b.cmd.Process.Kill()
+		<-done
+	}
+	b.cmd = nil
+}
+
+// restart sends SIGTERM (streams end cleanly, long polls answer), then starts the same binary
+// again on the same port and data dir: what was in Redis is still there.
+func (b *batonProc) restart() error {
+	b.terminate()
+	return b.spawn()
+}
+
+func (b *batonProc) stop() {
+	b.terminate()
+	b.log.Close()
+	os.RemoveAll(b.dataDir)
+}
+
+func runWithBaton(m *testing.M) int {
+	b, err := startBaton(quickEnv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer b.stop()
+	server.addr = b.addr
+	server.metricsPort = b.metricsPort
 	server.conn, err = grpc.NewClient(server.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		panic(err)

@@ -1,6 +1,7 @@
 // Package baton is the Go client of Baton: the generated stubs (package
-// github.com/baton-project/baton/clients/go/gen/baton/v1), a worker loop (Worker) and a
-// leadership helper (Leadership).
+// github.com/baton-project/baton/clients/go/gen/baton/v1), a worker loop (Worker), a
+// leadership helper (Leadership), a claim helper for pooled resources (Claimer, Pool) and
+// scheduled messages (Scheduler, Subscriber).
 package baton
 
 import (
