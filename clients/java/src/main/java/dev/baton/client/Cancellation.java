@@ -10,7 +10,10 @@ public final class Cancellation {
   public enum Reason {
     /** Baton reported the lease lost: the result would be refused. */
     LEASE_LOST,
-    /** The worker is stopping: the lease is released for another worker. */
+    /**
+     * The worker is stopping (the lease is released for another worker), or the subscriber is
+     * (the message is not acked: it comes back after the ack timeout).
+     */
     SHUTDOWN
   }
 

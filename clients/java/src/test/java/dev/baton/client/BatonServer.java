@@ -26,16 +26,30 @@ import java.util.stream.Stream;
  * redis-server in a temporary data dir, on free loopback ports; stopped with SIGTERM after.
  */
 final class BatonServer implements AutoCloseable {
+  /**
+   * For the claim and subscriber tests: unacked messages come back after 0.5 s, a pool's line
+   * holds one waiting claim, and a full line hints a 250 ms pushback.
+   */
+  static final Map<String, String> QUICK_ENV = Map.of(
+      "BATON_SCHEDULE__ACK_TIMEOUT_MS", "500",
+      "BATON_POOL__MAX_LINE", "1",
+      "BATON_POOL__FULL_LINE_PUSHBACK_MS", "250");
+
   final String addr;
   final int metricsPort;
   final ManagedChannel channel;
-  private final Process process;
+  private final int port;
+  private final String binary;
+  private final Map<String, String> env;
+  private Process process;
   private final Path dataDir;
 
-  private BatonServer(String addr, int metricsPort, Process process, Path dataDir) {
-    this.addr = addr;
+  private BatonServer(String binary, int port, int metricsPort, Map<String, String> env, Path dataDir) {
+    this.binary = binary;
+    this.port = port;
+    this.addr = "127.0.0.1:" + port;
     this.metricsPort = metricsPort;
-    this.process = process;
+    this.env = env;
     this.dataDir = dataDir;
     this.channel = ManagedChannelBuilder.forTarget(addr).usePlaintext().build();
   }
@@ -47,6 +61,10 @@ final class BatonServer implements AutoCloseable {
   }
 
   static BatonServer start() throws Exception {
+    return start(Map.of());
+  }
+
+  static BatonServer start(Map<String, String> env) throws Exception {
     String binary = System.getenv("TEST_BATON_BIN");
     if (binary == null || binary.isEmpty()) {
       binary = new File("../../target/debug/baton").getCanonicalPath();
@@ -55,20 +73,30 @@ final class BatonServer implements AutoCloseable {
       throw new IllegalStateException(binary + " is missing: build it with `cargo build --bin baton`");
     }
     Path dataDir = Files.createTempDirectory("baton-java-");
-    int port = freePort();
-    int metricsPort = freePort();
-    String addr = "127.0.0.1:" + port;
-    Process p = new ProcessBuilder(binary, "serve", "--listen", addr, "--metrics-listen", "127.0.0.1:" + metricsPort,
+    BatonServer server = new BatonServer(binary, freePort(), freePort(), env, dataDir);
+    try {
+      server.spawn();
+    } catch (Exception e) {
+      server.close();
+      throw e;
+    }
+    return server;
+  }
+
+  private void spawn() throws Exception {
+    ProcessBuilder pb = new ProcessBuilder(binary, "serve", "--listen", addr, "--metrics-listen", "127.0.0.1:" + metricsPort,
         "--data-dir", dataDir.toString())
         .redirectErrorStream(true)
-        .redirectOutput(dataDir.resolve("baton.log").toFile())
-        .start();
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(dataDir.resolve("baton.log").toFile()));
+    pb.environment().putAll(env);
+    Process p = pb.start();
+    process = p;
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (true) {
       if (!p.isAlive()) throw new IllegalStateException("baton exited with " + p.exitValue());
       try (Socket s = new Socket()) {
         s.connect(new InetSocketAddress("127.0.0.1", port), 200);
-        break;
+        return;
       } catch (IOException e) {
         if (System.nanoTime() > deadline) {
           p.destroyForcibly();
@@ -77,7 +105,22 @@ final class BatonServer implements AutoCloseable {
         Thread.sleep(50);
       }
     }
-    return new BatonServer(addr, metricsPort, p, dataDir);
+  }
+
+  private void terminate() throws InterruptedException {
+    Process p = process;
+    if (p == null) return;
+    p.destroy(); // SIGTERM
+    if (!p.waitFor(15, TimeUnit.SECONDS)) p.destroyForcibly().waitFor();
+  }
+
+  /**
+   * SIGTERM (streams end cleanly, long polls answer), then the same binary again on the same port
+   * and data dir: what was in Redis is still there.
+   */
+  void restart() throws Exception {
+    terminate();
+    spawn();
   }
 
   private static final Pattern LABEL = Pattern.compile("(\\w+)=\"([^\"]*)\"");
@@ -103,8 +146,7 @@ final class BatonServer implements AutoCloseable {
   @Override
   public void close() throws Exception {
     channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-    process.destroy(); // SIGTERM
-    if (!process.waitFor(15, TimeUnit.SECONDS)) process.destroyForcibly().waitFor();
+    terminate();
     try (Stream<Path> files = Files.walk(dataDir)) {
       files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
     }
