@@ -64,9 +64,9 @@ struct Args {
     channels: Option<usize>,
 
     // --- dispatch ---
-    /// dispatch: workers waiting in Acquire(wait=30s).
-    #[arg(long, default_value_t = 32, help_heading = "dispatch")]
-    dispatch_workers: usize,
+    /// dispatch: workers waiting in Acquire(wait=30s), comma-separated list.
+    #[arg(long, value_delimiter = ',', default_value = "32,128", help_heading = "dispatch")]
+    dispatch_workers: Vec<usize>,
     /// dispatch: agents made due per second, comma-separated list.
     #[arg(long, value_delimiter = ',', default_value = "200,1000", help_heading = "dispatch")]
     dispatch_rates: Vec<u32>,
@@ -179,7 +179,7 @@ fn check(args: &Args) -> std::result::Result<(), String> {
     if let Some(&n) = args.batch.iter().find(|&&n| u64::from(n) > args.acquire_leases) {
         return Err(format!("--acquire-leases must be at least --batch ({n})"));
     }
-    if args.dispatch_workers == 0 || args.dispatch_rates.contains(&0) || args.dispatch_seconds == 0 {
+    if args.dispatch_workers.contains(&0) || args.dispatch_rates.contains(&0) || args.dispatch_seconds == 0 {
         return Err("--dispatch-workers, --dispatch-rates and --dispatch-seconds must be at least 1".into());
     }
     if args.recovery_leases == 0 || args.recovery_leases > max_batch || args.recovery_rounds == 0 {
@@ -244,7 +244,7 @@ async fn run(args: Args) -> Result<()> {
             }
             Scenario::Dispatch => {
                 let dispatch = DispatchArgs {
-                    workers: args.dispatch_workers,
+                    workers: args.dispatch_workers.clone(),
                     rates: args.dispatch_rates.clone(),
                     seconds: args.dispatch_seconds,
                 };

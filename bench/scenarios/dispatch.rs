@@ -32,12 +32,13 @@ use crate::lab::{
 };
 
 pub struct DispatchArgs {
-    pub workers: usize,
+    pub workers: Vec<usize>,
     pub rates: Vec<u32>,
     pub seconds: u64,
 }
 
 struct Row {
+    workers: usize,
     rate: u32,
     released: usize,
     acquired: usize,
@@ -52,24 +53,29 @@ pub async fn run(lab: &mut Lab, args: &DispatchArgs) -> Result<()> {
     lab.flush().await?;
     let baton = Baton::start(&lab.url(), bench_config()).await?;
     // One connection per worker, as each would be its own process, and one for the driver.
-    let channels = baton.channels(args.workers + 1).await?;
+    let most = args.workers.iter().copied().max().unwrap_or(1);
+    let channels = baton.channels(most + 1).await?;
     eprintln!("[dispatch] Redis PING round trips (the floor)");
     let ping = lab.ping_rtt(2000).await?;
     let mut rows = Vec::new();
-    for &rate in &args.rates {
-        eprintln!("[dispatch] {} workers long-polling, {rate} agents/s made due for {} s", args.workers, args.seconds);
-        rows.push(one(lab, &channels, args, rate).await?);
+    for &k in &args.workers {
+        for &rate in &args.rates {
+            eprintln!("[dispatch] {k} workers long-polling, {rate} agents/s made due for {} s", args.seconds);
+            // The driver's connection is the last one, whatever K.
+            rows.push(one(lab, &channels[..k], &channels[most], k, rate, args.seconds).await?);
+        }
     }
     baton.stop().await?;
 
     println!();
     println!(
-        "Dispatch (long poll): {} workers wait in Acquire(wait=30s, max_leases=1) on an empty queue; a driver makes agents \
+        "Dispatch (long poll): K workers wait in Acquire(wait=30s, max_leases=1) on an empty queue; a driver makes agents \
          due (Release, delay 0) at a fixed rate for {} s",
-        args.workers, args.seconds
+        args.seconds
     );
     println!(
-        "{:>7} {:>8} {:>8} {:>9} {:>22} {:>24} {:>10} {:>20}",
+        "{:>4} {:>7} {:>8} {:>8} {:>9} {:>22} {:>24} {:>10} {:>20}",
+        "K",
         "rate/s",
         "due",
         "acquired",
@@ -88,7 +94,8 @@ pub async fn run(lab: &mut Lab, args: &DispatchArgs) -> Result<()> {
             format!("{} / {} / {}", quantile_ms(&sorted, 0.5), quantile_ms(&sorted, 0.99), sorted[sorted.len() - 1])
         };
         println!(
-            "{:>7} {:>8} {:>8} {:>9.0} {:>22} {:>24} {:>10.1} {:>20}",
+            "{:>4} {:>7} {:>8} {:>8} {:>9.0} {:>22} {:>24} {:>10.1} {:>20}",
+            r.workers,
             r.rate,
             r.released,
             r.acquired,
@@ -112,10 +119,17 @@ pub async fn run(lab: &mut Lab, args: &DispatchArgs) -> Result<()> {
     Ok(())
 }
 
-async fn one(lab: &mut Lab, channels: &[tonic::transport::Channel], args: &DispatchArgs, rate: u32) -> Result<Row> {
-    let queue = format!("dispatch-{rate}");
-    let count = u64::from(rate) * args.seconds;
-    let driver_channel = channels[args.workers].clone();
+async fn one(
+    lab: &mut Lab,
+    channels: &[tonic::transport::Channel],
+    driver_channel: &tonic::transport::Channel,
+    k: usize,
+    rate: u32,
+    seconds: u64,
+) -> Result<Row> {
+    let queue = format!("dispatch-{k}-{rate}");
+    let count = u64::from(rate) * seconds;
+    let driver_channel = driver_channel.clone();
     let mut driver = AgentServiceClient::new(driver_channel.clone());
     register(&driver, &queue, count, None).await?;
     // The driver holds every agent: nothing is due when the workers start waiting.
@@ -132,7 +146,7 @@ async fn one(lab: &mut Lab, channels: &[tonic::transport::Channel], args: &Dispa
 
     let stop = CancellationToken::new();
     let (tx, mut rx) = mpsc::unbounded_channel::<(String, Instant, i64)>();
-    let workers: Vec<_> = (0..args.workers)
+    let workers: Vec<_> = (0..k)
         .map(|i| {
             let mut client = AgentServiceClient::new(channels[i].clone());
             let (queue, stop, tx) = (queue.clone(), stop.clone(), tx.clone());
@@ -223,6 +237,7 @@ async fn one(lab: &mut Lab, channels: &[tonic::transport::Channel], args: &Dispa
         0.0
     };
     Ok(Row {
+        workers: k,
         rate,
         released: due.len(),
         acquired,
