@@ -243,7 +243,14 @@ func TestSubscriberSubscribesAgainAfterTheServerRestarts(t *testing.T) {
 	if err := own.restart(); err != nil {
 		t.Fatal(err)
 	}
-	schedule(t, sched, receiver, "after")
+	// This connection may still be waiting out its reconnect backoff: try until it is back.
+	eventually(t, 20*time.Second, "scheduled after the restart", func() bool {
+		_, err := sched.Schedule(context.Background(), receiver, []byte("after"))
+		if err != nil && status.Code(err) != codes.Unavailable {
+			t.Fatal(err)
+		}
+		return err == nil
+	})
 	eventually(t, 20*time.Second, "second message", func() bool { return len(got.snapshot()) == 2 })
 	var payloads []string
 	for _, m := range got.snapshot() {

@@ -146,12 +146,16 @@ test("it subscribes again after the server restarts", async () => {
     await eventually(() => seen.length === 1);
     // SIGTERM ends the stream cleanly; the subscriber retries until Baton is back.
     await own.restart();
-    await s.schedule(receiver, "after");
+    // This channel may still be waiting out its reconnect backoff: try until it is back.
+    await eventually(() => s.schedule(receiver, "after").then(() => true, (err: ServiceError) => {
+      if (err.code !== status.UNAVAILABLE) throw err;
+      return false;
+    }), 20_000);
     await eventually(() => seen.length === 2, 20_000);
     assert.deepEqual(seen, ["before", "after"]);
     assert.ok(sub.reconnects >= 1 && disconnects.length >= 1);
     assert.equal(disconnects[0], undefined, "the first end is a clean one");
-    assert.equal(sub.acked, 2);
+    await eventually(() => sub.acked === 2);
     await stop();
     s.close();
   } finally {

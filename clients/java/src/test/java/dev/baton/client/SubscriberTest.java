@@ -197,7 +197,16 @@ class SubscriberTest {
         eventually(10_000, "first message", () -> seen.size() == 1);
         // SIGTERM ends the stream cleanly; the subscriber retries until Baton is back.
         own.restart();
-        s.schedule(receiver, bytes("after"));
+        // This channel may still be waiting out its reconnect backoff: try until it is back.
+        eventually(20_000, "scheduled after the restart", () -> {
+          try {
+            s.schedule(receiver, bytes("after"));
+            return true;
+          } catch (StatusRuntimeException e) {
+            if (e.getStatus().getCode() != Status.Code.UNAVAILABLE) throw e;
+            return false;
+          }
+        });
         eventually(20_000, "second message", () -> seen.size() == 2);
         assertEquals(List.of("before", "after"), seen);
         assertTrue(sub.reconnects() >= 1);
