@@ -69,6 +69,10 @@ async fn acquire_task(
             tokio::pin!(notified);
             notified.as_mut().enable();
             let got = store.acquire(queue, worker, max).await?;
+            if got.leases.len() == max as usize {
+                // Full: more may be due; wake the next waiter (see `Wakeups::wake`).
+                notify.notify_one();
+            }
             if !got.leases.is_empty() || shutdown.is_cancelled() {
                 return Ok(got.leases);
             }

@@ -35,6 +35,18 @@ pub fn init_metrics(config: &Config) -> Result<()> {
             &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 30.0],
         )
         .map_err(|e| Error::Config(e.to_string()))?
+        // Histograms, not summaries: a summary's quantiles collapsed on a burst of 100,000
+        // messages (bench/ measured every quantile at 1.83 s with a true mean of 0.83 s).
+        .set_buckets_for_metric(
+            Matcher::Full("baton_schedule_lateness_seconds".into()),
+            &[0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0],
+        )
+        .map_err(|e| Error::Config(e.to_string()))?
+        .set_buckets_for_metric(
+            Matcher::Full("baton_claim_dispatch_seconds".into()),
+            &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0, 120.0, 300.0],
+        )
+        .map_err(|e| Error::Config(e.to_string()))?
         .install()
         .map_err(|e| Error::Config(format!("metrics listener on {addr}: {e}")))?;
     describe();

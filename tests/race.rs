@@ -225,3 +225,48 @@ async fn dropped_acquire_releases_what_it_got() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
+
+// One agent becoming due wakes one long poll, not all of them (no thundering herd); twenty at
+// once reach twenty waiters, each waking the next.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_due_agent_wakes_one_waiter_and_many_wake_many() {
+    let env = Env::start().await;
+    let evalsha = |info: String| -> i64 {
+        info.lines()
+            .find(|l| l.starts_with("cmdstat_evalsha:"))
+            .and_then(|l| l.split("calls=").nth(1)?.split(',').next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    let mut conn = env.redis.conn().await;
+    let mut waiters = Vec::new();
+    for i in 0..20 {
+        let mut c = env.client.clone();
+        waiters.push(tokio::spawn(async move {
+            let req = pb::AcquireRequest {
+                queue: "herd".into(),
+                worker_id: format!("w{i}"),
+                max_leases: 1,
+                wait: dur(15_000),
+            };
+            c.acquire(req).await.unwrap().into_inner().leases
+        }));
+    }
+    // Let every waiter reach its wait (the outcome does not depend on it, only the count).
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let before: String = redis::cmd("INFO").arg("commandstats").query_async(&mut conn).await.unwrap();
+    register(&mut env.client.clone(), "herd", vec![agent("first", 3_600_000, 60_000)]).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let after: String = redis::cmd("INFO").arg("commandstats").query_async(&mut conn).await.unwrap();
+    let scripts = evalsha(after) - evalsha(before);
+    assert!(scripts <= 4, "one due agent ran {scripts} scripts (register + one acquire expected)");
+
+    let more = (0..19).map(|i| agent(&format!("a{i}"), 3_600_000, 60_000)).collect();
+    register(&mut env.client.clone(), "herd", more).await;
+    let started = std::time::Instant::now();
+    let mut served = 0;
+    for w in waiters {
+        served += w.await.unwrap().len();
+    }
+    assert_eq!(served, 20, "every waiter served");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "served by wake-ups, not at the end of the wait");
+}

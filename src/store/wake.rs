@@ -129,9 +129,12 @@ impl Wakeups {
         }
     }
 
+    /// Wakes one long poll of the queue (not all: one due agent would otherwise rerun every
+    /// waiter's script). A waiter that fills its max_leases passes the wake-up on, since more may
+    /// be due; one that leaves unwoken forwards it (tokio's `notify_one` semantics).
     fn wake(&self, queue: &str) {
         if let Some(n) = self.queues.lock().expect("wakeups lock").get(queue) {
-            n.notify_waiters();
+            n.notify_one();
         }
     }
 
