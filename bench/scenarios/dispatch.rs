@@ -113,7 +113,7 @@ pub async fn run(lab: &mut Lab, args: &DispatchArgs) -> Result<()> {
     );
     println!("PING: sequential PINGs from this process over the same unix socket: one Redis round trip, the floor.");
     println!("scripts/L: EVALSHA calls (INFO commandstats) per lease, less the Release and Complete of each: how many");
-    println!("  acquire scripts each lease cost. Every waiting Acquire on the queue re-runs its script on a wake-up.");
+    println!("  acquire scripts each lease cost. A wake-up wakes one waiting Acquire, which wakes the next if full.");
     println!("CPU: redis-server / this process (Baton + clients) / rest of the machine, 100% = one core.");
     crate::lab::print_load();
     Ok(())
