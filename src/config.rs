@@ -234,6 +234,17 @@ pub struct RedisConfig {
     pub command_timeout_ms: u64,
     /// The redis-server binary the embedded default runs.
     pub server_binary: String,
+    /// When the embedded redis-server syncs its append-only file: `everysec` (a Redis crash may
+    /// lose the last second of acknowledged writes) or `always` (nothing acknowledged is lost,
+    /// at some throughput).
+    pub embedded_fsync: Fsync,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fsync {
+    Everysec,
+    Always,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -392,6 +403,7 @@ impl Default for RedisConfig {
             connect_timeout_ms: 2_000,
             command_timeout_ms: 3_000,
             server_binary: "redis-server".into(),
+            embedded_fsync: Fsync::Everysec,
         }
     }
 }

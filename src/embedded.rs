@@ -130,9 +130,10 @@ impl RedisProcess {
 pub async fn start_supervised(
     binary: String,
     dir: PathBuf,
+    persistence: Persistence,
     shutdown: CancellationToken,
 ) -> Result<(String, tokio::task::JoinHandle<()>)> {
-    let first = RedisProcess::start(&binary, &dir, Persistence::EverySecond).await?;
+    let first = RedisProcess::start(&binary, &dir, persistence).await?;
     let url = first.url();
     tracing::info!(dir = %dir.display(), url, "embedded redis-server started");
     let task = tokio::spawn(async move {
@@ -153,7 +154,7 @@ pub async fn start_supervised(
                 if shutdown.is_cancelled() {
                     return;
                 }
-                match RedisProcess::start(&binary, &dir, Persistence::EverySecond).await {
+                match RedisProcess::start(&binary, &dir, persistence).await {
                     Ok(p) => {
                         process = p;
                         break;

@@ -3,7 +3,12 @@
 
 use std::{path::PathBuf, process::ExitCode, sync::Arc};
 
-use baton::{config::Config, embedded, error::Error, server, telemetry};
+use baton::{
+    config::{Config, Fsync},
+    embedded::{self, Persistence},
+    error::Error,
+    server, telemetry,
+};
 use clap::{Args, Parser, Subcommand};
 use figment::providers::Serialized;
 use serde::Serialize;
@@ -91,9 +96,14 @@ fn serve(config: Config) -> Result<(), Error> {
         let (url, embedded) = match &config.redis_url {
             Some(url) => (url.clone(), None),
             None => {
+                let persistence = match config.redis.embedded_fsync {
+                    Fsync::Everysec => Persistence::EverySecond,
+                    Fsync::Always => Persistence::Always,
+                };
                 let (url, task) = embedded::start_supervised(
                     config.redis.server_binary.clone(),
                     config.data_dir.clone(),
+                    persistence,
                     redis_stop.clone(),
                 )
                 .await?;

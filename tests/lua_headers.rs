@@ -96,4 +96,9 @@ fn every_script_header_matches_its_keys_and_argv() {
         checked += 1;
     }
     assert!(checked >= 8, "expected the agent scripts, found {checked}");
+    for entry in fs::read_dir("lua/includes").unwrap() {
+        let path = entry.unwrap().path();
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(!truthy_zero.is_match(&text), "{}: `not rcall(...)` on a command that answers 0/1", path.display());
+    }
 }

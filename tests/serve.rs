@@ -32,18 +32,19 @@ async fn connect(addr: &str) -> tonic::transport::Channel {
 async fn embedded_default_serves_and_stops_on_sigterm() {
     let data = tempfile::Builder::new().prefix("baton-s").tempdir_in("/tmp").unwrap();
     let addr = format!("127.0.0.1:{}", free_port());
-    let start = || {
+    let start = |fsync: &str| {
         Command::new(BIN)
             .args(["serve", "--listen", &addr, "--metrics-listen", "", "--data-dir"])
             .arg(data.path())
             .env_remove("BATON_REDIS_URL")
+            .env("BATON_REDIS__EMBEDDED_FSYNC", fsync)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
             .unwrap()
     };
-    let mut child = start();
+    let mut child = start("everysec");
     let channel = connect(&addr).await;
 
     let mut health = tonic_health::pb::health_client::HealthClient::new(channel.clone());
@@ -95,12 +96,16 @@ async fn embedded_default_serves_and_stops_on_sigterm() {
         "the embedded redis-server stopped with baton"
     );
 
-    // Restarted on the same data dir, the agent registered before is still there.
-    let mut child = start();
+    // Restarted on the same data dir (now with fsync always), the agent is still there.
+    let mut child = start("always");
     let mut agents = pb::agent_service_client::AgentServiceClient::new(connect(&addr).await);
     let got =
         agents.get_agent(pb::GetAgentRequest { queue: "q".into(), name: "kept".into() }).await.unwrap().into_inner();
     assert_eq!(got.agent.unwrap().agent.unwrap().name, "kept");
+    let socket = format!("redis+unix://{}", data.path().canonicalize().unwrap().join("redis.sock").display());
+    let mut conn = redis::Client::open(socket).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let fsync: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("appendfsync").query_async(&mut conn).await.unwrap();
+    assert_eq!(fsync, ["appendfsync", "always"], "redis.embedded_fsync reaches the embedded redis-server");
     unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGINT) };
     let status =
         tokio::time::timeout(Duration::from_secs(15), child.wait()).await.expect("exits after SIGINT").unwrap();
@@ -153,4 +158,5 @@ async fn configuration_layers_in_order() {
     assert_eq!(printed["agent"]["jitter_ratio"].as_float(), Some(0.3));
     assert_eq!(printed["agent"]["max_immediate_retries"].as_integer(), Some(4));
     assert_eq!(printed["agent"]["throttled_base_ms"].as_integer(), Some(30_000), "documented default");
+    assert_eq!(printed["redis"]["embedded_fsync"].as_str(), Some("everysec"), "documented default");
 }
