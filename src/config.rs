@@ -22,7 +22,7 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Prometheus `/metrics` listen address; empty disables the exporter.
     pub metrics_listen: String,
-    /// Redis to use (`redis://`, `rediss://`, `redis+unix://`); absent: the embedded default, a
+    /// Redis to use (`redis://`, `redis+unix://`); absent: the embedded default, a
     /// private redis-server supervised by this process.
     pub redis_url: Option<String>,
     /// Where the embedded redis-server keeps its append-only file and socket.

@@ -44,7 +44,7 @@ struct Flags {
     #[arg(long, env = "BATON_METRICS_LISTEN")]
     #[serde(skip_serializing_if = "Option::is_none")]
     metrics_listen: Option<String>,
-    /// Redis URL (redis://, rediss://, redis+unix://); absent: the embedded default.
+    /// Redis URL (redis://host:port or redis+unix:///path); absent: the embedded default.
     #[arg(long, env = "BATON_REDIS_URL")]
     #[serde(skip_serializing_if = "Option::is_none")]
     redis_url: Option<String>,
