@@ -253,26 +253,13 @@ async fn leader_calls_reject_bad_fields() {
 // resigns and the other takes over without waiting for the ttl.
 #[tokio::test]
 async fn internal_leadership_fails_over_on_shutdown() {
-    use baton::{
-        config::Config,
-        leadership::Leadership,
-        store::{wake::Wakeups, Policy, Redis, Store},
-    };
+    use baton::{leadership::Leadership, store::wake::Wakeups};
     use tokio_util::sync::CancellationToken;
     let redis = TestRedis::start().await;
-    let config = Config::default();
     let replica = |name: &'static str| {
-        let url = redis.url();
-        let config = config.clone();
+        let (url, redis) = (redis.url(), &redis);
         async move {
-            let store = Store::open(
-                Redis::connect(&url, &config.redis).await.unwrap(),
-                "",
-                Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter),
-                config.circuit_breaker.clone(),
-            )
-            .await
-            .unwrap();
+            let store = redis.store().await;
             let stop = CancellationToken::new();
             let wakeups = Wakeups::default();
             tokio::spawn(wakeups.clone().run(url, store.keys().clone(), stop.clone()));
@@ -305,25 +292,12 @@ async fn internal_leadership_fails_over_on_shutdown() {
 // not held for a ttl by nobody.
 #[tokio::test]
 async fn dropped_campaign_resigns_what_it_won() {
-    use baton::{
-        config::Config,
-        dispatch,
-        store::{wake::Wakeups, Policy, Redis, Store},
-    };
+    use baton::{dispatch, store::wake::Wakeups};
     let env = Env::start().await;
-    let config = Config::default();
-    let redis = Redis::connect(&env.redis.url(), &config.redis).await.unwrap();
-    let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter);
-    let store = Store::open(redis, "", policy, config.circuit_breaker.clone()).await.unwrap();
+    let store = env.redis.store().await;
     let (wakeups, shutdown) = (Wakeups::default(), tokio_util::sync::CancellationToken::new());
     // A busy script holds Redis so the campaign's script waits in line after it was sent.
-    let mut busy = env.redis.conn().await;
-    let hold = tokio::spawn(async move {
-        let script = "local s = redis.call('TIME') repeat local n = redis.call('TIME') \
-                      until (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > 300000 return 1";
-        let _: i64 = redis::cmd("EVAL").arg(script).arg(0).query_async(&mut busy).await.unwrap();
-    });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let hold = env.redis.hold_busy(300).await;
     let call = dispatch::campaign(&store, &wakeups, &shutdown, E, "gone", 60_000, Duration::from_secs(10));
     assert!(tokio::time::timeout(Duration::from_millis(100), call).await.is_err(), "held behind the busy script");
     hold.await.unwrap();

@@ -187,27 +187,14 @@ async fn cancelled_long_polls_leave_no_invisible_lease() {
 // acquire script was sent. The lease it got is released, not left held by nobody.
 #[tokio::test]
 async fn dropped_acquire_releases_what_it_got() {
-    use baton::{
-        config::Config,
-        dispatch,
-        store::{wake::Wakeups, Policy, Redis, Store},
-    };
+    use baton::{dispatch, store::wake::Wakeups};
     let env = Env::start().await;
     register(&mut env.client.clone(), "drop", vec![agent("only", 3_600_000, 60_000)]).await;
-    let config = Config::default();
-    let redis = Redis::connect(&env.redis.url(), &config.redis).await.unwrap();
-    let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter);
-    let store = Store::open(redis, "", policy, config.circuit_breaker.clone()).await.unwrap();
+    let store = env.redis.store().await;
     let (wakeups, shutdown) = (Wakeups::default(), tokio_util::sync::CancellationToken::new());
     // Redis runs one script at a time: a 300 ms busy script on another connection holds the
     // Acquire's script in line, so the caller can leave after it was sent, before it ran.
-    let mut busy = env.redis.conn().await;
-    let hold = tokio::spawn(async move {
-        let script = "local s = redis.call('TIME') repeat local n = redis.call('TIME') \
-                      until (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > 300000 return 1";
-        let _: i64 = redis::cmd("EVAL").arg(script).arg(0).query_async(&mut busy).await.unwrap();
-    });
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let hold = env.redis.hold_busy(300).await;
     let call = dispatch::acquire(&store, &wakeups, &shutdown, "drop", "gone", 1, std::time::Duration::ZERO);
     assert!(
         tokio::time::timeout(std::time::Duration::from_millis(100), call).await.is_err(),

@@ -13,7 +13,10 @@ use crate::{
     dispatch,
     error::{Error, Result},
     pb::{self, claim_service_server::ClaimService},
-    store::{wake::Wakeups, ClaimEnd, Claimed, PoolStats, Store},
+    store::{
+        wake::{Wakeups, SUBSCRIBE_LIMIT},
+        ClaimEnd, Claimed, PoolStats, Store,
+    },
 };
 
 pub struct ClaimServiceImpl {
@@ -79,8 +82,6 @@ fn status_pb(pool: &str, s: &PoolStats) -> pb::PoolStatus {
 /// reported at once, the rest of the burst in one message.
 const WATCH_COALESCE: Duration = Duration::from_millis(20);
 
-/// How long a WatchPool waits for this replica's pub/sub subscription.
-const SUBSCRIBE_LIMIT: Duration = Duration::from_secs(5);
 
 /// Feeds one WatchPool stream: the status now, then after each change that altered it.
 async fn watch(

@@ -13,7 +13,10 @@ use crate::{
     dispatch,
     error::{Error, Result},
     pb::{self, leader_service_server::LeaderService},
-    store::{wake::ElectionSignal, wake::Wakeups, LeaderEventKind, LeaderState, Store},
+    store::{
+        wake::{ElectionSignal, Wakeups, SUBSCRIBE_LIMIT},
+        LeaderEventKind, LeaderState, Store,
+    },
 };
 
 pub struct LeaderServiceImpl {
@@ -130,8 +133,6 @@ async fn follow(
     }
 }
 
-/// How long an Observe waits for this replica's pub/sub subscription before giving up.
-const SUBSCRIBE_LIMIT: Duration = Duration::from_secs(5);
 
 fn deadline(in_ms: i64) -> tokio::time::Instant {
     tokio::time::Instant::now() + Duration::from_millis(in_ms.max(0) as u64 + 1)

@@ -12,7 +12,10 @@ use crate::{
     config::Config,
     error::{Error, Result},
     pb::{self, schedule_service_server::ScheduleService},
-    store::{wake::Wakeups, wake_name, DeliveryLimits, Store, When},
+    store::{
+        wake::{Wakeups, SUBSCRIBE_LIMIT},
+        wake_name, DeliveryLimits, Store, When,
+    },
 };
 
 pub struct ScheduleServiceImpl {
@@ -29,8 +32,6 @@ impl ScheduleServiceImpl {
     }
 }
 
-/// How long a Subscribe waits for this replica's pub/sub subscription.
-const SUBSCRIBE_LIMIT: Duration = Duration::from_secs(5);
 
 /// Feeds one Subscribe stream: a delivery round, then sleep until the next message is due or
 /// an ack deadline passes (timer on what Redis said) or the receiver is announced (a new earlier

@@ -30,6 +30,10 @@ pub enum ElectionSignal {
     Resync,
 }
 
+/// How long a stream (Observe, WatchPool, Subscribe) waits for its replica's pub/sub
+/// subscription before it answers UNAVAILABLE.
+pub const SUBSCRIBE_LIMIT: Duration = Duration::from_secs(5);
+
 /// Observers buffered per election before a slow one must resync.
 const ELECTION_BUFFER: usize = 64;
 

@@ -60,6 +60,32 @@ impl TestRedis {
         s * 1000 + us / 1000
     }
 
+    /// A store of the library on this Redis (default configuration), for tests below gRPC.
+    pub async fn store(&self) -> baton::store::Store {
+        use baton::store::{Policy, Redis, Store};
+        let config = Config::default();
+        let redis = Redis::connect(&self.url(), &config.redis).await.unwrap();
+        let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter);
+        Store::open(redis, "", policy, config.circuit_breaker.clone()).await.unwrap()
+    }
+
+    /// Keeps Redis busy for `ms` with a script on its own connection: Redis runs one script at
+    /// a time, so a command sent meanwhile waits in line. Await the handle to know it is over.
+    pub async fn hold_busy(&self, ms: u64) -> JoinHandle<()> {
+        let mut busy = self.conn().await;
+        let script = format!(
+            "local s = redis.call('TIME') repeat local n = redis.call('TIME') \
+             until (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > {} return 1",
+            ms * 1000
+        );
+        let hold = tokio::spawn(async move {
+            let _: i64 = redis::cmd("EVAL").arg(script).arg(0).query_async(&mut busy).await.unwrap();
+        });
+        // Let the script start before anything else is sent.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        hold
+    }
+
     /// Every key of work state with its DUMP, sorted: equal snapshots mean nothing changed.
     /// Left out: the sweeper's own election (it renews in the background) and worker liveness
     /// (every call of a worker records it, on purpose).
