@@ -82,7 +82,6 @@ fn status_pb(pool: &str, s: &PoolStats) -> pb::PoolStatus {
 /// reported at once, the rest of the burst in one message.
 const WATCH_COALESCE: Duration = Duration::from_millis(20);
 
-
 /// Feeds one WatchPool stream: the status now, then after each change that altered it.
 async fn watch(
     store: Store,

@@ -133,7 +133,6 @@ async fn follow(
     }
 }
 
-
 fn deadline(in_ms: i64) -> tokio::time::Instant {
     tokio::time::Instant::now() + Duration::from_millis(in_ms.max(0) as u64 + 1)
 }

@@ -32,7 +32,6 @@ impl ScheduleServiceImpl {
     }
 }
 
-
 /// Feeds one Subscribe stream: a delivery round, then sleep until the next message is due or
 /// an ack deadline passes (timer on what Redis said) or the receiver is announced (a new earlier
 /// message, an ack that freed room), until the consumer leaves or the server stops.
