@@ -1,7 +1,8 @@
 --[[
   acquireAgents: moves up to max due agents from waiting to working, earliest first (ties by
   name, as the sorted set orders them), each under a new lease with a fresh fencing token, and
-  records the worker as alive in the queue.
+  records the worker as alive in the queue (only refreshed, never added, when it gets nothing:
+  liveness matters only for leases, and an unknown queue must get no key).
 
   Reads at most scanLimit waiting entries, in pages of what is still wanted. A due entry with no
   definition is invalid (its agent was removed while it sat in waiting); it is dropped and
@@ -36,7 +37,6 @@ local max = tonumber(ARGV[2])
 local scanLimit = tonumber(ARGV[3])
 
 local now = nowMs()
-rcall('ZADD', workersKey, now, worker)
 local out = { now, -1, 0 }
 local repaired, granted = 0, 0
 -- Read in pages of what is still wanted: every entry read leaves waiting (granted or dropped
@@ -70,6 +70,11 @@ while granted < max and scanned < scanLimit do
       granted = granted + 1
     end
   end
+end
+if granted > 0 then
+  rcall('ZADD', workersKey, now, worker)
+else
+  rcall('ZADD', workersKey, 'XX', now, worker)
 end
 local head = rcall('ZRANGE', waitingKey, 0, 0, 'WITHSCORES')
 if head[2] then out[2] = tonumber(head[2]) end

@@ -1,6 +1,8 @@
 --[[
   findZombies: lists leases whose deadline passed more than graceMs ago (by the Redis clock),
-  earliest first, at most limit. Read-only: reapLeases re-checks each one before acting.
+  earliest first, at most limit, skipping the first offset of them (those a sweeper already saw
+  and left alone: agents with a longer threshold). Read-only: reapLeases re-checks each one
+  before acting.
 
   Input:
     KEYS[1] working    ZSET name -> lease deadline (ms)
@@ -8,6 +10,7 @@
 
     ARGV[1] graceMs    how far past its deadline a lease must be
     ARGV[2] limit      most entries to return
+    ARGV[3] offset     how many of the earliest such entries to skip
 
   Output:
     { now, (name, token, deadline, worker)* }   token "" when the lease record is missing
@@ -17,10 +20,10 @@ local rcall = redis.call
 --@include parseLease
 
 local workingKey, leasesKey = KEYS[1], KEYS[2]
-local graceMs, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+local graceMs, limit, offset = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local now = nowMs()
 local out = { now }
-local late = rcall('ZRANGEBYSCORE', workingKey, '-inf', '(' .. (now - graceMs), 'WITHSCORES', 'LIMIT', 0, limit)
+local late = rcall('ZRANGEBYSCORE', workingKey, '-inf', '(' .. (now - graceMs), 'WITHSCORES', 'LIMIT', offset, limit)
 for i = 1, #late, 2 do
   local lease = parseLease(rcall('HGET', leasesKey, late[i]))
   out[#out + 1] = late[i]

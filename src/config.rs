@@ -139,10 +139,14 @@ pub struct BreakerConfig {
     /// Redis failures within `failure_window_ms` that open a breaker.
     pub failure_threshold: u32,
     pub failure_window_ms: u64,
-    /// How long an open breaker fails calls fast before letting probes through.
+    /// Longest time an open breaker fails calls fast before letting calls through as probes
+    /// (the Redis probe usually closes it long before).
     pub cooldown_ms: u64,
     /// How long a half-open breaker waits for a successful probe before opening again.
     pub half_open_duration_ms: u64,
+    /// While a breaker is open (or Redis does not answer), Redis is pinged this often and the
+    /// first answer closes the breaker; also the pushback hint of a fail-fast call.
+    pub probe_interval_ms: u64,
 }
 
 /// The zombie sweeper: leases past deadline + threshold go back to waiting as TIMEOUT failures.
@@ -174,6 +178,9 @@ pub struct OrphanConfig {
     pub force_all_pods: bool,
     /// Remove agents whose names are only digits (corrupt entries).
     pub remove_numeric_only_agents: bool,
+    /// How often the orphan pass also repairs names and forgets dead workers that hold nothing
+    /// (the take-back of orphaned leases runs every `interval_ms`).
+    pub repair_interval_ms: u64,
     /// Most time one pass may take (0: no bound).
     pub run_budget_ms: u64,
 }
@@ -339,8 +346,9 @@ impl Default for BreakerConfig {
             enabled: true,
             failure_threshold: 5,
             failure_window_ms: 10_000,
-            cooldown_ms: 30_000,
+            cooldown_ms: 5_000,
             half_open_duration_ms: 5_000,
+            probe_interval_ms: 250,
         }
     }
 }
@@ -349,8 +357,8 @@ impl Default for ZombieConfig {
     fn default() -> Self {
         Self {
             enabled: true,
-            threshold_ms: 30_000,
-            interval_ms: 300_000,
+            threshold_ms: 5_000,
+            interval_ms: 5_000,
             run_budget_ms: 0,
             exceptional_pattern: String::new(),
             exceptional_threshold_ms: 3_600_000,
@@ -362,11 +370,12 @@ impl Default for OrphanConfig {
     fn default() -> Self {
         Self {
             enabled: true,
-            threshold_ms: 600_000,
-            interval_ms: 300_000,
-            leadership_ttl_ms: 120_000,
+            threshold_ms: 10_000,
+            interval_ms: 2_000,
+            leadership_ttl_ms: 15_000,
             force_all_pods: false,
             remove_numeric_only_agents: true,
+            repair_interval_ms: 60_000,
             run_budget_ms: 0,
         }
     }
@@ -377,7 +386,7 @@ impl Default for HealthConfig {
         Self {
             summary_period_ms: 600_000,
             redis_stall_ms: 1_000,
-            probe_interval_ms: 5_000,
+            probe_interval_ms: 2_000,
             max_queues: 100,
             backlog_warning: 100,
             dead_letter_warning: 100,
@@ -445,12 +454,53 @@ impl Default for AgentConfig {
 impl Config {
     /// Layers defaults, the TOML file (if any) and `BATON_*` variables. Flags are merged by the
     /// caller on top of the returned figment.
+    ///
+    /// Only `BATON_*` names that are configuration keys are read: others (Kubernetes injects
+    /// `BATON_PORT`, `BATON_SERVICE_HOST`, … for a Service named `baton`) are left out, and
+    /// [`Config::foreign_env`] lists them for a warning. Unknown keys in the TOML file stay an
+    /// error.
     pub fn figment(file: Option<&std::path::Path>) -> Figment {
         let mut figment = Figment::from(Serialized::defaults(Config::default()));
         if let Some(file) = file {
             figment = figment.merge(Toml::file_exact(file));
         }
-        figment.merge(Env::prefixed("BATON_").ignore(&["config"]).split("__"))
+        let known = Self::env_keys();
+        figment.merge(Self::env().filter(move |key| known.iter().any(|k| key.as_str().eq_ignore_ascii_case(k))))
+    }
+
+    /// The `BATON_*` variables of this process that are not configuration keys (and not
+    /// `BATON_CONFIG`, read by the CLI), sorted: ignored, worth one warning.
+    pub fn foreign_env() -> Vec<String> {
+        let known = Self::env_keys();
+        let mut foreign: Vec<String> = Self::env()
+            .iter()
+            .filter(|(key, _)| !known.iter().any(|k| key.as_str().eq_ignore_ascii_case(k)))
+            .map(|(key, _)| format!("BATON_{}", key.as_str().replace('.', "__").to_ascii_uppercase()))
+            .collect();
+        foreign.sort();
+        foreign
+    }
+
+    fn env() -> Env {
+        Env::prefixed("BATON_").ignore(&["config"]).split("__")
+    }
+
+    /// Every leaf key of the configuration, dotted (`agent.jitter_ratio`), as `Env` spells it.
+    fn env_keys() -> Vec<String> {
+        fn walk(prefix: &str, value: &serde_json::Value, out: &mut Vec<String>) {
+            match value {
+                serde_json::Value::Object(fields) => {
+                    for (name, v) in fields {
+                        let key = if prefix.is_empty() { name.clone() } else { format!("{prefix}.{name}") };
+                        walk(&key, v, out);
+                    }
+                }
+                _ => out.push(prefix.to_string()),
+            }
+        }
+        let mut out = Vec::new();
+        walk("", &serde_json::to_value(Config::default()).expect("the configuration serializes"), &mut out);
+        out
     }
 
     /// This replica's id: `replica_id`, or `<hostname>-<pid>`.
@@ -504,6 +554,9 @@ impl Config {
             return bad(
                 "zombie_cleanup.interval_ms, orphan_cleanup.interval_ms and purge.interval_ms must be at least 1",
             );
+        }
+        if self.orphan_cleanup.repair_interval_ms == 0 || self.circuit_breaker.probe_interval_ms == 0 {
+            return bad("orphan_cleanup.repair_interval_ms and circuit_breaker.probe_interval_ms must be at least 1");
         }
         if self.orphan_cleanup.leadership_ttl_ms < 300 {
             return bad("orphan_cleanup.leadership_ttl_ms must be at least 300");

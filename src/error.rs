@@ -29,6 +29,10 @@ pub enum Error {
     /// A bounded resource is full (a pool's waiting line): shed load, retry after the hint.
     #[error("{what} is full; retry in {retry_after_ms} ms")]
     Exhausted { what: String, retry_after_ms: u64 },
+    /// Redis is out of memory (`maxmemory` reached with `noeviction`): the script was refused
+    /// before it wrote anything. Shed load, retry after the hint; an operator must make room.
+    #[error("redis is out of memory (maxmemory reached): nothing was written; retry in {retry_after_ms} ms")]
+    RedisFull { retry_after_ms: u64 },
     /// Redis answered with an error Baton did not expect.
     #[error("redis error: {0}")]
     Redis(redis::RedisError),
@@ -42,6 +46,9 @@ pub enum Error {
 
 /// How long a client should wait before retrying an UNAVAILABLE call.
 const UNAVAILABLE_PUSHBACK_MS: u64 = 1_000;
+
+/// How long a client should wait before retrying a call refused by a full Redis.
+const REDIS_FULL_PUSHBACK_MS: u64 = 5_000;
 
 impl Error {
     pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
@@ -57,6 +64,7 @@ impl Error {
             Error::Unavailable(_) => "REDIS_UNAVAILABLE",
             Error::CircuitOpen { .. } => "CIRCUIT_OPEN",
             Error::Exhausted { .. } => "LINE_FULL",
+            Error::RedisFull { .. } => "REDIS_FULL",
             Error::Redis(_) => "REDIS_ERROR",
             Error::Config(_) => "INVALID_CONFIG",
             Error::Internal(_) => "INTERNAL",
@@ -69,7 +77,7 @@ impl Error {
             Error::LeaseLost(_) => Code::FailedPrecondition,
             Error::NotFound(_) => Code::NotFound,
             Error::Unavailable(_) | Error::CircuitOpen { .. } => Code::Unavailable,
-            Error::Exhausted { .. } => Code::ResourceExhausted,
+            Error::Exhausted { .. } | Error::RedisFull { .. } => Code::ResourceExhausted,
             Error::Redis(_) | Error::Config(_) | Error::Internal(_) => Code::Internal,
         }
     }
@@ -79,6 +87,9 @@ impl From<redis::RedisError> for Error {
     fn from(e: redis::RedisError) -> Self {
         if e.is_io_error() || e.is_connection_refusal() || e.is_timeout() || e.is_connection_dropped() {
             Error::Unavailable(e.to_string())
+        } else if e.code() == Some("OOM") {
+            // Redis refuses a script's first write when over maxmemory, so nothing was applied.
+            Error::RedisFull { retry_after_ms: REDIS_FULL_PUSHBACK_MS }
         } else {
             Error::Redis(e)
         }
@@ -104,9 +115,9 @@ impl From<Error> for Status {
         }
         let pushback_ms = match &e {
             Error::Unavailable(_) => Some(UNAVAILABLE_PUSHBACK_MS),
-            Error::CircuitOpen { retry_after_ms, .. } | Error::Exhausted { retry_after_ms, .. } => {
-                Some(*retry_after_ms)
-            }
+            Error::CircuitOpen { retry_after_ms, .. }
+            | Error::Exhausted { retry_after_ms, .. }
+            | Error::RedisFull { retry_after_ms } => Some(*retry_after_ms),
             _ => None,
         };
         if let Some(ms) = pushback_ms {

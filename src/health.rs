@@ -205,7 +205,11 @@ pub async fn check(store: &Store, config: &Config) -> Result<Health> {
         }
     }
     metrics::gauge!("baton_health_status").set(status as u8 as f64);
-    store.write_health(&fields).await?;
+    // The hash is a copy for Redis-side readers: a full Redis refuses it, and the health is
+    // still worth answering (it is how an operator sees the Redis is full).
+    if let Err(e) = store.write_health(&fields).await {
+        tracing::warn!(error = %e, "could not write the health hash");
+    }
     Ok(Health { status, checked_at_ms, sources, queue_stats })
 }
 

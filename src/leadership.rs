@@ -2,8 +2,12 @@
 //! same elections as LeaderService, held by a task that campaigns, renews every third of the
 //! ttl, and resigns on shutdown.
 //!
-//! `is_leader()` turns false as soon as a renewal is refused, or when no renewal succeeded for
-//! a whole ttl (Redis unreachable): a duty must then stop, since another replica may be elected.
+//! The rule (the same in every client library): each renewal has a deadline, and `is_leader()`
+//! turns false as soon as a renewal is refused, or once no renewal *sent* within the last 2/3
+//! of the ttl has succeeded — checked on a timer, so a Redis that never answers cannot keep a
+//! replica believing it leads after its term could have expired and another replica been
+//! elected. A won campaign is confirmed by one renewal at once, so the clock starts from a send
+//! time this task knows.
 
 use std::time::Duration;
 
@@ -63,61 +67,80 @@ async fn hold(
     tx: watch::Sender<Option<u64>>,
 ) {
     let ttl_ms = ttl.as_millis() as u64;
-    let period = ttl / 3;
     let mut backoff = Duration::from_millis(100);
-    loop {
-        if shutdown.is_cancelled() {
-            break;
-        }
-        let held = *tx.borrow();
-        let token = match held {
-            Some(token) => token,
-            None => {
-                // Waits for a vacancy without polling: woken by resign / expiry events.
-                match dispatch::campaign(&store, &wakeups, &shutdown, &election, &candidate, ttl_ms, ttl).await {
-                    Ok(got) if got.is_leader => {
-                        tracing::info!(election, candidate, token = got.term.token, "leadership gained");
-                        tx.send_replace(Some(got.term.token));
-                        backoff = Duration::from_millis(100);
-                    }
-                    Ok(_) => {}
-                    Err(e) => {
-                        tracing::warn!(election, error = %e, "campaign failed");
-                        sleep_or_stop(&shutdown, backoff).await;
-                        backoff = (backoff * 2).min(ttl);
-                    }
-                }
+    while !shutdown.is_cancelled() {
+        // Waits for a vacancy without polling: woken by resign / expiry events.
+        let token = match dispatch::campaign(&store, &wakeups, &shutdown, &election, &candidate, ttl_ms, ttl).await {
+            Ok(got) if got.is_leader => got.term.token,
+            Ok(_) => continue,
+            Err(e) => {
+                tracing::warn!(election, error = %e, "campaign failed");
+                sleep_or_stop(&shutdown, backoff).await;
+                backoff = (backoff * 2).min(ttl);
                 continue;
             }
         };
-        let mut last_renewed = Instant::now();
-        loop {
-            tokio::select! {
-                _ = shutdown.cancelled() => break,
-                _ = tokio::time::sleep(period) => {}
-            }
-            match store.renew(&election, &candidate, token).await {
-                Ok(_) => last_renewed = Instant::now(),
-                Err(Error::LeaseLost(_)) => {
-                    tracing::warn!(election, candidate, token, "leadership lost");
-                    tx.send_replace(None);
-                    break;
-                }
-                Err(e) => {
-                    tracing::warn!(election, error = %e, "renewal failed");
-                    if last_renewed.elapsed() >= ttl {
-                        tracing::warn!(election, candidate, token, "no renewal for a whole ttl; stepping down");
-                        tx.send_replace(None);
-                        break;
-                    }
-                }
+        backoff = Duration::from_millis(100);
+        hold_term(&store, &election, &candidate, token, ttl, &shutdown, &tx).await;
+        tx.send_replace(None);
+        if shutdown.is_cancelled() {
+            match store.resign(&election, &candidate, token).await {
+                Ok(_) => tracing::info!(election, candidate, token, "leadership resigned on shutdown"),
+                Err(e) => tracing::warn!(election, error = %e, "could not resign on shutdown; the term will expire"),
             }
         }
     }
-    if let Some(token) = tx.send_replace(None) {
-        match store.resign(&election, &candidate, token).await {
-            Ok(_) => tracing::info!(election, candidate, token, "leadership resigned on shutdown"),
-            Err(e) => tracing::warn!(election, error = %e, "could not resign on shutdown; the term will expire"),
+}
+
+/// Holds a won term: confirms it by a renewal at once (reporting the token only then), renews
+/// every ttl/3 (sooner after a failure), and returns when the term is refused, when no renewal
+/// sent within the last 2/3 ttl succeeded, or at shutdown.
+async fn hold_term(
+    store: &Store,
+    election: &str,
+    candidate: &str,
+    token: u64,
+    ttl: Duration,
+    shutdown: &CancellationToken,
+    tx: &watch::Sender<Option<u64>>,
+) {
+    let won = Instant::now();
+    // The latest successful renewal's send time: the term lasts at least a ttl from it.
+    let mut renewed_sent: Option<Instant> = None;
+    let mut next = Duration::ZERO;
+    loop {
+        let step_down = renewed_sent.unwrap_or(won) + ttl * 2 / 3;
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep_until(step_down) => {
+                tracing::warn!(election, candidate, token, "no renewal succeeded within 2/3 ttl; stepping down");
+                return;
+            }
+            _ = tokio::time::sleep(next) => {}
+        }
+        let sent = Instant::now();
+        // Bounded: an answer after the step-down moment is worth nothing.
+        match tokio::time::timeout_at(step_down, store.renew(election, candidate, token)).await {
+            Ok(Ok(_)) => {
+                if renewed_sent.is_none() {
+                    tracing::info!(election, candidate, token, "leadership gained");
+                    tx.send_replace(Some(token));
+                }
+                renewed_sent = Some(sent);
+                next = ttl / 3;
+            }
+            Ok(Err(Error::LeaseLost(_))) => {
+                tracing::warn!(election, candidate, token, "leadership lost");
+                return;
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(election, error = %e, "renewal failed; retrying");
+                next = ttl / 12;
+            }
+            Err(_) => {
+                tracing::warn!(election, candidate, token, "renewal unanswered within 2/3 ttl; stepping down");
+                return;
+            }
         }
     }
 }

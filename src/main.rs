@@ -69,6 +69,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Config(flags) => flags.config().and_then(|c| {
+            if let Some(warning) = foreign_env_warning() {
+                eprintln!("baton: {warning}");
+            }
             print!("{}", toml::to_string(&c).map_err(|e| Error::Internal(e.to_string()))?);
             Ok(())
         }),
@@ -83,8 +86,23 @@ fn main() -> ExitCode {
     }
 }
 
+/// One line naming the `BATON_*` variables that are not configuration (ignored), if any.
+fn foreign_env_warning() -> Option<String> {
+    let foreign = Config::foreign_env();
+    (!foreign.is_empty()).then(|| {
+        format!(
+            "ignoring environment variables that are not Baton configuration \
+             (Kubernetes service links, typos?): {}",
+            foreign.join(", ")
+        )
+    })
+}
+
 fn serve(config: Config) -> Result<(), Error> {
     telemetry::init_logs(&config);
+    if let Some(warning) = foreign_env_warning() {
+        tracing::warn!("{warning}");
+    }
     let runtime = tokio::runtime::Runtime::new().map_err(|e| Error::Internal(e.to_string()))?;
     runtime.block_on(async move {
         telemetry::init_metrics(&config)?;

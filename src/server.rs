@@ -8,8 +8,8 @@ use std::{future::Future, sync::Arc, time::Duration};
 
 use tokio::net::TcpListener;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
-use tonic::transport::server::TcpIncoming;
-use tonic_health::ServingStatus;
+use tonic::{server::NamedService, transport::server::TcpIncoming};
+use tonic_health::{server::HealthReporter, ServingStatus};
 
 use crate::{
     config::Config,
@@ -47,13 +47,6 @@ pub async fn run(
     tasks.spawn(wakeups.clone().run(redis_url.to_string(), store.keys().clone(), stopping.clone()));
 
     let (health, health_service) = tonic_health::server::health_reporter();
-    health.set_serving::<AgentServiceServer<AgentServiceImpl>>().await;
-    health.set_serving::<LeaderServiceServer<LeaderServiceImpl>>().await;
-    health.set_serving::<ClaimServiceServer<ClaimServiceImpl>>().await;
-    health.set_serving::<AdminServiceServer<AdminServiceImpl>>().await;
-    health.set_serving::<ScheduleServiceServer<ScheduleServiceImpl>>().await;
-    let probe = Duration::from_millis(config.health.probe_interval_ms.max(1));
-    tasks.spawn(watch_redis(store.clone(), health.clone(), probe, stopping.clone()));
 
     // The rich error types are served too, so grpcurl prints ErrorInfo and BadRequest details.
     let descriptors = || {
@@ -68,21 +61,46 @@ pub async fn run(
     sweeper::spawn(store.clone(), wakeups.clone(), config.clone(), stopping.clone(), &tasks);
     monitor::spawn(store.clone(), wakeups.clone(), config.clone(), stopping.clone(), &tasks);
 
-    let agents = AgentServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone());
-    let leaders = LeaderServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone());
-    let claims = ClaimServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone());
-    let schedules = ScheduleServiceImpl::new(store.clone(), wakeups, config.clone(), stopping.clone());
-    let admin = AdminServiceImpl::new(store.clone(), config.clone());
+    let agents = AgentServiceServer::new(AgentServiceImpl::new(
+        store.clone(),
+        wakeups.clone(),
+        config.clone(),
+        stopping.clone(),
+    ));
+    let leaders = LeaderServiceServer::new(LeaderServiceImpl::new(
+        store.clone(),
+        wakeups.clone(),
+        config.clone(),
+        stopping.clone(),
+    ));
+    let claims = ClaimServiceServer::new(ClaimServiceImpl::new(
+        store.clone(),
+        wakeups.clone(),
+        config.clone(),
+        stopping.clone(),
+    ));
+    let schedules =
+        ScheduleServiceServer::new(ScheduleServiceImpl::new(store.clone(), wakeups, config.clone(), stopping.clone()));
+    let admin = AdminServiceServer::new(AdminServiceImpl::new(store.clone(), config.clone()));
+
+    // grpc.health.v1 answers for the whole server ("") and for each Baton service by its name.
+    let names = vec!["", name_of(&agents), name_of(&leaders), name_of(&claims), name_of(&schedules), name_of(&admin)];
+    set_health(&health, &names, ServingStatus::Serving).await;
+    let probes = Probes {
+        healthy: Duration::from_millis(config.health.probe_interval_ms.max(1)),
+        sick: Duration::from_millis(config.circuit_breaker.probe_interval_ms.max(1)),
+    };
+    tasks.spawn(watch_redis(store.clone(), health, names, probes, stopping.clone()));
+
     let addr = listener.local_addr().map_err(|e| Error::Config(e.to_string()))?;
     tracing::info!(%addr, "baton serving gRPC");
 
     let graceful = {
         let stopping = stopping.clone();
-        let health = health.clone();
         async move {
             shutdown.await;
             tracing::info!("shutting down: answering long polls, finishing in-flight calls");
-            health.set_service_status("", ServingStatus::NotServing).await;
+            // watch_redis marks every service NOT_SERVING as it sees this.
             stopping.cancel();
         }
     };
@@ -90,11 +108,11 @@ pub async fn run(
         .add_service(health_service)
         .add_service(reflection)
         .add_service(reflection_alpha)
-        .add_service(AgentServiceServer::new(agents))
-        .add_service(LeaderServiceServer::new(leaders))
-        .add_service(ClaimServiceServer::new(claims))
-        .add_service(AdminServiceServer::new(admin))
-        .add_service(ScheduleServiceServer::new(schedules))
+        .add_service(agents)
+        .add_service(leaders)
+        .add_service(claims)
+        .add_service(admin)
+        .add_service(schedules)
         // TCP_NODELAY: without it a response written in two parts waits for the peer's delayed
         // ACK (~40 ms), which bench/ measured as a 44 ms floor on Acquire(max_leases=10).
         .serve_with_incoming_shutdown(TcpIncoming::from(listener).with_nodelay(Some(true)), graceful);
@@ -114,31 +132,62 @@ pub async fn run(
     result
 }
 
-/// Keeps grpc.health.v1 true: NOT_SERVING while Redis does not answer.
+/// The name a service is known by in grpc.health.v1 and reflection.
+fn name_of<S: NamedService>(_: &S) -> &'static str {
+    S::NAME
+}
+
+async fn set_health(health: &HealthReporter, names: &[&'static str], status: ServingStatus) {
+    for name in names {
+        health.set_service_status(*name, status).await;
+    }
+}
+
+/// How often `watch_redis` pings Redis.
+struct Probes {
+    /// While Redis answers and both breakers are closed (`health.probe_interval_ms`).
+    healthy: Duration,
+    /// While a breaker is open or Redis does not answer (`circuit_breaker.probe_interval_ms`).
+    sick: Duration,
+}
+
+/// Keeps grpc.health.v1 true, for the whole server and every service: SERVING only while Redis
+/// answers and both breakers are closed, NOT_SERVING from the start of a graceful shutdown. Its
+/// pings are also the breakers' probes: while one is open Redis is pinged every
+/// `probes.sick`, and the first answer closes it.
 async fn watch_redis(
     store: Store,
-    health: tonic_health::server::HealthReporter,
-    every: Duration,
+    health: HealthReporter,
+    names: Vec<&'static str>,
+    probes: Probes,
     stopping: CancellationToken,
 ) {
-    let mut up = true;
+    let mut serving = true;
     loop {
+        let wait = if serving && !store.breaker_open() { probes.healthy } else { probes.sick };
         tokio::select! {
-            _ = stopping.cancelled() => return,
-            _ = tokio::time::sleep(every) => {}
+            _ = stopping.cancelled() => break,
+            _ = tokio::time::sleep(wait) => {}
+            // A breaker tripped (or closed): tell health at once, then probe.
+            _ = store.breaker_changed() => {}
         }
-        let ok = store.ping().await.is_ok();
-        metrics::gauge!("baton_redis_up").set(if ok { 1.0 } else { 0.0 });
-        if ok != up {
-            up = ok;
-            let status = if ok { ServingStatus::Serving } else { ServingStatus::NotServing };
-            tracing::warn!(redis_up = ok, "redis health changed");
-            health.set_service_status("", status).await;
-            let services =
-                ["baton.v1.AgentService", "baton.v1.LeaderService", "baton.v1.ClaimService", "baton.v1.AdminService"];
-            for service in services {
-                health.set_service_status(service, status).await;
-            }
+        if serving && store.breaker_open() {
+            serving = false;
+            tracing::warn!("circuit breaker open: health NOT_SERVING");
+            set_health(&health, &names, ServingStatus::NotServing).await;
+        }
+        let up = store.ping().await.is_ok();
+        metrics::gauge!("baton_redis_up").set(if up { 1.0 } else { 0.0 });
+        if stopping.is_cancelled() {
+            break;
+        }
+        let now_serving = up && !store.breaker_open();
+        if now_serving != serving {
+            serving = now_serving;
+            tracing::warn!(redis_up = up, breaker_open = store.breaker_open(), serving, "health changed");
+            let status = if serving { ServingStatus::Serving } else { ServingStatus::NotServing };
+            set_health(&health, &names, status).await;
         }
     }
+    set_health(&health, &names, ServingStatus::NotServing).await;
 }

@@ -13,7 +13,10 @@
 //! Each pass walks every registered queue, in pages, within its run budget. Every take-back is
 //! re-checked inside its script, so a worker that heartbeats meanwhile keeps its lease.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
 use regex::Regex;
 use tokio::time::Instant;
@@ -49,11 +52,16 @@ pub fn spawn(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: Canc
         });
         Some(leadership)
     };
+    let threshold = Duration::from_millis(config.orphan_cleanup.threshold_ms);
     let sweeper = Arc::new(Sweeper {
         store,
         config: config.clone(),
         replica,
         leadership,
+        // Workers could not reach a Baton that was not running: hear from them first.
+        quiet_until: Mutex::new(Instant::now() + threshold),
+        repairs_at: Mutex::new(Instant::now()),
+        discovered: std::sync::atomic::AtomicBool::new(false),
         exceptional: match config.zombie_cleanup.exceptional_pattern.as_str() {
             "" => None,
             p => Some(Regex::new(p).expect("checked by Config::check")),
@@ -109,6 +117,15 @@ struct Sweeper {
     /// None: every replica sweeps (`force_all_pods`).
     leadership: Option<Leadership>,
     exceptional: Option<Regex>,
+    /// No worker is declared dead before this: after this replica starts, and after Redis
+    /// failed it (a pass failed or a breaker opened), workers whose heartbeats failed meanwhile
+    /// get one orphan threshold to be heard again.
+    quiet_until: Mutex<Instant>,
+    /// When the orphan pass next repairs names and forgets dead workers.
+    repairs_at: Mutex<Instant>,
+    /// Whether this replica has looked for unregistered queues, pools and receivers since it
+    /// started (it does once when it first sweeps, and at every purge pass).
+    discovered: std::sync::atomic::AtomicBool,
 }
 
 /// Counts of one pass.
@@ -157,16 +174,42 @@ impl Sweeper {
         if !self.on_duty() {
             return;
         }
+        if !self.discovered.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            self.discover().await;
+        }
+        let threshold = Duration::from_millis(self.config.orphan_cleanup.threshold_ms);
+        if self.store.breaker_open() {
+            *self.quiet_until.lock().expect("sweeper lock") = Instant::now() + threshold;
+            return;
+        }
         let budget = Self::budget(self.config.orphan_cleanup.run_budget_ms);
         let mut tally = Tally::default();
         let result = self.orphans(budget, &mut tally).await;
+        if result.is_err() {
+            *self.quiet_until.lock().expect("sweeper lock") = Instant::now() + threshold;
+        }
         self.finish("orphan", result, tally).await;
+    }
+
+    /// Registers queues, pools and receivers that have data but no registry entry, so every
+    /// sweep and the health see them.
+    async fn discover(&self) {
+        match self.store.discover().await {
+            Ok(found) if !found.is_empty() => {
+                tracing::warn!(?found, "registered sources that had data but no registry entry")
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "could not look for unregistered sources; the next purge pass retries")
+            }
+        }
     }
 
     async fn purge_pass(&self) {
         if !self.on_duty() {
             return;
         }
+        self.discover().await;
         let result = crate::purge::run(&self.store, &self.config, self.config.purge.dry_run).await.map(|found| {
             if !found.is_empty() {
                 tracing::info!(found = found.len(), dry_run = self.config.purge.dry_run, "purge pass");
@@ -210,11 +253,14 @@ impl Sweeper {
         };
         for queue in self.store.queues().await? {
             tally.queues += 1;
+            // Entries seen and left alone (a longer threshold not reached yet) stay in
+            // `working`: the next page starts after them, so they can never stall the pass.
+            let mut left_alone = 0;
             loop {
                 if budget.is_some_and(|b| Instant::now() >= b) || !self.on_duty() {
                     return Ok(());
                 }
-                let (now, suspects) = self.store.find_zombies(&queue, grace, PAGE).await?;
+                let (now, suspects) = self.store.find_zombies(&queue, grace, left_alone, PAGE).await?;
                 let full_page = suspects.len() == PAGE as usize;
                 let due: Vec<(&Suspect, ReapKind, u64)> = suspects
                     .iter()
@@ -227,10 +273,12 @@ impl Sweeper {
                         ))
                     })
                     .collect();
-                let progress = !due.is_empty();
-                tally.add(&self.store.reap(&queue, &due).await?);
-                // A full page of exceptional agents not yet due would repeat forever.
-                if !full_page || !progress {
+                let reaped = self.store.reap(&queue, &due).await?;
+                // A reap that found the lease healthy after all may leave it in range too.
+                let kept = reaped.iter().filter(|r| **r == Reaped::Skipped).count();
+                left_alone += (suspects.len() - due.len() + kept) as u32;
+                tally.add(&reaped);
+                if !full_page {
                     break;
                 }
             }
@@ -240,20 +288,34 @@ impl Sweeper {
 
     async fn orphans(&self, budget: Option<Instant>, tally: &mut Tally) -> Result<()> {
         let o = &self.config.orphan_cleanup;
+        let reap = Instant::now() >= *self.quiet_until.lock().expect("sweeper lock");
+        let repair = {
+            let mut at = self.repairs_at.lock().expect("sweeper lock");
+            let due = Instant::now() >= *at;
+            if due {
+                *at = Instant::now() + Duration::from_millis(o.repair_interval_ms);
+            }
+            due
+        };
         for queue in self.store.queues().await? {
             tally.queues += 1;
-            let mut cursor = "0".to_string();
-            loop {
-                if budget.is_some_and(|b| Instant::now() >= b) || !self.on_duty() {
-                    return Ok(());
+            if reap {
+                let mut cursor = "0".to_string();
+                loop {
+                    if budget.is_some_and(|b| Instant::now() >= b) || !self.on_duty() {
+                        return Ok(());
+                    }
+                    let page = self.store.find_orphans(&queue, o.threshold_ms, &cursor, PAGE).await?;
+                    let items: Vec<_> = page.suspects.iter().map(|s| (s, ReapKind::Orphan, o.threshold_ms)).collect();
+                    tally.add(&self.store.reap(&queue, &items).await?);
+                    cursor = page.cursor;
+                    if cursor == "0" {
+                        break;
+                    }
                 }
-                let page = self.store.find_orphans(&queue, o.threshold_ms, &cursor, PAGE).await?;
-                let items: Vec<_> = page.suspects.iter().map(|s| (s, ReapKind::Orphan, o.threshold_ms)).collect();
-                tally.add(&self.store.reap(&queue, &items).await?);
-                cursor = page.cursor;
-                if cursor == "0" {
-                    break;
-                }
+            }
+            if !repair {
+                continue;
             }
             self.store.forget_workers(&queue, o.threshold_ms, PAGE * 20).await?;
             if o.remove_numeric_only_agents {

@@ -11,7 +11,9 @@ use crate::{
 /// Installs the global log subscriber. Call once per process.
 pub fn init_logs(config: &Config) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&config.log.level));
-    let builder = fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    // Colour codes only for a terminal: a log file or a collector gets plain text.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi);
     match config.log.format {
         LogFormat::Text => builder.init(),
         LogFormat::Json => builder.json().flatten_event(true).init(),

@@ -150,11 +150,10 @@ impl Store {
             args.push(&def.payload[..]);
         }
         let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.streaks, &k.index, &k.dlq, &k.dlqinfo];
+        self.remember_queue(queue).await?;
         let reply = self.run(Path::WriteBack, "registerAgents", &keys, args).await?;
         let mut r = Reply::new("registerAgents", reply)?;
-        let counts = (r.next()?, r.next()?);
-        self.remember_queue(queue).await?;
-        Ok(counts)
+        Ok((r.next()?, r.next()?))
     }
 
     /// Removes definitions; returns how many existed.

@@ -4,10 +4,9 @@
 
 use std::time::Duration;
 
-use bb8_redis::RedisConnectionManager;
 use redis::{
-    aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig},
-    Cmd, Pipeline, RedisFuture, Value,
+    aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig, MultiplexedConnection},
+    AsyncConnectionConfig, Cmd, Pipeline, RedisFuture, Value,
 };
 
 use crate::{
@@ -18,13 +17,13 @@ use crate::{
 /// A handle that hands out connections; cheap to clone.
 #[derive(Clone)]
 pub enum Redis {
-    Pool(bb8::Pool<RedisConnectionManager>),
+    Pool(bb8::Pool<PoolManager>),
     Shared(ConnectionManager),
 }
 
 /// One connection, borrowed from the pool or cloned from the shared one.
 pub enum Conn {
-    Pooled(bb8::PooledConnection<'static, RedisConnectionManager>),
+    Pooled(bb8::PooledConnection<'static, PoolManager>),
     Shared(ConnectionManager),
 }
 
@@ -34,7 +33,10 @@ impl Redis {
         let command_timeout = Duration::from_millis(cfg.command_timeout_ms);
         match cfg.connection {
             ConnectionMode::Pool => {
-                let manager = RedisConnectionManager::new(url)?;
+                let config = AsyncConnectionConfig::new()
+                    .set_connection_timeout(Some(connect_timeout))
+                    .set_response_timeout(Some(command_timeout));
+                let manager = PoolManager { client: redis::Client::open(url)?, config };
                 let pool = bb8::Pool::builder()
                     .max_size(cfg.pool_size)
                     .connection_timeout(command_timeout)
@@ -64,6 +66,30 @@ impl Redis {
             Redis::Pool(pool) => Ok(Conn::Pooled(pool.get_owned().await?)),
             Redis::Shared(manager) => Ok(Conn::Shared(manager.clone())),
         }
+    }
+}
+
+/// Makes the pool's connections with Baton's connect and command timeouts (bb8-redis's own
+/// manager uses redis-rs's defaults, whatever `redis.*_timeout_ms` say).
+pub struct PoolManager {
+    client: redis::Client,
+    config: AsyncConnectionConfig,
+}
+
+impl bb8::ManageConnection for PoolManager {
+    type Connection = MultiplexedConnection;
+    type Error = redis::RedisError;
+
+    async fn connect(&self) -> Result<Self::Connection, Self::Error> {
+        self.client.get_multiplexed_async_connection_with_config(&self.config).await
+    }
+
+    async fn is_valid(&self, conn: &mut Self::Connection) -> Result<(), Self::Error> {
+        redis::cmd("PING").query_async::<String>(conn).await.map(drop)
+    }
+
+    fn has_broken(&self, _: &mut Self::Connection) -> bool {
+        false
     }
 }
 

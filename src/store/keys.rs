@@ -265,6 +265,33 @@ impl Keys {
         format!("{}baton:{{registry}}:sweeps", self.prefix)
     }
 
+    /// A SCAN pattern matching every key of every queue, pool and receiver.
+    pub fn source_pattern(&self) -> String {
+        // Glob-escape the prefix, so a prefix with `*`, `?` or `[` matches only itself.
+        let mut escaped = String::new();
+        for c in self.prefix.chars() {
+            if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+                escaped.push('\\');
+            }
+            escaped.push(c);
+        }
+        format!("{escaped}baton:{{[qpr]:*}}:*")
+    }
+
+    /// The (kind, name, part) of a key matched by `source_pattern`: kind is `q`, `p` or `r`.
+    pub fn parse_source<'a>(&self, key: &'a str) -> Option<(char, &'a str, &'a str)> {
+        let rest = key.strip_prefix(self.prefix.as_str())?.strip_prefix("baton:{")?;
+        let (tag, part) = rest.split_once("}:")?;
+        let (kind, name) = tag.split_once(':')?;
+        let kind = match kind {
+            "q" => 'q',
+            "p" => 'p',
+            "r" => 'r',
+            _ => return None,
+        };
+        Some((kind, name, part))
+    }
+
     /// The pub/sub channel on which scripts announce that something became due earlier.
     pub fn wake_channel(&self) -> String {
         format!("{}baton:wake", self.prefix)
@@ -284,5 +311,15 @@ mod tests {
         {
             assert!(key.contains("{q:billing}"), "{key}");
         }
+    }
+
+    #[test]
+    fn source_keys_parse_back() {
+        let keys = Keys::new("a*p:");
+        assert_eq!(keys.source_pattern(), "a\\*p:baton:{[qpr]:*}:*");
+        assert_eq!(keys.parse_source(&keys.queue("billing").workers), Some(('q', "billing", "workers")));
+        assert_eq!(keys.parse_source(keys.pool("vms").all()[0]), Some(('p', "vms", "idle")));
+        assert_eq!(keys.parse_source("a*p:baton:{registry}:queues"), None);
+        assert_eq!(keys.parse_source("other:baton:{q:x}:defs"), None);
     }
 }

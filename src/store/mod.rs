@@ -82,6 +82,12 @@ pub struct Store {
     keys: Keys,
     policy: Arc<Policy>,
     breakers: Arc<[Breaker; 2]>,
+    /// Notified whenever a breaker changes state.
+    breaker_changed: Arc<tokio::sync::Notify>,
+    /// Registry entries this replica has written ("<registry key>\n<name>"), so a source
+    /// costs one registry write per replica, not one per call. Registries only grow, so an
+    /// entry never goes stale.
+    registered: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
     wake_channel: String,
     leader_channel: String,
     pool_channel: String,
@@ -96,13 +102,19 @@ impl Store {
         let wake_channel = keys.wake_channel();
         let leader_channel = keys.leader_channel();
         let pool_channel = keys.pool_channel();
-        let breakers = Arc::new([Breaker::new("dispatch", breakers.clone()), Breaker::new("writeback", breakers)]);
+        let breaker_changed = Arc::new(tokio::sync::Notify::new());
+        let breakers = Arc::new([
+            Breaker::new("dispatch", breakers.clone(), breaker_changed.clone()),
+            Breaker::new("writeback", breakers, breaker_changed.clone()),
+        ]);
         Ok(Self {
             redis,
             scripts,
             keys,
             policy: Arc::new(policy),
             breakers,
+            breaker_changed,
+            registered: Arc::default(),
             wake_channel,
             leader_channel,
             pool_channel,
@@ -127,7 +139,18 @@ impl Store {
         result
     }
 
-    /// Answers whether Redis is reachable; the round trip feeds the breakers like any call.
+    /// Whether either breaker fails calls fast (open or half-open).
+    pub fn breaker_open(&self) -> bool {
+        self.breakers.iter().any(|b| b.state() != breaker::State::Closed)
+    }
+
+    /// Resolves at the next breaker state change (or at once if one happened unobserved).
+    pub async fn breaker_changed(&self) {
+        self.breaker_changed.notified().await
+    }
+
+    /// Answers whether Redis is reachable. A probe outside any call: an answer closes open
+    /// breakers at once, no answer counts as a failure (see `Breaker::probed`).
     pub async fn ping(&self) -> Result<()> {
         let result = async {
             let mut conn = self.redis.conn().await?;
@@ -135,11 +158,8 @@ impl Store {
             Ok(())
         }
         .await;
-        // A successful ping is what lets a half-open breaker close on an idle replica.
         for breaker in self.breakers.iter() {
-            if breaker.check().is_ok() {
-                breaker.record(&result);
-            }
+            breaker.probed(&result);
         }
         result
     }
@@ -149,10 +169,74 @@ impl Store {
         self.remember(self.keys.queues(), queue).await
     }
 
-    /// Adds a name to a registry set (queues, pools, receivers).
+    /// Adds a name to a registry set (queues, pools, receivers). Called *before* the script
+    /// whose effect it announces: a registry entry without data is harmless (every walk finds
+    /// nothing there), data without one would be invisible to the sweepers and health.
     async fn remember(&self, registry: String, name: &str) -> Result<()> {
+        /// Past this many entries the memo starts again (bounded memory; at worst a few more
+        /// idempotent SADDs).
+        const MEMO: usize = 100_000;
+        let entry = format!("{registry}\n{name}");
+        if self.registered.lock().expect("registry memo").contains(&entry) {
+            return Ok(());
+        }
         let mut conn = self.redis.conn().await?;
         redis::cmd("SADD").arg(registry).arg(name).query_async::<i64>(&mut conn).await?;
+        let mut memo = self.registered.lock().expect("registry memo");
+        if memo.len() >= MEMO {
+            memo.clear();
+        }
+        memo.insert(entry);
         Ok(())
+    }
+
+    /// Registers every queue, pool and receiver that has data in Redis but no registry entry
+    /// (written by hand, or by a Baton that wrote the data before its registry entry), so the
+    /// sweepers and health see it; deletes the worker-liveness record of a queue that has
+    /// nothing else left. One SCAN of the keyspace: run rarely (sweeper start, purge passes).
+    /// Returns what it registered, as `q:<queue>`, `p:<pool>`, `r:<receiver>`.
+    pub async fn discover(&self) -> Result<Vec<String>> {
+        use std::collections::{BTreeMap, HashSet};
+        let mut conn = self.redis.conn().await?;
+        let mut parts: BTreeMap<(char, String), Vec<String>> = BTreeMap::new();
+        let mut cursor: u64 = 0;
+        loop {
+            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(self.keys.source_pattern())
+                .arg("COUNT")
+                .arg(1_000)
+                .query_async(&mut conn)
+                .await?;
+            for key in &keys {
+                if let Some((kind, name, part)) = self.keys.parse_source(key) {
+                    parts.entry((kind, name.to_string())).or_default().push(part.to_string());
+                }
+            }
+            cursor = next;
+            if cursor == 0 {
+                break;
+            }
+        }
+        let mut found = Vec::new();
+        for (kind, registry) in [('q', self.keys.queues()), ('p', self.keys.pools()), ('r', self.keys.receivers())] {
+            let known: HashSet<String> = redis::cmd("SMEMBERS").arg(&registry).query_async(&mut conn).await?;
+            for ((_, name), parts) in parts.range((kind, String::new())..).take_while(|((k, _), _)| *k == kind) {
+                if known.contains(name) {
+                    continue;
+                }
+                // Counters and liveness alone are what a queue leaves behind when it is gone.
+                if kind == 'q' && parts.iter().all(|p| matches!(p.as_str(), "workers" | "seq" | "stats")) {
+                    if parts.iter().any(|p| p == "workers") {
+                        redis::cmd("DEL").arg(&self.keys.queue(name).workers).query_async::<i64>(&mut conn).await?;
+                    }
+                    continue;
+                }
+                self.remember(registry.clone(), name).await?;
+                found.push(format!("{kind}:{name}"));
+            }
+        }
+        Ok(found)
     }
 }

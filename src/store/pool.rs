@@ -93,11 +93,10 @@ impl Store {
             args.push(id);
             args.push(json(attrs));
         }
+        self.remember_pool(pool).await?;
         let reply = self.run(Path::WriteBack, "offerResources", &k.all(), args).await?;
         let mut r = Reply::new("offerResources", reply)?;
-        let counts = (r.next()?, r.next()?, r.next()?);
-        self.remember_pool(pool).await?;
-        Ok(counts)
+        Ok((r.next()?, r.next()?, r.next()?))
     }
 
     /// Claims the oldest idle resource, or joins the line for `wait_ms`.
@@ -112,6 +111,10 @@ impl Store {
         let k = self.keys.pool(pool);
         let args =
             Args::new().arg(claimer).arg(json(attrs)).arg(wait_ms).arg(max_line).arg(&self.pool_channel).arg(pool);
+        if wait_ms > 0 {
+            // The claim may join the line: announce the pool first.
+            self.remember_pool(pool).await?;
+        }
         let reply = self.run(Path::Dispatch, "claimResource", &k.all(), args).await?;
         let mut r = Reply::new("claimResource", reply)?;
         let start = match r.next::<i64>()? {
@@ -121,9 +124,6 @@ impl Store {
             -2 => ClaimStart::LineFull,
             code => return Err(Error::Internal(format!("claimResource: unknown code {code}"))),
         };
-        if matches!(start, ClaimStart::Waiting { .. }) {
-            self.remember_pool(pool).await?;
-        }
         Ok(start)
     }
 

@@ -69,14 +69,10 @@ impl Store {
         };
         let args =
             Args::new().arg(payload).arg(at).arg(delay).arg(key).arg(&self.wake_channel).arg(wake_name(receiver));
+        self.remember(self.keys.receivers(), receiver).await?;
         let reply = self.run(Path::WriteBack, "scheduleMessage", &k.all(), args).await?;
         let mut r = Reply::new("scheduleMessage", reply)?;
-        let created = r.next::<i64>()? == 1;
-        let result = (created, r.next()?, r.next()?);
-        if created {
-            self.remember(self.keys.receivers(), receiver).await?;
-        }
-        Ok(result)
+        Ok((r.next::<i64>()? == 1, r.next()?, r.next()?))
     }
 
     /// One round of delivery to `consumer`.

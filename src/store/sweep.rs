@@ -70,12 +70,11 @@ impl Store {
         Ok(redis::cmd("SMEMBERS").arg(self.keys.queues()).query_async(&mut conn).await?)
     }
 
-    /// Leases more than `grace_ms` past their deadline, earliest first.
-    pub async fn find_zombies(&self, queue: &str, grace_ms: u64, limit: u32) -> Result<(i64, Vec<Suspect>)> {
+    /// Leases more than `grace_ms` past their deadline, earliest first, after the first `skip`.
+    pub async fn find_zombies(&self, queue: &str, grace_ms: u64, skip: u32, limit: u32) -> Result<(i64, Vec<Suspect>)> {
         let k = self.keys.queue(queue);
-        let reply = self
-            .run(Path::WriteBack, "findZombies", &[&k.working, &k.leases], Args::new().arg(grace_ms).arg(limit))
-            .await?;
+        let args = Args::new().arg(grace_ms).arg(limit).arg(skip);
+        let reply = self.run(Path::WriteBack, "findZombies", &[&k.working, &k.leases], args).await?;
         let mut r = Reply::new("findZombies", reply)?;
         let now = r.next()?;
         let mut out = Vec::new();

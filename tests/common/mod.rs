@@ -49,9 +49,11 @@ impl TestRedis {
         format!("redis+unix://{}", self.dir.path().canonicalize().unwrap().join("redis.sock").display())
     }
 
-    /// A direct connection, for tests that observe or disturb Redis itself.
+    /// A direct connection, for tests that observe or disturb Redis itself. Its calls wait as
+    /// long as Redis takes (a loaded machine, a busy script), not redis-rs's default 500 ms.
     pub async fn conn(&self) -> redis::aio::MultiplexedConnection {
-        redis::Client::open(self.url()).unwrap().get_multiplexed_async_connection().await.unwrap()
+        let config = redis::AsyncConnectionConfig::new().set_response_timeout(None);
+        redis::Client::open(self.url()).unwrap().get_multiplexed_async_connection_with_config(&config).await.unwrap()
     }
 
     /// The Redis clock, in ms.
@@ -221,4 +223,82 @@ pub fn complete_req(l: &pb::Lease, outcome: pb::Outcome) -> pb::CompleteRequest 
 pub fn reason(status: &tonic::Status) -> String {
     use tonic_types::StatusExt;
     status.get_details_error_info().map(|i| i.reason).unwrap_or_default()
+}
+
+/// A real `baton serve` process on an ephemeral loopback port (`--listen 127.0.0.1:0`; the
+/// bound address is read from its log), without a metrics listener. Killed on drop.
+pub struct BatonProcess {
+    pub child: std::process::Child,
+    pub addr: SocketAddr,
+    /// Every log line it printed so far.
+    pub log: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl BatonProcess {
+    /// Starts `baton serve` with `configure` applied to its command (arguments, environment).
+    pub fn spawn(configure: impl FnOnce(&mut std::process::Command)) -> Self {
+        use std::io::{BufRead, BufReader};
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_baton"));
+        cmd.args(["serve", "--listen", "127.0.0.1:0", "--metrics-listen", ""])
+            .env("RUST_LOG", "info")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        configure(&mut cmd);
+        let mut child = cmd.spawn().expect("start baton");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let lines = log.clone();
+        // Keeps draining its stderr for its whole life, so it never blocks on a full pipe.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.contains("baton serving gRPC") {
+                    if let Some(addr) = line.split_whitespace().find_map(|w| w.strip_prefix("addr=")) {
+                        let _ = tx.send(addr.parse::<SocketAddr>().expect("a socket address"));
+                    }
+                }
+                lines.lock().unwrap().push(line);
+            }
+        });
+        let addr = match rx.recv_timeout(Duration::from_secs(120)) {
+            Ok(addr) => addr,
+            Err(_) => {
+                let _ = child.kill();
+                panic!("baton did not start serving: {:#?}", log.lock().unwrap());
+            }
+        };
+        Self { child, addr, log }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub async fn channel(&self) -> Channel {
+        Channel::from_shared(self.url()).unwrap().connect().await.expect("connect to baton")
+    }
+
+    pub fn signal(&self, signal: i32) {
+        unsafe { libc::kill(self.child.id() as i32, signal) };
+    }
+}
+
+impl Drop for BatonProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Polls `check` (each call a real round trip) until it holds, or panics after `limit`.
+pub async fn eventually<F, Fut>(limit: Duration, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let until = std::time::Instant::now() + limit;
+    while !check().await {
+        assert!(std::time::Instant::now() < until, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
