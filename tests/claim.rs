@@ -473,23 +473,13 @@ async fn claim_calls_reject_bad_fields() {
 #[tokio::test]
 async fn unpicked_hand_over_of_a_dead_replica_is_reclaimed() {
     let redis = TestRedis::start().await;
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut doomed = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
-        .args(["serve", "--redis-url", &redis.url(), "--listen", &format!("127.0.0.1:{port}"), "--metrics-listen", ""])
-        .env("BATON_ORPHAN_CLEANUP__ENABLED", "false")
-        .env("BATON_ZOMBIE_CLEANUP__ENABLED", "false")
-        .env("BATON_PURGE__ENABLED", "false")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}")).unwrap();
-    let channel = loop {
-        if let Ok(ch) = endpoint.connect().await {
-            break ch;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let mut doomed = BatonProcess::spawn(|cmd| {
+        cmd.args(["--redis-url", &redis.url()])
+            .env("BATON_ORPHAN_CLEANUP__ENABLED", "false")
+            .env("BATON_ZOMBIE_CLEANUP__ENABLED", "false")
+            .env("BATON_PURGE__ENABLED", "false");
+    });
+    let channel = doomed.channel().await;
     let mut via_doomed = ClaimServiceClient::new(channel);
     let waiter = tokio::spawn(async move { via_doomed.claim(claim_req("ghost", 1_000)).await });
 
@@ -502,8 +492,8 @@ async fn unpicked_hand_over_of_a_dead_replica_is_reclaimed() {
     while status(&mut c).await.waiting_claims < 1 {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    doomed.kill().unwrap();
-    doomed.wait().unwrap();
+    doomed.child.kill().unwrap();
+    doomed.child.wait().unwrap();
     assert!(waiter.await.unwrap().is_err(), "the doomed replica's caller lost its call");
     // The ghost claim is still in line (its wait has not ended): the offer is handed to it.
     assert_eq!(offer(&mut c, &["orphaned"]).await.handed, 1);

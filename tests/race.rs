@@ -217,7 +217,12 @@ async fn dropped_acquire_releases_what_it_got() {
 // once reach twenty waiters, each waking the next.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_due_agent_wakes_one_waiter_and_many_wake_many() {
-    let env = Env::start().await;
+    // No sweeper scripts: every EVALSHA counted below is a waiter's or a register's.
+    let mut config = test_config();
+    config.zombie_cleanup.enabled = false;
+    config.orphan_cleanup.enabled = false;
+    config.purge.enabled = false;
+    let env = Env::with_config(config).await;
     let evalsha = |info: String| -> i64 {
         info.lines()
             .find(|l| l.starts_with("cmdstat_evalsha:"))
@@ -225,6 +230,8 @@ async fn a_due_agent_wakes_one_waiter_and_many_wake_many() {
             .unwrap_or(0)
     };
     let mut conn = env.redis.conn().await;
+    let baseline: String = redis::cmd("INFO").arg("commandstats").query_async(&mut conn).await.unwrap();
+    let baseline = evalsha(baseline);
     let mut waiters = Vec::new();
     for i in 0..20 {
         let mut c = env.client.clone();
@@ -238,10 +245,23 @@ async fn a_due_agent_wakes_one_waiter_and_many_wake_many() {
             c.acquire(req).await.unwrap().into_inner().leases
         }));
     }
-    // Let every waiter reach its wait (the outcome does not depend on it, only the count).
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    let before: String = redis::cmd("INFO").arg("commandstats").query_async(&mut conn).await.unwrap();
+    // Every waiter has run its first acquire (and armed its wake-up before that) and waits.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let before = loop {
+        let info: String = redis::cmd("INFO").arg("commandstats").query_async(&mut conn).await.unwrap();
+        if evalsha(info.clone()) >= baseline + 20 {
+            break info;
+        }
+        assert!(std::time::Instant::now() < until, "the waiters never ran their first acquire");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
     register(&mut env.client.clone(), "herd", vec![agent("first", 3_600_000, 60_000)]).await;
+    // One waiter gets it; then a window in which needless wake-ups would show in the count.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !waiters.iter().any(|w| w.is_finished()) {
+        assert!(std::time::Instant::now() < until, "no waiter was woken");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let after: String = redis::cmd("INFO").arg("commandstats").query_async(&mut conn).await.unwrap();
     let scripts = evalsha(after) - evalsha(before);

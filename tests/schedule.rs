@@ -193,21 +193,10 @@ async fn two_consumers_share_without_overlap() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn replica_killed_with_ten_thousand_scheduled() {
     let redis = TestRedis::start().await;
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut doomed = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
-        .args(["serve", "--redis-url", &redis.url(), "--listen", &format!("127.0.0.1:{port}"), "--metrics-listen", ""])
-        .env("BATON_SCHEDULE__ACK_TIMEOUT_MS", "1000")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://127.0.0.1:{port}")).unwrap();
-    let channel = loop {
-        if let Ok(ch) = endpoint.connect().await {
-            break ch;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let mut doomed = BatonProcess::spawn(|cmd| {
+        cmd.args(["--redis-url", &redis.url()]).env("BATON_SCHEDULE__ACK_TIMEOUT_MS", "1000");
+    });
+    let channel = doomed.channel().await;
     let mut via_doomed = ScheduleServiceClient::new(channel);
     let mut ids = HashSet::new();
     let mut tasks = Vec::new();
@@ -232,8 +221,8 @@ async fn replica_killed_with_ten_thousand_scheduled() {
     while stranded.len() < 50 {
         stranded.insert(next(&mut stream).await.id);
     }
-    doomed.kill().unwrap();
-    doomed.wait().unwrap();
+    doomed.child.kill().unwrap();
+    doomed.child.wait().unwrap();
 
     let survivor = TestBaton::start(&redis.url(), config_with(30_000, 5)).await;
     let mut c = schedules(&survivor).await;

@@ -3,26 +3,17 @@
 
 mod common;
 
-use std::{process::Stdio, time::Duration};
+use std::time::Duration;
 
-use common::pb;
+use common::{pb, BatonProcess};
 use tokio::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_baton");
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-async fn connect(addr: &str) -> tonic::transport::Channel {
-    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{addr}")).unwrap();
-    for _ in 0..200 {
-        if let Ok(channel) = endpoint.connect().await {
-            return channel;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("baton did not listen on {addr}");
+/// Waits for a process to exit, without blocking the runtime.
+async fn exit_status(mut baton: BatonProcess) -> std::process::ExitStatus {
+    let wait = tokio::task::spawn_blocking(move || baton.child.wait());
+    tokio::time::timeout(Duration::from_secs(30), wait).await.expect("exits").unwrap().unwrap()
 }
 
 // `baton serve` with no Redis URL runs its own redis-server with an append-only file in the
@@ -31,21 +22,16 @@ async fn connect(addr: &str) -> tonic::transport::Channel {
 #[tokio::test]
 async fn embedded_default_serves_and_stops_on_sigterm() {
     let data = tempfile::Builder::new().prefix("baton-s").tempdir_in("/tmp").unwrap();
-    let addr = format!("127.0.0.1:{}", free_port());
     let start = |fsync: &str| {
-        Command::new(BIN)
-            .args(["serve", "--listen", &addr, "--metrics-listen", "", "--data-dir"])
-            .arg(data.path())
-            .env_remove("BATON_REDIS_URL")
-            .env("BATON_REDIS__EMBEDDED_FSYNC", fsync)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap()
+        BatonProcess::spawn(|cmd| {
+            cmd.arg("--data-dir")
+                .arg(data.path())
+                .env_remove("BATON_REDIS_URL")
+                .env("BATON_REDIS__EMBEDDED_FSYNC", fsync);
+        })
     };
-    let mut child = start("everysec");
-    let channel = connect(&addr).await;
+    let baton = start("everysec");
+    let channel = baton.channel().await;
 
     let mut health = tonic_health::pb::health_client::HealthClient::new(channel.clone());
     let status = health
@@ -85,10 +71,8 @@ async fn embedded_default_serves_and_stops_on_sigterm() {
         .await
         .unwrap();
 
-    let pid = child.id().unwrap() as i32;
-    unsafe { libc::kill(pid, libc::SIGTERM) };
-    let status =
-        tokio::time::timeout(Duration::from_secs(15), child.wait()).await.expect("exits after SIGTERM").unwrap();
+    baton.signal(libc::SIGTERM);
+    let status = exit_status(baton).await;
     assert!(status.success(), "{status}");
     assert!(data.path().join("appendonlydir").is_dir(), "append-only persistence in the data dir");
     assert!(
@@ -97,8 +81,8 @@ async fn embedded_default_serves_and_stops_on_sigterm() {
     );
 
     // Restarted on the same data dir (now with fsync always), the agent is still there.
-    let mut child = start("always");
-    let mut agents = pb::agent_service_client::AgentServiceClient::new(connect(&addr).await);
+    let baton = start("always");
+    let mut agents = pb::agent_service_client::AgentServiceClient::new(baton.channel().await);
     let got =
         agents.get_agent(pb::GetAgentRequest { queue: "q".into(), name: "kept".into() }).await.unwrap().into_inner();
     assert_eq!(got.agent.unwrap().agent.unwrap().name, "kept");
@@ -106,10 +90,56 @@ async fn embedded_default_serves_and_stops_on_sigterm() {
     let mut conn = redis::Client::open(socket).unwrap().get_multiplexed_async_connection().await.unwrap();
     let fsync: Vec<String> = redis::cmd("CONFIG").arg("GET").arg("appendfsync").query_async(&mut conn).await.unwrap();
     assert_eq!(fsync, ["appendfsync", "always"], "redis.embedded_fsync reaches the embedded redis-server");
-    unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGINT) };
-    let status =
-        tokio::time::timeout(Duration::from_secs(15), child.wait()).await.expect("exits after SIGINT").unwrap();
+    baton.signal(libc::SIGINT);
+    let status = exit_status(baton).await;
     assert!(status.success(), "{status}");
+}
+
+// Kubernetes injects BATON_PORT, BATON_SERVICE_HOST, BATON_PORT_50051_TCP_… for a Service named
+// `baton`: `baton serve` starts anyway, ignoring them with one warning that names them, and
+// still reads its real BATON_* keys. Unknown keys in a TOML file stay an error.
+#[tokio::test]
+async fn foreign_baton_variables_do_not_stop_serve() {
+    let redis = common::TestRedis::start().await;
+    let baton = BatonProcess::spawn(|cmd| {
+        cmd.args(["--redis-url", &redis.url()])
+            .env("BATON_PORT", "tcp://10.0.0.7:50051")
+            .env("BATON_SERVICE_HOST", "10.0.0.7")
+            .env("BATON_SERVICE_PORT", "50051")
+            .env("BATON_PORT_50051_TCP", "tcp://10.0.0.7:50051")
+            .env("BATON_PORT_50051_TCP_ADDR", "10.0.0.7")
+            .env("BATON_REPLICA_ID", "from-env");
+    });
+    let mut leaders = pb::leader_service_client::LeaderServiceClient::new(baton.channel().await);
+    common::eventually(Duration::from_secs(60), "the real BATON_REPLICA_ID is used", || {
+        let mut leaders = leaders.clone();
+        async move {
+            let req = pb::GetLeaderRequest { election: "baton-sweeper".into() };
+            leaders.get_leader(req).await.is_ok_and(|r| r.into_inner().leader_id == "from-env")
+        }
+    })
+    .await;
+    let _ = leaders.get_leader(pb::GetLeaderRequest { election: "x".into() }).await;
+    let warnings: Vec<String> =
+        baton.log.lock().unwrap().iter().filter(|l| l.contains("ignoring environment variables")).cloned().collect();
+    assert_eq!(warnings.len(), 1, "one warning: {warnings:?}");
+    for name in [
+        "BATON_PORT,",
+        "BATON_SERVICE_HOST",
+        "BATON_SERVICE_PORT",
+        "BATON_PORT_50051_TCP,",
+        "BATON_PORT_50051_TCP_ADDR",
+    ] {
+        assert!(warnings[0].contains(name), "{name} named in {}", warnings[0]);
+    }
+    assert!(!warnings[0].contains("BATON_REPLICA_ID"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("baton.toml");
+    std::fs::write(&file, "port = 50051\n").unwrap();
+    let out = Command::new(BIN).args(["config", "--config"]).arg(&file).output().await.unwrap();
+    assert!(!out.status.success(), "an unknown TOML key is refused");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown field"));
 }
 
 // Without redis-server, the embedded default says what to install.
@@ -129,7 +159,7 @@ async fn missing_redis_server_is_a_clear_error() {
     assert!(stderr.contains("apt-get install -y redis-server") && stderr.contains("--redis-url"), "{stderr}");
 }
 
-// Defaults < TOML file < BATON_* environment < flags, with the fixed names of PRODUCT.md.
+// Defaults < TOML file < BATON_* environment < flags, with the documented fixed names.
 #[tokio::test]
 async fn configuration_layers_in_order() {
     let dir = tempfile::tempdir().unwrap();

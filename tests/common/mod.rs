@@ -89,12 +89,14 @@ impl TestRedis {
     }
 
     /// Every key of work state with its DUMP, sorted: equal snapshots mean nothing changed.
-    /// Left out: the sweeper's own election (it renews in the background) and worker liveness
-    /// (every call of a worker records it, on purpose).
+    /// Left out: the sweeper's own election (it renews in the background), its pass records
+    /// and the health copy (written by background passes), and worker liveness (every call of
+    /// a worker records it, on purpose).
     pub async fn snapshot(&self) -> Vec<(String, Vec<u8>)> {
         let mut conn = self.conn().await;
         let mut keys: Vec<String> = redis::cmd("KEYS").arg("*").query_async(&mut conn).await.unwrap();
         keys.retain(|k| !k.contains("{e:baton-sweeper}") && !k.ends_with(":workers"));
+        keys.retain(|k| !k.ends_with("{registry}:sweeps") && !k.ends_with("{registry}:health"));
         keys.sort();
         let mut out = Vec::new();
         for key in keys {
