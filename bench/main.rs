@@ -5,8 +5,12 @@
 //! - cycles: Acquire/Complete over gRPC against redis-benchmark running the same acquire
 //!   script (both connection modes);
 //! - dispatch: due → acquired latency with long polls, against a Redis PING;
-//! - recovery: a SIGKILLed worker's leases back with another worker, against the orphan
-//!   sweep's threshold + interval;
+//! - recovery: a SIGKILLed worker's leases back with another worker, on the default sweep
+//!   settings, against the orphan sweep's threshold + interval;
+//! - idle: Redis commands per second of an idle Baton, default settings against the previous
+//!   ones;
+//! - blip: calls failing after a Redis outage ends, default settings against the previous
+//!   ones;
 //! - leader: failover after a leader stops renewing, and Resign → handover, against the ttl;
 //! - claims: Claim throughput and latency against redis-benchmark running claimResource, and
 //!   Offer → waiting claim latency;
@@ -24,15 +28,15 @@ use clap::{Parser, ValueEnum};
 
 use lab::{print_machine, Lab, Result};
 use scenarios::{
-    claims::ClaimArgs, cycles::CyclesArgs, dispatch::DispatchArgs, leader::LeaderArgs, recovery::RecoveryArgs,
-    schedule::ScheduleArgs,
+    blip::BlipArgs, claims::ClaimArgs, cycles::CyclesArgs, dispatch::DispatchArgs, idle::IdleArgs, leader::LeaderArgs,
+    recovery::RecoveryArgs, schedule::ScheduleArgs,
 };
 
 #[derive(Parser)]
 #[command(about = "Baton's benchmark: every figure next to a reference measured in the same run")]
 struct Args {
-    /// Scenarios to run, comma-separated: cycles, dispatch, recovery, leader, claims,
-    /// schedule, or all.
+    /// Scenarios to run, comma-separated: cycles, dispatch, recovery, idle, blip, leader,
+    /// claims, schedule, or all.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
     scenario: Vec<Scenario>,
 
@@ -79,20 +83,37 @@ struct Args {
     #[arg(long, default_value_t = 100, help_heading = "recovery")]
     recovery_leases: u32,
     /// recovery: kills measured.
-    #[arg(long, default_value_t = 10, help_heading = "recovery")]
+    #[arg(long, default_value_t = 3, help_heading = "recovery")]
     recovery_rounds: usize,
-    /// recovery: orphan_cleanup.threshold_ms.
-    #[arg(long, default_value_t = 1000, help_heading = "recovery")]
+    /// recovery: orphan_cleanup.threshold_ms (default: the server's default).
+    #[arg(long, default_value_t = Config::default().orphan_cleanup.threshold_ms, help_heading = "recovery")]
     orphan_threshold_ms: u64,
-    /// recovery: orphan_cleanup.interval_ms.
-    #[arg(long, default_value_t = 200, help_heading = "recovery")]
+    /// recovery: orphan_cleanup.interval_ms (default: the server's default).
+    #[arg(long, default_value_t = Config::default().orphan_cleanup.interval_ms, help_heading = "recovery")]
     orphan_interval_ms: u64,
-    /// recovery: orphan_cleanup.leadership_ttl_ms.
-    #[arg(long, default_value_t = 1000, help_heading = "recovery")]
+    /// recovery: orphan_cleanup.leadership_ttl_ms (default: the server's default).
+    #[arg(long, default_value_t = Config::default().orphan_cleanup.leadership_ttl_ms, help_heading = "recovery")]
     sweeper_ttl_ms: u64,
-    /// recovery: the worker's heartbeat period (below the threshold, or a live worker is reaped).
-    #[arg(long, default_value_t = 250, help_heading = "recovery")]
+    /// recovery: the worker's heartbeat period (below the threshold, or a live worker is
+    /// reaped; default: the helpers' default).
+    #[arg(long, default_value_t = 3_000, help_heading = "recovery")]
     recovery_heartbeat_ms: u64,
+
+    // --- idle ---
+    /// idle: registered queues, comma-separated list.
+    #[arg(long, value_delimiter = ',', default_value = "0,100", help_heading = "idle")]
+    idle_queues: Vec<usize>,
+    /// idle: measured seconds per row.
+    #[arg(long, default_value_t = 10, help_heading = "idle")]
+    idle_seconds: u64,
+
+    // --- blip ---
+    /// blip: how long Redis stays down, comma-separated list (ms).
+    #[arg(long, value_delimiter = ',', default_value = "2000,10000", help_heading = "blip")]
+    blip_outages_ms: Vec<u64>,
+    /// blip: the client's period between calls (ms).
+    #[arg(long, default_value_t = 10, help_heading = "blip")]
+    blip_call_ms: u64,
 
     // --- leader ---
     /// leader: rounds of failover, and of handover.
@@ -142,14 +163,24 @@ enum Scenario {
     Cycles,
     Dispatch,
     Recovery,
+    Idle,
+    Blip,
     Leader,
     Claims,
     Schedule,
     All,
 }
 
-const ORDER: [Scenario; 6] =
-    [Scenario::Cycles, Scenario::Dispatch, Scenario::Recovery, Scenario::Leader, Scenario::Claims, Scenario::Schedule];
+const ORDER: [Scenario; 8] = [
+    Scenario::Cycles,
+    Scenario::Dispatch,
+    Scenario::Recovery,
+    Scenario::Idle,
+    Scenario::Blip,
+    Scenario::Leader,
+    Scenario::Claims,
+    Scenario::Schedule,
+];
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Modes {
@@ -184,6 +215,9 @@ fn check(args: &Args) -> std::result::Result<(), String> {
     }
     if args.recovery_leases == 0 || args.recovery_leases > max_batch || args.recovery_rounds == 0 {
         return Err(format!("--recovery-leases must be 1..={max_batch} and --recovery-rounds at least 1"));
+    }
+    if args.idle_seconds == 0 || args.blip_call_ms == 0 || args.blip_outages_ms.is_empty() {
+        return Err("--idle-seconds and --blip-call-ms must be at least 1, --blip-outages-ms not empty".into());
     }
     if args.leader_rounds == 0 || args.leader_ttl_ms < Config::default().limits.min_ttl_ms {
         return Err("--leader-rounds must be at least 1 and --leader-ttl-ms at least the server's min ttl".into());
@@ -260,6 +294,14 @@ async fn run(args: Args) -> Result<()> {
                     heartbeat_ms: args.recovery_heartbeat_ms,
                 };
                 scenarios::recovery::run(&mut lab, &recovery).await?;
+            }
+            Scenario::Idle => {
+                let idle = IdleArgs { queues: args.idle_queues.clone(), seconds: args.idle_seconds };
+                scenarios::idle::run(&mut lab, &idle).await?;
+            }
+            Scenario::Blip => {
+                let blip = BlipArgs { outages_ms: args.blip_outages_ms.clone(), call_ms: args.blip_call_ms };
+                scenarios::blip::run(&blip).await?;
             }
             Scenario::Leader => {
                 let leader = LeaderArgs { rounds: args.leader_rounds, ttl_ms: args.leader_ttl_ms };

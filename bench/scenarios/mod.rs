@@ -1,9 +1,11 @@
 //! One module per scenario; each starts from an empty Redis and its own Baton, and prints its
 //! own tables to stdout as soon as it ends.
 
+pub mod blip;
 pub mod claims;
 pub mod cycles;
 pub mod dispatch;
+pub mod idle;
 pub mod leader;
 pub mod recovery;
 pub mod schedule;

@@ -1,7 +1,7 @@
 //! recovery: how long the leases of a killed worker stay stranded.
 //!
-//! A Baton with a short orphan sweep (`orphan_cleanup.threshold_ms`, `interval_ms`,
-//! `leadership_ttl_ms`) serves a queue of N agents. The example worker process
+//! A Baton on the default sweep settings (or those given: `orphan_cleanup.threshold_ms`,
+//! `interval_ms`, `leadership_ttl_ms`) serves a queue of N agents. The example worker process
 //! (`baton-worker`) acquires all N with long work and heartbeats well within the threshold.
 //! A rescuer in this process waits in Acquire(wait=30 s, max_leases=N). The worker is killed
 //! with SIGKILL; the figure is the time from the kill until the rescuer holds all N again.
@@ -58,8 +58,20 @@ pub async fn run(lab: &mut Lab, args: &RecoveryArgs) -> Result<()> {
     config.orphan_cleanup.leadership_ttl_ms = args.leadership_ttl_ms;
     let baton = Baton::start(&lab.url(), config).await?;
     let channel = baton.channel().await?;
-    // The sweeper must hold its election before the first kill.
-    tokio::time::sleep(Duration::from_millis(args.leadership_ttl_ms.max(500))).await;
+    // The sweeper holds its election, and its start-up grace (one threshold, in which it
+    // declares nobody dead: workers could not reach a Baton that was not running) is over.
+    let started = Instant::now();
+    let mut leaders = baton::pb::leader_service_client::LeaderServiceClient::new(channel.clone());
+    while leaders
+        .get_leader(pb::GetLeaderRequest { election: "baton-sweeper".into() })
+        .await?
+        .into_inner()
+        .leader_id
+        .is_empty()
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(args.threshold_ms).saturating_sub(started.elapsed())).await;
 
     let mut rounds = Vec::new();
     for round in 0..args.rounds {
