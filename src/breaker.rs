@@ -1,4 +1,4 @@
-//! Circuit breakers (seed 000): one for the dispatch path (Acquire, Campaign, reads), one for
+//! Circuit breakers: one for the dispatch path (Acquire, Campaign, reads), one for
 //! the write-back path (Register, Heartbeat, Complete, Release, Renew, Resign, sweeps).
 //!
 //! CLOSED → OPEN after `failure_threshold` Redis failures within `failure_window_ms`; while

@@ -27,7 +27,7 @@ pub struct Config {
     pub redis_url: Option<String>,
     /// Where the embedded redis-server keeps its append-only file and socket.
     pub data_dir: PathBuf,
-    /// Prefix of every Redis key (seed 000's `keys.prefix`), e.g. `myapp:`.
+    /// Prefix of every Redis key, e.g. `myapp:`, so several deployments can share one Redis.
     pub key_prefix: String,
     /// Longest time a graceful shutdown may take before in-flight calls are cut.
     pub shutdown_timeout_ms: u64,
@@ -65,7 +65,7 @@ impl Default for ScheduleConfig {
     }
 }
 
-/// Dead-letter queues, one per queue, pool and receiver (seed 003's dlq_ttl, dlq_max_entries).
+/// Dead-letter queues, one per queue, pool and receiver: how long entries stay, and how many.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DeadLetterConfig {
@@ -81,7 +81,7 @@ impl Default for DeadLetterConfig {
     }
 }
 
-/// The auto-purge sweeper (seed 003): stale entries go to the dead-letter queue with a reason,
+/// The auto-purge sweeper: stale entries go to the dead-letter queue with a reason,
 /// orphaned metadata is repaired or removed, expired dead letters are dropped.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -131,7 +131,7 @@ impl Default for PoolConfig {
     }
 }
 
-/// The two circuit breakers (dispatch path, write-back path), seed 000's knobs.
+/// The two circuit breakers (dispatch path, write-back path).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct BreakerConfig {
@@ -235,7 +235,7 @@ pub struct RedisConfig {
     pub connection: ConnectionMode,
     /// Connections in the pool (`pool` mode).
     pub pool_size: u32,
-    /// Bound on establishing a connection (seed 000's connect-timeout).
+    /// Bound on establishing a connection.
     pub connect_timeout_ms: u64,
     /// Bound on one command's round trip, and on waiting for a pooled connection.
     pub command_timeout_ms: u64,
@@ -261,7 +261,8 @@ pub enum ConnectionMode {
     Shared,
 }
 
-/// Bounds on requests (PRODUCT.md principle 6). A request beyond them is INVALID_ARGUMENT.
+/// Bounds on requests. A request beyond them is INVALID_ARGUMENT naming the field, and changes
+/// nothing.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Limits {
@@ -280,7 +281,7 @@ pub struct Limits {
     pub max_duration_ms: u64,
     /// Longest long-poll wait.
     pub max_wait_ms: u64,
-    /// Most waiting entries one Acquire reads (seed 000's bounded ready scans).
+    /// Most waiting entries one Acquire reads (bounded scans: no call reads a whole queue).
     pub scan_limit: u32,
     /// Shortest leadership ttl a Campaign may ask for.
     pub min_ttl_ms: u64,
@@ -288,7 +289,7 @@ pub struct Limits {
     pub max_ttl_ms: u64,
 }
 
-/// Agent scheduling policy (seed 000's failure-backoff and jitter settings).
+/// Agent scheduling policy: failure backoff by outcome class, and jitter.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AgentConfig {

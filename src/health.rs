@@ -1,4 +1,4 @@
-//! Health of every queue, pool and receiver (seed 003): size, oldest and average age, stuck count,
+//! Health of every queue, pool and receiver: size, oldest and average age, stuck count,
 //! dead letters, processing rate, graded HEALTHY / DEGRADED / UNHEALTHY by the thresholds of
 //! `config.health`. One check feeds everything that shows health: AdminService.GetHealth, the
 //! Redis hash `{registry}:health`, the Prometheus gauges and the periodic log line.

@@ -1,4 +1,4 @@
-//! The periodic health summary (seed 000's line, adapted) and watchdog signals:
+//! The periodic health summary line and watchdog signals:
 //!
 //! - `redis_stall`: Redis did not answer, answered slower than `health.redis_stall_ms`, or a
 //!   circuit breaker is not closed;

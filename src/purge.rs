@@ -1,4 +1,4 @@
-//! The auto-purge (seed 003): one pass over every queue, pool and receiver finds stale entries — leases
+//! The auto-purge: one pass over every queue, pool and receiver finds stale entries — leases
 //! far past their deadline, claims held too long, resources idle too long, metadata with
 //! nothing behind it, expired dead letters — and dead-letters, requeues or removes them, each
 //! with its reason. A dry run finds the same and changes nothing. The sweeper runs a pass every

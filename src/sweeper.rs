@@ -4,11 +4,15 @@
 //! - the zombie sweep takes back leases past deadline + threshold (TIMEOUT failures), with a
 //!   longer threshold for agents matching `zombie_cleanup.exceptional_pattern`;
 //! - the orphan sweep takes back, at once, the leases of workers silent for the orphan
-//!   threshold (ORPHANED, due again immediately), repairs working entries with no lease record
-//!   and names that are only digits, forgets dead workers that hold nothing, and gives back
-//!   pool resources handed to claims that were never picked up (their replica died).
-//!
-//! - the purge (`crate::purge`) dead-letters, requeues or removes stale entries.
+//!   threshold (ORPHANED, due again immediately) and gives back pool resources handed to
+//!   claims that were never picked up (their replica died); every `repair_interval_ms` it also
+//!   repairs working entries with no lease record and names that are only digits, and forgets
+//!   dead workers that hold nothing. For one threshold after this replica starts, and after
+//!   Redis failed it, it declares nobody dead: workers whose heartbeats could not get through
+//!   are heard first;
+//! - the purge (`crate::purge`) dead-letters, requeues or removes stale entries; before it,
+//!   and when this replica first sweeps, queues, pools and receivers with data but no registry
+//!   entry are found and registered (`Store::discover`).
 //!
 //! Each pass walks every registered queue, in pages, within its run budget. Every take-back is
 //! re-checked inside its script, so a worker that heartbeats meanwhile keeps its lease.

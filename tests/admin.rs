@@ -1,4 +1,4 @@
-//! Dead letters, purge and health (seed 003's acceptance checklists), through AdminService,
+//! Dead letters, purge and health, through AdminService,
 //! against real Redis.
 
 mod common;

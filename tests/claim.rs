@@ -1,4 +1,4 @@
-//! ClaimService end to end, modelled on seed 002's stress tests, with two Baton replicas on one
+//! ClaimService end to end, with stress tests on two Baton replicas on one
 //! Redis where it matters.
 //!
 //! Invariants checked:
@@ -250,7 +250,7 @@ async fn scale_up_signal_is_deduplicated() {
     assert!(raised.is_none());
 }
 
-// Seed 002's extreme scale: 2,000 concurrent claims on two replicas against 500 resources
+// Extreme scale: 2,000 concurrent claims on two replicas against 500 resources
 // offered over time: every resource dispatched exactly once, every claim ends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn extreme_scale_exactly_once() {
