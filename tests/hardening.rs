@@ -415,3 +415,19 @@ async fn replica_leadership_steps_down_before_its_term_can_expire() {
     stop.cancel();
     task.await.unwrap();
 }
+
+// `redis.connection = pool` honours `redis.command_timeout_ms`: a call waits behind a Redis
+// busy for 1.5 s and succeeds, where the pool's connections used to give up after redis-rs's
+// default 500 ms.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pool_mode_honours_the_command_timeout() {
+    let mut config = test_config();
+    config.redis.connection = baton::config::ConnectionMode::Pool;
+    config.redis.command_timeout_ms = 20_000;
+    let mut env = Env::with_config(config).await;
+    register(&mut env.client, "pooled", vec![agent("a", 3_600_000, 60_000)]).await;
+    let busy = env.redis.hold_busy(1_500).await;
+    let got = env.client.get_agent(pb::GetAgentRequest { queue: "pooled".into(), name: "a".into() }).await;
+    assert!(got.is_ok(), "{got:?}");
+    busy.await.unwrap();
+}
