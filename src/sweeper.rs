@@ -255,8 +255,9 @@ impl Sweeper {
             Some(_) => z.threshold_ms.min(z.exceptional_threshold_ms),
             None => z.threshold_ms,
         };
-        for queue in self.store.queues().await? {
-            tally.queues += 1;
+        let queues = self.store.queues().await?;
+        tally.queues += queues.len();
+        for queue in self.store.queues_with_late_leases(&queues, grace).await? {
             // Entries seen and left alone (a longer threshold not reached yet) stay in
             // `working`: the next page starts after them, so they can never stall the pass.
             let mut left_alone = 0;
@@ -301,32 +302,38 @@ impl Sweeper {
             }
             due
         };
-        for queue in self.store.queues().await? {
-            tally.queues += 1;
-            if reap {
-                let mut cursor = "0".to_string();
-                loop {
-                    if budget.is_some_and(|b| Instant::now() >= b) || !self.on_duty() {
-                        return Ok(());
-                    }
-                    let page = self.store.find_orphans(&queue, o.threshold_ms, &cursor, PAGE).await?;
-                    let items: Vec<_> = page.suspects.iter().map(|s| (s, ReapKind::Orphan, o.threshold_ms)).collect();
-                    tally.add(&self.store.reap(&queue, &items).await?);
-                    cursor = page.cursor;
-                    if cursor == "0" {
-                        break;
-                    }
+        let queues = self.store.queues().await?;
+        tally.queues += queues.len();
+        let suspects = match reap {
+            true => self.store.queues_with_dead_workers(&queues, o.threshold_ms).await?,
+            false => Vec::new(),
+        };
+        for queue in &suspects {
+            let mut cursor = "0".to_string();
+            loop {
+                if budget.is_some_and(|b| Instant::now() >= b) || !self.on_duty() {
+                    return Ok(());
+                }
+                let page = self.store.find_orphans(queue, o.threshold_ms, &cursor, PAGE).await?;
+                let items: Vec<_> = page.suspects.iter().map(|s| (s, ReapKind::Orphan, o.threshold_ms)).collect();
+                tally.add(&self.store.reap(queue, &items).await?);
+                cursor = page.cursor;
+                if cursor == "0" {
+                    break;
                 }
             }
-            if !repair {
-                continue;
+        }
+        // Repairs: every queue, every `repair_interval_ms`.
+        for queue in queues.iter().filter(|_| repair) {
+            if budget.is_some_and(|b| Instant::now() >= b) || !self.on_duty() {
+                return Ok(());
             }
-            self.store.forget_workers(&queue, o.threshold_ms, PAGE * 20).await?;
+            self.store.forget_workers(queue, o.threshold_ms, PAGE * 20).await?;
             if o.remove_numeric_only_agents {
                 for set in ["waiting", "working"] {
                     let mut cursor = "0".to_string();
                     loop {
-                        let (next, removed) = self.store.repair_names(&queue, set, &cursor, PAGE).await?;
+                        let (next, removed) = self.store.repair_names(queue, set, &cursor, PAGE).await?;
                         tally.repaired += removed;
                         cursor = next;
                         if cursor == "0" || budget.is_some_and(|b| Instant::now() >= b) {
@@ -337,7 +344,8 @@ impl Sweeper {
             }
         }
         // Resources handed to claims whose replica died before picking them up.
-        for pool in self.store.pools().await? {
+        let pools = self.store.pools().await?;
+        for pool in self.store.pools_with_assignments(&pools).await? {
             if budget.is_some_and(|b| Instant::now() >= b) || !self.on_duty() {
                 return Ok(());
             }

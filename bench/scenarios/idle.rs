@@ -4,8 +4,9 @@
 //! The price of recovering a dead worker's leases within 15 s is that the sweeps look every few
 //! seconds. For each queue count in `--idle-queues`, a Baton on each configuration serves that
 //! many registered queues (one agent each, due in an hour) and one pool, with one long poll
-//! waiting on an empty queue; after the sweeper holds its election, Redis's own command
-//! counters (INFO commandstats) are read over `--idle-seconds`.
+//! waiting on an empty queue; after the sweeper holds its election and ran its first pass,
+//! Redis's own command counters (INFO commandstats, which count the commands scripts run too)
+//! are read over `--idle-seconds`.
 
 use std::time::Duration;
 
@@ -74,7 +75,7 @@ pub async fn run(lab: &mut Lab, args: &IdleArgs) -> Result<()> {
 /// (commands/s, EVALSHA/s) of one idle Baton.
 async fn one(lab: &mut Lab, config: Config, queues: usize, seconds: u64) -> Result<(f64, f64)> {
     lab.flush().await?;
-    let baton = Baton::start(&lab.url(), config).await?;
+    let baton = Baton::start(&lab.url(), config.clone()).await?;
     let channel = baton.channel().await?;
     let client = AgentServiceClient::new(channel.clone());
     for q in 0..queues {
@@ -103,6 +104,23 @@ async fn one(lab: &mut Lab, config: Config, queues: usize, seconds: u64) -> Resu
             return Err("idle: the sweeper was not elected within 30 s".into());
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Steady state: after the first orphan pass, which also runs the repairs (then every
+    // `orphan_cleanup.repair_interval_ms`, 60 s by default: 3 scripts per queue).
+    let sweeps = baton::store::Keys::new("").sweeps();
+    let first_pass_soon = config.orphan_cleanup.interval_ms <= 10_000;
+    if first_pass_soon {
+        loop {
+            let passes: std::collections::HashMap<String, u64> =
+                redis::cmd("HGETALL").arg(&sweeps).query_async(&mut lab.conn).await?;
+            if passes.keys().any(|k| k.starts_with("orphan:")) {
+                break;
+            }
+            if Instant::now() > until {
+                return Err("idle: no orphan pass within 30 s".into());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
     let before = commands(lab).await?;
     let started = Instant::now();

@@ -206,6 +206,21 @@ impl Store {
         })
     }
 
+    /// The pools among `pools` holding a hand-over not yet picked up (one pipelined EXISTS
+    /// each, no script): the only ones `reclaim_assignments` can have work in.
+    pub async fn pools_with_assignments(&self, pools: &[String]) -> Result<Vec<String>> {
+        if pools.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.redis.conn().await?;
+        let mut pipe = redis::pipe();
+        for pool in pools {
+            pipe.cmd("EXISTS").arg(&self.keys.pool(pool).assigned);
+        }
+        let exists: Vec<u64> = pipe.query_async(&mut conn).await?;
+        Ok(pools.iter().zip(exists).filter(|(_, n)| *n > 0).map(|(p, _)| p.clone()).collect())
+    }
+
     /// Every pool ever offered to or waited on.
     pub async fn pools(&self) -> Result<Vec<String>> {
         let mut conn = self.redis.conn().await?;

@@ -70,6 +70,41 @@ impl Store {
         Ok(redis::cmd("SMEMBERS").arg(self.keys.queues()).query_async(&mut conn).await?)
     }
 
+    /// The queues among `queues` whose `working` set holds a lease more than `grace_ms` past
+    /// its deadline: the ones a zombie pass must look at.
+    pub async fn queues_with_late_leases(&self, queues: &[String], grace_ms: u64) -> Result<Vec<String>> {
+        self.queues_with_old_entries(queues, grace_ms, |k| k.working.clone()).await
+    }
+
+    /// The queues among `queues` with a worker silent for `threshold_ms`: the ones an orphan
+    /// pass must look at.
+    pub async fn queues_with_dead_workers(&self, queues: &[String], threshold_ms: u64) -> Result<Vec<String>> {
+        self.queues_with_old_entries(queues, threshold_ms, |k| k.workers.clone()).await
+    }
+
+    /// The queues whose sorted set (picked by `set`) has a score older than `age_ms` by the
+    /// Redis clock: one TIME and one pipelined ZCOUNT per queue, one round trip, no script.
+    /// A read-only pre-check, so an idle queue costs a sweep one cheap command.
+    async fn queues_with_old_entries(
+        &self,
+        queues: &[String],
+        age_ms: u64,
+        set: impl Fn(&super::keys::QueueKeys) -> String,
+    ) -> Result<Vec<String>> {
+        if queues.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.redis.conn().await?;
+        let (secs, micros): (i64, i64) = redis::cmd("TIME").query_async(&mut conn).await?;
+        let before = format!("({}", secs * 1000 + micros / 1000 - age_ms as i64);
+        let mut pipe = redis::pipe();
+        for queue in queues {
+            pipe.cmd("ZCOUNT").arg(set(&self.keys.queue(queue))).arg("-inf").arg(&before);
+        }
+        let counts: Vec<u64> = pipe.query_async(&mut conn).await?;
+        Ok(queues.iter().zip(counts).filter(|(_, n)| *n > 0).map(|(q, _)| q.clone()).collect())
+    }
+
     /// Leases more than `grace_ms` past their deadline, earliest first, after the first `skip`.
     pub async fn find_zombies(&self, queue: &str, grace_ms: u64, skip: u32, limit: u32) -> Result<(i64, Vec<Suspect>)> {
         let k = self.keys.queue(queue);
