@@ -248,6 +248,9 @@ async fn sweepers_find_sources_missing_from_the_registries() {
         let key = format!("baton:{{registry}}:{registry}");
         let _: i64 = redis::cmd("SREM").arg(key).arg("hidden").query_async(&mut conn).await.unwrap();
     }
+    // A queue that is gone but for the liveness record of a worker (left by an older Baton).
+    let _: i64 =
+        redis::cmd("ZADD").arg("baton:{q:gone}:workers").arg(1).arg("old").query_async(&mut conn).await.unwrap();
     // The ghost worker was last seen long ago.
     let _: i64 =
         redis::cmd("ZADD").arg("baton:{q:hidden}:workers").arg(1).arg("ghost").query_async(&mut conn).await.unwrap();
@@ -271,6 +274,8 @@ async fn sweepers_find_sources_missing_from_the_registries() {
             health.sources
         );
     }
+    let gone: i64 = redis::cmd("EXISTS").arg("baton:{q:gone}:workers").query_async(&mut conn).await.unwrap();
+    assert_eq!(gone, 0, "the liveness record of a queue that is gone was deleted");
     second.stop().await.unwrap();
 }
 
