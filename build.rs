@@ -22,6 +22,8 @@ fn compile_protos(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
     protos.sort();
     println!("cargo:rerun-if-changed=proto");
     tonic_prost_build::configure()
+        // Undecodable requests are INVALID_ARGUMENT, not tonic's INTERNAL (src/codec.rs).
+        .codec_path("crate::codec::ProtoCodec")
         .file_descriptor_set_path(out.join("baton_descriptor.bin"))
         .compile_protos(&protos, &[PathBuf::from("proto"), protoc_bin_vendored::include_path()?])?;
     Ok(())

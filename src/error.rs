@@ -105,14 +105,39 @@ impl From<bb8::RunError<redis::RedisError>> for Error {
     }
 }
 
+/// Longest field path an error quotes (a label key is part of one).
+const MAX_FIELD_BYTES: usize = 160;
+/// Longest reason or message an error carries. A status travels in HTTP/2 headers, which
+/// clients bound (8–16 KiB): an error that echoed a large input could not be read at all.
+const MAX_MESSAGE_BYTES: usize = 512;
+
+/// At most `max` bytes of `s`, cut on a character boundary, with "…" where it was cut: how an
+/// error quotes whatever the caller sent.
+pub fn clip(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max.saturating_sub('…'.len_utf8());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
 impl From<Error> for Status {
     fn from(e: Error) -> Self {
         let mut metadata = HashMap::new();
         let mut details = ErrorDetails::new();
-        if let Error::InvalidArgument { field, reason } = &e {
-            metadata.insert("field".to_string(), field.clone());
-            details.add_bad_request_violation(field.clone(), reason.clone());
-        }
+        // Every text below is bounded: fields and reasons may quote what the caller sent.
+        let e = match e {
+            Error::InvalidArgument { field, reason } => {
+                let (field, reason) = (clip(&field, MAX_FIELD_BYTES), clip(&reason, MAX_MESSAGE_BYTES));
+                metadata.insert("field".to_string(), field.clone());
+                details.add_bad_request_violation(field.clone(), reason.clone());
+                Error::InvalidArgument { field, reason }
+            }
+            other => other,
+        };
         let pushback_ms = match &e {
             Error::Unavailable(_) => Some(UNAVAILABLE_PUSHBACK_MS),
             Error::CircuitOpen { retry_after_ms, .. }
@@ -124,7 +149,8 @@ impl From<Error> for Status {
             details.set_retry_info(Some(std::time::Duration::from_millis(ms)));
         }
         details.set_error_info(e.reason(), DOMAIN, metadata);
-        let mut status = Status::with_error_details(e.code(), e.to_string(), details);
+        let message = clip(&e.to_string(), MAX_FIELD_BYTES + MAX_MESSAGE_BYTES + 2);
+        let mut status = Status::with_error_details(e.code(), message, details);
         if let Some(ms) = pushback_ms {
             status.metadata_mut().insert("grpc-retry-pushback-ms", ms.to_string().parse().expect("ascii"));
         }
@@ -133,3 +159,18 @@ impl From<Error> for Status {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clip_cuts_on_a_character_boundary() {
+        assert_eq!(clip("short", 10), "short");
+        let long = "é".repeat(100); // 200 bytes
+        let cut = clip(&long, 64);
+        assert!(cut.len() <= 64 && cut.ends_with('…'), "{cut}");
+        assert!(long.starts_with(cut.trim_end_matches('…')));
+        assert_eq!(clip("abcdef", 4), "a…");
+    }
+}

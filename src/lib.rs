@@ -20,13 +20,15 @@
 //! - [`client`]: helpers for Rust workers over the generated client: worker loop, leadership,
 //!   claims, scheduled-message subscriber.
 //! - [`config`], [`error`], [`telemetry`]: configuration layering, the one error type and its
-//!   gRPC mapping, logs and metrics.
+//!   gRPC mapping, logs and metrics; [`codec`]: the protobuf codec (undecodable requests are
+//!   INVALID_ARGUMENT).
 //!
 //! Lua scripts live in `lua/` (one per transition, `verbNoun-N.lua` with N KEYS); protos in
 //! `proto/baton/v1/`.
 
 pub mod breaker;
 pub mod client;
+pub mod codec;
 pub mod config;
 pub mod dispatch;
 pub mod embedded;

@@ -98,6 +98,28 @@ fn page_token(kind: SourceKind, source: &str, offset: u64) -> String {
     format!("{}|{source}|{offset}", kind.as_str())
 }
 
+/// Most entries a dead-letter queue can hold past which a page token's offset cannot point.
+const MAX_PAGE_OFFSET: u64 = 1 << 32;
+
+/// A ListDeadLetters page token: (kind, source, offset), or None for the first page. Anything
+/// this listing could not have returned (another kind, a bad name, an offset out of range) is
+/// INVALID_ARGUMENT naming `page_token`.
+fn parse_page_token(token: &str, kinds: &[SourceKind]) -> Result<Option<(SourceKind, String, u64)>> {
+    if token.is_empty() {
+        return Ok(None);
+    }
+    let bad = || Error::invalid("page_token", "is not a token this listing returned");
+    let mut parts = token.splitn(3, '|');
+    let (k, s, o) = (parts.next().ok_or_else(bad)?, parts.next().ok_or_else(bad)?, parts.next().ok_or_else(bad)?);
+    let kind = *kinds.iter().find(|x| x.as_str() == k).ok_or_else(bad)?;
+    validate::name("page_token", s).map_err(|_| bad())?;
+    let offset: u64 = o.parse().map_err(|_| bad())?;
+    if offset > MAX_PAGE_OFFSET || o.starts_with('+') {
+        return Err(bad());
+    }
+    Ok(Some((kind, s.to_string(), offset)))
+}
+
 #[tonic::async_trait]
 impl AdminService for AdminServiceImpl {
     async fn get_health(
@@ -138,45 +160,53 @@ impl AdminService for AdminServiceImpl {
     ) -> Result<Response<pb::ListDeadLettersResponse>, Status> {
         observe("ListDeadLetters", async {
             let req = request.into_inner();
-            let filter = req.source.as_ref().ok_or_else(|| Error::invalid("source", "is required"))?;
-            let kind = kind("source.kind", filter.kind)?;
-            if !filter.name.is_empty() {
-                validate::name("source.name", &filter.name)?;
-            }
+            // No source (or an empty one): every dead letter of every kind, queues first.
+            let all = [SourceKind::Queue, SourceKind::Pool, SourceKind::Receiver];
+            let (kinds, named) = match req.source.as_ref() {
+                None => (all.to_vec(), None),
+                Some(f) if f.kind == 0 && f.name.is_empty() => (all.to_vec(), None),
+                Some(f) => {
+                    let kind = kind("source.kind", f.kind)?;
+                    if !f.name.is_empty() {
+                        validate::name("source.name", &f.name)?;
+                    }
+                    (vec![kind], (!f.name.is_empty()).then(|| f.name.clone()))
+                }
+            };
             let page_size = if req.page_size == 0 { 100 } else { req.page_size };
             if page_size > 1000 {
                 return Err(Error::invalid("page_size", "must be at most 1000"));
             }
-            let (mut start, mut offset) = (String::new(), 0u64);
-            if !req.page_token.is_empty() {
-                let bad = || Error::invalid("page_token", "is not a token this listing returned");
-                let mut parts = req.page_token.splitn(3, '|');
-                let (k, s, o) = (parts.next(), parts.next(), parts.next());
-                if k != Some(kind.as_str()) {
-                    return Err(bad());
-                }
-                start = s.ok_or_else(bad)?.to_string();
-                validate::name("page_token", &start).map_err(|_| bad())?;
-                offset = o.and_then(|o| o.parse().ok()).ok_or_else(bad)?;
+            let start = parse_page_token(&req.page_token, &kinds)?;
+            // Every (kind, source) in listing order, from where the token points.
+            let mut sources = Vec::new();
+            for &kind in &kinds {
+                let names = match &named {
+                    Some(name) => vec![name.clone()],
+                    None => self.sources(kind).await?,
+                };
+                sources.extend(names.into_iter().map(|name| (kind, name)));
             }
-            let sources = if filter.name.is_empty() {
-                self.sources(kind).await?.into_iter().filter(|s| *s >= start).collect()
-            } else {
-                vec![filter.name.clone()]
-            };
+            if let Some((kind, name, _)) = &start {
+                let rank = |k: SourceKind| kinds.iter().position(|x| *x == k);
+                sources.retain(|(k, n)| (rank(*k), n.as_str()) >= (rank(*kind), name.as_str()));
+            }
             let mut out = Vec::new();
             let mut next = String::new();
-            for (i, source) in sources.iter().enumerate() {
-                let from = if *source == start { offset } else { 0 };
+            for (i, (kind, source)) in sources.iter().enumerate() {
+                let from = match &start {
+                    Some((k, n, offset)) if k == kind && n == source => *offset,
+                    _ => 0,
+                };
                 let want = page_size - out.len() as u32;
-                let (total, entries) = self.store.dead_letters(kind, source, from, want).await?;
+                let (total, entries) = self.store.dead_letters(*kind, source, from, want).await?;
                 let got = entries.len() as u64;
-                out.extend(entries.into_iter().map(|e| dead_letter_pb(kind, source, e)));
+                out.extend(entries.into_iter().map(|e| dead_letter_pb(*kind, source, e)));
                 if out.len() as u32 == page_size {
                     next = if from + got < total {
-                        page_token(kind, source, from + got)
+                        page_token(*kind, source, from + got)
                     } else {
-                        sources.get(i + 1).map(|s| page_token(kind, s, 0)).unwrap_or_default()
+                        sources.get(i + 1).map(|(k, s)| page_token(*k, s, 0)).unwrap_or_default()
                     };
                     break;
                 }

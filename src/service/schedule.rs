@@ -127,13 +127,20 @@ impl ScheduleService for ScheduleServiceImpl {
                     When::After(validate::duration_ms("delay", Some(d), max)?.unwrap_or(0))
                 }
                 Some(pb::schedule_request::When::DeliverAt(t)) => {
-                    if t.seconds < 0 || !(0..1_000_000_000).contains(&t.nanos) || t.seconds > 253_402_300_799 {
+                    // The range of google.protobuf.Timestamp: years 1 to 9999.
+                    if !(0..1_000_000_000).contains(&t.nanos)
+                        || !(-62_135_596_800..=253_402_300_799).contains(&t.seconds)
+                    {
                         return Err(Error::invalid(
                             "deliver_at",
-                            "must be a valid instant after 1970 and before 10000",
+                            "must be a valid instant (years 1 to 9999, nanos below 1e9)",
                         ));
                     }
-                    When::At(t.seconds * 1000 + (t.nanos / 1_000_000) as i64)
+                    match t.seconds * 1000 + (t.nanos / 1_000_000) as i64 {
+                        // Any past instant means now (before 1970 too).
+                        at if at <= 0 => When::After(0),
+                        at => When::At(at),
+                    }
                 }
             };
             let (created, id, at) = self.store.schedule(&req.receiver, &req.payload, when, &req.key).await?;

@@ -1,4 +1,4 @@
-//! Request validation (PRODUCT.md principle 6): every rule returns INVALID_ARGUMENT naming the
+//! Request validation: every rule returns INVALID_ARGUMENT naming the
 //! field, before anything is changed.
 
 use crate::error::{Error, Result};
@@ -20,7 +20,7 @@ pub fn name(field: &str, value: &str) -> Result<()> {
     Ok(())
 }
 
-/// Agent names are names that are not only digits (seed 000 treats those as corrupt entries).
+/// Agent names are names that are not only digits (the sweepers treat those as corrupt entries).
 pub fn agent_name(field: &str, value: &str) -> Result<()> {
     name(field, value)?;
     if value.bytes().all(|b| b.is_ascii_digit()) {

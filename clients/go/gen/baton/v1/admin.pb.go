@@ -555,11 +555,13 @@ func (x *DeadLetter) GetAttributes() map[string]string {
 // ListDeadLettersRequest pages through dead letters.
 type ListDeadLettersRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// source filters: kind is required; an empty name lists every source of that kind.
+	// source filters: absent (or kind unspecified and no name) lists every dead letter of every
+	// kind; a kind with an empty name, every source of that kind; a kind and a name, that source.
 	Source *Source `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
 	// page_size is the most entries to return; 0 means 100; at most 1000.
 	PageSize uint32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// page_token continues a listing: the next_page_token of the previous page.
+	// page_token continues a listing: the next_page_token of the previous page, with the same
+	// source filter; anything else is INVALID_ARGUMENT.
 	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -37,8 +37,9 @@ type AdminServiceClient interface {
 	// the overall status (the worst of them). It also refreshes the health hash in Redis and the
 	// Prometheus gauges. Redis unreachable: UNAVAILABLE.
 	GetHealth(ctx context.Context, in *GetHealthRequest, opts ...grpc.CallOption) (*GetHealthResponse, error)
-	// ListDeadLetters pages through dead letters, oldest first: of one source, or of every source
-	// of a kind.
+	// ListDeadLetters pages through dead letters, oldest first within a source: of one source, of
+	// every source of a kind, or (no source) of every source of every kind, queues first, then
+	// pools, then receivers, each kind by name.
 	ListDeadLetters(ctx context.Context, in *ListDeadLettersRequest, opts ...grpc.CallOption) (*ListDeadLettersResponse, error)
 	// RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
 	// once with a clean failure streak; a resource is offered again with its attributes; a message
@@ -122,8 +123,9 @@ type AdminServiceServer interface {
 	// the overall status (the worst of them). It also refreshes the health hash in Redis and the
 	// Prometheus gauges. Redis unreachable: UNAVAILABLE.
 	GetHealth(context.Context, *GetHealthRequest) (*GetHealthResponse, error)
-	// ListDeadLetters pages through dead letters, oldest first: of one source, or of every source
-	// of a kind.
+	// ListDeadLetters pages through dead letters, oldest first within a source: of one source, of
+	// every source of a kind, or (no source) of every source of every kind, queues first, then
+	// pools, then receivers, each kind by name.
 	ListDeadLetters(context.Context, *ListDeadLettersRequest) (*ListDeadLettersResponse, error)
 	// RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
 	// once with a clean failure streak; a resource is offered again with its attributes; a message

@@ -78,8 +78,9 @@ class AdminServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListDeadLetters(self, request, context):
-        """ListDeadLetters pages through dead letters, oldest first: of one source, or of every source
-        of a kind.
+        """ListDeadLetters pages through dead letters, oldest first within a source: of one source, of
+        every source of a kind, or (no source) of every source of every kind, queues first, then
+        pools, then receivers, each kind by name.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -227,13 +227,19 @@ export interface DeadLetter_AttributesEntry {
 
 /** ListDeadLettersRequest pages through dead letters. */
 export interface ListDeadLettersRequest {
-  /** source filters: kind is required; an empty name lists every source of that kind. */
+  /**
+   * source filters: absent (or kind unspecified and no name) lists every dead letter of every
+   * kind; a kind with an empty name, every source of that kind; a kind and a name, that source.
+   */
   source:
     | Source
     | undefined;
   /** page_size is the most entries to return; 0 means 100; at most 1000. */
   pageSize: number;
-  /** page_token continues a listing: the next_page_token of the previous page. */
+  /**
+   * page_token continues a listing: the next_page_token of the previous page, with the same
+   * source filter; anything else is INVALID_ARGUMENT.
+   */
   pageToken: string;
 }
 
@@ -1943,8 +1949,9 @@ export const AdminServiceService = {
     responseDeserialize: (value: Buffer): GetHealthResponse => GetHealthResponse.decode(value),
   },
   /**
-   * ListDeadLetters pages through dead letters, oldest first: of one source, or of every source
-   * of a kind.
+   * ListDeadLetters pages through dead letters, oldest first within a source: of one source, of
+   * every source of a kind, or (no source) of every source of every kind, queues first, then
+   * pools, then receivers, each kind by name.
    */
   listDeadLetters: {
     path: "/baton.v1.AdminService/ListDeadLetters" as const,
@@ -2012,8 +2019,9 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
    */
   getHealth: handleUnaryCall<GetHealthRequest, GetHealthResponse>;
   /**
-   * ListDeadLetters pages through dead letters, oldest first: of one source, or of every source
-   * of a kind.
+   * ListDeadLetters pages through dead letters, oldest first within a source: of one source, of
+   * every source of a kind, or (no source) of every source of every kind, queues first, then
+   * pools, then receivers, each kind by name.
    */
   listDeadLetters: handleUnaryCall<ListDeadLettersRequest, ListDeadLettersResponse>;
   /**
@@ -2057,8 +2065,9 @@ export interface AdminServiceClient extends Client {
     callback: (error: ServiceError | null, response: GetHealthResponse) => void,
   ): ClientUnaryCall;
   /**
-   * ListDeadLetters pages through dead letters, oldest first: of one source, or of every source
-   * of a kind.
+   * ListDeadLetters pages through dead letters, oldest first within a source: of one source, of
+   * every source of a kind, or (no source) of every source of every kind, queues first, then
+   * pools, then receivers, each kind by name.
    */
   listDeadLetters(
     request: ListDeadLettersRequest,

@@ -252,8 +252,9 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * ListDeadLetters pages through dead letters, oldest first: of one source, or of every source
-     * of a kind.
+     * ListDeadLetters pages through dead letters, oldest first within a source: of one source, of
+     * every source of a kind, or (no source) of every source of every kind, queues first, then
+     * pools, then receivers, each kind by name.
      * </pre>
      */
     default void listDeadLetters(dev.baton.v1.ListDeadLettersRequest request,
@@ -347,8 +348,9 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * ListDeadLetters pages through dead letters, oldest first: of one source, or of every source
-     * of a kind.
+     * ListDeadLetters pages through dead letters, oldest first within a source: of one source, of
+     * every source of a kind, or (no source) of every source of every kind, queues first, then
+     * pools, then receivers, each kind by name.
      * </pre>
      */
     public void listDeadLetters(dev.baton.v1.ListDeadLettersRequest request,
@@ -430,8 +432,9 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * ListDeadLetters pages through dead letters, oldest first: of one source, or of every source
-     * of a kind.
+     * ListDeadLetters pages through dead letters, oldest first within a source: of one source, of
+     * every source of a kind, or (no source) of every source of every kind, queues first, then
+     * pools, then receivers, each kind by name.
      * </pre>
      */
     public dev.baton.v1.ListDeadLettersResponse listDeadLetters(dev.baton.v1.ListDeadLettersRequest request) throws io.grpc.StatusException {
@@ -509,8 +512,9 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * ListDeadLetters pages through dead letters, oldest first: of one source, or of every source
-     * of a kind.
+     * ListDeadLetters pages through dead letters, oldest first within a source: of one source, of
+     * every source of a kind, or (no source) of every source of every kind, queues first, then
+     * pools, then receivers, each kind by name.
      * </pre>
      */
     public dev.baton.v1.ListDeadLettersResponse listDeadLetters(dev.baton.v1.ListDeadLettersRequest request) {
@@ -589,8 +593,9 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * ListDeadLetters pages through dead letters, oldest first: of one source, or of every source
-     * of a kind.
+     * ListDeadLetters pages through dead letters, oldest first within a source: of one source, of
+     * every source of a kind, or (no source) of every source of every kind, queues first, then
+     * pools, then receivers, each kind by name.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.ListDeadLettersResponse> listDeadLetters(

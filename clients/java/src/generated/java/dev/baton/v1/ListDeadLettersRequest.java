@@ -58,7 +58,8 @@ private static final long serialVersionUID = 0L;
   private dev.baton.v1.Source source_;
   /**
    * <pre>
-   * source filters: kind is required; an empty name lists every source of that kind.
+   * source filters: absent (or kind unspecified and no name) lists every dead letter of every
+   * kind; a kind with an empty name, every source of that kind; a kind and a name, that source.
    * </pre>
    *
    * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -70,7 +71,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * source filters: kind is required; an empty name lists every source of that kind.
+   * source filters: absent (or kind unspecified and no name) lists every dead letter of every
+   * kind; a kind with an empty name, every source of that kind; a kind and a name, that source.
    * </pre>
    *
    * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -82,7 +84,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * source filters: kind is required; an empty name lists every source of that kind.
+   * source filters: absent (or kind unspecified and no name) lists every dead letter of every
+   * kind; a kind with an empty name, every source of that kind; a kind and a name, that source.
    * </pre>
    *
    * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -112,7 +115,8 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object pageToken_ = "";
   /**
    * <pre>
-   * page_token continues a listing: the next_page_token of the previous page.
+   * page_token continues a listing: the next_page_token of the previous page, with the same
+   * source filter; anything else is INVALID_ARGUMENT.
    * </pre>
    *
    * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -133,7 +137,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * page_token continues a listing: the next_page_token of the previous page.
+   * page_token continues a listing: the next_page_token of the previous page, with the same
+   * source filter; anything else is INVALID_ARGUMENT.
    * </pre>
    *
    * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -529,7 +534,8 @@ private static final long serialVersionUID = 0L;
         dev.baton.v1.Source, dev.baton.v1.Source.Builder, dev.baton.v1.SourceOrBuilder> sourceBuilder_;
     /**
      * <pre>
-     * source filters: kind is required; an empty name lists every source of that kind.
+     * source filters: absent (or kind unspecified and no name) lists every dead letter of every
+     * kind; a kind with an empty name, every source of that kind; a kind and a name, that source.
      * </pre>
      *
      * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -540,7 +546,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * source filters: kind is required; an empty name lists every source of that kind.
+     * source filters: absent (or kind unspecified and no name) lists every dead letter of every
+     * kind; a kind with an empty name, every source of that kind; a kind and a name, that source.
      * </pre>
      *
      * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -555,7 +562,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * source filters: kind is required; an empty name lists every source of that kind.
+     * source filters: absent (or kind unspecified and no name) lists every dead letter of every
+     * kind; a kind with an empty name, every source of that kind; a kind and a name, that source.
      * </pre>
      *
      * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -575,7 +583,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * source filters: kind is required; an empty name lists every source of that kind.
+     * source filters: absent (or kind unspecified and no name) lists every dead letter of every
+     * kind; a kind with an empty name, every source of that kind; a kind and a name, that source.
      * </pre>
      *
      * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -593,7 +602,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * source filters: kind is required; an empty name lists every source of that kind.
+     * source filters: absent (or kind unspecified and no name) lists every dead letter of every
+     * kind; a kind with an empty name, every source of that kind; a kind and a name, that source.
      * </pre>
      *
      * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -618,7 +628,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * source filters: kind is required; an empty name lists every source of that kind.
+     * source filters: absent (or kind unspecified and no name) lists every dead letter of every
+     * kind; a kind with an empty name, every source of that kind; a kind and a name, that source.
      * </pre>
      *
      * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -635,7 +646,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * source filters: kind is required; an empty name lists every source of that kind.
+     * source filters: absent (or kind unspecified and no name) lists every dead letter of every
+     * kind; a kind with an empty name, every source of that kind; a kind and a name, that source.
      * </pre>
      *
      * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -647,7 +659,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * source filters: kind is required; an empty name lists every source of that kind.
+     * source filters: absent (or kind unspecified and no name) lists every dead letter of every
+     * kind; a kind with an empty name, every source of that kind; a kind and a name, that source.
      * </pre>
      *
      * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -662,7 +675,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * source filters: kind is required; an empty name lists every source of that kind.
+     * source filters: absent (or kind unspecified and no name) lists every dead letter of every
+     * kind; a kind with an empty name, every source of that kind; a kind and a name, that source.
      * </pre>
      *
      * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -728,7 +742,8 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object pageToken_ = "";
     /**
      * <pre>
-     * page_token continues a listing: the next_page_token of the previous page.
+     * page_token continues a listing: the next_page_token of the previous page, with the same
+     * source filter; anything else is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -748,7 +763,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * page_token continues a listing: the next_page_token of the previous page.
+     * page_token continues a listing: the next_page_token of the previous page, with the same
+     * source filter; anything else is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -769,7 +785,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * page_token continues a listing: the next_page_token of the previous page.
+     * page_token continues a listing: the next_page_token of the previous page, with the same
+     * source filter; anything else is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -786,7 +803,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * page_token continues a listing: the next_page_token of the previous page.
+     * page_token continues a listing: the next_page_token of the previous page, with the same
+     * source filter; anything else is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -800,7 +818,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * page_token continues a listing: the next_page_token of the previous page.
+     * page_token continues a listing: the next_page_token of the previous page, with the same
+     * source filter; anything else is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>string page_token = 3 [json_name = "pageToken"];</code>

@@ -12,7 +12,8 @@ public interface ListDeadLettersRequestOrBuilder extends
 
   /**
    * <pre>
-   * source filters: kind is required; an empty name lists every source of that kind.
+   * source filters: absent (or kind unspecified and no name) lists every dead letter of every
+   * kind; a kind with an empty name, every source of that kind; a kind and a name, that source.
    * </pre>
    *
    * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -21,7 +22,8 @@ public interface ListDeadLettersRequestOrBuilder extends
   boolean hasSource();
   /**
    * <pre>
-   * source filters: kind is required; an empty name lists every source of that kind.
+   * source filters: absent (or kind unspecified and no name) lists every dead letter of every
+   * kind; a kind with an empty name, every source of that kind; a kind and a name, that source.
    * </pre>
    *
    * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -30,7 +32,8 @@ public interface ListDeadLettersRequestOrBuilder extends
   dev.baton.v1.Source getSource();
   /**
    * <pre>
-   * source filters: kind is required; an empty name lists every source of that kind.
+   * source filters: absent (or kind unspecified and no name) lists every dead letter of every
+   * kind; a kind with an empty name, every source of that kind; a kind and a name, that source.
    * </pre>
    *
    * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -49,7 +52,8 @@ public interface ListDeadLettersRequestOrBuilder extends
 
   /**
    * <pre>
-   * page_token continues a listing: the next_page_token of the previous page.
+   * page_token continues a listing: the next_page_token of the previous page, with the same
+   * source filter; anything else is INVALID_ARGUMENT.
    * </pre>
    *
    * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -58,7 +62,8 @@ public interface ListDeadLettersRequestOrBuilder extends
   java.lang.String getPageToken();
   /**
    * <pre>
-   * page_token continues a listing: the next_page_token of the previous page.
+   * page_token continues a listing: the next_page_token of the previous page, with the same
+   * source filter; anything else is INVALID_ARGUMENT.
    * </pre>
    *
    * <code>string page_token = 3 [json_name = "pageToken"];</code>
