@@ -234,3 +234,71 @@ async fn subscriber_acks_and_sees_redeliveries() {
     let left: usize = redis::cmd("HLEN").arg("baton:{r:r}:messages").query_async(&mut conn).await.unwrap();
     assert_eq!(left, 0, "{seen:?}");
 }
+
+// Shared case of every client language: Renew never answers (the Baton process is frozen
+// with SIGSTOP) → the helper reports the loss before the term could expire: within 2/3 ttl of
+// the last successful Renew's send, which was before the freeze.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leadership_renew_never_answers_reports_lost_before_the_term_expires() {
+    let redis = TestRedis::start().await;
+    let baton = BatonProcess::spawn(|cmd| {
+        cmd.args(["--redis-url", &redis.url()]);
+    });
+    let ttl = Duration::from_secs(3);
+    let stop = CancellationToken::new();
+    let (mut term, _task) = Leadership::new(baton.channel().await, "frozen", "me", ttl).spawn(stop.clone());
+    tokio::time::timeout(Duration::from_secs(30), term.wait_for(|t| t.is_some())).await.unwrap().unwrap();
+    baton.signal(libc::SIGSTOP);
+    let frozen = std::time::Instant::now();
+    let lost = tokio::time::timeout(Duration::from_secs(30), term.wait_for(|t| t.is_none())).await;
+    let elapsed = frozen.elapsed();
+    baton.signal(libc::SIGCONT);
+    lost.expect("the loss is reported").unwrap();
+    assert!(elapsed < ttl, "reported {elapsed:?} into the freeze; the term could end {ttl:?} after it");
+    stop.cancel();
+}
+
+// Shared case of every client language: a failure message far over the server's 4,096-byte
+// limit, of 2-, 3- and 4-byte characters, is cut by bytes on a character boundary: Complete
+// succeeds (the lease does not time out) and the stored message is a valid prefix.
+#[tokio::test]
+async fn worker_truncates_failure_messages_by_bytes_on_a_character_boundary() {
+    let mut env = Env::start().await;
+    let dying = pb::Agent { max_attempts: 1, ..agent("dies", 3_600_000, 60_000) };
+    register(&mut env.client, "t", vec![dying]).await;
+    let long = "é€😀".repeat(1000);
+    let mut worker = Worker::new(env.client.clone(), "t", "rusty");
+    worker.wait = Duration::from_millis(500);
+    let stop = CancellationToken::new();
+    let message = long.clone();
+    let run = tokio::spawn(worker.run(stop.clone(), move |_, _| {
+        let message = message.clone();
+        async move { Err(Failure::new(pb::Outcome::Unknown, message)) }
+    }));
+    let mut admin = pb::admin_service_client::AdminServiceClient::new(env.baton.channel().await);
+    let source = Some(pb::Source { kind: pb::SourceKind::Queue as i32, name: "t".into() });
+    let dead = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let req = pb::ListDeadLettersRequest { source: source.clone(), ..Default::default() };
+            let page = admin.list_dead_letters(req).await.unwrap().into_inner().dead_letters;
+            if let Some(d) = page.into_iter().next() {
+                break d;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the failed run is dead-lettered (Complete succeeded)");
+    stop.cancel();
+    run.await.unwrap().unwrap();
+    assert!(dead.message.len() <= 4096 && dead.message.len() > 4096 - 4, "{} bytes", dead.message.len());
+    assert!(long.starts_with(&dead.message), "a prefix of the original");
+}
+
+// A malformed address is an error from Worker::connect, not a panic.
+#[tokio::test]
+async fn worker_connect_to_a_malformed_address_is_an_error() {
+    for addr in ["not a uri", "http://[::1", ""] {
+        assert!(Worker::connect(addr, "q", "w").await.is_err(), "{addr:?}");
+    }
+}

@@ -25,12 +25,14 @@ struct Args {
     /// How long each run takes.
     #[arg(long, default_value_t = 1000)]
     work_ms: u64,
-    #[arg(long, default_value_t = 10_000)]
+    /// How often held leases are extended (three beats within the server's default orphan
+    /// threshold of 10 s).
+    #[arg(long, default_value_t = 3_000)]
     heartbeat_ms: u64,
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let args = Args::parse();
     let mut worker = Worker::connect(&args.addr, &args.queue, &args.worker_id).await?;
     worker.max_leases = args.max_leases;

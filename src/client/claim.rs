@@ -9,7 +9,7 @@ use std::{collections::HashMap, future::Future, time::Duration};
 
 use tonic::{transport::Channel, Code, Status};
 
-use super::{pb_duration, pushback};
+use super::{pb_duration, pushback, truncate_utf8, with_deadline, CALL_TIMEOUT, MAX_MESSAGE_BYTES};
 use crate::pb::{self, claim_service_client::ClaimServiceClient};
 
 /// Why a claim failed.
@@ -36,14 +36,14 @@ impl Held {
     /// Ends the claim; with `reuse` the resource is idle again at once.
     pub async fn give_back(mut self, reuse: bool) -> Result<(), Status> {
         let req = pb::ReturnRequest { pool: self.pool, resource_id: self.resource.id, token: self.token, reuse };
-        self.client.r#return(req).await.map(|_| ())
+        self.client.r#return(with_deadline(req, CALL_TIMEOUT)).await.map(|_| ())
     }
 
-    /// Ends the claim by dead-lettering the resource with `error`.
+    /// Ends the claim by dead-lettering the resource with `error` (its first 4,096 bytes).
     pub async fn fail(mut self, error: &str) -> Result<(), Status> {
-        let req =
-            pb::FailRequest { pool: self.pool, resource_id: self.resource.id, token: self.token, error: error.into() };
-        self.client.fail(req).await.map(|_| ())
+        let error = truncate_utf8(error, MAX_MESSAGE_BYTES).to_string();
+        let req = pb::FailRequest { pool: self.pool, resource_id: self.resource.id, token: self.token, error };
+        self.client.fail(with_deadline(req, CALL_TIMEOUT)).await.map(|_| ())
     }
 }
 
@@ -69,7 +69,7 @@ impl Claimer {
             wait: (!wait.is_zero()).then(|| pb_duration(wait)),
         };
         let mut client = self.client.clone();
-        let got = client.claim(req).await.map_err(|s| match s.code() {
+        let got = client.claim(with_deadline(req, wait + CALL_TIMEOUT)).await.map_err(|s| match s.code() {
             Code::ResourceExhausted => ClaimError::LineFull { retry_after: pushback(&s) },
             _ => ClaimError::Status(s),
         })?;

@@ -1,6 +1,12 @@
 //! Leadership for Rust processes: campaign (waiting for a vacancy without polling), renew every
 //! third of the ttl, and report each gain and loss through a watch channel; resign on shutdown.
 //!
+//! The rule of every client language: each Renew has a deadline, and the loss is reported as
+//! soon as a Renew is refused, or once no Renew *sent* within the last 2/3 of the ttl has
+//! succeeded — on a timer, so a connection that never answers cannot keep a process believing
+//! it leads after its term could have expired. A won Campaign is confirmed by a Renew at once,
+//! and the token reported only then, so the clock starts at a send time the helper knows.
+//!
 //! ```no_run
 //! # async fn example(channel: tonic::transport::Channel) {
 //! use baton::client::leadership::Leadership;
@@ -22,7 +28,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tonic::{transport::Channel, Code};
 
-use super::{pb_duration, pushback};
+use super::{pb_duration, pushback, with_deadline, CALL_TIMEOUT};
 use crate::pb::{self, leader_service_client::LeaderServiceClient};
 
 /// One candidate in one election.
@@ -39,8 +45,8 @@ impl Leadership {
     }
 
     /// Campaigns until `shutdown`; the receiver holds the term's fencing token while this
-    /// candidate leads, None otherwise. A renewal refused, or none succeeding for a whole ttl,
-    /// reports None at once: the caller must stop acting as leader.
+    /// candidate leads, None otherwise. A renewal refused, or none sent within the last 2/3 ttl
+    /// succeeding, reports None at once: the caller must stop acting as leader.
     pub fn spawn(self, shutdown: CancellationToken) -> (watch::Receiver<Option<u64>>, tokio::task::JoinHandle<()>) {
         let (tx, rx) = watch::channel(None);
         (rx, tokio::spawn(self.run(shutdown, tx)))
@@ -49,15 +55,16 @@ impl Leadership {
     async fn run(mut self, shutdown: CancellationToken, tx: watch::Sender<Option<u64>>) {
         let mut backoff = Duration::from_millis(100);
         while !shutdown.is_cancelled() {
+            let wait = self.ttl.max(Duration::from_secs(1));
             let campaign = pb::CampaignRequest {
                 election: self.election.clone(),
                 candidate_id: self.candidate.clone(),
                 ttl: Some(pb_duration(self.ttl)),
-                wait: Some(pb_duration(self.ttl.max(Duration::from_secs(1)))),
+                wait: Some(pb_duration(wait)),
             };
             let token = tokio::select! {
                 _ = shutdown.cancelled() => break,
-                r = self.client.campaign(campaign) => match r {
+                r = self.client.campaign(with_deadline(campaign, wait + CALL_TIMEOUT)) => match r {
                     Ok(r) if r.get_ref().is_leader => r.into_inner().token,
                     Ok(_) => continue,
                     Err(status) => {
@@ -69,30 +76,54 @@ impl Leadership {
                 },
             };
             backoff = Duration::from_millis(100);
-            tx.send_replace(Some(token));
-            let mut renewed = tokio::time::Instant::now();
-            loop {
-                tokio::select! {
-                    _ = shutdown.cancelled() => break,
-                    _ = tokio::time::sleep(self.ttl / 3) => {}
-                }
-                let renew =
-                    pb::RenewRequest { election: self.election.clone(), candidate_id: self.candidate.clone(), token };
-                match self.client.renew(renew).await {
-                    Ok(_) => renewed = tokio::time::Instant::now(),
-                    Err(s) if s.code() == Code::FailedPrecondition => break,
-                    Err(s) if renewed.elapsed() >= self.ttl => {
-                        tracing::warn!(status = %s, election = self.election, "no renewal for a whole ttl");
-                        break;
-                    }
-                    Err(s) => tracing::warn!(status = %s, election = self.election, "renewal failed; retrying"),
-                }
-            }
+            self.hold(token, &shutdown, &tx).await;
             tx.send_replace(None);
             if shutdown.is_cancelled() {
                 let resign =
                     pb::ResignRequest { election: self.election.clone(), candidate_id: self.candidate.clone(), token };
-                let _ = self.client.resign(resign).await;
+                let _ = self.client.resign(with_deadline(resign, CALL_TIMEOUT)).await;
+            }
+        }
+    }
+
+    /// Holds a won term: confirms it by a Renew at once (reporting the token only then), renews
+    /// every ttl/3 (sooner after a failure), each Renew bounded by the step-down moment; returns
+    /// when a Renew is refused, when none sent within the last 2/3 ttl succeeded, or at shutdown.
+    async fn hold(&mut self, token: u64, shutdown: &CancellationToken, tx: &watch::Sender<Option<u64>>) {
+        let won = tokio::time::Instant::now();
+        let mut renewed_sent: Option<tokio::time::Instant> = None;
+        let mut next = Duration::ZERO;
+        loop {
+            let step_down = renewed_sent.unwrap_or(won) + self.ttl * 2 / 3;
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tokio::time::sleep_until(step_down) => {
+                    tracing::warn!(election = self.election, "no renewal succeeded within 2/3 ttl; reporting the loss");
+                    return;
+                }
+                _ = tokio::time::sleep(next) => {}
+            }
+            let sent = tokio::time::Instant::now();
+            let renew =
+                pb::RenewRequest { election: self.election.clone(), candidate_id: self.candidate.clone(), token };
+            let left = step_down.saturating_duration_since(sent).max(Duration::from_millis(1));
+            let answer = tokio::select! {
+                _ = shutdown.cancelled() => return,
+                r = self.client.renew(with_deadline(renew, left)) => r,
+            };
+            match answer {
+                Ok(_) => {
+                    if renewed_sent.is_none() {
+                        tx.send_replace(Some(token));
+                    }
+                    renewed_sent = Some(sent);
+                    next = self.ttl / 3;
+                }
+                Err(s) if s.code() == Code::FailedPrecondition => return,
+                Err(s) => {
+                    tracing::warn!(status = %s, election = self.election, "renewal failed; retrying");
+                    next = self.ttl / 12;
+                }
             }
         }
     }

@@ -13,6 +13,34 @@ pub mod worker;
 
 use std::time::Duration;
 
+/// The longest failure message the server takes by default (`limits.max_message_bytes`):
+/// Complete's `message` and Fail's `error`, in UTF-8 bytes.
+pub const MAX_MESSAGE_BYTES: usize = 4096;
+
+/// How long a unary call may take before the helper gives up on it (a hung connection must not
+/// hang a helper); long polls get their wait on top.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// At most `max` bytes of `s`, cut on a character boundary: how every helper bounds a failure
+/// message to the server's limit (the same rule in every client language).
+pub fn truncate_utf8(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// A request with a deadline (`grpc-timeout`).
+pub(crate) fn with_deadline<T>(message: T, timeout: Duration) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request.set_timeout(timeout);
+    request
+}
+
 /// A `google.protobuf.Duration` from a `std::time::Duration`.
 pub(crate) fn pb_duration(d: Duration) -> prost_types::Duration {
     prost_types::Duration { seconds: d.as_secs() as i64, nanos: d.subsec_nanos() as i32 }
@@ -22,4 +50,23 @@ pub(crate) fn pb_duration(d: Duration) -> prost_types::Duration {
 pub fn pushback(status: &tonic::Status) -> Option<Duration> {
     let ms = status.metadata().get("grpc-retry-pushback-ms")?.to_str().ok()?.parse().ok()?;
     Some(Duration::from_millis(ms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The shared truncation case of every client language: 2-, 3- and 4-byte characters, cut
+    // by bytes on a character boundary.
+    #[test]
+    fn truncate_utf8_cuts_on_a_character_boundary() {
+        let s = "é€😀".repeat(1000); // 9 bytes a round
+        let cut = truncate_utf8(&s, MAX_MESSAGE_BYTES);
+        assert!(cut.len() <= MAX_MESSAGE_BYTES && cut.len() > MAX_MESSAGE_BYTES - 4);
+        assert!(s.starts_with(cut));
+        assert_eq!(truncate_utf8("abc", 3), "abc");
+        assert_eq!(truncate_utf8("é", 1), "");
+        assert_eq!(truncate_utf8("a😀", 4), "a");
+        assert_eq!(truncate_utf8("a😀", 5), "a😀");
+    }
 }

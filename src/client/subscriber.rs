@@ -81,7 +81,10 @@ impl Subscriber {
                     let (id, token) = (message.id.clone(), message.token);
                     match handler(message).await {
                         Ok(()) => {
-                            if let Err(status) = client.ack(pb::AckRequest { receiver, id, token }).await {
+                            if let Err(status) = client
+                                .ack(super::with_deadline(pb::AckRequest { receiver, id, token }, super::CALL_TIMEOUT))
+                                .await
+                            {
                                 tracing::warn!(%status, "ack failed; the message will come again");
                             }
                         }

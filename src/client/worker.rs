@@ -82,8 +82,13 @@ pub struct Worker {
 type Held = Arc<Mutex<HashMap<(String, u64), CancellationToken>>>;
 
 impl Worker {
-    pub async fn connect(addr: &str, queue: &str, worker_id: &str) -> Result<Self, tonic::transport::Error> {
-        let channel = Channel::from_shared(addr.to_string()).expect("a valid URI").connect().await?;
+    /// Connects to the Baton at `addr` (`http://host:port`); a malformed address is an error.
+    pub async fn connect(
+        addr: &str,
+        queue: &str,
+        worker_id: &str,
+    ) -> Result<Self, Box<dyn std::error::Error + Send + Sync>> {
+        let channel = Channel::from_shared(addr.to_string())?.connect().await?;
         Ok(Self::new(AgentServiceClient::new(channel), queue, worker_id))
     }
 
@@ -94,7 +99,8 @@ impl Worker {
             worker_id: worker_id.into(),
             max_leases: 1,
             wait: Duration::from_secs(30),
-            heartbeat_every: Duration::from_secs(10),
+            // Three beats within the server's default orphan threshold (10 s).
+            heartbeat_every: Duration::from_secs(3),
         }
     }
 
@@ -127,7 +133,7 @@ impl Worker {
             };
             let leases = tokio::select! {
                 _ = shutdown.cancelled() => break,
-                r = client.acquire(request) => match r {
+                r = client.acquire(super::with_deadline(request, self.wait + super::CALL_TIMEOUT)) => match r {
                     Ok(r) => r.into_inner().leases,
                     Err(status) => {
                         // Baton says when to come back (pushback) on UNAVAILABLE.
@@ -154,7 +160,10 @@ impl Worker {
                             name: lease.name.clone(),
                             token: lease.token,
                             outcome: f.as_ref().map_or(pb::Outcome::Success, |f| f.outcome) as i32,
-                            message: f.as_ref().map(|f| f.message.clone()).unwrap_or_default(),
+                            message: f
+                                .as_ref()
+                                .map(|f| super::truncate_utf8(&f.message, super::MAX_MESSAGE_BYTES).to_string())
+                                .unwrap_or_default(),
                             retry_after: f.and_then(|f| f.retry_after).map(super::pb_duration),
                         }
                     };
@@ -163,7 +172,9 @@ impl Worker {
                         return; // lost, or shutting down: the release loop below handles it
                     }
                     held.lock().await.remove(&key);
-                    if let Err(status) = client.complete(complete(result)).await {
+                    if let Err(status) =
+                        client.complete(super::with_deadline(complete(result), super::CALL_TIMEOUT)).await
+                    {
                         tracing::warn!(%status, name = lease.name, "complete failed");
                     }
                 });
@@ -176,7 +187,7 @@ impl Worker {
         let leases: Vec<_> = held.lock().await.drain().map(|(k, _)| k).collect();
         for (name, token) in leases {
             let release = pb::ReleaseRequest { queue: self.queue.clone(), name, token, delay: None };
-            let _ = client.release(release).await;
+            let _ = client.release(super::with_deadline(release, super::CALL_TIMEOUT)).await;
         }
         Ok(())
     }
@@ -195,7 +206,10 @@ impl Worker {
                 .map(|(name, token)| pb::LeaseRef { queue: self.queue.clone(), name: name.clone(), token: *token })
                 .collect();
             let request = pb::HeartbeatRequest { worker_id: self.worker_id.clone(), leases };
-            match client.heartbeat(request).await {
+            match client
+                .heartbeat(super::with_deadline(request, super::CALL_TIMEOUT.min(self.heartbeat_every * 3)))
+                .await
+            {
                 Ok(r) => {
                     let mut held = held.lock().await;
                     for lost in r.into_inner().lost {
