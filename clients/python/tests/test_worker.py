@@ -210,3 +210,36 @@ async def test_a_blocking_handler_runs_in_a_thread_while_heartbeats_go_on(baton_
     await eventually(lambda: baton_server.completed(queue).get("SUCCESS") == 1, timeout=10)
     await stop(worker, task)
     assert ran == ["blocking"]
+
+
+async def test_failure_messages_are_cut_by_bytes_on_a_character_boundary(baton_server, stub):
+    """Shared case of every client language: a message far over the server's 4,096-byte limit,
+    of 2-, 3- and 4-byte characters: Complete succeeds (the run is dead-lettered at once, not
+    timed out) and the stored message is a valid prefix of at most 4,096 bytes."""
+    from baton.v1 import admin_pb2, admin_pb2_grpc
+
+    queue = unique("py-trunc")
+    agent = agent_pb2.Agent(name="dies", timeout=baton.duration(60), error_interval=baton.duration(3600),
+                            max_attempts=1)
+    await stub.Register(agent_pb2.RegisterRequest(queue=queue, agents=[agent]))
+    long = "é€😀" * 1000
+
+    async def handle(lease):
+        raise Failure(Outcome.OUTCOME_UNKNOWN, long)
+
+    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, wait=1)
+    task = asyncio.create_task(worker.run())
+    async with grpc.aio.insecure_channel(baton_server.addr) as channel:
+        admin = admin_pb2_grpc.AdminServiceStub(channel)
+        source = admin_pb2.Source(kind=admin_pb2.SOURCE_KIND_QUEUE, name=queue)
+
+        async def dead():
+            page = await admin.ListDeadLetters(admin_pb2.ListDeadLettersRequest(source=source))
+            return page.dead_letters[0] if page.dead_letters else None
+
+        letter = await eventually(dead, timeout=30)
+    await stop(worker, task)
+    stored = letter.message.encode("utf-8")
+    assert 4096 - 4 < len(stored) <= 4096
+    assert long.startswith(letter.message)
+    assert len(baton.truncate_utf8("a😀", 4)) == 1 and baton.truncate_utf8("a😀", 5) == "a😀"

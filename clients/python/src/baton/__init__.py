@@ -3,12 +3,13 @@
 :class:`Pool`) and scheduled messages (:class:`Scheduler`, :class:`Subscriber`)."""
 
 from baton.claim import Claim, Claimer, LineFull, Pool
-from baton.failure import Failure, Outcome, classify, outcome_for_http_status
+from baton.failure import MAX_MESSAGE_BYTES, Failure, Outcome, classify, outcome_for_http_status, truncate_utf8
 from baton.leader import Leadership
 from baton.schedule import Message, Scheduler, Subscriber
 from baton.worker import Worker, duration, is_lease_lost
 
 __all__ = [
+    "MAX_MESSAGE_BYTES",
     "Claim",
     "Claimer",
     "Failure",
@@ -24,4 +25,5 @@ __all__ = [
     "duration",
     "is_lease_lost",
     "outcome_for_http_status",
+    "truncate_utf8",
 ]

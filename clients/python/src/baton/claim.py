@@ -27,7 +27,7 @@ from typing import AsyncIterator, Dict, Iterable, Mapping, Optional, Tuple, Unio
 
 import grpc
 
-from baton.failure import Seconds, _seconds
+from baton.failure import MAX_MESSAGE_BYTES, Seconds, _seconds, truncate_utf8
 from baton.v1 import claim_pb2, claim_pb2_grpc
 from baton.worker import ChannelLike, channel_for, duration, is_lease_lost, pushback_seconds
 
@@ -37,7 +37,7 @@ Resource = claim_pb2.Resource
 PoolStatus = claim_pb2.PoolStatus
 
 #: Longest Fail error kept (the server bounds it by limits.max_message_bytes, 4096 by default).
-MAX_ERROR_BYTES = 4000
+MAX_ERROR_BYTES = MAX_MESSAGE_BYTES
 
 
 class LineFull(Exception):
@@ -49,13 +49,6 @@ class LineFull(Exception):
         super().__init__(f"the waiting line of pool {pool} is full" + (f": {details}" if details else ""))
         self.pool = pool
         self.retry_after = retry_after
-
-
-def _truncate(text: str, limit: int = MAX_ERROR_BYTES) -> str:
-    data = text.encode("utf-8")
-    if len(data) <= limit:
-        return text
-    return data[:limit].decode("utf-8", errors="ignore")
 
 
 def describe_error(error: Union[str, BaseException]) -> str:
@@ -121,7 +114,7 @@ class Claim:
         "Type: message", cut to 4000 bytes). Raises like :meth:`return_`."""
         self._ended = True
         request = claim_pb2.FailRequest(pool=self.pool, resource_id=self.id, token=self.token,
-                                        error=_truncate(describe_error(error)))
+                                        error=truncate_utf8(describe_error(error), MAX_ERROR_BYTES))
         await _end(self._stub, request)
 
 

@@ -142,3 +142,17 @@ def _looks_transient(exc: BaseException) -> bool:
             return True
         cause = cause.__cause__ or cause.__context__
     return False
+
+
+#: The longest failure message the server takes by default (limits.max_message_bytes): Complete's
+#: message and Fail's error, in UTF-8 bytes.
+MAX_MESSAGE_BYTES = 4096
+
+
+def truncate_utf8(text: str, limit: int = MAX_MESSAGE_BYTES) -> str:
+    """At most `limit` UTF-8 bytes of `text`, cut on a character boundary: how every helper
+    bounds a failure message to the server's limit (the same rule in every client language)."""
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    return data[:limit].decode("utf-8", errors="ignore")

@@ -9,9 +9,12 @@ ttl/3, tell the caller when leadership is gained and lost, resign on close.
         await lead.wait_elected()
         ...
 
-Leadership is considered lost as soon as a Renew is refused (LEASE_LOST), or when no Renew
-succeeded for a whole ttl counted from when it was sent (Baton unreachable), which is before
-the server can give the term to someone else. After a loss the helper campaigns again.
+The rule of every Baton client language: each Renew has a deadline, and leadership is
+considered lost as soon as a Renew is refused (LEASE_LOST), or once no Renew *sent* within the
+last 2/3 of the ttl has succeeded — on a timer, so a connection that never answers cannot keep
+the caller believing it leads after its term could have expired and another candidate been
+elected. A won Campaign is confirmed by a Renew at once, and reported only then. After a loss
+the helper campaigns again.
 """
 
 from __future__ import annotations
@@ -129,6 +132,24 @@ class Leadership:
             log.warning("leadership of %s lost by %s, token %d", self.election, self.candidate_id, old)
             await _call(self.on_lost, old)
 
+    async def _renew(self, token: int, deadline: float) -> bool:
+        """One Renew, bounded by `deadline` (monotonic); True if it succeeded. A refused term
+        (LEASE_LOST) reports the loss."""
+        sent = time.monotonic()
+        try:
+            await self._stub.Renew(
+                leader_pb2.RenewRequest(election=self.election, candidate_id=self.candidate_id, token=token),
+                timeout=max(0.001, deadline - sent),
+            )
+        except grpc.aio.AioRpcError as e:
+            if is_lease_lost(e):
+                await self._set(None)
+            else:
+                log.warning("renew failed: %s %s", e.code().name, e.details())
+            return False
+        self._renewed = sent
+        return True
+
     async def _hold(self) -> None:
         backoff = 0.1
         while not self._closing.is_set():
@@ -147,33 +168,29 @@ class Leadership:
                     backoff = min(backoff * 2, self.ttl)
                     continue
                 backoff = 0.1
-                if response.is_leader:
-                    self._renewed = time.monotonic()
+                # Confirmed by a Renew whose send time is known: the term lasts a ttl from it.
+                if response.is_leader and await self._renew(response.token, time.monotonic() + self.ttl * 2 / 3):
+                    self._next_renew = self._renewed + self.ttl / 3
                     await self._set(response.token)
                 continue
-            # Leading: renew every third of the ttl.
-            await asyncio.sleep(self.ttl / 3)
+            # Leading: renew every ttl/3 (sooner after a failure), and report the loss once no
+            # Renew sent within the last 2/3 ttl has succeeded, answered or not.
+            step_down = self._renewed + self.ttl * 2 / 3
+            await asyncio.sleep(max(0.0, min(self._next_renew, step_down) - time.monotonic()))
             token = self._token
             if token is None:
                 continue
-            sent = time.monotonic()
-            try:
-                await self._stub.Renew(
-                    leader_pb2.RenewRequest(election=self.election, candidate_id=self.candidate_id, token=token),
-                    timeout=max(self.ttl / 3, 1.0),
-                )
-                self._renewed = sent
-            except grpc.aio.AioRpcError as e:
-                if is_lease_lost(e):
-                    await self._set(None)
-                    continue
-                log.warning("renew failed: %s %s", e.code().name, e.details())
-                if time.monotonic() - self._renewed >= self.ttl * 2 / 3:
-                    # The next period would end past the ttl: step down while the term still
-                    # covers us, so no two leaders act at once.
-                    await self._set(None)
+            if time.monotonic() >= step_down:
+                log.warning("no renewal of %s succeeded within 2/3 ttl", self.election)
+                await self._set(None)
+                continue
+            if await self._renew(token, step_down):
+                self._next_renew = self._renewed + self.ttl / 3
+            else:
+                self._next_renew = time.monotonic() + self.ttl / 12
 
     _renewed: float = 0.0
+    _next_renew: float = 0.0
 
 
 async def _call(callback: Optional[Callback], token: int) -> None:

@@ -23,7 +23,7 @@ from typing import Awaitable, Callable, Dict, Optional, Tuple, Union
 import grpc
 from google.protobuf import duration_pb2
 
-from baton.failure import Failure, Seconds, _seconds, classify
+from baton.failure import Failure, Seconds, _seconds, classify, truncate_utf8
 from baton.v1 import agent_pb2, agent_pb2_grpc
 
 log = logging.getLogger("baton.worker")
@@ -88,9 +88,10 @@ class Worker:
     max_leases: int = 1
     #: Long-poll wait of each Acquire (seconds).
     wait: Seconds = 30.0
-    #: How often held leases are extended; well under the agents' timeout. Also keeps this
+    #: How often held leases are extended: three beats within the server's default orphan
+    #: threshold (10 s), and well under the agents' timeout. Also keeps this
     #: worker alive in Baton's eyes while it holds nothing.
-    heartbeat_every: Seconds = 10.0
+    heartbeat_every: Seconds = 3.0
     #: Delay before a lease released on shutdown is due again.
     release_delay: Optional[Seconds] = None
     _held: Dict[Tuple[str, int], _Run] = field(default_factory=dict, init=False, repr=False)
@@ -195,7 +196,7 @@ class Worker:
             request.outcome = agent_pb2.OUTCOME_SUCCESS
         else:
             request.outcome = failure.outcome
-            request.message = failure.message[:4000]
+            request.message = truncate_utf8(failure.message)
             if failure.retry_after is not None:
                 request.retry_after.CopyFrom(duration(failure.retry_after))
         for attempt in range(3):
@@ -219,7 +220,7 @@ class Worker:
             log.warning("release of %s token %d failed: %s %s", lease.name, lease.token, e.code().name, e.details())
 
     async def _heartbeat_loop(self, stub) -> None:
-        every = max(0.01, _seconds(self.heartbeat_every) or 10.0)
+        every = max(0.01, _seconds(self.heartbeat_every) or 3.0)
         while True:
             await asyncio.sleep(every)
             held = list(self._held.values())
