@@ -21,9 +21,10 @@ import {
 } from "./gen/baton/v1/claim";
 import { duration, isLeaseLost, isServiceError, pushbackMs, sleep, unary } from "./rpc";
 import { Logger } from "./worker";
+import { MAX_MESSAGE_BYTES, truncateUtf8 } from "./failure";
 
 /** The longest Fail error kept (the server bounds it by limits.max_message_bytes, 4096 by default). */
-export const MAX_ERROR_BYTES = 4000;
+export const MAX_ERROR_BYTES = MAX_MESSAGE_BYTES;
 
 /**
  * The pool's waiting line is full (RESOURCE_EXHAUSTED, ErrorInfo reason LINE_FULL). Shed load, or
@@ -36,17 +37,12 @@ export class LineFullError extends Error {
   }
 }
 
-/** The text a Fail keeps for `error`: a string as it is, an Error as "Name: message", cut to 4000 bytes. */
+/** The text a Fail keeps for `error`: a string as it is, an Error as "Name: message", cut to 4096 UTF-8 bytes. */
 export function describeError(error: unknown): string {
   let text: string;
   if (error instanceof Error) text = error.message ? `${error.name}: ${error.message}` : error.name;
   else text = String(error);
-  const bytes = Buffer.from(text, "utf8");
-  if (bytes.length <= MAX_ERROR_BYTES) return text;
-  // Cut on a character boundary.
-  let end = MAX_ERROR_BYTES;
-  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--;
-  return bytes.subarray(0, end).toString("utf8");
+  return truncateUtf8(text, MAX_ERROR_BYTES);
 }
 
 /** Sends Return or Fail, retrying UNAVAILABLE twice (after the pushback hint). */

@@ -108,3 +108,19 @@ export function classify(err: unknown): Failure {
   }
   return new Failure(Outcome.OUTCOME_UNKNOWN, message);
 }
+
+/** The longest failure message the server takes by default (limits.max_message_bytes): Complete's message and Fail's error, in UTF-8 bytes. */
+export const MAX_MESSAGE_BYTES = 4096;
+
+/**
+ * At most `maxBytes` UTF-8 bytes of `text`, cut on a character boundary (never inside a
+ * surrogate pair): how every helper bounds a failure message to the server's limit, the same
+ * rule in every client language.
+ */
+export function truncateUtf8(text: string, maxBytes: number = MAX_MESSAGE_BYTES): string {
+  const bytes = Buffer.from(text, "utf8");
+  if (bytes.length <= maxBytes) return text;
+  let end = maxBytes;
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString("utf8");
+}

@@ -12,7 +12,7 @@ export { LeaderServiceClient } from "./gen/baton/v1/leader";
 export { ClaimServiceClient, PoolStatus, Resource } from "./gen/baton/v1/claim";
 export { ScheduleServiceClient } from "./gen/baton/v1/schedule";
 export { AdminServiceClient } from "./gen/baton/v1/admin";
-export { classify, Failure, outcomeForHttpStatus } from "./failure";
+export { classify, Failure, MAX_MESSAGE_BYTES, outcomeForHttpStatus, truncateUtf8 } from "./failure";
 export { Leadership, LeadershipEvents, LeadershipOptions } from "./leader";
 export { duration, isLeaseLost, pushbackMs, unary, CallSettings } from "./rpc";
 export { Handler, LeaseLostError, Logger, ShutdownError, Worker, WorkerOptions } from "./worker";

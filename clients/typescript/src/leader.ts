@@ -1,9 +1,12 @@
 // A leadership helper over LeaderService: campaign (waiting for a vacancy), renew every ttl/3,
 // tell the caller when leadership is gained and lost, resign on close.
 //
-// Leadership is considered lost as soon as a Renew is refused (LEASE_LOST), or when no Renew
-// succeeded for 2/3 of the ttl counted from when it was sent (Baton unreachable), which is before
-// the server can give the term to someone else. After a loss the helper campaigns again.
+// The rule of every Baton client language: each Renew has a deadline, and leadership is
+// considered lost as soon as a Renew is refused (LEASE_LOST), or once no Renew *sent* within the
+// last 2/3 of the ttl has succeeded — on a timer, so a connection that never answers cannot keep
+// the caller believing it leads after its term could have expired and another candidate been
+// elected. A won Campaign is confirmed by a Renew at once, and reported only then. After a loss
+// the helper campaigns again.
 
 import { EventEmitter, once } from "node:events";
 import { credentials } from "@grpc/grpc-js";
@@ -89,13 +92,27 @@ export class Leadership extends EventEmitter<LeadershipEvents> {
     else if (token === undefined && old !== undefined) this.emit("lost", old);
   }
 
+  /** One Renew bounded by `deadline` (ms since the epoch); true if it succeeded. A refused term reports the loss. */
+  private async renew(token: bigint, deadline: number): Promise<boolean> {
+    const sent = Date.now();
+    try {
+      await unary(this.client.renew.bind(this.client), { election: this.election, candidateId: this.candidateId, token },
+        { timeoutMs: Math.max(1, deadline - sent) });
+    } catch (err) {
+      if (isLeaseLost(err)) this.set(undefined);
+      return false;
+    }
+    this.lastRenewSent = sent;
+    return true;
+  }
+
   private async hold(): Promise<void> {
     const { signal } = this.closing;
     let backoff = 100;
+    let nextRenew = 0;
     while (!signal.aborted) {
       if (this.current === undefined) {
         let response: CampaignResponse;
-        const sent = Date.now();
         try {
           response = await unary<CampaignRequest, CampaignResponse>(this.client.campaign.bind(this.client), {
             election: this.election,
@@ -110,30 +127,38 @@ export class Leadership extends EventEmitter<LeadershipEvents> {
           continue;
         }
         backoff = 100;
-        if (response.isLeader && !signal.aborted) {
-          this.lastRenewSent = sent;
-          this.set(response.token);
-        } else if (response.isLeader && signal.aborted) {
+        if (!response.isLeader) continue;
+        if (signal.aborted) {
           this.current = response.token; // close() resigns it
+          return;
+        }
+        // Confirmed by a Renew whose send time is known: the term lasts a ttl from it.
+        if (await this.renew(response.token, Date.now() + (this.ttlMs * 2) / 3)) {
+          nextRenew = this.lastRenewSent + this.ttlMs / 3;
+          if (signal.aborted) this.current = response.token;
+          else this.set(response.token);
         }
         continue;
       }
-      await sleep(this.ttlMs / 3, signal);
+      // Leading: renew every ttl/3 (sooner after a failure), and report the loss once no Renew
+      // sent within the last 2/3 ttl has succeeded, answered or not.
+      const stepDown = this.lastRenewSent + (this.ttlMs * 2) / 3;
+      await sleep(Math.max(0, Math.min(nextRenew, stepDown) - Date.now()), signal);
       const token = this.current;
       if (signal.aborted || token === undefined) return;
-      const sent = Date.now();
-      try {
-        await unary(this.client.renew.bind(this.client), { election: this.election, candidateId: this.candidateId, token },
-          { timeoutMs: Math.max(this.ttlMs / 3, 1_000) });
-        this.lastRenewSent = sent;
-      } catch (err) {
-        if (isLeaseLost(err)) {
-          this.set(undefined);
-        } else if (Date.now() - this.lastRenewSent >= (this.ttlMs * 2) / 3) {
-          // The next period would end past the ttl: step down while the term still covers us.
-          this.set(undefined);
-        }
+      if (Date.now() >= stepDown) {
+        this.set(undefined);
+        continue;
       }
+      const renewing = this.renew(token, stepDown);
+      // The step-down moment does not wait for an unanswered Renew.
+      const answered = await Promise.race([renewing, sleep(Math.max(0, stepDown - Date.now()), signal).then(() => undefined)]);
+      if (answered === undefined) {
+        if (signal.aborted) return;
+        if (this.current !== undefined && Date.now() >= this.lastRenewSent + (this.ttlMs * 2) / 3) this.set(undefined);
+        continue;
+      }
+      nextRenew = answered ? this.lastRenewSent + this.ttlMs / 3 : Date.now() + this.ttlMs / 12;
     }
   }
 }

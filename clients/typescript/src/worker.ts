@@ -16,7 +16,7 @@ import {
   ReleaseRequest,
   ReleaseResponse,
 } from "./gen/baton/v1/agent";
-import { classify, Failure } from "./failure";
+import { classify, Failure, truncateUtf8 } from "./failure";
 import { duration, isServiceError, pushbackMs, sleep, unary } from "./rpc";
 
 /** Runs one lease. Resolving completes with SUCCESS; throwing completes with a failure outcome. */
@@ -89,7 +89,7 @@ export class Worker {
     this.options = {
       maxLeases: Math.max(1, options.maxLeases ?? 1),
       waitMs: options.waitMs ?? 30_000,
-      heartbeatMs: options.heartbeatMs ?? 10_000,
+      heartbeatMs: options.heartbeatMs ?? 3_000,
       releaseDelayMs: options.releaseDelayMs,
       shutdownGraceMs: options.shutdownGraceMs ?? 10_000,
       logger: options.logger ?? { warn: (m) => console.warn(`baton worker ${this.workerId}: ${m}`) },
@@ -185,7 +185,7 @@ export class Worker {
       name: lease.name,
       token: lease.token,
       outcome: failure ? failure.outcome : Outcome.OUTCOME_SUCCESS,
-      message: failure ? failure.message.slice(0, 4000) : "",
+      message: failure ? truncateUtf8(failure.message) : "",
       retryAfter: failure?.retryAfterMs !== undefined ? duration(failure.retryAfterMs) : undefined,
     };
     for (let attempt = 0; ; attempt++) {

@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { credentials } from "@grpc/grpc-js";
-import { agent, AgentServiceClient, duration, Failure, Lease, Outcome, unary, Worker } from "../src";
+import { AdminServiceClient, agent, AgentServiceClient, duration, Failure, Lease, Outcome, truncateUtf8, unary, Worker } from "../src";
+import { SourceKind } from "../src/gen/baton/v1/admin";
 import { BatonServer, eventually, unique } from "./baton";
 
 let baton: BatonServer;
@@ -163,4 +164,36 @@ test("stop() aborts running handlers and releases their leases", async () => {
   assert.equal(status.failureStreak, 0);
   assert.deepEqual(await baton.completed(queue), {});
   assert.deepEqual((await call.acquire(queue)).leases.map((l) => l.name), ["held"]);
+});
+
+test("failure messages are cut by bytes on a character boundary (shared case)", async () => {
+  // A message far over the server's 4,096-byte limit, of 2-, 3- and 4-byte characters (😀 is a
+  // surrogate pair in UTF-16): Complete succeeds (the run is dead-lettered at once, not timed
+  // out), and the stored message is a valid prefix of at most 4,096 bytes.
+  const queue = unique("ts-trunc");
+  await call.register({
+    queue,
+    resetSchedule: false,
+    agents: [{ name: "dies", interval: undefined, timeout: duration(60_000), errorInterval: duration(3_600_000),
+      payload: Buffer.from(""), labels: {}, maxAttempts: 1 }],
+  });
+  const long = "é€😀".repeat(1000);
+  const worker = new Worker(baton.addr, queue, unique("w"), async () => {
+    throw new Failure(Outcome.OUTCOME_UNKNOWN, long);
+  }, { waitMs: 1_000, logger: quiet });
+  const running = worker.run();
+  const admin = new AdminServiceClient(baton.addr, credentials.createInsecure());
+  const source = { kind: SourceKind.SOURCE_KIND_QUEUE, name: queue };
+  const letter = await eventually(async () => {
+    const page = await unary(admin.listDeadLetters.bind(admin), { source, pageSize: 0, pageToken: "" });
+    return page.deadLetters[0];
+  }, 30_000);
+  worker.stop();
+  await running;
+  admin.close();
+  const stored = Buffer.byteLength(letter.message, "utf8");
+  assert.ok(stored <= 4096 && stored > 4092, `${stored} bytes`);
+  assert.ok(long.startsWith(letter.message));
+  assert.equal(truncateUtf8("a😀", 4), "a");
+  assert.equal(truncateUtf8("a😀", 5), "a😀");
 });
