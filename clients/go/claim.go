@@ -8,7 +8,6 @@ import (
 	"maps"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -25,7 +24,7 @@ var ErrNoResource = errors.New("baton: the claim's wait ended with no resource")
 
 // MaxErrorBytes is the longest Fail error kept (the server bounds it by
 // limits.max_message_bytes, 4096 by default).
-const MaxErrorBytes = 4000
+const MaxErrorBytes = MaxMessageBytes
 
 // LineFullError is a claim refused because the pool's waiting line is full (RESOURCE_EXHAUSTED,
 // ErrorInfo reason LINE_FULL). Shed load, or claim again after RetryAfter (Baton's
@@ -82,7 +81,7 @@ func (c *Claim) Return(ctx context.Context, reuse bool) error {
 // as Return.
 func (c *Claim) Fail(ctx context.Context, message string) error {
 	c.ended.Store(true)
-	req := &batonv1.FailRequest{Pool: c.Pool, ResourceId: c.ID(), Token: c.Token, Error: truncate(message, MaxErrorBytes)}
+	req := &batonv1.FailRequest{Pool: c.Pool, ResourceId: c.ID(), Token: c.Token, Error: TruncateUTF8(message, MaxErrorBytes)}
 	return retryUnavailable(ctx, func(ctx context.Context, opts ...grpc.CallOption) error {
 		_, err := c.client.Fail(ctx, req, opts...)
 		return err
@@ -102,17 +101,6 @@ func retryUnavailable(ctx context.Context, call func(context.Context, ...grpc.Ca
 		}
 		sleepCtx(ctx, pushback(trailer, time.Duration(attempt+1)*200*time.Millisecond))
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
 }
 
 // ClaimOption adjusts one claim.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	batonv1 "github.com/baton-project/baton/clients/go/gen/baton/v1"
 )
@@ -131,4 +132,22 @@ func isTransient(err error) bool {
 		return true // *net.OpError, *net.DNSError, *url.Error over them, timeouts
 	}
 	return false
+}
+
+// MaxMessageBytes is the longest failure message the server takes by default
+// (limits.max_message_bytes): Complete's message and Fail's error, in UTF-8 bytes.
+const MaxMessageBytes = 4096
+
+// TruncateUTF8 returns at most max bytes of s, cut on a character boundary: how every helper
+// bounds a failure message to the server's limit (the same rule in every client language). A
+// string cut in the middle of a character would not be valid UTF-8, which protobuf refuses.
+func TruncateUTF8(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	end := max
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end]
 }

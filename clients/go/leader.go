@@ -14,9 +14,12 @@ import (
 
 // Leadership holds one candidate's place in an election: it campaigns (waiting for a
 // vacancy), renews every TTL/3, calls OnElected and OnLost, and resigns when Run's context
-// ends. Leadership is considered lost as soon as a Renew is refused (LEASE_LOST), or when no
-// Renew succeeded for 2/3 of the TTL counted from when it was sent (Baton unreachable), which is
-// before the server can give the term to someone else. After a loss it campaigns again.
+// ends. The rule of every Baton client language: each Renew has a deadline, and leadership is
+// considered lost as soon as a Renew is refused (LEASE_LOST), or once no Renew *sent* within the
+// last 2/3 of the TTL has succeeded — on a timer, so a connection that never answers cannot keep
+// the caller believing it leads after its term could have expired and another candidate been
+// elected. A won Campaign is confirmed by a Renew at once, and reported only then. After a loss
+// it campaigns again.
 type Leadership struct {
 	Client      batonv1.LeaderServiceClient
 	Election    string
@@ -68,49 +71,75 @@ func (l *Leadership) set(token uint64) {
 func (l *Leadership) Run(ctx context.Context) error {
 	defer l.resign()
 	backoff := 100 * time.Millisecond
-	var lastRenewSent time.Time
 	for ctx.Err() == nil {
-		token, leading := l.Token()
-		if !leading {
-			sent := time.Now()
-			callCtx, cancel := context.WithTimeout(ctx, l.CampaignWait+10*time.Second)
-			var trailer metadata.MD
-			resp, err := l.Client.Campaign(callCtx, &batonv1.CampaignRequest{
-				Election: l.Election, CandidateId: l.CandidateID,
-				Ttl: durationpb.New(l.TTL), Wait: durationpb.New(l.CampaignWait),
-			}, grpc.Trailer(&trailer))
-			cancel()
-			if err != nil {
-				sleepCtx(ctx, pushback(trailer, backoff))
-				backoff = min(backoff*2, l.TTL)
-				continue
-			}
-			backoff = 100 * time.Millisecond
-			if resp.GetIsLeader() {
-				lastRenewSent = sent
-				l.set(resp.GetToken())
-			}
+		callCtx, cancel := context.WithTimeout(ctx, l.CampaignWait+10*time.Second)
+		var trailer metadata.MD
+		resp, err := l.Client.Campaign(callCtx, &batonv1.CampaignRequest{
+			Election: l.Election, CandidateId: l.CandidateID,
+			Ttl: durationpb.New(l.TTL), Wait: durationpb.New(l.CampaignWait),
+		}, grpc.Trailer(&trailer))
+		cancel()
+		if err != nil {
+			sleepCtx(ctx, pushback(trailer, backoff))
+			backoff = min(backoff*2, l.TTL)
 			continue
 		}
-		sleepCtx(ctx, l.TTL/3)
-		if ctx.Err() != nil {
-			break
-		}
-		sent := time.Now()
-		callCtx, cancel := context.WithTimeout(ctx, max(l.TTL/3, time.Second))
-		_, err := l.Client.Renew(callCtx, &batonv1.RenewRequest{Election: l.Election, CandidateId: l.CandidateID, Token: token})
-		cancel()
-		switch {
-		case err == nil:
-			lastRenewSent = sent
-		case IsLeaseLost(err):
-			l.set(0)
-		case time.Since(lastRenewSent) >= l.TTL*2/3:
-			// The next period would end past the TTL: step down while the term still covers us.
-			l.set(0)
+		backoff = 100 * time.Millisecond
+		if resp.GetIsLeader() {
+			l.hold(ctx, resp.GetToken())
 		}
 	}
 	return nil
+}
+
+// renew sends one Renew bounded by deadline; it reports whether it succeeded, and whether the
+// term was refused.
+func (l *Leadership) renew(ctx context.Context, token uint64, deadline time.Time) (ok, refused bool) {
+	callCtx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	_, err := l.Client.Renew(callCtx, &batonv1.RenewRequest{Election: l.Election, CandidateId: l.CandidateID, Token: token})
+	return err == nil, err != nil && IsLeaseLost(err)
+}
+
+// hold keeps a won term: it confirms it by a Renew at once (reporting it only then), renews
+// every TTL/3 (sooner after a failure), each Renew bounded by the step-down moment, and returns
+// when a Renew is refused, when none sent within the last 2/3 TTL succeeded, or when ctx ends
+// (still leading: Run resigns).
+func (l *Leadership) hold(ctx context.Context, token uint64) {
+	sent := time.Now()
+	if ok, _ := l.renew(ctx, token, sent.Add(l.TTL*2/3)); !ok {
+		return
+	}
+	renewedSent := sent
+	l.set(token)
+	next := renewedSent.Add(l.TTL / 3)
+	for {
+		stepDown := renewedSent.Add(l.TTL * 2 / 3)
+		wake := next
+		if stepDown.Before(wake) {
+			wake = stepDown
+		}
+		sleepCtx(ctx, time.Until(wake))
+		if ctx.Err() != nil {
+			return
+		}
+		if !time.Now().Before(stepDown) {
+			l.set(0)
+			return
+		}
+		sent := time.Now()
+		ok, refused := l.renew(ctx, token, stepDown)
+		switch {
+		case ok:
+			renewedSent = sent
+			next = sent.Add(l.TTL / 3)
+		case refused:
+			l.set(0)
+			return
+		default:
+			next = time.Now().Add(l.TTL / 12)
+		}
+	}
 }
 
 func (l *Leadership) resign() {

@@ -70,7 +70,8 @@ type run struct {
 	lost   bool
 }
 
-// NewWorker returns a Worker with the defaults: 1 lease, 30 s wait, 10 s heartbeats.
+// NewWorker returns a Worker with the defaults: 1 lease, 30 s wait, 3 s heartbeats (three
+// within the server's default orphan threshold of 10 s).
 func NewWorker(conn grpc.ClientConnInterface, queue, workerID string) *Worker {
 	return &Worker{
 		Client:         batonv1.NewAgentServiceClient(conn),
@@ -78,7 +79,7 @@ func NewWorker(conn grpc.ClientConnInterface, queue, workerID string) *Worker {
 		WorkerID:       workerID,
 		MaxLeases:      1,
 		Wait:           30 * time.Second,
-		HeartbeatEvery: 10 * time.Second,
+		HeartbeatEvery: 3 * time.Second,
 		ShutdownGrace:  10 * time.Second,
 	}
 }
@@ -210,10 +211,7 @@ func (w *Worker) complete(lease *batonv1.Lease, err error) {
 		Outcome: batonv1.Outcome_OUTCOME_SUCCESS}
 	if err != nil {
 		f := Classify(err)
-		req.Outcome, req.Message = f.Outcome, f.Message
-		if len(req.Message) > 4000 {
-			req.Message = req.Message[:4000]
-		}
+		req.Outcome, req.Message = f.Outcome, TruncateUTF8(f.Message, MaxMessageBytes)
 		if f.RetryAfter > 0 {
 			req.RetryAfter = durationpb.New(f.RetryAfter)
 		}

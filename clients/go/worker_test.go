@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -227,5 +229,40 @@ func TestShutdownReleasesHeldLeases(t *testing.T) {
 	r, err := agentClient().Acquire(context.Background(), &batonv1.AcquireRequest{Queue: queue, WorkerId: "other", MaxLeases: 1})
 	if err != nil || len(r.GetLeases()) != 1 {
 		t.Fatalf("released lease not due at once: %v %v", r, err)
+	}
+}
+
+// Shared case of every client language: a failure message far over the server's 4,096-byte
+// limit, of 2-, 3- and 4-byte characters, is cut by bytes on a character boundary: Complete
+// succeeds (the run is dead-lettered at once, not timed out) and the stored message is a valid
+// prefix of at most 4,096 bytes.
+func TestFailureMessagesAreCutOnACharacterBoundary(t *testing.T) {
+	queue := unique("go-trunc")
+	dying := &batonv1.Agent{Name: "dies", Timeout: durationpb.New(time.Minute), ErrorInterval: durationpb.New(time.Hour), MaxAttempts: 1}
+	if _, err := agentClient().Register(context.Background(), &batonv1.RegisterRequest{Queue: queue, Agents: []*batonv1.Agent{dying}}); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("é€😀", 1000)
+	stop := start(newWorker(queue), func(context.Context, *batonv1.Lease) error {
+		return baton.NewFailure(batonv1.Outcome_OUTCOME_UNKNOWN, long)
+	})
+	defer stop()
+	admin := batonv1.NewAdminServiceClient(server.conn)
+	source := &batonv1.Source{Kind: batonv1.SourceKind_SOURCE_KIND_QUEUE, Name: queue}
+	var letter *batonv1.DeadLetter
+	eventually(t, 30*time.Second, "dead-lettered", func() bool {
+		page, err := admin.ListDeadLetters(context.Background(), &batonv1.ListDeadLettersRequest{Source: source})
+		if err != nil || len(page.GetDeadLetters()) == 0 {
+			return false
+		}
+		letter = page.GetDeadLetters()[0]
+		return true
+	})
+	msg := letter.GetMessage()
+	if len(msg) > 4096 || len(msg) <= 4092 || !utf8.ValidString(msg) || !strings.HasPrefix(long, msg) {
+		t.Fatalf("stored %d bytes, valid UTF-8 %v, prefix %v", len(msg), utf8.ValidString(msg), strings.HasPrefix(long, msg))
+	}
+	if baton.TruncateUTF8("a😀", 4) != "a" || baton.TruncateUTF8("a😀", 5) != "a😀" {
+		t.Fatal("TruncateUTF8 boundaries")
 	}
 }
