@@ -137,11 +137,7 @@ public final class Claim implements AutoCloseable {
   }
 
   static String truncate(String s) {
-    byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
-    if (bytes.length <= MAX_ERROR_BYTES) return s;
-    int end = MAX_ERROR_BYTES;
-    while (end > 0 && (bytes[end] & 0xc0) == 0x80) end--; // a character boundary
-    return new String(bytes, 0, end, StandardCharsets.UTF_8);
+    return Failure.truncateUtf8(s, MAX_ERROR_BYTES);
   }
 
   /**

@@ -57,4 +57,23 @@ public final class Failure extends Exception {
   public String toString() {
     return "Failure(" + outcome + ", " + getMessage() + (retryAfter == null ? "" : ", retry after " + retryAfter) + ")";
   }
+
+  /**
+   * The longest failure message the server takes by default (limits.max_message_bytes):
+   * Complete's message and Fail's error, in UTF-8 bytes.
+   */
+  public static final int MAX_MESSAGE_BYTES = 4096;
+
+  /**
+   * At most {@code maxBytes} UTF-8 bytes of {@code s}, cut on a character boundary (never inside
+   * a surrogate pair): how every helper bounds a failure message to the server's limit, the same
+   * rule in every client language.
+   */
+  public static String truncateUtf8(String s, int maxBytes) {
+    byte[] bytes = s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    if (bytes.length <= maxBytes) return s;
+    int end = maxBytes;
+    while (end > 0 && (bytes[end] & 0xc0) == 0x80) end--; // a character boundary
+    return new String(bytes, 0, end, java.nio.charset.StandardCharsets.UTF_8);
+  }
 }

@@ -19,9 +19,12 @@ import java.util.logging.Logger;
 /**
  * Holds one candidate's place in an election: campaigns (waiting for a vacancy), renews every
  * ttl/3, tells the {@link Listener} when leadership is gained and lost, and resigns on
- * {@link #close()}. Leadership is considered lost as soon as a Renew is refused (LEASE_LOST), or
- * when no Renew succeeded for 2/3 of the ttl counted from when it was sent (Baton unreachable),
- * which is before the server can give the term to someone else. After a loss it campaigns again.
+ * {@link #close()}. The rule of every Baton client language: each Renew has a deadline, and
+ * leadership is considered lost as soon as a Renew is refused (LEASE_LOST), or once no Renew
+ * <em>sent</em> within the last 2/3 of the ttl has succeeded, whether or not it has answered, so a
+ * connection that never answers cannot keep the caller believing it leads after its term could
+ * have expired and another candidate been elected. A won Campaign is confirmed by a Renew at once,
+ * and reported only then. After a loss it campaigns again.
  */
 public final class Leadership implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(Leadership.class.getName());
@@ -143,17 +146,33 @@ public final class Leadership implements AutoCloseable {
     else if (next == 0 && old != 0) listener.lost(old);
   }
 
+  /** Outcomes of one Renew. */
+  private enum Renewed { OK, REFUSED, FAILED }
+
+  /** One Renew whose deadline is {@code deadline} (System.nanoTime). */
+  private Renewed renew(long held, long deadline) {
+    long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+    try {
+      stub.withDeadlineAfter(left, TimeUnit.MILLISECONDS)
+          .renew(RenewRequest.newBuilder().setElection(election).setCandidateId(candidateId).setToken(held).build());
+      return Renewed.OK;
+    } catch (StatusRuntimeException e) {
+      return Worker.isLeaseLost(e) ? Renewed.REFUSED : Renewed.FAILED;
+    }
+  }
+
   private void hold() {
     long backoff = 100;
-    long lastRenewSent = 0;
+    long ttlNanos = ttl.toNanos();
     long ttlMs = ttl.toMillis();
+    long renewedSent = 0;
+    long nextRenew = 0;
     while (!closing) {
       long held;
       synchronized (lock) {
         held = token;
       }
       if (held == 0) {
-        long sent = System.nanoTime();
         CampaignResponse response;
         try {
           response = stub.withDeadlineAfter(campaignWait.toMillis() + 10_000, TimeUnit.MILLISECONDS)
@@ -165,32 +184,43 @@ public final class Leadership implements AutoCloseable {
           continue;
         }
         backoff = 100;
-        if (response.getIsLeader()) {
-          lastRenewSent = sent;
-          if (closing) {
-            synchronized (lock) {
-              token = response.getToken(); // close() resigns it
-            }
-            return;
+        if (!response.getIsLeader()) continue;
+        if (closing) {
+          synchronized (lock) {
+            token = response.getToken(); // close() resigns it
           }
+          return;
+        }
+        // Confirmed by a Renew whose send time is known: the term lasts a ttl from it.
+        long sent = System.nanoTime();
+        if (renew(response.getToken(), sent + ttlNanos * 2 / 3) == Renewed.OK) {
+          renewedSent = sent;
+          nextRenew = sent + ttlNanos / 3;
           set(response.getToken());
         }
         continue;
       }
-      if (!pause(ttlMs / 3)) return;
+      // Leading: renew every ttl/3 (sooner after a failure), and report the loss once no Renew
+      // sent within the last 2/3 ttl has succeeded, answered or not.
+      long stepDown = renewedSent + ttlNanos * 2 / 3;
+      long wake = Math.min(nextRenew, stepDown);
+      if (!pause(Math.max(0, TimeUnit.NANOSECONDS.toMillis(wake - System.nanoTime())))) return;
+      if (System.nanoTime() - stepDown >= 0) {
+        set(0);
+        continue;
+      }
       long sent = System.nanoTime();
-      try {
-        stub.withDeadlineAfter(Math.max(ttlMs / 3, 1_000), TimeUnit.MILLISECONDS)
-            .renew(RenewRequest.newBuilder().setElection(election).setCandidateId(candidateId).setToken(held).build());
-        lastRenewSent = sent;
-      } catch (StatusRuntimeException e) {
-        if (closing) return;
-        if (Worker.isLeaseLost(e)) {
+      switch (renew(held, stepDown)) {
+        case OK:
+          renewedSent = sent;
+          nextRenew = sent + ttlNanos / 3;
+          break;
+        case REFUSED:
           set(0);
-        } else if (System.nanoTime() - lastRenewSent >= TimeUnit.MILLISECONDS.toNanos(ttlMs * 2 / 3)) {
-          // The next period would end past the ttl: step down while the term still covers us.
-          set(0);
-        }
+          break;
+        default:
+          if (closing) return;
+          nextRenew = System.nanoTime() + ttlNanos / 12;
       }
     }
   }

@@ -219,7 +219,7 @@ public final class Worker implements AutoCloseable {
         .setOutcome(failure == null ? Outcome.OUTCOME_SUCCESS : failure.outcome());
     if (failure != null) {
       String message = String.valueOf(failure.getMessage());
-      request.setMessage(message.length() > 4000 ? message.substring(0, 4000) : message);
+      request.setMessage(Failure.truncateUtf8(message, Failure.MAX_MESSAGE_BYTES));
       failure.retryAfter().ifPresent(d -> request.setRetryAfter(Durations.of(d)));
     }
     for (int attempt = 0; ; attempt++) {
@@ -340,7 +340,7 @@ public final class Worker implements AutoCloseable {
     private final String workerId;
     private int maxLeases = 1;
     private Duration wait = Duration.ofSeconds(30);
-    private Duration heartbeatEvery = Duration.ofSeconds(10);
+    private Duration heartbeatEvery = Duration.ofSeconds(3);
     private Duration releaseDelay;
     private Duration shutdownGrace = Duration.ofSeconds(10);
 

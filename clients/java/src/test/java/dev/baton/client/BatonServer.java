@@ -54,6 +54,13 @@ final class BatonServer implements AutoCloseable {
     this.channel = ManagedChannelBuilder.forTarget(addr).usePlaintext().build();
   }
 
+  /** Sends a signal (e.g. "STOP", "CONT") to the Baton process, with kill(1). */
+  void signal(String name) throws IOException, InterruptedException {
+    Process p = process;
+    int rc = new ProcessBuilder("kill", "-" + name, Long.toString(p.pid())).inheritIO().start().waitFor();
+    if (rc != 0) throw new IOException("kill -" + name + " exited with " + rc);
+  }
+
   static int freePort() throws IOException {
     try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
       return s.getLocalPort();

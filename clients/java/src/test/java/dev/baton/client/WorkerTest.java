@@ -204,4 +204,33 @@ class WorkerTest {
     assertTrue(baton.completed(queue).isEmpty());
     assertEquals(1, stub.acquire(AcquireRequest.newBuilder().setQueue(queue).setWorkerId("other").setMaxLeases(1).build()).getLeasesCount());
   }
+
+  /**
+   * Shared case of every client language: a failure message far over the server's 4,096-byte
+   * limit, of 2-, 3- and 4-byte characters (a surrogate pair in UTF-16), is cut by bytes on a
+   * character boundary: Complete succeeds (the run is dead-lettered at once, not timed out) and
+   * the stored message is a valid prefix of at most 4,096 bytes.
+   */
+  @Test
+  void failureMessagesAreCutByBytesOnACharacterBoundary() throws Exception {
+    String queue = unique("java-trunc");
+    stub.register(RegisterRequest.newBuilder().setQueue(queue).addAgents(Agent.newBuilder().setName("dies")
+        .setTimeout(Durations.of(Duration.ofMinutes(1))).setErrorInterval(Durations.of(Duration.ofHours(1)))
+        .setMaxAttempts(1)).build());
+    String longMessage = "é€😀".repeat(1000);
+    dev.baton.v1.AdminServiceGrpc.AdminServiceBlockingStub admin = dev.baton.v1.AdminServiceGrpc.newBlockingStub(baton.channel);
+    dev.baton.v1.ListDeadLettersRequest list = dev.baton.v1.ListDeadLettersRequest.newBuilder()
+        .setSource(dev.baton.v1.Source.newBuilder().setKind(dev.baton.v1.SourceKind.SOURCE_KIND_QUEUE).setName(queue)).build();
+    try (Worker w = worker(queue).build((lease, c) -> {
+      throw new Failure(Outcome.OUTCOME_UNKNOWN, longMessage);
+    }).start()) {
+      eventually(30_000, "dead-lettered", () -> admin.listDeadLetters(list).getDeadLettersCount() > 0);
+    }
+    String stored = admin.listDeadLetters(list).getDeadLetters(0).getMessage();
+    int bytes = stored.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+    assertTrue(bytes <= 4096 && bytes > 4092, bytes + " bytes");
+    assertTrue(longMessage.startsWith(stored), "a prefix of the original");
+    assertEquals("a", Failure.truncateUtf8("a😀", 4));
+    assertEquals("a😀", Failure.truncateUtf8("a😀", 5));
+  }
 }
