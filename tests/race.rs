@@ -230,6 +230,18 @@ async fn a_due_agent_wakes_one_waiter_and_many_wake_many() {
             .unwrap_or(0)
     };
     let mut conn = env.redis.conn().await;
+    // The replica's wake-up subscription is live: when it goes live it wakes every waiter once
+    // to re-read (events may have been missed), which must not land in the count below.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let subs: (String, i64) =
+            redis::cmd("PUBSUB").arg("NUMSUB").arg("baton:wake").query_async(&mut conn).await.unwrap();
+        if subs.1 >= 1 {
+            break;
+        }
+        assert!(std::time::Instant::now() < until, "the wake-up subscription never went live");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     let baseline: String = redis::cmd("INFO").arg("commandstats").query_async(&mut conn).await.unwrap();
     let baseline = evalsha(baseline);
     let mut waiters = Vec::new();
