@@ -17,13 +17,14 @@
 
     ARGV[1] id
     ARGV[2] token
-    ARGV[3] channel    wake-up channel
+    ARGV[3] channel    where to announce: "P|S <wake-up channel>" or ""
     ARGV[4] wakeName   name announced on channel ("r:<receiver>")
 
   Output:
     { 0 } acked; { -1 } LEASE_LOST
 ]]
 local rcall = redis.call
+--@include publish
 --@include nowMs
 --@include receiverKeys
 --@include messageMeta
@@ -42,6 +43,6 @@ rcall('HDEL', k.messages, id)
 rcall('HDEL', k.meta, id)
 rcall('HINCRBY', k.stats, 'acked', 1)
 if rcall('ZRANGEBYSCORE', k.scheduled, '-inf', nowMs(), 'LIMIT', 0, 1)[1] then
-  rcall('PUBLISH', channel, wakeName)
+  publish(channel, wakeName)
 end
 return { 0 }

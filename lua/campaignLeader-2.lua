@@ -10,13 +10,14 @@
 
     ARGV[1] candidate  candidate id
     ARGV[2] ttlMs      term length without renewal
-    ARGV[3] channel    leadership events channel
+    ARGV[3] channel    where to announce: "P|S <leadership events channel>" or ""
     ARGV[4] election   election name (event payload)
 
   Output:
     { isLeader (1/0), token, leader, expiresAt, now, newTerm (1/0) }
 ]]
 local rcall = redis.call
+--@include publish
 --@include nowMs
 --@include int
 --@include readTerm

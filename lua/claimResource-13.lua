@@ -23,7 +23,7 @@
     ARGV[2] attrs      attributes JSON to attach to the resource
     ARGV[3] waitMs     how long the claim may wait in line (0: do not wait)
     ARGV[4] maxLine    most claims the line holds
-    ARGV[5] channel    pool events channel
+    ARGV[5] channel    where to announce: "P|S <pool events channel>" or ""
     ARGV[6] pool       pool name
 
   Output:
@@ -33,6 +33,7 @@
     { -2 }                                                   line full
 ]]
 local rcall = redis.call
+--@include publish
 --@include nowMs
 --@include poolKeys
 --@include mergeAttrs
@@ -60,7 +61,7 @@ if rcall('ZCARD', k.line) == 0 then
     local token = string.format('%d', rcall('INCR', k.seq))
     rcall('ZADD', k.claimed, now, id)
     rcall('HSET', k.claims, id, token .. '|' .. claimer .. '|' .. string.format('%d', now) .. '|' .. attrs)
-    rcall('PUBLISH', channel, 'C|' .. pool)
+    publish(channel, 'C|' .. pool)
     rcall('HINCRBY', k.stats, 'claimed', 1)
     return { 1, id, token, now, mergeAttrs(rcall('HGET', k.resources, id), attrs) }
   end
@@ -79,5 +80,5 @@ local raised = 0
 if rcall('ZCARD', k.idle) == 0 and rcall('SET', k.scaleup, '1', 'NX') then
   raised = 1
 end
-rcall('PUBLISH', channel, 'C|' .. pool)
+publish(channel, 'C|' .. pool)
 return { 2, claimId, raised }

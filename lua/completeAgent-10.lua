@@ -24,7 +24,7 @@
     ARGV[6..13] policy          forbiddenMs, throttledBaseMs, throttledMult, throttledCapMs,
                                 maxImmediate, jitterRatio, dlqTtlMs, dlqMaxEntries (readPolicy)
     ARGV[14] seed               random seed for the jitter
-    ARGV[15] channel            wake-up channel ("" for none)
+    ARGV[15] channel            where to announce: "P|S <wake-up channel>" or ""
     ARGV[16] queue              queue name (wake-up message, dead-letter context)
 
   Output:
@@ -34,6 +34,7 @@
     { 2, deadLetteredAt, streak }   DEAD_LETTERED
 ]]
 local rcall = redis.call
+--@include publish
 --@include nowMs
 --@include parseLease
 --@include addWaiting

@@ -23,7 +23,7 @@
     ARGV[2] token      the claim's token
     ARGV[3] action     "reuse", "giveback", "return" or "fail"
     ARGV[4] error      failure description (fail)
-    ARGV[5] channel    pool events channel
+    ARGV[5] channel    where to announce: "P|S <pool events channel>" or ""
     ARGV[6] pool       pool name
     ARGV[7] dlqTtlMs   dead-letter TTL (0: none)
     ARGV[8] dlqMax     dead-letter queue size bound (0: none)
@@ -33,6 +33,7 @@
     { 0 }              done
 ]]
 local rcall = redis.call
+--@include publish
 --@include nowMs
 --@include poolKeys
 --@include placeResource
@@ -63,5 +64,5 @@ elseif action == 'fail' then
 else
   rcall('HDEL', k.resources, id)
 end
-rcall('PUBLISH', channel, 'C|' .. pool)
+publish(channel, 'C|' .. pool)
 return { 0 }

@@ -18,7 +18,7 @@
     KEYS[12] idleat     HASH resource id -> idle since (ms)
     KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
 
-    ARGV[1] channel    pool events channel
+    ARGV[1] channel    where to announce: "P|S <pool events channel>" or ""
     ARGV[2] pool       pool name
     ARGV[3..] pairs    resource id, attributes JSON
 
@@ -26,6 +26,7 @@
     { idle, handed, duplicates }
 ]]
 local rcall = redis.call
+--@include publish
 --@include nowMs
 --@include poolKeys
 --@include placeResource
@@ -50,5 +51,5 @@ for i = 3, #ARGV, 2 do
   end
 end
 rcall('HINCRBY', k.stats, 'offered', idle + handed)
-rcall('PUBLISH', channel, 'C|' .. pool)
+publish(channel, 'C|' .. pool)
 return { idle, handed, duplicates }

@@ -23,7 +23,7 @@
 
     ARGV[1] claimId    the claim's id
     ARGV[2] mode       "peek", "end" or "abandon"
-    ARGV[3] channel    pool events channel
+    ARGV[3] channel    where to announce: "P|S <pool events channel>" or ""
     ARGV[4] pool       pool name
 
   Output:
@@ -32,6 +32,7 @@
     { -1 }                                                   left the line / gave back / gone
 ]]
 local rcall = redis.call
+--@include publish
 --@include nowMs
 --@include poolKeys
 --@include placeResource
@@ -55,7 +56,7 @@ if assignment then
   rcall('ZREM', k.claimed, id)
   rcall('HDEL', k.claims, id)
   placeResource(k, id, nowMs(), channel, pool, true)
-  rcall('PUBLISH', channel, 'C|' .. pool)
+  publish(channel, 'C|' .. pool)
   return { -1 }
 end
 if mode == 'peek' and rcall('ZSCORE', k.line, claimId) then
@@ -64,6 +65,6 @@ end
 if rcall('ZREM', k.line, claimId) == 1 then
   rcall('HDEL', k.lineinfo, claimId)
   if rcall('ZCARD', k.line) == 0 then rcall('DEL', k.scaleup) end
-  rcall('PUBLISH', channel, 'C|' .. pool)
+  publish(channel, 'C|' .. pool)
 end
 return { -1 }

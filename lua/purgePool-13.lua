@@ -29,13 +29,14 @@
     ARGV[5] dlqMax          dead-letter size bound (0: none)
     ARGV[6] cursor          HSCAN cursor over offered attributes ("0" to start)
     ARGV[7] limit           entries per page
-    ARGV[8] channel         pool events channel
+    ARGV[8] channel         where to announce: "P|S <pool events channel>" or ""
     ARGV[9] pool            pool name
 
   Output:
     { nextCursor, (id, reason, action)* }   action DEAD_LETTERED | REMOVED
 ]]
 local rcall = redis.call
+--@include publish
 --@include nowMs
 --@include poolKeys
 --@include claimRecord
@@ -117,7 +118,7 @@ for i = 1, #entries, 2 do
     if not dryRun then rcall('HDEL', k.resources, id) end
   end
 end
-if changed then rcall('PUBLISH', channel, 'C|' .. pool) end
+if changed then publish(channel, 'C|' .. pool) end
 local result = { scan[1] }
 for _, v in ipairs(out) do result[#result + 1] = v end
 return result

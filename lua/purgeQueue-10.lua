@@ -23,13 +23,14 @@
     ARGV[4] dlqMax            dead-letter size bound (0: none)
     ARGV[5] cursor            HSCAN cursor over definitions ("0" to start)
     ARGV[6] limit             entries per page
-    ARGV[7] channel           wake-up channel
+    ARGV[7] channel           where to announce: "P|S <wake-up channel>" or ""
     ARGV[8] queue             queue name
 
   Output:
     { nextCursor, (id, reason, action)* }   action DEAD_LETTERED | REQUEUED | REMOVED
 ]]
 local rcall = redis.call
+--@include publish
 --@include nowMs
 --@include parseLease
 --@include addWaiting

@@ -7,7 +7,7 @@
     KEYS[1] term       HASH token, candidate, expires_at, ttl, active
 
     ARGV[1] expire     "1" to end and announce an expired term, "0" to only read
-    ARGV[2] channel    leadership events channel
+    ARGV[2] channel    where to announce: "P|S <leadership events channel>" or ""
     ARGV[3] election   election name (event payload)
 
   Output:
@@ -15,6 +15,7 @@
     { now, token, leader, expiresAt }   a leader
 ]]
 local rcall = redis.call
+--@include publish
 --@include nowMs
 --@include readTerm
 --@include publishLeader

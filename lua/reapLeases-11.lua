@@ -19,7 +19,7 @@
     KEYS[11] workers    ZSET worker id -> last seen (ms)
 
     ARGV[1]  queue      queue name (wake-up message, dead-letter context)
-    ARGV[2]  channel    wake-up channel ("" for none)
+    ARGV[2]  channel    where to announce: "P|S <wake-up channel>" or ""
     ARGV[3]  seed       random seed for the jitter
     ARGV[4..11] policy  forbiddenMs, throttledBaseMs, throttledMult, throttledCapMs,
                         maxImmediate, jitterRatio, dlqTtlMs, dlqMaxEntries (readPolicy)
@@ -30,6 +30,7 @@
                         0 rescheduled, 1 removed, 2 dead-lettered, 3 repaired
 ]]
 local rcall = redis.call
+--@include publish
 --@include nowMs
 --@include parseLease
 --@include addWaiting

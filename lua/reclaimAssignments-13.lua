@@ -20,13 +20,14 @@
 
     ARGV[1] graceMs    how long past the wait deadline an assignment may stay unpicked
     ARGV[2] limit      most assignments to inspect
-    ARGV[3] channel    pool events channel
+    ARGV[3] channel    where to announce: "P|S <pool events channel>" or ""
     ARGV[4] pool       pool name
 
   Output:
     reclaimed          how many resources went back
 ]]
 local rcall = redis.call
+--@include publish
 --@include nowMs
 --@include poolKeys
 --@include placeResource
@@ -50,5 +51,5 @@ for i = 1, #scan, 2 do
     end
   end
 end
-if reclaimed > 0 then rcall('PUBLISH', channel, 'C|' .. pool) end
+if reclaimed > 0 then publish(channel, 'C|' .. pool) end
 return reclaimed

@@ -19,7 +19,7 @@
     ARGV[1] reset      "1" to reset the schedule of existing agents not held, else "0"
     ARGV[2] jitterMs   upper bound of the random delay added to a new agent's first run
     ARGV[3] seed       random seed for the jitter
-    ARGV[4] channel    wake-up channel ("" for none)
+    ARGV[4] channel    where to announce: "P|S <wake-up channel>" or ""
     ARGV[5] queue      queue name, published on channel
     ARGV[6..] triples  name, definition JSON, payload ("" for none)
 
@@ -27,6 +27,7 @@
     { created, updated }
 ]]
 local rcall = redis.call
+--@include publish
 --@include nowMs
 --@include addWaiting
 

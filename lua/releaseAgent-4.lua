@@ -13,7 +13,7 @@
     ARGV[3] delayMs    delay before the agent is due again
     ARGV[4] jitterMs   upper bound of a random delay added to it
     ARGV[5] seed       random seed for the jitter
-    ARGV[6] channel    wake-up channel ("" for none)
+    ARGV[6] channel    where to announce: "P|S <wake-up channel>" or ""
     ARGV[7] queue      queue name, published on channel
 
   Output:
@@ -22,6 +22,7 @@
     { 1, 0 }           REMOVED: no definition left
 ]]
 local rcall = redis.call
+--@include publish
 --@include nowMs
 --@include parseLease
 --@include addWaiting

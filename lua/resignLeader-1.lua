@@ -7,7 +7,7 @@
 
     ARGV[1] candidate  candidate id
     ARGV[2] token      the term's fencing token
-    ARGV[3] channel    leadership events channel
+    ARGV[3] channel    where to announce: "P|S <leadership events channel>" or ""
     ARGV[4] election   election name (event payload)
 
   Output:
@@ -15,6 +15,7 @@
     { 0, resignedAt }  resigned
 ]]
 local rcall = redis.call
+--@include publish
 --@include nowMs
 --@include readTerm
 --@include publishLeader

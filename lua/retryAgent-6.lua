@@ -11,13 +11,14 @@
     KEYS[6] index      ZSET name -> 0
 
     ARGV[1] name       agent name
-    ARGV[2] channel    wake-up channel
+    ARGV[2] channel    where to announce: "P|S <wake-up channel>" or ""
     ARGV[3] queue      queue name, published on channel
 
   Output:
     1 put back; 0 not dead-lettered here
 ]]
 local rcall = redis.call
+--@include publish
 --@include nowMs
 --@include addWaiting
 

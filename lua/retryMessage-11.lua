@@ -15,13 +15,14 @@
     KEYS[11] stats      HASH scheduled, delivered, redelivered, acked, dead_lettered -> counts
 
     ARGV[1] id
-    ARGV[2] channel    wake-up channel
+    ARGV[2] channel    where to announce: "P|S <wake-up channel>" or ""
     ARGV[3] wakeName   name announced on channel ("r:<receiver>")
 
   Output:
     1 put back; 0 not dead-lettered here
 ]]
 local rcall = redis.call
+--@include publish
 --@include nowMs
 --@include receiverKeys
 --@include messageMeta
@@ -39,5 +40,5 @@ end
 rcall('HSET', k.meta, id, string.format('%d', meta.at) .. '|0|' .. meta.key)
 if meta.key ~= '' then rcall('HSET', k.keys, meta.key, id) end
 rcall('ZADD', k.scheduled, nowMs(), id)
-rcall('PUBLISH', channel, wakeName)
+publish(channel, wakeName)
 return 1

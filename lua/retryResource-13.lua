@@ -18,13 +18,14 @@
     KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
 
     ARGV[1] id         resource id
-    ARGV[2] channel    pool events channel
+    ARGV[2] channel    where to announce: "P|S <pool events channel>" or ""
     ARGV[3] pool       pool name
 
   Output:
     1 put back; 0 not dead-lettered here
 ]]
 local rcall = redis.call
+--@include publish
 --@include nowMs
 --@include poolKeys
 --@include placeResource
@@ -45,5 +46,5 @@ if info then
 end
 rcall('HSET', k.resources, id, attrs)
 placeResource(k, id, nowMs(), channel, pool, false)
-rcall('PUBLISH', channel, 'C|' .. pool)
+publish(channel, 'C|' .. pool)
 return 1

@@ -20,13 +20,14 @@
     ARGV[2] deliverAtMs   absolute due time, or -1 to use delayMs
     ARGV[3] delayMs       delay from now (Redis clock)
     ARGV[4] key           idempotency key, "" for none
-    ARGV[5] channel       wake-up channel
+    ARGV[5] channel       where to announce: "P|S <wake-up channel>" or ""
     ARGV[6] wakeName      name announced on channel ("r:<receiver>")
 
   Output:
     { created (1/0), id, deliverAt }
 ]]
 local rcall = redis.call
+--@include publish
 --@include nowMs
 --@include receiverKeys
 --@include messageMeta
@@ -53,6 +54,6 @@ rcall('HSET', k.meta, id, string.format('%d', at) .. '|0|' .. key)
 if key ~= '' then rcall('HSET', k.keys, key, id) end
 rcall('HINCRBY', k.stats, 'scheduled', 1)
 if head[2] == nil or at < tonumber(head[2]) then
-  rcall('PUBLISH', channel, wakeName)
+  publish(channel, wakeName)
 end
 return { 1, id, at }

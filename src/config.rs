@@ -245,6 +245,22 @@ pub struct RedisConfig {
     /// lose the last second of acknowledged writes) or `always` (nothing acknowledged is lost,
     /// at some throughput).
     pub embedded_fsync: Fsync,
+    /// PEM file of the CA that signed Redis's certificate (`rediss://`); unset: the system's roots.
+    pub tls_ca_file: Option<String>,
+    /// PEM client certificate for mutual TLS (with `tls_key_file`).
+    pub tls_cert_file: Option<String>,
+    /// PEM private key of `tls_cert_file`.
+    pub tls_key_file: Option<String>,
+    /// ACL user of the sentinels (`redis+sentinel://`), when they require one.
+    pub sentinel_username: Option<String>,
+    /// Password of the sentinels.
+    pub sentinel_password: Option<String>,
+    /// After each state change, wait until this many replicas hold it (Redis WAIT); 0: do not
+    /// wait. A change not acknowledged in time answers UNAVAILABLE (it is applied on the primary
+    /// and may still reach the replicas).
+    pub min_replicas_ack: u32,
+    /// How long one WAIT may take.
+    pub min_replicas_timeout_ms: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -414,6 +430,13 @@ impl Default for RedisConfig {
             command_timeout_ms: 3_000,
             server_binary: "redis-server".into(),
             embedded_fsync: Fsync::Everysec,
+            tls_ca_file: None,
+            tls_cert_file: None,
+            tls_key_file: None,
+            sentinel_username: None,
+            sentinel_password: None,
+            min_replicas_ack: 0,
+            min_replicas_timeout_ms: 1_000,
         }
     }
 }
@@ -535,6 +558,12 @@ impl Config {
         }
         if self.agent.default_timeout_ms == 0 {
             return bad("agent.default_timeout_ms must be at least 1");
+        }
+        if self.redis.min_replicas_ack > 0 && self.redis.min_replicas_timeout_ms == 0 {
+            return bad("redis.min_replicas_timeout_ms must be above 0 (0 would make WAIT block forever)");
+        }
+        if let Some(url) = &self.redis_url {
+            crate::store::target::Target::parse(url)?;
         }
         if self.redis.pool_size == 0 {
             return bad("redis.pool_size must be at least 1");

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     error::{Error, Result},
-    store::{wake::Wakeups, Campaigned, ClaimEnd, ClaimStart, Claimed, Lease, Pickup, Store},
+    store::{keys::ChannelKind, wake::Wakeups, Campaigned, ClaimEnd, ClaimStart, Claimed, Lease, Pickup, Store},
 };
 
 /// An Acquire that may wait. Like a Claim, it runs in a task of its own: when its caller goes
@@ -56,12 +56,15 @@ async fn acquire_task(
     wait: Duration,
     caller: &mut tokio::sync::oneshot::Sender<Result<Vec<Lease>>>,
 ) -> Result<Vec<Lease>> {
-    if wait.is_zero() {
+    // With a breaker open the acquire fails fast (CIRCUIT_OPEN) instead of waiting on a
+    // subscription Redis cannot confirm.
+    if wait.is_zero() || store.breaker_open() {
         return Ok(store.acquire(queue, worker, max).await?.leases);
     }
     let until = Instant::now() + wait;
-    let notify = wakeups.waiter(queue);
-    let result = async {
+    let waiter = wakeups.waiter(ChannelKind::Queue, queue).await?;
+    let notify = &waiter.notify;
+    async {
         loop {
             // Registered before the acquire, so a wake-up between the acquire and the sleep
             // is not missed.
@@ -92,9 +95,7 @@ async fn acquire_task(
             }
         }
     }
-    .await;
-    wakeups.release(queue, notify);
-    result
+    .await
 }
 
 /// A Campaign that may wait: re-campaigns when the leader's term would expire (a timer on the
@@ -138,7 +139,7 @@ async fn campaign_task(
     caller: &mut tokio::sync::oneshot::Sender<Result<Campaigned>>,
 ) -> Result<Campaigned> {
     // Subscribed before the first campaign, so a resignation right after it is not missed.
-    let mut events = wakeups.election(election);
+    let mut events = wakeups.election(election).await?;
     let until = Instant::now() + wait;
     loop {
         let got = store.campaign(election, candidate, ttl_ms).await?;
@@ -209,6 +210,9 @@ async fn claim_task(
 ) -> Result<Option<Claimed>> {
     let (max_line, pushback_ms) = line;
     let wait_ms = if shutdown.is_cancelled() { 0 } else { wait.as_millis() as u64 };
+    // Followed before the claim may join the line; the first peek below finds a hand-over
+    // that came before the claim's notifier existed.
+    let _interest = if wait_ms > 0 { Some(wakeups.pool_interest(pool).await?) } else { None };
     let claim_id = match store.claim(pool, claimer, attrs, wait_ms, max_line).await? {
         ClaimStart::Claimed(c) => return Ok(Some(c)),
         ClaimStart::Nothing => return Ok(None),
@@ -226,7 +230,8 @@ async fn claim_task(
             claim_id
         }
     };
-    let notify = wakeups.claim(pool, &claim_id);
+    let waiter = wakeups.claim(pool, &claim_id);
+    let notify = &waiter.notify;
     let until = Instant::now() + wait;
     let result = async {
         loop {
@@ -244,7 +249,7 @@ async fn claim_task(
         }
     }
     .await;
-    wakeups.forget_claim(pool, &claim_id);
+    drop(waiter);
     if result.is_err() {
         // A Redis failure mid-wait: leave the line (or give back) once Redis answers again;
         // failing that, the sweeper reclaims the hand-over after the wait.

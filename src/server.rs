@@ -38,13 +38,14 @@ pub async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<()> {
     let redis = Redis::connect(redis_url, &config.redis).await?;
+    let feed = redis.feed();
     let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter);
     let store = Store::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone()).await?;
     let stopping = CancellationToken::new();
     let tasks = TaskTracker::new();
 
-    let wakeups = Wakeups::default();
-    tasks.spawn(wakeups.clone().run(redis_url.to_string(), store.keys().clone(), stopping.clone()));
+    let wakeups = Wakeups::new(store.keys().clone());
+    tasks.spawn(wakeups.clone().run(feed, stopping.clone()));
 
     let (health, health_service) = tonic_health::server::health_reporter();
 

@@ -391,8 +391,8 @@ async fn replica_leadership_steps_down_before_its_term_can_expire() {
     let store = redis.store().await;
     let stop = tokio_util::sync::CancellationToken::new();
     let ttl = Duration::from_millis(3_000);
-    let (mut leadership, task) =
-        Leadership::spawn(store, Wakeups::default(), "lead".into(), "me".into(), ttl, stop.clone());
+    let wakeups = Wakeups::spawn(&store, stop.clone());
+    let (mut leadership, task) = Leadership::spawn(store, wakeups, "lead".into(), "me".into(), ttl, stop.clone());
     tokio::time::timeout(Duration::from_secs(30), async {
         while !leadership.is_leader() {
             leadership.changed().await;

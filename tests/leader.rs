@@ -257,12 +257,11 @@ async fn internal_leadership_fails_over_on_shutdown() {
     use tokio_util::sync::CancellationToken;
     let redis = TestRedis::start().await;
     let replica = |name: &'static str| {
-        let (url, redis) = (redis.url(), &redis);
+        let redis = &redis;
         async move {
             let store = redis.store().await;
             let stop = CancellationToken::new();
-            let wakeups = Wakeups::default();
-            tokio::spawn(wakeups.clone().run(url, store.keys().clone(), stop.clone()));
+            let wakeups = Wakeups::spawn(&store, stop.clone());
             let (l, task) =
                 Leadership::spawn(store, wakeups, "sweeper".into(), name.into(), Duration::from_secs(30), stop.clone());
             (l, task, stop)
@@ -295,7 +294,8 @@ async fn dropped_campaign_resigns_what_it_won() {
     use baton::{dispatch, store::wake::Wakeups};
     let env = Env::start().await;
     let store = env.redis.store().await;
-    let (wakeups, shutdown) = (Wakeups::default(), tokio_util::sync::CancellationToken::new());
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let wakeups = Wakeups::spawn(&store, shutdown.clone());
     // A busy script holds Redis so the campaign's script waits in line after it was sent.
     let hold = env.redis.hold_busy(300).await;
     let call = dispatch::campaign(&store, &wakeups, &shutdown, E, "gone", 60_000, Duration::from_secs(10));

@@ -191,7 +191,7 @@ async fn dropped_acquire_releases_what_it_got() {
     let env = Env::start().await;
     register(&mut env.client.clone(), "drop", vec![agent("only", 3_600_000, 60_000)]).await;
     let store = env.redis.store().await;
-    let (wakeups, shutdown) = (Wakeups::default(), tokio_util::sync::CancellationToken::new());
+    let (wakeups, shutdown) = (Wakeups::new(store.keys().clone()), tokio_util::sync::CancellationToken::new());
     // Redis runs one script at a time: a 300 ms busy script on another connection holds the
     // Acquire's script in line, so the caller can leave after it was sent, before it ran.
     let hold = env.redis.hold_busy(300).await;
@@ -230,18 +230,8 @@ async fn a_due_agent_wakes_one_waiter_and_many_wake_many() {
             .unwrap_or(0)
     };
     let mut conn = env.redis.conn().await;
-    // The replica's wake-up subscription is live: when it goes live it wakes every waiter once
-    // to re-read (events may have been missed), which must not land in the count below.
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        let subs: (String, i64) =
-            redis::cmd("PUBSUB").arg("NUMSUB").arg("baton:wake").query_async(&mut conn).await.unwrap();
-        if subs.1 >= 1 {
-            break;
-        }
-        assert!(std::time::Instant::now() < until, "the wake-up subscription never went live");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    // Each queue's channel is subscribed when its first long poll arrives, before that poll's
+    // first acquire; its confirmation wakes only polls already waiting (none here).
     let baseline: String = redis::cmd("INFO").arg("commandstats").query_async(&mut conn).await.unwrap();
     let baseline = evalsha(baseline);
     let mut waiters = Vec::new();

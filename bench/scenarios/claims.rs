@@ -71,7 +71,7 @@ pub async fn run(lab: &mut Lab, args: &ClaimArgs) -> Result<()> {
         "{}".to_string(),
         "0".to_string(),
         config.pool.max_line.to_string(),
-        keys.pool_channel(),
+        keys.announce(baton::store::keys::ChannelKind::Pool, "ref"),
         "ref".to_string(),
     ];
     let reference = lab.redis_benchmark(k, args.calls, &sha, &all, &argv).await?;

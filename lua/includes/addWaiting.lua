@@ -3,7 +3,7 @@
 local function addWaiting(waitingKey, name, score, channel, queue)
   local head = rcall('ZRANGE', waitingKey, 0, 0, 'WITHSCORES')
   rcall('ZADD', waitingKey, score, name)
-  if channel ~= '' and (head[2] == nil or score < tonumber(head[2])) then
-    rcall('PUBLISH', channel, queue)
+  if head[2] == nil or score < tonumber(head[2]) then
+    publish(channel, queue)
   end
 end

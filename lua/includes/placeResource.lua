@@ -16,7 +16,7 @@ local function placeResource(k, id, now, channel, pool, front)
       rcall('ZADD', k.claimed, now, id)
       rcall('HSET', k.claims, id, token .. '|' .. claimer .. '|' .. string.format('%d', now) .. '|' .. attrs)
       rcall('HSET', k.assigned, head, id .. '|' .. token .. '|' .. deadline)
-      rcall('PUBLISH', channel, 'A|' .. pool .. '|' .. head)
+      publish(channel, 'A|' .. pool .. '|' .. head)
       rcall('HINCRBY', k.stats, 'claimed', 1)
       placed = 'handed'
     end

@@ -1,5 +1,5 @@
 -- publishLeader: announces a leadership change to every replica's observers.
 -- Message: "election|kind|token|candidate|at" (names never contain '|').
 local function publishLeader(channel, election, kind, token, candidate, at)
-  rcall('PUBLISH', channel, election .. '|' .. kind .. '|' .. token .. '|' .. candidate .. '|' .. string.format('%d', at))
+  publish(channel, election .. '|' .. kind .. '|' .. token .. '|' .. candidate .. '|' .. string.format('%d', at))
 end

@@ -13,10 +13,7 @@ use crate::{
     dispatch,
     error::{Error, Result},
     pb::{self, claim_service_server::ClaimService},
-    store::{
-        wake::{Wakeups, SUBSCRIBE_LIMIT},
-        ClaimEnd, Claimed, PoolStats, Store,
-    },
+    store::{wake::Wakeups, ClaimEnd, Claimed, PoolStats, Store},
 };
 
 pub struct ClaimServiceImpl {
@@ -90,11 +87,13 @@ async fn watch(
     pool: String,
     tx: mpsc::Sender<Result<pb::WatchPoolResponse, Status>>,
 ) {
-    let mut changes = wakeups.pool(&pool);
-    if !wakeups.subscribed(SUBSCRIBE_LIMIT).await {
-        let _ = tx.send(Err(Status::from(Error::Unavailable("cannot follow pool events".into())))).await;
-        return;
-    }
+    let mut changes = match wakeups.pool(&pool).await {
+        Ok(changes) => changes,
+        Err(e) => {
+            let _ = tx.send(Err(Status::from(e))).await;
+            return;
+        }
+    };
     let mut last: Option<PoolStats> = None;
     loop {
         match store.pool_stats(&pool, 0).await {

@@ -14,7 +14,7 @@ use crate::{
     error::{Error, Result},
     pb::{self, leader_service_server::LeaderService},
     store::{
-        wake::{ElectionSignal, Wakeups, SUBSCRIBE_LIMIT},
+        wake::{ElectionSignal, Wakeups},
         LeaderEventKind, LeaderState, Store,
     },
 };
@@ -61,12 +61,14 @@ async fn follow(
     election: String,
     tx: mpsc::Sender<Result<pb::ObserveResponse, Status>>,
 ) {
-    let mut events = wakeups.election(&election);
-    // Events published before this replica's subscription is live would be missed.
-    if !wakeups.subscribed(SUBSCRIBE_LIMIT).await {
-        let _ = tx.send(Err(Status::from(Error::Unavailable("cannot follow leadership events".into())))).await;
-        return;
-    }
+    // Followed (subscription confirmed) before the first read, so no event is missed.
+    let mut events = match wakeups.election(&election).await {
+        Ok(events) => events,
+        Err(e) => {
+            let _ = tx.send(Err(Status::from(e))).await;
+            return;
+        }
+    };
     let mut resync = true;
     let mut last_sent: Option<Option<u64>> = None;
     let mut expires: Option<tokio::time::Instant> = None;

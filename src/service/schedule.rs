@@ -12,10 +12,7 @@ use crate::{
     config::Config,
     error::{Error, Result},
     pb::{self, schedule_service_server::ScheduleService},
-    store::{
-        wake::{Wakeups, SUBSCRIBE_LIMIT},
-        wake_name, DeliveryLimits, Store, When,
-    },
+    store::{keys::ChannelKind, wake::Wakeups, DeliveryLimits, Store, When},
 };
 
 pub struct ScheduleServiceImpl {
@@ -44,13 +41,14 @@ async fn deliver_loop(
     limits: DeliveryLimits,
     tx: mpsc::Sender<Result<pb::SubscribeResponse, Status>>,
 ) {
-    let name = wake_name(&receiver);
-    let notify = wakeups.waiter(&name);
-    if !wakeups.subscribed(SUBSCRIBE_LIMIT).await {
-        let _ = tx.send(Err(Status::from(Error::Unavailable("cannot follow receiver wake-ups".into())))).await;
-        wakeups.release(&name, notify);
-        return;
-    }
+    let waiter = match wakeups.waiter(ChannelKind::Receiver, &receiver).await {
+        Ok(waiter) => waiter,
+        Err(e) => {
+            let _ = tx.send(Err(Status::from(e))).await;
+            return;
+        }
+    };
+    let notify = &waiter.notify;
     loop {
         let notified = notify.notified();
         tokio::pin!(notified);
@@ -105,7 +103,6 @@ async fn deliver_loop(
             _ = tx.closed() => break,
         }
     }
-    wakeups.release(&name, notify);
 }
 
 type SubscribeStream = Pin<Box<dyn Stream<Item = Result<pb::SubscribeResponse, Status>> + Send>>;

@@ -1,5 +1,6 @@
 //! Dead-letter queues and the auto-purge, for every queue and pool.
 
+use super::keys::ChannelKind;
 use super::{reply::Reply, scripts::Args, Path, Store};
 use crate::error::{Error, Result};
 
@@ -103,17 +104,20 @@ impl Store {
             SourceKind::Queue => {
                 let k = self.keys.queue(name);
                 let keys = [&*k.waiting, &k.defs, &k.streaks, &k.dlq, &k.dlqinfo, &k.index];
-                let args = Args::new().arg(id).arg(&self.wake_channel).arg(name);
+                let args = Args::new().arg(id).arg(self.keys.announce(ChannelKind::Queue, name)).arg(name);
                 self.run(Path::WriteBack, "retryAgent", &keys, args).await?
             }
             SourceKind::Pool => {
                 let k = self.keys.pool(name);
-                let args = Args::new().arg(id).arg(&self.pool_channel).arg(name);
+                let args = Args::new().arg(id).arg(self.keys.announce(ChannelKind::Pool, name)).arg(name);
                 self.run(Path::WriteBack, "retryResource", &k.all(), args).await?
             }
             SourceKind::Receiver => {
                 let k = self.keys.receiver(name);
-                let args = Args::new().arg(id).arg(&self.wake_channel).arg(super::wake_name(name));
+                let args = Args::new()
+                    .arg(id)
+                    .arg(self.keys.announce(ChannelKind::Receiver, name))
+                    .arg(super::wake_name(name));
                 self.run(Path::WriteBack, "retryMessage", &k.all(), args).await?
             }
         };
@@ -157,7 +161,7 @@ impl Store {
             .arg(self.policy.dead_letter.max_entries)
             .arg(cursor)
             .arg(page)
-            .arg(&self.wake_channel)
+            .arg(self.keys.announce(ChannelKind::Queue, queue))
             .arg(queue);
         let reply = self.run(Path::WriteBack, "purgeQueue", &keys, args).await?;
         let mut r = Reply::new("purgeQueue", reply)?;
@@ -181,7 +185,7 @@ impl Store {
             .arg(self.policy.dead_letter.max_entries)
             .arg(cursor)
             .arg(page)
-            .arg(&self.pool_channel)
+            .arg(self.keys.announce(ChannelKind::Pool, pool))
             .arg(pool);
         let reply = self.run(Path::WriteBack, "purgePool", &k.all(), args).await?;
         let mut r = Reply::new("purgePool", reply)?;

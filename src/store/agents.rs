@@ -1,5 +1,6 @@
 //! Agent queues: the state transitions of AgentService, one script each.
 
+use super::keys::ChannelKind;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -141,7 +142,7 @@ impl Store {
             .arg(if reset { "1" } else { "0" })
             .arg(self.policy.agent.initial_jitter_ms)
             .arg(rand::random::<u32>())
-            .arg(&self.wake_channel)
+            .arg(self.keys.announce(ChannelKind::Queue, queue))
             .arg(queue);
         for def in agents {
             let json = serde_json::to_string(def).map_err(|e| Error::Internal(e.to_string()))?;
@@ -217,7 +218,7 @@ impl Store {
         let mut args =
             Args::new().arg(&c.name).arg(c.token).arg(c.outcome.as_str()).arg(&c.message).arg(c.retry_after_ms);
         self.policy.push_args(&mut args);
-        let args = args.arg(rand::random::<u32>()).arg(&self.wake_channel).arg(&c.queue);
+        let args = args.arg(rand::random::<u32>()).arg(self.keys.announce(ChannelKind::Queue, &c.queue)).arg(&c.queue);
         let reply = self.run(Path::WriteBack, "completeAgent", &keys, args).await?;
         let mut r = Reply::new("completeAgent", reply)?;
         match r.next::<i64>()? {
@@ -238,7 +239,7 @@ impl Store {
             .arg(delay_ms)
             .arg(self.policy.agent.shutdown_jitter_ms)
             .arg(rand::random::<u32>())
-            .arg(&self.wake_channel)
+            .arg(self.keys.announce(ChannelKind::Queue, queue))
             .arg(queue);
         let keys = [&*k.waiting, &k.working, &k.defs, &k.leases];
         let reply = self.run(Path::WriteBack, "releaseAgent", &keys, args).await?;

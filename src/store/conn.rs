@@ -1,14 +1,32 @@
-//! Connections to Redis. Two modes, chosen by `redis.connection` (see ARCHITECTURE.md for the
-//! measurements behind the default): a bb8 pool of multiplexed connections, or one
-//! auto-reconnecting multiplexed connection (`ConnectionManager`) shared by every call.
+//! Connections to Redis, for every deployment [`Target`] names:
+//!
+//! - one node (TCP, TLS, Unix socket): a bb8 pool of multiplexed connections or one
+//!   auto-reconnecting multiplexed connection (`ConnectionManager`) shared by every call,
+//!   chosen by `redis.connection` (see ARCHITECTURE.md for the measurements behind the default);
+//! - Redis Cluster: redis-rs's cluster connection, which routes each command by its key's
+//!   slot, follows MOVED and ASK, and refreshes the slot map after failovers and resharding;
+//! - Sentinel: a shared connection to the master the sentinels name, asked again whenever
+//!   that master stops answering or turns out to be a replica (READONLY) after a failover.
+//!
+//! TLS uses rustls, with the CA, client certificate and key of `redis.tls_*` when set.
 
-use std::time::Duration;
+use std::{
+    sync::{
+        atomic::{AtomicBool, AtomicU64, Ordering},
+        Arc, RwLock, Weak,
+    },
+    time::Duration,
+};
 
 use redis::{
     aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig, MultiplexedConnection},
-    AsyncConnectionConfig, Cmd, Pipeline, RedisFuture, Value,
+    cluster::ClusterClientBuilder,
+    cluster_async::ClusterConnection,
+    sentinel::{SentinelClient, SentinelClientBuilder, SentinelServerType},
+    AsyncConnectionConfig, ClientTlsConfig, Cmd, Pipeline, RedisFuture, RedisResult, TlsCertificates, TlsMode, Value,
 };
 
+use super::target::Target;
 use crate::{
     config::{ConnectionMode, RedisConfig},
     error::{Error, Result},
@@ -16,55 +34,384 @@ use crate::{
 
 /// A handle that hands out connections; cheap to clone.
 #[derive(Clone)]
-pub enum Redis {
-    Pool(bb8::Pool<PoolManager>),
-    Shared(ConnectionManager),
+pub struct Redis {
+    link: Link,
+    feed: Arc<Feed>,
 }
 
-/// One connection, borrowed from the pool or cloned from the shared one.
+#[derive(Clone)]
+enum Link {
+    Pool(bb8::Pool<PoolManager>),
+    Shared(ConnectionManager),
+    Cluster(ClusterConnection),
+    Sentinel(Arc<SentinelMaster>),
+}
+
+/// What the pub/sub follower (`wake.rs`) needs to open subscriptions of its own.
+pub struct Feed {
+    pub target: Target,
+    certs: Option<TlsCertificates>,
+    connect_timeout: Duration,
+    command_timeout: Duration,
+    sentinel: Option<Arc<SentinelMaster>>,
+}
+
+impl Feed {
+    /// A dedicated pub/sub connection to the node (one node, or the master Sentinel names).
+    pub async fn pubsub(&self) -> Result<redis::aio::PubSub> {
+        let client = match (&self.target, &self.sentinel) {
+            (_, Some(sentinel)) => sentinel.current()?.2,
+            (Target::Node(info), None) => match &self.certs {
+                Some(certs) => redis::Client::build_with_tls(info.clone(), certs.clone())?,
+                None => redis::Client::open(info.clone())?,
+            },
+            (Target::Cluster(_), None) | (Target::Sentinel { .. }, None) => {
+                return Err(Error::Internal("a cluster has no single pub/sub node".into()))
+            }
+        };
+        let pubsub = tokio::time::timeout(self.connect_timeout * 2, client.get_async_pubsub())
+            .await
+            .map_err(|_| Error::Unavailable("opening the pub/sub connection timed out".into()))?;
+        if pubsub.is_err() {
+            if let Some(sentinel) = &self.sentinel {
+                sentinel.stale(sentinel.current()?.1);
+            }
+        }
+        Ok(pubsub?)
+    }
+
+    /// A RESP3 cluster connection whose pushes (sharded messages, resubscriptions,
+    /// disconnections) go to `push`; redis-rs resubscribes it after reconnects and slot moves.
+    pub async fn cluster(
+        &self,
+        push: tokio::sync::mpsc::UnboundedSender<redis::PushInfo>,
+    ) -> Result<ClusterConnection> {
+        let Target::Cluster(seeds) = &self.target else {
+            return Err(Error::Internal("not a cluster".into()));
+        };
+        let mut builder = ClusterClientBuilder::new(seeds.clone())
+            .connection_timeout(self.connect_timeout)
+            .response_timeout(self.command_timeout)
+            .use_protocol(redis::ProtocolVersion::RESP3)
+            .push_sender(push);
+        if let Some(certs) = &self.certs {
+            builder = builder.certs(certs.clone());
+        }
+        let client = builder.build()?;
+        Ok(tokio::time::timeout(self.connect_timeout * 2, client.get_async_connection())
+            .await
+            .map_err(|_| Error::Unavailable("opening the cluster pub/sub connection timed out".into()))??)
+    }
+}
+
+/// One connection, borrowed from the pool or cloned from a shared one.
 pub enum Conn {
     Pooled(bb8::PooledConnection<'static, PoolManager>),
     Shared(ConnectionManager),
+    Cluster(ClusterConnection),
+    /// The master's connection, with the generation it was resolved in.
+    Sentinel(ConnectionManager, Arc<SentinelMaster>, u64),
 }
 
 impl Redis {
+    /// Connects to the Redis `url` names (see [`Target`] for the forms).
     pub async fn connect(url: &str, cfg: &RedisConfig) -> Result<Self> {
+        let target = Target::parse(url)?;
+        let certs = certificates(cfg, &target)?;
+        let link = Self::link(&target, certs.clone(), cfg).await?;
+        let sentinel = match &link {
+            Link::Sentinel(s) => Some(s.clone()),
+            _ => None,
+        };
+        let feed = Feed {
+            target,
+            certs,
+            connect_timeout: Duration::from_millis(cfg.connect_timeout_ms),
+            command_timeout: Duration::from_millis(cfg.command_timeout_ms),
+            sentinel,
+        };
+        Ok(Self { link, feed: Arc::new(feed) })
+    }
+
+    /// How the pub/sub follower opens its own connections.
+    pub fn feed(&self) -> Arc<Feed> {
+        self.feed.clone()
+    }
+
+    async fn link(target: &Target, certs: Option<TlsCertificates>, cfg: &RedisConfig) -> Result<Link> {
         let connect_timeout = Duration::from_millis(cfg.connect_timeout_ms);
         let command_timeout = Duration::from_millis(cfg.command_timeout_ms);
-        match cfg.connection {
-            ConnectionMode::Pool => {
-                let config = AsyncConnectionConfig::new()
-                    .set_connection_timeout(Some(connect_timeout))
-                    .set_response_timeout(Some(command_timeout));
-                let manager = PoolManager { client: redis::Client::open(url)?, config };
-                let pool = bb8::Pool::builder()
-                    .max_size(cfg.pool_size)
-                    .connection_timeout(command_timeout)
-                    .build(manager)
-                    .await?;
-                // Fail at start, not at the first call, when Redis is not there.
-                drop(pool.get().await?);
-                Ok(Redis::Pool(pool))
+        let within = |what: String| {
+            move |_| {
+                Error::Unavailable(format!("connecting to {what} timed out after {}ms", 2 * cfg.connect_timeout_ms))
             }
-            ConnectionMode::Shared => {
-                let client = redis::Client::open(url)?;
-                let config = ConnectionManagerConfig::new()
-                    .set_connection_timeout(Some(connect_timeout))
-                    .set_response_timeout(Some(command_timeout))
-                    .set_number_of_retries(1);
-                let manager =
-                    tokio::time::timeout(connect_timeout * 2, ConnectionManager::new_with_config(client, config))
+        };
+        match target {
+            Target::Node(info) => {
+                let client = match certs {
+                    Some(certs) => redis::Client::build_with_tls(info.clone(), certs)?,
+                    None => redis::Client::open(info.clone())?,
+                };
+                let what = format!("Redis at {}", info.addr());
+                match cfg.connection {
+                    ConnectionMode::Pool => {
+                        let config = AsyncConnectionConfig::new()
+                            .set_connection_timeout(Some(connect_timeout))
+                            .set_response_timeout(Some(command_timeout));
+                        let pool = bb8::Pool::builder()
+                            .max_size(cfg.pool_size)
+                            .connection_timeout(command_timeout)
+                            .build(PoolManager { client, config })
+                            .await?;
+                        // Fail at start, not at the first call, when Redis is not there.
+                        drop(tokio::time::timeout(connect_timeout * 2, pool.get()).await.map_err(within(what))??);
+                        Ok(Link::Pool(pool))
+                    }
+                    ConnectionMode::Shared => {
+                        let manager = tokio::time::timeout(
+                            connect_timeout * 2,
+                            ConnectionManager::new_with_config(client, manager_config(cfg)),
+                        )
                         .await
-                        .map_err(|_| Error::Unavailable(format!("connecting to {url} timed out")))??;
-                Ok(Redis::Shared(manager))
+                        .map_err(within(what))??;
+                        Ok(Link::Shared(manager))
+                    }
+                }
+            }
+            Target::Cluster(seeds) => {
+                let mut builder = ClusterClientBuilder::new(seeds.clone())
+                    .connection_timeout(connect_timeout)
+                    .response_timeout(command_timeout);
+                if let Some(certs) = certs {
+                    builder = builder.certs(certs);
+                }
+                let client = builder.build()?;
+                let what = format!("Redis Cluster through {} seed(s)", seeds.len());
+                let conn = tokio::time::timeout(connect_timeout * 2, client.get_async_connection())
+                    .await
+                    .map_err(within(what))??;
+                Ok(Link::Cluster(conn))
+            }
+            Target::Sentinel { sentinels, master, node, tls } => {
+                let mut builder = SentinelClientBuilder::new(sentinels.clone(), master, SentinelServerType::Master)?
+                    .set_client_to_redis_db(node.db());
+                if let Some(user) = node.username() {
+                    builder = builder.set_client_to_redis_username(user);
+                }
+                if let Some(password) = node.password() {
+                    builder = builder.set_client_to_redis_password(password);
+                }
+                if let Some(user) = &cfg.sentinel_username {
+                    builder = builder.set_client_to_sentinel_username(user);
+                }
+                if let Some(password) = &cfg.sentinel_password {
+                    builder = builder.set_client_to_sentinel_password(password);
+                }
+                if *tls {
+                    builder = builder
+                        .set_client_to_redis_tls_mode(TlsMode::Secure)
+                        .set_client_to_sentinel_tls_mode(TlsMode::Secure);
+                    if let Some(certs) = certs {
+                        builder = builder
+                            .set_client_to_redis_certificates(certs.clone())
+                            .set_client_to_sentinel_certificates(certs);
+                    }
+                }
+                let sentinel = SentinelMaster {
+                    client: tokio::sync::Mutex::new(builder.build()?),
+                    config: manager_config(cfg),
+                    limit: connect_timeout * 2,
+                    current: RwLock::new(None),
+                    generation: AtomicU64::new(0),
+                    resolving: AtomicBool::new(false),
+                    name: master.clone(),
+                };
+                let sentinel = Arc::new(sentinel);
+                sentinel.resolve().await?;
+                Ok(Link::Sentinel(sentinel))
             }
         }
     }
 
     pub async fn conn(&self) -> Result<Conn> {
-        match self {
-            Redis::Pool(pool) => Ok(Conn::Pooled(pool.get_owned().await?)),
-            Redis::Shared(manager) => Ok(Conn::Shared(manager.clone())),
+        match &self.link {
+            Link::Pool(pool) => Ok(Conn::Pooled(pool.get_owned().await?)),
+            Link::Shared(manager) => Ok(Conn::Shared(manager.clone())),
+            Link::Cluster(conn) => Ok(Conn::Cluster(conn.clone())),
+            Link::Sentinel(sentinel) => {
+                let (manager, generation, _) = sentinel.current()?;
+                Ok(Conn::Sentinel(manager, sentinel.clone(), generation))
+            }
+        }
+    }
+
+    /// Whether this is Redis Cluster (sharded pub/sub, one command per slot).
+    pub fn is_cluster(&self) -> bool {
+        matches!(self.link, Link::Cluster(_))
+    }
+
+    /// Runs commands that may live in different slots and answers in order: one pipeline on one
+    /// node, concurrent commands on a cluster (a cluster pipeline must stay in one slot).
+    pub async fn each(&self, commands: Vec<Cmd>) -> Result<Vec<Value>> {
+        if commands.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.conn().await?;
+        if let Conn::Cluster(cluster) = &conn {
+            let calls = commands.iter().map(|cmd| {
+                let mut c = cluster.clone();
+                async move { c.req_packed_command(cmd).await.and_then(Value::extract_error) }
+            });
+            return Ok(futures::future::try_join_all(calls).await?);
+        }
+        let mut pipe = redis::pipe();
+        for cmd in commands {
+            pipe.add_command(cmd);
+        }
+        Ok(pipe.query_async(&mut conn).await?)
+    }
+
+    /// The address of every primary, for commands that must visit each (SCAN). One node: its own.
+    pub async fn primaries(&self) -> Result<Vec<(String, u16)>> {
+        let Link::Cluster(conn) = &self.link else { return Ok(Vec::new()) };
+        let mut conn = conn.clone();
+        let nodes: String = redis::cmd("CLUSTER").arg("NODES").query_async(&mut conn).await?;
+        Ok(nodes
+            .lines()
+            .filter(|line| {
+                let flags = line.split(' ').nth(2).unwrap_or("");
+                flags.split(',').any(|f| f == "master") && !flags.contains("fail") && !flags.contains("noaddr")
+            })
+            .filter_map(|line| {
+                // "<id> <ip>:<port>@<cport>[,<hostname>] <flags> …"
+                let addr = line.split(' ').nth(1)?.split(['@', ',']).next()?;
+                let (host, port) = addr.rsplit_once(':')?;
+                Some((host.to_string(), port.parse().ok()?))
+            })
+            .collect())
+    }
+
+    /// Runs `cmd` on the node at `addr` (Cluster only; one node: the node itself).
+    pub async fn on_node(&self, addr: &(String, u16), cmd: &Cmd) -> Result<Value> {
+        use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
+        match &self.link {
+            Link::Cluster(conn) => {
+                let routing =
+                    RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress { host: addr.0.clone(), port: addr.1 });
+                Ok(conn.clone().route_command(cmd.clone(), routing).await?)
+            }
+            _ => {
+                let mut conn = self.conn().await?;
+                Ok(conn.req_packed_command(cmd).await.and_then(Value::extract_error)?)
+            }
+        }
+    }
+}
+
+/// The TLS certificates of `redis.tls_*`, read at start (None: the system's roots, no client
+/// certificate).
+fn certificates(cfg: &RedisConfig, target: &Target) -> Result<Option<TlsCertificates>> {
+    let read = |key: &str, path: &Option<String>| -> Result<Option<Vec<u8>>> {
+        path.as_ref().map(|p| std::fs::read(p).map_err(|e| Error::Config(format!("redis.{key} {p}: {e}")))).transpose()
+    };
+    let root_cert = read("tls_ca_file", &cfg.tls_ca_file)?;
+    let cert = read("tls_cert_file", &cfg.tls_cert_file)?;
+    let key = read("tls_key_file", &cfg.tls_key_file)?;
+    let client_tls = match (cert, key) {
+        (Some(client_cert), Some(client_key)) => Some(ClientTlsConfig { client_cert, client_key }),
+        (None, None) => None,
+        _ => return Err(Error::Config("redis.tls_cert_file and redis.tls_key_file go together".into())),
+    };
+    if root_cert.is_none() && client_tls.is_none() {
+        return Ok(None);
+    }
+    if !target.tls() {
+        return Err(Error::Config("redis.tls_* files are set but the redis url is not rediss:// (or rediss+…)".into()));
+    }
+    Ok(Some(TlsCertificates { client_tls, root_cert }))
+}
+
+fn manager_config(cfg: &RedisConfig) -> ConnectionManagerConfig {
+    ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(Duration::from_millis(cfg.connect_timeout_ms)))
+        .set_response_timeout(Some(Duration::from_millis(cfg.command_timeout_ms)))
+        .set_number_of_retries(1)
+}
+
+/// The master a set of sentinels names, and a shared connection to it. Calls that find it gone
+/// (connection refused or lost) or demoted (READONLY) make it ask the sentinels again, once at a
+/// time, until they name a master that answers.
+pub struct SentinelMaster {
+    client: tokio::sync::Mutex<SentinelClient>,
+    config: ConnectionManagerConfig,
+    limit: Duration,
+    current: RwLock<Option<(ConnectionManager, u64, redis::Client)>>,
+    generation: AtomicU64,
+    resolving: AtomicBool,
+    name: String,
+}
+
+impl SentinelMaster {
+    /// The master's connection, its generation and a client for more connections to it.
+    fn current(&self) -> Result<(ConnectionManager, u64, redis::Client)> {
+        self.current
+            .read()
+            .expect("sentinel lock")
+            .clone()
+            .ok_or_else(|| Error::Unavailable(format!("no master for {} yet", self.name)))
+    }
+
+    /// Asks the sentinels for the master and connects to it.
+    async fn resolve(&self) -> Result<()> {
+        let attempt = async {
+            let client = self.client.lock().await.async_get_client().await?;
+            let addr = client.get_connection_info().addr().to_string();
+            let manager = ConnectionManager::new_with_config(client.clone(), self.config.clone()).await?;
+            Ok::<_, redis::RedisError>((manager, addr, client))
+        };
+        let (manager, addr, client) = tokio::time::timeout(self.limit, attempt)
+            .await
+            .map_err(|_| Error::Unavailable(format!("asking the sentinels for {} timed out", self.name)))??;
+        let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+        tracing::info!(master = self.name, addr, generation, "connected to the master the sentinels name");
+        *self.current.write().expect("sentinel lock") = Some((manager, generation, client));
+        Ok(())
+    }
+
+    /// A call on generation `generation` found the master gone or demoted: ask again, unless a
+    /// newer master is already known or someone is already asking.
+    fn stale(self: &Arc<Self>, generation: u64) {
+        if generation != self.generation.load(Ordering::SeqCst) || self.resolving.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        tracing::warn!(master = self.name, "the master stopped answering or is a replica now; asking the sentinels");
+        let weak: Weak<Self> = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut backoff = Duration::from_millis(100);
+            loop {
+                let Some(this) = weak.upgrade() else { return };
+                match this.resolve().await {
+                    Ok(()) => {
+                        this.resolving.store(false, Ordering::SeqCst);
+                        return;
+                    }
+                    Err(e) => {
+                        tracing::warn!(master = this.name, error = %e, "sentinels name no master that answers yet")
+                    }
+                }
+                drop(this);
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(2));
+            }
+        });
+    }
+
+    /// Whether a call's result says the master is gone or no longer the master.
+    fn suspect<T>(result: &RedisResult<T>, value: Option<&Value>) -> bool {
+        let readonly = |code: Option<&str>| matches!(code, Some("READONLY") | Some("MASTERDOWN"));
+        match result {
+            Err(e) => e.is_io_error() || e.is_connection_refusal() || e.is_connection_dropped() || readonly(e.code()),
+            Ok(_) => matches!(value, Some(Value::ServerError(e)) if readonly(Some(e.code()))),
         }
     }
 }
@@ -98,6 +445,14 @@ impl ConnectionLike for Conn {
         match self {
             Conn::Pooled(c) => c.req_packed_command(cmd),
             Conn::Shared(c) => c.req_packed_command(cmd),
+            Conn::Cluster(c) => c.req_packed_command(cmd),
+            Conn::Sentinel(c, sentinel, generation) => Box::pin(async move {
+                let result = c.req_packed_command(cmd).await;
+                if SentinelMaster::suspect(&result, result.as_ref().ok()) {
+                    sentinel.stale(*generation);
+                }
+                result
+            }),
         }
     }
 
@@ -110,6 +465,15 @@ impl ConnectionLike for Conn {
         match self {
             Conn::Pooled(c) => c.req_packed_commands(pipeline, offset, count),
             Conn::Shared(c) => c.req_packed_commands(pipeline, offset, count),
+            Conn::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
+            Conn::Sentinel(c, sentinel, generation) => Box::pin(async move {
+                let result = c.req_packed_commands(pipeline, offset, count).await;
+                let first = result.as_ref().ok().and_then(|values| values.first());
+                if SentinelMaster::suspect(&result, first) {
+                    sentinel.stale(*generation);
+                }
+                result
+            }),
         }
     }
 
@@ -117,6 +481,8 @@ impl ConnectionLike for Conn {
         match self {
             Conn::Pooled(c) => c.get_db(),
             Conn::Shared(c) => c.get_db(),
+            Conn::Cluster(c) => c.get_db(),
+            Conn::Sentinel(c, ..) => c.get_db(),
         }
     }
 }

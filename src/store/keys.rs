@@ -6,6 +6,22 @@
 #[derive(Clone, Debug)]
 pub struct Keys {
     prefix: String,
+    /// Scripts announce with SPUBLISH (Redis Cluster: sharded pub/sub) instead of PUBLISH.
+    sharded: bool,
+}
+
+/// What a pub/sub channel announces; every channel carries the hash tag of its source, so a
+/// script publishes (SPUBLISH on a cluster) in the slot of its own keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ChannelKind {
+    /// A queue's agents became due earlier: the payload is the queue name.
+    Queue,
+    /// A receiver's messages became due earlier: the payload is `r:<receiver>`.
+    Receiver,
+    /// A pool's events: "A|pool|claim id" (a waiting claim was handed a resource), "C|pool".
+    Pool,
+    /// An election's events: elected, resigned, expired.
+    Election,
 }
 
 /// The keys of one agent queue.
@@ -164,7 +180,48 @@ impl QueueKeys {
 
 impl Keys {
     pub fn new(prefix: impl Into<String>) -> Self {
-        Self { prefix: prefix.into() }
+        Self { prefix: prefix.into(), sharded: false }
+    }
+
+    /// Keys whose scripts announce with sharded pub/sub (SPUBLISH), for Redis Cluster.
+    pub fn sharded(mut self, sharded: bool) -> Self {
+        self.sharded = sharded;
+        self
+    }
+
+    /// Whether scripts announce with SPUBLISH.
+    pub fn is_sharded(&self) -> bool {
+        self.sharded
+    }
+
+    /// The pub/sub channel of one source: `<prefix>baton:{q:billing}:wake`.
+    pub fn channel(&self, kind: ChannelKind, name: &str) -> String {
+        let (tag, part) = match kind {
+            ChannelKind::Queue => ('q', "wake"),
+            ChannelKind::Receiver => ('r', "wake"),
+            ChannelKind::Pool => ('p', "events"),
+            ChannelKind::Election => ('e', "events"),
+        };
+        format!("{}baton:{{{tag}:{name}}}:{part}", self.prefix)
+    }
+
+    /// What a channel announces, from its name (None: not one of this prefix's channels).
+    pub fn parse_channel(&self, channel: &str) -> Option<ChannelKind> {
+        let rest = channel.strip_prefix(self.prefix.as_str())?.strip_prefix("baton:{")?;
+        let (tag, part) = rest.rsplit_once("}:")?;
+        match (tag.split_once(':')?.0, part) {
+            ("q", "wake") => Some(ChannelKind::Queue),
+            ("r", "wake") => Some(ChannelKind::Receiver),
+            ("p", "events") => Some(ChannelKind::Pool),
+            ("e", "events") => Some(ChannelKind::Election),
+            _ => None,
+        }
+    }
+
+    /// The ARGV by which a script learns where to announce (`publish` in
+    /// `lua/includes/publish.lua`): "P <channel>" (PUBLISH) or "S <channel>" (SPUBLISH).
+    pub fn announce(&self, kind: ChannelKind, name: &str) -> String {
+        format!("{} {}", if self.sharded { 'S' } else { 'P' }, self.channel(kind, name))
     }
 
     pub fn queue(&self, queue: &str) -> QueueKeys {
@@ -244,17 +301,6 @@ impl Keys {
         format!("{}baton:{{registry}}:pools", self.prefix)
     }
 
-    /// The pub/sub channel of pool events: "A|pool|claim id" (a waiting claim was handed a
-    /// resource) and "C|pool" (the pool changed).
-    pub fn pool_channel(&self) -> String {
-        format!("{}baton:pool", self.prefix)
-    }
-
-    /// The pub/sub channel of leadership events (elected, resigned, expired).
-    pub fn leader_channel(&self) -> String {
-        format!("{}baton:leader", self.prefix)
-    }
-
     /// SET of every queue ever registered, for sweepers and health.
     pub fn queues(&self) -> String {
         format!("{}baton:{{registry}}:queues", self.prefix)
@@ -291,11 +337,6 @@ impl Keys {
         };
         Some((kind, name, part))
     }
-
-    /// The pub/sub channel on which scripts announce that something became due earlier.
-    pub fn wake_channel(&self) -> String {
-        format!("{}baton:wake", self.prefix)
-    }
 }
 
 #[cfg(test)]
@@ -321,5 +362,23 @@ mod tests {
         assert_eq!(keys.parse_source(keys.pool("vms").all()[0]), Some(('p', "vms", "idle")));
         assert_eq!(keys.parse_source("a*p:baton:{registry}:queues"), None);
         assert_eq!(keys.parse_source("other:baton:{q:x}:defs"), None);
+    }
+
+    #[test]
+    fn channels_share_their_source_hash_tag_and_parse_back() {
+        let keys = Keys::new("app:");
+        for (kind, tag) in [
+            (ChannelKind::Queue, "{q:jobs}"),
+            (ChannelKind::Receiver, "{r:jobs}"),
+            (ChannelKind::Pool, "{p:jobs}"),
+            (ChannelKind::Election, "{e:jobs}"),
+        ] {
+            let channel = keys.channel(kind, "jobs");
+            assert!(channel.contains(tag), "{channel}");
+            assert_eq!(keys.parse_channel(&channel), Some(kind));
+        }
+        assert_eq!(keys.parse_channel("app:baton:{q:jobs}:waiting"), None);
+        assert_eq!(keys.announce(ChannelKind::Queue, "a"), "P app:baton:{q:a}:wake");
+        assert_eq!(keys.sharded(true).announce(ChannelKind::Pool, "a"), "S app:baton:{p:a}:events");
     }
 }

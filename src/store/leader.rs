@@ -1,6 +1,7 @@
 //! Elections: lazy leader election with fencing tokens (LeaderService, and Baton's own
 //! sweepers through `crate::leadership`).
 
+use super::keys::ChannelKind;
 use super::{reply::Reply, scripts::Args, Path, Store};
 use crate::error::{Error, Result};
 
@@ -74,7 +75,11 @@ impl Store {
     /// Becomes leader if there is none; refreshes if `candidate` already leads.
     pub async fn campaign(&self, election: &str, candidate: &str, ttl_ms: u64) -> Result<Campaigned> {
         let k = self.keys.election(election);
-        let args = Args::new().arg(candidate).arg(ttl_ms).arg(&self.leader_channel).arg(election);
+        let args = Args::new()
+            .arg(candidate)
+            .arg(ttl_ms)
+            .arg(self.keys.announce(ChannelKind::Election, election))
+            .arg(election);
         let reply = self.run(Path::Dispatch, "campaignLeader", &[&k.term, &k.seq], args).await?;
         let mut r = Reply::new("campaignLeader", reply)?;
         let is_leader = r.next::<i64>()? == 1;
@@ -98,7 +103,11 @@ impl Store {
     /// Ends a term at once; returns when (Redis time).
     pub async fn resign(&self, election: &str, candidate: &str, token: u64) -> Result<i64> {
         let k = self.keys.election(election);
-        let args = Args::new().arg(candidate).arg(token).arg(&self.leader_channel).arg(election);
+        let args = Args::new()
+            .arg(candidate)
+            .arg(token)
+            .arg(self.keys.announce(ChannelKind::Election, election))
+            .arg(election);
         let reply = self.run(Path::WriteBack, "resignLeader", &[&k.term], args).await?;
         let mut r = Reply::new("resignLeader", reply)?;
         match r.next::<i64>()? {
@@ -111,7 +120,10 @@ impl Store {
     /// is published (once across replicas).
     pub async fn leader(&self, election: &str, announce_expiry: bool) -> Result<LeaderState> {
         let k = self.keys.election(election);
-        let args = Args::new().arg(if announce_expiry { "1" } else { "0" }).arg(&self.leader_channel).arg(election);
+        let args = Args::new()
+            .arg(if announce_expiry { "1" } else { "0" })
+            .arg(self.keys.announce(ChannelKind::Election, election))
+            .arg(election);
         let reply = self.run(Path::Dispatch, "readLeader", &[&k.term], args).await?;
         let mut r = Reply::new("readLeader", reply)?;
         let now_ms = r.next()?;

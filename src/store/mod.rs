@@ -13,6 +13,7 @@ mod reply;
 pub mod schedule;
 pub mod scripts;
 pub mod sweep;
+pub mod target;
 pub mod wake;
 
 use std::sync::Arc;
@@ -88,9 +89,6 @@ pub struct Store {
     /// costs one registry write per replica, not one per call. Registries only grow, so an
     /// entry never goes stale.
     registered: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
-    wake_channel: String,
-    leader_channel: String,
-    pool_channel: String,
 }
 
 impl Store {
@@ -98,10 +96,7 @@ impl Store {
     pub async fn open(redis: Redis, key_prefix: &str, policy: Policy, breakers: BreakerConfig) -> Result<Self> {
         let scripts = Arc::new(Scripts::new());
         scripts.load_all(&redis).await?;
-        let keys = Keys::new(key_prefix);
-        let wake_channel = keys.wake_channel();
-        let leader_channel = keys.leader_channel();
-        let pool_channel = keys.pool_channel();
+        let keys = Keys::new(key_prefix).sharded(redis.is_cluster());
         let breaker_changed = Arc::new(tokio::sync::Notify::new());
         let breakers = Arc::new([
             Breaker::new("dispatch", breakers.clone(), breaker_changed.clone()),
@@ -115,14 +110,21 @@ impl Store {
             breakers,
             breaker_changed,
             registered: Arc::default(),
-            wake_channel,
-            leader_channel,
-            pool_channel,
         })
     }
 
     pub fn keys(&self) -> &Keys {
         &self.keys
+    }
+
+    /// How the pub/sub follower opens its own connections to this Redis.
+    pub fn feed(&self) -> Arc<conn::Feed> {
+        self.redis.feed()
+    }
+
+    /// The connections (for commands outside the scripts: registries, SCAN, TIME).
+    pub fn redis(&self) -> &Redis {
+        &self.redis
     }
 
     /// The state of the (dispatch, write-back) breakers.
@@ -199,24 +201,30 @@ impl Store {
         use std::collections::{BTreeMap, HashSet};
         let mut conn = self.redis.conn().await?;
         let mut parts: BTreeMap<(char, String), Vec<String>> = BTreeMap::new();
-        let mut cursor: u64 = 0;
-        loop {
-            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(self.keys.source_pattern())
-                .arg("COUNT")
-                .arg(1_000)
-                .query_async(&mut conn)
-                .await?;
-            for key in &keys {
-                if let Some((kind, name, part)) = self.keys.parse_source(key) {
-                    parts.entry((kind, name.to_string())).or_default().push(part.to_string());
+        // SCAN walks one node's keys: on a cluster, every primary's in turn.
+        let primaries = self.redis.primaries().await?;
+        let nodes: Vec<Option<&(String, u16)>> =
+            if primaries.is_empty() { vec![None] } else { primaries.iter().map(Some).collect() };
+        for node in nodes {
+            let mut cursor: u64 = 0;
+            loop {
+                let mut scan = redis::cmd("SCAN");
+                scan.arg(cursor).arg("MATCH").arg(self.keys.source_pattern()).arg("COUNT").arg(1_000);
+                let reply = match node {
+                    Some(addr) => self.redis.on_node(addr, &scan).await?,
+                    None => scan.query_async(&mut conn).await?,
+                };
+                let (next, keys): (u64, Vec<String>) =
+                    redis::from_redis_value(reply).map_err(redis::RedisError::from)?;
+                for key in &keys {
+                    if let Some((kind, name, part)) = self.keys.parse_source(key) {
+                        parts.entry((kind, name.to_string())).or_default().push(part.to_string());
+                    }
                 }
-            }
-            cursor = next;
-            if cursor == 0 {
-                break;
+                cursor = next;
+                if cursor == 0 {
+                    break;
+                }
             }
         }
         let mut found = Vec::new();

@@ -1,5 +1,6 @@
 //! Pools: the state transitions of ClaimService, one script each.
 
+use super::keys::ChannelKind;
 use std::collections::BTreeMap;
 
 use super::{reply::Reply, scripts::Args, Path, Store};
@@ -88,7 +89,7 @@ impl Store {
     /// Offers resources in order; returns (idle, handed, duplicates).
     pub async fn offer(&self, pool: &str, resources: &[(String, BTreeMap<String, String>)]) -> Result<(u32, u32, u32)> {
         let k = self.keys.pool(pool);
-        let mut args = Args::new().arg(&self.pool_channel).arg(pool);
+        let mut args = Args::new().arg(self.keys.announce(ChannelKind::Pool, pool)).arg(pool);
         for (id, attrs) in resources {
             args.push(id);
             args.push(json(attrs));
@@ -109,8 +110,13 @@ impl Store {
         max_line: u32,
     ) -> Result<ClaimStart> {
         let k = self.keys.pool(pool);
-        let args =
-            Args::new().arg(claimer).arg(json(attrs)).arg(wait_ms).arg(max_line).arg(&self.pool_channel).arg(pool);
+        let args = Args::new()
+            .arg(claimer)
+            .arg(json(attrs))
+            .arg(wait_ms)
+            .arg(max_line)
+            .arg(self.keys.announce(ChannelKind::Pool, pool))
+            .arg(pool);
         if wait_ms > 0 {
             // The claim may join the line: announce the pool first.
             self.remember_pool(pool).await?;
@@ -135,7 +141,7 @@ impl Store {
             Pickup::End => "end",
             Pickup::Abandon => "abandon",
         };
-        let args = Args::new().arg(claim_id).arg(mode).arg(&self.pool_channel).arg(pool);
+        let args = Args::new().arg(claim_id).arg(mode).arg(self.keys.announce(ChannelKind::Pool, pool)).arg(pool);
         let reply = self.run(Path::Dispatch, "pickupClaim", &k.all(), args).await?;
         let mut r = Reply::new("pickupClaim", reply)?;
         match r.next::<i64>()? {
@@ -158,7 +164,7 @@ impl Store {
             .arg(token)
             .arg(action)
             .arg(error)
-            .arg(&self.pool_channel)
+            .arg(self.keys.announce(ChannelKind::Pool, pool))
             .arg(pool)
             .arg(self.policy.dead_letter.ttl_ms)
             .arg(self.policy.dead_letter.max_entries);
@@ -173,7 +179,7 @@ impl Store {
     /// Gives back resources assigned to claims never picked up; returns how many.
     pub async fn reclaim_assignments(&self, pool: &str, grace_ms: u64, limit: u32) -> Result<u64> {
         let k = self.keys.pool(pool);
-        let args = Args::new().arg(grace_ms).arg(limit).arg(&self.pool_channel).arg(pool);
+        let args = Args::new().arg(grace_ms).arg(limit).arg(self.keys.announce(ChannelKind::Pool, pool)).arg(pool);
         let reply = self.run(Path::WriteBack, "reclaimAssignments", &k.all(), args).await?;
         redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))
     }
@@ -206,18 +212,19 @@ impl Store {
         })
     }
 
-    /// The pools among `pools` holding a hand-over not yet picked up (one pipelined EXISTS
-    /// each, no script): the only ones `reclaim_assignments` can have work in.
+    /// The pools among `pools` holding a hand-over not yet picked up (one EXISTS each,
+    /// pipelined or concurrent, no script): the only ones `reclaim_assignments` can have work in.
     pub async fn pools_with_assignments(&self, pools: &[String]) -> Result<Vec<String>> {
         if pools.is_empty() {
             return Ok(Vec::new());
         }
-        let mut conn = self.redis.conn().await?;
-        let mut pipe = redis::pipe();
-        for pool in pools {
-            pipe.cmd("EXISTS").arg(&self.keys.pool(pool).assigned);
-        }
-        let exists: Vec<u64> = pipe.query_async(&mut conn).await?;
+        let exists = pools.iter().map(|pool| {
+            let mut cmd = redis::cmd("EXISTS");
+            cmd.arg(&self.keys.pool(pool).assigned);
+            cmd
+        });
+        let exists: Vec<u64> = redis::from_redis_value(redis::Value::Array(self.redis.each(exists.collect()).await?))
+            .map_err(redis::RedisError::from)?;
         Ok(pools.iter().zip(exists).filter(|(_, n)| *n > 0).map(|(p, _)| p.clone()).collect())
     }
 

@@ -1,5 +1,6 @@
 //! Receivers: the state transitions of ScheduleService, one script each.
 
+use super::keys::ChannelKind;
 use super::{reply::Reply, scripts::Args, Path, Store};
 use crate::error::{Error, Result};
 
@@ -67,8 +68,13 @@ impl Store {
             When::At(at) => (at, 0),
             When::After(delay) => (-1, delay),
         };
-        let args =
-            Args::new().arg(payload).arg(at).arg(delay).arg(key).arg(&self.wake_channel).arg(wake_name(receiver));
+        let args = Args::new()
+            .arg(payload)
+            .arg(at)
+            .arg(delay)
+            .arg(key)
+            .arg(self.keys.announce(ChannelKind::Receiver, receiver))
+            .arg(wake_name(receiver));
         self.remember(self.keys.receivers(), receiver).await?;
         let reply = self.run(Path::WriteBack, "scheduleMessage", &k.all(), args).await?;
         let mut r = Reply::new("scheduleMessage", reply)?;
@@ -109,7 +115,11 @@ impl Store {
     /// Ends a delivered message; `Error::LeaseLost` for a stale token.
     pub async fn ack(&self, receiver: &str, id: &str, token: u64) -> Result<()> {
         let k = self.keys.receiver(receiver);
-        let args = Args::new().arg(id).arg(token).arg(&self.wake_channel).arg(wake_name(receiver));
+        let args = Args::new()
+            .arg(id)
+            .arg(token)
+            .arg(self.keys.announce(ChannelKind::Receiver, receiver))
+            .arg(wake_name(receiver));
         let reply = self.run(Path::WriteBack, "ackMessage", &k.all(), args).await?;
         let mut r = Reply::new("ackMessage", reply)?;
         match r.next::<i64>()? {

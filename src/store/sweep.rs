@@ -1,6 +1,7 @@
 //! What the sweepers and the health monitor read and repair: zombie and orphan leases,
 //! worker liveness, corrupt names, per-queue counts.
 
+use super::keys::ChannelKind;
 use super::{reply::Reply, scripts::Args, Path, Store};
 use crate::error::{Error, Result};
 
@@ -83,8 +84,10 @@ impl Store {
     }
 
     /// The queues whose sorted set (picked by `set`) has a score older than `age_ms` by the
-    /// Redis clock: one TIME and one pipelined ZCOUNT per queue, one round trip, no script.
-    /// A read-only pre-check, so an idle queue costs a sweep one cheap command.
+    /// Redis clock: one TIME and one ZCOUNT per queue (pipelined on one node, concurrent on a
+    /// cluster, where the queues live in different slots), no script. A read-only pre-check, so
+    /// an idle queue costs a sweep one cheap command; the scripts decide on their own node's
+    /// clock.
     async fn queues_with_old_entries(
         &self,
         queues: &[String],
@@ -97,11 +100,13 @@ impl Store {
         let mut conn = self.redis.conn().await?;
         let (secs, micros): (i64, i64) = redis::cmd("TIME").query_async(&mut conn).await?;
         let before = format!("({}", secs * 1000 + micros / 1000 - age_ms as i64);
-        let mut pipe = redis::pipe();
-        for queue in queues {
-            pipe.cmd("ZCOUNT").arg(set(&self.keys.queue(queue))).arg("-inf").arg(&before);
-        }
-        let counts: Vec<u64> = pipe.query_async(&mut conn).await?;
+        let counts = queues.iter().map(|queue| {
+            let mut cmd = redis::cmd("ZCOUNT");
+            cmd.arg(set(&self.keys.queue(queue))).arg("-inf").arg(&before);
+            cmd
+        });
+        let counts: Vec<u64> = redis::from_redis_value(redis::Value::Array(self.redis.each(counts.collect()).await?))
+            .map_err(redis::RedisError::from)?;
         Ok(queues.iter().zip(counts).filter(|(_, n)| *n > 0).map(|(q, _)| q.clone()).collect())
     }
 
@@ -142,7 +147,8 @@ impl Store {
         let lease_keys = k.lease_keys();
         let mut keys = lease_keys.to_vec();
         keys.push(&k.workers);
-        let mut args = Args::new().arg(queue).arg(&self.wake_channel).arg(rand::random::<u32>());
+        let mut args =
+            Args::new().arg(queue).arg(self.keys.announce(ChannelKind::Queue, queue)).arg(rand::random::<u32>());
         self.policy.push_args(&mut args);
         for (s, kind, threshold) in items {
             args.push(&s.name);

@@ -1,26 +1,34 @@
-//! Cross-replica notifications over Redis pub/sub, followed by one subscription per replica.
+//! Cross-replica notifications over Redis pub/sub.
 //!
-//! - Queue wake-ups: scripts PUBLISH a queue's name on the wake channel when an entry becomes
-//!   the earliest of its waiting set; long-polling Acquires on that queue re-check.
-//! - Leadership events: election scripts PUBLISH elected / resigned / expired; Observe streams
-//!   and waiting Campaigns on every replica receive them.
-//! - Pool events: pool scripts PUBLISH "A|pool|claim" when a waiting claim is handed a
-//!   resource (its replica picks it up) and "C|pool" on every change (WatchPool streams).
+//! Every queue, receiver, pool and election has a channel of its own, carrying its hash tag
+//! (`Keys::channel`); the scripts that change a source announce on its channel (SPUBLISH on
+//! Redis Cluster, so a message reaches only the shard that holds the source, PUBLISH on one
+//! node). A replica subscribes to a channel only while something on it waits or watches:
 //!
-//! After a lost subscription every waiter is woken and every observer told to resync, since
-//! messages may have been missed while it was down.
+//! - queue and receiver wake-ups: a script announces when an entry becomes the earliest of a
+//!   waiting set; long-polling Acquires and Subscribe streams re-check;
+//! - election events (elected / resigned / expired): Observe streams and waiting Campaigns;
+//! - pool events: "A|pool|claim" when a waiting claim is handed a resource (its replica picks
+//!   it up) and "C|pool" on every change (WatchPool streams).
+//!
+//! An [`Interest`] holds a channel subscribed; a channel nobody holds is dropped after
+//! [`LINGER`], so a queue long-polled in a loop is not subscribed and unsubscribed every call.
+//! Whenever a subscription is (re)confirmed — after a reconnect, a failover or a slot move — the
+//! channel's waiters are woken to read the state again, since messages may have been missed.
 
 use std::{
     collections::HashMap,
     sync::{Arc, Mutex},
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use futures::StreamExt;
-use tokio::sync::{broadcast, watch, Notify};
+use redis::PushKind;
+use tokio::sync::{broadcast, mpsc, watch, Notify};
 use tokio_util::sync::CancellationToken;
 
-use super::{Keys, LeaderEvent};
+use super::{conn::Feed, keys::ChannelKind, Keys, LeaderEvent};
+use crate::error::{Error, Result};
 
 /// What an election's observers hear.
 #[derive(Clone, Debug)]
@@ -30,99 +38,252 @@ pub enum ElectionSignal {
     Resync,
 }
 
-/// How long a stream (Observe, WatchPool, Subscribe) waits for its replica's pub/sub
-/// subscription before it answers UNAVAILABLE.
+/// How long a waiter waits for its channel's subscription before it answers UNAVAILABLE.
 pub const SUBSCRIBE_LIMIT: Duration = Duration::from_secs(5);
+
+/// How long a channel nobody follows stays subscribed.
+pub const LINGER: Duration = Duration::from_secs(30);
 
 /// Observers buffered per election before a slow one must resync.
 const ELECTION_BUFFER: usize = 64;
 
-/// The waiters and observers on this replica.
-#[derive(Clone)]
-pub struct Wakeups {
-    queues: Arc<Mutex<HashMap<String, Arc<Notify>>>>,
-    elections: Arc<Mutex<HashMap<String, broadcast::Sender<ElectionSignal>>>>,
-    /// Waiting claims on this replica, by "pool|claim id".
-    claims: Arc<Mutex<HashMap<String, Arc<Notify>>>>,
-    /// WatchPool streams on this replica, by pool.
-    pools: Arc<Mutex<HashMap<String, broadcast::Sender<()>>>>,
-    /// True while the subscription is live.
-    subscribed: Arc<watch::Sender<bool>>,
+/// The subscription state of one channel on this replica.
+struct Channel {
+    /// Interests held.
+    held: usize,
+    /// Subscribed (confirmed by Redis) on the current connection.
+    live: bool,
+    /// When the last interest was dropped.
+    idle_since: Option<Instant>,
 }
 
-impl Default for Wakeups {
-    fn default() -> Self {
-        Self {
-            queues: Default::default(),
-            elections: Default::default(),
-            claims: Default::default(),
-            pools: Default::default(),
-            subscribed: Arc::new(watch::channel(false).0),
+struct Inner {
+    keys: Keys,
+    /// Long polls by waiter name: the queue, or `r:<receiver>`.
+    queues: Mutex<HashMap<String, Arc<Notify>>>,
+    elections: Mutex<HashMap<String, broadcast::Sender<ElectionSignal>>>,
+    /// Waiting claims on this replica, by "pool|claim id".
+    claims: Mutex<HashMap<String, Arc<Notify>>>,
+    /// WatchPool streams on this replica, by pool.
+    pools: Mutex<HashMap<String, broadcast::Sender<()>>>,
+    channels: Mutex<HashMap<String, Channel>>,
+    /// Bumped whenever a channel goes live.
+    live: watch::Sender<u64>,
+    /// Channels newly wanted, for the follower to subscribe.
+    wanted: mpsc::UnboundedSender<String>,
+    wanted_rx: Mutex<Option<mpsc::UnboundedReceiver<String>>>,
+}
+
+/// The waiters and observers on this replica. Cheap to clone.
+#[derive(Clone)]
+pub struct Wakeups {
+    inner: Arc<Inner>,
+}
+
+/// Holds a channel subscribed while alive.
+pub struct Interest {
+    inner: Arc<Inner>,
+    channel: String,
+}
+
+impl Drop for Interest {
+    fn drop(&mut self) {
+        let mut channels = self.inner.channels.lock().expect("wakeups lock");
+        if let Some(c) = channels.get_mut(&self.channel) {
+            c.held -= 1;
+            if c.held == 0 {
+                c.idle_since = Some(Instant::now());
+            }
         }
+    }
+}
+
+/// A long poll's notifier: woken when its queue or receiver may have work.
+pub struct Waiter {
+    pub notify: Arc<Notify>,
+    name: String,
+    wakeups: Wakeups,
+    _interest: Interest,
+}
+
+impl Drop for Waiter {
+    fn drop(&mut self) {
+        let mut queues = self.wakeups.inner.queues.lock().expect("wakeups lock");
+        if queues.get(&self.name).is_some_and(|n| Arc::ptr_eq(n, &self.notify) && Arc::strong_count(n) == 2) {
+            queues.remove(&self.name);
+        }
+    }
+}
+
+/// An election's events, while followed.
+pub struct ElectionEvents {
+    rx: broadcast::Receiver<ElectionSignal>,
+    _interest: Interest,
+}
+
+impl ElectionEvents {
+    pub async fn recv(&mut self) -> std::result::Result<ElectionSignal, broadcast::error::RecvError> {
+        self.rx.recv().await
+    }
+}
+
+/// A pool's changes, while followed.
+pub struct PoolChanges {
+    rx: broadcast::Receiver<()>,
+    _interest: Interest,
+}
+
+impl PoolChanges {
+    pub async fn recv(&mut self) -> std::result::Result<(), broadcast::error::RecvError> {
+        self.rx.recv().await
+    }
+}
+
+/// One waiting claim's notifier.
+pub struct ClaimWaiter {
+    pub notify: Arc<Notify>,
+    key: String,
+    wakeups: Wakeups,
+}
+
+impl Drop for ClaimWaiter {
+    fn drop(&mut self) {
+        self.wakeups.inner.claims.lock().expect("wakeups lock").remove(&self.key);
     }
 }
 
 impl Wakeups {
-    /// Waits until the subscription is live, at most `limit`; false if it is not.
-    pub async fn subscribed(&self, limit: Duration) -> bool {
-        let mut rx = self.subscribed.subscribe();
-        tokio::time::timeout(limit, rx.wait_for(|live| *live)).await.is_ok_and(|r| r.is_ok())
-    }
-
-    /// The notifier of a queue's waiters. Hold it while waiting; `release` it afterwards.
-    pub fn waiter(&self, queue: &str) -> Arc<Notify> {
-        let mut queues = self.queues.lock().expect("wakeups lock");
-        queues.entry(queue.to_string()).or_default().clone()
-    }
-
-    /// Forgets a queue's notifier when no call waits on it any more.
-    pub fn release(&self, queue: &str, notify: Arc<Notify>) {
-        let mut queues = self.queues.lock().expect("wakeups lock");
-        drop(notify);
-        if queues.get(queue).is_some_and(|n| Arc::strong_count(n) == 1) {
-            queues.remove(queue);
+    pub fn new(keys: Keys) -> Self {
+        let (wanted, wanted_rx) = mpsc::unbounded_channel();
+        Self {
+            inner: Arc::new(Inner {
+                keys,
+                queues: Default::default(),
+                elections: Default::default(),
+                claims: Default::default(),
+                pools: Default::default(),
+                channels: Default::default(),
+                live: watch::channel(0).0,
+                wanted,
+                wanted_rx: Mutex::new(Some(wanted_rx)),
+            }),
         }
+    }
+
+    /// Wakeups of `store`'s keys, followed by a task of their own until `shutdown`.
+    pub fn spawn(store: &super::Store, shutdown: CancellationToken) -> Self {
+        let wakeups = Self::new(store.keys().clone());
+        tokio::spawn(wakeups.clone().run(store.feed(), shutdown));
+        wakeups
+    }
+
+    /// Holds `kind`/`name`'s channel subscribed; resolves once Redis confirmed the subscription
+    /// (at most [`SUBSCRIBE_LIMIT`]; UNAVAILABLE if it did not).
+    pub async fn interest(&self, kind: ChannelKind, name: &str) -> Result<Interest> {
+        let channel = self.inner.keys.channel(kind, name);
+        let mut live = self.inner.live.subscribe();
+        {
+            let mut channels = self.inner.channels.lock().expect("wakeups lock");
+            let c = channels.entry(channel.clone()).or_insert_with(|| {
+                let _ = self.inner.wanted.send(channel.clone());
+                Channel { held: 0, live: false, idle_since: None }
+            });
+            c.held += 1;
+            c.idle_since = None;
+        }
+        let interest = Interest { inner: self.inner.clone(), channel: channel.clone() };
+        let is_live = || self.inner.channels.lock().expect("wakeups lock").get(&channel).is_some_and(|c| c.live);
+        let confirmed = tokio::time::timeout(SUBSCRIBE_LIMIT, async {
+            while !is_live() {
+                if live.changed().await.is_err() {
+                    return false;
+                }
+            }
+            true
+        })
+        .await;
+        match confirmed {
+            Ok(true) => Ok(interest),
+            _ => Err(Error::Unavailable(format!(
+                "cannot follow the pub/sub channel {channel} (Redis did not confirm it)"
+            ))),
+        }
+    }
+
+    /// A long poll's notifier for a queue ([`ChannelKind::Queue`], named by the queue) or a
+    /// receiver ([`ChannelKind::Receiver`], named by the receiver), subscribed.
+    pub async fn waiter(&self, kind: ChannelKind, name: &str) -> Result<Waiter> {
+        let interest = self.interest(kind, name).await?;
+        let key = match kind {
+            ChannelKind::Receiver => super::wake_name(name),
+            _ => name.to_string(),
+        };
+        let notify = self.inner.queues.lock().expect("wakeups lock").entry(key.clone()).or_default().clone();
+        Ok(Waiter { notify, name: key, wakeups: self.clone(), _interest: interest })
     }
 
     /// How many long polls on this replica wait on a queue.
     pub fn waiters(&self, queue: &str) -> usize {
-        self.queues.lock().expect("wakeups lock").get(queue).map_or(0, |n| Arc::strong_count(n) - 1)
+        self.inner.queues.lock().expect("wakeups lock").get(queue).map_or(0, |n| Arc::strong_count(n) - 1)
     }
 
-    /// Follows an election's events. Subscribe before reading the state, so nothing between
-    /// the read and the first event is missed.
-    pub fn election(&self, election: &str) -> broadcast::Receiver<ElectionSignal> {
-        let mut elections = self.elections.lock().expect("wakeups lock");
-        elections.entry(election.to_string()).or_insert_with(|| broadcast::channel(ELECTION_BUFFER).0).subscribe()
+    /// Follows an election's events. Follow before reading the state, so nothing between the
+    /// read and the first event is missed.
+    pub async fn election(&self, election: &str) -> Result<ElectionEvents> {
+        let interest = self.interest(ChannelKind::Election, election).await?;
+        let mut elections = self.inner.elections.lock().expect("wakeups lock");
+        let rx =
+            elections.entry(election.to_string()).or_insert_with(|| broadcast::channel(ELECTION_BUFFER).0).subscribe();
+        Ok(ElectionEvents { rx, _interest: interest })
     }
 
-    /// The notifier of one waiting claim; `forget_claim` it when settled.
-    pub fn claim(&self, pool: &str, claim_id: &str) -> Arc<Notify> {
-        let mut claims = self.claims.lock().expect("wakeups lock");
-        claims.entry(format!("{pool}|{claim_id}")).or_default().clone()
+    /// Follows a pool's channel, for claims that may wait in its line: take it before the
+    /// claim joins the line, then [`Wakeups::claim`] the claim id.
+    pub async fn pool_interest(&self, pool: &str) -> Result<Interest> {
+        self.interest(ChannelKind::Pool, pool).await
     }
 
-    pub fn forget_claim(&self, pool: &str, claim_id: &str) {
-        self.claims.lock().expect("wakeups lock").remove(&format!("{pool}|{claim_id}"));
+    /// The notifier of one waiting claim (with the pool's [`Interest`] held); it forgets the
+    /// claim when dropped.
+    pub fn claim(&self, pool: &str, claim_id: &str) -> ClaimWaiter {
+        let key = format!("{pool}|{claim_id}");
+        let notify = self.inner.claims.lock().expect("wakeups lock").entry(key.clone()).or_default().clone();
+        ClaimWaiter { notify, key, wakeups: self.clone() }
     }
 
     /// Follows a pool's changes.
-    pub fn pool(&self, pool: &str) -> broadcast::Receiver<()> {
-        let mut pools = self.pools.lock().expect("wakeups lock");
-        pools.entry(pool.to_string()).or_insert_with(|| broadcast::channel(1).0).subscribe()
+    pub async fn pool(&self, pool: &str) -> Result<PoolChanges> {
+        let interest = self.interest(ChannelKind::Pool, pool).await?;
+        let mut pools = self.inner.pools.lock().expect("wakeups lock");
+        let rx = pools.entry(pool.to_string()).or_insert_with(|| broadcast::channel(1).0).subscribe();
+        Ok(PoolChanges { rx, _interest: interest })
+    }
+
+    /// Handles one message on a channel this replica follows.
+    fn message(&self, channel: &str, payload: &str) {
+        match self.inner.keys.parse_channel(channel) {
+            Some(ChannelKind::Queue | ChannelKind::Receiver) => self.wake(payload),
+            Some(ChannelKind::Pool) => self.pool_event(payload),
+            Some(ChannelKind::Election) => {
+                if let Some(event) = LeaderEvent::parse(payload) {
+                    self.announce(event);
+                }
+            }
+            None => {}
+        }
     }
 
     fn pool_event(&self, payload: &str) {
         let mut parts = payload.splitn(3, '|');
         match (parts.next(), parts.next(), parts.next()) {
             (Some("A"), Some(pool), Some(claim)) => {
-                if let Some(n) = self.claims.lock().expect("wakeups lock").get(&format!("{pool}|{claim}")) {
+                if let Some(n) = self.inner.claims.lock().expect("wakeups lock").get(&format!("{pool}|{claim}")) {
                     // notify_one stores a permit: a pickup racing with the message still wakes.
                     n.notify_one();
                 }
             }
             (Some("C"), Some(pool), None) => {
-                let mut pools = self.pools.lock().expect("wakeups lock");
+                let mut pools = self.inner.pools.lock().expect("wakeups lock");
                 if let Some(tx) = pools.get(pool) {
                     if tx.send(()).is_err() {
                         pools.remove(pool);
@@ -136,14 +297,14 @@ impl Wakeups {
     /// Wakes one long poll of the queue (not all: one due agent would otherwise rerun every
     /// waiter's script). A waiter that fills its max_leases passes the wake-up on, since more may
     /// be due; one that leaves unwoken forwards it (tokio's `notify_one` semantics).
-    fn wake(&self, queue: &str) {
-        if let Some(n) = self.queues.lock().expect("wakeups lock").get(queue) {
+    fn wake(&self, name: &str) {
+        if let Some(n) = self.inner.queues.lock().expect("wakeups lock").get(name) {
             n.notify_one();
         }
     }
 
     fn announce(&self, event: LeaderEvent) {
-        let mut elections = self.elections.lock().expect("wakeups lock");
+        let mut elections = self.inner.elections.lock().expect("wakeups lock");
         if let Some(tx) = elections.get(&event.election) {
             if tx.receiver_count() == 0 {
                 elections.remove(&event.election);
@@ -153,62 +314,149 @@ impl Wakeups {
         }
     }
 
-    fn resync_all(&self) {
-        for n in self.queues.lock().expect("wakeups lock").values() {
-            n.notify_waiters();
+    /// Messages of `channel` may have been missed: every waiter and observer of its source
+    /// reads the state again.
+    fn resync(&self, channel: &str) {
+        let Some(kind) = self.inner.keys.parse_channel(channel) else { return };
+        let name = channel_name(channel);
+        match kind {
+            ChannelKind::Queue => self.wake_all(name),
+            ChannelKind::Receiver => self.wake_all(&super::wake_name(name)),
+            ChannelKind::Election => {
+                let mut elections = self.inner.elections.lock().expect("wakeups lock");
+                if elections.get(name).is_some_and(|tx| tx.send(ElectionSignal::Resync).is_err()) {
+                    elections.remove(name);
+                }
+            }
+            ChannelKind::Pool => {
+                let prefix = format!("{name}|");
+                for (key, n) in self.inner.claims.lock().expect("wakeups lock").iter() {
+                    if key.starts_with(&prefix) {
+                        n.notify_one();
+                    }
+                }
+                let mut pools = self.inner.pools.lock().expect("wakeups lock");
+                if pools.get(name).is_some_and(|tx| tx.send(()).is_err()) {
+                    pools.remove(name);
+                }
+            }
         }
-        let mut elections = self.elections.lock().expect("wakeups lock");
-        elections.retain(|_, tx| tx.send(ElectionSignal::Resync).is_ok());
-        for n in self.claims.lock().expect("wakeups lock").values() {
-            n.notify_one();
-        }
-        self.pools.lock().expect("wakeups lock").retain(|_, tx| tx.send(()).is_ok());
     }
 
-    /// Follows the wake, leader and pool channels until `shutdown`, reconnecting with backoff.
-    pub async fn run(self, url: String, keys: Keys, shutdown: CancellationToken) {
-        let (wake_channel, leader_channel, pool_channel) =
-            (keys.wake_channel(), keys.leader_channel(), keys.pool_channel());
+    fn wake_all(&self, name: &str) {
+        if let Some(n) = self.inner.queues.lock().expect("wakeups lock").get(name) {
+            n.notify_waiters();
+        }
+    }
+
+    /// Every channel's subscription is gone (lost connection): mark them not live and make
+    /// every waiter read again.
+    fn lost_all(&self) {
+        let channels: Vec<String> = {
+            let mut channels = self.inner.channels.lock().expect("wakeups lock");
+            channels.values_mut().for_each(|c| c.live = false);
+            channels.keys().cloned().collect()
+        };
+        for channel in channels {
+            self.resync(&channel);
+        }
+    }
+
+    /// Redis confirmed `channel`: waiters may go on; anything before was possibly missed.
+    fn confirmed(&self, channel: &str) {
+        if let Some(c) = self.inner.channels.lock().expect("wakeups lock").get_mut(channel) {
+            c.live = true;
+        }
+        self.inner.live.send_modify(|n| *n += 1);
+        self.resync(channel);
+    }
+
+    /// Forgets the channels nobody held for [`LINGER`]; returns them, to unsubscribe.
+    fn expired(&self) -> Vec<String> {
+        let mut channels = self.inner.channels.lock().expect("wakeups lock");
+        let gone: Vec<String> = channels
+            .iter()
+            .filter(|(_, c)| c.held == 0 && c.idle_since.is_some_and(|at| at.elapsed() >= LINGER))
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in &gone {
+            channels.remove(name);
+        }
+        gone
+    }
+
+    /// Every channel wanted now.
+    fn all_channels(&self) -> Vec<String> {
+        self.inner.channels.lock().expect("wakeups lock").keys().cloned().collect()
+    }
+
+    /// How many channels this replica follows (for metrics and tests).
+    pub fn channels(&self) -> usize {
+        self.inner.channels.lock().expect("wakeups lock").len()
+    }
+
+    /// Follows the wanted channels until `shutdown`: one pub/sub connection per replica (one
+    /// node or the master Sentinel names), or a RESP3 cluster connection (sharded pub/sub).
+    pub async fn run(self, feed: Arc<Feed>, shutdown: CancellationToken) {
+        let Some(wanted) = self.inner.wanted_rx.lock().expect("wakeups lock").take() else {
+            tracing::error!("the pub/sub follower runs once per Wakeups");
+            return;
+        };
+        if matches!(feed.target, super::target::Target::Cluster(_)) {
+            self.run_cluster(feed, wanted, shutdown).await
+        } else {
+            self.run_node(feed, wanted, shutdown).await
+        }
+    }
+
+    async fn run_node(self, feed: Arc<Feed>, mut wanted: mpsc::UnboundedReceiver<String>, shutdown: CancellationToken) {
         let mut backoff = Duration::from_millis(100);
+        let mut sweep = tokio::time::interval(LINGER / 2);
         loop {
-            let attempt = async {
-                let client = redis::Client::open(url.as_str())?;
-                let mut pubsub = client.get_async_pubsub().await?;
-                pubsub.subscribe(&[&wake_channel, &leader_channel, &pool_channel]).await?;
-                Ok::<_, redis::RedisError>(pubsub)
-            };
-            let pubsub = tokio::select! {
+            let connected = tokio::select! {
                 _ = shutdown.cancelled() => return,
-                r = attempt => r,
+                r = feed.pubsub() => r,
             };
-            match pubsub {
+            match connected {
                 Ok(pubsub) => {
                     backoff = Duration::from_millis(100);
-                    self.subscribed.send_replace(true);
-                    self.resync_all();
-                    let mut messages = pubsub.into_on_message();
-                    loop {
-                        let msg = tokio::select! {
+                    let (mut sink, mut stream) = pubsub.split();
+                    // Wanted before this connection: subscribe them all at once.
+                    while wanted.try_recv().is_ok() {}
+                    let all = self.all_channels();
+                    let mut healthy = all.is_empty() || sink.subscribe(&all).await.is_ok();
+                    if healthy {
+                        all.iter().for_each(|c| self.confirmed(c));
+                    }
+                    while healthy {
+                        tokio::select! {
                             _ = shutdown.cancelled() => return,
-                            msg = messages.next() => msg,
-                        };
-                        let Some(msg) = msg else { break };
-                        let Ok(payload) = msg.get_payload::<String>() else { continue };
-                        let channel = msg.get_channel_name();
-                        if channel == wake_channel {
-                            self.wake(&payload);
-                        } else if channel == pool_channel {
-                            self.pool_event(&payload);
-                        } else if let Some(event) = LeaderEvent::parse(&payload) {
-                            self.announce(event);
+                            channel = wanted.recv() => {
+                                let Some(channel) = channel else { return };
+                                healthy = sink.subscribe(&channel).await.is_ok();
+                                if healthy {
+                                    self.confirmed(&channel);
+                                }
+                            }
+                            _ = sweep.tick() => {
+                                let gone = self.expired();
+                                if !gone.is_empty() {
+                                    healthy = sink.unsubscribe(&gone).await.is_ok();
+                                }
+                            }
+                            msg = stream.next() => {
+                                let Some(msg) = msg else { break };
+                                if let Ok(payload) = msg.get_payload::<String>() {
+                                    self.message(msg.get_channel_name(), &payload);
+                                }
+                            }
                         }
                     }
-                    self.subscribed.send_replace(false);
-                    tracing::warn!("pub/sub subscription lost; resubscribing");
-                    self.resync_all();
+                    tracing::warn!("pub/sub connection lost; resubscribing");
+                    self.lost_all();
                 }
                 Err(e) => {
-                    tracing::warn!(error = %e, retry_in_ms = backoff.as_millis() as u64, "cannot subscribe to pub/sub");
+                    tracing::warn!(error = %e, retry_in_ms = backoff.as_millis() as u64, "cannot open the pub/sub connection");
                 }
             }
             tokio::select! {
@@ -218,4 +466,83 @@ impl Wakeups {
             backoff = (backoff * 2).min(Duration::from_secs(5));
         }
     }
+
+    async fn run_cluster(
+        self,
+        feed: Arc<Feed>,
+        mut wanted: mpsc::UnboundedReceiver<String>,
+        shutdown: CancellationToken,
+    ) {
+        let (push_tx, mut pushes) = mpsc::unbounded_channel();
+        let mut backoff = Duration::from_millis(100);
+        let mut conn = loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                r = feed.cluster(push_tx.clone()) => match r {
+                    Ok(conn) => break conn,
+                    Err(e) => tracing::warn!(error = %e, "cannot open the cluster pub/sub connection"),
+                }
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_secs(5));
+        };
+        let mut sweep = tokio::time::interval(LINGER / 2);
+        // Channels whose SSUBSCRIBE failed, retried on the next tick.
+        let mut retry: Vec<String> = Vec::new();
+        loop {
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                channel = wanted.recv() => {
+                    let Some(channel) = channel else { return };
+                    // Confirmed by the SSUBSCRIBE push below (also after every resubscription).
+                    if let Err(e) = conn.ssubscribe(&channel).await {
+                        tracing::warn!(channel, error = %e, "SSUBSCRIBE failed; retrying");
+                        retry.push(channel);
+                    }
+                }
+                _ = sweep.tick() => {
+                    for channel in self.expired() {
+                        let _ = conn.sunsubscribe(&channel).await;
+                    }
+                    for channel in std::mem::take(&mut retry) {
+                        if let Err(e) = conn.ssubscribe(&channel).await {
+                            tracing::warn!(channel, error = %e, "SSUBSCRIBE failed; retrying");
+                            retry.push(channel);
+                        }
+                    }
+                }
+                push = pushes.recv() => {
+                    let Some(push) = push else { return };
+                    let text = |i: usize| push.data.get(i).and_then(|v| redis::from_redis_value_ref::<String>(v).ok());
+                    match push.kind {
+                        PushKind::SMessage | PushKind::Message => {
+                            if let (Some(channel), Some(payload)) = (text(0), text(1)) {
+                                self.message(&channel, &payload);
+                            }
+                        }
+                        PushKind::SSubscribe => {
+                            if let Some(channel) = text(0) {
+                                self.confirmed(&channel);
+                            }
+                        }
+                        PushKind::Disconnection => {
+                            // One node's connection: redis-rs reconnects and resubscribes its
+                            // channels (each confirmation resyncs again). Channels on the other
+                            // nodes stay live, so waiters are not held back meanwhile.
+                            tracing::warn!("a cluster pub/sub connection was lost; redis-rs resubscribes it");
+                            self.all_channels().iter().for_each(|c| self.resync(c));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The source name inside a channel's hash tag: `…{q:billing}:wake` → `billing`.
+fn channel_name(channel: &str) -> &str {
+    let tag = channel.rsplit_once('{').map_or("", |(_, rest)| rest);
+    let tag = tag.split_once('}').map_or(tag, |(tag, _)| tag);
+    tag.split_once(':').map_or(tag, |(_, name)| name)
 }
