@@ -15,6 +15,9 @@ use tonic::transport::Channel;
 
 pub use baton::pb;
 
+pub mod cluster;
+pub mod scenarios;
+
 /// A private redis-server on a unix socket in a temporary directory.
 pub struct TestRedis {
     pub process: Option<RedisProcess>,

@@ -1,0 +1,281 @@
+//! Real multi-process Redis deployments on loopback: a Redis Cluster made by
+//! `redis-cli --cluster create`, a TLS-only node with certificates made in the test, and a
+//! master with a replica watched by sentinels.
+//!
+//! Cluster nodes need fixed TCP ports (port and port + 10000 for the bus): each node takes a
+//! port found free and, should another process take it first, tries another.
+
+use std::{path::PathBuf, process::Stdio, time::Duration};
+
+use tokio::process::{Child, Command};
+
+/// Waits until `check` holds, at most `limit`; panics naming `what` otherwise.
+pub async fn until<F, Fut>(what: &str, limit: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let end = std::time::Instant::now() + limit;
+    while !check().await {
+        assert!(std::time::Instant::now() < end, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// One redis-server process on a loopback TCP port.
+pub struct Node {
+    pub port: u16,
+    child: Option<Child>,
+    args: Vec<String>,
+}
+
+impl Node {
+    /// Starts redis-server with `args` on a free port (`--port` is added), retrying another
+    /// port when the chosen one turns out taken.
+    pub async fn start(dir: &std::path::Path, args: &[String], with_bus: bool) -> Self {
+        for _ in 0..20 {
+            let port = free_port(with_bus);
+            let mut all = vec!["--port".to_string(), port.to_string()];
+            all.extend(args.iter().map(|a| a.replace("{port}", &port.to_string())));
+            let mut node = Node { port, child: None, args: all };
+            node.spawn(dir);
+            if node.answers(Duration::from_secs(20)).await {
+                return node;
+            }
+            node.kill().await;
+        }
+        panic!("could not start redis-server {args:?}");
+    }
+
+    fn spawn(&mut self, dir: &std::path::Path) {
+        let child = Command::new("redis-server")
+            .args(&self.args)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("redis-server on PATH (scripts/test installs it)");
+        self.child = Some(child);
+    }
+
+    /// Starts the node again on its own port and files (after `kill`).
+    pub async fn restart(&mut self, dir: &std::path::Path) {
+        assert!(self.child.is_none(), "kill it first");
+        self.spawn(dir);
+        assert!(self.answers(Duration::from_secs(30)).await, "redis-server {} restarts", self.port);
+    }
+
+    async fn answers(&mut self, limit: Duration) -> bool {
+        let end = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < end {
+            if let Some(Ok(Some(_))) = self.child.as_mut().map(|c| c.try_wait()) {
+                return false;
+            }
+            if self.ping().await {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        false
+    }
+
+    async fn ping(&self) -> bool {
+        let Ok(client) = redis::Client::open(format!("redis://127.0.0.1:{}", self.port)) else { return false };
+        let Ok(mut conn) = client.get_multiplexed_async_connection().await else { return false };
+        redis::cmd("PING").query_async::<String>(&mut conn).await.is_ok()
+    }
+
+    /// SIGKILL, as a crash would.
+    pub async fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill().await;
+        }
+    }
+
+    pub fn running(&self) -> bool {
+        self.child.is_some()
+    }
+
+    pub async fn conn(&self) -> redis::aio::MultiplexedConnection {
+        let config = redis::AsyncConnectionConfig::new().set_response_timeout(Some(Duration::from_secs(30)));
+        redis::Client::open(format!("redis://127.0.0.1:{}", self.port))
+            .unwrap()
+            .get_multiplexed_async_connection_with_config(&config)
+            .await
+            .expect("connect to a cluster node")
+    }
+
+    pub async fn cmd<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> redis::RedisResult<T> {
+        cmd.query_async(&mut self.conn().await).await
+    }
+}
+
+/// A port free now (and, with `with_bus`, port + 10000 too).
+fn free_port(with_bus: bool) -> u16 {
+    loop {
+        let port = 20_000 + rand::random::<u16>() % 20_000;
+        let free = |p: u16| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok();
+        if free(port) && (!with_bus || free(port + 10_000)) {
+            return port;
+        }
+    }
+}
+
+/// A Redis Cluster of `masters` primaries with `replicas` replicas each.
+pub struct TestCluster {
+    pub dir: tempfile::TempDir,
+    pub nodes: Vec<Node>,
+}
+
+impl TestCluster {
+    pub async fn start(masters: usize, replicas: usize) -> Self {
+        let dir = tempfile::Builder::new().prefix("baton-c").tempdir_in("/tmp").expect("tempdir");
+        let args: Vec<String> = [
+            "--bind",
+            "127.0.0.1",
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes-{port}.conf",
+            "--cluster-node-timeout",
+            "1500",
+            "--appendonly",
+            "no",
+            "--save",
+            "",
+            "--dbfilename",
+            "dump-{port}.rdb",
+            "--protected-mode",
+            "no",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let mut nodes = Vec::new();
+        for _ in 0..masters * (1 + replicas) {
+            nodes.push(Node::start(dir.path(), &args, true).await);
+        }
+        let mut create = std::process::Command::new("redis-cli");
+        create.arg("--cluster").arg("create");
+        for n in &nodes {
+            create.arg(format!("127.0.0.1:{}", n.port));
+        }
+        create.args(["--cluster-replicas", &replicas.to_string(), "--cluster-yes"]);
+        let out = tokio::task::spawn_blocking(move || create.output()).await.unwrap().expect("redis-cli on PATH");
+        assert!(out.status.success(), "redis-cli --cluster create: {}", String::from_utf8_lossy(&out.stdout));
+        let cluster = Self { dir, nodes };
+        cluster.wait_healthy().await;
+        cluster
+    }
+
+    /// Waits until every running node sees the cluster ok and every replica is in sync.
+    pub async fn wait_healthy(&self) {
+        for node in self.nodes.iter().filter(|n| n.running()) {
+            until("cluster_state:ok", Duration::from_secs(60), || async {
+                let info: String = node.cmd(redis::cmd("CLUSTER").arg("INFO")).await.unwrap_or_default();
+                info.contains("cluster_state:ok")
+            })
+            .await;
+            until("replication in sync", Duration::from_secs(60), || async {
+                let info: String = node.cmd(redis::cmd("INFO").arg("replication")).await.unwrap_or_default();
+                info.contains("role:master") || info.contains("master_link_status:up")
+            })
+            .await;
+        }
+    }
+
+    /// `redis+cluster://` with every node as a seed.
+    pub fn url(&self) -> String {
+        let seeds: Vec<String> = self.nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
+        format!("redis+cluster://{}", seeds.join(","))
+    }
+
+    /// A running node, for cluster-wide queries.
+    pub fn any(&self) -> &Node {
+        self.nodes.iter().find(|n| n.running()).expect("a running node")
+    }
+
+    /// The index in `nodes` of the primary serving `key` now.
+    pub async fn primary_of(&self, key: &str) -> usize {
+        let slot: i64 = self.any().cmd(redis::cmd("CLUSTER").arg("KEYSLOT").arg(key)).await.unwrap();
+        let slots: redis::Value = self.any().cmd(redis::cmd("CLUSTER").arg("SLOTS")).await.unwrap();
+        let redis::Value::Array(ranges) = slots else { panic!("CLUSTER SLOTS: {slots:?}") };
+        for range in ranges {
+            let redis::Value::Array(parts) = range else { continue };
+            let (from, to): (i64, i64) =
+                (redis::from_redis_value_ref(&parts[0]).unwrap(), redis::from_redis_value_ref(&parts[1]).unwrap());
+            if (from..=to).contains(&slot) {
+                let redis::Value::Array(primary) = &parts[2] else { continue };
+                let port: u16 = redis::from_redis_value_ref(&primary[1]).unwrap();
+                return self.nodes.iter().position(|n| n.port == port).expect("a known node");
+            }
+        }
+        panic!("no primary serves slot {slot}")
+    }
+
+    /// Every key of every primary (KEYS per node; tests only).
+    pub async fn keys(&self) -> Vec<String> {
+        let mut all = Vec::new();
+        for node in self.nodes.iter().filter(|n| n.running()) {
+            let info: String = node.cmd(redis::cmd("INFO").arg("replication")).await.unwrap_or_default();
+            if info.contains("role:master") {
+                let keys: Vec<String> = node.cmd(redis::cmd("KEYS").arg("*")).await.unwrap_or_default();
+                all.extend(keys);
+            }
+        }
+        all.sort();
+        all
+    }
+}
+
+/// A CA, a server certificate for 127.0.0.1/localhost and a client certificate, as PEM files.
+pub struct Certificates {
+    pub dir: PathBuf,
+    pub ca: PathBuf,
+    pub server_cert: PathBuf,
+    pub server_key: PathBuf,
+    pub client_cert: PathBuf,
+    pub client_key: PathBuf,
+    /// A CA that signed nothing here: trusting it alone must fail.
+    pub other_ca: PathBuf,
+}
+
+impl Certificates {
+    pub fn make(dir: &std::path::Path) -> Self {
+        use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+        let write = |name: &str, pem: String| {
+            let path = dir.join(name);
+            std::fs::write(&path, pem).unwrap();
+            path
+        };
+        let ca = |cn: &str| {
+            let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+            params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+            params.distinguished_name.push(rcgen::DnType::CommonName, cn);
+            let key = KeyPair::generate().unwrap();
+            let cert = params.self_signed(&key).unwrap();
+            (cert, key, params)
+        };
+        let (ca_cert, ca_key, ca_params) = ca("baton test CA");
+        let (other_cert, ..) = ca("another CA");
+        let issuer = rcgen::Issuer::new(ca_params, ca_key);
+        let leaf = |names: Vec<String>| {
+            let params = CertificateParams::new(names).unwrap();
+            let key = KeyPair::generate().unwrap();
+            let cert = params.signed_by(&key, &issuer).unwrap();
+            (cert.pem(), key.serialize_pem())
+        };
+        let (server_cert, server_key) = leaf(vec!["localhost".into(), "127.0.0.1".into()]);
+        let (client_cert, client_key) = leaf(vec!["baton-client".into()]);
+        Self {
+            dir: dir.to_path_buf(),
+            ca: write("ca.pem", ca_cert.pem()),
+            server_cert: write("server.pem", server_cert),
+            server_key: write("server.key", server_key),
+            client_cert: write("client.pem", client_cert),
+            client_key: write("client.key", client_key),
+            other_ca: write("other-ca.pem", other_cert.pem()),
+        }
+    }
+}
