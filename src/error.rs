@@ -83,10 +83,18 @@ impl Error {
     }
 }
 
+/// How an error caused by Redis's ACL (NOPERM) begins.
+pub const ACL_REFUSED: &str = "Redis refused Baton's ACL user";
+
 impl From<redis::RedisError> for Error {
     fn from(e: redis::RedisError) -> Self {
         if e.is_io_error() || e.is_connection_refusal() || e.is_timeout() || e.is_connection_dropped() {
             Error::Unavailable(e.to_string())
+        } else if matches!(e.code(), Some("CLUSTERDOWN" | "TRYAGAIN" | "MASTERDOWN" | "READONLY" | "LOADING")) {
+            // A failover, a slot move or a restart in progress: over within seconds.
+            Error::Unavailable(e.to_string())
+        } else if e.code() == Some("NOPERM") || e.to_string().contains("The user executing the script can't") {
+            Error::Unavailable(format!("{ACL_REFUSED} ({e}); README lists the permissions Baton needs"))
         } else if e.code() == Some("OOM") {
             // Redis refuses a script's first write when over maxmemory, so nothing was applied.
             Error::RedisFull { retry_after_ms: REDIS_FULL_PUSHBACK_MS }

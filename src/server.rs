@@ -41,6 +41,7 @@ pub async fn run(
     let feed = redis.feed();
     let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter);
     let store = Store::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone()).await?;
+    store.check_access().await?;
     let stopping = CancellationToken::new();
     let tasks = TaskTracker::new();
 

@@ -13,7 +13,7 @@ use common::{
 async fn scenarios_on_one_node() {
     let redis = TestRedis::start().await;
     let baton = TestBaton::start(&redis.url(), test_config()).await;
-    scenarios::all(baton.channel().await, "one", &Probe::Node(redis.url())).await;
+    scenarios::all(baton.channel().await, "one", &Probe::node(&redis.url())).await;
     baton.stop().await.unwrap();
 }
 
@@ -21,7 +21,7 @@ async fn scenarios_on_one_node() {
 async fn scenarios_on_a_cluster() {
     let cluster = TestCluster::start(3, 1).await;
     let baton = TestBaton::start(&cluster.url(), test_config()).await;
-    let probe = Probe::Cluster(cluster.nodes.iter().map(|n| n.port).collect());
+    let probe = Probe::cluster(&cluster);
     scenarios::all(baton.channel().await, "cl", &probe).await;
     // The names really spread: every primary holds some of them.
     let mut primaries = std::collections::BTreeSet::new();

@@ -37,6 +37,8 @@ use crate::{
 pub struct Redis {
     link: Link,
     feed: Arc<Feed>,
+    /// `redis.min_replicas_ack` and its timeout, when set.
+    durability: Option<(u32, u64)>,
 }
 
 #[derive(Clone)]
@@ -118,7 +120,14 @@ impl Redis {
     pub async fn connect(url: &str, cfg: &RedisConfig) -> Result<Self> {
         let target = Target::parse(url)?;
         let certs = certificates(cfg, &target)?;
-        let link = Self::link(&target, certs.clone(), cfg).await?;
+        let link = Self::link(&target, certs.clone(), cfg).await.map_err(|e| match e {
+            Error::Unavailable(m) if target.tls() && !m.contains("timed out") => Error::Unavailable(format!(
+                "TLS connection to Redis failed: {m}. Check redis.tls_ca_file (the CA that signed Redis's \
+                 certificate; unset: the system's roots) and, if Redis asks for client certificates, \
+                 redis.tls_cert_file and redis.tls_key_file"
+            )),
+            e => e,
+        })?;
         let sentinel = match &link {
             Link::Sentinel(s) => Some(s.clone()),
             _ => None,
@@ -130,7 +139,8 @@ impl Redis {
             command_timeout: Duration::from_millis(cfg.command_timeout_ms),
             sentinel,
         };
-        Ok(Self { link, feed: Arc::new(feed) })
+        let durability = (cfg.min_replicas_ack > 0).then_some((cfg.min_replicas_ack, cfg.min_replicas_timeout_ms));
+        Ok(Self { link, feed: Arc::new(feed), durability })
     }
 
     /// How the pub/sub follower opens its own connections.
@@ -245,6 +255,32 @@ impl Redis {
         }
     }
 
+    /// After a change on `conn` to the slot of `key`, waits until `redis.min_replicas_ack`
+    /// replicas hold it (WAIT on the same connection, so it covers the change; on a cluster,
+    /// routed to the key's primary). Without the setting, returns at once.
+    pub async fn replicated(&self, conn: &mut Conn, key: &str) -> Result<()> {
+        use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+        let Some((replicas, timeout_ms)) = self.durability else { return Ok(()) };
+        let mut wait = redis::cmd("WAIT");
+        wait.arg(replicas).arg(timeout_ms);
+        let acked: i64 = match conn {
+            Conn::Cluster(cluster) => {
+                let route = Route::new(slot(key), SlotAddr::Master);
+                let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route));
+                redis::from_redis_value(cluster.route_command(wait, routing).await?).map_err(redis::RedisError::from)?
+            }
+            conn => wait.query_async(conn).await?,
+        };
+        if acked < replicas as i64 {
+            metrics::counter!("baton_replication_timeouts_total").increment(1);
+            return Err(Error::Unavailable(format!(
+                "the change is applied on the primary but {acked} of the {replicas} replicas redis.min_replicas_ack asks \
+                 for confirmed it within {timeout_ms}ms; a failover now could lose it"
+            )));
+        }
+        Ok(())
+    }
+
     /// Whether this is Redis Cluster (sharded pub/sub, one command per slot).
     pub fn is_cluster(&self) -> bool {
         matches!(self.link, Link::Cluster(_))
@@ -306,6 +342,16 @@ impl Redis {
             }
         }
     }
+}
+
+/// The Redis Cluster slot of a key: CRC16 of its hash tag (or of the whole key), mod 16384.
+pub fn slot(key: &str) -> u16 {
+    let bytes = key.as_bytes();
+    let tagged = key.find('{').and_then(|open| {
+        let close = key[open + 1..].find('}')?;
+        (close > 0).then(|| &bytes[open + 1..open + 1 + close])
+    });
+    crc16::State::<crc16::XMODEM>::calculate(tagged.unwrap_or(bytes)) % 16384
 }
 
 /// The TLS certificates of `redis.tls_*`, read at start (None: the system's roots, no client

@@ -189,6 +189,11 @@ impl Keys {
         self
     }
 
+    /// The configured prefix of every key and channel.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
     /// Whether scripts announce with SPUBLISH.
     pub fn is_sharded(&self) -> bool {
         self.sharded

@@ -23,7 +23,7 @@ use redis::Value;
 use crate::{
     breaker::{self, Breaker},
     config::{AgentConfig, BreakerConfig, DeadLetterConfig},
-    error::Result,
+    error::{self, Result},
 };
 pub use admin::*;
 pub use agents::*;
@@ -111,6 +111,45 @@ impl Store {
             breaker_changed,
             registered: Arc::default(),
         })
+    }
+
+    /// Sends one of each kind of command Baton needs, harmlessly (reads, a script, a
+    /// publication nobody follows, a subscription), so that a Redis ACL user lacking a
+    /// permission fails at start with Redis's own words naming the command, not at the first
+    /// call that needs it.
+    pub async fn check_access(&self) -> Result<()> {
+        const PROBE: &str = "baton-access-check";
+        let refused = |e: error::Error| match e {
+            error::Error::Unavailable(m) if m.starts_with(error::ACL_REFUSED) => error::Error::Config(format!(
+                "{m}. Baton needs EVALSHA, EVAL, SCRIPT LOAD and the commands its scripts call on keys \
+                 {prefix}baton:*, SADD, SMEMBERS, SCAN, TIME, PING, and PUBLISH/SUBSCRIBE (SPUBLISH/SSUBSCRIBE on a \
+                 cluster) on channels {prefix}baton:* (see README, \"ACL user\")",
+                prefix = self.keys.prefix()
+            )),
+            e => e,
+        };
+        let check = async {
+            self.leader(PROBE, false).await?;
+            let mut conn = self.redis.conn().await?;
+            redis::cmd("SMEMBERS").arg(self.keys.queues()).query_async::<Vec<String>>(&mut conn).await?;
+            redis::cmd("TIME").query_async::<Vec<String>>(&mut conn).await?;
+            let mut scan = redis::cmd("SCAN");
+            scan.arg(0).arg("MATCH").arg(self.keys.source_pattern()).arg("COUNT").arg(1);
+            match self.redis.primaries().await?.first() {
+                Some(node) => drop(self.redis.on_node(node, &scan).await?),
+                None => drop(scan.query_async::<redis::Value>(&mut conn).await?),
+            }
+            let channel = self.keys.channel(keys::ChannelKind::Election, PROBE);
+            let publish = if self.keys.is_sharded() { "SPUBLISH" } else { "PUBLISH" };
+            redis::cmd(publish).arg(&channel).arg("").query_async::<i64>(&mut conn).await?;
+            if !self.redis.is_cluster() {
+                let mut pubsub = self.redis.feed().pubsub().await?;
+                pubsub.subscribe(&channel).await?;
+                pubsub.unsubscribe(&channel).await?;
+            }
+            Ok::<_, error::Error>(())
+        };
+        check.await.map_err(refused)
     }
 
     pub fn keys(&self) -> &Keys {

@@ -27,17 +27,55 @@ pub struct Node {
     pub port: u16,
     child: Option<Child>,
     args: Vec<String>,
+    /// Set for a TLS-only node: how the harness itself connects.
+    tls: Option<redis::TlsCertificates>,
 }
 
 impl Node {
     /// Starts redis-server with `args` on a free port (`--port` is added), retrying another
     /// port when the chosen one turns out taken.
     pub async fn start(dir: &std::path::Path, args: &[String], with_bus: bool) -> Self {
+        Self::start_with(dir, args, with_bus, None).await
+    }
+
+    /// Starts a TLS-only redis-server (`--port 0 --tls-port <port>`) with `certs`' server
+    /// certificate, requiring client certificates signed by their CA.
+    pub async fn start_tls(dir: &std::path::Path, certs: &Certificates) -> Self {
+        let path = |p: &PathBuf| p.display().to_string();
+        let args: Vec<String> = vec![
+            "--port".into(),
+            "0".into(),
+            "--tls-port".into(),
+            "{port}".into(),
+            "--bind".into(),
+            "127.0.0.1".into(),
+            "--tls-cert-file".into(),
+            path(&certs.server_cert),
+            "--tls-key-file".into(),
+            path(&certs.server_key),
+            "--tls-ca-cert-file".into(),
+            path(&certs.ca),
+            "--tls-auth-clients".into(),
+            "yes".into(),
+            "--save".into(),
+            "".into(),
+            "--appendonly".into(),
+            "no".into(),
+        ];
+        Self::start_with(dir, &args, false, Some(certs.redis())).await
+    }
+
+    async fn start_with(
+        dir: &std::path::Path,
+        args: &[String],
+        with_bus: bool,
+        tls: Option<redis::TlsCertificates>,
+    ) -> Self {
         for _ in 0..20 {
             let port = free_port(with_bus);
             let mut all = vec!["--port".to_string(), port.to_string()];
             all.extend(args.iter().map(|a| a.replace("{port}", &port.to_string())));
-            let mut node = Node { port, child: None, args: all };
+            let mut node = Node { port, child: None, args: all, tls: tls.clone() };
             node.spawn(dir);
             if node.answers(Duration::from_secs(20)).await {
                 return node;
@@ -80,9 +118,21 @@ impl Node {
         false
     }
 
+    /// The URL of this node: `redis://` or, for a TLS node, `rediss://`.
+    pub fn url(&self) -> String {
+        let scheme = if self.tls.is_some() { "rediss" } else { "redis" };
+        format!("{scheme}://127.0.0.1:{}", self.port)
+    }
+
+    pub fn client(&self) -> redis::Client {
+        match &self.tls {
+            Some(certs) => redis::Client::build_with_tls(self.url(), certs.clone()).unwrap(),
+            None => redis::Client::open(self.url()).unwrap(),
+        }
+    }
+
     async fn ping(&self) -> bool {
-        let Ok(client) = redis::Client::open(format!("redis://127.0.0.1:{}", self.port)) else { return false };
-        let Ok(mut conn) = client.get_multiplexed_async_connection().await else { return false };
+        let Ok(mut conn) = self.client().get_multiplexed_async_connection().await else { return false };
         redis::cmd("PING").query_async::<String>(&mut conn).await.is_ok()
     }
 
@@ -99,11 +149,7 @@ impl Node {
 
     pub async fn conn(&self) -> redis::aio::MultiplexedConnection {
         let config = redis::AsyncConnectionConfig::new().set_response_timeout(Some(Duration::from_secs(30)));
-        redis::Client::open(format!("redis://127.0.0.1:{}", self.port))
-            .unwrap()
-            .get_multiplexed_async_connection_with_config(&config)
-            .await
-            .expect("connect to a cluster node")
+        self.client().get_multiplexed_async_connection_with_config(&config).await.expect("connect to a cluster node")
     }
 
     pub async fn cmd<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> redis::RedisResult<T> {
@@ -242,6 +288,17 @@ pub struct Certificates {
 }
 
 impl Certificates {
+    /// The CA and client certificate, as redis-rs takes them.
+    pub fn redis(&self) -> redis::TlsCertificates {
+        redis::TlsCertificates {
+            client_tls: Some(redis::ClientTlsConfig {
+                client_cert: std::fs::read(&self.client_cert).unwrap(),
+                client_key: std::fs::read(&self.client_key).unwrap(),
+            }),
+            root_cert: Some(std::fs::read(&self.ca).unwrap()),
+        }
+    }
+
     pub fn make(dir: &std::path::Path) -> Self {
         use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
         let write = |name: &str, pem: String| {

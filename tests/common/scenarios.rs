@@ -15,23 +15,32 @@ use super::{agent, dur, pb};
 const WAIT_MS: u64 = 20_000;
 
 /// Looks at Redis from outside Baton: whether a replica follows a pub/sub channel yet.
-pub enum Probe {
-    /// One node (classic pub/sub).
-    Node(String),
-    /// Cluster nodes by port (sharded pub/sub: the shard's nodes answer SHARDNUMSUB).
-    Cluster(Vec<u16>),
+pub struct Probe {
+    clients: Vec<redis::Client>,
+    /// Sharded pub/sub (a cluster: the shard's nodes answer SHARDNUMSUB).
+    sharded: bool,
 }
 
 impl Probe {
+    /// One node (classic pub/sub), by URL.
+    pub fn node(url: &str) -> Self {
+        Self { clients: vec![redis::Client::open(url).unwrap()], sharded: false }
+    }
+
+    /// One node, through a client of the harness's own (TLS).
+    pub fn client(client: redis::Client) -> Self {
+        Self { clients: vec![client], sharded: false }
+    }
+
+    /// Every node of a cluster.
+    pub fn cluster(cluster: &super::cluster::TestCluster) -> Self {
+        Self { clients: cluster.nodes.iter().map(|n| n.client()).collect(), sharded: true }
+    }
+
     /// Whether some replica subscribed to `channel`.
     pub async fn subscribed(&self, channel: &str) -> bool {
-        let urls: Vec<String> = match self {
-            Probe::Node(url) => vec![url.clone()],
-            Probe::Cluster(ports) => ports.iter().map(|p| format!("redis://127.0.0.1:{p}")).collect(),
-        };
-        let sub = if matches!(self, Probe::Node(_)) { "NUMSUB" } else { "SHARDNUMSUB" };
-        for url in urls {
-            let Ok(client) = redis::Client::open(url) else { continue };
+        let sub = if self.sharded { "SHARDNUMSUB" } else { "NUMSUB" };
+        for client in &self.clients {
             let Ok(mut conn) = client.get_multiplexed_async_connection().await else { continue };
             let n: redis::RedisResult<(String, i64)> =
                 redis::cmd("PUBSUB").arg(sub).arg(channel).query_async(&mut conn).await;
