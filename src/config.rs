@@ -559,8 +559,12 @@ impl Config {
         if self.agent.default_timeout_ms == 0 {
             return bad("agent.default_timeout_ms must be at least 1");
         }
-        if self.redis.min_replicas_ack > 0 && self.redis.min_replicas_timeout_ms == 0 {
-            return bad("redis.min_replicas_timeout_ms must be above 0 (0 would make WAIT block forever)");
+        if self.redis.min_replicas_ack > 0
+            && (self.redis.min_replicas_timeout_ms == 0
+                || self.redis.min_replicas_timeout_ms >= self.redis.command_timeout_ms)
+        {
+            return bad("redis.min_replicas_timeout_ms must be above 0 (WAIT 0 blocks forever) and below \
+                 redis.command_timeout_ms (which would cut the WAIT short)");
         }
         if let Some(url) = &self.redis_url {
             crate::store::target::Target::parse(url)?;

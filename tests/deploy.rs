@@ -6,7 +6,9 @@ mod common;
 use std::time::Duration;
 
 use common::{
-    cluster::{Certificates, Node},
+    agent,
+    cluster::{plain_args, until, Certificates, Node, TestSentinel},
+    pb,
     scenarios::{self, Probe},
     test_config, TestBaton,
 };
@@ -111,4 +113,91 @@ async fn acl_user_missing_a_permission_fails_at_start_naming_the_command() {
 
     let log = serve_fails(&format!("redis://baton:wrong@127.0.0.1:{}", node.port), &[]).await;
     assert!(log.to_lowercase().contains("password") || log.contains("WRONGPASS"), "{log}");
+}
+
+/// Registers `n` agents on `queue`, retrying while Redis fails over (UNAVAILABLE): the register
+/// is idempotent, so a retry after a lost answer changes nothing.
+async fn register_retrying(baton: &TestBaton, queue: &str, names: std::ops::Range<usize>) {
+    let mut client = baton.agents().await;
+    let agents: Vec<pb::Agent> = names.map(|i| agent(&format!("a{i}"), 3_600_000, 60_000)).collect();
+    let req = pb::RegisterRequest { queue: queue.into(), agents, reset_schedule: false };
+    let end = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        match client.register(req.clone()).await {
+            Ok(_) => return,
+            Err(e) if std::time::Instant::now() < end && e.code() == tonic::Code::Unavailable => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("register after failover: {e}"),
+        }
+    }
+}
+
+async fn agent_count(baton: &TestBaton, queue: &str) -> usize {
+    let mut client = baton.agents().await;
+    let req = pb::ListAgentsRequest { queue: queue.into(), page_size: 1000, page_token: String::new() };
+    client.list_agents(req).await.unwrap().into_inner().agents.len()
+}
+
+// Sentinel: Baton follows the master the sentinel names. With redis.min_replicas_ack = 1 every
+// acknowledged change is on the replica too, so the failover loses none of them; Baton finds
+// the new master by itself (the old one refuses connections) and wake-ups follow it. Until the
+// old master is back as a replica, no change can be acknowledged (none could survive another
+// failover): calls answer UNAVAILABLE meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sentinel_master_runs_the_scenarios_and_a_failover_loses_nothing_acknowledged() {
+    let mut deployment = TestSentinel::start().await;
+    let mut config = test_config();
+    config.redis.min_replicas_ack = 1;
+    config.redis.min_replicas_timeout_ms = 1_000;
+    let baton = TestBaton::start(&deployment.url(), config).await;
+    scenarios::all(baton.channel().await, "sen", &Probe::node(&deployment.primary.url())).await;
+    register_retrying(&baton, "fo", 0..50).await;
+
+    deployment.primary.kill().await;
+    let replica = deployment.replica.port;
+    until("the sentinel promotes the replica", Duration::from_secs(60), || async {
+        deployment.master_port().await == replica
+    })
+    .await;
+    let dir = deployment.dir.path().to_path_buf();
+    deployment.primary.restart(&dir).await;
+    // The sentinel converts a returning old master too; saying it here does not wait for it.
+    let _: String = deployment.primary.cmd(redis::cmd("REPLICAOF").arg("127.0.0.1").arg(replica)).await.unwrap();
+    until("the old master is back as a replica in sync", Duration::from_secs(60), || async {
+        let info: String = deployment.primary.cmd(redis::cmd("INFO").arg("replication")).await.unwrap_or_default();
+        info.contains("master_link_status:up")
+    })
+    .await;
+    register_retrying(&baton, "fo", 50..60).await;
+    assert_eq!(agent_count(&baton, "fo").await, 60, "every acknowledged agent survived the failover");
+    let both = Probe::clients(vec![deployment.replica.client(), deployment.primary.client()]);
+    scenarios::agents(baton.channel().await, "sen-after", &both).await;
+    baton.stop().await.unwrap();
+}
+
+// redis.min_replicas_ack: with no replica to confirm a change, the call answers UNAVAILABLE
+// saying so, instead of acknowledging what a failover could lose.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn min_replicas_ack_never_acknowledges_what_no_replica_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let primary = Node::start(dir.path(), &plain_args(), false).await;
+    let mut replica = Node::start_replica(dir.path(), &primary).await;
+    let mut config = test_config();
+    config.redis.min_replicas_ack = 1;
+    config.redis.min_replicas_timeout_ms = 200;
+    let baton = TestBaton::start(&primary.url(), config).await;
+    register_retrying(&baton, "w", 0..3).await;
+    replica.kill().await;
+    until("the primary sees its replica gone", Duration::from_secs(60), || async {
+        let info: String = primary.cmd(redis::cmd("INFO").arg("replication")).await.unwrap_or_default();
+        info.contains("connected_slaves:0")
+    })
+    .await;
+    let mut client = baton.agents().await;
+    let req = pb::RegisterRequest { queue: "w".into(), agents: vec![agent("late", 1000, 1000)], reset_schedule: false };
+    let err = client.register(req).await.unwrap_err();
+    assert_eq!(err.code(), tonic::Code::Unavailable, "{err:?}");
+    assert!(err.message().contains("min_replicas_ack"), "{}", err.message());
+    baton.stop().await.unwrap();
 }

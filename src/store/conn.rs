@@ -59,6 +59,12 @@ pub struct Feed {
 }
 
 impl Feed {
+    /// Which master the sentinels named last (0 for other deployments): a pub/sub connection
+    /// opened under an older one follows a node that may no longer be the master.
+    pub fn generation(&self) -> u64 {
+        self.sentinel.as_ref().map_or(0, |s| s.generation.load(Ordering::SeqCst))
+    }
+
     /// A dedicated pub/sub connection to the node (one node, or the master Sentinel names).
     pub async fn pubsub(&self) -> Result<redis::aio::PubSub> {
         let client = match (&self.target, &self.sentinel) {
@@ -407,17 +413,28 @@ impl SentinelMaster {
             .ok_or_else(|| Error::Unavailable(format!("no master for {} yet", self.name)))
     }
 
-    /// Asks the sentinels for the master and connects to it.
+    /// Asks the sentinels for the master and connects to it (keeping the connection it has
+    /// when they name the same master: that one reconnects by itself).
     async fn resolve(&self) -> Result<()> {
         let attempt = async {
             let client = self.client.lock().await.async_get_client().await?;
             let addr = client.get_connection_info().addr().to_string();
+            let same = self
+                .current
+                .read()
+                .expect("sentinel lock")
+                .as_ref()
+                .is_some_and(|(_, _, c)| c.get_connection_info().addr().to_string() == addr);
+            if same {
+                return Ok(None);
+            }
             let manager = ConnectionManager::new_with_config(client.clone(), self.config.clone()).await?;
-            Ok::<_, redis::RedisError>((manager, addr, client))
+            Ok::<_, redis::RedisError>(Some((manager, addr, client)))
         };
-        let (manager, addr, client) = tokio::time::timeout(self.limit, attempt)
+        let resolved = tokio::time::timeout(self.limit, attempt)
             .await
             .map_err(|_| Error::Unavailable(format!("asking the sentinels for {} timed out", self.name)))??;
+        let Some((manager, addr, client)) = resolved else { return Ok(()) };
         let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
         tracing::info!(master = self.name, addr, generation, "connected to the master the sentinels name");
         *self.current.write().expect("sentinel lock") = Some((manager, generation, client));
@@ -456,7 +473,13 @@ impl SentinelMaster {
     fn suspect<T>(result: &RedisResult<T>, value: Option<&Value>) -> bool {
         let readonly = |code: Option<&str>| matches!(code, Some("READONLY") | Some("MASTERDOWN"));
         match result {
-            Err(e) => e.is_io_error() || e.is_connection_refusal() || e.is_connection_dropped() || readonly(e.code()),
+            Err(e) => {
+                e.is_io_error()
+                    || e.is_connection_refusal()
+                    || e.is_connection_dropped()
+                    || e.is_timeout()
+                    || readonly(e.code())
+            }
             Ok(_) => matches!(value, Some(Value::ServerError(e)) if readonly(Some(e.code()))),
         }
     }

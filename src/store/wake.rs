@@ -412,7 +412,10 @@ impl Wakeups {
     async fn run_node(self, feed: Arc<Feed>, mut wanted: mpsc::UnboundedReceiver<String>, shutdown: CancellationToken) {
         let mut backoff = Duration::from_millis(100);
         let mut sweep = tokio::time::interval(LINGER / 2);
+        // Sentinel: the master changed under this connection (a failover); follow the new one.
+        let mut master_check = tokio::time::interval(Duration::from_millis(500));
         loop {
+            let generation = feed.generation();
             let connected = tokio::select! {
                 _ = shutdown.cancelled() => return,
                 r = feed.pubsub() => r,
@@ -442,6 +445,12 @@ impl Wakeups {
                                 let gone = self.expired();
                                 if !gone.is_empty() {
                                     healthy = sink.unsubscribe(&gone).await.is_ok();
+                                }
+                            }
+                            _ = master_check.tick() => {
+                                if feed.generation() != generation {
+                                    tracing::info!("the sentinels name another master; following it");
+                                    healthy = false;
                                 }
                             }
                             msg = stream.next() => {

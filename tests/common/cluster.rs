@@ -73,8 +73,15 @@ impl Node {
     ) -> Self {
         for _ in 0..20 {
             let port = free_port(with_bus);
-            let mut all = vec!["--port".to_string(), port.to_string()];
-            all.extend(args.iter().map(|a| a.replace("{port}", &port.to_string())));
+            let args: Vec<String> = args.iter().map(|a| a.replace("{port}", &port.to_string())).collect();
+            // A configuration file must come first.
+            let (file, rest) = match args.first() {
+                Some(first) if !first.starts_with("--") => (vec![first.clone()], &args[1..]),
+                _ => (vec![], &args[..]),
+            };
+            let mut all = file;
+            all.extend(["--port".to_string(), port.to_string()]);
+            all.extend(rest.iter().cloned());
             let mut node = Node { port, child: None, args: all, tls: tls.clone() };
             node.spawn(dir);
             if node.answers(Duration::from_secs(20)).await {
@@ -272,6 +279,78 @@ impl TestCluster {
         }
         all.sort();
         all
+    }
+}
+
+/// Plain (no TLS, no cluster) node arguments, in a directory shared by several nodes.
+pub fn plain_args() -> Vec<String> {
+    ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dbfilename", "dump-{port}.rdb"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+/// A primary, its replica, and one sentinel (quorum 1) watching them as `mymaster`.
+pub struct TestSentinel {
+    pub dir: tempfile::TempDir,
+    pub primary: Node,
+    pub replica: Node,
+    pub sentinel: Node,
+}
+
+impl TestSentinel {
+    pub async fn start() -> Self {
+        let dir = tempfile::Builder::new().prefix("baton-s").tempdir_in("/tmp").expect("tempdir");
+        let primary = Node::start(dir.path(), &plain_args(), false).await;
+        let replica = Node::start_replica(dir.path(), &primary).await;
+        let conf = dir.path().join("sentinel.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "sentinel monitor mymaster 127.0.0.1 {} 1\n\
+                 sentinel down-after-milliseconds mymaster 1000\n\
+                 sentinel failover-timeout mymaster 5000\n",
+                primary.port
+            ),
+        )
+        .unwrap();
+        let args = vec![conf.display().to_string(), "--sentinel".into(), "--bind".into(), "127.0.0.1".into()];
+        let sentinel = Node::start(dir.path(), &args, false).await;
+        // The sentinel knows the replica before anything relies on a failover.
+        until("the sentinel sees the replica", Duration::from_secs(60), || async {
+            let replicas: redis::Value =
+                sentinel.cmd(redis::cmd("SENTINEL").arg("REPLICAS").arg("mymaster")).await.unwrap_or(redis::Value::Nil);
+            matches!(replicas, redis::Value::Array(ref r) if !r.is_empty())
+        })
+        .await;
+        Self { dir, primary, replica, sentinel }
+    }
+
+    /// `redis+sentinel://` through the sentinel.
+    pub fn url(&self) -> String {
+        format!("redis+sentinel://127.0.0.1:{}/mymaster", self.sentinel.port)
+    }
+
+    /// The port of the master the sentinel names now.
+    pub async fn master_port(&self) -> u16 {
+        let addr: Vec<String> =
+            self.sentinel.cmd(redis::cmd("SENTINEL").arg("GET-MASTER-ADDR-BY-NAME").arg("mymaster")).await.unwrap();
+        addr[1].parse().unwrap()
+    }
+}
+
+impl Node {
+    /// A replica of `primary`, in sync before this returns.
+    pub async fn start_replica(dir: &std::path::Path, primary: &Node) -> Node {
+        let mut args = plain_args();
+        args.extend(["--replicaof".to_string(), "127.0.0.1".to_string(), primary.port.to_string()]);
+        let replica = Node::start(dir, &args, false).await;
+        until("the replica is in sync", Duration::from_secs(60), || async {
+            let info: String = replica.cmd(redis::cmd("INFO").arg("replication")).await.unwrap_or_default();
+            info.contains("master_link_status:up")
+        })
+        .await;
+        replica
     }
 }
 

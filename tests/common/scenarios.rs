@@ -32,6 +32,11 @@ impl Probe {
         Self { clients: vec![client], sharded: false }
     }
 
+    /// A primary and its replicas (a subscription on either hears the primary's messages).
+    pub fn clients(clients: Vec<redis::Client>) -> Self {
+        Self { clients, sharded: false }
+    }
+
     /// Every node of a cluster.
     pub fn cluster(cluster: &super::cluster::TestCluster) -> Self {
         Self { clients: cluster.nodes.iter().map(|n| n.client()).collect(), sharded: true }
