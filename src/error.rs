@@ -90,7 +90,9 @@ impl From<redis::RedisError> for Error {
     fn from(e: redis::RedisError) -> Self {
         if e.is_io_error() || e.is_connection_refusal() || e.is_timeout() || e.is_connection_dropped() {
             Error::Unavailable(e.to_string())
-        } else if matches!(e.code(), Some("CLUSTERDOWN" | "TRYAGAIN" | "MASTERDOWN" | "READONLY" | "LOADING")) {
+        } else if matches!(e.code(), Some("CLUSTERDOWN" | "TRYAGAIN" | "MASTERDOWN" | "READONLY" | "LOADING"))
+            || e.to_string().contains("WAIT cannot be used with replica")
+        {
             // A failover, a slot move or a restart in progress: over within seconds.
             Error::Unavailable(e.to_string())
         } else if e.code() == Some("NOPERM") || e.to_string().contains("The user executing the script can't") {

@@ -273,7 +273,8 @@ impl Redis {
             Conn::Cluster(cluster) => {
                 let route = Route::new(slot(key), SlotAddr::Master);
                 let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route));
-                redis::from_redis_value(cluster.route_command(wait, routing).await?).map_err(redis::RedisError::from)?
+                let acked = cluster.route_command(wait, routing).await?.extract_error()?;
+                redis::from_redis_value(acked).map_err(redis::RedisError::from)?
             }
             conn => wait.query_async(conn).await?,
         };
