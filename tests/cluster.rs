@@ -194,7 +194,7 @@ async fn failover_under_load_recovers_by_itself_and_loses_nothing_acknowledged_w
             tokio::spawn(load(baton.channel().await, queue.clone(), 3_000, 4, Duration::from_secs(120), stats.clone()));
         let promoted = fail_over_under_load(&mut cluster, &queue, stats.clone(), 300).await;
         run.await.unwrap();
-        let s = stats.lock().unwrap();
+        let s = std::mem::take(&mut *stats.lock().unwrap());
         assert!(
             s.errors.is_empty(),
             "{phase}: errors other than UNAVAILABLE: {:?}",
@@ -208,7 +208,6 @@ async fn failover_under_load_recovers_by_itself_and_loses_nothing_acknowledged_w
         if ack > 0 {
             assert_eq!(s.twice(), 0, "{phase}: with min_replicas_ack a failover loses no acknowledged grant");
         }
-        drop(s);
         baton.stop().await.unwrap();
     }
     println!("cluster failover figures:\n  {}", figures.join("\n  "));
@@ -261,7 +260,7 @@ async fn resharding_a_busy_queue_loses_nothing_and_grants_no_lease_twice() {
     let granted_during = stats.lock().unwrap().grants.len();
     run.await.unwrap();
     assert_eq!(cluster.primary_of(&key).await, to, "the queue's slot moved");
-    let s = stats.lock().unwrap();
+    let s = std::mem::take(&mut *stats.lock().unwrap());
     println!(
         "resharding {owned} slots under load: granted {} ({granted_during} by the end of the move), twice {}, \
          LEASE_LOST {}, retried {}, completed {}",
@@ -275,6 +274,5 @@ async fn resharding_a_busy_queue_loses_nothing_and_grants_no_lease_twice() {
     assert_eq!(s.grants.len(), agents, "every agent was granted");
     assert_eq!(s.twice(), 0, "no lease granted twice");
     assert_eq!(s.lease_lost, 0, "no acknowledged grant lost");
-    drop(s);
     baton.stop().await.unwrap();
 }
