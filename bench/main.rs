@@ -14,7 +14,9 @@
 //! - leader: failover after a leader stops renewing, and Resign → handover, against the ttl;
 //! - claims: Claim throughput and latency against redis-benchmark running claimResource, and
 //!   Offer → waiting claim latency;
-//! - schedule: 100,000 messages due within one second: lateness and delivery throughput.
+//! - schedule: 100,000 messages due within one second: lateness and delivery throughput;
+//! - cluster: cycles of one hot queue on a real 3+3 Redis Cluster against one node, the same
+//!   work over three shards, and with `redis.min_replicas_ack = 1`.
 //!
 //! Tables go to stdout, progress to stderr. See bench/README.md for how to read each table.
 
@@ -28,15 +30,15 @@ use clap::{Parser, ValueEnum};
 
 use lab::{print_machine, Lab, Result};
 use scenarios::{
-    blip::BlipArgs, claims::ClaimArgs, cycles::CyclesArgs, dispatch::DispatchArgs, idle::IdleArgs, leader::LeaderArgs,
-    recovery::RecoveryArgs, schedule::ScheduleArgs,
+    blip::BlipArgs, claims::ClaimArgs, cluster::ClusterArgs, cycles::CyclesArgs, dispatch::DispatchArgs,
+    idle::IdleArgs, leader::LeaderArgs, recovery::RecoveryArgs, schedule::ScheduleArgs,
 };
 
 #[derive(Parser)]
 #[command(about = "Baton's benchmark: every figure next to a reference measured in the same run")]
 struct Args {
     /// Scenarios to run, comma-separated: cycles, dispatch, recovery, idle, blip, leader,
-    /// claims, schedule, or all.
+    /// claims, schedule, cluster, or all.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
     scenario: Vec<Scenario>,
 
@@ -156,6 +158,17 @@ struct Args {
     /// schedule: how long after the window to wait for the last ack before giving up.
     #[arg(long, default_value_t = 60, help_heading = "schedule")]
     schedule_timeout_s: u64,
+
+    // --- cluster ---
+    /// cluster: concurrent workers (one connection each).
+    #[arg(long, default_value_t = 32, help_heading = "cluster")]
+    cluster_workers: usize,
+    /// cluster: measured seconds per row (after a 1 s warm-up).
+    #[arg(long, default_value_t = 5, help_heading = "cluster")]
+    cluster_seconds: u64,
+    /// cluster: agents per row, split over the row's queues.
+    #[arg(long, default_value_t = 9_000, help_heading = "cluster")]
+    cluster_agents: u64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -168,10 +181,11 @@ enum Scenario {
     Leader,
     Claims,
     Schedule,
+    Cluster,
     All,
 }
 
-const ORDER: [Scenario; 8] = [
+const ORDER: [Scenario; 9] = [
     Scenario::Cycles,
     Scenario::Dispatch,
     Scenario::Recovery,
@@ -180,6 +194,7 @@ const ORDER: [Scenario; 8] = [
     Scenario::Leader,
     Scenario::Claims,
     Scenario::Schedule,
+    Scenario::Cluster,
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -326,6 +341,14 @@ async fn run(args: Args) -> Result<()> {
                     timeout_s: args.schedule_timeout_s,
                 };
                 scenarios::schedule::run(&mut lab, &schedule).await?;
+            }
+            Scenario::Cluster => {
+                let cluster = ClusterArgs {
+                    workers: args.cluster_workers,
+                    seconds: args.cluster_seconds,
+                    agents: args.cluster_agents,
+                };
+                scenarios::cluster::run(&mut lab, &cluster).await?;
             }
             Scenario::All => unreachable!("not in ORDER"),
         }

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use common::{
     agent,
-    cluster::{plain_args, until, Certificates, Node, TestSentinel},
+    certs::Certificates,
+    cluster::{plain_args, until, Node, TestSentinel},
     pb,
     scenarios::{self, Probe},
     test_config, TestBaton,

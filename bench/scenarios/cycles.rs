@@ -56,9 +56,9 @@ fn mode_name(mode: ConnectionMode) -> &'static str {
 }
 
 /// One full-cycle measurement.
-struct Cycles {
-    per_sec: f64,
-    acquire: Histogram<u64>,
+pub struct Cycles {
+    pub per_sec: f64,
+    pub acquire: Histogram<u64>,
     complete: Histogram<u64>,
     /// Acquires that found nothing due: non-zero means the queue, not Baton, was the limit.
     empty: u64,
@@ -209,7 +209,7 @@ struct CycleWorker {
 
 /// K workers cycle for `WARMUP` + `measured`; calls started in the warm-up are not recorded,
 /// and a cycle counts when its Complete ends inside the measured window.
-async fn cycle_phase(
+pub async fn cycle_phase(
     clients: &[AgentServiceClient<Channel>],
     queue: &str,
     n: u32,

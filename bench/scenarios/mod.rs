@@ -3,6 +3,7 @@
 
 pub mod blip;
 pub mod claims;
+pub mod cluster;
 pub mod cycles;
 pub mod dispatch;
 pub mod idle;

@@ -15,6 +15,7 @@ use tonic::transport::Channel;
 
 pub use baton::pb;
 
+pub mod certs;
 pub mod cluster;
 pub mod scenarios;
 
