@@ -45,6 +45,38 @@ pub struct Config {
     pub zombie_cleanup: ZombieConfig,
     pub orphan_cleanup: OrphanConfig,
     pub health: HealthConfig,
+    pub sharding: ShardingConfig,
+}
+
+/// Queues spread over several Redis Cluster slots (see README, "Sharded queues").
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ShardingConfig {
+    /// `name=N,name=N`: each named queue is N shards, `{q:name#0}` … `{q:name#N-1}`, an agent
+    /// living in shard CRC16(agent name) mod N. Every replica must say the same; changing N
+    /// strands the agents of the shards that go away.
+    pub queues: String,
+}
+
+impl ShardingConfig {
+    /// The shard counts of `queues`, checked.
+    pub fn queue_shards(&self) -> Result<std::collections::HashMap<String, u32>, Error> {
+        let mut out = std::collections::HashMap::new();
+        for entry in self.queues.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            let bad = |why: &str| Error::Config(format!("sharding.queues {entry:?}: {why}"));
+            let (name, n) = entry.split_once('=').ok_or_else(|| bad("expected name=N"))?;
+            let n: u32 = n.trim().parse().map_err(|_| bad("N must be a number"))?;
+            if !(1..=64).contains(&n) {
+                return Err(bad("N must be 1 to 64"));
+            }
+            let name = name.trim();
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) {
+                return Err(bad("not a queue name"));
+            }
+            out.insert(name.to_string(), n);
+        }
+        Ok(out)
+    }
 }
 
 /// Durable delayed messages (ScheduleService).
@@ -353,6 +385,7 @@ impl Default for Config {
             zombie_cleanup: ZombieConfig::default(),
             orphan_cleanup: OrphanConfig::default(),
             health: HealthConfig::default(),
+            sharding: ShardingConfig::default(),
         }
     }
 }
@@ -566,6 +599,7 @@ impl Config {
             return bad("redis.min_replicas_timeout_ms must be above 0 (WAIT 0 blocks forever) and below \
                  redis.command_timeout_ms (which would cut the WAIT short)");
         }
+        self.sharding.queue_shards()?;
         if let Some(url) = &self.redis_url {
             crate::store::target::Target::parse(url)?;
         }
@@ -602,5 +636,41 @@ impl Config {
             return bad("key_prefix must not contain '{' or '}' (they would change hash slots)");
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sharding_queues_parse_and_bad_entries_name_themselves() {
+        let ok = ShardingConfig { queues: " hot=3, orders = 2 ,".into() }.queue_shards().unwrap();
+        assert_eq!((ok["hot"], ok["orders"], ok.len()), (3, 2, 2));
+        for (bad, says) in [
+            ("hot", "expected name=N"),
+            ("hot=x", "must be a number"),
+            ("hot=0", "1 to 64"),
+            ("hot=65", "1 to 64"),
+            ("h#t=3", "not a queue name"),
+            ("=3", "not a queue name"),
+        ] {
+            let e = ShardingConfig { queues: bad.into() }.queue_shards().unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains("sharding.queues"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn min_replicas_timeout_must_fit_in_the_command_timeout() {
+        let mut config = Config::default();
+        config.redis.min_replicas_ack = 1;
+        config.redis.min_replicas_timeout_ms = config.redis.command_timeout_ms;
+        assert!(config.check().unwrap_err().to_string().contains("min_replicas_timeout_ms"));
+        config.redis.min_replicas_timeout_ms = 0;
+        assert!(config.check().is_err());
+        config.redis.min_replicas_timeout_ms = 500;
+        assert!(config.check().is_ok());
+        config.redis_url = Some("http://nope".into());
+        assert!(config.check().unwrap_err().to_string().contains("unknown scheme"));
     }
 }

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     error::{Error, Result},
-    store::{keys::ChannelKind, wake::Wakeups, Campaigned, ClaimEnd, ClaimStart, Claimed, Lease, Pickup, Store},
+    store::{wake::Wakeups, Campaigned, ClaimEnd, ClaimStart, Claimed, Lease, Pickup, Store},
 };
 
 /// An Acquire that may wait. Like a Claim, it runs in a task of its own: when its caller goes
@@ -62,7 +62,7 @@ async fn acquire_task(
         return Ok(store.acquire(queue, worker, max).await?.leases);
     }
     let until = Instant::now() + wait;
-    let waiter = wakeups.waiter(ChannelKind::Queue, queue).await?;
+    let waiter = wakeups.queue_waiter(queue, &store.shard_names(queue)).await?;
     let notify = &waiter.notify;
     async {
         loop {

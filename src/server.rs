@@ -40,7 +40,9 @@ pub async fn run(
     let redis = Redis::connect(redis_url, &config.redis).await?;
     let feed = redis.feed();
     let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter);
-    let store = Store::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone()).await?;
+    let store = Store::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone())
+        .await?
+        .with_sharding(config.sharding.queue_shards()?);
     store.check_access().await?;
     let stopping = CancellationToken::new();
     let tasks = TaskTracker::new();

@@ -276,3 +276,118 @@ async fn resharding_a_busy_queue_loses_nothing_and_grants_no_lease_twice() {
     assert_eq!(s.lease_lost, 0, "no acknowledged grant lost");
     baton.stop().await.unwrap();
 }
+
+/// The shard of agent `name` in a queue of `n` shards, as Baton computes it.
+fn shard(name: &str, n: u16) -> u16 {
+    crc16::State::<crc16::XMODEM>::calculate(name.as_bytes()) % n
+}
+
+// A queue declared with three shards (`sharding.queues = "hot=3"`) lives in three slots on the
+// cluster; every AgentService call and the admin calls on its dead letters keep working by the
+// queue's own name. What changes: fencing tokens increase per shard, not across the queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sharded_queue_spreads_over_shards_and_keeps_the_agent_guarantees() {
+    use pb::admin_service_client::AdminServiceClient;
+    let cluster = TestCluster::start(3, 0).await;
+    let mut config = test_config();
+    config.sharding.queues = "hot=3".into();
+    let baton = TestBaton::start(&cluster.url(), config).await;
+    let mut c = baton.agents().await;
+    let names: Vec<String> = (0..300).map(|i| format!("a{i:03}")).collect();
+    let agents = names.iter().map(|n| agent(n, 3_600_000, 60_000)).collect();
+    assert_eq!(common::register(&mut c, "hot", agents).await.created, 300);
+    let mut primaries = std::collections::BTreeSet::new();
+    for i in 0..3 {
+        primaries.insert(cluster.primary_of(&format!("baton:{{q:hot#{i}}}:defs")).await);
+    }
+    assert!(primaries.len() >= 2, "the shards live on {} primaries", primaries.len());
+
+    // Every agent granted once; tokens strictly increase within each shard.
+    let mut leases = Vec::new();
+    while leases.len() < 300 {
+        let got = common::acquire(&mut c, "hot", "w1", 64).await;
+        assert!(!got.is_empty(), "all 300 are due, got {}", leases.len());
+        leases.extend(got);
+    }
+    let mut last: HashMap<u16, u64> = HashMap::new();
+    for l in &leases {
+        assert_eq!(l.queue, "hot");
+        let previous = last.insert(shard(&l.name, 3), l.token);
+        assert!(previous.is_none_or(|p| p < l.token), "tokens strictly increase per shard");
+    }
+    let mut granted: Vec<&str> = leases.iter().map(|l| l.name.as_str()).collect();
+    granted.sort();
+    granted.dedup();
+    assert_eq!(granted.len(), 300, "no agent granted twice");
+    assert!(common::acquire(&mut c, "hot", "w1", 64).await.is_empty());
+
+    let refs: Vec<pb::LeaseRef> =
+        leases.iter().map(|l| pb::LeaseRef { queue: l.queue.clone(), name: l.name.clone(), token: l.token }).collect();
+    let hb = c.heartbeat(pb::HeartbeatRequest { worker_id: "w1".into(), leases: refs }).await.unwrap().into_inner();
+    assert_eq!((hb.extended.len(), hb.lost.len()), (300, 0));
+    for l in &leases {
+        c.complete(common::complete_req(l, pb::Outcome::Success)).await.unwrap();
+    }
+    let stale = c.complete(common::complete_req(&leases[7], pb::Outcome::Success)).await.unwrap_err();
+    assert_eq!(common::reason(&stale), "LEASE_LOST");
+
+    // ListAgents pages through all shards in name order.
+    let (mut listed, mut token) = (Vec::new(), String::new());
+    loop {
+        let req = pb::ListAgentsRequest { queue: "hot".into(), page_size: 7, page_token: token };
+        let page = c.list_agents(req).await.unwrap().into_inner();
+        listed.extend(page.agents.into_iter().map(|a| a.agent.unwrap().name));
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        token = page.next_page_token;
+    }
+    assert_eq!(listed, names, "every agent once, in name order");
+    let got = c.get_agent(pb::GetAgentRequest { queue: "hot".into(), name: "a123".into() }).await.unwrap();
+    assert_eq!(got.into_inner().agent.unwrap().agent.unwrap().name, "a123");
+
+    // A long poll on the sharded queue is woken by a Register landing in any shard.
+    let probe = Probe::cluster(&cluster);
+    let mut poller = baton.agents().await;
+    let poll = tokio::spawn(async move {
+        let req = pb::AcquireRequest {
+            queue: "hot".into(),
+            worker_id: "w2".into(),
+            max_leases: 1,
+            wait: common::dur(20_000),
+        };
+        poller.acquire(req).await.unwrap().into_inner().leases
+    });
+    for i in 0..3 {
+        probe.until_subscribed(&format!("baton:{{q:hot#{i}}}:wake")).await;
+    }
+    common::register(&mut c, "hot", vec![agent("late", 3_600_000, 60_000)]).await;
+    assert_eq!(poll.await.unwrap()[0].name, "late", "woken through the shard of `late`");
+
+    // Dead letters by the queue's own name.
+    let doomed = pb::Agent { max_attempts: 1, ..agent("doomed", 3_600_000, 60_000) };
+    common::register(&mut c, "hot", vec![doomed]).await;
+    let lease = common::acquire(&mut c, "hot", "w1", 1).await.pop().unwrap();
+    assert_eq!(lease.name, "doomed");
+    c.complete(common::complete_req(&lease, pb::Outcome::Transient)).await.unwrap();
+    let mut admin = AdminServiceClient::new(baton.channel().await);
+    let source = pb::Source { kind: pb::SourceKind::Queue as i32, name: "hot".into() };
+    let req = pb::ListDeadLettersRequest { source: Some(source.clone()), page_size: 1, page_token: String::new() };
+    let listed = admin.list_dead_letters(req).await.unwrap().into_inner();
+    assert_eq!(listed.dead_letters.len(), 1);
+    assert_eq!(listed.dead_letters[0].source.as_ref().unwrap().name, "hot");
+    if !listed.next_page_token.is_empty() {
+        let req = pb::ListDeadLettersRequest {
+            source: Some(source.clone()),
+            page_size: 1,
+            page_token: listed.next_page_token,
+        };
+        assert!(admin.list_dead_letters(req).await.unwrap().into_inner().dead_letters.is_empty());
+    }
+    admin.retry_dead_letter(pb::RetryDeadLetterRequest { source: Some(source), id: "doomed".into() }).await.unwrap();
+    assert_eq!(common::acquire(&mut c, "hot", "w1", 1).await[0].name, "doomed");
+    let removed =
+        c.unregister(pb::UnregisterRequest { queue: "hot".into(), names: vec!["a001".into(), "a002".into()] });
+    assert_eq!(removed.await.unwrap().into_inner().removed, 2);
+    baton.stop().await.unwrap();
+}

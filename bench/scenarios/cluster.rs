@@ -1,5 +1,6 @@
 //! cluster: the cycles of one hot queue on Redis Cluster against one Redis node, in the same
-//! run; then the same work spread over queues on three shards, and the price of
+//! run; then the same queue declared with three shards (`sharding.queues`), the same work
+//! spread over three queues on three shards, and the price of
 //! `redis.min_replicas_ack = 1` (WAIT for one replica after every change).
 //!
 //! The cluster is real: three primaries with a replica each, made by `redis-cli --cluster
@@ -40,9 +41,17 @@ async fn spread_queues(cluster: &launcher::TestCluster) -> Vec<String> {
 }
 
 /// Cycles/s and Acquire p50/p99 (ms) of K workers spread round-robin over `queues`.
-async fn measure(url: &str, ack: u32, queues: &[String], args: &ClusterArgs, pid: u32) -> Result<(f64, f64, f64)> {
+async fn measure(
+    url: &str,
+    ack: u32,
+    sharding: &str,
+    queues: &[String],
+    args: &ClusterArgs,
+    pid: u32,
+) -> Result<(f64, f64, f64)> {
     let mut config = bench_config();
     config.redis.min_replicas_ack = ack;
+    config.sharding.queues = sharding.to_string();
     let baton = Baton::start(url, config).await?;
     let channels = baton.channels(args.workers).await?;
     let clients: Vec<_> = channels.into_iter().map(AgentServiceClient::new).collect();
@@ -73,18 +82,18 @@ pub async fn run(lab: &mut Lab, args: &ClusterArgs) -> Result<()> {
     let mut rows = Vec::new();
     eprintln!("[cluster] one node: one hot queue, K={}", args.workers);
     lab.flush().await?;
-    let single = measure(&lab.url(), 0, &hot, args, lab.pid).await?;
+    let single = measure(&lab.url(), 0, "", &hot, args, lab.pid).await?;
     rows.push(("one node, one queue", single));
-    eprintln!("[cluster] cluster: one hot queue (one shard)");
-    rows.push(("cluster, one queue (one shard)", measure(&cluster.url(), 0, &hot, args, lab.pid).await?));
-    eprintln!("[cluster] cluster: the same work over three queues on three shards");
-    rows.push(("cluster, three queues on three shards", measure(&cluster.url(), 0, &spread, args, lab.pid).await?));
-    eprintln!("[cluster] cluster: one hot queue, min_replicas_ack = 1");
-    let hot_wait = vec!["hot-wait".to_string()];
-    rows.push((
-        "cluster, one queue, min_replicas_ack = 1",
-        measure(&cluster.url(), 1, &hot_wait, args, lab.pid).await?,
-    ));
+    let cases = [
+        ("cluster, one queue (one shard)", 0, "", hot),
+        ("cluster, one queue in three shards", 0, "hot3=3", vec!["hot3".to_string()]),
+        ("cluster, three queues on three shards", 0, "", spread),
+        ("cluster, one queue, min_replicas_ack = 1", 1, "", vec!["hot-wait".to_string()]),
+    ];
+    for (name, ack, sharding, queues) in cases {
+        eprintln!("[cluster] {name}");
+        rows.push((name, measure(&cluster.url(), ack, sharding, &queues, args, lab.pid).await?));
+    }
 
     println!();
     println!(

@@ -102,6 +102,8 @@ impl Store {
     pub async fn retry_dead_letter(&self, kind: SourceKind, name: &str, id: &str) -> Result<bool> {
         let reply = match kind {
             SourceKind::Queue => {
+                // A sharded queue's agent is in its name's shard.
+                let name = &*self.shard_of(name, id);
                 let k = self.keys.queue(name);
                 let keys = [&*k.waiting, &k.defs, &k.streaks, &k.dlq, &k.dlqinfo, &k.index];
                 let args = Args::new().arg(id).arg(self.keys.announce(ChannelKind::Queue, name)).arg(name);
@@ -128,7 +130,7 @@ impl Store {
     pub async fn delete_dead_letter(&self, kind: SourceKind, name: &str, id: &str) -> Result<bool> {
         let reply = match kind {
             SourceKind::Queue => {
-                let k = self.keys.queue(name);
+                let k = self.keys.queue(&self.shard_of(name, id));
                 let keys = [&*k.dlq, &k.dlqinfo, &k.defs, &k.payloads, &k.streaks, &k.index, &k.waiting];
                 self.run(Path::WriteBack, "deleteDeadAgent", &keys, Args::new().arg(id)).await?
             }

@@ -136,7 +136,7 @@ pub struct AgentPage {
 
 impl Store {
     /// Upserts definitions; returns (created, updated).
-    pub async fn register(&self, queue: &str, agents: &[AgentDef], reset: bool) -> Result<(u32, u32)> {
+    pub(super) async fn register_in(&self, queue: &str, agents: &[AgentDef], reset: bool) -> Result<(u32, u32)> {
         let k = self.keys.queue(queue);
         let mut args = Args::new()
             .arg(if reset { "1" } else { "0" })
@@ -158,7 +158,7 @@ impl Store {
     }
 
     /// Removes definitions; returns how many existed.
-    pub async fn unregister(&self, queue: &str, names: &[String]) -> Result<u32> {
+    pub(super) async fn unregister_in(&self, queue: &str, names: &[String]) -> Result<u32> {
         let k = self.keys.queue(queue);
         let keys = [&*k.waiting, &k.defs, &k.payloads, &k.streaks, &k.index, &k.dlq, &k.dlqinfo];
         let mut args = Args::new();
@@ -170,7 +170,7 @@ impl Store {
     }
 
     /// Grants up to `max` due agents to `worker`.
-    pub async fn acquire(&self, queue: &str, worker: &str, max: u32) -> Result<Acquired> {
+    pub(super) async fn acquire_in(&self, queue: &str, worker: &str, max: u32) -> Result<Acquired> {
         let k = self.keys.queue(queue);
         let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.seq, &k.workers];
         let args = Args::new().arg(worker).arg(max).arg(self.policy.scan_limit);
@@ -199,7 +199,12 @@ impl Store {
 
     /// Extends the leases of one queue and records the worker alive; returns each lease's new
     /// deadline, or None if lost.
-    pub async fn heartbeat(&self, queue: &str, worker: &str, leases: &[(&str, u64)]) -> Result<Vec<Option<i64>>> {
+    pub(super) async fn heartbeat_in(
+        &self,
+        queue: &str,
+        worker: &str,
+        leases: &[(&str, u64)],
+    ) -> Result<Vec<Option<i64>>> {
         let k = self.keys.queue(queue);
         let mut args = Args::new().arg(worker);
         for (name, token) in leases {
@@ -212,7 +217,7 @@ impl Store {
     }
 
     /// Ends a lease with an outcome. A stale or unknown token is `Error::LeaseLost`.
-    pub async fn complete(&self, c: &Completion) -> Result<Completed> {
+    pub(super) async fn complete_in(&self, c: &Completion) -> Result<Completed> {
         let k = self.keys.queue(&c.queue);
         let keys = k.lease_keys();
         let mut args =
@@ -231,7 +236,7 @@ impl Store {
     }
 
     /// Hands a lease back; returns the next run, or None when the agent was unregistered.
-    pub async fn release(&self, queue: &str, name: &str, token: u64, delay_ms: u64) -> Result<Option<i64>> {
+    pub(super) async fn release_in(&self, queue: &str, name: &str, token: u64, delay_ms: u64) -> Result<Option<i64>> {
         let k = self.keys.queue(queue);
         let args = Args::new()
             .arg(name)
@@ -253,14 +258,14 @@ impl Store {
     }
 
     /// One agent's definition and state, or None.
-    pub async fn get_agent(&self, queue: &str, name: &str) -> Result<Option<AgentInfo>> {
+    pub(super) async fn get_agent_in(&self, queue: &str, name: &str) -> Result<Option<AgentInfo>> {
         let args = Args::new().arg("names").arg(name);
         let mut page = self.read_agents(queue, args).await?;
         Ok(page.agents.pop())
     }
 
     /// A page of agents in name order, starting after `after`.
-    pub async fn list_agents(&self, queue: &str, after: &str, page_size: u32) -> Result<AgentPage> {
+    pub(super) async fn list_agents_in(&self, queue: &str, after: &str, page_size: u32) -> Result<AgentPage> {
         self.read_agents(queue, Args::new().arg("page").arg(after).arg(page_size)).await
     }
 

@@ -556,3 +556,16 @@ impl ConnectionLike for Conn {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn slots_follow_redis_cluster() {
+        // Values of CLUSTER KEYSLOT; the hash tag alone counts when present and non-empty.
+        assert_eq!(super::slot("foo"), 12182);
+        assert_eq!(super::slot("{foo}.bar"), 12182);
+        assert_eq!(super::slot("123456789"), 12739);
+        assert_eq!(super::slot("{}foo"), super::slot("{}foo"));
+        assert_ne!(super::slot("{}foo"), super::slot("foo"));
+    }
+}

@@ -12,6 +12,7 @@ pub mod pool;
 mod reply;
 pub mod schedule;
 pub mod scripts;
+pub mod shards;
 pub mod sweep;
 pub mod target;
 pub mod wake;
@@ -89,6 +90,8 @@ pub struct Store {
     /// costs one registry write per replica, not one per call. Registries only grow, so an
     /// entry never goes stale.
     registered: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    /// Queues spread over several slots, by name (`sharding.queues`); absent: one shard.
+    shards: Arc<std::collections::HashMap<String, u32>>,
 }
 
 impl Store {
@@ -110,6 +113,7 @@ impl Store {
             breakers,
             breaker_changed,
             registered: Arc::default(),
+            shards: Arc::default(),
         })
     }
 

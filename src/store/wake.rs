@@ -103,7 +103,7 @@ pub struct Waiter {
     pub notify: Arc<Notify>,
     name: String,
     wakeups: Wakeups,
-    _interest: Interest,
+    _interests: Vec<Interest>,
 }
 
 impl Drop for Waiter {
@@ -219,7 +219,18 @@ impl Wakeups {
             _ => name.to_string(),
         };
         let notify = self.inner.queues.lock().expect("wakeups lock").entry(key.clone()).or_default().clone();
-        Ok(Waiter { notify, name: key, wakeups: self.clone(), _interest: interest })
+        Ok(Waiter { notify, name: key, wakeups: self.clone(), _interests: vec![interest] })
+    }
+
+    /// A long poll's notifier for a queue made of `shards` (its physical queues, see
+    /// `store::shards`): woken by a wake-up on any of them.
+    pub async fn queue_waiter(&self, queue: &str, shards: &[String]) -> Result<Waiter> {
+        let mut interests = Vec::with_capacity(shards.len());
+        for shard in shards {
+            interests.push(self.interest(ChannelKind::Queue, shard).await?);
+        }
+        let notify = self.inner.queues.lock().expect("wakeups lock").entry(queue.to_string()).or_default().clone();
+        Ok(Waiter { notify, name: queue.to_string(), wakeups: self.clone(), _interests: interests })
     }
 
     /// How many long polls on this replica wait on a queue.
@@ -262,7 +273,8 @@ impl Wakeups {
     /// Handles one message on a channel this replica follows.
     fn message(&self, channel: &str, payload: &str) {
         match self.inner.keys.parse_channel(channel) {
-            Some(ChannelKind::Queue | ChannelKind::Receiver) => self.wake(payload),
+            Some(ChannelKind::Queue) => self.wake(super::shards::logical(payload)),
+            Some(ChannelKind::Receiver) => self.wake(payload),
             Some(ChannelKind::Pool) => self.pool_event(payload),
             Some(ChannelKind::Election) => {
                 if let Some(event) = LeaderEvent::parse(payload) {
@@ -320,7 +332,7 @@ impl Wakeups {
         let Some(kind) = self.inner.keys.parse_channel(channel) else { return };
         let name = channel_name(channel);
         match kind {
-            ChannelKind::Queue => self.wake_all(name),
+            ChannelKind::Queue => self.wake_all(super::shards::logical(name)),
             ChannelKind::Receiver => self.wake_all(&super::wake_name(name)),
             ChannelKind::Election => {
                 let mut elections = self.inner.elections.lock().expect("wakeups lock");
