@@ -143,7 +143,7 @@ async fn agent_count(baton: &TestBaton, queue: &str) -> usize {
 // Sentinel: Baton follows the master the sentinel names. With redis.min_replicas_ack = 1 every
 // acknowledged change is on the replica too, so the failover loses none of them; Baton finds
 // the new master by itself (the old one refuses connections) and wake-ups follow it. Until the
-// old master is back as a replica, no change can be acknowledged (none could survive another
+// new master has a replica, no change can be acknowledged (none could survive another
 // failover): calls answer UNAVAILABLE meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sentinel_master_runs_the_scenarios_and_a_failover_loses_nothing_acknowledged() {
@@ -161,18 +161,12 @@ async fn sentinel_master_runs_the_scenarios_and_a_failover_loses_nothing_acknowl
         deployment.master_port().await == replica
     })
     .await;
-    let dir = deployment.dir.path().to_path_buf();
-    deployment.primary.restart(&dir).await;
-    // The sentinel converts a returning old master too; saying it here does not wait for it.
-    let _: String = deployment.primary.cmd(redis::cmd("REPLICAOF").arg("127.0.0.1").arg(replica)).await.unwrap();
-    until("the old master is back as a replica in sync", Duration::from_secs(60), || async {
-        let info: String = deployment.primary.cmd(redis::cmd("INFO").arg("replication")).await.unwrap_or_default();
-        info.contains("master_link_status:up")
-    })
-    .await;
+    // A new replica for the promoted master (as an orchestrator would start one): until the
+    // shard has one, no change can be acknowledged.
+    let fresh = Node::start_replica(deployment.dir.path(), &deployment.replica).await;
     register_retrying(&baton, "fo", 50..60).await;
     assert_eq!(agent_count(&baton, "fo").await, 60, "every acknowledged agent survived the failover");
-    let both = Probe::clients(vec![deployment.replica.client(), deployment.primary.client()]);
+    let both = Probe::clients(vec![deployment.replica.client(), fresh.client()]);
     scenarios::agents(baton.channel().await, "sen-after", &both).await;
     baton.stop().await.unwrap();
 }
