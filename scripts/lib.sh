@@ -15,11 +15,13 @@ apt_install() {
 }
 
 ensure_redis() {
-  command -v redis-server >/dev/null 2>&1 && return 0
+  # redis-cli (redis-tools, a dependency of Debian's redis-server) builds the tests' clusters.
+  command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 && return 0
   apt_install redis-server || die "redis-server is not installed and could not be installed here.
-  Install Redis 6.2 or newer (Debian/Ubuntu: apt-get install -y redis-server; macOS: brew install redis)
+  Install Redis 7.0 or newer (Debian/Ubuntu: apt-get install -y redis-server; macOS: brew install redis)
   or run Baton against an existing Redis with --redis-url."
   command -v redis-server >/dev/null 2>&1 || die "redis-server still not on PATH after installing"
+  command -v redis-cli >/dev/null 2>&1 || die "redis-cli still not on PATH after installing redis-server"
 }
 
 ensure_cargo() {
