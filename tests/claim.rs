@@ -377,7 +377,11 @@ async fn storm_then_shutdown_loses_nothing() {
                     }
                     Err(s) => {
                         // Only the stopped replica's callers get here: its connection closed.
-                        assert!(matches!(s.code(), Code::Unavailable | Code::Cancelled), "{s:?}");
+                        // A call sent as the server's GOAWAY arrived is refused by the client's
+                        // own HTTP/2 layer, which tonic reports as INTERNAL "h2 protocol error:
+                        // GoAway NO_ERROR" (seen once under load): not an error of Baton's.
+                        let goaway = s.code() == Code::Internal && s.message().contains("GoAway");
+                        assert!(matches!(s.code(), Code::Unavailable | Code::Cancelled) || goaway, "{s:?}");
                         break;
                     }
                 }
