@@ -314,9 +314,10 @@ impl Redis {
         Ok(pipe.query_async(&mut conn).await?)
     }
 
-    /// The address of every primary, for commands that must visit each (SCAN). One node: its own.
-    pub async fn primaries(&self) -> Result<Vec<(String, u16)>> {
-        let Link::Cluster(conn) = &self.link else { return Ok(Vec::new()) };
+    /// Every primary, for commands that must visit each (SCAN): a cluster's by address, or
+    /// `[None]`, the one node itself. Pass each to [`Redis::on_node`].
+    pub async fn primaries(&self) -> Result<Vec<Option<(String, u16)>>> {
+        let Link::Cluster(conn) = &self.link else { return Ok(vec![None]) };
         let mut conn = conn.clone();
         let nodes: String = redis::cmd("CLUSTER").arg("NODES").query_async(&mut conn).await?;
         Ok(nodes
@@ -329,16 +330,16 @@ impl Redis {
                 // "<id> <ip>:<port>@<cport>[,<hostname>] <flags> …"
                 let addr = line.split(' ').nth(1)?.split(['@', ',']).next()?;
                 let (host, port) = addr.rsplit_once(':')?;
-                Some((host.to_string(), port.parse().ok()?))
+                Some(Some((host.to_string(), port.parse().ok()?)))
             })
             .collect())
     }
 
-    /// Runs `cmd` on the node at `addr` (Cluster only; one node: the node itself).
-    pub async fn on_node(&self, addr: &(String, u16), cmd: &Cmd) -> Result<Value> {
+    /// Runs `cmd` on one of [`Redis::primaries`].
+    pub async fn on_node(&self, node: Option<&(String, u16)>, cmd: &Cmd) -> Result<Value> {
         use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
-        match &self.link {
-            Link::Cluster(conn) => {
+        match (&self.link, node) {
+            (Link::Cluster(conn), Some(addr)) => {
                 let routing =
                     RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress { host: addr.0.clone(), port: addr.1 });
                 Ok(conn.clone().route_command(cmd.clone(), routing).await?)

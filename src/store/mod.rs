@@ -139,10 +139,8 @@ impl Store {
             redis::cmd("TIME").query_async::<Vec<String>>(&mut conn).await?;
             let mut scan = redis::cmd("SCAN");
             scan.arg(0).arg("MATCH").arg(self.keys.source_pattern()).arg("COUNT").arg(1);
-            match self.redis.primaries().await?.first() {
-                Some(node) => drop(self.redis.on_node(node, &scan).await?),
-                None => drop(scan.query_async::<redis::Value>(&mut conn).await?),
-            }
+            let first = self.redis.primaries().await?.into_iter().next().flatten();
+            self.redis.on_node(first.as_ref(), &scan).await?;
             let channel = self.keys.channel(keys::ChannelKind::Election, PROBE);
             let publish = if self.keys.is_sharded() { "SPUBLISH" } else { "PUBLISH" };
             redis::cmd(publish).arg(&channel).arg("").query_async::<i64>(&mut conn).await?;
@@ -163,11 +161,6 @@ impl Store {
     /// How the pub/sub follower opens its own connections to this Redis.
     pub fn feed(&self) -> Arc<conn::Feed> {
         self.redis.feed()
-    }
-
-    /// The connections (for commands outside the scripts: registries, SCAN, TIME).
-    pub fn redis(&self) -> &Redis {
-        &self.redis
     }
 
     /// The state of the (dispatch, write-back) breakers.
@@ -245,18 +238,12 @@ impl Store {
         let mut conn = self.redis.conn().await?;
         let mut parts: BTreeMap<(char, String), Vec<String>> = BTreeMap::new();
         // SCAN walks one node's keys: on a cluster, every primary's in turn.
-        let primaries = self.redis.primaries().await?;
-        let nodes: Vec<Option<&(String, u16)>> =
-            if primaries.is_empty() { vec![None] } else { primaries.iter().map(Some).collect() };
-        for node in nodes {
+        for node in self.redis.primaries().await? {
             let mut cursor: u64 = 0;
             loop {
                 let mut scan = redis::cmd("SCAN");
                 scan.arg(cursor).arg("MATCH").arg(self.keys.source_pattern()).arg("COUNT").arg(1_000);
-                let reply = match node {
-                    Some(addr) => self.redis.on_node(addr, &scan).await?,
-                    None => scan.query_async(&mut conn).await?,
-                };
+                let reply = self.redis.on_node(node.as_ref(), &scan).await?;
                 let (next, keys): (u64, Vec<String>) =
                     redis::from_redis_value(reply).map_err(redis::RedisError::from)?;
                 for key in &keys {

@@ -402,11 +402,6 @@ impl Wakeups {
         self.inner.channels.lock().expect("wakeups lock").keys().cloned().collect()
     }
 
-    /// How many channels this replica follows (for metrics and tests).
-    pub fn channels(&self) -> usize {
-        self.inner.channels.lock().expect("wakeups lock").len()
-    }
-
     /// Follows the wanted channels until `shutdown`: one pub/sub connection per replica (one
     /// node or the master Sentinel names), or a RESP3 cluster connection (sharded pub/sub).
     pub async fn run(self, feed: Arc<Feed>, shutdown: CancellationToken) {

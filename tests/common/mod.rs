@@ -297,14 +297,10 @@ impl Drop for BatonProcess {
 }
 
 /// Polls `check` (each call a real round trip) until it holds, or panics after `limit`.
-pub async fn eventually<F, Fut>(limit: Duration, what: &str, mut check: F)
+pub async fn eventually<F, Fut>(limit: Duration, what: &str, check: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
-    let until = std::time::Instant::now() + limit;
-    while !check().await {
-        assert!(std::time::Instant::now() < until, "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    cluster::until(what, limit, check).await
 }
