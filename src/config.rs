@@ -48,7 +48,8 @@ pub struct Config {
     pub sharding: ShardingConfig,
 }
 
-/// Queues spread over several Redis Cluster slots (see README, "Sharded queues").
+/// Queues, pools and receivers spread over several Redis Cluster slots (see README, "Sharded
+/// sources").
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ShardingConfig {
@@ -56,27 +57,44 @@ pub struct ShardingConfig {
     /// living in shard CRC16(agent name) mod N. Every replica must say the same; changing N
     /// strands the agents of the shards that go away.
     pub queues: String,
+    /// `name=N,…`: each named pool is N shards, a resource living in shard CRC16(resource id)
+    /// mod N.
+    pub pools: String,
+    /// `name=N,…`: each named receiver is N shards; a message with a key lives in shard
+    /// CRC16(key) mod N, one without in the next shard in turn; its id names its shard.
+    pub receivers: String,
 }
 
+/// Shard counts by name, of one kind of source.
+pub type ShardCounts = std::collections::HashMap<String, u32>;
+
 impl ShardingConfig {
-    /// The shard counts of `queues`, checked.
-    pub fn queue_shards(&self) -> Result<std::collections::HashMap<String, u32>, Error> {
-        let mut out = std::collections::HashMap::new();
-        for entry in self.queues.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-            let bad = |why: &str| Error::Config(format!("sharding.queues {entry:?}: {why}"));
-            let (name, n) = entry.split_once('=').ok_or_else(|| bad("expected name=N"))?;
-            let n: u32 = n.trim().parse().map_err(|_| bad("N must be a number"))?;
-            if !(1..=64).contains(&n) {
-                return Err(bad("N must be 1 to 64"));
-            }
-            let name = name.trim();
-            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) {
-                return Err(bad("not a queue name"));
-            }
-            out.insert(name.to_string(), n);
-        }
-        Ok(out)
+    /// The shard counts of queues, pools and receivers, checked.
+    pub fn shards(&self) -> Result<[ShardCounts; 3], Error> {
+        Ok([
+            parse_shards("sharding.queues", &self.queues)?,
+            parse_shards("sharding.pools", &self.pools)?,
+            parse_shards("sharding.receivers", &self.receivers)?,
+        ])
     }
+}
+
+fn parse_shards(field: &str, spec: &str) -> Result<ShardCounts, Error> {
+    let mut out = ShardCounts::new();
+    for entry in spec.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let bad = |why: &str| Error::Config(format!("{field} {entry:?}: {why}"));
+        let (name, n) = entry.split_once('=').ok_or_else(|| bad("expected name=N"))?;
+        let n: u32 = n.trim().parse().map_err(|_| bad("N must be a number"))?;
+        if !(1..=64).contains(&n) {
+            return Err(bad("N must be 1 to 64"));
+        }
+        let name = name.trim();
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) {
+            return Err(bad("not a name"));
+        }
+        out.insert(name.to_string(), n);
+    }
+    Ok(out)
 }
 
 /// Durable delayed messages (ScheduleService).
@@ -599,7 +617,7 @@ impl Config {
             return bad("redis.min_replicas_timeout_ms must be above 0 (WAIT 0 blocks forever) and below \
                  redis.command_timeout_ms (which would cut the WAIT short)");
         }
-        self.sharding.queue_shards()?;
+        self.sharding.shards()?;
         if let Some(url) = &self.redis_url {
             crate::store::target::Target::parse(url)?;
         }
@@ -644,19 +662,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sharding_queues_parse_and_bad_entries_name_themselves() {
-        let ok = ShardingConfig { queues: " hot=3, orders = 2 ,".into() }.queue_shards().unwrap();
-        assert_eq!((ok["hot"], ok["orders"], ok.len()), (3, 2, 2));
+    fn sharding_entries_parse_and_bad_entries_name_themselves() {
+        let config =
+            ShardingConfig { queues: " hot=3, orders = 2 ,".into(), pools: "gpu=4".into(), receivers: "".into() };
+        let [queues, pools, receivers] = config.shards().unwrap();
+        assert_eq!((queues["hot"], queues["orders"], queues.len()), (3, 2, 2));
+        assert_eq!((pools["gpu"], pools.len(), receivers.len()), (4, 1, 0));
         for (bad, says) in [
             ("hot", "expected name=N"),
             ("hot=x", "must be a number"),
             ("hot=0", "1 to 64"),
             ("hot=65", "1 to 64"),
-            ("h#t=3", "not a queue name"),
-            ("=3", "not a queue name"),
+            ("h#t=3", "not a name"),
+            ("=3", "not a name"),
         ] {
-            let e = ShardingConfig { queues: bad.into() }.queue_shards().unwrap_err().to_string();
-            assert!(e.contains(says) && e.contains("sharding.queues"), "{bad}: {e}");
+            for field in ["queues", "pools", "receivers"] {
+                let mut config = ShardingConfig::default();
+                *match field {
+                    "queues" => &mut config.queues,
+                    "pools" => &mut config.pools,
+                    _ => &mut config.receivers,
+                } = bad.into();
+                let e = config.shards().unwrap_err().to_string();
+                assert!(e.contains(says) && e.contains(&format!("sharding.{field}")), "{bad}: {e}");
+            }
         }
     }
 

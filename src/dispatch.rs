@@ -11,7 +11,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     error::{Error, Result},
-    store::{wake::Wakeups, Campaigned, ClaimEnd, ClaimStart, Claimed, Lease, Pickup, Store},
+    store::{
+        keys::ChannelKind, wake::Wakeups, Campaigned, ClaimEnd, ClaimStart, Claimed, Lease, Pickup, SourceKind, Store,
+    },
 };
 
 /// An Acquire that may wait. Like a Claim, it runs in a task of its own: when its caller goes
@@ -62,7 +64,7 @@ async fn acquire_task(
         return Ok(store.acquire(queue, worker, max).await?.leases);
     }
     let until = Instant::now() + wait;
-    let waiter = wakeups.queue_waiter(queue, &store.shard_names(queue)).await?;
+    let waiter = wakeups.waiter(ChannelKind::Queue, queue, &store.shard_names(SourceKind::Queue, queue)).await?;
     let notify = &waiter.notify;
     async {
         loop {
@@ -210,10 +212,12 @@ async fn claim_task(
 ) -> Result<Option<Claimed>> {
     let (max_line, pushback_ms) = line;
     let wait_ms = if shutdown.is_cancelled() { 0 } else { wait.as_millis() as u64 };
-    // Followed before the claim may join the line; the first peek below finds a hand-over
-    // that came before the claim's notifier existed.
-    let _interest = if wait_ms > 0 { Some(wakeups.pool_interest(pool).await?) } else { None };
-    let claim_id = match store.claim(pool, claimer, attrs, wait_ms, max_line).await? {
+    // Followed before the claim may join a line; the first peek below finds a hand-over that
+    // came before the claim's notifier existed. A claim in one shard's line of a sharded pool
+    // also hears the other shards' changes, to take an idle resource there.
+    let shards = store.shard_names(SourceKind::Pool, pool);
+    let elsewhere = if wait_ms > 0 { Some(wakeups.waiter(ChannelKind::Pool, pool, &shards).await?) } else { None };
+    let (line_pool, claim_id) = match store.claim(pool, claimer, attrs, wait_ms, max_line).await? {
         ClaimStart::Claimed(c) => return Ok(Some(c)),
         ClaimStart::Nothing => return Ok(None),
         ClaimStart::LineFull => {
@@ -222,29 +226,48 @@ async fn claim_task(
                 retry_after_ms: pushback_ms,
             })
         }
-        ClaimStart::Waiting { claim_id, scale_up } => {
+        ClaimStart::Waiting { pool: line_pool, claim_id, scale_up } => {
             if scale_up {
                 tracing::info!(pool, "scale-up signal raised: claims wait and nothing is idle");
                 metrics::counter!("baton_pool_scale_up_signals_total", "pool" => pool.to_string()).increment(1);
             }
-            claim_id
+            (line_pool, claim_id)
         }
     };
-    let waiter = wakeups.claim(pool, &claim_id);
+    let line = line_pool.as_str();
+    let waiter = wakeups.claim(line, &claim_id);
     let notify = &waiter.notify;
+    // Wakes when another shard of a sharded pool changed (never for one shard).
+    let other_shards = || async {
+        match &elsewhere {
+            Some(w) if shards.len() > 1 => w.notify.notified().await,
+            _ => std::future::pending().await,
+        }
+    };
     let until = Instant::now() + wait;
     let result = async {
         loop {
             // The notifier keeps a permit, so a hand-over between this peek and the wait still
             // wakes it.
-            if let Some(c) = store.pickup(pool, &claim_id, Pickup::Peek).await? {
+            if let Some(c) = store.pickup(line, &claim_id, Pickup::Peek).await? {
                 return Ok(Some(c));
             }
             tokio::select! {
                 _ = notify.notified() => {}
-                _ = tokio::time::sleep_until(until) => return store.pickup(pool, &claim_id, Pickup::End).await,
-                _ = shutdown.cancelled() => return store.pickup(pool, &claim_id, Pickup::End).await,
-                _ = caller.closed() => return store.pickup(pool, &claim_id, Pickup::Abandon).await,
+                _ = other_shards() => {
+                    if let Some(c) = store.claim_elsewhere(pool, line, claimer, attrs).await? {
+                        // More may be idle there: pass the wake-up on to the next claim.
+                        if let Some(w) = &elsewhere {
+                            w.notify.notify_one();
+                        }
+                        // Leave this line; a resource handed here meanwhile goes to the next.
+                        store.pickup(line, &claim_id, Pickup::Abandon).await?;
+                        return Ok(Some(c));
+                    }
+                }
+                _ = tokio::time::sleep_until(until) => return store.pickup(line, &claim_id, Pickup::End).await,
+                _ = shutdown.cancelled() => return store.pickup(line, &claim_id, Pickup::End).await,
+                _ = caller.closed() => return store.pickup(line, &claim_id, Pickup::Abandon).await,
             }
         }
     }
@@ -253,7 +276,7 @@ async fn claim_task(
     if result.is_err() {
         // A Redis failure mid-wait: leave the line (or give back) once Redis answers again;
         // failing that, the sweeper reclaims the hand-over after the wait.
-        let _ = store.pickup(pool, &claim_id, Pickup::Abandon).await;
+        let _ = store.pickup(line, &claim_id, Pickup::Abandon).await;
     }
     result
 }

@@ -42,7 +42,7 @@ pub async fn run(
     let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter);
     let store = Store::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone())
         .await?
-        .with_sharding(config.sharding.queue_shards()?);
+        .with_sharding(config.sharding.shards()?);
     store.check_access().await?;
     let stopping = CancellationToken::new();
     let tasks = TaskTracker::new();

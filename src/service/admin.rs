@@ -112,7 +112,7 @@ fn parse_page_token(token: &str, kinds: &[SourceKind]) -> Result<Option<(SourceK
     let mut parts = token.splitn(3, '|');
     let (k, s, o) = (parts.next().ok_or_else(bad)?, parts.next().ok_or_else(bad)?, parts.next().ok_or_else(bad)?);
     let kind = *kinds.iter().find(|x| x.as_str() == k).ok_or_else(bad)?;
-    // A sharded queue's shard: `<queue>#<index>`.
+    // A sharded source's shard: `<name>#<index>`.
     let (queue, shard) = s.split_once('#').unwrap_or((s, "0"));
     validate::name("page_token", queue).map_err(|_| bad())?;
     if shard.is_empty() || shard.len() > 2 || !shard.bytes().all(|b| b.is_ascii_digit()) {
@@ -187,9 +187,8 @@ impl AdminService for AdminServiceImpl {
             let mut sources = Vec::new();
             for &kind in &kinds {
                 let names = match &named {
-                    // A sharded queue lists its shards in turn.
-                    Some(name) if kind == SourceKind::Queue => self.store.shard_names(name),
-                    Some(name) => vec![name.clone()],
+                    // A sharded source lists its shards in turn.
+                    Some(name) => self.store.shard_names(kind, name),
                     None => self.sources(kind).await?,
                 };
                 sources.extend(names.into_iter().map(|name| (kind, name)));
@@ -209,7 +208,12 @@ impl AdminService for AdminServiceImpl {
                 let (total, entries) = self.store.dead_letters(*kind, source, from, want).await?;
                 let got = entries.len() as u64;
                 let shown = crate::store::shards::logical(source);
-                out.extend(entries.into_iter().map(|e| dead_letter_pb(*kind, shown, e)));
+                out.extend(entries.into_iter().map(|mut e| {
+                    if *kind == SourceKind::Receiver {
+                        e.id = crate::store::shards::public_id(source, &e.id);
+                    }
+                    dead_letter_pb(*kind, shown, e)
+                }));
                 if out.len() as u32 == page_size {
                     next = if from + got < total {
                         page_token(*kind, source, from + got)

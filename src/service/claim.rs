@@ -13,7 +13,7 @@ use crate::{
     dispatch,
     error::{Error, Result},
     pb::{self, claim_service_server::ClaimService},
-    store::{wake::Wakeups, ClaimEnd, Claimed, PoolStats, Store},
+    store::{wake::Wakeups, ClaimEnd, Claimed, PoolStats, SourceKind, Store},
 };
 
 pub struct ClaimServiceImpl {
@@ -87,7 +87,7 @@ async fn watch(
     pool: String,
     tx: mpsc::Sender<Result<pb::WatchPoolResponse, Status>>,
 ) {
-    let mut changes = match wakeups.pool(&pool).await {
+    let mut changes = match wakeups.pool(&pool, &store.shard_names(SourceKind::Pool, &pool)).await {
         Ok(changes) => changes,
         Err(e) => {
             let _ = tx.send(Err(Status::from(e))).await;

@@ -12,7 +12,7 @@ use crate::{
     config::Config,
     error::{Error, Result},
     pb::{self, schedule_service_server::ScheduleService},
-    store::{keys::ChannelKind, wake::Wakeups, DeliveryLimits, Store, When},
+    store::{keys::ChannelKind, wake::Wakeups, DeliveryLimits, SourceKind, Store, When},
 };
 
 pub struct ScheduleServiceImpl {
@@ -41,7 +41,8 @@ async fn deliver_loop(
     limits: DeliveryLimits,
     tx: mpsc::Sender<Result<pb::SubscribeResponse, Status>>,
 ) {
-    let waiter = match wakeups.waiter(ChannelKind::Receiver, &receiver).await {
+    let shards = store.shard_names(SourceKind::Receiver, &receiver);
+    let waiter = match wakeups.waiter(ChannelKind::Receiver, &receiver, &shards).await {
         Ok(waiter) => waiter,
         Err(e) => {
             let _ = tx.send(Err(Status::from(e))).await;

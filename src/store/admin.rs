@@ -103,23 +103,25 @@ impl Store {
         let reply = match kind {
             SourceKind::Queue => {
                 // A sharded queue's agent is in its name's shard.
-                let name = &*self.shard_of(name, id);
+                let name = &*self.shard_of(SourceKind::Queue, name, id);
                 let k = self.keys.queue(name);
                 let keys = [&*k.waiting, &k.defs, &k.streaks, &k.dlq, &k.dlqinfo, &k.index];
                 let args = Args::new().arg(id).arg(self.keys.announce(ChannelKind::Queue, name)).arg(name);
                 self.run(Path::WriteBack, "retryAgent", &keys, args).await?
             }
             SourceKind::Pool => {
+                let name = &*self.shard_of(SourceKind::Pool, name, id);
                 let k = self.keys.pool(name);
                 let args = Args::new().arg(id).arg(self.keys.announce(ChannelKind::Pool, name)).arg(name);
                 self.run(Path::WriteBack, "retryResource", &k.all(), args).await?
             }
             SourceKind::Receiver => {
-                let k = self.keys.receiver(name);
+                let Some((name, id)) = self.message_shard(name, id) else { return Ok(false) };
+                let k = self.keys.receiver(&name);
                 let args = Args::new()
                     .arg(id)
-                    .arg(self.keys.announce(ChannelKind::Receiver, name))
-                    .arg(super::wake_name(name));
+                    .arg(self.keys.announce(ChannelKind::Receiver, &name))
+                    .arg(super::wake_name(&name));
                 self.run(Path::WriteBack, "retryMessage", &k.all(), args).await?
             }
         };
@@ -130,16 +132,17 @@ impl Store {
     pub async fn delete_dead_letter(&self, kind: SourceKind, name: &str, id: &str) -> Result<bool> {
         let reply = match kind {
             SourceKind::Queue => {
-                let k = self.keys.queue(&self.shard_of(name, id));
+                let k = self.keys.queue(&self.shard_of(SourceKind::Queue, name, id));
                 let keys = [&*k.dlq, &k.dlqinfo, &k.defs, &k.payloads, &k.streaks, &k.index, &k.waiting];
                 self.run(Path::WriteBack, "deleteDeadAgent", &keys, Args::new().arg(id)).await?
             }
             SourceKind::Pool => {
-                let k = self.keys.pool(name);
+                let k = self.keys.pool(&self.shard_of(SourceKind::Pool, name, id));
                 self.run(Path::WriteBack, "dropDeadLetter", &[&k.dlq, &k.dlqinfo], Args::new().arg(id)).await?
             }
             SourceKind::Receiver => {
-                let k = self.keys.receiver(name);
+                let Some((name, id)) = self.message_shard(name, id) else { return Ok(false) };
+                let k = self.keys.receiver(&name);
                 self.run(Path::WriteBack, "deleteDeadMessage", &k.all(), Args::new().arg(id)).await?
             }
         };

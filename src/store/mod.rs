@@ -90,8 +90,8 @@ pub struct Store {
     /// costs one registry write per replica, not one per call. Registries only grow, so an
     /// entry never goes stale.
     registered: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
-    /// Queues spread over several slots, by name (`sharding.queues`); absent: one shard.
-    shards: Arc<std::collections::HashMap<String, u32>>,
+    /// Sources spread over several slots (`sharding.*`); absent: one shard.
+    shards: Arc<shards::Sharding>,
 }
 
 impl Store {

@@ -22,8 +22,10 @@ pub enum ClaimStart {
     Claimed(Claimed),
     /// Nothing idle and no wait asked for.
     Nothing,
-    /// Waiting in line under this claim id; `scale_up` if this claim raised the signal.
+    /// Waiting in the line of `pool` (the physical pool: a shard of a sharded pool) under this
+    /// claim id; `scale_up` if this claim raised the signal.
     Waiting {
+        pool: String,
         claim_id: String,
         scale_up: bool,
     },
@@ -87,7 +89,11 @@ fn json(attrs: &BTreeMap<String, String>) -> String {
 
 impl Store {
     /// Offers resources in order; returns (idle, handed, duplicates).
-    pub async fn offer(&self, pool: &str, resources: &[(String, BTreeMap<String, String>)]) -> Result<(u32, u32, u32)> {
+    pub(super) async fn offer_in(
+        &self,
+        pool: &str,
+        resources: &[(String, BTreeMap<String, String>)],
+    ) -> Result<(u32, u32, u32)> {
         let k = self.keys.pool(pool);
         let mut args = Args::new().arg(self.keys.announce(ChannelKind::Pool, pool)).arg(pool);
         for (id, attrs) in resources {
@@ -101,7 +107,7 @@ impl Store {
     }
 
     /// Claims the oldest idle resource, or joins the line for `wait_ms`.
-    pub async fn claim(
+    pub(super) async fn claim_in(
         &self,
         pool: &str,
         claimer: &str,
@@ -126,14 +132,15 @@ impl Store {
         let start = match r.next::<i64>()? {
             1 => ClaimStart::Claimed(claimed(&mut r)?),
             0 => ClaimStart::Nothing,
-            2 => ClaimStart::Waiting { claim_id: r.next()?, scale_up: r.next::<i64>()? == 1 },
+            2 => ClaimStart::Waiting { pool: pool.to_string(), claim_id: r.next()?, scale_up: r.next::<i64>()? == 1 },
             -2 => ClaimStart::LineFull,
             code => return Err(Error::Internal(format!("claimResource: unknown code {code}"))),
         };
         Ok(start)
     }
 
-    /// Settles a waiting claim; Some(resource) when it was taken.
+    /// Settles a waiting claim in the line of `pool` (as [`ClaimStart::Waiting`] named it);
+    /// Some(resource) when it was taken.
     pub async fn pickup(&self, pool: &str, claim_id: &str, mode: Pickup) -> Result<Option<Claimed>> {
         let k = self.keys.pool(pool);
         let mode = match mode {
@@ -151,7 +158,14 @@ impl Store {
     }
 
     /// Ends a claim; `Error::LeaseLost` for a stale token.
-    pub async fn end_claim(&self, pool: &str, id: &str, token: u64, end: ClaimEnd, error: &str) -> Result<()> {
+    pub(super) async fn end_claim_in(
+        &self,
+        pool: &str,
+        id: &str,
+        token: u64,
+        end: ClaimEnd,
+        error: &str,
+    ) -> Result<()> {
         let k = self.keys.pool(pool);
         let action = match end {
             ClaimEnd::Reuse => "reuse",
@@ -185,7 +199,7 @@ impl Store {
     }
 
     /// A pool's counts; `stuck_age_ms` decides which claims count as stuck.
-    pub async fn pool_stats(&self, pool: &str, stuck_age_ms: u64) -> Result<PoolStats> {
+    pub(super) async fn pool_stats_in(&self, pool: &str, stuck_age_ms: u64) -> Result<PoolStats> {
         let k = self.keys.pool(pool);
         let reply = self.run(Path::Dispatch, "poolStatus", &k.all(), Args::new().arg(stuck_age_ms)).await?;
         let mut r = Reply::new("poolStatus", reply)?;

@@ -62,7 +62,13 @@ pub fn wake_name(receiver: &str) -> String {
 
 impl Store {
     /// Persists a message; returns (created, id, deliver_at).
-    pub async fn schedule(&self, receiver: &str, payload: &[u8], when: When, key: &str) -> Result<(bool, String, i64)> {
+    pub(super) async fn schedule_in(
+        &self,
+        receiver: &str,
+        payload: &[u8],
+        when: When,
+        key: &str,
+    ) -> Result<(bool, String, i64)> {
         let k = self.keys.receiver(receiver);
         let (at, delay) = match when {
             When::At(at) => (at, 0),
@@ -82,7 +88,7 @@ impl Store {
     }
 
     /// One round of delivery to `consumer`.
-    pub async fn deliver(&self, receiver: &str, consumer: &str, limits: DeliveryLimits) -> Result<Delivered> {
+    pub(super) async fn deliver_in(&self, receiver: &str, consumer: &str, limits: DeliveryLimits) -> Result<Delivered> {
         let k = self.keys.receiver(receiver);
         let args = Args::new()
             .arg(consumer)
@@ -113,7 +119,7 @@ impl Store {
     }
 
     /// Ends a delivered message; `Error::LeaseLost` for a stale token.
-    pub async fn ack(&self, receiver: &str, id: &str, token: u64) -> Result<()> {
+    pub(super) async fn ack_in(&self, receiver: &str, id: &str, token: u64) -> Result<()> {
         let k = self.keys.receiver(receiver);
         let args = Args::new()
             .arg(id)
@@ -131,7 +137,7 @@ impl Store {
     }
 
     /// Removes a scheduled or in-flight message; false if there is none.
-    pub async fn cancel(&self, receiver: &str, id: &str) -> Result<bool> {
+    pub(super) async fn cancel_in(&self, receiver: &str, id: &str) -> Result<bool> {
         let k = self.keys.receiver(receiver);
         let reply = self.run(Path::WriteBack, "cancelMessage", &k.all(), Args::new().arg(id)).await?;
         Ok(redis::from_redis_value::<i64>(reply).map_err(|e| Error::Internal(e.to_string()))? == 1)

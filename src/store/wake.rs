@@ -11,6 +11,9 @@
 //! - pool events: "A|pool|claim" when a waiting claim is handed a resource (its replica picks
 //!   it up) and "C|pool" on every change (WatchPool streams).
 //!
+//! A sharded source (`store::shards`) has a channel per shard; its waiters hold every shard's
+//! channel and are woken by any.
+//!
 //! An [`Interest`] holds a channel subscribed; a channel nobody holds is dropped after
 //! [`LINGER`], so a queue long-polled in a loop is not subscribed and unsubscribed every call.
 //! Whenever a subscription is (re)confirmed — after a reconnect, a failover or a slot move — the
@@ -27,7 +30,17 @@ use redis::PushKind;
 use tokio::sync::{broadcast, mpsc, watch, Notify};
 use tokio_util::sync::CancellationToken;
 
-use super::{conn::Feed, keys::ChannelKind, Keys, LeaderEvent};
+use super::{conn::Feed, keys::ChannelKind, shards::logical, Keys, LeaderEvent};
+
+/// The name long polls wait under: a queue's name, `r:<receiver>` (what receiver scripts
+/// announce), `p:<pool>` (claims of a sharded pool looking beyond their shard).
+fn waiter_key(kind: ChannelKind, name: &str) -> String {
+    match kind {
+        ChannelKind::Receiver => super::wake_name(name),
+        ChannelKind::Pool => format!("p:{name}"),
+        _ => name.to_string(),
+    }
+}
 use crate::error::{Error, Result};
 
 /// What an election's observers hear.
@@ -130,7 +143,7 @@ impl ElectionEvents {
 /// A pool's changes, while followed.
 pub struct PoolChanges {
     rx: broadcast::Receiver<()>,
-    _interest: Interest,
+    _interests: Vec<Interest>,
 }
 
 impl PoolChanges {
@@ -210,27 +223,19 @@ impl Wakeups {
         }
     }
 
-    /// A long poll's notifier for a queue ([`ChannelKind::Queue`], named by the queue) or a
-    /// receiver ([`ChannelKind::Receiver`], named by the receiver), subscribed.
-    pub async fn waiter(&self, kind: ChannelKind, name: &str) -> Result<Waiter> {
-        let interest = self.interest(kind, name).await?;
-        let key = match kind {
-            ChannelKind::Receiver => super::wake_name(name),
-            _ => name.to_string(),
-        };
-        let notify = self.inner.queues.lock().expect("wakeups lock").entry(key.clone()).or_default().clone();
-        Ok(Waiter { notify, name: key, wakeups: self.clone(), _interests: vec![interest] })
-    }
-
-    /// A long poll's notifier for a queue made of `shards` (its physical queues, see
-    /// `store::shards`): woken by a wake-up on any of them.
-    pub async fn queue_waiter(&self, queue: &str, shards: &[String]) -> Result<Waiter> {
+    /// A long poll's notifier, subscribed to the channels of `shards` (the physical sources
+    /// of `name`, see `store::shards`; just `name` when unsharded) and woken by a wake-up on
+    /// any of them: for a queue ([`ChannelKind::Queue`]), a receiver
+    /// ([`ChannelKind::Receiver`]), or the claims of a sharded pool waiting for an idle
+    /// resource in another shard ([`ChannelKind::Pool`]).
+    pub async fn waiter(&self, kind: ChannelKind, name: &str, shards: &[String]) -> Result<Waiter> {
         let mut interests = Vec::with_capacity(shards.len());
         for shard in shards {
-            interests.push(self.interest(ChannelKind::Queue, shard).await?);
+            interests.push(self.interest(kind, shard).await?);
         }
-        let notify = self.inner.queues.lock().expect("wakeups lock").entry(queue.to_string()).or_default().clone();
-        Ok(Waiter { notify, name: queue.to_string(), wakeups: self.clone(), _interests: interests })
+        let key = waiter_key(kind, name);
+        let notify = self.inner.queues.lock().expect("wakeups lock").entry(key.clone()).or_default().clone();
+        Ok(Waiter { notify, name: key, wakeups: self.clone(), _interests: interests })
     }
 
     /// How many long polls on this replica wait on a queue.
@@ -248,33 +253,30 @@ impl Wakeups {
         Ok(ElectionEvents { rx, _interest: interest })
     }
 
-    /// Follows a pool's channel, for claims that may wait in its line: take it before the
-    /// claim joins the line, then [`Wakeups::claim`] the claim id.
-    pub async fn pool_interest(&self, pool: &str) -> Result<Interest> {
-        self.interest(ChannelKind::Pool, pool).await
-    }
-
-    /// The notifier of one waiting claim (with the pool's [`Interest`] held); it forgets the
-    /// claim when dropped.
+    /// The notifier of one waiting claim in the line of `pool` (a physical pool, whose channel
+    /// a [`Waiter`] holds); it forgets the claim when dropped.
     pub fn claim(&self, pool: &str, claim_id: &str) -> ClaimWaiter {
         let key = format!("{pool}|{claim_id}");
         let notify = self.inner.claims.lock().expect("wakeups lock").entry(key.clone()).or_default().clone();
         ClaimWaiter { notify, key, wakeups: self.clone() }
     }
 
-    /// Follows a pool's changes.
-    pub async fn pool(&self, pool: &str) -> Result<PoolChanges> {
-        let interest = self.interest(ChannelKind::Pool, pool).await?;
+    /// Follows a pool's changes, on any of its `shards` (its physical pools).
+    pub async fn pool(&self, pool: &str, shards: &[String]) -> Result<PoolChanges> {
+        let mut interests = Vec::with_capacity(shards.len());
+        for shard in shards {
+            interests.push(self.interest(ChannelKind::Pool, shard).await?);
+        }
         let mut pools = self.inner.pools.lock().expect("wakeups lock");
         let rx = pools.entry(pool.to_string()).or_insert_with(|| broadcast::channel(1).0).subscribe();
-        Ok(PoolChanges { rx, _interest: interest })
+        Ok(PoolChanges { rx, _interests: interests })
     }
 
     /// Handles one message on a channel this replica follows.
     fn message(&self, channel: &str, payload: &str) {
         match self.inner.keys.parse_channel(channel) {
-            Some(ChannelKind::Queue) => self.wake(super::shards::logical(payload)),
-            Some(ChannelKind::Receiver) => self.wake(payload),
+            Some(ChannelKind::Queue) => self.wake(logical(payload)),
+            Some(ChannelKind::Receiver) => self.wake(logical(payload)),
             Some(ChannelKind::Pool) => self.pool_event(payload),
             Some(ChannelKind::Election) => {
                 if let Some(event) = LeaderEvent::parse(payload) {
@@ -294,7 +296,13 @@ impl Wakeups {
                     n.notify_one();
                 }
             }
-            (Some("C"), Some(pool), None) => {
+            (Some("C"), Some(shard), None) => {
+                let pool = logical(shard);
+                if pool != shard {
+                    // A sharded pool's claims waiting in one shard's line look for an idle
+                    // resource in the others.
+                    self.wake(&waiter_key(ChannelKind::Pool, pool));
+                }
                 let mut pools = self.inner.pools.lock().expect("wakeups lock");
                 if let Some(tx) = pools.get(pool) {
                     if tx.send(()).is_err() {
@@ -332,8 +340,7 @@ impl Wakeups {
         let Some(kind) = self.inner.keys.parse_channel(channel) else { return };
         let name = channel_name(channel);
         match kind {
-            ChannelKind::Queue => self.wake_all(super::shards::logical(name)),
-            ChannelKind::Receiver => self.wake_all(&super::wake_name(name)),
+            ChannelKind::Queue | ChannelKind::Receiver => self.wake_all(&waiter_key(kind, logical(name))),
             ChannelKind::Election => {
                 let mut elections = self.inner.elections.lock().expect("wakeups lock");
                 if elections.get(name).is_some_and(|tx| tx.send(ElectionSignal::Resync).is_err()) {
@@ -347,9 +354,10 @@ impl Wakeups {
                         n.notify_one();
                     }
                 }
+                self.wake_all(&waiter_key(kind, logical(name)));
                 let mut pools = self.inner.pools.lock().expect("wakeups lock");
-                if pools.get(name).is_some_and(|tx| tx.send(()).is_err()) {
-                    pools.remove(name);
+                if pools.get(logical(name)).is_some_and(|tx| tx.send(()).is_err()) {
+                    pools.remove(logical(name));
                 }
             }
         }

@@ -1,0 +1,262 @@
+//! Sharded sources: a queue, pool or receiver named in `sharding.*` with N > 1 lives in N
+//! physical sources, `name#0` … `name#N-1`, each with its own hash tag (`{q:name#i}`), so a hot
+//! source spreads over up to N slots (shards) of a Redis Cluster. Physical names contain `#`,
+//! which no user name may. Every member lives in one shard, so every call naming a member goes
+//! to one shard:
+//!
+//! - a queue's agent in shard CRC16(agent name) mod N. Acquire peeks at every shard's earliest
+//!   entry (one round, concurrent) and takes from the shards with something due, round-robin;
+//! - a pool's resource in shard CRC16(resource id) mod N (`pools`);
+//! - a receiver's message in shard CRC16(key) mod N, or the next shard in turn when it has no
+//!   key; its id names the shard, `<shard>.<id in the shard>` (`receivers`).
+//!
+//! Each shard keeps its own counters: fencing tokens increase strictly per shard, not across
+//! the source. These are the service-facing entry points of `Store`; everything below them
+//! (scripts, sweepers, registries) sees physical sources and needs no change.
+
+mod pools;
+mod receivers;
+
+pub use receivers::public_id;
+
+use std::{
+    borrow::Cow,
+    collections::BTreeMap,
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        Arc,
+    },
+};
+
+use super::{Acquired, AgentDef, AgentInfo, AgentPage, Completed, Completion, SourceKind, Store};
+use crate::{
+    config::ShardCounts,
+    error::{Error, Result},
+};
+
+/// Round-robin start among due shards, shared by every sharded source (fair enough: it only
+/// breaks ties).
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// The source a physical name belongs to: `hot#2` → `hot`.
+pub fn logical(physical: &str) -> &str {
+    physical.split_once('#').map_or(physical, |(source, _)| source)
+}
+
+/// The shard index of a physical name: `hot#2` → 2 (None for an unsharded name).
+pub fn index(physical: &str) -> Option<u32> {
+    physical.split_once('#').and_then(|(_, i)| i.parse().ok())
+}
+
+/// Where a member with this hash key lives among `n` shards.
+fn slot_of(member: &str, n: u32) -> u32 {
+    crc16::State::<crc16::XMODEM>::calculate(member.as_bytes()) as u32 % n
+}
+
+/// Shard counts of each kind of source.
+#[derive(Debug, Default)]
+pub struct Sharding {
+    queues: ShardCounts,
+    pools: ShardCounts,
+    receivers: ShardCounts,
+}
+
+impl Sharding {
+    fn of(&self, kind: SourceKind) -> &ShardCounts {
+        match kind {
+            SourceKind::Queue => &self.queues,
+            SourceKind::Pool => &self.pools,
+            SourceKind::Receiver => &self.receivers,
+        }
+    }
+}
+
+/// One round of reads at every shard (concurrent on a cluster) with the Redis clock: returns
+/// now (ms) and the replies in order.
+async fn peek(store: &Store, cmds: Vec<redis::Cmd>) -> Result<(i64, std::vec::IntoIter<redis::Value>)> {
+    let mut all = vec![redis::cmd("TIME")];
+    all.extend(cmds);
+    let mut answers = store.redis.each(all).await?.into_iter();
+    let (secs, micros): (i64, i64) = answers
+        .next()
+        .map(redis::from_redis_value)
+        .transpose()
+        .map_err(|e| Error::Internal(format!("TIME: {e}")))?
+        .unwrap_or_default();
+    Ok((secs * 1000 + micros / 1000, answers))
+}
+
+/// The score of a `ZRANGE key 0 0 WITHSCORES` reply.
+fn head_score(v: redis::Value) -> Option<i64> {
+    let pair: Vec<(String, f64)> = redis::from_redis_value(v).unwrap_or_default();
+    pair.first().map(|(_, score)| *score as i64)
+}
+
+/// Indices `0..n` satisfying `keep`, rotated to start at the next round-robin turn.
+fn in_turn(n: usize, keep: impl Fn(usize) -> bool) -> Vec<usize> {
+    let mut chosen: Vec<usize> = (0..n).filter(|&i| keep(i)).collect();
+    let turn = NEXT.fetch_add(1, Ordering::Relaxed) % chosen.len().max(1);
+    chosen.rotate_left(turn);
+    chosen
+}
+
+impl Store {
+    /// Declares sharded queues, pools and receivers (`sharding.*`).
+    pub fn with_sharding(mut self, [queues, pools, receivers]: [ShardCounts; 3]) -> Self {
+        let keep = |m: ShardCounts| m.into_iter().filter(|(_, n)| *n > 1).collect();
+        self.shards = Arc::new(Sharding { queues: keep(queues), pools: keep(pools), receivers: keep(receivers) });
+        self
+    }
+
+    /// How many shards a source has (1 unless declared).
+    pub fn shard_count(&self, kind: SourceKind, name: &str) -> u32 {
+        self.shards.of(kind).get(name).copied().unwrap_or(1)
+    }
+
+    /// The physical sources of a source: itself, or `name#0` … `name#N-1`.
+    pub fn shard_names(&self, kind: SourceKind, name: &str) -> Vec<String> {
+        match self.shard_count(kind, name) {
+            1 => vec![name.to_string()],
+            n => (0..n).map(|i| format!("{name}#{i}")).collect(),
+        }
+    }
+
+    /// The physical source holding the member hashed by `member` (an agent name, a resource
+    /// id, a message key).
+    pub fn shard_of<'a>(&self, kind: SourceKind, name: &'a str, member: &str) -> Cow<'a, str> {
+        match self.shard_count(kind, name) {
+            1 => Cow::Borrowed(name),
+            n => Cow::Owned(format!("{name}#{}", slot_of(member, n))),
+        }
+    }
+
+    /// Upserts definitions; returns (created, updated). On a sharded queue, one script per
+    /// shard: atomic per shard, not across them.
+    pub async fn register(&self, queue: &str, agents: &[AgentDef], reset: bool) -> Result<(u32, u32)> {
+        if self.shard_count(SourceKind::Queue, queue) == 1 {
+            return self.register_in(queue, agents, reset).await;
+        }
+        let mut by_shard: BTreeMap<String, Vec<AgentDef>> = BTreeMap::new();
+        for def in agents {
+            by_shard
+                .entry(self.shard_of(SourceKind::Queue, queue, &def.name).into_owned())
+                .or_default()
+                .push(def.clone());
+        }
+        let (mut created, mut updated) = (0, 0);
+        for (shard, defs) in by_shard {
+            let (c, u) = self.register_in(&shard, &defs, reset).await?;
+            created += c;
+            updated += u;
+        }
+        Ok((created, updated))
+    }
+
+    /// Removes definitions; returns how many existed.
+    pub async fn unregister(&self, queue: &str, names: &[String]) -> Result<u32> {
+        let mut by_shard: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for name in names {
+            by_shard.entry(self.shard_of(SourceKind::Queue, queue, name).into_owned()).or_default().push(name.clone());
+        }
+        let mut removed = 0;
+        for (shard, names) in by_shard {
+            removed += self.unregister_in(&shard, &names).await?;
+        }
+        Ok(removed)
+    }
+
+    /// Grants up to `max` due agents to `worker`. On a sharded queue: one round of peeks at
+    /// every shard's earliest entry (and the Redis clock), then the acquire script on the shards
+    /// with something due — round-robin among them — until `max` are granted.
+    pub async fn acquire(&self, queue: &str, worker: &str, max: u32) -> Result<Acquired> {
+        if self.shard_count(SourceKind::Queue, queue) == 1 {
+            return self.acquire_in(queue, worker, max).await;
+        }
+        let shards = self.shard_names(SourceKind::Queue, queue);
+        let heads = shards.iter().map(|shard| {
+            let mut head = redis::cmd("ZRANGE");
+            head.arg(&self.keys.queue(shard).waiting).arg(0).arg(0).arg("WITHSCORES");
+            head
+        });
+        let (now_ms, answers) = peek(self, heads.collect()).await?;
+        let heads: Vec<Option<i64>> = answers.map(head_score).collect();
+        let due = in_turn(shards.len(), |i| heads[i].is_some_and(|h| h <= now_ms));
+        let mut got = Acquired { now_ms, next_due_ms: heads.iter().flatten().copied().min(), leases: Vec::new() };
+        for i in due {
+            let want = max - got.leases.len() as u32;
+            if want == 0 {
+                break;
+            }
+            let part = self.acquire_in(&shards[i], worker, want).await?;
+            got.now_ms = part.now_ms;
+            got.leases.extend(part.leases);
+        }
+        if got.leases.len() < max as usize {
+            // What is left due later: the earliest head not yet taken (a peek, no script).
+            got.next_due_ms = heads.iter().flatten().copied().filter(|h| *h > now_ms).min().or(got.next_due_ms);
+        }
+        Ok(got)
+    }
+
+    /// Extends leases of one queue; returns each lease's new deadline, or None if lost.
+    pub async fn heartbeat(&self, queue: &str, worker: &str, leases: &[(&str, u64)]) -> Result<Vec<Option<i64>>> {
+        if self.shard_count(SourceKind::Queue, queue) == 1 {
+            return self.heartbeat_in(queue, worker, leases).await;
+        }
+        // Positions in `leases`, by shard.
+        let mut by_shard: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (i, lease) in leases.iter().enumerate() {
+            by_shard.entry(self.shard_of(SourceKind::Queue, queue, lease.0).into_owned()).or_default().push(i);
+        }
+        let mut out = vec![None; leases.len()];
+        for (shard, positions) in by_shard {
+            let pairs: Vec<(&str, u64)> = positions.iter().map(|&i| leases[i]).collect();
+            let deadlines = self.heartbeat_in(&shard, worker, &pairs).await?;
+            for (i, deadline) in positions.into_iter().zip(deadlines) {
+                out[i] = deadline;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Ends a lease with an outcome. A stale or unknown token is `Error::LeaseLost`.
+    pub async fn complete(&self, c: &Completion) -> Result<Completed> {
+        match self.shard_of(SourceKind::Queue, &c.queue, &c.name) {
+            Cow::Borrowed(_) => self.complete_in(c).await,
+            Cow::Owned(shard) => self.complete_in(&Completion { queue: shard, ..c.clone() }).await,
+        }
+    }
+
+    /// Hands a lease back; returns the next run, or None when the agent was unregistered.
+    pub async fn release(&self, queue: &str, name: &str, token: u64, delay_ms: u64) -> Result<Option<i64>> {
+        self.release_in(&self.shard_of(SourceKind::Queue, queue, name), name, token, delay_ms).await
+    }
+
+    /// One agent's definition and state, or None.
+    pub async fn get_agent(&self, queue: &str, name: &str) -> Result<Option<AgentInfo>> {
+        self.get_agent_in(&self.shard_of(SourceKind::Queue, queue, name), name).await
+    }
+
+    /// A page of agents in name order, starting after `after`: on a sharded queue, a page of
+    /// each shard, merged.
+    pub async fn list_agents(&self, queue: &str, after: &str, page_size: u32) -> Result<AgentPage> {
+        if self.shard_count(SourceKind::Queue, queue) == 1 {
+            return self.list_agents_in(queue, after, page_size).await;
+        }
+        let pages = futures::future::try_join_all(
+            self.shard_names(SourceKind::Queue, queue).iter().map(|s| self.list_agents_in(s, after, page_size)),
+        )
+        .await?;
+        // A shard that has more after its page bounds how far the merge is complete.
+        let bound = pages.iter().filter_map(|p| p.next_after.clone()).min();
+        let mut agents: Vec<AgentInfo> = pages.into_iter().flat_map(|p| p.agents).collect();
+        agents.sort_by(|a, b| a.def.name.cmp(&b.def.name));
+        if let Some(bound) = &bound {
+            agents.retain(|a| a.def.name <= *bound);
+        }
+        let more = bound.is_some() || agents.len() > page_size as usize;
+        agents.truncate(page_size as usize);
+        let next_after = if more { agents.last().map(|a| a.def.name.clone()) } else { None };
+        Ok(AgentPage { agents, next_after })
+    }
+}

@@ -1,0 +1,137 @@
+//! ClaimService entry points over sharded pools. A resource lives in shard CRC16(id) mod N.
+//! A Claim takes an idle resource from the shards that have one, in turn; a Claim that must
+//! wait joins the shortest line among the shards (the line that the shard's own returns and
+//! offers serve first), and meanwhile takes an idle resource of another shard when one
+//! appears there (see `dispatch::claim`): `pool.max_line` bounds each shard's line.
+
+use std::collections::BTreeMap;
+
+use super::{in_turn, peek, SourceKind, Store};
+use crate::{
+    error::Result,
+    store::{ClaimEnd, ClaimStart, Claimed, PoolStats},
+};
+
+/// A resource offered: its id and attributes.
+type Offered = (String, BTreeMap<String, String>);
+
+impl Store {
+    /// Offers resources in order; returns (idle, handed, duplicates). On a sharded pool, one
+    /// script per shard: atomic per shard, not across them.
+    pub async fn offer(&self, pool: &str, resources: &[Offered]) -> Result<(u32, u32, u32)> {
+        if self.shard_count(SourceKind::Pool, pool) == 1 {
+            return self.offer_in(pool, resources).await;
+        }
+        let mut by_shard: BTreeMap<String, Vec<Offered>> = BTreeMap::new();
+        for r in resources {
+            by_shard.entry(self.shard_of(SourceKind::Pool, pool, &r.0).into_owned()).or_default().push(r.clone());
+        }
+        let parts =
+            futures::future::try_join_all(by_shard.iter().map(|(shard, part)| self.offer_in(shard, part))).await?;
+        Ok(parts.into_iter().fold((0, 0, 0), |a, p| (a.0 + p.0, a.1 + p.1, a.2 + p.2)))
+    }
+
+    /// Claims an idle resource, or joins a line for `wait_ms`. On a sharded pool: one round of
+    /// peeks at every shard's idle count and line, then the claim script on the shards with
+    /// something idle, in turn; failing that (and with a wait), the claim joins the shortest
+    /// line.
+    pub async fn claim(
+        &self,
+        pool: &str,
+        claimer: &str,
+        attrs: &BTreeMap<String, String>,
+        wait_ms: u64,
+        max_line: u32,
+    ) -> Result<ClaimStart> {
+        if self.shard_count(SourceKind::Pool, pool) == 1 {
+            return self.claim_in(pool, claimer, attrs, wait_ms, max_line).await;
+        }
+        let shards = self.shard_names(SourceKind::Pool, pool);
+        let (idle, lines) = self.pool_sizes(&shards).await?;
+        if let Some(c) = self.claim_idle(&shards, &idle, claimer, attrs, None).await? {
+            return Ok(ClaimStart::Claimed(c));
+        }
+        if wait_ms == 0 {
+            return Ok(ClaimStart::Nothing);
+        }
+        let shortest = in_turn(shards.len(), |_| true).into_iter().min_by_key(|&i| lines[i]).unwrap_or(0);
+        self.claim_in(&shards[shortest], claimer, attrs, wait_ms, max_line).await
+    }
+
+    /// For a claim waiting in the line of `waiting_in` (a shard of `pool`): an idle resource of
+    /// another shard, if one has any. Its shard's own line, if any, is served first.
+    pub async fn claim_elsewhere(
+        &self,
+        pool: &str,
+        waiting_in: &str,
+        claimer: &str,
+        attrs: &BTreeMap<String, String>,
+    ) -> Result<Option<Claimed>> {
+        let shards = self.shard_names(SourceKind::Pool, pool);
+        if shards.len() == 1 {
+            return Ok(None);
+        }
+        let (idle, _) = self.pool_sizes(&shards).await?;
+        self.claim_idle(&shards, &idle, claimer, attrs, Some(waiting_in)).await
+    }
+
+    /// Idle resources and waiting claims of each shard (one round of ZCARDs).
+    async fn pool_sizes(&self, shards: &[String]) -> Result<(Vec<u64>, Vec<u64>)> {
+        let mut cmds = Vec::with_capacity(shards.len() * 2);
+        for shard in shards {
+            let k = self.keys.pool(shard);
+            cmds.push(redis::cmd("ZCARD").arg(&k.idle).clone());
+            cmds.push(redis::cmd("ZCARD").arg(&k.line).clone());
+        }
+        let (_, answers) = peek(self, cmds).await?;
+        let counts: Vec<u64> = answers.map(|v| redis::from_redis_value(v).unwrap_or(0)).collect();
+        Ok((counts.iter().step_by(2).copied().collect(), counts.iter().skip(1).step_by(2).copied().collect()))
+    }
+
+    /// Claims (without waiting) from the shards with something idle, in turn, skipping `skip`.
+    async fn claim_idle(
+        &self,
+        shards: &[String],
+        idle: &[u64],
+        claimer: &str,
+        attrs: &BTreeMap<String, String>,
+        skip: Option<&str>,
+    ) -> Result<Option<Claimed>> {
+        for i in in_turn(shards.len(), |i| idle[i] > 0 && Some(shards[i].as_str()) != skip) {
+            if let ClaimStart::Claimed(c) = self.claim_in(&shards[i], claimer, attrs, 0, 0).await? {
+                return Ok(Some(c));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Ends a claim; `Error::LeaseLost` for a stale token.
+    pub async fn end_claim(&self, pool: &str, id: &str, token: u64, end: ClaimEnd, error: &str) -> Result<()> {
+        self.end_claim_in(&self.shard_of(SourceKind::Pool, pool, id), id, token, end, error).await
+    }
+
+    /// A pool's counts (a sharded pool's: summed over its shards); `stuck_age_ms` decides
+    /// which claims count as stuck.
+    pub async fn pool_stats(&self, pool: &str, stuck_age_ms: u64) -> Result<PoolStats> {
+        if self.shard_count(SourceKind::Pool, pool) == 1 {
+            return self.pool_stats_in(pool, stuck_age_ms).await;
+        }
+        let shards = self.shard_names(SourceKind::Pool, pool);
+        let parts = futures::future::try_join_all(shards.iter().map(|s| self.pool_stats_in(s, stuck_age_ms))).await?;
+        let idle: u64 = parts.iter().map(|p| p.idle).sum();
+        let idle_ms: i64 = parts.iter().map(|p| p.average_idle_ms * p.idle as i64).sum();
+        Ok(PoolStats {
+            now_ms: parts.iter().map(|p| p.now_ms).max().unwrap_or_default(),
+            idle,
+            claimed: parts.iter().map(|p| p.claimed).sum(),
+            waiting: parts.iter().map(|p| p.waiting).sum(),
+            first_arrival_ms: parts.iter().filter_map(|p| p.first_arrival_ms).min(),
+            scale_up: parts.iter().any(|p| p.scale_up),
+            dead_lettered: parts.iter().map(|p| p.dead_lettered).sum(),
+            oldest_idle_since_ms: parts.iter().filter_map(|p| p.oldest_idle_since_ms).min(),
+            average_idle_ms: if idle == 0 { 0 } else { idle_ms / idle as i64 },
+            stuck: parts.iter().map(|p| p.stuck).sum(),
+            claimed_total: parts.iter().map(|p| p.claimed_total).sum(),
+        })
+    }
+}

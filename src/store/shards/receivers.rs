@@ -1,0 +1,139 @@
+//! ScheduleService entry points over sharded receivers. A message with a key lives in shard
+//! CRC16(key) mod N (so a key names one message across the receiver), one without in the
+//! next shard in turn. Its id names its shard: `<shard>.<id in the shard>`. Subscribe delivers
+//! from every shard, the consumer's `max_in_flight` bounding what it holds across all of them.
+
+use super::{head_score, in_turn, peek, SourceKind, Store, NEXT};
+use crate::{
+    error::{Error, Result},
+    store::{Delivered, DeliveryLimits, When},
+};
+use std::sync::atomic::Ordering;
+
+/// A sharded receiver's message id: `<shard>.<id in the shard>`.
+fn message_id(shard: usize, id: &str) -> String {
+    format!("{shard}.{id}")
+}
+
+/// The id callers know a message of physical receiver `source` by (a shard's messages carry
+/// the shard's index).
+pub fn public_id(source: &str, id: &str) -> String {
+    match super::index(source) {
+        Some(shard) => message_id(shard as usize, id),
+        None => id.to_string(),
+    }
+}
+
+impl Store {
+    /// Where a message id of `receiver` lives: (physical receiver, id in it). None for an id a
+    /// sharded receiver cannot have given.
+    pub fn message_shard(&self, receiver: &str, id: &str) -> Option<(String, String)> {
+        match self.shard_count(SourceKind::Receiver, receiver) {
+            1 => Some((receiver.to_string(), id.to_string())),
+            n => {
+                let (shard, inner) = id.split_once('.')?;
+                let shard: u32 = shard.parse().ok().filter(|&i| i < n && !shard.starts_with('+'))?;
+                (!inner.is_empty()).then(|| (format!("{receiver}#{shard}"), inner.to_string()))
+            }
+        }
+    }
+
+    /// Persists a message; returns (created, id, deliver_at).
+    pub async fn schedule(&self, receiver: &str, payload: &[u8], when: When, key: &str) -> Result<(bool, String, i64)> {
+        let n = self.shard_count(SourceKind::Receiver, receiver) as usize;
+        if n == 1 {
+            return self.schedule_in(receiver, payload, when, key).await;
+        }
+        let shard = if key.is_empty() {
+            NEXT.fetch_add(1, Ordering::Relaxed) % n
+        } else {
+            super::slot_of(key, n as u32) as usize
+        };
+        let (created, id, at) = self.schedule_in(&format!("{receiver}#{shard}"), payload, when, key).await?;
+        Ok((created, message_id(shard, &id), at))
+    }
+
+    /// One round of delivery to `consumer`. On a sharded receiver: one round of peeks at every
+    /// shard (earliest due message, earliest ack deadline, what the consumer holds there), then
+    /// the delivery script on the shards with something to do, in turn, sharing out the room
+    /// the consumer has left under `max_in_flight`.
+    pub async fn deliver(&self, receiver: &str, consumer: &str, limits: DeliveryLimits) -> Result<Delivered> {
+        if self.shard_count(SourceKind::Receiver, receiver) == 1 {
+            return self.deliver_in(receiver, consumer, limits).await;
+        }
+        let shards = self.shard_names(SourceKind::Receiver, receiver);
+        let mut cmds = Vec::with_capacity(shards.len() * 3);
+        for shard in &shards {
+            let k = self.keys.receiver(shard);
+            cmds.push(redis::cmd("ZRANGE").arg(&k.scheduled).arg(0).arg(0).arg("WITHSCORES").clone());
+            cmds.push(redis::cmd("ZRANGE").arg(&k.inflight).arg(0).arg(0).arg("WITHSCORES").clone());
+            cmds.push(redis::cmd("HGET").arg(&k.consumers).arg(consumer).clone());
+        }
+        let (now_ms, mut answers) = peek(self, cmds).await?;
+        let (mut due, mut deadline, mut held) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in &shards {
+            due.push(answers.next().and_then(head_score));
+            deadline.push(answers.next().and_then(head_score));
+            held.push(
+                answers.next().and_then(|v| redis::from_redis_value::<Option<u32>>(v).ok().flatten()).unwrap_or(0),
+            );
+        }
+        let mut room = limits.max_in_flight.saturating_sub(held.iter().sum());
+        let mut batch = limits.batch;
+        let ready = |i: usize| deadline[i].is_some_and(|d| d <= now_ms) || due[i].is_some_and(|d| d <= now_ms);
+        let turn = in_turn(shards.len(), ready);
+        let mut out = Delivered { now_ms, next_due_ms: None, redelivered: 0, dead_lettered: 0, deliveries: Vec::new() };
+        let mut called = vec![false; shards.len()];
+        for i in turn {
+            if batch == 0 {
+                break;
+            }
+            let share = DeliveryLimits { max_in_flight: held[i] + room.min(batch), batch, ..limits };
+            let part = self.deliver_in(&shards[i], consumer, share).await?;
+            called[i] = true;
+            let got = part.deliveries.len() as u32;
+            room = room.saturating_sub(got);
+            batch = batch.saturating_sub(got);
+            out.now_ms = out.now_ms.max(part.now_ms);
+            out.redelivered += part.redelivered;
+            out.dead_lettered += part.dead_lettered;
+            out.next_due_ms = out.next_due_ms.into_iter().chain(part.next_due_ms).min();
+            let index = super::index(&shards[i]).unwrap_or_default() as usize;
+            out.deliveries.extend(part.deliveries.into_iter().map(|mut d| {
+                d.id = message_id(index, &d.id);
+                d
+            }));
+        }
+        // The shards not visited this round: their next ack deadline, and their next due
+        // message while the consumer has room (at its bound, an Ack's announcement wakes it).
+        for i in (0..shards.len()).filter(|&i| !called[i]) {
+            let due = due[i].filter(|_| room > 0);
+            out.next_due_ms = out.next_due_ms.into_iter().chain(deadline[i]).chain(due).min();
+        }
+        Ok(out)
+    }
+
+    /// Ends a delivered message; `Error::LeaseLost` for a stale token (or an id that is not the
+    /// receiver's).
+    pub async fn ack(&self, receiver: &str, id: &str, token: u64) -> Result<()> {
+        match self.message_shard(receiver, id) {
+            Some((shard, inner)) => self.ack_in(&shard, &inner, token).await.map_err(|e| match e {
+                Error::LeaseLost(_) => {
+                    Error::LeaseLost(format!("receiver {receiver}: message {id} is not in flight with token {token}"))
+                }
+                e => e,
+            }),
+            None => {
+                Err(Error::LeaseLost(format!("receiver {receiver}: message {id} is not in flight with token {token}")))
+            }
+        }
+    }
+
+    /// Removes a scheduled or in-flight message; false if there is none.
+    pub async fn cancel(&self, receiver: &str, id: &str) -> Result<bool> {
+        match self.message_shard(receiver, id) {
+            Some((shard, inner)) => self.cancel_in(&shard, &inner).await,
+            None => Ok(false),
+        }
+    }
+}
