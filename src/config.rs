@@ -46,6 +46,94 @@ pub struct Config {
     pub orphan_cleanup: OrphanConfig,
     pub health: HealthConfig,
     pub sharding: ShardingConfig,
+    pub tls: TlsConfig,
+    pub auth: AuthConfig,
+}
+
+/// gRPC (and optionally /metrics) over TLS (see README, "Security").
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TlsConfig {
+    /// PEM certificate chain of the server; with `key_file`, gRPC is served over TLS only.
+    pub cert_file: String,
+    /// PEM private key of `cert_file`.
+    pub key_file: String,
+    /// PEM CA bundle: when set, every client must present a certificate it signed (mutual TLS).
+    pub client_ca_file: String,
+    /// Serve /metrics over TLS too, with the same certificate (client certificates not asked).
+    pub metrics: bool,
+    /// How often the files are checked for changes (SIGHUP reloads at once); 0: only on SIGHUP.
+    pub reload_interval_ms: u64,
+}
+
+impl Default for TlsConfig {
+    fn default() -> Self {
+        Self {
+            cert_file: String::new(),
+            key_file: String::new(),
+            client_ca_file: String::new(),
+            metrics: false,
+            reload_interval_ms: 10_000,
+        }
+    }
+}
+
+impl TlsConfig {
+    pub fn enabled(&self) -> bool {
+        !self.cert_file.is_empty()
+    }
+}
+
+/// Who may call what (see README, "Security"). Off while no token or certificate identity is
+/// defined.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuthConfig {
+    /// API tokens, stored hashed (`baton token` makes one).
+    pub tokens: Vec<TokenEntry>,
+    /// A TOML file of more `[[tokens]]`, read at start and on every reload (SIGHUP).
+    pub tokens_file: String,
+    /// Identities of client certificates (mutual TLS), by the certificate's subject common name.
+    pub certificates: Vec<CertificateEntry>,
+    /// grpc.health.v1 and reflection answer without credentials (probes, grpcurl describe).
+    pub open_health: bool,
+}
+
+impl Default for AuthConfig {
+    fn default() -> Self {
+        Self { tokens: Vec::new(), tokens_file: String::new(), certificates: Vec::new(), open_health: true }
+    }
+}
+
+impl AuthConfig {
+    pub fn enabled(&self) -> bool {
+        !self.tokens.is_empty() || !self.tokens_file.is_empty() || !self.certificates.is_empty()
+    }
+}
+
+/// One API token: who it is, its SHA-256 (hex), what it may do and on which names.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TokenEntry {
+    /// The identity, as logged and audited.
+    pub name: String,
+    /// SHA-256 of the token, lowercase hex (the token itself is never stored).
+    pub sha256: String,
+    /// `worker`, `producer`, `read-only`, `admin`.
+    pub roles: Vec<String>,
+    /// Name patterns (`billing.*`, `queue:ops-*`); empty: every name.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
+/// A client certificate identity: the subject common name it is recognised by.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct CertificateEntry {
+    pub common_name: String,
+    pub roles: Vec<String>,
+    #[serde(default)]
+    pub scopes: Vec<String>,
 }
 
 /// Queues, pools and receivers spread over several Redis Cluster slots (see README, "Sharded
@@ -404,6 +492,8 @@ impl Default for Config {
             orphan_cleanup: OrphanConfig::default(),
             health: HealthConfig::default(),
             sharding: ShardingConfig::default(),
+            tls: TlsConfig::default(),
+            auth: AuthConfig::default(),
         }
     }
 }
@@ -618,6 +708,13 @@ impl Config {
                  redis.command_timeout_ms (which would cut the WAIT short)");
         }
         self.sharding.shards()?;
+        if self.tls.cert_file.is_empty() != self.tls.key_file.is_empty() {
+            return bad("tls.cert_file and tls.key_file go together");
+        }
+        if !self.tls.enabled() && (!self.tls.client_ca_file.is_empty() || self.tls.metrics) {
+            return bad("tls.client_ca_file and tls.metrics need tls.cert_file and tls.key_file");
+        }
+        crate::auth::Identities::from_config(&self.auth)?;
         if let Some(url) = &self.redis_url {
             crate::store::target::Target::parse(url)?;
         }

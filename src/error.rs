@@ -36,6 +36,12 @@ pub enum Error {
     /// Redis answered with an error Baton did not expect.
     #[error("redis error: {0}")]
     Redis(redis::RedisError),
+    /// The caller presented no credentials, or ones Baton does not know.
+    #[error("unauthenticated: {0}")]
+    Unauthenticated(String),
+    /// The caller is known but may not do this (a role or a scope is missing).
+    #[error("permission denied: {message}")]
+    PermissionDenied { permission: String, message: String },
     /// The configuration is invalid.
     #[error("invalid configuration: {0}")]
     Config(String),
@@ -66,6 +72,8 @@ impl Error {
             Error::Exhausted { .. } => "LINE_FULL",
             Error::RedisFull { .. } => "REDIS_FULL",
             Error::Redis(_) => "REDIS_ERROR",
+            Error::Unauthenticated(_) => "UNAUTHENTICATED",
+            Error::PermissionDenied { .. } => "PERMISSION_DENIED",
             Error::Config(_) => "INVALID_CONFIG",
             Error::Internal(_) => "INTERNAL",
         }
@@ -78,6 +86,8 @@ impl Error {
             Error::NotFound(_) => Code::NotFound,
             Error::Unavailable(_) | Error::CircuitOpen { .. } => Code::Unavailable,
             Error::Exhausted { .. } | Error::RedisFull { .. } => Code::ResourceExhausted,
+            Error::Unauthenticated(_) => Code::Unauthenticated,
+            Error::PermissionDenied { .. } => Code::PermissionDenied,
             Error::Redis(_) | Error::Config(_) | Error::Internal(_) => Code::Internal,
         }
     }
@@ -145,6 +155,11 @@ impl From<Error> for Status {
                 metadata.insert("field".to_string(), field.clone());
                 details.add_bad_request_violation(field.clone(), reason.clone());
                 Error::InvalidArgument { field, reason }
+            }
+            Error::PermissionDenied { permission, message } => {
+                let permission = clip(&permission, MAX_FIELD_BYTES);
+                metadata.insert("permission".to_string(), permission.clone());
+                Error::PermissionDenied { permission, message: clip(&message, MAX_MESSAGE_BYTES) }
             }
             other => other,
         };

@@ -26,10 +26,12 @@
 //! Lua scripts live in `lua/` (one per transition, `verbNoun-N.lua` with N KEYS); protos in
 //! `proto/baton/v1/`.
 
+pub mod auth;
 pub mod breaker;
 pub mod client;
 pub mod codec;
 pub mod config;
+pub mod devcerts;
 pub mod dispatch;
 pub mod embedded;
 pub mod error;
@@ -42,6 +44,7 @@ pub mod service;
 pub mod store;
 pub mod sweeper;
 pub mod telemetry;
+pub mod tls;
 
 /// Generated protobuf types and gRPC stubs of `baton.v1` (server and client).
 pub mod pb {

@@ -27,6 +27,79 @@ enum Command {
     Serve(Flags),
     /// Print the effective configuration (defaults < TOML file < BATON_* < flags) as TOML.
     Config(Flags),
+    /// Make a new API token: prints it, and the configuration entry that holds its hash.
+    Token(TokenArgs),
+    /// Write a development CA, server and client certificates and an admin token into a
+    /// directory, and print the configuration that uses them (not for production).
+    DevCerts(DevCertsArgs),
+}
+
+#[derive(Args)]
+struct TokenArgs {
+    /// The identity the token stands for (logged and audited).
+    #[arg(long)]
+    name: String,
+    /// worker, producer, read-only or admin (repeat for several).
+    #[arg(long = "role", required = true)]
+    roles: Vec<String>,
+    /// Name patterns it may touch, e.g. billing.* or queue:billing.* (repeat; none: every name).
+    #[arg(long = "scope")]
+    scopes: Vec<String>,
+}
+
+#[derive(Args)]
+struct DevCertsArgs {
+    /// Where to write the files.
+    #[arg(long, default_value = "baton-dev-certs")]
+    dir: PathBuf,
+    /// Names the server certificate is valid for (repeat).
+    #[arg(long = "host", default_values_t = ["localhost".to_string(), "127.0.0.1".to_string()])]
+    hosts: Vec<String>,
+    /// The client certificate's subject common name.
+    #[arg(long, default_value = "dev-client")]
+    client: String,
+}
+
+/// `baton token`: the token on the first line, then the entry to add.
+fn token(args: TokenArgs) -> Result<(), Error> {
+    let token = baton::auth::new_token();
+    let entry = baton::config::TokenEntry {
+        name: args.name,
+        sha256: baton::auth::token_hash(&token),
+        roles: args.roles,
+        scopes: args.scopes,
+    };
+    // Checked like the configuration will check it.
+    baton::auth::Identities::from_config(&baton::config::AuthConfig {
+        tokens: vec![entry.clone()],
+        ..Default::default()
+    })?;
+    #[derive(Serialize)]
+    struct Entry {
+        tokens: Vec<baton::config::TokenEntry>,
+    }
+    let toml = toml::to_string(&Entry { tokens: vec![entry] }).map_err(|e| Error::Internal(e.to_string()))?;
+    println!("{token}");
+    eprintln!(
+        "# The token above is shown once and stored nowhere. Add this to auth.tokens_file (or as [[auth.tokens]]):"
+    );
+    print!("{toml}");
+    Ok(())
+}
+
+/// `baton dev-certs`.
+fn dev_certs(args: DevCertsArgs) -> Result<(), Error> {
+    let made = baton::devcerts::generate(&args.dir, &args.hosts, &args.client)?;
+    let path = |p: &std::path::Path| p.display().to_string();
+    println!("# Wrote a development CA, server and client certificates into {}.", args.dir.display());
+    println!("# Admin token (stored nowhere else; its hash is in tokens.toml):");
+    println!("#   {}", made.token);
+    println!("# Configuration (baton.toml):");
+    println!("[tls]\ncert_file = {:?}\nkey_file = {:?}", path(&made.server_cert), path(&made.server_key));
+    println!("# client_ca_file = {:?}   # to require client certificates (mutual TLS)", path(&made.ca));
+    println!("[auth]\ntokens_file = {:?}", path(&made.tokens_file));
+    println!("# grpcurl -cacert {} -H 'authorization: Bearer {}' localhost:50051 list", path(&made.ca), made.token);
+    Ok(())
 }
 
 /// Flags override the TOML file and the environment.
@@ -76,6 +149,8 @@ fn main() -> ExitCode {
             Ok(())
         }),
         Command::Serve(flags) => flags.config().and_then(serve),
+        Command::Token(args) => token(args),
+        Command::DevCerts(args) => dev_certs(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

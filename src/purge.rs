@@ -21,8 +21,13 @@ pub struct Finding {
     pub item: Purged,
 }
 
-/// Runs one pass over every queue, pool and receiver.
-pub async fn run(store: &Store, config: &Config, dry_run: bool) -> Result<Vec<Finding>> {
+/// Runs one pass over every queue, pool and receiver that `within` admits (a caller's scopes).
+pub async fn run(
+    store: &Store,
+    config: &Config,
+    dry_run: bool,
+    within: impl Fn(SourceKind, &str) -> bool,
+) -> Result<Vec<Finding>> {
     let p = &config.purge;
     let limits = PurgeLimits {
         dry_run,
@@ -37,6 +42,7 @@ pub async fn run(store: &Store, config: &Config, dry_run: bool) -> Result<Vec<Fi
             SourceKind::Pool => store.pools().await?,
             SourceKind::Receiver => store.receivers().await?,
         };
+        names.retain(|name| within(kind, name));
         names.sort();
         for name in names {
             let mut cursor = "0".to_string();

@@ -214,11 +214,12 @@ impl Sweeper {
             return;
         }
         self.discover().await;
-        let result = crate::purge::run(&self.store, &self.config, self.config.purge.dry_run).await.map(|found| {
-            if !found.is_empty() {
-                tracing::info!(found = found.len(), dry_run = self.config.purge.dry_run, "purge pass");
-            }
-        });
+        let result =
+            crate::purge::run(&self.store, &self.config, self.config.purge.dry_run, |_, _| true).await.map(|found| {
+                if !found.is_empty() {
+                    tracing::info!(found = found.len(), dry_run = self.config.purge.dry_run, "purge pass");
+                }
+            });
         self.finish("purge", result, Tally::default()).await;
     }
 

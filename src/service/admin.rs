@@ -6,6 +6,7 @@ use tonic::{Request, Response, Status};
 
 use super::{duration, observe, timestamp, validate};
 use crate::{
+    auth,
     config::Config,
     error::{Error, Result},
     health, pb,
@@ -129,10 +130,16 @@ fn parse_page_token(token: &str, kinds: &[SourceKind]) -> Result<Option<(SourceK
 impl AdminService for AdminServiceImpl {
     async fn get_health(
         &self,
-        _request: Request<pb::GetHealthRequest>,
+        request: Request<pb::GetHealthRequest>,
     ) -> Result<Response<pb::GetHealthResponse>, Status> {
         observe("GetHealth", async {
-            let h = health::check(&self.store, &self.config).await?;
+            let caller = auth::authorize(&request)?;
+            let mut h = health::check(&self.store, &self.config).await?;
+            // A scoped caller sees its own sources, and a status made of them only.
+            if caller.is_some() {
+                h.sources.retain(|s| auth::sees(&caller, s.kind.into(), &s.name));
+                h.status = h.sources.iter().map(|s| s.status).max().unwrap_or(health::Status::Healthy);
+            }
             let sources = h
                 .sources
                 .into_iter()
@@ -164,6 +171,7 @@ impl AdminService for AdminServiceImpl {
         request: Request<pb::ListDeadLettersRequest>,
     ) -> Result<Response<pb::ListDeadLettersResponse>, Status> {
         observe("ListDeadLetters", async {
+            let caller = auth::authorize(&request)?;
             let req = request.into_inner();
             // No source (or an empty one): every dead letter of every kind, queues first.
             let all = [SourceKind::Queue, SourceKind::Pool, SourceKind::Receiver];
@@ -189,7 +197,10 @@ impl AdminService for AdminServiceImpl {
                 let names = match &named {
                     // A sharded source lists its shards in turn.
                     Some(name) => self.store.shard_names(kind, name),
-                    None => self.sources(kind).await?,
+                    // Every source the caller may see.
+                    None => {
+                        self.sources(kind).await?.into_iter().filter(|n| auth::sees(&caller, kind.into(), n)).collect()
+                    }
                 };
                 sources.extend(names.into_iter().map(|name| (kind, name)));
             }
@@ -233,13 +244,14 @@ impl AdminService for AdminServiceImpl {
         request: Request<pb::RetryDeadLetterRequest>,
     ) -> Result<Response<pb::RetryDeadLetterResponse>, Status> {
         observe("RetryDeadLetter", async {
+            let caller = auth::authorize(&request)?;
             let req = request.into_inner();
             let (kind, name) = source("source", req.source.as_ref())?;
             validate::name("id", &req.id)?;
             if !self.store.retry_dead_letter(kind, &name, &req.id).await? {
                 return Err(Error::NotFound(format!("dead letter {:?} in {} {name:?}", req.id, kind.as_str())));
             }
-            tracing::info!(kind = kind.as_str(), source = name, id = req.id, "dead letter retried");
+            tracing::info!(target: "baton::audit", identity = auth::who(&caller), kind = kind.as_str(), source = name, id = req.id, "dead letter retried");
             Ok(Response::new(pb::RetryDeadLetterResponse {}))
         })
         .await
@@ -250,13 +262,14 @@ impl AdminService for AdminServiceImpl {
         request: Request<pb::DeleteDeadLetterRequest>,
     ) -> Result<Response<pb::DeleteDeadLetterResponse>, Status> {
         observe("DeleteDeadLetter", async {
+            let caller = auth::authorize(&request)?;
             let req = request.into_inner();
             let (kind, name) = source("source", req.source.as_ref())?;
             validate::name("id", &req.id)?;
             if !self.store.delete_dead_letter(kind, &name, &req.id).await? {
                 return Err(Error::NotFound(format!("dead letter {:?} in {} {name:?}", req.id, kind.as_str())));
             }
-            tracing::info!(kind = kind.as_str(), source = name, id = req.id, "dead letter deleted");
+            tracing::info!(target: "baton::audit", identity = auth::who(&caller), kind = kind.as_str(), source = name, id = req.id, "dead letter deleted");
             Ok(Response::new(pb::DeleteDeadLetterResponse {}))
         })
         .await
@@ -264,8 +277,17 @@ impl AdminService for AdminServiceImpl {
 
     async fn purge(&self, request: Request<pb::PurgeRequest>) -> Result<Response<pb::PurgeResponse>, Status> {
         observe("Purge", async {
+            let caller = auth::authorize(&request)?;
             let req = request.into_inner();
-            let found = purge::run(&self.store, &self.config, req.dry_run).await?;
+            let within = |kind: SourceKind, name: &str| auth::sees(&caller, kind.into(), name);
+            let found = purge::run(&self.store, &self.config, req.dry_run, within).await?;
+            tracing::info!(
+                target: "baton::audit",
+                identity = auth::who(&caller),
+                dry_run = req.dry_run,
+                findings = found.len(),
+                "purge"
+            );
             let items = found
                 .into_iter()
                 .map(|f| pb::PurgedItem {

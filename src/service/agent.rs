@@ -8,6 +8,7 @@ use tonic::{Request, Response, Status};
 
 use super::{duration, observe, timestamp, validate};
 use crate::{
+    auth,
     config::Config,
     dispatch,
     error::{Error, Result},
@@ -118,6 +119,7 @@ fn outcome(value: i32) -> Result<Outcome> {
 impl AgentService for AgentServiceImpl {
     async fn register(&self, request: Request<pb::RegisterRequest>) -> Result<Response<pb::RegisterResponse>, Status> {
         observe("Register", async {
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;
             validate::count("agents", req.agents.len(), 1, self.max_batch())?;
@@ -142,6 +144,7 @@ impl AgentService for AgentServiceImpl {
         request: Request<pb::UnregisterRequest>,
     ) -> Result<Response<pb::UnregisterResponse>, Status> {
         observe("Unregister", async {
+            let caller = auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;
             validate::count("names", req.names.len(), 1, self.max_batch())?;
@@ -149,6 +152,14 @@ impl AgentService for AgentServiceImpl {
                 validate::agent_name(&format!("names[{i}]"), name)?;
             }
             let removed = self.store.unregister(&req.queue, &req.names).await?;
+            tracing::info!(
+                target: "baton::audit",
+                identity = auth::who(&caller),
+                queue = req.queue,
+                names = req.names.len(),
+                removed,
+                "unregister"
+            );
             Ok(Response::new(pb::UnregisterResponse { removed }))
         })
         .await
@@ -156,6 +167,7 @@ impl AgentService for AgentServiceImpl {
 
     async fn acquire(&self, request: Request<pb::AcquireRequest>) -> Result<Response<pb::AcquireResponse>, Status> {
         observe("Acquire", async {
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;
             validate::name("worker_id", &req.worker_id)?;
@@ -190,6 +202,7 @@ impl AgentService for AgentServiceImpl {
         request: Request<pb::HeartbeatRequest>,
     ) -> Result<Response<pb::HeartbeatResponse>, Status> {
         observe("Heartbeat", async {
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("worker_id", &req.worker_id)?;
             validate::count("leases", req.leases.len(), 0, self.max_batch())?;
@@ -237,6 +250,7 @@ impl AgentService for AgentServiceImpl {
 
     async fn complete(&self, request: Request<pb::CompleteRequest>) -> Result<Response<pb::CompleteResponse>, Status> {
         observe("Complete", async {
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;
             validate::agent_name("name", &req.name)?;
@@ -279,6 +293,7 @@ impl AgentService for AgentServiceImpl {
 
     async fn release(&self, request: Request<pb::ReleaseRequest>) -> Result<Response<pb::ReleaseResponse>, Status> {
         observe("Release", async {
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;
             validate::agent_name("name", &req.name)?;
@@ -297,6 +312,7 @@ impl AgentService for AgentServiceImpl {
 
     async fn get_agent(&self, request: Request<pb::GetAgentRequest>) -> Result<Response<pb::GetAgentResponse>, Status> {
         observe("GetAgent", async {
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;
             validate::agent_name("name", &req.name)?;
@@ -315,6 +331,7 @@ impl AgentService for AgentServiceImpl {
         request: Request<pb::ListAgentsRequest>,
     ) -> Result<Response<pb::ListAgentsResponse>, Status> {
         observe("ListAgents", async {
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;
             let page_size = if req.page_size == 0 { 100 } else { req.page_size };

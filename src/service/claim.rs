@@ -9,6 +9,7 @@ use tonic::{Request, Response, Status};
 
 use super::{duration, observe, timestamp, validate};
 use crate::{
+    auth,
     config::Config,
     dispatch,
     error::{Error, Result},
@@ -135,6 +136,7 @@ type WatchStream = Pin<Box<dyn Stream<Item = Result<pb::WatchPoolResponse, Statu
 impl ClaimService for ClaimServiceImpl {
     async fn offer(&self, request: Request<pb::OfferRequest>) -> Result<Response<pb::OfferResponse>, Status> {
         observe("Offer", async {
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("pool", &req.pool)?;
             validate::count("resources", req.resources.len(), 1, self.config.limits.max_batch as usize)?;
@@ -157,6 +159,7 @@ impl ClaimService for ClaimServiceImpl {
     async fn claim(&self, request: Request<pb::ClaimRequest>) -> Result<Response<pb::ClaimResponse>, Status> {
         observe("Claim", async {
             let started = std::time::Instant::now();
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("pool", &req.pool)?;
             validate::name("claimer_id", &req.claimer_id)?;
@@ -196,6 +199,7 @@ impl ClaimService for ClaimServiceImpl {
 
     async fn r#return(&self, request: Request<pb::ReturnRequest>) -> Result<Response<pb::ReturnResponse>, Status> {
         observe("Return", async {
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("pool", &req.pool)?;
             validate::name("resource_id", &req.resource_id)?;
@@ -209,6 +213,7 @@ impl ClaimService for ClaimServiceImpl {
 
     async fn fail(&self, request: Request<pb::FailRequest>) -> Result<Response<pb::FailResponse>, Status> {
         observe("Fail", async {
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("pool", &req.pool)?;
             validate::name("resource_id", &req.resource_id)?;
@@ -223,6 +228,7 @@ impl ClaimService for ClaimServiceImpl {
 
     async fn get_pool(&self, request: Request<pb::GetPoolRequest>) -> Result<Response<pb::GetPoolResponse>, Status> {
         observe("GetPool", async {
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("pool", &req.pool)?;
             let stats = self.store.pool_stats(&req.pool, 0).await?;
@@ -238,6 +244,7 @@ impl ClaimService for ClaimServiceImpl {
         request: Request<pb::WatchPoolRequest>,
     ) -> Result<Response<Self::WatchPoolStream>, Status> {
         observe("WatchPool", async {
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("pool", &req.pool)?;
             if self.shutdown.is_cancelled() {

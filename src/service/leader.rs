@@ -9,6 +9,7 @@ use tonic::{Request, Response, Status};
 
 use super::{observe, timestamp, validate};
 use crate::{
+    auth,
     config::Config,
     dispatch,
     error::{Error, Result},
@@ -145,6 +146,7 @@ type ObserveStream = Pin<Box<dyn Stream<Item = Result<pb::ObserveResponse, Statu
 impl LeaderService for LeaderServiceImpl {
     async fn campaign(&self, request: Request<pb::CampaignRequest>) -> Result<Response<pb::CampaignResponse>, Status> {
         observe("Campaign", async {
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("election", &req.election)?;
             validate::name("candidate_id", &req.candidate_id)?;
@@ -192,6 +194,7 @@ impl LeaderService for LeaderServiceImpl {
 
     async fn renew(&self, request: Request<pb::RenewRequest>) -> Result<Response<pb::RenewResponse>, Status> {
         observe("Renew", async {
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("election", &req.election)?;
             validate::name("candidate_id", &req.candidate_id)?;
@@ -209,6 +212,7 @@ impl LeaderService for LeaderServiceImpl {
 
     async fn resign(&self, request: Request<pb::ResignRequest>) -> Result<Response<pb::ResignResponse>, Status> {
         observe("Resign", async {
+            let caller = auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("election", &req.election)?;
             validate::name("candidate_id", &req.candidate_id)?;
@@ -218,7 +222,15 @@ impl LeaderService for LeaderServiceImpl {
                     metrics::counter!("baton_leases_lost_total", "rpc" => "Resign").increment(1);
                 }
             })?;
-            tracing::info!(election = req.election, leader = req.candidate_id, token = req.token, "resigned");
+            // Audited: with a token, a term's holder may be resigned by another process.
+            tracing::info!(
+                target: "baton::audit",
+                identity = auth::who(&caller),
+                election = req.election,
+                leader = req.candidate_id,
+                token = req.token,
+                "resigned"
+            );
             metrics::counter!("baton_leader_term_changes_total", "election" => req.election.clone()).increment(1);
             metrics::gauge!("baton_leader_has_leader", "election" => req.election).set(0.0);
             Ok(Response::new(pb::ResignResponse { resigned_at: Some(timestamp(at)) }))
@@ -231,6 +243,7 @@ impl LeaderService for LeaderServiceImpl {
         request: Request<pb::GetLeaderRequest>,
     ) -> Result<Response<pb::GetLeaderResponse>, Status> {
         observe("GetLeader", async {
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("election", &req.election)?;
             let state = self.store.leader(&req.election, false).await?;
@@ -252,6 +265,7 @@ impl LeaderService for LeaderServiceImpl {
 
     async fn observe(&self, request: Request<pb::ObserveRequest>) -> Result<Response<Self::ObserveStream>, Status> {
         observe("Observe", async {
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("election", &req.election)?;
             if self.shutdown.is_cancelled() {

@@ -6,6 +6,7 @@ pub mod agent;
 pub mod claim;
 pub mod leader;
 pub mod schedule;
+pub mod scopes;
 pub mod validate;
 
 use std::{future::Future, time::Instant};

@@ -9,6 +9,7 @@ use tonic::{Request, Response, Status};
 
 use super::{observe, timestamp, validate};
 use crate::{
+    auth,
     config::Config,
     error::{Error, Result},
     pb::{self, schedule_service_server::ScheduleService},
@@ -112,6 +113,7 @@ type SubscribeStream = Pin<Box<dyn Stream<Item = Result<pb::SubscribeResponse, S
 impl ScheduleService for ScheduleServiceImpl {
     async fn schedule(&self, request: Request<pb::ScheduleRequest>) -> Result<Response<pb::ScheduleResponse>, Status> {
         observe("Schedule", async {
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("receiver", &req.receiver)?;
             validate::size("payload", req.payload.len(), self.config.limits.max_payload_bytes)?;
@@ -157,6 +159,7 @@ impl ScheduleService for ScheduleServiceImpl {
         request: Request<pb::SubscribeRequest>,
     ) -> Result<Response<Self::SubscribeStream>, Status> {
         observe("Subscribe", async {
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("receiver", &req.receiver)?;
             validate::name("consumer_id", &req.consumer_id)?;
@@ -194,6 +197,7 @@ impl ScheduleService for ScheduleServiceImpl {
 
     async fn ack(&self, request: Request<pb::AckRequest>) -> Result<Response<pb::AckResponse>, Status> {
         observe("Ack", async {
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("receiver", &req.receiver)?;
             validate::name("id", &req.id)?;
@@ -211,6 +215,7 @@ impl ScheduleService for ScheduleServiceImpl {
 
     async fn cancel(&self, request: Request<pb::CancelRequest>) -> Result<Response<pb::CancelResponse>, Status> {
         observe("Cancel", async {
+            auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("receiver", &req.receiver)?;
             validate::name("id", &req.id)?;

@@ -1,0 +1,542 @@
+//! Who may call what. Callers are identified by an API token (`authorization: Bearer …`,
+//! looked up by its SHA-256) or by their TLS client certificate's subject common name; each
+//! identity has roles (what it may do) and scopes (which names it may touch).
+//!
+//! Enforced in two steps, both here:
+//! - [`AuthLayer`], a tower layer over every gRPC service (streams included): authenticates
+//!   the caller and checks the role the method needs ([`permission`]), before any handler runs;
+//! - [`Scoped`]: every request names the queues, pools, receivers and elections it touches;
+//!   [`authorize`] checks them against the identity's scopes at the top of each handler.
+//!   Listings (dead letters, health, purge) are filtered by [`Identity::sees`].
+//!
+//! With no token and no certificate identity configured, authentication is off: every call
+//! passes and no identity is attached.
+
+use std::{
+    collections::HashMap,
+    sync::Arc,
+    task::{Context, Poll},
+};
+
+use arc_swap::ArcSwap;
+use futures::future::BoxFuture;
+use tonic::transport::server::{TcpConnectInfo, TlsConnectInfo};
+
+use crate::{
+    config::{AuthConfig, TokenEntry},
+    error::{Error, Result},
+};
+
+/// What a method needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Permission {
+    /// Hold and end work: Acquire, Heartbeat, Complete, Release, Claim, Return, Fail,
+    /// Subscribe, Ack, Campaign, Renew, Resign.
+    Work,
+    /// Create and remove work: Register, Unregister, Offer, Schedule, Cancel.
+    Produce,
+    /// Look: Get*, List*, Watch*, Observe, GetHealth.
+    Read,
+    /// Change what an operator changes: Retry/DeleteDeadLetter, Purge; and anything unknown.
+    Admin,
+}
+
+impl Permission {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Permission::Work => "work",
+            Permission::Produce => "produce",
+            Permission::Read => "read",
+            Permission::Admin => "admin",
+        }
+    }
+}
+
+/// A role: a set of permissions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Worker,
+    Producer,
+    ReadOnly,
+    Admin,
+}
+
+impl Role {
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "worker" => Role::Worker,
+            "producer" => Role::Producer,
+            "read-only" => Role::ReadOnly,
+            "admin" => Role::Admin,
+            _ => return None,
+        })
+    }
+
+    fn grants(self, p: Permission) -> bool {
+        match self {
+            Role::Admin => true,
+            Role::Worker => matches!(p, Permission::Work | Permission::Read),
+            Role::Producer => matches!(p, Permission::Produce | Permission::Read),
+            Role::ReadOnly => p == Permission::Read,
+        }
+    }
+}
+
+/// The kinds of names a scope may be limited to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameKind {
+    Queue,
+    Pool,
+    Receiver,
+    Election,
+}
+
+impl NameKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NameKind::Queue => "queue",
+            NameKind::Pool => "pool",
+            NameKind::Receiver => "receiver",
+            NameKind::Election => "election",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        [NameKind::Queue, NameKind::Pool, NameKind::Receiver, NameKind::Election].into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+impl From<crate::store::SourceKind> for NameKind {
+    fn from(kind: crate::store::SourceKind) -> Self {
+        match kind {
+            crate::store::SourceKind::Queue => NameKind::Queue,
+            crate::store::SourceKind::Pool => NameKind::Pool,
+            crate::store::SourceKind::Receiver => NameKind::Receiver,
+        }
+    }
+}
+
+/// One scope: a glob over names (`billing.*`), optionally of one kind (`queue:billing.*`).
+#[derive(Clone, Debug)]
+struct Scope {
+    kind: Option<NameKind>,
+    pattern: glob::Pattern,
+}
+
+impl Scope {
+    fn parse(s: &str) -> std::result::Result<Self, String> {
+        let (kind, pattern) = match s.split_once(':') {
+            Some((kind, pattern)) => (
+                Some(
+                    NameKind::parse(kind)
+                        .ok_or_else(|| format!("{kind:?} is not queue, pool, receiver or election"))?,
+                ),
+                pattern,
+            ),
+            None => (None, s),
+        };
+        if pattern.is_empty() {
+            return Err("an empty pattern".into());
+        }
+        let pattern = glob::Pattern::new(pattern).map_err(|e| e.to_string())?;
+        Ok(Self { kind, pattern })
+    }
+
+    fn admits(&self, kind: NameKind, name: &str) -> bool {
+        self.kind.is_none_or(|k| k == kind) && self.pattern.matches(name)
+    }
+}
+
+/// An authenticated caller.
+#[derive(Debug)]
+pub struct Identity {
+    /// As logged and audited: the token's name, or the certificate's common name.
+    pub name: String,
+    roles: Vec<Role>,
+    /// Empty: every name.
+    scopes: Vec<Scope>,
+}
+
+impl Identity {
+    pub fn may(&self, p: Permission) -> bool {
+        self.roles.iter().any(|r| r.grants(p))
+    }
+
+    /// Whether this identity may see or touch `name`.
+    pub fn sees(&self, kind: NameKind, name: &str) -> bool {
+        // A sharded source's physical names (`hot#2`) belong to the source.
+        let name = crate::store::shards::logical(name);
+        self.scopes.is_empty() || self.scopes.iter().any(|s| s.admits(kind, name))
+    }
+
+    fn parse(name: &str, roles: &[String], scopes: &[String], what: &str) -> Result<Self> {
+        let bad = |why: String| Error::Config(format!("{what} {name:?}: {why}"));
+        if name.is_empty() {
+            return Err(Error::Config(format!("{what}: every entry needs a name")));
+        }
+        if roles.is_empty() {
+            return Err(bad("has no roles (worker, producer, read-only, admin)".into()));
+        }
+        let roles = roles
+            .iter()
+            .map(|r| {
+                Role::parse(r).ok_or_else(|| bad(format!("role {r:?} is not worker, producer, read-only or admin")))
+            })
+            .collect::<Result<_>>()?;
+        let scopes = scopes
+            .iter()
+            .map(|s| Scope::parse(s).map_err(|e| bad(format!("scope {s:?}: {e}"))))
+            .collect::<Result<_>>()?;
+        Ok(Self { name: name.to_string(), roles, scopes })
+    }
+}
+
+/// SHA-256 of a token, lowercase hex: how tokens are stored.
+pub fn token_hash(token: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, token.as_bytes());
+    digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A new random token (32 bytes, URL-safe): `baton_<43 characters>`.
+pub fn new_token() -> String {
+    use rand::RngCore;
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut bytes = [0u8; 43];
+    rand::rng().fill_bytes(&mut bytes);
+    let body: String = bytes.iter().map(|b| ALPHABET[(*b & 63) as usize] as char).collect();
+    format!("baton_{body}")
+}
+
+/// The identities a replica knows, from `auth.*`.
+#[derive(Debug, Default)]
+pub struct Identities {
+    enabled: bool,
+    open_health: bool,
+    tokens: HashMap<String, Arc<Identity>>,
+    certificates: HashMap<String, Arc<Identity>>,
+}
+
+/// The tokens file's shape: `[[tokens]]` entries.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TokensFile {
+    #[serde(default)]
+    tokens: Vec<TokenEntry>,
+}
+
+impl Identities {
+    /// Reads `auth.*` (and the tokens file); a bad entry is a configuration error naming it.
+    pub fn from_config(config: &AuthConfig) -> Result<Self> {
+        let mut entries = config.tokens.clone();
+        if !config.tokens_file.is_empty() {
+            let text = std::fs::read_to_string(&config.tokens_file)
+                .map_err(|e| Error::Config(format!("auth.tokens_file {:?}: {e}", config.tokens_file)))?;
+            let file: TokensFile = toml::from_str(&text)
+                .map_err(|e| Error::Config(format!("auth.tokens_file {:?}: {e}", config.tokens_file)))?;
+            entries.extend(file.tokens);
+        }
+        let mut tokens = HashMap::new();
+        for t in &entries {
+            let identity = Identity::parse(&t.name, &t.roles, &t.scopes, "auth.tokens")?;
+            let hash = t.sha256.to_ascii_lowercase();
+            if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(Error::Config(format!(
+                    "auth.tokens {:?}: sha256 must be 64 hex digits (`baton token` prints one)",
+                    t.name
+                )));
+            }
+            if tokens.insert(hash, Arc::new(identity)).is_some() {
+                return Err(Error::Config(format!("auth.tokens {:?}: the same token is listed twice", t.name)));
+            }
+        }
+        let mut certificates = HashMap::new();
+        for c in &config.certificates {
+            let identity = Identity::parse(&c.common_name, &c.roles, &c.scopes, "auth.certificates")?;
+            certificates.insert(c.common_name.clone(), Arc::new(identity));
+        }
+        Ok(Self { enabled: config.enabled(), open_health: config.open_health, tokens, certificates })
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Who is calling, from the request's `authorization` header or client certificate.
+    fn authenticate<B>(&self, req: &http::Request<B>) -> Result<Arc<Identity>> {
+        if let Some(value) = req.headers().get(http::header::AUTHORIZATION) {
+            let token = value
+                .to_str()
+                .ok()
+                .and_then(|v| v.split_once(' '))
+                .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+                .map(|(_, token)| token.trim())
+                .ok_or_else(|| Error::Unauthenticated("the authorization header must be \"Bearer <token>\"".into()))?;
+            return self
+                .tokens
+                .get(&token_hash(token))
+                .cloned()
+                .ok_or_else(|| Error::Unauthenticated("the token is not recognised".into()));
+        }
+        if let Some(common_name) = client_common_name(req) {
+            return self.certificates.get(&common_name).cloned().ok_or_else(|| {
+                Error::Unauthenticated(format!(
+                    "the client certificate {common_name:?} is not an identity (auth.certificates)"
+                ))
+            });
+        }
+        Err(Error::Unauthenticated("no credentials: send the metadata \"authorization: Bearer <token>\"".into()))
+    }
+
+    /// Authenticates `req` and checks the permission its method needs; the identity to attach
+    /// (None: authentication is off, or the method is open).
+    pub fn check<B>(&self, req: &http::Request<B>) -> Result<Option<Arc<Identity>>> {
+        if !self.enabled {
+            return Ok(None);
+        }
+        let path = req.uri().path();
+        let needed = match permission(path) {
+            Some(p) => p,
+            None if self.open_health => return Ok(None),
+            None => Permission::Read,
+        };
+        let identity = self.authenticate(req)?;
+        if !identity.may(needed) {
+            return Err(Error::PermissionDenied {
+                permission: needed.as_str().into(),
+                message: format!(
+                    "{:?} may not call {path}: it needs the {} permission",
+                    identity.name,
+                    needed.as_str()
+                ),
+            });
+        }
+        Ok(Some(identity))
+    }
+}
+
+/// The subject common name of the client certificate, if the caller presented one.
+fn client_common_name<B>(req: &http::Request<B>) -> Option<String> {
+    let info = req.extensions().get::<TlsConnectInfo<TcpConnectInfo>>()?;
+    let certs = info.peer_certs()?;
+    let (_, cert) = x509_parser::parse_x509_certificate(certs.first()?.as_ref()).ok()?;
+    let cn = cert.subject().iter_common_name().next()?.as_str().ok()?.to_string();
+    Some(cn)
+}
+
+/// The permission a gRPC method needs; None for the standard services (health, reflection),
+/// open when `auth.open_health`.
+pub fn permission(path: &str) -> Option<Permission> {
+    let (service, method) = path.trim_start_matches('/').split_once('/').unwrap_or((path, ""));
+    use Permission::*;
+    Some(match (service, method) {
+        ("baton.v1.AgentService", "Register" | "Unregister") => Produce,
+        ("baton.v1.AgentService", "Acquire" | "Heartbeat" | "Complete" | "Release") => Work,
+        ("baton.v1.AgentService", "GetAgent" | "ListAgents") => Read,
+        ("baton.v1.ClaimService", "Offer") => Produce,
+        ("baton.v1.ClaimService", "Claim" | "Return" | "Fail") => Work,
+        ("baton.v1.ClaimService", "GetPool" | "WatchPool") => Read,
+        ("baton.v1.LeaderService", "Campaign" | "Renew" | "Resign") => Work,
+        ("baton.v1.LeaderService", "GetLeader" | "Observe") => Read,
+        ("baton.v1.ScheduleService", "Schedule" | "Cancel") => Produce,
+        ("baton.v1.ScheduleService", "Subscribe" | "Ack") => Work,
+        ("baton.v1.AdminService", "GetHealth" | "ListDeadLetters") => Read,
+        ("grpc.health.v1.Health", _)
+        | ("grpc.reflection.v1.ServerReflection", _)
+        | ("grpc.reflection.v1alpha.ServerReflection", _) => return None,
+        _ => Admin,
+    })
+}
+
+/// What a request names: checked against the caller's scopes by [`authorize`].
+pub trait Scoped {
+    /// Every (kind, name) the request touches.
+    fn names(&self) -> Vec<(NameKind, &str)>;
+}
+
+/// The caller's identity (None: authentication is off), once every name `request` touches is
+/// within its scopes; PERMISSION_DENIED naming the first that is not.
+pub fn authorize<T: Scoped>(request: &tonic::Request<T>) -> Result<Option<Arc<Identity>>> {
+    let Some(identity) = request.extensions().get::<Arc<Identity>>().cloned() else { return Ok(None) };
+    for (kind, name) in request.get_ref().names() {
+        if !identity.sees(kind, name) {
+            return Err(Error::PermissionDenied {
+                permission: format!("{}:{name}", kind.as_str()),
+                message: format!("{:?} may not use {} {name:?} (outside its scopes)", identity.name, kind.as_str()),
+            });
+        }
+    }
+    Ok(Some(identity))
+}
+
+/// The caller's identity, if any, for filtering listings and audit lines.
+pub fn identity<T>(request: &tonic::Request<T>) -> Option<Arc<Identity>> {
+    request.extensions().get::<Arc<Identity>>().cloned()
+}
+
+/// Whether `identity` (None: authentication off) may see `name`.
+pub fn sees(identity: &Option<Arc<Identity>>, kind: NameKind, name: &str) -> bool {
+    identity.as_ref().is_none_or(|i| i.sees(kind, name))
+}
+
+/// The name an audit line gives the caller.
+pub fn who(identity: &Option<Arc<Identity>>) -> &str {
+    identity.as_ref().map_or("anonymous", |i| i.name.as_str())
+}
+
+/// The tower layer that authenticates every call (see the module docs). The identities can be
+/// swapped at run time (a reloaded tokens file).
+#[derive(Clone)]
+pub struct AuthLayer {
+    identities: Arc<ArcSwap<Identities>>,
+}
+
+impl AuthLayer {
+    pub fn new(identities: Arc<ArcSwap<Identities>>) -> Self {
+        Self { identities }
+    }
+}
+
+impl<S> tower::Layer<S> for AuthLayer {
+    type Service = Auth<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Auth { inner, identities: self.identities.clone() }
+    }
+}
+
+#[derive(Clone)]
+pub struct Auth<S> {
+    inner: S,
+    identities: Arc<ArcSwap<Identities>>,
+}
+
+impl<S, B> tower::Service<http::Request<B>> for Auth<S>
+where
+    S: tower::Service<http::Request<B>, Response = http::Response<tonic::body::Body>> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    B: Send + 'static,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = S::Error;
+    type Future = BoxFuture<'static, std::result::Result<Self::Response, Self::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<std::result::Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut req: http::Request<B>) -> Self::Future {
+        match self.identities.load().check(&req) {
+            Ok(identity) => {
+                if let Some(identity) = identity {
+                    req.extensions_mut().insert(identity);
+                }
+                // The service that was polled ready serves this call; a clone waits for the next.
+                let clone = self.inner.clone();
+                let mut inner = std::mem::replace(&mut self.inner, clone);
+                Box::pin(inner.call(req))
+            }
+            Err(e) => {
+                let method = req.uri().path().rsplit('/').next().unwrap_or_default().to_string();
+                metrics::counter!("baton_rpc_denied_total", "method" => method, "reason" => e.reason()).increment(1);
+                tracing::debug!(path = req.uri().path(), error = %e, "call refused");
+                let status = tonic::Status::from(e);
+                Box::pin(async move { Ok(status.into_http()) })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::CertificateEntry;
+
+    fn entry(name: &str, token: &str, roles: &[&str], scopes: &[&str]) -> TokenEntry {
+        TokenEntry {
+            name: name.into(),
+            sha256: token_hash(token),
+            roles: roles.iter().map(|s| s.to_string()).collect(),
+            scopes: scopes.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn scopes_match_names_and_kinds() {
+        let config = AuthConfig {
+            tokens: vec![entry("billing", "t1", &["worker"], &["billing.*", "election:lead-*"])],
+            ..AuthConfig::default()
+        };
+        let ids = Identities::from_config(&config).unwrap();
+        let id = ids.tokens.get(&token_hash("t1")).unwrap();
+        assert!(id.sees(NameKind::Queue, "billing.invoices"));
+        assert!(id.sees(NameKind::Queue, "billing.invoices#2"), "a shard belongs to its source");
+        assert!(!id.sees(NameKind::Queue, "ops.invoices"));
+        assert!(!id.sees(NameKind::Queue, "billing"), "billing.* needs the dot");
+        assert!(id.sees(NameKind::Election, "lead-1"));
+        assert!(!id.sees(NameKind::Queue, "lead-1"), "a kind-limited scope");
+        assert!(id.may(Permission::Work) && id.may(Permission::Read));
+        assert!(!id.may(Permission::Produce) && !id.may(Permission::Admin));
+    }
+
+    #[test]
+    fn bad_entries_are_configuration_errors_naming_them() {
+        let cases: Vec<(AuthConfig, &str)> = vec![
+            (AuthConfig { tokens: vec![entry("a", "t", &[], &[])], ..Default::default() }, "has no roles"),
+            (AuthConfig { tokens: vec![entry("a", "t", &["boss"], &[])], ..Default::default() }, "role \"boss\""),
+            (AuthConfig { tokens: vec![entry("a", "t", &["admin"], &["table:x"])], ..Default::default() }, "scope"),
+            (AuthConfig { tokens: vec![entry("a", "t", &["admin"], &["q["])], ..Default::default() }, "scope"),
+            (
+                AuthConfig {
+                    tokens: vec![TokenEntry { sha256: "abc".into(), ..entry("a", "t", &["admin"], &[]) }],
+                    ..Default::default()
+                },
+                "64 hex digits",
+            ),
+            (
+                AuthConfig {
+                    tokens: vec![entry("a", "t", &["admin"], &[]), entry("b", "t", &["admin"], &[])],
+                    ..Default::default()
+                },
+                "listed twice",
+            ),
+            (
+                AuthConfig {
+                    certificates: vec![CertificateEntry { common_name: "w".into(), roles: vec![], scopes: vec![] }],
+                    ..Default::default()
+                },
+                "auth.certificates",
+            ),
+            (AuthConfig { tokens_file: "/nonexistent/tokens.toml".into(), ..Default::default() }, "auth.tokens_file"),
+        ];
+        for (config, says) in cases {
+            let e = Identities::from_config(&config).unwrap_err().to_string();
+            assert!(e.contains(says), "{says}: {e}");
+        }
+    }
+
+    #[test]
+    fn every_method_needs_the_documented_permission() {
+        use Permission::*;
+        for (path, p) in [
+            ("/baton.v1.AgentService/Register", Some(Produce)),
+            ("/baton.v1.AgentService/Acquire", Some(Work)),
+            ("/baton.v1.AgentService/ListAgents", Some(Read)),
+            ("/baton.v1.ClaimService/WatchPool", Some(Read)),
+            ("/baton.v1.LeaderService/Resign", Some(Work)),
+            ("/baton.v1.LeaderService/Observe", Some(Read)),
+            ("/baton.v1.ScheduleService/Cancel", Some(Produce)),
+            ("/baton.v1.AdminService/Purge", Some(Admin)),
+            ("/baton.v1.AdminService/NewThing", Some(Admin)),
+            ("/grpc.health.v1.Health/Check", None),
+        ] {
+            assert_eq!(permission(path), p, "{path}");
+        }
+    }
+
+    #[test]
+    fn tokens_are_random_and_hashed() {
+        let (a, b) = (new_token(), new_token());
+        assert!(a.starts_with("baton_") && a.len() == 49 && a != b);
+        assert_eq!(token_hash("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    }
+}

@@ -1,0 +1,156 @@
+//! Serving over TLS (rustls, ring): gRPC, and /metrics when `tls.metrics` is set.
+//!
+//! The certificate, key and client CA are read into a rustls `ServerConfig` held in an
+//! `ArcSwap`; every new connection's handshake uses the current one, so [`ServerTls::reload`]
+//! (on SIGHUP or a changed file, see `server::reload`) changes what new connections see and
+//! leaves established ones alone. A reload that fails (a half-written file) keeps the old
+//! configuration and says why.
+
+use std::{path::Path, sync::Arc, time::Duration};
+
+use arc_swap::ArcSwap;
+use rustls_pki_types::{pem::PemObject, CertificateDer, PrivateKeyDer};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_rustls::{rustls, server::TlsStream, TlsAcceptor};
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    config::TlsConfig,
+    error::{Error, Result},
+};
+
+/// How long a client may take to finish its TLS handshake.
+const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
+
+/// Handshakes in progress at once; more connections wait in the accept queue.
+const HANDSHAKES_AT_ONCE: usize = 256;
+
+/// A reloadable TLS server configuration.
+pub struct ServerTls {
+    files: TlsConfig,
+    /// ALPN protocols offered: `h2` for gRPC, `http/1.1` for /metrics.
+    alpn: Vec<Vec<u8>>,
+    /// Whether to ask for (and require) client certificates.
+    client_auth: bool,
+    current: ArcSwap<rustls::ServerConfig>,
+}
+
+fn read_certs(field: &str, path: &str) -> Result<Vec<CertificateDer<'static>>> {
+    let certs = CertificateDer::pem_file_iter(path)
+        .and_then(|certs| certs.collect::<std::result::Result<Vec<_>, _>>())
+        .map_err(|e| Error::Config(format!("{field} {path:?}: {e}")))?;
+    if certs.is_empty() {
+        return Err(Error::Config(format!("{field} {path:?}: no PEM certificate in it")));
+    }
+    Ok(certs)
+}
+
+fn build(files: &TlsConfig, alpn: &[Vec<u8>], client_auth: bool) -> Result<rustls::ServerConfig> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let certs = read_certs("tls.cert_file", &files.cert_file)?;
+    let key = PrivateKeyDer::from_pem_file(&files.key_file)
+        .map_err(|e| Error::Config(format!("tls.key_file {:?}: {e}", files.key_file)))?;
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Error::Config(format!("TLS: {e}")))?;
+    let builder = if client_auth {
+        let mut roots = rustls::RootCertStore::empty();
+        for ca in read_certs("tls.client_ca_file", &files.client_ca_file)? {
+            roots.add(ca).map_err(|e| Error::Config(format!("tls.client_ca_file {:?}: {e}", files.client_ca_file)))?;
+        }
+        let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+            .build()
+            .map_err(|e| Error::Config(format!("tls.client_ca_file {:?}: {e}", files.client_ca_file)))?;
+        builder.with_client_cert_verifier(verifier)
+    } else {
+        builder.with_no_client_auth()
+    };
+    let mut config = builder
+        .with_single_cert(certs, key)
+        .map_err(|e| Error::Config(format!("tls.cert_file and tls.key_file do not make a certificate: {e}")))?;
+    config.alpn_protocols = alpn.to_vec();
+    Ok(config)
+}
+
+impl ServerTls {
+    /// For gRPC: HTTP/2, client certificates required when `tls.client_ca_file` is set.
+    pub fn grpc(files: &TlsConfig) -> Result<Arc<Self>> {
+        Self::new(files, vec![b"h2".to_vec()], !files.client_ca_file.is_empty())
+    }
+
+    /// For /metrics: HTTP/1.1, no client certificates.
+    pub fn metrics(files: &TlsConfig) -> Result<Arc<Self>> {
+        Self::new(files, vec![b"http/1.1".to_vec()], false)
+    }
+
+    fn new(files: &TlsConfig, alpn: Vec<Vec<u8>>, client_auth: bool) -> Result<Arc<Self>> {
+        let current = ArcSwap::from_pointee(build(files, &alpn, client_auth)?);
+        Ok(Arc::new(Self { files: files.clone(), alpn, client_auth, current }))
+    }
+
+    /// Reads the files again; new handshakes use them. On error the old ones stay.
+    pub fn reload(&self) -> Result<()> {
+        let config = build(&self.files, &self.alpn, self.client_auth)?;
+        self.current.store(Arc::new(config));
+        Ok(())
+    }
+
+    /// The files this configuration is read from.
+    pub fn paths(&self) -> Vec<&Path> {
+        [&self.files.cert_file, &self.files.key_file, &self.files.client_ca_file]
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .map(Path::new)
+            .collect()
+    }
+
+    fn acceptor(&self) -> TlsAcceptor {
+        TlsAcceptor::from(self.current.load_full())
+    }
+
+    /// The TLS connections accepted on `listener` until `stopping`: each handshake runs in a
+    /// task of its own (bounded in time), so a slow client holds up no other.
+    pub fn incoming(
+        self: Arc<Self>,
+        listener: TcpListener,
+        stopping: CancellationToken,
+    ) -> ReceiverStream<std::io::Result<TlsStream<TcpStream>>> {
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        let handshakes = Arc::new(tokio::sync::Semaphore::new(HANDSHAKES_AT_ONCE));
+        tokio::spawn(async move {
+            loop {
+                let permit = tokio::select! {
+                    _ = stopping.cancelled() => return,
+                    permit = handshakes.clone().acquire_owned() => permit.expect("never closed"),
+                };
+                let (tcp, peer) = tokio::select! {
+                    _ = stopping.cancelled() => return,
+                    _ = tx.closed() => return,
+                    accepted = listener.accept() => match accepted {
+                        Ok(accepted) => accepted,
+                        Err(e) => {
+                            // Out of file descriptors and the like: pause rather than spin.
+                            tracing::warn!(error = %e, "accept failed");
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                            continue;
+                        }
+                    },
+                };
+                let _ = tcp.set_nodelay(true);
+                let (acceptor, tx) = (self.acceptor(), tx.clone());
+                tokio::spawn(async move {
+                    let _permit = permit;
+                    match tokio::time::timeout(HANDSHAKE_LIMIT, acceptor.accept(tcp)).await {
+                        Ok(Ok(stream)) => {
+                            let _ = tx.send(Ok(stream)).await;
+                        }
+                        Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                        Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                    }
+                });
+            }
+        });
+        ReceiverStream::new(rx)
+    }
+}
