@@ -115,7 +115,15 @@ pub async fn run(
              can read and change every queue, pool, receiver and election (see README, \"Security\")"
         );
     }
-    tasks.spawn(reload(config.clone(), tls.clone(), identities.clone(), stopping.clone()));
+    // Listening for SIGHUP from here on, before the first call is served.
+    let hangup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot listen for SIGHUP; files are reloaded when they change");
+            None
+        }
+    };
+    tasks.spawn(reload(config.clone(), tls.clone(), identities.clone(), hangup, stopping.clone()));
 
     let graceful = {
         let stopping = stopping.clone();
@@ -168,6 +176,7 @@ async fn reload(
     config: Arc<Config>,
     tls: Option<Arc<ServerTls>>,
     identities: Arc<ArcSwap<Identities>>,
+    mut hangup: Option<tokio::signal::unix::Signal>,
     stopping: CancellationToken,
 ) {
     let mut paths: Vec<std::path::PathBuf> = tls.iter().flat_map(|t| t.paths()).map(|p| p.to_path_buf()).collect();
@@ -178,13 +187,6 @@ async fn reload(
         paths.iter().map(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok()).collect()
     };
     let mut seen = stamps(&paths);
-    let mut hangup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot listen for SIGHUP; files are reloaded when they change");
-            None
-        }
-    };
     let interval = Duration::from_millis(config.tls.reload_interval_ms);
     loop {
         let why = tokio::select! {
