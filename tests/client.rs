@@ -32,7 +32,7 @@ async fn until<F: FnMut() -> bool>(what: &str, mut done: F) {
 async fn worker_loop_outcomes_lost_leases_and_shutdown() {
     let mut env = Env::start().await;
     register(&mut env.client, "w", vec![agent("ok", 3_600_000, 60_000), agent("throttled", 3_600_000, 60_000)]).await;
-    let mut worker = Worker::new(env.client.clone(), "w", "rusty");
+    let mut worker = Worker::new(env.baton.channel().await, "w", "rusty");
     worker.max_leases = 2;
     worker.wait = Duration::from_millis(500);
     let stop = CancellationToken::new();
@@ -69,7 +69,7 @@ async fn worker_loop_outcomes_lost_leases_and_shutdown() {
 
     // A lease lost while its handler runs: the handler is cancelled.
     register(&mut c, "w", vec![agent("long", 3_600_000, 60_000)]).await;
-    let mut worker = Worker::new(env.client.clone(), "w", "rusty-2");
+    let mut worker = Worker::new(env.baton.channel().await, "w", "rusty-2");
     worker.heartbeat_every = Duration::from_millis(100);
     worker.wait = Duration::from_millis(500);
     let cancelled = Arc::new(Mutex::new(false));
@@ -98,7 +98,7 @@ async fn worker_loop_outcomes_lost_leases_and_shutdown() {
 
     // Shutdown releases a lease still running.
     register(&mut c, "w", vec![agent("held", 3_600_000, 60_000)]).await;
-    let mut worker = Worker::new(env.client.clone(), "w", "rusty-3");
+    let mut worker = Worker::new(env.baton.channel().await, "w", "rusty-3");
     worker.wait = Duration::from_millis(500);
     let stop = CancellationToken::new();
     let run = tokio::spawn(worker.run(stop.clone(), |_, lost| async move {
@@ -267,7 +267,7 @@ async fn worker_truncates_failure_messages_by_bytes_on_a_character_boundary() {
     let dying = pb::Agent { max_attempts: 1, ..agent("dies", 3_600_000, 60_000) };
     register(&mut env.client, "t", vec![dying]).await;
     let long = "é€😀".repeat(1000);
-    let mut worker = Worker::new(env.client.clone(), "t", "rusty");
+    let mut worker = Worker::new(env.baton.channel().await, "t", "rusty");
     worker.wait = Duration::from_millis(500);
     let stop = CancellationToken::new();
     let message = long.clone();

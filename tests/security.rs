@@ -497,3 +497,72 @@ async fn closed_health_needs_a_token() {
     probe.check(req(check(), Some(BILLING_READER))).await.expect("a reader may check health");
     baton.stop().await.unwrap();
 }
+
+// The Rust client's connection object: one `Client` with TLS, a client certificate and a token,
+// shared by a Worker and a Claimer; without the token every call is UNAUTHENTICATED; a wrong
+// CA does not connect.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rust_client_connects_over_mutual_tls_with_a_token_and_runs_a_worker() {
+    use baton::client::{claim::Claimer, worker::Worker, Client};
+    use tokio_util::sync::CancellationToken;
+    let dir = tempfile::tempdir().unwrap();
+    let c = certs(dir.path());
+    let redis = TestRedis::start().await;
+    let mut config = tls_config(&c, true);
+    config.auth = auth_config();
+    let baton = TestBaton::start(&redis.url(), config).await;
+    let target = format!("https://localhost:{}", baton.addr.port());
+    let builder = |token: Option<&str>| {
+        let b = Client::builder(target.clone()).ca_file(&c.ca).client_certificate(&c.client_cert, &c.client_key);
+        match token {
+            Some(t) => b.token(t),
+            None => b,
+        }
+    };
+    let client = builder(Some(ADMIN)).connect().await.expect("mutual TLS with the right CA");
+
+    client
+        .agents()
+        .register(pb::RegisterRequest {
+            queue: "billing.q".into(),
+            agents: vec![agent("job", 3_600_000, 60_000)],
+            reset_schedule: false,
+        })
+        .await
+        .unwrap();
+    let mut worker = Worker::new(&client, "billing.q", "rusty");
+    worker.wait = Duration::from_millis(500);
+    let stop = CancellationToken::new();
+    let (ran_tx, mut ran) = tokio::sync::mpsc::unbounded_channel();
+    let run = tokio::spawn(worker.run(stop.clone(), move |lease, _| {
+        let ran_tx = ran_tx.clone();
+        async move {
+            let _ = ran_tx.send(lease.name);
+            Ok(())
+        }
+    }));
+    let name = tokio::time::timeout(Duration::from_secs(20), ran.recv()).await.expect("the worker ran the job");
+    assert_eq!(name.as_deref(), Some("job"));
+    common::cluster::until("the run is completed", Duration::from_secs(20), || async {
+        let mut agents = client.agents();
+        let got = agents.get_agent(pb::GetAgentRequest { queue: "billing.q".into(), name: "job".into() });
+        // It ran (above); back to waiting means its Complete landed.
+        got.await.unwrap().into_inner().agent.unwrap().state == pb::AgentState::Waiting as i32
+    })
+    .await;
+    stop.cancel();
+    run.await.unwrap().unwrap();
+
+    let resource = pb::Resource { id: "r1".into(), attributes: Default::default() };
+    client.claims().offer(pb::OfferRequest { pool: "billing.p".into(), resources: vec![resource] }).await.unwrap();
+    let held = Claimer::new(&client, "billing.p", "me").claim(Default::default(), Duration::ZERO).await.unwrap();
+    held.expect("the offered resource").give_back(true).await.unwrap();
+
+    let anonymous = builder(None).connect().await.unwrap();
+    let e = anonymous.admin().get_health(pb::GetHealthRequest {}).await.unwrap_err();
+    assert_eq!(e.code(), Code::Unauthenticated);
+    let other = certs(&dir.path().join("other"));
+    let wrong = Client::builder(target.clone()).ca_file(&other.ca).client_certificate(&c.client_cert, &c.client_key);
+    assert!(wrong.connect().await.is_err(), "a wrong CA does not connect");
+    baton.stop().await.unwrap();
+}

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use baton::client::worker::Worker;
+use baton::client::{worker::Worker, Client};
 use clap::Parser;
 use tokio_util::sync::CancellationToken;
 
@@ -29,12 +29,35 @@ struct Args {
     /// threshold of 10 s).
     #[arg(long, default_value_t = 3_000)]
     heartbeat_ms: u64,
+    /// PEM CA of Baton's certificate (TLS; the address must be https://).
+    #[arg(long)]
+    ca_file: Option<String>,
+    /// PEM client certificate, for mutual TLS (with --key-file).
+    #[arg(long, requires = "key_file")]
+    cert_file: Option<String>,
+    /// PEM key of --cert-file.
+    #[arg(long, requires = "cert_file")]
+    key_file: Option<String>,
+    /// API token, sent as `authorization: Bearer <token>`.
+    #[arg(long, env = "BATON_TOKEN", hide_env_values = true)]
+    token: Option<String>,
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let args = Args::parse();
-    let mut worker = Worker::connect(&args.addr, &args.queue, &args.worker_id).await?;
+    let mut client = Client::builder(&args.addr);
+    if let Some(ca) = &args.ca_file {
+        client = client.ca_file(ca);
+    }
+    if let (Some(cert), Some(key)) = (&args.cert_file, &args.key_file) {
+        client = client.client_certificate(cert, key);
+    }
+    if let Some(token) = &args.token {
+        client = client.token(token);
+    }
+    let client = client.connect().await?;
+    let mut worker = Worker::new(&client, &args.queue, &args.worker_id);
     worker.max_leases = args.max_leases;
     worker.heartbeat_every = Duration::from_millis(args.heartbeat_ms);
     let shutdown = CancellationToken::new();

@@ -7,9 +7,9 @@
 
 use std::{collections::HashMap, future::Future, time::Duration};
 
-use tonic::{transport::Channel, Code, Status};
+use tonic::{Code, Status};
 
-use super::{pb_duration, pushback, truncate_utf8, with_deadline, CALL_TIMEOUT, MAX_MESSAGE_BYTES};
+use super::{pb_duration, pushback, truncate_utf8, with_deadline, Conn, CALL_TIMEOUT, MAX_MESSAGE_BYTES};
 use crate::pb::{self, claim_service_client::ClaimServiceClient};
 
 /// Why a claim failed.
@@ -29,7 +29,7 @@ pub struct Held {
     pub resource: pb::Resource,
     pub token: u64,
     pool: String,
-    client: ClaimServiceClient<Channel>,
+    client: ClaimServiceClient<Conn>,
 }
 
 impl Held {
@@ -50,14 +50,15 @@ impl Held {
 /// A claimer of one pool.
 #[derive(Clone)]
 pub struct Claimer {
-    client: ClaimServiceClient<Channel>,
+    client: ClaimServiceClient<Conn>,
     pool: String,
     claimer_id: String,
 }
 
 impl Claimer {
-    pub fn new(channel: Channel, pool: &str, claimer_id: &str) -> Self {
-        Self { client: ClaimServiceClient::new(channel), pool: pool.into(), claimer_id: claimer_id.into() }
+    /// A claimer over `client` (a [`super::Client`], or a plain `Channel`).
+    pub fn new(client: impl Into<super::Client>, pool: &str, claimer_id: &str) -> Self {
+        Self { client: client.into().claims(), pool: pool.into(), claimer_id: claimer_id.into() }
     }
 
     /// Claims a resource, waiting in line up to `wait`; None when the wait ended.

@@ -26,22 +26,23 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-use tonic::{transport::Channel, Code};
+use tonic::Code;
 
-use super::{pb_duration, pushback, with_deadline, CALL_TIMEOUT};
+use super::{pb_duration, pushback, with_deadline, Conn, CALL_TIMEOUT};
 use crate::pb::{self, leader_service_client::LeaderServiceClient};
 
 /// One candidate in one election.
 pub struct Leadership {
-    client: LeaderServiceClient<Channel>,
+    client: LeaderServiceClient<Conn>,
     election: String,
     candidate: String,
     ttl: Duration,
 }
 
 impl Leadership {
-    pub fn new(channel: Channel, election: &str, candidate: &str, ttl: Duration) -> Self {
-        Self { client: LeaderServiceClient::new(channel), election: election.into(), candidate: candidate.into(), ttl }
+    /// A candidate over `client` (a [`super::Client`], or a plain `Channel`).
+    pub fn new(client: impl Into<super::Client>, election: &str, candidate: &str, ttl: Duration) -> Self {
+        Self { client: client.into().leaders(), election: election.into(), candidate: candidate.into(), ttl }
     }
 
     /// Campaigns until `shutdown`; the receiver holds the term's fencing token while this

@@ -1,17 +1,22 @@
 //! Client-side helpers for Rust workers, over the generated client (`crate::pb`): the same
 //! helpers the other languages' client libraries have (see clients/).
 //!
+//! - [`Client`]: the connection every helper shares (target, TLS, token, keepalive, deadline);
+//!   a helper also takes a plain `tonic::transport::Channel`.
 //! - [`worker::Worker`]: acquire → handler → heartbeat → complete, for AgentService.
 //! - [`leadership::Leadership`]: campaign, keep renewing, report gain and loss.
 //! - [`claim::Claimer`]: claim a pooled resource and give it back (or fail it) correctly.
 //! - [`subscriber::Subscriber`]: receive scheduled messages, ack them, reconnect.
 
 pub mod claim;
+mod connection;
 pub mod leadership;
 pub mod subscriber;
 pub mod worker;
 
 use std::time::Duration;
+
+pub use connection::{CallDefaults, Client, ClientBuilder, Conn};
 
 /// The longest failure message the server takes by default (`limits.max_message_bytes`):
 /// Complete's `message` and Fail's `error`, in UTF-8 bytes.

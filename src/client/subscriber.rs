@@ -6,14 +6,13 @@
 use std::{future::Future, sync::Arc, time::Duration};
 
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
-use tonic::transport::Channel;
 
-use super::pushback;
+use super::{pushback, Conn};
 use crate::pb::{self, schedule_service_client::ScheduleServiceClient};
 
 /// A consumer of one receiver.
 pub struct Subscriber {
-    client: ScheduleServiceClient<Channel>,
+    client: ScheduleServiceClient<Conn>,
     receiver: String,
     consumer_id: String,
     /// Messages handled at once (the subscription's max_in_flight).
@@ -21,9 +20,10 @@ pub struct Subscriber {
 }
 
 impl Subscriber {
-    pub fn new(channel: Channel, receiver: &str, consumer_id: &str) -> Self {
+    /// A consumer over `client` (a [`super::Client`], or a plain `Channel`).
+    pub fn new(client: impl Into<super::Client>, receiver: &str, consumer_id: &str) -> Self {
         Self {
-            client: ScheduleServiceClient::new(channel),
+            client: client.into().schedules(),
             receiver: receiver.into(),
             consumer_id: consumer_id.into(),
             max_in_flight: 16,

@@ -20,9 +20,9 @@
 
 use std::{collections::HashMap, future::Future, sync::Arc, time::Duration};
 
+use super::Conn;
 use tokio::sync::Mutex;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
-use tonic::transport::Channel;
 
 use crate::pb::{self, agent_service_client::AgentServiceClient};
 
@@ -67,7 +67,7 @@ impl Failure {
 /// A worker of one queue.
 #[derive(Clone)]
 pub struct Worker {
-    client: AgentServiceClient<Channel>,
+    client: AgentServiceClient<Conn>,
     queue: String,
     worker_id: String,
     /// Leases asked for per Acquire, and the most handlers running at once.
@@ -88,13 +88,14 @@ impl Worker {
         queue: &str,
         worker_id: &str,
     ) -> Result<Self, Box<dyn std::error::Error + Send + Sync>> {
-        let channel = Channel::from_shared(addr.to_string())?.connect().await?;
-        Ok(Self::new(AgentServiceClient::new(channel), queue, worker_id))
+        let client = super::Client::builder(addr).connect().await?;
+        Ok(Self::new(&client, queue, worker_id))
     }
 
-    pub fn new(client: AgentServiceClient<Channel>, queue: &str, worker_id: &str) -> Self {
+    /// A worker over `client` (a [`super::Client`], or a plain `Channel`).
+    pub fn new(client: impl Into<super::Client>, queue: &str, worker_id: &str) -> Self {
         Self {
-            client,
+            client: client.into().agents(),
             queue: queue.into(),
             worker_id: worker_id.into(),
             max_leases: 1,
