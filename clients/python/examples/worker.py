@@ -4,6 +4,11 @@ it with SUCCESS, printing every lease it acquires and every end as a JSON line o
 SIGINT/SIGTERM release held leases before exiting.
 
     python examples/worker.py --addr 127.0.0.1:50051 --queue demo --worker-id py-1
+
+Against a Baton with TLS and tokens (the token may come from $BATON_TOKEN instead):
+
+    python examples/worker.py --addr localhost:50051 --queue demo --worker-id py-1 \
+        --ca-file ca.pem --cert-file client.pem --key-file client.key --token "$TOKEN"
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import signal
 import sys
 import time
@@ -31,7 +37,19 @@ async def main() -> None:
     parser.add_argument("--max-leases", type=int, default=1, help="leases held at once")
     parser.add_argument("--work-ms", type=int, default=1000, help="how long each run takes")
     parser.add_argument("--heartbeat-ms", type=int, default=10_000)
+    parser.add_argument("--ca-file", help="PEM CA to check Baton's certificate against (turns TLS on)")
+    parser.add_argument("--cert-file", help="client certificate (PEM) for mutual TLS, with --key-file")
+    parser.add_argument("--key-file", help="the client certificate's private key (PEM)")
+    parser.add_argument("--token", default=os.environ.get("BATON_TOKEN") or None,
+                        help="API token sent on every call (default: $BATON_TOKEN)")
     args = parser.parse_args()
+    if (args.cert_file is None) != (args.key_file is None):
+        parser.error("--cert-file and --key-file go together")
+    try:
+        client = baton.connect(args.addr, ca_file=args.ca_file, cert_file=args.cert_file,
+                               key_file=args.key_file, token=args.token)
+    except ValueError as e:
+        parser.error(str(e))
 
     async def work(lease) -> None:
         emit("acquired", lease)
@@ -43,7 +61,7 @@ async def main() -> None:
         emit("done", lease)
 
     worker = baton.Worker(
-        args.addr.removeprefix("http://"),
+        client,
         queue=args.queue,
         worker_id=args.worker_id,
         handler=work,
@@ -53,7 +71,8 @@ async def main() -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, worker.stop)
-    await worker.run()
+    async with client:
+        await worker.run()
     print(json.dumps({"event": "stopped", "worker_id": args.worker_id}), flush=True)
 
 

@@ -1,7 +1,10 @@
-"""Baton's Python client: the generated gRPC stubs (`baton.v1`), a worker loop
-(:class:`Worker`), a leadership helper (:class:`Leadership`), a claim helper (:class:`Claimer`,
-:class:`Pool`) and scheduled messages (:class:`Scheduler`, :class:`Subscriber`)."""
+"""Baton's Python client: the generated gRPC stubs (`baton.v1`), one shared connection
+(:class:`Client`, :func:`connect`: TLS, mutual TLS, an API token, keepalive, a default
+deadline), a worker loop (:class:`Worker`), a leadership helper (:class:`Leadership`), a claim
+helper (:class:`Claimer`, :class:`Pool`) and scheduled messages (:class:`Scheduler`,
+:class:`Subscriber`)."""
 
+from baton.client import Client, Keepalive, connect
 from baton.claim import Claim, Claimer, LineFull, Pool
 from baton.failure import MAX_MESSAGE_BYTES, Failure, Outcome, classify, outcome_for_http_status, truncate_utf8
 from baton.leader import Leadership
@@ -12,7 +15,9 @@ __all__ = [
     "MAX_MESSAGE_BYTES",
     "Claim",
     "Claimer",
+    "Client",
     "Failure",
+    "Keepalive",
     "Leadership",
     "LineFull",
     "Message",
@@ -22,6 +27,7 @@ __all__ = [
     "Subscriber",
     "Worker",
     "classify",
+    "connect",
     "duration",
     "is_lease_lost",
     "outcome_for_http_status",

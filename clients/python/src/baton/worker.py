@@ -23,6 +23,7 @@ from typing import Awaitable, Callable, Dict, Optional, Tuple, Union
 import grpc
 from google.protobuf import duration_pb2
 
+from baton.client import Client
 from baton.failure import Failure, Seconds, _seconds, classify, truncate_utf8
 from baton.v1 import agent_pb2, agent_pb2_grpc
 
@@ -30,7 +31,9 @@ log = logging.getLogger("baton.worker")
 
 Lease = agent_pb2.Lease
 Handler = Callable[[agent_pb2.Lease], Union[Awaitable[None], None]]
-ChannelLike = Union[str, grpc.aio.Channel]
+#: What every helper connects with: a :class:`baton.Client` (shared; TLS, token, keepalive), a
+#: grpc.aio.Channel of the caller's, or a "host:port" string (a plaintext channel of the helper's own).
+ChannelLike = Union[Client, str, grpc.aio.Channel]
 
 
 def duration(seconds: Seconds) -> duration_pb2.Duration:
@@ -58,7 +61,11 @@ def is_lease_lost(error: grpc.aio.AioRpcError) -> bool:
 
 
 def channel_for(target: ChannelLike) -> Tuple[grpc.aio.Channel, bool]:
-    """A channel for `target` ("host:port" opens a plaintext channel owned by the caller)."""
+    """The channel for `target`, and whether the helper owns it (and closes it when done): a
+    Client's shared channel and a caller's channel are not owned; "host:port" opens a plaintext
+    channel that is."""
+    if isinstance(target, Client):
+        return target.channel, False
     if isinstance(target, str):
         return grpc.aio.insecure_channel(target), True
     return target, False
