@@ -58,13 +58,22 @@ type batonProc struct {
 	log                   *os.File
 }
 
-func startBaton(env []string) (*batonProc, error) {
+// batonBinary is target/debug/baton, or $TEST_BATON_BIN.
+func batonBinary() (string, error) {
 	binary := os.Getenv("TEST_BATON_BIN")
 	if binary == "" {
 		binary, _ = filepath.Abs(filepath.Join("..", "..", "target", "debug", "baton"))
 	}
 	if _, err := os.Stat(binary); err != nil {
-		return nil, fmt.Errorf("%s is missing: build it with `cargo build --bin baton`", binary)
+		return "", fmt.Errorf("%s is missing: build it with `cargo build --bin baton`", binary)
+	}
+	return binary, nil
+}
+
+func startBaton(env []string) (*batonProc, error) {
+	binary, err := batonBinary()
+	if err != nil {
+		return nil, err
 	}
 	dataDir, err := os.MkdirTemp("", "baton-go-")
 	if err != nil {
@@ -155,7 +164,13 @@ var labelRE = regexp.MustCompile(`(\w+)="([^"]*)"`)
 // completed is baton_agents_completed_total for queue, by outcome.
 func completed(t *testing.T, queue string) map[string]int {
 	t.Helper()
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", server.metricsPort))
+	return completedAt(t, server.metricsPort, queue)
+}
+
+// completedAt is completed for the Baton whose metrics listen on metricsPort.
+func completedAt(t *testing.T, metricsPort int, queue string) map[string]int {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,6 @@
 // Package baton is the Go client of Baton: the generated stubs (package
-// github.com/baton-project/baton/clients/go/gen/baton/v1), a worker loop (Worker), a
+// github.com/baton-project/baton/clients/go/gen/baton/v1), a connection shared by all of them
+// (Dial, Client: TLS, API token, keepalive, default deadline), a worker loop (Worker), a
 // leadership helper (Leadership), a claim helper for pooled resources (Claimer, Pool) and
 // scheduled messages (Scheduler, Subscriber).
 package baton

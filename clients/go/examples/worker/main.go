@@ -4,6 +4,12 @@
 // as a JSON line on stdout. SIGINT/SIGTERM release held leases before exiting.
 //
 //	go run ./examples/worker --addr 127.0.0.1:50051 --queue demo --worker-id go-1
+//
+// For a Baton with TLS, mutual TLS and tokens, add --ca-file (TLS), --cert-file and --key-file
+// (a client certificate) and --token (or the environment variable BATON_TOKEN):
+//
+//	BATON_TOKEN=baton_… go run ./examples/worker --addr localhost:50051 --ca-file ca.pem \
+//	    --cert-file client.pem --key-file client.key --queue demo --worker-id go-1
 package main
 
 import (
@@ -17,9 +23,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	baton "github.com/baton-project/baton/clients/go"
 	batonv1 "github.com/baton-project/baton/clients/go/gen/baton/v1"
@@ -37,18 +40,29 @@ func main() {
 	maxLeases := flag.Int("max-leases", 1, "leases held at once")
 	workMs := flag.Int("work-ms", 1000, "how long each run takes")
 	heartbeatMs := flag.Int("heartbeat-ms", 10_000, "heartbeat period")
+	caFile := flag.String("ca-file", "", "connect over TLS, trusting this CA certificate (PEM)")
+	certFile := flag.String("cert-file", "", "client certificate (PEM) for mutual TLS; with --key-file")
+	keyFile := flag.String("key-file", "", "the client certificate's private key (PEM)")
+	token := flag.String("token", "", "API token sent on every call (default: $BATON_TOKEN)")
 	flag.Parse()
 	if *queue == "" || *workerID == "" {
 		flag.Usage()
 		os.Exit(2)
 	}
-	conn, err := grpc.NewClient(strings.TrimPrefix(*addr, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if *token == "" {
+		*token = os.Getenv("BATON_TOKEN")
+	}
+	opts := []baton.Option{baton.WithToken(*token), baton.WithClientCertificate(*certFile, *keyFile)}
+	if *caFile != "" {
+		opts = append(opts, baton.WithTLS(*caFile))
+	}
+	client, err := baton.Dial(strings.TrimPrefix(*addr, "http://"), opts...)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer conn.Close()
+	defer client.Close()
 
-	w := baton.NewWorker(conn, *queue, *workerID)
+	w := baton.NewWorker(client, *queue, *workerID)
 	w.MaxLeases = *maxLeases
 	w.HeartbeatEvery = time.Duration(*heartbeatMs) * time.Millisecond
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
