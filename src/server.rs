@@ -183,9 +183,7 @@ async fn reload(
     if !config.auth.tokens_file.is_empty() {
         paths.push(config.auth.tokens_file.clone().into());
     }
-    let stamps = |paths: &[std::path::PathBuf]| -> Vec<Option<std::time::SystemTime>> {
-        paths.iter().map(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok()).collect()
-    };
+    let stamps = crate::tls::stamps;
     let mut seen = stamps(&paths);
     let interval = Duration::from_millis(config.tls.reload_interval_ms);
     loop {

@@ -30,8 +30,7 @@ pub fn init_metrics(config: &Config) -> Result<()> {
         .metrics_listen
         .parse()
         .map_err(|e| Error::Config(format!("metrics_listen {:?}: {e}", config.metrics_listen)))?;
-    PrometheusBuilder::new()
-        .with_http_listener(addr)
+    let builder = PrometheusBuilder::new()
         .set_buckets_for_metric(
             Matcher::Full("baton_rpc_duration_seconds".into()),
             &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 30.0],
@@ -48,11 +47,65 @@ pub fn init_metrics(config: &Config) -> Result<()> {
             Matcher::Full("baton_claim_dispatch_seconds".into()),
             &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0, 120.0, 300.0],
         )
-        .map_err(|e| Error::Config(e.to_string()))?
-        .install()
-        .map_err(|e| Error::Config(format!("metrics listener on {addr}: {e}")))?;
+        .map_err(|e| Error::Config(e.to_string()))?;
+    if config.tls.metrics {
+        serve_tls(builder, addr, config)?;
+    } else {
+        builder
+            .with_http_listener(addr)
+            .install()
+            .map_err(|e| Error::Config(format!("metrics listener on {addr}: {e}")))?;
+        tracing::info!(%addr, "prometheus metrics at /metrics");
+    }
     describe();
-    tracing::info!(%addr, "prometheus metrics at /metrics");
+    Ok(())
+}
+
+/// /metrics over HTTPS (`tls.metrics`), with gRPC's certificate, reloaded like it.
+fn serve_tls(builder: PrometheusBuilder, addr: std::net::SocketAddr, config: &Config) -> Result<()> {
+    use http_body_util::Full;
+    use hyper::{body::Bytes, service::service_fn, Response, StatusCode};
+
+    let tls = crate::tls::ServerTls::metrics(&config.tls)?;
+    let handle = builder.install_recorder().map_err(|e| Error::Config(format!("metrics recorder: {e}")))?;
+    let listener = std::net::TcpListener::bind(addr)
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        .and_then(tokio::net::TcpListener::from_std)
+        .map_err(|e| Error::Config(format!("metrics listener on {addr}: {e}")))?;
+    let bound = listener.local_addr().map_err(|e| Error::Config(e.to_string()))?;
+    tracing::info!(addr = %bound, "prometheus metrics at /metrics (TLS)");
+    let stopping = tokio_util::sync::CancellationToken::new();
+    tokio::spawn(crate::tls::watch(tls.clone(), config.tls.reload_interval_ms, stopping.clone()));
+    let upkeep = handle.clone();
+    tokio::spawn(async move {
+        // What the plain listener does by itself: drain histograms' buffers now and then.
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+            upkeep.run_upkeep();
+        }
+    });
+    let mut incoming = tls.incoming(listener, stopping);
+    tokio::spawn(async move {
+        while let Some(Ok(stream)) = tokio_stream::StreamExt::next(&mut incoming).await {
+            let handle = handle.clone();
+            let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                let response = if req.uri().path() == "/metrics" {
+                    Response::new(Full::new(Bytes::from(handle.render())))
+                } else {
+                    let mut r = Response::new(Full::new(Bytes::from_static(b"not found; see /metrics\n")));
+                    *r.status_mut() = StatusCode::NOT_FOUND;
+                    r
+                };
+                async move { Ok::<_, std::convert::Infallible>(response) }
+            });
+            tokio::spawn(async move {
+                let io = hyper_util::rt::TokioIo::new(stream);
+                if let Err(e) = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await {
+                    tracing::debug!(error = %e, "metrics connection ended");
+                }
+            });
+        }
+    });
     Ok(())
 }
 

@@ -154,3 +154,35 @@ impl ServerTls {
         ReceiverStream::new(rx)
     }
 }
+
+/// The modification times of `paths`: compared to see whether a file changed.
+pub fn stamps(paths: &[std::path::PathBuf]) -> Vec<Option<std::time::SystemTime>> {
+    paths.iter().map(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok()).collect()
+}
+
+/// Reloads `tls` on SIGHUP and whenever one of its files changed (checked every
+/// `interval_ms`; 0: SIGHUP only), until `stopping`. For /metrics; gRPC's certificate is
+/// reloaded with the tokens by `server`.
+pub async fn watch(tls: Arc<ServerTls>, interval_ms: u64, stopping: CancellationToken) {
+    let paths: Vec<std::path::PathBuf> = tls.paths().into_iter().map(Path::to_path_buf).collect();
+    let mut seen = stamps(&paths);
+    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+    let interval = Duration::from_millis(interval_ms);
+    loop {
+        tokio::select! {
+            _ = stopping.cancelled() => return,
+            Some(()) = async { match hangup.as_mut() { Some(h) => h.recv().await, None => std::future::pending().await } } => {}
+            _ = async { if interval.is_zero() { std::future::pending().await } else { tokio::time::sleep(interval).await } } => {
+                let now = stamps(&paths);
+                if now == seen {
+                    continue;
+                }
+                seen = now;
+            }
+        }
+        match tls.reload() {
+            Ok(()) => tracing::info!("metrics TLS certificate reloaded"),
+            Err(e) => tracing::error!(error = %e, "metrics TLS reload failed; keeping the previous certificate"),
+        }
+    }
+}

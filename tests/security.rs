@@ -566,3 +566,56 @@ async fn the_rust_client_connects_over_mutual_tls_with_a_token_and_runs_a_worker
     assert!(wrong.connect().await.is_err(), "a wrong CA does not connect");
     baton.stop().await.unwrap();
 }
+
+/// GET `path` over HTTPS from `addr`, trusting `ca`; the whole response, or the error.
+async fn https_get(addr: std::net::SocketAddr, ca: &Path, path: &str) -> std::io::Result<String> {
+    use rustls_pki_types::{pem::PemObject, CertificateDer, ServerName};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio_rustls::rustls;
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(CertificateDer::from_pem_file(ca).unwrap()).unwrap();
+    let config =
+        rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+    let tcp = tokio::net::TcpStream::connect(addr).await?;
+    let mut tls = connector.connect(ServerName::try_from("localhost").unwrap(), tcp).await?;
+    tls.write_all(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").as_bytes()).await?;
+    let mut out = String::new();
+    tls.read_to_string(&mut out).await?;
+    Ok(out)
+}
+
+// `tls.metrics`: /metrics answers over HTTPS with the server's certificate, not in plaintext.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_are_served_over_tls() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, other) = (certs(&dir.path().join("a")), certs(&dir.path().join("b")));
+    let redis = TestRedis::start().await;
+    let process = BatonProcess::spawn_with_metrics("127.0.0.1:0", |cmd| {
+        cmd.args(["--redis-url", &redis.url()])
+            .env("BATON_TLS__CERT_FILE", &c.server_cert)
+            .env("BATON_TLS__KEY_FILE", &c.server_key)
+            .env("BATON_TLS__METRICS", "true");
+    });
+    let addr: std::net::SocketAddr = process
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|l| l.contains("prometheus metrics at /metrics (TLS)"))
+        .and_then(|l| l.split_whitespace().find_map(|w| w.strip_prefix("addr=")).map(|a| a.parse().unwrap()))
+        .expect("the metrics address is logged before gRPC serves");
+    let page = https_get(addr, &c.ca, "/metrics").await.unwrap();
+    assert!(page.starts_with("HTTP/1.1 200") && page.contains("# TYPE"), "{}", &page[..page.len().min(300)]);
+    assert!(https_get(addr, &other.ca, "/metrics").await.is_err(), "a wrong CA fails");
+    let mut plain = tokio::net::TcpStream::connect(addr).await.unwrap();
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    plain.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(15), plain.read_to_end(&mut answer)).await;
+    assert!(!String::from_utf8_lossy(&answer).contains("# TYPE"), "no metrics in plaintext");
+}

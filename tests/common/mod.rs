@@ -243,9 +243,14 @@ pub struct BatonProcess {
 impl BatonProcess {
     /// Starts `baton serve` with `configure` applied to its command (arguments, environment).
     pub fn spawn(configure: impl FnOnce(&mut std::process::Command)) -> Self {
+        Self::spawn_with_metrics("", configure)
+    }
+
+    /// Same, with /metrics on `metrics_listen` (its bound address is in the log).
+    pub fn spawn_with_metrics(metrics_listen: &str, configure: impl FnOnce(&mut std::process::Command)) -> Self {
         use std::io::{BufRead, BufReader};
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_baton"));
-        cmd.args(["serve", "--listen", "127.0.0.1:0", "--metrics-listen", ""])
+        cmd.args(["serve", "--listen", "127.0.0.1:0", "--metrics-listen", metrics_listen])
             .env("RUST_LOG", "info")
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped());
