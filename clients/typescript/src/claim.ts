@@ -5,7 +5,8 @@
 // the server's grpc-retry-pushback-ms hint as retryAfterMs: the caller chooses to shed load or to
 // claim again later. Nothing is retried behind its back.
 
-import { credentials, status } from "@grpc/grpc-js";
+import { status } from "@grpc/grpc-js";
+import { Client, stubFor } from "./client";
 import {
   ClaimRequest,
   ClaimResponse,
@@ -131,10 +132,12 @@ export class Claimer {
   private readonly attributes: Record<string, string>;
   private readonly logger: Logger;
 
-  /** @param target "host:port" (a plaintext channel) or a generated ClaimServiceClient. */
-  constructor(target: string | ClaimServiceClient, readonly pool: string, readonly claimerId: string, options: ClaimerOptions = {}) {
-    this.owned = typeof target === "string";
-    this.client = typeof target === "string" ? new ClaimServiceClient(target, credentials.createInsecure()) : target;
+  /**
+   * @param target a Client (its channel, token and TLS; left open), "host:port" (a plaintext
+   *   channel of its own, closed by close()) or a generated ClaimServiceClient (left open).
+   */
+  constructor(target: Client | string | ClaimServiceClient, readonly pool: string, readonly claimerId: string, options: ClaimerOptions = {}) {
+    ({ stub: this.client, owned: this.owned } = stubFor(target, ClaimServiceClient, (c) => c.claims));
     this.waitMs = Math.max(0, options.waitMs ?? 30_000);
     this.attributes = { ...(options.attributes ?? {}) };
     this.logger = options.logger ?? { warn: (m) => console.warn(`baton claimer ${this.claimerId}: ${m}`) };
@@ -215,9 +218,9 @@ export class Pool {
   readonly client: ClaimServiceClient;
   private readonly owned: boolean;
 
-  constructor(target: string | ClaimServiceClient, readonly pool: string) {
-    this.owned = typeof target === "string";
-    this.client = typeof target === "string" ? new ClaimServiceClient(target, credentials.createInsecure()) : target;
+  /** @param target as Claimer's. */
+  constructor(target: Client | string | ClaimServiceClient, readonly pool: string) {
+    ({ stub: this.client, owned: this.owned } = stubFor(target, ClaimServiceClient, (c) => c.claims));
   }
 
   /**

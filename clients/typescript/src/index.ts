@@ -1,4 +1,5 @@
-// Baton's TypeScript client: the generated stubs (./gen, also importable as
+// Baton's TypeScript client: a connection shared by every helper (connect / Client: TLS, token,
+// keepalive, default deadline), the generated stubs (./gen, also importable as
 // "baton-client/gen/baton/v1/agent"), a worker loop, a leadership helper, a claim helper for
 // pooled resources and a subscriber for scheduled messages.
 
@@ -12,6 +13,7 @@ export { LeaderServiceClient } from "./gen/baton/v1/leader";
 export { ClaimServiceClient, PoolStatus, Resource } from "./gen/baton/v1/claim";
 export { ScheduleServiceClient } from "./gen/baton/v1/schedule";
 export { AdminServiceClient } from "./gen/baton/v1/admin";
+export { Client, connect, ConnectOptions, DEFAULT_TIMEOUT_MS, LONG_POLL_MARGIN_MS, PemSource, StubConstructor } from "./client";
 export { classify, Failure, MAX_MESSAGE_BYTES, outcomeForHttpStatus, truncateUtf8 } from "./failure";
 export { Leadership, LeadershipEvents, LeadershipOptions } from "./leader";
 export { duration, isLeaseLost, pushbackMs, unary, CallSettings } from "./rpc";

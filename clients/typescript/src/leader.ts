@@ -9,7 +9,7 @@
 // the helper campaigns again.
 
 import { EventEmitter, once } from "node:events";
-import { credentials } from "@grpc/grpc-js";
+import { Client, stubFor } from "./client";
 import { CampaignRequest, CampaignResponse, LeaderServiceClient } from "./gen/baton/v1/leader";
 import { duration, isLeaseLost, pushbackMs, sleep, unary } from "./rpc";
 
@@ -39,10 +39,13 @@ export class Leadership extends EventEmitter<LeadershipEvents> {
   private lastRenewSent = 0;
   private readonly owned: boolean;
 
-  constructor(target: string | LeaderServiceClient, readonly election: string, readonly candidateId: string, options: LeadershipOptions = {}) {
+  /**
+   * @param target a Client (its channel, token and TLS; left open), "host:port" (a plaintext
+   *   channel of its own, closed by close()) or a generated LeaderServiceClient (left open).
+   */
+  constructor(target: Client | string | LeaderServiceClient, readonly election: string, readonly candidateId: string, options: LeadershipOptions = {}) {
     super();
-    this.owned = typeof target === "string";
-    this.client = typeof target === "string" ? new LeaderServiceClient(target, credentials.createInsecure()) : target;
+    ({ stub: this.client, owned: this.owned } = stubFor(target, LeaderServiceClient, (c) => c.leaders));
     this.ttlMs = options.ttlMs ?? 10_000;
     this.campaignWaitMs = options.campaignWaitMs ?? 30_000;
   }

@@ -5,7 +5,8 @@
 // the Ack, or a handler slower than the ack timeout, whose late Ack is then refused).
 
 import { EventEmitter } from "node:events";
-import { ClientReadableStream, credentials, status } from "@grpc/grpc-js";
+import { ClientReadableStream, status } from "@grpc/grpc-js";
+import { Client, stubFor } from "./client";
 import {
   AckRequest,
   AckResponse,
@@ -34,9 +35,12 @@ export class Scheduler {
   readonly client: ScheduleServiceClient;
   private readonly owned: boolean;
 
-  constructor(target: string | ScheduleServiceClient) {
-    this.owned = typeof target === "string";
-    this.client = typeof target === "string" ? new ScheduleServiceClient(target, credentials.createInsecure()) : target;
+  /**
+   * @param target a Client (its channel, token and TLS; left open), "host:port" (a plaintext
+   *   channel of its own, closed by close()) or a generated ScheduleServiceClient (left open).
+   */
+  constructor(target: Client | string | ScheduleServiceClient) {
+    ({ stub: this.client, owned: this.owned } = stubFor(target, ScheduleServiceClient, (c) => c.schedules));
   }
 
   /**
@@ -130,17 +134,19 @@ export class Subscriber extends EventEmitter<SubscriberEvents> {
   private freed: (() => void) | undefined;
   private stream: ClientReadableStream<SubscribeResponse> | undefined;
 
-  /** @param target "host:port" (a plaintext channel) or a generated ScheduleServiceClient. */
+  /**
+   * @param target a Client (its channel, token and TLS; left open), "host:port" (a plaintext
+   *   channel of its own, closed when run() ends) or a generated ScheduleServiceClient (left open).
+   */
   constructor(
-    target: string | ScheduleServiceClient,
+    target: Client | string | ScheduleServiceClient,
     readonly receiver: string,
     readonly consumerId: string,
     private readonly handler: MessageHandler,
     options: SubscriberOptions = {},
   ) {
     super();
-    this.owned = typeof target === "string";
-    this.client = typeof target === "string" ? new ScheduleServiceClient(target, credentials.createInsecure()) : target;
+    ({ stub: this.client, owned: this.owned } = stubFor(target, ScheduleServiceClient, (c) => c.schedules));
     this.options = {
       maxInFlight: Math.max(1, options.maxInFlight ?? 1),
       shutdownGraceMs: Math.max(0, options.shutdownGraceMs ?? 10_000),

@@ -4,7 +4,8 @@
 // (its result would be refused anyway); on shutdown the loop stops acquiring, aborts running
 // handlers and Releases their leases, so another worker takes them at once.
 
-import { credentials, status } from "@grpc/grpc-js";
+import { status } from "@grpc/grpc-js";
+import { Client, stubFor } from "./client";
 import {
   AcquireResponse,
   AgentServiceClient,
@@ -75,17 +76,17 @@ export class Worker {
   private readonly owned: boolean;
 
   /**
-   * @param target "host:port" (a plaintext channel) or a generated AgentServiceClient.
+   * @param target a Client (its channel, token and TLS; left open), "host:port" (a plaintext
+   *   channel of its own, closed when run() ends) or a generated AgentServiceClient (left open).
    */
   constructor(
-    target: string | AgentServiceClient,
+    target: Client | string | AgentServiceClient,
     readonly queue: string,
     readonly workerId: string,
     private readonly handler: Handler,
     options: WorkerOptions = {},
   ) {
-    this.owned = typeof target === "string";
-    this.client = typeof target === "string" ? new AgentServiceClient(target, credentials.createInsecure()) : target;
+    ({ stub: this.client, owned: this.owned } = stubFor(target, AgentServiceClient, (c) => c.agents));
     this.options = {
       maxLeases: Math.max(1, options.maxLeases ?? 1),
       waitMs: options.waitMs ?? 30_000,

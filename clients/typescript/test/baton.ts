@@ -9,6 +9,9 @@ import { join, resolve } from "node:path";
 
 const REPO = resolve(__dirname, "..", "..", "..", "..");
 
+/** The baton binary the tests run. */
+export const BATON_BIN = process.env.TEST_BATON_BIN ?? join(REPO, "target", "debug", "baton");
+
 function freePort(): Promise<number> {
   return new Promise((ok, fail) => {
     const server = createServer();
@@ -40,7 +43,7 @@ export class BatonServer {
   ) {}
 
   static async start(env: Record<string, string> = {}): Promise<BatonServer> {
-    const binary = process.env.TEST_BATON_BIN ?? join(REPO, "target", "debug", "baton");
+    const binary = BATON_BIN;
     if (!existsSync(binary)) throw new Error(`${binary} is missing: build it with \`cargo build --bin baton\``);
     const dataDir = mkdtempSync(join(tmpdir(), "baton-ts-"));
     const [port, metricsPort] = [await freePort(), await freePort()];
