@@ -422,3 +422,8 @@ pub async fn print_machine(conn: &mut redis::aio::MultiplexedConnection, clock: 
 pub fn print_load() {
     println!("(load average {} at the end of this scenario)", load_average());
 }
+
+/// An AgentService client over `channel` (no token): what the scenarios' shared phases take.
+pub fn agents(channel: Channel) -> baton::pb::agent_service_client::AgentServiceClient<baton::client::Conn> {
+    baton::client::Client::from(channel).agents()
+}

@@ -16,7 +16,8 @@
 //!   Offer → waiting claim latency;
 //! - schedule: 100,000 messages due within one second: lateness and delivery throughput;
 //! - cluster: cycles of one hot queue on a real 3+3 Redis Cluster against one node, the same
-//!   work over three shards, and with `redis.min_replicas_ack = 1`.
+//!   work over three shards, and with `redis.min_replicas_ack = 1`;
+//! - security: cycles over TLS, and over TLS with an API token, against plaintext.
 //!
 //! Tables go to stdout, progress to stderr. See bench/README.md for how to read each table.
 
@@ -31,14 +32,14 @@ use clap::{Parser, ValueEnum};
 use lab::{print_machine, Lab, Result};
 use scenarios::{
     blip::BlipArgs, claims::ClaimArgs, cluster::ClusterArgs, cycles::CyclesArgs, dispatch::DispatchArgs,
-    idle::IdleArgs, leader::LeaderArgs, recovery::RecoveryArgs, schedule::ScheduleArgs,
+    idle::IdleArgs, leader::LeaderArgs, recovery::RecoveryArgs, schedule::ScheduleArgs, security::SecurityArgs,
 };
 
 #[derive(Parser)]
 #[command(about = "Baton's benchmark: every figure next to a reference measured in the same run")]
 struct Args {
     /// Scenarios to run, comma-separated: cycles, dispatch, recovery, idle, blip, leader,
-    /// claims, schedule, cluster, or all.
+    /// claims, schedule, cluster, security, or all.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
     scenario: Vec<Scenario>,
 
@@ -169,6 +170,14 @@ struct Args {
     /// cluster: agents per row, split over the row's queues.
     #[arg(long, default_value_t = 9_000, help_heading = "cluster")]
     cluster_agents: u64,
+
+    // --- security ---
+    /// security: concurrent workers (one connection each).
+    #[arg(long, default_value_t = 32, help_heading = "security")]
+    security_workers: usize,
+    /// security: measured seconds per row (after a 1 s warm-up).
+    #[arg(long, default_value_t = 5, help_heading = "security")]
+    security_seconds: u64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -182,10 +191,11 @@ enum Scenario {
     Claims,
     Schedule,
     Cluster,
+    Security,
     All,
 }
 
-const ORDER: [Scenario; 9] = [
+const ORDER: [Scenario; 10] = [
     Scenario::Cycles,
     Scenario::Dispatch,
     Scenario::Recovery,
@@ -195,6 +205,7 @@ const ORDER: [Scenario; 9] = [
     Scenario::Claims,
     Scenario::Schedule,
     Scenario::Cluster,
+    Scenario::Security,
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -239,6 +250,9 @@ fn check(args: &Args) -> std::result::Result<(), String> {
     }
     if args.claim_workers == 0 || args.claim_seconds == 0 || args.claim_calls == 0 || args.claim_waiting == 0 {
         return Err("--claim-workers, --claim-seconds, --claim-calls and --claim-waiting must be at least 1".into());
+    }
+    if args.security_workers == 0 || args.security_seconds == 0 {
+        return Err("--security-workers and --security-seconds must be at least 1".into());
     }
     if args.messages == 0 || args.window_ms == 0 || args.consumers == 0 || args.schedulers == 0 {
         return Err("--messages, --window-ms, --consumers and --schedulers must be at least 1".into());
@@ -349,6 +363,14 @@ async fn run(args: Args) -> Result<()> {
                     agents: args.cluster_agents,
                 };
                 scenarios::cluster::run(&mut lab, &cluster).await?;
+            }
+            Scenario::Security => {
+                let security = SecurityArgs {
+                    workers: args.security_workers,
+                    seconds: args.security_seconds,
+                    agents: args.cluster_agents,
+                };
+                scenarios::security::run(&mut lab, &security).await?;
             }
             Scenario::All => unreachable!("not in ORDER"),
         }

@@ -10,7 +10,6 @@
 
 use std::time::Duration;
 
-use baton::pb::agent_service_client::AgentServiceClient;
 
 use super::cycles::{cycle_phase, register};
 #[allow(dead_code)]
@@ -54,7 +53,7 @@ async fn measure(
     config.sharding.queues = sharding.to_string();
     let baton = Baton::start(url, config).await?;
     let channels = baton.channels(args.workers).await?;
-    let clients: Vec<_> = channels.into_iter().map(AgentServiceClient::new).collect();
+    let clients: Vec<_> = channels.into_iter().map(crate::lab::agents).collect();
     for queue in queues {
         register(&clients[0], queue, args.agents / queues.len() as u64, Some(1)).await?;
     }

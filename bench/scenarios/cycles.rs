@@ -27,7 +27,7 @@ use baton::{
 use futures::{StreamExt, TryStreamExt};
 use hdrhistogram::Histogram;
 use tokio::time::Instant;
-use tonic::transport::Channel;
+use baton::client::Conn;
 
 use crate::lab::{
     bench_config, dur, histogram, micros, ms_at, pct, Baton, BoxError, Cpu, CpuClock, Lab, Result, LEASE_TIMEOUT_MS,
@@ -96,7 +96,7 @@ pub async fn run(lab: &mut Lab, args: &CyclesArgs) -> Result<()> {
             // `k` workers spread round-robin over the connections (default: one each).
             let channels = baton.channels(args.channels.unwrap_or(k)).await?;
             let clients: Vec<_> =
-                (0..k).map(|i| AgentServiceClient::new(channels[i % channels.len()].clone())).collect();
+                (0..k).map(|i| crate::lab::agents(channels[i % channels.len()].clone())).collect();
             for &n in &args.batch {
                 let label = format!("{} K={k} N={n}", mode_name(mode));
                 let calls = args.acquire_leases / u64::from(n);
@@ -129,7 +129,7 @@ pub async fn run(lab: &mut Lab, args: &CyclesArgs) -> Result<()> {
 /// measurement starts from the same state and memory stays bounded.
 async fn fresh_queue(
     lab: &mut Lab,
-    client: &AgentServiceClient<Channel>,
+    client: &AgentServiceClient<Conn>,
     queue: &str,
     count: u64,
     interval_ms: u64,
@@ -141,7 +141,7 @@ async fn fresh_queue(
 /// Registers agents `agent-0000000`… in `queue`, as many per Register as the server takes;
 /// `interval_ms` None makes one-shot agents.
 pub async fn register(
-    client: &AgentServiceClient<Channel>,
+    client: &AgentServiceClient<Conn>,
     queue: &str,
     count: u64,
     interval_ms: Option<u64>,
@@ -210,7 +210,7 @@ struct CycleWorker {
 /// K workers cycle for `WARMUP` + `measured`; calls started in the warm-up are not recorded,
 /// and a cycle counts when its Complete ends inside the measured window.
 pub async fn cycle_phase(
-    clients: &[AgentServiceClient<Channel>],
+    clients: &[AgentServiceClient<Conn>],
     queue: &str,
     n: u32,
     measured: Duration,
@@ -243,7 +243,7 @@ pub async fn cycle_phase(
 }
 
 async fn cycle_worker(
-    mut client: AgentServiceClient<Channel>,
+    mut client: AgentServiceClient<Conn>,
     queue: String,
     worker: String,
     n: u32,
@@ -284,7 +284,7 @@ async fn cycle_worker(
 /// K workers share `calls` Acquires (stopping early at `limit`) on a queue of exactly
 /// `calls * n` due agents, so every call must grant N leases.
 async fn acquire_phase(
-    clients: &[AgentServiceClient<Channel>],
+    clients: &[AgentServiceClient<Conn>],
     queue: &str,
     n: u32,
     calls: u64,

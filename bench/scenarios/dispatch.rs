@@ -130,7 +130,7 @@ async fn one(
     let queue = format!("dispatch-{k}-{rate}");
     let count = u64::from(rate) * seconds;
     let driver_channel = driver_channel.clone();
-    let mut driver = AgentServiceClient::new(driver_channel.clone());
+    let mut driver = crate::lab::agents(driver_channel.clone());
     register(&driver, &queue, count, None).await?;
     // The driver holds every agent: nothing is due when the workers start waiting.
     let mut held: Vec<(String, u64)> = Vec::with_capacity(count as usize);

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use baton::{
     config::Config,
-    pb::{self, agent_service_client::AgentServiceClient, leader_service_client::LeaderServiceClient},
+    pb::{self, leader_service_client::LeaderServiceClient},
 };
 use tokio::time::Instant;
 
@@ -77,7 +77,7 @@ async fn one(lab: &mut Lab, config: Config, queues: usize, seconds: u64) -> Resu
     lab.flush().await?;
     let baton = Baton::start(&lab.url(), config.clone()).await?;
     let channel = baton.channel().await?;
-    let client = AgentServiceClient::new(channel.clone());
+    let client = crate::lab::agents(channel.clone());
     for q in 0..queues {
         register(&client, &format!("idle-{q}"), 1, Some(3_600_000)).await?;
     }

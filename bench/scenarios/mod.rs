@@ -10,3 +10,4 @@ pub mod idle;
 pub mod leader;
 pub mod recovery;
 pub mod schedule;
+pub mod security;

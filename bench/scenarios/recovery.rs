@@ -14,7 +14,7 @@
 use std::{process::Stdio, time::Duration};
 
 use baton::{
-    pb::{self, agent_service_client::AgentServiceClient},
+    pb,
     store::Keys,
 };
 use tokio::time::Instant;
@@ -121,7 +121,7 @@ async fn one(
     let victim = format!("victim-{round}");
     let n = u64::from(args.leases);
     let keys = Keys::new(baton::config::Config::default().key_prefix).queue(&queue);
-    let mut client = AgentServiceClient::new(channel.clone());
+    let mut client = crate::lab::agents(channel.clone());
     // An hour's interval: once completed at the end of the round, the agents stay out of the way.
     register(&client, &queue, n, Some(3_600_000)).await?;
 

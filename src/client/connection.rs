@@ -63,7 +63,7 @@ pub struct Client {
 }
 
 /// Builds a [`Client`]: see [`Client::builder`].
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ClientBuilder {
     target: String,
     ca_file: Option<PathBuf>,
