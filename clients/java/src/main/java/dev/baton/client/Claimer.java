@@ -57,6 +57,11 @@ public final class Claimer {
     return new Builder(channel, pool, claimerId);
   }
 
+  /** A claimer on a shared {@link BatonClient} (its TLS, token, keepalive; never shut down here). */
+  public static Builder builder(BatonClient client, String pool, String claimerId) {
+    return new Builder(Objects.requireNonNull(client, "client").channel(), pool, claimerId);
+  }
+
   public String pool() {
     return pool;
   }

@@ -23,6 +23,11 @@ public final class Pool {
     this.name = Objects.requireNonNull(name);
   }
 
+  /** A pool manager on a shared {@link BatonClient} (its TLS, token, keepalive; never shut down here). */
+  public Pool(BatonClient client, String name) {
+    this(Objects.requireNonNull(client, "client").channel(), name);
+  }
+
   public String name() {
     return name;
   }

@@ -118,6 +118,14 @@ public final class Subscriber implements AutoCloseable {
     return new Builder(channel, receiver, consumerId);
   }
 
+  /**
+   * A subscriber on a shared {@link BatonClient} (its TLS, token, keepalive; the stream gets no
+   * default deadline). close() never shuts the client's channel down: close the subscriber first.
+   */
+  public static Builder builder(BatonClient client, String receiver, String consumerId) {
+    return new Builder(Objects.requireNonNull(client, "client").channel(), receiver, consumerId);
+  }
+
   /** Messages handled and acked. */
   public long acked() {
     return acked.get();

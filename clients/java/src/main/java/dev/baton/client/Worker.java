@@ -113,6 +113,14 @@ public final class Worker implements AutoCloseable {
     return new Builder(channel, queue, workerId);
   }
 
+  /**
+   * A worker on a shared {@link BatonClient} (its TLS, token, keepalive); the worker never shuts
+   * the client's channel down: close the worker first, then the client.
+   */
+  public static Builder builder(BatonClient client, String queue, String workerId) {
+    return new Builder(Objects.requireNonNull(client, "client").channel(), queue, workerId);
+  }
+
   /** Runs the loop on a new (non-daemon) thread; returns at once. */
   public Worker start() {
     Thread t = new Thread(this::run, "baton-" + workerId + "-acquire");

@@ -71,7 +71,8 @@ final class BatonServer implements AutoCloseable {
     return start(Map.of());
   }
 
-  static BatonServer start(Map<String, String> env) throws Exception {
+  /** target/debug/baton, or $TEST_BATON_BIN. */
+  static String binary() throws IOException {
     String binary = System.getenv("TEST_BATON_BIN");
     if (binary == null || binary.isEmpty()) {
       binary = new File("../../target/debug/baton").getCanonicalPath();
@@ -79,6 +80,11 @@ final class BatonServer implements AutoCloseable {
     if (!new File(binary).canExecute()) {
       throw new IllegalStateException(binary + " is missing: build it with `cargo build --bin baton`");
     }
+    return binary;
+  }
+
+  static BatonServer start(Map<String, String> env) throws Exception {
+    String binary = binary();
     Path dataDir = Files.createTempDirectory("baton-java-");
     BatonServer server = new BatonServer(binary, freePort(), freePort(), env, dataDir);
     try {
