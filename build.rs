@@ -1,31 +1,12 @@
-//! Build step: generates the gRPC server and client stubs from `proto/baton/v1/`, and inlines
-//! the Lua helpers of `lua/includes/` into each script of `lua/`, writing a table of scripts
-//! (name, number of KEYS, source) that `store::scripts` loads.
+//! Build step: inlines the Lua helpers of `lua/includes/` into each script of `lua/`, writing a
+//! table of scripts (name, number of KEYS, source) that `store::scripts` loads. The gRPC stubs
+//! are the `baton-proto` crate's.
 
 use std::{env, fmt::Write as _, fs, path::Path, path::PathBuf};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = PathBuf::from(env::var("OUT_DIR")?);
-    compile_protos(&out)?;
     inline_scripts(&out)?;
-    Ok(())
-}
-
-fn compile_protos(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
-    // A vendored protoc, so a fresh machine needs no system package to build Baton.
-    if env::var_os("PROTOC").is_none() {
-        env::set_var("PROTOC", protoc_bin_vendored::protoc_bin_path()?);
-    }
-    let mut protos: Vec<PathBuf> =
-        fs::read_dir("proto/baton/v1")?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
-    protos.retain(|p| p.extension().is_some_and(|x| x == "proto"));
-    protos.sort();
-    println!("cargo:rerun-if-changed=proto");
-    tonic_prost_build::configure()
-        // Undecodable requests are INVALID_ARGUMENT, not tonic's INTERNAL (src/codec.rs).
-        .codec_path("crate::codec::ProtoCodec")
-        .file_descriptor_set_path(out.join("baton_descriptor.bin"))
-        .compile_protos(&protos, &[PathBuf::from("proto"), protoc_bin_vendored::include_path()?])?;
     Ok(())
 }
 

@@ -17,19 +17,18 @@
 //! - [`purge`]: the auto-purge of stale entries.
 //! - [`monitor`]: the periodic health summary and watchdog signals.
 //! - [`embedded`]: the embedded default, a supervised private redis-server.
-//! - [`client`]: helpers for Rust workers over the generated client: worker loop, leadership,
-//!   claims, scheduled-message subscriber.
+//! - [`auth`], [`tls`]: who may call what; serving over TLS.
 //! - [`config`], [`error`], [`telemetry`]: configuration layering, the one error type and its
-//!   gRPC mapping, logs and metrics; [`codec`]: the protobuf codec (undecodable requests are
-//!   INVALID_ARGUMENT).
+//!   gRPC mapping, logs and metrics.
+//!
+//! The wire contract is the `baton-proto` crate ([`pb`]); Rust workers depend on `baton-client`
+//! ([`client`]) only.
 //!
 //! Lua scripts live in `lua/` (one per transition, `verbNoun-N.lua` with N KEYS); protos in
 //! `proto/baton/v1/`.
 
 pub mod auth;
 pub mod breaker;
-pub mod client;
-pub mod codec;
 pub mod config;
 pub mod devcerts;
 pub mod dispatch;
@@ -46,10 +45,8 @@ pub mod sweeper;
 pub mod telemetry;
 pub mod tls;
 
-/// Generated protobuf types and gRPC stubs of `baton.v1` (server and client).
-pub mod pb {
-    tonic::include_proto!("baton.v1");
+/// Generated protobuf types and gRPC stubs of `baton.v1` (the `baton-proto` crate).
+pub use baton_proto as pb;
 
-    /// The encoded descriptors of `baton.v1`, served by reflection.
-    pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("baton_descriptor");
-}
+/// The Rust client and its helpers (the `baton-client` crate), for tests and tools.
+pub use baton_client as client;

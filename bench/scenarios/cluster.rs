@@ -10,7 +10,6 @@
 
 use std::time::Duration;
 
-
 use super::cycles::{cycle_phase, register};
 #[allow(dead_code)]
 #[path = "../../tests/common/cluster.rs"]

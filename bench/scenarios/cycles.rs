@@ -19,6 +19,7 @@ use std::{
     time::Duration,
 };
 
+use baton::client::Conn;
 use baton::{
     config::{Config, ConnectionMode},
     pb::{self, agent_service_client::AgentServiceClient},
@@ -27,7 +28,6 @@ use baton::{
 use futures::{StreamExt, TryStreamExt};
 use hdrhistogram::Histogram;
 use tokio::time::Instant;
-use baton::client::Conn;
 
 use crate::lab::{
     bench_config, dur, histogram, micros, ms_at, pct, Baton, BoxError, Cpu, CpuClock, Lab, Result, LEASE_TIMEOUT_MS,
@@ -95,8 +95,7 @@ pub async fn run(lab: &mut Lab, args: &CyclesArgs) -> Result<()> {
         for &k in &args.workers {
             // `k` workers spread round-robin over the connections (default: one each).
             let channels = baton.channels(args.channels.unwrap_or(k)).await?;
-            let clients: Vec<_> =
-                (0..k).map(|i| crate::lab::agents(channels[i % channels.len()].clone())).collect();
+            let clients: Vec<_> = (0..k).map(|i| crate::lab::agents(channels[i % channels.len()].clone())).collect();
             for &n in &args.batch {
                 let label = format!("{} K={k} N={n}", mode_name(mode));
                 let calls = args.acquire_leases / u64::from(n);

@@ -13,10 +13,7 @@
 
 use std::{process::Stdio, time::Duration};
 
-use baton::{
-    pb,
-    store::Keys,
-};
+use baton::{pb, store::Keys};
 use tokio::time::Instant;
 
 use super::cycles::register;

@@ -26,19 +26,38 @@ def free_port() -> int:
 
 
 class BatonServer:
-    """target/debug/baton (or $TEST_BATON_BIN) with its own embedded redis-server in a temp dir."""
+    """target/debug/baton (or $TEST_BATON_BIN) with its own embedded redis-server in a temp dir.
+    With `secure`: TLS, mutual TLS and an admin API token, from `baton dev-certs` and
+    `baton token` (`ca`, `client_cert`, `client_key`, `token`)."""
 
-    def __init__(self, env: dict | None = None):
+    def __init__(self, env: dict | None = None, secure: bool = False):
         binary = os.environ.get("TEST_BATON_BIN") or str(REPO / "target" / "debug" / "baton")
         if not os.path.exists(binary):
             raise RuntimeError(f"{binary} is missing: build it with `cargo build --bin baton`")
         self.data_dir = tempfile.mkdtemp(prefix="baton-crosslang-")
         self.port = free_port()
         self.addr = f"127.0.0.1:{self.port}"
+        self.secure = secure
+        env = {**os.environ, **(env or {})}
+        if secure:
+            certs = pathlib.Path(self.data_dir, "certs")
+            subprocess.run([binary, "dev-certs", "--dir", str(certs)], check=True, capture_output=True)
+            made = subprocess.run([binary, "token", "--name", "crosslang", "--role", "admin"], check=True,
+                                  capture_output=True, text=True).stdout.splitlines()
+            self.token = made[0].strip()
+            tokens = certs / "crosslang-tokens.toml"
+            tokens.write_text("\n".join(made[1:]) + "\n")
+            self.ca, self.client_cert, self.client_key = certs / "ca.pem", certs / "client.pem", certs / "client.key"
+            env.update({
+                "BATON_TLS__CERT_FILE": str(certs / "server.pem"),
+                "BATON_TLS__KEY_FILE": str(certs / "server.key"),
+                "BATON_TLS__CLIENT_CA_FILE": str(self.ca),
+                "BATON_AUTH__TOKENS_FILE": str(tokens),
+            })
         self.log = open(os.path.join(self.data_dir, "baton.log"), "wb")
         self.proc = subprocess.Popen(
             [binary, "serve", "--listen", self.addr, "--metrics-listen", "", "--data-dir", self.data_dir],
-            stdout=self.log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
+            stdout=self.log, stderr=subprocess.STDOUT, env=env,
         )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -51,6 +70,25 @@ class BatonServer:
                 time.sleep(0.05)
         self.stop()
         raise RuntimeError("baton did not start listening within 30 s")
+
+    def channel(self):
+        """A synchronous grpc channel to this Baton (with TLS, the client certificate and the
+        token when `secure`)."""
+        import grpc
+        if not self.secure:
+            return grpc.insecure_channel(self.addr)
+        creds = grpc.composite_channel_credentials(
+            grpc.ssl_channel_credentials(self.ca.read_bytes(), self.client_key.read_bytes(),
+                                         self.client_cert.read_bytes()),
+            grpc.access_token_call_credentials(self.token))
+        return grpc.secure_channel(self.addr, creds)
+
+    def worker_flags(self) -> list[str]:
+        """The example workers' connection flags for this Baton."""
+        if not self.secure:
+            return []
+        return ["--ca-file", str(self.ca), "--cert-file", str(self.client_cert), "--key-file", str(self.client_key),
+                "--token", self.token]
 
     def logs(self) -> str:
         self.log.flush()
@@ -77,13 +115,16 @@ def java_classpath() -> str:
 
 
 def worker_command(language: str, addr: str, queue: str, worker_id: str, *, max_leases: int, work_ms: int,
-                   heartbeat_ms: int) -> list[str]:
-    """The example worker of `language`; all take the Rust baton-worker's flags."""
+                   heartbeat_ms: int, connection: list[str] | None = None) -> list[str]:
+    """The example worker of `language`; all take the Rust baton-worker's flags, and the same
+    connection flags (`BatonServer.worker_flags`)."""
+    connection = connection or []
     flags = ["--addr", addr, "--queue", queue, "--worker-id", worker_id, "--max-leases", str(max_leases),
-             "--work-ms", str(work_ms), "--heartbeat-ms", str(heartbeat_ms)]
+             "--work-ms", str(work_ms), "--heartbeat-ms", str(heartbeat_ms), *connection]
     if language == "rust":
         binary = os.environ.get("TEST_BATON_WORKER_BIN") or str(REPO / "target" / "debug" / "baton-worker")
-        return [binary, *flags[:1], f"http://{addr}", *flags[2:]]
+        scheme = "https" if connection else "http"
+        return [binary, *flags[:1], f"{scheme}://{addr}", *flags[2:]]
     if language == "python":
         python = CLIENTS / ".tools" / "py" / "bin" / "python"
         return [str(python), str(CLIENTS / "python" / "examples" / "worker.py"), *flags]

@@ -7,6 +7,9 @@ the Rust baton-worker, with one more worker SIGKILLed mid-run:
 - the killed worker loses nothing: each lease it held comes back through the orphan sweeper
   and is run by another worker;
 - on SIGTERM every worker releases what it holds: no agent is left held or dead-lettered.
+
+Over TLS with client certificates and an API token, as a deployment runs it: every worker
+connects through its language's connection object.
 """
 
 from __future__ import annotations
@@ -70,12 +73,12 @@ def test_all_languages_share_one_queue_and_a_killed_worker_loses_nothing():
     seed = int(os.environ.get("CROSSLANG_SEED") or random.randrange(1 << 30))
     victim_language = random.Random(seed).choice(LANGUAGES)
     print(f"\ncrosslang: seed {seed} (CROSSLANG_SEED to repeat); SIGKILL victim: a {victim_language} worker")
-    server = BatonServer(ORPHAN_ENV)
+    server = BatonServer(ORPHAN_ENV, secure=True)
     workers: list[WorkerProcess] = []
     try:
         queue = f"crosslang-{uuid.uuid4().hex[:8]}"
         names = [f"agent-{i:02d}" for i in range(AGENTS)]
-        with grpc.insecure_channel(server.addr) as channel:
+        with server.channel() as channel:
             stub = agent_pb2_grpc.AgentServiceStub(channel)
             stub.Register(agent_pb2.RegisterRequest(queue=queue, agents=[
                 agent_pb2.Agent(name=n, interval=baton.duration(INTERVAL_MS / 1000),
@@ -83,7 +86,7 @@ def test_all_languages_share_one_queue_and_a_killed_worker_loses_nothing():
 
             def spawn(language: str, worker_id: str) -> WorkerProcess:
                 cmd = worker_command(language, server.addr, queue, worker_id, max_leases=MAX_LEASES,
-                                     work_ms=WORK_MS, heartbeat_ms=HEARTBEAT_MS)
+                                     work_ms=WORK_MS, heartbeat_ms=HEARTBEAT_MS, connection=server.worker_flags())
                 return WorkerProcess(language, worker_id, cmd)
 
             started = time.monotonic()

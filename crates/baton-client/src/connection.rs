@@ -3,7 +3,7 @@
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-//! use baton::client::{worker::Worker, Client};
+//! use baton_client::{worker::Worker, Client};
 //! let client = Client::builder("https://baton.internal:50051")
 //!     .ca_file("ca.pem")
 //!     .token(std::env::var("BATON_TOKEN")?)

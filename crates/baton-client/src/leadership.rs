@@ -9,7 +9,7 @@
 //!
 //! ```no_run
 //! # async fn example(channel: tonic::transport::Channel) {
-//! use baton::client::leadership::Leadership;
+//! use baton_client::leadership::Leadership;
 //! let shutdown = tokio_util::sync::CancellationToken::new();
 //! let (mut term, _task) = Leadership::new(channel, "billing", "replica-1", std::time::Duration::from_secs(15))
 //!     .spawn(shutdown.clone());

@@ -1,5 +1,6 @@
-//! Client-side helpers for Rust workers, over the generated client (`crate::pb`): the same
-//! helpers the other languages' client libraries have (see clients/).
+//! Baton's Rust client: the generated stubs (`pb`, from `baton-proto`) and the helpers the
+//! other languages' client libraries have (see clients/). What a Rust worker depends on: no
+//! Redis, no server.
 //!
 //! - [`Client`]: the connection every helper shares (target, TLS, token, keepalive, deadline);
 //!   a helper also takes a plain `tonic::transport::Channel`.
@@ -7,6 +8,8 @@
 //! - [`leadership::Leadership`]: campaign, keep renewing, report gain and loss.
 //! - [`claim::Claimer`]: claim a pooled resource and give it back (or fail it) correctly.
 //! - [`subscriber::Subscriber`]: receive scheduled messages, ack them, reconnect.
+
+pub use baton_proto as pb;
 
 pub mod claim;
 mod connection;
