@@ -619,3 +619,36 @@ async fn metrics_are_served_over_tls() {
     let _ = tokio::time::timeout(Duration::from_secs(15), plain.read_to_end(&mut answer)).await;
     assert!(!String::from_utf8_lossy(&answer).contains("# TYPE"), "no metrics in plaintext");
 }
+
+// Admin actions are logged with the caller's identity (target `baton::audit`), in a real
+// `baton serve`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_actions_are_audited_with_the_identity() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.toml");
+    let entry = token("ops-admin", ADMIN, "admin", &[]);
+    std::fs::write(
+        &tokens,
+        format!("[[tokens]]\nname = {:?}\nsha256 = {:?}\nroles = [\"admin\"]\n", entry.name, entry.sha256),
+    )
+    .unwrap();
+    let redis = TestRedis::start().await;
+    let process = BatonProcess::spawn(|cmd| {
+        cmd.args(["--redis-url", &redis.url()]).env("BATON_AUTH__TOKENS_FILE", &tokens);
+    });
+    let channel = process.channel().await;
+    let mut admin = AdminServiceClient::new(channel.clone());
+    admin.purge(req(pb::PurgeRequest { dry_run: true }, Some(ADMIN))).await.unwrap();
+    let mut agents = AgentServiceClient::new(channel);
+    let unregister = pb::UnregisterRequest { queue: "q".into(), names: vec!["gone".into()] };
+    agents.unregister(req(unregister, Some(ADMIN))).await.unwrap();
+    common::cluster::until("the audit lines", Duration::from_secs(30), || async {
+        let log = process.log.lock().unwrap();
+        let audited =
+            |what: &str| log.iter().any(|l| l.contains("baton::audit") && l.contains("ops-admin") && l.contains(what));
+        audited("purge") && audited("unregister")
+    })
+    .await;
+    let log = process.log.lock().unwrap().join("\n");
+    assert!(!log.contains(ADMIN), "the token itself is never logged");
+}
