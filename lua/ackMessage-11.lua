@@ -1,6 +1,8 @@
 --[[
   ackMessage: ends a delivered message for good, if token is its current delivery's. Announces
-  the receiver when messages are due, since the consumer may have been at its in-flight bound.
+  the receiver when messages are due, since the consumer may have been at its in-flight bound;
+  with always = "1" (a shard of a sharded receiver, whose consumer's bound spans the shards and
+  may have messages due in another) after every ack.
 
   Input:
     KEYS[1]  scheduled  ZSET id -> deliver at (ms)
@@ -19,6 +21,7 @@
     ARGV[2] token
     ARGV[3] channel    where to announce: "P|S <wake-up channel>" or ""
     ARGV[4] wakeName   name announced on channel ("r:<receiver>")
+    ARGV[5] always     "1": announce after every ack; "": only when messages are due here
 
   Output:
     { 0 } acked; { -1 } LEASE_LOST
@@ -31,7 +34,7 @@ local rcall = redis.call
 --@include endDelivery
 
 local k = receiverKeys()
-local id, token, channel, wakeName = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local id, token, channel, wakeName, always = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local rec = rcall('HGET', k.tokens, id)
 if not rec or string.match(rec, '^(%d+)|') ~= token then
   return { -1 }
@@ -42,7 +45,7 @@ if meta and meta.key ~= '' then rcall('HDEL', k.keys, meta.key) end
 rcall('HDEL', k.messages, id)
 rcall('HDEL', k.meta, id)
 rcall('HINCRBY', k.stats, 'acked', 1)
-if rcall('ZRANGEBYSCORE', k.scheduled, '-inf', nowMs(), 'LIMIT', 0, 1)[1] then
+if always == '1' or rcall('ZRANGEBYSCORE', k.scheduled, '-inf', nowMs(), 'LIMIT', 0, 1)[1] then
   publish(channel, wakeName)
 end
 return { 0 }

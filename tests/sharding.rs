@@ -278,7 +278,7 @@ async fn in_flight(cluster: &TestCluster) -> u64 {
 async fn a_sharded_receiver_spreads_over_shards_and_keeps_the_delivery_guarantees() {
     let cluster = TestCluster::start(3, 0).await;
     let mut config = test_config();
-    config.sharding.receivers = "tick=3".into();
+    config.sharding.receivers = "tick=3,tock=3".into();
     let baton = TestBaton::start(&cluster.url(), config.clone()).await;
     let mut c = ScheduleServiceClient::new(baton.channel().await);
     let schedule = |key: &str, delay_ms: u64| pb::ScheduleRequest {
@@ -341,6 +341,22 @@ async fn a_sharded_receiver_spreads_over_shards_and_keeps_the_delivery_guarantee
     c.cancel(pb::CancelRequest { receiver: "tick".into(), id: later.id.clone() }).await.unwrap();
     let gone = c.cancel(pb::CancelRequest { receiver: "tick".into(), id: later.id }).await.unwrap_err();
     assert_eq!(gone.code(), tonic::Code::NotFound);
+
+    // A consumer at its bound with a message due only in another shard: the Ack in the first
+    // shard is what wakes it (every ack on a shard announces, since room spans the shards).
+    // (Receiver `tock`, so that the first consumer, still subscribed to `tick`, takes nothing.)
+    let tock = |key: &str, delay_ms: u64| pb::ScheduleRequest { receiver: "tock".into(), ..schedule(key, delay_ms) };
+    let subscribe = pb::SubscribeRequest { receiver: "tock".into(), consumer_id: "s3".into(), max_in_flight: 1 };
+    let mut one = c.subscribe(subscribe).await.unwrap().into_inner();
+    let other = (0..).map(|i| format!("k{i}")).find(|k| shard(k, 3) != shard("ka", 3)).unwrap();
+    let first = c.schedule(tock("ka", 0)).await.unwrap().into_inner();
+    let m = next_message(&mut one).await;
+    assert_eq!(m.id, first.id);
+    let second = c.schedule(tock(&other, 0)).await.unwrap().into_inner();
+    c.ack(pb::AckRequest { receiver: "tock".into(), id: m.id, token: m.token }).await.unwrap();
+    let m = next_message(&mut one).await;
+    assert_eq!(m.id, second.id, "woken by the ack in another shard");
+    c.ack(pb::AckRequest { receiver: "tock".into(), id: m.id, token: m.token }).await.unwrap();
 
     baton.stop().await.unwrap();
 

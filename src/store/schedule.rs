@@ -118,14 +118,16 @@ impl Store {
         Ok(Delivered { now_ms, next_due_ms: (next >= 0).then_some(next), redelivered, dead_lettered, deliveries })
     }
 
-    /// Ends a delivered message; `Error::LeaseLost` for a stale token.
-    pub(super) async fn ack_in(&self, receiver: &str, id: &str, token: u64) -> Result<()> {
+    /// Ends a delivered message; `Error::LeaseLost` for a stale token. `sharded`: `receiver` is
+    /// a shard, whose consumers' room spans the other shards: announce after every ack.
+    pub(super) async fn ack_in(&self, receiver: &str, id: &str, token: u64, sharded: bool) -> Result<()> {
         let k = self.keys.receiver(receiver);
         let args = Args::new()
             .arg(id)
             .arg(token)
             .arg(self.keys.announce(ChannelKind::Receiver, receiver))
-            .arg(wake_name(receiver));
+            .arg(wake_name(receiver))
+            .arg(if sharded { "1" } else { "" });
         let reply = self.run(Path::WriteBack, "ackMessage", &k.all(), args).await?;
         let mut r = Reply::new("ackMessage", reply)?;
         match r.next::<i64>()? {

@@ -117,7 +117,7 @@ impl Store {
     /// receiver's).
     pub async fn ack(&self, receiver: &str, id: &str, token: u64) -> Result<()> {
         match self.message_shard(receiver, id) {
-            Some((shard, inner)) => self.ack_in(&shard, &inner, token).await.map_err(|e| match e {
+            Some((shard, inner)) => self.ack_in(&shard, &inner, token, shard != receiver).await.map_err(|e| match e {
                 Error::LeaseLost(_) => {
                     Error::LeaseLost(format!("receiver {receiver}: message {id} is not in flight with token {token}"))
                 }
