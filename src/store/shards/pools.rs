@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{in_turn, peek, SourceKind, Store};
+use super::{in_turn, SourceKind, Store};
 use crate::{
     error::Result,
     store::{ClaimEnd, ClaimStart, Claimed, PoolStats},
@@ -83,8 +83,9 @@ impl Store {
             cmds.push(redis::cmd("ZCARD").arg(&k.idle).clone());
             cmds.push(redis::cmd("ZCARD").arg(&k.line).clone());
         }
-        let (_, answers) = peek(self, cmds).await?;
-        let counts: Vec<u64> = answers.map(|v| redis::from_redis_value(v).unwrap_or(0)).collect();
+        // No clock needed: one round of counts (concurrent on a cluster).
+        let answers = self.redis.each(cmds).await?;
+        let counts: Vec<u64> = answers.into_iter().map(|v| redis::from_redis_value(v).unwrap_or(0)).collect();
         Ok((counts.iter().step_by(2).copied().collect(), counts.iter().skip(1).step_by(2).copied().collect()))
     }
 
