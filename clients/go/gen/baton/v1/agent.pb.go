@@ -1114,6 +1114,606 @@ func (x *CompleteResponse) GetFailureStreak() uint32 {
 	return 0
 }
 
+// CompleteBatchRequest ends many leases.
+type CompleteBatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// completions to apply; at least one, at most max_batch; may span queues.
+	Completions   []*CompleteRequest `protobuf:"bytes,1,rep,name=completions,proto3" json:"completions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteBatchRequest) Reset() {
+	*x = CompleteBatchRequest{}
+	mi := &file_baton_v1_agent_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteBatchRequest) ProtoMessage() {}
+
+func (x *CompleteBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteBatchRequest.ProtoReflect.Descriptor instead.
+func (*CompleteBatchRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *CompleteBatchRequest) GetCompletions() []*CompleteRequest {
+	if x != nil {
+		return x.Completions
+	}
+	return nil
+}
+
+// CompleteResult is what one completion of a batch did.
+type CompleteResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// queue of the lease.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// name of the agent.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// token of the lease.
+	Token uint64 `protobuf:"varint,3,opt,name=token,proto3" json:"token,omitempty"`
+	// lease_lost is true when the token was stale or unknown: this item
+	// changed nothing (its work was taken over, or completed before).
+	LeaseLost bool `protobuf:"varint,4,opt,name=lease_lost,json=leaseLost,proto3" json:"lease_lost,omitempty"`
+	// response is what happens to the agent next; absent when lease_lost.
+	Response      *CompleteResponse `protobuf:"bytes,5,opt,name=response,proto3" json:"response,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteResult) Reset() {
+	*x = CompleteResult{}
+	mi := &file_baton_v1_agent_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteResult) ProtoMessage() {}
+
+func (x *CompleteResult) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteResult.ProtoReflect.Descriptor instead.
+func (*CompleteResult) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *CompleteResult) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *CompleteResult) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CompleteResult) GetToken() uint64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+func (x *CompleteResult) GetLeaseLost() bool {
+	if x != nil {
+		return x.LeaseLost
+	}
+	return false
+}
+
+func (x *CompleteResult) GetResponse() *CompleteResponse {
+	if x != nil {
+		return x.Response
+	}
+	return nil
+}
+
+// CompleteBatchResponse has one result per completion, in request order.
+type CompleteBatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// results, in request order.
+	Results       []*CompleteResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteBatchResponse) Reset() {
+	*x = CompleteBatchResponse{}
+	mi := &file_baton_v1_agent_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteBatchResponse) ProtoMessage() {}
+
+func (x *CompleteBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteBatchResponse.ProtoReflect.Descriptor instead.
+func (*CompleteBatchResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *CompleteBatchResponse) GetResults() []*CompleteResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+// SessionOpen starts a session: the first SessionRequest carries it, and
+// only the first.
+type SessionOpen struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// queue the session takes leases from.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// worker_id identifies the worker process: [A-Za-z0-9._-]{1,128}.
+	WorkerId      string `protobuf:"bytes,2,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionOpen) Reset() {
+	*x = SessionOpen{}
+	mi := &file_baton_v1_agent_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionOpen) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionOpen) ProtoMessage() {}
+
+func (x *SessionOpen) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionOpen.ProtoReflect.Descriptor instead.
+func (*SessionOpen) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *SessionOpen) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *SessionOpen) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+// SessionLease names a lease of the session's queue.
+type SessionLease struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name of the agent.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// token of the lease.
+	Token         uint64 `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionLease) Reset() {
+	*x = SessionLease{}
+	mi := &file_baton_v1_agent_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionLease) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionLease) ProtoMessage() {}
+
+func (x *SessionLease) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionLease.ProtoReflect.Descriptor instead.
+func (*SessionLease) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *SessionLease) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SessionLease) GetToken() uint64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+// SessionCompletion ends a lease of the session's queue, as Complete does.
+type SessionCompletion struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name of the agent.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// token of the lease.
+	Token uint64 `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
+	// outcome of the run; required.
+	Outcome Outcome `protobuf:"varint,3,opt,name=outcome,proto3,enum=baton.v1.Outcome" json:"outcome,omitempty"`
+	// message describes a failure, at most max_message_bytes.
+	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	// retry_after replaces the computed delay when larger.
+	RetryAfter    *durationpb.Duration `protobuf:"bytes,5,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionCompletion) Reset() {
+	*x = SessionCompletion{}
+	mi := &file_baton_v1_agent_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionCompletion) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionCompletion) ProtoMessage() {}
+
+func (x *SessionCompletion) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionCompletion.ProtoReflect.Descriptor instead.
+func (*SessionCompletion) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *SessionCompletion) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SessionCompletion) GetToken() uint64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+func (x *SessionCompletion) GetOutcome() Outcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return Outcome_OUTCOME_UNSPECIFIED
+}
+
+func (x *SessionCompletion) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *SessionCompletion) GetRetryAfter() *durationpb.Duration {
+	if x != nil {
+		return x.RetryAfter
+	}
+	return nil
+}
+
+// SessionRelease hands a lease of the session's queue back, as Release does.
+type SessionRelease struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name of the agent.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// token of the lease.
+	Token uint64 `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
+	// delay before the agent is due again; absent: at once.
+	Delay         *durationpb.Duration `protobuf:"bytes,3,opt,name=delay,proto3" json:"delay,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionRelease) Reset() {
+	*x = SessionRelease{}
+	mi := &file_baton_v1_agent_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionRelease) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionRelease) ProtoMessage() {}
+
+func (x *SessionRelease) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionRelease.ProtoReflect.Descriptor instead.
+func (*SessionRelease) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *SessionRelease) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SessionRelease) GetToken() uint64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+func (x *SessionRelease) GetDelay() *durationpb.Duration {
+	if x != nil {
+		return x.Delay
+	}
+	return nil
+}
+
+// SessionRequest is one message from the worker. Every part is optional but
+// open (first message only); one message may carry several parts.
+type SessionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// open starts the session; required on the first message, refused later.
+	Open *SessionOpen `protobuf:"bytes,1,opt,name=open,proto3" json:"open,omitempty"`
+	// credit grants the server leave to push this many more leases. The sum
+	// of credit granted minus leases pushed is capped at max_batch.
+	Credit uint32 `protobuf:"varint,2,opt,name=credit,proto3" json:"credit,omitempty"`
+	// completions end leases; answered in SessionResponse.completed.
+	Completions []*SessionCompletion `protobuf:"bytes,3,rep,name=completions,proto3" json:"completions,omitempty"`
+	// heartbeats extend leases; answered in SessionResponse.extended / lost.
+	Heartbeats []*SessionLease `protobuf:"bytes,4,rep,name=heartbeats,proto3" json:"heartbeats,omitempty"`
+	// releases hand leases back; answered in SessionResponse.released / lost.
+	Releases      []*SessionRelease `protobuf:"bytes,5,rep,name=releases,proto3" json:"releases,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionRequest) Reset() {
+	*x = SessionRequest{}
+	mi := &file_baton_v1_agent_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionRequest) ProtoMessage() {}
+
+func (x *SessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionRequest.ProtoReflect.Descriptor instead.
+func (*SessionRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *SessionRequest) GetOpen() *SessionOpen {
+	if x != nil {
+		return x.Open
+	}
+	return nil
+}
+
+func (x *SessionRequest) GetCredit() uint32 {
+	if x != nil {
+		return x.Credit
+	}
+	return 0
+}
+
+func (x *SessionRequest) GetCompletions() []*SessionCompletion {
+	if x != nil {
+		return x.Completions
+	}
+	return nil
+}
+
+func (x *SessionRequest) GetHeartbeats() []*SessionLease {
+	if x != nil {
+		return x.Heartbeats
+	}
+	return nil
+}
+
+func (x *SessionRequest) GetReleases() []*SessionRelease {
+	if x != nil {
+		return x.Releases
+	}
+	return nil
+}
+
+// SessionResponse is one message from the server; one message may carry
+// several parts.
+type SessionResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// leases pushed to the worker; each used one unit of credit.
+	Leases []*Lease `protobuf:"bytes,1,rep,name=leases,proto3" json:"leases,omitempty"`
+	// completed answers completions, in the order they were sent.
+	Completed []*CompleteResult `protobuf:"bytes,2,rep,name=completed,proto3" json:"completed,omitempty"`
+	// extended answers heartbeats whose lease is still held.
+	Extended []*ExtendedLease `protobuf:"bytes,3,rep,name=extended,proto3" json:"extended,omitempty"`
+	// lost answers heartbeats and releases whose lease is gone: stop that
+	// work.
+	Lost []*LeaseRef `protobuf:"bytes,4,rep,name=lost,proto3" json:"lost,omitempty"`
+	// released answers releases that took effect.
+	Released      []*LeaseRef `protobuf:"bytes,5,rep,name=released,proto3" json:"released,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionResponse) Reset() {
+	*x = SessionResponse{}
+	mi := &file_baton_v1_agent_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionResponse) ProtoMessage() {}
+
+func (x *SessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionResponse.ProtoReflect.Descriptor instead.
+func (*SessionResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *SessionResponse) GetLeases() []*Lease {
+	if x != nil {
+		return x.Leases
+	}
+	return nil
+}
+
+func (x *SessionResponse) GetCompleted() []*CompleteResult {
+	if x != nil {
+		return x.Completed
+	}
+	return nil
+}
+
+func (x *SessionResponse) GetExtended() []*ExtendedLease {
+	if x != nil {
+		return x.Extended
+	}
+	return nil
+}
+
+func (x *SessionResponse) GetLost() []*LeaseRef {
+	if x != nil {
+		return x.Lost
+	}
+	return nil
+}
+
+func (x *SessionResponse) GetReleased() []*LeaseRef {
+	if x != nil {
+		return x.Released
+	}
+	return nil
+}
+
 // ReleaseRequest hands a lease back without counting a failure.
 type ReleaseRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1131,7 +1731,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[14]
+	mi := &file_baton_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1143,7 +1743,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[14]
+	mi := &file_baton_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1156,7 +1756,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ReleaseRequest) GetQueue() string {
@@ -1199,7 +1799,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[15]
+	mi := &file_baton_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1211,7 +1811,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[15]
+	mi := &file_baton_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1224,7 +1824,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ReleaseResponse) GetNextRunAt() *timestamppb.Timestamp {
@@ -1247,7 +1847,7 @@ type GetAgentRequest struct {
 
 func (x *GetAgentRequest) Reset() {
 	*x = GetAgentRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[16]
+	mi := &file_baton_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1259,7 +1859,7 @@ func (x *GetAgentRequest) String() string {
 func (*GetAgentRequest) ProtoMessage() {}
 
 func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[16]
+	mi := &file_baton_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1272,7 +1872,7 @@ func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentRequest.ProtoReflect.Descriptor instead.
 func (*GetAgentRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetAgentRequest) GetQueue() string {
@@ -1300,7 +1900,7 @@ type GetAgentResponse struct {
 
 func (x *GetAgentResponse) Reset() {
 	*x = GetAgentResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[17]
+	mi := &file_baton_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1312,7 +1912,7 @@ func (x *GetAgentResponse) String() string {
 func (*GetAgentResponse) ProtoMessage() {}
 
 func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[17]
+	mi := &file_baton_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1325,7 +1925,7 @@ func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentResponse.ProtoReflect.Descriptor instead.
 func (*GetAgentResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetAgentResponse) GetAgent() *AgentStatus {
@@ -1358,7 +1958,7 @@ type AgentStatus struct {
 
 func (x *AgentStatus) Reset() {
 	*x = AgentStatus{}
-	mi := &file_baton_v1_agent_proto_msgTypes[18]
+	mi := &file_baton_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1370,7 +1970,7 @@ func (x *AgentStatus) String() string {
 func (*AgentStatus) ProtoMessage() {}
 
 func (x *AgentStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[18]
+	mi := &file_baton_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1383,7 +1983,7 @@ func (x *AgentStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentStatus.ProtoReflect.Descriptor instead.
 func (*AgentStatus) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AgentStatus) GetAgent() *Agent {
@@ -1451,7 +2051,7 @@ type ListAgentsRequest struct {
 
 func (x *ListAgentsRequest) Reset() {
 	*x = ListAgentsRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[19]
+	mi := &file_baton_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1463,7 +2063,7 @@ func (x *ListAgentsRequest) String() string {
 func (*ListAgentsRequest) ProtoMessage() {}
 
 func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[19]
+	mi := &file_baton_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1476,7 +2076,7 @@ func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentsRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListAgentsRequest) GetQueue() string {
@@ -1513,7 +2113,7 @@ type ListAgentsResponse struct {
 
 func (x *ListAgentsResponse) Reset() {
 	*x = ListAgentsResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[20]
+	mi := &file_baton_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1525,7 +2125,7 @@ func (x *ListAgentsResponse) String() string {
 func (*ListAgentsResponse) ProtoMessage() {}
 
 func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[20]
+	mi := &file_baton_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1538,7 +2138,7 @@ func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentsResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListAgentsResponse) GetAgents() []*AgentStatus {
@@ -1625,7 +2225,49 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\vnext_run_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\tnextRunAt\x12#\n" +
 	"\rdead_lettered\x18\x02 \x01(\bR\fdeadLettered\x12\x18\n" +
 	"\aremoved\x18\x03 \x01(\bR\aremoved\x12%\n" +
-	"\x0efailure_streak\x18\x04 \x01(\rR\rfailureStreak\"\x81\x01\n" +
+	"\x0efailure_streak\x18\x04 \x01(\rR\rfailureStreak\"S\n" +
+	"\x14CompleteBatchRequest\x12;\n" +
+	"\vcompletions\x18\x01 \x03(\v2\x19.baton.v1.CompleteRequestR\vcompletions\"\xa7\x01\n" +
+	"\x0eCompleteResult\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05token\x18\x03 \x01(\x04R\x05token\x12\x1d\n" +
+	"\n" +
+	"lease_lost\x18\x04 \x01(\bR\tleaseLost\x126\n" +
+	"\bresponse\x18\x05 \x01(\v2\x1a.baton.v1.CompleteResponseR\bresponse\"K\n" +
+	"\x15CompleteBatchResponse\x122\n" +
+	"\aresults\x18\x01 \x03(\v2\x18.baton.v1.CompleteResultR\aresults\"@\n" +
+	"\vSessionOpen\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x1b\n" +
+	"\tworker_id\x18\x02 \x01(\tR\bworkerId\"8\n" +
+	"\fSessionLease\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\x04R\x05token\"\xc0\x01\n" +
+	"\x11SessionCompletion\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\x04R\x05token\x12+\n" +
+	"\aoutcome\x18\x03 \x01(\x0e2\x11.baton.v1.OutcomeR\aoutcome\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x12:\n" +
+	"\vretry_after\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"retryAfter\"k\n" +
+	"\x0eSessionRelease\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\x04R\x05token\x12/\n" +
+	"\x05delay\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x05delay\"\x80\x02\n" +
+	"\x0eSessionRequest\x12)\n" +
+	"\x04open\x18\x01 \x01(\v2\x15.baton.v1.SessionOpenR\x04open\x12\x16\n" +
+	"\x06credit\x18\x02 \x01(\rR\x06credit\x12=\n" +
+	"\vcompletions\x18\x03 \x03(\v2\x1b.baton.v1.SessionCompletionR\vcompletions\x126\n" +
+	"\n" +
+	"heartbeats\x18\x04 \x03(\v2\x16.baton.v1.SessionLeaseR\n" +
+	"heartbeats\x124\n" +
+	"\breleases\x18\x05 \x03(\v2\x18.baton.v1.SessionReleaseR\breleases\"\xff\x01\n" +
+	"\x0fSessionResponse\x12'\n" +
+	"\x06leases\x18\x01 \x03(\v2\x0f.baton.v1.LeaseR\x06leases\x126\n" +
+	"\tcompleted\x18\x02 \x03(\v2\x18.baton.v1.CompleteResultR\tcompleted\x123\n" +
+	"\bextended\x18\x03 \x03(\v2\x17.baton.v1.ExtendedLeaseR\bextended\x12&\n" +
+	"\x04lost\x18\x04 \x03(\v2\x12.baton.v1.LeaseRefR\x04lost\x12.\n" +
+	"\breleased\x18\x05 \x03(\v2\x12.baton.v1.LeaseRefR\breleased\"\x81\x01\n" +
 	"\x0eReleaseRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -1667,14 +2309,16 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13AGENT_STATE_WAITING\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12\x1d\n" +
-	"\x19AGENT_STATE_DEAD_LETTERED\x10\x032\xaf\x04\n" +
+	"\x19AGENT_STATE_DEAD_LETTERED\x10\x032\xc5\x05\n" +
 	"\fAgentService\x12A\n" +
 	"\bRegister\x12\x19.baton.v1.RegisterRequest\x1a\x1a.baton.v1.RegisterResponse\x12G\n" +
 	"\n" +
 	"Unregister\x12\x1b.baton.v1.UnregisterRequest\x1a\x1c.baton.v1.UnregisterResponse\x12>\n" +
 	"\aAcquire\x12\x18.baton.v1.AcquireRequest\x1a\x19.baton.v1.AcquireResponse\x12D\n" +
 	"\tHeartbeat\x12\x1a.baton.v1.HeartbeatRequest\x1a\x1b.baton.v1.HeartbeatResponse\x12A\n" +
-	"\bComplete\x12\x19.baton.v1.CompleteRequest\x1a\x1a.baton.v1.CompleteResponse\x12>\n" +
+	"\bComplete\x12\x19.baton.v1.CompleteRequest\x1a\x1a.baton.v1.CompleteResponse\x12P\n" +
+	"\rCompleteBatch\x12\x1e.baton.v1.CompleteBatchRequest\x1a\x1f.baton.v1.CompleteBatchResponse\x12B\n" +
+	"\aSession\x12\x18.baton.v1.SessionRequest\x1a\x19.baton.v1.SessionResponse(\x010\x01\x12>\n" +
 	"\aRelease\x12\x18.baton.v1.ReleaseRequest\x1a\x19.baton.v1.ReleaseResponse\x12A\n" +
 	"\bGetAgent\x12\x19.baton.v1.GetAgentRequest\x1a\x1a.baton.v1.GetAgentResponse\x12G\n" +
 	"\n" +
@@ -1695,7 +2339,7 @@ func file_baton_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_baton_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_baton_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_baton_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_baton_v1_agent_proto_goTypes = []any{
 	(Outcome)(0),                  // 0: baton.v1.Outcome
 	(AgentState)(0),               // 1: baton.v1.AgentState
@@ -1713,63 +2357,91 @@ var file_baton_v1_agent_proto_goTypes = []any{
 	(*HeartbeatResponse)(nil),     // 13: baton.v1.HeartbeatResponse
 	(*CompleteRequest)(nil),       // 14: baton.v1.CompleteRequest
 	(*CompleteResponse)(nil),      // 15: baton.v1.CompleteResponse
-	(*ReleaseRequest)(nil),        // 16: baton.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 17: baton.v1.ReleaseResponse
-	(*GetAgentRequest)(nil),       // 18: baton.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),      // 19: baton.v1.GetAgentResponse
-	(*AgentStatus)(nil),           // 20: baton.v1.AgentStatus
-	(*ListAgentsRequest)(nil),     // 21: baton.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),    // 22: baton.v1.ListAgentsResponse
-	nil,                           // 23: baton.v1.Agent.LabelsEntry
-	(*durationpb.Duration)(nil),   // 24: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
+	(*CompleteBatchRequest)(nil),  // 16: baton.v1.CompleteBatchRequest
+	(*CompleteResult)(nil),        // 17: baton.v1.CompleteResult
+	(*CompleteBatchResponse)(nil), // 18: baton.v1.CompleteBatchResponse
+	(*SessionOpen)(nil),           // 19: baton.v1.SessionOpen
+	(*SessionLease)(nil),          // 20: baton.v1.SessionLease
+	(*SessionCompletion)(nil),     // 21: baton.v1.SessionCompletion
+	(*SessionRelease)(nil),        // 22: baton.v1.SessionRelease
+	(*SessionRequest)(nil),        // 23: baton.v1.SessionRequest
+	(*SessionResponse)(nil),       // 24: baton.v1.SessionResponse
+	(*ReleaseRequest)(nil),        // 25: baton.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 26: baton.v1.ReleaseResponse
+	(*GetAgentRequest)(nil),       // 27: baton.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),      // 28: baton.v1.GetAgentResponse
+	(*AgentStatus)(nil),           // 29: baton.v1.AgentStatus
+	(*ListAgentsRequest)(nil),     // 30: baton.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),    // 31: baton.v1.ListAgentsResponse
+	nil,                           // 32: baton.v1.Agent.LabelsEntry
+	(*durationpb.Duration)(nil),   // 33: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 34: google.protobuf.Timestamp
 }
 var file_baton_v1_agent_proto_depIdxs = []int32{
-	24, // 0: baton.v1.Agent.interval:type_name -> google.protobuf.Duration
-	24, // 1: baton.v1.Agent.timeout:type_name -> google.protobuf.Duration
-	24, // 2: baton.v1.Agent.error_interval:type_name -> google.protobuf.Duration
-	23, // 3: baton.v1.Agent.labels:type_name -> baton.v1.Agent.LabelsEntry
+	33, // 0: baton.v1.Agent.interval:type_name -> google.protobuf.Duration
+	33, // 1: baton.v1.Agent.timeout:type_name -> google.protobuf.Duration
+	33, // 2: baton.v1.Agent.error_interval:type_name -> google.protobuf.Duration
+	32, // 3: baton.v1.Agent.labels:type_name -> baton.v1.Agent.LabelsEntry
 	2,  // 4: baton.v1.RegisterRequest.agents:type_name -> baton.v1.Agent
-	24, // 5: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
-	25, // 6: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
+	33, // 5: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
+	34, // 6: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
 	2,  // 7: baton.v1.Lease.agent:type_name -> baton.v1.Agent
 	8,  // 8: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
 	10, // 9: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
-	25, // 10: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
+	34, // 10: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
 	12, // 11: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
 	10, // 12: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
 	0,  // 13: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
-	24, // 14: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
-	25, // 15: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	24, // 16: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	25, // 17: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	20, // 18: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
-	2,  // 19: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
-	1,  // 20: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
-	25, // 21: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
-	25, // 22: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
-	20, // 23: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
-	3,  // 24: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
-	5,  // 25: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
-	7,  // 26: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
-	11, // 27: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
-	14, // 28: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
-	16, // 29: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
-	18, // 30: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
-	21, // 31: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
-	4,  // 32: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
-	6,  // 33: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
-	9,  // 34: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
-	13, // 35: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
-	15, // 36: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
-	17, // 37: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
-	19, // 38: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
-	22, // 39: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
-	32, // [32:40] is the sub-list for method output_type
-	24, // [24:32] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	33, // 14: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
+	34, // 15: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	14, // 16: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
+	15, // 17: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
+	17, // 18: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
+	0,  // 19: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
+	33, // 20: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
+	33, // 21: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
+	19, // 22: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
+	21, // 23: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
+	20, // 24: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
+	22, // 25: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
+	8,  // 26: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
+	17, // 27: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
+	12, // 28: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
+	10, // 29: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
+	10, // 30: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
+	33, // 31: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	34, // 32: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	29, // 33: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
+	2,  // 34: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
+	1,  // 35: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
+	34, // 36: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
+	34, // 37: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
+	29, // 38: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
+	3,  // 39: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
+	5,  // 40: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
+	7,  // 41: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
+	11, // 42: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
+	14, // 43: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
+	16, // 44: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
+	23, // 45: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
+	25, // 46: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
+	27, // 47: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
+	30, // 48: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
+	4,  // 49: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
+	6,  // 50: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
+	9,  // 51: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
+	13, // 52: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
+	15, // 53: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
+	18, // 54: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
+	24, // 55: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
+	26, // 56: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
+	28, // 57: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
+	31, // 58: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
+	49, // [49:59] is the sub-list for method output_type
+	39, // [39:49] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_agent_proto_init() }
@@ -1783,7 +2455,7 @@ func file_baton_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_agent_proto_rawDesc), len(file_baton_v1_agent_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   22,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

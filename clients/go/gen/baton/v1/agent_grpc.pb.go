@@ -19,14 +19,16 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AgentService_Register_FullMethodName   = "/baton.v1.AgentService/Register"
-	AgentService_Unregister_FullMethodName = "/baton.v1.AgentService/Unregister"
-	AgentService_Acquire_FullMethodName    = "/baton.v1.AgentService/Acquire"
-	AgentService_Heartbeat_FullMethodName  = "/baton.v1.AgentService/Heartbeat"
-	AgentService_Complete_FullMethodName   = "/baton.v1.AgentService/Complete"
-	AgentService_Release_FullMethodName    = "/baton.v1.AgentService/Release"
-	AgentService_GetAgent_FullMethodName   = "/baton.v1.AgentService/GetAgent"
-	AgentService_ListAgents_FullMethodName = "/baton.v1.AgentService/ListAgents"
+	AgentService_Register_FullMethodName      = "/baton.v1.AgentService/Register"
+	AgentService_Unregister_FullMethodName    = "/baton.v1.AgentService/Unregister"
+	AgentService_Acquire_FullMethodName       = "/baton.v1.AgentService/Acquire"
+	AgentService_Heartbeat_FullMethodName     = "/baton.v1.AgentService/Heartbeat"
+	AgentService_Complete_FullMethodName      = "/baton.v1.AgentService/Complete"
+	AgentService_CompleteBatch_FullMethodName = "/baton.v1.AgentService/CompleteBatch"
+	AgentService_Session_FullMethodName       = "/baton.v1.AgentService/Session"
+	AgentService_Release_FullMethodName       = "/baton.v1.AgentService/Release"
+	AgentService_GetAgent_FullMethodName      = "/baton.v1.AgentService/GetAgent"
+	AgentService_ListAgents_FullMethodName    = "/baton.v1.AgentService/ListAgents"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -72,6 +74,46 @@ type AgentServiceClient interface {
 	// move the agent to the queue's dead-letter queue. Retrying a Complete
 	// whose answer was lost returns LEASE_LOST: the first one took effect.
 	Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error)
+	// CompleteBatch ends many leases in one call, each as Complete would, with
+	// one script per queue (per shard of a sharded queue). Each item has its
+	// own result, in request order: a stale token is reported as lease_lost on
+	// that item only and changes nothing; the other items still complete. An
+	// invalid item rejects the whole call (INVALID_ARGUMENT naming it) before
+	// anything changes.
+	CompleteBatch(ctx context.Context, in *CompleteBatchRequest, opts ...grpc.CallOption) (*CompleteBatchResponse, error)
+	// Session is a worker's hot path: one bidirectional stream per worker and
+	// queue, over which the server pushes leases as they become due and the
+	// worker streams back completions, heartbeats and releases.
+	//
+	// Flow control is by credit, as in etcd's watch and gRPC's own windows:
+	// the first SessionRequest carries open (queue, worker_id) and the initial
+	// credit; the server pushes at most that many leases, and every lease it
+	// pushes uses one unit. The worker grants more with credit on any later
+	// message, typically one per lease it finished (so credit is "how many
+	// more leases I can run now"). The server never has more leases pushed
+	// than credit granted; with no credit left it pushes nothing and reads
+	// nothing from Redis for this session. Credit is capped at max_batch.
+	//
+	// Leases are pushed as soon as they are due (no polling: the server waits
+	// on the queue's wake-ups and on the earliest due time, as Acquire with a
+	// wait does), several in one SessionResponse when several are due.
+	//
+	// Completions, heartbeats and releases sent on the stream are coalesced by
+	// the server: everything that arrived while the previous flush ran goes to
+	// Redis in one script per queue (per shard). Each is answered on the
+	// stream, in arrival order, with the same per-item results as
+	// CompleteBatch and Heartbeat. A completion for a lease that was lost is
+	// rejected on that item only (lease_lost) and the session goes on.
+	//
+	// Leases are the worker's whatever happens to the stream: when the stream
+	// breaks or ends, the leases it pushed follow the rules of a worker that
+	// goes silent (they come back at their deadline, or sooner when the
+	// worker is found dead). Leases the server had granted but could not
+	// write to a stream already gone are released at once. Ending the request
+	// stream (half-close) is a graceful end: the server flushes what it
+	// received, answers it, and closes the stream. A bad first message or an
+	// invalid item ends the stream with INVALID_ARGUMENT naming the field.
+	Session(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SessionRequest, SessionResponse], error)
 	// Release hands a lease back without counting a failure (a worker shutting
 	// down gracefully). The agent becomes due after delay (plus the configured
 	// shutdown jitter).
@@ -140,6 +182,29 @@ func (c *agentServiceClient) Complete(ctx context.Context, in *CompleteRequest, 
 	}
 	return out, nil
 }
+
+func (c *agentServiceClient) CompleteBatch(ctx context.Context, in *CompleteBatchRequest, opts ...grpc.CallOption) (*CompleteBatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CompleteBatchResponse)
+	err := c.cc.Invoke(ctx, AgentService_CompleteBatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) Session(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SessionRequest, SessionResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &AgentService_ServiceDesc.Streams[0], AgentService_Session_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[SessionRequest, SessionResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AgentService_SessionClient = grpc.BidiStreamingClient[SessionRequest, SessionResponse]
 
 func (c *agentServiceClient) Release(ctx context.Context, in *ReleaseRequest, opts ...grpc.CallOption) (*ReleaseResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -214,6 +279,46 @@ type AgentServiceServer interface {
 	// move the agent to the queue's dead-letter queue. Retrying a Complete
 	// whose answer was lost returns LEASE_LOST: the first one took effect.
 	Complete(context.Context, *CompleteRequest) (*CompleteResponse, error)
+	// CompleteBatch ends many leases in one call, each as Complete would, with
+	// one script per queue (per shard of a sharded queue). Each item has its
+	// own result, in request order: a stale token is reported as lease_lost on
+	// that item only and changes nothing; the other items still complete. An
+	// invalid item rejects the whole call (INVALID_ARGUMENT naming it) before
+	// anything changes.
+	CompleteBatch(context.Context, *CompleteBatchRequest) (*CompleteBatchResponse, error)
+	// Session is a worker's hot path: one bidirectional stream per worker and
+	// queue, over which the server pushes leases as they become due and the
+	// worker streams back completions, heartbeats and releases.
+	//
+	// Flow control is by credit, as in etcd's watch and gRPC's own windows:
+	// the first SessionRequest carries open (queue, worker_id) and the initial
+	// credit; the server pushes at most that many leases, and every lease it
+	// pushes uses one unit. The worker grants more with credit on any later
+	// message, typically one per lease it finished (so credit is "how many
+	// more leases I can run now"). The server never has more leases pushed
+	// than credit granted; with no credit left it pushes nothing and reads
+	// nothing from Redis for this session. Credit is capped at max_batch.
+	//
+	// Leases are pushed as soon as they are due (no polling: the server waits
+	// on the queue's wake-ups and on the earliest due time, as Acquire with a
+	// wait does), several in one SessionResponse when several are due.
+	//
+	// Completions, heartbeats and releases sent on the stream are coalesced by
+	// the server: everything that arrived while the previous flush ran goes to
+	// Redis in one script per queue (per shard). Each is answered on the
+	// stream, in arrival order, with the same per-item results as
+	// CompleteBatch and Heartbeat. A completion for a lease that was lost is
+	// rejected on that item only (lease_lost) and the session goes on.
+	//
+	// Leases are the worker's whatever happens to the stream: when the stream
+	// breaks or ends, the leases it pushed follow the rules of a worker that
+	// goes silent (they come back at their deadline, or sooner when the
+	// worker is found dead). Leases the server had granted but could not
+	// write to a stream already gone are released at once. Ending the request
+	// stream (half-close) is a graceful end: the server flushes what it
+	// received, answers it, and closes the stream. A bad first message or an
+	// invalid item ends the stream with INVALID_ARGUMENT naming the field.
+	Session(grpc.BidiStreamingServer[SessionRequest, SessionResponse]) error
 	// Release hands a lease back without counting a failure (a worker shutting
 	// down gracefully). The agent becomes due after delay (plus the configured
 	// shutdown jitter).
@@ -247,6 +352,12 @@ func (UnimplementedAgentServiceServer) Heartbeat(context.Context, *HeartbeatRequ
 }
 func (UnimplementedAgentServiceServer) Complete(context.Context, *CompleteRequest) (*CompleteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Complete not implemented")
+}
+func (UnimplementedAgentServiceServer) CompleteBatch(context.Context, *CompleteBatchRequest) (*CompleteBatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CompleteBatch not implemented")
+}
+func (UnimplementedAgentServiceServer) Session(grpc.BidiStreamingServer[SessionRequest, SessionResponse]) error {
+	return status.Error(codes.Unimplemented, "method Session not implemented")
 }
 func (UnimplementedAgentServiceServer) Release(context.Context, *ReleaseRequest) (*ReleaseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Release not implemented")
@@ -368,6 +479,31 @@ func _AgentService_Complete_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_CompleteBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CompleteBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).CompleteBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_CompleteBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).CompleteBatch(ctx, req.(*CompleteBatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_Session_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(AgentServiceServer).Session(&grpc.GenericServerStream[SessionRequest, SessionResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AgentService_SessionServer = grpc.BidiStreamingServer[SessionRequest, SessionResponse]
+
 func _AgentService_Release_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ReleaseRequest)
 	if err := dec(in); err != nil {
@@ -450,6 +586,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _AgentService_Complete_Handler,
 		},
 		{
+			MethodName: "CompleteBatch",
+			Handler:    _AgentService_CompleteBatch_Handler,
+		},
+		{
 			MethodName: "Release",
 			Handler:    _AgentService_Release_Handler,
 		},
@@ -462,6 +602,13 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _AgentService_ListAgents_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Session",
+			Handler:       _AgentService_Session_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "baton/v1/agent.proto",
 }

@@ -541,6 +541,255 @@ func (*CancelResponse) Descriptor() ([]byte, []int) {
 	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{7}
 }
 
+// ScheduleBatchRequest persists many messages.
+type ScheduleBatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// messages to schedule; at least one, at most max_batch; may span receivers.
+	Messages      []*ScheduleRequest `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScheduleBatchRequest) Reset() {
+	*x = ScheduleBatchRequest{}
+	mi := &file_baton_v1_schedule_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScheduleBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScheduleBatchRequest) ProtoMessage() {}
+
+func (x *ScheduleBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_schedule_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScheduleBatchRequest.ProtoReflect.Descriptor instead.
+func (*ScheduleBatchRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ScheduleBatchRequest) GetMessages() []*ScheduleRequest {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+// ScheduleBatchResponse answers each message, in request order.
+type ScheduleBatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// results, in request order.
+	Results       []*ScheduleResponse `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScheduleBatchResponse) Reset() {
+	*x = ScheduleBatchResponse{}
+	mi := &file_baton_v1_schedule_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScheduleBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScheduleBatchResponse) ProtoMessage() {}
+
+func (x *ScheduleBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_schedule_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScheduleBatchResponse.ProtoReflect.Descriptor instead.
+func (*ScheduleBatchResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ScheduleBatchResponse) GetResults() []*ScheduleResponse {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+// AckBatchRequest ends many delivered messages.
+type AckBatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// acks to apply; at least one, at most max_batch; may span receivers.
+	Acks          []*AckRequest `protobuf:"bytes,1,rep,name=acks,proto3" json:"acks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AckBatchRequest) Reset() {
+	*x = AckBatchRequest{}
+	mi := &file_baton_v1_schedule_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AckBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AckBatchRequest) ProtoMessage() {}
+
+func (x *AckBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_schedule_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AckBatchRequest.ProtoReflect.Descriptor instead.
+func (*AckBatchRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *AckBatchRequest) GetAcks() []*AckRequest {
+	if x != nil {
+		return x.Acks
+	}
+	return nil
+}
+
+// AckResult is what one ack of a batch did.
+type AckResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// receiver of the message.
+	Receiver string `protobuf:"bytes,1,opt,name=receiver,proto3" json:"receiver,omitempty"`
+	// id of the message.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// lease_lost is true when the token was stale (delivered again since, or already acked):
+	// this item changed nothing.
+	LeaseLost     bool `protobuf:"varint,3,opt,name=lease_lost,json=leaseLost,proto3" json:"lease_lost,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AckResult) Reset() {
+	*x = AckResult{}
+	mi := &file_baton_v1_schedule_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AckResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AckResult) ProtoMessage() {}
+
+func (x *AckResult) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_schedule_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AckResult.ProtoReflect.Descriptor instead.
+func (*AckResult) Descriptor() ([]byte, []int) {
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *AckResult) GetReceiver() string {
+	if x != nil {
+		return x.Receiver
+	}
+	return ""
+}
+
+func (x *AckResult) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AckResult) GetLeaseLost() bool {
+	if x != nil {
+		return x.LeaseLost
+	}
+	return false
+}
+
+// AckBatchResponse has one result per ack, in request order.
+type AckBatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// results, in request order.
+	Results       []*AckResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AckBatchResponse) Reset() {
+	*x = AckBatchResponse{}
+	mi := &file_baton_v1_schedule_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AckBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AckBatchResponse) ProtoMessage() {}
+
+func (x *AckBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_schedule_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AckBatchResponse.ProtoReflect.Descriptor instead.
+func (*AckBatchResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *AckBatchResponse) GetResults() []*AckResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
 var File_baton_v1_schedule_proto protoreflect.FileDescriptor
 
 const file_baton_v1_schedule_proto_rawDesc = "" +
@@ -580,11 +829,26 @@ const file_baton_v1_schedule_proto_rawDesc = "" +
 	"\rCancelRequest\x12\x1a\n" +
 	"\breceiver\x18\x01 \x01(\tR\breceiver\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\"\x10\n" +
-	"\x0eCancelResponse2\x8d\x02\n" +
+	"\x0eCancelResponse\"M\n" +
+	"\x14ScheduleBatchRequest\x125\n" +
+	"\bmessages\x18\x01 \x03(\v2\x19.baton.v1.ScheduleRequestR\bmessages\"M\n" +
+	"\x15ScheduleBatchResponse\x124\n" +
+	"\aresults\x18\x01 \x03(\v2\x1a.baton.v1.ScheduleResponseR\aresults\";\n" +
+	"\x0fAckBatchRequest\x12(\n" +
+	"\x04acks\x18\x01 \x03(\v2\x14.baton.v1.AckRequestR\x04acks\"V\n" +
+	"\tAckResult\x12\x1a\n" +
+	"\breceiver\x18\x01 \x01(\tR\breceiver\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12\x1d\n" +
+	"\n" +
+	"lease_lost\x18\x03 \x01(\bR\tleaseLost\"A\n" +
+	"\x10AckBatchResponse\x12-\n" +
+	"\aresults\x18\x01 \x03(\v2\x13.baton.v1.AckResultR\aresults2\xa2\x03\n" +
 	"\x0fScheduleService\x12A\n" +
-	"\bSchedule\x12\x19.baton.v1.ScheduleRequest\x1a\x1a.baton.v1.ScheduleResponse\x12F\n" +
+	"\bSchedule\x12\x19.baton.v1.ScheduleRequest\x1a\x1a.baton.v1.ScheduleResponse\x12P\n" +
+	"\rScheduleBatch\x12\x1e.baton.v1.ScheduleBatchRequest\x1a\x1f.baton.v1.ScheduleBatchResponse\x12F\n" +
 	"\tSubscribe\x12\x1a.baton.v1.SubscribeRequest\x1a\x1b.baton.v1.SubscribeResponse0\x01\x122\n" +
-	"\x03Ack\x12\x14.baton.v1.AckRequest\x1a\x15.baton.v1.AckResponse\x12;\n" +
+	"\x03Ack\x12\x14.baton.v1.AckRequest\x1a\x15.baton.v1.AckResponse\x12A\n" +
+	"\bAckBatch\x12\x19.baton.v1.AckBatchRequest\x1a\x1a.baton.v1.AckBatchResponse\x12;\n" +
 	"\x06Cancel\x12\x17.baton.v1.CancelRequest\x1a\x18.baton.v1.CancelResponseB\x9e\x01\n" +
 	"\fdev.baton.v1B\rScheduleProtoP\x01Z>github.com/baton-project/baton/clients/go/gen/baton/v1;batonv1\xa2\x02\x03BXX\xaa\x02\bBaton.V1\xca\x02\bBaton\\V1\xe2\x02\x14Baton\\V1\\GPBMetadata\xea\x02\tBaton::V1b\x06proto3"
 
@@ -600,7 +864,7 @@ func file_baton_v1_schedule_proto_rawDescGZIP() []byte {
 	return file_baton_v1_schedule_proto_rawDescData
 }
 
-var file_baton_v1_schedule_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_baton_v1_schedule_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_baton_v1_schedule_proto_goTypes = []any{
 	(*ScheduleRequest)(nil),       // 0: baton.v1.ScheduleRequest
 	(*ScheduleResponse)(nil),      // 1: baton.v1.ScheduleResponse
@@ -610,27 +874,40 @@ var file_baton_v1_schedule_proto_goTypes = []any{
 	(*AckResponse)(nil),           // 5: baton.v1.AckResponse
 	(*CancelRequest)(nil),         // 6: baton.v1.CancelRequest
 	(*CancelResponse)(nil),        // 7: baton.v1.CancelResponse
-	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 9: google.protobuf.Duration
+	(*ScheduleBatchRequest)(nil),  // 8: baton.v1.ScheduleBatchRequest
+	(*ScheduleBatchResponse)(nil), // 9: baton.v1.ScheduleBatchResponse
+	(*AckBatchRequest)(nil),       // 10: baton.v1.AckBatchRequest
+	(*AckResult)(nil),             // 11: baton.v1.AckResult
+	(*AckBatchResponse)(nil),      // 12: baton.v1.AckBatchResponse
+	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 14: google.protobuf.Duration
 }
 var file_baton_v1_schedule_proto_depIdxs = []int32{
-	8, // 0: baton.v1.ScheduleRequest.deliver_at:type_name -> google.protobuf.Timestamp
-	9, // 1: baton.v1.ScheduleRequest.delay:type_name -> google.protobuf.Duration
-	8, // 2: baton.v1.ScheduleResponse.deliver_at:type_name -> google.protobuf.Timestamp
-	8, // 3: baton.v1.SubscribeResponse.deliver_at:type_name -> google.protobuf.Timestamp
-	0, // 4: baton.v1.ScheduleService.Schedule:input_type -> baton.v1.ScheduleRequest
-	2, // 5: baton.v1.ScheduleService.Subscribe:input_type -> baton.v1.SubscribeRequest
-	4, // 6: baton.v1.ScheduleService.Ack:input_type -> baton.v1.AckRequest
-	6, // 7: baton.v1.ScheduleService.Cancel:input_type -> baton.v1.CancelRequest
-	1, // 8: baton.v1.ScheduleService.Schedule:output_type -> baton.v1.ScheduleResponse
-	3, // 9: baton.v1.ScheduleService.Subscribe:output_type -> baton.v1.SubscribeResponse
-	5, // 10: baton.v1.ScheduleService.Ack:output_type -> baton.v1.AckResponse
-	7, // 11: baton.v1.ScheduleService.Cancel:output_type -> baton.v1.CancelResponse
-	8, // [8:12] is the sub-list for method output_type
-	4, // [4:8] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	13, // 0: baton.v1.ScheduleRequest.deliver_at:type_name -> google.protobuf.Timestamp
+	14, // 1: baton.v1.ScheduleRequest.delay:type_name -> google.protobuf.Duration
+	13, // 2: baton.v1.ScheduleResponse.deliver_at:type_name -> google.protobuf.Timestamp
+	13, // 3: baton.v1.SubscribeResponse.deliver_at:type_name -> google.protobuf.Timestamp
+	0,  // 4: baton.v1.ScheduleBatchRequest.messages:type_name -> baton.v1.ScheduleRequest
+	1,  // 5: baton.v1.ScheduleBatchResponse.results:type_name -> baton.v1.ScheduleResponse
+	4,  // 6: baton.v1.AckBatchRequest.acks:type_name -> baton.v1.AckRequest
+	11, // 7: baton.v1.AckBatchResponse.results:type_name -> baton.v1.AckResult
+	0,  // 8: baton.v1.ScheduleService.Schedule:input_type -> baton.v1.ScheduleRequest
+	8,  // 9: baton.v1.ScheduleService.ScheduleBatch:input_type -> baton.v1.ScheduleBatchRequest
+	2,  // 10: baton.v1.ScheduleService.Subscribe:input_type -> baton.v1.SubscribeRequest
+	4,  // 11: baton.v1.ScheduleService.Ack:input_type -> baton.v1.AckRequest
+	10, // 12: baton.v1.ScheduleService.AckBatch:input_type -> baton.v1.AckBatchRequest
+	6,  // 13: baton.v1.ScheduleService.Cancel:input_type -> baton.v1.CancelRequest
+	1,  // 14: baton.v1.ScheduleService.Schedule:output_type -> baton.v1.ScheduleResponse
+	9,  // 15: baton.v1.ScheduleService.ScheduleBatch:output_type -> baton.v1.ScheduleBatchResponse
+	3,  // 16: baton.v1.ScheduleService.Subscribe:output_type -> baton.v1.SubscribeResponse
+	5,  // 17: baton.v1.ScheduleService.Ack:output_type -> baton.v1.AckResponse
+	12, // 18: baton.v1.ScheduleService.AckBatch:output_type -> baton.v1.AckBatchResponse
+	7,  // 19: baton.v1.ScheduleService.Cancel:output_type -> baton.v1.CancelResponse
+	14, // [14:20] is the sub-list for method output_type
+	8,  // [8:14] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_schedule_proto_init() }
@@ -648,7 +925,7 @@ func file_baton_v1_schedule_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_schedule_proto_rawDesc), len(file_baton_v1_schedule_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,10 +19,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ScheduleService_Schedule_FullMethodName  = "/baton.v1.ScheduleService/Schedule"
-	ScheduleService_Subscribe_FullMethodName = "/baton.v1.ScheduleService/Subscribe"
-	ScheduleService_Ack_FullMethodName       = "/baton.v1.ScheduleService/Ack"
-	ScheduleService_Cancel_FullMethodName    = "/baton.v1.ScheduleService/Cancel"
+	ScheduleService_Schedule_FullMethodName      = "/baton.v1.ScheduleService/Schedule"
+	ScheduleService_ScheduleBatch_FullMethodName = "/baton.v1.ScheduleService/ScheduleBatch"
+	ScheduleService_Subscribe_FullMethodName     = "/baton.v1.ScheduleService/Subscribe"
+	ScheduleService_Ack_FullMethodName           = "/baton.v1.ScheduleService/Ack"
+	ScheduleService_AckBatch_FullMethodName      = "/baton.v1.ScheduleService/AckBatch"
+	ScheduleService_Cancel_FullMethodName        = "/baton.v1.ScheduleService/Cancel"
 )
 
 // ScheduleServiceClient is the client API for ScheduleService service.
@@ -41,6 +43,10 @@ type ScheduleServiceClient interface {
 	// absent: at once) and returns its id. With a key, scheduling again while the first message is
 	// not yet acked returns the first message's id and changes nothing.
 	Schedule(ctx context.Context, in *ScheduleRequest, opts ...grpc.CallOption) (*ScheduleResponse, error)
+	// ScheduleBatch persists many messages in one call, each as Schedule would; the answers are
+	// in request order. An invalid item rejects the whole call (INVALID_ARGUMENT naming it)
+	// before anything is scheduled.
+	ScheduleBatch(ctx context.Context, in *ScheduleBatchRequest, opts ...grpc.CallOption) (*ScheduleBatchResponse, error)
 	// Subscribe streams the receiver's due messages to this consumer, never more than
 	// max_in_flight unacked at once. Several consumers of one receiver share its messages; a
 	// message is in flight at one consumer at a time. The stream ends cleanly when the server
@@ -49,6 +55,9 @@ type ScheduleServiceClient interface {
 	// Ack ends a delivered message for good. A stale token (the message was delivered again since,
 	// or already acked) is FAILED_PRECONDITION (LEASE_LOST) and changes nothing.
 	Ack(ctx context.Context, in *AckRequest, opts ...grpc.CallOption) (*AckResponse, error)
+	// AckBatch ends many delivered messages in one call. Each item has its own result, in request
+	// order: a stale token is lease_lost on that item only and changes nothing.
+	AckBatch(ctx context.Context, in *AckBatchRequest, opts ...grpc.CallOption) (*AckBatchResponse, error)
 	// Cancel removes a scheduled or in-flight message. NOT_FOUND if there is no such message.
 	Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error)
 }
@@ -65,6 +74,16 @@ func (c *scheduleServiceClient) Schedule(ctx context.Context, in *ScheduleReques
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ScheduleResponse)
 	err := c.cc.Invoke(ctx, ScheduleService_Schedule_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *scheduleServiceClient) ScheduleBatch(ctx context.Context, in *ScheduleBatchRequest, opts ...grpc.CallOption) (*ScheduleBatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ScheduleBatchResponse)
+	err := c.cc.Invoke(ctx, ScheduleService_ScheduleBatch_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +119,16 @@ func (c *scheduleServiceClient) Ack(ctx context.Context, in *AckRequest, opts ..
 	return out, nil
 }
 
+func (c *scheduleServiceClient) AckBatch(ctx context.Context, in *AckBatchRequest, opts ...grpc.CallOption) (*AckBatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AckBatchResponse)
+	err := c.cc.Invoke(ctx, ScheduleService_AckBatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *scheduleServiceClient) Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CancelResponse)
@@ -126,6 +155,10 @@ type ScheduleServiceServer interface {
 	// absent: at once) and returns its id. With a key, scheduling again while the first message is
 	// not yet acked returns the first message's id and changes nothing.
 	Schedule(context.Context, *ScheduleRequest) (*ScheduleResponse, error)
+	// ScheduleBatch persists many messages in one call, each as Schedule would; the answers are
+	// in request order. An invalid item rejects the whole call (INVALID_ARGUMENT naming it)
+	// before anything is scheduled.
+	ScheduleBatch(context.Context, *ScheduleBatchRequest) (*ScheduleBatchResponse, error)
 	// Subscribe streams the receiver's due messages to this consumer, never more than
 	// max_in_flight unacked at once. Several consumers of one receiver share its messages; a
 	// message is in flight at one consumer at a time. The stream ends cleanly when the server
@@ -134,6 +167,9 @@ type ScheduleServiceServer interface {
 	// Ack ends a delivered message for good. A stale token (the message was delivered again since,
 	// or already acked) is FAILED_PRECONDITION (LEASE_LOST) and changes nothing.
 	Ack(context.Context, *AckRequest) (*AckResponse, error)
+	// AckBatch ends many delivered messages in one call. Each item has its own result, in request
+	// order: a stale token is lease_lost on that item only and changes nothing.
+	AckBatch(context.Context, *AckBatchRequest) (*AckBatchResponse, error)
 	// Cancel removes a scheduled or in-flight message. NOT_FOUND if there is no such message.
 	Cancel(context.Context, *CancelRequest) (*CancelResponse, error)
 	mustEmbedUnimplementedScheduleServiceServer()
@@ -149,11 +185,17 @@ type UnimplementedScheduleServiceServer struct{}
 func (UnimplementedScheduleServiceServer) Schedule(context.Context, *ScheduleRequest) (*ScheduleResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Schedule not implemented")
 }
+func (UnimplementedScheduleServiceServer) ScheduleBatch(context.Context, *ScheduleBatchRequest) (*ScheduleBatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ScheduleBatch not implemented")
+}
 func (UnimplementedScheduleServiceServer) Subscribe(*SubscribeRequest, grpc.ServerStreamingServer[SubscribeResponse]) error {
 	return status.Error(codes.Unimplemented, "method Subscribe not implemented")
 }
 func (UnimplementedScheduleServiceServer) Ack(context.Context, *AckRequest) (*AckResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Ack not implemented")
+}
+func (UnimplementedScheduleServiceServer) AckBatch(context.Context, *AckBatchRequest) (*AckBatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AckBatch not implemented")
 }
 func (UnimplementedScheduleServiceServer) Cancel(context.Context, *CancelRequest) (*CancelResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Cancel not implemented")
@@ -197,6 +239,24 @@ func _ScheduleService_Schedule_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ScheduleService_ScheduleBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ScheduleBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ScheduleServiceServer).ScheduleBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ScheduleService_ScheduleBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ScheduleServiceServer).ScheduleBatch(ctx, req.(*ScheduleBatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ScheduleService_Subscribe_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(SubscribeRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -222,6 +282,24 @@ func _ScheduleService_Ack_Handler(srv interface{}, ctx context.Context, dec func
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ScheduleServiceServer).Ack(ctx, req.(*AckRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ScheduleService_AckBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AckBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ScheduleServiceServer).AckBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ScheduleService_AckBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ScheduleServiceServer).AckBatch(ctx, req.(*AckBatchRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -256,8 +334,16 @@ var ScheduleService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _ScheduleService_Schedule_Handler,
 		},
 		{
+			MethodName: "ScheduleBatch",
+			Handler:    _ScheduleService_ScheduleBatch_Handler,
+		},
+		{
 			MethodName: "Ack",
 			Handler:    _ScheduleService_Ack_Handler,
+		},
+		{
+			MethodName: "AckBatch",
+			Handler:    _ScheduleService_AckBatch_Handler,
 		},
 		{
 			MethodName: "Cancel",

@@ -196,6 +196,100 @@ class CompleteResponse(_message.Message):
     failure_streak: int
     def __init__(self, next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., dead_lettered: _Optional[bool] = ..., removed: _Optional[bool] = ..., failure_streak: _Optional[int] = ...) -> None: ...
 
+class CompleteBatchRequest(_message.Message):
+    __slots__ = ("completions",)
+    COMPLETIONS_FIELD_NUMBER: _ClassVar[int]
+    completions: _containers.RepeatedCompositeFieldContainer[CompleteRequest]
+    def __init__(self, completions: _Optional[_Iterable[_Union[CompleteRequest, _Mapping]]] = ...) -> None: ...
+
+class CompleteResult(_message.Message):
+    __slots__ = ("queue", "name", "token", "lease_lost", "response")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    LEASE_LOST_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    name: str
+    token: int
+    lease_lost: bool
+    response: CompleteResponse
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., lease_lost: _Optional[bool] = ..., response: _Optional[_Union[CompleteResponse, _Mapping]] = ...) -> None: ...
+
+class CompleteBatchResponse(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[CompleteResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[CompleteResult, _Mapping]]] = ...) -> None: ...
+
+class SessionOpen(_message.Message):
+    __slots__ = ("queue", "worker_id")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    WORKER_ID_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    worker_id: str
+    def __init__(self, queue: _Optional[str] = ..., worker_id: _Optional[str] = ...) -> None: ...
+
+class SessionLease(_message.Message):
+    __slots__ = ("name", "token")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    token: int
+    def __init__(self, name: _Optional[str] = ..., token: _Optional[int] = ...) -> None: ...
+
+class SessionCompletion(_message.Message):
+    __slots__ = ("name", "token", "outcome", "message", "retry_after")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    RETRY_AFTER_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    token: int
+    outcome: Outcome
+    message: str
+    retry_after: _duration_pb2.Duration
+    def __init__(self, name: _Optional[str] = ..., token: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., message: _Optional[str] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class SessionRelease(_message.Message):
+    __slots__ = ("name", "token", "delay")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    DELAY_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    token: int
+    delay: _duration_pb2.Duration
+    def __init__(self, name: _Optional[str] = ..., token: _Optional[int] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class SessionRequest(_message.Message):
+    __slots__ = ("open", "credit", "completions", "heartbeats", "releases")
+    OPEN_FIELD_NUMBER: _ClassVar[int]
+    CREDIT_FIELD_NUMBER: _ClassVar[int]
+    COMPLETIONS_FIELD_NUMBER: _ClassVar[int]
+    HEARTBEATS_FIELD_NUMBER: _ClassVar[int]
+    RELEASES_FIELD_NUMBER: _ClassVar[int]
+    open: SessionOpen
+    credit: int
+    completions: _containers.RepeatedCompositeFieldContainer[SessionCompletion]
+    heartbeats: _containers.RepeatedCompositeFieldContainer[SessionLease]
+    releases: _containers.RepeatedCompositeFieldContainer[SessionRelease]
+    def __init__(self, open: _Optional[_Union[SessionOpen, _Mapping]] = ..., credit: _Optional[int] = ..., completions: _Optional[_Iterable[_Union[SessionCompletion, _Mapping]]] = ..., heartbeats: _Optional[_Iterable[_Union[SessionLease, _Mapping]]] = ..., releases: _Optional[_Iterable[_Union[SessionRelease, _Mapping]]] = ...) -> None: ...
+
+class SessionResponse(_message.Message):
+    __slots__ = ("leases", "completed", "extended", "lost", "released")
+    LEASES_FIELD_NUMBER: _ClassVar[int]
+    COMPLETED_FIELD_NUMBER: _ClassVar[int]
+    EXTENDED_FIELD_NUMBER: _ClassVar[int]
+    LOST_FIELD_NUMBER: _ClassVar[int]
+    RELEASED_FIELD_NUMBER: _ClassVar[int]
+    leases: _containers.RepeatedCompositeFieldContainer[Lease]
+    completed: _containers.RepeatedCompositeFieldContainer[CompleteResult]
+    extended: _containers.RepeatedCompositeFieldContainer[ExtendedLease]
+    lost: _containers.RepeatedCompositeFieldContainer[LeaseRef]
+    released: _containers.RepeatedCompositeFieldContainer[LeaseRef]
+    def __init__(self, leases: _Optional[_Iterable[_Union[Lease, _Mapping]]] = ..., completed: _Optional[_Iterable[_Union[CompleteResult, _Mapping]]] = ..., extended: _Optional[_Iterable[_Union[ExtendedLease, _Mapping]]] = ..., lost: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ..., released: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ...) -> None: ...
+
 class ReleaseRequest(_message.Message):
     __slots__ = ("queue", "name", "token", "delay")
     QUEUE_FIELD_NUMBER: _ClassVar[int]

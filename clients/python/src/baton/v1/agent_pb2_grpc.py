@@ -71,6 +71,16 @@ class AgentServiceStub:
                 request_serializer=baton_dot_v1_dot_agent__pb2.CompleteRequest.SerializeToString,
                 response_deserializer=baton_dot_v1_dot_agent__pb2.CompleteResponse.FromString,
                 _registered_method=True)
+        self.CompleteBatch = channel.unary_unary(
+                '/baton.v1.AgentService/CompleteBatch',
+                request_serializer=baton_dot_v1_dot_agent__pb2.CompleteBatchRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_agent__pb2.CompleteBatchResponse.FromString,
+                _registered_method=True)
+        self.Session = channel.stream_stream(
+                '/baton.v1.AgentService/Session',
+                request_serializer=baton_dot_v1_dot_agent__pb2.SessionRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_agent__pb2.SessionResponse.FromString,
+                _registered_method=True)
         self.Release = channel.unary_unary(
                 '/baton.v1.AgentService/Release',
                 request_serializer=baton_dot_v1_dot_agent__pb2.ReleaseRequest.SerializeToString,
@@ -154,6 +164,56 @@ class AgentServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CompleteBatch(self, request, context):
+        """CompleteBatch ends many leases in one call, each as Complete would, with
+        one script per queue (per shard of a sharded queue). Each item has its
+        own result, in request order: a stale token is reported as lease_lost on
+        that item only and changes nothing; the other items still complete. An
+        invalid item rejects the whole call (INVALID_ARGUMENT naming it) before
+        anything changes.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Session(self, request_iterator, context):
+        """Session is a worker's hot path: one bidirectional stream per worker and
+        queue, over which the server pushes leases as they become due and the
+        worker streams back completions, heartbeats and releases.
+
+        Flow control is by credit, as in etcd's watch and gRPC's own windows:
+        the first SessionRequest carries open (queue, worker_id) and the initial
+        credit; the server pushes at most that many leases, and every lease it
+        pushes uses one unit. The worker grants more with credit on any later
+        message, typically one per lease it finished (so credit is "how many
+        more leases I can run now"). The server never has more leases pushed
+        than credit granted; with no credit left it pushes nothing and reads
+        nothing from Redis for this session. Credit is capped at max_batch.
+
+        Leases are pushed as soon as they are due (no polling: the server waits
+        on the queue's wake-ups and on the earliest due time, as Acquire with a
+        wait does), several in one SessionResponse when several are due.
+
+        Completions, heartbeats and releases sent on the stream are coalesced by
+        the server: everything that arrived while the previous flush ran goes to
+        Redis in one script per queue (per shard). Each is answered on the
+        stream, in arrival order, with the same per-item results as
+        CompleteBatch and Heartbeat. A completion for a lease that was lost is
+        rejected on that item only (lease_lost) and the session goes on.
+
+        Leases are the worker's whatever happens to the stream: when the stream
+        breaks or ends, the leases it pushed follow the rules of a worker that
+        goes silent (they come back at their deadline, or sooner when the
+        worker is found dead). Leases the server had granted but could not
+        write to a stream already gone are released at once. Ending the request
+        stream (half-close) is a graceful end: the server flushes what it
+        received, answers it, and closes the stream. A bad first message or an
+        invalid item ends the stream with INVALID_ARGUMENT naming the field.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Release(self, request, context):
         """Release hands a lease back without counting a failure (a worker shutting
         down gracefully). The agent becomes due after delay (plus the configured
@@ -205,6 +265,16 @@ def add_AgentServiceServicer_to_server(servicer, server):
                     servicer.Complete,
                     request_deserializer=baton_dot_v1_dot_agent__pb2.CompleteRequest.FromString,
                     response_serializer=baton_dot_v1_dot_agent__pb2.CompleteResponse.SerializeToString,
+            ),
+            'CompleteBatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.CompleteBatch,
+                    request_deserializer=baton_dot_v1_dot_agent__pb2.CompleteBatchRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_agent__pb2.CompleteBatchResponse.SerializeToString,
+            ),
+            'Session': grpc.stream_stream_rpc_method_handler(
+                    servicer.Session,
+                    request_deserializer=baton_dot_v1_dot_agent__pb2.SessionRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_agent__pb2.SessionResponse.SerializeToString,
             ),
             'Release': grpc.unary_unary_rpc_method_handler(
                     servicer.Release,
@@ -369,6 +439,60 @@ class AgentService:
             '/baton.v1.AgentService/Complete',
             baton_dot_v1_dot_agent__pb2.CompleteRequest.SerializeToString,
             baton_dot_v1_dot_agent__pb2.CompleteResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CompleteBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.AgentService/CompleteBatch',
+            baton_dot_v1_dot_agent__pb2.CompleteBatchRequest.SerializeToString,
+            baton_dot_v1_dot_agent__pb2.CompleteBatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Session(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/baton.v1.AgentService/Session',
+            baton_dot_v1_dot_agent__pb2.SessionRequest.SerializeToString,
+            baton_dot_v1_dot_agent__pb2.SessionResponse.FromString,
             options,
             channel_credentials,
             insecure,

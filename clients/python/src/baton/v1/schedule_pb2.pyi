@@ -2,9 +2,10 @@ import datetime
 
 from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Mapping as _Mapping
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
@@ -82,3 +83,37 @@ class CancelRequest(_message.Message):
 class CancelResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class ScheduleBatchRequest(_message.Message):
+    __slots__ = ("messages",)
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[ScheduleRequest]
+    def __init__(self, messages: _Optional[_Iterable[_Union[ScheduleRequest, _Mapping]]] = ...) -> None: ...
+
+class ScheduleBatchResponse(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[ScheduleResponse]
+    def __init__(self, results: _Optional[_Iterable[_Union[ScheduleResponse, _Mapping]]] = ...) -> None: ...
+
+class AckBatchRequest(_message.Message):
+    __slots__ = ("acks",)
+    ACKS_FIELD_NUMBER: _ClassVar[int]
+    acks: _containers.RepeatedCompositeFieldContainer[AckRequest]
+    def __init__(self, acks: _Optional[_Iterable[_Union[AckRequest, _Mapping]]] = ...) -> None: ...
+
+class AckResult(_message.Message):
+    __slots__ = ("receiver", "id", "lease_lost")
+    RECEIVER_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
+    LEASE_LOST_FIELD_NUMBER: _ClassVar[int]
+    receiver: str
+    id: str
+    lease_lost: bool
+    def __init__(self, receiver: _Optional[str] = ..., id: _Optional[str] = ..., lease_lost: _Optional[bool] = ...) -> None: ...
+
+class AckBatchResponse(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[AckResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[AckResult, _Mapping]]] = ...) -> None: ...

@@ -46,6 +46,11 @@ class ScheduleServiceStub:
                 request_serializer=baton_dot_v1_dot_schedule__pb2.ScheduleRequest.SerializeToString,
                 response_deserializer=baton_dot_v1_dot_schedule__pb2.ScheduleResponse.FromString,
                 _registered_method=True)
+        self.ScheduleBatch = channel.unary_unary(
+                '/baton.v1.ScheduleService/ScheduleBatch',
+                request_serializer=baton_dot_v1_dot_schedule__pb2.ScheduleBatchRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_schedule__pb2.ScheduleBatchResponse.FromString,
+                _registered_method=True)
         self.Subscribe = channel.unary_stream(
                 '/baton.v1.ScheduleService/Subscribe',
                 request_serializer=baton_dot_v1_dot_schedule__pb2.SubscribeRequest.SerializeToString,
@@ -55,6 +60,11 @@ class ScheduleServiceStub:
                 '/baton.v1.ScheduleService/Ack',
                 request_serializer=baton_dot_v1_dot_schedule__pb2.AckRequest.SerializeToString,
                 response_deserializer=baton_dot_v1_dot_schedule__pb2.AckResponse.FromString,
+                _registered_method=True)
+        self.AckBatch = channel.unary_unary(
+                '/baton.v1.ScheduleService/AckBatch',
+                request_serializer=baton_dot_v1_dot_schedule__pb2.AckBatchRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_schedule__pb2.AckBatchResponse.FromString,
                 _registered_method=True)
         self.Cancel = channel.unary_unary(
                 '/baton.v1.ScheduleService/Cancel',
@@ -82,6 +92,15 @@ class ScheduleServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ScheduleBatch(self, request, context):
+        """ScheduleBatch persists many messages in one call, each as Schedule would; the answers are
+        in request order. An invalid item rejects the whole call (INVALID_ARGUMENT naming it)
+        before anything is scheduled.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Subscribe(self, request, context):
         """Subscribe streams the receiver's due messages to this consumer, never more than
         max_in_flight unacked at once. Several consumers of one receiver share its messages; a
@@ -95,6 +114,14 @@ class ScheduleServiceServicer:
     def Ack(self, request, context):
         """Ack ends a delivered message for good. A stale token (the message was delivered again since,
         or already acked) is FAILED_PRECONDITION (LEASE_LOST) and changes nothing.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AckBatch(self, request, context):
+        """AckBatch ends many delivered messages in one call. Each item has its own result, in request
+        order: a stale token is lease_lost on that item only and changes nothing.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -115,6 +142,11 @@ def add_ScheduleServiceServicer_to_server(servicer, server):
                     request_deserializer=baton_dot_v1_dot_schedule__pb2.ScheduleRequest.FromString,
                     response_serializer=baton_dot_v1_dot_schedule__pb2.ScheduleResponse.SerializeToString,
             ),
+            'ScheduleBatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.ScheduleBatch,
+                    request_deserializer=baton_dot_v1_dot_schedule__pb2.ScheduleBatchRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_schedule__pb2.ScheduleBatchResponse.SerializeToString,
+            ),
             'Subscribe': grpc.unary_stream_rpc_method_handler(
                     servicer.Subscribe,
                     request_deserializer=baton_dot_v1_dot_schedule__pb2.SubscribeRequest.FromString,
@@ -124,6 +156,11 @@ def add_ScheduleServiceServicer_to_server(servicer, server):
                     servicer.Ack,
                     request_deserializer=baton_dot_v1_dot_schedule__pb2.AckRequest.FromString,
                     response_serializer=baton_dot_v1_dot_schedule__pb2.AckResponse.SerializeToString,
+            ),
+            'AckBatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.AckBatch,
+                    request_deserializer=baton_dot_v1_dot_schedule__pb2.AckBatchRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_schedule__pb2.AckBatchResponse.SerializeToString,
             ),
             'Cancel': grpc.unary_unary_rpc_method_handler(
                     servicer.Cancel,
@@ -165,6 +202,33 @@ class ScheduleService:
             '/baton.v1.ScheduleService/Schedule',
             baton_dot_v1_dot_schedule__pb2.ScheduleRequest.SerializeToString,
             baton_dot_v1_dot_schedule__pb2.ScheduleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ScheduleBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.ScheduleService/ScheduleBatch',
+            baton_dot_v1_dot_schedule__pb2.ScheduleBatchRequest.SerializeToString,
+            baton_dot_v1_dot_schedule__pb2.ScheduleBatchResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -219,6 +283,33 @@ class ScheduleService:
             '/baton.v1.ScheduleService/Ack',
             baton_dot_v1_dot_schedule__pb2.AckRequest.SerializeToString,
             baton_dot_v1_dot_schedule__pb2.AckResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AckBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.ScheduleService/AckBatch',
+            baton_dot_v1_dot_schedule__pb2.AckBatchRequest.SerializeToString,
+            baton_dot_v1_dot_schedule__pb2.AckBatchResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -10,8 +10,10 @@ import {
   type CallOptions,
   type ChannelCredentials,
   Client,
+  type ClientDuplexStream,
   type ClientOptions,
   type ClientUnaryCall,
+  type handleBidiStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
   type Metadata,
@@ -377,6 +379,120 @@ export interface CompleteResponse {
   removed: boolean;
   /** failure_streak counts consecutive failures after this outcome. */
   failureStreak: number;
+}
+
+/** CompleteBatchRequest ends many leases. */
+export interface CompleteBatchRequest {
+  /** completions to apply; at least one, at most max_batch; may span queues. */
+  completions: CompleteRequest[];
+}
+
+/** CompleteResult is what one completion of a batch did. */
+export interface CompleteResult {
+  /** queue of the lease. */
+  queue: string;
+  /** name of the agent. */
+  name: string;
+  /** token of the lease. */
+  token: bigint;
+  /**
+   * lease_lost is true when the token was stale or unknown: this item
+   * changed nothing (its work was taken over, or completed before).
+   */
+  leaseLost: boolean;
+  /** response is what happens to the agent next; absent when lease_lost. */
+  response: CompleteResponse | undefined;
+}
+
+/** CompleteBatchResponse has one result per completion, in request order. */
+export interface CompleteBatchResponse {
+  /** results, in request order. */
+  results: CompleteResult[];
+}
+
+/**
+ * SessionOpen starts a session: the first SessionRequest carries it, and
+ * only the first.
+ */
+export interface SessionOpen {
+  /** queue the session takes leases from. */
+  queue: string;
+  /** worker_id identifies the worker process: [A-Za-z0-9._-]{1,128}. */
+  workerId: string;
+}
+
+/** SessionLease names a lease of the session's queue. */
+export interface SessionLease {
+  /** name of the agent. */
+  name: string;
+  /** token of the lease. */
+  token: bigint;
+}
+
+/** SessionCompletion ends a lease of the session's queue, as Complete does. */
+export interface SessionCompletion {
+  /** name of the agent. */
+  name: string;
+  /** token of the lease. */
+  token: bigint;
+  /** outcome of the run; required. */
+  outcome: Outcome;
+  /** message describes a failure, at most max_message_bytes. */
+  message: string;
+  /** retry_after replaces the computed delay when larger. */
+  retryAfter: Duration | undefined;
+}
+
+/** SessionRelease hands a lease of the session's queue back, as Release does. */
+export interface SessionRelease {
+  /** name of the agent. */
+  name: string;
+  /** token of the lease. */
+  token: bigint;
+  /** delay before the agent is due again; absent: at once. */
+  delay: Duration | undefined;
+}
+
+/**
+ * SessionRequest is one message from the worker. Every part is optional but
+ * open (first message only); one message may carry several parts.
+ */
+export interface SessionRequest {
+  /** open starts the session; required on the first message, refused later. */
+  open:
+    | SessionOpen
+    | undefined;
+  /**
+   * credit grants the server leave to push this many more leases. The sum
+   * of credit granted minus leases pushed is capped at max_batch.
+   */
+  credit: number;
+  /** completions end leases; answered in SessionResponse.completed. */
+  completions: SessionCompletion[];
+  /** heartbeats extend leases; answered in SessionResponse.extended / lost. */
+  heartbeats: SessionLease[];
+  /** releases hand leases back; answered in SessionResponse.released / lost. */
+  releases: SessionRelease[];
+}
+
+/**
+ * SessionResponse is one message from the server; one message may carry
+ * several parts.
+ */
+export interface SessionResponse {
+  /** leases pushed to the worker; each used one unit of credit. */
+  leases: Lease[];
+  /** completed answers completions, in the order they were sent. */
+  completed: CompleteResult[];
+  /** extended answers heartbeats whose lease is still held. */
+  extended: ExtendedLease[];
+  /**
+   * lost answers heartbeats and releases whose lease is gone: stop that
+   * work.
+   */
+  lost: LeaseRef[];
+  /** released answers releases that took effect. */
+  released: LeaseRef[];
 }
 
 /** ReleaseRequest hands a lease back without counting a failure. */
@@ -2134,6 +2250,993 @@ export const CompleteResponse: MessageFns<CompleteResponse> = {
   },
 };
 
+function createBaseCompleteBatchRequest(): CompleteBatchRequest {
+  return { completions: [] };
+}
+
+export const CompleteBatchRequest: MessageFns<CompleteBatchRequest> = {
+  encode(message: CompleteBatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.completions) {
+      CompleteRequest.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CompleteBatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCompleteBatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.completions.push(CompleteRequest.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CompleteBatchRequest {
+    return {
+      completions: globalThis.Array.isArray(object?.completions)
+        ? object.completions.map((e: any) => CompleteRequest.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: CompleteBatchRequest): unknown {
+    const obj: any = {};
+    if (message.completions?.length) {
+      obj.completions = message.completions.map((e) => CompleteRequest.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CompleteBatchRequest>): CompleteBatchRequest {
+    return CompleteBatchRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CompleteBatchRequest>): CompleteBatchRequest {
+    const message = createBaseCompleteBatchRequest();
+    message.completions = object.completions?.map((e) => CompleteRequest.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseCompleteResult(): CompleteResult {
+  return { queue: "", name: "", token: 0n, leaseLost: false, response: undefined };
+}
+
+export const CompleteResult: MessageFns<CompleteResult> = {
+  encode(message: CompleteResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.token !== 0n) {
+      if (BigInt.asUintN(64, message.token) !== message.token) {
+        throw new globalThis.Error("value provided for field message.token of type uint64 too large");
+      }
+      writer.uint32(24).uint64(message.token);
+    }
+    if (message.leaseLost !== false) {
+      writer.uint32(32).bool(message.leaseLost);
+    }
+    if (message.response !== undefined) {
+      CompleteResponse.encode(message.response, writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CompleteResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCompleteResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.token = reader.uint64() as bigint;
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.leaseLost = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.response = CompleteResponse.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CompleteResult {
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      token: isSet(object.token) ? BigInt(object.token) : 0n,
+      leaseLost: isSet(object.leaseLost)
+        ? globalThis.Boolean(object.leaseLost)
+        : isSet(object.lease_lost)
+        ? globalThis.Boolean(object.lease_lost)
+        : false,
+      response: isSet(object.response) ? CompleteResponse.fromJSON(object.response) : undefined,
+    };
+  },
+
+  toJSON(message: CompleteResult): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.token !== 0n) {
+      obj.token = message.token.toString();
+    }
+    if (message.leaseLost !== false) {
+      obj.leaseLost = message.leaseLost;
+    }
+    if (message.response !== undefined) {
+      obj.response = CompleteResponse.toJSON(message.response);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CompleteResult>): CompleteResult {
+    return CompleteResult.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CompleteResult>): CompleteResult {
+    const message = createBaseCompleteResult();
+    message.queue = object.queue ?? "";
+    message.name = object.name ?? "";
+    message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
+    message.leaseLost = object.leaseLost ?? false;
+    message.response = (object.response !== undefined && object.response !== null)
+      ? CompleteResponse.fromPartial(object.response)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseCompleteBatchResponse(): CompleteBatchResponse {
+  return { results: [] };
+}
+
+export const CompleteBatchResponse: MessageFns<CompleteBatchResponse> = {
+  encode(message: CompleteBatchResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.results) {
+      CompleteResult.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CompleteBatchResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCompleteBatchResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.results.push(CompleteResult.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CompleteBatchResponse {
+    return {
+      results: globalThis.Array.isArray(object?.results)
+        ? object.results.map((e: any) => CompleteResult.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: CompleteBatchResponse): unknown {
+    const obj: any = {};
+    if (message.results?.length) {
+      obj.results = message.results.map((e) => CompleteResult.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CompleteBatchResponse>): CompleteBatchResponse {
+    return CompleteBatchResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CompleteBatchResponse>): CompleteBatchResponse {
+    const message = createBaseCompleteBatchResponse();
+    message.results = object.results?.map((e) => CompleteResult.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSessionOpen(): SessionOpen {
+  return { queue: "", workerId: "" };
+}
+
+export const SessionOpen: MessageFns<SessionOpen> = {
+  encode(message: SessionOpen, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    if (message.workerId !== "") {
+      writer.uint32(18).string(message.workerId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionOpen {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionOpen();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.workerId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionOpen {
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      workerId: isSet(object.workerId)
+        ? globalThis.String(object.workerId)
+        : isSet(object.worker_id)
+        ? globalThis.String(object.worker_id)
+        : "",
+    };
+  },
+
+  toJSON(message: SessionOpen): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    if (message.workerId !== "") {
+      obj.workerId = message.workerId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SessionOpen>): SessionOpen {
+    return SessionOpen.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SessionOpen>): SessionOpen {
+    const message = createBaseSessionOpen();
+    message.queue = object.queue ?? "";
+    message.workerId = object.workerId ?? "";
+    return message;
+  },
+};
+
+function createBaseSessionLease(): SessionLease {
+  return { name: "", token: 0n };
+}
+
+export const SessionLease: MessageFns<SessionLease> = {
+  encode(message: SessionLease, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.token !== 0n) {
+      if (BigInt.asUintN(64, message.token) !== message.token) {
+        throw new globalThis.Error("value provided for field message.token of type uint64 too large");
+      }
+      writer.uint32(16).uint64(message.token);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionLease {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionLease();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.token = reader.uint64() as bigint;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionLease {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      token: isSet(object.token) ? BigInt(object.token) : 0n,
+    };
+  },
+
+  toJSON(message: SessionLease): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.token !== 0n) {
+      obj.token = message.token.toString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SessionLease>): SessionLease {
+    return SessionLease.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SessionLease>): SessionLease {
+    const message = createBaseSessionLease();
+    message.name = object.name ?? "";
+    message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
+    return message;
+  },
+};
+
+function createBaseSessionCompletion(): SessionCompletion {
+  return { name: "", token: 0n, outcome: 0, message: "", retryAfter: undefined };
+}
+
+export const SessionCompletion: MessageFns<SessionCompletion> = {
+  encode(message: SessionCompletion, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.token !== 0n) {
+      if (BigInt.asUintN(64, message.token) !== message.token) {
+        throw new globalThis.Error("value provided for field message.token of type uint64 too large");
+      }
+      writer.uint32(16).uint64(message.token);
+    }
+    if (message.outcome !== 0) {
+      writer.uint32(24).int32(message.outcome);
+    }
+    if (message.message !== "") {
+      writer.uint32(34).string(message.message);
+    }
+    if (message.retryAfter !== undefined) {
+      Duration.encode(message.retryAfter, writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionCompletion {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionCompletion();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.token = reader.uint64() as bigint;
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.outcome = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.retryAfter = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionCompletion {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      token: isSet(object.token) ? BigInt(object.token) : 0n,
+      outcome: isSet(object.outcome) ? outcomeFromJSON(object.outcome) : 0,
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+      retryAfter: isSet(object.retryAfter)
+        ? Duration.fromJSON(object.retryAfter)
+        : isSet(object.retry_after)
+        ? Duration.fromJSON(object.retry_after)
+        : undefined,
+    };
+  },
+
+  toJSON(message: SessionCompletion): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.token !== 0n) {
+      obj.token = message.token.toString();
+    }
+    if (message.outcome !== 0) {
+      obj.outcome = outcomeToJSON(message.outcome);
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    if (message.retryAfter !== undefined) {
+      obj.retryAfter = Duration.toJSON(message.retryAfter);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SessionCompletion>): SessionCompletion {
+    return SessionCompletion.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SessionCompletion>): SessionCompletion {
+    const message = createBaseSessionCompletion();
+    message.name = object.name ?? "";
+    message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
+    message.outcome = object.outcome ?? 0;
+    message.message = object.message ?? "";
+    message.retryAfter = (object.retryAfter !== undefined && object.retryAfter !== null)
+      ? Duration.fromPartial(object.retryAfter)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSessionRelease(): SessionRelease {
+  return { name: "", token: 0n, delay: undefined };
+}
+
+export const SessionRelease: MessageFns<SessionRelease> = {
+  encode(message: SessionRelease, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.token !== 0n) {
+      if (BigInt.asUintN(64, message.token) !== message.token) {
+        throw new globalThis.Error("value provided for field message.token of type uint64 too large");
+      }
+      writer.uint32(16).uint64(message.token);
+    }
+    if (message.delay !== undefined) {
+      Duration.encode(message.delay, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionRelease {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionRelease();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.token = reader.uint64() as bigint;
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.delay = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionRelease {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      token: isSet(object.token) ? BigInt(object.token) : 0n,
+      delay: isSet(object.delay) ? Duration.fromJSON(object.delay) : undefined,
+    };
+  },
+
+  toJSON(message: SessionRelease): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.token !== 0n) {
+      obj.token = message.token.toString();
+    }
+    if (message.delay !== undefined) {
+      obj.delay = Duration.toJSON(message.delay);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SessionRelease>): SessionRelease {
+    return SessionRelease.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SessionRelease>): SessionRelease {
+    const message = createBaseSessionRelease();
+    message.name = object.name ?? "";
+    message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
+    message.delay = (object.delay !== undefined && object.delay !== null)
+      ? Duration.fromPartial(object.delay)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSessionRequest(): SessionRequest {
+  return { open: undefined, credit: 0, completions: [], heartbeats: [], releases: [] };
+}
+
+export const SessionRequest: MessageFns<SessionRequest> = {
+  encode(message: SessionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.open !== undefined) {
+      SessionOpen.encode(message.open, writer.uint32(10).fork()).join();
+    }
+    if (message.credit !== 0) {
+      writer.uint32(16).uint32(message.credit);
+    }
+    for (const v of message.completions) {
+      SessionCompletion.encode(v!, writer.uint32(26).fork()).join();
+    }
+    for (const v of message.heartbeats) {
+      SessionLease.encode(v!, writer.uint32(34).fork()).join();
+    }
+    for (const v of message.releases) {
+      SessionRelease.encode(v!, writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.open = SessionOpen.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.credit = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.completions.push(SessionCompletion.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.heartbeats.push(SessionLease.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.releases.push(SessionRelease.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionRequest {
+    return {
+      open: isSet(object.open) ? SessionOpen.fromJSON(object.open) : undefined,
+      credit: isSet(object.credit) ? globalThis.Number(object.credit) : 0,
+      completions: globalThis.Array.isArray(object?.completions)
+        ? object.completions.map((e: any) => SessionCompletion.fromJSON(e))
+        : [],
+      heartbeats: globalThis.Array.isArray(object?.heartbeats)
+        ? object.heartbeats.map((e: any) => SessionLease.fromJSON(e))
+        : [],
+      releases: globalThis.Array.isArray(object?.releases)
+        ? object.releases.map((e: any) => SessionRelease.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: SessionRequest): unknown {
+    const obj: any = {};
+    if (message.open !== undefined) {
+      obj.open = SessionOpen.toJSON(message.open);
+    }
+    if (message.credit !== 0) {
+      obj.credit = Math.round(message.credit);
+    }
+    if (message.completions?.length) {
+      obj.completions = message.completions.map((e) => SessionCompletion.toJSON(e));
+    }
+    if (message.heartbeats?.length) {
+      obj.heartbeats = message.heartbeats.map((e) => SessionLease.toJSON(e));
+    }
+    if (message.releases?.length) {
+      obj.releases = message.releases.map((e) => SessionRelease.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SessionRequest>): SessionRequest {
+    return SessionRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SessionRequest>): SessionRequest {
+    const message = createBaseSessionRequest();
+    message.open = (object.open !== undefined && object.open !== null)
+      ? SessionOpen.fromPartial(object.open)
+      : undefined;
+    message.credit = object.credit ?? 0;
+    message.completions = object.completions?.map((e) => SessionCompletion.fromPartial(e)) || [];
+    message.heartbeats = object.heartbeats?.map((e) => SessionLease.fromPartial(e)) || [];
+    message.releases = object.releases?.map((e) => SessionRelease.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSessionResponse(): SessionResponse {
+  return { leases: [], completed: [], extended: [], lost: [], released: [] };
+}
+
+export const SessionResponse: MessageFns<SessionResponse> = {
+  encode(message: SessionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.leases) {
+      Lease.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.completed) {
+      CompleteResult.encode(v!, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.extended) {
+      ExtendedLease.encode(v!, writer.uint32(26).fork()).join();
+    }
+    for (const v of message.lost) {
+      LeaseRef.encode(v!, writer.uint32(34).fork()).join();
+    }
+    for (const v of message.released) {
+      LeaseRef.encode(v!, writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.leases.push(Lease.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.completed.push(CompleteResult.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.extended.push(ExtendedLease.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.lost.push(LeaseRef.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.released.push(LeaseRef.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionResponse {
+    return {
+      leases: globalThis.Array.isArray(object?.leases) ? object.leases.map((e: any) => Lease.fromJSON(e)) : [],
+      completed: globalThis.Array.isArray(object?.completed)
+        ? object.completed.map((e: any) => CompleteResult.fromJSON(e))
+        : [],
+      extended: globalThis.Array.isArray(object?.extended)
+        ? object.extended.map((e: any) => ExtendedLease.fromJSON(e))
+        : [],
+      lost: globalThis.Array.isArray(object?.lost) ? object.lost.map((e: any) => LeaseRef.fromJSON(e)) : [],
+      released: globalThis.Array.isArray(object?.released) ? object.released.map((e: any) => LeaseRef.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: SessionResponse): unknown {
+    const obj: any = {};
+    if (message.leases?.length) {
+      obj.leases = message.leases.map((e) => Lease.toJSON(e));
+    }
+    if (message.completed?.length) {
+      obj.completed = message.completed.map((e) => CompleteResult.toJSON(e));
+    }
+    if (message.extended?.length) {
+      obj.extended = message.extended.map((e) => ExtendedLease.toJSON(e));
+    }
+    if (message.lost?.length) {
+      obj.lost = message.lost.map((e) => LeaseRef.toJSON(e));
+    }
+    if (message.released?.length) {
+      obj.released = message.released.map((e) => LeaseRef.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SessionResponse>): SessionResponse {
+    return SessionResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SessionResponse>): SessionResponse {
+    const message = createBaseSessionResponse();
+    message.leases = object.leases?.map((e) => Lease.fromPartial(e)) || [];
+    message.completed = object.completed?.map((e) => CompleteResult.fromPartial(e)) || [];
+    message.extended = object.extended?.map((e) => ExtendedLease.fromPartial(e)) || [];
+    message.lost = object.lost?.map((e) => LeaseRef.fromPartial(e)) || [];
+    message.released = object.released?.map((e) => LeaseRef.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 function createBaseReleaseRequest(): ReleaseRequest {
   return { queue: "", name: "", token: 0n, delay: undefined };
 }
@@ -2958,6 +4061,67 @@ export const AgentServiceService = {
     responseDeserialize: (value: Buffer): CompleteResponse => CompleteResponse.decode(value),
   },
   /**
+   * CompleteBatch ends many leases in one call, each as Complete would, with
+   * one script per queue (per shard of a sharded queue). Each item has its
+   * own result, in request order: a stale token is reported as lease_lost on
+   * that item only and changes nothing; the other items still complete. An
+   * invalid item rejects the whole call (INVALID_ARGUMENT naming it) before
+   * anything changes.
+   */
+  completeBatch: {
+    path: "/baton.v1.AgentService/CompleteBatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CompleteBatchRequest): Buffer => Buffer.from(CompleteBatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CompleteBatchRequest => CompleteBatchRequest.decode(value),
+    responseSerialize: (value: CompleteBatchResponse): Buffer =>
+      Buffer.from(CompleteBatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CompleteBatchResponse => CompleteBatchResponse.decode(value),
+  },
+  /**
+   * Session is a worker's hot path: one bidirectional stream per worker and
+   * queue, over which the server pushes leases as they become due and the
+   * worker streams back completions, heartbeats and releases.
+   *
+   * Flow control is by credit, as in etcd's watch and gRPC's own windows:
+   * the first SessionRequest carries open (queue, worker_id) and the initial
+   * credit; the server pushes at most that many leases, and every lease it
+   * pushes uses one unit. The worker grants more with credit on any later
+   * message, typically one per lease it finished (so credit is "how many
+   * more leases I can run now"). The server never has more leases pushed
+   * than credit granted; with no credit left it pushes nothing and reads
+   * nothing from Redis for this session. Credit is capped at max_batch.
+   *
+   * Leases are pushed as soon as they are due (no polling: the server waits
+   * on the queue's wake-ups and on the earliest due time, as Acquire with a
+   * wait does), several in one SessionResponse when several are due.
+   *
+   * Completions, heartbeats and releases sent on the stream are coalesced by
+   * the server: everything that arrived while the previous flush ran goes to
+   * Redis in one script per queue (per shard). Each is answered on the
+   * stream, in arrival order, with the same per-item results as
+   * CompleteBatch and Heartbeat. A completion for a lease that was lost is
+   * rejected on that item only (lease_lost) and the session goes on.
+   *
+   * Leases are the worker's whatever happens to the stream: when the stream
+   * breaks or ends, the leases it pushed follow the rules of a worker that
+   * goes silent (they come back at their deadline, or sooner when the
+   * worker is found dead). Leases the server had granted but could not
+   * write to a stream already gone are released at once. Ending the request
+   * stream (half-close) is a graceful end: the server flushes what it
+   * received, answers it, and closes the stream. A bad first message or an
+   * invalid item ends the stream with INVALID_ARGUMENT naming the field.
+   */
+  session: {
+    path: "/baton.v1.AgentService/Session" as const,
+    requestStream: true as const,
+    responseStream: true as const,
+    requestSerialize: (value: SessionRequest): Buffer => Buffer.from(SessionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SessionRequest => SessionRequest.decode(value),
+    responseSerialize: (value: SessionResponse): Buffer => Buffer.from(SessionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SessionResponse => SessionResponse.decode(value),
+  },
+  /**
    * Release hands a lease back without counting a failure (a worker shutting
    * down gracefully). The agent becomes due after delay (plus the configured
    * shutdown jitter).
@@ -3033,6 +4197,50 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
    * whose answer was lost returns LEASE_LOST: the first one took effect.
    */
   complete: handleUnaryCall<CompleteRequest, CompleteResponse>;
+  /**
+   * CompleteBatch ends many leases in one call, each as Complete would, with
+   * one script per queue (per shard of a sharded queue). Each item has its
+   * own result, in request order: a stale token is reported as lease_lost on
+   * that item only and changes nothing; the other items still complete. An
+   * invalid item rejects the whole call (INVALID_ARGUMENT naming it) before
+   * anything changes.
+   */
+  completeBatch: handleUnaryCall<CompleteBatchRequest, CompleteBatchResponse>;
+  /**
+   * Session is a worker's hot path: one bidirectional stream per worker and
+   * queue, over which the server pushes leases as they become due and the
+   * worker streams back completions, heartbeats and releases.
+   *
+   * Flow control is by credit, as in etcd's watch and gRPC's own windows:
+   * the first SessionRequest carries open (queue, worker_id) and the initial
+   * credit; the server pushes at most that many leases, and every lease it
+   * pushes uses one unit. The worker grants more with credit on any later
+   * message, typically one per lease it finished (so credit is "how many
+   * more leases I can run now"). The server never has more leases pushed
+   * than credit granted; with no credit left it pushes nothing and reads
+   * nothing from Redis for this session. Credit is capped at max_batch.
+   *
+   * Leases are pushed as soon as they are due (no polling: the server waits
+   * on the queue's wake-ups and on the earliest due time, as Acquire with a
+   * wait does), several in one SessionResponse when several are due.
+   *
+   * Completions, heartbeats and releases sent on the stream are coalesced by
+   * the server: everything that arrived while the previous flush ran goes to
+   * Redis in one script per queue (per shard). Each is answered on the
+   * stream, in arrival order, with the same per-item results as
+   * CompleteBatch and Heartbeat. A completion for a lease that was lost is
+   * rejected on that item only (lease_lost) and the session goes on.
+   *
+   * Leases are the worker's whatever happens to the stream: when the stream
+   * breaks or ends, the leases it pushed follow the rules of a worker that
+   * goes silent (they come back at their deadline, or sooner when the
+   * worker is found dead). Leases the server had granted but could not
+   * write to a stream already gone are released at once. Ending the request
+   * stream (half-close) is a graceful end: the server flushes what it
+   * received, answers it, and closes the stream. A bad first message or an
+   * invalid item ends the stream with INVALID_ARGUMENT naming the field.
+   */
+  session: handleBidiStreamingCall<SessionRequest, SessionResponse>;
   /**
    * Release hands a lease back without counting a failure (a worker shutting
    * down gracefully). The agent becomes due after delay (plus the configured
@@ -3155,6 +4363,66 @@ export interface AgentServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CompleteResponse) => void,
   ): ClientUnaryCall;
+  /**
+   * CompleteBatch ends many leases in one call, each as Complete would, with
+   * one script per queue (per shard of a sharded queue). Each item has its
+   * own result, in request order: a stale token is reported as lease_lost on
+   * that item only and changes nothing; the other items still complete. An
+   * invalid item rejects the whole call (INVALID_ARGUMENT naming it) before
+   * anything changes.
+   */
+  completeBatch(
+    request: CompleteBatchRequest,
+    callback: (error: ServiceError | null, response: CompleteBatchResponse) => void,
+  ): ClientUnaryCall;
+  completeBatch(
+    request: CompleteBatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CompleteBatchResponse) => void,
+  ): ClientUnaryCall;
+  completeBatch(
+    request: CompleteBatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CompleteBatchResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Session is a worker's hot path: one bidirectional stream per worker and
+   * queue, over which the server pushes leases as they become due and the
+   * worker streams back completions, heartbeats and releases.
+   *
+   * Flow control is by credit, as in etcd's watch and gRPC's own windows:
+   * the first SessionRequest carries open (queue, worker_id) and the initial
+   * credit; the server pushes at most that many leases, and every lease it
+   * pushes uses one unit. The worker grants more with credit on any later
+   * message, typically one per lease it finished (so credit is "how many
+   * more leases I can run now"). The server never has more leases pushed
+   * than credit granted; with no credit left it pushes nothing and reads
+   * nothing from Redis for this session. Credit is capped at max_batch.
+   *
+   * Leases are pushed as soon as they are due (no polling: the server waits
+   * on the queue's wake-ups and on the earliest due time, as Acquire with a
+   * wait does), several in one SessionResponse when several are due.
+   *
+   * Completions, heartbeats and releases sent on the stream are coalesced by
+   * the server: everything that arrived while the previous flush ran goes to
+   * Redis in one script per queue (per shard). Each is answered on the
+   * stream, in arrival order, with the same per-item results as
+   * CompleteBatch and Heartbeat. A completion for a lease that was lost is
+   * rejected on that item only (lease_lost) and the session goes on.
+   *
+   * Leases are the worker's whatever happens to the stream: when the stream
+   * breaks or ends, the leases it pushed follow the rules of a worker that
+   * goes silent (they come back at their deadline, or sooner when the
+   * worker is found dead). Leases the server had granted but could not
+   * write to a stream already gone are released at once. Ending the request
+   * stream (half-close) is a graceful end: the server flushes what it
+   * received, answers it, and closes the stream. A bad first message or an
+   * invalid item ends the stream with INVALID_ARGUMENT naming the field.
+   */
+  session(): ClientDuplexStream<SessionRequest, SessionResponse>;
+  session(options: Partial<CallOptions>): ClientDuplexStream<SessionRequest, SessionResponse>;
+  session(metadata: Metadata, options?: Partial<CallOptions>): ClientDuplexStream<SessionRequest, SessionResponse>;
   /**
    * Release hands a lease back without counting a failure (a worker shutting
    * down gracefully). The agent becomes due after delay (plus the configured

@@ -112,6 +112,43 @@ export interface CancelRequest {
 export interface CancelResponse {
 }
 
+/** ScheduleBatchRequest persists many messages. */
+export interface ScheduleBatchRequest {
+  /** messages to schedule; at least one, at most max_batch; may span receivers. */
+  messages: ScheduleRequest[];
+}
+
+/** ScheduleBatchResponse answers each message, in request order. */
+export interface ScheduleBatchResponse {
+  /** results, in request order. */
+  results: ScheduleResponse[];
+}
+
+/** AckBatchRequest ends many delivered messages. */
+export interface AckBatchRequest {
+  /** acks to apply; at least one, at most max_batch; may span receivers. */
+  acks: AckRequest[];
+}
+
+/** AckResult is what one ack of a batch did. */
+export interface AckResult {
+  /** receiver of the message. */
+  receiver: string;
+  /** id of the message. */
+  id: string;
+  /**
+   * lease_lost is true when the token was stale (delivered again since, or already acked):
+   * this item changed nothing.
+   */
+  leaseLost: boolean;
+}
+
+/** AckBatchResponse has one result per ack, in request order. */
+export interface AckBatchResponse {
+  /** results, in request order. */
+  results: AckResult[];
+}
+
 function createBaseScheduleRequest(): ScheduleRequest {
   return { receiver: "", payload: Buffer.alloc(0), deliverAt: undefined, delay: undefined, key: "" };
 }
@@ -902,6 +939,389 @@ export const CancelResponse: MessageFns<CancelResponse> = {
   },
 };
 
+function createBaseScheduleBatchRequest(): ScheduleBatchRequest {
+  return { messages: [] };
+}
+
+export const ScheduleBatchRequest: MessageFns<ScheduleBatchRequest> = {
+  encode(message: ScheduleBatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.messages) {
+      ScheduleRequest.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ScheduleBatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseScheduleBatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.messages.push(ScheduleRequest.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ScheduleBatchRequest {
+    return {
+      messages: globalThis.Array.isArray(object?.messages)
+        ? object.messages.map((e: any) => ScheduleRequest.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ScheduleBatchRequest): unknown {
+    const obj: any = {};
+    if (message.messages?.length) {
+      obj.messages = message.messages.map((e) => ScheduleRequest.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ScheduleBatchRequest>): ScheduleBatchRequest {
+    return ScheduleBatchRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ScheduleBatchRequest>): ScheduleBatchRequest {
+    const message = createBaseScheduleBatchRequest();
+    message.messages = object.messages?.map((e) => ScheduleRequest.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseScheduleBatchResponse(): ScheduleBatchResponse {
+  return { results: [] };
+}
+
+export const ScheduleBatchResponse: MessageFns<ScheduleBatchResponse> = {
+  encode(message: ScheduleBatchResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.results) {
+      ScheduleResponse.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ScheduleBatchResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseScheduleBatchResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.results.push(ScheduleResponse.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ScheduleBatchResponse {
+    return {
+      results: globalThis.Array.isArray(object?.results)
+        ? object.results.map((e: any) => ScheduleResponse.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ScheduleBatchResponse): unknown {
+    const obj: any = {};
+    if (message.results?.length) {
+      obj.results = message.results.map((e) => ScheduleResponse.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ScheduleBatchResponse>): ScheduleBatchResponse {
+    return ScheduleBatchResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ScheduleBatchResponse>): ScheduleBatchResponse {
+    const message = createBaseScheduleBatchResponse();
+    message.results = object.results?.map((e) => ScheduleResponse.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseAckBatchRequest(): AckBatchRequest {
+  return { acks: [] };
+}
+
+export const AckBatchRequest: MessageFns<AckBatchRequest> = {
+  encode(message: AckBatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.acks) {
+      AckRequest.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AckBatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAckBatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.acks.push(AckRequest.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AckBatchRequest {
+    return { acks: globalThis.Array.isArray(object?.acks) ? object.acks.map((e: any) => AckRequest.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: AckBatchRequest): unknown {
+    const obj: any = {};
+    if (message.acks?.length) {
+      obj.acks = message.acks.map((e) => AckRequest.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AckBatchRequest>): AckBatchRequest {
+    return AckBatchRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AckBatchRequest>): AckBatchRequest {
+    const message = createBaseAckBatchRequest();
+    message.acks = object.acks?.map((e) => AckRequest.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseAckResult(): AckResult {
+  return { receiver: "", id: "", leaseLost: false };
+}
+
+export const AckResult: MessageFns<AckResult> = {
+  encode(message: AckResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.receiver !== "") {
+      writer.uint32(10).string(message.receiver);
+    }
+    if (message.id !== "") {
+      writer.uint32(18).string(message.id);
+    }
+    if (message.leaseLost !== false) {
+      writer.uint32(24).bool(message.leaseLost);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AckResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAckResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.receiver = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.leaseLost = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AckResult {
+    return {
+      receiver: isSet(object.receiver) ? globalThis.String(object.receiver) : "",
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      leaseLost: isSet(object.leaseLost)
+        ? globalThis.Boolean(object.leaseLost)
+        : isSet(object.lease_lost)
+        ? globalThis.Boolean(object.lease_lost)
+        : false,
+    };
+  },
+
+  toJSON(message: AckResult): unknown {
+    const obj: any = {};
+    if (message.receiver !== "") {
+      obj.receiver = message.receiver;
+    }
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.leaseLost !== false) {
+      obj.leaseLost = message.leaseLost;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AckResult>): AckResult {
+    return AckResult.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AckResult>): AckResult {
+    const message = createBaseAckResult();
+    message.receiver = object.receiver ?? "";
+    message.id = object.id ?? "";
+    message.leaseLost = object.leaseLost ?? false;
+    return message;
+  },
+};
+
+function createBaseAckBatchResponse(): AckBatchResponse {
+  return { results: [] };
+}
+
+export const AckBatchResponse: MessageFns<AckBatchResponse> = {
+  encode(message: AckBatchResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.results) {
+      AckResult.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AckBatchResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAckBatchResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.results.push(AckResult.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AckBatchResponse {
+    return {
+      results: globalThis.Array.isArray(object?.results) ? object.results.map((e: any) => AckResult.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: AckBatchResponse): unknown {
+    const obj: any = {};
+    if (message.results?.length) {
+      obj.results = message.results.map((e) => AckResult.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AckBatchResponse>): AckBatchResponse {
+    return AckBatchResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AckBatchResponse>): AckBatchResponse {
+    const message = createBaseAckBatchResponse();
+    message.results = object.results?.map((e) => AckResult.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /**
  * ScheduleService delivers durable delayed messages to named receivers, at least once, even
  * after the death of any Baton replica: every message lives in Redis until it is acked.
@@ -926,6 +1346,21 @@ export const ScheduleServiceService = {
     requestDeserialize: (value: Buffer): ScheduleRequest => ScheduleRequest.decode(value),
     responseSerialize: (value: ScheduleResponse): Buffer => Buffer.from(ScheduleResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ScheduleResponse => ScheduleResponse.decode(value),
+  },
+  /**
+   * ScheduleBatch persists many messages in one call, each as Schedule would; the answers are
+   * in request order. An invalid item rejects the whole call (INVALID_ARGUMENT naming it)
+   * before anything is scheduled.
+   */
+  scheduleBatch: {
+    path: "/baton.v1.ScheduleService/ScheduleBatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ScheduleBatchRequest): Buffer => Buffer.from(ScheduleBatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ScheduleBatchRequest => ScheduleBatchRequest.decode(value),
+    responseSerialize: (value: ScheduleBatchResponse): Buffer =>
+      Buffer.from(ScheduleBatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ScheduleBatchResponse => ScheduleBatchResponse.decode(value),
   },
   /**
    * Subscribe streams the receiver's due messages to this consumer, never more than
@@ -955,6 +1390,19 @@ export const ScheduleServiceService = {
     responseSerialize: (value: AckResponse): Buffer => Buffer.from(AckResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): AckResponse => AckResponse.decode(value),
   },
+  /**
+   * AckBatch ends many delivered messages in one call. Each item has its own result, in request
+   * order: a stale token is lease_lost on that item only and changes nothing.
+   */
+  ackBatch: {
+    path: "/baton.v1.ScheduleService/AckBatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AckBatchRequest): Buffer => Buffer.from(AckBatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AckBatchRequest => AckBatchRequest.decode(value),
+    responseSerialize: (value: AckBatchResponse): Buffer => Buffer.from(AckBatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AckBatchResponse => AckBatchResponse.decode(value),
+  },
   /** Cancel removes a scheduled or in-flight message. NOT_FOUND if there is no such message. */
   cancel: {
     path: "/baton.v1.ScheduleService/Cancel" as const,
@@ -975,6 +1423,12 @@ export interface ScheduleServiceServer extends UntypedServiceImplementation {
    */
   schedule: handleUnaryCall<ScheduleRequest, ScheduleResponse>;
   /**
+   * ScheduleBatch persists many messages in one call, each as Schedule would; the answers are
+   * in request order. An invalid item rejects the whole call (INVALID_ARGUMENT naming it)
+   * before anything is scheduled.
+   */
+  scheduleBatch: handleUnaryCall<ScheduleBatchRequest, ScheduleBatchResponse>;
+  /**
    * Subscribe streams the receiver's due messages to this consumer, never more than
    * max_in_flight unacked at once. Several consumers of one receiver share its messages; a
    * message is in flight at one consumer at a time. The stream ends cleanly when the server
@@ -986,6 +1440,11 @@ export interface ScheduleServiceServer extends UntypedServiceImplementation {
    * or already acked) is FAILED_PRECONDITION (LEASE_LOST) and changes nothing.
    */
   ack: handleUnaryCall<AckRequest, AckResponse>;
+  /**
+   * AckBatch ends many delivered messages in one call. Each item has its own result, in request
+   * order: a stale token is lease_lost on that item only and changes nothing.
+   */
+  ackBatch: handleUnaryCall<AckBatchRequest, AckBatchResponse>;
   /** Cancel removes a scheduled or in-flight message. NOT_FOUND if there is no such message. */
   cancel: handleUnaryCall<CancelRequest, CancelResponse>;
 }
@@ -1010,6 +1469,26 @@ export interface ScheduleServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ScheduleResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * ScheduleBatch persists many messages in one call, each as Schedule would; the answers are
+   * in request order. An invalid item rejects the whole call (INVALID_ARGUMENT naming it)
+   * before anything is scheduled.
+   */
+  scheduleBatch(
+    request: ScheduleBatchRequest,
+    callback: (error: ServiceError | null, response: ScheduleBatchResponse) => void,
+  ): ClientUnaryCall;
+  scheduleBatch(
+    request: ScheduleBatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ScheduleBatchResponse) => void,
+  ): ClientUnaryCall;
+  scheduleBatch(
+    request: ScheduleBatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ScheduleBatchResponse) => void,
   ): ClientUnaryCall;
   /**
    * Subscribe streams the receiver's due messages to this consumer, never more than
@@ -1038,6 +1517,25 @@ export interface ScheduleServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: AckResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * AckBatch ends many delivered messages in one call. Each item has its own result, in request
+   * order: a stale token is lease_lost on that item only and changes nothing.
+   */
+  ackBatch(
+    request: AckBatchRequest,
+    callback: (error: ServiceError | null, response: AckBatchResponse) => void,
+  ): ClientUnaryCall;
+  ackBatch(
+    request: AckBatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AckBatchResponse) => void,
+  ): ClientUnaryCall;
+  ackBatch(
+    request: AckBatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AckBatchResponse) => void,
   ): ClientUnaryCall;
   /** Cancel removes a scheduled or in-flight message. NOT_FOUND if there is no such message. */
   cancel(

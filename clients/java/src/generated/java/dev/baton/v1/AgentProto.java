@@ -102,6 +102,51 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_baton_v1_CompleteResponse_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_CompleteBatchRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_CompleteBatchRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_CompleteResult_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_CompleteResult_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_CompleteBatchResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_CompleteBatchResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_SessionOpen_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_SessionOpen_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_SessionLease_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_SessionLease_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_SessionCompletion_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_SessionCompletion_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_SessionRelease_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_SessionRelease_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_SessionRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_SessionRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_SessionResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_SessionResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_baton_v1_ReleaseRequest_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -195,54 +240,89 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "TimestampR\tnextRunAt\022#\n\rdead_lettered\030\002 " +
       "\001(\010R\014deadLettered\022\030\n\007removed\030\003 \001(\010R\007remo" +
       "ved\022%\n\016failure_streak\030\004 \001(\rR\rfailureStre" +
-      "ak\"\201\001\n\016ReleaseRequest\022\024\n\005queue\030\001 \001(\tR\005qu" +
-      "eue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005" +
-      "token\022/\n\005delay\030\004 \001(\0132\031.google.protobuf.D" +
-      "urationR\005delay\"M\n\017ReleaseResponse\022:\n\013nex" +
-      "t_run_at\030\001 \001(\0132\032.google.protobuf.Timesta" +
-      "mpR\tnextRunAt\";\n\017GetAgentRequest\022\024\n\005queu" +
-      "e\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"?\n\020Ge" +
-      "tAgentResponse\022+\n\005agent\030\001 \001(\0132\025.baton.v1" +
-      ".AgentStatusR\005agent\"\251\002\n\013AgentStatus\022%\n\005a" +
-      "gent\030\001 \001(\0132\017.baton.v1.AgentR\005agent\022*\n\005st" +
-      "ate\030\002 \001(\0162\024.baton.v1.AgentStateR\005state\022:" +
-      "\n\013next_run_at\030\003 \001(\0132\032.google.protobuf.Ti" +
-      "mestampR\tnextRunAt\0226\n\010deadline\030\004 \001(\0132\032.g" +
-      "oogle.protobuf.TimestampR\010deadline\022\026\n\006ho" +
-      "lder\030\005 \001(\tR\006holder\022\024\n\005token\030\006 \001(\004R\005token" +
-      "\022%\n\016failure_streak\030\007 \001(\rR\rfailureStreak\"" +
-      "e\n\021ListAgentsRequest\022\024\n\005queue\030\001 \001(\tR\005que" +
-      "ue\022\033\n\tpage_size\030\002 \001(\rR\010pageSize\022\035\n\npage_" +
-      "token\030\003 \001(\tR\tpageToken\"k\n\022ListAgentsResp" +
-      "onse\022-\n\006agents\030\001 \003(\0132\025.baton.v1.AgentSta" +
-      "tusR\006agents\022&\n\017next_page_token\030\002 \001(\tR\rne" +
-      "xtPageToken*\265\001\n\007Outcome\022\027\n\023OUTCOME_UNSPE" +
-      "CIFIED\020\000\022\023\n\017OUTCOME_SUCCESS\020\001\022\037\n\033OUTCOME" +
-      "_PERMANENT_FORBIDDEN\020\002\022\025\n\021OUTCOME_THROTT" +
-      "LED\020\003\022\025\n\021OUTCOME_TRANSIENT\020\004\022\030\n\024OUTCOME_" +
-      "SERVER_ERROR\020\005\022\023\n\017OUTCOME_UNKNOWN\020\006*z\n\nA" +
-      "gentState\022\033\n\027AGENT_STATE_UNSPECIFIED\020\000\022\027" +
-      "\n\023AGENT_STATE_WAITING\020\001\022\027\n\023AGENT_STATE_W" +
-      "ORKING\020\002\022\035\n\031AGENT_STATE_DEAD_LETTERED\020\0032" +
-      "\257\004\n\014AgentService\022A\n\010Register\022\031.baton.v1." +
-      "RegisterRequest\032\032.baton.v1.RegisterRespo" +
-      "nse\022G\n\nUnregister\022\033.baton.v1.UnregisterR" +
-      "equest\032\034.baton.v1.UnregisterResponse\022>\n\007" +
-      "Acquire\022\030.baton.v1.AcquireRequest\032\031.bato" +
-      "n.v1.AcquireResponse\022D\n\tHeartbeat\022\032.bato" +
-      "n.v1.HeartbeatRequest\032\033.baton.v1.Heartbe" +
-      "atResponse\022A\n\010Complete\022\031.baton.v1.Comple" +
-      "teRequest\032\032.baton.v1.CompleteResponse\022>\n" +
-      "\007Release\022\030.baton.v1.ReleaseRequest\032\031.bat" +
-      "on.v1.ReleaseResponse\022A\n\010GetAgent\022\031.bato" +
-      "n.v1.GetAgentRequest\032\032.baton.v1.GetAgent" +
-      "Response\022G\n\nListAgents\022\033.baton.v1.ListAg" +
-      "entsRequest\032\034.baton.v1.ListAgentsRespons" +
-      "eB\233\001\n\014dev.baton.v1B\nAgentProtoP\001Z>github" +
-      ".com/baton-project/baton/clients/go/gen/" +
-      "baton/v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312\002\010Bato" +
-      "n\\V1\342\002\024Baton\\V1\\GPBMetadata\352\002\tBaton::V1b" +
-      "\006proto3"
+      "ak\"S\n\024CompleteBatchRequest\022;\n\013completion" +
+      "s\030\001 \003(\0132\031.baton.v1.CompleteRequestR\013comp" +
+      "letions\"\247\001\n\016CompleteResult\022\024\n\005queue\030\001 \001(" +
+      "\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 " +
+      "\001(\004R\005token\022\035\n\nlease_lost\030\004 \001(\010R\tleaseLos" +
+      "t\0226\n\010response\030\005 \001(\0132\032.baton.v1.CompleteR" +
+      "esponseR\010response\"K\n\025CompleteBatchRespon" +
+      "se\0222\n\007results\030\001 \003(\0132\030.baton.v1.CompleteR" +
+      "esultR\007results\"@\n\013SessionOpen\022\024\n\005queue\030\001" +
+      " \001(\tR\005queue\022\033\n\tworker_id\030\002 \001(\tR\010workerId" +
+      "\"8\n\014SessionLease\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005" +
+      "token\030\002 \001(\004R\005token\"\300\001\n\021SessionCompletion" +
+      "\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005tok" +
+      "en\022+\n\007outcome\030\003 \001(\0162\021.baton.v1.OutcomeR\007" +
+      "outcome\022\030\n\007message\030\004 \001(\tR\007message\022:\n\013ret" +
+      "ry_after\030\005 \001(\0132\031.google.protobuf.Duratio" +
+      "nR\nretryAfter\"k\n\016SessionRelease\022\022\n\004name\030" +
+      "\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005token\022/\n\005del" +
+      "ay\030\003 \001(\0132\031.google.protobuf.DurationR\005del" +
+      "ay\"\200\002\n\016SessionRequest\022)\n\004open\030\001 \001(\0132\025.ba" +
+      "ton.v1.SessionOpenR\004open\022\026\n\006credit\030\002 \001(\r" +
+      "R\006credit\022=\n\013completions\030\003 \003(\0132\033.baton.v1" +
+      ".SessionCompletionR\013completions\0226\n\nheart" +
+      "beats\030\004 \003(\0132\026.baton.v1.SessionLeaseR\nhea" +
+      "rtbeats\0224\n\010releases\030\005 \003(\0132\030.baton.v1.Ses" +
+      "sionReleaseR\010releases\"\377\001\n\017SessionRespons" +
+      "e\022\'\n\006leases\030\001 \003(\0132\017.baton.v1.LeaseR\006leas" +
+      "es\0226\n\tcompleted\030\002 \003(\0132\030.baton.v1.Complet" +
+      "eResultR\tcompleted\0223\n\010extended\030\003 \003(\0132\027.b" +
+      "aton.v1.ExtendedLeaseR\010extended\022&\n\004lost\030" +
+      "\004 \003(\0132\022.baton.v1.LeaseRefR\004lost\022.\n\010relea" +
+      "sed\030\005 \003(\0132\022.baton.v1.LeaseRefR\010released\"" +
+      "\201\001\n\016ReleaseRequest\022\024\n\005queue\030\001 \001(\tR\005queue" +
+      "\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005tok" +
+      "en\022/\n\005delay\030\004 \001(\0132\031.google.protobuf.Dura" +
+      "tionR\005delay\"M\n\017ReleaseResponse\022:\n\013next_r" +
+      "un_at\030\001 \001(\0132\032.google.protobuf.TimestampR" +
+      "\tnextRunAt\";\n\017GetAgentRequest\022\024\n\005queue\030\001" +
+      " \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"?\n\020GetAg" +
+      "entResponse\022+\n\005agent\030\001 \001(\0132\025.baton.v1.Ag" +
+      "entStatusR\005agent\"\251\002\n\013AgentStatus\022%\n\005agen" +
+      "t\030\001 \001(\0132\017.baton.v1.AgentR\005agent\022*\n\005state" +
+      "\030\002 \001(\0162\024.baton.v1.AgentStateR\005state\022:\n\013n" +
+      "ext_run_at\030\003 \001(\0132\032.google.protobuf.Times" +
+      "tampR\tnextRunAt\0226\n\010deadline\030\004 \001(\0132\032.goog" +
+      "le.protobuf.TimestampR\010deadline\022\026\n\006holde" +
+      "r\030\005 \001(\tR\006holder\022\024\n\005token\030\006 \001(\004R\005token\022%\n" +
+      "\016failure_streak\030\007 \001(\rR\rfailureStreak\"e\n\021" +
+      "ListAgentsRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022" +
+      "\033\n\tpage_size\030\002 \001(\rR\010pageSize\022\035\n\npage_tok" +
+      "en\030\003 \001(\tR\tpageToken\"k\n\022ListAgentsRespons" +
+      "e\022-\n\006agents\030\001 \003(\0132\025.baton.v1.AgentStatus" +
+      "R\006agents\022&\n\017next_page_token\030\002 \001(\tR\rnextP" +
+      "ageToken*\265\001\n\007Outcome\022\027\n\023OUTCOME_UNSPECIF" +
+      "IED\020\000\022\023\n\017OUTCOME_SUCCESS\020\001\022\037\n\033OUTCOME_PE" +
+      "RMANENT_FORBIDDEN\020\002\022\025\n\021OUTCOME_THROTTLED" +
+      "\020\003\022\025\n\021OUTCOME_TRANSIENT\020\004\022\030\n\024OUTCOME_SER" +
+      "VER_ERROR\020\005\022\023\n\017OUTCOME_UNKNOWN\020\006*z\n\nAgen" +
+      "tState\022\033\n\027AGENT_STATE_UNSPECIFIED\020\000\022\027\n\023A" +
+      "GENT_STATE_WAITING\020\001\022\027\n\023AGENT_STATE_WORK" +
+      "ING\020\002\022\035\n\031AGENT_STATE_DEAD_LETTERED\020\0032\305\005\n" +
+      "\014AgentService\022A\n\010Register\022\031.baton.v1.Reg" +
+      "isterRequest\032\032.baton.v1.RegisterResponse" +
+      "\022G\n\nUnregister\022\033.baton.v1.UnregisterRequ" +
+      "est\032\034.baton.v1.UnregisterResponse\022>\n\007Acq" +
+      "uire\022\030.baton.v1.AcquireRequest\032\031.baton.v" +
+      "1.AcquireResponse\022D\n\tHeartbeat\022\032.baton.v" +
+      "1.HeartbeatRequest\032\033.baton.v1.HeartbeatR" +
+      "esponse\022A\n\010Complete\022\031.baton.v1.CompleteR" +
+      "equest\032\032.baton.v1.CompleteResponse\022P\n\rCo" +
+      "mpleteBatch\022\036.baton.v1.CompleteBatchRequ" +
+      "est\032\037.baton.v1.CompleteBatchResponse\022B\n\007" +
+      "Session\022\030.baton.v1.SessionRequest\032\031.bato" +
+      "n.v1.SessionResponse(\0010\001\022>\n\007Release\022\030.ba" +
+      "ton.v1.ReleaseRequest\032\031.baton.v1.Release" +
+      "Response\022A\n\010GetAgent\022\031.baton.v1.GetAgent" +
+      "Request\032\032.baton.v1.GetAgentResponse\022G\n\nL" +
+      "istAgents\022\033.baton.v1.ListAgentsRequest\032\034" +
+      ".baton.v1.ListAgentsResponseB\233\001\n\014dev.bat" +
+      "on.v1B\nAgentProtoP\001Z>github.com/baton-pr" +
+      "oject/baton/clients/go/gen/baton/v1;bato" +
+      "nv1\242\002\003BXX\252\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\" +
+      "V1\\GPBMetadata\352\002\tBaton::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -340,44 +420,98 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteResponse_descriptor,
         new java.lang.String[] { "NextRunAt", "DeadLettered", "Removed", "FailureStreak", });
-    internal_static_baton_v1_ReleaseRequest_descriptor =
+    internal_static_baton_v1_CompleteBatchRequest_descriptor =
       getDescriptor().getMessageType(14);
+    internal_static_baton_v1_CompleteBatchRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_CompleteBatchRequest_descriptor,
+        new java.lang.String[] { "Completions", });
+    internal_static_baton_v1_CompleteResult_descriptor =
+      getDescriptor().getMessageType(15);
+    internal_static_baton_v1_CompleteResult_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_CompleteResult_descriptor,
+        new java.lang.String[] { "Queue", "Name", "Token", "LeaseLost", "Response", });
+    internal_static_baton_v1_CompleteBatchResponse_descriptor =
+      getDescriptor().getMessageType(16);
+    internal_static_baton_v1_CompleteBatchResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_CompleteBatchResponse_descriptor,
+        new java.lang.String[] { "Results", });
+    internal_static_baton_v1_SessionOpen_descriptor =
+      getDescriptor().getMessageType(17);
+    internal_static_baton_v1_SessionOpen_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_SessionOpen_descriptor,
+        new java.lang.String[] { "Queue", "WorkerId", });
+    internal_static_baton_v1_SessionLease_descriptor =
+      getDescriptor().getMessageType(18);
+    internal_static_baton_v1_SessionLease_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_SessionLease_descriptor,
+        new java.lang.String[] { "Name", "Token", });
+    internal_static_baton_v1_SessionCompletion_descriptor =
+      getDescriptor().getMessageType(19);
+    internal_static_baton_v1_SessionCompletion_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_SessionCompletion_descriptor,
+        new java.lang.String[] { "Name", "Token", "Outcome", "Message", "RetryAfter", });
+    internal_static_baton_v1_SessionRelease_descriptor =
+      getDescriptor().getMessageType(20);
+    internal_static_baton_v1_SessionRelease_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_SessionRelease_descriptor,
+        new java.lang.String[] { "Name", "Token", "Delay", });
+    internal_static_baton_v1_SessionRequest_descriptor =
+      getDescriptor().getMessageType(21);
+    internal_static_baton_v1_SessionRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_SessionRequest_descriptor,
+        new java.lang.String[] { "Open", "Credit", "Completions", "Heartbeats", "Releases", });
+    internal_static_baton_v1_SessionResponse_descriptor =
+      getDescriptor().getMessageType(22);
+    internal_static_baton_v1_SessionResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_SessionResponse_descriptor,
+        new java.lang.String[] { "Leases", "Completed", "Extended", "Lost", "Released", });
+    internal_static_baton_v1_ReleaseRequest_descriptor =
+      getDescriptor().getMessageType(23);
     internal_static_baton_v1_ReleaseRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ReleaseRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", "Token", "Delay", });
     internal_static_baton_v1_ReleaseResponse_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(24);
     internal_static_baton_v1_ReleaseResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ReleaseResponse_descriptor,
         new java.lang.String[] { "NextRunAt", });
     internal_static_baton_v1_GetAgentRequest_descriptor =
-      getDescriptor().getMessageType(16);
+      getDescriptor().getMessageType(25);
     internal_static_baton_v1_GetAgentRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_GetAgentRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", });
     internal_static_baton_v1_GetAgentResponse_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(26);
     internal_static_baton_v1_GetAgentResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_GetAgentResponse_descriptor,
         new java.lang.String[] { "Agent", });
     internal_static_baton_v1_AgentStatus_descriptor =
-      getDescriptor().getMessageType(18);
+      getDescriptor().getMessageType(27);
     internal_static_baton_v1_AgentStatus_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AgentStatus_descriptor,
         new java.lang.String[] { "Agent", "State", "NextRunAt", "Deadline", "Holder", "Token", "FailureStreak", });
     internal_static_baton_v1_ListAgentsRequest_descriptor =
-      getDescriptor().getMessageType(19);
+      getDescriptor().getMessageType(28);
     internal_static_baton_v1_ListAgentsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ListAgentsRequest_descriptor,
         new java.lang.String[] { "Queue", "PageSize", "PageToken", });
     internal_static_baton_v1_ListAgentsResponse_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(29);
     internal_static_baton_v1_ListAgentsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ListAgentsResponse_descriptor,

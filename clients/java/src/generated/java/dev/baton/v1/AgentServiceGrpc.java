@@ -179,6 +179,68 @@ public final class AgentServiceGrpc {
     return getCompleteMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.CompleteBatchRequest,
+      dev.baton.v1.CompleteBatchResponse> getCompleteBatchMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "CompleteBatch",
+      requestType = dev.baton.v1.CompleteBatchRequest.class,
+      responseType = dev.baton.v1.CompleteBatchResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.CompleteBatchRequest,
+      dev.baton.v1.CompleteBatchResponse> getCompleteBatchMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.CompleteBatchRequest, dev.baton.v1.CompleteBatchResponse> getCompleteBatchMethod;
+    if ((getCompleteBatchMethod = AgentServiceGrpc.getCompleteBatchMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getCompleteBatchMethod = AgentServiceGrpc.getCompleteBatchMethod) == null) {
+          AgentServiceGrpc.getCompleteBatchMethod = getCompleteBatchMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.CompleteBatchRequest, dev.baton.v1.CompleteBatchResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "CompleteBatch"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.CompleteBatchRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.CompleteBatchResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("CompleteBatch"))
+              .build();
+        }
+      }
+    }
+    return getCompleteBatchMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.SessionRequest,
+      dev.baton.v1.SessionResponse> getSessionMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Session",
+      requestType = dev.baton.v1.SessionRequest.class,
+      responseType = dev.baton.v1.SessionResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.BIDI_STREAMING)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.SessionRequest,
+      dev.baton.v1.SessionResponse> getSessionMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.SessionRequest, dev.baton.v1.SessionResponse> getSessionMethod;
+    if ((getSessionMethod = AgentServiceGrpc.getSessionMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getSessionMethod = AgentServiceGrpc.getSessionMethod) == null) {
+          AgentServiceGrpc.getSessionMethod = getSessionMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.SessionRequest, dev.baton.v1.SessionResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.BIDI_STREAMING)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Session"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.SessionRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.SessionResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Session"))
+              .build();
+        }
+      }
+    }
+    return getSessionMethod;
+  }
+
   private static volatile io.grpc.MethodDescriptor<dev.baton.v1.ReleaseRequest,
       dev.baton.v1.ReleaseResponse> getReleaseMethod;
 
@@ -415,6 +477,58 @@ public final class AgentServiceGrpc {
 
     /**
      * <pre>
+     * CompleteBatch ends many leases in one call, each as Complete would, with
+     * one script per queue (per shard of a sharded queue). Each item has its
+     * own result, in request order: a stale token is reported as lease_lost on
+     * that item only and changes nothing; the other items still complete. An
+     * invalid item rejects the whole call (INVALID_ARGUMENT naming it) before
+     * anything changes.
+     * </pre>
+     */
+    default void completeBatch(dev.baton.v1.CompleteBatchRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.CompleteBatchResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getCompleteBatchMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Session is a worker's hot path: one bidirectional stream per worker and
+     * queue, over which the server pushes leases as they become due and the
+     * worker streams back completions, heartbeats and releases.
+     * Flow control is by credit, as in etcd's watch and gRPC's own windows:
+     * the first SessionRequest carries open (queue, worker_id) and the initial
+     * credit; the server pushes at most that many leases, and every lease it
+     * pushes uses one unit. The worker grants more with credit on any later
+     * message, typically one per lease it finished (so credit is "how many
+     * more leases I can run now"). The server never has more leases pushed
+     * than credit granted; with no credit left it pushes nothing and reads
+     * nothing from Redis for this session. Credit is capped at max_batch.
+     * Leases are pushed as soon as they are due (no polling: the server waits
+     * on the queue's wake-ups and on the earliest due time, as Acquire with a
+     * wait does), several in one SessionResponse when several are due.
+     * Completions, heartbeats and releases sent on the stream are coalesced by
+     * the server: everything that arrived while the previous flush ran goes to
+     * Redis in one script per queue (per shard). Each is answered on the
+     * stream, in arrival order, with the same per-item results as
+     * CompleteBatch and Heartbeat. A completion for a lease that was lost is
+     * rejected on that item only (lease_lost) and the session goes on.
+     * Leases are the worker's whatever happens to the stream: when the stream
+     * breaks or ends, the leases it pushed follow the rules of a worker that
+     * goes silent (they come back at their deadline, or sooner when the
+     * worker is found dead). Leases the server had granted but could not
+     * write to a stream already gone are released at once. Ending the request
+     * stream (half-close) is a graceful end: the server flushes what it
+     * received, answers it, and closes the stream. A bad first message or an
+     * invalid item ends the stream with INVALID_ARGUMENT naming the field.
+     * </pre>
+     */
+    default io.grpc.stub.StreamObserver<dev.baton.v1.SessionRequest> session(
+        io.grpc.stub.StreamObserver<dev.baton.v1.SessionResponse> responseObserver) {
+      return io.grpc.stub.ServerCalls.asyncUnimplementedStreamingCall(getSessionMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
      * Release hands a lease back without counting a failure (a worker shutting
      * down gracefully). The agent becomes due after delay (plus the configured
      * shutdown jitter).
@@ -571,6 +685,60 @@ public final class AgentServiceGrpc {
 
     /**
      * <pre>
+     * CompleteBatch ends many leases in one call, each as Complete would, with
+     * one script per queue (per shard of a sharded queue). Each item has its
+     * own result, in request order: a stale token is reported as lease_lost on
+     * that item only and changes nothing; the other items still complete. An
+     * invalid item rejects the whole call (INVALID_ARGUMENT naming it) before
+     * anything changes.
+     * </pre>
+     */
+    public void completeBatch(dev.baton.v1.CompleteBatchRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.CompleteBatchResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getCompleteBatchMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Session is a worker's hot path: one bidirectional stream per worker and
+     * queue, over which the server pushes leases as they become due and the
+     * worker streams back completions, heartbeats and releases.
+     * Flow control is by credit, as in etcd's watch and gRPC's own windows:
+     * the first SessionRequest carries open (queue, worker_id) and the initial
+     * credit; the server pushes at most that many leases, and every lease it
+     * pushes uses one unit. The worker grants more with credit on any later
+     * message, typically one per lease it finished (so credit is "how many
+     * more leases I can run now"). The server never has more leases pushed
+     * than credit granted; with no credit left it pushes nothing and reads
+     * nothing from Redis for this session. Credit is capped at max_batch.
+     * Leases are pushed as soon as they are due (no polling: the server waits
+     * on the queue's wake-ups and on the earliest due time, as Acquire with a
+     * wait does), several in one SessionResponse when several are due.
+     * Completions, heartbeats and releases sent on the stream are coalesced by
+     * the server: everything that arrived while the previous flush ran goes to
+     * Redis in one script per queue (per shard). Each is answered on the
+     * stream, in arrival order, with the same per-item results as
+     * CompleteBatch and Heartbeat. A completion for a lease that was lost is
+     * rejected on that item only (lease_lost) and the session goes on.
+     * Leases are the worker's whatever happens to the stream: when the stream
+     * breaks or ends, the leases it pushed follow the rules of a worker that
+     * goes silent (they come back at their deadline, or sooner when the
+     * worker is found dead). Leases the server had granted but could not
+     * write to a stream already gone are released at once. Ending the request
+     * stream (half-close) is a graceful end: the server flushes what it
+     * received, answers it, and closes the stream. A bad first message or an
+     * invalid item ends the stream with INVALID_ARGUMENT naming the field.
+     * </pre>
+     */
+    public io.grpc.stub.StreamObserver<dev.baton.v1.SessionRequest> session(
+        io.grpc.stub.StreamObserver<dev.baton.v1.SessionResponse> responseObserver) {
+      return io.grpc.stub.ClientCalls.asyncBidiStreamingCall(
+          getChannel().newCall(getSessionMethod(), getCallOptions()), responseObserver);
+    }
+
+    /**
+     * <pre>
      * Release hands a lease back without counting a failure (a worker shutting
      * down gracefully). The agent becomes due after delay (plus the configured
      * shutdown jitter).
@@ -702,6 +870,60 @@ public final class AgentServiceGrpc {
 
     /**
      * <pre>
+     * CompleteBatch ends many leases in one call, each as Complete would, with
+     * one script per queue (per shard of a sharded queue). Each item has its
+     * own result, in request order: a stale token is reported as lease_lost on
+     * that item only and changes nothing; the other items still complete. An
+     * invalid item rejects the whole call (INVALID_ARGUMENT naming it) before
+     * anything changes.
+     * </pre>
+     */
+    public dev.baton.v1.CompleteBatchResponse completeBatch(dev.baton.v1.CompleteBatchRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getCompleteBatchMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Session is a worker's hot path: one bidirectional stream per worker and
+     * queue, over which the server pushes leases as they become due and the
+     * worker streams back completions, heartbeats and releases.
+     * Flow control is by credit, as in etcd's watch and gRPC's own windows:
+     * the first SessionRequest carries open (queue, worker_id) and the initial
+     * credit; the server pushes at most that many leases, and every lease it
+     * pushes uses one unit. The worker grants more with credit on any later
+     * message, typically one per lease it finished (so credit is "how many
+     * more leases I can run now"). The server never has more leases pushed
+     * than credit granted; with no credit left it pushes nothing and reads
+     * nothing from Redis for this session. Credit is capped at max_batch.
+     * Leases are pushed as soon as they are due (no polling: the server waits
+     * on the queue's wake-ups and on the earliest due time, as Acquire with a
+     * wait does), several in one SessionResponse when several are due.
+     * Completions, heartbeats and releases sent on the stream are coalesced by
+     * the server: everything that arrived while the previous flush ran goes to
+     * Redis in one script per queue (per shard). Each is answered on the
+     * stream, in arrival order, with the same per-item results as
+     * CompleteBatch and Heartbeat. A completion for a lease that was lost is
+     * rejected on that item only (lease_lost) and the session goes on.
+     * Leases are the worker's whatever happens to the stream: when the stream
+     * breaks or ends, the leases it pushed follow the rules of a worker that
+     * goes silent (they come back at their deadline, or sooner when the
+     * worker is found dead). Leases the server had granted but could not
+     * write to a stream already gone are released at once. Ending the request
+     * stream (half-close) is a graceful end: the server flushes what it
+     * received, answers it, and closes the stream. A bad first message or an
+     * invalid item ends the stream with INVALID_ARGUMENT naming the field.
+     * </pre>
+     */
+    @io.grpc.ExperimentalApi("https://github.com/grpc/grpc-java/issues/10918")
+    public io.grpc.stub.BlockingClientCall<dev.baton.v1.SessionRequest, dev.baton.v1.SessionResponse>
+        session() {
+      return io.grpc.stub.ClientCalls.blockingBidiStreamingCall(
+          getChannel(), getSessionMethod(), getCallOptions());
+    }
+
+    /**
+     * <pre>
      * Release hands a lease back without counting a failure (a worker shutting
      * down gracefully). The agent becomes due after delay (plus the configured
      * shutdown jitter).
@@ -826,6 +1048,21 @@ public final class AgentServiceGrpc {
     public dev.baton.v1.CompleteResponse complete(dev.baton.v1.CompleteRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getCompleteMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * CompleteBatch ends many leases in one call, each as Complete would, with
+     * one script per queue (per shard of a sharded queue). Each item has its
+     * own result, in request order: a stale token is reported as lease_lost on
+     * that item only and changes nothing; the other items still complete. An
+     * invalid item rejects the whole call (INVALID_ARGUMENT naming it) before
+     * anything changes.
+     * </pre>
+     */
+    public dev.baton.v1.CompleteBatchResponse completeBatch(dev.baton.v1.CompleteBatchRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getCompleteBatchMethod(), getCallOptions(), request);
     }
 
     /**
@@ -963,6 +1200,22 @@ public final class AgentServiceGrpc {
 
     /**
      * <pre>
+     * CompleteBatch ends many leases in one call, each as Complete would, with
+     * one script per queue (per shard of a sharded queue). Each item has its
+     * own result, in request order: a stale token is reported as lease_lost on
+     * that item only and changes nothing; the other items still complete. An
+     * invalid item rejects the whole call (INVALID_ARGUMENT naming it) before
+     * anything changes.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.CompleteBatchResponse> completeBatch(
+        dev.baton.v1.CompleteBatchRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getCompleteBatchMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
      * Release hands a lease back without counting a failure (a worker shutting
      * down gracefully). The agent becomes due after delay (plus the configured
      * shutdown jitter).
@@ -1003,9 +1256,11 @@ public final class AgentServiceGrpc {
   private static final int METHODID_ACQUIRE = 2;
   private static final int METHODID_HEARTBEAT = 3;
   private static final int METHODID_COMPLETE = 4;
-  private static final int METHODID_RELEASE = 5;
-  private static final int METHODID_GET_AGENT = 6;
-  private static final int METHODID_LIST_AGENTS = 7;
+  private static final int METHODID_COMPLETE_BATCH = 5;
+  private static final int METHODID_RELEASE = 6;
+  private static final int METHODID_GET_AGENT = 7;
+  private static final int METHODID_LIST_AGENTS = 8;
+  private static final int METHODID_SESSION = 9;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1044,6 +1299,10 @@ public final class AgentServiceGrpc {
           serviceImpl.complete((dev.baton.v1.CompleteRequest) request,
               (io.grpc.stub.StreamObserver<dev.baton.v1.CompleteResponse>) responseObserver);
           break;
+        case METHODID_COMPLETE_BATCH:
+          serviceImpl.completeBatch((dev.baton.v1.CompleteBatchRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.CompleteBatchResponse>) responseObserver);
+          break;
         case METHODID_RELEASE:
           serviceImpl.release((dev.baton.v1.ReleaseRequest) request,
               (io.grpc.stub.StreamObserver<dev.baton.v1.ReleaseResponse>) responseObserver);
@@ -1066,6 +1325,9 @@ public final class AgentServiceGrpc {
     public io.grpc.stub.StreamObserver<Req> invoke(
         io.grpc.stub.StreamObserver<Resp> responseObserver) {
       switch (methodId) {
+        case METHODID_SESSION:
+          return (io.grpc.stub.StreamObserver<Req>) serviceImpl.session(
+              (io.grpc.stub.StreamObserver<dev.baton.v1.SessionResponse>) responseObserver);
         default:
           throw new AssertionError();
       }
@@ -1109,6 +1371,20 @@ public final class AgentServiceGrpc {
               dev.baton.v1.CompleteRequest,
               dev.baton.v1.CompleteResponse>(
                 service, METHODID_COMPLETE)))
+        .addMethod(
+          getCompleteBatchMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.CompleteBatchRequest,
+              dev.baton.v1.CompleteBatchResponse>(
+                service, METHODID_COMPLETE_BATCH)))
+        .addMethod(
+          getSessionMethod(),
+          io.grpc.stub.ServerCalls.asyncBidiStreamingCall(
+            new MethodHandlers<
+              dev.baton.v1.SessionRequest,
+              dev.baton.v1.SessionResponse>(
+                service, METHODID_SESSION)))
         .addMethod(
           getReleaseMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
@@ -1183,6 +1459,8 @@ public final class AgentServiceGrpc {
               .addMethod(getAcquireMethod())
               .addMethod(getHeartbeatMethod())
               .addMethod(getCompleteMethod())
+              .addMethod(getCompleteBatchMethod())
+              .addMethod(getSessionMethod())
               .addMethod(getReleaseMethod())
               .addMethod(getGetAgentMethod())
               .addMethod(getListAgentsMethod())

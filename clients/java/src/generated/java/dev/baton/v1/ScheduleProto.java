@@ -66,6 +66,31 @@ public final class ScheduleProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_baton_v1_CancelResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_ScheduleBatchRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_ScheduleBatchRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_ScheduleBatchResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_ScheduleBatchResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_AckBatchRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_AckBatchRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_AckResult_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_AckResult_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_AckBatchResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_AckBatchResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -97,18 +122,31 @@ public final class ScheduleProto extends com.google.protobuf.GeneratedFile {
       "\030\001 \001(\tR\010receiver\022\016\n\002id\030\002 \001(\tR\002id\022\024\n\005toke" +
       "n\030\003 \001(\004R\005token\"\r\n\013AckResponse\";\n\rCancelR" +
       "equest\022\032\n\010receiver\030\001 \001(\tR\010receiver\022\016\n\002id" +
-      "\030\002 \001(\tR\002id\"\020\n\016CancelResponse2\215\002\n\017Schedul" +
-      "eService\022A\n\010Schedule\022\031.baton.v1.Schedule" +
-      "Request\032\032.baton.v1.ScheduleResponse\022F\n\tS" +
-      "ubscribe\022\032.baton.v1.SubscribeRequest\032\033.b" +
-      "aton.v1.SubscribeResponse0\001\0222\n\003Ack\022\024.bat" +
-      "on.v1.AckRequest\032\025.baton.v1.AckResponse\022" +
-      ";\n\006Cancel\022\027.baton.v1.CancelRequest\032\030.bat" +
-      "on.v1.CancelResponseB\236\001\n\014dev.baton.v1B\rS" +
-      "cheduleProtoP\001Z>github.com/baton-project" +
-      "/baton/clients/go/gen/baton/v1;batonv1\242\002" +
-      "\003BXX\252\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GP" +
-      "BMetadata\352\002\tBaton::V1b\006proto3"
+      "\030\002 \001(\tR\002id\"\020\n\016CancelResponse\"M\n\024Schedule" +
+      "BatchRequest\0225\n\010messages\030\001 \003(\0132\031.baton.v" +
+      "1.ScheduleRequestR\010messages\"M\n\025ScheduleB" +
+      "atchResponse\0224\n\007results\030\001 \003(\0132\032.baton.v1" +
+      ".ScheduleResponseR\007results\";\n\017AckBatchRe" +
+      "quest\022(\n\004acks\030\001 \003(\0132\024.baton.v1.AckReques" +
+      "tR\004acks\"V\n\tAckResult\022\032\n\010receiver\030\001 \001(\tR\010" +
+      "receiver\022\016\n\002id\030\002 \001(\tR\002id\022\035\n\nlease_lost\030\003" +
+      " \001(\010R\tleaseLost\"A\n\020AckBatchResponse\022-\n\007r" +
+      "esults\030\001 \003(\0132\023.baton.v1.AckResultR\007resul" +
+      "ts2\242\003\n\017ScheduleService\022A\n\010Schedule\022\031.bat" +
+      "on.v1.ScheduleRequest\032\032.baton.v1.Schedul" +
+      "eResponse\022P\n\rScheduleBatch\022\036.baton.v1.Sc" +
+      "heduleBatchRequest\032\037.baton.v1.ScheduleBa" +
+      "tchResponse\022F\n\tSubscribe\022\032.baton.v1.Subs" +
+      "cribeRequest\032\033.baton.v1.SubscribeRespons" +
+      "e0\001\0222\n\003Ack\022\024.baton.v1.AckRequest\032\025.baton" +
+      ".v1.AckResponse\022A\n\010AckBatch\022\031.baton.v1.A" +
+      "ckBatchRequest\032\032.baton.v1.AckBatchRespon" +
+      "se\022;\n\006Cancel\022\027.baton.v1.CancelRequest\032\030." +
+      "baton.v1.CancelResponseB\236\001\n\014dev.baton.v1" +
+      "B\rScheduleProtoP\001Z>github.com/baton-proj" +
+      "ect/baton/clients/go/gen/baton/v1;batonv" +
+      "1\242\002\003BXX\252\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1" +
+      "\\GPBMetadata\352\002\tBaton::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -164,6 +202,36 @@ public final class ScheduleProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CancelResponse_descriptor,
         new java.lang.String[] { });
+    internal_static_baton_v1_ScheduleBatchRequest_descriptor =
+      getDescriptor().getMessageType(8);
+    internal_static_baton_v1_ScheduleBatchRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_ScheduleBatchRequest_descriptor,
+        new java.lang.String[] { "Messages", });
+    internal_static_baton_v1_ScheduleBatchResponse_descriptor =
+      getDescriptor().getMessageType(9);
+    internal_static_baton_v1_ScheduleBatchResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_ScheduleBatchResponse_descriptor,
+        new java.lang.String[] { "Results", });
+    internal_static_baton_v1_AckBatchRequest_descriptor =
+      getDescriptor().getMessageType(10);
+    internal_static_baton_v1_AckBatchRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_AckBatchRequest_descriptor,
+        new java.lang.String[] { "Acks", });
+    internal_static_baton_v1_AckResult_descriptor =
+      getDescriptor().getMessageType(11);
+    internal_static_baton_v1_AckResult_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_AckResult_descriptor,
+        new java.lang.String[] { "Receiver", "Id", "LeaseLost", });
+    internal_static_baton_v1_AckBatchResponse_descriptor =
+      getDescriptor().getMessageType(12);
+    internal_static_baton_v1_AckBatchResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_AckBatchResponse_descriptor,
+        new java.lang.String[] { "Results", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.DurationProto.getDescriptor();
     com.google.protobuf.TimestampProto.getDescriptor();

@@ -51,6 +51,37 @@ public final class ScheduleServiceGrpc {
     return getScheduleMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.ScheduleBatchRequest,
+      dev.baton.v1.ScheduleBatchResponse> getScheduleBatchMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ScheduleBatch",
+      requestType = dev.baton.v1.ScheduleBatchRequest.class,
+      responseType = dev.baton.v1.ScheduleBatchResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.ScheduleBatchRequest,
+      dev.baton.v1.ScheduleBatchResponse> getScheduleBatchMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.ScheduleBatchRequest, dev.baton.v1.ScheduleBatchResponse> getScheduleBatchMethod;
+    if ((getScheduleBatchMethod = ScheduleServiceGrpc.getScheduleBatchMethod) == null) {
+      synchronized (ScheduleServiceGrpc.class) {
+        if ((getScheduleBatchMethod = ScheduleServiceGrpc.getScheduleBatchMethod) == null) {
+          ScheduleServiceGrpc.getScheduleBatchMethod = getScheduleBatchMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.ScheduleBatchRequest, dev.baton.v1.ScheduleBatchResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ScheduleBatch"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.ScheduleBatchRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.ScheduleBatchResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new ScheduleServiceMethodDescriptorSupplier("ScheduleBatch"))
+              .build();
+        }
+      }
+    }
+    return getScheduleBatchMethod;
+  }
+
   private static volatile io.grpc.MethodDescriptor<dev.baton.v1.SubscribeRequest,
       dev.baton.v1.SubscribeResponse> getSubscribeMethod;
 
@@ -111,6 +142,37 @@ public final class ScheduleServiceGrpc {
       }
     }
     return getAckMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.AckBatchRequest,
+      dev.baton.v1.AckBatchResponse> getAckBatchMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "AckBatch",
+      requestType = dev.baton.v1.AckBatchRequest.class,
+      responseType = dev.baton.v1.AckBatchResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.AckBatchRequest,
+      dev.baton.v1.AckBatchResponse> getAckBatchMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.AckBatchRequest, dev.baton.v1.AckBatchResponse> getAckBatchMethod;
+    if ((getAckBatchMethod = ScheduleServiceGrpc.getAckBatchMethod) == null) {
+      synchronized (ScheduleServiceGrpc.class) {
+        if ((getAckBatchMethod = ScheduleServiceGrpc.getAckBatchMethod) == null) {
+          ScheduleServiceGrpc.getAckBatchMethod = getAckBatchMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.AckBatchRequest, dev.baton.v1.AckBatchResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "AckBatch"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.AckBatchRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.AckBatchResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new ScheduleServiceMethodDescriptorSupplier("AckBatch"))
+              .build();
+        }
+      }
+    }
+    return getAckBatchMethod;
   }
 
   private static volatile io.grpc.MethodDescriptor<dev.baton.v1.CancelRequest,
@@ -229,6 +291,18 @@ public final class ScheduleServiceGrpc {
 
     /**
      * <pre>
+     * ScheduleBatch persists many messages in one call, each as Schedule would; the answers are
+     * in request order. An invalid item rejects the whole call (INVALID_ARGUMENT naming it)
+     * before anything is scheduled.
+     * </pre>
+     */
+    default void scheduleBatch(dev.baton.v1.ScheduleBatchRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.ScheduleBatchResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getScheduleBatchMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
      * Subscribe streams the receiver's due messages to this consumer, never more than
      * max_in_flight unacked at once. Several consumers of one receiver share its messages; a
      * message is in flight at one consumer at a time. The stream ends cleanly when the server
@@ -249,6 +323,17 @@ public final class ScheduleServiceGrpc {
     default void ack(dev.baton.v1.AckRequest request,
         io.grpc.stub.StreamObserver<dev.baton.v1.AckResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getAckMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * AckBatch ends many delivered messages in one call. Each item has its own result, in request
+     * order: a stale token is lease_lost on that item only and changes nothing.
+     * </pre>
+     */
+    default void ackBatch(dev.baton.v1.AckBatchRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.AckBatchResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getAckBatchMethod(), responseObserver);
     }
 
     /**
@@ -320,6 +405,19 @@ public final class ScheduleServiceGrpc {
 
     /**
      * <pre>
+     * ScheduleBatch persists many messages in one call, each as Schedule would; the answers are
+     * in request order. An invalid item rejects the whole call (INVALID_ARGUMENT naming it)
+     * before anything is scheduled.
+     * </pre>
+     */
+    public void scheduleBatch(dev.baton.v1.ScheduleBatchRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.ScheduleBatchResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getScheduleBatchMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
      * Subscribe streams the receiver's due messages to this consumer, never more than
      * max_in_flight unacked at once. Several consumers of one receiver share its messages; a
      * message is in flight at one consumer at a time. The stream ends cleanly when the server
@@ -342,6 +440,18 @@ public final class ScheduleServiceGrpc {
         io.grpc.stub.StreamObserver<dev.baton.v1.AckResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getAckMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * AckBatch ends many delivered messages in one call. Each item has its own result, in request
+     * order: a stale token is lease_lost on that item only and changes nothing.
+     * </pre>
+     */
+    public void ackBatch(dev.baton.v1.AckBatchRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.AckBatchResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getAckBatchMethod(), getCallOptions()), request, responseObserver);
     }
 
     /**
@@ -394,6 +504,18 @@ public final class ScheduleServiceGrpc {
 
     /**
      * <pre>
+     * ScheduleBatch persists many messages in one call, each as Schedule would; the answers are
+     * in request order. An invalid item rejects the whole call (INVALID_ARGUMENT naming it)
+     * before anything is scheduled.
+     * </pre>
+     */
+    public dev.baton.v1.ScheduleBatchResponse scheduleBatch(dev.baton.v1.ScheduleBatchRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getScheduleBatchMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
      * Subscribe streams the receiver's due messages to this consumer, never more than
      * max_in_flight unacked at once. Several consumers of one receiver share its messages; a
      * message is in flight at one consumer at a time. The stream ends cleanly when the server
@@ -416,6 +538,17 @@ public final class ScheduleServiceGrpc {
     public dev.baton.v1.AckResponse ack(dev.baton.v1.AckRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getAckMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * AckBatch ends many delivered messages in one call. Each item has its own result, in request
+     * order: a stale token is lease_lost on that item only and changes nothing.
+     * </pre>
+     */
+    public dev.baton.v1.AckBatchResponse ackBatch(dev.baton.v1.AckBatchRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getAckBatchMethod(), getCallOptions(), request);
     }
 
     /**
@@ -467,6 +600,18 @@ public final class ScheduleServiceGrpc {
 
     /**
      * <pre>
+     * ScheduleBatch persists many messages in one call, each as Schedule would; the answers are
+     * in request order. An invalid item rejects the whole call (INVALID_ARGUMENT naming it)
+     * before anything is scheduled.
+     * </pre>
+     */
+    public dev.baton.v1.ScheduleBatchResponse scheduleBatch(dev.baton.v1.ScheduleBatchRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getScheduleBatchMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
      * Subscribe streams the receiver's due messages to this consumer, never more than
      * max_in_flight unacked at once. Several consumers of one receiver share its messages; a
      * message is in flight at one consumer at a time. The stream ends cleanly when the server
@@ -488,6 +633,17 @@ public final class ScheduleServiceGrpc {
     public dev.baton.v1.AckResponse ack(dev.baton.v1.AckRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getAckMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * AckBatch ends many delivered messages in one call. Each item has its own result, in request
+     * order: a stale token is lease_lost on that item only and changes nothing.
+     * </pre>
+     */
+    public dev.baton.v1.AckBatchResponse ackBatch(dev.baton.v1.AckBatchRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getAckBatchMethod(), getCallOptions(), request);
     }
 
     /**
@@ -540,6 +696,19 @@ public final class ScheduleServiceGrpc {
 
     /**
      * <pre>
+     * ScheduleBatch persists many messages in one call, each as Schedule would; the answers are
+     * in request order. An invalid item rejects the whole call (INVALID_ARGUMENT naming it)
+     * before anything is scheduled.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.ScheduleBatchResponse> scheduleBatch(
+        dev.baton.v1.ScheduleBatchRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getScheduleBatchMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
      * Ack ends a delivered message for good. A stale token (the message was delivered again since,
      * or already acked) is FAILED_PRECONDITION (LEASE_LOST) and changes nothing.
      * </pre>
@@ -548,6 +717,18 @@ public final class ScheduleServiceGrpc {
         dev.baton.v1.AckRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getAckMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * AckBatch ends many delivered messages in one call. Each item has its own result, in request
+     * order: a stale token is lease_lost on that item only and changes nothing.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.AckBatchResponse> ackBatch(
+        dev.baton.v1.AckBatchRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getAckBatchMethod(), getCallOptions()), request);
     }
 
     /**
@@ -563,9 +744,11 @@ public final class ScheduleServiceGrpc {
   }
 
   private static final int METHODID_SCHEDULE = 0;
-  private static final int METHODID_SUBSCRIBE = 1;
-  private static final int METHODID_ACK = 2;
-  private static final int METHODID_CANCEL = 3;
+  private static final int METHODID_SCHEDULE_BATCH = 1;
+  private static final int METHODID_SUBSCRIBE = 2;
+  private static final int METHODID_ACK = 3;
+  private static final int METHODID_ACK_BATCH = 4;
+  private static final int METHODID_CANCEL = 5;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -588,6 +771,10 @@ public final class ScheduleServiceGrpc {
           serviceImpl.schedule((dev.baton.v1.ScheduleRequest) request,
               (io.grpc.stub.StreamObserver<dev.baton.v1.ScheduleResponse>) responseObserver);
           break;
+        case METHODID_SCHEDULE_BATCH:
+          serviceImpl.scheduleBatch((dev.baton.v1.ScheduleBatchRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.ScheduleBatchResponse>) responseObserver);
+          break;
         case METHODID_SUBSCRIBE:
           serviceImpl.subscribe((dev.baton.v1.SubscribeRequest) request,
               (io.grpc.stub.StreamObserver<dev.baton.v1.SubscribeResponse>) responseObserver);
@@ -595,6 +782,10 @@ public final class ScheduleServiceGrpc {
         case METHODID_ACK:
           serviceImpl.ack((dev.baton.v1.AckRequest) request,
               (io.grpc.stub.StreamObserver<dev.baton.v1.AckResponse>) responseObserver);
+          break;
+        case METHODID_ACK_BATCH:
+          serviceImpl.ackBatch((dev.baton.v1.AckBatchRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.AckBatchResponse>) responseObserver);
           break;
         case METHODID_CANCEL:
           serviceImpl.cancel((dev.baton.v1.CancelRequest) request,
@@ -626,6 +817,13 @@ public final class ScheduleServiceGrpc {
               dev.baton.v1.ScheduleResponse>(
                 service, METHODID_SCHEDULE)))
         .addMethod(
+          getScheduleBatchMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.ScheduleBatchRequest,
+              dev.baton.v1.ScheduleBatchResponse>(
+                service, METHODID_SCHEDULE_BATCH)))
+        .addMethod(
           getSubscribeMethod(),
           io.grpc.stub.ServerCalls.asyncServerStreamingCall(
             new MethodHandlers<
@@ -639,6 +837,13 @@ public final class ScheduleServiceGrpc {
               dev.baton.v1.AckRequest,
               dev.baton.v1.AckResponse>(
                 service, METHODID_ACK)))
+        .addMethod(
+          getAckBatchMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.AckBatchRequest,
+              dev.baton.v1.AckBatchResponse>(
+                service, METHODID_ACK_BATCH)))
         .addMethod(
           getCancelMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
@@ -695,8 +900,10 @@ public final class ScheduleServiceGrpc {
           serviceDescriptor = result = io.grpc.ServiceDescriptor.newBuilder(SERVICE_NAME)
               .setSchemaDescriptor(new ScheduleServiceFileDescriptorSupplier())
               .addMethod(getScheduleMethod())
+              .addMethod(getScheduleBatchMethod())
               .addMethod(getSubscribeMethod())
               .addMethod(getAckMethod())
+              .addMethod(getAckBatchMethod())
               .addMethod(getCancelMethod())
               .build();
         }
