@@ -40,35 +40,49 @@ local now = nowMs()
 local out = { now, -1, 0 }
 local repaired, granted = 0, 0
 -- Read in pages of what is still wanted: every entry read leaves waiting (granted or dropped
--- as invalid), so the next page starts at 0 again, and a healthy queue needs one page.
+-- as invalid), so the next page starts at 0 again, and a healthy queue needs one page. Each
+-- page costs a fixed number of commands whatever its size: definitions, streaks and payloads
+-- are read with one HMGET each, and the page's entries move with one ZREM, one ZADD and one
+-- HSET; the page's tokens come from one INCRBY, numbered in order.
 local scanned = 0
 while granted < max and scanned < scanLimit do
   local want = max - granted
   if want > scanLimit - scanned then want = scanLimit - scanned end
   local due = rcall('ZRANGEBYSCORE', waitingKey, '-inf', now, 'LIMIT', 0, want)
   if #due == 0 then break end
-  for _, name in ipairs(due) do
-    scanned = scanned + 1
-    local def = rcall('HGET', defsKey, name)
-    rcall('ZREM', waitingKey, name)
-    if not def then
-      repaired = repaired + 1
-    else
+  scanned = scanned + #due
+  local defs = rcall('HMGET', defsKey, unpack(due))
+  rcall('ZREM', waitingKey, unpack(due))
+  local valid = {}
+  for i, name in ipairs(due) do
+    if defs[i] then valid[#valid + 1] = i else repaired = repaired + 1 end
+  end
+  if #valid > 0 then
+    local names = {}
+    for j, i in ipairs(valid) do names[j] = due[i] end
+    local streaks = rcall('HMGET', streaksKey, unpack(names))
+    local payloads = rcall('HMGET', payloadsKey, unpack(names))
+    local token = rcall('INCRBY', seqKey, #names) - #names
+    local working, leases = {}, {}
+    for j, name in ipairs(names) do
+      local def = defs[valid[j]]
       local timeout = tonumber(cjson.decode(def)['timeout_ms'])
-      local token = rcall('INCR', seqKey)
+      token = token + 1
       local deadline = now + timeout
-      local streak = tonumber(rcall('HGET', streaksKey, name) or '0')
-      rcall('ZADD', workingKey, deadline, name)
-      rcall('HSET', leasesKey, name, int(token) .. '|' .. worker .. '|' .. int(now) .. '|' .. int(timeout))
-      local payload = rcall('HGET', payloadsKey, name) or ''
+      working[#working + 1] = deadline
+      working[#working + 1] = name
+      leases[#leases + 1] = name
+      leases[#leases + 1] = int(token) .. '|' .. worker .. '|' .. int(now) .. '|' .. int(timeout)
       out[#out + 1] = name
       out[#out + 1] = int(token)
       out[#out + 1] = deadline
-      out[#out + 1] = streak + 1
+      out[#out + 1] = tonumber(streaks[j] or '0') + 1
       out[#out + 1] = def
-      out[#out + 1] = payload
-      granted = granted + 1
+      out[#out + 1] = payloads[j] or ''
     end
+    rcall('ZADD', workingKey, unpack(working))
+    rcall('HSET', leasesKey, unpack(leases))
+    granted = granted + #names
   end
 end
 if granted > 0 then

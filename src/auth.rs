@@ -330,15 +330,17 @@ pub fn permission(path: &str) -> Option<Permission> {
     use Permission::*;
     Some(match (service, method) {
         ("baton.v1.AgentService", "Register" | "Unregister") => Produce,
-        ("baton.v1.AgentService", "Acquire" | "Heartbeat" | "Complete" | "Release") => Work,
+        ("baton.v1.AgentService", "Acquire" | "Heartbeat" | "Complete" | "CompleteBatch" | "Release" | "Session") => {
+            Work
+        }
         ("baton.v1.AgentService", "GetAgent" | "ListAgents") => Read,
         ("baton.v1.ClaimService", "Offer") => Produce,
         ("baton.v1.ClaimService", "Claim" | "Return" | "Fail") => Work,
         ("baton.v1.ClaimService", "GetPool" | "WatchPool") => Read,
         ("baton.v1.LeaderService", "Campaign" | "Renew" | "Resign") => Work,
         ("baton.v1.LeaderService", "GetLeader" | "Observe") => Read,
-        ("baton.v1.ScheduleService", "Schedule" | "Cancel") => Produce,
-        ("baton.v1.ScheduleService", "Subscribe" | "Ack") => Work,
+        ("baton.v1.ScheduleService", "Schedule" | "ScheduleBatch" | "Cancel") => Produce,
+        ("baton.v1.ScheduleService", "Subscribe" | "Ack" | "AckBatch") => Work,
         ("baton.v1.AdminService", "GetHealth" | "ListDeadLetters") => Read,
         ("grpc.health.v1.Health", _)
         | ("grpc.reflection.v1.ServerReflection", _)
@@ -356,8 +358,17 @@ pub trait Scoped {
 /// The caller's identity (None: authentication is off), once every name `request` touches is
 /// within its scopes; PERMISSION_DENIED naming the first that is not.
 pub fn authorize<T: Scoped>(request: &tonic::Request<T>) -> Result<Option<Arc<Identity>>> {
-    let Some(identity) = request.extensions().get::<Arc<Identity>>().cloned() else { return Ok(None) };
-    for (kind, name) in request.get_ref().names() {
+    let identity = identity(request);
+    authorize_as(&identity, request.get_ref())?;
+    Ok(identity)
+}
+
+/// Checks every name `message` touches against the scopes of `identity` (None: authentication
+/// is off): for the messages of a stream after its first, which the call's `authorize` did not
+/// see. PERMISSION_DENIED naming the first name outside them.
+pub fn authorize_as(identity: &Option<Arc<Identity>>, message: &impl Scoped) -> Result<()> {
+    let Some(identity) = identity else { return Ok(()) };
+    for (kind, name) in message.names() {
         if !identity.sees(kind, name) {
             return Err(Error::PermissionDenied {
                 permission: format!("{}:{name}", kind.as_str()),
@@ -365,7 +376,7 @@ pub fn authorize<T: Scoped>(request: &tonic::Request<T>) -> Result<Option<Arc<Id
             });
         }
     }
-    Ok(Some(identity))
+    Ok(())
 }
 
 /// The caller's identity, if any, for filtering listings and audit lines.

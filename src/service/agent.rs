@@ -6,7 +6,7 @@ use std::{collections::HashSet, sync::Arc, time::Duration};
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
-use super::{duration, observe, timestamp, validate};
+use super::{duration, observe, session, timestamp, validate};
 use crate::{
     auth,
     config::Config,
@@ -17,11 +17,11 @@ use crate::{
 };
 
 pub struct AgentServiceImpl {
-    store: Store,
-    wakeups: Wakeups,
-    config: Arc<Config>,
+    pub(super) store: Store,
+    pub(super) wakeups: Wakeups,
+    pub(super) config: Arc<Config>,
     /// Cancelled when the server begins a graceful shutdown: long polls answer at once.
-    shutdown: CancellationToken,
+    pub(super) shutdown: CancellationToken,
 }
 
 impl AgentServiceImpl {
@@ -67,8 +67,99 @@ impl AgentServiceImpl {
         Ok(Duration::from_millis(ms))
     }
 
-    fn max_batch(&self) -> usize {
+    pub(super) fn max_batch(&self) -> usize {
         self.config.limits.max_batch as usize
+    }
+
+    /// A completion, validated; `field` prefixes the names of its fields in errors ("" for a
+    /// lone Complete, "completions[3]." in a batch).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn completion(
+        &self,
+        field: &str,
+        queue: &str,
+        name: &str,
+        token: u64,
+        outcome_value: i32,
+        message: &str,
+        retry_after: Option<&prost_types::Duration>,
+    ) -> Result<Completion> {
+        let limits = &self.config.limits;
+        validate::name(&format!("{field}queue"), queue)?;
+        validate::agent_name(&format!("{field}name"), name)?;
+        validate::token(&format!("{field}token"), token)?;
+        let outcome = outcome(&format!("{field}outcome"), outcome_value)?;
+        validate::size(&format!("{field}message"), message.len(), limits.max_message_bytes)?;
+        let retry_after_ms =
+            validate::duration_ms(&format!("{field}retry_after"), retry_after, limits.max_duration_ms)?.unwrap_or(0);
+        Ok(Completion {
+            queue: queue.to_string(),
+            name: name.to_string(),
+            token,
+            outcome,
+            message: message.to_string(),
+            retry_after_ms,
+        })
+    }
+}
+
+/// Counts a batch of completions in the metrics and maps each to its result.
+pub(super) fn complete_results(items: &[Completion], done: Vec<Option<Completed>>) -> Vec<pb::CompleteResult> {
+    let mut lost = 0;
+    let results = items
+        .iter()
+        .zip(done)
+        .map(|(c, done)| {
+            let response = match done {
+                None => {
+                    lost += 1;
+                    None
+                }
+                Some(done) => {
+                    metrics::counter!("baton_agents_completed_total", "queue" => c.queue.clone(), "outcome" => c.outcome.as_str())
+                        .increment(1);
+                    Some(complete_pb(done))
+                }
+            };
+            pb::CompleteResult {
+                queue: c.queue.clone(),
+                name: c.name.clone(),
+                token: c.token,
+                lease_lost: response.is_none(),
+                response,
+            }
+        })
+        .collect();
+    if lost > 0 {
+        metrics::counter!("baton_leases_lost_total", "rpc" => "Complete").increment(lost);
+    }
+    results
+}
+
+fn complete_pb(done: Completed) -> pb::CompleteResponse {
+    match done {
+        Completed::Rescheduled { next_run_ms, streak } => pb::CompleteResponse {
+            next_run_at: Some(timestamp(next_run_ms)),
+            failure_streak: streak,
+            ..Default::default()
+        },
+        Completed::Removed => pb::CompleteResponse { removed: true, ..Default::default() },
+        Completed::DeadLettered { streak, .. } => {
+            metrics::counter!("baton_agents_dead_lettered_total").increment(1);
+            pb::CompleteResponse { dead_lettered: true, failure_streak: streak, ..Default::default() }
+        }
+    }
+}
+
+/// A granted lease, as the worker sees it.
+pub(super) fn lease_pb(queue: &str, l: store::Lease) -> pb::Lease {
+    pb::Lease {
+        queue: queue.to_string(),
+        name: l.name,
+        token: l.token,
+        deadline: Some(timestamp(l.deadline_ms)),
+        attempt: l.attempt,
+        agent: Some(agent_pb(l.def)),
     }
 }
 
@@ -102,7 +193,7 @@ fn status_pb(info: store::AgentInfo) -> pb::AgentStatus {
     }
 }
 
-fn outcome(value: i32) -> Result<Outcome> {
+pub(super) fn outcome(field: &str, value: i32) -> Result<Outcome> {
     match pb::Outcome::try_from(value) {
         Ok(pb::Outcome::Success) => Ok(Outcome::Success),
         Ok(pb::Outcome::PermanentForbidden) => Ok(Outcome::PermanentForbidden),
@@ -110,8 +201,8 @@ fn outcome(value: i32) -> Result<Outcome> {
         Ok(pb::Outcome::Transient) => Ok(Outcome::Transient),
         Ok(pb::Outcome::ServerError) => Ok(Outcome::ServerError),
         Ok(pb::Outcome::Unknown) => Ok(Outcome::Unknown),
-        Ok(pb::Outcome::Unspecified) => Err(Error::invalid("outcome", "is required")),
-        Err(_) => Err(Error::invalid("outcome", format!("unknown value {value}"))),
+        Ok(pb::Outcome::Unspecified) => Err(Error::invalid(field, "is required")),
+        Err(_) => Err(Error::invalid(field, format!("unknown value {value}"))),
     }
 }
 
@@ -181,17 +272,7 @@ impl AgentService for AgentServiceImpl {
                     .await?;
             metrics::counter!("baton_agents_acquired_total", "queue" => req.queue.clone())
                 .increment(leases.len() as u64);
-            let leases = leases
-                .into_iter()
-                .map(|l| pb::Lease {
-                    queue: req.queue.clone(),
-                    name: l.name,
-                    token: l.token,
-                    deadline: Some(timestamp(l.deadline_ms)),
-                    attempt: l.attempt,
-                    agent: Some(agent_pb(l.def)),
-                })
-                .collect();
+            let leases = leases.into_iter().map(|l| lease_pb(&req.queue, l)).collect();
             Ok(Response::new(pb::AcquireResponse { leases }))
         })
         .await
@@ -251,44 +332,50 @@ impl AgentService for AgentServiceImpl {
     async fn complete(&self, request: Request<pb::CompleteRequest>) -> Result<Response<pb::CompleteResponse>, Status> {
         observe("Complete", async {
             auth::authorize(&request)?;
-            let req = request.into_inner();
-            validate::name("queue", &req.queue)?;
-            validate::agent_name("name", &req.name)?;
-            validate::token("token", req.token)?;
-            let outcome = outcome(req.outcome)?;
-            validate::size("message", req.message.len(), self.config.limits.max_message_bytes)?;
-            let retry_after_ms =
-                validate::duration_ms("retry_after", req.retry_after.as_ref(), self.config.limits.max_duration_ms)?.unwrap_or(0);
-            let completion = Completion {
-                queue: req.queue,
-                name: req.name,
-                token: req.token,
-                outcome,
-                message: req.message,
-                retry_after_ms,
-            };
-            let done = self.store.complete(&completion).await.inspect_err(|e| {
+            let r = request.into_inner();
+            let c = self.completion("", &r.queue, &r.name, r.token, r.outcome, &r.message, r.retry_after.as_ref())?;
+            let done = self.store.complete(&c).await.inspect_err(|e| {
                 if matches!(e, Error::LeaseLost(_)) {
                     metrics::counter!("baton_leases_lost_total", "rpc" => "Complete").increment(1);
                 }
             })?;
-            metrics::counter!("baton_agents_completed_total", "queue" => completion.queue, "outcome" => outcome.as_str())
+            metrics::counter!("baton_agents_completed_total", "queue" => c.queue, "outcome" => c.outcome.as_str())
                 .increment(1);
-            let response = match done {
-                Completed::Rescheduled { next_run_ms, streak } => pb::CompleteResponse {
-                    next_run_at: Some(timestamp(next_run_ms)),
-                    failure_streak: streak,
-                    ..Default::default()
-                },
-                Completed::Removed => pb::CompleteResponse { removed: true, ..Default::default() },
-                Completed::DeadLettered { streak, .. } => {
-                    metrics::counter!("baton_agents_dead_lettered_total").increment(1);
-                    pb::CompleteResponse { dead_lettered: true, failure_streak: streak, ..Default::default() }
-                }
-            };
-            Ok(Response::new(response))
+            Ok(Response::new(complete_pb(done)))
         })
         .await
+    }
+
+    async fn complete_batch(
+        &self,
+        request: Request<pb::CompleteBatchRequest>,
+    ) -> Result<Response<pb::CompleteBatchResponse>, Status> {
+        observe("CompleteBatch", async {
+            auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::count("completions", req.completions.len(), 1, self.max_batch())?;
+            let items = req
+                .completions
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let field = format!("completions[{i}].");
+                    self.completion(&field, &r.queue, &r.name, r.token, r.outcome, &r.message, r.retry_after.as_ref())
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let done = self.store.complete_batch(&items).await?;
+            Ok(Response::new(pb::CompleteBatchResponse { results: complete_results(&items, done) }))
+        })
+        .await
+    }
+
+    type SessionStream = session::SessionStream;
+
+    async fn session(
+        &self,
+        request: Request<tonic::Streaming<pb::SessionRequest>>,
+    ) -> Result<Response<Self::SessionStream>, Status> {
+        observe("Session", session::open(self, request)).await
     }
 
     async fn release(&self, request: Request<pb::ReleaseRequest>) -> Result<Response<pb::ReleaseResponse>, Status> {

@@ -7,6 +7,7 @@ pub mod claim;
 pub mod leader;
 pub mod schedule;
 pub mod scopes;
+pub mod session;
 pub mod validate;
 
 use std::{future::Future, time::Instant};

@@ -107,6 +107,39 @@ async fn deliver_loop(
     }
 }
 
+impl ScheduleServiceImpl {
+    /// Checks one message to schedule (`field` prefixes its fields' names in errors: "" for a
+    /// lone Schedule, "messages[3]." in a batch); when it is due.
+    fn when(&self, field: &str, req: &pb::ScheduleRequest) -> Result<When> {
+        validate::name(&format!("{field}receiver"), &req.receiver)?;
+        validate::size(&format!("{field}payload"), req.payload.len(), self.config.limits.max_payload_bytes)?;
+        if !req.key.is_empty() {
+            validate::name(&format!("{field}key"), &req.key)?;
+        }
+        let max = self.config.limits.max_duration_ms;
+        Ok(match &req.when {
+            None => When::After(0),
+            Some(pb::schedule_request::When::Delay(d)) => {
+                When::After(validate::duration_ms(&format!("{field}delay"), Some(d), max)?.unwrap_or(0))
+            }
+            Some(pb::schedule_request::When::DeliverAt(t)) => {
+                // The range of google.protobuf.Timestamp: years 1 to 9999.
+                if !(0..1_000_000_000).contains(&t.nanos) || !(-62_135_596_800..=253_402_300_799).contains(&t.seconds) {
+                    return Err(Error::invalid(
+                        format!("{field}deliver_at"),
+                        "must be a valid instant (years 1 to 9999, nanos below 1e9)",
+                    ));
+                }
+                match t.seconds * 1000 + (t.nanos / 1_000_000) as i64 {
+                    // Any past instant means now (before 1970 too).
+                    at if at <= 0 => When::After(0),
+                    at => When::At(at),
+                }
+            }
+        })
+    }
+}
+
 type SubscribeStream = Pin<Box<dyn Stream<Item = Result<pb::SubscribeResponse, Status>> + Send>>;
 
 #[tonic::async_trait]
@@ -115,39 +148,48 @@ impl ScheduleService for ScheduleServiceImpl {
         observe("Schedule", async {
             auth::authorize(&request)?;
             let req = request.into_inner();
-            validate::name("receiver", &req.receiver)?;
-            validate::size("payload", req.payload.len(), self.config.limits.max_payload_bytes)?;
-            if !req.key.is_empty() {
-                validate::name("key", &req.key)?;
-            }
-            let max = self.config.limits.max_duration_ms;
-            let when = match &req.when {
-                None => When::After(0),
-                Some(pb::schedule_request::When::Delay(d)) => {
-                    When::After(validate::duration_ms("delay", Some(d), max)?.unwrap_or(0))
-                }
-                Some(pb::schedule_request::When::DeliverAt(t)) => {
-                    // The range of google.protobuf.Timestamp: years 1 to 9999.
-                    if !(0..1_000_000_000).contains(&t.nanos)
-                        || !(-62_135_596_800..=253_402_300_799).contains(&t.seconds)
-                    {
-                        return Err(Error::invalid(
-                            "deliver_at",
-                            "must be a valid instant (years 1 to 9999, nanos below 1e9)",
-                        ));
-                    }
-                    match t.seconds * 1000 + (t.nanos / 1_000_000) as i64 {
-                        // Any past instant means now (before 1970 too).
-                        at if at <= 0 => When::After(0),
-                        at => When::At(at),
-                    }
-                }
-            };
+            let when = self.when("", &req)?;
             let (created, id, at) = self.store.schedule(&req.receiver, &req.payload, when, &req.key).await?;
             if created {
                 metrics::counter!("baton_schedule_scheduled_total", "receiver" => req.receiver).increment(1);
             }
             Ok(Response::new(pb::ScheduleResponse { id, deliver_at: Some(timestamp(at)), created }))
+        })
+        .await
+    }
+
+    async fn schedule_batch(
+        &self,
+        request: Request<pb::ScheduleBatchRequest>,
+    ) -> Result<Response<pb::ScheduleBatchResponse>, Status> {
+        observe("ScheduleBatch", async {
+            auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::count("messages", req.messages.len(), 1, self.config.limits.max_batch as usize)?;
+            let whens = (req.messages.iter().enumerate())
+                .map(|(i, m)| self.when(&format!("messages[{i}]."), m))
+                .collect::<Result<Vec<_>>>()?;
+            // Side by side on the multiplexed connection: pipelined, one round trip for the lot.
+            let results = futures::future::try_join_all(
+                req.messages
+                    .iter()
+                    .zip(whens)
+                    .map(|(m, when)| self.store.schedule(&m.receiver, &m.payload, when, &m.key)),
+            )
+            .await?;
+            let results = req
+                .messages
+                .iter()
+                .zip(results)
+                .map(|(m, (created, id, at))| {
+                    if created {
+                        metrics::counter!("baton_schedule_scheduled_total", "receiver" => m.receiver.clone())
+                            .increment(1);
+                    }
+                    pb::ScheduleResponse { id, deliver_at: Some(timestamp(at)), created }
+                })
+                .collect();
+            Ok(Response::new(pb::ScheduleBatchResponse { results }))
         })
         .await
     }
@@ -209,6 +251,38 @@ impl ScheduleService for ScheduleServiceImpl {
             })?;
             metrics::counter!("baton_schedule_acked_total", "receiver" => req.receiver).increment(1);
             Ok(Response::new(pb::AckResponse {}))
+        })
+        .await
+    }
+
+    async fn ack_batch(&self, request: Request<pb::AckBatchRequest>) -> Result<Response<pb::AckBatchResponse>, Status> {
+        observe("AckBatch", async {
+            auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::count("acks", req.acks.len(), 1, self.config.limits.max_batch as usize)?;
+            for (i, a) in req.acks.iter().enumerate() {
+                validate::name(&format!("acks[{i}].receiver"), &a.receiver)?;
+                validate::name(&format!("acks[{i}].id"), &a.id)?;
+                validate::token(&format!("acks[{i}].token"), a.token)?;
+            }
+            let done =
+                futures::future::join_all(req.acks.iter().map(|a| self.store.ack(&a.receiver, &a.id, a.token))).await;
+            let mut results = Vec::with_capacity(done.len());
+            for (a, done) in req.acks.into_iter().zip(done) {
+                let lease_lost = match done {
+                    Ok(()) => {
+                        metrics::counter!("baton_schedule_acked_total", "receiver" => a.receiver.clone()).increment(1);
+                        false
+                    }
+                    Err(Error::LeaseLost(_)) => {
+                        metrics::counter!("baton_leases_lost_total", "rpc" => "Ack").increment(1);
+                        true
+                    }
+                    Err(e) => return Err(e),
+                };
+                results.push(pb::AckResult { receiver: a.receiver, id: a.id, lease_lost });
+            }
+            Ok(Response::new(pb::AckBatchResponse { results }))
         })
         .await
     }

@@ -27,6 +27,26 @@ scoped!(NameKind::Election, election: pb::CampaignRequest, pb::RenewRequest, pb:
 scoped!(NameKind::Receiver, receiver: pb::ScheduleRequest, pb::SubscribeRequest, pb::AckRequest,
     pb::CancelRequest);
 
+scoped!(NameKind::Queue, queue: pb::SessionOpen);
+
+impl Scoped for pb::CompleteBatchRequest {
+    fn names(&self) -> Vec<(NameKind, &str)> {
+        self.completions.iter().map(|c| (NameKind::Queue, c.queue.as_str())).collect()
+    }
+}
+
+impl Scoped for pb::ScheduleBatchRequest {
+    fn names(&self) -> Vec<(NameKind, &str)> {
+        self.messages.iter().map(|m| (NameKind::Receiver, m.receiver.as_str())).collect()
+    }
+}
+
+impl Scoped for pb::AckBatchRequest {
+    fn names(&self) -> Vec<(NameKind, &str)> {
+        self.acks.iter().map(|a| (NameKind::Receiver, a.receiver.as_str())).collect()
+    }
+}
+
 impl Scoped for pb::HeartbeatRequest {
     fn names(&self) -> Vec<(NameKind, &str)> {
         self.leases.iter().map(|l| (NameKind::Queue, l.queue.as_str())).collect()

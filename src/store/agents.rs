@@ -216,23 +216,37 @@ impl Store {
         Ok(deadlines.into_iter().map(|d| (d >= 0).then_some(d)).collect())
     }
 
-    /// Ends a lease with an outcome. A stale or unknown token is `Error::LeaseLost`.
-    pub(super) async fn complete_in(&self, c: &Completion) -> Result<Completed> {
-        let k = self.keys.queue(&c.queue);
+    /// Ends leases of one queue (all `items` name it), one script for the batch; per item, what
+    /// happened, or None when its token was stale or unknown (that item changed nothing).
+    pub(super) async fn complete_batch_in(&self, queue: &str, items: &[&Completion]) -> Result<Vec<Option<Completed>>> {
+        let k = self.keys.queue(queue);
         let keys = k.lease_keys();
-        let mut args =
-            Args::new().arg(&c.name).arg(c.token).arg(c.outcome.as_str()).arg(&c.message).arg(c.retry_after_ms);
+        let mut args = Args::new();
         self.policy.push_args(&mut args);
-        let args = args.arg(rand::random::<u32>()).arg(self.keys.announce(ChannelKind::Queue, &c.queue)).arg(&c.queue);
-        let reply = self.run(Path::WriteBack, "completeAgent", &keys, args).await?;
-        let mut r = Reply::new("completeAgent", reply)?;
-        match r.next::<i64>()? {
-            -1 => Err(Error::LeaseLost(format!("{}/{} token {}", c.queue, c.name, c.token))),
-            0 => Ok(Completed::Rescheduled { next_run_ms: r.next()?, streak: r.next()? }),
-            1 => Ok(Completed::Removed),
-            2 => Ok(Completed::DeadLettered { at_ms: r.next()?, streak: r.next()? }),
-            code => Err(Error::Internal(format!("completeAgent: unknown code {code}"))),
+        args.push(rand::random::<u32>());
+        args.push(self.keys.announce(ChannelKind::Queue, queue));
+        args.push(queue);
+        for c in items {
+            args.push(&c.name);
+            args.push(c.token);
+            args.push(c.outcome.as_str());
+            args.push(&c.message);
+            args.push(c.retry_after_ms);
         }
+        let reply = self.run(Path::WriteBack, "completeAgents", &keys, args).await?;
+        let mut r = Reply::new("completeAgents", reply)?;
+        let mut out = Vec::with_capacity(items.len());
+        for _ in items {
+            let (code, time, streak): (i64, i64, u32) = (r.next()?, r.next()?, r.next()?);
+            out.push(match code {
+                -1 => None,
+                0 => Some(Completed::Rescheduled { next_run_ms: time, streak }),
+                1 => Some(Completed::Removed),
+                2 => Some(Completed::DeadLettered { at_ms: time, streak }),
+                code => return Err(Error::Internal(format!("completeAgents: unknown code {code}"))),
+            });
+        }
+        Ok(out)
     }
 
     /// Hands a lease back; returns the next run, or None when the agent was unregistered.

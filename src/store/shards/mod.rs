@@ -221,10 +221,38 @@ impl Store {
 
     /// Ends a lease with an outcome. A stale or unknown token is `Error::LeaseLost`.
     pub async fn complete(&self, c: &Completion) -> Result<Completed> {
-        match self.shard_of(SourceKind::Queue, &c.queue, &c.name) {
-            Cow::Borrowed(_) => self.complete_in(c).await,
-            Cow::Owned(shard) => self.complete_in(&Completion { queue: shard, ..c.clone() }).await,
+        self.complete_batch(std::slice::from_ref(c))
+            .await?
+            .pop()
+            .flatten()
+            .ok_or_else(|| Error::LeaseLost(format!("{}/{} token {}", c.queue, c.name, c.token)))
+    }
+
+    /// Ends many leases, of any queues: one script per queue (per shard of a sharded queue), run
+    /// side by side. Per item, in order, what happened, or None when its token was stale or
+    /// unknown (that item changed nothing).
+    pub async fn complete_batch(&self, items: &[Completion]) -> Result<Vec<Option<Completed>>> {
+        // Positions in `items`, by physical queue, in first-seen order.
+        let mut groups: Vec<(Cow<'_, str>, Vec<usize>)> = Vec::new();
+        for (i, c) in items.iter().enumerate() {
+            let shard = self.shard_of(SourceKind::Queue, &c.queue, &c.name);
+            match groups.iter_mut().find(|(q, _)| *q == shard) {
+                Some((_, positions)) => positions.push(i),
+                None => groups.push((shard, vec![i])),
+            }
         }
+        let done = futures::future::try_join_all(groups.iter().map(|(queue, positions)| {
+            let batch: Vec<&Completion> = positions.iter().map(|&i| &items[i]).collect();
+            async move { self.complete_batch_in(queue, &batch).await }
+        }))
+        .await?;
+        let mut out = vec![None; items.len()];
+        for ((_, positions), results) in groups.into_iter().zip(done) {
+            for (i, result) in positions.into_iter().zip(results) {
+                out[i] = result;
+            }
+        }
+        Ok(out)
     }
 
     /// Hands a lease back; returns the next run, or None when the agent was unregistered.

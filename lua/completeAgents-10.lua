@@ -1,0 +1,94 @@
+--[[
+  completeAgents: ends leases of one queue with the workers' outcomes, each as finishLease
+  decides (success reschedules or removes a one-shot agent; failures back off by class and
+  dead-letter at max_attempts). A stale or unknown token changes nothing for that item; the
+  others still complete. A name listed twice is completed once: the second is stale.
+
+  Batched for throughput: the lease records and definitions of all items are read with one
+  HMGET each, and one-shot successes (the common case of a drained queue) are removed with one
+  command per key for the whole batch; other outcomes go through finishLease one by one.
+
+  Input:
+    KEYS[1] waiting    ZSET name -> next run (ms)
+    KEYS[2] working    ZSET name -> lease deadline (ms)
+    KEYS[3] defs       HASH name -> definition JSON
+    KEYS[4] payloads   HASH name -> payload bytes
+    KEYS[5] leases     HASH name -> "token|worker|acquired_at|timeout_ms"
+    KEYS[6] streaks    HASH name -> consecutive failures
+    KEYS[7] index      ZSET name -> 0
+    KEYS[8] dlq        ZSET name -> dead-lettered at (ms)
+    KEYS[9] dlqinfo    HASH name -> dead-letter context JSON
+    KEYS[10] stats     HASH completed, failed, dead_lettered -> counts
+
+    ARGV[1..8] policy  forbiddenMs, throttledBaseMs, throttledMult, throttledCapMs,
+                       maxImmediate, jitterRatio, dlqTtlMs, dlqMaxEntries (readPolicy)
+    ARGV[9]  seed      random seed for the jitter
+    ARGV[10] channel   where to announce: "P|S <wake-up channel>" or ""
+    ARGV[11] queue     queue name (wake-up message, dead-letter context)
+    ARGV[12..] items   name, token, outcome, message, retryAfterMs; outcome one of SUCCESS |
+                       PERMANENT_FORBIDDEN | THROTTLED | TRANSIENT | SERVER_ERROR | UNKNOWN
+
+  Output: per item, in order, three numbers:
+    -1, 0, 0                  LEASE_LOST: token stale or unknown; nothing changed
+    0, nextRun, streak        RESCHEDULED
+    1, 0, 0                   REMOVED: one-shot success, or no definition left
+    2, deadLetteredAt, streak DEAD_LETTERED
+]]
+local rcall = redis.call
+--@include publish
+--@include nowMs
+--@include parseLease
+--@include addWaiting
+--@include jitter
+--@include failureDelay
+--@include readPolicy
+--@include trimDeadLetters
+--@include finishLease
+
+local k = {
+  waiting = KEYS[1], working = KEYS[2], defs = KEYS[3], payloads = KEYS[4], leases = KEYS[5],
+  streaks = KEYS[6], index = KEYS[7], dlq = KEYS[8], dlqinfo = KEYS[9], stats = KEYS[10],
+}
+local policy = readPolicy(1)
+math.randomseed(tonumber(ARGV[9]))
+local channel, queue = ARGV[10], ARGV[11]
+local first = 12
+local count = (#ARGV - first + 1) / 5
+
+local names = {}
+for i = 0, count - 1 do names[i + 1] = ARGV[first + i * 5] end
+local records = rcall('HMGET', k.leases, unpack(names))
+local defs = rcall('HMGET', k.defs, unpack(names))
+
+local now = nowMs()
+local out = {}
+local seen = {}
+local gone = {} -- one-shot successes, removed together below
+for i = 0, count - 1 do
+  local a = first + i * 5
+  local name, token, outcome = ARGV[a], ARGV[a + 1], ARGV[a + 2]
+  local lease = not seen[name] and parseLease(records[i + 1] or nil)
+  seen[name] = true
+  if not lease or lease.token ~= token then
+    out[#out + 1] = -1; out[#out + 1] = 0; out[#out + 1] = 0
+  else
+    local def = defs[i + 1]
+    if outcome == 'SUCCESS' and def and tonumber(cjson.decode(def)['interval_ms']) == 0 then
+      gone[#gone + 1] = name
+      out[#out + 1] = 1; out[#out + 1] = 0; out[#out + 1] = 0
+    else
+      local r = finishLease(k, name, lease, outcome, ARGV[a + 3], tonumber(ARGV[a + 4]), policy, now, channel, queue)
+      out[#out + 1] = r[1]; out[#out + 1] = r[2]; out[#out + 1] = r[3]
+    end
+  end
+end
+if #gone > 0 then
+  rcall('ZREM', k.working, unpack(gone))
+  rcall('HDEL', k.leases, unpack(gone))
+  rcall('HDEL', k.streaks, unpack(gone))
+  rcall('HDEL', k.defs, unpack(gone))
+  rcall('HDEL', k.payloads, unpack(gone))
+  rcall('ZREM', k.index, unpack(gone))
+  rcall('HINCRBY', k.stats, 'completed', #gone)
+end
+return out

@@ -1,0 +1,359 @@
+//! AgentService.Session: a worker's hot path on one bidirectional stream (see the proto for the
+//! contract). One task per session:
+//!
+//! - takes in, without waiting, every message that has arrived (credit, completions,
+//!   heartbeats, releases), validating each message whole before any of it counts;
+//! - flushes what it took in (one completeAgents script per queue shard, one heartbeat script,
+//!   the releases side by side) while, in the same round trip, it acquires as many leases as
+//!   the worker has credit for;
+//! - answers both in one SessionResponse, then waits for the next message, a wake-up of its
+//!   queue (from any replica), the earliest due time, or the end.
+//!
+//! So a busy worker's completions coalesce by themselves: whatever arrived while the previous
+//! flush ran goes to Redis in the next one. With no credit the session reads nothing from Redis
+//! and does not take its queue's wake-ups (it passes them on to other waiters).
+//!
+//! Invariants: leases pushed never exceed credit granted; a lease is pushed to one session only
+//! (the acquire script grants it once); leases granted but not written to a stream that is gone
+//! are released at once; everything else a broken session held follows the rules of a worker
+//! that went silent (deadlines, the sweepers).
+
+use std::{pin::Pin, time::Duration};
+
+use futures::FutureExt;
+use tokio::{sync::mpsc, time::Instant};
+use tokio_stream::{wrappers::ReceiverStream, Stream};
+use tonic::{Request, Response, Status, Streaming};
+
+use super::{
+    agent::{complete_results, lease_pb, AgentServiceImpl},
+    timestamp, validate,
+};
+use crate::{
+    auth,
+    error::{Error, Result},
+    pb,
+    store::{keys::ChannelKind, Acquired, Completion, SourceKind, Store},
+};
+
+pub type SessionStream = Pin<Box<dyn Stream<Item = Result<pb::SessionResponse, Status>> + Send>>;
+
+/// How long a new stream may take to send its open message.
+const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Reads the open message, checks it, and starts the session's task.
+pub(super) async fn open(
+    service: &AgentServiceImpl,
+    request: Request<Streaming<pb::SessionRequest>>,
+) -> Result<Response<SessionStream>> {
+    let identity = auth::identity(&request);
+    let mut inbound = request.into_inner();
+    let first = match tokio::time::timeout(OPEN_TIMEOUT, inbound.message()).await {
+        Err(_) => return Err(Error::invalid("open", "the first message did not arrive in time")),
+        Ok(Err(status)) => return Err(Error::Internal(format!("session stream: {status}"))),
+        Ok(Ok(None)) => return Err(Error::invalid("open", "the stream ended before its first message")),
+        Ok(Ok(Some(first))) => first,
+    };
+    let Some(open) = first.open.as_ref() else {
+        return Err(Error::invalid("open", "is required on the first message"));
+    };
+    validate::name("open.queue", &open.queue)?;
+    validate::name("open.worker_id", &open.worker_id)?;
+    auth::authorize_as(&identity, open)?;
+    let mut session = Session {
+        store: service.store.clone(),
+        queue: open.queue.clone(),
+        worker: open.worker_id.clone(),
+        max_batch: service.max_batch(),
+        max_message_bytes: service.config.limits.max_message_bytes,
+        max_duration_ms: service.config.limits.max_duration_ms,
+        credit: 0,
+        pending: Pending::default(),
+    };
+    session.take(first, true)?;
+    let waiter = service
+        .wakeups
+        .waiter(ChannelKind::Queue, &session.queue, &session.store.shard_names(SourceKind::Queue, &session.queue))
+        .await?;
+    let (tx, rx) = mpsc::channel(4);
+    let shutdown = service.shutdown.clone();
+    tokio::spawn(async move {
+        let _open = metrics::gauge!("baton_sessions_open");
+        _open.increment(1.0);
+        let queue = session.queue.clone();
+        if let Err(e) = session.run(inbound, &tx, &waiter.notify, &shutdown).await {
+            if matches!(e.code(), tonic::Code::Internal | tonic::Code::Unavailable) {
+                tracing::warn!(queue, error = %e, "session ended");
+            }
+            let _ = tx.send(Err(Status::from(e))).await;
+        }
+        _open.decrement(1.0);
+    });
+    Ok(Response::new(Box::pin(ReceiverStream::new(rx)) as SessionStream))
+}
+
+/// What the worker sent that is not yet flushed to Redis.
+#[derive(Default)]
+struct Pending {
+    completions: Vec<Completion>,
+    heartbeats: Vec<(String, u64)>,
+    releases: Vec<(String, u64, u64)>,
+}
+
+impl Pending {
+    fn is_empty(&self) -> bool {
+        self.completions.is_empty() && self.heartbeats.is_empty() && self.releases.is_empty()
+    }
+
+    fn len(&self) -> usize {
+        self.completions.len() + self.heartbeats.len() + self.releases.len()
+    }
+}
+
+struct Session {
+    store: Store,
+    queue: String,
+    worker: String,
+    max_batch: usize,
+    max_message_bytes: usize,
+    max_duration_ms: u64,
+    /// Leases the worker may still be pushed.
+    credit: usize,
+    pending: Pending,
+}
+
+impl Session {
+    /// Takes one message in: validated whole first, so an invalid one changes nothing.
+    fn take(&mut self, m: pb::SessionRequest, first: bool) -> Result<()> {
+        if m.open.is_some() && !first {
+            return Err(Error::invalid("open", "is allowed on the first message only"));
+        }
+        let credit = self.credit + m.credit as usize;
+        if credit > self.max_batch {
+            return Err(Error::invalid(
+                "credit",
+                format!("outstanding credit would be {credit}, more than max_batch ({})", self.max_batch),
+            ));
+        }
+        validate::count("completions", m.completions.len(), 0, self.max_batch)?;
+        validate::count("heartbeats", m.heartbeats.len(), 0, self.max_batch)?;
+        validate::count("releases", m.releases.len(), 0, self.max_batch)?;
+        let mut completions = Vec::with_capacity(m.completions.len());
+        for (i, c) in m.completions.iter().enumerate() {
+            let field = format!("completions[{i}].");
+            validate::agent_name(&format!("{field}name"), &c.name)?;
+            validate::token(&format!("{field}token"), c.token)?;
+            let outcome = super::agent::outcome(&format!("{field}outcome"), c.outcome)?;
+            validate::size(&format!("{field}message"), c.message.len(), self.max_message_bytes)?;
+            let retry_after_ms =
+                validate::duration_ms(&format!("{field}retry_after"), c.retry_after.as_ref(), self.max_duration_ms)?
+                    .unwrap_or(0);
+            completions.push(Completion {
+                queue: self.queue.clone(),
+                name: c.name.clone(),
+                token: c.token,
+                outcome,
+                message: c.message.clone(),
+                retry_after_ms,
+            });
+        }
+        for (i, h) in m.heartbeats.iter().enumerate() {
+            validate::agent_name(&format!("heartbeats[{i}].name"), &h.name)?;
+            validate::token(&format!("heartbeats[{i}].token"), h.token)?;
+        }
+        let mut releases = Vec::with_capacity(m.releases.len());
+        for (i, r) in m.releases.iter().enumerate() {
+            validate::agent_name(&format!("releases[{i}].name"), &r.name)?;
+            validate::token(&format!("releases[{i}].token"), r.token)?;
+            let delay = validate::duration_ms(&format!("releases[{i}].delay"), r.delay.as_ref(), self.max_duration_ms)?;
+            releases.push((r.name.clone(), r.token, delay.unwrap_or(0)));
+        }
+        self.credit = credit;
+        self.pending.completions.extend(completions);
+        self.pending.heartbeats.extend(m.heartbeats.into_iter().map(|h| (h.name, h.token)));
+        self.pending.releases.extend(releases);
+        Ok(())
+    }
+
+    async fn run(
+        &mut self,
+        mut inbound: Streaming<pb::SessionRequest>,
+        tx: &mpsc::Sender<Result<pb::SessionResponse, Status>>,
+        notify: &tokio::sync::Notify,
+        shutdown: &tokio_util::sync::CancellationToken,
+    ) -> Result<()> {
+        let mut open = true; // the worker has not half-closed
+        let mut want = true; // something may be due: acquire when there is credit
+        let mut due_at: Option<Instant> = None;
+        let mut notified = Box::pin(notify.notified());
+        // An invalid message ends the session, once what came before it is flushed and answered.
+        let mut fail: Option<Error> = None;
+        loop {
+            // Everything that has arrived, without waiting (bounded, so a flood still flushes).
+            while open && self.pending.len() < self.max_batch {
+                match inbound.message().now_or_never() {
+                    None => break,
+                    Some(Ok(Some(m))) => self.receive(m, &mut want, &mut open, &mut fail),
+                    Some(Ok(None)) => open = false,
+                    Some(Err(_)) => return Ok(()), // the worker is gone: nobody to answer
+                }
+            }
+            let stopping = shutdown.is_cancelled();
+            let acquire = want && self.credit > 0 && !stopping && open;
+            if acquire {
+                // Armed before the acquire, so a wake-up between it and the wait is not missed.
+                notified.set(notify.notified());
+                notified.as_mut().enable();
+            }
+            let pending = std::mem::take(&mut self.pending);
+            let asked = self.credit.min(self.max_batch) as u32;
+            let (answers, got) = tokio::join!(self.flush(pending), async {
+                if acquire {
+                    Some(self.store.acquire(&self.queue, &self.worker, asked).await)
+                } else {
+                    None
+                }
+            });
+            let mut response = answers?;
+            let mut failed = fail.take();
+            if let Some(got) = got {
+                let got = match got {
+                    Ok(got) => got,
+                    Err(e) => {
+                        failed = Some(e);
+                        Acquired { now_ms: 0, next_due_ms: None, leases: Vec::new() }
+                    }
+                };
+                let n = got.leases.len();
+                self.credit -= n;
+                metrics::counter!("baton_agents_acquired_total", "queue" => self.queue.clone()).increment(n as u64);
+                // Full: more may be due now. Otherwise wait for a wake-up or the next due time.
+                want = n == asked as usize;
+                due_at = got
+                    .next_due_ms
+                    .filter(|_| !want)
+                    .map(|due| Instant::now() + Duration::from_millis((due - got.now_ms).max(1) as u64));
+                if self.credit == 0 {
+                    // Out of credit: stop taking the queue's wake-ups (one taken already is
+                    // passed on when the armed future is dropped), and hand one on, since more
+                    // may be due.
+                    notified.set(notify.notified());
+                    if want {
+                        notify.notify_one();
+                    }
+                }
+                response.leases = got.leases.into_iter().map(|l| lease_pb(&self.queue, l)).collect();
+            }
+            if !is_empty(&response) {
+                if let Err(mpsc::error::SendError(Ok(lost))) = tx.send(Ok(response)).await {
+                    self.release_unsent(lost.leases).await;
+                    return Ok(());
+                }
+            }
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            if (!open || stopping) && self.pending.is_empty() {
+                return Ok(()); // answered everything; the stream ends cleanly
+            }
+            let waiting = self.credit > 0 && !stopping && open;
+            let timer = async {
+                match due_at {
+                    Some(at) if waiting => tokio::time::sleep_until(at).await,
+                    _ => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                m = inbound.message(), if open => match m {
+                    Ok(Some(m)) => self.receive(m, &mut want, &mut open, &mut fail),
+                    Ok(None) => open = false,
+                    Err(_) => return Ok(()),
+                },
+                _ = &mut notified, if waiting => want = true,
+                _ = timer => want = true,
+                _ = shutdown.cancelled(), if !stopping => {}
+                _ = tx.closed() => return Ok(()),
+            }
+        }
+    }
+
+    /// One message in: more credit means something may be due for it; an invalid message
+    /// stops the reading (`fail`), and what came before it is still flushed.
+    fn receive(&mut self, m: pb::SessionRequest, want: &mut bool, open: &mut bool, fail: &mut Option<Error>) {
+        let credit = m.credit;
+        match self.take(m, false) {
+            Ok(()) => *want |= credit > 0,
+            Err(e) => {
+                *fail = Some(e);
+                *open = false;
+            }
+        }
+    }
+
+    /// Applies completions, heartbeats and releases side by side; their answers.
+    async fn flush(&self, p: Pending) -> Result<pb::SessionResponse> {
+        let mut response = pb::SessionResponse::default();
+        if p.is_empty() {
+            return Ok(response);
+        }
+        let store = &self.store;
+        let queue = self.queue.as_str();
+        let completions = async {
+            if p.completions.is_empty() {
+                return Ok(Vec::new());
+            }
+            store.complete_batch(&p.completions).await
+        };
+        let heartbeats = async {
+            if p.heartbeats.is_empty() {
+                return Ok(Vec::new());
+            }
+            let pairs: Vec<(&str, u64)> = p.heartbeats.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+            store.heartbeat(queue, &self.worker, &pairs).await
+        };
+        let releases = futures::future::join_all(
+            p.releases.iter().map(|(name, token, delay)| store.release(queue, name, *token, *delay)),
+        );
+        let (done, deadlines, released) = tokio::join!(completions, heartbeats, releases);
+        response.completed = complete_results(&p.completions, done?);
+        let lease_ref =
+            |name: &str, token: u64| pb::LeaseRef { queue: queue.to_string(), name: name.to_string(), token };
+        for ((name, token), deadline) in p.heartbeats.iter().zip(deadlines?) {
+            match deadline {
+                Some(d) => response.extended.push(pb::ExtendedLease {
+                    queue: queue.to_string(),
+                    name: name.clone(),
+                    token: *token,
+                    deadline: Some(timestamp(d)),
+                }),
+                None => response.lost.push(lease_ref(name, *token)),
+            }
+        }
+        for ((name, token, _), result) in p.releases.iter().zip(released) {
+            match result {
+                Ok(_) => response.released.push(lease_ref(name, *token)),
+                Err(Error::LeaseLost(_)) => response.lost.push(lease_ref(name, *token)),
+                Err(e) => return Err(e),
+            }
+        }
+        if !response.lost.is_empty() {
+            metrics::counter!("baton_leases_lost_total", "rpc" => "Session").increment(response.lost.len() as u64);
+        }
+        Ok(response)
+    }
+
+    /// Leases granted in the instant the stream went away, which nobody will ever see: back
+    /// to waiting at once rather than at their deadline.
+    async fn release_unsent(&self, leases: Vec<pb::Lease>) {
+        for l in leases {
+            tracing::info!(queue = self.queue, agent = l.name, "session gone before its lease was sent; releasing");
+            if let Err(e) = self.store.release(&self.queue, &l.name, l.token, 0).await {
+                tracing::warn!(queue = self.queue, agent = l.name, error = %e, "could not release; the sweepers will");
+            }
+        }
+    }
+}
+
+fn is_empty(r: &pb::SessionResponse) -> bool {
+    r.leases.is_empty() && r.completed.is_empty() && r.extended.is_empty() && r.lost.is_empty() && r.released.is_empty()
+}
