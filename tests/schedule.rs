@@ -320,3 +320,43 @@ async fn schedule_calls_reject_bad_fields() {
     bad(c.cancel(pb::CancelRequest { receiver: R.into(), id: "x y".into() }).await.unwrap_err(), "id");
     assert!(env.redis.snapshot().await.is_empty(), "rejected calls wrote nothing");
 }
+
+// ScheduleBatch answers each message in order (a repeated key keeps one message); AckBatch
+// ends each delivery, a stale token rejected on its item only. Bad items are refused whole,
+// naming the field, before anything changes.
+#[tokio::test]
+async fn schedule_batch_and_ack_batch() {
+    let env = Env::start().await;
+    let mut c = schedules(&env.baton).await;
+    let messages = vec![later("a", 0, ""), later("b", 0, "k1"), later("b-again", 0, "k1")];
+    let r = c.schedule_batch(pb::ScheduleBatchRequest { messages }).await.unwrap().into_inner().results;
+    let created: Vec<bool> = r.iter().map(|x| x.created).collect();
+    assert_eq!(created, [true, true, false]);
+    assert_eq!(r[1].id, r[2].id, "the repeated key names the first message");
+
+    let mut s = subscribe(&mut c, "c1", 10).await;
+    let (m1, m2) = (next(&mut s).await, next(&mut s).await);
+    let stale = pb::AckRequest { token: m1.token + 100, ..ack(&m1) };
+    let acks = vec![ack(&m1), stale, ack(&m2)];
+    let r = c.ack_batch(pb::AckBatchRequest { acks }).await.unwrap().into_inner().results;
+    let lost: Vec<bool> = r.iter().map(|x| x.lease_lost).collect();
+    assert_eq!(lost, [false, true, false]);
+    assert_eq!(r[0].id, m1.id);
+
+    let before = env.redis.snapshot().await;
+    let bad_receiver = pb::ScheduleRequest { receiver: "in:box".into(), ..later("x", 0, "") };
+    let e = c
+        .schedule_batch(pb::ScheduleBatchRequest { messages: vec![later("x", 0, ""), bad_receiver] })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().starts_with("messages[1].receiver:"), "{e:?}");
+    let e = c.schedule_batch(pb::ScheduleBatchRequest { messages: vec![] }).await.unwrap_err();
+    assert!(e.message().starts_with("messages:"), "{e:?}");
+    let zero = pb::AckRequest { token: 0, ..ack(&m1) };
+    let e = c.ack_batch(pb::AckBatchRequest { acks: vec![ack(&m1), zero] }).await.unwrap_err();
+    assert!(e.message().starts_with("acks[1].token:"), "{e:?}");
+    let e = c.ack_batch(pb::AckBatchRequest { acks: vec![] }).await.unwrap_err();
+    assert!(e.message().starts_with("acks:"), "{e:?}");
+    assert_eq!(env.redis.snapshot().await, before, "refused batches changed nothing");
+}

@@ -212,7 +212,9 @@ const RPCS: &[(&str, &str)] = &[
     ("Acquire", "work"),
     ("Heartbeat", "work"),
     ("Complete", "work"),
+    ("CompleteBatch", "work"),
     ("Release", "work"),
+    ("Session", "work"),
     ("GetAgent", "read"),
     ("ListAgents", "read"),
     ("Offer", "produce"),
@@ -227,8 +229,10 @@ const RPCS: &[(&str, &str)] = &[
     ("GetLeader", "read"),
     ("Observe", "read"),
     ("Schedule", "produce"),
+    ("ScheduleBatch", "produce"),
     ("Subscribe", "work"),
     ("Ack", "work"),
+    ("AckBatch", "work"),
     ("Cancel", "produce"),
     ("GetHealth", "read"),
     ("ListDeadLetters", "read"),
@@ -236,6 +240,20 @@ const RPCS: &[(&str, &str)] = &[
     ("DeleteDeadLetter", "admin"),
     ("Purge", "admin"),
 ];
+
+// The table above lists every RPC of the baton.v1 services, so a new one cannot escape the
+// access checks below.
+#[test]
+fn rpc_table_lists_every_method() {
+    use prost::Message;
+    let set = prost_types::FileDescriptorSet::decode(pb::FILE_DESCRIPTOR_SET).unwrap();
+    let mut methods: Vec<&str> =
+        (set.file.iter().flat_map(|f| &f.service).flat_map(|s| &s.method)).map(|m| m.name()).collect();
+    let mut listed: Vec<&str> = RPCS.iter().map(|(name, _)| *name).collect();
+    methods.sort();
+    listed.sort();
+    assert_eq!(listed, methods);
+}
 
 /// Calls `rpc` on the `ops.*` names with `auth`; Ok if it was served.
 async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), Status> {
@@ -280,6 +298,21 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
                 ..Default::default()
             };
             agents.complete(req(c, auth)).await.map(drop)
+        }
+        "CompleteBatch" => {
+            let c = pb::CompleteRequest {
+                queue: q,
+                name: "a1".into(),
+                token: 1,
+                outcome: pb::Outcome::Success as i32,
+                ..Default::default()
+            };
+            agents.complete_batch(req(pb::CompleteBatchRequest { completions: vec![c] }, auth)).await.map(drop)
+        }
+        "Session" => {
+            let open = pb::SessionOpen { queue: q, worker_id: "w".into() };
+            let first = pb::SessionRequest { open: Some(open), credit: 1, ..Default::default() };
+            agents.session(req(tokio_stream::iter(vec![first]), auth)).await.map(drop)
         }
         "Release" => agents
             .release(req(pb::ReleaseRequest { queue: q, name: "a1".into(), token: 1, ..Default::default() }, auth))
@@ -332,6 +365,14 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
             .subscribe(req(pb::SubscribeRequest { receiver: r, consumer_id: "s".into(), max_in_flight: 1 }, auth))
             .await
             .map(drop),
+        "ScheduleBatch" => {
+            let m = pb::ScheduleRequest { receiver: r, payload: b"x".to_vec(), ..Default::default() };
+            schedules.schedule_batch(req(pb::ScheduleBatchRequest { messages: vec![m] }, auth)).await.map(drop)
+        }
+        "AckBatch" => {
+            let a = pb::AckRequest { receiver: r, id: "1".into(), token: 1 };
+            schedules.ack_batch(req(pb::AckBatchRequest { acks: vec![a] }, auth)).await.map(drop)
+        }
         "Ack" => schedules.ack(req(pb::AckRequest { receiver: r, id: "1".into(), token: 1 }, auth)).await.map(drop),
         "Cancel" => schedules.cancel(req(pb::CancelRequest { receiver: r, id: "1".into() }, auth)).await.map(drop),
         "GetHealth" => admin.get_health(req(pb::GetHealthRequest {}, auth)).await.map(drop),
