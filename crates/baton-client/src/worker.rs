@@ -1,5 +1,6 @@
-//! A worker loop for Rust workers, over the generated client: long-poll Acquire → run the
-//! handler → Heartbeat while it runs → Complete with the outcome the handler's result maps to.
+//! A worker loop for Rust workers, over the generated client: leases pushed on a `Session`
+//! stream (or, from a server without it, long-poll Acquire) → run the handler → heartbeat
+//! while it runs → complete with the outcome the handler's result maps to.
 //! A lease reported lost cancels its handler (its result would be refused anyway); on shutdown
 //! the loop stops acquiring, cancels running handlers and Releases their leases, so another
 //! worker takes them at once.
@@ -21,7 +22,7 @@
 use std::{collections::HashMap, future::Future, sync::Arc, time::Duration};
 
 use super::Conn;
-use tokio::sync::Mutex;
+use tokio::sync::{mpsc, Mutex};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use crate::pb::{self, agent_service_client::AgentServiceClient};
@@ -81,6 +82,84 @@ pub struct Worker {
 /// The leases this worker holds, with the cancel token of each handler.
 type Held = Arc<Mutex<HashMap<(String, u64), CancellationToken>>>;
 
+/// A lease by (agent name, token).
+type Key = (String, u64);
+
+/// A handler that ended: its completion, or None when it was cancelled (lost, shutting down).
+struct Done {
+    key: Key,
+    completion: Option<pb::SessionCompletion>,
+}
+
+/// What the session loop tracks across the streams it opens.
+#[derive(Default)]
+struct SessionState {
+    /// Leases whose handlers run, with their cancel tokens.
+    held: HashMap<Key, CancellationToken>,
+    /// Completions sent and not yet answered: sent again on a new stream.
+    unanswered: HashMap<Key, pb::SessionCompletion>,
+    /// Leases the server reported lost, whose handlers are being cancelled.
+    lost: std::collections::HashSet<Key>,
+}
+
+impl SessionState {
+    /// A handler ended: its slot is free again (credit), and its completion is to be sent; a
+    /// handler cancelled by the shutdown (not by a lost lease) has its lease handed back.
+    fn finished(&mut self, done: Done, m: &mut pb::SessionRequest) {
+        self.held.remove(&done.key);
+        m.credit += 1;
+        match done.completion {
+            Some(c) => {
+                self.unanswered.insert(done.key, c.clone());
+                m.completions.push(c);
+            }
+            None if self.lost.remove(&done.key) => {}
+            None => m.releases.push(pb::SessionRelease { name: done.key.0, token: done.key.1, delay: None }),
+        }
+    }
+
+    /// The server's answers: completions acknowledged, lost leases' handlers cancelled.
+    fn answered(&mut self, r: &pb::SessionResponse) {
+        for c in &r.completed {
+            self.unanswered.remove(&(c.name.clone(), c.token));
+            if c.lease_lost {
+                tracing::warn!(name = c.name, token = c.token, "completion refused: the lease was lost");
+            }
+        }
+        for lost in &r.lost {
+            let key = (lost.name.clone(), lost.token);
+            if let Some(cancel) = self.held.get(&key) {
+                tracing::warn!(name = lost.name, token = lost.token, "lease lost; cancelling its handler");
+                cancel.cancel();
+                self.lost.insert(key);
+            }
+        }
+    }
+
+    /// The leases to extend: those whose handlers still run for a result.
+    fn beating(&self) -> Vec<pb::SessionLease> {
+        (self.held.iter())
+            .filter(|(_, cancel)| !cancel.is_cancelled())
+            .map(|((name, token), _)| pb::SessionLease { name: name.clone(), token: *token })
+            .collect()
+    }
+}
+
+/// The completion a handler's result maps to.
+fn completion(lease: &pb::Lease, result: Result<(), Failure>) -> pb::SessionCompletion {
+    let f = result.err();
+    pb::SessionCompletion {
+        name: lease.name.clone(),
+        token: lease.token,
+        outcome: f.as_ref().map_or(pb::Outcome::Success, |f| f.outcome) as i32,
+        message: f
+            .as_ref()
+            .map(|f| super::truncate_utf8(&f.message, super::MAX_MESSAGE_BYTES).to_string())
+            .unwrap_or_default(),
+        retry_after: f.and_then(|f| f.retry_after).map(super::pb_duration),
+    }
+}
+
 impl Worker {
     /// Connects to the Baton at `addr` (`http://host:port`); a malformed address is an error.
     pub async fn connect(
@@ -107,12 +186,146 @@ impl Worker {
 
     /// Runs until `shutdown`, then releases what it holds. The handler gets the lease and a
     /// token cancelled when the lease is lost or the worker shuts down.
+    ///
+    /// The hot path is one `Session` stream: the server pushes leases as they become due, up
+    /// to `max_leases` running at once (the credit), and the worker streams back completions
+    /// (coalesced: whatever finished while the last message was being sent goes in the next)
+    /// and heartbeats. A broken stream is opened again with backoff; completions it did not
+    /// answer are sent again on the next one (the token fences a repeat). A server without
+    /// `Session` (UNIMPLEMENTED) is served by the unary loop: Acquire, Heartbeat, Complete.
     pub async fn run<H, F>(self, shutdown: CancellationToken, handler: H) -> Result<(), tonic::Status>
     where
         H: Fn(pb::Lease, CancellationToken) -> F + Send + Sync + 'static,
         F: Future<Output = Result<(), Failure>> + Send + 'static,
     {
         let handler = Arc::new(handler);
+        let mut state = SessionState::default();
+        let running = TaskTracker::new();
+        let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Done>();
+        let mut backoff = Duration::from_millis(100);
+        let max = self.max_leases.max(1) as usize;
+        'session: while !shutdown.is_cancelled() {
+            let (tx, rx) = mpsc::channel::<pb::SessionRequest>(64);
+            let open = pb::SessionOpen { queue: self.queue.clone(), worker_id: self.worker_id.clone() };
+            // Credit: the free slots; completions not yet answered go again.
+            let first = pb::SessionRequest {
+                open: Some(open),
+                credit: (max - state.held.len()) as u32,
+                completions: state.unanswered.values().cloned().collect(),
+                ..Default::default()
+            };
+            tx.send(first).await.expect("the receiver is here");
+            let mut client = self.client.clone();
+            let mut stream = tokio::select! {
+                _ = shutdown.cancelled() => break,
+                r = client.session(tokio_stream::wrappers::ReceiverStream::new(rx)) => match r {
+                    Ok(s) => s.into_inner(),
+                    Err(status) if status.code() == tonic::Code::Unimplemented => {
+                        tracing::info!("the server has no Session; using Acquire/Complete");
+                        return self.run_unary(shutdown, handler).await;
+                    }
+                    Err(status) => {
+                        tracing::warn!(%status, "session failed to open");
+                        tokio::time::sleep(super::pushback(&status).unwrap_or(backoff)).await;
+                        backoff = (backoff * 2).min(Duration::from_secs(5));
+                        continue;
+                    }
+                },
+            };
+            let mut beat = tokio::time::interval(self.heartbeat_every);
+            beat.tick().await;
+            loop {
+                tokio::select! {
+                    _ = shutdown.cancelled() => {
+                        self.close_session(&mut state, tx, &mut stream, &running, &mut done_rx).await;
+                        return Ok(());
+                    }
+                    r = stream.message() => match r {
+                        Ok(Some(r)) => {
+                            backoff = Duration::from_millis(100);
+                            state.answered(&r);
+                            for lease in r.leases {
+                                let cancel = shutdown.child_token();
+                                state.held.insert((lease.name.clone(), lease.token), cancel.clone());
+                                let (handler, done) = (handler.clone(), done_tx.clone());
+                                running.spawn(async move {
+                                    let result = handler(lease.clone(), cancel.clone()).await;
+                                    // Lost or shutting down: no completion (the lease is gone,
+                                    // or released below).
+                                    let completion = (!cancel.is_cancelled()).then(|| completion(&lease, result));
+                                    let _ = done.send(Done { key: (lease.name, lease.token), completion });
+                                });
+                            }
+                        }
+                        Ok(None) => continue 'session, // the server ended it (shutting down)
+                        Err(status) => {
+                            tracing::warn!(%status, "session broke; opening another");
+                            tokio::time::sleep(super::pushback(&status).unwrap_or(backoff)).await;
+                            backoff = (backoff * 2).min(Duration::from_secs(5));
+                            continue 'session;
+                        }
+                    },
+                    Some(done) = done_rx.recv() => {
+                        // Everything finished by now goes in one message.
+                        let mut m = pb::SessionRequest::default();
+                        state.finished(done, &mut m);
+                        while let Ok(done) = done_rx.try_recv() {
+                            state.finished(done, &mut m);
+                        }
+                        if tx.send(m).await.is_err() {
+                            continue 'session;
+                        }
+                    }
+                    _ = beat.tick() => {
+                        let heartbeats = state.beating();
+                        if !heartbeats.is_empty()
+                            && tx.send(pb::SessionRequest { heartbeats, ..Default::default() }).await.is_err()
+                        {
+                            continue 'session;
+                        }
+                    }
+                }
+            }
+        }
+        running.close();
+        running.wait().await;
+        Ok(())
+    }
+
+    /// Shutdown on a live session: cancel the handlers, hand their leases back, let the server
+    /// answer, and end the stream (bounded: a dead server is not waited for).
+    async fn close_session(
+        &self,
+        state: &mut SessionState,
+        tx: mpsc::Sender<pb::SessionRequest>,
+        stream: &mut tonic::Streaming<pb::SessionResponse>,
+        running: &TaskTracker,
+        done_rx: &mut mpsc::UnboundedReceiver<Done>,
+    ) {
+        running.close();
+        running.wait().await;
+        // Finished runs are completed; cancelled ones are handed back.
+        let mut m = pb::SessionRequest::default();
+        while let Ok(done) = done_rx.try_recv() {
+            state.finished(done, &mut m);
+        }
+        m.credit = 0;
+        let _ = tx.send(m).await;
+        drop(tx); // half-close: the server answers what it has and ends the stream
+        let close = async {
+            while let Ok(Some(r)) = stream.message().await {
+                state.answered(&r);
+            }
+        };
+        let _ = tokio::time::timeout(super::CALL_TIMEOUT, close).await;
+    }
+
+    /// The unary loop, for a server without `Session`.
+    async fn run_unary<H, F>(self, shutdown: CancellationToken, handler: Arc<H>) -> Result<(), tonic::Status>
+    where
+        H: Fn(pb::Lease, CancellationToken) -> F + Send + Sync + 'static,
+        F: Future<Output = Result<(), Failure>> + Send + 'static,
+    {
         let held: Held = Arc::default();
         let running = TaskTracker::new();
         let beats = tokio::spawn(self.clone().heartbeat_loop(held.clone(), shutdown.clone()));
@@ -155,17 +368,14 @@ impl Worker {
                     let _permit = permit;
                     let key = (lease.name.clone(), lease.token);
                     let complete = |result: Result<(), Failure>| {
-                        let f = result.err();
+                        let c = completion(&lease, result);
                         pb::CompleteRequest {
                             queue: lease.queue.clone(),
-                            name: lease.name.clone(),
-                            token: lease.token,
-                            outcome: f.as_ref().map_or(pb::Outcome::Success, |f| f.outcome) as i32,
-                            message: f
-                                .as_ref()
-                                .map(|f| super::truncate_utf8(&f.message, super::MAX_MESSAGE_BYTES).to_string())
-                                .unwrap_or_default(),
-                            retry_after: f.and_then(|f| f.retry_after).map(super::pb_duration),
+                            name: c.name,
+                            token: c.token,
+                            outcome: c.outcome,
+                            message: c.message,
+                            retry_after: c.retry_after,
                         }
                     };
                     let result = handler(lease.clone(), cancel.clone()).await;
