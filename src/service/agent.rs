@@ -103,9 +103,11 @@ impl AgentServiceImpl {
     }
 }
 
-/// Counts a batch of completions in the metrics and maps each to its result.
+/// Counts a batch of completions in the metrics (one increment per queue and outcome, not per
+/// item: this is the hot path) and maps each to its result.
 pub(super) fn complete_results(items: &[Completion], done: Vec<Option<Completed>>) -> Vec<pb::CompleteResult> {
     let mut lost = 0;
+    let mut counts: Vec<(&str, Outcome, u64)> = Vec::new();
     let results = items
         .iter()
         .zip(done)
@@ -116,8 +118,10 @@ pub(super) fn complete_results(items: &[Completion], done: Vec<Option<Completed>
                     None
                 }
                 Some(done) => {
-                    metrics::counter!("baton_agents_completed_total", "queue" => c.queue.clone(), "outcome" => c.outcome.as_str())
-                        .increment(1);
+                    match counts.iter_mut().find(|(q, o, _)| *q == c.queue && *o == c.outcome) {
+                        Some((_, _, n)) => *n += 1,
+                        None => counts.push((&c.queue, c.outcome, 1)),
+                    }
                     Some(complete_pb(done))
                 }
             };
@@ -130,6 +134,10 @@ pub(super) fn complete_results(items: &[Completion], done: Vec<Option<Completed>
             }
         })
         .collect();
+    for (queue, outcome, n) in counts {
+        metrics::counter!("baton_agents_completed_total", "queue" => queue.to_string(), "outcome" => outcome.as_str())
+            .increment(n);
+    }
     if lost > 0 {
         metrics::counter!("baton_leases_lost_total", "rpc" => "Complete").increment(lost);
     }
