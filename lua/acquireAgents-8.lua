@@ -29,6 +29,7 @@
 local rcall = redis.call
 --@include nowMs
 --@include int
+--@include defField
 
 local waitingKey, workingKey, defsKey, payloadsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local leasesKey, streaksKey, seqKey, workersKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
@@ -66,7 +67,7 @@ while granted < max and scanned < scanLimit do
     local working, leases = {}, {}
     for j, name in ipairs(names) do
       local def = defs[valid[j]]
-      local timeout = tonumber(cjson.decode(def)['timeout_ms'])
+      local timeout = defField(def, 'timeout_ms')
       token = token + 1
       local deadline = now + timeout
       working[#working + 1] = deadline

@@ -44,6 +44,7 @@ local rcall = redis.call
 --@include readPolicy
 --@include trimDeadLetters
 --@include finishLease
+--@include defField
 
 local k = {
   waiting = KEYS[1], working = KEYS[2], defs = KEYS[3], payloads = KEYS[4], leases = KEYS[5],
@@ -73,7 +74,7 @@ for i = 0, count - 1 do
     out[#out + 1] = -1; out[#out + 1] = 0; out[#out + 1] = 0
   else
     local def = defs[i + 1]
-    if outcome == 'SUCCESS' and def and tonumber(cjson.decode(def)['interval_ms']) == 0 then
+    if outcome == 'SUCCESS' and def and defField(def, 'interval_ms') == 0 then
       gone[#gone + 1] = name
       out[#out + 1] = 1; out[#out + 1] = 0; out[#out + 1] = 0
     else

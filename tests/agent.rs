@@ -606,3 +606,19 @@ async fn shutdown_answers_long_polls() {
     assert!(answer.into_inner().leases.is_empty());
     assert!(started.elapsed() < Duration::from_secs(10));
 }
+
+// The hot scripts read timeout_ms and interval_ms out of the stored definition without decoding
+// it: labels that look like those fields (keys and values) must not be taken for them.
+#[tokio::test]
+async fn labels_never_pass_for_definition_fields() {
+    let mut env = Env::start().await;
+    let mut a = agent("tricky", 0, 30_000);
+    a.labels.insert("timeout_ms".into(), "1".into());
+    a.labels.insert("interval_ms".into(), r#""timeout_ms":2,"interval_ms":3"#.into());
+    register(&mut env.client, Q, vec![a]).await;
+    let before = env.redis.now_ms().await;
+    let l = acquire(&mut env.client, Q, "w", 1).await.remove(0);
+    assert!(ms(&l.deadline) >= before + 30_000, "the lease got the agent's 30 s timeout");
+    let done = env.client.complete(complete_req(&l, pb::Outcome::Success)).await.unwrap().into_inner();
+    assert!(done.removed, "interval 0: a one-shot agent, removed");
+}

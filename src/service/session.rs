@@ -18,9 +18,9 @@
 //! are released at once; everything else a broken session held follows the rules of a worker
 //! that went silent (deadlines, the sweepers).
 
-use std::{pin::Pin, time::Duration};
+use std::{pin::Pin, sync::Arc, time::Duration};
 
-use futures::FutureExt;
+use futures::{stream::FuturesOrdered, FutureExt, StreamExt};
 use tokio::{sync::mpsc, time::Instant};
 use tokio_stream::{wrappers::ReceiverStream, Stream};
 use tonic::{Request, Response, Status, Streaming};
@@ -33,10 +33,14 @@ use crate::{
     auth,
     error::{Error, Result},
     pb,
-    store::{keys::ChannelKind, Acquired, Completion, SourceKind, Store},
+    store::{keys::ChannelKind, Acquired, Completion, Lease, SourceKind, Store},
 };
 
 pub type SessionStream = Pin<Box<dyn Stream<Item = Result<pb::SessionResponse, Status>> + Send>>;
+
+/// Rounds (a flush and an acquire) a session may have in flight at once: while Redis runs one,
+/// the next is already queued behind it, so Redis never waits on the network or on Baton.
+const ROUNDS: usize = 3;
 
 /// How long a new stream may take to send its open message.
 const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -182,12 +186,15 @@ impl Session {
         notify: &tokio::sync::Notify,
         shutdown: &tokio_util::sync::CancellationToken,
     ) -> Result<()> {
+        let ctx = Arc::new(Ctx { store: self.store.clone(), queue: self.queue.clone(), worker: self.worker.clone() });
         let mut open = true; // the worker has not half-closed
         let mut want = true; // something may be due: acquire when there is credit
         let mut due_at: Option<Instant> = None;
         let mut notified = Box::pin(notify.notified());
         // An invalid message ends the session, once what came before it is flushed and answered.
         let mut fail: Option<Error> = None;
+        // Rounds in flight, answered in the order they started.
+        let mut rounds = FuturesOrdered::new();
         loop {
             // Everything that has arrived, without waiting (bounded, so a flood still flushes).
             while open && self.pending.len() < self.max_batch {
@@ -199,62 +206,28 @@ impl Session {
                 }
             }
             let stopping = shutdown.is_cancelled();
-            let acquire = want && self.credit > 0 && !stopping && open;
-            if acquire {
-                // Armed before the acquire, so a wake-up between it and the wait is not missed.
-                notified.set(notify.notified());
-                notified.as_mut().enable();
-            }
-            let pending = std::mem::take(&mut self.pending);
-            let asked = self.credit.min(self.max_batch) as u32;
-            let (answers, got) = tokio::join!(self.flush(pending), async {
-                if acquire {
-                    Some(self.store.acquire(&self.queue, &self.worker, asked).await)
-                } else {
-                    None
-                }
-            });
-            let mut response = answers?;
-            let mut failed = fail.take();
-            if let Some(got) = got {
-                let got = match got {
-                    Ok(got) => got,
-                    Err(e) => {
-                        failed = Some(e);
-                        Acquired { now_ms: 0, next_due_ms: None, leases: Vec::new() }
+            if rounds.len() < ROUNDS {
+                let acquire = want && self.credit > 0 && !stopping && open;
+                if acquire || !self.pending.is_empty() {
+                    let asked = if acquire { self.credit.min(self.max_batch) } else { 0 };
+                    if acquire {
+                        // Armed before the acquire, so a wake-up between it and the wait is not
+                        // missed.
+                        notified.set(notify.notified());
+                        notified.as_mut().enable();
+                        want = false;
                     }
-                };
-                let n = got.leases.len();
-                self.credit -= n;
-                metrics::counter!("baton_agents_acquired_total", "queue" => self.queue.clone()).increment(n as u64);
-                // Full: more may be due now. Otherwise wait for a wake-up or the next due time.
-                want = n == asked as usize;
-                due_at = got
-                    .next_due_ms
-                    .filter(|_| !want)
-                    .map(|due| Instant::now() + Duration::from_millis((due - got.now_ms).max(1) as u64));
-                if self.credit == 0 {
-                    // Out of credit: stop taking the queue's wake-ups (one taken already is
-                    // passed on when the armed future is dropped), and hand one on, since more
-                    // may be due.
-                    notified.set(notify.notified());
-                    if want {
-                        notify.notify_one();
-                    }
-                }
-                response.leases = got.leases.into_iter().map(|l| lease_pb(&self.queue, l)).collect();
-            }
-            if !is_empty(&response) {
-                if let Err(mpsc::error::SendError(Ok(lost))) = tx.send(Ok(response)).await {
-                    self.release_unsent(lost.leases).await;
-                    return Ok(());
+                    self.credit -= asked;
+                    rounds.push_back(round(ctx.clone(), std::mem::take(&mut self.pending), asked));
                 }
             }
-            if let Some(e) = failed {
-                return Err(e);
-            }
-            if (!open || stopping) && self.pending.is_empty() {
-                return Ok(()); // answered everything; the stream ends cleanly
+            if rounds.is_empty() && self.pending.is_empty() {
+                if let Some(e) = fail.take() {
+                    return Err(e);
+                }
+                if !open || stopping {
+                    return Ok(()); // answered everything; the stream ends cleanly
+                }
             }
             let waiting = self.credit > 0 && !stopping && open;
             let timer = async {
@@ -264,6 +237,60 @@ impl Session {
                 }
             };
             tokio::select! {
+                Some((answers, got, asked)) = rounds.next(), if !rounds.is_empty() => {
+                    let mut leases = Vec::new();
+                    let mut failed = None;
+                    match got {
+                        None => {}
+                        Some(Err(e)) => {
+                            self.credit += asked;
+                            failed = Some(e);
+                        }
+                        Some(Ok(got)) => {
+                            let n = got.leases.len();
+                            self.credit += asked - n;
+                            metrics::counter!("baton_agents_acquired_total", "queue" => self.queue.clone())
+                                .increment(n as u64);
+                            // Full: more may be due now. Otherwise wait for a wake-up or the
+                            // next due time.
+                            if n == asked {
+                                want = true;
+                            } else {
+                                due_at = got.next_due_ms.map(|due| {
+                                    Instant::now() + Duration::from_millis((due - got.now_ms).max(1) as u64)
+                                });
+                            }
+                            if self.credit == 0 {
+                                // Out of credit: stop taking the queue's wake-ups (one taken
+                                // already is passed on when the armed future is dropped), and
+                                // hand one on, since more may be due.
+                                notified.set(notify.notified());
+                                if n == asked {
+                                    notify.notify_one();
+                                }
+                            }
+                            leases = got.leases;
+                        }
+                    }
+                    let mut response = match answers {
+                        Ok(response) => response,
+                        Err(e) => {
+                            ctx.release_unsent(leases).await;
+                            return Err(e);
+                        }
+                    };
+                    response.leases = leases.into_iter().map(|l| lease_pb(&self.queue, l)).collect();
+                    if !is_empty(&response) {
+                        if let Err(mpsc::error::SendError(Ok(unsent))) = tx.send(Ok(response)).await {
+                            let unsent = unsent.leases.into_iter().map(|l| (l.name, l.token));
+                            ctx.release_pairs(unsent).await;
+                            return Ok(());
+                        }
+                    }
+                    if let Some(e) = failed {
+                        return Err(e);
+                    }
+                }
                 m = inbound.message(), if open => match m {
                     Ok(Some(m)) => self.receive(m, &mut want, &mut open, &mut fail),
                     Ok(None) => open = false,
@@ -289,9 +316,18 @@ impl Session {
             }
         }
     }
+}
 
+/// What a session's rounds share: where they go.
+struct Ctx {
+    store: Store,
+    queue: String,
+    worker: String,
+}
+
+impl Ctx {
     /// Applies completions, heartbeats and releases side by side; their answers.
-    async fn flush(&self, p: Pending) -> Result<pb::SessionResponse> {
+    async fn flush(&self, p: &Pending) -> Result<pb::SessionResponse> {
         let mut response = pb::SessionResponse::default();
         if p.is_empty() {
             return Ok(response);
@@ -342,16 +378,37 @@ impl Session {
         Ok(response)
     }
 
-    /// Leases granted in the instant the stream went away, which nobody will ever see: back
-    /// to waiting at once rather than at their deadline.
-    async fn release_unsent(&self, leases: Vec<pb::Lease>) {
-        for l in leases {
-            tracing::info!(queue = self.queue, agent = l.name, "session gone before its lease was sent; releasing");
-            if let Err(e) = self.store.release(&self.queue, &l.name, l.token, 0).await {
-                tracing::warn!(queue = self.queue, agent = l.name, error = %e, "could not release; the sweepers will");
+    /// Leases granted that nobody will ever see (the stream went away, or the round failed):
+    /// back to waiting at once rather than at their deadline.
+    async fn release_unsent(&self, leases: Vec<Lease>) {
+        self.release_pairs(leases.into_iter().map(|l| (l.name, l.token))).await
+    }
+
+    async fn release_pairs(&self, leases: impl Iterator<Item = (String, u64)>) {
+        for (name, token) in leases {
+            tracing::info!(queue = self.queue, agent = name, "session gone before its lease was sent; releasing");
+            if let Err(e) = self.store.release(&self.queue, &name, token, 0).await {
+                tracing::warn!(queue = self.queue, agent = name, error = %e, "could not release; the sweepers will");
             }
         }
     }
+}
+
+/// One round: flush what the worker sent, and (asked > 0) acquire up to `asked` leases, side by
+/// side, so both share a round trip.
+async fn round(
+    ctx: Arc<Ctx>,
+    pending: Pending,
+    asked: usize,
+) -> (Result<pb::SessionResponse>, Option<Result<Acquired>>, usize) {
+    let acquire = async {
+        if asked == 0 {
+            return None;
+        }
+        Some(ctx.store.acquire(&ctx.queue, &ctx.worker, asked as u32).await)
+    };
+    let (answers, got) = tokio::join!(ctx.flush(&pending), acquire);
+    (answers, got, asked)
 }
 
 fn is_empty(r: &pb::SessionResponse) -> bool {
