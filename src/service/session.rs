@@ -216,6 +216,7 @@ impl Session {
                         notified.set(notify.notified());
                         notified.as_mut().enable();
                         want = false;
+                        due_at = None;
                     }
                     self.credit -= asked;
                     rounds.push_back(round(ctx.clone(), std::mem::take(&mut self.pending), asked));
@@ -229,7 +230,9 @@ impl Session {
                     return Ok(()); // answered everything; the stream ends cleanly
                 }
             }
-            let waiting = self.credit > 0 && !stopping && open;
+            // Waiting for work: credit to use, and no acquire already wanted (one that is wanted
+            // starts as soon as a round is free; a fired wake-up or timer must not spin meanwhile).
+            let waiting = self.credit > 0 && !stopping && open && !want;
             let timer = async {
                 match due_at {
                     Some(at) if waiting => tokio::time::sleep_until(at).await,
