@@ -35,15 +35,17 @@ var ErrShutdown = errors.New("baton: worker stopping")
 // result no longer matters.
 type Handler func(ctx context.Context, lease *batonv1.Lease) error
 
-// Worker is a worker of one queue, modelled on Baton's Rust baton::worker::Worker: long-poll
-// Acquire → run the handler → Heartbeat while it runs → Complete with the outcome. A lease
+// Worker is a worker of one queue, modelled on Baton's Rust baton::worker::Worker: leases
+// pushed on a Session stream (or long-poll Acquire) → run the handler → heartbeat while it
+// runs → complete with the outcome. A lease
 // reported lost cancels its handler; on shutdown the loop stops acquiring, cancels running
 // handlers and Releases their leases, so another worker takes them at once.
 type Worker struct {
 	Client   batonv1.AgentServiceClient
 	Queue    string
 	WorkerID string
-	// MaxLeases is the most leases asked for per Acquire, and the most handlers running at once.
+	// MaxLeases is the most handlers running at once (the session's credit; the most leases
+	// asked for per Acquire).
 	MaxLeases int
 	// Wait is the long-poll wait of each Acquire.
 	Wait time.Duration
@@ -54,7 +56,9 @@ type Worker struct {
 	ReleaseDelay time.Duration
 	// ShutdownGrace bounds how long Run waits for cancelled handlers before releasing.
 	ShutdownGrace time.Duration
-	Logger        *slog.Logger
+	// Unary makes Run use Acquire, Heartbeat and Complete calls instead of a Session stream.
+	Unary  bool
+	Logger *slog.Logger
 
 	mu   sync.Mutex
 	held map[leaseKey]*run
@@ -94,11 +98,24 @@ func (w *Worker) logger() *slog.Logger {
 
 // Run works until ctx is done, then cancels running handlers, releases what it holds and
 // returns nil.
+//
+// Its hot path is one AgentService.Session stream (session.go): the server pushes leases as
+// they become due, at most MaxLeases running at once (the credit), and completions go back on
+// the stream, batched. A server without Session (UNIMPLEMENTED) gets the unary loop: long-poll
+// Acquire, Heartbeat, Complete. Unary forces the unary loop.
 func (w *Worker) Run(ctx context.Context, handler Handler) error {
 	maxLeases := max(1, w.MaxLeases)
 	w.mu.Lock()
 	w.held = map[leaseKey]*run{}
 	w.mu.Unlock()
+	if !w.Unary && w.runSession(ctx, handler, maxLeases) {
+		return nil
+	}
+	return w.runUnary(ctx, handler, maxLeases)
+}
+
+// runUnary is the worker loop over unary calls.
+func (w *Worker) runUnary(ctx context.Context, handler Handler, maxLeases int) error {
 	slots := make(chan struct{}, maxLeases)
 	var running sync.WaitGroup
 	beatsDone := make(chan struct{})
