@@ -361,7 +361,7 @@ fn clock_ticks_per_sec() -> f64 {
 }
 
 /// User plus system CPU seconds of a process, from its /proc stat line.
-fn process_cpu_seconds(stat: &str) -> Result<f64> {
+pub fn process_cpu_seconds(stat: &str) -> Result<f64> {
     let line = std::fs::read_to_string(stat)?;
     // The command name may hold spaces; fields after it start at field 3 (state), so utime
     // (field 14) and stime (15) are the 12th and 13th after the closing parenthesis.

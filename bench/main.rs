@@ -18,6 +18,9 @@
 //! - cluster: cycles of one hot queue on a real 3+3 Redis Cluster against one node, the same
 //!   work over three shards, and with `redis.min_replicas_ack = 1`;
 //! - security: cycles over TLS, and over TLS with an API token, against plaintext.
+//! - drain: 100,000 one-shot no-op jobs drained by Baton's Go worker helper, by BullMQ and by
+//!   asynq, on the same redis-server, interleaved: jobs/s, CPU and Redis commands per job,
+//!   every job exactly once.
 //!
 //! Tables go to stdout, progress to stderr. See bench/README.md for how to read each table.
 
@@ -32,14 +35,15 @@ use clap::{Parser, ValueEnum};
 use lab::{print_machine, Lab, Result};
 use scenarios::{
     blip::BlipArgs, claims::ClaimArgs, cluster::ClusterArgs, cycles::CyclesArgs, dispatch::DispatchArgs,
-    idle::IdleArgs, leader::LeaderArgs, recovery::RecoveryArgs, schedule::ScheduleArgs, security::SecurityArgs,
+    drain::DrainArgs, idle::IdleArgs, leader::LeaderArgs, recovery::RecoveryArgs, schedule::ScheduleArgs,
+    security::SecurityArgs,
 };
 
 #[derive(Parser)]
 #[command(about = "Baton's benchmark: every figure next to a reference measured in the same run")]
 struct Args {
     /// Scenarios to run, comma-separated: cycles, dispatch, recovery, idle, blip, leader,
-    /// claims, schedule, cluster, security, or all.
+    /// claims, schedule, cluster, security, drain, or all.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
     scenario: Vec<Scenario>,
 
@@ -171,6 +175,20 @@ struct Args {
     #[arg(long, default_value_t = 9_000, help_heading = "cluster")]
     cluster_agents: u64,
 
+    // --- drain ---
+    /// drain: one-shot no-op jobs each system drains per round.
+    #[arg(long, default_value_t = 100_000, help_heading = "drain")]
+    drain_jobs: u64,
+    /// drain: concurrency of each system's one worker process.
+    #[arg(long, default_value_t = 100, help_heading = "drain")]
+    drain_concurrency: u32,
+    /// drain: rounds; each round runs every system once, interleaved.
+    #[arg(long, default_value_t = 2, help_heading = "drain")]
+    drain_rounds: u32,
+    /// drain: systems to run, comma-separated: baton, bullmq, asynq.
+    #[arg(long, value_delimiter = ',', default_value = "baton,bullmq,asynq", help_heading = "drain")]
+    drain_systems: Vec<String>,
+
     // --- security ---
     /// security: concurrent workers (one connection each).
     #[arg(long, default_value_t = 32, help_heading = "security")]
@@ -192,10 +210,11 @@ enum Scenario {
     Schedule,
     Cluster,
     Security,
+    Drain,
     All,
 }
 
-const ORDER: [Scenario; 10] = [
+const ORDER: [Scenario; 11] = [
     Scenario::Cycles,
     Scenario::Dispatch,
     Scenario::Recovery,
@@ -206,6 +225,7 @@ const ORDER: [Scenario; 10] = [
     Scenario::Schedule,
     Scenario::Cluster,
     Scenario::Security,
+    Scenario::Drain,
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -253,6 +273,12 @@ fn check(args: &Args) -> std::result::Result<(), String> {
     }
     if args.security_workers == 0 || args.security_seconds == 0 {
         return Err("--security-workers and --security-seconds must be at least 1".into());
+    }
+    if args.drain_jobs == 0 || args.drain_concurrency == 0 || args.drain_rounds == 0 {
+        return Err("--drain-jobs, --drain-concurrency and --drain-rounds must be at least 1".into());
+    }
+    if let Some(s) = args.drain_systems.iter().find(|s| !["baton", "bullmq", "asynq"].contains(&s.as_str())) {
+        return Err(format!("--drain-systems: unknown system {s:?} (baton, bullmq, asynq)"));
     }
     if args.messages == 0 || args.window_ms == 0 || args.consumers == 0 || args.schedulers == 0 {
         return Err("--messages, --window-ms, --consumers and --schedulers must be at least 1".into());
@@ -371,6 +397,15 @@ async fn run(args: Args) -> Result<()> {
                     agents: args.cluster_agents,
                 };
                 scenarios::security::run(&mut lab, &security).await?;
+            }
+            Scenario::Drain => {
+                let drain = DrainArgs {
+                    jobs: args.drain_jobs,
+                    concurrency: args.drain_concurrency,
+                    rounds: args.drain_rounds,
+                    systems: args.drain_systems.clone(),
+                };
+                scenarios::drain::run(&mut lab, dir.path(), &drain).await?;
             }
             Scenario::All => unreachable!("not in ORDER"),
         }

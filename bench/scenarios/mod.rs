@@ -6,6 +6,7 @@ pub mod claims;
 pub mod cluster;
 pub mod cycles;
 pub mod dispatch;
+pub mod drain;
 pub mod idle;
 pub mod leader;
 pub mod recovery;
