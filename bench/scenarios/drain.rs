@@ -195,7 +195,8 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
     for (name, drains) in &results {
         let mut rates: Vec<f64> = drains.iter().map(|d| d.jobs_per_sec).collect();
         rates.sort_by(f64::total_cmp);
-        let median = rates[rates.len() / 2];
+        let mid = rates.len() / 2;
+        let median = if rates.len() % 2 == 0 { (rates[mid - 1] + rates[mid]) / 2.0 } else { rates[mid] };
         medians.push((name.clone(), median));
         let mean = |f: fn(&Drain) -> f64| drains.iter().map(f).sum::<f64>() / drains.len() as f64;
         let server = if name == "baton" { format!("{:.0}", mean(|d| d.server_us)) } else { "-".into() };
