@@ -1,7 +1,12 @@
 """A worker loop over the generated client, modelled on Baton's Rust `baton::worker::Worker`.
 
-Long-poll Acquire → run the handler → Heartbeat while it runs → Complete with the outcome the
-handler's result maps to (:func:`baton.classify`). A lease reported lost cancels its handler
+Leases pushed on one AgentService.Session stream → run the handler → heartbeat while it runs
+→ complete with the outcome the handler's result maps to (:func:`baton.classify`). The worker
+grants the server credit for `max_leases` leases; each message it sends back carries whatever
+finished since the last one (completions, one credit per lease, releases). A broken stream is
+opened again with backoff and unanswered completions go again (tokens fence a repeat). A
+server without Session (UNIMPLEMENTED), or `unary=True`, gets the unary loop: long-poll
+Acquire, Heartbeat, Complete. A lease reported lost cancels its handler
 (its result would be refused anyway); on shutdown the loop stops acquiring, cancels running
 handlers and Releases their leases, so another worker takes them at once.
 
@@ -101,6 +106,8 @@ class Worker:
     heartbeat_every: Seconds = 3.0
     #: Delay before a lease released on shutdown is due again.
     release_delay: Optional[Seconds] = None
+    #: Use Acquire, Heartbeat and Complete calls instead of a Session stream.
+    unary: bool = False
     _held: Dict[Tuple[str, int], _Run] = field(default_factory=dict, init=False, repr=False)
     _stopping: Optional[asyncio.Event] = field(default=None, init=False, repr=False)
 
@@ -121,7 +128,8 @@ class Worker:
         beats = asyncio.create_task(self._heartbeat_loop(stub), name=f"baton-heartbeat-{self.worker_id}")
         running: set = set()
         try:
-            await self._acquire_loop(stub, slots, running)
+            if self.unary or not await self._session(stub, running):
+                await self._acquire_loop(stub, slots, running)
         finally:
             # Shutdown: cancel handlers, hand their leases back, stop heartbeating.
             for run in list(self._held.values()):
@@ -245,6 +253,168 @@ class Worker:
                 if run is not None and run.task is not None:
                     run.lost = True
                     run.task.cancel()
+
+    # --- the session stream ------------------------------------------------------------------
+
+    async def _session(self, stub, running: set) -> bool:
+        """Works on Session streams until stopped; False (having done nothing) when the server
+        has no Session."""
+        stopping = self._stopping
+        assert stopping is not None
+        done: asyncio.Queue = asyncio.Queue()
+        unanswered: Dict[Tuple[str, int], agent_pb2.SessionCompletion] = {}
+        backoff = 0.1
+        while not stopping.is_set():
+            call = stub.Session()
+            first = agent_pb2.SessionRequest(
+                open=agent_pb2.SessionOpen(queue=self.queue, worker_id=self.worker_id),
+                credit=max(0, max(1, self.max_leases) - len(self._held)),
+            )
+            first.completions.extend(unanswered.values())
+            reader = asyncio.create_task(self._session_reader(call, unanswered, running, done))
+            try:
+                await call.write(first)
+                await self._session_writer(call, reader, unanswered, running, done)
+            except (grpc.aio.AioRpcError, asyncio.InvalidStateError):
+                pass  # the reader says why
+            if stopping.is_set():
+                reader.cancel()
+                await asyncio.gather(reader, return_exceptions=True)
+                call.cancel()
+                return True
+            result = await reader
+            if result == "unimplemented":
+                log.info("the server has no Session; using Acquire/Complete")
+                return False
+            if result == "served":
+                backoff = 0.1
+            await self._sleep(backoff, stopping)
+            backoff = min(backoff * 2, 5.0)
+        return True
+
+    async def _session_reader(self, call, unanswered, running: set, done: asyncio.Queue) -> str:
+        """Applies the server's messages: leases to run, completions answered, leases lost."""
+        served = False
+        try:
+            async for response in call:
+                served = True
+                for c in response.completed:
+                    unanswered.pop((c.name, c.token), None)
+                    if c.lease_lost:
+                        log.warning("completion of %s token %d refused: the lease was lost", c.name, c.token)
+                for lost in response.lost:
+                    run = self._held.get((lost.name, lost.token))
+                    if run is not None and run.task is not None and not run.lost:
+                        log.warning("lease %s token %d lost; cancelling its handler", lost.name, lost.token)
+                        run.lost = True
+                        run.task.cancel()
+                for lease in response.leases:
+                    run = _Run(lease)
+                    self._held[(lease.name, lease.token)] = run
+                    run.task = asyncio.create_task(self._session_run(run, done), name=f"baton-{lease.name}-{lease.token}")
+                    running.add(run.task)
+                    run.task.add_done_callback(running.discard)
+        except grpc.aio.AioRpcError as e:
+            if e.code() == grpc.StatusCode.UNIMPLEMENTED and not served:
+                return "unimplemented"
+            log.warning("session broke: %s %s; opening another", e.code().name, e.details())
+        return "served" if served else "broken"
+
+    async def _session_run(self, run: _Run, done: asyncio.Queue) -> None:
+        """Runs one handler; reports how it ended to the writer: ("done", failure),
+        ("lost", None) or ("cancelled", None)."""
+        lease = run.lease
+        try:
+            if inspect.iscoroutinefunction(self.handler):
+                await self.handler(lease)
+            else:
+                await asyncio.to_thread(self.handler, lease)
+            done.put_nowait((run, "done", None))
+        except asyncio.CancelledError:
+            done.put_nowait((run, "lost" if run.lost else "cancelled", None))
+            raise
+        except Exception as exc:  # noqa: BLE001 - every handler error becomes an outcome
+            done.put_nowait((run, "lost" if run.lost else "done", classify(exc)))
+
+    def _finish(self, item, message: agent_pb2.SessionRequest, unanswered) -> None:
+        """A handler that ended, into the next message: its slot back as credit, and its
+        completion (or, cancelled by the shutdown, its release)."""
+        run, kind, failure = item
+        lease = run.lease
+        self._held.pop((lease.name, lease.token), None)
+        message.credit += 1
+        if kind == "done":
+            c = agent_pb2.SessionCompletion(name=lease.name, token=lease.token, outcome=agent_pb2.OUTCOME_SUCCESS)
+            if failure is not None:
+                c.outcome = failure.outcome
+                c.message = truncate_utf8(failure.message)
+                if failure.retry_after is not None:
+                    c.retry_after.CopyFrom(duration(failure.retry_after))
+            unanswered[(lease.name, lease.token)] = c
+            message.completions.append(c)
+        elif kind == "cancelled":
+            r = agent_pb2.SessionRelease(name=lease.name, token=lease.token)
+            if self.release_delay is not None:
+                r.delay.CopyFrom(duration(self.release_delay))
+            message.releases.append(r)
+
+    async def _session_writer(self, call, reader: asyncio.Task, unanswered, running: set, done: asyncio.Queue) -> None:
+        """Sends what finished (coalesced: everything queued by the time the last write ended
+        goes in one message) and heartbeats, until the stream ends or the worker stops."""
+        stopping = self._stopping
+        assert stopping is not None
+        every = max(0.01, _seconds(self.heartbeat_every) or 3.0)
+        stop = asyncio.ensure_future(stopping.wait())
+        try:
+            while True:
+                get = asyncio.ensure_future(done.get())
+                ready, _ = await asyncio.wait({get, reader, stop}, timeout=every, return_when=asyncio.FIRST_COMPLETED)
+                if reader in ready:
+                    # The stream is gone: an item just taken goes on the next stream.
+                    if get.done():
+                        done.put_nowait(get.result())
+                    else:
+                        get.cancel()
+                    return
+                message = agent_pb2.SessionRequest()
+                if get.done():
+                    self._finish(get.result(), message, unanswered)
+                    while not done.empty() and len(message.completions) + len(message.releases) < 1000:
+                        self._finish(done.get_nowait(), message, unanswered)
+                else:
+                    get.cancel()
+                if stop in ready:
+                    await self._session_close(call, message, unanswered, running, done)
+                    return
+                if not ready:
+                    message.heartbeats.extend(
+                        agent_pb2.SessionLease(name=r.lease.name, token=r.lease.token)
+                        for r in self._held.values()
+                        if not r.lost
+                    )
+                if message.credit or message.completions or message.releases or message.heartbeats:
+                    await call.write(message)
+        finally:
+            stop.cancel()
+
+    async def _session_close(self, call, message, unanswered, running: set, done: asyncio.Queue) -> None:
+        """Shutdown on a live stream: handlers cancelled, what finished completed, the rest
+        released, the stream half-closed and its answers awaited (bounded)."""
+        for run in list(self._held.values()):
+            if run.task is not None:
+                run.task.cancel()
+        if running:
+            await asyncio.gather(*list(running), return_exceptions=True)
+        while not done.empty():
+            self._finish(done.get_nowait(), message, unanswered)
+        message.credit = 0
+        try:
+            if message.completions or message.releases:
+                await call.write(message)
+            await call.done_writing()
+            await asyncio.wait_for(call.code(), timeout=10.0)
+        except (grpc.aio.AioRpcError, asyncio.TimeoutError, asyncio.InvalidStateError):
+            pass
 
     @staticmethod
     async def _until(awaitable, stopping: asyncio.Event):
