@@ -1,6 +1,11 @@
 // A worker loop over the generated client, modelled on Baton's Rust `baton::worker::Worker`:
-// long-poll Acquire → run the handler → Heartbeat while it runs → Complete with the outcome the
-// handler's result maps to (see classify). A lease reported lost aborts its handler's signal
+// leases pushed on one AgentService.Session stream → run the handler → heartbeat while it runs
+// → complete with the outcome the handler's result maps to (see classify). The worker grants
+// the server credit for maxLeases leases; what finishes within one turn of the event loop goes
+// back in one message (completions, one credit per lease, releases). A broken stream is opened
+// again with backoff and unanswered completions go again (tokens fence a repeat). A server
+// without Session (UNIMPLEMENTED), or `unary: true`, gets the unary loop: long-poll Acquire,
+// Heartbeat, Complete. A lease reported lost aborts its handler's signal
 // (its result would be refused anyway); on shutdown the loop stops acquiring, aborts running
 // handlers and Releases their leases, so another worker takes them at once.
 
@@ -16,6 +21,9 @@ import {
   Outcome,
   ReleaseRequest,
   ReleaseResponse,
+  SessionCompletion,
+  SessionRequest,
+  SessionResponse,
 } from "./gen/baton/v1/agent";
 import { classify, Failure, truncateUtf8 } from "./failure";
 import { duration, isServiceError, pushbackMs, sleep, unary } from "./rpc";
@@ -55,6 +63,8 @@ export interface WorkerOptions {
   releaseDelayMs?: number;
   /** How long stop() waits for aborted handlers to settle before releasing (default 10 000 ms). */
   shutdownGraceMs?: number;
+  /** Use Acquire, Heartbeat and Complete calls instead of a Session stream (default false). */
+  unary?: boolean;
   logger?: Logger;
 }
 
@@ -62,7 +72,10 @@ interface Run {
   lease: Lease;
   abort: AbortController;
   done?: Promise<void>;
+  lost?: boolean;
 }
+
+const emptyRequest = (): SessionRequest => ({ open: undefined, credit: 0, completions: [], heartbeats: [], releases: [] });
 
 const key = (lease: { name: string; token: bigint }) => `${lease.name}\u0000${lease.token}`;
 
@@ -93,6 +106,7 @@ export class Worker {
       heartbeatMs: options.heartbeatMs ?? 3_000,
       releaseDelayMs: options.releaseDelayMs,
       shutdownGraceMs: options.shutdownGraceMs ?? 10_000,
+      unary: options.unary ?? false,
       logger: options.logger ?? { warn: (m) => console.warn(`baton worker ${this.workerId}: ${m}`) },
     };
   }
@@ -104,9 +118,12 @@ export class Worker {
 
   /** Runs until stop(), then releases what it holds. */
   async run(): Promise<void> {
-    const beats = this.heartbeatLoop();
+    let beats: Promise<void> = Promise.resolve();
     try {
-      await this.acquireLoop();
+      if (this.options.unary || !(await this.sessionLoop())) {
+        beats = this.heartbeatLoop();
+        await this.acquireLoop();
+      }
     } finally {
       this.stop();
       const runs = [...this.held.values()];
@@ -123,6 +140,175 @@ export class Worker {
       await Promise.all(toRelease.map((r) => this.release(r.lease)));
       if (this.owned) this.client.close();
     }
+  }
+
+  // --- the session stream ----------------------------------------------------------------------
+
+  private readonly unanswered = new Map<string, SessionCompletion>();
+  private pending: SessionRequest = emptyRequest();
+  private flushing = false;
+  private closing = false;
+  private call: ReturnType<AgentServiceClient["session"]> | undefined;
+
+  /** Works on Session streams until stop(); false (having done nothing) when the server has none. */
+  private async sessionLoop(): Promise<boolean> {
+    const { signal } = this.stopping;
+    let backoff = 100;
+    while (!signal.aborted) {
+      const result = await this.oneSession();
+      if (result === "unimplemented") {
+        this.options.logger.warn("the server has no Session; using Acquire/Complete");
+        return false;
+      }
+      if (result === "served") backoff = 100;
+      if (signal.aborted) break;
+      await sleep(backoff, signal);
+      backoff = Math.min(backoff * 2, 5_000);
+    }
+    return true;
+  }
+
+  /** One stream, until it breaks or the worker stops (then the worker's shutdown on it). */
+  private oneSession(): Promise<"served" | "broken" | "unimplemented" | "stopped"> {
+    const { signal } = this.stopping;
+    return new Promise((resolve) => {
+      let served = false;
+      let ended = false;
+      const call = this.client.session();
+      this.call = call;
+      const beat = setInterval(() => {
+        const heartbeats = [...this.held.values()].filter((r) => !r.lost).map(({ lease }) => ({ name: lease.name, token: lease.token }));
+        if (heartbeats.length > 0 && !ended) call.write({ ...emptyRequest(), heartbeats });
+      }, Math.max(10, this.options.heartbeatMs));
+      const finish = (result: "served" | "broken" | "unimplemented" | "stopped") => {
+        if (ended) return;
+        ended = true;
+        clearInterval(beat);
+        signal.removeEventListener("abort", onStop);
+        if (this.call === call) this.call = undefined;
+        resolve(result);
+      };
+      call.on("data", (response: SessionResponse) => {
+        served = true;
+        this.answered(response);
+      });
+      call.on("error", (err) => {
+        if (isServiceError(err) && err.code === status.UNIMPLEMENTED && !served) return finish("unimplemented");
+        if (!signal.aborted) this.options.logger.warn(`session broke: ${describe(err)}; opening another`);
+        finish(served ? "served" : "broken");
+      });
+      call.on("end", () => finish(signal.aborted ? "stopped" : served ? "served" : "broken"));
+      const onStop = () => {
+        void this.closeSession(call).then(() => {
+          const timer = setTimeout(() => { call.cancel(); finish("stopped"); }, 10_000);
+          call.on("close", () => { clearTimeout(timer); finish("stopped"); });
+        });
+      };
+      signal.addEventListener("abort", onStop, { once: true });
+      // What was not sent on the last stream: its completions are the unanswered ones, its
+      // credit is counted afresh, its releases go now.
+      const carried = this.pending;
+      this.pending = emptyRequest();
+      call.write({
+        ...emptyRequest(),
+        open: { queue: this.queue, workerId: this.workerId },
+        credit: Math.max(0, this.options.maxLeases - this.running),
+        completions: [...this.unanswered.values()],
+        releases: carried.releases,
+      });
+    });
+  }
+
+  private answered(response: SessionResponse): void {
+    for (const c of response.completed) {
+      this.unanswered.delete(key(c));
+      if (c.leaseLost) this.options.logger.warn(`completion of ${c.name} token ${c.token} refused: the lease was lost`);
+    }
+    for (const lost of response.lost) {
+      const run = this.held.get(key(lost));
+      if (!run || run.lost) continue;
+      run.lost = true;
+      this.options.logger.warn(`lease ${lost.queue}/${lost.name} token ${lost.token} lost; aborting its handler`);
+      run.abort.abort(new LeaseLostError(run.lease));
+    }
+    for (const lease of response.leases) {
+      if (this.stopping.signal.aborted) this.pending.releases.push({ name: lease.name, token: lease.token, delay: undefined });
+      else this.startSession(lease);
+    }
+  }
+
+  private startSession(lease: Lease): void {
+    const run: Run = { lease, abort: new AbortController() };
+    this.held.set(key(lease), run);
+    this.running++;
+    run.done = (async () => {
+      let failure: Failure | undefined;
+      try {
+        await this.handler(lease, run.abort.signal);
+      } catch (err) {
+        failure = classify(err);
+      }
+      this.held.delete(key(lease));
+      this.running--;
+      const p = this.pending;
+      p.credit++;
+      if (run.lost) {
+        // its lease is gone: nothing to say
+      } else if (run.abort.signal.aborted) {
+        p.releases.push({
+          name: lease.name,
+          token: lease.token,
+          delay: this.options.releaseDelayMs !== undefined ? duration(this.options.releaseDelayMs) : undefined,
+        });
+      } else {
+        const c: SessionCompletion = {
+          name: lease.name,
+          token: lease.token,
+          outcome: failure ? failure.outcome : Outcome.OUTCOME_SUCCESS,
+          message: failure ? truncateUtf8(failure.message) : "",
+          retryAfter: failure?.retryAfterMs !== undefined ? duration(failure.retryAfterMs) : undefined,
+        };
+        this.unanswered.set(key(lease), c);
+        p.completions.push(c);
+      }
+      this.scheduleFlush();
+    })();
+  }
+
+  /** Sends what finished in this turn of the event loop, in one message. */
+  private scheduleFlush(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(() => {
+      this.flushing = false;
+      const m = this.pending;
+      this.pending = emptyRequest();
+      if (this.stopping.signal.aborted) m.credit = 0;
+      // Between streams (or once closing) nothing is written: completions go again on the next
+      // stream (unanswered), and its credit is counted afresh.
+      const call = this.closing ? undefined : this.call;
+      if (call && (m.credit || m.completions.length || m.releases.length)) call.write(m);
+    });
+  }
+
+  /** Shutdown on a live stream: handlers aborted (bounded by the grace), what finished
+   *  completed, the rest released, the stream half-closed. */
+  private async closeSession(call: ReturnType<AgentServiceClient["session"]>): Promise<void> {
+    this.closing = true;
+    const runs = [...this.held.values()];
+    for (const run of runs) run.abort.abort(new ShutdownError());
+    const grace = new AbortController();
+    await Promise.race([Promise.allSettled(runs.map((r) => r.done)), sleep(this.options.shutdownGraceMs, grace.signal)]);
+    grace.abort();
+    const m = this.pending;
+    this.pending = emptyRequest();
+    m.credit = 0;
+    for (const run of this.held.values()) {
+      m.releases.push({ name: run.lease.name, token: run.lease.token, delay: undefined });
+    }
+    this.held.clear();
+    if (m.completions.length || m.releases.length) call.write(m);
+    call.end();
   }
 
   private async acquireLoop(): Promise<void> {
