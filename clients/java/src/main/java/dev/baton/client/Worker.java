@@ -10,18 +10,28 @@ import dev.baton.v1.Lease;
 import dev.baton.v1.LeaseRef;
 import dev.baton.v1.Outcome;
 import dev.baton.v1.ReleaseRequest;
+import dev.baton.v1.SessionCompletion;
+import dev.baton.v1.SessionLease;
+import dev.baton.v1.SessionOpen;
+import dev.baton.v1.SessionRelease;
+import dev.baton.v1.SessionRequest;
+import dev.baton.v1.SessionResponse;
 import io.grpc.Channel;
 import io.grpc.Context;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
@@ -32,9 +42,14 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * A worker of one queue, modelled on Baton's Rust {@code baton::worker::Worker}: long-poll Acquire
- * → run the handler → Heartbeat while it runs → Complete with the outcome the handler's result
- * maps to ({@link Outcomes#classify(Throwable)}). A lease reported lost cancels its handler (its
+ * A worker of one queue, modelled on Baton's Rust {@code baton::worker::Worker}: leases pushed on
+ * one AgentService.Session stream → run the handler → heartbeat while it runs → complete with the
+ * outcome the handler's result maps to ({@link Outcomes#classify(Throwable)}). The worker grants
+ * the server credit for {@code maxLeases} leases; each message it sends back carries whatever
+ * finished since the last one (completions, one credit per lease, releases). A broken stream is
+ * opened again with backoff and unanswered completions go again (tokens fence a repeat). A server
+ * without Session (UNIMPLEMENTED), or {@code unary(true)}, gets the unary loop: long-poll Acquire,
+ * Heartbeat, Complete. A lease reported lost cancels its handler (its
  * thread is interrupted; its result would be refused anyway); {@link #close()} stops acquiring,
  * cancels running handlers and Releases their leases, so another worker takes them at once.
  *
@@ -53,6 +68,8 @@ public final class Worker implements AutoCloseable {
   static final Metadata.Key<String> PUSHBACK = Metadata.Key.of("grpc-retry-pushback-ms", Metadata.ASCII_STRING_MARSHALLER);
 
   private final AgentServiceGrpc.AgentServiceBlockingStub stub;
+  private final AgentServiceGrpc.AgentServiceStub asyncStub;
+  private final boolean unary;
   private final String queue;
   private final String workerId;
   private final int maxLeases;
@@ -87,6 +104,8 @@ public final class Worker implements AutoCloseable {
 
   private Worker(Builder b, LeaseHandler handler) {
     this.stub = AgentServiceGrpc.newBlockingStub(b.channel);
+    this.asyncStub = AgentServiceGrpc.newStub(b.channel);
+    this.unary = b.unary;
     this.queue = b.queue;
     this.workerId = b.workerId;
     this.maxLeases = Math.max(1, b.maxLeases);
@@ -132,12 +151,204 @@ public final class Worker implements AutoCloseable {
   /** Runs the loop on this thread until {@link #close()}. */
   public void run() {
     loop = Thread.currentThread();
-    long every = Math.max(10, heartbeatEvery.toMillis());
-    beats.scheduleWithFixedDelay(this::heartbeat, every, every, TimeUnit.MILLISECONDS);
     try {
-      acquireContext.run(this::acquireLoop);
+      if (unary || !sessionLoop()) {
+        long every = Math.max(10, heartbeatEvery.toMillis());
+        beats.scheduleWithFixedDelay(this::heartbeat, every, every, TimeUnit.MILLISECONDS);
+        acquireContext.run(this::acquireLoop);
+      }
     } finally {
       shutdown();
+    }
+  }
+
+  // --- the session stream ----------------------------------------------------------------------
+
+  /** What reaches the session loop: a server message, the stream's end, or a handler's end. */
+  private record Received(int stream, SessionResponse response) {}
+
+  private record Ended(int stream, Throwable error) {}
+
+  private enum Kind { DONE, LOST, CANCELLED }
+
+  private record Finished(Run run, Kind kind, Failure failure) {}
+
+  private final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
+
+  /**
+   * Works on Session streams until close(); false (having done nothing) when the server has none.
+   * Every event is handled on this thread, which alone writes to the stream.
+   */
+  private boolean sessionLoop() {
+    Map<Key, SessionCompletion> unanswered = new HashMap<>();
+    long backoff = 100;
+    int stream = 0;
+    while (!stopping.get()) {
+      int id = ++stream;
+      Context.CancellableContext callContext = Context.ROOT.withCancellation();
+      StreamObserver<SessionResponse> responses = new StreamObserver<>() {
+        @Override public void onNext(SessionResponse r) { events.add(new Received(id, r)); }
+        @Override public void onError(Throwable t) { events.add(new Ended(id, t)); }
+        @Override public void onCompleted() { events.add(new Ended(id, null)); }
+      };
+      StreamObserver<SessionRequest> requests;
+      Context previous = callContext.attach();
+      try {
+        requests = asyncStub.session(responses);
+      } finally {
+        callContext.detach(previous);
+      }
+      requests.onNext(SessionRequest.newBuilder()
+          .setOpen(SessionOpen.newBuilder().setQueue(queue).setWorkerId(workerId))
+          .setCredit(Math.max(0, maxLeases - held.size()))
+          .addAllCompletions(unanswered.values())
+          .build());
+      boolean served = false;
+      long every = Math.max(10, heartbeatEvery.toMillis());
+      long nextBeat = System.nanoTime() + every * 1_000_000;
+      Throwable ended = null;
+      boolean open = true;
+      try {
+        while (open) {
+          if (stopping.get()) {
+            closeSession(requests, id, unanswered);
+            return true;
+          }
+          long waitMs = Math.max(1, Math.min(100, (nextBeat - System.nanoTime()) / 1_000_000));
+          Object e = events.poll(waitMs, TimeUnit.MILLISECONDS);
+          if (e == null) {
+            if (System.nanoTime() >= nextBeat) {
+              SessionRequest.Builder m = SessionRequest.newBuilder();
+              for (Run run : held.values()) {
+                if (!run.cancellation.isCancelled()) {
+                  m.addHeartbeats(SessionLease.newBuilder().setName(run.lease.getName()).setToken(run.lease.getToken()));
+                }
+              }
+              if (m.getHeartbeatsCount() > 0) requests.onNext(m.build());
+              nextBeat = System.nanoTime() + every * 1_000_000;
+            }
+          } else if (e instanceof Received r) {
+            if (r.stream() != id) continue;
+            served = true;
+            answered(r.response(), unanswered);
+          } else if (e instanceof Finished f) {
+            SessionRequest.Builder m = SessionRequest.newBuilder();
+            finish(f, m, unanswered);
+            // Everything else that finished by now goes in the same message.
+            while (m.getCompletionsCount() + m.getReleasesCount() < 1000 && events.peek() instanceof Finished) {
+              finish((Finished) events.poll(), m, unanswered);
+            }
+            requests.onNext(m.build());
+          } else if (e instanceof Ended end && end.stream() == id) {
+            ended = end.error();
+            open = false;
+          }
+        }
+      } catch (InterruptedException ie) {
+        callContext.cancel(null);
+        return true;
+      }
+      callContext.cancel(null);
+      if (ended != null && Status.fromThrowable(ended).getCode() == Status.Code.UNIMPLEMENTED && !served) {
+        LOG.info("the server has no Session; using Acquire/Complete");
+        return false;
+      }
+      if (ended != null && !stopping.get()) {
+        LOG.log(Level.WARNING, "session broke: {0}; opening another", Status.fromThrowable(ended));
+      }
+      if (served) backoff = 100;
+      if (!sleep(backoff)) break;
+      backoff = Math.min(backoff * 2, 5_000);
+    }
+    return true;
+  }
+
+  private void answered(SessionResponse r, Map<Key, SessionCompletion> unanswered) {
+    for (var c : r.getCompletedList()) {
+      unanswered.remove(new Key(c.getName(), c.getToken()));
+      if (c.getLeaseLost()) {
+        LOG.log(Level.WARNING, "completion of {0} token {1} refused: the lease was lost", new Object[] {c.getName(), c.getToken()});
+      }
+    }
+    for (LeaseRef lost : r.getLostList()) {
+      Run run = held.get(new Key(lost.getName(), lost.getToken()));
+      if (run != null && run.cancellation.cancel(Cancellation.Reason.LEASE_LOST)) {
+        LOG.log(Level.WARNING, "lease {0}/{1} token {2} lost; cancelling its handler",
+            new Object[] {lost.getQueue(), lost.getName(), lost.getToken()});
+        Future<?> f = run.future;
+        if (f != null) f.cancel(true);
+      }
+    }
+    for (Lease lease : r.getLeasesList()) {
+      Run run = new Run(lease);
+      held.put(new Key(lease.getName(), lease.getToken()), run);
+      running.incrementAndGet();
+      run.future = handlers.submit(() -> {
+        Failure failure = null;
+        try {
+          handler.handle(lease, run.cancellation);
+        } catch (Throwable t) {
+          failure = run.cancellation.isCancelled() ? null : Outcomes.classify(t);
+        }
+        Kind kind = !run.cancellation.isCancelled() ? Kind.DONE
+            : run.cancellation.reason() == Cancellation.Reason.LEASE_LOST ? Kind.LOST : Kind.CANCELLED;
+        events.add(new Finished(run, kind, failure));
+      });
+    }
+  }
+
+  /** A handler that ended, into the next message: its slot back as credit, and its completion
+   *  (or, cancelled by the shutdown, its release). */
+  private void finish(Finished f, SessionRequest.Builder m, Map<Key, SessionCompletion> unanswered) {
+    Lease lease = f.run().lease;
+    Key key = new Key(lease.getName(), lease.getToken());
+    if (held.remove(key) == null) return; // already released by the shutdown
+    running.decrementAndGet();
+    m.setCredit(m.getCredit() + 1);
+    switch (f.kind()) {
+      case DONE -> {
+        SessionCompletion.Builder c = SessionCompletion.newBuilder().setName(lease.getName()).setToken(lease.getToken())
+            .setOutcome(f.failure() == null ? Outcome.OUTCOME_SUCCESS : f.failure().outcome());
+        if (f.failure() != null) {
+          c.setMessage(Failure.truncateUtf8(String.valueOf(f.failure().getMessage()), Failure.MAX_MESSAGE_BYTES));
+          f.failure().retryAfter().ifPresent(d -> c.setRetryAfter(Durations.of(d)));
+        }
+        SessionCompletion completion = c.build();
+        unanswered.put(key, completion);
+        m.addCompletions(completion);
+      }
+      case CANCELLED -> {
+        SessionRelease.Builder r = SessionRelease.newBuilder().setName(lease.getName()).setToken(lease.getToken());
+        if (releaseDelay != null) r.setDelay(Durations.of(releaseDelay));
+        m.addReleases(r);
+      }
+      case LOST -> { }
+    }
+  }
+
+  /** Shutdown on a live stream: handlers cancelled (bounded by the grace), what finished
+   *  completed, the rest released (by shutdown()), the stream half-closed and awaited (bounded). */
+  private void closeSession(StreamObserver<SessionRequest> requests, int id, Map<Key, SessionCompletion> unanswered)
+      throws InterruptedException {
+    for (Run run : held.values()) {
+      if (run.cancellation.cancel(Cancellation.Reason.SHUTDOWN)) {
+        Future<?> f = run.future;
+        if (f != null) f.cancel(true);
+      }
+    }
+    SessionRequest.Builder m = SessionRequest.newBuilder();
+    long deadline = System.nanoTime() + shutdownGrace.toNanos();
+    while (!held.isEmpty() && System.nanoTime() < deadline) {
+      Object e = events.poll(Math.max(1, (deadline - System.nanoTime()) / 1_000_000), TimeUnit.MILLISECONDS);
+      if (e instanceof Finished f) finish(f, m, unanswered);
+    }
+    m.setCredit(0);
+    if (m.getCompletionsCount() + m.getReleasesCount() > 0) requests.onNext(m.build());
+    requests.onCompleted();
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (System.nanoTime() < end) {
+      Object e = events.poll(100, TimeUnit.MILLISECONDS);
+      if (e instanceof Ended ended && ended.stream() == id) return;
     }
   }
 
@@ -351,6 +562,7 @@ public final class Worker implements AutoCloseable {
     private Duration heartbeatEvery = Duration.ofSeconds(3);
     private Duration releaseDelay;
     private Duration shutdownGrace = Duration.ofSeconds(10);
+    private boolean unary;
 
     private Builder(Channel channel, String queue, String workerId) {
       this.channel = Objects.requireNonNull(channel, "channel");
@@ -382,6 +594,12 @@ public final class Worker implements AutoCloseable {
     /** Delay before a lease released on shutdown is due again (default: at once). */
     public Builder releaseDelay(Duration d) {
       this.releaseDelay = d;
+      return this;
+    }
+
+    /** Use Acquire, Heartbeat and Complete calls instead of a Session stream (default false). */
+    public Builder unary(boolean unary) {
+      this.unary = unary;
       return this;
     }
 
