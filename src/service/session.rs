@@ -54,7 +54,9 @@ pub(super) async fn open(
     let mut inbound = request.into_inner();
     let first = match tokio::time::timeout(OPEN_TIMEOUT, inbound.message()).await {
         Err(_) => return Err(Error::invalid("open", "the first message did not arrive in time")),
-        Ok(Err(status)) => return Err(Error::Internal(format!("session stream: {status}"))),
+        Ok(Err(status)) => {
+            return Err(undecodable(status).unwrap_or_else(|s| Error::Internal(format!("session stream: {s}"))))
+        }
         Ok(Ok(None)) => return Err(Error::invalid("open", "the stream ended before its first message")),
         Ok(Ok(Some(first))) => first,
     };
@@ -202,7 +204,10 @@ impl Session {
                     None => break,
                     Some(Ok(Some(m))) => self.receive(m, &mut want, &mut open, &mut fail),
                     Some(Ok(None)) => open = false,
-                    Some(Err(_)) => return Ok(()), // the worker is gone: nobody to answer
+                    Some(Err(status)) => match undecodable(status) {
+                        Ok(e) => (fail, open) = (Some(e), false),
+                        Err(_) => return Ok(()), // the worker is gone: nobody to answer
+                    },
                 }
             }
             let stopping = shutdown.is_cancelled();
@@ -297,7 +302,10 @@ impl Session {
                 m = inbound.message(), if open => match m {
                     Ok(Some(m)) => self.receive(m, &mut want, &mut open, &mut fail),
                     Ok(None) => open = false,
-                    Err(_) => return Ok(()),
+                    Err(status) => match undecodable(status) {
+                        Ok(e) => (fail, open) = (Some(e), false),
+                        Err(_) => return Ok(()),
+                    },
                 },
                 _ = &mut notified, if waiting => want = true,
                 _ = timer => want = true,
@@ -412,6 +420,16 @@ async fn round(
     };
     let (answers, got) = tokio::join!(ctx.flush(&pending), acquire);
     (answers, got, asked)
+}
+
+/// A message the codec could not decode (INVALID_ARGUMENT, field "request", as for every unary
+/// call): the error to end the session with; any other stream error means the worker is gone.
+fn undecodable(status: Status) -> std::result::Result<Error, Status> {
+    if status.code() != tonic::Code::InvalidArgument {
+        return Err(status);
+    }
+    let reason = status.message().trim_start_matches("request: ").to_string();
+    Ok(Error::invalid("request", reason))
 }
 
 fn is_empty(r: &pb::SessionResponse) -> bool {
