@@ -70,25 +70,42 @@ end
 local out = { now, -1, redelivered, deadLettered }
 local room = maxInFlight - tonumber(rcall('HGET', k.consumers, consumer) or '0')
 if room > limit then room = limit end
-if room > 0 then
-  for _, id in ipairs(rcall('ZRANGEBYSCORE', k.scheduled, '-inf', now, 'LIMIT', 0, room)) do
-    rcall('ZREM', k.scheduled, id)
-    local meta = messageMeta(rcall('HGET', k.meta, id))
-    local payload = rcall('HGET', k.messages, id)
+-- The page of due messages goes in flight with one command per key: one ZREM, one HMGET each
+-- of metadata and payloads, one INCRBY numbering the page's tokens in order, one HSET each of
+-- metadata and tokens, one ZADD of ack deadlines.
+local ids = room > 0 and rcall('ZRANGEBYSCORE', k.scheduled, '-inf', now, 'LIMIT', 0, room) or {}
+if #ids > 0 then
+  rcall('ZREM', k.scheduled, unpack(ids))
+  local metas = rcall('HMGET', k.meta, unpack(ids))
+  local payloads = rcall('HMGET', k.messages, unpack(ids))
+  local firstToken = rcall('INCRBY', k.seq, #ids) - #ids + 1
+  local deadline, nowText = now + ackTimeoutMs, string.format('%d', now)
+  local metaSet, tokenSet, flight = {}, {}, {}
+  for i, id in ipairs(ids) do
+    local meta, payload = messageMeta(metas[i]), payloads[i]
     if meta and payload then
-      local token = string.format('%d', rcall('INCR', k.seq))
+      local token = string.format('%d', firstToken + i - 1)
       local count = meta.count + 1
-      rcall('HSET', k.meta, id, string.format('%d', meta.at) .. '|' .. count .. '|' .. meta.key)
-      rcall('ZADD', k.inflight, now + ackTimeoutMs, id)
-      rcall('HSET', k.tokens, id, token .. '|' .. consumer .. '|' .. string.format('%d', now))
-      rcall('HINCRBY', k.consumers, consumer, 1)
-      rcall('HINCRBY', k.stats, 'delivered', 1)
+      metaSet[#metaSet + 1] = id
+      metaSet[#metaSet + 1] = string.format('%d', meta.at) .. '|' .. count .. '|' .. meta.key
+      tokenSet[#tokenSet + 1] = id
+      tokenSet[#tokenSet + 1] = token .. '|' .. consumer .. '|' .. nowText
+      flight[#flight + 1] = deadline
+      flight[#flight + 1] = id
       out[#out + 1] = id
       out[#out + 1] = payload
       out[#out + 1] = meta.at
       out[#out + 1] = count
       out[#out + 1] = token
     end
+  end
+  local got = #flight / 2
+  if got > 0 then
+    rcall('HSET', k.meta, unpack(metaSet))
+    rcall('ZADD', k.inflight, unpack(flight))
+    rcall('HSET', k.tokens, unpack(tokenSet))
+    rcall('HINCRBY', k.consumers, consumer, got)
+    rcall('HINCRBY', k.stats, 'delivered', got)
   end
 end
 -- A consumer at its bound waits for an Ack (announced) or an ack deadline, not for due

@@ -140,6 +140,34 @@ impl ScheduleServiceImpl {
     }
 }
 
+/// Per-item results of a batch of acks (`acked[i]` for `acks[i]`), counted per receiver.
+fn ack_results(acks: Vec<pb::AckRequest>, acked: &[bool]) -> Vec<pb::AckResult> {
+    let mut counts: Vec<(String, u64)> = Vec::new();
+    let mut lost = 0;
+    let results = acks
+        .into_iter()
+        .zip(acked)
+        .map(|(a, &acked)| {
+            if acked {
+                match counts.iter_mut().find(|(r, _)| *r == a.receiver) {
+                    Some((_, n)) => *n += 1,
+                    None => counts.push((a.receiver.clone(), 1)),
+                }
+            } else {
+                lost += 1;
+            }
+            pb::AckResult { receiver: a.receiver, id: a.id, lease_lost: !acked }
+        })
+        .collect();
+    for (receiver, n) in counts {
+        metrics::counter!("baton_schedule_acked_total", "receiver" => receiver).increment(n);
+    }
+    if lost > 0 {
+        metrics::counter!("baton_leases_lost_total", "rpc" => "Ack").increment(lost);
+    }
+    results
+}
+
 type SubscribeStream = Pin<Box<dyn Stream<Item = Result<pb::SubscribeResponse, Status>> + Send>>;
 
 #[tonic::async_trait]
@@ -265,23 +293,10 @@ impl ScheduleService for ScheduleServiceImpl {
                 validate::name(&format!("acks[{i}].id"), &a.id)?;
                 validate::token(&format!("acks[{i}].token"), a.token)?;
             }
-            let done =
-                futures::future::join_all(req.acks.iter().map(|a| self.store.ack(&a.receiver, &a.id, a.token))).await;
-            let mut results = Vec::with_capacity(done.len());
-            for (a, done) in req.acks.into_iter().zip(done) {
-                let lease_lost = match done {
-                    Ok(()) => {
-                        metrics::counter!("baton_schedule_acked_total", "receiver" => a.receiver.clone()).increment(1);
-                        false
-                    }
-                    Err(Error::LeaseLost(_)) => {
-                        metrics::counter!("baton_leases_lost_total", "rpc" => "Ack").increment(1);
-                        true
-                    }
-                    Err(e) => return Err(e),
-                };
-                results.push(pb::AckResult { receiver: a.receiver, id: a.id, lease_lost });
-            }
+            let items: Vec<(&str, &str, u64)> =
+                req.acks.iter().map(|a| (a.receiver.as_str(), a.id.as_str(), a.token)).collect();
+            let done = self.store.ack_batch(&items).await?;
+            let results = ack_results(req.acks, &done);
             Ok(Response::new(pb::AckBatchResponse { results }))
         })
         .await

@@ -118,24 +118,27 @@ impl Store {
         Ok(Delivered { now_ms, next_due_ms: (next >= 0).then_some(next), redelivered, dead_lettered, deliveries })
     }
 
-    /// Ends a delivered message; `Error::LeaseLost` for a stale token. `sharded`: `receiver` is
-    /// a shard, whose consumers' room spans the other shards: announce after every ack.
-    pub(super) async fn ack_in(&self, receiver: &str, id: &str, token: u64, sharded: bool) -> Result<()> {
+    /// Ends delivered messages of one physical receiver, in one script: per (id, token), in
+    /// order, whether it was acked (false: not in flight with that token, or listed twice).
+    /// `sharded`: `receiver` is a shard, whose consumers' room spans the other shards:
+    /// announce after every batch that acked something.
+    pub(super) async fn ack_batch_in(&self, receiver: &str, acks: &[(&str, u64)], sharded: bool) -> Result<Vec<bool>> {
         let k = self.keys.receiver(receiver);
-        let args = Args::new()
-            .arg(id)
-            .arg(token)
+        let mut args = Args::new()
             .arg(self.keys.announce(ChannelKind::Receiver, receiver))
             .arg(wake_name(receiver))
             .arg(if sharded { "1" } else { "" });
-        let reply = self.run(Path::WriteBack, "ackMessage", &k.all(), args).await?;
-        let mut r = Reply::new("ackMessage", reply)?;
-        match r.next::<i64>()? {
-            0 => Ok(()),
-            _ => {
-                Err(Error::LeaseLost(format!("receiver {receiver}: message {id} is not in flight with token {token}")))
-            }
+        for (id, token) in acks {
+            args.push(*id);
+            args.push(*token);
         }
+        let reply = self.run(Path::WriteBack, "ackMessages", &k.all(), args).await?;
+        let mut r = Reply::new("ackMessages", reply)?;
+        let mut out = Vec::with_capacity(acks.len());
+        for _ in acks {
+            out.push(r.next::<i64>()? == 0);
+        }
+        Ok(out)
     }
 
     /// Removes a scheduled or in-flight message; false if there is none.

@@ -116,17 +116,39 @@ impl Store {
     /// Ends a delivered message; `Error::LeaseLost` for a stale token (or an id that is not the
     /// receiver's).
     pub async fn ack(&self, receiver: &str, id: &str, token: u64) -> Result<()> {
-        match self.message_shard(receiver, id) {
-            Some((shard, inner)) => self.ack_in(&shard, &inner, token, shard != receiver).await.map_err(|e| match e {
-                Error::LeaseLost(_) => {
-                    Error::LeaseLost(format!("receiver {receiver}: message {id} is not in flight with token {token}"))
-                }
-                e => e,
-            }),
-            None => {
-                Err(Error::LeaseLost(format!("receiver {receiver}: message {id} is not in flight with token {token}")))
+        match self.ack_batch(&[(receiver, id, token)]).await?[..] {
+            [true] => Ok(()),
+            _ => Err(Error::LeaseLost(format!("receiver {receiver}: message {id} is not in flight with token {token}"))),
+        }
+    }
+
+    /// Ends many delivered messages, of any receivers: one script per receiver (per shard of a
+    /// sharded receiver), run side by side. Per (receiver, id, token), in order, whether it
+    /// was acked (false: a stale token, an id the receiver cannot have given, or the same
+    /// message listed twice; that item changed nothing).
+    pub async fn ack_batch(&self, acks: &[(&str, &str, u64)]) -> Result<Vec<bool>> {
+        // (physical receiver, whether it is a shard, [(position, id in it, token)]).
+        let mut groups: Vec<(String, bool, Vec<(usize, String, u64)>)> = Vec::new();
+        for (i, &(receiver, id, token)) in acks.iter().enumerate() {
+            let Some((physical, inner)) = self.message_shard(receiver, id) else { continue };
+            let sharded = physical != receiver;
+            match groups.iter_mut().find(|(p, _, _)| *p == physical) {
+                Some((_, _, items)) => items.push((i, inner, token)),
+                None => groups.push((physical, sharded, vec![(i, inner, token)])),
             }
         }
+        let done = futures::future::try_join_all(groups.iter().map(|(physical, sharded, items)| {
+            let batch: Vec<(&str, u64)> = items.iter().map(|(_, id, token)| (id.as_str(), *token)).collect();
+            async move { self.ack_batch_in(physical, &batch, *sharded).await }
+        }))
+        .await?;
+        let mut out = vec![false; acks.len()];
+        for ((_, _, items), results) in groups.into_iter().zip(done) {
+            for ((i, _, _), acked) in items.into_iter().zip(results) {
+                out[i] = acked;
+            }
+        }
+        Ok(out)
     }
 
     /// Removes a scheduled or in-flight message; false if there is none.

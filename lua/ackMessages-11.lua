@@ -1,0 +1,75 @@
+--[[
+  ackMessages: ends delivered messages for good, each whose token is its current delivery's;
+  one call for a batch (one command per key for all of them). Announces the receiver when
+  something was acked and messages are due, since a consumer may have been at its in-flight
+  bound; with always = "1" (a shard of a sharded receiver, whose consumers' bound spans the
+  shards and may have messages due in another) after every batch that acked something.
+
+  Input:
+    KEYS[1]  scheduled  ZSET id -> deliver at (ms)
+    KEYS[2]  inflight   ZSET id -> ack deadline (ms)
+    KEYS[3]  messages   HASH id -> payload bytes
+    KEYS[4]  meta       HASH id -> "deliver_at|delivery_count|key"
+    KEYS[5]  keys       HASH idempotency key -> id
+    KEYS[6]  tokens     HASH id -> "token|consumer|delivered_at" (in flight)
+    KEYS[7]  consumers  HASH consumer id -> messages in flight
+    KEYS[8]  seq        STRING counter: ids and tokens
+    KEYS[9]  dlq        ZSET id -> dead-lettered at (ms)
+    KEYS[10] dlqinfo    HASH id -> dead-letter context JSON
+    KEYS[11] stats      HASH scheduled, delivered, redelivered, acked, dead_lettered -> counts
+
+    ARGV[1] channel    where to announce: "P|S <wake-up channel>" or ""
+    ARGV[2] wakeName   name announced on channel ("r:<receiver>")
+    ARGV[3] always     "1": announce after every batch that acked; "": only when messages are due
+    ARGV[4..] id, token pairs, one per ack
+
+  Output:
+    one integer per pair, in order: 0 acked, -1 LEASE_LOST (not in flight with that token, or
+    acked earlier in the same batch)
+]]
+local rcall = redis.call
+--@include publish
+--@include nowMs
+--@include receiverKeys
+
+local k = receiverKeys()
+local channel, wakeName, always = ARGV[1], ARGV[2], ARGV[3]
+local n = (#ARGV - 3) / 2
+local ids = {}
+for i = 1, n do ids[i] = ARGV[2 + 2 * i] end
+local recs = rcall('HMGET', k.tokens, unpack(ids))
+
+local out, done, seen, held = {}, {}, {}, {}
+for i = 1, n do
+  local id, rec = ids[i], recs[i]
+  local token, consumer
+  if rec then token, consumer = string.match(rec, '^(%d+)|([^|]*)|') end
+  if token and token == ARGV[3 + 2 * i] and not seen[id] then
+    seen[id] = true
+    done[#done + 1] = id
+    held[consumer] = (held[consumer] or 0) + 1
+    out[i] = 0
+  else
+    out[i] = -1
+  end
+end
+if #done == 0 then return out end
+
+rcall('ZREM', k.inflight, unpack(done))
+rcall('HDEL', k.tokens, unpack(done))
+for consumer, count in pairs(held) do
+  if rcall('HINCRBY', k.consumers, consumer, -count) <= 0 then rcall('HDEL', k.consumers, consumer) end
+end
+local keys = {}
+for _, meta in ipairs(rcall('HMGET', k.meta, unpack(done))) do
+  local key = meta and string.match(meta, '^%d+|%d+|(.*)$')
+  if key and key ~= '' then keys[#keys + 1] = key end
+end
+if #keys > 0 then rcall('HDEL', k.keys, unpack(keys)) end
+rcall('HDEL', k.messages, unpack(done))
+rcall('HDEL', k.meta, unpack(done))
+rcall('HINCRBY', k.stats, 'acked', #done)
+if always == '1' or rcall('ZRANGEBYSCORE', k.scheduled, '-inf', nowMs(), 'LIMIT', 0, 1)[1] then
+  publish(channel, wakeName)
+end
+return out
