@@ -123,6 +123,82 @@ impl Lab {
         Ok(Bench { rps, p50_ms, p99_ms, cpu })
     }
 
+    /// Starts logging every command's Redis time (SLOWLOG at threshold 0), when the environment
+    /// asks for a profile (`BATON_BENCH_PROFILE=1`); false otherwise. The log costs Redis a
+    /// little per command, so profiled figures are not the run's headline.
+    pub async fn profile_start(&mut self) -> Result<bool> {
+        if std::env::var("BATON_BENCH_PROFILE").ok().as_deref() != Some("1") {
+            return Ok(false);
+        }
+        for (k, v) in [("slowlog-max-len", "1000000"), ("slowlog-log-slower-than", "0")] {
+            redis::cmd("CONFIG").arg("SET").arg(k).arg(v).query_async::<()>(&mut self.conn).await?;
+        }
+        redis::cmd("SLOWLOG").arg("RESET").query_async::<()>(&mut self.conn).await?;
+        Ok(true)
+    }
+
+    /// Prints Redis time by script (and by other command) since `profile_start`: calls, total,
+    /// µs per call, and the mean number of arguments, then stops logging.
+    pub async fn profile_print(&mut self) -> Result<()> {
+        redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("slowlog-log-slower-than")
+            .arg("-1")
+            .query_async::<()>(&mut self.conn)
+            .await?;
+        let log: Vec<(i64, i64, i64, Vec<Vec<u8>>)> = redis::cmd("SLOWLOG")
+            .arg("GET")
+            .arg("-1")
+            .query_async::<Vec<redis::Value>>(&mut self.conn)
+            .await?
+            .into_iter()
+            .filter_map(|entry| {
+                let (id, at, micros, args, _, _) =
+                    redis::from_redis_value::<(i64, i64, i64, Vec<Vec<u8>>, Vec<u8>, Vec<u8>)>(entry).ok()?;
+                Some((id, at, micros, args))
+            })
+            .collect();
+        let names: std::collections::HashMap<String, &str> = SCRIPTS
+            .iter()
+            .map(|&(name, _, source)| (redis::Script::new(source).get_hash().to_string(), name))
+            .collect();
+        // name -> (calls, µs, arguments)
+        let mut by: std::collections::BTreeMap<String, (u64, i64, u64)> = Default::default();
+        for (_, _, micros, args) in log {
+            let command = String::from_utf8_lossy(args.first().map_or(&[][..], |a| a)).to_lowercase();
+            let name = match command.as_str() {
+                "evalsha" => {
+                    let sha = String::from_utf8_lossy(args.get(1).map_or(&[][..], |a| a)).to_string();
+                    names.get(&sha).map_or(format!("script {sha}"), |n| n.to_string())
+                }
+                _ => command,
+            };
+            let e = by.entry(name).or_default();
+            e.0 += 1;
+            e.1 += micros;
+            // SLOWLOG keeps at most 32 arguments, the last standing for the rest ("... (N more arguments)").
+            let more = args.last().and_then(|a| {
+                let t = String::from_utf8_lossy(a);
+                t.strip_prefix("... (")?.split(' ').next()?.parse::<u64>().ok()
+            });
+            e.2 += args.len() as u64 + more.map_or(0, |m| m - 1);
+        }
+        let total: i64 = by.values().map(|e| e.1).sum();
+        println!("Redis time by script (SLOWLOG, threshold 0): {:.1} ms in all", total as f64 / 1000.0);
+        println!("{:<22} {:>8} {:>10} {:>10} {:>10}", "", "calls", "ms", "µs/call", "args/call");
+        let mut rows: Vec<_> = by.into_iter().collect();
+        rows.sort_by_key(|(_, e)| -e.1);
+        for (name, (calls, micros, args)) in rows.into_iter().take(12) {
+            println!(
+                "{name:<22} {calls:>8} {:>10.1} {:>10.1} {:>10.1}",
+                micros as f64 / 1000.0,
+                micros as f64 / calls as f64,
+                args as f64 / calls as f64
+            );
+        }
+        Ok(())
+    }
+
     /// Calls of EVALSHA so far, from INFO commandstats.
     pub async fn evalsha_calls(&mut self) -> Result<u64> {
         let info: String = redis::cmd("INFO").arg("commandstats").query_async(&mut self.conn).await?;

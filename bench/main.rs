@@ -154,7 +154,10 @@ struct Args {
     /// schedule: the window their deliver_at times spread over.
     #[arg(long, default_value_t = 1000, help_heading = "schedule")]
     window_ms: u64,
-    /// schedule: consumers (Subscribe streams, one connection each).
+    /// schedule: how consumers take and ack messages, one run each (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "receive,subscribe", help_heading = "schedule")]
+    schedule_via: Vec<scenarios::schedule::Via>,
+    /// schedule: consumers (Receive or Subscribe streams, one connection each).
     #[arg(long, default_value_t = 4, help_heading = "schedule")]
     consumers: usize,
     /// schedule: Schedule calls in flight while scheduling ahead.
@@ -374,6 +377,7 @@ async fn run(args: Args) -> Result<()> {
             }
             Scenario::Schedule => {
                 let schedule = ScheduleArgs {
+                    via: args.schedule_via.clone(),
                     messages: args.messages,
                     window_ms: args.window_ms,
                     consumers: args.consumers,

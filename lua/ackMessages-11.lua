@@ -11,7 +11,7 @@
     KEYS[3]  messages   HASH id -> payload bytes
     KEYS[4]  meta       HASH id -> "deliver_at|delivery_count|key"
     KEYS[5]  keys       HASH idempotency key -> id
-    KEYS[6]  tokens     HASH id -> "token|consumer|delivered_at" (in flight)
+    KEYS[6]  tokens     HASH id -> "token|consumer|delivered_at|key" (in flight)
     KEYS[7]  consumers  HASH consumer id -> messages in flight
     KEYS[8]  seq        STRING counter: ids and tokens
     KEYS[9]  dlq        ZSET id -> dead-lettered at (ms)
@@ -39,15 +39,22 @@ local ids = {}
 for i = 1, n do ids[i] = ARGV[2 + 2 * i] end
 local recs = rcall('HMGET', k.tokens, unpack(ids))
 
-local out, done, seen, held = {}, {}, {}, {}
+-- A token record carries the message's idempotency key since it was delivered; one written
+-- before that ("token|consumer|delivered_at") sends its ack to the metadata for the key.
+local out, done, seen, held, keys = {}, {}, {}, {}, {}
 for i = 1, n do
   local id, rec = ids[i], recs[i]
-  local token, consumer
-  if rec then token, consumer = string.match(rec, '^(%d+)|([^|]*)|') end
+  local token, consumer, key
+  if rec then token, consumer, key = string.match(rec, '^(%d+)|([^|]*)|%d+|?(.*)$') end
   if token and token == ARGV[3 + 2 * i] and not seen[id] then
     seen[id] = true
     done[#done + 1] = id
     held[consumer] = (held[consumer] or 0) + 1
+    if not string.find(rec, '^%d+|[^|]*|%d+|') then
+      local meta = rcall('HGET', k.meta, id)
+      key = meta and string.match(meta, '^%d+|%d+|(.*)$')
+    end
+    if key and key ~= '' then keys[#keys + 1] = key end
     out[i] = 0
   else
     out[i] = -1
@@ -59,11 +66,6 @@ rcall('ZREM', k.inflight, unpack(done))
 rcall('HDEL', k.tokens, unpack(done))
 for consumer, count in pairs(held) do
   if rcall('HINCRBY', k.consumers, consumer, -count) <= 0 then rcall('HDEL', k.consumers, consumer) end
-end
-local keys = {}
-for _, meta in ipairs(rcall('HMGET', k.meta, unpack(done))) do
-  local key = meta and string.match(meta, '^%d+|%d+|(.*)$')
-  if key and key ~= '' then keys[#keys + 1] = key end
 end
 if #keys > 0 then rcall('HDEL', k.keys, unpack(keys)) end
 rcall('HDEL', k.messages, unpack(done))

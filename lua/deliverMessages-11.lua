@@ -10,7 +10,7 @@
     KEYS[3]  messages   HASH id -> payload bytes
     KEYS[4]  meta       HASH id -> "deliver_at|delivery_count|key"
     KEYS[5]  keys       HASH idempotency key -> id
-    KEYS[6]  tokens     HASH id -> "token|consumer|delivered_at" (in flight)
+    KEYS[6]  tokens     HASH id -> "token|consumer|delivered_at|key" (in flight)
     KEYS[7]  consumers  HASH consumer id -> messages in flight
     KEYS[8]  seq        STRING counter: ids and tokens
     KEYS[9]  dlq        ZSET id -> dead-lettered at (ms)
@@ -27,7 +27,7 @@
     ARGV[8] dlqMax          dead-letter size bound (0: none)
 
   Output:
-    { now, nextDue (or -1), redelivered, deadLettered, (id, payload, deliverAt, count, token)* }
+    { now, nextDue (or -1), redelivered, deadLettered, (id, payload, "deliverAt|count|token")* }
     nextDue is the earliest of the next due message (unless the consumer is at its bound) and
     the next ack deadline.
 ]]
@@ -89,14 +89,13 @@ if #ids > 0 then
       metaSet[#metaSet + 1] = id
       metaSet[#metaSet + 1] = string.format('%d', meta.at) .. '|' .. count .. '|' .. meta.key
       tokenSet[#tokenSet + 1] = id
-      tokenSet[#tokenSet + 1] = token .. '|' .. consumer .. '|' .. nowText
+      -- The idempotency key rides in the token record, so an ack need not read the metadata.
+      tokenSet[#tokenSet + 1] = token .. '|' .. consumer .. '|' .. nowText .. '|' .. meta.key
       flight[#flight + 1] = deadline
       flight[#flight + 1] = id
       out[#out + 1] = id
       out[#out + 1] = payload
-      out[#out + 1] = meta.at
-      out[#out + 1] = count
-      out[#out + 1] = token
+      out[#out + 1] = string.format('%d', meta.at) .. '|' .. count .. '|' .. token
     end
   end
   local got = #flight / 2

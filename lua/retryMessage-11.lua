@@ -7,7 +7,7 @@
     KEYS[3]  messages   HASH id -> payload bytes
     KEYS[4]  meta       HASH id -> "deliver_at|delivery_count|key"
     KEYS[5]  keys       HASH idempotency key -> id
-    KEYS[6]  tokens     HASH id -> "token|consumer|delivered_at" (in flight)
+    KEYS[6]  tokens     HASH id -> "token|consumer|delivered_at|key" (in flight)
     KEYS[7]  consumers  HASH consumer id -> messages in flight
     KEYS[8]  seq        STRING counter: ids and tokens
     KEYS[9]  dlq        ZSET id -> dead-lettered at (ms)

@@ -340,7 +340,7 @@ pub fn permission(path: &str) -> Option<Permission> {
         ("baton.v1.LeaderService", "Campaign" | "Renew" | "Resign") => Work,
         ("baton.v1.LeaderService", "GetLeader" | "Observe") => Read,
         ("baton.v1.ScheduleService", "Schedule" | "ScheduleBatch" | "Cancel") => Produce,
-        ("baton.v1.ScheduleService", "Subscribe" | "Ack" | "AckBatch") => Work,
+        ("baton.v1.ScheduleService", "Subscribe" | "Receive" | "Ack" | "AckBatch") => Work,
         ("baton.v1.AdminService", "GetHealth" | "ListDeadLetters") => Read,
         ("grpc.health.v1.Health", _)
         | ("grpc.reflection.v1.ServerReflection", _)

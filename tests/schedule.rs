@@ -322,7 +322,7 @@ async fn schedule_calls_reject_bad_fields() {
 }
 
 // ScheduleBatch answers each message in order (a repeated key keeps one message); AckBatch
-// ends each delivery, a stale token rejected on its item only. Bad items are refused whole,
+// ends each delivery, a stale token (or a second ack of one message) rejected on its item only. Bad items are refused whole,
 // naming the field, before anything changes.
 #[tokio::test]
 async fn schedule_batch_and_ack_batch() {
@@ -337,10 +337,10 @@ async fn schedule_batch_and_ack_batch() {
     let mut s = subscribe(&mut c, "c1", 10).await;
     let (m1, m2) = (next(&mut s).await, next(&mut s).await);
     let stale = pb::AckRequest { token: m1.token + 100, ..ack(&m1) };
-    let acks = vec![ack(&m1), stale, ack(&m2)];
+    let acks = vec![ack(&m1), stale, ack(&m2), ack(&m2)];
     let r = c.ack_batch(pb::AckBatchRequest { acks }).await.unwrap().into_inner().results;
     let lost: Vec<bool> = r.iter().map(|x| x.lease_lost).collect();
-    assert_eq!(lost, [false, true, false]);
+    assert_eq!(lost, [false, true, false, true], "a stale token, and a message listed twice, are lost on their item");
     assert_eq!(r[0].id, m1.id);
 
     let before = env.redis.snapshot().await;
@@ -359,4 +359,31 @@ async fn schedule_batch_and_ack_batch() {
     let e = c.ack_batch(pb::AckBatchRequest { acks: vec![] }).await.unwrap_err();
     assert!(e.message().starts_with("acks:"), "{e:?}");
     assert_eq!(env.redis.snapshot().await, before, "refused batches changed nothing");
+}
+
+// An ack frees the message's idempotency key, whether its delivery record carries the key (as
+// deliveries do now) or was written before it did ("token|consumer|delivered_at"): either way
+// the key names no message once acked, and scheduling with it creates a new one.
+#[tokio::test]
+async fn ack_frees_the_key_of_old_and_new_delivery_records() {
+    let env = Env::start().await;
+    let mut c = schedules(&env.baton).await;
+    c.schedule(later("a", 0, "ka")).await.unwrap();
+    c.schedule(later("b", 0, "kb")).await.unwrap();
+    let mut s = subscribe(&mut c, "c1", 10).await;
+    let (m1, m2) = (next(&mut s).await, next(&mut s).await);
+    let old = m2.clone();
+    let mut conn = env.redis.conn().await;
+    let tokens = format!("baton:{{r:{R}}}:tokens");
+    let rec: String = redis::cmd("HGET").arg(&tokens).arg(&old.id).query_async(&mut conn).await.unwrap();
+    let fields: Vec<&str> = rec.split('|').collect();
+    assert_eq!(fields.len(), 4, "a delivery record carries the key: {rec}");
+    let before_key = fields[..3].join("|");
+    let _: () = redis::cmd("HSET").arg(&tokens).arg(&old.id).arg(&before_key).query_async(&mut conn).await.unwrap();
+    c.ack(ack(&m1)).await.unwrap();
+    c.ack(ack(&m2)).await.unwrap();
+    for (payload, key) in [("a2", "ka"), ("b2", "kb")] {
+        let r = c.schedule(later(payload, 0, key)).await.unwrap().into_inner();
+        assert!(r.created, "key {key} was freed by the ack");
+    }
 }

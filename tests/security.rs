@@ -231,6 +231,7 @@ const RPCS: &[(&str, &str)] = &[
     ("Schedule", "produce"),
     ("ScheduleBatch", "produce"),
     ("Subscribe", "work"),
+    ("Receive", "work"),
     ("Ack", "work"),
     ("AckBatch", "work"),
     ("Cancel", "produce"),
@@ -365,6 +366,11 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
             .subscribe(req(pb::SubscribeRequest { receiver: r, consumer_id: "s".into(), max_in_flight: 1 }, auth))
             .await
             .map(drop),
+        "Receive" => {
+            let open = pb::SubscribeRequest { receiver: r, consumer_id: "s".into(), max_in_flight: 1 };
+            let first = pb::ReceiveRequest { open: Some(open), acks: vec![] };
+            schedules.receive(req(tokio_stream::iter(vec![first]), auth)).await.map(drop)
+        }
         "ScheduleBatch" => {
             let m = pb::ScheduleRequest { receiver: r, payload: b"x".to_vec(), ..Default::default() };
             schedules.schedule_batch(req(pb::ScheduleBatchRequest { messages: vec![m] }, auth)).await.map(drop)

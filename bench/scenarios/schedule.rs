@@ -38,6 +38,8 @@ use crate::lab::{
 };
 
 pub struct ScheduleArgs {
+    /// How the consumers take their messages, one run each.
+    pub via: Vec<Via>,
     pub messages: u64,
     pub window_ms: u64,
     pub consumers: usize,
@@ -45,11 +47,31 @@ pub struct ScheduleArgs {
     pub timeout_s: u64,
 }
 
+/// How a consumer takes messages and acks them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Via {
+    /// One Receive stream: deliveries pushed, acks sent back on it (what the helpers use).
+    Receive,
+    /// A Subscribe stream, and a unary Ack per message.
+    Subscribe,
+}
+
+impl Via {
+    fn receiver(self) -> &'static str {
+        match self {
+            Via::Receive => "burst-receive",
+            Via::Subscribe => "burst-subscribe",
+        }
+    }
+}
+
+/// Messages per ScheduleBatch while scheduling ahead.
+const SCHEDULE_BATCH: u64 = 100;
+
 /// Schedulers share this many connections.
 const SCHEDULE_CONNECTIONS: usize = 8;
 /// Acks in flight per consumer.
 const ACKS_IN_FLIGHT: usize = 64;
-const RECEIVER: &str = "burst";
 
 static RECORDER: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
 
@@ -99,6 +121,13 @@ struct Seen {
 }
 
 pub async fn run(lab: &mut Lab, args: &ScheduleArgs) -> Result<()> {
+    for &via in &args.via {
+        run_via(lab, args, via).await?;
+    }
+    Ok(())
+}
+
+async fn run_via(lab: &mut Lab, args: &ScheduleArgs, via: Via) -> Result<()> {
     lab.flush().await?;
     let metrics = recorder();
     let baton = Baton::start(&lab.url(), bench_config()).await?;
@@ -114,7 +143,7 @@ pub async fn run(lab: &mut Lab, args: &ScheduleArgs) -> Result<()> {
     let rate = probe as f64 / t.elapsed().as_secs_f64();
     let lead_ms = (1.5 * args.messages as f64 / rate * 1000.0) as i64 + 3_000;
     eprintln!(
-        "[schedule] probe: {rate:.0} Schedule/s; scheduling {} messages due in a {} ms window starting in {} ms",
+        "[schedule {via:?}] probe: {rate:.0} messages/s scheduled; scheduling {} messages due in a {} ms window starting in {} ms",
         args.messages, args.window_ms, lead_ms
     );
 
@@ -123,7 +152,7 @@ pub async fn run(lab: &mut Lab, args: &ScheduleArgs) -> Result<()> {
     let deliver_at = move |i: u64| window_start + (i as i64 * window) / n as i64;
     let t = Instant::now();
     let cpu_sched = CpuClock::read(lab.pid)?;
-    schedule_all(&sched_channels, args.schedulers, RECEIVER, n, deliver_at).await?;
+    schedule_all(&sched_channels, args.schedulers, via.receiver(), n, deliver_at).await?;
     let schedule_secs = t.elapsed().as_secs_f64();
     let cpu_sched = CpuClock::read(lab.pid)?.since(&cpu_sched);
     let margin = window_start - redis_now_ms(&mut lab.conn).await?;
@@ -135,7 +164,7 @@ pub async fn run(lab: &mut Lab, args: &ScheduleArgs) -> Result<()> {
         .into());
     }
     eprintln!(
-        "[schedule] scheduled in {schedule_secs:.1} s; {} consumers subscribe, window starts in {margin} ms",
+        "[schedule {via:?}] scheduled in {schedule_secs:.1} s; {} consumers subscribe, window starts in {margin} ms",
         args.consumers
     );
 
@@ -146,6 +175,7 @@ pub async fn run(lab: &mut Lab, args: &ScheduleArgs) -> Result<()> {
     let mut consumers = Vec::new();
     for (i, channel) in consumer_channels.iter().enumerate() {
         consumers.push(tokio::spawn(consume(
+            via,
             channel.clone(),
             format!("consumer-{i}"),
             max_in_flight,
@@ -164,6 +194,7 @@ pub async fn run(lab: &mut Lab, args: &ScheduleArgs) -> Result<()> {
     tokio::time::sleep_until(window_opens).await;
     let cpu_before = CpuClock::read(lab.pid)?;
     let scripts_before = lab.evalsha_calls().await?;
+    let profiling = lab.profile_start().await?;
     let finished = matches!(tokio::time::timeout_at(wait_until, done_rx.recv()).await, Ok(Some(())));
     let drained_ms = (lab.clock.now_us() - (window_start + window) * 1000) as f64 / 1000.0;
     let cpu = CpuClock::read(lab.pid)?.since(&cpu_before);
@@ -183,14 +214,18 @@ pub async fn run(lab: &mut Lab, args: &ScheduleArgs) -> Result<()> {
         if let Ok(path) = std::env::var("BATON_BENCH_DUMP_METRICS") {
             let _ = std::fs::write(path, &text);
         }
-        server_lateness(&text)
+        server_lateness(&text, via.receiver())
     });
     let delivery = Delivery { finished, drained_ms, scripts, cpu };
-    print(args, rate, schedule_secs, cpu_sched, &received, &acked, &delivery, &seen, server)?;
+    print(args, via, rate, schedule_secs, cpu_sched, &received, &acked, &delivery, &seen, server)?;
+    if profiling {
+        lab.profile_print().await?;
+    }
     Ok(())
 }
 
-/// Schedules `count` messages to `receiver`, `concurrency` calls in flight over `channels`.
+/// Schedules `count` messages to `receiver` in ScheduleBatch calls of `SCHEDULE_BATCH`,
+/// `concurrency` calls in flight over `channels`.
 async fn schedule_all(
     channels: &[Channel],
     concurrency: usize,
@@ -205,17 +240,19 @@ async fn schedule_all(
             let (next, receiver) = (next.clone(), receiver.to_string());
             tokio::spawn(async move {
                 loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= count {
+                    let first = next.fetch_add(SCHEDULE_BATCH, Ordering::Relaxed);
+                    if first >= count {
                         return Ok::<_, BoxError>(());
                     }
-                    let request = pb::ScheduleRequest {
-                        receiver: receiver.clone(),
-                        payload: format!("m{i}").into_bytes(),
-                        when: Some(pb::schedule_request::When::DeliverAt(timestamp_ms(deliver_at(i)))),
-                        key: String::new(),
-                    };
-                    client.schedule(request).await?;
+                    let messages = (first..count.min(first + SCHEDULE_BATCH))
+                        .map(|i| pb::ScheduleRequest {
+                            receiver: receiver.clone(),
+                            payload: format!("m{i}").into_bytes(),
+                            when: Some(pb::schedule_request::When::DeliverAt(timestamp_ms(deliver_at(i)))),
+                            key: String::new(),
+                        })
+                        .collect();
+                    client.schedule_batch(pb::ScheduleBatchRequest { messages }).await?;
                 }
             })
         })
@@ -228,6 +265,7 @@ async fn schedule_all(
 
 #[allow(clippy::too_many_arguments)]
 async fn consume(
+    via: Via,
     channel: Channel,
     consumer: String,
     max_in_flight: u32,
@@ -238,61 +276,96 @@ async fn consume(
     done: mpsc::Sender<()>,
     stop: CancellationToken,
 ) -> Result<Seen> {
+    let receiver = via.receiver();
     let mut client = ScheduleServiceClient::new(channel);
-    let request = pb::SubscribeRequest { receiver: RECEIVER.into(), consumer_id: consumer, max_in_flight };
-    let mut stream = client.subscribe(request).await?.into_inner();
-    // Acks go out concurrently, on the same connection, as they would from one process.
-    let (ack_tx, ack_rx) = mpsc::unbounded_channel::<pb::AckRequest>();
-    let acker = {
-        let (client, acked, done) = (client.clone(), acked.clone(), done.clone());
-        tokio::spawn(async move {
-            tokio_stream::wrappers::UnboundedReceiverStream::new(ack_rx)
-                .map(|request| {
-                    let mut client = client.clone();
-                    async move { client.ack(request).await }
-                })
-                .buffer_unordered(ACKS_IN_FLIGHT)
-                .for_each(|r| {
-                    if r.is_ok() && acked.fetch_add(1, Ordering::Relaxed) + 1 == total {
-                        let _ = done.try_send(());
-                    }
-                    async {}
-                })
-                .await
-        })
+    let open = pb::SubscribeRequest { receiver: receiver.into(), consumer_id: consumer, max_in_flight };
+    let count_acks = move |n: u64| {
+        if n > 0 && acked.fetch_add(n, Ordering::Relaxed) + n == total {
+            let _ = done.try_send(());
+        }
     };
     let mut seen = Seen { lateness_us: histogram(), early: 0, redelivered: 0, first: None, last: None };
-    let result = async {
-        loop {
-            let msg = tokio::select! {
-                _ = stop.cancelled() => break,
-                m = stream.message() => match m? {
-                    Some(m) => m,
-                    None => break,
-                },
-            };
-            let now_us = clock.now_us();
-            let at = Instant::now();
-            seen.first.get_or_insert(at);
-            seen.last = Some(at);
-            if msg.delivery_count > 1 {
-                seen.redelivered += 1;
-            } else {
-                let due_us = crate::lab::ts_ms(&msg.deliver_at)? * 1000;
-                if now_us < due_us {
-                    seen.early += 1;
-                }
-                seen.lateness_us.saturating_record((now_us - due_us).max(1) as u64);
+    let mut record = |msg: &pb::SubscribeResponse| -> Result<()> {
+        let now_us = clock.now_us();
+        let at = Instant::now();
+        seen.first.get_or_insert(at);
+        seen.last = Some(at);
+        if msg.delivery_count > 1 {
+            seen.redelivered += 1;
+        } else {
+            let due_us = crate::lab::ts_ms(&msg.deliver_at)? * 1000;
+            if now_us < due_us {
+                seen.early += 1;
             }
-            received.fetch_add(1, Ordering::Relaxed);
-            let _ = ack_tx.send(pb::AckRequest { receiver: RECEIVER.into(), id: msg.id, token: msg.token });
+            seen.lateness_us.saturating_record((now_us - due_us).max(1) as u64);
         }
-        Ok::<_, BoxError>(())
+        received.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    };
+    match via {
+        Via::Receive => {
+            // Every response's messages are acked in one message on the same stream.
+            let (tx, rx) = mpsc::unbounded_channel();
+            tx.send(pb::ReceiveRequest { open: Some(open), acks: vec![] })?;
+            let mut stream =
+                client.receive(tokio_stream::wrappers::UnboundedReceiverStream::new(rx)).await?.into_inner();
+            loop {
+                let response = tokio::select! {
+                    _ = stop.cancelled() => break,
+                    r = stream.message() => match r? {
+                        Some(r) => r,
+                        None => break,
+                    },
+                };
+                count_acks(response.acked.len() as u64);
+                let mut acks = Vec::with_capacity(response.messages.len());
+                for msg in &response.messages {
+                    record(msg)?;
+                    acks.push(pb::ReceiveAck { id: msg.id.clone(), token: msg.token });
+                }
+                if !acks.is_empty() {
+                    let _ = tx.send(pb::ReceiveRequest { open: None, acks });
+                }
+            }
+        }
+        Via::Subscribe => {
+            let mut stream = client.subscribe(open).await?.into_inner();
+            // Acks go out concurrently, on the same connection, as they would from one process.
+            let (ack_tx, ack_rx) = mpsc::unbounded_channel::<pb::AckRequest>();
+            let acker = tokio::spawn(async move {
+                tokio_stream::wrappers::UnboundedReceiverStream::new(ack_rx)
+                    .map(|request| {
+                        let mut client = client.clone();
+                        async move { client.ack(request).await }
+                    })
+                    .buffer_unordered(ACKS_IN_FLIGHT)
+                    .for_each(|r| {
+                        count_acks(u64::from(r.is_ok()));
+                        async {}
+                    })
+                    .await
+            });
+            let result = async {
+                loop {
+                    let msg = tokio::select! {
+                        _ = stop.cancelled() => break,
+                        m = stream.message() => match m? {
+                            Some(m) => m,
+                            None => break,
+                        },
+                    };
+                    record(&msg)?;
+                    let _ = ack_tx.send(pb::AckRequest { receiver: receiver.into(), id: msg.id, token: msg.token });
+                }
+                Ok::<_, BoxError>(())
+            }
+            .await;
+            drop(ack_tx);
+            let _ = acker.await;
+            result?;
+        }
     }
-    .await;
-    drop(ack_tx);
-    let _ = acker.await;
-    result.map(|()| seen)
+    Ok(seen)
 }
 
 /// The server's lateness histogram, from the exposition text.
@@ -305,8 +378,8 @@ struct ServerLateness {
     max_bound_s: f64,
 }
 
-fn server_lateness(text: &str) -> Option<ServerLateness> {
-    let label = format!("receiver=\"{RECEIVER}\"");
+fn server_lateness(text: &str, receiver: &str) -> Option<ServerLateness> {
+    let label = format!("receiver=\"{receiver}\"");
     let mut buckets: Vec<(f64, u64)> = Vec::new();
     let (mut count, mut sum) = (None, None);
     for line in text.lines() {
@@ -353,6 +426,7 @@ fn server_lateness(text: &str) -> Option<ServerLateness> {
 #[allow(clippy::too_many_arguments)]
 fn print(
     args: &ScheduleArgs,
+    via: Via,
     probe_rate: f64,
     schedule_secs: f64,
     cpu_sched: Cpu,
@@ -385,16 +459,23 @@ fn print(
         _ => 0.0,
     };
     println!();
+    let consumers = match via {
+        Via::Receive => format!(
+            "{} consumers on Receive streams (max_in_flight={}), acking each response's messages in one message",
+            args.consumers,
+            Config::default().limits.max_batch
+        ),
+        Via::Subscribe => format!(
+            "{} consumers Subscribe(max_in_flight={}) and Ack each ({} unary acks in flight per consumer)",
+            args.consumers,
+            Config::default().limits.max_batch,
+            ACKS_IN_FLIGHT
+        ),
+    };
     println!(
-        "Schedule burst: {} messages due uniformly within {} ms, scheduled ahead by {} concurrent clients ({} connections); \
-         {} consumers Subscribe(max_in_flight={}) and Ack each ({} acks in flight per consumer)",
-        args.messages,
-        args.window_ms,
-        args.schedulers,
-        SCHEDULE_CONNECTIONS,
-        args.consumers,
-        Config::default().limits.max_batch,
-        ACKS_IN_FLIGHT
+        "Schedule burst via {via:?}: {} messages due uniformly within {} ms, scheduled ahead in ScheduleBatch calls of {} \
+         ({} in flight, {} connections); {consumers}",
+        args.messages, args.window_ms, SCHEDULE_BATCH, args.schedulers, SCHEDULE_CONNECTIONS,
     );
     println!("{:<38} {:>12} {:>12} {:>12} {:>10}", "", "p50 (ms)", "p99 (ms)", "max (ms)", "count");
     println!(
@@ -427,7 +508,7 @@ fn print(
         span
     );
     println!(
-        "scheduling: {:.1} s for {} messages ({:.0} Schedule/s; probe {:.0}/s), CPU redis/bench/rest {}",
+        "scheduling: {:.1} s for {} messages ({:.0}/s; probe {:.0}/s), CPU redis/bench/rest {}",
         schedule_secs,
         args.messages,
         args.messages as f64 / schedule_secs,
@@ -435,15 +516,12 @@ fn print(
         cpu_sched
     );
     let acked_n = acked.load(Ordering::Relaxed);
-    let rounds = scripts.saturating_sub(acked_n);
     println!(
-        "last ack {} ms after the window closed; from the window's start: {} EVALSHA = {} Acks + {} delivery rounds and \
-         other scripts ({:.1} messages per round)",
+        "last ack {} ms after the window closed; from the window's start: {} EVALSHA (delivery rounds, ack scripts and a \
+         few background scripts), {:.2} per message",
         fmt_ms(drained_ms),
         scripts,
-        acked_n,
-        rounds,
-        if rounds > 0 { acked_n as f64 / rounds as f64 } else { 0.0 }
+        if acked_n > 0 { scripts as f64 / acked_n as f64 } else { 0.0 }
     );
     println!("delivery CPU redis/bench/rest {cpu}; redeliveries {redelivered}; received before deliver_at {early}");
     println!(

@@ -13,15 +13,15 @@ use crate::{
     config::Config,
     error::{Error, Result},
     pb::{self, schedule_service_server::ScheduleService},
-    store::{keys::ChannelKind, wake::Wakeups, DeliveryLimits, SourceKind, Store, When},
+    store::{keys::ChannelKind, wake::Wakeups, Delivery, DeliveryLimits, SourceKind, Store, When},
 };
 
 pub struct ScheduleServiceImpl {
-    store: Store,
-    wakeups: Wakeups,
-    config: Arc<Config>,
+    pub(super) store: Store,
+    pub(super) wakeups: Wakeups,
+    pub(super) config: Arc<Config>,
     /// Cancelled when the server begins a graceful shutdown: streams end.
-    shutdown: CancellationToken,
+    pub(super) shutdown: CancellationToken,
 }
 
 impl ScheduleServiceImpl {
@@ -62,24 +62,10 @@ async fn deliver_loop(
                 break;
             }
         };
-        let labels = [("receiver", receiver.clone())];
-        metrics::counter!("baton_schedule_redelivered_total", &labels).increment(round.redelivered);
-        metrics::counter!("baton_schedule_dead_lettered_total", &labels).increment(round.dead_lettered);
-        metrics::counter!("baton_schedule_delivered_total", &labels).increment(round.deliveries.len() as u64);
+        let (now_ms, next_due_ms) = (round.now_ms, round.next_due_ms);
         let full = round.deliveries.len() as u32 == limits.batch;
         let mut gone = false;
-        for d in round.deliveries {
-            if d.count == 1 {
-                metrics::histogram!("baton_schedule_lateness_seconds", &labels)
-                    .record((round.now_ms - d.deliver_at_ms).max(0) as f64 / 1000.0);
-            }
-            let msg = pb::SubscribeResponse {
-                id: d.id,
-                payload: d.payload,
-                deliver_at: Some(timestamp(d.deliver_at_ms)),
-                delivery_count: d.count,
-                token: d.token,
-            };
+        for msg in delivered(&receiver, round.now_ms, round.redelivered, round.dead_lettered, round.deliveries) {
             // A consumer gone with messages handed to it: they come back after the ack timeout.
             if tx.send(Ok(msg)).await.is_err() {
                 gone = true;
@@ -93,8 +79,8 @@ async fn deliver_loop(
             continue;
         }
         let timer = async {
-            match round.next_due_ms {
-                Some(due) => tokio::time::sleep(Duration::from_millis((due - round.now_ms).max(0) as u64 + 1)).await,
+            match next_due_ms {
+                Some(due) => tokio::time::sleep(Duration::from_millis((due - now_ms).max(0) as u64 + 1)).await,
                 None => std::future::pending().await,
             }
         };
@@ -107,7 +93,62 @@ async fn deliver_loop(
     }
 }
 
+/// One delivery round's messages, as sent to a consumer; counted in the receiver's metrics
+/// (deliveries, redeliveries, dead letters, and the lateness of first deliveries).
+pub(super) fn delivered(
+    receiver: &str,
+    now_ms: i64,
+    redelivered: u64,
+    dead_lettered: u64,
+    deliveries: Vec<Delivery>,
+) -> Vec<pb::SubscribeResponse> {
+    let labels = [("receiver", receiver.to_string())];
+    metrics::counter!("baton_schedule_redelivered_total", &labels).increment(redelivered);
+    metrics::counter!("baton_schedule_dead_lettered_total", &labels).increment(dead_lettered);
+    metrics::counter!("baton_schedule_delivered_total", &labels).increment(deliveries.len() as u64);
+    let lateness = metrics::histogram!("baton_schedule_lateness_seconds", &labels);
+    deliveries
+        .into_iter()
+        .map(|d| {
+            if d.count == 1 {
+                lateness.record((now_ms - d.deliver_at_ms).max(0) as f64 / 1000.0);
+            }
+            pb::SubscribeResponse {
+                id: d.id,
+                payload: d.payload,
+                deliver_at: Some(timestamp(d.deliver_at_ms)),
+                delivery_count: d.count,
+                token: d.token,
+            }
+        })
+        .collect()
+}
+
 impl ScheduleServiceImpl {
+    /// Checks a subscription (`field` prefixes its fields' names in errors: "" for Subscribe,
+    /// "open." for Receive); the delivery settings of its consumer.
+    pub(super) fn delivery_limits(&self, field: &str, req: &pb::SubscribeRequest) -> Result<DeliveryLimits> {
+        validate::name(&format!("{field}receiver"), &req.receiver)?;
+        validate::name(&format!("{field}consumer_id"), &req.consumer_id)?;
+        let max_in_flight = req.max_in_flight.max(1);
+        if max_in_flight > self.config.limits.max_batch {
+            return Err(Error::invalid(
+                format!("{field}max_in_flight"),
+                format!("must be at most {}", self.config.limits.max_batch),
+            ));
+        }
+        if self.shutdown.is_cancelled() {
+            return Err(Error::Unavailable("server is shutting down".into()));
+        }
+        let s = &self.config.schedule;
+        Ok(DeliveryLimits {
+            max_in_flight,
+            ack_timeout_ms: s.ack_timeout_ms,
+            max_deliveries: s.max_deliveries,
+            batch: s.batch.min(max_in_flight),
+        })
+    }
+
     /// Checks one message to schedule (`field` prefixes its fields' names in errors: "" for a
     /// lone Schedule, "messages[3]." in a batch); when it is due.
     fn when(&self, field: &str, req: &pb::ScheduleRequest) -> Result<When> {
@@ -141,7 +182,7 @@ impl ScheduleServiceImpl {
 }
 
 /// Per-item results of a batch of acks (`acked[i]` for `acks[i]`), counted per receiver.
-fn ack_results(acks: Vec<pb::AckRequest>, acked: &[bool]) -> Vec<pb::AckResult> {
+pub(super) fn ack_results(acks: Vec<pb::AckRequest>, acked: &[bool]) -> Vec<pb::AckResult> {
     let mut counts: Vec<(String, u64)> = Vec::new();
     let mut lost = 0;
     let results = acks
@@ -231,25 +272,7 @@ impl ScheduleService for ScheduleServiceImpl {
         observe("Subscribe", async {
             auth::authorize(&request)?;
             let req = request.into_inner();
-            validate::name("receiver", &req.receiver)?;
-            validate::name("consumer_id", &req.consumer_id)?;
-            let max_in_flight = req.max_in_flight.max(1);
-            if max_in_flight > self.config.limits.max_batch {
-                return Err(Error::invalid(
-                    "max_in_flight",
-                    format!("must be at most {}", self.config.limits.max_batch),
-                ));
-            }
-            if self.shutdown.is_cancelled() {
-                return Err(Error::Unavailable("server is shutting down".into()));
-            }
-            let s = &self.config.schedule;
-            let limits = DeliveryLimits {
-                max_in_flight,
-                ack_timeout_ms: s.ack_timeout_ms,
-                max_deliveries: s.max_deliveries,
-                batch: s.batch.min(max_in_flight),
-            };
+            let limits = self.delivery_limits("", &req)?;
             let (tx, rx) = mpsc::channel(16);
             tokio::spawn(deliver_loop(
                 self.store.clone(),
@@ -263,6 +286,15 @@ impl ScheduleService for ScheduleServiceImpl {
             Ok(Response::new(Box::pin(ReceiverStream::new(rx)) as Self::SubscribeStream))
         })
         .await
+    }
+
+    type ReceiveStream = super::receive::ReceiveStream;
+
+    async fn receive(
+        &self,
+        request: Request<tonic::Streaming<pb::ReceiveRequest>>,
+    ) -> Result<Response<Self::ReceiveStream>, Status> {
+        observe("Receive", super::receive::open(self, request)).await
     }
 
     async fn ack(&self, request: Request<pb::AckRequest>) -> Result<Response<pb::AckResponse>, Status> {

@@ -52,14 +52,7 @@ pub(super) async fn open(
 ) -> Result<Response<SessionStream>> {
     let identity = auth::identity(&request);
     let mut inbound = request.into_inner();
-    let first = match tokio::time::timeout(OPEN_TIMEOUT, inbound.message()).await {
-        Err(_) => return Err(Error::invalid("open", "the first message did not arrive in time")),
-        Ok(Err(status)) => {
-            return Err(undecodable(status).unwrap_or_else(|s| Error::Internal(format!("session stream: {s}"))))
-        }
-        Ok(Ok(None)) => return Err(Error::invalid("open", "the stream ended before its first message")),
-        Ok(Ok(Some(first))) => first,
-    };
+    let first = first_message(&mut inbound).await?;
     let Some(open) = first.open.as_ref() else {
         return Err(Error::invalid("open", "is required on the first message"));
     };
@@ -422,9 +415,21 @@ async fn round(
     (answers, got, asked)
 }
 
+/// The first message of a client stream (Session, Receive), which opens it: INVALID_ARGUMENT
+/// ("open") if it does not come within `OPEN_TIMEOUT` or the stream ends first, ("request") if
+/// it cannot be decoded.
+pub(super) async fn first_message<T>(inbound: &mut Streaming<T>) -> Result<T> {
+    match tokio::time::timeout(OPEN_TIMEOUT, inbound.message()).await {
+        Err(_) => Err(Error::invalid("open", "the first message did not arrive in time")),
+        Ok(Err(status)) => Err(undecodable(status).unwrap_or_else(|s| Error::Internal(format!("stream: {s}")))),
+        Ok(Ok(None)) => Err(Error::invalid("open", "the stream ended before its first message")),
+        Ok(Ok(Some(first))) => Ok(first),
+    }
+}
+
 /// A message the codec could not decode (INVALID_ARGUMENT, field "request", as for every unary
 /// call): the error to end the session with; any other stream error means the worker is gone.
-fn undecodable(status: Status) -> std::result::Result<Error, Status> {
+pub(super) fn undecodable(status: Status) -> std::result::Result<Error, Status> {
     if status.code() != tonic::Code::InvalidArgument {
         return Err(status);
     }

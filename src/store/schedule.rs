@@ -107,13 +107,14 @@ impl Store {
         let dead_lettered = r.next()?;
         let mut deliveries = Vec::new();
         while !r.is_empty() {
-            deliveries.push(Delivery {
-                id: r.next()?,
-                payload: r.next()?,
-                deliver_at_ms: r.next()?,
-                count: r.next()?,
-                token: r.next()?,
-            });
+            let (id, payload, rest): (String, Vec<u8>, String) = (r.next()?, r.next()?, r.next()?);
+            let mut fields = rest.split('|').map(str::parse::<i64>);
+            let mut field = || match fields.next() {
+                Some(Ok(v)) => Ok(v),
+                _ => Err(Error::Internal(format!("deliverMessages: malformed delivery {rest:?}"))),
+            };
+            let (deliver_at_ms, count, token) = (field()?, field()?, field()?);
+            deliveries.push(Delivery { id, payload, deliver_at_ms, count: count as u32, token: token as u64 });
         }
         Ok(Delivered { now_ms, next_due_ms: (next >= 0).then_some(next), redelivered, dead_lettered, deliveries })
     }

@@ -118,7 +118,9 @@ impl Store {
     pub async fn ack(&self, receiver: &str, id: &str, token: u64) -> Result<()> {
         match self.ack_batch(&[(receiver, id, token)]).await?[..] {
             [true] => Ok(()),
-            _ => Err(Error::LeaseLost(format!("receiver {receiver}: message {id} is not in flight with token {token}"))),
+            _ => {
+                Err(Error::LeaseLost(format!("receiver {receiver}: message {id} is not in flight with token {token}")))
+            }
         }
     }
 
@@ -128,7 +130,8 @@ impl Store {
     /// message listed twice; that item changed nothing).
     pub async fn ack_batch(&self, acks: &[(&str, &str, u64)]) -> Result<Vec<bool>> {
         // (physical receiver, whether it is a shard, [(position, id in it, token)]).
-        let mut groups: Vec<(String, bool, Vec<(usize, String, u64)>)> = Vec::new();
+        type Group = (String, bool, Vec<(usize, String, u64)>);
+        let mut groups: Vec<Group> = Vec::new();
         for (i, &(receiver, id, token)) in acks.iter().enumerate() {
             let Some((physical, inner)) = self.message_shard(receiver, id) else { continue };
             let sharded = physical != receiver;

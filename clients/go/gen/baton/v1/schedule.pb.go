@@ -790,6 +790,182 @@ func (x *AckBatchResponse) GetResults() []*AckResult {
 	return nil
 }
 
+// ReceiveRequest is one message of a consumer on its Receive stream.
+type ReceiveRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// open starts the stream: the first message carries it, and only the first. Its fields mean
+	// what they mean in Subscribe.
+	Open *SubscribeRequest `protobuf:"bytes,1,opt,name=open,proto3" json:"open,omitempty"`
+	// acks end delivered messages of this stream's receiver (at most max_batch per message).
+	Acks          []*ReceiveAck `protobuf:"bytes,2,rep,name=acks,proto3" json:"acks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReceiveRequest) Reset() {
+	*x = ReceiveRequest{}
+	mi := &file_baton_v1_schedule_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReceiveRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReceiveRequest) ProtoMessage() {}
+
+func (x *ReceiveRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_schedule_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReceiveRequest.ProtoReflect.Descriptor instead.
+func (*ReceiveRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ReceiveRequest) GetOpen() *SubscribeRequest {
+	if x != nil {
+		return x.Open
+	}
+	return nil
+}
+
+func (x *ReceiveRequest) GetAcks() []*ReceiveAck {
+	if x != nil {
+		return x.Acks
+	}
+	return nil
+}
+
+// ReceiveAck ends one delivered message, as Ack does.
+type ReceiveAck struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id of the delivered message.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// token of its delivery.
+	Token         uint64 `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReceiveAck) Reset() {
+	*x = ReceiveAck{}
+	mi := &file_baton_v1_schedule_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReceiveAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReceiveAck) ProtoMessage() {}
+
+func (x *ReceiveAck) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_schedule_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReceiveAck.ProtoReflect.Descriptor instead.
+func (*ReceiveAck) Descriptor() ([]byte, []int) {
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ReceiveAck) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ReceiveAck) GetToken() uint64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+// ReceiveResponse is one message of the server on a Receive stream.
+type ReceiveResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// messages delivered, in delivery order; each is in flight at this consumer until acked.
+	Messages []*SubscribeResponse `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	// acked: the acks applied, in the order they arrived.
+	Acked []*ReceiveAck `protobuf:"bytes,2,rep,name=acked,proto3" json:"acked,omitempty"`
+	// lost: acks refused because the token is stale (the message was delivered again after its
+	// ack timeout, or already acked); each changed nothing.
+	Lost          []*ReceiveAck `protobuf:"bytes,3,rep,name=lost,proto3" json:"lost,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReceiveResponse) Reset() {
+	*x = ReceiveResponse{}
+	mi := &file_baton_v1_schedule_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReceiveResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReceiveResponse) ProtoMessage() {}
+
+func (x *ReceiveResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_schedule_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReceiveResponse.ProtoReflect.Descriptor instead.
+func (*ReceiveResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ReceiveResponse) GetMessages() []*SubscribeResponse {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *ReceiveResponse) GetAcked() []*ReceiveAck {
+	if x != nil {
+		return x.Acked
+	}
+	return nil
+}
+
+func (x *ReceiveResponse) GetLost() []*ReceiveAck {
+	if x != nil {
+		return x.Lost
+	}
+	return nil
+}
+
 var File_baton_v1_schedule_proto protoreflect.FileDescriptor
 
 const file_baton_v1_schedule_proto_rawDesc = "" +
@@ -842,11 +1018,23 @@ const file_baton_v1_schedule_proto_rawDesc = "" +
 	"\n" +
 	"lease_lost\x18\x03 \x01(\bR\tleaseLost\"A\n" +
 	"\x10AckBatchResponse\x12-\n" +
-	"\aresults\x18\x01 \x03(\v2\x13.baton.v1.AckResultR\aresults2\xa2\x03\n" +
+	"\aresults\x18\x01 \x03(\v2\x13.baton.v1.AckResultR\aresults\"j\n" +
+	"\x0eReceiveRequest\x12.\n" +
+	"\x04open\x18\x01 \x01(\v2\x1a.baton.v1.SubscribeRequestR\x04open\x12(\n" +
+	"\x04acks\x18\x02 \x03(\v2\x14.baton.v1.ReceiveAckR\x04acks\"2\n" +
+	"\n" +
+	"ReceiveAck\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\x04R\x05token\"\xa0\x01\n" +
+	"\x0fReceiveResponse\x127\n" +
+	"\bmessages\x18\x01 \x03(\v2\x1b.baton.v1.SubscribeResponseR\bmessages\x12*\n" +
+	"\x05acked\x18\x02 \x03(\v2\x14.baton.v1.ReceiveAckR\x05acked\x12(\n" +
+	"\x04lost\x18\x03 \x03(\v2\x14.baton.v1.ReceiveAckR\x04lost2\xe6\x03\n" +
 	"\x0fScheduleService\x12A\n" +
 	"\bSchedule\x12\x19.baton.v1.ScheduleRequest\x1a\x1a.baton.v1.ScheduleResponse\x12P\n" +
 	"\rScheduleBatch\x12\x1e.baton.v1.ScheduleBatchRequest\x1a\x1f.baton.v1.ScheduleBatchResponse\x12F\n" +
-	"\tSubscribe\x12\x1a.baton.v1.SubscribeRequest\x1a\x1b.baton.v1.SubscribeResponse0\x01\x122\n" +
+	"\tSubscribe\x12\x1a.baton.v1.SubscribeRequest\x1a\x1b.baton.v1.SubscribeResponse0\x01\x12B\n" +
+	"\aReceive\x12\x18.baton.v1.ReceiveRequest\x1a\x19.baton.v1.ReceiveResponse(\x010\x01\x122\n" +
 	"\x03Ack\x12\x14.baton.v1.AckRequest\x1a\x15.baton.v1.AckResponse\x12A\n" +
 	"\bAckBatch\x12\x19.baton.v1.AckBatchRequest\x1a\x1a.baton.v1.AckBatchResponse\x12;\n" +
 	"\x06Cancel\x12\x17.baton.v1.CancelRequest\x1a\x18.baton.v1.CancelResponseB\x9e\x01\n" +
@@ -864,7 +1052,7 @@ func file_baton_v1_schedule_proto_rawDescGZIP() []byte {
 	return file_baton_v1_schedule_proto_rawDescData
 }
 
-var file_baton_v1_schedule_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_baton_v1_schedule_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_baton_v1_schedule_proto_goTypes = []any{
 	(*ScheduleRequest)(nil),       // 0: baton.v1.ScheduleRequest
 	(*ScheduleResponse)(nil),      // 1: baton.v1.ScheduleResponse
@@ -879,35 +1067,45 @@ var file_baton_v1_schedule_proto_goTypes = []any{
 	(*AckBatchRequest)(nil),       // 10: baton.v1.AckBatchRequest
 	(*AckResult)(nil),             // 11: baton.v1.AckResult
 	(*AckBatchResponse)(nil),      // 12: baton.v1.AckBatchResponse
-	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 14: google.protobuf.Duration
+	(*ReceiveRequest)(nil),        // 13: baton.v1.ReceiveRequest
+	(*ReceiveAck)(nil),            // 14: baton.v1.ReceiveAck
+	(*ReceiveResponse)(nil),       // 15: baton.v1.ReceiveResponse
+	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 17: google.protobuf.Duration
 }
 var file_baton_v1_schedule_proto_depIdxs = []int32{
-	13, // 0: baton.v1.ScheduleRequest.deliver_at:type_name -> google.protobuf.Timestamp
-	14, // 1: baton.v1.ScheduleRequest.delay:type_name -> google.protobuf.Duration
-	13, // 2: baton.v1.ScheduleResponse.deliver_at:type_name -> google.protobuf.Timestamp
-	13, // 3: baton.v1.SubscribeResponse.deliver_at:type_name -> google.protobuf.Timestamp
+	16, // 0: baton.v1.ScheduleRequest.deliver_at:type_name -> google.protobuf.Timestamp
+	17, // 1: baton.v1.ScheduleRequest.delay:type_name -> google.protobuf.Duration
+	16, // 2: baton.v1.ScheduleResponse.deliver_at:type_name -> google.protobuf.Timestamp
+	16, // 3: baton.v1.SubscribeResponse.deliver_at:type_name -> google.protobuf.Timestamp
 	0,  // 4: baton.v1.ScheduleBatchRequest.messages:type_name -> baton.v1.ScheduleRequest
 	1,  // 5: baton.v1.ScheduleBatchResponse.results:type_name -> baton.v1.ScheduleResponse
 	4,  // 6: baton.v1.AckBatchRequest.acks:type_name -> baton.v1.AckRequest
 	11, // 7: baton.v1.AckBatchResponse.results:type_name -> baton.v1.AckResult
-	0,  // 8: baton.v1.ScheduleService.Schedule:input_type -> baton.v1.ScheduleRequest
-	8,  // 9: baton.v1.ScheduleService.ScheduleBatch:input_type -> baton.v1.ScheduleBatchRequest
-	2,  // 10: baton.v1.ScheduleService.Subscribe:input_type -> baton.v1.SubscribeRequest
-	4,  // 11: baton.v1.ScheduleService.Ack:input_type -> baton.v1.AckRequest
-	10, // 12: baton.v1.ScheduleService.AckBatch:input_type -> baton.v1.AckBatchRequest
-	6,  // 13: baton.v1.ScheduleService.Cancel:input_type -> baton.v1.CancelRequest
-	1,  // 14: baton.v1.ScheduleService.Schedule:output_type -> baton.v1.ScheduleResponse
-	9,  // 15: baton.v1.ScheduleService.ScheduleBatch:output_type -> baton.v1.ScheduleBatchResponse
-	3,  // 16: baton.v1.ScheduleService.Subscribe:output_type -> baton.v1.SubscribeResponse
-	5,  // 17: baton.v1.ScheduleService.Ack:output_type -> baton.v1.AckResponse
-	12, // 18: baton.v1.ScheduleService.AckBatch:output_type -> baton.v1.AckBatchResponse
-	7,  // 19: baton.v1.ScheduleService.Cancel:output_type -> baton.v1.CancelResponse
-	14, // [14:20] is the sub-list for method output_type
-	8,  // [8:14] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	2,  // 8: baton.v1.ReceiveRequest.open:type_name -> baton.v1.SubscribeRequest
+	14, // 9: baton.v1.ReceiveRequest.acks:type_name -> baton.v1.ReceiveAck
+	3,  // 10: baton.v1.ReceiveResponse.messages:type_name -> baton.v1.SubscribeResponse
+	14, // 11: baton.v1.ReceiveResponse.acked:type_name -> baton.v1.ReceiveAck
+	14, // 12: baton.v1.ReceiveResponse.lost:type_name -> baton.v1.ReceiveAck
+	0,  // 13: baton.v1.ScheduleService.Schedule:input_type -> baton.v1.ScheduleRequest
+	8,  // 14: baton.v1.ScheduleService.ScheduleBatch:input_type -> baton.v1.ScheduleBatchRequest
+	2,  // 15: baton.v1.ScheduleService.Subscribe:input_type -> baton.v1.SubscribeRequest
+	13, // 16: baton.v1.ScheduleService.Receive:input_type -> baton.v1.ReceiveRequest
+	4,  // 17: baton.v1.ScheduleService.Ack:input_type -> baton.v1.AckRequest
+	10, // 18: baton.v1.ScheduleService.AckBatch:input_type -> baton.v1.AckBatchRequest
+	6,  // 19: baton.v1.ScheduleService.Cancel:input_type -> baton.v1.CancelRequest
+	1,  // 20: baton.v1.ScheduleService.Schedule:output_type -> baton.v1.ScheduleResponse
+	9,  // 21: baton.v1.ScheduleService.ScheduleBatch:output_type -> baton.v1.ScheduleBatchResponse
+	3,  // 22: baton.v1.ScheduleService.Subscribe:output_type -> baton.v1.SubscribeResponse
+	15, // 23: baton.v1.ScheduleService.Receive:output_type -> baton.v1.ReceiveResponse
+	5,  // 24: baton.v1.ScheduleService.Ack:output_type -> baton.v1.AckResponse
+	12, // 25: baton.v1.ScheduleService.AckBatch:output_type -> baton.v1.AckBatchResponse
+	7,  // 26: baton.v1.ScheduleService.Cancel:output_type -> baton.v1.CancelResponse
+	20, // [20:27] is the sub-list for method output_type
+	13, // [13:20] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_schedule_proto_init() }
@@ -925,7 +1123,7 @@ func file_baton_v1_schedule_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_schedule_proto_rawDesc), len(file_baton_v1_schedule_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

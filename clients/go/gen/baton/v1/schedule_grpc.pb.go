@@ -22,6 +22,7 @@ const (
 	ScheduleService_Schedule_FullMethodName      = "/baton.v1.ScheduleService/Schedule"
 	ScheduleService_ScheduleBatch_FullMethodName = "/baton.v1.ScheduleService/ScheduleBatch"
 	ScheduleService_Subscribe_FullMethodName     = "/baton.v1.ScheduleService/Subscribe"
+	ScheduleService_Receive_FullMethodName       = "/baton.v1.ScheduleService/Receive"
 	ScheduleService_Ack_FullMethodName           = "/baton.v1.ScheduleService/Ack"
 	ScheduleService_AckBatch_FullMethodName      = "/baton.v1.ScheduleService/AckBatch"
 	ScheduleService_Cancel_FullMethodName        = "/baton.v1.ScheduleService/Cancel"
@@ -52,6 +53,28 @@ type ScheduleServiceClient interface {
 	// message is in flight at one consumer at a time. The stream ends cleanly when the server
 	// shuts down; what was in flight is delivered again after the ack timeout.
 	Subscribe(ctx context.Context, in *SubscribeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SubscribeResponse], error)
+	// Receive is a consumer's hot path: Subscribe and Ack on one bidirectional stream. The
+	// server pushes due messages; the consumer streams acks back, and the server applies them in
+	// batches.
+	//
+	// Flow control is the in-flight bound, as in Subscribe: the first ReceiveRequest carries open
+	// (receiver, consumer_id, max_in_flight, at most max_batch); the server never has more than
+	// max_in_flight of this consumer's messages unacked, counted in Redis. Every ack the server
+	// applies frees one place, and the server pushes the next due message into it at once (no
+	// polling: it waits on the receiver's wake-ups and the earliest due time). Several messages
+	// due together travel in one ReceiveResponse.
+	//
+	// Acks are coalesced: everything that arrived while the previous batch ran goes to Redis in
+	// one script per receiver shard. Each is answered on the stream (acked, or lost: the token
+	// is stale, as Ack's LEASE_LOST, and that ack changed nothing; the stream goes on).
+	//
+	// Messages are the consumer's whatever happens to the stream: when it breaks or ends, what
+	// was in flight is delivered again after the ack timeout. Ending the request stream
+	// (half-close) is a graceful end: the server applies the acks it received, answers them, and
+	// closes the stream. The stream ends cleanly when the server shuts down, after the same. A bad
+	// first message or an invalid ack ends the stream with INVALID_ARGUMENT naming the field,
+	// after the acks before it are applied and answered.
+	Receive(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ReceiveRequest, ReceiveResponse], error)
 	// Ack ends a delivered message for good. A stale token (the message was delivered again since,
 	// or already acked) is FAILED_PRECONDITION (LEASE_LOST) and changes nothing.
 	Ack(ctx context.Context, in *AckRequest, opts ...grpc.CallOption) (*AckResponse, error)
@@ -109,6 +132,19 @@ func (c *scheduleServiceClient) Subscribe(ctx context.Context, in *SubscribeRequ
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ScheduleService_SubscribeClient = grpc.ServerStreamingClient[SubscribeResponse]
 
+func (c *scheduleServiceClient) Receive(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ReceiveRequest, ReceiveResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ScheduleService_ServiceDesc.Streams[1], ScheduleService_Receive_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ReceiveRequest, ReceiveResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ScheduleService_ReceiveClient = grpc.BidiStreamingClient[ReceiveRequest, ReceiveResponse]
+
 func (c *scheduleServiceClient) Ack(ctx context.Context, in *AckRequest, opts ...grpc.CallOption) (*AckResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(AckResponse)
@@ -164,6 +200,28 @@ type ScheduleServiceServer interface {
 	// message is in flight at one consumer at a time. The stream ends cleanly when the server
 	// shuts down; what was in flight is delivered again after the ack timeout.
 	Subscribe(*SubscribeRequest, grpc.ServerStreamingServer[SubscribeResponse]) error
+	// Receive is a consumer's hot path: Subscribe and Ack on one bidirectional stream. The
+	// server pushes due messages; the consumer streams acks back, and the server applies them in
+	// batches.
+	//
+	// Flow control is the in-flight bound, as in Subscribe: the first ReceiveRequest carries open
+	// (receiver, consumer_id, max_in_flight, at most max_batch); the server never has more than
+	// max_in_flight of this consumer's messages unacked, counted in Redis. Every ack the server
+	// applies frees one place, and the server pushes the next due message into it at once (no
+	// polling: it waits on the receiver's wake-ups and the earliest due time). Several messages
+	// due together travel in one ReceiveResponse.
+	//
+	// Acks are coalesced: everything that arrived while the previous batch ran goes to Redis in
+	// one script per receiver shard. Each is answered on the stream (acked, or lost: the token
+	// is stale, as Ack's LEASE_LOST, and that ack changed nothing; the stream goes on).
+	//
+	// Messages are the consumer's whatever happens to the stream: when it breaks or ends, what
+	// was in flight is delivered again after the ack timeout. Ending the request stream
+	// (half-close) is a graceful end: the server applies the acks it received, answers them, and
+	// closes the stream. The stream ends cleanly when the server shuts down, after the same. A bad
+	// first message or an invalid ack ends the stream with INVALID_ARGUMENT naming the field,
+	// after the acks before it are applied and answered.
+	Receive(grpc.BidiStreamingServer[ReceiveRequest, ReceiveResponse]) error
 	// Ack ends a delivered message for good. A stale token (the message was delivered again since,
 	// or already acked) is FAILED_PRECONDITION (LEASE_LOST) and changes nothing.
 	Ack(context.Context, *AckRequest) (*AckResponse, error)
@@ -190,6 +248,9 @@ func (UnimplementedScheduleServiceServer) ScheduleBatch(context.Context, *Schedu
 }
 func (UnimplementedScheduleServiceServer) Subscribe(*SubscribeRequest, grpc.ServerStreamingServer[SubscribeResponse]) error {
 	return status.Error(codes.Unimplemented, "method Subscribe not implemented")
+}
+func (UnimplementedScheduleServiceServer) Receive(grpc.BidiStreamingServer[ReceiveRequest, ReceiveResponse]) error {
+	return status.Error(codes.Unimplemented, "method Receive not implemented")
 }
 func (UnimplementedScheduleServiceServer) Ack(context.Context, *AckRequest) (*AckResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Ack not implemented")
@@ -267,6 +328,13 @@ func _ScheduleService_Subscribe_Handler(srv interface{}, stream grpc.ServerStrea
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type ScheduleService_SubscribeServer = grpc.ServerStreamingServer[SubscribeResponse]
+
+func _ScheduleService_Receive_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(ScheduleServiceServer).Receive(&grpc.GenericServerStream[ReceiveRequest, ReceiveResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ScheduleService_ReceiveServer = grpc.BidiStreamingServer[ReceiveRequest, ReceiveResponse]
 
 func _ScheduleService_Ack_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(AckRequest)
@@ -355,6 +423,12 @@ var ScheduleService_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "Subscribe",
 			Handler:       _ScheduleService_Subscribe_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "Receive",
+			Handler:       _ScheduleService_Receive_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "baton/v1/schedule.proto",

@@ -117,3 +117,29 @@ class AckBatchResponse(_message.Message):
     RESULTS_FIELD_NUMBER: _ClassVar[int]
     results: _containers.RepeatedCompositeFieldContainer[AckResult]
     def __init__(self, results: _Optional[_Iterable[_Union[AckResult, _Mapping]]] = ...) -> None: ...
+
+class ReceiveRequest(_message.Message):
+    __slots__ = ("open", "acks")
+    OPEN_FIELD_NUMBER: _ClassVar[int]
+    ACKS_FIELD_NUMBER: _ClassVar[int]
+    open: SubscribeRequest
+    acks: _containers.RepeatedCompositeFieldContainer[ReceiveAck]
+    def __init__(self, open: _Optional[_Union[SubscribeRequest, _Mapping]] = ..., acks: _Optional[_Iterable[_Union[ReceiveAck, _Mapping]]] = ...) -> None: ...
+
+class ReceiveAck(_message.Message):
+    __slots__ = ("id", "token")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    token: int
+    def __init__(self, id: _Optional[str] = ..., token: _Optional[int] = ...) -> None: ...
+
+class ReceiveResponse(_message.Message):
+    __slots__ = ("messages", "acked", "lost")
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    ACKED_FIELD_NUMBER: _ClassVar[int]
+    LOST_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[SubscribeResponse]
+    acked: _containers.RepeatedCompositeFieldContainer[ReceiveAck]
+    lost: _containers.RepeatedCompositeFieldContainer[ReceiveAck]
+    def __init__(self, messages: _Optional[_Iterable[_Union[SubscribeResponse, _Mapping]]] = ..., acked: _Optional[_Iterable[_Union[ReceiveAck, _Mapping]]] = ..., lost: _Optional[_Iterable[_Union[ReceiveAck, _Mapping]]] = ...) -> None: ...

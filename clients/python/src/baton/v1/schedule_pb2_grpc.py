@@ -56,6 +56,11 @@ class ScheduleServiceStub:
                 request_serializer=baton_dot_v1_dot_schedule__pb2.SubscribeRequest.SerializeToString,
                 response_deserializer=baton_dot_v1_dot_schedule__pb2.SubscribeResponse.FromString,
                 _registered_method=True)
+        self.Receive = channel.stream_stream(
+                '/baton.v1.ScheduleService/Receive',
+                request_serializer=baton_dot_v1_dot_schedule__pb2.ReceiveRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_schedule__pb2.ReceiveResponse.FromString,
+                _registered_method=True)
         self.Ack = channel.unary_unary(
                 '/baton.v1.ScheduleService/Ack',
                 request_serializer=baton_dot_v1_dot_schedule__pb2.AckRequest.SerializeToString,
@@ -111,6 +116,33 @@ class ScheduleServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Receive(self, request_iterator, context):
+        """Receive is a consumer's hot path: Subscribe and Ack on one bidirectional stream. The
+        server pushes due messages; the consumer streams acks back, and the server applies them in
+        batches.
+
+        Flow control is the in-flight bound, as in Subscribe: the first ReceiveRequest carries open
+        (receiver, consumer_id, max_in_flight, at most max_batch); the server never has more than
+        max_in_flight of this consumer's messages unacked, counted in Redis. Every ack the server
+        applies frees one place, and the server pushes the next due message into it at once (no
+        polling: it waits on the receiver's wake-ups and the earliest due time). Several messages
+        due together travel in one ReceiveResponse.
+
+        Acks are coalesced: everything that arrived while the previous batch ran goes to Redis in
+        one script per receiver shard. Each is answered on the stream (acked, or lost: the token
+        is stale, as Ack's LEASE_LOST, and that ack changed nothing; the stream goes on).
+
+        Messages are the consumer's whatever happens to the stream: when it breaks or ends, what
+        was in flight is delivered again after the ack timeout. Ending the request stream
+        (half-close) is a graceful end: the server applies the acks it received, answers them, and
+        closes the stream. The stream ends cleanly when the server shuts down, after the same. A bad
+        first message or an invalid ack ends the stream with INVALID_ARGUMENT naming the field,
+        after the acks before it are applied and answered.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Ack(self, request, context):
         """Ack ends a delivered message for good. A stale token (the message was delivered again since,
         or already acked) is FAILED_PRECONDITION (LEASE_LOST) and changes nothing.
@@ -151,6 +183,11 @@ def add_ScheduleServiceServicer_to_server(servicer, server):
                     servicer.Subscribe,
                     request_deserializer=baton_dot_v1_dot_schedule__pb2.SubscribeRequest.FromString,
                     response_serializer=baton_dot_v1_dot_schedule__pb2.SubscribeResponse.SerializeToString,
+            ),
+            'Receive': grpc.stream_stream_rpc_method_handler(
+                    servicer.Receive,
+                    request_deserializer=baton_dot_v1_dot_schedule__pb2.ReceiveRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_schedule__pb2.ReceiveResponse.SerializeToString,
             ),
             'Ack': grpc.unary_unary_rpc_method_handler(
                     servicer.Ack,
@@ -256,6 +293,33 @@ class ScheduleService:
             '/baton.v1.ScheduleService/Subscribe',
             baton_dot_v1_dot_schedule__pb2.SubscribeRequest.SerializeToString,
             baton_dot_v1_dot_schedule__pb2.SubscribeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Receive(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/baton.v1.ScheduleService/Receive',
+            baton_dot_v1_dot_schedule__pb2.ReceiveRequest.SerializeToString,
+            baton_dot_v1_dot_schedule__pb2.ReceiveResponse.FromString,
             options,
             channel_credentials,
             insecure,

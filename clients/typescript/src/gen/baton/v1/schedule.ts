@@ -10,9 +10,11 @@ import {
   type CallOptions,
   type ChannelCredentials,
   Client,
+  type ClientDuplexStream,
   type ClientOptions,
   type ClientReadableStream,
   type ClientUnaryCall,
+  type handleBidiStreamingCall,
   type handleServerStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
@@ -147,6 +149,40 @@ export interface AckResult {
 export interface AckBatchResponse {
   /** results, in request order. */
   results: AckResult[];
+}
+
+/** ReceiveRequest is one message of a consumer on its Receive stream. */
+export interface ReceiveRequest {
+  /**
+   * open starts the stream: the first message carries it, and only the first. Its fields mean
+   * what they mean in Subscribe.
+   */
+  open:
+    | SubscribeRequest
+    | undefined;
+  /** acks end delivered messages of this stream's receiver (at most max_batch per message). */
+  acks: ReceiveAck[];
+}
+
+/** ReceiveAck ends one delivered message, as Ack does. */
+export interface ReceiveAck {
+  /** id of the delivered message. */
+  id: string;
+  /** token of its delivery. */
+  token: bigint;
+}
+
+/** ReceiveResponse is one message of the server on a Receive stream. */
+export interface ReceiveResponse {
+  /** messages delivered, in delivery order; each is in flight at this consumer until acked. */
+  messages: SubscribeResponse[];
+  /** acked: the acks applied, in the order they arrived. */
+  acked: ReceiveAck[];
+  /**
+   * lost: acks refused because the token is stale (the message was delivered again after its
+   * ack timeout, or already acked); each changed nothing.
+   */
+  lost: ReceiveAck[];
 }
 
 function createBaseScheduleRequest(): ScheduleRequest {
@@ -1322,6 +1358,284 @@ export const AckBatchResponse: MessageFns<AckBatchResponse> = {
   },
 };
 
+function createBaseReceiveRequest(): ReceiveRequest {
+  return { open: undefined, acks: [] };
+}
+
+export const ReceiveRequest: MessageFns<ReceiveRequest> = {
+  encode(message: ReceiveRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.open !== undefined) {
+      SubscribeRequest.encode(message.open, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.acks) {
+      ReceiveAck.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReceiveRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReceiveRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.open = SubscribeRequest.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.acks.push(ReceiveAck.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReceiveRequest {
+    return {
+      open: isSet(object.open) ? SubscribeRequest.fromJSON(object.open) : undefined,
+      acks: globalThis.Array.isArray(object?.acks) ? object.acks.map((e: any) => ReceiveAck.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: ReceiveRequest): unknown {
+    const obj: any = {};
+    if (message.open !== undefined) {
+      obj.open = SubscribeRequest.toJSON(message.open);
+    }
+    if (message.acks?.length) {
+      obj.acks = message.acks.map((e) => ReceiveAck.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReceiveRequest>): ReceiveRequest {
+    return ReceiveRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReceiveRequest>): ReceiveRequest {
+    const message = createBaseReceiveRequest();
+    message.open = (object.open !== undefined && object.open !== null)
+      ? SubscribeRequest.fromPartial(object.open)
+      : undefined;
+    message.acks = object.acks?.map((e) => ReceiveAck.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseReceiveAck(): ReceiveAck {
+  return { id: "", token: 0n };
+}
+
+export const ReceiveAck: MessageFns<ReceiveAck> = {
+  encode(message: ReceiveAck, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.token !== 0n) {
+      if (BigInt.asUintN(64, message.token) !== message.token) {
+        throw new globalThis.Error("value provided for field message.token of type uint64 too large");
+      }
+      writer.uint32(16).uint64(message.token);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReceiveAck {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReceiveAck();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.token = reader.uint64() as bigint;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReceiveAck {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      token: isSet(object.token) ? BigInt(object.token) : 0n,
+    };
+  },
+
+  toJSON(message: ReceiveAck): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.token !== 0n) {
+      obj.token = message.token.toString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReceiveAck>): ReceiveAck {
+    return ReceiveAck.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReceiveAck>): ReceiveAck {
+    const message = createBaseReceiveAck();
+    message.id = object.id ?? "";
+    message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
+    return message;
+  },
+};
+
+function createBaseReceiveResponse(): ReceiveResponse {
+  return { messages: [], acked: [], lost: [] };
+}
+
+export const ReceiveResponse: MessageFns<ReceiveResponse> = {
+  encode(message: ReceiveResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.messages) {
+      SubscribeResponse.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.acked) {
+      ReceiveAck.encode(v!, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.lost) {
+      ReceiveAck.encode(v!, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReceiveResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReceiveResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.messages.push(SubscribeResponse.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.acked.push(ReceiveAck.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.lost.push(ReceiveAck.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReceiveResponse {
+    return {
+      messages: globalThis.Array.isArray(object?.messages)
+        ? object.messages.map((e: any) => SubscribeResponse.fromJSON(e))
+        : [],
+      acked: globalThis.Array.isArray(object?.acked) ? object.acked.map((e: any) => ReceiveAck.fromJSON(e)) : [],
+      lost: globalThis.Array.isArray(object?.lost) ? object.lost.map((e: any) => ReceiveAck.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: ReceiveResponse): unknown {
+    const obj: any = {};
+    if (message.messages?.length) {
+      obj.messages = message.messages.map((e) => SubscribeResponse.toJSON(e));
+    }
+    if (message.acked?.length) {
+      obj.acked = message.acked.map((e) => ReceiveAck.toJSON(e));
+    }
+    if (message.lost?.length) {
+      obj.lost = message.lost.map((e) => ReceiveAck.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReceiveResponse>): ReceiveResponse {
+    return ReceiveResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReceiveResponse>): ReceiveResponse {
+    const message = createBaseReceiveResponse();
+    message.messages = object.messages?.map((e) => SubscribeResponse.fromPartial(e)) || [];
+    message.acked = object.acked?.map((e) => ReceiveAck.fromPartial(e)) || [];
+    message.lost = object.lost?.map((e) => ReceiveAck.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /**
  * ScheduleService delivers durable delayed messages to named receivers, at least once, even
  * after the death of any Baton replica: every message lives in Redis until it is acked.
@@ -1376,6 +1690,38 @@ export const ScheduleServiceService = {
     requestDeserialize: (value: Buffer): SubscribeRequest => SubscribeRequest.decode(value),
     responseSerialize: (value: SubscribeResponse): Buffer => Buffer.from(SubscribeResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): SubscribeResponse => SubscribeResponse.decode(value),
+  },
+  /**
+   * Receive is a consumer's hot path: Subscribe and Ack on one bidirectional stream. The
+   * server pushes due messages; the consumer streams acks back, and the server applies them in
+   * batches.
+   *
+   * Flow control is the in-flight bound, as in Subscribe: the first ReceiveRequest carries open
+   * (receiver, consumer_id, max_in_flight, at most max_batch); the server never has more than
+   * max_in_flight of this consumer's messages unacked, counted in Redis. Every ack the server
+   * applies frees one place, and the server pushes the next due message into it at once (no
+   * polling: it waits on the receiver's wake-ups and the earliest due time). Several messages
+   * due together travel in one ReceiveResponse.
+   *
+   * Acks are coalesced: everything that arrived while the previous batch ran goes to Redis in
+   * one script per receiver shard. Each is answered on the stream (acked, or lost: the token
+   * is stale, as Ack's LEASE_LOST, and that ack changed nothing; the stream goes on).
+   *
+   * Messages are the consumer's whatever happens to the stream: when it breaks or ends, what
+   * was in flight is delivered again after the ack timeout. Ending the request stream
+   * (half-close) is a graceful end: the server applies the acks it received, answers them, and
+   * closes the stream. The stream ends cleanly when the server shuts down, after the same. A bad
+   * first message or an invalid ack ends the stream with INVALID_ARGUMENT naming the field,
+   * after the acks before it are applied and answered.
+   */
+  receive: {
+    path: "/baton.v1.ScheduleService/Receive" as const,
+    requestStream: true as const,
+    responseStream: true as const,
+    requestSerialize: (value: ReceiveRequest): Buffer => Buffer.from(ReceiveRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReceiveRequest => ReceiveRequest.decode(value),
+    responseSerialize: (value: ReceiveResponse): Buffer => Buffer.from(ReceiveResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ReceiveResponse => ReceiveResponse.decode(value),
   },
   /**
    * Ack ends a delivered message for good. A stale token (the message was delivered again since,
@@ -1435,6 +1781,30 @@ export interface ScheduleServiceServer extends UntypedServiceImplementation {
    * shuts down; what was in flight is delivered again after the ack timeout.
    */
   subscribe: handleServerStreamingCall<SubscribeRequest, SubscribeResponse>;
+  /**
+   * Receive is a consumer's hot path: Subscribe and Ack on one bidirectional stream. The
+   * server pushes due messages; the consumer streams acks back, and the server applies them in
+   * batches.
+   *
+   * Flow control is the in-flight bound, as in Subscribe: the first ReceiveRequest carries open
+   * (receiver, consumer_id, max_in_flight, at most max_batch); the server never has more than
+   * max_in_flight of this consumer's messages unacked, counted in Redis. Every ack the server
+   * applies frees one place, and the server pushes the next due message into it at once (no
+   * polling: it waits on the receiver's wake-ups and the earliest due time). Several messages
+   * due together travel in one ReceiveResponse.
+   *
+   * Acks are coalesced: everything that arrived while the previous batch ran goes to Redis in
+   * one script per receiver shard. Each is answered on the stream (acked, or lost: the token
+   * is stale, as Ack's LEASE_LOST, and that ack changed nothing; the stream goes on).
+   *
+   * Messages are the consumer's whatever happens to the stream: when it breaks or ends, what
+   * was in flight is delivered again after the ack timeout. Ending the request stream
+   * (half-close) is a graceful end: the server applies the acks it received, answers them, and
+   * closes the stream. The stream ends cleanly when the server shuts down, after the same. A bad
+   * first message or an invalid ack ends the stream with INVALID_ARGUMENT naming the field,
+   * after the acks before it are applied and answered.
+   */
+  receive: handleBidiStreamingCall<ReceiveRequest, ReceiveResponse>;
   /**
    * Ack ends a delivered message for good. A stale token (the message was delivered again since,
    * or already acked) is FAILED_PRECONDITION (LEASE_LOST) and changes nothing.
@@ -1502,6 +1872,32 @@ export interface ScheduleServiceClient extends Client {
     metadata?: Metadata,
     options?: Partial<CallOptions>,
   ): ClientReadableStream<SubscribeResponse>;
+  /**
+   * Receive is a consumer's hot path: Subscribe and Ack on one bidirectional stream. The
+   * server pushes due messages; the consumer streams acks back, and the server applies them in
+   * batches.
+   *
+   * Flow control is the in-flight bound, as in Subscribe: the first ReceiveRequest carries open
+   * (receiver, consumer_id, max_in_flight, at most max_batch); the server never has more than
+   * max_in_flight of this consumer's messages unacked, counted in Redis. Every ack the server
+   * applies frees one place, and the server pushes the next due message into it at once (no
+   * polling: it waits on the receiver's wake-ups and the earliest due time). Several messages
+   * due together travel in one ReceiveResponse.
+   *
+   * Acks are coalesced: everything that arrived while the previous batch ran goes to Redis in
+   * one script per receiver shard. Each is answered on the stream (acked, or lost: the token
+   * is stale, as Ack's LEASE_LOST, and that ack changed nothing; the stream goes on).
+   *
+   * Messages are the consumer's whatever happens to the stream: when it breaks or ends, what
+   * was in flight is delivered again after the ack timeout. Ending the request stream
+   * (half-close) is a graceful end: the server applies the acks it received, answers them, and
+   * closes the stream. The stream ends cleanly when the server shuts down, after the same. A bad
+   * first message or an invalid ack ends the stream with INVALID_ARGUMENT naming the field,
+   * after the acks before it are applied and answered.
+   */
+  receive(): ClientDuplexStream<ReceiveRequest, ReceiveResponse>;
+  receive(options: Partial<CallOptions>): ClientDuplexStream<ReceiveRequest, ReceiveResponse>;
+  receive(metadata: Metadata, options?: Partial<CallOptions>): ClientDuplexStream<ReceiveRequest, ReceiveResponse>;
   /**
    * Ack ends a delivered message for good. A stale token (the message was delivered again since,
    * or already acked) is FAILED_PRECONDITION (LEASE_LOST) and changes nothing.

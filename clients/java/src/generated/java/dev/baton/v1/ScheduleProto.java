@@ -91,6 +91,21 @@ public final class ScheduleProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_baton_v1_AckBatchResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_ReceiveRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_ReceiveRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_ReceiveAck_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_ReceiveAck_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_ReceiveResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_ReceiveResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -132,21 +147,31 @@ public final class ScheduleProto extends com.google.protobuf.GeneratedFile {
       "receiver\022\016\n\002id\030\002 \001(\tR\002id\022\035\n\nlease_lost\030\003" +
       " \001(\010R\tleaseLost\"A\n\020AckBatchResponse\022-\n\007r" +
       "esults\030\001 \003(\0132\023.baton.v1.AckResultR\007resul" +
-      "ts2\242\003\n\017ScheduleService\022A\n\010Schedule\022\031.bat" +
-      "on.v1.ScheduleRequest\032\032.baton.v1.Schedul" +
-      "eResponse\022P\n\rScheduleBatch\022\036.baton.v1.Sc" +
-      "heduleBatchRequest\032\037.baton.v1.ScheduleBa" +
-      "tchResponse\022F\n\tSubscribe\022\032.baton.v1.Subs" +
-      "cribeRequest\032\033.baton.v1.SubscribeRespons" +
-      "e0\001\0222\n\003Ack\022\024.baton.v1.AckRequest\032\025.baton" +
-      ".v1.AckResponse\022A\n\010AckBatch\022\031.baton.v1.A" +
-      "ckBatchRequest\032\032.baton.v1.AckBatchRespon" +
-      "se\022;\n\006Cancel\022\027.baton.v1.CancelRequest\032\030." +
-      "baton.v1.CancelResponseB\236\001\n\014dev.baton.v1" +
-      "B\rScheduleProtoP\001Z>github.com/baton-proj" +
-      "ect/baton/clients/go/gen/baton/v1;batonv" +
-      "1\242\002\003BXX\252\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1" +
-      "\\GPBMetadata\352\002\tBaton::V1b\006proto3"
+      "ts\"j\n\016ReceiveRequest\022.\n\004open\030\001 \001(\0132\032.bat" +
+      "on.v1.SubscribeRequestR\004open\022(\n\004acks\030\002 \003" +
+      "(\0132\024.baton.v1.ReceiveAckR\004acks\"2\n\nReceiv" +
+      "eAck\022\016\n\002id\030\001 \001(\tR\002id\022\024\n\005token\030\002 \001(\004R\005tok" +
+      "en\"\240\001\n\017ReceiveResponse\0227\n\010messages\030\001 \003(\013" +
+      "2\033.baton.v1.SubscribeResponseR\010messages\022" +
+      "*\n\005acked\030\002 \003(\0132\024.baton.v1.ReceiveAckR\005ac" +
+      "ked\022(\n\004lost\030\003 \003(\0132\024.baton.v1.ReceiveAckR" +
+      "\004lost2\346\003\n\017ScheduleService\022A\n\010Schedule\022\031." +
+      "baton.v1.ScheduleRequest\032\032.baton.v1.Sche" +
+      "duleResponse\022P\n\rScheduleBatch\022\036.baton.v1" +
+      ".ScheduleBatchRequest\032\037.baton.v1.Schedul" +
+      "eBatchResponse\022F\n\tSubscribe\022\032.baton.v1.S" +
+      "ubscribeRequest\032\033.baton.v1.SubscribeResp" +
+      "onse0\001\022B\n\007Receive\022\030.baton.v1.ReceiveRequ" +
+      "est\032\031.baton.v1.ReceiveResponse(\0010\001\0222\n\003Ac" +
+      "k\022\024.baton.v1.AckRequest\032\025.baton.v1.AckRe" +
+      "sponse\022A\n\010AckBatch\022\031.baton.v1.AckBatchRe" +
+      "quest\032\032.baton.v1.AckBatchResponse\022;\n\006Can" +
+      "cel\022\027.baton.v1.CancelRequest\032\030.baton.v1." +
+      "CancelResponseB\236\001\n\014dev.baton.v1B\rSchedul" +
+      "eProtoP\001Z>github.com/baton-project/baton" +
+      "/clients/go/gen/baton/v1;batonv1\242\002\003BXX\252\002" +
+      "\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GPBMetad" +
+      "ata\352\002\tBaton::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -232,6 +257,24 @@ public final class ScheduleProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AckBatchResponse_descriptor,
         new java.lang.String[] { "Results", });
+    internal_static_baton_v1_ReceiveRequest_descriptor =
+      getDescriptor().getMessageType(13);
+    internal_static_baton_v1_ReceiveRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_ReceiveRequest_descriptor,
+        new java.lang.String[] { "Open", "Acks", });
+    internal_static_baton_v1_ReceiveAck_descriptor =
+      getDescriptor().getMessageType(14);
+    internal_static_baton_v1_ReceiveAck_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_ReceiveAck_descriptor,
+        new java.lang.String[] { "Id", "Token", });
+    internal_static_baton_v1_ReceiveResponse_descriptor =
+      getDescriptor().getMessageType(15);
+    internal_static_baton_v1_ReceiveResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_ReceiveResponse_descriptor,
+        new java.lang.String[] { "Messages", "Acked", "Lost", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.DurationProto.getDescriptor();
     com.google.protobuf.TimestampProto.getDescriptor();

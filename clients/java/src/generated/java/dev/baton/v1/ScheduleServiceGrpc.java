@@ -113,6 +113,37 @@ public final class ScheduleServiceGrpc {
     return getSubscribeMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.ReceiveRequest,
+      dev.baton.v1.ReceiveResponse> getReceiveMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Receive",
+      requestType = dev.baton.v1.ReceiveRequest.class,
+      responseType = dev.baton.v1.ReceiveResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.BIDI_STREAMING)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.ReceiveRequest,
+      dev.baton.v1.ReceiveResponse> getReceiveMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.ReceiveRequest, dev.baton.v1.ReceiveResponse> getReceiveMethod;
+    if ((getReceiveMethod = ScheduleServiceGrpc.getReceiveMethod) == null) {
+      synchronized (ScheduleServiceGrpc.class) {
+        if ((getReceiveMethod = ScheduleServiceGrpc.getReceiveMethod) == null) {
+          ScheduleServiceGrpc.getReceiveMethod = getReceiveMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.ReceiveRequest, dev.baton.v1.ReceiveResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.BIDI_STREAMING)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Receive"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.ReceiveRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.ReceiveResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new ScheduleServiceMethodDescriptorSupplier("Receive"))
+              .build();
+        }
+      }
+    }
+    return getReceiveMethod;
+  }
+
   private static volatile io.grpc.MethodDescriptor<dev.baton.v1.AckRequest,
       dev.baton.v1.AckResponse> getAckMethod;
 
@@ -316,6 +347,33 @@ public final class ScheduleServiceGrpc {
 
     /**
      * <pre>
+     * Receive is a consumer's hot path: Subscribe and Ack on one bidirectional stream. The
+     * server pushes due messages; the consumer streams acks back, and the server applies them in
+     * batches.
+     * Flow control is the in-flight bound, as in Subscribe: the first ReceiveRequest carries open
+     * (receiver, consumer_id, max_in_flight, at most max_batch); the server never has more than
+     * max_in_flight of this consumer's messages unacked, counted in Redis. Every ack the server
+     * applies frees one place, and the server pushes the next due message into it at once (no
+     * polling: it waits on the receiver's wake-ups and the earliest due time). Several messages
+     * due together travel in one ReceiveResponse.
+     * Acks are coalesced: everything that arrived while the previous batch ran goes to Redis in
+     * one script per receiver shard. Each is answered on the stream (acked, or lost: the token
+     * is stale, as Ack's LEASE_LOST, and that ack changed nothing; the stream goes on).
+     * Messages are the consumer's whatever happens to the stream: when it breaks or ends, what
+     * was in flight is delivered again after the ack timeout. Ending the request stream
+     * (half-close) is a graceful end: the server applies the acks it received, answers them, and
+     * closes the stream. The stream ends cleanly when the server shuts down, after the same. A bad
+     * first message or an invalid ack ends the stream with INVALID_ARGUMENT naming the field,
+     * after the acks before it are applied and answered.
+     * </pre>
+     */
+    default io.grpc.stub.StreamObserver<dev.baton.v1.ReceiveRequest> receive(
+        io.grpc.stub.StreamObserver<dev.baton.v1.ReceiveResponse> responseObserver) {
+      return io.grpc.stub.ServerCalls.asyncUnimplementedStreamingCall(getReceiveMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
      * Ack ends a delivered message for good. A stale token (the message was delivered again since,
      * or already acked) is FAILED_PRECONDITION (LEASE_LOST) and changes nothing.
      * </pre>
@@ -432,6 +490,34 @@ public final class ScheduleServiceGrpc {
 
     /**
      * <pre>
+     * Receive is a consumer's hot path: Subscribe and Ack on one bidirectional stream. The
+     * server pushes due messages; the consumer streams acks back, and the server applies them in
+     * batches.
+     * Flow control is the in-flight bound, as in Subscribe: the first ReceiveRequest carries open
+     * (receiver, consumer_id, max_in_flight, at most max_batch); the server never has more than
+     * max_in_flight of this consumer's messages unacked, counted in Redis. Every ack the server
+     * applies frees one place, and the server pushes the next due message into it at once (no
+     * polling: it waits on the receiver's wake-ups and the earliest due time). Several messages
+     * due together travel in one ReceiveResponse.
+     * Acks are coalesced: everything that arrived while the previous batch ran goes to Redis in
+     * one script per receiver shard. Each is answered on the stream (acked, or lost: the token
+     * is stale, as Ack's LEASE_LOST, and that ack changed nothing; the stream goes on).
+     * Messages are the consumer's whatever happens to the stream: when it breaks or ends, what
+     * was in flight is delivered again after the ack timeout. Ending the request stream
+     * (half-close) is a graceful end: the server applies the acks it received, answers them, and
+     * closes the stream. The stream ends cleanly when the server shuts down, after the same. A bad
+     * first message or an invalid ack ends the stream with INVALID_ARGUMENT naming the field,
+     * after the acks before it are applied and answered.
+     * </pre>
+     */
+    public io.grpc.stub.StreamObserver<dev.baton.v1.ReceiveRequest> receive(
+        io.grpc.stub.StreamObserver<dev.baton.v1.ReceiveResponse> responseObserver) {
+      return io.grpc.stub.ClientCalls.asyncBidiStreamingCall(
+          getChannel().newCall(getReceiveMethod(), getCallOptions()), responseObserver);
+    }
+
+    /**
+     * <pre>
      * Ack ends a delivered message for good. A stale token (the message was delivered again since,
      * or already acked) is FAILED_PRECONDITION (LEASE_LOST) and changes nothing.
      * </pre>
@@ -527,6 +613,35 @@ public final class ScheduleServiceGrpc {
         subscribe(dev.baton.v1.SubscribeRequest request) {
       return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
           getChannel(), getSubscribeMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Receive is a consumer's hot path: Subscribe and Ack on one bidirectional stream. The
+     * server pushes due messages; the consumer streams acks back, and the server applies them in
+     * batches.
+     * Flow control is the in-flight bound, as in Subscribe: the first ReceiveRequest carries open
+     * (receiver, consumer_id, max_in_flight, at most max_batch); the server never has more than
+     * max_in_flight of this consumer's messages unacked, counted in Redis. Every ack the server
+     * applies frees one place, and the server pushes the next due message into it at once (no
+     * polling: it waits on the receiver's wake-ups and the earliest due time). Several messages
+     * due together travel in one ReceiveResponse.
+     * Acks are coalesced: everything that arrived while the previous batch ran goes to Redis in
+     * one script per receiver shard. Each is answered on the stream (acked, or lost: the token
+     * is stale, as Ack's LEASE_LOST, and that ack changed nothing; the stream goes on).
+     * Messages are the consumer's whatever happens to the stream: when it breaks or ends, what
+     * was in flight is delivered again after the ack timeout. Ending the request stream
+     * (half-close) is a graceful end: the server applies the acks it received, answers them, and
+     * closes the stream. The stream ends cleanly when the server shuts down, after the same. A bad
+     * first message or an invalid ack ends the stream with INVALID_ARGUMENT naming the field,
+     * after the acks before it are applied and answered.
+     * </pre>
+     */
+    @io.grpc.ExperimentalApi("https://github.com/grpc/grpc-java/issues/10918")
+    public io.grpc.stub.BlockingClientCall<dev.baton.v1.ReceiveRequest, dev.baton.v1.ReceiveResponse>
+        receive() {
+      return io.grpc.stub.ClientCalls.blockingBidiStreamingCall(
+          getChannel(), getReceiveMethod(), getCallOptions());
     }
 
     /**
@@ -749,6 +864,7 @@ public final class ScheduleServiceGrpc {
   private static final int METHODID_ACK = 3;
   private static final int METHODID_ACK_BATCH = 4;
   private static final int METHODID_CANCEL = 5;
+  private static final int METHODID_RECEIVE = 6;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -801,6 +917,9 @@ public final class ScheduleServiceGrpc {
     public io.grpc.stub.StreamObserver<Req> invoke(
         io.grpc.stub.StreamObserver<Resp> responseObserver) {
       switch (methodId) {
+        case METHODID_RECEIVE:
+          return (io.grpc.stub.StreamObserver<Req>) serviceImpl.receive(
+              (io.grpc.stub.StreamObserver<dev.baton.v1.ReceiveResponse>) responseObserver);
         default:
           throw new AssertionError();
       }
@@ -830,6 +949,13 @@ public final class ScheduleServiceGrpc {
               dev.baton.v1.SubscribeRequest,
               dev.baton.v1.SubscribeResponse>(
                 service, METHODID_SUBSCRIBE)))
+        .addMethod(
+          getReceiveMethod(),
+          io.grpc.stub.ServerCalls.asyncBidiStreamingCall(
+            new MethodHandlers<
+              dev.baton.v1.ReceiveRequest,
+              dev.baton.v1.ReceiveResponse>(
+                service, METHODID_RECEIVE)))
         .addMethod(
           getAckMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
@@ -902,6 +1028,7 @@ public final class ScheduleServiceGrpc {
               .addMethod(getScheduleMethod())
               .addMethod(getScheduleBatchMethod())
               .addMethod(getSubscribeMethod())
+              .addMethod(getReceiveMethod())
               .addMethod(getAckMethod())
               .addMethod(getAckBatchMethod())
               .addMethod(getCancelMethod())
