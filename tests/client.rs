@@ -5,7 +5,10 @@ mod common;
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex},
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        Arc, Mutex,
+    },
     time::Duration,
 };
 
@@ -233,6 +236,55 @@ async fn subscriber_acks_and_sees_redeliveries() {
     let mut conn = env.redis.conn().await;
     let left: usize = redis::cmd("HLEN").arg("baton:{r:r}:messages").query_async(&mut conn).await.unwrap();
     assert_eq!(left, 0, "{seen:?}");
+}
+
+// Subscriber on its Receive stream (and with `unary`, on Subscribe + Ack): 200 messages, each
+// handled exactly once, never more than max_in_flight handlers at once, and every one acked
+// (the receiver ends empty); stop ends it cleanly, its last acks sent and answered.
+#[tokio::test]
+async fn subscriber_handles_each_message_once_within_max_in_flight() {
+    for unary in [false, true] {
+        let env = Env::start().await;
+        let channel = env.baton.channel().await;
+        let mut sched = baton::pb::schedule_service_client::ScheduleServiceClient::new(channel.clone());
+        let messages: Vec<_> = (0..200)
+            .map(|i| pb::ScheduleRequest {
+                receiver: "r".into(),
+                payload: format!("m{i}").into_bytes(),
+                when: None,
+                key: String::new(),
+            })
+            .collect();
+        sched.schedule_batch(pb::ScheduleBatchRequest { messages }).await.unwrap();
+        let seen = Arc::new(Mutex::new(HashMap::<String, u32>::new()));
+        let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let mut sub = Subscriber::new(channel, "r", "sub");
+        sub.max_in_flight = 5;
+        sub.unary = unary;
+        let stop = CancellationToken::new();
+        let (log, n, m) = (seen.clone(), now.clone(), most.clone());
+        let run = tokio::spawn(sub.run(stop.clone(), move |msg| {
+            let (log, n, m) = (log.clone(), n.clone(), m.clone());
+            async move {
+                m.fetch_max(n.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+                *log.lock().unwrap().entry(String::from_utf8(msg.payload).unwrap()).or_default() += 1;
+                tokio::task::yield_now().await;
+                n.fetch_sub(1, Ordering::SeqCst);
+                Ok::<(), String>(())
+            }
+        }));
+        until("200 handled", || seen.lock().unwrap().len() == 200).await;
+        let store = env.redis.store().await;
+        eventually(Duration::from_secs(30), "every message acked", || async {
+            store.receiver_stats("r").await.unwrap().acked == 200
+        })
+        .await;
+        stop.cancel();
+        tokio::time::timeout(Duration::from_secs(10), run).await.expect("stops cleanly").unwrap();
+        assert!(seen.lock().unwrap().values().all(|&c| c == 1), "unary={unary}: each message handled once");
+        let most = most.load(Ordering::SeqCst);
+        assert!(most <= 5, "unary={unary}: {most} handlers at once, more than max_in_flight 5");
+    }
 }
 
 // Shared case of every client language: Renew never answers (the Baton process is frozen
