@@ -102,6 +102,8 @@ type Subscriber struct {
 	// OnFailure is called (on the handler's goroutine) when a handler fails.
 	OnFailure func(msg *batonv1.SubscribeResponse, err error)
 	Logger    *slog.Logger
+	// Unary makes Run use Subscribe and an Ack call per message instead of a Receive stream.
+	Unary bool
 
 	acked, failed, lateAcks, reconnects atomic.Int64
 }
@@ -139,32 +141,53 @@ func (s *Subscriber) logger() *slog.Logger {
 }
 
 // Run subscribes and handles deliveries until ctx is done (see Subscriber), then returns nil; or
-// returns the INVALID_ARGUMENT error of a subscription Baton refuses.
+// returns the INVALID_ARGUMENT error of a subscription Baton refuses. Its hot path is one
+// Receive stream (acks go back on it, coalesced); with Unary set, or against a server without
+// Receive, it uses Subscribe and an Ack call per message.
 func (s *Subscriber) Run(ctx context.Context, handler MessageHandler) error {
 	maxInFlight := max(1, s.MaxInFlight)
 	slots := make(chan struct{}, maxInFlight)
 	hctx, hcancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer hcancel(nil)
 	var running sync.WaitGroup
+	if !s.Unary {
+		err, fallback := s.receiveLoop(ctx, handler, slots, hctx, hcancel, &running)
+		if !fallback {
+			return err
+		}
+		s.logger().Info("baton: the server has no Receive; using Subscribe and Ack", "receiver", s.Receiver)
+	}
 	err := s.subscribeLoop(ctx, handler, slots, hctx, &running)
+	s.awaitHandlers(&running, hcancel, nil, nil)
+	return err
+}
 
+// awaitHandlers waits for running handlers to finish, ShutdownGrace at most; then cancels
+// their context (cause ErrShutdown) and waits as long again before abandoning them. Meanwhile
+// it passes what arrives on acks (if any) to forward.
+func (s *Subscriber) awaitHandlers(running *sync.WaitGroup, hcancel context.CancelCauseFunc, acks <-chan ackKey, forward func(ackKey)) {
 	done := make(chan struct{})
 	go func() { running.Wait(); close(done) }()
 	grace := s.ShutdownGrace
 	if grace <= 0 {
 		grace = 10 * time.Second
 	}
-	select {
-	case <-done:
-	case <-time.After(grace):
-		hcancel(ErrShutdown)
+	timeout, cancelled := time.After(grace), false
+	for {
 		select {
 		case <-done:
-		case <-time.After(grace):
-			s.logger().Warn("baton: handlers still running after twice the shutdown grace; abandoning them")
+			return
+		case k := <-acks:
+			forward(k)
+		case <-timeout:
+			if cancelled {
+				s.logger().Warn("baton: handlers still running after twice the shutdown grace; abandoning them")
+				return
+			}
+			hcancel(ErrShutdown)
+			timeout, cancelled = time.After(grace), true
 		}
 	}
-	return err
 }
 
 func (s *Subscriber) subscribeLoop(ctx context.Context, handler MessageHandler, slots chan struct{}, hctx context.Context, running *sync.WaitGroup) error {
@@ -238,19 +261,29 @@ func (e streamError) Error() string              { return e.err.Error() }
 func (e streamError) Unwrap() error              { return e.err }
 func (e streamError) GRPCStatus() *status.Status { return status.Convert(e.err) }
 
-func (s *Subscriber) handle(ctx context.Context, handler MessageHandler, msg *batonv1.SubscribeResponse) {
+// handled runs the handler on one delivery; true when it succeeded (the message is to be
+// acked). A failure is logged, counted and passed to OnFailure.
+func (s *Subscriber) handled(ctx context.Context, handler MessageHandler, msg *batonv1.SubscribeResponse) bool {
 	err := callMessageHandler(ctx, handler, msg)
-	if err != nil {
-		if errors.Is(context.Cause(ctx), ErrShutdown) {
-			s.logger().Warn("baton: handler cancelled (stopping); not acked", "receiver", s.Receiver, "id", msg.GetId())
-			return
-		}
-		s.failed.Add(1)
-		s.logger().Warn("baton: handler failed; not acked, Baton delivers it again after its ack timeout",
-			"receiver", s.Receiver, "id", msg.GetId(), "delivery", msg.GetDeliveryCount(), "err", err)
-		if s.OnFailure != nil {
-			s.OnFailure(msg, err)
-		}
+	if err == nil {
+		return true
+	}
+	if errors.Is(context.Cause(ctx), ErrShutdown) {
+		s.logger().Warn("baton: handler cancelled (stopping); not acked", "receiver", s.Receiver, "id", msg.GetId())
+		return false
+	}
+	s.failed.Add(1)
+	s.logger().Warn("baton: handler failed; not acked, Baton delivers it again after its ack timeout",
+		"receiver", s.Receiver, "id", msg.GetId(), "delivery", msg.GetDeliveryCount(), "err", err)
+	if s.OnFailure != nil {
+		s.OnFailure(msg, err)
+	}
+	return false
+}
+
+// handle runs the handler and acks by a unary call (the Subscribe path).
+func (s *Subscriber) handle(ctx context.Context, handler MessageHandler, msg *batonv1.SubscribeResponse) {
+	if !s.handled(ctx, handler, msg) {
 		return
 	}
 	ackErr := retryUnavailable(context.Background(), func(ctx context.Context, opts ...grpc.CallOption) error {
@@ -261,12 +294,17 @@ func (s *Subscriber) handle(ctx context.Context, handler MessageHandler, msg *ba
 	case ackErr == nil:
 		s.acked.Add(1)
 	case IsLeaseLost(ackErr):
-		s.lateAcks.Add(1)
-		s.logger().Warn("baton: ack refused: the message was delivered again (handler slower than the ack timeout)",
-			"receiver", s.Receiver, "id", msg.GetId(), "token", msg.GetToken())
+		s.lateAck(msg.GetId(), msg.GetToken())
 	default:
 		s.logger().Warn("baton: ack failed", "receiver", s.Receiver, "id", msg.GetId(), "err", ackErr)
 	}
+}
+
+// lateAck counts and logs an ack refused because the message went out again.
+func (s *Subscriber) lateAck(id string, token uint64) {
+	s.lateAcks.Add(1)
+	s.logger().Warn("baton: ack refused: the message was delivered again (handler slower than the ack timeout)",
+		"receiver", s.Receiver, "id", id, "token", token)
 }
 
 func callMessageHandler(ctx context.Context, handler MessageHandler, msg *batonv1.SubscribeResponse) (err error) {

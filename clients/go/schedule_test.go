@@ -3,6 +3,7 @@ package baton_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -294,5 +295,73 @@ func TestScheduleKeysDeliverAtAndCancel(t *testing.T) {
 	// The key is free again once its message is gone.
 	if d := schedule(t, sched, receiver, "x2", baton.WithKey("invoice-7")); !d.GetCreated() || d.GetId() == a.GetId() {
 		t.Fatalf("after cancel: %v", d)
+	}
+}
+
+// On its Receive stream (and with Unary, on Subscribe + Ack): 200 messages, each handled once,
+// never more than MaxInFlight handlers at once, every ack confirmed (Acked), none late.
+func TestSubscriberHandlesEachMessageOnceOnReceiveAndUnary(t *testing.T) {
+	for _, unary := range []bool{false, true} {
+		sched := baton.NewScheduler(server.conn)
+		receiver := unique("go-many")
+		for i := range 200 {
+			schedule(t, sched, receiver, fmt.Sprint(i))
+		}
+		var mu sync.Mutex
+		seen := map[string]int{}
+		var running, peak atomic.Int32
+		sub := newSubscriber(server.conn, receiver, "c1")
+		sub.MaxInFlight = 5
+		sub.Unary = unary
+		stop := subscribe(sub, func(_ context.Context, m *batonv1.SubscribeResponse) error {
+			n := running.Add(1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+			}
+			mu.Lock()
+			seen[string(m.GetPayload())]++
+			mu.Unlock()
+			running.Add(-1)
+			return nil
+		})
+		eventually(t, 20*time.Second, "200 acked", func() bool { return sub.Acked() == 200 })
+		stop()
+		mu.Lock()
+		for p, n := range seen {
+			if n != 1 {
+				t.Errorf("unary=%v: %s handled %d times", unary, p, n)
+			}
+		}
+		mu.Unlock()
+		if len(seen) != 200 || peak.Load() > 5 || sub.LateAcks() != 0 {
+			t.Fatalf("unary=%v: %d handled, peak %d handlers (max 5), %d late acks", unary, len(seen), peak.Load(), sub.LateAcks())
+		}
+	}
+}
+
+// A handler slower than the ack timeout (500 ms here): the message goes out again, and the
+// first handler's ack, sent on the Receive stream, comes back lost: counted in LateAcks, and
+// the stream goes on (the second delivery is acked).
+func TestSubscriberLateAckOnReceiveIsCountedAndTheStreamGoesOn(t *testing.T) {
+	sched := baton.NewScheduler(server.conn)
+	receiver := unique("go-late")
+	schedule(t, sched, receiver, "slow")
+	var deliveriesSeen atomic.Int32
+	release := make(chan struct{})
+	sub := newSubscriber(server.conn, receiver, "c1")
+	sub.MaxInFlight = 2
+	stop := subscribe(sub, func(ctx context.Context, m *batonv1.SubscribeResponse) error {
+		deliveriesSeen.Add(1)
+		if m.GetDeliveryCount() == 1 {
+			<-release // held until the message went out again
+		}
+		return nil
+	})
+	defer stop()
+	eventually(t, 20*time.Second, "delivered again after the ack timeout", func() bool { return deliveriesSeen.Load() == 2 })
+	eventually(t, 10*time.Second, "the second delivery acked", func() bool { return sub.Acked() == 1 })
+	close(release)
+	eventually(t, 10*time.Second, "the first ack refused as late", func() bool { return sub.LateAcks() == 1 })
+	if sub.Acked() != 1 {
+		t.Fatalf("acked %d, want 1", sub.Acked())
 	}
 }
