@@ -75,6 +75,9 @@ struct Args {
     channels: Option<usize>,
 
     // --- dispatch ---
+    /// dispatch: how workers wait, one run each (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "acquire,session", help_heading = "dispatch")]
+    dispatch_via: Vec<scenarios::dispatch::Via>,
     /// dispatch: workers waiting in Acquire(wait=30s), comma-separated list.
     #[arg(long, value_delimiter = ',', default_value = "32,128", help_heading = "dispatch")]
     dispatch_workers: Vec<usize>,
@@ -336,6 +339,7 @@ async fn run(args: Args) -> Result<()> {
             }
             Scenario::Dispatch => {
                 let dispatch = DispatchArgs {
+                    via: args.dispatch_via.clone(),
                     workers: args.dispatch_workers.clone(),
                     rates: args.dispatch_rates.clone(),
                     seconds: args.dispatch_seconds,

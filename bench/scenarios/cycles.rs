@@ -8,7 +8,12 @@
 //! - acquire only: the same K workers call Acquire(max N) on a queue large enough never to
 //!   run dry, and `redis-benchmark` with K connections runs the very same acquire script by
 //!   EVALSHA on an equal queue, for the same number of leases. That pair is the like-for-like
-//!   comparison: identical Redis work per call, the only difference being Baton and gRPC.
+//!   comparison: identical Redis work per call, the only difference being Baton and gRPC;
+//! - session cycles: K workers each on one Session stream with credit N, completing every lease
+//!   pushed at once (the completions and the credit back in one message per response), against
+//!   *direct* cycles: K loops calling the same two scripts (acquireAgents for N, then
+//!   completeAgents for the batch) straight from Rust through `baton::store` on one shared
+//!   connection, no gRPC: the same scripts at the same batch size, without Baton's server.
 
 use std::{
     collections::{hash_map::Entry, HashMap},
@@ -79,6 +84,10 @@ struct Row {
     workers: usize,
     batch: u32,
     cycles: Cycles,
+    /// Cycles on Session streams, per second, and the CPU meanwhile.
+    session: (f64, Cpu),
+    /// Cycles of the same scripts called directly (shared by every mode).
+    direct: Arc<(f64, Cpu)>,
     grpc: AcquireOnly,
     redis: Arc<AcquireOnly>,
 }
@@ -88,6 +97,7 @@ pub async fn run(lab: &mut Lab, args: &CyclesArgs) -> Result<()> {
     let (acquire_sha, acquire_keys) = lab.load_script("acquireAgents").await?;
     let mut rows = Vec::new();
     let mut references: HashMap<(usize, u32), Arc<AcquireOnly>> = HashMap::new();
+    let mut directs: HashMap<(usize, u32), Arc<(f64, Cpu)>> = HashMap::new();
     for &mode in &args.modes {
         let mut config = bench_config();
         config.redis.connection = mode;
@@ -115,7 +125,18 @@ pub async fn run(lab: &mut Lab, args: &CyclesArgs) -> Result<()> {
                 eprintln!("[cycles {label}] gRPC acquire only");
                 fresh_queue(lab, &clients[0], "acq", calls * u64::from(n), LEASE_TIMEOUT_MS).await?;
                 let grpc = acquire_phase(&clients, "acq", n, calls, limit, lab.pid).await?;
-                rows.push(Row { mode, workers: k, batch: n, cycles, grpc, redis });
+                eprintln!("[cycles {label}] gRPC session cycles, {} s", args.seconds);
+                fresh_queue(lab, &clients[0], "cycle", args.agents, CYCLE_INTERVAL_MS).await?;
+                let session = session_phase(&clients, "cycle", n, limit, lab.pid).await?;
+                let direct = match directs.entry((k, n)) {
+                    Entry::Occupied(e) => e.get().clone(),
+                    Entry::Vacant(e) => {
+                        eprintln!("[cycles {k}/{n}] direct script cycles, {} s", args.seconds);
+                        fresh_queue(lab, &clients[0], "cycle", args.agents, CYCLE_INTERVAL_MS).await?;
+                        e.insert(Arc::new(direct_phase(lab, "cycle", k, n, limit).await?)).clone()
+                    }
+                };
+                rows.push(Row { mode, workers: k, batch: n, cycles, session, direct, grpc, redis });
             }
         }
         baton.stop().await?;
@@ -280,6 +301,121 @@ async fn cycle_worker(
     Ok(w)
 }
 
+/// Runs `work` in the measured window after the warm-up, with the machine's CPU meanwhile:
+/// the CPU reading of [`cycle_phase`], shared by the session and direct phases.
+async fn measure_cpu(redis_pid: u32, from: Instant, until: Instant) -> Result<Cpu> {
+    tokio::time::sleep_until(from).await;
+    let before = CpuClock::read(redis_pid)?;
+    tokio::time::sleep_until(until).await;
+    Ok(CpuClock::read(redis_pid)?.since(&before))
+}
+
+/// K workers, each on one Session stream with credit N, complete every lease as soon as it is
+/// pushed: one message back per response, carrying its completions and as much credit. A cycle
+/// counts when its completion is answered (not lost) inside the measured window.
+async fn session_phase(
+    clients: &[AgentServiceClient<Conn>],
+    queue: &str,
+    n: u32,
+    measured: Duration,
+    redis_pid: u32,
+) -> Result<(f64, Cpu)> {
+    let from = Instant::now() + WARMUP;
+    let until = from + measured;
+    let cpu = tokio::spawn(measure_cpu(redis_pid, from, until));
+    let workers: Vec<_> = clients
+        .iter()
+        .enumerate()
+        .map(|(i, client)| {
+            let (mut client, queue) = (client.clone(), queue.to_string());
+            tokio::spawn(async move {
+                let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+                let open = pb::SessionOpen { queue, worker_id: format!("worker-{i}") };
+                tx.send(pb::SessionRequest { open: Some(open), credit: n, ..Default::default() })?;
+                let mut stream =
+                    client.session(tokio_stream::wrappers::UnboundedReceiverStream::new(rx)).await?.into_inner();
+                let mut cycles = 0u64;
+                while let Some(r) = tokio::time::timeout_at(until, stream.message()).await.ok().transpose()? {
+                    let Some(r) = r else { break };
+                    let now = Instant::now();
+                    if now >= from {
+                        cycles += r.completed.iter().filter(|c| !c.lease_lost).count() as u64;
+                    }
+                    if !r.leases.is_empty() {
+                        let completions: Vec<_> = r
+                            .leases
+                            .iter()
+                            .map(|l| pb::SessionCompletion {
+                                name: l.name.clone(),
+                                token: l.token,
+                                outcome: pb::Outcome::Success as i32,
+                                ..Default::default()
+                            })
+                            .collect();
+                        let credit = completions.len() as u32;
+                        tx.send(pb::SessionRequest { credit, completions, ..Default::default() })?;
+                    }
+                }
+                Ok::<_, BoxError>(cycles)
+            })
+        })
+        .collect();
+    let mut cycles = 0;
+    for worker in futures::future::join_all(workers).await {
+        cycles += worker??;
+    }
+    Ok((cycles as f64 / measured.as_secs_f64(), cpu.await??))
+}
+
+/// K loops call acquireAgents for N leases, then completeAgents for them, straight from Rust
+/// through `baton::store` on one shared connection (Baton's default), with no gRPC.
+async fn direct_phase(lab: &Lab, queue: &str, k: usize, n: u32, measured: Duration) -> Result<(f64, Cpu)> {
+    use baton::store::{Completion, Outcome, Policy, Redis, Store};
+    let config = Config::default();
+    let redis = Redis::connect(&lab.url(), &config.redis).await?;
+    let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter);
+    let store = Store::open(redis, "", policy, config.circuit_breaker.clone()).await?;
+    let from = Instant::now() + WARMUP;
+    let until = from + measured;
+    let cpu = tokio::spawn(measure_cpu(lab.pid, from, until));
+    let loops: Vec<_> = (0..k)
+        .map(|i| {
+            let (store, queue, worker) = (store.clone(), queue.to_string(), format!("direct-{i}"));
+            tokio::spawn(async move {
+                let mut cycles = 0u64;
+                while Instant::now() < until {
+                    let leases = store.acquire(&queue, &worker, n).await?.leases;
+                    let batch: Vec<_> = leases
+                        .into_iter()
+                        .map(|l| Completion {
+                            queue: queue.clone(),
+                            name: l.name,
+                            token: l.token,
+                            outcome: Outcome::Success,
+                            message: String::new(),
+                            retry_after_ms: 0,
+                        })
+                        .collect();
+                    if batch.is_empty() {
+                        continue;
+                    }
+                    let done = store.complete_batch(&batch).await?;
+                    let now = Instant::now();
+                    if now >= from && now <= until {
+                        cycles += done.iter().filter(|d| d.is_some()).count() as u64;
+                    }
+                }
+                Ok::<_, BoxError>(cycles)
+            })
+        })
+        .collect();
+    let mut cycles = 0;
+    for l in futures::future::join_all(loops).await {
+        cycles += l??;
+    }
+    Ok((cycles as f64 / measured.as_secs_f64(), cpu.await??))
+}
+
 /// K workers share `calls` Acquires (stopping early at `limit`) on a queue of exactly
 /// `calls * n` due agents, so every call must grant N leases.
 async fn acquire_phase(
@@ -400,6 +536,27 @@ fn print_tables(args: &CyclesArgs, rows: &[Row]) {
             pct(g.leases_per_sec / x.leases_per_sec),
             lat(g.p50_ms, g.p99_ms),
             lat(x.p50_ms, x.p99_ms)
+        );
+    }
+
+    println!();
+    println!(
+        "Session cycles: K workers on Session streams with credit N, completing each lease at once; direct: K loops \
+         calling acquireAgents(N) then completeAgents(batch) from Rust (baton::store, one shared connection, no gRPC)"
+    );
+    println!(
+        "{:<7} {:>4} {:>4} {:>12} {:>12} {:>12} {:>20} {:>20}",
+        "mode", "K", "N", "session/s", "direct/s", "÷direct", "CPU session", "CPU direct"
+    );
+    for r in rows {
+        println!(
+            "{} {:>12.0} {:>12.0} {:>12} {:>20} {:>20}",
+            key(r),
+            r.session.0,
+            r.direct.0,
+            pct(r.session.0 / r.direct.0),
+            r.session.1.to_string(),
+            r.direct.1.to_string()
         );
     }
 

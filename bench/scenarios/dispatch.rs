@@ -15,6 +15,10 @@
 //!   (tokio Instants in this one process, µs). It adds the Release request's trip in and the
 //!   Acquire response's trip out.
 //!
+//! With `--dispatch-via session` (the default runs both), each worker instead holds one
+//! Session stream with credit 1: the server pushes the lease when it becomes due, and the
+//! worker sends the completion and its credit back on the stream.
+//!
 //! The floor: sequential PINGs from this process to the same redis-server over the same
 //! unix socket.
 
@@ -31,13 +35,24 @@ use crate::lab::{
     LEASE_TIMEOUT_MS,
 };
 
+/// How the workers wait for work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Via {
+    /// Acquire(wait=30s, max_leases=1), then Complete.
+    Acquire,
+    /// One Session stream each, credit 1 (what the worker helpers use).
+    Session,
+}
+
 pub struct DispatchArgs {
+    pub via: Vec<Via>,
     pub workers: Vec<usize>,
     pub rates: Vec<u32>,
     pub seconds: u64,
 }
 
 struct Row {
+    via: Via,
     workers: usize,
     rate: u32,
     released: usize,
@@ -58,23 +73,26 @@ pub async fn run(lab: &mut Lab, args: &DispatchArgs) -> Result<()> {
     eprintln!("[dispatch] Redis PING round trips (the floor)");
     let ping = lab.ping_rtt(2000).await?;
     let mut rows = Vec::new();
-    for &k in &args.workers {
-        for &rate in &args.rates {
-            eprintln!("[dispatch] {k} workers long-polling, {rate} agents/s made due for {} s", args.seconds);
-            // The driver's connection is the last one, whatever K.
-            rows.push(one(lab, &channels[..k], &channels[most], k, rate, args.seconds).await?);
+    for &via in &args.via {
+        for &k in &args.workers {
+            for &rate in &args.rates {
+                eprintln!("[dispatch] {k} workers waiting ({via:?}), {rate} agents/s made due for {} s", args.seconds);
+                // The driver's connection is the last one, whatever K.
+                rows.push(one(lab, via, &channels[..k], &channels[most], k, rate, args.seconds).await?);
+            }
         }
     }
     baton.stop().await?;
 
     println!();
     println!(
-        "Dispatch (long poll): K workers wait in Acquire(wait=30s, max_leases=1) on an empty queue; a driver makes agents \
-         due (Release, delay 0) at a fixed rate for {} s",
+        "Dispatch: K workers wait on an empty queue, in Acquire(wait=30s, max_leases=1) or on a Session stream with \
+         credit 1; a driver makes agents due (Release, delay 0) at a fixed rate for {} s",
         args.seconds
     );
     println!(
-        "{:>4} {:>7} {:>8} {:>8} {:>9} {:>22} {:>24} {:>10} {:>20}",
+        "{:<8} {:>4} {:>7} {:>8} {:>8} {:>9} {:>22} {:>24} {:>10} {:>20}",
+        "via",
         "K",
         "rate/s",
         "due",
@@ -94,7 +112,8 @@ pub async fn run(lab: &mut Lab, args: &DispatchArgs) -> Result<()> {
             format!("{} / {} / {}", quantile_ms(&sorted, 0.5), quantile_ms(&sorted, 0.99), sorted[sorted.len() - 1])
         };
         println!(
-            "{:>4} {:>7} {:>8} {:>8} {:>9.0} {:>22} {:>24} {:>10.1} {:>20}",
+            "{:<8} {:>4} {:>7} {:>8} {:>8} {:>9.0} {:>22} {:>24} {:>10.1} {:>20}",
+            format!("{:?}", r.via).to_lowercase(),
             r.workers,
             r.rate,
             r.released,
@@ -106,21 +125,26 @@ pub async fn run(lab: &mut Lab, args: &DispatchArgs) -> Result<()> {
             r.cpu.to_string()
         );
     }
-    println!("{:>7} {:>8} {:>8} {:>9} {:>22} {:>24}", "PING", "", "", "", "", p50_p99_max(&ping));
+    println!("{:<8} {:>4} {:>7} {:>8} {:>8} {:>9} {:>22} {:>24}", "PING", "", "", "", "", "", "", p50_p99_max(&ping));
     println!("Latencies in ms. Redis clock: acquired_at (lease deadline − timeout) − next_run_at (from Release), both");
     println!(
         "  Redis TIME in whole ms as the scripts read it. client: lease received − Release sent, one process, µs."
     );
     println!("PING: sequential PINGs from this process over the same unix socket: one Redis round trip, the floor.");
     println!("scripts/L: EVALSHA calls (INFO commandstats) per lease, less the Release and Complete of each: how many");
-    println!("  acquire scripts each lease cost. A wake-up wakes one waiting Acquire, which wakes the next if full.");
+    println!(
+        "  acquire scripts each lease cost. A wake-up wakes one waiting Acquire (or session), which wakes the next"
+    );
+    println!("  if full. On sessions a completion may share its script with others, so the figure can read low.");
     println!("CPU: redis-server / this process (Baton + clients) / rest of the machine, 100% = one core.");
     crate::lab::print_load();
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn one(
     lab: &mut Lab,
+    via: Via,
     channels: &[tonic::transport::Channel],
     driver_channel: &tonic::transport::Channel,
     k: usize,
@@ -148,36 +172,13 @@ async fn one(
     let (tx, mut rx) = mpsc::unbounded_channel::<(String, Instant, i64)>();
     let workers: Vec<_> = (0..k)
         .map(|i| {
-            let mut client = AgentServiceClient::new(channels[i].clone());
+            let client = AgentServiceClient::new(channels[i].clone());
             let (queue, stop, tx) = (queue.clone(), stop.clone(), tx.clone());
-            tokio::spawn(async move {
-                let worker_id = format!("worker-{i}");
-                loop {
-                    let request = pb::AcquireRequest {
-                        queue: queue.clone(),
-                        worker_id: worker_id.clone(),
-                        max_leases: 1,
-                        wait: dur(30_000),
-                    };
-                    let leases = tokio::select! {
-                        _ = stop.cancelled() => return Ok::<_, BoxError>(()),
-                        r = client.acquire(request) => r?.into_inner().leases,
-                    };
-                    let received = Instant::now();
-                    for lease in leases {
-                        let acquired_at = ts_ms(&lease.deadline)? - LEASE_TIMEOUT_MS as i64;
-                        let _ = tx.send((lease.name.clone(), received, acquired_at));
-                        let request = pb::CompleteRequest {
-                            queue: lease.queue,
-                            name: lease.name,
-                            token: lease.token,
-                            outcome: pb::Outcome::Success as i32,
-                            ..Default::default()
-                        };
-                        client.complete(request).await?;
-                    }
-                }
-            })
+            let worker_id = format!("worker-{i}");
+            match via {
+                Via::Acquire => tokio::spawn(long_poll(client, queue, worker_id, stop, tx)),
+                Via::Session => tokio::spawn(session(client, queue, worker_id, stop, tx)),
+            }
         })
         .collect();
     drop(tx);
@@ -237,6 +238,7 @@ async fn one(
         0.0
     };
     Ok(Row {
+        via,
         workers: k,
         rate,
         released: due.len(),
@@ -247,4 +249,74 @@ async fn one(
         scripts_per_lease,
         cpu,
     })
+}
+
+/// What a worker reports per lease: its name, when it arrived here, and acquired_at (Redis).
+type Got = mpsc::UnboundedSender<(String, Instant, i64)>;
+
+/// A worker waiting in Acquire(wait=30 s, max_leases=1), completing each lease.
+async fn long_poll(
+    mut client: AgentServiceClient<tonic::transport::Channel>,
+    queue: String,
+    worker_id: String,
+    stop: CancellationToken,
+    tx: Got,
+) -> Result<()> {
+    loop {
+        let request =
+            pb::AcquireRequest { queue: queue.clone(), worker_id: worker_id.clone(), max_leases: 1, wait: dur(30_000) };
+        let leases = tokio::select! {
+            _ = stop.cancelled() => return Ok(()),
+            r = client.acquire(request) => r?.into_inner().leases,
+        };
+        let received = Instant::now();
+        for lease in leases {
+            let acquired_at = ts_ms(&lease.deadline)? - LEASE_TIMEOUT_MS as i64;
+            let _ = tx.send((lease.name.clone(), received, acquired_at));
+            let request = pb::CompleteRequest {
+                queue: lease.queue,
+                name: lease.name,
+                token: lease.token,
+                outcome: pb::Outcome::Success as i32,
+                ..Default::default()
+            };
+            client.complete(request).await?;
+        }
+    }
+}
+
+/// A worker on one Session stream with credit 1: each lease pushed is completed on the stream,
+/// with its credit back.
+async fn session(
+    mut client: AgentServiceClient<tonic::transport::Channel>,
+    queue: String,
+    worker_id: String,
+    stop: CancellationToken,
+    tx: Got,
+) -> Result<()> {
+    let (requests, rx) = mpsc::unbounded_channel();
+    let open = pb::SessionOpen { queue, worker_id };
+    requests.send(pb::SessionRequest { open: Some(open), credit: 1, ..Default::default() })?;
+    let mut stream = client.session(tokio_stream::wrappers::UnboundedReceiverStream::new(rx)).await?.into_inner();
+    loop {
+        let r = tokio::select! {
+            _ = stop.cancelled() => return Ok(()),
+            r = stream.message() => match r? {
+                Some(r) => r,
+                None => return Ok(()),
+            },
+        };
+        let received = Instant::now();
+        for lease in r.leases {
+            let acquired_at = ts_ms(&lease.deadline)? - LEASE_TIMEOUT_MS as i64;
+            let _ = tx.send((lease.name.clone(), received, acquired_at));
+            let done = pb::SessionCompletion {
+                name: lease.name,
+                token: lease.token,
+                outcome: pb::Outcome::Success as i32,
+                ..Default::default()
+            };
+            requests.send(pb::SessionRequest { credit: 1, completions: vec![done], ..Default::default() })?;
+        }
+    }
 }
