@@ -263,11 +263,7 @@ async fn next_message(stream: &mut tonic::Streaming<pb::SubscribeResponse>) -> p
 
 /// Messages in flight across the shards of receiver `tick`.
 async fn in_flight(cluster: &TestCluster) -> u64 {
-    let mut n = 0;
-    for i in 0..3 {
-        n += zcard(cluster, &format!("baton:{{r:tick#{i}}}:inflight")).await;
-    }
-    n
+    in_flight_of(cluster, "tick").await
 }
 
 // A receiver declared with three shards (`sharding.receivers = "tick=3"`): messages spread
@@ -393,4 +389,103 @@ async fn a_sharded_receiver_spreads_over_shards_and_keeps_the_delivery_guarantee
     let req = pb::DeleteDeadLetterRequest { source: Some(source), id: doomed.id };
     assert_eq!(admin.delete_dead_letter(req).await.unwrap_err().code(), tonic::Code::NotFound, "acked, not dead");
     baton.stop().await.unwrap();
+}
+
+// The hot paths on sharded sources: a Session stream drains a three-shard queue (every agent
+// once, never more leases out than its credit, every completion answered, none lost), and a
+// Receive stream drains a three-shard receiver (every message once, never more than
+// max_in_flight unacked across the shards, acks of several shards in one message all applied).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_and_receive_streams_drain_sharded_sources() {
+    let cluster = TestCluster::start(3, 0).await;
+    let mut config = test_config();
+    config.sharding.queues = "hot=3".into();
+    config.sharding.receivers = "tick=3".into();
+    let baton = TestBaton::start(&cluster.url(), config).await;
+
+    let mut c = baton.agents().await;
+    let agents = (0..300).map(|i| agent(&format!("a{i:03}"), 0, 60_000)).collect();
+    assert_eq!(common::register(&mut c, "hot", agents).await.created, 300);
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let open = pb::SessionOpen { queue: "hot".into(), worker_id: "w".into() };
+    tx.send(pb::SessionRequest { open: Some(open), credit: 16, ..Default::default() }).unwrap();
+    let mut session = c.session(tokio_stream::wrappers::UnboundedReceiverStream::new(rx)).await.unwrap().into_inner();
+    let (mut ran, mut completed, mut held) = (BTreeSet::new(), 0, 0usize);
+    while completed < 300 {
+        let r =
+            tokio::time::timeout(Duration::from_secs(30), session.next()).await.expect("an answer").unwrap().unwrap();
+        assert!(r.completed.iter().all(|c| !c.lease_lost), "no completion lost: {:?}", r.completed);
+        completed += r.completed.len();
+        held = held + r.leases.len() - r.completed.len();
+        assert!(held <= 16, "{held} leases out, more than the credit 16");
+        let completions: Vec<_> = r
+            .leases
+            .iter()
+            .map(|l| {
+                assert!(ran.insert(l.name.clone()), "{} ran twice", l.name);
+                pb::SessionCompletion {
+                    name: l.name.clone(),
+                    token: l.token,
+                    outcome: pb::Outcome::Success as i32,
+                    ..Default::default()
+                }
+            })
+            .collect();
+        if !completions.is_empty() {
+            let credit = completions.len() as u32;
+            tx.send(pb::SessionRequest { credit, completions, ..Default::default() }).unwrap();
+        }
+    }
+    assert_eq!(ran.len(), 300);
+    drop(tx);
+
+    let mut s = ScheduleServiceClient::new(baton.channel().await);
+    let messages: Vec<_> = (0..200)
+        .map(|i| pb::ScheduleRequest {
+            receiver: "tick".into(),
+            payload: format!("m{i}").into_bytes(),
+            when: None,
+            key: String::new(),
+        })
+        .collect();
+    s.schedule_batch(pb::ScheduleBatchRequest { messages }).await.unwrap();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let open = pb::SubscribeRequest { receiver: "tick".into(), consumer_id: "c".into(), max_in_flight: 10 };
+    tx.send(pb::ReceiveRequest { open: Some(open), acks: vec![] }).unwrap();
+    let mut stream = s.receive(tokio_stream::wrappers::UnboundedReceiverStream::new(rx)).await.unwrap().into_inner();
+    // Unacked from the consumer's side: received less acks sent (a confirmation can come after
+    // deliveries that used the place its ack freed).
+    let (mut seen, mut acked, mut sent, mut shards) = (BTreeSet::new(), 0, 0, BTreeSet::new());
+    while acked < 200 {
+        let r =
+            tokio::time::timeout(Duration::from_secs(30), stream.next()).await.expect("an answer").unwrap().unwrap();
+        assert!(r.lost.is_empty(), "no ack lost: {:?}", r.lost);
+        acked += r.acked.len();
+        let acks: Vec<_> = r
+            .messages
+            .iter()
+            .map(|m| {
+                assert!(seen.insert(m.id.clone()), "{} delivered twice", m.id);
+                shards.insert(m.id.split_once('.').expect("a sharded id").0.to_string());
+                pb::ReceiveAck { id: m.id.clone(), token: m.token }
+            })
+            .collect();
+        assert!(seen.len() - sent <= 10, "{} unacked, more than max_in_flight 10", seen.len() - sent);
+        sent += acks.len();
+        if !acks.is_empty() {
+            tx.send(pb::ReceiveRequest { open: None, acks }).unwrap();
+        }
+    }
+    assert_eq!((seen.len(), shards.len()), (200, 3), "every message once, from every shard");
+    assert_eq!(in_flight_of(&cluster, "tick").await, 0);
+    baton.stop().await.unwrap();
+}
+
+/// Messages in flight across the three shards of `receiver`.
+async fn in_flight_of(cluster: &TestCluster, receiver: &str) -> u64 {
+    let mut n = 0;
+    for i in 0..3 {
+        n += zcard(cluster, &format!("baton:{{r:{receiver}#{i}}}:inflight")).await;
+    }
+    n
 }

@@ -12,7 +12,8 @@
 //! the next one. Up to `ROUNDS` rounds are in flight, answered in order.
 //!
 //! Invariants: the consumer never holds more than max_in_flight unacked messages (counted in
-//! Redis by the delivery script, whatever the rounds in flight); a message is in flight at one
+//! Redis by the delivery script, whatever the rounds in flight; on a sharded receiver, whose
+//! count spans shards, one delivery is in flight at a time); a message is in flight at one
 //! consumer only; what a broken stream held comes back after the ack timeout, as for a
 //! Subscribe stream.
 
@@ -60,6 +61,7 @@ pub(super) async fn open(
         consumer: open.consumer_id.clone(),
         limits,
         max_batch: service.config.limits.max_batch as usize,
+        sharded: service.store.shard_count(SourceKind::Receiver, &open.receiver) > 1,
         pending: Vec::new(),
     };
     consumer.take(first, true)?;
@@ -87,6 +89,8 @@ struct Consumer {
     consumer: String,
     limits: DeliveryLimits,
     max_batch: usize,
+    /// The receiver has several shards.
+    sharded: bool,
     /// Acks received, not yet applied.
     pending: Vec<pb::ReceiveAck>,
 }
@@ -123,6 +127,7 @@ impl Consumer {
         // An invalid message ends the stream, once the acks before it are applied and answered.
         let mut fail: Option<Error> = None;
         let mut rounds = FuturesOrdered::new();
+        let mut delivering = 0; // rounds in flight with a delivery
         loop {
             // Everything that has arrived, without waiting (bounded, so a flood still flushes).
             while open && self.pending.len() < self.max_batch {
@@ -137,9 +142,12 @@ impl Consumer {
             }
             let stopping = shutdown.is_cancelled();
             if rounds.len() < ROUNDS {
-                let deliver = want && open && !stopping;
+                // On a sharded receiver the bound spans shards, which one script cannot see at
+                // once: one delivery at a time there.
+                let deliver = want && open && !stopping && (delivering == 0 || !self.sharded);
                 if deliver || !self.pending.is_empty() {
                     if deliver {
+                        delivering += 1;
                         // Armed before the delivery, so a wake-up between it and the wait is
                         // not missed.
                         notified.set(notify.notified());
@@ -194,6 +202,7 @@ impl Consumer {
                         metrics::counter!("baton_leases_lost_total", "rpc" => "Receive").increment(lost);
                     }
                     if let Some(got) = delivery {
+                        delivering -= 1;
                         let got = got?;
                         // Full: more may be due now. Otherwise wait for a wake-up, an ack, or
                         // the next due time (or ack deadline).
