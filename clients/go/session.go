@@ -60,34 +60,32 @@ func (w *Worker) runSession(ctx context.Context, handler Handler, maxLeases int)
 	return true
 }
 
-// stopWithoutSession stops handlers still running when the worker stops between streams:
-// cancelled (bounded by ShutdownGrace), then completed or released by unary calls.
+// stopWithoutSession stops the worker between two streams: handlers still running are
+// cancelled (bounded by ShutdownGrace), what finished is completed and what completions no
+// stream answered are sent again, by one CompleteBatch call, and the rest is released.
 func (w *Worker) stopWithoutSession(st *sessionState, done chan finished) {
-	if st.running == 0 {
-		return
+	var completions []*batonv1.CompleteRequest
+	for _, c := range st.unanswered {
+		completions = append(completions, completeRequest(w.Queue, c))
 	}
-	w.mu.Lock()
-	for _, r := range w.held {
-		r.cancel(ErrShutdown)
-	}
-	w.mu.Unlock()
-	grace := w.ShutdownGrace
-	if grace <= 0 {
-		grace = 10 * time.Second
-	}
-	timeout := time.After(grace)
-	for st.running > 0 {
-		select {
-		case f := <-done:
-			st.running--
-			w.mu.Lock()
-			delete(w.held, leaseKey{f.r.lease.GetName(), f.r.lease.GetToken()})
-			w.mu.Unlock()
-			if f.completion == nil && !f.r.lost {
-				w.release(f.r.lease)
-			}
-		case <-timeout:
-			st.running = 0
+	w.cancelAndAwait(st, done, func(f finished) {
+		st.running--
+		w.mu.Lock()
+		delete(w.held, leaseKey{f.r.lease.GetName(), f.r.lease.GetToken()})
+		w.mu.Unlock()
+		switch {
+		case f.completion != nil:
+			completions = append(completions, completeRequest(w.Queue, f.completion))
+		case !f.r.lost:
+			w.release(f.r.lease)
+		}
+	})
+	if len(completions) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := w.Client.CompleteBatch(ctx, &batonv1.CompleteBatchRequest{Completions: completions})
+		cancel()
+		if err != nil {
+			w.logger().Warn("baton: completions not sent; those leases come back at their deadline", "count", len(completions), "err", err)
 		}
 	}
 	w.mu.Lock()
@@ -97,6 +95,33 @@ func (w *Worker) stopWithoutSession(st *sessionState, done chan finished) {
 	for _, r := range held {
 		w.release(r.lease)
 	}
+}
+
+// cancelAndAwait cancels every running handler (cause ErrShutdown) and passes each that
+// returns to each, which counts it off st.running, until none runs; false when ShutdownGrace
+// ran out first.
+func (w *Worker) cancelAndAwait(st *sessionState, done chan finished, each func(finished)) bool {
+	w.cancelHeld()
+	grace := w.ShutdownGrace
+	if grace <= 0 {
+		grace = 10 * time.Second
+	}
+	timeout := time.After(grace)
+	for st.running > 0 {
+		select {
+		case f := <-done:
+			each(f)
+		case <-timeout:
+			return false
+		}
+	}
+	return true
+}
+
+// completeRequest is the Complete call a session completion stands for.
+func completeRequest(queue string, c *batonv1.SessionCompletion) *batonv1.CompleteRequest {
+	return &batonv1.CompleteRequest{Queue: queue, Name: c.GetName(), Token: c.GetToken(), Outcome: c.GetOutcome(),
+		Message: c.GetMessage(), RetryAfter: c.GetRetryAfter()}
 }
 
 // oneSession opens one stream and works on it until it breaks or ctx is done (then it shuts
@@ -209,17 +234,8 @@ func (w *Worker) answered(ctx context.Context, resp *batonv1.SessionResponse, st
 		}
 	}
 	for _, lost := range resp.GetLost() {
-		k := leaseKey{lost.GetName(), lost.GetToken()}
-		w.mu.Lock()
-		r, ok := w.held[k]
-		if ok {
-			r.lost = true
-		}
-		w.mu.Unlock()
-		if ok {
-			w.logger().Warn("baton: lease lost; cancelling its handler", "queue", lost.GetQueue(), "name", lost.GetName(), "token", lost.GetToken())
-			r.cancel(ErrLeaseLost)
-		}
+		// Kept in held until its handler returns (finish counts it off).
+		w.markLost(lost, false)
 	}
 	for _, lease := range resp.GetLeases() {
 		if ctx.Err() != nil {
@@ -285,31 +301,16 @@ func (w *Worker) heartbeats() *batonv1.SessionRequest {
 // closeSession stops the worker on a live stream: handlers cancelled (bounded by
 // ShutdownGrace), what finished completed, the rest released, then the stream half-closed.
 func (w *Worker) closeSession(stream batonv1.AgentService_SessionClient, st *sessionState, done chan finished) {
-	w.mu.Lock()
-	for _, r := range w.held {
-		r.cancel(ErrShutdown)
-	}
-	w.mu.Unlock()
-	grace := w.ShutdownGrace
-	if grace <= 0 {
-		grace = 10 * time.Second
-	}
-	timeout := time.After(grace)
 	m := &batonv1.SessionRequest{}
-	for st.running > 0 {
-		select {
-		case f := <-done:
-			w.finish(f, m, st)
-		case <-timeout:
-			w.logger().Warn("baton: handlers still running after the shutdown grace; releasing their leases")
-			w.mu.Lock()
-			for k := range w.held {
-				m.Releases = append(m.Releases, &batonv1.SessionRelease{Name: k.name, Token: k.token})
-			}
-			w.held = map[leaseKey]*run{}
-			w.mu.Unlock()
-			st.running = 0
+	if !w.cancelAndAwait(st, done, func(f finished) { w.finish(f, m, st) }) {
+		w.logger().Warn("baton: handlers still running after the shutdown grace; releasing their leases")
+		w.mu.Lock()
+		for k := range w.held {
+			m.Releases = append(m.Releases, &batonv1.SessionRelease{Name: k.name, Token: k.token})
 		}
+		w.held = map[leaseKey]*run{}
+		w.mu.Unlock()
+		st.running = 0
 	}
 	m.Credit = 0
 	if len(m.Completions)+len(m.Releases) > 0 {

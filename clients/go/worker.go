@@ -165,11 +165,7 @@ func (w *Worker) runUnary(ctx context.Context, handler Handler, maxLeases int) e
 	}
 
 	// Shutdown: cancel handlers, hand their leases back, stop heartbeating.
-	w.mu.Lock()
-	for _, r := range w.held {
-		r.cancel(ErrShutdown)
-	}
-	w.mu.Unlock()
+	w.cancelHeld()
 	done := make(chan struct{})
 	go func() { running.Wait(); close(done) }()
 	grace := w.ShutdownGrace
@@ -292,19 +288,36 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 			continue
 		}
 		for _, lost := range resp.GetLost() {
-			k := leaseKey{lost.GetName(), lost.GetToken()}
-			w.mu.Lock()
-			r, ok := w.held[k]
-			if ok {
-				delete(w.held, k)
-				r.lost = true
-			}
-			w.mu.Unlock()
-			if ok {
-				w.logger().Warn("baton: lease lost; cancelling its handler", "queue", lost.GetQueue(), "name", lost.GetName(), "token", lost.GetToken())
-				r.cancel(ErrLeaseLost)
-			}
+			w.markLost(lost, true)
 		}
+	}
+}
+
+// markLost marks a held lease lost and cancels its handler (cause ErrLeaseLost); forget also
+// drops it from what the worker holds.
+func (w *Worker) markLost(lost *batonv1.LeaseRef, forget bool) {
+	k := leaseKey{lost.GetName(), lost.GetToken()}
+	w.mu.Lock()
+	r, ok := w.held[k]
+	if ok {
+		r.lost = true
+		if forget {
+			delete(w.held, k)
+		}
+	}
+	w.mu.Unlock()
+	if ok {
+		w.logger().Warn("baton: lease lost; cancelling its handler", "queue", lost.GetQueue(), "name", lost.GetName(), "token", lost.GetToken())
+		r.cancel(ErrLeaseLost)
+	}
+}
+
+// cancelHeld cancels every running handler (cause ErrShutdown).
+func (w *Worker) cancelHeld() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.held {
+		r.cancel(ErrShutdown)
 	}
 }
 
