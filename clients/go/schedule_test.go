@@ -215,7 +215,9 @@ func TestSubscriberStopCancelsHandlersPastTheGrace(t *testing.T) {
 	stop = subscribe(other, func(_ context.Context, m *batonv1.SubscribeResponse) error { got.add(m); return nil })
 	defer stop()
 	eventually(t, 10*time.Second, "redelivered and acked", func() bool { return other.Acked() == 1 })
-	if m := got.snapshot(); len(m) != 1 || string(m[0].GetPayload()) != "stuck" || m[0].GetDeliveryCount() != 2 {
+	// Delivery 2 or later: while c1 let its handler finish (the grace) the message could expire
+	// and go out to c1 again, which, stopping, left it unhandled.
+	if m := got.snapshot(); len(m) != 1 || string(m[0].GetPayload()) != "stuck" || m[0].GetDeliveryCount() < 2 {
 		t.Fatalf("got %v", m)
 	}
 }

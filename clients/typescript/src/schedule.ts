@@ -5,11 +5,16 @@
 // the Ack, or a handler slower than the ack timeout, whose late Ack is then refused).
 
 import { EventEmitter } from "node:events";
-import { ClientReadableStream, status } from "@grpc/grpc-js";
+import { ClientDuplexStream, ClientReadableStream, status } from "@grpc/grpc-js";
 import { Client, stubFor } from "./client";
 import {
+  AckBatchRequest,
+  AckBatchResponse,
   AckRequest,
   AckResponse,
+  ReceiveAck,
+  ReceiveRequest,
+  ReceiveResponse,
   ScheduleRequest,
   ScheduleResponse,
   ScheduleServiceClient,
@@ -87,13 +92,15 @@ export interface SubscriberOptions {
   shutdownGraceMs?: number;
   /** Longest pause between two subscribes (default 5 000 ms). */
   maxBackoffMs?: number;
+  /** Use Subscribe and an Ack call per message instead of the Receive stream (default false). */
+  unary?: boolean;
   logger?: Logger;
 }
 
 export interface SubscriberEvents {
   /** A handler rejected: the message is not acked and comes back after the ack timeout. */
   failed: [message: Message, error: unknown];
-  /** A Subscribe stream is open (the server answered it). */
+  /** A stream (Receive or Subscribe) is open (the server answered it). */
   subscribed: [];
   /** The stream ended (error undefined: the server shut down) or failed; subscribing again in delayMs. */
   disconnected: [error: unknown, delayMs: number];
@@ -108,17 +115,23 @@ interface Running {
  * Subscribes to one receiver as one consumer and runs the handler per delivery, at most
  * `maxInFlight` at once.
  *
- * - The handler resolves: the message is acked (an Ack refused as LEASE_LOST — the handler
- *   outlived the ack timeout and the message went out again — is logged, counted in lateAcks).
+ * The hot path is one Receive stream: Baton pushes due messages, and the acks of every handler
+ * that resolved in one turn of the event loop go back on it in one message. `unary: true`, or a
+ * Baton without Receive, uses Subscribe and an Ack call per message.
+ *
+ * - The handler resolves: the message is acked, counted in `acked` once Baton confirms it (an
+ *   ack refused as stale — the handler outlived the ack timeout and the message went out again —
+ *   is logged, counted in lateAcks). Acks a broken stream did not answer go again on the next
+ *   one (when stopping between streams, by one AckBatch call).
  * - The handler rejects: the message is not acked; Baton delivers it again after its ack timeout
  *   (it keeps one of this consumer's maxInFlight places until then). Emits `failed`.
- * - The stream ends (the server shut down) or fails: emits `disconnected` and subscribes again
+ * - The stream ends (the server shut down) or fails: emits `disconnected` and opens another
  *   after a backoff (the server's pushback hint, else 100 ms doubling up to maxBackoffMs, back to
  *   100 ms after a delivery), until stop(). INVALID_ARGUMENT is not retried: run() rejects.
  * - stop(): stops reading at once; running handlers get shutdownGraceMs to finish (acked when they
- *   resolve), then their signal aborts (reason ShutdownError) and they get as long again to
- *   settle; a handler that ignores its signal is abandoned. Unacked messages come back after the
- *   ack timeout.
+ *   resolve; the stream is then half-closed and Baton's answers awaited), then their signal
+ *   aborts (reason ShutdownError) and they get as long again to settle; a handler that ignores
+ *   its signal is abandoned. Unacked messages come back after the ack timeout.
  */
 export class Subscriber extends EventEmitter<SubscriberEvents> {
   readonly client: ScheduleServiceClient;
@@ -151,6 +164,7 @@ export class Subscriber extends EventEmitter<SubscriberEvents> {
       maxInFlight: Math.max(1, options.maxInFlight ?? 1),
       shutdownGraceMs: Math.max(0, options.shutdownGraceMs ?? 10_000),
       maxBackoffMs: Math.max(100, options.maxBackoffMs ?? 5_000),
+      unary: options.unary ?? false,
       logger: options.logger ?? { warn: (m) => console.warn(`baton subscriber ${this.consumerId}: ${m}`) },
     };
   }
@@ -165,15 +179,194 @@ export class Subscriber extends EventEmitter<SubscriberEvents> {
   /** Subscribes and handles deliveries until stop(); resolves once handlers are done. */
   async run(): Promise<void> {
     try {
-      await this.subscribeLoop();
+      if (this.options.unary || !(await this.receiveLoop())) {
+        this.streaming = false;
+        await this.subscribeLoop();
+      }
     } finally {
       this.stop();
-      const grace = this.options.shutdownGraceMs;
-      await this.settle(grace);
-      for (const r of this.running) r.abort.abort(new ShutdownError());
-      await this.settle(grace);
+      await this.drainHandlers();
       if (this.owned) this.client.close();
     }
+  }
+
+  /** Running handlers get the shutdown grace, then their signal aborts and they get as long again. */
+  private async drainHandlers(): Promise<void> {
+    const grace = this.options.shutdownGraceMs;
+    await this.settle(grace);
+    for (const r of this.running) r.abort.abort(new ShutdownError());
+    await this.settle(grace);
+  }
+
+  // --- the Receive stream ------------------------------------------------------------------
+
+  /** Acks go on the Receive stream (false: by Ack calls). */
+  private streaming = true;
+  /** Acks written and not yet answered, by id/token; resent: written again on a newer stream. */
+  private readonly unanswered = new Map<string, { ack: ReceiveAck; resent: boolean }>();
+  /** Acks of handlers that resolved, not yet written. */
+  private pendingAcks: ReceiveAck[] = [];
+  /** Deliveries waiting for a free place (a redelivery while a slow handler still runs). */
+  private readonly waiting: Message[] = [];
+  private flushing = false;
+  private closing = false;
+  private call: ClientDuplexStream<ReceiveRequest, ReceiveResponse> | undefined;
+
+  /** Works on Receive streams until stop(); false (having done nothing) when the server has none. */
+  private async receiveLoop(): Promise<boolean> {
+    const { signal } = this.stopping;
+    let backoff = 100;
+    let first = true;
+    while (!signal.aborted) {
+      if (!first) this.reconnects++;
+      const [result, failure] = await this.oneReceive();
+      if (result === "unimplemented" && first) {
+        this.options.logger.warn("the server has no Receive; using Subscribe/Ack");
+        return false;
+      }
+      first = false;
+      if (signal.aborted) return true;
+      if (isServiceError(failure) && failure.code === status.INVALID_ARGUMENT) throw failure;
+      if (result === "served") backoff = 100;
+      const delay = pushbackMs(failure) ?? backoff;
+      if (failure === undefined) this.options.logger.warn(`receive stream of ${this.receiver} ended (server shutdown); opening another`);
+      else this.options.logger.warn(`receive stream of ${this.receiver} failed: ${describe(failure)}; opening another in ${delay} ms`);
+      this.emit("disconnected", failure, delay);
+      await sleep(delay, signal);
+      backoff = Math.min(backoff * 2, this.options.maxBackoffMs);
+    }
+    if (!this.closing) {
+      // Stopped between two streams: handlers settle, then every ack not answered goes by AckBatch.
+      this.closing = true;
+      await this.drainHandlers();
+      await this.ackLeft();
+    }
+    return true;
+  }
+
+  /** One stream, until it breaks or ends, or the subscriber stops (then its graceful end). */
+  private oneReceive(): Promise<["served" | "broken" | "unimplemented" | "stopped", unknown]> {
+    const { signal } = this.stopping;
+    return new Promise((resolve) => {
+      let served = false;
+      let ended = false;
+      const call = this.client.receive();
+      this.call = call;
+      const finish = (result: "served" | "broken" | "unimplemented" | "stopped", failure?: unknown) => {
+        if (ended) return;
+        ended = true;
+        signal.removeEventListener("abort", onStop);
+        if (this.call === call) this.call = undefined;
+        resolve([result, failure]);
+      };
+      call.once("metadata", () => this.emit("subscribed"));
+      call.on("data", (response: ReceiveResponse) => {
+        served = true;
+        this.answered(response);
+        for (const message of response.messages) {
+          // Stopping: not handled (it comes again after its ack timeout).
+          if (signal.aborted) continue;
+          if (this.running.size >= this.options.maxInFlight) this.waiting.push(message);
+          else this.start(message);
+        }
+      });
+      call.on("error", (err) => {
+        if (isServiceError(err) && err.code === status.UNIMPLEMENTED && !served) return finish("unimplemented", err);
+        finish(signal.aborted ? "stopped" : served ? "served" : "broken", err);
+      });
+      call.on("end", () => finish(signal.aborted ? "stopped" : served ? "served" : "broken"));
+      const onStop = () => {
+        void this.closeReceive(call).then(() => {
+          const timer = setTimeout(() => { call.cancel(); finish("stopped"); }, 10_000);
+          call.on("close", () => { clearTimeout(timer); finish("stopped"); });
+        });
+      };
+      signal.addEventListener("abort", onStop, { once: true });
+      // Acks a broken stream did not answer go again (it may have applied them), then those
+      // never written.
+      const acks: ReceiveAck[] = [];
+      for (const u of this.unanswered.values()) {
+        if (acks.length >= MAX_ACKS) break;
+        u.resent = true;
+        acks.push(u.ack);
+      }
+      acks.push(...this.takePending(MAX_ACKS - acks.length));
+      call.write({
+        open: { receiver: this.receiver, consumerId: this.consumerId, maxInFlight: this.options.maxInFlight },
+        acks,
+      });
+    });
+  }
+
+  private answered(response: ReceiveResponse): void {
+    for (const a of response.acked) {
+      if (this.unanswered.delete(ackKey(a))) this.acked++;
+    }
+    for (const a of response.lost) {
+      const u = this.unanswered.get(ackKey(a));
+      this.unanswered.delete(ackKey(a));
+      if (u && !u.resent) this.lateAck(a.id, a.token);
+    }
+  }
+
+  /** Up to `most` acks not yet written, now remembered as unanswered. */
+  private takePending(most: number): ReceiveAck[] {
+    const acks = this.pendingAcks.splice(0, Math.max(0, most));
+    for (const ack of acks) this.unanswered.set(ackKey(ack), { ack, resent: false });
+    return acks;
+  }
+
+  /** Writes the acks of what resolved in this turn of the event loop, in one message. */
+  private scheduleFlush(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(() => {
+      this.flushing = false;
+      // Between streams (or once closing) nothing is written: they go on the next stream.
+      const call = this.closing ? undefined : this.call;
+      if (!call || this.pendingAcks.length === 0) return;
+      call.write({ open: undefined, acks: this.takePending(MAX_ACKS) });
+      if (this.pendingAcks.length > 0) this.scheduleFlush();
+    });
+  }
+
+  /** Stop on a live stream: handlers settle, their acks are written, the stream half-closed. */
+  private async closeReceive(call: ClientDuplexStream<ReceiveRequest, ReceiveResponse>): Promise<void> {
+    this.closing = true;
+    await this.drainHandlers();
+    while (this.pendingAcks.length > 0) call.write({ open: undefined, acks: this.takePending(MAX_ACKS) });
+    call.end();
+  }
+
+  /** Acks no stream answered, by AckBatch calls (the subscriber is stopping). */
+  private async ackLeft(): Promise<void> {
+    this.takePending(this.pendingAcks.length);
+    const left = [...this.unanswered.values()];
+    this.unanswered.clear();
+    for (let i = 0; i < left.length; i += MAX_ACKS) {
+      const chunk = left.slice(i, i + MAX_ACKS);
+      const request: AckBatchRequest = {
+        acks: chunk.map(({ ack }) => ({ receiver: this.receiver, id: ack.id, token: ack.token })),
+      };
+      let response: AckBatchResponse;
+      try {
+        response = await unary<AckBatchRequest, AckBatchResponse>(this.client.ackBatch.bind(this.client), request, { timeoutMs: 10_000 });
+      } catch (err) {
+        this.options.logger.warn(`${left.length - i} acks of ${this.receiver} not sent (${describe(err)}); `
+          + "those messages come again after their ack timeout");
+        return;
+      }
+      response.results.forEach((r, j) => {
+        if (!r.leaseLost) this.acked++;
+        else if (!chunk[j].resent) this.lateAck(chunk[j].ack.id, chunk[j].ack.token);
+      });
+    }
+  }
+
+  private lateAck(id: string, token: bigint): void {
+    this.lateAcks++;
+    this.options.logger.warn(`ack of ${this.receiver}/${id} token ${token} refused: the message was delivered `
+      + "again (handler slower than the ack timeout)");
   }
 
   private async settle(ms: number): Promise<void> {
@@ -247,9 +440,16 @@ export class Subscriber extends EventEmitter<SubscriberEvents> {
         }
         return;
       }
-      await this.ack(message);
+      if (this.streaming) {
+        this.pendingAcks.push({ id: message.id, token: message.token });
+        this.scheduleFlush();
+      } else {
+        await this.ack(message);
+      }
     })().finally(() => {
       this.running.delete(run);
+      const next = this.waiting.shift();
+      if (next && !this.stopping.signal.aborted) this.start(next);
       const freed = this.freed;
       this.freed = undefined;
       freed?.();
@@ -269,9 +469,7 @@ export class Subscriber extends EventEmitter<SubscriberEvents> {
           continue;
         }
         if (isLeaseLost(err)) {
-          this.lateAcks++;
-          this.options.logger.warn(`ack of ${this.receiver}/${message.id} token ${message.token} refused: the message was delivered `
-            + "again (handler slower than the ack timeout)");
+          this.lateAck(message.id, message.token);
         } else {
           this.options.logger.warn(`ack of ${this.receiver}/${message.id} failed: ${describe(err)}`);
         }
@@ -280,6 +478,11 @@ export class Subscriber extends EventEmitter<SubscriberEvents> {
     }
   }
 }
+
+/** Acks in one message at most (the server's default limits.max_batch). */
+const MAX_ACKS = 1000;
+
+const ackKey = (a: ReceiveAck): string => `${a.id}/${a.token}`;
 
 function describe(err: unknown): string {
   if (isServiceError(err)) return `${status[err.code]} ${err.details}`;

@@ -1,6 +1,11 @@
 package dev.baton.client;
 
+import dev.baton.v1.AckBatchRequest;
+import dev.baton.v1.AckBatchResponse;
 import dev.baton.v1.AckRequest;
+import dev.baton.v1.ReceiveAck;
+import dev.baton.v1.ReceiveRequest;
+import dev.baton.v1.ReceiveResponse;
 import dev.baton.v1.ScheduleServiceGrpc;
 import dev.baton.v1.SubscribeRequest;
 import dev.baton.v1.SubscribeResponse;
@@ -8,11 +13,17 @@ import io.grpc.Channel;
 import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -29,19 +40,25 @@ import java.util.logging.Logger;
  * Subscribes to one receiver as one consumer and runs a {@link MessageHandler} per delivery on a
  * pool thread, at most {@code maxInFlight} at once.
  *
+ * <p>The hot path is one Receive stream: Baton pushes due messages, and the acks of every
+ * handler that returned meanwhile go back on it in one message. {@code unary(true)}, or a Baton
+ * without Receive, uses Subscribe and an Ack call per message.
+ *
  * <ul>
- *   <li>The handler returns: the message is acked (an Ack refused as LEASE_LOST — the handler
- *       outlived the ack timeout and the message went out again — is logged, counted in
- *       {@link #lateAcks()}).
+ *   <li>The handler returns: the message is acked, counted in {@link #acked()} once Baton confirms
+ *       it (an ack refused as stale — the handler outlived the ack timeout and the message went out
+ *       again — is logged, counted in {@link #lateAcks()}). Acks a broken stream did not answer go
+ *       again on the next one (when closing between streams, by one AckBatch call).
  *   <li>The handler throws: the message is not acked; Baton delivers it again after its ack
  *       timeout (it keeps one of this consumer's maxInFlight places until then). The failure is
  *       logged, passed to {@link Listener#failed} and counted in {@link #failed()}.
  *   <li>The stream ends (the server shut down) or fails: {@link Listener#disconnected}, then it
- *       subscribes again after a backoff (the server's pushback hint, else 100 ms doubling up to
+ *       opens another after a backoff (the server's pushback hint, else 100 ms doubling up to
  *       maxBackoff, back to 100 ms after a delivery), until closed. INVALID_ARGUMENT is not
  *       retried: {@link #run()} throws it (after {@link #start()}: see {@link #failure()}).
  *   <li>{@link #close()}: stops reading at once; running handlers get {@code shutdownGrace} to
- *       finish (acked when they return), then are interrupted ({@link Cancellation.Reason#SHUTDOWN})
+ *       finish (acked when they return; the stream is then half-closed and Baton's answers
+ *       awaited), then are interrupted ({@link Cancellation.Reason#SHUTDOWN})
  *       and get as long again; a handler still running then is abandoned. Unacked messages come
  *       back after the ack timeout. Do not call close() from a handler.
  * </ul>
@@ -67,6 +84,8 @@ public final class Subscriber implements AutoCloseable {
   }
 
   private final ScheduleServiceGrpc.ScheduleServiceBlockingStub stub;
+  private final ScheduleServiceGrpc.ScheduleServiceStub asyncStub;
+  private final boolean unary;
   private final String receiver;
   private final String consumerId;
   private final int maxInFlight;
@@ -98,6 +117,8 @@ public final class Subscriber implements AutoCloseable {
 
   private Subscriber(Builder b, MessageHandler handler) {
     this.stub = ScheduleServiceGrpc.newBlockingStub(b.channel);
+    this.asyncStub = ScheduleServiceGrpc.newStub(b.channel);
+    this.unary = b.unary;
     this.receiver = b.receiver;
     this.consumerId = b.consumerId;
     this.maxInFlight = Math.max(1, b.maxInFlight);
@@ -126,7 +147,7 @@ public final class Subscriber implements AutoCloseable {
     return new Builder(Objects.requireNonNull(client, "client").channel(), receiver, consumerId);
   }
 
-  /** Messages handled and acked. */
+  /** Messages handled and acked (on the stream: acks Baton confirmed). */
   public long acked() {
     return acked.get();
   }
@@ -170,10 +191,215 @@ public final class Subscriber implements AutoCloseable {
   public void run() {
     loop = Thread.currentThread();
     try {
-      subscribeLoop();
+      if (unary || !receiveLoop()) {
+        streaming = false;
+        subscribeLoop();
+      }
     } finally {
       drain();
     }
+  }
+
+  // --- the Receive stream ----------------------------------------------------------------------
+
+  /** Acks in one message at most (the server's default limits.max_batch). */
+  private static final int MAX_ACKS = 1000;
+
+  private record Key(String id, long token) {}
+
+  /** What reaches the receive loop: a server message, the stream's end, or a handler's success. */
+  private record Received(int stream, ReceiveResponse response) {}
+
+  private record Ended(int stream, Throwable error) {}
+
+  private record Handled(Key key) {}
+
+  private enum Stop { STOP }
+
+  private final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
+  /** Acks go on the Receive stream (false: by Ack calls). */
+  private volatile boolean streaming = true;
+
+  /**
+   * Works on Receive streams until close(); false (having done nothing) when the server has none.
+   * Every event is handled on this thread, which alone writes to the stream. Acks written and not
+   * yet answered are kept in {@code unanswered} (true: written again on a newer stream, so a
+   * "lost" answer may only mean an earlier stream applied it).
+   */
+  private boolean receiveLoop() {
+    Map<Key, Boolean> unanswered = new HashMap<>();
+    long backoff = 100;
+    int stream = 0;
+    for (boolean first = true; !stopping.get(); first = false) {
+      if (!first) reconnects.incrementAndGet();
+      int id = ++stream;
+      Context.CancellableContext callContext = Context.ROOT.withCancellation();
+      StreamObserver<ReceiveResponse> responses = new StreamObserver<>() {
+        @Override public void onNext(ReceiveResponse r) { events.add(new Received(id, r)); }
+        @Override public void onError(Throwable t) { events.add(new Ended(id, t)); }
+        @Override public void onCompleted() { events.add(new Ended(id, null)); }
+      };
+      StreamObserver<ReceiveRequest> requests;
+      Context previous = callContext.attach();
+      try {
+        requests = asyncStub.receive(responses);
+      } finally {
+        callContext.detach(previous);
+      }
+      ReceiveRequest.Builder opening = ReceiveRequest.newBuilder().setOpen(SubscribeRequest.newBuilder()
+          .setReceiver(receiver).setConsumerId(consumerId).setMaxInFlight(maxInFlight));
+      for (Map.Entry<Key, Boolean> e : unanswered.entrySet()) {
+        if (opening.getAcksCount() >= MAX_ACKS) break;
+        e.setValue(true);
+        opening.addAcks(ack(e.getKey()));
+      }
+      requests.onNext(opening.build());
+      boolean served = false;
+      Throwable ended = null;
+      try {
+        for (boolean open = true; open; ) {
+          if (stopping.get()) {
+            closeReceive(requests, id, unanswered);
+            return true;
+          }
+          Object e = events.poll(100, TimeUnit.MILLISECONDS);
+          if (e instanceof Received r) {
+            if (r.stream() != id) continue;
+            served = true;
+            answered(r.response(), unanswered);
+            for (SubscribeResponse message : r.response().getMessagesList()) {
+              // A free place first (a redelivery can come while a slow handler still holds its
+              // message). Stopping: not handled; it comes again after its ack timeout.
+              if (!acquireSlot()) break;
+              start(message);
+            }
+          } else if (e instanceof Handled h) {
+            requests.onNext(acks(h, unanswered).build());
+          } else if (e instanceof Ended end && end.stream() == id) {
+            ended = end.error();
+            open = false;
+          }
+        }
+      } catch (InterruptedException ie) {
+        callContext.cancel(null);
+        return true;
+      }
+      callContext.cancel(null);
+      Status status = ended == null ? Status.OK : Status.fromThrowable(ended);
+      if (status.getCode() == Status.Code.UNIMPLEMENTED && !served && first) {
+        LOG.info("the server has no Receive; using Subscribe/Ack");
+        return false;
+      }
+      if (stopping.get()) break;
+      if (status.getCode() == Status.Code.INVALID_ARGUMENT) throw status.asRuntimeException();
+      if (served) backoff = 100;
+      StatusRuntimeException error = ended == null ? null : status.asRuntimeException();
+      long delay = error == null ? backoff : Worker.pushbackMs(error, backoff);
+      if (error == null) LOG.log(Level.INFO, "receive stream of {0} ended (server shutdown); opening another", receiver);
+      else LOG.log(Level.WARNING, "receive stream of {0} failed: {1}; opening another in {2} ms", new Object[] {receiver, status, delay});
+      listener.disconnected(error, Duration.ofMillis(delay));
+      try {
+        if (stopped.await(delay, TimeUnit.MILLISECONDS)) break;
+      } catch (InterruptedException e) {
+        break;
+      }
+      backoff = Math.min(backoff * 2, Math.max(100, maxBackoff.toMillis()));
+    }
+    // Closed between two streams: handlers finish (the grace), then every ack not answered goes
+    // by AckBatch.
+    unanswered.replaceAll((k, v) -> true);
+    awaitHandlers();
+    for (Object e; (e = events.poll()) != null; ) {
+      if (e instanceof Handled h) unanswered.put(h.key(), false);
+    }
+    ackLeft(unanswered);
+    return true;
+  }
+
+  private static ReceiveAck ack(Key key) {
+    return ReceiveAck.newBuilder().setId(key.id()).setToken(key.token()).build();
+  }
+
+  /** {@code first} and every other success queued now (up to the bound), in one message. */
+  private ReceiveRequest.Builder acks(Handled first, Map<Key, Boolean> unanswered) {
+    ReceiveRequest.Builder m = ReceiveRequest.newBuilder();
+    for (Handled h = first; h != null; ) {
+      unanswered.put(h.key(), false);
+      m.addAcks(ack(h.key()));
+      h = m.getAcksCount() < MAX_ACKS && events.peek() instanceof Handled ? (Handled) events.poll() : null;
+    }
+    return m;
+  }
+
+  private void answered(ReceiveResponse r, Map<Key, Boolean> unanswered) {
+    for (ReceiveAck a : r.getAckedList()) {
+      if (unanswered.remove(new Key(a.getId(), a.getToken())) != null) acked.incrementAndGet();
+    }
+    for (ReceiveAck a : r.getLostList()) {
+      if (Boolean.FALSE.equals(unanswered.remove(new Key(a.getId(), a.getToken())))) lateAck(a.getId(), a.getToken());
+    }
+  }
+
+  /** Close on a live stream: handlers finish (the grace, then interrupted), their acks are
+   *  written, the stream half-closed and its answers awaited (bounded). */
+  private void closeReceive(StreamObserver<ReceiveRequest> requests, int id, Map<Key, Boolean> unanswered)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + shutdownGrace.toNanos();
+    boolean interrupted = false;
+    while (!running.isEmpty()) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        if (interrupted) break;
+        cancelRunning();
+        interrupted = true;
+        deadline = System.nanoTime() + shutdownGrace.toNanos();
+        continue;
+      }
+      Object e = events.poll(Math.max(1, left / 1_000_000), TimeUnit.MILLISECONDS);
+      if (e instanceof Handled h) requests.onNext(acks(h, unanswered).build());
+      else if (e instanceof Received r && r.stream() == id) answered(r.response(), unanswered);
+    }
+    for (Object e; (e = events.poll()) != null; ) {
+      if (e instanceof Handled h) requests.onNext(acks(h, unanswered).build());
+      else if (e instanceof Received r && r.stream() == id) answered(r.response(), unanswered);
+    }
+    requests.onCompleted();
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (System.nanoTime() < end) {
+      Object e = events.poll(100, TimeUnit.MILLISECONDS);
+      if (e instanceof Received r && r.stream() == id) answered(r.response(), unanswered);
+      if (e instanceof Ended ended && ended.stream() == id) return;
+    }
+  }
+
+  /** Acks no stream answered, by AckBatch calls (the subscriber is closing). */
+  private void ackLeft(Map<Key, Boolean> unanswered) {
+    List<Map.Entry<Key, Boolean>> left = new ArrayList<>(unanswered.entrySet());
+    for (int i = 0; i < left.size(); i += MAX_ACKS) {
+      List<Map.Entry<Key, Boolean>> chunk = left.subList(i, Math.min(left.size(), i + MAX_ACKS));
+      AckBatchRequest.Builder request = AckBatchRequest.newBuilder();
+      for (Map.Entry<Key, Boolean> e : chunk) {
+        request.addAcks(AckRequest.newBuilder().setReceiver(receiver).setId(e.getKey().id()).setToken(e.getKey().token()));
+      }
+      AckBatchResponse response;
+      try {
+        response = stub.withDeadlineAfter(10, TimeUnit.SECONDS).ackBatch(request.build());
+      } catch (StatusRuntimeException e) {
+        LOG.log(Level.WARNING, "{0} acks of {1} not sent ({2}); those messages come again after their ack timeout",
+            new Object[] {left.size() - i, receiver, e.getStatus()});
+        return;
+      }
+      for (int j = 0; j < chunk.size(); j++) {
+        if (!response.getResults(j).getLeaseLost()) acked.incrementAndGet();
+        else if (!chunk.get(j).getValue()) lateAck(chunk.get(j).getKey().id(), chunk.get(j).getKey().token());
+      }
+    }
+  }
+
+  private void lateAck(String id, long token) {
+    lateAcks.incrementAndGet();
+    LOG.log(Level.WARNING, "ack of {0}/{1} token {2} refused: the message was delivered again (handler slower than the ack timeout)",
+        new Object[] {receiver, id, token});
   }
 
   /** Stops (see the class doc) and waits until handlers are done or abandoned. */
@@ -181,6 +407,7 @@ public final class Subscriber implements AutoCloseable {
   public void close() {
     stopping.set(true);
     stopped.countDown();
+    events.add(Stop.STOP); // wakes the receive loop at once
     Context.CancellableContext s = stream;
     if (s != null) s.cancel(null);
     if (loop == null) {
@@ -288,15 +515,17 @@ public final class Subscriber implements AutoCloseable {
       }
       return;
     }
+    if (streaming) {
+      events.add(new Handled(new Key(message.getId(), message.getToken())));
+      return;
+    }
     AckRequest request = AckRequest.newBuilder().setReceiver(receiver).setId(message.getId()).setToken(message.getToken()).build();
     try {
       Claim.retryUnavailable(() -> stub.withDeadlineAfter(10, TimeUnit.SECONDS).ack(request));
       acked.incrementAndGet();
     } catch (StatusRuntimeException e) {
       if (Worker.isLeaseLost(e)) {
-        lateAcks.incrementAndGet();
-        LOG.log(Level.WARNING, "ack of {0}/{1} token {2} refused: the message was delivered again (handler slower than the ack timeout)",
-            new Object[] {receiver, message.getId(), message.getToken()});
+        lateAck(message.getId(), message.getToken());
       } else {
         LOG.log(Level.WARNING, "ack of {0}/{1} failed: {2}", new Object[] {receiver, message.getId(), e.getStatus()});
       }
@@ -309,14 +538,19 @@ public final class Subscriber implements AutoCloseable {
     }
     stopping.set(true);
     stopped.countDown();
+    awaitHandlers();
+    synchronized (done) {
+      finished = true;
+      done.notifyAll();
+    }
+  }
+
+  /** Lets running handlers finish for the shutdown grace, then interrupts them and waits as long again. */
+  private void awaitHandlers() {
     handlers.shutdown();
     try {
       if (!handlers.awaitTermination(shutdownGrace.toMillis(), TimeUnit.MILLISECONDS)) {
-        for (Run run : running.values()) {
-          run.cancellation.cancel(Cancellation.Reason.SHUTDOWN);
-          Future<?> f = run.future;
-          if (f != null) f.cancel(true);
-        }
+        cancelRunning();
         if (!handlers.awaitTermination(shutdownGrace.toMillis(), TimeUnit.MILLISECONDS)) {
           LOG.warning("handlers still running after twice the shutdown grace; abandoning them");
         }
@@ -324,9 +558,13 @@ public final class Subscriber implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    synchronized (done) {
-      finished = true;
-      done.notifyAll();
+  }
+
+  private void cancelRunning() {
+    for (Run run : running.values()) {
+      run.cancellation.cancel(Cancellation.Reason.SHUTDOWN);
+      Future<?> f = run.future;
+      if (f != null) f.cancel(true);
     }
   }
 
@@ -339,6 +577,7 @@ public final class Subscriber implements AutoCloseable {
     private Duration shutdownGrace = Duration.ofSeconds(10);
     private Duration maxBackoff = Duration.ofSeconds(5);
     private Listener listener = new Listener() {};
+    private boolean unary;
 
     private Builder(Channel channel, String receiver, String consumerId) {
       this.channel = Objects.requireNonNull(channel, "channel");
@@ -361,6 +600,12 @@ public final class Subscriber implements AutoCloseable {
     /** Longest pause between two subscribes (default 5 s). */
     public Builder maxBackoff(Duration d) {
       this.maxBackoff = Objects.requireNonNull(d);
+      return this;
+    }
+
+    /** Use Subscribe and an Ack call per message instead of the Receive stream (default false). */
+    public Builder unary(boolean unary) {
+      this.unary = unary;
       return this;
     }
 
