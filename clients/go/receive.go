@@ -144,24 +144,7 @@ func (s *Subscriber) oneReceive(ctx context.Context, handler MessageHandler, slo
 	if err := stream.Send(first); err != nil && err != io.EOF {
 		return false, err
 	}
-	type received struct {
-		resp *batonv1.ReceiveResponse
-		err  error
-	}
-	responses := make(chan received, 16)
-	go func() {
-		for {
-			resp, err := stream.Recv()
-			select {
-			case responses <- received{resp, err}:
-			case <-sctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	responses := pump(sctx, stream.Recv)
 	// send puts k and every other ack ready now in one message.
 	send := func(k ackKey) error {
 		m := &batonv1.ReceiveRequest{}

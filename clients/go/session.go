@@ -147,24 +147,7 @@ func (w *Worker) oneSession(ctx context.Context, handler Handler, maxLeases int,
 		w.logger().Warn("baton: session failed to open", "err", err)
 		return false, false
 	}
-	type received struct {
-		resp *batonv1.SessionResponse
-		err  error
-	}
-	responses := make(chan received, 16)
-	go func() {
-		for {
-			resp, err := stream.Recv()
-			select {
-			case responses <- received{resp, err}:
-			case <-sctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	responses := pump(sctx, stream.Recv)
 	every := w.HeartbeatEvery
 	if every <= 0 {
 		every = 10 * time.Second
@@ -330,4 +313,31 @@ func sessionCompletion(lease *batonv1.Lease, err error) *batonv1.SessionCompleti
 		}
 	}
 	return c
+}
+
+// received is one Recv of a stream: a server message, or the error (io.EOF: a clean end) that
+// ended it.
+type received[T any] struct {
+	resp T
+	err  error
+}
+
+// pump reads a stream on a goroutine of its own, until the stream ends or ctx is done, so a
+// loop can select on the server's messages beside its own events.
+func pump[T any](ctx context.Context, recv func() (T, error)) <-chan received[T] {
+	responses := make(chan received[T], 16)
+	go func() {
+		for {
+			resp, err := recv()
+			select {
+			case responses <- received[T]{resp, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return responses
 }

@@ -255,11 +255,7 @@ export class Worker {
       if (run.lost) {
         // its lease is gone: nothing to say
       } else if (run.abort.signal.aborted) {
-        p.releases.push({
-          name: lease.name,
-          token: lease.token,
-          delay: this.options.releaseDelayMs !== undefined ? duration(this.options.releaseDelayMs) : undefined,
-        });
+        p.releases.push({ name: lease.name, token: lease.token, delay: this.releaseDelay() });
       } else {
         const c: SessionCompletion = {
           name: lease.name,
@@ -390,13 +386,18 @@ export class Worker {
     }
   }
 
+  /** The delay of a release on shutdown (releaseDelayMs), if set. */
+  private releaseDelay(): ReturnType<typeof duration> | undefined {
+    return this.options.releaseDelayMs !== undefined ? duration(this.options.releaseDelayMs) : undefined;
+  }
+
   private async release(lease: Lease): Promise<void> {
     try {
       await unary<ReleaseRequest, ReleaseResponse>(this.client.release.bind(this.client), {
         queue: lease.queue,
         name: lease.name,
         token: lease.token,
-        delay: this.options.releaseDelayMs !== undefined ? duration(this.options.releaseDelayMs) : undefined,
+        delay: this.releaseDelay(),
       }, { timeoutMs: 5_000 });
     } catch (err) {
       this.options.logger.warn(`release of ${lease.name} token ${lease.token} failed: ${describe(err)}`);
