@@ -41,18 +41,23 @@ local recs = rcall('HMGET', k.tokens, unpack(ids))
 
 -- A token record carries the message's idempotency key since it was delivered; one written
 -- before that ("token|consumer|delivered_at") sends its ack to the metadata for the key.
-local out, done, seen, held, keys = {}, {}, {}, {}, {}
+local out, done, seen, held, keys, d = {}, {}, {}, {}, {}, 0
 for i = 1, n do
   local id, rec = ids[i], recs[i]
-  local token, consumer, key
-  if rec then token, consumer, key = string.match(rec, '^(%d+)|([^|]*)|%d+|?(.*)$') end
+  local token, consumer, rest
+  if rec then token, consumer, rest = string.match(rec, '^(%d+)|([^|]*)|%d+(.*)$') end
   if token and token == ARGV[3 + 2 * i] and not seen[id] then
     seen[id] = true
-    done[#done + 1] = id
+    d = d + 1
+    done[d] = id
     held[consumer] = (held[consumer] or 0) + 1
-    if not string.find(rec, '^%d+|[^|]*|%d+|') then
+    -- rest: "|key" (possibly "|"), or "" for a record written before keys rode in it.
+    local key
+    if rest == '' then
       local meta = rcall('HGET', k.meta, id)
       key = meta and string.match(meta, '^%d+|%d+|(.*)$')
+    else
+      key = string.sub(rest, 2)
     end
     if key and key ~= '' then keys[#keys + 1] = key end
     out[i] = 0
@@ -60,7 +65,7 @@ for i = 1, n do
     out[i] = -1
   end
 end
-if #done == 0 then return out end
+if d == 0 then return out end
 
 rcall('ZREM', k.inflight, unpack(done))
 rcall('HDEL', k.tokens, unpack(done))

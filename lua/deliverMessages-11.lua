@@ -79,26 +79,29 @@ if #ids > 0 then
   local metas = rcall('HMGET', k.meta, unpack(ids))
   local payloads = rcall('HMGET', k.messages, unpack(ids))
   local firstToken = rcall('INCRBY', k.seq, #ids) - #ids + 1
-  local deadline, nowText = now + ackTimeoutMs, string.format('%d', now)
-  local metaSet, tokenSet, flight = {}, {}, {}
+  local deadline = now + ackTimeoutMs
+  local recordTail = '|' .. consumer .. '|' .. string.format('%d', now) .. '|'
+  -- Strings kept as Redis gave them (no number round trips), counters instead of #.
+  local metaSet, tokenSet, flight, m, f, o = {}, {}, {}, 0, 0, #out
   for i, id in ipairs(ids) do
-    local meta, payload = messageMeta(metas[i]), payloads[i]
-    if meta and payload then
+    local rec, payload = metas[i], payloads[i]
+    local at, count, key
+    if rec then at, count, key = string.match(rec, '^(%d+)|(%d+)|(.*)$') end
+    if at and payload then
       local token = string.format('%d', firstToken + i - 1)
-      local count = meta.count + 1
-      metaSet[#metaSet + 1] = id
-      metaSet[#metaSet + 1] = string.format('%d', meta.at) .. '|' .. count .. '|' .. meta.key
-      tokenSet[#tokenSet + 1] = id
+      count = tonumber(count) + 1
+      local atCount = at .. '|' .. count
+      metaSet[m + 1], metaSet[m + 2] = id, atCount .. '|' .. key
       -- The idempotency key rides in the token record, so an ack need not read the metadata.
-      tokenSet[#tokenSet + 1] = token .. '|' .. consumer .. '|' .. nowText .. '|' .. meta.key
-      flight[#flight + 1] = deadline
-      flight[#flight + 1] = id
-      out[#out + 1] = id
-      out[#out + 1] = payload
-      out[#out + 1] = string.format('%d', meta.at) .. '|' .. count .. '|' .. token
+      tokenSet[m + 1], tokenSet[m + 2] = id, token .. recordTail .. key
+      m = m + 2
+      flight[f + 1], flight[f + 2] = deadline, id
+      f = f + 2
+      out[o + 1], out[o + 2], out[o + 3] = id, payload, atCount .. '|' .. token
+      o = o + 3
     end
   end
-  local got = #flight / 2
+  local got = f / 2
   if got > 0 then
     rcall('HSET', k.meta, unpack(metaSet))
     rcall('ZADD', k.inflight, unpack(flight))
