@@ -64,22 +64,21 @@ while granted < max and scanned < scanLimit do
     local streaks = rcall('HMGET', streaksKey, unpack(names))
     local payloads = rcall('HMGET', payloadsKey, unpack(names))
     local token = rcall('INCRBY', seqKey, #names) - #names
-    local working, leases = {}, {}
+    -- Per lease only what differs is built; counters instead of # (each # is a search).
+    local working, leases, w, o = {}, {}, 0, #out
+    local middle = '|' .. worker .. '|' .. int(now) .. '|'
     for j, name in ipairs(names) do
       local def = defs[valid[j]]
       local timeout = defField(def, 'timeout_ms')
       token = token + 1
+      local tokenText = int(token)
       local deadline = now + timeout
-      working[#working + 1] = deadline
-      working[#working + 1] = name
-      leases[#leases + 1] = name
-      leases[#leases + 1] = int(token) .. '|' .. worker .. '|' .. int(now) .. '|' .. int(timeout)
-      out[#out + 1] = name
-      out[#out + 1] = int(token)
-      out[#out + 1] = deadline
-      out[#out + 1] = tonumber(streaks[j] or '0') + 1
-      out[#out + 1] = def
-      out[#out + 1] = payloads[j] or ''
+      working[w + 1], working[w + 2] = deadline, name
+      leases[w + 1], leases[w + 2] = name, tokenText .. middle .. int(timeout)
+      w = w + 2
+      out[o + 1], out[o + 2], out[o + 3] = name, tokenText, deadline
+      out[o + 4], out[o + 5], out[o + 6] = tonumber(streaks[j] or '0') + 1, def, payloads[j] or ''
+      o = o + 6
     end
     rcall('ZADD', workingKey, unpack(working))
     rcall('HSET', leasesKey, unpack(leases))

@@ -64,26 +64,30 @@ local defs = rcall('HMGET', k.defs, unpack(names))
 local now = nowMs()
 local out = {}
 local seen = {}
-local gone = {} -- one-shot successes, removed together below
+local gone, g = {}, 0 -- one-shot successes, removed together below
 for i = 0, count - 1 do
-  local a = first + i * 5
+  local a, o = first + i * 5, i * 3
   local name, token, outcome = ARGV[a], ARGV[a + 1], ARGV[a + 2]
-  local lease = not seen[name] and parseLease(records[i + 1] or nil)
+  local rec = not seen[name] and records[i + 1]
   seen[name] = true
-  if not lease or lease.token ~= token then
-    out[#out + 1] = -1; out[#out + 1] = 0; out[#out + 1] = 0
+  -- The token alone decides the fast path; the whole record is parsed only for the others.
+  local recToken = rec and string.match(rec, '^(%d+)|[^|]*|%d+|%d+$')
+  if recToken ~= token then
+    out[o + 1], out[o + 2], out[o + 3] = -1, 0, 0
   else
     local def = defs[i + 1]
     if outcome == 'SUCCESS' and def and defField(def, 'interval_ms') == 0 then
-      gone[#gone + 1] = name
-      out[#out + 1] = 1; out[#out + 1] = 0; out[#out + 1] = 0
+      g = g + 1
+      gone[g] = name
+      out[o + 1], out[o + 2], out[o + 3] = 1, 0, 0
     else
-      local r = finishLease(k, name, lease, outcome, ARGV[a + 3], tonumber(ARGV[a + 4]), policy, now, channel, queue)
-      out[#out + 1] = r[1]; out[#out + 1] = r[2]; out[#out + 1] = r[3]
+      local r = finishLease(k, name, parseLease(rec), outcome, ARGV[a + 3], tonumber(ARGV[a + 4]), policy, now,
+        channel, queue)
+      out[o + 1], out[o + 2], out[o + 3] = r[1], r[2], r[3]
     end
   end
 end
-if #gone > 0 then
+if g > 0 then
   rcall('ZREM', k.working, unpack(gone))
   rcall('HDEL', k.leases, unpack(gone))
   rcall('HDEL', k.streaks, unpack(gone))

@@ -3,6 +3,12 @@
 -- agent, and cjson.decode of the whole definition cost more than the rest of their work. A
 -- label cannot be mistaken for the field: label keys and values are JSON strings, so a
 -- quote inside them is escaped and `"field":` followed by a digit never occurs there.
+local defFieldPatterns = {}
 local function defField(def, field)
-  return tonumber(string.match(def, '"' .. field .. '":(%d+)'))
+  local pattern = defFieldPatterns[field]
+  if not pattern then
+    pattern = '"' .. field .. '":(%d+)'
+    defFieldPatterns[field] = pattern
+  end
+  return tonumber(string.match(def, pattern))
 end
