@@ -42,6 +42,10 @@ pub enum Error {
     /// The caller is known but may not do this (a role or a scope is missing).
     #[error("permission denied: {message}")]
     PermissionDenied { permission: String, message: String },
+    /// The call is valid but cannot apply to this source as it is configured (e.g. limits on a
+    /// sharded queue): don't retry until the configuration changes.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
     /// The configuration is invalid.
     #[error("invalid configuration: {0}")]
     Config(String),
@@ -74,6 +78,7 @@ impl Error {
             Error::Redis(_) => "REDIS_ERROR",
             Error::Unauthenticated(_) => "UNAUTHENTICATED",
             Error::PermissionDenied { .. } => "PERMISSION_DENIED",
+            Error::Unsupported(_) => "UNSUPPORTED",
             Error::Config(_) => "INVALID_CONFIG",
             Error::Internal(_) => "INTERNAL",
         }
@@ -82,7 +87,7 @@ impl Error {
     pub fn code(&self) -> Code {
         match self {
             Error::InvalidArgument { .. } => Code::InvalidArgument,
-            Error::LeaseLost(_) => Code::FailedPrecondition,
+            Error::LeaseLost(_) | Error::Unsupported(_) => Code::FailedPrecondition,
             Error::NotFound(_) => Code::NotFound,
             Error::Unavailable(_) | Error::CircuitOpen { .. } => Code::Unavailable,
             Error::Exhausted { .. } | Error::RedisFull { .. } => Code::ResourceExhausted,

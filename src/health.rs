@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::{
     config::{Config, HealthConfig},
     error::Result,
-    store::{QueueStats, SourceKind, Store},
+    store::{QueueLimits, QueueStats, SourceKind, Store},
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -48,6 +48,15 @@ pub struct SourceHealth {
     pub in_use: u64,
     /// Waiting agents not yet due / idle resources.
     pub idle: u64,
+    /// Paused (AdminService.Pause).
+    #[serde(default)]
+    pub paused: bool,
+    /// A queue's flow-control limits (AdminService.SetLimits).
+    #[serde(default)]
+    pub limits: QueueLimits,
+    /// What a rate-limited queue's bucket holds now.
+    #[serde(default)]
+    pub rate_tokens: f64,
     /// The counter behind the rate, and when it was read (Redis time), for the next check.
     pub counter: u64,
     pub checked_at_ms: i64,
@@ -128,6 +137,9 @@ pub async fn check(store: &Store, config: &Config) -> Result<Health> {
             reasons: Vec::new(),
             in_use: s.working,
             idle: s.waiting - s.due,
+            paused: s.paused,
+            limits: s.limits,
+            rate_tokens: s.tokens.unwrap_or(0.0),
             counter: s.completed,
             checked_at_ms: s.now_ms,
         };
@@ -154,6 +166,9 @@ pub async fn check(store: &Store, config: &Config) -> Result<Health> {
             reasons: Vec::new(),
             in_use: s.claimed,
             idle: s.idle,
+            paused: false,
+            limits: QueueLimits::default(),
+            rate_tokens: 0.0,
             counter: s.claimed_total,
             checked_at_ms: s.now_ms,
         };
@@ -179,6 +194,9 @@ pub async fn check(store: &Store, config: &Config) -> Result<Health> {
             reasons: Vec::new(),
             in_use: s.in_flight,
             idle: s.scheduled - s.due,
+            paused: s.paused,
+            limits: QueueLimits::default(),
+            rate_tokens: 0.0,
             counter: s.acked,
             checked_at_ms: s.now_ms,
         };
@@ -200,8 +218,21 @@ pub async fn check(store: &Store, config: &Config) -> Result<Health> {
             ("baton_source_dead_lettered", h.dead_lettered as f64),
             ("baton_source_processing_rate_per_minute", h.processing_rate),
             ("baton_source_status", h.status as u8 as f64),
+            ("baton_source_paused", if h.paused { 1.0 } else { 0.0 }),
         ] {
             metrics::gauge!(metric, &labels).set(value);
+        }
+        if h.kind == SourceKind::Queue {
+            let labels = [("queue", h.name.clone())];
+            let (rate, burst) = h.limits.rate.map_or((0.0, 0.0), |r| (r.per_second, r.burst as f64));
+            for (metric, value) in [
+                ("baton_queue_concurrency_limit", h.limits.concurrency.map_or(0.0, f64::from)),
+                ("baton_queue_rate_limit_per_second", rate),
+                ("baton_queue_rate_limit_burst", burst),
+                ("baton_queue_rate_tokens", h.rate_tokens),
+            ] {
+                metrics::gauge!(metric, &labels).set(value);
+            }
         }
     }
     metrics::gauge!("baton_health_status").set(status as u8 as f64);
@@ -231,6 +262,9 @@ mod tests {
             reasons: Vec::new(),
             in_use: 0,
             idle: 0,
+            paused: false,
+            limits: QueueLimits::default(),
+            rate_tokens: 0.0,
             counter: 0,
             checked_at_ms: 0,
         }

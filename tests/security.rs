@@ -240,6 +240,9 @@ const RPCS: &[(&str, &str)] = &[
     ("RetryDeadLetter", "admin"),
     ("DeleteDeadLetter", "admin"),
     ("Purge", "admin"),
+    ("SetLimits", "admin"),
+    ("Pause", "admin"),
+    ("Resume", "admin"),
 ];
 
 // The table above lists every RPC of the baton.v1 services, so a new one cannot escape the
@@ -394,6 +397,12 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
             .await
             .map(drop),
         "Purge" => admin.purge(req(pb::PurgeRequest { dry_run: false }, auth)).await.map(drop),
+        "SetLimits" => {
+            let limits = Some(pb::QueueLimits { concurrency: 1, rate: None });
+            admin.set_limits(req(pb::SetLimitsRequest { queue: q, limits }, auth)).await.map(drop)
+        }
+        "Pause" => admin.pause(req(pb::PauseRequest { source }, auth)).await.map(drop),
+        "Resume" => admin.resume(req(pb::ResumeRequest { source }, auth)).await.map(drop),
         other => panic!("no call for {other}"),
     }
 }

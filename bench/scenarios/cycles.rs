@@ -192,7 +192,7 @@ async fn reference(lab: &mut Lab, sha: &str, script_keys: usize, k: usize, n: u3
     let config = Config::default();
     let q = Keys::new(config.key_prefix).queue("ref");
     // The KEYS of Store::acquire, in its order.
-    let keys = [&*q.waiting, &q.working, &q.defs, &q.payloads, &q.leases, &q.streaks, &q.seq, &q.workers];
+    let keys = q.acquire_keys();
     if keys.len() != script_keys {
         return Err(format!(
             "acquireAgents takes {script_keys} keys but the bench passes {}: update the key list in \

@@ -1,4 +1,5 @@
-//! AdminService: GetHealth, ListDeadLetters, RetryDeadLetter, DeleteDeadLetter, Purge.
+//! AdminService: GetHealth, ListDeadLetters, RetryDeadLetter, DeleteDeadLetter, Purge, and flow
+//! control: SetLimits, Pause, Resume.
 
 use std::sync::Arc;
 
@@ -12,7 +13,7 @@ use crate::{
     health, pb,
     pb::admin_service_server::AdminService,
     purge,
-    store::{DeadLetterEntry, SourceKind, Store},
+    store::{DeadLetterEntry, QueueLimits, RateLimit, SourceKind, Store},
 };
 
 pub struct AdminServiceImpl {
@@ -69,6 +70,59 @@ fn source(field: &str, s: Option<&pb::Source>) -> Result<(SourceKind, String)> {
     let kind = kind(&format!("{field}.kind"), s.kind)?;
     validate::name(&format!("{field}.name"), &s.name)?;
     Ok((kind, s.name.clone()))
+}
+
+/// Most a limit can say (concurrency, burst, grants per second).
+const MAX_LIMIT: u32 = 1_000_000;
+
+/// Validates a queue's limits; fills in the default burst.
+fn limits(l: Option<&pb::QueueLimits>) -> Result<QueueLimits> {
+    let Some(l) = l else { return Ok(QueueLimits::default()) };
+    if l.concurrency > MAX_LIMIT {
+        return Err(Error::invalid(
+            "limits.concurrency",
+            format!("must be at most {MAX_LIMIT}, got {}", l.concurrency),
+        ));
+    }
+    let rate = match &l.rate {
+        None => None,
+        Some(r) => {
+            let per_second = r.per_second;
+            if !per_second.is_finite() || per_second <= 0.0 || per_second > MAX_LIMIT as f64 {
+                return Err(Error::invalid(
+                    "limits.rate.per_second",
+                    format!("must be above 0 and at most {MAX_LIMIT}, got {per_second} (omit rate for no rate limit)"),
+                ));
+            }
+            if r.burst > MAX_LIMIT {
+                return Err(Error::invalid(
+                    "limits.rate.burst",
+                    format!("must be at most {MAX_LIMIT}, got {}", r.burst),
+                ));
+            }
+            let burst = if r.burst == 0 { (per_second.ceil() as u32).max(1) } else { r.burst };
+            Some(RateLimit { per_second, burst })
+        }
+    };
+    Ok(QueueLimits { concurrency: (l.concurrency > 0).then_some(l.concurrency), rate })
+}
+
+fn limits_pb(l: &QueueLimits) -> Option<pb::QueueLimits> {
+    (*l != QueueLimits::default()).then(|| pb::QueueLimits {
+        concurrency: l.concurrency.unwrap_or(0),
+        rate: l.rate.map(|r| pb::RateLimit { per_second: r.per_second, burst: r.burst }),
+    })
+}
+
+/// Validates the source of Pause and Resume: a queue or a receiver.
+fn pausable(s: Option<&pb::Source>) -> Result<(SourceKind, String)> {
+    let (kind, name) = source("source", s)?;
+    if kind == SourceKind::Pool {
+        return Err(Error::Unsupported(
+            "pausing a pool is not supported yet; pause its claimers' queue instead".into(),
+        ));
+    }
+    Ok((kind, name))
 }
 
 fn dead_letter_pb(kind: SourceKind, name: &str, e: DeadLetterEntry) -> pb::DeadLetter {
@@ -155,6 +209,9 @@ impl AdminService for AdminServiceImpl {
                     reasons: s.reasons,
                     in_use: s.in_use,
                     idle: s.idle,
+                    paused: s.paused,
+                    limits: limits_pb(&s.limits),
+                    rate_tokens: s.rate_tokens,
                 })
                 .collect();
             Ok(Response::new(pb::GetHealthResponse {
@@ -298,6 +355,50 @@ impl AdminService for AdminServiceImpl {
                 })
                 .collect();
             Ok(Response::new(pb::PurgeResponse { items, dry_run: req.dry_run }))
+        })
+        .await
+    }
+
+    async fn set_limits(
+        &self,
+        request: Request<pb::SetLimitsRequest>,
+    ) -> Result<Response<pb::SetLimitsResponse>, Status> {
+        observe("SetLimits", async {
+            let caller = auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            let limits = limits(req.limits.as_ref())?;
+            self.store.set_limits(&req.queue, &limits).await?;
+            tracing::info!(
+                target: "baton::audit",
+                identity = auth::who(&caller),
+                queue = req.queue,
+                limits = ?limits,
+                "set limits"
+            );
+            Ok(Response::new(pb::SetLimitsResponse { limits: limits_pb(&limits) }))
+        })
+        .await
+    }
+
+    async fn pause(&self, request: Request<pb::PauseRequest>) -> Result<Response<pb::PauseResponse>, Status> {
+        observe("Pause", async {
+            let caller = auth::authorize(&request)?;
+            let (kind, name) = pausable(request.get_ref().source.as_ref())?;
+            let changed = self.store.set_paused(kind, &name, true).await?;
+            tracing::info!(target: "baton::audit", identity = auth::who(&caller), kind = kind.as_str(), name, changed, "pause");
+            Ok(Response::new(pb::PauseResponse { changed }))
+        })
+        .await
+    }
+
+    async fn resume(&self, request: Request<pb::ResumeRequest>) -> Result<Response<pb::ResumeResponse>, Status> {
+        observe("Resume", async {
+            let caller = auth::authorize(&request)?;
+            let (kind, name) = pausable(request.get_ref().source.as_ref())?;
+            let changed = self.store.set_paused(kind, &name, false).await?;
+            tracing::info!(target: "baton::audit", identity = auth::who(&caller), kind = kind.as_str(), name, changed, "resume");
+            Ok(Response::new(pb::ResumeResponse { changed }))
         })
         .await
     }

@@ -27,7 +27,7 @@ scoped!(NameKind::Election, election: pb::CampaignRequest, pb::RenewRequest, pb:
 scoped!(NameKind::Receiver, receiver: pb::ScheduleRequest, pb::SubscribeRequest, pb::AckRequest,
     pb::CancelRequest);
 
-scoped!(NameKind::Queue, queue: pb::SessionOpen);
+scoped!(NameKind::Queue, queue: pb::SessionOpen, pb::SetLimitsRequest);
 
 impl Scoped for pb::CompleteBatchRequest {
     fn names(&self) -> Vec<(NameKind, &str)> {
@@ -82,6 +82,18 @@ impl Scoped for pb::RetryDeadLetterRequest {
 }
 
 impl Scoped for pb::DeleteDeadLetterRequest {
+    fn names(&self) -> Vec<(NameKind, &str)> {
+        source(&self.source)
+    }
+}
+
+impl Scoped for pb::PauseRequest {
+    fn names(&self) -> Vec<(NameKind, &str)> {
+        source(&self.source)
+    }
+}
+
+impl Scoped for pb::ResumeRequest {
     fn names(&self) -> Vec<(NameKind, &str)> {
         source(&self.source)
     }

@@ -172,7 +172,7 @@ impl Store {
     /// Grants up to `max` due agents to `worker`.
     pub(super) async fn acquire_in(&self, queue: &str, worker: &str, max: u32) -> Result<Acquired> {
         let k = self.keys.queue(queue);
-        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.seq, &k.workers];
+        let keys = k.acquire_keys();
         let args = Args::new().arg(worker).arg(max).arg(self.policy.scan_limit);
         let reply = self.run(Path::Dispatch, "acquireAgents", &keys, args).await?;
         let mut r = Reply::new("acquireAgents", reply)?;
@@ -260,7 +260,7 @@ impl Store {
             .arg(rand::random::<u32>())
             .arg(self.keys.announce(ChannelKind::Queue, queue))
             .arg(queue);
-        let keys = [&*k.waiting, &k.working, &k.defs, &k.leases];
+        let keys = [&*k.waiting, &k.working, &k.defs, &k.leases, &k.limits];
         let reply = self.run(Path::WriteBack, "releaseAgent", &keys, args).await?;
         let mut r = Reply::new("releaseAgent", reply)?;
         match r.next::<i64>()? {

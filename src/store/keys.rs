@@ -51,6 +51,9 @@ pub struct QueueKeys {
     pub workers: String,
     /// HASH completed, failed, dead_lettered -> counts (processing rate in health).
     pub stats: String,
+    /// HASH flow control: paused, concurrency, rate, burst (AdminService.SetLimits / Pause),
+    /// the token bucket's state (tokens, at) and "blocked" (see acquireAgents).
+    pub limits: String,
 }
 
 /// The keys of one pool, in the order every pool script takes them (`poolKeys()` in Lua).
@@ -130,6 +133,8 @@ pub struct ReceiverKeys {
     pub dlqinfo: String,
     /// HASH scheduled, delivered, redelivered, acked, dead_lettered -> counts.
     pub stats: String,
+    /// HASH flow control: paused (AdminService.Pause).
+    pub limits: String,
 }
 
 impl ReceiverKeys {
@@ -160,9 +165,24 @@ pub struct ElectionKeys {
 }
 
 impl QueueKeys {
-    /// The ten keys of the scripts that end leases (`finishLease`): completeAgent,
-    /// reapLeases (plus `workers`), purgeQueue.
-    pub fn lease_keys(&self) -> [&str; 10] {
+    /// The nine keys of acquireAgents, in its order (the bench calls the script with them too).
+    pub fn acquire_keys(&self) -> [&str; 9] {
+        [
+            &self.waiting,
+            &self.working,
+            &self.defs,
+            &self.payloads,
+            &self.leases,
+            &self.streaks,
+            &self.seq,
+            &self.workers,
+            &self.limits,
+        ]
+    }
+
+    /// The eleven keys of the scripts that end leases (`finishLease`, `wakeBlocked`):
+    /// completeAgents, reapLeases (plus `workers`), purgeQueue.
+    pub fn lease_keys(&self) -> [&str; 11] {
         [
             &self.waiting,
             &self.working,
@@ -174,6 +194,7 @@ impl QueueKeys {
             &self.dlq,
             &self.dlqinfo,
             &self.stats,
+            &self.limits,
         ]
     }
 }
@@ -244,6 +265,7 @@ impl Keys {
             dlqinfo: k("dlqinfo"),
             workers: k("workers"),
             stats: k("stats"),
+            limits: k("limits"),
         }
     }
 
@@ -293,6 +315,7 @@ impl Keys {
             dlq: k("dlq"),
             dlqinfo: k("dlqinfo"),
             stats: k("stats"),
+            limits: k("limits"),
         }
     }
 

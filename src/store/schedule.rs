@@ -53,6 +53,8 @@ pub struct ReceiverStats {
     pub overdue_in_flight: u64,
     pub dead_lettered: u64,
     pub acked: u64,
+    /// Paused (AdminService.Pause).
+    pub paused: bool,
 }
 
 /// The name a receiver is announced by on the wake channel (queue names cannot hold ':').
@@ -99,7 +101,9 @@ impl Store {
             .arg(receiver)
             .arg(self.policy.dead_letter.ttl_ms)
             .arg(self.policy.dead_letter.max_entries);
-        let reply = self.run(Path::Dispatch, "deliverMessages", &k.all(), args).await?;
+        let keys = k.all();
+        let keys: Vec<&str> = keys.iter().copied().chain([k.limits.as_str()]).collect();
+        let reply = self.run(Path::Dispatch, "deliverMessages", &keys, args).await?;
         let mut r = Reply::new("deliverMessages", reply)?;
         let now_ms = r.next()?;
         let next: i64 = r.next()?;
@@ -152,7 +156,9 @@ impl Store {
     /// A receiver's figures.
     pub async fn receiver_stats(&self, receiver: &str) -> Result<ReceiverStats> {
         let k = self.keys.receiver(receiver);
-        let reply = self.run(Path::Dispatch, "receiverStats", &k.all(), Args::new()).await?;
+        let keys = k.all();
+        let keys: Vec<&str> = keys.iter().copied().chain([k.limits.as_str()]).collect();
+        let reply = self.run(Path::Dispatch, "receiverStats", &keys, Args::new()).await?;
         let mut r = Reply::new("receiverStats", reply)?;
         let now_ms = r.next()?;
         let scheduled = r.next()?;
@@ -168,6 +174,7 @@ impl Store {
             overdue_in_flight: r.next()?,
             dead_lettered: r.next()?,
             acked: r.next()?,
+            paused: r.next::<i64>()? == 1,
         })
     }
 

@@ -62,6 +62,12 @@ pub struct QueueStats {
     pub stuck: u64,
     /// Successful completions so far (a counter).
     pub completed: u64,
+    /// Paused (AdminService.Pause).
+    pub paused: bool,
+    /// Flow-control limits (AdminService.SetLimits).
+    pub limits: super::QueueLimits,
+    /// What the rate limit's bucket holds now (with a rate limit).
+    pub tokens: Option<f64>,
 }
 
 impl Store {
@@ -195,7 +201,7 @@ impl Store {
     /// A queue's counts; `stuck_age_ms` decides which leases count as stuck.
     pub async fn queue_stats(&self, queue: &str, stuck_age_ms: u64) -> Result<QueueStats> {
         let k = self.keys.queue(queue);
-        let keys = [&*k.waiting, &k.working, &k.dlq, &k.stats];
+        let keys = [&*k.waiting, &k.working, &k.dlq, &k.stats, &k.limits];
         let reply = self.run(Path::Dispatch, "queueStats", &keys, Args::new().arg(stuck_age_ms)).await?;
         let mut r = Reply::new("queueStats", reply)?;
         let now_ms = r.next()?;
@@ -213,6 +219,32 @@ impl Store {
             average_overdue_ms: r.next()?,
             stuck: r.next()?,
             completed: r.next()?,
+            paused: r.next::<i64>()? == 1,
+            limits: {
+                let (concurrency, rate, burst): (String, String, String) = (r.next()?, r.next()?, r.next()?);
+                let number = |what: &str, s: &str| {
+                    s.parse::<f64>().map_err(|_| Error::Internal(format!("queueStats: {what} {s:?}")))
+                };
+                super::QueueLimits {
+                    concurrency: if concurrency.is_empty() {
+                        None
+                    } else {
+                        Some(number("concurrency", &concurrency)? as u32)
+                    },
+                    rate: if rate.is_empty() {
+                        None
+                    } else {
+                        Some(super::RateLimit {
+                            per_second: number("rate", &rate)?,
+                            burst: number("burst", &burst)? as u32,
+                        })
+                    },
+                }
+            },
+            tokens: {
+                let t: String = r.next()?;
+                t.parse().ok()
+            },
         })
     }
 

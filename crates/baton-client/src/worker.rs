@@ -6,7 +6,7 @@
 //! worker takes them at once.
 //!
 //! ```no_run
-//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
 //! use baton_client::worker::{Failure, Worker};
 //! let worker = Worker::connect("http://127.0.0.1:50051", "emails", "worker-1").await?;
 //! let shutdown = tokio_util::sync::CancellationToken::new();

@@ -182,6 +182,9 @@ impl Store {
         let heads: Vec<Option<i64>> = answers.map(head_score).collect();
         let due = in_turn(shards.len(), |i| heads[i].is_some_and(|h| h <= now_ms));
         let mut got = Acquired { now_ms, next_due_ms: heads.iter().flatten().copied().min(), leases: Vec::new() };
+        // When to look again at each shard: what its script said (a paused shard, or one whose
+        // due work its script held back, says so), or its head (a peek, no script).
+        let mut again = heads.clone();
         for i in due {
             let want = max - got.leases.len() as u32;
             if want == 0 {
@@ -190,10 +193,10 @@ impl Store {
             let part = self.acquire_in(&shards[i], worker, want).await?;
             got.now_ms = part.now_ms;
             got.leases.extend(part.leases);
+            again[i] = part.next_due_ms;
         }
         if got.leases.len() < max as usize {
-            // What is left due later: the earliest head not yet taken (a peek, no script).
-            got.next_due_ms = heads.iter().flatten().copied().filter(|h| *h > now_ms).min().or(got.next_due_ms);
+            got.next_due_ms = again.into_iter().flatten().min();
         }
         Ok(got)
     }

@@ -257,7 +257,13 @@ type SourceHealth struct {
 	// in_use: working leases (queue), claimed resources (pool) or messages in flight (receiver).
 	InUse uint64 `protobuf:"varint,10,opt,name=in_use,json=inUse,proto3" json:"in_use,omitempty"`
 	// idle resources (pool); agents (queue) or messages (receiver) scheduled but not yet due.
-	Idle          uint64 `protobuf:"varint,11,opt,name=idle,proto3" json:"idle,omitempty"`
+	Idle uint64 `protobuf:"varint,11,opt,name=idle,proto3" json:"idle,omitempty"`
+	// paused by AdminService.Pause.
+	Paused bool `protobuf:"varint,12,opt,name=paused,proto3" json:"paused,omitempty"`
+	// limits of a queue (SetLimits); absent when it has none.
+	Limits *QueueLimits `protobuf:"bytes,13,opt,name=limits,proto3" json:"limits,omitempty"`
+	// rate_tokens: what a rate-limited queue's bucket holds now (grants it could make at once).
+	RateTokens    float64 `protobuf:"fixed64,14,opt,name=rate_tokens,json=rateTokens,proto3" json:"rate_tokens,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -365,6 +371,27 @@ func (x *SourceHealth) GetInUse() uint64 {
 func (x *SourceHealth) GetIdle() uint64 {
 	if x != nil {
 		return x.Idle
+	}
+	return 0
+}
+
+func (x *SourceHealth) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+func (x *SourceHealth) GetLimits() *QueueLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+func (x *SourceHealth) GetRateTokens() float64 {
+	if x != nil {
+		return x.RateTokens
 	}
 	return 0
 }
@@ -1031,6 +1058,403 @@ func (x *PurgeResponse) GetDryRun() bool {
 	return false
 }
 
+// RateLimit is a token bucket on the Redis clock: it refills at `per_second` and holds at most
+// `burst`; each lease granted takes one token. A bucket set anew starts full.
+type RateLimit struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// per_second: grants per second on average; > 0, at most 1,000,000.
+	PerSecond float64 `protobuf:"fixed64,1,opt,name=per_second,json=perSecond,proto3" json:"per_second,omitempty"`
+	// burst: most grants at once; 0 means max(1, ceil(per_second)); at most 1,000,000.
+	Burst         uint32 `protobuf:"varint,2,opt,name=burst,proto3" json:"burst,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RateLimit) Reset() {
+	*x = RateLimit{}
+	mi := &file_baton_v1_admin_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RateLimit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RateLimit) ProtoMessage() {}
+
+func (x *RateLimit) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RateLimit.ProtoReflect.Descriptor instead.
+func (*RateLimit) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *RateLimit) GetPerSecond() float64 {
+	if x != nil {
+		return x.PerSecond
+	}
+	return 0
+}
+
+func (x *RateLimit) GetBurst() uint32 {
+	if x != nil {
+		return x.Burst
+	}
+	return 0
+}
+
+// QueueLimits are a queue's flow-control limits.
+type QueueLimits struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// concurrency: most leases held at once across the fleet; 0 means no limit; at most
+	// 1,000,000.
+	Concurrency uint32 `protobuf:"varint,1,opt,name=concurrency,proto3" json:"concurrency,omitempty"`
+	// rate of grants; absent means no limit.
+	Rate          *RateLimit `protobuf:"bytes,2,opt,name=rate,proto3" json:"rate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueueLimits) Reset() {
+	*x = QueueLimits{}
+	mi := &file_baton_v1_admin_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueueLimits) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueueLimits) ProtoMessage() {}
+
+func (x *QueueLimits) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueueLimits.ProtoReflect.Descriptor instead.
+func (*QueueLimits) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *QueueLimits) GetConcurrency() uint32 {
+	if x != nil {
+		return x.Concurrency
+	}
+	return 0
+}
+
+func (x *QueueLimits) GetRate() *RateLimit {
+	if x != nil {
+		return x.Rate
+	}
+	return nil
+}
+
+// SetLimitsRequest replaces a queue's limits.
+type SetLimitsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// queue whose limits these are.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// limits to set; absent (or empty) removes every limit.
+	Limits        *QueueLimits `protobuf:"bytes,2,opt,name=limits,proto3" json:"limits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetLimitsRequest) Reset() {
+	*x = SetLimitsRequest{}
+	mi := &file_baton_v1_admin_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetLimitsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetLimitsRequest) ProtoMessage() {}
+
+func (x *SetLimitsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetLimitsRequest.ProtoReflect.Descriptor instead.
+func (*SetLimitsRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *SetLimitsRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *SetLimitsRequest) GetLimits() *QueueLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+// SetLimitsResponse says what is now stored.
+type SetLimitsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// limits now in force (burst filled in).
+	Limits        *QueueLimits `protobuf:"bytes,1,opt,name=limits,proto3" json:"limits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetLimitsResponse) Reset() {
+	*x = SetLimitsResponse{}
+	mi := &file_baton_v1_admin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetLimitsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetLimitsResponse) ProtoMessage() {}
+
+func (x *SetLimitsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetLimitsResponse.ProtoReflect.Descriptor instead.
+func (*SetLimitsResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *SetLimitsResponse) GetLimits() *QueueLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+// PauseRequest names what to pause.
+type PauseRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// source to pause: a queue or a receiver.
+	Source        *Source `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseRequest) Reset() {
+	*x = PauseRequest{}
+	mi := &file_baton_v1_admin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseRequest) ProtoMessage() {}
+
+func (x *PauseRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseRequest.ProtoReflect.Descriptor instead.
+func (*PauseRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *PauseRequest) GetSource() *Source {
+	if x != nil {
+		return x.Source
+	}
+	return nil
+}
+
+// PauseResponse says whether anything changed.
+type PauseResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// changed is false when the source was already paused.
+	Changed       bool `protobuf:"varint,1,opt,name=changed,proto3" json:"changed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseResponse) Reset() {
+	*x = PauseResponse{}
+	mi := &file_baton_v1_admin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseResponse) ProtoMessage() {}
+
+func (x *PauseResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseResponse.ProtoReflect.Descriptor instead.
+func (*PauseResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *PauseResponse) GetChanged() bool {
+	if x != nil {
+		return x.Changed
+	}
+	return false
+}
+
+// ResumeRequest names what to resume.
+type ResumeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// source to resume: a queue or a receiver.
+	Source        *Source `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeRequest) Reset() {
+	*x = ResumeRequest{}
+	mi := &file_baton_v1_admin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeRequest) ProtoMessage() {}
+
+func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
+func (*ResumeRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ResumeRequest) GetSource() *Source {
+	if x != nil {
+		return x.Source
+	}
+	return nil
+}
+
+// ResumeResponse says whether anything changed.
+type ResumeResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// changed is false when the source was not paused.
+	Changed       bool `protobuf:"varint,1,opt,name=changed,proto3" json:"changed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeResponse) Reset() {
+	*x = ResumeResponse{}
+	mi := &file_baton_v1_admin_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeResponse) ProtoMessage() {}
+
+func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeResponse.ProtoReflect.Descriptor instead.
+func (*ResumeResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ResumeResponse) GetChanged() bool {
+	if x != nil {
+		return x.Changed
+	}
+	return false
+}
+
 var File_baton_v1_admin_proto protoreflect.FileDescriptor
 
 const file_baton_v1_admin_proto_rawDesc = "" +
@@ -1039,7 +1463,7 @@ const file_baton_v1_admin_proto_rawDesc = "" +
 	"\x06Source\x12(\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x14.baton.v1.SourceKindR\x04kind\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"\x12\n" +
-	"\x10GetHealthRequest\"\x9b\x03\n" +
+	"\x10GetHealthRequest\"\x83\x04\n" +
 	"\fSourceHealth\x12(\n" +
 	"\x06source\x18\x01 \x01(\v2\x10.baton.v1.SourceR\x06source\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x04R\x04size\x128\n" +
@@ -1054,7 +1478,11 @@ const file_baton_v1_admin_proto_rawDesc = "" +
 	"\areasons\x18\t \x03(\tR\areasons\x12\x15\n" +
 	"\x06in_use\x18\n" +
 	" \x01(\x04R\x05inUse\x12\x12\n" +
-	"\x04idle\x18\v \x01(\x04R\x04idle\"\xb0\x01\n" +
+	"\x04idle\x18\v \x01(\x04R\x04idle\x12\x16\n" +
+	"\x06paused\x18\f \x01(\bR\x06paused\x12-\n" +
+	"\x06limits\x18\r \x01(\v2\x15.baton.v1.QueueLimitsR\x06limits\x12\x1f\n" +
+	"\vrate_tokens\x18\x0e \x01(\x01R\n" +
+	"rateTokens\"\xb0\x01\n" +
 	"\x11GetHealthResponse\x12.\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x16.baton.v1.HealthStatusR\x06status\x120\n" +
 	"\asources\x18\x02 \x03(\v2\x16.baton.v1.SourceHealthR\asources\x129\n" +
@@ -1103,7 +1531,27 @@ const file_baton_v1_admin_proto_rawDesc = "" +
 	"\x06action\x18\x04 \x01(\tR\x06action\"T\n" +
 	"\rPurgeResponse\x12*\n" +
 	"\x05items\x18\x01 \x03(\v2\x14.baton.v1.PurgedItemR\x05items\x12\x17\n" +
-	"\adry_run\x18\x02 \x01(\bR\x06dryRun*p\n" +
+	"\adry_run\x18\x02 \x01(\bR\x06dryRun\"@\n" +
+	"\tRateLimit\x12\x1d\n" +
+	"\n" +
+	"per_second\x18\x01 \x01(\x01R\tperSecond\x12\x14\n" +
+	"\x05burst\x18\x02 \x01(\rR\x05burst\"X\n" +
+	"\vQueueLimits\x12 \n" +
+	"\vconcurrency\x18\x01 \x01(\rR\vconcurrency\x12'\n" +
+	"\x04rate\x18\x02 \x01(\v2\x13.baton.v1.RateLimitR\x04rate\"W\n" +
+	"\x10SetLimitsRequest\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12-\n" +
+	"\x06limits\x18\x02 \x01(\v2\x15.baton.v1.QueueLimitsR\x06limits\"B\n" +
+	"\x11SetLimitsResponse\x12-\n" +
+	"\x06limits\x18\x01 \x01(\v2\x15.baton.v1.QueueLimitsR\x06limits\"8\n" +
+	"\fPauseRequest\x12(\n" +
+	"\x06source\x18\x01 \x01(\v2\x10.baton.v1.SourceR\x06source\")\n" +
+	"\rPauseResponse\x12\x18\n" +
+	"\achanged\x18\x01 \x01(\bR\achanged\"9\n" +
+	"\rResumeRequest\x12(\n" +
+	"\x06source\x18\x01 \x01(\v2\x10.baton.v1.SourceR\x06source\"*\n" +
+	"\x0eResumeResponse\x12\x18\n" +
+	"\achanged\x18\x01 \x01(\bR\achanged*p\n" +
 	"\n" +
 	"SourceKind\x12\x1b\n" +
 	"\x17SOURCE_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
@@ -1114,13 +1562,16 @@ const file_baton_v1_admin_proto_rawDesc = "" +
 	"\x19HEALTH_STATUS_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15HEALTH_STATUS_HEALTHY\x10\x01\x12\x1a\n" +
 	"\x16HEALTH_STATUS_DEGRADED\x10\x02\x12\x1b\n" +
-	"\x17HEALTH_STATUS_UNHEALTHY\x10\x032\x99\x03\n" +
+	"\x17HEALTH_STATUS_UNHEALTHY\x10\x032\xd6\x04\n" +
 	"\fAdminService\x12D\n" +
 	"\tGetHealth\x12\x1a.baton.v1.GetHealthRequest\x1a\x1b.baton.v1.GetHealthResponse\x12V\n" +
 	"\x0fListDeadLetters\x12 .baton.v1.ListDeadLettersRequest\x1a!.baton.v1.ListDeadLettersResponse\x12V\n" +
 	"\x0fRetryDeadLetter\x12 .baton.v1.RetryDeadLetterRequest\x1a!.baton.v1.RetryDeadLetterResponse\x12Y\n" +
 	"\x10DeleteDeadLetter\x12!.baton.v1.DeleteDeadLetterRequest\x1a\".baton.v1.DeleteDeadLetterResponse\x128\n" +
-	"\x05Purge\x12\x16.baton.v1.PurgeRequest\x1a\x17.baton.v1.PurgeResponseB\x9b\x01\n" +
+	"\x05Purge\x12\x16.baton.v1.PurgeRequest\x1a\x17.baton.v1.PurgeResponse\x12D\n" +
+	"\tSetLimits\x12\x1a.baton.v1.SetLimitsRequest\x1a\x1b.baton.v1.SetLimitsResponse\x128\n" +
+	"\x05Pause\x12\x16.baton.v1.PauseRequest\x1a\x17.baton.v1.PauseResponse\x12;\n" +
+	"\x06Resume\x12\x17.baton.v1.ResumeRequest\x1a\x18.baton.v1.ResumeResponseB\x9b\x01\n" +
 	"\fdev.baton.v1B\n" +
 	"AdminProtoP\x01Z>github.com/baton-project/baton/clients/go/gen/baton/v1;batonv1\xa2\x02\x03BXX\xaa\x02\bBaton.V1\xca\x02\bBaton\\V1\xe2\x02\x14Baton\\V1\\GPBMetadata\xea\x02\tBaton::V1b\x06proto3"
 
@@ -1137,7 +1588,7 @@ func file_baton_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_baton_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_baton_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_baton_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_baton_v1_admin_proto_goTypes = []any{
 	(SourceKind)(0),                  // 0: baton.v1.SourceKind
 	(HealthStatus)(0),                // 1: baton.v1.HealthStatus
@@ -1155,43 +1606,63 @@ var file_baton_v1_admin_proto_goTypes = []any{
 	(*PurgeRequest)(nil),             // 13: baton.v1.PurgeRequest
 	(*PurgedItem)(nil),               // 14: baton.v1.PurgedItem
 	(*PurgeResponse)(nil),            // 15: baton.v1.PurgeResponse
-	nil,                              // 16: baton.v1.DeadLetter.AttributesEntry
-	(*durationpb.Duration)(nil),      // 17: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),    // 18: google.protobuf.Timestamp
+	(*RateLimit)(nil),                // 16: baton.v1.RateLimit
+	(*QueueLimits)(nil),              // 17: baton.v1.QueueLimits
+	(*SetLimitsRequest)(nil),         // 18: baton.v1.SetLimitsRequest
+	(*SetLimitsResponse)(nil),        // 19: baton.v1.SetLimitsResponse
+	(*PauseRequest)(nil),             // 20: baton.v1.PauseRequest
+	(*PauseResponse)(nil),            // 21: baton.v1.PauseResponse
+	(*ResumeRequest)(nil),            // 22: baton.v1.ResumeRequest
+	(*ResumeResponse)(nil),           // 23: baton.v1.ResumeResponse
+	nil,                              // 24: baton.v1.DeadLetter.AttributesEntry
+	(*durationpb.Duration)(nil),      // 25: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),    // 26: google.protobuf.Timestamp
 }
 var file_baton_v1_admin_proto_depIdxs = []int32{
 	0,  // 0: baton.v1.Source.kind:type_name -> baton.v1.SourceKind
 	2,  // 1: baton.v1.SourceHealth.source:type_name -> baton.v1.Source
-	17, // 2: baton.v1.SourceHealth.oldest_age:type_name -> google.protobuf.Duration
-	17, // 3: baton.v1.SourceHealth.average_age:type_name -> google.protobuf.Duration
+	25, // 2: baton.v1.SourceHealth.oldest_age:type_name -> google.protobuf.Duration
+	25, // 3: baton.v1.SourceHealth.average_age:type_name -> google.protobuf.Duration
 	1,  // 4: baton.v1.SourceHealth.status:type_name -> baton.v1.HealthStatus
-	1,  // 5: baton.v1.GetHealthResponse.status:type_name -> baton.v1.HealthStatus
-	4,  // 6: baton.v1.GetHealthResponse.sources:type_name -> baton.v1.SourceHealth
-	18, // 7: baton.v1.GetHealthResponse.checked_at:type_name -> google.protobuf.Timestamp
-	2,  // 8: baton.v1.DeadLetter.source:type_name -> baton.v1.Source
-	18, // 9: baton.v1.DeadLetter.failed_at:type_name -> google.protobuf.Timestamp
-	16, // 10: baton.v1.DeadLetter.attributes:type_name -> baton.v1.DeadLetter.AttributesEntry
-	2,  // 11: baton.v1.ListDeadLettersRequest.source:type_name -> baton.v1.Source
-	6,  // 12: baton.v1.ListDeadLettersResponse.dead_letters:type_name -> baton.v1.DeadLetter
-	2,  // 13: baton.v1.RetryDeadLetterRequest.source:type_name -> baton.v1.Source
-	2,  // 14: baton.v1.DeleteDeadLetterRequest.source:type_name -> baton.v1.Source
-	2,  // 15: baton.v1.PurgedItem.source:type_name -> baton.v1.Source
-	14, // 16: baton.v1.PurgeResponse.items:type_name -> baton.v1.PurgedItem
-	3,  // 17: baton.v1.AdminService.GetHealth:input_type -> baton.v1.GetHealthRequest
-	7,  // 18: baton.v1.AdminService.ListDeadLetters:input_type -> baton.v1.ListDeadLettersRequest
-	9,  // 19: baton.v1.AdminService.RetryDeadLetter:input_type -> baton.v1.RetryDeadLetterRequest
-	11, // 20: baton.v1.AdminService.DeleteDeadLetter:input_type -> baton.v1.DeleteDeadLetterRequest
-	13, // 21: baton.v1.AdminService.Purge:input_type -> baton.v1.PurgeRequest
-	5,  // 22: baton.v1.AdminService.GetHealth:output_type -> baton.v1.GetHealthResponse
-	8,  // 23: baton.v1.AdminService.ListDeadLetters:output_type -> baton.v1.ListDeadLettersResponse
-	10, // 24: baton.v1.AdminService.RetryDeadLetter:output_type -> baton.v1.RetryDeadLetterResponse
-	12, // 25: baton.v1.AdminService.DeleteDeadLetter:output_type -> baton.v1.DeleteDeadLetterResponse
-	15, // 26: baton.v1.AdminService.Purge:output_type -> baton.v1.PurgeResponse
-	22, // [22:27] is the sub-list for method output_type
-	17, // [17:22] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	17, // 5: baton.v1.SourceHealth.limits:type_name -> baton.v1.QueueLimits
+	1,  // 6: baton.v1.GetHealthResponse.status:type_name -> baton.v1.HealthStatus
+	4,  // 7: baton.v1.GetHealthResponse.sources:type_name -> baton.v1.SourceHealth
+	26, // 8: baton.v1.GetHealthResponse.checked_at:type_name -> google.protobuf.Timestamp
+	2,  // 9: baton.v1.DeadLetter.source:type_name -> baton.v1.Source
+	26, // 10: baton.v1.DeadLetter.failed_at:type_name -> google.protobuf.Timestamp
+	24, // 11: baton.v1.DeadLetter.attributes:type_name -> baton.v1.DeadLetter.AttributesEntry
+	2,  // 12: baton.v1.ListDeadLettersRequest.source:type_name -> baton.v1.Source
+	6,  // 13: baton.v1.ListDeadLettersResponse.dead_letters:type_name -> baton.v1.DeadLetter
+	2,  // 14: baton.v1.RetryDeadLetterRequest.source:type_name -> baton.v1.Source
+	2,  // 15: baton.v1.DeleteDeadLetterRequest.source:type_name -> baton.v1.Source
+	2,  // 16: baton.v1.PurgedItem.source:type_name -> baton.v1.Source
+	14, // 17: baton.v1.PurgeResponse.items:type_name -> baton.v1.PurgedItem
+	16, // 18: baton.v1.QueueLimits.rate:type_name -> baton.v1.RateLimit
+	17, // 19: baton.v1.SetLimitsRequest.limits:type_name -> baton.v1.QueueLimits
+	17, // 20: baton.v1.SetLimitsResponse.limits:type_name -> baton.v1.QueueLimits
+	2,  // 21: baton.v1.PauseRequest.source:type_name -> baton.v1.Source
+	2,  // 22: baton.v1.ResumeRequest.source:type_name -> baton.v1.Source
+	3,  // 23: baton.v1.AdminService.GetHealth:input_type -> baton.v1.GetHealthRequest
+	7,  // 24: baton.v1.AdminService.ListDeadLetters:input_type -> baton.v1.ListDeadLettersRequest
+	9,  // 25: baton.v1.AdminService.RetryDeadLetter:input_type -> baton.v1.RetryDeadLetterRequest
+	11, // 26: baton.v1.AdminService.DeleteDeadLetter:input_type -> baton.v1.DeleteDeadLetterRequest
+	13, // 27: baton.v1.AdminService.Purge:input_type -> baton.v1.PurgeRequest
+	18, // 28: baton.v1.AdminService.SetLimits:input_type -> baton.v1.SetLimitsRequest
+	20, // 29: baton.v1.AdminService.Pause:input_type -> baton.v1.PauseRequest
+	22, // 30: baton.v1.AdminService.Resume:input_type -> baton.v1.ResumeRequest
+	5,  // 31: baton.v1.AdminService.GetHealth:output_type -> baton.v1.GetHealthResponse
+	8,  // 32: baton.v1.AdminService.ListDeadLetters:output_type -> baton.v1.ListDeadLettersResponse
+	10, // 33: baton.v1.AdminService.RetryDeadLetter:output_type -> baton.v1.RetryDeadLetterResponse
+	12, // 34: baton.v1.AdminService.DeleteDeadLetter:output_type -> baton.v1.DeleteDeadLetterResponse
+	15, // 35: baton.v1.AdminService.Purge:output_type -> baton.v1.PurgeResponse
+	19, // 36: baton.v1.AdminService.SetLimits:output_type -> baton.v1.SetLimitsResponse
+	21, // 37: baton.v1.AdminService.Pause:output_type -> baton.v1.PauseResponse
+	23, // 38: baton.v1.AdminService.Resume:output_type -> baton.v1.ResumeResponse
+	31, // [31:39] is the sub-list for method output_type
+	23, // [23:31] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_admin_proto_init() }
@@ -1205,7 +1676,7 @@ func file_baton_v1_admin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_admin_proto_rawDesc), len(file_baton_v1_admin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   15,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -24,6 +24,9 @@ const (
 	AdminService_RetryDeadLetter_FullMethodName  = "/baton.v1.AdminService/RetryDeadLetter"
 	AdminService_DeleteDeadLetter_FullMethodName = "/baton.v1.AdminService/DeleteDeadLetter"
 	AdminService_Purge_FullMethodName            = "/baton.v1.AdminService/Purge"
+	AdminService_SetLimits_FullMethodName        = "/baton.v1.AdminService/SetLimits"
+	AdminService_Pause_FullMethodName            = "/baton.v1.AdminService/Pause"
+	AdminService_Resume_FullMethodName           = "/baton.v1.AdminService/Resume"
 )
 
 // AdminServiceClient is the client API for AdminService service.
@@ -52,6 +55,24 @@ type AdminServiceClient interface {
 	// Purge runs one pass of the auto-purge now over every queue, pool and receiver and lists what it
 	// purged and why; with dry_run it changes nothing and lists the same.
 	Purge(ctx context.Context, in *PurgeRequest, opts ...grpc.CallOption) (*PurgeResponse, error)
+	// SetLimits replaces a queue's flow-control limits: at most `concurrency` leases held at once
+	// across the whole fleet, at most `rate` grants (a token bucket on the Redis clock). Enforced
+	// in the acquire script, on every replica, for every worker; they take effect at the next
+	// Acquire (leases already held are never taken back). An absent limit is no limit; a queue
+	// with no limits pays one hash read per Acquire. With a rate limit, a Complete with
+	// THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
+	// back off, so the whole queue does). The response says what is stored. A sharded queue
+	// cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+	SetLimits(ctx context.Context, in *SetLimitsRequest, opts ...grpc.CallOption) (*SetLimitsResponse, error)
+	// Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
+	// one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
+	// streams deliver nothing (expired deliveries still come back to be delivered later). What
+	// waits stays, and producers can still add work. Held leases and in-flight messages finish
+	// as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
+	// GetHealth shows `paused`.
+	Pause(ctx context.Context, in *PauseRequest, opts ...grpc.CallOption) (*PauseResponse, error)
+	// Resume undoes Pause and wakes whatever waits on the source.
+	Resume(ctx context.Context, in *ResumeRequest, opts ...grpc.CallOption) (*ResumeResponse, error)
 }
 
 type adminServiceClient struct {
@@ -112,6 +133,36 @@ func (c *adminServiceClient) Purge(ctx context.Context, in *PurgeRequest, opts .
 	return out, nil
 }
 
+func (c *adminServiceClient) SetLimits(ctx context.Context, in *SetLimitsRequest, opts ...grpc.CallOption) (*SetLimitsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetLimitsResponse)
+	err := c.cc.Invoke(ctx, AdminService_SetLimits_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) Pause(ctx context.Context, in *PauseRequest, opts ...grpc.CallOption) (*PauseResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PauseResponse)
+	err := c.cc.Invoke(ctx, AdminService_Pause_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) Resume(ctx context.Context, in *ResumeRequest, opts ...grpc.CallOption) (*ResumeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResumeResponse)
+	err := c.cc.Invoke(ctx, AdminService_Resume_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AdminServiceServer is the server API for AdminService service.
 // All implementations must embed UnimplementedAdminServiceServer
 // for forward compatibility.
@@ -138,6 +189,24 @@ type AdminServiceServer interface {
 	// Purge runs one pass of the auto-purge now over every queue, pool and receiver and lists what it
 	// purged and why; with dry_run it changes nothing and lists the same.
 	Purge(context.Context, *PurgeRequest) (*PurgeResponse, error)
+	// SetLimits replaces a queue's flow-control limits: at most `concurrency` leases held at once
+	// across the whole fleet, at most `rate` grants (a token bucket on the Redis clock). Enforced
+	// in the acquire script, on every replica, for every worker; they take effect at the next
+	// Acquire (leases already held are never taken back). An absent limit is no limit; a queue
+	// with no limits pays one hash read per Acquire. With a rate limit, a Complete with
+	// THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
+	// back off, so the whole queue does). The response says what is stored. A sharded queue
+	// cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+	SetLimits(context.Context, *SetLimitsRequest) (*SetLimitsResponse, error)
+	// Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
+	// one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
+	// streams deliver nothing (expired deliveries still come back to be delivered later). What
+	// waits stays, and producers can still add work. Held leases and in-flight messages finish
+	// as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
+	// GetHealth shows `paused`.
+	Pause(context.Context, *PauseRequest) (*PauseResponse, error)
+	// Resume undoes Pause and wakes whatever waits on the source.
+	Resume(context.Context, *ResumeRequest) (*ResumeResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }
 
@@ -162,6 +231,15 @@ func (UnimplementedAdminServiceServer) DeleteDeadLetter(context.Context, *Delete
 }
 func (UnimplementedAdminServiceServer) Purge(context.Context, *PurgeRequest) (*PurgeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Purge not implemented")
+}
+func (UnimplementedAdminServiceServer) SetLimits(context.Context, *SetLimitsRequest) (*SetLimitsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetLimits not implemented")
+}
+func (UnimplementedAdminServiceServer) Pause(context.Context, *PauseRequest) (*PauseResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Pause not implemented")
+}
+func (UnimplementedAdminServiceServer) Resume(context.Context, *ResumeRequest) (*ResumeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Resume not implemented")
 }
 func (UnimplementedAdminServiceServer) mustEmbedUnimplementedAdminServiceServer() {}
 func (UnimplementedAdminServiceServer) testEmbeddedByValue()                      {}
@@ -274,6 +352,60 @@ func _AdminService_Purge_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_SetLimits_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetLimitsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).SetLimits(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_SetLimits_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).SetLimits(ctx, req.(*SetLimitsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_Pause_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PauseRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).Pause(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_Pause_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).Pause(ctx, req.(*PauseRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_Resume_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResumeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).Resume(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_Resume_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).Resume(ctx, req.(*ResumeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AdminService_ServiceDesc is the grpc.ServiceDesc for AdminService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -300,6 +432,18 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Purge",
 			Handler:    _AdminService_Purge_Handler,
+		},
+		{
+			MethodName: "SetLimits",
+			Handler:    _AdminService_SetLimits_Handler,
+		},
+		{
+			MethodName: "Pause",
+			Handler:    _AdminService_Pause_Handler,
+		},
+		{
+			MethodName: "Resume",
+			Handler:    _AdminService_Resume_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

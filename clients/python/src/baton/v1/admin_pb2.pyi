@@ -46,7 +46,7 @@ class GetHealthRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class SourceHealth(_message.Message):
-    __slots__ = ("source", "size", "oldest_age", "average_age", "stuck", "dead_lettered", "processing_rate", "status", "reasons", "in_use", "idle")
+    __slots__ = ("source", "size", "oldest_age", "average_age", "stuck", "dead_lettered", "processing_rate", "status", "reasons", "in_use", "idle", "paused", "limits", "rate_tokens")
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     SIZE_FIELD_NUMBER: _ClassVar[int]
     OLDEST_AGE_FIELD_NUMBER: _ClassVar[int]
@@ -58,6 +58,9 @@ class SourceHealth(_message.Message):
     REASONS_FIELD_NUMBER: _ClassVar[int]
     IN_USE_FIELD_NUMBER: _ClassVar[int]
     IDLE_FIELD_NUMBER: _ClassVar[int]
+    PAUSED_FIELD_NUMBER: _ClassVar[int]
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    RATE_TOKENS_FIELD_NUMBER: _ClassVar[int]
     source: Source
     size: int
     oldest_age: _duration_pb2.Duration
@@ -69,7 +72,10 @@ class SourceHealth(_message.Message):
     reasons: _containers.RepeatedScalarFieldContainer[str]
     in_use: int
     idle: int
-    def __init__(self, source: _Optional[_Union[Source, _Mapping]] = ..., size: _Optional[int] = ..., oldest_age: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., average_age: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., stuck: _Optional[int] = ..., dead_lettered: _Optional[int] = ..., processing_rate: _Optional[float] = ..., status: _Optional[_Union[HealthStatus, str]] = ..., reasons: _Optional[_Iterable[str]] = ..., in_use: _Optional[int] = ..., idle: _Optional[int] = ...) -> None: ...
+    paused: bool
+    limits: QueueLimits
+    rate_tokens: float
+    def __init__(self, source: _Optional[_Union[Source, _Mapping]] = ..., size: _Optional[int] = ..., oldest_age: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., average_age: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., stuck: _Optional[int] = ..., dead_lettered: _Optional[int] = ..., processing_rate: _Optional[float] = ..., status: _Optional[_Union[HealthStatus, str]] = ..., reasons: _Optional[_Iterable[str]] = ..., in_use: _Optional[int] = ..., idle: _Optional[int] = ..., paused: _Optional[bool] = ..., limits: _Optional[_Union[QueueLimits, _Mapping]] = ..., rate_tokens: _Optional[float] = ...) -> None: ...
 
 class GetHealthResponse(_message.Message):
     __slots__ = ("status", "sources", "checked_at")
@@ -177,3 +183,57 @@ class PurgeResponse(_message.Message):
     items: _containers.RepeatedCompositeFieldContainer[PurgedItem]
     dry_run: bool
     def __init__(self, items: _Optional[_Iterable[_Union[PurgedItem, _Mapping]]] = ..., dry_run: _Optional[bool] = ...) -> None: ...
+
+class RateLimit(_message.Message):
+    __slots__ = ("per_second", "burst")
+    PER_SECOND_FIELD_NUMBER: _ClassVar[int]
+    BURST_FIELD_NUMBER: _ClassVar[int]
+    per_second: float
+    burst: int
+    def __init__(self, per_second: _Optional[float] = ..., burst: _Optional[int] = ...) -> None: ...
+
+class QueueLimits(_message.Message):
+    __slots__ = ("concurrency", "rate")
+    CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
+    RATE_FIELD_NUMBER: _ClassVar[int]
+    concurrency: int
+    rate: RateLimit
+    def __init__(self, concurrency: _Optional[int] = ..., rate: _Optional[_Union[RateLimit, _Mapping]] = ...) -> None: ...
+
+class SetLimitsRequest(_message.Message):
+    __slots__ = ("queue", "limits")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    limits: QueueLimits
+    def __init__(self, queue: _Optional[str] = ..., limits: _Optional[_Union[QueueLimits, _Mapping]] = ...) -> None: ...
+
+class SetLimitsResponse(_message.Message):
+    __slots__ = ("limits",)
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    limits: QueueLimits
+    def __init__(self, limits: _Optional[_Union[QueueLimits, _Mapping]] = ...) -> None: ...
+
+class PauseRequest(_message.Message):
+    __slots__ = ("source",)
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    source: Source
+    def __init__(self, source: _Optional[_Union[Source, _Mapping]] = ...) -> None: ...
+
+class PauseResponse(_message.Message):
+    __slots__ = ("changed",)
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    changed: bool
+    def __init__(self, changed: _Optional[bool] = ...) -> None: ...
+
+class ResumeRequest(_message.Message):
+    __slots__ = ("source",)
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    source: Source
+    def __init__(self, source: _Optional[_Union[Source, _Mapping]] = ...) -> None: ...
+
+class ResumeResponse(_message.Message):
+    __slots__ = ("changed",)
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    changed: bool
+    def __init__(self, changed: _Optional[bool] = ...) -> None: ...

@@ -61,6 +61,21 @@ class AdminServiceStub:
                 request_serializer=baton_dot_v1_dot_admin__pb2.PurgeRequest.SerializeToString,
                 response_deserializer=baton_dot_v1_dot_admin__pb2.PurgeResponse.FromString,
                 _registered_method=True)
+        self.SetLimits = channel.unary_unary(
+                '/baton.v1.AdminService/SetLimits',
+                request_serializer=baton_dot_v1_dot_admin__pb2.SetLimitsRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_admin__pb2.SetLimitsResponse.FromString,
+                _registered_method=True)
+        self.Pause = channel.unary_unary(
+                '/baton.v1.AdminService/Pause',
+                request_serializer=baton_dot_v1_dot_admin__pb2.PauseRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_admin__pb2.PauseResponse.FromString,
+                _registered_method=True)
+        self.Resume = channel.unary_unary(
+                '/baton.v1.AdminService/Resume',
+                request_serializer=baton_dot_v1_dot_admin__pb2.ResumeRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_admin__pb2.ResumeResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -112,6 +127,39 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetLimits(self, request, context):
+        """SetLimits replaces a queue's flow-control limits: at most `concurrency` leases held at once
+        across the whole fleet, at most `rate` grants (a token bucket on the Redis clock). Enforced
+        in the acquire script, on every replica, for every worker; they take effect at the next
+        Acquire (leases already held are never taken back). An absent limit is no limit; a queue
+        with no limits pays one hash read per Acquire. With a rate limit, a Complete with
+        THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
+        back off, so the whole queue does). The response says what is stored. A sharded queue
+        cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Pause(self, request, context):
+        """Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
+        one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
+        streams deliver nothing (expired deliveries still come back to be delivered later). What
+        waits stays, and producers can still add work. Held leases and in-flight messages finish
+        as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
+        GetHealth shows `paused`.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Resume(self, request, context):
+        """Resume undoes Pause and wakes whatever waits on the source.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -139,6 +187,21 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.Purge,
                     request_deserializer=baton_dot_v1_dot_admin__pb2.PurgeRequest.FromString,
                     response_serializer=baton_dot_v1_dot_admin__pb2.PurgeResponse.SerializeToString,
+            ),
+            'SetLimits': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetLimits,
+                    request_deserializer=baton_dot_v1_dot_admin__pb2.SetLimitsRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_admin__pb2.SetLimitsResponse.SerializeToString,
+            ),
+            'Pause': grpc.unary_unary_rpc_method_handler(
+                    servicer.Pause,
+                    request_deserializer=baton_dot_v1_dot_admin__pb2.PauseRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_admin__pb2.PauseResponse.SerializeToString,
+            ),
+            'Resume': grpc.unary_unary_rpc_method_handler(
+                    servicer.Resume,
+                    request_deserializer=baton_dot_v1_dot_admin__pb2.ResumeRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_admin__pb2.ResumeResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -278,6 +341,87 @@ class AdminService:
             '/baton.v1.AdminService/Purge',
             baton_dot_v1_dot_admin__pb2.PurgeRequest.SerializeToString,
             baton_dot_v1_dot_admin__pb2.PurgeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetLimits(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.AdminService/SetLimits',
+            baton_dot_v1_dot_admin__pb2.SetLimitsRequest.SerializeToString,
+            baton_dot_v1_dot_admin__pb2.SetLimitsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Pause(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.AdminService/Pause',
+            baton_dot_v1_dot_admin__pb2.PauseRequest.SerializeToString,
+            baton_dot_v1_dot_admin__pb2.PauseResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Resume(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.AdminService/Resume',
+            baton_dot_v1_dot_admin__pb2.ResumeRequest.SerializeToString,
+            baton_dot_v1_dot_admin__pb2.ResumeResponse.FromString,
             options,
             channel_credentials,
             insecure,

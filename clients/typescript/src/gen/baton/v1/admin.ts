@@ -179,6 +179,14 @@ export interface SourceHealth {
   inUse: bigint;
   /** idle resources (pool); agents (queue) or messages (receiver) scheduled but not yet due. */
   idle: bigint;
+  /** paused by AdminService.Pause. */
+  paused: boolean;
+  /** limits of a queue (SetLimits); absent when it has none. */
+  limits:
+    | QueueLimits
+    | undefined;
+  /** rate_tokens: what a rate-limited queue's bucket holds now (grants it could make at once). */
+  rateTokens: number;
 }
 
 /** GetHealthResponse is the health of everything. */
@@ -305,6 +313,66 @@ export interface PurgeResponse {
   items: PurgedItem[];
   /** dry_run echoes the request: true means nothing was changed. */
   dryRun: boolean;
+}
+
+/**
+ * RateLimit is a token bucket on the Redis clock: it refills at `per_second` and holds at most
+ * `burst`; each lease granted takes one token. A bucket set anew starts full.
+ */
+export interface RateLimit {
+  /** per_second: grants per second on average; > 0, at most 1,000,000. */
+  perSecond: number;
+  /** burst: most grants at once; 0 means max(1, ceil(per_second)); at most 1,000,000. */
+  burst: number;
+}
+
+/** QueueLimits are a queue's flow-control limits. */
+export interface QueueLimits {
+  /**
+   * concurrency: most leases held at once across the fleet; 0 means no limit; at most
+   * 1,000,000.
+   */
+  concurrency: number;
+  /** rate of grants; absent means no limit. */
+  rate: RateLimit | undefined;
+}
+
+/** SetLimitsRequest replaces a queue's limits. */
+export interface SetLimitsRequest {
+  /** queue whose limits these are. */
+  queue: string;
+  /** limits to set; absent (or empty) removes every limit. */
+  limits: QueueLimits | undefined;
+}
+
+/** SetLimitsResponse says what is now stored. */
+export interface SetLimitsResponse {
+  /** limits now in force (burst filled in). */
+  limits: QueueLimits | undefined;
+}
+
+/** PauseRequest names what to pause. */
+export interface PauseRequest {
+  /** source to pause: a queue or a receiver. */
+  source: Source | undefined;
+}
+
+/** PauseResponse says whether anything changed. */
+export interface PauseResponse {
+  /** changed is false when the source was already paused. */
+  changed: boolean;
+}
+
+/** ResumeRequest names what to resume. */
+export interface ResumeRequest {
+  /** source to resume: a queue or a receiver. */
+  source: Source | undefined;
+}
+
+/** ResumeResponse says whether anything changed. */
+export interface ResumeResponse {
+  /** changed is false when the source was not paused. */
+  changed: boolean;
 }
 
 function createBaseSource(): Source {
@@ -457,6 +525,9 @@ function createBaseSourceHealth(): SourceHealth {
     reasons: [],
     inUse: 0n,
     idle: 0n,
+    paused: false,
+    limits: undefined,
+    rateTokens: 0,
   };
 }
 
@@ -509,6 +580,15 @@ export const SourceHealth: MessageFns<SourceHealth> = {
         throw new globalThis.Error("value provided for field message.idle of type uint64 too large");
       }
       writer.uint32(88).uint64(message.idle);
+    }
+    if (message.paused !== false) {
+      writer.uint32(96).bool(message.paused);
+    }
+    if (message.limits !== undefined) {
+      QueueLimits.encode(message.limits, writer.uint32(106).fork()).join();
+    }
+    if (message.rateTokens !== 0) {
+      writer.uint32(113).double(message.rateTokens);
     }
     return writer;
   },
@@ -614,6 +694,30 @@ export const SourceHealth: MessageFns<SourceHealth> = {
             message.idle = reader.uint64() as bigint;
             continue;
           }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.paused = reader.bool();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.limits = QueueLimits.decode(reader, reader.uint32());
+            continue;
+          }
+          case 14: {
+            if (tag !== 113) {
+              break;
+            }
+
+            message.rateTokens = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -657,6 +761,13 @@ export const SourceHealth: MessageFns<SourceHealth> = {
         : [],
       inUse: isSet(object.inUse) ? BigInt(object.inUse) : isSet(object.in_use) ? BigInt(object.in_use) : 0n,
       idle: isSet(object.idle) ? BigInt(object.idle) : 0n,
+      paused: isSet(object.paused) ? globalThis.Boolean(object.paused) : false,
+      limits: isSet(object.limits) ? QueueLimits.fromJSON(object.limits) : undefined,
+      rateTokens: isSet(object.rateTokens)
+        ? globalThis.Number(object.rateTokens)
+        : isSet(object.rate_tokens)
+        ? globalThis.Number(object.rate_tokens)
+        : 0,
     };
   },
 
@@ -695,6 +806,15 @@ export const SourceHealth: MessageFns<SourceHealth> = {
     if (message.idle !== 0n) {
       obj.idle = message.idle.toString();
     }
+    if (message.paused !== false) {
+      obj.paused = message.paused;
+    }
+    if (message.limits !== undefined) {
+      obj.limits = QueueLimits.toJSON(message.limits);
+    }
+    if (message.rateTokens !== 0) {
+      obj.rateTokens = floatToJson(message.rateTokens);
+    }
     return obj;
   },
 
@@ -722,6 +842,11 @@ export const SourceHealth: MessageFns<SourceHealth> = {
     message.reasons = object.reasons?.map((e) => e) || [];
     message.inUse = (object.inUse !== undefined && object.inUse !== null) ? BigInt(object.inUse) : 0n;
     message.idle = (object.idle !== undefined && object.idle !== null) ? BigInt(object.idle) : 0n;
+    message.paused = object.paused ?? false;
+    message.limits = (object.limits !== undefined && object.limits !== null)
+      ? QueueLimits.fromPartial(object.limits)
+      : undefined;
+    message.rateTokens = object.rateTokens ?? 0;
     return message;
   },
 };
@@ -1928,6 +2053,608 @@ export const PurgeResponse: MessageFns<PurgeResponse> = {
   },
 };
 
+function createBaseRateLimit(): RateLimit {
+  return { perSecond: 0, burst: 0 };
+}
+
+export const RateLimit: MessageFns<RateLimit> = {
+  encode(message: RateLimit, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.perSecond !== 0) {
+      writer.uint32(9).double(message.perSecond);
+    }
+    if (message.burst !== 0) {
+      writer.uint32(16).uint32(message.burst);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RateLimit {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRateLimit();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 9) {
+              break;
+            }
+
+            message.perSecond = reader.double();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.burst = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RateLimit {
+    return {
+      perSecond: isSet(object.perSecond)
+        ? globalThis.Number(object.perSecond)
+        : isSet(object.per_second)
+        ? globalThis.Number(object.per_second)
+        : 0,
+      burst: isSet(object.burst) ? globalThis.Number(object.burst) : 0,
+    };
+  },
+
+  toJSON(message: RateLimit): unknown {
+    const obj: any = {};
+    if (message.perSecond !== 0) {
+      obj.perSecond = floatToJson(message.perSecond);
+    }
+    if (message.burst !== 0) {
+      obj.burst = Math.round(message.burst);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RateLimit>): RateLimit {
+    return RateLimit.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RateLimit>): RateLimit {
+    const message = createBaseRateLimit();
+    message.perSecond = object.perSecond ?? 0;
+    message.burst = object.burst ?? 0;
+    return message;
+  },
+};
+
+function createBaseQueueLimits(): QueueLimits {
+  return { concurrency: 0, rate: undefined };
+}
+
+export const QueueLimits: MessageFns<QueueLimits> = {
+  encode(message: QueueLimits, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.concurrency !== 0) {
+      writer.uint32(8).uint32(message.concurrency);
+    }
+    if (message.rate !== undefined) {
+      RateLimit.encode(message.rate, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): QueueLimits {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseQueueLimits();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.concurrency = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.rate = RateLimit.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): QueueLimits {
+    return {
+      concurrency: isSet(object.concurrency) ? globalThis.Number(object.concurrency) : 0,
+      rate: isSet(object.rate) ? RateLimit.fromJSON(object.rate) : undefined,
+    };
+  },
+
+  toJSON(message: QueueLimits): unknown {
+    const obj: any = {};
+    if (message.concurrency !== 0) {
+      obj.concurrency = Math.round(message.concurrency);
+    }
+    if (message.rate !== undefined) {
+      obj.rate = RateLimit.toJSON(message.rate);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<QueueLimits>): QueueLimits {
+    return QueueLimits.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<QueueLimits>): QueueLimits {
+    const message = createBaseQueueLimits();
+    message.concurrency = object.concurrency ?? 0;
+    message.rate = (object.rate !== undefined && object.rate !== null) ? RateLimit.fromPartial(object.rate) : undefined;
+    return message;
+  },
+};
+
+function createBaseSetLimitsRequest(): SetLimitsRequest {
+  return { queue: "", limits: undefined };
+}
+
+export const SetLimitsRequest: MessageFns<SetLimitsRequest> = {
+  encode(message: SetLimitsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    if (message.limits !== undefined) {
+      QueueLimits.encode(message.limits, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetLimitsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetLimitsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.limits = QueueLimits.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetLimitsRequest {
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      limits: isSet(object.limits) ? QueueLimits.fromJSON(object.limits) : undefined,
+    };
+  },
+
+  toJSON(message: SetLimitsRequest): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    if (message.limits !== undefined) {
+      obj.limits = QueueLimits.toJSON(message.limits);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetLimitsRequest>): SetLimitsRequest {
+    return SetLimitsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetLimitsRequest>): SetLimitsRequest {
+    const message = createBaseSetLimitsRequest();
+    message.queue = object.queue ?? "";
+    message.limits = (object.limits !== undefined && object.limits !== null)
+      ? QueueLimits.fromPartial(object.limits)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSetLimitsResponse(): SetLimitsResponse {
+  return { limits: undefined };
+}
+
+export const SetLimitsResponse: MessageFns<SetLimitsResponse> = {
+  encode(message: SetLimitsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.limits !== undefined) {
+      QueueLimits.encode(message.limits, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetLimitsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetLimitsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.limits = QueueLimits.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetLimitsResponse {
+    return { limits: isSet(object.limits) ? QueueLimits.fromJSON(object.limits) : undefined };
+  },
+
+  toJSON(message: SetLimitsResponse): unknown {
+    const obj: any = {};
+    if (message.limits !== undefined) {
+      obj.limits = QueueLimits.toJSON(message.limits);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetLimitsResponse>): SetLimitsResponse {
+    return SetLimitsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetLimitsResponse>): SetLimitsResponse {
+    const message = createBaseSetLimitsResponse();
+    message.limits = (object.limits !== undefined && object.limits !== null)
+      ? QueueLimits.fromPartial(object.limits)
+      : undefined;
+    return message;
+  },
+};
+
+function createBasePauseRequest(): PauseRequest {
+  return { source: undefined };
+}
+
+export const PauseRequest: MessageFns<PauseRequest> = {
+  encode(message: PauseRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.source !== undefined) {
+      Source.encode(message.source, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PauseRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePauseRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.source = Source.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PauseRequest {
+    return { source: isSet(object.source) ? Source.fromJSON(object.source) : undefined };
+  },
+
+  toJSON(message: PauseRequest): unknown {
+    const obj: any = {};
+    if (message.source !== undefined) {
+      obj.source = Source.toJSON(message.source);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PauseRequest>): PauseRequest {
+    return PauseRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PauseRequest>): PauseRequest {
+    const message = createBasePauseRequest();
+    message.source = (object.source !== undefined && object.source !== null)
+      ? Source.fromPartial(object.source)
+      : undefined;
+    return message;
+  },
+};
+
+function createBasePauseResponse(): PauseResponse {
+  return { changed: false };
+}
+
+export const PauseResponse: MessageFns<PauseResponse> = {
+  encode(message: PauseResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.changed !== false) {
+      writer.uint32(8).bool(message.changed);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PauseResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePauseResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.changed = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PauseResponse {
+    return { changed: isSet(object.changed) ? globalThis.Boolean(object.changed) : false };
+  },
+
+  toJSON(message: PauseResponse): unknown {
+    const obj: any = {};
+    if (message.changed !== false) {
+      obj.changed = message.changed;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PauseResponse>): PauseResponse {
+    return PauseResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PauseResponse>): PauseResponse {
+    const message = createBasePauseResponse();
+    message.changed = object.changed ?? false;
+    return message;
+  },
+};
+
+function createBaseResumeRequest(): ResumeRequest {
+  return { source: undefined };
+}
+
+export const ResumeRequest: MessageFns<ResumeRequest> = {
+  encode(message: ResumeRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.source !== undefined) {
+      Source.encode(message.source, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResumeRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResumeRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.source = Source.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ResumeRequest {
+    return { source: isSet(object.source) ? Source.fromJSON(object.source) : undefined };
+  },
+
+  toJSON(message: ResumeRequest): unknown {
+    const obj: any = {};
+    if (message.source !== undefined) {
+      obj.source = Source.toJSON(message.source);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ResumeRequest>): ResumeRequest {
+    return ResumeRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ResumeRequest>): ResumeRequest {
+    const message = createBaseResumeRequest();
+    message.source = (object.source !== undefined && object.source !== null)
+      ? Source.fromPartial(object.source)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseResumeResponse(): ResumeResponse {
+  return { changed: false };
+}
+
+export const ResumeResponse: MessageFns<ResumeResponse> = {
+  encode(message: ResumeResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.changed !== false) {
+      writer.uint32(8).bool(message.changed);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResumeResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResumeResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.changed = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ResumeResponse {
+    return { changed: isSet(object.changed) ? globalThis.Boolean(object.changed) : false };
+  },
+
+  toJSON(message: ResumeResponse): unknown {
+    const obj: any = {};
+    if (message.changed !== false) {
+      obj.changed = message.changed;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ResumeResponse>): ResumeResponse {
+    return ResumeResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ResumeResponse>): ResumeResponse {
+    const message = createBaseResumeResponse();
+    message.changed = object.changed ?? false;
+    return message;
+  },
+};
+
 /**
  * AdminService is for operators: the health of every queue, pool and receiver Baton keeps, their
  * dead-letter queues (list, retry, delete), and an on-demand purge of stale entries.
@@ -2009,6 +2736,52 @@ export const AdminServiceService = {
     responseSerialize: (value: PurgeResponse): Buffer => Buffer.from(PurgeResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): PurgeResponse => PurgeResponse.decode(value),
   },
+  /**
+   * SetLimits replaces a queue's flow-control limits: at most `concurrency` leases held at once
+   * across the whole fleet, at most `rate` grants (a token bucket on the Redis clock). Enforced
+   * in the acquire script, on every replica, for every worker; they take effect at the next
+   * Acquire (leases already held are never taken back). An absent limit is no limit; a queue
+   * with no limits pays one hash read per Acquire. With a rate limit, a Complete with
+   * THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
+   * back off, so the whole queue does). The response says what is stored. A sharded queue
+   * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+   */
+  setLimits: {
+    path: "/baton.v1.AdminService/SetLimits" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetLimitsRequest): Buffer => Buffer.from(SetLimitsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetLimitsRequest => SetLimitsRequest.decode(value),
+    responseSerialize: (value: SetLimitsResponse): Buffer => Buffer.from(SetLimitsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SetLimitsResponse => SetLimitsResponse.decode(value),
+  },
+  /**
+   * Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
+   * one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
+   * streams deliver nothing (expired deliveries still come back to be delivered later). What
+   * waits stays, and producers can still add work. Held leases and in-flight messages finish
+   * as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
+   * GetHealth shows `paused`.
+   */
+  pause: {
+    path: "/baton.v1.AdminService/Pause" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: PauseRequest): Buffer => Buffer.from(PauseRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PauseRequest => PauseRequest.decode(value),
+    responseSerialize: (value: PauseResponse): Buffer => Buffer.from(PauseResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PauseResponse => PauseResponse.decode(value),
+  },
+  /** Resume undoes Pause and wakes whatever waits on the source. */
+  resume: {
+    path: "/baton.v1.AdminService/Resume" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ResumeRequest): Buffer => Buffer.from(ResumeRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ResumeRequest => ResumeRequest.decode(value),
+    responseSerialize: (value: ResumeResponse): Buffer => Buffer.from(ResumeResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ResumeResponse => ResumeResponse.decode(value),
+  },
 } as const;
 
 export interface AdminServiceServer extends UntypedServiceImplementation {
@@ -2041,6 +2814,28 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
    * purged and why; with dry_run it changes nothing and lists the same.
    */
   purge: handleUnaryCall<PurgeRequest, PurgeResponse>;
+  /**
+   * SetLimits replaces a queue's flow-control limits: at most `concurrency` leases held at once
+   * across the whole fleet, at most `rate` grants (a token bucket on the Redis clock). Enforced
+   * in the acquire script, on every replica, for every worker; they take effect at the next
+   * Acquire (leases already held are never taken back). An absent limit is no limit; a queue
+   * with no limits pays one hash read per Acquire. With a rate limit, a Complete with
+   * THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
+   * back off, so the whole queue does). The response says what is stored. A sharded queue
+   * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+   */
+  setLimits: handleUnaryCall<SetLimitsRequest, SetLimitsResponse>;
+  /**
+   * Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
+   * one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
+   * streams deliver nothing (expired deliveries still come back to be delivered later). What
+   * waits stays, and producers can still add work. Held leases and in-flight messages finish
+   * as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
+   * GetHealth shows `paused`.
+   */
+  pause: handleUnaryCall<PauseRequest, PauseResponse>;
+  /** Resume undoes Pause and wakes whatever waits on the source. */
+  resume: handleUnaryCall<ResumeRequest, ResumeResponse>;
 }
 
 export interface AdminServiceClient extends Client {
@@ -2142,6 +2937,70 @@ export interface AdminServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: PurgeResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * SetLimits replaces a queue's flow-control limits: at most `concurrency` leases held at once
+   * across the whole fleet, at most `rate` grants (a token bucket on the Redis clock). Enforced
+   * in the acquire script, on every replica, for every worker; they take effect at the next
+   * Acquire (leases already held are never taken back). An absent limit is no limit; a queue
+   * with no limits pays one hash read per Acquire. With a rate limit, a Complete with
+   * THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
+   * back off, so the whole queue does). The response says what is stored. A sharded queue
+   * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+   */
+  setLimits(
+    request: SetLimitsRequest,
+    callback: (error: ServiceError | null, response: SetLimitsResponse) => void,
+  ): ClientUnaryCall;
+  setLimits(
+    request: SetLimitsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SetLimitsResponse) => void,
+  ): ClientUnaryCall;
+  setLimits(
+    request: SetLimitsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SetLimitsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
+   * one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
+   * streams deliver nothing (expired deliveries still come back to be delivered later). What
+   * waits stays, and producers can still add work. Held leases and in-flight messages finish
+   * as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
+   * GetHealth shows `paused`.
+   */
+  pause(
+    request: PauseRequest,
+    callback: (error: ServiceError | null, response: PauseResponse) => void,
+  ): ClientUnaryCall;
+  pause(
+    request: PauseRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PauseResponse) => void,
+  ): ClientUnaryCall;
+  pause(
+    request: PauseRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PauseResponse) => void,
+  ): ClientUnaryCall;
+  /** Resume undoes Pause and wakes whatever waits on the source. */
+  resume(
+    request: ResumeRequest,
+    callback: (error: ServiceError | null, response: ResumeResponse) => void,
+  ): ClientUnaryCall;
+  resume(
+    request: ResumeRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ResumeResponse) => void,
+  ): ClientUnaryCall;
+  resume(
+    request: ResumeRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ResumeResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -101,6 +101,46 @@ public final class AdminProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_baton_v1_PurgeResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_RateLimit_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_RateLimit_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_QueueLimits_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_QueueLimits_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_SetLimitsRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_SetLimitsRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_SetLimitsResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_SetLimitsResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_PauseRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_PauseRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_PauseResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_PauseResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_ResumeRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_ResumeRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_ResumeResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_ResumeResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -114,7 +154,7 @@ public final class AdminProto extends com.google.protobuf.GeneratedFile {
       "/protobuf/duration.proto\032\037google/protobu" +
       "f/timestamp.proto\"F\n\006Source\022(\n\004kind\030\001 \001(" +
       "\0162\024.baton.v1.SourceKindR\004kind\022\022\n\004name\030\002 " +
-      "\001(\tR\004name\"\022\n\020GetHealthRequest\"\233\003\n\014Source" +
+      "\001(\tR\004name\"\022\n\020GetHealthRequest\"\203\004\n\014Source" +
       "Health\022(\n\006source\030\001 \001(\0132\020.baton.v1.Source" +
       "R\006source\022\022\n\004size\030\002 \001(\004R\004size\0228\n\noldest_a" +
       "ge\030\003 \001(\0132\031.google.protobuf.DurationR\told" +
@@ -125,60 +165,80 @@ public final class AdminProto extends com.google.protobuf.GeneratedFile {
       "ngRate\022.\n\006status\030\010 \001(\0162\026.baton.v1.Health" +
       "StatusR\006status\022\030\n\007reasons\030\t \003(\tR\007reasons" +
       "\022\025\n\006in_use\030\n \001(\004R\005inUse\022\022\n\004idle\030\013 \001(\004R\004i" +
-      "dle\"\260\001\n\021GetHealthResponse\022.\n\006status\030\001 \001(" +
-      "\0162\026.baton.v1.HealthStatusR\006status\0220\n\007sou" +
-      "rces\030\002 \003(\0132\026.baton.v1.SourceHealthR\007sour" +
-      "ces\0229\n\nchecked_at\030\003 \001(\0132\032.google.protobu" +
-      "f.TimestampR\tcheckedAt\"\215\003\n\nDeadLetter\022(\n" +
-      "\006source\030\001 \001(\0132\020.baton.v1.SourceR\006source\022" +
-      "\016\n\002id\030\002 \001(\tR\002id\022\037\n\013error_class\030\003 \001(\tR\ner" +
-      "rorClass\022\030\n\007message\030\004 \001(\tR\007message\0227\n\tfa" +
-      "iled_at\030\005 \001(\0132\032.google.protobuf.Timestam" +
-      "pR\010failedAt\022\032\n\010attempts\030\006 \001(\rR\010attempts\022" +
-      "\026\n\006holder\030\007 \001(\tR\006holder\022\030\n\007payload\030\010 \001(\014" +
-      "R\007payload\022D\n\nattributes\030\t \003(\0132$.baton.v1" +
-      ".DeadLetter.AttributesEntryR\nattributes\032" +
-      "=\n\017AttributesEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005" +
-      "value\030\002 \001(\tR\005value:\0028\001\"~\n\026ListDeadLetter" +
-      "sRequest\022(\n\006source\030\001 \001(\0132\020.baton.v1.Sour" +
-      "ceR\006source\022\033\n\tpage_size\030\002 \001(\rR\010pageSize\022" +
-      "\035\n\npage_token\030\003 \001(\tR\tpageToken\"z\n\027ListDe" +
-      "adLettersResponse\0227\n\014dead_letters\030\001 \003(\0132" +
-      "\024.baton.v1.DeadLetterR\013deadLetters\022&\n\017ne" +
-      "xt_page_token\030\002 \001(\tR\rnextPageToken\"R\n\026Re" +
-      "tryDeadLetterRequest\022(\n\006source\030\001 \001(\0132\020.b" +
-      "aton.v1.SourceR\006source\022\016\n\002id\030\002 \001(\tR\002id\"\031" +
-      "\n\027RetryDeadLetterResponse\"S\n\027DeleteDeadL" +
-      "etterRequest\022(\n\006source\030\001 \001(\0132\020.baton.v1." +
-      "SourceR\006source\022\016\n\002id\030\002 \001(\tR\002id\"\032\n\030Delete" +
-      "DeadLetterResponse\"\'\n\014PurgeRequest\022\027\n\007dr" +
-      "y_run\030\001 \001(\010R\006dryRun\"v\n\nPurgedItem\022(\n\006sou" +
-      "rce\030\001 \001(\0132\020.baton.v1.SourceR\006source\022\016\n\002i" +
-      "d\030\002 \001(\tR\002id\022\026\n\006reason\030\003 \001(\tR\006reason\022\026\n\006a" +
-      "ction\030\004 \001(\tR\006action\"T\n\rPurgeResponse\022*\n\005" +
-      "items\030\001 \003(\0132\024.baton.v1.PurgedItemR\005items" +
-      "\022\027\n\007dry_run\030\002 \001(\010R\006dryRun*p\n\nSourceKind\022" +
-      "\033\n\027SOURCE_KIND_UNSPECIFIED\020\000\022\025\n\021SOURCE_K" +
-      "IND_QUEUE\020\001\022\024\n\020SOURCE_KIND_POOL\020\002\022\030\n\024SOU" +
-      "RCE_KIND_RECEIVER\020\003*\201\001\n\014HealthStatus\022\035\n\031" +
-      "HEALTH_STATUS_UNSPECIFIED\020\000\022\031\n\025HEALTH_ST" +
-      "ATUS_HEALTHY\020\001\022\032\n\026HEALTH_STATUS_DEGRADED" +
-      "\020\002\022\033\n\027HEALTH_STATUS_UNHEALTHY\020\0032\231\003\n\014Admi" +
-      "nService\022D\n\tGetHealth\022\032.baton.v1.GetHeal" +
-      "thRequest\032\033.baton.v1.GetHealthResponse\022V" +
-      "\n\017ListDeadLetters\022 .baton.v1.ListDeadLet" +
-      "tersRequest\032!.baton.v1.ListDeadLettersRe" +
-      "sponse\022V\n\017RetryDeadLetter\022 .baton.v1.Ret" +
-      "ryDeadLetterRequest\032!.baton.v1.RetryDead" +
-      "LetterResponse\022Y\n\020DeleteDeadLetter\022!.bat" +
-      "on.v1.DeleteDeadLetterRequest\032\".baton.v1" +
-      ".DeleteDeadLetterResponse\0228\n\005Purge\022\026.bat" +
-      "on.v1.PurgeRequest\032\027.baton.v1.PurgeRespo" +
-      "nseB\233\001\n\014dev.baton.v1B\nAdminProtoP\001Z>gith" +
-      "ub.com/baton-project/baton/clients/go/ge" +
-      "n/baton/v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312\002\010Ba" +
-      "ton\\V1\342\002\024Baton\\V1\\GPBMetadata\352\002\tBaton::V" +
-      "1b\006proto3"
+      "dle\022\026\n\006paused\030\014 \001(\010R\006paused\022-\n\006limits\030\r " +
+      "\001(\0132\025.baton.v1.QueueLimitsR\006limits\022\037\n\013ra" +
+      "te_tokens\030\016 \001(\001R\nrateTokens\"\260\001\n\021GetHealt" +
+      "hResponse\022.\n\006status\030\001 \001(\0162\026.baton.v1.Hea" +
+      "lthStatusR\006status\0220\n\007sources\030\002 \003(\0132\026.bat" +
+      "on.v1.SourceHealthR\007sources\0229\n\nchecked_a" +
+      "t\030\003 \001(\0132\032.google.protobuf.TimestampR\tche" +
+      "ckedAt\"\215\003\n\nDeadLetter\022(\n\006source\030\001 \001(\0132\020." +
+      "baton.v1.SourceR\006source\022\016\n\002id\030\002 \001(\tR\002id\022" +
+      "\037\n\013error_class\030\003 \001(\tR\nerrorClass\022\030\n\007mess" +
+      "age\030\004 \001(\tR\007message\0227\n\tfailed_at\030\005 \001(\0132\032." +
+      "google.protobuf.TimestampR\010failedAt\022\032\n\010a" +
+      "ttempts\030\006 \001(\rR\010attempts\022\026\n\006holder\030\007 \001(\tR" +
+      "\006holder\022\030\n\007payload\030\010 \001(\014R\007payload\022D\n\natt" +
+      "ributes\030\t \003(\0132$.baton.v1.DeadLetter.Attr" +
+      "ibutesEntryR\nattributes\032=\n\017AttributesEnt" +
+      "ry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005val" +
+      "ue:\0028\001\"~\n\026ListDeadLettersRequest\022(\n\006sour" +
+      "ce\030\001 \001(\0132\020.baton.v1.SourceR\006source\022\033\n\tpa" +
+      "ge_size\030\002 \001(\rR\010pageSize\022\035\n\npage_token\030\003 " +
+      "\001(\tR\tpageToken\"z\n\027ListDeadLettersRespons" +
+      "e\0227\n\014dead_letters\030\001 \003(\0132\024.baton.v1.DeadL" +
+      "etterR\013deadLetters\022&\n\017next_page_token\030\002 " +
+      "\001(\tR\rnextPageToken\"R\n\026RetryDeadLetterReq" +
+      "uest\022(\n\006source\030\001 \001(\0132\020.baton.v1.SourceR\006" +
+      "source\022\016\n\002id\030\002 \001(\tR\002id\"\031\n\027RetryDeadLette" +
+      "rResponse\"S\n\027DeleteDeadLetterRequest\022(\n\006" +
+      "source\030\001 \001(\0132\020.baton.v1.SourceR\006source\022\016" +
+      "\n\002id\030\002 \001(\tR\002id\"\032\n\030DeleteDeadLetterRespon" +
+      "se\"\'\n\014PurgeRequest\022\027\n\007dry_run\030\001 \001(\010R\006dry" +
+      "Run\"v\n\nPurgedItem\022(\n\006source\030\001 \001(\0132\020.bato" +
+      "n.v1.SourceR\006source\022\016\n\002id\030\002 \001(\tR\002id\022\026\n\006r" +
+      "eason\030\003 \001(\tR\006reason\022\026\n\006action\030\004 \001(\tR\006act" +
+      "ion\"T\n\rPurgeResponse\022*\n\005items\030\001 \003(\0132\024.ba" +
+      "ton.v1.PurgedItemR\005items\022\027\n\007dry_run\030\002 \001(" +
+      "\010R\006dryRun\"@\n\tRateLimit\022\035\n\nper_second\030\001 \001" +
+      "(\001R\tperSecond\022\024\n\005burst\030\002 \001(\rR\005burst\"X\n\013Q" +
+      "ueueLimits\022 \n\013concurrency\030\001 \001(\rR\013concurr" +
+      "ency\022\'\n\004rate\030\002 \001(\0132\023.baton.v1.RateLimitR" +
+      "\004rate\"W\n\020SetLimitsRequest\022\024\n\005queue\030\001 \001(\t" +
+      "R\005queue\022-\n\006limits\030\002 \001(\0132\025.baton.v1.Queue" +
+      "LimitsR\006limits\"B\n\021SetLimitsResponse\022-\n\006l" +
+      "imits\030\001 \001(\0132\025.baton.v1.QueueLimitsR\006limi" +
+      "ts\"8\n\014PauseRequest\022(\n\006source\030\001 \001(\0132\020.bat" +
+      "on.v1.SourceR\006source\")\n\rPauseResponse\022\030\n" +
+      "\007changed\030\001 \001(\010R\007changed\"9\n\rResumeRequest" +
+      "\022(\n\006source\030\001 \001(\0132\020.baton.v1.SourceR\006sour" +
+      "ce\"*\n\016ResumeResponse\022\030\n\007changed\030\001 \001(\010R\007c" +
+      "hanged*p\n\nSourceKind\022\033\n\027SOURCE_KIND_UNSP" +
+      "ECIFIED\020\000\022\025\n\021SOURCE_KIND_QUEUE\020\001\022\024\n\020SOUR" +
+      "CE_KIND_POOL\020\002\022\030\n\024SOURCE_KIND_RECEIVER\020\003" +
+      "*\201\001\n\014HealthStatus\022\035\n\031HEALTH_STATUS_UNSPE" +
+      "CIFIED\020\000\022\031\n\025HEALTH_STATUS_HEALTHY\020\001\022\032\n\026H" +
+      "EALTH_STATUS_DEGRADED\020\002\022\033\n\027HEALTH_STATUS" +
+      "_UNHEALTHY\020\0032\326\004\n\014AdminService\022D\n\tGetHeal" +
+      "th\022\032.baton.v1.GetHealthRequest\032\033.baton.v" +
+      "1.GetHealthResponse\022V\n\017ListDeadLetters\022 " +
+      ".baton.v1.ListDeadLettersRequest\032!.baton" +
+      ".v1.ListDeadLettersResponse\022V\n\017RetryDead" +
+      "Letter\022 .baton.v1.RetryDeadLetterRequest" +
+      "\032!.baton.v1.RetryDeadLetterResponse\022Y\n\020D" +
+      "eleteDeadLetter\022!.baton.v1.DeleteDeadLet" +
+      "terRequest\032\".baton.v1.DeleteDeadLetterRe" +
+      "sponse\0228\n\005Purge\022\026.baton.v1.PurgeRequest\032" +
+      "\027.baton.v1.PurgeResponse\022D\n\tSetLimits\022\032." +
+      "baton.v1.SetLimitsRequest\032\033.baton.v1.Set" +
+      "LimitsResponse\0228\n\005Pause\022\026.baton.v1.Pause" +
+      "Request\032\027.baton.v1.PauseResponse\022;\n\006Resu" +
+      "me\022\027.baton.v1.ResumeRequest\032\030.baton.v1.R" +
+      "esumeResponseB\233\001\n\014dev.baton.v1B\nAdminPro" +
+      "toP\001Z>github.com/baton-project/baton/cli" +
+      "ents/go/gen/baton/v1;batonv1\242\002\003BXX\252\002\010Bat" +
+      "on.V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GPBMetadata\352" +
+      "\002\tBaton::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -203,7 +263,7 @@ public final class AdminProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_SourceHealth_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SourceHealth_descriptor,
-        new java.lang.String[] { "Source", "Size", "OldestAge", "AverageAge", "Stuck", "DeadLettered", "ProcessingRate", "Status", "Reasons", "InUse", "Idle", });
+        new java.lang.String[] { "Source", "Size", "OldestAge", "AverageAge", "Stuck", "DeadLettered", "ProcessingRate", "Status", "Reasons", "InUse", "Idle", "Paused", "Limits", "RateTokens", });
     internal_static_baton_v1_GetHealthResponse_descriptor =
       getDescriptor().getMessageType(3);
     internal_static_baton_v1_GetHealthResponse_fieldAccessorTable = new
@@ -276,6 +336,54 @@ public final class AdminProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_PurgeResponse_descriptor,
         new java.lang.String[] { "Items", "DryRun", });
+    internal_static_baton_v1_RateLimit_descriptor =
+      getDescriptor().getMessageType(14);
+    internal_static_baton_v1_RateLimit_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_RateLimit_descriptor,
+        new java.lang.String[] { "PerSecond", "Burst", });
+    internal_static_baton_v1_QueueLimits_descriptor =
+      getDescriptor().getMessageType(15);
+    internal_static_baton_v1_QueueLimits_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_QueueLimits_descriptor,
+        new java.lang.String[] { "Concurrency", "Rate", });
+    internal_static_baton_v1_SetLimitsRequest_descriptor =
+      getDescriptor().getMessageType(16);
+    internal_static_baton_v1_SetLimitsRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_SetLimitsRequest_descriptor,
+        new java.lang.String[] { "Queue", "Limits", });
+    internal_static_baton_v1_SetLimitsResponse_descriptor =
+      getDescriptor().getMessageType(17);
+    internal_static_baton_v1_SetLimitsResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_SetLimitsResponse_descriptor,
+        new java.lang.String[] { "Limits", });
+    internal_static_baton_v1_PauseRequest_descriptor =
+      getDescriptor().getMessageType(18);
+    internal_static_baton_v1_PauseRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_PauseRequest_descriptor,
+        new java.lang.String[] { "Source", });
+    internal_static_baton_v1_PauseResponse_descriptor =
+      getDescriptor().getMessageType(19);
+    internal_static_baton_v1_PauseResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_PauseResponse_descriptor,
+        new java.lang.String[] { "Changed", });
+    internal_static_baton_v1_ResumeRequest_descriptor =
+      getDescriptor().getMessageType(20);
+    internal_static_baton_v1_ResumeRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_ResumeRequest_descriptor,
+        new java.lang.String[] { "Source", });
+    internal_static_baton_v1_ResumeResponse_descriptor =
+      getDescriptor().getMessageType(21);
+    internal_static_baton_v1_ResumeResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_ResumeResponse_descriptor,
+        new java.lang.String[] { "Changed", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.DurationProto.getDescriptor();
     com.google.protobuf.TimestampProto.getDescriptor();

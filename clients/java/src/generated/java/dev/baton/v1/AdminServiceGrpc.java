@@ -171,6 +171,99 @@ public final class AdminServiceGrpc {
     return getPurgeMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.SetLimitsRequest,
+      dev.baton.v1.SetLimitsResponse> getSetLimitsMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "SetLimits",
+      requestType = dev.baton.v1.SetLimitsRequest.class,
+      responseType = dev.baton.v1.SetLimitsResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.SetLimitsRequest,
+      dev.baton.v1.SetLimitsResponse> getSetLimitsMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.SetLimitsRequest, dev.baton.v1.SetLimitsResponse> getSetLimitsMethod;
+    if ((getSetLimitsMethod = AdminServiceGrpc.getSetLimitsMethod) == null) {
+      synchronized (AdminServiceGrpc.class) {
+        if ((getSetLimitsMethod = AdminServiceGrpc.getSetLimitsMethod) == null) {
+          AdminServiceGrpc.getSetLimitsMethod = getSetLimitsMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.SetLimitsRequest, dev.baton.v1.SetLimitsResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "SetLimits"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.SetLimitsRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.SetLimitsResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AdminServiceMethodDescriptorSupplier("SetLimits"))
+              .build();
+        }
+      }
+    }
+    return getSetLimitsMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.PauseRequest,
+      dev.baton.v1.PauseResponse> getPauseMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Pause",
+      requestType = dev.baton.v1.PauseRequest.class,
+      responseType = dev.baton.v1.PauseResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.PauseRequest,
+      dev.baton.v1.PauseResponse> getPauseMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.PauseRequest, dev.baton.v1.PauseResponse> getPauseMethod;
+    if ((getPauseMethod = AdminServiceGrpc.getPauseMethod) == null) {
+      synchronized (AdminServiceGrpc.class) {
+        if ((getPauseMethod = AdminServiceGrpc.getPauseMethod) == null) {
+          AdminServiceGrpc.getPauseMethod = getPauseMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.PauseRequest, dev.baton.v1.PauseResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Pause"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.PauseRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.PauseResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AdminServiceMethodDescriptorSupplier("Pause"))
+              .build();
+        }
+      }
+    }
+    return getPauseMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.ResumeRequest,
+      dev.baton.v1.ResumeResponse> getResumeMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Resume",
+      requestType = dev.baton.v1.ResumeRequest.class,
+      responseType = dev.baton.v1.ResumeResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.ResumeRequest,
+      dev.baton.v1.ResumeResponse> getResumeMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.ResumeRequest, dev.baton.v1.ResumeResponse> getResumeMethod;
+    if ((getResumeMethod = AdminServiceGrpc.getResumeMethod) == null) {
+      synchronized (AdminServiceGrpc.class) {
+        if ((getResumeMethod = AdminServiceGrpc.getResumeMethod) == null) {
+          AdminServiceGrpc.getResumeMethod = getResumeMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.ResumeRequest, dev.baton.v1.ResumeResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Resume"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.ResumeRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.ResumeResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AdminServiceMethodDescriptorSupplier("Resume"))
+              .build();
+        }
+      }
+    }
+    return getResumeMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -296,6 +389,48 @@ public final class AdminServiceGrpc {
         io.grpc.stub.StreamObserver<dev.baton.v1.PurgeResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getPurgeMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * SetLimits replaces a queue's flow-control limits: at most `concurrency` leases held at once
+     * across the whole fleet, at most `rate` grants (a token bucket on the Redis clock). Enforced
+     * in the acquire script, on every replica, for every worker; they take effect at the next
+     * Acquire (leases already held are never taken back). An absent limit is no limit; a queue
+     * with no limits pays one hash read per Acquire. With a rate limit, a Complete with
+     * THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
+     * back off, so the whole queue does). The response says what is stored. A sharded queue
+     * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+     * </pre>
+     */
+    default void setLimits(dev.baton.v1.SetLimitsRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.SetLimitsResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getSetLimitsMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
+     * one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
+     * streams deliver nothing (expired deliveries still come back to be delivered later). What
+     * waits stays, and producers can still add work. Held leases and in-flight messages finish
+     * as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
+     * GetHealth shows `paused`.
+     * </pre>
+     */
+    default void pause(dev.baton.v1.PauseRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.PauseResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getPauseMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Resume undoes Pause and wakes whatever waits on the source.
+     * </pre>
+     */
+    default void resume(dev.baton.v1.ResumeRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.ResumeResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getResumeMethod(), responseObserver);
+    }
   }
 
   /**
@@ -396,6 +531,51 @@ public final class AdminServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getPurgeMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * SetLimits replaces a queue's flow-control limits: at most `concurrency` leases held at once
+     * across the whole fleet, at most `rate` grants (a token bucket on the Redis clock). Enforced
+     * in the acquire script, on every replica, for every worker; they take effect at the next
+     * Acquire (leases already held are never taken back). An absent limit is no limit; a queue
+     * with no limits pays one hash read per Acquire. With a rate limit, a Complete with
+     * THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
+     * back off, so the whole queue does). The response says what is stored. A sharded queue
+     * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+     * </pre>
+     */
+    public void setLimits(dev.baton.v1.SetLimitsRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.SetLimitsResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getSetLimitsMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
+     * one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
+     * streams deliver nothing (expired deliveries still come back to be delivered later). What
+     * waits stays, and producers can still add work. Held leases and in-flight messages finish
+     * as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
+     * GetHealth shows `paused`.
+     * </pre>
+     */
+    public void pause(dev.baton.v1.PauseRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.PauseResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getPauseMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Resume undoes Pause and wakes whatever waits on the source.
+     * </pre>
+     */
+    public void resume(dev.baton.v1.ResumeRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.ResumeResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getResumeMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -476,6 +656,48 @@ public final class AdminServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getPurgeMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * SetLimits replaces a queue's flow-control limits: at most `concurrency` leases held at once
+     * across the whole fleet, at most `rate` grants (a token bucket on the Redis clock). Enforced
+     * in the acquire script, on every replica, for every worker; they take effect at the next
+     * Acquire (leases already held are never taken back). An absent limit is no limit; a queue
+     * with no limits pays one hash read per Acquire. With a rate limit, a Complete with
+     * THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
+     * back off, so the whole queue does). The response says what is stored. A sharded queue
+     * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+     * </pre>
+     */
+    public dev.baton.v1.SetLimitsResponse setLimits(dev.baton.v1.SetLimitsRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getSetLimitsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
+     * one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
+     * streams deliver nothing (expired deliveries still come back to be delivered later). What
+     * waits stays, and producers can still add work. Held leases and in-flight messages finish
+     * as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
+     * GetHealth shows `paused`.
+     * </pre>
+     */
+    public dev.baton.v1.PauseResponse pause(dev.baton.v1.PauseRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getPauseMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Resume undoes Pause and wakes whatever waits on the source.
+     * </pre>
+     */
+    public dev.baton.v1.ResumeResponse resume(dev.baton.v1.ResumeRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getResumeMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -555,6 +777,48 @@ public final class AdminServiceGrpc {
     public dev.baton.v1.PurgeResponse purge(dev.baton.v1.PurgeRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getPurgeMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * SetLimits replaces a queue's flow-control limits: at most `concurrency` leases held at once
+     * across the whole fleet, at most `rate` grants (a token bucket on the Redis clock). Enforced
+     * in the acquire script, on every replica, for every worker; they take effect at the next
+     * Acquire (leases already held are never taken back). An absent limit is no limit; a queue
+     * with no limits pays one hash read per Acquire. With a rate limit, a Complete with
+     * THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
+     * back off, so the whole queue does). The response says what is stored. A sharded queue
+     * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+     * </pre>
+     */
+    public dev.baton.v1.SetLimitsResponse setLimits(dev.baton.v1.SetLimitsRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getSetLimitsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
+     * one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
+     * streams deliver nothing (expired deliveries still come back to be delivered later). What
+     * waits stays, and producers can still add work. Held leases and in-flight messages finish
+     * as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
+     * GetHealth shows `paused`.
+     * </pre>
+     */
+    public dev.baton.v1.PauseResponse pause(dev.baton.v1.PauseRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getPauseMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Resume undoes Pause and wakes whatever waits on the source.
+     * </pre>
+     */
+    public dev.baton.v1.ResumeResponse resume(dev.baton.v1.ResumeRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getResumeMethod(), getCallOptions(), request);
     }
   }
 
@@ -641,6 +905,51 @@ public final class AdminServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getPurgeMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * SetLimits replaces a queue's flow-control limits: at most `concurrency` leases held at once
+     * across the whole fleet, at most `rate` grants (a token bucket on the Redis clock). Enforced
+     * in the acquire script, on every replica, for every worker; they take effect at the next
+     * Acquire (leases already held are never taken back). An absent limit is no limit; a queue
+     * with no limits pays one hash read per Acquire. With a rate limit, a Complete with
+     * THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
+     * back off, so the whole queue does). The response says what is stored. A sharded queue
+     * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.SetLimitsResponse> setLimits(
+        dev.baton.v1.SetLimitsRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getSetLimitsMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
+     * one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
+     * streams deliver nothing (expired deliveries still come back to be delivered later). What
+     * waits stays, and producers can still add work. Held leases and in-flight messages finish
+     * as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
+     * GetHealth shows `paused`.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.PauseResponse> pause(
+        dev.baton.v1.PauseRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getPauseMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * Resume undoes Pause and wakes whatever waits on the source.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.ResumeResponse> resume(
+        dev.baton.v1.ResumeRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getResumeMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_GET_HEALTH = 0;
@@ -648,6 +957,9 @@ public final class AdminServiceGrpc {
   private static final int METHODID_RETRY_DEAD_LETTER = 2;
   private static final int METHODID_DELETE_DEAD_LETTER = 3;
   private static final int METHODID_PURGE = 4;
+  private static final int METHODID_SET_LIMITS = 5;
+  private static final int METHODID_PAUSE = 6;
+  private static final int METHODID_RESUME = 7;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -685,6 +997,18 @@ public final class AdminServiceGrpc {
         case METHODID_PURGE:
           serviceImpl.purge((dev.baton.v1.PurgeRequest) request,
               (io.grpc.stub.StreamObserver<dev.baton.v1.PurgeResponse>) responseObserver);
+          break;
+        case METHODID_SET_LIMITS:
+          serviceImpl.setLimits((dev.baton.v1.SetLimitsRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.SetLimitsResponse>) responseObserver);
+          break;
+        case METHODID_PAUSE:
+          serviceImpl.pause((dev.baton.v1.PauseRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.PauseResponse>) responseObserver);
+          break;
+        case METHODID_RESUME:
+          serviceImpl.resume((dev.baton.v1.ResumeRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.ResumeResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -739,6 +1063,27 @@ public final class AdminServiceGrpc {
               dev.baton.v1.PurgeRequest,
               dev.baton.v1.PurgeResponse>(
                 service, METHODID_PURGE)))
+        .addMethod(
+          getSetLimitsMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.SetLimitsRequest,
+              dev.baton.v1.SetLimitsResponse>(
+                service, METHODID_SET_LIMITS)))
+        .addMethod(
+          getPauseMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.PauseRequest,
+              dev.baton.v1.PauseResponse>(
+                service, METHODID_PAUSE)))
+        .addMethod(
+          getResumeMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.ResumeRequest,
+              dev.baton.v1.ResumeResponse>(
+                service, METHODID_RESUME)))
         .build();
   }
 
@@ -792,6 +1137,9 @@ public final class AdminServiceGrpc {
               .addMethod(getRetryDeadLetterMethod())
               .addMethod(getDeleteDeadLetterMethod())
               .addMethod(getPurgeMethod())
+              .addMethod(getSetLimitsMethod())
+              .addMethod(getPauseMethod())
+              .addMethod(getResumeMethod())
               .build();
         }
       }

@@ -345,6 +345,74 @@ private static final long serialVersionUID = 0L;
     return idle_;
   }
 
+  public static final int PAUSED_FIELD_NUMBER = 12;
+  private boolean paused_ = false;
+  /**
+   * <pre>
+   * paused by AdminService.Pause.
+   * </pre>
+   *
+   * <code>bool paused = 12 [json_name = "paused"];</code>
+   * @return The paused.
+   */
+  @java.lang.Override
+  public boolean getPaused() {
+    return paused_;
+  }
+
+  public static final int LIMITS_FIELD_NUMBER = 13;
+  private dev.baton.v1.QueueLimits limits_;
+  /**
+   * <pre>
+   * limits of a queue (SetLimits); absent when it has none.
+   * </pre>
+   *
+   * <code>.baton.v1.QueueLimits limits = 13 [json_name = "limits"];</code>
+   * @return Whether the limits field is set.
+   */
+  @java.lang.Override
+  public boolean hasLimits() {
+    return ((bitField0_ & 0x00000008) != 0);
+  }
+  /**
+   * <pre>
+   * limits of a queue (SetLimits); absent when it has none.
+   * </pre>
+   *
+   * <code>.baton.v1.QueueLimits limits = 13 [json_name = "limits"];</code>
+   * @return The limits.
+   */
+  @java.lang.Override
+  public dev.baton.v1.QueueLimits getLimits() {
+    return limits_ == null ? dev.baton.v1.QueueLimits.getDefaultInstance() : limits_;
+  }
+  /**
+   * <pre>
+   * limits of a queue (SetLimits); absent when it has none.
+   * </pre>
+   *
+   * <code>.baton.v1.QueueLimits limits = 13 [json_name = "limits"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.QueueLimitsOrBuilder getLimitsOrBuilder() {
+    return limits_ == null ? dev.baton.v1.QueueLimits.getDefaultInstance() : limits_;
+  }
+
+  public static final int RATE_TOKENS_FIELD_NUMBER = 14;
+  private double rateTokens_ = 0D;
+  /**
+   * <pre>
+   * rate_tokens: what a rate-limited queue's bucket holds now (grants it could make at once).
+   * </pre>
+   *
+   * <code>double rate_tokens = 14 [json_name = "rateTokens"];</code>
+   * @return The rateTokens.
+   */
+  @java.lang.Override
+  public double getRateTokens() {
+    return rateTokens_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -391,6 +459,15 @@ private static final long serialVersionUID = 0L;
     }
     if (idle_ != 0L) {
       output.writeUInt64(11, idle_);
+    }
+    if (paused_ != false) {
+      output.writeBool(12, paused_);
+    }
+    if (((bitField0_ & 0x00000008) != 0)) {
+      output.writeMessage(13, getLimits());
+    }
+    if (java.lang.Double.doubleToRawLongBits(rateTokens_) != 0) {
+      output.writeDouble(14, rateTokens_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -443,6 +520,18 @@ private static final long serialVersionUID = 0L;
     if (idle_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
         .computeUInt64Size(11, idle_);
+    }
+    if (paused_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(12, paused_);
+    }
+    if (((bitField0_ & 0x00000008) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(13, getLimits());
+    }
+    if (java.lang.Double.doubleToRawLongBits(rateTokens_) != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeDoubleSize(14, rateTokens_);
     }
     return size;
   }
@@ -499,6 +588,16 @@ private static final long serialVersionUID = 0L;
         != other.getInUse()) return false;
     if (getIdle()
         != other.getIdle()) return false;
+    if (getPaused()
+        != other.getPaused()) return false;
+    if (hasLimits() != other.hasLimits()) return false;
+    if (hasLimits()) {
+      if (!getLimits()
+          .equals(other.getLimits())) return false;
+    }
+    if (java.lang.Double.doubleToLongBits(getRateTokens())
+        != java.lang.Double.doubleToLongBits(
+            other.getRateTokens())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -546,6 +645,16 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + IDLE_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getIdle());
+    hash = (37 * hash) + PAUSED_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getPaused());
+    if (hasLimits()) {
+      hash = (37 * hash) + LIMITS_FIELD_NUMBER;
+      hash = (53 * hash) + getLimits().hashCode();
+    }
+    hash = (37 * hash) + RATE_TOKENS_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        java.lang.Double.doubleToLongBits(getRateTokens()));
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -683,6 +792,7 @@ private static final long serialVersionUID = 0L;
         internalGetSourceFieldBuilder();
         internalGetOldestAgeFieldBuilder();
         internalGetAverageAgeFieldBuilder();
+        internalGetLimitsFieldBuilder();
       }
     }
     @java.lang.Override
@@ -713,6 +823,13 @@ private static final long serialVersionUID = 0L;
           com.google.protobuf.LazyStringArrayList.emptyList();
       inUse_ = 0L;
       idle_ = 0L;
+      paused_ = false;
+      limits_ = null;
+      if (limitsBuilder_ != null) {
+        limitsBuilder_.dispose();
+        limitsBuilder_ = null;
+      }
+      rateTokens_ = 0D;
       return this;
     }
 
@@ -790,6 +907,18 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000400) != 0)) {
         result.idle_ = idle_;
       }
+      if (((from_bitField0_ & 0x00000800) != 0)) {
+        result.paused_ = paused_;
+      }
+      if (((from_bitField0_ & 0x00001000) != 0)) {
+        result.limits_ = limitsBuilder_ == null
+            ? limits_
+            : limitsBuilder_.build();
+        to_bitField0_ |= 0x00000008;
+      }
+      if (((from_bitField0_ & 0x00002000) != 0)) {
+        result.rateTokens_ = rateTokens_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -844,6 +973,15 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getIdle() != 0L) {
         setIdle(other.getIdle());
+      }
+      if (other.getPaused() != false) {
+        setPaused(other.getPaused());
+      }
+      if (other.hasLimits()) {
+        mergeLimits(other.getLimits());
+      }
+      if (java.lang.Double.doubleToRawLongBits(other.getRateTokens()) != 0) {
+        setRateTokens(other.getRateTokens());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -932,6 +1070,23 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000400;
               break;
             } // case 88
+            case 96: {
+              paused_ = input.readBool();
+              bitField0_ |= 0x00000800;
+              break;
+            } // case 96
+            case 106: {
+              input.readMessage(
+                  internalGetLimitsFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00001000;
+              break;
+            } // case 106
+            case 113: {
+              rateTokens_ = input.readDouble();
+              bitField0_ |= 0x00002000;
+              break;
+            } // case 113
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1917,6 +2072,251 @@ private static final long serialVersionUID = 0L;
     public Builder clearIdle() {
       bitField0_ = (bitField0_ & ~0x00000400);
       idle_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private boolean paused_ ;
+    /**
+     * <pre>
+     * paused by AdminService.Pause.
+     * </pre>
+     *
+     * <code>bool paused = 12 [json_name = "paused"];</code>
+     * @return The paused.
+     */
+    @java.lang.Override
+    public boolean getPaused() {
+      return paused_;
+    }
+    /**
+     * <pre>
+     * paused by AdminService.Pause.
+     * </pre>
+     *
+     * <code>bool paused = 12 [json_name = "paused"];</code>
+     * @param value The paused to set.
+     * @return This builder for chaining.
+     */
+    public Builder setPaused(boolean value) {
+
+      paused_ = value;
+      bitField0_ |= 0x00000800;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * paused by AdminService.Pause.
+     * </pre>
+     *
+     * <code>bool paused = 12 [json_name = "paused"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearPaused() {
+      bitField0_ = (bitField0_ & ~0x00000800);
+      paused_ = false;
+      onChanged();
+      return this;
+    }
+
+    private dev.baton.v1.QueueLimits limits_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.baton.v1.QueueLimits, dev.baton.v1.QueueLimits.Builder, dev.baton.v1.QueueLimitsOrBuilder> limitsBuilder_;
+    /**
+     * <pre>
+     * limits of a queue (SetLimits); absent when it has none.
+     * </pre>
+     *
+     * <code>.baton.v1.QueueLimits limits = 13 [json_name = "limits"];</code>
+     * @return Whether the limits field is set.
+     */
+    public boolean hasLimits() {
+      return ((bitField0_ & 0x00001000) != 0);
+    }
+    /**
+     * <pre>
+     * limits of a queue (SetLimits); absent when it has none.
+     * </pre>
+     *
+     * <code>.baton.v1.QueueLimits limits = 13 [json_name = "limits"];</code>
+     * @return The limits.
+     */
+    public dev.baton.v1.QueueLimits getLimits() {
+      if (limitsBuilder_ == null) {
+        return limits_ == null ? dev.baton.v1.QueueLimits.getDefaultInstance() : limits_;
+      } else {
+        return limitsBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * limits of a queue (SetLimits); absent when it has none.
+     * </pre>
+     *
+     * <code>.baton.v1.QueueLimits limits = 13 [json_name = "limits"];</code>
+     */
+    public Builder setLimits(dev.baton.v1.QueueLimits value) {
+      if (limitsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        limits_ = value;
+      } else {
+        limitsBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00001000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * limits of a queue (SetLimits); absent when it has none.
+     * </pre>
+     *
+     * <code>.baton.v1.QueueLimits limits = 13 [json_name = "limits"];</code>
+     */
+    public Builder setLimits(
+        dev.baton.v1.QueueLimits.Builder builderForValue) {
+      if (limitsBuilder_ == null) {
+        limits_ = builderForValue.build();
+      } else {
+        limitsBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00001000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * limits of a queue (SetLimits); absent when it has none.
+     * </pre>
+     *
+     * <code>.baton.v1.QueueLimits limits = 13 [json_name = "limits"];</code>
+     */
+    public Builder mergeLimits(dev.baton.v1.QueueLimits value) {
+      if (limitsBuilder_ == null) {
+        if (((bitField0_ & 0x00001000) != 0) &&
+          limits_ != null &&
+          limits_ != dev.baton.v1.QueueLimits.getDefaultInstance()) {
+          getLimitsBuilder().mergeFrom(value);
+        } else {
+          limits_ = value;
+        }
+      } else {
+        limitsBuilder_.mergeFrom(value);
+      }
+      if (limits_ != null) {
+        bitField0_ |= 0x00001000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * limits of a queue (SetLimits); absent when it has none.
+     * </pre>
+     *
+     * <code>.baton.v1.QueueLimits limits = 13 [json_name = "limits"];</code>
+     */
+    public Builder clearLimits() {
+      bitField0_ = (bitField0_ & ~0x00001000);
+      limits_ = null;
+      if (limitsBuilder_ != null) {
+        limitsBuilder_.dispose();
+        limitsBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * limits of a queue (SetLimits); absent when it has none.
+     * </pre>
+     *
+     * <code>.baton.v1.QueueLimits limits = 13 [json_name = "limits"];</code>
+     */
+    public dev.baton.v1.QueueLimits.Builder getLimitsBuilder() {
+      bitField0_ |= 0x00001000;
+      onChanged();
+      return internalGetLimitsFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * limits of a queue (SetLimits); absent when it has none.
+     * </pre>
+     *
+     * <code>.baton.v1.QueueLimits limits = 13 [json_name = "limits"];</code>
+     */
+    public dev.baton.v1.QueueLimitsOrBuilder getLimitsOrBuilder() {
+      if (limitsBuilder_ != null) {
+        return limitsBuilder_.getMessageOrBuilder();
+      } else {
+        return limits_ == null ?
+            dev.baton.v1.QueueLimits.getDefaultInstance() : limits_;
+      }
+    }
+    /**
+     * <pre>
+     * limits of a queue (SetLimits); absent when it has none.
+     * </pre>
+     *
+     * <code>.baton.v1.QueueLimits limits = 13 [json_name = "limits"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.baton.v1.QueueLimits, dev.baton.v1.QueueLimits.Builder, dev.baton.v1.QueueLimitsOrBuilder> 
+        internalGetLimitsFieldBuilder() {
+      if (limitsBuilder_ == null) {
+        limitsBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.baton.v1.QueueLimits, dev.baton.v1.QueueLimits.Builder, dev.baton.v1.QueueLimitsOrBuilder>(
+                getLimits(),
+                getParentForChildren(),
+                isClean());
+        limits_ = null;
+      }
+      return limitsBuilder_;
+    }
+
+    private double rateTokens_ ;
+    /**
+     * <pre>
+     * rate_tokens: what a rate-limited queue's bucket holds now (grants it could make at once).
+     * </pre>
+     *
+     * <code>double rate_tokens = 14 [json_name = "rateTokens"];</code>
+     * @return The rateTokens.
+     */
+    @java.lang.Override
+    public double getRateTokens() {
+      return rateTokens_;
+    }
+    /**
+     * <pre>
+     * rate_tokens: what a rate-limited queue's bucket holds now (grants it could make at once).
+     * </pre>
+     *
+     * <code>double rate_tokens = 14 [json_name = "rateTokens"];</code>
+     * @param value The rateTokens to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRateTokens(double value) {
+
+      rateTokens_ = value;
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * rate_tokens: what a rate-limited queue's bucket holds now (grants it could make at once).
+     * </pre>
+     *
+     * <code>double rate_tokens = 14 [json_name = "rateTokens"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRateTokens() {
+      bitField0_ = (bitField0_ & ~0x00002000);
+      rateTokens_ = 0D;
       onChanged();
       return this;
     }

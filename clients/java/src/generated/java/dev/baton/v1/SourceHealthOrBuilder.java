@@ -216,4 +216,51 @@ public interface SourceHealthOrBuilder extends
    * @return The idle.
    */
   long getIdle();
+
+  /**
+   * <pre>
+   * paused by AdminService.Pause.
+   * </pre>
+   *
+   * <code>bool paused = 12 [json_name = "paused"];</code>
+   * @return The paused.
+   */
+  boolean getPaused();
+
+  /**
+   * <pre>
+   * limits of a queue (SetLimits); absent when it has none.
+   * </pre>
+   *
+   * <code>.baton.v1.QueueLimits limits = 13 [json_name = "limits"];</code>
+   * @return Whether the limits field is set.
+   */
+  boolean hasLimits();
+  /**
+   * <pre>
+   * limits of a queue (SetLimits); absent when it has none.
+   * </pre>
+   *
+   * <code>.baton.v1.QueueLimits limits = 13 [json_name = "limits"];</code>
+   * @return The limits.
+   */
+  dev.baton.v1.QueueLimits getLimits();
+  /**
+   * <pre>
+   * limits of a queue (SetLimits); absent when it has none.
+   * </pre>
+   *
+   * <code>.baton.v1.QueueLimits limits = 13 [json_name = "limits"];</code>
+   */
+  dev.baton.v1.QueueLimitsOrBuilder getLimitsOrBuilder();
+
+  /**
+   * <pre>
+   * rate_tokens: what a rate-limited queue's bucket holds now (grants it could make at once).
+   * </pre>
+   *
+   * <code>double rate_tokens = 14 [json_name = "rateTokens"];</code>
+   * @return The rateTokens.
+   */
+  double getRateTokens();
 }

@@ -16,6 +16,7 @@
     KEYS[8]  dlq        ZSET name -> dead-lettered at (ms)
     KEYS[9]  dlqinfo    HASH name -> dead-letter context JSON
     KEYS[10] stats      HASH completed, failed, dead_lettered -> counts
+    KEYS[11] limits     HASH flow control: "blocked" (acquireAgents) cleared and announced
 
     ARGV[1] dryRun            "1": report only
     ARGV[2] maxWorkingAgeMs   how far past its deadline a lease may be (0: no bound)
@@ -35,6 +36,7 @@ local rcall = redis.call
 --@include parseLease
 --@include addWaiting
 --@include trimDeadLetters
+--@include wakeBlocked
 
 local waitingKey, workingKey, defsKey, payloadsKey, leasesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local streaksKey, indexKey, dlqKey, dlqinfoKey, statsKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
@@ -61,6 +63,7 @@ if cursor == '0' then
         local lease = parseLease(rcall('HGET', leasesKey, name))
         rcall('ZREM', workingKey, name)
         rcall('HDEL', leasesKey, name)
+        wakeBlocked(KEYS[11], channel, queue)
         if rcall('HEXISTS', defsKey, name) == 1 then
           rcall('ZADD', dlqKey, now, name)
           rcall('HSET', dlqinfoKey, name, cjson.encode({

@@ -16,7 +16,8 @@
     KEYS[8]  dlq        ZSET name -> dead-lettered at (ms)
     KEYS[9]  dlqinfo    HASH name -> dead-letter context JSON
     KEYS[10] stats      HASH completed, failed, dead_lettered -> counts
-    KEYS[11] workers    ZSET worker id -> last seen (ms)
+    KEYS[11] limits     HASH flow control: "blocked" (acquireAgents) cleared and announced
+    KEYS[12] workers    ZSET worker id -> last seen (ms)
 
     ARGV[1]  queue      queue name (wake-up message, dead-letter context)
     ARGV[2]  channel    where to announce: "P|S <wake-up channel>" or ""
@@ -39,18 +40,19 @@ local rcall = redis.call
 --@include readPolicy
 --@include trimDeadLetters
 --@include finishLease
+--@include wakeBlocked
 
 local k = {
   waiting = KEYS[1], working = KEYS[2], defs = KEYS[3], payloads = KEYS[4], leases = KEYS[5],
   streaks = KEYS[6], index = KEYS[7], dlq = KEYS[8], dlqinfo = KEYS[9], stats = KEYS[10],
 }
-local workersKey = KEYS[11]
+local limitsKey, workersKey = KEYS[11], KEYS[12]
 local queue, channel = ARGV[1], ARGV[2]
 math.randomseed(tonumber(ARGV[3]))
 local policy = readPolicy(4)
 
 local now = nowMs()
-local out = {}
+local out, ended = {}, false
 for i = 12, #ARGV, 4 do
   local name, token, kind, thresholdMs = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
   local code = -1
@@ -75,5 +77,7 @@ for i = 12, #ARGV, 4 do
     end
   end
   out[#out + 1] = code
+  if code >= 0 then ended = true end
 end
+if ended then wakeBlocked(limitsKey, channel, queue) end
 return out

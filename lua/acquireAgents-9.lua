@@ -8,6 +8,11 @@
   definition is invalid (its agent was removed while it sat in waiting); it is dropped and
   counted as repaired.
 
+  Flow control (AdminService.SetLimits, Pause), from the limits hash: a paused queue grants
+  nothing; at most `concurrency` leases are held across the fleet (working's size); and a token
+  bucket of `rate` per second holding at most `burst` grants at most what it holds, on the
+  Redis clock (a bucket starts full). Limits lower what this call may grant; they never reorder.
+
   Input:
     KEYS[1] waiting    ZSET name -> next run (ms)
     KEYS[2] working    ZSET name -> lease deadline (ms)
@@ -17,6 +22,10 @@
     KEYS[6] streaks    HASH name -> consecutive failures
     KEYS[7] seq        STRING fencing token counter of the queue
     KEYS[8] workers    ZSET worker id -> last seen (ms)
+    KEYS[9] limits     HASH paused ("1"), concurrency, rate, burst, and the bucket's state:
+                       tokens, at (ms, refilled up to then); "blocked" set here when the
+                       concurrency limit held due work back (the lease-ending scripts announce
+                       the queue once a lease ends: wakeBlocked)
 
     ARGV[1] worker     worker id of the caller
     ARGV[2] max        most leases to grant
@@ -24,7 +33,9 @@
 
   Output:
     { now, nextDue, repaired, (name, token, deadline, attempt, definition, payload)* }
-    nextDue is the earliest next run left in waiting, or -1 when waiting is empty.
+    nextDue is the earliest next run left in waiting, or -1 when waiting is empty. When limits
+    hold due work back it is when to try again: -1 when paused or at the concurrency limit (a
+    wake-up comes), the bucket's next token when the rate limit binds.
 ]]
 local rcall = redis.call
 --@include nowMs
@@ -36,9 +47,35 @@ local leasesKey, streaksKey, seqKey, workersKey = KEYS[5], KEYS[6], KEYS[7], KEY
 local worker = ARGV[1]
 local max = tonumber(ARGV[2])
 local scanLimit = tonumber(ARGV[3])
+local limitsKey = KEYS[9]
 
 local now = nowMs()
 local out = { now, -1, 0 }
+
+-- Flow control: one HMGET; a queue without limits pays nothing more.
+local lim = rcall('HMGET', limitsKey, 'paused', 'concurrency', 'rate', 'burst', 'tokens', 'at')
+if lim[1] == '1' then
+  rcall('ZADD', workersKey, 'XX', now, worker)
+  return out -- paused: Resume announces the queue
+end
+local room = -1 -- leases the concurrency limit allows (-1: no limit)
+if lim[2] then
+  room = tonumber(lim[2]) - rcall('ZCARD', workingKey)
+  if room < 0 then room = 0 end
+  if room < max then max = room end
+end
+local rate, tokens, bucketAt = tonumber(lim[3] or '0'), 0, now
+if rate > 0 then
+  local burst = tonumber(lim[4])
+  tokens, bucketAt = tonumber(lim[5] or lim[4]), tonumber(lim[6] or now)
+  if now > bucketAt then
+    tokens = tokens + (now - bucketAt) * rate / 1000
+    if tokens > burst then tokens = burst end
+    bucketAt = now
+  end
+  local whole = math.floor(tokens)
+  if whole < max then max = whole end
+end
 local repaired, granted = 0, 0
 -- Read in pages of what is still wanted: every entry read leaves waiting (granted or dropped
 -- as invalid), so the next page starts at 0 again, and a healthy queue needs one page. Each
@@ -90,7 +127,22 @@ if granted > 0 then
 else
   rcall('ZADD', workersKey, 'XX', now, worker)
 end
+if rate > 0 then
+  tokens = tokens - granted
+  rcall('HSET', limitsKey, 'tokens', string.format('%.6f', tokens), 'at', int(bucketAt))
+end
 local head = rcall('ZRANGE', waitingKey, 0, 0, 'WITHSCORES')
-if head[2] then out[2] = tonumber(head[2]) end
+if head[2] then
+  out[2] = tonumber(head[2])
+  if out[2] <= now then
+    -- Due work left behind: held back by a limit, or beyond the scan limit (then try again).
+    if room >= 0 and granted >= room then
+      rcall('HSET', limitsKey, 'blocked', '1')
+      out[2] = -1
+    elseif rate > 0 and tokens < 1 then
+      out[2] = bucketAt + math.ceil((1 - tokens) * 1000 / rate)
+    end
+  end
+end
 out[3] = repaired
 return out

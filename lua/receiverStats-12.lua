@@ -13,10 +13,11 @@
     KEYS[9]  dlq        ZSET id -> dead-lettered at (ms)
     KEYS[10] dlqinfo    HASH id -> dead-letter context JSON
     KEYS[11] stats      HASH scheduled, delivered, redelivered, acked, dead_lettered -> counts
+    KEYS[12] limits     HASH paused ("1")
 
   Output:
     { now, scheduled, due, oldestDue (or -1), averageOverdueMs, inFlight, overdueInFlight,
-      deadLettered, acked }
+      deadLettered, acked, paused (1 or 0) }
     Averages are over at most 1,000 due messages.
 ]]
 local rcall = redis.call
@@ -44,4 +45,5 @@ return {
   rcall('ZCOUNT', k.inflight, '-inf', '(' .. now),
   rcall('ZCARD', k.dlq),
   tonumber(rcall('HGET', k.stats, 'acked') or '0'),
+  rcall('HGET', KEYS[12], 'paused') == '1' and 1 or 0,
 }

@@ -16,6 +16,8 @@
     KEYS[9]  dlq        ZSET id -> dead-lettered at (ms)
     KEYS[10] dlqinfo    HASH id -> dead-letter context JSON
     KEYS[11] stats      HASH scheduled, delivered, redelivered, acked, dead_lettered -> counts
+    KEYS[12] limits     HASH paused ("1": AdminService.Pause): nothing is delivered, expired
+                        deliveries still come back; Resume announces the receiver
 
     ARGV[1] consumer        consumer id
     ARGV[2] maxInFlight     the consumer's bound on unacked messages
@@ -68,6 +70,12 @@ for _, id in ipairs(rcall('ZRANGEBYSCORE', k.inflight, '-inf', now, 'LIMIT', 0, 
 end
 
 local out = { now, -1, redelivered, deadLettered }
+if rcall('HGET', KEYS[12], 'paused') == '1' then
+  -- Paused: wait for Resume's wake-up, or for the next ack deadline.
+  local f = rcall('ZRANGE', k.inflight, 0, 0, 'WITHSCORES')
+  if f[2] then out[2] = tonumber(f[2]) end
+  return out
+end
 local room = maxInFlight - tonumber(rcall('HGET', k.consumers, consumer) or '0')
 if room > limit then room = limit end
 -- The page of due messages goes in flight with one command per key: one ZREM, one HMGET each

@@ -7,6 +7,7 @@
     KEYS[2] working    ZSET name -> lease deadline (ms)
     KEYS[3] defs       HASH name -> definition JSON
     KEYS[4] leases     HASH name -> "token|worker|acquired_at|timeout_ms"
+    KEYS[5] limits     HASH flow control (acquireAgents): "blocked" is cleared and announced
 
     ARGV[1] name
     ARGV[2] token
@@ -26,8 +27,9 @@ local rcall = redis.call
 --@include nowMs
 --@include parseLease
 --@include addWaiting
+--@include wakeBlocked
 
-local waitingKey, workingKey, defsKey, leasesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local waitingKey, workingKey, defsKey, leasesKey, limitsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local name, token = ARGV[1], ARGV[2]
 local delayMs, jitterMs = tonumber(ARGV[3]), tonumber(ARGV[4])
 math.randomseed(tonumber(ARGV[5]))
@@ -39,6 +41,7 @@ if not lease or lease.token ~= token then
 end
 rcall('ZREM', workingKey, name)
 rcall('HDEL', leasesKey, name)
+wakeBlocked(limitsKey, channel, queue)
 if rcall('HEXISTS', defsKey, name) == 0 then
   return { 1, 0 }
 end

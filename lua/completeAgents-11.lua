@@ -19,6 +19,9 @@
     KEYS[8] dlq        ZSET name -> dead-lettered at (ms)
     KEYS[9] dlqinfo    HASH name -> dead-letter context JSON
     KEYS[10] stats     HASH completed, failed, dead_lettered -> counts
+    KEYS[11] limits    HASH flow control: "blocked" (acquireAgents) is cleared and announced
+                       once a lease ended; with a rate limit, a THROTTLED item's retryAfterMs
+                       empties the queue's token bucket for that long ("tokens", "at")
 
     ARGV[1..8] policy  forbiddenMs, throttledBaseMs, throttledMult, throttledCapMs,
                        maxImmediate, jitterRatio, dlqTtlMs, dlqMaxEntries (readPolicy)
@@ -45,10 +48,12 @@ local rcall = redis.call
 --@include trimDeadLetters
 --@include finishLease
 --@include defField
+--@include wakeBlocked
 
 local k = {
   waiting = KEYS[1], working = KEYS[2], defs = KEYS[3], payloads = KEYS[4], leases = KEYS[5],
   streaks = KEYS[6], index = KEYS[7], dlq = KEYS[8], dlqinfo = KEYS[9], stats = KEYS[10],
+  limits = KEYS[11],
 }
 local policy = readPolicy(1)
 math.randomseed(tonumber(ARGV[9]))
@@ -65,6 +70,7 @@ local now = nowMs()
 local out = {}
 local seen = {}
 local gone, g = {}, 0 -- one-shot successes, removed together below
+local ended, throttledFor = 0, 0
 for i = 0, count - 1 do
   local a, o = first + i * 5, i * 3
   local name, token, outcome = ARGV[a], ARGV[a + 1], ARGV[a + 2]
@@ -75,6 +81,7 @@ for i = 0, count - 1 do
   if recToken ~= token then
     out[o + 1], out[o + 2], out[o + 3] = -1, 0, 0
   else
+    ended = ended + 1
     local def = defs[i + 1]
     if outcome == 'SUCCESS' and def and defField(def, 'interval_ms') == 0 then
       g = g + 1
@@ -84,6 +91,8 @@ for i = 0, count - 1 do
       local r = finishLease(k, name, parseLease(rec), outcome, ARGV[a + 3], tonumber(ARGV[a + 4]), policy, now,
         channel, queue)
       out[o + 1], out[o + 2], out[o + 3] = r[1], r[2], r[3]
+      local retryAfter = tonumber(ARGV[a + 4])
+      if outcome == 'THROTTLED' and retryAfter > throttledFor then throttledFor = retryAfter end
     end
   end
 end
@@ -95,5 +104,13 @@ if g > 0 then
   rcall('HDEL', k.payloads, unpack(gone))
   rcall('ZREM', k.index, unpack(gone))
   rcall('HINCRBY', k.stats, 'completed', #gone)
+end
+if ended > 0 then wakeBlocked(k.limits, channel, queue) end
+-- The service said "not before retryAfter": a rate-limited queue holds its whole bucket that
+-- long, not just the one agent (the bucket refills from then on).
+if throttledFor > 0 and rcall('HEXISTS', k.limits, 'rate') == 1 then
+  local at = tonumber(rcall('HGET', k.limits, 'at') or '0')
+  if now + throttledFor > at then at = now + throttledFor end
+  rcall('HSET', k.limits, 'tokens', '0', 'at', string.format('%d', at))
 end
 return out

@@ -1,0 +1,37 @@
+--[[
+  setLimits: replaces a queue's concurrency and rate limits; the paused flag stays as it is. An
+  absent limit is removed. A rate limit set anew starts with a full bucket; a changed one keeps
+  what its bucket holds, up to the new burst. Announces the queue: waiting Acquires may now be
+  granted, or must learn their new wait.
+
+  Input:
+    KEYS[1] limits   HASH paused, concurrency, rate, burst, tokens, at, blocked
+
+    ARGV[1] concurrency  most leases held at once, "" for none
+    ARGV[2] rate         grants per second (the bucket's refill), "" for none
+    ARGV[3] burst        most the bucket holds (with a rate)
+    ARGV[4] channel      where to announce: "P|S <wake-up channel>" or ""
+    ARGV[5] queue        queue name, published on channel
+
+  Output: 1
+]]
+local rcall = redis.call
+--@include publish
+
+local limitsKey = KEYS[1]
+local concurrency, rate, burst, channel, queue = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+if concurrency == '' then
+  rcall('HDEL', limitsKey, 'concurrency')
+else
+  rcall('HSET', limitsKey, 'concurrency', concurrency)
+end
+if rate == '' then
+  rcall('HDEL', limitsKey, 'rate', 'burst', 'tokens', 'at')
+else
+  local tokens = tonumber(rcall('HGET', limitsKey, 'tokens') or burst)
+  if tokens > tonumber(burst) then rcall('HSET', limitsKey, 'tokens', burst) end
+  rcall('HSET', limitsKey, 'rate', rate, 'burst', burst)
+end
+rcall('HDEL', limitsKey, 'blocked')
+publish(channel, queue)
+return 1

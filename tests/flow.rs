@@ -1,0 +1,348 @@
+//! Flow control end to end (AdminService.SetLimits, Pause, Resume), against real Redis and two
+//! Baton replicas.
+//!
+//! Invariants checked:
+//! - a queue's concurrency limit is never exceeded across the fleet: a worker counts a lease
+//!   from when Acquire returns it until before it calls Complete, an interval inside the
+//!   server's, so the workers' count can only pass the limit if the server's did;
+//! - grants stay within the token bucket: over any span of the recorded grant times (Redis
+//!   clock), grants ≤ burst + rate × span;
+//! - a THROTTLED completion with retry_after holds the whole queue's bucket that long;
+//! - a paused queue or receiver hands out nothing while long polls and streams keep waiting;
+//!   Resume releases them;
+//! - bad input is INVALID_ARGUMENT naming the field and changes nothing; a sharded queue's
+//!   limits and a pool's pause are FAILED_PRECONDITION (UNSUPPORTED).
+
+mod common;
+
+use std::{
+    sync::{
+        atomic::{AtomicI64, AtomicU64, Ordering},
+        Arc, Mutex,
+    },
+    time::Duration,
+};
+
+use baton::pb::{admin_service_client::AdminServiceClient, schedule_service_client::ScheduleServiceClient};
+use common::*;
+use tokio_stream::StreamExt;
+use tonic::{transport::Channel, Code};
+
+const Q: &str = "limited";
+
+async fn admin(baton: &TestBaton) -> AdminServiceClient<Channel> {
+    AdminServiceClient::new(baton.channel().await)
+}
+
+fn limits(concurrency: u32, rate: Option<(f64, u32)>) -> Option<pb::QueueLimits> {
+    Some(pb::QueueLimits { concurrency, rate: rate.map(|(per_second, burst)| pb::RateLimit { per_second, burst }) })
+}
+
+async fn set_limits(
+    a: &mut AdminServiceClient<Channel>,
+    queue: &str,
+    l: Option<pb::QueueLimits>,
+) -> pb::SetLimitsResponse {
+    a.set_limits(pb::SetLimitsRequest { queue: queue.into(), limits: l }).await.expect("set limits").into_inner()
+}
+
+fn source(kind: pb::SourceKind, name: &str) -> Option<pb::Source> {
+    Some(pb::Source { kind: kind as i32, name: name.into() })
+}
+
+async fn health_of(a: &mut AdminServiceClient<Channel>, kind: pb::SourceKind, name: &str) -> Option<pb::SourceHealth> {
+    let h = a.get_health(pb::GetHealthRequest {}).await.unwrap().into_inner();
+    h.sources.into_iter().find(|s| s.source.as_ref().is_some_and(|s| s.kind == kind as i32 && s.name == name))
+}
+
+fn long_poll(queue: &str, worker: &str, max: u32, wait_ms: u64) -> pb::AcquireRequest {
+    pb::AcquireRequest { queue: queue.into(), worker_id: worker.into(), max_leases: max, wait: dur(wait_ms) }
+}
+
+// 16 workers on two replicas, each taking up to 3 leases per long poll, over 300 one-shot
+// agents under a limit of 5: the workers never hold more than 5 at once, and all 300 run
+// (lease ends wake the waiting long polls; without the wake-up each would wait its full 10 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_concurrency_limit_is_never_exceeded_across_replicas() {
+    const AGENTS: usize = 300;
+    const LIMIT: i64 = 5;
+    let mut env = Env::start().await;
+    let second = TestBaton::start(&env.redis.url(), test_config()).await;
+    let mut a = admin(&env.baton).await;
+    let stored = set_limits(&mut a, Q, limits(LIMIT as u32, None)).await;
+    assert_eq!(stored.limits.unwrap().concurrency, LIMIT as u32);
+    let defs: Vec<_> = (0..AGENTS).map(|i| agent(&format!("job-{i:03}"), 0, 60_000)).collect();
+    register(&mut env.client, Q, defs).await;
+
+    let held = Arc::new(AtomicI64::new(0));
+    let most = Arc::new(AtomicI64::new(0));
+    let done = Arc::new(AtomicU64::new(0));
+    let clients = [env.client.clone(), second.agents().await];
+    let mut tasks = Vec::new();
+    for w in 0..16 {
+        let mut c = clients[w % 2].clone();
+        let (held, most, done) = (held.clone(), most.clone(), done.clone());
+        tasks.push(tokio::spawn(async move {
+            while done.load(Ordering::SeqCst) < AGENTS as u64 {
+                let leases = c.acquire(long_poll(Q, &format!("w{w}"), 3, 10_000)).await.unwrap().into_inner().leases;
+                let now = held.fetch_add(leases.len() as i64, Ordering::SeqCst) + leases.len() as i64;
+                most.fetch_max(now, Ordering::SeqCst);
+                tokio::task::yield_now().await;
+                for l in leases {
+                    held.fetch_sub(1, Ordering::SeqCst);
+                    c.complete(complete_req(&l, pb::Outcome::Success)).await.unwrap();
+                    done.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        }));
+    }
+    tokio::time::timeout(Duration::from_secs(120), async {
+        for t in tasks {
+            t.await.unwrap();
+        }
+    })
+    .await
+    .expect("every agent ran within 120 s");
+    assert_eq!(done.load(Ordering::SeqCst), AGENTS as u64);
+    let most = most.load(Ordering::SeqCst);
+    assert!(most <= LIMIT, "workers held {most} leases at once under a limit of {LIMIT}");
+    assert!(most >= 1);
+    let h = health_of(&mut a, pb::SourceKind::Queue, Q).await.unwrap();
+    assert_eq!(h.limits.unwrap().concurrency, LIMIT as u32);
+    second.stop().await.unwrap();
+}
+
+// A rate of 20/s with a burst of 5, 8 workers on two replicas cycling 50 recurring agents for
+// 10 s of Redis time: over every span between two grants, grants ≤ 5 + 20 × span.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn grants_stay_within_the_token_bucket() {
+    const RATE: f64 = 20.0;
+    const BURST: u32 = 5;
+    const TIMEOUT_MS: i64 = 60_000;
+    let mut env = Env::start().await;
+    let second = TestBaton::start(&env.redis.url(), test_config()).await;
+    let mut a = admin(&env.baton).await;
+    set_limits(&mut a, Q, limits(0, Some((RATE, BURST)))).await;
+    let defs: Vec<_> = (0..50).map(|i| agent(&format!("poll-{i:02}"), 1, TIMEOUT_MS as u64)).collect();
+    register(&mut env.client, Q, defs).await;
+
+    let start = env.redis.now_ms().await;
+    let end = start + 10_000;
+    let grants = Arc::new(Mutex::new(Vec::new()));
+    let clients = [env.client.clone(), second.agents().await];
+    let mut tasks = Vec::new();
+    for w in 0..8 {
+        let mut c = clients[w % 2].clone();
+        let grants = grants.clone();
+        tasks.push(tokio::spawn(async move {
+            loop {
+                let leases = c.acquire(long_poll(Q, &format!("w{w}"), 4, 1_000)).await.unwrap().into_inner().leases;
+                let mut past_end = false;
+                for l in &leases {
+                    let at = ms(&l.deadline) - TIMEOUT_MS; // acquired at, Redis clock
+                    past_end |= at >= end;
+                    grants.lock().unwrap().push(at);
+                    c.complete(complete_req(l, pb::Outcome::Success)).await.unwrap();
+                }
+                if past_end {
+                    return;
+                }
+            }
+        }));
+    }
+    tokio::time::timeout(Duration::from_secs(120), async {
+        for t in tasks {
+            t.await.unwrap();
+        }
+    })
+    .await
+    .expect("the run ends");
+    let mut times = grants.lock().unwrap().clone();
+    times.retain(|t| *t < end);
+    times.sort();
+    for i in 0..times.len() {
+        for j in i..times.len() {
+            let span_ms = (times[j] - times[i]) as f64;
+            let allowed = BURST as f64 + RATE * span_ms / 1000.0 + 1e-6;
+            let n = (j - i + 1) as f64;
+            assert!(n <= allowed, "{n} grants within {span_ms} ms; the bucket allows {allowed}");
+        }
+    }
+    // Progress: the bucket, not the workers, was the limit (≥ a quarter of what it allows).
+    let allowed = BURST as f64 + RATE * 10.0;
+    assert!(times.len() as f64 >= allowed / 4.0, "only {} grants in 10 s (bucket allows {allowed})", times.len());
+    let h = health_of(&mut a, pb::SourceKind::Queue, Q).await.unwrap();
+    let rate = h.limits.unwrap().rate.unwrap();
+    assert_eq!((rate.per_second, rate.burst), (RATE, BURST));
+    assert!(h.rate_tokens >= 0.0 && h.rate_tokens <= BURST as f64);
+    second.stop().await.unwrap();
+}
+
+// A THROTTLED completion with retry_after 2 s holds the whole queue: another agent, due all
+// along, is granted no earlier than 2 s after the completion (Redis clock).
+#[tokio::test]
+async fn a_throttled_retry_after_holds_the_queues_bucket() {
+    let mut env = Env::start().await;
+    let mut a = admin(&env.baton).await;
+    set_limits(&mut a, Q, limits(0, Some((100.0, 100)))).await;
+    register(&mut env.client, Q, vec![agent("api-a", 60_000, 30_000)]).await;
+    let first = acquire(&mut env.client, Q, "w", 1).await.pop().expect("due");
+    register(&mut env.client, Q, vec![agent("api-b", 60_000, 30_000)]).await;
+    let before = env.redis.now_ms().await;
+    let mut req = complete_req(&first, pb::Outcome::Throttled);
+    req.retry_after = dur(2_000);
+    env.client.complete(req).await.unwrap();
+    assert!(acquire(&mut env.client, Q, "w", 1).await.is_empty(), "the bucket is held");
+    let h = health_of(&mut a, pb::SourceKind::Queue, Q).await.unwrap();
+    assert_eq!(h.rate_tokens, 0.0);
+    let got = env.client.acquire(long_poll(Q, "w", 1, 30_000)).await.unwrap().into_inner().leases;
+    let l = got.first().expect("granted once the hold passed");
+    assert_eq!(l.name, "api-b");
+    let acquired_at = ms(&l.deadline) - 30_000;
+    assert!(acquired_at >= before + 2_000, "granted {} ms after the throttle", acquired_at - before);
+}
+
+// Paused: due agents stay waiting; Acquire gets nothing and a long poll keeps waiting; health
+// says paused. Resume: the long poll gets its lease, and so does a session.
+#[tokio::test]
+async fn pausing_a_queue_holds_its_work_and_resume_releases_it() {
+    let mut env = Env::start().await;
+    let mut a = admin(&env.baton).await;
+    let paused = a.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, Q) }).await.unwrap().into_inner();
+    assert!(paused.changed);
+    let again = a.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, Q) }).await.unwrap().into_inner();
+    assert!(!again.changed, "already paused");
+    register(&mut env.client, Q, vec![agent("a1", 60_000, 30_000), agent("a2", 60_000, 30_000)]).await;
+
+    let mut c = env.client.clone();
+    let poll =
+        tokio::spawn(async move { c.acquire(long_poll(Q, "poller", 1, 60_000)).await.unwrap().into_inner().leases });
+    for _ in 0..3 {
+        assert!(acquire(&mut env.client, Q, "w", 10).await.is_empty(), "paused: nothing granted");
+    }
+    assert!(!poll.is_finished(), "the long poll keeps waiting");
+    let h = health_of(&mut a, pb::SourceKind::Queue, Q).await.unwrap();
+    assert!(h.paused);
+    assert_eq!(h.size, 2, "the work stays due");
+
+    let resumed = a.resume(pb::ResumeRequest { source: source(pb::SourceKind::Queue, Q) }).await.unwrap().into_inner();
+    assert!(resumed.changed);
+    let got = tokio::time::timeout(Duration::from_secs(30), poll).await.expect("the long poll is released").unwrap();
+    assert_eq!(got.len(), 1);
+    let rest = acquire(&mut env.client, Q, "w", 10).await;
+    assert_eq!(rest.len(), 1, "the other agent is handed out after Resume");
+    assert!(!health_of(&mut a, pb::SourceKind::Queue, Q).await.unwrap().paused);
+}
+
+// A paused receiver delivers nothing to a Subscribe stream; Resume delivers it.
+#[tokio::test]
+async fn pausing_a_receiver_holds_its_messages_until_resume() {
+    const R: &str = "inbox";
+    let env = Env::start().await;
+    let mut a = admin(&env.baton).await;
+    let mut s = ScheduleServiceClient::new(env.baton.channel().await);
+    assert!(
+        a.pause(pb::PauseRequest { source: source(pb::SourceKind::Receiver, R) }).await.unwrap().into_inner().changed
+    );
+    s.schedule(pb::ScheduleRequest { receiver: R.into(), payload: b"hello".to_vec(), ..Default::default() })
+        .await
+        .unwrap();
+    let sub = pb::SubscribeRequest { receiver: R.into(), consumer_id: "c1".into(), max_in_flight: 10 };
+    let mut stream = s.subscribe(sub).await.unwrap().into_inner();
+    let h = health_of(&mut a, pb::SourceKind::Receiver, R).await.unwrap();
+    assert!(h.paused);
+    assert_eq!(h.size, 1, "the message stays due");
+    assert_eq!(h.in_use, 0, "nothing in flight while paused");
+
+    a.resume(pb::ResumeRequest { source: source(pb::SourceKind::Receiver, R) }).await.unwrap();
+    let m = tokio::time::timeout(Duration::from_secs(30), stream.next())
+        .await
+        .expect("delivered after Resume")
+        .expect("stream open")
+        .unwrap();
+    assert_eq!(m.payload, b"hello");
+}
+
+// Limits set, read back by GetHealth, then removed.
+#[tokio::test]
+async fn limits_round_trip_and_clear() {
+    let env = Env::start().await;
+    let mut a = admin(&env.baton).await;
+    let stored = set_limits(&mut a, Q, limits(7, Some((2.5, 0)))).await.limits.unwrap();
+    let rate = stored.rate.unwrap();
+    assert_eq!((stored.concurrency, rate.per_second, rate.burst), (7, 2.5, 3), "burst defaults to ceil(rate)");
+    let h = health_of(&mut a, pb::SourceKind::Queue, Q).await.unwrap();
+    assert_eq!(h.limits, Some(stored));
+    assert_eq!(h.rate_tokens, 3.0, "a new bucket starts full");
+    assert!(set_limits(&mut a, Q, None).await.limits.is_none());
+    let h = health_of(&mut a, pb::SourceKind::Queue, Q).await.unwrap();
+    assert_eq!(h.limits, None);
+}
+
+// Every validation rule names its field, and a refused call changes nothing.
+#[tokio::test]
+async fn bad_limits_and_sources_are_refused_naming_the_field() {
+    let env = Env::start().await;
+    let mut a = admin(&env.baton).await;
+    let cases: Vec<(&str, Option<pb::QueueLimits>, &str)> = vec![
+        ("", None, "queue"),
+        ("a:b", None, "queue"),
+        (Q, limits(1_000_001, None), "limits.concurrency"),
+        (Q, limits(0, Some((0.0, 1))), "limits.rate.per_second"),
+        (Q, limits(0, Some((-1.0, 1))), "limits.rate.per_second"),
+        (Q, limits(0, Some((f64::NAN, 1))), "limits.rate.per_second"),
+        (Q, limits(0, Some((f64::INFINITY, 1))), "limits.rate.per_second"),
+        (Q, limits(0, Some((2e6, 1))), "limits.rate.per_second"),
+        (Q, limits(0, Some((1.0, 1_000_001))), "limits.rate.burst"),
+    ];
+    for (queue, l, field) in cases {
+        let e = a.set_limits(pb::SetLimitsRequest { queue: queue.into(), limits: l }).await.unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{field}: {e:?}");
+        assert!(e.message().starts_with(field), "{field}: {}", e.message());
+    }
+    assert!(health_of(&mut a, pb::SourceKind::Queue, Q).await.is_none(), "nothing was written");
+
+    let sources: Vec<(Option<pb::Source>, &str)> = vec![
+        (None, "source"),
+        (source(pb::SourceKind::Unspecified, Q), "source.kind"),
+        (Some(pb::Source { kind: 99, name: Q.into() }), "source.kind"),
+        (source(pb::SourceKind::Queue, ""), "source.name"),
+        (source(pb::SourceKind::Receiver, "a}b"), "source.name"),
+    ];
+    for (s, field) in sources {
+        let e = a.pause(pb::PauseRequest { source: s.clone() }).await.unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{field}: {e:?}");
+        assert!(e.message().starts_with(field), "{field}: {}", e.message());
+        let e = a.resume(pb::ResumeRequest { source: s }).await.unwrap_err();
+        assert!(e.message().starts_with(field), "{field}: {}", e.message());
+    }
+    let e = a.pause(pb::PauseRequest { source: source(pb::SourceKind::Pool, "vms") }).await.unwrap_err();
+    assert_eq!((e.code(), reason(&e).as_str()), (Code::FailedPrecondition, "UNSUPPORTED"));
+    assert!(health_of(&mut a, pb::SourceKind::Queue, Q).await.is_none(), "nothing was written");
+}
+
+// A sharded queue cannot take limits (each shard's script sees only its shard), but can be
+// paused and resumed: every shard holds its work, and Resume releases all of them.
+#[tokio::test]
+async fn a_sharded_queue_pauses_but_refuses_limits() {
+    let mut config = test_config();
+    config.sharding.queues = "hot=3".into();
+    let mut env = Env::with_config(config).await;
+    let mut a = admin(&env.baton).await;
+    let e = a.set_limits(pb::SetLimitsRequest { queue: "hot".into(), limits: limits(5, None) }).await.unwrap_err();
+    assert_eq!((e.code(), reason(&e).as_str()), (Code::FailedPrecondition, "UNSUPPORTED"));
+
+    a.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, "hot") }).await.unwrap();
+    let defs: Vec<_> = (0..12).map(|i| agent(&format!("h{i:02}"), 60_000, 30_000)).collect();
+    register(&mut env.client, "hot", defs).await;
+    assert!(acquire(&mut env.client, "hot", "w", 12).await.is_empty(), "every shard is paused");
+    let mut c = env.client.clone();
+    let poll =
+        tokio::spawn(
+            async move { c.acquire(long_poll("hot", "poller", 12, 60_000)).await.unwrap().into_inner().leases },
+        );
+    a.resume(pb::ResumeRequest { source: source(pb::SourceKind::Queue, "hot") }).await.unwrap();
+    let mut got = tokio::time::timeout(Duration::from_secs(30), poll).await.expect("released").unwrap().len();
+    got += acquire(&mut env.client, "hot", "w", 12).await.len();
+    assert_eq!(got, 12, "every shard's agents are handed out after Resume");
+}
