@@ -77,7 +77,7 @@ for i = 0, count - 1 do
   local rec = not seen[name] and records[i + 1]
   seen[name] = true
   -- The token alone decides the fast path; the whole record is parsed only for the others.
-  local recToken = rec and string.match(rec, '^(%d+)|[^|]*|%d+|%d+$')
+  local recToken = rec and string.match(rec, '^(%d+)|')
   if recToken ~= token then
     out[o + 1], out[o + 2], out[o + 3] = -1, 0, 0
   else

@@ -33,11 +33,12 @@ pub enum Permission {
     /// Hold and end work: Acquire, Heartbeat, Complete, Release, Claim, Return, Fail,
     /// Subscribe, Ack, Campaign, Renew, Resign.
     Work,
-    /// Create and remove work: Register, Unregister, Offer, Schedule, Cancel.
+    /// Create and remove work: Register, Unregister, CancelRun, Offer, Schedule, Cancel.
     Produce,
     /// Look: Get*, List*, Watch*, Observe, GetHealth.
     Read,
-    /// Change what an operator changes: Retry/DeleteDeadLetter, Purge; and anything unknown.
+    /// Change what an operator changes: Retry/DeleteDeadLetter, Purge, SetLimits, Pause,
+    /// Resume; and anything unknown.
     Admin,
 }
 
@@ -329,7 +330,7 @@ pub fn permission(path: &str) -> Option<Permission> {
     let (service, method) = path.trim_start_matches('/').split_once('/').unwrap_or((path, ""));
     use Permission::*;
     Some(match (service, method) {
-        ("baton.v1.AgentService", "Register" | "Unregister") => Produce,
+        ("baton.v1.AgentService", "Register" | "Unregister" | "CancelRun") => Produce,
         ("baton.v1.AgentService", "Acquire" | "Heartbeat" | "Complete" | "CompleteBatch" | "Release" | "Session") => {
             Work
         }
@@ -530,6 +531,7 @@ mod tests {
         use Permission::*;
         for (path, p) in [
             ("/baton.v1.AgentService/Register", Some(Produce)),
+            ("/baton.v1.AgentService/CancelRun", Some(Produce)),
             ("/baton.v1.AgentService/Acquire", Some(Work)),
             ("/baton.v1.AgentService/ListAgents", Some(Read)),
             ("/baton.v1.ClaimService/WatchPool", Some(Read)),

@@ -46,7 +46,7 @@ async fn lifecycle_happy_path() {
             worker_id: "w1".into(),
             leases: leases
                 .iter()
-                .map(|l| pb::LeaseRef { queue: Q.into(), name: l.name.clone(), token: l.token })
+                .map(|l| pb::LeaseRef { queue: Q.into(), name: l.name.clone(), token: l.token, ..Default::default() })
                 .collect(),
         })
         .await
@@ -320,8 +320,8 @@ async fn stale_tokens_are_rejected_and_change_nothing() {
         .heartbeat(pb::HeartbeatRequest {
             worker_id: "w1".into(),
             leases: vec![
-                pb::LeaseRef { queue: Q.into(), name: "s".into(), token: old.token },
-                pb::LeaseRef { queue: Q.into(), name: "nope".into(), token: 5 },
+                pb::LeaseRef { queue: Q.into(), name: "s".into(), token: old.token, ..Default::default() },
+                pb::LeaseRef { queue: Q.into(), name: "nope".into(), token: 5, ..Default::default() },
             ],
         })
         .await
@@ -364,7 +364,7 @@ async fn lease_held_past_deadline_until_heartbeat_or_complete() {
     let hb = c
         .heartbeat(pb::HeartbeatRequest {
             worker_id: "w1".into(),
-            leases: vec![pb::LeaseRef { queue: Q.into(), name: "slow".into(), token: l.token }],
+            leases: vec![pb::LeaseRef { queue: Q.into(), name: "slow".into(), token: l.token, ..Default::default() }],
         })
         .await
         .unwrap()
@@ -425,7 +425,7 @@ async fn unregister_lets_held_lease_finish() {
     let hb = c
         .heartbeat(pb::HeartbeatRequest {
             worker_id: "w".into(),
-            leases: vec![pb::LeaseRef { queue: Q.into(), name: "held".into(), token: l.token }],
+            leases: vec![pb::LeaseRef { queue: Q.into(), name: "held".into(), token: l.token, ..Default::default() }],
         })
         .await
         .unwrap()

@@ -118,6 +118,51 @@ async fn worker_loop_outcomes_lost_leases_and_shutdown() {
     assert_eq!(state("held").await.state(), pb::AgentState::Waiting, "released on shutdown");
 }
 
+// A handler reports progress (GetAgent shows it) and is cancelled when an operator cancels its
+// run; the recurring agent then waits for its next run.
+#[tokio::test]
+async fn worker_reports_progress_and_a_cancelled_run_cancels_its_handler() {
+    let mut env = Env::start().await;
+    register(&mut env.client, "w", vec![agent("crawl", 3_600_000, 60_000)]).await;
+    let mut worker = Worker::new(env.baton.channel().await, "w", "rusty");
+    worker.heartbeat_every = Duration::from_millis(100);
+    worker.wait = Duration::from_millis(500);
+    let progress = worker.progress();
+    let cancelled = Arc::new(Mutex::new(false));
+    let (flag, stop) = (cancelled.clone(), CancellationToken::new());
+    let run = tokio::spawn(worker.run(stop.clone(), move |lease, cancel| {
+        let (flag, progress) = (flag.clone(), progress.clone());
+        async move {
+            progress.report(&lease, "page 3 of 10");
+            cancel.cancelled().await;
+            *flag.lock().unwrap() = true;
+            Ok(())
+        }
+    }));
+    let get = || {
+        let mut c = env.client.clone();
+        async move {
+            c.get_agent(pb::GetAgentRequest { queue: "w".into(), name: "crawl".into() })
+                .await
+                .unwrap()
+                .into_inner()
+                .agent
+                .unwrap()
+        }
+    };
+    eventually(Duration::from_secs(20), "progress shown", || async { get().await.progress == "page 3 of 10" }).await;
+    let mut c = env.client.clone();
+    let r = c.cancel_run(pb::CancelRunRequest { queue: "w".into(), name: "crawl".into() }).await.unwrap();
+    assert!(r.into_inner().requested);
+    until("the handler is cancelled", || *cancelled.lock().unwrap()).await;
+    eventually(Duration::from_secs(20), "waiting for its next run", || async {
+        get().await.state() == pb::AgentState::Waiting
+    })
+    .await;
+    stop.cancel();
+    run.await.unwrap().unwrap();
+}
+
 // Leadership: one of two candidates leads; when it stops, it resigns and the other leads with a
 // larger token.
 #[tokio::test]

@@ -179,7 +179,12 @@ async fn a_full_redis_is_resource_exhausted_and_changes_nothing() {
     refused.push(("Register", agents.register(new_queue).await.unwrap_err()));
     let beat = pb::HeartbeatRequest {
         worker_id: "w".into(),
-        leases: vec![pb::LeaseRef { queue: "full".into(), name: lease.name.clone(), token: lease.token }],
+        leases: vec![pb::LeaseRef {
+            queue: "full".into(),
+            name: lease.name.clone(),
+            token: lease.token,
+            ..Default::default()
+        }],
     };
     refused.push(("Heartbeat", agents.heartbeat(beat).await.unwrap_err()));
     let offer = pb::OfferRequest {
@@ -305,7 +310,9 @@ async fn unknown_names_create_no_keys() {
     assert!(agents.acquire(req).await.unwrap().into_inner().leases.is_empty());
     let beat = pb::HeartbeatRequest {
         worker_id: "w".into(),
-        leases: (0..100).map(|i| pb::LeaseRef { queue: ghost(i), name: "x".into(), token: 1 }).collect(),
+        leases: (0..100)
+            .map(|i| pb::LeaseRef { queue: ghost(i), name: "x".into(), token: 1, ..Default::default() })
+            .collect(),
     };
     assert_eq!(agents.heartbeat(beat).await.unwrap().into_inner().lost.len(), 100);
     let fake = pb::Lease { queue: ghost(1), name: "x".into(), token: 7, ..Default::default() };

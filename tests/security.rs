@@ -217,6 +217,7 @@ const RPCS: &[(&str, &str)] = &[
     ("Session", "work"),
     ("GetAgent", "read"),
     ("ListAgents", "read"),
+    ("CancelRun", "produce"),
     ("Offer", "produce"),
     ("Claim", "work"),
     ("Return", "work"),
@@ -287,7 +288,7 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
             .await
             .map(drop),
         "Heartbeat" => {
-            let lease = pb::LeaseRef { queue: q, name: "a1".into(), token: 1 };
+            let lease = pb::LeaseRef { queue: q, name: "a1".into(), token: 1, ..Default::default() };
             agents
                 .heartbeat(req(pb::HeartbeatRequest { worker_id: "w".into(), leases: vec![lease] }, auth))
                 .await
@@ -325,6 +326,9 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
         "GetAgent" => agents.get_agent(req(pb::GetAgentRequest { queue: q, name: "a1".into() }, auth)).await.map(drop),
         "ListAgents" => {
             agents.list_agents(req(pb::ListAgentsRequest { queue: q, ..Default::default() }, auth)).await.map(drop)
+        }
+        "CancelRun" => {
+            agents.cancel_run(req(pb::CancelRunRequest { queue: q, name: "a1".into() }, auth)).await.map(drop)
         }
         "Offer" => {
             let resource = pb::Resource { id: "r9".into(), attributes: Default::default() };

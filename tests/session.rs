@@ -137,8 +137,8 @@ async fn session_pushes_new_work_and_extends_leases() {
     assert_eq!((l.queue.as_str(), l.name.as_str(), l.attempt), (Q, "late", 1));
     s.send(pb::SessionRequest {
         heartbeats: vec![
-            pb::SessionLease { name: l.name.clone(), token: l.token },
-            pb::SessionLease { name: l.name.clone(), token: l.token + 99 },
+            pb::SessionLease { name: l.name.clone(), token: l.token, ..Default::default() },
+            pb::SessionLease { name: l.name.clone(), token: l.token + 99, ..Default::default() },
         ],
         ..Default::default()
     })
@@ -146,7 +146,10 @@ async fn session_pushes_new_work_and_extends_leases() {
     let r = s.next().await;
     assert_eq!(r.extended.len(), 1);
     assert!(ms(&r.extended[0].deadline) >= ms(&l.deadline));
-    assert_eq!(r.lost, vec![pb::LeaseRef { queue: Q.into(), name: "late".into(), token: l.token + 99 }]);
+    assert_eq!(
+        r.lost,
+        vec![pb::LeaseRef { queue: Q.into(), name: "late".into(), token: l.token + 99, ..Default::default() }]
+    );
     // Release hands it back at once; it is pushed again (credit: 4 left) with a new token.
     s.send(pb::SessionRequest {
         releases: vec![pb::SessionRelease { name: l.name.clone(), token: l.token, delay: None }],
@@ -345,7 +348,7 @@ async fn bad_session_and_batch_input_is_refused() {
         ),
         (
             pb::SessionRequest {
-                heartbeats: vec![pb::SessionLease { name: "1".into(), token: 1 }],
+                heartbeats: vec![pb::SessionLease { name: "1".into(), token: 1, ..Default::default() }],
                 ..Default::default()
             },
             "heartbeats[0].name:",

@@ -67,8 +67,10 @@ async fn a_sharded_queue_spreads_over_shards_and_keeps_the_agent_guarantees() {
     assert_eq!(granted.len(), 300, "no agent granted twice");
     assert!(common::acquire(&mut c, "hot", "w1", 64).await.is_empty());
 
-    let refs: Vec<pb::LeaseRef> =
-        leases.iter().map(|l| pb::LeaseRef { queue: l.queue.clone(), name: l.name.clone(), token: l.token }).collect();
+    let refs: Vec<pb::LeaseRef> = leases
+        .iter()
+        .map(|l| pb::LeaseRef { queue: l.queue.clone(), name: l.name.clone(), token: l.token, ..Default::default() })
+        .collect();
     let hb = c.heartbeat(pb::HeartbeatRequest { worker_id: "w1".into(), leases: refs }).await.unwrap().into_inner();
     assert_eq!((hb.extended.len(), hb.lost.len()), (300, 0));
     for l in &leases {

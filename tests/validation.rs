@@ -109,7 +109,12 @@ async fn lease_calls_reject_bad_fields() {
     rejects!(env, "wait", c.acquire(acq(Q, "w", 1, d(2, 0))));
     rejects!(env, "wait", c.acquire(acq(Q, "w", 1, d(-1, 0))));
 
-    let lref = |queue: &str, name: &str, token| pb::LeaseRef { queue: queue.into(), name: name.into(), token };
+    let lref = |queue: &str, name: &str, token| pb::LeaseRef {
+        queue: queue.into(),
+        name: name.into(),
+        token,
+        ..Default::default()
+    };
     let hb = |worker: &str, leases| pb::HeartbeatRequest { worker_id: worker.into(), leases };
     rejects!(env, "worker_id", c.heartbeat(hb("", vec![lref(Q, "ok", lease.token)])));
     rejects!(env, "leases", c.heartbeat(hb("w", vec![lref(Q, "ok", lease.token); 4])));

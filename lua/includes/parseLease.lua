@@ -1,8 +1,15 @@
--- parseLease: splits a lease record "token|worker|acquired_at|timeout_ms" into its fields.
--- Returns nil when the record is absent.
+-- parseLease: splits a lease record "token|worker|acquired_at|timeout_ms" (optionally followed
+-- by "|flags|progress": flags "c" when CancelRun marked the run, progress as the holder last
+-- reported it) into its fields. Returns nil when the record is absent.
 local function parseLease(rec)
   if not rec then return nil end
-  local token, worker, acquiredAt, timeout = string.match(rec, '^(%d+)|([^|]*)|(%d+)|(%d+)$')
+  local token, worker, acquiredAt, timeout, rest = string.match(rec, '^(%d+)|([^|]*)|(%d+)|(%d+)(.*)$')
   if not token then return nil end
-  return { token = token, worker = worker, acquiredAt = tonumber(acquiredAt), timeout = tonumber(timeout) }
+  local flags, progress = '', ''
+  if rest ~= '' then flags, progress = string.match(rest, '^|([^|]*)|(.*)$') end
+  return {
+    token = token, worker = worker, acquiredAt = tonumber(acquiredAt), timeout = tonumber(timeout),
+    cancel = flags == 'c', progress = progress or '',
+    head = token .. '|' .. worker .. '|' .. acquiredAt .. '|' .. timeout,
+  }
 end

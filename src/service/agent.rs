@@ -198,6 +198,8 @@ fn status_pb(info: store::AgentInfo) -> pb::AgentStatus {
         holder: info.holder.unwrap_or_default(),
         token: info.token.unwrap_or(0),
         failure_streak: info.streak,
+        progress: info.progress,
+        cancel_requested: info.cancel_requested,
     }
 }
 
@@ -299,6 +301,7 @@ impl AgentService for AgentServiceImpl {
                 validate::name(&format!("leases[{i}].queue"), &l.queue)?;
                 validate::agent_name(&format!("leases[{i}].name"), &l.name)?;
                 validate::token(&format!("leases[{i}].token"), l.token)?;
+                validate::progress(&format!("leases[{i}].progress"), &l.progress)?;
             }
             // One script per queue: a queue's keys share a slot, different queues may not.
             let mut by_queue: Vec<(&str, Vec<&pb::LeaseRef>)> = Vec::new();
@@ -309,22 +312,33 @@ impl AgentService for AgentServiceImpl {
                 }
             }
             let deadlines = futures::future::try_join_all(by_queue.iter().map(|(queue, leases)| {
-                let pairs: Vec<(&str, u64)> = leases.iter().map(|l| (l.name.as_str(), l.token)).collect();
+                let items: Vec<store::HeartbeatItem> =
+                    leases.iter().map(|l| (l.name.as_str(), l.token, l.progress.as_str())).collect();
                 let worker = req.worker_id.as_str();
-                async move { self.store.heartbeat(queue, worker, &pairs).await }
+                async move { self.store.heartbeat(queue, worker, &items).await }
             }))
             .await?;
             let mut response = pb::HeartbeatResponse::default();
             for ((_, leases), deadlines) in by_queue.into_iter().zip(deadlines) {
-                for (l, deadline) in leases.into_iter().zip(deadlines) {
-                    match deadline {
-                        Some(d) => response.extended.push(pb::ExtendedLease {
+                for (l, beat) in leases.into_iter().zip(deadlines) {
+                    let lease_ref = || pb::LeaseRef {
+                        queue: l.queue.clone(),
+                        name: l.name.clone(),
+                        token: l.token,
+                        ..Default::default()
+                    };
+                    match beat {
+                        store::Beat::Extended(d) => response.extended.push(pb::ExtendedLease {
                             queue: l.queue.clone(),
                             name: l.name.clone(),
                             token: l.token,
                             deadline: Some(timestamp(d)),
                         }),
-                        None => response.lost.push(l.clone()),
+                        store::Beat::Lost => response.lost.push(lease_ref()),
+                        store::Beat::Cancelled => {
+                            response.lost.push(lease_ref());
+                            response.cancelled.push(lease_ref());
+                        }
                     }
                 }
             }
@@ -401,6 +415,29 @@ impl AgentService for AgentServiceImpl {
                 }
             })?;
             Ok(Response::new(pb::ReleaseResponse { next_run_at: next.map(timestamp) }))
+        })
+        .await
+    }
+
+    async fn cancel_run(
+        &self,
+        request: Request<pb::CancelRunRequest>,
+    ) -> Result<Response<pb::CancelRunResponse>, Status> {
+        observe("CancelRun", async {
+            let caller = auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            validate::agent_name("name", &req.name)?;
+            let token = self.store.cancel_run(&req.queue, &req.name).await?;
+            tracing::info!(
+                target: "baton::audit",
+                identity = auth::who(&caller),
+                queue = req.queue,
+                agent = req.name,
+                requested = token.is_some(),
+                "cancel run"
+            );
+            Ok(Response::new(pb::CancelRunResponse { requested: token.is_some(), token: token.unwrap_or(0) }))
         })
         .await
     }

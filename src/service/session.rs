@@ -33,7 +33,7 @@ use crate::{
     auth,
     error::{Error, Result},
     pb,
-    store::{keys::ChannelKind, Acquired, Completion, Lease, SourceKind, Store},
+    store::{keys::ChannelKind, Acquired, Beat, Completion, HeartbeatItem, Lease, SourceKind, Store},
 };
 
 pub type SessionStream = Pin<Box<dyn Stream<Item = Result<pb::SessionResponse, Status>> + Send>>;
@@ -95,7 +95,7 @@ pub(super) async fn open(
 #[derive(Default)]
 struct Pending {
     completions: Vec<Completion>,
-    heartbeats: Vec<(String, u64)>,
+    heartbeats: Vec<(String, u64, String)>,
     releases: Vec<(String, u64, u64)>,
 }
 
@@ -159,6 +159,7 @@ impl Session {
         for (i, h) in m.heartbeats.iter().enumerate() {
             validate::agent_name(&format!("heartbeats[{i}].name"), &h.name)?;
             validate::token(&format!("heartbeats[{i}].token"), h.token)?;
+            validate::progress(&format!("heartbeats[{i}].progress"), &h.progress)?;
         }
         let mut releases = Vec::with_capacity(m.releases.len());
         for (i, r) in m.releases.iter().enumerate() {
@@ -169,7 +170,7 @@ impl Session {
         }
         self.credit = credit;
         self.pending.completions.extend(completions);
-        self.pending.heartbeats.extend(m.heartbeats.into_iter().map(|h| (h.name, h.token)));
+        self.pending.heartbeats.extend(m.heartbeats.into_iter().map(|h| (h.name, h.token, h.progress)));
         self.pending.releases.extend(releases);
         Ok(())
     }
@@ -348,25 +349,34 @@ impl Ctx {
             if p.heartbeats.is_empty() {
                 return Ok(Vec::new());
             }
-            let pairs: Vec<(&str, u64)> = p.heartbeats.iter().map(|(n, t)| (n.as_str(), *t)).collect();
-            store.heartbeat(queue, &self.worker, &pairs).await
+            let items: Vec<HeartbeatItem> =
+                p.heartbeats.iter().map(|(n, t, progress)| (n.as_str(), *t, progress.as_str())).collect();
+            store.heartbeat(queue, &self.worker, &items).await
         };
         let releases = futures::future::join_all(
             p.releases.iter().map(|(name, token, delay)| store.release(queue, name, *token, *delay)),
         );
         let (done, deadlines, released) = tokio::join!(completions, heartbeats, releases);
         response.completed = complete_results(&p.completions, done?);
-        let lease_ref =
-            |name: &str, token: u64| pb::LeaseRef { queue: queue.to_string(), name: name.to_string(), token };
-        for ((name, token), deadline) in p.heartbeats.iter().zip(deadlines?) {
-            match deadline {
-                Some(d) => response.extended.push(pb::ExtendedLease {
+        let lease_ref = |name: &str, token: u64| pb::LeaseRef {
+            queue: queue.to_string(),
+            name: name.to_string(),
+            token,
+            ..Default::default()
+        };
+        for ((name, token, _), beat) in p.heartbeats.iter().zip(deadlines?) {
+            match beat {
+                Beat::Extended(d) => response.extended.push(pb::ExtendedLease {
                     queue: queue.to_string(),
                     name: name.clone(),
                     token: *token,
                     deadline: Some(timestamp(d)),
                 }),
-                None => response.lost.push(lease_ref(name, *token)),
+                Beat::Lost => response.lost.push(lease_ref(name, *token)),
+                Beat::Cancelled => {
+                    response.lost.push(lease_ref(name, *token));
+                    response.cancelled.push(lease_ref(name, *token));
+                }
             }
         }
         for ((name, token, _), result) in p.releases.iter().zip(released) {

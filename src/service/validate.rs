@@ -20,6 +20,17 @@ pub fn name(field: &str, value: &str) -> Result<()> {
     Ok(())
 }
 
+/// Most bytes of progress a worker reports for one run (Heartbeat).
+pub const MAX_PROGRESS_BYTES: usize = 256;
+
+/// A run's progress: a small value, shown by GetAgent.
+pub fn progress(field: &str, value: &str) -> Result<()> {
+    if value.len() > MAX_PROGRESS_BYTES {
+        return Err(Error::invalid(field, format!("must be at most {MAX_PROGRESS_BYTES} bytes, got {}", value.len())));
+    }
+    Ok(())
+}
+
 /// Agent names are names that are not only digits (the sweepers treat those as corrupt entries).
 pub fn agent_name(field: &str, value: &str) -> Result<()> {
     name(field, value)?;

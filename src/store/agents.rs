@@ -35,6 +35,20 @@ impl AgentDef {
     }
 }
 
+/// A lease named in a heartbeat: agent name, token, progress reported (`""`: none).
+pub type HeartbeatItem<'a> = (&'a str, u64, &'a str);
+
+/// What a heartbeat did to one lease.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Beat {
+    /// Still held; the new deadline (ms).
+    Extended(i64),
+    /// Not held with that token.
+    Lost,
+    /// CancelRun marked it: ended now.
+    Cancelled,
+}
+
 /// A granted lease.
 #[derive(Clone, Debug)]
 pub struct Lease {
@@ -125,6 +139,10 @@ pub struct AgentInfo {
     pub holder: Option<String>,
     pub token: Option<u64>,
     pub streak: u32,
+    /// What the holder last reported (while working).
+    pub progress: String,
+    /// CancelRun marked the current run.
+    pub cancel_requested: bool,
 }
 
 /// A page of agents in name order.
@@ -197,23 +215,58 @@ impl Store {
         Ok(Acquired { now_ms, next_due_ms: (next_due >= 0).then_some(next_due), leases })
     }
 
-    /// Extends the leases of one queue and records the worker alive; returns each lease's new
-    /// deadline, or None if lost.
+    /// Extends the leases of one queue, records the progress reported (`""`: none) and the
+    /// worker alive; ends the leases CancelRun marked. Per lease, what happened.
     pub(super) async fn heartbeat_in(
         &self,
         queue: &str,
         worker: &str,
-        leases: &[(&str, u64)],
-    ) -> Result<Vec<Option<i64>>> {
+        leases: &[HeartbeatItem<'_>],
+    ) -> Result<Vec<Beat>> {
         let k = self.keys.queue(queue);
-        let mut args = Args::new().arg(worker);
-        for (name, token) in leases {
+        let mut args = Args::new().arg(worker).arg(self.keys.announce(ChannelKind::Queue, queue)).arg(queue);
+        for (name, token, progress) in leases {
             args.push(*name);
             args.push(*token);
+            args.push(if progress.is_empty() { String::new() } else { format!("={progress}") });
         }
-        let reply = self.run(Path::WriteBack, "heartbeatLeases", &[&k.working, &k.leases, &k.workers], args).await?;
-        let deadlines: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
-        Ok(deadlines.into_iter().map(|d| (d >= 0).then_some(d)).collect())
+        let keys = [
+            &*k.waiting,
+            &k.working,
+            &k.defs,
+            &k.payloads,
+            &k.leases,
+            &k.streaks,
+            &k.index,
+            &k.stats,
+            &k.limits,
+            &k.workers,
+        ];
+        let reply = self.run(Path::WriteBack, "heartbeatLeases", &keys, args).await?;
+        let codes: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
+        codes
+            .into_iter()
+            .map(|d| match d {
+                -2 => Ok(Beat::Cancelled),
+                -1 => Ok(Beat::Lost),
+                d if d >= 0 => Ok(Beat::Extended(d)),
+                d => Err(Error::Internal(format!("heartbeatLeases: unknown code {d}"))),
+            })
+            .collect()
+    }
+
+    /// Marks an agent's current run cancelled (it ends at the holder's next heartbeat); the
+    /// lease's token, or None when the agent is not running. NotFound without such an agent.
+    pub async fn cancel_run(&self, queue: &str, name: &str) -> Result<Option<u64>> {
+        let queue_shard = self.shard_of(super::SourceKind::Queue, queue, name).into_owned();
+        let k = self.keys.queue(&queue_shard);
+        let reply = self.run(Path::WriteBack, "cancelRun", &[&k.defs, &k.leases], Args::new().arg(name)).await?;
+        let code: i64 = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
+        match code {
+            -1 => Err(Error::NotFound(format!("agent {name} in queue {queue}"))),
+            0 => Ok(None),
+            token => Ok(Some(token as u64)),
+        }
     }
 
     /// Ends leases of one queue (all `items` name it), one script for the batch; per item, what
@@ -312,9 +365,12 @@ impl Store {
             } else {
                 AgentState::Detached
             };
-            let mut fields = lease.as_deref().unwrap_or("").split('|');
+            // "token|worker|acquired_at|timeout_ms[|flags|progress]" (progress may hold '|').
+            let mut fields = lease.as_deref().unwrap_or("").splitn(6, '|');
             let token = fields.next().and_then(|t| t.parse().ok());
             let holder = fields.next().map(str::to_string);
+            let flags = fields.nth(2).unwrap_or("");
+            let progress = fields.next().unwrap_or("").to_string();
             agents.push(AgentInfo {
                 def,
                 state,
@@ -323,6 +379,8 @@ impl Store {
                 holder: working.and(holder),
                 token: working.and(token),
                 streak: streak.unwrap_or(0),
+                progress: if working.is_some() { progress } else { String::new() },
+                cancel_requested: working.is_some() && flags == "c",
             });
         }
         Ok(AgentPage { agents, next_after: if more == 1 { last } else { None } })

@@ -94,7 +94,12 @@ pub async fn agents(channel: Channel, tag: &str, probe: &Probe) {
         assert_eq!(leases.len(), 5, "{queue}: every new agent is due");
         let refs = leases
             .iter()
-            .map(|l| pb::LeaseRef { queue: l.queue.clone(), name: l.name.clone(), token: l.token })
+            .map(|l| pb::LeaseRef {
+                queue: l.queue.clone(),
+                name: l.name.clone(),
+                token: l.token,
+                ..Default::default()
+            })
             .collect();
         let hb = c.heartbeat(pb::HeartbeatRequest { worker_id: "w1".into(), leases: refs }).await.unwrap().into_inner();
         assert_eq!((hb.extended.len(), hb.lost.len()), (5, 0), "{queue}");

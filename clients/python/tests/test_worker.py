@@ -125,6 +125,43 @@ async def test_lost_lease_cancels_the_handler_and_is_not_completed(baton_server,
     assert after.state == agent_pb2.AGENT_STATE_WAITING
 
 
+@pytest.mark.parametrize("unary", [False, True])
+async def test_progress_is_shown_and_a_cancelled_run_cancels_the_handler(baton_server, stub, unary):
+    queue = unique("py-cancel")
+    await register(stub, queue, ["crawl"], timeout=30.0, interval=3600.0)
+    started, cancelled = asyncio.Event(), []
+
+    async def handle(lease):
+        worker.report_progress(lease, "page 3 of 10")
+        started.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.append(lease.token)
+            raise
+
+    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, wait=1, heartbeat_every=0.1, unary=unary)
+    task = asyncio.create_task(worker.run())
+    await asyncio.wait_for(started.wait(), 10)
+
+    async def status():
+        return (await stub.GetAgent(agent_pb2.GetAgentRequest(queue=queue, name="crawl"))).agent
+
+    deadline = time.monotonic() + 10
+    while (await status()).progress != "page 3 of 10":
+        assert time.monotonic() < deadline, "progress never shown"
+        await asyncio.sleep(0.05)
+    token = (await status()).token
+    assert (await stub.CancelRun(agent_pb2.CancelRunRequest(queue=queue, name="crawl"))).requested
+    await eventually(lambda: cancelled == [token], timeout=10)
+    deadline = time.monotonic() + 10
+    while (await status()).state != agent_pb2.AGENT_STATE_WAITING:
+        assert time.monotonic() < deadline, "the cancelled run never ended"
+        await asyncio.sleep(0.05)
+    await stop(worker, task)
+    assert baton_server.completed(queue) == {}, "a cancelled run is neither completed nor failed"
+
+
 class HTTPError(Exception):
     def __init__(self, status, retry_after=None):
         super().__init__(f"HTTP {status}")

@@ -5,8 +5,10 @@
 // back in one message (completions, one credit per lease, releases). A broken stream is opened
 // again with backoff and unanswered completions go again (tokens fence a repeat). A server
 // without Session (UNIMPLEMENTED), or `unary: true`, gets the unary loop: long-poll Acquire,
-// Heartbeat, Complete. A lease reported lost aborts its handler's signal
-// (its result would be refused anyway); on shutdown the loop stops acquiring, aborts running
+// Heartbeat, Complete. A lease reported lost, or its run cancelled (AgentService.CancelRun,
+// answered in `lost` too), aborts its handler's signal (its result would be refused anyway); a
+// handler reports progress with worker.reportProgress(lease, value), sent with the next
+// heartbeat. On shutdown the loop stops acquiring, aborts running
 // handlers and Releases their leases, so another worker takes them at once.
 
 import { status } from "@grpc/grpc-js";
@@ -83,6 +85,7 @@ export class Worker {
   readonly client: AgentServiceClient;
   private readonly options: Required<Omit<WorkerOptions, "releaseDelayMs">> & { releaseDelayMs?: number };
   private readonly held = new Map<string, Run>();
+  private readonly progress = new Map<string, string>();
   private readonly stopping = new AbortController();
   private freed: (() => void) | undefined;
   private running = 0;
@@ -109,6 +112,18 @@ export class Worker {
       unary: options.unary ?? false,
       logger: options.logger ?? { warn: (m) => console.warn(`baton worker ${this.workerId}: ${m}`) },
     };
+  }
+
+  /** Reports `value` (a small text, at most 256 bytes) for the run of `lease`: sent with the
+   *  lease's next heartbeat; GetAgent shows the last one while the run is held. */
+  reportProgress(lease: { name: string; token: bigint }, value: string): void {
+    this.progress.set(key(lease), value);
+  }
+
+  private takeProgress(lease: { name: string; token: bigint }): string {
+    const value = this.progress.get(key(lease)) ?? "";
+    this.progress.delete(key(lease));
+    return value;
   }
 
   /** Asks run() to stop: no more Acquires; running handlers are aborted and their leases released. */
@@ -177,7 +192,7 @@ export class Worker {
       const call = this.client.session();
       this.call = call;
       const beat = setInterval(() => {
-        const heartbeats = [...this.held.values()].filter((r) => !r.lost).map(({ lease }) => ({ name: lease.name, token: lease.token }));
+        const heartbeats = [...this.held.values()].filter((r) => !r.lost).map(({ lease }) => ({ name: lease.name, token: lease.token, progress: this.takeProgress(lease) }));
         if (heartbeats.length > 0 && !ended) call.write({ ...emptyRequest(), heartbeats });
       }, Math.max(10, this.options.heartbeatMs));
       const finish = (result: "served" | "broken" | "unimplemented" | "stopped") => {
@@ -410,7 +425,12 @@ export class Worker {
     for (;;) {
       await sleep(every, signal);
       if (signal.aborted) return;
-      const leases = [...this.held.values()].map(({ lease }) => ({ queue: lease.queue, name: lease.name, token: lease.token }));
+      const leases = [...this.held.values()].map(({ lease }) => ({
+        queue: lease.queue,
+        name: lease.name,
+        token: lease.token,
+        progress: this.takeProgress(lease),
+      }));
       let response: HeartbeatResponse;
       try {
         response = await unary(this.client.heartbeat.bind(this.client), { workerId: this.workerId, leases },

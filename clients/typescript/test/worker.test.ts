@@ -22,6 +22,7 @@ const call = {
   getAgent: (queue: string, name: string) => unary(client.getAgent.bind(client), { queue, name }).then((r) => r.agent!),
   complete: (r: agent.CompleteRequest) => unary(client.complete.bind(client), r),
   listAgents: (queue: string) => unary(client.listAgents.bind(client), { queue, pageSize: 0, pageToken: "" }),
+  cancelRun: (queue: string, name: string) => unary(client.cancelRun.bind(client), { queue, name }),
   acquire: (queue: string) => unary(client.acquire.bind(client), { queue, workerId: "other", maxLeases: 1, wait: undefined }),
 };
 
@@ -109,6 +110,29 @@ test("a lost lease aborts its handler, and the worker does not complete it", asy
   assert.deepEqual(await baton.completed(queue), { SUCCESS: 1 });
   assert.equal((await call.getAgent(queue, "victim")).state, agent.AgentState.AGENT_STATE_WAITING);
 });
+
+for (const unaryLoop of [false, true]) {
+  test(`progress is shown, and a cancelled run aborts its handler (${unaryLoop ? "unary" : "session"})`, async () => {
+    const queue = unique("ts-cancel");
+    await register(queue, ["crawl"], { intervalMs: 3_600_000 });
+    const aborted: unknown[] = [];
+    let started: Lease | undefined;
+    const worker: Worker = new Worker(baton.addr, queue, unique("w"), async (lease, signal) => {
+      worker.reportProgress(lease, "page 3 of 10");
+      started = lease;
+      await work(60_000, signal).catch((e) => { aborted.push(e); throw e; });
+    }, { waitMs: 1_000, heartbeatMs: 100, unary: unaryLoop, logger: quiet });
+    const running = worker.run();
+    await eventually(async () => (await call.getAgent(queue, "crawl")).progress === "page 3 of 10", 10_000);
+    assert.equal((await call.cancelRun(queue, "crawl")).requested, true);
+    await eventually(() => aborted.length === 1, 10_000);
+    await eventually(async () => (await call.getAgent(queue, "crawl")).state === agent.AgentState.AGENT_STATE_WAITING, 10_000);
+    worker.stop();
+    await running;
+    assert.ok(started);
+    assert.deepEqual(await baton.completed(queue), {}, "a cancelled run is neither completed nor failed");
+  });
+}
 
 test("handler errors map to outcomes (explicit Failure, HTTP status, I/O, anything else)", async () => {
   const prefix = unique("ts-outcome");

@@ -1,7 +1,9 @@
 //! A worker loop for Rust workers, over the generated client: leases pushed on a `Session`
 //! stream (or, from a server without it, long-poll Acquire) → run the handler → heartbeat
 //! while it runs → complete with the outcome the handler's result maps to.
-//! A lease reported lost cancels its handler (its result would be refused anyway); on shutdown
+//! A lease reported lost, or its run cancelled (CancelRun, answered in `lost` too), cancels its
+//! handler (its result would be refused anyway); handlers report progress through [`Progress`],
+//! sent with the next heartbeat. On shutdown
 //! the loop stops acquiring, cancels running handlers and Releases their leases, so another
 //! worker takes them at once.
 //!
@@ -77,6 +79,25 @@ pub struct Worker {
     pub wait: Duration,
     /// How often held leases are extended; should be well under the agents' timeout.
     pub heartbeat_every: Duration,
+    progress: Progress,
+}
+
+/// Progress reports of a worker's running handlers: each is sent with the lease's next
+/// heartbeat, and GetAgent shows the last one while the run is held. Cheap to clone: take it
+/// from [`Worker::progress`] before `run` and move a clone into the handler.
+#[derive(Clone, Default)]
+pub struct Progress(Arc<std::sync::Mutex<HashMap<Key, String>>>);
+
+impl Progress {
+    /// Reports `value` (a small text, at most 256 bytes) for the run of `lease`.
+    pub fn report(&self, lease: &pb::Lease, value: impl Into<String>) {
+        self.0.lock().unwrap().insert((lease.name.clone(), lease.token), value.into());
+    }
+
+    /// What to send with this lease's heartbeat: the latest report not yet sent, or "".
+    fn take(&self, name: &str, token: u64) -> String {
+        self.0.lock().unwrap().remove(&(name.to_string(), token)).unwrap_or_default()
+    }
 }
 
 /// The leases this worker holds, with the cancel token of each handler.
@@ -136,11 +157,16 @@ impl SessionState {
         }
     }
 
-    /// The leases to extend: those whose handlers still run for a result.
-    fn beating(&self) -> Vec<pb::SessionLease> {
+    /// The leases to extend: those whose handlers still run for a result, with the progress
+    /// reported since the last beat.
+    fn beating(&self, progress: &Progress) -> Vec<pb::SessionLease> {
         (self.held.iter())
             .filter(|(_, cancel)| !cancel.is_cancelled())
-            .map(|((name, token), _)| pb::SessionLease { name: name.clone(), token: *token })
+            .map(|((name, token), _)| pb::SessionLease {
+                name: name.clone(),
+                token: *token,
+                progress: progress.take(name, *token),
+            })
             .collect()
     }
 }
@@ -181,7 +207,13 @@ impl Worker {
             wait: Duration::from_secs(30),
             // Three beats within the server's default orphan threshold (10 s).
             heartbeat_every: Duration::from_secs(3),
+            progress: Progress::default(),
         }
+    }
+
+    /// The handle handlers report progress with (see [`Progress`]).
+    pub fn progress(&self) -> Progress {
+        self.progress.clone()
     }
 
     /// Runs until `shutdown`, then releases what it holds. The handler gets the lease and a
@@ -277,7 +309,7 @@ impl Worker {
                         }
                     }
                     _ = beat.tick() => {
-                        let heartbeats = state.beating();
+                        let heartbeats = state.beating(&self.progress);
                         if !heartbeats.is_empty()
                             && tx.send(pb::SessionRequest { heartbeats, ..Default::default() }).await.is_err()
                         {
@@ -414,7 +446,12 @@ impl Worker {
                 .lock()
                 .await
                 .keys()
-                .map(|(name, token)| pb::LeaseRef { queue: self.queue.clone(), name: name.clone(), token: *token })
+                .map(|(name, token)| pb::LeaseRef {
+                    queue: self.queue.clone(),
+                    name: name.clone(),
+                    token: *token,
+                    progress: self.progress.take(name, *token),
+                })
                 .collect();
             let request = pb::HeartbeatRequest { worker_id: self.worker_id.clone(), leases };
             match client

@@ -28,7 +28,7 @@ use std::{
     },
 };
 
-use super::{Acquired, AgentDef, AgentInfo, AgentPage, Completed, Completion, SourceKind, Store};
+use super::{Acquired, AgentDef, AgentInfo, AgentPage, Beat, Completed, Completion, HeartbeatItem, SourceKind, Store};
 use crate::{
     config::ShardCounts,
     error::{Error, Result},
@@ -201,8 +201,8 @@ impl Store {
         Ok(got)
     }
 
-    /// Extends leases of one queue; returns each lease's new deadline, or None if lost.
-    pub async fn heartbeat(&self, queue: &str, worker: &str, leases: &[(&str, u64)]) -> Result<Vec<Option<i64>>> {
+    /// Extends leases of one queue (and records their progress); per lease, what happened.
+    pub async fn heartbeat(&self, queue: &str, worker: &str, leases: &[HeartbeatItem<'_>]) -> Result<Vec<Beat>> {
         if self.shard_count(SourceKind::Queue, queue) == 1 {
             return self.heartbeat_in(queue, worker, leases).await;
         }
@@ -211,9 +211,9 @@ impl Store {
         for (i, lease) in leases.iter().enumerate() {
             by_shard.entry(self.shard_of(SourceKind::Queue, queue, lease.0).into_owned()).or_default().push(i);
         }
-        let mut out = vec![None; leases.len()];
+        let mut out = vec![Beat::Lost; leases.len()];
         for (shard, positions) in by_shard {
-            let pairs: Vec<(&str, u64)> = positions.iter().map(|&i| leases[i]).collect();
+            let pairs: Vec<HeartbeatItem> = positions.iter().map(|&i| leases[i]).collect();
             let deadlines = self.heartbeat_in(&shard, worker, &pairs).await?;
             for (i, deadline) in positions.into_iter().zip(deadlines) {
                 out[i] = deadline;

@@ -6,11 +6,13 @@ grants the server credit for `max_leases` leases; each message it sends back car
 finished since the last one (completions, one credit per lease, releases). A broken stream is
 opened again with backoff and unanswered completions go again (tokens fence a repeat). A
 server without Session (UNIMPLEMENTED), or `unary=True`, gets the unary loop: long-poll
-Acquire, Heartbeat, Complete. A lease reported lost cancels its handler
-(its result would be refused anyway); on shutdown the loop stops acquiring, cancels running
+Acquire, Heartbeat, Complete. A lease reported lost, or its run cancelled (AgentService.CancelRun,
+answered in `lost` too), cancels its handler (its result would be refused anyway); a handler
+reports progress with :meth:`Worker.report_progress`, sent with the next heartbeat. On shutdown the loop stops acquiring, cancels running
 handlers and Releases their leases, so another worker takes them at once.
 
     async def handle(lease):
+        worker.report_progress(lease, "page 1 of 3")  # shown by GetAgent
         ...  # raise baton.Failure.from_http_status(429, "slow down", retry_after=30)
 
     worker = baton.Worker("127.0.0.1:50051", queue="emails", worker_id="w1", handler=handle)
@@ -109,7 +111,16 @@ class Worker:
     #: Use Acquire, Heartbeat and Complete calls instead of a Session stream.
     unary: bool = False
     _held: Dict[Tuple[str, int], _Run] = field(default_factory=dict, init=False, repr=False)
+    _progress: Dict[Tuple[str, int], str] = field(default_factory=dict, init=False, repr=False)
     _stopping: Optional[asyncio.Event] = field(default=None, init=False, repr=False)
+
+    def report_progress(self, lease: agent_pb2.Lease, value: str) -> None:
+        """Reports `value` (a small text, at most 256 bytes) for the run of `lease`: sent with the
+        lease's next heartbeat; GetAgent shows the last one while the run is held."""
+        self._progress[(lease.name, lease.token)] = value
+
+    def _take_progress(self, lease: agent_pb2.Lease) -> str:
+        return self._progress.pop((lease.name, lease.token), "")
 
     def stop(self) -> None:
         """Asks `run()` to stop: no more Acquires; running handlers are cancelled and their
@@ -241,7 +252,12 @@ class Worker:
             held = list(self._held.values())
             request = agent_pb2.HeartbeatRequest(
                 worker_id=self.worker_id,
-                leases=[agent_pb2.LeaseRef(queue=r.lease.queue, name=r.lease.name, token=r.lease.token) for r in held],
+                leases=[
+                    agent_pb2.LeaseRef(
+                        queue=r.lease.queue, name=r.lease.name, token=r.lease.token, progress=self._take_progress(r.lease)
+                    )
+                    for r in held
+                ],
             )
             try:
                 response = await stub.Heartbeat(request, timeout=max(5.0, every))
@@ -388,7 +404,9 @@ class Worker:
                     return
                 if not ready:
                     message.heartbeats.extend(
-                        agent_pb2.SessionLease(name=r.lease.name, token=r.lease.token)
+                        agent_pb2.SessionLease(
+                            name=r.lease.name, token=r.lease.token, progress=self._take_progress(r.lease)
+                        )
                         for r in self._held.values()
                         if not r.lost
                     )

@@ -705,7 +705,10 @@ type LeaseRef struct {
 	// name of the agent.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// token of the lease.
-	Token         uint64 `protobuf:"varint,3,opt,name=token,proto3" json:"token,omitempty"`
+	Token uint64 `protobuf:"varint,3,opt,name=token,proto3" json:"token,omitempty"`
+	// progress, on Heartbeat only: a small value (at most 256 bytes) the worker reports about
+	// this run, shown by GetAgent while the lease is held; empty leaves it as it was.
+	Progress      string `protobuf:"bytes,4,opt,name=progress,proto3" json:"progress,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -759,6 +762,13 @@ func (x *LeaseRef) GetToken() uint64 {
 		return x.Token
 	}
 	return 0
+}
+
+func (x *LeaseRef) GetProgress() string {
+	if x != nil {
+		return x.Progress
+	}
+	return ""
 }
 
 // HeartbeatRequest extends the leases a worker holds.
@@ -896,7 +906,9 @@ type HeartbeatResponse struct {
 	Extended []*ExtendedLease `protobuf:"bytes,1,rep,name=extended,proto3" json:"extended,omitempty"`
 	// lost leases: the worker must stop that work; its result would be
 	// rejected.
-	Lost          []*LeaseRef `protobuf:"bytes,2,rep,name=lost,proto3" json:"lost,omitempty"`
+	Lost []*LeaseRef `protobuf:"bytes,2,rep,name=lost,proto3" json:"lost,omitempty"`
+	// cancelled leases (CancelRun): ended now; each is in `lost` too.
+	Cancelled     []*LeaseRef `protobuf:"bytes,3,rep,name=cancelled,proto3" json:"cancelled,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -941,6 +953,13 @@ func (x *HeartbeatResponse) GetExtended() []*ExtendedLease {
 func (x *HeartbeatResponse) GetLost() []*LeaseRef {
 	if x != nil {
 		return x.Lost
+	}
+	return nil
+}
+
+func (x *HeartbeatResponse) GetCancelled() []*LeaseRef {
+	if x != nil {
+		return x.Cancelled
 	}
 	return nil
 }
@@ -1351,7 +1370,9 @@ type SessionLease struct {
 	// name of the agent.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// token of the lease.
-	Token         uint64 `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
+	Token uint64 `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
+	// progress, in heartbeats: as LeaseRef.progress.
+	Progress      string `protobuf:"bytes,3,opt,name=progress,proto3" json:"progress,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1398,6 +1419,13 @@ func (x *SessionLease) GetToken() uint64 {
 		return x.Token
 	}
 	return 0
+}
+
+func (x *SessionLease) GetProgress() string {
+	if x != nil {
+		return x.Progress
+	}
+	return ""
 }
 
 // SessionCompletion ends a lease of the session's queue, as Complete does.
@@ -1644,7 +1672,10 @@ type SessionResponse struct {
 	// work.
 	Lost []*LeaseRef `protobuf:"bytes,4,rep,name=lost,proto3" json:"lost,omitempty"`
 	// released answers releases that took effect.
-	Released      []*LeaseRef `protobuf:"bytes,5,rep,name=released,proto3" json:"released,omitempty"`
+	Released []*LeaseRef `protobuf:"bytes,5,rep,name=released,proto3" json:"released,omitempty"`
+	// cancelled answers heartbeats whose run was cancelled (CancelRun): ended now; each is in
+	// `lost` too.
+	Cancelled     []*LeaseRef `protobuf:"bytes,6,rep,name=cancelled,proto3" json:"cancelled,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1710,6 +1741,13 @@ func (x *SessionResponse) GetLost() []*LeaseRef {
 func (x *SessionResponse) GetReleased() []*LeaseRef {
 	if x != nil {
 		return x.Released
+	}
+	return nil
+}
+
+func (x *SessionResponse) GetCancelled() []*LeaseRef {
+	if x != nil {
+		return x.Cancelled
 	}
 	return nil
 }
@@ -1952,8 +1990,13 @@ type AgentStatus struct {
 	Token uint64 `protobuf:"varint,6,opt,name=token,proto3" json:"token,omitempty"`
 	// failure_streak counts consecutive failures since the last success.
 	FailureStreak uint32 `protobuf:"varint,7,opt,name=failure_streak,json=failureStreak,proto3" json:"failure_streak,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// progress the holder last reported on Heartbeat, while working.
+	Progress string `protobuf:"bytes,8,opt,name=progress,proto3" json:"progress,omitempty"`
+	// cancel_requested: CancelRun marked the current run; it ends at the holder's next
+	// heartbeat.
+	CancelRequested bool `protobuf:"varint,9,opt,name=cancel_requested,json=cancelRequested,proto3" json:"cancel_requested,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *AgentStatus) Reset() {
@@ -2033,6 +2076,20 @@ func (x *AgentStatus) GetFailureStreak() uint32 {
 		return x.FailureStreak
 	}
 	return 0
+}
+
+func (x *AgentStatus) GetProgress() string {
+	if x != nil {
+		return x.Progress
+	}
+	return ""
+}
+
+func (x *AgentStatus) GetCancelRequested() bool {
+	if x != nil {
+		return x.CancelRequested
+	}
+	return false
 }
 
 // ListAgentsRequest pages through a queue's agents.
@@ -2155,6 +2212,117 @@ func (x *ListAgentsResponse) GetNextPageToken() string {
 	return ""
 }
 
+// CancelRunRequest names the agent whose current run to cancel.
+type CancelRunRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// queue the agent belongs to.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// name of the agent.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelRunRequest) Reset() {
+	*x = CancelRunRequest{}
+	mi := &file_baton_v1_agent_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelRunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelRunRequest) ProtoMessage() {}
+
+func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelRunRequest.ProtoReflect.Descriptor instead.
+func (*CancelRunRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *CancelRunRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *CancelRunRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// CancelRunResponse says whether a run was marked.
+type CancelRunResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// requested is true when the agent was running and its lease is now marked (or already
+	// was).
+	Requested bool `protobuf:"varint,1,opt,name=requested,proto3" json:"requested,omitempty"`
+	// token of the marked lease.
+	Token         uint64 `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelRunResponse) Reset() {
+	*x = CancelRunResponse{}
+	mi := &file_baton_v1_agent_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelRunResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelRunResponse) ProtoMessage() {}
+
+func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelRunResponse.ProtoReflect.Descriptor instead.
+func (*CancelRunResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *CancelRunResponse) GetRequested() bool {
+	if x != nil {
+		return x.Requested
+	}
+	return false
+}
+
+func (x *CancelRunResponse) GetToken() uint64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
 var File_baton_v1_agent_proto protoreflect.FileDescriptor
 
 const file_baton_v1_agent_proto_rawDesc = "" +
@@ -2197,11 +2365,12 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\aattempt\x18\x05 \x01(\rR\aattempt\x12%\n" +
 	"\x05agent\x18\x06 \x01(\v2\x0f.baton.v1.AgentR\x05agent\":\n" +
 	"\x0fAcquireResponse\x12'\n" +
-	"\x06leases\x18\x01 \x03(\v2\x0f.baton.v1.LeaseR\x06leases\"J\n" +
+	"\x06leases\x18\x01 \x03(\v2\x0f.baton.v1.LeaseR\x06leases\"f\n" +
 	"\bLeaseRef\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
-	"\x05token\x18\x03 \x01(\x04R\x05token\"[\n" +
+	"\x05token\x18\x03 \x01(\x04R\x05token\x12\x1a\n" +
+	"\bprogress\x18\x04 \x01(\tR\bprogress\"[\n" +
 	"\x10HeartbeatRequest\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12*\n" +
 	"\x06leases\x18\x02 \x03(\v2\x12.baton.v1.LeaseRefR\x06leases\"\x87\x01\n" +
@@ -2209,10 +2378,11 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
 	"\x05token\x18\x03 \x01(\x04R\x05token\x126\n" +
-	"\bdeadline\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\"p\n" +
+	"\bdeadline\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\"\xa2\x01\n" +
 	"\x11HeartbeatResponse\x123\n" +
 	"\bextended\x18\x01 \x03(\v2\x17.baton.v1.ExtendedLeaseR\bextended\x12&\n" +
-	"\x04lost\x18\x02 \x03(\v2\x12.baton.v1.LeaseRefR\x04lost\"\xd4\x01\n" +
+	"\x04lost\x18\x02 \x03(\v2\x12.baton.v1.LeaseRefR\x04lost\x120\n" +
+	"\tcancelled\x18\x03 \x03(\v2\x12.baton.v1.LeaseRefR\tcancelled\"\xd4\x01\n" +
 	"\x0fCompleteRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -2239,10 +2409,11 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\aresults\x18\x01 \x03(\v2\x18.baton.v1.CompleteResultR\aresults\"@\n" +
 	"\vSessionOpen\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x1b\n" +
-	"\tworker_id\x18\x02 \x01(\tR\bworkerId\"8\n" +
+	"\tworker_id\x18\x02 \x01(\tR\bworkerId\"T\n" +
 	"\fSessionLease\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
-	"\x05token\x18\x02 \x01(\x04R\x05token\"\xc0\x01\n" +
+	"\x05token\x18\x02 \x01(\x04R\x05token\x12\x1a\n" +
+	"\bprogress\x18\x03 \x01(\tR\bprogress\"\xc0\x01\n" +
 	"\x11SessionCompletion\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x04R\x05token\x12+\n" +
@@ -2261,13 +2432,14 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"heartbeats\x18\x04 \x03(\v2\x16.baton.v1.SessionLeaseR\n" +
 	"heartbeats\x124\n" +
-	"\breleases\x18\x05 \x03(\v2\x18.baton.v1.SessionReleaseR\breleases\"\xff\x01\n" +
+	"\breleases\x18\x05 \x03(\v2\x18.baton.v1.SessionReleaseR\breleases\"\xb1\x02\n" +
 	"\x0fSessionResponse\x12'\n" +
 	"\x06leases\x18\x01 \x03(\v2\x0f.baton.v1.LeaseR\x06leases\x126\n" +
 	"\tcompleted\x18\x02 \x03(\v2\x18.baton.v1.CompleteResultR\tcompleted\x123\n" +
 	"\bextended\x18\x03 \x03(\v2\x17.baton.v1.ExtendedLeaseR\bextended\x12&\n" +
 	"\x04lost\x18\x04 \x03(\v2\x12.baton.v1.LeaseRefR\x04lost\x12.\n" +
-	"\breleased\x18\x05 \x03(\v2\x12.baton.v1.LeaseRefR\breleased\"\x81\x01\n" +
+	"\breleased\x18\x05 \x03(\v2\x12.baton.v1.LeaseRefR\breleased\x120\n" +
+	"\tcancelled\x18\x06 \x03(\v2\x12.baton.v1.LeaseRefR\tcancelled\"\x81\x01\n" +
 	"\x0eReleaseRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -2279,7 +2451,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"?\n" +
 	"\x10GetAgentResponse\x12+\n" +
-	"\x05agent\x18\x01 \x01(\v2\x15.baton.v1.AgentStatusR\x05agent\"\xa9\x02\n" +
+	"\x05agent\x18\x01 \x01(\v2\x15.baton.v1.AgentStatusR\x05agent\"\xf0\x02\n" +
 	"\vAgentStatus\x12%\n" +
 	"\x05agent\x18\x01 \x01(\v2\x0f.baton.v1.AgentR\x05agent\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.baton.v1.AgentStateR\x05state\x12:\n" +
@@ -2287,7 +2459,9 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\bdeadline\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12\x16\n" +
 	"\x06holder\x18\x05 \x01(\tR\x06holder\x12\x14\n" +
 	"\x05token\x18\x06 \x01(\x04R\x05token\x12%\n" +
-	"\x0efailure_streak\x18\a \x01(\rR\rfailureStreak\"e\n" +
+	"\x0efailure_streak\x18\a \x01(\rR\rfailureStreak\x12\x1a\n" +
+	"\bprogress\x18\b \x01(\tR\bprogress\x12)\n" +
+	"\x10cancel_requested\x18\t \x01(\bR\x0fcancelRequested\"e\n" +
 	"\x11ListAgentsRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\rR\bpageSize\x12\x1d\n" +
@@ -2295,7 +2469,13 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\"k\n" +
 	"\x12ListAgentsResponse\x12-\n" +
 	"\x06agents\x18\x01 \x03(\v2\x15.baton.v1.AgentStatusR\x06agents\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*\xb5\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"<\n" +
+	"\x10CancelRunRequest\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"G\n" +
+	"\x11CancelRunResponse\x12\x1c\n" +
+	"\trequested\x18\x01 \x01(\bR\trequested\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\x04R\x05token*\xb5\x01\n" +
 	"\aOutcome\x12\x17\n" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fOUTCOME_SUCCESS\x10\x01\x12\x1f\n" +
@@ -2309,7 +2489,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13AGENT_STATE_WAITING\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12\x1d\n" +
-	"\x19AGENT_STATE_DEAD_LETTERED\x10\x032\xc5\x05\n" +
+	"\x19AGENT_STATE_DEAD_LETTERED\x10\x032\x8b\x06\n" +
 	"\fAgentService\x12A\n" +
 	"\bRegister\x12\x19.baton.v1.RegisterRequest\x1a\x1a.baton.v1.RegisterResponse\x12G\n" +
 	"\n" +
@@ -2322,7 +2502,8 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\aRelease\x12\x18.baton.v1.ReleaseRequest\x1a\x19.baton.v1.ReleaseResponse\x12A\n" +
 	"\bGetAgent\x12\x19.baton.v1.GetAgentRequest\x1a\x1a.baton.v1.GetAgentResponse\x12G\n" +
 	"\n" +
-	"ListAgents\x12\x1b.baton.v1.ListAgentsRequest\x1a\x1c.baton.v1.ListAgentsResponseB\x9b\x01\n" +
+	"ListAgents\x12\x1b.baton.v1.ListAgentsRequest\x1a\x1c.baton.v1.ListAgentsResponse\x12D\n" +
+	"\tCancelRun\x12\x1a.baton.v1.CancelRunRequest\x1a\x1b.baton.v1.CancelRunResponseB\x9b\x01\n" +
 	"\fdev.baton.v1B\n" +
 	"AgentProtoP\x01Z>github.com/baton-project/baton/clients/go/gen/baton/v1;batonv1\xa2\x02\x03BXX\xaa\x02\bBaton.V1\xca\x02\bBaton\\V1\xe2\x02\x14Baton\\V1\\GPBMetadata\xea\x02\tBaton::V1b\x06proto3"
 
@@ -2339,7 +2520,7 @@ func file_baton_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_baton_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_baton_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_baton_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_baton_v1_agent_proto_goTypes = []any{
 	(Outcome)(0),                  // 0: baton.v1.Outcome
 	(AgentState)(0),               // 1: baton.v1.AgentState
@@ -2373,75 +2554,81 @@ var file_baton_v1_agent_proto_goTypes = []any{
 	(*AgentStatus)(nil),           // 29: baton.v1.AgentStatus
 	(*ListAgentsRequest)(nil),     // 30: baton.v1.ListAgentsRequest
 	(*ListAgentsResponse)(nil),    // 31: baton.v1.ListAgentsResponse
-	nil,                           // 32: baton.v1.Agent.LabelsEntry
-	(*durationpb.Duration)(nil),   // 33: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 34: google.protobuf.Timestamp
+	(*CancelRunRequest)(nil),      // 32: baton.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),     // 33: baton.v1.CancelRunResponse
+	nil,                           // 34: baton.v1.Agent.LabelsEntry
+	(*durationpb.Duration)(nil),   // 35: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 36: google.protobuf.Timestamp
 }
 var file_baton_v1_agent_proto_depIdxs = []int32{
-	33, // 0: baton.v1.Agent.interval:type_name -> google.protobuf.Duration
-	33, // 1: baton.v1.Agent.timeout:type_name -> google.protobuf.Duration
-	33, // 2: baton.v1.Agent.error_interval:type_name -> google.protobuf.Duration
-	32, // 3: baton.v1.Agent.labels:type_name -> baton.v1.Agent.LabelsEntry
+	35, // 0: baton.v1.Agent.interval:type_name -> google.protobuf.Duration
+	35, // 1: baton.v1.Agent.timeout:type_name -> google.protobuf.Duration
+	35, // 2: baton.v1.Agent.error_interval:type_name -> google.protobuf.Duration
+	34, // 3: baton.v1.Agent.labels:type_name -> baton.v1.Agent.LabelsEntry
 	2,  // 4: baton.v1.RegisterRequest.agents:type_name -> baton.v1.Agent
-	33, // 5: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
-	34, // 6: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
+	35, // 5: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
+	36, // 6: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
 	2,  // 7: baton.v1.Lease.agent:type_name -> baton.v1.Agent
 	8,  // 8: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
 	10, // 9: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
-	34, // 10: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
+	36, // 10: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
 	12, // 11: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
 	10, // 12: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
-	0,  // 13: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
-	33, // 14: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
-	34, // 15: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	14, // 16: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
-	15, // 17: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
-	17, // 18: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
-	0,  // 19: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
-	33, // 20: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
-	33, // 21: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
-	19, // 22: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
-	21, // 23: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
-	20, // 24: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
-	22, // 25: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
-	8,  // 26: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
-	17, // 27: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
-	12, // 28: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
-	10, // 29: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
-	10, // 30: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
-	33, // 31: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	34, // 32: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	29, // 33: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
-	2,  // 34: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
-	1,  // 35: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
-	34, // 36: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
-	34, // 37: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
-	29, // 38: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
-	3,  // 39: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
-	5,  // 40: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
-	7,  // 41: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
-	11, // 42: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
-	14, // 43: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
-	16, // 44: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
-	23, // 45: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
-	25, // 46: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
-	27, // 47: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
-	30, // 48: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
-	4,  // 49: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
-	6,  // 50: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
-	9,  // 51: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
-	13, // 52: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
-	15, // 53: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
-	18, // 54: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
-	24, // 55: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
-	26, // 56: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
-	28, // 57: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
-	31, // 58: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
-	49, // [49:59] is the sub-list for method output_type
-	39, // [39:49] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	10, // 13: baton.v1.HeartbeatResponse.cancelled:type_name -> baton.v1.LeaseRef
+	0,  // 14: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
+	35, // 15: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
+	36, // 16: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	14, // 17: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
+	15, // 18: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
+	17, // 19: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
+	0,  // 20: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
+	35, // 21: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
+	35, // 22: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
+	19, // 23: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
+	21, // 24: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
+	20, // 25: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
+	22, // 26: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
+	8,  // 27: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
+	17, // 28: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
+	12, // 29: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
+	10, // 30: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
+	10, // 31: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
+	10, // 32: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
+	35, // 33: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	36, // 34: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	29, // 35: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
+	2,  // 36: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
+	1,  // 37: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
+	36, // 38: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
+	36, // 39: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
+	29, // 40: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
+	3,  // 41: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
+	5,  // 42: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
+	7,  // 43: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
+	11, // 44: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
+	14, // 45: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
+	16, // 46: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
+	23, // 47: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
+	25, // 48: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
+	27, // 49: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
+	30, // 50: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
+	32, // 51: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
+	4,  // 52: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
+	6,  // 53: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
+	9,  // 54: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
+	13, // 55: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
+	15, // 56: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
+	18, // 57: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
+	24, // 58: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
+	26, // 59: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
+	28, // 60: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
+	31, // 61: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
+	33, // 62: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
+	52, // [52:63] is the sub-list for method output_type
+	41, // [41:52] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_agent_proto_init() }
@@ -2455,7 +2642,7 @@ func file_baton_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_agent_proto_rawDesc), len(file_baton_v1_agent_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   31,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

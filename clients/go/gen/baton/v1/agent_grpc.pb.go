@@ -29,6 +29,7 @@ const (
 	AgentService_Release_FullMethodName       = "/baton.v1.AgentService/Release"
 	AgentService_GetAgent_FullMethodName      = "/baton.v1.AgentService/GetAgent"
 	AgentService_ListAgents_FullMethodName    = "/baton.v1.AgentService/ListAgents"
+	AgentService_CancelRun_FullMethodName     = "/baton.v1.AgentService/CancelRun"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -123,6 +124,15 @@ type AgentServiceClient interface {
 	GetAgent(ctx context.Context, in *GetAgentRequest, opts ...grpc.CallOption) (*GetAgentResponse, error)
 	// ListAgents pages through a queue's agents in name order.
 	ListAgents(ctx context.Context, in *ListAgentsRequest, opts ...grpc.CallOption) (*ListAgentsResponse, error)
+	// CancelRun asks the holder of an agent's current lease to stop that run. The lease is
+	// marked; at the holder's next Heartbeat (or session heartbeat) the lease ends and is
+	// answered in `cancelled` (and in `lost`, so a helper that knows only `lost` cancels its
+	// handler too). The agent is then scheduled as after a success without counting one: a
+	// recurring agent runs again at acquired_at + interval, a one-shot agent is removed. Until
+	// then the lease stays held, so a cancelled run never overlaps the next; a Complete or
+	// Release that comes first ends the lease as usual. `requested` is false when the agent
+	// is not running; NOT_FOUND when the queue has no such agent.
+	CancelRun(ctx context.Context, in *CancelRunRequest, opts ...grpc.CallOption) (*CancelRunResponse, error)
 }
 
 type agentServiceClient struct {
@@ -236,6 +246,16 @@ func (c *agentServiceClient) ListAgents(ctx context.Context, in *ListAgentsReque
 	return out, nil
 }
 
+func (c *agentServiceClient) CancelRun(ctx context.Context, in *CancelRunRequest, opts ...grpc.CallOption) (*CancelRunResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CancelRunResponse)
+	err := c.cc.Invoke(ctx, AgentService_CancelRun_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -328,6 +348,15 @@ type AgentServiceServer interface {
 	GetAgent(context.Context, *GetAgentRequest) (*GetAgentResponse, error)
 	// ListAgents pages through a queue's agents in name order.
 	ListAgents(context.Context, *ListAgentsRequest) (*ListAgentsResponse, error)
+	// CancelRun asks the holder of an agent's current lease to stop that run. The lease is
+	// marked; at the holder's next Heartbeat (or session heartbeat) the lease ends and is
+	// answered in `cancelled` (and in `lost`, so a helper that knows only `lost` cancels its
+	// handler too). The agent is then scheduled as after a success without counting one: a
+	// recurring agent runs again at acquired_at + interval, a one-shot agent is removed. Until
+	// then the lease stays held, so a cancelled run never overlaps the next; a Complete or
+	// Release that comes first ends the lease as usual. `requested` is false when the agent
+	// is not running; NOT_FOUND when the queue has no such agent.
+	CancelRun(context.Context, *CancelRunRequest) (*CancelRunResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -367,6 +396,9 @@ func (UnimplementedAgentServiceServer) GetAgent(context.Context, *GetAgentReques
 }
 func (UnimplementedAgentServiceServer) ListAgents(context.Context, *ListAgentsRequest) (*ListAgentsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListAgents not implemented")
+}
+func (UnimplementedAgentServiceServer) CancelRun(context.Context, *CancelRunRequest) (*CancelRunResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CancelRun not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -558,6 +590,24 @@ func _AgentService_ListAgents_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_CancelRun_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CancelRunRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).CancelRun(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_CancelRun_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).CancelRun(ctx, req.(*CancelRunRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -600,6 +650,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListAgents",
 			Handler:    _AgentService_ListAgents_Handler,
+		},
+		{
+			MethodName: "CancelRun",
+			Handler:    _AgentService_CancelRun_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -131,14 +131,16 @@ class AcquireResponse(_message.Message):
     def __init__(self, leases: _Optional[_Iterable[_Union[Lease, _Mapping]]] = ...) -> None: ...
 
 class LeaseRef(_message.Message):
-    __slots__ = ("queue", "name", "token")
+    __slots__ = ("queue", "name", "token", "progress")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
     queue: str
     name: str
     token: int
-    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ...) -> None: ...
+    progress: str
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., progress: _Optional[str] = ...) -> None: ...
 
 class HeartbeatRequest(_message.Message):
     __slots__ = ("worker_id", "leases")
@@ -161,12 +163,14 @@ class ExtendedLease(_message.Message):
     def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class HeartbeatResponse(_message.Message):
-    __slots__ = ("extended", "lost")
+    __slots__ = ("extended", "lost", "cancelled")
     EXTENDED_FIELD_NUMBER: _ClassVar[int]
     LOST_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_FIELD_NUMBER: _ClassVar[int]
     extended: _containers.RepeatedCompositeFieldContainer[ExtendedLease]
     lost: _containers.RepeatedCompositeFieldContainer[LeaseRef]
-    def __init__(self, extended: _Optional[_Iterable[_Union[ExtendedLease, _Mapping]]] = ..., lost: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ...) -> None: ...
+    cancelled: _containers.RepeatedCompositeFieldContainer[LeaseRef]
+    def __init__(self, extended: _Optional[_Iterable[_Union[ExtendedLease, _Mapping]]] = ..., lost: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ..., cancelled: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ...) -> None: ...
 
 class CompleteRequest(_message.Message):
     __slots__ = ("queue", "name", "token", "outcome", "message", "retry_after")
@@ -231,12 +235,14 @@ class SessionOpen(_message.Message):
     def __init__(self, queue: _Optional[str] = ..., worker_id: _Optional[str] = ...) -> None: ...
 
 class SessionLease(_message.Message):
-    __slots__ = ("name", "token")
+    __slots__ = ("name", "token", "progress")
     NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
     name: str
     token: int
-    def __init__(self, name: _Optional[str] = ..., token: _Optional[int] = ...) -> None: ...
+    progress: str
+    def __init__(self, name: _Optional[str] = ..., token: _Optional[int] = ..., progress: _Optional[str] = ...) -> None: ...
 
 class SessionCompletion(_message.Message):
     __slots__ = ("name", "token", "outcome", "message", "retry_after")
@@ -277,18 +283,20 @@ class SessionRequest(_message.Message):
     def __init__(self, open: _Optional[_Union[SessionOpen, _Mapping]] = ..., credit: _Optional[int] = ..., completions: _Optional[_Iterable[_Union[SessionCompletion, _Mapping]]] = ..., heartbeats: _Optional[_Iterable[_Union[SessionLease, _Mapping]]] = ..., releases: _Optional[_Iterable[_Union[SessionRelease, _Mapping]]] = ...) -> None: ...
 
 class SessionResponse(_message.Message):
-    __slots__ = ("leases", "completed", "extended", "lost", "released")
+    __slots__ = ("leases", "completed", "extended", "lost", "released", "cancelled")
     LEASES_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_FIELD_NUMBER: _ClassVar[int]
     EXTENDED_FIELD_NUMBER: _ClassVar[int]
     LOST_FIELD_NUMBER: _ClassVar[int]
     RELEASED_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_FIELD_NUMBER: _ClassVar[int]
     leases: _containers.RepeatedCompositeFieldContainer[Lease]
     completed: _containers.RepeatedCompositeFieldContainer[CompleteResult]
     extended: _containers.RepeatedCompositeFieldContainer[ExtendedLease]
     lost: _containers.RepeatedCompositeFieldContainer[LeaseRef]
     released: _containers.RepeatedCompositeFieldContainer[LeaseRef]
-    def __init__(self, leases: _Optional[_Iterable[_Union[Lease, _Mapping]]] = ..., completed: _Optional[_Iterable[_Union[CompleteResult, _Mapping]]] = ..., extended: _Optional[_Iterable[_Union[ExtendedLease, _Mapping]]] = ..., lost: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ..., released: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ...) -> None: ...
+    cancelled: _containers.RepeatedCompositeFieldContainer[LeaseRef]
+    def __init__(self, leases: _Optional[_Iterable[_Union[Lease, _Mapping]]] = ..., completed: _Optional[_Iterable[_Union[CompleteResult, _Mapping]]] = ..., extended: _Optional[_Iterable[_Union[ExtendedLease, _Mapping]]] = ..., lost: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ..., released: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ..., cancelled: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ...) -> None: ...
 
 class ReleaseRequest(_message.Message):
     __slots__ = ("queue", "name", "token", "delay")
@@ -323,7 +331,7 @@ class GetAgentResponse(_message.Message):
     def __init__(self, agent: _Optional[_Union[AgentStatus, _Mapping]] = ...) -> None: ...
 
 class AgentStatus(_message.Message):
-    __slots__ = ("agent", "state", "next_run_at", "deadline", "holder", "token", "failure_streak")
+    __slots__ = ("agent", "state", "next_run_at", "deadline", "holder", "token", "failure_streak", "progress", "cancel_requested")
     AGENT_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     NEXT_RUN_AT_FIELD_NUMBER: _ClassVar[int]
@@ -331,6 +339,8 @@ class AgentStatus(_message.Message):
     HOLDER_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     FAILURE_STREAK_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_REQUESTED_FIELD_NUMBER: _ClassVar[int]
     agent: Agent
     state: AgentState
     next_run_at: _timestamp_pb2.Timestamp
@@ -338,7 +348,9 @@ class AgentStatus(_message.Message):
     holder: str
     token: int
     failure_streak: int
-    def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ..., next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., holder: _Optional[str] = ..., token: _Optional[int] = ..., failure_streak: _Optional[int] = ...) -> None: ...
+    progress: str
+    cancel_requested: bool
+    def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ..., next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., holder: _Optional[str] = ..., token: _Optional[int] = ..., failure_streak: _Optional[int] = ..., progress: _Optional[str] = ..., cancel_requested: _Optional[bool] = ...) -> None: ...
 
 class ListAgentsRequest(_message.Message):
     __slots__ = ("queue", "page_size", "page_token")
@@ -357,3 +369,19 @@ class ListAgentsResponse(_message.Message):
     agents: _containers.RepeatedCompositeFieldContainer[AgentStatus]
     next_page_token: str
     def __init__(self, agents: _Optional[_Iterable[_Union[AgentStatus, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class CancelRunRequest(_message.Message):
+    __slots__ = ("queue", "name")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    name: str
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+
+class CancelRunResponse(_message.Message):
+    __slots__ = ("requested", "token")
+    REQUESTED_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    requested: bool
+    token: int
+    def __init__(self, requested: _Optional[bool] = ..., token: _Optional[int] = ...) -> None: ...

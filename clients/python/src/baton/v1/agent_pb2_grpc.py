@@ -96,6 +96,11 @@ class AgentServiceStub:
                 request_serializer=baton_dot_v1_dot_agent__pb2.ListAgentsRequest.SerializeToString,
                 response_deserializer=baton_dot_v1_dot_agent__pb2.ListAgentsResponse.FromString,
                 _registered_method=True)
+        self.CancelRun = channel.unary_unary(
+                '/baton.v1.AgentService/CancelRun',
+                request_serializer=baton_dot_v1_dot_agent__pb2.CancelRunRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_agent__pb2.CancelRunResponse.FromString,
+                _registered_method=True)
 
 
 class AgentServiceServicer:
@@ -238,6 +243,20 @@ class AgentServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CancelRun(self, request, context):
+        """CancelRun asks the holder of an agent's current lease to stop that run. The lease is
+        marked; at the holder's next Heartbeat (or session heartbeat) the lease ends and is
+        answered in `cancelled` (and in `lost`, so a helper that knows only `lost` cancels its
+        handler too). The agent is then scheduled as after a success without counting one: a
+        recurring agent runs again at acquired_at + interval, a one-shot agent is removed. Until
+        then the lease stays held, so a cancelled run never overlaps the next; a Complete or
+        Release that comes first ends the lease as usual. `requested` is false when the agent
+        is not running; NOT_FOUND when the queue has no such agent.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AgentServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -290,6 +309,11 @@ def add_AgentServiceServicer_to_server(servicer, server):
                     servicer.ListAgents,
                     request_deserializer=baton_dot_v1_dot_agent__pb2.ListAgentsRequest.FromString,
                     response_serializer=baton_dot_v1_dot_agent__pb2.ListAgentsResponse.SerializeToString,
+            ),
+            'CancelRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelRun,
+                    request_deserializer=baton_dot_v1_dot_agent__pb2.CancelRunRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_agent__pb2.CancelRunResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -574,6 +598,33 @@ class AgentService:
             '/baton.v1.AgentService/ListAgents',
             baton_dot_v1_dot_agent__pb2.ListAgentsRequest.SerializeToString,
             baton_dot_v1_dot_agent__pb2.ListAgentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.AgentService/CancelRun',
+            baton_dot_v1_dot_agent__pb2.CancelRunRequest.SerializeToString,
+            baton_dot_v1_dot_agent__pb2.CancelRunResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -303,6 +303,11 @@ export interface LeaseRef {
   name: string;
   /** token of the lease. */
   token: bigint;
+  /**
+   * progress, on Heartbeat only: a small value (at most 256 bytes) the worker reports about
+   * this run, shown by GetAgent while the lease is held; empty leaves it as it was.
+   */
+  progress: string;
 }
 
 /** HeartbeatRequest extends the leases a worker holds. */
@@ -334,6 +339,8 @@ export interface HeartbeatResponse {
    * rejected.
    */
   lost: LeaseRef[];
+  /** cancelled leases (CancelRun): ended now; each is in `lost` too. */
+  cancelled: LeaseRef[];
 }
 
 /** CompleteRequest ends a lease with an outcome. */
@@ -427,6 +434,8 @@ export interface SessionLease {
   name: string;
   /** token of the lease. */
   token: bigint;
+  /** progress, in heartbeats: as LeaseRef.progress. */
+  progress: string;
 }
 
 /** SessionCompletion ends a lease of the session's queue, as Complete does. */
@@ -493,6 +502,11 @@ export interface SessionResponse {
   lost: LeaseRef[];
   /** released answers releases that took effect. */
   released: LeaseRef[];
+  /**
+   * cancelled answers heartbeats whose run was cancelled (CancelRun): ended now; each is in
+   * `lost` too.
+   */
+  cancelled: LeaseRef[];
 }
 
 /** ReleaseRequest hands a lease back without counting a failure. */
@@ -552,6 +566,13 @@ export interface AgentStatus {
   token: bigint;
   /** failure_streak counts consecutive failures since the last success. */
   failureStreak: number;
+  /** progress the holder last reported on Heartbeat, while working. */
+  progress: string;
+  /**
+   * cancel_requested: CancelRun marked the current run; it ends at the holder's next
+   * heartbeat.
+   */
+  cancelRequested: boolean;
 }
 
 /** ListAgentsRequest pages through a queue's agents. */
@@ -573,6 +594,25 @@ export interface ListAgentsResponse {
   agents: AgentStatus[];
   /** next_page_token continues the listing; empty on the last page. */
   nextPageToken: string;
+}
+
+/** CancelRunRequest names the agent whose current run to cancel. */
+export interface CancelRunRequest {
+  /** queue the agent belongs to. */
+  queue: string;
+  /** name of the agent. */
+  name: string;
+}
+
+/** CancelRunResponse says whether a run was marked. */
+export interface CancelRunResponse {
+  /**
+   * requested is true when the agent was running and its lease is now marked (or already
+   * was).
+   */
+  requested: boolean;
+  /** token of the marked lease. */
+  token: bigint;
 }
 
 function createBaseAgent(): Agent {
@@ -1564,7 +1604,7 @@ export const AcquireResponse: MessageFns<AcquireResponse> = {
 };
 
 function createBaseLeaseRef(): LeaseRef {
-  return { queue: "", name: "", token: 0n };
+  return { queue: "", name: "", token: 0n, progress: "" };
 }
 
 export const LeaseRef: MessageFns<LeaseRef> = {
@@ -1580,6 +1620,9 @@ export const LeaseRef: MessageFns<LeaseRef> = {
         throw new globalThis.Error("value provided for field message.token of type uint64 too large");
       }
       writer.uint32(24).uint64(message.token);
+    }
+    if (message.progress !== "") {
+      writer.uint32(34).string(message.progress);
     }
     return writer;
   },
@@ -1621,6 +1664,14 @@ export const LeaseRef: MessageFns<LeaseRef> = {
             message.token = reader.uint64() as bigint;
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.progress = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1638,6 +1689,7 @@ export const LeaseRef: MessageFns<LeaseRef> = {
       queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
       name: isSet(object.name) ? globalThis.String(object.name) : "",
       token: isSet(object.token) ? BigInt(object.token) : 0n,
+      progress: isSet(object.progress) ? globalThis.String(object.progress) : "",
     };
   },
 
@@ -1652,6 +1704,9 @@ export const LeaseRef: MessageFns<LeaseRef> = {
     if (message.token !== 0n) {
       obj.token = message.token.toString();
     }
+    if (message.progress !== "") {
+      obj.progress = message.progress;
+    }
     return obj;
   },
 
@@ -1663,6 +1718,7 @@ export const LeaseRef: MessageFns<LeaseRef> = {
     message.queue = object.queue ?? "";
     message.name = object.name ?? "";
     message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
+    message.progress = object.progress ?? "";
     return message;
   },
 };
@@ -1877,7 +1933,7 @@ export const ExtendedLease: MessageFns<ExtendedLease> = {
 };
 
 function createBaseHeartbeatResponse(): HeartbeatResponse {
-  return { extended: [], lost: [] };
+  return { extended: [], lost: [], cancelled: [] };
 }
 
 export const HeartbeatResponse: MessageFns<HeartbeatResponse> = {
@@ -1887,6 +1943,9 @@ export const HeartbeatResponse: MessageFns<HeartbeatResponse> = {
     }
     for (const v of message.lost) {
       LeaseRef.encode(v!, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.cancelled) {
+      LeaseRef.encode(v!, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -1920,6 +1979,14 @@ export const HeartbeatResponse: MessageFns<HeartbeatResponse> = {
             message.lost.push(LeaseRef.decode(reader, reader.uint32()));
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.cancelled.push(LeaseRef.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1938,6 +2005,9 @@ export const HeartbeatResponse: MessageFns<HeartbeatResponse> = {
         ? object.extended.map((e: any) => ExtendedLease.fromJSON(e))
         : [],
       lost: globalThis.Array.isArray(object?.lost) ? object.lost.map((e: any) => LeaseRef.fromJSON(e)) : [],
+      cancelled: globalThis.Array.isArray(object?.cancelled)
+        ? object.cancelled.map((e: any) => LeaseRef.fromJSON(e))
+        : [],
     };
   },
 
@@ -1949,6 +2019,9 @@ export const HeartbeatResponse: MessageFns<HeartbeatResponse> = {
     if (message.lost?.length) {
       obj.lost = message.lost.map((e) => LeaseRef.toJSON(e));
     }
+    if (message.cancelled?.length) {
+      obj.cancelled = message.cancelled.map((e) => LeaseRef.toJSON(e));
+    }
     return obj;
   },
 
@@ -1959,6 +2032,7 @@ export const HeartbeatResponse: MessageFns<HeartbeatResponse> = {
     const message = createBaseHeartbeatResponse();
     message.extended = object.extended?.map((e) => ExtendedLease.fromPartial(e)) || [];
     message.lost = object.lost?.map((e) => LeaseRef.fromPartial(e)) || [];
+    message.cancelled = object.cancelled?.map((e) => LeaseRef.fromPartial(e)) || [];
     return message;
   },
 };
@@ -2624,7 +2698,7 @@ export const SessionOpen: MessageFns<SessionOpen> = {
 };
 
 function createBaseSessionLease(): SessionLease {
-  return { name: "", token: 0n };
+  return { name: "", token: 0n, progress: "" };
 }
 
 export const SessionLease: MessageFns<SessionLease> = {
@@ -2637,6 +2711,9 @@ export const SessionLease: MessageFns<SessionLease> = {
         throw new globalThis.Error("value provided for field message.token of type uint64 too large");
       }
       writer.uint32(16).uint64(message.token);
+    }
+    if (message.progress !== "") {
+      writer.uint32(26).string(message.progress);
     }
     return writer;
   },
@@ -2670,6 +2747,14 @@ export const SessionLease: MessageFns<SessionLease> = {
             message.token = reader.uint64() as bigint;
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.progress = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2686,6 +2771,7 @@ export const SessionLease: MessageFns<SessionLease> = {
     return {
       name: isSet(object.name) ? globalThis.String(object.name) : "",
       token: isSet(object.token) ? BigInt(object.token) : 0n,
+      progress: isSet(object.progress) ? globalThis.String(object.progress) : "",
     };
   },
 
@@ -2697,6 +2783,9 @@ export const SessionLease: MessageFns<SessionLease> = {
     if (message.token !== 0n) {
       obj.token = message.token.toString();
     }
+    if (message.progress !== "") {
+      obj.progress = message.progress;
+    }
     return obj;
   },
 
@@ -2707,6 +2796,7 @@ export const SessionLease: MessageFns<SessionLease> = {
     const message = createBaseSessionLease();
     message.name = object.name ?? "";
     message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
+    message.progress = object.progress ?? "";
     return message;
   },
 };
@@ -3101,7 +3191,7 @@ export const SessionRequest: MessageFns<SessionRequest> = {
 };
 
 function createBaseSessionResponse(): SessionResponse {
-  return { leases: [], completed: [], extended: [], lost: [], released: [] };
+  return { leases: [], completed: [], extended: [], lost: [], released: [], cancelled: [] };
 }
 
 export const SessionResponse: MessageFns<SessionResponse> = {
@@ -3120,6 +3210,9 @@ export const SessionResponse: MessageFns<SessionResponse> = {
     }
     for (const v of message.released) {
       LeaseRef.encode(v!, writer.uint32(42).fork()).join();
+    }
+    for (const v of message.cancelled) {
+      LeaseRef.encode(v!, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -3177,6 +3270,14 @@ export const SessionResponse: MessageFns<SessionResponse> = {
             message.released.push(LeaseRef.decode(reader, reader.uint32()));
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.cancelled.push(LeaseRef.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3200,6 +3301,9 @@ export const SessionResponse: MessageFns<SessionResponse> = {
         : [],
       lost: globalThis.Array.isArray(object?.lost) ? object.lost.map((e: any) => LeaseRef.fromJSON(e)) : [],
       released: globalThis.Array.isArray(object?.released) ? object.released.map((e: any) => LeaseRef.fromJSON(e)) : [],
+      cancelled: globalThis.Array.isArray(object?.cancelled)
+        ? object.cancelled.map((e: any) => LeaseRef.fromJSON(e))
+        : [],
     };
   },
 
@@ -3220,6 +3324,9 @@ export const SessionResponse: MessageFns<SessionResponse> = {
     if (message.released?.length) {
       obj.released = message.released.map((e) => LeaseRef.toJSON(e));
     }
+    if (message.cancelled?.length) {
+      obj.cancelled = message.cancelled.map((e) => LeaseRef.toJSON(e));
+    }
     return obj;
   },
 
@@ -3233,6 +3340,7 @@ export const SessionResponse: MessageFns<SessionResponse> = {
     message.extended = object.extended?.map((e) => ExtendedLease.fromPartial(e)) || [];
     message.lost = object.lost?.map((e) => LeaseRef.fromPartial(e)) || [];
     message.released = object.released?.map((e) => LeaseRef.fromPartial(e)) || [];
+    message.cancelled = object.cancelled?.map((e) => LeaseRef.fromPartial(e)) || [];
     return message;
   },
 };
@@ -3595,6 +3703,8 @@ function createBaseAgentStatus(): AgentStatus {
     holder: "",
     token: 0n,
     failureStreak: 0,
+    progress: "",
+    cancelRequested: false,
   };
 }
 
@@ -3623,6 +3733,12 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     }
     if (message.failureStreak !== 0) {
       writer.uint32(56).uint32(message.failureStreak);
+    }
+    if (message.progress !== "") {
+      writer.uint32(66).string(message.progress);
+    }
+    if (message.cancelRequested !== false) {
+      writer.uint32(72).bool(message.cancelRequested);
     }
     return writer;
   },
@@ -3696,6 +3812,22 @@ export const AgentStatus: MessageFns<AgentStatus> = {
             message.failureStreak = reader.uint32();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.progress = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.cancelRequested = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3725,6 +3857,12 @@ export const AgentStatus: MessageFns<AgentStatus> = {
         : isSet(object.failure_streak)
         ? globalThis.Number(object.failure_streak)
         : 0,
+      progress: isSet(object.progress) ? globalThis.String(object.progress) : "",
+      cancelRequested: isSet(object.cancelRequested)
+        ? globalThis.Boolean(object.cancelRequested)
+        : isSet(object.cancel_requested)
+        ? globalThis.Boolean(object.cancel_requested)
+        : false,
     };
   },
 
@@ -3751,6 +3889,12 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     if (message.failureStreak !== 0) {
       obj.failureStreak = Math.round(message.failureStreak);
     }
+    if (message.progress !== "") {
+      obj.progress = message.progress;
+    }
+    if (message.cancelRequested !== false) {
+      obj.cancelRequested = message.cancelRequested;
+    }
     return obj;
   },
 
@@ -3766,6 +3910,8 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     message.holder = object.holder ?? "";
     message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
     message.failureStreak = object.failureStreak ?? 0;
+    message.progress = object.progress ?? "";
+    message.cancelRequested = object.cancelRequested ?? false;
     return message;
   },
 };
@@ -3968,6 +4114,179 @@ export const ListAgentsResponse: MessageFns<ListAgentsResponse> = {
   },
 };
 
+function createBaseCancelRunRequest(): CancelRunRequest {
+  return { queue: "", name: "" };
+}
+
+export const CancelRunRequest: MessageFns<CancelRunRequest> = {
+  encode(message: CancelRunRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CancelRunRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCancelRunRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CancelRunRequest {
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+    };
+  },
+
+  toJSON(message: CancelRunRequest): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CancelRunRequest>): CancelRunRequest {
+    return CancelRunRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CancelRunRequest>): CancelRunRequest {
+    const message = createBaseCancelRunRequest();
+    message.queue = object.queue ?? "";
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseCancelRunResponse(): CancelRunResponse {
+  return { requested: false, token: 0n };
+}
+
+export const CancelRunResponse: MessageFns<CancelRunResponse> = {
+  encode(message: CancelRunResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.requested !== false) {
+      writer.uint32(8).bool(message.requested);
+    }
+    if (message.token !== 0n) {
+      if (BigInt.asUintN(64, message.token) !== message.token) {
+        throw new globalThis.Error("value provided for field message.token of type uint64 too large");
+      }
+      writer.uint32(16).uint64(message.token);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CancelRunResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCancelRunResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.requested = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.token = reader.uint64() as bigint;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CancelRunResponse {
+    return {
+      requested: isSet(object.requested) ? globalThis.Boolean(object.requested) : false,
+      token: isSet(object.token) ? BigInt(object.token) : 0n,
+    };
+  },
+
+  toJSON(message: CancelRunResponse): unknown {
+    const obj: any = {};
+    if (message.requested !== false) {
+      obj.requested = message.requested;
+    }
+    if (message.token !== 0n) {
+      obj.token = message.token.toString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CancelRunResponse>): CancelRunResponse {
+    return CancelRunResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CancelRunResponse>): CancelRunResponse {
+    const message = createBaseCancelRunResponse();
+    message.requested = object.requested ?? false;
+    message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
+    return message;
+  },
+};
+
 /**
  * AgentService runs recurring and one-shot work items ("agents") on a fleet
  * of workers, each agent held by exactly one worker at a time.
@@ -4158,6 +4477,25 @@ export const AgentServiceService = {
     responseSerialize: (value: ListAgentsResponse): Buffer => Buffer.from(ListAgentsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListAgentsResponse => ListAgentsResponse.decode(value),
   },
+  /**
+   * CancelRun asks the holder of an agent's current lease to stop that run. The lease is
+   * marked; at the holder's next Heartbeat (or session heartbeat) the lease ends and is
+   * answered in `cancelled` (and in `lost`, so a helper that knows only `lost` cancels its
+   * handler too). The agent is then scheduled as after a success without counting one: a
+   * recurring agent runs again at acquired_at + interval, a one-shot agent is removed. Until
+   * then the lease stays held, so a cancelled run never overlaps the next; a Complete or
+   * Release that comes first ends the lease as usual. `requested` is false when the agent
+   * is not running; NOT_FOUND when the queue has no such agent.
+   */
+  cancelRun: {
+    path: "/baton.v1.AgentService/CancelRun" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CancelRunRequest): Buffer => Buffer.from(CancelRunRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CancelRunRequest => CancelRunRequest.decode(value),
+    responseSerialize: (value: CancelRunResponse): Buffer => Buffer.from(CancelRunResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CancelRunResponse => CancelRunResponse.decode(value),
+  },
 } as const;
 
 export interface AgentServiceServer extends UntypedServiceImplementation {
@@ -4254,6 +4592,17 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
   getAgent: handleUnaryCall<GetAgentRequest, GetAgentResponse>;
   /** ListAgents pages through a queue's agents in name order. */
   listAgents: handleUnaryCall<ListAgentsRequest, ListAgentsResponse>;
+  /**
+   * CancelRun asks the holder of an agent's current lease to stop that run. The lease is
+   * marked; at the holder's next Heartbeat (or session heartbeat) the lease ends and is
+   * answered in `cancelled` (and in `lost`, so a helper that knows only `lost` cancels its
+   * handler too). The agent is then scheduled as after a success without counting one: a
+   * recurring agent runs again at acquired_at + interval, a one-shot agent is removed. Until
+   * then the lease stays held, so a cancelled run never overlaps the next; a Complete or
+   * Release that comes first ends the lease as usual. `requested` is false when the agent
+   * is not running; NOT_FOUND when the queue has no such agent.
+   */
+  cancelRun: handleUnaryCall<CancelRunRequest, CancelRunResponse>;
 }
 
 export interface AgentServiceClient extends Client {
@@ -4477,6 +4826,31 @@ export interface AgentServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListAgentsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * CancelRun asks the holder of an agent's current lease to stop that run. The lease is
+   * marked; at the holder's next Heartbeat (or session heartbeat) the lease ends and is
+   * answered in `cancelled` (and in `lost`, so a helper that knows only `lost` cancels its
+   * handler too). The agent is then scheduled as after a success without counting one: a
+   * recurring agent runs again at acquired_at + interval, a one-shot agent is removed. Until
+   * then the lease stays held, so a cancelled run never overlaps the next; a Complete or
+   * Release that comes first ends the lease as usual. `requested` is false when the agent
+   * is not running; NOT_FOUND when the queue has no such agent.
+   */
+  cancelRun(
+    request: CancelRunRequest,
+    callback: (error: ServiceError | null, response: CancelRunResponse) => void,
+  ): ClientUnaryCall;
+  cancelRun(
+    request: CancelRunRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CancelRunResponse) => void,
+  ): ClientUnaryCall;
+  cancelRun(
+    request: CancelRunRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CancelRunResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -181,6 +181,16 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_baton_v1_ListAgentsResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_CancelRunRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_CancelRunRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_CancelRunResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_CancelRunResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -219,110 +229,121 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "imestampR\010deadline\022\030\n\007attempt\030\005 \001(\rR\007att" +
       "empt\022%\n\005agent\030\006 \001(\0132\017.baton.v1.AgentR\005ag" +
       "ent\":\n\017AcquireResponse\022\'\n\006leases\030\001 \003(\0132\017" +
-      ".baton.v1.LeaseR\006leases\"J\n\010LeaseRef\022\024\n\005q" +
+      ".baton.v1.LeaseR\006leases\"f\n\010LeaseRef\022\024\n\005q" +
       "ueue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n" +
-      "\005token\030\003 \001(\004R\005token\"[\n\020HeartbeatRequest\022" +
-      "\033\n\tworker_id\030\001 \001(\tR\010workerId\022*\n\006leases\030\002" +
-      " \003(\0132\022.baton.v1.LeaseRefR\006leases\"\207\001\n\rExt" +
-      "endedLease\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name" +
-      "\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\0226\n\010de" +
-      "adline\030\004 \001(\0132\032.google.protobuf.Timestamp" +
-      "R\010deadline\"p\n\021HeartbeatResponse\0223\n\010exten" +
-      "ded\030\001 \003(\0132\027.baton.v1.ExtendedLeaseR\010exte" +
-      "nded\022&\n\004lost\030\002 \003(\0132\022.baton.v1.LeaseRefR\004" +
-      "lost\"\324\001\n\017CompleteRequest\022\024\n\005queue\030\001 \001(\tR" +
-      "\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(" +
-      "\004R\005token\022+\n\007outcome\030\004 \001(\0162\021.baton.v1.Out" +
-      "comeR\007outcome\022\030\n\007message\030\005 \001(\tR\007message\022" +
-      ":\n\013retry_after\030\006 \001(\0132\031.google.protobuf.D" +
-      "urationR\nretryAfter\"\264\001\n\020CompleteResponse" +
-      "\022:\n\013next_run_at\030\001 \001(\0132\032.google.protobuf." +
-      "TimestampR\tnextRunAt\022#\n\rdead_lettered\030\002 " +
-      "\001(\010R\014deadLettered\022\030\n\007removed\030\003 \001(\010R\007remo" +
-      "ved\022%\n\016failure_streak\030\004 \001(\rR\rfailureStre" +
-      "ak\"S\n\024CompleteBatchRequest\022;\n\013completion" +
-      "s\030\001 \003(\0132\031.baton.v1.CompleteRequestR\013comp" +
-      "letions\"\247\001\n\016CompleteResult\022\024\n\005queue\030\001 \001(" +
-      "\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 " +
-      "\001(\004R\005token\022\035\n\nlease_lost\030\004 \001(\010R\tleaseLos" +
-      "t\0226\n\010response\030\005 \001(\0132\032.baton.v1.CompleteR" +
-      "esponseR\010response\"K\n\025CompleteBatchRespon" +
-      "se\0222\n\007results\030\001 \003(\0132\030.baton.v1.CompleteR" +
-      "esultR\007results\"@\n\013SessionOpen\022\024\n\005queue\030\001" +
-      " \001(\tR\005queue\022\033\n\tworker_id\030\002 \001(\tR\010workerId" +
-      "\"8\n\014SessionLease\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005" +
-      "token\030\002 \001(\004R\005token\"\300\001\n\021SessionCompletion" +
-      "\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005tok" +
-      "en\022+\n\007outcome\030\003 \001(\0162\021.baton.v1.OutcomeR\007" +
-      "outcome\022\030\n\007message\030\004 \001(\tR\007message\022:\n\013ret" +
-      "ry_after\030\005 \001(\0132\031.google.protobuf.Duratio" +
-      "nR\nretryAfter\"k\n\016SessionRelease\022\022\n\004name\030" +
-      "\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005token\022/\n\005del" +
-      "ay\030\003 \001(\0132\031.google.protobuf.DurationR\005del" +
-      "ay\"\200\002\n\016SessionRequest\022)\n\004open\030\001 \001(\0132\025.ba" +
-      "ton.v1.SessionOpenR\004open\022\026\n\006credit\030\002 \001(\r" +
-      "R\006credit\022=\n\013completions\030\003 \003(\0132\033.baton.v1" +
-      ".SessionCompletionR\013completions\0226\n\nheart" +
-      "beats\030\004 \003(\0132\026.baton.v1.SessionLeaseR\nhea" +
-      "rtbeats\0224\n\010releases\030\005 \003(\0132\030.baton.v1.Ses" +
-      "sionReleaseR\010releases\"\377\001\n\017SessionRespons" +
-      "e\022\'\n\006leases\030\001 \003(\0132\017.baton.v1.LeaseR\006leas" +
-      "es\0226\n\tcompleted\030\002 \003(\0132\030.baton.v1.Complet" +
-      "eResultR\tcompleted\0223\n\010extended\030\003 \003(\0132\027.b" +
-      "aton.v1.ExtendedLeaseR\010extended\022&\n\004lost\030" +
-      "\004 \003(\0132\022.baton.v1.LeaseRefR\004lost\022.\n\010relea" +
-      "sed\030\005 \003(\0132\022.baton.v1.LeaseRefR\010released\"" +
-      "\201\001\n\016ReleaseRequest\022\024\n\005queue\030\001 \001(\tR\005queue" +
-      "\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005tok" +
-      "en\022/\n\005delay\030\004 \001(\0132\031.google.protobuf.Dura" +
-      "tionR\005delay\"M\n\017ReleaseResponse\022:\n\013next_r" +
-      "un_at\030\001 \001(\0132\032.google.protobuf.TimestampR" +
-      "\tnextRunAt\";\n\017GetAgentRequest\022\024\n\005queue\030\001" +
-      " \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"?\n\020GetAg" +
-      "entResponse\022+\n\005agent\030\001 \001(\0132\025.baton.v1.Ag" +
-      "entStatusR\005agent\"\251\002\n\013AgentStatus\022%\n\005agen" +
-      "t\030\001 \001(\0132\017.baton.v1.AgentR\005agent\022*\n\005state" +
-      "\030\002 \001(\0162\024.baton.v1.AgentStateR\005state\022:\n\013n" +
-      "ext_run_at\030\003 \001(\0132\032.google.protobuf.Times" +
-      "tampR\tnextRunAt\0226\n\010deadline\030\004 \001(\0132\032.goog" +
-      "le.protobuf.TimestampR\010deadline\022\026\n\006holde" +
-      "r\030\005 \001(\tR\006holder\022\024\n\005token\030\006 \001(\004R\005token\022%\n" +
-      "\016failure_streak\030\007 \001(\rR\rfailureStreak\"e\n\021" +
-      "ListAgentsRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022" +
-      "\033\n\tpage_size\030\002 \001(\rR\010pageSize\022\035\n\npage_tok" +
-      "en\030\003 \001(\tR\tpageToken\"k\n\022ListAgentsRespons" +
-      "e\022-\n\006agents\030\001 \003(\0132\025.baton.v1.AgentStatus" +
-      "R\006agents\022&\n\017next_page_token\030\002 \001(\tR\rnextP" +
-      "ageToken*\265\001\n\007Outcome\022\027\n\023OUTCOME_UNSPECIF" +
-      "IED\020\000\022\023\n\017OUTCOME_SUCCESS\020\001\022\037\n\033OUTCOME_PE" +
-      "RMANENT_FORBIDDEN\020\002\022\025\n\021OUTCOME_THROTTLED" +
-      "\020\003\022\025\n\021OUTCOME_TRANSIENT\020\004\022\030\n\024OUTCOME_SER" +
-      "VER_ERROR\020\005\022\023\n\017OUTCOME_UNKNOWN\020\006*z\n\nAgen" +
-      "tState\022\033\n\027AGENT_STATE_UNSPECIFIED\020\000\022\027\n\023A" +
-      "GENT_STATE_WAITING\020\001\022\027\n\023AGENT_STATE_WORK" +
-      "ING\020\002\022\035\n\031AGENT_STATE_DEAD_LETTERED\020\0032\305\005\n" +
-      "\014AgentService\022A\n\010Register\022\031.baton.v1.Reg" +
-      "isterRequest\032\032.baton.v1.RegisterResponse" +
-      "\022G\n\nUnregister\022\033.baton.v1.UnregisterRequ" +
-      "est\032\034.baton.v1.UnregisterResponse\022>\n\007Acq" +
-      "uire\022\030.baton.v1.AcquireRequest\032\031.baton.v" +
-      "1.AcquireResponse\022D\n\tHeartbeat\022\032.baton.v" +
-      "1.HeartbeatRequest\032\033.baton.v1.HeartbeatR" +
-      "esponse\022A\n\010Complete\022\031.baton.v1.CompleteR" +
-      "equest\032\032.baton.v1.CompleteResponse\022P\n\rCo" +
-      "mpleteBatch\022\036.baton.v1.CompleteBatchRequ" +
-      "est\032\037.baton.v1.CompleteBatchResponse\022B\n\007" +
-      "Session\022\030.baton.v1.SessionRequest\032\031.bato" +
-      "n.v1.SessionResponse(\0010\001\022>\n\007Release\022\030.ba" +
-      "ton.v1.ReleaseRequest\032\031.baton.v1.Release" +
-      "Response\022A\n\010GetAgent\022\031.baton.v1.GetAgent" +
-      "Request\032\032.baton.v1.GetAgentResponse\022G\n\nL" +
-      "istAgents\022\033.baton.v1.ListAgentsRequest\032\034" +
-      ".baton.v1.ListAgentsResponseB\233\001\n\014dev.bat" +
-      "on.v1B\nAgentProtoP\001Z>github.com/baton-pr" +
-      "oject/baton/clients/go/gen/baton/v1;bato" +
-      "nv1\242\002\003BXX\252\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\" +
-      "V1\\GPBMetadata\352\002\tBaton::V1b\006proto3"
+      "\005token\030\003 \001(\004R\005token\022\032\n\010progress\030\004 \001(\tR\010p" +
+      "rogress\"[\n\020HeartbeatRequest\022\033\n\tworker_id" +
+      "\030\001 \001(\tR\010workerId\022*\n\006leases\030\002 \003(\0132\022.baton" +
+      ".v1.LeaseRefR\006leases\"\207\001\n\rExtendedLease\022\024" +
+      "\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name" +
+      "\022\024\n\005token\030\003 \001(\004R\005token\0226\n\010deadline\030\004 \001(\013" +
+      "2\032.google.protobuf.TimestampR\010deadline\"\242" +
+      "\001\n\021HeartbeatResponse\0223\n\010extended\030\001 \003(\0132\027" +
+      ".baton.v1.ExtendedLeaseR\010extended\022&\n\004los" +
+      "t\030\002 \003(\0132\022.baton.v1.LeaseRefR\004lost\0220\n\tcan" +
+      "celled\030\003 \003(\0132\022.baton.v1.LeaseRefR\tcancel" +
+      "led\"\324\001\n\017CompleteRequest\022\024\n\005queue\030\001 \001(\tR\005" +
+      "queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004" +
+      "R\005token\022+\n\007outcome\030\004 \001(\0162\021.baton.v1.Outc" +
+      "omeR\007outcome\022\030\n\007message\030\005 \001(\tR\007message\022:" +
+      "\n\013retry_after\030\006 \001(\0132\031.google.protobuf.Du" +
+      "rationR\nretryAfter\"\264\001\n\020CompleteResponse\022" +
+      ":\n\013next_run_at\030\001 \001(\0132\032.google.protobuf.T" +
+      "imestampR\tnextRunAt\022#\n\rdead_lettered\030\002 \001" +
+      "(\010R\014deadLettered\022\030\n\007removed\030\003 \001(\010R\007remov" +
+      "ed\022%\n\016failure_streak\030\004 \001(\rR\rfailureStrea" +
+      "k\"S\n\024CompleteBatchRequest\022;\n\013completions" +
+      "\030\001 \003(\0132\031.baton.v1.CompleteRequestR\013compl" +
+      "etions\"\247\001\n\016CompleteResult\022\024\n\005queue\030\001 \001(\t" +
+      "R\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001" +
+      "(\004R\005token\022\035\n\nlease_lost\030\004 \001(\010R\tleaseLost" +
+      "\0226\n\010response\030\005 \001(\0132\032.baton.v1.CompleteRe" +
+      "sponseR\010response\"K\n\025CompleteBatchRespons" +
+      "e\0222\n\007results\030\001 \003(\0132\030.baton.v1.CompleteRe" +
+      "sultR\007results\"@\n\013SessionOpen\022\024\n\005queue\030\001 " +
+      "\001(\tR\005queue\022\033\n\tworker_id\030\002 \001(\tR\010workerId\"" +
+      "T\n\014SessionLease\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005t" +
+      "oken\030\002 \001(\004R\005token\022\032\n\010progress\030\003 \001(\tR\010pro" +
+      "gress\"\300\001\n\021SessionCompletion\022\022\n\004name\030\001 \001(" +
+      "\tR\004name\022\024\n\005token\030\002 \001(\004R\005token\022+\n\007outcome" +
+      "\030\003 \001(\0162\021.baton.v1.OutcomeR\007outcome\022\030\n\007me" +
+      "ssage\030\004 \001(\tR\007message\022:\n\013retry_after\030\005 \001(" +
+      "\0132\031.google.protobuf.DurationR\nretryAfter" +
+      "\"k\n\016SessionRelease\022\022\n\004name\030\001 \001(\tR\004name\022\024" +
+      "\n\005token\030\002 \001(\004R\005token\022/\n\005delay\030\003 \001(\0132\031.go" +
+      "ogle.protobuf.DurationR\005delay\"\200\002\n\016Sessio" +
+      "nRequest\022)\n\004open\030\001 \001(\0132\025.baton.v1.Sessio" +
+      "nOpenR\004open\022\026\n\006credit\030\002 \001(\rR\006credit\022=\n\013c" +
+      "ompletions\030\003 \003(\0132\033.baton.v1.SessionCompl" +
+      "etionR\013completions\0226\n\nheartbeats\030\004 \003(\0132\026" +
+      ".baton.v1.SessionLeaseR\nheartbeats\0224\n\010re" +
+      "leases\030\005 \003(\0132\030.baton.v1.SessionReleaseR\010" +
+      "releases\"\261\002\n\017SessionResponse\022\'\n\006leases\030\001" +
+      " \003(\0132\017.baton.v1.LeaseR\006leases\0226\n\tcomplet" +
+      "ed\030\002 \003(\0132\030.baton.v1.CompleteResultR\tcomp" +
+      "leted\0223\n\010extended\030\003 \003(\0132\027.baton.v1.Exten" +
+      "dedLeaseR\010extended\022&\n\004lost\030\004 \003(\0132\022.baton" +
+      ".v1.LeaseRefR\004lost\022.\n\010released\030\005 \003(\0132\022.b" +
+      "aton.v1.LeaseRefR\010released\0220\n\tcancelled\030" +
+      "\006 \003(\0132\022.baton.v1.LeaseRefR\tcancelled\"\201\001\n" +
+      "\016ReleaseRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n" +
+      "\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022" +
+      "/\n\005delay\030\004 \001(\0132\031.google.protobuf.Duratio" +
+      "nR\005delay\"M\n\017ReleaseResponse\022:\n\013next_run_" +
+      "at\030\001 \001(\0132\032.google.protobuf.TimestampR\tne" +
+      "xtRunAt\";\n\017GetAgentRequest\022\024\n\005queue\030\001 \001(" +
+      "\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"?\n\020GetAgent" +
+      "Response\022+\n\005agent\030\001 \001(\0132\025.baton.v1.Agent" +
+      "StatusR\005agent\"\360\002\n\013AgentStatus\022%\n\005agent\030\001" +
+      " \001(\0132\017.baton.v1.AgentR\005agent\022*\n\005state\030\002 " +
+      "\001(\0162\024.baton.v1.AgentStateR\005state\022:\n\013next" +
+      "_run_at\030\003 \001(\0132\032.google.protobuf.Timestam" +
+      "pR\tnextRunAt\0226\n\010deadline\030\004 \001(\0132\032.google." +
+      "protobuf.TimestampR\010deadline\022\026\n\006holder\030\005" +
+      " \001(\tR\006holder\022\024\n\005token\030\006 \001(\004R\005token\022%\n\016fa" +
+      "ilure_streak\030\007 \001(\rR\rfailureStreak\022\032\n\010pro" +
+      "gress\030\010 \001(\tR\010progress\022)\n\020cancel_requeste" +
+      "d\030\t \001(\010R\017cancelRequested\"e\n\021ListAgentsRe" +
+      "quest\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tpage_size" +
+      "\030\002 \001(\rR\010pageSize\022\035\n\npage_token\030\003 \001(\tR\tpa" +
+      "geToken\"k\n\022ListAgentsResponse\022-\n\006agents\030" +
+      "\001 \003(\0132\025.baton.v1.AgentStatusR\006agents\022&\n\017" +
+      "next_page_token\030\002 \001(\tR\rnextPageToken\"<\n\020" +
+      "CancelRunRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022" +
+      "\n\004name\030\002 \001(\tR\004name\"G\n\021CancelRunResponse\022" +
+      "\034\n\trequested\030\001 \001(\010R\trequested\022\024\n\005token\030\002" +
+      " \001(\004R\005token*\265\001\n\007Outcome\022\027\n\023OUTCOME_UNSPE" +
+      "CIFIED\020\000\022\023\n\017OUTCOME_SUCCESS\020\001\022\037\n\033OUTCOME" +
+      "_PERMANENT_FORBIDDEN\020\002\022\025\n\021OUTCOME_THROTT" +
+      "LED\020\003\022\025\n\021OUTCOME_TRANSIENT\020\004\022\030\n\024OUTCOME_" +
+      "SERVER_ERROR\020\005\022\023\n\017OUTCOME_UNKNOWN\020\006*z\n\nA" +
+      "gentState\022\033\n\027AGENT_STATE_UNSPECIFIED\020\000\022\027" +
+      "\n\023AGENT_STATE_WAITING\020\001\022\027\n\023AGENT_STATE_W" +
+      "ORKING\020\002\022\035\n\031AGENT_STATE_DEAD_LETTERED\020\0032" +
+      "\213\006\n\014AgentService\022A\n\010Register\022\031.baton.v1." +
+      "RegisterRequest\032\032.baton.v1.RegisterRespo" +
+      "nse\022G\n\nUnregister\022\033.baton.v1.UnregisterR" +
+      "equest\032\034.baton.v1.UnregisterResponse\022>\n\007" +
+      "Acquire\022\030.baton.v1.AcquireRequest\032\031.bato" +
+      "n.v1.AcquireResponse\022D\n\tHeartbeat\022\032.bato" +
+      "n.v1.HeartbeatRequest\032\033.baton.v1.Heartbe" +
+      "atResponse\022A\n\010Complete\022\031.baton.v1.Comple" +
+      "teRequest\032\032.baton.v1.CompleteResponse\022P\n" +
+      "\rCompleteBatch\022\036.baton.v1.CompleteBatchR" +
+      "equest\032\037.baton.v1.CompleteBatchResponse\022" +
+      "B\n\007Session\022\030.baton.v1.SessionRequest\032\031.b" +
+      "aton.v1.SessionResponse(\0010\001\022>\n\007Release\022\030" +
+      ".baton.v1.ReleaseRequest\032\031.baton.v1.Rele" +
+      "aseResponse\022A\n\010GetAgent\022\031.baton.v1.GetAg" +
+      "entRequest\032\032.baton.v1.GetAgentResponse\022G" +
+      "\n\nListAgents\022\033.baton.v1.ListAgentsReques" +
+      "t\032\034.baton.v1.ListAgentsResponse\022D\n\tCance" +
+      "lRun\022\032.baton.v1.CancelRunRequest\032\033.baton" +
+      ".v1.CancelRunResponseB\233\001\n\014dev.baton.v1B\n" +
+      "AgentProtoP\001Z>github.com/baton-project/b" +
+      "aton/clients/go/gen/baton/v1;batonv1\242\002\003B" +
+      "XX\252\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GPBM" +
+      "etadata\352\002\tBaton::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -389,7 +410,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_LeaseRef_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_LeaseRef_descriptor,
-        new java.lang.String[] { "Queue", "Name", "Token", });
+        new java.lang.String[] { "Queue", "Name", "Token", "Progress", });
     internal_static_baton_v1_HeartbeatRequest_descriptor =
       getDescriptor().getMessageType(9);
     internal_static_baton_v1_HeartbeatRequest_fieldAccessorTable = new
@@ -407,7 +428,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_HeartbeatResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_HeartbeatResponse_descriptor,
-        new java.lang.String[] { "Extended", "Lost", });
+        new java.lang.String[] { "Extended", "Lost", "Cancelled", });
     internal_static_baton_v1_CompleteRequest_descriptor =
       getDescriptor().getMessageType(12);
     internal_static_baton_v1_CompleteRequest_fieldAccessorTable = new
@@ -449,7 +470,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_SessionLease_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionLease_descriptor,
-        new java.lang.String[] { "Name", "Token", });
+        new java.lang.String[] { "Name", "Token", "Progress", });
     internal_static_baton_v1_SessionCompletion_descriptor =
       getDescriptor().getMessageType(19);
     internal_static_baton_v1_SessionCompletion_fieldAccessorTable = new
@@ -473,7 +494,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_SessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionResponse_descriptor,
-        new java.lang.String[] { "Leases", "Completed", "Extended", "Lost", "Released", });
+        new java.lang.String[] { "Leases", "Completed", "Extended", "Lost", "Released", "Cancelled", });
     internal_static_baton_v1_ReleaseRequest_descriptor =
       getDescriptor().getMessageType(23);
     internal_static_baton_v1_ReleaseRequest_fieldAccessorTable = new
@@ -503,7 +524,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_AgentStatus_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AgentStatus_descriptor,
-        new java.lang.String[] { "Agent", "State", "NextRunAt", "Deadline", "Holder", "Token", "FailureStreak", });
+        new java.lang.String[] { "Agent", "State", "NextRunAt", "Deadline", "Holder", "Token", "FailureStreak", "Progress", "CancelRequested", });
     internal_static_baton_v1_ListAgentsRequest_descriptor =
       getDescriptor().getMessageType(28);
     internal_static_baton_v1_ListAgentsRequest_fieldAccessorTable = new
@@ -516,6 +537,18 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ListAgentsResponse_descriptor,
         new java.lang.String[] { "Agents", "NextPageToken", });
+    internal_static_baton_v1_CancelRunRequest_descriptor =
+      getDescriptor().getMessageType(30);
+    internal_static_baton_v1_CancelRunRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_CancelRunRequest_descriptor,
+        new java.lang.String[] { "Queue", "Name", });
+    internal_static_baton_v1_CancelRunResponse_descriptor =
+      getDescriptor().getMessageType(31);
+    internal_static_baton_v1_CancelRunResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_CancelRunResponse_descriptor,
+        new java.lang.String[] { "Requested", "Token", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.DurationProto.getDescriptor();
     com.google.protobuf.TimestampProto.getDescriptor();

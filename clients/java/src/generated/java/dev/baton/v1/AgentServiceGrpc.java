@@ -334,6 +334,37 @@ public final class AgentServiceGrpc {
     return getListAgentsMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.CancelRunRequest,
+      dev.baton.v1.CancelRunResponse> getCancelRunMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "CancelRun",
+      requestType = dev.baton.v1.CancelRunRequest.class,
+      responseType = dev.baton.v1.CancelRunResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.CancelRunRequest,
+      dev.baton.v1.CancelRunResponse> getCancelRunMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.CancelRunRequest, dev.baton.v1.CancelRunResponse> getCancelRunMethod;
+    if ((getCancelRunMethod = AgentServiceGrpc.getCancelRunMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getCancelRunMethod = AgentServiceGrpc.getCancelRunMethod) == null) {
+          AgentServiceGrpc.getCancelRunMethod = getCancelRunMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.CancelRunRequest, dev.baton.v1.CancelRunResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "CancelRun"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.CancelRunRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.CancelRunResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("CancelRun"))
+              .build();
+        }
+      }
+    }
+    return getCancelRunMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -559,6 +590,23 @@ public final class AgentServiceGrpc {
         io.grpc.stub.StreamObserver<dev.baton.v1.ListAgentsResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListAgentsMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * CancelRun asks the holder of an agent's current lease to stop that run. The lease is
+     * marked; at the holder's next Heartbeat (or session heartbeat) the lease ends and is
+     * answered in `cancelled` (and in `lost`, so a helper that knows only `lost` cancels its
+     * handler too). The agent is then scheduled as after a success without counting one: a
+     * recurring agent runs again at acquired_at + interval, a one-shot agent is removed. Until
+     * then the lease stays held, so a cancelled run never overlaps the next; a Complete or
+     * Release that comes first ends the lease as usual. `requested` is false when the agent
+     * is not running; NOT_FOUND when the queue has no such agent.
+     * </pre>
+     */
+    default void cancelRun(dev.baton.v1.CancelRunRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.CancelRunResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getCancelRunMethod(), responseObserver);
+    }
   }
 
   /**
@@ -772,6 +820,24 @@ public final class AgentServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getListAgentsMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * CancelRun asks the holder of an agent's current lease to stop that run. The lease is
+     * marked; at the holder's next Heartbeat (or session heartbeat) the lease ends and is
+     * answered in `cancelled` (and in `lost`, so a helper that knows only `lost` cancels its
+     * handler too). The agent is then scheduled as after a success without counting one: a
+     * recurring agent runs again at acquired_at + interval, a one-shot agent is removed. Until
+     * then the lease stays held, so a cancelled run never overlaps the next; a Complete or
+     * Release that comes first ends the lease as usual. `requested` is false when the agent
+     * is not running; NOT_FOUND when the queue has no such agent.
+     * </pre>
+     */
+    public void cancelRun(dev.baton.v1.CancelRunRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.CancelRunResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getCancelRunMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -954,6 +1020,23 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getListAgentsMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * CancelRun asks the holder of an agent's current lease to stop that run. The lease is
+     * marked; at the holder's next Heartbeat (or session heartbeat) the lease ends and is
+     * answered in `cancelled` (and in `lost`, so a helper that knows only `lost` cancels its
+     * handler too). The agent is then scheduled as after a success without counting one: a
+     * recurring agent runs again at acquired_at + interval, a one-shot agent is removed. Until
+     * then the lease stays held, so a cancelled run never overlaps the next; a Complete or
+     * Release that comes first ends the lease as usual. `requested` is false when the agent
+     * is not running; NOT_FOUND when the queue has no such agent.
+     * </pre>
+     */
+    public dev.baton.v1.CancelRunResponse cancelRun(dev.baton.v1.CancelRunRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getCancelRunMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1096,6 +1179,23 @@ public final class AgentServiceGrpc {
     public dev.baton.v1.ListAgentsResponse listAgents(dev.baton.v1.ListAgentsRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getListAgentsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * CancelRun asks the holder of an agent's current lease to stop that run. The lease is
+     * marked; at the holder's next Heartbeat (or session heartbeat) the lease ends and is
+     * answered in `cancelled` (and in `lost`, so a helper that knows only `lost` cancels its
+     * handler too). The agent is then scheduled as after a success without counting one: a
+     * recurring agent runs again at acquired_at + interval, a one-shot agent is removed. Until
+     * then the lease stays held, so a cancelled run never overlaps the next; a Complete or
+     * Release that comes first ends the lease as usual. `requested` is false when the agent
+     * is not running; NOT_FOUND when the queue has no such agent.
+     * </pre>
+     */
+    public dev.baton.v1.CancelRunResponse cancelRun(dev.baton.v1.CancelRunRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getCancelRunMethod(), getCallOptions(), request);
     }
   }
 
@@ -1249,6 +1349,24 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getListAgentsMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * CancelRun asks the holder of an agent's current lease to stop that run. The lease is
+     * marked; at the holder's next Heartbeat (or session heartbeat) the lease ends and is
+     * answered in `cancelled` (and in `lost`, so a helper that knows only `lost` cancels its
+     * handler too). The agent is then scheduled as after a success without counting one: a
+     * recurring agent runs again at acquired_at + interval, a one-shot agent is removed. Until
+     * then the lease stays held, so a cancelled run never overlaps the next; a Complete or
+     * Release that comes first ends the lease as usual. `requested` is false when the agent
+     * is not running; NOT_FOUND when the queue has no such agent.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.CancelRunResponse> cancelRun(
+        dev.baton.v1.CancelRunRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getCancelRunMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_REGISTER = 0;
@@ -1260,7 +1378,8 @@ public final class AgentServiceGrpc {
   private static final int METHODID_RELEASE = 6;
   private static final int METHODID_GET_AGENT = 7;
   private static final int METHODID_LIST_AGENTS = 8;
-  private static final int METHODID_SESSION = 9;
+  private static final int METHODID_CANCEL_RUN = 9;
+  private static final int METHODID_SESSION = 10;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1314,6 +1433,10 @@ public final class AgentServiceGrpc {
         case METHODID_LIST_AGENTS:
           serviceImpl.listAgents((dev.baton.v1.ListAgentsRequest) request,
               (io.grpc.stub.StreamObserver<dev.baton.v1.ListAgentsResponse>) responseObserver);
+          break;
+        case METHODID_CANCEL_RUN:
+          serviceImpl.cancelRun((dev.baton.v1.CancelRunRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.CancelRunResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -1406,6 +1529,13 @@ public final class AgentServiceGrpc {
               dev.baton.v1.ListAgentsRequest,
               dev.baton.v1.ListAgentsResponse>(
                 service, METHODID_LIST_AGENTS)))
+        .addMethod(
+          getCancelRunMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.CancelRunRequest,
+              dev.baton.v1.CancelRunResponse>(
+                service, METHODID_CANCEL_RUN)))
         .build();
   }
 
@@ -1464,6 +1594,7 @@ public final class AgentServiceGrpc {
               .addMethod(getReleaseMethod())
               .addMethod(getGetAgentMethod())
               .addMethod(getListAgentsMethod())
+              .addMethod(getCancelRunMethod())
               .build();
         }
       }

@@ -34,6 +34,7 @@ private static final long serialVersionUID = 0L;
   private AgentStatus() {
     state_ = 0;
     holder_ = "";
+    progress_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -272,6 +273,69 @@ private static final long serialVersionUID = 0L;
     return failureStreak_;
   }
 
+  public static final int PROGRESS_FIELD_NUMBER = 8;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object progress_ = "";
+  /**
+   * <pre>
+   * progress the holder last reported on Heartbeat, while working.
+   * </pre>
+   *
+   * <code>string progress = 8 [json_name = "progress"];</code>
+   * @return The progress.
+   */
+  @java.lang.Override
+  public java.lang.String getProgress() {
+    java.lang.Object ref = progress_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      progress_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * progress the holder last reported on Heartbeat, while working.
+   * </pre>
+   *
+   * <code>string progress = 8 [json_name = "progress"];</code>
+   * @return The bytes for progress.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getProgressBytes() {
+    java.lang.Object ref = progress_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      progress_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int CANCEL_REQUESTED_FIELD_NUMBER = 9;
+  private boolean cancelRequested_ = false;
+  /**
+   * <pre>
+   * cancel_requested: CancelRun marked the current run; it ends at the holder's next
+   * heartbeat.
+   * </pre>
+   *
+   * <code>bool cancel_requested = 9 [json_name = "cancelRequested"];</code>
+   * @return The cancelRequested.
+   */
+  @java.lang.Override
+  public boolean getCancelRequested() {
+    return cancelRequested_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -307,6 +371,12 @@ private static final long serialVersionUID = 0L;
     if (failureStreak_ != 0) {
       output.writeUInt32(7, failureStreak_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(progress_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 8, progress_);
+    }
+    if (cancelRequested_ != false) {
+      output.writeBool(9, cancelRequested_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -337,6 +407,13 @@ private static final long serialVersionUID = 0L;
     if (failureStreak_ != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeUInt32Size(7, failureStreak_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(progress_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(8, progress_);
+    }
+    if (cancelRequested_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(9, cancelRequested_);
     }
     return size;
   }
@@ -384,6 +461,10 @@ private static final long serialVersionUID = 0L;
         != other.getToken()) return false;
     if (getFailureStreak()
         != other.getFailureStreak()) return false;
+    if (!getProgress()
+        .equals(other.getProgress())) return false;
+    if (getCancelRequested()
+        != other.getCancelRequested()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -416,6 +497,11 @@ private static final long serialVersionUID = 0L;
         getToken());
     hash = (37 * hash) + FAILURE_STREAK_FIELD_NUMBER;
     hash = (53 * hash) + getFailureStreak();
+    hash = (37 * hash) + PROGRESS_FIELD_NUMBER;
+    hash = (53 * hash) + getProgress().hashCode();
+    hash = (37 * hash) + CANCEL_REQUESTED_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getCancelRequested());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -578,6 +664,8 @@ private static final long serialVersionUID = 0L;
       holder_ = "";
       token_ = 0L;
       failureStreak_ = 0;
+      progress_ = "";
+      cancelRequested_ = false;
       return this;
     }
 
@@ -642,6 +730,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000040) != 0)) {
         result.failureStreak_ = failureStreak_;
       }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.progress_ = progress_;
+      }
+      if (((from_bitField0_ & 0x00000100) != 0)) {
+        result.cancelRequested_ = cancelRequested_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -679,6 +773,14 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getFailureStreak() != 0) {
         setFailureStreak(other.getFailureStreak());
+      }
+      if (!other.getProgress().isEmpty()) {
+        progress_ = other.progress_;
+        bitField0_ |= 0x00000080;
+        onChanged();
+      }
+      if (other.getCancelRequested() != false) {
+        setCancelRequested(other.getCancelRequested());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -747,6 +849,16 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000040;
               break;
             } // case 56
+            case 66: {
+              progress_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 66
+            case 72: {
+              cancelRequested_ = input.readBool();
+              bitField0_ |= 0x00000100;
+              break;
+            } // case 72
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1483,6 +1595,145 @@ private static final long serialVersionUID = 0L;
     public Builder clearFailureStreak() {
       bitField0_ = (bitField0_ & ~0x00000040);
       failureStreak_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object progress_ = "";
+    /**
+     * <pre>
+     * progress the holder last reported on Heartbeat, while working.
+     * </pre>
+     *
+     * <code>string progress = 8 [json_name = "progress"];</code>
+     * @return The progress.
+     */
+    public java.lang.String getProgress() {
+      java.lang.Object ref = progress_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        progress_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * progress the holder last reported on Heartbeat, while working.
+     * </pre>
+     *
+     * <code>string progress = 8 [json_name = "progress"];</code>
+     * @return The bytes for progress.
+     */
+    public com.google.protobuf.ByteString
+        getProgressBytes() {
+      java.lang.Object ref = progress_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        progress_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * progress the holder last reported on Heartbeat, while working.
+     * </pre>
+     *
+     * <code>string progress = 8 [json_name = "progress"];</code>
+     * @param value The progress to set.
+     * @return This builder for chaining.
+     */
+    public Builder setProgress(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      progress_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * progress the holder last reported on Heartbeat, while working.
+     * </pre>
+     *
+     * <code>string progress = 8 [json_name = "progress"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearProgress() {
+      progress_ = getDefaultInstance().getProgress();
+      bitField0_ = (bitField0_ & ~0x00000080);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * progress the holder last reported on Heartbeat, while working.
+     * </pre>
+     *
+     * <code>string progress = 8 [json_name = "progress"];</code>
+     * @param value The bytes for progress to set.
+     * @return This builder for chaining.
+     */
+    public Builder setProgressBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      progress_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+
+    private boolean cancelRequested_ ;
+    /**
+     * <pre>
+     * cancel_requested: CancelRun marked the current run; it ends at the holder's next
+     * heartbeat.
+     * </pre>
+     *
+     * <code>bool cancel_requested = 9 [json_name = "cancelRequested"];</code>
+     * @return The cancelRequested.
+     */
+    @java.lang.Override
+    public boolean getCancelRequested() {
+      return cancelRequested_;
+    }
+    /**
+     * <pre>
+     * cancel_requested: CancelRun marked the current run; it ends at the holder's next
+     * heartbeat.
+     * </pre>
+     *
+     * <code>bool cancel_requested = 9 [json_name = "cancelRequested"];</code>
+     * @param value The cancelRequested to set.
+     * @return This builder for chaining.
+     */
+    public Builder setCancelRequested(boolean value) {
+
+      cancelRequested_ = value;
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * cancel_requested: CancelRun marked the current run; it ends at the holder's next
+     * heartbeat.
+     * </pre>
+     *
+     * <code>bool cancel_requested = 9 [json_name = "cancelRequested"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearCancelRequested() {
+      bitField0_ = (bitField0_ & ~0x00000100);
+      cancelRequested_ = false;
       onChanged();
       return this;
     }

@@ -149,4 +149,35 @@ public interface AgentStatusOrBuilder extends
    * @return The failureStreak.
    */
   int getFailureStreak();
+
+  /**
+   * <pre>
+   * progress the holder last reported on Heartbeat, while working.
+   * </pre>
+   *
+   * <code>string progress = 8 [json_name = "progress"];</code>
+   * @return The progress.
+   */
+  java.lang.String getProgress();
+  /**
+   * <pre>
+   * progress the holder last reported on Heartbeat, while working.
+   * </pre>
+   *
+   * <code>string progress = 8 [json_name = "progress"];</code>
+   * @return The bytes for progress.
+   */
+  com.google.protobuf.ByteString
+      getProgressBytes();
+
+  /**
+   * <pre>
+   * cancel_requested: CancelRun marked the current run; it ends at the holder's next
+   * heartbeat.
+   * </pre>
+   *
+   * <code>bool cancel_requested = 9 [json_name = "cancelRequested"];</code>
+   * @return The cancelRequested.
+   */
+  boolean getCancelRequested();
 }

@@ -34,6 +34,7 @@ private static final long serialVersionUID = 0L;
   private HeartbeatResponse() {
     extended_ = java.util.Collections.emptyList();
     lost_ = java.util.Collections.emptyList();
+    cancelled_ = java.util.Collections.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -181,6 +182,67 @@ private static final long serialVersionUID = 0L;
     return lost_.get(index);
   }
 
+  public static final int CANCELLED_FIELD_NUMBER = 3;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.baton.v1.LeaseRef> cancelled_;
+  /**
+   * <pre>
+   * cancelled leases (CancelRun): ended now; each is in `lost` too.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<dev.baton.v1.LeaseRef> getCancelledList() {
+    return cancelled_;
+  }
+  /**
+   * <pre>
+   * cancelled leases (CancelRun): ended now; each is in `lost` too.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends dev.baton.v1.LeaseRefOrBuilder> 
+      getCancelledOrBuilderList() {
+    return cancelled_;
+  }
+  /**
+   * <pre>
+   * cancelled leases (CancelRun): ended now; each is in `lost` too.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+   */
+  @java.lang.Override
+  public int getCancelledCount() {
+    return cancelled_.size();
+  }
+  /**
+   * <pre>
+   * cancelled leases (CancelRun): ended now; each is in `lost` too.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.LeaseRef getCancelled(int index) {
+    return cancelled_.get(index);
+  }
+  /**
+   * <pre>
+   * cancelled leases (CancelRun): ended now; each is in `lost` too.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.LeaseRefOrBuilder getCancelledOrBuilder(
+      int index) {
+    return cancelled_.get(index);
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -201,6 +263,9 @@ private static final long serialVersionUID = 0L;
     for (int i = 0; i < lost_.size(); i++) {
       output.writeMessage(2, lost_.get(i));
     }
+    for (int i = 0; i < cancelled_.size(); i++) {
+      output.writeMessage(3, cancelled_.get(i));
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -220,6 +285,15 @@ private static final long serialVersionUID = 0L;
           for (int i = 0; i < count; i++) {
             size += com.google.protobuf.CodedOutputStream
               .computeMessageSizeNoTag(lost_.get(i));
+          }
+          size += 1 * count;
+        }
+
+        {
+          final int count = cancelled_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(cancelled_.get(i));
           }
           size += 1 * count;
         }
@@ -251,6 +325,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getExtendedList())) return false;
     if (!getLostList()
         .equals(other.getLostList())) return false;
+    if (!getCancelledList()
+        .equals(other.getCancelledList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -269,6 +345,10 @@ private static final long serialVersionUID = 0L;
     if (getLostCount() > 0) {
       hash = (37 * hash) + LOST_FIELD_NUMBER;
       hash = (53 * hash) + getLostList().hashCode();
+    }
+    if (getCancelledCount() > 0) {
+      hash = (37 * hash) + CANCELLED_FIELD_NUMBER;
+      hash = (53 * hash) + getCancelledList().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -419,6 +499,13 @@ private static final long serialVersionUID = 0L;
         lostBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00000002);
+      if (cancelledBuilder_ == null) {
+        cancelled_ = java.util.Collections.emptyList();
+      } else {
+        cancelled_ = null;
+        cancelledBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x00000004);
       return this;
     }
 
@@ -469,6 +556,15 @@ private static final long serialVersionUID = 0L;
         result.lost_ = lost_;
       } else {
         result.lost_ = lostBuilder_.build();
+      }
+      if (cancelledBuilder_ == null) {
+        if (((bitField0_ & 0x00000004) != 0)) {
+          cancelled_ = java.util.Collections.unmodifiableList(cancelled_);
+          bitField0_ = (bitField0_ & ~0x00000004);
+        }
+        result.cancelled_ = cancelled_;
+      } else {
+        result.cancelled_ = cancelledBuilder_.build();
       }
     }
 
@@ -540,6 +636,32 @@ private static final long serialVersionUID = 0L;
           }
         }
       }
+      if (cancelledBuilder_ == null) {
+        if (!other.cancelled_.isEmpty()) {
+          if (cancelled_.isEmpty()) {
+            cancelled_ = other.cancelled_;
+            bitField0_ = (bitField0_ & ~0x00000004);
+          } else {
+            ensureCancelledIsMutable();
+            cancelled_.addAll(other.cancelled_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.cancelled_.isEmpty()) {
+          if (cancelledBuilder_.isEmpty()) {
+            cancelledBuilder_.dispose();
+            cancelledBuilder_ = null;
+            cancelled_ = other.cancelled_;
+            bitField0_ = (bitField0_ & ~0x00000004);
+            cancelledBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetCancelledFieldBuilder() : null;
+          } else {
+            cancelledBuilder_.addAllMessages(other.cancelled_);
+          }
+        }
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -592,6 +714,19 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 18
+            case 26: {
+              dev.baton.v1.LeaseRef m =
+                  input.readMessage(
+                      dev.baton.v1.LeaseRef.parser(),
+                      extensionRegistry);
+              if (cancelledBuilder_ == null) {
+                ensureCancelledIsMutable();
+                cancelled_.add(m);
+              } else {
+                cancelledBuilder_.addMessage(m);
+              }
+              break;
+            } // case 26
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1249,6 +1384,318 @@ private static final long serialVersionUID = 0L;
         lost_ = null;
       }
       return lostBuilder_;
+    }
+
+    private java.util.List<dev.baton.v1.LeaseRef> cancelled_ =
+      java.util.Collections.emptyList();
+    private void ensureCancelledIsMutable() {
+      if (!((bitField0_ & 0x00000004) != 0)) {
+        cancelled_ = new java.util.ArrayList<dev.baton.v1.LeaseRef>(cancelled_);
+        bitField0_ |= 0x00000004;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.baton.v1.LeaseRef, dev.baton.v1.LeaseRef.Builder, dev.baton.v1.LeaseRefOrBuilder> cancelledBuilder_;
+
+    /**
+     * <pre>
+     * cancelled leases (CancelRun): ended now; each is in `lost` too.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+     */
+    public java.util.List<dev.baton.v1.LeaseRef> getCancelledList() {
+      if (cancelledBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(cancelled_);
+      } else {
+        return cancelledBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * cancelled leases (CancelRun): ended now; each is in `lost` too.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+     */
+    public int getCancelledCount() {
+      if (cancelledBuilder_ == null) {
+        return cancelled_.size();
+      } else {
+        return cancelledBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * cancelled leases (CancelRun): ended now; each is in `lost` too.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+     */
+    public dev.baton.v1.LeaseRef getCancelled(int index) {
+      if (cancelledBuilder_ == null) {
+        return cancelled_.get(index);
+      } else {
+        return cancelledBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * cancelled leases (CancelRun): ended now; each is in `lost` too.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+     */
+    public Builder setCancelled(
+        int index, dev.baton.v1.LeaseRef value) {
+      if (cancelledBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureCancelledIsMutable();
+        cancelled_.set(index, value);
+        onChanged();
+      } else {
+        cancelledBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * cancelled leases (CancelRun): ended now; each is in `lost` too.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+     */
+    public Builder setCancelled(
+        int index, dev.baton.v1.LeaseRef.Builder builderForValue) {
+      if (cancelledBuilder_ == null) {
+        ensureCancelledIsMutable();
+        cancelled_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        cancelledBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * cancelled leases (CancelRun): ended now; each is in `lost` too.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+     */
+    public Builder addCancelled(dev.baton.v1.LeaseRef value) {
+      if (cancelledBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureCancelledIsMutable();
+        cancelled_.add(value);
+        onChanged();
+      } else {
+        cancelledBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * cancelled leases (CancelRun): ended now; each is in `lost` too.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+     */
+    public Builder addCancelled(
+        int index, dev.baton.v1.LeaseRef value) {
+      if (cancelledBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureCancelledIsMutable();
+        cancelled_.add(index, value);
+        onChanged();
+      } else {
+        cancelledBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * cancelled leases (CancelRun): ended now; each is in `lost` too.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+     */
+    public Builder addCancelled(
+        dev.baton.v1.LeaseRef.Builder builderForValue) {
+      if (cancelledBuilder_ == null) {
+        ensureCancelledIsMutable();
+        cancelled_.add(builderForValue.build());
+        onChanged();
+      } else {
+        cancelledBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * cancelled leases (CancelRun): ended now; each is in `lost` too.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+     */
+    public Builder addCancelled(
+        int index, dev.baton.v1.LeaseRef.Builder builderForValue) {
+      if (cancelledBuilder_ == null) {
+        ensureCancelledIsMutable();
+        cancelled_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        cancelledBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * cancelled leases (CancelRun): ended now; each is in `lost` too.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+     */
+    public Builder addAllCancelled(
+        java.lang.Iterable<? extends dev.baton.v1.LeaseRef> values) {
+      if (cancelledBuilder_ == null) {
+        ensureCancelledIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, cancelled_);
+        onChanged();
+      } else {
+        cancelledBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * cancelled leases (CancelRun): ended now; each is in `lost` too.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+     */
+    public Builder clearCancelled() {
+      if (cancelledBuilder_ == null) {
+        cancelled_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000004);
+        onChanged();
+      } else {
+        cancelledBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * cancelled leases (CancelRun): ended now; each is in `lost` too.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+     */
+    public Builder removeCancelled(int index) {
+      if (cancelledBuilder_ == null) {
+        ensureCancelledIsMutable();
+        cancelled_.remove(index);
+        onChanged();
+      } else {
+        cancelledBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * cancelled leases (CancelRun): ended now; each is in `lost` too.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+     */
+    public dev.baton.v1.LeaseRef.Builder getCancelledBuilder(
+        int index) {
+      return internalGetCancelledFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * cancelled leases (CancelRun): ended now; each is in `lost` too.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+     */
+    public dev.baton.v1.LeaseRefOrBuilder getCancelledOrBuilder(
+        int index) {
+      if (cancelledBuilder_ == null) {
+        return cancelled_.get(index);  } else {
+        return cancelledBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * cancelled leases (CancelRun): ended now; each is in `lost` too.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+     */
+    public java.util.List<? extends dev.baton.v1.LeaseRefOrBuilder> 
+         getCancelledOrBuilderList() {
+      if (cancelledBuilder_ != null) {
+        return cancelledBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(cancelled_);
+      }
+    }
+    /**
+     * <pre>
+     * cancelled leases (CancelRun): ended now; each is in `lost` too.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+     */
+    public dev.baton.v1.LeaseRef.Builder addCancelledBuilder() {
+      return internalGetCancelledFieldBuilder().addBuilder(
+          dev.baton.v1.LeaseRef.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * cancelled leases (CancelRun): ended now; each is in `lost` too.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+     */
+    public dev.baton.v1.LeaseRef.Builder addCancelledBuilder(
+        int index) {
+      return internalGetCancelledFieldBuilder().addBuilder(
+          index, dev.baton.v1.LeaseRef.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * cancelled leases (CancelRun): ended now; each is in `lost` too.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+     */
+    public java.util.List<dev.baton.v1.LeaseRef.Builder> 
+         getCancelledBuilderList() {
+      return internalGetCancelledFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.baton.v1.LeaseRef, dev.baton.v1.LeaseRef.Builder, dev.baton.v1.LeaseRefOrBuilder> 
+        internalGetCancelledFieldBuilder() {
+      if (cancelledBuilder_ == null) {
+        cancelledBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            dev.baton.v1.LeaseRef, dev.baton.v1.LeaseRef.Builder, dev.baton.v1.LeaseRefOrBuilder>(
+                cancelled_,
+                ((bitField0_ & 0x00000004) != 0),
+                getParentForChildren(),
+                isClean());
+        cancelled_ = null;
+      }
+      return cancelledBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.HeartbeatResponse)

@@ -102,4 +102,48 @@ public interface HeartbeatResponseOrBuilder extends
    */
   dev.baton.v1.LeaseRefOrBuilder getLostOrBuilder(
       int index);
+
+  /**
+   * <pre>
+   * cancelled leases (CancelRun): ended now; each is in `lost` too.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+   */
+  java.util.List<dev.baton.v1.LeaseRef> 
+      getCancelledList();
+  /**
+   * <pre>
+   * cancelled leases (CancelRun): ended now; each is in `lost` too.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+   */
+  dev.baton.v1.LeaseRef getCancelled(int index);
+  /**
+   * <pre>
+   * cancelled leases (CancelRun): ended now; each is in `lost` too.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+   */
+  int getCancelledCount();
+  /**
+   * <pre>
+   * cancelled leases (CancelRun): ended now; each is in `lost` too.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+   */
+  java.util.List<? extends dev.baton.v1.LeaseRefOrBuilder> 
+      getCancelledOrBuilderList();
+  /**
+   * <pre>
+   * cancelled leases (CancelRun): ended now; each is in `lost` too.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.LeaseRef cancelled = 3 [json_name = "cancelled"];</code>
+   */
+  dev.baton.v1.LeaseRefOrBuilder getCancelledOrBuilder(
+      int index);
 }

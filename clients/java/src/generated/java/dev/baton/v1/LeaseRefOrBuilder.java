@@ -59,4 +59,26 @@ public interface LeaseRefOrBuilder extends
    * @return The token.
    */
   long getToken();
+
+  /**
+   * <pre>
+   * progress, on Heartbeat only: a small value (at most 256 bytes) the worker reports about
+   * this run, shown by GetAgent while the lease is held; empty leaves it as it was.
+   * </pre>
+   *
+   * <code>string progress = 4 [json_name = "progress"];</code>
+   * @return The progress.
+   */
+  java.lang.String getProgress();
+  /**
+   * <pre>
+   * progress, on Heartbeat only: a small value (at most 256 bytes) the worker reports about
+   * this run, shown by GetAgent while the lease is held; empty leaves it as it was.
+   * </pre>
+   *
+   * <code>string progress = 4 [json_name = "progress"];</code>
+   * @return The bytes for progress.
+   */
+  com.google.protobuf.ByteString
+      getProgressBytes();
 }

@@ -33,6 +33,7 @@ private static final long serialVersionUID = 0L;
   }
   private SessionLease() {
     name_ = "";
+    progress_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -115,6 +116,53 @@ private static final long serialVersionUID = 0L;
     return token_;
   }
 
+  public static final int PROGRESS_FIELD_NUMBER = 3;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object progress_ = "";
+  /**
+   * <pre>
+   * progress, in heartbeats: as LeaseRef.progress.
+   * </pre>
+   *
+   * <code>string progress = 3 [json_name = "progress"];</code>
+   * @return The progress.
+   */
+  @java.lang.Override
+  public java.lang.String getProgress() {
+    java.lang.Object ref = progress_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      progress_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * progress, in heartbeats: as LeaseRef.progress.
+   * </pre>
+   *
+   * <code>string progress = 3 [json_name = "progress"];</code>
+   * @return The bytes for progress.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getProgressBytes() {
+    java.lang.Object ref = progress_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      progress_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -135,6 +183,9 @@ private static final long serialVersionUID = 0L;
     if (token_ != 0L) {
       output.writeUInt64(2, token_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(progress_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 3, progress_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -145,6 +196,9 @@ private static final long serialVersionUID = 0L;
     if (token_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
         .computeUInt64Size(2, token_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(progress_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(3, progress_);
     }
     return size;
   }
@@ -174,6 +228,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getName())) return false;
     if (getToken()
         != other.getToken()) return false;
+    if (!getProgress()
+        .equals(other.getProgress())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -190,6 +246,8 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + TOKEN_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getToken());
+    hash = (37 * hash) + PROGRESS_FIELD_NUMBER;
+    hash = (53 * hash) + getProgress().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -327,6 +385,7 @@ private static final long serialVersionUID = 0L;
       bitField0_ = 0;
       name_ = "";
       token_ = 0L;
+      progress_ = "";
       return this;
     }
 
@@ -366,6 +425,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000002) != 0)) {
         result.token_ = token_;
       }
+      if (((from_bitField0_ & 0x00000004) != 0)) {
+        result.progress_ = progress_;
+      }
     }
 
     @java.lang.Override
@@ -387,6 +449,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getToken() != 0L) {
         setToken(other.getToken());
+      }
+      if (!other.getProgress().isEmpty()) {
+        progress_ = other.progress_;
+        bitField0_ |= 0x00000004;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -424,6 +491,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000002;
               break;
             } // case 16
+            case 26: {
+              progress_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000004;
+              break;
+            } // case 26
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -573,6 +645,98 @@ private static final long serialVersionUID = 0L;
     public Builder clearToken() {
       bitField0_ = (bitField0_ & ~0x00000002);
       token_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object progress_ = "";
+    /**
+     * <pre>
+     * progress, in heartbeats: as LeaseRef.progress.
+     * </pre>
+     *
+     * <code>string progress = 3 [json_name = "progress"];</code>
+     * @return The progress.
+     */
+    public java.lang.String getProgress() {
+      java.lang.Object ref = progress_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        progress_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * progress, in heartbeats: as LeaseRef.progress.
+     * </pre>
+     *
+     * <code>string progress = 3 [json_name = "progress"];</code>
+     * @return The bytes for progress.
+     */
+    public com.google.protobuf.ByteString
+        getProgressBytes() {
+      java.lang.Object ref = progress_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        progress_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * progress, in heartbeats: as LeaseRef.progress.
+     * </pre>
+     *
+     * <code>string progress = 3 [json_name = "progress"];</code>
+     * @param value The progress to set.
+     * @return This builder for chaining.
+     */
+    public Builder setProgress(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      progress_ = value;
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * progress, in heartbeats: as LeaseRef.progress.
+     * </pre>
+     *
+     * <code>string progress = 3 [json_name = "progress"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearProgress() {
+      progress_ = getDefaultInstance().getProgress();
+      bitField0_ = (bitField0_ & ~0x00000004);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * progress, in heartbeats: as LeaseRef.progress.
+     * </pre>
+     *
+     * <code>string progress = 3 [json_name = "progress"];</code>
+     * @param value The bytes for progress to set.
+     * @return This builder for chaining.
+     */
+    public Builder setProgressBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      progress_ = value;
+      bitField0_ |= 0x00000004;
       onChanged();
       return this;
     }

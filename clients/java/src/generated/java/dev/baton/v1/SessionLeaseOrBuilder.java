@@ -39,4 +39,24 @@ public interface SessionLeaseOrBuilder extends
    * @return The token.
    */
   long getToken();
+
+  /**
+   * <pre>
+   * progress, in heartbeats: as LeaseRef.progress.
+   * </pre>
+   *
+   * <code>string progress = 3 [json_name = "progress"];</code>
+   * @return The progress.
+   */
+  java.lang.String getProgress();
+  /**
+   * <pre>
+   * progress, in heartbeats: as LeaseRef.progress.
+   * </pre>
+   *
+   * <code>string progress = 3 [json_name = "progress"];</code>
+   * @return The bytes for progress.
+   */
+  com.google.protobuf.ByteString
+      getProgressBytes();
 }

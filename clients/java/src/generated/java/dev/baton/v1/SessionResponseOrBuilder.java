@@ -234,4 +234,53 @@ public interface SessionResponseOrBuilder extends
    */
   dev.baton.v1.LeaseRefOrBuilder getReleasedOrBuilder(
       int index);
+
+  /**
+   * <pre>
+   * cancelled answers heartbeats whose run was cancelled (CancelRun): ended now; each is in
+   * `lost` too.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.LeaseRef cancelled = 6 [json_name = "cancelled"];</code>
+   */
+  java.util.List<dev.baton.v1.LeaseRef> 
+      getCancelledList();
+  /**
+   * <pre>
+   * cancelled answers heartbeats whose run was cancelled (CancelRun): ended now; each is in
+   * `lost` too.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.LeaseRef cancelled = 6 [json_name = "cancelled"];</code>
+   */
+  dev.baton.v1.LeaseRef getCancelled(int index);
+  /**
+   * <pre>
+   * cancelled answers heartbeats whose run was cancelled (CancelRun): ended now; each is in
+   * `lost` too.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.LeaseRef cancelled = 6 [json_name = "cancelled"];</code>
+   */
+  int getCancelledCount();
+  /**
+   * <pre>
+   * cancelled answers heartbeats whose run was cancelled (CancelRun): ended now; each is in
+   * `lost` too.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.LeaseRef cancelled = 6 [json_name = "cancelled"];</code>
+   */
+  java.util.List<? extends dev.baton.v1.LeaseRefOrBuilder> 
+      getCancelledOrBuilderList();
+  /**
+   * <pre>
+   * cancelled answers heartbeats whose run was cancelled (CancelRun): ended now; each is in
+   * `lost` too.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.LeaseRef cancelled = 6 [json_name = "cancelled"];</code>
+   */
+  dev.baton.v1.LeaseRefOrBuilder getCancelledOrBuilder(
+      int index);
 }

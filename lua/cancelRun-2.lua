@@ -1,0 +1,24 @@
+--[[
+  cancelRun: marks an agent's current lease so that its run ends at the holder's next
+  heartbeat (heartbeatLeases). Marking twice is harmless.
+
+  Input:
+    KEYS[1] defs     HASH name -> definition JSON
+    KEYS[2] leases   HASH name -> "token|worker|acquired_at|timeout_ms[|flags|progress]"
+
+    ARGV[1] name
+
+  Output:
+    -1 no such agent; 0 not running; otherwise the marked lease's token
+]]
+local rcall = redis.call
+--@include parseLease
+
+local defsKey, leasesKey, name = KEYS[1], KEYS[2], ARGV[1]
+if rcall('HEXISTS', defsKey, name) == 0 then return -1 end
+local lease = parseLease(rcall('HGET', leasesKey, name))
+if not lease then return 0 end
+if not lease.cancel then
+  rcall('HSET', leasesKey, name, lease.head .. '|c|' .. lease.progress)
+end
+return tonumber(lease.token)

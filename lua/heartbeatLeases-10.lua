@@ -1,0 +1,82 @@
+--[[
+  heartbeatLeases: extends each listed lease still held with its token to now + the lease's
+  timeout, records the progress the holder reports, and records the worker as alive in the
+  queue (added only when it holds a lease there: a heartbeat naming unknown queues creates no
+  key). A lease whose token does not match (or that no longer exists) is lost; it is not
+  touched. A lease CancelRun marked ends here: the agent is scheduled as after a success
+  without counting one (a recurring agent at acquired_at + interval, never in the past; a
+  one-shot agent removed) and counted as cancelled.
+
+  Input:
+    KEYS[1]  waiting    ZSET name -> next run (ms)
+    KEYS[2]  working    ZSET name -> lease deadline (ms)
+    KEYS[3]  defs       HASH name -> definition JSON
+    KEYS[4]  payloads   HASH name -> payload bytes
+    KEYS[5]  leases     HASH name -> "token|worker|acquired_at|timeout_ms[|flags|progress]"
+    KEYS[6]  streaks    HASH name -> consecutive failures
+    KEYS[7]  index      ZSET name -> 0
+    KEYS[8]  stats      HASH completed, failed, dead_lettered, cancelled -> counts
+    KEYS[9]  limits     HASH flow control: "blocked" cleared and announced when a lease ends
+    KEYS[10] workers    ZSET worker id -> last seen (ms)
+
+    ARGV[1] worker     worker id of the caller
+    ARGV[2] channel    where to announce: "P|S <wake-up channel>" or ""
+    ARGV[3] queue      queue name, published on channel
+    ARGV[4..] triples  name, token, progress ("" leaves it; "=<value>" sets it)
+
+  Output:
+    { deadline, or -1 lost, or -2 cancelled (ended now), per triple, in order }
+]]
+local rcall = redis.call
+--@include publish
+--@include nowMs
+--@include parseLease
+--@include addWaiting
+--@include defField
+--@include wakeBlocked
+
+local waitingKey, workingKey, defsKey, payloadsKey, leasesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local streaksKey, indexKey, statsKey, limitsKey, workersKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local worker, channel, queue = ARGV[1], ARGV[2], ARGV[3]
+local now = nowMs()
+local out = {}
+local held, ended = false, false
+for i = 4, #ARGV, 3 do
+  local name, token, progress = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local lease = parseLease(rcall('HGET', leasesKey, name))
+  if lease and lease.token == token and lease.cancel then
+    rcall('ZREM', workingKey, name)
+    rcall('HDEL', leasesKey, name)
+    local def = rcall('HGET', defsKey, name)
+    if def and defField(def, 'interval_ms') > 0 then
+      local nextRun = lease.acquiredAt + defField(def, 'interval_ms')
+      if nextRun < now then nextRun = now end
+      addWaiting(waitingKey, name, nextRun, channel, queue)
+    elseif def then
+      rcall('HDEL', defsKey, name)
+      rcall('HDEL', payloadsKey, name)
+      rcall('HDEL', streaksKey, name)
+      rcall('ZREM', indexKey, name)
+    end
+    rcall('HINCRBY', statsKey, 'cancelled', 1)
+    ended = true
+    out[#out + 1] = -2
+  elseif lease and lease.token == token then
+    local deadline = now + lease.timeout
+    rcall('ZADD', workingKey, 'XX', deadline, name)
+    if progress ~= '' then
+      rcall('HSET', leasesKey, name, lease.head .. '||' .. string.sub(progress, 2))
+    end
+    out[#out + 1] = deadline
+    held = true
+  else
+    out[#out + 1] = -1
+  end
+end
+if held then
+  rcall('ZADD', workersKey, now, worker)
+else
+  rcall('ZADD', workersKey, 'XX', now, worker)
+end
+if ended then wakeBlocked(limitsKey, channel, queue) end
+return out
