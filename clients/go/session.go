@@ -216,9 +216,10 @@ func (w *Worker) answered(ctx context.Context, resp *batonv1.SessionResponse, st
 			w.logger().Warn("baton: completion refused: the lease was lost", "name", c.GetName(), "token", c.GetToken())
 		}
 	}
+	cancelled := cancelledKeys(resp.GetCancelled())
 	for _, lost := range resp.GetLost() {
 		// Kept in held until its handler returns (finish counts it off).
-		w.markLost(lost, false)
+		w.markLost(lost, false, cancelled)
 	}
 	for _, lease := range resp.GetLeases() {
 		if ctx.Err() != nil {
@@ -275,7 +276,7 @@ func (w *Worker) heartbeats() *batonv1.SessionRequest {
 	defer w.mu.Unlock()
 	for k, r := range w.held {
 		if !r.lost {
-			m.Heartbeats = append(m.Heartbeats, &batonv1.SessionLease{Name: k.name, Token: k.token})
+			m.Heartbeats = append(m.Heartbeats, &batonv1.SessionLease{Name: k.name, Token: k.token, Progress: w.takeProgress(k)})
 		}
 	}
 	return m

@@ -26,19 +26,25 @@ import (
 // result would be refused, so the handler should stop.
 var ErrLeaseLost = errors.New("baton: lease lost")
 
+// ErrRunCancelled is the cause of a handler's context when its run was cancelled
+// (AgentService.CancelRun): the lease has ended, so the handler should stop.
+var ErrRunCancelled = errors.New("baton: run cancelled")
+
 // ErrShutdown is the cause of a handler's context when the worker is stopping; its lease is
 // released for another worker.
 var ErrShutdown = errors.New("baton: worker stopping")
 
 // Handler runs one lease. Returning nil completes it with SUCCESS; an error completes it with
-// the outcome Classify gives. ctx is cancelled (cause ErrLeaseLost or ErrShutdown) when the
-// result no longer matters.
+// the outcome Classify gives. ctx is cancelled (cause ErrLeaseLost, ErrRunCancelled or
+// ErrShutdown) when the result no longer matters. A handler reports progress with
+// Worker.ReportProgress.
 type Handler func(ctx context.Context, lease *batonv1.Lease) error
 
 // Worker is a worker of one queue, modelled on Baton's Rust baton::worker::Worker: leases
 // pushed on a Session stream (or long-poll Acquire) → run the handler → heartbeat while it
 // runs → complete with the outcome. A lease
-// reported lost cancels its handler; on shutdown the loop stops acquiring, cancels running
+// reported lost, or its run cancelled (CancelRun), cancels its handler; progress reported with
+// ReportProgress goes with the lease's next heartbeat; on shutdown the loop stops acquiring, cancels running
 // handlers and Releases their leases, so another worker takes them at once.
 type Worker struct {
 	Client   batonv1.AgentServiceClient
@@ -60,8 +66,27 @@ type Worker struct {
 	Unary  bool
 	Logger *slog.Logger
 
-	mu   sync.Mutex
-	held map[leaseKey]*run
+	mu       sync.Mutex
+	held     map[leaseKey]*run
+	progress map[leaseKey]string
+}
+
+// ReportProgress reports value (a small text, at most 256 bytes) for the run of lease: sent
+// with the lease's next heartbeat; GetAgent shows the last one while the run is held.
+func (w *Worker) ReportProgress(lease *batonv1.Lease, value string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.progress == nil {
+		w.progress = map[leaseKey]string{}
+	}
+	w.progress[leaseKey{lease.GetName(), lease.GetToken()}] = value
+}
+
+// takeProgress is the report not yet sent for k, or ""; w.mu is held.
+func (w *Worker) takeProgress(k leaseKey) string {
+	v := w.progress[k]
+	delete(w.progress, k)
+	return v
 }
 
 type leaseKey struct {
@@ -275,7 +300,9 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 		w.mu.Lock()
 		refs := make([]*batonv1.LeaseRef, 0, len(w.held))
 		for _, r := range w.held {
-			refs = append(refs, &batonv1.LeaseRef{Queue: r.lease.GetQueue(), Name: r.lease.GetName(), Token: r.lease.GetToken()})
+			k := leaseKey{r.lease.GetName(), r.lease.GetToken()}
+			refs = append(refs, &batonv1.LeaseRef{Queue: r.lease.GetQueue(), Name: k.name, Token: k.token,
+				Progress: w.takeProgress(k)})
 		}
 		w.mu.Unlock()
 		callCtx, cancel := context.WithTimeout(ctx, max(every, 5*time.Second))
@@ -287,15 +314,25 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 			}
 			continue
 		}
+		cancelled := cancelledKeys(resp.GetCancelled())
 		for _, lost := range resp.GetLost() {
-			w.markLost(lost, true)
+			w.markLost(lost, true, cancelled)
 		}
 	}
 }
 
-// markLost marks a held lease lost and cancels its handler (cause ErrLeaseLost); forget also
-// drops it from what the worker holds.
-func (w *Worker) markLost(lost *batonv1.LeaseRef, forget bool) {
+// cancelledKeys are the leases whose runs a response reports cancelled.
+func cancelledKeys(refs []*batonv1.LeaseRef) map[leaseKey]bool {
+	out := make(map[leaseKey]bool, len(refs))
+	for _, c := range refs {
+		out[leaseKey{c.GetName(), c.GetToken()}] = true
+	}
+	return out
+}
+
+// markLost marks a held lease lost and cancels its handler (cause ErrRunCancelled when its run
+// was cancelled, else ErrLeaseLost); forget also drops it from what the worker holds.
+func (w *Worker) markLost(lost *batonv1.LeaseRef, forget bool, cancelled map[leaseKey]bool) {
 	k := leaseKey{lost.GetName(), lost.GetToken()}
 	w.mu.Lock()
 	r, ok := w.held[k]
@@ -307,6 +344,11 @@ func (w *Worker) markLost(lost *batonv1.LeaseRef, forget bool) {
 	}
 	w.mu.Unlock()
 	if ok {
+		if cancelled[k] {
+			w.logger().Info("baton: run cancelled; cancelling its handler", "queue", lost.GetQueue(), "name", lost.GetName(), "token", lost.GetToken())
+			r.cancel(ErrRunCancelled)
+			return
+		}
 		w.logger().Warn("baton: lease lost; cancelling its handler", "queue", lost.GetQueue(), "name", lost.GetName(), "token", lost.GetToken())
 		r.cancel(ErrLeaseLost)
 	}

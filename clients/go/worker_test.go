@@ -158,6 +158,54 @@ func TestLostLeaseCancelsTheHandlerAndIsNotCompleted(t *testing.T) {
 	}
 }
 
+func TestProgressIsShownAndACancelledRunCancelsTheHandler(t *testing.T) {
+	for _, unary := range []bool{false, true} {
+		t.Run(fmt.Sprintf("unary=%v", unary), func(t *testing.T) {
+			queue := unique("go-cancel")
+			register(t, queue, []string{"crawl"}, 30*time.Second, time.Hour)
+			cause := make(chan error, 1)
+			w := newWorker(queue)
+			w.HeartbeatEvery = 100 * time.Millisecond
+			w.Unary = unary
+			stop := start(w, func(ctx context.Context, lease *batonv1.Lease) error {
+				w.ReportProgress(lease, "page 3 of 10")
+				<-ctx.Done()
+				cause <- context.Cause(ctx)
+				return ctx.Err()
+			})
+			defer stop()
+			deadline := time.Now().Add(10 * time.Second)
+			for getAgent(t, queue, "crawl").GetProgress() != "page 3 of 10" {
+				if time.Now().After(deadline) {
+					t.Fatal("progress never shown")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			r, err := agentClient().CancelRun(context.Background(), &batonv1.CancelRunRequest{Queue: queue, Name: "crawl"})
+			if err != nil || !r.GetRequested() {
+				t.Fatalf("CancelRun: %v %v", r, err)
+			}
+			select {
+			case err := <-cause:
+				if !errors.Is(err, baton.ErrRunCancelled) {
+					t.Fatalf("cause %v, want ErrRunCancelled", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("handler not cancelled")
+			}
+			for getAgent(t, queue, "crawl").GetState() != batonv1.AgentState_AGENT_STATE_WAITING {
+				if time.Now().After(deadline.Add(10 * time.Second)) {
+					t.Fatal("the cancelled run never ended")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if got := completed(t, queue); len(got) != 0 {
+				t.Fatalf("completions %v: a cancelled run is neither completed nor failed", got)
+			}
+		})
+	}
+}
+
 type statusErr struct{ status int }
 
 func (e statusErr) Error() string   { return fmt.Sprintf("HTTP %d", e.status) }
