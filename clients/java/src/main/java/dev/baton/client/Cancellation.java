@@ -10,6 +10,8 @@ public final class Cancellation {
   public enum Reason {
     /** Baton reported the lease lost: the result would be refused. */
     LEASE_LOST,
+    /** The run was cancelled (AgentService.CancelRun): its lease has ended. */
+    RUN_CANCELLED,
     /**
      * The worker is stopping (the lease is released for another worker), or the subscriber is
      * (the message is not acked: it comes back after the ack timeout).

@@ -25,9 +25,11 @@ import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
@@ -49,8 +51,9 @@ import java.util.logging.Logger;
  * finished since the last one (completions, one credit per lease, releases). A broken stream is
  * opened again with backoff and unanswered completions go again (tokens fence a repeat). A server
  * without Session (UNIMPLEMENTED), or {@code unary(true)}, gets the unary loop: long-poll Acquire,
- * Heartbeat, Complete. A lease reported lost cancels its handler (its
- * thread is interrupted; its result would be refused anyway); {@link #close()} stops acquiring,
+ * Heartbeat, Complete. A lease reported lost, or its run cancelled (CancelRun), cancels its
+ * handler (its thread is interrupted; its result would be refused anyway); a handler reports
+ * progress with {@link #reportProgress}, sent with the lease's next heartbeat; {@link #close()} stops acquiring,
  * cancels running handlers and Releases their leases, so another worker takes them at once.
  *
  * <pre>{@code
@@ -80,6 +83,7 @@ public final class Worker implements AutoCloseable {
   private final LeaseHandler handler;
 
   private final Map<Key, Run> held = new ConcurrentHashMap<>();
+  private final Map<Key, String> progress = new ConcurrentHashMap<>();
   private final AtomicBoolean stopping = new AtomicBoolean();
   private final Context.CancellableContext acquireContext = Context.ROOT.withCancellation();
   private final ExecutorService handlers;
@@ -91,6 +95,30 @@ public final class Worker implements AutoCloseable {
   private boolean finished;
 
   private record Key(String name, long token) {}
+
+  /**
+   * Reports {@code value} (a small text, at most 256 bytes) for the run of {@code lease}: sent
+   * with the lease's next heartbeat; GetAgent shows the last one while the run is held.
+   */
+  public void reportProgress(Lease lease, String value) {
+    progress.put(new Key(lease.getName(), lease.getToken()), value);
+  }
+
+  private String takeProgress(Lease lease) {
+    String value = progress.remove(new Key(lease.getName(), lease.getToken()));
+    return value == null ? "" : value;
+  }
+
+  private static Set<Key> keys(List<LeaseRef> refs) {
+    Set<Key> out = new HashSet<>();
+    for (LeaseRef r : refs) out.add(new Key(r.getName(), r.getToken()));
+    return out;
+  }
+
+  /** Why a lease in {@code lost} is cancelled: its run was cancelled, or it was lost. */
+  private static Cancellation.Reason reason(Set<Key> cancelled, Key key) {
+    return cancelled.contains(key) ? Cancellation.Reason.RUN_CANCELLED : Cancellation.Reason.LEASE_LOST;
+  }
 
   private static final class Run {
     final Lease lease;
@@ -221,7 +249,8 @@ public final class Worker implements AutoCloseable {
               SessionRequest.Builder m = SessionRequest.newBuilder();
               for (Run run : held.values()) {
                 if (!run.cancellation.isCancelled()) {
-                  m.addHeartbeats(SessionLease.newBuilder().setName(run.lease.getName()).setToken(run.lease.getToken()));
+                  m.addHeartbeats(SessionLease.newBuilder().setName(run.lease.getName()).setToken(run.lease.getToken())
+                      .setProgress(takeProgress(run.lease)));
                 }
               }
               if (m.getHeartbeatsCount() > 0) requests.onNext(m.build());
@@ -270,9 +299,11 @@ public final class Worker implements AutoCloseable {
         LOG.log(Level.WARNING, "completion of {0} token {1} refused: the lease was lost", new Object[] {c.getName(), c.getToken()});
       }
     }
+    Set<Key> cancelled = keys(r.getCancelledList());
     for (LeaseRef lost : r.getLostList()) {
-      Run run = held.get(new Key(lost.getName(), lost.getToken()));
-      if (run != null && run.cancellation.cancel(Cancellation.Reason.LEASE_LOST)) {
+      Key key = new Key(lost.getName(), lost.getToken());
+      Run run = held.get(key);
+      if (run != null && run.cancellation.cancel(reason(cancelled, key))) {
         LOG.log(Level.WARNING, "lease {0}/{1} token {2} lost; cancelling its handler",
             new Object[] {lost.getQueue(), lost.getName(), lost.getToken()});
         Future<?> f = run.future;
@@ -459,7 +490,8 @@ public final class Worker implements AutoCloseable {
   private void heartbeat() {
     List<LeaseRef> refs = new ArrayList<>();
     for (Run run : held.values()) {
-      refs.add(LeaseRef.newBuilder().setQueue(run.lease.getQueue()).setName(run.lease.getName()).setToken(run.lease.getToken()).build());
+      refs.add(LeaseRef.newBuilder().setQueue(run.lease.getQueue()).setName(run.lease.getName()).setToken(run.lease.getToken())
+          .setProgress(takeProgress(run.lease)).build());
     }
     HeartbeatResponse response;
     try {
@@ -469,9 +501,11 @@ public final class Worker implements AutoCloseable {
       if (!stopping.get()) LOG.log(Level.WARNING, "heartbeat failed: {0}", e.getStatus());
       return;
     }
+    Set<Key> cancelled = keys(response.getCancelledList());
     for (LeaseRef lost : response.getLostList()) {
-      Run run = held.remove(new Key(lost.getName(), lost.getToken()));
-      if (run != null && run.cancellation.cancel(Cancellation.Reason.LEASE_LOST)) {
+      Key key = new Key(lost.getName(), lost.getToken());
+      Run run = held.remove(key);
+      if (run != null && run.cancellation.cancel(reason(cancelled, key))) {
         LOG.log(Level.WARNING, "lease {0}/{1} token {2} lost; cancelling its handler",
             new Object[] {lost.getQueue(), lost.getName(), lost.getToken()});
         Future<?> f = run.future;

@@ -10,6 +10,7 @@ import dev.baton.v1.Agent;
 import dev.baton.v1.AgentServiceGrpc;
 import dev.baton.v1.AgentState;
 import dev.baton.v1.AgentStatus;
+import dev.baton.v1.CancelRunRequest;
 import dev.baton.v1.CompleteRequest;
 import dev.baton.v1.GetAgentRequest;
 import dev.baton.v1.ListAgentsRequest;
@@ -128,6 +129,37 @@ class WorkerTest {
     }
     assertEquals(Map.of("SUCCESS", 1), baton.completed(queue));
     assertEquals(AgentState.AGENT_STATE_WAITING, agent(queue, "victim").getState());
+  }
+
+  @Test
+  void progressIsShownAndACancelledRunCancelsTheHandler() throws Exception {
+    for (boolean unary : new boolean[] {false, true}) {
+      String queue = unique("java-cancel");
+      register(queue, List.of("crawl"), Duration.ofSeconds(30), Duration.ofHours(1));
+      AtomicReference<Worker> self = new AtomicReference<>();
+      AtomicReference<String> how = new AtomicReference<>();
+      CountDownLatch started = new CountDownLatch(1);
+      Worker w = worker(queue).heartbeatEvery(Duration.ofMillis(100)).unary(unary).build((lease, c) -> {
+        self.get().reportProgress(lease, "page 3 of 10");
+        started.countDown();
+        try {
+          Thread.sleep(60_000);
+        } catch (InterruptedException e) {
+          how.set("interrupted " + c.reason());
+          throw e;
+        }
+      });
+      self.set(w);
+      try (Worker running = w.start()) {
+        assertTrue(started.await(10, TimeUnit.SECONDS));
+        eventually(10_000, "progress shown", () -> agent(queue, "crawl").getProgress().equals("page 3 of 10"));
+        assertTrue(stub.cancelRun(CancelRunRequest.newBuilder().setQueue(queue).setName("crawl").build()).getRequested());
+        eventually(10_000, "handler interrupted", () -> how.get() != null);
+        assertEquals("interrupted RUN_CANCELLED", how.get(), "unary=" + unary);
+        eventually(10_000, "the run ended", () -> agent(queue, "crawl").getState() == AgentState.AGENT_STATE_WAITING);
+      }
+      assertEquals(Map.of(), baton.completed(queue), "a cancelled run is neither completed nor failed");
+    }
   }
 
   static final class StatusException extends RuntimeException implements HttpStatusCarrier {
