@@ -191,8 +191,10 @@ struct Args {
     /// drain: rounds; each round runs every system once, interleaved.
     #[arg(long, default_value_t = 2, help_heading = "drain")]
     drain_rounds: u32,
-    /// drain: systems to run, comma-separated: baton, bullmq, asynq.
-    #[arg(long, value_delimiter = ',', default_value = "baton,bullmq,asynq", help_heading = "drain")]
+    /// drain: systems to run, comma-separated: baton, baton-limited (Baton with a queue
+    /// concurrency limit equal to the worker's concurrency: the cost of flow control), bullmq,
+    /// asynq.
+    #[arg(long, value_delimiter = ',', default_value = "baton,baton-limited,bullmq,asynq", help_heading = "drain")]
     drain_systems: Vec<String>,
 
     // --- security ---
@@ -283,8 +285,10 @@ fn check(args: &Args) -> std::result::Result<(), String> {
     if args.drain_jobs == 0 || args.drain_concurrency == 0 || args.drain_rounds == 0 {
         return Err("--drain-jobs, --drain-concurrency and --drain-rounds must be at least 1".into());
     }
-    if let Some(s) = args.drain_systems.iter().find(|s| !["baton", "bullmq", "asynq"].contains(&s.as_str())) {
-        return Err(format!("--drain-systems: unknown system {s:?} (baton, bullmq, asynq)"));
+    if let Some(s) =
+        args.drain_systems.iter().find(|s| !["baton", "baton-limited", "bullmq", "asynq"].contains(&s.as_str()))
+    {
+        return Err(format!("--drain-systems: unknown system {s:?} (baton, baton-limited, bullmq, asynq)"));
     }
     if args.messages == 0 || args.window_ms == 0 || args.consumers == 0 || args.schedulers == 0 {
         return Err("--messages, --window-ms, --consumers and --schedulers must be at least 1".into());

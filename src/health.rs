@@ -166,7 +166,7 @@ pub async fn check(store: &Store, config: &Config) -> Result<Health> {
             reasons: Vec::new(),
             in_use: s.claimed,
             idle: s.idle,
-            paused: false,
+            paused: s.paused,
             limits: QueueLimits::default(),
             rate_tokens: 0.0,
             counter: s.claimed_total,

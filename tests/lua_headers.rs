@@ -52,10 +52,10 @@ fn every_script_header_matches_its_keys_and_argv() {
         }
         assert_eq!(declared_keys, (1..=n).collect(), "{file}: header must document KEYS[1..={n}]");
 
-        // poolKeys() names KEYS[1..=13].
+        // poolKeys() names KEYS[1..=14].
         // receiverKeys() names KEYS[1..=11].
         let pool_keys: BTreeSet<usize> = if body.contains("poolKeys()") {
-            (1..=13).collect()
+            (1..=14).collect()
         } else if body.contains("receiverKeys()") {
             (1..=11).collect()
         } else {

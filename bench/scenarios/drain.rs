@@ -7,6 +7,9 @@
 //! (`bench/drain/baton-go`), BullMQ's a Node `Worker` (`bench/drain/bullmq`), asynq's a Go
 //! server (`bench/drain/asynq`). Rounds interleave the systems (baton, bullmq, asynq, baton,
 //! …), with FLUSHALL between, so a machine that slows down mid-run slows all of them.
+//! `baton-limited` is Baton again with a concurrency limit on the queue (AdminService.SetLimits)
+//! equal to the worker's concurrency, so it never binds: every Acquire checks it and every lease
+//! end looks for a blocked queue, and the ratio to `baton` is what flow control costs.
 //!
 //! Per system: jobs/s (median of the rounds, and their range), CPU per job of each process
 //! over the drain only (/proc utime+stime: Baton's server runs inside this process; the
@@ -22,6 +25,8 @@ use tokio::{
     io::{AsyncBufReadExt, BufReader},
     process::Command,
 };
+
+use baton::pb::{self, admin_service_client::AdminServiceClient};
 
 use crate::lab::{bench_config, process_cpu_seconds, Baton, Lab, Result};
 
@@ -101,6 +106,8 @@ async fn prepare(dir: &Path) -> Result<Vec<(String, Vec<String>)>> {
         }
     }
     out.push(("bullmq".into(), vec!["node".into(), bullmq.join("drain.mjs").display().to_string()]));
+    let baton = out.iter().find(|(n, _)| n == "baton").map(|(_, c)| c.clone()).ok_or("no baton driver")?;
+    out.insert(1, ("baton-limited".into(), baton));
     Ok(out)
 }
 
@@ -156,10 +163,16 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
         for (name, command) in drivers.iter().filter(|(n, _)| args.systems.contains(n)) {
             lab.flush().await?;
             eprintln!("drain: round {round}/{}: {name}", args.rounds);
-            let drain = if name == "baton" {
+            let drain = if name.starts_with("baton") {
                 let baton = Baton::start(&lab.url(), bench_config()).await?;
                 let target = baton.addr.to_string();
-                let _ = baton.channel().await?; // listening
+                let channel = baton.channel().await?; // listening
+                if name == "baton-limited" {
+                    let limits = Some(pb::QueueLimits { concurrency: args.concurrency, rate: None });
+                    AdminServiceClient::new(channel)
+                        .set_limits(pb::SetLimitsRequest { queue: "drain".into(), limits })
+                        .await?;
+                }
                 let drain = run_one(lab, command, &target, args).await;
                 baton.stop().await?;
                 drain?
@@ -178,7 +191,7 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
         args.jobs, args.concurrency, args.rounds
     );
     println!(
-        "{:<8} {:>9} {:>17}  {:>14} {:>10} {:>9} {:>9}  {:>13} {:>10} {:>8}",
+        "{:<13} {:>9} {:>17}  {:>14} {:>10} {:>9} {:>9}  {:>13} {:>10} {:>8}",
         "system",
         "jobs/s",
         "(min–max)",
@@ -199,12 +212,13 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
         let median = if rates.len() % 2 == 0 { (rates[mid - 1] + rates[mid]) / 2.0 } else { rates[mid] };
         medians.push((name.clone(), median));
         let mean = |f: fn(&Drain) -> f64| drains.iter().map(f).sum::<f64>() / drains.len() as f64;
-        let server = if name == "baton" { format!("{:.0}", mean(|d| d.server_us)) } else { "-".into() };
-        let total = mean(|d| d.worker_us + d.redis_us) + if name == "baton" { mean(|d| d.server_us) } else { 0.0 };
+        let is_baton = name.starts_with("baton");
+        let server = if is_baton { format!("{:.0}", mean(|d| d.server_us)) } else { "-".into() };
+        let total = mean(|d| d.worker_us + d.redis_us) + if is_baton { mean(|d| d.server_us) } else { 0.0 };
         let duplicates: u64 = drains.iter().map(|d| d.duplicates).sum();
         let missing: u64 = drains.iter().map(|d| d.missing).sum();
         println!(
-            "{:<8} {:>9.0} {:>17}  {:>14} {:>10.0} {:>9.0} {:>9.0}  {:>13.2} {:>10} {:>8}",
+            "{:<13} {:>9.0} {:>17}  {:>14} {:>10.0} {:>9.0} {:>9.0}  {:>13.2} {:>10} {:>8}",
             name,
             median,
             format!("({:.0}–{:.0})", rates[0], rates[rates.len() - 1]),
@@ -216,7 +230,7 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
             duplicates,
             missing
         );
-        if missing > 0 || (name == "baton" && duplicates > 0) {
+        if missing > 0 || (is_baton && duplicates > 0) {
             failed.push(format!("{name}: {missing} missing, {duplicates} duplicates"));
         }
     }
@@ -226,6 +240,9 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
             if let Some(r) = rate(other) {
                 println!("ratio baton/{other}: {:.2}×", baton / r);
             }
+        }
+        if let Some(limited) = rate("baton-limited") {
+            println!("ratio baton-limited/baton: {:.2} (the cost of a queue concurrency limit)", limited / baton);
         }
     }
     crate::lab::print_load();

@@ -2,10 +2,12 @@
 -- pool's line (claim recorded, assignment left for the waiting replica, which is told on
 -- channel), else into the ready queue, at the back or (front = true) at the front. Claims in
 -- line whose wait ended are dropped on the way. Lowers the scale-up signal when the line drains.
+-- A paused pool hands nothing to its line: the resource goes to the ready queue.
 -- Returns "handed" or "idle".
 local function placeResource(k, id, now, channel, pool, front)
   local placed = nil
-  while not placed do
+  local paused = rcall('HGET', k.limits, 'paused') == '1'
+  while not placed and not paused do
     local head = rcall('ZRANGE', k.line, 0, 0)[1]
     if not head then break end
     local claimer, deadline, attrs = string.match(rcall('HGET', k.lineinfo, head) or '', '^([^|]*)|(%d+)|(.*)$')

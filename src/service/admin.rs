@@ -114,15 +114,9 @@ fn limits_pb(l: &QueueLimits) -> Option<pb::QueueLimits> {
     })
 }
 
-/// Validates the source of Pause and Resume: a queue or a receiver.
+/// Validates the source of Pause and Resume.
 fn pausable(s: Option<&pb::Source>) -> Result<(SourceKind, String)> {
-    let (kind, name) = source("source", s)?;
-    if kind == SourceKind::Pool {
-        return Err(Error::Unsupported(
-            "pausing a pool is not supported yet; pause its claimers' queue instead".into(),
-        ));
-    }
-    Ok((kind, name))
+    source("source", s)
 }
 
 fn dead_letter_pb(kind: SourceKind, name: &str, e: DeadLetterEntry) -> pb::DeadLetter {

@@ -85,10 +85,12 @@ pub struct PoolKeys {
     pub idleat: String,
     /// HASH claimed, offered, dead_lettered -> counts (processing rate in health).
     pub stats: String,
+    /// HASH flow control: paused (AdminService.Pause).
+    pub limits: String,
 }
 
 impl PoolKeys {
-    pub fn all(&self) -> [&str; 13] {
+    pub fn all(&self) -> [&str; 14] {
         [
             &self.idle,
             &self.resources,
@@ -103,6 +105,7 @@ impl PoolKeys {
             &self.dlqinfo,
             &self.idleat,
             &self.stats,
+            &self.limits,
         ]
     }
 }
@@ -292,6 +295,7 @@ impl Keys {
             dlqinfo: k("dlqinfo"),
             idleat: k("idleat"),
             stats: k("stats"),
+            limits: k("limits"),
         }
     }
 

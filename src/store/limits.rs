@@ -48,7 +48,7 @@ impl Store {
 
     /// Pauses (or resumes) a queue, pool or receiver, every shard of a sharded one; answers
     /// whether any shard changed. Paused, nothing is handed out and what waits stays; resuming
-    /// wakes whatever waits on it.
+    /// wakes whatever waits on it (a pool's idle resources go to the claims waiting in line).
     pub async fn set_paused(&self, kind: SourceKind, name: &str, paused: bool) -> Result<bool> {
         let mut changed = false;
         for shard in self.shard_names(kind, name) {
@@ -62,7 +62,19 @@ impl Store {
                     (self.keys.receiver(&shard).limits, ChannelKind::Receiver, super::wake_name(&shard))
                 }
                 SourceKind::Pool => {
-                    return Err(Error::Unsupported("pausing a pool is not supported yet".into()));
+                    self.remember(self.keys.pools(), &shard).await?;
+                    let k = self.keys.pool(&shard);
+                    let announce = self.keys.announce(ChannelKind::Pool, &shard);
+                    if !paused {
+                        // Resuming hands what sat idle to the claims waiting in line.
+                        let args = Args::new().arg(announce).arg(&shard);
+                        let reply = self.run(Path::WriteBack, "resumePool", &k.all(), args).await?;
+                        let (n, _handed): (i64, i64) =
+                            redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
+                        changed |= n == 1;
+                        continue;
+                    }
+                    (k.limits, ChannelKind::Pool, format!("C|{shard}"))
                 }
             };
             let args =

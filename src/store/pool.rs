@@ -72,6 +72,8 @@ pub struct PoolStats {
     pub stuck: u64,
     /// Claims served so far (a counter).
     pub claimed_total: u64,
+    /// Paused (AdminService.Pause).
+    pub paused: bool,
 }
 
 fn claimed(r: &mut Reply) -> Result<Claimed> {
@@ -223,6 +225,7 @@ impl Store {
             average_idle_ms: r.next()?,
             stuck: r.next()?,
             claimed_total: r.next()?,
+            paused: r.next::<i64>()? == 1,
         })
     }
 

@@ -133,6 +133,7 @@ impl Store {
             average_idle_ms: if idle == 0 { 0 } else { idle_ms / idle as i64 },
             stuck: parts.iter().map(|p| p.stuck).sum(),
             claimed_total: parts.iter().map(|p| p.claimed_total).sum(),
+            paused: parts.iter().any(|p| p.paused),
         })
     }
 }

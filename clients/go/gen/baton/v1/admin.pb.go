@@ -1274,7 +1274,7 @@ func (x *SetLimitsResponse) GetLimits() *QueueLimits {
 // PauseRequest names what to pause.
 type PauseRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// source to pause: a queue or a receiver.
+	// source to pause: a queue, a pool or a receiver.
 	Source        *Source `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1366,7 +1366,7 @@ func (x *PauseResponse) GetChanged() bool {
 // ResumeRequest names what to resume.
 type ResumeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// source to resume: a queue or a receiver.
+	// source to resume: a queue, a pool or a receiver.
 	Source        *Source `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

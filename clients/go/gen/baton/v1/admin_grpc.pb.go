@@ -64,14 +64,16 @@ type AdminServiceClient interface {
 	// back off, so the whole queue does). The response says what is stored. A sharded queue
 	// cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
 	SetLimits(ctx context.Context, in *SetLimitsRequest, opts ...grpc.CallOption) (*SetLimitsResponse, error)
-	// Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
-	// one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
-	// streams deliver nothing (expired deliveries still come back to be delivered later). What
-	// waits stays, and producers can still add work. Held leases and in-flight messages finish
-	// as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
-	// GetHealth shows `paused`.
+	// Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
+	// (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
+	// waiting; Claim hands out nothing (a claim with a wait waits in line, and resources offered
+	// or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
+	// deliveries still come back to be delivered later). What waits stays, and producers can
+	// still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
+	// `paused`.
 	Pause(ctx context.Context, in *PauseRequest, opts ...grpc.CallOption) (*PauseResponse, error)
-	// Resume undoes Pause and wakes whatever waits on the source.
+	// Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
+	// handed to the claims waiting in line, oldest first.
 	Resume(ctx context.Context, in *ResumeRequest, opts ...grpc.CallOption) (*ResumeResponse, error)
 }
 
@@ -198,14 +200,16 @@ type AdminServiceServer interface {
 	// back off, so the whole queue does). The response says what is stored. A sharded queue
 	// cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
 	SetLimits(context.Context, *SetLimitsRequest) (*SetLimitsResponse, error)
-	// Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
-	// one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
-	// streams deliver nothing (expired deliveries still come back to be delivered later). What
-	// waits stays, and producers can still add work. Held leases and in-flight messages finish
-	// as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
-	// GetHealth shows `paused`.
+	// Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
+	// (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
+	// waiting; Claim hands out nothing (a claim with a wait waits in line, and resources offered
+	// or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
+	// deliveries still come back to be delivered later). What waits stays, and producers can
+	// still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
+	// `paused`.
 	Pause(context.Context, *PauseRequest) (*PauseResponse, error)
-	// Resume undoes Pause and wakes whatever waits on the source.
+	// Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
+	// handed to the claims waiting in line, oldest first.
 	Resume(context.Context, *ResumeRequest) (*ResumeResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }

@@ -142,19 +142,21 @@ class AdminServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Pause(self, request, context):
-        """Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
-        one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
-        streams deliver nothing (expired deliveries still come back to be delivered later). What
-        waits stays, and producers can still add work. Held leases and in-flight messages finish
-        as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
-        GetHealth shows `paused`.
+        """Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
+        (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
+        waiting; Claim hands out nothing (a claim with a wait waits in line, and resources offered
+        or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
+        deliveries still come back to be delivered later). What waits stays, and producers can
+        still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
+        `paused`.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Resume(self, request, context):
-        """Resume undoes Pause and wakes whatever waits on the source.
+        """Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
+        handed to the claims waiting in line, oldest first.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -353,7 +353,7 @@ export interface SetLimitsResponse {
 
 /** PauseRequest names what to pause. */
 export interface PauseRequest {
-  /** source to pause: a queue or a receiver. */
+  /** source to pause: a queue, a pool or a receiver. */
   source: Source | undefined;
 }
 
@@ -365,7 +365,7 @@ export interface PauseResponse {
 
 /** ResumeRequest names what to resume. */
 export interface ResumeRequest {
-  /** source to resume: a queue or a receiver. */
+  /** source to resume: a queue, a pool or a receiver. */
   source: Source | undefined;
 }
 
@@ -2756,12 +2756,13 @@ export const AdminServiceService = {
     responseDeserialize: (value: Buffer): SetLimitsResponse => SetLimitsResponse.decode(value),
   },
   /**
-   * Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
-   * one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
-   * streams deliver nothing (expired deliveries still come back to be delivered later). What
-   * waits stays, and producers can still add work. Held leases and in-flight messages finish
-   * as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
-   * GetHealth shows `paused`.
+   * Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
+   * (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
+   * waiting; Claim hands out nothing (a claim with a wait waits in line, and resources offered
+   * or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
+   * deliveries still come back to be delivered later). What waits stays, and producers can
+   * still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
+   * `paused`.
    */
   pause: {
     path: "/baton.v1.AdminService/Pause" as const,
@@ -2772,7 +2773,10 @@ export const AdminServiceService = {
     responseSerialize: (value: PauseResponse): Buffer => Buffer.from(PauseResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): PauseResponse => PauseResponse.decode(value),
   },
-  /** Resume undoes Pause and wakes whatever waits on the source. */
+  /**
+   * Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
+   * handed to the claims waiting in line, oldest first.
+   */
   resume: {
     path: "/baton.v1.AdminService/Resume" as const,
     requestStream: false as const,
@@ -2826,15 +2830,19 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
    */
   setLimits: handleUnaryCall<SetLimitsRequest, SetLimitsResponse>;
   /**
-   * Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
-   * one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
-   * streams deliver nothing (expired deliveries still come back to be delivered later). What
-   * waits stays, and producers can still add work. Held leases and in-flight messages finish
-   * as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
-   * GetHealth shows `paused`.
+   * Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
+   * (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
+   * waiting; Claim hands out nothing (a claim with a wait waits in line, and resources offered
+   * or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
+   * deliveries still come back to be delivered later). What waits stays, and producers can
+   * still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
+   * `paused`.
    */
   pause: handleUnaryCall<PauseRequest, PauseResponse>;
-  /** Resume undoes Pause and wakes whatever waits on the source. */
+  /**
+   * Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
+   * handed to the claims waiting in line, oldest first.
+   */
   resume: handleUnaryCall<ResumeRequest, ResumeResponse>;
 }
 
@@ -2964,12 +2972,13 @@ export interface AdminServiceClient extends Client {
     callback: (error: ServiceError | null, response: SetLimitsResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
-   * one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
-   * streams deliver nothing (expired deliveries still come back to be delivered later). What
-   * waits stays, and producers can still add work. Held leases and in-flight messages finish
-   * as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
-   * GetHealth shows `paused`.
+   * Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
+   * (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
+   * waiting; Claim hands out nothing (a claim with a wait waits in line, and resources offered
+   * or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
+   * deliveries still come back to be delivered later). What waits stays, and producers can
+   * still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
+   * `paused`.
    */
   pause(
     request: PauseRequest,
@@ -2986,7 +2995,10 @@ export interface AdminServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: PauseResponse) => void,
   ): ClientUnaryCall;
-  /** Resume undoes Pause and wakes whatever waits on the source. */
+  /**
+   * Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
+   * handed to the claims waiting in line, oldest first.
+   */
   resume(
     request: ResumeRequest,
     callback: (error: ServiceError | null, response: ResumeResponse) => void,

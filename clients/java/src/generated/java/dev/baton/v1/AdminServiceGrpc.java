@@ -409,12 +409,13 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
-     * one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
-     * streams deliver nothing (expired deliveries still come back to be delivered later). What
-     * waits stays, and producers can still add work. Held leases and in-flight messages finish
-     * as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
-     * GetHealth shows `paused`.
+     * Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
+     * (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
+     * waiting; Claim hands out nothing (a claim with a wait waits in line, and resources offered
+     * or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
+     * deliveries still come back to be delivered later). What waits stays, and producers can
+     * still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
+     * `paused`.
      * </pre>
      */
     default void pause(dev.baton.v1.PauseRequest request,
@@ -424,7 +425,8 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * Resume undoes Pause and wakes whatever waits on the source.
+     * Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
+     * handed to the claims waiting in line, oldest first.
      * </pre>
      */
     default void resume(dev.baton.v1.ResumeRequest request,
@@ -552,12 +554,13 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
-     * one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
-     * streams deliver nothing (expired deliveries still come back to be delivered later). What
-     * waits stays, and producers can still add work. Held leases and in-flight messages finish
-     * as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
-     * GetHealth shows `paused`.
+     * Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
+     * (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
+     * waiting; Claim hands out nothing (a claim with a wait waits in line, and resources offered
+     * or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
+     * deliveries still come back to be delivered later). What waits stays, and producers can
+     * still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
+     * `paused`.
      * </pre>
      */
     public void pause(dev.baton.v1.PauseRequest request,
@@ -568,7 +571,8 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * Resume undoes Pause and wakes whatever waits on the source.
+     * Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
+     * handed to the claims waiting in line, oldest first.
      * </pre>
      */
     public void resume(dev.baton.v1.ResumeRequest request,
@@ -676,12 +680,13 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
-     * one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
-     * streams deliver nothing (expired deliveries still come back to be delivered later). What
-     * waits stays, and producers can still add work. Held leases and in-flight messages finish
-     * as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
-     * GetHealth shows `paused`.
+     * Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
+     * (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
+     * waiting; Claim hands out nothing (a claim with a wait waits in line, and resources offered
+     * or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
+     * deliveries still come back to be delivered later). What waits stays, and producers can
+     * still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
+     * `paused`.
      * </pre>
      */
     public dev.baton.v1.PauseResponse pause(dev.baton.v1.PauseRequest request) throws io.grpc.StatusException {
@@ -691,7 +696,8 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * Resume undoes Pause and wakes whatever waits on the source.
+     * Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
+     * handed to the claims waiting in line, oldest first.
      * </pre>
      */
     public dev.baton.v1.ResumeResponse resume(dev.baton.v1.ResumeRequest request) throws io.grpc.StatusException {
@@ -798,12 +804,13 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
-     * one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
-     * streams deliver nothing (expired deliveries still come back to be delivered later). What
-     * waits stays, and producers can still add work. Held leases and in-flight messages finish
-     * as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
-     * GetHealth shows `paused`.
+     * Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
+     * (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
+     * waiting; Claim hands out nothing (a claim with a wait waits in line, and resources offered
+     * or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
+     * deliveries still come back to be delivered later). What waits stays, and producers can
+     * still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
+     * `paused`.
      * </pre>
      */
     public dev.baton.v1.PauseResponse pause(dev.baton.v1.PauseRequest request) {
@@ -813,7 +820,8 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * Resume undoes Pause and wakes whatever waits on the source.
+     * Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
+     * handed to the claims waiting in line, oldest first.
      * </pre>
      */
     public dev.baton.v1.ResumeResponse resume(dev.baton.v1.ResumeRequest request) {
@@ -926,12 +934,13 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * Pause stops handing out a queue's agents or a receiver's messages (every shard of a sharded
-     * one): Acquire and sessions grant nothing and long polls keep waiting; Subscribe and Receive
-     * streams deliver nothing (expired deliveries still come back to be delivered later). What
-     * waits stays, and producers can still add work. Held leases and in-flight messages finish
-     * as usual. Pausing a pool is not supported yet (FAILED_PRECONDITION, reason UNSUPPORTED).
-     * GetHealth shows `paused`.
+     * Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
+     * (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
+     * waiting; Claim hands out nothing (a claim with a wait waits in line, and resources offered
+     * or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
+     * deliveries still come back to be delivered later). What waits stays, and producers can
+     * still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
+     * `paused`.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.PauseResponse> pause(
@@ -942,7 +951,8 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
-     * Resume undoes Pause and wakes whatever waits on the source.
+     * Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
+     * handed to the claims waiting in line, oldest first.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.ResumeResponse> resume(

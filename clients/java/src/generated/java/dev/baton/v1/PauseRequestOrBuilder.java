@@ -12,7 +12,7 @@ public interface PauseRequestOrBuilder extends
 
   /**
    * <pre>
-   * source to pause: a queue or a receiver.
+   * source to pause: a queue, a pool or a receiver.
    * </pre>
    *
    * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -21,7 +21,7 @@ public interface PauseRequestOrBuilder extends
   boolean hasSource();
   /**
    * <pre>
-   * source to pause: a queue or a receiver.
+   * source to pause: a queue, a pool or a receiver.
    * </pre>
    *
    * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -30,7 +30,7 @@ public interface PauseRequestOrBuilder extends
   dev.baton.v1.Source getSource();
   /**
    * <pre>
-   * source to pause: a queue or a receiver.
+   * source to pause: a queue, a pool or a receiver.
    * </pre>
    *
    * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>

@@ -57,7 +57,7 @@ private static final long serialVersionUID = 0L;
   private dev.baton.v1.Source source_;
   /**
    * <pre>
-   * source to resume: a queue or a receiver.
+   * source to resume: a queue, a pool or a receiver.
    * </pre>
    *
    * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -69,7 +69,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * source to resume: a queue or a receiver.
+   * source to resume: a queue, a pool or a receiver.
    * </pre>
    *
    * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -81,7 +81,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * source to resume: a queue or a receiver.
+   * source to resume: a queue, a pool or a receiver.
    * </pre>
    *
    * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -419,7 +419,7 @@ private static final long serialVersionUID = 0L;
         dev.baton.v1.Source, dev.baton.v1.Source.Builder, dev.baton.v1.SourceOrBuilder> sourceBuilder_;
     /**
      * <pre>
-     * source to resume: a queue or a receiver.
+     * source to resume: a queue, a pool or a receiver.
      * </pre>
      *
      * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -430,7 +430,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * source to resume: a queue or a receiver.
+     * source to resume: a queue, a pool or a receiver.
      * </pre>
      *
      * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -445,7 +445,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * source to resume: a queue or a receiver.
+     * source to resume: a queue, a pool or a receiver.
      * </pre>
      *
      * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -465,7 +465,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * source to resume: a queue or a receiver.
+     * source to resume: a queue, a pool or a receiver.
      * </pre>
      *
      * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -483,7 +483,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * source to resume: a queue or a receiver.
+     * source to resume: a queue, a pool or a receiver.
      * </pre>
      *
      * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -508,7 +508,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * source to resume: a queue or a receiver.
+     * source to resume: a queue, a pool or a receiver.
      * </pre>
      *
      * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -525,7 +525,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * source to resume: a queue or a receiver.
+     * source to resume: a queue, a pool or a receiver.
      * </pre>
      *
      * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -537,7 +537,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * source to resume: a queue or a receiver.
+     * source to resume: a queue, a pool or a receiver.
      * </pre>
      *
      * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
@@ -552,7 +552,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * source to resume: a queue or a receiver.
+     * source to resume: a queue, a pool or a receiver.
      * </pre>
      *
      * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>

@@ -17,6 +17,7 @@
     KEYS[11] dlqinfo    HASH resource id -> dead-letter context JSON
     KEYS[12] idleat     HASH resource id -> idle since (ms)
     KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
+    KEYS[14] limits     HASH paused ("1": AdminService.Pause)
 
     ARGV[1] graceMs    how long past the wait deadline an assignment may stay unpicked
     ARGV[2] limit      most assignments to inspect

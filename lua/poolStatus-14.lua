@@ -15,6 +15,7 @@
     KEYS[11] dlqinfo    HASH resource id -> dead-letter context JSON
     KEYS[12] idleat     HASH resource id -> idle since (ms)
     KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
+    KEYS[14] limits     HASH paused ("1": AdminService.Pause)
 
     ARGV[1] stuckAgeMs   a claim held this long is stuck
 
@@ -54,4 +55,5 @@ return {
   average,
   rcall('ZCOUNT', k.claimed, '-inf', '(' .. (now - stuckAgeMs)),
   tonumber(rcall('HGET', k.stats, 'claimed') or '0'),
+  rcall('HGET', k.limits, 'paused') == '1' and 1 or 0,
 }

@@ -1,6 +1,7 @@
 --[[
-  retryResource: offers a dead-lettered resource again, with the attributes it was offered
-  with: to the first claim in line, else the back of the ready queue.
+  offerResources: makes resources idle, in order: each is handed to the first live claim in the
+  pool's line, or appended to the ready queue. A resource already idle or claimed is left alone
+  (deduplicated by id); a dead-lettered one is taken out of the dead-letter queue.
 
   Input:
     KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
@@ -16,13 +17,14 @@
     KEYS[11] dlqinfo    HASH resource id -> dead-letter context JSON
     KEYS[12] idleat     HASH resource id -> idle since (ms)
     KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
+    KEYS[14] limits     HASH paused ("1": AdminService.Pause)
 
-    ARGV[1] id         resource id
-    ARGV[2] channel    where to announce: "P|S <pool events channel>" or ""
-    ARGV[3] pool       pool name
+    ARGV[1] channel    where to announce: "P|S <pool events channel>" or ""
+    ARGV[2] pool       pool name
+    ARGV[3..] pairs    resource id, attributes JSON
 
   Output:
-    1 put back; 0 not dead-lettered here
+    { idle, handed, duplicates }
 ]]
 local rcall = redis.call
 --@include publish
@@ -31,20 +33,24 @@ local rcall = redis.call
 --@include placeResource
 
 local k = poolKeys()
-local id, channel, pool = ARGV[1], ARGV[2], ARGV[3]
-local info = rcall('HGET', k.dlqinfo, id)
-if rcall('ZREM', k.dlq, id) == 0 then
-  return 0
-end
-rcall('HDEL', k.dlqinfo, id)
-local attrs = '{}'
-if info then
-  local decoded = cjson.decode(info)
-  if type(decoded['attributes']) == 'table' and next(decoded['attributes']) ~= nil then
-    attrs = cjson.encode(decoded['attributes'])
+local channel, pool = ARGV[1], ARGV[2]
+local now = nowMs()
+local idle, handed, duplicates = 0, 0, 0
+for i = 3, #ARGV, 2 do
+  local id, attrs = ARGV[i], ARGV[i + 1]
+  if rcall('ZSCORE', k.idle, id) or rcall('ZSCORE', k.claimed, id) then
+    duplicates = duplicates + 1
+  else
+    rcall('ZREM', k.dlq, id)
+    rcall('HDEL', k.dlqinfo, id)
+    rcall('HSET', k.resources, id, attrs)
+    if placeResource(k, id, now, channel, pool, false) == 'handed' then
+      handed = handed + 1
+    else
+      idle = idle + 1
+    end
   end
 end
-rcall('HSET', k.resources, id, attrs)
-placeResource(k, id, nowMs(), channel, pool, false)
+rcall('HINCRBY', k.stats, 'offered', idle + handed)
 publish(channel, 'C|' .. pool)
-return 1
+return { idle, handed, duplicates }

@@ -18,6 +18,7 @@
     KEYS[11] dlqinfo    HASH resource id -> dead-letter context JSON
     KEYS[12] idleat     HASH resource id -> idle since (ms)
     KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
+    KEYS[14] limits     HASH paused ("1": AdminService.Pause)
 
     ARGV[1] claimer    claimer id
     ARGV[2] attrs      attributes JSON to attach to the resource
@@ -53,7 +54,10 @@ while true do
   rcall('HDEL', k.lineinfo, head)
 end
 
-if rcall('ZCARD', k.line) == 0 then
+-- A paused pool hands out nothing: the claim waits in line (or gets nothing) like one that
+-- found nothing idle, without raising the scale-up signal.
+local paused = rcall('HGET', k.limits, 'paused') == '1'
+if rcall('ZCARD', k.line) == 0 and not paused then
   local id = rcall('ZRANGE', k.idle, 0, 0)[1]
   if id then
     rcall('ZREM', k.idle, id)

@@ -20,6 +20,7 @@
     KEYS[11] dlqinfo    HASH resource id -> dead-letter context JSON
     KEYS[12] idleat     HASH resource id -> idle since (ms)
     KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
+    KEYS[14] limits     HASH paused ("1": AdminService.Pause)
 
     ARGV[1] claimId    the claim's id
     ARGV[2] mode       "peek", "end" or "abandon"

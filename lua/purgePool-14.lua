@@ -21,6 +21,7 @@
     KEYS[11] dlqinfo    HASH resource id -> dead-letter context JSON
     KEYS[12] idleat     HASH resource id -> idle since (ms)
     KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
+    KEYS[14] limits     HASH paused ("1": AdminService.Pause)
 
     ARGV[1] dryRun          "1": report only
     ARGV[2] maxIdleAgeMs    idle longer is stale (0: never)
