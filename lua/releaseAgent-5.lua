@@ -16,6 +16,8 @@
     ARGV[5] seed       random seed for the jitter
     ARGV[6] channel    where to announce: "P|S <wake-up channel>" or ""
     ARGV[7] queue      queue name, published on channel
+    ARGV[8] atMs       when given, the agent is due at exactly this time instead (a skipped
+                       cron run waits for its next fire)
 
   Output:
     { -1 }             LEASE_LOST: token stale or unknown; nothing changed
@@ -47,5 +49,6 @@ if rcall('HEXISTS', defsKey, name) == 0 then
 end
 local nextRun = nowMs() + delayMs
 if jitterMs > 0 then nextRun = nextRun + math.random(0, jitterMs) end
+if ARGV[8] and ARGV[8] ~= '' then nextRun = tonumber(ARGV[8]) end
 addWaiting(waitingKey, name, nextRun, channel, queue)
 return { 0, nextRun }

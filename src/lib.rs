@@ -30,6 +30,7 @@
 pub mod auth;
 pub mod breaker;
 pub mod config;
+pub mod cron;
 pub mod devcerts;
 pub mod dispatch;
 pub mod embedded;

@@ -5,7 +5,8 @@
 -- replaced by retryAfterMs when larger. An agent with no definition left is dropped.
 -- Counts completed / failed / dead_lettered in k.stats. Dead letters are trimmed to the TTL
 -- and size of the policy; an agent whose dead letter is trimmed away is removed.
--- k: {waiting, working, defs, payloads, leases, streaks, index, dlq, dlqinfo, stats}.
+-- A cron agent's success runs again at the fire recorded for the run (cronNext).
+-- k: {waiting, working, defs, payloads, leases, streaks, index, dlq, dlqinfo, stats, cron}.
 -- Returns { code, time, streak }: 0 rescheduled at time, 1 removed, 2 dead-lettered at time.
 local function finishLease(k, name, lease, outcome, message, retryAfterMs, policy, now, channel, queue)
   rcall('ZREM', k.working, name)
@@ -19,6 +20,11 @@ local function finishLease(k, name, lease, outcome, message, retryAfterMs, polic
   if outcome == 'SUCCESS' then
     rcall('HINCRBY', k.stats, 'completed', 1)
     rcall('HDEL', k.streaks, name)
+    if def['cron'] then
+      local nextRun = cronNext(k.cron, name, lease.token, lease.acquiredAt, now)
+      addWaiting(k.waiting, name, nextRun, channel, queue)
+      return { 0, nextRun, 0 }
+    end
     local interval = tonumber(def['interval_ms'])
     if interval == 0 then
       rcall('HDEL', k.defs, name)

@@ -51,6 +51,28 @@ impl AgentServiceImpl {
             }
             validate::size(&format!("{field}.labels[{k}]"), k.len().max(v.len()), limits.max_label_bytes)?;
         }
+        let catch_up_skip = match pb::CatchUp::try_from(a.catch_up) {
+            Ok(pb::CatchUp::Skip) => true,
+            Ok(_) => false,
+            Err(_) => return Err(Error::invalid(format!("{field}.catch_up"), format!("unknown value {}", a.catch_up))),
+        };
+        let mut first_fire_ms = None;
+        if a.cron.is_empty() {
+            if !a.time_zone.is_empty() || catch_up_skip {
+                let which = if a.time_zone.is_empty() { "catch_up" } else { "time_zone" };
+                return Err(Error::invalid(format!("{field}.{which}"), "applies only with cron"));
+            }
+        } else {
+            if interval_ms > 0 {
+                return Err(Error::invalid(format!("{field}.interval"), "must be absent with cron"));
+            }
+            validate::size(&format!("{field}.cron"), a.cron.len(), 256)?;
+            validate::size(&format!("{field}.time_zone"), a.time_zone.len(), 64)?;
+            let schedule = crate::cron::Schedule::parse(&a.cron, &a.time_zone).map_err(|(expr, why)| {
+                Error::invalid(format!("{field}.{}", if expr { "cron" } else { "time_zone" }), why)
+            })?;
+            first_fire_ms = schedule.next_after(crate::cron::now_ms());
+        }
         Ok(AgentDef {
             name: a.name.clone(),
             interval_ms,
@@ -59,6 +81,10 @@ impl AgentServiceImpl {
             max_attempts: a.max_attempts,
             labels: a.labels.clone().into_iter().collect(),
             payload: a.payload.clone(),
+            cron: a.cron.clone(),
+            time_zone: a.time_zone.clone(),
+            catch_up_skip,
+            first_fire_ms,
         })
     }
 
@@ -180,6 +206,9 @@ fn agent_pb(def: AgentDef) -> pb::Agent {
         payload: def.payload,
         labels: def.labels.into_iter().collect(),
         max_attempts: def.max_attempts,
+        cron: def.cron,
+        time_zone: def.time_zone,
+        catch_up: if def.catch_up_skip { pb::CatchUp::Skip as i32 } else { pb::CatchUp::Unspecified as i32 },
     }
 }
 

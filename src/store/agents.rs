@@ -23,6 +23,19 @@ pub struct AgentDef {
     pub labels: BTreeMap<String, String>,
     #[serde(skip)]
     pub payload: Vec<u8>,
+    /// A cron expression instead of an interval (`crate::cron`); "" for none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cron: String,
+    /// The cron expression's IANA time zone; "" is UTC.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub time_zone: String,
+    /// Catch-up policy of a cron agent: skip a run that starts after the fire following its own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub catch_up_skip: bool,
+    /// Written at Register only: a new (or reset) cron agent's first fire, which registerAgents
+    /// uses as its first run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_fire_ms: Option<i64>,
 }
 
 impl AgentDef {
@@ -168,7 +181,7 @@ impl Store {
             args.push(json);
             args.push(&def.payload[..]);
         }
-        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.streaks, &k.index, &k.dlq, &k.dlqinfo];
+        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.streaks, &k.index, &k.dlq, &k.dlqinfo, &k.cron];
         self.remember_queue(queue).await?;
         let reply = self.run(Path::WriteBack, "registerAgents", &keys, args).await?;
         let mut r = Reply::new("registerAgents", reply)?;
@@ -212,7 +225,63 @@ impl Store {
             let def = AgentDef::parse(name.clone(), &json, payload)?;
             leases.push(Lease { name, token, deadline_ms, attempt, def });
         }
+        if leases.iter().any(|l| !l.def.cron.is_empty()) {
+            leases = self.cron_runs(queue, now_ms, leases).await;
+        }
         Ok(Acquired { now_ms, next_due_ms: (next_due >= 0).then_some(next_due), leases })
+    }
+
+    /// Records the next fire of each cron agent's run just acquired (the first fire after the
+    /// run started); a run that starts after the fire following its own, of an agent whose
+    /// policy is CATCH_UP_SKIP, is handed back to wait for that next fire and not returned. A
+    /// run whose fire cannot be recorded still runs (its completion falls back to a minute
+    /// after it started).
+    async fn cron_runs(&self, queue: &str, now_ms: i64, leases: Vec<Lease>) -> Vec<Lease> {
+        let k = self.keys.queue(queue);
+        let mut out = Vec::with_capacity(leases.len());
+        for lease in leases {
+            if lease.def.cron.is_empty() {
+                out.push(lease);
+                continue;
+            }
+            let started = lease.deadline_ms - lease.def.timeout_ms as i64;
+            let schedule = crate::cron::Schedule::parse(&lease.def.cron, &lease.def.time_zone);
+            let Some((schedule, next)) = schedule.ok().and_then(|s| Some((s.clone(), s.next_after(started)?))) else {
+                tracing::warn!(queue, agent = lease.name, cron = lease.def.cron, "cron expression no longer fires");
+                out.push(lease);
+                continue;
+            };
+            let args = Args::new().arg(&lease.name).arg(lease.token).arg(next);
+            let before = match self.run(Path::WriteBack, "setCronNext", &[&k.cron, &k.leases], args).await {
+                Ok(v) => redis::from_redis_value::<i64>(v).unwrap_or(-1),
+                Err(e) => {
+                    tracing::warn!(queue, agent = lease.name, error = %e, "could not record the next fire");
+                    out.push(lease);
+                    continue;
+                }
+            };
+            // The fire this run was scheduled for: the one recorded by the run before, or, for
+            // the first run, the first fire computed at Register.
+            let scheduled = if before >= 0 { Some(before) } else { lease.def.first_fire_ms };
+            let late = scheduled.and_then(|s| schedule.next_after(s)).is_some_and(|following| following <= started);
+            if lease.def.catch_up_skip && late {
+                let delay = (next - now_ms).max(0) as u64; // (the script takes `next` as it is)
+                tracing::info!(
+                    queue,
+                    agent = lease.name,
+                    next,
+                    "cron run more than one fire late: skipped to the next fire"
+                );
+                metrics::counter!("baton_cron_skipped_total", "queue" => queue.to_string()).increment(1);
+                if let Err(e) = self.release_with(queue, &lease.name, lease.token, delay, 0, Some(next)).await {
+                    tracing::warn!(queue, agent = lease.name, error = %e, "could not skip the late run; running it");
+                    out.push(lease);
+                }
+                continue;
+            }
+            out.push(lease);
+        }
+        out
     }
 
     /// Extends the leases of one queue, records the progress reported (`""`: none) and the
@@ -241,6 +310,7 @@ impl Store {
             &k.stats,
             &k.limits,
             &k.workers,
+            &k.cron,
         ];
         let reply = self.run(Path::WriteBack, "heartbeatLeases", &keys, args).await?;
         let codes: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
@@ -304,15 +374,29 @@ impl Store {
 
     /// Hands a lease back; returns the next run, or None when the agent was unregistered.
     pub(super) async fn release_in(&self, queue: &str, name: &str, token: u64, delay_ms: u64) -> Result<Option<i64>> {
+        self.release_with(queue, name, token, delay_ms, self.policy.agent.shutdown_jitter_ms, None).await
+    }
+
+    /// Release with an explicit jitter bound, or due exactly at `at_ms`.
+    async fn release_with(
+        &self,
+        queue: &str,
+        name: &str,
+        token: u64,
+        delay_ms: u64,
+        jitter_ms: u64,
+        at_ms: Option<i64>,
+    ) -> Result<Option<i64>> {
         let k = self.keys.queue(queue);
         let args = Args::new()
             .arg(name)
             .arg(token)
             .arg(delay_ms)
-            .arg(self.policy.agent.shutdown_jitter_ms)
+            .arg(jitter_ms)
             .arg(rand::random::<u32>())
             .arg(self.keys.announce(ChannelKind::Queue, queue))
-            .arg(queue);
+            .arg(queue)
+            .arg(at_ms.map(|t| t.to_string()).unwrap_or_default());
         let keys = [&*k.waiting, &k.working, &k.defs, &k.leases, &k.limits];
         let reply = self.run(Path::WriteBack, "releaseAgent", &keys, args).await?;
         let mut r = Reply::new("releaseAgent", reply)?;

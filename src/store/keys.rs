@@ -54,6 +54,8 @@ pub struct QueueKeys {
     /// HASH flow control: paused, concurrency, rate, burst (AdminService.SetLimits / Pause),
     /// the token bucket's state (tokens, at) and "blocked" (see acquireAgents).
     pub limits: String,
+    /// HASH name -> "token|next fire (ms)": the next fire of a cron agent's latest run.
+    pub cron: String,
 }
 
 /// The keys of one pool, in the order every pool script takes them (`poolKeys()` in Lua).
@@ -183,9 +185,9 @@ impl QueueKeys {
         ]
     }
 
-    /// The eleven keys of the scripts that end leases (`finishLease`, `wakeBlocked`):
-    /// completeAgents, reapLeases (plus `workers`), purgeQueue.
-    pub fn lease_keys(&self) -> [&str; 11] {
+    /// The twelve keys of the scripts that end leases (`finishLease`, `wakeBlocked`,
+    /// `cronNext`): completeAgents, reapLeases (plus `workers`), purgeQueue.
+    pub fn lease_keys(&self) -> [&str; 12] {
         [
             &self.waiting,
             &self.working,
@@ -198,6 +200,7 @@ impl QueueKeys {
             &self.dlqinfo,
             &self.stats,
             &self.limits,
+            &self.cron,
         ]
     }
 }
@@ -269,6 +272,7 @@ impl Keys {
             workers: k("workers"),
             stats: k("stats"),
             limits: k("limits"),
+            cron: k("cron"),
         }
     }
 

@@ -23,6 +23,60 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// CatchUp is a cron agent's policy for fires missed while nothing ran.
+type CatchUp int32
+
+const (
+	// CATCH_UP_UNSPECIFIED is CATCH_UP_RUN_ONCE.
+	CatchUp_CATCH_UP_UNSPECIFIED CatchUp = 0
+	// CATCH_UP_RUN_ONCE runs a late agent once, however many fires it missed.
+	CatchUp_CATCH_UP_RUN_ONCE CatchUp = 1
+	// CATCH_UP_SKIP does not run a run that starts after the fire following its own; it waits
+	// for the next fire instead (no failure counted).
+	CatchUp_CATCH_UP_SKIP CatchUp = 2
+)
+
+// Enum value maps for CatchUp.
+var (
+	CatchUp_name = map[int32]string{
+		0: "CATCH_UP_UNSPECIFIED",
+		1: "CATCH_UP_RUN_ONCE",
+		2: "CATCH_UP_SKIP",
+	}
+	CatchUp_value = map[string]int32{
+		"CATCH_UP_UNSPECIFIED": 0,
+		"CATCH_UP_RUN_ONCE":    1,
+		"CATCH_UP_SKIP":        2,
+	}
+)
+
+func (x CatchUp) Enum() *CatchUp {
+	p := new(CatchUp)
+	*p = x
+	return p
+}
+
+func (x CatchUp) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CatchUp) Descriptor() protoreflect.EnumDescriptor {
+	return file_baton_v1_agent_proto_enumTypes[0].Descriptor()
+}
+
+func (CatchUp) Type() protoreflect.EnumType {
+	return &file_baton_v1_agent_proto_enumTypes[0]
+}
+
+func (x CatchUp) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CatchUp.Descriptor instead.
+func (CatchUp) EnumDescriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{0}
+}
+
 // Outcome classifies how a run ended; it drives the next run time.
 type Outcome int32
 
@@ -80,11 +134,11 @@ func (x Outcome) String() string {
 }
 
 func (Outcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_baton_v1_agent_proto_enumTypes[0].Descriptor()
+	return file_baton_v1_agent_proto_enumTypes[1].Descriptor()
 }
 
 func (Outcome) Type() protoreflect.EnumType {
-	return &file_baton_v1_agent_proto_enumTypes[0]
+	return &file_baton_v1_agent_proto_enumTypes[1]
 }
 
 func (x Outcome) Number() protoreflect.EnumNumber {
@@ -93,7 +147,7 @@ func (x Outcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Outcome.Descriptor instead.
 func (Outcome) EnumDescriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{0}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{1}
 }
 
 // AgentState is where an agent is.
@@ -137,11 +191,11 @@ func (x AgentState) String() string {
 }
 
 func (AgentState) Descriptor() protoreflect.EnumDescriptor {
-	return file_baton_v1_agent_proto_enumTypes[1].Descriptor()
+	return file_baton_v1_agent_proto_enumTypes[2].Descriptor()
 }
 
 func (AgentState) Type() protoreflect.EnumType {
-	return &file_baton_v1_agent_proto_enumTypes[1]
+	return &file_baton_v1_agent_proto_enumTypes[2]
 }
 
 func (x AgentState) Number() protoreflect.EnumNumber {
@@ -150,7 +204,7 @@ func (x AgentState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AgentState.Descriptor instead.
 func (AgentState) EnumDescriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{1}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{2}
 }
 
 // Agent is the definition of a work item.
@@ -176,7 +230,21 @@ type Agent struct {
 	Labels map[string]string `protobuf:"bytes,6,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// max_attempts is the number of consecutive failures after which the agent
 	// is dead-lettered instead of rescheduled. 0 means unlimited.
-	MaxAttempts   uint32 `protobuf:"varint,7,opt,name=max_attempts,json=maxAttempts,proto3" json:"max_attempts,omitempty"`
+	MaxAttempts uint32 `protobuf:"varint,7,opt,name=max_attempts,json=maxAttempts,proto3" json:"max_attempts,omitempty"`
+	// cron schedules a recurring agent by a cron expression instead of an interval (interval
+	// must then be absent): five fields (minute hour day-of-month month day-of-week), or six with
+	// seconds first, with the usual lists, ranges, steps and names, L, W and #. A new agent (or
+	// one registered with reset_schedule) is first due at the first fire after Register; each
+	// successful run's next is the first fire after the run started (one agent is never run
+	// twice at once; a run that outlasted that fire is followed at once by one run for it).
+	// Failures back off as for any agent. Fires are computed by Baton in `time_zone`; the agent
+	// is due by the Redis clock.
+	Cron string `protobuf:"bytes,8,opt,name=cron,proto3" json:"cron,omitempty"`
+	// time_zone of the cron expression, an IANA name ("Europe/Stockholm"); empty means UTC.
+	TimeZone string `protobuf:"bytes,9,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
+	// catch_up says what a run does that starts more than one fire late (Baton, Redis or every
+	// worker was down): run it once, or skip it to the next fire.
+	CatchUp       CatchUp `protobuf:"varint,10,opt,name=catch_up,json=catchUp,proto3,enum=baton.v1.CatchUp" json:"catch_up,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -258,6 +326,27 @@ func (x *Agent) GetMaxAttempts() uint32 {
 		return x.MaxAttempts
 	}
 	return 0
+}
+
+func (x *Agent) GetCron() string {
+	if x != nil {
+		return x.Cron
+	}
+	return ""
+}
+
+func (x *Agent) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
+}
+
+func (x *Agent) GetCatchUp() CatchUp {
+	if x != nil {
+		return x.CatchUp
+	}
+	return CatchUp_CATCH_UP_UNSPECIFIED
 }
 
 // RegisterRequest upserts agents into one queue.
@@ -2327,7 +2416,7 @@ var File_baton_v1_agent_proto protoreflect.FileDescriptor
 
 const file_baton_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x14baton/v1/agent.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf6\x02\n" +
+	"\x14baton/v1/agent.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd5\x03\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x125\n" +
 	"\binterval\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\binterval\x123\n" +
@@ -2335,7 +2424,11 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x0eerror_interval\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\rerrorInterval\x12\x18\n" +
 	"\apayload\x18\x05 \x01(\fR\apayload\x123\n" +
 	"\x06labels\x18\x06 \x03(\v2\x1b.baton.v1.Agent.LabelsEntryR\x06labels\x12!\n" +
-	"\fmax_attempts\x18\a \x01(\rR\vmaxAttempts\x1a9\n" +
+	"\fmax_attempts\x18\a \x01(\rR\vmaxAttempts\x12\x12\n" +
+	"\x04cron\x18\b \x01(\tR\x04cron\x12\x1b\n" +
+	"\ttime_zone\x18\t \x01(\tR\btimeZone\x12,\n" +
+	"\bcatch_up\x18\n" +
+	" \x01(\x0e2\x11.baton.v1.CatchUpR\acatchUp\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"w\n" +
@@ -2475,7 +2568,11 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"G\n" +
 	"\x11CancelRunResponse\x12\x1c\n" +
 	"\trequested\x18\x01 \x01(\bR\trequested\x12\x14\n" +
-	"\x05token\x18\x02 \x01(\x04R\x05token*\xb5\x01\n" +
+	"\x05token\x18\x02 \x01(\x04R\x05token*M\n" +
+	"\aCatchUp\x12\x18\n" +
+	"\x14CATCH_UP_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11CATCH_UP_RUN_ONCE\x10\x01\x12\x11\n" +
+	"\rCATCH_UP_SKIP\x10\x02*\xb5\x01\n" +
 	"\aOutcome\x12\x17\n" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fOUTCOME_SUCCESS\x10\x01\x12\x1f\n" +
@@ -2519,116 +2616,118 @@ func file_baton_v1_agent_proto_rawDescGZIP() []byte {
 	return file_baton_v1_agent_proto_rawDescData
 }
 
-var file_baton_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_baton_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_baton_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_baton_v1_agent_proto_goTypes = []any{
-	(Outcome)(0),                  // 0: baton.v1.Outcome
-	(AgentState)(0),               // 1: baton.v1.AgentState
-	(*Agent)(nil),                 // 2: baton.v1.Agent
-	(*RegisterRequest)(nil),       // 3: baton.v1.RegisterRequest
-	(*RegisterResponse)(nil),      // 4: baton.v1.RegisterResponse
-	(*UnregisterRequest)(nil),     // 5: baton.v1.UnregisterRequest
-	(*UnregisterResponse)(nil),    // 6: baton.v1.UnregisterResponse
-	(*AcquireRequest)(nil),        // 7: baton.v1.AcquireRequest
-	(*Lease)(nil),                 // 8: baton.v1.Lease
-	(*AcquireResponse)(nil),       // 9: baton.v1.AcquireResponse
-	(*LeaseRef)(nil),              // 10: baton.v1.LeaseRef
-	(*HeartbeatRequest)(nil),      // 11: baton.v1.HeartbeatRequest
-	(*ExtendedLease)(nil),         // 12: baton.v1.ExtendedLease
-	(*HeartbeatResponse)(nil),     // 13: baton.v1.HeartbeatResponse
-	(*CompleteRequest)(nil),       // 14: baton.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 15: baton.v1.CompleteResponse
-	(*CompleteBatchRequest)(nil),  // 16: baton.v1.CompleteBatchRequest
-	(*CompleteResult)(nil),        // 17: baton.v1.CompleteResult
-	(*CompleteBatchResponse)(nil), // 18: baton.v1.CompleteBatchResponse
-	(*SessionOpen)(nil),           // 19: baton.v1.SessionOpen
-	(*SessionLease)(nil),          // 20: baton.v1.SessionLease
-	(*SessionCompletion)(nil),     // 21: baton.v1.SessionCompletion
-	(*SessionRelease)(nil),        // 22: baton.v1.SessionRelease
-	(*SessionRequest)(nil),        // 23: baton.v1.SessionRequest
-	(*SessionResponse)(nil),       // 24: baton.v1.SessionResponse
-	(*ReleaseRequest)(nil),        // 25: baton.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 26: baton.v1.ReleaseResponse
-	(*GetAgentRequest)(nil),       // 27: baton.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),      // 28: baton.v1.GetAgentResponse
-	(*AgentStatus)(nil),           // 29: baton.v1.AgentStatus
-	(*ListAgentsRequest)(nil),     // 30: baton.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),    // 31: baton.v1.ListAgentsResponse
-	(*CancelRunRequest)(nil),      // 32: baton.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),     // 33: baton.v1.CancelRunResponse
-	nil,                           // 34: baton.v1.Agent.LabelsEntry
-	(*durationpb.Duration)(nil),   // 35: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 36: google.protobuf.Timestamp
+	(CatchUp)(0),                  // 0: baton.v1.CatchUp
+	(Outcome)(0),                  // 1: baton.v1.Outcome
+	(AgentState)(0),               // 2: baton.v1.AgentState
+	(*Agent)(nil),                 // 3: baton.v1.Agent
+	(*RegisterRequest)(nil),       // 4: baton.v1.RegisterRequest
+	(*RegisterResponse)(nil),      // 5: baton.v1.RegisterResponse
+	(*UnregisterRequest)(nil),     // 6: baton.v1.UnregisterRequest
+	(*UnregisterResponse)(nil),    // 7: baton.v1.UnregisterResponse
+	(*AcquireRequest)(nil),        // 8: baton.v1.AcquireRequest
+	(*Lease)(nil),                 // 9: baton.v1.Lease
+	(*AcquireResponse)(nil),       // 10: baton.v1.AcquireResponse
+	(*LeaseRef)(nil),              // 11: baton.v1.LeaseRef
+	(*HeartbeatRequest)(nil),      // 12: baton.v1.HeartbeatRequest
+	(*ExtendedLease)(nil),         // 13: baton.v1.ExtendedLease
+	(*HeartbeatResponse)(nil),     // 14: baton.v1.HeartbeatResponse
+	(*CompleteRequest)(nil),       // 15: baton.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 16: baton.v1.CompleteResponse
+	(*CompleteBatchRequest)(nil),  // 17: baton.v1.CompleteBatchRequest
+	(*CompleteResult)(nil),        // 18: baton.v1.CompleteResult
+	(*CompleteBatchResponse)(nil), // 19: baton.v1.CompleteBatchResponse
+	(*SessionOpen)(nil),           // 20: baton.v1.SessionOpen
+	(*SessionLease)(nil),          // 21: baton.v1.SessionLease
+	(*SessionCompletion)(nil),     // 22: baton.v1.SessionCompletion
+	(*SessionRelease)(nil),        // 23: baton.v1.SessionRelease
+	(*SessionRequest)(nil),        // 24: baton.v1.SessionRequest
+	(*SessionResponse)(nil),       // 25: baton.v1.SessionResponse
+	(*ReleaseRequest)(nil),        // 26: baton.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 27: baton.v1.ReleaseResponse
+	(*GetAgentRequest)(nil),       // 28: baton.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),      // 29: baton.v1.GetAgentResponse
+	(*AgentStatus)(nil),           // 30: baton.v1.AgentStatus
+	(*ListAgentsRequest)(nil),     // 31: baton.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),    // 32: baton.v1.ListAgentsResponse
+	(*CancelRunRequest)(nil),      // 33: baton.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),     // 34: baton.v1.CancelRunResponse
+	nil,                           // 35: baton.v1.Agent.LabelsEntry
+	(*durationpb.Duration)(nil),   // 36: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 37: google.protobuf.Timestamp
 }
 var file_baton_v1_agent_proto_depIdxs = []int32{
-	35, // 0: baton.v1.Agent.interval:type_name -> google.protobuf.Duration
-	35, // 1: baton.v1.Agent.timeout:type_name -> google.protobuf.Duration
-	35, // 2: baton.v1.Agent.error_interval:type_name -> google.protobuf.Duration
-	34, // 3: baton.v1.Agent.labels:type_name -> baton.v1.Agent.LabelsEntry
-	2,  // 4: baton.v1.RegisterRequest.agents:type_name -> baton.v1.Agent
-	35, // 5: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
-	36, // 6: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
-	2,  // 7: baton.v1.Lease.agent:type_name -> baton.v1.Agent
-	8,  // 8: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
-	10, // 9: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
-	36, // 10: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
-	12, // 11: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
-	10, // 12: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
-	10, // 13: baton.v1.HeartbeatResponse.cancelled:type_name -> baton.v1.LeaseRef
-	0,  // 14: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
-	35, // 15: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
-	36, // 16: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	14, // 17: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
-	15, // 18: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
-	17, // 19: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
-	0,  // 20: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
-	35, // 21: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
-	35, // 22: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
-	19, // 23: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
-	21, // 24: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
-	20, // 25: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
-	22, // 26: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
-	8,  // 27: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
-	17, // 28: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
-	12, // 29: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
-	10, // 30: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
-	10, // 31: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
-	10, // 32: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
-	35, // 33: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	36, // 34: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	29, // 35: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
-	2,  // 36: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
-	1,  // 37: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
-	36, // 38: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
-	36, // 39: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
-	29, // 40: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
-	3,  // 41: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
-	5,  // 42: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
-	7,  // 43: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
-	11, // 44: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
-	14, // 45: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
-	16, // 46: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
-	23, // 47: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
-	25, // 48: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
-	27, // 49: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
-	30, // 50: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
-	32, // 51: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
-	4,  // 52: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
-	6,  // 53: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
-	9,  // 54: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
-	13, // 55: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
-	15, // 56: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
-	18, // 57: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
-	24, // 58: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
-	26, // 59: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
-	28, // 60: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
-	31, // 61: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
-	33, // 62: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
-	52, // [52:63] is the sub-list for method output_type
-	41, // [41:52] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	36, // 0: baton.v1.Agent.interval:type_name -> google.protobuf.Duration
+	36, // 1: baton.v1.Agent.timeout:type_name -> google.protobuf.Duration
+	36, // 2: baton.v1.Agent.error_interval:type_name -> google.protobuf.Duration
+	35, // 3: baton.v1.Agent.labels:type_name -> baton.v1.Agent.LabelsEntry
+	0,  // 4: baton.v1.Agent.catch_up:type_name -> baton.v1.CatchUp
+	3,  // 5: baton.v1.RegisterRequest.agents:type_name -> baton.v1.Agent
+	36, // 6: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
+	37, // 7: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
+	3,  // 8: baton.v1.Lease.agent:type_name -> baton.v1.Agent
+	9,  // 9: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
+	11, // 10: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
+	37, // 11: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
+	13, // 12: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
+	11, // 13: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
+	11, // 14: baton.v1.HeartbeatResponse.cancelled:type_name -> baton.v1.LeaseRef
+	1,  // 15: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
+	36, // 16: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
+	37, // 17: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	15, // 18: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
+	16, // 19: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
+	18, // 20: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
+	1,  // 21: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
+	36, // 22: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
+	36, // 23: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
+	20, // 24: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
+	22, // 25: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
+	21, // 26: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
+	23, // 27: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
+	9,  // 28: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
+	18, // 29: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
+	13, // 30: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
+	11, // 31: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
+	11, // 32: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
+	11, // 33: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
+	36, // 34: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	37, // 35: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	30, // 36: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
+	3,  // 37: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
+	2,  // 38: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
+	37, // 39: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
+	37, // 40: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
+	30, // 41: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
+	4,  // 42: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
+	6,  // 43: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
+	8,  // 44: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
+	12, // 45: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
+	15, // 46: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
+	17, // 47: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
+	24, // 48: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
+	26, // 49: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
+	28, // 50: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
+	31, // 51: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
+	33, // 52: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
+	5,  // 53: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
+	7,  // 54: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
+	10, // 55: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
+	14, // 56: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
+	16, // 57: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
+	19, // 58: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
+	25, // 59: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
+	27, // 60: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
+	29, // 61: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
+	32, // 62: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
+	34, // 63: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
+	53, // [53:64] is the sub-list for method output_type
+	42, // [42:53] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_agent_proto_init() }
@@ -2641,7 +2740,7 @@ func file_baton_v1_agent_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_agent_proto_rawDesc), len(file_baton_v1_agent_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,

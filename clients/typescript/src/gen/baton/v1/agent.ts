@@ -27,6 +27,52 @@ export const protobufPackage = "baton.v1";
 
 export const protobufFileName = "baton/v1/agent.proto";
 
+/** CatchUp is a cron agent's policy for fires missed while nothing ran. */
+export enum CatchUp {
+  /** CATCH_UP_UNSPECIFIED - CATCH_UP_UNSPECIFIED is CATCH_UP_RUN_ONCE. */
+  CATCH_UP_UNSPECIFIED = 0,
+  /** CATCH_UP_RUN_ONCE - CATCH_UP_RUN_ONCE runs a late agent once, however many fires it missed. */
+  CATCH_UP_RUN_ONCE = 1,
+  /**
+   * CATCH_UP_SKIP - CATCH_UP_SKIP does not run a run that starts after the fire following its own; it waits
+   * for the next fire instead (no failure counted).
+   */
+  CATCH_UP_SKIP = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function catchUpFromJSON(object: any): CatchUp {
+  switch (object) {
+    case 0:
+    case "CATCH_UP_UNSPECIFIED":
+      return CatchUp.CATCH_UP_UNSPECIFIED;
+    case 1:
+    case "CATCH_UP_RUN_ONCE":
+      return CatchUp.CATCH_UP_RUN_ONCE;
+    case 2:
+    case "CATCH_UP_SKIP":
+      return CatchUp.CATCH_UP_SKIP;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return CatchUp.UNRECOGNIZED;
+  }
+}
+
+export function catchUpToJSON(object: CatchUp): string {
+  switch (object) {
+    case CatchUp.CATCH_UP_UNSPECIFIED:
+      return "CATCH_UP_UNSPECIFIED";
+    case CatchUp.CATCH_UP_RUN_ONCE:
+      return "CATCH_UP_RUN_ONCE";
+    case CatchUp.CATCH_UP_SKIP:
+      return "CATCH_UP_SKIP";
+    case CatchUp.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** Outcome classifies how a run ended; it drives the next run time. */
 export enum Outcome {
   /** OUTCOME_UNSPECIFIED - OUTCOME_UNSPECIFIED is rejected. */
@@ -201,6 +247,24 @@ export interface Agent {
    * is dead-lettered instead of rescheduled. 0 means unlimited.
    */
   maxAttempts: number;
+  /**
+   * cron schedules a recurring agent by a cron expression instead of an interval (interval
+   * must then be absent): five fields (minute hour day-of-month month day-of-week), or six with
+   * seconds first, with the usual lists, ranges, steps and names, L, W and #. A new agent (or
+   * one registered with reset_schedule) is first due at the first fire after Register; each
+   * successful run's next is the first fire after the run started (one agent is never run
+   * twice at once; a run that outlasted that fire is followed at once by one run for it).
+   * Failures back off as for any agent. Fires are computed by Baton in `time_zone`; the agent
+   * is due by the Redis clock.
+   */
+  cron: string;
+  /** time_zone of the cron expression, an IANA name ("Europe/Stockholm"); empty means UTC. */
+  timeZone: string;
+  /**
+   * catch_up says what a run does that starts more than one fire late (Baton, Redis or every
+   * worker was down): run it once, or skip it to the next fire.
+   */
+  catchUp: CatchUp;
 }
 
 export interface Agent_LabelsEntry {
@@ -624,6 +688,9 @@ function createBaseAgent(): Agent {
     payload: Buffer.alloc(0),
     labels: {},
     maxAttempts: 0,
+    cron: "",
+    timeZone: "",
+    catchUp: 0,
   };
 }
 
@@ -649,6 +716,15 @@ export const Agent: MessageFns<Agent> = {
     });
     if (message.maxAttempts !== 0) {
       writer.uint32(56).uint32(message.maxAttempts);
+    }
+    if (message.cron !== "") {
+      writer.uint32(66).string(message.cron);
+    }
+    if (message.timeZone !== "") {
+      writer.uint32(74).string(message.timeZone);
+    }
+    if (message.catchUp !== 0) {
+      writer.uint32(80).int32(message.catchUp);
     }
     return writer;
   },
@@ -725,6 +801,30 @@ export const Agent: MessageFns<Agent> = {
             message.maxAttempts = reader.uint32();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.cron = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.timeZone = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.catchUp = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -767,6 +867,17 @@ export const Agent: MessageFns<Agent> = {
         : isSet(object.max_attempts)
         ? globalThis.Number(object.max_attempts)
         : 0,
+      cron: isSet(object.cron) ? globalThis.String(object.cron) : "",
+      timeZone: isSet(object.timeZone)
+        ? globalThis.String(object.timeZone)
+        : isSet(object.time_zone)
+        ? globalThis.String(object.time_zone)
+        : "",
+      catchUp: isSet(object.catchUp)
+        ? catchUpFromJSON(object.catchUp)
+        : isSet(object.catch_up)
+        ? catchUpFromJSON(object.catch_up)
+        : 0,
     };
   },
 
@@ -799,6 +910,15 @@ export const Agent: MessageFns<Agent> = {
     if (message.maxAttempts !== 0) {
       obj.maxAttempts = Math.round(message.maxAttempts);
     }
+    if (message.cron !== "") {
+      obj.cron = message.cron;
+    }
+    if (message.timeZone !== "") {
+      obj.timeZone = message.timeZone;
+    }
+    if (message.catchUp !== 0) {
+      obj.catchUp = catchUpToJSON(message.catchUp);
+    }
     return obj;
   },
 
@@ -828,6 +948,9 @@ export const Agent: MessageFns<Agent> = {
       {},
     );
     message.maxAttempts = object.maxAttempts ?? 0;
+    message.cron = object.cron ?? "";
+    message.timeZone = object.timeZone ?? "";
+    message.catchUp = object.catchUp ?? 0;
     return message;
   },
 };

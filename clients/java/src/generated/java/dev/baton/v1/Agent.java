@@ -34,6 +34,9 @@ private static final long serialVersionUID = 0L;
   private Agent() {
     name_ = "";
     payload_ = com.google.protobuf.ByteString.EMPTY;
+    cron_ = "";
+    timeZone_ = "";
+    catchUp_ = 0;
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -369,6 +372,142 @@ java.lang.String defaultValue) {
     return maxAttempts_;
   }
 
+  public static final int CRON_FIELD_NUMBER = 8;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object cron_ = "";
+  /**
+   * <pre>
+   * cron schedules a recurring agent by a cron expression instead of an interval (interval
+   * must then be absent): five fields (minute hour day-of-month month day-of-week), or six with
+   * seconds first, with the usual lists, ranges, steps and names, L, W and #. A new agent (or
+   * one registered with reset_schedule) is first due at the first fire after Register; each
+   * successful run's next is the first fire after the run started (one agent is never run
+   * twice at once; a run that outlasted that fire is followed at once by one run for it).
+   * Failures back off as for any agent. Fires are computed by Baton in `time_zone`; the agent
+   * is due by the Redis clock.
+   * </pre>
+   *
+   * <code>string cron = 8 [json_name = "cron"];</code>
+   * @return The cron.
+   */
+  @java.lang.Override
+  public java.lang.String getCron() {
+    java.lang.Object ref = cron_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      cron_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * cron schedules a recurring agent by a cron expression instead of an interval (interval
+   * must then be absent): five fields (minute hour day-of-month month day-of-week), or six with
+   * seconds first, with the usual lists, ranges, steps and names, L, W and #. A new agent (or
+   * one registered with reset_schedule) is first due at the first fire after Register; each
+   * successful run's next is the first fire after the run started (one agent is never run
+   * twice at once; a run that outlasted that fire is followed at once by one run for it).
+   * Failures back off as for any agent. Fires are computed by Baton in `time_zone`; the agent
+   * is due by the Redis clock.
+   * </pre>
+   *
+   * <code>string cron = 8 [json_name = "cron"];</code>
+   * @return The bytes for cron.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getCronBytes() {
+    java.lang.Object ref = cron_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      cron_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int TIME_ZONE_FIELD_NUMBER = 9;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object timeZone_ = "";
+  /**
+   * <pre>
+   * time_zone of the cron expression, an IANA name ("Europe/Stockholm"); empty means UTC.
+   * </pre>
+   *
+   * <code>string time_zone = 9 [json_name = "timeZone"];</code>
+   * @return The timeZone.
+   */
+  @java.lang.Override
+  public java.lang.String getTimeZone() {
+    java.lang.Object ref = timeZone_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      timeZone_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * time_zone of the cron expression, an IANA name ("Europe/Stockholm"); empty means UTC.
+   * </pre>
+   *
+   * <code>string time_zone = 9 [json_name = "timeZone"];</code>
+   * @return The bytes for timeZone.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getTimeZoneBytes() {
+    java.lang.Object ref = timeZone_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      timeZone_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int CATCH_UP_FIELD_NUMBER = 10;
+  private int catchUp_ = 0;
+  /**
+   * <pre>
+   * catch_up says what a run does that starts more than one fire late (Baton, Redis or every
+   * worker was down): run it once, or skip it to the next fire.
+   * </pre>
+   *
+   * <code>.baton.v1.CatchUp catch_up = 10 [json_name = "catchUp"];</code>
+   * @return The enum numeric value on the wire for catchUp.
+   */
+  @java.lang.Override public int getCatchUpValue() {
+    return catchUp_;
+  }
+  /**
+   * <pre>
+   * catch_up says what a run does that starts more than one fire late (Baton, Redis or every
+   * worker was down): run it once, or skip it to the next fire.
+   * </pre>
+   *
+   * <code>.baton.v1.CatchUp catch_up = 10 [json_name = "catchUp"];</code>
+   * @return The catchUp.
+   */
+  @java.lang.Override public dev.baton.v1.CatchUp getCatchUp() {
+    dev.baton.v1.CatchUp result = dev.baton.v1.CatchUp.forNumber(catchUp_);
+    return result == null ? dev.baton.v1.CatchUp.UNRECOGNIZED : result;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -407,6 +546,15 @@ java.lang.String defaultValue) {
     if (maxAttempts_ != 0) {
       output.writeUInt32(7, maxAttempts_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(cron_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 8, cron_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(timeZone_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 9, timeZone_);
+    }
+    if (catchUp_ != dev.baton.v1.CatchUp.CATCH_UP_UNSPECIFIED.getNumber()) {
+      output.writeEnum(10, catchUp_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -443,6 +591,16 @@ java.lang.String defaultValue) {
     if (maxAttempts_ != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeUInt32Size(7, maxAttempts_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(cron_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(8, cron_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(timeZone_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(9, timeZone_);
+    }
+    if (catchUp_ != dev.baton.v1.CatchUp.CATCH_UP_UNSPECIFIED.getNumber()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(10, catchUp_);
     }
     return size;
   }
@@ -491,6 +649,11 @@ java.lang.String defaultValue) {
         other.internalGetLabels())) return false;
     if (getMaxAttempts()
         != other.getMaxAttempts()) return false;
+    if (!getCron()
+        .equals(other.getCron())) return false;
+    if (!getTimeZone()
+        .equals(other.getTimeZone())) return false;
+    if (catchUp_ != other.catchUp_) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -524,6 +687,12 @@ java.lang.String defaultValue) {
     }
     hash = (37 * hash) + MAX_ATTEMPTS_FIELD_NUMBER;
     hash = (53 * hash) + getMaxAttempts();
+    hash = (37 * hash) + CRON_FIELD_NUMBER;
+    hash = (53 * hash) + getCron().hashCode();
+    hash = (37 * hash) + TIME_ZONE_FIELD_NUMBER;
+    hash = (53 * hash) + getTimeZone().hashCode();
+    hash = (37 * hash) + CATCH_UP_FIELD_NUMBER;
+    hash = (53 * hash) + catchUp_;
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -708,6 +877,9 @@ java.lang.String defaultValue) {
       payload_ = com.google.protobuf.ByteString.EMPTY;
       internalGetMutableLabels().clear();
       maxAttempts_ = 0;
+      cron_ = "";
+      timeZone_ = "";
+      catchUp_ = 0;
       return this;
     }
 
@@ -773,6 +945,15 @@ java.lang.String defaultValue) {
       if (((from_bitField0_ & 0x00000040) != 0)) {
         result.maxAttempts_ = maxAttempts_;
       }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.cron_ = cron_;
+      }
+      if (((from_bitField0_ & 0x00000100) != 0)) {
+        result.timeZone_ = timeZone_;
+      }
+      if (((from_bitField0_ & 0x00000200) != 0)) {
+        result.catchUp_ = catchUp_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -810,6 +991,19 @@ java.lang.String defaultValue) {
       bitField0_ |= 0x00000020;
       if (other.getMaxAttempts() != 0) {
         setMaxAttempts(other.getMaxAttempts());
+      }
+      if (!other.getCron().isEmpty()) {
+        cron_ = other.cron_;
+        bitField0_ |= 0x00000080;
+        onChanged();
+      }
+      if (!other.getTimeZone().isEmpty()) {
+        timeZone_ = other.timeZone_;
+        bitField0_ |= 0x00000100;
+        onChanged();
+      }
+      if (other.catchUp_ != 0) {
+        setCatchUpValue(other.getCatchUpValue());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -882,6 +1076,21 @@ java.lang.String defaultValue) {
               bitField0_ |= 0x00000040;
               break;
             } // case 56
+            case 66: {
+              cron_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 66
+            case 74: {
+              timeZone_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000100;
+              break;
+            } // case 74
+            case 80: {
+              catchUp_ = input.readEnum();
+              bitField0_ |= 0x00000200;
+              break;
+            } // case 80
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1748,6 +1957,302 @@ java.lang.String defaultValue) {
     public Builder clearMaxAttempts() {
       bitField0_ = (bitField0_ & ~0x00000040);
       maxAttempts_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object cron_ = "";
+    /**
+     * <pre>
+     * cron schedules a recurring agent by a cron expression instead of an interval (interval
+     * must then be absent): five fields (minute hour day-of-month month day-of-week), or six with
+     * seconds first, with the usual lists, ranges, steps and names, L, W and #. A new agent (or
+     * one registered with reset_schedule) is first due at the first fire after Register; each
+     * successful run's next is the first fire after the run started (one agent is never run
+     * twice at once; a run that outlasted that fire is followed at once by one run for it).
+     * Failures back off as for any agent. Fires are computed by Baton in `time_zone`; the agent
+     * is due by the Redis clock.
+     * </pre>
+     *
+     * <code>string cron = 8 [json_name = "cron"];</code>
+     * @return The cron.
+     */
+    public java.lang.String getCron() {
+      java.lang.Object ref = cron_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        cron_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * cron schedules a recurring agent by a cron expression instead of an interval (interval
+     * must then be absent): five fields (minute hour day-of-month month day-of-week), or six with
+     * seconds first, with the usual lists, ranges, steps and names, L, W and #. A new agent (or
+     * one registered with reset_schedule) is first due at the first fire after Register; each
+     * successful run's next is the first fire after the run started (one agent is never run
+     * twice at once; a run that outlasted that fire is followed at once by one run for it).
+     * Failures back off as for any agent. Fires are computed by Baton in `time_zone`; the agent
+     * is due by the Redis clock.
+     * </pre>
+     *
+     * <code>string cron = 8 [json_name = "cron"];</code>
+     * @return The bytes for cron.
+     */
+    public com.google.protobuf.ByteString
+        getCronBytes() {
+      java.lang.Object ref = cron_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        cron_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * cron schedules a recurring agent by a cron expression instead of an interval (interval
+     * must then be absent): five fields (minute hour day-of-month month day-of-week), or six with
+     * seconds first, with the usual lists, ranges, steps and names, L, W and #. A new agent (or
+     * one registered with reset_schedule) is first due at the first fire after Register; each
+     * successful run's next is the first fire after the run started (one agent is never run
+     * twice at once; a run that outlasted that fire is followed at once by one run for it).
+     * Failures back off as for any agent. Fires are computed by Baton in `time_zone`; the agent
+     * is due by the Redis clock.
+     * </pre>
+     *
+     * <code>string cron = 8 [json_name = "cron"];</code>
+     * @param value The cron to set.
+     * @return This builder for chaining.
+     */
+    public Builder setCron(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      cron_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * cron schedules a recurring agent by a cron expression instead of an interval (interval
+     * must then be absent): five fields (minute hour day-of-month month day-of-week), or six with
+     * seconds first, with the usual lists, ranges, steps and names, L, W and #. A new agent (or
+     * one registered with reset_schedule) is first due at the first fire after Register; each
+     * successful run's next is the first fire after the run started (one agent is never run
+     * twice at once; a run that outlasted that fire is followed at once by one run for it).
+     * Failures back off as for any agent. Fires are computed by Baton in `time_zone`; the agent
+     * is due by the Redis clock.
+     * </pre>
+     *
+     * <code>string cron = 8 [json_name = "cron"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearCron() {
+      cron_ = getDefaultInstance().getCron();
+      bitField0_ = (bitField0_ & ~0x00000080);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * cron schedules a recurring agent by a cron expression instead of an interval (interval
+     * must then be absent): five fields (minute hour day-of-month month day-of-week), or six with
+     * seconds first, with the usual lists, ranges, steps and names, L, W and #. A new agent (or
+     * one registered with reset_schedule) is first due at the first fire after Register; each
+     * successful run's next is the first fire after the run started (one agent is never run
+     * twice at once; a run that outlasted that fire is followed at once by one run for it).
+     * Failures back off as for any agent. Fires are computed by Baton in `time_zone`; the agent
+     * is due by the Redis clock.
+     * </pre>
+     *
+     * <code>string cron = 8 [json_name = "cron"];</code>
+     * @param value The bytes for cron to set.
+     * @return This builder for chaining.
+     */
+    public Builder setCronBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      cron_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object timeZone_ = "";
+    /**
+     * <pre>
+     * time_zone of the cron expression, an IANA name ("Europe/Stockholm"); empty means UTC.
+     * </pre>
+     *
+     * <code>string time_zone = 9 [json_name = "timeZone"];</code>
+     * @return The timeZone.
+     */
+    public java.lang.String getTimeZone() {
+      java.lang.Object ref = timeZone_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        timeZone_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * time_zone of the cron expression, an IANA name ("Europe/Stockholm"); empty means UTC.
+     * </pre>
+     *
+     * <code>string time_zone = 9 [json_name = "timeZone"];</code>
+     * @return The bytes for timeZone.
+     */
+    public com.google.protobuf.ByteString
+        getTimeZoneBytes() {
+      java.lang.Object ref = timeZone_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        timeZone_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * time_zone of the cron expression, an IANA name ("Europe/Stockholm"); empty means UTC.
+     * </pre>
+     *
+     * <code>string time_zone = 9 [json_name = "timeZone"];</code>
+     * @param value The timeZone to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTimeZone(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      timeZone_ = value;
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * time_zone of the cron expression, an IANA name ("Europe/Stockholm"); empty means UTC.
+     * </pre>
+     *
+     * <code>string time_zone = 9 [json_name = "timeZone"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearTimeZone() {
+      timeZone_ = getDefaultInstance().getTimeZone();
+      bitField0_ = (bitField0_ & ~0x00000100);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * time_zone of the cron expression, an IANA name ("Europe/Stockholm"); empty means UTC.
+     * </pre>
+     *
+     * <code>string time_zone = 9 [json_name = "timeZone"];</code>
+     * @param value The bytes for timeZone to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTimeZoneBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      timeZone_ = value;
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+
+    private int catchUp_ = 0;
+    /**
+     * <pre>
+     * catch_up says what a run does that starts more than one fire late (Baton, Redis or every
+     * worker was down): run it once, or skip it to the next fire.
+     * </pre>
+     *
+     * <code>.baton.v1.CatchUp catch_up = 10 [json_name = "catchUp"];</code>
+     * @return The enum numeric value on the wire for catchUp.
+     */
+    @java.lang.Override public int getCatchUpValue() {
+      return catchUp_;
+    }
+    /**
+     * <pre>
+     * catch_up says what a run does that starts more than one fire late (Baton, Redis or every
+     * worker was down): run it once, or skip it to the next fire.
+     * </pre>
+     *
+     * <code>.baton.v1.CatchUp catch_up = 10 [json_name = "catchUp"];</code>
+     * @param value The enum numeric value on the wire for catchUp to set.
+     * @return This builder for chaining.
+     */
+    public Builder setCatchUpValue(int value) {
+      catchUp_ = value;
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * catch_up says what a run does that starts more than one fire late (Baton, Redis or every
+     * worker was down): run it once, or skip it to the next fire.
+     * </pre>
+     *
+     * <code>.baton.v1.CatchUp catch_up = 10 [json_name = "catchUp"];</code>
+     * @return The catchUp.
+     */
+    @java.lang.Override
+    public dev.baton.v1.CatchUp getCatchUp() {
+      dev.baton.v1.CatchUp result = dev.baton.v1.CatchUp.forNumber(catchUp_);
+      return result == null ? dev.baton.v1.CatchUp.UNRECOGNIZED : result;
+    }
+    /**
+     * <pre>
+     * catch_up says what a run does that starts more than one fire late (Baton, Redis or every
+     * worker was down): run it once, or skip it to the next fire.
+     * </pre>
+     *
+     * <code>.baton.v1.CatchUp catch_up = 10 [json_name = "catchUp"];</code>
+     * @param value The catchUp to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setCatchUp(dev.baton.v1.CatchUp value) {
+      if (value == null) { throw new NullPointerException(); }
+      bitField0_ |= 0x00000200;
+      catchUp_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * catch_up says what a run does that starts more than one fire late (Baton, Redis or every
+     * worker was down): run it once, or skip it to the next fire.
+     * </pre>
+     *
+     * <code>.baton.v1.CatchUp catch_up = 10 [json_name = "catchUp"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearCatchUp() {
+      bitField0_ = (bitField0_ & ~0x00000200);
+      catchUp_ = 0;
       onChanged();
       return this;
     }

@@ -200,4 +200,79 @@ java.lang.String defaultValue);
    * @return The maxAttempts.
    */
   int getMaxAttempts();
+
+  /**
+   * <pre>
+   * cron schedules a recurring agent by a cron expression instead of an interval (interval
+   * must then be absent): five fields (minute hour day-of-month month day-of-week), or six with
+   * seconds first, with the usual lists, ranges, steps and names, L, W and #. A new agent (or
+   * one registered with reset_schedule) is first due at the first fire after Register; each
+   * successful run's next is the first fire after the run started (one agent is never run
+   * twice at once; a run that outlasted that fire is followed at once by one run for it).
+   * Failures back off as for any agent. Fires are computed by Baton in `time_zone`; the agent
+   * is due by the Redis clock.
+   * </pre>
+   *
+   * <code>string cron = 8 [json_name = "cron"];</code>
+   * @return The cron.
+   */
+  java.lang.String getCron();
+  /**
+   * <pre>
+   * cron schedules a recurring agent by a cron expression instead of an interval (interval
+   * must then be absent): five fields (minute hour day-of-month month day-of-week), or six with
+   * seconds first, with the usual lists, ranges, steps and names, L, W and #. A new agent (or
+   * one registered with reset_schedule) is first due at the first fire after Register; each
+   * successful run's next is the first fire after the run started (one agent is never run
+   * twice at once; a run that outlasted that fire is followed at once by one run for it).
+   * Failures back off as for any agent. Fires are computed by Baton in `time_zone`; the agent
+   * is due by the Redis clock.
+   * </pre>
+   *
+   * <code>string cron = 8 [json_name = "cron"];</code>
+   * @return The bytes for cron.
+   */
+  com.google.protobuf.ByteString
+      getCronBytes();
+
+  /**
+   * <pre>
+   * time_zone of the cron expression, an IANA name ("Europe/Stockholm"); empty means UTC.
+   * </pre>
+   *
+   * <code>string time_zone = 9 [json_name = "timeZone"];</code>
+   * @return The timeZone.
+   */
+  java.lang.String getTimeZone();
+  /**
+   * <pre>
+   * time_zone of the cron expression, an IANA name ("Europe/Stockholm"); empty means UTC.
+   * </pre>
+   *
+   * <code>string time_zone = 9 [json_name = "timeZone"];</code>
+   * @return The bytes for timeZone.
+   */
+  com.google.protobuf.ByteString
+      getTimeZoneBytes();
+
+  /**
+   * <pre>
+   * catch_up says what a run does that starts more than one fire late (Baton, Redis or every
+   * worker was down): run it once, or skip it to the next fire.
+   * </pre>
+   *
+   * <code>.baton.v1.CatchUp catch_up = 10 [json_name = "catchUp"];</code>
+   * @return The enum numeric value on the wire for catchUp.
+   */
+  int getCatchUpValue();
+  /**
+   * <pre>
+   * catch_up says what a run does that starts more than one fire late (Baton, Redis or every
+   * worker was down): run it once, or skip it to the next fire.
+   * </pre>
+   *
+   * <code>.baton.v1.CatchUp catch_up = 10 [json_name = "catchUp"];</code>
+   * @return The catchUp.
+   */
+  dev.baton.v1.CatchUp getCatchUp();
 }

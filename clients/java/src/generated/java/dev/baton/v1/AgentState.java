@@ -151,7 +151,7 @@ public enum AgentState
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.baton.v1.AgentProto.getDescriptor().getEnumType(1);
+    return dev.baton.v1.AgentProto.getDescriptor().getEnumType(2);
   }
 
   private static final AgentState[] VALUES = values();

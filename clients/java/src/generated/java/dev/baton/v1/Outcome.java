@@ -210,7 +210,7 @@ public enum Outcome
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.baton.v1.AgentProto.getDescriptor().getEnumType(0);
+    return dev.baton.v1.AgentProto.getDescriptor().getEnumType(1);
   }
 
   private static final Outcome[] VALUES = values();

@@ -17,6 +17,8 @@
     KEYS[9]  dlqinfo    HASH name -> dead-letter context JSON
     KEYS[10] stats      HASH completed, failed, dead_lettered -> counts
     KEYS[11] limits     HASH flow control: "blocked" (acquireAgents) cleared and announced
+    KEYS[12] cron       HASH name -> "token|next fire" of cron agents' runs: a purged lease's
+                        record is dropped
 
     ARGV[1] dryRun            "1": report only
     ARGV[2] maxWorkingAgeMs   how far past its deadline a lease may be (0: no bound)
@@ -63,6 +65,7 @@ if cursor == '0' then
         local lease = parseLease(rcall('HGET', leasesKey, name))
         rcall('ZREM', workingKey, name)
         rcall('HDEL', leasesKey, name)
+        rcall('HDEL', KEYS[12], name)
         wakeBlocked(KEYS[11], channel, queue)
         if rcall('HEXISTS', defsKey, name) == 1 then
           rcall('ZADD', dlqKey, now, name)

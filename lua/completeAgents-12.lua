@@ -22,6 +22,7 @@
     KEYS[11] limits    HASH flow control: "blocked" (acquireAgents) is cleared and announced
                        once a lease ended; with a rate limit, a THROTTLED item's retryAfterMs
                        empties the queue's token bucket for that long ("tokens", "at")
+    KEYS[12] cron      HASH name -> "token|next fire" of cron agents' runs (setCronNext)
 
     ARGV[1..8] policy  forbiddenMs, throttledBaseMs, throttledMult, throttledCapMs,
                        maxImmediate, jitterRatio, dlqTtlMs, dlqMaxEntries (readPolicy)
@@ -46,6 +47,7 @@ local rcall = redis.call
 --@include failureDelay
 --@include readPolicy
 --@include trimDeadLetters
+--@include cronNext
 --@include finishLease
 --@include defField
 --@include wakeBlocked
@@ -53,7 +55,7 @@ local rcall = redis.call
 local k = {
   waiting = KEYS[1], working = KEYS[2], defs = KEYS[3], payloads = KEYS[4], leases = KEYS[5],
   streaks = KEYS[6], index = KEYS[7], dlq = KEYS[8], dlqinfo = KEYS[9], stats = KEYS[10],
-  limits = KEYS[11],
+  limits = KEYS[11], cron = KEYS[12],
 }
 local policy = readPolicy(1)
 math.randomseed(tonumber(ARGV[9]))
@@ -83,7 +85,7 @@ for i = 0, count - 1 do
   else
     ended = ended + 1
     local def = defs[i + 1]
-    if outcome == 'SUCCESS' and def and defField(def, 'interval_ms') == 0 then
+    if outcome == 'SUCCESS' and def and defField(def, 'interval_ms') == 0 and not string.find(def, '"cron":"', 1, true) then
       g = g + 1
       gone[g] = name
       out[o + 1], out[o + 2], out[o + 3] = 1, 0, 0

@@ -17,7 +17,8 @@
     KEYS[9]  dlqinfo    HASH name -> dead-letter context JSON
     KEYS[10] stats      HASH completed, failed, dead_lettered -> counts
     KEYS[11] limits     HASH flow control: "blocked" (acquireAgents) cleared and announced
-    KEYS[12] workers    ZSET worker id -> last seen (ms)
+    KEYS[12] cron       HASH name -> "token|next fire" of cron agents' runs (finishLease)
+    KEYS[13] workers    ZSET worker id -> last seen (ms)
 
     ARGV[1]  queue      queue name (wake-up message, dead-letter context)
     ARGV[2]  channel    where to announce: "P|S <wake-up channel>" or ""
@@ -39,6 +40,7 @@ local rcall = redis.call
 --@include failureDelay
 --@include readPolicy
 --@include trimDeadLetters
+--@include cronNext
 --@include finishLease
 --@include wakeBlocked
 
@@ -46,7 +48,8 @@ local k = {
   waiting = KEYS[1], working = KEYS[2], defs = KEYS[3], payloads = KEYS[4], leases = KEYS[5],
   streaks = KEYS[6], index = KEYS[7], dlq = KEYS[8], dlqinfo = KEYS[9], stats = KEYS[10],
 }
-local limitsKey, workersKey = KEYS[11], KEYS[12]
+local limitsKey, workersKey = KEYS[11], KEYS[13]
+k.cron = KEYS[12]
 local queue, channel = ARGV[1], ARGV[2]
 math.randomseed(tonumber(ARGV[3]))
 local policy = readPolicy(4)

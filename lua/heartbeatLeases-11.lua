@@ -4,8 +4,8 @@
   queue (added only when it holds a lease there: a heartbeat naming unknown queues creates no
   key). A lease whose token does not match (or that no longer exists) is lost; it is not
   touched. A lease CancelRun marked ends here: the agent is scheduled as after a success
-  without counting one (a recurring agent at acquired_at + interval, never in the past; a
-  one-shot agent removed) and counted as cancelled.
+  without counting one (a recurring agent at acquired_at + interval, never in the past, a cron
+  agent at its run's next fire; a one-shot agent removed) and counted as cancelled.
 
   Input:
     KEYS[1]  waiting    ZSET name -> next run (ms)
@@ -18,6 +18,7 @@
     KEYS[8]  stats      HASH completed, failed, dead_lettered, cancelled -> counts
     KEYS[9]  limits     HASH flow control: "blocked" cleared and announced when a lease ends
     KEYS[10] workers    ZSET worker id -> last seen (ms)
+    KEYS[11] cron       HASH name -> "token|next fire" of cron agents' runs (setCronNext)
 
     ARGV[1] worker     worker id of the caller
     ARGV[2] channel    where to announce: "P|S <wake-up channel>" or ""
@@ -34,9 +35,11 @@ local rcall = redis.call
 --@include addWaiting
 --@include defField
 --@include wakeBlocked
+--@include cronNext
 
 local waitingKey, workingKey, defsKey, payloadsKey, leasesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local streaksKey, indexKey, statsKey, limitsKey, workersKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local cronKey = KEYS[11]
 local worker, channel, queue = ARGV[1], ARGV[2], ARGV[3]
 local now = nowMs()
 local out = {}
@@ -48,7 +51,9 @@ for i = 4, #ARGV, 3 do
     rcall('ZREM', workingKey, name)
     rcall('HDEL', leasesKey, name)
     local def = rcall('HGET', defsKey, name)
-    if def and defField(def, 'interval_ms') > 0 then
+    if def and string.find(def, '"cron":"', 1, true) then
+      addWaiting(waitingKey, name, cronNext(cronKey, name, lease.token, lease.acquiredAt, now), channel, queue)
+    elseif def and defField(def, 'interval_ms') > 0 then
       local nextRun = lease.acquiredAt + defField(def, 'interval_ms')
       if nextRun < now then nextRun = now end
       addWaiting(waitingKey, name, nextRun, channel, queue)

@@ -1,7 +1,8 @@
 --[[
   registerAgents: upserts agent definitions into a queue.
 
-  A new agent enters waiting at now + a random initial jitter. An existing agent keeps its
+  A new agent enters waiting at now + a random initial jitter; a cron agent at the first fire
+  Baton computed ("first_fire_ms" in its definition), also when its schedule is reset. An existing agent keeps its
   schedule, unless reset is set and it is not held: then it is due at once again, its failure
   streak and dead-letter entry cleared. An existing agent found in no state at all (not held,
   not waiting, not dead-lettered) is put back in waiting, which repairs partial state.
@@ -15,6 +16,8 @@
     KEYS[6] index      ZSET name -> 0 (every agent, for listing in name order)
     KEYS[7] dlq        ZSET name -> dead-lettered at (ms)
     KEYS[8] dlqinfo    HASH name -> dead-letter context JSON
+    KEYS[9] cron       HASH name -> "token|next fire" of a cron agent's latest run: dropped when
+                       the agent is created or its schedule reset (it starts from its first fire)
 
     ARGV[1] reset      "1" to reset the schedule of existing agents not held, else "0"
     ARGV[2] jitterMs   upper bound of the random delay added to a new agent's first run
@@ -32,7 +35,7 @@ local rcall = redis.call
 --@include addWaiting
 
 local waitingKey, workingKey, defsKey, payloadsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local streaksKey, indexKey, dlqKey, dlqinfoKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local streaksKey, indexKey, dlqKey, dlqinfoKey, cronKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local reset = ARGV[1] == '1'
 local jitterMs = tonumber(ARGV[2])
 local channel, queue = ARGV[4], ARGV[5]
@@ -51,6 +54,8 @@ for i = 6, #ARGV, 3 do
   rcall('ZADD', indexKey, 0, name)
   local firstRun = now
   if jitterMs > 0 then firstRun = now + math.random(0, jitterMs) end
+  local firstFire = tonumber(string.match(def, '"first_fire_ms":(%d+)') or '')
+  if firstFire then firstRun = firstFire end
 
   local held = rcall('ZSCORE', workingKey, name)
   if existed then
@@ -58,15 +63,17 @@ for i = 6, #ARGV, 3 do
     if not held then
       if reset then
         rcall('HDEL', streaksKey, name)
+        rcall('HDEL', cronKey, name)
         rcall('ZREM', dlqKey, name)
         rcall('HDEL', dlqinfoKey, name)
-        addWaiting(waitingKey, name, now, channel, queue)
+        addWaiting(waitingKey, name, firstFire or now, channel, queue)
       elseif not rcall('ZSCORE', waitingKey, name) and not rcall('ZSCORE', dlqKey, name) then
         addWaiting(waitingKey, name, firstRun, channel, queue)
       end
     end
   else
     created = created + 1
+    rcall('HDEL', cronKey, name)
     if not held then
       addWaiting(waitingKey, name, firstRun, channel, queue)
     end

@@ -1,0 +1,25 @@
+--[[
+  setCronNext: records the next fire of a cron agent's run just acquired (Baton computes it from
+  the agent's cron expression: the first fire after the run started), for completeAgents and
+  heartbeatLeases to schedule the agent there when the run ends. Only while the lease is held.
+
+  Input:
+    KEYS[1] cron     HASH name -> "token|next fire (ms)" of the agent's latest run
+    KEYS[2] leases   HASH name -> "token|worker|acquired_at|timeout_ms[|flags|progress]"
+
+    ARGV[1] name
+    ARGV[2] token    the run's lease token
+    ARGV[3] nextMs   its next fire
+
+  Output:
+    the fire recorded before (the one this run was scheduled for), -1 when none, or -2 when the
+    lease is no longer held (nothing written)
+]]
+local rcall = redis.call
+
+local cronKey, leasesKey, name, token, nextMs = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]
+local lease = rcall('HGET', leasesKey, name)
+if not lease or string.match(lease, '^(%d+)|') ~= token then return -2 end
+local before = rcall('HGET', cronKey, name)
+rcall('HSET', cronKey, name, token .. '|' .. nextMs)
+return tonumber(before and string.match(before, '|(%d+)$') or '-1')
