@@ -109,6 +109,23 @@ async fn a_late_run_runs_once_or_is_skipped_by_its_catch_up_policy() {
     assert_eq!(skipped.failure_streak, 0);
 }
 
+// Unregister drops a cron agent's record of its next fire with its definition.
+#[tokio::test]
+async fn unregister_forgets_a_cron_agents_next_fire() {
+    let mut env = Env::start().await;
+    register(&mut env.client, Q, vec![cron_agent("tick", "* * * * * *", pb::CatchUp::Unspecified)]).await;
+    let l = env.client.acquire(long_poll("w")).await.unwrap().into_inner().leases.pop().unwrap();
+    env.client.complete(complete_req(&l, pb::Outcome::Success)).await.unwrap();
+    let mut conn = env.redis.conn().await;
+    let key = "baton:{q:cron}:cron";
+    let recorded: bool = redis::cmd("HEXISTS").arg(key).arg("tick").query_async(&mut conn).await.unwrap();
+    assert!(recorded, "the run's next fire was recorded");
+    let req = pb::UnregisterRequest { queue: Q.into(), names: vec!["tick".into()] };
+    assert_eq!(env.client.unregister(req).await.unwrap().into_inner().removed, 1);
+    let recorded: bool = redis::cmd("HEXISTS").arg(key).arg("tick").query_async(&mut conn).await.unwrap();
+    assert!(!recorded, "forgotten with the agent");
+}
+
 // Every validation rule names its field; nothing is registered.
 #[tokio::test]
 async fn bad_cron_input_is_refused_naming_the_field() {

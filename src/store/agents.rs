@@ -191,7 +191,7 @@ impl Store {
     /// Removes definitions; returns how many existed.
     pub(super) async fn unregister_in(&self, queue: &str, names: &[String]) -> Result<u32> {
         let k = self.keys.queue(queue);
-        let keys = [&*k.waiting, &k.defs, &k.payloads, &k.streaks, &k.index, &k.dlq, &k.dlqinfo];
+        let keys = [&*k.waiting, &k.defs, &k.payloads, &k.streaks, &k.index, &k.dlq, &k.dlqinfo, &k.cron];
         let mut args = Args::new();
         for name in names {
             args.push(name);
