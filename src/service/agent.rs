@@ -185,6 +185,31 @@ fn complete_pb(done: Completed) -> pb::CompleteResponse {
     }
 }
 
+/// Files one heartbeat's answer (Heartbeat, Session): extended, or lost; a cancelled run goes in
+/// `cancelled` and in `lost` (helpers that know only `lost` cancel their handler too).
+pub(super) fn beat_answer(
+    queue: &str,
+    name: &str,
+    token: u64,
+    beat: store::Beat,
+    (extended, lost, cancelled): (&mut Vec<pb::ExtendedLease>, &mut Vec<pb::LeaseRef>, &mut Vec<pb::LeaseRef>),
+) {
+    let lease_ref = || pb::LeaseRef { queue: queue.to_string(), name: name.to_string(), token, ..Default::default() };
+    match beat {
+        store::Beat::Extended(d) => extended.push(pb::ExtendedLease {
+            queue: queue.to_string(),
+            name: name.to_string(),
+            token,
+            deadline: Some(timestamp(d)),
+        }),
+        store::Beat::Lost => lost.push(lease_ref()),
+        store::Beat::Cancelled => {
+            lost.push(lease_ref());
+            cancelled.push(lease_ref());
+        }
+    }
+}
+
 /// A granted lease, as the worker sees it.
 pub(super) fn lease_pb(queue: &str, l: store::Lease) -> pb::Lease {
     pb::Lease {
@@ -350,25 +375,8 @@ impl AgentService for AgentServiceImpl {
             let mut response = pb::HeartbeatResponse::default();
             for ((_, leases), deadlines) in by_queue.into_iter().zip(deadlines) {
                 for (l, beat) in leases.into_iter().zip(deadlines) {
-                    let lease_ref = || pb::LeaseRef {
-                        queue: l.queue.clone(),
-                        name: l.name.clone(),
-                        token: l.token,
-                        ..Default::default()
-                    };
-                    match beat {
-                        store::Beat::Extended(d) => response.extended.push(pb::ExtendedLease {
-                            queue: l.queue.clone(),
-                            name: l.name.clone(),
-                            token: l.token,
-                            deadline: Some(timestamp(d)),
-                        }),
-                        store::Beat::Lost => response.lost.push(lease_ref()),
-                        store::Beat::Cancelled => {
-                            response.lost.push(lease_ref());
-                            response.cancelled.push(lease_ref());
-                        }
-                    }
+                    let answer = (&mut response.extended, &mut response.lost, &mut response.cancelled);
+                    beat_answer(&l.queue, &l.name, l.token, beat, answer);
                 }
             }
             if !response.lost.is_empty() {

@@ -27,13 +27,13 @@ use tonic::{Request, Response, Status, Streaming};
 
 use super::{
     agent::{complete_results, lease_pb, AgentServiceImpl},
-    timestamp, validate,
+    validate,
 };
 use crate::{
     auth,
     error::{Error, Result},
     pb,
-    store::{keys::ChannelKind, Acquired, Beat, Completion, HeartbeatItem, Lease, SourceKind, Store},
+    store::{keys::ChannelKind, Acquired, Completion, HeartbeatItem, Lease, SourceKind, Store},
 };
 
 pub type SessionStream = Pin<Box<dyn Stream<Item = Result<pb::SessionResponse, Status>> + Send>>;
@@ -365,19 +365,8 @@ impl Ctx {
             ..Default::default()
         };
         for ((name, token, _), beat) in p.heartbeats.iter().zip(deadlines?) {
-            match beat {
-                Beat::Extended(d) => response.extended.push(pb::ExtendedLease {
-                    queue: queue.to_string(),
-                    name: name.clone(),
-                    token: *token,
-                    deadline: Some(timestamp(d)),
-                }),
-                Beat::Lost => response.lost.push(lease_ref(name, *token)),
-                Beat::Cancelled => {
-                    response.lost.push(lease_ref(name, *token));
-                    response.cancelled.push(lease_ref(name, *token));
-                }
-            }
+            let answer = (&mut response.extended, &mut response.lost, &mut response.cancelled);
+            super::agent::beat_answer(queue, name, *token, beat, answer);
         }
         for ((name, token, _), result) in p.releases.iter().zip(released) {
             match result {

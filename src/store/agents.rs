@@ -226,7 +226,7 @@ impl Store {
             leases.push(Lease { name, token, deadline_ms, attempt, def });
         }
         if leases.iter().any(|l| !l.def.cron.is_empty()) {
-            leases = self.cron_runs(queue, now_ms, leases).await;
+            leases = self.cron_runs(queue, leases).await;
         }
         Ok(Acquired { now_ms, next_due_ms: (next_due >= 0).then_some(next_due), leases })
     }
@@ -236,7 +236,7 @@ impl Store {
     /// policy is CATCH_UP_SKIP, is handed back to wait for that next fire and not returned. A
     /// run whose fire cannot be recorded still runs (its completion falls back to a minute
     /// after it started).
-    async fn cron_runs(&self, queue: &str, now_ms: i64, leases: Vec<Lease>) -> Vec<Lease> {
+    async fn cron_runs(&self, queue: &str, leases: Vec<Lease>) -> Vec<Lease> {
         let k = self.keys.queue(queue);
         let mut out = Vec::with_capacity(leases.len());
         for lease in leases {
@@ -246,7 +246,7 @@ impl Store {
             }
             let started = lease.deadline_ms - lease.def.timeout_ms as i64;
             let schedule = crate::cron::Schedule::parse(&lease.def.cron, &lease.def.time_zone);
-            let Some((schedule, next)) = schedule.ok().and_then(|s| Some((s.clone(), s.next_after(started)?))) else {
+            let Some((schedule, next)) = schedule.ok().and_then(|s| s.next_after(started).map(|n| (s, n))) else {
                 tracing::warn!(queue, agent = lease.name, cron = lease.def.cron, "cron expression no longer fires");
                 out.push(lease);
                 continue;
@@ -265,7 +265,6 @@ impl Store {
             let scheduled = if before >= 0 { Some(before) } else { lease.def.first_fire_ms };
             let late = scheduled.and_then(|s| schedule.next_after(s)).is_some_and(|following| following <= started);
             if lease.def.catch_up_skip && late {
-                let delay = (next - now_ms).max(0) as u64; // (the script takes `next` as it is)
                 tracing::info!(
                     queue,
                     agent = lease.name,
@@ -273,7 +272,7 @@ impl Store {
                     "cron run more than one fire late: skipped to the next fire"
                 );
                 metrics::counter!("baton_cron_skipped_total", "queue" => queue.to_string()).increment(1);
-                if let Err(e) = self.release_with(queue, &lease.name, lease.token, delay, 0, Some(next)).await {
+                if let Err(e) = self.release_with(queue, &lease.name, lease.token, 0, 0, Some(next)).await {
                     tracing::warn!(queue, agent = lease.name, error = %e, "could not skip the late run; running it");
                     out.push(lease);
                 }
