@@ -51,6 +51,7 @@ local rcall = redis.call
 --@include finishLease
 --@include defField
 --@include wakeBlocked
+--@include keyLeaseEnded
 
 local k = {
   waiting = KEYS[1], working = KEYS[2], defs = KEYS[3], payloads = KEYS[4], leases = KEYS[5],
@@ -73,6 +74,7 @@ local out = {}
 local seen = {}
 local gone, g = {}, 0 -- one-shot successes, removed together below
 local ended, throttledFor = 0, 0
+local throttledKeys = {} -- key -> held until (ms)
 for i = 0, count - 1 do
   local a, o = first + i * 5, i * 3
   local name, token, outcome = ARGV[a], ARGV[a + 1], ARGV[a + 2]
@@ -84,6 +86,8 @@ for i = 0, count - 1 do
     out[o + 1], out[o + 2], out[o + 3] = -1, 0, 0
   else
     ended = ended + 1
+    local key = string.match(rec, '^%d+|[^|]*|%d+|%d+@([^|]*)')
+    keyLeaseEnded(k.limits, key)
     local def = defs[i + 1]
     if outcome == 'SUCCESS' and def and defField(def, 'interval_ms') == 0 and not string.find(def, '"cron":"', 1, true) then
       g = g + 1
@@ -95,6 +99,10 @@ for i = 0, count - 1 do
       out[o + 1], out[o + 2], out[o + 3] = r[1], r[2], r[3]
       local retryAfter = tonumber(ARGV[a + 4])
       if outcome == 'THROTTLED' and retryAfter > throttledFor then throttledFor = retryAfter end
+      if outcome == 'THROTTLED' and retryAfter > 0 and key then
+        local until_ = throttledKeys[key]
+        if not until_ or now + retryAfter > until_ then throttledKeys[key] = now + retryAfter end
+      end
     end
   end
 end
@@ -114,5 +122,13 @@ if throttledFor > 0 and rcall('HEXISTS', k.limits, 'rate') == 1 then
   local at = tonumber(rcall('HGET', k.limits, 'at') or '0')
   if now + throttledFor > at then at = now + throttledFor end
   rcall('HSET', k.limits, 'tokens', '0', 'at', string.format('%d', at))
+end
+-- The same for a keyed agent's key, when keys have buckets: the key's bucket is held.
+if next(throttledKeys) and rcall('HEXISTS', k.limits, 'key_rate') == 1 then
+  for key, until_ in pairs(throttledKeys) do
+    local rec = rcall('HGET', k.limits, 'bucket|' .. key)
+    local at = tonumber(rec and string.match(rec, '|(%d+)$') or '0')
+    if until_ > at then rcall('HSET', k.limits, 'bucket|' .. key, '0|' .. string.format('%d', until_)) end
+  end
 end
 return out

@@ -35,6 +35,7 @@ local rcall = redis.call
 --@include addWaiting
 --@include defField
 --@include wakeBlocked
+--@include keyLeaseEnded
 --@include cronNext
 
 local waitingKey, workingKey, defsKey, payloadsKey, leasesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
@@ -50,6 +51,7 @@ for i = 4, #ARGV, 3 do
   if lease and lease.token == token and lease.cancel then
     rcall('ZREM', workingKey, name)
     rcall('HDEL', leasesKey, name)
+    keyLeaseEnded(limitsKey, lease.key)
     local def = rcall('HGET', defsKey, name)
     if def and string.find(def, '"cron":"', 1, true) then
       addWaiting(waitingKey, name, cronNext(cronKey, name, lease.token, lease.acquiredAt, now), channel, queue)

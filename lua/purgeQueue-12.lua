@@ -39,6 +39,7 @@ local rcall = redis.call
 --@include addWaiting
 --@include trimDeadLetters
 --@include wakeBlocked
+--@include keyLeaseEnded
 
 local waitingKey, workingKey, defsKey, payloadsKey, leasesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local streaksKey, indexKey, dlqKey, dlqinfoKey, statsKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
@@ -66,6 +67,7 @@ if cursor == '0' then
         rcall('ZREM', workingKey, name)
         rcall('HDEL', leasesKey, name)
         rcall('HDEL', KEYS[12], name)
+        keyLeaseEnded(KEYS[11], lease and lease.key)
         wakeBlocked(KEYS[11], channel, queue)
         if rcall('HEXISTS', defsKey, name) == 1 then
           rcall('ZADD', dlqKey, now, name)

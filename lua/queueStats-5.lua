@@ -6,18 +6,22 @@
     KEYS[2] working    ZSET name -> lease deadline (ms)
     KEYS[3] dlq        ZSET name -> dead-lettered at (ms)
     KEYS[4] stats      HASH completed, failed, dead_lettered -> counts
-    KEYS[5] limits     HASH paused, concurrency, rate, burst, tokens, at (flow control)
+    KEYS[5] limits     HASH paused, concurrency, rate, burst, tokens, at, key_concurrency,
+                       key_rate, key_burst (flow control)
 
     ARGV[1] stuckAgeMs   a lease this far past its deadline is stuck
 
   Output:
     { now, waiting, due, oldestDue, working, overdueLeases, deadLettered, averageOverdueMs,
-      stuck, completed, paused, concurrency, rate, burst, tokens }
-    paused is 1 or 0; concurrency, rate, burst are "" when unset; tokens is what the bucket holds
-    now ("" without a rate limit).
+      stuck, completed, paused, concurrency, rate, burst, keyConcurrency, keyRate, keyBurst,
+      tokens }
+    paused is 1 or 0; concurrency, rate, burst and the key limits are "" when unset; tokens is
+    what the bucket holds now ("" without a rate limit).
+    A keyed queue's promoted agents wait at minus their due time (acquireAgents): their due
+    time is the score's absolute value.
     oldestDue is the earliest next run among due agents, or -1 when none is due;
     overdueLeases counts leases past their deadline; averageOverdueMs is over at most 1,000 due
-    agents.
+    agents (the oldest promoted ones and the oldest not yet promoted, 500 of each at most).
 ]]
 local rcall = redis.call
 --@include nowMs
@@ -25,14 +29,19 @@ local rcall = redis.call
 local waitingKey, workingKey, dlqKey, statsKey, limitsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local stuckAgeMs = tonumber(ARGV[1])
 local now = nowMs()
-local due = rcall('ZRANGEBYSCORE', waitingKey, '-inf', now, 'WITHSCORES', 'LIMIT', 0, 1000)
-local oldestDue, total = -1, 0
-for i = 2, #due, 2 do
-  local score = tonumber(due[i])
-  if oldestDue < 0 then oldestDue = score end
-  total = total + (now - score)
+local oldestDue, total, sampled = -1, 0, 0
+local function sample(entries)
+  for i = 2, #entries, 2 do
+    local score = math.abs(tonumber(entries[i]))
+    if oldestDue < 0 or score < oldestDue then oldestDue = score end
+    total = total + (now - score)
+    sampled = sampled + 1
+  end
 end
-local lim = rcall('HMGET', limitsKey, 'paused', 'concurrency', 'rate', 'burst', 'tokens', 'at')
+sample(rcall('ZREVRANGEBYSCORE', waitingKey, '(0', '-inf', 'WITHSCORES', 'LIMIT', 0, 500))
+sample(rcall('ZRANGEBYSCORE', waitingKey, 0, now, 'WITHSCORES', 'LIMIT', 0, 500))
+local lim = rcall('HMGET', limitsKey, 'paused', 'concurrency', 'rate', 'burst', 'tokens', 'at', 'key_concurrency',
+  'key_rate', 'key_burst')
 local tokens = ''
 if lim[3] then
   -- The bucket as acquireAgents would find it now.
@@ -41,7 +50,7 @@ if lim[3] then
   tokens = string.format('%.3f', t)
 end
 local average = 0
-if #due > 0 then average = math.floor(total / (#due / 2)) end
+if sampled > 0 then average = math.floor(total / sampled) end
 return {
   now,
   rcall('ZCARD', waitingKey),
@@ -57,5 +66,8 @@ return {
   lim[2] or '',
   lim[3] or '',
   lim[4] or '',
+  lim[7] or '',
+  lim[8] or '',
+  lim[9] or '',
   tokens,
 }

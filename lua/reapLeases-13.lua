@@ -43,6 +43,7 @@ local rcall = redis.call
 --@include cronNext
 --@include finishLease
 --@include wakeBlocked
+--@include keyLeaseEnded
 
 local k = {
   waiting = KEYS[1], working = KEYS[2], defs = KEYS[3], payloads = KEYS[4], leases = KEYS[5],
@@ -81,6 +82,7 @@ for i = 12, #ARGV, 4 do
   end
   out[#out + 1] = code
   if code >= 0 then ended = true end
+  if code >= 0 and lease then keyLeaseEnded(limitsKey, lease.key) end
 end
 if ended then wakeBlocked(limitsKey, channel, queue) end
 return out

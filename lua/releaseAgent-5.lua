@@ -30,6 +30,7 @@ local rcall = redis.call
 --@include parseLease
 --@include addWaiting
 --@include wakeBlocked
+--@include keyLeaseEnded
 
 local waitingKey, workingKey, defsKey, leasesKey, limitsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local name, token = ARGV[1], ARGV[2]
@@ -43,6 +44,7 @@ if not lease or lease.token ~= token then
 end
 rcall('ZREM', workingKey, name)
 rcall('HDEL', leasesKey, name)
+keyLeaseEnded(limitsKey, lease.key)
 wakeBlocked(limitsKey, channel, queue)
 if rcall('HEXISTS', defsKey, name) == 0 then
   return { 1, 0 }

@@ -38,7 +38,11 @@ async fn admin(baton: &TestBaton) -> AdminServiceClient<Channel> {
 }
 
 fn limits(concurrency: u32, rate: Option<(f64, u32)>) -> Option<pb::QueueLimits> {
-    Some(pb::QueueLimits { concurrency, rate: rate.map(|(per_second, burst)| pb::RateLimit { per_second, burst }) })
+    Some(pb::QueueLimits {
+        concurrency,
+        rate: rate.map(|(per_second, burst)| pb::RateLimit { per_second, burst }),
+        ..Default::default()
+    })
 }
 
 async fn set_limits(

@@ -402,7 +402,7 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
             .map(drop),
         "Purge" => admin.purge(req(pb::PurgeRequest { dry_run: false }, auth)).await.map(drop),
         "SetLimits" => {
-            let limits = Some(pb::QueueLimits { concurrency: 1, rate: None });
+            let limits = Some(pb::QueueLimits { concurrency: 1, ..Default::default() });
             admin.set_limits(req(pb::SetLimitsRequest { queue: q, limits }, auth)).await.map(drop)
         }
         "Pause" => admin.pause(req(pb::PauseRequest { source }, auth)).await.map(drop),

@@ -168,7 +168,7 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
                 let target = baton.addr.to_string();
                 let channel = baton.channel().await?; // listening
                 if name == "baton-limited" {
-                    let limits = Some(pb::QueueLimits { concurrency: args.concurrency, rate: None });
+                    let limits = Some(pb::QueueLimits { concurrency: args.concurrency, ..Default::default() });
                     AdminServiceClient::new(channel)
                         .set_limits(pb::SetLimitsRequest { queue: "drain".into(), limits })
                         .await?;

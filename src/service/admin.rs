@@ -78,39 +78,43 @@ const MAX_LIMIT: u32 = 1_000_000;
 /// Validates a queue's limits; fills in the default burst.
 fn limits(l: Option<&pb::QueueLimits>) -> Result<QueueLimits> {
     let Some(l) = l else { return Ok(QueueLimits::default()) };
-    if l.concurrency > MAX_LIMIT {
+    let concurrency = |field: &str, value: u32| -> Result<Option<u32>> {
+        if value > MAX_LIMIT {
+            return Err(Error::invalid(field, format!("must be at most {MAX_LIMIT}, got {value}")));
+        }
+        Ok((value > 0).then_some(value))
+    };
+    Ok(QueueLimits {
+        concurrency: concurrency("limits.concurrency", l.concurrency)?,
+        rate: rate_limit("limits.rate", l.rate.as_ref())?,
+        key_concurrency: concurrency("limits.key_concurrency", l.key_concurrency)?,
+        key_rate: rate_limit("limits.key_rate", l.key_rate.as_ref())?,
+    })
+}
+
+/// Validates a token bucket named `field`; fills in the default burst.
+fn rate_limit(field: &str, r: Option<&pb::RateLimit>) -> Result<Option<RateLimit>> {
+    let Some(r) = r else { return Ok(None) };
+    let per_second = r.per_second;
+    if !per_second.is_finite() || per_second <= 0.0 || per_second > MAX_LIMIT as f64 {
         return Err(Error::invalid(
-            "limits.concurrency",
-            format!("must be at most {MAX_LIMIT}, got {}", l.concurrency),
+            &format!("{field}.per_second"),
+            format!("must be above 0 and at most {MAX_LIMIT}, got {per_second} (omit it for no rate limit)"),
         ));
     }
-    let rate = match &l.rate {
-        None => None,
-        Some(r) => {
-            let per_second = r.per_second;
-            if !per_second.is_finite() || per_second <= 0.0 || per_second > MAX_LIMIT as f64 {
-                return Err(Error::invalid(
-                    "limits.rate.per_second",
-                    format!("must be above 0 and at most {MAX_LIMIT}, got {per_second} (omit rate for no rate limit)"),
-                ));
-            }
-            if r.burst > MAX_LIMIT {
-                return Err(Error::invalid(
-                    "limits.rate.burst",
-                    format!("must be at most {MAX_LIMIT}, got {}", r.burst),
-                ));
-            }
-            let burst = if r.burst == 0 { (per_second.ceil() as u32).max(1) } else { r.burst };
-            Some(RateLimit { per_second, burst })
-        }
-    };
-    Ok(QueueLimits { concurrency: (l.concurrency > 0).then_some(l.concurrency), rate })
+    if r.burst > MAX_LIMIT {
+        return Err(Error::invalid(&format!("{field}.burst"), format!("must be at most {MAX_LIMIT}, got {}", r.burst)));
+    }
+    let burst = if r.burst == 0 { (per_second.ceil() as u32).max(1) } else { r.burst };
+    Ok(Some(RateLimit { per_second, burst }))
 }
 
 fn limits_pb(l: &QueueLimits) -> Option<pb::QueueLimits> {
     (*l != QueueLimits::default()).then(|| pb::QueueLimits {
         concurrency: l.concurrency.unwrap_or(0),
         rate: l.rate.map(|r| pb::RateLimit { per_second: r.per_second, burst: r.burst }),
+        key_concurrency: l.key_concurrency.unwrap_or(0),
+        key_rate: l.key_rate.map(|r| pb::RateLimit { per_second: r.per_second, burst: r.burst }),
     })
 }
 

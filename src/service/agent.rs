@@ -24,6 +24,9 @@ pub struct AgentServiceImpl {
     pub(super) shutdown: CancellationToken,
 }
 
+/// Priorities run from -MAX_PRIORITY to MAX_PRIORITY (acquireAgents ranks them in 4 digits).
+const MAX_PRIORITY: i32 = 1000;
+
 impl AgentServiceImpl {
     pub fn new(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken) -> Self {
         Self { store, wakeups, config, shutdown }
@@ -56,6 +59,15 @@ impl AgentServiceImpl {
             Ok(_) => false,
             Err(_) => return Err(Error::invalid(format!("{field}.catch_up"), format!("unknown value {}", a.catch_up))),
         };
+        if !a.key.is_empty() {
+            validate::name(&format!("{field}.key"), &a.key)?;
+        }
+        if !(-MAX_PRIORITY..=MAX_PRIORITY).contains(&a.priority) {
+            return Err(Error::invalid(
+                format!("{field}.priority"),
+                format!("must be from -{MAX_PRIORITY} to {MAX_PRIORITY}, got {}", a.priority),
+            ));
+        }
         let mut first_fire_ms = None;
         if a.cron.is_empty() {
             if !a.time_zone.is_empty() || catch_up_skip {
@@ -75,6 +87,8 @@ impl AgentServiceImpl {
         }
         Ok(AgentDef {
             name: a.name.clone(),
+            key: a.key.clone(),
+            priority: a.priority,
             interval_ms,
             timeout_ms,
             error_interval_ms,
@@ -234,6 +248,8 @@ fn agent_pb(def: AgentDef) -> pb::Agent {
         cron: def.cron,
         time_zone: def.time_zone,
         catch_up: if def.catch_up_skip { pb::CatchUp::Skip as i32 } else { pb::CatchUp::Unspecified as i32 },
+        key: def.key,
+        priority: def.priority,
     }
 }
 

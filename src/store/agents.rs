@@ -13,6 +13,13 @@ use crate::error::{Error, Result};
 pub struct AgentDef {
     #[serde(skip)]
     pub name: String,
+    /// Flow-control key (per-key limits, fairness); "" for none. Serialized first, so the
+    /// scripts find it at the start of the JSON (`{"key":"…"`), where no label can be.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub key: String,
+    /// Higher first among due agents, -1000..=1000; serialized only when not 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub priority: i32,
     /// 0: one-shot.
     pub interval_ms: u64,
     pub timeout_ms: u64,
@@ -36,6 +43,10 @@ pub struct AgentDef {
     /// uses as its first run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_fire_ms: Option<i64>,
+}
+
+fn is_zero(n: &i32) -> bool {
+    *n == 0
 }
 
 impl AgentDef {
@@ -181,7 +192,18 @@ impl Store {
             args.push(json);
             args.push(&def.payload[..]);
         }
-        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.streaks, &k.index, &k.dlq, &k.dlqinfo, &k.cron];
+        let keys = [
+            &*k.waiting,
+            &k.working,
+            &k.defs,
+            &k.payloads,
+            &k.streaks,
+            &k.index,
+            &k.dlq,
+            &k.dlqinfo,
+            &k.cron,
+            &k.limits,
+        ];
         self.remember_queue(queue).await?;
         let reply = self.run(Path::WriteBack, "registerAgents", &keys, args).await?;
         let mut r = Reply::new("registerAgents", reply)?;
@@ -457,7 +479,8 @@ impl Store {
             agents.push(AgentInfo {
                 def,
                 state,
-                next_run_ms: waiting.map(|s| s as i64),
+                // A keyed queue's due agents wait at minus their due time (acquireAgents).
+                next_run_ms: waiting.map(|s| s.abs() as i64),
                 deadline_ms: working.map(|s| s as i64),
                 holder: working.and(holder),
                 token: working.and(token),

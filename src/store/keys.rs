@@ -51,11 +51,19 @@ pub struct QueueKeys {
     pub workers: String,
     /// HASH completed, failed, dead_lettered -> counts (processing rate in health).
     pub stats: String,
-    /// HASH flow control: paused, concurrency, rate, burst (AdminService.SetLimits / Pause),
-    /// the token bucket's state (tokens, at) and "blocked" (see acquireAgents).
+    /// HASH flow control: paused, concurrency, rate, burst, key_concurrency, key_rate, key_burst
+    /// (AdminService.SetLimits / Pause), the token bucket's state (tokens, at), "blocked", and
+    /// a keyed queue's state: "keyed", "turn", per key "held|<key>" (leases held) and "bucket|<key>"
+    /// (its bucket, "tokens|at") (see acquireAgents).
     pub limits: String,
     /// HASH name -> "token|next fire (ms)": the next fire of a cron agent's latest run.
     pub cron: String,
+    /// ZSET (lexicographic, scores 0) "key|priority rank|due|name": a keyed queue's due agents,
+    /// by key, then priority, due time and name (see acquireAgents).
+    pub lanes: String,
+    /// ZSET key -> priority rank * 2^42 + turn: the keys of a keyed queue with due agents, in
+    /// dispatch order (priority first, then round-robin).
+    pub ready: String,
 }
 
 /// The keys of one pool, in the order every pool script takes them (`poolKeys()` in Lua).
@@ -170,8 +178,8 @@ pub struct ElectionKeys {
 }
 
 impl QueueKeys {
-    /// The nine keys of acquireAgents, in its order (the bench calls the script with them too).
-    pub fn acquire_keys(&self) -> [&str; 9] {
+    /// The eleven keys of acquireAgents, in its order (the bench calls the script with them too).
+    pub fn acquire_keys(&self) -> [&str; 11] {
         [
             &self.waiting,
             &self.working,
@@ -182,6 +190,8 @@ impl QueueKeys {
             &self.seq,
             &self.workers,
             &self.limits,
+            &self.lanes,
+            &self.ready,
         ]
     }
 
@@ -273,6 +283,8 @@ impl Keys {
             stats: k("stats"),
             limits: k("limits"),
             cron: k("cron"),
+            lanes: k("lanes"),
+            ready: k("ready"),
         }
     }
 

@@ -1,6 +1,6 @@
 //! Flow control: a queue's concurrency and rate limits, and pausing any source. The limits live
 //! in the source's `limits` hash; acquireAgents enforces them in the same script that grants
-//! leases, so no fleet can overrun them (see `lua/acquireAgents-9.lua`).
+//! leases, so no fleet can overrun them (see `lua/acquireAgents-11.lua`).
 
 use super::{keys::ChannelKind, scripts::Args, Path, SourceKind, Store};
 use crate::error::{Error, Result};
@@ -18,6 +18,10 @@ pub struct QueueLimits {
     /// Most leases held at once across the whole fleet.
     pub concurrency: Option<u32>,
     pub rate: Option<RateLimit>,
+    /// Most leases held at once by the agents of one key (`AgentDef::key`).
+    pub key_concurrency: Option<u32>,
+    /// A token bucket per key.
+    pub key_rate: Option<RateLimit>,
 }
 
 impl Store {
@@ -32,16 +36,21 @@ impl Store {
         }
         self.remember_queue(queue).await?;
         let k = self.keys.queue(queue);
-        let (rate, burst) = match limits.rate {
+        let bucket = |r: Option<RateLimit>| match r {
             Some(r) => (r.per_second.to_string(), r.burst.to_string()),
             None => (String::new(), String::new()),
         };
+        let (rate, burst) = bucket(limits.rate);
+        let (key_rate, key_burst) = bucket(limits.key_rate);
         let args = Args::new()
             .arg(limits.concurrency.map(|c| c.to_string()).unwrap_or_default())
             .arg(rate)
             .arg(burst)
             .arg(self.keys.announce(ChannelKind::Queue, queue))
-            .arg(queue);
+            .arg(queue)
+            .arg(limits.key_concurrency.map(|c| c.to_string()).unwrap_or_default())
+            .arg(key_rate)
+            .arg(key_burst);
         self.run(Path::WriteBack, "setLimits", &[&k.limits], args).await?;
         Ok(())
     }

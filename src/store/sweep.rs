@@ -222,23 +222,29 @@ impl Store {
             paused: r.next::<i64>()? == 1,
             limits: {
                 let (concurrency, rate, burst): (String, String, String) = (r.next()?, r.next()?, r.next()?);
+                let (key_concurrency, key_rate, key_burst): (String, String, String) =
+                    (r.next()?, r.next()?, r.next()?);
                 let number = |what: &str, s: &str| {
                     s.parse::<f64>().map_err(|_| Error::Internal(format!("queueStats: {what} {s:?}")))
                 };
-                super::QueueLimits {
-                    concurrency: if concurrency.is_empty() {
-                        None
-                    } else {
-                        Some(number("concurrency", &concurrency)? as u32)
-                    },
-                    rate: if rate.is_empty() {
+                let count = |what: &str, s: &str| -> Result<Option<u32>> {
+                    Ok(if s.is_empty() { None } else { Some(number(what, s)? as u32) })
+                };
+                let bucket = |rate: &str, burst: &str| -> Result<Option<super::RateLimit>> {
+                    Ok(if rate.is_empty() {
                         None
                     } else {
                         Some(super::RateLimit {
-                            per_second: number("rate", &rate)?,
-                            burst: number("burst", &burst)? as u32,
+                            per_second: number("rate", rate)?,
+                            burst: number("burst", burst)? as u32,
                         })
-                    },
+                    })
+                };
+                super::QueueLimits {
+                    concurrency: count("concurrency", &concurrency)?,
+                    rate: bucket(&rate, &burst)?,
+                    key_concurrency: count("key_concurrency", &key_concurrency)?,
+                    key_rate: bucket(&key_rate, &key_burst)?,
                 }
             },
             tokens: {

@@ -7,6 +7,9 @@
   streak and dead-letter entry cleared. An existing agent found in no state at all (not held,
   not waiting, not dead-lettered) is put back in waiting, which repairs partial state.
 
+  An agent with a key or a priority makes its queue keyed ("keyed" in the limits hash, for
+  good): acquireAgents then hands out due agents by priority and round-robin across keys.
+
   Input:
     KEYS[1] waiting    ZSET name -> next run (ms)
     KEYS[2] working    ZSET name -> lease deadline (ms)
@@ -18,6 +21,7 @@
     KEYS[8] dlqinfo    HASH name -> dead-letter context JSON
     KEYS[9] cron       HASH name -> "token|next fire" of a cron agent's latest run: dropped when
                        the agent is created or its schedule reset (it starts from its first fire)
+    KEYS[10] limits    HASH flow control: "keyed" set when an agent has a key or a priority
 
     ARGV[1] reset      "1" to reset the schedule of existing agents not held, else "0"
     ARGV[2] jitterMs   upper bound of the random delay added to a new agent's first run
@@ -36,15 +40,18 @@ local rcall = redis.call
 
 local waitingKey, workingKey, defsKey, payloadsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local streaksKey, indexKey, dlqKey, dlqinfoKey, cronKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local limitsKey = KEYS[10]
 local reset = ARGV[1] == '1'
 local jitterMs = tonumber(ARGV[2])
 local channel, queue = ARGV[4], ARGV[5]
 math.randomseed(tonumber(ARGV[3]))
 
 local now = nowMs()
-local created, updated = 0, 0
+local created, updated, keyed = 0, 0, false
 for i = 6, #ARGV, 3 do
   local name, def, payload = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  -- Baton writes "key" first and "priority" only when not 0 (a label cannot look like either).
+  if not keyed and (string.find(def, '^{"key":') or string.find(def, '"priority":-?%d')) then keyed = true end
   local existed = rcall('HSET', defsKey, name, def) == 0
   if payload == '' then
     rcall('HDEL', payloadsKey, name)
@@ -79,4 +86,5 @@ for i = 6, #ARGV, 3 do
     end
   end
 end
+if keyed then rcall('HSET', limitsKey, 'keyed', '1') end
 return { created, updated }
