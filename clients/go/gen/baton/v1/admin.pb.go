@@ -1121,7 +1121,14 @@ type QueueLimits struct {
 	// 1,000,000.
 	Concurrency uint32 `protobuf:"varint,1,opt,name=concurrency,proto3" json:"concurrency,omitempty"`
 	// rate of grants; absent means no limit.
-	Rate          *RateLimit `protobuf:"bytes,2,opt,name=rate,proto3" json:"rate,omitempty"`
+	Rate *RateLimit `protobuf:"bytes,2,opt,name=rate,proto3" json:"rate,omitempty"`
+	// key_concurrency: most leases held at once by the agents of one key (Agent.key), across the
+	// fleet; 0 means no limit; at most 1,000,000. Agents without a key take no per-key limit.
+	KeyConcurrency uint32 `protobuf:"varint,3,opt,name=key_concurrency,json=keyConcurrency,proto3" json:"key_concurrency,omitempty"`
+	// key_rate: a token bucket per key (Agent.key): each key's grants draw on a bucket of its
+	// own. A Complete of a keyed agent with THROTTLED and a retry_after empties that key's bucket
+	// for that long. Absent means no limit.
+	KeyRate       *RateLimit `protobuf:"bytes,4,opt,name=key_rate,json=keyRate,proto3" json:"key_rate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1166,6 +1173,20 @@ func (x *QueueLimits) GetConcurrency() uint32 {
 func (x *QueueLimits) GetRate() *RateLimit {
 	if x != nil {
 		return x.Rate
+	}
+	return nil
+}
+
+func (x *QueueLimits) GetKeyConcurrency() uint32 {
+	if x != nil {
+		return x.KeyConcurrency
+	}
+	return 0
+}
+
+func (x *QueueLimits) GetKeyRate() *RateLimit {
+	if x != nil {
+		return x.KeyRate
 	}
 	return nil
 }
@@ -1535,10 +1556,12 @@ const file_baton_v1_admin_proto_rawDesc = "" +
 	"\tRateLimit\x12\x1d\n" +
 	"\n" +
 	"per_second\x18\x01 \x01(\x01R\tperSecond\x12\x14\n" +
-	"\x05burst\x18\x02 \x01(\rR\x05burst\"X\n" +
+	"\x05burst\x18\x02 \x01(\rR\x05burst\"\xb1\x01\n" +
 	"\vQueueLimits\x12 \n" +
 	"\vconcurrency\x18\x01 \x01(\rR\vconcurrency\x12'\n" +
-	"\x04rate\x18\x02 \x01(\v2\x13.baton.v1.RateLimitR\x04rate\"W\n" +
+	"\x04rate\x18\x02 \x01(\v2\x13.baton.v1.RateLimitR\x04rate\x12'\n" +
+	"\x0fkey_concurrency\x18\x03 \x01(\rR\x0ekeyConcurrency\x12.\n" +
+	"\bkey_rate\x18\x04 \x01(\v2\x13.baton.v1.RateLimitR\akeyRate\"W\n" +
 	"\x10SetLimitsRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12-\n" +
 	"\x06limits\x18\x02 \x01(\v2\x15.baton.v1.QueueLimitsR\x06limits\"B\n" +
@@ -1638,31 +1661,32 @@ var file_baton_v1_admin_proto_depIdxs = []int32{
 	2,  // 16: baton.v1.PurgedItem.source:type_name -> baton.v1.Source
 	14, // 17: baton.v1.PurgeResponse.items:type_name -> baton.v1.PurgedItem
 	16, // 18: baton.v1.QueueLimits.rate:type_name -> baton.v1.RateLimit
-	17, // 19: baton.v1.SetLimitsRequest.limits:type_name -> baton.v1.QueueLimits
-	17, // 20: baton.v1.SetLimitsResponse.limits:type_name -> baton.v1.QueueLimits
-	2,  // 21: baton.v1.PauseRequest.source:type_name -> baton.v1.Source
-	2,  // 22: baton.v1.ResumeRequest.source:type_name -> baton.v1.Source
-	3,  // 23: baton.v1.AdminService.GetHealth:input_type -> baton.v1.GetHealthRequest
-	7,  // 24: baton.v1.AdminService.ListDeadLetters:input_type -> baton.v1.ListDeadLettersRequest
-	9,  // 25: baton.v1.AdminService.RetryDeadLetter:input_type -> baton.v1.RetryDeadLetterRequest
-	11, // 26: baton.v1.AdminService.DeleteDeadLetter:input_type -> baton.v1.DeleteDeadLetterRequest
-	13, // 27: baton.v1.AdminService.Purge:input_type -> baton.v1.PurgeRequest
-	18, // 28: baton.v1.AdminService.SetLimits:input_type -> baton.v1.SetLimitsRequest
-	20, // 29: baton.v1.AdminService.Pause:input_type -> baton.v1.PauseRequest
-	22, // 30: baton.v1.AdminService.Resume:input_type -> baton.v1.ResumeRequest
-	5,  // 31: baton.v1.AdminService.GetHealth:output_type -> baton.v1.GetHealthResponse
-	8,  // 32: baton.v1.AdminService.ListDeadLetters:output_type -> baton.v1.ListDeadLettersResponse
-	10, // 33: baton.v1.AdminService.RetryDeadLetter:output_type -> baton.v1.RetryDeadLetterResponse
-	12, // 34: baton.v1.AdminService.DeleteDeadLetter:output_type -> baton.v1.DeleteDeadLetterResponse
-	15, // 35: baton.v1.AdminService.Purge:output_type -> baton.v1.PurgeResponse
-	19, // 36: baton.v1.AdminService.SetLimits:output_type -> baton.v1.SetLimitsResponse
-	21, // 37: baton.v1.AdminService.Pause:output_type -> baton.v1.PauseResponse
-	23, // 38: baton.v1.AdminService.Resume:output_type -> baton.v1.ResumeResponse
-	31, // [31:39] is the sub-list for method output_type
-	23, // [23:31] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	16, // 19: baton.v1.QueueLimits.key_rate:type_name -> baton.v1.RateLimit
+	17, // 20: baton.v1.SetLimitsRequest.limits:type_name -> baton.v1.QueueLimits
+	17, // 21: baton.v1.SetLimitsResponse.limits:type_name -> baton.v1.QueueLimits
+	2,  // 22: baton.v1.PauseRequest.source:type_name -> baton.v1.Source
+	2,  // 23: baton.v1.ResumeRequest.source:type_name -> baton.v1.Source
+	3,  // 24: baton.v1.AdminService.GetHealth:input_type -> baton.v1.GetHealthRequest
+	7,  // 25: baton.v1.AdminService.ListDeadLetters:input_type -> baton.v1.ListDeadLettersRequest
+	9,  // 26: baton.v1.AdminService.RetryDeadLetter:input_type -> baton.v1.RetryDeadLetterRequest
+	11, // 27: baton.v1.AdminService.DeleteDeadLetter:input_type -> baton.v1.DeleteDeadLetterRequest
+	13, // 28: baton.v1.AdminService.Purge:input_type -> baton.v1.PurgeRequest
+	18, // 29: baton.v1.AdminService.SetLimits:input_type -> baton.v1.SetLimitsRequest
+	20, // 30: baton.v1.AdminService.Pause:input_type -> baton.v1.PauseRequest
+	22, // 31: baton.v1.AdminService.Resume:input_type -> baton.v1.ResumeRequest
+	5,  // 32: baton.v1.AdminService.GetHealth:output_type -> baton.v1.GetHealthResponse
+	8,  // 33: baton.v1.AdminService.ListDeadLetters:output_type -> baton.v1.ListDeadLettersResponse
+	10, // 34: baton.v1.AdminService.RetryDeadLetter:output_type -> baton.v1.RetryDeadLetterResponse
+	12, // 35: baton.v1.AdminService.DeleteDeadLetter:output_type -> baton.v1.DeleteDeadLetterResponse
+	15, // 36: baton.v1.AdminService.Purge:output_type -> baton.v1.PurgeResponse
+	19, // 37: baton.v1.AdminService.SetLimits:output_type -> baton.v1.SetLimitsResponse
+	21, // 38: baton.v1.AdminService.Pause:output_type -> baton.v1.PauseResponse
+	23, // 39: baton.v1.AdminService.Resume:output_type -> baton.v1.ResumeResponse
+	32, // [32:40] is the sub-list for method output_type
+	24, // [24:32] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_admin_proto_init() }

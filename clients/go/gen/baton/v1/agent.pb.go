@@ -244,7 +244,19 @@ type Agent struct {
 	TimeZone string `protobuf:"bytes,9,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
 	// catch_up says what a run does that starts more than one fire late (Baton, Redis or every
 	// worker was down): run it once, or skip it to the next fire.
-	CatchUp       CatchUp `protobuf:"varint,10,opt,name=catch_up,json=catchUp,proto3,enum=baton.v1.CatchUp" json:"catch_up,omitempty"`
+	CatchUp CatchUp `protobuf:"varint,10,opt,name=catch_up,json=catchUp,proto3,enum=baton.v1.CatchUp" json:"catch_up,omitempty"`
+	// key groups agents for flow control, for example a tenant id: at most the queue's
+	// key_concurrency leases of one key are held at once and its grants draw on the key's own
+	// token bucket (SetLimits), and due agents are handed out round-robin across keys, so a key
+	// with a large backlog does not starve the others. [A-Za-z0-9._-]{1,128}; empty: no key
+	// (such agents form one flow of their own and take no per-key limit). A changed key applies
+	// from the agent's next due time.
+	Key string `protobuf:"bytes,11,opt,name=key,proto3" json:"key,omitempty"`
+	// priority orders due agents: a higher priority is handed out first, across keys and within
+	// one; keys of equal priority take turns (round-robin), and within a key ties go by due time,
+	// then name. Limits come first: an agent whose key is at its limit waits, and lower
+	// priorities of other keys go ahead. -1000 to 1000; 0 by default.
+	Priority      int32 `protobuf:"varint,12,opt,name=priority,proto3" json:"priority,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -347,6 +359,20 @@ func (x *Agent) GetCatchUp() CatchUp {
 		return x.CatchUp
 	}
 	return CatchUp_CATCH_UP_UNSPECIFIED
+}
+
+func (x *Agent) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Agent) GetPriority() int32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
 }
 
 // RegisterRequest upserts agents into one queue.
@@ -2416,7 +2442,7 @@ var File_baton_v1_agent_proto protoreflect.FileDescriptor
 
 const file_baton_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x14baton/v1/agent.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd5\x03\n" +
+	"\x14baton/v1/agent.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x83\x04\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x125\n" +
 	"\binterval\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\binterval\x123\n" +
@@ -2428,7 +2454,9 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x04cron\x18\b \x01(\tR\x04cron\x12\x1b\n" +
 	"\ttime_zone\x18\t \x01(\tR\btimeZone\x12,\n" +
 	"\bcatch_up\x18\n" +
-	" \x01(\x0e2\x11.baton.v1.CatchUpR\acatchUp\x1a9\n" +
+	" \x01(\x0e2\x11.baton.v1.CatchUpR\acatchUp\x12\x10\n" +
+	"\x03key\x18\v \x01(\tR\x03key\x12\x1a\n" +
+	"\bpriority\x18\f \x01(\x05R\bpriority\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"w\n" +

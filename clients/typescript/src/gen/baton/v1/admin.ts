@@ -334,7 +334,20 @@ export interface QueueLimits {
    */
   concurrency: number;
   /** rate of grants; absent means no limit. */
-  rate: RateLimit | undefined;
+  rate:
+    | RateLimit
+    | undefined;
+  /**
+   * key_concurrency: most leases held at once by the agents of one key (Agent.key), across the
+   * fleet; 0 means no limit; at most 1,000,000. Agents without a key take no per-key limit.
+   */
+  keyConcurrency: number;
+  /**
+   * key_rate: a token bucket per key (Agent.key): each key's grants draw on a bucket of its
+   * own. A Complete of a keyed agent with THROTTLED and a retry_after empties that key's bucket
+   * for that long. Absent means no limit.
+   */
+  keyRate: RateLimit | undefined;
 }
 
 /** SetLimitsRequest replaces a queue's limits. */
@@ -2143,7 +2156,7 @@ export const RateLimit: MessageFns<RateLimit> = {
 };
 
 function createBaseQueueLimits(): QueueLimits {
-  return { concurrency: 0, rate: undefined };
+  return { concurrency: 0, rate: undefined, keyConcurrency: 0, keyRate: undefined };
 }
 
 export const QueueLimits: MessageFns<QueueLimits> = {
@@ -2153,6 +2166,12 @@ export const QueueLimits: MessageFns<QueueLimits> = {
     }
     if (message.rate !== undefined) {
       RateLimit.encode(message.rate, writer.uint32(18).fork()).join();
+    }
+    if (message.keyConcurrency !== 0) {
+      writer.uint32(24).uint32(message.keyConcurrency);
+    }
+    if (message.keyRate !== undefined) {
+      RateLimit.encode(message.keyRate, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -2186,6 +2205,22 @@ export const QueueLimits: MessageFns<QueueLimits> = {
             message.rate = RateLimit.decode(reader, reader.uint32());
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.keyConcurrency = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.keyRate = RateLimit.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2202,6 +2237,16 @@ export const QueueLimits: MessageFns<QueueLimits> = {
     return {
       concurrency: isSet(object.concurrency) ? globalThis.Number(object.concurrency) : 0,
       rate: isSet(object.rate) ? RateLimit.fromJSON(object.rate) : undefined,
+      keyConcurrency: isSet(object.keyConcurrency)
+        ? globalThis.Number(object.keyConcurrency)
+        : isSet(object.key_concurrency)
+        ? globalThis.Number(object.key_concurrency)
+        : 0,
+      keyRate: isSet(object.keyRate)
+        ? RateLimit.fromJSON(object.keyRate)
+        : isSet(object.key_rate)
+        ? RateLimit.fromJSON(object.key_rate)
+        : undefined,
     };
   },
 
@@ -2213,6 +2258,12 @@ export const QueueLimits: MessageFns<QueueLimits> = {
     if (message.rate !== undefined) {
       obj.rate = RateLimit.toJSON(message.rate);
     }
+    if (message.keyConcurrency !== 0) {
+      obj.keyConcurrency = Math.round(message.keyConcurrency);
+    }
+    if (message.keyRate !== undefined) {
+      obj.keyRate = RateLimit.toJSON(message.keyRate);
+    }
     return obj;
   },
 
@@ -2223,6 +2274,10 @@ export const QueueLimits: MessageFns<QueueLimits> = {
     const message = createBaseQueueLimits();
     message.concurrency = object.concurrency ?? 0;
     message.rate = (object.rate !== undefined && object.rate !== null) ? RateLimit.fromPartial(object.rate) : undefined;
+    message.keyConcurrency = object.keyConcurrency ?? 0;
+    message.keyRate = (object.keyRate !== undefined && object.keyRate !== null)
+      ? RateLimit.fromPartial(object.keyRate)
+      : undefined;
     return message;
   },
 };

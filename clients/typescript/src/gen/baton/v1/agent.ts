@@ -265,6 +265,22 @@ export interface Agent {
    * worker was down): run it once, or skip it to the next fire.
    */
   catchUp: CatchUp;
+  /**
+   * key groups agents for flow control, for example a tenant id: at most the queue's
+   * key_concurrency leases of one key are held at once and its grants draw on the key's own
+   * token bucket (SetLimits), and due agents are handed out round-robin across keys, so a key
+   * with a large backlog does not starve the others. [A-Za-z0-9._-]{1,128}; empty: no key
+   * (such agents form one flow of their own and take no per-key limit). A changed key applies
+   * from the agent's next due time.
+   */
+  key: string;
+  /**
+   * priority orders due agents: a higher priority is handed out first, across keys and within
+   * one; keys of equal priority take turns (round-robin), and within a key ties go by due time,
+   * then name. Limits come first: an agent whose key is at its limit waits, and lower
+   * priorities of other keys go ahead. -1000 to 1000; 0 by default.
+   */
+  priority: number;
 }
 
 export interface Agent_LabelsEntry {
@@ -691,6 +707,8 @@ function createBaseAgent(): Agent {
     cron: "",
     timeZone: "",
     catchUp: 0,
+    key: "",
+    priority: 0,
   };
 }
 
@@ -725,6 +743,12 @@ export const Agent: MessageFns<Agent> = {
     }
     if (message.catchUp !== 0) {
       writer.uint32(80).int32(message.catchUp);
+    }
+    if (message.key !== "") {
+      writer.uint32(90).string(message.key);
+    }
+    if (message.priority !== 0) {
+      writer.uint32(96).int32(message.priority);
     }
     return writer;
   },
@@ -825,6 +849,22 @@ export const Agent: MessageFns<Agent> = {
             message.catchUp = reader.int32() as any;
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.priority = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -878,6 +918,8 @@ export const Agent: MessageFns<Agent> = {
         : isSet(object.catch_up)
         ? catchUpFromJSON(object.catch_up)
         : 0,
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      priority: isSet(object.priority) ? globalThis.Number(object.priority) : 0,
     };
   },
 
@@ -919,6 +961,12 @@ export const Agent: MessageFns<Agent> = {
     if (message.catchUp !== 0) {
       obj.catchUp = catchUpToJSON(message.catchUp);
     }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.priority !== 0) {
+      obj.priority = Math.round(message.priority);
+    }
     return obj;
   },
 
@@ -951,6 +999,8 @@ export const Agent: MessageFns<Agent> = {
     message.cron = object.cron ?? "";
     message.timeZone = object.timeZone ?? "";
     message.catchUp = object.catchUp ?? 0;
+    message.key = object.key ?? "";
+    message.priority = object.priority ?? 0;
     return message;
   },
 };

@@ -37,6 +37,7 @@ private static final long serialVersionUID = 0L;
     cron_ = "";
     timeZone_ = "";
     catchUp_ = 0;
+    key_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -508,6 +509,81 @@ java.lang.String defaultValue) {
     return result == null ? dev.baton.v1.CatchUp.UNRECOGNIZED : result;
   }
 
+  public static final int KEY_FIELD_NUMBER = 11;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object key_ = "";
+  /**
+   * <pre>
+   * key groups agents for flow control, for example a tenant id: at most the queue's
+   * key_concurrency leases of one key are held at once and its grants draw on the key's own
+   * token bucket (SetLimits), and due agents are handed out round-robin across keys, so a key
+   * with a large backlog does not starve the others. [A-Za-z0-9._-]{1,128}; empty: no key
+   * (such agents form one flow of their own and take no per-key limit). A changed key applies
+   * from the agent's next due time.
+   * </pre>
+   *
+   * <code>string key = 11 [json_name = "key"];</code>
+   * @return The key.
+   */
+  @java.lang.Override
+  public java.lang.String getKey() {
+    java.lang.Object ref = key_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      key_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * key groups agents for flow control, for example a tenant id: at most the queue's
+   * key_concurrency leases of one key are held at once and its grants draw on the key's own
+   * token bucket (SetLimits), and due agents are handed out round-robin across keys, so a key
+   * with a large backlog does not starve the others. [A-Za-z0-9._-]{1,128}; empty: no key
+   * (such agents form one flow of their own and take no per-key limit). A changed key applies
+   * from the agent's next due time.
+   * </pre>
+   *
+   * <code>string key = 11 [json_name = "key"];</code>
+   * @return The bytes for key.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getKeyBytes() {
+    java.lang.Object ref = key_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      key_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int PRIORITY_FIELD_NUMBER = 12;
+  private int priority_ = 0;
+  /**
+   * <pre>
+   * priority orders due agents: a higher priority is handed out first, across keys and within
+   * one; keys of equal priority take turns (round-robin), and within a key ties go by due time,
+   * then name. Limits come first: an agent whose key is at its limit waits, and lower
+   * priorities of other keys go ahead. -1000 to 1000; 0 by default.
+   * </pre>
+   *
+   * <code>int32 priority = 12 [json_name = "priority"];</code>
+   * @return The priority.
+   */
+  @java.lang.Override
+  public int getPriority() {
+    return priority_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -555,6 +631,12 @@ java.lang.String defaultValue) {
     if (catchUp_ != dev.baton.v1.CatchUp.CATCH_UP_UNSPECIFIED.getNumber()) {
       output.writeEnum(10, catchUp_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(key_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 11, key_);
+    }
+    if (priority_ != 0) {
+      output.writeInt32(12, priority_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -601,6 +683,13 @@ java.lang.String defaultValue) {
     if (catchUp_ != dev.baton.v1.CatchUp.CATCH_UP_UNSPECIFIED.getNumber()) {
       size += com.google.protobuf.CodedOutputStream
         .computeEnumSize(10, catchUp_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(key_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(11, key_);
+    }
+    if (priority_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt32Size(12, priority_);
     }
     return size;
   }
@@ -654,6 +743,10 @@ java.lang.String defaultValue) {
     if (!getTimeZone()
         .equals(other.getTimeZone())) return false;
     if (catchUp_ != other.catchUp_) return false;
+    if (!getKey()
+        .equals(other.getKey())) return false;
+    if (getPriority()
+        != other.getPriority()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -693,6 +786,10 @@ java.lang.String defaultValue) {
     hash = (53 * hash) + getTimeZone().hashCode();
     hash = (37 * hash) + CATCH_UP_FIELD_NUMBER;
     hash = (53 * hash) + catchUp_;
+    hash = (37 * hash) + KEY_FIELD_NUMBER;
+    hash = (53 * hash) + getKey().hashCode();
+    hash = (37 * hash) + PRIORITY_FIELD_NUMBER;
+    hash = (53 * hash) + getPriority();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -880,6 +977,8 @@ java.lang.String defaultValue) {
       cron_ = "";
       timeZone_ = "";
       catchUp_ = 0;
+      key_ = "";
+      priority_ = 0;
       return this;
     }
 
@@ -954,6 +1053,12 @@ java.lang.String defaultValue) {
       if (((from_bitField0_ & 0x00000200) != 0)) {
         result.catchUp_ = catchUp_;
       }
+      if (((from_bitField0_ & 0x00000400) != 0)) {
+        result.key_ = key_;
+      }
+      if (((from_bitField0_ & 0x00000800) != 0)) {
+        result.priority_ = priority_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1004,6 +1109,14 @@ java.lang.String defaultValue) {
       }
       if (other.catchUp_ != 0) {
         setCatchUpValue(other.getCatchUpValue());
+      }
+      if (!other.getKey().isEmpty()) {
+        key_ = other.key_;
+        bitField0_ |= 0x00000400;
+        onChanged();
+      }
+      if (other.getPriority() != 0) {
+        setPriority(other.getPriority());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1091,6 +1204,16 @@ java.lang.String defaultValue) {
               bitField0_ |= 0x00000200;
               break;
             } // case 80
+            case 90: {
+              key_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000400;
+              break;
+            } // case 90
+            case 96: {
+              priority_ = input.readInt32();
+              bitField0_ |= 0x00000800;
+              break;
+            } // case 96
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2253,6 +2376,176 @@ java.lang.String defaultValue) {
     public Builder clearCatchUp() {
       bitField0_ = (bitField0_ & ~0x00000200);
       catchUp_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object key_ = "";
+    /**
+     * <pre>
+     * key groups agents for flow control, for example a tenant id: at most the queue's
+     * key_concurrency leases of one key are held at once and its grants draw on the key's own
+     * token bucket (SetLimits), and due agents are handed out round-robin across keys, so a key
+     * with a large backlog does not starve the others. [A-Za-z0-9._-]{1,128}; empty: no key
+     * (such agents form one flow of their own and take no per-key limit). A changed key applies
+     * from the agent's next due time.
+     * </pre>
+     *
+     * <code>string key = 11 [json_name = "key"];</code>
+     * @return The key.
+     */
+    public java.lang.String getKey() {
+      java.lang.Object ref = key_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        key_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * key groups agents for flow control, for example a tenant id: at most the queue's
+     * key_concurrency leases of one key are held at once and its grants draw on the key's own
+     * token bucket (SetLimits), and due agents are handed out round-robin across keys, so a key
+     * with a large backlog does not starve the others. [A-Za-z0-9._-]{1,128}; empty: no key
+     * (such agents form one flow of their own and take no per-key limit). A changed key applies
+     * from the agent's next due time.
+     * </pre>
+     *
+     * <code>string key = 11 [json_name = "key"];</code>
+     * @return The bytes for key.
+     */
+    public com.google.protobuf.ByteString
+        getKeyBytes() {
+      java.lang.Object ref = key_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        key_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * key groups agents for flow control, for example a tenant id: at most the queue's
+     * key_concurrency leases of one key are held at once and its grants draw on the key's own
+     * token bucket (SetLimits), and due agents are handed out round-robin across keys, so a key
+     * with a large backlog does not starve the others. [A-Za-z0-9._-]{1,128}; empty: no key
+     * (such agents form one flow of their own and take no per-key limit). A changed key applies
+     * from the agent's next due time.
+     * </pre>
+     *
+     * <code>string key = 11 [json_name = "key"];</code>
+     * @param value The key to set.
+     * @return This builder for chaining.
+     */
+    public Builder setKey(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      key_ = value;
+      bitField0_ |= 0x00000400;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * key groups agents for flow control, for example a tenant id: at most the queue's
+     * key_concurrency leases of one key are held at once and its grants draw on the key's own
+     * token bucket (SetLimits), and due agents are handed out round-robin across keys, so a key
+     * with a large backlog does not starve the others. [A-Za-z0-9._-]{1,128}; empty: no key
+     * (such agents form one flow of their own and take no per-key limit). A changed key applies
+     * from the agent's next due time.
+     * </pre>
+     *
+     * <code>string key = 11 [json_name = "key"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearKey() {
+      key_ = getDefaultInstance().getKey();
+      bitField0_ = (bitField0_ & ~0x00000400);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * key groups agents for flow control, for example a tenant id: at most the queue's
+     * key_concurrency leases of one key are held at once and its grants draw on the key's own
+     * token bucket (SetLimits), and due agents are handed out round-robin across keys, so a key
+     * with a large backlog does not starve the others. [A-Za-z0-9._-]{1,128}; empty: no key
+     * (such agents form one flow of their own and take no per-key limit). A changed key applies
+     * from the agent's next due time.
+     * </pre>
+     *
+     * <code>string key = 11 [json_name = "key"];</code>
+     * @param value The bytes for key to set.
+     * @return This builder for chaining.
+     */
+    public Builder setKeyBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      key_ = value;
+      bitField0_ |= 0x00000400;
+      onChanged();
+      return this;
+    }
+
+    private int priority_ ;
+    /**
+     * <pre>
+     * priority orders due agents: a higher priority is handed out first, across keys and within
+     * one; keys of equal priority take turns (round-robin), and within a key ties go by due time,
+     * then name. Limits come first: an agent whose key is at its limit waits, and lower
+     * priorities of other keys go ahead. -1000 to 1000; 0 by default.
+     * </pre>
+     *
+     * <code>int32 priority = 12 [json_name = "priority"];</code>
+     * @return The priority.
+     */
+    @java.lang.Override
+    public int getPriority() {
+      return priority_;
+    }
+    /**
+     * <pre>
+     * priority orders due agents: a higher priority is handed out first, across keys and within
+     * one; keys of equal priority take turns (round-robin), and within a key ties go by due time,
+     * then name. Limits come first: an agent whose key is at its limit waits, and lower
+     * priorities of other keys go ahead. -1000 to 1000; 0 by default.
+     * </pre>
+     *
+     * <code>int32 priority = 12 [json_name = "priority"];</code>
+     * @param value The priority to set.
+     * @return This builder for chaining.
+     */
+    public Builder setPriority(int value) {
+
+      priority_ = value;
+      bitField0_ |= 0x00000800;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * priority orders due agents: a higher priority is handed out first, across keys and within
+     * one; keys of equal priority take turns (round-robin), and within a key ties go by due time,
+     * then name. Limits come first: an agent whose key is at its limit waits, and lower
+     * priorities of other keys go ahead. -1000 to 1000; 0 by default.
+     * </pre>
+     *
+     * <code>int32 priority = 12 [json_name = "priority"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearPriority() {
+      bitField0_ = (bitField0_ & ~0x00000800);
+      priority_ = 0;
       onChanged();
       return this;
     }

@@ -275,4 +275,47 @@ java.lang.String defaultValue);
    * @return The catchUp.
    */
   dev.baton.v1.CatchUp getCatchUp();
+
+  /**
+   * <pre>
+   * key groups agents for flow control, for example a tenant id: at most the queue's
+   * key_concurrency leases of one key are held at once and its grants draw on the key's own
+   * token bucket (SetLimits), and due agents are handed out round-robin across keys, so a key
+   * with a large backlog does not starve the others. [A-Za-z0-9._-]{1,128}; empty: no key
+   * (such agents form one flow of their own and take no per-key limit). A changed key applies
+   * from the agent's next due time.
+   * </pre>
+   *
+   * <code>string key = 11 [json_name = "key"];</code>
+   * @return The key.
+   */
+  java.lang.String getKey();
+  /**
+   * <pre>
+   * key groups agents for flow control, for example a tenant id: at most the queue's
+   * key_concurrency leases of one key are held at once and its grants draw on the key's own
+   * token bucket (SetLimits), and due agents are handed out round-robin across keys, so a key
+   * with a large backlog does not starve the others. [A-Za-z0-9._-]{1,128}; empty: no key
+   * (such agents form one flow of their own and take no per-key limit). A changed key applies
+   * from the agent's next due time.
+   * </pre>
+   *
+   * <code>string key = 11 [json_name = "key"];</code>
+   * @return The bytes for key.
+   */
+  com.google.protobuf.ByteString
+      getKeyBytes();
+
+  /**
+   * <pre>
+   * priority orders due agents: a higher priority is handed out first, across keys and within
+   * one; keys of equal priority take turns (round-robin), and within a key ties go by due time,
+   * then name. Limits come first: an agent whose key is at its limit waits, and lower
+   * priorities of other keys go ahead. -1000 to 1000; 0 by default.
+   * </pre>
+   *
+   * <code>int32 priority = 12 [json_name = "priority"];</code>
+   * @return The priority.
+   */
+  int getPriority();
 }

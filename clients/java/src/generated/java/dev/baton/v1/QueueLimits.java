@@ -107,6 +107,66 @@ private static final long serialVersionUID = 0L;
     return rate_ == null ? dev.baton.v1.RateLimit.getDefaultInstance() : rate_;
   }
 
+  public static final int KEY_CONCURRENCY_FIELD_NUMBER = 3;
+  private int keyConcurrency_ = 0;
+  /**
+   * <pre>
+   * key_concurrency: most leases held at once by the agents of one key (Agent.key), across the
+   * fleet; 0 means no limit; at most 1,000,000. Agents without a key take no per-key limit.
+   * </pre>
+   *
+   * <code>uint32 key_concurrency = 3 [json_name = "keyConcurrency"];</code>
+   * @return The keyConcurrency.
+   */
+  @java.lang.Override
+  public int getKeyConcurrency() {
+    return keyConcurrency_;
+  }
+
+  public static final int KEY_RATE_FIELD_NUMBER = 4;
+  private dev.baton.v1.RateLimit keyRate_;
+  /**
+   * <pre>
+   * key_rate: a token bucket per key (Agent.key): each key's grants draw on a bucket of its
+   * own. A Complete of a keyed agent with THROTTLED and a retry_after empties that key's bucket
+   * for that long. Absent means no limit.
+   * </pre>
+   *
+   * <code>.baton.v1.RateLimit key_rate = 4 [json_name = "keyRate"];</code>
+   * @return Whether the keyRate field is set.
+   */
+  @java.lang.Override
+  public boolean hasKeyRate() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * key_rate: a token bucket per key (Agent.key): each key's grants draw on a bucket of its
+   * own. A Complete of a keyed agent with THROTTLED and a retry_after empties that key's bucket
+   * for that long. Absent means no limit.
+   * </pre>
+   *
+   * <code>.baton.v1.RateLimit key_rate = 4 [json_name = "keyRate"];</code>
+   * @return The keyRate.
+   */
+  @java.lang.Override
+  public dev.baton.v1.RateLimit getKeyRate() {
+    return keyRate_ == null ? dev.baton.v1.RateLimit.getDefaultInstance() : keyRate_;
+  }
+  /**
+   * <pre>
+   * key_rate: a token bucket per key (Agent.key): each key's grants draw on a bucket of its
+   * own. A Complete of a keyed agent with THROTTLED and a retry_after empties that key's bucket
+   * for that long. Absent means no limit.
+   * </pre>
+   *
+   * <code>.baton.v1.RateLimit key_rate = 4 [json_name = "keyRate"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.RateLimitOrBuilder getKeyRateOrBuilder() {
+    return keyRate_ == null ? dev.baton.v1.RateLimit.getDefaultInstance() : keyRate_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -127,6 +187,12 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       output.writeMessage(2, getRate());
     }
+    if (keyConcurrency_ != 0) {
+      output.writeUInt32(3, keyConcurrency_);
+    }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      output.writeMessage(4, getKeyRate());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -138,6 +204,14 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(2, getRate());
+    }
+    if (keyConcurrency_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeUInt32Size(3, keyConcurrency_);
+    }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(4, getKeyRate());
     }
     return size;
   }
@@ -170,6 +244,13 @@ private static final long serialVersionUID = 0L;
       if (!getRate()
           .equals(other.getRate())) return false;
     }
+    if (getKeyConcurrency()
+        != other.getKeyConcurrency()) return false;
+    if (hasKeyRate() != other.hasKeyRate()) return false;
+    if (hasKeyRate()) {
+      if (!getKeyRate()
+          .equals(other.getKeyRate())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -186,6 +267,12 @@ private static final long serialVersionUID = 0L;
     if (hasRate()) {
       hash = (37 * hash) + RATE_FIELD_NUMBER;
       hash = (53 * hash) + getRate().hashCode();
+    }
+    hash = (37 * hash) + KEY_CONCURRENCY_FIELD_NUMBER;
+    hash = (53 * hash) + getKeyConcurrency();
+    if (hasKeyRate()) {
+      hash = (37 * hash) + KEY_RATE_FIELD_NUMBER;
+      hash = (53 * hash) + getKeyRate().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -322,6 +409,7 @@ private static final long serialVersionUID = 0L;
       if (com.google.protobuf.GeneratedMessage
               .alwaysUseFieldBuilders) {
         internalGetRateFieldBuilder();
+        internalGetKeyRateFieldBuilder();
       }
     }
     @java.lang.Override
@@ -333,6 +421,12 @@ private static final long serialVersionUID = 0L;
       if (rateBuilder_ != null) {
         rateBuilder_.dispose();
         rateBuilder_ = null;
+      }
+      keyConcurrency_ = 0;
+      keyRate_ = null;
+      if (keyRateBuilder_ != null) {
+        keyRateBuilder_.dispose();
+        keyRateBuilder_ = null;
       }
       return this;
     }
@@ -377,6 +471,15 @@ private static final long serialVersionUID = 0L;
             : rateBuilder_.build();
         to_bitField0_ |= 0x00000001;
       }
+      if (((from_bitField0_ & 0x00000004) != 0)) {
+        result.keyConcurrency_ = keyConcurrency_;
+      }
+      if (((from_bitField0_ & 0x00000008) != 0)) {
+        result.keyRate_ = keyRateBuilder_ == null
+            ? keyRate_
+            : keyRateBuilder_.build();
+        to_bitField0_ |= 0x00000002;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -397,6 +500,12 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasRate()) {
         mergeRate(other.getRate());
+      }
+      if (other.getKeyConcurrency() != 0) {
+        setKeyConcurrency(other.getKeyConcurrency());
+      }
+      if (other.hasKeyRate()) {
+        mergeKeyRate(other.getKeyRate());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -436,6 +545,18 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000002;
               break;
             } // case 18
+            case 24: {
+              keyConcurrency_ = input.readUInt32();
+              bitField0_ |= 0x00000004;
+              break;
+            } // case 24
+            case 34: {
+              input.readMessage(
+                  internalGetKeyRateFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000008;
+              break;
+            } // case 34
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -655,6 +776,228 @@ private static final long serialVersionUID = 0L;
         rate_ = null;
       }
       return rateBuilder_;
+    }
+
+    private int keyConcurrency_ ;
+    /**
+     * <pre>
+     * key_concurrency: most leases held at once by the agents of one key (Agent.key), across the
+     * fleet; 0 means no limit; at most 1,000,000. Agents without a key take no per-key limit.
+     * </pre>
+     *
+     * <code>uint32 key_concurrency = 3 [json_name = "keyConcurrency"];</code>
+     * @return The keyConcurrency.
+     */
+    @java.lang.Override
+    public int getKeyConcurrency() {
+      return keyConcurrency_;
+    }
+    /**
+     * <pre>
+     * key_concurrency: most leases held at once by the agents of one key (Agent.key), across the
+     * fleet; 0 means no limit; at most 1,000,000. Agents without a key take no per-key limit.
+     * </pre>
+     *
+     * <code>uint32 key_concurrency = 3 [json_name = "keyConcurrency"];</code>
+     * @param value The keyConcurrency to set.
+     * @return This builder for chaining.
+     */
+    public Builder setKeyConcurrency(int value) {
+
+      keyConcurrency_ = value;
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * key_concurrency: most leases held at once by the agents of one key (Agent.key), across the
+     * fleet; 0 means no limit; at most 1,000,000. Agents without a key take no per-key limit.
+     * </pre>
+     *
+     * <code>uint32 key_concurrency = 3 [json_name = "keyConcurrency"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearKeyConcurrency() {
+      bitField0_ = (bitField0_ & ~0x00000004);
+      keyConcurrency_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private dev.baton.v1.RateLimit keyRate_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.baton.v1.RateLimit, dev.baton.v1.RateLimit.Builder, dev.baton.v1.RateLimitOrBuilder> keyRateBuilder_;
+    /**
+     * <pre>
+     * key_rate: a token bucket per key (Agent.key): each key's grants draw on a bucket of its
+     * own. A Complete of a keyed agent with THROTTLED and a retry_after empties that key's bucket
+     * for that long. Absent means no limit.
+     * </pre>
+     *
+     * <code>.baton.v1.RateLimit key_rate = 4 [json_name = "keyRate"];</code>
+     * @return Whether the keyRate field is set.
+     */
+    public boolean hasKeyRate() {
+      return ((bitField0_ & 0x00000008) != 0);
+    }
+    /**
+     * <pre>
+     * key_rate: a token bucket per key (Agent.key): each key's grants draw on a bucket of its
+     * own. A Complete of a keyed agent with THROTTLED and a retry_after empties that key's bucket
+     * for that long. Absent means no limit.
+     * </pre>
+     *
+     * <code>.baton.v1.RateLimit key_rate = 4 [json_name = "keyRate"];</code>
+     * @return The keyRate.
+     */
+    public dev.baton.v1.RateLimit getKeyRate() {
+      if (keyRateBuilder_ == null) {
+        return keyRate_ == null ? dev.baton.v1.RateLimit.getDefaultInstance() : keyRate_;
+      } else {
+        return keyRateBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * key_rate: a token bucket per key (Agent.key): each key's grants draw on a bucket of its
+     * own. A Complete of a keyed agent with THROTTLED and a retry_after empties that key's bucket
+     * for that long. Absent means no limit.
+     * </pre>
+     *
+     * <code>.baton.v1.RateLimit key_rate = 4 [json_name = "keyRate"];</code>
+     */
+    public Builder setKeyRate(dev.baton.v1.RateLimit value) {
+      if (keyRateBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        keyRate_ = value;
+      } else {
+        keyRateBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * key_rate: a token bucket per key (Agent.key): each key's grants draw on a bucket of its
+     * own. A Complete of a keyed agent with THROTTLED and a retry_after empties that key's bucket
+     * for that long. Absent means no limit.
+     * </pre>
+     *
+     * <code>.baton.v1.RateLimit key_rate = 4 [json_name = "keyRate"];</code>
+     */
+    public Builder setKeyRate(
+        dev.baton.v1.RateLimit.Builder builderForValue) {
+      if (keyRateBuilder_ == null) {
+        keyRate_ = builderForValue.build();
+      } else {
+        keyRateBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * key_rate: a token bucket per key (Agent.key): each key's grants draw on a bucket of its
+     * own. A Complete of a keyed agent with THROTTLED and a retry_after empties that key's bucket
+     * for that long. Absent means no limit.
+     * </pre>
+     *
+     * <code>.baton.v1.RateLimit key_rate = 4 [json_name = "keyRate"];</code>
+     */
+    public Builder mergeKeyRate(dev.baton.v1.RateLimit value) {
+      if (keyRateBuilder_ == null) {
+        if (((bitField0_ & 0x00000008) != 0) &&
+          keyRate_ != null &&
+          keyRate_ != dev.baton.v1.RateLimit.getDefaultInstance()) {
+          getKeyRateBuilder().mergeFrom(value);
+        } else {
+          keyRate_ = value;
+        }
+      } else {
+        keyRateBuilder_.mergeFrom(value);
+      }
+      if (keyRate_ != null) {
+        bitField0_ |= 0x00000008;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * key_rate: a token bucket per key (Agent.key): each key's grants draw on a bucket of its
+     * own. A Complete of a keyed agent with THROTTLED and a retry_after empties that key's bucket
+     * for that long. Absent means no limit.
+     * </pre>
+     *
+     * <code>.baton.v1.RateLimit key_rate = 4 [json_name = "keyRate"];</code>
+     */
+    public Builder clearKeyRate() {
+      bitField0_ = (bitField0_ & ~0x00000008);
+      keyRate_ = null;
+      if (keyRateBuilder_ != null) {
+        keyRateBuilder_.dispose();
+        keyRateBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * key_rate: a token bucket per key (Agent.key): each key's grants draw on a bucket of its
+     * own. A Complete of a keyed agent with THROTTLED and a retry_after empties that key's bucket
+     * for that long. Absent means no limit.
+     * </pre>
+     *
+     * <code>.baton.v1.RateLimit key_rate = 4 [json_name = "keyRate"];</code>
+     */
+    public dev.baton.v1.RateLimit.Builder getKeyRateBuilder() {
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return internalGetKeyRateFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * key_rate: a token bucket per key (Agent.key): each key's grants draw on a bucket of its
+     * own. A Complete of a keyed agent with THROTTLED and a retry_after empties that key's bucket
+     * for that long. Absent means no limit.
+     * </pre>
+     *
+     * <code>.baton.v1.RateLimit key_rate = 4 [json_name = "keyRate"];</code>
+     */
+    public dev.baton.v1.RateLimitOrBuilder getKeyRateOrBuilder() {
+      if (keyRateBuilder_ != null) {
+        return keyRateBuilder_.getMessageOrBuilder();
+      } else {
+        return keyRate_ == null ?
+            dev.baton.v1.RateLimit.getDefaultInstance() : keyRate_;
+      }
+    }
+    /**
+     * <pre>
+     * key_rate: a token bucket per key (Agent.key): each key's grants draw on a bucket of its
+     * own. A Complete of a keyed agent with THROTTLED and a retry_after empties that key's bucket
+     * for that long. Absent means no limit.
+     * </pre>
+     *
+     * <code>.baton.v1.RateLimit key_rate = 4 [json_name = "keyRate"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.baton.v1.RateLimit, dev.baton.v1.RateLimit.Builder, dev.baton.v1.RateLimitOrBuilder> 
+        internalGetKeyRateFieldBuilder() {
+      if (keyRateBuilder_ == null) {
+        keyRateBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.baton.v1.RateLimit, dev.baton.v1.RateLimit.Builder, dev.baton.v1.RateLimitOrBuilder>(
+                getKeyRate(),
+                getParentForChildren(),
+                isClean());
+        keyRate_ = null;
+      }
+      return keyRateBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.QueueLimits)

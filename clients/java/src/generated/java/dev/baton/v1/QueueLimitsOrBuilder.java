@@ -47,4 +47,48 @@ public interface QueueLimitsOrBuilder extends
    * <code>.baton.v1.RateLimit rate = 2 [json_name = "rate"];</code>
    */
   dev.baton.v1.RateLimitOrBuilder getRateOrBuilder();
+
+  /**
+   * <pre>
+   * key_concurrency: most leases held at once by the agents of one key (Agent.key), across the
+   * fleet; 0 means no limit; at most 1,000,000. Agents without a key take no per-key limit.
+   * </pre>
+   *
+   * <code>uint32 key_concurrency = 3 [json_name = "keyConcurrency"];</code>
+   * @return The keyConcurrency.
+   */
+  int getKeyConcurrency();
+
+  /**
+   * <pre>
+   * key_rate: a token bucket per key (Agent.key): each key's grants draw on a bucket of its
+   * own. A Complete of a keyed agent with THROTTLED and a retry_after empties that key's bucket
+   * for that long. Absent means no limit.
+   * </pre>
+   *
+   * <code>.baton.v1.RateLimit key_rate = 4 [json_name = "keyRate"];</code>
+   * @return Whether the keyRate field is set.
+   */
+  boolean hasKeyRate();
+  /**
+   * <pre>
+   * key_rate: a token bucket per key (Agent.key): each key's grants draw on a bucket of its
+   * own. A Complete of a keyed agent with THROTTLED and a retry_after empties that key's bucket
+   * for that long. Absent means no limit.
+   * </pre>
+   *
+   * <code>.baton.v1.RateLimit key_rate = 4 [json_name = "keyRate"];</code>
+   * @return The keyRate.
+   */
+  dev.baton.v1.RateLimit getKeyRate();
+  /**
+   * <pre>
+   * key_rate: a token bucket per key (Agent.key): each key's grants draw on a bucket of its
+   * own. A Complete of a keyed agent with THROTTLED and a retry_after empties that key's bucket
+   * for that long. Absent means no limit.
+   * </pre>
+   *
+   * <code>.baton.v1.RateLimit key_rate = 4 [json_name = "keyRate"];</code>
+   */
+  dev.baton.v1.RateLimitOrBuilder getKeyRateOrBuilder();
 }
