@@ -192,9 +192,15 @@ struct Args {
     #[arg(long, default_value_t = 2, help_heading = "drain")]
     drain_rounds: u32,
     /// drain: systems to run, comma-separated: baton, baton-limited (Baton with a queue
-    /// concurrency limit equal to the worker's concurrency: the cost of flow control), bullmq,
-    /// asynq.
-    #[arg(long, value_delimiter = ',', default_value = "baton,baton-limited,bullmq,asynq", help_heading = "drain")]
+    /// concurrency limit equal to the worker's concurrency: the cost of flow control),
+    /// baton-keyed (the jobs over 100 keys with a per-key concurrency limit that never binds:
+    /// the cost of keys and fairness), bullmq, asynq.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "baton,baton-limited,baton-keyed,bullmq,asynq",
+        help_heading = "drain"
+    )]
     drain_systems: Vec<String>,
 
     // --- security ---
@@ -285,10 +291,14 @@ fn check(args: &Args) -> std::result::Result<(), String> {
     if args.drain_jobs == 0 || args.drain_concurrency == 0 || args.drain_rounds == 0 {
         return Err("--drain-jobs, --drain-concurrency and --drain-rounds must be at least 1".into());
     }
-    if let Some(s) =
-        args.drain_systems.iter().find(|s| !["baton", "baton-limited", "bullmq", "asynq"].contains(&s.as_str()))
+    if let Some(s) = args
+        .drain_systems
+        .iter()
+        .find(|s| !["baton", "baton-limited", "baton-keyed", "bullmq", "asynq"].contains(&s.as_str()))
     {
-        return Err(format!("--drain-systems: unknown system {s:?} (baton, baton-limited, bullmq, asynq)"));
+        return Err(format!(
+            "--drain-systems: unknown system {s:?} (baton, baton-limited, baton-keyed, bullmq, asynq)"
+        ));
     }
     if args.messages == 0 || args.window_ms == 0 || args.consumers == 0 || args.schedulers == 0 {
         return Err("--messages, --window-ms, --consumers and --schedulers must be at least 1".into());

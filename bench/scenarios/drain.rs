@@ -10,6 +10,10 @@
 //! `baton-limited` is Baton again with a concurrency limit on the queue (AdminService.SetLimits)
 //! equal to the worker's concurrency, so it never binds: every Acquire checks it and every lease
 //! end looks for a blocked queue, and the ratio to `baton` is what flow control costs.
+//! `baton-keyed` spreads the jobs over 100 keys (Agent.key) with a per-key concurrency limit
+//! that never binds (the worker's concurrency): every grant goes through the keyed path
+//! (promotion, round-robin across keys, per-key counts), and its ratio to `baton` is what keys
+//! and fairness cost.
 //!
 //! Per system: jobs/s (median of the rounds, and their range), CPU per job of each process
 //! over the drain only (/proc utime+stime: Baton's server runs inside this process; the
@@ -107,14 +111,16 @@ async fn prepare(dir: &Path) -> Result<Vec<(String, Vec<String>)>> {
     }
     out.push(("bullmq".into(), vec!["node".into(), bullmq.join("drain.mjs").display().to_string()]));
     let baton = out.iter().find(|(n, _)| n == "baton").map(|(_, c)| c.clone()).ok_or("no baton driver")?;
-    out.insert(1, ("baton-limited".into(), baton));
+    out.insert(1, ("baton-limited".into(), baton.clone()));
+    out.insert(2, ("baton-keyed".into(), baton));
     Ok(out)
 }
 
 /// Runs one driver to the end; what it measured, with the CPU and commands of the drain.
-async fn run_one(lab: &mut Lab, command: &[String], target: &str, args: &DrainArgs) -> Result<Drain> {
+async fn run_one(lab: &mut Lab, command: &[String], target: &str, args: &DrainArgs, keys: u32) -> Result<Drain> {
     let mut child = Command::new(&command[0])
         .args(&command[1..])
+        .env("BATON_DRAIN_KEYS", keys.to_string())
         .arg(target)
         .arg(args.jobs.to_string())
         .arg(args.concurrency.to_string())
@@ -167,17 +173,22 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
                 let baton = Baton::start(&lab.url(), bench_config()).await?;
                 let target = baton.addr.to_string();
                 let channel = baton.channel().await?; // listening
-                if name == "baton-limited" {
-                    let limits = Some(pb::QueueLimits { concurrency: args.concurrency, ..Default::default() });
+                let limits = match name.as_str() {
+                    "baton-limited" => Some(pb::QueueLimits { concurrency: args.concurrency, ..Default::default() }),
+                    "baton-keyed" => Some(pb::QueueLimits { key_concurrency: args.concurrency, ..Default::default() }),
+                    _ => None,
+                };
+                if limits.is_some() {
                     AdminServiceClient::new(channel)
                         .set_limits(pb::SetLimitsRequest { queue: "drain".into(), limits })
                         .await?;
                 }
-                let drain = run_one(lab, command, &target, args).await;
+                let keys = if name == "baton-keyed" { 100 } else { 0 };
+                let drain = run_one(lab, command, &target, args, keys).await;
                 baton.stop().await?;
                 drain?
             } else {
-                run_one(lab, command, &socket, args).await?
+                run_one(lab, command, &socket, args, 0).await?
             };
             match results.iter_mut().find(|(n, _)| n == name) {
                 Some((_, v)) => v.push(drain),
@@ -243,6 +254,12 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
         }
         if let Some(limited) = rate("baton-limited") {
             println!("ratio baton-limited/baton: {:.2} (the cost of a queue concurrency limit)", limited / baton);
+        }
+        if let Some(keyed) = rate("baton-keyed") {
+            println!(
+                "ratio baton-keyed/baton: {:.2} (the cost of 100 keys with a per-key concurrency limit)",
+                keyed / baton
+            );
         }
     }
     crate::lab::print_load();

@@ -33,6 +33,8 @@ func main() {
 	addr := os.Args[1]
 	jobs, _ := strconv.Atoi(os.Args[2])
 	concurrency, _ := strconv.Atoi(os.Args[3])
+	// BATON_DRAIN_KEYS=K spreads the jobs over K flow-control keys (Agent.key), round-robin.
+	keys, _ := strconv.Atoi(os.Getenv("BATON_DRAIN_KEYS"))
 	client, err := baton.Dial(addr)
 	if err != nil {
 		log.Fatal(err)
@@ -44,7 +46,11 @@ func main() {
 	for i := 0; i < jobs; i += 1000 {
 		req := &batonv1.RegisterRequest{Queue: queue}
 		for j := i; j < min(jobs, i+1000); j++ {
-			req.Agents = append(req.Agents, &batonv1.Agent{Name: fmt.Sprintf("j%d", j), Timeout: durationpb.New(30 * time.Second)})
+			agent := &batonv1.Agent{Name: fmt.Sprintf("j%d", j), Timeout: durationpb.New(30 * time.Second)}
+			if keys > 0 {
+				agent.Key = fmt.Sprintf("k%d", j%keys)
+			}
+			req.Agents = append(req.Agents, agent)
 		}
 		if _, err := agents.Register(context.Background(), req); err != nil {
 			log.Fatal(err)
