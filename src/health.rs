@@ -230,6 +230,8 @@ pub async fn check(store: &Store, config: &Config) -> Result<Health> {
                 ("baton_queue_rate_limit_per_second", rate),
                 ("baton_queue_rate_limit_burst", burst),
                 ("baton_queue_rate_tokens", h.rate_tokens),
+                ("baton_queue_key_concurrency_limit", h.limits.key_concurrency.map_or(0.0, f64::from)),
+                ("baton_queue_key_rate_limit_per_second", h.limits.key_rate.map_or(0.0, |r| r.per_second)),
             ] {
                 metrics::gauge!(metric, &labels).set(value);
             }
