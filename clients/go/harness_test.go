@@ -27,13 +27,19 @@ var server struct {
 	conn        *grpc.ClientConn
 }
 
-func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
+// freePorts returns two distinct free loopback ports (gRPC, metrics): both listeners are open
+// at once, so the kernel cannot hand out the same port twice.
+func freePorts() (int, int) {
+	var ports [2]int
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			panic(err)
+		}
+		defer l.Close()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports[0], ports[1]
 }
 
 func TestMain(m *testing.M) {
@@ -79,8 +85,9 @@ func startBaton(env []string) (*batonProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &batonProc{binary: binary, dataDir: dataDir, addr: fmt.Sprintf("127.0.0.1:%d", freePort()),
-		metricsPort: freePort(), env: env}
+	port, metricsPort := freePorts()
+	b := &batonProc{binary: binary, dataDir: dataDir, addr: fmt.Sprintf("127.0.0.1:%d", port),
+		metricsPort: metricsPort, env: env}
 	if b.log, err = os.OpenFile(filepath.Join(dataDir, "baton.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
 		return nil, err
 	}

@@ -19,10 +19,13 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[3]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports() -> tuple[int, int]:
+    """Two distinct free loopback ports: both sockets are open at once, so the kernel cannot
+    hand out the same port twice."""
+    with socket.socket() as a, socket.socket() as b:
+        a.bind(("127.0.0.1", 0))
+        b.bind(("127.0.0.1", 0))
+        return a.getsockname()[1], b.getsockname()[1]
 
 
 class BatonServer:
@@ -32,8 +35,7 @@ class BatonServer:
             raise RuntimeError(f"{self.binary} is missing: build it with `cargo build --bin baton`")
         self.env = {**os.environ, **(env or {})}
         self.data_dir = tempfile.mkdtemp(prefix="baton-py-")
-        self.port = free_port()
-        self.metrics_port = free_port()
+        self.port, self.metrics_port = free_ports()
         self.addr = f"127.0.0.1:{self.port}"
         self.log = open(os.path.join(self.data_dir, "baton.log"), "ab")
         self._spawn()

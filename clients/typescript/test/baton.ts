@@ -3,7 +3,7 @@
 
 import { ChildProcess, spawn } from "node:child_process";
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
-import { createConnection, createServer } from "node:net";
+import { createConnection, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -12,15 +12,23 @@ const REPO = resolve(__dirname, "..", "..", "..", "..");
 /** The baton binary the tests run. */
 export const BATON_BIN = process.env.TEST_BATON_BIN ?? join(REPO, "target", "debug", "baton");
 
-function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const server = createServer();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => ok(port));
-    });
-  });
+/** Two distinct free loopback ports (gRPC, metrics): both are held at once while picked. */
+async function freePorts(): Promise<[number, number]> {
+  const held: Server[] = [];
+  try {
+    const ports: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      const server = createServer();
+      held.push(server);
+      ports.push(await new Promise<number>((ok, fail) => {
+        server.once("error", fail);
+        server.listen(0, "127.0.0.1", () => ok((server.address() as { port: number }).port));
+      }));
+    }
+    return [ports[0], ports[1]];
+  } finally {
+    await Promise.all(held.map((s) => new Promise((done) => s.close(() => done(undefined)))));
+  }
 }
 
 function canConnect(port: number): Promise<boolean> {
@@ -46,7 +54,7 @@ export class BatonServer {
     const binary = BATON_BIN;
     if (!existsSync(binary)) throw new Error(`${binary} is missing: build it with \`cargo build --bin baton\``);
     const dataDir = mkdtempSync(join(tmpdir(), "baton-ts-"));
-    const [port, metricsPort] = [await freePort(), await freePort()];
+    const [port, metricsPort] = await freePorts();
     const argv = [binary, "serve", "--listen", `127.0.0.1:${port}`, "--metrics-listen", `127.0.0.1:${metricsPort}`, "--data-dir", dataDir];
     const server = new BatonServer(`127.0.0.1:${port}`, metricsPort, dataDir, argv, { ...process.env, ...env });
     await server.spawn(port);

@@ -61,9 +61,14 @@ final class BatonServer implements AutoCloseable {
     if (rc != 0) throw new IOException("kill -" + name + " exited with " + rc);
   }
 
-  static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
+  /**
+   * Two distinct free loopback ports (gRPC, metrics): both sockets are open at once, so the
+   * kernel cannot hand out the same port twice.
+   */
+  static int[] freePorts() throws IOException {
+    try (ServerSocket a = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+        ServerSocket b = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      return new int[] {a.getLocalPort(), b.getLocalPort()};
     }
   }
 
@@ -85,15 +90,23 @@ final class BatonServer implements AutoCloseable {
 
   static BatonServer start(Map<String, String> env) throws Exception {
     String binary = binary();
-    Path dataDir = Files.createTempDirectory("baton-java-");
-    BatonServer server = new BatonServer(binary, freePort(), freePort(), env, dataDir);
-    try {
-      server.spawn();
-    } catch (Exception e) {
-      server.close();
-      throw e;
+    // A port picked free can be taken by another process's connection before Baton binds it:
+    // a Baton that exits while starting is started again on other ports (three tries).
+    for (int attempt = 1; ; attempt++) {
+      Path dataDir = Files.createTempDirectory("baton-java-");
+      int[] ports = freePorts();
+      BatonServer server = new BatonServer(binary, ports[0], ports[1], env, dataDir);
+      try {
+        server.spawn();
+        return server;
+      } catch (ExitedWhileStarting e) {
+        server.close();
+        if (attempt == 3) throw e;
+      } catch (Exception e) {
+        server.close();
+        throw e;
+      }
     }
-    return server;
   }
 
   private void spawn() throws Exception {
@@ -106,7 +119,7 @@ final class BatonServer implements AutoCloseable {
     process = p;
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (true) {
-      if (!p.isAlive()) throw new IllegalStateException("baton exited with " + p.exitValue());
+      if (!p.isAlive()) throw new ExitedWhileStarting(p.exitValue(), dataDir.resolve("baton.log"));
       try (Socket s = new Socket()) {
         s.connect(new InetSocketAddress("127.0.0.1", port), 200);
         return;
@@ -116,6 +129,22 @@ final class BatonServer implements AutoCloseable {
           throw new IllegalStateException("baton did not start listening within 30 s");
         }
         Thread.sleep(50);
+      }
+    }
+  }
+
+  /** Baton exited before it listened; carries the end of its log. */
+  static final class ExitedWhileStarting extends IllegalStateException {
+    ExitedWhileStarting(int code, Path log) {
+      super("baton exited with " + code + ": " + tail(log));
+    }
+
+    private static String tail(Path log) {
+      try {
+        String text = Files.readString(log);
+        return text.substring(Math.max(0, text.length() - 600));
+      } catch (IOException e) {
+        return "(no log: " + e + ")";
       }
     }
   }
