@@ -15,7 +15,7 @@
 
   A keyed queue ("keyed" in the limits hash: an agent was registered with a key or a priority)
   hands out due agents by priority, then round-robin across keys, then by due time and name:
-  - each call first *promotes* up to scanLimit newly due agents: in waiting their score becomes
+  - each call first *promotes* up to scanLimit (at most 2000) newly due agents: in waiting their score becomes
     minus their due time (still "due" to every other script, and the due time is kept), and
     they enter `lanes` as "key|rank|due|name" (rank = 1000 - priority, 4 digits; due, 14
     digits), so a key's due agents are one lexicographic range in its best order;
@@ -161,10 +161,15 @@ else
   local UNIT = 4398046511104 -- 2^42: a ready score is rank * UNIT + turn
   local turn = tonumber(lim[11] or '0')
   local function lane(entry) return string.match(entry, '^([^|]*)|(%d+)|(%d+)|(.*)$') end
+  -- cmd key list..., in chunks (Lua's unpack takes at most ~8000 values).
+  local function chunked(cmd, key, list)
+    for i = 1, #list, 4000 do rcall(cmd, key, unpack(list, i, math.min(i + 3999, #list))) end
+  end
 
   -- Promote newly due agents (their due time >= 0) into lanes and their keys into ready.
   local readyAt = {} -- key -> ready score, or false when not ready; read once per call
-  local fresh = rcall('ZRANGEBYSCORE', waitingKey, 0, now, 'WITHSCORES', 'LIMIT', 0, scanLimit)
+  -- (At most 2000 a call: Lua's unpack takes at most ~8000 values, and scan_limit is config.)
+  local fresh = rcall('ZRANGEBYSCORE', waitingKey, 0, now, 'WITHSCORES', 'LIMIT', 0, math.min(scanLimit, 2000))
   if #fresh > 0 then
     local names = {}
     for i = 1, #fresh, 2 do names[#names + 1] = fresh[i] end
@@ -198,25 +203,29 @@ else
         end
       end
     end
-    if #gone > 0 then rcall('ZREM', waitingKey, unpack(gone)) end
+    chunked('ZREM', waitingKey, gone)
     if m > 0 then
-      rcall('ZADD', waitingKey, unpack(moved))
-      rcall('ZADD', lanesKey, unpack(entries))
+      chunked('ZADD', waitingKey, moved)
+      chunked('ZADD', lanesKey, entries)
       local r = {}
       for key in pairs(changed) do
         r[#r + 1], r[#r + 2] = readyAt[key], key
       end
-      if #r > 0 then rcall('ZADD', readyKey, unpack(r)) end
+      chunked('ZADD', readyKey, r)
     end
   end
 
-  -- Take the head of ready, step by step; keys that may not have more are set aside.
+  -- Take the head of ready, step by step; keys that may not have more are set aside. A step
+  -- picks the key's next lanes entry (past those this call already took) and gives the key its
+  -- next turn; the picks are checked against waiting and granted together at the end (one
+  -- ZMSCORE, one ZREM per key), so a step costs three commands.
   local keyLimit = tonumber(lim[8] or '')
   local keyRate, keyBurst = tonumber(lim[9] or '0'), tonumber(lim[10] or '0')
   local held, buckets = {}, {}
   local aside, a = {}, 0
   local heldBack, refillAt = false, nil
-  local names, suffixes, keyOf, n = {}, {}, {}, 0
+  local taken = {} -- key -> lanes entries this call took from it
+  local picks, n = {}, 0 -- { entry, key, name, due }
   local steps, stop = 0, 'empty'
   while true do
     if n >= max then stop = 'max' break end
@@ -248,7 +257,7 @@ else
           at = now
         end
         if t > keyBurst then t = keyBurst end
-        b = { t, at, false }
+        b = { t, at, false, rec ~= nil }
         buckets[key] = b
       end
       if b[1] < 1 then
@@ -262,76 +271,93 @@ else
       aside[a + 1], aside[a + 2] = score, key
       a = a + 2
     else
-      -- The key's best agent and the one after it (the key's next turn).
-      local two = rcall('ZRANGEBYLEX', lanesKey, '[' .. key .. '|', '[' .. key .. '|\255', 'LIMIT', 0, 2)
+      -- The key's next agent and the one after it (the key's next turn).
+      local skip = taken[key] or 0
+      local two = rcall('ZRANGEBYLEX', lanesKey, '[' .. key .. '|', '[' .. key .. '|\255', 'LIMIT', skip, 2)
       if not two[1] then
         rcall('ZREM', readyKey, key)
       else
+        taken[key] = skip + 1
         local _, _, due, name = lane(two[1])
-        rcall('ZREM', lanesKey, two[1])
-        local current = tonumber(rcall('ZSCORE', waitingKey, name) or '1')
-        local nextScore = false
+        n = n + 1
+        picks[n] = { two[1], key, name, tonumber(due) }
+        if key ~= '' then
+          if held[key] then held[key] = held[key] + 1 end
+          if b then
+            b[1] = b[1] - 1
+            b[3] = true
+          end
+        end
         if two[2] then
           local _, rank = lane(two[2])
-          nextScore = tonumber(rank) * UNIT
-        end
-        if current == -tonumber(due) then
-          rcall('ZREM', waitingKey, name)
-          n = n + 1
-          names[n] = name
-          if key ~= '' then
-            suffixes[n] = '@' .. key
-            keyOf[n] = key
-            if held[key] then held[key] = held[key] + 1 end
-            if b then
-              b[1] = b[1] - 1
-              b[3] = true
-            end
-          else
-            suffixes[n] = ''
-          end
-          if nextScore then
-            turn = turn + 1
-            nextScore = nextScore + turn
-          end
-        elseif nextScore then
-          nextScore = nextScore + score % UNIT -- a stale entry dropped: the key keeps its turn
-        end
-        if nextScore then
-          rcall('ZADD', readyKey, nextScore, key)
+          turn = turn + 1
+          rcall('ZADD', readyKey, tonumber(rank) * UNIT + turn, key)
         else
           rcall('ZREM', readyKey, key)
         end
       end
     end
   end
+  -- The picks still in waiting at minus their due time are granted; the others are stale
+  -- (their agent left waiting since it was promoted) and only leave lanes.
+  local stale = 0
   if n > 0 then
-    local perKey = {}
-    for _, i in ipairs(grant(names, suffixes)) do
-      local key = keyOf[i]
-      if key then perKey[key] = (perKey[key] or 0) + 1 end
+    local entries, names = {}, {}
+    for i = 1, n do
+      entries[i], names[i] = picks[i][1], picks[i][3]
     end
-    for key, count in pairs(perKey) do rcall('HINCRBY', limitsKey, 'held|' .. key, count) end
+    rcall('ZREM', lanesKey, unpack(entries))
+    local scores = rcall('ZMSCORE', waitingKey, unpack(names))
+    local grantNames, suffixes, keyOf, g = {}, {}, {}, 0
+    for i = 1, n do
+      local p = picks[i]
+      if tonumber(scores[i] or '1') == -p[4] then
+        g = g + 1
+        grantNames[g] = p[3]
+        suffixes[g] = p[2] ~= '' and ('@' .. p[2]) or ''
+        keyOf[g] = p[2]
+      else
+        stale = stale + 1
+        local b = buckets[p[2]]
+        if b and b[3] then b[1] = b[1] + 1 end -- not granted: the token goes back
+      end
+    end
+    if g > 0 then
+      rcall('ZREM', waitingKey, unpack(grantNames))
+      local perKey = {}
+      for _, i in ipairs(grant(grantNames, suffixes)) do
+        local key = keyOf[i]
+        if key ~= '' then perKey[key] = (perKey[key] or 0) + 1 end
+      end
+      for key, count in pairs(perKey) do rcall('HINCRBY', limitsKey, 'held|' .. key, count) end
+    end
   end
   for key, b in pairs(buckets) do
-    if b[3] then rcall('HSET', limitsKey, 'bucket|' .. key, string.format('%.6f|%d', b[1], b[2])) end
+    if b[3] then
+      rcall('HSET', limitsKey, 'bucket|' .. key, string.format('%.6f|%d', b[1], b[2]))
+    elseif b[4] and b[1] >= keyBurst then
+      rcall('HDEL', limitsKey, 'bucket|' .. key) -- full again: an absent bucket is a full one
+    end
   end
-  if a > 0 then rcall('ZADD', readyKey, unpack(aside)) end
+  chunked('ZADD', readyKey, aside)
   rcall('HSET', limitsKey, 'turn', int(turn))
 
   -- When to look again.
   local unpromoted = rcall('ZRANGEBYSCORE', waitingKey, 0, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   local nextDue = unpromoted[2] and tonumber(unpromoted[2]) or false
   if rcall('EXISTS', readyKey) == 1 then
-    if stop == 'steps' or (stop == 'max' and n >= asked) then
-      nextDue = now -- more is due than this call took
+    if (stop == 'steps' and n > 0) or (stop == 'max' and n >= asked) or stale > 0 then
+      nextDue = now -- more is due than this call took (or stale entries took its place)
     elseif stop == 'max' and room >= 0 and granted >= room then
       rcall('HSET', limitsKey, 'blocked', '1')
       nextDue = false
-    elseif stop == 'max' then
+    elseif stop == 'max' and rate > 0 then
       nextDue = bucketAt + math.ceil((1 - (tokens - granted)) * 1000 / rate)
+    elseif stop == 'max' then
+      nextDue = now
     else
-      -- Everything left is set aside: wait for a place (a wake-up) or a key's next token.
+      -- Everything left was set aside (or a whole scan of keys was: a scan reads at most
+      -- scanLimit keys): wait for a place (a wake-up) or a key's next token.
       if heldBack then rcall('HSET', limitsKey, 'blocked', '1') end
       if refillAt and (not nextDue or refillAt < nextDue) then nextDue = refillAt end
     end

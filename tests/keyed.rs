@@ -26,7 +26,7 @@ use std::{
 
 use baton::pb::admin_service_client::AdminServiceClient;
 use common::*;
-use tonic::{transport::Channel, Code};
+use tonic::Code;
 
 const Q: &str = "tenants";
 
@@ -386,6 +386,37 @@ async fn a_keyed_queues_waiting_agents_show_their_due_time() {
     assert!(q.oldest_age.is_some());
     let age = q.oldest_age.as_ref().unwrap().seconds;
     assert!((0..60).contains(&age), "oldest age {age} s");
+}
+
+// Promoted agents that are unregistered leave stale lanes entries: they are dropped as they
+// come up, and the live key behind them still gets its agents (a long poll does not stall).
+#[tokio::test]
+async fn unregistered_promoted_agents_do_not_stall_the_queue() {
+    let mut env = Env::start().await;
+    let gone: Vec<_> = (0..30).map(|i| keyed(&format!("gone-{i:02}"), "gone", 0, 0, 60_000)).collect();
+    register(&mut env.client, Q, gone).await;
+    let live: Vec<_> = (0..3).map(|i| keyed(&format!("live-{i}"), "live", -1, 0, 60_000)).collect();
+    register(&mut env.client, Q, live).await;
+    let first = acquire(&mut env.client, Q, "w", 1).await; // promotes all 33
+    assert_eq!(key_of(&first[0]), "gone", "priority 0 before -1");
+    let names: Vec<String> = (1..30).map(|i| format!("gone-{i:02}")).collect();
+    env.client.unregister(pb::UnregisterRequest { queue: Q.into(), names }).await.unwrap();
+    let mut got = Vec::new();
+    for _ in 0..40 {
+        let leases = env.client.acquire(long_poll(Q, "w", 2, 5_000)).await.unwrap().into_inner().leases;
+        got.extend(leases.iter().map(|l| l.name.clone()));
+        if got.len() == 3 {
+            break;
+        }
+    }
+    got.sort();
+    assert_eq!(got, ["live-0", "live-1", "live-2"]);
+    let lanes: u64 = redis::cmd("ZCARD")
+        .arg(format!("baton:{{q:{Q}}}:lanes"))
+        .query_async(&mut env.redis.conn().await)
+        .await
+        .unwrap();
+    assert_eq!(lanes, 0, "every stale entry was dropped");
 }
 
 // Bad keys, priorities and key limits are refused naming the field, and change nothing.

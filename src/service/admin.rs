@@ -98,12 +98,12 @@ fn rate_limit(field: &str, r: Option<&pb::RateLimit>) -> Result<Option<RateLimit
     let per_second = r.per_second;
     if !per_second.is_finite() || per_second <= 0.0 || per_second > MAX_LIMIT as f64 {
         return Err(Error::invalid(
-            &format!("{field}.per_second"),
+            format!("{field}.per_second"),
             format!("must be above 0 and at most {MAX_LIMIT}, got {per_second} (omit it for no rate limit)"),
         ));
     }
     if r.burst > MAX_LIMIT {
-        return Err(Error::invalid(&format!("{field}.burst"), format!("must be at most {MAX_LIMIT}, got {}", r.burst)));
+        return Err(Error::invalid(format!("{field}.burst"), format!("must be at most {MAX_LIMIT}, got {}", r.burst)));
     }
     let burst = if r.burst == 0 { (per_second.ceil() as u32).max(1) } else { r.burst };
     Ok(Some(RateLimit { per_second, burst }))
