@@ -647,7 +647,11 @@ impl Config {
     }
 
     fn env() -> Env {
-        Env::prefixed("BATON_").ignore(&["config"]).split("__")
+        // BATON_CONFIG names the file; the operator CLI's variables (`crate::cli::ENV`) are not
+        // server configuration.
+        let mut ignored = vec!["config"];
+        ignored.extend(crate::cli::ENV);
+        Env::prefixed("BATON_").ignore(&ignored).split("__")
     }
 
     /// Every leaf key of the configuration, dotted (`agent.jitter_ratio`), as `Env` spells it.

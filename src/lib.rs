@@ -29,6 +29,7 @@
 
 pub mod auth;
 pub mod breaker;
+pub mod cli;
 pub mod config;
 pub mod cron;
 pub mod devcerts;

@@ -1,5 +1,7 @@
 //! The `baton` binary: `baton serve` runs a replica; `baton config` prints the configuration a
-//! `serve` with the same arguments would use.
+//! `serve` with the same arguments would use; `token` and `dev-certs` make credentials; the
+//! operator commands (`health`, `queues`, `agents`, `dlq`, `purge`, `leaders`, `pools`,
+//! `pause`, `resume`) talk gRPC to a running Baton (`baton::cli`).
 
 use std::{path::PathBuf, process::ExitCode, sync::Arc};
 
@@ -32,6 +34,9 @@ enum Command {
     /// Write a development CA, server and client certificates and an admin token into a
     /// directory, and print the configuration that uses them (not for production).
     DevCerts(DevCertsArgs),
+    /// Operator commands against a running Baton (gRPC, with --addr, TLS and --token).
+    #[command(flatten)]
+    Operator(baton::cli::Command),
 }
 
 #[derive(Args)]
@@ -151,6 +156,9 @@ fn main() -> ExitCode {
         Command::Serve(flags) => flags.config().and_then(serve),
         Command::Token(args) => token(args),
         Command::DevCerts(args) => dev_certs(args),
+        Command::Operator(command) => tokio::runtime::Runtime::new()
+            .map_err(|e| Error::Internal(e.to_string()))
+            .and_then(|runtime| runtime.block_on(baton::cli::run(command))),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
