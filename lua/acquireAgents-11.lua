@@ -215,10 +215,12 @@ else
     end
   end
 
-  -- Take the head of ready, step by step; keys that may not have more are set aside. A step
-  -- picks the key's next lanes entry (past those this call already took) and gives the key its
-  -- next turn; the picks are checked against waiting and granted together at the end (one
-  -- ZMSCORE, one ZREM per key), so a step costs three commands.
+  -- Take keys from the head of ready; keys that may not have more are set aside. A key served
+  -- takes a new turn, which puts it behind every key of its priority already there, so a pass
+  -- over the head's run of keys of one priority (one ZRANGEBYSCORE) visits them in the order
+  -- step-by-step heads would. A visit picks the key's next lanes entry (past those this call
+  -- already took); the pass re-scores its keys with one ZADD and one ZREM, and the picks are
+  -- checked against waiting and granted together at the end (one ZMSCORE, one ZREM per key).
   local keyLimit = tonumber(lim[8] or '')
   local keyRate, keyBurst = tonumber(lim[9] or '0'), tonumber(lim[10] or '0')
   local held, buckets = {}, {}
@@ -230,73 +232,93 @@ else
   while true do
     if n >= max then stop = 'max' break end
     if steps >= scanLimit then stop = 'steps' break end
-    steps = steps + 1
     local head = rcall('ZRANGE', readyKey, 0, 0, 'WITHSCORES')
     if not head[1] then break end
-    local key, score = head[1], tonumber(head[2])
-    local ok = true
-    if key ~= '' and keyLimit then
-      if held[key] == nil then held[key] = tonumber(rcall('HGET', limitsKey, 'held|' .. key) or '0') end
-      if held[key] >= keyLimit then
+    local rank = math.floor(tonumber(head[2]) / UNIT)
+    local want = max - n
+    if want > scanLimit - steps then want = scanLimit - steps end
+    local page = rcall('ZRANGEBYSCORE', readyKey, int(rank * UNIT), '(' .. int((rank + 1) * UNIT), 'WITHSCORES',
+      'LIMIT', 0, want)
+    -- The page's keys' counts and buckets, read once a call (one HMGET each a pass).
+    local unread, fields = {}, {}
+    for i = 1, #page, 2 do
+      local key = page[i]
+      if key ~= '' and held[key] == nil then unread[#unread + 1] = key end
+    end
+    if #unread > 0 and (keyLimit or keyRate > 0) then
+      for j, key in ipairs(unread) do fields[j] = 'held|' .. key end
+      local counts = keyLimit and rcall('HMGET', limitsKey, unpack(fields)) or {}
+      for j, key in ipairs(unread) do fields[j] = 'bucket|' .. key end
+      local recs = keyRate > 0 and rcall('HMGET', limitsKey, unpack(fields)) or {}
+      for j, key in ipairs(unread) do
+        held[key] = tonumber(counts[j] or '0')
+        if keyRate > 0 then
+          local t, at = keyBurst, now
+          if recs[j] then
+            local tt, aa = string.match(recs[j], '^([^|]+)|(%d+)$')
+            t, at = tonumber(tt), tonumber(aa)
+          end
+          if now > at then
+            t = t + (now - at) * keyRate / 1000
+            at = now
+          end
+          if t > keyBurst then t = keyBurst end
+          buckets[key] = { t, at, false, recs[j] ~= false and recs[j] ~= nil }
+        end
+      end
+    end
+    local readds, removes, r, x = {}, {}, 0, 0
+    for i = 1, #page, 2 do
+      steps = steps + 1
+      local key, score = page[i], tonumber(page[i + 1])
+      local ok, b = true, buckets[key]
+      if key ~= '' and keyLimit and held[key] >= keyLimit then
         ok = false
         heldBack = true
       end
-    end
-    local b
-    if ok and key ~= '' and keyRate > 0 then
-      b = buckets[key]
-      if not b then
-        local t, at = keyBurst, now
-        local rec = rcall('HGET', limitsKey, 'bucket|' .. key)
-        if rec then
-          local tt, aa = string.match(rec, '^([^|]+)|(%d+)$')
-          t, at = tonumber(tt), tonumber(aa)
-        end
-        if now > at then
-          t = t + (now - at) * keyRate / 1000
-          at = now
-        end
-        if t > keyBurst then t = keyBurst end
-        b = { t, at, false, rec ~= nil }
-        buckets[key] = b
-      end
-      if b[1] < 1 then
+      if ok and b and b[1] < 1 then
         ok = false
         local when = b[2] + math.ceil((1 - b[1]) * 1000 / keyRate)
         if not refillAt or when < refillAt then refillAt = when end
       end
-    end
-    if not ok then
-      rcall('ZREM', readyKey, key)
-      aside[a + 1], aside[a + 2] = score, key
-      a = a + 2
-    else
-      -- The key's next agent and the one after it (the key's next turn).
-      local skip = taken[key] or 0
-      local two = rcall('ZRANGEBYLEX', lanesKey, '[' .. key .. '|', '[' .. key .. '|\255', 'LIMIT', skip, 2)
-      if not two[1] then
-        rcall('ZREM', readyKey, key)
+      if not ok then
+        x = x + 1
+        removes[x] = key
+        aside[a + 1], aside[a + 2] = score, key
+        a = a + 2
       else
-        taken[key] = skip + 1
-        local _, _, due, name = lane(two[1])
-        n = n + 1
-        picks[n] = { two[1], key, name, tonumber(due) }
-        if key ~= '' then
-          if held[key] then held[key] = held[key] + 1 end
-          if b then
-            b[1] = b[1] - 1
-            b[3] = true
-          end
-        end
-        if two[2] then
-          local _, rank = lane(two[2])
-          turn = turn + 1
-          rcall('ZADD', readyKey, tonumber(rank) * UNIT + turn, key)
+        -- The key's next agent and the one after it (the key's next turn).
+        local skip = taken[key] or 0
+        local two = rcall('ZRANGEBYLEX', lanesKey, '[' .. key .. '|', '[' .. key .. '|\255', 'LIMIT', skip, 2)
+        if not two[1] then
+          x = x + 1
+          removes[x] = key
         else
-          rcall('ZREM', readyKey, key)
+          taken[key] = skip + 1
+          local _, _, due, name = lane(two[1])
+          n = n + 1
+          picks[n] = { two[1], key, name, tonumber(due) }
+          if key ~= '' then
+            if held[key] then held[key] = held[key] + 1 end
+            if b then
+              b[1] = b[1] - 1
+              b[3] = true
+            end
+          end
+          if two[2] then
+            local _, nextRank = lane(two[2])
+            turn = turn + 1
+            readds[r + 1], readds[r + 2] = tonumber(nextRank) * UNIT + turn, key
+            r = r + 2
+          else
+            x = x + 1
+            removes[x] = key
+          end
         end
       end
     end
+    if x > 0 then rcall('ZREM', readyKey, unpack(removes)) end
+    if r > 0 then rcall('ZADD', readyKey, unpack(readds)) end
   end
   -- The picks still in waiting at minus their due time are granted; the others are stale
   -- (their agent left waiting since it was promoted) and only leave lanes.
