@@ -18,7 +18,7 @@ mod common;
 use std::{
     sync::{
         atomic::{AtomicI64, AtomicU64, Ordering},
-        Arc, Mutex,
+        Arc,
     },
     time::Duration,
 };
@@ -135,46 +135,10 @@ async fn grants_stay_within_the_token_bucket() {
 
     let start = env.redis.now_ms().await;
     let end = start + 10_000;
-    let grants = Arc::new(Mutex::new(Vec::new()));
     let clients = [env.client.clone(), second.agents().await];
-    let mut tasks = Vec::new();
-    for w in 0..8 {
-        let mut c = clients[w % 2].clone();
-        let grants = grants.clone();
-        tasks.push(tokio::spawn(async move {
-            loop {
-                let leases = c.acquire(long_poll(Q, &format!("w{w}"), 4, 1_000)).await.unwrap().into_inner().leases;
-                let mut past_end = false;
-                for l in &leases {
-                    let at = ms(&l.deadline) - TIMEOUT_MS; // acquired at, Redis clock
-                    past_end |= at >= end;
-                    grants.lock().unwrap().push(at);
-                    c.complete(complete_req(l, pb::Outcome::Success)).await.unwrap();
-                }
-                if past_end {
-                    return;
-                }
-            }
-        }));
-    }
-    tokio::time::timeout(Duration::from_secs(120), async {
-        for t in tasks {
-            t.await.unwrap();
-        }
-    })
-    .await
-    .expect("the run ends");
-    let mut times = grants.lock().unwrap().clone();
-    times.retain(|t| *t < end);
-    times.sort();
-    for i in 0..times.len() {
-        for j in i..times.len() {
-            let span_ms = (times[j] - times[i]) as f64;
-            let allowed = BURST as f64 + RATE * span_ms / 1000.0 + 1e-6;
-            let n = (j - i + 1) as f64;
-            assert!(n <= allowed, "{n} grants within {span_ms} ms; the bucket allows {allowed}");
-        }
-    }
+    let grants = cycle_until(&clients, Q, 8, TIMEOUT_MS, end).await;
+    let times: Vec<i64> = grants.iter().map(|(_, at)| *at).filter(|at| *at < end).collect();
+    assert_within_bucket("the queue", &times, RATE, BURST);
     // Progress: the bucket, not the workers, was the limit (≥ a quarter of what it allows).
     let allowed = BURST as f64 + RATE * 10.0;
     assert!(times.len() as f64 >= allowed / 4.0, "only {} grants in 10 s (bucket allows {allowed})", times.len());

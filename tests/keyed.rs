@@ -317,47 +317,12 @@ async fn each_keys_grants_stay_within_its_bucket() {
     register(&mut env.client, Q, defs).await;
     let start = env.redis.now_ms().await;
     let end = start + 10_000;
-    let grants: Arc<Mutex<Vec<(String, i64)>>> = Arc::default();
     let clients = [env.client.clone(), second.agents().await];
-    let mut tasks = Vec::new();
-    for w in 0..6 {
-        let mut c = clients[w % 2].clone();
-        let grants = grants.clone();
-        tasks.push(tokio::spawn(async move {
-            loop {
-                let leases = c.acquire(long_poll(Q, &format!("w{w}"), 4, 1_000)).await.unwrap().into_inner().leases;
-                let mut past_end = false;
-                for l in &leases {
-                    let at = ms(&l.deadline) - TIMEOUT_MS; // acquired at, Redis clock
-                    past_end |= at >= end;
-                    grants.lock().unwrap().push((key_of(l), at));
-                    c.complete(complete_req(l, pb::Outcome::Success)).await.unwrap();
-                }
-                if past_end {
-                    return;
-                }
-            }
-        }));
-    }
-    tokio::time::timeout(Duration::from_secs(120), async {
-        for t in tasks {
-            t.await.unwrap();
-        }
-    })
-    .await
-    .expect("the run ends");
-    let grants = grants.lock().unwrap().clone();
+    let grants = cycle_until(&clients, Q, 6, TIMEOUT_MS, end).await;
     for key in ["a", "b"] {
-        let mut times: Vec<i64> = grants.iter().filter(|(k, t)| k == key && *t < end).map(|(_, t)| *t).collect();
-        times.sort();
-        for i in 0..times.len() {
-            for j in i..times.len() {
-                let span_ms = (times[j] - times[i]) as f64;
-                let allowed = BURST as f64 + RATE * span_ms / 1000.0 + 1e-6;
-                let n = (j - i + 1) as f64;
-                assert!(n <= allowed, "key {key}: {n} grants within {span_ms} ms; its bucket allows {allowed}");
-            }
-        }
+        let times: Vec<i64> =
+            grants.iter().filter(|(l, at)| key_of(l) == key && *at < end).map(|(_, at)| *at).collect();
+        assert_within_bucket(&format!("key {key}"), &times, RATE, BURST);
         let allowed = BURST as f64 + RATE * 10.0;
         assert!(times.len() as f64 >= allowed / 4.0, "key {key}: only {} grants in 10 s", times.len());
     }

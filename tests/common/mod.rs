@@ -309,3 +309,65 @@ where
 {
     cluster::until(what, limit, check).await
 }
+
+/// Runs `workers` long-polling workers, spread over `clients`, that complete every lease at
+/// once, until one is granted at or after `end_ms` (Redis clock); every grant, with the time it
+/// was acquired (its deadline minus `timeout_ms`: the Redis clock).
+pub async fn cycle_until(
+    clients: &[AgentServiceClient<Channel>],
+    queue: &str,
+    workers: usize,
+    timeout_ms: i64,
+    end_ms: i64,
+) -> Vec<(pb::Lease, i64)> {
+    let grants = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut tasks = Vec::new();
+    for w in 0..workers {
+        let mut c = clients[w % clients.len()].clone();
+        let (grants, queue) = (grants.clone(), queue.to_string());
+        tasks.push(tokio::spawn(async move {
+            loop {
+                let poll = pb::AcquireRequest {
+                    queue: queue.clone(),
+                    worker_id: format!("w{w}"),
+                    max_leases: 4,
+                    wait: dur(1_000),
+                };
+                let leases = c.acquire(poll).await.unwrap().into_inner().leases;
+                let mut past_end = false;
+                for l in leases {
+                    let at = ms(&l.deadline) - timeout_ms;
+                    past_end |= at >= end_ms;
+                    c.complete(complete_req(&l, pb::Outcome::Success)).await.unwrap();
+                    grants.lock().unwrap().push((l, at));
+                }
+                if past_end {
+                    return;
+                }
+            }
+        }));
+    }
+    tokio::time::timeout(Duration::from_secs(120), async {
+        for t in tasks {
+            t.await.unwrap();
+        }
+    })
+    .await
+    .expect("the run ends");
+    let grants = grants.lock().unwrap().clone();
+    grants
+}
+
+/// Over every span between two of the grant `times` (ms), at most burst + rate × span grants.
+pub fn assert_within_bucket(what: &str, times: &[i64], rate: f64, burst: u32) {
+    let mut times = times.to_vec();
+    times.sort();
+    for i in 0..times.len() {
+        for j in i..times.len() {
+            let span_ms = (times[j] - times[i]) as f64;
+            let allowed = burst as f64 + rate * span_ms / 1000.0 + 1e-6;
+            let n = (j - i + 1) as f64;
+            assert!(n <= allowed, "{what}: {n} grants within {span_ms} ms; the bucket allows {allowed}");
+        }
+    }
+}
