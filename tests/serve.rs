@@ -32,6 +32,10 @@ async fn embedded_default_serves_and_stops_on_sigterm() {
     };
     let baton = start("everysec");
     let channel = baton.channel().await;
+    // stderr is a pipe here, not a terminal: the log carries no colour codes.
+    let log = baton.log.lock().unwrap().clone();
+    assert!(log.iter().any(|l| l.contains("INFO")), "{log:#?}");
+    assert!(log.iter().all(|l| !l.contains('\x1b')), "colour codes in a piped log: {log:#?}");
 
     let mut health = tonic_health::pb::health_client::HealthClient::new(channel.clone());
     let status = health
