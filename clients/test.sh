@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The client test suites (run as `scripts/clients test [WHAT...]`): each against live Batons
 # that the tests start themselves (target/debug/baton with an embedded redis-server, on free
-# loopback ports). WHAT: python typescript go java crosslang tools (default: all, in order).
+# loopback ports). WHAT: python typescript go java crosslang tools console (default: all, in order).
 # Installs what it needs from the package registries into clients/.tools (git-ignored) and the
 # usual per-user caches. Prints one summary line per suite and a closing
 # "clients: N passed, N failed" line; exits non-zero if any suite failed.
@@ -16,7 +16,7 @@ TOOLS=$ROOT/clients/.tools
 BIN=$TOOLS/bin
 LOGS=$TOOLS/logs
 PY=$TOOLS/py/bin/python
-ALL=(python typescript go java crosslang tools)
+ALL=(python typescript go java crosslang tools console)
 mkdir -p "$BIN" "$LOGS"
 export TEST_BATON_BIN=${TEST_BATON_BIN:-$ROOT/target/debug/baton}
 export TEST_BATON_WORKER_BIN=${TEST_BATON_WORKER_BIN:-$ROOT/target/debug/baton-worker}
@@ -77,6 +77,12 @@ prepare() {
       say "compiling the Java client and its example worker (Maven)"
       quietly mvn-compile mvn -B -q -Dstyle.color=never -f clients/java/pom.xml test-compile \
         dependency:build-classpath -Dmdep.outputFile="$TOOLS/java-classpath.txt" ;;
+    chromium)
+      # The console's browser test drives Debian's Chromium (playwright-core never downloads one).
+      if [ -z "${CHROMIUM_BIN:-}" ] && ! [ -x /usr/bin/chromium ]; then
+        apt_install chromium || die "chromium is not installed and could not be installed here.
+  Install it (Debian/Ubuntu: apt-get install -y chromium) or set CHROMIUM_BIN to a Chromium or Chrome binary."
+      fi ;;
     tools)
       need go "install Go 1.26+"
       if ! stamp_ok go-tools "$GRPCURL_VERSION $GHZ_VERSION" || [ ! -x "$BIN/ghz" ] || [ ! -x "$BIN/grpcurl" ]; then
@@ -144,6 +150,16 @@ suite_tools() {
   local rc=$?; pytest_counts "$1"; return $rc
 }
 
+suite_console() {
+  prepare baton; prepare typescript; prepare chromium
+  (cd clients/typescript && node --test --test-concurrency=1 dist/test/console.browser.js) >"$1" 2>&1
+  local rc=$?
+  PASSED=$(grep -E '^# pass [0-9]+' "$1" | grep -Eo '[0-9]+' | tail -n 1)
+  FAILED=$(grep -E '^# fail [0-9]+' "$1" | grep -Eo '[0-9]+' | tail -n 1)
+  [ $rc -ne 0 ] || echo "clients: console screenshots in clients/.tools/console-screenshots/" >>"$1"
+  return $rc
+}
+
 # --- main ------------------------------------------------------------------------------------
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=("${ALL[@]}")
@@ -166,6 +182,7 @@ for s in "${suites[@]}"; do
   case $s in
     python | crosslang | tools) grep -E '^(crosslang|ghz)|passed|failed|error|^E ' "$log" | tail -n 40 ;;
     typescript) grep -E '^(not )?ok |^# (tests|pass|fail)' "$log" ;;
+    console) grep -E '^(not )?ok |^# (tests|pass|fail)|screenshots' "$log" ;;
     go) grep -E '^\s*--- (PASS|FAIL)|^(ok|FAIL)\s' "$log" ;;
     java) grep -E 'Tests run:|FAIL|ERROR\]' "$log" | head -n 40 ;;
   esac

@@ -282,6 +282,26 @@ fn limits_json(l: &Option<pb::QueueLimits>) -> Value {
     }
 }
 
+/// GetHealth as JSON (only the sources of one kind, when given).
+pub fn health_json(h: &pb::GetHealthResponse, only: Option<pb::SourceKind>) -> Value {
+    let items: Vec<Value> = h
+        .sources
+        .iter()
+        .filter(|s| only.is_none_or(|k| s.source.as_ref().is_some_and(|s| s.kind == k as i32)))
+        .map(|s| {
+            let (kind, name) = s.source.as_ref().map_or(("?", String::new()), |s| (kind_name(s.kind), s.name.clone()));
+            json!({
+                "kind": kind, "name": name, "status": status_name(s.status), "size": s.size,
+                "inUse": s.in_use, "idle": s.idle, "oldestAgeSeconds": seconds(&s.oldest_age),
+                "averageAgeSeconds": seconds(&s.average_age), "stuck": s.stuck,
+                "deadLettered": s.dead_lettered, "processingRate": s.processing_rate, "paused": s.paused,
+                "limits": limits_json(&s.limits), "rateTokens": s.rate_tokens, "reasons": s.reasons,
+            })
+        })
+        .collect();
+    json!({ "status": status_name(h.status), "checkedAt": instant(&h.checked_at), "sources": items })
+}
+
 async fn health(c: &Client, t: &Target, only: Option<pb::SourceKind>) -> Result<String> {
     let h = c.admin().get_health(pb::GetHealthRequest {}).await.map_err(|s| failed("GetHealth", s))?.into_inner();
     let sources: Vec<&pb::SourceHealth> = h
@@ -292,21 +312,7 @@ async fn health(c: &Client, t: &Target, only: Option<pb::SourceKind>) -> Result<
     let name = |s: &pb::SourceHealth| s.source.as_ref().map(|s| s.name.clone()).unwrap_or_default();
     let kind = |s: &pb::SourceHealth| kind_name(s.source.as_ref().map_or(0, |s| s.kind));
     if t.json {
-        let items: Vec<Value> = sources
-            .iter()
-            .map(|s| {
-                json!({
-                    "kind": kind(s), "name": name(s), "status": status_name(s.status), "size": s.size,
-                    "inUse": s.in_use, "idle": s.idle, "oldestAgeSeconds": seconds(&s.oldest_age),
-                    "averageAgeSeconds": seconds(&s.average_age), "stuck": s.stuck,
-                    "deadLettered": s.dead_lettered, "processingRate": s.processing_rate, "paused": s.paused,
-                    "limits": limits_json(&s.limits), "rateTokens": s.rate_tokens, "reasons": s.reasons,
-                })
-            })
-            .collect();
-        return Ok(json_out(json!({
-            "status": status_name(h.status), "checkedAt": instant(&h.checked_at), "sources": items,
-        })));
+        return Ok(json_out(health_json(&h, only)));
     }
     let mut out = String::new();
     if only.is_none() {
@@ -357,6 +363,21 @@ async fn health(c: &Client, t: &Target, only: Option<pb::SourceKind>) -> Result<
     Ok(out)
 }
 
+/// Pools' GetPool answers as JSON.
+pub fn pools_json(statuses: &[pb::PoolStatus]) -> Value {
+    let items: Vec<Value> = statuses
+        .iter()
+        .map(|p| {
+            json!({
+                "pool": p.pool, "idle": p.idle, "claimed": p.claimed, "waitingClaims": p.waiting_claims,
+                "oldestWaitSeconds": seconds(&p.oldest_wait), "scaleUpPending": p.scale_up_pending,
+                "deadLettered": p.dead_lettered,
+            })
+        })
+        .collect();
+    json!({ "pools": items })
+}
+
 async fn pools(c: &Client, t: &Target) -> Result<String> {
     let h = c.admin().get_health(pb::GetHealthRequest {}).await.map_err(|s| failed("GetHealth", s))?.into_inner();
     let mut statuses = Vec::new();
@@ -372,17 +393,7 @@ async fn pools(c: &Client, t: &Target) -> Result<String> {
         }
     }
     if t.json {
-        let items: Vec<Value> = statuses
-            .iter()
-            .map(|p| {
-                json!({
-                    "pool": p.pool, "idle": p.idle, "claimed": p.claimed, "waitingClaims": p.waiting_claims,
-                    "oldestWaitSeconds": seconds(&p.oldest_wait), "scaleUpPending": p.scale_up_pending,
-                    "deadLettered": p.dead_lettered,
-                })
-            })
-            .collect();
-        return Ok(json_out(json!({ "pools": items })));
+        return Ok(json_out(pools_json(&statuses)));
     }
     let rows: Vec<Vec<String>> = statuses
         .iter()
@@ -410,7 +421,26 @@ fn state_name(state: i32) -> &'static str {
     }
 }
 
-async fn agents(c: &Client, t: &Target, queue: &str) -> Result<String> {
+/// A queue's agents as JSON.
+pub fn agents_json(queue: &str, agents: &[pb::AgentStatus]) -> Value {
+    let items: Vec<Value> = agents
+        .iter()
+        .map(|a| {
+            let d = a.agent.clone().unwrap_or_default();
+            json!({
+                "name": d.name, "state": state_name(a.state),
+                "nextRunAt": millis(&a.next_run_at).map(|_| instant(&a.next_run_at)),
+                "deadline": millis(&a.deadline).map(|_| instant(&a.deadline)), "holder": a.holder, "token": a.token,
+                "failureStreak": a.failure_streak, "key": d.key, "priority": d.priority, "progress": a.progress,
+                "cancelRequested": a.cancel_requested, "labels": d.labels,
+            })
+        })
+        .collect();
+    json!({ "queue": queue, "agents": items })
+}
+
+/// Every agent of a queue, page by page.
+pub async fn all_agents(c: &Client, queue: &str) -> Result<Vec<pb::AgentStatus>> {
     let mut all = Vec::new();
     let mut page_token = String::new();
     loop {
@@ -422,25 +452,17 @@ async fn agents(c: &Client, t: &Target, queue: &str) -> Result<String> {
             .into_inner();
         all.extend(page.agents);
         if page.next_page_token.is_empty() {
-            break;
+            return Ok(all);
         }
         page_token = page.next_page_token;
     }
+}
+
+async fn agents(c: &Client, t: &Target, queue: &str) -> Result<String> {
+    let all = all_agents(c, queue).await?;
     let def = |a: &pb::AgentStatus| a.agent.clone().unwrap_or_default();
     if t.json {
-        let items: Vec<Value> = all
-            .iter()
-            .map(|a| {
-                let d = def(a);
-                json!({
-                    "name": d.name, "state": state_name(a.state), "nextRunAt": millis(&a.next_run_at).map(|_| instant(&a.next_run_at)),
-                    "deadline": millis(&a.deadline).map(|_| instant(&a.deadline)), "holder": a.holder, "token": a.token,
-                    "failureStreak": a.failure_streak, "key": d.key, "priority": d.priority, "progress": a.progress,
-                    "cancelRequested": a.cancel_requested, "labels": d.labels,
-                })
-            })
-            .collect();
-        return Ok(json_out(json!({ "queue": queue, "agents": items })));
+        return Ok(json_out(agents_json(queue, &all)));
     }
     let rows: Vec<Vec<String>> = all
         .iter()
@@ -462,6 +484,25 @@ async fn agents(c: &Client, t: &Target, queue: &str) -> Result<String> {
     Ok(table(&["NAME", "STATE", "NEXT RUN / DEADLINE", "HOLDER", "TOKEN", "STREAK", "KEY", "PRIORITY"], &rows))
 }
 
+fn source_of(d: &pb::DeadLetter) -> (&'static str, String) {
+    d.source.as_ref().map(|s| (kind_name(s.kind), s.name.clone())).unwrap_or(("?", String::new()))
+}
+
+/// Dead letters as JSON.
+pub fn dead_letters_json(all: &[pb::DeadLetter]) -> Value {
+    let items: Vec<Value> = all
+        .iter()
+        .map(|d| {
+            let (kind, name) = source_of(d);
+            json!({
+                "kind": kind, "source": name, "id": d.id, "errorClass": d.error_class, "message": d.message,
+                "failedAt": instant(&d.failed_at), "attempts": d.attempts, "holder": d.holder,
+            })
+        })
+        .collect();
+    json!({ "deadLetters": items })
+}
+
 async fn dead_letters(c: &Client, t: &Target, source: Option<pb::Source>) -> Result<String> {
     let mut all = Vec::new();
     let mut page_token = String::new();
@@ -478,26 +519,13 @@ async fn dead_letters(c: &Client, t: &Target, source: Option<pb::Source>) -> Res
         }
         page_token = page.next_page_token;
     }
-    let src = |d: &pb::DeadLetter| {
-        d.source.as_ref().map(|s| (kind_name(s.kind), s.name.clone())).unwrap_or(("?", String::new()))
-    };
     if t.json {
-        let items: Vec<Value> = all
-            .iter()
-            .map(|d| {
-                let (kind, name) = src(d);
-                json!({
-                    "kind": kind, "source": name, "id": d.id, "errorClass": d.error_class, "message": d.message,
-                    "failedAt": instant(&d.failed_at), "attempts": d.attempts, "holder": d.holder,
-                })
-            })
-            .collect();
-        return Ok(json_out(json!({ "deadLetters": items })));
+        return Ok(json_out(dead_letters_json(&all)));
     }
     let rows: Vec<Vec<String>> = all
         .iter()
         .map(|d| {
-            let (kind, name) = src(d);
+            let (kind, name) = source_of(d);
             vec![
                 kind.into(),
                 name,
@@ -567,6 +595,20 @@ async fn purge(c: &Client, t: &Target, dry_run: bool) -> Result<String> {
     Ok(out)
 }
 
+/// Elections' GetLeader answers as JSON.
+pub fn leaders_json(found: &[(String, pb::GetLeaderResponse)]) -> Value {
+    let items: Vec<Value> = found
+        .iter()
+        .map(|(e, l)| {
+            json!({
+                "election": e, "leaderId": l.leader_id, "token": l.token,
+                "expiresAt": millis(&l.expires_at).map(|_| instant(&l.expires_at)),
+            })
+        })
+        .collect();
+    json!({ "elections": items })
+}
+
 async fn leaders(c: &Client, t: &Target, elections: &[String]) -> Result<String> {
     let mut found = Vec::new();
     for e in elections {
@@ -579,16 +621,7 @@ async fn leaders(c: &Client, t: &Target, elections: &[String]) -> Result<String>
         found.push((e.clone(), l));
     }
     if t.json {
-        let items: Vec<Value> = found
-            .iter()
-            .map(|(e, l)| {
-                json!({
-                    "election": e, "leaderId": l.leader_id, "token": l.token,
-                    "expiresAt": millis(&l.expires_at).map(|_| instant(&l.expires_at)),
-                })
-            })
-            .collect();
-        return Ok(json_out(json!({ "elections": items })));
+        return Ok(json_out(leaders_json(&found)));
     }
     let rows: Vec<Vec<String>> = found
         .iter()

@@ -48,6 +48,27 @@ pub struct Config {
     pub sharding: ShardingConfig,
     pub tls: TlsConfig,
     pub auth: AuthConfig,
+    pub console: ConsoleConfig,
+}
+
+/// The web console (`crate::console`), served by `baton serve` on its own address.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConsoleConfig {
+    /// HTTP address of the console; empty turns it off. An address beyond loopback is served
+    /// only with `allow_remote`.
+    pub listen: String,
+    /// Serve the console on an address beyond loopback (put TLS in front, and configure auth:
+    /// the console asks for a token whenever gRPC does).
+    pub allow_remote: bool,
+    /// Show everything, change nothing: no retry, delete, pause or resume.
+    pub read_only: bool,
+}
+
+impl Default for ConsoleConfig {
+    fn default() -> Self {
+        Self { listen: "127.0.0.1:9465".into(), allow_remote: false, read_only: false }
+    }
 }
 
 /// gRPC (and optionally /metrics) over TLS (see README, "Security").
@@ -494,6 +515,7 @@ impl Default for Config {
             sharding: ShardingConfig::default(),
             tls: TlsConfig::default(),
             auth: AuthConfig::default(),
+            console: ConsoleConfig::default(),
         }
     }
 }

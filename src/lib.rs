@@ -31,6 +31,7 @@ pub mod auth;
 pub mod breaker;
 pub mod cli;
 pub mod config;
+pub mod console;
 pub mod cron;
 pub mod devcerts;
 pub mod dispatch;

@@ -34,11 +34,23 @@ use crate::{
 
 /// Serves gRPC on `listener` against the Redis at `redis_url` until `shutdown` resolves, then
 /// shuts down gracefully: long polls answer at once, in-flight calls finish, all within
-/// `shutdown_timeout_ms`.
+/// `shutdown_timeout_ms`. The console, when `console.listen` is set, on its own address.
 pub async fn run(
     config: Arc<Config>,
     redis_url: &str,
     listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<()> {
+    let console = crate::console::bind(&config.console).await;
+    run_with_console(config, redis_url, listener, console, shutdown).await
+}
+
+/// `run`, with the console on `console` (a listener the caller bound, e.g. on port 0), or none.
+pub async fn run_with_console(
+    config: Arc<Config>,
+    redis_url: &str,
+    listener: TcpListener,
+    console: Option<TcpListener>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<()> {
     // Credentials and certificates first: a bad file stops the start before Redis is touched.
@@ -90,6 +102,18 @@ pub async fn run(
         config.clone(),
         stopping.clone(),
     ));
+    if let Some(listener) = console {
+        // The console calls the same service implementations, in-process (see console.rs).
+        let console = crate::console::Console {
+            admin: AdminServiceImpl::new(store.clone(), config.clone()),
+            agents: AgentServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone()),
+            leaders: LeaderServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone()),
+            claims: ClaimServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone()),
+            identities: identities.clone(),
+            read_only: config.console.read_only,
+        };
+        tasks.spawn(crate::console::serve(console, listener, stopping.clone()));
+    }
     let schedules =
         ScheduleServiceServer::new(ScheduleServiceImpl::new(store.clone(), wakeups, config.clone(), stopping.clone()));
     let admin = AdminServiceServer::new(AdminServiceImpl::new(store.clone(), config.clone()));

@@ -13,7 +13,7 @@ const REPO = resolve(__dirname, "..", "..", "..", "..");
 export const BATON_BIN = process.env.TEST_BATON_BIN ?? join(REPO, "target", "debug", "baton");
 
 /** Two distinct free loopback ports (gRPC, metrics): both are held at once while picked. */
-async function freePorts(): Promise<[number, number]> {
+export async function freePorts(): Promise<[number, number]> {
   const held: Server[] = [];
   try {
     const ports: number[] = [];
@@ -56,7 +56,8 @@ export class BatonServer {
     const dataDir = mkdtempSync(join(tmpdir(), "baton-ts-"));
     const [port, metricsPort] = await freePorts();
     const argv = [binary, "serve", "--listen", `127.0.0.1:${port}`, "--metrics-listen", `127.0.0.1:${metricsPort}`, "--data-dir", dataDir];
-    const server = new BatonServer(`127.0.0.1:${port}`, metricsPort, dataDir, argv, { ...process.env, ...env });
+    // No console unless a test asks for one (tests run many Batons; the console's port is one).
+    const server = new BatonServer(`127.0.0.1:${port}`, metricsPort, dataDir, argv, { BATON_CONSOLE__LISTEN: "", ...process.env, ...env });
     await server.spawn(port);
     return server;
   }

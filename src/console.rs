@@ -1,0 +1,398 @@
+//! The web console: a page served by `baton serve` on its own address (`console.listen`,
+//! loopback by default), and the JSON API it reads, with live updates by server-sent events.
+//!
+//! Every API call is a call of a gRPC method, made in-process on the same service
+//! implementations the gRPC server runs, after the same authentication and permission check
+//! (`Identities::check`, with the method's path) and carrying the caller's identity, so scopes,
+//! validation and audit lines are the gRPC ones. The browser sends its token as
+//! `authorization: Bearer …` (or `?token=` for the event stream, which cannot set headers).
+//! The page, its script and its style are compiled into the binary (no CDN).
+
+use std::{collections::BTreeMap, convert::Infallible, net::SocketAddr, sync::Arc, time::Duration};
+
+use arc_swap::ArcSwap;
+use axum::{
+    extract::{Query, State},
+    http::{header, HeaderMap, StatusCode},
+    response::{
+        sse::{Event, KeepAlive, Sse},
+        IntoResponse, Response,
+    },
+    routing::{get, post},
+    Json, Router,
+};
+use futures::{Stream, StreamExt};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    auth::Identities,
+    cli,
+    pb::{
+        self, admin_service_server::AdminService, agent_service_server::AgentService,
+        claim_service_server::ClaimService, leader_service_server::LeaderService,
+    },
+    service::{admin::AdminServiceImpl, agent::AgentServiceImpl, claim::ClaimServiceImpl, leader::LeaderServiceImpl},
+};
+
+const INDEX: &str = include_str!("console/index.html");
+const SCRIPT: &str = include_str!("console/app.js");
+const STYLE: &str = include_str!("console/style.css");
+
+/// The election Baton's sweepers hold, shown on the overview.
+const SWEEPER_ELECTION: &str = "baton-sweeper";
+
+/// What the console calls.
+pub struct Console {
+    pub admin: AdminServiceImpl,
+    pub agents: AgentServiceImpl,
+    pub leaders: LeaderServiceImpl,
+    pub claims: ClaimServiceImpl,
+    pub identities: Arc<ArcSwap<Identities>>,
+    pub read_only: bool,
+}
+
+/// Serves the console on `listener` until `stopping` is cancelled.
+pub async fn serve(console: Console, listener: tokio::net::TcpListener, stopping: CancellationToken) {
+    let addr = listener.local_addr().ok();
+    let state = Arc::new(console);
+    let stop = stopping.clone();
+    let app = Router::new()
+        .route("/", get(|| async { page(INDEX, "text/html; charset=utf-8") }))
+        .route("/app.js", get(|| async { page(SCRIPT, "text/javascript; charset=utf-8") }))
+        .route("/style.css", get(|| async { page(STYLE, "text/css; charset=utf-8") }))
+        .route("/api/overview", get(overview))
+        .route("/api/agents", get(agents))
+        .route("/api/deadletters", get(dead_letters))
+        .route("/api/deadletters/retry", post(|s, h, b| dead_letter_action(s, h, b, true)))
+        .route("/api/deadletters/delete", post(|s, h, b| dead_letter_action(s, h, b, false)))
+        .route("/api/pause", post(|s, h, b| pause(s, h, b, true)))
+        .route("/api/resume", post(|s, h, b| pause(s, h, b, false)))
+        .route("/api/elections", get(elections))
+        .route("/api/pools", get(pools))
+        .route("/events", get(move |s, h, q| events(s, h, q, stop.clone())))
+        .with_state(state);
+    tracing::info!(addr = ?addr, "console serving HTTP");
+    if let Err(e) = axum::serve(listener, app).with_graceful_shutdown(stopping.cancelled_owned()).await {
+        tracing::warn!(error = %e, "console stopped");
+    }
+}
+
+/// Binds `console.listen`, when it is set and allowed; None (with a warning) otherwise: the
+/// console is an aid, and its port being taken (say, a second replica on one host) must not
+/// stop gRPC.
+pub async fn bind(config: &crate::config::ConsoleConfig) -> Option<tokio::net::TcpListener> {
+    if config.listen.is_empty() {
+        return None;
+    }
+    let addr: SocketAddr = match config.listen.parse() {
+        Ok(a) => a,
+        Err(e) => {
+            tracing::warn!(listen = %config.listen, error = %e, "console.listen is not an address; no console");
+            return None;
+        }
+    };
+    if !addr.ip().is_loopback() && !config.allow_remote {
+        tracing::warn!(%addr, "console.listen is beyond loopback and console.allow_remote is off; no console");
+        return None;
+    }
+    match tokio::net::TcpListener::bind(addr).await {
+        Ok(l) => Some(l),
+        Err(e) => {
+            tracing::warn!(%addr, error = %e, "cannot listen for the console; no console");
+            None
+        }
+    }
+}
+
+fn page(body: &'static str, content_type: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, content_type), (header::CACHE_CONTROL, "no-cache")], body).into_response()
+}
+
+/// An API error: the gRPC status's meaning as an HTTP status, and its message.
+struct ApiError(StatusCode, String);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.0, Json(json!({ "error": self.1 }))).into_response()
+    }
+}
+
+impl From<tonic::Status> for ApiError {
+    fn from(s: tonic::Status) -> Self {
+        use tonic::Code;
+        let code = match s.code() {
+            Code::Unauthenticated => StatusCode::UNAUTHORIZED,
+            Code::PermissionDenied => StatusCode::FORBIDDEN,
+            Code::InvalidArgument | Code::OutOfRange => StatusCode::BAD_REQUEST,
+            Code::NotFound => StatusCode::NOT_FOUND,
+            Code::FailedPrecondition | Code::AlreadyExists | Code::Aborted => StatusCode::CONFLICT,
+            Code::Unavailable | Code::ResourceExhausted => StatusCode::SERVICE_UNAVAILABLE,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        ApiError(code, s.message().to_string())
+    }
+}
+
+type ApiResult = Result<Json<Value>, ApiError>;
+
+#[derive(Deserialize, Default)]
+struct Params {
+    token: Option<String>,
+    queue: Option<String>,
+    search: Option<String>,
+    /// Comma-separated election names.
+    names: Option<String>,
+}
+
+impl Console {
+    /// A request for gRPC method `path` (e.g. `/baton.v1.AdminService/GetHealth`), once the
+    /// caller may make it: authenticated and permitted as the gRPC server would.
+    fn request<T>(
+        &self,
+        headers: &HeaderMap,
+        token: Option<&str>,
+        path: &str,
+        message: T,
+    ) -> Result<tonic::Request<T>, ApiError> {
+        let mut probe = http::Request::builder().uri(path);
+        if let Some(value) = headers.get(header::AUTHORIZATION) {
+            probe = probe.header(header::AUTHORIZATION, value);
+        } else if let Some(token) = token.filter(|t| !t.is_empty()) {
+            probe = probe.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let probe = probe.body(()).map_err(|e| ApiError(StatusCode::BAD_REQUEST, e.to_string()))?;
+        let identity = self.identities.load().check(&probe).map_err(tonic::Status::from)?;
+        let mut request = tonic::Request::new(message);
+        if let Some(identity) = identity {
+            request.extensions_mut().insert(identity);
+        }
+        Ok(request)
+    }
+
+    fn writable(&self) -> Result<(), ApiError> {
+        if self.read_only {
+            return Err(ApiError(StatusCode::FORBIDDEN, "the console is read-only (console.read_only)".into()));
+        }
+        Ok(())
+    }
+
+    async fn health(&self, headers: &HeaderMap, token: Option<&str>) -> Result<pb::GetHealthResponse, ApiError> {
+        let req = self.request(headers, token, "/baton.v1.AdminService/GetHealth", pb::GetHealthRequest {})?;
+        Ok(self.admin.get_health(req).await?.into_inner())
+    }
+
+    async fn leader(
+        &self,
+        headers: &HeaderMap,
+        token: Option<&str>,
+        election: &str,
+    ) -> Result<pb::GetLeaderResponse, ApiError> {
+        let msg = pb::GetLeaderRequest { election: election.to_string() };
+        let req = self.request(headers, token, "/baton.v1.LeaderService/GetLeader", msg)?;
+        Ok(self.leaders.get_leader(req).await?.into_inner())
+    }
+
+    async fn overview(&self, headers: &HeaderMap, token: Option<&str>) -> ApiResult {
+        let health = self.health(headers, token).await?;
+        let sweeper = self.leader(headers, token, SWEEPER_ELECTION).await?;
+        Ok(Json(json!({
+            "readOnly": self.read_only,
+            "health": cli::health_json(&health, None),
+            "sweeper": cli::leaders_json(&[(SWEEPER_ELECTION.to_string(), sweeper)])["elections"][0],
+        })))
+    }
+}
+
+async fn overview(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
+    c.overview(&headers, p.token.as_deref()).await
+}
+
+/// Whether `text` holds `search` (case-insensitive); an empty search matches everything.
+fn matches(search: &str, texts: &[&str]) -> bool {
+    let search = search.to_lowercase();
+    search.is_empty() || texts.iter().any(|t| t.to_lowercase().contains(&search))
+}
+
+/// A queue's agents, those matching `search` (name, key, holder or a label's key or value).
+async fn agents(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
+    let queue = p.queue.clone().unwrap_or_default();
+    let token = p.token.as_deref();
+    let mut all = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let msg = pb::ListAgentsRequest { queue: queue.clone(), page_size: 1000, page_token };
+        let req = c.request(&headers, token, "/baton.v1.AgentService/ListAgents", msg)?;
+        let page = c.agents.list_agents(req).await?.into_inner();
+        all.extend(page.agents);
+        if page.next_page_token.is_empty() || all.len() >= 20_000 {
+            break;
+        }
+        page_token = page.next_page_token;
+    }
+    let search = p.search.unwrap_or_default();
+    all.retain(|a| {
+        let Some(d) = &a.agent else { return false };
+        let mut texts = vec![d.name.as_str(), d.key.as_str(), a.holder.as_str()];
+        texts.extend(d.labels.iter().flat_map(|(k, v)| [k.as_str(), v.as_str()]));
+        matches(&search, &texts)
+    });
+    Ok(Json(cli::agents_json(&queue, &all)))
+}
+
+/// Dead letters of every source matching `search`, and their counts by error class.
+async fn dead_letters(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
+    let token = p.token.as_deref();
+    let mut all = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let msg = pb::ListDeadLettersRequest { source: None, page_size: 1000, page_token };
+        let req = c.request(&headers, token, "/baton.v1.AdminService/ListDeadLetters", msg)?;
+        let page = c.admin.list_dead_letters(req).await?.into_inner();
+        all.extend(page.dead_letters);
+        if page.next_page_token.is_empty() || all.len() >= 20_000 {
+            break;
+        }
+        page_token = page.next_page_token;
+    }
+    let search = p.search.unwrap_or_default();
+    all.retain(|d| {
+        let source = d.source.as_ref().map(|s| s.name.as_str()).unwrap_or("");
+        matches(&search, &[d.id.as_str(), source, d.error_class.as_str(), d.message.as_str()])
+    });
+    let mut groups: BTreeMap<&str, u64> = BTreeMap::new();
+    for d in &all {
+        *groups.entry(d.error_class.as_str()).or_default() += 1;
+    }
+    let mut out = cli::dead_letters_json(&all);
+    out["groups"] = groups.into_iter().map(|(class, count)| json!({ "errorClass": class, "count": count })).collect();
+    Ok(Json(out))
+}
+
+#[derive(Deserialize)]
+struct Item {
+    kind: String,
+    source: String,
+    id: String,
+}
+
+#[derive(Deserialize)]
+struct Items {
+    items: Vec<Item>,
+}
+
+fn kind(name: &str) -> Result<pb::SourceKind, ApiError> {
+    match name {
+        "queue" => Ok(pb::SourceKind::Queue),
+        "pool" => Ok(pb::SourceKind::Pool),
+        "receiver" => Ok(pb::SourceKind::Receiver),
+        other => Err(ApiError(StatusCode::BAD_REQUEST, format!("kind: {other:?} is not queue, pool or receiver"))),
+    }
+}
+
+/// Retries (or deletes) the listed dead letters, one call each; stops at the first refusal.
+async fn dead_letter_action(
+    State(c): State<Arc<Console>>,
+    headers: HeaderMap,
+    Json(body): Json<Items>,
+    retry: bool,
+) -> ApiResult {
+    c.writable()?;
+    let mut done = 0;
+    for item in body.items {
+        let source = Some(pb::Source { kind: kind(&item.kind)? as i32, name: item.source });
+        if retry {
+            let msg = pb::RetryDeadLetterRequest { source, id: item.id };
+            let req = c.request(&headers, None, "/baton.v1.AdminService/RetryDeadLetter", msg)?;
+            c.admin.retry_dead_letter(req).await?;
+        } else {
+            let msg = pb::DeleteDeadLetterRequest { source, id: item.id };
+            let req = c.request(&headers, None, "/baton.v1.AdminService/DeleteDeadLetter", msg)?;
+            c.admin.delete_dead_letter(req).await?;
+        }
+        done += 1;
+    }
+    Ok(Json(json!({ "done": done })))
+}
+
+#[derive(Deserialize)]
+struct SourceBody {
+    kind: String,
+    name: String,
+}
+
+async fn pause(
+    State(c): State<Arc<Console>>,
+    headers: HeaderMap,
+    Json(body): Json<SourceBody>,
+    paused: bool,
+) -> ApiResult {
+    c.writable()?;
+    let source = Some(pb::Source { kind: kind(&body.kind)? as i32, name: body.name });
+    let changed = if paused {
+        let req = c.request(&headers, None, "/baton.v1.AdminService/Pause", pb::PauseRequest { source })?;
+        c.admin.pause(req).await?.into_inner().changed
+    } else {
+        let req = c.request(&headers, None, "/baton.v1.AdminService/Resume", pb::ResumeRequest { source })?;
+        c.admin.resume(req).await?.into_inner().changed
+    };
+    Ok(Json(json!({ "changed": changed })))
+}
+
+/// The named elections' terms (Baton's own sweeper election first).
+async fn elections(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
+    let mut names = vec![SWEEPER_ELECTION.to_string()];
+    for n in p.names.unwrap_or_default().split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        if !names.iter().any(|m| m == n) {
+            names.push(n.to_string());
+        }
+    }
+    let mut found = Vec::new();
+    for name in names {
+        let term = c.leader(&headers, p.token.as_deref(), &name).await?;
+        found.push((name, term));
+    }
+    Ok(Json(cli::leaders_json(&found)))
+}
+
+/// Every pool's counts and scale-up signal.
+async fn pools(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
+    let token = p.token.as_deref();
+    let health = c.health(&headers, token).await?;
+    let mut statuses = Vec::new();
+    for s in health.sources.iter().filter_map(|s| s.source.as_ref()).filter(|s| s.kind == pb::SourceKind::Pool as i32) {
+        let req =
+            c.request(&headers, token, "/baton.v1.ClaimService/GetPool", pb::GetPoolRequest { pool: s.name.clone() })?;
+        if let Some(status) = c.claims.get_pool(req).await?.into_inner().status {
+            statuses.push(status);
+        }
+    }
+    Ok(Json(cli::pools_json(&statuses)))
+}
+
+/// The overview every two seconds, as server-sent events ("overview"; "error" when a read
+/// fails), until the caller leaves or the server stops.
+async fn events(
+    State(c): State<Arc<Console>>,
+    headers: HeaderMap,
+    Query(p): Query<Params>,
+    stopping: CancellationToken,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    // Refused at once when the caller may not read, rather than as an endless stream of errors.
+    c.request(&headers, p.token.as_deref(), "/baton.v1.AdminService/GetHealth", ())?;
+    let ticks = tokio_stream::wrappers::IntervalStream::new(tokio::time::interval(Duration::from_secs(2)));
+    let stream = ticks
+        .then(move |_| {
+            let (c, headers, token) = (c.clone(), headers.clone(), p.token.clone());
+            async move {
+                let event = match c.overview(&headers, token.as_deref()).await {
+                    Ok(Json(v)) => Event::default().event("overview").data(v.to_string()),
+                    Err(ApiError(_, message)) => Event::default().event("error").data(message),
+                };
+                Ok::<_, Infallible>(event)
+            }
+        })
+        .take_until(stopping.cancelled_owned());
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}

@@ -1,0 +1,157 @@
+//! The web console's HTTP side (the browser test is clients/typescript/test/console.browser.ts):
+//! the page and its API on a real server, behind the same authentication and permissions as
+//! gRPC, read-only mode, and the live event stream.
+//!
+//! Invariants checked: without a token the API answers 401 once auth is configured, and a
+//! refused call changes nothing; a read-only token reads but may not pause (403); an admin may;
+//! a read-only console refuses every change whoever asks; the event stream sends overviews.
+
+mod common;
+
+use std::{sync::Arc, time::Duration};
+
+use baton::config::{Config, TokenEntry};
+use common::*;
+use serde_json::Value;
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::{TcpListener, TcpStream},
+};
+use tokio_util::sync::CancellationToken;
+
+/// A Baton with its console on a port of its own; (gRPC address, console address, stop).
+async fn start(redis: &TestRedis, config: Config) -> (String, String, CancellationToken) {
+    let grpc = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let console = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let (grpc_addr, console_addr) = (grpc.local_addr().unwrap(), console.local_addr().unwrap());
+    let stop = CancellationToken::new();
+    let (url, done) = (redis.url(), stop.clone());
+    tokio::spawn(async move {
+        baton::server::run_with_console(Arc::new(config), &url, grpc, Some(console), done.cancelled_owned()).await
+    });
+    (format!("http://{grpc_addr}"), console_addr.to_string(), stop)
+}
+
+/// One HTTP/1.1 request; (status, body).
+async fn http(addr: &str, method: &str, path: &str, token: Option<&str>, body: Option<&str>) -> (u16, String) {
+    let mut request = format!("{method} {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n");
+    if let Some(t) = token {
+        request.push_str(&format!("authorization: Bearer {t}\r\n"));
+    }
+    if let Some(b) = body {
+        request.push_str(&format!("content-type: application/json\r\ncontent-length: {}\r\n", b.len()));
+    }
+    request.push_str("\r\n");
+    request.push_str(body.unwrap_or(""));
+    // The console may still be starting: connect until it listens (it was bound before start).
+    let mut stream = TcpStream::connect(addr).await.expect("console listening");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), stream.read_to_end(&mut raw)).await.expect("answer").unwrap();
+    let text = String::from_utf8_lossy(&raw).to_string();
+    let status = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).expect("a status line");
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    (status, body)
+}
+
+fn token_entry(name: &str, role: &str) -> (String, TokenEntry) {
+    let token = baton::auth::new_token();
+    let entry = TokenEntry {
+        name: name.into(),
+        sha256: baton::auth::token_hash(&token),
+        roles: vec![role.into()],
+        scopes: vec![],
+    };
+    (token, entry)
+}
+
+// With tokens configured: no token is 401 (nothing changes), a read-only token reads but may
+// not pause (403), an admin pauses (the queue is paused in the overview); the page is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_is_behind_the_grpc_authentication() {
+    let redis = TestRedis::start().await;
+    let (admin, admin_entry) = token_entry("ops", "admin");
+    let (reader, reader_entry) = token_entry("dashboard", "read-only");
+    let mut config = test_config();
+    config.auth.tokens = vec![admin_entry, reader_entry];
+    let (_, console, stop) = start(&redis, config).await;
+
+    let (status, page) = http(&console, "GET", "/", None, None).await;
+    assert_eq!(status, 200);
+    assert!(page.contains("<title>Baton console</title>"));
+
+    let before = redis.snapshot().await;
+    let pause = r#"{"kind":"queue","name":"mail"}"#;
+    assert_eq!(http(&console, "GET", "/api/overview", None, None).await.0, 401);
+    assert_eq!(http(&console, "POST", "/api/pause", None, Some(pause)).await.0, 401);
+    assert_eq!(http(&console, "GET", "/api/overview", Some("wrong"), None).await.0, 401);
+    let (status, body) = http(&console, "POST", "/api/pause", Some(&reader), Some(pause)).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("admin"), "names the permission: {body}");
+    assert_eq!(redis.snapshot().await, before, "refused calls changed nothing");
+
+    let (status, body) = http(&console, "GET", "/api/overview", Some(&reader), None).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = http(&console, "POST", "/api/pause", Some(&admin), Some(pause)).await;
+    assert_eq!((status, body.as_str()), (200, r#"{"changed":true}"#));
+    let (_, body) = http(&console, "GET", "/api/overview", Some(&reader), None).await;
+    let overview: Value = serde_json::from_str(&body).unwrap();
+    let mail = overview["health"]["sources"].as_array().unwrap().iter().find(|s| s["name"] == "mail").unwrap();
+    assert_eq!(mail["paused"], true);
+    // Bad input is the gRPC validation's, as 400.
+    let (status, body) =
+        http(&console, "POST", "/api/pause", Some(&admin), Some(r#"{"kind":"queue","name":"a:b"}"#)).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("source.name"), "{body}");
+    stop.cancel();
+}
+
+// A read-only console refuses every change, whoever asks, and says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_console_changes_nothing() {
+    let redis = TestRedis::start().await;
+    let mut config = test_config();
+    config.console.read_only = true;
+    let (_, console, stop) = start(&redis, config).await;
+    let before = redis.snapshot().await;
+    for (path, body) in [
+        ("/api/pause", r#"{"kind":"queue","name":"mail"}"#),
+        ("/api/resume", r#"{"kind":"queue","name":"mail"}"#),
+        ("/api/deadletters/retry", r#"{"items":[{"kind":"queue","source":"mail","id":"x"}]}"#),
+        ("/api/deadletters/delete", r#"{"items":[{"kind":"queue","source":"mail","id":"x"}]}"#),
+    ] {
+        let (status, answer) = http(&console, "POST", path, None, Some(body)).await;
+        assert_eq!(status, 403, "{path}: {answer}");
+        assert!(answer.contains("read-only"), "{answer}");
+    }
+    assert_eq!(redis.snapshot().await, before);
+    let (_, body) = http(&console, "GET", "/api/overview", None, None).await;
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["readOnly"], true);
+    stop.cancel();
+}
+
+// The event stream sends the overview as "overview" events, with the agents the test put there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_event_stream_sends_overviews() {
+    let redis = TestRedis::start().await;
+    let (grpc, console, stop) = start(&redis, test_config()).await;
+    let channel = tonic::transport::Channel::from_shared(grpc).unwrap().connect().await.unwrap();
+    let mut agents = pb::agent_service_client::AgentServiceClient::new(channel);
+    register(&mut agents, "mail", vec![agent("a", 60_000, 60_000)]).await;
+
+    let mut stream = TcpStream::connect(&console).await.unwrap();
+    stream.write_all(format!("GET /events HTTP/1.1\r\nhost: {console}\r\n\r\n").as_bytes()).await.unwrap();
+    let mut seen = String::new();
+    let mut buf = [0u8; 4096];
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while !(seen.contains("event: overview") && seen.contains("\"name\":\"mail\"")) {
+            let n = stream.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the stream ended: {seen}");
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    })
+    .await
+    .expect("an overview event within 30 s");
+    assert!(seen.contains("text/event-stream"), "{seen}");
+    stop.cancel();
+}
