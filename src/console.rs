@@ -56,6 +56,7 @@ pub struct Console {
 /// Serves the console on `listener` until `stopping` is cancelled.
 pub async fn serve(console: Console, listener: tokio::net::TcpListener, stopping: CancellationToken) {
     let addr = listener.local_addr().ok();
+    let loopback = addr.is_some_and(|a| a.ip().is_loopback());
     let state = Arc::new(console);
     let stop = stopping.clone();
     let app = Router::new()
@@ -72,7 +73,16 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener, stopping
         .route("/api/elections", get(elections))
         .route("/api/pools", get(pools))
         .route("/events", get(move |s, h, q| events(s, h, q, stop.clone())))
-        .with_state(state);
+        .with_state(state)
+        .layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| async move {
+                if loopback && !local_host(req.headers()) {
+                    return ApiError(StatusCode::FORBIDDEN, "a console on loopback answers only to localhost".into())
+                        .into_response();
+                }
+                next.run(req).await
+            },
+        ));
     tracing::info!(addr = ?addr, "console serving HTTP");
     if let Err(e) = axum::serve(listener, app).with_graceful_shutdown(stopping.cancelled_owned()).await {
         tracing::warn!(error = %e, "console stopped");
@@ -104,6 +114,20 @@ pub async fn bind(config: &crate::config::ConsoleConfig) -> Option<tokio::net::T
             None
         }
     }
+}
+
+/// Whether the request names this machine (`localhost`, `127.0.0.1`, `[::1]`, any port): a page
+/// on another site that rebinds its own name to 127.0.0.1 (DNS rebinding) must not read a
+/// console on loopback, which may have no authentication at all.
+fn local_host(headers: &HeaderMap) -> bool {
+    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else { return false };
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if !name.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && !host.ends_with(']') => {
+            name
+        }
+        _ => host,
+    };
+    matches!(name, "localhost" | "127.0.0.1" | "[::1]") || name.starts_with("127.")
 }
 
 fn page(body: &'static str, content_type: &'static str) -> Response {

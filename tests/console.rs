@@ -34,7 +34,19 @@ async fn start(redis: &TestRedis, config: Config) -> (String, String, Cancellati
 
 /// One HTTP/1.1 request; (status, body).
 async fn http(addr: &str, method: &str, path: &str, token: Option<&str>, body: Option<&str>) -> (u16, String) {
-    let mut request = format!("{method} {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n");
+    http_to(addr, addr, method, path, token, body).await
+}
+
+/// One HTTP/1.1 request to `addr` naming `host`; (status, body).
+async fn http_to(
+    addr: &str,
+    host: &str,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&str>,
+) -> (u16, String) {
+    let mut request = format!("{method} {path} HTTP/1.1\r\nhost: {host}\r\nconnection: close\r\n");
     if let Some(t) = token {
         request.push_str(&format!("authorization: Bearer {t}\r\n"));
     }
@@ -127,6 +139,23 @@ async fn a_read_only_console_changes_nothing() {
     assert_eq!(redis.snapshot().await, before);
     let (_, body) = http(&console, "GET", "/api/overview", None, None).await;
     assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["readOnly"], true);
+    stop.cancel();
+}
+
+// A console on loopback answers only requests that name this machine: a page elsewhere that
+// rebinds its own host name to 127.0.0.1 gets 403 (and the console has no auth here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loopback_console_answers_only_to_localhost() {
+    let redis = TestRedis::start().await;
+    let (_, console, stop) = start(&redis, test_config()).await;
+    let port = console.rsplit_once(':').unwrap().1;
+    for host in [format!("evil.example:{port}"), "evil.example".into(), format!("localhost.evil.example:{port}")] {
+        let (status, body) = http_to(&console, &host, "GET", "/api/overview", None, None).await;
+        assert_eq!(status, 403, "{host}: {body}");
+    }
+    for host in [format!("localhost:{port}"), format!("127.0.0.1:{port}"), "localhost".into()] {
+        assert_eq!(http_to(&console, &host, "GET", "/api/overview", None, None).await.0, 200, "{host}");
+    }
     stop.cancel();
 }
 
