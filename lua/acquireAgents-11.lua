@@ -160,6 +160,7 @@ if lim[7] ~= '1' then
 else
   local UNIT = 4398046511104 -- 2^42: a ready score is rank * UNIT + turn
   local turn = tonumber(lim[11] or '0')
+  local turnBefore = turn
   local function lane(entry) return string.match(entry, '^([^|]*)|(%d+)|(%d+)|(.*)$') end
   -- cmd key list..., in chunks (Lua's unpack takes at most ~8000 values).
   local function chunked(cmd, key, list)
@@ -217,7 +218,7 @@ else
 
   -- Take keys from the head of ready; keys that may not have more are set aside. A key served
   -- takes a new turn, which puts it behind every key of its priority already there, so a pass
-  -- over the head's run of keys of one priority (one ZRANGEBYSCORE) visits them in the order
+  -- over the head's run of keys of one priority (one ZRANGE) visits them in the order
   -- step-by-step heads would. A visit picks the key's next lanes entry (past those this call
   -- already took); the pass re-scores its keys with one ZADD and one ZREM, and the picks are
   -- checked against waiting and granted together at the end (one ZMSCORE, one ZREM per key).
@@ -232,13 +233,20 @@ else
   while true do
     if n >= max then stop = 'max' break end
     if steps >= scanLimit then stop = 'steps' break end
-    local head = rcall('ZRANGE', readyKey, 0, 0, 'WITHSCORES')
-    if not head[1] then break end
-    local rank = math.floor(tonumber(head[2]) / UNIT)
     local want = max - n
     if want > scanLimit - steps then want = scanLimit - steps end
-    local page = rcall('ZRANGEBYSCORE', readyKey, int(rank * UNIT), '(' .. int((rank + 1) * UNIT), 'WITHSCORES',
-      'LIMIT', 0, want)
+    local page = rcall('ZRANGE', readyKey, 0, want - 1, 'WITHSCORES')
+    if not page[1] then break end
+    -- The pass is the head's run of one priority: keys of a lower one wait for the next pass.
+    local rank = math.floor(tonumber(page[2]) / UNIT)
+    local cut = #page
+    for i = 3, #page, 2 do
+      if math.floor(tonumber(page[i + 1]) / UNIT) ~= rank then
+        cut = i - 1
+        break
+      end
+    end
+    for i = #page, cut + 1, -1 do page[i] = nil end
     -- The page's keys' counts and buckets, read once a call (one HMGET each a pass).
     local unread, fields = {}, {}
     for i = 1, #page, 2 do
@@ -362,15 +370,19 @@ else
     end
   end
   chunked('ZADD', readyKey, aside)
-  rcall('HSET', limitsKey, 'turn', int(turn))
+  if turn ~= turnBefore then rcall('HSET', limitsKey, 'turn', int(turn)) end
 
-  -- When to look again.
-  local unpromoted = rcall('ZRANGEBYSCORE', waitingKey, 0, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  local nextDue = unpromoted[2] and tonumber(unpromoted[2]) or false
-  if rcall('EXISTS', readyKey) == 1 then
-    if (stop == 'steps' and n > 0) or (stop == 'max' and n >= asked) or stale > 0 then
-      nextDue = now -- more is due than this call took (or stale entries took its place)
-    elseif stop == 'max' and room >= 0 and granted >= room then
+  -- When to look again: at once when this call made progress and may have left work (the
+  -- caller with no credit left does not look); else the next promotion, a token, or a wake-up.
+  local nextDue = false
+  if (stop == 'steps' and n > 0) or (stop == 'max' and n >= asked) or stale > 0 then
+    nextDue = now
+  else
+    local unpromoted = rcall('ZRANGEBYSCORE', waitingKey, 0, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    nextDue = unpromoted[2] and tonumber(unpromoted[2]) or false
+  end
+  if nextDue ~= now and rcall('EXISTS', readyKey) == 1 then
+    if stop == 'max' and room >= 0 and granted >= room then
       rcall('HSET', limitsKey, 'blocked', '1')
       nextDue = false
     elseif stop == 'max' and rate > 0 then
