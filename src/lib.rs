@@ -18,6 +18,8 @@
 //! - [`monitor`]: the periodic health summary and watchdog signals.
 //! - [`embedded`]: the embedded default, a supervised private redis-server.
 //! - [`auth`], [`tls`]: who may call what; serving over TLS.
+//! - [`console`]: the web console, whose API runs the services in-process behind [`auth`].
+//! - [`cli`]: the operator commands of the `baton` binary (gRPC through [`client`]).
 //! - [`config`], [`error`], [`telemetry`]: configuration layering, the one error type and its
 //!   gRPC mapping, logs and metrics.
 //!
