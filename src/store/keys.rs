@@ -53,7 +53,7 @@ pub struct QueueKeys {
     pub stats: String,
     /// HASH flow control: paused, concurrency, rate, burst, key_concurrency, key_rate, key_burst
     /// (AdminService.SetLimits / Pause), the token bucket's state (tokens, at), "blocked", and
-    /// a keyed queue's state: "keyed", "turn", per key "held|<key>" (leases held) and "bucket|<key>"
+    /// a keyed queue's state: "keyed", "turn", per key `held|<key>` (leases held) and `bucket|<key>`
     /// (its bucket, "tokens|at") (see acquireAgents).
     pub limits: String,
     /// HASH name -> "token|next fire (ms)": the next fire of a cron agent's latest run.
