@@ -5,7 +5,7 @@
     KEYS[1]  scheduled  ZSET id -> deliver at (ms)
     KEYS[2]  inflight   ZSET id -> ack deadline (ms)
     KEYS[3]  messages   HASH id -> payload bytes
-    KEYS[4]  meta       HASH id -> "deliver_at|delivery_count|key"
+    KEYS[4]  meta       HASH id -> "deliver_at|delivery_count|key[|traceparent]"
     KEYS[5]  keys       HASH idempotency key -> id
     KEYS[6]  tokens     HASH id -> "token|consumer|delivered_at|key" (in flight)
     KEYS[7]  consumers  HASH consumer id -> messages in flight

@@ -8,7 +8,7 @@
     KEYS[1]  scheduled  ZSET id -> deliver at (ms)
     KEYS[2]  inflight   ZSET id -> ack deadline (ms)
     KEYS[3]  messages   HASH id -> payload bytes
-    KEYS[4]  meta       HASH id -> "deliver_at|delivery_count|key"
+    KEYS[4]  meta       HASH id -> "deliver_at|delivery_count|key[|traceparent]"
     KEYS[5]  keys       HASH idempotency key -> id
     KEYS[6]  tokens     HASH id -> "token|consumer|delivered_at|key" (in flight)
     KEYS[7]  consumers  HASH consumer id -> messages in flight
@@ -29,7 +29,7 @@
     ARGV[8] dlqMax          dead-letter size bound (0: none)
 
   Output:
-    { now, nextDue (or -1), redelivered, deadLettered, (id, payload, "deliverAt|count|token")* }
+    { now, nextDue (or -1), redelivered, deadLettered, (id, payload, "deliverAt|count|token[|traceparent]")* }
     nextDue is the earliest of the next due message (unless the consumer is at its bound) and
     the next ack deadline.
 ]]
@@ -93,19 +93,19 @@ if #ids > 0 then
   local metaSet, tokenSet, flight, m, f, o = {}, {}, {}, 0, 0, #out
   for i, id in ipairs(ids) do
     local rec, payload = metas[i], payloads[i]
-    local at, count, key
-    if rec then at, count, key = string.match(rec, '^(%d+)|(%d+)|(.*)$') end
+    local at, count, key, tail
+    if rec then at, count, key, tail = string.match(rec, '^(%d+)|(%d+)|([^|]*)(.*)$') end
     if at and payload then
       local token = string.format('%d', firstToken + i - 1)
       count = tonumber(count) + 1
       local atCount = at .. '|' .. count
-      metaSet[m + 1], metaSet[m + 2] = id, atCount .. '|' .. key
+      metaSet[m + 1], metaSet[m + 2] = id, atCount .. '|' .. key .. tail
       -- The idempotency key rides in the token record, so an ack need not read the metadata.
       tokenSet[m + 1], tokenSet[m + 2] = id, token .. recordTail .. key
       m = m + 2
       flight[f + 1], flight[f + 2] = deadline, id
       f = f + 2
-      out[o + 1], out[o + 2], out[o + 3] = id, payload, atCount .. '|' .. token
+      out[o + 1], out[o + 2], out[o + 3] = id, payload, atCount .. '|' .. token .. tail
       o = o + 3
     end
   end

@@ -7,7 +7,7 @@
     KEYS[1]  scheduled  ZSET id -> deliver at (ms)
     KEYS[2]  inflight   ZSET id -> ack deadline (ms)
     KEYS[3]  messages   HASH id -> payload bytes
-    KEYS[4]  meta       HASH id -> "deliver_at|delivery_count|key"
+    KEYS[4]  meta       HASH id -> "deliver_at|delivery_count|key[|traceparent]"
     KEYS[5]  keys       HASH idempotency key -> id
     KEYS[6]  tokens     HASH id -> "token|consumer|delivered_at|key" (in flight)
     KEYS[7]  consumers  HASH consumer id -> messages in flight
@@ -22,6 +22,7 @@
     ARGV[4] key           idempotency key, "" for none
     ARGV[5] channel       where to announce: "P|S <wake-up channel>" or ""
     ARGV[6] wakeName      name announced on channel ("r:<receiver>")
+    ARGV[7] traceparent   W3C trace context handed to the consumer, "" for none
 
   Output:
     { created (1/0), id, deliverAt }
@@ -34,7 +35,7 @@ local rcall = redis.call
 
 local k = receiverKeys()
 local payload, deliverAt, delayMs, key = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
-local channel, wakeName = ARGV[5], ARGV[6]
+local channel, wakeName, traceparent = ARGV[5], ARGV[6], ARGV[7]
 if key ~= '' then
   local existing = rcall('HGET', k.keys, key)
   if existing then
@@ -50,7 +51,8 @@ local id = string.format('%020d', rcall('INCR', k.seq))
 local head = rcall('ZRANGE', k.scheduled, 0, 0, 'WITHSCORES')
 rcall('ZADD', k.scheduled, at, id)
 rcall('HSET', k.messages, id, payload)
-rcall('HSET', k.meta, id, string.format('%d', at) .. '|0|' .. key)
+local tail = traceparent ~= '' and '|' .. traceparent or ''
+rcall('HSET', k.meta, id, string.format('%d', at) .. '|0|' .. key .. tail)
 if key ~= '' then rcall('HSET', k.keys, key, id) end
 rcall('HINCRBY', k.stats, 'scheduled', 1)
 if head[2] == nil or at < tonumber(head[2]) then

@@ -49,6 +49,7 @@ pub mod store;
 pub mod sweeper;
 pub mod telemetry;
 pub mod tls;
+pub mod trace;
 
 /// Generated protobuf types and gRPC stubs of `baton.v1` (the `baton-proto` crate).
 pub use baton_proto as pb;

@@ -8,6 +8,11 @@ use crate::{
     error::{Error, Result},
 };
 
+/// The W3C `traceparent` of the current span, when OpenTelemetry tracing is on.
+pub fn current_traceparent() -> Option<String> {
+    None
+}
+
 /// Installs the global log subscriber. Call once per process.
 pub fn init_logs(config: &Config) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&config.log.level));

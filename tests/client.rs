@@ -255,7 +255,7 @@ async fn subscriber_acks_and_sees_redeliveries() {
     let channel = env.baton.channel().await;
     let mut sched = baton::pb::schedule_service_client::ScheduleServiceClient::new(channel.clone());
     for payload in ["good", "flaky"] {
-        let req = pb::ScheduleRequest { receiver: "r".into(), payload: payload.into(), when: None, key: String::new() };
+        let req = pb::ScheduleRequest { receiver: "r".into(), payload: payload.into(), ..Default::default() };
         sched.schedule(req).await.unwrap();
     }
     let seen = Arc::new(Mutex::new(Vec::<(String, u32)>::new()));
@@ -296,8 +296,7 @@ async fn subscriber_handles_each_message_once_within_max_in_flight() {
             .map(|i| pb::ScheduleRequest {
                 receiver: "r".into(),
                 payload: format!("m{i}").into_bytes(),
-                when: None,
-                key: String::new(),
+                ..Default::default()
             })
             .collect();
         sched.schedule_batch(pb::ScheduleBatchRequest { messages }).await.unwrap();

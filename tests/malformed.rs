@@ -297,7 +297,7 @@ async fn deliver_at_in_the_past_means_now() {
             receiver: "past".into(),
             payload: b"x".to_vec(),
             when: Some(pb::schedule_request::When::DeliverAt(prost_types::Timestamp { seconds, nanos: 0 })),
-            key: String::new(),
+            ..Default::default()
         };
         let r = schedules.schedule(req).await.unwrap_or_else(|s| panic!("{seconds}: {s:?}")).into_inner();
         assert!(ms(&r.deliver_at) <= env.redis.now_ms().await, "{seconds}: due at once");

@@ -82,8 +82,7 @@ async fn schedule_now(c: &mut ScheduleServiceClient<Channel>, n: usize) -> HashS
         .map(|i| pb::ScheduleRequest {
             receiver: R.into(),
             payload: format!("m{i}").into_bytes(),
-            when: None,
-            key: String::new(),
+            ..Default::default()
         })
         .collect();
     let mut ids = HashSet::new();

@@ -28,6 +28,7 @@ fn later(payload: &str, delay_ms: u64, key: &str) -> pb::ScheduleRequest {
         payload: payload.as_bytes().to_vec(),
         when: Some(pb::schedule_request::When::Delay(dur(delay_ms).unwrap())),
         key: key.into(),
+        ..Default::default()
     }
 }
 

@@ -284,6 +284,7 @@ async fn a_sharded_receiver_spreads_over_shards_and_keeps_the_delivery_guarantee
         payload: b"m".to_vec(),
         key: key.into(),
         when: Some(pb::schedule_request::When::Delay(dur(delay_ms).unwrap())),
+        ..Default::default()
     };
 
     // A consumer subscribed before anything is scheduled: every delivery is a wake-up's.
@@ -447,7 +448,7 @@ async fn session_and_receive_streams_drain_sharded_sources() {
             receiver: "tick".into(),
             payload: format!("m{i}").into_bytes(),
             when: None,
-            key: String::new(),
+            ..Default::default()
         })
         .collect();
     s.schedule_batch(pb::ScheduleBatchRequest { messages }).await.unwrap();

@@ -249,7 +249,7 @@ async fn schedule_all(
                             receiver: receiver.clone(),
                             payload: format!("m{i}").into_bytes(),
                             when: Some(pb::schedule_request::When::DeliverAt(timestamp_ms(deliver_at(i)))),
-                            key: String::new(),
+                            ..Default::default()
                         })
                         .collect();
                     client.schedule_batch(pb::ScheduleBatchRequest { messages }).await?;

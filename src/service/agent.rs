@@ -32,7 +32,8 @@ impl AgentServiceImpl {
         Self { store, wakeups, config, shutdown }
     }
 
-    fn agent_def(&self, field: &str, a: &pb::Agent) -> Result<AgentDef> {
+    /// Checks one agent of a Register; `incoming` is the call's trace context (`trace::incoming`).
+    fn agent_def(&self, field: &str, a: &pb::Agent, incoming: &str) -> Result<AgentDef> {
         let limits = &self.config.limits;
         let defaults = &self.config.agent;
         let max = limits.max_duration_ms;
@@ -68,6 +69,7 @@ impl AgentServiceImpl {
                 format!("must be from -{MAX_PRIORITY} to {MAX_PRIORITY}, got {}", a.priority),
             ));
         }
+        crate::trace::check_field(&format!("{field}.traceparent"), &a.traceparent)?;
         let mut first_fire_ms = None;
         if a.cron.is_empty() {
             if !a.time_zone.is_empty() || catch_up_skip {
@@ -99,6 +101,7 @@ impl AgentServiceImpl {
             time_zone: a.time_zone.clone(),
             catch_up_skip,
             first_fire_ms,
+            traceparent: crate::trace::for_item(&a.traceparent, incoming),
         })
     }
 
@@ -250,6 +253,7 @@ fn agent_pb(def: AgentDef) -> pb::Agent {
         catch_up: if def.catch_up_skip { pb::CatchUp::Skip as i32 } else { pb::CatchUp::Unspecified as i32 },
         key: def.key,
         priority: def.priority,
+        traceparent: def.traceparent,
     }
 }
 
@@ -291,13 +295,14 @@ impl AgentService for AgentServiceImpl {
     async fn register(&self, request: Request<pb::RegisterRequest>) -> Result<Response<pb::RegisterResponse>, Status> {
         observe("Register", async {
             auth::authorize(&request)?;
+            let incoming = crate::trace::incoming(request.metadata());
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;
             validate::count("agents", req.agents.len(), 1, self.max_batch())?;
             let mut seen = HashSet::new();
             let mut defs = Vec::with_capacity(req.agents.len());
             for (i, a) in req.agents.iter().enumerate() {
-                let def = self.agent_def(&format!("agents[{i}]"), a)?;
+                let def = self.agent_def(&format!("agents[{i}]"), a, &incoming)?;
                 if !seen.insert(def.name.clone()) {
                     return Err(Error::invalid(format!("agents[{i}].name"), format!("{:?} is listed twice", def.name)));
                 }

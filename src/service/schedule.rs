@@ -119,6 +119,7 @@ pub(super) fn delivered(
                 deliver_at: Some(timestamp(d.deliver_at_ms)),
                 delivery_count: d.count,
                 token: d.token,
+                traceparent: d.traceparent,
             }
         })
         .collect()
@@ -157,6 +158,7 @@ impl ScheduleServiceImpl {
         if !req.key.is_empty() {
             validate::name(&format!("{field}key"), &req.key)?;
         }
+        crate::trace::check_field(&format!("{field}traceparent"), &req.traceparent)?;
         let max = self.config.limits.max_duration_ms;
         Ok(match &req.when {
             None => When::After(0),
@@ -216,9 +218,12 @@ impl ScheduleService for ScheduleServiceImpl {
     async fn schedule(&self, request: Request<pb::ScheduleRequest>) -> Result<Response<pb::ScheduleResponse>, Status> {
         observe("Schedule", async {
             auth::authorize(&request)?;
+            let incoming = crate::trace::incoming(request.metadata());
             let req = request.into_inner();
             let when = self.when("", &req)?;
-            let (created, id, at) = self.store.schedule(&req.receiver, &req.payload, when, &req.key).await?;
+            let traceparent = crate::trace::for_item(&req.traceparent, &incoming);
+            let (created, id, at) =
+                self.store.schedule(&req.receiver, &req.payload, when, &req.key, &traceparent).await?;
             if created {
                 metrics::counter!("baton_schedule_scheduled_total", "receiver" => req.receiver).increment(1);
             }
@@ -233,17 +238,21 @@ impl ScheduleService for ScheduleServiceImpl {
     ) -> Result<Response<pb::ScheduleBatchResponse>, Status> {
         observe("ScheduleBatch", async {
             auth::authorize(&request)?;
+            let incoming = crate::trace::incoming(request.metadata());
             let req = request.into_inner();
             validate::count("messages", req.messages.len(), 1, self.config.limits.max_batch as usize)?;
             let whens = (req.messages.iter().enumerate())
                 .map(|(i, m)| self.when(&format!("messages[{i}]."), m))
                 .collect::<Result<Vec<_>>>()?;
+            let traceparents: Vec<String> =
+                req.messages.iter().map(|m| crate::trace::for_item(&m.traceparent, &incoming)).collect();
             // Side by side on the multiplexed connection: pipelined, one round trip for the lot.
             let results = futures::future::try_join_all(
                 req.messages
                     .iter()
                     .zip(whens)
-                    .map(|(m, when)| self.store.schedule(&m.receiver, &m.payload, when, &m.key)),
+                    .zip(&traceparents)
+                    .map(|((m, when), tp)| self.store.schedule(&m.receiver, &m.payload, when, &m.key, tp)),
             )
             .await?;
             let results = req

@@ -43,6 +43,9 @@ pub struct AgentDef {
     /// uses as its first run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_fire_ms: Option<i64>,
+    /// W3C trace context of the producer's call, handed to workers with every lease; "" for none.
+    #[serde(default, rename = "tp", skip_serializing_if = "String::is_empty")]
+    pub traceparent: String,
 }
 
 fn is_zero(n: &i32) -> bool {

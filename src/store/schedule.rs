@@ -19,6 +19,8 @@ pub struct Delivery {
     pub deliver_at_ms: i64,
     pub count: u32,
     pub token: u64,
+    /// The producer's W3C trace context; "" for none.
+    pub traceparent: String,
 }
 
 /// One round of delivery.
@@ -70,6 +72,7 @@ impl Store {
         payload: &[u8],
         when: When,
         key: &str,
+        traceparent: &str,
     ) -> Result<(bool, String, i64)> {
         let k = self.keys.receiver(receiver);
         let (at, delay) = match when {
@@ -82,7 +85,8 @@ impl Store {
             .arg(delay)
             .arg(key)
             .arg(self.keys.announce(ChannelKind::Receiver, receiver))
-            .arg(wake_name(receiver));
+            .arg(wake_name(receiver))
+            .arg(traceparent);
         self.remember(self.keys.receivers(), receiver).await?;
         let reply = self.run(Path::WriteBack, "scheduleMessage", &k.all(), args).await?;
         let mut r = Reply::new("scheduleMessage", reply)?;
@@ -112,13 +116,21 @@ impl Store {
         let mut deliveries = Vec::new();
         while !r.is_empty() {
             let (id, payload, rest): (String, Vec<u8>, String) = (r.next()?, r.next()?, r.next()?);
-            let mut fields = rest.split('|').map(str::parse::<i64>);
-            let mut field = || match fields.next() {
+            let mut fields = rest.splitn(4, '|');
+            let mut field = || match fields.next().map(str::parse::<i64>) {
                 Some(Ok(v)) => Ok(v),
                 _ => Err(Error::Internal(format!("deliverMessages: malformed delivery {rest:?}"))),
             };
             let (deliver_at_ms, count, token) = (field()?, field()?, field()?);
-            deliveries.push(Delivery { id, payload, deliver_at_ms, count: count as u32, token: token as u64 });
+            let traceparent = fields.next().unwrap_or_default().to_owned();
+            deliveries.push(Delivery {
+                id,
+                payload,
+                deliver_at_ms,
+                count: count as u32,
+                token: token as u64,
+                traceparent,
+            });
         }
         Ok(Delivered { now_ms, next_due_ms: (next >= 0).then_some(next), redelivered, dead_lettered, deliveries })
     }

@@ -38,18 +38,27 @@ impl Store {
         }
     }
 
-    /// Persists a message; returns (created, id, deliver_at).
-    pub async fn schedule(&self, receiver: &str, payload: &[u8], when: When, key: &str) -> Result<(bool, String, i64)> {
+    /// Persists a message, with the producer's trace context ("" for none); returns (created,
+    /// id, deliver_at).
+    pub async fn schedule(
+        &self,
+        receiver: &str,
+        payload: &[u8],
+        when: When,
+        key: &str,
+        traceparent: &str,
+    ) -> Result<(bool, String, i64)> {
         let n = self.shard_count(SourceKind::Receiver, receiver) as usize;
         if n == 1 {
-            return self.schedule_in(receiver, payload, when, key).await;
+            return self.schedule_in(receiver, payload, when, key, traceparent).await;
         }
         let shard = if key.is_empty() {
             NEXT.fetch_add(1, Ordering::Relaxed) % n
         } else {
             super::slot_of(key, n as u32) as usize
         };
-        let (created, id, at) = self.schedule_in(&format!("{receiver}#{shard}"), payload, when, key).await?;
+        let (created, id, at) =
+            self.schedule_in(&format!("{receiver}#{shard}"), payload, when, key, traceparent).await?;
         Ok((created, message_id(shard, &id), at))
     }
 

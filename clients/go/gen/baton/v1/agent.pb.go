@@ -256,7 +256,14 @@ type Agent struct {
 	// one; keys of equal priority take turns (round-robin), and within a key ties go by due time,
 	// then name. Limits come first: an agent whose key is at its limit waits, and lower
 	// priorities of other keys go ahead. -1000 to 1000; 0 by default.
-	Priority      int32 `protobuf:"varint,12,opt,name=priority,proto3" json:"priority,omitempty"`
+	Priority int32 `protobuf:"varint,12,opt,name=priority,proto3" json:"priority,omitempty"`
+	// traceparent is the W3C trace context (`00-<trace id>-<span id>-<flags>`) of the work that
+	// registered the agent, handed back with every lease so the worker's run joins the producer's
+	// trace. Empty on Register: Baton takes it from the call's own trace context (its Register
+	// span when tracing is on, else the call's `traceparent` metadata); a Register without either
+	// keeps none. Worker helpers make a one-shot agent's run a child of it, and link a recurring
+	// agent's runs to it.
+	Traceparent   string `protobuf:"bytes,13,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -373,6 +380,13 @@ func (x *Agent) GetPriority() int32 {
 		return x.Priority
 	}
 	return 0
+}
+
+func (x *Agent) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
+	}
+	return ""
 }
 
 // RegisterRequest upserts agents into one queue.
@@ -2442,7 +2456,7 @@ var File_baton_v1_agent_proto protoreflect.FileDescriptor
 
 const file_baton_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x14baton/v1/agent.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x83\x04\n" +
+	"\x14baton/v1/agent.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa5\x04\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x125\n" +
 	"\binterval\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\binterval\x123\n" +
@@ -2456,7 +2470,8 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\bcatch_up\x18\n" +
 	" \x01(\x0e2\x11.baton.v1.CatchUpR\acatchUp\x12\x10\n" +
 	"\x03key\x18\v \x01(\tR\x03key\x12\x1a\n" +
-	"\bpriority\x18\f \x01(\x05R\bpriority\x1a9\n" +
+	"\bpriority\x18\f \x01(\x05R\bpriority\x12 \n" +
+	"\vtraceparent\x18\r \x01(\tR\vtraceparent\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"w\n" +

@@ -38,7 +38,12 @@ type ScheduleRequest struct {
 	//	*ScheduleRequest_Delay
 	When isScheduleRequest_When `protobuf_oneof:"when"`
 	// key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none.
-	Key           string `protobuf:"bytes,5,opt,name=key,proto3" json:"key,omitempty"`
+	Key string `protobuf:"bytes,5,opt,name=key,proto3" json:"key,omitempty"`
+	// traceparent is the W3C trace context (`00-<trace id>-<span id>-<flags>`) handed to the
+	// consumer with every delivery, so handling the message joins the producer's trace. Empty:
+	// Baton takes it from the call's own trace context (its Schedule span when tracing is on, else
+	// the call's `traceparent` metadata); without either the message carries none.
+	Traceparent   string `protobuf:"bytes,6,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -115,6 +120,13 @@ func (x *ScheduleRequest) GetDelay() *durationpb.Duration {
 func (x *ScheduleRequest) GetKey() string {
 	if x != nil {
 		return x.Key
+	}
+	return ""
+}
+
+func (x *ScheduleRequest) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
 	}
 	return ""
 }
@@ -278,7 +290,9 @@ type SubscribeResponse struct {
 	// delivery_count: 1 on the first delivery, more on redeliveries.
 	DeliveryCount uint32 `protobuf:"varint,4,opt,name=delivery_count,json=deliveryCount,proto3" json:"delivery_count,omitempty"`
 	// token of this delivery; present it to Ack.
-	Token         uint64 `protobuf:"varint,5,opt,name=token,proto3" json:"token,omitempty"`
+	Token uint64 `protobuf:"varint,5,opt,name=token,proto3" json:"token,omitempty"`
+	// traceparent of the producer (ScheduleRequest.traceparent); empty when it had none.
+	Traceparent   string `protobuf:"bytes,6,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -346,6 +360,13 @@ func (x *SubscribeResponse) GetToken() uint64 {
 		return x.Token
 	}
 	return 0
+}
+
+func (x *SubscribeResponse) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
+	}
+	return ""
 }
 
 // AckRequest ends a delivered message.
@@ -970,14 +991,15 @@ var File_baton_v1_schedule_proto protoreflect.FileDescriptor
 
 const file_baton_v1_schedule_proto_rawDesc = "" +
 	"\n" +
-	"\x17baton/v1/schedule.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd1\x01\n" +
+	"\x17baton/v1/schedule.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf3\x01\n" +
 	"\x0fScheduleRequest\x12\x1a\n" +
 	"\breceiver\x18\x01 \x01(\tR\breceiver\x12\x18\n" +
 	"\apayload\x18\x02 \x01(\fR\apayload\x12;\n" +
 	"\n" +
 	"deliver_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampH\x00R\tdeliverAt\x121\n" +
 	"\x05delay\x18\x04 \x01(\v2\x19.google.protobuf.DurationH\x00R\x05delay\x12\x10\n" +
-	"\x03key\x18\x05 \x01(\tR\x03keyB\x06\n" +
+	"\x03key\x18\x05 \x01(\tR\x03key\x12 \n" +
+	"\vtraceparent\x18\x06 \x01(\tR\vtraceparentB\x06\n" +
 	"\x04when\"w\n" +
 	"\x10ScheduleResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x129\n" +
@@ -988,14 +1010,15 @@ const file_baton_v1_schedule_proto_rawDesc = "" +
 	"\breceiver\x18\x01 \x01(\tR\breceiver\x12\x1f\n" +
 	"\vconsumer_id\x18\x02 \x01(\tR\n" +
 	"consumerId\x12\"\n" +
-	"\rmax_in_flight\x18\x03 \x01(\rR\vmaxInFlight\"\xb5\x01\n" +
+	"\rmax_in_flight\x18\x03 \x01(\rR\vmaxInFlight\"\xd7\x01\n" +
 	"\x11SubscribeResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\apayload\x18\x02 \x01(\fR\apayload\x129\n" +
 	"\n" +
 	"deliver_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tdeliverAt\x12%\n" +
 	"\x0edelivery_count\x18\x04 \x01(\rR\rdeliveryCount\x12\x14\n" +
-	"\x05token\x18\x05 \x01(\x04R\x05token\"N\n" +
+	"\x05token\x18\x05 \x01(\x04R\x05token\x12 \n" +
+	"\vtraceparent\x18\x06 \x01(\tR\vtraceparent\"N\n" +
 	"\n" +
 	"AckRequest\x12\x1a\n" +
 	"\breceiver\x18\x01 \x01(\tR\breceiver\x12\x0e\n" +

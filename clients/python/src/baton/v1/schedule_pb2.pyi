@@ -11,18 +11,20 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ScheduleRequest(_message.Message):
-    __slots__ = ("receiver", "payload", "deliver_at", "delay", "key")
+    __slots__ = ("receiver", "payload", "deliver_at", "delay", "key", "traceparent")
     RECEIVER_FIELD_NUMBER: _ClassVar[int]
     PAYLOAD_FIELD_NUMBER: _ClassVar[int]
     DELIVER_AT_FIELD_NUMBER: _ClassVar[int]
     DELAY_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
+    TRACEPARENT_FIELD_NUMBER: _ClassVar[int]
     receiver: str
     payload: bytes
     deliver_at: _timestamp_pb2.Timestamp
     delay: _duration_pb2.Duration
     key: str
-    def __init__(self, receiver: _Optional[str] = ..., payload: _Optional[bytes] = ..., deliver_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., key: _Optional[str] = ...) -> None: ...
+    traceparent: str
+    def __init__(self, receiver: _Optional[str] = ..., payload: _Optional[bytes] = ..., deliver_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., key: _Optional[str] = ..., traceparent: _Optional[str] = ...) -> None: ...
 
 class ScheduleResponse(_message.Message):
     __slots__ = ("id", "deliver_at", "created")
@@ -45,18 +47,20 @@ class SubscribeRequest(_message.Message):
     def __init__(self, receiver: _Optional[str] = ..., consumer_id: _Optional[str] = ..., max_in_flight: _Optional[int] = ...) -> None: ...
 
 class SubscribeResponse(_message.Message):
-    __slots__ = ("id", "payload", "deliver_at", "delivery_count", "token")
+    __slots__ = ("id", "payload", "deliver_at", "delivery_count", "token", "traceparent")
     ID_FIELD_NUMBER: _ClassVar[int]
     PAYLOAD_FIELD_NUMBER: _ClassVar[int]
     DELIVER_AT_FIELD_NUMBER: _ClassVar[int]
     DELIVERY_COUNT_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
+    TRACEPARENT_FIELD_NUMBER: _ClassVar[int]
     id: str
     payload: bytes
     deliver_at: _timestamp_pb2.Timestamp
     delivery_count: int
     token: int
-    def __init__(self, id: _Optional[str] = ..., payload: _Optional[bytes] = ..., deliver_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., delivery_count: _Optional[int] = ..., token: _Optional[int] = ...) -> None: ...
+    traceparent: str
+    def __init__(self, id: _Optional[str] = ..., payload: _Optional[bytes] = ..., deliver_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., delivery_count: _Optional[int] = ..., token: _Optional[int] = ..., traceparent: _Optional[str] = ...) -> None: ...
 
 class AckRequest(_message.Message):
     __slots__ = ("receiver", "id", "token")

@@ -281,6 +281,15 @@ export interface Agent {
    * priorities of other keys go ahead. -1000 to 1000; 0 by default.
    */
   priority: number;
+  /**
+   * traceparent is the W3C trace context (`00-<trace id>-<span id>-<flags>`) of the work that
+   * registered the agent, handed back with every lease so the worker's run joins the producer's
+   * trace. Empty on Register: Baton takes it from the call's own trace context (its Register
+   * span when tracing is on, else the call's `traceparent` metadata); a Register without either
+   * keeps none. Worker helpers make a one-shot agent's run a child of it, and link a recurring
+   * agent's runs to it.
+   */
+  traceparent: string;
 }
 
 export interface Agent_LabelsEntry {
@@ -709,6 +718,7 @@ function createBaseAgent(): Agent {
     catchUp: 0,
     key: "",
     priority: 0,
+    traceparent: "",
   };
 }
 
@@ -749,6 +759,9 @@ export const Agent: MessageFns<Agent> = {
     }
     if (message.priority !== 0) {
       writer.uint32(96).int32(message.priority);
+    }
+    if (message.traceparent !== "") {
+      writer.uint32(106).string(message.traceparent);
     }
     return writer;
   },
@@ -865,6 +878,14 @@ export const Agent: MessageFns<Agent> = {
             message.priority = reader.int32();
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.traceparent = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -920,6 +941,7 @@ export const Agent: MessageFns<Agent> = {
         : 0,
       key: isSet(object.key) ? globalThis.String(object.key) : "",
       priority: isSet(object.priority) ? globalThis.Number(object.priority) : 0,
+      traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
     };
   },
 
@@ -967,6 +989,9 @@ export const Agent: MessageFns<Agent> = {
     if (message.priority !== 0) {
       obj.priority = Math.round(message.priority);
     }
+    if (message.traceparent !== "") {
+      obj.traceparent = message.traceparent;
+    }
     return obj;
   },
 
@@ -1001,6 +1026,7 @@ export const Agent: MessageFns<Agent> = {
     message.catchUp = object.catchUp ?? 0;
     message.key = object.key ?? "";
     message.priority = object.priority ?? 0;
+    message.traceparent = object.traceparent ?? "";
     return message;
   },
 };

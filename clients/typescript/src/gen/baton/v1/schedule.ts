@@ -45,6 +45,13 @@ export interface ScheduleRequest {
     | undefined;
   /** key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none. */
   key: string;
+  /**
+   * traceparent is the W3C trace context (`00-<trace id>-<span id>-<flags>`) handed to the
+   * consumer with every delivery, so handling the message joins the producer's trace. Empty:
+   * Baton takes it from the call's own trace context (its Schedule span when tracing is on, else
+   * the call's `traceparent` metadata); without either the message carries none.
+   */
+  traceparent: string;
 }
 
 /** ScheduleResponse identifies the message. */
@@ -86,6 +93,8 @@ export interface SubscribeResponse {
   deliveryCount: number;
   /** token of this delivery; present it to Ack. */
   token: bigint;
+  /** traceparent of the producer (ScheduleRequest.traceparent); empty when it had none. */
+  traceparent: string;
 }
 
 /** AckRequest ends a delivered message. */
@@ -186,7 +195,7 @@ export interface ReceiveResponse {
 }
 
 function createBaseScheduleRequest(): ScheduleRequest {
-  return { receiver: "", payload: Buffer.alloc(0), deliverAt: undefined, delay: undefined, key: "" };
+  return { receiver: "", payload: Buffer.alloc(0), deliverAt: undefined, delay: undefined, key: "", traceparent: "" };
 }
 
 export const ScheduleRequest: MessageFns<ScheduleRequest> = {
@@ -205,6 +214,9 @@ export const ScheduleRequest: MessageFns<ScheduleRequest> = {
     }
     if (message.key !== "") {
       writer.uint32(42).string(message.key);
+    }
+    if (message.traceparent !== "") {
+      writer.uint32(50).string(message.traceparent);
     }
     return writer;
   },
@@ -262,6 +274,14 @@ export const ScheduleRequest: MessageFns<ScheduleRequest> = {
             message.key = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.traceparent = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -285,6 +305,7 @@ export const ScheduleRequest: MessageFns<ScheduleRequest> = {
         : undefined,
       delay: isSet(object.delay) ? Duration.fromJSON(object.delay) : undefined,
       key: isSet(object.key) ? globalThis.String(object.key) : "",
+      traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
     };
   },
 
@@ -305,6 +326,9 @@ export const ScheduleRequest: MessageFns<ScheduleRequest> = {
     if (message.key !== "") {
       obj.key = message.key;
     }
+    if (message.traceparent !== "") {
+      obj.traceparent = message.traceparent;
+    }
     return obj;
   },
 
@@ -320,6 +344,7 @@ export const ScheduleRequest: MessageFns<ScheduleRequest> = {
       ? Duration.fromPartial(object.delay)
       : undefined;
     message.key = object.key ?? "";
+    message.traceparent = object.traceparent ?? "";
     return message;
   },
 };
@@ -539,7 +564,7 @@ export const SubscribeRequest: MessageFns<SubscribeRequest> = {
 };
 
 function createBaseSubscribeResponse(): SubscribeResponse {
-  return { id: "", payload: Buffer.alloc(0), deliverAt: undefined, deliveryCount: 0, token: 0n };
+  return { id: "", payload: Buffer.alloc(0), deliverAt: undefined, deliveryCount: 0, token: 0n, traceparent: "" };
 }
 
 export const SubscribeResponse: MessageFns<SubscribeResponse> = {
@@ -561,6 +586,9 @@ export const SubscribeResponse: MessageFns<SubscribeResponse> = {
         throw new globalThis.Error("value provided for field message.token of type uint64 too large");
       }
       writer.uint32(40).uint64(message.token);
+    }
+    if (message.traceparent !== "") {
+      writer.uint32(50).string(message.traceparent);
     }
     return writer;
   },
@@ -618,6 +646,14 @@ export const SubscribeResponse: MessageFns<SubscribeResponse> = {
             message.token = reader.uint64() as bigint;
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.traceparent = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -645,6 +681,7 @@ export const SubscribeResponse: MessageFns<SubscribeResponse> = {
         ? globalThis.Number(object.delivery_count)
         : 0,
       token: isSet(object.token) ? BigInt(object.token) : 0n,
+      traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
     };
   },
 
@@ -665,6 +702,9 @@ export const SubscribeResponse: MessageFns<SubscribeResponse> = {
     if (message.token !== 0n) {
       obj.token = message.token.toString();
     }
+    if (message.traceparent !== "") {
+      obj.traceparent = message.traceparent;
+    }
     return obj;
   },
 
@@ -678,6 +718,7 @@ export const SubscribeResponse: MessageFns<SubscribeResponse> = {
     message.deliverAt = object.deliverAt ?? undefined;
     message.deliveryCount = object.deliveryCount ?? 0;
     message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
+    message.traceparent = object.traceparent ?? "";
     return message;
   },
 };

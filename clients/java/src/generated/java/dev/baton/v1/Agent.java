@@ -38,6 +38,7 @@ private static final long serialVersionUID = 0L;
     timeZone_ = "";
     catchUp_ = 0;
     key_ = "";
+    traceparent_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -584,6 +585,63 @@ java.lang.String defaultValue) {
     return priority_;
   }
 
+  public static final int TRACEPARENT_FIELD_NUMBER = 13;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object traceparent_ = "";
+  /**
+   * <pre>
+   * traceparent is the W3C trace context (`00-&lt;trace id&gt;-&lt;span id&gt;-&lt;flags&gt;`) of the work that
+   * registered the agent, handed back with every lease so the worker's run joins the producer's
+   * trace. Empty on Register: Baton takes it from the call's own trace context (its Register
+   * span when tracing is on, else the call's `traceparent` metadata); a Register without either
+   * keeps none. Worker helpers make a one-shot agent's run a child of it, and link a recurring
+   * agent's runs to it.
+   * </pre>
+   *
+   * <code>string traceparent = 13 [json_name = "traceparent"];</code>
+   * @return The traceparent.
+   */
+  @java.lang.Override
+  public java.lang.String getTraceparent() {
+    java.lang.Object ref = traceparent_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      traceparent_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * traceparent is the W3C trace context (`00-&lt;trace id&gt;-&lt;span id&gt;-&lt;flags&gt;`) of the work that
+   * registered the agent, handed back with every lease so the worker's run joins the producer's
+   * trace. Empty on Register: Baton takes it from the call's own trace context (its Register
+   * span when tracing is on, else the call's `traceparent` metadata); a Register without either
+   * keeps none. Worker helpers make a one-shot agent's run a child of it, and link a recurring
+   * agent's runs to it.
+   * </pre>
+   *
+   * <code>string traceparent = 13 [json_name = "traceparent"];</code>
+   * @return The bytes for traceparent.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getTraceparentBytes() {
+    java.lang.Object ref = traceparent_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      traceparent_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -636,6 +694,9 @@ java.lang.String defaultValue) {
     }
     if (priority_ != 0) {
       output.writeInt32(12, priority_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(traceparent_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 13, traceparent_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -690,6 +751,9 @@ java.lang.String defaultValue) {
     if (priority_ != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt32Size(12, priority_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(traceparent_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(13, traceparent_);
     }
     return size;
   }
@@ -747,6 +811,8 @@ java.lang.String defaultValue) {
         .equals(other.getKey())) return false;
     if (getPriority()
         != other.getPriority()) return false;
+    if (!getTraceparent()
+        .equals(other.getTraceparent())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -790,6 +856,8 @@ java.lang.String defaultValue) {
     hash = (53 * hash) + getKey().hashCode();
     hash = (37 * hash) + PRIORITY_FIELD_NUMBER;
     hash = (53 * hash) + getPriority();
+    hash = (37 * hash) + TRACEPARENT_FIELD_NUMBER;
+    hash = (53 * hash) + getTraceparent().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -979,6 +1047,7 @@ java.lang.String defaultValue) {
       catchUp_ = 0;
       key_ = "";
       priority_ = 0;
+      traceparent_ = "";
       return this;
     }
 
@@ -1059,6 +1128,9 @@ java.lang.String defaultValue) {
       if (((from_bitField0_ & 0x00000800) != 0)) {
         result.priority_ = priority_;
       }
+      if (((from_bitField0_ & 0x00001000) != 0)) {
+        result.traceparent_ = traceparent_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1117,6 +1189,11 @@ java.lang.String defaultValue) {
       }
       if (other.getPriority() != 0) {
         setPriority(other.getPriority());
+      }
+      if (!other.getTraceparent().isEmpty()) {
+        traceparent_ = other.traceparent_;
+        bitField0_ |= 0x00001000;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1214,6 +1291,11 @@ java.lang.String defaultValue) {
               bitField0_ |= 0x00000800;
               break;
             } // case 96
+            case 106: {
+              traceparent_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00001000;
+              break;
+            } // case 106
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2546,6 +2628,123 @@ java.lang.String defaultValue) {
     public Builder clearPriority() {
       bitField0_ = (bitField0_ & ~0x00000800);
       priority_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object traceparent_ = "";
+    /**
+     * <pre>
+     * traceparent is the W3C trace context (`00-&lt;trace id&gt;-&lt;span id&gt;-&lt;flags&gt;`) of the work that
+     * registered the agent, handed back with every lease so the worker's run joins the producer's
+     * trace. Empty on Register: Baton takes it from the call's own trace context (its Register
+     * span when tracing is on, else the call's `traceparent` metadata); a Register without either
+     * keeps none. Worker helpers make a one-shot agent's run a child of it, and link a recurring
+     * agent's runs to it.
+     * </pre>
+     *
+     * <code>string traceparent = 13 [json_name = "traceparent"];</code>
+     * @return The traceparent.
+     */
+    public java.lang.String getTraceparent() {
+      java.lang.Object ref = traceparent_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        traceparent_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * traceparent is the W3C trace context (`00-&lt;trace id&gt;-&lt;span id&gt;-&lt;flags&gt;`) of the work that
+     * registered the agent, handed back with every lease so the worker's run joins the producer's
+     * trace. Empty on Register: Baton takes it from the call's own trace context (its Register
+     * span when tracing is on, else the call's `traceparent` metadata); a Register without either
+     * keeps none. Worker helpers make a one-shot agent's run a child of it, and link a recurring
+     * agent's runs to it.
+     * </pre>
+     *
+     * <code>string traceparent = 13 [json_name = "traceparent"];</code>
+     * @return The bytes for traceparent.
+     */
+    public com.google.protobuf.ByteString
+        getTraceparentBytes() {
+      java.lang.Object ref = traceparent_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        traceparent_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * traceparent is the W3C trace context (`00-&lt;trace id&gt;-&lt;span id&gt;-&lt;flags&gt;`) of the work that
+     * registered the agent, handed back with every lease so the worker's run joins the producer's
+     * trace. Empty on Register: Baton takes it from the call's own trace context (its Register
+     * span when tracing is on, else the call's `traceparent` metadata); a Register without either
+     * keeps none. Worker helpers make a one-shot agent's run a child of it, and link a recurring
+     * agent's runs to it.
+     * </pre>
+     *
+     * <code>string traceparent = 13 [json_name = "traceparent"];</code>
+     * @param value The traceparent to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTraceparent(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      traceparent_ = value;
+      bitField0_ |= 0x00001000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * traceparent is the W3C trace context (`00-&lt;trace id&gt;-&lt;span id&gt;-&lt;flags&gt;`) of the work that
+     * registered the agent, handed back with every lease so the worker's run joins the producer's
+     * trace. Empty on Register: Baton takes it from the call's own trace context (its Register
+     * span when tracing is on, else the call's `traceparent` metadata); a Register without either
+     * keeps none. Worker helpers make a one-shot agent's run a child of it, and link a recurring
+     * agent's runs to it.
+     * </pre>
+     *
+     * <code>string traceparent = 13 [json_name = "traceparent"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearTraceparent() {
+      traceparent_ = getDefaultInstance().getTraceparent();
+      bitField0_ = (bitField0_ & ~0x00001000);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * traceparent is the W3C trace context (`00-&lt;trace id&gt;-&lt;span id&gt;-&lt;flags&gt;`) of the work that
+     * registered the agent, handed back with every lease so the worker's run joins the producer's
+     * trace. Empty on Register: Baton takes it from the call's own trace context (its Register
+     * span when tracing is on, else the call's `traceparent` metadata); a Register without either
+     * keeps none. Worker helpers make a one-shot agent's run a child of it, and link a recurring
+     * agent's runs to it.
+     * </pre>
+     *
+     * <code>string traceparent = 13 [json_name = "traceparent"];</code>
+     * @param value The bytes for traceparent to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTraceparentBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      traceparent_ = value;
+      bitField0_ |= 0x00001000;
       onChanged();
       return this;
     }

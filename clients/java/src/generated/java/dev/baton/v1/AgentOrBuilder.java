@@ -318,4 +318,34 @@ java.lang.String defaultValue);
    * @return The priority.
    */
   int getPriority();
+
+  /**
+   * <pre>
+   * traceparent is the W3C trace context (`00-&lt;trace id&gt;-&lt;span id&gt;-&lt;flags&gt;`) of the work that
+   * registered the agent, handed back with every lease so the worker's run joins the producer's
+   * trace. Empty on Register: Baton takes it from the call's own trace context (its Register
+   * span when tracing is on, else the call's `traceparent` metadata); a Register without either
+   * keeps none. Worker helpers make a one-shot agent's run a child of it, and link a recurring
+   * agent's runs to it.
+   * </pre>
+   *
+   * <code>string traceparent = 13 [json_name = "traceparent"];</code>
+   * @return The traceparent.
+   */
+  java.lang.String getTraceparent();
+  /**
+   * <pre>
+   * traceparent is the W3C trace context (`00-&lt;trace id&gt;-&lt;span id&gt;-&lt;flags&gt;`) of the work that
+   * registered the agent, handed back with every lease so the worker's run joins the producer's
+   * trace. Empty on Register: Baton takes it from the call's own trace context (its Register
+   * span when tracing is on, else the call's `traceparent` metadata); a Register without either
+   * keeps none. Worker helpers make a one-shot agent's run a child of it, and link a recurring
+   * agent's runs to it.
+   * </pre>
+   *
+   * <code>string traceparent = 13 [json_name = "traceparent"];</code>
+   * @return The bytes for traceparent.
+   */
+  com.google.protobuf.ByteString
+      getTraceparentBytes();
 }

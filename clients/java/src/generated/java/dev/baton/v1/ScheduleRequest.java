@@ -35,6 +35,7 @@ private static final long serialVersionUID = 0L;
     receiver_ = "";
     payload_ = com.google.protobuf.ByteString.EMPTY;
     key_ = "";
+    traceparent_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -292,6 +293,59 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int TRACEPARENT_FIELD_NUMBER = 6;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object traceparent_ = "";
+  /**
+   * <pre>
+   * traceparent is the W3C trace context (`00-&lt;trace id&gt;-&lt;span id&gt;-&lt;flags&gt;`) handed to the
+   * consumer with every delivery, so handling the message joins the producer's trace. Empty:
+   * Baton takes it from the call's own trace context (its Schedule span when tracing is on, else
+   * the call's `traceparent` metadata); without either the message carries none.
+   * </pre>
+   *
+   * <code>string traceparent = 6 [json_name = "traceparent"];</code>
+   * @return The traceparent.
+   */
+  @java.lang.Override
+  public java.lang.String getTraceparent() {
+    java.lang.Object ref = traceparent_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      traceparent_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * traceparent is the W3C trace context (`00-&lt;trace id&gt;-&lt;span id&gt;-&lt;flags&gt;`) handed to the
+   * consumer with every delivery, so handling the message joins the producer's trace. Empty:
+   * Baton takes it from the call's own trace context (its Schedule span when tracing is on, else
+   * the call's `traceparent` metadata); without either the message carries none.
+   * </pre>
+   *
+   * <code>string traceparent = 6 [json_name = "traceparent"];</code>
+   * @return The bytes for traceparent.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getTraceparentBytes() {
+    java.lang.Object ref = traceparent_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      traceparent_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -321,6 +375,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(key_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 5, key_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(traceparent_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 6, traceparent_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -342,6 +399,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(key_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(5, key_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(traceparent_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(6, traceparent_);
     }
     return size;
   }
@@ -373,6 +433,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getPayload())) return false;
     if (!getKey()
         .equals(other.getKey())) return false;
+    if (!getTraceparent()
+        .equals(other.getTraceparent())) return false;
     if (!getWhenCase().equals(other.getWhenCase())) return false;
     switch (whenCase_) {
       case 3:
@@ -403,6 +465,8 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getPayload().hashCode();
     hash = (37 * hash) + KEY_FIELD_NUMBER;
     hash = (53 * hash) + getKey().hashCode();
+    hash = (37 * hash) + TRACEPARENT_FIELD_NUMBER;
+    hash = (53 * hash) + getTraceparent().hashCode();
     switch (whenCase_) {
       case 3:
         hash = (37 * hash) + DELIVER_AT_FIELD_NUMBER;
@@ -559,6 +623,7 @@ private static final long serialVersionUID = 0L;
         delayBuilder_.clear();
       }
       key_ = "";
+      traceparent_ = "";
       whenCase_ = 0;
       when_ = null;
       return this;
@@ -604,6 +669,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000010) != 0)) {
         result.key_ = key_;
       }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.traceparent_ = traceparent_;
+      }
     }
 
     private void buildPartialOneofs(dev.baton.v1.ScheduleRequest result) {
@@ -642,6 +710,11 @@ private static final long serialVersionUID = 0L;
       if (!other.getKey().isEmpty()) {
         key_ = other.key_;
         bitField0_ |= 0x00000010;
+        onChanged();
+      }
+      if (!other.getTraceparent().isEmpty()) {
+        traceparent_ = other.traceparent_;
+        bitField0_ |= 0x00000020;
         onChanged();
       }
       switch (other.getWhenCase()) {
@@ -712,6 +785,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 42
+            case 50: {
+              traceparent_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 50
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1324,6 +1402,113 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       key_ = value;
       bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object traceparent_ = "";
+    /**
+     * <pre>
+     * traceparent is the W3C trace context (`00-&lt;trace id&gt;-&lt;span id&gt;-&lt;flags&gt;`) handed to the
+     * consumer with every delivery, so handling the message joins the producer's trace. Empty:
+     * Baton takes it from the call's own trace context (its Schedule span when tracing is on, else
+     * the call's `traceparent` metadata); without either the message carries none.
+     * </pre>
+     *
+     * <code>string traceparent = 6 [json_name = "traceparent"];</code>
+     * @return The traceparent.
+     */
+    public java.lang.String getTraceparent() {
+      java.lang.Object ref = traceparent_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        traceparent_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * traceparent is the W3C trace context (`00-&lt;trace id&gt;-&lt;span id&gt;-&lt;flags&gt;`) handed to the
+     * consumer with every delivery, so handling the message joins the producer's trace. Empty:
+     * Baton takes it from the call's own trace context (its Schedule span when tracing is on, else
+     * the call's `traceparent` metadata); without either the message carries none.
+     * </pre>
+     *
+     * <code>string traceparent = 6 [json_name = "traceparent"];</code>
+     * @return The bytes for traceparent.
+     */
+    public com.google.protobuf.ByteString
+        getTraceparentBytes() {
+      java.lang.Object ref = traceparent_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        traceparent_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * traceparent is the W3C trace context (`00-&lt;trace id&gt;-&lt;span id&gt;-&lt;flags&gt;`) handed to the
+     * consumer with every delivery, so handling the message joins the producer's trace. Empty:
+     * Baton takes it from the call's own trace context (its Schedule span when tracing is on, else
+     * the call's `traceparent` metadata); without either the message carries none.
+     * </pre>
+     *
+     * <code>string traceparent = 6 [json_name = "traceparent"];</code>
+     * @param value The traceparent to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTraceparent(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      traceparent_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * traceparent is the W3C trace context (`00-&lt;trace id&gt;-&lt;span id&gt;-&lt;flags&gt;`) handed to the
+     * consumer with every delivery, so handling the message joins the producer's trace. Empty:
+     * Baton takes it from the call's own trace context (its Schedule span when tracing is on, else
+     * the call's `traceparent` metadata); without either the message carries none.
+     * </pre>
+     *
+     * <code>string traceparent = 6 [json_name = "traceparent"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearTraceparent() {
+      traceparent_ = getDefaultInstance().getTraceparent();
+      bitField0_ = (bitField0_ & ~0x00000020);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * traceparent is the W3C trace context (`00-&lt;trace id&gt;-&lt;span id&gt;-&lt;flags&gt;`) handed to the
+     * consumer with every delivery, so handling the message joins the producer's trace. Empty:
+     * Baton takes it from the call's own trace context (its Schedule span when tracing is on, else
+     * the call's `traceparent` metadata); without either the message carries none.
+     * </pre>
+     *
+     * <code>string traceparent = 6 [json_name = "traceparent"];</code>
+     * @param value The bytes for traceparent to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTraceparentBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      traceparent_ = value;
+      bitField0_ |= 0x00000020;
       onChanged();
       return this;
     }

@@ -114,5 +114,31 @@ public interface ScheduleRequestOrBuilder extends
   com.google.protobuf.ByteString
       getKeyBytes();
 
+  /**
+   * <pre>
+   * traceparent is the W3C trace context (`00-&lt;trace id&gt;-&lt;span id&gt;-&lt;flags&gt;`) handed to the
+   * consumer with every delivery, so handling the message joins the producer's trace. Empty:
+   * Baton takes it from the call's own trace context (its Schedule span when tracing is on, else
+   * the call's `traceparent` metadata); without either the message carries none.
+   * </pre>
+   *
+   * <code>string traceparent = 6 [json_name = "traceparent"];</code>
+   * @return The traceparent.
+   */
+  java.lang.String getTraceparent();
+  /**
+   * <pre>
+   * traceparent is the W3C trace context (`00-&lt;trace id&gt;-&lt;span id&gt;-&lt;flags&gt;`) handed to the
+   * consumer with every delivery, so handling the message joins the producer's trace. Empty:
+   * Baton takes it from the call's own trace context (its Schedule span when tracing is on, else
+   * the call's `traceparent` metadata); without either the message carries none.
+   * </pre>
+   *
+   * <code>string traceparent = 6 [json_name = "traceparent"];</code>
+   * @return The bytes for traceparent.
+   */
+  com.google.protobuf.ByteString
+      getTraceparentBytes();
+
   dev.baton.v1.ScheduleRequest.WhenCase getWhenCase();
 }

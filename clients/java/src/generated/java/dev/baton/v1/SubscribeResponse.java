@@ -34,6 +34,7 @@ private static final long serialVersionUID = 0L;
   private SubscribeResponse() {
     id_ = "";
     payload_ = com.google.protobuf.ByteString.EMPTY;
+    traceparent_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -185,6 +186,53 @@ private static final long serialVersionUID = 0L;
     return token_;
   }
 
+  public static final int TRACEPARENT_FIELD_NUMBER = 6;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object traceparent_ = "";
+  /**
+   * <pre>
+   * traceparent of the producer (ScheduleRequest.traceparent); empty when it had none.
+   * </pre>
+   *
+   * <code>string traceparent = 6 [json_name = "traceparent"];</code>
+   * @return The traceparent.
+   */
+  @java.lang.Override
+  public java.lang.String getTraceparent() {
+    java.lang.Object ref = traceparent_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      traceparent_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * traceparent of the producer (ScheduleRequest.traceparent); empty when it had none.
+   * </pre>
+   *
+   * <code>string traceparent = 6 [json_name = "traceparent"];</code>
+   * @return The bytes for traceparent.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getTraceparentBytes() {
+    java.lang.Object ref = traceparent_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      traceparent_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -214,6 +262,9 @@ private static final long serialVersionUID = 0L;
     if (token_ != 0L) {
       output.writeUInt64(5, token_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(traceparent_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 6, traceparent_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -236,6 +287,9 @@ private static final long serialVersionUID = 0L;
     if (token_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
         .computeUInt64Size(5, token_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(traceparent_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(6, traceparent_);
     }
     return size;
   }
@@ -274,6 +328,8 @@ private static final long serialVersionUID = 0L;
         != other.getDeliveryCount()) return false;
     if (getToken()
         != other.getToken()) return false;
+    if (!getTraceparent()
+        .equals(other.getTraceparent())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -298,6 +354,8 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + TOKEN_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getToken());
+    hash = (37 * hash) + TRACEPARENT_FIELD_NUMBER;
+    hash = (53 * hash) + getTraceparent().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -448,6 +506,7 @@ private static final long serialVersionUID = 0L;
       }
       deliveryCount_ = 0;
       token_ = 0L;
+      traceparent_ = "";
       return this;
     }
 
@@ -500,6 +559,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000010) != 0)) {
         result.token_ = token_;
       }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.traceparent_ = traceparent_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -531,6 +593,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getToken() != 0L) {
         setToken(other.getToken());
+      }
+      if (!other.getTraceparent().isEmpty()) {
+        traceparent_ = other.traceparent_;
+        bitField0_ |= 0x00000020;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -585,6 +652,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 40
+            case 50: {
+              traceparent_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 50
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -979,6 +1051,98 @@ private static final long serialVersionUID = 0L;
     public Builder clearToken() {
       bitField0_ = (bitField0_ & ~0x00000010);
       token_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object traceparent_ = "";
+    /**
+     * <pre>
+     * traceparent of the producer (ScheduleRequest.traceparent); empty when it had none.
+     * </pre>
+     *
+     * <code>string traceparent = 6 [json_name = "traceparent"];</code>
+     * @return The traceparent.
+     */
+    public java.lang.String getTraceparent() {
+      java.lang.Object ref = traceparent_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        traceparent_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * traceparent of the producer (ScheduleRequest.traceparent); empty when it had none.
+     * </pre>
+     *
+     * <code>string traceparent = 6 [json_name = "traceparent"];</code>
+     * @return The bytes for traceparent.
+     */
+    public com.google.protobuf.ByteString
+        getTraceparentBytes() {
+      java.lang.Object ref = traceparent_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        traceparent_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * traceparent of the producer (ScheduleRequest.traceparent); empty when it had none.
+     * </pre>
+     *
+     * <code>string traceparent = 6 [json_name = "traceparent"];</code>
+     * @param value The traceparent to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTraceparent(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      traceparent_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * traceparent of the producer (ScheduleRequest.traceparent); empty when it had none.
+     * </pre>
+     *
+     * <code>string traceparent = 6 [json_name = "traceparent"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearTraceparent() {
+      traceparent_ = getDefaultInstance().getTraceparent();
+      bitField0_ = (bitField0_ & ~0x00000020);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * traceparent of the producer (ScheduleRequest.traceparent); empty when it had none.
+     * </pre>
+     *
+     * <code>string traceparent = 6 [json_name = "traceparent"];</code>
+     * @param value The bytes for traceparent to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTraceparentBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      traceparent_ = value;
+      bitField0_ |= 0x00000020;
       onChanged();
       return this;
     }

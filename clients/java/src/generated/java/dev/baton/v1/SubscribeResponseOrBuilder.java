@@ -86,4 +86,24 @@ public interface SubscribeResponseOrBuilder extends
    * @return The token.
    */
   long getToken();
+
+  /**
+   * <pre>
+   * traceparent of the producer (ScheduleRequest.traceparent); empty when it had none.
+   * </pre>
+   *
+   * <code>string traceparent = 6 [json_name = "traceparent"];</code>
+   * @return The traceparent.
+   */
+  java.lang.String getTraceparent();
+  /**
+   * <pre>
+   * traceparent of the producer (ScheduleRequest.traceparent); empty when it had none.
+   * </pre>
+   *
+   * <code>string traceparent = 6 [json_name = "traceparent"];</code>
+   * @return The bytes for traceparent.
+   */
+  com.google.protobuf.ByteString
+      getTraceparentBytes();
 }
