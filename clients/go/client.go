@@ -32,7 +32,8 @@ const (
 
 // Client is one connection to Baton, shared by every helper: its target, TLS (server CA,
 // optional client certificate for mutual TLS, optional server name), an API token sent on every
-// call, keepalive, and a default deadline for unary calls. It implements
+// call, keepalive, a default deadline for unary calls, and the OpenTelemetry trace context of
+// each call's ctx as W3C traceparent metadata (PropagateTraceContext). It implements
 // grpc.ClientConnInterface, so it goes wherever a connection does: NewWorker(client, …),
 // NewLeadership, NewClaimer, NewPool, NewScheduler, NewSubscriber, and the generated stubs
 // (batonv1.NewAdminServiceClient(client)). It is safe for concurrent use; Close it when done.
@@ -152,6 +153,7 @@ func Dial(target string, opts ...Option) (*Client, error) {
 	if s.defaultTimeout > 0 {
 		dialOpts = append(dialOpts, grpc.WithChainUnaryInterceptor(defaultDeadline(s.defaultTimeout)))
 	}
+	dialOpts = append(dialOpts, PropagateTraceContext()...)
 	dialOpts = append(dialOpts, s.dialOptions...)
 	conn, err := grpc.NewClient(target, dialOpts...)
 	if err != nil {

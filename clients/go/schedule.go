@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -73,6 +74,7 @@ func (s *Scheduler) Cancel(ctx context.Context, receiver, id string) (bool, erro
 // MessageHandler handles one delivery. Returning nil acks it; an error leaves it unacked, so
 // Baton delivers it again after its ack timeout. ctx is cancelled (cause ErrShutdown) when the
 // subscriber stops and the shutdown grace is over.
+// ctx carries the OpenTelemetry span of the delivery ("process <receiver>").
 type MessageHandler func(ctx context.Context, msg *batonv1.SubscribeResponse) error
 
 // Subscriber subscribes to one receiver as one consumer and runs a handler per delivery, at most
@@ -104,6 +106,10 @@ type Subscriber struct {
 	Logger    *slog.Logger
 	// Unary makes Run use Subscribe and an Ack call per message instead of a Receive stream.
 	Unary bool
+	// TracerProvider starts the span each handler runs in ("process <receiver>", see the
+	// README's "Tracing (OpenTelemetry)"); nil: otel.GetTracerProvider(), a no-op until the
+	// application installs an SDK.
+	TracerProvider trace.TracerProvider
 
 	acked, failed, lateAcks, reconnects atomic.Int64
 }
@@ -261,10 +267,12 @@ func (e streamError) Error() string              { return e.err.Error() }
 func (e streamError) Unwrap() error              { return e.err }
 func (e streamError) GRPCStatus() *status.Status { return status.Convert(e.err) }
 
-// handled runs the handler on one delivery; true when it succeeded (the message is to be
-// acked). A failure is logged, counted and passed to OnFailure.
+// handled runs the handler on one delivery, inside its span (startMessageSpan); true when it
+// succeeded (the message is to be acked). A failure is logged, counted and passed to OnFailure.
 func (s *Subscriber) handled(ctx context.Context, handler MessageHandler, msg *batonv1.SubscribeResponse) bool {
-	err := callMessageHandler(ctx, handler, msg)
+	sctx, span := startMessageSpan(ctx, s.TracerProvider, s.Receiver, msg)
+	err := callMessageHandler(sctx, handler, msg)
+	endMessageSpan(span, err)
 	if err == nil {
 		return true
 	}

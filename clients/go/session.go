@@ -234,7 +234,7 @@ func (w *Worker) answered(ctx context.Context, resp *batonv1.SessionResponse, st
 		w.mu.Unlock()
 		st.running++
 		go func() {
-			err := callHandler(hctx, lease, handler)
+			err := w.callHandler(hctx, lease, handler)
 			f := finished{r: r}
 			if hctx.Err() == nil {
 				f.completion = sessionCompletion(lease, err)

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -37,7 +38,7 @@ var ErrShutdown = errors.New("baton: worker stopping")
 // Handler runs one lease. Returning nil completes it with SUCCESS; an error completes it with
 // the outcome Classify gives. ctx is cancelled (cause ErrLeaseLost, ErrRunCancelled or
 // ErrShutdown) when the result no longer matters. A handler reports progress with
-// Worker.ReportProgress.
+// Worker.ReportProgress. ctx carries the OpenTelemetry span of the run ("process <queue>").
 type Handler func(ctx context.Context, lease *batonv1.Lease) error
 
 // Worker is a worker of one queue, modelled on Baton's Rust baton::worker::Worker: leases
@@ -65,6 +66,10 @@ type Worker struct {
 	// Unary makes Run use Acquire, Heartbeat and Complete calls instead of a Session stream.
 	Unary  bool
 	Logger *slog.Logger
+	// TracerProvider starts the span each handler runs in ("process <queue>", see the README's
+	// "Tracing (OpenTelemetry)"); nil: otel.GetTracerProvider(), a no-op until the application
+	// installs an SDK.
+	TracerProvider trace.TracerProvider
 
 	mu       sync.Mutex
 	held     map[leaseKey]*run
@@ -214,7 +219,7 @@ func (w *Worker) runUnary(ctx context.Context, handler Handler, maxLeases int) e
 }
 
 func (w *Worker) runOne(ctx context.Context, r *run, handler Handler) {
-	err := callHandler(ctx, r.lease, handler)
+	err := w.callHandler(ctx, r.lease, handler)
 	w.mu.Lock()
 	if ctx.Err() != nil || r.lost {
 		w.mu.Unlock()
@@ -224,6 +229,15 @@ func (w *Worker) runOne(ctx context.Context, r *run, handler Handler) {
 	w.mu.Unlock()
 	r.cancel(nil)
 	w.complete(r.lease, err)
+}
+
+// callHandler runs handler on lease inside its span (startLeaseSpan), which ctx carries to the
+// handler.
+func (w *Worker) callHandler(ctx context.Context, lease *batonv1.Lease, handler Handler) error {
+	sctx, span := startLeaseSpan(ctx, w.TracerProvider, lease)
+	err := callHandler(sctx, lease, handler)
+	endLeaseSpan(ctx, span, err)
+	return err
 }
 
 func callHandler(ctx context.Context, lease *batonv1.Lease, handler Handler) (err error) {

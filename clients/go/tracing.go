@@ -1,0 +1,194 @@
+package baton
+
+import (
+	"context"
+	"strings"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	batonv1 "github.com/baton-project/baton/clients/go/gen/baton/v1"
+)
+
+// OpenTelemetry trace propagation (the API only: the application installs the SDK).
+//
+//   - Producer side: every call through a Client (Dial) carries the current span context of its
+//     ctx as W3C "traceparent" (and "tracestate") metadata, so Baton stores it with the agents it
+//     registers and the messages it schedules. A call without a valid span context carries none;
+//     a traceparent the caller put in the outgoing metadata is left alone.
+//   - Consumer side: Worker and Subscriber run each handler inside a CONSUMER span of the tracer
+//     TracerName, the child of the stored traceparent (one-shot agents, messages) or a new root
+//     linked to it (recurring agents). See the README's "Tracing (OpenTelemetry)".
+//
+// Without an SDK (otel's default no-op provider) none of it records anything.
+
+// TracerName is the instrumentation scope of the spans the Worker and the Subscriber start.
+const TracerName = "baton-client"
+
+// The W3C trace context metadata keys.
+const (
+	traceparentKey = "traceparent"
+	tracestateKey  = "tracestate"
+)
+
+// traceContext is the W3C TraceContext format itself, not the global propagator (which is a
+// no-op until the application configures one).
+var traceContext propagation.TraceContext
+
+// PropagateTraceContext are the dial options that put the current span context of each
+// call's ctx (unary calls and streams) into its metadata as W3C traceparent / tracestate. Dial
+// adds them; pass them to grpc.NewClient for a connection of your own:
+//
+//	conn, err := grpc.NewClient(target, append(opts, baton.PropagateTraceContext()...)...)
+func PropagateTraceContext() []grpc.DialOption {
+	return []grpc.DialOption{
+		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
+			invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			return invoker(withTraceMetadata(ctx), method, req, reply, cc, opts...)
+		}),
+		grpc.WithChainStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn,
+			method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+			return streamer(withTraceMetadata(ctx), desc, cc, method, opts...)
+		}),
+	}
+}
+
+// withTraceMetadata is ctx with the traceparent (and tracestate, when not empty) of its span
+// context in its outgoing metadata; ctx itself when it has no valid span context or the caller
+// set a traceparent already.
+func withTraceMetadata(ctx context.Context) context.Context {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return ctx
+	}
+	md, _ := metadata.FromOutgoingContext(ctx)
+	if len(md.Get(traceparentKey)) > 0 {
+		return ctx
+	}
+	carrier := propagation.MapCarrier{}
+	traceContext.Inject(ctx, carrier)
+	tp := carrier[traceparentKey]
+	if tp == "" {
+		return ctx
+	}
+	kv := []string{traceparentKey, tp}
+	if ts := carrier[tracestateKey]; ts != "" && len(md.Get(tracestateKey)) == 0 {
+		kv = append(kv, tracestateKey, ts)
+	}
+	return metadata.AppendToOutgoingContext(ctx, kv...)
+}
+
+// parseTraceparent is the remote span context of a W3C traceparent; invalid (the zero value)
+// when tp is empty or malformed.
+func parseTraceparent(tp string) trace.SpanContext {
+	if tp == "" {
+		return trace.SpanContext{}
+	}
+	ctx := traceContext.Extract(context.Background(), propagation.MapCarrier{traceparentKey: tp})
+	return trace.SpanContextFromContext(ctx)
+}
+
+// tracer is the tracer of the handlers' spans: of tp, or of the global provider when tp is nil.
+func tracer(tp trace.TracerProvider) trace.Tracer {
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	return tp.Tracer(TracerName)
+}
+
+// isRecurring reports whether an agent runs again after a run (an interval or a cron).
+func isRecurring(agent *batonv1.Agent) bool {
+	return agent.GetCron() != "" || agent.GetInterval().AsDuration() > 0
+}
+
+// startLeaseSpan starts the span of one lease's handler ("process <queue>"): the child of the
+// agent's traceparent for a one-shot agent, else a new root (linked to that traceparent for a
+// recurring agent). The returned ctx (derived from ctx) carries the span.
+func startLeaseSpan(ctx context.Context, tp trace.TracerProvider, lease *batonv1.Lease) (context.Context, trace.Span) {
+	queue := lease.GetQueue()
+	opts := []trace.SpanStartOption{
+		trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(
+			attribute.String("messaging.system", "baton"),
+			attribute.String("messaging.operation.type", "process"),
+			attribute.String("messaging.destination.name", queue),
+			attribute.String("baton.agent.name", lease.GetName()),
+			attribute.Int64("baton.lease.token", int64(lease.GetToken())),
+			attribute.Int64("baton.attempt", int64(lease.GetAttempt())),
+		),
+	}
+	producer := parseTraceparent(lease.GetAgent().GetTraceparent())
+	switch {
+	case producer.IsValid() && !isRecurring(lease.GetAgent()):
+		ctx = trace.ContextWithRemoteSpanContext(ctx, producer)
+	case producer.IsValid():
+		opts = append(opts, trace.WithNewRoot(), trace.WithLinks(trace.Link{SpanContext: producer}))
+	default:
+		opts = append(opts, trace.WithNewRoot())
+	}
+	return tracer(tp).Start(ctx, "process "+queue, opts...)
+}
+
+// endLeaseSpan ends the span of a handler that returned err: baton.outcome is the outcome the
+// worker completes the run with (none when the run was cancelled: it is not completed); an error
+// sets the status ERROR and is recorded.
+func endLeaseSpan(ctx context.Context, span trace.Span, err error) {
+	if !span.IsRecording() {
+		span.End()
+		return
+	}
+	if ctx.Err() == nil {
+		outcome := batonv1.Outcome_OUTCOME_SUCCESS
+		if err != nil {
+			outcome = Classify(err).Outcome
+		}
+		span.SetAttributes(attribute.String("baton.outcome", outcomeName(outcome)))
+	}
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
+
+// outcomeName is an outcome without its OUTCOME_ prefix: SUCCESS, TRANSIENT …
+func outcomeName(o batonv1.Outcome) string {
+	return strings.TrimPrefix(o.String(), "OUTCOME_")
+}
+
+// startMessageSpan starts the span of one delivery's handler ("process <receiver>"): the child
+// of the message's traceparent when it is valid, else a new root.
+func startMessageSpan(ctx context.Context, tp trace.TracerProvider, receiver string,
+	msg *batonv1.SubscribeResponse) (context.Context, trace.Span) {
+	opts := []trace.SpanStartOption{
+		trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(
+			attribute.String("messaging.system", "baton"),
+			attribute.String("messaging.operation.type", "process"),
+			attribute.String("messaging.destination.name", receiver),
+			attribute.String("messaging.message.id", msg.GetId()),
+			attribute.Int64("baton.delivery_count", int64(msg.GetDeliveryCount())),
+		),
+	}
+	if producer := parseTraceparent(msg.GetTraceparent()); producer.IsValid() {
+		ctx = trace.ContextWithRemoteSpanContext(ctx, producer)
+	} else {
+		opts = append(opts, trace.WithNewRoot())
+	}
+	return tracer(tp).Start(ctx, "process "+receiver, opts...)
+}
+
+// endMessageSpan ends the span of a message handler that returned err (an error: status ERROR,
+// recorded).
+func endMessageSpan(span trace.Span, err error) {
+	if err != nil && span.IsRecording() {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
