@@ -2,7 +2,8 @@
 (:class:`Client`, :func:`connect`: TLS, mutual TLS, an API token, keepalive, a default
 deadline), a worker loop (:class:`Worker`), a leadership helper (:class:`Leadership`), a claim
 helper (:class:`Claimer`, :class:`Pool`) and scheduled messages (:class:`Scheduler`,
-:class:`Subscriber`)."""
+:class:`Subscriber`). Calls carry the current OpenTelemetry trace context, and the worker and
+subscriber run handlers in spans (:mod:`baton.tracing`; the application brings the SDK)."""
 
 from baton.client import Client, Keepalive, connect
 from baton.claim import Claim, Claimer, LineFull, Pool

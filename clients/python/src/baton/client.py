@@ -23,6 +23,8 @@ from typing import Any, Optional, Sequence, Tuple, TypeVar
 
 import grpc
 
+from baton import tracing
+
 #: Margin added to a long poll's `wait` for its deadline (as the helpers do).
 LONG_POLL_MARGIN = 10.0
 
@@ -74,8 +76,9 @@ def _long_poll_wait(request: Any) -> Optional[float]:
 
 
 class _Calls:
-    """What the interceptors add: `authorization: Bearer <token>` on every call, and the default
-    deadline on unary-unary calls that set none (at least a long poll's wait + margin)."""
+    """What the interceptors add: the current OpenTelemetry trace context (`traceparent`,
+    `tracestate`) and `authorization: Bearer <token>` on every call, and the default deadline on
+    unary-unary calls that set none (at least a long poll's wait + margin)."""
 
     def __init__(self, token: Optional[str], timeout: Optional[float]) -> None:
         self._auth = ("authorization", f"Bearer {token}") if token else None
@@ -84,8 +87,13 @@ class _Calls:
     def details(self, details: grpc.aio.ClientCallDetails, request: Any = None, *,
                 unary: bool = False) -> grpc.aio.ClientCallDetails:
         metadata, timeout = details.metadata, details.timeout
+        # The interceptor runs in a task made when the call is, with a copy of the caller's
+        # context: the current span is the caller's.
+        extra = tracing.outgoing(metadata)
         if self._auth is not None and not any(k.lower() == "authorization" for k, _ in (metadata or ())):
-            metadata = grpc.aio.Metadata(*tuple(metadata or ()), self._auth)
+            extra.append(self._auth)
+        if extra:
+            metadata = grpc.aio.Metadata(*tuple(metadata or ()), *extra)
         if unary and timeout is None and self._timeout is not None:
             wait = _long_poll_wait(request)
             timeout = self._timeout if wait is None else max(self._timeout, wait + LONG_POLL_MARGIN)
@@ -125,6 +133,11 @@ class _StreamStream(grpc.aio.StreamStreamClientInterceptor):
         return await continuation(self._calls.details(client_call_details), request_iterator)
 
 
+def _interceptors(token: Optional[str], timeout: Optional[float]) -> list:
+    calls = _Calls(token, timeout)
+    return [_UnaryUnary(calls), _UnaryStream(calls), _StreamUnary(calls), _StreamStream(calls)]
+
+
 class Client:
     """A connection to Baton, to pass to every helper (:class:`Worker`, :class:`Leadership`,
     :class:`Claimer`, :class:`Pool`, :class:`Scheduler`, :class:`Subscriber`) or to the generated
@@ -137,6 +150,8 @@ class Client:
       `cert_file` + `key_file`: a client certificate for mutual TLS (both or neither).
       `server_name`: the name the server's certificate is checked for, when it is not the
       target's host (e.g. connecting by IP address).
+    - Every call carries the current OpenTelemetry trace context (W3C `traceparent` and
+      `tracestate` metadata) when there is a valid one (see :mod:`baton.tracing`).
     - `token`: an API token, sent on every call (unary and streaming) as the metadata
       ``authorization: Bearer <token>``; over plaintext too (then anyone on the path can read it:
       use TLS beyond a trusted network).
@@ -204,10 +219,7 @@ class Client:
         given = [tuple(o) for o in options]
         names = {name for name, _ in given}
         self._options = [o for o in opts if o[0] not in names] + given
-        self._interceptors: list = []
-        if token or timeout is not None:
-            calls = _Calls(token, timeout)
-            self._interceptors = [_UnaryUnary(calls), _UnaryStream(calls), _StreamUnary(calls), _StreamStream(calls)]
+        self._interceptors = _interceptors(token, timeout)
         self._channel: Optional[grpc.aio.Channel] = None
         self._closed = False
 
@@ -223,10 +235,10 @@ class Client:
         if self._channel is None:
             if self._credentials is not None:
                 self._channel = grpc.aio.secure_channel(self.target, self._credentials, options=self._options,
-                                                        interceptors=self._interceptors or None)
+                                                        interceptors=self._interceptors)
             else:
                 self._channel = grpc.aio.insecure_channel(self.target, options=self._options,
-                                                          interceptors=self._interceptors or None)
+                                                          interceptors=self._interceptors)
         return self._channel
 
     def stub(self, stub_class: "type[Stub]") -> Stub:

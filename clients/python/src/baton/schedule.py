@@ -31,6 +31,7 @@ from typing import Awaitable, Callable, Dict, Optional, Tuple, Union
 
 import grpc
 
+from baton import tracing
 from baton.failure import Seconds, _seconds
 from baton.v1 import schedule_pb2, schedule_pb2_grpc
 from baton.worker import STOPPED, ChannelLike, Worker, channel_for, duration, is_lease_lost, pushback_seconds
@@ -227,13 +228,19 @@ class Subscriber:
 
     async def _handle(self, stub, message: schedule_pb2.SubscribeResponse, slots: asyncio.Semaphore,
                       acks: Optional[asyncio.Queue] = None) -> None:
-        """Runs the handler; on success acks by a call, or (`acks`) queues the ack for the stream."""
+        """Runs the handler (inside the message's span, see :mod:`baton.tracing`); on success acks
+        by a call, or (`acks`) queues the ack for the stream."""
         try:
             try:
-                if inspect.iscoroutinefunction(self.handler):
-                    await self.handler(message)
-                else:
-                    await asyncio.to_thread(self.handler, message)
+                with tracing.message_span(self.receiver, message) as span:
+                    try:
+                        if inspect.iscoroutinefunction(self.handler):
+                            await self.handler(message)
+                        else:
+                            await asyncio.to_thread(self.handler, message)
+                    except Exception as exc:  # noqa: BLE001 - re-raised just below
+                        tracing.failed(span, exc)
+                        raise
             except asyncio.CancelledError:
                 log.warning("handler of %s/%s cancelled (stopping); not acked", self.receiver, message.id)
                 raise

@@ -30,8 +30,9 @@ from typing import Awaitable, Callable, Dict, Optional, Tuple, Union
 import grpc
 from google.protobuf import duration_pb2
 
-from baton.client import Client
-from baton.failure import Failure, Seconds, _seconds, classify, truncate_utf8
+from baton import tracing
+from baton.client import Client, _interceptors
+from baton.failure import Failure, Outcome, Seconds, _seconds, classify, truncate_utf8
 from baton.v1 import agent_pb2, agent_pb2_grpc
 
 log = logging.getLogger("baton.worker")
@@ -70,15 +71,23 @@ def is_lease_lost(error: grpc.aio.AioRpcError) -> bool:
 def channel_for(target: ChannelLike) -> Tuple[grpc.aio.Channel, bool]:
     """The channel for `target`, and whether the helper owns it (and closes it when done): a
     Client's shared channel and a caller's channel are not owned; "host:port" opens a plaintext
-    channel that is."""
+    channel that is (its calls carry the trace context, as a Client's do)."""
     if isinstance(target, Client):
         return target.channel, False
     if isinstance(target, str):
-        return grpc.aio.insecure_channel(target), True
+        return grpc.aio.insecure_channel(target, interceptors=_interceptors(None, None)), True
     return target, False
 
 
 STOPPED = object()
+
+
+def _outcome_name(outcome: int) -> str:
+    """SUCCESS, TRANSIENT, … (an Outcome's name without its prefix)."""
+    try:
+        return Outcome.Name(outcome).removeprefix("OUTCOME_")
+    except ValueError:
+        return str(outcome)
 
 
 @dataclass
@@ -191,24 +200,40 @@ class Worker:
                 running.add(run.task)
                 run.task.add_done_callback(running.discard)
 
-    async def _run(self, stub, run: _Run, slots: asyncio.Semaphore) -> None:
+    async def _handle(self, run: _Run) -> Optional[Failure]:
+        """Runs the handler inside the lease's span (see :mod:`baton.tracing`); returns how it
+        failed (None: SUCCESS). Cancellation propagates."""
         lease = run.lease
-        try:
+        with tracing.lease_span(lease) as span:
             try:
                 if inspect.iscoroutinefunction(self.handler):
                     await self.handler(lease)
                 else:
-                    # A blocking handler runs in a thread, so heartbeats go on; a thread cannot
-                    # be interrupted, so a lost lease only abandons its result.
+                    # A blocking handler runs in a thread (with the span current there too), so
+                    # heartbeats go on; a thread cannot be interrupted, so a lost lease only
+                    # abandons its result.
                     await asyncio.to_thread(self.handler, lease)
-                failure = None
+            except asyncio.CancelledError:
+                if run.lost:
+                    tracing.lost(span)
+                raise
+            except Exception as exc:  # noqa: BLE001 - every handler error becomes an outcome
+                failure = classify(exc)
+                tracing.failed(span, exc, _outcome_name(failure.outcome))
+                return failure
+            tracing.succeeded(span)
+            return None
+
+    async def _run(self, stub, run: _Run, slots: asyncio.Semaphore) -> None:
+        lease = run.lease
+        try:
+            try:
+                failure = await self._handle(run)
             except asyncio.CancelledError:
                 if run.lost:
                     log.warning("lease %s/%s token %d lost; handler cancelled", lease.queue, lease.name, lease.token)
                     return
                 raise  # shutting down: run() releases the lease
-            except Exception as exc:  # noqa: BLE001 - every handler error becomes an outcome
-                failure = classify(exc)
             if run.lost:
                 return
             self._held.pop((lease.name, lease.token), None)
@@ -339,18 +364,12 @@ class Worker:
     async def _session_run(self, run: _Run, done: asyncio.Queue) -> None:
         """Runs one handler; reports how it ended to the writer: ("done", failure),
         ("lost", None) or ("cancelled", None)."""
-        lease = run.lease
         try:
-            if inspect.iscoroutinefunction(self.handler):
-                await self.handler(lease)
-            else:
-                await asyncio.to_thread(self.handler, lease)
-            done.put_nowait((run, "done", None))
+            failure = await self._handle(run)
         except asyncio.CancelledError:
             done.put_nowait((run, "lost" if run.lost else "cancelled", None))
             raise
-        except Exception as exc:  # noqa: BLE001 - every handler error becomes an outcome
-            done.put_nowait((run, "lost" if run.lost else "done", classify(exc)))
+        done.put_nowait((run, "lost" if run.lost and failure is not None else "done", failure))
 
     def _finish(self, item, message: agent_pb2.SessionRequest, unanswered) -> None:
         """A handler that ended, into the next message: its slot back as credit, and its
