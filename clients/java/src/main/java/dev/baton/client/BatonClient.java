@@ -59,6 +59,12 @@ import java.util.concurrent.TimeUnit;
  *   <li><b>Keepalive</b>: a ping after {@link #DEFAULT_KEEPALIVE_TIME} without activity (also with
  *       no call running), the connection dropped when one is not answered within {@link
  *       #DEFAULT_KEEPALIVE_TIMEOUT}; grpc-java pings at most every 10 s.
+ *   <li><b>Trace context</b>: every call, unary and streaming (every helper's too), carries the
+ *       OpenTelemetry context current when it is made as W3C {@code traceparent} (and {@code
+ *       tracestate}) metadata, so that Baton keeps it with the agents and messages the call
+ *       registers or schedules ({@link TraceContextInterceptor}). Nothing is added without a
+ *       valid current span (no SDK installed, no span), or when the call carries its own {@code
+ *       traceparent}.
  *   <li><b>Default deadline</b> ({@link #DEFAULT_TIMEOUT}): given to a unary call that has none
  *       (neither on its stub nor in its {@link io.grpc.Context}). A long poll (Acquire, Claim,
  *       Campaign: a request with a {@code wait}) gets the default plus its wait, so the wait is
@@ -277,7 +283,7 @@ public final class BatonClient extends Channel implements AutoCloseable {
 
     /**
      * More interceptors on every call. They run before the client's own (so an {@code
-     * authorization} header or a deadline they set is kept), and among themselves as with
+     * authorization} or {@code traceparent} header or a deadline they set is kept), and among themselves as with
      * {@link ManagedChannelBuilder#intercept}: the last added runs first.
      */
     public Builder intercept(ClientInterceptor... more) {
@@ -330,12 +336,13 @@ public final class BatonClient extends Channel implements AutoCloseable {
             .keepAliveWithoutCalls(true);
       }
       // The channel runs interceptors in the reverse order of adding: the caller's first, then
-      // the token, then the default deadline.
+      // the trace context (taken when the call is made), the token, the default deadline.
       List<ClientInterceptor> chain = new ArrayList<>();
       if (defaultTimeout != null) chain.add(new CallDefaults.DefaultDeadline(defaultTimeout));
       if (token != null) chain.add(new CallDefaults.BearerToken(token));
+      chain.add(new TraceContextInterceptor());
       chain.addAll(interceptors);
-      if (!chain.isEmpty()) builder.intercept(chain);
+      builder.intercept(chain);
       return new BatonClient(builder.build(), target, secure, token != null, defaultTimeout);
     }
   }
