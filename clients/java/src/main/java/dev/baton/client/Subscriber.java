@@ -14,6 +14,9 @@ import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.context.Scope;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -63,6 +66,11 @@ import java.util.logging.Logger;
  *       back after the ack timeout. Do not call close() from a handler.
  * </ul>
  *
+ * <p>Each delivery is handled inside an OpenTelemetry span {@code process <receiver>} (CONSUMER,
+ * scope {@code baton-client}), current while the handler runs, a child of the producer's trace
+ * context ({@code SubscribeResponse.traceparent}) when the message has one. Recorded by the global
+ * SDK, or the one given to {@link Builder#openTelemetry}; a no-op without one.
+ *
  * <pre>{@code
  * try (Subscriber sub = Subscriber.builder(channel, "billing", "biller-1").maxInFlight(10)
  *     .build((message, cancellation) -> bill(message.getPayload()))) {
@@ -93,6 +101,7 @@ public final class Subscriber implements AutoCloseable {
   private final Duration maxBackoff;
   private final Listener listener;
   private final MessageHandler handler;
+  private final OpenTelemetry openTelemetry;
 
   private final ExecutorService handlers;
   private final Semaphore slots;
@@ -126,6 +135,7 @@ public final class Subscriber implements AutoCloseable {
     this.maxBackoff = b.maxBackoff;
     this.listener = b.listener;
     this.handler = Objects.requireNonNull(handler, "handler");
+    this.openTelemetry = b.openTelemetry;
     this.slots = new Semaphore(maxInFlight);
     AtomicInteger n = new AtomicInteger();
     this.handlers = Executors.newCachedThreadPool(r -> {
@@ -497,10 +507,25 @@ public final class Subscriber implements AutoCloseable {
     });
   }
 
-  private void handle(SubscribeResponse message, Run run) {
-    try {
+  /** Runs the handler inside the message's span (current while it runs); what it threw, or null. */
+  private Throwable invoke(SubscribeResponse message, Run run) {
+    Span span = Tracing.startMessage(Tracing.tracer(openTelemetry), receiver, message);
+    Throwable thrown = null;
+    try (Scope ignored = span.makeCurrent()) {
       handler.handle(message, run.cancellation);
     } catch (Throwable t) {
+      thrown = t;
+    } finally {
+      // Failed, or cancelled and threw (not acked): ERROR. A handler that returns is acked, even
+      // when cancelled meanwhile.
+      Tracing.end(span, thrown != null ? run.cancellation.reason() : null, thrown, null, null);
+    }
+    return thrown;
+  }
+
+  private void handle(SubscribeResponse message, Run run) {
+    Throwable t = invoke(message, run);
+    if (t != null) {
       if (run.cancellation.isCancelled()) {
         LOG.log(Level.WARNING, "handler of {0}/{1} cancelled (stopping); not acked", new Object[] {receiver, message.getId()});
         return;
@@ -578,6 +603,7 @@ public final class Subscriber implements AutoCloseable {
     private Duration maxBackoff = Duration.ofSeconds(5);
     private Listener listener = new Listener() {};
     private boolean unary;
+    private OpenTelemetry openTelemetry;
 
     private Builder(Channel channel, String receiver, String consumerId) {
       this.channel = Objects.requireNonNull(channel, "channel");
@@ -611,6 +637,15 @@ public final class Subscriber implements AutoCloseable {
 
     public Builder listener(Listener l) {
       this.listener = Objects.requireNonNull(l);
+      return this;
+    }
+
+    /**
+     * Records the handlers' spans with this OpenTelemetry instead of the global one
+     * ({@code GlobalOpenTelemetry}, looked up per message); null: the global one.
+     */
+    public Builder openTelemetry(OpenTelemetry openTelemetry) {
+      this.openTelemetry = openTelemetry;
       return this;
     }
 

@@ -22,6 +22,9 @@ import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.context.Scope;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -56,6 +59,12 @@ import java.util.logging.Logger;
  * progress with {@link #reportProgress}, sent with the lease's next heartbeat; {@link #close()} stops acquiring,
  * cancels running handlers and Releases their leases, so another worker takes them at once.
  *
+ * <p>Each run is an OpenTelemetry span {@code process <queue>} (CONSUMER, scope {@code
+ * baton-client}), current while the handler runs: a one-shot agent's run is a child of the
+ * producer's trace context ({@code Agent.traceparent}), a recurring agent's run a new trace linked
+ * to it. Recorded by the global SDK, or the one given to {@link Builder#openTelemetry}; a no-op
+ * without one.
+ *
  * <pre>{@code
  * try (Worker worker = Worker.builder(channel, "emails", "w1").maxLeases(4).build((lease, c) -> {
  *   // … lease.getAgent().getPayload() …
@@ -81,6 +90,7 @@ public final class Worker implements AutoCloseable {
   private final Duration releaseDelay;
   private final Duration shutdownGrace;
   private final LeaseHandler handler;
+  private final OpenTelemetry openTelemetry;
 
   private final Map<Key, Run> held = new ConcurrentHashMap<>();
   private final Map<Key, String> progress = new ConcurrentHashMap<>();
@@ -142,6 +152,7 @@ public final class Worker implements AutoCloseable {
     this.releaseDelay = b.releaseDelay;
     this.shutdownGrace = b.shutdownGrace;
     this.handler = Objects.requireNonNull(handler, "handler");
+    this.openTelemetry = b.openTelemetry;
     this.slots = new Semaphore(maxLeases);
     AtomicInteger n = new AtomicInteger();
     this.handlers = Executors.newCachedThreadPool(r -> {
@@ -315,12 +326,7 @@ public final class Worker implements AutoCloseable {
       held.put(new Key(lease.getName(), lease.getToken()), run);
       running.incrementAndGet();
       run.future = handlers.submit(() -> {
-        Failure failure = null;
-        try {
-          handler.handle(lease, run.cancellation);
-        } catch (Throwable t) {
-          failure = run.cancellation.isCancelled() ? null : Outcomes.classify(t);
-        }
+        Failure failure = invoke(run);
         Kind kind = !run.cancellation.isCancelled() ? Kind.DONE
             : run.cancellation.reason() == Cancellation.Reason.LEASE_LOST ? Kind.LOST : Kind.CANCELLED;
         events.add(new Finished(run, kind, failure));
@@ -445,12 +451,7 @@ public final class Worker implements AutoCloseable {
   private void runOne(Run run) {
     Lease lease = run.lease;
     try {
-      Failure failure = null;
-      try {
-        handler.handle(lease, run.cancellation);
-      } catch (Throwable t) {
-        failure = run.cancellation.isCancelled() ? null : Outcomes.classify(t);
-      }
+      Failure failure = invoke(run);
       if (run.cancellation.isCancelled()) {
         return; // lost, or stopping: shutdown releases what is held
       }
@@ -461,6 +462,27 @@ public final class Worker implements AutoCloseable {
       running.decrementAndGet();
       slots.release();
     }
+  }
+
+  /**
+   * Runs the handler inside the run's span (current while it runs); the failure its exception
+   * maps to, or null (success, or cancelled: the result no longer matters).
+   */
+  private Failure invoke(Run run) {
+    Lease lease = run.lease;
+    Span span = Tracing.startRun(Tracing.tracer(openTelemetry), queue, lease);
+    Throwable thrown = null;
+    Failure failure = null;
+    try (Scope ignored = span.makeCurrent()) {
+      handler.handle(lease, run.cancellation);
+    } catch (Throwable t) {
+      thrown = t;
+      failure = run.cancellation.isCancelled() ? null : Outcomes.classify(t);
+    } finally {
+      Tracing.end(span, run.cancellation.reason(), thrown,
+          failure == null ? Outcome.OUTCOME_SUCCESS : failure.outcome(), failure == null ? null : failure.getMessage());
+    }
+    return failure;
   }
 
   private void complete(Lease lease, Failure failure) {
@@ -597,6 +619,7 @@ public final class Worker implements AutoCloseable {
     private Duration releaseDelay;
     private Duration shutdownGrace = Duration.ofSeconds(10);
     private boolean unary;
+    private OpenTelemetry openTelemetry;
 
     private Builder(Channel channel, String queue, String workerId) {
       this.channel = Objects.requireNonNull(channel, "channel");
@@ -640,6 +663,15 @@ public final class Worker implements AutoCloseable {
     /** How long close() waits for cancelled handlers before releasing (default 10 s). */
     public Builder shutdownGrace(Duration d) {
       this.shutdownGrace = d;
+      return this;
+    }
+
+    /**
+     * Records the runs' spans with this OpenTelemetry instead of the global one
+     * ({@code GlobalOpenTelemetry}, looked up at each run); null: the global one.
+     */
+    public Builder openTelemetry(OpenTelemetry openTelemetry) {
+      this.openTelemetry = openTelemetry;
       return this;
     }
 
