@@ -37,7 +37,7 @@ async function register(queue: string, names: string[], o: { timeoutMs?: number;
       errorInterval: duration(3_600_000),
       payload: Buffer.from(""),
       labels: {},
-      maxAttempts: 0, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0,
+      maxAttempts: 0, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0, traceparent: "",
     })),
   });
 }
@@ -199,7 +199,7 @@ test("failure messages are cut by bytes on a character boundary (shared case)", 
     queue,
     resetSchedule: false,
     agents: [{ name: "dies", interval: undefined, timeout: duration(60_000), errorInterval: duration(3_600_000),
-      payload: Buffer.from(""), labels: {}, maxAttempts: 1, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0 }],
+      payload: Buffer.from(""), labels: {}, maxAttempts: 1, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0, traceparent: "" }],
   });
   const long = "é€😀".repeat(1000);
   const worker = new Worker(baton.addr, queue, unique("w"), async () => {
