@@ -1,6 +1,7 @@
 // One connection to Baton shared by every helper: the target, TLS (a CA, a client certificate and
-// key for mutual TLS, a server name override), an API token sent on every call, HTTP/2 keepalive
-// and a default deadline for unary calls.
+// key for mutual TLS, a server name override), an API token sent on every call, the current
+// OpenTelemetry trace context on every call (W3C traceparent metadata), HTTP/2 keepalive and a
+// default deadline for unary calls.
 //
 //   const client = connect("baton.internal:50051", {
 //     ca: "ca.pem", cert: "client.pem", key: "client.key", // mutual TLS
@@ -32,6 +33,7 @@ import { AgentServiceClient } from "./gen/baton/v1/agent";
 import { ClaimServiceClient } from "./gen/baton/v1/claim";
 import { LeaderServiceClient } from "./gen/baton/v1/leader";
 import { ScheduleServiceClient } from "./gen/baton/v1/schedule";
+import { tracingInterceptor } from "./tracing";
 
 /** Default deadline of a unary call that sets none (ms). */
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -164,7 +166,8 @@ export class Client {
     Object.assign(channelOptions, options.channelOptions ?? {});
 
     const authorization = token === undefined ? undefined : `Bearer ${token}`;
-    const interceptors: Interceptor[] = [];
+    // Every call carries the current OpenTelemetry context (traceparent metadata): see tracing.ts.
+    const interceptors: Interceptor[] = [tracingInterceptor];
     if (this.tls) {
       const ssl = credentials.createSsl(pem(options.ca, "CA file"), pem(options.key, "client key file"), pem(options.cert, "client certificate file"));
       this.credentials = authorization === undefined ? ssl : credentials.combineChannelCredentials(ssl,
@@ -238,8 +241,8 @@ function authorizationInterceptor(value: string): Interceptor {
 
 /**
  * Sets the default deadline on unary calls that set none (a long poll's: at least its wait +
- * LONG_POLL_MARGIN_MS), and keeps the Client's interceptors (the token, on plaintext) on calls that
- * pass their own (grpc-js lets call interceptors replace the client's).
+ * LONG_POLL_MARGIN_MS), and keeps the Client's interceptors (trace context; the token, on
+ * plaintext) on calls that pass their own (grpc-js lets call interceptors replace the client's).
  */
 function callDefaults(timeoutMs: number | undefined, interceptors: Interceptor[]): CallInvocationTransformer {
   return (properties: CallProperties<unknown, unknown>) => {
@@ -265,7 +268,9 @@ function callDefaults(timeoutMs: number | undefined, interceptors: Interceptor[]
 /** For the helpers: the generated client to use for `target`, and whether the helper made it (and
  *  so closes it). A Client's is shared: the helper leaves it open. */
 export function stubFor<T>(target: string | Client | T, ctor: StubConstructor<T>, pick: (client: Client) => T): { stub: T; owned: boolean } {
-  if (typeof target === "string") return { stub: new ctor(target, credentials.createInsecure()), owned: true };
+  if (typeof target === "string") {
+    return { stub: new ctor(target, credentials.createInsecure(), { interceptors: [tracingInterceptor] }), owned: true };
+  }
   if (target instanceof Client) return { stub: pick(target), owned: false };
   return { stub: target, owned: false };
 }

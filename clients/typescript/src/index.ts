@@ -1,7 +1,8 @@
 // Baton's TypeScript client: a connection shared by every helper (connect / Client: TLS, token,
 // keepalive, default deadline), the generated stubs (./gen, also importable as
 // "baton-client/gen/baton/v1/agent"), a worker loop, a leadership helper, a claim helper for
-// pooled resources and a subscriber for scheduled messages.
+// pooled resources and a subscriber for scheduled messages; OpenTelemetry trace propagation
+// (tracing.ts: the API only; the application brings the SDK).
 
 export * as agent from "./gen/baton/v1/agent";
 export * as leader from "./gen/baton/v1/leader";
@@ -20,3 +21,4 @@ export { duration, isLeaseLost, pushbackMs, unary, CallSettings } from "./rpc";
 export { Handler, LeaseLostError, Logger, ShutdownError, Worker, WorkerOptions } from "./worker";
 export { Claim, ClaimOptions, Claimer, ClaimerOptions, describeError, LineFullError, Pool, ResourceLike } from "./claim";
 export { Message, MessageHandler, ScheduleOptions, Scheduler, Subscriber, SubscriberEvents, SubscriberOptions } from "./schedule";
+export { parseTraceparent, traceparentOf, TRACER_NAME, tracingInterceptor } from "./tracing";

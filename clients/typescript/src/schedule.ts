@@ -6,6 +6,7 @@
 
 import { EventEmitter } from "node:events";
 import { ClientDuplexStream, ClientReadableStream, status } from "@grpc/grpc-js";
+import { context } from "@opentelemetry/api";
 import { Client, stubFor } from "./client";
 import {
   AckBatchRequest,
@@ -21,6 +22,7 @@ import {
   SubscribeResponse,
 } from "./gen/baton/v1/schedule";
 import { duration, isLeaseLost, isServiceError, pushbackMs, sleep, unary } from "./rpc";
+import { endProcessSpan, startMessageSpan } from "./tracing";
 import { Logger, ShutdownError } from "./worker";
 
 /** One delivery: id, payload, deliverAt, deliveryCount, token. */
@@ -62,6 +64,9 @@ export class Scheduler {
       key: options.key ?? "",
       delay: options.delayMs !== undefined ? duration(Math.max(0, options.delayMs)) : undefined,
       deliverAt: options.deliverAt,
+      // Empty: Baton takes the producer's trace context from the call's traceparent metadata,
+      // which the Client adds from the active OpenTelemetry context.
+      traceparent: "",
     };
     return unary(this.client.schedule.bind(this.client), request, { timeoutMs: 10_000 });
   }
@@ -423,9 +428,13 @@ export class Subscriber extends EventEmitter<SubscriberEvents> {
     const run: Running = { abort: new AbortController(), done: Promise.resolve() };
     this.running.add(run);
     run.done = (async () => {
+      // The handler runs inside its `process <receiver>` span, a child of the producer's
+      // traceparent when the message has a valid one (see tracing.ts).
+      const { span, context: spanContext } = startMessageSpan(this.receiver, message);
       try {
-        await this.handler(message, run.abort.signal);
+        await context.with(spanContext, () => this.handler(message, run.abort.signal));
       } catch (err) {
+        endProcessSpan(span, undefined, { error: err });
         if (run.abort.signal.aborted) {
           this.options.logger.warn(`handler of ${this.receiver}/${message.id} aborted (stopping); not acked`);
           return;
@@ -440,6 +449,7 @@ export class Subscriber extends EventEmitter<SubscriberEvents> {
         }
         return;
       }
+      endProcessSpan(span, undefined);
       if (this.streaming) {
         this.pendingAcks.push({ id: message.id, token: message.token });
         this.scheduleFlush();

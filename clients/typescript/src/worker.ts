@@ -9,9 +9,11 @@
 // answered in `lost` too), aborts its handler's signal (its result would be refused anyway); a
 // handler reports progress with worker.reportProgress(lease, value), sent with the next
 // heartbeat. On shutdown the loop stops acquiring, aborts running
-// handlers and Releases their leases, so another worker takes them at once.
+// handlers and Releases their leases, so another worker takes them at once. Each handler runs
+// inside an OpenTelemetry CONSUMER span `process <queue>` (see tracing.ts).
 
 import { status } from "@grpc/grpc-js";
+import { context } from "@opentelemetry/api";
 import { Client, stubFor } from "./client";
 import {
   AcquireResponse,
@@ -21,6 +23,7 @@ import {
   HeartbeatResponse,
   Lease,
   Outcome,
+  outcomeToJSON,
   ReleaseRequest,
   ReleaseResponse,
   SessionCompletion,
@@ -29,6 +32,7 @@ import {
 } from "./gen/baton/v1/agent";
 import { classify, Failure, truncateUtf8 } from "./failure";
 import { duration, isServiceError, pushbackMs, sleep, unary } from "./rpc";
+import { endProcessSpan, startLeaseSpan } from "./tracing";
 
 /** Runs one lease. Resolving completes with SUCCESS; throwing completes with a failure outcome. */
 export type Handler = (lease: Lease, signal: AbortSignal) => Promise<void>;
@@ -257,12 +261,7 @@ export class Worker {
     this.held.set(key(lease), run);
     this.running++;
     run.done = (async () => {
-      let failure: Failure | undefined;
-      try {
-        await this.handler(lease, run.abort.signal);
-      } catch (err) {
-        failure = classify(err);
-      }
+      const failure = await this.runHandler(run);
       this.held.delete(key(lease));
       this.running--;
       const p = this.pending;
@@ -284,6 +283,29 @@ export class Worker {
       }
       this.scheduleFlush();
     })();
+  }
+
+  /**
+   * Runs the handler of `run` inside its `process <queue>` span (the active span while it runs;
+   * see tracing.ts) and ends the span with the outcome: the classified failure, SUCCESS, or
+   * LOST / RELEASED when its signal was aborted (lease lost or run cancelled / worker stopping).
+   */
+  private async runHandler(run: Run): Promise<Failure | undefined> {
+    const { lease, abort } = run;
+    const { span, context: spanContext } = startLeaseSpan(lease);
+    let failure: Failure | undefined;
+    let error: { error: unknown } | undefined;
+    try {
+      await context.with(spanContext, () => this.handler(lease, abort.signal));
+    } catch (err) {
+      failure = classify(err);
+      error = { error: err };
+    }
+    const outcome = !abort.signal.aborted
+      ? outcomeName(failure ? failure.outcome : Outcome.OUTCOME_SUCCESS)
+      : abort.signal.reason instanceof LeaseLostError ? "LOST" : "RELEASED";
+    endProcessSpan(span, outcome, error);
+    return failure;
   }
 
   /** Sends what finished in this turn of the event loop, in one message. */
@@ -360,12 +382,7 @@ export class Worker {
     this.held.set(key(lease), run);
     this.running++;
     run.done = (async () => {
-      let failure: Failure | undefined;
-      try {
-        await this.handler(lease, run.abort.signal);
-      } catch (err) {
-        failure = classify(err);
-      }
+      const failure = await this.runHandler(run);
       if (run.abort.signal.aborted) return; // lost, or stopping: run() releases what is held
       this.held.delete(key(lease));
       await this.complete(lease, failure);
@@ -448,6 +465,11 @@ export class Worker {
       }
     }
   }
+}
+
+/** "SUCCESS", "TRANSIENT", … (the outcome's name without its OUTCOME_ prefix). */
+function outcomeName(outcome: Outcome): string {
+  return outcomeToJSON(outcome).replace(/^OUTCOME_/, "");
 }
 
 function describe(err: unknown): string {
