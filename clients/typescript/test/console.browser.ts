@@ -47,7 +47,7 @@ before(async () => {
   claims = new ClaimServiceClient(baton.addr, credentials.createInsecure());
   const def = (name: string, key: string, maxAttempts: number) => ({
     name, interval: duration(3_600_000), timeout: duration(60_000), errorInterval: duration(3_600_000),
-    payload: Buffer.from(""), labels: { team: "growth" }, maxAttempts, cron: "", timeZone: "", catchUp: 0, key, priority: 0,
+    payload: Buffer.from(""), labels: { team: "growth" }, maxAttempts, cron: "", timeZone: "", catchUp: 0, key, priority: 0, traceparent: "",
   });
   await unary(agents.register.bind(agents), {
     queue, resetSchedule: false,
