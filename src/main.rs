@@ -182,45 +182,55 @@ fn foreign_env_warning() -> Option<String> {
 }
 
 fn serve(config: Config) -> Result<(), Error> {
-    telemetry::init_logs(&config);
-    if let Some(warning) = foreign_env_warning() {
-        tracing::warn!("{warning}");
-    }
     let runtime = tokio::runtime::Runtime::new().map_err(|e| Error::Internal(e.to_string()))?;
     runtime.block_on(async move {
-        telemetry::init_metrics(&config)?;
-        let shutdown = CancellationToken::new();
-        tokio::spawn(signal_shutdown(shutdown.clone()));
-
-        // The embedded Redis outlives the server, so the server can shut down against it.
-        let redis_stop = CancellationToken::new();
-        let (url, embedded) = match &config.redis_url {
-            Some(url) => (url.clone(), None),
-            None => {
-                let persistence = match config.redis.embedded_fsync {
-                    Fsync::Everysec => Persistence::EverySecond,
-                    Fsync::Always => Persistence::Always,
-                };
-                let (url, task) = embedded::start_supervised(
-                    config.redis.server_binary.clone(),
-                    config.data_dir.clone(),
-                    persistence,
-                    redis_stop.clone(),
-                )
-                .await?;
-                (url, Some(task))
-            }
-        };
-        let listener = tokio::net::TcpListener::bind(config.listen)
-            .await
-            .map_err(|e| Error::Config(format!("listen on {}: {e}", config.listen)))?;
-        let result = server::run(Arc::new(config), &url, listener, shutdown.cancelled_owned()).await;
-        redis_stop.cancel();
-        if let Some(task) = embedded {
-            let _ = task.await;
+        // Inside the runtime: the OTLP exporter's channel needs it.
+        let spans = telemetry::init_logs(&config)?;
+        if let Some(warning) = foreign_env_warning() {
+            tracing::warn!("{warning}");
+        }
+        let result = serve_in_runtime(config).await;
+        if let Some(provider) = spans {
+            // Sends the spans still batched; blocking, so off the runtime's threads.
+            let _ = tokio::task::spawn_blocking(move || provider.shutdown()).await;
         }
         result
     })
+}
+
+async fn serve_in_runtime(config: Config) -> Result<(), Error> {
+    telemetry::init_metrics(&config)?;
+    let shutdown = CancellationToken::new();
+    tokio::spawn(signal_shutdown(shutdown.clone()));
+
+    // The embedded Redis outlives the server, so the server can shut down against it.
+    let redis_stop = CancellationToken::new();
+    let (url, embedded) = match &config.redis_url {
+        Some(url) => (url.clone(), None),
+        None => {
+            let persistence = match config.redis.embedded_fsync {
+                Fsync::Everysec => Persistence::EverySecond,
+                Fsync::Always => Persistence::Always,
+            };
+            let (url, task) = embedded::start_supervised(
+                config.redis.server_binary.clone(),
+                config.data_dir.clone(),
+                persistence,
+                redis_stop.clone(),
+            )
+            .await?;
+            (url, Some(task))
+        }
+    };
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .map_err(|e| Error::Config(format!("listen on {}: {e}", config.listen)))?;
+    let result = server::run(Arc::new(config), &url, listener, shutdown.cancelled_owned()).await;
+    redis_stop.cancel();
+    if let Some(task) = embedded {
+        let _ = task.await;
+    }
+    result
 }
 
 /// Cancels `shutdown` on SIGINT or SIGTERM.

@@ -159,7 +159,9 @@ pub async fn run_with_console(
         }
     };
     let router = tonic::transport::Server::builder()
-        // Authentication and the method's permission, before any service sees the call.
+        // A span per call when OpenTelemetry is on (rejected calls too), then authentication
+        // and the method's permission, before any service sees the call.
+        .layer(crate::trace::TraceLayer)
         .layer(AuthLayer::new(identities))
         .add_service(health_service)
         .add_service(reflection)

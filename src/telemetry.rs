@@ -1,28 +1,44 @@
-//! Logs (tracing, text or JSON) and Prometheus metrics on their own port.
+//! Logs (tracing, text or JSON), OpenTelemetry spans (`trace`) and Prometheus metrics on their
+//! own port.
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_subscriber::{fmt, EnvFilter};
 
 use crate::{
     config::{Config, LogFormat},
     error::{Error, Result},
+    trace,
 };
 
-/// The W3C `traceparent` of the current span, when OpenTelemetry tracing is on.
-pub fn current_traceparent() -> Option<String> {
-    None
-}
+/// Installs the global subscriber: logs to stderr and, when the `OTEL_*` variables ask for it,
+/// spans over OTLP (`trace::pipeline`). Call once per process, inside the runtime; shut the
+/// returned provider down at exit so the last spans are sent.
+pub fn init_logs(config: &Config) -> Result<Option<SdkTracerProvider>> {
+    use tracing_subscriber::{filter::Targets, layer::SubscriberExt, util::SubscriberInitExt, Layer};
 
-/// Installs the global log subscriber. Call once per process.
-pub fn init_logs(config: &Config) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&config.log.level));
+    // Spans meant for OpenTelemetry are not log lines.
+    let filter = filter.add_directive(format!("{}=off", trace::TARGET).parse().expect("a valid directive"));
     // Colour codes only for a terminal: a log file or a collector gets plain text.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let builder = fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi);
-    match config.log.format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().flatten_event(true).init(),
+    let logs = fmt::layer().with_writer(std::io::stderr).with_ansi(ansi);
+    let logs = match config.log.format {
+        LogFormat::Text => logs.with_filter(filter).boxed(),
+        LogFormat::Json => logs.json().flatten_event(true).with_filter(filter).boxed(),
+    };
+    let provider = trace::pipeline()?;
+    let spans = provider.as_ref().map(|provider| {
+        use opentelemetry::trace::TracerProvider;
+        tracing_opentelemetry::layer()
+            .with_tracer(provider.tracer("baton"))
+            .with_filter(Targets::new().with_target(trace::TARGET, tracing::Level::TRACE))
+    });
+    tracing_subscriber::registry().with(logs).with(spans).init();
+    if provider.is_some() {
+        tracing::info!("OpenTelemetry traces over OTLP/gRPC (OTEL_* variables)");
     }
+    Ok(provider)
 }
 
 /// Installs the Prometheus recorder and its `/metrics` listener. Call once per process, inside

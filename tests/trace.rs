@@ -6,18 +6,36 @@
 //!   the worker with every lease of the agent, and to the consumer with every delivery of the
 //!   message, redeliveries and dead-letter retries included;
 //! - an invalid `traceparent` header is ignored (W3C), an invalid field is INVALID_ARGUMENT
-//!   naming it and changes nothing.
+//!   naming it and changes nothing;
+//! - with OpenTelemetry on (OTEL_* variables), one job's spans reach an OTLP collector as one
+//!   trace: producer → Baton's RPC span → its script span, and the worker's run a child of the
+//!   RPC span that created the agent.
 
 mod common;
 
-use std::{collections::HashMap, time::Duration};
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
 use baton::pb::{
     admin_service_client::AdminServiceClient, agent_service_client::AgentServiceClient,
     schedule_service_client::ScheduleServiceClient,
 };
 use common::*;
+use opentelemetry_otlp::WithExportConfig;
+use opentelemetry_proto::tonic::{
+    self as otlp,
+    collector::trace::v1::{
+        trace_service_server::{TraceService, TraceServiceServer},
+        ExportTraceServiceRequest, ExportTraceServiceResponse,
+    },
+    common::v1::any_value,
+};
+use tokio_util::sync::CancellationToken;
 use tonic::{transport::Channel, Code, Request};
+use tracing::Instrument;
 
 const PRODUCER: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 const EXPLICIT: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
@@ -136,4 +154,173 @@ async fn bad_traceparents_are_refused_naming_the_field() {
     let mut a = AdminServiceClient::new(env.baton.channel().await);
     let health = a.get_health(pb::GetHealthRequest {}).await.unwrap().into_inner();
     assert!(health.sources.iter().all(|s| s.source.as_ref().unwrap().name != "r"), "nothing scheduled");
+}
+
+/// An OTLP/gRPC trace receiver on loopback: every span exported to it, with its service name.
+#[derive(Clone, Default)]
+struct Receiver {
+    spans: Arc<Mutex<Vec<(String, otlp::trace::v1::Span)>>>,
+}
+
+#[tonic::async_trait]
+impl TraceService for Receiver {
+    async fn export(
+        &self,
+        request: Request<ExportTraceServiceRequest>,
+    ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        let mut spans = self.spans.lock().unwrap();
+        for resource_spans in request.into_inner().resource_spans {
+            let service = (resource_spans.resource.iter().flat_map(|r| &r.attributes))
+                .find(|a| a.key == "service.name")
+                .and_then(|a| a.value.as_ref())
+                .and_then(|v| match &v.value {
+                    Some(any_value::Value::StringValue(s)) => Some(s.clone()),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            for scope in resource_spans.scope_spans {
+                spans.extend(scope.spans.into_iter().map(|s| (service.clone(), s)));
+            }
+        }
+        Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
+    }
+}
+
+impl Receiver {
+    async fn start() -> (Self, String) {
+        let receiver = Receiver::default();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let service = TraceServiceServer::new(receiver.clone());
+        tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(service)
+                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+        );
+        (receiver, format!("http://{addr}"))
+    }
+
+    fn find(&self, service: &str, name: &str) -> Option<otlp::trace::v1::Span> {
+        let spans = self.spans.lock().unwrap();
+        spans.iter().find(|(s, span)| s == service && span.name == name).map(|(_, span)| span.clone())
+    }
+}
+
+fn hex(id: &[u8]) -> String {
+    id.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn attribute(span: &otlp::trace::v1::Span, key: &str) -> Option<any_value::Value> {
+    span.attributes.iter().find(|a| a.key == key).and_then(|a| a.value.clone()).and_then(|v| v.value)
+}
+
+// One job's trace, producer → Baton → worker, as an OTLP collector receives it: the producer's
+// span (this process, through baton-client and tracing-opentelemetry), Baton's Register span (a
+// child of it) and its script span, and the worker's run of the agent (a child of Baton's
+// Register span, as stored with the agent). Baton is a separate process exporting by the
+// standard OTEL_* variables.
+#[tokio::test]
+async fn one_jobs_spans_reach_a_collector_from_producer_through_baton_to_worker() {
+    use tracing_subscriber::layer::SubscriberExt;
+
+    let (receiver, endpoint) = Receiver::start().await;
+    let redis = TestRedis::start().await;
+    let baton = BatonProcess::spawn(|cmd| {
+        cmd.args(["--redis-url", &redis.url()])
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+            .env("OTEL_BSP_SCHEDULE_DELAY", "100")
+            .env("OTEL_SERVICE_NAME", "baton");
+    });
+    assert!(
+        baton.log.lock().unwrap().iter().any(|l| l.contains("OpenTelemetry traces over OTLP")),
+        "Baton says it exports traces"
+    );
+
+    // This process: producer and worker, exporting to the same receiver.
+    let exporter =
+        opentelemetry_otlp::SpanExporter::builder().with_tonic().with_endpoint(endpoint.as_str()).build().unwrap();
+    let resource = opentelemetry_sdk::Resource::builder().with_service_name("shop").build();
+    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_batch_exporter(exporter)
+        .with_resource(resource)
+        .build();
+    let tracer = opentelemetry::trace::TracerProvider::tracer(&provider, "shop");
+    // A current-thread runtime: every task the helpers spawn sees this thread's subscriber.
+    let _subscriber = tracing::subscriber::set_default(
+        tracing_subscriber::registry().with(tracing_opentelemetry::layer().with_tracer(tracer)),
+    );
+
+    let client = baton::client::Client::builder(baton.url()).connect().await.unwrap();
+    let produce = tracing::info_span!("produce", otel.kind = "producer");
+    let producer_tp = {
+        let mut agents = client.agents();
+        let register = pb::RegisterRequest {
+            queue: "orders".into(),
+            agents: vec![agent("order-1", 0, 30_000)],
+            reset_schedule: false,
+        };
+        async {
+            agents.register(register).await.unwrap();
+            baton::client::otel::current_traceparent().expect("the producer's span has a context")
+        }
+        .instrument(produce)
+        .await
+    };
+    let trace_id = producer_tp[3..35].to_string();
+
+    let worker = baton::client::worker::Worker::new(&client, "orders", "w1");
+    let stop = CancellationToken::new();
+    let seen = Arc::new(Mutex::new(None));
+    let (stop_in, seen_in) = (stop.clone(), seen.clone());
+    worker
+        .run(stop.clone(), move |lease, _cancel| {
+            let (stop, seen) = (stop_in.clone(), seen_in.clone());
+            async move {
+                *seen.lock().unwrap() =
+                    Some((lease.agent.unwrap().traceparent, baton::client::otel::current_traceparent()));
+                stop.cancel();
+                Ok(())
+            }
+        })
+        .await
+        .unwrap();
+    let (stored, in_handler) = seen.lock().unwrap().clone().expect("the worker ran the agent");
+    assert_eq!(&stored[3..35], trace_id, "Baton stored a context in the producer's trace: {stored}");
+    assert_ne!(stored, producer_tp, "with tracing on, the stored context is Baton's Register span");
+    let in_handler = in_handler.expect("the handler runs in a span");
+    assert_eq!(&in_handler[3..35], trace_id, "the handler runs in the producer's trace");
+
+    let flushed = provider.clone();
+    tokio::task::spawn_blocking(move || flushed.force_flush()).await.unwrap().unwrap();
+    eventually(Duration::from_secs(60), "every span of the job at the receiver", || {
+        let receiver = receiver.clone();
+        async move {
+            receiver.find("shop", "produce").is_some()
+                && receiver.find("baton", "baton.v1.AgentService/Register").is_some()
+                && receiver.find("baton", "EVALSHA registerAgents").is_some()
+                && receiver.find("shop", "process orders").is_some()
+        }
+    })
+    .await;
+    let produce = receiver.find("shop", "produce").unwrap();
+    let register = receiver.find("baton", "baton.v1.AgentService/Register").unwrap();
+    let script = receiver.find("baton", "EVALSHA registerAgents").unwrap();
+    let process = receiver.find("shop", "process orders").unwrap();
+    for span in [&produce, &register, &script, &process] {
+        assert_eq!(hex(&span.trace_id), trace_id, "{} is in the job's trace", span.name);
+    }
+    assert_eq!(register.parent_span_id, produce.span_id, "Baton's Register span is the producer's child");
+    assert_eq!(register.kind, otlp::trace::v1::span::SpanKind::Server as i32);
+    assert_eq!(attribute(&register, "rpc.system"), Some(any_value::Value::StringValue("grpc".into())));
+    assert_eq!(attribute(&register, "rpc.method"), Some(any_value::Value::StringValue("Register".into())));
+    assert_eq!(script.parent_span_id, register.span_id, "the script's span is the Register span's child");
+    assert_eq!(script.kind, otlp::trace::v1::span::SpanKind::Client as i32);
+    assert_eq!(attribute(&script, "db.system.name"), Some(any_value::Value::StringValue("redis".into())));
+    assert_eq!(stored, format!("00-{trace_id}-{}-01", hex(&register.span_id)));
+    assert_eq!(process.parent_span_id, register.span_id, "the worker's run is a child of Baton's Register span");
+    assert_eq!(process.kind, otlp::trace::v1::span::SpanKind::Consumer as i32);
+    assert_eq!(attribute(&process, "baton.agent.name"), Some(any_value::Value::StringValue("order-1".into())));
+    assert_eq!(attribute(&process, "baton.outcome"), Some(any_value::Value::StringValue("SUCCESS".into())));
+    assert_eq!(&in_handler[36..52], hex(&process.span_id), "the handler's current span is the run's");
+    let _ = provider.shutdown();
 }

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use redis::{aio::ConnectionLike, ToRedisArgs, Value};
+use tracing::Instrument;
 
 use super::conn::Redis;
 use crate::error::{Error, Result};
@@ -78,8 +79,21 @@ impl Scripts {
         Ok(())
     }
 
-    /// Runs a script by name with its KEYS and ARGV.
+    /// Runs a script by name with its KEYS and ARGV; inside a traced call, in a span of its own.
     pub async fn run(&self, redis: &Redis, name: &'static str, keys: &[&str], args: Args) -> Result<Value> {
+        match crate::trace::script_span(name) {
+            None => self.run_untraced(redis, name, keys, args).await,
+            Some(span) => {
+                let result = self.run_untraced(redis, name, keys, args).instrument(span.clone()).await;
+                if let Err(e) = &result {
+                    crate::trace::script_failed(&span, e);
+                }
+                result
+            }
+        }
+    }
+
+    async fn run_untraced(&self, redis: &Redis, name: &'static str, keys: &[&str], args: Args) -> Result<Value> {
         let script = self.by_name.get(name).ok_or_else(|| Error::Internal(format!("no script named {name}")))?;
         if keys.len() != script.keys {
             return Err(Error::Internal(format!("{name} takes {} keys, got {}", script.keys, keys.len())));

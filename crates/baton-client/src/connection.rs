@@ -30,8 +30,9 @@ use crate::pb::{
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// What every call through a [`Client`] carries: the token, and a deadline when the call set
-/// none (helpers set their own, long polls included).
+/// What every call through a [`Client`] carries: the token, a deadline when the call set none
+/// (helpers set their own, long polls included), and the caller's trace context
+/// (`traceparent`, see [`crate::otel`]).
 #[derive(Clone, Debug, Default)]
 pub struct CallDefaults {
     authorization: Option<AsciiMetadataValue>,
@@ -48,6 +49,7 @@ impl Interceptor for CallDefaults {
                 req.set_timeout(timeout);
             }
         }
+        crate::otel::inject(req.metadata_mut());
         Ok(req)
     }
 }

@@ -8,12 +8,14 @@
 //! - [`leadership::Leadership`]: campaign, keep renewing, report gain and loss.
 //! - [`claim::Claimer`]: claim a pooled resource and give it back (or fail it) correctly.
 //! - [`subscriber::Subscriber`]: receive scheduled messages, ack them, reconnect.
+//! - [`otel`]: trace context from producer to worker, spans around handlers.
 
 pub use baton_proto as pb;
 
 pub mod claim;
 mod connection;
 pub mod leadership;
+pub mod otel;
 pub mod subscriber;
 pub mod worker;
 

@@ -13,6 +13,7 @@ use std::{collections::HashSet, future::Future, sync::Arc, time::Duration};
 
 use tokio::sync::mpsc;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
+use tracing::Instrument;
 
 use super::{pushback, Conn};
 use crate::pb::{self, schedule_service_client::ScheduleServiceClient};
@@ -113,14 +114,18 @@ impl Subscriber {
                             for message in r.messages {
                                 let permit = slots.clone().acquire_owned().await.expect("never closed");
                                 let (handler, done) = (handler.clone(), done_tx.clone());
+                                let span = crate::otel::message_span(&self.receiver, &message);
                                 running.spawn(async move {
                                     let _permit = permit;
                                     let key = (message.id.clone(), message.token);
-                                    match handler(message).await {
+                                    match handler(message).instrument(span.clone()).await {
                                         Ok(()) => {
                                             let _ = done.send(key);
                                         }
-                                        Err(e) => tracing::warn!(id = key.0, error = %e, "handler failed; the message will come again"),
+                                        Err(e) => {
+                                            span.record("otel.status_code", "ERROR");
+                                            tracing::warn!(id = key.0, error = %e, "handler failed; the message will come again")
+                                        }
                                     }
                                 });
                             }
@@ -231,10 +236,11 @@ impl Subscriber {
                 };
                 let permit = slots.clone().acquire_owned().await.expect("never closed");
                 let (handler, mut client, receiver) = (handler.clone(), self.client.clone(), self.receiver.clone());
+                let span = crate::otel::message_span(&receiver, &message);
                 running.spawn(async move {
                     let _permit = permit;
                     let (id, token) = (message.id.clone(), message.token);
-                    match handler(message).await {
+                    match handler(message).instrument(span.clone()).await {
                         Ok(()) => {
                             if let Err(status) = client
                                 .ack(super::with_deadline(pb::AckRequest { receiver, id, token }, super::CALL_TIMEOUT))
@@ -243,7 +249,10 @@ impl Subscriber {
                                 tracing::warn!(%status, "ack failed; the message will come again");
                             }
                         }
-                        Err(e) => tracing::warn!(id, error = %e, "handler failed; the message will come again"),
+                        Err(e) => {
+                            span.record("otel.status_code", "ERROR");
+                            tracing::warn!(id, error = %e, "handler failed; the message will come again")
+                        }
                     }
                 });
             }

@@ -26,6 +26,7 @@ use std::{collections::HashMap, future::Future, sync::Arc, time::Duration};
 use super::Conn;
 use tokio::sync::{mpsc, Mutex};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
+use tracing::Instrument;
 
 use crate::pb::{self, agent_service_client::AgentServiceClient};
 
@@ -171,6 +172,11 @@ impl SessionState {
     }
 }
 
+/// The outcome a handler's result maps to.
+fn outcome_of(result: &Result<(), Failure>) -> pb::Outcome {
+    result.as_ref().err().map_or(pb::Outcome::Success, |f| f.outcome)
+}
+
 /// The completion a handler's result maps to.
 fn completion(lease: &pb::Lease, result: Result<(), Failure>) -> pb::SessionCompletion {
     let f = result.err();
@@ -281,7 +287,9 @@ impl Worker {
                                 state.held.insert((lease.name.clone(), lease.token), cancel.clone());
                                 let (handler, done) = (handler.clone(), done_tx.clone());
                                 running.spawn(async move {
-                                    let result = handler(lease.clone(), cancel.clone()).await;
+                                    let span = crate::otel::lease_span(&lease);
+                                    let result = handler(lease.clone(), cancel.clone()).instrument(span.clone()).await;
+                                    crate::otel::record_outcome(&span, outcome_of(&result));
                                     // Lost or shutting down: no completion (the lease is gone,
                                     // or released below).
                                     let completion = (!cancel.is_cancelled()).then(|| completion(&lease, result));
@@ -410,7 +418,9 @@ impl Worker {
                             retry_after: c.retry_after,
                         }
                     };
-                    let result = handler(lease.clone(), cancel.clone()).await;
+                    let span = crate::otel::lease_span(&lease);
+                    let result = handler(lease.clone(), cancel.clone()).instrument(span.clone()).await;
+                    crate::otel::record_outcome(&span, outcome_of(&result));
                     if cancel.is_cancelled() {
                         return; // lost, or shutting down: the release loop below handles it
                     }
