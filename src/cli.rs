@@ -64,11 +64,15 @@ pub enum Command {
         #[command(flatten)]
         target: Target,
     },
-    /// Leaders of elections (LeaderService.GetLeader); by default Baton's own sweeper election.
+    /// Elections: with no names, every election of the registry and its leader
+    /// (LeaderService.ListElections); with names, their leaders (GetLeader), or with --history
+    /// their last terms (GetElectionHistory).
     Leaders {
-        /// Elections to show.
-        #[arg(default_values_t = ["baton-sweeper".to_string()])]
+        /// Elections to show (default: every registered election).
         elections: Vec<String>,
+        /// Show the named elections' last terms: leader, token, start, end and how it ended.
+        #[arg(long, requires = "elections")]
+        history: bool,
         #[command(flatten)]
         target: Target,
     },
@@ -155,7 +159,13 @@ pub async fn run(command: Command) -> Result<()> {
         Command::Dlq { action: Dlq::Retry(a) } => dead_letter_action(&connect(&a.target).await?, &a, true).await?,
         Command::Dlq { action: Dlq::Delete(a) } => dead_letter_action(&connect(&a.target).await?, &a, false).await?,
         Command::Purge { dry_run, target } => purge(&connect(&target).await?, &target, dry_run).await?,
-        Command::Leaders { elections, target } => leaders(&connect(&target).await?, &target, &elections).await?,
+        Command::Leaders { elections, history: true, target } => {
+            histories(&connect(&target).await?, &target, &elections).await?
+        }
+        Command::Leaders { elections, target, .. } if elections.is_empty() => {
+            registered(&connect(&target).await?, &target).await?
+        }
+        Command::Leaders { elections, target, .. } => leaders(&connect(&target).await?, &target, &elections).await?,
         Command::Pause(a) => pause(&connect(&a.target).await?, &a, true).await?,
         Command::Resume(a) => pause(&connect(&a.target).await?, &a, false).await?,
     };
@@ -631,6 +641,115 @@ async fn leaders(c: &Client, t: &Target, elections: &[String]) -> Result<String>
         })
         .collect();
     Ok(table(&["ELECTION", "LEADER", "TERM TOKEN", "EXPIRES"], &rows))
+}
+
+/// ListElections answers as JSON: each election, its current term, when its last term began.
+pub fn elections_json(all: &[pb::ElectionSummary]) -> Value {
+    let items: Vec<Value> = all
+        .iter()
+        .map(|e| {
+            json!({
+                "election": e.election, "leaderId": e.leader_id, "token": e.token,
+                "expiresAt": millis(&e.expires_at).map(|_| instant(&e.expires_at)),
+                "lastTermStartedAt": millis(&e.last_term_started_at).map(|_| instant(&e.last_term_started_at)),
+            })
+        })
+        .collect();
+    json!({ "elections": items })
+}
+
+/// Every election of the registry, page by page.
+pub async fn all_elections(c: &Client) -> Result<Vec<pb::ElectionSummary>> {
+    let mut all = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let page = c
+            .leaders()
+            .list_elections(pb::ListElectionsRequest { page_size: 500, page_token })
+            .await
+            .map_err(|s| failed("ListElections", s))?
+            .into_inner();
+        all.extend(page.elections);
+        if page.next_page_token.is_empty() {
+            return Ok(all);
+        }
+        page_token = page.next_page_token;
+    }
+}
+
+async fn registered(c: &Client, t: &Target) -> Result<String> {
+    let all = all_elections(c).await?;
+    if t.json {
+        return Ok(json_out(elections_json(&all)));
+    }
+    let rows: Vec<Vec<String>> = all
+        .iter()
+        .map(|e| {
+            let leader = if e.leader_id.is_empty() { "(none)".to_string() } else { e.leader_id.clone() };
+            let token = if e.token == 0 { "-".to_string() } else { e.token.to_string() };
+            vec![e.election.clone(), leader, token, instant(&e.expires_at), instant(&e.last_term_started_at)]
+        })
+        .collect();
+    Ok(table(&["ELECTION", "LEADER", "TERM TOKEN", "EXPIRES", "LAST TERM STARTED"], &rows))
+}
+
+/// How a term ended, as the console and `--json` name it.
+fn term_end(t: &pb::ElectionTerm) -> &'static str {
+    match (pb::TermEnd::try_from(t.end), t.ended_at.is_some()) {
+        (Ok(pb::TermEnd::Resigned), _) => "resigned",
+        (Ok(pb::TermEnd::Expired), _) => "expired",
+        (Ok(pb::TermEnd::Superseded), _) => "superseded",
+        (_, false) => "current",
+        (_, true) => "ended",
+    }
+}
+
+/// GetElectionHistory's answer as JSON.
+pub fn history_json(election: &str, terms: &[pb::ElectionTerm]) -> Value {
+    let items: Vec<Value> = terms
+        .iter()
+        .map(|t| {
+            json!({
+                "token": t.token, "leaderId": t.leader_id, "startedAt": instant(&t.started_at),
+                "endedAt": millis(&t.ended_at).map(|_| instant(&t.ended_at)), "end": term_end(t),
+                "expiresAt": millis(&t.expires_at).map(|_| instant(&t.expires_at)),
+            })
+        })
+        .collect();
+    json!({ "election": election, "terms": items })
+}
+
+async fn histories(c: &Client, t: &Target, elections: &[String]) -> Result<String> {
+    let mut found = Vec::new();
+    for e in elections {
+        let h = c
+            .leaders()
+            .get_election_history(pb::GetElectionHistoryRequest { election: e.clone(), limit: 0 })
+            .await
+            .map_err(|s| failed(&format!("GetElectionHistory {e}"), s))?
+            .into_inner();
+        found.push((e, h.terms));
+    }
+    if t.json {
+        let all: Vec<Value> = found.iter().map(|(e, terms)| history_json(e, terms)).collect();
+        return Ok(json_out(json!({ "histories": all })));
+    }
+    let mut out = String::new();
+    for (i, (e, terms)) in found.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let _ = writeln!(out, "election {e}: {} term(s) kept", terms.len());
+        let rows: Vec<Vec<String>> = terms
+            .iter()
+            .map(|t| {
+                let until = if t.ended_at.is_some() { instant(&t.ended_at) } else { instant(&t.expires_at) };
+                vec![t.token.to_string(), t.leader_id.clone(), instant(&t.started_at), until, term_end(t).into()]
+            })
+            .collect();
+        out.push_str(&table(&["TOKEN", "LEADER", "STARTED", "ENDED / EXPIRES", "HOW"], &rows));
+    }
+    Ok(out)
 }
 
 async fn pause(c: &Client, a: &SourceArgs, paused: bool) -> Result<String> {

@@ -196,7 +196,8 @@ impl Sweeper {
     }
 
     /// Registers queues, pools and receivers that have data but no registry entry, so every
-    /// sweep and the health see them.
+    /// sweep and the health see them (and elections with a term but no registry entry, so
+    /// ListElections does).
     async fn discover(&self) {
         match self.store.discover().await {
             Ok(found) if !found.is_empty() => {

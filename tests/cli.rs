@@ -133,12 +133,35 @@ async fn every_command_shows_and_changes_what_the_server_holds() {
     assert_eq!(json(&addr, &["purge", "--dry-run"]).await["dryRun"], true);
     assert_eq!(env.redis.snapshot().await, before, "a dry run changed Redis");
 
-    // leaders: the named election's term, and Baton's own sweeper election by default.
+    // leaders: the named election's term; with no name every registered election (Baton's
+    // own sweeper election among them); --history the terms of the named ones.
     let leaders = ok(&addr, &["leaders", "reports"]).await;
     let r = row(&leaders, &["reports"]);
     assert_eq!((r[1], r[2]), ("node-a", term.token.to_string().as_str()));
-    let sweeper = json(&addr, &["leaders"]).await;
-    assert_eq!(sweeper["elections"][0]["election"], "baton-sweeper");
+    let all = ok(&addr, &["leaders"]).await;
+    assert!(all.starts_with("ELECTION  "), "{all}");
+    let r = row(&all, &["reports"]);
+    assert_eq!((r[1], r[2]), ("node-a", term.token.to_string().as_str()));
+    row(&all, &["baton-sweeper"]);
+    let listed = json(&addr, &["leaders"]).await;
+    let names: Vec<&str> =
+        listed["elections"].as_array().unwrap().iter().map(|e| e["election"].as_str().unwrap()).collect();
+    assert!(names.contains(&"reports") && names.contains(&"baton-sweeper"), "{names:?}");
+    let reports = listed["elections"].as_array().unwrap().iter().find(|e| e["election"] == "reports").unwrap();
+    assert_eq!((reports["leaderId"].as_str(), reports["token"].as_u64()), (Some("node-a"), Some(term.token)));
+    assert!(reports["lastTermStartedAt"].is_string(), "{reports}");
+    LeaderServiceClient::new(channel.clone())
+        .resign(pb::ResignRequest { election: "reports".into(), candidate_id: "node-a".into(), token: term.token })
+        .await
+        .unwrap();
+    let history = ok(&addr, &["leaders", "reports", "--history"]).await;
+    assert!(history.starts_with("election reports: 1 term(s) kept\nTOKEN"), "{history}");
+    let r = row(&history, &[term.token.to_string().as_str(), "node-a"]);
+    assert_eq!(r[4], "resigned", "{history}");
+    let history = json(&addr, &["leaders", "reports", "--history"]).await;
+    let first = &history["histories"][0];
+    assert_eq!((first["election"].as_str(), first["terms"][0]["end"].as_str()), (Some("reports"), Some("resigned")));
+    assert_eq!(first["terms"][0]["leaderId"], "node-a");
 
     // pools.
     let pools = ok(&addr, &["pools"]).await;

@@ -285,10 +285,12 @@ async fn sweepers_find_sources_missing_from_the_registries() {
 }
 
 /// Every key, sorted, less the ones Baton keeps for itself whatever callers do (the sweeper's
-/// election, its pass records, the health copy).
+/// election and the registry of elections its first term creates, its pass records, the
+/// health copy).
 async fn all_keys(redis: &TestRedis) -> Vec<String> {
     let mut keys: Vec<String> = redis::cmd("KEYS").arg("*").query_async(&mut redis.conn().await).await.unwrap();
     keys.retain(|k| !k.contains("{e:baton-sweeper}") && !k.ends_with("{registry}:sweeps"));
+    keys.retain(|k| !k.ends_with("{registry}:elections"));
     keys.retain(|k| !k.ends_with("{registry}:health"));
     keys.sort();
     keys
@@ -342,6 +344,9 @@ async fn unknown_names_create_no_keys() {
     leaders.renew(renew).await.unwrap_err();
     let resign = pb::ResignRequest { election: ghost(14), candidate_id: "c".into(), token: 1 };
     let _ = leaders.resign(resign).await;
+    let history = pb::GetElectionHistoryRequest { election: ghost(16), limit: 0 };
+    assert!(leaders.get_election_history(history).await.unwrap().into_inner().terms.is_empty());
+    leaders.list_elections(pb::ListElectionsRequest::default()).await.unwrap();
 
     let mut admin = AdminServiceClient::new(channel.clone());
     for kind in [pb::SourceKind::Queue, pb::SourceKind::Pool, pb::SourceKind::Receiver] {

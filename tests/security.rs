@@ -229,6 +229,8 @@ const RPCS: &[(&str, &str)] = &[
     ("Resign", "work"),
     ("GetLeader", "read"),
     ("Observe", "read"),
+    ("ListElections", "read"),
+    ("GetElectionHistory", "read"),
     ("Schedule", "produce"),
     ("ScheduleBatch", "produce"),
     ("Subscribe", "work"),
@@ -365,6 +367,17 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
             .map(drop),
         "GetLeader" => leaders.get_leader(req(pb::GetLeaderRequest { election: e }, auth)).await.map(drop),
         "Observe" => leaders.observe(req(pb::ObserveRequest { election: e }, auth)).await.map(drop),
+        "ListElections" => {
+            leaders.list_elections(req(pb::ListElectionsRequest::default(), auth)).await.map(|r| {
+                // The listing names nothing: a scoped caller is served, and sees none of ops.*.
+                let names: Vec<String> = r.into_inner().elections.into_iter().map(|e| e.election).collect();
+                assert!(!names.contains(&e) || auth == Some(ADMIN), "{auth:?} sees {names:?}");
+            })
+        }
+        "GetElectionHistory" => leaders
+            .get_election_history(req(pb::GetElectionHistoryRequest { election: e, limit: 0 }, auth))
+            .await
+            .map(drop),
         "Schedule" => schedules
             .schedule(req(pb::ScheduleRequest { receiver: r, payload: b"x".to_vec(), ..Default::default() }, auth))
             .await
@@ -503,7 +516,7 @@ async fn every_rpc_refuses_callers_without_credentials_role_or_scope_and_changes
         let scoped = call(&channel, rpc, Some(with_role(needs))).await;
         match rpc {
             // They name no source: served, over the caller's own sources (checked below).
-            "GetHealth" | "Purge" => scoped.unwrap_or_else(|e| panic!("{rpc}: {e:?}")),
+            "GetHealth" | "Purge" | "ListElections" => scoped.unwrap_or_else(|e| panic!("{rpc}: {e:?}")),
             _ => {
                 let e = scoped.unwrap_err();
                 assert_eq!(e.code(), Code::PermissionDenied, "{rpc} outside the scopes: {e:?}");

@@ -1,7 +1,9 @@
-//! LeaderService: Campaign, Renew, Resign, GetLeader, Observe.
+//! LeaderService: Campaign, Renew, Resign, GetLeader, Observe; ListElections (the registry of
+//! elections) and GetElectionHistory (an election's last terms).
 
 use std::{pin::Pin, sync::Arc, time::Duration};
 
+use futures::{StreamExt, TryStreamExt};
 use tokio::sync::{broadcast::error::RecvError, mpsc};
 use tokio_stream::{wrappers::ReceiverStream, Stream};
 use tokio_util::sync::CancellationToken;
@@ -16,9 +18,52 @@ use crate::{
     pb::{self, leader_service_server::LeaderService},
     store::{
         wake::{ElectionSignal, Wakeups},
-        LeaderEventKind, LeaderState, Store,
+        LeaderEventKind, LeaderState, PastTerm, Store, TermEnd,
     },
 };
+
+/// How many elections' current terms a listing reads at once.
+const READ_AHEAD: usize = 16;
+
+/// A ListElections page token: "<last term ms>.<election>" of the last entry given.
+fn page_token(ms: i64, election: &str) -> String {
+    format!("{ms}.{election}")
+}
+
+/// INVALID_ARGUMENT naming `page_token` unless it is one this listing returned.
+fn parse_page_token(token: &str) -> Result<Option<(i64, String)>> {
+    if token.is_empty() {
+        return Ok(None);
+    }
+    let bad = || Error::invalid("page_token", "is not a token this listing returned");
+    let (ms, election) = token.split_once('.').ok_or_else(bad)?;
+    let ms: i64 = ms.parse().map_err(|_| bad())?;
+    validate::name("page_token", election).map_err(|_| bad())?;
+    Ok(Some((ms, election.to_string())))
+}
+
+fn term_pb(t: PastTerm) -> pb::ElectionTerm {
+    let (ended_at, end) = match t.ended {
+        None => (None, pb::TermEnd::Unspecified),
+        Some((at, how)) => (
+            Some(timestamp(at)),
+            match how {
+                TermEnd::Resigned => pb::TermEnd::Resigned,
+                TermEnd::Expired => pb::TermEnd::Expired,
+                TermEnd::Superseded => pb::TermEnd::Superseded,
+                TermEnd::Unrecorded => pb::TermEnd::Unspecified,
+            },
+        ),
+    };
+    pb::ElectionTerm {
+        token: t.token,
+        leader_id: t.leader,
+        started_at: Some(timestamp(t.started_ms)),
+        ended_at,
+        end: end as i32,
+        expires_at: t.expires_ms.map(timestamp),
+    }
+}
 
 pub struct LeaderServiceImpl {
     store: Store,
@@ -257,6 +302,67 @@ impl LeaderService for LeaderServiceImpl {
                 },
                 None => pb::GetLeaderResponse::default(),
             }))
+        })
+        .await
+    }
+
+    async fn list_elections(
+        &self,
+        request: Request<pb::ListElectionsRequest>,
+    ) -> Result<Response<pb::ListElectionsResponse>, Status> {
+        observe("ListElections", async {
+            let caller = auth::authorize(&request)?;
+            let req = request.into_inner();
+            let page_size = if req.page_size == 0 { 100 } else { req.page_size };
+            if page_size > 1000 {
+                return Err(Error::invalid("page_size", "must be at most 1000"));
+            }
+            let after = parse_page_token(&req.page_token)?;
+            let page = self.store.list_elections(after, page_size as usize).await?;
+            let next_page_token = page.next.map(|(ms, e)| page_token(ms, &e)).unwrap_or_default();
+            // A scoped caller sees the elections within its scopes only.
+            let visible: Vec<_> = page
+                .elections
+                .into_iter()
+                .filter(|e| auth::sees(&caller, auth::NameKind::Election, &e.election))
+                .collect();
+            let store = &self.store;
+            let elections = futures::stream::iter(visible)
+                .map(|e| async move {
+                    let state = store.leader(&e.election, false).await?;
+                    let mut summary = pb::ElectionSummary {
+                        election: e.election,
+                        last_term_started_at: Some(timestamp(e.last_term_ms)),
+                        ..Default::default()
+                    };
+                    if let Some(t) = state.term {
+                        summary.leader_id = t.leader;
+                        summary.token = t.token;
+                        summary.expires_at = Some(timestamp(t.expires_ms));
+                    }
+                    Ok::<_, Error>(summary)
+                })
+                .buffered(READ_AHEAD)
+                .try_collect()
+                .await?;
+            Ok(Response::new(pb::ListElectionsResponse { elections, next_page_token }))
+        })
+        .await
+    }
+
+    async fn get_election_history(
+        &self,
+        request: Request<pb::GetElectionHistoryRequest>,
+    ) -> Result<Response<pb::GetElectionHistoryResponse>, Status> {
+        observe("GetElectionHistory", async {
+            auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("election", &req.election)?;
+            if req.limit > 1000 {
+                return Err(Error::invalid("limit", "must be at most 1000"));
+            }
+            let terms = self.store.history(&req.election, req.limit as usize).await?;
+            Ok(Response::new(pb::GetElectionHistoryResponse { terms: terms.into_iter().map(term_pb).collect() }))
         })
         .await
     }

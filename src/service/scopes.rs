@@ -1,7 +1,7 @@
 //! What every request names, for the scope check (`auth::authorize`): one impl per request
 //! type of every Baton service, so a method cannot be added without saying what it touches.
-//! Listings that name nothing (ListDeadLetters without a source, GetHealth, Purge) are
-//! filtered by the caller's scopes in their handlers instead.
+//! Listings that name nothing (ListDeadLetters without a source, GetHealth, Purge,
+//! ListElections) are filtered by the caller's scopes in their handlers instead.
 
 use crate::{
     auth::{NameKind, Scoped},
@@ -23,7 +23,7 @@ scoped!(NameKind::Queue, queue: pb::RegisterRequest, pb::UnregisterRequest, pb::
 scoped!(NameKind::Pool, pool: pb::OfferRequest, pb::ClaimRequest, pb::ReturnRequest, pb::FailRequest,
     pb::GetPoolRequest, pb::WatchPoolRequest);
 scoped!(NameKind::Election, election: pb::CampaignRequest, pb::RenewRequest, pb::ResignRequest,
-    pb::GetLeaderRequest, pb::ObserveRequest);
+    pb::GetLeaderRequest, pb::ObserveRequest, pb::GetElectionHistoryRequest);
 scoped!(NameKind::Receiver, receiver: pb::ScheduleRequest, pb::SubscribeRequest, pb::AckRequest,
     pb::CancelRequest);
 
@@ -100,6 +100,12 @@ impl Scoped for pb::ResumeRequest {
 }
 
 impl Scoped for pb::GetHealthRequest {
+    fn names(&self) -> Vec<(NameKind, &str)> {
+        Vec::new()
+    }
+}
+
+impl Scoped for pb::ListElectionsRequest {
     fn names(&self) -> Vec<(NameKind, &str)> {
         Vec::new()
     }

@@ -53,17 +53,16 @@ pub struct QueueKeys {
     pub stats: String,
     /// HASH flow control: paused, concurrency, rate, burst, key_concurrency, key_rate, key_burst
     /// (AdminService.SetLimits / Pause), the token bucket's state (tokens, at), "blocked", and
-    /// a keyed queue's state: "keyed", "turn", per key `held|<key>` (leases held) and `bucket|<key>`
+    /// a keyed queue's state: "keyed", "vtime" (virtual time), per key `held|<key>` (leases held) and `bucket|<key>`
     /// (its bucket, "tokens|at") (see acquireAgents).
     pub limits: String,
     /// HASH name -> "token|next fire (ms)": the next fire of a cron agent's latest run.
     pub cron: String,
-    /// ZSET (lexicographic, scores 0) "key|priority rank|due|name": a keyed queue's due agents,
-    /// by key, then priority, due time and name (see acquireAgents).
-    pub lanes: String,
-    /// ZSET key -> priority rank * 2^42 + turn: the keys of a keyed queue with due agents, in
-    /// dispatch order (priority first, then round-robin).
-    pub ready: String,
+    /// ZSET name -> priority rank * 2^42 + tag: a keyed queue's due agents in dispatch order
+    /// (priority first, then round-robin across keys; see acquireAgents).
+    pub order: String,
+    /// HASH key -> the tag of its last promoted agent (a keyed queue's fair-queuing state).
+    pub tags: String,
 }
 
 /// The keys of one pool, in the order every pool script takes them (`poolKeys()` in Lua).
@@ -175,6 +174,8 @@ pub struct ElectionKeys {
     pub term: String,
     /// STRING: the fencing token counter.
     pub seq: String,
+    /// LIST "token|leader|started_at|ended_at|how", newest first: the last terms (capped).
+    pub history: String,
 }
 
 impl QueueKeys {
@@ -190,8 +191,8 @@ impl QueueKeys {
             &self.seq,
             &self.workers,
             &self.limits,
-            &self.lanes,
-            &self.ready,
+            &self.order,
+            &self.tags,
         ]
     }
 
@@ -283,15 +284,15 @@ impl Keys {
             stats: k("stats"),
             limits: k("limits"),
             cron: k("cron"),
-            lanes: k("lanes"),
-            ready: k("ready"),
+            order: k("order"),
+            tags: k("tags"),
         }
     }
 
     /// The keys of one election.
     pub fn election(&self, election: &str) -> ElectionKeys {
         let k = |part: &str| format!("{}baton:{{e:{election}}}:{part}", self.prefix);
-        ElectionKeys { term: k("term"), seq: k("seq") }
+        ElectionKeys { term: k("term"), seq: k("seq"), history: k("history") }
     }
 
     /// The keys of one pool.
@@ -354,12 +355,18 @@ impl Keys {
         format!("{}baton:{{registry}}:queues", self.prefix)
     }
 
+    /// ZSET election name -> when its latest term began (ms, Redis time): every election a
+    /// term was started in. Written after the term's script (one slot per command).
+    pub fn elections(&self) -> String {
+        format!("{}baton:{{registry}}:elections", self.prefix)
+    }
+
     /// HASH "<sweep>:<replica>" -> passes run: which replica did the cluster-wide sweeps.
     pub fn sweeps(&self) -> String {
         format!("{}baton:{{registry}}:sweeps", self.prefix)
     }
 
-    /// A SCAN pattern matching every key of every queue, pool and receiver.
+    /// A SCAN pattern matching every key of every queue, pool, receiver and election.
     pub fn source_pattern(&self) -> String {
         // Glob-escape the prefix, so a prefix with `*`, `?` or `[` matches only itself.
         let mut escaped = String::new();
@@ -369,10 +376,10 @@ impl Keys {
             }
             escaped.push(c);
         }
-        format!("{escaped}baton:{{[qpr]:*}}:*")
+        format!("{escaped}baton:{{[qpre]:*}}:*")
     }
 
-    /// The (kind, name, part) of a key matched by `source_pattern`: kind is `q`, `p` or `r`.
+    /// The (kind, name, part) of a key matched by `source_pattern`: kind is `q`, `p`, `r` or `e`.
     pub fn parse_source<'a>(&self, key: &'a str) -> Option<(char, &'a str, &'a str)> {
         let rest = key.strip_prefix(self.prefix.as_str())?.strip_prefix("baton:{")?;
         let (tag, part) = rest.split_once("}:")?;
@@ -381,6 +388,7 @@ impl Keys {
             "q" => 'q',
             "p" => 'p',
             "r" => 'r',
+            "e" => 'e',
             _ => return None,
         };
         Some((kind, name, part))
@@ -405,9 +413,10 @@ mod tests {
     #[test]
     fn source_keys_parse_back() {
         let keys = Keys::new("a*p:");
-        assert_eq!(keys.source_pattern(), "a\\*p:baton:{[qpr]:*}:*");
+        assert_eq!(keys.source_pattern(), "a\\*p:baton:{[qpre]:*}:*");
         assert_eq!(keys.parse_source(&keys.queue("billing").workers), Some(('q', "billing", "workers")));
         assert_eq!(keys.parse_source(keys.pool("vms").all()[0]), Some(('p', "vms", "idle")));
+        assert_eq!(keys.parse_source(&keys.election("primary").history), Some(('e', "primary", "history")));
         assert_eq!(keys.parse_source("a*p:baton:{registry}:queues"), None);
         assert_eq!(keys.parse_source("other:baton:{q:x}:defs"), None);
     }

@@ -1,5 +1,7 @@
 //! Elections: lazy leader election with fencing tokens (LeaderService, and Baton's own
-//! sweepers through `crate::leadership`).
+//! sweepers through `crate::leadership`), the history of each election's terms (in the
+//! election's slot, written by the scripts that begin and end terms) and the registry of
+//! elections (`{registry}:elections`, written after a term's script: another slot).
 
 use super::keys::ChannelKind;
 use super::{reply::Reply, scripts::Args, Path, Store};
@@ -67,6 +69,72 @@ impl LeaderEvent {
     }
 }
 
+/// Terms an election's history keeps.
+pub const HISTORY_TERMS: usize = 50;
+
+/// How a term ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TermEnd {
+    Resigned,
+    Expired,
+    /// A new term began while this one's end was unrecorded.
+    Superseded,
+    /// Ended, but not recorded how (by a Baton older than the history).
+    Unrecorded,
+}
+
+/// One term of an election's history.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PastTerm {
+    pub token: u64,
+    pub leader: String,
+    pub started_ms: i64,
+    /// When it ended and how; None while it is the current term.
+    pub ended: Option<(i64, TermEnd)>,
+    /// The current term's expiry (None for a term that ended).
+    pub expires_ms: Option<i64>,
+}
+
+impl PastTerm {
+    /// Parses a history entry "token|leader|started_at|ended_at|how".
+    fn parse(entry: &str, current_expires: i64) -> Option<Self> {
+        let mut f = entry.split('|');
+        let token = f.next()?.parse().ok()?;
+        let leader = f.next()?.to_string();
+        let started_ms = f.next()?.parse().ok()?;
+        let ended_at = f.next()?;
+        let how = f.next()?;
+        let ended = if ended_at.is_empty() {
+            None
+        } else {
+            let how = match how {
+                "resigned" => TermEnd::Resigned,
+                "expired" => TermEnd::Expired,
+                "superseded" => TermEnd::Superseded,
+                _ => TermEnd::Unrecorded,
+            };
+            Some((ended_at.parse().ok()?, how))
+        };
+        let expires_ms = (ended.is_none() && current_expires > 0).then_some(current_expires);
+        Some(Self { token, leader, started_ms, ended, expires_ms })
+    }
+}
+
+/// An election of the registry: its name and when its latest term began.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Registered {
+    pub election: String,
+    pub last_term_ms: i64,
+}
+
+/// A page of the registry, and where the next one starts.
+#[derive(Clone, Debug)]
+pub struct ElectionPage {
+    pub elections: Vec<Registered>,
+    /// (last_term_ms, name) of the last entry, when there may be more.
+    pub next: Option<(i64, String)>,
+}
+
 fn term(r: &mut Reply) -> Result<Term> {
     Ok(Term { token: r.next()?, leader: r.next()?, expires_ms: r.next()? })
 }
@@ -79,14 +147,95 @@ impl Store {
             .arg(candidate)
             .arg(ttl_ms)
             .arg(self.keys.announce(ChannelKind::Election, election))
-            .arg(election);
-        let reply = self.run(Path::Dispatch, "campaignLeader", &[&k.term, &k.seq], args).await?;
+            .arg(election)
+            .arg(HISTORY_TERMS);
+        let reply = self.run(Path::Dispatch, "campaignLeader", &[&k.term, &k.seq, &k.history], args).await?;
         let mut r = Reply::new("campaignLeader", reply)?;
         let is_leader = r.next::<i64>()? == 1;
         let term = term(&mut r)?;
         let now_ms = r.next()?;
         let new_term = r.next::<i64>()? == 1;
+        if new_term {
+            self.register_election(election, now_ms).await;
+        }
         Ok(Campaigned { is_leader, term, now_ms, new_term })
+    }
+
+    /// Records in the registry that a term of `election` began at `at_ms` (Redis time, from
+    /// the script). A separate command: the registry's slot is not the election's. Not an
+    /// error when it fails (the term stands, and the sweeper's discovery scan registers an
+    /// election with a term record but no entry).
+    async fn register_election(&self, election: &str, at_ms: i64) {
+        let result = async {
+            let mut conn = self.redis.conn().await?;
+            redis::cmd("ZADD")
+                .arg(self.keys.elections())
+                .arg("GT")
+                .arg(at_ms)
+                .arg(election)
+                .query_async::<i64>(&mut conn)
+                .await?;
+            Ok::<_, Error>(())
+        };
+        if let Err(e) = result.await {
+            tracing::warn!(election, error = %e, "could not register the election (discovery will)");
+        }
+    }
+
+    /// A page of the registry of elections, the most recent term first, after `after` (a
+    /// previous page's `next`).
+    pub async fn list_elections(&self, after: Option<(i64, String)>, limit: usize) -> Result<ElectionPage> {
+        let mut conn = self.redis.conn().await?;
+        let max = after.as_ref().map_or("+inf".to_string(), |(ms, _)| ms.to_string());
+        let mut out = Vec::new();
+        let mut offset = 0;
+        // Entries of the cursor's own score that the previous page already gave (those at or
+        // after its name, in reverse order) are skipped.
+        loop {
+            let batch: Vec<(String, i64)> = redis::cmd("ZREVRANGEBYSCORE")
+                .arg(self.keys.elections())
+                .arg(&max)
+                .arg("-inf")
+                .arg("WITHSCORES")
+                .arg("LIMIT")
+                .arg(offset)
+                .arg(limit + 1)
+                .query_async(&mut conn)
+                .await?;
+            let got = batch.len();
+            for (election, last_term_ms) in batch {
+                if after.as_ref().is_some_and(|(ms, name)| last_term_ms == *ms && election >= *name) {
+                    continue;
+                }
+                out.push(Registered { election, last_term_ms });
+            }
+            offset += got;
+            if out.len() > limit || got < limit + 1 {
+                break;
+            }
+        }
+        let more = out.len() > limit;
+        out.truncate(limit);
+        let next = if more { out.last().map(|e| (e.last_term_ms, e.election.clone())) } else { None };
+        Ok(ElectionPage { elections: out, next })
+    }
+
+    /// The newest `limit` terms of an election's history (0: all kept), newest first.
+    pub async fn history(&self, election: &str, limit: usize) -> Result<Vec<PastTerm>> {
+        let k = self.keys.election(election);
+        let reply = self.run(Path::Dispatch, "readHistory", &[&k.term, &k.history], Args::new().arg(limit)).await?;
+        let mut r = Reply::new("readHistory", reply)?;
+        let _now: i64 = r.next()?;
+        let current: i64 = r.next()?;
+        let mut out = Vec::new();
+        while !r.is_empty() {
+            let entry: String = r.next()?;
+            out.push(
+                PastTerm::parse(&entry, current)
+                    .ok_or_else(|| Error::Internal(format!("readHistory: malformed entry {entry:?}")))?,
+            );
+        }
+        Ok(out)
     }
 
     /// Extends a term; `Error::LeaseLost` if it is not `candidate`'s term `token` any more.
@@ -108,7 +257,7 @@ impl Store {
             .arg(token)
             .arg(self.keys.announce(ChannelKind::Election, election))
             .arg(election);
-        let reply = self.run(Path::WriteBack, "resignLeader", &[&k.term], args).await?;
+        let reply = self.run(Path::WriteBack, "resignLeader", &[&k.term, &k.history], args).await?;
         let mut r = Reply::new("resignLeader", reply)?;
         match r.next::<i64>()? {
             0 => r.next(),
@@ -124,10 +273,30 @@ impl Store {
             .arg(if announce_expiry { "1" } else { "0" })
             .arg(self.keys.announce(ChannelKind::Election, election))
             .arg(election);
-        let reply = self.run(Path::Dispatch, "readLeader", &[&k.term], args).await?;
+        let reply = self.run(Path::Dispatch, "readLeader", &[&k.term, &k.history], args).await?;
         let mut r = Reply::new("readLeader", reply)?;
         let now_ms = r.next()?;
         let term = if r.is_empty() { None } else { Some(term(&mut r)?) };
         Ok(LeaderState { now_ms, term })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_entries_parse() {
+        let open = PastTerm::parse("7|node-a|1000||", 5000).unwrap();
+        assert_eq!(
+            open,
+            PastTerm { token: 7, leader: "node-a".into(), started_ms: 1000, ended: None, expires_ms: Some(5000) }
+        );
+        let gone = PastTerm::parse("6|b|500|900|resigned", 5000).unwrap();
+        assert_eq!((gone.ended, gone.expires_ms), (Some((900, TermEnd::Resigned)), None));
+        assert_eq!(PastTerm::parse("6|b|500|900|", 0).unwrap().ended, Some((900, TermEnd::Unrecorded)));
+        assert_eq!(PastTerm::parse("6|b|500|900|superseded", 0).unwrap().ended, Some((900, TermEnd::Superseded)));
+        assert!(PastTerm::parse("x|b|500||", 0).is_none());
+        assert!(PastTerm::parse("6|b", 0).is_none());
     }
 }

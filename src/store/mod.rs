@@ -125,19 +125,30 @@ impl Store {
     /// call that needs it.
     pub async fn check_access(&self) -> Result<()> {
         const PROBE: &str = "baton-access-check";
-        let refused = |e: error::Error| match e {
+        let refused = |e: error::Error| {
+            match e {
             error::Error::Unavailable(m) if m.starts_with(error::ACL_REFUSED) => error::Error::Config(format!(
                 "{m}. Baton needs EVALSHA, EVAL, SCRIPT LOAD and the commands its scripts call on keys \
-                 {prefix}baton:*, SADD, SMEMBERS, SCAN, TIME, PING, and PUBLISH/SUBSCRIBE (SPUBLISH/SSUBSCRIBE on a \
+                 {prefix}baton:*, SADD, SMEMBERS, ZADD, ZREVRANGEBYSCORE, SCAN, TIME, PING, and PUBLISH/SUBSCRIBE (SPUBLISH/SSUBSCRIBE on a \
                  cluster) on channels {prefix}baton:* (see README, \"ACL user\")",
                 prefix = self.keys.prefix()
             )),
             e => e,
+        }
         };
         let check = async {
             self.leader(PROBE, false).await?;
             let mut conn = self.redis.conn().await?;
             redis::cmd("SMEMBERS").arg(self.keys.queues()).query_async::<Vec<String>>(&mut conn).await?;
+            redis::cmd("ZREVRANGEBYSCORE")
+                .arg(self.keys.elections())
+                .arg("+inf")
+                .arg("-inf")
+                .arg("LIMIT")
+                .arg(0)
+                .arg(1)
+                .query_async::<Vec<String>>(&mut conn)
+                .await?;
             redis::cmd("TIME").query_async::<Vec<String>>(&mut conn).await?;
             let mut scan = redis::cmd("SCAN");
             scan.arg(0).arg("MATCH").arg(self.keys.source_pattern()).arg("COUNT").arg(1);
@@ -234,7 +245,8 @@ impl Store {
     /// (written by hand, or by a Baton that wrote the data before its registry entry), so the
     /// sweepers and health see it; deletes the worker-liveness record of a queue that has
     /// nothing else left. One SCAN of the keyspace: run rarely (sweeper start, purge passes).
-    /// Returns what it registered, as `q:<queue>`, `p:<pool>`, `r:<receiver>`.
+    /// Elections with a term record but no registry entry are registered too. Returns what it
+    /// registered, as `q:<queue>`, `p:<pool>`, `r:<receiver>`, `e:<election>`.
     pub async fn discover(&self) -> Result<Vec<String>> {
         use std::collections::{BTreeMap, HashSet};
         let mut conn = self.redis.conn().await?;
@@ -260,6 +272,27 @@ impl Store {
             }
         }
         let mut found = Vec::new();
+        // Elections: a term record without a registry entry (its ZADD failed after the script),
+        // registered at its term's start.
+        let elections = self.keys.elections();
+        for ((_, name), parts) in parts.range(('e', String::new())..).take_while(|((k, _), _)| *k == 'e') {
+            if !parts.iter().any(|p| p == "term") {
+                continue;
+            }
+            let known: Option<f64> = redis::cmd("ZSCORE").arg(&elections).arg(name).query_async(&mut conn).await?;
+            if known.is_some() {
+                continue;
+            }
+            let (expires, ttl): (Option<i64>, Option<i64>) = redis::cmd("HMGET")
+                .arg(&self.keys.election(name).term)
+                .arg("expires_at")
+                .arg("ttl")
+                .query_async(&mut conn)
+                .await?;
+            let started = expires.unwrap_or(0) - ttl.unwrap_or(0);
+            redis::cmd("ZADD").arg(&elections).arg("NX").arg(started).arg(name).query_async::<i64>(&mut conn).await?;
+            found.push(format!("e:{name}"));
+        }
         for (kind, registry) in [('q', self.keys.queues()), ('p', self.keys.pools()), ('r', self.keys.receivers())] {
             let known: HashSet<String> = redis::cmd("SMEMBERS").arg(&registry).query_async(&mut conn).await?;
             for ((_, name), parts) in parts.range((kind, String::new())..).take_while(|((k, _), _)| *k == kind) {

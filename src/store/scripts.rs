@@ -26,6 +26,7 @@ const READ_ONLY: &[&str] = &[
     "findOrphans",
     "findZombies",
     "readLeader",
+    "readHistory",
 ];
 
 struct Script {

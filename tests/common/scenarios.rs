@@ -129,7 +129,9 @@ pub async fn agents(channel: Channel, tag: &str, probe: &Probe) {
     assert_eq!(got.len(), 1, "the waiting Acquire was woken by the Register");
 }
 
-/// Campaign, a waiting Campaign woken by a Resign, and Observe seeing both terms.
+/// Campaign, a waiting Campaign woken by a Resign, and Observe seeing both terms; each
+/// election's history (in its own slot) records both terms, and the registry of elections (one
+/// slot of its own) lists every election.
 pub async fn leaders(channel: Channel, tag: &str, probe: &Probe) {
     use pb::leader_service_client::LeaderServiceClient;
     let mut c = LeaderServiceClient::new(channel.clone());
@@ -169,6 +171,32 @@ pub async fn leaders(channel: Channel, tag: &str, probe: &Probe) {
         .await
         .expect("Observe sees b elected");
         assert_eq!(seen.token, b.token);
+        let history = c
+            .get_election_history(pb::GetElectionHistoryRequest { election: election.clone(), limit: 0 })
+            .await
+            .unwrap()
+            .into_inner()
+            .terms;
+        let terms: Vec<(&str, u64, pb::TermEnd)> =
+            history.iter().map(|t| (t.leader_id.as_str(), t.token, t.end())).collect();
+        assert_eq!(
+            terms,
+            [("b", b.token, pb::TermEnd::Unspecified), ("a", a.token, pb::TermEnd::Resigned)],
+            "{election}"
+        );
+    }
+    let listed: Vec<String> = c
+        .list_elections(pb::ListElectionsRequest { page_size: 1000, page_token: String::new() })
+        .await
+        .unwrap()
+        .into_inner()
+        .elections
+        .into_iter()
+        .filter(|e| e.leader_id == "b")
+        .map(|e| e.election)
+        .collect();
+    for e in 0..4 {
+        assert!(listed.contains(&format!("{tag}-e{e}")), "{tag}-e{e} listed, led by b: {listed:?}");
     }
 }
 

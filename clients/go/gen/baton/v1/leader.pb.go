@@ -85,6 +85,65 @@ func (LeadershipEventKind) EnumDescriptor() ([]byte, []int) {
 	return file_baton_v1_leader_proto_rawDescGZIP(), []int{0}
 }
 
+// TermEnd says how a term ended.
+type TermEnd int32
+
+const (
+	// TERM_END_UNSPECIFIED: the term has not ended (it is the current one), or, with ended_at
+	// set, it ended without its end being recorded (by a Baton older than the history).
+	TermEnd_TERM_END_UNSPECIFIED TermEnd = 0
+	// TERM_END_RESIGNED: the leader resigned.
+	TermEnd_TERM_END_RESIGNED TermEnd = 1
+	// TERM_END_EXPIRED: the leader stopped renewing and the term ran out.
+	TermEnd_TERM_END_EXPIRED TermEnd = 2
+	// TERM_END_SUPERSEDED: a new term began while this one's end was unrecorded; ended_at is
+	// the term's last known expiry.
+	TermEnd_TERM_END_SUPERSEDED TermEnd = 3
+)
+
+// Enum value maps for TermEnd.
+var (
+	TermEnd_name = map[int32]string{
+		0: "TERM_END_UNSPECIFIED",
+		1: "TERM_END_RESIGNED",
+		2: "TERM_END_EXPIRED",
+		3: "TERM_END_SUPERSEDED",
+	}
+	TermEnd_value = map[string]int32{
+		"TERM_END_UNSPECIFIED": 0,
+		"TERM_END_RESIGNED":    1,
+		"TERM_END_EXPIRED":     2,
+		"TERM_END_SUPERSEDED":  3,
+	}
+)
+
+func (x TermEnd) Enum() *TermEnd {
+	p := new(TermEnd)
+	*p = x
+	return p
+}
+
+func (x TermEnd) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TermEnd) Descriptor() protoreflect.EnumDescriptor {
+	return file_baton_v1_leader_proto_enumTypes[1].Descriptor()
+}
+
+func (TermEnd) Type() protoreflect.EnumType {
+	return &file_baton_v1_leader_proto_enumTypes[1]
+}
+
+func (x TermEnd) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TermEnd.Descriptor instead.
+func (TermEnd) EnumDescriptor() ([]byte, []int) {
+	return file_baton_v1_leader_proto_rawDescGZIP(), []int{1}
+}
+
 // CampaignRequest asks for leadership.
 type CampaignRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -683,6 +742,390 @@ func (x *ObserveResponse) GetExpiresAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// ListElectionsRequest asks for one page of the registry of elections.
+type ListElectionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// page_size is the most elections to return; 0 means 100; at most 1000.
+	PageSize uint32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// page_token continues a listing: a previous response's next_page_token; empty for the first page.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListElectionsRequest) Reset() {
+	*x = ListElectionsRequest{}
+	mi := &file_baton_v1_leader_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListElectionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListElectionsRequest) ProtoMessage() {}
+
+func (x *ListElectionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_leader_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListElectionsRequest.ProtoReflect.Descriptor instead.
+func (*ListElectionsRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_leader_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ListElectionsRequest) GetPageSize() uint32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListElectionsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ElectionSummary is one election of the registry and its current term.
+type ElectionSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// election is the election's name.
+	Election string `protobuf:"bytes,1,opt,name=election,proto3" json:"election,omitempty"`
+	// leader_id is the current leader; empty if there is none.
+	LeaderId string `protobuf:"bytes,2,opt,name=leader_id,json=leaderId,proto3" json:"leader_id,omitempty"`
+	// token is the fencing token of the current term; 0 if there is no leader.
+	Token uint64 `protobuf:"varint,3,opt,name=token,proto3" json:"token,omitempty"`
+	// expires_at is when the current term ends unless renewed; absent if there is no leader.
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// last_term_started_at is when the election's most recent term began (Redis time).
+	LastTermStartedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=last_term_started_at,json=lastTermStartedAt,proto3" json:"last_term_started_at,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ElectionSummary) Reset() {
+	*x = ElectionSummary{}
+	mi := &file_baton_v1_leader_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ElectionSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ElectionSummary) ProtoMessage() {}
+
+func (x *ElectionSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_leader_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ElectionSummary.ProtoReflect.Descriptor instead.
+func (*ElectionSummary) Descriptor() ([]byte, []int) {
+	return file_baton_v1_leader_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ElectionSummary) GetElection() string {
+	if x != nil {
+		return x.Election
+	}
+	return ""
+}
+
+func (x *ElectionSummary) GetLeaderId() string {
+	if x != nil {
+		return x.LeaderId
+	}
+	return ""
+}
+
+func (x *ElectionSummary) GetToken() uint64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+func (x *ElectionSummary) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+func (x *ElectionSummary) GetLastTermStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastTermStartedAt
+	}
+	return nil
+}
+
+// ListElectionsResponse is one page of elections, the most recently started term first.
+type ListElectionsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// elections of this page.
+	Elections []*ElectionSummary `protobuf:"bytes,1,rep,name=elections,proto3" json:"elections,omitempty"`
+	// next_page_token continues the listing; empty when there is no more.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListElectionsResponse) Reset() {
+	*x = ListElectionsResponse{}
+	mi := &file_baton_v1_leader_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListElectionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListElectionsResponse) ProtoMessage() {}
+
+func (x *ListElectionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_leader_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListElectionsResponse.ProtoReflect.Descriptor instead.
+func (*ListElectionsResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_leader_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ListElectionsResponse) GetElections() []*ElectionSummary {
+	if x != nil {
+		return x.Elections
+	}
+	return nil
+}
+
+func (x *ListElectionsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// GetElectionHistoryRequest names an election.
+type GetElectionHistoryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// election names the election.
+	Election string `protobuf:"bytes,1,opt,name=election,proto3" json:"election,omitempty"`
+	// limit is the most terms to return, newest first; 0 means every term kept (at most 50).
+	Limit         uint32 `protobuf:"varint,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetElectionHistoryRequest) Reset() {
+	*x = GetElectionHistoryRequest{}
+	mi := &file_baton_v1_leader_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetElectionHistoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetElectionHistoryRequest) ProtoMessage() {}
+
+func (x *GetElectionHistoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_leader_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetElectionHistoryRequest.ProtoReflect.Descriptor instead.
+func (*GetElectionHistoryRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_leader_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *GetElectionHistoryRequest) GetElection() string {
+	if x != nil {
+		return x.Election
+	}
+	return ""
+}
+
+func (x *GetElectionHistoryRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+// ElectionTerm is one term of leadership.
+type ElectionTerm struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// token is the term's fencing token.
+	Token uint64 `protobuf:"varint,1,opt,name=token,proto3" json:"token,omitempty"`
+	// leader_id is the candidate that led.
+	LeaderId string `protobuf:"bytes,2,opt,name=leader_id,json=leaderId,proto3" json:"leader_id,omitempty"`
+	// started_at is when the term began (Redis time).
+	StartedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	// ended_at is when it ended (resigned, or its expiry); absent while it is current.
+	EndedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
+	// end says how it ended.
+	End TermEnd `protobuf:"varint,5,opt,name=end,proto3,enum=baton.v1.TermEnd" json:"end,omitempty"`
+	// expires_at is, for the current term, when it ends unless renewed; absent otherwise.
+	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ElectionTerm) Reset() {
+	*x = ElectionTerm{}
+	mi := &file_baton_v1_leader_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ElectionTerm) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ElectionTerm) ProtoMessage() {}
+
+func (x *ElectionTerm) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_leader_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ElectionTerm.ProtoReflect.Descriptor instead.
+func (*ElectionTerm) Descriptor() ([]byte, []int) {
+	return file_baton_v1_leader_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ElectionTerm) GetToken() uint64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+func (x *ElectionTerm) GetLeaderId() string {
+	if x != nil {
+		return x.LeaderId
+	}
+	return ""
+}
+
+func (x *ElectionTerm) GetStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartedAt
+	}
+	return nil
+}
+
+func (x *ElectionTerm) GetEndedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndedAt
+	}
+	return nil
+}
+
+func (x *ElectionTerm) GetEnd() TermEnd {
+	if x != nil {
+		return x.End
+	}
+	return TermEnd_TERM_END_UNSPECIFIED
+}
+
+func (x *ElectionTerm) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+// GetElectionHistoryResponse lists the terms, newest first.
+type GetElectionHistoryResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// terms, newest first.
+	Terms         []*ElectionTerm `protobuf:"bytes,1,rep,name=terms,proto3" json:"terms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetElectionHistoryResponse) Reset() {
+	*x = GetElectionHistoryResponse{}
+	mi := &file_baton_v1_leader_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetElectionHistoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetElectionHistoryResponse) ProtoMessage() {}
+
+func (x *GetElectionHistoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_leader_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetElectionHistoryResponse.ProtoReflect.Descriptor instead.
+func (*GetElectionHistoryResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_leader_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *GetElectionHistoryResponse) GetTerms() []*ElectionTerm {
+	if x != nil {
+		return x.Terms
+	}
+	return nil
+}
+
 var File_baton_v1_leader_proto protoreflect.FileDescriptor
 
 const file_baton_v1_leader_proto_rawDesc = "" +
@@ -727,19 +1170,54 @@ const file_baton_v1_leader_proto_rawDesc = "" +
 	"\tleader_id\x18\x02 \x01(\tR\bleaderId\x12\x14\n" +
 	"\x05token\x18\x03 \x01(\x04R\x05token\x129\n" +
 	"\n" +
-	"expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt*\xc9\x01\n" +
+	"expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"R\n" +
+	"\x14ListElectionsRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\rR\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\"\xe8\x01\n" +
+	"\x0fElectionSummary\x12\x1a\n" +
+	"\belection\x18\x01 \x01(\tR\belection\x12\x1b\n" +
+	"\tleader_id\x18\x02 \x01(\tR\bleaderId\x12\x14\n" +
+	"\x05token\x18\x03 \x01(\x04R\x05token\x129\n" +
+	"\n" +
+	"expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12K\n" +
+	"\x14last_term_started_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x11lastTermStartedAt\"x\n" +
+	"\x15ListElectionsResponse\x127\n" +
+	"\telections\x18\x01 \x03(\v2\x19.baton.v1.ElectionSummaryR\telections\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"M\n" +
+	"\x19GetElectionHistoryRequest\x12\x1a\n" +
+	"\belection\x18\x01 \x01(\tR\belection\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\rR\x05limit\"\x93\x02\n" +
+	"\fElectionTerm\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\x04R\x05token\x12\x1b\n" +
+	"\tleader_id\x18\x02 \x01(\tR\bleaderId\x129\n" +
+	"\n" +
+	"started_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x125\n" +
+	"\bended_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\aendedAt\x12#\n" +
+	"\x03end\x18\x05 \x01(\x0e2\x11.baton.v1.TermEndR\x03end\x129\n" +
+	"\n" +
+	"expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"J\n" +
+	"\x1aGetElectionHistoryResponse\x12,\n" +
+	"\x05terms\x18\x01 \x03(\v2\x16.baton.v1.ElectionTermR\x05terms*\xc9\x01\n" +
 	"\x13LeadershipEventKind\x12%\n" +
 	"!LEADERSHIP_EVENT_KIND_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dLEADERSHIP_EVENT_KIND_CURRENT\x10\x01\x12!\n" +
 	"\x1dLEADERSHIP_EVENT_KIND_ELECTED\x10\x02\x12\"\n" +
 	"\x1eLEADERSHIP_EVENT_KIND_RESIGNED\x10\x03\x12!\n" +
-	"\x1dLEADERSHIP_EVENT_KIND_EXPIRED\x10\x042\xd1\x02\n" +
+	"\x1dLEADERSHIP_EVENT_KIND_EXPIRED\x10\x04*i\n" +
+	"\aTermEnd\x12\x18\n" +
+	"\x14TERM_END_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11TERM_END_RESIGNED\x10\x01\x12\x14\n" +
+	"\x10TERM_END_EXPIRED\x10\x02\x12\x17\n" +
+	"\x13TERM_END_SUPERSEDED\x10\x032\x84\x04\n" +
 	"\rLeaderService\x12A\n" +
 	"\bCampaign\x12\x19.baton.v1.CampaignRequest\x1a\x1a.baton.v1.CampaignResponse\x128\n" +
 	"\x05Renew\x12\x16.baton.v1.RenewRequest\x1a\x17.baton.v1.RenewResponse\x12;\n" +
 	"\x06Resign\x12\x17.baton.v1.ResignRequest\x1a\x18.baton.v1.ResignResponse\x12D\n" +
 	"\tGetLeader\x12\x1a.baton.v1.GetLeaderRequest\x1a\x1b.baton.v1.GetLeaderResponse\x12@\n" +
-	"\aObserve\x12\x18.baton.v1.ObserveRequest\x1a\x19.baton.v1.ObserveResponse0\x01B\x9c\x01\n" +
+	"\aObserve\x12\x18.baton.v1.ObserveRequest\x1a\x19.baton.v1.ObserveResponse0\x01\x12P\n" +
+	"\rListElections\x12\x1e.baton.v1.ListElectionsRequest\x1a\x1f.baton.v1.ListElectionsResponse\x12_\n" +
+	"\x12GetElectionHistory\x12#.baton.v1.GetElectionHistoryRequest\x1a$.baton.v1.GetElectionHistoryResponseB\x9c\x01\n" +
 	"\fdev.baton.v1B\vLeaderProtoP\x01Z>github.com/baton-project/baton/clients/go/gen/baton/v1;batonv1\xa2\x02\x03BXX\xaa\x02\bBaton.V1\xca\x02\bBaton\\V1\xe2\x02\x14Baton\\V1\\GPBMetadata\xea\x02\tBaton::V1b\x06proto3"
 
 var (
@@ -754,47 +1232,66 @@ func file_baton_v1_leader_proto_rawDescGZIP() []byte {
 	return file_baton_v1_leader_proto_rawDescData
 }
 
-var file_baton_v1_leader_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_baton_v1_leader_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_baton_v1_leader_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_baton_v1_leader_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_baton_v1_leader_proto_goTypes = []any{
-	(LeadershipEventKind)(0),      // 0: baton.v1.LeadershipEventKind
-	(*CampaignRequest)(nil),       // 1: baton.v1.CampaignRequest
-	(*CampaignResponse)(nil),      // 2: baton.v1.CampaignResponse
-	(*RenewRequest)(nil),          // 3: baton.v1.RenewRequest
-	(*RenewResponse)(nil),         // 4: baton.v1.RenewResponse
-	(*ResignRequest)(nil),         // 5: baton.v1.ResignRequest
-	(*ResignResponse)(nil),        // 6: baton.v1.ResignResponse
-	(*GetLeaderRequest)(nil),      // 7: baton.v1.GetLeaderRequest
-	(*GetLeaderResponse)(nil),     // 8: baton.v1.GetLeaderResponse
-	(*ObserveRequest)(nil),        // 9: baton.v1.ObserveRequest
-	(*ObserveResponse)(nil),       // 10: baton.v1.ObserveResponse
-	(*durationpb.Duration)(nil),   // 11: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
+	(LeadershipEventKind)(0),           // 0: baton.v1.LeadershipEventKind
+	(TermEnd)(0),                       // 1: baton.v1.TermEnd
+	(*CampaignRequest)(nil),            // 2: baton.v1.CampaignRequest
+	(*CampaignResponse)(nil),           // 3: baton.v1.CampaignResponse
+	(*RenewRequest)(nil),               // 4: baton.v1.RenewRequest
+	(*RenewResponse)(nil),              // 5: baton.v1.RenewResponse
+	(*ResignRequest)(nil),              // 6: baton.v1.ResignRequest
+	(*ResignResponse)(nil),             // 7: baton.v1.ResignResponse
+	(*GetLeaderRequest)(nil),           // 8: baton.v1.GetLeaderRequest
+	(*GetLeaderResponse)(nil),          // 9: baton.v1.GetLeaderResponse
+	(*ObserveRequest)(nil),             // 10: baton.v1.ObserveRequest
+	(*ObserveResponse)(nil),            // 11: baton.v1.ObserveResponse
+	(*ListElectionsRequest)(nil),       // 12: baton.v1.ListElectionsRequest
+	(*ElectionSummary)(nil),            // 13: baton.v1.ElectionSummary
+	(*ListElectionsResponse)(nil),      // 14: baton.v1.ListElectionsResponse
+	(*GetElectionHistoryRequest)(nil),  // 15: baton.v1.GetElectionHistoryRequest
+	(*ElectionTerm)(nil),               // 16: baton.v1.ElectionTerm
+	(*GetElectionHistoryResponse)(nil), // 17: baton.v1.GetElectionHistoryResponse
+	(*durationpb.Duration)(nil),        // 18: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),      // 19: google.protobuf.Timestamp
 }
 var file_baton_v1_leader_proto_depIdxs = []int32{
-	11, // 0: baton.v1.CampaignRequest.ttl:type_name -> google.protobuf.Duration
-	11, // 1: baton.v1.CampaignRequest.wait:type_name -> google.protobuf.Duration
-	12, // 2: baton.v1.CampaignResponse.expires_at:type_name -> google.protobuf.Timestamp
-	12, // 3: baton.v1.RenewResponse.expires_at:type_name -> google.protobuf.Timestamp
-	12, // 4: baton.v1.ResignResponse.resigned_at:type_name -> google.protobuf.Timestamp
-	12, // 5: baton.v1.GetLeaderResponse.expires_at:type_name -> google.protobuf.Timestamp
+	18, // 0: baton.v1.CampaignRequest.ttl:type_name -> google.protobuf.Duration
+	18, // 1: baton.v1.CampaignRequest.wait:type_name -> google.protobuf.Duration
+	19, // 2: baton.v1.CampaignResponse.expires_at:type_name -> google.protobuf.Timestamp
+	19, // 3: baton.v1.RenewResponse.expires_at:type_name -> google.protobuf.Timestamp
+	19, // 4: baton.v1.ResignResponse.resigned_at:type_name -> google.protobuf.Timestamp
+	19, // 5: baton.v1.GetLeaderResponse.expires_at:type_name -> google.protobuf.Timestamp
 	0,  // 6: baton.v1.ObserveResponse.kind:type_name -> baton.v1.LeadershipEventKind
-	12, // 7: baton.v1.ObserveResponse.expires_at:type_name -> google.protobuf.Timestamp
-	1,  // 8: baton.v1.LeaderService.Campaign:input_type -> baton.v1.CampaignRequest
-	3,  // 9: baton.v1.LeaderService.Renew:input_type -> baton.v1.RenewRequest
-	5,  // 10: baton.v1.LeaderService.Resign:input_type -> baton.v1.ResignRequest
-	7,  // 11: baton.v1.LeaderService.GetLeader:input_type -> baton.v1.GetLeaderRequest
-	9,  // 12: baton.v1.LeaderService.Observe:input_type -> baton.v1.ObserveRequest
-	2,  // 13: baton.v1.LeaderService.Campaign:output_type -> baton.v1.CampaignResponse
-	4,  // 14: baton.v1.LeaderService.Renew:output_type -> baton.v1.RenewResponse
-	6,  // 15: baton.v1.LeaderService.Resign:output_type -> baton.v1.ResignResponse
-	8,  // 16: baton.v1.LeaderService.GetLeader:output_type -> baton.v1.GetLeaderResponse
-	10, // 17: baton.v1.LeaderService.Observe:output_type -> baton.v1.ObserveResponse
-	13, // [13:18] is the sub-list for method output_type
-	8,  // [8:13] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	19, // 7: baton.v1.ObserveResponse.expires_at:type_name -> google.protobuf.Timestamp
+	19, // 8: baton.v1.ElectionSummary.expires_at:type_name -> google.protobuf.Timestamp
+	19, // 9: baton.v1.ElectionSummary.last_term_started_at:type_name -> google.protobuf.Timestamp
+	13, // 10: baton.v1.ListElectionsResponse.elections:type_name -> baton.v1.ElectionSummary
+	19, // 11: baton.v1.ElectionTerm.started_at:type_name -> google.protobuf.Timestamp
+	19, // 12: baton.v1.ElectionTerm.ended_at:type_name -> google.protobuf.Timestamp
+	1,  // 13: baton.v1.ElectionTerm.end:type_name -> baton.v1.TermEnd
+	19, // 14: baton.v1.ElectionTerm.expires_at:type_name -> google.protobuf.Timestamp
+	16, // 15: baton.v1.GetElectionHistoryResponse.terms:type_name -> baton.v1.ElectionTerm
+	2,  // 16: baton.v1.LeaderService.Campaign:input_type -> baton.v1.CampaignRequest
+	4,  // 17: baton.v1.LeaderService.Renew:input_type -> baton.v1.RenewRequest
+	6,  // 18: baton.v1.LeaderService.Resign:input_type -> baton.v1.ResignRequest
+	8,  // 19: baton.v1.LeaderService.GetLeader:input_type -> baton.v1.GetLeaderRequest
+	10, // 20: baton.v1.LeaderService.Observe:input_type -> baton.v1.ObserveRequest
+	12, // 21: baton.v1.LeaderService.ListElections:input_type -> baton.v1.ListElectionsRequest
+	15, // 22: baton.v1.LeaderService.GetElectionHistory:input_type -> baton.v1.GetElectionHistoryRequest
+	3,  // 23: baton.v1.LeaderService.Campaign:output_type -> baton.v1.CampaignResponse
+	5,  // 24: baton.v1.LeaderService.Renew:output_type -> baton.v1.RenewResponse
+	7,  // 25: baton.v1.LeaderService.Resign:output_type -> baton.v1.ResignResponse
+	9,  // 26: baton.v1.LeaderService.GetLeader:output_type -> baton.v1.GetLeaderResponse
+	11, // 27: baton.v1.LeaderService.Observe:output_type -> baton.v1.ObserveResponse
+	14, // 28: baton.v1.LeaderService.ListElections:output_type -> baton.v1.ListElectionsResponse
+	17, // 29: baton.v1.LeaderService.GetElectionHistory:output_type -> baton.v1.GetElectionHistoryResponse
+	23, // [23:30] is the sub-list for method output_type
+	16, // [16:23] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_leader_proto_init() }
@@ -807,8 +1304,8 @@ func file_baton_v1_leader_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_leader_proto_rawDesc), len(file_baton_v1_leader_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   10,
+			NumEnums:      2,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,11 +19,13 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	LeaderService_Campaign_FullMethodName  = "/baton.v1.LeaderService/Campaign"
-	LeaderService_Renew_FullMethodName     = "/baton.v1.LeaderService/Renew"
-	LeaderService_Resign_FullMethodName    = "/baton.v1.LeaderService/Resign"
-	LeaderService_GetLeader_FullMethodName = "/baton.v1.LeaderService/GetLeader"
-	LeaderService_Observe_FullMethodName   = "/baton.v1.LeaderService/Observe"
+	LeaderService_Campaign_FullMethodName           = "/baton.v1.LeaderService/Campaign"
+	LeaderService_Renew_FullMethodName              = "/baton.v1.LeaderService/Renew"
+	LeaderService_Resign_FullMethodName             = "/baton.v1.LeaderService/Resign"
+	LeaderService_GetLeader_FullMethodName          = "/baton.v1.LeaderService/GetLeader"
+	LeaderService_Observe_FullMethodName            = "/baton.v1.LeaderService/Observe"
+	LeaderService_ListElections_FullMethodName      = "/baton.v1.LeaderService/ListElections"
+	LeaderService_GetElectionHistory_FullMethodName = "/baton.v1.LeaderService/GetElectionHistory"
 )
 
 // LeaderServiceClient is the client API for LeaderService service.
@@ -55,6 +57,15 @@ type LeaderServiceClient interface {
 	// the current state (kind CURRENT), then every ELECTED, RESIGNED and EXPIRED. The stream ends
 	// cleanly when the server shuts down; reconnect and the first message tells the state again.
 	Observe(ctx context.Context, in *ObserveRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ObserveResponse], error)
+	// ListElections lists every election a term was ever started in (Baton's registry of
+	// elections), the most recently started term first, each with its current leader. A caller
+	// with name scopes sees only the elections within them (a page may then hold fewer than
+	// page_size).
+	ListElections(ctx context.Context, in *ListElectionsRequest, opts ...grpc.CallOption) (*ListElectionsResponse, error)
+	// GetElectionHistory returns an election's most recent terms, newest first: who led, with
+	// which token, from when until when, and how each ended. Baton keeps the last 50 terms of
+	// every election.
+	GetElectionHistory(ctx context.Context, in *GetElectionHistoryRequest, opts ...grpc.CallOption) (*GetElectionHistoryResponse, error)
 }
 
 type leaderServiceClient struct {
@@ -124,6 +135,26 @@ func (c *leaderServiceClient) Observe(ctx context.Context, in *ObserveRequest, o
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type LeaderService_ObserveClient = grpc.ServerStreamingClient[ObserveResponse]
 
+func (c *leaderServiceClient) ListElections(ctx context.Context, in *ListElectionsRequest, opts ...grpc.CallOption) (*ListElectionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListElectionsResponse)
+	err := c.cc.Invoke(ctx, LeaderService_ListElections_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *leaderServiceClient) GetElectionHistory(ctx context.Context, in *GetElectionHistoryRequest, opts ...grpc.CallOption) (*GetElectionHistoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetElectionHistoryResponse)
+	err := c.cc.Invoke(ctx, LeaderService_GetElectionHistory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // LeaderServiceServer is the server API for LeaderService service.
 // All implementations must embed UnimplementedLeaderServiceServer
 // for forward compatibility.
@@ -153,6 +184,15 @@ type LeaderServiceServer interface {
 	// the current state (kind CURRENT), then every ELECTED, RESIGNED and EXPIRED. The stream ends
 	// cleanly when the server shuts down; reconnect and the first message tells the state again.
 	Observe(*ObserveRequest, grpc.ServerStreamingServer[ObserveResponse]) error
+	// ListElections lists every election a term was ever started in (Baton's registry of
+	// elections), the most recently started term first, each with its current leader. A caller
+	// with name scopes sees only the elections within them (a page may then hold fewer than
+	// page_size).
+	ListElections(context.Context, *ListElectionsRequest) (*ListElectionsResponse, error)
+	// GetElectionHistory returns an election's most recent terms, newest first: who led, with
+	// which token, from when until when, and how each ended. Baton keeps the last 50 terms of
+	// every election.
+	GetElectionHistory(context.Context, *GetElectionHistoryRequest) (*GetElectionHistoryResponse, error)
 	mustEmbedUnimplementedLeaderServiceServer()
 }
 
@@ -177,6 +217,12 @@ func (UnimplementedLeaderServiceServer) GetLeader(context.Context, *GetLeaderReq
 }
 func (UnimplementedLeaderServiceServer) Observe(*ObserveRequest, grpc.ServerStreamingServer[ObserveResponse]) error {
 	return status.Error(codes.Unimplemented, "method Observe not implemented")
+}
+func (UnimplementedLeaderServiceServer) ListElections(context.Context, *ListElectionsRequest) (*ListElectionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListElections not implemented")
+}
+func (UnimplementedLeaderServiceServer) GetElectionHistory(context.Context, *GetElectionHistoryRequest) (*GetElectionHistoryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetElectionHistory not implemented")
 }
 func (UnimplementedLeaderServiceServer) mustEmbedUnimplementedLeaderServiceServer() {}
 func (UnimplementedLeaderServiceServer) testEmbeddedByValue()                       {}
@@ -282,6 +328,42 @@ func _LeaderService_Observe_Handler(srv interface{}, stream grpc.ServerStream) e
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type LeaderService_ObserveServer = grpc.ServerStreamingServer[ObserveResponse]
 
+func _LeaderService_ListElections_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListElectionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LeaderServiceServer).ListElections(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LeaderService_ListElections_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LeaderServiceServer).ListElections(ctx, req.(*ListElectionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _LeaderService_GetElectionHistory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetElectionHistoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LeaderServiceServer).GetElectionHistory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LeaderService_GetElectionHistory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LeaderServiceServer).GetElectionHistory(ctx, req.(*GetElectionHistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // LeaderService_ServiceDesc is the grpc.ServiceDesc for LeaderService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -304,6 +386,14 @@ var LeaderService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetLeader",
 			Handler:    _LeaderService_GetLeader_Handler,
+		},
+		{
+			MethodName: "ListElections",
+			Handler:    _LeaderService_ListElections_Handler,
+		},
+		{
+			MethodName: "GetElectionHistory",
+			Handler:    _LeaderService_GetElectionHistory_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

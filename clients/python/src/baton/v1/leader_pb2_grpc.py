@@ -64,6 +64,16 @@ class LeaderServiceStub:
                 request_serializer=baton_dot_v1_dot_leader__pb2.ObserveRequest.SerializeToString,
                 response_deserializer=baton_dot_v1_dot_leader__pb2.ObserveResponse.FromString,
                 _registered_method=True)
+        self.ListElections = channel.unary_unary(
+                '/baton.v1.LeaderService/ListElections',
+                request_serializer=baton_dot_v1_dot_leader__pb2.ListElectionsRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_leader__pb2.ListElectionsResponse.FromString,
+                _registered_method=True)
+        self.GetElectionHistory = channel.unary_unary(
+                '/baton.v1.LeaderService/GetElectionHistory',
+                request_serializer=baton_dot_v1_dot_leader__pb2.GetElectionHistoryRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_leader__pb2.GetElectionHistoryResponse.FromString,
+                _registered_method=True)
 
 
 class LeaderServiceServicer:
@@ -118,6 +128,25 @@ class LeaderServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListElections(self, request, context):
+        """ListElections lists every election a term was ever started in (Baton's registry of
+        elections), the most recently started term first, each with its current leader. A caller
+        with name scopes sees only the elections within them (a page may then hold fewer than
+        page_size).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetElectionHistory(self, request, context):
+        """GetElectionHistory returns an election's most recent terms, newest first: who led, with
+        which token, from when until when, and how each ended. Baton keeps the last 50 terms of
+        every election.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LeaderServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -145,6 +174,16 @@ def add_LeaderServiceServicer_to_server(servicer, server):
                     servicer.Observe,
                     request_deserializer=baton_dot_v1_dot_leader__pb2.ObserveRequest.FromString,
                     response_serializer=baton_dot_v1_dot_leader__pb2.ObserveResponse.SerializeToString,
+            ),
+            'ListElections': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListElections,
+                    request_deserializer=baton_dot_v1_dot_leader__pb2.ListElectionsRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_leader__pb2.ListElectionsResponse.SerializeToString,
+            ),
+            'GetElectionHistory': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetElectionHistory,
+                    request_deserializer=baton_dot_v1_dot_leader__pb2.GetElectionHistoryRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_leader__pb2.GetElectionHistoryResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -287,6 +326,60 @@ class LeaderService:
             '/baton.v1.LeaderService/Observe',
             baton_dot_v1_dot_leader__pb2.ObserveRequest.SerializeToString,
             baton_dot_v1_dot_leader__pb2.ObserveResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListElections(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.LeaderService/ListElections',
+            baton_dot_v1_dot_leader__pb2.ListElectionsRequest.SerializeToString,
+            baton_dot_v1_dot_leader__pb2.ListElectionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetElectionHistory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.LeaderService/GetElectionHistory',
+            baton_dot_v1_dot_leader__pb2.GetElectionHistoryRequest.SerializeToString,
+            baton_dot_v1_dot_leader__pb2.GetElectionHistoryResponse.FromString,
             options,
             channel_credentials,
             insecure,

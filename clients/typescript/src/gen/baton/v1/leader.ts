@@ -87,6 +87,62 @@ export function leadershipEventKindToJSON(object: LeadershipEventKind): string {
   }
 }
 
+/** TermEnd says how a term ended. */
+export enum TermEnd {
+  /**
+   * TERM_END_UNSPECIFIED - TERM_END_UNSPECIFIED: the term has not ended (it is the current one), or, with ended_at
+   * set, it ended without its end being recorded (by a Baton older than the history).
+   */
+  TERM_END_UNSPECIFIED = 0,
+  /** TERM_END_RESIGNED - TERM_END_RESIGNED: the leader resigned. */
+  TERM_END_RESIGNED = 1,
+  /** TERM_END_EXPIRED - TERM_END_EXPIRED: the leader stopped renewing and the term ran out. */
+  TERM_END_EXPIRED = 2,
+  /**
+   * TERM_END_SUPERSEDED - TERM_END_SUPERSEDED: a new term began while this one's end was unrecorded; ended_at is
+   * the term's last known expiry.
+   */
+  TERM_END_SUPERSEDED = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function termEndFromJSON(object: any): TermEnd {
+  switch (object) {
+    case 0:
+    case "TERM_END_UNSPECIFIED":
+      return TermEnd.TERM_END_UNSPECIFIED;
+    case 1:
+    case "TERM_END_RESIGNED":
+      return TermEnd.TERM_END_RESIGNED;
+    case 2:
+    case "TERM_END_EXPIRED":
+      return TermEnd.TERM_END_EXPIRED;
+    case 3:
+    case "TERM_END_SUPERSEDED":
+      return TermEnd.TERM_END_SUPERSEDED;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return TermEnd.UNRECOGNIZED;
+  }
+}
+
+export function termEndToJSON(object: TermEnd): string {
+  switch (object) {
+    case TermEnd.TERM_END_UNSPECIFIED:
+      return "TERM_END_UNSPECIFIED";
+    case TermEnd.TERM_END_RESIGNED:
+      return "TERM_END_RESIGNED";
+    case TermEnd.TERM_END_EXPIRED:
+      return "TERM_END_EXPIRED";
+    case TermEnd.TERM_END_SUPERSEDED:
+      return "TERM_END_SUPERSEDED";
+    case TermEnd.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** CampaignRequest asks for leadership. */
 export interface CampaignRequest {
   /** election names the election: [A-Za-z0-9._-]{1,128}. */
@@ -186,6 +242,72 @@ export interface ObserveResponse {
   token: bigint;
   /** expires_at is the term's expiry (ELECTED, CURRENT) or its end (RESIGNED, EXPIRED). */
   expiresAt: Date | undefined;
+}
+
+/** ListElectionsRequest asks for one page of the registry of elections. */
+export interface ListElectionsRequest {
+  /** page_size is the most elections to return; 0 means 100; at most 1000. */
+  pageSize: number;
+  /** page_token continues a listing: a previous response's next_page_token; empty for the first page. */
+  pageToken: string;
+}
+
+/** ElectionSummary is one election of the registry and its current term. */
+export interface ElectionSummary {
+  /** election is the election's name. */
+  election: string;
+  /** leader_id is the current leader; empty if there is none. */
+  leaderId: string;
+  /** token is the fencing token of the current term; 0 if there is no leader. */
+  token: bigint;
+  /** expires_at is when the current term ends unless renewed; absent if there is no leader. */
+  expiresAt:
+    | Date
+    | undefined;
+  /** last_term_started_at is when the election's most recent term began (Redis time). */
+  lastTermStartedAt: Date | undefined;
+}
+
+/** ListElectionsResponse is one page of elections, the most recently started term first. */
+export interface ListElectionsResponse {
+  /** elections of this page. */
+  elections: ElectionSummary[];
+  /** next_page_token continues the listing; empty when there is no more. */
+  nextPageToken: string;
+}
+
+/** GetElectionHistoryRequest names an election. */
+export interface GetElectionHistoryRequest {
+  /** election names the election. */
+  election: string;
+  /** limit is the most terms to return, newest first; 0 means every term kept (at most 50). */
+  limit: number;
+}
+
+/** ElectionTerm is one term of leadership. */
+export interface ElectionTerm {
+  /** token is the term's fencing token. */
+  token: bigint;
+  /** leader_id is the candidate that led. */
+  leaderId: string;
+  /** started_at is when the term began (Redis time). */
+  startedAt:
+    | Date
+    | undefined;
+  /** ended_at is when it ended (resigned, or its expiry); absent while it is current. */
+  endedAt:
+    | Date
+    | undefined;
+  /** end says how it ended. */
+  end: TermEnd;
+  /** expires_at is, for the current term, when it ends unless renewed; absent otherwise. */
+  expiresAt: Date | undefined;
+}
+
+/** GetElectionHistoryResponse lists the terms, newest first. */
+export interface GetElectionHistoryResponse {
+  /** terms, newest first. */
+  terms: ElectionTerm[];
 }
 
 function createBaseCampaignRequest(): CampaignRequest {
@@ -1177,6 +1299,660 @@ export const ObserveResponse: MessageFns<ObserveResponse> = {
   },
 };
 
+function createBaseListElectionsRequest(): ListElectionsRequest {
+  return { pageSize: 0, pageToken: "" };
+}
+
+export const ListElectionsRequest: MessageFns<ListElectionsRequest> = {
+  encode(message: ListElectionsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.pageSize !== 0) {
+      writer.uint32(8).uint32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(18).string(message.pageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListElectionsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListElectionsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.pageSize = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListElectionsRequest {
+    return {
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
+    };
+  },
+
+  toJSON(message: ListElectionsRequest): unknown {
+    const obj: any = {};
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListElectionsRequest>): ListElectionsRequest {
+    return ListElectionsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListElectionsRequest>): ListElectionsRequest {
+    const message = createBaseListElectionsRequest();
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
+    return message;
+  },
+};
+
+function createBaseElectionSummary(): ElectionSummary {
+  return { election: "", leaderId: "", token: 0n, expiresAt: undefined, lastTermStartedAt: undefined };
+}
+
+export const ElectionSummary: MessageFns<ElectionSummary> = {
+  encode(message: ElectionSummary, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.election !== "") {
+      writer.uint32(10).string(message.election);
+    }
+    if (message.leaderId !== "") {
+      writer.uint32(18).string(message.leaderId);
+    }
+    if (message.token !== 0n) {
+      if (BigInt.asUintN(64, message.token) !== message.token) {
+        throw new globalThis.Error("value provided for field message.token of type uint64 too large");
+      }
+      writer.uint32(24).uint64(message.token);
+    }
+    if (message.expiresAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.expiresAt), writer.uint32(34).fork()).join();
+    }
+    if (message.lastTermStartedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.lastTermStartedAt), writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ElectionSummary {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseElectionSummary();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.election = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.leaderId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.token = reader.uint64() as bigint;
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.expiresAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.lastTermStartedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ElectionSummary {
+    return {
+      election: isSet(object.election) ? globalThis.String(object.election) : "",
+      leaderId: isSet(object.leaderId)
+        ? globalThis.String(object.leaderId)
+        : isSet(object.leader_id)
+        ? globalThis.String(object.leader_id)
+        : "",
+      token: isSet(object.token) ? BigInt(object.token) : 0n,
+      expiresAt: isSet(object.expiresAt)
+        ? fromJsonTimestamp(object.expiresAt)
+        : isSet(object.expires_at)
+        ? fromJsonTimestamp(object.expires_at)
+        : undefined,
+      lastTermStartedAt: isSet(object.lastTermStartedAt)
+        ? fromJsonTimestamp(object.lastTermStartedAt)
+        : isSet(object.last_term_started_at)
+        ? fromJsonTimestamp(object.last_term_started_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: ElectionSummary): unknown {
+    const obj: any = {};
+    if (message.election !== "") {
+      obj.election = message.election;
+    }
+    if (message.leaderId !== "") {
+      obj.leaderId = message.leaderId;
+    }
+    if (message.token !== 0n) {
+      obj.token = message.token.toString();
+    }
+    if (message.expiresAt !== undefined) {
+      obj.expiresAt = message.expiresAt.toISOString();
+    }
+    if (message.lastTermStartedAt !== undefined) {
+      obj.lastTermStartedAt = message.lastTermStartedAt.toISOString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ElectionSummary>): ElectionSummary {
+    return ElectionSummary.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ElectionSummary>): ElectionSummary {
+    const message = createBaseElectionSummary();
+    message.election = object.election ?? "";
+    message.leaderId = object.leaderId ?? "";
+    message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
+    message.expiresAt = object.expiresAt ?? undefined;
+    message.lastTermStartedAt = object.lastTermStartedAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseListElectionsResponse(): ListElectionsResponse {
+  return { elections: [], nextPageToken: "" };
+}
+
+export const ListElectionsResponse: MessageFns<ListElectionsResponse> = {
+  encode(message: ListElectionsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.elections) {
+      ElectionSummary.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListElectionsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListElectionsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.elections.push(ElectionSummary.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListElectionsResponse {
+    return {
+      elections: globalThis.Array.isArray(object?.elections)
+        ? object.elections.map((e: any) => ElectionSummary.fromJSON(e))
+        : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
+    };
+  },
+
+  toJSON(message: ListElectionsResponse): unknown {
+    const obj: any = {};
+    if (message.elections?.length) {
+      obj.elections = message.elections.map((e) => ElectionSummary.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListElectionsResponse>): ListElectionsResponse {
+    return ListElectionsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListElectionsResponse>): ListElectionsResponse {
+    const message = createBaseListElectionsResponse();
+    message.elections = object.elections?.map((e) => ElectionSummary.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
+    return message;
+  },
+};
+
+function createBaseGetElectionHistoryRequest(): GetElectionHistoryRequest {
+  return { election: "", limit: 0 };
+}
+
+export const GetElectionHistoryRequest: MessageFns<GetElectionHistoryRequest> = {
+  encode(message: GetElectionHistoryRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.election !== "") {
+      writer.uint32(10).string(message.election);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(16).uint32(message.limit);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetElectionHistoryRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetElectionHistoryRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.election = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.limit = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetElectionHistoryRequest {
+    return {
+      election: isSet(object.election) ? globalThis.String(object.election) : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+    };
+  },
+
+  toJSON(message: GetElectionHistoryRequest): unknown {
+    const obj: any = {};
+    if (message.election !== "") {
+      obj.election = message.election;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetElectionHistoryRequest>): GetElectionHistoryRequest {
+    return GetElectionHistoryRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetElectionHistoryRequest>): GetElectionHistoryRequest {
+    const message = createBaseGetElectionHistoryRequest();
+    message.election = object.election ?? "";
+    message.limit = object.limit ?? 0;
+    return message;
+  },
+};
+
+function createBaseElectionTerm(): ElectionTerm {
+  return { token: 0n, leaderId: "", startedAt: undefined, endedAt: undefined, end: 0, expiresAt: undefined };
+}
+
+export const ElectionTerm: MessageFns<ElectionTerm> = {
+  encode(message: ElectionTerm, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.token !== 0n) {
+      if (BigInt.asUintN(64, message.token) !== message.token) {
+        throw new globalThis.Error("value provided for field message.token of type uint64 too large");
+      }
+      writer.uint32(8).uint64(message.token);
+    }
+    if (message.leaderId !== "") {
+      writer.uint32(18).string(message.leaderId);
+    }
+    if (message.startedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.startedAt), writer.uint32(26).fork()).join();
+    }
+    if (message.endedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.endedAt), writer.uint32(34).fork()).join();
+    }
+    if (message.end !== 0) {
+      writer.uint32(40).int32(message.end);
+    }
+    if (message.expiresAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.expiresAt), writer.uint32(50).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ElectionTerm {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseElectionTerm();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.token = reader.uint64() as bigint;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.leaderId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.startedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.endedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.end = reader.int32() as any;
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.expiresAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ElectionTerm {
+    return {
+      token: isSet(object.token) ? BigInt(object.token) : 0n,
+      leaderId: isSet(object.leaderId)
+        ? globalThis.String(object.leaderId)
+        : isSet(object.leader_id)
+        ? globalThis.String(object.leader_id)
+        : "",
+      startedAt: isSet(object.startedAt)
+        ? fromJsonTimestamp(object.startedAt)
+        : isSet(object.started_at)
+        ? fromJsonTimestamp(object.started_at)
+        : undefined,
+      endedAt: isSet(object.endedAt)
+        ? fromJsonTimestamp(object.endedAt)
+        : isSet(object.ended_at)
+        ? fromJsonTimestamp(object.ended_at)
+        : undefined,
+      end: isSet(object.end) ? termEndFromJSON(object.end) : 0,
+      expiresAt: isSet(object.expiresAt)
+        ? fromJsonTimestamp(object.expiresAt)
+        : isSet(object.expires_at)
+        ? fromJsonTimestamp(object.expires_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: ElectionTerm): unknown {
+    const obj: any = {};
+    if (message.token !== 0n) {
+      obj.token = message.token.toString();
+    }
+    if (message.leaderId !== "") {
+      obj.leaderId = message.leaderId;
+    }
+    if (message.startedAt !== undefined) {
+      obj.startedAt = message.startedAt.toISOString();
+    }
+    if (message.endedAt !== undefined) {
+      obj.endedAt = message.endedAt.toISOString();
+    }
+    if (message.end !== 0) {
+      obj.end = termEndToJSON(message.end);
+    }
+    if (message.expiresAt !== undefined) {
+      obj.expiresAt = message.expiresAt.toISOString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ElectionTerm>): ElectionTerm {
+    return ElectionTerm.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ElectionTerm>): ElectionTerm {
+    const message = createBaseElectionTerm();
+    message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
+    message.leaderId = object.leaderId ?? "";
+    message.startedAt = object.startedAt ?? undefined;
+    message.endedAt = object.endedAt ?? undefined;
+    message.end = object.end ?? 0;
+    message.expiresAt = object.expiresAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseGetElectionHistoryResponse(): GetElectionHistoryResponse {
+  return { terms: [] };
+}
+
+export const GetElectionHistoryResponse: MessageFns<GetElectionHistoryResponse> = {
+  encode(message: GetElectionHistoryResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.terms) {
+      ElectionTerm.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetElectionHistoryResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetElectionHistoryResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.terms.push(ElectionTerm.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetElectionHistoryResponse {
+    return {
+      terms: globalThis.Array.isArray(object?.terms) ? object.terms.map((e: any) => ElectionTerm.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: GetElectionHistoryResponse): unknown {
+    const obj: any = {};
+    if (message.terms?.length) {
+      obj.terms = message.terms.map((e) => ElectionTerm.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetElectionHistoryResponse>): GetElectionHistoryResponse {
+    return GetElectionHistoryResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetElectionHistoryResponse>): GetElectionHistoryResponse {
+    const message = createBaseGetElectionHistoryResponse();
+    message.terms = object.terms?.map((e) => ElectionTerm.fromPartial(e)) || [];
+    return message;
+  },
+};
+
 /**
  * LeaderService elects one leader per named election, lazily: a candidate becomes leader only
  * when there is none. Each term has a fencing token that strictly increases per election; the
@@ -1253,6 +2029,38 @@ export const LeaderServiceService = {
     responseSerialize: (value: ObserveResponse): Buffer => Buffer.from(ObserveResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ObserveResponse => ObserveResponse.decode(value),
   },
+  /**
+   * ListElections lists every election a term was ever started in (Baton's registry of
+   * elections), the most recently started term first, each with its current leader. A caller
+   * with name scopes sees only the elections within them (a page may then hold fewer than
+   * page_size).
+   */
+  listElections: {
+    path: "/baton.v1.LeaderService/ListElections" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListElectionsRequest): Buffer => Buffer.from(ListElectionsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListElectionsRequest => ListElectionsRequest.decode(value),
+    responseSerialize: (value: ListElectionsResponse): Buffer =>
+      Buffer.from(ListElectionsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListElectionsResponse => ListElectionsResponse.decode(value),
+  },
+  /**
+   * GetElectionHistory returns an election's most recent terms, newest first: who led, with
+   * which token, from when until when, and how each ended. Baton keeps the last 50 terms of
+   * every election.
+   */
+  getElectionHistory: {
+    path: "/baton.v1.LeaderService/GetElectionHistory" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetElectionHistoryRequest): Buffer =>
+      Buffer.from(GetElectionHistoryRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetElectionHistoryRequest => GetElectionHistoryRequest.decode(value),
+    responseSerialize: (value: GetElectionHistoryResponse): Buffer =>
+      Buffer.from(GetElectionHistoryResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetElectionHistoryResponse => GetElectionHistoryResponse.decode(value),
+  },
 } as const;
 
 export interface LeaderServiceServer extends UntypedServiceImplementation {
@@ -1283,6 +2091,19 @@ export interface LeaderServiceServer extends UntypedServiceImplementation {
    * cleanly when the server shuts down; reconnect and the first message tells the state again.
    */
   observe: handleServerStreamingCall<ObserveRequest, ObserveResponse>;
+  /**
+   * ListElections lists every election a term was ever started in (Baton's registry of
+   * elections), the most recently started term first, each with its current leader. A caller
+   * with name scopes sees only the elections within them (a page may then hold fewer than
+   * page_size).
+   */
+  listElections: handleUnaryCall<ListElectionsRequest, ListElectionsResponse>;
+  /**
+   * GetElectionHistory returns an election's most recent terms, newest first: who led, with
+   * which token, from when until when, and how each ended. Baton keeps the last 50 terms of
+   * every election.
+   */
+  getElectionHistory: handleUnaryCall<GetElectionHistoryRequest, GetElectionHistoryResponse>;
 }
 
 export interface LeaderServiceClient extends Client {
@@ -1374,6 +2195,47 @@ export interface LeaderServiceClient extends Client {
     metadata?: Metadata,
     options?: Partial<CallOptions>,
   ): ClientReadableStream<ObserveResponse>;
+  /**
+   * ListElections lists every election a term was ever started in (Baton's registry of
+   * elections), the most recently started term first, each with its current leader. A caller
+   * with name scopes sees only the elections within them (a page may then hold fewer than
+   * page_size).
+   */
+  listElections(
+    request: ListElectionsRequest,
+    callback: (error: ServiceError | null, response: ListElectionsResponse) => void,
+  ): ClientUnaryCall;
+  listElections(
+    request: ListElectionsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListElectionsResponse) => void,
+  ): ClientUnaryCall;
+  listElections(
+    request: ListElectionsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListElectionsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * GetElectionHistory returns an election's most recent terms, newest first: who led, with
+   * which token, from when until when, and how each ended. Baton keeps the last 50 terms of
+   * every election.
+   */
+  getElectionHistory(
+    request: GetElectionHistoryRequest,
+    callback: (error: ServiceError | null, response: GetElectionHistoryResponse) => void,
+  ): ClientUnaryCall;
+  getElectionHistory(
+    request: GetElectionHistoryRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetElectionHistoryResponse) => void,
+  ): ClientUnaryCall;
+  getElectionHistory(
+    request: GetElectionHistoryRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetElectionHistoryResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const LeaderServiceClient = makeGenericClientConstructor(

@@ -76,6 +76,36 @@ public final class LeaderProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_baton_v1_ObserveResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_ListElectionsRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_ListElectionsRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_ElectionSummary_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_ElectionSummary_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_ListElectionsResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_ListElectionsResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_GetElectionHistoryRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_GetElectionHistoryRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_ElectionTerm_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_ElectionTerm_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_GetElectionHistoryResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_GetElectionHistoryResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -114,21 +144,50 @@ public final class LeaderProto extends com.google.protobuf.GeneratedFile {
       "\004kind\030\001 \001(\0162\035.baton.v1.LeadershipEventKi" +
       "ndR\004kind\022\033\n\tleader_id\030\002 \001(\tR\010leaderId\022\024\n" +
       "\005token\030\003 \001(\004R\005token\0229\n\nexpires_at\030\004 \001(\0132" +
-      "\032.google.protobuf.TimestampR\texpiresAt*\311" +
-      "\001\n\023LeadershipEventKind\022%\n!LEADERSHIP_EVE" +
-      "NT_KIND_UNSPECIFIED\020\000\022!\n\035LEADERSHIP_EVEN" +
-      "T_KIND_CURRENT\020\001\022!\n\035LEADERSHIP_EVENT_KIN" +
-      "D_ELECTED\020\002\022\"\n\036LEADERSHIP_EVENT_KIND_RES" +
-      "IGNED\020\003\022!\n\035LEADERSHIP_EVENT_KIND_EXPIRED" +
-      "\020\0042\321\002\n\rLeaderService\022A\n\010Campaign\022\031.baton" +
-      ".v1.CampaignRequest\032\032.baton.v1.CampaignR" +
-      "esponse\0228\n\005Renew\022\026.baton.v1.RenewRequest" +
-      "\032\027.baton.v1.RenewResponse\022;\n\006Resign\022\027.ba" +
-      "ton.v1.ResignRequest\032\030.baton.v1.ResignRe" +
-      "sponse\022D\n\tGetLeader\022\032.baton.v1.GetLeader" +
-      "Request\032\033.baton.v1.GetLeaderResponse\022@\n\007" +
-      "Observe\022\030.baton.v1.ObserveRequest\032\031.bato" +
-      "n.v1.ObserveResponse0\001B\234\001\n\014dev.baton.v1B" +
+      "\032.google.protobuf.TimestampR\texpiresAt\"R" +
+      "\n\024ListElectionsRequest\022\033\n\tpage_size\030\001 \001(" +
+      "\rR\010pageSize\022\035\n\npage_token\030\002 \001(\tR\tpageTok" +
+      "en\"\350\001\n\017ElectionSummary\022\032\n\010election\030\001 \001(\t" +
+      "R\010election\022\033\n\tleader_id\030\002 \001(\tR\010leaderId\022" +
+      "\024\n\005token\030\003 \001(\004R\005token\0229\n\nexpires_at\030\004 \001(" +
+      "\0132\032.google.protobuf.TimestampR\texpiresAt" +
+      "\022K\n\024last_term_started_at\030\005 \001(\0132\032.google." +
+      "protobuf.TimestampR\021lastTermStartedAt\"x\n" +
+      "\025ListElectionsResponse\0227\n\telections\030\001 \003(" +
+      "\0132\031.baton.v1.ElectionSummaryR\telections\022" +
+      "&\n\017next_page_token\030\002 \001(\tR\rnextPageToken\"" +
+      "M\n\031GetElectionHistoryRequest\022\032\n\010election" +
+      "\030\001 \001(\tR\010election\022\024\n\005limit\030\002 \001(\rR\005limit\"\223" +
+      "\002\n\014ElectionTerm\022\024\n\005token\030\001 \001(\004R\005token\022\033\n" +
+      "\tleader_id\030\002 \001(\tR\010leaderId\0229\n\nstarted_at" +
+      "\030\003 \001(\0132\032.google.protobuf.TimestampR\tstar" +
+      "tedAt\0225\n\010ended_at\030\004 \001(\0132\032.google.protobu" +
+      "f.TimestampR\007endedAt\022#\n\003end\030\005 \001(\0162\021.bato" +
+      "n.v1.TermEndR\003end\0229\n\nexpires_at\030\006 \001(\0132\032." +
+      "google.protobuf.TimestampR\texpiresAt\"J\n\032" +
+      "GetElectionHistoryResponse\022,\n\005terms\030\001 \003(" +
+      "\0132\026.baton.v1.ElectionTermR\005terms*\311\001\n\023Lea" +
+      "dershipEventKind\022%\n!LEADERSHIP_EVENT_KIN" +
+      "D_UNSPECIFIED\020\000\022!\n\035LEADERSHIP_EVENT_KIND" +
+      "_CURRENT\020\001\022!\n\035LEADERSHIP_EVENT_KIND_ELEC" +
+      "TED\020\002\022\"\n\036LEADERSHIP_EVENT_KIND_RESIGNED\020" +
+      "\003\022!\n\035LEADERSHIP_EVENT_KIND_EXPIRED\020\004*i\n\007" +
+      "TermEnd\022\030\n\024TERM_END_UNSPECIFIED\020\000\022\025\n\021TER" +
+      "M_END_RESIGNED\020\001\022\024\n\020TERM_END_EXPIRED\020\002\022\027" +
+      "\n\023TERM_END_SUPERSEDED\020\0032\204\004\n\rLeaderServic" +
+      "e\022A\n\010Campaign\022\031.baton.v1.CampaignRequest" +
+      "\032\032.baton.v1.CampaignResponse\0228\n\005Renew\022\026." +
+      "baton.v1.RenewRequest\032\027.baton.v1.RenewRe" +
+      "sponse\022;\n\006Resign\022\027.baton.v1.ResignReques" +
+      "t\032\030.baton.v1.ResignResponse\022D\n\tGetLeader" +
+      "\022\032.baton.v1.GetLeaderRequest\032\033.baton.v1." +
+      "GetLeaderResponse\022@\n\007Observe\022\030.baton.v1." +
+      "ObserveRequest\032\031.baton.v1.ObserveRespons" +
+      "e0\001\022P\n\rListElections\022\036.baton.v1.ListElec" +
+      "tionsRequest\032\037.baton.v1.ListElectionsRes" +
+      "ponse\022_\n\022GetElectionHistory\022#.baton.v1.G" +
+      "etElectionHistoryRequest\032$.baton.v1.GetE" +
+      "lectionHistoryResponseB\234\001\n\014dev.baton.v1B" +
       "\013LeaderProtoP\001Z>github.com/baton-project" +
       "/baton/clients/go/gen/baton/v1;batonv1\242\002" +
       "\003BXX\252\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GP" +
@@ -200,6 +259,42 @@ public final class LeaderProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ObserveResponse_descriptor,
         new java.lang.String[] { "Kind", "LeaderId", "Token", "ExpiresAt", });
+    internal_static_baton_v1_ListElectionsRequest_descriptor =
+      getDescriptor().getMessageType(10);
+    internal_static_baton_v1_ListElectionsRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_ListElectionsRequest_descriptor,
+        new java.lang.String[] { "PageSize", "PageToken", });
+    internal_static_baton_v1_ElectionSummary_descriptor =
+      getDescriptor().getMessageType(11);
+    internal_static_baton_v1_ElectionSummary_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_ElectionSummary_descriptor,
+        new java.lang.String[] { "Election", "LeaderId", "Token", "ExpiresAt", "LastTermStartedAt", });
+    internal_static_baton_v1_ListElectionsResponse_descriptor =
+      getDescriptor().getMessageType(12);
+    internal_static_baton_v1_ListElectionsResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_ListElectionsResponse_descriptor,
+        new java.lang.String[] { "Elections", "NextPageToken", });
+    internal_static_baton_v1_GetElectionHistoryRequest_descriptor =
+      getDescriptor().getMessageType(13);
+    internal_static_baton_v1_GetElectionHistoryRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_GetElectionHistoryRequest_descriptor,
+        new java.lang.String[] { "Election", "Limit", });
+    internal_static_baton_v1_ElectionTerm_descriptor =
+      getDescriptor().getMessageType(14);
+    internal_static_baton_v1_ElectionTerm_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_ElectionTerm_descriptor,
+        new java.lang.String[] { "Token", "LeaderId", "StartedAt", "EndedAt", "End", "ExpiresAt", });
+    internal_static_baton_v1_GetElectionHistoryResponse_descriptor =
+      getDescriptor().getMessageType(15);
+    internal_static_baton_v1_GetElectionHistoryResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_GetElectionHistoryResponse_descriptor,
+        new java.lang.String[] { "Terms", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.DurationProto.getDescriptor();
     com.google.protobuf.TimestampProto.getDescriptor();

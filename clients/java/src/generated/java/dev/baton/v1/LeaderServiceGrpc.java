@@ -174,6 +174,68 @@ public final class LeaderServiceGrpc {
     return getObserveMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.ListElectionsRequest,
+      dev.baton.v1.ListElectionsResponse> getListElectionsMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ListElections",
+      requestType = dev.baton.v1.ListElectionsRequest.class,
+      responseType = dev.baton.v1.ListElectionsResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.ListElectionsRequest,
+      dev.baton.v1.ListElectionsResponse> getListElectionsMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.ListElectionsRequest, dev.baton.v1.ListElectionsResponse> getListElectionsMethod;
+    if ((getListElectionsMethod = LeaderServiceGrpc.getListElectionsMethod) == null) {
+      synchronized (LeaderServiceGrpc.class) {
+        if ((getListElectionsMethod = LeaderServiceGrpc.getListElectionsMethod) == null) {
+          LeaderServiceGrpc.getListElectionsMethod = getListElectionsMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.ListElectionsRequest, dev.baton.v1.ListElectionsResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListElections"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.ListElectionsRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.ListElectionsResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new LeaderServiceMethodDescriptorSupplier("ListElections"))
+              .build();
+        }
+      }
+    }
+    return getListElectionsMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.GetElectionHistoryRequest,
+      dev.baton.v1.GetElectionHistoryResponse> getGetElectionHistoryMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "GetElectionHistory",
+      requestType = dev.baton.v1.GetElectionHistoryRequest.class,
+      responseType = dev.baton.v1.GetElectionHistoryResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.GetElectionHistoryRequest,
+      dev.baton.v1.GetElectionHistoryResponse> getGetElectionHistoryMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.GetElectionHistoryRequest, dev.baton.v1.GetElectionHistoryResponse> getGetElectionHistoryMethod;
+    if ((getGetElectionHistoryMethod = LeaderServiceGrpc.getGetElectionHistoryMethod) == null) {
+      synchronized (LeaderServiceGrpc.class) {
+        if ((getGetElectionHistoryMethod = LeaderServiceGrpc.getGetElectionHistoryMethod) == null) {
+          LeaderServiceGrpc.getGetElectionHistoryMethod = getGetElectionHistoryMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.GetElectionHistoryRequest, dev.baton.v1.GetElectionHistoryResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "GetElectionHistory"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.GetElectionHistoryRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.GetElectionHistoryResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new LeaderServiceMethodDescriptorSupplier("GetElectionHistory"))
+              .build();
+        }
+      }
+    }
+    return getGetElectionHistoryMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -302,6 +364,31 @@ public final class LeaderServiceGrpc {
         io.grpc.stub.StreamObserver<dev.baton.v1.ObserveResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getObserveMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * ListElections lists every election a term was ever started in (Baton's registry of
+     * elections), the most recently started term first, each with its current leader. A caller
+     * with name scopes sees only the elections within them (a page may then hold fewer than
+     * page_size).
+     * </pre>
+     */
+    default void listElections(dev.baton.v1.ListElectionsRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.ListElectionsResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListElectionsMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * GetElectionHistory returns an election's most recent terms, newest first: who led, with
+     * which token, from when until when, and how each ended. Baton keeps the last 50 terms of
+     * every election.
+     * </pre>
+     */
+    default void getElectionHistory(dev.baton.v1.GetElectionHistoryRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.GetElectionHistoryResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getGetElectionHistoryMethod(), responseObserver);
+    }
   }
 
   /**
@@ -408,6 +495,33 @@ public final class LeaderServiceGrpc {
       io.grpc.stub.ClientCalls.asyncServerStreamingCall(
           getChannel().newCall(getObserveMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * ListElections lists every election a term was ever started in (Baton's registry of
+     * elections), the most recently started term first, each with its current leader. A caller
+     * with name scopes sees only the elections within them (a page may then hold fewer than
+     * page_size).
+     * </pre>
+     */
+    public void listElections(dev.baton.v1.ListElectionsRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.ListElectionsResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getListElectionsMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * GetElectionHistory returns an election's most recent terms, newest first: who led, with
+     * which token, from when until when, and how each ended. Baton keeps the last 50 terms of
+     * every election.
+     * </pre>
+     */
+    public void getElectionHistory(dev.baton.v1.GetElectionHistoryRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.GetElectionHistoryResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getGetElectionHistoryMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -493,6 +607,31 @@ public final class LeaderServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
           getChannel(), getObserveMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * ListElections lists every election a term was ever started in (Baton's registry of
+     * elections), the most recently started term first, each with its current leader. A caller
+     * with name scopes sees only the elections within them (a page may then hold fewer than
+     * page_size).
+     * </pre>
+     */
+    public dev.baton.v1.ListElectionsResponse listElections(dev.baton.v1.ListElectionsRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getListElectionsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * GetElectionHistory returns an election's most recent terms, newest first: who led, with
+     * which token, from when until when, and how each ended. Baton keeps the last 50 terms of
+     * every election.
+     * </pre>
+     */
+    public dev.baton.v1.GetElectionHistoryResponse getElectionHistory(dev.baton.v1.GetElectionHistoryRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getGetElectionHistoryMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -577,6 +716,31 @@ public final class LeaderServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
           getChannel(), getObserveMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * ListElections lists every election a term was ever started in (Baton's registry of
+     * elections), the most recently started term first, each with its current leader. A caller
+     * with name scopes sees only the elections within them (a page may then hold fewer than
+     * page_size).
+     * </pre>
+     */
+    public dev.baton.v1.ListElectionsResponse listElections(dev.baton.v1.ListElectionsRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getListElectionsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * GetElectionHistory returns an election's most recent terms, newest first: who led, with
+     * which token, from when until when, and how each ended. Baton keeps the last 50 terms of
+     * every election.
+     * </pre>
+     */
+    public dev.baton.v1.GetElectionHistoryResponse getElectionHistory(dev.baton.v1.GetElectionHistoryRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getGetElectionHistoryMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -652,6 +816,33 @@ public final class LeaderServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getGetLeaderMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * ListElections lists every election a term was ever started in (Baton's registry of
+     * elections), the most recently started term first, each with its current leader. A caller
+     * with name scopes sees only the elections within them (a page may then hold fewer than
+     * page_size).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.ListElectionsResponse> listElections(
+        dev.baton.v1.ListElectionsRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getListElectionsMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * GetElectionHistory returns an election's most recent terms, newest first: who led, with
+     * which token, from when until when, and how each ended. Baton keeps the last 50 terms of
+     * every election.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.GetElectionHistoryResponse> getElectionHistory(
+        dev.baton.v1.GetElectionHistoryRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getGetElectionHistoryMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_CAMPAIGN = 0;
@@ -659,6 +850,8 @@ public final class LeaderServiceGrpc {
   private static final int METHODID_RESIGN = 2;
   private static final int METHODID_GET_LEADER = 3;
   private static final int METHODID_OBSERVE = 4;
+  private static final int METHODID_LIST_ELECTIONS = 5;
+  private static final int METHODID_GET_ELECTION_HISTORY = 6;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -696,6 +889,14 @@ public final class LeaderServiceGrpc {
         case METHODID_OBSERVE:
           serviceImpl.observe((dev.baton.v1.ObserveRequest) request,
               (io.grpc.stub.StreamObserver<dev.baton.v1.ObserveResponse>) responseObserver);
+          break;
+        case METHODID_LIST_ELECTIONS:
+          serviceImpl.listElections((dev.baton.v1.ListElectionsRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.ListElectionsResponse>) responseObserver);
+          break;
+        case METHODID_GET_ELECTION_HISTORY:
+          serviceImpl.getElectionHistory((dev.baton.v1.GetElectionHistoryRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.GetElectionHistoryResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -750,6 +951,20 @@ public final class LeaderServiceGrpc {
               dev.baton.v1.ObserveRequest,
               dev.baton.v1.ObserveResponse>(
                 service, METHODID_OBSERVE)))
+        .addMethod(
+          getListElectionsMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.ListElectionsRequest,
+              dev.baton.v1.ListElectionsResponse>(
+                service, METHODID_LIST_ELECTIONS)))
+        .addMethod(
+          getGetElectionHistoryMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.GetElectionHistoryRequest,
+              dev.baton.v1.GetElectionHistoryResponse>(
+                service, METHODID_GET_ELECTION_HISTORY)))
         .build();
   }
 
@@ -803,6 +1018,8 @@ public final class LeaderServiceGrpc {
               .addMethod(getResignMethod())
               .addMethod(getGetLeaderMethod())
               .addMethod(getObserveMethod())
+              .addMethod(getListElectionsMethod())
+              .addMethod(getGetElectionHistoryMethod())
               .build();
         }
       }

@@ -1,10 +1,11 @@
 --[[
   readLeader: the current leader, judged by the Redis clock. With expire = "1", a term found
-  expired but not yet announced is ended and EXPIRED is announced (once, whichever replica
-  notices first); with "0" nothing is written.
+  expired but not yet announced is ended, recorded as expired in the history, and EXPIRED is
+  announced (once, whichever replica notices first); with "0" nothing is written.
 
   Input:
     KEYS[1] term       HASH token, candidate, expires_at, ttl, active
+    KEYS[2] history    LIST "token|leader|started_at|ended_at|how", newest first
 
     ARGV[1] expire     "1" to end and announce an expired term, "0" to only read
     ARGV[2] channel    where to announce: "P|S <leadership events channel>" or ""
@@ -19,8 +20,9 @@ local rcall = redis.call
 --@include nowMs
 --@include readTerm
 --@include publishLeader
+--@include termHistory
 
-local termKey = KEYS[1]
+local termKey, historyKey = KEYS[1], KEYS[2]
 local expire, channel, election = ARGV[1] == '1', ARGV[2], ARGV[3]
 local now = nowMs()
 local t = readTerm(termKey)
@@ -30,6 +32,7 @@ end
 if t.expiresAt <= now then
   if expire then
     rcall('HSET', termKey, 'active', '0')
+    endTerm(historyKey, t.token, t.expiresAt, 'expired')
     publishLeader(channel, election, 'EXPIRED', t.token, t.candidate, t.expiresAt)
   end
   return { now }

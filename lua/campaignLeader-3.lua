@@ -2,16 +2,19 @@
   campaignLeader: lazy election. If a term is active and unexpired, its leader keeps it: the
   same candidate refreshes the expiry, anyone else is told who leads. Otherwise (no term,
   resigned, or expired) the candidate starts a new term with the next fencing token; an
-  expiry nobody announced yet is announced first.
+  expiry nobody announced yet is announced (and recorded in the history) first. A new term is
+  recorded in the history, which keeps the newest historyKeep terms.
 
   Input:
     KEYS[1] term       HASH token, candidate, expires_at, ttl, active ("1"/"0")
     KEYS[2] seq        STRING fencing token counter of the election
+    KEYS[3] history    LIST "token|leader|started_at|ended_at|how", newest first
 
     ARGV[1] candidate  candidate id
     ARGV[2] ttlMs      term length without renewal
     ARGV[3] channel    where to announce: "P|S <leadership events channel>" or ""
     ARGV[4] election   election name (event payload)
+    ARGV[5] historyKeep  terms the history keeps
 
   Output:
     { isLeader (1/0), token, leader, expiresAt, now, newTerm (1/0) }
@@ -22,10 +25,12 @@ local rcall = redis.call
 --@include int
 --@include readTerm
 --@include publishLeader
+--@include termHistory
 
-local termKey, seqKey = KEYS[1], KEYS[2]
+local termKey, seqKey, historyKey = KEYS[1], KEYS[2], KEYS[3]
 local candidate, ttl = ARGV[1], tonumber(ARGV[2])
 local channel, election = ARGV[3], ARGV[4]
+local keep = tonumber(ARGV[5])
 
 local now = nowMs()
 local t = readTerm(termKey)
@@ -38,9 +43,11 @@ if t and t.active and t.expiresAt > now then
 end
 if t and t.active then
   rcall('HSET', termKey, 'active', '0')
+  endTerm(historyKey, t.token, t.expiresAt, 'expired')
   publishLeader(channel, election, 'EXPIRED', t.token, t.candidate, t.expiresAt)
 end
 local token = int(rcall('INCR', seqKey))
 rcall('HSET', termKey, 'token', token, 'candidate', candidate, 'expires_at', now + ttl, 'ttl', ttl, 'active', '1')
+beginTerm(historyKey, token, candidate, now, keep, t and math.min(t.expiresAt, now) or now)
 publishLeader(channel, election, 'ELECTED', token, candidate, now + ttl)
 return { 1, token, candidate, now + ttl, now, 1 }

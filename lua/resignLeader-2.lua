@@ -1,9 +1,11 @@
 --[[
   resignLeader: compare-and-delete. Ends the term at once if it is active, unexpired, and held
-  by candidate with token, and announces RESIGNED; otherwise changes nothing.
+  by candidate with token, records it as resigned in the history, and announces RESIGNED;
+  otherwise changes nothing.
 
   Input:
     KEYS[1] term       HASH token, candidate, expires_at, ttl, active
+    KEYS[2] history    LIST "token|leader|started_at|ended_at|how", newest first
 
     ARGV[1] candidate  candidate id
     ARGV[2] token      the term's fencing token
@@ -19,8 +21,9 @@ local rcall = redis.call
 --@include nowMs
 --@include readTerm
 --@include publishLeader
+--@include termHistory
 
-local termKey = KEYS[1]
+local termKey, historyKey = KEYS[1], KEYS[2]
 local candidate, token = ARGV[1], ARGV[2]
 local channel, election = ARGV[3], ARGV[4]
 local now = nowMs()
@@ -29,5 +32,6 @@ if not t or not t.active or t.expiresAt <= now or t.token ~= token or t.candidat
   return { -1 }
 end
 rcall('HSET', termKey, 'active', '0', 'expires_at', now)
+endTerm(historyKey, t.token, now, 'resigned')
 publishLeader(channel, election, 'RESIGNED', t.token, candidate, now)
 return { 0, now }
