@@ -71,6 +71,7 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener, stopping
         .route("/api/pause", post(|s, h, b| pause(s, h, b, true)))
         .route("/api/resume", post(|s, h, b| pause(s, h, b, false)))
         .route("/api/elections", get(elections))
+        .route("/api/elections/history", get(election_history))
         .route("/api/pools", get(pools))
         .route("/events", get(move |s, h, q| events(s, h, q, stop.clone())))
         .with_state(state)
@@ -168,6 +169,8 @@ struct Params {
     search: Option<String>,
     /// Comma-separated election names.
     names: Option<String>,
+    /// One election (its history).
+    election: Option<String>,
 }
 
 impl Console {
@@ -225,8 +228,26 @@ impl Console {
             "readOnly": self.read_only,
             "health": cli::health_json(&health, None),
             "sweeper": cli::leaders_json(&[(SWEEPER_ELECTION.to_string(), sweeper)])["elections"][0],
+            "latency": latency_json(),
         })))
     }
+}
+
+/// This process's RPC latency (`crate::latency`), cumulative since it started: per method the
+/// calls in each bucket (bounds in `boundsSeconds`, one more bucket beyond the last), their
+/// sum, and p50/p99 since the start; `atMs` to turn two snapshots into calls per second.
+fn latency_json() -> Value {
+    let (at_ms, methods) = crate::latency::snapshot();
+    let methods: Vec<Value> = methods
+        .iter()
+        .map(|m| {
+            json!({
+                "method": m.method, "calls": m.calls(), "buckets": m.buckets.to_vec(), "sumSeconds": m.sum_seconds,
+                "p50Seconds": m.quantile(0.5), "p99Seconds": m.quantile(0.99),
+            })
+        })
+        .collect();
+    json!({ "atMs": at_ms, "boundsSeconds": crate::latency::BOUNDS_SECONDS.to_vec(), "methods": methods })
 }
 
 async fn overview(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
@@ -364,20 +385,47 @@ async fn pause(
     Ok(Json(json!({ "changed": changed })))
 }
 
-/// The named elections' terms (Baton's own sweeper election first).
+/// Every election of the registry with its current term (Baton's own sweeper election first),
+/// then any named in `names` that the registry does not hold (GetLeader).
 async fn elections(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
-    let mut names = vec![SWEEPER_ELECTION.to_string()];
+    /// A bound on what one page of the console shows.
+    const MAX: usize = 5_000;
+    let token = p.token.as_deref();
+    let mut all = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let msg = pb::ListElectionsRequest { page_size: 1000, page_token };
+        let req = c.request(&headers, token, "/baton.v1.LeaderService/ListElections", msg)?;
+        let page = c.leaders.list_elections(req).await?.into_inner();
+        all.extend(page.elections);
+        if page.next_page_token.is_empty() || all.len() >= MAX {
+            break;
+        }
+        page_token = page.next_page_token;
+    }
+    all.sort_by_key(|e| e.election != SWEEPER_ELECTION);
     for n in p.names.unwrap_or_default().split(',').map(str::trim).filter(|n| !n.is_empty()) {
-        if !names.iter().any(|m| m == n) {
-            names.push(n.to_string());
+        if !all.iter().any(|e| e.election == n) {
+            let l = c.leader(&headers, token, n).await?;
+            all.push(pb::ElectionSummary {
+                election: n.to_string(),
+                leader_id: l.leader_id,
+                token: l.token,
+                expires_at: l.expires_at,
+                last_term_started_at: None,
+            });
         }
     }
-    let mut found = Vec::new();
-    for name in names {
-        let term = c.leader(&headers, p.token.as_deref(), &name).await?;
-        found.push((name, term));
-    }
-    Ok(Json(cli::leaders_json(&found)))
+    Ok(Json(cli::elections_json(&all)))
+}
+
+/// One election's last terms, newest first.
+async fn election_history(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
+    let election = p.election.unwrap_or_default();
+    let msg = pb::GetElectionHistoryRequest { election: election.clone(), limit: 0 };
+    let req = c.request(&headers, p.token.as_deref(), "/baton.v1.LeaderService/GetElectionHistory", msg)?;
+    let history = c.leaders.get_election_history(req).await?.into_inner();
+    Ok(Json(cli::history_json(&election, &history.terms)))
 }
 
 /// Every pool's counts and scale-up signal.

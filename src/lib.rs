@@ -18,7 +18,8 @@
 //! - [`monitor`]: the periodic health summary and watchdog signals.
 //! - [`embedded`]: the embedded default, a supervised private redis-server.
 //! - [`auth`], [`tls`]: who may call what; serving over TLS.
-//! - [`console`]: the web console, whose API runs the services in-process behind [`auth`].
+//! - [`console`]: the web console, whose API runs the services in-process behind [`auth`];
+//!   [`latency`]: the per-method latency it charts, recorded by every RPC.
 //! - [`cli`]: the operator commands of the `baton` binary (gRPC through [`client`]).
 //! - [`config`], [`error`], [`telemetry`]: configuration layering, the one error type and its
 //!   gRPC mapping, logs and metrics.
@@ -40,6 +41,7 @@ pub mod dispatch;
 pub mod embedded;
 pub mod error;
 pub mod health;
+pub mod latency;
 pub mod leadership;
 pub mod monitor;
 pub mod purge;

@@ -184,3 +184,88 @@ async fn the_event_stream_sends_overviews() {
     assert!(seen.contains("text/event-stream"), "{seen}");
     stop.cancel();
 }
+
+// The overview carries this process's RPC latency: after 20 GetAgent calls, GetAgent's counts
+// (per bucket, with p50 and p99) are there, at least those 20.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_overview_carries_rpc_latency_per_method() {
+    let redis = TestRedis::start().await;
+    let (grpc, console, stop) = start(&redis, test_config()).await;
+    let channel = tonic::transport::Channel::from_shared(grpc).unwrap().connect().await.unwrap();
+    let mut agents = pb::agent_service_client::AgentServiceClient::new(channel);
+    register(&mut agents, "mail", vec![agent("a", 60_000, 60_000)]).await;
+    for _ in 0..20 {
+        agents.get_agent(pb::GetAgentRequest { queue: "mail".into(), name: "a".into() }).await.unwrap();
+    }
+    let (status, body) = http(&console, "GET", "/api/overview", None, None).await;
+    assert_eq!(status, 200, "{body}");
+    let overview: Value = serde_json::from_str(&body).unwrap();
+    let latency = &overview["latency"];
+    let bounds = latency["boundsSeconds"].as_array().unwrap();
+    assert_eq!(bounds.first().and_then(Value::as_f64), Some(0.0005), "the Prometheus histogram's bounds");
+    assert!(latency["atMs"].is_u64(), "{latency}");
+    let methods = latency["methods"].as_array().unwrap();
+    let get = methods.iter().find(|m| m["method"] == "GetAgent").unwrap_or_else(|| panic!("GetAgent in {latency}"));
+    let calls = get["calls"].as_u64().unwrap();
+    assert!(calls >= 20, "{get}");
+    let buckets: Vec<u64> = get["buckets"].as_array().unwrap().iter().map(|b| b.as_u64().unwrap()).collect();
+    assert_eq!(buckets.len(), bounds.len() + 1, "one bucket per bound and one beyond");
+    assert_eq!(buckets.iter().sum::<u64>(), calls);
+    let (p50, p99) = (get["p50Seconds"].as_f64().unwrap(), get["p99Seconds"].as_f64().unwrap());
+    assert!(p50 > 0.0 && p50 <= p99, "{get}");
+    assert!(get["sumSeconds"].as_f64().unwrap() > 0.0);
+    // The console's own reads are RPCs too.
+    assert!(methods.iter().any(|m| m["method"] == "GetHealth"), "{latency}");
+    stop.cancel();
+}
+
+// The elections API lists every registered election with its current term, and an election's
+// history; bad input is the gRPC validation's, as 400 naming the field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_elections_api_lists_registered_elections_and_their_history() {
+    let redis = TestRedis::start().await;
+    let (grpc, console, stop) = start(&redis, test_config()).await;
+    let channel = tonic::transport::Channel::from_shared(grpc).unwrap().connect().await.unwrap();
+    let mut leaders = pb::leader_service_client::LeaderServiceClient::new(channel);
+    let campaign = |who: &str| pb::CampaignRequest {
+        election: "reports".into(),
+        candidate_id: who.into(),
+        ttl: dur(60_000),
+        wait: None,
+    };
+    let a = leaders.campaign(campaign("a")).await.unwrap().into_inner();
+    leaders
+        .resign(pb::ResignRequest { election: "reports".into(), candidate_id: "a".into(), token: a.token })
+        .await
+        .unwrap();
+    let b = leaders.campaign(campaign("b")).await.unwrap().into_inner();
+
+    let (status, body) = http(&console, "GET", "/api/elections", None, None).await;
+    assert_eq!(status, 200, "{body}");
+    let listed: Value = serde_json::from_str(&body).unwrap();
+    let elections = listed["elections"].as_array().unwrap();
+    let reports = elections.iter().find(|e| e["election"] == "reports").unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!((reports["leaderId"].as_str(), reports["token"].as_u64()), (Some("b"), Some(b.token)));
+    assert!(reports["lastTermStartedAt"].is_string() && reports["expiresAt"].is_string(), "{reports}");
+    if let Some(sweeper) = elections.iter().position(|e| e["election"] == "baton-sweeper") {
+        assert_eq!(sweeper, 0, "Baton's own election first");
+    }
+
+    let (status, body) = http(&console, "GET", "/api/elections/history?election=reports", None, None).await;
+    assert_eq!(status, 200, "{body}");
+    let history: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(history["election"], "reports");
+    let terms: Vec<(&str, u64, &str)> = history["terms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["leaderId"].as_str().unwrap(), t["token"].as_u64().unwrap(), t["end"].as_str().unwrap()))
+        .collect();
+    assert_eq!(terms, [("b", b.token, "current"), ("a", a.token, "resigned")]);
+    assert!(history["terms"][1]["endedAt"].is_string() && history["terms"][0]["expiresAt"].is_string());
+
+    let (status, body) = http(&console, "GET", "/api/elections/history?election=a:b", None, None).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("election"), "{body}");
+    stop.cancel();
+}

@@ -2,7 +2,9 @@
 // and follows /events (the overview every 2 s). No framework, no build step.
 "use strict";
 
-const state = { token: sessionStorage.getItem("baton-token") || "", readOnly: false, overview: null, rates: [] };
+const state = { token: sessionStorage.getItem("baton-token") || "", readOnly: false, overview: null, rates: [],
+  latencyPrev: null, latencyTicks: [], election: "" };
+const TICKS = 120;
 const $ = (id) => document.getElementById(id);
 
 function headers() {
@@ -90,8 +92,9 @@ function renderOverview(o) {
     if (queues.includes(current)) select.value = current;
   }
   state.rates.push(o.health.sources.reduce((sum, s) => sum + s.processingRate, 0));
-  if (state.rates.length > 120) state.rates.shift();
+  if (state.rates.length > TICKS) state.rates.shift();
   drawChart();
+  if (o.latency) renderLatency(o.latency);
 }
 
 function drawChart() {
@@ -107,6 +110,125 @@ function drawChart() {
   g.stroke();
   g.fillStyle = "#8a94a0";
   g.fillText("max " + max.toFixed(1) + "/min", 8, 12);
+}
+
+// --- latency -----------------------------------------------------------------------------------
+// The overview carries this replica's cumulative counts per method and bucket; each update's
+// interval is the difference from the previous one (the first: everything since the start).
+
+// The q quantile of counts per bucket, interpolated within its bucket (as Prometheus's
+// histogram_quantile); the last bound for calls beyond it; null without calls.
+function quantile(buckets, bounds, q) {
+  const total = buckets.reduce((a, b) => a + b, 0);
+  if (total === 0) return null;
+  const rank = q * total;
+  let below = 0;
+  for (let i = 0; i < buckets.length; i++) {
+    const n = buckets[i];
+    if (n > 0 && below + n >= rank) {
+      if (i >= bounds.length) return bounds[bounds.length - 1];
+      const lower = i === 0 ? 0 : bounds[i - 1];
+      return lower + (bounds[i] - lower) * ((rank - below) / n);
+    }
+    below += n;
+  }
+  return bounds[bounds.length - 1];
+}
+
+function latencyText(s) {
+  if (s === null || s === undefined) return "-";
+  if (s < 0.001) return (s * 1000).toFixed(2) + " ms";
+  if (s < 1) return (s * 1000).toFixed(1) + " ms";
+  return s.toFixed(2) + " s";
+}
+
+function renderLatency(l) {
+  const prev = state.latencyPrev;
+  const before = {};
+  for (const m of (prev ? prev.methods : [])) before[m.method] = m.buckets;
+  // Counts that went down: another replica answered, or this one restarted. Start again.
+  const restarted = prev && (l.atMs < prev.atMs ||
+    l.methods.some((m) => before[m.method] && m.buckets.some((n, i) => n < before[m.method][i])));
+  const base = restarted ? {} : before;
+  const seconds = prev && !restarted && l.atMs > prev.atMs ? (l.atMs - prev.atMs) / 1000 : null;
+  const tick = {};
+  for (const m of l.methods) {
+    const buckets = m.buckets.map((n, i) => n - (base[m.method] ? base[m.method][i] : 0));
+    const calls = buckets.reduce((a, b) => a + b, 0);
+    tick[m.method] = { calls, total: m.calls, rate: seconds ? calls / seconds : null,
+      p50: quantile(buckets, l.boundsSeconds, 0.5), p99: quantile(buckets, l.boundsSeconds, 0.99) };
+  }
+  state.latencyPrev = l;
+  state.latencyTicks.push(tick);
+  if (state.latencyTicks.length > TICKS) state.latencyTicks.shift();
+  const rows = Object.entries(tick).sort((a, b) => b[1].calls - a[1].calls || b[1].total - a[1].total);
+  fill("latency", rows.map(([method, t]) => {
+    const tr = row([method, t.rate === null ? "-" : t.rate.toFixed(1), latencyText(t.p50), latencyText(t.p99), t.total]);
+    tr.dataset.method = method;
+    return tr;
+  }));
+  drawLatency();
+}
+
+const COLORS = ["#2f6fb3", "#c0392b", "#2e8b57", "#d9a400", "#8e44ad"];
+
+// p50 (dashed) and p99 (solid) of the busiest methods (most calls over the ticks kept), one
+// point per update with calls, on a log scale.
+function drawLatency() {
+  const c = $("latency-chart"), g = c.getContext("2d");
+  g.clearRect(0, 0, c.width, c.height);
+  const calls = {};
+  for (const tick of state.latencyTicks) {
+    for (const [m, t] of Object.entries(tick)) calls[m] = (calls[m] || 0) + t.calls;
+  }
+  const top = Object.keys(calls).filter((m) => calls[m] > 0).sort((a, b) => calls[b] - calls[a]).slice(0, COLORS.length);
+  const values = [];
+  for (const tick of state.latencyTicks) {
+    for (const m of top) if (tick[m] && tick[m].p99 !== null) values.push(tick[m].p50, tick[m].p99);
+  }
+  let points = 0;
+  const legend = [];
+  if (values.length > 0) {
+    const lo = Math.log10(Math.max(1e-5, Math.min(...values) / 1.5));
+    const hi = Math.log10(Math.max(...values) * 1.5);
+    const y = (v) => c.height - 15 - ((Math.log10(Math.max(v, 1e-5)) - lo) / Math.max(hi - lo, 1e-9)) * (c.height - 30);
+    const x = (i) => (i / (TICKS - 1)) * (c.width - 60) + 50;
+    top.forEach((m, k) => {
+      g.strokeStyle = g.fillStyle = COLORS[k];
+      for (const [quantileName, dash] of [["p99", []], ["p50", [4, 3]]]) {
+        g.setLineDash(dash);
+        g.beginPath();
+        let open = false;
+        state.latencyTicks.forEach((tick, i) => {
+          const t = tick[m];
+          if (!t || t[quantileName] === null) { open = false; return; }
+          const [px, py] = [x(i), y(t[quantileName])];
+          if (open) g.lineTo(px, py); else g.moveTo(px, py);
+          g.fillRect(px - 1.5, py - 1.5, 3, 3);
+          open = true;
+          points++;
+        });
+        g.stroke();
+      }
+      legend.push(m);
+    });
+    g.setLineDash([]);
+    g.fillStyle = "#8a94a0";
+    g.fillText(latencyText(Math.pow(10, hi)), 2, 12);
+    g.fillText(latencyText(Math.pow(10, lo)), 2, c.height - 4);
+  } else {
+    g.fillStyle = "#8a94a0";
+    g.fillText("no calls yet", 8, 12);
+  }
+  c.dataset.points = String(points);
+  c.dataset.methods = legend.join(",");
+  const el = $("latency-legend");
+  el.replaceChildren(...legend.map((m, k) => {
+    const s = document.createElement("span");
+    s.textContent = "■ " + m + " ";
+    s.style.color = COLORS[k];
+    return s;
+  }));
 }
 
 async function refreshOverview() { renderOverview(await api("/api/overview")); }
@@ -160,9 +282,35 @@ async function deadLetterAction(action) {
 }
 
 // --- elections and pools -----------------------------------------------------------------------
+// Every registered election with its current term; click one to see its history.
 async function refreshElections() {
   const data = await api("/api/elections?" + new URLSearchParams({ names: $("election-names").value }));
-  fill("elections", data.elections.map((e) => row([e.election, e.leaderId || "(none)", e.token, e.expiresAt])));
+  const names = data.elections.map((e) => e.election);
+  if (!names.includes(state.election)) {
+    state.election = names.find((n) => n !== "baton-sweeper") || names[0] || "";
+  }
+  fill("elections", data.elections.map((e) => {
+    const tr = row([e.election, e.leaderId || "(none)", e.token || "", e.expiresAt, e.lastTermStartedAt]);
+    tr.dataset.election = e.election;
+    tr.setAttribute("data-testid", "election-" + e.election);
+    if (e.election === state.election) tr.className = "picked";
+    tr.onclick = () => { state.election = e.election; refreshElections().catch(fail); };
+    return tr;
+  }));
+  await refreshHistory();
+}
+
+async function refreshHistory() {
+  $("history-election").textContent = state.election || "-";
+  if (!state.election) { fill("history", []); return; }
+  const data = await api("/api/elections/history?" + new URLSearchParams({ election: state.election }));
+  if (data.election !== state.election) return; // another was picked meanwhile
+  fill("history", data.terms.map((t) => {
+    const tr = row([t.token, t.leaderId, t.startedAt, t.end === "current" ? t.expiresAt : t.endedAt,
+      cell(t.end, t.end === "current" ? "current" : "")]);
+    tr.dataset.token = t.token;
+    return tr;
+  }));
 }
 
 async function refreshPools() {
@@ -198,6 +346,7 @@ function follow() {
     const tab = (location.hash || "#overview").slice(1);
     if (tab === "queue") refreshQueue().catch(fail);
     if (tab === "pools") refreshPools().catch(fail);
+    if (tab === "elections") refreshElections().catch(fail);
   });
   events.addEventListener("error", () => { $("live").textContent = "reconnecting…"; });
 }

@@ -17,7 +17,8 @@ use tonic::{Code, Status};
 
 use crate::error::Error;
 
-/// Runs one RPC, recording its latency and status code, and mapping errors to `Status`.
+/// Runs one RPC, recording its latency (Prometheus, and the console's `latency` recorder) and
+/// status code, and mapping errors to `Status`.
 pub(crate) async fn observe<T>(
     method: &'static str,
     call: impl Future<Output = Result<T, Error>>,
@@ -33,9 +34,11 @@ pub(crate) async fn observe<T>(
         Ok(_) => Code::Ok,
         Err(s) => s.code(),
     };
+    let elapsed = started.elapsed();
+    crate::latency::record(method, elapsed);
     let code = format!("{code:?}");
     metrics::histogram!("baton_rpc_duration_seconds", "method" => method, "code" => code.clone())
-        .record(started.elapsed().as_secs_f64());
+        .record(elapsed.as_secs_f64());
     metrics::counter!("baton_rpc_total", "method" => method, "code" => code).increment(1);
     result
 }

@@ -1,16 +1,18 @@
 // The web console in a real browser (Debian's Chromium, driven by playwright-core) against a live
 // Baton with data in it: the overview shows every source and the sweeper's leader; the queue page
 // lists agents with their holder and token and finds them by key; dead letters group by error and
-// a bulk retry puts them back (checked over gRPC); pause and resume change what Acquire gets; a
-// read-only console shows no buttons and refuses changes. Screenshots of every page are saved
-// in clients/.tools/console-screenshots/.
+// a bulk retry puts them back (checked over gRPC); pause and resume change what Acquire gets; the
+// overview charts p50/p99 latency of the busiest methods and lists calls per method; the
+// elections page lists every registered election and an election's terms; a read-only console
+// shows no buttons and refuses changes. Screenshots of every page are saved in
+// clients/.tools/console-screenshots/.
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { credentials } from "@grpc/grpc-js";
 import { Browser, chromium, Page } from "playwright-core";
-import { AgentServiceClient, ClaimServiceClient, duration, Outcome, unary } from "../src";
+import { AgentServiceClient, ClaimServiceClient, duration, LeaderServiceClient, Outcome, unary } from "../src";
 import { AgentState } from "../src/gen/baton/v1/agent";
 import { BatonServer, eventually, freePorts, unique } from "./baton";
 
@@ -29,8 +31,12 @@ let consoleUrl: string;
 let browser: Browser;
 let agents: AgentServiceClient;
 let claims: ClaimServiceClient;
+let leaders: LeaderServiceClient;
 const queue = unique("mail");
 const pool = unique("sandboxes");
+const election = unique("reports");
+// The tokens of the election's two terms: a's (resigned), then b's (current).
+const terms: bigint[] = [];
 
 async function startWithConsole(env: Record<string, string> = {}): Promise<[BatonServer, string]> {
   const [port] = await freePorts();
@@ -65,6 +71,11 @@ before(async () => {
       message: "", retryAfter: undefined });
   }
   await unary(claims.offer.bind(claims), { pool, resources: [{ id: "sb-1", attributes: {} }, { id: "sb-2", attributes: {} }] });
+  leaders = new LeaderServiceClient(baton.addr, credentials.createInsecure());
+  const a = await unary(leaders.campaign.bind(leaders), { election, candidateId: "node-a", ttl: duration(60_000), wait: undefined });
+  await unary(leaders.resign.bind(leaders), { election, candidateId: "node-a", token: a.token });
+  const b = await unary(leaders.campaign.bind(leaders), { election, candidateId: "node-b", ttl: duration(60_000), wait: undefined });
+  terms.push(a.token, b.token);
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
 });
 
@@ -72,6 +83,7 @@ after(async () => {
   await browser?.close();
   agents?.close();
   claims?.close();
+  leaders?.close();
   await baton?.stop();
 });
 
@@ -96,6 +108,32 @@ test("the overview shows every source, its figures and the sweeper's leader, liv
   // The event stream keeps it current.
   await page.waitForFunction(() => document.getElementById("live").textContent.startsWith("live"));
   await shot(page, "overview.png");
+  await page.close();
+});
+
+test("the overview charts p50 and p99 latency of the busiest methods, and calls per method", async () => {
+  // GetAgent, 60 times before the page opens and more while it is open: among the busiest
+  // methods whatever else the console itself calls, and called in the intervals it shows.
+  for (let i = 0; i < 60; i++) await unary(agents.getAgent.bind(agents), { queue, name: "digest-2" });
+  const page = await open(consoleUrl + "/#overview");
+  await page.locator('#latency tr[data-method="GetAgent"]').waitFor();
+  const time = /^\d+(\.\d+)? (ms|s)$/;
+  // method, calls/s, p50, p99, calls: the last update's interval had GetAgent calls.
+  const cells = (await eventually(async () => {
+    for (let i = 0; i < 5; i++) await unary(agents.getAgent.bind(agents), { queue, name: "digest-2" });
+    const cells = await page.locator('#latency tr[data-method="GetAgent"] td').allTextContents();
+    return /^\d+\.\d$/.test(cells[1]) && time.test(cells[2]) && time.test(cells[3]) ? cells : null;
+  }, 30_000))!;
+  assert.equal(cells[0], "GetAgent");
+  assert.ok(Number(cells[1]) > 0, cells.join(" | "));
+  assert.ok(Number(cells[4]) >= 60, cells.join(" | "));
+  // The chart draws GetAgent's points, and names it in the legend.
+  await page.waitForFunction(() => {
+    const c = document.querySelector("[data-testid=latency-chart]");
+    return Number(c.dataset.points) > 1 && c.dataset.methods.split(",").includes("GetAgent");
+  });
+  assert.match(await page.locator("[data-testid=latency-legend]").textContent() ?? "", /GetAgent/);
+  await shot(page, "latency.png");
   await page.close();
 });
 
@@ -148,11 +186,25 @@ test("pause holds the queue and resume releases it", async () => {
   await page.close();
 });
 
-test("the elections and pools pages show terms and the scale-up signal", async () => {
+test("the elections page lists every registered election and its history; pools show the scale-up signal", async () => {
   const page = await open(consoleUrl + "/#elections");
-  await page.waitForFunction(() => document.querySelectorAll("#elections tr").length >= 1);
+  await page.locator(`tr[data-election="${election}"]`).waitFor();
   const first = await page.locator("#elections tr").first().locator("td").allTextContents();
-  assert.equal(first[0], "baton-sweeper");
+  assert.equal(first[0], "baton-sweeper", "Baton's own election first");
+  const listed = await page.locator(`tr[data-election="${election}"] td`).allTextContents();
+  // election, leader, term token, expires, last term started
+  assert.deepEqual(listed.slice(0, 3), [election, "node-b", String(terms[1])]);
+  await page.click("[data-testid=election-baton-sweeper]");
+  await page.waitForFunction(() => document.getElementById("history-election").textContent === "baton-sweeper");
+  await page.click(`[data-testid=election-${election}]`);
+  await page.waitForFunction((e) => document.getElementById("history-election").textContent === e
+    && document.querySelectorAll("#history tr").length === 2, election);
+  const rows = await page.locator("#history tr").evaluateAll((trs) => trs.map((tr: any) =>
+    [...tr.children].map((td: any) => td.textContent)));
+  // token, leader, started, ended / expires, how
+  assert.deepEqual(rows.map((r: string[]) => [r[0], r[1], r[4]]),
+    [[String(terms[1]), "node-b", "current"], [String(terms[0]), "node-a", "resigned"]]);
+  assert.ok(rows.every((r: string[]) => r[2] !== "-" && r[3] !== "-"), "start and end (or expiry) shown");
   await shot(page, "elections.png");
   await page.goto(consoleUrl + "/#pools");
   await page.waitForFunction((p) => [...document.querySelectorAll("#pools tr")].some((r: any) => r.textContent.startsWith(p)), pool);
