@@ -15,8 +15,8 @@ use crate::error::{Error, Result};
 pub const SCRIPTS: &[(&str, usize, &str)] = include!(concat!(env!("OUT_DIR"), "/scripts.rs"));
 
 /// Scripts after which no WAIT for replicas is needed (`redis.min_replicas_ack`): they change
-/// nothing, or (readLeader) only mark an expired term ended, which any later read repeats if a
-/// failover loses it.
+/// nothing, or (readLeader) only mark an expired term ended and record it in the history,
+/// which any later read repeats if a failover loses it.
 const READ_ONLY: &[&str] = &[
     "readAgents",
     "readDeadLetters",
