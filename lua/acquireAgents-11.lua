@@ -14,20 +14,22 @@
   Redis clock (a bucket starts full). Limits lower what this call may grant; they never reorder.
 
   A keyed queue ("keyed" in the limits hash: an agent was registered with a key or a priority)
-  hands out due agents by priority, then round-robin across keys, then by due time and name:
-  - each call first *promotes* up to scanLimit (at most 2000) newly due agents: in waiting their score becomes
-    minus their due time (still "due" to every other script, and the due time is kept), and
-    they enter `lanes` as "key|rank|due|name" (rank = 1000 - priority, 4 digits; due, 14
-    digits), so a key's due agents are one lexicographic range in its best order;
-  - `ready` holds one entry per key with promoted agents, scored rank * 2^42 + turn, where turn
-    (the queue's "turn" counter) grows with every grant: a key that is served goes behind every
-    key of the same priority, and a key that becomes ready goes behind the keys already there;
-  - each step takes the head of `ready`: a key at `key_concurrency` ("held|<key>" leases held) or
-    with an empty bucket ("bucket|<key>" = "tokens|at", `key_rate` per second holding `key_burst`) is
-    set aside for the rest of the call (put back at its place at the end), so it never blocks
-    keys behind it; otherwise its best agent is granted and the key takes its next turn.
-  A lanes entry whose agent left waiting (Unregister, purge, a reset) no longer matches the
-  agent's score and is dropped when it comes up. Agents without a key form the key "".
+  hands out due agents by priority, then round-robin across keys (start-time fair queuing),
+  then by due time and name:
+  - each call first *promotes* up to scanLimit (at most 2000) newly due agents: in waiting their
+    score becomes minus their due time (still "due" to every other script, and the due time is
+    kept), and they enter `order` scored rank * 2^42 + tag (rank = 1000 - priority). An agent's
+    tag is its key's last tag (`tags`) or the queue's virtual time ("vtime"), whichever is
+    later, plus one: a key's agents take one tag each in due order, so keys with due work take
+    turns, one agent per key per round, and a key that was idle joins the current round;
+  - grants read `order` from its head, in pages: an agent whose key is at `key_concurrency`
+    ("held|<key>" leases held) or out of tokens ("bucket|<key>" = "tokens|at", `key_rate` per
+    second holding `key_burst`) is passed over, so it never blocks the keys behind it, and moves
+    to the rounds after the call's last grant (keeping its order); "vtime" becomes the tag of the
+    last grant.
+  An `order` entry whose agent is no longer promoted in waiting (Unregister, purge, a reset) is
+  stale and dropped when it comes up; when `order` is empty, agents left promoted without an
+  entry are promoted again, and tags start again from 0. Agents without a key form the key "".
   A keyed lease records its key in the lease record ("...|timeout_ms@key"), and every script
   that ends a lease gives the key's place back (keyLeaseEnded).
 
@@ -44,9 +46,9 @@
                        tokens, at (ms, refilled up to then); "blocked" set here when the
                        concurrency limit held due work back (the lease-ending scripts announce
                        the queue once a lease ends: wakeBlocked); keyed, key_concurrency,
-                       key_rate, key_burst, turn, "held|<key>", "bucket|<key>" (keyed queues)
-    KEYS[10] lanes     ZSET (scores 0) "key|rank|due|name": promoted agents of a keyed queue
-    KEYS[11] ready     ZSET key -> rank * 2^42 + turn: keys with promoted agents
+                       key_rate, key_burst, vtime, "held|<key>", "bucket|<key>" (keyed queues)
+    KEYS[10] order     ZSET name -> rank * 2^42 + tag: promoted agents of a keyed queue
+    KEYS[11] tags      HASH key -> the tag of its last promoted agent
 
     ARGV[1] worker     worker id of the caller
     ARGV[2] max        most leases to grant
@@ -69,7 +71,7 @@ local leasesKey, streaksKey, seqKey, workersKey = KEYS[5], KEYS[6], KEYS[7], KEY
 local worker = ARGV[1]
 local max = tonumber(ARGV[2])
 local scanLimit = tonumber(ARGV[3])
-local limitsKey, lanesKey, readyKey = KEYS[9], KEYS[10], KEYS[11]
+local limitsKey, orderKey, tagsKey = KEYS[9], KEYS[10], KEYS[11]
 local asked = max
 
 local now = nowMs()
@@ -77,7 +79,7 @@ local out = { now, -1, 0 }
 
 -- Flow control: one HMGET; a queue without limits pays nothing more.
 local lim = rcall('HMGET', limitsKey, 'paused', 'concurrency', 'rate', 'burst', 'tokens', 'at', 'keyed',
-  'key_concurrency', 'key_rate', 'key_burst', 'turn')
+  'key_concurrency', 'key_rate', 'key_burst', 'vtime')
 if lim[1] == '1' then
   rcall('ZADD', workersKey, 'XX', now, worker)
   return out -- paused: Resume announces the queue
@@ -158,104 +160,128 @@ if lim[7] ~= '1' then
     grant(due, nil)
   end
 else
-  local UNIT = 4398046511104 -- 2^42: a ready score is rank * UNIT + turn
-  local turn = tonumber(lim[11] or '0')
-  local turnBefore = turn
-  local function lane(entry) return string.match(entry, '^([^|]*)|(%d+)|(%d+)|(.*)$') end
+  -- Start-time fair queuing: every promoted agent gets a tag, max(its key's last tag, the
+  -- queue's virtual time) + 1, and `order` hands agents out by priority rank, then tag, then
+  -- name. A key's agents take consecutive tags, so keys with due work take turns (one agent per
+  -- key per round), a key that was idle joins the current round, and one ZRANGE reads the
+  -- dispatch order whatever the number of keys.
+  local UNIT = 4398046511104 -- 2^42: an order score is rank * UNIT + tag (rank <= 2000)
+  local vtime = tonumber(lim[11] or '0')
+  local vtimeBefore = vtime
+  local keyLimit = tonumber(lim[8] or '')
+  local keyRate, keyBurst = tonumber(lim[9] or '0'), tonumber(lim[10] or '0')
+  local function keyOfDef(def) return string.match(def, '^{"key":"([^"]*)"') or '' end
+  local function rankOfDef(def) return 1000 - tonumber(string.match(def, '"priority":(-?%d+)') or '0') end
   -- cmd key list..., in chunks (Lua's unpack takes at most ~8000 values).
   local function chunked(cmd, key, list)
     for i = 1, #list, 4000 do rcall(cmd, key, unpack(list, i, math.min(i + 3999, #list))) end
   end
 
-  -- Promote newly due agents (their due time >= 0) into lanes and their keys into ready.
-  local readyAt = {} -- key -> ready score, or false when not ready; read once per call
-  -- (At most 2000 a call: Lua's unpack takes at most ~8000 values, and scan_limit is config.)
-  local fresh = rcall('ZRANGEBYSCORE', waitingKey, 0, now, 'WITHSCORES', 'LIMIT', 0, math.min(scanLimit, 2000))
+  -- Promote newly due agents (score >= 0) into order; when order is empty, also any agent left
+  -- promoted without an order entry (written by an older layout): promotion is idempotent.
+  -- A drained queue starts its tags again from 0, and forgets the keys that hold nothing.
+  local cap = math.min(scanLimit, 2000)
+  local drained = rcall('ZCARD', orderKey) == 0
+  if drained and vtime > 0 then
+    vtime = 0
+    rcall('DEL', tagsKey)
+    local fields, zeros = rcall('HGETALL', limitsKey), {}
+    for i = 1, #fields, 2 do
+      if fields[i + 1] == '0' and string.sub(fields[i], 1, 5) == 'held|' then zeros[#zeros + 1] = fields[i] end
+    end
+    chunked('HDEL', limitsKey, zeros)
+  end
+  local fresh = rcall('ZRANGEBYSCORE', waitingKey, 0, now, 'WITHSCORES', 'LIMIT', 0, cap)
+  if #fresh == 0 and drained then
+    fresh = rcall('ZRANGEBYSCORE', waitingKey, '-inf', '(0', 'WITHSCORES', 'LIMIT', 0, cap)
+  end
   if #fresh > 0 then
     local names = {}
     for i = 1, #fresh, 2 do names[#names + 1] = fresh[i] end
     local defs = rcall('HMGET', defsKey, unpack(names))
-    local moved, entries, gone, changed, m = {}, {}, {}, {}, 0
+    local keys, seen = {}, {}
+    for j = 1, #names do
+      if defs[j] then
+        local key = keyOfDef(defs[j])
+        if not seen[key] then
+          seen[key] = true
+          keys[#keys + 1] = key
+        end
+      end
+    end
+    local last = {}
+    if #keys > 0 then
+      local tags = rcall('HMGET', tagsKey, unpack(keys))
+      for j, key in ipairs(keys) do last[key] = tonumber(tags[j] or '0') end
+    end
+    local moved, entries, gone, m = {}, {}, {}, 0
     for j, name in ipairs(names) do
       local def = defs[j]
       if not def then
         gone[#gone + 1] = name
         repaired = repaired + 1
       else
-        local due = tonumber(fresh[2 * j])
-        local key = string.match(def, '^{"key":"([^"]*)"') or ''
-        local rank = 1000 - tonumber(string.match(def, '"priority":(-?%d+)') or '0')
+        local due = math.abs(tonumber(fresh[2 * j]))
+        local key = keyOfDef(def)
+        local tag = last[key]
+        if tag < vtime then tag = vtime end
+        tag = tag + 1
+        last[key] = tag
         moved[m + 1], moved[m + 2] = -due, name
-        entries[m + 1], entries[m + 2] = 0, key .. '|' .. string.format('%04d|%014d|', rank, due) .. name
+        entries[m + 1], entries[m + 2] = rankOfDef(def) * UNIT + tag, name
         m = m + 2
-        local cur = readyAt[key]
-        if cur == nil then
-          cur = tonumber(rcall('ZSCORE', readyKey, key)) or false
-        end
-        if not cur then
-          turn = turn + 1
-          readyAt[key] = rank * UNIT + turn
-          changed[key] = true
-        elseif rank < math.floor(cur / UNIT) then
-          readyAt[key] = rank * UNIT + cur % UNIT -- a better agent: the key keeps its turn
-          changed[key] = true
-        else
-          readyAt[key] = cur
-        end
       end
     end
     chunked('ZREM', waitingKey, gone)
     if m > 0 then
       chunked('ZADD', waitingKey, moved)
-      chunked('ZADD', lanesKey, entries)
-      local r = {}
-      for key in pairs(changed) do
-        r[#r + 1], r[#r + 2] = readyAt[key], key
-      end
-      chunked('ZADD', readyKey, r)
+      chunked('ZADD', orderKey, entries)
+      local t = {}
+      for key, tag in pairs(last) do t[#t + 1], t[#t + 2] = key, int(tag) end
+      rcall('HSET', tagsKey, unpack(t))
     end
   end
 
-  -- Take keys from the head of ready; keys that may not have more are set aside. A key served
-  -- takes a new turn, which puts it behind every key of its priority already there, so a pass
-  -- over the head's run of keys of one priority (one ZRANGE) visits them in the order
-  -- step-by-step heads would. A visit picks the key's next lanes entry (past those this call
-  -- already took); the pass re-scores its keys with one ZADD and one ZREM, and the picks are
-  -- checked against waiting and granted together at the end (one ZMSCORE, one ZREM per key).
-  local keyLimit = tonumber(lim[8] or '')
-  local keyRate, keyBurst = tonumber(lim[9] or '0'), tonumber(lim[10] or '0')
+  -- Read order in pages from its head. Each page's definitions, waiting scores and keys' counts
+  -- and buckets are read together; an agent whose key is at key_concurrency or out of tokens is
+  -- passed over (it keeps its place, and its key's later agents are passed over too), so a key
+  -- held back never blocks the keys behind it. An entry whose agent is no longer promoted in
+  -- waiting (Unregister, purge, a reset) is stale and leaves order.
   local held, buckets = {}, {}
-  local aside, a = {}, 0
   local heldBack, refillAt = false, nil
-  local taken = {} -- key -> lanes entries this call took from it
-  local picks, n = {}, 0 -- { entry, key, name, due }
-  local steps, stop = 0, 'empty'
+  local grants, suffixes, g = {}, {}, 0
+  local drop, d = {}, 0 -- order entries leaving: granted or stale
+  local passed, p = {}, 0 -- { key, rank, name } passed over, in order
+  local scanned, stop, stale = 0, 'empty', 0
+  local perKey = {}
   while true do
-    if n >= max then stop = 'max' break end
-    if steps >= scanLimit then stop = 'steps' break end
-    local want = max - n
-    if want > scanLimit - steps then want = scanLimit - steps end
-    local page = rcall('ZRANGE', readyKey, 0, want - 1, 'WITHSCORES')
+    if g >= max then stop = 'max' break end
+    if scanned >= scanLimit then stop = 'steps' break end
+    local want = (max - g) * 2
+    if want > scanLimit - scanned then want = scanLimit - scanned end
+    local page = rcall('ZRANGE', orderKey, scanned, scanned + want - 1, 'WITHSCORES')
     if not page[1] then break end
-    -- The pass is the head's run of one priority: keys of a lower one wait for the next pass.
-    local rank = math.floor(tonumber(page[2]) / UNIT)
-    local cut = #page
-    for i = 3, #page, 2 do
-      if math.floor(tonumber(page[i + 1]) / UNIT) ~= rank then
-        cut = i - 1
-        break
+    local names = {}
+    for i = 1, #page, 2 do names[#names + 1] = page[i] end
+    scanned = scanned + #names
+    local defs = rcall('HMGET', defsKey, unpack(names))
+    local scores = rcall('ZMSCORE', waitingKey, unpack(names))
+    local unread = {}
+    for j = 1, #names do
+      if defs[j] then
+        local key = keyOfDef(defs[j])
+        if key ~= '' and held[key] == nil then
+          held[key] = false
+          unread[#unread + 1] = key
+        end
       end
     end
-    for i = #page, cut + 1, -1 do page[i] = nil end
-    -- The page's keys' counts and buckets, read once a call (one HMGET each a pass).
-    local unread, fields = {}, {}
-    for i = 1, #page, 2 do
-      local key = page[i]
-      if key ~= '' and held[key] == nil then unread[#unread + 1] = key end
-    end
-    if #unread > 0 and (keyLimit or keyRate > 0) then
+    if #unread > 0 then
+      -- Leases held are counted whether or not key_concurrency is set, so a limit set later
+      -- starts from the truth.
+      local fields = {}
       for j, key in ipairs(unread) do fields[j] = 'held|' .. key end
-      local counts = keyLimit and rcall('HMGET', limitsKey, unpack(fields)) or {}
+      local counts = rcall('HMGET', limitsKey, unpack(fields))
       for j, key in ipairs(unread) do fields[j] = 'bucket|' .. key end
       local recs = keyRate > 0 and rcall('HMGET', limitsKey, unpack(fields)) or {}
       for j, key in ipairs(unread) do
@@ -275,92 +301,62 @@ else
         end
       end
     end
-    local readds, removes, r, x = {}, {}, 0, 0
-    for i = 1, #page, 2 do
-      steps = steps + 1
-      local key, score = page[i], tonumber(page[i + 1])
-      local ok, b = true, buckets[key]
-      if key ~= '' and keyLimit and held[key] >= keyLimit then
-        ok = false
-        heldBack = true
-      end
-      if ok and b and b[1] < 1 then
-        ok = false
-        local when = b[2] + math.ceil((1 - b[1]) * 1000 / keyRate)
-        if not refillAt or when < refillAt then refillAt = when end
-      end
-      if not ok then
-        x = x + 1
-        removes[x] = key
-        aside[a + 1], aside[a + 2] = score, key
-        a = a + 2
-      else
-        -- The key's next agent and the one after it (the key's next turn).
-        local skip = taken[key] or 0
-        local two = rcall('ZRANGEBYLEX', lanesKey, '[' .. key .. '|', '[' .. key .. '|\255', 'LIMIT', skip, 2)
-        if not two[1] then
-          x = x + 1
-          removes[x] = key
-        else
-          taken[key] = skip + 1
-          local _, _, due, name = lane(two[1])
-          n = n + 1
-          picks[n] = { two[1], key, name, tonumber(due) }
+    for j, name in ipairs(names) do
+      local def, score = defs[j], tonumber(scores[j] or '0')
+      if not def or score >= 0 then
+        d = d + 1
+        drop[d] = name
+        stale = stale + 1
+      elseif g < max then
+        local key = keyOfDef(def)
+        local ok, b = true, buckets[key]
+        if key ~= '' and keyLimit and held[key] >= keyLimit then
+          ok = false
+          heldBack = true
+        elseif b and b[1] < 1 then
+          ok = false
+          local when = b[2] + math.ceil((1 - b[1]) * 1000 / keyRate)
+          if not refillAt or when < refillAt then refillAt = when end
+        end
+        local entryScore = tonumber(page[2 * j])
+        if ok then
+          d = d + 1
+          drop[d] = name
+          g = g + 1
+          grants[g] = name
+          suffixes[g] = key ~= '' and ('@' .. key) or ''
+          local tag = entryScore % UNIT
+          if tag > vtime then vtime = tag end
           if key ~= '' then
-            if held[key] then held[key] = held[key] + 1 end
+            held[key] = held[key] + 1
+            perKey[key] = held[key]
             if b then
               b[1] = b[1] - 1
               b[3] = true
             end
           end
-          if two[2] then
-            local _, nextRank = lane(two[2])
-            turn = turn + 1
-            readds[r + 1], readds[r + 2] = tonumber(nextRank) * UNIT + turn, key
-            r = r + 2
-          else
-            x = x + 1
-            removes[x] = key
-          end
+        else
+          p = p + 1
+          passed[p] = { math.floor(entryScore / UNIT), name }
         end
       end
     end
-    if x > 0 then rcall('ZREM', readyKey, unpack(removes)) end
-    if r > 0 then rcall('ZADD', readyKey, unpack(readds)) end
   end
-  -- The picks still in waiting at minus their due time are granted; the others are stale
-  -- (their agent left waiting since it was promoted) and only leave lanes.
-  local stale = 0
-  if n > 0 then
-    local entries, names = {}, {}
-    for i = 1, n do
-      entries[i], names[i] = picks[i][1], picks[i][3]
-    end
-    rcall('ZREM', lanesKey, unpack(entries))
-    local scores = rcall('ZMSCORE', waitingKey, unpack(names))
-    local grantNames, suffixes, keyOf, g = {}, {}, {}, 0
-    for i = 1, n do
-      local p = picks[i]
-      if tonumber(scores[i] or '1') == -p[4] then
-        g = g + 1
-        grantNames[g] = p[3]
-        suffixes[g] = p[2] ~= '' and ('@' .. p[2]) or ''
-        keyOf[g] = p[2]
-      else
-        stale = stale + 1
-        local b = buckets[p[2]]
-        if b and b[3] then b[1] = b[1] + 1 end -- not granted: the token goes back
-      end
-    end
-    if g > 0 then
-      rcall('ZREM', waitingKey, unpack(grantNames))
-      local perKey = {}
-      for _, i in ipairs(grant(grantNames, suffixes)) do
-        local key = keyOf[i]
-        if key ~= '' then perKey[key] = (perKey[key] or 0) + 1 end
-      end
-      for key, count in pairs(perKey) do rcall('HINCRBY', limitsKey, 'held|' .. key, count) end
-    end
+  if d > 0 then chunked('ZREM', orderKey, drop) end
+  -- Agents passed over move to the rounds after this call's last grant, keeping their order, so
+  -- the next call does not read them again before the keys that were served.
+  if p > 0 then
+    local r = {}
+    for i = 1, p do r[2 * i - 1], r[2 * i] = passed[i][1] * UNIT + vtime + i, passed[i][2] end
+    chunked('ZADD', orderKey, r)
+  end
+  if g > 0 then
+    -- Every grant has a definition (read above, in this same script), so grant drops none.
+    rcall('ZREM', waitingKey, unpack(grants))
+    grant(grants, suffixes)
+    local h = {}
+    for key, count in pairs(perKey) do h[#h + 1], h[#h + 2] = 'held|' .. key, int(count) end
+    if #h > 0 then rcall('HSET', limitsKey, unpack(h)) end
   end
   for key, b in pairs(buckets) do
     if b[3] then
@@ -369,11 +365,11 @@ else
       rcall('HDEL', limitsKey, 'bucket|' .. key) -- full again: an absent bucket is a full one
     end
   end
-  chunked('ZADD', readyKey, aside)
-  if turn ~= turnBefore then rcall('HSET', limitsKey, 'turn', int(turn)) end
+  if vtime ~= vtimeBefore then rcall('HSET', limitsKey, 'vtime', int(vtime)) end
 
   -- When to look again: at once when this call made progress and may have left work (the
   -- caller with no credit left does not look); else the next promotion, a token, or a wake-up.
+  local n = g
   local nextDue = false
   if (stop == 'steps' and n > 0) or (stop == 'max' and n >= asked) or stale > 0 then
     nextDue = now
@@ -381,7 +377,7 @@ else
     local unpromoted = rcall('ZRANGEBYSCORE', waitingKey, 0, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
     nextDue = unpromoted[2] and tonumber(unpromoted[2]) or false
   end
-  if nextDue ~= now and rcall('EXISTS', readyKey) == 1 then
+  if nextDue ~= now and rcall('EXISTS', orderKey) == 1 then
     if stop == 'max' and room >= 0 and granted >= room then
       rcall('HSET', limitsKey, 'blocked', '1')
       nextDue = false
@@ -390,8 +386,8 @@ else
     elseif stop == 'max' then
       nextDue = now
     else
-      -- Everything left was set aside (or a whole scan of keys was: a scan reads at most
-      -- scanLimit keys): wait for a place (a wake-up) or a key's next token.
+      -- Everything left was passed over (or a whole scan was): wait for a place (a wake-up) or
+      -- a key's next token.
       if heldBack then rcall('HSET', limitsKey, 'blocked', '1') end
       if refillAt and (not nextDue or refillAt < nextDue) then nextDue = refillAt end
     end

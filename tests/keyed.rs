@@ -117,7 +117,8 @@ async fn key_concurrency_is_never_exceeded_across_replicas() {
         .query_async(&mut env.redis.conn().await)
         .await
         .unwrap();
-    assert!(!fields.keys().any(|f| f.starts_with("held|")), "held counts left: {fields:?}");
+    // (A count at 0 may stay until an Acquire finds the queue drained.)
+    assert!(!fields.iter().any(|(f, v)| f.starts_with("held|") && v != "0"), "held counts left: {fields:?}");
     second.stop().await.unwrap();
 }
 

@@ -1,6 +1,8 @@
--- keyLeaseEnded: a lease of a keyed agent ended (key: from its record, "@key"; nil for an
--- agent without one): its key holds one lease fewer ("held|<key>" in the limits hash, counted up
--- by acquireAgents), so the key may be granted again.
-local function keyLeaseEnded(limitsKey, key)
-  if key and rcall('HINCRBY', limitsKey, 'held|' .. key, -1) <= 0 then rcall('HDEL', limitsKey, 'held|' .. key) end
+-- keyLeaseEnded: n leases (default 1) of a keyed agent ended (key: from the lease record, "@key";
+-- nil for an agent without one): its key holds n leases fewer ("held|<key>" in the limits hash,
+-- counted up by acquireAgents), so the key may be granted again. A count at 0 stays (one
+-- command per lease end; acquireAgents drops the zeros once the queue has drained); a count
+-- below 0 (left by a fleet of mixed versions) is dropped.
+local function keyLeaseEnded(limitsKey, key, n)
+  if key and rcall('HINCRBY', limitsKey, 'held|' .. key, -(n or 1)) < 0 then rcall('HDEL', limitsKey, 'held|' .. key) end
 end
