@@ -107,10 +107,11 @@ local repaired, granted = 0, 0
 -- Hands out the named agents (all still in waiting's place, which the caller already left):
 -- reads their definitions, streaks and payloads with one HMGET each, numbers their tokens with
 -- one INCRBY and writes them with one ZADD and one HSET. suffixes[j] ends lease j's record
--- ("@key" for a keyed lease, else ""). Agents with no definition are dropped as repaired.
+-- ("@key" for a keyed lease, else ""); known[j], when given, is agent j's definition, already
+-- read by this script. Agents with no definition are dropped as repaired.
 -- Returns the indexes (in names) of the agents granted.
-local function grant(names, suffixes)
-  local defs = rcall('HMGET', defsKey, unpack(names))
+local function grant(names, suffixes, known)
+  local defs = known or rcall('HMGET', defsKey, unpack(names))
   local valid = {}
   for i = 1, #names do
     if defs[i] then valid[#valid + 1] = i else repaired = repaired + 1 end
@@ -249,7 +250,7 @@ else
   -- waiting (Unregister, purge, a reset) is stale and leaves order.
   local held, buckets = {}, {}
   local heldBack, refillAt = false, nil
-  local grants, suffixes, g = {}, {}, 0
+  local grants, suffixes, grantDefs, g = {}, {}, {}, 0
   local drop, d = {}, 0 -- order entries leaving: granted or stale
   local passed, p = {}, 0 -- { key, rank, name } passed over, in order
   local scanned, stop, stale = 0, 'empty', 0
@@ -323,7 +324,7 @@ else
           d = d + 1
           drop[d] = name
           g = g + 1
-          grants[g] = name
+          grants[g], grantDefs[g] = name, def
           suffixes[g] = key ~= '' and ('@' .. key) or ''
           local tag = entryScore % UNIT
           if tag > vtime then vtime = tag end
@@ -353,7 +354,7 @@ else
   if g > 0 then
     -- Every grant has a definition (read above, in this same script), so grant drops none.
     rcall('ZREM', waitingKey, unpack(grants))
-    grant(grants, suffixes)
+    grant(grants, suffixes, grantDefs)
     local h = {}
     for key, count in pairs(perKey) do h[#h + 1], h[#h + 2] = 'held|' .. key, int(count) end
     if #h > 0 then rcall('HSET', limitsKey, unpack(h)) end
