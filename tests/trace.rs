@@ -322,5 +322,57 @@ async fn one_jobs_spans_reach_a_collector_from_producer_through_baton_to_worker(
     assert_eq!(attribute(&process, "baton.agent.name"), Some(any_value::Value::StringValue("order-1".into())));
     assert_eq!(attribute(&process, "baton.outcome"), Some(any_value::Value::StringValue("SUCCESS".into())));
     assert_eq!(&in_handler[36..52], hex(&process.span_id), "the handler's current span is the run's");
+    // The job's trace as the collector holds it (`cargo test --test trace -- --nocapture`).
+    for (service, span) in [("shop", &produce), ("baton", &register), ("baton", &script), ("shop", &process)] {
+        eprintln!(
+            "trace {trace_id}  span {}  parent {:16}  {service:5}  {}",
+            hex(&span.span_id),
+            hex(&span.parent_span_id),
+            span.name
+        );
+    }
+
+    // A recurring agent's run starts a trace of its own, linked to the one that registered it.
+    let recurring = tracing::info_span!("produce-recurring");
+    let registered_in = async {
+        let register = pb::RegisterRequest {
+            queue: "reports".into(),
+            agents: vec![agent("daily", 3_600_000, 30_000)],
+            reset_schedule: false,
+        };
+        client.agents().register(register).await.unwrap();
+        baton::client::otel::current_traceparent().unwrap()
+    }
+    .instrument(recurring)
+    .await;
+    let stop = CancellationToken::new();
+    let stop_in = stop.clone();
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let runs_in = runs.clone();
+    baton::client::worker::Worker::new(&client, "reports", "w2")
+        .run(stop.clone(), move |_lease, _cancel| {
+            let (stop, runs) = (stop_in.clone(), runs_in.clone());
+            async move {
+                runs.lock().unwrap().push(baton::client::otel::current_traceparent().unwrap());
+                stop.cancel();
+                Ok(())
+            }
+        })
+        .await
+        .unwrap();
+    let run_tp = runs.lock().unwrap()[0].clone();
+    assert_ne!(&run_tp[3..35], &registered_in[3..35], "a recurring run is a trace of its own");
+    let flushed = provider.clone();
+    tokio::task::spawn_blocking(move || flushed.force_flush()).await.unwrap().unwrap();
+    eventually(Duration::from_secs(60), "the recurring run's span at the receiver", || {
+        let receiver = receiver.clone();
+        async move { receiver.find("shop", "process reports").is_some() }
+    })
+    .await;
+    let run = receiver.find("shop", "process reports").unwrap();
+    assert!(run.parent_span_id.is_empty(), "a root span");
+    assert_eq!(hex(&run.trace_id), &run_tp[3..35]);
+    assert_eq!(run.links.len(), 1, "linked to the registration");
+    assert_eq!(hex(&run.links[0].trace_id), &registered_in[3..35], "the link names the registering trace");
     let _ = provider.shutdown();
 }
