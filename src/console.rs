@@ -51,6 +51,8 @@ pub struct Console {
     pub claims: ClaimServiceImpl,
     pub identities: Arc<ArcSwap<Identities>>,
     pub read_only: bool,
+    /// This replica's store: the state of its circuit breakers.
+    pub store: crate::store::Store,
 }
 
 /// Serves the console on `listener` until `stopping` is cancelled.
@@ -229,8 +231,15 @@ impl Console {
             "health": cli::health_json(&health, None),
             "sweeper": cli::leaders_json(&[(SWEEPER_ELECTION.to_string(), sweeper)])["elections"][0],
             "latency": latency_json(),
+            "breakers": breakers_json(&self.store),
         })))
     }
+}
+
+/// This replica's circuit breakers: "closed", "open" or "half_open" (`crate::breaker`).
+fn breakers_json(store: &crate::store::Store) -> Value {
+    let (dispatch, write_back) = store.breaker_states();
+    json!({ "dispatch": dispatch.as_str(), "writeBack": write_back.as_str() })
 }
 
 /// This process's RPC latency (`crate::latency`), cumulative since it started: per method the

@@ -111,6 +111,7 @@ pub async fn run_with_console(
             claims: ClaimServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone()),
             identities: identities.clone(),
             read_only: config.console.read_only,
+            store: store.clone(),
         };
         tasks.spawn(crate::console::serve(console, listener, stopping.clone()));
     }

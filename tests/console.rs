@@ -109,6 +109,7 @@ async fn the_api_is_behind_the_grpc_authentication() {
     let (_, body) = http(&console, "GET", "/api/overview", Some(&reader), None).await;
     let overview: Value = serde_json::from_str(&body).unwrap();
     let mail = overview["health"]["sources"].as_array().unwrap().iter().find(|s| s["name"] == "mail").unwrap();
+    assert_eq!(overview["breakers"], serde_json::json!({"dispatch": "closed", "writeBack": "closed"}));
     assert_eq!(mail["paused"], true);
     // Bad input is the gRPC validation's, as 400.
     let (status, body) =

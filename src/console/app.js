@@ -67,6 +67,10 @@ function renderOverview(o) {
   $("sweeper").textContent = o.sweeper.leaderId || "(none)";
   $("sweeper-token").textContent = o.sweeper.token;
   $("checked").textContent = o.health.checkedAt;
+  for (const [id, s] of [["breaker-dispatch", o.breakers.dispatch], ["breaker-writeback", o.breakers.writeBack]]) {
+    $(id).textContent = s;
+    $(id).className = "badge breaker-" + s;
+  }
   fill("sources", o.health.sources.map((s) => {
     const tr = row([s.kind, s.name, s.status, s.size, s.inUse, s.idle, seconds(s.oldestAgeSeconds), s.stuck,
       s.deadLettered, s.processingRate.toFixed(1), limitsText(s.limits), s.paused ? "yes" : "no"]);

@@ -105,6 +105,8 @@ test("the overview shows every source, its figures and the sweeper's leader, liv
   const sandboxes = await page.locator(`tr[data-source="pool:${pool}"] td`).allTextContents();
   assert.equal(sandboxes[5], "2", "two idle resources");
   await page.waitForFunction(() => !["-", "(none)"].includes(document.getElementById("sweeper").textContent));
+  assert.equal(await page.locator("[data-testid=breaker-dispatch]").textContent(), "closed");
+  assert.equal(await page.locator("[data-testid=breaker-writeback]").textContent(), "closed");
   // The event stream keeps it current.
   await page.waitForFunction(() => document.getElementById("live").textContent.startsWith("live"));
   await shot(page, "overview.png");
