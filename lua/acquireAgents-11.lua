@@ -109,14 +109,13 @@ local repaired, granted = 0, 0
 -- one INCRBY and writes them with one ZADD and one HSET. suffixes[j] ends lease j's record
 -- ("@key" for a keyed lease, else ""); known[j], when given, is agent j's definition, already
 -- read by this script. Agents with no definition are dropped as repaired.
--- Returns the indexes (in names) of the agents granted.
 local function grant(names, suffixes, known)
   local defs = known or rcall('HMGET', defsKey, unpack(names))
   local valid = {}
   for i = 1, #names do
     if defs[i] then valid[#valid + 1] = i else repaired = repaired + 1 end
   end
-  if #valid == 0 then return valid end
+  if #valid == 0 then return end
   local kept = {}
   for j, i in ipairs(valid) do kept[j] = names[i] end
   local streaks = rcall('HMGET', streaksKey, unpack(kept))
@@ -142,7 +141,6 @@ local function grant(names, suffixes, known)
   rcall('ZADD', workingKey, unpack(working))
   rcall('HSET', leasesKey, unpack(leases))
   granted = granted + #kept
-  return valid
 end
 
 local keyedNext -- a keyed queue's nextDue (false: -1), decided below
@@ -370,9 +368,8 @@ else
 
   -- When to look again: at once when this call made progress and may have left work (the
   -- caller with no credit left does not look); else the next promotion, a token, or a wake-up.
-  local n = g
   local nextDue = false
-  if (stop == 'steps' and n > 0) or (stop == 'max' and n >= asked) or stale > 0 then
+  if (stop == 'steps' and g > 0) or (stop == 'max' and g >= asked) or stale > 0 then
     nextDue = now
   else
     local unpromoted = rcall('ZRANGEBYSCORE', waitingKey, 0, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)

@@ -216,32 +216,16 @@ pub fn current_traceparent() -> Option<String> {
     if !enabled() {
         return None;
     }
-    let context = Span::current().context();
-    let span = context.span();
-    let sc = span.span_context();
-    sc.is_valid().then(|| format!("00-{}-{}-{:02x}", sc.trace_id(), sc.span_id(), sc.trace_flags().to_u8()))
+    baton_client::otel::format_traceparent(Span::current().context().span().span_context())
 }
 
 /// The W3C `traceparent` header: `version-traceid-parentid-flags`, lowercase hex.
 pub const HEADER: &str = "traceparent";
 
 /// Whether `s` is a usable `traceparent`: version 00 exactly, or a later version (not ff) with
-/// the same first four fields; trace and parent ids not all zeros.
+/// the same first four fields; trace and parent ids not all zeros (the client's parser).
 pub fn is_valid(s: &str) -> bool {
-    let b = s.as_bytes();
-    let hex = |r: std::ops::Range<usize>| b[r].iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'));
-    let zeros = |r: std::ops::Range<usize>| b[r].iter().all(|&c| c == b'0');
-    if b.len() < 55 || b[2] != b'-' || b[35] != b'-' || b[52] != b'-' {
-        return false;
-    }
-    if !(hex(0..2) && hex(3..35) && hex(36..52) && hex(53..55)) || &b[0..2] == b"ff" {
-        return false;
-    }
-    if zeros(3..35) || zeros(36..52) {
-        return false;
-    }
-    // Version 00 has nothing after the flags; later versions may add fields after a dash.
-    b.len() == 55 || (&b[0..2] != b"00" && b[55] == b'-')
+    baton_client::otel::parse_traceparent(s).is_some()
 }
 
 /// Checks an explicit `traceparent` field: empty, or a valid one (at most 512 bytes).

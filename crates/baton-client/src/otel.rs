@@ -25,6 +25,11 @@ pub fn current_traceparent() -> Option<String> {
     let from_span = Span::current().context();
     let sc = from_span.span().span_context().clone();
     let sc = if sc.is_valid() { sc } else { opentelemetry::Context::current().span().span_context().clone() };
+    format_traceparent(&sc)
+}
+
+/// A span context as a W3C `traceparent` (version 00), or None when it is not valid.
+pub fn format_traceparent(sc: &SpanContext) -> Option<String> {
     sc.is_valid().then(|| format!("00-{}-{}-{:02x}", sc.trace_id(), sc.span_id(), sc.trace_flags().to_u8()))
 }
 
