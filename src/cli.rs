@@ -1,5 +1,5 @@
-//! The operator CLI: `baton health`, `queues`, `agents`, `dlq`, `purge`, `leaders`, `pools`,
-//! `pause` and `resume` are gRPC calls to a running Baton (any replica), with TLS, a client
+//! The operator CLI: `baton health`, `queues`, `agents`, `agent`, `cancel`, `limits`, `dlq`,
+//! `purge`, `leaders`, `pools`, `pause` and `resume` are gRPC calls to a running Baton (any replica), with TLS, a client
 //! certificate and a token as for any client. Each prints a table, or with `--json` one JSON
 //! document (field names as grpcurl prints them). Nothing here touches Redis.
 
@@ -9,7 +9,31 @@ use baton_client::{pb, Client};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 
-use crate::error::{Error, Result};
+/// What an operator command can fail with. Runtime failures say what failed and how, never
+/// "invalid configuration" (that is `baton serve`'s word for a bad configuration).
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Baton could not be reached (or the target is malformed).
+    #[error("cannot reach Baton at {addr}: {detail}")]
+    Unreachable { addr: String, detail: String },
+    /// Baton answered a call with an error.
+    #[error("{what}: {code:?}: {message}")]
+    Call { what: String, code: tonic::Code, message: String },
+    /// A change whose answer never came: Baton may or may not have applied it.
+    #[error(
+        "{what}: no answer ({code:?}: {message}); it may or may not have taken effect: check, and run the \
+         command again (it is safe to repeat)"
+    )]
+    Unknown { what: String, code: tonic::Code, message: String },
+    /// Some items of a multi-item command failed (the others took effect; each is listed).
+    #[error("{failed} of {total} failed (the other {done} took effect; each is listed above)")]
+    Partial { done: usize, failed: usize, total: usize },
+    /// An argument the server was never asked about.
+    #[error("{0}")]
+    Usage(String),
+}
+
+type Result<T> = std::result::Result<T, CliError>;
 
 /// Where Baton is, and how to talk to it.
 #[derive(Args, Clone, Debug)]
@@ -51,6 +75,28 @@ pub enum Command {
         #[command(flatten)]
         target: Target,
     },
+    /// One agent in full: definition, state, holder, token, streak, progress (GetAgent).
+    Agent {
+        /// The queue.
+        queue: String,
+        /// The agent's name.
+        name: String,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Ask the holder of an agent's current run to stop it (AgentService.CancelRun): the run
+    /// ends at the holder's next heartbeat.
+    Cancel {
+        /// The queue.
+        queue: String,
+        /// The agent's name.
+        name: String,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Show a queue's flow-control limits, or change the ones given (AdminService.SetLimits);
+    /// the others stay. 0 removes a limit; --clear removes them all.
+    Limits(LimitsArgs),
     /// Dead letters: list, retry or delete.
     Dlq {
         #[command(subcommand)]
@@ -118,6 +164,35 @@ pub struct DeadLetterArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct LimitsArgs {
+    /// The queue.
+    pub queue: String,
+    /// Most leases held at once across the fleet (0: no limit).
+    #[arg(long)]
+    pub concurrency: Option<u32>,
+    /// Grants per second, on average (0: no limit).
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Most grants at once from a full bucket (with --rate; default: the rate, at least 1).
+    #[arg(long, requires = "rate")]
+    pub burst: Option<u32>,
+    /// Most leases held at once by the agents of one key (0: no limit).
+    #[arg(long)]
+    pub key_concurrency: Option<u32>,
+    /// Grants per second per key (0: no limit).
+    #[arg(long)]
+    pub key_rate: Option<f64>,
+    /// Burst of each key's bucket (with --key-rate).
+    #[arg(long, requires = "key_rate")]
+    pub key_burst: Option<u32>,
+    /// Remove every limit.
+    #[arg(long, conflicts_with_all = ["concurrency", "rate", "key_concurrency", "key_rate"])]
+    pub clear: bool,
+    #[command(flatten)]
+    pub target: Target,
+}
+
+#[derive(Args, Debug)]
 pub struct SourceArgs {
     /// queue, pool or receiver.
     pub kind: Kind,
@@ -152,6 +227,9 @@ pub async fn run(command: Command) -> Result<()> {
         Command::Queues(t) => health(&connect(&t).await?, &t, Some(pb::SourceKind::Queue)).await?,
         Command::Pools(t) => pools(&connect(&t).await?, &t).await?,
         Command::Agents { queue, target } => agents(&connect(&target).await?, &target, &queue).await?,
+        Command::Agent { queue, name, target } => agent(&connect(&target).await?, &target, &queue, &name).await?,
+        Command::Cancel { queue, name, target } => cancel(&connect(&target).await?, &target, &queue, &name).await?,
+        Command::Limits(a) => limits(&connect(&a.target).await?, &a).await?,
         Command::Dlq { action: Dlq::List { kind, name, target } } => {
             let source = kind.zip(name).map(|(k, n)| source(k, &n));
             dead_letters(&connect(&target).await?, &target, source).await?
@@ -184,12 +262,69 @@ async fn connect(t: &Target) -> Result<Client> {
     if let Some(token) = &t.token {
         b = b.token(token.clone());
     }
-    b.connect().await.map_err(|e| Error::Config(format!("cannot reach Baton at {}: {e}", t.addr)))
+    b.connect().await.map_err(|e| CliError::Unreachable { addr: t.addr.clone(), detail: error_chain(&*e) })
+}
+
+/// An error and its causes, one after the other (tonic's transport errors say little alone).
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        cause = c.source();
+    }
+    text
 }
 
 /// A failed call, as the operator should read it: the code and Baton's message.
-fn failed(what: &str, status: tonic::Status) -> Error {
-    Error::Config(format!("{what}: {:?}: {}", status.code(), status.message()))
+fn failed(what: &str, status: tonic::Status) -> CliError {
+    CliError::Call { what: what.to_string(), code: status.code(), message: status.message().to_string() }
+}
+
+/// Whether a failed call's outcome is unknown: it may have been applied before the answer was
+/// lost (a timeout, a connection that broke, a replica that stopped).
+fn outcome_unknown(status: &tonic::Status) -> bool {
+    matches!(status.code(), tonic::Code::Unavailable | tonic::Code::DeadlineExceeded | tonic::Code::Cancelled)
+        && !status.message().starts_with("circuit breaker")
+}
+
+/// Runs an idempotent change (setting a state, not adding to one: pause, resume, limits), trying
+/// again while its outcome is unknown, with backoff; after the last try says the outcome is
+/// unknown rather than that it failed, since Baton may have applied it.
+async fn idempotent<T, F, Fut>(what: &str, mut call: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = std::result::Result<tonic::Response<T>, tonic::Status>>,
+{
+    const TRIES: u32 = 4;
+    let mut delay = Duration::from_millis(200);
+    for attempt in 1..=TRIES {
+        match call().await {
+            Ok(answer) => return Ok(answer.into_inner()),
+            Err(s) if outcome_unknown(&s) || s.code() == tonic::Code::Unavailable => {
+                if attempt == TRIES {
+                    let (code, message) = (s.code(), s.message().to_string());
+                    return Err(if outcome_unknown(&s) {
+                        CliError::Unknown { what: what.to_string(), code, message }
+                    } else {
+                        CliError::Call { what: what.to_string(), code, message }
+                    });
+                }
+                let hint = s
+                    .metadata()
+                    .get("grpc-retry-pushback-ms")
+                    .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+                    .map(Duration::from_millis);
+                tokio::time::sleep(hint.unwrap_or(delay).min(Duration::from_secs(5))).await;
+                delay = (delay * 2).min(Duration::from_secs(2));
+            }
+            Err(s) => return Err(failed(what, s)),
+        }
+    }
+    unreachable!("the last try returns")
 }
 
 fn source(kind: Kind, name: &str) -> pb::Source {
@@ -494,6 +629,148 @@ async fn agents(c: &Client, t: &Target, queue: &str) -> Result<String> {
     Ok(table(&["NAME", "STATE", "NEXT RUN / DEADLINE", "HOLDER", "TOKEN", "STREAK", "KEY", "PRIORITY"], &rows))
 }
 
+/// An agent's payload as the operator reads it: text when it is UTF-8 with no control
+/// characters, hex otherwise; at most 256 bytes shown.
+pub fn payload_text(payload: &[u8]) -> String {
+    const SHOWN: usize = 256;
+    let head = &payload[..payload.len().min(SHOWN)];
+    let more = if payload.len() > SHOWN { format!("… ({} bytes)", payload.len()) } else { String::new() };
+    match std::str::from_utf8(head) {
+        Ok(text) if !text.chars().any(|c| c.is_control() && c != '\n' && c != '\t') => format!("{text}{more}"),
+        _ => format!("hex {}{more}", head.iter().map(|b| format!("{b:02x}")).collect::<String>()),
+    }
+}
+
+/// One agent in full, as JSON: what `agents --json` shows, plus its definition's durations,
+/// schedule and payload.
+pub fn agent_json(queue: &str, a: &pb::AgentStatus) -> Value {
+    let mut v = agents_json(queue, std::slice::from_ref(a))["agents"][0].take();
+    let d = a.agent.clone().unwrap_or_default();
+    v["queue"] = json!(queue);
+    v["intervalSeconds"] = json!(seconds(&d.interval));
+    v["timeoutSeconds"] = json!(seconds(&d.timeout));
+    v["errorIntervalSeconds"] = json!(seconds(&d.error_interval));
+    v["maxAttempts"] = json!(d.max_attempts);
+    v["cron"] = json!(d.cron);
+    v["timeZone"] = json!(d.time_zone);
+    v["payloadBytes"] = json!(d.payload.len());
+    v["payload"] = json!(payload_text(&d.payload));
+    v
+}
+
+async fn agent(c: &Client, t: &Target, queue: &str, name: &str) -> Result<String> {
+    let msg = pb::GetAgentRequest { queue: queue.into(), name: name.into() };
+    let a = c.agents().get_agent(msg).await.map_err(|s| failed("GetAgent", s))?.into_inner().agent.unwrap_or_default();
+    let v = agent_json(queue, &a);
+    if t.json {
+        return Ok(json_out(v));
+    }
+    let field = |k: &str| match &v[k] {
+        Value::Null => "-".to_string(),
+        Value::String(s) if s.is_empty() => "-".to_string(),
+        Value::String(s) => s.clone(),
+        Value::Object(m) if m.is_empty() => "-".to_string(),
+        other => other.to_string(),
+    };
+    let rows: Vec<Vec<String>> = [
+        ("queue", "queue"),
+        ("name", "name"),
+        ("state", "state"),
+        ("next run", "nextRunAt"),
+        ("deadline", "deadline"),
+        ("holder", "holder"),
+        ("token", "token"),
+        ("failure streak", "failureStreak"),
+        ("progress", "progress"),
+        ("cancel requested", "cancelRequested"),
+        ("interval (s)", "intervalSeconds"),
+        ("timeout (s)", "timeoutSeconds"),
+        ("error interval (s)", "errorIntervalSeconds"),
+        ("max attempts", "maxAttempts"),
+        ("cron", "cron"),
+        ("time zone", "timeZone"),
+        ("key", "key"),
+        ("priority", "priority"),
+        ("labels", "labels"),
+        ("payload bytes", "payloadBytes"),
+        ("payload", "payload"),
+    ]
+    .iter()
+    .map(|(label, k)| vec![label.to_string(), field(k)])
+    .collect();
+    Ok(table(&["FIELD", "VALUE"], &rows))
+}
+
+async fn cancel(c: &Client, t: &Target, queue: &str, name: &str) -> Result<String> {
+    let msg = pb::CancelRunRequest { queue: queue.into(), name: name.into() };
+    let r = idempotent("CancelRun", || {
+        let (mut agents, msg) = (c.agents(), msg.clone());
+        async move { agents.cancel_run(msg).await }
+    })
+    .await?;
+    if t.json {
+        return Ok(json_out(json!({ "queue": queue, "name": name, "requested": r.requested, "token": r.token })));
+    }
+    Ok(if r.requested {
+        format!("run {} of {queue}/{name} asked to stop (it ends at its holder's next heartbeat)\n", r.token)
+    } else {
+        format!("{queue}/{name} is not running: nothing to cancel\n")
+    })
+}
+
+/// A rate flag: 0 removes the limit; otherwise the bucket, its burst given or the rate's ceiling.
+fn rate_flag(rate: f64, burst: Option<u32>) -> Option<pb::RateLimit> {
+    (rate > 0.0).then(|| pb::RateLimit { per_second: rate, burst: burst.unwrap_or(0) })
+}
+
+async fn limits(c: &Client, a: &LimitsArgs) -> Result<String> {
+    let changing =
+        a.clear || a.concurrency.is_some() || a.rate.is_some() || a.key_concurrency.is_some() || a.key_rate.is_some();
+    let health = c.admin().get_health(pb::GetHealthRequest {}).await.map_err(|s| failed("GetHealth", s))?.into_inner();
+    let Some(current) = health
+        .sources
+        .iter()
+        .find(|s| s.source.as_ref().is_some_and(|s| s.kind == pb::SourceKind::Queue as i32 && s.name == a.queue))
+    else {
+        return Err(CliError::Call {
+            what: "limits".into(),
+            code: tonic::Code::NotFound,
+            message: format!("no queue {:?}", a.queue),
+        });
+    };
+    let mut l = current.limits.unwrap_or_default();
+    if changing {
+        if a.clear {
+            l = pb::QueueLimits::default();
+        }
+        if let Some(n) = a.concurrency {
+            l.concurrency = n;
+        }
+        if let Some(r) = a.rate {
+            l.rate = rate_flag(r, a.burst);
+        }
+        if let Some(n) = a.key_concurrency {
+            l.key_concurrency = n;
+        }
+        if let Some(r) = a.key_rate {
+            l.key_rate = rate_flag(r, a.key_burst);
+        }
+        let msg = pb::SetLimitsRequest { queue: a.queue.clone(), limits: Some(l) };
+        l = idempotent("SetLimits", || {
+            let (mut admin, msg) = (c.admin(), msg.clone());
+            async move { admin.set_limits(msg).await }
+        })
+        .await?
+        .limits
+        .unwrap_or_default();
+    }
+    let l = Some(l);
+    if a.target.json {
+        return Ok(json_out(json!({ "queue": a.queue, "limits": limits_json(&l), "changed": changing })));
+    }
+    Ok(format!("{} limits: {}\n", a.queue, limits_text(&l)))
+}
+
 fn source_of(d: &pb::DeadLetter) -> (&'static str, String) {
     d.source.as_ref().map(|s| (kind_name(s.kind), s.name.clone())).unwrap_or(("?", String::new()))
 }
@@ -550,9 +827,12 @@ async fn dead_letters(c: &Client, t: &Target, source: Option<pb::Source>) -> Res
     Ok(table(&["KIND", "SOURCE", "ID", "ERROR", "ATTEMPTS", "FAILED AT", "MESSAGE"], &rows))
 }
 
+/// Retries (or deletes) each listed dead letter, one call each, going on past a refusal: every
+/// item's result is printed, and when any failed the command fails saying how many.
 async fn dead_letter_action(c: &Client, a: &DeadLetterArgs, retry: bool) -> Result<String> {
     let verb = if retry { "retried" } else { "deleted" };
-    let mut done = Vec::new();
+    let method = if retry { "RetryDeadLetter" } else { "DeleteDeadLetter" };
+    let mut results = Vec::new();
     for id in &a.ids {
         let source = Some(source(a.kind, &a.name));
         let result = if retry {
@@ -560,14 +840,33 @@ async fn dead_letter_action(c: &Client, a: &DeadLetterArgs, retry: bool) -> Resu
         } else {
             c.admin().delete_dead_letter(pb::DeleteDeadLetterRequest { source, id: id.clone() }).await.map(|_| ())
         };
-        result
-            .map_err(|s| failed(&format!("{} {id}", if retry { "RetryDeadLetter" } else { "DeleteDeadLetter" }), s))?;
-        done.push(id.clone());
+        results.push((id, result.map_err(|s| failed(&format!("{method} {id}"), s).to_string())));
     }
-    if a.target.json {
-        return Ok(json_out(json!({ verb: done })));
+    let failures = results.iter().filter(|(_, r)| r.is_err()).count();
+    let out = if a.target.json {
+        let items: Vec<Value> = results
+            .iter()
+            .map(|(id, r)| match r {
+                Ok(()) => json!({ "id": id, "ok": true }),
+                Err(e) => json!({ "id": id, "ok": false, "error": e }),
+            })
+            .collect();
+        let done: Vec<&&String> = results.iter().filter(|(_, r)| r.is_ok()).map(|(id, _)| id).collect();
+        json_out(json!({ verb: done, "failed": failures, "items": items }))
+    } else {
+        results
+            .iter()
+            .map(|(id, r)| match r {
+                Ok(()) => format!("{verb} {id}\n"),
+                Err(e) => format!("FAILED {e}\n"),
+            })
+            .collect()
+    };
+    if failures > 0 {
+        print!("{out}");
+        return Err(CliError::Partial { done: results.len() - failures, failed: failures, total: results.len() });
     }
-    Ok(done.iter().map(|id| format!("{verb} {id}\n")).collect())
+    Ok(out)
 }
 
 async fn purge(c: &Client, t: &Target, dry_run: bool) -> Result<String> {
@@ -755,9 +1054,19 @@ async fn histories(c: &Client, t: &Target, elections: &[String]) -> Result<Strin
 async fn pause(c: &Client, a: &SourceArgs, paused: bool) -> Result<String> {
     let source = Some(source(a.kind, &a.name));
     let changed = if paused {
-        c.admin().pause(pb::PauseRequest { source }).await.map_err(|s| failed("Pause", s))?.into_inner().changed
+        idempotent("Pause", || {
+            let (mut admin, source) = (c.admin(), source.clone());
+            async move { admin.pause(pb::PauseRequest { source }).await }
+        })
+        .await?
+        .changed
     } else {
-        c.admin().resume(pb::ResumeRequest { source }).await.map_err(|s| failed("Resume", s))?.into_inner().changed
+        idempotent("Resume", || {
+            let (mut admin, source) = (c.admin(), source.clone());
+            async move { admin.resume(pb::ResumeRequest { source }).await }
+        })
+        .await?
+        .changed
     };
     let verb = if paused { "paused" } else { "resumed" };
     let kind = kind_name(a.kind.pb() as i32);

@@ -156,9 +156,18 @@ fn main() -> ExitCode {
         Command::Serve(flags) => flags.config().and_then(serve),
         Command::Token(args) => token(args),
         Command::DevCerts(args) => dev_certs(args),
-        Command::Operator(command) => tokio::runtime::Runtime::new()
-            .map_err(|e| Error::Internal(e.to_string()))
-            .and_then(|runtime| runtime.block_on(baton::cli::run(command))),
+        Command::Operator(command) => {
+            let done = tokio::runtime::Runtime::new()
+                .map_err(|e| e.to_string())
+                .and_then(|runtime| runtime.block_on(baton::cli::run(command)).map_err(|e| e.to_string()));
+            return match done {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("baton: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -207,6 +207,20 @@ async fn the_cli_speaks_mutual_tls_with_a_token() {
     let mut with_token = tls.clone();
     with_token.extend(["--token", &c.token]);
 
+    let client = baton::client::Client::builder(addr.clone())
+        .ca_file(&c.ca)
+        .client_certificate(&c.client_cert, &c.client_key)
+        .token(c.token.clone())
+        .connect()
+        .await
+        .expect("connect over mutual TLS");
+    let defs = vec![agent("a1", 3_600_000, 60_000)];
+    client
+        .agents()
+        .register(pb::RegisterRequest { queue: "mail".into(), agents: defs, reset_schedule: false })
+        .await
+        .unwrap();
+
     let before = redis.snapshot().await;
     let refused = baton(&addr, &["pause", "queue", "mail"], &tls).await;
     assert!(!refused.status.success());
@@ -222,4 +236,75 @@ async fn the_cli_speaks_mutual_tls_with_a_token() {
     let mail = h["sources"].as_array().unwrap().iter().find(|s| s["name"] == "mail").expect("mail in health");
     assert_eq!(mail["paused"], true);
     server.stop().await.unwrap();
+}
+
+/// Runs `baton ARGS`, expecting it to fail; its stderr.
+async fn fails(addr: &str, args: &[&str]) -> (String, String) {
+    let out = baton(addr, args, &[]).await;
+    assert!(!out.status.success(), "{args:?} succeeded: {}", String::from_utf8_lossy(&out.stdout));
+    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+// The operator commands beyond listing: one agent in full, cancelling its run, limits shown and
+// changed one at a time; an address without a scheme is accepted; a name that never existed is
+// NOT_FOUND (nothing created); a dead-letter retry of several ids reports each, goes on past a
+// missing one and fails saying how many failed; runtime errors never say "invalid configuration".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operator_commands_act_and_report_each_result() {
+    let mut env = Env::start().await;
+    let addr = env.baton.addr.to_string(); // host:port, no scheme
+    let payload = pb::Agent { payload: b"hello world".to_vec(), ..agent("alpha", 3_600_000, 60_000) };
+    let defs = vec![payload, pb::Agent { max_attempts: 1, ..agent("doomed", 3_600_000, 60_000) }];
+    register(&mut env.client, "mail", defs).await;
+    let leases = acquire(&mut env.client, "mail", "worker-1", 2).await;
+    let alpha = leases.iter().find(|l| l.name == "alpha").unwrap();
+    let doomed = leases.iter().find(|l| l.name == "doomed").unwrap();
+    env.client.complete(complete_req(doomed, pb::Outcome::Unknown)).await.unwrap();
+
+    // agent: the whole record, with the payload as text.
+    let shown = ok(&addr, &["agent", "mail", "alpha"]).await;
+    assert_eq!(row(&shown, &["holder"])[1], "worker-1", "{shown}");
+    assert_eq!(row(&shown, &["token"])[1], alpha.token.to_string());
+    assert!(shown.contains("hello world"), "{shown}");
+    let a = json(&addr, &["agent", "mail", "alpha"]).await;
+    assert_eq!((a["state"].as_str(), a["payloadBytes"].as_u64()), (Some("working"), Some(11)));
+    let (_, err) = fails(&addr, &["agent", "mail", "nobody"]).await;
+    assert!(err.contains("NotFound"), "{err}");
+
+    // cancel: the run is marked; GetAgent says so.
+    let c = json(&addr, &["cancel", "mail", "alpha"]).await;
+    assert_eq!((c["requested"].as_bool(), c["token"].as_u64()), (Some(true), Some(alpha.token)));
+    assert_eq!(json(&addr, &["agent", "mail", "alpha"]).await["cancelRequested"], true);
+
+    // limits: shown, changed one at a time (the others stay), cleared.
+    assert_eq!(ok(&addr, &["limits", "mail"]).await, "mail limits: -\n");
+    ok(&addr, &["limits", "mail", "--concurrency", "5"]).await;
+    let l = ok(&addr, &["limits", "mail", "--rate", "20", "--burst", "4"]).await;
+    assert_eq!(l, "mail limits: concurrency 5, rate 20/s burst 4\n");
+    let l = json(&addr, &["limits", "mail", "--concurrency", "0"]).await;
+    assert_eq!((l["limits"]["concurrency"].as_u64(), l["limits"]["rate"]["burst"].as_u64()), (Some(0), Some(4)));
+    assert_eq!(ok(&addr, &["limits", "mail", "--clear"]).await, "mail limits: -\n");
+
+    // A name that never existed: NOT_FOUND, nothing created, not "invalid configuration".
+    let before = env.redis.snapshot().await;
+    for args in [
+        &["pause", "queue", "never-existed"][..],
+        &["resume", "pool", "never-existed"],
+        &["limits", "never-existed", "--concurrency", "1"],
+    ] {
+        let (_, err) = fails(&addr, args).await;
+        assert!(err.contains("NotFound") && err.contains("never-existed"), "{args:?}: {err}");
+        assert!(!err.contains("invalid configuration"), "{err}");
+    }
+    assert_eq!(env.redis.snapshot().await, before, "no phantom source");
+
+    // dlq retry of a present and a missing id: each reported, the present one retried.
+    let (out, err) = fails(&addr, &["dlq", "retry", "queue", "mail", "missing", "doomed"]).await;
+    assert!(out.contains("FAILED RetryDeadLetter missing: NotFound") && out.contains("retried doomed"), "{out}");
+    assert!(err.contains("1 of 2 failed"), "{err}");
+    assert!(json(&addr, &["dlq", "list"]).await["deadLetters"].as_array().unwrap().is_empty(), "doomed retried");
+
+    // An unreachable Baton: said so, not "invalid configuration".
+    let (_, err) = fails("127.0.0.1:1", &["health"]).await;
+    assert!(err.contains("cannot reach Baton at 127.0.0.1:1") && !err.contains("invalid configuration"), "{err}");
 }

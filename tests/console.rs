@@ -86,7 +86,11 @@ async fn the_api_is_behind_the_grpc_authentication() {
     let (reader, reader_entry) = token_entry("dashboard", "read-only");
     let mut config = test_config();
     config.auth.tokens = vec![admin_entry, reader_entry];
-    let (_, console, stop) = start(&redis, config).await;
+    let (grpc, console, stop) = start(&redis, config).await;
+    let client = baton::client::Client::builder(grpc).token(admin.clone()).connect().await.unwrap();
+    let defs = vec![agent("a", 60_000, 60_000)];
+    let register = pb::RegisterRequest { queue: "mail".into(), agents: defs, reset_schedule: false };
+    client.agents().register(register).await.unwrap();
 
     let (status, page) = http(&console, "GET", "/", None, None).await;
     assert_eq!(status, 200);

@@ -76,10 +76,10 @@ async fn the_concurrency_limit_is_never_exceeded_across_replicas() {
     let mut env = Env::start().await;
     let second = TestBaton::start(&env.redis.url(), test_config()).await;
     let mut a = admin(&env.baton).await;
-    let stored = set_limits(&mut a, Q, limits(LIMIT as u32, None)).await;
-    assert_eq!(stored.limits.unwrap().concurrency, LIMIT as u32);
     let defs: Vec<_> = (0..AGENTS).map(|i| agent(&format!("job-{i:03}"), 0, 60_000)).collect();
     register(&mut env.client, Q, defs).await;
+    let stored = set_limits(&mut a, Q, limits(LIMIT as u32, None)).await;
+    assert_eq!(stored.limits.unwrap().concurrency, LIMIT as u32);
 
     let held = Arc::new(AtomicI64::new(0));
     let most = Arc::new(AtomicI64::new(0));
@@ -129,9 +129,10 @@ async fn grants_stay_within_the_token_bucket() {
     let mut env = Env::start().await;
     let second = TestBaton::start(&env.redis.url(), test_config()).await;
     let mut a = admin(&env.baton).await;
-    set_limits(&mut a, Q, limits(0, Some((RATE, BURST)))).await;
+    // Nothing polls until the limit is set.
     let defs: Vec<_> = (0..50).map(|i| agent(&format!("poll-{i:02}"), 1, TIMEOUT_MS as u64)).collect();
     register(&mut env.client, Q, defs).await;
+    set_limits(&mut a, Q, limits(0, Some((RATE, BURST)))).await;
 
     let start = env.redis.now_ms().await;
     let end = start + 10_000;
@@ -155,8 +156,8 @@ async fn grants_stay_within_the_token_bucket() {
 async fn a_throttled_retry_after_holds_the_queues_bucket() {
     let mut env = Env::start().await;
     let mut a = admin(&env.baton).await;
-    set_limits(&mut a, Q, limits(0, Some((100.0, 100)))).await;
     register(&mut env.client, Q, vec![agent("api-a", 60_000, 30_000)]).await;
+    set_limits(&mut a, Q, limits(0, Some((100.0, 100)))).await;
     let first = acquire(&mut env.client, Q, "w", 1).await.pop().expect("due");
     register(&mut env.client, Q, vec![agent("api-b", 60_000, 30_000)]).await;
     let before = env.redis.now_ms().await;
@@ -179,11 +180,11 @@ async fn a_throttled_retry_after_holds_the_queues_bucket() {
 async fn pausing_a_queue_holds_its_work_and_resume_releases_it() {
     let mut env = Env::start().await;
     let mut a = admin(&env.baton).await;
+    register(&mut env.client, Q, vec![agent("a1", 60_000, 30_000), agent("a2", 60_000, 30_000)]).await;
     let paused = a.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, Q) }).await.unwrap().into_inner();
     assert!(paused.changed);
     let again = a.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, Q) }).await.unwrap().into_inner();
     assert!(!again.changed, "already paused");
-    register(&mut env.client, Q, vec![agent("a1", 60_000, 30_000), agent("a2", 60_000, 30_000)]).await;
 
     let mut c = env.client.clone();
     let poll =
@@ -212,9 +213,18 @@ async fn pausing_a_receiver_holds_its_messages_until_resume() {
     let env = Env::start().await;
     let mut a = admin(&env.baton).await;
     let mut s = ScheduleServiceClient::new(env.baton.channel().await);
+    // Scheduled an hour ahead, so nothing is due before the pause; then moved to now.
+    let later = pb::ScheduleRequest {
+        receiver: R.into(),
+        payload: b"hello".to_vec(),
+        when: Some(pb::schedule_request::When::Delay(dur(3_600_000).unwrap())),
+        ..Default::default()
+    };
+    let id = s.schedule(later).await.unwrap().into_inner().id;
     assert!(
         a.pause(pb::PauseRequest { source: source(pb::SourceKind::Receiver, R) }).await.unwrap().into_inner().changed
     );
+    s.cancel(pb::CancelRequest { receiver: R.into(), id }).await.unwrap();
     s.schedule(pb::ScheduleRequest { receiver: R.into(), payload: b"hello".to_vec(), ..Default::default() })
         .await
         .unwrap();
@@ -279,8 +289,9 @@ async fn pausing_a_pool_holds_its_resources_and_resume_hands_them_to_the_line() 
 // Limits set, read back by GetHealth, then removed.
 #[tokio::test]
 async fn limits_round_trip_and_clear() {
-    let env = Env::start().await;
+    let mut env = Env::start().await;
     let mut a = admin(&env.baton).await;
+    register(&mut env.client, Q, vec![agent("a1", 60_000, 30_000)]).await;
     let stored = set_limits(&mut a, Q, limits(7, Some((2.5, 0)))).await.limits.unwrap();
     let rate = stored.rate.unwrap();
     assert_eq!((stored.concurrency, rate.per_second, rate.burst), (7, 2.5, 3), "burst defaults to ceil(rate)");
@@ -332,6 +343,32 @@ async fn bad_limits_and_sources_are_refused_naming_the_field() {
     assert!(health_of(&mut a, pb::SourceKind::Queue, Q).await.is_none(), "nothing was written");
 }
 
+// An operator naming a source that never existed (a typo) is told NOT_FOUND, by Pause, Resume,
+// SetLimits and a ListDeadLetters of that source, and nothing is created: no phantom queue.
+#[tokio::test]
+async fn operator_calls_refuse_unknown_sources_and_create_nothing() {
+    let mut env = Env::start().await;
+    let mut a = admin(&env.baton).await;
+    register(&mut env.client, Q, vec![agent("a1", 60_000, 30_000)]).await;
+    let before = env.redis.snapshot().await;
+    for kind in [pb::SourceKind::Queue, pb::SourceKind::Pool, pb::SourceKind::Receiver] {
+        let s = source(kind, "never-existed");
+        let e = a.pause(pb::PauseRequest { source: s.clone() }).await.unwrap_err();
+        assert_eq!((e.code(), reason(&e).as_str()), (Code::NotFound, "NOT_FOUND"), "Pause {kind:?}: {e:?}");
+        assert!(e.message().contains("never-existed"), "{}", e.message());
+        let e = a.resume(pb::ResumeRequest { source: s.clone() }).await.unwrap_err();
+        assert_eq!(e.code(), Code::NotFound, "Resume {kind:?}: {e:?}");
+        let e = a.list_dead_letters(pb::ListDeadLettersRequest { source: s, ..Default::default() }).await.unwrap_err();
+        assert_eq!(e.code(), Code::NotFound, "ListDeadLetters {kind:?}: {e:?}");
+    }
+    let e = a.set_limits(pb::SetLimitsRequest { queue: "never-existed".into(), limits: limits(1, None) }).await;
+    assert_eq!(e.unwrap_err().code(), Code::NotFound);
+    assert_eq!(env.redis.snapshot().await, before, "nothing was created");
+    assert!(health_of(&mut a, pb::SourceKind::Queue, "never-existed").await.is_none(), "no phantom queue");
+    // The known queue is still served.
+    assert!(a.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, Q) }).await.unwrap().into_inner().changed);
+}
+
 // A sharded queue cannot take limits (each shard's script sees only its shard), but can be
 // paused and resumed: every shard holds its work, and Resume releases all of them.
 #[tokio::test]
@@ -340,12 +377,12 @@ async fn a_sharded_queue_pauses_but_refuses_limits() {
     config.sharding.queues = "hot=3".into();
     let mut env = Env::with_config(config).await;
     let mut a = admin(&env.baton).await;
+    let defs: Vec<_> = (0..12).map(|i| agent(&format!("h{i:02}"), 60_000, 30_000)).collect();
+    register(&mut env.client, "hot", defs).await;
     let e = a.set_limits(pb::SetLimitsRequest { queue: "hot".into(), limits: limits(5, None) }).await.unwrap_err();
     assert_eq!((e.code(), reason(&e).as_str()), (Code::FailedPrecondition, "UNSUPPORTED"));
 
     a.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, "hot") }).await.unwrap();
-    let defs: Vec<_> = (0..12).map(|i| agent(&format!("h{i:02}"), 60_000, 30_000)).collect();
-    register(&mut env.client, "hot", defs).await;
     assert!(acquire(&mut env.client, "hot", "w", 12).await.is_empty(), "every shard is paused");
     let mut c = env.client.clone();
     let poll =

@@ -63,12 +63,12 @@ async fn key_concurrency_is_never_exceeded_across_replicas() {
     const LIMIT: i64 = 2;
     let mut env = Env::start().await;
     let second = TestBaton::start(&env.redis.url(), test_config()).await;
-    let stored = set_limits(&env.baton, Q, key_limits(LIMIT as u32, None)).await;
-    assert_eq!(stored.limits.unwrap().key_concurrency, LIMIT as u32);
     let keys = ["acme", "globex", "initech"];
     let defs: Vec<_> =
         keys.iter().flat_map(|k| (0..PER_KEY).map(move |i| keyed(&format!("{k}-{i:02}"), k, 0, 0, 60_000))).collect();
     register(&mut env.client, Q, defs).await;
+    let stored = set_limits(&env.baton, Q, key_limits(LIMIT as u32, None)).await;
+    assert_eq!(stored.limits.unwrap().key_concurrency, LIMIT as u32);
 
     let held: Arc<Mutex<HashMap<String, i64>>> = Arc::default();
     let most: Arc<Mutex<HashMap<String, i64>>> = Arc::default();
@@ -128,9 +128,9 @@ async fn key_concurrency_is_never_exceeded_across_replicas() {
 #[tokio::test]
 async fn a_key_at_its_limit_does_not_hold_back_the_others() {
     let mut env = Env::start().await;
-    set_limits(&env.baton, Q, key_limits(1, None)).await;
     let big: Vec<_> = (0..50).map(|i| keyed(&format!("big-{i:02}"), "big", 0, 0, 60_000)).collect();
     register(&mut env.client, Q, big).await;
+    set_limits(&env.baton, Q, key_limits(1, None)).await;
     let small: Vec<_> = (0..3).map(|i| keyed(&format!("small-{i}"), "small", 0, 0, 60_000)).collect();
     register(&mut env.client, Q, small).await;
     let leases = acquire(&mut env.client, Q, "w", 10).await;
@@ -213,9 +213,9 @@ async fn every_lease_end_gives_the_key_its_place_back() {
     config.zombie_cleanup.threshold_ms = 0;
     config.zombie_cleanup.interval_ms = 200;
     let mut env = Env::with_config(config).await;
-    set_limits(&env.baton, Q, key_limits(1, None)).await;
     let defs: Vec<_> = (0..6).map(|i| keyed(&format!("job-{i}"), "k", 0, 0, 60_000)).collect();
     register(&mut env.client, Q, defs).await;
+    set_limits(&env.baton, Q, key_limits(1, None)).await;
     let one = |leases: Vec<pb::Lease>| -> pb::Lease {
         assert_eq!(leases.len(), 1, "key_concurrency 1 grants one: {leases:?}");
         leases.into_iter().next().unwrap()
@@ -273,12 +273,12 @@ async fn every_lease_end_gives_the_key_its_place_back() {
 #[tokio::test]
 async fn a_throttled_retry_after_holds_only_that_keys_bucket() {
     let mut env = Env::start().await;
-    set_limits(&env.baton, Q, key_limits(0, Some((1000.0, 100)))).await;
     let defs: Vec<_> = ["slow", "fast"]
         .iter()
         .flat_map(|k| (0..5).map(move |i| keyed(&format!("{k}-{i}"), k, 0, 0, 60_000)))
         .collect();
     register(&mut env.client, Q, defs).await;
+    set_limits(&env.baton, Q, key_limits(0, Some((1000.0, 100)))).await;
     let first = acquire(&mut env.client, Q, "w", 2).await;
     let slow = first.iter().find(|l| key_of(l) == "slow").expect("one of each key").clone();
     let fast = first.iter().find(|l| key_of(l) == "fast").expect("one of each key").clone();
@@ -310,12 +310,12 @@ async fn each_keys_grants_stay_within_its_bucket() {
     const TIMEOUT_MS: i64 = 60_000;
     let mut env = Env::start().await;
     let second = TestBaton::start(&env.redis.url(), test_config()).await;
-    set_limits(&env.baton, Q, key_limits(0, Some((RATE, BURST)))).await;
     let defs: Vec<_> = ["a", "b"]
         .iter()
         .flat_map(|k| (0..20).map(move |i| keyed(&format!("{k}-{i:02}"), k, 0, 1, TIMEOUT_MS as u64)))
         .collect();
     register(&mut env.client, Q, defs).await;
+    set_limits(&env.baton, Q, key_limits(0, Some((RATE, BURST)))).await;
     let start = env.redis.now_ms().await;
     let end = start + 10_000;
     let clients = [env.client.clone(), second.agents().await];
@@ -335,10 +335,10 @@ async fn each_keys_grants_stay_within_its_bucket() {
 #[tokio::test]
 async fn a_keyed_queues_waiting_agents_show_their_due_time() {
     let mut env = Env::start().await;
-    set_limits(&env.baton, Q, key_limits(1, None)).await;
     let defs: Vec<_> = (0..3).map(|i| keyed(&format!("job-{i}"), "k", 0, 0, 60_000)).collect();
     let before = env.redis.now_ms().await;
     register(&mut env.client, Q, defs).await;
+    set_limits(&env.baton, Q, key_limits(1, None)).await;
     assert_eq!(acquire(&mut env.client, Q, "w", 5).await.len(), 1); // promotes all three
     let after = env.redis.now_ms().await;
     let got =

@@ -30,7 +30,7 @@ use tokio::{
     process::Command,
 };
 
-use baton::pb::{self, admin_service_client::AdminServiceClient};
+use baton::pb::{self, admin_service_client::AdminServiceClient, agent_service_client::AgentServiceClient};
 
 use crate::lab::{bench_config, process_cpu_seconds, Baton, Lab, Result};
 
@@ -179,6 +179,20 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
                     _ => None,
                 };
                 if limits.is_some() {
+                    // SetLimits names a queue that exists: made known by one agent registered
+                    // and unregistered again, so the driver finds it empty.
+                    let mut agents = AgentServiceClient::new(channel.clone());
+                    let agent = pb::Agent { name: "placeholder".into(), ..Default::default() };
+                    agents
+                        .register(pb::RegisterRequest {
+                            queue: "drain".into(),
+                            agents: vec![agent],
+                            reset_schedule: false,
+                        })
+                        .await?;
+                    agents
+                        .unregister(pb::UnregisterRequest { queue: "drain".into(), names: vec!["placeholder".into()] })
+                        .await?;
                     AdminServiceClient::new(channel)
                         .set_limits(pb::SetLimitsRequest { queue: "drain".into(), limits })
                         .await?;

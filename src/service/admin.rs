@@ -119,8 +119,22 @@ fn limits_pb(l: &QueueLimits) -> Option<pb::QueueLimits> {
 }
 
 /// Validates the source of Pause and Resume.
-fn pausable(s: Option<&pb::Source>) -> Result<(SourceKind, String)> {
-    source("source", s)
+/// A validated source, once it is known: operator calls refuse a name that never existed
+/// (NOT_FOUND) rather than create it (a typo would make a phantom queue that says "paused").
+async fn known_source(store: &Store, s: Option<&pb::Source>) -> Result<(SourceKind, String)> {
+    let (kind, name) = source("source", s)?;
+    must_exist(store, kind, &name).await?;
+    Ok((kind, name))
+}
+
+async fn must_exist(store: &Store, kind: SourceKind, name: &str) -> Result<()> {
+    if !store.known(kind, name).await? {
+        return Err(Error::NotFound(format!(
+            "no {} {name:?}: nothing was ever registered, offered or scheduled there",
+            kind.as_str()
+        )));
+    }
+    Ok(())
 }
 
 fn dead_letter_pb(kind: SourceKind, name: &str, e: DeadLetterEntry) -> pb::DeadLetter {
@@ -237,6 +251,7 @@ impl AdminService for AdminServiceImpl {
                     let kind = kind("source.kind", f.kind)?;
                     if !f.name.is_empty() {
                         validate::name("source.name", &f.name)?;
+                        must_exist(&self.store, kind, &f.name).await?;
                     }
                     (vec![kind], (!f.name.is_empty()).then(|| f.name.clone()))
                 }
@@ -366,6 +381,7 @@ impl AdminService for AdminServiceImpl {
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;
             let limits = limits(req.limits.as_ref())?;
+            must_exist(&self.store, SourceKind::Queue, &req.queue).await?;
             self.store.set_limits(&req.queue, &limits).await?;
             tracing::info!(
                 target: "baton::audit",
@@ -382,7 +398,7 @@ impl AdminService for AdminServiceImpl {
     async fn pause(&self, request: Request<pb::PauseRequest>) -> Result<Response<pb::PauseResponse>, Status> {
         observe("Pause", async {
             let caller = auth::authorize(&request)?;
-            let (kind, name) = pausable(request.get_ref().source.as_ref())?;
+            let (kind, name) = known_source(&self.store, request.get_ref().source.as_ref()).await?;
             let changed = self.store.set_paused(kind, &name, true).await?;
             tracing::info!(target: "baton::audit", identity = auth::who(&caller), kind = kind.as_str(), name, changed, "pause");
             Ok(Response::new(pb::PauseResponse { changed }))
@@ -393,7 +409,7 @@ impl AdminService for AdminServiceImpl {
     async fn resume(&self, request: Request<pb::ResumeRequest>) -> Result<Response<pb::ResumeResponse>, Status> {
         observe("Resume", async {
             let caller = auth::authorize(&request)?;
-            let (kind, name) = pausable(request.get_ref().source.as_ref())?;
+            let (kind, name) = known_source(&self.store, request.get_ref().source.as_ref()).await?;
             let changed = self.store.set_paused(kind, &name, false).await?;
             tracing::info!(target: "baton::audit", identity = auth::who(&caller), kind = kind.as_str(), name, changed, "resume");
             Ok(Response::new(pb::ResumeResponse { changed }))

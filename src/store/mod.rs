@@ -215,6 +215,24 @@ impl Store {
         result
     }
 
+    /// Whether a queue, pool or receiver is known: in its registry (any shard of a sharded one),
+    /// as it is from the first write to it. Operator calls that name a source use it to refuse
+    /// a name that never existed (a typo) instead of creating it.
+    pub async fn known(&self, kind: SourceKind, name: &str) -> Result<bool> {
+        let registry = match kind {
+            SourceKind::Queue => self.keys.queues(),
+            SourceKind::Pool => self.keys.pools(),
+            SourceKind::Receiver => self.keys.receivers(),
+        };
+        let mut conn = self.redis.conn().await?;
+        for shard in self.shard_names(kind, name) {
+            if redis::cmd("SISMEMBER").arg(&registry).arg(&shard).query_async::<bool>(&mut conn).await? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// Adds a queue to the registry that sweepers and health walk.
     async fn remember_queue(&self, queue: &str) -> Result<()> {
         self.remember(self.keys.queues(), queue).await

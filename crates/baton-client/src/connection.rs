@@ -79,7 +79,9 @@ pub struct ClientBuilder {
 }
 
 impl Client {
-    /// A client of `target` (`http://host:port`, or `https://host:port` for TLS).
+    /// A client of `target`: `http://host:port`, `https://host:port` for TLS, or `host:port`
+    /// (TLS when a TLS option is set, as with `ca_file`; plaintext otherwise), as the other
+    /// languages' clients and grpcurl accept it.
     pub fn builder(target: impl Into<String>) -> ClientBuilder {
         ClientBuilder {
             target: target.into(),
@@ -177,15 +179,23 @@ impl ClientBuilder {
     }
 
     fn endpoint(&self) -> Result<Endpoint, BoxError> {
-        let mut endpoint = Endpoint::from_shared(self.target.clone())?
+        let tls_asked = self.ca_file.is_some() || self.identity.is_some() || self.server_name.is_some();
+        let target = if self.target.contains("://") {
+            self.target.clone()
+        } else {
+            format!("{}://{}", if tls_asked { "https" } else { "http" }, self.target)
+        };
+        let mut endpoint = Endpoint::from_shared(target.clone())
+            .map_err(|e| {
+                format!("target {:?}: {e} (expected host:port, http://host:port or https://host:port)", self.target)
+            })?
             .connect_timeout(self.connect_timeout)
             .http2_keep_alive_interval(self.keepalive)
             .keep_alive_timeout(self.keepalive_timeout)
             .keep_alive_while_idle(true)
             .tcp_nodelay(true);
-        let tls_asked = self.ca_file.is_some() || self.identity.is_some() || self.server_name.is_some();
-        if self.target.starts_with("https://") || tls_asked {
-            if !self.target.starts_with("https://") {
+        if target.starts_with("https://") || tls_asked {
+            if !target.starts_with("https://") {
                 return Err(format!("TLS options need an https:// target, not {:?}", self.target).into());
             }
             let mut tls = ClientTlsConfig::new();
