@@ -342,6 +342,7 @@ pub fn permission(path: &str) -> Option<Permission> {
         ("baton.v1.LeaderService", "GetLeader" | "Observe" | "ListElections" | "GetElectionHistory") => Read,
         ("baton.v1.ScheduleService", "Schedule" | "ScheduleBatch" | "Cancel") => Produce,
         ("baton.v1.ScheduleService", "Subscribe" | "Receive" | "Ack" | "AckBatch") => Work,
+        ("baton.v1.ScheduleService", "ListMessages") => Read,
         ("baton.v1.AdminService", "GetHealth" | "ListDeadLetters") => Read,
         ("grpc.health.v1.Health", _)
         | ("grpc.reflection.v1.ServerReflection", _)
@@ -540,6 +541,7 @@ mod tests {
             ("/baton.v1.LeaderService/ListElections", Some(Read)),
             ("/baton.v1.LeaderService/GetElectionHistory", Some(Read)),
             ("/baton.v1.ScheduleService/Cancel", Some(Produce)),
+            ("/baton.v1.ScheduleService/ListMessages", Some(Read)),
             ("/baton.v1.AdminService/Purge", Some(Admin)),
             ("/baton.v1.AdminService/NewThing", Some(Admin)),
             ("/grpc.health.v1.Health/Check", None),

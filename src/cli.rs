@@ -97,6 +97,11 @@ pub enum Command {
     /// Show a queue's flow-control limits, or change the ones given (AdminService.SetLimits);
     /// the others stay. 0 removes a limit; --clear removes them all.
     Limits(LimitsArgs),
+    /// A receiver's messages: list the scheduled and in-flight ones, or cancel some.
+    Messages {
+        #[command(subcommand)]
+        action: Messages,
+    },
     /// Dead letters: list, retry or delete.
     Dlq {
         #[command(subcommand)]
@@ -128,6 +133,42 @@ pub enum Command {
     Pause(SourceArgs),
     /// Resume a paused queue, pool or receiver.
     Resume(SourceArgs),
+}
+
+/// A scheduled-message action.
+#[derive(Subcommand, Debug)]
+pub enum Messages {
+    /// List a receiver's messages (ScheduleService.ListMessages): scheduled ones by delivery
+    /// time, then in-flight ones with their consumer.
+    List {
+        /// The receiver.
+        receiver: String,
+        /// Only these: scheduled or in-flight (default: both).
+        #[arg(long)]
+        state: Option<MessageStateArg>,
+        /// Show at most this many.
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Cancel messages (ScheduleService.Cancel): each id's result is printed.
+    Cancel {
+        /// The receiver.
+        receiver: String,
+        /// Message ids.
+        #[arg(required = true)]
+        ids: Vec<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+}
+
+/// A message state to list.
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum MessageStateArg {
+    Scheduled,
+    InFlight,
 }
 
 /// A dead-letter action.
@@ -230,6 +271,12 @@ pub async fn run(command: Command) -> Result<()> {
         Command::Agent { queue, name, target } => agent(&connect(&target).await?, &target, &queue, &name).await?,
         Command::Cancel { queue, name, target } => cancel(&connect(&target).await?, &target, &queue, &name).await?,
         Command::Limits(a) => limits(&connect(&a.target).await?, &a).await?,
+        Command::Messages { action: Messages::List { receiver, state, limit, target } } => {
+            messages(&connect(&target).await?, &target, &receiver, state, limit).await?
+        }
+        Command::Messages { action: Messages::Cancel { receiver, ids, target } } => {
+            cancel_messages(&connect(&target).await?, &target, &receiver, &ids).await?
+        }
         Command::Dlq { action: Dlq::List { kind, name, target } } => {
             let source = kind.zip(name).map(|(k, n)| source(k, &n));
             dead_letters(&connect(&target).await?, &target, source).await?
@@ -827,23 +874,11 @@ async fn dead_letters(c: &Client, t: &Target, source: Option<pb::Source>) -> Res
     Ok(table(&["KIND", "SOURCE", "ID", "ERROR", "ATTEMPTS", "FAILED AT", "MESSAGE"], &rows))
 }
 
-/// Retries (or deletes) each listed dead letter, one call each, going on past a refusal: every
-/// item's result is printed, and when any failed the command fails saying how many.
-async fn dead_letter_action(c: &Client, a: &DeadLetterArgs, retry: bool) -> Result<String> {
-    let verb = if retry { "retried" } else { "deleted" };
-    let method = if retry { "RetryDeadLetter" } else { "DeleteDeadLetter" };
-    let mut results = Vec::new();
-    for id in &a.ids {
-        let source = Some(source(a.kind, &a.name));
-        let result = if retry {
-            c.admin().retry_dead_letter(pb::RetryDeadLetterRequest { source, id: id.clone() }).await.map(|_| ())
-        } else {
-            c.admin().delete_dead_letter(pb::DeleteDeadLetterRequest { source, id: id.clone() }).await.map(|_| ())
-        };
-        results.push((id, result.map_err(|s| failed(&format!("{method} {id}"), s).to_string())));
-    }
+/// Prints each item's result of a multi-item command and, when any failed, fails saying how
+/// many: the ones that took effect are never hidden behind the first failure.
+fn per_item(verb: &str, results: &[(&String, std::result::Result<(), String>)], json: bool) -> Result<String> {
     let failures = results.iter().filter(|(_, r)| r.is_err()).count();
-    let out = if a.target.json {
+    let out = if json {
         let items: Vec<Value> = results
             .iter()
             .map(|(id, r)| match r {
@@ -867,6 +902,110 @@ async fn dead_letter_action(c: &Client, a: &DeadLetterArgs, retry: bool) -> Resu
         return Err(CliError::Partial { done: results.len() - failures, failed: failures, total: results.len() });
     }
     Ok(out)
+}
+
+/// Retries (or deletes) each listed dead letter, one call each, going on past a refusal.
+async fn dead_letter_action(c: &Client, a: &DeadLetterArgs, retry: bool) -> Result<String> {
+    let method = if retry { "RetryDeadLetter" } else { "DeleteDeadLetter" };
+    let mut results = Vec::new();
+    for id in &a.ids {
+        let source = Some(source(a.kind, &a.name));
+        let result = if retry {
+            c.admin().retry_dead_letter(pb::RetryDeadLetterRequest { source, id: id.clone() }).await.map(|_| ())
+        } else {
+            c.admin().delete_dead_letter(pb::DeleteDeadLetterRequest { source, id: id.clone() }).await.map(|_| ())
+        };
+        results.push((id, result.map_err(|s| failed(&format!("{method} {id}"), s).to_string())));
+    }
+    per_item(if retry { "retried" } else { "deleted" }, &results, a.target.json)
+}
+
+async fn cancel_messages(c: &Client, t: &Target, receiver: &str, ids: &[String]) -> Result<String> {
+    let mut results = Vec::new();
+    for id in ids {
+        let msg = pb::CancelRequest { receiver: receiver.into(), id: id.clone() };
+        let result = c.schedules().cancel(msg).await.map(|_| ());
+        results.push((id, result.map_err(|s| failed(&format!("Cancel {id}"), s).to_string())));
+    }
+    per_item("cancelled", &results, t.json)
+}
+
+/// A receiver's messages as JSON.
+pub fn messages_json(receiver: &str, all: &[pb::MessageInfo]) -> Value {
+    let items: Vec<Value> = all
+        .iter()
+        .map(|m| {
+            let state = if m.state == pb::MessageState::InFlight as i32 { "in-flight" } else { "scheduled" };
+            json!({
+                "id": m.id, "state": state, "deliverAt": instant(&m.deliver_at), "deliveryCount": m.delivery_count,
+                "key": m.key, "ackDeadline": millis(&m.ack_deadline).map(|_| instant(&m.ack_deadline)),
+                "consumerId": m.consumer_id, "token": m.token, "payloadBytes": m.payload_bytes,
+                "payload": payload_text(&m.payload_head),
+            })
+        })
+        .collect();
+    json!({ "receiver": receiver, "messages": items })
+}
+
+async fn messages(
+    c: &Client,
+    t: &Target,
+    receiver: &str,
+    state: Option<MessageStateArg>,
+    limit: usize,
+) -> Result<String> {
+    let state = match state {
+        None => pb::MessageState::Unspecified,
+        Some(MessageStateArg::Scheduled) => pb::MessageState::Scheduled,
+        Some(MessageStateArg::InFlight) => pb::MessageState::InFlight,
+    };
+    let mut all = Vec::new();
+    let mut page_token = String::new();
+    while all.len() < limit {
+        let msg = pb::ListMessagesRequest {
+            receiver: receiver.into(),
+            state: state as i32,
+            page_size: (limit - all.len()).min(500) as u32,
+            page_token,
+            payload_bytes: 64,
+        };
+        let page = c.schedules().list_messages(msg).await.map_err(|s| failed("ListMessages", s))?.into_inner();
+        all.extend(page.messages);
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        page_token = page.next_page_token;
+    }
+    let v = messages_json(receiver, &all);
+    if t.json {
+        return Ok(json_out(v));
+    }
+    let rows: Vec<Vec<String>> = v["messages"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|m| {
+            let text = |k: &str| match &m[k] {
+                Value::String(s) if !s.is_empty() => s.clone(),
+                Value::Null => "-".to_string(),
+                Value::String(_) => "-".to_string(),
+                other => other.to_string(),
+            };
+            let until = if m["state"] == "in-flight" { text("ackDeadline") } else { text("deliverAt") };
+            vec![
+                text("id"),
+                text("state"),
+                until,
+                text("deliveryCount"),
+                text("key"),
+                text("consumerId"),
+                text("payloadBytes"),
+                text("payload").chars().take(40).collect(),
+            ]
+        })
+        .collect();
+    Ok(table(&["ID", "STATE", "DELIVER AT / ACK BY", "DELIVERIES", "KEY", "CONSUMER", "BYTES", "PAYLOAD"], &rows))
 }
 
 async fn purge(c: &Client, t: &Target, dry_run: bool) -> Result<String> {

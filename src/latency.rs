@@ -30,7 +30,7 @@ pub const BUCKETS: usize = BOUNDS_MICROS.len() + 1;
 
 /// Every RPC method of the baton.v1 services, sorted (names are unique across services); a
 /// unit test keeps it equal to the protos.
-pub const METHODS: [&str; 39] = [
+pub const METHODS: [&str; 40] = [
     "Ack",
     "AckBatch",
     "Acquire",
@@ -51,6 +51,7 @@ pub const METHODS: [&str; 39] = [
     "ListAgents",
     "ListDeadLetters",
     "ListElections",
+    "ListMessages",
     "Observe",
     "Offer",
     "Pause",

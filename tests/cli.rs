@@ -308,3 +308,40 @@ async fn operator_commands_act_and_report_each_result() {
     let (_, err) = fails("127.0.0.1:1", &["health"]).await;
     assert!(err.contains("cannot reach Baton at 127.0.0.1:1") && !err.contains("invalid configuration"), "{err}");
 }
+
+// `messages list` shows a receiver's scheduled messages by delivery time (payload as text) and
+// the in-flight one with its consumer; `messages cancel` removes what it names, reporting each
+// id (a missing one fails the command, saying how many).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_are_listed_and_cancelled() {
+    let env = Env::start().await;
+    let addr = format!("http://{}", env.baton.addr);
+    let mut s = baton::pb::schedule_service_client::ScheduleServiceClient::new(env.baton.channel().await);
+    let later = |payload: &str, delay_ms: u64| pb::ScheduleRequest {
+        receiver: "inbox".into(),
+        payload: payload.as_bytes().to_vec(),
+        when: Some(pb::schedule_request::When::Delay(dur(delay_ms).unwrap())),
+        ..Default::default()
+    };
+    let second = s.schedule(later("second", 120_000)).await.unwrap().into_inner().id;
+    let first = s.schedule(later("first", 60_000)).await.unwrap().into_inner().id;
+    s.schedule(later("now", 0)).await.unwrap();
+    let sub = pb::SubscribeRequest { receiver: "inbox".into(), consumer_id: "c-1".into(), max_in_flight: 1 };
+    let mut stream = s.subscribe(sub).await.unwrap().into_inner();
+    tokio::time::timeout(Duration::from_secs(20), stream.message()).await.unwrap().unwrap().unwrap();
+
+    let listed = ok(&addr, &["messages", "list", "inbox"]).await;
+    let lines: Vec<&str> = listed.lines().collect();
+    assert!(lines[1].starts_with(&first) && lines[1].contains("first"), "{listed}");
+    assert!(lines[2].starts_with(&second), "{listed}");
+    assert!(lines[3].contains("in-flight") && lines[3].contains("c-1") && lines[3].contains("now"), "{listed}");
+    let only = json(&addr, &["messages", "list", "inbox", "--state", "in-flight"]).await;
+    assert_eq!(only["messages"].as_array().unwrap().len(), 1);
+
+    let (out, err) = fails(&addr, &["messages", "cancel", "inbox", &first, "no-such"]).await;
+    assert!(out.contains(&format!("cancelled {first}")) && out.contains("FAILED Cancel no-such: NotFound"), "{out}");
+    assert!(err.contains("1 of 2 failed"), "{err}");
+    let left = json(&addr, &["messages", "list", "inbox", "--state", "scheduled"]).await;
+    let ids: Vec<&str> = left["messages"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, [second.as_str()]);
+}

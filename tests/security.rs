@@ -238,6 +238,7 @@ const RPCS: &[(&str, &str)] = &[
     ("Ack", "work"),
     ("AckBatch", "work"),
     ("Cancel", "produce"),
+    ("ListMessages", "read"),
     ("GetHealth", "read"),
     ("ListDeadLetters", "read"),
     ("RetryDeadLetter", "admin"),
@@ -401,6 +402,10 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
         }
         "Ack" => schedules.ack(req(pb::AckRequest { receiver: r, id: "1".into(), token: 1 }, auth)).await.map(drop),
         "Cancel" => schedules.cancel(req(pb::CancelRequest { receiver: r, id: "1".into() }, auth)).await.map(drop),
+        "ListMessages" => schedules
+            .list_messages(req(pb::ListMessagesRequest { receiver: r, ..Default::default() }, auth))
+            .await
+            .map(drop),
         "GetHealth" => admin.get_health(req(pb::GetHealthRequest {}, auth)).await.map(drop),
         "ListDeadLetters" => admin
             .list_dead_letters(req(pb::ListDeadLettersRequest { source, ..Default::default() }, auth))

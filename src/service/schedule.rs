@@ -13,7 +13,9 @@ use crate::{
     config::Config,
     error::{Error, Result},
     pb::{self, schedule_service_server::ScheduleService},
-    store::{keys::ChannelKind, wake::Wakeups, Delivery, DeliveryLimits, SourceKind, Store, When},
+    store::{
+        keys::ChannelKind, wake::Wakeups, Delivery, DeliveryLimits, MessageInfo, MessageState, SourceKind, Store, When,
+    },
 };
 
 pub struct ScheduleServiceImpl {
@@ -355,5 +357,87 @@ impl ScheduleService for ScheduleServiceImpl {
             Ok(Response::new(pb::CancelResponse {}))
         })
         .await
+    }
+
+    async fn list_messages(
+        &self,
+        request: Request<pb::ListMessagesRequest>,
+    ) -> Result<Response<pb::ListMessagesResponse>, Status> {
+        observe("ListMessages", async {
+            auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("receiver", &req.receiver)?;
+            let states = match pb::MessageState::try_from(req.state) {
+                Ok(pb::MessageState::Unspecified) => vec![MessageState::Scheduled, MessageState::InFlight],
+                Ok(pb::MessageState::Scheduled) => vec![MessageState::Scheduled],
+                Ok(pb::MessageState::InFlight) => vec![MessageState::InFlight],
+                Err(_) => return Err(Error::invalid("state", format!("unknown state {}", req.state))),
+            };
+            let page_size = if req.page_size == 0 { 100 } else { req.page_size };
+            if page_size > 1000 {
+                return Err(Error::invalid("page_size", "must be at most 1000"));
+            }
+            if req.payload_bytes > 1024 {
+                return Err(Error::invalid("payload_bytes", "must be at most 1024"));
+            }
+            // The listing's segments in order: each state, each shard of it.
+            let shards = self.store.shard_names(SourceKind::Receiver, &req.receiver);
+            let segments: Vec<(MessageState, &String)> =
+                states.iter().flat_map(|&st| shards.iter().map(move |sh| (st, sh))).collect();
+            let (mut segment, mut offset) = match req.page_token.as_str() {
+                "" => (0, 0),
+                token => token
+                    .split_once(':')
+                    .and_then(|(s, o)| Some((s.parse::<usize>().ok()?, o.parse::<u64>().ok()?)))
+                    .filter(|(s, _)| *s < segments.len())
+                    .ok_or_else(|| Error::invalid("page_token", "is not a token this listing gave"))?,
+            };
+            if !self.store.known(SourceKind::Receiver, &req.receiver).await? {
+                return Err(Error::NotFound(format!(
+                    "no receiver {:?}: nothing was ever scheduled there",
+                    req.receiver
+                )));
+            }
+            let mut messages = Vec::new();
+            let mut next = String::new();
+            while segment < segments.len() {
+                let (state, shard) = segments[segment];
+                let want = page_size - messages.len() as u32;
+                let (total, page) = self.store.list_messages_in(shard, state, offset, want, req.payload_bytes).await?;
+                let got = page.len() as u64;
+                messages.extend(page.into_iter().map(|m| message_pb(shard, state, m)));
+                if messages.len() as u32 == page_size {
+                    if offset + got < total {
+                        next = format!("{segment}:{}", offset + got);
+                    } else if segment + 1 < segments.len() {
+                        next = format!("{}:0", segment + 1);
+                    }
+                    break;
+                }
+                segment += 1;
+                offset = 0;
+            }
+            Ok(Response::new(pb::ListMessagesResponse { messages, next_page_token: next }))
+        })
+        .await
+    }
+}
+
+/// A listed message as the API shows it: its id as callers know it (a shard's carry the shard).
+fn message_pb(shard: &str, state: MessageState, m: MessageInfo) -> pb::MessageInfo {
+    pb::MessageInfo {
+        id: crate::store::shards::public_id(shard, &m.id),
+        state: match state {
+            MessageState::Scheduled => pb::MessageState::Scheduled,
+            MessageState::InFlight => pb::MessageState::InFlight,
+        } as i32,
+        deliver_at: Some(timestamp(m.deliver_at_ms)),
+        delivery_count: m.delivery_count,
+        key: m.key,
+        ack_deadline: m.ack_deadline_ms.map(timestamp),
+        consumer_id: m.consumer,
+        token: m.token,
+        payload_bytes: m.payload_bytes,
+        payload_head: m.payload_head,
     }
 }

@@ -25,7 +25,7 @@ scoped!(NameKind::Pool, pool: pb::OfferRequest, pb::ClaimRequest, pb::ReturnRequ
 scoped!(NameKind::Election, election: pb::CampaignRequest, pb::RenewRequest, pb::ResignRequest,
     pb::GetLeaderRequest, pb::ObserveRequest, pb::GetElectionHistoryRequest);
 scoped!(NameKind::Receiver, receiver: pb::ScheduleRequest, pb::SubscribeRequest, pb::AckRequest,
-    pb::CancelRequest);
+    pb::CancelRequest, pb::ListMessagesRequest);
 
 scoped!(NameKind::Queue, queue: pb::SessionOpen, pb::SetLimitsRequest);
 

@@ -59,6 +59,32 @@ pub struct ReceiverStats {
     pub paused: bool,
 }
 
+/// Which of a receiver's messages a listing pages through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MessageState {
+    /// Waiting for their time, by delivery time.
+    Scheduled,
+    /// Delivered and not yet acked, by ack deadline.
+    InFlight,
+}
+
+/// A message as a listing shows it.
+#[derive(Clone, Debug, Default)]
+pub struct MessageInfo {
+    /// The id in its physical receiver (`shards::public_id` makes a caller's id of it).
+    pub id: String,
+    pub deliver_at_ms: i64,
+    pub delivery_count: u32,
+    pub key: String,
+    /// While in flight: its ack deadline, consumer and delivery token.
+    pub ack_deadline_ms: Option<i64>,
+    pub consumer: String,
+    pub token: u64,
+    pub payload_bytes: u64,
+    /// The payload's first bytes (at most the `head` asked for).
+    pub payload_head: Vec<u8>,
+}
+
 /// The name a receiver is announced by on the wake channel (queue names cannot hold ':').
 pub fn wake_name(receiver: &str) -> String {
     format!("r:{receiver}")
@@ -163,6 +189,45 @@ impl Store {
         let k = self.keys.receiver(receiver);
         let reply = self.run(Path::WriteBack, "cancelMessage", &k.all(), Args::new().arg(id)).await?;
         Ok(redis::from_redis_value::<i64>(reply).map_err(|e| Error::Internal(e.to_string()))? == 1)
+    }
+
+    /// One page of a physical receiver's scheduled or in-flight messages, from rank `offset`:
+    /// (how many the set holds, the page). Bounded by the page, whatever the receiver holds.
+    pub async fn list_messages_in(
+        &self,
+        receiver: &str,
+        state: MessageState,
+        offset: u64,
+        count: u32,
+        head: u32,
+    ) -> Result<(u64, Vec<MessageInfo>)> {
+        let k = self.keys.receiver(receiver);
+        let which = if state == MessageState::InFlight { "inflight" } else { "scheduled" };
+        let args = Args::new().arg(which).arg(offset).arg(count).arg(head);
+        let mut r = Reply::new("readMessages", self.run(Path::Dispatch, "readMessages", &k.all(), args).await?)?;
+        let total = r.next()?;
+        let mut page = Vec::new();
+        while !r.is_empty() {
+            let id: String = r.next()?;
+            let score: i64 = r.next()?;
+            let meta: String = r.next()?;
+            let delivery: String = r.next()?;
+            let mut m = MessageInfo { id, payload_bytes: r.next()?, payload_head: r.next()?, ..Default::default() };
+            // meta: deliver_at|delivery_count|key[|traceparent]
+            let mut f = meta.splitn(4, '|');
+            m.deliver_at_ms = f.next().and_then(|v| v.parse().ok()).unwrap_or(score);
+            m.delivery_count = f.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+            m.key = f.next().unwrap_or_default().to_string();
+            if state == MessageState::InFlight {
+                // delivery: token|consumer|delivered_at|key
+                let mut d = delivery.splitn(4, '|');
+                m.token = d.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+                m.consumer = d.next().unwrap_or_default().to_string();
+                m.ack_deadline_ms = Some(score);
+            }
+            page.push(m);
+        }
+        Ok((total, page))
     }
 
     /// A receiver's figures.

@@ -23,6 +23,324 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// MessageState is where a message is.
+type MessageState int32
+
+const (
+	// MESSAGE_STATE_UNSPECIFIED: in a listing, every state (scheduled first).
+	MessageState_MESSAGE_STATE_UNSPECIFIED MessageState = 0
+	// MESSAGE_STATE_SCHEDULED: waiting for its time (or due and not yet delivered).
+	MessageState_MESSAGE_STATE_SCHEDULED MessageState = 1
+	// MESSAGE_STATE_IN_FLIGHT: delivered to a consumer, waiting for its Ack.
+	MessageState_MESSAGE_STATE_IN_FLIGHT MessageState = 2
+)
+
+// Enum value maps for MessageState.
+var (
+	MessageState_name = map[int32]string{
+		0: "MESSAGE_STATE_UNSPECIFIED",
+		1: "MESSAGE_STATE_SCHEDULED",
+		2: "MESSAGE_STATE_IN_FLIGHT",
+	}
+	MessageState_value = map[string]int32{
+		"MESSAGE_STATE_UNSPECIFIED": 0,
+		"MESSAGE_STATE_SCHEDULED":   1,
+		"MESSAGE_STATE_IN_FLIGHT":   2,
+	}
+)
+
+func (x MessageState) Enum() *MessageState {
+	p := new(MessageState)
+	*p = x
+	return p
+}
+
+func (x MessageState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (MessageState) Descriptor() protoreflect.EnumDescriptor {
+	return file_baton_v1_schedule_proto_enumTypes[0].Descriptor()
+}
+
+func (MessageState) Type() protoreflect.EnumType {
+	return &file_baton_v1_schedule_proto_enumTypes[0]
+}
+
+func (x MessageState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use MessageState.Descriptor instead.
+func (MessageState) EnumDescriptor() ([]byte, []int) {
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{0}
+}
+
+// ListMessagesRequest pages through a receiver's messages.
+type ListMessagesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// receiver names the receiver.
+	Receiver string `protobuf:"bytes,1,opt,name=receiver,proto3" json:"receiver,omitempty"`
+	// state: only the messages in this state; unspecified: scheduled, then in flight.
+	State MessageState `protobuf:"varint,2,opt,name=state,proto3,enum=baton.v1.MessageState" json:"state,omitempty"`
+	// page_size is the most messages to return; 0 means 100; at most 1000.
+	PageSize uint32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// page_token continues a listing: the next_page_token of the previous page.
+	PageToken string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// payload_bytes: how many of each payload's first bytes to return; 0 means none; at most
+	// 1024.
+	PayloadBytes  uint32 `protobuf:"varint,5,opt,name=payload_bytes,json=payloadBytes,proto3" json:"payload_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMessagesRequest) Reset() {
+	*x = ListMessagesRequest{}
+	mi := &file_baton_v1_schedule_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMessagesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMessagesRequest) ProtoMessage() {}
+
+func (x *ListMessagesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_schedule_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMessagesRequest.ProtoReflect.Descriptor instead.
+func (*ListMessagesRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ListMessagesRequest) GetReceiver() string {
+	if x != nil {
+		return x.Receiver
+	}
+	return ""
+}
+
+func (x *ListMessagesRequest) GetState() MessageState {
+	if x != nil {
+		return x.State
+	}
+	return MessageState_MESSAGE_STATE_UNSPECIFIED
+}
+
+func (x *ListMessagesRequest) GetPageSize() uint32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListMessagesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListMessagesRequest) GetPayloadBytes() uint32 {
+	if x != nil {
+		return x.PayloadBytes
+	}
+	return 0
+}
+
+// MessageInfo describes one message.
+type MessageInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id of the message (what Cancel and Ack take).
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// state is where the message is.
+	State MessageState `protobuf:"varint,2,opt,name=state,proto3,enum=baton.v1.MessageState" json:"state,omitempty"`
+	// deliver_at is when it was scheduled for.
+	DeliverAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=deliver_at,json=deliverAt,proto3" json:"deliver_at,omitempty"`
+	// delivery_count: how many times it was delivered.
+	DeliveryCount uint32 `protobuf:"varint,4,opt,name=delivery_count,json=deliveryCount,proto3" json:"delivery_count,omitempty"`
+	// key: its idempotency key, if any.
+	Key string `protobuf:"bytes,5,opt,name=key,proto3" json:"key,omitempty"`
+	// ack_deadline: while in flight, when it is delivered again unless acked.
+	AckDeadline *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=ack_deadline,json=ackDeadline,proto3" json:"ack_deadline,omitempty"`
+	// consumer_id holding it, while in flight.
+	ConsumerId string `protobuf:"bytes,7,opt,name=consumer_id,json=consumerId,proto3" json:"consumer_id,omitempty"`
+	// token of its current delivery, while in flight.
+	Token uint64 `protobuf:"varint,8,opt,name=token,proto3" json:"token,omitempty"`
+	// payload_bytes: the payload's size.
+	PayloadBytes uint64 `protobuf:"varint,9,opt,name=payload_bytes,json=payloadBytes,proto3" json:"payload_bytes,omitempty"`
+	// payload_head: the payload's first bytes (as many as the request's payload_bytes).
+	PayloadHead   []byte `protobuf:"bytes,10,opt,name=payload_head,json=payloadHead,proto3" json:"payload_head,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MessageInfo) Reset() {
+	*x = MessageInfo{}
+	mi := &file_baton_v1_schedule_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MessageInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MessageInfo) ProtoMessage() {}
+
+func (x *MessageInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_schedule_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MessageInfo.ProtoReflect.Descriptor instead.
+func (*MessageInfo) Descriptor() ([]byte, []int) {
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *MessageInfo) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *MessageInfo) GetState() MessageState {
+	if x != nil {
+		return x.State
+	}
+	return MessageState_MESSAGE_STATE_UNSPECIFIED
+}
+
+func (x *MessageInfo) GetDeliverAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DeliverAt
+	}
+	return nil
+}
+
+func (x *MessageInfo) GetDeliveryCount() uint32 {
+	if x != nil {
+		return x.DeliveryCount
+	}
+	return 0
+}
+
+func (x *MessageInfo) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *MessageInfo) GetAckDeadline() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AckDeadline
+	}
+	return nil
+}
+
+func (x *MessageInfo) GetConsumerId() string {
+	if x != nil {
+		return x.ConsumerId
+	}
+	return ""
+}
+
+func (x *MessageInfo) GetToken() uint64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+func (x *MessageInfo) GetPayloadBytes() uint64 {
+	if x != nil {
+		return x.PayloadBytes
+	}
+	return 0
+}
+
+func (x *MessageInfo) GetPayloadHead() []byte {
+	if x != nil {
+		return x.PayloadHead
+	}
+	return nil
+}
+
+// ListMessagesResponse is one page of messages.
+type ListMessagesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// messages on this page.
+	Messages []*MessageInfo `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
+	// next_page_token continues the listing; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMessagesResponse) Reset() {
+	*x = ListMessagesResponse{}
+	mi := &file_baton_v1_schedule_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMessagesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMessagesResponse) ProtoMessage() {}
+
+func (x *ListMessagesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_schedule_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMessagesResponse.ProtoReflect.Descriptor instead.
+func (*ListMessagesResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ListMessagesResponse) GetMessages() []*MessageInfo {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *ListMessagesResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 // ScheduleRequest persists one message.
 type ScheduleRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -50,7 +368,7 @@ type ScheduleRequest struct {
 
 func (x *ScheduleRequest) Reset() {
 	*x = ScheduleRequest{}
-	mi := &file_baton_v1_schedule_proto_msgTypes[0]
+	mi := &file_baton_v1_schedule_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -62,7 +380,7 @@ func (x *ScheduleRequest) String() string {
 func (*ScheduleRequest) ProtoMessage() {}
 
 func (x *ScheduleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_schedule_proto_msgTypes[0]
+	mi := &file_baton_v1_schedule_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -75,7 +393,7 @@ func (x *ScheduleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScheduleRequest.ProtoReflect.Descriptor instead.
 func (*ScheduleRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{0}
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ScheduleRequest) GetReceiver() string {
@@ -164,7 +482,7 @@ type ScheduleResponse struct {
 
 func (x *ScheduleResponse) Reset() {
 	*x = ScheduleResponse{}
-	mi := &file_baton_v1_schedule_proto_msgTypes[1]
+	mi := &file_baton_v1_schedule_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -176,7 +494,7 @@ func (x *ScheduleResponse) String() string {
 func (*ScheduleResponse) ProtoMessage() {}
 
 func (x *ScheduleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_schedule_proto_msgTypes[1]
+	mi := &file_baton_v1_schedule_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -189,7 +507,7 @@ func (x *ScheduleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScheduleResponse.ProtoReflect.Descriptor instead.
 func (*ScheduleResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{1}
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ScheduleResponse) GetId() string {
@@ -229,7 +547,7 @@ type SubscribeRequest struct {
 
 func (x *SubscribeRequest) Reset() {
 	*x = SubscribeRequest{}
-	mi := &file_baton_v1_schedule_proto_msgTypes[2]
+	mi := &file_baton_v1_schedule_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -241,7 +559,7 @@ func (x *SubscribeRequest) String() string {
 func (*SubscribeRequest) ProtoMessage() {}
 
 func (x *SubscribeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_schedule_proto_msgTypes[2]
+	mi := &file_baton_v1_schedule_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -254,7 +572,7 @@ func (x *SubscribeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeRequest.ProtoReflect.Descriptor instead.
 func (*SubscribeRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{2}
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SubscribeRequest) GetReceiver() string {
@@ -299,7 +617,7 @@ type SubscribeResponse struct {
 
 func (x *SubscribeResponse) Reset() {
 	*x = SubscribeResponse{}
-	mi := &file_baton_v1_schedule_proto_msgTypes[3]
+	mi := &file_baton_v1_schedule_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -311,7 +629,7 @@ func (x *SubscribeResponse) String() string {
 func (*SubscribeResponse) ProtoMessage() {}
 
 func (x *SubscribeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_schedule_proto_msgTypes[3]
+	mi := &file_baton_v1_schedule_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -324,7 +642,7 @@ func (x *SubscribeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeResponse.ProtoReflect.Descriptor instead.
 func (*SubscribeResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{3}
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SubscribeResponse) GetId() string {
@@ -384,7 +702,7 @@ type AckRequest struct {
 
 func (x *AckRequest) Reset() {
 	*x = AckRequest{}
-	mi := &file_baton_v1_schedule_proto_msgTypes[4]
+	mi := &file_baton_v1_schedule_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -396,7 +714,7 @@ func (x *AckRequest) String() string {
 func (*AckRequest) ProtoMessage() {}
 
 func (x *AckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_schedule_proto_msgTypes[4]
+	mi := &file_baton_v1_schedule_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -409,7 +727,7 @@ func (x *AckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckRequest.ProtoReflect.Descriptor instead.
 func (*AckRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{4}
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AckRequest) GetReceiver() string {
@@ -442,7 +760,7 @@ type AckResponse struct {
 
 func (x *AckResponse) Reset() {
 	*x = AckResponse{}
-	mi := &file_baton_v1_schedule_proto_msgTypes[5]
+	mi := &file_baton_v1_schedule_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -454,7 +772,7 @@ func (x *AckResponse) String() string {
 func (*AckResponse) ProtoMessage() {}
 
 func (x *AckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_schedule_proto_msgTypes[5]
+	mi := &file_baton_v1_schedule_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -467,7 +785,7 @@ func (x *AckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckResponse.ProtoReflect.Descriptor instead.
 func (*AckResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{5}
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{8}
 }
 
 // CancelRequest removes a message.
@@ -483,7 +801,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_baton_v1_schedule_proto_msgTypes[6]
+	mi := &file_baton_v1_schedule_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -495,7 +813,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_schedule_proto_msgTypes[6]
+	mi := &file_baton_v1_schedule_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -508,7 +826,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{6}
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CancelRequest) GetReceiver() string {
@@ -534,7 +852,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_baton_v1_schedule_proto_msgTypes[7]
+	mi := &file_baton_v1_schedule_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -546,7 +864,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_schedule_proto_msgTypes[7]
+	mi := &file_baton_v1_schedule_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -559,7 +877,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{7}
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{10}
 }
 
 // ScheduleBatchRequest persists many messages.
@@ -573,7 +891,7 @@ type ScheduleBatchRequest struct {
 
 func (x *ScheduleBatchRequest) Reset() {
 	*x = ScheduleBatchRequest{}
-	mi := &file_baton_v1_schedule_proto_msgTypes[8]
+	mi := &file_baton_v1_schedule_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -585,7 +903,7 @@ func (x *ScheduleBatchRequest) String() string {
 func (*ScheduleBatchRequest) ProtoMessage() {}
 
 func (x *ScheduleBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_schedule_proto_msgTypes[8]
+	mi := &file_baton_v1_schedule_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -598,7 +916,7 @@ func (x *ScheduleBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScheduleBatchRequest.ProtoReflect.Descriptor instead.
 func (*ScheduleBatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{8}
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ScheduleBatchRequest) GetMessages() []*ScheduleRequest {
@@ -619,7 +937,7 @@ type ScheduleBatchResponse struct {
 
 func (x *ScheduleBatchResponse) Reset() {
 	*x = ScheduleBatchResponse{}
-	mi := &file_baton_v1_schedule_proto_msgTypes[9]
+	mi := &file_baton_v1_schedule_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -631,7 +949,7 @@ func (x *ScheduleBatchResponse) String() string {
 func (*ScheduleBatchResponse) ProtoMessage() {}
 
 func (x *ScheduleBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_schedule_proto_msgTypes[9]
+	mi := &file_baton_v1_schedule_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -644,7 +962,7 @@ func (x *ScheduleBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScheduleBatchResponse.ProtoReflect.Descriptor instead.
 func (*ScheduleBatchResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{9}
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ScheduleBatchResponse) GetResults() []*ScheduleResponse {
@@ -665,7 +983,7 @@ type AckBatchRequest struct {
 
 func (x *AckBatchRequest) Reset() {
 	*x = AckBatchRequest{}
-	mi := &file_baton_v1_schedule_proto_msgTypes[10]
+	mi := &file_baton_v1_schedule_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -677,7 +995,7 @@ func (x *AckBatchRequest) String() string {
 func (*AckBatchRequest) ProtoMessage() {}
 
 func (x *AckBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_schedule_proto_msgTypes[10]
+	mi := &file_baton_v1_schedule_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -690,7 +1008,7 @@ func (x *AckBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckBatchRequest.ProtoReflect.Descriptor instead.
 func (*AckBatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{10}
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AckBatchRequest) GetAcks() []*AckRequest {
@@ -716,7 +1034,7 @@ type AckResult struct {
 
 func (x *AckResult) Reset() {
 	*x = AckResult{}
-	mi := &file_baton_v1_schedule_proto_msgTypes[11]
+	mi := &file_baton_v1_schedule_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -728,7 +1046,7 @@ func (x *AckResult) String() string {
 func (*AckResult) ProtoMessage() {}
 
 func (x *AckResult) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_schedule_proto_msgTypes[11]
+	mi := &file_baton_v1_schedule_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -741,7 +1059,7 @@ func (x *AckResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckResult.ProtoReflect.Descriptor instead.
 func (*AckResult) Descriptor() ([]byte, []int) {
-	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{11}
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AckResult) GetReceiver() string {
@@ -776,7 +1094,7 @@ type AckBatchResponse struct {
 
 func (x *AckBatchResponse) Reset() {
 	*x = AckBatchResponse{}
-	mi := &file_baton_v1_schedule_proto_msgTypes[12]
+	mi := &file_baton_v1_schedule_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -788,7 +1106,7 @@ func (x *AckBatchResponse) String() string {
 func (*AckBatchResponse) ProtoMessage() {}
 
 func (x *AckBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_schedule_proto_msgTypes[12]
+	mi := &file_baton_v1_schedule_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -801,7 +1119,7 @@ func (x *AckBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AckBatchResponse.ProtoReflect.Descriptor instead.
 func (*AckBatchResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{12}
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *AckBatchResponse) GetResults() []*AckResult {
@@ -825,7 +1143,7 @@ type ReceiveRequest struct {
 
 func (x *ReceiveRequest) Reset() {
 	*x = ReceiveRequest{}
-	mi := &file_baton_v1_schedule_proto_msgTypes[13]
+	mi := &file_baton_v1_schedule_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -837,7 +1155,7 @@ func (x *ReceiveRequest) String() string {
 func (*ReceiveRequest) ProtoMessage() {}
 
 func (x *ReceiveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_schedule_proto_msgTypes[13]
+	mi := &file_baton_v1_schedule_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -850,7 +1168,7 @@ func (x *ReceiveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiveRequest.ProtoReflect.Descriptor instead.
 func (*ReceiveRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{13}
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReceiveRequest) GetOpen() *SubscribeRequest {
@@ -880,7 +1198,7 @@ type ReceiveAck struct {
 
 func (x *ReceiveAck) Reset() {
 	*x = ReceiveAck{}
-	mi := &file_baton_v1_schedule_proto_msgTypes[14]
+	mi := &file_baton_v1_schedule_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -892,7 +1210,7 @@ func (x *ReceiveAck) String() string {
 func (*ReceiveAck) ProtoMessage() {}
 
 func (x *ReceiveAck) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_schedule_proto_msgTypes[14]
+	mi := &file_baton_v1_schedule_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -905,7 +1223,7 @@ func (x *ReceiveAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiveAck.ProtoReflect.Descriptor instead.
 func (*ReceiveAck) Descriptor() ([]byte, []int) {
-	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{14}
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReceiveAck) GetId() string {
@@ -938,7 +1256,7 @@ type ReceiveResponse struct {
 
 func (x *ReceiveResponse) Reset() {
 	*x = ReceiveResponse{}
-	mi := &file_baton_v1_schedule_proto_msgTypes[15]
+	mi := &file_baton_v1_schedule_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -950,7 +1268,7 @@ func (x *ReceiveResponse) String() string {
 func (*ReceiveResponse) ProtoMessage() {}
 
 func (x *ReceiveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_schedule_proto_msgTypes[15]
+	mi := &file_baton_v1_schedule_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -963,7 +1281,7 @@ func (x *ReceiveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReceiveResponse.ProtoReflect.Descriptor instead.
 func (*ReceiveResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{15}
+	return file_baton_v1_schedule_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReceiveResponse) GetMessages() []*SubscribeResponse {
@@ -991,7 +1309,31 @@ var File_baton_v1_schedule_proto protoreflect.FileDescriptor
 
 const file_baton_v1_schedule_proto_rawDesc = "" +
 	"\n" +
-	"\x17baton/v1/schedule.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf3\x01\n" +
+	"\x17baton/v1/schedule.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc0\x01\n" +
+	"\x13ListMessagesRequest\x12\x1a\n" +
+	"\breceiver\x18\x01 \x01(\tR\breceiver\x12,\n" +
+	"\x05state\x18\x02 \x01(\x0e2\x16.baton.v1.MessageStateR\x05state\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\rR\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\x12#\n" +
+	"\rpayload_bytes\x18\x05 \x01(\rR\fpayloadBytes\"\xfd\x02\n" +
+	"\vMessageInfo\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12,\n" +
+	"\x05state\x18\x02 \x01(\x0e2\x16.baton.v1.MessageStateR\x05state\x129\n" +
+	"\n" +
+	"deliver_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tdeliverAt\x12%\n" +
+	"\x0edelivery_count\x18\x04 \x01(\rR\rdeliveryCount\x12\x10\n" +
+	"\x03key\x18\x05 \x01(\tR\x03key\x12=\n" +
+	"\fack_deadline\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\vackDeadline\x12\x1f\n" +
+	"\vconsumer_id\x18\a \x01(\tR\n" +
+	"consumerId\x12\x14\n" +
+	"\x05token\x18\b \x01(\x04R\x05token\x12#\n" +
+	"\rpayload_bytes\x18\t \x01(\x04R\fpayloadBytes\x12!\n" +
+	"\fpayload_head\x18\n" +
+	" \x01(\fR\vpayloadHead\"q\n" +
+	"\x14ListMessagesResponse\x121\n" +
+	"\bmessages\x18\x01 \x03(\v2\x15.baton.v1.MessageInfoR\bmessages\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xf3\x01\n" +
 	"\x0fScheduleRequest\x12\x1a\n" +
 	"\breceiver\x18\x01 \x01(\tR\breceiver\x12\x18\n" +
 	"\apayload\x18\x02 \x01(\fR\apayload\x12;\n" +
@@ -1052,7 +1394,11 @@ const file_baton_v1_schedule_proto_rawDesc = "" +
 	"\x0fReceiveResponse\x127\n" +
 	"\bmessages\x18\x01 \x03(\v2\x1b.baton.v1.SubscribeResponseR\bmessages\x12*\n" +
 	"\x05acked\x18\x02 \x03(\v2\x14.baton.v1.ReceiveAckR\x05acked\x12(\n" +
-	"\x04lost\x18\x03 \x03(\v2\x14.baton.v1.ReceiveAckR\x04lost2\xe6\x03\n" +
+	"\x04lost\x18\x03 \x03(\v2\x14.baton.v1.ReceiveAckR\x04lost*g\n" +
+	"\fMessageState\x12\x1d\n" +
+	"\x19MESSAGE_STATE_UNSPECIFIED\x10\x00\x12\x1b\n" +
+	"\x17MESSAGE_STATE_SCHEDULED\x10\x01\x12\x1b\n" +
+	"\x17MESSAGE_STATE_IN_FLIGHT\x10\x022\xb5\x04\n" +
 	"\x0fScheduleService\x12A\n" +
 	"\bSchedule\x12\x19.baton.v1.ScheduleRequest\x1a\x1a.baton.v1.ScheduleResponse\x12P\n" +
 	"\rScheduleBatch\x12\x1e.baton.v1.ScheduleBatchRequest\x1a\x1f.baton.v1.ScheduleBatchResponse\x12F\n" +
@@ -1060,7 +1406,8 @@ const file_baton_v1_schedule_proto_rawDesc = "" +
 	"\aReceive\x12\x18.baton.v1.ReceiveRequest\x1a\x19.baton.v1.ReceiveResponse(\x010\x01\x122\n" +
 	"\x03Ack\x12\x14.baton.v1.AckRequest\x1a\x15.baton.v1.AckResponse\x12A\n" +
 	"\bAckBatch\x12\x19.baton.v1.AckBatchRequest\x1a\x1a.baton.v1.AckBatchResponse\x12;\n" +
-	"\x06Cancel\x12\x17.baton.v1.CancelRequest\x1a\x18.baton.v1.CancelResponseB\x9e\x01\n" +
+	"\x06Cancel\x12\x17.baton.v1.CancelRequest\x1a\x18.baton.v1.CancelResponse\x12M\n" +
+	"\fListMessages\x12\x1d.baton.v1.ListMessagesRequest\x1a\x1e.baton.v1.ListMessagesResponseB\x9e\x01\n" +
 	"\fdev.baton.v1B\rScheduleProtoP\x01Z>github.com/baton-project/baton/clients/go/gen/baton/v1;batonv1\xa2\x02\x03BXX\xaa\x02\bBaton.V1\xca\x02\bBaton\\V1\xe2\x02\x14Baton\\V1\\GPBMetadata\xea\x02\tBaton::V1b\x06proto3"
 
 var (
@@ -1075,60 +1422,72 @@ func file_baton_v1_schedule_proto_rawDescGZIP() []byte {
 	return file_baton_v1_schedule_proto_rawDescData
 }
 
-var file_baton_v1_schedule_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_baton_v1_schedule_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_baton_v1_schedule_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_baton_v1_schedule_proto_goTypes = []any{
-	(*ScheduleRequest)(nil),       // 0: baton.v1.ScheduleRequest
-	(*ScheduleResponse)(nil),      // 1: baton.v1.ScheduleResponse
-	(*SubscribeRequest)(nil),      // 2: baton.v1.SubscribeRequest
-	(*SubscribeResponse)(nil),     // 3: baton.v1.SubscribeResponse
-	(*AckRequest)(nil),            // 4: baton.v1.AckRequest
-	(*AckResponse)(nil),           // 5: baton.v1.AckResponse
-	(*CancelRequest)(nil),         // 6: baton.v1.CancelRequest
-	(*CancelResponse)(nil),        // 7: baton.v1.CancelResponse
-	(*ScheduleBatchRequest)(nil),  // 8: baton.v1.ScheduleBatchRequest
-	(*ScheduleBatchResponse)(nil), // 9: baton.v1.ScheduleBatchResponse
-	(*AckBatchRequest)(nil),       // 10: baton.v1.AckBatchRequest
-	(*AckResult)(nil),             // 11: baton.v1.AckResult
-	(*AckBatchResponse)(nil),      // 12: baton.v1.AckBatchResponse
-	(*ReceiveRequest)(nil),        // 13: baton.v1.ReceiveRequest
-	(*ReceiveAck)(nil),            // 14: baton.v1.ReceiveAck
-	(*ReceiveResponse)(nil),       // 15: baton.v1.ReceiveResponse
-	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 17: google.protobuf.Duration
+	(MessageState)(0),             // 0: baton.v1.MessageState
+	(*ListMessagesRequest)(nil),   // 1: baton.v1.ListMessagesRequest
+	(*MessageInfo)(nil),           // 2: baton.v1.MessageInfo
+	(*ListMessagesResponse)(nil),  // 3: baton.v1.ListMessagesResponse
+	(*ScheduleRequest)(nil),       // 4: baton.v1.ScheduleRequest
+	(*ScheduleResponse)(nil),      // 5: baton.v1.ScheduleResponse
+	(*SubscribeRequest)(nil),      // 6: baton.v1.SubscribeRequest
+	(*SubscribeResponse)(nil),     // 7: baton.v1.SubscribeResponse
+	(*AckRequest)(nil),            // 8: baton.v1.AckRequest
+	(*AckResponse)(nil),           // 9: baton.v1.AckResponse
+	(*CancelRequest)(nil),         // 10: baton.v1.CancelRequest
+	(*CancelResponse)(nil),        // 11: baton.v1.CancelResponse
+	(*ScheduleBatchRequest)(nil),  // 12: baton.v1.ScheduleBatchRequest
+	(*ScheduleBatchResponse)(nil), // 13: baton.v1.ScheduleBatchResponse
+	(*AckBatchRequest)(nil),       // 14: baton.v1.AckBatchRequest
+	(*AckResult)(nil),             // 15: baton.v1.AckResult
+	(*AckBatchResponse)(nil),      // 16: baton.v1.AckBatchResponse
+	(*ReceiveRequest)(nil),        // 17: baton.v1.ReceiveRequest
+	(*ReceiveAck)(nil),            // 18: baton.v1.ReceiveAck
+	(*ReceiveResponse)(nil),       // 19: baton.v1.ReceiveResponse
+	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 21: google.protobuf.Duration
 }
 var file_baton_v1_schedule_proto_depIdxs = []int32{
-	16, // 0: baton.v1.ScheduleRequest.deliver_at:type_name -> google.protobuf.Timestamp
-	17, // 1: baton.v1.ScheduleRequest.delay:type_name -> google.protobuf.Duration
-	16, // 2: baton.v1.ScheduleResponse.deliver_at:type_name -> google.protobuf.Timestamp
-	16, // 3: baton.v1.SubscribeResponse.deliver_at:type_name -> google.protobuf.Timestamp
-	0,  // 4: baton.v1.ScheduleBatchRequest.messages:type_name -> baton.v1.ScheduleRequest
-	1,  // 5: baton.v1.ScheduleBatchResponse.results:type_name -> baton.v1.ScheduleResponse
-	4,  // 6: baton.v1.AckBatchRequest.acks:type_name -> baton.v1.AckRequest
-	11, // 7: baton.v1.AckBatchResponse.results:type_name -> baton.v1.AckResult
-	2,  // 8: baton.v1.ReceiveRequest.open:type_name -> baton.v1.SubscribeRequest
-	14, // 9: baton.v1.ReceiveRequest.acks:type_name -> baton.v1.ReceiveAck
-	3,  // 10: baton.v1.ReceiveResponse.messages:type_name -> baton.v1.SubscribeResponse
-	14, // 11: baton.v1.ReceiveResponse.acked:type_name -> baton.v1.ReceiveAck
-	14, // 12: baton.v1.ReceiveResponse.lost:type_name -> baton.v1.ReceiveAck
-	0,  // 13: baton.v1.ScheduleService.Schedule:input_type -> baton.v1.ScheduleRequest
-	8,  // 14: baton.v1.ScheduleService.ScheduleBatch:input_type -> baton.v1.ScheduleBatchRequest
-	2,  // 15: baton.v1.ScheduleService.Subscribe:input_type -> baton.v1.SubscribeRequest
-	13, // 16: baton.v1.ScheduleService.Receive:input_type -> baton.v1.ReceiveRequest
-	4,  // 17: baton.v1.ScheduleService.Ack:input_type -> baton.v1.AckRequest
-	10, // 18: baton.v1.ScheduleService.AckBatch:input_type -> baton.v1.AckBatchRequest
-	6,  // 19: baton.v1.ScheduleService.Cancel:input_type -> baton.v1.CancelRequest
-	1,  // 20: baton.v1.ScheduleService.Schedule:output_type -> baton.v1.ScheduleResponse
-	9,  // 21: baton.v1.ScheduleService.ScheduleBatch:output_type -> baton.v1.ScheduleBatchResponse
-	3,  // 22: baton.v1.ScheduleService.Subscribe:output_type -> baton.v1.SubscribeResponse
-	15, // 23: baton.v1.ScheduleService.Receive:output_type -> baton.v1.ReceiveResponse
-	5,  // 24: baton.v1.ScheduleService.Ack:output_type -> baton.v1.AckResponse
-	12, // 25: baton.v1.ScheduleService.AckBatch:output_type -> baton.v1.AckBatchResponse
-	7,  // 26: baton.v1.ScheduleService.Cancel:output_type -> baton.v1.CancelResponse
-	20, // [20:27] is the sub-list for method output_type
-	13, // [13:20] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	0,  // 0: baton.v1.ListMessagesRequest.state:type_name -> baton.v1.MessageState
+	0,  // 1: baton.v1.MessageInfo.state:type_name -> baton.v1.MessageState
+	20, // 2: baton.v1.MessageInfo.deliver_at:type_name -> google.protobuf.Timestamp
+	20, // 3: baton.v1.MessageInfo.ack_deadline:type_name -> google.protobuf.Timestamp
+	2,  // 4: baton.v1.ListMessagesResponse.messages:type_name -> baton.v1.MessageInfo
+	20, // 5: baton.v1.ScheduleRequest.deliver_at:type_name -> google.protobuf.Timestamp
+	21, // 6: baton.v1.ScheduleRequest.delay:type_name -> google.protobuf.Duration
+	20, // 7: baton.v1.ScheduleResponse.deliver_at:type_name -> google.protobuf.Timestamp
+	20, // 8: baton.v1.SubscribeResponse.deliver_at:type_name -> google.protobuf.Timestamp
+	4,  // 9: baton.v1.ScheduleBatchRequest.messages:type_name -> baton.v1.ScheduleRequest
+	5,  // 10: baton.v1.ScheduleBatchResponse.results:type_name -> baton.v1.ScheduleResponse
+	8,  // 11: baton.v1.AckBatchRequest.acks:type_name -> baton.v1.AckRequest
+	15, // 12: baton.v1.AckBatchResponse.results:type_name -> baton.v1.AckResult
+	6,  // 13: baton.v1.ReceiveRequest.open:type_name -> baton.v1.SubscribeRequest
+	18, // 14: baton.v1.ReceiveRequest.acks:type_name -> baton.v1.ReceiveAck
+	7,  // 15: baton.v1.ReceiveResponse.messages:type_name -> baton.v1.SubscribeResponse
+	18, // 16: baton.v1.ReceiveResponse.acked:type_name -> baton.v1.ReceiveAck
+	18, // 17: baton.v1.ReceiveResponse.lost:type_name -> baton.v1.ReceiveAck
+	4,  // 18: baton.v1.ScheduleService.Schedule:input_type -> baton.v1.ScheduleRequest
+	12, // 19: baton.v1.ScheduleService.ScheduleBatch:input_type -> baton.v1.ScheduleBatchRequest
+	6,  // 20: baton.v1.ScheduleService.Subscribe:input_type -> baton.v1.SubscribeRequest
+	17, // 21: baton.v1.ScheduleService.Receive:input_type -> baton.v1.ReceiveRequest
+	8,  // 22: baton.v1.ScheduleService.Ack:input_type -> baton.v1.AckRequest
+	14, // 23: baton.v1.ScheduleService.AckBatch:input_type -> baton.v1.AckBatchRequest
+	10, // 24: baton.v1.ScheduleService.Cancel:input_type -> baton.v1.CancelRequest
+	1,  // 25: baton.v1.ScheduleService.ListMessages:input_type -> baton.v1.ListMessagesRequest
+	5,  // 26: baton.v1.ScheduleService.Schedule:output_type -> baton.v1.ScheduleResponse
+	13, // 27: baton.v1.ScheduleService.ScheduleBatch:output_type -> baton.v1.ScheduleBatchResponse
+	7,  // 28: baton.v1.ScheduleService.Subscribe:output_type -> baton.v1.SubscribeResponse
+	19, // 29: baton.v1.ScheduleService.Receive:output_type -> baton.v1.ReceiveResponse
+	9,  // 30: baton.v1.ScheduleService.Ack:output_type -> baton.v1.AckResponse
+	16, // 31: baton.v1.ScheduleService.AckBatch:output_type -> baton.v1.AckBatchResponse
+	11, // 32: baton.v1.ScheduleService.Cancel:output_type -> baton.v1.CancelResponse
+	3,  // 33: baton.v1.ScheduleService.ListMessages:output_type -> baton.v1.ListMessagesResponse
+	26, // [26:34] is the sub-list for method output_type
+	18, // [18:26] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_schedule_proto_init() }
@@ -1136,7 +1495,7 @@ func file_baton_v1_schedule_proto_init() {
 	if File_baton_v1_schedule_proto != nil {
 		return
 	}
-	file_baton_v1_schedule_proto_msgTypes[0].OneofWrappers = []any{
+	file_baton_v1_schedule_proto_msgTypes[3].OneofWrappers = []any{
 		(*ScheduleRequest_DeliverAt)(nil),
 		(*ScheduleRequest_Delay)(nil),
 	}
@@ -1145,13 +1504,14 @@ func file_baton_v1_schedule_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_schedule_proto_rawDesc), len(file_baton_v1_schedule_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   16,
+			NumEnums:      1,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_baton_v1_schedule_proto_goTypes,
 		DependencyIndexes: file_baton_v1_schedule_proto_depIdxs,
+		EnumInfos:         file_baton_v1_schedule_proto_enumTypes,
 		MessageInfos:      file_baton_v1_schedule_proto_msgTypes,
 	}.Build()
 	File_baton_v1_schedule_proto = out.File

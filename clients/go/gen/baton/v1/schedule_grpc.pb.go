@@ -26,6 +26,7 @@ const (
 	ScheduleService_Ack_FullMethodName           = "/baton.v1.ScheduleService/Ack"
 	ScheduleService_AckBatch_FullMethodName      = "/baton.v1.ScheduleService/AckBatch"
 	ScheduleService_Cancel_FullMethodName        = "/baton.v1.ScheduleService/Cancel"
+	ScheduleService_ListMessages_FullMethodName  = "/baton.v1.ScheduleService/ListMessages"
 )
 
 // ScheduleServiceClient is the client API for ScheduleService service.
@@ -83,6 +84,13 @@ type ScheduleServiceClient interface {
 	AckBatch(ctx context.Context, in *AckBatchRequest, opts ...grpc.CallOption) (*AckBatchResponse, error)
 	// Cancel removes a scheduled or in-flight message. NOT_FOUND if there is no such message.
 	Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error)
+	// ListMessages pages through a receiver's messages: the scheduled ones by delivery time, then
+	// (or only, as state asks) the in-flight ones by ack deadline, each with its delivery count,
+	// key, payload size and first bytes, and while in flight its consumer and token. Read-only;
+	// each page costs Redis the page, whatever the receiver holds. Pages are by rank: a message
+	// delivered, acked or scheduled between two pages may be skipped or shown twice. NOT_FOUND
+	// for a receiver nothing was ever scheduled to.
+	ListMessages(ctx context.Context, in *ListMessagesRequest, opts ...grpc.CallOption) (*ListMessagesResponse, error)
 }
 
 type scheduleServiceClient struct {
@@ -175,6 +183,16 @@ func (c *scheduleServiceClient) Cancel(ctx context.Context, in *CancelRequest, o
 	return out, nil
 }
 
+func (c *scheduleServiceClient) ListMessages(ctx context.Context, in *ListMessagesRequest, opts ...grpc.CallOption) (*ListMessagesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListMessagesResponse)
+	err := c.cc.Invoke(ctx, ScheduleService_ListMessages_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ScheduleServiceServer is the server API for ScheduleService service.
 // All implementations must embed UnimplementedScheduleServiceServer
 // for forward compatibility.
@@ -230,6 +248,13 @@ type ScheduleServiceServer interface {
 	AckBatch(context.Context, *AckBatchRequest) (*AckBatchResponse, error)
 	// Cancel removes a scheduled or in-flight message. NOT_FOUND if there is no such message.
 	Cancel(context.Context, *CancelRequest) (*CancelResponse, error)
+	// ListMessages pages through a receiver's messages: the scheduled ones by delivery time, then
+	// (or only, as state asks) the in-flight ones by ack deadline, each with its delivery count,
+	// key, payload size and first bytes, and while in flight its consumer and token. Read-only;
+	// each page costs Redis the page, whatever the receiver holds. Pages are by rank: a message
+	// delivered, acked or scheduled between two pages may be skipped or shown twice. NOT_FOUND
+	// for a receiver nothing was ever scheduled to.
+	ListMessages(context.Context, *ListMessagesRequest) (*ListMessagesResponse, error)
 	mustEmbedUnimplementedScheduleServiceServer()
 }
 
@@ -260,6 +285,9 @@ func (UnimplementedScheduleServiceServer) AckBatch(context.Context, *AckBatchReq
 }
 func (UnimplementedScheduleServiceServer) Cancel(context.Context, *CancelRequest) (*CancelResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Cancel not implemented")
+}
+func (UnimplementedScheduleServiceServer) ListMessages(context.Context, *ListMessagesRequest) (*ListMessagesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListMessages not implemented")
 }
 func (UnimplementedScheduleServiceServer) mustEmbedUnimplementedScheduleServiceServer() {}
 func (UnimplementedScheduleServiceServer) testEmbeddedByValue()                         {}
@@ -390,6 +418,24 @@ func _ScheduleService_Cancel_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ScheduleService_ListMessages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListMessagesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ScheduleServiceServer).ListMessages(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ScheduleService_ListMessages_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ScheduleServiceServer).ListMessages(ctx, req.(*ListMessagesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ScheduleService_ServiceDesc is the grpc.ServiceDesc for ScheduleService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -416,6 +462,10 @@ var ScheduleService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Cancel",
 			Handler:    _ScheduleService_Cancel_Handler,
+		},
+		{
+			MethodName: "ListMessages",
+			Handler:    _ScheduleService_ListMessages_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -3,12 +3,68 @@ import datetime
 from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class MessageState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MESSAGE_STATE_UNSPECIFIED: _ClassVar[MessageState]
+    MESSAGE_STATE_SCHEDULED: _ClassVar[MessageState]
+    MESSAGE_STATE_IN_FLIGHT: _ClassVar[MessageState]
+MESSAGE_STATE_UNSPECIFIED: MessageState
+MESSAGE_STATE_SCHEDULED: MessageState
+MESSAGE_STATE_IN_FLIGHT: MessageState
+
+class ListMessagesRequest(_message.Message):
+    __slots__ = ("receiver", "state", "page_size", "page_token", "payload_bytes")
+    RECEIVER_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_BYTES_FIELD_NUMBER: _ClassVar[int]
+    receiver: str
+    state: MessageState
+    page_size: int
+    page_token: str
+    payload_bytes: int
+    def __init__(self, receiver: _Optional[str] = ..., state: _Optional[_Union[MessageState, str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., payload_bytes: _Optional[int] = ...) -> None: ...
+
+class MessageInfo(_message.Message):
+    __slots__ = ("id", "state", "deliver_at", "delivery_count", "key", "ack_deadline", "consumer_id", "token", "payload_bytes", "payload_head")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    DELIVER_AT_FIELD_NUMBER: _ClassVar[int]
+    DELIVERY_COUNT_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    ACK_DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    CONSUMER_ID_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_BYTES_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_HEAD_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    state: MessageState
+    deliver_at: _timestamp_pb2.Timestamp
+    delivery_count: int
+    key: str
+    ack_deadline: _timestamp_pb2.Timestamp
+    consumer_id: str
+    token: int
+    payload_bytes: int
+    payload_head: bytes
+    def __init__(self, id: _Optional[str] = ..., state: _Optional[_Union[MessageState, str]] = ..., deliver_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., delivery_count: _Optional[int] = ..., key: _Optional[str] = ..., ack_deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., consumer_id: _Optional[str] = ..., token: _Optional[int] = ..., payload_bytes: _Optional[int] = ..., payload_head: _Optional[bytes] = ...) -> None: ...
+
+class ListMessagesResponse(_message.Message):
+    __slots__ = ("messages", "next_page_token")
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[MessageInfo]
+    next_page_token: str
+    def __init__(self, messages: _Optional[_Iterable[_Union[MessageInfo, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ScheduleRequest(_message.Message):
     __slots__ = ("receiver", "payload", "deliver_at", "delay", "key", "traceparent")

@@ -76,6 +76,11 @@ class ScheduleServiceStub:
                 request_serializer=baton_dot_v1_dot_schedule__pb2.CancelRequest.SerializeToString,
                 response_deserializer=baton_dot_v1_dot_schedule__pb2.CancelResponse.FromString,
                 _registered_method=True)
+        self.ListMessages = channel.unary_unary(
+                '/baton.v1.ScheduleService/ListMessages',
+                request_serializer=baton_dot_v1_dot_schedule__pb2.ListMessagesRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_schedule__pb2.ListMessagesResponse.FromString,
+                _registered_method=True)
 
 
 class ScheduleServiceServicer:
@@ -166,6 +171,18 @@ class ScheduleServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListMessages(self, request, context):
+        """ListMessages pages through a receiver's messages: the scheduled ones by delivery time, then
+        (or only, as state asks) the in-flight ones by ack deadline, each with its delivery count,
+        key, payload size and first bytes, and while in flight its consumer and token. Read-only;
+        each page costs Redis the page, whatever the receiver holds. Pages are by rank: a message
+        delivered, acked or scheduled between two pages may be skipped or shown twice. NOT_FOUND
+        for a receiver nothing was ever scheduled to.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ScheduleServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -203,6 +220,11 @@ def add_ScheduleServiceServicer_to_server(servicer, server):
                     servicer.Cancel,
                     request_deserializer=baton_dot_v1_dot_schedule__pb2.CancelRequest.FromString,
                     response_serializer=baton_dot_v1_dot_schedule__pb2.CancelResponse.SerializeToString,
+            ),
+            'ListMessages': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListMessages,
+                    request_deserializer=baton_dot_v1_dot_schedule__pb2.ListMessagesRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_schedule__pb2.ListMessagesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -401,6 +423,33 @@ class ScheduleService:
             '/baton.v1.ScheduleService/Cancel',
             baton_dot_v1_dot_schedule__pb2.CancelRequest.SerializeToString,
             baton_dot_v1_dot_schedule__pb2.CancelResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListMessages(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.ScheduleService/ListMessages',
+            baton_dot_v1_dot_schedule__pb2.ListMessagesRequest.SerializeToString,
+            baton_dot_v1_dot_schedule__pb2.ListMessagesResponse.FromString,
             options,
             channel_credentials,
             insecure,

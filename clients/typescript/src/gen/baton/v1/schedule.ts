@@ -29,6 +29,102 @@ export const protobufPackage = "baton.v1";
 
 export const protobufFileName = "baton/v1/schedule.proto";
 
+/** MessageState is where a message is. */
+export enum MessageState {
+  /** MESSAGE_STATE_UNSPECIFIED - MESSAGE_STATE_UNSPECIFIED: in a listing, every state (scheduled first). */
+  MESSAGE_STATE_UNSPECIFIED = 0,
+  /** MESSAGE_STATE_SCHEDULED - MESSAGE_STATE_SCHEDULED: waiting for its time (or due and not yet delivered). */
+  MESSAGE_STATE_SCHEDULED = 1,
+  /** MESSAGE_STATE_IN_FLIGHT - MESSAGE_STATE_IN_FLIGHT: delivered to a consumer, waiting for its Ack. */
+  MESSAGE_STATE_IN_FLIGHT = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function messageStateFromJSON(object: any): MessageState {
+  switch (object) {
+    case 0:
+    case "MESSAGE_STATE_UNSPECIFIED":
+      return MessageState.MESSAGE_STATE_UNSPECIFIED;
+    case 1:
+    case "MESSAGE_STATE_SCHEDULED":
+      return MessageState.MESSAGE_STATE_SCHEDULED;
+    case 2:
+    case "MESSAGE_STATE_IN_FLIGHT":
+      return MessageState.MESSAGE_STATE_IN_FLIGHT;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return MessageState.UNRECOGNIZED;
+  }
+}
+
+export function messageStateToJSON(object: MessageState): string {
+  switch (object) {
+    case MessageState.MESSAGE_STATE_UNSPECIFIED:
+      return "MESSAGE_STATE_UNSPECIFIED";
+    case MessageState.MESSAGE_STATE_SCHEDULED:
+      return "MESSAGE_STATE_SCHEDULED";
+    case MessageState.MESSAGE_STATE_IN_FLIGHT:
+      return "MESSAGE_STATE_IN_FLIGHT";
+    case MessageState.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/** ListMessagesRequest pages through a receiver's messages. */
+export interface ListMessagesRequest {
+  /** receiver names the receiver. */
+  receiver: string;
+  /** state: only the messages in this state; unspecified: scheduled, then in flight. */
+  state: MessageState;
+  /** page_size is the most messages to return; 0 means 100; at most 1000. */
+  pageSize: number;
+  /** page_token continues a listing: the next_page_token of the previous page. */
+  pageToken: string;
+  /**
+   * payload_bytes: how many of each payload's first bytes to return; 0 means none; at most
+   * 1024.
+   */
+  payloadBytes: number;
+}
+
+/** MessageInfo describes one message. */
+export interface MessageInfo {
+  /** id of the message (what Cancel and Ack take). */
+  id: string;
+  /** state is where the message is. */
+  state: MessageState;
+  /** deliver_at is when it was scheduled for. */
+  deliverAt:
+    | Date
+    | undefined;
+  /** delivery_count: how many times it was delivered. */
+  deliveryCount: number;
+  /** key: its idempotency key, if any. */
+  key: string;
+  /** ack_deadline: while in flight, when it is delivered again unless acked. */
+  ackDeadline:
+    | Date
+    | undefined;
+  /** consumer_id holding it, while in flight. */
+  consumerId: string;
+  /** token of its current delivery, while in flight. */
+  token: bigint;
+  /** payload_bytes: the payload's size. */
+  payloadBytes: bigint;
+  /** payload_head: the payload's first bytes (as many as the request's payload_bytes). */
+  payloadHead: Buffer;
+}
+
+/** ListMessagesResponse is one page of messages. */
+export interface ListMessagesResponse {
+  /** messages on this page. */
+  messages: MessageInfo[];
+  /** next_page_token continues the listing; empty on the last page. */
+  nextPageToken: string;
+}
+
 /** ScheduleRequest persists one message. */
 export interface ScheduleRequest {
   /** receiver names the receiver: [A-Za-z0-9._-]{1,128}. */
@@ -193,6 +289,498 @@ export interface ReceiveResponse {
    */
   lost: ReceiveAck[];
 }
+
+function createBaseListMessagesRequest(): ListMessagesRequest {
+  return { receiver: "", state: 0, pageSize: 0, pageToken: "", payloadBytes: 0 };
+}
+
+export const ListMessagesRequest: MessageFns<ListMessagesRequest> = {
+  encode(message: ListMessagesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.receiver !== "") {
+      writer.uint32(10).string(message.receiver);
+    }
+    if (message.state !== 0) {
+      writer.uint32(16).int32(message.state);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(24).uint32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(34).string(message.pageToken);
+    }
+    if (message.payloadBytes !== 0) {
+      writer.uint32(40).uint32(message.payloadBytes);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListMessagesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListMessagesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.receiver = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.pageSize = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.payloadBytes = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListMessagesRequest {
+    return {
+      receiver: isSet(object.receiver) ? globalThis.String(object.receiver) : "",
+      state: isSet(object.state) ? messageStateFromJSON(object.state) : 0,
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
+      payloadBytes: isSet(object.payloadBytes)
+        ? globalThis.Number(object.payloadBytes)
+        : isSet(object.payload_bytes)
+        ? globalThis.Number(object.payload_bytes)
+        : 0,
+    };
+  },
+
+  toJSON(message: ListMessagesRequest): unknown {
+    const obj: any = {};
+    if (message.receiver !== "") {
+      obj.receiver = message.receiver;
+    }
+    if (message.state !== 0) {
+      obj.state = messageStateToJSON(message.state);
+    }
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
+    }
+    if (message.payloadBytes !== 0) {
+      obj.payloadBytes = Math.round(message.payloadBytes);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListMessagesRequest>): ListMessagesRequest {
+    return ListMessagesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListMessagesRequest>): ListMessagesRequest {
+    const message = createBaseListMessagesRequest();
+    message.receiver = object.receiver ?? "";
+    message.state = object.state ?? 0;
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
+    message.payloadBytes = object.payloadBytes ?? 0;
+    return message;
+  },
+};
+
+function createBaseMessageInfo(): MessageInfo {
+  return {
+    id: "",
+    state: 0,
+    deliverAt: undefined,
+    deliveryCount: 0,
+    key: "",
+    ackDeadline: undefined,
+    consumerId: "",
+    token: 0n,
+    payloadBytes: 0n,
+    payloadHead: Buffer.alloc(0),
+  };
+}
+
+export const MessageInfo: MessageFns<MessageInfo> = {
+  encode(message: MessageInfo, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.state !== 0) {
+      writer.uint32(16).int32(message.state);
+    }
+    if (message.deliverAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.deliverAt), writer.uint32(26).fork()).join();
+    }
+    if (message.deliveryCount !== 0) {
+      writer.uint32(32).uint32(message.deliveryCount);
+    }
+    if (message.key !== "") {
+      writer.uint32(42).string(message.key);
+    }
+    if (message.ackDeadline !== undefined) {
+      Timestamp.encode(toTimestamp(message.ackDeadline), writer.uint32(50).fork()).join();
+    }
+    if (message.consumerId !== "") {
+      writer.uint32(58).string(message.consumerId);
+    }
+    if (message.token !== 0n) {
+      if (BigInt.asUintN(64, message.token) !== message.token) {
+        throw new globalThis.Error("value provided for field message.token of type uint64 too large");
+      }
+      writer.uint32(64).uint64(message.token);
+    }
+    if (message.payloadBytes !== 0n) {
+      if (BigInt.asUintN(64, message.payloadBytes) !== message.payloadBytes) {
+        throw new globalThis.Error("value provided for field message.payloadBytes of type uint64 too large");
+      }
+      writer.uint32(72).uint64(message.payloadBytes);
+    }
+    if (message.payloadHead.length !== 0) {
+      writer.uint32(82).bytes(message.payloadHead);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MessageInfo {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMessageInfo();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.deliverAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.deliveryCount = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.ackDeadline = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.consumerId = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.token = reader.uint64() as bigint;
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.payloadBytes = reader.uint64() as bigint;
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.payloadHead = Buffer.from(reader.bytes());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MessageInfo {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      state: isSet(object.state) ? messageStateFromJSON(object.state) : 0,
+      deliverAt: isSet(object.deliverAt)
+        ? fromJsonTimestamp(object.deliverAt)
+        : isSet(object.deliver_at)
+        ? fromJsonTimestamp(object.deliver_at)
+        : undefined,
+      deliveryCount: isSet(object.deliveryCount)
+        ? globalThis.Number(object.deliveryCount)
+        : isSet(object.delivery_count)
+        ? globalThis.Number(object.delivery_count)
+        : 0,
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      ackDeadline: isSet(object.ackDeadline)
+        ? fromJsonTimestamp(object.ackDeadline)
+        : isSet(object.ack_deadline)
+        ? fromJsonTimestamp(object.ack_deadline)
+        : undefined,
+      consumerId: isSet(object.consumerId)
+        ? globalThis.String(object.consumerId)
+        : isSet(object.consumer_id)
+        ? globalThis.String(object.consumer_id)
+        : "",
+      token: isSet(object.token) ? BigInt(object.token) : 0n,
+      payloadBytes: isSet(object.payloadBytes)
+        ? BigInt(object.payloadBytes)
+        : isSet(object.payload_bytes)
+        ? BigInt(object.payload_bytes)
+        : 0n,
+      payloadHead: isSet(object.payloadHead)
+        ? Buffer.from(bytesFromBase64(object.payloadHead))
+        : isSet(object.payload_head)
+        ? Buffer.from(bytesFromBase64(object.payload_head))
+        : Buffer.alloc(0),
+    };
+  },
+
+  toJSON(message: MessageInfo): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.state !== 0) {
+      obj.state = messageStateToJSON(message.state);
+    }
+    if (message.deliverAt !== undefined) {
+      obj.deliverAt = message.deliverAt.toISOString();
+    }
+    if (message.deliveryCount !== 0) {
+      obj.deliveryCount = Math.round(message.deliveryCount);
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.ackDeadline !== undefined) {
+      obj.ackDeadline = message.ackDeadline.toISOString();
+    }
+    if (message.consumerId !== "") {
+      obj.consumerId = message.consumerId;
+    }
+    if (message.token !== 0n) {
+      obj.token = message.token.toString();
+    }
+    if (message.payloadBytes !== 0n) {
+      obj.payloadBytes = message.payloadBytes.toString();
+    }
+    if (message.payloadHead.length !== 0) {
+      obj.payloadHead = base64FromBytes(message.payloadHead);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<MessageInfo>): MessageInfo {
+    return MessageInfo.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<MessageInfo>): MessageInfo {
+    const message = createBaseMessageInfo();
+    message.id = object.id ?? "";
+    message.state = object.state ?? 0;
+    message.deliverAt = object.deliverAt ?? undefined;
+    message.deliveryCount = object.deliveryCount ?? 0;
+    message.key = object.key ?? "";
+    message.ackDeadline = object.ackDeadline ?? undefined;
+    message.consumerId = object.consumerId ?? "";
+    message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
+    message.payloadBytes = (object.payloadBytes !== undefined && object.payloadBytes !== null)
+      ? BigInt(object.payloadBytes)
+      : 0n;
+    message.payloadHead = object.payloadHead ?? Buffer.alloc(0);
+    return message;
+  },
+};
+
+function createBaseListMessagesResponse(): ListMessagesResponse {
+  return { messages: [], nextPageToken: "" };
+}
+
+export const ListMessagesResponse: MessageFns<ListMessagesResponse> = {
+  encode(message: ListMessagesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.messages) {
+      MessageInfo.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListMessagesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListMessagesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.messages.push(MessageInfo.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListMessagesResponse {
+    return {
+      messages: globalThis.Array.isArray(object?.messages)
+        ? object.messages.map((e: any) => MessageInfo.fromJSON(e))
+        : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
+    };
+  },
+
+  toJSON(message: ListMessagesResponse): unknown {
+    const obj: any = {};
+    if (message.messages?.length) {
+      obj.messages = message.messages.map((e) => MessageInfo.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListMessagesResponse>): ListMessagesResponse {
+    return ListMessagesResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListMessagesResponse>): ListMessagesResponse {
+    const message = createBaseListMessagesResponse();
+    message.messages = object.messages?.map((e) => MessageInfo.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
+    return message;
+  },
+};
 
 function createBaseScheduleRequest(): ScheduleRequest {
   return { receiver: "", payload: Buffer.alloc(0), deliverAt: undefined, delay: undefined, key: "", traceparent: "" };
@@ -1800,6 +2388,24 @@ export const ScheduleServiceService = {
     responseSerialize: (value: CancelResponse): Buffer => Buffer.from(CancelResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CancelResponse => CancelResponse.decode(value),
   },
+  /**
+   * ListMessages pages through a receiver's messages: the scheduled ones by delivery time, then
+   * (or only, as state asks) the in-flight ones by ack deadline, each with its delivery count,
+   * key, payload size and first bytes, and while in flight its consumer and token. Read-only;
+   * each page costs Redis the page, whatever the receiver holds. Pages are by rank: a message
+   * delivered, acked or scheduled between two pages may be skipped or shown twice. NOT_FOUND
+   * for a receiver nothing was ever scheduled to.
+   */
+  listMessages: {
+    path: "/baton.v1.ScheduleService/ListMessages" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListMessagesRequest): Buffer => Buffer.from(ListMessagesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListMessagesRequest => ListMessagesRequest.decode(value),
+    responseSerialize: (value: ListMessagesResponse): Buffer =>
+      Buffer.from(ListMessagesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListMessagesResponse => ListMessagesResponse.decode(value),
+  },
 } as const;
 
 export interface ScheduleServiceServer extends UntypedServiceImplementation {
@@ -1858,6 +2464,15 @@ export interface ScheduleServiceServer extends UntypedServiceImplementation {
   ackBatch: handleUnaryCall<AckBatchRequest, AckBatchResponse>;
   /** Cancel removes a scheduled or in-flight message. NOT_FOUND if there is no such message. */
   cancel: handleUnaryCall<CancelRequest, CancelResponse>;
+  /**
+   * ListMessages pages through a receiver's messages: the scheduled ones by delivery time, then
+   * (or only, as state asks) the in-flight ones by ack deadline, each with its delivery count,
+   * key, payload size and first bytes, and while in flight its consumer and token. Read-only;
+   * each page costs Redis the page, whatever the receiver holds. Pages are by rank: a message
+   * delivered, acked or scheduled between two pages may be skipped or shown twice. NOT_FOUND
+   * for a receiver nothing was ever scheduled to.
+   */
+  listMessages: handleUnaryCall<ListMessagesRequest, ListMessagesResponse>;
 }
 
 export interface ScheduleServiceClient extends Client {
@@ -1989,6 +2604,29 @@ export interface ScheduleServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CancelResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * ListMessages pages through a receiver's messages: the scheduled ones by delivery time, then
+   * (or only, as state asks) the in-flight ones by ack deadline, each with its delivery count,
+   * key, payload size and first bytes, and while in flight its consumer and token. Read-only;
+   * each page costs Redis the page, whatever the receiver holds. Pages are by rank: a message
+   * delivered, acked or scheduled between two pages may be skipped or shown twice. NOT_FOUND
+   * for a receiver nothing was ever scheduled to.
+   */
+  listMessages(
+    request: ListMessagesRequest,
+    callback: (error: ServiceError | null, response: ListMessagesResponse) => void,
+  ): ClientUnaryCall;
+  listMessages(
+    request: ListMessagesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListMessagesResponse) => void,
+  ): ClientUnaryCall;
+  listMessages(
+    request: ListMessagesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListMessagesResponse) => void,
   ): ClientUnaryCall;
 }
 

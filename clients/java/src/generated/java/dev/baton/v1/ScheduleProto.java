@@ -27,6 +27,21 @@ public final class ScheduleProto extends com.google.protobuf.GeneratedFile {
         (com.google.protobuf.ExtensionRegistryLite) registry);
   }
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_ListMessagesRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_ListMessagesRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_MessageInfo_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_MessageInfo_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_ListMessagesResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_ListMessagesResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_baton_v1_ScheduleRequest_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -117,63 +132,85 @@ public final class ScheduleProto extends com.google.protobuf.GeneratedFile {
     java.lang.String[] descriptorData = {
       "\n\027baton/v1/schedule.proto\022\010baton.v1\032\036goo" +
       "gle/protobuf/duration.proto\032\037google/prot" +
-      "obuf/timestamp.proto\"\363\001\n\017ScheduleRequest" +
-      "\022\032\n\010receiver\030\001 \001(\tR\010receiver\022\030\n\007payload\030" +
-      "\002 \001(\014R\007payload\022;\n\ndeliver_at\030\003 \001(\0132\032.goo" +
-      "gle.protobuf.TimestampH\000R\tdeliverAt\0221\n\005d" +
-      "elay\030\004 \001(\0132\031.google.protobuf.DurationH\000R" +
-      "\005delay\022\020\n\003key\030\005 \001(\tR\003key\022 \n\013traceparent\030" +
-      "\006 \001(\tR\013traceparentB\006\n\004when\"w\n\020ScheduleRe" +
-      "sponse\022\016\n\002id\030\001 \001(\tR\002id\0229\n\ndeliver_at\030\002 \001" +
+      "obuf/timestamp.proto\"\300\001\n\023ListMessagesReq" +
+      "uest\022\032\n\010receiver\030\001 \001(\tR\010receiver\022,\n\005stat" +
+      "e\030\002 \001(\0162\026.baton.v1.MessageStateR\005state\022\033" +
+      "\n\tpage_size\030\003 \001(\rR\010pageSize\022\035\n\npage_toke" +
+      "n\030\004 \001(\tR\tpageToken\022#\n\rpayload_bytes\030\005 \001(" +
+      "\rR\014payloadBytes\"\375\002\n\013MessageInfo\022\016\n\002id\030\001 " +
+      "\001(\tR\002id\022,\n\005state\030\002 \001(\0162\026.baton.v1.Messag" +
+      "eStateR\005state\0229\n\ndeliver_at\030\003 \001(\0132\032.goog" +
+      "le.protobuf.TimestampR\tdeliverAt\022%\n\016deli" +
+      "very_count\030\004 \001(\rR\rdeliveryCount\022\020\n\003key\030\005" +
+      " \001(\tR\003key\022=\n\014ack_deadline\030\006 \001(\0132\032.google" +
+      ".protobuf.TimestampR\013ackDeadline\022\037\n\013cons" +
+      "umer_id\030\007 \001(\tR\nconsumerId\022\024\n\005token\030\010 \001(\004" +
+      "R\005token\022#\n\rpayload_bytes\030\t \001(\004R\014payloadB" +
+      "ytes\022!\n\014payload_head\030\n \001(\014R\013payloadHead\"" +
+      "q\n\024ListMessagesResponse\0221\n\010messages\030\001 \003(" +
+      "\0132\025.baton.v1.MessageInfoR\010messages\022&\n\017ne" +
+      "xt_page_token\030\002 \001(\tR\rnextPageToken\"\363\001\n\017S" +
+      "cheduleRequest\022\032\n\010receiver\030\001 \001(\tR\010receiv" +
+      "er\022\030\n\007payload\030\002 \001(\014R\007payload\022;\n\ndeliver_" +
+      "at\030\003 \001(\0132\032.google.protobuf.TimestampH\000R\t" +
+      "deliverAt\0221\n\005delay\030\004 \001(\0132\031.google.protob" +
+      "uf.DurationH\000R\005delay\022\020\n\003key\030\005 \001(\tR\003key\022 " +
+      "\n\013traceparent\030\006 \001(\tR\013traceparentB\006\n\004when" +
+      "\"w\n\020ScheduleResponse\022\016\n\002id\030\001 \001(\tR\002id\0229\n\n" +
+      "deliver_at\030\002 \001(\0132\032.google.protobuf.Times" +
+      "tampR\tdeliverAt\022\030\n\007created\030\003 \001(\010R\007create" +
+      "d\"s\n\020SubscribeRequest\022\032\n\010receiver\030\001 \001(\tR" +
+      "\010receiver\022\037\n\013consumer_id\030\002 \001(\tR\nconsumer" +
+      "Id\022\"\n\rmax_in_flight\030\003 \001(\rR\013maxInFlight\"\327" +
+      "\001\n\021SubscribeResponse\022\016\n\002id\030\001 \001(\tR\002id\022\030\n\007" +
+      "payload\030\002 \001(\014R\007payload\0229\n\ndeliver_at\030\003 \001" +
       "(\0132\032.google.protobuf.TimestampR\tdeliverA" +
-      "t\022\030\n\007created\030\003 \001(\010R\007created\"s\n\020Subscribe" +
-      "Request\022\032\n\010receiver\030\001 \001(\tR\010receiver\022\037\n\013c" +
-      "onsumer_id\030\002 \001(\tR\nconsumerId\022\"\n\rmax_in_f" +
-      "light\030\003 \001(\rR\013maxInFlight\"\327\001\n\021SubscribeRe" +
-      "sponse\022\016\n\002id\030\001 \001(\tR\002id\022\030\n\007payload\030\002 \001(\014R" +
-      "\007payload\0229\n\ndeliver_at\030\003 \001(\0132\032.google.pr" +
-      "otobuf.TimestampR\tdeliverAt\022%\n\016delivery_" +
-      "count\030\004 \001(\rR\rdeliveryCount\022\024\n\005token\030\005 \001(" +
-      "\004R\005token\022 \n\013traceparent\030\006 \001(\tR\013tracepare" +
-      "nt\"N\n\nAckRequest\022\032\n\010receiver\030\001 \001(\tR\010rece" +
-      "iver\022\016\n\002id\030\002 \001(\tR\002id\022\024\n\005token\030\003 \001(\004R\005tok" +
-      "en\"\r\n\013AckResponse\";\n\rCancelRequest\022\032\n\010re" +
-      "ceiver\030\001 \001(\tR\010receiver\022\016\n\002id\030\002 \001(\tR\002id\"\020" +
-      "\n\016CancelResponse\"M\n\024ScheduleBatchRequest" +
-      "\0225\n\010messages\030\001 \003(\0132\031.baton.v1.ScheduleRe" +
-      "questR\010messages\"M\n\025ScheduleBatchResponse" +
-      "\0224\n\007results\030\001 \003(\0132\032.baton.v1.ScheduleRes" +
-      "ponseR\007results\";\n\017AckBatchRequest\022(\n\004ack" +
-      "s\030\001 \003(\0132\024.baton.v1.AckRequestR\004acks\"V\n\tA" +
-      "ckResult\022\032\n\010receiver\030\001 \001(\tR\010receiver\022\016\n\002" +
-      "id\030\002 \001(\tR\002id\022\035\n\nlease_lost\030\003 \001(\010R\tleaseL" +
-      "ost\"A\n\020AckBatchResponse\022-\n\007results\030\001 \003(\013" +
-      "2\023.baton.v1.AckResultR\007results\"j\n\016Receiv" +
-      "eRequest\022.\n\004open\030\001 \001(\0132\032.baton.v1.Subscr" +
-      "ibeRequestR\004open\022(\n\004acks\030\002 \003(\0132\024.baton.v" +
-      "1.ReceiveAckR\004acks\"2\n\nReceiveAck\022\016\n\002id\030\001" +
-      " \001(\tR\002id\022\024\n\005token\030\002 \001(\004R\005token\"\240\001\n\017Recei" +
-      "veResponse\0227\n\010messages\030\001 \003(\0132\033.baton.v1." +
-      "SubscribeResponseR\010messages\022*\n\005acked\030\002 \003" +
-      "(\0132\024.baton.v1.ReceiveAckR\005acked\022(\n\004lost\030" +
-      "\003 \003(\0132\024.baton.v1.ReceiveAckR\004lost2\346\003\n\017Sc" +
-      "heduleService\022A\n\010Schedule\022\031.baton.v1.Sch" +
-      "eduleRequest\032\032.baton.v1.ScheduleResponse" +
-      "\022P\n\rScheduleBatch\022\036.baton.v1.ScheduleBat" +
-      "chRequest\032\037.baton.v1.ScheduleBatchRespon" +
-      "se\022F\n\tSubscribe\022\032.baton.v1.SubscribeRequ" +
-      "est\032\033.baton.v1.SubscribeResponse0\001\022B\n\007Re" +
-      "ceive\022\030.baton.v1.ReceiveRequest\032\031.baton." +
-      "v1.ReceiveResponse(\0010\001\0222\n\003Ack\022\024.baton.v1" +
-      ".AckRequest\032\025.baton.v1.AckResponse\022A\n\010Ac" +
-      "kBatch\022\031.baton.v1.AckBatchRequest\032\032.bato" +
-      "n.v1.AckBatchResponse\022;\n\006Cancel\022\027.baton." +
-      "v1.CancelRequest\032\030.baton.v1.CancelRespon" +
-      "seB\236\001\n\014dev.baton.v1B\rScheduleProtoP\001Z>gi" +
-      "thub.com/baton-project/baton/clients/go/" +
-      "gen/baton/v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312\002\010" +
-      "Baton\\V1\342\002\024Baton\\V1\\GPBMetadata\352\002\tBaton:" +
-      ":V1b\006proto3"
+      "t\022%\n\016delivery_count\030\004 \001(\rR\rdeliveryCount" +
+      "\022\024\n\005token\030\005 \001(\004R\005token\022 \n\013traceparent\030\006 " +
+      "\001(\tR\013traceparent\"N\n\nAckRequest\022\032\n\010receiv" +
+      "er\030\001 \001(\tR\010receiver\022\016\n\002id\030\002 \001(\tR\002id\022\024\n\005to" +
+      "ken\030\003 \001(\004R\005token\"\r\n\013AckResponse\";\n\rCance" +
+      "lRequest\022\032\n\010receiver\030\001 \001(\tR\010receiver\022\016\n\002" +
+      "id\030\002 \001(\tR\002id\"\020\n\016CancelResponse\"M\n\024Schedu" +
+      "leBatchRequest\0225\n\010messages\030\001 \003(\0132\031.baton" +
+      ".v1.ScheduleRequestR\010messages\"M\n\025Schedul" +
+      "eBatchResponse\0224\n\007results\030\001 \003(\0132\032.baton." +
+      "v1.ScheduleResponseR\007results\";\n\017AckBatch" +
+      "Request\022(\n\004acks\030\001 \003(\0132\024.baton.v1.AckRequ" +
+      "estR\004acks\"V\n\tAckResult\022\032\n\010receiver\030\001 \001(\t" +
+      "R\010receiver\022\016\n\002id\030\002 \001(\tR\002id\022\035\n\nlease_lost" +
+      "\030\003 \001(\010R\tleaseLost\"A\n\020AckBatchResponse\022-\n" +
+      "\007results\030\001 \003(\0132\023.baton.v1.AckResultR\007res" +
+      "ults\"j\n\016ReceiveRequest\022.\n\004open\030\001 \001(\0132\032.b" +
+      "aton.v1.SubscribeRequestR\004open\022(\n\004acks\030\002" +
+      " \003(\0132\024.baton.v1.ReceiveAckR\004acks\"2\n\nRece" +
+      "iveAck\022\016\n\002id\030\001 \001(\tR\002id\022\024\n\005token\030\002 \001(\004R\005t" +
+      "oken\"\240\001\n\017ReceiveResponse\0227\n\010messages\030\001 \003" +
+      "(\0132\033.baton.v1.SubscribeResponseR\010message" +
+      "s\022*\n\005acked\030\002 \003(\0132\024.baton.v1.ReceiveAckR\005" +
+      "acked\022(\n\004lost\030\003 \003(\0132\024.baton.v1.ReceiveAc" +
+      "kR\004lost*g\n\014MessageState\022\035\n\031MESSAGE_STATE" +
+      "_UNSPECIFIED\020\000\022\033\n\027MESSAGE_STATE_SCHEDULE" +
+      "D\020\001\022\033\n\027MESSAGE_STATE_IN_FLIGHT\020\0022\265\004\n\017Sch" +
+      "eduleService\022A\n\010Schedule\022\031.baton.v1.Sche" +
+      "duleRequest\032\032.baton.v1.ScheduleResponse\022" +
+      "P\n\rScheduleBatch\022\036.baton.v1.ScheduleBatc" +
+      "hRequest\032\037.baton.v1.ScheduleBatchRespons" +
+      "e\022F\n\tSubscribe\022\032.baton.v1.SubscribeReque" +
+      "st\032\033.baton.v1.SubscribeResponse0\001\022B\n\007Rec" +
+      "eive\022\030.baton.v1.ReceiveRequest\032\031.baton.v" +
+      "1.ReceiveResponse(\0010\001\0222\n\003Ack\022\024.baton.v1." +
+      "AckRequest\032\025.baton.v1.AckResponse\022A\n\010Ack" +
+      "Batch\022\031.baton.v1.AckBatchRequest\032\032.baton" +
+      ".v1.AckBatchResponse\022;\n\006Cancel\022\027.baton.v" +
+      "1.CancelRequest\032\030.baton.v1.CancelRespons" +
+      "e\022M\n\014ListMessages\022\035.baton.v1.ListMessage" +
+      "sRequest\032\036.baton.v1.ListMessagesResponse" +
+      "B\236\001\n\014dev.baton.v1B\rScheduleProtoP\001Z>gith" +
+      "ub.com/baton-project/baton/clients/go/ge" +
+      "n/baton/v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312\002\010Ba" +
+      "ton\\V1\342\002\024Baton\\V1\\GPBMetadata\352\002\tBaton::V" +
+      "1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -181,98 +218,116 @@ public final class ScheduleProto extends com.google.protobuf.GeneratedFile {
           com.google.protobuf.DurationProto.getDescriptor(),
           com.google.protobuf.TimestampProto.getDescriptor(),
         });
-    internal_static_baton_v1_ScheduleRequest_descriptor =
+    internal_static_baton_v1_ListMessagesRequest_descriptor =
       getDescriptor().getMessageType(0);
+    internal_static_baton_v1_ListMessagesRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_ListMessagesRequest_descriptor,
+        new java.lang.String[] { "Receiver", "State", "PageSize", "PageToken", "PayloadBytes", });
+    internal_static_baton_v1_MessageInfo_descriptor =
+      getDescriptor().getMessageType(1);
+    internal_static_baton_v1_MessageInfo_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_MessageInfo_descriptor,
+        new java.lang.String[] { "Id", "State", "DeliverAt", "DeliveryCount", "Key", "AckDeadline", "ConsumerId", "Token", "PayloadBytes", "PayloadHead", });
+    internal_static_baton_v1_ListMessagesResponse_descriptor =
+      getDescriptor().getMessageType(2);
+    internal_static_baton_v1_ListMessagesResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_ListMessagesResponse_descriptor,
+        new java.lang.String[] { "Messages", "NextPageToken", });
+    internal_static_baton_v1_ScheduleRequest_descriptor =
+      getDescriptor().getMessageType(3);
     internal_static_baton_v1_ScheduleRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ScheduleRequest_descriptor,
         new java.lang.String[] { "Receiver", "Payload", "DeliverAt", "Delay", "Key", "Traceparent", "When", });
     internal_static_baton_v1_ScheduleResponse_descriptor =
-      getDescriptor().getMessageType(1);
+      getDescriptor().getMessageType(4);
     internal_static_baton_v1_ScheduleResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ScheduleResponse_descriptor,
         new java.lang.String[] { "Id", "DeliverAt", "Created", });
     internal_static_baton_v1_SubscribeRequest_descriptor =
-      getDescriptor().getMessageType(2);
+      getDescriptor().getMessageType(5);
     internal_static_baton_v1_SubscribeRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SubscribeRequest_descriptor,
         new java.lang.String[] { "Receiver", "ConsumerId", "MaxInFlight", });
     internal_static_baton_v1_SubscribeResponse_descriptor =
-      getDescriptor().getMessageType(3);
+      getDescriptor().getMessageType(6);
     internal_static_baton_v1_SubscribeResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SubscribeResponse_descriptor,
         new java.lang.String[] { "Id", "Payload", "DeliverAt", "DeliveryCount", "Token", "Traceparent", });
     internal_static_baton_v1_AckRequest_descriptor =
-      getDescriptor().getMessageType(4);
+      getDescriptor().getMessageType(7);
     internal_static_baton_v1_AckRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AckRequest_descriptor,
         new java.lang.String[] { "Receiver", "Id", "Token", });
     internal_static_baton_v1_AckResponse_descriptor =
-      getDescriptor().getMessageType(5);
+      getDescriptor().getMessageType(8);
     internal_static_baton_v1_AckResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AckResponse_descriptor,
         new java.lang.String[] { });
     internal_static_baton_v1_CancelRequest_descriptor =
-      getDescriptor().getMessageType(6);
+      getDescriptor().getMessageType(9);
     internal_static_baton_v1_CancelRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CancelRequest_descriptor,
         new java.lang.String[] { "Receiver", "Id", });
     internal_static_baton_v1_CancelResponse_descriptor =
-      getDescriptor().getMessageType(7);
+      getDescriptor().getMessageType(10);
     internal_static_baton_v1_CancelResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CancelResponse_descriptor,
         new java.lang.String[] { });
     internal_static_baton_v1_ScheduleBatchRequest_descriptor =
-      getDescriptor().getMessageType(8);
+      getDescriptor().getMessageType(11);
     internal_static_baton_v1_ScheduleBatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ScheduleBatchRequest_descriptor,
         new java.lang.String[] { "Messages", });
     internal_static_baton_v1_ScheduleBatchResponse_descriptor =
-      getDescriptor().getMessageType(9);
+      getDescriptor().getMessageType(12);
     internal_static_baton_v1_ScheduleBatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ScheduleBatchResponse_descriptor,
         new java.lang.String[] { "Results", });
     internal_static_baton_v1_AckBatchRequest_descriptor =
-      getDescriptor().getMessageType(10);
+      getDescriptor().getMessageType(13);
     internal_static_baton_v1_AckBatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AckBatchRequest_descriptor,
         new java.lang.String[] { "Acks", });
     internal_static_baton_v1_AckResult_descriptor =
-      getDescriptor().getMessageType(11);
+      getDescriptor().getMessageType(14);
     internal_static_baton_v1_AckResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AckResult_descriptor,
         new java.lang.String[] { "Receiver", "Id", "LeaseLost", });
     internal_static_baton_v1_AckBatchResponse_descriptor =
-      getDescriptor().getMessageType(12);
+      getDescriptor().getMessageType(15);
     internal_static_baton_v1_AckBatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AckBatchResponse_descriptor,
         new java.lang.String[] { "Results", });
     internal_static_baton_v1_ReceiveRequest_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(16);
     internal_static_baton_v1_ReceiveRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ReceiveRequest_descriptor,
         new java.lang.String[] { "Open", "Acks", });
     internal_static_baton_v1_ReceiveAck_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(17);
     internal_static_baton_v1_ReceiveAck_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ReceiveAck_descriptor,
         new java.lang.String[] { "Id", "Token", });
     internal_static_baton_v1_ReceiveResponse_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(18);
     internal_static_baton_v1_ReceiveResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ReceiveResponse_descriptor,

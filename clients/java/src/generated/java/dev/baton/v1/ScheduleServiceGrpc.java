@@ -237,6 +237,37 @@ public final class ScheduleServiceGrpc {
     return getCancelMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.ListMessagesRequest,
+      dev.baton.v1.ListMessagesResponse> getListMessagesMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ListMessages",
+      requestType = dev.baton.v1.ListMessagesRequest.class,
+      responseType = dev.baton.v1.ListMessagesResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.ListMessagesRequest,
+      dev.baton.v1.ListMessagesResponse> getListMessagesMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.ListMessagesRequest, dev.baton.v1.ListMessagesResponse> getListMessagesMethod;
+    if ((getListMessagesMethod = ScheduleServiceGrpc.getListMessagesMethod) == null) {
+      synchronized (ScheduleServiceGrpc.class) {
+        if ((getListMessagesMethod = ScheduleServiceGrpc.getListMessagesMethod) == null) {
+          ScheduleServiceGrpc.getListMessagesMethod = getListMessagesMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.ListMessagesRequest, dev.baton.v1.ListMessagesResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListMessages"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.ListMessagesRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.ListMessagesResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new ScheduleServiceMethodDescriptorSupplier("ListMessages"))
+              .build();
+        }
+      }
+    }
+    return getListMessagesMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -403,6 +434,21 @@ public final class ScheduleServiceGrpc {
         io.grpc.stub.StreamObserver<dev.baton.v1.CancelResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getCancelMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * ListMessages pages through a receiver's messages: the scheduled ones by delivery time, then
+     * (or only, as state asks) the in-flight ones by ack deadline, each with its delivery count,
+     * key, payload size and first bytes, and while in flight its consumer and token. Read-only;
+     * each page costs Redis the page, whatever the receiver holds. Pages are by rank: a message
+     * delivered, acked or scheduled between two pages may be skipped or shown twice. NOT_FOUND
+     * for a receiver nothing was ever scheduled to.
+     * </pre>
+     */
+    default void listMessages(dev.baton.v1.ListMessagesRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.ListMessagesResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListMessagesMethod(), responseObserver);
+    }
   }
 
   /**
@@ -550,6 +596,22 @@ public final class ScheduleServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getCancelMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * ListMessages pages through a receiver's messages: the scheduled ones by delivery time, then
+     * (or only, as state asks) the in-flight ones by ack deadline, each with its delivery count,
+     * key, payload size and first bytes, and while in flight its consumer and token. Read-only;
+     * each page costs Redis the page, whatever the receiver holds. Pages are by rank: a message
+     * delivered, acked or scheduled between two pages may be skipped or shown twice. NOT_FOUND
+     * for a receiver nothing was ever scheduled to.
+     * </pre>
+     */
+    public void listMessages(dev.baton.v1.ListMessagesRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.ListMessagesResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getListMessagesMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -675,6 +737,21 @@ public final class ScheduleServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getCancelMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * ListMessages pages through a receiver's messages: the scheduled ones by delivery time, then
+     * (or only, as state asks) the in-flight ones by ack deadline, each with its delivery count,
+     * key, payload size and first bytes, and while in flight its consumer and token. Read-only;
+     * each page costs Redis the page, whatever the receiver holds. Pages are by rank: a message
+     * delivered, acked or scheduled between two pages may be skipped or shown twice. NOT_FOUND
+     * for a receiver nothing was ever scheduled to.
+     * </pre>
+     */
+    public dev.baton.v1.ListMessagesResponse listMessages(dev.baton.v1.ListMessagesRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getListMessagesMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -770,6 +847,21 @@ public final class ScheduleServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getCancelMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * ListMessages pages through a receiver's messages: the scheduled ones by delivery time, then
+     * (or only, as state asks) the in-flight ones by ack deadline, each with its delivery count,
+     * key, payload size and first bytes, and while in flight its consumer and token. Read-only;
+     * each page costs Redis the page, whatever the receiver holds. Pages are by rank: a message
+     * delivered, acked or scheduled between two pages may be skipped or shown twice. NOT_FOUND
+     * for a receiver nothing was ever scheduled to.
+     * </pre>
+     */
+    public dev.baton.v1.ListMessagesResponse listMessages(dev.baton.v1.ListMessagesRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getListMessagesMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -856,6 +948,22 @@ public final class ScheduleServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getCancelMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * ListMessages pages through a receiver's messages: the scheduled ones by delivery time, then
+     * (or only, as state asks) the in-flight ones by ack deadline, each with its delivery count,
+     * key, payload size and first bytes, and while in flight its consumer and token. Read-only;
+     * each page costs Redis the page, whatever the receiver holds. Pages are by rank: a message
+     * delivered, acked or scheduled between two pages may be skipped or shown twice. NOT_FOUND
+     * for a receiver nothing was ever scheduled to.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.ListMessagesResponse> listMessages(
+        dev.baton.v1.ListMessagesRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getListMessagesMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_SCHEDULE = 0;
@@ -864,7 +972,8 @@ public final class ScheduleServiceGrpc {
   private static final int METHODID_ACK = 3;
   private static final int METHODID_ACK_BATCH = 4;
   private static final int METHODID_CANCEL = 5;
-  private static final int METHODID_RECEIVE = 6;
+  private static final int METHODID_LIST_MESSAGES = 6;
+  private static final int METHODID_RECEIVE = 7;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -906,6 +1015,10 @@ public final class ScheduleServiceGrpc {
         case METHODID_CANCEL:
           serviceImpl.cancel((dev.baton.v1.CancelRequest) request,
               (io.grpc.stub.StreamObserver<dev.baton.v1.CancelResponse>) responseObserver);
+          break;
+        case METHODID_LIST_MESSAGES:
+          serviceImpl.listMessages((dev.baton.v1.ListMessagesRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.ListMessagesResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -977,6 +1090,13 @@ public final class ScheduleServiceGrpc {
               dev.baton.v1.CancelRequest,
               dev.baton.v1.CancelResponse>(
                 service, METHODID_CANCEL)))
+        .addMethod(
+          getListMessagesMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.ListMessagesRequest,
+              dev.baton.v1.ListMessagesResponse>(
+                service, METHODID_LIST_MESSAGES)))
         .build();
   }
 
@@ -1032,6 +1152,7 @@ public final class ScheduleServiceGrpc {
               .addMethod(getAckMethod())
               .addMethod(getAckBatchMethod())
               .addMethod(getCancelMethod())
+              .addMethod(getListMessagesMethod())
               .build();
         }
       }
