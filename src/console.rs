@@ -244,14 +244,16 @@ fn breakers_json(store: &crate::store::Store) -> Value {
 
 /// This process's RPC latency (`crate::latency`), cumulative since it started: per method the
 /// calls in each bucket (bounds in `boundsSeconds`, one more bucket beyond the last), their
-/// sum, and p50/p99 since the start; `atMs` to turn two snapshots into calls per second.
+/// sum, and p50/p99 since the start; `atMs` to turn two snapshots into calls per second. Long
+/// polls are entries of their own, "<method> (long poll)" with `longPoll`.
 fn latency_json() -> Value {
     let (at_ms, methods) = crate::latency::snapshot();
     let methods: Vec<Value> = methods
         .iter()
         .map(|m| {
+            let method = if m.long_poll { format!("{} (long poll)", m.method) } else { m.method.to_string() };
             json!({
-                "method": m.method, "calls": m.calls(), "buckets": m.buckets.to_vec(), "sumSeconds": m.sum_seconds,
+                "method": method, "longPoll": m.long_poll, "calls": m.calls(), "buckets": m.buckets.to_vec(), "sumSeconds": m.sum_seconds,
                 "p50Seconds": m.quantile(0.5), "p99Seconds": m.quantile(0.99),
             })
         })

@@ -54,6 +54,11 @@ pub fn init_metrics(config: &Config) -> Result<()> {
     let builder = PrometheusBuilder::new()
         .set_buckets_for_metric(Matcher::Full("baton_rpc_duration_seconds".into()), &crate::latency::BOUNDS_SECONDS)
         .map_err(|e| Error::Config(e.to_string()))?
+        .set_buckets_for_metric(
+            Matcher::Full("baton_long_poll_duration_seconds".into()),
+            &crate::latency::BOUNDS_SECONDS,
+        )
+        .map_err(|e| Error::Config(e.to_string()))?
         // Histograms, not summaries: a summary's quantiles collapsed on a burst of 100,000
         // messages (bench/ measured every quantile at 1.83 s with a true mean of 0.83 s).
         .set_buckets_for_metric(
@@ -130,6 +135,11 @@ fn serve_tls(builder: PrometheusBuilder, addr: std::net::SocketAddr, config: &Co
 fn describe() {
     use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
     describe_histogram!("baton_rpc_duration_seconds", Unit::Seconds, "RPC latency by method and status code");
+    describe_histogram!(
+        "baton_long_poll_duration_seconds",
+        Unit::Seconds,
+        "Time of calls that asked to wait (Acquire, Claim, Campaign with a wait), by method and status code"
+    );
     describe_counter!("baton_rpc_total", "RPCs by method and status code");
     describe_counter!("baton_agents_registered_total", "Agents created by Register");
     describe_counter!("baton_agents_acquired_total", "Leases granted by Acquire");

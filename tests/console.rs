@@ -191,7 +191,8 @@ async fn the_event_stream_sends_overviews() {
 }
 
 // The overview carries this process's RPC latency: after 20 GetAgent calls, GetAgent's counts
-// (per bucket, with p50 and p99) are there, at least those 20.
+// (per bucket, with p50 and p99) are there, at least those 20. An Acquire that waited is a long
+// poll, counted apart from the Acquires that asked to wait for nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_overview_carries_rpc_latency_per_method() {
     let redis = TestRedis::start().await;
@@ -202,6 +203,9 @@ async fn the_overview_carries_rpc_latency_per_method() {
     for _ in 0..20 {
         agents.get_agent(pb::GetAgentRequest { queue: "mail".into(), name: "a".into() }).await.unwrap();
     }
+    // A long poll on an empty queue waits out its 300 ms.
+    let poll = pb::AcquireRequest { queue: "empty".into(), worker_id: "w".into(), max_leases: 1, wait: dur(300) };
+    assert!(agents.acquire(poll).await.unwrap().into_inner().leases.is_empty());
     let (status, body) = http(&console, "GET", "/api/overview", None, None).await;
     assert_eq!(status, 200, "{body}");
     let overview: Value = serde_json::from_str(&body).unwrap();
@@ -221,6 +225,13 @@ async fn the_overview_carries_rpc_latency_per_method() {
     assert!(get["sumSeconds"].as_f64().unwrap() > 0.0);
     // The console's own reads are RPCs too.
     assert!(methods.iter().any(|m| m["method"] == "GetHealth"), "{latency}");
+    let waited = methods.iter().find(|m| m["method"] == "Acquire (long poll)").expect("the long poll, apart");
+    assert_eq!(waited["longPoll"], true);
+    assert!(waited["sumSeconds"].as_f64().unwrap() >= 0.3, "{waited}");
+    let slow = |m: &Value| m["buckets"].as_array().unwrap()[8..].iter().map(|b| b.as_u64().unwrap()).sum::<u64>();
+    if let Some(unary) = methods.iter().find(|m| m["method"] == "Acquire") {
+        assert_eq!(slow(unary), 0, "no 250 ms+ wait among the Acquires that asked for none: {unary}");
+    }
     stop.cancel();
 }
 

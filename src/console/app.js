@@ -159,16 +159,19 @@ function renderLatency(l) {
   for (const m of l.methods) {
     const buckets = m.buckets.map((n, i) => n - (base[m.method] ? base[m.method][i] : 0));
     const calls = buckets.reduce((a, b) => a + b, 0);
-    tick[m.method] = { calls, total: m.calls, rate: seconds ? calls / seconds : null,
+    tick[m.method] = { calls, total: m.calls, rate: seconds ? calls / seconds : null, longPoll: !!m.longPoll,
       p50: quantile(buckets, l.boundsSeconds, 0.5), p99: quantile(buckets, l.boundsSeconds, 0.99) };
   }
   state.latencyPrev = l;
   state.latencyTicks.push(tick);
   if (state.latencyTicks.length > TICKS) state.latencyTicks.shift();
-  const rows = Object.entries(tick).sort((a, b) => b[1].calls - a[1].calls || b[1].total - a[1].total);
+  // Calls that wait for nothing first, busiest first; long polls (their time is mostly the wait
+  // they asked for) after them, apart.
+  const rows = Object.entries(tick).sort((a, b) => a[1].longPoll - b[1].longPoll || b[1].calls - a[1].calls || b[1].total - a[1].total);
   fill("latency", rows.map(([method, t]) => {
     const tr = row([method, t.rate === null ? "-" : t.rate.toFixed(1), latencyText(t.p50), latencyText(t.p99), t.total]);
     tr.dataset.method = method;
+    if (t.longPoll) tr.className = "long-poll";
     return tr;
   }));
   drawLatency();
@@ -183,7 +186,7 @@ function drawLatency() {
   g.clearRect(0, 0, c.width, c.height);
   const calls = {};
   for (const tick of state.latencyTicks) {
-    for (const [m, t] of Object.entries(tick)) calls[m] = (calls[m] || 0) + t.calls;
+    for (const [m, t] of Object.entries(tick)) if (!t.longPoll) calls[m] = (calls[m] || 0) + t.calls;
   }
   const top = Object.keys(calls).filter((m) => calls[m] > 0).sort((a, b) => calls[b] - calls[a]).slice(0, COLORS.length);
   const values = [];

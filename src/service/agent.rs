@@ -6,7 +6,7 @@ use std::{collections::HashSet, sync::Arc, time::Duration};
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
-use super::{duration, observe, session, timestamp, validate};
+use super::{duration, observe, observe_call, session, timestamp, validate, waits};
 use crate::{
     auth,
     config::Config,
@@ -342,7 +342,7 @@ impl AgentService for AgentServiceImpl {
     }
 
     async fn acquire(&self, request: Request<pb::AcquireRequest>) -> Result<Response<pb::AcquireResponse>, Status> {
-        observe("Acquire", async {
+        observe_call("Acquire", waits(&request.get_ref().wait), async {
             auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;

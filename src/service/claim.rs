@@ -7,7 +7,7 @@ use tokio_stream::{wrappers::ReceiverStream, Stream};
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
-use super::{duration, observe, timestamp, validate};
+use super::{duration, observe, observe_call, timestamp, validate, waits};
 use crate::{
     auth,
     config::Config,
@@ -157,7 +157,7 @@ impl ClaimService for ClaimServiceImpl {
     }
 
     async fn claim(&self, request: Request<pb::ClaimRequest>) -> Result<Response<pb::ClaimResponse>, Status> {
-        observe("Claim", async {
+        observe_call("Claim", waits(&request.get_ref().wait), async {
             let started = std::time::Instant::now();
             auth::authorize(&request)?;
             let req = request.into_inner();

@@ -9,7 +9,7 @@ use tokio_stream::{wrappers::ReceiverStream, Stream};
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
-use super::{observe, timestamp, validate};
+use super::{observe, observe_call, timestamp, validate, waits};
 use crate::{
     auth,
     config::Config,
@@ -190,7 +190,7 @@ type ObserveStream = Pin<Box<dyn Stream<Item = Result<pb::ObserveResponse, Statu
 #[tonic::async_trait]
 impl LeaderService for LeaderServiceImpl {
     async fn campaign(&self, request: Request<pb::CampaignRequest>) -> Result<Response<pb::CampaignResponse>, Status> {
-        observe("Campaign", async {
+        observe_call("Campaign", waits(&request.get_ref().wait), async {
             auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("election", &req.election)?;

@@ -23,6 +23,22 @@ pub(crate) async fn observe<T>(
     method: &'static str,
     call: impl Future<Output = Result<T, Error>>,
 ) -> Result<T, Status> {
+    observe_call(method, false, call).await
+}
+
+/// Whether a call's `wait` asks it to wait (a long poll).
+pub(crate) fn waits(wait: &Option<prost_types::Duration>) -> bool {
+    wait.as_ref().is_some_and(|d| d.seconds > 0 || d.nanos > 0)
+}
+
+/// [`observe`] for a call that may be a long poll (`waited`: it asked to wait): its time goes to
+/// `baton_long_poll_duration_seconds` and the console's long-poll figures, not among the calls
+/// that wait for nothing.
+pub(crate) async fn observe_call<T>(
+    method: &'static str,
+    waited: bool,
+    call: impl Future<Output = Result<T, Error>>,
+) -> Result<T, Status> {
     let started = Instant::now();
     let result = call.await.map_err(|e| {
         if matches!(e.code(), Code::Internal | Code::Unavailable) {
@@ -35,10 +51,10 @@ pub(crate) async fn observe<T>(
         Err(s) => s.code(),
     };
     let elapsed = started.elapsed();
-    crate::latency::record(method, elapsed);
+    crate::latency::record(method, waited, elapsed);
     let code = format!("{code:?}");
-    metrics::histogram!("baton_rpc_duration_seconds", "method" => method, "code" => code.clone())
-        .record(elapsed.as_secs_f64());
+    let histogram = if waited { "baton_long_poll_duration_seconds" } else { "baton_rpc_duration_seconds" };
+    metrics::histogram!(histogram, "method" => method, "code" => code.clone()).record(elapsed.as_secs_f64());
     metrics::counter!("baton_rpc_total", "method" => method, "code" => code).increment(1);
     result
 }
