@@ -347,7 +347,10 @@ fn kind(name: &str) -> Result<pb::SourceKind, ApiError> {
     }
 }
 
-/// Retries (or deletes) the listed dead letters, one call each; stops at the first refusal.
+/// Retries (or deletes) the listed dead letters, one call each, going on past a refusal:
+/// answers how many took effect and, for every item, whether it did and why not, so a bulk
+/// action is never reported as all-or-nothing. Refused before any item when the caller may not
+/// act at all (no token, no permission: 401/403, as for one item).
 async fn dead_letter_action(
     State(c): State<Arc<Console>>,
     headers: HeaderMap,
@@ -355,21 +358,31 @@ async fn dead_letter_action(
     retry: bool,
 ) -> ApiResult {
     c.writable()?;
-    let mut done = 0;
+    let path = if retry { "/baton.v1.AdminService/RetryDeadLetter" } else { "/baton.v1.AdminService/DeleteDeadLetter" };
+    c.request(&headers, None, path, ())?;
+    let total = body.items.len();
+    let mut results = Vec::with_capacity(total);
     for item in body.items {
-        let source = Some(pb::Source { kind: kind(&item.kind)? as i32, name: item.source });
-        if retry {
-            let msg = pb::RetryDeadLetterRequest { source, id: item.id };
-            let req = c.request(&headers, None, "/baton.v1.AdminService/RetryDeadLetter", msg)?;
-            c.admin.retry_dead_letter(req).await?;
-        } else {
-            let msg = pb::DeleteDeadLetterRequest { source, id: item.id };
-            let req = c.request(&headers, None, "/baton.v1.AdminService/DeleteDeadLetter", msg)?;
-            c.admin.delete_dead_letter(req).await?;
+        let id = item.id.clone();
+        let outcome: Result<(), ApiError> = async {
+            let source = Some(pb::Source { kind: kind(&item.kind)? as i32, name: item.source });
+            if retry {
+                let msg = pb::RetryDeadLetterRequest { source, id: item.id };
+                c.admin.retry_dead_letter(c.request(&headers, None, path, msg)?).await?;
+            } else {
+                let msg = pb::DeleteDeadLetterRequest { source, id: item.id };
+                c.admin.delete_dead_letter(c.request(&headers, None, path, msg)?).await?;
+            }
+            Ok(())
         }
-        done += 1;
+        .await;
+        results.push(match outcome {
+            Ok(()) => json!({ "id": id, "ok": true }),
+            Err(ApiError(_, error)) => json!({ "id": id, "ok": false, "error": error }),
+        });
     }
-    Ok(Json(json!({ "done": done })))
+    let done = results.iter().filter(|r| r["ok"] == true).count();
+    Ok(Json(json!({ "done": done, "failed": total - done, "total": total, "results": results })))
 }
 
 #[derive(Deserialize)]
@@ -454,8 +467,8 @@ async fn pools(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Quer
     Ok(Json(cli::pools_json(&statuses)))
 }
 
-/// The overview every two seconds, as server-sent events ("overview"; "error" when a read
-/// fails), until the caller leaves or the server stops.
+/// The overview every two seconds, as server-sent events ("overview"; "stale" with the error
+/// and the breakers when a read fails), until the caller leaves or the server stops.
 async fn events(
     State(c): State<Arc<Console>>,
     headers: HeaderMap,
@@ -469,9 +482,14 @@ async fn events(
         .then(move |_| {
             let (c, headers, token) = (c.clone(), headers.clone(), p.token.clone());
             async move {
+                // A failed read (Redis down, a breaker open) is said with this replica's breakers
+                // as they are now, so the page marks what it shows as stale and never shows a
+                // breaker "closed" that the server has open.
                 let event = match c.overview(&headers, token.as_deref()).await {
                     Ok(Json(v)) => Event::default().event("overview").data(v.to_string()),
-                    Err(ApiError(_, message)) => Event::default().event("error").data(message),
+                    Err(ApiError(_, message)) => Event::default()
+                        .event("stale")
+                        .data(json!({ "error": message, "breakers": breakers_json(&c.store) }).to_string()),
                 };
                 Ok::<_, Infallible>(event)
             }

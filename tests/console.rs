@@ -190,6 +190,73 @@ async fn the_event_stream_sends_overviews() {
     stop.cancel();
 }
 
+// With Redis gone, the event stream says the figures are stale, why, and the breakers as the
+// server has them (open), never an old "closed"; once Redis is back, overviews again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_event_stream_marks_an_outage_stale_with_the_real_breakers() {
+    let mut redis = TestRedis::start().await;
+    let mut config = test_config();
+    config.circuit_breaker.failure_threshold = 1;
+    let (_, console, stop) = start(&redis, config).await;
+    let mut stream = TcpStream::connect(&console).await.unwrap();
+    stream.write_all(format!("GET /events HTTP/1.1\r\nhost: {console}\r\n\r\n").as_bytes()).await.unwrap();
+    let mut seen = String::new();
+    read_until(&mut stream, &mut seen, "event: overview").await;
+    redis.kill().await;
+    read_until(&mut stream, &mut seen, r#""dispatch":"open""#).await;
+    let stale = seen.rsplit("event: ").next().unwrap();
+    assert!(stale.starts_with("stale"), "an outage is a stale event: {stale}");
+    assert!(stale.contains(r#""error":"#), "says why: {stale}");
+    redis.restart().await;
+    read_until(&mut stream, &mut seen, "event: overview").await;
+    stop.cancel();
+}
+
+/// Reads an event stream into `seen` until what arrived since the call holds `what`.
+async fn read_until(stream: &mut TcpStream, seen: &mut String, what: &str) {
+    let from = seen.len();
+    let mut buf = [0u8; 4096];
+    let found = tokio::time::timeout(Duration::from_secs(60), async {
+        while !seen[from..].contains(what) {
+            let n = stream.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the stream ended: {seen}");
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    })
+    .await;
+    assert!(found.is_ok(), "{what:?} within 60 s: {seen}");
+}
+
+// A bulk dead-letter retry goes on past an item that fails and reports every item: how many
+// took effect, how many did not, and why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bulk_retry_reports_each_item() {
+    let redis = TestRedis::start().await;
+    let (grpc, console, stop) = start(&redis, test_config()).await;
+    let channel = tonic::transport::Channel::from_shared(grpc).unwrap().connect().await.unwrap();
+    let mut agents = pb::agent_service_client::AgentServiceClient::new(channel);
+    let doomed = |n: &str| pb::Agent { max_attempts: 1, ..agent(n, 3_600_000, 60_000) };
+    register(&mut agents, "mail", vec![doomed("d1"), doomed("d2")]).await;
+    for l in acquire(&mut agents, "mail", "w", 2).await {
+        agents.complete(complete_req(&l, pb::Outcome::Unknown)).await.unwrap();
+    }
+    let items = r#"{"items":[{"kind":"queue","source":"mail","id":"d1"},{"kind":"queue","source":"mail","id":"missing"},{"kind":"queue","source":"mail","id":"d2"}]}"#;
+    let (status, body) = http(&console, "POST", "/api/deadletters/retry", None, Some(items)).await;
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (answer["done"].as_u64(), answer["failed"].as_u64(), answer["total"].as_u64()),
+        (Some(2), Some(1), Some(3))
+    );
+    let results = answer["results"].as_array().unwrap();
+    assert_eq!(results[1]["id"], "missing");
+    assert_eq!(results[1]["ok"], false);
+    assert!(results[1]["error"].as_str().unwrap().contains("missing"), "{body}");
+    assert_eq!((results[0]["ok"].as_bool(), results[2]["ok"].as_bool()), (Some(true), Some(true)), "went on past it");
+    assert_eq!(acquire(&mut agents, "mail", "w", 5).await.len(), 2, "both retried");
+    stop.cancel();
+}
+
 // The overview carries this process's RPC latency: after 20 GetAgent calls, GetAgent's counts
 // (per bucket, with p50 and p99) are there, at least those 20. An Acquire that waited is a long
 // poll, counted apart from the Acquires that asked to wait for nothing.

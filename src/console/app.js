@@ -67,10 +67,7 @@ function renderOverview(o) {
   $("sweeper").textContent = o.sweeper.leaderId || "(none)";
   $("sweeper-token").textContent = o.sweeper.token;
   $("checked").textContent = o.health.checkedAt;
-  for (const [id, s] of [["breaker-dispatch", o.breakers.dispatch], ["breaker-writeback", o.breakers.writeBack]]) {
-    $(id).textContent = s;
-    $(id).className = "badge breaker-" + s;
-  }
+  renderBreakers(o.breakers);
   fill("sources", o.health.sources.map((s) => {
     const tr = row([s.kind, s.name, s.status, s.size, s.inUse, s.idle, seconds(s.oldestAgeSeconds), s.stuck,
       s.deadLettered, s.processingRate.toFixed(1), limitsText(s.limits), s.paused ? "yes" : "no"]);
@@ -99,6 +96,30 @@ function renderOverview(o) {
   if (state.rates.length > TICKS) state.rates.shift();
   drawChart();
   if (o.latency) renderLatency(o.latency);
+}
+
+function renderBreakers(b) {
+  for (const [id, s] of [["breaker-dispatch", b.dispatch], ["breaker-writeback", b.writeBack]]) {
+    $(id).textContent = s;
+    $(id).className = "badge breaker-" + s;
+  }
+}
+
+// A read failed (Redis down, a breaker open): what the page shows is kept but marked stale,
+// with when it was last fresh and why, and the breakers as the server has them now.
+function markStale(data) {
+  if (!document.body.classList.contains("stale")) state.staleSince = new Date();
+  document.body.classList.add("stale");
+  $("stale").hidden = false;
+  $("stale").textContent = "Stale: these figures are from " + (state.freshAt ? state.freshAt.toLocaleTimeString() : "before")
+    + "; Baton cannot read them now (" + data.error + ").";
+  if (data.breakers) renderBreakers(data.breakers);
+}
+
+function markFresh() {
+  state.freshAt = new Date();
+  document.body.classList.remove("stale");
+  $("stale").hidden = true;
 }
 
 function drawChart() {
@@ -257,6 +278,7 @@ async function refreshQueue() {
 
 // --- dead letters ------------------------------------------------------------------------------
 async function refreshDeadLetters() {
+  const picked = new Set([...document.querySelectorAll(".dl-pick:checked")].map((b) => b.dataset.item));
   const data = await api("/api/deadletters?" + new URLSearchParams({ search: $("dl-search").value }));
   const groups = $("groups");
   groups.replaceChildren(...data.groups.map((g) => {
@@ -271,6 +293,7 @@ async function refreshDeadLetters() {
     box.type = "checkbox";
     box.className = "dl-pick";
     box.dataset.item = JSON.stringify({ kind: d.kind, source: d.source, id: d.id });
+    box.checked = picked.has(box.dataset.item);
     const td = document.createElement("td");
     td.appendChild(box);
     const tr = row([td, d.kind, d.source, d.id, d.errorClass, d.attempts, d.failedAt, cell(d.message, "message")]);
@@ -282,8 +305,19 @@ async function refreshDeadLetters() {
 async function deadLetterAction(action) {
   const items = [...document.querySelectorAll(".dl-pick:checked")].map((b) => JSON.parse(b.dataset.item));
   if (items.length === 0) return;
+  if (action === "delete" && !confirm("Delete " + items.length + " dead letter(s) for good? This cannot be undone.")) return;
   const data = await api("/api/deadletters/" + action, { items });
-  $("dl-result").textContent = (action === "retry" ? "retried " : "deleted ") + data.done;
+  // Every item's result: how many took effect, how many did not and why (the first reasons).
+  const verb = action === "retry" ? "retried " : "deleted ";
+  let text = data.failed === 0 ? verb + data.done : verb + data.done + " of " + data.total + "; " + data.failed + " failed";
+  const reasons = data.results.filter((r) => !r.ok).slice(0, 3).map((r) => r.id + ": " + r.error);
+  if (reasons.length) text += " (" + reasons.join("; ") + (data.failed > reasons.length ? "; …" : "") + ")";
+  $("dl-result").textContent = text;
+  $("dl-result").className = data.failed === 0 ? "muted" : "error";
+  for (const b of document.querySelectorAll(".dl-pick:checked")) {
+    const item = JSON.parse(b.dataset.item);
+    if (data.results.some((r) => r.ok && r.id === item.id)) b.checked = false;
+  }
   $("dl-all").checked = false;
   await refreshDeadLetters();
 }
@@ -349,13 +383,22 @@ function follow() {
   events = new EventSource("/events" + q);
   events.addEventListener("overview", (e) => {
     $("live").textContent = "live " + new Date().toLocaleTimeString();
+    markFresh();
     renderOverview(JSON.parse(e.data));
     const tab = (location.hash || "#overview").slice(1);
     if (tab === "queue") refreshQueue().catch(fail);
+    if (tab === "deadletters") refreshDeadLetters().catch(fail);
     if (tab === "pools") refreshPools().catch(fail);
     if (tab === "elections") refreshElections().catch(fail);
   });
-  events.addEventListener("error", () => { $("live").textContent = "reconnecting…"; });
+  events.addEventListener("stale", (e) => {
+    $("live").textContent = "stale " + new Date().toLocaleTimeString();
+    markStale(JSON.parse(e.data));
+  });
+  events.addEventListener("error", () => {
+    $("live").textContent = "reconnecting…";
+    markStale({ error: "the connection to this replica's console was lost; reconnecting" });
+  });
 }
 
 $("login-button").onclick = () => {
@@ -374,4 +417,4 @@ $("dl-delete").onclick = () => deadLetterAction("delete").catch(fail);
 $("election-show").onclick = () => refreshElections().catch(fail);
 window.onhashchange = show;
 
-refreshOverview().then(() => { follow(); show(); }).catch(fail);
+refreshOverview().then(markFresh).then(() => { follow(); show(); }).catch((e) => { fail(e); follow(); });
