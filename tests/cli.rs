@@ -67,6 +67,7 @@ async fn every_command_shows_and_changes_what_the_server_holds() {
     let channel = env.baton.channel().await;
     ClaimServiceClient::new(channel.clone())
         .offer(pb::OfferRequest {
+            request_id: String::new(),
             pool: "sandboxes".into(),
             resources: vec![pb::Resource { id: "sb-1".into(), ..Default::default() }],
         })

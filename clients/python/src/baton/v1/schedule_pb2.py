@@ -26,7 +26,7 @@ from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x62\x61ton/v1/schedule.proto\x12\x08\x62\x61ton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xbc\x01\n\x0fScheduleRequest\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\x12\x30\n\ndeliver_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampH\x00\x12*\n\x05\x64\x65lay\x18\x04 \x01(\x0b\x32\x19.google.protobuf.DurationH\x00\x12\x0b\n\x03key\x18\x05 \x01(\t\x12\x13\n\x0btraceparent\x18\x06 \x01(\tB\x06\n\x04when\"_\n\x10ScheduleResponse\x12\n\n\x02id\x18\x01 \x01(\t\x12.\n\ndeliver_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07\x63reated\x18\x03 \x01(\x08\"P\n\x10SubscribeRequest\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12\x13\n\x0b\x63onsumer_id\x18\x02 \x01(\t\x12\x15\n\rmax_in_flight\x18\x03 \x01(\r\"\x9c\x01\n\x11SubscribeResponse\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\x12.\n\ndeliver_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x16\n\x0e\x64\x65livery_count\x18\x04 \x01(\r\x12\r\n\x05token\x18\x05 \x01(\x04\x12\x13\n\x0btraceparent\x18\x06 \x01(\t\"9\n\nAckRequest\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\x04\"\r\n\x0b\x41\x63kResponse\"-\n\rCancelRequest\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\"\x10\n\x0e\x43\x61ncelResponse\"C\n\x14ScheduleBatchRequest\x12+\n\x08messages\x18\x01 \x03(\x0b\x32\x19.baton.v1.ScheduleRequest\"D\n\x15ScheduleBatchResponse\x12+\n\x07results\x18\x01 \x03(\x0b\x32\x1a.baton.v1.ScheduleResponse\"5\n\x0f\x41\x63kBatchRequest\x12\"\n\x04\x61\x63ks\x18\x01 \x03(\x0b\x32\x14.baton.v1.AckRequest\"=\n\tAckResult\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x12\n\nlease_lost\x18\x03 \x01(\x08\"8\n\x10\x41\x63kBatchResponse\x12$\n\x07results\x18\x01 \x03(\x0b\x32\x13.baton.v1.AckResult\"^\n\x0eReceiveRequest\x12(\n\x04open\x18\x01 \x01(\x0b\x32\x1a.baton.v1.SubscribeRequest\x12\"\n\x04\x61\x63ks\x18\x02 \x03(\x0b\x32\x14.baton.v1.ReceiveAck\"\'\n\nReceiveAck\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\x04\"\x89\x01\n\x0fReceiveResponse\x12-\n\x08messages\x18\x01 \x03(\x0b\x32\x1b.baton.v1.SubscribeResponse\x12#\n\x05\x61\x63ked\x18\x02 \x03(\x0b\x32\x14.baton.v1.ReceiveAck\x12\"\n\x04lost\x18\x03 \x03(\x0b\x32\x14.baton.v1.ReceiveAck2\xe6\x03\n\x0fScheduleService\x12\x41\n\x08Schedule\x12\x19.baton.v1.ScheduleRequest\x1a\x1a.baton.v1.ScheduleResponse\x12P\n\rScheduleBatch\x12\x1e.baton.v1.ScheduleBatchRequest\x1a\x1f.baton.v1.ScheduleBatchResponse\x12\x46\n\tSubscribe\x12\x1a.baton.v1.SubscribeRequest\x1a\x1b.baton.v1.SubscribeResponse0\x01\x12\x42\n\x07Receive\x12\x18.baton.v1.ReceiveRequest\x1a\x19.baton.v1.ReceiveResponse(\x01\x30\x01\x12\x32\n\x03\x41\x63k\x12\x14.baton.v1.AckRequest\x1a\x15.baton.v1.AckResponse\x12\x41\n\x08\x41\x63kBatch\x12\x19.baton.v1.AckBatchRequest\x1a\x1a.baton.v1.AckBatchResponse\x12;\n\x06\x43\x61ncel\x12\x17.baton.v1.CancelRequest\x1a\x18.baton.v1.CancelResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x62\x61ton/v1/schedule.proto\x12\x08\x62\x61ton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd0\x01\n\x0fScheduleRequest\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\x12\x30\n\ndeliver_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampH\x00\x12*\n\x05\x64\x65lay\x18\x04 \x01(\x0b\x32\x19.google.protobuf.DurationH\x00\x12\x0b\n\x03key\x18\x05 \x01(\t\x12\x13\n\x0btraceparent\x18\x06 \x01(\t\x12\x12\n\nrequest_id\x18\x07 \x01(\tB\x06\n\x04when\"_\n\x10ScheduleResponse\x12\n\n\x02id\x18\x01 \x01(\t\x12.\n\ndeliver_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07\x63reated\x18\x03 \x01(\x08\"P\n\x10SubscribeRequest\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12\x13\n\x0b\x63onsumer_id\x18\x02 \x01(\t\x12\x15\n\rmax_in_flight\x18\x03 \x01(\r\"\x9c\x01\n\x11SubscribeResponse\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\x12.\n\ndeliver_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x16\n\x0e\x64\x65livery_count\x18\x04 \x01(\r\x12\r\n\x05token\x18\x05 \x01(\x04\x12\x13\n\x0btraceparent\x18\x06 \x01(\t\"M\n\nAckRequest\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\x04\x12\x12\n\nrequest_id\x18\x04 \x01(\t\"\r\n\x0b\x41\x63kResponse\"-\n\rCancelRequest\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\"\x10\n\x0e\x43\x61ncelResponse\"C\n\x14ScheduleBatchRequest\x12+\n\x08messages\x18\x01 \x03(\x0b\x32\x19.baton.v1.ScheduleRequest\"D\n\x15ScheduleBatchResponse\x12+\n\x07results\x18\x01 \x03(\x0b\x32\x1a.baton.v1.ScheduleResponse\"5\n\x0f\x41\x63kBatchRequest\x12\"\n\x04\x61\x63ks\x18\x01 \x03(\x0b\x32\x14.baton.v1.AckRequest\"=\n\tAckResult\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x12\n\nlease_lost\x18\x03 \x01(\x08\"8\n\x10\x41\x63kBatchResponse\x12$\n\x07results\x18\x01 \x03(\x0b\x32\x13.baton.v1.AckResult\"^\n\x0eReceiveRequest\x12(\n\x04open\x18\x01 \x01(\x0b\x32\x1a.baton.v1.SubscribeRequest\x12\"\n\x04\x61\x63ks\x18\x02 \x03(\x0b\x32\x14.baton.v1.ReceiveAck\"\'\n\nReceiveAck\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\x04\"\x89\x01\n\x0fReceiveResponse\x12-\n\x08messages\x18\x01 \x03(\x0b\x32\x1b.baton.v1.SubscribeResponse\x12#\n\x05\x61\x63ked\x18\x02 \x03(\x0b\x32\x14.baton.v1.ReceiveAck\x12\"\n\x04lost\x18\x03 \x03(\x0b\x32\x14.baton.v1.ReceiveAck2\xe6\x03\n\x0fScheduleService\x12\x41\n\x08Schedule\x12\x19.baton.v1.ScheduleRequest\x1a\x1a.baton.v1.ScheduleResponse\x12P\n\rScheduleBatch\x12\x1e.baton.v1.ScheduleBatchRequest\x1a\x1f.baton.v1.ScheduleBatchResponse\x12\x46\n\tSubscribe\x12\x1a.baton.v1.SubscribeRequest\x1a\x1b.baton.v1.SubscribeResponse0\x01\x12\x42\n\x07Receive\x12\x18.baton.v1.ReceiveRequest\x1a\x19.baton.v1.ReceiveResponse(\x01\x30\x01\x12\x32\n\x03\x41\x63k\x12\x14.baton.v1.AckRequest\x1a\x15.baton.v1.AckResponse\x12\x41\n\x08\x41\x63kBatch\x12\x19.baton.v1.AckBatchRequest\x1a\x1a.baton.v1.AckBatchResponse\x12;\n\x06\x43\x61ncel\x12\x17.baton.v1.CancelRequest\x1a\x18.baton.v1.CancelResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,37 +34,37 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'baton.v1.schedule_pb2', _gl
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_SCHEDULEREQUEST']._serialized_start=103
-  _globals['_SCHEDULEREQUEST']._serialized_end=291
-  _globals['_SCHEDULERESPONSE']._serialized_start=293
-  _globals['_SCHEDULERESPONSE']._serialized_end=388
-  _globals['_SUBSCRIBEREQUEST']._serialized_start=390
-  _globals['_SUBSCRIBEREQUEST']._serialized_end=470
-  _globals['_SUBSCRIBERESPONSE']._serialized_start=473
-  _globals['_SUBSCRIBERESPONSE']._serialized_end=629
-  _globals['_ACKREQUEST']._serialized_start=631
-  _globals['_ACKREQUEST']._serialized_end=688
-  _globals['_ACKRESPONSE']._serialized_start=690
-  _globals['_ACKRESPONSE']._serialized_end=703
-  _globals['_CANCELREQUEST']._serialized_start=705
-  _globals['_CANCELREQUEST']._serialized_end=750
-  _globals['_CANCELRESPONSE']._serialized_start=752
-  _globals['_CANCELRESPONSE']._serialized_end=768
-  _globals['_SCHEDULEBATCHREQUEST']._serialized_start=770
-  _globals['_SCHEDULEBATCHREQUEST']._serialized_end=837
-  _globals['_SCHEDULEBATCHRESPONSE']._serialized_start=839
-  _globals['_SCHEDULEBATCHRESPONSE']._serialized_end=907
-  _globals['_ACKBATCHREQUEST']._serialized_start=909
-  _globals['_ACKBATCHREQUEST']._serialized_end=962
-  _globals['_ACKRESULT']._serialized_start=964
-  _globals['_ACKRESULT']._serialized_end=1025
-  _globals['_ACKBATCHRESPONSE']._serialized_start=1027
-  _globals['_ACKBATCHRESPONSE']._serialized_end=1083
-  _globals['_RECEIVEREQUEST']._serialized_start=1085
-  _globals['_RECEIVEREQUEST']._serialized_end=1179
-  _globals['_RECEIVEACK']._serialized_start=1181
-  _globals['_RECEIVEACK']._serialized_end=1220
-  _globals['_RECEIVERESPONSE']._serialized_start=1223
-  _globals['_RECEIVERESPONSE']._serialized_end=1360
-  _globals['_SCHEDULESERVICE']._serialized_start=1363
-  _globals['_SCHEDULESERVICE']._serialized_end=1849
+  _globals['_SCHEDULEREQUEST']._serialized_end=311
+  _globals['_SCHEDULERESPONSE']._serialized_start=313
+  _globals['_SCHEDULERESPONSE']._serialized_end=408
+  _globals['_SUBSCRIBEREQUEST']._serialized_start=410
+  _globals['_SUBSCRIBEREQUEST']._serialized_end=490
+  _globals['_SUBSCRIBERESPONSE']._serialized_start=493
+  _globals['_SUBSCRIBERESPONSE']._serialized_end=649
+  _globals['_ACKREQUEST']._serialized_start=651
+  _globals['_ACKREQUEST']._serialized_end=728
+  _globals['_ACKRESPONSE']._serialized_start=730
+  _globals['_ACKRESPONSE']._serialized_end=743
+  _globals['_CANCELREQUEST']._serialized_start=745
+  _globals['_CANCELREQUEST']._serialized_end=790
+  _globals['_CANCELRESPONSE']._serialized_start=792
+  _globals['_CANCELRESPONSE']._serialized_end=808
+  _globals['_SCHEDULEBATCHREQUEST']._serialized_start=810
+  _globals['_SCHEDULEBATCHREQUEST']._serialized_end=877
+  _globals['_SCHEDULEBATCHRESPONSE']._serialized_start=879
+  _globals['_SCHEDULEBATCHRESPONSE']._serialized_end=947
+  _globals['_ACKBATCHREQUEST']._serialized_start=949
+  _globals['_ACKBATCHREQUEST']._serialized_end=1002
+  _globals['_ACKRESULT']._serialized_start=1004
+  _globals['_ACKRESULT']._serialized_end=1065
+  _globals['_ACKBATCHRESPONSE']._serialized_start=1067
+  _globals['_ACKBATCHRESPONSE']._serialized_end=1123
+  _globals['_RECEIVEREQUEST']._serialized_start=1125
+  _globals['_RECEIVEREQUEST']._serialized_end=1219
+  _globals['_RECEIVEACK']._serialized_start=1221
+  _globals['_RECEIVEACK']._serialized_end=1260
+  _globals['_RECEIVERESPONSE']._serialized_start=1263
+  _globals['_RECEIVERESPONSE']._serialized_end=1400
+  _globals['_SCHEDULESERVICE']._serialized_start=1403
+  _globals['_SCHEDULESERVICE']._serialized_end=1889
 # @@protoc_insertion_point(module_scope)

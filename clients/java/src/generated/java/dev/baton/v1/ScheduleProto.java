@@ -117,63 +117,64 @@ public final class ScheduleProto extends com.google.protobuf.GeneratedFile {
     java.lang.String[] descriptorData = {
       "\n\027baton/v1/schedule.proto\022\010baton.v1\032\036goo" +
       "gle/protobuf/duration.proto\032\037google/prot" +
-      "obuf/timestamp.proto\"\363\001\n\017ScheduleRequest" +
+      "obuf/timestamp.proto\"\222\002\n\017ScheduleRequest" +
       "\022\032\n\010receiver\030\001 \001(\tR\010receiver\022\030\n\007payload\030" +
       "\002 \001(\014R\007payload\022;\n\ndeliver_at\030\003 \001(\0132\032.goo" +
       "gle.protobuf.TimestampH\000R\tdeliverAt\0221\n\005d" +
       "elay\030\004 \001(\0132\031.google.protobuf.DurationH\000R" +
       "\005delay\022\020\n\003key\030\005 \001(\tR\003key\022 \n\013traceparent\030" +
-      "\006 \001(\tR\013traceparentB\006\n\004when\"w\n\020ScheduleRe" +
-      "sponse\022\016\n\002id\030\001 \001(\tR\002id\0229\n\ndeliver_at\030\002 \001" +
-      "(\0132\032.google.protobuf.TimestampR\tdeliverA" +
-      "t\022\030\n\007created\030\003 \001(\010R\007created\"s\n\020Subscribe" +
-      "Request\022\032\n\010receiver\030\001 \001(\tR\010receiver\022\037\n\013c" +
-      "onsumer_id\030\002 \001(\tR\nconsumerId\022\"\n\rmax_in_f" +
-      "light\030\003 \001(\rR\013maxInFlight\"\327\001\n\021SubscribeRe" +
-      "sponse\022\016\n\002id\030\001 \001(\tR\002id\022\030\n\007payload\030\002 \001(\014R" +
-      "\007payload\0229\n\ndeliver_at\030\003 \001(\0132\032.google.pr" +
-      "otobuf.TimestampR\tdeliverAt\022%\n\016delivery_" +
-      "count\030\004 \001(\rR\rdeliveryCount\022\024\n\005token\030\005 \001(" +
-      "\004R\005token\022 \n\013traceparent\030\006 \001(\tR\013tracepare" +
-      "nt\"N\n\nAckRequest\022\032\n\010receiver\030\001 \001(\tR\010rece" +
-      "iver\022\016\n\002id\030\002 \001(\tR\002id\022\024\n\005token\030\003 \001(\004R\005tok" +
-      "en\"\r\n\013AckResponse\";\n\rCancelRequest\022\032\n\010re" +
-      "ceiver\030\001 \001(\tR\010receiver\022\016\n\002id\030\002 \001(\tR\002id\"\020" +
-      "\n\016CancelResponse\"M\n\024ScheduleBatchRequest" +
-      "\0225\n\010messages\030\001 \003(\0132\031.baton.v1.ScheduleRe" +
-      "questR\010messages\"M\n\025ScheduleBatchResponse" +
-      "\0224\n\007results\030\001 \003(\0132\032.baton.v1.ScheduleRes" +
-      "ponseR\007results\";\n\017AckBatchRequest\022(\n\004ack" +
-      "s\030\001 \003(\0132\024.baton.v1.AckRequestR\004acks\"V\n\tA" +
-      "ckResult\022\032\n\010receiver\030\001 \001(\tR\010receiver\022\016\n\002" +
-      "id\030\002 \001(\tR\002id\022\035\n\nlease_lost\030\003 \001(\010R\tleaseL" +
-      "ost\"A\n\020AckBatchResponse\022-\n\007results\030\001 \003(\013" +
-      "2\023.baton.v1.AckResultR\007results\"j\n\016Receiv" +
-      "eRequest\022.\n\004open\030\001 \001(\0132\032.baton.v1.Subscr" +
-      "ibeRequestR\004open\022(\n\004acks\030\002 \003(\0132\024.baton.v" +
-      "1.ReceiveAckR\004acks\"2\n\nReceiveAck\022\016\n\002id\030\001" +
-      " \001(\tR\002id\022\024\n\005token\030\002 \001(\004R\005token\"\240\001\n\017Recei" +
-      "veResponse\0227\n\010messages\030\001 \003(\0132\033.baton.v1." +
-      "SubscribeResponseR\010messages\022*\n\005acked\030\002 \003" +
-      "(\0132\024.baton.v1.ReceiveAckR\005acked\022(\n\004lost\030" +
-      "\003 \003(\0132\024.baton.v1.ReceiveAckR\004lost2\346\003\n\017Sc" +
-      "heduleService\022A\n\010Schedule\022\031.baton.v1.Sch" +
-      "eduleRequest\032\032.baton.v1.ScheduleResponse" +
-      "\022P\n\rScheduleBatch\022\036.baton.v1.ScheduleBat" +
-      "chRequest\032\037.baton.v1.ScheduleBatchRespon" +
-      "se\022F\n\tSubscribe\022\032.baton.v1.SubscribeRequ" +
-      "est\032\033.baton.v1.SubscribeResponse0\001\022B\n\007Re" +
-      "ceive\022\030.baton.v1.ReceiveRequest\032\031.baton." +
-      "v1.ReceiveResponse(\0010\001\0222\n\003Ack\022\024.baton.v1" +
-      ".AckRequest\032\025.baton.v1.AckResponse\022A\n\010Ac" +
-      "kBatch\022\031.baton.v1.AckBatchRequest\032\032.bato" +
-      "n.v1.AckBatchResponse\022;\n\006Cancel\022\027.baton." +
-      "v1.CancelRequest\032\030.baton.v1.CancelRespon" +
-      "seB\236\001\n\014dev.baton.v1B\rScheduleProtoP\001Z>gi" +
-      "thub.com/baton-project/baton/clients/go/" +
-      "gen/baton/v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312\002\010" +
-      "Baton\\V1\342\002\024Baton\\V1\\GPBMetadata\352\002\tBaton:" +
-      ":V1b\006proto3"
+      "\006 \001(\tR\013traceparent\022\035\n\nrequest_id\030\007 \001(\tR\t" +
+      "requestIdB\006\n\004when\"w\n\020ScheduleResponse\022\016\n" +
+      "\002id\030\001 \001(\tR\002id\0229\n\ndeliver_at\030\002 \001(\0132\032.goog" +
+      "le.protobuf.TimestampR\tdeliverAt\022\030\n\007crea" +
+      "ted\030\003 \001(\010R\007created\"s\n\020SubscribeRequest\022\032" +
+      "\n\010receiver\030\001 \001(\tR\010receiver\022\037\n\013consumer_i" +
+      "d\030\002 \001(\tR\nconsumerId\022\"\n\rmax_in_flight\030\003 \001" +
+      "(\rR\013maxInFlight\"\327\001\n\021SubscribeResponse\022\016\n" +
+      "\002id\030\001 \001(\tR\002id\022\030\n\007payload\030\002 \001(\014R\007payload\022" +
+      "9\n\ndeliver_at\030\003 \001(\0132\032.google.protobuf.Ti" +
+      "mestampR\tdeliverAt\022%\n\016delivery_count\030\004 \001" +
+      "(\rR\rdeliveryCount\022\024\n\005token\030\005 \001(\004R\005token\022" +
+      " \n\013traceparent\030\006 \001(\tR\013traceparent\"m\n\nAck" +
+      "Request\022\032\n\010receiver\030\001 \001(\tR\010receiver\022\016\n\002i" +
+      "d\030\002 \001(\tR\002id\022\024\n\005token\030\003 \001(\004R\005token\022\035\n\nreq" +
+      "uest_id\030\004 \001(\tR\trequestId\"\r\n\013AckResponse\"" +
+      ";\n\rCancelRequest\022\032\n\010receiver\030\001 \001(\tR\010rece" +
+      "iver\022\016\n\002id\030\002 \001(\tR\002id\"\020\n\016CancelResponse\"M" +
+      "\n\024ScheduleBatchRequest\0225\n\010messages\030\001 \003(\013" +
+      "2\031.baton.v1.ScheduleRequestR\010messages\"M\n" +
+      "\025ScheduleBatchResponse\0224\n\007results\030\001 \003(\0132" +
+      "\032.baton.v1.ScheduleResponseR\007results\";\n\017" +
+      "AckBatchRequest\022(\n\004acks\030\001 \003(\0132\024.baton.v1" +
+      ".AckRequestR\004acks\"V\n\tAckResult\022\032\n\010receiv" +
+      "er\030\001 \001(\tR\010receiver\022\016\n\002id\030\002 \001(\tR\002id\022\035\n\nle" +
+      "ase_lost\030\003 \001(\010R\tleaseLost\"A\n\020AckBatchRes" +
+      "ponse\022-\n\007results\030\001 \003(\0132\023.baton.v1.AckRes" +
+      "ultR\007results\"j\n\016ReceiveRequest\022.\n\004open\030\001" +
+      " \001(\0132\032.baton.v1.SubscribeRequestR\004open\022(" +
+      "\n\004acks\030\002 \003(\0132\024.baton.v1.ReceiveAckR\004acks" +
+      "\"2\n\nReceiveAck\022\016\n\002id\030\001 \001(\tR\002id\022\024\n\005token\030" +
+      "\002 \001(\004R\005token\"\240\001\n\017ReceiveResponse\0227\n\010mess" +
+      "ages\030\001 \003(\0132\033.baton.v1.SubscribeResponseR" +
+      "\010messages\022*\n\005acked\030\002 \003(\0132\024.baton.v1.Rece" +
+      "iveAckR\005acked\022(\n\004lost\030\003 \003(\0132\024.baton.v1.R" +
+      "eceiveAckR\004lost2\346\003\n\017ScheduleService\022A\n\010S" +
+      "chedule\022\031.baton.v1.ScheduleRequest\032\032.bat" +
+      "on.v1.ScheduleResponse\022P\n\rScheduleBatch\022" +
+      "\036.baton.v1.ScheduleBatchRequest\032\037.baton." +
+      "v1.ScheduleBatchResponse\022F\n\tSubscribe\022\032." +
+      "baton.v1.SubscribeRequest\032\033.baton.v1.Sub" +
+      "scribeResponse0\001\022B\n\007Receive\022\030.baton.v1.R" +
+      "eceiveRequest\032\031.baton.v1.ReceiveResponse" +
+      "(\0010\001\0222\n\003Ack\022\024.baton.v1.AckRequest\032\025.bato" +
+      "n.v1.AckResponse\022A\n\010AckBatch\022\031.baton.v1." +
+      "AckBatchRequest\032\032.baton.v1.AckBatchRespo" +
+      "nse\022;\n\006Cancel\022\027.baton.v1.CancelRequest\032\030" +
+      ".baton.v1.CancelResponseB\236\001\n\014dev.baton.v" +
+      "1B\rScheduleProtoP\001Z>github.com/baton-pro" +
+      "ject/baton/clients/go/gen/baton/v1;baton" +
+      "v1\242\002\003BXX\252\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V" +
+      "1\\GPBMetadata\352\002\tBaton::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -186,7 +187,7 @@ public final class ScheduleProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_ScheduleRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ScheduleRequest_descriptor,
-        new java.lang.String[] { "Receiver", "Payload", "DeliverAt", "Delay", "Key", "Traceparent", "When", });
+        new java.lang.String[] { "Receiver", "Payload", "DeliverAt", "Delay", "Key", "Traceparent", "RequestId", "When", });
     internal_static_baton_v1_ScheduleResponse_descriptor =
       getDescriptor().getMessageType(1);
     internal_static_baton_v1_ScheduleResponse_fieldAccessorTable = new
@@ -210,7 +211,7 @@ public final class ScheduleProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_AckRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AckRequest_descriptor,
-        new java.lang.String[] { "Receiver", "Id", "Token", });
+        new java.lang.String[] { "Receiver", "Id", "Token", "RequestId", });
     internal_static_baton_v1_AckResponse_descriptor =
       getDescriptor().getMessageType(5);
     internal_static_baton_v1_AckResponse_fieldAccessorTable = new
