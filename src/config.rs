@@ -40,6 +40,7 @@ pub struct Config {
     pub pool: PoolConfig,
     pub schedule: ScheduleConfig,
     pub dead_letter: DeadLetterConfig,
+    pub idempotency: IdempotencyConfig,
     pub purge: PurgeConfig,
     pub circuit_breaker: BreakerConfig,
     pub zombie_cleanup: ZombieConfig,
@@ -237,6 +238,25 @@ pub struct DeadLetterConfig {
 impl Default for DeadLetterConfig {
     fn default() -> Self {
         Self { ttl_ms: 7 * 24 * 3_600_000, max_entries: 10_000 }
+    }
+}
+
+/// Idempotent retries: how long, and how many, first answers each queue, pool and receiver
+/// remembers by request id (Register, Complete, Offer, Claim, Return, Fail, Schedule, Ack).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IdempotencyConfig {
+    /// A first answer is remembered at least this long after the call (unless `max_entries`
+    /// newer ones push it out); a retry later than that is a new call.
+    pub retention_ms: u64,
+    /// Most answers remembered per queue, pool or receiver (the oldest go first): bounds the
+    /// memory of a busy source.
+    pub max_entries: u64,
+}
+
+impl Default for IdempotencyConfig {
+    fn default() -> Self {
+        Self { retention_ms: 600_000, max_entries: 100_000 }
     }
 }
 
@@ -507,6 +527,7 @@ impl Default for Config {
             pool: PoolConfig::default(),
             schedule: ScheduleConfig::default(),
             dead_letter: DeadLetterConfig::default(),
+            idempotency: IdempotencyConfig::default(),
             purge: PurgeConfig::default(),
             circuit_breaker: BreakerConfig::default(),
             zombie_cleanup: ZombieConfig::default(),
@@ -722,6 +743,9 @@ impl Config {
         }
         if self.agent.throttled_multiplier < 1.0 {
             return bad("agent.throttled_multiplier must be at least 1");
+        }
+        if self.idempotency.retention_ms == 0 || self.idempotency.max_entries == 0 {
+            return bad("idempotency.retention_ms and idempotency.max_entries must be at least 1");
         }
         if self.agent.default_timeout_ms == 0 {
             return bad("agent.default_timeout_ms must be at least 1");

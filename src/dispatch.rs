@@ -12,7 +12,8 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     error::{Error, Result},
     store::{
-        keys::ChannelKind, wake::Wakeups, Campaigned, ClaimEnd, ClaimStart, Claimed, Lease, Pickup, SourceKind, Store,
+        keys::ChannelKind, wake::Wakeups, Campaigned, ClaimEnd, ClaimStart, ClaimTerms, Claimed, Lease, Pickup,
+        SourceKind, Store,
     },
 };
 
@@ -175,22 +176,26 @@ pub async fn claim(
     pool: &str,
     claimer: &str,
     attrs: &std::collections::BTreeMap<String, String>,
+    terms: &ClaimTerms,
     wait: Duration,
     line: (u32, u64),
 ) -> Result<Option<Claimed>> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let (store, wakeups, shutdown) = (store.clone(), wakeups.clone(), shutdown.clone());
-    let (pool, claimer, attrs) = (pool.to_string(), claimer.to_string(), attrs.clone());
+    let (pool, claimer, attrs, terms) = (pool.to_string(), claimer.to_string(), attrs.clone(), terms.clone());
     tokio::spawn(async move {
         let mut tx = tx;
-        let result = claim_task(&store, &wakeups, &shutdown, &pool, &claimer, &attrs, wait, line, &mut tx).await;
+        let result =
+            claim_task(&store, &wakeups, &shutdown, &pool, &claimer, &attrs, &terms, wait, line, &mut tx).await;
         if let Err(Ok(Some(c))) = tx.send(result) {
             tracing::info!(
                 pool,
                 resource = c.id,
                 "caller left before its claim was answered; giving the resource back"
             );
-            if let Err(e) = store.end_claim(&pool, &c.id, c.token, ClaimEnd::GiveBack, "").await {
+            // Its remembered answer goes with it: a retry of this Claim claims afresh.
+            let field = terms.field(&claimer);
+            if let Err(e) = store.end_claim(&pool, &c.id, c.token, ClaimEnd::GiveBack, "", &field).await {
                 tracing::warn!(pool, resource = c.id, error = %e, "could not give the resource back");
             }
         }
@@ -206,6 +211,7 @@ async fn claim_task(
     pool: &str,
     claimer: &str,
     attrs: &std::collections::BTreeMap<String, String>,
+    terms: &ClaimTerms,
     wait: Duration,
     line: (u32, u64),
     caller: &mut tokio::sync::oneshot::Sender<Result<Option<Claimed>>>,
@@ -217,7 +223,7 @@ async fn claim_task(
     // also hears the other shards' changes, to take an idle resource there.
     let shards = store.shard_names(SourceKind::Pool, pool);
     let elsewhere = if wait_ms > 0 { Some(wakeups.waiter(ChannelKind::Pool, pool, &shards).await?) } else { None };
-    let (line_pool, claim_id) = match store.claim(pool, claimer, attrs, wait_ms, max_line).await? {
+    let (line_pool, claim_id) = match store.claim(pool, claimer, attrs, wait_ms, max_line, terms).await? {
         ClaimStart::Claimed(c) => return Ok(Some(c)),
         ClaimStart::Nothing => return Ok(None),
         ClaimStart::LineFull => {
@@ -245,29 +251,31 @@ async fn claim_task(
         }
     };
     let until = Instant::now() + wait;
+    let (field, hold_ms) = (terms.field(claimer), terms.hold_ms);
+    let pickup = |mode| store.pickup(line, &claim_id, mode, &field, hold_ms);
     let result = async {
         loop {
             // The notifier keeps a permit, so a hand-over between this peek and the wait still
             // wakes it.
-            if let Some(c) = store.pickup(line, &claim_id, Pickup::Peek).await? {
+            if let Some(c) = pickup(Pickup::Peek).await? {
                 return Ok(Some(c));
             }
             tokio::select! {
                 _ = notify.notified() => {}
                 _ = other_shards() => {
-                    if let Some(c) = store.claim_elsewhere(pool, line, claimer, attrs).await? {
+                    if let Some(c) = store.claim_elsewhere(pool, line, claimer, attrs, terms).await? {
                         // More may be idle there: pass the wake-up on to the next claim.
                         if let Some(w) = &elsewhere {
                             w.notify.notify_one();
                         }
                         // Leave this line; a resource handed here meanwhile goes to the next.
-                        store.pickup(line, &claim_id, Pickup::Abandon).await?;
+                        pickup(Pickup::Abandon).await?;
                         return Ok(Some(c));
                     }
                 }
-                _ = tokio::time::sleep_until(until) => return store.pickup(line, &claim_id, Pickup::End).await,
-                _ = shutdown.cancelled() => return store.pickup(line, &claim_id, Pickup::End).await,
-                _ = caller.closed() => return store.pickup(line, &claim_id, Pickup::Abandon).await,
+                _ = tokio::time::sleep_until(until) => return pickup(Pickup::End).await,
+                _ = shutdown.cancelled() => return pickup(Pickup::End).await,
+                _ = caller.closed() => return pickup(Pickup::Abandon).await,
             }
         }
     }
@@ -276,7 +284,7 @@ async fn claim_task(
     if result.is_err() {
         // A Redis failure mid-wait: leave the line (or give back) once Redis answers again;
         // failing that, the sweeper reclaims the hand-over after the wait.
-        let _ = store.pickup(line, &claim_id, Pickup::Abandon).await;
+        let _ = pickup(Pickup::Abandon).await;
     }
     result
 }

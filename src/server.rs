@@ -58,7 +58,7 @@ pub async fn run_with_console(
     let tls = if config.tls.enabled() { Some(ServerTls::grpc(&config.tls)?) } else { None };
     let redis = Redis::connect(redis_url, &config.redis).await?;
     let feed = redis.feed();
-    let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter);
+    let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter, &config.idempotency);
     let store = Store::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone())
         .await?
         .with_sharding(config.sharding.shards()?);

@@ -93,11 +93,18 @@ async fn failed_resources_land_in_their_pool_dlq_and_come_back() {
     let mut c = claims(&env).await;
     let mut r = pb::Resource { id: "vm-1".into(), attributes: Default::default() };
     r.attributes.insert("zone".into(), "eu".into());
-    c.offer(pb::OfferRequest { pool: P.into(), resources: vec![r] }).await.unwrap();
-    let claim =
-        pb::ClaimRequest { pool: P.into(), claimer_id: "ci".into(), attributes: Default::default(), wait: None };
+    c.offer(pb::OfferRequest { request_id: String::new(), pool: P.into(), resources: vec![r] }).await.unwrap();
+    let claim = pb::ClaimRequest {
+        request_id: String::new(),
+        hold: None,
+        pool: P.into(),
+        claimer_id: "ci".into(),
+        attributes: Default::default(),
+        wait: None,
+    };
     let got = c.claim(claim.clone()).await.unwrap().into_inner();
     c.fail(pb::FailRequest {
+        request_id: String::new(),
         pool: P.into(),
         resource_id: "vm-1".into(),
         token: got.token,
@@ -155,9 +162,15 @@ async fn purge_finds_each_kind_of_stale_entry() {
     let mut c = claims(&env).await;
     let resources =
         ["held", "idle"].iter().map(|id| pb::Resource { id: id.to_string(), attributes: Default::default() }).collect();
-    c.offer(pb::OfferRequest { pool: P.into(), resources }).await.unwrap();
-    let claim =
-        pb::ClaimRequest { pool: P.into(), claimer_id: "slow".into(), attributes: Default::default(), wait: None };
+    c.offer(pb::OfferRequest { request_id: String::new(), pool: P.into(), resources }).await.unwrap();
+    let claim = pb::ClaimRequest {
+        request_id: String::new(),
+        hold: None,
+        pool: P.into(),
+        claimer_id: "slow".into(),
+        attributes: Default::default(),
+        wait: None,
+    };
     let held = c.claim(claim).await.unwrap().into_inner();
     register(&mut env.client, Q, vec![agent("stuck", 60_000, 100), agent("lost", 60_000, 30_000)]).await;
     let lease = acquire(&mut env.client, Q, "w", 1).await.pop().unwrap();
@@ -204,7 +217,13 @@ async fn purge_finds_each_kind_of_stale_entry() {
     let mut done: Vec<(String, String)> = real.items.iter().map(|i| (i.id.clone(), i.action.clone())).collect();
     done.sort();
     assert_eq!(done, found, "the real run does what the dry run reported");
-    let ret = pb::ReturnRequest { pool: P.into(), resource_id: "held".into(), token: held.token, reuse: true };
+    let ret = pb::ReturnRequest {
+        request_id: String::new(),
+        pool: P.into(),
+        resource_id: "held".into(),
+        token: held.token,
+        reuse: true,
+    };
     assert_eq!(reason(&c.r#return(ret).await.unwrap_err()), "LEASE_LOST", "a purged claim is over");
     assert_eq!(
         reason(&env.client.complete(complete_req(&stuck, pb::Outcome::Success)).await.unwrap_err()),
@@ -229,12 +248,20 @@ async fn auto_purge_runs_by_itself() {
     let env = Env::with_config(config).await;
     let mut c = claims(&env).await;
     c.offer(pb::OfferRequest {
+        request_id: String::new(),
         pool: P.into(),
         resources: vec![pb::Resource { id: "r".into(), attributes: Default::default() }],
     })
     .await
     .unwrap();
-    let claim = pb::ClaimRequest { pool: P.into(), claimer_id: "x".into(), attributes: Default::default(), wait: None };
+    let claim = pb::ClaimRequest {
+        request_id: String::new(),
+        hold: None,
+        pool: P.into(),
+        claimer_id: "x".into(),
+        attributes: Default::default(),
+        wait: None,
+    };
     c.claim(claim).await.unwrap();
     let mut a = admin(&env).await;
     let until = std::time::Instant::now() + Duration::from_secs(20);

@@ -272,6 +272,7 @@ async fn max_attempts_dead_letters() {
     // Registering again with reset_schedule brings it back with a clean streak.
     env.client
         .register(pb::RegisterRequest {
+            request_id: String::new(),
             queue: Q.into(),
             agents: vec![agent("flaky", 60_000, 30_000)],
             reset_schedule: true,
@@ -395,6 +396,7 @@ async fn reregister_keeps_schedule_unless_reset() {
     register(c, Q, vec![agent("r", 7_200_000, 30_000)]).await;
     assert!(acquire(c, Q, "w", 1).await.is_empty(), "re-register keeps the schedule");
     c.register(pb::RegisterRequest {
+        request_id: String::new(),
         queue: Q.into(),
         agents: vec![agent("r", 7_200_000, 30_000)],
         reset_schedule: true,

@@ -31,11 +31,13 @@ fn res(id: &str) -> pb::Resource {
 
 async fn offer(c: &mut ClaimServiceClient<Channel>, ids: &[&str]) -> pb::OfferResponse {
     let resources = ids.iter().map(|id| res(id)).collect();
-    c.offer(pb::OfferRequest { pool: P.into(), resources }).await.unwrap().into_inner()
+    c.offer(pb::OfferRequest { request_id: String::new(), pool: P.into(), resources }).await.unwrap().into_inner()
 }
 
 fn claim_req(claimer: &str, wait_ms: u64) -> pb::ClaimRequest {
     pb::ClaimRequest {
+        request_id: String::new(),
+        hold: None,
         pool: P.into(),
         claimer_id: claimer.into(),
         attributes: Default::default(),
@@ -68,7 +70,10 @@ async fn lifecycle() {
     let mut c = claims(&env.baton).await;
     let mut a = res("r1");
     a.attributes.insert("zone".into(), "eu".into());
-    let r = c.offer(pb::OfferRequest { pool: P.into(), resources: vec![a, res("r2"), res("r3")] }).await.unwrap();
+    let r = c
+        .offer(pb::OfferRequest { request_id: String::new(), pool: P.into(), resources: vec![a, res("r2"), res("r3")] })
+        .await
+        .unwrap();
     assert_eq!(r.into_inner().idle, 3);
 
     let mut req = claim_req("alice", 0);
@@ -87,22 +92,41 @@ async fn lifecycle() {
 
     let before = env.redis.snapshot().await;
     for (id, token) in [("r1", first.token + 100), ("r1", second.token), ("nope", first.token)] {
-        let ret = pb::ReturnRequest { pool: P.into(), resource_id: id.into(), token, reuse: true };
+        let ret =
+            pb::ReturnRequest { request_id: String::new(), pool: P.into(), resource_id: id.into(), token, reuse: true };
         let err = c.r#return(ret).await.unwrap_err();
         assert_eq!((err.code(), reason(&err).as_str()), (Code::FailedPrecondition, "LEASE_LOST"));
-        let fail = pb::FailRequest { pool: P.into(), resource_id: id.into(), token, error: "x".into() };
+        let fail = pb::FailRequest {
+            request_id: String::new(),
+            pool: P.into(),
+            resource_id: id.into(),
+            token,
+            error: "x".into(),
+        };
         assert_eq!(reason(&c.fail(fail).await.unwrap_err()), "LEASE_LOST");
     }
     assert_eq!(env.redis.snapshot().await, before, "stale tokens changed nothing");
 
     // Return with reuse: idle again, at the back of the ready queue.
-    c.r#return(pb::ReturnRequest { pool: P.into(), resource_id: "r1".into(), token: first.token, reuse: true })
-        .await
-        .unwrap();
+    c.r#return(pb::ReturnRequest {
+        request_id: String::new(),
+        pool: P.into(),
+        resource_id: "r1".into(),
+        token: first.token,
+        reuse: true,
+    })
+    .await
+    .unwrap();
     // Return without reuse: out of the pool until offered again.
-    c.r#return(pb::ReturnRequest { pool: P.into(), resource_id: "r2".into(), token: second.token, reuse: false })
-        .await
-        .unwrap();
+    c.r#return(pb::ReturnRequest {
+        request_id: String::new(),
+        pool: P.into(),
+        resource_id: "r2".into(),
+        token: second.token,
+        reuse: false,
+    })
+    .await
+    .unwrap();
     let order: Vec<String> = {
         let mut ids = Vec::new();
         while let Some(r) = c.claim(claim_req("carol", 0)).await.unwrap().into_inner().resource {
@@ -116,8 +140,13 @@ async fn lifecycle() {
     let again = offer(&mut c, &["r2"]).await;
     assert_eq!(again.idle, 1);
     let got = c.claim(claim_req("dave", 0)).await.unwrap().into_inner();
-    let fail =
-        pb::FailRequest { pool: P.into(), resource_id: "r2".into(), token: got.token, error: "disk full".into() };
+    let fail = pb::FailRequest {
+        request_id: String::new(),
+        pool: P.into(),
+        resource_id: "r2".into(),
+        token: got.token,
+        error: "disk full".into(),
+    };
     c.fail(fail).await.unwrap();
     let s = status(&mut c).await;
     assert_eq!((s.idle, s.claimed, s.dead_lettered), (0, 3, 1));
@@ -389,7 +418,13 @@ async fn storm_then_shutdown_loses_nothing() {
                 }
                 if held.len() > 2 {
                     let (id, token) = held.remove(0);
-                    let ret = pb::ReturnRequest { pool: P.into(), resource_id: id, token, reuse: true };
+                    let ret = pb::ReturnRequest {
+                        request_id: String::new(),
+                        pool: P.into(),
+                        resource_id: id,
+                        token,
+                        reuse: true,
+                    };
                     if c.r#return(ret).await.is_err() {
                         break;
                     }
@@ -437,7 +472,11 @@ async fn claim_calls_reject_bad_fields() {
         assert_eq!(s.code(), Code::InvalidArgument, "{field}: {s:?}");
         assert!(s.message().starts_with(field), "{field}: {}", s.message());
     };
-    let o = |pool: &str, resources: Vec<pb::Resource>| pb::OfferRequest { pool: pool.into(), resources };
+    let o = |pool: &str, resources: Vec<pb::Resource>| pb::OfferRequest {
+        request_id: String::new(),
+        pool: pool.into(),
+        resources,
+    };
     bad(c.offer(o("", vec![res("a")])).await.unwrap_err(), "pool");
     bad(c.offer(o("p:q", vec![res("a")])).await.unwrap_err(), "pool");
     bad(c.offer(o(P, vec![])).await.unwrap_err(), "resources");
@@ -460,11 +499,23 @@ async fn claim_calls_reject_bad_fields() {
     with.attributes.insert("".into(), "1".into());
     bad(c.claim(with).await.unwrap_err(), "attributes");
 
-    let ret = pb::ReturnRequest { pool: P.into(), resource_id: "a".into(), token: 1, reuse: false };
+    let ret = pb::ReturnRequest {
+        request_id: String::new(),
+        pool: P.into(),
+        resource_id: "a".into(),
+        token: 1,
+        reuse: false,
+    };
     bad(c.r#return(pb::ReturnRequest { pool: "".into(), ..ret.clone() }).await.unwrap_err(), "pool");
     bad(c.r#return(pb::ReturnRequest { resource_id: "".into(), ..ret.clone() }).await.unwrap_err(), "resource_id");
     bad(c.r#return(pb::ReturnRequest { token: 0, ..ret.clone() }).await.unwrap_err(), "token");
-    let fail = pb::FailRequest { pool: P.into(), resource_id: "a".into(), token: 1, error: "e".into() };
+    let fail = pb::FailRequest {
+        request_id: String::new(),
+        pool: P.into(),
+        resource_id: "a".into(),
+        token: 1,
+        error: "e".into(),
+    };
     bad(c.fail(pb::FailRequest { pool: "{x}".into(), ..fail.clone() }).await.unwrap_err(), "pool");
     bad(c.fail(pb::FailRequest { resource_id: "a:b".into(), ..fail.clone() }).await.unwrap_err(), "resource_id");
     bad(c.fail(pb::FailRequest { token: 0, ..fail.clone() }).await.unwrap_err(), "token");

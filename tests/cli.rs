@@ -67,6 +67,7 @@ async fn every_command_shows_and_changes_what_the_server_holds() {
     let channel = env.baton.channel().await;
     ClaimServiceClient::new(channel.clone())
         .offer(pb::OfferRequest {
+            request_id: String::new(),
             pool: "sandboxes".into(),
             resources: vec![pb::Resource { id: "sb-1".into(), ..Default::default() }],
         })
@@ -217,7 +218,7 @@ async fn the_cli_speaks_mutual_tls_with_a_token() {
     let defs = vec![agent("a1", 3_600_000, 60_000)];
     client
         .agents()
-        .register(pb::RegisterRequest { queue: "mail".into(), agents: defs, reset_schedule: false })
+        .register(pb::RegisterRequest { queue: "mail".into(), agents: defs, ..Default::default() })
         .await
         .unwrap();
 

@@ -194,6 +194,7 @@ async fn claim_helper_gives_back_or_fails() {
     let channel = env.baton.channel().await;
     let mut pools = baton::pb::claim_service_client::ClaimServiceClient::new(channel.clone());
     let offer = pb::OfferRequest {
+        request_id: String::new(),
         pool: "p".into(),
         resources: vec![pb::Resource { id: "r1".into(), attributes: HashMap::new() }],
     };
@@ -236,6 +237,7 @@ async fn claim_helper_gives_back_or_fails() {
         other => panic!("expected LineFull, got {other:?}"),
     }
     let offer = pb::OfferRequest {
+        request_id: String::new(),
         pool: "p".into(),
         resources: vec![pb::Resource { id: "r2".into(), attributes: HashMap::new() }],
     };

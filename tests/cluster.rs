@@ -85,7 +85,12 @@ async fn load(
         // A 20 s lease: a grant whose answer was lost (UNAVAILABLE after the change) comes back
         // within the run; far above any failover, so no lease times out while its worker waits.
         let batch: Vec<pb::Agent> = chunk.iter().map(|i| agent(&format!("a{i}"), 3_600_000, 20_000)).collect();
-        let req = pb::RegisterRequest { queue: queue.clone(), agents: batch, reset_schedule: false };
+        let req = pb::RegisterRequest {
+            request_id: String::new(),
+            queue: queue.clone(),
+            agents: batch,
+            reset_schedule: false,
+        };
         retry(&stats, || {
             let (mut c, req) = (c.clone(), req.clone());
             async move { c.register(req).await }

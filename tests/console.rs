@@ -89,7 +89,7 @@ async fn the_api_is_behind_the_grpc_authentication() {
     let (grpc, console, stop) = start(&redis, config).await;
     let client = baton::client::Client::builder(grpc).token(admin.clone()).connect().await.unwrap();
     let defs = vec![agent("a", 60_000, 60_000)];
-    let register = pb::RegisterRequest { queue: "mail".into(), agents: defs, reset_schedule: false };
+    let register = pb::RegisterRequest { queue: "mail".into(), agents: defs, ..Default::default() };
     client.agents().register(register).await.unwrap();
 
     let (status, page) = http(&console, "GET", "/", None, None).await;

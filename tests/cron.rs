@@ -147,7 +147,8 @@ async fn bad_cron_input_is_refused_naming_the_field() {
         (pb::Agent { catch_up: pb::CatchUp::Skip as i32, ..agent("c", 60_000, 30_000) }, "agents[0].catch_up"),
     ];
     for (a, field) in cases {
-        let req = pb::RegisterRequest { queue: Q.into(), agents: vec![a], reset_schedule: false };
+        let req =
+            pb::RegisterRequest { request_id: String::new(), queue: Q.into(), agents: vec![a], reset_schedule: false };
         let e = env.client.register(req).await.unwrap_err();
         assert_eq!(e.code(), Code::InvalidArgument, "{field}: {e:?}");
         assert!(e.message().starts_with(field), "{field}: {}", e.message());

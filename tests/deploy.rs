@@ -121,7 +121,7 @@ async fn acl_user_missing_a_permission_fails_at_start_naming_the_command() {
 async fn register_retrying(baton: &TestBaton, queue: &str, names: std::ops::Range<usize>) {
     let mut client = baton.agents().await;
     let agents: Vec<pb::Agent> = names.map(|i| agent(&format!("a{i}"), 3_600_000, 60_000)).collect();
-    let req = pb::RegisterRequest { queue: queue.into(), agents, reset_schedule: false };
+    let req = pb::RegisterRequest { request_id: String::new(), queue: queue.into(), agents, reset_schedule: false };
     let end = std::time::Instant::now() + Duration::from_secs(60);
     loop {
         match client.register(req.clone()).await {
@@ -190,7 +190,12 @@ async fn min_replicas_ack_never_acknowledges_what_no_replica_holds() {
     })
     .await;
     let mut client = baton.agents().await;
-    let req = pb::RegisterRequest { queue: "w".into(), agents: vec![agent("late", 1000, 1000)], reset_schedule: false };
+    let req = pb::RegisterRequest {
+        request_id: String::new(),
+        queue: "w".into(),
+        agents: vec![agent("late", 1000, 1000)],
+        reset_schedule: false,
+    };
     let err = client.register(req).await.unwrap_err();
     assert_eq!(err.code(), tonic::Code::Unavailable, "{err:?}");
     assert!(err.message().contains("min_replicas_ack"), "{}", err.message());

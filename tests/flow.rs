@@ -254,9 +254,13 @@ async fn pausing_a_pool_holds_its_resources_and_resume_hands_them_to_the_line() 
     let mut a = admin(&env.baton).await;
     let mut c = ClaimServiceClient::new(env.baton.channel().await);
     let resource = |id: &str| pb::Resource { id: id.into(), attributes: Default::default() };
-    c.offer(pb::OfferRequest { pool: P.into(), resources: vec![resource("vm-1")] }).await.unwrap();
+    c.offer(pb::OfferRequest { request_id: String::new(), pool: P.into(), resources: vec![resource("vm-1")] })
+        .await
+        .unwrap();
     assert!(a.pause(pb::PauseRequest { source: source(pb::SourceKind::Pool, P) }).await.unwrap().into_inner().changed);
     let claim = |wait_ms: u64| pb::ClaimRequest {
+        request_id: String::new(),
+        hold: None,
         pool: P.into(),
         claimer_id: "c1".into(),
         attributes: Default::default(),
@@ -271,7 +275,9 @@ async fn pausing_a_pool_holds_its_resources_and_resume_hands_them_to_the_line() 
         async move { health_of(&mut a, pb::SourceKind::Pool, P).await.is_some_and(|h| h.size == 1) }
     })
     .await;
-    c.offer(pb::OfferRequest { pool: P.into(), resources: vec![resource("vm-2")] }).await.unwrap();
+    c.offer(pb::OfferRequest { request_id: String::new(), pool: P.into(), resources: vec![resource("vm-2")] })
+        .await
+        .unwrap();
     let h = health_of(&mut a, pb::SourceKind::Pool, P).await.unwrap();
     assert!(h.paused);
     assert_eq!((h.idle, h.in_use), (2, 0), "offered while paused: idle, not handed to the line");

@@ -188,6 +188,7 @@ async fn a_full_redis_is_resource_exhausted_and_changes_nothing() {
     };
     refused.push(("Heartbeat", agents.heartbeat(beat).await.unwrap_err()));
     let offer = pb::OfferRequest {
+        request_id: String::new(),
         pool: "fresh".into(),
         resources: vec![pb::Resource { id: "r1".into(), ..Default::default() }],
     };
@@ -241,6 +242,7 @@ async fn sweepers_find_sources_missing_from_the_registries() {
     register(&mut agents, "hidden", vec![agent("job", 3_600_000, 600_000)]).await;
     assert_eq!(acquire(&mut agents, "hidden", "ghost", 1).await.len(), 1);
     let offer = pb::OfferRequest {
+        request_id: String::new(),
         pool: "hidden".into(),
         resources: vec![pb::Resource { id: "r".into(), ..Default::default() }],
     };
@@ -328,14 +330,23 @@ async fn unknown_names_create_no_keys() {
     let mut claims = ClaimServiceClient::new(channel.clone());
     let claim = pb::ClaimRequest { pool: ghost(6), claimer_id: "c".into(), ..Default::default() };
     claims.claim(claim).await.unwrap();
-    let ret = pb::ReturnRequest { pool: ghost(7), resource_id: "r".into(), token: 1, reuse: true };
+    let ret =
+        pb::ReturnRequest { request_id: String::new(), pool: ghost(7), resource_id: "r".into(), token: 1, reuse: true };
     claims.r#return(ret).await.unwrap_err();
-    let fail = pb::FailRequest { pool: ghost(8), resource_id: "r".into(), token: 1, error: "e".into() };
+    let fail = pb::FailRequest {
+        request_id: String::new(),
+        pool: ghost(8),
+        resource_id: "r".into(),
+        token: 1,
+        error: "e".into(),
+    };
     claims.fail(fail).await.unwrap_err();
     claims.get_pool(pb::GetPoolRequest { pool: ghost(9) }).await.unwrap();
 
     let mut schedules = ScheduleServiceClient::new(channel.clone());
-    let _ = schedules.ack(pb::AckRequest { receiver: ghost(10), id: "m".into(), token: 1 }).await;
+    let _ = schedules
+        .ack(pb::AckRequest { request_id: String::new(), receiver: ghost(10), id: "m".into(), token: 1 })
+        .await;
     let _ = schedules.cancel(pb::CancelRequest { receiver: ghost(11), id: "m".into() }).await;
 
     let mut leaders = LeaderServiceClient::new(channel.clone());

@@ -399,7 +399,12 @@ async fn bad_keys_priorities_and_key_limits_are_refused() {
     for (def, field) in cases {
         let err = env
             .client
-            .register(pb::RegisterRequest { queue: Q.into(), agents: vec![def], reset_schedule: false })
+            .register(pb::RegisterRequest {
+                request_id: String::new(),
+                queue: Q.into(),
+                agents: vec![def],
+                reset_schedule: false,
+            })
             .await
             .expect_err("refused");
         assert_eq!(err.code(), Code::InvalidArgument);

@@ -135,6 +135,7 @@ async fn dead_letter_everywhere(env: &Env) {
         }
     }
     let offer = pb::OfferRequest {
+        request_id: String::new(),
         pool: "p1".into(),
         resources: (0..2).map(|i| pb::Resource { id: format!("r{i}"), ..Default::default() }).collect(),
     };
@@ -146,7 +147,13 @@ async fn dead_letter_everywhere(env: &Env) {
             .unwrap()
             .into_inner();
         let r = c.resource.unwrap();
-        let fail = pb::FailRequest { pool: "p1".into(), resource_id: r.id, token: c.token, error: "broken".into() };
+        let fail = pb::FailRequest {
+            request_id: String::new(),
+            pool: "p1".into(),
+            resource_id: r.id,
+            token: c.token,
+            error: "broken".into(),
+        };
         claims.fail(fail).await.unwrap();
     }
     // A receiver's dead letters, written as the delivery limit would (the dead-letter shape is
@@ -254,16 +261,33 @@ async fn errors_never_echo_unbounded_input() {
     let wide = "é".repeat(3000);
     let mut statuses = Vec::new();
     let labelled = pb::Agent { labels: [(big.clone(), "v".to_string())].into(), ..agent("a", 1_000, 1_000) };
-    let req = pb::RegisterRequest { queue: "q".into(), agents: vec![labelled], reset_schedule: false };
+    let req = pb::RegisterRequest {
+        request_id: String::new(),
+        queue: "q".into(),
+        agents: vec![labelled],
+        reset_schedule: false,
+    };
     statuses.push(agents.register(req).await.unwrap_err());
     let labelled = pb::Agent { labels: [(wide.clone(), wide.clone())].into(), ..agent("a", 1_000, 1_000) };
-    let req = pb::RegisterRequest { queue: "q".into(), agents: vec![labelled], reset_schedule: false };
+    let req = pb::RegisterRequest {
+        request_id: String::new(),
+        queue: "q".into(),
+        agents: vec![labelled],
+        reset_schedule: false,
+    };
     statuses.push(agents.register(req).await.unwrap_err());
-    let req = pb::RegisterRequest { queue: big.clone(), agents: vec![agent("a", 1_000, 1_000)], reset_schedule: false };
+    let req = pb::RegisterRequest {
+        request_id: String::new(),
+        queue: big.clone(),
+        agents: vec![agent("a", 1_000, 1_000)],
+        reset_schedule: false,
+    };
     statuses.push(agents.register(req).await.unwrap_err());
     let req = pb::AcquireRequest { queue: "q".into(), worker_id: wide.clone(), max_leases: 1, wait: None };
     statuses.push(agents.acquire(req).await.unwrap_err());
     let req = pb::ClaimRequest {
+        request_id: String::new(),
+        hold: None,
         pool: "p".into(),
         claimer_id: "c".into(),
         attributes: [(big.clone(), big.clone())].into(),
@@ -272,7 +296,7 @@ async fn errors_never_echo_unbounded_input() {
     statuses.push(claims.claim(req).await.unwrap_err());
     let req = pb::ScheduleRequest { receiver: "r".into(), key: big.clone(), ..Default::default() };
     statuses.push(schedules.schedule(req).await.unwrap_err());
-    let req = pb::AckRequest { receiver: "r".into(), id: big.clone(), token: 1 };
+    let req = pb::AckRequest { request_id: String::new(), receiver: "r".into(), id: big.clone(), token: 1 };
     statuses.push(schedules.ack(req).await.unwrap_err());
     for status in statuses {
         assert_eq!(status.code(), Code::InvalidArgument, "{:?}", status.message());

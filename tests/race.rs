@@ -43,7 +43,14 @@ async fn racing_workers_never_share_or_lose_an_agent() {
     for round in 0..ROUNDS {
         // A new due window: every agent due now.
         let mut c = clients[0].clone();
-        c.register(pb::RegisterRequest { queue: Q.into(), agents: defs.clone(), reset_schedule: true }).await.unwrap();
+        c.register(pb::RegisterRequest {
+            request_id: String::new(),
+            queue: Q.into(),
+            agents: defs.clone(),
+            reset_schedule: true,
+        })
+        .await
+        .unwrap();
         let ledger = Arc::new(Mutex::new(Ledger::default()));
         let mut tasks = Vec::new();
         for w in 0..WORKERS {

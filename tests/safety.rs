@@ -99,6 +99,7 @@ async fn killed_worker_leases_are_requeued_by_the_orphan_sweeper() {
     }
     for (name, token) in dead_tokens {
         let late = pb::CompleteRequest {
+            request_id: String::new(),
             queue: Q.into(),
             name,
             token,

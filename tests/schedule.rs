@@ -46,7 +46,7 @@ async fn next(s: &mut Streaming<pb::SubscribeResponse>) -> pb::SubscribeResponse
 }
 
 fn ack(m: &pb::SubscribeResponse) -> pb::AckRequest {
-    pb::AckRequest { receiver: R.into(), id: m.id.clone(), token: m.token }
+    pb::AckRequest { request_id: String::new(), receiver: R.into(), id: m.id.clone(), token: m.token }
 }
 
 fn config_with(ack_timeout_ms: u64, max_deliveries: u32) -> baton::config::Config {
@@ -313,7 +313,7 @@ async fn schedule_calls_reject_bad_fields() {
     bad(c.subscribe(sub("", "c", 1)).await.unwrap_err(), "receiver");
     bad(c.subscribe(sub(R, "", 1)).await.unwrap_err(), "consumer_id");
     bad(c.subscribe(sub(R, "c", 11)).await.unwrap_err(), "max_in_flight");
-    let a = pb::AckRequest { receiver: R.into(), id: "1".into(), token: 1 };
+    let a = pb::AckRequest { request_id: String::new(), receiver: R.into(), id: "1".into(), token: 1 };
     bad(c.ack(pb::AckRequest { receiver: "{r}".into(), ..a.clone() }).await.unwrap_err(), "receiver");
     bad(c.ack(pb::AckRequest { id: "".into(), ..a.clone() }).await.unwrap_err(), "id");
     bad(c.ack(pb::AckRequest { token: 0, ..a.clone() }).await.unwrap_err(), "token");

@@ -277,7 +277,12 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
         "Register" => done(
             agents
                 .register(req(
-                    pb::RegisterRequest { queue: q, agents: vec![agent("x", 60_000, 60_000)], reset_schedule: false },
+                    pb::RegisterRequest {
+                        request_id: String::new(),
+                        queue: q,
+                        agents: vec![agent("x", 60_000, 60_000)],
+                        reset_schedule: false,
+                    },
                     auth,
                 ))
                 .await
@@ -335,18 +340,39 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
         }
         "Offer" => {
             let resource = pb::Resource { id: "r9".into(), attributes: Default::default() };
-            claims.offer(req(pb::OfferRequest { pool: p, resources: vec![resource] }, auth)).await.map(drop)
+            claims
+                .offer(req(pb::OfferRequest { request_id: String::new(), pool: p, resources: vec![resource] }, auth))
+                .await
+                .map(drop)
         }
         "Claim" => claims
             .claim(req(pb::ClaimRequest { pool: p, claimer_id: "c".into(), ..Default::default() }, auth))
             .await
             .map(drop),
         "Return" => claims
-            .r#return(req(pb::ReturnRequest { pool: p, resource_id: "r1".into(), token: 1, reuse: true }, auth))
+            .r#return(req(
+                pb::ReturnRequest {
+                    request_id: String::new(),
+                    pool: p,
+                    resource_id: "r1".into(),
+                    token: 1,
+                    reuse: true,
+                },
+                auth,
+            ))
             .await
             .map(drop),
         "Fail" => claims
-            .fail(req(pb::FailRequest { pool: p, resource_id: "r1".into(), token: 1, error: "x".into() }, auth))
+            .fail(req(
+                pb::FailRequest {
+                    request_id: String::new(),
+                    pool: p,
+                    resource_id: "r1".into(),
+                    token: 1,
+                    error: "x".into(),
+                },
+                auth,
+            ))
             .await
             .map(drop),
         "GetPool" => claims.get_pool(req(pb::GetPoolRequest { pool: p }, auth)).await.map(drop),
@@ -397,10 +423,13 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
             schedules.schedule_batch(req(pb::ScheduleBatchRequest { messages: vec![m] }, auth)).await.map(drop)
         }
         "AckBatch" => {
-            let a = pb::AckRequest { receiver: r, id: "1".into(), token: 1 };
+            let a = pb::AckRequest { request_id: String::new(), receiver: r, id: "1".into(), token: 1 };
             schedules.ack_batch(req(pb::AckBatchRequest { acks: vec![a] }, auth)).await.map(drop)
         }
-        "Ack" => schedules.ack(req(pb::AckRequest { receiver: r, id: "1".into(), token: 1 }, auth)).await.map(drop),
+        "Ack" => schedules
+            .ack(req(pb::AckRequest { request_id: String::new(), receiver: r, id: "1".into(), token: 1 }, auth))
+            .await
+            .map(drop),
         "Cancel" => schedules.cancel(req(pb::CancelRequest { receiver: r, id: "1".into() }, auth)).await.map(drop),
         "ListMessages" => schedules
             .list_messages(req(pb::ListMessagesRequest { receiver: r, ..Default::default() }, auth))
@@ -442,7 +471,15 @@ async fn seed(channel: &Channel) {
     let dead = pb::Agent { max_attempts: 1, ..agent("dead", 3_600_000, 60_000) };
     let defs = vec![agent("a1", 3_600_000, 60_000), dead];
     agents
-        .register(req(pb::RegisterRequest { queue: "ops.q".into(), agents: defs, reset_schedule: false }, admin))
+        .register(req(
+            pb::RegisterRequest {
+                request_id: String::new(),
+                queue: "ops.q".into(),
+                agents: defs,
+                reset_schedule: false,
+            },
+            admin,
+        ))
         .await
         .unwrap();
     let got = agents
@@ -460,7 +497,13 @@ async fn seed(channel: &Channel) {
     agents.complete(req(fail, admin)).await.unwrap();
     let resource = pb::Resource { id: "r1".into(), attributes: Default::default() };
     let mut claims = ClaimServiceClient::new(channel.clone());
-    claims.offer(req(pb::OfferRequest { pool: "ops.p".into(), resources: vec![resource] }, admin)).await.unwrap();
+    claims
+        .offer(req(
+            pb::OfferRequest { request_id: String::new(), pool: "ops.p".into(), resources: vec![resource] },
+            admin,
+        ))
+        .await
+        .unwrap();
     let mut schedules = ScheduleServiceClient::new(channel.clone());
     let later = Some(pb::schedule_request::When::Delay(common::dur(3_600_000).unwrap()));
     let msg =
@@ -549,7 +592,12 @@ async fn every_rpc_refuses_callers_without_credentials_role_or_scope_and_changes
     // The roles do serve their own names.
     let mut agents = AgentServiceClient::new(channel.clone());
     let defs = vec![agent("b1", 3_600_000, 60_000)];
-    let register = pb::RegisterRequest { queue: "billing.q".into(), agents: defs, reset_schedule: false };
+    let register = pb::RegisterRequest {
+        request_id: String::new(),
+        queue: "billing.q".into(),
+        agents: defs,
+        reset_schedule: false,
+    };
     agents.register(req(register, Some(BILLING_PRODUCER))).await.unwrap();
     let acquire = pb::AcquireRequest { queue: "billing.q".into(), worker_id: "w".into(), max_leases: 1, wait: None };
     let leases = agents.acquire(req(acquire, Some(BILLING_WORKER))).await.unwrap().into_inner().leases;
@@ -602,6 +650,7 @@ async fn the_rust_client_connects_over_mutual_tls_with_a_token_and_runs_a_worker
     client
         .agents()
         .register(pb::RegisterRequest {
+            request_id: String::new(),
             queue: "billing.q".into(),
             agents: vec![agent("job", 3_600_000, 60_000)],
             reset_schedule: false,
@@ -632,7 +681,11 @@ async fn the_rust_client_connects_over_mutual_tls_with_a_token_and_runs_a_worker
     run.await.unwrap().unwrap();
 
     let resource = pb::Resource { id: "r1".into(), attributes: Default::default() };
-    client.claims().offer(pb::OfferRequest { pool: "billing.p".into(), resources: vec![resource] }).await.unwrap();
+    client
+        .claims()
+        .offer(pb::OfferRequest { request_id: String::new(), pool: "billing.p".into(), resources: vec![resource] })
+        .await
+        .unwrap();
     let held = Claimer::new(&client, "billing.p", "me").claim(Default::default(), Duration::ZERO).await.unwrap();
     held.expect("the offered resource").give_back(true).await.unwrap();
 

@@ -68,6 +68,7 @@ async fn embedded_default_serves_and_stops_on_sigterm() {
     let mut agents = pb::agent_service_client::AgentServiceClient::new(channel);
     agents
         .register(pb::RegisterRequest {
+            request_id: String::new(),
             queue: "q".into(),
             agents: vec![common::agent("kept", 60_000, 1_000)],
             reset_schedule: false,

@@ -379,7 +379,11 @@ async fn bad_session_and_batch_input_is_refused() {
         .complete_batch(pb::CompleteBatchRequest {
             completions: vec![
                 complete_req(&lease, pb::Outcome::Success),
-                pb::CompleteRequest { queue: "a{b".into(), ..complete_req(&lease, pb::Outcome::Success) },
+                pb::CompleteRequest {
+                    request_id: String::new(),
+                    queue: "a{b".into(),
+                    ..complete_req(&lease, pb::Outcome::Success)
+                },
             ],
         })
         .await

@@ -177,7 +177,11 @@ async fn a_sharded_pool_spreads_over_shards_and_keeps_the_claim_guarantees() {
     let mut c = ClaimServiceClient::new(baton.channel().await);
     let ids: Vec<String> = (0..30).map(|i| format!("r{i:02}")).collect();
     let offered = c
-        .offer(pb::OfferRequest { pool: "gpu".into(), resources: ids.iter().map(|id| resource(id)).collect() })
+        .offer(pb::OfferRequest {
+            request_id: String::new(),
+            pool: "gpu".into(),
+            resources: ids.iter().map(|id| resource(id)).collect(),
+        })
         .await
         .unwrap()
         .into_inner();
@@ -222,7 +226,15 @@ async fn a_sharded_pool_spreads_over_shards_and_keeps_the_claim_guarantees() {
     .await;
     let line = waiting_line(&cluster).await.unwrap();
     let (id, token) = held.iter().find(|(id, _)| shard(id, 3) != line).cloned().unwrap();
-    c.r#return(pb::ReturnRequest { pool: "gpu".into(), resource_id: id.clone(), token, reuse: true }).await.unwrap();
+    c.r#return(pb::ReturnRequest {
+        request_id: String::new(),
+        pool: "gpu".into(),
+        resource_id: id.clone(),
+        token,
+        reuse: true,
+    })
+    .await
+    .unwrap();
     let got = waiting.await.unwrap();
     assert_eq!(got.resource.as_ref().unwrap().id, id, "the claim in shard {line}'s line took the idle resource");
     let status = pool_status(&mut c, "gpu").await;
@@ -232,10 +244,17 @@ async fn a_sharded_pool_spreads_over_shards_and_keeps_the_claim_guarantees() {
 
     // A stale token is refused; Fail dead-letters into the resource's shard, listed and
     // retried by the pool's own name.
-    let stale = c.r#return(pb::ReturnRequest { pool: "gpu".into(), resource_id: id.clone(), token, reuse: true });
+    let stale = c.r#return(pb::ReturnRequest {
+        request_id: String::new(),
+        pool: "gpu".into(),
+        resource_id: id.clone(),
+        token,
+        reuse: true,
+    });
     assert_eq!(common::reason(&stale.await.unwrap_err()), "LEASE_LOST");
     let (failed, failed_token) = held.pop().unwrap();
     let fail = pb::FailRequest {
+        request_id: String::new(),
         pool: "gpu".into(),
         resource_id: failed.clone(),
         token: failed_token,
@@ -253,7 +272,15 @@ async fn a_sharded_pool_spreads_over_shards_and_keeps_the_claim_guarantees() {
     let again = c.claim(pb::ClaimRequest { pool: "gpu".into(), claimer_id: "c3".into(), ..Default::default() });
     assert_eq!(again.await.unwrap().into_inner().resource.unwrap().id, failed, "the retried resource is idle again");
     for (id, token) in held {
-        c.r#return(pb::ReturnRequest { pool: "gpu".into(), resource_id: id, token, reuse: true }).await.unwrap();
+        c.r#return(pb::ReturnRequest {
+            request_id: String::new(),
+            pool: "gpu".into(),
+            resource_id: id,
+            token,
+            reuse: true,
+        })
+        .await
+        .unwrap();
     }
     assert_eq!(pool_status(&mut c, "gpu").await.idle, 29);
     baton.stop().await.unwrap();
@@ -320,16 +347,26 @@ async fn a_sharded_receiver_spreads_over_shards_and_keeps_the_delivery_guarantee
         }
         assert!(in_flight(&cluster).await <= 5, "the consumer holds at most 5 across the shards");
         let m = held.remove(0);
-        c.ack(pb::AckRequest { receiver: "tick".into(), id: m.id.clone(), token: m.token }).await.unwrap();
-        let stale = c.ack(pb::AckRequest { receiver: "tick".into(), id: m.id, token: m.token }).await.unwrap_err();
+        c.ack(pb::AckRequest { request_id: String::new(), receiver: "tick".into(), id: m.id.clone(), token: m.token })
+            .await
+            .unwrap();
+        let stale = c
+            .ack(pb::AckRequest { request_id: String::new(), receiver: "tick".into(), id: m.id, token: m.token })
+            .await
+            .unwrap_err();
         assert_eq!(common::reason(&stale), "LEASE_LOST");
     }
     assert_eq!(delivered, scheduled);
     for m in held {
-        c.ack(pb::AckRequest { receiver: "tick".into(), id: m.id, token: m.token }).await.unwrap();
+        c.ack(pb::AckRequest { request_id: String::new(), receiver: "tick".into(), id: m.id, token: m.token })
+            .await
+            .unwrap();
     }
     for bad in ["garbage", "7.00000000000000000001", "1.", "-1.5"] {
-        let ack = c.ack(pb::AckRequest { receiver: "tick".into(), id: bad.into(), token: 1 }).await.unwrap_err();
+        let ack = c
+            .ack(pb::AckRequest { request_id: String::new(), receiver: "tick".into(), id: bad.into(), token: 1 })
+            .await
+            .unwrap_err();
         assert_eq!(common::reason(&ack), "LEASE_LOST", "{bad}");
         let cancel = c.cancel(pb::CancelRequest { receiver: "tick".into(), id: bad.into() }).await.unwrap_err();
         assert_eq!(cancel.code(), tonic::Code::NotFound, "{bad}");
@@ -352,10 +389,14 @@ async fn a_sharded_receiver_spreads_over_shards_and_keeps_the_delivery_guarantee
     let m = next_message(&mut one).await;
     assert_eq!(m.id, first.id);
     let second = c.schedule(tock(&other, 0)).await.unwrap().into_inner();
-    c.ack(pb::AckRequest { receiver: "tock".into(), id: m.id, token: m.token }).await.unwrap();
+    c.ack(pb::AckRequest { request_id: String::new(), receiver: "tock".into(), id: m.id, token: m.token })
+        .await
+        .unwrap();
     let m = next_message(&mut one).await;
     assert_eq!(m.id, second.id, "woken by the ack in another shard");
-    c.ack(pb::AckRequest { receiver: "tock".into(), id: m.id, token: m.token }).await.unwrap();
+    c.ack(pb::AckRequest { request_id: String::new(), receiver: "tock".into(), id: m.id, token: m.token })
+        .await
+        .unwrap();
 
     baton.stop().await.unwrap();
 
@@ -388,7 +429,9 @@ async fn a_sharded_receiver_spreads_over_shards_and_keeps_the_delivery_guarantee
         .unwrap();
     let back = next_message(&mut stream).await;
     assert_eq!(back.id, doomed.id, "the retried message is delivered again");
-    c.ack(pb::AckRequest { receiver: "tick".into(), id: back.id, token: back.token }).await.unwrap();
+    c.ack(pb::AckRequest { request_id: String::new(), receiver: "tick".into(), id: back.id, token: back.token })
+        .await
+        .unwrap();
     let req = pb::DeleteDeadLetterRequest { source: Some(source), id: doomed.id };
     assert_eq!(admin.delete_dead_letter(req).await.unwrap_err().code(), tonic::Code::NotFound, "acked, not dead");
     baton.stop().await.unwrap();

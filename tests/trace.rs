@@ -50,7 +50,12 @@ fn with_traceparent<T>(message: T, traceparent: &str) -> Request<T> {
 async fn an_agents_leases_carry_the_producers_trace_context() {
     let env = Env::start().await;
     let mut c = env.baton.agents().await;
-    let register = |agents: Vec<pb::Agent>| pb::RegisterRequest { queue: "q".into(), agents, reset_schedule: false };
+    let register = |agents: Vec<pb::Agent>| pb::RegisterRequest {
+        request_id: String::new(),
+        queue: "q".into(),
+        agents,
+        reset_schedule: false,
+    };
     c.register(with_traceparent(register(vec![agent("from-header", 0, 5_000)]), PRODUCER)).await.unwrap();
     let explicit = pb::Agent { traceparent: EXPLICIT.into(), ..agent("explicit", 0, 5_000) };
     c.register(with_traceparent(register(vec![explicit]), PRODUCER)).await.unwrap();
@@ -133,6 +138,7 @@ async fn bad_traceparents_are_refused_naming_the_field() {
         let a = pb::Agent { traceparent: bad.to_string(), ..agent("a", 0, 5_000) };
         let status = c
             .register(pb::RegisterRequest {
+                request_id: String::new(),
                 queue: "q".into(),
                 agents: vec![agent("ok", 0, 5_000), a],
                 reset_schedule: false,
@@ -255,6 +261,7 @@ async fn one_jobs_spans_reach_a_collector_from_producer_through_baton_to_worker(
     let producer_tp = {
         let mut agents = client.agents();
         let register = pb::RegisterRequest {
+            request_id: String::new(),
             queue: "orders".into(),
             agents: vec![agent("order-1", 0, 30_000)],
             reset_schedule: false,
@@ -336,6 +343,7 @@ async fn one_jobs_spans_reach_a_collector_from_producer_through_baton_to_worker(
     let recurring = tracing::info_span!("produce-recurring");
     let registered_in = async {
         let register = pb::RegisterRequest {
+            request_id: String::new(),
             queue: "reports".into(),
             agents: vec![agent("daily", 3_600_000, 30_000)],
             reset_schedule: false,

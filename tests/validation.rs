@@ -27,7 +27,7 @@ macro_rules! rejects {
 }
 
 fn reg(agents: Vec<pb::Agent>) -> pb::RegisterRequest {
-    pb::RegisterRequest { queue: Q.into(), agents, reset_schedule: false }
+    pb::RegisterRequest { request_id: String::new(), queue: Q.into(), agents, reset_schedule: false }
 }
 
 fn good() -> pb::Agent {

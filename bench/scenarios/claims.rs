@@ -57,15 +57,16 @@ pub async fn run(lab: &mut Lab, args: &ClaimArgs) -> Result<()> {
     let config = Config::default();
     let keys = Keys::new(config.key_prefix.clone());
     let pool = keys.pool("ref");
-    let all = pool.all();
+    let all = pool.with_memory();
     if all.len() != script_keys {
         return Err(format!(
-            "claimResource takes {script_keys} keys but PoolKeys::all has {}: update bench/scenarios/claims.rs",
+            "claimResource takes {script_keys} keys but PoolKeys::with_memory has {}: update bench/scenarios/claims.rs",
             all.len()
         )
         .into());
     }
-    // ARGV as Store::claim builds it: claimer, attributes JSON, wait 0, max line, channel, pool.
+    // ARGV as Store::claim builds it: claimer, attributes JSON, wait 0, max line, channel, pool,
+    // no request id (retention, max entries), no hold.
     let argv = [
         "bench-ref".to_string(),
         "{}".to_string(),
@@ -73,6 +74,10 @@ pub async fn run(lab: &mut Lab, args: &ClaimArgs) -> Result<()> {
         config.pool.max_line.to_string(),
         keys.announce(baton::store::keys::ChannelKind::Pool, "ref"),
         "ref".to_string(),
+        String::new(),
+        config.idempotency.retention_ms.to_string(),
+        config.idempotency.max_entries.to_string(),
+        "0".to_string(),
     ];
     let reference = lab.redis_benchmark(k, args.calls, &sha, &all, &argv).await?;
     let claimed: u64 = redis::cmd("ZCARD").arg(&pool.claimed).query_async(&mut lab.conn).await?;
@@ -162,7 +167,7 @@ async fn offer(client: &ClaimServiceClient<Channel>, pool: &str, count: u64) -> 
         let resources = (c * chunk..((c + 1) * chunk).min(count))
             .map(|i| pb::Resource { id: format!("r-{i:07}"), ..Default::default() })
             .collect();
-        client.offer(pb::OfferRequest { pool: pool.into(), resources }).await?;
+        client.offer(pb::OfferRequest { request_id: String::new(), pool: pool.into(), resources }).await?;
     }
     Ok(())
 }
@@ -218,6 +223,7 @@ async fn cycle_phase(
                     };
                     let started = Instant::now();
                     let request = pb::ReturnRequest {
+                        request_id: String::new(),
                         pool: pool.clone(),
                         resource_id: resource.id,
                         token: reply.token,
@@ -321,6 +327,7 @@ async fn offer_to_waiting(
                     let _ = tx.send((resource.id.clone(), Instant::now()));
                     // The resource leaves the pool; the driver offers a new one each time.
                     let request = pb::ReturnRequest {
+                        request_id: String::new(),
                         pool: pool.clone(),
                         resource_id: resource.id,
                         token: reply.token,
@@ -351,6 +358,7 @@ async fn offer_to_waiting(
         let sent = Instant::now();
         let reply = driver
             .offer(pb::OfferRequest {
+                request_id: String::new(),
                 pool: pool.into(),
                 resources: vec![pb::Resource { id: id.clone(), ..Default::default() }],
             })

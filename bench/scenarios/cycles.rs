@@ -177,7 +177,8 @@ pub async fn register(
             })
             .collect();
         let mut client = client.clone();
-        let request = pb::RegisterRequest { queue: queue.into(), agents, reset_schedule: false };
+        let request =
+            pb::RegisterRequest { request_id: String::new(), queue: queue.into(), agents, reset_schedule: false };
         async move { client.register(request).await }
     });
     // A few Registers in flight overlap encoding with Redis work; Redis runs them one by one.
@@ -283,6 +284,7 @@ async fn cycle_worker(
         for lease in leases {
             let started = Instant::now();
             let request = pb::CompleteRequest {
+                request_id: String::new(),
                 queue: lease.queue,
                 name: lease.name,
                 token: lease.token,
@@ -373,7 +375,7 @@ async fn direct_phase(lab: &Lab, queue: &str, k: usize, n: u32, measured: Durati
     use baton::store::{Completion, Outcome, Policy, Redis, Store};
     let config = Config::default();
     let redis = Redis::connect(&lab.url(), &config.redis).await?;
-    let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter);
+    let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter, &config.idempotency);
     let store = Store::open(redis, "", policy, config.circuit_breaker.clone()).await?;
     let from = Instant::now() + WARMUP;
     let until = from + measured;
@@ -394,6 +396,7 @@ async fn direct_phase(lab: &Lab, queue: &str, k: usize, n: u32, measured: Durati
                             outcome: Outcome::Success,
                             message: String::new(),
                             retry_after_ms: 0,
+                            request_id: String::new(),
                         })
                         .collect();
                     if batch.is_empty() {

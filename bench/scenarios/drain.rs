@@ -187,7 +187,7 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
                         .register(pb::RegisterRequest {
                             queue: "drain".into(),
                             agents: vec![agent],
-                            reset_schedule: false,
+                            ..Default::default()
                         })
                         .await?;
                     agents

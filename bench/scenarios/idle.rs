@@ -82,6 +82,7 @@ async fn one(lab: &mut Lab, config: Config, queues: usize, seconds: u64) -> Resu
         register(&client, &format!("idle-{q}"), 1, Some(3_600_000)).await?;
     }
     let offer = pb::OfferRequest {
+        request_id: String::new(),
         pool: "idle".into(),
         resources: vec![pb::Resource { id: "r".into(), ..Default::default() }],
     };

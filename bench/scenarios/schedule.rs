@@ -355,7 +355,12 @@ async fn consume(
                         },
                     };
                     record(&msg)?;
-                    let _ = ack_tx.send(pb::AckRequest { receiver: receiver.into(), id: msg.id, token: msg.token });
+                    let _ = ack_tx.send(pb::AckRequest {
+                        request_id: String::new(),
+                        receiver: receiver.into(),
+                        id: msg.id,
+                        token: msg.token,
+                    });
                 }
                 Ok::<_, BoxError>(())
             }

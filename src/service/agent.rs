@@ -126,6 +126,7 @@ impl AgentServiceImpl {
         outcome_value: i32,
         message: &str,
         retry_after: Option<&prost_types::Duration>,
+        request_id: &str,
     ) -> Result<Completion> {
         let limits = &self.config.limits;
         validate::name(&format!("{field}queue"), queue)?;
@@ -135,6 +136,7 @@ impl AgentServiceImpl {
         validate::size(&format!("{field}message"), message.len(), limits.max_message_bytes)?;
         let retry_after_ms =
             validate::duration_ms(&format!("{field}retry_after"), retry_after, limits.max_duration_ms)?.unwrap_or(0);
+        validate::request_id(&format!("{field}request_id"), request_id)?;
         Ok(Completion {
             queue: queue.to_string(),
             name: name.to_string(),
@@ -142,6 +144,7 @@ impl AgentServiceImpl {
             outcome,
             message: message.to_string(),
             retry_after_ms,
+            request_id: request_id.to_string(),
         })
     }
 }
@@ -299,6 +302,7 @@ impl AgentService for AgentServiceImpl {
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;
             validate::count("agents", req.agents.len(), 1, self.max_batch())?;
+            validate::request_id("request_id", &req.request_id)?;
             let mut seen = HashSet::new();
             let mut defs = Vec::with_capacity(req.agents.len());
             for (i, a) in req.agents.iter().enumerate() {
@@ -308,7 +312,8 @@ impl AgentService for AgentServiceImpl {
                 }
                 defs.push(def);
             }
-            let (created, updated) = self.store.register(&req.queue, &defs, req.reset_schedule).await?;
+            let (created, updated) =
+                self.store.register(&req.queue, &defs, req.reset_schedule, &req.request_id).await?;
             metrics::counter!("baton_agents_registered_total", "queue" => req.queue).increment(created as u64);
             Ok(Response::new(pb::RegisterResponse { created, updated }))
         })
@@ -413,7 +418,16 @@ impl AgentService for AgentServiceImpl {
         observe("Complete", async {
             auth::authorize(&request)?;
             let r = request.into_inner();
-            let c = self.completion("", &r.queue, &r.name, r.token, r.outcome, &r.message, r.retry_after.as_ref())?;
+            let c = self.completion(
+                "",
+                &r.queue,
+                &r.name,
+                r.token,
+                r.outcome,
+                &r.message,
+                r.retry_after.as_ref(),
+                &r.request_id,
+            )?;
             let done = self.store.complete(&c).await.inspect_err(|e| {
                 if matches!(e, Error::LeaseLost(_)) {
                     metrics::counter!("baton_leases_lost_total", "rpc" => "Complete").increment(1);
@@ -440,7 +454,16 @@ impl AgentService for AgentServiceImpl {
                 .enumerate()
                 .map(|(i, r)| {
                     let field = format!("completions[{i}].");
-                    self.completion(&field, &r.queue, &r.name, r.token, r.outcome, &r.message, r.retry_after.as_ref())
+                    self.completion(
+                        &field,
+                        &r.queue,
+                        &r.name,
+                        r.token,
+                        r.outcome,
+                        &r.message,
+                        r.retry_after.as_ref(),
+                        &r.request_id,
+                    )
                 })
                 .collect::<Result<Vec<_>>>()?;
             let done = self.store.complete_batch(&items).await?;

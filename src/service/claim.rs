@@ -14,7 +14,7 @@ use crate::{
     dispatch,
     error::{Error, Result},
     pb::{self, claim_service_server::ClaimService},
-    store::{wake::Wakeups, ClaimEnd, Claimed, PoolStats, SourceKind, Store},
+    store::{wake::Wakeups, ClaimEnd, ClaimTerms, Claimed, PoolStats, SourceKind, Store},
 };
 
 pub struct ClaimServiceImpl {
@@ -140,6 +140,7 @@ impl ClaimService for ClaimServiceImpl {
             let req = request.into_inner();
             validate::name("pool", &req.pool)?;
             validate::count("resources", req.resources.len(), 1, self.config.limits.max_batch as usize)?;
+            validate::request_id("request_id", &req.request_id)?;
             let mut seen = HashSet::new();
             let mut resources = Vec::with_capacity(req.resources.len());
             for (i, r) in req.resources.iter().enumerate() {
@@ -149,7 +150,7 @@ impl ClaimService for ClaimServiceImpl {
                 }
                 resources.push((r.id.clone(), self.attributes(&format!("resources[{i}].attributes"), &r.attributes)?));
             }
-            let (idle, handed, duplicates) = self.store.offer(&req.pool, &resources).await?;
+            let (idle, handed, duplicates) = self.store.offer(&req.pool, &resources, &req.request_id).await?;
             metrics::counter!("baton_pool_offered_total", "pool" => req.pool).increment((idle + handed) as u64);
             Ok(Response::new(pb::OfferResponse { idle, handed, duplicates }))
         })
@@ -165,6 +166,10 @@ impl ClaimService for ClaimServiceImpl {
             validate::name("claimer_id", &req.claimer_id)?;
             let attrs = self.attributes("attributes", &req.attributes)?;
             let wait = validate::duration_ms("wait", req.wait.as_ref(), self.config.limits.max_wait_ms)?.unwrap_or(0);
+            validate::request_id("request_id", &req.request_id)?;
+            let hold_ms =
+                validate::duration_ms("hold", req.hold.as_ref(), self.config.limits.max_duration_ms)?.unwrap_or(0);
+            let terms = ClaimTerms { request_id: req.request_id.clone(), hold_ms };
             let pool = &self.config.pool;
             let got = dispatch::claim(
                 &self.store,
@@ -173,6 +178,7 @@ impl ClaimService for ClaimServiceImpl {
                 &req.pool,
                 &req.claimer_id,
                 &attrs,
+                &terms,
                 Duration::from_millis(wait),
                 (pool.max_line, pool.full_line_pushback_ms),
             )
@@ -204,8 +210,9 @@ impl ClaimService for ClaimServiceImpl {
             validate::name("pool", &req.pool)?;
             validate::name("resource_id", &req.resource_id)?;
             validate::token("token", req.token)?;
+            validate::request_id("request_id", &req.request_id)?;
             let end = if req.reuse { ClaimEnd::Reuse } else { ClaimEnd::Return };
-            self.store.end_claim(&req.pool, &req.resource_id, req.token, end, "").await?;
+            self.store.end_claim(&req.pool, &req.resource_id, req.token, end, "", &req.request_id).await?;
             Ok(Response::new(pb::ReturnResponse {}))
         })
         .await
@@ -219,7 +226,10 @@ impl ClaimService for ClaimServiceImpl {
             validate::name("resource_id", &req.resource_id)?;
             validate::token("token", req.token)?;
             validate::size("error", req.error.len(), self.config.limits.max_message_bytes)?;
-            self.store.end_claim(&req.pool, &req.resource_id, req.token, ClaimEnd::Fail, &req.error).await?;
+            validate::request_id("request_id", &req.request_id)?;
+            (self.store)
+                .end_claim(&req.pool, &req.resource_id, req.token, ClaimEnd::Fail, &req.error, &req.request_id)
+                .await?;
             metrics::counter!("baton_pool_dead_lettered_total", "pool" => req.pool).increment(1);
             Ok(Response::new(pb::FailResponse {}))
         })

@@ -275,7 +275,8 @@ async fn round(
         if acks.is_empty() {
             return Ok(Vec::new());
         }
-        let items: Vec<(&str, &str, u64)> = acks.iter().map(|a| (receiver.as_str(), a.id.as_str(), a.token)).collect();
+        let items: Vec<(&str, &str, u64, &str)> =
+            acks.iter().map(|a| (receiver.as_str(), a.id.as_str(), a.token, "")).collect();
         store.ack_batch(&items).await
     };
     let delivery = async {

@@ -161,6 +161,7 @@ impl ScheduleServiceImpl {
             validate::name(&format!("{field}key"), &req.key)?;
         }
         crate::trace::check_field(&format!("{field}traceparent"), &req.traceparent)?;
+        validate::request_id(&format!("{field}request_id"), &req.request_id)?;
         let max = self.config.limits.max_duration_ms;
         Ok(match &req.when {
             None => When::After(0),
@@ -225,7 +226,7 @@ impl ScheduleService for ScheduleServiceImpl {
             let when = self.when("", &req)?;
             let traceparent = crate::trace::for_item(&req.traceparent, &incoming);
             let (created, id, at) =
-                self.store.schedule(&req.receiver, &req.payload, when, &req.key, &traceparent).await?;
+                self.store.schedule(&req.receiver, &req.payload, when, &req.key, &traceparent, &req.request_id).await?;
             if created {
                 metrics::counter!("baton_schedule_scheduled_total", "receiver" => req.receiver).increment(1);
             }
@@ -249,14 +250,11 @@ impl ScheduleService for ScheduleServiceImpl {
             let traceparents: Vec<String> =
                 req.messages.iter().map(|m| crate::trace::for_item(&m.traceparent, &incoming)).collect();
             // Side by side on the multiplexed connection: pipelined, one round trip for the lot.
-            let results = futures::future::try_join_all(
-                req.messages
-                    .iter()
-                    .zip(whens)
-                    .zip(&traceparents)
-                    .map(|((m, when), tp)| self.store.schedule(&m.receiver, &m.payload, when, &m.key, tp)),
-            )
-            .await?;
+            let results =
+                futures::future::try_join_all(req.messages.iter().zip(whens).zip(&traceparents).map(
+                    |((m, when), tp)| self.store.schedule(&m.receiver, &m.payload, when, &m.key, tp, &m.request_id),
+                ))
+                .await?;
             let results = req
                 .messages
                 .iter()
@@ -315,7 +313,8 @@ impl ScheduleService for ScheduleServiceImpl {
             validate::name("receiver", &req.receiver)?;
             validate::name("id", &req.id)?;
             validate::token("token", req.token)?;
-            self.store.ack(&req.receiver, &req.id, req.token).await.inspect_err(|e| {
+            validate::request_id("request_id", &req.request_id)?;
+            self.store.ack(&req.receiver, &req.id, req.token, &req.request_id).await.inspect_err(|e| {
                 if matches!(e, Error::LeaseLost(_)) {
                     metrics::counter!("baton_leases_lost_total", "rpc" => "Ack").increment(1);
                 }
@@ -335,9 +334,11 @@ impl ScheduleService for ScheduleServiceImpl {
                 validate::name(&format!("acks[{i}].receiver"), &a.receiver)?;
                 validate::name(&format!("acks[{i}].id"), &a.id)?;
                 validate::token(&format!("acks[{i}].token"), a.token)?;
+                validate::request_id(&format!("acks[{i}].request_id"), &a.request_id)?;
             }
-            let items: Vec<(&str, &str, u64)> =
-                req.acks.iter().map(|a| (a.receiver.as_str(), a.id.as_str(), a.token)).collect();
+            let items: Vec<(&str, &str, u64, &str)> = (req.acks.iter())
+                .map(|a| (a.receiver.as_str(), a.id.as_str(), a.token, a.request_id.as_str()))
+                .collect();
             let done = self.store.ack_batch(&items).await?;
             let results = ack_results(req.acks, &done);
             Ok(Response::new(pb::AckBatchResponse { results }))

@@ -154,6 +154,7 @@ impl Session {
                 outcome,
                 message: c.message.clone(),
                 retry_after_ms,
+                request_id: String::new(),
             });
         }
         for (i, h) in m.heartbeats.iter().enumerate() {

@@ -20,6 +20,15 @@ pub fn name(field: &str, value: &str) -> Result<()> {
     Ok(())
 }
 
+/// A request id (idempotent retries): empty for none, else a name, `[A-Za-z0-9._-]{1,128}`
+/// (it is part of a Redis hash field, so `|` and other separators are excluded too).
+pub fn request_id(field: &str, value: &str) -> Result<()> {
+    if value.is_empty() {
+        return Ok(());
+    }
+    name(field, value)
+}
+
 /// Most bytes of progress a worker reports for one run (Heartbeat).
 pub const MAX_PROGRESS_BYTES: usize = 256;
 

@@ -145,6 +145,8 @@ pub struct Completion {
     pub outcome: Outcome,
     pub message: String,
     pub retry_after_ms: u64,
+    /// The caller's request id ("" for none): a retry with it gets the first answer.
+    pub request_id: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,15 +182,24 @@ pub struct AgentPage {
 }
 
 impl Store {
-    /// Upserts definitions; returns (created, updated).
-    pub(super) async fn register_in(&self, queue: &str, agents: &[AgentDef], reset: bool) -> Result<(u32, u32)> {
+    /// Upserts definitions; returns (created, updated) (a retry with the same `request_id`:
+    /// the first call's).
+    pub(super) async fn register_in(
+        &self,
+        queue: &str,
+        agents: &[AgentDef],
+        reset: bool,
+        request_id: &str,
+    ) -> Result<(u32, u32)> {
         let k = self.keys.queue(queue);
         let mut args = Args::new()
             .arg(if reset { "1" } else { "0" })
             .arg(self.policy.agent.initial_jitter_ms)
             .arg(rand::random::<u32>())
             .arg(self.keys.announce(ChannelKind::Queue, queue))
-            .arg(queue);
+            .arg(queue)
+            .arg(super::request_field(request_id, || "register".into()));
+        self.policy.push_memory_args(&mut args);
         for def in agents {
             let json = serde_json::to_string(def).map_err(|e| Error::Internal(e.to_string()))?;
             args.push(&def.name);
@@ -206,6 +217,8 @@ impl Store {
             &k.dlqinfo,
             &k.cron,
             &k.limits,
+            &k.requests,
+            &k.answers,
         ];
         self.remember_queue(queue).await?;
         let reply = self.run(Path::WriteBack, "registerAgents", &keys, args).await?;
@@ -367,18 +380,20 @@ impl Store {
     /// happened, or None when its token was stale or unknown (that item changed nothing).
     pub(super) async fn complete_batch_in(&self, queue: &str, items: &[&Completion]) -> Result<Vec<Option<Completed>>> {
         let k = self.keys.queue(queue);
-        let keys = k.lease_keys();
+        let keys = k.complete_keys();
         let mut args = Args::new();
         self.policy.push_args(&mut args);
         args.push(rand::random::<u32>());
         args.push(self.keys.announce(ChannelKind::Queue, queue));
         args.push(queue);
+        self.policy.push_memory_args(&mut args);
         for c in items {
             args.push(&c.name);
             args.push(c.token);
             args.push(c.outcome.as_str());
             args.push(&c.message);
             args.push(c.retry_after_ms);
+            args.push(super::request_field(&c.request_id, || format!("complete|{}|{}", c.name, c.token)));
         }
         let reply = self.run(Path::WriteBack, "completeAgents", &keys, args).await?;
         let mut r = Reply::new("completeAgents", reply)?;

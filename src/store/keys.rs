@@ -63,6 +63,10 @@ pub struct QueueKeys {
     pub order: String,
     /// HASH key -> the tag of its last promoted agent (a keyed queue's fair-queuing state).
     pub tags: String,
+    /// ZSET request field -> remembered at (ms): the request ids whose first answer is kept.
+    pub requests: String,
+    /// HASH request field -> the first answer (JSON), for idempotent retries.
+    pub answers: String,
 }
 
 /// The keys of one pool, in the order every pool script takes them (`poolKeys()` in Lua).
@@ -96,9 +100,22 @@ pub struct PoolKeys {
     pub stats: String,
     /// HASH flow control: paused (AdminService.Pause).
     pub limits: String,
+    /// ZSET request field -> remembered at (ms): the request ids whose first answer is kept.
+    pub requests: String,
+    /// HASH request field -> the first answer (JSON), for idempotent retries.
+    pub answers: String,
+    /// ZSET "resource id|token" -> hold deadline (ms): claims taken with a hold.
+    pub holds: String,
 }
 
 impl PoolKeys {
+    /// The keys of the scripts that remember answers and keep holds (claimResource,
+    /// pickupClaim, endClaim): every pool key, then requests, answers and holds.
+    pub fn with_memory(&self) -> [&str; 17] {
+        let [a, b, c, d, e, f, g, h, i, j, k, l, m, n] = self.all();
+        [a, b, c, d, e, f, g, h, i, j, k, l, m, n, &self.requests, &self.answers, &self.holds]
+    }
+
     pub fn all(&self) -> [&str; 14] {
         [
             &self.idle,
@@ -147,9 +164,20 @@ pub struct ReceiverKeys {
     pub stats: String,
     /// HASH flow control: paused (AdminService.Pause).
     pub limits: String,
+    /// ZSET request field -> remembered at (ms): the request ids whose first answer is kept.
+    pub requests: String,
+    /// HASH request field -> the first answer (JSON), for idempotent retries.
+    pub answers: String,
 }
 
 impl ReceiverKeys {
+    /// The keys of the scripts that remember answers (scheduleMessage, ackMessages): every
+    /// receiver key, then requests and answers.
+    pub fn with_memory(&self) -> [&str; 13] {
+        let [a, b, c, d, e, f, g, h, i, j, k] = self.all();
+        [a, b, c, d, e, f, g, h, i, j, k, &self.requests, &self.answers]
+    }
+
     pub fn all(&self) -> [&str; 11] {
         [
             &self.scheduled,
@@ -194,6 +222,12 @@ impl QueueKeys {
             &self.order,
             &self.tags,
         ]
+    }
+
+    /// The keys of completeAgents: `lease_keys`, then requests and answers.
+    pub fn complete_keys(&self) -> [&str; 14] {
+        let [a, b, c, d, e, f, g, h, i, j, k, l] = self.lease_keys();
+        [a, b, c, d, e, f, g, h, i, j, k, l, &self.requests, &self.answers]
     }
 
     /// The twelve keys of the scripts that end leases (`finishLease`, `wakeBlocked`,
@@ -286,6 +320,8 @@ impl Keys {
             cron: k("cron"),
             order: k("order"),
             tags: k("tags"),
+            requests: k("requests"),
+            answers: k("answers"),
         }
     }
 
@@ -313,6 +349,9 @@ impl Keys {
             idleat: k("idleat"),
             stats: k("stats"),
             limits: k("limits"),
+            requests: k("requests"),
+            answers: k("answers"),
+            holds: k("holds"),
         }
     }
 
@@ -337,6 +376,8 @@ impl Keys {
             dlqinfo: k("dlqinfo"),
             stats: k("stats"),
             limits: k("limits"),
+            requests: k("requests"),
+            answers: k("answers"),
         }
     }
 

@@ -24,7 +24,7 @@ use redis::Value;
 
 use crate::{
     breaker::{self, Breaker},
-    config::{AgentConfig, BreakerConfig, DeadLetterConfig},
+    config::{AgentConfig, BreakerConfig, DeadLetterConfig, IdempotencyConfig},
     error::{self, Result},
 };
 pub use admin::*;
@@ -48,11 +48,24 @@ pub struct Policy {
     pub scan_limit: u32,
     /// TTL and size bound of every dead-letter queue.
     pub dead_letter: DeadLetterConfig,
+    /// How long and how many first answers each source remembers by request id.
+    pub idempotency: IdempotencyConfig,
 }
 
 impl Policy {
-    pub fn new(agent: &AgentConfig, scan_limit: u32, dead_letter: &DeadLetterConfig) -> Self {
-        Self { agent: agent.clone(), scan_limit, dead_letter: dead_letter.clone() }
+    pub fn new(
+        agent: &AgentConfig,
+        scan_limit: u32,
+        dead_letter: &DeadLetterConfig,
+        idempotency: &IdempotencyConfig,
+    ) -> Self {
+        Self { agent: agent.clone(), scan_limit, dead_letter: dead_letter.clone(), idempotency: idempotency.clone() }
+    }
+
+    /// The two ARGV the scripts pass to `remember`: retentionMs, maxEntries.
+    fn push_memory_args(&self, args: &mut Args) {
+        args.push(self.idempotency.retention_ms);
+        args.push(self.idempotency.max_entries);
     }
 
     /// The eight ARGV the scripts read with `readPolicy`.
@@ -66,6 +79,18 @@ impl Policy {
         args.push(a.jitter_ratio);
         args.push(self.dead_letter.ttl_ms);
         args.push(self.dead_letter.max_entries);
+    }
+}
+
+/// The field a request id's first answer is remembered under (`recall`/`remember` in Lua):
+/// `<call>|<request id>`, where `call` names the RPC and what the answer is for (a lease's name
+/// and token, a claimer), so a request id answers only for the same call and never lets a
+/// stale holder through. "" without a request id: nothing is remembered.
+pub fn request_field(request_id: &str, call: impl FnOnce() -> String) -> String {
+    if request_id.is_empty() {
+        String::new()
+    } else {
+        format!("{}|{request_id}", call())
     }
 }
 

@@ -44,6 +44,21 @@ pub enum Pickup {
     Abandon,
 }
 
+/// What a Claim asks for beyond its pool and claimer: its request id ("" for none) and hold
+/// (0: none), carried through the wait in line to the script that takes the resource.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClaimTerms {
+    pub request_id: String,
+    pub hold_ms: u64,
+}
+
+impl ClaimTerms {
+    /// The field the claim's answer is remembered under ("" without a request id).
+    pub fn field(&self, claimer: &str) -> String {
+        super::request_field(&self.request_id, || format!("claim|{claimer}"))
+    }
+}
+
 /// How a claim ends (`endClaim`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClaimEnd {
@@ -90,25 +105,33 @@ fn json(attrs: &BTreeMap<String, String>) -> String {
 }
 
 impl Store {
-    /// Offers resources in order; returns (idle, handed, duplicates).
+    /// Offers resources in order; returns (idle, handed, duplicates) (a retry with the same
+    /// `request_id`: the first call's).
     pub(super) async fn offer_in(
         &self,
         pool: &str,
         resources: &[(String, BTreeMap<String, String>)],
+        request_id: &str,
     ) -> Result<(u32, u32, u32)> {
         let k = self.keys.pool(pool);
-        let mut args = Args::new().arg(self.keys.announce(ChannelKind::Pool, pool)).arg(pool);
+        let mut args = Args::new()
+            .arg(self.keys.announce(ChannelKind::Pool, pool))
+            .arg(pool)
+            .arg(super::request_field(request_id, || "offer".into()));
+        self.policy.push_memory_args(&mut args);
         for (id, attrs) in resources {
             args.push(id);
             args.push(json(attrs));
         }
         self.remember_pool(pool).await?;
-        let reply = self.run(Path::WriteBack, "offerResources", &k.all(), args).await?;
+        let keys = k.with_memory();
+        let reply = self.run(Path::WriteBack, "offerResources", &keys[..16], args).await?;
         let mut r = Reply::new("offerResources", reply)?;
         Ok((r.next()?, r.next()?, r.next()?))
     }
 
-    /// Claims the oldest idle resource, or joins the line for `wait_ms`.
+    /// Claims the oldest idle resource, or joins the line for `wait_ms`; a retry with the
+    /// same request id gets the resource the first call took.
     pub(super) async fn claim_in(
         &self,
         pool: &str,
@@ -116,20 +139,24 @@ impl Store {
         attrs: &BTreeMap<String, String>,
         wait_ms: u64,
         max_line: u32,
+        terms: &ClaimTerms,
     ) -> Result<ClaimStart> {
         let k = self.keys.pool(pool);
-        let args = Args::new()
+        let mut args = Args::new()
             .arg(claimer)
             .arg(json(attrs))
             .arg(wait_ms)
             .arg(max_line)
             .arg(self.keys.announce(ChannelKind::Pool, pool))
-            .arg(pool);
+            .arg(pool)
+            .arg(terms.field(claimer));
+        self.policy.push_memory_args(&mut args);
+        args.push(terms.hold_ms);
         if wait_ms > 0 {
             // The claim may join the line: announce the pool first.
             self.remember_pool(pool).await?;
         }
-        let reply = self.run(Path::Dispatch, "claimResource", &k.all(), args).await?;
+        let reply = self.run(Path::Dispatch, "claimResource", &k.with_memory(), args).await?;
         let mut r = Reply::new("claimResource", reply)?;
         let start = match r.next::<i64>()? {
             1 => ClaimStart::Claimed(claimed(&mut r)?),
@@ -142,16 +169,27 @@ impl Store {
     }
 
     /// Settles a waiting claim in the line of `pool` (as [`ClaimStart::Waiting`] named it);
-    /// Some(resource) when it was taken.
-    pub async fn pickup(&self, pool: &str, claim_id: &str, mode: Pickup) -> Result<Option<Claimed>> {
+    /// Some(resource) when it was taken (its hold started, its answer remembered under
+    /// `field`, the claim's [`ClaimTerms::field`]).
+    pub async fn pickup(
+        &self,
+        pool: &str,
+        claim_id: &str,
+        mode: Pickup,
+        field: &str,
+        hold_ms: u64,
+    ) -> Result<Option<Claimed>> {
         let k = self.keys.pool(pool);
         let mode = match mode {
             Pickup::Peek => "peek",
             Pickup::End => "end",
             Pickup::Abandon => "abandon",
         };
-        let args = Args::new().arg(claim_id).arg(mode).arg(self.keys.announce(ChannelKind::Pool, pool)).arg(pool);
-        let reply = self.run(Path::Dispatch, "pickupClaim", &k.all(), args).await?;
+        let mut args =
+            Args::new().arg(claim_id).arg(mode).arg(self.keys.announce(ChannelKind::Pool, pool)).arg(pool).arg(field);
+        self.policy.push_memory_args(&mut args);
+        args.push(hold_ms);
+        let reply = self.run(Path::Dispatch, "pickupClaim", &k.with_memory(), args).await?;
         let mut r = Reply::new("pickupClaim", reply)?;
         match r.next::<i64>()? {
             1 => Ok(Some(claimed(&mut r)?)),
@@ -159,7 +197,9 @@ impl Store {
         }
     }
 
-    /// Ends a claim; `Error::LeaseLost` for a stale token.
+    /// Ends a claim; `Error::LeaseLost` for a stale token. `request_id`: a retry with the same
+    /// one succeeds again; for [`ClaimEnd::GiveBack`] it is the claim's own field
+    /// ([`ClaimTerms::field`]), forgotten with the claim.
     pub(super) async fn end_claim_in(
         &self,
         pool: &str,
@@ -167,6 +207,7 @@ impl Store {
         token: u64,
         end: ClaimEnd,
         error: &str,
+        request_id: &str,
     ) -> Result<()> {
         let k = self.keys.pool(pool);
         let action = match end {
@@ -175,7 +216,7 @@ impl Store {
             ClaimEnd::Fail => "fail",
             ClaimEnd::GiveBack => "giveback",
         };
-        let args = Args::new()
+        let mut args = Args::new()
             .arg(id)
             .arg(token)
             .arg(action)
@@ -183,8 +224,13 @@ impl Store {
             .arg(self.keys.announce(ChannelKind::Pool, pool))
             .arg(pool)
             .arg(self.policy.dead_letter.ttl_ms)
-            .arg(self.policy.dead_letter.max_entries);
-        let reply = self.run(Path::WriteBack, "endClaim", &k.all(), args).await?;
+            .arg(self.policy.dead_letter.max_entries)
+            .arg(match end {
+                ClaimEnd::GiveBack => request_id.to_string(),
+                _ => super::request_field(request_id, || format!("{action}|{id}|{token}")),
+            });
+        self.policy.push_memory_args(&mut args);
+        let reply = self.run(Path::WriteBack, "endClaim", &k.with_memory(), args).await?;
         let mut r = Reply::new("endClaim", reply)?;
         match r.next::<i64>()? {
             0 => Ok(()),
@@ -192,11 +238,14 @@ impl Store {
         }
     }
 
-    /// Gives back resources assigned to claims never picked up; returns how many.
+    /// Gives back resources assigned to claims never picked up, and those of claims whose
+    /// hold ended unreturned; returns how many.
     pub async fn reclaim_assignments(&self, pool: &str, grace_ms: u64, limit: u32) -> Result<u64> {
         let k = self.keys.pool(pool);
         let args = Args::new().arg(grace_ms).arg(limit).arg(self.keys.announce(ChannelKind::Pool, pool)).arg(pool);
-        let reply = self.run(Path::WriteBack, "reclaimAssignments", &k.all(), args).await?;
+        let [a, b, c, d, e, f, g, h, i, j, l, m, n, o] = k.all();
+        let keys = [a, b, c, d, e, f, g, h, i, j, l, m, n, o, &k.holds];
+        let reply = self.run(Path::WriteBack, "reclaimAssignments", &keys, args).await?;
         redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))
     }
 
@@ -229,15 +278,17 @@ impl Store {
         })
     }
 
-    /// The pools among `pools` holding a hand-over not yet picked up (one EXISTS each,
-    /// pipelined or concurrent, no script): the only ones `reclaim_assignments` can have work in.
+    /// The pools among `pools` holding a hand-over not yet picked up or a claim's hold (one
+    /// EXISTS of the two keys each, pipelined or concurrent, no script): the only ones
+    /// `reclaim_assignments` can have work in.
     pub async fn pools_with_assignments(&self, pools: &[String]) -> Result<Vec<String>> {
         if pools.is_empty() {
             return Ok(Vec::new());
         }
         let exists = pools.iter().map(|pool| {
+            let k = self.keys.pool(pool);
             let mut cmd = redis::cmd("EXISTS");
-            cmd.arg(&self.keys.pool(pool).assigned);
+            cmd.arg(&k.assigned).arg(&k.holds);
             cmd
         });
         let exists: Vec<u64> = redis::from_redis_value(redis::Value::Array(self.redis.each(exists.collect()).await?))

@@ -91,7 +91,8 @@ pub fn wake_name(receiver: &str) -> String {
 }
 
 impl Store {
-    /// Persists a message; returns (created, id, deliver_at).
+    /// Persists a message; returns (created, id, deliver_at) (a retry with the same
+    /// `request_id`: the first call's).
     pub(super) async fn schedule_in(
         &self,
         receiver: &str,
@@ -99,22 +100,25 @@ impl Store {
         when: When,
         key: &str,
         traceparent: &str,
+        request_id: &str,
     ) -> Result<(bool, String, i64)> {
         let k = self.keys.receiver(receiver);
         let (at, delay) = match when {
             When::At(at) => (at, 0),
             When::After(delay) => (-1, delay),
         };
-        let args = Args::new()
+        let mut args = Args::new()
             .arg(payload)
             .arg(at)
             .arg(delay)
             .arg(key)
             .arg(self.keys.announce(ChannelKind::Receiver, receiver))
             .arg(wake_name(receiver))
-            .arg(traceparent);
+            .arg(traceparent)
+            .arg(super::request_field(request_id, || "schedule".into()));
+        self.policy.push_memory_args(&mut args);
         self.remember(self.keys.receivers(), receiver).await?;
-        let reply = self.run(Path::WriteBack, "scheduleMessage", &k.all(), args).await?;
+        let reply = self.run(Path::WriteBack, "scheduleMessage", &k.with_memory(), args).await?;
         let mut r = Reply::new("scheduleMessage", reply)?;
         Ok((r.next::<i64>()? == 1, r.next()?, r.next()?))
     }
@@ -161,21 +165,29 @@ impl Store {
         Ok(Delivered { now_ms, next_due_ms: (next >= 0).then_some(next), redelivered, dead_lettered, deliveries })
     }
 
-    /// Ends delivered messages of one physical receiver, in one script: per (id, token), in
-    /// order, whether it was acked (false: not in flight with that token, or listed twice).
+    /// Ends delivered messages of one physical receiver, in one script: per (id, token,
+    /// request id), in order, whether it was acked (false: not in flight with that token, or
+    /// listed twice; a retry with the request id of an ack applied: true again).
     /// `sharded`: `receiver` is a shard, whose consumers' room spans the other shards:
     /// announce after every batch that acked something.
-    pub(super) async fn ack_batch_in(&self, receiver: &str, acks: &[(&str, u64)], sharded: bool) -> Result<Vec<bool>> {
+    pub(super) async fn ack_batch_in(
+        &self,
+        receiver: &str,
+        acks: &[(&str, u64, &str)],
+        sharded: bool,
+    ) -> Result<Vec<bool>> {
         let k = self.keys.receiver(receiver);
         let mut args = Args::new()
             .arg(self.keys.announce(ChannelKind::Receiver, receiver))
             .arg(wake_name(receiver))
             .arg(if sharded { "1" } else { "" });
-        for (id, token) in acks {
+        self.policy.push_memory_args(&mut args);
+        for (id, token, request_id) in acks {
             args.push(*id);
             args.push(*token);
+            args.push(super::request_field(request_id, || format!("ack|{id}|{token}")));
         }
-        let reply = self.run(Path::WriteBack, "ackMessages", &k.all(), args).await?;
+        let reply = self.run(Path::WriteBack, "ackMessages", &k.with_memory(), args).await?;
         let mut r = Reply::new("ackMessages", reply)?;
         let mut out = Vec::with_capacity(acks.len());
         for _ in acks {

@@ -71,7 +71,7 @@ impl TestRedis {
         use baton::store::{Policy, Redis, Store};
         let config = Config::default();
         let redis = Redis::connect(&self.url(), &config.redis).await.unwrap();
-        let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter);
+        let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter, &config.idempotency);
         Store::open(redis, "", policy, config.circuit_breaker.clone()).await.unwrap()
     }
 
@@ -216,7 +216,7 @@ pub async fn register(
     agents: Vec<pb::Agent>,
 ) -> pb::RegisterResponse {
     client
-        .register(pb::RegisterRequest { queue: queue.into(), agents, reset_schedule: false })
+        .register(pb::RegisterRequest { request_id: String::new(), queue: queue.into(), agents, reset_schedule: false })
         .await
         .expect("register")
         .into_inner()
@@ -233,6 +233,7 @@ pub async fn acquire(client: &mut AgentServiceClient<Channel>, queue: &str, work
 
 pub fn complete_req(l: &pb::Lease, outcome: pb::Outcome) -> pb::CompleteRequest {
     pb::CompleteRequest {
+        request_id: String::new(),
         queue: l.queue.clone(),
         name: l.name.clone(),
         token: l.token,

@@ -208,7 +208,11 @@ pub async fn claims(channel: Channel, tag: &str) {
     for p in 0..4 {
         let pool = format!("{tag}-p{p}");
         let offered = c
-            .offer(pb::OfferRequest { pool: pool.clone(), resources: vec![resource("r1"), resource("r2")] })
+            .offer(pb::OfferRequest {
+                request_id: String::new(),
+                pool: pool.clone(),
+                resources: vec![resource("r1"), resource("r2")],
+            })
             .await
             .unwrap()
             .into_inner();
@@ -216,9 +220,15 @@ pub async fn claims(channel: Channel, tag: &str) {
         let claim = pb::ClaimRequest { pool: pool.clone(), claimer_id: "c1".into(), ..Default::default() };
         let got = c.claim(claim).await.unwrap().into_inner();
         let id = got.resource.as_ref().unwrap().id.clone();
-        c.r#return(pb::ReturnRequest { pool: pool.clone(), resource_id: id, token: got.token, reuse: true })
-            .await
-            .unwrap();
+        c.r#return(pb::ReturnRequest {
+            request_id: String::new(),
+            pool: pool.clone(),
+            resource_id: id,
+            token: got.token,
+            reuse: true,
+        })
+        .await
+        .unwrap();
         let status = c.get_pool(pb::GetPoolRequest { pool: pool.clone() }).await.unwrap().into_inner();
         let status = status.status.unwrap();
         assert_eq!((status.idle, status.claimed), (2, 0), "{pool}");
@@ -240,7 +250,10 @@ pub async fn claims(channel: Channel, tag: &str) {
         }
     })
     .await;
-    let offered = c.offer(pb::OfferRequest { pool: pool.clone(), resources: vec![resource("late")] }).await.unwrap();
+    let offered = c
+        .offer(pb::OfferRequest { request_id: String::new(), pool: pool.clone(), resources: vec![resource("late")] })
+        .await
+        .unwrap();
     assert_eq!(offered.into_inner().handed, 1);
     let got = waiting.await.unwrap();
     assert_eq!(got.resource.unwrap().id, "late", "the waiting claim was handed the offer");
@@ -277,7 +290,9 @@ pub async fn schedules(channel: Channel, tag: &str, probe: &Probe) {
             .unwrap()
             .unwrap();
         assert_eq!((got.id.as_str(), got.payload.as_slice()), (scheduled.id.as_str(), &b"hello"[..]));
-        c.ack(pb::AckRequest { receiver: receiver.clone(), id: got.id, token: got.token }).await.unwrap();
+        c.ack(pb::AckRequest { request_id: String::new(), receiver: receiver.clone(), id: got.id, token: got.token })
+            .await
+            .unwrap();
         let again = c
             .schedule(pb::ScheduleRequest { receiver, payload: b"x".to_vec(), key: "k1".into(), ..Default::default() })
             .await

@@ -5,6 +5,7 @@
 // the server's grpc-retry-pushback-ms hint as retryAfterMs: the caller chooses to shed load or to
 // claim again later. Nothing is retried behind its back.
 
+import { randomUUID } from "node:crypto";
 import { status } from "@grpc/grpc-js";
 import { Client, stubFor } from "./client";
 import {
@@ -97,13 +98,13 @@ export class Claim {
    */
   async return(reuse = true): Promise<void> {
     this.done = true;
-    await end(this.client, { pool: this.pool, resourceId: this.id, token: this.token, reuse }, false);
+    await end(this.client, { requestId: randomUUID(), pool: this.pool, resourceId: this.id, token: this.token, reuse }, false);
   }
 
   /** Ends the claim by dead-lettering the resource (Fail) with `error` (see describeError). */
   async fail(error: unknown): Promise<void> {
     this.done = true;
-    await end(this.client, { pool: this.pool, resourceId: this.id, token: this.token, error: describeError(error) }, true);
+    await end(this.client, { requestId: randomUUID(), pool: this.pool, resourceId: this.id, token: this.token, error: describeError(error) }, true);
   }
 }
 
@@ -154,6 +155,8 @@ export class Claimer {
     let response: ClaimResponse;
     try {
       response = await unary<ClaimRequest, ClaimResponse>(this.client.claim.bind(this.client), {
+        requestId: "",
+        hold: undefined,
         pool: this.pool,
         claimerId: this.claimerId,
         attributes: { ...this.attributes, ...(options.attributes ?? {}) },
@@ -230,7 +233,7 @@ export class Pool {
   offer(resources: ResourceLike[]): Promise<OfferResponse> {
     const items: Resource[] = resources.map((r) =>
       typeof r === "string" ? { id: r, attributes: {} } : Array.isArray(r) ? { id: r[0], attributes: { ...r[1] } } : r);
-    return unary<OfferRequest, OfferResponse>(this.client.offer.bind(this.client), { pool: this.pool, resources: items }, { timeoutMs: 10_000 });
+    return unary<OfferRequest, OfferResponse>(this.client.offer.bind(this.client), { requestId: "", pool: this.pool, resources: items }, { timeoutMs: 10_000 });
   }
 
   /** The pool's counts (idle, claimed, waitingClaims, deadLettered …; bigint). */

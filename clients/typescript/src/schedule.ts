@@ -4,6 +4,7 @@
 // Delivery is at least once: a handler can see a message again (after a failure, a crash before
 // the Ack, or a handler slower than the ack timeout, whose late Ack is then refused).
 
+import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { ClientDuplexStream, ClientReadableStream, status } from "@grpc/grpc-js";
 import { context } from "@opentelemetry/api";
@@ -59,6 +60,7 @@ export class Scheduler {
       return Promise.reject(new TypeError("give delayMs or deliverAt, not both"));
     }
     const request: ScheduleRequest = {
+      requestId: "",
       receiver,
       payload: typeof payload === "string" ? Buffer.from(payload, "utf8") : Buffer.from(payload),
       key: options.key ?? "",
@@ -351,7 +353,7 @@ export class Subscriber extends EventEmitter<SubscriberEvents> {
     for (let i = 0; i < left.length; i += MAX_ACKS) {
       const chunk = left.slice(i, i + MAX_ACKS);
       const request: AckBatchRequest = {
-        acks: chunk.map(({ ack }) => ({ receiver: this.receiver, id: ack.id, token: ack.token })),
+        acks: chunk.map(({ ack }) => ({ requestId: "", receiver: this.receiver, id: ack.id, token: ack.token })),
       };
       let response: AckBatchResponse;
       try {
@@ -467,7 +469,8 @@ export class Subscriber extends EventEmitter<SubscriberEvents> {
   }
 
   private async ack(message: Message): Promise<void> {
-    const request: AckRequest = { receiver: this.receiver, id: message.id, token: message.token };
+    // One request id for every attempt below: a retry of an applied Ack succeeds again.
+    const request: AckRequest = { requestId: randomUUID(), receiver: this.receiver, id: message.id, token: message.token };
     for (let attempt = 0; ; attempt++) {
       try {
         await unary<AckRequest, AckResponse>(this.client.ack.bind(this.client), request, { timeoutMs: 10_000 });

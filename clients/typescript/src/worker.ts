@@ -12,6 +12,7 @@
 // handlers and Releases their leases, so another worker takes them at once. Each handler runs
 // inside an OpenTelemetry CONSUMER span `process <queue>` (see tracing.ts).
 
+import { randomUUID } from "node:crypto";
 import { status } from "@grpc/grpc-js";
 import { context } from "@opentelemetry/api";
 import { Client, stubFor } from "./client";
@@ -395,7 +396,9 @@ export class Worker {
   }
 
   private async complete(lease: Lease, failure: Failure | undefined): Promise<void> {
+    // One request id for every attempt below: a retry of an applied Complete gets its answer.
     const request: CompleteRequest = {
+      requestId: randomUUID(),
       queue: lease.queue,
       name: lease.name,
       token: lease.token,

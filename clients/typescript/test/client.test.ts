@@ -80,6 +80,7 @@ function streamFailure(client: Client, receiver: string): Promise<ServiceError> 
 }
 
 const register = (client: Client, queue: string, names: string[]) => unary(client.agents.register.bind(client.agents), {
+  requestId: "",
   queue,
   resetSchedule: false,
   agents: names.map((name) => ({

@@ -56,6 +56,7 @@ before(async () => {
     payload: Buffer.from(""), labels: { team: "growth" }, maxAttempts, cron: "", timeZone: "", catchUp: 0, key, priority: 0, traceparent: "",
   });
   await unary(agents.register.bind(agents), {
+    requestId: "",
     queue, resetSchedule: false,
     agents: [def("digest-1", "acme", 0), def("digest-2", "acme", 0), def("digest-3", "globex", 0),
       def("bounce-1", "", 1), def("bounce-2", "", 1)],
@@ -63,14 +64,14 @@ before(async () => {
   const got = await unary(agents.acquire.bind(agents), { queue, workerId: "worker-7", maxLeases: 5, wait: undefined });
   assert.equal(got.leases.length, 5);
   for (const l of got.leases.filter((l) => l.name.startsWith("bounce"))) {
-    await unary(agents.complete.bind(agents), { queue, name: l.name, token: l.token, outcome: Outcome.OUTCOME_SERVER_ERROR,
+    await unary(agents.complete.bind(agents), { requestId: "", queue, name: l.name, token: l.token, outcome: Outcome.OUTCOME_SERVER_ERROR,
       message: "upstream 502", retryAfter: undefined });
   }
   for (const l of got.leases.filter((l) => l.name !== "digest-1" && !l.name.startsWith("bounce"))) {
-    await unary(agents.complete.bind(agents), { queue, name: l.name, token: l.token, outcome: Outcome.OUTCOME_SUCCESS,
+    await unary(agents.complete.bind(agents), { requestId: "", queue, name: l.name, token: l.token, outcome: Outcome.OUTCOME_SUCCESS,
       message: "", retryAfter: undefined });
   }
-  await unary(claims.offer.bind(claims), { pool, resources: [{ id: "sb-1", attributes: {} }, { id: "sb-2", attributes: {} }] });
+  await unary(claims.offer.bind(claims), { requestId: "", pool, resources: [{ id: "sb-1", attributes: {} }, { id: "sb-2", attributes: {} }] });
   leaders = new LeaderServiceClient(baton.addr, credentials.createInsecure());
   const a = await unary(leaders.campaign.bind(leaders), { election, candidateId: "node-a", ttl: duration(60_000), wait: undefined });
   await unary(leaders.resign.bind(leaders), { election, candidateId: "node-a", token: a.token });

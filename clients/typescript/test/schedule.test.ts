@@ -46,7 +46,7 @@ test("messages are handled and acked", async () => {
   assert.ok(at >= later.deliverAt!.getTime() - 10, "not before its time");
   // Acked for good: the token is spent, and nothing comes back after the ack timeout.
   for (const m of seen) {
-    await assert.rejects(unary(client.ack.bind(client), { receiver, id: m.id, token: m.token }), (err) => isLeaseLost(err));
+    await assert.rejects(unary(client.ack.bind(client), { requestId: "", receiver, id: m.id, token: m.token }), (err) => isLeaseLost(err));
   }
   await sleep(1_000);
   assert.equal(got.length, 2);

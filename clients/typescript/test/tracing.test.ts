@@ -53,7 +53,7 @@ function agentDef(name: string, o: { intervalMs?: number; cron?: string } = {}):
 
 /** Register through the plain generated stub over the Client (no explicit traceparent field). */
 const register = (queue: string, agents: agent.Agent[]) =>
-  unary(client.agents.register.bind(client.agents), { queue, resetSchedule: false, agents });
+  unary(client.agents.register.bind(client.agents), { requestId: "", queue, resetSchedule: false, agents });
 const getAgent = (queue: string, name: string) =>
   unary(client.agents.getAgent.bind(client.agents), { queue, name }).then((r) => r.agent!.agent!);
 
@@ -171,7 +171,7 @@ test("a traceparent the caller set in the call's metadata is kept", async () => 
   await produce(() => new Promise((resolve, reject) => {
     const metadata = new Metadata();
     metadata.set("traceparent", mine);
-    client.agents.register({ queue, resetSchedule: false, agents: [agentDef("job")] }, metadata, {},
+    client.agents.register({ requestId: "", queue, resetSchedule: false, agents: [agentDef("job")] }, metadata, {},
       (err, res) => (err ? reject(err) : resolve(res)));
   }));
   assert.equal((await getAgent(queue, "job")).traceparent, mine);

@@ -28,6 +28,7 @@ const call = {
 
 async function register(queue: string, names: string[], o: { timeoutMs?: number; intervalMs?: number } = {}) {
   await call.register({
+    requestId: "",
     queue,
     resetSchedule: false,
     agents: names.map((name) => ({
@@ -101,7 +102,7 @@ test("a lost lease aborts its handler, and the worker does not complete it", asy
   assert.equal(status.state, agent.AgentState.AGENT_STATE_WORKING);
   assert.equal(status.token, started!.token);
   // Someone else ends the lease first (as a worker that took it after expiry would).
-  await call.complete({ queue, name: "victim", token: status.token, outcome: Outcome.OUTCOME_SUCCESS, message: "", retryAfter: undefined });
+  await call.complete({ requestId: "", queue, name: "victim", token: status.token, outcome: Outcome.OUTCOME_SUCCESS, message: "", retryAfter: undefined });
   await eventually(() => aborted.length === 1, 5_000);
   assert.equal((aborted[0] as Error).name, "LeaseLostError");
   await sleep(500);
@@ -196,6 +197,7 @@ test("failure messages are cut by bytes on a character boundary (shared case)", 
   // out), and the stored message is a valid prefix of at most 4,096 bytes.
   const queue = unique("ts-trunc");
   await call.register({
+    requestId: "",
     queue,
     resetSchedule: false,
     agents: [{ name: "dies", interval: undefined, timeout: duration(60_000), errorInterval: duration(3_600_000),

@@ -9,7 +9,7 @@ use std::{collections::HashMap, future::Future, time::Duration};
 
 use tonic::{Code, Status};
 
-use super::{pb_duration, pushback, truncate_utf8, with_deadline, Conn, CALL_TIMEOUT, MAX_MESSAGE_BYTES};
+use super::{idempotent, pb_duration, pushback, truncate_utf8, with_deadline, Conn, CALL_TIMEOUT, MAX_MESSAGE_BYTES};
 use crate::pb::{self, claim_service_client::ClaimServiceClient};
 
 /// Why a claim failed.
@@ -33,17 +33,39 @@ pub struct Held {
 }
 
 impl Held {
-    /// Ends the claim; with `reuse` the resource is idle again at once.
-    pub async fn give_back(mut self, reuse: bool) -> Result<(), Status> {
-        let req = pb::ReturnRequest { pool: self.pool, resource_id: self.resource.id, token: self.token, reuse };
-        self.client.r#return(with_deadline(req, CALL_TIMEOUT)).await.map(|_| ())
+    /// Ends the claim; with `reuse` the resource is idle again at once. Retried with one
+    /// request id while the outcome is unknown.
+    pub async fn give_back(self, reuse: bool) -> Result<(), Status> {
+        idempotent(|request_id| {
+            let req = pb::ReturnRequest {
+                request_id,
+                pool: self.pool.clone(),
+                resource_id: self.resource.id.clone(),
+                token: self.token,
+                reuse,
+            };
+            let mut client = self.client.clone();
+            async move { client.r#return(with_deadline(req, CALL_TIMEOUT)).await.map(|_| ()) }
+        })
+        .await
     }
 
     /// Ends the claim by dead-lettering the resource with `error` (its first 4,096 bytes).
-    pub async fn fail(mut self, error: &str) -> Result<(), Status> {
-        let error = truncate_utf8(error, MAX_MESSAGE_BYTES).to_string();
-        let req = pb::FailRequest { pool: self.pool, resource_id: self.resource.id, token: self.token, error };
-        self.client.fail(with_deadline(req, CALL_TIMEOUT)).await.map(|_| ())
+    /// Retried with one request id while the outcome is unknown.
+    pub async fn fail(self, error: &str) -> Result<(), Status> {
+        let error = truncate_utf8(error, MAX_MESSAGE_BYTES);
+        idempotent(|request_id| {
+            let req = pb::FailRequest {
+                request_id,
+                pool: self.pool.clone(),
+                resource_id: self.resource.id.clone(),
+                token: self.token,
+                error: error.to_string(),
+            };
+            let mut client = self.client.clone();
+            async move { client.fail(with_deadline(req, CALL_TIMEOUT)).await.map(|_| ()) }
+        })
+        .await
     }
 }
 
@@ -61,16 +83,25 @@ impl Claimer {
         Self { client: client.into().claims(), pool: pool.into(), claimer_id: claimer_id.into() }
     }
 
-    /// Claims a resource, waiting in line up to `wait`; None when the wait ended.
+    /// Claims a resource, waiting in line up to `wait`; None when the wait ended. Retried with
+    /// one request id while the outcome is unknown, so a claim taken but not answered is
+    /// answered by the retry instead of a second resource being taken.
     pub async fn claim(&self, attributes: HashMap<String, String>, wait: Duration) -> Result<Option<Held>, ClaimError> {
-        let req = pb::ClaimRequest {
-            pool: self.pool.clone(),
-            claimer_id: self.claimer_id.clone(),
-            attributes,
-            wait: (!wait.is_zero()).then(|| pb_duration(wait)),
-        };
-        let mut client = self.client.clone();
-        let got = client.claim(with_deadline(req, wait + CALL_TIMEOUT)).await.map_err(|s| match s.code() {
+        let client = self.client.clone();
+        let got = idempotent(|request_id| {
+            let req = pb::ClaimRequest {
+                request_id,
+                hold: None,
+                pool: self.pool.clone(),
+                claimer_id: self.claimer_id.clone(),
+                attributes: attributes.clone(),
+                wait: (!wait.is_zero()).then(|| pb_duration(wait)),
+            };
+            let mut client = client.clone();
+            async move { client.claim(with_deadline(req, wait + CALL_TIMEOUT)).await }
+        })
+        .await
+        .map_err(|s| match s.code() {
             Code::ResourceExhausted => ClaimError::LineFull { retry_after: pushback(&s) },
             _ => ClaimError::Status(s),
         })?;

@@ -19,7 +19,12 @@ pub mod otel;
 pub mod subscriber;
 pub mod worker;
 
-use std::time::Duration;
+use std::{
+    future::Future,
+    hash::{BuildHasher, RandomState},
+    sync::atomic::{AtomicU64, Ordering},
+    time::Duration,
+};
 
 pub use connection::{CallDefaults, Client, ClientBuilder, Conn};
 
@@ -54,6 +59,44 @@ pub(crate) fn with_deadline<T>(message: T, timeout: Duration) -> tonic::Request<
 /// A `google.protobuf.Duration` from a `std::time::Duration`.
 pub(crate) fn pb_duration(d: Duration) -> prost_types::Duration {
     prost_types::Duration { seconds: d.as_secs() as i64, nanos: d.subsec_nanos() as i32 }
+}
+
+/// A new request id for one logical call (the server's idempotent retries): 32 hex digits,
+/// 64 random bits and a per-process counter.
+pub fn request_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let random = RandomState::new().hash_one(COUNTER.fetch_add(1, Ordering::Relaxed));
+    format!("{random:016x}{:016x}", COUNTER.load(Ordering::Relaxed))
+}
+
+/// How many times a helper sends one mutating call whose outcome stays unknown.
+const IDEMPOTENT_ATTEMPTS: u32 = 4;
+
+/// Sends a mutating call, `send(request id)`, again with the same request id while its outcome
+/// is unknown (UNAVAILABLE, DEADLINE_EXCEEDED), after the server's pushback hint or a doubling
+/// backoff from 100 ms: a call that was applied answers its retry with the first answer, so
+/// nothing is applied twice. Other errors (LEASE_LOST, ...) are answered at once.
+pub(crate) async fn idempotent<T, F, Fut>(mut send: F) -> Result<T, tonic::Status>
+where
+    F: FnMut(String) -> Fut,
+    Fut: Future<Output = Result<T, tonic::Status>>,
+{
+    let id = request_id();
+    let mut backoff = Duration::from_millis(100);
+    let mut attempt = 1;
+    loop {
+        match send(id.clone()).await {
+            Err(status)
+                if attempt < IDEMPOTENT_ATTEMPTS
+                    && matches!(status.code(), tonic::Code::Unavailable | tonic::Code::DeadlineExceeded) =>
+            {
+                tokio::time::sleep(pushback(&status).unwrap_or(backoff)).await;
+                backoff *= 2;
+                attempt += 1;
+            }
+            result => return result,
+        }
+    }
 }
 
 /// The server's `grpc-retry-pushback-ms` hint of a status, if any.

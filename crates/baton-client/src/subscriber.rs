@@ -235,17 +235,20 @@ impl Subscriber {
                     }
                 };
                 let permit = slots.clone().acquire_owned().await.expect("never closed");
-                let (handler, mut client, receiver) = (handler.clone(), self.client.clone(), self.receiver.clone());
+                let (handler, client, receiver) = (handler.clone(), self.client.clone(), self.receiver.clone());
                 let span = crate::otel::message_span(&receiver, &message);
                 running.spawn(async move {
                     let _permit = permit;
                     let (id, token) = (message.id.clone(), message.token);
                     match handler(message).instrument(span.clone()).await {
                         Ok(()) => {
-                            if let Err(status) = client
-                                .ack(super::with_deadline(pb::AckRequest { receiver, id, token }, super::CALL_TIMEOUT))
-                                .await
-                            {
+                            let ack = super::idempotent(|request_id| {
+                                let req =
+                                    pb::AckRequest { request_id, receiver: receiver.clone(), id: id.clone(), token };
+                                let mut client = client.clone();
+                                async move { client.ack(super::with_deadline(req, super::CALL_TIMEOUT)).await }
+                            });
+                            if let Err(status) = ack.await {
                                 tracing::warn!(%status, "ack failed; the message will come again");
                             }
                         }

@@ -403,13 +403,14 @@ impl Worker {
                 let permit = slots.clone().acquire_owned().await.expect("never closed");
                 let cancel = shutdown.child_token();
                 held.lock().await.insert((lease.name.clone(), lease.token), cancel.clone());
-                let (handler, held, mut client) = (handler.clone(), held.clone(), client.clone());
+                let (handler, held, client) = (handler.clone(), held.clone(), client.clone());
                 running.spawn(async move {
                     let _permit = permit;
                     let key = (lease.name.clone(), lease.token);
                     let complete = |result: Result<(), Failure>| {
                         let c = completion(&lease, result);
                         pb::CompleteRequest {
+                            request_id: String::new(), // set per call below
                             queue: lease.queue.clone(),
                             name: c.name,
                             token: c.token,
@@ -425,9 +426,13 @@ impl Worker {
                         return; // lost, or shutting down: the release loop below handles it
                     }
                     held.lock().await.remove(&key);
-                    if let Err(status) =
-                        client.complete(super::with_deadline(complete(result), super::CALL_TIMEOUT)).await
-                    {
+                    let request = complete(result);
+                    let done = super::idempotent(|request_id| {
+                        let req = pb::CompleteRequest { request_id, ..request.clone() };
+                        let mut client = client.clone();
+                        async move { client.complete(super::with_deadline(req, super::CALL_TIMEOUT)).await }
+                    });
+                    if let Err(status) = done.await {
                         tracing::warn!(%status, name = lease.name, "complete failed");
                     }
                 });

@@ -132,9 +132,16 @@ impl Store {
 
     /// Upserts definitions; returns (created, updated). On a sharded queue, one script per
     /// shard: atomic per shard, not across them.
-    pub async fn register(&self, queue: &str, agents: &[AgentDef], reset: bool) -> Result<(u32, u32)> {
+    /// A retry with the same `request_id` gets the first call's answer (each shard's part).
+    pub async fn register(
+        &self,
+        queue: &str,
+        agents: &[AgentDef],
+        reset: bool,
+        request_id: &str,
+    ) -> Result<(u32, u32)> {
         if self.shard_count(SourceKind::Queue, queue) == 1 {
-            return self.register_in(queue, agents, reset).await;
+            return self.register_in(queue, agents, reset, request_id).await;
         }
         let mut by_shard: BTreeMap<String, Vec<AgentDef>> = BTreeMap::new();
         for def in agents {
@@ -145,7 +152,7 @@ impl Store {
         }
         let (mut created, mut updated) = (0, 0);
         for (shard, defs) in by_shard {
-            let (c, u) = self.register_in(&shard, &defs, reset).await?;
+            let (c, u) = self.register_in(&shard, &defs, reset, request_id).await?;
             created += c;
             updated += u;
         }

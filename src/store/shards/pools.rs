@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use super::{in_turn, SourceKind, Store};
 use crate::{
     error::Result,
-    store::{ClaimEnd, ClaimStart, Claimed, PoolStats},
+    store::{ClaimEnd, ClaimStart, ClaimTerms, Claimed, PoolStats},
 };
 
 /// A resource offered: its id and attributes.
@@ -17,24 +17,27 @@ type Offered = (String, BTreeMap<String, String>);
 
 impl Store {
     /// Offers resources in order; returns (idle, handed, duplicates). On a sharded pool, one
-    /// script per shard: atomic per shard, not across them.
-    pub async fn offer(&self, pool: &str, resources: &[Offered]) -> Result<(u32, u32, u32)> {
+    /// script per shard: atomic per shard, not across them (a retry with the same `request_id`
+    /// gets each shard's first answer).
+    pub async fn offer(&self, pool: &str, resources: &[Offered], request_id: &str) -> Result<(u32, u32, u32)> {
         if self.shard_count(SourceKind::Pool, pool) == 1 {
-            return self.offer_in(pool, resources).await;
+            return self.offer_in(pool, resources, request_id).await;
         }
         let mut by_shard: BTreeMap<String, Vec<Offered>> = BTreeMap::new();
         for r in resources {
             by_shard.entry(self.shard_of(SourceKind::Pool, pool, &r.0).into_owned()).or_default().push(r.clone());
         }
         let parts =
-            futures::future::try_join_all(by_shard.iter().map(|(shard, part)| self.offer_in(shard, part))).await?;
+            futures::future::try_join_all(by_shard.iter().map(|(shard, part)| self.offer_in(shard, part, request_id)))
+                .await?;
         Ok(parts.into_iter().fold((0, 0, 0), |a, p| (a.0 + p.0, a.1 + p.1, a.2 + p.2)))
     }
 
     /// Claims an idle resource, or joins a line for `wait_ms`. On a sharded pool: one round of
     /// peeks at every shard's idle count and line, then the claim script on the shards with
     /// something idle, in turn; failing that (and with a wait), the claim joins the shortest
-    /// line.
+    /// line. A claim with a request id first looks for its first answer in every shard (in
+    /// the same round) and, found, asks that shard's script for it.
     pub async fn claim(
         &self,
         pool: &str,
@@ -42,20 +45,24 @@ impl Store {
         attrs: &BTreeMap<String, String>,
         wait_ms: u64,
         max_line: u32,
+        terms: &ClaimTerms,
     ) -> Result<ClaimStart> {
         if self.shard_count(SourceKind::Pool, pool) == 1 {
-            return self.claim_in(pool, claimer, attrs, wait_ms, max_line).await;
+            return self.claim_in(pool, claimer, attrs, wait_ms, max_line, terms).await;
         }
         let shards = self.shard_names(SourceKind::Pool, pool);
-        let (idle, lines) = self.pool_sizes(&shards).await?;
-        if let Some(c) = self.claim_idle(&shards, &idle, claimer, attrs, None).await? {
+        let (idle, lines, answered) = self.pool_sizes(&shards, &terms.field(claimer)).await?;
+        if let Some(i) = answered {
+            return self.claim_in(&shards[i], claimer, attrs, 0, 0, terms).await;
+        }
+        if let Some(c) = self.claim_idle(&shards, &idle, claimer, attrs, None, terms).await? {
             return Ok(ClaimStart::Claimed(c));
         }
         if wait_ms == 0 {
             return Ok(ClaimStart::Nothing);
         }
         let shortest = in_turn(shards.len(), |_| true).into_iter().min_by_key(|&i| lines[i]).unwrap_or(0);
-        self.claim_in(&shards[shortest], claimer, attrs, wait_ms, max_line).await
+        self.claim_in(&shards[shortest], claimer, attrs, wait_ms, max_line, terms).await
     }
 
     /// For a claim waiting in the line of `waiting_in` (a shard of `pool`): an idle resource of
@@ -66,27 +73,38 @@ impl Store {
         waiting_in: &str,
         claimer: &str,
         attrs: &BTreeMap<String, String>,
+        terms: &ClaimTerms,
     ) -> Result<Option<Claimed>> {
         let shards = self.shard_names(SourceKind::Pool, pool);
         if shards.len() == 1 {
             return Ok(None);
         }
-        let (idle, _) = self.pool_sizes(&shards).await?;
-        self.claim_idle(&shards, &idle, claimer, attrs, Some(waiting_in)).await
+        let (idle, _, _) = self.pool_sizes(&shards, "").await?;
+        self.claim_idle(&shards, &idle, claimer, attrs, Some(waiting_in), terms).await
     }
 
-    /// Idle resources and waiting claims of each shard (one round of ZCARDs).
-    async fn pool_sizes(&self, shards: &[String]) -> Result<(Vec<u64>, Vec<u64>)> {
-        let mut cmds = Vec::with_capacity(shards.len() * 2);
+    /// Idle resources and waiting claims of each shard, and the shard remembering an answer
+    /// under `field` if any ("": none looked for): one round of ZCARDs (and HEXISTS).
+    async fn pool_sizes(&self, shards: &[String], field: &str) -> Result<(Vec<u64>, Vec<u64>, Option<usize>)> {
+        let per = if field.is_empty() { 2 } else { 3 };
+        let mut cmds = Vec::with_capacity(shards.len() * per);
         for shard in shards {
             let k = self.keys.pool(shard);
             cmds.push(redis::cmd("ZCARD").arg(&k.idle).clone());
             cmds.push(redis::cmd("ZCARD").arg(&k.line).clone());
+            if !field.is_empty() {
+                cmds.push(redis::cmd("HEXISTS").arg(&k.answers).arg(field).clone());
+            }
         }
         // No clock needed: one round of counts (concurrent on a cluster).
         let answers = self.redis.each(cmds).await?;
         let counts: Vec<u64> = answers.into_iter().map(|v| redis::from_redis_value(v).unwrap_or(0)).collect();
-        Ok((counts.iter().step_by(2).copied().collect(), counts.iter().skip(1).step_by(2).copied().collect()))
+        let answered = (per == 3).then(|| counts.iter().skip(2).step_by(3).position(|&n| n > 0)).flatten();
+        Ok((
+            counts.iter().step_by(per).copied().collect(),
+            counts.iter().skip(1).step_by(per).copied().collect(),
+            answered,
+        ))
     }
 
     /// Claims (without waiting) from the shards with something idle, in turn, skipping `skip`.
@@ -97,18 +115,27 @@ impl Store {
         claimer: &str,
         attrs: &BTreeMap<String, String>,
         skip: Option<&str>,
+        terms: &ClaimTerms,
     ) -> Result<Option<Claimed>> {
         for i in in_turn(shards.len(), |i| idle[i] > 0 && Some(shards[i].as_str()) != skip) {
-            if let ClaimStart::Claimed(c) = self.claim_in(&shards[i], claimer, attrs, 0, 0).await? {
+            if let ClaimStart::Claimed(c) = self.claim_in(&shards[i], claimer, attrs, 0, 0, terms).await? {
                 return Ok(Some(c));
             }
         }
         Ok(None)
     }
 
-    /// Ends a claim; `Error::LeaseLost` for a stale token.
-    pub async fn end_claim(&self, pool: &str, id: &str, token: u64, end: ClaimEnd, error: &str) -> Result<()> {
-        self.end_claim_in(&self.shard_of(SourceKind::Pool, pool, id), id, token, end, error).await
+    /// Ends a claim; `Error::LeaseLost` for a stale token (see `end_claim_in` for `request_id`).
+    pub async fn end_claim(
+        &self,
+        pool: &str,
+        id: &str,
+        token: u64,
+        end: ClaimEnd,
+        error: &str,
+        request_id: &str,
+    ) -> Result<()> {
+        self.end_claim_in(&self.shard_of(SourceKind::Pool, pool, id), id, token, end, error, request_id).await
     }
 
     /// A pool's counts (a sharded pool's: summed over its shards); `stuck_age_ms` decides

@@ -39,7 +39,9 @@ impl Store {
     }
 
     /// Persists a message, with the producer's trace context ("" for none); returns (created,
-    /// id, deliver_at).
+    /// id, deliver_at) (a retry with the same `request_id`: the first call's). On a sharded
+    /// receiver a message without a key but with a request id lives in shard CRC16(request id),
+    /// so its retry finds the first answer.
     pub async fn schedule(
         &self,
         receiver: &str,
@@ -47,18 +49,19 @@ impl Store {
         when: When,
         key: &str,
         traceparent: &str,
+        request_id: &str,
     ) -> Result<(bool, String, i64)> {
         let n = self.shard_count(SourceKind::Receiver, receiver) as usize;
         if n == 1 {
-            return self.schedule_in(receiver, payload, when, key, traceparent).await;
+            return self.schedule_in(receiver, payload, when, key, traceparent, request_id).await;
         }
-        let shard = if key.is_empty() {
-            NEXT.fetch_add(1, Ordering::Relaxed) % n
-        } else {
-            super::slot_of(key, n as u32) as usize
+        let shard = match (key, request_id) {
+            ("", "") => NEXT.fetch_add(1, Ordering::Relaxed) % n,
+            ("", request_id) => super::slot_of(request_id, n as u32) as usize,
+            (key, _) => super::slot_of(key, n as u32) as usize,
         };
         let (created, id, at) =
-            self.schedule_in(&format!("{receiver}#{shard}"), payload, when, key, traceparent).await?;
+            self.schedule_in(&format!("{receiver}#{shard}"), payload, when, key, traceparent, request_id).await?;
         Ok((created, message_id(shard, &id), at))
     }
 
@@ -124,8 +127,8 @@ impl Store {
 
     /// Ends a delivered message; `Error::LeaseLost` for a stale token (or an id that is not the
     /// receiver's).
-    pub async fn ack(&self, receiver: &str, id: &str, token: u64) -> Result<()> {
-        match self.ack_batch(&[(receiver, id, token)]).await?[..] {
+    pub async fn ack(&self, receiver: &str, id: &str, token: u64, request_id: &str) -> Result<()> {
+        match self.ack_batch(&[(receiver, id, token, request_id)]).await?[..] {
             [true] => Ok(()),
             _ => {
                 Err(Error::LeaseLost(format!("receiver {receiver}: message {id} is not in flight with token {token}")))
@@ -134,29 +137,31 @@ impl Store {
     }
 
     /// Ends many delivered messages, of any receivers: one script per receiver (per shard of a
-    /// sharded receiver), run side by side. Per (receiver, id, token), in order, whether it
+    /// sharded receiver), run side by side. Per (receiver, id, token, request id), in order,
+    /// whether it
     /// was acked (false: a stale token, an id the receiver cannot have given, or the same
     /// message listed twice; that item changed nothing).
-    pub async fn ack_batch(&self, acks: &[(&str, &str, u64)]) -> Result<Vec<bool>> {
-        // (physical receiver, whether it is a shard, [(position, id in it, token)]).
-        type Group = (String, bool, Vec<(usize, String, u64)>);
+    pub async fn ack_batch(&self, acks: &[(&str, &str, u64, &str)]) -> Result<Vec<bool>> {
+        // (physical receiver, whether it is a shard, [(position, id in it, token, request id)]).
+        type Group<'a> = (String, bool, Vec<(usize, String, u64, &'a str)>);
         let mut groups: Vec<Group> = Vec::new();
-        for (i, &(receiver, id, token)) in acks.iter().enumerate() {
+        for (i, &(receiver, id, token, request_id)) in acks.iter().enumerate() {
             let Some((physical, inner)) = self.message_shard(receiver, id) else { continue };
             let sharded = physical != receiver;
             match groups.iter_mut().find(|(p, _, _)| *p == physical) {
-                Some((_, _, items)) => items.push((i, inner, token)),
-                None => groups.push((physical, sharded, vec![(i, inner, token)])),
+                Some((_, _, items)) => items.push((i, inner, token, request_id)),
+                None => groups.push((physical, sharded, vec![(i, inner, token, request_id)])),
             }
         }
         let done = futures::future::try_join_all(groups.iter().map(|(physical, sharded, items)| {
-            let batch: Vec<(&str, u64)> = items.iter().map(|(_, id, token)| (id.as_str(), *token)).collect();
+            let batch: Vec<(&str, u64, &str)> =
+                items.iter().map(|(_, id, token, request_id)| (id.as_str(), *token, *request_id)).collect();
             async move { self.ack_batch_in(physical, &batch, *sharded).await }
         }))
         .await?;
         let mut out = vec![false; acks.len()];
         for ((_, _, items), results) in groups.into_iter().zip(done) {
-            for ((i, _, _), acked) in items.into_iter().zip(results) {
+            for ((i, _, _, _), acked) in items.into_iter().zip(results) {
                 out[i] = acked;
             }
         }

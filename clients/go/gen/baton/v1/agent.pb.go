@@ -400,6 +400,11 @@ type RegisterRequest struct {
 	// reset_schedule makes every listed agent that is not currently held due
 	// at once, clearing its failure streak and any dead-letter entry.
 	ResetSchedule bool `protobuf:"varint,3,opt,name=reset_schedule,json=resetSchedule,proto3" json:"reset_schedule,omitempty"`
+	// request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+	// connection, a failover): a retry with the same request_id within the server's
+	// idempotency.retention_ms returns the first call's answer and changes nothing more.
+	// [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+	RequestId     string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -453,6 +458,13 @@ func (x *RegisterRequest) GetResetSchedule() bool {
 		return x.ResetSchedule
 	}
 	return false
+}
+
+func (x *RegisterRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
 }
 
 // RegisterResponse counts what Register did.
@@ -1109,7 +1121,14 @@ type CompleteRequest struct {
 	Message string `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
 	// retry_after is a delay the worker was told to respect (a Retry-After
 	// header); it replaces the computed delay when larger.
-	RetryAfter    *durationpb.Duration `protobuf:"bytes,6,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
+	RetryAfter *durationpb.Duration `protobuf:"bytes,6,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
+	// request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+	// connection, a failover): a retry with the same request_id within the server's
+	// idempotency.retention_ms returns the first call's answer and changes nothing more.
+	// [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+	// A retry of a Complete that ended the lease gets its answer instead of LEASE_LOST; the
+	// request_id answers only for this name and token, so it never lets a stale holder through.
+	RequestId     string `protobuf:"bytes,7,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1184,6 +1203,13 @@ func (x *CompleteRequest) GetRetryAfter() *durationpb.Duration {
 		return x.RetryAfter
 	}
 	return nil
+}
+
+func (x *CompleteRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
 }
 
 // CompleteResponse says what happens to the agent next.
@@ -2474,11 +2500,13 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\vtraceparent\x18\r \x01(\tR\vtraceparent\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"w\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x96\x01\n" +
 	"\x0fRegisterRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12'\n" +
 	"\x06agents\x18\x02 \x03(\v2\x0f.baton.v1.AgentR\x06agents\x12%\n" +
-	"\x0ereset_schedule\x18\x03 \x01(\bR\rresetSchedule\"F\n" +
+	"\x0ereset_schedule\x18\x03 \x01(\bR\rresetSchedule\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\"F\n" +
 	"\x10RegisterResponse\x12\x18\n" +
 	"\acreated\x18\x01 \x01(\rR\acreated\x12\x18\n" +
 	"\aupdated\x18\x02 \x01(\rR\aupdated\"?\n" +
@@ -2518,7 +2546,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x11HeartbeatResponse\x123\n" +
 	"\bextended\x18\x01 \x03(\v2\x17.baton.v1.ExtendedLeaseR\bextended\x12&\n" +
 	"\x04lost\x18\x02 \x03(\v2\x12.baton.v1.LeaseRefR\x04lost\x120\n" +
-	"\tcancelled\x18\x03 \x03(\v2\x12.baton.v1.LeaseRefR\tcancelled\"\xd4\x01\n" +
+	"\tcancelled\x18\x03 \x03(\v2\x12.baton.v1.LeaseRefR\tcancelled\"\xf3\x01\n" +
 	"\x0fCompleteRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -2526,7 +2554,9 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\aoutcome\x18\x04 \x01(\x0e2\x11.baton.v1.OutcomeR\aoutcome\x12\x18\n" +
 	"\amessage\x18\x05 \x01(\tR\amessage\x12:\n" +
 	"\vretry_after\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\n" +
-	"retryAfter\"\xb4\x01\n" +
+	"retryAfter\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\a \x01(\tR\trequestId\"\xb4\x01\n" +
 	"\x10CompleteResponse\x12:\n" +
 	"\vnext_run_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\tnextRunAt\x12#\n" +
 	"\rdead_lettered\x18\x02 \x01(\bR\fdeadLettered\x12\x18\n" +

@@ -73,7 +73,9 @@ type AgentServiceClient interface {
 	// runs again at acquired_at + interval (one-shot agents are removed);
 	// failures back off by class and, past max_attempts consecutive failures,
 	// move the agent to the queue's dead-letter queue. Retrying a Complete
-	// whose answer was lost returns LEASE_LOST: the first one took effect.
+	// whose answer was lost returns LEASE_LOST (the first one took effect),
+	// unless both carry the same request_id: then the retry gets the first
+	// answer.
 	Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error)
 	// CompleteBatch ends many leases in one call, each as Complete would, with
 	// one script per queue (per shard of a sharded queue). Each item has its
@@ -297,7 +299,9 @@ type AgentServiceServer interface {
 	// runs again at acquired_at + interval (one-shot agents are removed);
 	// failures back off by class and, past max_attempts consecutive failures,
 	// move the agent to the queue's dead-letter queue. Retrying a Complete
-	// whose answer was lost returns LEASE_LOST: the first one took effect.
+	// whose answer was lost returns LEASE_LOST (the first one took effect),
+	// unless both carry the same request_id: then the retry gets the first
+	// answer.
 	Complete(context.Context, *CompleteRequest) (*CompleteResponse, error)
 	// CompleteBatch ends many leases in one call, each as Complete would, with
 	// one script per queue (per shard of a sharded queue). Each item has its

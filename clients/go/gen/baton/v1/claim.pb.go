@@ -86,7 +86,12 @@ type OfferRequest struct {
 	Pool string `protobuf:"bytes,1,opt,name=pool,proto3" json:"pool,omitempty"`
 	// resources to offer, in order; at least one, at most the server's max_batch; ids unique
 	// within the request.
-	Resources     []*Resource `protobuf:"bytes,2,rep,name=resources,proto3" json:"resources,omitempty"`
+	Resources []*Resource `protobuf:"bytes,2,rep,name=resources,proto3" json:"resources,omitempty"`
+	// request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+	// connection, a failover): a retry with the same request_id within the server's
+	// idempotency.retention_ms returns the first call's answer and changes nothing more.
+	// [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+	RequestId     string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -133,6 +138,13 @@ func (x *OfferRequest) GetResources() []*Resource {
 		return x.Resources
 	}
 	return nil
+}
+
+func (x *OfferRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
 }
 
 // OfferResponse counts what Offer did.
@@ -210,7 +222,21 @@ type ClaimRequest struct {
 	Attributes map[string]string `protobuf:"bytes,3,rep,name=attributes,proto3" json:"attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// wait holds the call in the pool's line while nothing is idle, at most the server's
 	// max_wait. Absent or zero: answer at once.
-	Wait          *durationpb.Duration `protobuf:"bytes,4,opt,name=wait,proto3" json:"wait,omitempty"`
+	Wait *durationpb.Duration `protobuf:"bytes,4,opt,name=wait,proto3" json:"wait,omitempty"`
+	// request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+	// connection, a failover): a retry with the same request_id within the server's
+	// idempotency.retention_ms returns the first call's answer and changes nothing more.
+	// [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+	// It answers only for this claimer_id. A retry gets the resource and token the first call
+	// took, even if that claim has ended since (then its token is refused); a first call that
+	// took nothing, or whose caller left before the answer (the resource went back), is not
+	// remembered, so its retry claims afresh.
+	RequestId string `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// hold bounds how long the claim may be held: a claim not returned within hold comes back
+	// (to the next claim in line, else the back of the ready queue) within a sweeper pass after
+	// it ends, and its token is then refused (LEASE_LOST). Absent or zero: no bound (the purge's
+	// max_claim_age_ms still applies). At most the server's max_duration_ms.
+	Hold          *durationpb.Duration `protobuf:"bytes,6,opt,name=hold,proto3" json:"hold,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -269,6 +295,20 @@ func (x *ClaimRequest) GetAttributes() map[string]string {
 func (x *ClaimRequest) GetWait() *durationpb.Duration {
 	if x != nil {
 		return x.Wait
+	}
+	return nil
+}
+
+func (x *ClaimRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *ClaimRequest) GetHold() *durationpb.Duration {
+	if x != nil {
+		return x.Hold
 	}
 	return nil
 }
@@ -348,7 +388,14 @@ type ReturnRequest struct {
 	// token of the claim.
 	Token uint64 `protobuf:"varint,3,opt,name=token,proto3" json:"token,omitempty"`
 	// reuse makes the resource idle again at once; otherwise it leaves the pool until offered.
-	Reuse         bool `protobuf:"varint,4,opt,name=reuse,proto3" json:"reuse,omitempty"`
+	Reuse bool `protobuf:"varint,4,opt,name=reuse,proto3" json:"reuse,omitempty"`
+	// request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+	// connection, a failover): a retry with the same request_id within the server's
+	// idempotency.retention_ms returns the first call's answer and changes nothing more.
+	// [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+	// A retry of a Return that ended the claim succeeds instead of LEASE_LOST; the request_id
+	// answers only for this resource_id and token.
+	RequestId     string `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -411,6 +458,13 @@ func (x *ReturnRequest) GetReuse() bool {
 	return false
 }
 
+func (x *ReturnRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
 // ReturnResponse confirms the return.
 type ReturnResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -458,7 +512,14 @@ type FailRequest struct {
 	// token of the claim.
 	Token uint64 `protobuf:"varint,3,opt,name=token,proto3" json:"token,omitempty"`
 	// error says what went wrong; kept in the dead-letter entry. Bounded by max_message_bytes.
-	Error         string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	// request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+	// connection, a failover): a retry with the same request_id within the server's
+	// idempotency.retention_ms returns the first call's answer and changes nothing more.
+	// [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+	// A retry of a Fail that ended the claim succeeds instead of LEASE_LOST; the request_id
+	// answers only for this resource_id and token.
+	RequestId     string `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -517,6 +578,13 @@ func (x *FailRequest) GetToken() uint64 {
 func (x *FailRequest) GetError() string {
 	if x != nil {
 		return x.Error
+	}
+	return ""
+}
+
+func (x *FailRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
 	}
 	return ""
 }
@@ -855,16 +923,18 @@ const file_baton_v1_claim_proto_rawDesc = "" +
 	"attributes\x1a=\n" +
 	"\x0fAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"T\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"s\n" +
 	"\fOfferRequest\x12\x12\n" +
 	"\x04pool\x18\x01 \x01(\tR\x04pool\x120\n" +
-	"\tresources\x18\x02 \x03(\v2\x12.baton.v1.ResourceR\tresources\"[\n" +
+	"\tresources\x18\x02 \x03(\v2\x12.baton.v1.ResourceR\tresources\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x03 \x01(\tR\trequestId\"[\n" +
 	"\rOfferResponse\x12\x12\n" +
 	"\x04idle\x18\x01 \x01(\rR\x04idle\x12\x16\n" +
 	"\x06handed\x18\x02 \x01(\rR\x06handed\x12\x1e\n" +
 	"\n" +
 	"duplicates\x18\x03 \x01(\rR\n" +
-	"duplicates\"\xf7\x01\n" +
+	"duplicates\"\xc5\x02\n" +
 	"\fClaimRequest\x12\x12\n" +
 	"\x04pool\x18\x01 \x01(\tR\x04pool\x12\x1d\n" +
 	"\n" +
@@ -872,7 +942,10 @@ const file_baton_v1_claim_proto_rawDesc = "" +
 	"\n" +
 	"attributes\x18\x03 \x03(\v2&.baton.v1.ClaimRequest.AttributesEntryR\n" +
 	"attributes\x12-\n" +
-	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\x1a=\n" +
+	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x05 \x01(\tR\trequestId\x12-\n" +
+	"\x04hold\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\x04hold\x1a=\n" +
 	"\x0fAttributesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x90\x01\n" +
@@ -880,20 +953,24 @@ const file_baton_v1_claim_proto_rawDesc = "" +
 	"\bresource\x18\x01 \x01(\v2\x12.baton.v1.ResourceR\bresource\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x04R\x05token\x129\n" +
 	"\n" +
-	"claimed_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tclaimedAt\"p\n" +
+	"claimed_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tclaimedAt\"\x8f\x01\n" +
 	"\rReturnRequest\x12\x12\n" +
 	"\x04pool\x18\x01 \x01(\tR\x04pool\x12\x1f\n" +
 	"\vresource_id\x18\x02 \x01(\tR\n" +
 	"resourceId\x12\x14\n" +
 	"\x05token\x18\x03 \x01(\x04R\x05token\x12\x14\n" +
-	"\x05reuse\x18\x04 \x01(\bR\x05reuse\"\x10\n" +
-	"\x0eReturnResponse\"n\n" +
+	"\x05reuse\x18\x04 \x01(\bR\x05reuse\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x05 \x01(\tR\trequestId\"\x10\n" +
+	"\x0eReturnResponse\"\x8d\x01\n" +
 	"\vFailRequest\x12\x12\n" +
 	"\x04pool\x18\x01 \x01(\tR\x04pool\x12\x1f\n" +
 	"\vresource_id\x18\x02 \x01(\tR\n" +
 	"resourceId\x12\x14\n" +
 	"\x05token\x18\x03 \x01(\x04R\x05token\x12\x14\n" +
-	"\x05error\x18\x04 \x01(\tR\x05error\"\x0e\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x05 \x01(\tR\trequestId\"\x0e\n" +
 	"\fFailResponse\"$\n" +
 	"\x0eGetPoolRequest\x12\x12\n" +
 	"\x04pool\x18\x01 \x01(\tR\x04pool\"\x80\x02\n" +
@@ -961,28 +1038,29 @@ var file_baton_v1_claim_proto_depIdxs = []int32{
 	0,  // 1: baton.v1.OfferRequest.resources:type_name -> baton.v1.Resource
 	15, // 2: baton.v1.ClaimRequest.attributes:type_name -> baton.v1.ClaimRequest.AttributesEntry
 	16, // 3: baton.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	0,  // 4: baton.v1.ClaimResponse.resource:type_name -> baton.v1.Resource
-	17, // 5: baton.v1.ClaimResponse.claimed_at:type_name -> google.protobuf.Timestamp
-	16, // 6: baton.v1.PoolStatus.oldest_wait:type_name -> google.protobuf.Duration
-	10, // 7: baton.v1.GetPoolResponse.status:type_name -> baton.v1.PoolStatus
-	10, // 8: baton.v1.WatchPoolResponse.status:type_name -> baton.v1.PoolStatus
-	1,  // 9: baton.v1.ClaimService.Offer:input_type -> baton.v1.OfferRequest
-	3,  // 10: baton.v1.ClaimService.Claim:input_type -> baton.v1.ClaimRequest
-	5,  // 11: baton.v1.ClaimService.Return:input_type -> baton.v1.ReturnRequest
-	7,  // 12: baton.v1.ClaimService.Fail:input_type -> baton.v1.FailRequest
-	9,  // 13: baton.v1.ClaimService.GetPool:input_type -> baton.v1.GetPoolRequest
-	12, // 14: baton.v1.ClaimService.WatchPool:input_type -> baton.v1.WatchPoolRequest
-	2,  // 15: baton.v1.ClaimService.Offer:output_type -> baton.v1.OfferResponse
-	4,  // 16: baton.v1.ClaimService.Claim:output_type -> baton.v1.ClaimResponse
-	6,  // 17: baton.v1.ClaimService.Return:output_type -> baton.v1.ReturnResponse
-	8,  // 18: baton.v1.ClaimService.Fail:output_type -> baton.v1.FailResponse
-	11, // 19: baton.v1.ClaimService.GetPool:output_type -> baton.v1.GetPoolResponse
-	13, // 20: baton.v1.ClaimService.WatchPool:output_type -> baton.v1.WatchPoolResponse
-	15, // [15:21] is the sub-list for method output_type
-	9,  // [9:15] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	16, // 4: baton.v1.ClaimRequest.hold:type_name -> google.protobuf.Duration
+	0,  // 5: baton.v1.ClaimResponse.resource:type_name -> baton.v1.Resource
+	17, // 6: baton.v1.ClaimResponse.claimed_at:type_name -> google.protobuf.Timestamp
+	16, // 7: baton.v1.PoolStatus.oldest_wait:type_name -> google.protobuf.Duration
+	10, // 8: baton.v1.GetPoolResponse.status:type_name -> baton.v1.PoolStatus
+	10, // 9: baton.v1.WatchPoolResponse.status:type_name -> baton.v1.PoolStatus
+	1,  // 10: baton.v1.ClaimService.Offer:input_type -> baton.v1.OfferRequest
+	3,  // 11: baton.v1.ClaimService.Claim:input_type -> baton.v1.ClaimRequest
+	5,  // 12: baton.v1.ClaimService.Return:input_type -> baton.v1.ReturnRequest
+	7,  // 13: baton.v1.ClaimService.Fail:input_type -> baton.v1.FailRequest
+	9,  // 14: baton.v1.ClaimService.GetPool:input_type -> baton.v1.GetPoolRequest
+	12, // 15: baton.v1.ClaimService.WatchPool:input_type -> baton.v1.WatchPoolRequest
+	2,  // 16: baton.v1.ClaimService.Offer:output_type -> baton.v1.OfferResponse
+	4,  // 17: baton.v1.ClaimService.Claim:output_type -> baton.v1.ClaimResponse
+	6,  // 18: baton.v1.ClaimService.Return:output_type -> baton.v1.ReturnResponse
+	8,  // 19: baton.v1.ClaimService.Fail:output_type -> baton.v1.FailResponse
+	11, // 20: baton.v1.ClaimService.GetPool:output_type -> baton.v1.GetPoolResponse
+	13, // 21: baton.v1.ClaimService.WatchPool:output_type -> baton.v1.WatchPoolResponse
+	16, // [16:22] is the sub-list for method output_type
+	10, // [10:16] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_claim_proto_init() }

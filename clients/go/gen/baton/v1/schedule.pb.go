@@ -361,7 +361,13 @@ type ScheduleRequest struct {
 	// consumer with every delivery, so handling the message joins the producer's trace. Empty:
 	// Baton takes it from the call's own trace context (its Schedule span when tracing is on, else
 	// the call's `traceparent` metadata); without either the message carries none.
-	Traceparent   string `protobuf:"bytes,6,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	Traceparent string `protobuf:"bytes,6,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	// request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+	// connection, a failover): a retry with the same request_id within the server's
+	// idempotency.retention_ms returns the first call's answer and changes nothing more.
+	// [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+	// Unlike key, it holds after the message was delivered and acked.
+	RequestId     string `protobuf:"bytes,7,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -445,6 +451,13 @@ func (x *ScheduleRequest) GetKey() string {
 func (x *ScheduleRequest) GetTraceparent() string {
 	if x != nil {
 		return x.Traceparent
+	}
+	return ""
+}
+
+func (x *ScheduleRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
 	}
 	return ""
 }
@@ -695,7 +708,14 @@ type AckRequest struct {
 	// id of the message.
 	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
 	// token of the delivery.
-	Token         uint64 `protobuf:"varint,3,opt,name=token,proto3" json:"token,omitempty"`
+	Token uint64 `protobuf:"varint,3,opt,name=token,proto3" json:"token,omitempty"`
+	// request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+	// connection, a failover): a retry with the same request_id within the server's
+	// idempotency.retention_ms returns the first call's answer and changes nothing more.
+	// [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+	// A retry of an Ack that ended the delivery succeeds instead of LEASE_LOST; the request_id
+	// answers only for this id and token.
+	RequestId     string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -749,6 +769,13 @@ func (x *AckRequest) GetToken() uint64 {
 		return x.Token
 	}
 	return 0
+}
+
+func (x *AckRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
 }
 
 // AckResponse confirms the ack.
@@ -1333,7 +1360,7 @@ const file_baton_v1_schedule_proto_rawDesc = "" +
 	" \x01(\fR\vpayloadHead\"q\n" +
 	"\x14ListMessagesResponse\x121\n" +
 	"\bmessages\x18\x01 \x03(\v2\x15.baton.v1.MessageInfoR\bmessages\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xf3\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x92\x02\n" +
 	"\x0fScheduleRequest\x12\x1a\n" +
 	"\breceiver\x18\x01 \x01(\tR\breceiver\x12\x18\n" +
 	"\apayload\x18\x02 \x01(\fR\apayload\x12;\n" +
@@ -1341,7 +1368,9 @@ const file_baton_v1_schedule_proto_rawDesc = "" +
 	"deliver_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampH\x00R\tdeliverAt\x121\n" +
 	"\x05delay\x18\x04 \x01(\v2\x19.google.protobuf.DurationH\x00R\x05delay\x12\x10\n" +
 	"\x03key\x18\x05 \x01(\tR\x03key\x12 \n" +
-	"\vtraceparent\x18\x06 \x01(\tR\vtraceparentB\x06\n" +
+	"\vtraceparent\x18\x06 \x01(\tR\vtraceparent\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\a \x01(\tR\trequestIdB\x06\n" +
 	"\x04when\"w\n" +
 	"\x10ScheduleResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x129\n" +
@@ -1360,12 +1389,14 @@ const file_baton_v1_schedule_proto_rawDesc = "" +
 	"deliver_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tdeliverAt\x12%\n" +
 	"\x0edelivery_count\x18\x04 \x01(\rR\rdeliveryCount\x12\x14\n" +
 	"\x05token\x18\x05 \x01(\x04R\x05token\x12 \n" +
-	"\vtraceparent\x18\x06 \x01(\tR\vtraceparent\"N\n" +
+	"\vtraceparent\x18\x06 \x01(\tR\vtraceparent\"m\n" +
 	"\n" +
 	"AckRequest\x12\x1a\n" +
 	"\breceiver\x18\x01 \x01(\tR\breceiver\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\tR\x02id\x12\x14\n" +
-	"\x05token\x18\x03 \x01(\x04R\x05token\"\r\n" +
+	"\x05token\x18\x03 \x01(\x04R\x05token\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\"\r\n" +
 	"\vAckResponse\";\n" +
 	"\rCancelRequest\x12\x1a\n" +
 	"\breceiver\x18\x01 \x01(\tR\breceiver\x12\x0e\n" +

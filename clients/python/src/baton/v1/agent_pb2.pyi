@@ -86,14 +86,16 @@ class Agent(_message.Message):
     def __init__(self, name: _Optional[str] = ..., interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., error_interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., payload: _Optional[bytes] = ..., labels: _Optional[_Mapping[str, str]] = ..., max_attempts: _Optional[int] = ..., cron: _Optional[str] = ..., time_zone: _Optional[str] = ..., catch_up: _Optional[_Union[CatchUp, str]] = ..., key: _Optional[str] = ..., priority: _Optional[int] = ..., traceparent: _Optional[str] = ...) -> None: ...
 
 class RegisterRequest(_message.Message):
-    __slots__ = ("queue", "agents", "reset_schedule")
+    __slots__ = ("queue", "agents", "reset_schedule", "request_id")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     AGENTS_FIELD_NUMBER: _ClassVar[int]
     RESET_SCHEDULE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     queue: str
     agents: _containers.RepeatedCompositeFieldContainer[Agent]
     reset_schedule: bool
-    def __init__(self, queue: _Optional[str] = ..., agents: _Optional[_Iterable[_Union[Agent, _Mapping]]] = ..., reset_schedule: _Optional[bool] = ...) -> None: ...
+    request_id: str
+    def __init__(self, queue: _Optional[str] = ..., agents: _Optional[_Iterable[_Union[Agent, _Mapping]]] = ..., reset_schedule: _Optional[bool] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class RegisterResponse(_message.Message):
     __slots__ = ("created", "updated")
@@ -194,20 +196,22 @@ class HeartbeatResponse(_message.Message):
     def __init__(self, extended: _Optional[_Iterable[_Union[ExtendedLease, _Mapping]]] = ..., lost: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ..., cancelled: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ...) -> None: ...
 
 class CompleteRequest(_message.Message):
-    __slots__ = ("queue", "name", "token", "outcome", "message", "retry_after")
+    __slots__ = ("queue", "name", "token", "outcome", "message", "retry_after", "request_id")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     RETRY_AFTER_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     queue: str
     name: str
     token: int
     outcome: Outcome
     message: str
     retry_after: _duration_pb2.Duration
-    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., message: _Optional[str] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    request_id: str
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., message: _Optional[str] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class CompleteResponse(_message.Message):
     __slots__ = ("next_run_at", "dead_lettered", "removed", "failure_streak")

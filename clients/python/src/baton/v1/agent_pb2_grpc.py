@@ -163,7 +163,9 @@ class AgentServiceServicer:
         runs again at acquired_at + interval (one-shot agents are removed);
         failures back off by class and, past max_attempts consecutive failures,
         move the agent to the queue's dead-letter queue. Retrying a Complete
-        whose answer was lost returns LEASE_LOST: the first one took effect.
+        whose answer was lost returns LEASE_LOST (the first one took effect),
+        unless both carry the same request_id: then the retry gets the first
+        answer.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

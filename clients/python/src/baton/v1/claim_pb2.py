@@ -26,7 +26,7 @@ from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x62\x61ton/v1/claim.proto\x12\x08\x62\x61ton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x81\x01\n\x08Resource\x12\n\n\x02id\x18\x01 \x01(\t\x12\x36\n\nattributes\x18\x02 \x03(\x0b\x32\".baton.v1.Resource.AttributesEntry\x1a\x31\n\x0f\x41ttributesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"C\n\x0cOfferRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12%\n\tresources\x18\x02 \x03(\x0b\x32\x12.baton.v1.Resource\"A\n\rOfferResponse\x12\x0c\n\x04idle\x18\x01 \x01(\r\x12\x0e\n\x06handed\x18\x02 \x01(\r\x12\x12\n\nduplicates\x18\x03 \x01(\r\"\xc8\x01\n\x0c\x43laimRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x12\n\nclaimer_id\x18\x02 \x01(\t\x12:\n\nattributes\x18\x03 \x03(\x0b\x32&.baton.v1.ClaimRequest.AttributesEntry\x12\'\n\x04wait\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x1a\x31\n\x0f\x41ttributesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"t\n\rClaimResponse\x12$\n\x08resource\x18\x01 \x01(\x0b\x32\x12.baton.v1.Resource\x12\r\n\x05token\x18\x02 \x01(\x04\x12.\n\nclaimed_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"P\n\rReturnRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x13\n\x0bresource_id\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\x04\x12\r\n\x05reuse\x18\x04 \x01(\x08\"\x10\n\x0eReturnResponse\"N\n\x0b\x46\x61ilRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x13\n\x0bresource_id\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\x04\x12\r\n\x05\x65rror\x18\x04 \x01(\t\"\x0e\n\x0c\x46\x61ilResponse\"\x1e\n\x0eGetPoolRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\"\xb2\x01\n\nPoolStatus\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x0c\n\x04idle\x18\x02 \x01(\x04\x12\x0f\n\x07\x63laimed\x18\x03 \x01(\x04\x12\x16\n\x0ewaiting_claims\x18\x04 \x01(\x04\x12.\n\x0boldest_wait\x18\x05 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x18\n\x10scale_up_pending\x18\x06 \x01(\x08\x12\x15\n\rdead_lettered\x18\x07 \x01(\x04\"7\n\x0fGetPoolResponse\x12$\n\x06status\x18\x01 \x01(\x0b\x32\x14.baton.v1.PoolStatus\" \n\x10WatchPoolRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\"9\n\x11WatchPoolResponse\x12$\n\x06status\x18\x01 \x01(\x0b\x32\x14.baton.v1.PoolStatus2\xfe\x02\n\x0c\x43laimService\x12\x38\n\x05Offer\x12\x16.baton.v1.OfferRequest\x1a\x17.baton.v1.OfferResponse\x12\x38\n\x05\x43laim\x12\x16.baton.v1.ClaimRequest\x1a\x17.baton.v1.ClaimResponse\x12;\n\x06Return\x12\x17.baton.v1.ReturnRequest\x1a\x18.baton.v1.ReturnResponse\x12\x35\n\x04\x46\x61il\x12\x15.baton.v1.FailRequest\x1a\x16.baton.v1.FailResponse\x12>\n\x07GetPool\x12\x18.baton.v1.GetPoolRequest\x1a\x19.baton.v1.GetPoolResponse\x12\x46\n\tWatchPool\x12\x1a.baton.v1.WatchPoolRequest\x1a\x1b.baton.v1.WatchPoolResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x62\x61ton/v1/claim.proto\x12\x08\x62\x61ton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x81\x01\n\x08Resource\x12\n\n\x02id\x18\x01 \x01(\t\x12\x36\n\nattributes\x18\x02 \x03(\x0b\x32\".baton.v1.Resource.AttributesEntry\x1a\x31\n\x0f\x41ttributesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"W\n\x0cOfferRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12%\n\tresources\x18\x02 \x03(\x0b\x32\x12.baton.v1.Resource\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"A\n\rOfferResponse\x12\x0c\n\x04idle\x18\x01 \x01(\r\x12\x0e\n\x06handed\x18\x02 \x01(\r\x12\x12\n\nduplicates\x18\x03 \x01(\r\"\x85\x02\n\x0c\x43laimRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x12\n\nclaimer_id\x18\x02 \x01(\t\x12:\n\nattributes\x18\x03 \x03(\x0b\x32&.baton.v1.ClaimRequest.AttributesEntry\x12\'\n\x04wait\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x12\n\nrequest_id\x18\x05 \x01(\t\x12\'\n\x04hold\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\x1a\x31\n\x0f\x41ttributesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"t\n\rClaimResponse\x12$\n\x08resource\x18\x01 \x01(\x0b\x32\x12.baton.v1.Resource\x12\r\n\x05token\x18\x02 \x01(\x04\x12.\n\nclaimed_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"d\n\rReturnRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x13\n\x0bresource_id\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\x04\x12\r\n\x05reuse\x18\x04 \x01(\x08\x12\x12\n\nrequest_id\x18\x05 \x01(\t\"\x10\n\x0eReturnResponse\"b\n\x0b\x46\x61ilRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x13\n\x0bresource_id\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\x04\x12\r\n\x05\x65rror\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\t\"\x0e\n\x0c\x46\x61ilResponse\"\x1e\n\x0eGetPoolRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\"\xb2\x01\n\nPoolStatus\x12\x0c\n\x04pool\x18\x01 \x01(\t\x12\x0c\n\x04idle\x18\x02 \x01(\x04\x12\x0f\n\x07\x63laimed\x18\x03 \x01(\x04\x12\x16\n\x0ewaiting_claims\x18\x04 \x01(\x04\x12.\n\x0boldest_wait\x18\x05 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x18\n\x10scale_up_pending\x18\x06 \x01(\x08\x12\x15\n\rdead_lettered\x18\x07 \x01(\x04\"7\n\x0fGetPoolResponse\x12$\n\x06status\x18\x01 \x01(\x0b\x32\x14.baton.v1.PoolStatus\" \n\x10WatchPoolRequest\x12\x0c\n\x04pool\x18\x01 \x01(\t\"9\n\x11WatchPoolResponse\x12$\n\x06status\x18\x01 \x01(\x0b\x32\x14.baton.v1.PoolStatus2\xfe\x02\n\x0c\x43laimService\x12\x38\n\x05Offer\x12\x16.baton.v1.OfferRequest\x1a\x17.baton.v1.OfferResponse\x12\x38\n\x05\x43laim\x12\x16.baton.v1.ClaimRequest\x1a\x17.baton.v1.ClaimResponse\x12;\n\x06Return\x12\x17.baton.v1.ReturnRequest\x1a\x18.baton.v1.ReturnResponse\x12\x35\n\x04\x46\x61il\x12\x15.baton.v1.FailRequest\x1a\x16.baton.v1.FailResponse\x12>\n\x07GetPool\x12\x18.baton.v1.GetPoolRequest\x1a\x19.baton.v1.GetPoolResponse\x12\x46\n\tWatchPool\x12\x1a.baton.v1.WatchPoolRequest\x1a\x1b.baton.v1.WatchPoolResponse0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -42,33 +42,33 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RESOURCE_ATTRIBUTESENTRY']._serialized_start=180
   _globals['_RESOURCE_ATTRIBUTESENTRY']._serialized_end=229
   _globals['_OFFERREQUEST']._serialized_start=231
-  _globals['_OFFERREQUEST']._serialized_end=298
-  _globals['_OFFERRESPONSE']._serialized_start=300
-  _globals['_OFFERRESPONSE']._serialized_end=365
-  _globals['_CLAIMREQUEST']._serialized_start=368
-  _globals['_CLAIMREQUEST']._serialized_end=568
+  _globals['_OFFERREQUEST']._serialized_end=318
+  _globals['_OFFERRESPONSE']._serialized_start=320
+  _globals['_OFFERRESPONSE']._serialized_end=385
+  _globals['_CLAIMREQUEST']._serialized_start=388
+  _globals['_CLAIMREQUEST']._serialized_end=649
   _globals['_CLAIMREQUEST_ATTRIBUTESENTRY']._serialized_start=180
   _globals['_CLAIMREQUEST_ATTRIBUTESENTRY']._serialized_end=229
-  _globals['_CLAIMRESPONSE']._serialized_start=570
-  _globals['_CLAIMRESPONSE']._serialized_end=686
-  _globals['_RETURNREQUEST']._serialized_start=688
-  _globals['_RETURNREQUEST']._serialized_end=768
-  _globals['_RETURNRESPONSE']._serialized_start=770
-  _globals['_RETURNRESPONSE']._serialized_end=786
-  _globals['_FAILREQUEST']._serialized_start=788
-  _globals['_FAILREQUEST']._serialized_end=866
-  _globals['_FAILRESPONSE']._serialized_start=868
-  _globals['_FAILRESPONSE']._serialized_end=882
-  _globals['_GETPOOLREQUEST']._serialized_start=884
-  _globals['_GETPOOLREQUEST']._serialized_end=914
-  _globals['_POOLSTATUS']._serialized_start=917
-  _globals['_POOLSTATUS']._serialized_end=1095
-  _globals['_GETPOOLRESPONSE']._serialized_start=1097
-  _globals['_GETPOOLRESPONSE']._serialized_end=1152
-  _globals['_WATCHPOOLREQUEST']._serialized_start=1154
-  _globals['_WATCHPOOLREQUEST']._serialized_end=1186
-  _globals['_WATCHPOOLRESPONSE']._serialized_start=1188
-  _globals['_WATCHPOOLRESPONSE']._serialized_end=1245
-  _globals['_CLAIMSERVICE']._serialized_start=1248
-  _globals['_CLAIMSERVICE']._serialized_end=1630
+  _globals['_CLAIMRESPONSE']._serialized_start=651
+  _globals['_CLAIMRESPONSE']._serialized_end=767
+  _globals['_RETURNREQUEST']._serialized_start=769
+  _globals['_RETURNREQUEST']._serialized_end=869
+  _globals['_RETURNRESPONSE']._serialized_start=871
+  _globals['_RETURNRESPONSE']._serialized_end=887
+  _globals['_FAILREQUEST']._serialized_start=889
+  _globals['_FAILREQUEST']._serialized_end=987
+  _globals['_FAILRESPONSE']._serialized_start=989
+  _globals['_FAILRESPONSE']._serialized_end=1003
+  _globals['_GETPOOLREQUEST']._serialized_start=1005
+  _globals['_GETPOOLREQUEST']._serialized_end=1035
+  _globals['_POOLSTATUS']._serialized_start=1038
+  _globals['_POOLSTATUS']._serialized_end=1216
+  _globals['_GETPOOLRESPONSE']._serialized_start=1218
+  _globals['_GETPOOLRESPONSE']._serialized_end=1273
+  _globals['_WATCHPOOLREQUEST']._serialized_start=1275
+  _globals['_WATCHPOOLREQUEST']._serialized_end=1307
+  _globals['_WATCHPOOLRESPONSE']._serialized_start=1309
+  _globals['_WATCHPOOLRESPONSE']._serialized_end=1366
+  _globals['_CLAIMSERVICE']._serialized_start=1369
+  _globals['_CLAIMSERVICE']._serialized_end=1751
 # @@protoc_insertion_point(module_scope)

@@ -26,12 +26,14 @@ class Resource(_message.Message):
     def __init__(self, id: _Optional[str] = ..., attributes: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class OfferRequest(_message.Message):
-    __slots__ = ("pool", "resources")
+    __slots__ = ("pool", "resources", "request_id")
     POOL_FIELD_NUMBER: _ClassVar[int]
     RESOURCES_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     pool: str
     resources: _containers.RepeatedCompositeFieldContainer[Resource]
-    def __init__(self, pool: _Optional[str] = ..., resources: _Optional[_Iterable[_Union[Resource, _Mapping]]] = ...) -> None: ...
+    request_id: str
+    def __init__(self, pool: _Optional[str] = ..., resources: _Optional[_Iterable[_Union[Resource, _Mapping]]] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class OfferResponse(_message.Message):
     __slots__ = ("idle", "handed", "duplicates")
@@ -44,7 +46,7 @@ class OfferResponse(_message.Message):
     def __init__(self, idle: _Optional[int] = ..., handed: _Optional[int] = ..., duplicates: _Optional[int] = ...) -> None: ...
 
 class ClaimRequest(_message.Message):
-    __slots__ = ("pool", "claimer_id", "attributes", "wait")
+    __slots__ = ("pool", "claimer_id", "attributes", "wait", "request_id", "hold")
     class AttributesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -56,11 +58,15 @@ class ClaimRequest(_message.Message):
     CLAIMER_ID_FIELD_NUMBER: _ClassVar[int]
     ATTRIBUTES_FIELD_NUMBER: _ClassVar[int]
     WAIT_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    HOLD_FIELD_NUMBER: _ClassVar[int]
     pool: str
     claimer_id: str
     attributes: _containers.ScalarMap[str, str]
     wait: _duration_pb2.Duration
-    def __init__(self, pool: _Optional[str] = ..., claimer_id: _Optional[str] = ..., attributes: _Optional[_Mapping[str, str]] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    request_id: str
+    hold: _duration_pb2.Duration
+    def __init__(self, pool: _Optional[str] = ..., claimer_id: _Optional[str] = ..., attributes: _Optional[_Mapping[str, str]] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., request_id: _Optional[str] = ..., hold: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ClaimResponse(_message.Message):
     __slots__ = ("resource", "token", "claimed_at")
@@ -73,32 +79,36 @@ class ClaimResponse(_message.Message):
     def __init__(self, resource: _Optional[_Union[Resource, _Mapping]] = ..., token: _Optional[int] = ..., claimed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ReturnRequest(_message.Message):
-    __slots__ = ("pool", "resource_id", "token", "reuse")
+    __slots__ = ("pool", "resource_id", "token", "reuse", "request_id")
     POOL_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     REUSE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     pool: str
     resource_id: str
     token: int
     reuse: bool
-    def __init__(self, pool: _Optional[str] = ..., resource_id: _Optional[str] = ..., token: _Optional[int] = ..., reuse: _Optional[bool] = ...) -> None: ...
+    request_id: str
+    def __init__(self, pool: _Optional[str] = ..., resource_id: _Optional[str] = ..., token: _Optional[int] = ..., reuse: _Optional[bool] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class ReturnResponse(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
 class FailRequest(_message.Message):
-    __slots__ = ("pool", "resource_id", "token", "error")
+    __slots__ = ("pool", "resource_id", "token", "error", "request_id")
     POOL_FIELD_NUMBER: _ClassVar[int]
     RESOURCE_ID_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     pool: str
     resource_id: str
     token: int
     error: str
-    def __init__(self, pool: _Optional[str] = ..., resource_id: _Optional[str] = ..., token: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
+    request_id: str
+    def __init__(self, pool: _Optional[str] = ..., resource_id: _Optional[str] = ..., token: _Optional[int] = ..., error: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class FailResponse(_message.Message):
     __slots__ = ()

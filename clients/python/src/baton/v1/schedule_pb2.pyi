@@ -67,20 +67,22 @@ class ListMessagesResponse(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[MessageInfo, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ScheduleRequest(_message.Message):
-    __slots__ = ("receiver", "payload", "deliver_at", "delay", "key", "traceparent")
+    __slots__ = ("receiver", "payload", "deliver_at", "delay", "key", "traceparent", "request_id")
     RECEIVER_FIELD_NUMBER: _ClassVar[int]
     PAYLOAD_FIELD_NUMBER: _ClassVar[int]
     DELIVER_AT_FIELD_NUMBER: _ClassVar[int]
     DELAY_FIELD_NUMBER: _ClassVar[int]
     KEY_FIELD_NUMBER: _ClassVar[int]
     TRACEPARENT_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     receiver: str
     payload: bytes
     deliver_at: _timestamp_pb2.Timestamp
     delay: _duration_pb2.Duration
     key: str
     traceparent: str
-    def __init__(self, receiver: _Optional[str] = ..., payload: _Optional[bytes] = ..., deliver_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., key: _Optional[str] = ..., traceparent: _Optional[str] = ...) -> None: ...
+    request_id: str
+    def __init__(self, receiver: _Optional[str] = ..., payload: _Optional[bytes] = ..., deliver_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., key: _Optional[str] = ..., traceparent: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class ScheduleResponse(_message.Message):
     __slots__ = ("id", "deliver_at", "created")
@@ -119,14 +121,16 @@ class SubscribeResponse(_message.Message):
     def __init__(self, id: _Optional[str] = ..., payload: _Optional[bytes] = ..., deliver_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., delivery_count: _Optional[int] = ..., token: _Optional[int] = ..., traceparent: _Optional[str] = ...) -> None: ...
 
 class AckRequest(_message.Message):
-    __slots__ = ("receiver", "id", "token")
+    __slots__ = ("receiver", "id", "token", "request_id")
     RECEIVER_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     receiver: str
     id: str
     token: int
-    def __init__(self, receiver: _Optional[str] = ..., id: _Optional[str] = ..., token: _Optional[int] = ...) -> None: ...
+    request_id: str
+    def __init__(self, receiver: _Optional[str] = ..., id: _Optional[str] = ..., token: _Optional[int] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class AckResponse(_message.Message):
     __slots__ = ()

@@ -311,6 +311,13 @@ export interface RegisterRequest {
    * at once, clearing its failure streak and any dead-letter entry.
    */
   resetSchedule: boolean;
+  /**
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   */
+  requestId: string;
 }
 
 /** RegisterResponse counts what Register did. */
@@ -451,7 +458,18 @@ export interface CompleteRequest {
    * retry_after is a delay the worker was told to respect (a Retry-After
    * header); it replaces the computed delay when larger.
    */
-  retryAfter: Duration | undefined;
+  retryAfter:
+    | Duration
+    | undefined;
+  /**
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * A retry of a Complete that ended the lease gets its answer instead of LEASE_LOST; the
+   * request_id answers only for this name and token, so it never lets a stale holder through.
+   */
+  requestId: string;
 }
 
 /** CompleteResponse says what happens to the agent next. */
@@ -1117,7 +1135,7 @@ export const Agent_LabelsEntry: MessageFns<Agent_LabelsEntry> = {
 };
 
 function createBaseRegisterRequest(): RegisterRequest {
-  return { queue: "", agents: [], resetSchedule: false };
+  return { queue: "", agents: [], resetSchedule: false, requestId: "" };
 }
 
 export const RegisterRequest: MessageFns<RegisterRequest> = {
@@ -1130,6 +1148,9 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
     }
     if (message.resetSchedule !== false) {
       writer.uint32(24).bool(message.resetSchedule);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(34).string(message.requestId);
     }
     return writer;
   },
@@ -1171,6 +1192,14 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
             message.resetSchedule = reader.bool();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1192,6 +1221,11 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
         : isSet(object.reset_schedule)
         ? globalThis.Boolean(object.reset_schedule)
         : false,
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
     };
   },
 
@@ -1206,6 +1240,9 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
     if (message.resetSchedule !== false) {
       obj.resetSchedule = message.resetSchedule;
     }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
     return obj;
   },
 
@@ -1217,6 +1254,7 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
     message.queue = object.queue ?? "";
     message.agents = object.agents?.map((e) => Agent.fromPartial(e)) || [];
     message.resetSchedule = object.resetSchedule ?? false;
+    message.requestId = object.requestId ?? "";
     return message;
   },
 };
@@ -2237,7 +2275,7 @@ export const HeartbeatResponse: MessageFns<HeartbeatResponse> = {
 };
 
 function createBaseCompleteRequest(): CompleteRequest {
-  return { queue: "", name: "", token: 0n, outcome: 0, message: "", retryAfter: undefined };
+  return { queue: "", name: "", token: 0n, outcome: 0, message: "", retryAfter: undefined, requestId: "" };
 }
 
 export const CompleteRequest: MessageFns<CompleteRequest> = {
@@ -2262,6 +2300,9 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
     }
     if (message.retryAfter !== undefined) {
       Duration.encode(message.retryAfter, writer.uint32(50).fork()).join();
+    }
+    if (message.requestId !== "") {
+      writer.uint32(58).string(message.requestId);
     }
     return writer;
   },
@@ -2327,6 +2368,14 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
             message.retryAfter = Duration.decode(reader, reader.uint32());
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2351,6 +2400,11 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
         : isSet(object.retry_after)
         ? Duration.fromJSON(object.retry_after)
         : undefined,
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
     };
   },
 
@@ -2374,6 +2428,9 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
     if (message.retryAfter !== undefined) {
       obj.retryAfter = Duration.toJSON(message.retryAfter);
     }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
     return obj;
   },
 
@@ -2390,6 +2447,7 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
     message.retryAfter = (object.retryAfter !== undefined && object.retryAfter !== null)
       ? Duration.fromPartial(object.retryAfter)
       : undefined;
+    message.requestId = object.requestId ?? "";
     return message;
   },
 };
@@ -4567,7 +4625,9 @@ export const AgentServiceService = {
    * runs again at acquired_at + interval (one-shot agents are removed);
    * failures back off by class and, past max_attempts consecutive failures,
    * move the agent to the queue's dead-letter queue. Retrying a Complete
-   * whose answer was lost returns LEASE_LOST: the first one took effect.
+   * whose answer was lost returns LEASE_LOST (the first one took effect),
+   * unless both carry the same request_id: then the retry gets the first
+   * answer.
    */
   complete: {
     path: "/baton.v1.AgentService/Complete" as const,
@@ -4731,7 +4791,9 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
    * runs again at acquired_at + interval (one-shot agents are removed);
    * failures back off by class and, past max_attempts consecutive failures,
    * move the agent to the queue's dead-letter queue. Retrying a Complete
-   * whose answer was lost returns LEASE_LOST: the first one took effect.
+   * whose answer was lost returns LEASE_LOST (the first one took effect),
+   * unless both carry the same request_id: then the retry gets the first
+   * answer.
    */
   complete: handleUnaryCall<CompleteRequest, CompleteResponse>;
   /**
@@ -4894,7 +4956,9 @@ export interface AgentServiceClient extends Client {
    * runs again at acquired_at + interval (one-shot agents are removed);
    * failures back off by class and, past max_attempts consecutive failures,
    * move the agent to the queue's dead-letter queue. Retrying a Complete
-   * whose answer was lost returns LEASE_LOST: the first one took effect.
+   * whose answer was lost returns LEASE_LOST (the first one took effect),
+   * unless both carry the same request_id: then the retry gets the first
+   * answer.
    */
   complete(
     request: CompleteRequest,

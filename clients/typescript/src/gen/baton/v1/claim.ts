@@ -52,6 +52,13 @@ export interface OfferRequest {
    * within the request.
    */
   resources: Resource[];
+  /**
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   */
+  requestId: string;
 }
 
 /** OfferResponse counts what Offer did. */
@@ -76,7 +83,27 @@ export interface ClaimRequest {
    * wait holds the call in the pool's line while nothing is idle, at most the server's
    * max_wait. Absent or zero: answer at once.
    */
-  wait: Duration | undefined;
+  wait:
+    | Duration
+    | undefined;
+  /**
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * It answers only for this claimer_id. A retry gets the resource and token the first call
+   * took, even if that claim has ended since (then its token is refused); a first call that
+   * took nothing, or whose caller left before the answer (the resource went back), is not
+   * remembered, so its retry claims afresh.
+   */
+  requestId: string;
+  /**
+   * hold bounds how long the claim may be held: a claim not returned within hold comes back
+   * (to the next claim in line, else the back of the ready queue) within a sweeper pass after
+   * it ends, and its token is then refused (LEASE_LOST). Absent or zero: no bound (the purge's
+   * max_claim_age_ms still applies). At most the server's max_duration_ms.
+   */
+  hold: Duration | undefined;
 }
 
 export interface ClaimRequest_AttributesEntry {
@@ -109,6 +136,15 @@ export interface ReturnRequest {
   token: bigint;
   /** reuse makes the resource idle again at once; otherwise it leaves the pool until offered. */
   reuse: boolean;
+  /**
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * A retry of a Return that ended the claim succeeds instead of LEASE_LOST; the request_id
+   * answers only for this resource_id and token.
+   */
+  requestId: string;
 }
 
 /** ReturnResponse confirms the return. */
@@ -125,6 +161,15 @@ export interface FailRequest {
   token: bigint;
   /** error says what went wrong; kept in the dead-letter entry. Bounded by max_message_bytes. */
   error: string;
+  /**
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * A retry of a Fail that ended the claim succeeds instead of LEASE_LOST; the request_id
+   * answers only for this resource_id and token.
+   */
+  requestId: string;
 }
 
 /** FailResponse confirms the failure. */
@@ -379,7 +424,7 @@ export const Resource_AttributesEntry: MessageFns<Resource_AttributesEntry> = {
 };
 
 function createBaseOfferRequest(): OfferRequest {
-  return { pool: "", resources: [] };
+  return { pool: "", resources: [], requestId: "" };
 }
 
 export const OfferRequest: MessageFns<OfferRequest> = {
@@ -389,6 +434,9 @@ export const OfferRequest: MessageFns<OfferRequest> = {
     }
     for (const v of message.resources) {
       Resource.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.requestId !== "") {
+      writer.uint32(26).string(message.requestId);
     }
     return writer;
   },
@@ -422,6 +470,14 @@ export const OfferRequest: MessageFns<OfferRequest> = {
             message.resources.push(Resource.decode(reader, reader.uint32()));
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -440,6 +496,11 @@ export const OfferRequest: MessageFns<OfferRequest> = {
       resources: globalThis.Array.isArray(object?.resources)
         ? object.resources.map((e: any) => Resource.fromJSON(e))
         : [],
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
     };
   },
 
@@ -451,6 +512,9 @@ export const OfferRequest: MessageFns<OfferRequest> = {
     if (message.resources?.length) {
       obj.resources = message.resources.map((e) => Resource.toJSON(e));
     }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
     return obj;
   },
 
@@ -461,6 +525,7 @@ export const OfferRequest: MessageFns<OfferRequest> = {
     const message = createBaseOfferRequest();
     message.pool = object.pool ?? "";
     message.resources = object.resources?.map((e) => Resource.fromPartial(e)) || [];
+    message.requestId = object.requestId ?? "";
     return message;
   },
 };
@@ -567,7 +632,7 @@ export const OfferResponse: MessageFns<OfferResponse> = {
 };
 
 function createBaseClaimRequest(): ClaimRequest {
-  return { pool: "", claimerId: "", attributes: {}, wait: undefined };
+  return { pool: "", claimerId: "", attributes: {}, wait: undefined, requestId: "", hold: undefined };
 }
 
 export const ClaimRequest: MessageFns<ClaimRequest> = {
@@ -583,6 +648,12 @@ export const ClaimRequest: MessageFns<ClaimRequest> = {
     });
     if (message.wait !== undefined) {
       Duration.encode(message.wait, writer.uint32(34).fork()).join();
+    }
+    if (message.requestId !== "") {
+      writer.uint32(42).string(message.requestId);
+    }
+    if (message.hold !== undefined) {
+      Duration.encode(message.hold, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -635,6 +706,22 @@ export const ClaimRequest: MessageFns<ClaimRequest> = {
             message.wait = Duration.decode(reader, reader.uint32());
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.hold = Duration.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -670,6 +757,12 @@ export const ClaimRequest: MessageFns<ClaimRequest> = {
         )
         : {},
       wait: isSet(object.wait) ? Duration.fromJSON(object.wait) : undefined,
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+      hold: isSet(object.hold) ? Duration.fromJSON(object.hold) : undefined,
     };
   },
 
@@ -693,6 +786,12 @@ export const ClaimRequest: MessageFns<ClaimRequest> = {
     if (message.wait !== undefined) {
       obj.wait = Duration.toJSON(message.wait);
     }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    if (message.hold !== undefined) {
+      obj.hold = Duration.toJSON(message.hold);
+    }
     return obj;
   },
 
@@ -713,6 +812,8 @@ export const ClaimRequest: MessageFns<ClaimRequest> = {
       {},
     );
     message.wait = (object.wait !== undefined && object.wait !== null) ? Duration.fromPartial(object.wait) : undefined;
+    message.requestId = object.requestId ?? "";
+    message.hold = (object.hold !== undefined && object.hold !== null) ? Duration.fromPartial(object.hold) : undefined;
     return message;
   },
 };
@@ -913,7 +1014,7 @@ export const ClaimResponse: MessageFns<ClaimResponse> = {
 };
 
 function createBaseReturnRequest(): ReturnRequest {
-  return { pool: "", resourceId: "", token: 0n, reuse: false };
+  return { pool: "", resourceId: "", token: 0n, reuse: false, requestId: "" };
 }
 
 export const ReturnRequest: MessageFns<ReturnRequest> = {
@@ -932,6 +1033,9 @@ export const ReturnRequest: MessageFns<ReturnRequest> = {
     }
     if (message.reuse !== false) {
       writer.uint32(32).bool(message.reuse);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(42).string(message.requestId);
     }
     return writer;
   },
@@ -981,6 +1085,14 @@ export const ReturnRequest: MessageFns<ReturnRequest> = {
             message.reuse = reader.bool();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1003,6 +1115,11 @@ export const ReturnRequest: MessageFns<ReturnRequest> = {
         : "",
       token: isSet(object.token) ? BigInt(object.token) : 0n,
       reuse: isSet(object.reuse) ? globalThis.Boolean(object.reuse) : false,
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
     };
   },
 
@@ -1020,6 +1137,9 @@ export const ReturnRequest: MessageFns<ReturnRequest> = {
     if (message.reuse !== false) {
       obj.reuse = message.reuse;
     }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
     return obj;
   },
 
@@ -1032,6 +1152,7 @@ export const ReturnRequest: MessageFns<ReturnRequest> = {
     message.resourceId = object.resourceId ?? "";
     message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
     message.reuse = object.reuse ?? false;
+    message.requestId = object.requestId ?? "";
     return message;
   },
 };
@@ -1089,7 +1210,7 @@ export const ReturnResponse: MessageFns<ReturnResponse> = {
 };
 
 function createBaseFailRequest(): FailRequest {
-  return { pool: "", resourceId: "", token: 0n, error: "" };
+  return { pool: "", resourceId: "", token: 0n, error: "", requestId: "" };
 }
 
 export const FailRequest: MessageFns<FailRequest> = {
@@ -1108,6 +1229,9 @@ export const FailRequest: MessageFns<FailRequest> = {
     }
     if (message.error !== "") {
       writer.uint32(34).string(message.error);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(42).string(message.requestId);
     }
     return writer;
   },
@@ -1157,6 +1281,14 @@ export const FailRequest: MessageFns<FailRequest> = {
             message.error = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1179,6 +1311,11 @@ export const FailRequest: MessageFns<FailRequest> = {
         : "",
       token: isSet(object.token) ? BigInt(object.token) : 0n,
       error: isSet(object.error) ? globalThis.String(object.error) : "",
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
     };
   },
 
@@ -1196,6 +1333,9 @@ export const FailRequest: MessageFns<FailRequest> = {
     if (message.error !== "") {
       obj.error = message.error;
     }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
     return obj;
   },
 
@@ -1208,6 +1348,7 @@ export const FailRequest: MessageFns<FailRequest> = {
     message.resourceId = object.resourceId ?? "";
     message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
     message.error = object.error ?? "";
+    message.requestId = object.requestId ?? "";
     return message;
   },
 };

@@ -148,6 +148,14 @@ export interface ScheduleRequest {
    * the call's `traceparent` metadata); without either the message carries none.
    */
   traceparent: string;
+  /**
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * Unlike key, it holds after the message was delivered and acked.
+   */
+  requestId: string;
 }
 
 /** ScheduleResponse identifies the message. */
@@ -201,6 +209,15 @@ export interface AckRequest {
   id: string;
   /** token of the delivery. */
   token: bigint;
+  /**
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * A retry of an Ack that ended the delivery succeeds instead of LEASE_LOST; the request_id
+   * answers only for this id and token.
+   */
+  requestId: string;
 }
 
 /** AckResponse confirms the ack. */
@@ -783,7 +800,15 @@ export const ListMessagesResponse: MessageFns<ListMessagesResponse> = {
 };
 
 function createBaseScheduleRequest(): ScheduleRequest {
-  return { receiver: "", payload: Buffer.alloc(0), deliverAt: undefined, delay: undefined, key: "", traceparent: "" };
+  return {
+    receiver: "",
+    payload: Buffer.alloc(0),
+    deliverAt: undefined,
+    delay: undefined,
+    key: "",
+    traceparent: "",
+    requestId: "",
+  };
 }
 
 export const ScheduleRequest: MessageFns<ScheduleRequest> = {
@@ -805,6 +830,9 @@ export const ScheduleRequest: MessageFns<ScheduleRequest> = {
     }
     if (message.traceparent !== "") {
       writer.uint32(50).string(message.traceparent);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(58).string(message.requestId);
     }
     return writer;
   },
@@ -870,6 +898,14 @@ export const ScheduleRequest: MessageFns<ScheduleRequest> = {
             message.traceparent = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -894,6 +930,11 @@ export const ScheduleRequest: MessageFns<ScheduleRequest> = {
       delay: isSet(object.delay) ? Duration.fromJSON(object.delay) : undefined,
       key: isSet(object.key) ? globalThis.String(object.key) : "",
       traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
     };
   },
 
@@ -917,6 +958,9 @@ export const ScheduleRequest: MessageFns<ScheduleRequest> = {
     if (message.traceparent !== "") {
       obj.traceparent = message.traceparent;
     }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
     return obj;
   },
 
@@ -933,6 +977,7 @@ export const ScheduleRequest: MessageFns<ScheduleRequest> = {
       : undefined;
     message.key = object.key ?? "";
     message.traceparent = object.traceparent ?? "";
+    message.requestId = object.requestId ?? "";
     return message;
   },
 };
@@ -1312,7 +1357,7 @@ export const SubscribeResponse: MessageFns<SubscribeResponse> = {
 };
 
 function createBaseAckRequest(): AckRequest {
-  return { receiver: "", id: "", token: 0n };
+  return { receiver: "", id: "", token: 0n, requestId: "" };
 }
 
 export const AckRequest: MessageFns<AckRequest> = {
@@ -1328,6 +1373,9 @@ export const AckRequest: MessageFns<AckRequest> = {
         throw new globalThis.Error("value provided for field message.token of type uint64 too large");
       }
       writer.uint32(24).uint64(message.token);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(34).string(message.requestId);
     }
     return writer;
   },
@@ -1369,6 +1417,14 @@ export const AckRequest: MessageFns<AckRequest> = {
             message.token = reader.uint64() as bigint;
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1386,6 +1442,11 @@ export const AckRequest: MessageFns<AckRequest> = {
       receiver: isSet(object.receiver) ? globalThis.String(object.receiver) : "",
       id: isSet(object.id) ? globalThis.String(object.id) : "",
       token: isSet(object.token) ? BigInt(object.token) : 0n,
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
     };
   },
 
@@ -1400,6 +1461,9 @@ export const AckRequest: MessageFns<AckRequest> = {
     if (message.token !== 0n) {
       obj.token = message.token.toString();
     }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
     return obj;
   },
 
@@ -1411,6 +1475,7 @@ export const AckRequest: MessageFns<AckRequest> = {
     message.receiver = object.receiver ?? "";
     message.id = object.id ?? "";
     message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
+    message.requestId = object.requestId ?? "";
     return message;
   },
 };

@@ -34,6 +34,7 @@ private static final long serialVersionUID = 0L;
   private AckRequest() {
     receiver_ = "";
     id_ = "";
+    requestId_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -163,6 +164,63 @@ private static final long serialVersionUID = 0L;
     return token_;
   }
 
+  public static final int REQUEST_ID_FIELD_NUMBER = 4;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object requestId_ = "";
+  /**
+   * <pre>
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * A retry of an Ack that ended the delivery succeeds instead of LEASE_LOST; the request_id
+   * answers only for this id and token.
+   * </pre>
+   *
+   * <code>string request_id = 4 [json_name = "requestId"];</code>
+   * @return The requestId.
+   */
+  @java.lang.Override
+  public java.lang.String getRequestId() {
+    java.lang.Object ref = requestId_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      requestId_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * A retry of an Ack that ended the delivery succeeds instead of LEASE_LOST; the request_id
+   * answers only for this id and token.
+   * </pre>
+   *
+   * <code>string request_id = 4 [json_name = "requestId"];</code>
+   * @return The bytes for requestId.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getRequestIdBytes() {
+    java.lang.Object ref = requestId_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      requestId_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -186,6 +244,9 @@ private static final long serialVersionUID = 0L;
     if (token_ != 0L) {
       output.writeUInt64(3, token_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 4, requestId_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -199,6 +260,9 @@ private static final long serialVersionUID = 0L;
     if (token_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
         .computeUInt64Size(3, token_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(4, requestId_);
     }
     return size;
   }
@@ -230,6 +294,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getId())) return false;
     if (getToken()
         != other.getToken()) return false;
+    if (!getRequestId()
+        .equals(other.getRequestId())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -248,6 +314,8 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + TOKEN_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getToken());
+    hash = (37 * hash) + REQUEST_ID_FIELD_NUMBER;
+    hash = (53 * hash) + getRequestId().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -386,6 +454,7 @@ private static final long serialVersionUID = 0L;
       receiver_ = "";
       id_ = "";
       token_ = 0L;
+      requestId_ = "";
       return this;
     }
 
@@ -428,6 +497,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000004) != 0)) {
         result.token_ = token_;
       }
+      if (((from_bitField0_ & 0x00000008) != 0)) {
+        result.requestId_ = requestId_;
+      }
     }
 
     @java.lang.Override
@@ -454,6 +526,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getToken() != 0L) {
         setToken(other.getToken());
+      }
+      if (!other.getRequestId().isEmpty()) {
+        requestId_ = other.requestId_;
+        bitField0_ |= 0x00000008;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -496,6 +573,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000004;
               break;
             } // case 24
+            case 34: {
+              requestId_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000008;
+              break;
+            } // case 34
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -737,6 +819,123 @@ private static final long serialVersionUID = 0L;
     public Builder clearToken() {
       bitField0_ = (bitField0_ & ~0x00000004);
       token_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object requestId_ = "";
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * A retry of an Ack that ended the delivery succeeds instead of LEASE_LOST; the request_id
+     * answers only for this id and token.
+     * </pre>
+     *
+     * <code>string request_id = 4 [json_name = "requestId"];</code>
+     * @return The requestId.
+     */
+    public java.lang.String getRequestId() {
+      java.lang.Object ref = requestId_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        requestId_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * A retry of an Ack that ended the delivery succeeds instead of LEASE_LOST; the request_id
+     * answers only for this id and token.
+     * </pre>
+     *
+     * <code>string request_id = 4 [json_name = "requestId"];</code>
+     * @return The bytes for requestId.
+     */
+    public com.google.protobuf.ByteString
+        getRequestIdBytes() {
+      java.lang.Object ref = requestId_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        requestId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * A retry of an Ack that ended the delivery succeeds instead of LEASE_LOST; the request_id
+     * answers only for this id and token.
+     * </pre>
+     *
+     * <code>string request_id = 4 [json_name = "requestId"];</code>
+     * @param value The requestId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRequestId(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      requestId_ = value;
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * A retry of an Ack that ended the delivery succeeds instead of LEASE_LOST; the request_id
+     * answers only for this id and token.
+     * </pre>
+     *
+     * <code>string request_id = 4 [json_name = "requestId"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRequestId() {
+      requestId_ = getDefaultInstance().getRequestId();
+      bitField0_ = (bitField0_ & ~0x00000008);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * A retry of an Ack that ended the delivery succeeds instead of LEASE_LOST; the request_id
+     * answers only for this id and token.
+     * </pre>
+     *
+     * <code>string request_id = 4 [json_name = "requestId"];</code>
+     * @param value The bytes for requestId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRequestIdBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      requestId_ = value;
+      bitField0_ |= 0x00000008;
       onChanged();
       return this;
     }

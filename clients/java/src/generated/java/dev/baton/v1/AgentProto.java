@@ -216,141 +216,142 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "\001(\tR\003key\022\032\n\010priority\030\014 \001(\005R\010priority\022 \n\013" +
       "traceparent\030\r \001(\tR\013traceparent\0329\n\013Labels" +
       "Entry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005" +
-      "value:\0028\001\"w\n\017RegisterRequest\022\024\n\005queue\030\001 " +
-      "\001(\tR\005queue\022\'\n\006agents\030\002 \003(\0132\017.baton.v1.Ag" +
-      "entR\006agents\022%\n\016reset_schedule\030\003 \001(\010R\rres" +
-      "etSchedule\"F\n\020RegisterResponse\022\030\n\007create" +
-      "d\030\001 \001(\rR\007created\022\030\n\007updated\030\002 \001(\rR\007updat" +
-      "ed\"?\n\021UnregisterRequest\022\024\n\005queue\030\001 \001(\tR\005" +
-      "queue\022\024\n\005names\030\002 \003(\tR\005names\".\n\022Unregiste" +
-      "rResponse\022\030\n\007removed\030\001 \001(\rR\007removed\"\221\001\n\016" +
-      "AcquireRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\t" +
-      "worker_id\030\002 \001(\tR\010workerId\022\035\n\nmax_leases\030" +
-      "\003 \001(\rR\tmaxLeases\022-\n\004wait\030\004 \001(\0132\031.google." +
-      "protobuf.DurationR\004wait\"\300\001\n\005Lease\022\024\n\005que" +
-      "ue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005t" +
-      "oken\030\003 \001(\004R\005token\0226\n\010deadline\030\004 \001(\0132\032.go" +
-      "ogle.protobuf.TimestampR\010deadline\022\030\n\007att" +
-      "empt\030\005 \001(\rR\007attempt\022%\n\005agent\030\006 \001(\0132\017.bat" +
-      "on.v1.AgentR\005agent\":\n\017AcquireResponse\022\'\n" +
-      "\006leases\030\001 \003(\0132\017.baton.v1.LeaseR\006leases\"f" +
-      "\n\010LeaseRef\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name" +
-      "\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022\032\n\010pr" +
-      "ogress\030\004 \001(\tR\010progress\"[\n\020HeartbeatReque" +
-      "st\022\033\n\tworker_id\030\001 \001(\tR\010workerId\022*\n\006lease" +
-      "s\030\002 \003(\0132\022.baton.v1.LeaseRefR\006leases\"\207\001\n\r" +
-      "ExtendedLease\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004n" +
-      "ame\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\0226\n" +
-      "\010deadline\030\004 \001(\0132\032.google.protobuf.Timest" +
-      "ampR\010deadline\"\242\001\n\021HeartbeatResponse\0223\n\010e" +
-      "xtended\030\001 \003(\0132\027.baton.v1.ExtendedLeaseR\010" +
-      "extended\022&\n\004lost\030\002 \003(\0132\022.baton.v1.LeaseR" +
-      "efR\004lost\0220\n\tcancelled\030\003 \003(\0132\022.baton.v1.L" +
-      "easeRefR\tcancelled\"\324\001\n\017CompleteRequest\022\024" +
-      "\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name" +
-      "\022\024\n\005token\030\003 \001(\004R\005token\022+\n\007outcome\030\004 \001(\0162" +
-      "\021.baton.v1.OutcomeR\007outcome\022\030\n\007message\030\005" +
-      " \001(\tR\007message\022:\n\013retry_after\030\006 \001(\0132\031.goo" +
-      "gle.protobuf.DurationR\nretryAfter\"\264\001\n\020Co" +
-      "mpleteResponse\022:\n\013next_run_at\030\001 \001(\0132\032.go" +
-      "ogle.protobuf.TimestampR\tnextRunAt\022#\n\rde" +
-      "ad_lettered\030\002 \001(\010R\014deadLettered\022\030\n\007remov" +
-      "ed\030\003 \001(\010R\007removed\022%\n\016failure_streak\030\004 \001(" +
-      "\rR\rfailureStreak\"S\n\024CompleteBatchRequest" +
-      "\022;\n\013completions\030\001 \003(\0132\031.baton.v1.Complet" +
-      "eRequestR\013completions\"\247\001\n\016CompleteResult" +
-      "\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004na" +
-      "me\022\024\n\005token\030\003 \001(\004R\005token\022\035\n\nlease_lost\030\004" +
-      " \001(\010R\tleaseLost\0226\n\010response\030\005 \001(\0132\032.bato" +
-      "n.v1.CompleteResponseR\010response\"K\n\025Compl" +
-      "eteBatchResponse\0222\n\007results\030\001 \003(\0132\030.bato" +
-      "n.v1.CompleteResultR\007results\"@\n\013SessionO" +
-      "pen\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tworker_id\030\002" +
-      " \001(\tR\010workerId\"T\n\014SessionLease\022\022\n\004name\030\001" +
-      " \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005token\022\032\n\010prog" +
-      "ress\030\003 \001(\tR\010progress\"\300\001\n\021SessionCompleti" +
-      "on\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005t" +
-      "oken\022+\n\007outcome\030\003 \001(\0162\021.baton.v1.Outcome" +
-      "R\007outcome\022\030\n\007message\030\004 \001(\tR\007message\022:\n\013r" +
-      "etry_after\030\005 \001(\0132\031.google.protobuf.Durat" +
-      "ionR\nretryAfter\"k\n\016SessionRelease\022\022\n\004nam" +
-      "e\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005token\022/\n\005d" +
-      "elay\030\003 \001(\0132\031.google.protobuf.DurationR\005d" +
-      "elay\"\200\002\n\016SessionRequest\022)\n\004open\030\001 \001(\0132\025." +
-      "baton.v1.SessionOpenR\004open\022\026\n\006credit\030\002 \001" +
-      "(\rR\006credit\022=\n\013completions\030\003 \003(\0132\033.baton." +
-      "v1.SessionCompletionR\013completions\0226\n\nhea" +
-      "rtbeats\030\004 \003(\0132\026.baton.v1.SessionLeaseR\nh" +
-      "eartbeats\0224\n\010releases\030\005 \003(\0132\030.baton.v1.S" +
-      "essionReleaseR\010releases\"\261\002\n\017SessionRespo" +
-      "nse\022\'\n\006leases\030\001 \003(\0132\017.baton.v1.LeaseR\006le" +
-      "ases\0226\n\tcompleted\030\002 \003(\0132\030.baton.v1.Compl" +
-      "eteResultR\tcompleted\0223\n\010extended\030\003 \003(\0132\027" +
-      ".baton.v1.ExtendedLeaseR\010extended\022&\n\004los" +
-      "t\030\004 \003(\0132\022.baton.v1.LeaseRefR\004lost\022.\n\010rel" +
-      "eased\030\005 \003(\0132\022.baton.v1.LeaseRefR\010release" +
-      "d\0220\n\tcancelled\030\006 \003(\0132\022.baton.v1.LeaseRef" +
-      "R\tcancelled\"\201\001\n\016ReleaseRequest\022\024\n\005queue\030" +
+      "value:\0028\001\"\226\001\n\017RegisterRequest\022\024\n\005queue\030\001" +
+      " \001(\tR\005queue\022\'\n\006agents\030\002 \003(\0132\017.baton.v1.A" +
+      "gentR\006agents\022%\n\016reset_schedule\030\003 \001(\010R\rre" +
+      "setSchedule\022\035\n\nrequest_id\030\004 \001(\tR\trequest" +
+      "Id\"F\n\020RegisterResponse\022\030\n\007created\030\001 \001(\rR" +
+      "\007created\022\030\n\007updated\030\002 \001(\rR\007updated\"?\n\021Un" +
+      "registerRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\024\n" +
+      "\005names\030\002 \003(\tR\005names\".\n\022UnregisterRespons" +
+      "e\022\030\n\007removed\030\001 \001(\rR\007removed\"\221\001\n\016AcquireR" +
+      "equest\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tworker_i" +
+      "d\030\002 \001(\tR\010workerId\022\035\n\nmax_leases\030\003 \001(\rR\tm" +
+      "axLeases\022-\n\004wait\030\004 \001(\0132\031.google.protobuf" +
+      ".DurationR\004wait\"\300\001\n\005Lease\022\024\n\005queue\030\001 \001(\t" +
+      "R\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001" +
+      "(\004R\005token\0226\n\010deadline\030\004 \001(\0132\032.google.pro" +
+      "tobuf.TimestampR\010deadline\022\030\n\007attempt\030\005 \001" +
+      "(\rR\007attempt\022%\n\005agent\030\006 \001(\0132\017.baton.v1.Ag" +
+      "entR\005agent\":\n\017AcquireResponse\022\'\n\006leases\030" +
+      "\001 \003(\0132\017.baton.v1.LeaseR\006leases\"f\n\010LeaseR" +
+      "ef\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004" +
+      "name\022\024\n\005token\030\003 \001(\004R\005token\022\032\n\010progress\030\004" +
+      " \001(\tR\010progress\"[\n\020HeartbeatRequest\022\033\n\two" +
+      "rker_id\030\001 \001(\tR\010workerId\022*\n\006leases\030\002 \003(\0132" +
+      "\022.baton.v1.LeaseRefR\006leases\"\207\001\n\rExtended" +
+      "Lease\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(" +
+      "\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\0226\n\010deadlin" +
+      "e\030\004 \001(\0132\032.google.protobuf.TimestampR\010dea" +
+      "dline\"\242\001\n\021HeartbeatResponse\0223\n\010extended\030" +
+      "\001 \003(\0132\027.baton.v1.ExtendedLeaseR\010extended" +
+      "\022&\n\004lost\030\002 \003(\0132\022.baton.v1.LeaseRefR\004lost" +
+      "\0220\n\tcancelled\030\003 \003(\0132\022.baton.v1.LeaseRefR" +
+      "\tcancelled\"\363\001\n\017CompleteRequest\022\024\n\005queue\030" +
       "\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005toke" +
-      "n\030\003 \001(\004R\005token\022/\n\005delay\030\004 \001(\0132\031.google.p" +
-      "rotobuf.DurationR\005delay\"M\n\017ReleaseRespon" +
-      "se\022:\n\013next_run_at\030\001 \001(\0132\032.google.protobu" +
-      "f.TimestampR\tnextRunAt\";\n\017GetAgentReques" +
-      "t\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004n" +
-      "ame\"?\n\020GetAgentResponse\022+\n\005agent\030\001 \001(\0132\025" +
-      ".baton.v1.AgentStatusR\005agent\"\360\002\n\013AgentSt" +
-      "atus\022%\n\005agent\030\001 \001(\0132\017.baton.v1.AgentR\005ag" +
-      "ent\022*\n\005state\030\002 \001(\0162\024.baton.v1.AgentState" +
-      "R\005state\022:\n\013next_run_at\030\003 \001(\0132\032.google.pr" +
-      "otobuf.TimestampR\tnextRunAt\0226\n\010deadline\030" +
-      "\004 \001(\0132\032.google.protobuf.TimestampR\010deadl" +
-      "ine\022\026\n\006holder\030\005 \001(\tR\006holder\022\024\n\005token\030\006 \001" +
-      "(\004R\005token\022%\n\016failure_streak\030\007 \001(\rR\rfailu" +
-      "reStreak\022\032\n\010progress\030\010 \001(\tR\010progress\022)\n\020" +
-      "cancel_requested\030\t \001(\010R\017cancelRequested\"" +
-      "e\n\021ListAgentsRequest\022\024\n\005queue\030\001 \001(\tR\005que" +
-      "ue\022\033\n\tpage_size\030\002 \001(\rR\010pageSize\022\035\n\npage_" +
-      "token\030\003 \001(\tR\tpageToken\"k\n\022ListAgentsResp" +
-      "onse\022-\n\006agents\030\001 \003(\0132\025.baton.v1.AgentSta" +
-      "tusR\006agents\022&\n\017next_page_token\030\002 \001(\tR\rne" +
-      "xtPageToken\"<\n\020CancelRunRequest\022\024\n\005queue" +
-      "\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"G\n\021Can" +
-      "celRunResponse\022\034\n\trequested\030\001 \001(\010R\treque" +
-      "sted\022\024\n\005token\030\002 \001(\004R\005token*M\n\007CatchUp\022\030\n" +
-      "\024CATCH_UP_UNSPECIFIED\020\000\022\025\n\021CATCH_UP_RUN_" +
-      "ONCE\020\001\022\021\n\rCATCH_UP_SKIP\020\002*\265\001\n\007Outcome\022\027\n" +
-      "\023OUTCOME_UNSPECIFIED\020\000\022\023\n\017OUTCOME_SUCCES" +
-      "S\020\001\022\037\n\033OUTCOME_PERMANENT_FORBIDDEN\020\002\022\025\n\021" +
-      "OUTCOME_THROTTLED\020\003\022\025\n\021OUTCOME_TRANSIENT" +
-      "\020\004\022\030\n\024OUTCOME_SERVER_ERROR\020\005\022\023\n\017OUTCOME_" +
-      "UNKNOWN\020\006*z\n\nAgentState\022\033\n\027AGENT_STATE_U" +
-      "NSPECIFIED\020\000\022\027\n\023AGENT_STATE_WAITING\020\001\022\027\n" +
-      "\023AGENT_STATE_WORKING\020\002\022\035\n\031AGENT_STATE_DE" +
-      "AD_LETTERED\020\0032\213\006\n\014AgentService\022A\n\010Regist" +
-      "er\022\031.baton.v1.RegisterRequest\032\032.baton.v1" +
-      ".RegisterResponse\022G\n\nUnregister\022\033.baton." +
-      "v1.UnregisterRequest\032\034.baton.v1.Unregist" +
-      "erResponse\022>\n\007Acquire\022\030.baton.v1.Acquire" +
-      "Request\032\031.baton.v1.AcquireResponse\022D\n\tHe" +
-      "artbeat\022\032.baton.v1.HeartbeatRequest\032\033.ba" +
-      "ton.v1.HeartbeatResponse\022A\n\010Complete\022\031.b" +
-      "aton.v1.CompleteRequest\032\032.baton.v1.Compl" +
-      "eteResponse\022P\n\rCompleteBatch\022\036.baton.v1." +
-      "CompleteBatchRequest\032\037.baton.v1.Complete" +
-      "BatchResponse\022B\n\007Session\022\030.baton.v1.Sess" +
-      "ionRequest\032\031.baton.v1.SessionResponse(\0010" +
-      "\001\022>\n\007Release\022\030.baton.v1.ReleaseRequest\032\031" +
-      ".baton.v1.ReleaseResponse\022A\n\010GetAgent\022\031." +
-      "baton.v1.GetAgentRequest\032\032.baton.v1.GetA" +
-      "gentResponse\022G\n\nListAgents\022\033.baton.v1.Li" +
-      "stAgentsRequest\032\034.baton.v1.ListAgentsRes" +
-      "ponse\022D\n\tCancelRun\022\032.baton.v1.CancelRunR" +
-      "equest\032\033.baton.v1.CancelRunResponseB\233\001\n\014" +
-      "dev.baton.v1B\nAgentProtoP\001Z>github.com/b" +
-      "aton-project/baton/clients/go/gen/baton/" +
-      "v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312\002\010Baton\\V1\342\002" +
-      "\024Baton\\V1\\GPBMetadata\352\002\tBaton::V1b\006proto" +
-      "3"
+      "n\030\003 \001(\004R\005token\022+\n\007outcome\030\004 \001(\0162\021.baton." +
+      "v1.OutcomeR\007outcome\022\030\n\007message\030\005 \001(\tR\007me" +
+      "ssage\022:\n\013retry_after\030\006 \001(\0132\031.google.prot" +
+      "obuf.DurationR\nretryAfter\022\035\n\nrequest_id\030" +
+      "\007 \001(\tR\trequestId\"\264\001\n\020CompleteResponse\022:\n" +
+      "\013next_run_at\030\001 \001(\0132\032.google.protobuf.Tim" +
+      "estampR\tnextRunAt\022#\n\rdead_lettered\030\002 \001(\010" +
+      "R\014deadLettered\022\030\n\007removed\030\003 \001(\010R\007removed" +
+      "\022%\n\016failure_streak\030\004 \001(\rR\rfailureStreak\"" +
+      "S\n\024CompleteBatchRequest\022;\n\013completions\030\001" +
+      " \003(\0132\031.baton.v1.CompleteRequestR\013complet" +
+      "ions\"\247\001\n\016CompleteResult\022\024\n\005queue\030\001 \001(\tR\005" +
+      "queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004" +
+      "R\005token\022\035\n\nlease_lost\030\004 \001(\010R\tleaseLost\0226" +
+      "\n\010response\030\005 \001(\0132\032.baton.v1.CompleteResp" +
+      "onseR\010response\"K\n\025CompleteBatchResponse\022" +
+      "2\n\007results\030\001 \003(\0132\030.baton.v1.CompleteResu" +
+      "ltR\007results\"@\n\013SessionOpen\022\024\n\005queue\030\001 \001(" +
+      "\tR\005queue\022\033\n\tworker_id\030\002 \001(\tR\010workerId\"T\n" +
+      "\014SessionLease\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005tok" +
+      "en\030\002 \001(\004R\005token\022\032\n\010progress\030\003 \001(\tR\010progr" +
+      "ess\"\300\001\n\021SessionCompletion\022\022\n\004name\030\001 \001(\tR" +
+      "\004name\022\024\n\005token\030\002 \001(\004R\005token\022+\n\007outcome\030\003" +
+      " \001(\0162\021.baton.v1.OutcomeR\007outcome\022\030\n\007mess" +
+      "age\030\004 \001(\tR\007message\022:\n\013retry_after\030\005 \001(\0132" +
+      "\031.google.protobuf.DurationR\nretryAfter\"k" +
+      "\n\016SessionRelease\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005" +
+      "token\030\002 \001(\004R\005token\022/\n\005delay\030\003 \001(\0132\031.goog" +
+      "le.protobuf.DurationR\005delay\"\200\002\n\016SessionR" +
+      "equest\022)\n\004open\030\001 \001(\0132\025.baton.v1.SessionO" +
+      "penR\004open\022\026\n\006credit\030\002 \001(\rR\006credit\022=\n\013com" +
+      "pletions\030\003 \003(\0132\033.baton.v1.SessionComplet" +
+      "ionR\013completions\0226\n\nheartbeats\030\004 \003(\0132\026.b" +
+      "aton.v1.SessionLeaseR\nheartbeats\0224\n\010rele" +
+      "ases\030\005 \003(\0132\030.baton.v1.SessionReleaseR\010re" +
+      "leases\"\261\002\n\017SessionResponse\022\'\n\006leases\030\001 \003" +
+      "(\0132\017.baton.v1.LeaseR\006leases\0226\n\tcompleted" +
+      "\030\002 \003(\0132\030.baton.v1.CompleteResultR\tcomple" +
+      "ted\0223\n\010extended\030\003 \003(\0132\027.baton.v1.Extende" +
+      "dLeaseR\010extended\022&\n\004lost\030\004 \003(\0132\022.baton.v" +
+      "1.LeaseRefR\004lost\022.\n\010released\030\005 \003(\0132\022.bat" +
+      "on.v1.LeaseRefR\010released\0220\n\tcancelled\030\006 " +
+      "\003(\0132\022.baton.v1.LeaseRefR\tcancelled\"\201\001\n\016R" +
+      "eleaseRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004n" +
+      "ame\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022/\n" +
+      "\005delay\030\004 \001(\0132\031.google.protobuf.DurationR" +
+      "\005delay\"M\n\017ReleaseResponse\022:\n\013next_run_at" +
+      "\030\001 \001(\0132\032.google.protobuf.TimestampR\tnext" +
+      "RunAt\";\n\017GetAgentRequest\022\024\n\005queue\030\001 \001(\tR" +
+      "\005queue\022\022\n\004name\030\002 \001(\tR\004name\"?\n\020GetAgentRe" +
+      "sponse\022+\n\005agent\030\001 \001(\0132\025.baton.v1.AgentSt" +
+      "atusR\005agent\"\360\002\n\013AgentStatus\022%\n\005agent\030\001 \001" +
+      "(\0132\017.baton.v1.AgentR\005agent\022*\n\005state\030\002 \001(" +
+      "\0162\024.baton.v1.AgentStateR\005state\022:\n\013next_r" +
+      "un_at\030\003 \001(\0132\032.google.protobuf.TimestampR" +
+      "\tnextRunAt\0226\n\010deadline\030\004 \001(\0132\032.google.pr" +
+      "otobuf.TimestampR\010deadline\022\026\n\006holder\030\005 \001" +
+      "(\tR\006holder\022\024\n\005token\030\006 \001(\004R\005token\022%\n\016fail" +
+      "ure_streak\030\007 \001(\rR\rfailureStreak\022\032\n\010progr" +
+      "ess\030\010 \001(\tR\010progress\022)\n\020cancel_requested\030" +
+      "\t \001(\010R\017cancelRequested\"e\n\021ListAgentsRequ" +
+      "est\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tpage_size\030\002" +
+      " \001(\rR\010pageSize\022\035\n\npage_token\030\003 \001(\tR\tpage" +
+      "Token\"k\n\022ListAgentsResponse\022-\n\006agents\030\001 " +
+      "\003(\0132\025.baton.v1.AgentStatusR\006agents\022&\n\017ne" +
+      "xt_page_token\030\002 \001(\tR\rnextPageToken\"<\n\020Ca" +
+      "ncelRunRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004" +
+      "name\030\002 \001(\tR\004name\"G\n\021CancelRunResponse\022\034\n" +
+      "\trequested\030\001 \001(\010R\trequested\022\024\n\005token\030\002 \001" +
+      "(\004R\005token*M\n\007CatchUp\022\030\n\024CATCH_UP_UNSPECI" +
+      "FIED\020\000\022\025\n\021CATCH_UP_RUN_ONCE\020\001\022\021\n\rCATCH_U" +
+      "P_SKIP\020\002*\265\001\n\007Outcome\022\027\n\023OUTCOME_UNSPECIF" +
+      "IED\020\000\022\023\n\017OUTCOME_SUCCESS\020\001\022\037\n\033OUTCOME_PE" +
+      "RMANENT_FORBIDDEN\020\002\022\025\n\021OUTCOME_THROTTLED" +
+      "\020\003\022\025\n\021OUTCOME_TRANSIENT\020\004\022\030\n\024OUTCOME_SER" +
+      "VER_ERROR\020\005\022\023\n\017OUTCOME_UNKNOWN\020\006*z\n\nAgen" +
+      "tState\022\033\n\027AGENT_STATE_UNSPECIFIED\020\000\022\027\n\023A" +
+      "GENT_STATE_WAITING\020\001\022\027\n\023AGENT_STATE_WORK" +
+      "ING\020\002\022\035\n\031AGENT_STATE_DEAD_LETTERED\020\0032\213\006\n" +
+      "\014AgentService\022A\n\010Register\022\031.baton.v1.Reg" +
+      "isterRequest\032\032.baton.v1.RegisterResponse" +
+      "\022G\n\nUnregister\022\033.baton.v1.UnregisterRequ" +
+      "est\032\034.baton.v1.UnregisterResponse\022>\n\007Acq" +
+      "uire\022\030.baton.v1.AcquireRequest\032\031.baton.v" +
+      "1.AcquireResponse\022D\n\tHeartbeat\022\032.baton.v" +
+      "1.HeartbeatRequest\032\033.baton.v1.HeartbeatR" +
+      "esponse\022A\n\010Complete\022\031.baton.v1.CompleteR" +
+      "equest\032\032.baton.v1.CompleteResponse\022P\n\rCo" +
+      "mpleteBatch\022\036.baton.v1.CompleteBatchRequ" +
+      "est\032\037.baton.v1.CompleteBatchResponse\022B\n\007" +
+      "Session\022\030.baton.v1.SessionRequest\032\031.bato" +
+      "n.v1.SessionResponse(\0010\001\022>\n\007Release\022\030.ba" +
+      "ton.v1.ReleaseRequest\032\031.baton.v1.Release" +
+      "Response\022A\n\010GetAgent\022\031.baton.v1.GetAgent" +
+      "Request\032\032.baton.v1.GetAgentResponse\022G\n\nL" +
+      "istAgents\022\033.baton.v1.ListAgentsRequest\032\034" +
+      ".baton.v1.ListAgentsResponse\022D\n\tCancelRu" +
+      "n\022\032.baton.v1.CancelRunRequest\032\033.baton.v1" +
+      ".CancelRunResponseB\233\001\n\014dev.baton.v1B\nAge" +
+      "ntProtoP\001Z>github.com/baton-project/bato" +
+      "n/clients/go/gen/baton/v1;batonv1\242\002\003BXX\252" +
+      "\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GPBMeta" +
+      "data\352\002\tBaton::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -375,7 +376,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_RegisterRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_RegisterRequest_descriptor,
-        new java.lang.String[] { "Queue", "Agents", "ResetSchedule", });
+        new java.lang.String[] { "Queue", "Agents", "ResetSchedule", "RequestId", });
     internal_static_baton_v1_RegisterResponse_descriptor =
       getDescriptor().getMessageType(2);
     internal_static_baton_v1_RegisterResponse_fieldAccessorTable = new
@@ -441,7 +442,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_CompleteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteRequest_descriptor,
-        new java.lang.String[] { "Queue", "Name", "Token", "Outcome", "Message", "RetryAfter", });
+        new java.lang.String[] { "Queue", "Name", "Token", "Outcome", "Message", "RetryAfter", "RequestId", });
     internal_static_baton_v1_CompleteResponse_descriptor =
       getDescriptor().getMessageType(13);
     internal_static_baton_v1_CompleteResponse_fieldAccessorTable = new

@@ -498,7 +498,9 @@ public final class AgentServiceGrpc {
      * runs again at acquired_at + interval (one-shot agents are removed);
      * failures back off by class and, past max_attempts consecutive failures,
      * move the agent to the queue's dead-letter queue. Retrying a Complete
-     * whose answer was lost returns LEASE_LOST: the first one took effect.
+     * whose answer was lost returns LEASE_LOST (the first one took effect),
+     * unless both carry the same request_id: then the retry gets the first
+     * answer.
      * </pre>
      */
     default void complete(dev.baton.v1.CompleteRequest request,
@@ -722,7 +724,9 @@ public final class AgentServiceGrpc {
      * runs again at acquired_at + interval (one-shot agents are removed);
      * failures back off by class and, past max_attempts consecutive failures,
      * move the agent to the queue's dead-letter queue. Retrying a Complete
-     * whose answer was lost returns LEASE_LOST: the first one took effect.
+     * whose answer was lost returns LEASE_LOST (the first one took effect),
+     * unless both carry the same request_id: then the retry gets the first
+     * answer.
      * </pre>
      */
     public void complete(dev.baton.v1.CompleteRequest request,
@@ -926,7 +930,9 @@ public final class AgentServiceGrpc {
      * runs again at acquired_at + interval (one-shot agents are removed);
      * failures back off by class and, past max_attempts consecutive failures,
      * move the agent to the queue's dead-letter queue. Retrying a Complete
-     * whose answer was lost returns LEASE_LOST: the first one took effect.
+     * whose answer was lost returns LEASE_LOST (the first one took effect),
+     * unless both carry the same request_id: then the retry gets the first
+     * answer.
      * </pre>
      */
     public dev.baton.v1.CompleteResponse complete(dev.baton.v1.CompleteRequest request) throws io.grpc.StatusException {
@@ -1125,7 +1131,9 @@ public final class AgentServiceGrpc {
      * runs again at acquired_at + interval (one-shot agents are removed);
      * failures back off by class and, past max_attempts consecutive failures,
      * move the agent to the queue's dead-letter queue. Retrying a Complete
-     * whose answer was lost returns LEASE_LOST: the first one took effect.
+     * whose answer was lost returns LEASE_LOST (the first one took effect),
+     * unless both carry the same request_id: then the retry gets the first
+     * answer.
      * </pre>
      */
     public dev.baton.v1.CompleteResponse complete(dev.baton.v1.CompleteRequest request) {
@@ -1289,7 +1297,9 @@ public final class AgentServiceGrpc {
      * runs again at acquired_at + interval (one-shot agents are removed);
      * failures back off by class and, past max_attempts consecutive failures,
      * move the agent to the queue's dead-letter queue. Retrying a Complete
-     * whose answer was lost returns LEASE_LOST: the first one took effect.
+     * whose answer was lost returns LEASE_LOST (the first one took effect),
+     * unless both carry the same request_id: then the retry gets the first
+     * answer.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.CompleteResponse> complete(

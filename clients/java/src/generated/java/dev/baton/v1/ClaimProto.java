@@ -121,53 +121,58 @@ public final class ClaimProto extends com.google.protobuf.GeneratedFile {
       "(\tR\002id\022B\n\nattributes\030\002 \003(\0132\".baton.v1.Re" +
       "source.AttributesEntryR\nattributes\032=\n\017At" +
       "tributesEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value" +
-      "\030\002 \001(\tR\005value:\0028\001\"T\n\014OfferRequest\022\022\n\004poo" +
+      "\030\002 \001(\tR\005value:\0028\001\"s\n\014OfferRequest\022\022\n\004poo" +
       "l\030\001 \001(\tR\004pool\0220\n\tresources\030\002 \003(\0132\022.baton" +
-      ".v1.ResourceR\tresources\"[\n\rOfferResponse" +
-      "\022\022\n\004idle\030\001 \001(\rR\004idle\022\026\n\006handed\030\002 \001(\rR\006ha" +
-      "nded\022\036\n\nduplicates\030\003 \001(\rR\nduplicates\"\367\001\n" +
-      "\014ClaimRequest\022\022\n\004pool\030\001 \001(\tR\004pool\022\035\n\ncla" +
-      "imer_id\030\002 \001(\tR\tclaimerId\022F\n\nattributes\030\003" +
-      " \003(\0132&.baton.v1.ClaimRequest.AttributesE" +
-      "ntryR\nattributes\022-\n\004wait\030\004 \001(\0132\031.google." +
-      "protobuf.DurationR\004wait\032=\n\017AttributesEnt" +
-      "ry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005val" +
-      "ue:\0028\001\"\220\001\n\rClaimResponse\022.\n\010resource\030\001 \001" +
-      "(\0132\022.baton.v1.ResourceR\010resource\022\024\n\005toke" +
-      "n\030\002 \001(\004R\005token\0229\n\nclaimed_at\030\003 \001(\0132\032.goo" +
-      "gle.protobuf.TimestampR\tclaimedAt\"p\n\rRet" +
-      "urnRequest\022\022\n\004pool\030\001 \001(\tR\004pool\022\037\n\013resour" +
-      "ce_id\030\002 \001(\tR\nresourceId\022\024\n\005token\030\003 \001(\004R\005" +
-      "token\022\024\n\005reuse\030\004 \001(\010R\005reuse\"\020\n\016ReturnRes" +
-      "ponse\"n\n\013FailRequest\022\022\n\004pool\030\001 \001(\tR\004pool" +
-      "\022\037\n\013resource_id\030\002 \001(\tR\nresourceId\022\024\n\005tok" +
-      "en\030\003 \001(\004R\005token\022\024\n\005error\030\004 \001(\tR\005error\"\016\n" +
-      "\014FailResponse\"$\n\016GetPoolRequest\022\022\n\004pool\030" +
-      "\001 \001(\tR\004pool\"\200\002\n\nPoolStatus\022\022\n\004pool\030\001 \001(\t" +
-      "R\004pool\022\022\n\004idle\030\002 \001(\004R\004idle\022\030\n\007claimed\030\003 " +
-      "\001(\004R\007claimed\022%\n\016waiting_claims\030\004 \001(\004R\rwa" +
-      "itingClaims\022:\n\013oldest_wait\030\005 \001(\0132\031.googl" +
-      "e.protobuf.DurationR\noldestWait\022(\n\020scale" +
-      "_up_pending\030\006 \001(\010R\016scaleUpPending\022#\n\rdea" +
-      "d_lettered\030\007 \001(\004R\014deadLettered\"?\n\017GetPoo" +
+      ".v1.ResourceR\tresources\022\035\n\nrequest_id\030\003 " +
+      "\001(\tR\trequestId\"[\n\rOfferResponse\022\022\n\004idle\030" +
+      "\001 \001(\rR\004idle\022\026\n\006handed\030\002 \001(\rR\006handed\022\036\n\nd" +
+      "uplicates\030\003 \001(\rR\nduplicates\"\305\002\n\014ClaimReq" +
+      "uest\022\022\n\004pool\030\001 \001(\tR\004pool\022\035\n\nclaimer_id\030\002" +
+      " \001(\tR\tclaimerId\022F\n\nattributes\030\003 \003(\0132&.ba" +
+      "ton.v1.ClaimRequest.AttributesEntryR\natt" +
+      "ributes\022-\n\004wait\030\004 \001(\0132\031.google.protobuf." +
+      "DurationR\004wait\022\035\n\nrequest_id\030\005 \001(\tR\trequ" +
+      "estId\022-\n\004hold\030\006 \001(\0132\031.google.protobuf.Du" +
+      "rationR\004hold\032=\n\017AttributesEntry\022\020\n\003key\030\001" +
+      " \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001\"\220\001\n\r" +
+      "ClaimResponse\022.\n\010resource\030\001 \001(\0132\022.baton." +
+      "v1.ResourceR\010resource\022\024\n\005token\030\002 \001(\004R\005to" +
+      "ken\0229\n\nclaimed_at\030\003 \001(\0132\032.google.protobu" +
+      "f.TimestampR\tclaimedAt\"\217\001\n\rReturnRequest" +
+      "\022\022\n\004pool\030\001 \001(\tR\004pool\022\037\n\013resource_id\030\002 \001(" +
+      "\tR\nresourceId\022\024\n\005token\030\003 \001(\004R\005token\022\024\n\005r" +
+      "euse\030\004 \001(\010R\005reuse\022\035\n\nrequest_id\030\005 \001(\tR\tr" +
+      "equestId\"\020\n\016ReturnResponse\"\215\001\n\013FailReque" +
+      "st\022\022\n\004pool\030\001 \001(\tR\004pool\022\037\n\013resource_id\030\002 " +
+      "\001(\tR\nresourceId\022\024\n\005token\030\003 \001(\004R\005token\022\024\n" +
+      "\005error\030\004 \001(\tR\005error\022\035\n\nrequest_id\030\005 \001(\tR" +
+      "\trequestId\"\016\n\014FailResponse\"$\n\016GetPoolReq" +
+      "uest\022\022\n\004pool\030\001 \001(\tR\004pool\"\200\002\n\nPoolStatus\022" +
+      "\022\n\004pool\030\001 \001(\tR\004pool\022\022\n\004idle\030\002 \001(\004R\004idle\022" +
+      "\030\n\007claimed\030\003 \001(\004R\007claimed\022%\n\016waiting_cla" +
+      "ims\030\004 \001(\004R\rwaitingClaims\022:\n\013oldest_wait\030" +
+      "\005 \001(\0132\031.google.protobuf.DurationR\noldest" +
+      "Wait\022(\n\020scale_up_pending\030\006 \001(\010R\016scaleUpP" +
+      "ending\022#\n\rdead_lettered\030\007 \001(\004R\014deadLette" +
+      "red\"?\n\017GetPoolResponse\022,\n\006status\030\001 \001(\0132\024" +
+      ".baton.v1.PoolStatusR\006status\"&\n\020WatchPoo" +
+      "lRequest\022\022\n\004pool\030\001 \001(\tR\004pool\"A\n\021WatchPoo" +
       "lResponse\022,\n\006status\030\001 \001(\0132\024.baton.v1.Poo" +
-      "lStatusR\006status\"&\n\020WatchPoolRequest\022\022\n\004p" +
-      "ool\030\001 \001(\tR\004pool\"A\n\021WatchPoolResponse\022,\n\006" +
-      "status\030\001 \001(\0132\024.baton.v1.PoolStatusR\006stat" +
-      "us2\376\002\n\014ClaimService\0228\n\005Offer\022\026.baton.v1." +
-      "OfferRequest\032\027.baton.v1.OfferResponse\0228\n" +
-      "\005Claim\022\026.baton.v1.ClaimRequest\032\027.baton.v" +
-      "1.ClaimResponse\022;\n\006Return\022\027.baton.v1.Ret" +
-      "urnRequest\032\030.baton.v1.ReturnResponse\0225\n\004" +
-      "Fail\022\025.baton.v1.FailRequest\032\026.baton.v1.F" +
-      "ailResponse\022>\n\007GetPool\022\030.baton.v1.GetPoo" +
-      "lRequest\032\031.baton.v1.GetPoolResponse\022F\n\tW" +
-      "atchPool\022\032.baton.v1.WatchPoolRequest\032\033.b" +
-      "aton.v1.WatchPoolResponse0\001B\233\001\n\014dev.bato" +
-      "n.v1B\nClaimProtoP\001Z>github.com/baton-pro" +
-      "ject/baton/clients/go/gen/baton/v1;baton" +
-      "v1\242\002\003BXX\252\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V" +
-      "1\\GPBMetadata\352\002\tBaton::V1b\006proto3"
+      "lStatusR\006status2\376\002\n\014ClaimService\0228\n\005Offe" +
+      "r\022\026.baton.v1.OfferRequest\032\027.baton.v1.Off" +
+      "erResponse\0228\n\005Claim\022\026.baton.v1.ClaimRequ" +
+      "est\032\027.baton.v1.ClaimResponse\022;\n\006Return\022\027" +
+      ".baton.v1.ReturnRequest\032\030.baton.v1.Retur" +
+      "nResponse\0225\n\004Fail\022\025.baton.v1.FailRequest" +
+      "\032\026.baton.v1.FailResponse\022>\n\007GetPool\022\030.ba" +
+      "ton.v1.GetPoolRequest\032\031.baton.v1.GetPool" +
+      "Response\022F\n\tWatchPool\022\032.baton.v1.WatchPo" +
+      "olRequest\032\033.baton.v1.WatchPoolResponse0\001" +
+      "B\233\001\n\014dev.baton.v1B\nClaimProtoP\001Z>github." +
+      "com/baton-project/baton/clients/go/gen/b" +
+      "aton/v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312\002\010Baton" +
+      "\\V1\342\002\024Baton\\V1\\GPBMetadata\352\002\tBaton::V1b\006" +
+      "proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -192,7 +197,7 @@ public final class ClaimProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_OfferRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_OfferRequest_descriptor,
-        new java.lang.String[] { "Pool", "Resources", });
+        new java.lang.String[] { "Pool", "Resources", "RequestId", });
     internal_static_baton_v1_OfferResponse_descriptor =
       getDescriptor().getMessageType(2);
     internal_static_baton_v1_OfferResponse_fieldAccessorTable = new
@@ -204,7 +209,7 @@ public final class ClaimProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_ClaimRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ClaimRequest_descriptor,
-        new java.lang.String[] { "Pool", "ClaimerId", "Attributes", "Wait", });
+        new java.lang.String[] { "Pool", "ClaimerId", "Attributes", "Wait", "RequestId", "Hold", });
     internal_static_baton_v1_ClaimRequest_AttributesEntry_descriptor =
       internal_static_baton_v1_ClaimRequest_descriptor.getNestedType(0);
     internal_static_baton_v1_ClaimRequest_AttributesEntry_fieldAccessorTable = new
@@ -222,7 +227,7 @@ public final class ClaimProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_ReturnRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ReturnRequest_descriptor,
-        new java.lang.String[] { "Pool", "ResourceId", "Token", "Reuse", });
+        new java.lang.String[] { "Pool", "ResourceId", "Token", "Reuse", "RequestId", });
     internal_static_baton_v1_ReturnResponse_descriptor =
       getDescriptor().getMessageType(6);
     internal_static_baton_v1_ReturnResponse_fieldAccessorTable = new
@@ -234,7 +239,7 @@ public final class ClaimProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_FailRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_FailRequest_descriptor,
-        new java.lang.String[] { "Pool", "ResourceId", "Token", "Error", });
+        new java.lang.String[] { "Pool", "ResourceId", "Token", "Error", "RequestId", });
     internal_static_baton_v1_FailResponse_descriptor =
       getDescriptor().getMessageType(8);
     internal_static_baton_v1_FailResponse_fieldAccessorTable = new

@@ -34,6 +34,7 @@ private static final long serialVersionUID = 0L;
   private ClaimRequest() {
     pool_ = "";
     claimerId_ = "";
+    requestId_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -297,6 +298,114 @@ java.lang.String defaultValue) {
     return wait_ == null ? com.google.protobuf.Duration.getDefaultInstance() : wait_;
   }
 
+  public static final int REQUEST_ID_FIELD_NUMBER = 5;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object requestId_ = "";
+  /**
+   * <pre>
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * It answers only for this claimer_id. A retry gets the resource and token the first call
+   * took, even if that claim has ended since (then its token is refused); a first call that
+   * took nothing, or whose caller left before the answer (the resource went back), is not
+   * remembered, so its retry claims afresh.
+   * </pre>
+   *
+   * <code>string request_id = 5 [json_name = "requestId"];</code>
+   * @return The requestId.
+   */
+  @java.lang.Override
+  public java.lang.String getRequestId() {
+    java.lang.Object ref = requestId_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      requestId_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * It answers only for this claimer_id. A retry gets the resource and token the first call
+   * took, even if that claim has ended since (then its token is refused); a first call that
+   * took nothing, or whose caller left before the answer (the resource went back), is not
+   * remembered, so its retry claims afresh.
+   * </pre>
+   *
+   * <code>string request_id = 5 [json_name = "requestId"];</code>
+   * @return The bytes for requestId.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getRequestIdBytes() {
+    java.lang.Object ref = requestId_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      requestId_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int HOLD_FIELD_NUMBER = 6;
+  private com.google.protobuf.Duration hold_;
+  /**
+   * <pre>
+   * hold bounds how long the claim may be held: a claim not returned within hold comes back
+   * (to the next claim in line, else the back of the ready queue) within a sweeper pass after
+   * it ends, and its token is then refused (LEASE_LOST). Absent or zero: no bound (the purge's
+   * max_claim_age_ms still applies). At most the server's max_duration_ms.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration hold = 6 [json_name = "hold"];</code>
+   * @return Whether the hold field is set.
+   */
+  @java.lang.Override
+  public boolean hasHold() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * hold bounds how long the claim may be held: a claim not returned within hold comes back
+   * (to the next claim in line, else the back of the ready queue) within a sweeper pass after
+   * it ends, and its token is then refused (LEASE_LOST). Absent or zero: no bound (the purge's
+   * max_claim_age_ms still applies). At most the server's max_duration_ms.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration hold = 6 [json_name = "hold"];</code>
+   * @return The hold.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Duration getHold() {
+    return hold_ == null ? com.google.protobuf.Duration.getDefaultInstance() : hold_;
+  }
+  /**
+   * <pre>
+   * hold bounds how long the claim may be held: a claim not returned within hold comes back
+   * (to the next claim in line, else the back of the ready queue) within a sweeper pass after
+   * it ends, and its token is then refused (LEASE_LOST). Absent or zero: no bound (the purge's
+   * max_claim_age_ms still applies). At most the server's max_duration_ms.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration hold = 6 [json_name = "hold"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.DurationOrBuilder getHoldOrBuilder() {
+    return hold_ == null ? com.google.protobuf.Duration.getDefaultInstance() : hold_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -326,6 +435,12 @@ java.lang.String defaultValue) {
     if (((bitField0_ & 0x00000001) != 0)) {
       output.writeMessage(4, getWait());
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 5, requestId_);
+    }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      output.writeMessage(6, getHold());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -349,6 +464,13 @@ java.lang.String defaultValue) {
     if (((bitField0_ & 0x00000001) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(4, getWait());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(5, requestId_);
+    }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(6, getHold());
     }
     return size;
   }
@@ -385,6 +507,13 @@ java.lang.String defaultValue) {
       if (!getWait()
           .equals(other.getWait())) return false;
     }
+    if (!getRequestId()
+        .equals(other.getRequestId())) return false;
+    if (hasHold() != other.hasHold()) return false;
+    if (hasHold()) {
+      if (!getHold()
+          .equals(other.getHold())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -407,6 +536,12 @@ java.lang.String defaultValue) {
     if (hasWait()) {
       hash = (37 * hash) + WAIT_FIELD_NUMBER;
       hash = (53 * hash) + getWait().hashCode();
+    }
+    hash = (37 * hash) + REQUEST_ID_FIELD_NUMBER;
+    hash = (53 * hash) + getRequestId().hashCode();
+    if (hasHold()) {
+      hash = (37 * hash) + HOLD_FIELD_NUMBER;
+      hash = (53 * hash) + getHold().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -565,6 +700,7 @@ java.lang.String defaultValue) {
       if (com.google.protobuf.GeneratedMessage
               .alwaysUseFieldBuilders) {
         internalGetWaitFieldBuilder();
+        internalGetHoldFieldBuilder();
       }
     }
     @java.lang.Override
@@ -578,6 +714,12 @@ java.lang.String defaultValue) {
       if (waitBuilder_ != null) {
         waitBuilder_.dispose();
         waitBuilder_ = null;
+      }
+      requestId_ = "";
+      hold_ = null;
+      if (holdBuilder_ != null) {
+        holdBuilder_.dispose();
+        holdBuilder_ = null;
       }
       return this;
     }
@@ -629,6 +771,15 @@ java.lang.String defaultValue) {
             : waitBuilder_.build();
         to_bitField0_ |= 0x00000001;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.requestId_ = requestId_;
+      }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.hold_ = holdBuilder_ == null
+            ? hold_
+            : holdBuilder_.build();
+        to_bitField0_ |= 0x00000002;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -659,6 +810,14 @@ java.lang.String defaultValue) {
       bitField0_ |= 0x00000004;
       if (other.hasWait()) {
         mergeWait(other.getWait());
+      }
+      if (!other.getRequestId().isEmpty()) {
+        requestId_ = other.requestId_;
+        bitField0_ |= 0x00000010;
+        onChanged();
+      }
+      if (other.hasHold()) {
+        mergeHold(other.getHold());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -712,6 +871,18 @@ java.lang.String defaultValue) {
               bitField0_ |= 0x00000008;
               break;
             } // case 34
+            case 42: {
+              requestId_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 42
+            case 50: {
+              input.readMessage(
+                  internalGetHoldFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 50
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1232,6 +1403,317 @@ java.lang.String defaultValue) {
         wait_ = null;
       }
       return waitBuilder_;
+    }
+
+    private java.lang.Object requestId_ = "";
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * It answers only for this claimer_id. A retry gets the resource and token the first call
+     * took, even if that claim has ended since (then its token is refused); a first call that
+     * took nothing, or whose caller left before the answer (the resource went back), is not
+     * remembered, so its retry claims afresh.
+     * </pre>
+     *
+     * <code>string request_id = 5 [json_name = "requestId"];</code>
+     * @return The requestId.
+     */
+    public java.lang.String getRequestId() {
+      java.lang.Object ref = requestId_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        requestId_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * It answers only for this claimer_id. A retry gets the resource and token the first call
+     * took, even if that claim has ended since (then its token is refused); a first call that
+     * took nothing, or whose caller left before the answer (the resource went back), is not
+     * remembered, so its retry claims afresh.
+     * </pre>
+     *
+     * <code>string request_id = 5 [json_name = "requestId"];</code>
+     * @return The bytes for requestId.
+     */
+    public com.google.protobuf.ByteString
+        getRequestIdBytes() {
+      java.lang.Object ref = requestId_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        requestId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * It answers only for this claimer_id. A retry gets the resource and token the first call
+     * took, even if that claim has ended since (then its token is refused); a first call that
+     * took nothing, or whose caller left before the answer (the resource went back), is not
+     * remembered, so its retry claims afresh.
+     * </pre>
+     *
+     * <code>string request_id = 5 [json_name = "requestId"];</code>
+     * @param value The requestId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRequestId(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      requestId_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * It answers only for this claimer_id. A retry gets the resource and token the first call
+     * took, even if that claim has ended since (then its token is refused); a first call that
+     * took nothing, or whose caller left before the answer (the resource went back), is not
+     * remembered, so its retry claims afresh.
+     * </pre>
+     *
+     * <code>string request_id = 5 [json_name = "requestId"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRequestId() {
+      requestId_ = getDefaultInstance().getRequestId();
+      bitField0_ = (bitField0_ & ~0x00000010);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * It answers only for this claimer_id. A retry gets the resource and token the first call
+     * took, even if that claim has ended since (then its token is refused); a first call that
+     * took nothing, or whose caller left before the answer (the resource went back), is not
+     * remembered, so its retry claims afresh.
+     * </pre>
+     *
+     * <code>string request_id = 5 [json_name = "requestId"];</code>
+     * @param value The bytes for requestId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRequestIdBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      requestId_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+
+    private com.google.protobuf.Duration hold_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> holdBuilder_;
+    /**
+     * <pre>
+     * hold bounds how long the claim may be held: a claim not returned within hold comes back
+     * (to the next claim in line, else the back of the ready queue) within a sweeper pass after
+     * it ends, and its token is then refused (LEASE_LOST). Absent or zero: no bound (the purge's
+     * max_claim_age_ms still applies). At most the server's max_duration_ms.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration hold = 6 [json_name = "hold"];</code>
+     * @return Whether the hold field is set.
+     */
+    public boolean hasHold() {
+      return ((bitField0_ & 0x00000020) != 0);
+    }
+    /**
+     * <pre>
+     * hold bounds how long the claim may be held: a claim not returned within hold comes back
+     * (to the next claim in line, else the back of the ready queue) within a sweeper pass after
+     * it ends, and its token is then refused (LEASE_LOST). Absent or zero: no bound (the purge's
+     * max_claim_age_ms still applies). At most the server's max_duration_ms.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration hold = 6 [json_name = "hold"];</code>
+     * @return The hold.
+     */
+    public com.google.protobuf.Duration getHold() {
+      if (holdBuilder_ == null) {
+        return hold_ == null ? com.google.protobuf.Duration.getDefaultInstance() : hold_;
+      } else {
+        return holdBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * hold bounds how long the claim may be held: a claim not returned within hold comes back
+     * (to the next claim in line, else the back of the ready queue) within a sweeper pass after
+     * it ends, and its token is then refused (LEASE_LOST). Absent or zero: no bound (the purge's
+     * max_claim_age_ms still applies). At most the server's max_duration_ms.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration hold = 6 [json_name = "hold"];</code>
+     */
+    public Builder setHold(com.google.protobuf.Duration value) {
+      if (holdBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        hold_ = value;
+      } else {
+        holdBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * hold bounds how long the claim may be held: a claim not returned within hold comes back
+     * (to the next claim in line, else the back of the ready queue) within a sweeper pass after
+     * it ends, and its token is then refused (LEASE_LOST). Absent or zero: no bound (the purge's
+     * max_claim_age_ms still applies). At most the server's max_duration_ms.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration hold = 6 [json_name = "hold"];</code>
+     */
+    public Builder setHold(
+        com.google.protobuf.Duration.Builder builderForValue) {
+      if (holdBuilder_ == null) {
+        hold_ = builderForValue.build();
+      } else {
+        holdBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * hold bounds how long the claim may be held: a claim not returned within hold comes back
+     * (to the next claim in line, else the back of the ready queue) within a sweeper pass after
+     * it ends, and its token is then refused (LEASE_LOST). Absent or zero: no bound (the purge's
+     * max_claim_age_ms still applies). At most the server's max_duration_ms.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration hold = 6 [json_name = "hold"];</code>
+     */
+    public Builder mergeHold(com.google.protobuf.Duration value) {
+      if (holdBuilder_ == null) {
+        if (((bitField0_ & 0x00000020) != 0) &&
+          hold_ != null &&
+          hold_ != com.google.protobuf.Duration.getDefaultInstance()) {
+          getHoldBuilder().mergeFrom(value);
+        } else {
+          hold_ = value;
+        }
+      } else {
+        holdBuilder_.mergeFrom(value);
+      }
+      if (hold_ != null) {
+        bitField0_ |= 0x00000020;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * hold bounds how long the claim may be held: a claim not returned within hold comes back
+     * (to the next claim in line, else the back of the ready queue) within a sweeper pass after
+     * it ends, and its token is then refused (LEASE_LOST). Absent or zero: no bound (the purge's
+     * max_claim_age_ms still applies). At most the server's max_duration_ms.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration hold = 6 [json_name = "hold"];</code>
+     */
+    public Builder clearHold() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      hold_ = null;
+      if (holdBuilder_ != null) {
+        holdBuilder_.dispose();
+        holdBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * hold bounds how long the claim may be held: a claim not returned within hold comes back
+     * (to the next claim in line, else the back of the ready queue) within a sweeper pass after
+     * it ends, and its token is then refused (LEASE_LOST). Absent or zero: no bound (the purge's
+     * max_claim_age_ms still applies). At most the server's max_duration_ms.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration hold = 6 [json_name = "hold"];</code>
+     */
+    public com.google.protobuf.Duration.Builder getHoldBuilder() {
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return internalGetHoldFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * hold bounds how long the claim may be held: a claim not returned within hold comes back
+     * (to the next claim in line, else the back of the ready queue) within a sweeper pass after
+     * it ends, and its token is then refused (LEASE_LOST). Absent or zero: no bound (the purge's
+     * max_claim_age_ms still applies). At most the server's max_duration_ms.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration hold = 6 [json_name = "hold"];</code>
+     */
+    public com.google.protobuf.DurationOrBuilder getHoldOrBuilder() {
+      if (holdBuilder_ != null) {
+        return holdBuilder_.getMessageOrBuilder();
+      } else {
+        return hold_ == null ?
+            com.google.protobuf.Duration.getDefaultInstance() : hold_;
+      }
+    }
+    /**
+     * <pre>
+     * hold bounds how long the claim may be held: a claim not returned within hold comes back
+     * (to the next claim in line, else the back of the ready queue) within a sweeper pass after
+     * it ends, and its token is then refused (LEASE_LOST). Absent or zero: no bound (the purge's
+     * max_claim_age_ms still applies). At most the server's max_duration_ms.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration hold = 6 [json_name = "hold"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> 
+        internalGetHoldFieldBuilder() {
+      if (holdBuilder_ == null) {
+        holdBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder>(
+                getHold(),
+                getParentForChildren(),
+                isClean());
+        hold_ = null;
+      }
+      return holdBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.ClaimRequest)

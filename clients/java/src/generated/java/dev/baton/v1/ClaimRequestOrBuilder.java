@@ -133,4 +133,74 @@ java.lang.String defaultValue);
    * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
    */
   com.google.protobuf.DurationOrBuilder getWaitOrBuilder();
+
+  /**
+   * <pre>
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * It answers only for this claimer_id. A retry gets the resource and token the first call
+   * took, even if that claim has ended since (then its token is refused); a first call that
+   * took nothing, or whose caller left before the answer (the resource went back), is not
+   * remembered, so its retry claims afresh.
+   * </pre>
+   *
+   * <code>string request_id = 5 [json_name = "requestId"];</code>
+   * @return The requestId.
+   */
+  java.lang.String getRequestId();
+  /**
+   * <pre>
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * It answers only for this claimer_id. A retry gets the resource and token the first call
+   * took, even if that claim has ended since (then its token is refused); a first call that
+   * took nothing, or whose caller left before the answer (the resource went back), is not
+   * remembered, so its retry claims afresh.
+   * </pre>
+   *
+   * <code>string request_id = 5 [json_name = "requestId"];</code>
+   * @return The bytes for requestId.
+   */
+  com.google.protobuf.ByteString
+      getRequestIdBytes();
+
+  /**
+   * <pre>
+   * hold bounds how long the claim may be held: a claim not returned within hold comes back
+   * (to the next claim in line, else the back of the ready queue) within a sweeper pass after
+   * it ends, and its token is then refused (LEASE_LOST). Absent or zero: no bound (the purge's
+   * max_claim_age_ms still applies). At most the server's max_duration_ms.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration hold = 6 [json_name = "hold"];</code>
+   * @return Whether the hold field is set.
+   */
+  boolean hasHold();
+  /**
+   * <pre>
+   * hold bounds how long the claim may be held: a claim not returned within hold comes back
+   * (to the next claim in line, else the back of the ready queue) within a sweeper pass after
+   * it ends, and its token is then refused (LEASE_LOST). Absent or zero: no bound (the purge's
+   * max_claim_age_ms still applies). At most the server's max_duration_ms.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration hold = 6 [json_name = "hold"];</code>
+   * @return The hold.
+   */
+  com.google.protobuf.Duration getHold();
+  /**
+   * <pre>
+   * hold bounds how long the claim may be held: a claim not returned within hold comes back
+   * (to the next claim in line, else the back of the ready queue) within a sweeper pass after
+   * it ends, and its token is then refused (LEASE_LOST). Absent or zero: no bound (the purge's
+   * max_claim_age_ms still applies). At most the server's max_duration_ms.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration hold = 6 [json_name = "hold"];</code>
+   */
+  com.google.protobuf.DurationOrBuilder getHoldOrBuilder();
 }

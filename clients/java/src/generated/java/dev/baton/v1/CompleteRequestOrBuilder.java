@@ -130,4 +130,34 @@ public interface CompleteRequestOrBuilder extends
    * <code>.google.protobuf.Duration retry_after = 6 [json_name = "retryAfter"];</code>
    */
   com.google.protobuf.DurationOrBuilder getRetryAfterOrBuilder();
+
+  /**
+   * <pre>
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * A retry of a Complete that ended the lease gets its answer instead of LEASE_LOST; the
+   * request_id answers only for this name and token, so it never lets a stale holder through.
+   * </pre>
+   *
+   * <code>string request_id = 7 [json_name = "requestId"];</code>
+   * @return The requestId.
+   */
+  java.lang.String getRequestId();
+  /**
+   * <pre>
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * A retry of a Complete that ended the lease gets its answer instead of LEASE_LOST; the
+   * request_id answers only for this name and token, so it never lets a stale holder through.
+   * </pre>
+   *
+   * <code>string request_id = 7 [json_name = "requestId"];</code>
+   * @return The bytes for requestId.
+   */
+  com.google.protobuf.ByteString
+      getRequestIdBytes();
 }

@@ -35,6 +35,7 @@ private static final long serialVersionUID = 0L;
     pool_ = "";
     resourceId_ = "";
     error_ = "";
+    requestId_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -211,6 +212,63 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int REQUEST_ID_FIELD_NUMBER = 5;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object requestId_ = "";
+  /**
+   * <pre>
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * A retry of a Fail that ended the claim succeeds instead of LEASE_LOST; the request_id
+   * answers only for this resource_id and token.
+   * </pre>
+   *
+   * <code>string request_id = 5 [json_name = "requestId"];</code>
+   * @return The requestId.
+   */
+  @java.lang.Override
+  public java.lang.String getRequestId() {
+    java.lang.Object ref = requestId_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      requestId_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * A retry of a Fail that ended the claim succeeds instead of LEASE_LOST; the request_id
+   * answers only for this resource_id and token.
+   * </pre>
+   *
+   * <code>string request_id = 5 [json_name = "requestId"];</code>
+   * @return The bytes for requestId.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getRequestIdBytes() {
+    java.lang.Object ref = requestId_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      requestId_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -237,6 +295,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(error_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 4, error_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 5, requestId_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -253,6 +314,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(error_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(4, error_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(5, requestId_);
     }
     return size;
   }
@@ -286,6 +350,8 @@ private static final long serialVersionUID = 0L;
         != other.getToken()) return false;
     if (!getError()
         .equals(other.getError())) return false;
+    if (!getRequestId()
+        .equals(other.getRequestId())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -306,6 +372,8 @@ private static final long serialVersionUID = 0L;
         getToken());
     hash = (37 * hash) + ERROR_FIELD_NUMBER;
     hash = (53 * hash) + getError().hashCode();
+    hash = (37 * hash) + REQUEST_ID_FIELD_NUMBER;
+    hash = (53 * hash) + getRequestId().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -445,6 +513,7 @@ private static final long serialVersionUID = 0L;
       resourceId_ = "";
       token_ = 0L;
       error_ = "";
+      requestId_ = "";
       return this;
     }
 
@@ -490,6 +559,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000008) != 0)) {
         result.error_ = error_;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.requestId_ = requestId_;
+      }
     }
 
     @java.lang.Override
@@ -520,6 +592,11 @@ private static final long serialVersionUID = 0L;
       if (!other.getError().isEmpty()) {
         error_ = other.error_;
         bitField0_ |= 0x00000008;
+        onChanged();
+      }
+      if (!other.getRequestId().isEmpty()) {
+        requestId_ = other.requestId_;
+        bitField0_ |= 0x00000010;
         onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
@@ -568,6 +645,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 34
+            case 42: {
+              requestId_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 42
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -901,6 +983,123 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       error_ = value;
       bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object requestId_ = "";
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * A retry of a Fail that ended the claim succeeds instead of LEASE_LOST; the request_id
+     * answers only for this resource_id and token.
+     * </pre>
+     *
+     * <code>string request_id = 5 [json_name = "requestId"];</code>
+     * @return The requestId.
+     */
+    public java.lang.String getRequestId() {
+      java.lang.Object ref = requestId_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        requestId_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * A retry of a Fail that ended the claim succeeds instead of LEASE_LOST; the request_id
+     * answers only for this resource_id and token.
+     * </pre>
+     *
+     * <code>string request_id = 5 [json_name = "requestId"];</code>
+     * @return The bytes for requestId.
+     */
+    public com.google.protobuf.ByteString
+        getRequestIdBytes() {
+      java.lang.Object ref = requestId_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        requestId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * A retry of a Fail that ended the claim succeeds instead of LEASE_LOST; the request_id
+     * answers only for this resource_id and token.
+     * </pre>
+     *
+     * <code>string request_id = 5 [json_name = "requestId"];</code>
+     * @param value The requestId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRequestId(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      requestId_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * A retry of a Fail that ended the claim succeeds instead of LEASE_LOST; the request_id
+     * answers only for this resource_id and token.
+     * </pre>
+     *
+     * <code>string request_id = 5 [json_name = "requestId"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRequestId() {
+      requestId_ = getDefaultInstance().getRequestId();
+      bitField0_ = (bitField0_ & ~0x00000010);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * A retry of a Fail that ended the claim succeeds instead of LEASE_LOST; the request_id
+     * answers only for this resource_id and token.
+     * </pre>
+     *
+     * <code>string request_id = 5 [json_name = "requestId"];</code>
+     * @param value The bytes for requestId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRequestIdBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      requestId_ = value;
+      bitField0_ |= 0x00000010;
       onChanged();
       return this;
     }

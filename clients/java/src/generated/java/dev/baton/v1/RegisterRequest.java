@@ -34,6 +34,7 @@ private static final long serialVersionUID = 0L;
   private RegisterRequest() {
     queue_ = "";
     agents_ = java.util.Collections.emptyList();
+    requestId_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -183,6 +184,59 @@ private static final long serialVersionUID = 0L;
     return resetSchedule_;
   }
 
+  public static final int REQUEST_ID_FIELD_NUMBER = 4;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object requestId_ = "";
+  /**
+   * <pre>
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * </pre>
+   *
+   * <code>string request_id = 4 [json_name = "requestId"];</code>
+   * @return The requestId.
+   */
+  @java.lang.Override
+  public java.lang.String getRequestId() {
+    java.lang.Object ref = requestId_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      requestId_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * </pre>
+   *
+   * <code>string request_id = 4 [json_name = "requestId"];</code>
+   * @return The bytes for requestId.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getRequestIdBytes() {
+    java.lang.Object ref = requestId_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      requestId_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -206,6 +260,9 @@ private static final long serialVersionUID = 0L;
     if (resetSchedule_ != false) {
       output.writeBool(3, resetSchedule_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 4, requestId_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -225,6 +282,9 @@ private static final long serialVersionUID = 0L;
     if (resetSchedule_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(3, resetSchedule_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(4, requestId_);
     }
     return size;
   }
@@ -256,6 +316,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getAgentsList())) return false;
     if (getResetSchedule()
         != other.getResetSchedule()) return false;
+    if (!getRequestId()
+        .equals(other.getRequestId())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -276,6 +338,8 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + RESET_SCHEDULE_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getResetSchedule());
+    hash = (37 * hash) + REQUEST_ID_FIELD_NUMBER;
+    hash = (53 * hash) + getRequestId().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -420,6 +484,7 @@ private static final long serialVersionUID = 0L;
       }
       bitField0_ = (bitField0_ & ~0x00000002);
       resetSchedule_ = false;
+      requestId_ = "";
       return this;
     }
 
@@ -472,6 +537,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000004) != 0)) {
         result.resetSchedule_ = resetSchedule_;
       }
+      if (((from_bitField0_ & 0x00000008) != 0)) {
+        result.requestId_ = requestId_;
+      }
     }
 
     @java.lang.Override
@@ -519,6 +587,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getResetSchedule() != false) {
         setResetSchedule(other.getResetSchedule());
+      }
+      if (!other.getRequestId().isEmpty()) {
+        requestId_ = other.requestId_;
+        bitField0_ |= 0x00000008;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -569,6 +642,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000004;
               break;
             } // case 24
+            case 34: {
+              requestId_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000008;
+              break;
+            } // case 34
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1051,6 +1129,113 @@ private static final long serialVersionUID = 0L;
     public Builder clearResetSchedule() {
       bitField0_ = (bitField0_ & ~0x00000004);
       resetSchedule_ = false;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object requestId_ = "";
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * </pre>
+     *
+     * <code>string request_id = 4 [json_name = "requestId"];</code>
+     * @return The requestId.
+     */
+    public java.lang.String getRequestId() {
+      java.lang.Object ref = requestId_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        requestId_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * </pre>
+     *
+     * <code>string request_id = 4 [json_name = "requestId"];</code>
+     * @return The bytes for requestId.
+     */
+    public com.google.protobuf.ByteString
+        getRequestIdBytes() {
+      java.lang.Object ref = requestId_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        requestId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * </pre>
+     *
+     * <code>string request_id = 4 [json_name = "requestId"];</code>
+     * @param value The requestId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRequestId(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      requestId_ = value;
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * </pre>
+     *
+     * <code>string request_id = 4 [json_name = "requestId"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRequestId() {
+      requestId_ = getDefaultInstance().getRequestId();
+      bitField0_ = (bitField0_ & ~0x00000008);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * </pre>
+     *
+     * <code>string request_id = 4 [json_name = "requestId"];</code>
+     * @param value The bytes for requestId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRequestIdBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      requestId_ = value;
+      bitField0_ |= 0x00000008;
       onChanged();
       return this;
     }

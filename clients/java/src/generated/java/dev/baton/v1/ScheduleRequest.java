@@ -36,6 +36,7 @@ private static final long serialVersionUID = 0L;
     payload_ = com.google.protobuf.ByteString.EMPTY;
     key_ = "";
     traceparent_ = "";
+    requestId_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -346,6 +347,61 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int REQUEST_ID_FIELD_NUMBER = 7;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object requestId_ = "";
+  /**
+   * <pre>
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * Unlike key, it holds after the message was delivered and acked.
+   * </pre>
+   *
+   * <code>string request_id = 7 [json_name = "requestId"];</code>
+   * @return The requestId.
+   */
+  @java.lang.Override
+  public java.lang.String getRequestId() {
+    java.lang.Object ref = requestId_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      requestId_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * Unlike key, it holds after the message was delivered and acked.
+   * </pre>
+   *
+   * <code>string request_id = 7 [json_name = "requestId"];</code>
+   * @return The bytes for requestId.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getRequestIdBytes() {
+    java.lang.Object ref = requestId_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      requestId_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -378,6 +434,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(traceparent_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 6, traceparent_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 7, requestId_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -402,6 +461,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(traceparent_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(6, traceparent_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(7, requestId_);
     }
     return size;
   }
@@ -435,6 +497,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getKey())) return false;
     if (!getTraceparent()
         .equals(other.getTraceparent())) return false;
+    if (!getRequestId()
+        .equals(other.getRequestId())) return false;
     if (!getWhenCase().equals(other.getWhenCase())) return false;
     switch (whenCase_) {
       case 3:
@@ -467,6 +531,8 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getKey().hashCode();
     hash = (37 * hash) + TRACEPARENT_FIELD_NUMBER;
     hash = (53 * hash) + getTraceparent().hashCode();
+    hash = (37 * hash) + REQUEST_ID_FIELD_NUMBER;
+    hash = (53 * hash) + getRequestId().hashCode();
     switch (whenCase_) {
       case 3:
         hash = (37 * hash) + DELIVER_AT_FIELD_NUMBER;
@@ -624,6 +690,7 @@ private static final long serialVersionUID = 0L;
       }
       key_ = "";
       traceparent_ = "";
+      requestId_ = "";
       whenCase_ = 0;
       when_ = null;
       return this;
@@ -672,6 +739,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000020) != 0)) {
         result.traceparent_ = traceparent_;
       }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.requestId_ = requestId_;
+      }
     }
 
     private void buildPartialOneofs(dev.baton.v1.ScheduleRequest result) {
@@ -715,6 +785,11 @@ private static final long serialVersionUID = 0L;
       if (!other.getTraceparent().isEmpty()) {
         traceparent_ = other.traceparent_;
         bitField0_ |= 0x00000020;
+        onChanged();
+      }
+      if (!other.getRequestId().isEmpty()) {
+        requestId_ = other.requestId_;
+        bitField0_ |= 0x00000040;
         onChanged();
       }
       switch (other.getWhenCase()) {
@@ -790,6 +865,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000020;
               break;
             } // case 50
+            case 58: {
+              requestId_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 58
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1509,6 +1589,118 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       traceparent_ = value;
       bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object requestId_ = "";
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * Unlike key, it holds after the message was delivered and acked.
+     * </pre>
+     *
+     * <code>string request_id = 7 [json_name = "requestId"];</code>
+     * @return The requestId.
+     */
+    public java.lang.String getRequestId() {
+      java.lang.Object ref = requestId_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        requestId_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * Unlike key, it holds after the message was delivered and acked.
+     * </pre>
+     *
+     * <code>string request_id = 7 [json_name = "requestId"];</code>
+     * @return The bytes for requestId.
+     */
+    public com.google.protobuf.ByteString
+        getRequestIdBytes() {
+      java.lang.Object ref = requestId_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        requestId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * Unlike key, it holds after the message was delivered and acked.
+     * </pre>
+     *
+     * <code>string request_id = 7 [json_name = "requestId"];</code>
+     * @param value The requestId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRequestId(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      requestId_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * Unlike key, it holds after the message was delivered and acked.
+     * </pre>
+     *
+     * <code>string request_id = 7 [json_name = "requestId"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRequestId() {
+      requestId_ = getDefaultInstance().getRequestId();
+      bitField0_ = (bitField0_ & ~0x00000040);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+     * connection, a failover): a retry with the same request_id within the server's
+     * idempotency.retention_ms returns the first call's answer and changes nothing more.
+     * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+     * Unlike key, it holds after the message was delivered and acked.
+     * </pre>
+     *
+     * <code>string request_id = 7 [json_name = "requestId"];</code>
+     * @param value The bytes for requestId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRequestIdBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      requestId_ = value;
+      bitField0_ |= 0x00000040;
       onChanged();
       return this;
     }

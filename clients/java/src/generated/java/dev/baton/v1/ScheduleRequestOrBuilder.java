@@ -140,5 +140,33 @@ public interface ScheduleRequestOrBuilder extends
   com.google.protobuf.ByteString
       getTraceparentBytes();
 
+  /**
+   * <pre>
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * Unlike key, it holds after the message was delivered and acked.
+   * </pre>
+   *
+   * <code>string request_id = 7 [json_name = "requestId"];</code>
+   * @return The requestId.
+   */
+  java.lang.String getRequestId();
+  /**
+   * <pre>
+   * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
+   * connection, a failover): a retry with the same request_id within the server's
+   * idempotency.retention_ms returns the first call's answer and changes nothing more.
+   * [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
+   * Unlike key, it holds after the message was delivered and acked.
+   * </pre>
+   *
+   * <code>string request_id = 7 [json_name = "requestId"];</code>
+   * @return The bytes for requestId.
+   */
+  com.google.protobuf.ByteString
+      getRequestIdBytes();
+
   dev.baton.v1.ScheduleRequest.WhenCase getWhenCase();
 }

@@ -7,6 +7,9 @@
   streak and dead-letter entry cleared. An existing agent found in no state at all (not held,
   not waiting, not dead-lettered) is put back in waiting, which repairs partial state.
 
+  With a request field, a retry of a call already applied returns the first call's answer and
+  changes nothing (recall / remember).
+
   An agent with a key or a priority makes its queue keyed ("keyed" in the limits hash, for
   good): acquireAgents then hands out due agents by priority and round-robin across keys.
 
@@ -22,25 +25,35 @@
     KEYS[9] cron       HASH name -> "token|next fire" of a cron agent's latest run: dropped when
                        the agent is created or its schedule reset (it starts from its first fire)
     KEYS[10] limits    HASH flow control: "keyed" set when an agent has a key or a priority
+    KEYS[11] requests  ZSET request field -> remembered at (ms)
+    KEYS[12] answers   HASH request field -> first answer JSON
 
     ARGV[1] reset      "1" to reset the schedule of existing agents not held, else "0"
     ARGV[2] jitterMs   upper bound of the random delay added to a new agent's first run
     ARGV[3] seed       random seed for the jitter
     ARGV[4] channel    where to announce: "P|S <wake-up channel>" or ""
     ARGV[5] queue      queue name, published on channel
-    ARGV[6..] triples  name, definition JSON, payload ("" for none)
+    ARGV[6] request    request field "register|<request id>", or "" for none
+    ARGV[7] retentionMs how long answers are remembered (at least)
+    ARGV[8] maxEntries most answers remembered per queue
+    ARGV[9..] triples  name, definition JSON, payload ("" for none)
 
   Output:
-    { created, updated }
+    { created, updated }   (the first call's, for a retry with its request id)
 ]]
 local rcall = redis.call
 --@include publish
 --@include nowMs
 --@include addWaiting
+--@include recall
+--@include remember
 
 local waitingKey, workingKey, defsKey, payloadsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local streaksKey, indexKey, dlqKey, dlqinfoKey, cronKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-local limitsKey = KEYS[10]
+local limitsKey, requestsKey, answersKey = KEYS[10], KEYS[11], KEYS[12]
+local request = ARGV[6]
+local first = recall(answersKey, request)
+if first then return first end
 local reset = ARGV[1] == '1'
 local jitterMs = tonumber(ARGV[2])
 local channel, queue = ARGV[4], ARGV[5]
@@ -48,7 +61,7 @@ math.randomseed(tonumber(ARGV[3]))
 
 local now = nowMs()
 local created, updated, keyed = 0, 0, false
-for i = 6, #ARGV, 3 do
+for i = 9, #ARGV, 3 do
   local name, def, payload = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   -- Baton writes "key" first and "priority" only when not 0 (a label cannot look like either).
   if not keyed and (string.find(def, '^{"key":') or string.find(def, '"priority":-?%d')) then keyed = true end
@@ -87,4 +100,5 @@ for i = 6, #ARGV, 3 do
   end
 end
 if keyed then rcall('HSET', limitsKey, 'keyed', '1') end
+remember(requestsKey, answersKey, request, { created, updated }, now, tonumber(ARGV[7]), tonumber(ARGV[8]))
 return { created, updated }

@@ -2,7 +2,12 @@
   endClaim: ends a claim presented with its token. reuse: the resource is placed again (to the
   next claim in line, else the back of the ready queue); giveback: the same, but to the front
   (its claimer never got it); return: it leaves the pool until offered again; fail: it moves to the pool's dead-letter queue with the error and its
-  context. A stale or unknown token changes nothing.
+  context. A stale or unknown token changes nothing. Ending a claim drops its hold.
+
+  Request field: for reuse, return and fail, a remembered answer (a retry of a call already
+  applied) is returned and changes nothing, and an applied call is remembered. For giveback it
+  is the claim's own field, forgotten with the claim (its claimer never got the answer, so a
+  retry of that Claim claims afresh).
 
   Input:
     KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
@@ -19,6 +24,9 @@
     KEYS[12] idleat     HASH resource id -> idle since (ms)
     KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
     KEYS[14] limits     HASH paused ("1": AdminService.Pause)
+    KEYS[15] requests   ZSET request field -> remembered at (ms)
+    KEYS[16] answers    HASH request field -> first answer JSON
+    KEYS[17] holds      ZSET "resource id|token" -> hold deadline (ms) of claims with a hold
 
     ARGV[1] id         resource id
     ARGV[2] token      the claim's token
@@ -28,10 +36,13 @@
     ARGV[6] pool       pool name
     ARGV[7] dlqTtlMs   dead-letter TTL (0: none)
     ARGV[8] dlqMax     dead-letter queue size bound (0: none)
+    ARGV[9] request    "<action>|<id>|<token>|<request id>", the claim's field (giveback), or ""
+    ARGV[10] retentionMs how long answers are remembered (at least)
+    ARGV[11] maxEntries most answers remembered per pool
 
   Output:
     { -1 }             LEASE_LOST
-    { 0 }              done
+    { 0 }              done (or a retry's first answer)
 ]]
 local rcall = redis.call
 --@include publish
@@ -40,9 +51,16 @@ local rcall = redis.call
 --@include placeResource
 --@include claimRecord
 --@include trimDeadLetters
+--@include recall
+--@include remember
 
 local k = poolKeys()
 local id, token, action, message, channel, pool = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local request = ARGV[9]
+if action ~= 'giveback' then
+  local again = recall(KEYS[16], request)
+  if again then return again end
+end
 local claim = claimRecord(rcall('HGET', k.claims, id))
 if not claim or claim.token ~= token then
   return { -1 }
@@ -50,6 +68,7 @@ end
 local now = nowMs()
 rcall('ZREM', k.claimed, id)
 rcall('HDEL', k.claims, id)
+rcall('ZREM', KEYS[17], id .. '|' .. token)
 if action == 'reuse' or action == 'giveback' then
   placeResource(k, id, now, channel, pool, action == 'giveback')
 elseif action == 'fail' then
@@ -66,4 +85,12 @@ else
   rcall('HDEL', k.resources, id)
 end
 publish(channel, 'C|' .. pool)
+if action == 'giveback' then
+  if request ~= '' then
+    rcall('ZREM', KEYS[15], request)
+    rcall('HDEL', KEYS[16], request)
+  end
+else
+  remember(KEYS[15], KEYS[16], request, { 0 }, now, tonumber(ARGV[10]), tonumber(ARGV[11]))
+end
 return { 0 }

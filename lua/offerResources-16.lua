@@ -1,7 +1,9 @@
 --[[
   offerResources: makes resources idle, in order: each is handed to the first live claim in the
   pool's line, or appended to the ready queue. A resource already idle or claimed is left alone
-  (deduplicated by id); a dead-lettered one is taken out of the dead-letter queue.
+  (deduplicated by id); a dead-lettered one is taken out of the dead-letter queue. With a
+  request field whose answer is remembered (a retry of an Offer already applied), returns that
+  answer and changes nothing.
 
   Input:
     KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
@@ -18,25 +20,34 @@
     KEYS[12] idleat     HASH resource id -> idle since (ms)
     KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
     KEYS[14] limits     HASH paused ("1": AdminService.Pause)
+    KEYS[15] requests   ZSET request field -> remembered at (ms)
+    KEYS[16] answers    HASH request field -> first answer JSON
 
     ARGV[1] channel    where to announce: "P|S <pool events channel>" or ""
     ARGV[2] pool       pool name
-    ARGV[3..] pairs    resource id, attributes JSON
+    ARGV[3] request    request field "offer|<request id>", or "" for none
+    ARGV[4] retentionMs how long answers are remembered (at least)
+    ARGV[5] maxEntries most answers remembered per pool
+    ARGV[6..] pairs    resource id, attributes JSON
 
   Output:
-    { idle, handed, duplicates }
+    { idle, handed, duplicates }   (a retry's: the first call's)
 ]]
 local rcall = redis.call
 --@include publish
 --@include nowMs
 --@include poolKeys
 --@include placeResource
+--@include recall
+--@include remember
 
 local k = poolKeys()
-local channel, pool = ARGV[1], ARGV[2]
+local channel, pool, request = ARGV[1], ARGV[2], ARGV[3]
+local again = recall(KEYS[16], request)
+if again then return again end
 local now = nowMs()
 local idle, handed, duplicates = 0, 0, 0
-for i = 3, #ARGV, 2 do
+for i = 6, #ARGV, 2 do
   local id, attrs = ARGV[i], ARGV[i + 1]
   if rcall('ZSCORE', k.idle, id) or rcall('ZSCORE', k.claimed, id) then
     duplicates = duplicates + 1
@@ -53,4 +64,5 @@ for i = 3, #ARGV, 2 do
 end
 rcall('HINCRBY', k.stats, 'offered', idle + handed)
 publish(channel, 'C|' .. pool)
+remember(KEYS[15], KEYS[16], request, { idle, handed, duplicates }, now, tonumber(ARGV[4]), tonumber(ARGV[5]))
 return { idle, handed, duplicates }

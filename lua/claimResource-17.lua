@@ -2,7 +2,11 @@
   claimResource: takes the oldest idle resource if no live claim waits before this one;
   otherwise (with a wait) joins the pool's line, unless the line is full. Claims in line whose
   wait ended are dropped from the head first. Raises the scale-up signal, once, when a claim
-  has to wait with nothing idle.
+  has to wait with nothing idle. With a hold, a resource taken is given back by the sweeper
+  (reclaimAssignments) once the hold ends unreturned. With a request field whose answer is
+  remembered (a retry of a Claim that took a resource), returns that answer and changes
+  nothing; a resource taken with a request field is remembered (a claim that waits in line is
+  remembered when it is picked up).
 
   Input:
     KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
@@ -19,6 +23,9 @@
     KEYS[12] idleat     HASH resource id -> idle since (ms)
     KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
     KEYS[14] limits     HASH paused ("1": AdminService.Pause)
+    KEYS[15] requests   ZSET request field -> remembered at (ms)
+    KEYS[16] answers    HASH request field -> first answer JSON
+    KEYS[17] holds      ZSET "resource id|token" -> hold deadline (ms) of claims with a hold
 
     ARGV[1] claimer    claimer id
     ARGV[2] attrs      attributes JSON to attach to the resource
@@ -26,9 +33,13 @@
     ARGV[4] maxLine    most claims the line holds
     ARGV[5] channel    where to announce: "P|S <pool events channel>" or ""
     ARGV[6] pool       pool name
+    ARGV[7] request    request field "claim|<claimer>|<request id>", or "" for none
+    ARGV[8] retentionMs how long answers are remembered (at least)
+    ARGV[9] maxEntries most answers remembered per pool
+    ARGV[10] holdMs    how long the claim may be held before it comes back (0: no hold)
 
   Output:
-    { 1, resource id, token, claimed at, attributes JSON }   claimed
+    { 1, resource id, token, claimed at, attributes JSON }   claimed (or a retry's first answer)
     { 0 }                                                    nothing idle, no wait
     { 2, claim id, scale-up raised (1/0) }                   waiting in line
     { -2 }                                                   line full
@@ -38,10 +49,14 @@ local rcall = redis.call
 --@include nowMs
 --@include poolKeys
 --@include mergeAttrs
+--@include recall
+--@include remember
 
 local k = poolKeys()
 local claimer, attrs, waitMs, maxLine = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-local channel, pool = ARGV[5], ARGV[6]
+local channel, pool, request, holdMs = ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[10])
+local again = recall(KEYS[16], request)
+if again then return again end
 local now = nowMs()
 
 -- Claims whose wait ended can be ahead in line: drop them.
@@ -67,7 +82,10 @@ if rcall('ZCARD', k.line) == 0 and not paused then
     rcall('HSET', k.claims, id, token .. '|' .. claimer .. '|' .. string.format('%d', now) .. '|' .. attrs)
     publish(channel, 'C|' .. pool)
     rcall('HINCRBY', k.stats, 'claimed', 1)
-    return { 1, id, token, now, mergeAttrs(rcall('HGET', k.resources, id), attrs) }
+    if holdMs > 0 then rcall('ZADD', KEYS[17], now + holdMs, id .. '|' .. token) end
+    local answer = { 1, id, token, now, mergeAttrs(rcall('HGET', k.resources, id), attrs) }
+    remember(KEYS[15], KEYS[16], request, answer, now, tonumber(ARGV[8]), tonumber(ARGV[9]))
+    return answer
   end
   rcall('DEL', k.scaleup)
 end

@@ -5,6 +5,7 @@
            otherwise the claim leaves the line.
   abandon: the caller went away: the claim leaves the line, and a resource assigned to it goes
            back to the front of the ready queue (or to the next claim in line).
+  A resource taken starts its hold (if any) and is remembered under the claim's request field.
 
   Input:
     KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
@@ -21,11 +22,18 @@
     KEYS[12] idleat     HASH resource id -> idle since (ms)
     KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
     KEYS[14] limits     HASH paused ("1": AdminService.Pause)
+    KEYS[15] requests   ZSET request field -> remembered at (ms)
+    KEYS[16] answers    HASH request field -> first answer JSON
+    KEYS[17] holds      ZSET "resource id|token" -> hold deadline (ms) of claims with a hold
 
     ARGV[1] claimId    the claim's id
     ARGV[2] mode       "peek", "end" or "abandon"
     ARGV[3] channel    where to announce: "P|S <pool events channel>" or ""
     ARGV[4] pool       pool name
+    ARGV[5] request    the claim's request field "claim|<claimer>|<request id>", or ""
+    ARGV[6] retentionMs how long answers are remembered (at least)
+    ARGV[7] maxEntries most answers remembered per pool
+    ARGV[8] holdMs     how long the claim may be held before it comes back (0: no hold)
 
   Output:
     { 1, resource id, token, claimed at, attributes JSON }   taken
@@ -39,6 +47,7 @@ local rcall = redis.call
 --@include placeResource
 --@include claimRecord
 --@include mergeAttrs
+--@include remember
 
 local k = poolKeys()
 local claimId, mode, channel, pool = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
@@ -52,7 +61,12 @@ if assignment then
     return { -1 }
   end
   if mode ~= 'abandon' then
-    return { 1, id, token, claim.at, mergeAttrs(rcall('HGET', k.resources, id), claim.attrs) }
+    local now = nowMs()
+    local holdMs = tonumber(ARGV[8])
+    if holdMs > 0 then rcall('ZADD', KEYS[17], now + holdMs, id .. '|' .. token) end
+    local answer = { 1, id, token, claim.at, mergeAttrs(rcall('HGET', k.resources, id), claim.attrs) }
+    remember(KEYS[15], KEYS[16], ARGV[5], answer, now, tonumber(ARGV[6]), tonumber(ARGV[7]))
+    return answer
   end
   rcall('ZREM', k.claimed, id)
   rcall('HDEL', k.claims, id)

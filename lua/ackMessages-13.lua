@@ -3,7 +3,9 @@
   one call for a batch (one command per key for all of them). Announces the receiver when
   something was acked and messages are due, since a consumer may have been at its in-flight
   bound; with always = "1" (a shard of a sharded receiver, whose consumers' bound spans the
-  shards and may have messages due in another) after every batch that acked something.
+  shards and may have messages due in another) after every batch that acked something. An ack
+  with a request field whose answer is remembered (a retry of an ack already applied) is
+  answered acked and changes nothing; an applied ack with a request field is remembered.
 
   Input:
     KEYS[1]  scheduled  ZSET id -> deliver at (ms)
@@ -17,36 +19,49 @@
     KEYS[9]  dlq        ZSET id -> dead-lettered at (ms)
     KEYS[10] dlqinfo    HASH id -> dead-letter context JSON
     KEYS[11] stats      HASH scheduled, delivered, redelivered, acked, dead_lettered -> counts
+    KEYS[12] requests   ZSET request field -> remembered at (ms)
+    KEYS[13] answers    HASH request field -> first answer JSON
 
     ARGV[1] channel    where to announce: "P|S <wake-up channel>" or ""
     ARGV[2] wakeName   name announced on channel ("r:<receiver>")
     ARGV[3] always     "1": announce after every batch that acked; "": only when messages are due
-    ARGV[4..] id, token pairs, one per ack
+    ARGV[4] retentionMs how long answers are remembered (at least)
+    ARGV[5] maxEntries most answers remembered per receiver
+    ARGV[6..] id, token, request field ("ack|<id>|<token>|<request id>" or "") triples, one per
+            ack
 
   Output:
-    one integer per pair, in order: 0 acked, -1 LEASE_LOST (not in flight with that token, or
+    one integer per triple, in order (a retry's: the first call's): 0 acked, -1 LEASE_LOST (not in flight with that token, or
     acked earlier in the same batch)
 ]]
 local rcall = redis.call
 --@include publish
 --@include nowMs
 --@include receiverKeys
+--@include recall
+--@include remember
 
 local k = receiverKeys()
+local requestsKey, answersKey = KEYS[12], KEYS[13]
 local channel, wakeName, always = ARGV[1], ARGV[2], ARGV[3]
-local n = (#ARGV - 3) / 2
+local retentionMs, maxEntries = tonumber(ARGV[4]), tonumber(ARGV[5])
+local n = (#ARGV - 5) / 3
 local ids = {}
-for i = 1, n do ids[i] = ARGV[2 + 2 * i] end
+for i = 1, n do ids[i] = ARGV[3 + 3 * i] end
 local recs = rcall('HMGET', k.tokens, unpack(ids))
 
 -- A token record carries the message's idempotency key since it was delivered; one written
 -- before that ("token|consumer|delivered_at") sends its ack to the metadata for the key.
 local out, done, seen, held, keys, d = {}, {}, {}, {}, {}, 0
+local remembered = {}
 for i = 1, n do
-  local id, rec = ids[i], recs[i]
+  local id, rec, request = ids[i], recs[i], ARGV[5 + 3 * i]
   local token, consumer, rest
   if rec then token, consumer, rest = string.match(rec, '^(%d+)|([^|]*)|%d+(.*)$') end
-  if token and token == ARGV[3 + 2 * i] and not seen[id] then
+  local again = recall(answersKey, request)
+  if again then
+    out[i] = again[1]
+  elseif token and token == ARGV[4 + 3 * i] and not seen[id] then
     seen[id] = true
     d = d + 1
     done[d] = id
@@ -60,12 +75,18 @@ for i = 1, n do
       key = string.sub(rest, 2)
     end
     if key and key ~= '' then keys[#keys + 1] = key end
+    if request ~= '' then remembered[#remembered + 1] = request end
     out[i] = 0
   else
     out[i] = -1
   end
 end
 if d == 0 then return out end
+
+local now = nowMs()
+for _, request in ipairs(remembered) do
+  remember(requestsKey, answersKey, request, { 0 }, now, retentionMs, maxEntries)
+end
 
 rcall('ZREM', k.inflight, unpack(done))
 rcall('HDEL', k.tokens, unpack(done))
@@ -76,7 +97,7 @@ if #keys > 0 then rcall('HDEL', k.keys, unpack(keys)) end
 rcall('HDEL', k.messages, unpack(done))
 rcall('HDEL', k.meta, unpack(done))
 rcall('HINCRBY', k.stats, 'acked', #done)
-if always == '1' or rcall('ZRANGEBYSCORE', k.scheduled, '-inf', nowMs(), 'LIMIT', 0, 1)[1] then
+if always == '1' or rcall('ZRANGEBYSCORE', k.scheduled, '-inf', now, 'LIMIT', 0, 1)[1] then
   publish(channel, wakeName)
 end
 return out

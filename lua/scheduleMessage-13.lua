@@ -2,6 +2,8 @@
   scheduleMessage: persists a message, due at deliverAtMs (absolute) or now + delayMs. With a
   key already naming a message not yet acked, returns that message and changes nothing.
   Announces the receiver on channel when the message is due before everything else scheduled.
+  With a request field whose answer is remembered (a retry of a Schedule already applied),
+  returns that answer and changes nothing, even after the message was acked.
 
   Input:
     KEYS[1]  scheduled  ZSET id -> deliver at (ms)
@@ -15,6 +17,8 @@
     KEYS[9]  dlq        ZSET id -> dead-lettered at (ms)
     KEYS[10] dlqinfo    HASH id -> dead-letter context JSON
     KEYS[11] stats      HASH scheduled, delivered, redelivered, acked, dead_lettered -> counts
+    KEYS[12] requests   ZSET request field -> remembered at (ms)
+    KEYS[13] answers    HASH request field -> first answer JSON
 
     ARGV[1] payload
     ARGV[2] deliverAtMs   absolute due time, or -1 to use delayMs
@@ -23,24 +27,35 @@
     ARGV[5] channel       where to announce: "P|S <wake-up channel>" or ""
     ARGV[6] wakeName      name announced on channel ("r:<receiver>")
     ARGV[7] traceparent   W3C trace context handed to the consumer, "" for none
+    ARGV[8] request       request field "schedule|<request id>", or "" for none
+    ARGV[9] retentionMs   how long answers are remembered (at least)
+    ARGV[10] maxEntries   most answers remembered per receiver
 
   Output:
-    { created (1/0), id, deliverAt }
+    { created (1/0), id, deliverAt }   (a retry's: the first call's)
 ]]
 local rcall = redis.call
 --@include publish
 --@include nowMs
 --@include receiverKeys
 --@include messageMeta
+--@include recall
+--@include remember
 
 local k = receiverKeys()
+local requestsKey, answersKey = KEYS[12], KEYS[13]
 local payload, deliverAt, delayMs, key = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
-local channel, wakeName, traceparent = ARGV[5], ARGV[6], ARGV[7]
+local channel, wakeName, traceparent, request = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+local again = recall(answersKey, request)
+if again then return again end
 if key ~= '' then
   local existing = rcall('HGET', k.keys, key)
   if existing then
     local meta = messageMeta(rcall('HGET', k.meta, existing))
-    if meta then return { 0, existing, meta.at } end
+    if meta then
+      remember(requestsKey, answersKey, request, { 0, existing, meta.at }, nowMs(), tonumber(ARGV[9]), tonumber(ARGV[10]))
+      return { 0, existing, meta.at }
+    end
     rcall('HDEL', k.keys, key)
   end
 end
@@ -58,4 +73,5 @@ rcall('HINCRBY', k.stats, 'scheduled', 1)
 if head[2] == nil or at < tonumber(head[2]) then
   publish(channel, wakeName)
 end
+remember(requestsKey, answersKey, request, { 1, id, at }, now, tonumber(ARGV[9]), tonumber(ARGV[10]))
 return { 1, id, at }

@@ -1,7 +1,11 @@
 --[[
   reclaimAssignments: gives back resources assigned to claims that were never picked up
   (their replica died while they waited): any assignment past its wait deadline + graceMs goes
-  back to the front of the ready queue (or to the next claim in line).
+  back to the front of the ready queue (or to the next claim in line). Then ends claims whose
+  hold (Claim's hold) ended unreturned: at most limit holds past their deadline are read; each
+  still held with its token goes back like a Return with reuse (to the next claim in line, else
+  the back of the ready queue), and its token is refused from then on; a hold whose claim ended
+  otherwise is dropped.
 
   Input:
     KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
@@ -18,14 +22,15 @@
     KEYS[12] idleat     HASH resource id -> idle since (ms)
     KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
     KEYS[14] limits     HASH paused ("1": AdminService.Pause)
+    KEYS[15] holds      ZSET "resource id|token" -> hold deadline (ms) of claims with a hold
 
     ARGV[1] graceMs    how long past the wait deadline an assignment may stay unpicked
-    ARGV[2] limit      most assignments to inspect
+    ARGV[2] limit      most assignments to inspect, and most holds past their deadline
     ARGV[3] channel    where to announce: "P|S <pool events channel>" or ""
     ARGV[4] pool       pool name
 
   Output:
-    reclaimed          how many resources went back
+    reclaimed          how many resources went back (assignments and ended holds)
 ]]
 local rcall = redis.call
 --@include publish
@@ -50,6 +55,17 @@ for i = 1, #scan, 2 do
       placeResource(k, id, now, channel, pool, true)
       reclaimed = reclaimed + 1
     end
+  end
+end
+for _, hold in ipairs(rcall('ZRANGEBYSCORE', KEYS[15], '-inf', now, 'LIMIT', 0, limit)) do
+  rcall('ZREM', KEYS[15], hold)
+  local id, token = string.match(hold, '^(.*)|(%d+)$')
+  local claim = id and claimRecord(rcall('HGET', k.claims, id))
+  if claim and claim.token == token then
+    rcall('ZREM', k.claimed, id)
+    rcall('HDEL', k.claims, id)
+    placeResource(k, id, now, channel, pool, false)
+    reclaimed = reclaimed + 1
   end
 end
 if reclaimed > 0 then publish(channel, 'C|' .. pool) end

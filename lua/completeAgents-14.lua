@@ -2,7 +2,9 @@
   completeAgents: ends leases of one queue with the workers' outcomes, each as finishLease
   decides (success reschedules or removes a one-shot agent; failures back off by class and
   dead-letter at max_attempts). A stale or unknown token changes nothing for that item; the
-  others still complete. A name listed twice is completed once: the second is stale.
+  others still complete. A name listed twice is completed once: the second is stale. An item
+  with a request field whose answer is remembered (a retry of a completion already applied)
+  gets that answer and changes nothing; an applied item with a request field is remembered.
 
   Batched for throughput: the lease records and definitions of all items are read with one
   HMGET each, and one-shot successes (the common case of a drained queue) are removed with one
@@ -23,16 +25,21 @@
                        once a lease ended; with a rate limit, a THROTTLED item's retryAfterMs
                        empties the queue's token bucket for that long ("tokens", "at")
     KEYS[12] cron      HASH name -> "token|next fire" of cron agents' runs (setCronNext)
+    KEYS[13] requests  ZSET request field -> remembered at (ms)
+    KEYS[14] answers   HASH request field -> first answer JSON
 
     ARGV[1..8] policy  forbiddenMs, throttledBaseMs, throttledMult, throttledCapMs,
                        maxImmediate, jitterRatio, dlqTtlMs, dlqMaxEntries (readPolicy)
     ARGV[9]  seed      random seed for the jitter
     ARGV[10] channel   where to announce: "P|S <wake-up channel>" or ""
     ARGV[11] queue     queue name (wake-up message, dead-letter context)
-    ARGV[12..] items   name, token, outcome, message, retryAfterMs; outcome one of SUCCESS |
+    ARGV[12] retentionMs how long answers are remembered (at least)
+    ARGV[13] maxEntries most answers remembered per queue
+    ARGV[14..] items   name, token, outcome, message, retryAfterMs, request field
+                       ("complete|<name>|<token>|<request id>" or ""); outcome one of SUCCESS |
                        PERMANENT_FORBIDDEN | THROTTLED | TRANSIENT | SERVER_ERROR | UNKNOWN
 
-  Output: per item, in order, three numbers:
+  Output: per item, in order, three numbers (a retry's: the first call's):
     -1, 0, 0                  LEASE_LOST: token stale or unknown; nothing changed
     0, nextRun, streak        RESCHEDULED
     1, 0, 0                   REMOVED: one-shot success, or no definition left
@@ -52,20 +59,23 @@ local rcall = redis.call
 --@include defField
 --@include wakeBlocked
 --@include keyLeaseEnded
+--@include recall
+--@include remember
 
 local k = {
   waiting = KEYS[1], working = KEYS[2], defs = KEYS[3], payloads = KEYS[4], leases = KEYS[5],
   streaks = KEYS[6], index = KEYS[7], dlq = KEYS[8], dlqinfo = KEYS[9], stats = KEYS[10],
-  limits = KEYS[11], cron = KEYS[12],
+  limits = KEYS[11], cron = KEYS[12], requests = KEYS[13], answers = KEYS[14],
 }
 local policy = readPolicy(1)
 math.randomseed(tonumber(ARGV[9]))
 local channel, queue = ARGV[10], ARGV[11]
-local first = 12
-local count = (#ARGV - first + 1) / 5
+local retentionMs, maxEntries = tonumber(ARGV[12]), tonumber(ARGV[13])
+local first, width = 14, 6
+local count = (#ARGV - first + 1) / width
 
 local names = {}
-for i = 0, count - 1 do names[i + 1] = ARGV[first + i * 5] end
+for i = 0, count - 1 do names[i + 1] = ARGV[first + i * width] end
 local records = rcall('HMGET', k.leases, unpack(names))
 local defs = rcall('HMGET', k.defs, unpack(names))
 
@@ -77,13 +87,16 @@ local ended, throttledFor = 0, 0
 local throttledKeys = {} -- key -> held until (ms)
 local keyEnds = {} -- key -> keyed leases this batch ended (one HINCRBY per key)
 for i = 0, count - 1 do
-  local a, o = first + i * 5, i * 3
-  local name, token, outcome = ARGV[a], ARGV[a + 1], ARGV[a + 2]
-  local rec = not seen[name] and records[i + 1]
+  local a, o = first + i * width, i * 3
+  local name, token, outcome, request = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 5]
+  local again = recall(k.answers, request)
+  local rec = not again and not seen[name] and records[i + 1]
   seen[name] = true
   -- The token alone decides the fast path; the whole record is parsed only for the others.
   local recToken = rec and string.match(rec, '^(%d+)|')
-  if recToken ~= token then
+  if again then
+    out[o + 1], out[o + 2], out[o + 3] = again[1], again[2], again[3]
+  elseif recToken ~= token then
     out[o + 1], out[o + 2], out[o + 3] = -1, 0, 0
   else
     ended = ended + 1
@@ -94,10 +107,12 @@ for i = 0, count - 1 do
       g = g + 1
       gone[g] = name
       out[o + 1], out[o + 2], out[o + 3] = 1, 0, 0
+      remember(k.requests, k.answers, request, { 1, 0, 0 }, now, retentionMs, maxEntries)
     else
       local r = finishLease(k, name, parseLease(rec), outcome, ARGV[a + 3], tonumber(ARGV[a + 4]), policy, now,
         channel, queue)
       out[o + 1], out[o + 2], out[o + 3] = r[1], r[2], r[3]
+      remember(k.requests, k.answers, request, { r[1], r[2], r[3] }, now, retentionMs, maxEntries)
       local retryAfter = tonumber(ARGV[a + 4])
       if outcome == 'THROTTLED' and retryAfter > throttledFor then throttledFor = retryAfter end
       if outcome == 'THROTTLED' and retryAfter > 0 and key then
