@@ -8,7 +8,8 @@
 //! - each key's grants stay within its own bucket (burst + rate × span, Redis clock);
 //! - a key with 90 % of the backlog does not starve the others: due agents go round-robin
 //!   across keys;
-//! - a higher priority is handed out first, across keys and within one; ties by due time;
+//! - a higher priority is handed out first, across keys and within one, and on a queue where
+//!   no agent has a key; ties by due time;
 //! - every way a lease ends (Complete, Release, Heartbeat of a cancelled run, the zombie sweep,
 //!   Unregister then Complete) gives the key its place back;
 //! - a THROTTLED retry_after holds the key's bucket, not the other keys';
@@ -193,16 +194,39 @@ async fn priorities_order_dispatch() {
         keyed("high-b", "", 7, 0, 60_000),
     ];
     register(&mut env.client, Q, defs).await;
-    let mut order = Vec::new();
-    loop {
-        let leases = acquire(&mut env.client, Q, "w", 1).await;
-        let Some(l) = leases.first() else { break };
-        order.push((l.agent.as_ref().unwrap().priority, l.name.clone()));
-    }
+    let order = dispatch_order(&mut env).await;
     let names: Vec<_> = order.iter().map(|(_, n)| n.as_str()).collect();
     // "other" serves top-b and goes behind ""; "" serves high-a and high-b (7 beats 0), then
     // the keys alternate at 0 ("other" first: its turn is older) and at -5.
     assert_eq!(names, ["top-b", "high-a", "high-b", "mid-b", "mid-a", "low-b", "low-a"], "{order:?}");
+}
+
+/// Acquires one lease at a time until nothing is due: (priority, name) in the order granted.
+async fn dispatch_order(env: &mut Env) -> Vec<(i32, String)> {
+    let mut order = Vec::new();
+    while let Some(l) = acquire(&mut env.client, Q, "w", 1).await.pop() {
+        order.push((l.agent.as_ref().unwrap().priority, l.name));
+    }
+    order
+}
+
+// Priorities alone, no key anywhere: the queue is still dispatched by priority. The agents are
+// due at the same instant and their names sort against their priorities, so due time and name
+// would give the reverse order.
+#[tokio::test]
+async fn priorities_without_keys_order_dispatch() {
+    let mut env = Env::start().await;
+    let defs = vec![
+        keyed("a-lowest", "", -7, 0, 60_000),
+        keyed("b-low", "", -1, 0, 60_000),
+        keyed("c-plain", "", 0, 0, 60_000),
+        keyed("d-high", "", 3, 0, 60_000),
+        keyed("e-highest", "", 1000, 0, 60_000),
+    ];
+    register(&mut env.client, Q, defs).await;
+    let order = dispatch_order(&mut env).await;
+    let names: Vec<_> = order.iter().map(|(_, n)| n.as_str()).collect();
+    assert_eq!(names, ["e-highest", "d-high", "c-plain", "b-low", "a-lowest"], "{order:?}");
 }
 
 // Every way a lease ends gives its key's place back (key_concurrency 1): Complete, Release,
