@@ -40,7 +40,8 @@ pub struct AgentDef {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub catch_up_skip: bool,
     /// Written at Register only: a new (or reset) cron agent's first fire, which registerAgents
-    /// uses as its first run.
+    /// uses as its first run; set by the store from the Redis clock (`Store::register`), so
+    /// whatever a caller puts here is replaced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_fire_ms: Option<i64>,
     /// W3C trace context of the producer's call, handed to workers with every lease; "" for none.
@@ -180,16 +181,29 @@ pub struct AgentPage {
 }
 
 impl Store {
-    /// Upserts definitions; returns (created, updated).
+    /// Upserts definitions; returns (created, updated). A cron agent's first fire is the first
+    /// after the Redis clock of the queue's slot (`readClock`), read just before the write: a
+    /// Baton host's clock never decides when an agent is due.
     pub(super) async fn register_in(&self, queue: &str, agents: &[AgentDef], reset: bool) -> Result<(u32, u32)> {
         let k = self.keys.queue(queue);
+        let mut agents = std::borrow::Cow::Borrowed(agents);
+        if agents.iter().any(|def| !def.cron.is_empty()) {
+            let reply = self.run(Path::WriteBack, "readClock", &[&k.defs], Args::new()).await?;
+            let now: i64 = redis::from_redis_value(reply).map_err(|e| Error::Internal(format!("readClock: {e}")))?;
+            for def in agents.to_mut().iter_mut().filter(|def| !def.cron.is_empty()) {
+                // Checked at validation; an expression that fails here gets no first fire and is
+                // due at once, as any new agent.
+                def.first_fire_ms =
+                    crate::cron::Schedule::parse(&def.cron, &def.time_zone).ok().and_then(|s| s.next_after(now));
+            }
+        }
         let mut args = Args::new()
             .arg(if reset { "1" } else { "0" })
             .arg(self.policy.agent.initial_jitter_ms)
             .arg(rand::random::<u32>())
             .arg(self.keys.announce(ChannelKind::Queue, queue))
             .arg(queue);
-        for def in agents {
+        for def in agents.iter() {
             let json = serde_json::to_string(def).map_err(|e| Error::Internal(e.to_string()))?;
             args.push(&def.name);
             args.push(json);
