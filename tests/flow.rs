@@ -401,6 +401,10 @@ async fn limits_round_trip_and_clear() {
     let h = health_of(&mut a, pb::SourceKind::Queue, Q).await.unwrap();
     assert_eq!(h.limits, Some(stored));
     assert_eq!(h.rate_tokens, 3.0, "a new bucket starts full");
+    let aging = pb::QueueLimits { priority_aging: dur(90_000), ..Default::default() };
+    let stored = set_limits(&mut a, Q, Some(aging)).await.limits.unwrap();
+    assert_eq!((stored.priority_aging, stored.concurrency, stored.rate), (dur(90_000), 0, None), "replaced whole");
+    assert_eq!(health_of(&mut a, pb::SourceKind::Queue, Q).await.unwrap().limits, Some(stored));
     assert!(set_limits(&mut a, Q, None).await.limits.is_none());
     let h = health_of(&mut a, pb::SourceKind::Queue, Q).await.unwrap();
     assert_eq!(h.limits, None);
