@@ -26,7 +26,11 @@
     ("held|<key>" leases held) or out of tokens ("bucket|<key>" = "tokens|at", `key_rate` per
     second holding `key_burst`) is passed over, so it never blocks the keys behind it, and moves
     to the rounds after the call's last grant (keeping its order); "vtime" becomes the tag of the
-    last grant.
+    last grant;
+  - with priority aging ("priority_aging", ms), an agent due for longer than that goes ahead of
+    every priority: its `order` entry takes rank 0 (as priority 1000) and keeps its tag, so the
+    aged go in their turn. Each call looks only at the oldest promoted agents (at most asked +
+    100, read from waiting's head of promoted entries), so the work per call stays fixed.
   An `order` entry whose agent is no longer promoted in waiting (Unregister, purge, a reset) is
   stale and dropped when it comes up; when `order` is empty, agents left promoted without an
   entry are promoted again, and tags start again from 0. Agents without a key form the key "".
@@ -46,7 +50,8 @@
                        tokens, at (ms, refilled up to then); "blocked" set here when the
                        concurrency limit held due work back (the lease-ending scripts announce
                        the queue once a lease ends: wakeBlocked); keyed, key_concurrency,
-                       key_rate, key_burst, vtime, "held|<key>", "bucket|<key>" (keyed queues)
+                       key_rate, key_burst, vtime, "held|<key>", "bucket|<key>",
+                       priority_aging (keyed queues)
     KEYS[10] order     ZSET name -> rank * 2^42 + tag: promoted agents of a keyed queue
     KEYS[11] tags      HASH key -> the tag of its last promoted agent
 
@@ -79,7 +84,7 @@ local out = { now, -1, 0 }
 
 -- Flow control: one HMGET; a queue without limits pays nothing more.
 local lim = rcall('HMGET', limitsKey, 'paused', 'concurrency', 'rate', 'burst', 'tokens', 'at', 'keyed',
-  'key_concurrency', 'key_rate', 'key_burst', 'vtime')
+  'key_concurrency', 'key_rate', 'key_burst', 'vtime', 'priority_aging')
 if lim[1] == '1' then
   rcall('ZADD', workersKey, 'XX', now, worker)
   return out -- paused: Resume announces the queue
@@ -238,6 +243,27 @@ else
       local t = {}
       for key, tag in pairs(last) do t[#t + 1], t[#t + 2] = key, int(tag) end
       rcall('HSET', tagsKey, unpack(t))
+    end
+  end
+
+  -- Priority aging: an agent due for longer than the aging period goes ahead of every priority
+  -- (rank 0), keeping its tag. Promoted agents wait at minus their due time, so the oldest are
+  -- the highest scores below 0: one read from there finds those past the period, oldest first,
+  -- at most asked + 100 per call (the ones already aged among them are left as they are).
+  local aging = tonumber(lim[12] or '')
+  if aging and aging > 0 then
+    local old = rcall('ZREVRANGEBYSCORE', waitingKey, '(0', '(' .. int(aging - now), 'LIMIT', 0, math.min(cap, asked + 100))
+    if #old > 0 then
+      local scores = rcall('ZMSCORE', orderKey, unpack(old))
+      local aged, a = {}, 0
+      for j, name in ipairs(old) do
+        local score = tonumber(scores[j] or '')
+        if score and score >= UNIT then
+          aged[a + 1], aged[a + 2] = score % UNIT, name
+          a = a + 2
+        end
+      end
+      if a > 0 then rcall('ZADD', orderKey, unpack(aged)) end
     end
   end
 

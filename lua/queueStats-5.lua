@@ -7,16 +7,16 @@
     KEYS[3] dlq        ZSET name -> dead-lettered at (ms)
     KEYS[4] stats      HASH completed, failed, dead_lettered -> counts
     KEYS[5] limits     HASH paused, concurrency, rate, burst, tokens, at, key_concurrency,
-                       key_rate, key_burst (flow control)
+                       key_rate, key_burst, priority_aging (flow control)
 
     ARGV[1] stuckAgeMs   a lease this far past its deadline is stuck
 
   Output:
     { now, waiting, due, oldestDue, working, overdueLeases, deadLettered, averageOverdueMs,
       stuck, completed, paused, concurrency, rate, burst, keyConcurrency, keyRate, keyBurst,
-      tokens }
+      tokens, priorityAging }
     paused is 1 or 0; concurrency, rate, burst and the key limits are "" when unset; tokens is
-    what the bucket holds now ("" without a rate limit).
+    what the bucket holds now ("" without a rate limit); priorityAging is in ms, "" when unset.
     A keyed queue's promoted agents wait at minus their due time (acquireAgents): their due
     time is the score's absolute value.
     oldestDue is the earliest next run among due agents, or -1 when none is due;
@@ -41,7 +41,7 @@ end
 sample(rcall('ZREVRANGEBYSCORE', waitingKey, '(0', '-inf', 'WITHSCORES', 'LIMIT', 0, 500))
 sample(rcall('ZRANGEBYSCORE', waitingKey, 0, now, 'WITHSCORES', 'LIMIT', 0, 500))
 local lim = rcall('HMGET', limitsKey, 'paused', 'concurrency', 'rate', 'burst', 'tokens', 'at', 'key_concurrency',
-  'key_rate', 'key_burst')
+  'key_rate', 'key_burst', 'priority_aging')
 local tokens = ''
 if lim[3] then
   -- The bucket as acquireAgents would find it now.
@@ -70,4 +70,5 @@ return {
   lim[8] or '',
   lim[9] or '',
   tokens,
+  lim[10] or '',
 }

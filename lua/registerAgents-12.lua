@@ -64,7 +64,7 @@ local created, updated, keyed = 0, 0, false
 for i = 9, #ARGV, 3 do
   local name, def, payload = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   -- Baton writes "key" first and "priority" only when not 0 (a label cannot look like either).
-  if not keyed and (string.find(def, '^{"key":') or string.find(def, '"priority":-?%d')) then keyed = true end
+  if not keyed and (string.find(def, '^{"key":') or string.find(def, '"priority":%-?%d')) then keyed = true end
   local existed = rcall('HSET', defsKey, name, def) == 0
   if payload == '' then
     rcall('HDEL', payloadsKey, name)

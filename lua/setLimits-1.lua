@@ -1,13 +1,13 @@
 --[[
-  setLimits: replaces a queue's concurrency and rate limits, over the whole queue and per key;
-  the paused flag stays as it is. An absent limit is removed. A rate limit set anew starts with
+  setLimits: replaces a queue's concurrency and rate limits, over the whole queue and per key,
+  and its priority aging; the paused flag stays as it is. An absent limit is removed. A rate limit set anew starts with
   a full bucket; a changed one keeps what its bucket holds, up to the new burst (per-key
   buckets are clamped to the new burst by acquireAgents as it reads them). Announces the queue:
   waiting Acquires may now be granted, or must learn their new wait.
 
   Input:
     KEYS[1] limits   HASH paused, concurrency, rate, burst, tokens, at, blocked, key_concurrency,
-                     key_rate, key_burst (and acquireAgents' per-key state)
+                     key_rate, key_burst, priority_aging (and acquireAgents' per-key state)
 
     ARGV[1] concurrency  most leases held at once, "" for none
     ARGV[2] rate         grants per second (the bucket's refill), "" for none
@@ -17,6 +17,8 @@
     ARGV[6] keyConcurrency  most leases held at once per key, "" for none
     ARGV[7] keyRate      grants per second per key, "" for none
     ARGV[8] keyBurst     most each key's bucket holds (with a key rate)
+    ARGV[9] agingMs      priority aging: how long an agent may be due before it goes ahead of
+                         every priority (ms), "" for none
 
   Output: 1
 ]]
@@ -46,6 +48,11 @@ if ARGV[7] == '' then
   rcall('HDEL', limitsKey, 'key_rate', 'key_burst')
 else
   rcall('HSET', limitsKey, 'key_rate', ARGV[7], 'key_burst', ARGV[8])
+end
+if ARGV[9] == '' then
+  rcall('HDEL', limitsKey, 'priority_aging')
+else
+  rcall('HSET', limitsKey, 'priority_aging', ARGV[9])
 end
 rcall('HDEL', limitsKey, 'blocked')
 publish(channel, queue)

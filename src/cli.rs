@@ -456,6 +456,9 @@ fn limits_text(l: &Option<pb::QueueLimits>) -> String {
     if let Some(r) = &l.key_rate {
         parts.push(format!("per key {}/s burst {}", r.per_second, r.burst));
     }
+    if l.priority_aging.is_some() {
+        parts.push(format!("priority aging {}", age(&l.priority_aging)));
+    }
     if parts.is_empty() {
         "-".into()
     } else {
@@ -470,6 +473,7 @@ fn limits_json(l: &Option<pb::QueueLimits>) -> Value {
         Some(l) => json!({
             "concurrency": l.concurrency, "rate": rate(&l.rate),
             "keyConcurrency": l.key_concurrency, "keyRate": rate(&l.key_rate),
+            "priorityAgingSeconds": seconds(&l.priority_aging),
         }),
     }
 }

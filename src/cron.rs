@@ -1,16 +1,15 @@
-//! Cron schedules of recurring agents: parsed by croner (five fields, or six with seconds),
-//! evaluated in an IANA time zone (chrono-tz). Baton computes fires in Rust; the scripts only
-//! store and use them (see `lua/setCronNext-1.lua`).
+//! Cron schedules of recurring agents: parsed by croner (five fields, or six with seconds
+//! first; no year field), evaluated in an IANA time zone (chrono-tz). Baton computes fires in
+//! Rust, always after an instant of the Redis clock (the first fire after a TIME read in the
+//! queue's slot at Register, each next fire after the run's start at acquire); the scripts only
+//! store and use them (see `lua/setCronNext-2.lua`).
 
 use chrono::{TimeZone, Utc};
 use chrono_tz::Tz;
-use croner::{parser::CronParser, Cron};
-
-/// This machine's clock, Unix ms (fires are computed by it; the scripts compare them with the
-/// Redis clock).
-pub fn now_ms() -> i64 {
-    Utc::now().timestamp_millis()
-}
+use croner::{
+    parser::{CronParser, Seconds, Year},
+    Cron,
+};
 
 /// A parsed cron expression in its time zone.
 #[derive(Clone, Debug)]
@@ -23,7 +22,12 @@ impl Schedule {
     /// Parses `expr` in `time_zone` (empty: UTC). Errors name which of the two is wrong:
     /// `Err((true, why))` for the expression, `Err((false, why))` for the time zone.
     pub fn parse(expr: &str, time_zone: &str) -> Result<Self, (bool, String)> {
-        let cron = CronParser::new().parse(expr).map_err(|e| (true, e.to_string()))?;
+        let fields = expr.split_whitespace().count();
+        if !expr.trim_start().starts_with('@') && !(5..=6).contains(&fields) {
+            return Err((true, format!("needs 5 fields, or 6 with seconds first; got {fields}")));
+        }
+        let parser = CronParser::builder().seconds(Seconds::Optional).year(Year::Disallowed).build();
+        let cron = parser.parse(expr).map_err(|e| (true, e.to_string()))?;
         let tz = if time_zone.is_empty() {
             Tz::UTC
         } else {
@@ -31,6 +35,8 @@ impl Schedule {
         };
         let schedule = Self { cron, tz };
         // An expression that never fires (e.g. 30 February) is refused here, not at its first run.
+        // Without a year field whether it fires at all does not depend on the instant asked
+        // about, so the host's clock serves this check (no score is computed from it).
         schedule.next_after(Utc::now().timestamp_millis()).ok_or((true, "never fires".to_string()))?;
         Ok(schedule)
     }
@@ -59,5 +65,9 @@ mod tests {
         assert!(Schedule::parse("61 * * * *", "").unwrap_err().0);
         assert!(!Schedule::parse("* * * * *", "Mars/Olympus").unwrap_err().0);
         assert!(Schedule::parse("0 0 30 2 *", "").unwrap_err().0, "never fires");
+        let year = Schedule::parse("0 0 0 1 1 * 2030", "").unwrap_err();
+        assert!(year.0 && year.1.contains("got 7"), "no year field: {year:?}");
+        assert!(Schedule::parse("0 0 *", "").unwrap_err().1.contains("got 3"));
+        assert!(Schedule::parse("@hourly", "").is_ok());
     }
 }

@@ -238,6 +238,68 @@ async fn purge_finds_each_kind_of_stale_entry() {
     assert!(a.purge(pb::PurgeRequest { dry_run: true }).await.unwrap().into_inner().items.is_empty(), "nothing left");
 }
 
+// A receiver's stale entries — a dead letter past its TTL and a message in no state — are
+// found by a dry run that changes nothing, and removed by the real run that follows.
+#[tokio::test]
+async fn a_receivers_dry_run_purge_changes_nothing() {
+    use baton::pb::schedule_service_client::ScheduleServiceClient;
+    const R: &str = "inbox";
+    let mut config = test_config();
+    config.schedule.ack_timeout_ms = 200;
+    config.schedule.max_deliveries = 1;
+    config.dead_letter.ttl_ms = 500;
+    config.purge.enabled = false;
+    let env = Env::with_config(config).await;
+    let mut s = ScheduleServiceClient::new(env.baton.channel().await);
+    let schedule = |payload: &str, delay_ms: u64| pb::ScheduleRequest {
+        receiver: R.into(),
+        payload: payload.as_bytes().to_vec(),
+        when: Some(pb::schedule_request::When::Delay(dur(delay_ms).unwrap())),
+        ..Default::default()
+    };
+    let dead = s.schedule(schedule("never acked", 0)).await.unwrap().into_inner().id;
+    let lost = s.schedule(schedule("in no state", 3_600_000)).await.unwrap().into_inner().id;
+    // Delivered once and never acked: dead-lettered once its ack timeout passes.
+    let sub = pb::SubscribeRequest { receiver: R.into(), consumer_id: "slow".into(), max_in_flight: 1 };
+    let mut stream = s.subscribe(sub).await.unwrap().into_inner();
+    let m = tokio::time::timeout(Duration::from_secs(20), stream.message()).await.expect("delivered").unwrap();
+    assert_eq!(m.unwrap().id, dead);
+    let mut a = admin(&env).await;
+    let source = Some(pb::Source { kind: pb::SourceKind::Receiver as i32, name: R.into() });
+    eventually(Duration::from_secs(20), "the unacked message is dead-lettered", || {
+        let (mut a, source) = (a.clone(), source.clone());
+        async move { !dead_letters(&mut a, source).await.is_empty() }
+    })
+    .await;
+    drop(stream);
+    let mut conn = env.redis.conn().await;
+    let _: () =
+        redis::cmd("ZREM").arg(format!("baton:{{r:{R}}}:scheduled")).arg(&lost).query_async(&mut conn).await.unwrap();
+    let_redis_time_pass(&env.redis, 600).await;
+
+    let before = env.redis.snapshot().await;
+    let dry = a.purge(pb::PurgeRequest { dry_run: true }).await.unwrap().into_inner();
+    assert!(dry.dry_run);
+    assert_eq!(env.redis.snapshot().await, before, "a dry run changes nothing");
+    let in_receiver = |items: &[pb::PurgedItem]| {
+        let mut found: Vec<(String, String)> =
+            items.iter().filter(|i| i.source == source).map(|i| (i.id.clone(), i.action.clone())).collect();
+        found.sort();
+        found
+    };
+    let mut expected = vec![(dead.clone(), "REMOVED".to_string()), (lost.clone(), "REMOVED".to_string())];
+    expected.sort();
+    assert_eq!(in_receiver(&dry.items), expected);
+
+    let real = a.purge(pb::PurgeRequest { dry_run: false }).await.unwrap().into_inner();
+    assert_eq!(in_receiver(&real.items), expected, "the real run does what the dry run reported");
+    assert!(dead_letters(&mut a, source.clone()).await.is_empty(), "the expired dead letter is gone");
+    let meta: Vec<String> =
+        redis::cmd("HKEYS").arg(format!("baton:{{r:{R}}}:meta")).query_async(&mut conn).await.unwrap();
+    assert!(meta.is_empty(), "the message in no state is gone: {meta:?}");
+    assert!(in_receiver(&a.purge(pb::PurgeRequest { dry_run: true }).await.unwrap().into_inner().items).is_empty());
+}
+
 // The auto-purge sweeper runs by itself on the elected replica.
 #[tokio::test]
 async fn auto_purge_runs_by_itself() {

@@ -1,7 +1,8 @@
 //! Cron schedules (Agent.cron, time_zone, catch_up), against real Redis.
 //!
 //! Invariants checked:
-//! - a cron agent is first due at the first fire after it is registered;
+//! - a cron agent is first due at the first fire after it is registered, by the Redis clock
+//!   even where the Baton host's clock is hours off it;
 //! - runs fire on the Redis clock: no run starts before its fire, and each run's next is the
 //!   first fire after the run started, across a minute boundary; one run at a time;
 //! - a run more than one fire late runs once (CATCH_UP_RUN_ONCE) or is skipped to the next fire
@@ -109,6 +110,31 @@ async fn a_late_run_runs_once_or_is_skipped_by_its_catch_up_policy() {
     assert_eq!(skipped.failure_streak, 0);
 }
 
+// Redis's clock two hours ahead of the Baton host's (a redis-server under a clock shim): a new
+// hourly cron agent is first due at the next whole hour of the Redis clock, so it is not due
+// yet. From the host's clock its first fire would be at least an hour in Redis's past, and it
+// would be handed out at once.
+#[tokio::test]
+async fn the_first_fire_follows_the_redis_clock_not_the_hosts() {
+    const SHIFT_S: i64 = 2 * 3_600;
+    let redis = TestRedis::with_clock_shift(SHIFT_S).await;
+    let host_now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    let before = redis.now_ms().await;
+    assert!(before - host_now > SHIFT_S * 1_000 - 60_000, "the shim moved Redis's clock: {before} vs {host_now}");
+    let baton = TestBaton::start(&redis.url(), test_config()).await;
+    let mut env = Env { client: baton.agents().await, redis, baton };
+    register(&mut env.client, Q, vec![cron_agent("hourly", "0 * * * *", pb::CatchUp::Unspecified)]).await;
+    let after = env.redis.now_ms().await;
+    let due = ms(&status(&mut env, "hourly").await.next_run_at);
+    assert_eq!(due % 3_600_000, 0, "due at a whole hour: {due}");
+    assert!(
+        due > before && due <= after + 3_600_000,
+        "the first whole hour after Register by the Redis clock ({before}..{after}), got {due}; by the host's it would be {}",
+        (host_now / 3_600_000 + 1) * 3_600_000
+    );
+    assert!(acquire(&mut env.client, Q, "w", 1).await.is_empty(), "not due before its first fire");
+}
+
 // Unregister drops a cron agent's record of its next fire with its definition.
 #[tokio::test]
 async fn unregister_forgets_a_cron_agents_next_fire() {
@@ -140,6 +166,8 @@ async fn bad_cron_input_is_refused_naming_the_field() {
         (with(&|a| a.cron = "not cron".into()), "agents[0].cron"),
         (with(&|a| a.cron = "0 0 30 2 *".into()), "agents[0].cron"),
         (with(&|a| a.cron = "*".repeat(300)), "agents[0].cron"),
+        (with(&|a| a.cron = "0 0 0 1 1 * 2030".into()), "agents[0].cron"), // no year field
+        (with(&|a| a.cron = "0 0 * *".into()), "agents[0].cron"),
         (with(&|a| a.time_zone = "Mars/Olympus".into()), "agents[0].time_zone"),
         (with(&|a| a.interval = dur(60_000)), "agents[0].interval"),
         (with(&|a| a.catch_up = 99), "agents[0].catch_up"),

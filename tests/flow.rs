@@ -8,6 +8,8 @@
 //! - grants stay within the token bucket: over any span of the recorded grant times (Redis
 //!   clock), grants ≤ burst + rate × span;
 //! - a THROTTLED completion with retry_after holds the whole queue's bucket that long;
+//! - every way a lease ends (Complete, Release, the sweepers' reap, the purge) wakes a long poll
+//!   the concurrency limit held back, at once (its own wait is 60 s, the test allows 10 s);
 //! - a paused queue or receiver hands out nothing while long polls and streams keep waiting;
 //!   Resume releases them;
 //! - bad input is INVALID_ARGUMENT naming the field and changes nothing; a sharded queue's
@@ -148,6 +150,118 @@ async fn grants_stay_within_the_token_bucket() {
     assert_eq!((rate.per_second, rate.burst), (RATE, BURST));
     assert!(h.rate_tokens >= 0.0 && h.rate_tokens <= BURST as f64);
     second.stop().await.unwrap();
+}
+
+/// A queue at a concurrency limit of 1 holding due work back: `first` is leased, and a long
+/// poll for one lease (wait 60 s, far beyond what the tests allow it) waits for `second`.
+/// Returns once that poll's Acquire has found the queue blocked ("blocked" in its limits): from
+/// then on only a wake-up can hand it `second` before its wait ends, since a queue held back by
+/// its concurrency limit sets no timer and nothing else announces the queue. `Env` runs no
+/// sweeper and no purge, so each test decides how the lease ends.
+async fn held_back_waiter(env: &mut Env, first: pb::Agent) -> (pb::Lease, tokio::task::JoinHandle<Vec<pb::Lease>>) {
+    let mut a = admin(&env.baton).await;
+    set_limits(&mut a, Q, limits(1, None)).await;
+    register(&mut env.client, Q, vec![first]).await;
+    let lease = acquire(&mut env.client, Q, "holder", 1).await.pop().expect("due");
+    register(&mut env.client, Q, vec![agent("second", 0, 60_000)]).await;
+    let mut c = env.client.clone();
+    let waiter =
+        tokio::spawn(async move { c.acquire(long_poll(Q, "waiter", 1, 60_000)).await.unwrap().into_inner().leases });
+    let conn = env.redis.conn().await;
+    eventually(Duration::from_secs(20), "the long poll found the queue held back", || {
+        let mut conn = conn.clone();
+        async move {
+            let blocked: Option<String> = redis::cmd("HGET")
+                .arg(format!("baton:{{q:{Q}}}:limits"))
+                .arg("blocked")
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            blocked.is_some()
+        }
+    })
+    .await;
+    assert!(!waiter.is_finished(), "the long poll waits");
+    (lease, waiter)
+}
+
+/// The waiter gets `second` well within its 60 s wait: woken by the lease's end, not by a timer.
+async fn woken(waiter: tokio::task::JoinHandle<Vec<pb::Lease>>, by: &str) {
+    let got = tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .unwrap_or_else(|_| panic!("{by} did not wake the long poll held back by the limit"))
+        .unwrap();
+    let names: Vec<_> = got.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["second"], "{by}");
+}
+
+fn quiet_config() -> baton::config::Config {
+    let mut config = test_config();
+    config.zombie_cleanup.enabled = false;
+    config.orphan_cleanup.enabled = false;
+    config.purge.enabled = false;
+    config
+}
+
+// Each way a lease ends wakes a long poll held back by the concurrency limit at once:
+// Complete, Release, the sweepers' reap and the purge.
+#[tokio::test]
+async fn a_complete_wakes_a_long_poll_held_back_by_the_limit() {
+    let mut env = Env::with_config(quiet_config()).await;
+    let (lease, waiter) = held_back_waiter(&mut env, agent("first", 0, 60_000)).await;
+    env.client.complete(complete_req(&lease, pb::Outcome::Success)).await.unwrap();
+    woken(waiter, "Complete").await;
+}
+
+#[tokio::test]
+async fn a_release_wakes_a_long_poll_held_back_by_the_limit() {
+    let mut env = Env::with_config(quiet_config()).await;
+    let (lease, waiter) = held_back_waiter(&mut env, agent("first", 0, 60_000)).await;
+    // Released for later: "first" goes back behind "second", so this announces nothing of its own.
+    let release =
+        pb::ReleaseRequest { queue: Q.into(), name: lease.name.clone(), token: lease.token, delay: dur(600_000) };
+    env.client.release(release).await.unwrap();
+    woken(waiter, "Release").await;
+}
+
+#[tokio::test]
+async fn a_reap_wakes_a_long_poll_held_back_by_the_limit() {
+    use baton::store::{ReapKind, Reaped};
+    let mut env = Env::with_config(quiet_config()).await;
+    // Dead-lettered by its first failure, so the reap puts nothing back in waiting.
+    let first = pb::Agent { max_attempts: 1, ..agent("first", 0, 100) };
+    let (lease, waiter) = held_back_waiter(&mut env, first).await;
+    let deadline = ms(&lease.deadline);
+    let redis = &env.redis;
+    eventually(Duration::from_secs(10), "the lease's deadline by the Redis clock", || async move {
+        redis.now_ms().await > deadline
+    })
+    .await;
+    // What the zombie sweeper does, driven from here: find, then reap.
+    let store = env.redis.store().await;
+    let (_, suspects) = store.find_zombies(Q, 0, 0, 100).await.unwrap();
+    assert_eq!(suspects.len(), 1, "{suspects:?}");
+    let reaped = store.reap(Q, &[(&suspects[0], ReapKind::Zombie, 0)]).await.unwrap();
+    assert_eq!(reaped, [Reaped::DeadLettered]);
+    woken(waiter, "the reap").await;
+}
+
+#[tokio::test]
+async fn a_purge_wakes_a_long_poll_held_back_by_the_limit() {
+    let mut config = quiet_config();
+    config.purge.max_working_age_ms = 100;
+    let mut env = Env::with_config(config).await;
+    let (lease, waiter) = held_back_waiter(&mut env, agent("first", 0, 100)).await;
+    let stuck_after = ms(&lease.deadline) + 100;
+    let redis = &env.redis;
+    eventually(Duration::from_secs(10), "the lease stuck past the purge's bound", || async move {
+        redis.now_ms().await > stuck_after
+    })
+    .await;
+    let purged = admin(&env.baton).await.purge(pb::PurgeRequest { dry_run: false }).await.unwrap().into_inner();
+    let actions: Vec<_> = purged.items.iter().map(|i| (i.id.as_str(), i.action.as_str())).collect();
+    assert_eq!(actions, [("first", "DEAD_LETTERED")]);
+    woken(waiter, "the purge").await;
 }
 
 // A THROTTLED completion with retry_after 2 s holds the whole queue: another agent, due all
@@ -304,6 +418,10 @@ async fn limits_round_trip_and_clear() {
     let h = health_of(&mut a, pb::SourceKind::Queue, Q).await.unwrap();
     assert_eq!(h.limits, Some(stored));
     assert_eq!(h.rate_tokens, 3.0, "a new bucket starts full");
+    let aging = pb::QueueLimits { priority_aging: dur(90_000), ..Default::default() };
+    let stored = set_limits(&mut a, Q, Some(aging)).await.limits.unwrap();
+    assert_eq!((stored.priority_aging, stored.concurrency, stored.rate), (dur(90_000), 0, None), "replaced whole");
+    assert_eq!(health_of(&mut a, pb::SourceKind::Queue, Q).await.unwrap().limits, Some(stored));
     assert!(set_limits(&mut a, Q, None).await.limits.is_none());
     let h = health_of(&mut a, pb::SourceKind::Queue, Q).await.unwrap();
     assert_eq!(h.limits, None);

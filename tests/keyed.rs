@@ -8,12 +8,15 @@
 //! - each key's grants stay within its own bucket (burst + rate × span, Redis clock);
 //! - a key with 90 % of the backlog does not starve the others: due agents go round-robin
 //!   across keys;
-//! - a higher priority is handed out first, across keys and within one; ties by due time;
+//! - a higher priority is handed out first, across keys and within one, and on a queue where
+//!   no agent has a key; ties by due time;
+//! - with priority aging, a low priority under a steady higher-priority backlog goes by the
+//!   first grant after its aging period (Redis clock);
 //! - every way a lease ends (Complete, Release, Heartbeat of a cancelled run, the zombie sweep,
 //!   Unregister then Complete) gives the key its place back;
 //! - a THROTTLED retry_after holds the key's bucket, not the other keys';
 //! - a keyed queue's waiting agents still show their due time (GetAgent, health ages);
-//! - bad keys, priorities and key limits are INVALID_ARGUMENT naming the field and change
+//! - bad keys, priorities, key limits and priority aging are INVALID_ARGUMENT naming the field and change
 //!   nothing.
 
 mod common;
@@ -193,16 +196,81 @@ async fn priorities_order_dispatch() {
         keyed("high-b", "", 7, 0, 60_000),
     ];
     register(&mut env.client, Q, defs).await;
-    let mut order = Vec::new();
-    loop {
-        let leases = acquire(&mut env.client, Q, "w", 1).await;
-        let Some(l) = leases.first() else { break };
-        order.push((l.agent.as_ref().unwrap().priority, l.name.clone()));
-    }
+    let order = dispatch_order(&mut env).await;
     let names: Vec<_> = order.iter().map(|(_, n)| n.as_str()).collect();
     // "other" serves top-b and goes behind ""; "" serves high-a and high-b (7 beats 0), then
     // the keys alternate at 0 ("other" first: its turn is older) and at -5.
     assert_eq!(names, ["top-b", "high-a", "high-b", "mid-b", "mid-a", "low-b", "low-a"], "{order:?}");
+}
+
+/// Acquires one lease at a time until nothing is due: (priority, name) in the order granted.
+async fn dispatch_order(env: &mut Env) -> Vec<(i32, String)> {
+    let mut order = Vec::new();
+    while let Some(l) = acquire(&mut env.client, Q, "w", 1).await.pop() {
+        order.push((l.agent.as_ref().unwrap().priority, l.name));
+    }
+    order
+}
+
+// Priorities alone, no key anywhere: the queue is still dispatched by priority. The agents are
+// due at the same instant and their names sort against their priorities, so due time and name
+// would give the reverse order.
+#[tokio::test]
+async fn priorities_without_keys_order_dispatch() {
+    let mut env = Env::start().await;
+    let defs = vec![
+        keyed("a-lowest", "", -7, 0, 60_000),
+        keyed("b-low", "", -1, 0, 60_000),
+        keyed("c-plain", "", 0, 0, 60_000),
+        keyed("d-high", "", 3, 0, 60_000),
+        keyed("e-highest", "", 1000, 0, 60_000),
+    ];
+    register(&mut env.client, Q, defs).await;
+    let order = dispatch_order(&mut env).await;
+    let names: Vec<_> = order.iter().map(|(_, n)| n.as_str()).collect();
+    assert_eq!(names, ["e-highest", "d-high", "c-plain", "b-low", "a-lowest"], "{order:?}");
+}
+
+// Priority aging: under a steady backlog of higher priorities (two new high-priority agents
+// for every grant), a low-priority agent is granted by the first Acquire that finds it due for
+// longer than the aging period, by the Redis clock of the grants themselves; every grant before
+// it came earlier than that. Without aging it would wait until the high backlog drained.
+#[tokio::test]
+async fn priority_aging_lets_a_low_priority_agent_through_a_steady_high_backlog() {
+    const AGING_MS: i64 = 300;
+    const TIMEOUT_MS: i64 = 60_000;
+    let mut env = Env::start().await;
+    let limits = pb::QueueLimits { priority_aging: dur(AGING_MS as u64), ..Default::default() };
+    let stored = set_limits(&env.baton, Q, Some(limits)).await.limits.unwrap();
+    assert_eq!(stored.priority_aging, dur(AGING_MS as u64));
+    register(&mut env.client, Q, vec![keyed("aaa-low", "", -10, 0, TIMEOUT_MS as u64)]).await;
+    let req = pb::GetAgentRequest { queue: Q.into(), name: "aaa-low".into() };
+    let due = ms(&env.client.get_agent(req).await.unwrap().into_inner().agent.unwrap().next_run_at);
+    // New high-priority agents, numbered on from `highs`, due now.
+    let mut highs = 0;
+    let mut more_highs = async |env: &mut Env, n: usize| {
+        let defs = (highs..highs + n).map(|i| keyed(&format!("high-{i:05}"), "", 10, 0, TIMEOUT_MS as u64)).collect();
+        highs += n;
+        register(&mut env.client, Q, defs).await;
+    };
+    more_highs(&mut env, 5).await;
+    let mut before_low = Vec::new();
+    let low_at = loop {
+        let l = acquire(&mut env.client, Q, "w", 1).await.pop().expect("the backlog never drains");
+        let at = ms(&l.deadline) - TIMEOUT_MS;
+        env.client.complete(complete_req(&l, pb::Outcome::Success)).await.unwrap();
+        if l.name == "aaa-low" {
+            break at;
+        }
+        assert!(at <= due + 20 * AGING_MS, "starved: still waiting {} ms after its due time", at - due);
+        before_low.push(at);
+        more_highs(&mut env, 2).await;
+    };
+    assert!(low_at > due + AGING_MS, "granted {} ms after due: before its aging period, so not by aging", low_at - due);
+    assert!(!before_low.is_empty(), "higher priorities went first until then");
+    let late: Vec<_> = before_low.iter().filter(|&&at| at > due + AGING_MS).collect();
+    assert!(late.is_empty(), "high grants after the low agent had aged: {late:?} (due {due})");
+    assert!(highs > before_low.len(), "a backlog was left when it went");
 }
 
 // Every way a lease ends gives its key's place back (key_concurrency 1): Complete, Release,
@@ -423,6 +491,14 @@ async fn bad_keys_priorities_and_key_limits_are_refused() {
                 ..Default::default()
             },
             "limits.key_rate.burst",
+        ),
+        (pb::QueueLimits { priority_aging: Some(Default::default()), ..Default::default() }, "limits.priority_aging"),
+        (
+            pb::QueueLimits {
+                priority_aging: Some(prost_types::Duration { seconds: 400 * 86_400, nanos: 0 }),
+                ..Default::default()
+            },
+            "limits.priority_aging",
         ),
     ];
     for (limits, field) in limit_cases {

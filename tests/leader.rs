@@ -141,6 +141,27 @@ async fn expired_leader_is_replaced() {
     assert_eq!((err.code(), reason(&err).as_str()), (Code::FailedPrecondition, "LEASE_LOST"));
 }
 
+// A term that expired with nobody replacing it (no campaign, no read has noticed the expiry
+// yet) cannot be revived by its leader's late Renew: LEASE_LOST, and nobody leads.
+#[tokio::test]
+async fn renew_does_not_revive_an_expired_term() {
+    let env = Env::start().await;
+    let mut c = leaders(&env.baton).await;
+    let a = c.campaign(campaign("a", 300, 0)).await.unwrap().into_inner();
+    assert!(a.is_leader);
+    let expires = ms(&a.expires_at);
+    let redis = &env.redis;
+    eventually(Duration::from_secs(10), "the term's expiry by the Redis clock", || async move {
+        redis.now_ms().await > expires
+    })
+    .await;
+    let err =
+        c.renew(pb::RenewRequest { election: E.into(), candidate_id: "a".into(), token: a.token }).await.unwrap_err();
+    assert_eq!((err.code(), reason(&err).as_str()), (Code::FailedPrecondition, "LEASE_LOST"));
+    let got = c.get_leader(pb::GetLeaderRequest { election: E.into() }).await.unwrap().into_inner();
+    assert!(got.leader_id.is_empty() && got.token == 0, "nobody leads: {got:?}");
+}
+
 // Resign hands over at once to a waiting campaigner; stale tokens change nothing.
 #[tokio::test]
 async fn resign_hands_over_at_once() {

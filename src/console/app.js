@@ -52,6 +52,7 @@ function limitsText(l) {
   if (l.rate) parts.push("rate " + l.rate.perSecond + "/s");
   if (l.keyConcurrency) parts.push("per key " + l.keyConcurrency);
   if (l.keyRate) parts.push("per key " + l.keyRate.perSecond + "/s");
+  if (l.priorityAgingSeconds) parts.push("priority aging " + l.priorityAgingSeconds + "s");
   return parts.join(", ") || "-";
 }
 

@@ -75,8 +75,9 @@ fn source(field: &str, s: Option<&pb::Source>) -> Result<(SourceKind, String)> {
 /// Most a limit can say (concurrency, burst, grants per second).
 const MAX_LIMIT: u32 = 1_000_000;
 
-/// Validates a queue's limits; fills in the default burst.
-fn limits(l: Option<&pb::QueueLimits>) -> Result<QueueLimits> {
+/// Validates a queue's limits; fills in the default burst. `max_duration_ms` bounds the
+/// priority aging (`limits.max_duration_ms`).
+fn limits(l: Option<&pb::QueueLimits>, max_duration_ms: u64) -> Result<QueueLimits> {
     let Some(l) = l else { return Ok(QueueLimits::default()) };
     let concurrency = |field: &str, value: u32| -> Result<Option<u32>> {
         if value > MAX_LIMIT {
@@ -89,6 +90,16 @@ fn limits(l: Option<&pb::QueueLimits>) -> Result<QueueLimits> {
         rate: rate_limit("limits.rate", l.rate.as_ref())?,
         key_concurrency: concurrency("limits.key_concurrency", l.key_concurrency)?,
         key_rate: rate_limit("limits.key_rate", l.key_rate.as_ref())?,
+        priority_aging_ms: match validate::duration_ms(
+            "limits.priority_aging",
+            l.priority_aging.as_ref(),
+            max_duration_ms,
+        )? {
+            Some(0) => {
+                return Err(Error::invalid("limits.priority_aging", "must be at least 1 ms (omit it for no aging)"))
+            }
+            ms => ms,
+        },
     })
 }
 
@@ -115,6 +126,7 @@ fn limits_pb(l: &QueueLimits) -> Option<pb::QueueLimits> {
         rate: l.rate.map(|r| pb::RateLimit { per_second: r.per_second, burst: r.burst }),
         key_concurrency: l.key_concurrency.unwrap_or(0),
         key_rate: l.key_rate.map(|r| pb::RateLimit { per_second: r.per_second, burst: r.burst }),
+        priority_aging: l.priority_aging_ms.and_then(duration),
     })
 }
 
@@ -380,7 +392,7 @@ impl AdminService for AdminServiceImpl {
             let caller = auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;
-            let limits = limits(req.limits.as_ref())?;
+            let limits = limits(req.limits.as_ref(), self.config.limits.max_duration_ms)?;
             must_exist(&self.store, SourceKind::Queue, &req.queue).await?;
             self.store.set_limits(&req.queue, &limits).await?;
             tracing::info!(

@@ -70,7 +70,6 @@ impl AgentServiceImpl {
             ));
         }
         crate::trace::check_field(&format!("{field}.traceparent"), &a.traceparent)?;
-        let mut first_fire_ms = None;
         if a.cron.is_empty() {
             if !a.time_zone.is_empty() || catch_up_skip {
                 let which = if a.time_zone.is_empty() { "catch_up" } else { "time_zone" };
@@ -82,10 +81,10 @@ impl AgentServiceImpl {
             }
             validate::size(&format!("{field}.cron"), a.cron.len(), 256)?;
             validate::size(&format!("{field}.time_zone"), a.time_zone.len(), 64)?;
-            let schedule = crate::cron::Schedule::parse(&a.cron, &a.time_zone).map_err(|(expr, why)| {
+            // Checked here; the first fire is the store's to compute, from the Redis clock.
+            crate::cron::Schedule::parse(&a.cron, &a.time_zone).map_err(|(expr, why)| {
                 Error::invalid(format!("{field}.{}", if expr { "cron" } else { "time_zone" }), why)
             })?;
-            first_fire_ms = schedule.next_after(crate::cron::now_ms());
         }
         Ok(AgentDef {
             name: a.name.clone(),
@@ -100,7 +99,7 @@ impl AgentServiceImpl {
             cron: a.cron.clone(),
             time_zone: a.time_zone.clone(),
             catch_up_skip,
-            first_fire_ms,
+            first_fire_ms: None,
             traceparent: crate::trace::for_item(&a.traceparent, incoming),
         })
     }

@@ -40,7 +40,8 @@ pub struct AgentDef {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub catch_up_skip: bool,
     /// Written at Register only: a new (or reset) cron agent's first fire, which registerAgents
-    /// uses as its first run.
+    /// uses as its first run; set by the store from the Redis clock (`Store::register`), so
+    /// whatever a caller puts here is replaced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_fire_ms: Option<i64>,
     /// W3C trace context of the producer's call, handed to workers with every lease; "" for none.
@@ -183,7 +184,9 @@ pub struct AgentPage {
 
 impl Store {
     /// Upserts definitions; returns (created, updated) (a retry with the same `request_id`:
-    /// the first call's).
+    /// the first call's). A cron agent's first fire is the first after the Redis clock of the
+    /// queue's slot (`readClock`), read just before the write: a Baton host's clock never
+    /// decides when an agent is due.
     pub(super) async fn register_in(
         &self,
         queue: &str,
@@ -192,6 +195,17 @@ impl Store {
         request_id: &str,
     ) -> Result<(u32, u32)> {
         let k = self.keys.queue(queue);
+        let mut agents = std::borrow::Cow::Borrowed(agents);
+        if agents.iter().any(|def| !def.cron.is_empty()) {
+            let reply = self.run(Path::WriteBack, "readClock", &[&k.defs], Args::new()).await?;
+            let now: i64 = redis::from_redis_value(reply).map_err(|e| Error::Internal(format!("readClock: {e}")))?;
+            for def in agents.to_mut().iter_mut().filter(|def| !def.cron.is_empty()) {
+                // Checked at validation; an expression that fails here gets no first fire and is
+                // due at once, as any new agent.
+                def.first_fire_ms =
+                    crate::cron::Schedule::parse(&def.cron, &def.time_zone).ok().and_then(|s| s.next_after(now));
+            }
+        }
         let mut args = Args::new()
             .arg(if reset { "1" } else { "0" })
             .arg(self.policy.agent.initial_jitter_ms)
@@ -200,7 +214,7 @@ impl Store {
             .arg(queue)
             .arg(super::request_field(request_id, || "register".into()));
         self.policy.push_memory_args(&mut args);
-        for def in agents {
+        for def in agents.iter() {
             let json = serde_json::to_string(def).map_err(|e| Error::Internal(e.to_string()))?;
             args.push(&def.name);
             args.push(json);

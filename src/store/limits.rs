@@ -22,6 +22,10 @@ pub struct QueueLimits {
     pub key_concurrency: Option<u32>,
     /// A token bucket per key.
     pub key_rate: Option<RateLimit>,
+    /// Priority aging (ms): an agent due for longer goes ahead of every priority, in its turn
+    /// (keyed queues; see `lua/acquireAgents-11.lua`).
+    #[serde(default)]
+    pub priority_aging_ms: Option<u64>,
 }
 
 impl Store {
@@ -50,7 +54,8 @@ impl Store {
             .arg(queue)
             .arg(limits.key_concurrency.map(|c| c.to_string()).unwrap_or_default())
             .arg(key_rate)
-            .arg(key_burst);
+            .arg(key_burst)
+            .arg(limits.priority_aging_ms.map(|ms| ms.to_string()).unwrap_or_default());
         self.run(Path::WriteBack, "setLimits", &[&k.limits], args).await?;
         Ok(())
     }

@@ -208,7 +208,7 @@ impl Store {
         let waiting = r.next()?;
         let due = r.next()?;
         let oldest: i64 = r.next()?;
-        Ok(QueueStats {
+        let mut stats = QueueStats {
             now_ms,
             waiting,
             due,
@@ -245,13 +245,20 @@ impl Store {
                     rate: bucket(&rate, &burst)?,
                     key_concurrency: count("key_concurrency", &key_concurrency)?,
                     key_rate: bucket(&key_rate, &key_burst)?,
+                    priority_aging_ms: None, // the last value of the reply, read below
                 }
             },
             tokens: {
                 let t: String = r.next()?;
                 t.parse().ok()
             },
-        })
+        };
+        let aging: String = r.next()?;
+        if !aging.is_empty() {
+            let ms = aging.parse().map_err(|_| Error::Internal(format!("queueStats: priority_aging {aging:?}")))?;
+            stats.limits.priority_aging_ms = Some(ms);
+        }
+        Ok(stats)
     }
 
     /// Counts one sweep pass by this replica (observable with HGETALL on `Keys::sweeps`).

@@ -37,6 +37,38 @@ impl TestRedis {
         Self { process: Some(process), dir, persistence }
     }
 
+    /// A redis-server whose wall clock (Redis TIME, and so every script's `nowMs`) is
+    /// `shift_s` seconds off the host's: started under `clock_shift.c`, an LD_PRELOAD shim
+    /// compiled here with the system C compiler. For tests of "Redis TIME is the only clock".
+    pub async fn with_clock_shift(shift_s: i64) -> Self {
+        let dir = tempfile::Builder::new().prefix("baton-t").tempdir_in("/tmp").expect("tempdir");
+        let shim = dir.path().join("clock_shift.so");
+        let source = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/common/clock_shift.c");
+        let built = std::process::Command::new("cc")
+            .args(["-shared", "-fPIC", "-O2", "-o"])
+            .arg(&shim)
+            .arg(source)
+            .arg("-ldl")
+            .status()
+            .expect("a C compiler (cc) to build the clock shim");
+        assert!(built.success(), "cc could not build {source}");
+        let wrapper = dir.path().join("redis-server-shifted");
+        std::fs::write(
+            &wrapper,
+            format!(
+                "#!/bin/sh\nBATON_CLOCK_SHIFT_S={shift_s} LD_PRELOAD={} exec redis-server \"$@\"\n",
+                shim.display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let process = RedisProcess::start(wrapper.to_str().unwrap(), dir.path(), Persistence::None)
+            .await
+            .expect("start the shifted redis-server");
+        Self { process: Some(process), dir, persistence: Persistence::None }
+    }
+
     /// Kills redis-server with SIGKILL, as a crash would.
     pub async fn kill(&mut self) {
         self.process.take().expect("running").kill().await;

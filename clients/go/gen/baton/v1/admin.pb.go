@@ -1128,7 +1128,13 @@ type QueueLimits struct {
 	// key_rate: a token bucket per key (Agent.key): each key's grants draw on a bucket of its
 	// own. A Complete of a keyed agent with THROTTLED and a retry_after empties that key's bucket
 	// for that long. Absent means no limit.
-	KeyRate       *RateLimit `protobuf:"bytes,4,opt,name=key_rate,json=keyRate,proto3" json:"key_rate,omitempty"`
+	KeyRate *RateLimit `protobuf:"bytes,4,opt,name=key_rate,json=keyRate,proto3" json:"key_rate,omitempty"`
+	// priority_aging: on a queue dispatched by priority (an agent has a key or a priority), an
+	// agent due for longer than this goes ahead of every priority, in its turn among the others
+	// that waited as long (as if its priority were 1000), so a steady flow of higher priorities
+	// cannot hold it back forever. Limits still come first: an aged agent of a key at its limit
+	// waits for its key. Absent means no aging; at least 1 ms, at most limits.max_duration.
+	PriorityAging *durationpb.Duration `protobuf:"bytes,5,opt,name=priority_aging,json=priorityAging,proto3" json:"priority_aging,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1187,6 +1193,13 @@ func (x *QueueLimits) GetKeyConcurrency() uint32 {
 func (x *QueueLimits) GetKeyRate() *RateLimit {
 	if x != nil {
 		return x.KeyRate
+	}
+	return nil
+}
+
+func (x *QueueLimits) GetPriorityAging() *durationpb.Duration {
+	if x != nil {
+		return x.PriorityAging
 	}
 	return nil
 }
@@ -1556,12 +1569,13 @@ const file_baton_v1_admin_proto_rawDesc = "" +
 	"\tRateLimit\x12\x1d\n" +
 	"\n" +
 	"per_second\x18\x01 \x01(\x01R\tperSecond\x12\x14\n" +
-	"\x05burst\x18\x02 \x01(\rR\x05burst\"\xb1\x01\n" +
+	"\x05burst\x18\x02 \x01(\rR\x05burst\"\xf3\x01\n" +
 	"\vQueueLimits\x12 \n" +
 	"\vconcurrency\x18\x01 \x01(\rR\vconcurrency\x12'\n" +
 	"\x04rate\x18\x02 \x01(\v2\x13.baton.v1.RateLimitR\x04rate\x12'\n" +
 	"\x0fkey_concurrency\x18\x03 \x01(\rR\x0ekeyConcurrency\x12.\n" +
-	"\bkey_rate\x18\x04 \x01(\v2\x13.baton.v1.RateLimitR\akeyRate\"W\n" +
+	"\bkey_rate\x18\x04 \x01(\v2\x13.baton.v1.RateLimitR\akeyRate\x12@\n" +
+	"\x0epriority_aging\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\rpriorityAging\"W\n" +
 	"\x10SetLimitsRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12-\n" +
 	"\x06limits\x18\x02 \x01(\v2\x15.baton.v1.QueueLimitsR\x06limits\"B\n" +
@@ -1662,31 +1676,32 @@ var file_baton_v1_admin_proto_depIdxs = []int32{
 	14, // 17: baton.v1.PurgeResponse.items:type_name -> baton.v1.PurgedItem
 	16, // 18: baton.v1.QueueLimits.rate:type_name -> baton.v1.RateLimit
 	16, // 19: baton.v1.QueueLimits.key_rate:type_name -> baton.v1.RateLimit
-	17, // 20: baton.v1.SetLimitsRequest.limits:type_name -> baton.v1.QueueLimits
-	17, // 21: baton.v1.SetLimitsResponse.limits:type_name -> baton.v1.QueueLimits
-	2,  // 22: baton.v1.PauseRequest.source:type_name -> baton.v1.Source
-	2,  // 23: baton.v1.ResumeRequest.source:type_name -> baton.v1.Source
-	3,  // 24: baton.v1.AdminService.GetHealth:input_type -> baton.v1.GetHealthRequest
-	7,  // 25: baton.v1.AdminService.ListDeadLetters:input_type -> baton.v1.ListDeadLettersRequest
-	9,  // 26: baton.v1.AdminService.RetryDeadLetter:input_type -> baton.v1.RetryDeadLetterRequest
-	11, // 27: baton.v1.AdminService.DeleteDeadLetter:input_type -> baton.v1.DeleteDeadLetterRequest
-	13, // 28: baton.v1.AdminService.Purge:input_type -> baton.v1.PurgeRequest
-	18, // 29: baton.v1.AdminService.SetLimits:input_type -> baton.v1.SetLimitsRequest
-	20, // 30: baton.v1.AdminService.Pause:input_type -> baton.v1.PauseRequest
-	22, // 31: baton.v1.AdminService.Resume:input_type -> baton.v1.ResumeRequest
-	5,  // 32: baton.v1.AdminService.GetHealth:output_type -> baton.v1.GetHealthResponse
-	8,  // 33: baton.v1.AdminService.ListDeadLetters:output_type -> baton.v1.ListDeadLettersResponse
-	10, // 34: baton.v1.AdminService.RetryDeadLetter:output_type -> baton.v1.RetryDeadLetterResponse
-	12, // 35: baton.v1.AdminService.DeleteDeadLetter:output_type -> baton.v1.DeleteDeadLetterResponse
-	15, // 36: baton.v1.AdminService.Purge:output_type -> baton.v1.PurgeResponse
-	19, // 37: baton.v1.AdminService.SetLimits:output_type -> baton.v1.SetLimitsResponse
-	21, // 38: baton.v1.AdminService.Pause:output_type -> baton.v1.PauseResponse
-	23, // 39: baton.v1.AdminService.Resume:output_type -> baton.v1.ResumeResponse
-	32, // [32:40] is the sub-list for method output_type
-	24, // [24:32] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	25, // 20: baton.v1.QueueLimits.priority_aging:type_name -> google.protobuf.Duration
+	17, // 21: baton.v1.SetLimitsRequest.limits:type_name -> baton.v1.QueueLimits
+	17, // 22: baton.v1.SetLimitsResponse.limits:type_name -> baton.v1.QueueLimits
+	2,  // 23: baton.v1.PauseRequest.source:type_name -> baton.v1.Source
+	2,  // 24: baton.v1.ResumeRequest.source:type_name -> baton.v1.Source
+	3,  // 25: baton.v1.AdminService.GetHealth:input_type -> baton.v1.GetHealthRequest
+	7,  // 26: baton.v1.AdminService.ListDeadLetters:input_type -> baton.v1.ListDeadLettersRequest
+	9,  // 27: baton.v1.AdminService.RetryDeadLetter:input_type -> baton.v1.RetryDeadLetterRequest
+	11, // 28: baton.v1.AdminService.DeleteDeadLetter:input_type -> baton.v1.DeleteDeadLetterRequest
+	13, // 29: baton.v1.AdminService.Purge:input_type -> baton.v1.PurgeRequest
+	18, // 30: baton.v1.AdminService.SetLimits:input_type -> baton.v1.SetLimitsRequest
+	20, // 31: baton.v1.AdminService.Pause:input_type -> baton.v1.PauseRequest
+	22, // 32: baton.v1.AdminService.Resume:input_type -> baton.v1.ResumeRequest
+	5,  // 33: baton.v1.AdminService.GetHealth:output_type -> baton.v1.GetHealthResponse
+	8,  // 34: baton.v1.AdminService.ListDeadLetters:output_type -> baton.v1.ListDeadLettersResponse
+	10, // 35: baton.v1.AdminService.RetryDeadLetter:output_type -> baton.v1.RetryDeadLetterResponse
+	12, // 36: baton.v1.AdminService.DeleteDeadLetter:output_type -> baton.v1.DeleteDeadLetterResponse
+	15, // 37: baton.v1.AdminService.Purge:output_type -> baton.v1.PurgeResponse
+	19, // 38: baton.v1.AdminService.SetLimits:output_type -> baton.v1.SetLimitsResponse
+	21, // 39: baton.v1.AdminService.Pause:output_type -> baton.v1.PauseResponse
+	23, // 40: baton.v1.AdminService.Resume:output_type -> baton.v1.ResumeResponse
+	33, // [33:41] is the sub-list for method output_type
+	25, // [25:33] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_admin_proto_init() }

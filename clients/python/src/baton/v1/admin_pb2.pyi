@@ -193,16 +193,18 @@ class RateLimit(_message.Message):
     def __init__(self, per_second: _Optional[float] = ..., burst: _Optional[int] = ...) -> None: ...
 
 class QueueLimits(_message.Message):
-    __slots__ = ("concurrency", "rate", "key_concurrency", "key_rate")
+    __slots__ = ("concurrency", "rate", "key_concurrency", "key_rate", "priority_aging")
     CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
     RATE_FIELD_NUMBER: _ClassVar[int]
     KEY_CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
     KEY_RATE_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_AGING_FIELD_NUMBER: _ClassVar[int]
     concurrency: int
     rate: RateLimit
     key_concurrency: int
     key_rate: RateLimit
-    def __init__(self, concurrency: _Optional[int] = ..., rate: _Optional[_Union[RateLimit, _Mapping]] = ..., key_concurrency: _Optional[int] = ..., key_rate: _Optional[_Union[RateLimit, _Mapping]] = ...) -> None: ...
+    priority_aging: _duration_pb2.Duration
+    def __init__(self, concurrency: _Optional[int] = ..., rate: _Optional[_Union[RateLimit, _Mapping]] = ..., key_concurrency: _Optional[int] = ..., key_rate: _Optional[_Union[RateLimit, _Mapping]] = ..., priority_aging: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class SetLimitsRequest(_message.Message):
     __slots__ = ("queue", "limits")

@@ -347,7 +347,17 @@ export interface QueueLimits {
    * own. A Complete of a keyed agent with THROTTLED and a retry_after empties that key's bucket
    * for that long. Absent means no limit.
    */
-  keyRate: RateLimit | undefined;
+  keyRate:
+    | RateLimit
+    | undefined;
+  /**
+   * priority_aging: on a queue dispatched by priority (an agent has a key or a priority), an
+   * agent due for longer than this goes ahead of every priority, in its turn among the others
+   * that waited as long (as if its priority were 1000), so a steady flow of higher priorities
+   * cannot hold it back forever. Limits still come first: an aged agent of a key at its limit
+   * waits for its key. Absent means no aging; at least 1 ms, at most limits.max_duration.
+   */
+  priorityAging: Duration | undefined;
 }
 
 /** SetLimitsRequest replaces a queue's limits. */
@@ -2156,7 +2166,7 @@ export const RateLimit: MessageFns<RateLimit> = {
 };
 
 function createBaseQueueLimits(): QueueLimits {
-  return { concurrency: 0, rate: undefined, keyConcurrency: 0, keyRate: undefined };
+  return { concurrency: 0, rate: undefined, keyConcurrency: 0, keyRate: undefined, priorityAging: undefined };
 }
 
 export const QueueLimits: MessageFns<QueueLimits> = {
@@ -2172,6 +2182,9 @@ export const QueueLimits: MessageFns<QueueLimits> = {
     }
     if (message.keyRate !== undefined) {
       RateLimit.encode(message.keyRate, writer.uint32(34).fork()).join();
+    }
+    if (message.priorityAging !== undefined) {
+      Duration.encode(message.priorityAging, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -2221,6 +2234,14 @@ export const QueueLimits: MessageFns<QueueLimits> = {
             message.keyRate = RateLimit.decode(reader, reader.uint32());
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.priorityAging = Duration.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2247,6 +2268,11 @@ export const QueueLimits: MessageFns<QueueLimits> = {
         : isSet(object.key_rate)
         ? RateLimit.fromJSON(object.key_rate)
         : undefined,
+      priorityAging: isSet(object.priorityAging)
+        ? Duration.fromJSON(object.priorityAging)
+        : isSet(object.priority_aging)
+        ? Duration.fromJSON(object.priority_aging)
+        : undefined,
     };
   },
 
@@ -2264,6 +2290,9 @@ export const QueueLimits: MessageFns<QueueLimits> = {
     if (message.keyRate !== undefined) {
       obj.keyRate = RateLimit.toJSON(message.keyRate);
     }
+    if (message.priorityAging !== undefined) {
+      obj.priorityAging = Duration.toJSON(message.priorityAging);
+    }
     return obj;
   },
 
@@ -2277,6 +2306,9 @@ export const QueueLimits: MessageFns<QueueLimits> = {
     message.keyConcurrency = object.keyConcurrency ?? 0;
     message.keyRate = (object.keyRate !== undefined && object.keyRate !== null)
       ? RateLimit.fromPartial(object.keyRate)
+      : undefined;
+    message.priorityAging = (object.priorityAging !== undefined && object.priorityAging !== null)
+      ? Duration.fromPartial(object.priorityAging)
       : undefined;
     return message;
   },

@@ -201,46 +201,48 @@ public final class AdminProto extends com.google.protobuf.GeneratedFile {
       "ion\"T\n\rPurgeResponse\022*\n\005items\030\001 \003(\0132\024.ba" +
       "ton.v1.PurgedItemR\005items\022\027\n\007dry_run\030\002 \001(" +
       "\010R\006dryRun\"@\n\tRateLimit\022\035\n\nper_second\030\001 \001" +
-      "(\001R\tperSecond\022\024\n\005burst\030\002 \001(\rR\005burst\"\261\001\n\013" +
+      "(\001R\tperSecond\022\024\n\005burst\030\002 \001(\rR\005burst\"\363\001\n\013" +
       "QueueLimits\022 \n\013concurrency\030\001 \001(\rR\013concur" +
       "rency\022\'\n\004rate\030\002 \001(\0132\023.baton.v1.RateLimit" +
       "R\004rate\022\'\n\017key_concurrency\030\003 \001(\rR\016keyConc" +
       "urrency\022.\n\010key_rate\030\004 \001(\0132\023.baton.v1.Rat" +
-      "eLimitR\007keyRate\"W\n\020SetLimitsRequest\022\024\n\005q" +
-      "ueue\030\001 \001(\tR\005queue\022-\n\006limits\030\002 \001(\0132\025.bato" +
-      "n.v1.QueueLimitsR\006limits\"B\n\021SetLimitsRes" +
-      "ponse\022-\n\006limits\030\001 \001(\0132\025.baton.v1.QueueLi" +
-      "mitsR\006limits\"8\n\014PauseRequest\022(\n\006source\030\001" +
-      " \001(\0132\020.baton.v1.SourceR\006source\")\n\rPauseR" +
-      "esponse\022\030\n\007changed\030\001 \001(\010R\007changed\"9\n\rRes" +
-      "umeRequest\022(\n\006source\030\001 \001(\0132\020.baton.v1.So" +
-      "urceR\006source\"*\n\016ResumeResponse\022\030\n\007change" +
-      "d\030\001 \001(\010R\007changed*p\n\nSourceKind\022\033\n\027SOURCE" +
-      "_KIND_UNSPECIFIED\020\000\022\025\n\021SOURCE_KIND_QUEUE" +
-      "\020\001\022\024\n\020SOURCE_KIND_POOL\020\002\022\030\n\024SOURCE_KIND_" +
-      "RECEIVER\020\003*\201\001\n\014HealthStatus\022\035\n\031HEALTH_ST" +
-      "ATUS_UNSPECIFIED\020\000\022\031\n\025HEALTH_STATUS_HEAL" +
-      "THY\020\001\022\032\n\026HEALTH_STATUS_DEGRADED\020\002\022\033\n\027HEA" +
-      "LTH_STATUS_UNHEALTHY\020\0032\326\004\n\014AdminService\022" +
-      "D\n\tGetHealth\022\032.baton.v1.GetHealthRequest" +
-      "\032\033.baton.v1.GetHealthResponse\022V\n\017ListDea" +
-      "dLetters\022 .baton.v1.ListDeadLettersReque" +
-      "st\032!.baton.v1.ListDeadLettersResponse\022V\n" +
-      "\017RetryDeadLetter\022 .baton.v1.RetryDeadLet" +
-      "terRequest\032!.baton.v1.RetryDeadLetterRes" +
-      "ponse\022Y\n\020DeleteDeadLetter\022!.baton.v1.Del" +
-      "eteDeadLetterRequest\032\".baton.v1.DeleteDe" +
-      "adLetterResponse\0228\n\005Purge\022\026.baton.v1.Pur" +
-      "geRequest\032\027.baton.v1.PurgeResponse\022D\n\tSe" +
-      "tLimits\022\032.baton.v1.SetLimitsRequest\032\033.ba" +
-      "ton.v1.SetLimitsResponse\0228\n\005Pause\022\026.bato" +
-      "n.v1.PauseRequest\032\027.baton.v1.PauseRespon" +
-      "se\022;\n\006Resume\022\027.baton.v1.ResumeRequest\032\030." +
-      "baton.v1.ResumeResponseB\233\001\n\014dev.baton.v1" +
-      "B\nAdminProtoP\001Z>github.com/baton-project" +
-      "/baton/clients/go/gen/baton/v1;batonv1\242\002" +
-      "\003BXX\252\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GP" +
-      "BMetadata\352\002\tBaton::V1b\006proto3"
+      "eLimitR\007keyRate\022@\n\016priority_aging\030\005 \001(\0132" +
+      "\031.google.protobuf.DurationR\rpriorityAgin" +
+      "g\"W\n\020SetLimitsRequest\022\024\n\005queue\030\001 \001(\tR\005qu" +
+      "eue\022-\n\006limits\030\002 \001(\0132\025.baton.v1.QueueLimi" +
+      "tsR\006limits\"B\n\021SetLimitsResponse\022-\n\006limit" +
+      "s\030\001 \001(\0132\025.baton.v1.QueueLimitsR\006limits\"8" +
+      "\n\014PauseRequest\022(\n\006source\030\001 \001(\0132\020.baton.v" +
+      "1.SourceR\006source\")\n\rPauseResponse\022\030\n\007cha" +
+      "nged\030\001 \001(\010R\007changed\"9\n\rResumeRequest\022(\n\006" +
+      "source\030\001 \001(\0132\020.baton.v1.SourceR\006source\"*" +
+      "\n\016ResumeResponse\022\030\n\007changed\030\001 \001(\010R\007chang" +
+      "ed*p\n\nSourceKind\022\033\n\027SOURCE_KIND_UNSPECIF" +
+      "IED\020\000\022\025\n\021SOURCE_KIND_QUEUE\020\001\022\024\n\020SOURCE_K" +
+      "IND_POOL\020\002\022\030\n\024SOURCE_KIND_RECEIVER\020\003*\201\001\n" +
+      "\014HealthStatus\022\035\n\031HEALTH_STATUS_UNSPECIFI" +
+      "ED\020\000\022\031\n\025HEALTH_STATUS_HEALTHY\020\001\022\032\n\026HEALT" +
+      "H_STATUS_DEGRADED\020\002\022\033\n\027HEALTH_STATUS_UNH" +
+      "EALTHY\020\0032\326\004\n\014AdminService\022D\n\tGetHealth\022\032" +
+      ".baton.v1.GetHealthRequest\032\033.baton.v1.Ge" +
+      "tHealthResponse\022V\n\017ListDeadLetters\022 .bat" +
+      "on.v1.ListDeadLettersRequest\032!.baton.v1." +
+      "ListDeadLettersResponse\022V\n\017RetryDeadLett" +
+      "er\022 .baton.v1.RetryDeadLetterRequest\032!.b" +
+      "aton.v1.RetryDeadLetterResponse\022Y\n\020Delet" +
+      "eDeadLetter\022!.baton.v1.DeleteDeadLetterR" +
+      "equest\032\".baton.v1.DeleteDeadLetterRespon" +
+      "se\0228\n\005Purge\022\026.baton.v1.PurgeRequest\032\027.ba" +
+      "ton.v1.PurgeResponse\022D\n\tSetLimits\022\032.bato" +
+      "n.v1.SetLimitsRequest\032\033.baton.v1.SetLimi" +
+      "tsResponse\0228\n\005Pause\022\026.baton.v1.PauseRequ" +
+      "est\032\027.baton.v1.PauseResponse\022;\n\006Resume\022\027" +
+      ".baton.v1.ResumeRequest\032\030.baton.v1.Resum" +
+      "eResponseB\233\001\n\014dev.baton.v1B\nAdminProtoP\001" +
+      "Z>github.com/baton-project/baton/clients" +
+      "/go/gen/baton/v1;batonv1\242\002\003BXX\252\002\010Baton.V" +
+      "1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GPBMetadata\352\002\tBa" +
+      "ton::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -349,7 +351,7 @@ public final class AdminProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_QueueLimits_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_QueueLimits_descriptor,
-        new java.lang.String[] { "Concurrency", "Rate", "KeyConcurrency", "KeyRate", });
+        new java.lang.String[] { "Concurrency", "Rate", "KeyConcurrency", "KeyRate", "PriorityAging", });
     internal_static_baton_v1_SetLimitsRequest_descriptor =
       getDescriptor().getMessageType(16);
     internal_static_baton_v1_SetLimitsRequest_fieldAccessorTable = new

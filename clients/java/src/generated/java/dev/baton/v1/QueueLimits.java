@@ -167,6 +167,56 @@ private static final long serialVersionUID = 0L;
     return keyRate_ == null ? dev.baton.v1.RateLimit.getDefaultInstance() : keyRate_;
   }
 
+  public static final int PRIORITY_AGING_FIELD_NUMBER = 5;
+  private com.google.protobuf.Duration priorityAging_;
+  /**
+   * <pre>
+   * priority_aging: on a queue dispatched by priority (an agent has a key or a priority), an
+   * agent due for longer than this goes ahead of every priority, in its turn among the others
+   * that waited as long (as if its priority were 1000), so a steady flow of higher priorities
+   * cannot hold it back forever. Limits still come first: an aged agent of a key at its limit
+   * waits for its key. Absent means no aging; at least 1 ms, at most limits.max_duration.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration priority_aging = 5 [json_name = "priorityAging"];</code>
+   * @return Whether the priorityAging field is set.
+   */
+  @java.lang.Override
+  public boolean hasPriorityAging() {
+    return ((bitField0_ & 0x00000004) != 0);
+  }
+  /**
+   * <pre>
+   * priority_aging: on a queue dispatched by priority (an agent has a key or a priority), an
+   * agent due for longer than this goes ahead of every priority, in its turn among the others
+   * that waited as long (as if its priority were 1000), so a steady flow of higher priorities
+   * cannot hold it back forever. Limits still come first: an aged agent of a key at its limit
+   * waits for its key. Absent means no aging; at least 1 ms, at most limits.max_duration.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration priority_aging = 5 [json_name = "priorityAging"];</code>
+   * @return The priorityAging.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Duration getPriorityAging() {
+    return priorityAging_ == null ? com.google.protobuf.Duration.getDefaultInstance() : priorityAging_;
+  }
+  /**
+   * <pre>
+   * priority_aging: on a queue dispatched by priority (an agent has a key or a priority), an
+   * agent due for longer than this goes ahead of every priority, in its turn among the others
+   * that waited as long (as if its priority were 1000), so a steady flow of higher priorities
+   * cannot hold it back forever. Limits still come first: an aged agent of a key at its limit
+   * waits for its key. Absent means no aging; at least 1 ms, at most limits.max_duration.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration priority_aging = 5 [json_name = "priorityAging"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.DurationOrBuilder getPriorityAgingOrBuilder() {
+    return priorityAging_ == null ? com.google.protobuf.Duration.getDefaultInstance() : priorityAging_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -193,6 +243,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       output.writeMessage(4, getKeyRate());
     }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      output.writeMessage(5, getPriorityAging());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -212,6 +265,10 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(4, getKeyRate());
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(5, getPriorityAging());
     }
     return size;
   }
@@ -251,6 +308,11 @@ private static final long serialVersionUID = 0L;
       if (!getKeyRate()
           .equals(other.getKeyRate())) return false;
     }
+    if (hasPriorityAging() != other.hasPriorityAging()) return false;
+    if (hasPriorityAging()) {
+      if (!getPriorityAging()
+          .equals(other.getPriorityAging())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -273,6 +335,10 @@ private static final long serialVersionUID = 0L;
     if (hasKeyRate()) {
       hash = (37 * hash) + KEY_RATE_FIELD_NUMBER;
       hash = (53 * hash) + getKeyRate().hashCode();
+    }
+    if (hasPriorityAging()) {
+      hash = (37 * hash) + PRIORITY_AGING_FIELD_NUMBER;
+      hash = (53 * hash) + getPriorityAging().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -410,6 +476,7 @@ private static final long serialVersionUID = 0L;
               .alwaysUseFieldBuilders) {
         internalGetRateFieldBuilder();
         internalGetKeyRateFieldBuilder();
+        internalGetPriorityAgingFieldBuilder();
       }
     }
     @java.lang.Override
@@ -427,6 +494,11 @@ private static final long serialVersionUID = 0L;
       if (keyRateBuilder_ != null) {
         keyRateBuilder_.dispose();
         keyRateBuilder_ = null;
+      }
+      priorityAging_ = null;
+      if (priorityAgingBuilder_ != null) {
+        priorityAgingBuilder_.dispose();
+        priorityAgingBuilder_ = null;
       }
       return this;
     }
@@ -480,6 +552,12 @@ private static final long serialVersionUID = 0L;
             : keyRateBuilder_.build();
         to_bitField0_ |= 0x00000002;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.priorityAging_ = priorityAgingBuilder_ == null
+            ? priorityAging_
+            : priorityAgingBuilder_.build();
+        to_bitField0_ |= 0x00000004;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -506,6 +584,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasKeyRate()) {
         mergeKeyRate(other.getKeyRate());
+      }
+      if (other.hasPriorityAging()) {
+        mergePriorityAging(other.getPriorityAging());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -557,6 +638,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 34
+            case 42: {
+              input.readMessage(
+                  internalGetPriorityAgingFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 42
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -998,6 +1086,199 @@ private static final long serialVersionUID = 0L;
         keyRate_ = null;
       }
       return keyRateBuilder_;
+    }
+
+    private com.google.protobuf.Duration priorityAging_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> priorityAgingBuilder_;
+    /**
+     * <pre>
+     * priority_aging: on a queue dispatched by priority (an agent has a key or a priority), an
+     * agent due for longer than this goes ahead of every priority, in its turn among the others
+     * that waited as long (as if its priority were 1000), so a steady flow of higher priorities
+     * cannot hold it back forever. Limits still come first: an aged agent of a key at its limit
+     * waits for its key. Absent means no aging; at least 1 ms, at most limits.max_duration.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration priority_aging = 5 [json_name = "priorityAging"];</code>
+     * @return Whether the priorityAging field is set.
+     */
+    public boolean hasPriorityAging() {
+      return ((bitField0_ & 0x00000010) != 0);
+    }
+    /**
+     * <pre>
+     * priority_aging: on a queue dispatched by priority (an agent has a key or a priority), an
+     * agent due for longer than this goes ahead of every priority, in its turn among the others
+     * that waited as long (as if its priority were 1000), so a steady flow of higher priorities
+     * cannot hold it back forever. Limits still come first: an aged agent of a key at its limit
+     * waits for its key. Absent means no aging; at least 1 ms, at most limits.max_duration.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration priority_aging = 5 [json_name = "priorityAging"];</code>
+     * @return The priorityAging.
+     */
+    public com.google.protobuf.Duration getPriorityAging() {
+      if (priorityAgingBuilder_ == null) {
+        return priorityAging_ == null ? com.google.protobuf.Duration.getDefaultInstance() : priorityAging_;
+      } else {
+        return priorityAgingBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * priority_aging: on a queue dispatched by priority (an agent has a key or a priority), an
+     * agent due for longer than this goes ahead of every priority, in its turn among the others
+     * that waited as long (as if its priority were 1000), so a steady flow of higher priorities
+     * cannot hold it back forever. Limits still come first: an aged agent of a key at its limit
+     * waits for its key. Absent means no aging; at least 1 ms, at most limits.max_duration.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration priority_aging = 5 [json_name = "priorityAging"];</code>
+     */
+    public Builder setPriorityAging(com.google.protobuf.Duration value) {
+      if (priorityAgingBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        priorityAging_ = value;
+      } else {
+        priorityAgingBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * priority_aging: on a queue dispatched by priority (an agent has a key or a priority), an
+     * agent due for longer than this goes ahead of every priority, in its turn among the others
+     * that waited as long (as if its priority were 1000), so a steady flow of higher priorities
+     * cannot hold it back forever. Limits still come first: an aged agent of a key at its limit
+     * waits for its key. Absent means no aging; at least 1 ms, at most limits.max_duration.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration priority_aging = 5 [json_name = "priorityAging"];</code>
+     */
+    public Builder setPriorityAging(
+        com.google.protobuf.Duration.Builder builderForValue) {
+      if (priorityAgingBuilder_ == null) {
+        priorityAging_ = builderForValue.build();
+      } else {
+        priorityAgingBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * priority_aging: on a queue dispatched by priority (an agent has a key or a priority), an
+     * agent due for longer than this goes ahead of every priority, in its turn among the others
+     * that waited as long (as if its priority were 1000), so a steady flow of higher priorities
+     * cannot hold it back forever. Limits still come first: an aged agent of a key at its limit
+     * waits for its key. Absent means no aging; at least 1 ms, at most limits.max_duration.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration priority_aging = 5 [json_name = "priorityAging"];</code>
+     */
+    public Builder mergePriorityAging(com.google.protobuf.Duration value) {
+      if (priorityAgingBuilder_ == null) {
+        if (((bitField0_ & 0x00000010) != 0) &&
+          priorityAging_ != null &&
+          priorityAging_ != com.google.protobuf.Duration.getDefaultInstance()) {
+          getPriorityAgingBuilder().mergeFrom(value);
+        } else {
+          priorityAging_ = value;
+        }
+      } else {
+        priorityAgingBuilder_.mergeFrom(value);
+      }
+      if (priorityAging_ != null) {
+        bitField0_ |= 0x00000010;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * priority_aging: on a queue dispatched by priority (an agent has a key or a priority), an
+     * agent due for longer than this goes ahead of every priority, in its turn among the others
+     * that waited as long (as if its priority were 1000), so a steady flow of higher priorities
+     * cannot hold it back forever. Limits still come first: an aged agent of a key at its limit
+     * waits for its key. Absent means no aging; at least 1 ms, at most limits.max_duration.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration priority_aging = 5 [json_name = "priorityAging"];</code>
+     */
+    public Builder clearPriorityAging() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      priorityAging_ = null;
+      if (priorityAgingBuilder_ != null) {
+        priorityAgingBuilder_.dispose();
+        priorityAgingBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * priority_aging: on a queue dispatched by priority (an agent has a key or a priority), an
+     * agent due for longer than this goes ahead of every priority, in its turn among the others
+     * that waited as long (as if its priority were 1000), so a steady flow of higher priorities
+     * cannot hold it back forever. Limits still come first: an aged agent of a key at its limit
+     * waits for its key. Absent means no aging; at least 1 ms, at most limits.max_duration.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration priority_aging = 5 [json_name = "priorityAging"];</code>
+     */
+    public com.google.protobuf.Duration.Builder getPriorityAgingBuilder() {
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return internalGetPriorityAgingFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * priority_aging: on a queue dispatched by priority (an agent has a key or a priority), an
+     * agent due for longer than this goes ahead of every priority, in its turn among the others
+     * that waited as long (as if its priority were 1000), so a steady flow of higher priorities
+     * cannot hold it back forever. Limits still come first: an aged agent of a key at its limit
+     * waits for its key. Absent means no aging; at least 1 ms, at most limits.max_duration.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration priority_aging = 5 [json_name = "priorityAging"];</code>
+     */
+    public com.google.protobuf.DurationOrBuilder getPriorityAgingOrBuilder() {
+      if (priorityAgingBuilder_ != null) {
+        return priorityAgingBuilder_.getMessageOrBuilder();
+      } else {
+        return priorityAging_ == null ?
+            com.google.protobuf.Duration.getDefaultInstance() : priorityAging_;
+      }
+    }
+    /**
+     * <pre>
+     * priority_aging: on a queue dispatched by priority (an agent has a key or a priority), an
+     * agent due for longer than this goes ahead of every priority, in its turn among the others
+     * that waited as long (as if its priority were 1000), so a steady flow of higher priorities
+     * cannot hold it back forever. Limits still come first: an aged agent of a key at its limit
+     * waits for its key. Absent means no aging; at least 1 ms, at most limits.max_duration.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration priority_aging = 5 [json_name = "priorityAging"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> 
+        internalGetPriorityAgingFieldBuilder() {
+      if (priorityAgingBuilder_ == null) {
+        priorityAgingBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder>(
+                getPriorityAging(),
+                getParentForChildren(),
+                isClean());
+        priorityAging_ = null;
+      }
+      return priorityAgingBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.QueueLimits)

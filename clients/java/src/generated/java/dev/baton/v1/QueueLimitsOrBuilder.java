@@ -91,4 +91,43 @@ public interface QueueLimitsOrBuilder extends
    * <code>.baton.v1.RateLimit key_rate = 4 [json_name = "keyRate"];</code>
    */
   dev.baton.v1.RateLimitOrBuilder getKeyRateOrBuilder();
+
+  /**
+   * <pre>
+   * priority_aging: on a queue dispatched by priority (an agent has a key or a priority), an
+   * agent due for longer than this goes ahead of every priority, in its turn among the others
+   * that waited as long (as if its priority were 1000), so a steady flow of higher priorities
+   * cannot hold it back forever. Limits still come first: an aged agent of a key at its limit
+   * waits for its key. Absent means no aging; at least 1 ms, at most limits.max_duration.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration priority_aging = 5 [json_name = "priorityAging"];</code>
+   * @return Whether the priorityAging field is set.
+   */
+  boolean hasPriorityAging();
+  /**
+   * <pre>
+   * priority_aging: on a queue dispatched by priority (an agent has a key or a priority), an
+   * agent due for longer than this goes ahead of every priority, in its turn among the others
+   * that waited as long (as if its priority were 1000), so a steady flow of higher priorities
+   * cannot hold it back forever. Limits still come first: an aged agent of a key at its limit
+   * waits for its key. Absent means no aging; at least 1 ms, at most limits.max_duration.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration priority_aging = 5 [json_name = "priorityAging"];</code>
+   * @return The priorityAging.
+   */
+  com.google.protobuf.Duration getPriorityAging();
+  /**
+   * <pre>
+   * priority_aging: on a queue dispatched by priority (an agent has a key or a priority), an
+   * agent due for longer than this goes ahead of every priority, in its turn among the others
+   * that waited as long (as if its priority were 1000), so a steady flow of higher priorities
+   * cannot hold it back forever. Limits still come first: an aged agent of a key at its limit
+   * waits for its key. Absent means no aging; at least 1 ms, at most limits.max_duration.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration priority_aging = 5 [json_name = "priorityAging"];</code>
+   */
+  com.google.protobuf.DurationOrBuilder getPriorityAgingOrBuilder();
 }
