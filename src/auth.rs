@@ -14,12 +14,14 @@
 
 use std::{
     collections::HashMap,
+    pin::Pin,
     sync::Arc,
     task::{Context, Poll},
 };
 
 use arc_swap::ArcSwap;
-use futures::future::BoxFuture;
+use futures::{future::BoxFuture, Stream, StreamExt};
+use tokio::sync::watch;
 use tonic::transport::server::{TcpConnectInfo, TlsConnectInfo};
 
 use crate::{
@@ -148,11 +150,21 @@ impl Scope {
     }
 }
 
+/// How a caller proved who it is: the key it is found by again after a reload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Credential {
+    /// A token's SHA-256 (lowercase hex).
+    Token(String),
+    /// A client certificate's subject common name.
+    Certificate(String),
+}
+
 /// An authenticated caller.
 #[derive(Debug)]
 pub struct Identity {
     /// As logged and audited: the token's name, or the certificate's common name.
     pub name: String,
+    credential: Credential,
     roles: Vec<Role>,
     /// Empty: every name.
     scopes: Vec<Scope>,
@@ -170,7 +182,7 @@ impl Identity {
         self.scopes.is_empty() || self.scopes.iter().any(|s| s.admits(kind, name))
     }
 
-    fn parse(name: &str, roles: &[String], scopes: &[String], what: &str) -> Result<Self> {
+    fn parse(name: &str, credential: Credential, roles: &[String], scopes: &[String], what: &str) -> Result<Self> {
         let bad = |why: String| Error::Config(format!("{what} {name:?}: {why}"));
         if name.is_empty() {
             return Err(Error::Config(format!("{what}: every entry needs a name")));
@@ -188,7 +200,7 @@ impl Identity {
             .iter()
             .map(|s| Scope::parse(s).map_err(|e| bad(format!("scope {s:?}: {e}"))))
             .collect::<Result<_>>()?;
-        Ok(Self { name: name.to_string(), roles, scopes })
+        Ok(Self { name: name.to_string(), credential, roles, scopes })
     }
 }
 
@@ -238,8 +250,9 @@ impl Identities {
         }
         let mut tokens = HashMap::new();
         for t in &entries {
-            let identity = Identity::parse(&t.name, &t.roles, &t.scopes, "auth.tokens")?;
             let hash = t.sha256.to_ascii_lowercase();
+            let identity =
+                Identity::parse(&t.name, Credential::Token(hash.clone()), &t.roles, &t.scopes, "auth.tokens")?;
             if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
                 return Err(Error::Config(format!(
                     "auth.tokens {:?}: sha256 must be 64 hex digits (`baton token` prints one)",
@@ -252,7 +265,8 @@ impl Identities {
         }
         let mut certificates = HashMap::new();
         for c in &config.certificates {
-            let identity = Identity::parse(&c.common_name, &c.roles, &c.scopes, "auth.certificates")?;
+            let credential = Credential::Certificate(c.common_name.clone());
+            let identity = Identity::parse(&c.common_name, credential, &c.roles, &c.scopes, "auth.certificates")?;
             certificates.insert(c.common_name.clone(), Arc::new(identity));
         }
         Ok(Self { enabled: config.enabled(), open_health: config.open_health, tokens, certificates })
@@ -260,6 +274,14 @@ impl Identities {
 
     pub fn enabled(&self) -> bool {
         self.enabled
+    }
+
+    /// The identity a credential stands for now.
+    fn find(&self, credential: &Credential) -> Option<&Arc<Identity>> {
+        match credential {
+            Credential::Token(hash) => self.tokens.get(hash),
+            Credential::Certificate(common_name) => self.certificates.get(common_name),
+        }
     }
 
     /// Who is calling, from the request's `authorization` header or client certificate.
@@ -370,7 +392,12 @@ pub fn authorize<T: Scoped>(request: &tonic::Request<T>) -> Result<Option<Arc<Id
 /// see. PERMISSION_DENIED naming the first name outside them.
 pub fn authorize_as(identity: &Option<Arc<Identity>>, message: &impl Scoped) -> Result<()> {
     let Some(identity) = identity else { return Ok(()) };
-    for (kind, name) in message.names() {
+    within_scopes(identity, message.names())
+}
+
+/// PERMISSION_DENIED naming the first of `names` outside the scopes of `identity`.
+fn within_scopes<'a>(identity: &Identity, names: impl IntoIterator<Item = (NameKind, &'a str)>) -> Result<()> {
+    for (kind, name) in names {
         if !identity.sees(kind, name) {
             return Err(Error::PermissionDenied {
                 permission: format!("{}:{name}", kind.as_str()),
@@ -396,15 +423,130 @@ pub fn who(identity: &Option<Arc<Identity>>) -> &str {
     identity.as_ref().map_or("anonymous", |i| i.name.as_str())
 }
 
+/// The identities in force, swapped whole by a reload (the tokens file, SIGHUP); every call in
+/// progress is told of each reload through its [`Grant`].
+pub struct Keyring {
+    current: ArcSwap<Identities>,
+    /// Counts reloads; a grant's receiver wakes on each.
+    reloads: watch::Sender<u64>,
+}
+
+impl Keyring {
+    pub fn new(identities: Identities) -> Arc<Self> {
+        Arc::new(Self { current: ArcSwap::from_pointee(identities), reloads: watch::channel(0).0 })
+    }
+
+    pub fn load(&self) -> arc_swap::Guard<Arc<Identities>> {
+        self.current.load()
+    }
+
+    /// Puts `identities` in force: new calls use them, and every call in progress checks its
+    /// grant against them.
+    pub fn store(&self, identities: Identities) {
+        self.current.store(Arc::new(identities));
+        self.reloads.send_modify(|n| *n += 1);
+    }
+}
+
+/// What a call was let in with: the caller's credential, the permission its method needs, and
+/// (for a stream, once its first message named them) the names it touches. A call that outlives
+/// a reload — a stream, a long poll — is checked against the new identities: one whose
+/// credential is gone ends UNAUTHENTICATED, one that lost the permission or a name's scope
+/// PERMISSION_DENIED ([`Grant::check`], [`Grant::revoked`], [`guard`]).
+#[derive(Clone)]
+pub struct Grant {
+    keyring: Arc<Keyring>,
+    /// Subscribed before the identities were read for this call, so no reload is missed.
+    reloads: watch::Receiver<u64>,
+    credential: Credential,
+    permission: Permission,
+    names: Vec<(NameKind, String)>,
+}
+
+impl Grant {
+    /// The same grant, also bound to the names `message` touches.
+    pub fn scoped(mut self, message: &impl Scoped) -> Self {
+        self.names.extend(message.names().into_iter().map(|(kind, name)| (kind, name.to_string())));
+        self
+    }
+
+    /// Whether the identities in force still let this call go on.
+    pub fn check(&self) -> Result<()> {
+        let identities = self.keyring.load();
+        let identity = identities.find(&self.credential).ok_or_else(|| {
+            Error::Unauthenticated("the credential this call was made with was revoked (identities reloaded)".into())
+        })?;
+        if !identity.may(self.permission) {
+            return Err(Error::PermissionDenied {
+                permission: self.permission.as_str().into(),
+                message: format!(
+                    "{:?} lost the {} permission this call needs (identities reloaded)",
+                    identity.name,
+                    self.permission.as_str()
+                ),
+            });
+        }
+        within_scopes(identity, self.names.iter().map(|(kind, name)| (*kind, name.as_str())))
+    }
+
+    /// Resolves, with the error to end the call with, once a reload took away what it needs;
+    /// never while it keeps it.
+    pub async fn revoked(&self) -> Error {
+        let mut reloads = self.reloads.clone();
+        loop {
+            if reloads.changed().await.is_err() {
+                return std::future::pending().await;
+            }
+            if let Err(e) = self.check() {
+                return e;
+            }
+        }
+    }
+}
+
+/// The grant a call was let in with (None: authentication is off, or the method is open).
+pub fn grant<T>(request: &tonic::Request<T>) -> Option<Grant> {
+    request.extensions().get::<Grant>().cloned()
+}
+
+/// `grant.check()` for an optional grant (None: nothing to check).
+pub fn still_granted(grant: &Option<Grant>) -> Result<()> {
+    grant.as_ref().map_or(Ok(()), Grant::check)
+}
+
+/// A response stream that ends, with UNAUTHENTICATED or PERMISSION_DENIED, as soon as a reload
+/// revokes `grant`; nothing is sent after that (each message is checked before it goes out).
+pub fn guard<T: Send + 'static>(
+    grant: Option<Grant>,
+    stream: impl Stream<Item = std::result::Result<T, tonic::Status>> + Send + 'static,
+) -> Pin<Box<dyn Stream<Item = std::result::Result<T, tonic::Status>> + Send>> {
+    let Some(grant) = grant else { return Box::pin(stream) };
+    let stream = Box::pin(stream);
+    Box::pin(futures::stream::unfold(Some((stream, grant)), |state| async move {
+        let (mut stream, grant) = state?;
+        tokio::select! {
+            biased;
+            e = grant.revoked() => Some((Err(tonic::Status::from(e)), None)),
+            item = stream.next() => match (item, grant.check()) {
+                (None, _) => None,
+                (Some(item), Ok(())) => Some((item, Some((stream, grant)))),
+                (Some(_), Err(e)) => Some((Err(tonic::Status::from(e)), None)),
+            },
+        }
+    }))
+}
+
 /// The tower layer that authenticates every call (see the module docs). The identities can be
-/// swapped at run time (a reloaded tokens file).
+/// swapped at run time (a reloaded tokens file); a unary call still running then (a long poll)
+/// ends UNAUTHENTICATED or PERMISSION_DENIED if the reload took its credential or permission,
+/// as if its caller had left.
 #[derive(Clone)]
 pub struct AuthLayer {
-    identities: Arc<ArcSwap<Identities>>,
+    identities: Arc<Keyring>,
 }
 
 impl AuthLayer {
-    pub fn new(identities: Arc<ArcSwap<Identities>>) -> Self {
+    pub fn new(identities: Arc<Keyring>) -> Self {
         Self { identities }
     }
 }
@@ -420,7 +562,7 @@ impl<S> tower::Layer<S> for AuthLayer {
 #[derive(Clone)]
 pub struct Auth<S> {
     inner: S,
-    identities: Arc<ArcSwap<Identities>>,
+    identities: Arc<Keyring>,
 }
 
 impl<S, B> tower::Service<http::Request<B>> for Auth<S>
@@ -438,15 +580,33 @@ where
     }
 
     fn call(&mut self, mut req: http::Request<B>) -> Self::Future {
+        // Subscribed before the identities are read: a reload after this is seen by the grant.
+        let reloads = self.identities.reloads.subscribe();
         match self.identities.load().check(&req) {
             Ok(identity) => {
-                if let Some(identity) = identity {
+                let grant = identity.map(|identity| {
+                    let grant = Grant {
+                        keyring: self.identities.clone(),
+                        reloads,
+                        credential: identity.credential.clone(),
+                        permission: permission(req.uri().path()).unwrap_or(Permission::Read),
+                        names: Vec::new(),
+                    };
                     req.extensions_mut().insert(identity);
-                }
+                    req.extensions_mut().insert(grant.clone());
+                    grant
+                });
                 // The service that was polled ready serves this call; a clone waits for the next.
                 let clone = self.inner.clone();
                 let mut inner = std::mem::replace(&mut self.inner, clone);
-                Box::pin(inner.call(req))
+                let call = inner.call(req);
+                let Some(grant) = grant else { return Box::pin(call) };
+                Box::pin(async move {
+                    tokio::select! {
+                        response = call => response,
+                        e = grant.revoked() => Ok(tonic::Status::from(e).into_http()),
+                    }
+                })
             }
             Err(e) => {
                 let method = req.uri().path().rsplit('/').next().unwrap_or_default().to_string();
@@ -489,6 +649,39 @@ mod tests {
         assert!(!id.sees(NameKind::Queue, "lead-1"), "a kind-limited scope");
         assert!(id.may(Permission::Work) && id.may(Permission::Read));
         assert!(!id.may(Permission::Produce) && !id.may(Permission::Admin));
+    }
+
+    // Globs match whole names: a scope without a wildcard is one name, `?` one character, a `*`
+    // in the middle any run of characters there (never a prefix match).
+    #[test]
+    fn scopes_are_whole_name_globs_not_prefixes() {
+        let config = AuthConfig {
+            tokens: vec![entry("t", "t1", &["worker"], &["billing", "ops-?", "tenant-*-jobs", "pool:gpu[0-9]"])],
+            ..AuthConfig::default()
+        };
+        let ids = Identities::from_config(&config).unwrap();
+        let id = ids.tokens.get(&token_hash("t1")).unwrap();
+        let (q, p) = (NameKind::Queue, NameKind::Pool);
+        for (kind, name, admitted) in [
+            (q, "billing", true),
+            (q, "billing2", false),
+            (q, "billing.x", false),
+            (q, "billin", false),
+            (q, "ops-1", true),
+            (q, "ops-", false),
+            (q, "ops-12", false),
+            (q, "tenant-a-jobs", true),
+            (q, "tenant-abc-jobs", true),
+            (q, "tenant-a-jobs2", false),
+            (q, "tenant-a-job", false),
+            (q, "tenant-", false),
+            (p, "gpu7", true),
+            (p, "gpu", false),
+            (p, "gpu77", false),
+            (q, "gpu7", false),
+        ] {
+            assert_eq!(id.sees(kind, name), admitted, "{} {name}", kind.as_str());
+        }
     }
 
     #[test]

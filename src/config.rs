@@ -22,6 +22,10 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Prometheus `/metrics` listen address; empty disables the exporter.
     pub metrics_listen: String,
+    /// SHA-256 (hex) of the bearer token /metrics requires; empty: /metrics is open. Its labels
+    /// name every queue, pool, receiver and election, so with authentication on, set it (or
+    /// keep `metrics_listen` where only Prometheus reaches).
+    pub metrics_token_sha256: String,
     /// Redis to use (`redis://`, `redis+unix://`); absent: the embedded default, a
     /// private redis-server supervised by this process.
     pub redis_url: Option<String>,
@@ -86,6 +90,14 @@ pub struct TlsConfig {
     pub metrics: bool,
     /// How often the files are checked for changes (SIGHUP reloads at once); 0: only on SIGHUP.
     pub reload_interval_ms: u64,
+    /// A new connection that sends no byte of its ClientHello within this is dropped: a
+    /// connection that never starts TLS holds a handshake slot this long at most.
+    pub hello_timeout_ms: u64,
+    /// Bound on a whole handshake (a client that started but is slow or stalls).
+    pub handshake_timeout_ms: u64,
+    /// Handshakes in progress at once from one IP address; a connection beyond is dropped at
+    /// once, so one peer cannot take the server's handshake slots.
+    pub max_handshakes_per_peer: usize,
 }
 
 impl Default for TlsConfig {
@@ -96,6 +108,9 @@ impl Default for TlsConfig {
             client_ca_file: String::new(),
             metrics: false,
             reload_interval_ms: 10_000,
+            hello_timeout_ms: 2_000,
+            handshake_timeout_ms: 10_000,
+            max_handshakes_per_peer: 32,
         }
     }
 }
@@ -482,6 +497,13 @@ pub struct Limits {
     pub min_ttl_ms: u64,
     /// Longest leadership ttl a Campaign may ask for.
     pub max_ttl_ms: u64,
+    /// Most HTTP/2 streams (calls) open at once on one client connection: the
+    /// SETTINGS_MAX_CONCURRENT_STREAMS Baton announces. A client past it waits for a stream to
+    /// end (or its call fails, by the client's choice); one connection cannot open unbounded
+    /// streams, each with its task and buffers.
+    pub max_concurrent_streams: u32,
+    /// Largest header block (metadata) of one call, in bytes (SETTINGS_MAX_HEADER_LIST_SIZE).
+    pub max_header_list_bytes: u32,
 }
 
 /// Agent scheduling policy: failure backoff by outcome class, and jitter.
@@ -510,11 +532,48 @@ pub struct AgentConfig {
     pub throttled_cap_ms: u64,
 }
 
+impl Config {
+    /// This configuration as `baton config` prints it: the Redis and sentinel passwords masked
+    /// (`***`), as in logs and errors.
+    pub fn redacted(&self) -> Config {
+        let mut c = self.clone();
+        c.redis_url = c.redis_url.as_deref().map(crate::store::target::redact);
+        if c.redis.sentinel_password.is_some() {
+            c.redis.sentinel_password = Some("***".into());
+        }
+        c
+    }
+
+    /// Warnings for secret-bearing files others may read: the configuration file `file` (it
+    /// may hold a Redis password) and `auth.tokens_file`.
+    pub fn readable_files_warnings(&self, file: Option<&std::path::Path>) -> Vec<String> {
+        let tokens = (!self.auth.tokens_file.is_empty()).then(|| std::path::Path::new(&self.auth.tokens_file));
+        [(file, "configuration file"), (tokens, "auth.tokens_file")]
+            .into_iter()
+            .filter_map(|(path, what)| readable_by_others(path?, what))
+            .collect()
+    }
+}
+
+/// A warning if `path` can be read by its group or by anyone (mode bits 0o044).
+fn readable_by_others(path: &std::path::Path, what: &str) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path).ok()?.permissions().mode();
+    (mode & 0o044 != 0).then(|| {
+        format!(
+            "{what} {} is readable by other users (mode {:o}); it holds secrets or their hashes: chmod 600 it",
+            path.display(),
+            mode & 0o777
+        )
+    })
+}
+
 impl Default for Config {
     fn default() -> Self {
         Self {
             listen: "127.0.0.1:50051".parse().expect("valid address"),
             metrics_listen: "127.0.0.1:9464".into(),
+            metrics_token_sha256: String::new(),
             redis_url: None,
             data_dir: PathBuf::from("baton-data"),
             key_prefix: String::new(),
@@ -638,6 +697,8 @@ impl Default for Limits {
             scan_limit: 2_000,
             min_ttl_ms: 100,
             max_ttl_ms: 3_600_000,
+            max_concurrent_streams: 1_000,
+            max_header_list_bytes: 16 * 1024,
         }
     }
 }
@@ -738,6 +799,12 @@ impl Config {
         if self.limits.max_batch == 0 || self.limits.scan_limit == 0 {
             return bad("limits.max_batch and limits.scan_limit must be at least 1");
         }
+        if self.limits.max_concurrent_streams == 0 {
+            return bad("limits.max_concurrent_streams must be at least 1");
+        }
+        if self.limits.max_header_list_bytes < 1024 {
+            return bad("limits.max_header_list_bytes must be at least 1024");
+        }
         if !(0.0..1.0).contains(&self.agent.jitter_ratio) {
             return bad("agent.jitter_ratio must be in [0, 1)");
         }
@@ -764,7 +831,17 @@ impl Config {
         if !self.tls.enabled() && (!self.tls.client_ca_file.is_empty() || self.tls.metrics) {
             return bad("tls.client_ca_file and tls.metrics need tls.cert_file and tls.key_file");
         }
+        if self.tls.hello_timeout_ms == 0 || self.tls.hello_timeout_ms > self.tls.handshake_timeout_ms {
+            return bad("tls.hello_timeout_ms must be at least 1 and at most tls.handshake_timeout_ms");
+        }
+        if self.tls.max_handshakes_per_peer == 0 {
+            return bad("tls.max_handshakes_per_peer must be at least 1");
+        }
         crate::auth::Identities::from_config(&self.auth)?;
+        let hash = &self.metrics_token_sha256;
+        if !hash.is_empty() && (hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit())) {
+            return bad("metrics_token_sha256 must be 64 hex digits (the `sha256` that `baton token` prints)");
+        }
         if let Some(url) = &self.redis_url {
             crate::store::target::Target::parse(url)?;
         }

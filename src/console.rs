@@ -10,7 +10,6 @@
 
 use std::{collections::BTreeMap, convert::Infallible, net::SocketAddr, sync::Arc, time::Duration};
 
-use arc_swap::ArcSwap;
 use axum::{
     extract::{Query, State},
     http::{header, HeaderMap, StatusCode},
@@ -27,7 +26,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    auth::Identities,
+    auth::Keyring,
     cli,
     pb::{
         self, admin_service_server::AdminService, agent_service_server::AgentService,
@@ -49,7 +48,7 @@ pub struct Console {
     pub agents: AgentServiceImpl,
     pub leaders: LeaderServiceImpl,
     pub claims: ClaimServiceImpl,
-    pub identities: Arc<ArcSwap<Identities>>,
+    pub identities: Arc<Keyring>,
     pub read_only: bool,
     /// This replica's store: the state of its circuit breakers.
     pub store: crate::store::Store,
@@ -82,6 +81,15 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener, stopping
                 if loopback && !local_host(req.headers()) {
                     return ApiError(StatusCode::FORBIDDEN, "a console on loopback answers only to localhost".into())
                         .into_response();
+                }
+                if !matches!(req.method(), &axum::http::Method::GET | &axum::http::Method::HEAD)
+                    && !same_origin(req.headers())
+                {
+                    return ApiError(
+                        StatusCode::FORBIDDEN,
+                        "a change must come from the console's own page (Origin)".into(),
+                    )
+                    .into_response();
                 }
                 next.run(req).await
             },
@@ -119,18 +127,50 @@ pub async fn bind(config: &crate::config::ConsoleConfig) -> Option<tokio::net::T
     }
 }
 
-/// Whether the request names this machine (`localhost`, `127.0.0.1`, `[::1]`, any port): a page
-/// on another site that rebinds its own name to 127.0.0.1 (DNS rebinding) must not read a
-/// console on loopback, which may have no authentication at all.
+/// Whether the request names this machine (`localhost`, a loopback IP address such as
+/// `127.0.0.1` or `[::1]`, any port): a page on another site that rebinds its own name to
+/// 127.0.0.1 (DNS rebinding) must not reach a console on loopback, which may have no
+/// authentication at all. The name is parsed, not compared by prefix: `127.0.0.1.evil.example`
+/// is a DNS name, not an address.
 fn local_host(headers: &HeaderMap) -> bool {
-    let Some(host) = headers.get(header::HOST).and_then(|h| h.to_str().ok()) else { return false };
-    let name = match host.rsplit_once(':') {
-        Some((name, port)) if !name.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && !host.ends_with(']') => {
-            name
-        }
-        _ => host,
+    headers.get(header::HOST).and_then(|h| h.to_str().ok()).is_some_and(is_local_authority)
+}
+
+/// Whether `authority` (`host[:port]`, an IPv6 address in brackets) names a loopback address or
+/// exactly `localhost`.
+fn is_local_authority(authority: &str) -> bool {
+    let host = match authority.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((v6, port)) if port.is_empty() || is_port(port) => {
+                return v6.parse::<std::net::Ipv6Addr>().is_ok_and(|ip| ip.is_loopback())
+            }
+            _ => return false,
+        },
+        None => match authority.rsplit_once(':') {
+            Some((host, port)) if is_port(&format!(":{port}")) => host,
+            Some(_) => return false,
+            None => authority,
+        },
     };
-    matches!(name, "localhost" | "127.0.0.1" | "[::1]") || name.starts_with("127.")
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// `:` and 1 to 5 digits.
+fn is_port(s: &str) -> bool {
+    s.strip_prefix(':').is_some_and(|p| (1..=5).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// For a request that changes something: an `Origin`, when the browser sends one, must be this
+/// console itself (`http://` or `https://` and the same host and port as `Host`), so another
+/// site's page cannot make the browser post to it. No `Origin` (curl, the CLI) passes: such a
+/// caller is no browser carrying someone else's page.
+fn same_origin(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else { return true };
+    let (Ok(origin), Some(Ok(host))) = (origin.to_str(), headers.get(header::HOST).map(|h| h.to_str())) else {
+        return false;
+    };
+    let authority = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://"));
+    authority.is_some_and(|a| a.eq_ignore_ascii_case(host))
 }
 
 fn page(body: &'static str, content_type: &'static str) -> Response {
@@ -496,4 +536,40 @@ async fn events(
         })
         .take_until(stopping.cancelled_owned());
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_addresses_and_localhost_are_local() {
+        for local in [
+            "localhost",
+            "LOCALHOST:80",
+            "localhost:9465",
+            "127.0.0.1",
+            "127.0.0.1:9465",
+            "127.1.2.3:1",
+            "[::1]",
+            "[::1]:9465",
+        ] {
+            assert!(is_local_authority(local), "{local}");
+        }
+        for remote in [
+            "127.0.0.1.rebind.attacker.example:9465",
+            "127.0.0.1.nip.io",
+            "127.evil.example",
+            "localhost.evil.example:9465",
+            "evil.example",
+            "10.0.0.1:9465",
+            "[::2]:1",
+            "[::1]x",
+            "localhost:",
+            "localhost:abc",
+            "",
+        ] {
+            assert!(!is_local_authority(remote), "{remote}");
+        }
+    }
 }

@@ -33,9 +33,27 @@ fn failed(what: &str, e: impl std::fmt::Display) -> Error {
 /// admin token named `dev-admin`.
 pub fn generate(dir: &Path, hosts: &[String], client: &str) -> Result<DevCerts> {
     std::fs::create_dir_all(dir).map_err(|e| failed(&dir.display().to_string(), e))?;
+    // Private keys and the tokens file: readable by their owner only (0600); certificates are
+    // public.
     let write = |name: &str, text: &str| -> Result<PathBuf> {
+        use std::{io::Write, os::unix::fs::OpenOptionsExt};
         let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|e| failed(&path.display().to_string(), e))?;
+        let private = name.ends_with(".key") || name == "tokens.toml";
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(if private { 0o600 } else { 0o644 })
+            .open(&path)
+            .and_then(|mut f| f.write_all(text.as_bytes()).map(|()| f))
+            .map_err(|e| failed(&path.display().to_string(), e))?;
+        if private {
+            // An existing file keeps its mode through open(): set it.
+            use std::os::unix::fs::PermissionsExt;
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| failed(&path.display().to_string(), e))?;
+        }
+        let _ = file.flush();
         Ok(path)
     };
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(|e| failed("CA", e))?;

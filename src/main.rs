@@ -150,10 +150,10 @@ fn main() -> ExitCode {
             if let Some(warning) = foreign_env_warning() {
                 eprintln!("baton: {warning}");
             }
-            print!("{}", toml::to_string(&c).map_err(|e| Error::Internal(e.to_string()))?);
+            print!("{}", toml::to_string(&c.redacted()).map_err(|e| Error::Internal(e.to_string()))?);
             Ok(())
         }),
-        Command::Serve(flags) => flags.config().and_then(serve),
+        Command::Serve(flags) => flags.config().and_then(|c| serve(c, flags.config)),
         Command::Token(args) => token(args),
         Command::DevCerts(args) => dev_certs(args),
         Command::Operator(command) => {
@@ -190,12 +190,15 @@ fn foreign_env_warning() -> Option<String> {
     })
 }
 
-fn serve(config: Config) -> Result<(), Error> {
+fn serve(config: Config, file: Option<PathBuf>) -> Result<(), Error> {
     let runtime = tokio::runtime::Runtime::new().map_err(|e| Error::Internal(e.to_string()))?;
     runtime.block_on(async move {
         // Inside the runtime: the OTLP exporter's channel needs it.
         let spans = telemetry::init_logs(&config)?;
         if let Some(warning) = foreign_env_warning() {
+            tracing::warn!("{warning}");
+        }
+        for warning in config.readable_files_warnings(file.as_deref()) {
             tracing::warn!("{warning}");
         }
         let result = serve_in_runtime(config).await;

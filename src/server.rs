@@ -6,15 +6,13 @@
 
 use std::{future::Future, pin::Pin, sync::Arc, time::Duration};
 
-use arc_swap::ArcSwap;
-
 use tokio::net::TcpListener;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tonic::{server::NamedService, transport::server::TcpIncoming};
 use tonic_health::{server::HealthReporter, ServingStatus};
 
 use crate::{
-    auth::{AuthLayer, Identities},
+    auth::{AuthLayer, Identities, Keyring},
     config::Config,
     error::{Error, Result},
     monitor,
@@ -54,7 +52,7 @@ pub async fn run_with_console(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<()> {
     // Credentials and certificates first: a bad file stops the start before Redis is touched.
-    let identities = Arc::new(ArcSwap::from_pointee(Identities::from_config(&config.auth)?));
+    let identities = Keyring::new(Identities::from_config(&config.auth)?);
     let tls = if config.tls.enabled() { Some(ServerTls::grpc(&config.tls)?) } else { None };
     let redis = Redis::connect(redis_url, &config.redis).await?;
     let feed = redis.feed();
@@ -160,6 +158,9 @@ pub async fn run_with_console(
         }
     };
     let router = tonic::transport::Server::builder()
+        // Per connection: streams open at once, and the size of a call's metadata.
+        .max_concurrent_streams(config.limits.max_concurrent_streams)
+        .http2_max_header_list_size(config.limits.max_header_list_bytes)
         // A span per call when OpenTelemetry is on (rejected calls too), then authentication
         // and the method's permission, before any service sees the call.
         .layer(crate::trace::TraceLayer)
@@ -202,7 +203,7 @@ pub async fn run_with_console(
 async fn reload(
     config: Arc<Config>,
     tls: Option<Arc<ServerTls>>,
-    identities: Arc<ArcSwap<Identities>>,
+    identities: Arc<Keyring>,
     mut hangup: Option<tokio::signal::unix::Signal>,
     stopping: CancellationToken,
 ) {
@@ -234,7 +235,8 @@ async fn reload(
         }
         match Identities::from_config(&config.auth) {
             Ok(ids) => {
-                identities.store(Arc::new(ids));
+                // Streams and long polls whose credential, permission or scope is gone end here.
+                identities.store(ids);
                 if config.auth.enabled() {
                     tracing::info!(why, "tokens reloaded");
                 }

@@ -71,8 +71,8 @@ pub fn init_metrics(config: &Config) -> Result<()> {
             &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0, 120.0, 300.0],
         )
         .map_err(|e| Error::Config(e.to_string()))?;
-    if config.tls.metrics {
-        serve_tls(builder, addr, config)?;
+    if config.tls.metrics || !config.metrics_token_sha256.is_empty() {
+        serve(builder, addr, config)?;
     } else {
         builder
             .with_http_listener(addr)
@@ -84,21 +84,16 @@ pub fn init_metrics(config: &Config) -> Result<()> {
     Ok(())
 }
 
-/// /metrics over HTTPS (`tls.metrics`), with gRPC's certificate, reloaded like it.
-fn serve_tls(builder: PrometheusBuilder, addr: std::net::SocketAddr, config: &Config) -> Result<()> {
-    use http_body_util::Full;
-    use hyper::{body::Bytes, service::service_fn, Response, StatusCode};
-
-    let tls = crate::tls::ServerTls::metrics(&config.tls)?;
+/// /metrics served by Baton itself: over HTTPS (`tls.metrics`, with gRPC's certificate,
+/// reloaded like it) and/or behind a bearer token (`metrics_token_sha256`).
+fn serve(builder: PrometheusBuilder, addr: std::net::SocketAddr, config: &Config) -> Result<()> {
     let handle = builder.install_recorder().map_err(|e| Error::Config(format!("metrics recorder: {e}")))?;
     let listener = std::net::TcpListener::bind(addr)
         .and_then(|l| l.set_nonblocking(true).map(|()| l))
         .and_then(tokio::net::TcpListener::from_std)
         .map_err(|e| Error::Config(format!("metrics listener on {addr}: {e}")))?;
     let bound = listener.local_addr().map_err(|e| Error::Config(e.to_string()))?;
-    tracing::info!(addr = %bound, "prometheus metrics at /metrics (TLS)");
-    let stopping = tokio_util::sync::CancellationToken::new();
-    tokio::spawn(crate::tls::watch(tls.clone(), config.tls.reload_interval_ms, stopping.clone()));
+    let token = (!config.metrics_token_sha256.is_empty()).then(|| config.metrics_token_sha256.to_ascii_lowercase());
     let upkeep = handle.clone();
     tokio::spawn(async move {
         // What the plain listener does by itself: drain histograms' buffers now and then.
@@ -107,29 +102,67 @@ fn serve_tls(builder: PrometheusBuilder, addr: std::net::SocketAddr, config: &Co
             upkeep.run_upkeep();
         }
     });
-    let mut incoming = tls.incoming(listener, stopping);
-    tokio::spawn(async move {
-        while let Some(Ok(stream)) = tokio_stream::StreamExt::next(&mut incoming).await {
-            let handle = handle.clone();
-            let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                let response = if req.uri().path() == "/metrics" {
-                    Response::new(Full::new(Bytes::from(handle.render())))
-                } else {
-                    let mut r = Response::new(Full::new(Bytes::from_static(b"not found; see /metrics\n")));
-                    *r.status_mut() = StatusCode::NOT_FOUND;
-                    r
-                };
-                async move { Ok::<_, std::convert::Infallible>(response) }
-            });
-            tokio::spawn(async move {
-                let io = hyper_util::rt::TokioIo::new(stream);
-                if let Err(e) = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await {
-                    tracing::debug!(error = %e, "metrics connection ended");
-                }
-            });
-        }
-    });
+    if config.tls.metrics {
+        let tls = crate::tls::ServerTls::metrics(&config.tls)?;
+        tracing::info!(addr = %bound, token = token.is_some(), "prometheus metrics at /metrics (TLS)");
+        let stopping = tokio_util::sync::CancellationToken::new();
+        tokio::spawn(crate::tls::watch(tls.clone(), config.tls.reload_interval_ms, stopping.clone()));
+        tokio::spawn(serve_connections(tls.incoming(listener, stopping), handle, token));
+    } else {
+        tracing::info!(addr = %bound, token = token.is_some(), "prometheus metrics at /metrics");
+        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+        tokio::spawn(serve_connections(incoming, handle, token));
+    }
     Ok(())
+}
+
+/// Answers GET /metrics on every connection of `incoming` (HTTP/1.1); with `token` (a SHA-256,
+/// hex), only to `authorization: Bearer <token>` (401 otherwise).
+async fn serve_connections<S>(
+    mut incoming: impl tokio_stream::Stream<Item = std::io::Result<S>> + Unpin,
+    handle: metrics_exporter_prometheus::PrometheusHandle,
+    token: Option<String>,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    use http_body_util::Full;
+    use hyper::{body::Bytes, service::service_fn, Response, StatusCode};
+
+    let answer = |status: StatusCode, body: &'static str| {
+        let mut r = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
+        *r.status_mut() = status;
+        r
+    };
+    while let Some(accepted) = tokio_stream::StreamExt::next(&mut incoming).await {
+        let Ok(stream) = accepted else { continue };
+        let (handle, token) = (handle.clone(), token.clone());
+        let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+            let presented = req
+                .headers()
+                .get(hyper::header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.split_once(' '))
+                .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+                .map(|(_, t)| crate::auth::token_hash(t.trim()));
+            let response = if token.is_some() && presented != token {
+                let mut r = answer(StatusCode::UNAUTHORIZED, "metrics need \"authorization: Bearer <token>\"\n");
+                r.headers_mut()
+                    .insert(hyper::header::WWW_AUTHENTICATE, hyper::header::HeaderValue::from_static("Bearer"));
+                r
+            } else if req.uri().path() == "/metrics" {
+                Response::new(Full::new(Bytes::from(handle.render())))
+            } else {
+                answer(StatusCode::NOT_FOUND, "not found; see /metrics\n")
+            };
+            async move { Ok::<_, std::convert::Infallible>(response) }
+        });
+        tokio::spawn(async move {
+            let io = hyper_util::rt::TokioIo::new(stream);
+            if let Err(e) = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await {
+                tracing::debug!(error = %e, "metrics connection ended");
+            }
+        });
+    }
 }
 
 fn describe() {

@@ -6,7 +6,13 @@
 //! leaves established ones alone. A reload that fails (a half-written file) keeps the old
 //! configuration and says why.
 
-use std::{path::Path, sync::Arc, time::Duration};
+use std::{
+    collections::HashMap,
+    net::{IpAddr, SocketAddr},
+    path::Path,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
 
 use arc_swap::ArcSwap;
 use rustls_pki_types::{pem::PemObject, CertificateDer, PrivateKeyDer};
@@ -20,11 +26,13 @@ use crate::{
     error::{Error, Result},
 };
 
-/// How long a client may take to finish its TLS handshake.
-const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
-
-/// Handshakes in progress at once; more connections wait in the accept queue.
+/// Handshakes in progress at once; more connections wait in the accept queue. One peer holds
+/// at most `tls.max_handshakes_per_peer` of them, each for at most `tls.hello_timeout_ms` if it
+/// sends nothing.
 const HANDSHAKES_AT_ONCE: usize = 256;
+
+/// The most often refused handshakes are logged (a warning with the count since the last).
+const WARN_EVERY: Duration = Duration::from_secs(10);
 
 /// A reloadable TLS server configuration.
 pub struct ServerTls {
@@ -34,6 +42,52 @@ pub struct ServerTls {
     /// Whether to ask for (and require) client certificates.
     client_auth: bool,
     current: ArcSwap<rustls::ServerConfig>,
+    /// Handshakes in progress per peer IP address.
+    peers: Mutex<HashMap<IpAddr, usize>>,
+    /// Refusals since the last warning, and when that was.
+    refusals: Mutex<(u64, Option<Instant>)>,
+}
+
+/// Why a connection got no TLS session.
+#[derive(Clone, Copy, Debug)]
+enum Refusal {
+    /// Too many handshakes from its address already (`tls.max_handshakes_per_peer`).
+    PeerLimit,
+    /// No byte within `tls.hello_timeout_ms`, or closed before any.
+    NoHello,
+    /// Not done within `tls.handshake_timeout_ms`.
+    Timeout,
+    /// The handshake failed (not TLS, an unknown CA, no client certificate, ...).
+    Failed,
+}
+
+impl Refusal {
+    fn as_str(self) -> &'static str {
+        match self {
+            Refusal::PeerLimit => "peer_limit",
+            Refusal::NoHello => "no_hello",
+            Refusal::Timeout => "timeout",
+            Refusal::Failed => "failed",
+        }
+    }
+}
+
+/// A handshake slot of one peer, given back on drop.
+struct PeerSlot {
+    tls: Arc<ServerTls>,
+    ip: IpAddr,
+}
+
+impl Drop for PeerSlot {
+    fn drop(&mut self) {
+        let mut peers = self.tls.peers.lock().expect("not poisoned");
+        if let Some(n) = peers.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                peers.remove(&self.ip);
+            }
+        }
+    }
 }
 
 fn read_certs(field: &str, path: &str) -> Result<Vec<CertificateDer<'static>>> {
@@ -86,7 +140,8 @@ impl ServerTls {
 
     fn new(files: &TlsConfig, alpn: Vec<Vec<u8>>, client_auth: bool) -> Result<Arc<Self>> {
         let current = ArcSwap::from_pointee(build(files, &alpn, client_auth)?);
-        Ok(Arc::new(Self { files: files.clone(), alpn, client_auth, current }))
+        let (peers, refusals) = (Mutex::default(), Mutex::default());
+        Ok(Arc::new(Self { files: files.clone(), alpn, client_auth, current, peers, refusals }))
     }
 
     /// Reads the files again; new handshakes use them. On error the old ones stay.
@@ -109,8 +164,42 @@ impl ServerTls {
         TlsAcceptor::from(self.current.load_full())
     }
 
+    /// A handshake slot for `ip`, unless it holds `tls.max_handshakes_per_peer` already.
+    fn peer_slot(self: &Arc<Self>, ip: IpAddr) -> Option<PeerSlot> {
+        let mut peers = self.peers.lock().expect("not poisoned");
+        let n = peers.entry(ip).or_default();
+        if *n >= self.files.max_handshakes_per_peer {
+            return None;
+        }
+        *n += 1;
+        Some(PeerSlot { tls: self.clone(), ip })
+    }
+
+    /// Counts a refusal (`baton_tls_handshakes_refused_total{reason}`) and warns, at most once
+    /// per `WARN_EVERY`, with how many there were since the last warning.
+    fn refused(&self, peer: SocketAddr, why: Refusal, error: Option<&std::io::Error>) {
+        metrics::counter!("baton_tls_handshakes_refused_total", "reason" => why.as_str()).increment(1);
+        tracing::debug!(%peer, reason = why.as_str(), error = error.map(tracing::field::display), "TLS handshake refused");
+        let mut refusals = self.refusals.lock().expect("not poisoned");
+        refusals.0 += 1;
+        if refusals.1.is_none_or(|at| at.elapsed() >= WARN_EVERY) {
+            tracing::warn!(
+                %peer,
+                reason = why.as_str(),
+                error = error.map(tracing::field::display),
+                refused = refusals.0,
+                "TLS handshakes refused (silent, slow, failed, or too many at once from one address) since the \
+                 last such warning; all are counted in baton_tls_handshakes_refused_total"
+            );
+            *refusals = (0, Some(Instant::now()));
+        }
+    }
+
     /// The TLS connections accepted on `listener` until `stopping`: each handshake runs in a
-    /// task of its own (bounded in time), so a slow client holds up no other.
+    /// task of its own, so a slow client holds up no other. A connection is dropped when its
+    /// address already has `tls.max_handshakes_per_peer` handshakes in progress, when it sends
+    /// nothing within `tls.hello_timeout_ms`, or when its handshake takes longer than
+    /// `tls.handshake_timeout_ms`.
     pub fn incoming(
         self: Arc<Self>,
         listener: TcpListener,
@@ -118,6 +207,8 @@ impl ServerTls {
     ) -> ReceiverStream<std::io::Result<TlsStream<TcpStream>>> {
         let (tx, rx) = tokio::sync::mpsc::channel(16);
         let handshakes = Arc::new(tokio::sync::Semaphore::new(HANDSHAKES_AT_ONCE));
+        let hello_limit = Duration::from_millis(self.files.hello_timeout_ms);
+        let handshake_limit = Duration::from_millis(self.files.handshake_timeout_ms);
         tokio::spawn(async move {
             loop {
                 let permit = tokio::select! {
@@ -137,16 +228,27 @@ impl ServerTls {
                         }
                     },
                 };
+                let Some(slot) = self.peer_slot(peer.ip()) else {
+                    self.refused(peer, Refusal::PeerLimit, None);
+                    continue; // dropped: closes the connection
+                };
                 let _ = tcp.set_nodelay(true);
-                let (acceptor, tx) = (self.acceptor(), tx.clone());
+                let (tls, tx) = (self.clone(), tx.clone());
                 tokio::spawn(async move {
-                    let _permit = permit;
-                    match tokio::time::timeout(HANDSHAKE_LIMIT, acceptor.accept(tcp)).await {
+                    let _held = (permit, slot);
+                    let started = Instant::now();
+                    // A connection that never starts TLS gives its slot back soon.
+                    match tokio::time::timeout(hello_limit, tcp.peek(&mut [0u8; 1])).await {
+                        Ok(Ok(n)) if n > 0 => {}
+                        _ => return tls.refused(peer, Refusal::NoHello, None),
+                    }
+                    let rest = handshake_limit.saturating_sub(started.elapsed());
+                    match tokio::time::timeout(rest, tls.acceptor().accept(tcp)).await {
                         Ok(Ok(stream)) => {
                             let _ = tx.send(Ok(stream)).await;
                         }
-                        Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
-                        Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                        Ok(Err(e)) => tls.refused(peer, Refusal::Failed, Some(&e)),
+                        Err(_) => tls.refused(peer, Refusal::Timeout, None),
                     }
                 });
             }

@@ -46,7 +46,23 @@ async fn http_to(
     token: Option<&str>,
     body: Option<&str>,
 ) -> (u16, String) {
+    http_from(addr, host, None, method, path, token, body).await
+}
+
+/// One HTTP/1.1 request to `addr` naming `host`, from a page of `origin` if given; (status, body).
+async fn http_from(
+    addr: &str,
+    host: &str,
+    origin: Option<&str>,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&str>,
+) -> (u16, String) {
     let mut request = format!("{method} {path} HTTP/1.1\r\nhost: {host}\r\nconnection: close\r\n");
+    if let Some(origin) = origin {
+        request.push_str(&format!("origin: {origin}\r\n"));
+    }
     if let Some(t) = token {
         request.push_str(&format!("authorization: Bearer {t}\r\n"));
     }
@@ -161,6 +177,39 @@ async fn a_loopback_console_answers_only_to_localhost() {
     for host in [format!("localhost:{port}"), format!("127.0.0.1:{port}"), "localhost".into()] {
         assert_eq!(http_to(&console, &host, "GET", "/api/overview", None, None).await.0, 200, "{host}");
     }
+    stop.cancel();
+}
+
+// A name that merely starts like a loopback address is a DNS name an attacker controls
+// (`127.0.0.1.rebind.attacker.example`): refused, reads and changes alike, with its own Origin
+// too. A change whose Origin is another site (or another port) is refused even when its Host is
+// local; the console's own page, and a caller without Origin (curl), may change things.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loopback_console_refuses_rebound_names_and_foreign_origins() {
+    let redis = TestRedis::start().await;
+    let (grpc, console, stop) = start(&redis, test_config()).await;
+    let channel = tonic::transport::Channel::from_shared(grpc).unwrap().connect().await.unwrap();
+    register(&mut pb::agent_service_client::AgentServiceClient::new(channel), "mail", vec![agent("a", 60_000, 60_000)])
+        .await;
+    let port = console.rsplit_once(':').unwrap().1;
+    let pause = r#"{"kind":"queue","name":"mail"}"#;
+    let before = redis.snapshot().await;
+    for host in [format!("127.0.0.1.rebind.attacker.example:{port}"), format!("127.evil.example:{port}")] {
+        let origin = format!("http://{host}");
+        let (status, body) = http_from(&console, &host, Some(&origin), "POST", "/api/pause", None, Some(pause)).await;
+        assert_eq!(status, 403, "{host}: {body}");
+        assert_eq!(http_to(&console, &host, "GET", "/api/overview", None, None).await.0, 403, "{host}");
+    }
+    let local = format!("127.0.0.1:{port}");
+    for origin in ["http://evil.example".to_string(), format!("http://localhost:{port}"), "null".into()] {
+        let (status, body) = http_from(&console, &local, Some(&origin), "POST", "/api/pause", None, Some(pause)).await;
+        assert_eq!(status, 403, "Origin {origin}: {body}");
+    }
+    assert_eq!(redis.snapshot().await, before, "no refused request changed anything");
+    let own = format!("http://{local}");
+    let (status, body) = http_from(&console, &local, Some(&own), "POST", "/api/pause", None, Some(pause)).await;
+    assert_eq!(status, 200, "the console's own page: {body}");
+    assert_eq!(http_from(&console, &local, None, "POST", "/api/resume", None, Some(pause)).await.0, 200, "no Origin");
     stop.cancel();
 }
 

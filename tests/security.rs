@@ -698,6 +698,18 @@ async fn the_rust_client_connects_over_mutual_tls_with_a_token_and_runs_a_worker
     baton.stop().await.unwrap();
 }
 
+/// The /metrics address `process` logged on the line saying `what`.
+fn metrics_addr(process: &BatonProcess, what: &str) -> std::net::SocketAddr {
+    process
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|l| l.contains(what))
+        .and_then(|l| l.split_whitespace().find_map(|w| w.strip_prefix("addr=")).map(|a| a.parse().unwrap()))
+        .expect("the metrics address is logged before gRPC serves")
+}
+
 /// GET `path` over HTTPS from `addr`, trusting `ca`; the whole response, or the error.
 async fn https_get(addr: std::net::SocketAddr, ca: &Path, path: &str) -> std::io::Result<String> {
     use rustls_pki_types::{pem::PemObject, CertificateDer, ServerName};
@@ -732,14 +744,7 @@ async fn metrics_are_served_over_tls() {
             .env("BATON_TLS__KEY_FILE", &c.server_key)
             .env("BATON_TLS__METRICS", "true");
     });
-    let addr: std::net::SocketAddr = process
-        .log
-        .lock()
-        .unwrap()
-        .iter()
-        .find(|l| l.contains("prometheus metrics at /metrics (TLS)"))
-        .and_then(|l| l.split_whitespace().find_map(|w| w.strip_prefix("addr=")).map(|a| a.parse().unwrap()))
-        .expect("the metrics address is logged before gRPC serves");
+    let addr = metrics_addr(&process, "prometheus metrics at /metrics (TLS)");
     let page = https_get(addr, &c.ca, "/metrics").await.unwrap();
     assert!(page.starts_with("HTTP/1.1 200") && page.contains("# TYPE"), "{}", &page[..page.len().min(300)]);
     assert!(https_get(addr, &other.ca, "/metrics").await.is_err(), "a wrong CA fails");
@@ -782,4 +787,502 @@ async fn admin_actions_are_audited_with_the_identity() {
     .await;
     let log = process.log.lock().unwrap().join("\n");
     assert!(!log.contains(ADMIN), "the token itself is never logged");
+}
+
+/// Writes `entries` as the tokens file `path`, by an atomic rename (a reload never reads half).
+fn write_tokens(path: &Path, entries: &[TokenEntry]) {
+    #[derive(serde::Serialize)]
+    struct File<'a> {
+        tokens: &'a [TokenEntry],
+    }
+    let tmp = path.with_extension("new");
+    std::fs::write(&tmp, toml::to_string(&File { tokens: entries }).unwrap()).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// A Baton whose identities come from the tokens file `path` (reread when it changes).
+async fn with_tokens_file(redis: &TestRedis, path: &Path, entries: &[TokenEntry]) -> TestBaton {
+    write_tokens(path, entries);
+    let mut config = test_config();
+    config.auth.tokens_file = path.display().to_string();
+    config.tls.reload_interval_ms = 50;
+    TestBaton::start(&redis.url(), config).await
+}
+
+/// Until a new Acquire (a worker's call) with `token` gets `code`: the reload is in force.
+async fn until_refused(channel: &Channel, token: &str, code: Code) {
+    common::cluster::until("the reload is in force", Duration::from_secs(30), || async {
+        let mut agents = AgentServiceClient::new(channel.clone());
+        let acquire =
+            pb::AcquireRequest { queue: "billing.x".into(), worker_id: "w".into(), max_leases: 1, wait: None };
+        agents.acquire(req(acquire, Some(token))).await.is_err_and(|e| e.code() == code)
+    })
+    .await;
+}
+
+/// The next message of a stream, waited for (bounded).
+async fn next<T>(stream: &mut tonic::Streaming<T>) -> Result<Option<T>, Status> {
+    tokio::time::timeout(Duration::from_secs(20), stream.message()).await.expect("the stream answers")
+}
+
+/// A stream's next message must be the end: `code`, then nothing.
+async fn ends_with<T: std::fmt::Debug>(what: &str, stream: &mut tonic::Streaming<T>, code: Code) {
+    let e = next(stream).await.expect_err(what);
+    assert_eq!(e.code(), code, "{what}: {e:?}");
+    assert!(matches!(next(stream).await, Ok(None) | Err(_)), "{what}: nothing after the end");
+}
+
+// A token removed from the tokens file ends every stream and long poll it opened, with
+// UNAUTHENTICATED, at the reload: a Session (its completion sent afterwards is not applied, an
+// agent due afterwards is not granted to it), a Receive and a Subscribe (a message due
+// afterwards is not delivered), Observe and WatchPool (no more events), and an Acquire waiting
+// in a long poll.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_token_ends_the_streams_it_opened_and_nothing_is_applied_after() {
+    const WORKER: &str = "tok-revoked-worker";
+    const READER: &str = "tok-revoked-reader";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tokens.toml");
+    let admin = token("admin", ADMIN, "admin", &[]);
+    let entries =
+        [admin.clone(), token("w", WORKER, "worker", &["billing.*"]), token("r", READER, "read-only", &["billing.*"])];
+    let redis = TestRedis::start().await;
+    let baton = with_tokens_file(&redis, &path, &entries).await;
+    let channel = baton.channel().await;
+    let mut agents = AgentServiceClient::new(channel.clone());
+    let mut leaders = LeaderServiceClient::new(channel.clone());
+    let mut claims = ClaimServiceClient::new(channel.clone());
+    let mut schedules = ScheduleServiceClient::new(channel.clone());
+    let register = |name: &str| {
+        let defs = vec![agent(name, 3_600_000, 60_000)];
+        req(pb::RegisterRequest { queue: "billing.q".into(), agents: defs, ..Default::default() }, Some(ADMIN))
+    };
+    agents.register(register("a1")).await.unwrap();
+
+    let (session_tx, session_rx) = tokio::sync::mpsc::channel(8);
+    let open = pb::SessionOpen { queue: "billing.q".into(), worker_id: "w".into() };
+    session_tx.send(pb::SessionRequest { open: Some(open), credit: 2, ..Default::default() }).await.unwrap();
+    let stream = tokio_stream::wrappers::ReceiverStream::new(session_rx);
+    let mut session = agents.session(req(stream, Some(WORKER))).await.unwrap().into_inner();
+    let lease = next(&mut session).await.unwrap().unwrap().leases.remove(0);
+    assert_eq!(lease.name, "a1");
+
+    let (_receive_tx, receive_rx) = tokio::sync::mpsc::channel(8);
+    let open = pb::SubscribeRequest { receiver: "billing.r".into(), consumer_id: "c1".into(), max_in_flight: 5 };
+    _receive_tx.send(pb::ReceiveRequest { open: Some(open), acks: vec![] }).await.unwrap();
+    let stream = tokio_stream::wrappers::ReceiverStream::new(receive_rx);
+    let mut receive = schedules.receive(req(stream, Some(WORKER))).await.unwrap().into_inner();
+    let subscribe = pb::SubscribeRequest { receiver: "billing.r".into(), consumer_id: "c2".into(), max_in_flight: 5 };
+    let mut subscribe = schedules.subscribe(req(subscribe, Some(WORKER))).await.unwrap().into_inner();
+    let observe = pb::ObserveRequest { election: "billing.e".into() };
+    let mut observe = leaders.observe(req(observe, Some(READER))).await.unwrap().into_inner();
+    next(&mut observe).await.unwrap().expect("the current state");
+    let watch = pb::WatchPoolRequest { pool: "billing.p".into() };
+    let mut watch = claims.watch_pool(req(watch, Some(READER))).await.unwrap().into_inner();
+    next(&mut watch).await.unwrap().expect("the pool's status");
+    let mut waiting = AgentServiceClient::new(channel.clone());
+    let poll = pb::AcquireRequest {
+        queue: "billing.none".into(),
+        worker_id: "w".into(),
+        max_leases: 1,
+        wait: common::dur(60_000),
+    };
+    let long_poll = tokio::spawn(async move { waiting.acquire(req(poll, Some(WORKER))).await });
+
+    write_tokens(&path, &entries[..1]);
+    until_refused(&channel, WORKER, Code::Unauthenticated).await;
+
+    // After the reload: work the revoked streams would have been handed, and a completion.
+    agents.register(register("a2")).await.unwrap();
+    let completion = pb::SessionCompletion {
+        name: lease.name.clone(),
+        token: lease.token,
+        outcome: pb::Outcome::Success as i32,
+        ..Default::default()
+    };
+    let _ = session_tx.send(pb::SessionRequest { completions: vec![completion], ..Default::default() }).await;
+    let msg = pb::ScheduleRequest { receiver: "billing.r".into(), payload: b"m".to_vec(), ..Default::default() };
+    schedules.schedule(req(msg, Some(ADMIN))).await.unwrap();
+    let campaign = pb::CampaignRequest {
+        election: "billing.e".into(),
+        candidate_id: "x".into(),
+        ttl: common::dur(60_000),
+        wait: None,
+    };
+    leaders.campaign(req(campaign, Some(ADMIN))).await.unwrap();
+    let resource = pb::Resource { id: "r1".into(), attributes: Default::default() };
+    let offer = pb::OfferRequest { pool: "billing.p".into(), resources: vec![resource], ..Default::default() };
+    claims.offer(req(offer, Some(ADMIN))).await.unwrap();
+
+    ends_with("Session", &mut session, Code::Unauthenticated).await;
+    ends_with("Receive", &mut receive, Code::Unauthenticated).await;
+    ends_with("Subscribe", &mut subscribe, Code::Unauthenticated).await;
+    ends_with("Observe", &mut observe, Code::Unauthenticated).await;
+    ends_with("WatchPool", &mut watch, Code::Unauthenticated).await;
+    let polled = tokio::time::timeout(Duration::from_secs(20), long_poll).await.expect("the long poll ends").unwrap();
+    assert_eq!(polled.unwrap_err().code(), Code::Unauthenticated, "the long poll");
+
+    // Nothing was applied for the revoked token: a1 is still held under its lease, a2 waits.
+    let get = |name: &str| req(pb::GetAgentRequest { queue: "billing.q".into(), name: name.into() }, Some(ADMIN));
+    let a1 = agents.get_agent(get("a1")).await.unwrap().into_inner();
+    assert_eq!(a1.agent.as_ref().unwrap().state, pb::AgentState::Working as i32, "the completion was not applied");
+    let a2 = agents.get_agent(get("a2")).await.unwrap().into_inner();
+    assert_eq!(a2.agent.as_ref().unwrap().state, pb::AgentState::Waiting as i32, "a2 was not granted");
+    baton.stop().await.unwrap();
+}
+
+// A reload that keeps a token but takes its permission (worker → producer) or a name's scope
+// (billing.* → ops.*) ends its streams PERMISSION_DENIED; a token the reload did not touch keeps
+// its stream, which goes on receiving events.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_that_takes_a_permission_or_scope_ends_only_those_streams() {
+    const WORKER: &str = "tok-demoted-worker";
+    const READER: &str = "tok-rescoped-reader";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tokens.toml");
+    let (admin, reader) = (token("admin", ADMIN, "admin", &[]), token("kept", BILLING_READER, "read-only", &[]));
+    let before = [
+        admin.clone(),
+        reader.clone(),
+        token("w", WORKER, "worker", &["billing.*"]),
+        token("r", READER, "read-only", &["billing.*"]),
+    ];
+    let redis = TestRedis::start().await;
+    let baton = with_tokens_file(&redis, &path, &before).await;
+    let channel = baton.channel().await;
+    let mut agents = AgentServiceClient::new(channel.clone());
+    let mut leaders = LeaderServiceClient::new(channel.clone());
+
+    let open = pb::SessionOpen { queue: "billing.q".into(), worker_id: "w".into() };
+    let first = pb::SessionRequest { open: Some(open), credit: 1, ..Default::default() };
+    let (_session_tx, session_rx) = tokio::sync::mpsc::channel(8);
+    _session_tx.send(first).await.unwrap();
+    let stream = tokio_stream::wrappers::ReceiverStream::new(session_rx);
+    let mut session = agents.session(req(stream, Some(WORKER))).await.unwrap().into_inner();
+    let observe = || pb::ObserveRequest { election: "billing.e".into() };
+    let mut rescoped = leaders.observe(req(observe(), Some(READER))).await.unwrap().into_inner();
+    let mut kept = leaders.observe(req(observe(), Some(BILLING_READER))).await.unwrap().into_inner();
+    next(&mut rescoped).await.unwrap().expect("the current state");
+    next(&mut kept).await.unwrap().expect("the current state");
+
+    let after =
+        [admin, reader, token("w", WORKER, "producer", &["billing.*"]), token("r", READER, "read-only", &["ops.*"])];
+    write_tokens(&path, &after);
+    until_refused(&channel, WORKER, Code::PermissionDenied).await;
+    ends_with("Session of a worker made producer", &mut session, Code::PermissionDenied).await;
+    ends_with("Observe outside the new scopes", &mut rescoped, Code::PermissionDenied).await;
+
+    let campaign = pb::CampaignRequest {
+        election: "billing.e".into(),
+        candidate_id: "x".into(),
+        ttl: common::dur(60_000),
+        wait: None,
+    };
+    leaders.campaign(req(campaign, Some(ADMIN))).await.unwrap();
+    let event = next(&mut kept).await.expect("the untouched token's stream goes on").expect("an event");
+    assert_eq!(event.kind, pb::LeadershipEventKind::Elected as i32, "{event:?}");
+    baton.stop().await.unwrap();
+}
+
+// A flood of TCP connections that never start TLS (300, from 127.0.0.2) takes at most
+// `tls.max_handshakes_per_peer` handshake slots, each for at most `tls.hello_timeout_ms`: a TLS
+// client from another address is served within 1 s during the flood, and every silent
+// connection is closed long before the (here 30 s) handshake bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_silent_connections_does_not_stall_tls_clients() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = certs(dir.path());
+    let redis = TestRedis::start().await;
+    let mut config = tls_config(&c, false);
+    config.tls.handshake_timeout_ms = 30_000;
+    let baton = TestBaton::start(&redis.url(), config).await;
+    health(tls_channel(baton.addr, &c.ca, None).await.unwrap()).await.expect("served before the flood");
+
+    let mut flood = Vec::new();
+    for _ in 0..300 {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+        flood.push(socket.connect(baton.addr).await.unwrap());
+    }
+    let started = std::time::Instant::now();
+    let channel = tls_channel(baton.addr, &c.ca, None).await.expect("a TLS client during the flood");
+    health(channel).await.expect("served during the flood");
+    let took = started.elapsed();
+    eprintln!("a TLS client connected and was served in {took:?} during a flood of 300 silent connections");
+    assert!(took < Duration::from_secs(1), "served in {took:?} during the flood");
+
+    // The server closes every silent connection (hello timeout, or over the peer's share).
+    use tokio::io::AsyncReadExt;
+    for (i, mut tcp) in flood.into_iter().enumerate() {
+        let read = tokio::time::timeout(Duration::from_secs(15), tcp.read(&mut [0u8; 1])).await;
+        assert!(matches!(read, Ok(Ok(0)) | Ok(Err(_))), "silent connection {i} still open: {read:?}");
+    }
+    baton.stop().await.unwrap();
+}
+
+// HTTP/2 limits per connection: Baton announces `limits.max_concurrent_streams` and
+// `limits.max_header_list_bytes` in its SETTINGS; with that many Observe streams open on one
+// connection, one more is held back by HTTP/2 until one of them ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_connection_gets_at_most_max_concurrent_streams() {
+    const STREAMS: u32 = 8;
+    let redis = TestRedis::start().await;
+    let mut config = test_config();
+    config.limits.max_concurrent_streams = STREAMS;
+    config.limits.max_header_list_bytes = 8192;
+    let baton = TestBaton::start(&redis.url(), config).await;
+
+    // The SETTINGS, as a raw HTTP/2 client reads them (after one call, so they have arrived).
+    let tcp = tokio::net::TcpStream::connect(baton.addr).await.unwrap();
+    let (mut client, mut connection) = h2::client::handshake(tcp).await.unwrap();
+    let call = http::Request::post(format!("http://{}/grpc.health.v1.Health/Check", baton.addr))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(())
+        .unwrap();
+    let (response, mut body) = client.send_request(call, false).unwrap();
+    body.send_data(bytes::Bytes::from_static(&[0, 0, 0, 0, 0]), true).unwrap();
+    tokio::select! {
+        r = response => { r.unwrap(); }
+        r = &mut connection => panic!("connection ended: {r:?}"),
+    }
+    assert_eq!(connection.max_concurrent_send_streams(), STREAMS as usize, "SETTINGS_MAX_CONCURRENT_STREAMS");
+
+    let channel = baton.channel().await;
+    let observe = || {
+        let mut leaders = LeaderServiceClient::new(channel.clone());
+        async move {
+            let mut s =
+                leaders.observe(pb::ObserveRequest { election: "e".into() }).await.expect("observe").into_inner();
+            s.message().await.expect("the current state").expect("a message");
+            s
+        }
+    };
+    let mut open = Vec::new();
+    for _ in 0..STREAMS {
+        open.push(observe().await);
+    }
+    let extra = tokio::spawn(observe());
+    // Round trips on another connection: time enough for a stream the server let through to
+    // answer (it would, within one of them).
+    for _ in 0..20 {
+        health(baton.channel().await).await.unwrap();
+    }
+    assert!(!extra.is_finished(), "a stream past max_concurrent_streams was served");
+    drop(open.pop());
+    let served = tokio::time::timeout(Duration::from_secs(20), extra).await.expect("served once one ends").unwrap();
+    drop((open, served));
+    baton.stop().await.unwrap();
+}
+
+// `baton config` prints the Redis URL's and the sentinels' passwords masked, as the logs do.
+#[test]
+fn baton_config_masks_passwords() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_baton"))
+        .args(["config", "--redis-url", "redis://app:s3cret-pw@redis.internal:6379/0"])
+        .env("BATON_REDIS__SENTINEL_PASSWORD", "sentinel-pw")
+        .output()
+        .unwrap();
+    let printed = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{printed}");
+    assert!(!printed.contains("s3cret-pw") && !printed.contains("sentinel-pw"), "{printed}");
+    assert!(printed.contains("redis://app:***@redis.internal:6379/0"), "{printed}");
+    assert!(printed.contains(r#"sentinel_password = "***""#), "{printed}");
+}
+
+// `baton dev-certs` writes private keys (and the tokens file) readable by their owner only.
+#[test]
+fn dev_certs_keys_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let c = certs(dir.path());
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    for private in [dir.path().join("ca.key"), c.server_key.clone(), c.client_key.clone(), c.tokens_file.clone()] {
+        assert_eq!(mode(&private), 0o600, "{}", private.display());
+    }
+    assert_eq!(mode(&c.ca) & 0o044, 0o044, "certificates stay readable");
+}
+
+/// GET /metrics over plain HTTP from `addr` with `token`; the status code.
+async fn metrics_status(addr: std::net::SocketAddr, token: Option<&str>) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let auth = token.map(|t| format!("authorization: Bearer {t}\r\n")).unwrap_or_default();
+    let request = format!("GET /metrics HTTP/1.1\r\nhost: x\r\n{auth}connection: close\r\n\r\n");
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    tcp.read_to_string(&mut answer).await.unwrap();
+    answer.split_whitespace().nth(1).and_then(|s| s.parse().ok()).expect("a status line")
+}
+
+// With `metrics_token_sha256`, /metrics answers 401 without that bearer token (and with another
+// one), and the metrics with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_behind_a_token() {
+    let redis = TestRedis::start().await;
+    let hash = baton::auth::token_hash("scrape-me");
+    let process = BatonProcess::spawn_with_metrics("127.0.0.1:0", |cmd| {
+        cmd.args(["--redis-url", &redis.url()]).env("BATON_METRICS_TOKEN_SHA256", &hash);
+    });
+    let addr = metrics_addr(&process, "prometheus metrics at /metrics");
+    assert_eq!(metrics_status(addr, None).await, 401);
+    assert_eq!(metrics_status(addr, Some(ADMIN)).await, 401, "another token");
+    assert_eq!(metrics_status(addr, Some("scrape-me")).await, 200);
+}
+
+// A group- or world-readable tokens file and configuration file are warned about at start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secret_files_readable_by_others_are_warned_about() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.toml");
+    write_tokens(&tokens, &[token("admin", ADMIN, "admin", &[])]);
+    let file = dir.path().join("baton.toml");
+    std::fs::write(&file, "shutdown_timeout_ms = 5000\n").unwrap();
+    for path in [&tokens, &file] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let redis = TestRedis::start().await;
+    let process = BatonProcess::spawn(|cmd| {
+        cmd.args(["--redis-url", &redis.url(), "--config"]).arg(&file).env("BATON_AUTH__TOKENS_FILE", &tokens);
+    });
+    let log = process.log.lock().unwrap().clone();
+    for what in ["configuration file", "auth.tokens_file"] {
+        assert!(
+            log.iter().any(|l| l.contains("WARN") && l.contains(what) && l.contains("readable by other users")),
+            "{what}: {log:#?}"
+        );
+    }
+}
+
+// README's role table lists, for `read-only`, exactly the RPCs that need only `read`.
+#[test]
+fn the_readme_lists_every_read_only_rpc() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let row = readme.lines().find(|l| l.starts_with("| `read-only` |")).expect("the read-only row");
+    let mut listed: Vec<&str> =
+        row.split('|').nth(2).unwrap().split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    let mut reads: Vec<&str> = RPCS.iter().filter(|(_, p)| *p == "read").map(|(rpc, _)| *rpc).collect();
+    listed.sort();
+    reads.sort();
+    assert_eq!(listed, reads, "README's read-only row");
+}
+
+// Every request that names several sources is checked name by name: a batch mixing a name of
+// the caller's scopes (billing.*) with one outside them (ops.*), the allowed one first, is
+// PERMISSION_DENIED as a whole and changes nothing — CompleteBatch, Heartbeat, ScheduleBatch,
+// AckBatch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_with_one_name_outside_the_scopes_is_refused_whole() {
+    let redis = TestRedis::start().await;
+    let mut config = test_config();
+    config.auth = auth_config();
+    let baton = TestBaton::start(&redis.url(), config).await;
+    let channel = baton.channel().await;
+    seed(&channel).await;
+    let mut agents = AgentServiceClient::new(channel.clone());
+    let mut schedules = ScheduleServiceClient::new(channel.clone());
+    // A lease in each queue, held by the admin's worker.
+    let defs = vec![agent("b1", 3_600_000, 60_000)];
+    let register = pb::RegisterRequest { queue: "billing.q".into(), agents: defs, ..Default::default() };
+    agents.register(req(register, Some(ADMIN))).await.unwrap();
+    let acquire =
+        |queue: &str| pb::AcquireRequest { queue: queue.into(), worker_id: "w".into(), max_leases: 1, wait: None };
+    let billing = agents.acquire(req(acquire("billing.q"), Some(ADMIN))).await.unwrap().into_inner().leases.remove(0);
+    let ops = agents.acquire(req(acquire("ops.q"), Some(ADMIN))).await.unwrap().into_inner().leases;
+    let ops = ops.into_iter().next().unwrap_or_else(|| pb::Lease {
+        queue: "ops.q".into(),
+        name: "a1".into(),
+        token: 1,
+        ..Default::default()
+    });
+    let before = redis.snapshot().await;
+
+    // Each refusal checked, and all reported together: every RPC's mistake shows at once.
+    let mut wrong = Vec::new();
+    let mut expect = |rpc: &str, answer: Result<(), Status>, name: &str| match answer {
+        Err(e) if e.code() == Code::PermissionDenied && permission(&e) == name => {}
+        other => wrong.push(format!("{rpc}: {other:?}")),
+    };
+    let complete = |l: &pb::Lease| common::complete_req(l, pb::Outcome::Success);
+    let batch = pb::CompleteBatchRequest { completions: vec![complete(&billing), complete(&ops)] };
+    expect("CompleteBatch", agents.complete_batch(req(batch, Some(BILLING_WORKER))).await.map(drop), "queue:ops.q");
+
+    let lease_ref = |l: &pb::Lease| pb::LeaseRef {
+        queue: l.queue.clone(),
+        name: l.name.clone(),
+        token: l.token,
+        ..Default::default()
+    };
+    let beat = pb::HeartbeatRequest { worker_id: "w".into(), leases: vec![lease_ref(&billing), lease_ref(&ops)] };
+    expect("Heartbeat", agents.heartbeat(req(beat, Some(BILLING_WORKER))).await.map(drop), "queue:ops.q");
+
+    let message = |receiver: &str| pb::ScheduleRequest {
+        receiver: receiver.into(),
+        payload: b"m".to_vec(),
+        ..Default::default()
+    };
+    let batch = pb::ScheduleBatchRequest { messages: vec![message("billing.r"), message("ops.r")] };
+    let answer = schedules.schedule_batch(req(batch, Some(BILLING_PRODUCER))).await.map(drop);
+    expect("ScheduleBatch", answer, "receiver:ops.r");
+
+    let ack =
+        |receiver: &str| pb::AckRequest { receiver: receiver.into(), id: "1".into(), token: 1, ..Default::default() };
+    let batch = pb::AckBatchRequest { acks: vec![ack("billing.r"), ack("ops.r")] };
+    expect("AckBatch", schedules.ack_batch(req(batch, Some(BILLING_WORKER))).await.map(drop), "receiver:ops.r");
+    assert!(wrong.is_empty(), "not refused PERMISSION_DENIED naming the name outside the scopes: {wrong:#?}");
+
+    assert_eq!(redis.snapshot().await, before, "no refused batch changed anything");
+    baton.stop().await.unwrap();
+}
+
+/// Resident memory of process `pid`, in MiB.
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    kb / 1024.0
+}
+
+// A measurement, not a test (run with `--ignored --nocapture`): the resident memory of a real
+// `baton serve` with 10,000 Observe streams open (10 connections of 1,000, the default limit),
+// and after they closed, over three rounds on new election names (the same names with
+// BATON_MEASURE_SAME_NAMES set). `MALLOC_ARENA_MAX` and the like pass through from the
+// environment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn measure_memory_under_stream_floods() {
+    let redis = TestRedis::start().await;
+    let process = BatonProcess::spawn(|cmd| {
+        cmd.args(["--redis-url", &redis.url()]).env("RUST_LOG", "warn,baton=info");
+    });
+    let pid = process.child.id();
+    eprintln!("baseline: {:.1} MiB", rss_mib(pid));
+    for round in 0..3 {
+        let mut streams = Vec::new();
+        for c in 0..10 {
+            let channel = process.channel().await;
+            let opened = (0..1000).map(|i| {
+                let mut leaders = LeaderServiceClient::new(channel.clone());
+                async move {
+                    // BATON_MEASURE_SAME_NAMES: every round on the same names.
+                    let round = if std::env::var_os("BATON_MEASURE_SAME_NAMES").is_some() { 0 } else { round };
+                    let election = format!("flood-{round}-{c}-{i}");
+                    let mut s = leaders.observe(pb::ObserveRequest { election }).await.unwrap().into_inner();
+                    s.message().await.unwrap().unwrap();
+                    s
+                }
+            });
+            streams.extend(futures::future::join_all(opened).await);
+        }
+        eprintln!("round {round}: {} streams open: {:.1} MiB", streams.len(), rss_mib(pid));
+        drop(streams);
+        // The replica drops a channel's subscription 30 s after its last waiter left.
+        tokio::time::sleep(Duration::from_secs(35)).await;
+        eprintln!("round {round}: closed, 35 s later: {:.1} MiB", rss_mib(pid));
+    }
 }

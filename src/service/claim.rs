@@ -255,6 +255,7 @@ impl ClaimService for ClaimServiceImpl {
     ) -> Result<Response<Self::WatchPoolStream>, Status> {
         observe("WatchPool", async {
             auth::authorize(&request)?;
+            let grant = auth::grant(&request).map(|g| g.scoped(request.get_ref()));
             let req = request.into_inner();
             validate::name("pool", &req.pool)?;
             if self.shutdown.is_cancelled() {
@@ -262,7 +263,8 @@ impl ClaimService for ClaimServiceImpl {
             }
             let (tx, rx) = mpsc::channel(16);
             tokio::spawn(watch(self.store.clone(), self.wakeups.clone(), self.shutdown.clone(), req.pool, tx));
-            Ok(Response::new(Box::pin(ReceiverStream::new(rx)) as Self::WatchPoolStream))
+            // Ended by a reload that revokes the caller (its task sees the receiver dropped).
+            Ok(Response::new(auth::guard(grant, ReceiverStream::new(rx))))
         })
         .await
     }

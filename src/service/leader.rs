@@ -372,6 +372,7 @@ impl LeaderService for LeaderServiceImpl {
     async fn observe(&self, request: Request<pb::ObserveRequest>) -> Result<Response<Self::ObserveStream>, Status> {
         observe("Observe", async {
             auth::authorize(&request)?;
+            let grant = auth::grant(&request).map(|g| g.scoped(request.get_ref()));
             let req = request.into_inner();
             validate::name("election", &req.election)?;
             if self.shutdown.is_cancelled() {
@@ -379,7 +380,8 @@ impl LeaderService for LeaderServiceImpl {
             }
             let (tx, rx) = mpsc::channel(16);
             tokio::spawn(follow(self.store.clone(), self.wakeups.clone(), self.shutdown.clone(), req.election, tx));
-            Ok(Response::new(Box::pin(ReceiverStream::new(rx)) as Self::ObserveStream))
+            // Ended by a reload that revokes the caller (its task sees the receiver dropped).
+            Ok(Response::new(auth::guard(grant, ReceiverStream::new(rx))))
         })
         .await
     }

@@ -48,6 +48,7 @@ pub(super) async fn open(
     request: Request<Streaming<pb::ReceiveRequest>>,
 ) -> Result<Response<ReceiveStream>> {
     let identity = auth::identity(&request);
+    let grant = auth::grant(&request);
     let mut inbound = request.into_inner();
     let first = first_message(&mut inbound).await?;
     let Some(open) = first.open.as_ref() else {
@@ -55,6 +56,7 @@ pub(super) async fn open(
     };
     let limits = service.delivery_limits("open.", open)?;
     auth::authorize_as(&identity, open)?;
+    let grant = grant.map(|g| g.scoped(open));
     let mut consumer = Consumer {
         store: service.store.clone(),
         receiver: open.receiver.clone(),
@@ -63,6 +65,7 @@ pub(super) async fn open(
         max_batch: service.config.limits.max_batch as usize,
         sharded: service.store.shard_count(SourceKind::Receiver, &open.receiver) > 1,
         pending: Vec::new(),
+        grant: grant.clone(),
     };
     consumer.take(first, true)?;
     let shards = consumer.store.shard_names(SourceKind::Receiver, &consumer.receiver);
@@ -80,7 +83,7 @@ pub(super) async fn open(
         }
         _open.decrement(1.0);
     });
-    Ok(Response::new(Box::pin(ReceiverStream::new(rx)) as ReceiveStream))
+    Ok(Response::new(auth::guard(grant, ReceiverStream::new(rx))))
 }
 
 struct Consumer {
@@ -93,6 +96,9 @@ struct Consumer {
     sharded: bool,
     /// Acks received, not yet applied.
     pending: Vec<pb::ReceiveAck>,
+    /// What the stream was opened with: checked before each round, so no ack sent after the
+    /// consumer's token was revoked is applied and nothing more is delivered to it.
+    grant: Option<auth::Grant>,
 }
 
 /// A round's answer: the acks applied (in order, whether each was), and the delivery if one ran.
@@ -146,6 +152,7 @@ impl Consumer {
                 // once: one delivery at a time there.
                 let deliver = want && open && !stopping && (delivering == 0 || !self.sharded);
                 if deliver || !self.pending.is_empty() {
+                    auth::still_granted(&self.grant)?;
                     if deliver {
                         delivering += 1;
                         // Armed before the delivery, so a wake-up between it and the wait is

@@ -32,6 +32,15 @@ impl ScheduleServiceImpl {
     }
 }
 
+/// What one Subscribe stream follows.
+struct Subscription {
+    receiver: String,
+    consumer: String,
+    limits: DeliveryLimits,
+    /// What the stream was opened with: checked before each delivery round.
+    grant: Option<auth::Grant>,
+}
+
 /// Feeds one Subscribe stream: a delivery round, then sleep until the next message is due or
 /// an ack deadline passes (timer on what Redis said) or the receiver is announced (a new earlier
 /// message, an ack that freed room), until the consumer leaves or the server stops.
@@ -39,11 +48,10 @@ async fn deliver_loop(
     store: Store,
     wakeups: Wakeups,
     shutdown: CancellationToken,
-    receiver: String,
-    consumer: String,
-    limits: DeliveryLimits,
+    subscription: Subscription,
     tx: mpsc::Sender<Result<pb::SubscribeResponse, Status>>,
 ) {
+    let Subscription { receiver, consumer, limits, grant } = subscription;
     let shards = store.shard_names(SourceKind::Receiver, &receiver);
     let waiter = match wakeups.waiter(ChannelKind::Receiver, &receiver, &shards).await {
         Ok(waiter) => waiter,
@@ -57,6 +65,11 @@ async fn deliver_loop(
         let notified = notify.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
+        // Nothing more is handed to a consumer whose token a reload revoked.
+        if let Err(e) = auth::still_granted(&grant) {
+            let _ = tx.send(Err(Status::from(e))).await;
+            break;
+        }
         let round = match store.deliver(&receiver, &consumer, limits).await {
             Ok(round) => round,
             Err(e) => {
@@ -280,6 +293,7 @@ impl ScheduleService for ScheduleServiceImpl {
     ) -> Result<Response<Self::SubscribeStream>, Status> {
         observe("Subscribe", async {
             auth::authorize(&request)?;
+            let grant = auth::grant(&request).map(|g| g.scoped(request.get_ref()));
             let req = request.into_inner();
             let limits = self.delivery_limits("", &req)?;
             let (tx, rx) = mpsc::channel(16);
@@ -287,12 +301,10 @@ impl ScheduleService for ScheduleServiceImpl {
                 self.store.clone(),
                 self.wakeups.clone(),
                 self.shutdown.clone(),
-                req.receiver,
-                req.consumer_id,
-                limits,
+                Subscription { receiver: req.receiver, consumer: req.consumer_id, limits, grant: grant.clone() },
                 tx,
             ));
-            Ok(Response::new(Box::pin(ReceiverStream::new(rx)) as Self::SubscribeStream))
+            Ok(Response::new(auth::guard(grant, ReceiverStream::new(rx))))
         })
         .await
     }

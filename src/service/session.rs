@@ -51,6 +51,7 @@ pub(super) async fn open(
     request: Request<Streaming<pb::SessionRequest>>,
 ) -> Result<Response<SessionStream>> {
     let identity = auth::identity(&request);
+    let grant = auth::grant(&request);
     let mut inbound = request.into_inner();
     let first = first_message(&mut inbound).await?;
     let Some(open) = first.open.as_ref() else {
@@ -59,6 +60,7 @@ pub(super) async fn open(
     validate::name("open.queue", &open.queue)?;
     validate::name("open.worker_id", &open.worker_id)?;
     auth::authorize_as(&identity, open)?;
+    let grant = grant.map(|g| g.scoped(open));
     let mut session = Session {
         store: service.store.clone(),
         queue: open.queue.clone(),
@@ -68,6 +70,7 @@ pub(super) async fn open(
         max_duration_ms: service.config.limits.max_duration_ms,
         credit: 0,
         pending: Pending::default(),
+        grant: grant.clone(),
     };
     session.take(first, true)?;
     let waiter = service
@@ -88,7 +91,7 @@ pub(super) async fn open(
         }
         _open.decrement(1.0);
     });
-    Ok(Response::new(Box::pin(ReceiverStream::new(rx)) as SessionStream))
+    Ok(Response::new(auth::guard(grant, ReceiverStream::new(rx))))
 }
 
 /// What the worker sent that is not yet flushed to Redis.
@@ -119,6 +122,9 @@ struct Session {
     /// Leases the worker may still be pushed.
     credit: usize,
     pending: Pending,
+    /// What the stream was opened with: checked before each round, so nothing a worker sends
+    /// after its token was revoked is applied, and no lease is granted to it.
+    grant: Option<auth::Grant>,
 }
 
 impl Session {
@@ -209,6 +215,7 @@ impl Session {
             if rounds.len() < ROUNDS {
                 let acquire = want && self.credit > 0 && !stopping && open;
                 if acquire || !self.pending.is_empty() {
+                    auth::still_granted(&self.grant)?;
                     let asked = if acquire { self.credit.min(self.max_batch) } else { 0 };
                     if acquire {
                         // Armed before the acquire, so a wake-up between it and the wait is not
@@ -274,6 +281,11 @@ impl Session {
                             }
                             leases = got.leases;
                         }
+                    }
+                    if let Err(e) = auth::still_granted(&self.grant) {
+                        // Revoked while the round ran: its leases go back at once, unsent.
+                        ctx.release_unsent(leases).await;
+                        return Err(e);
                     }
                     let mut response = match answers {
                         Ok(response) => response,
