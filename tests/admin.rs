@@ -67,7 +67,9 @@ async fn agent_failures_land_in_their_queue_dlq_with_context() {
     assert_eq!((d.id.as_str(), d.error_class.as_str(), d.message.as_str()), ("flaky", "THROTTLED", "429 for flaky"));
     assert_eq!((d.attempts, d.holder.as_str(), d.payload.as_slice()), (1, "w", b"payload of flaky".as_slice()));
     assert!(d.failed_at.is_some());
-    assert!(dead_letters(&mut a, pool()).await.is_empty(), "nothing in other sources");
+    let unknown = pb::ListDeadLettersRequest { source: pool(), ..Default::default() };
+    let e = a.list_dead_letters(unknown).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::NotFound, "a pool nothing was offered to: {e:?}");
 
     let retry = pb::RetryDeadLetterRequest { source: queue(), id: "flaky".into() };
     a.retry_dead_letter(retry.clone()).await.unwrap();

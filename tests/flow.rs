@@ -160,8 +160,8 @@ async fn grants_stay_within_the_token_bucket() {
 /// sweeper and no purge, so each test decides how the lease ends.
 async fn held_back_waiter(env: &mut Env, first: pb::Agent) -> (pb::Lease, tokio::task::JoinHandle<Vec<pb::Lease>>) {
     let mut a = admin(&env.baton).await;
-    set_limits(&mut a, Q, limits(1, None)).await;
     register(&mut env.client, Q, vec![first]).await;
+    set_limits(&mut a, Q, limits(1, None)).await;
     let lease = acquire(&mut env.client, Q, "holder", 1).await.pop().expect("due");
     register(&mut env.client, Q, vec![agent("second", 0, 60_000)]).await;
     let mut c = env.client.clone();

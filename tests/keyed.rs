@@ -241,9 +241,9 @@ async fn priority_aging_lets_a_low_priority_agent_through_a_steady_high_backlog(
     const TIMEOUT_MS: i64 = 60_000;
     let mut env = Env::start().await;
     let limits = pb::QueueLimits { priority_aging: dur(AGING_MS as u64), ..Default::default() };
+    register(&mut env.client, Q, vec![keyed("aaa-low", "", -10, 0, TIMEOUT_MS as u64)]).await;
     let stored = set_limits(&env.baton, Q, Some(limits)).await.limits.unwrap();
     assert_eq!(stored.priority_aging, dur(AGING_MS as u64));
-    register(&mut env.client, Q, vec![keyed("aaa-low", "", -10, 0, TIMEOUT_MS as u64)]).await;
     let req = pb::GetAgentRequest { queue: Q.into(), name: "aaa-low".into() };
     let due = ms(&env.client.get_agent(req).await.unwrap().into_inner().agent.unwrap().next_run_at);
     // New high-priority agents, numbered on from `highs`, due now.
