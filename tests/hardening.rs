@@ -363,7 +363,8 @@ async fn unknown_names_create_no_keys() {
     for kind in [pb::SourceKind::Queue, pb::SourceKind::Pool, pb::SourceKind::Receiver] {
         let source = Some(pb::Source { kind: kind as i32, name: ghost(15) });
         let list = pb::ListDeadLettersRequest { source: source.clone(), ..Default::default() };
-        admin.list_dead_letters(list).await.unwrap();
+        let e = admin.list_dead_letters(list).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::NotFound, "{e:?}");
         let _ = admin.retry_dead_letter(pb::RetryDeadLetterRequest { source: source.clone(), id: "x".into() }).await;
         let _ = admin.delete_dead_letter(pb::DeleteDeadLetterRequest { source, id: "x".into() }).await;
     }
