@@ -24,6 +24,7 @@ async function register(c: AgentServiceClient, queue: string, names: string[], t
     await unary(c.register.bind(c), {
       queue,
       resetSchedule: false,
+      requestId: "",
       agents: names.slice(i, i + 500).map((name) => ({
         name,
         interval: undefined,
@@ -33,7 +34,7 @@ async function register(c: AgentServiceClient, queue: string, names: string[], t
         labels: {},
         maxAttempts: 0, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0, traceparent: "",
       })),
-    } as agent.RegisterRequest);
+    });
   }
 }
 
