@@ -1,23 +1,28 @@
-//! Circuit breakers: one for the dispatch path (Acquire, Campaign, reads), one for
-//! the write-back path (Register, Heartbeat, Complete, Release, Renew, Resign, sweeps).
+//! Circuit breakers, per Redis node: for each node, one for the dispatch path (Acquire,
+//! Campaign, reads) and one for the write-back path (Register, Heartbeat, Complete, Release,
+//! Renew, Resign, sweeps). A call passes the breakers of the node serving its keys (on a
+//! cluster, the primary of its slot; otherwise the one node), so a dead shard fails its own
+//! calls fast while every other shard keeps serving ([`Breakers`]).
 //!
 //! CLOSED → OPEN after `failure_threshold` Redis failures within `failure_window_ms`; while
 //! OPEN every call fails fast (UNAVAILABLE, reason CIRCUIT_OPEN) with a pushback hint of when
 //! to try again. Two ways back:
 //!
-//! - the replica's Redis probe (`server::watch_redis`) pings Redis every `probe_interval_ms`
-//!   while a breaker is open, and the first answer closes it ([`Breaker::probed`]): calls
-//!   succeed within one probe interval of Redis answering again, whatever the outage cost;
+//! - the replica's Redis probe (`server::watch_redis`) pings every node every
+//!   `probe_interval_ms` while something is wrong, and a node's first answer closes its breakers
+//!   ([`Breaker::probed`]): calls succeed within one probe interval of Redis answering again,
+//!   whatever the outage cost;
 //! - without a probe answer, after `cooldown_ms` → HALF_OPEN, where calls go through as probes:
 //!   the first success closes the breaker, a failure (or no success within
-//!   `half_open_duration_ms`) opens it again.
+//!   `half_open_duration_ms`, or a failed probe) opens it again.
 //!
 //! The pushback hint is the time to the next probe (at most the cooldown left). Only Redis
-//! unavailability counts as a failure, never a refused token, bad input or a full Redis.
+//! unavailability counts as a failure, never a refused token, bad input, a full Redis or a
+//! change the replicas did not confirm in time (the node answered).
 
 use std::{
-    collections::VecDeque,
-    sync::{Arc, Mutex},
+    collections::{BTreeMap, VecDeque},
+    sync::{Arc, Mutex, RwLock},
     time::{Duration, Instant},
 };
 
@@ -52,6 +57,8 @@ impl State {
 
 pub struct Breaker {
     path: &'static str,
+    /// The Redis node it guards (metrics label `node`).
+    node: Arc<str>,
     config: BreakerConfig,
     inner: Mutex<Inner>,
     /// Told of every state change, so the Redis probe and health react at once.
@@ -68,10 +75,11 @@ struct Inner {
 
 impl Breaker {
     /// A closed breaker; `changed` is notified of each state change.
-    pub fn new(path: &'static str, config: BreakerConfig, changed: Arc<Notify>) -> Self {
-        metrics::gauge!("baton_circuit_breaker_state", "path" => path).set(0.0);
+    pub fn new(path: &'static str, node: Arc<str>, config: BreakerConfig, changed: Arc<Notify>) -> Self {
+        metrics::gauge!("baton_circuit_breaker_state", "path" => path, "node" => node.to_string()).set(0.0);
         Self {
             path,
+            node,
             config,
             inner: Mutex::new(Inner { state: State::Closed, failures: VecDeque::new(), since: Instant::now() }),
             changed,
@@ -98,17 +106,25 @@ impl Breaker {
                     self.set(&mut inner, State::HalfOpen, now);
                     Ok(())
                 } else {
-                    metrics::counter!("baton_circuit_breaker_blocked_total", "path" => self.path).increment(1);
-                    Err(Error::CircuitOpen { path: self.path, retry_after_ms: self.pushback_ms(cooldown - waited) })
+                    self.count("baton_circuit_breaker_blocked_total");
+                    Err(Error::CircuitOpen {
+                        path: self.path,
+                        node: self.node.to_string(),
+                        retry_after_ms: self.pushback_ms(cooldown - waited),
+                    })
                 }
             }
             State::HalfOpen => {
                 if now - inner.since > Duration::from_millis(self.config.half_open_duration_ms) {
                     // No probe succeeded in time: back to failing fast.
                     self.set(&mut inner, State::Open, now);
-                    metrics::counter!("baton_circuit_breaker_blocked_total", "path" => self.path).increment(1);
+                    self.count("baton_circuit_breaker_blocked_total");
                     let cooldown = Duration::from_millis(self.config.cooldown_ms);
-                    return Err(Error::CircuitOpen { path: self.path, retry_after_ms: self.pushback_ms(cooldown) });
+                    return Err(Error::CircuitOpen {
+                        path: self.path,
+                        node: self.node.to_string(),
+                        retry_after_ms: self.pushback_ms(cooldown),
+                    });
                 }
                 Ok(())
             }
@@ -133,7 +149,9 @@ impl Breaker {
         match (inner.state, failed) {
             (State::Open | State::HalfOpen, false) => self.close(&mut inner, "the Redis probe"),
             (State::Closed, true) => self.failed(&mut inner),
-            _ => {}
+            // The node still does not answer: no more calls through as probes.
+            (State::HalfOpen, true) => self.set(&mut inner, State::Open, Instant::now()),
+            (State::Open, true) | (State::Closed, false) => {}
         }
     }
 
@@ -164,15 +182,20 @@ impl Breaker {
             inner.failures.pop_front();
         }
         if inner.failures.len() >= self.config.failure_threshold as usize {
-            tracing::warn!(path = self.path, failures = inner.failures.len(), "circuit breaker tripped: failing fast");
-            metrics::counter!("baton_circuit_breaker_trips_total", "path" => self.path).increment(1);
+            tracing::warn!(
+                path = self.path,
+                node = %self.node,
+                failures = inner.failures.len(),
+                "circuit breaker tripped: calls to this Redis node fail fast"
+            );
+            self.count("baton_circuit_breaker_trips_total");
             self.set(inner, State::Open, now);
         }
     }
 
     fn close(&self, inner: &mut Inner, by: &str) {
-        tracing::info!(path = self.path, by, "circuit breaker closed: Redis answers again");
-        metrics::counter!("baton_circuit_breaker_recoveries_total", "path" => self.path).increment(1);
+        tracing::info!(path = self.path, node = %self.node, by, "circuit breaker closed: Redis answers again");
+        self.count("baton_circuit_breaker_recoveries_total");
         self.set(inner, State::Closed, Instant::now());
     }
 
@@ -180,8 +203,78 @@ impl Breaker {
         inner.state = state;
         inner.since = now;
         inner.failures.clear();
-        metrics::gauge!("baton_circuit_breaker_state", "path" => self.path).set(state.gauge());
+        metrics::gauge!("baton_circuit_breaker_state", "path" => self.path, "node" => self.node.to_string())
+            .set(state.gauge());
         self.changed.notify_one();
+    }
+
+    fn count(&self, name: &'static str) {
+        metrics::counter!(name, "path" => self.path, "node" => self.node.to_string()).increment(1);
+    }
+
+    /// Whether Redis failures were seen lately (closed, but counting toward a trip).
+    fn failing(&self) -> bool {
+        let inner = self.inner.lock().expect("breaker lock");
+        inner.state != State::Closed || !inner.failures.is_empty()
+    }
+}
+
+/// The (dispatch, write-back) breakers of one Redis node.
+pub type Pair = Arc<[Breaker; 2]>;
+
+/// Every node's breakers, made on first use of a node. Cheap to share.
+pub struct Breakers {
+    config: BreakerConfig,
+    /// Told of every state change of any breaker.
+    changed: Arc<Notify>,
+    nodes: RwLock<BTreeMap<Arc<str>, Pair>>,
+}
+
+impl Breakers {
+    pub fn new(config: BreakerConfig) -> Self {
+        Self { config, changed: Arc::new(Notify::new()), nodes: RwLock::default() }
+    }
+
+    /// The breakers of `node`.
+    pub fn of(&self, node: &Arc<str>) -> Pair {
+        if let Some(pair) = self.nodes.read().expect("breakers lock").get(node) {
+            return pair.clone();
+        }
+        let mut nodes = self.nodes.write().expect("breakers lock");
+        nodes
+            .entry(node.clone())
+            .or_insert_with(|| {
+                let make = |path| Breaker::new(path, node.clone(), self.config.clone(), self.changed.clone());
+                Arc::new([make("dispatch"), make("writeback")])
+            })
+            .clone()
+    }
+
+    /// Every node's (dispatch, write-back) states, by node.
+    pub fn states(&self) -> Vec<(Arc<str>, State, State)> {
+        let nodes = self.nodes.read().expect("breakers lock");
+        nodes.iter().map(|(node, pair)| (node.clone(), pair[0].state(), pair[1].state())).collect()
+    }
+
+    /// Keeps the breakers of `current` nodes only (a node that left the cluster, or lost its
+    /// slots to a promoted replica, no longer guards anything).
+    pub fn retain(&self, current: &[Arc<str>]) {
+        self.nodes.write().expect("breakers lock").retain(|node, _| current.contains(node));
+    }
+
+    /// Whether any breaker is open or half-open.
+    pub fn any_open(&self) -> bool {
+        self.states().iter().any(|(_, d, w)| *d != State::Closed || *w != State::Closed)
+    }
+
+    /// Whether any breaker is open or counting recent failures: the probe should look often.
+    pub fn any_failing(&self) -> bool {
+        self.nodes.read().expect("breakers lock").values().any(|pair| pair.iter().any(Breaker::failing))
+    }
+
+    /// Resolves at the next state change of any breaker (or at once if one went unobserved).
+    pub async fn changed(&self) {
+        self.changed.notified().await
     }
 }
 
@@ -201,7 +294,7 @@ mod tests {
     }
 
     fn breaker(config: BreakerConfig) -> Breaker {
-        Breaker::new("test", config, Arc::new(Notify::new()))
+        Breaker::new("test", "node".into(), config, Arc::new(Notify::new()))
     }
 
     fn down() -> Result<(), Error> {
@@ -253,6 +346,8 @@ mod tests {
         assert!(matches!(b.check(), Err(Error::CircuitOpen { retry_after_ms: 250, .. })));
         b.probed(&down());
         assert_eq!(b.state(), State::Open, "an unanswered probe changes nothing");
+        b.record(&Err::<(), _>(Error::NotReplicated("no replica".into())));
+        assert_eq!(b.state(), State::Open);
         b.probed(&Ok(()));
         assert_eq!(b.state(), State::Closed);
         b.check().expect("calls go through again");
@@ -266,5 +361,37 @@ mod tests {
             b.probed(&down());
         }
         assert_eq!(b.state(), State::Open);
+    }
+}
+
+#[cfg(test)]
+mod node_tests {
+    use super::*;
+
+    // A node's failures open its own breakers only; the other nodes' calls go on. A change the
+    // replicas did not confirm is no failure of the node (it answered).
+    #[test]
+    fn one_node_failing_leaves_the_others_closed() {
+        let breakers = Breakers::new(BreakerConfig {
+            enabled: true,
+            failure_threshold: 3,
+            failure_window_ms: 60_000,
+            cooldown_ms: 60_000,
+            half_open_duration_ms: 60_000,
+            probe_interval_ms: 250,
+        });
+        let (dead, alive): (Arc<str>, Arc<str>) = ("10.0.0.1:6379".into(), "10.0.0.2:6379".into());
+        for _ in 0..5 {
+            breakers.of(&alive)[1].record(&Err::<(), _>(Error::NotReplicated("0 of 1 replicas".into())));
+        }
+        for _ in 0..3 {
+            breakers.of(&dead)[0].record(&Err::<(), _>(Error::Unavailable("down".into())));
+        }
+        assert!(matches!(breakers.of(&dead)[0].check(), Err(Error::CircuitOpen { .. })));
+        breakers.of(&alive)[0].check().expect("another node's calls go on");
+        breakers.of(&alive)[1].check().expect("unconfirmed replication trips nothing");
+        assert!(breakers.any_open());
+        breakers.retain(std::slice::from_ref(&alive));
+        assert!(!breakers.any_open(), "a node that left guards nothing");
     }
 }

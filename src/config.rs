@@ -433,6 +433,10 @@ pub struct RedisConfig {
     pub connect_timeout_ms: u64,
     /// Bound on one command's round trip, and on waiting for a pooled connection.
     pub command_timeout_ms: u64,
+    /// At start, how long to keep trying a Redis that does not answer yet (a node still
+    /// starting, a cluster still being created or settling, sentinels that name no master yet)
+    /// before giving up; 0: try once.
+    pub startup_timeout_ms: u64,
     /// The redis-server binary the embedded default runs.
     pub server_binary: String,
     /// When the embedded redis-server syncs its append-only file: `everysec` (a Redis crash may
@@ -671,6 +675,7 @@ impl Default for RedisConfig {
             pool_size: 16,
             connect_timeout_ms: 2_000,
             command_timeout_ms: 3_000,
+            startup_timeout_ms: 60_000,
             server_binary: "redis-server".into(),
             embedded_fsync: Fsync::Everysec,
             tls_ca_file: None,

@@ -276,10 +276,24 @@ impl Console {
     }
 }
 
-/// This replica's circuit breakers: "closed", "open" or "half_open" (`crate::breaker`).
+/// This replica's circuit breakers (`crate::breaker`): per Redis node, "closed", "open" or
+/// "half_open"; `dispatch` and `writeBack` are the worst state of each path over the nodes.
 fn breakers_json(store: &crate::store::Store) -> Value {
-    let (dispatch, write_back) = store.breaker_states();
-    json!({ "dispatch": dispatch.as_str(), "writeBack": write_back.as_str() })
+    use crate::breaker::State;
+    let states = store.breaker_states();
+    let rank = |s: &State| match s {
+        State::Closed => 0,
+        State::HalfOpen => 1,
+        State::Open => 2,
+    };
+    let worst = |pick: fn(&(std::sync::Arc<str>, State, State)) -> State| {
+        states.iter().map(pick).max_by_key(rank).unwrap_or(State::Closed).as_str()
+    };
+    let nodes: Vec<Value> = states
+        .iter()
+        .map(|(node, d, w)| json!({ "node": node.as_ref(), "dispatch": d.as_str(), "writeBack": w.as_str() }))
+        .collect();
+    json!({ "dispatch": worst(|s| s.1), "writeBack": worst(|s| s.2), "nodes": nodes })
 }
 
 /// This process's RPC latency (`crate::latency`), cumulative since it started: per method the

@@ -61,11 +61,12 @@ async fn acquire_task(
 ) -> Result<Vec<Lease>> {
     // With a breaker open the acquire fails fast (CIRCUIT_OPEN) instead of waiting on a
     // subscription Redis cannot confirm.
-    if wait.is_zero() || store.breaker_open() {
+    let shards = store.shard_names(SourceKind::Queue, queue);
+    if wait.is_zero() || shards.iter().all(|s| store.known_down(&store.keys().queue(s).waiting)) {
         return Ok(store.acquire(queue, worker, max).await?.leases);
     }
     let until = Instant::now() + wait;
-    let waiter = wakeups.waiter(ChannelKind::Queue, queue, &store.shard_names(SourceKind::Queue, queue)).await?;
+    let waiter = wakeups.waiter(ChannelKind::Queue, queue, &shards).await?;
     let notify = &waiter.notify;
     async {
         loop {

@@ -23,9 +23,15 @@ pub enum Error {
     /// Redis could not be reached or answered in time: retry this call later.
     #[error("redis unavailable: {0}")]
     Unavailable(String),
-    /// A circuit breaker is open: calls on this path fail fast until Redis answers again.
-    #[error("circuit breaker of the {path} path is open: Redis is failing; retry in {retry_after_ms} ms")]
-    CircuitOpen { path: &'static str, retry_after_ms: u64 },
+    /// A circuit breaker is open: calls on this path to this Redis node fail fast until it
+    /// answers again.
+    #[error("circuit breaker of the {path} path to Redis node {node} is open: that node is failing; retry in {retry_after_ms} ms")]
+    CircuitOpen { path: &'static str, node: String, retry_after_ms: u64 },
+    /// The change is applied on its primary, but fewer replicas than `redis.min_replicas_ack`
+    /// confirmed it in time: retry later (fenced and idempotent calls are safe to repeat). Not a
+    /// failure of the node (it answered), so no breaker counts it.
+    #[error("not replicated: {0}")]
+    NotReplicated(String),
     /// A bounded resource is full (a pool's waiting line): shed load, retry after the hint.
     #[error("{what} is full; retry in {retry_after_ms} ms")]
     Exhausted { what: String, retry_after_ms: u64 },
@@ -73,6 +79,7 @@ impl Error {
             Error::NotFound(_) => "NOT_FOUND",
             Error::Unavailable(_) => "REDIS_UNAVAILABLE",
             Error::CircuitOpen { .. } => "CIRCUIT_OPEN",
+            Error::NotReplicated(_) => "NOT_REPLICATED",
             Error::Exhausted { .. } => "LINE_FULL",
             Error::RedisFull { .. } => "REDIS_FULL",
             Error::Redis(_) => "REDIS_ERROR",
@@ -89,7 +96,7 @@ impl Error {
             Error::InvalidArgument { .. } => Code::InvalidArgument,
             Error::LeaseLost(_) | Error::Unsupported(_) => Code::FailedPrecondition,
             Error::NotFound(_) => Code::NotFound,
-            Error::Unavailable(_) | Error::CircuitOpen { .. } => Code::Unavailable,
+            Error::Unavailable(_) | Error::CircuitOpen { .. } | Error::NotReplicated(_) => Code::Unavailable,
             Error::Exhausted { .. } | Error::RedisFull { .. } => Code::ResourceExhausted,
             Error::Unauthenticated(_) => Code::Unauthenticated,
             Error::PermissionDenied { .. } => Code::PermissionDenied,
@@ -104,6 +111,12 @@ pub const ACL_REFUSED: &str = "Redis refused Baton's ACL user";
 impl From<redis::RedisError> for Error {
     fn from(e: redis::RedisError) -> Self {
         if e.is_io_error() || e.is_connection_refusal() || e.is_timeout() || e.is_connection_dropped() {
+            Error::Unavailable(e.to_string())
+        } else if matches!(
+            e.kind(),
+            redis::ErrorKind::ClusterConnectionNotFound | redis::ErrorKind::MasterNameNotFoundBySentinel
+        ) {
+            // No node of the cluster answers (yet), or the sentinels name no master (yet).
             Error::Unavailable(e.to_string())
         } else if matches!(e.code(), Some("CLUSTERDOWN" | "TRYAGAIN" | "MASTERDOWN" | "READONLY" | "LOADING"))
             || e.to_string().contains("WAIT cannot be used with replica")
@@ -166,10 +179,15 @@ impl From<Error> for Status {
                 metadata.insert("permission".to_string(), permission.clone());
                 Error::PermissionDenied { permission, message: clip(&message, MAX_MESSAGE_BYTES) }
             }
+            Error::CircuitOpen { path, node, retry_after_ms } => {
+                metadata.insert("path".to_string(), path.to_string());
+                metadata.insert("node".to_string(), node.clone());
+                Error::CircuitOpen { path, node, retry_after_ms }
+            }
             other => other,
         };
         let pushback_ms = match &e {
-            Error::Unavailable(_) => Some(UNAVAILABLE_PUSHBACK_MS),
+            Error::Unavailable(_) | Error::NotReplicated(_) => Some(UNAVAILABLE_PUSHBACK_MS),
             Error::CircuitOpen { retry_after_ms, .. }
             | Error::Exhausted { retry_after_ms, .. }
             | Error::RedisFull { retry_after_ms } => Some(*retry_after_ms),
@@ -186,6 +204,34 @@ impl From<Error> for Status {
         }
         status
     }
+}
+
+/// A status of `code` that did not come from an `Error` (a deadline, or a status tonic made,
+/// found bare by `status::ErrorInfoLayer`), with an ErrorInfo whose reason is the code's name.
+pub fn detailed(code: Code, message: impl Into<String>) -> Status {
+    let reason = match code {
+        Code::Ok => "OK",
+        Code::Cancelled => "CANCELLED",
+        Code::Unknown => "UNKNOWN",
+        Code::InvalidArgument => "INVALID_ARGUMENT",
+        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
+        Code::NotFound => "NOT_FOUND",
+        Code::AlreadyExists => "ALREADY_EXISTS",
+        Code::PermissionDenied => "PERMISSION_DENIED",
+        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+        Code::FailedPrecondition => "FAILED_PRECONDITION",
+        Code::Aborted => "ABORTED",
+        Code::OutOfRange => "OUT_OF_RANGE",
+        Code::Unimplemented => "UNIMPLEMENTED",
+        Code::Internal => "INTERNAL",
+        Code::Unavailable => "UNAVAILABLE",
+        Code::DataLoss => "DATA_LOSS",
+        Code::Unauthenticated => "UNAUTHENTICATED",
+    };
+    let mut details = ErrorDetails::new();
+    details.set_error_info(reason, DOMAIN, HashMap::new());
+    let message = clip(&message.into(), MAX_FIELD_BYTES + MAX_MESSAGE_BYTES + 2);
+    Status::with_error_details(code, message, details)
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

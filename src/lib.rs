@@ -22,7 +22,8 @@
 //!   [`latency`]: the per-method latency it charts, recorded by every RPC.
 //! - [`cli`]: the operator commands of the `baton` binary (gRPC through [`client`]).
 //! - [`config`], [`error`], [`telemetry`]: configuration layering, the one error type and its
-//!   gRPC mapping, logs and metrics.
+//!   gRPC mapping, logs and metrics; [`status`]: the layer that puts an ErrorInfo on every
+//!   status sent (deadlines, tonic's own statuses).
 //!
 //! The wire contract is the `baton-proto` crate ([`pb`]); Rust workers depend on `baton-client`
 //! ([`client`]) only.
@@ -47,6 +48,7 @@ pub mod monitor;
 pub mod purge;
 pub mod server;
 pub mod service;
+pub mod status;
 pub mod store;
 pub mod sweeper;
 pub mod telemetry;

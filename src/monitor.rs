@@ -85,8 +85,16 @@ pub fn spawn(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: Canc
 async fn summarize(store: &Store, wakeups: &Wakeups, config: &Config, period: Duration) {
     let started = Instant::now();
     let rtt = store.ping().await.ok().map(|()| started.elapsed());
-    let (dispatch, writeback) = store.breaker_states();
-    let closed = dispatch == breaker::State::Closed && writeback == breaker::State::Closed;
+    let closed = !store.breaker_open();
+    // The breakers not closed, as `node:path=state`; "closed" when none.
+    let breakers: Vec<String> = store
+        .breaker_states()
+        .iter()
+        .flat_map(|(node, d, w)| [(node, "dispatch", *d), (node, "writeback", *w)])
+        .filter(|(_, _, state)| *state != breaker::State::Closed)
+        .map(|(node, path, state)| format!("{node}:{path}={}", state.as_str()))
+        .collect();
+    let breakers = if breakers.is_empty() { "closed".to_string() } else { breakers.join(",") };
     let checked = match rtt {
         Some(_) => {
             health::check(store, config).await.map_err(|e| tracing::warn!(error = %e, "health check failed")).ok()
@@ -130,7 +138,7 @@ async fn summarize(store: &Store, wakeups: &Wakeups, config: &Config, period: Du
     let rtt_ms = rtt.map_or(-1.0, |d| d.as_secs_f64() * 1000.0);
     let line = format!(
         "Baton health | health={health} | [queues={} waiting={} due={} working={} overdue_leases={} dead_lettered={}] \
-         [backlog oldest_overdue={}s] [breakers dispatch={} writeback={}] [redis rtt={rtt_ms:.1}ms] \
+         [backlog oldest_overdue={}s] [breakers {breakers}] [redis rtt={rtt_ms:.1}ms] \
          [watchdogs redis_stall={} zero_progress={:?} capacity_skew={:?}]",
         stats.len(),
         total.waiting,
@@ -139,8 +147,6 @@ async fn summarize(store: &Store, wakeups: &Wakeups, config: &Config, period: Du
         total.overdue_leases,
         total.dead_lettered,
         oldest_overdue_ms / 1000,
-        dispatch.as_str(),
-        writeback.as_str(),
         signals.redis_stall,
         signals.zero_progress,
         signals.capacity_skew,

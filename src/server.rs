@@ -6,6 +6,8 @@
 
 use std::{future::Future, pin::Pin, sync::Arc, time::Duration};
 
+use futures::FutureExt;
+
 use tokio::net::TcpListener;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tonic::{server::NamedService, transport::server::TcpIncoming};
@@ -54,13 +56,13 @@ pub async fn run_with_console(
     // Credentials and certificates first: a bad file stops the start before Redis is touched.
     let identities = Keyring::new(Identities::from_config(&config.auth)?);
     let tls = if config.tls.enabled() { Some(ServerTls::grpc(&config.tls)?) } else { None };
-    let redis = Redis::connect(redis_url, &config.redis).await?;
-    let feed = redis.feed();
-    let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter, &config.idempotency);
-    let store = Store::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone())
-        .await?
-        .with_sharding(config.sharding.shards()?);
-    store.check_access().await?;
+    let shards = config.sharding.shards()?;
+    let shutdown = shutdown.shared();
+    let Some(store) = open_store(&config, redis_url, shards, shutdown.clone()).await? else {
+        tracing::info!("shut down while waiting for Redis");
+        return Ok(());
+    };
+    let feed = store.feed();
     let stopping = CancellationToken::new();
     let tasks = TaskTracker::new();
 
@@ -164,6 +166,8 @@ pub async fn run_with_console(
         // A span per call when OpenTelemetry is on (rejected calls too), then authentication
         // and the method's permission, before any service sees the call.
         .layer(crate::trace::TraceLayer)
+        // Every status leaves with an ErrorInfo, a call's grpc-timeout included.
+        .layer(crate::status::ErrorInfoLayer)
         .layer(AuthLayer::new(identities))
         .add_service(health_service)
         .add_service(reflection)
@@ -195,6 +199,63 @@ pub async fn run_with_console(
     tasks.wait().await;
     tracing::info!("baton stopped");
     result
+}
+
+/// Connects to Redis, loads the scripts and checks Baton's access: the store, or None when
+/// `shutdown` came first. A Redis that does not answer yet (a node still starting, a cluster
+/// being created or settling, sentinels that name no master yet) is tried again, with a
+/// warning each time and a growing pause, for up to `redis.startup_timeout_ms`; any other
+/// failure (configuration, TLS certificates, ACL) stops the start at once.
+async fn open_store(
+    config: &Config,
+    redis_url: &str,
+    shards: [crate::config::ShardCounts; 3],
+    shutdown: impl Future<Output = ()>,
+) -> Result<Option<Store>> {
+    let started = std::time::Instant::now();
+    let limit = Duration::from_millis(config.redis.startup_timeout_ms);
+    let mut pause = Duration::from_millis(100);
+    tokio::pin!(shutdown);
+    for attempt in 1.. {
+        let opened = async {
+            let redis = Redis::connect(redis_url, &config.redis).await?;
+            let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter, &config.idempotency);
+            let store = Store::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone())
+                .await?
+                .with_sharding(shards.clone());
+            store.check_access().await?;
+            Ok::<_, Error>(store)
+        };
+        let error = match opened.await {
+            Ok(store) => {
+                if attempt > 1 {
+                    tracing::info!(attempt, waited_ms = started.elapsed().as_millis() as u64, "Redis answers");
+                }
+                return Ok(Some(store));
+            }
+            Err(e) if not_ready_yet(&e) && started.elapsed() + pause < limit => e,
+            Err(e) => return Err(e),
+        };
+        tracing::warn!(
+            attempt,
+            error = %error,
+            retry_in_ms = pause.as_millis() as u64,
+            gives_up_after_ms = config.redis.startup_timeout_ms,
+            "Redis does not answer yet; trying again"
+        );
+        tokio::select! {
+            _ = &mut shutdown => return Ok(None),
+            _ = tokio::time::sleep(pause) => {}
+        }
+        pause = (pause * 2).min(Duration::from_secs(2));
+    }
+    unreachable!("the attempts never end")
+}
+
+/// Whether a failure at start may go away by itself: Redis unreachable or not ready (a cluster
+/// still settling answers CLUSTERDOWN), but not a refused TLS certificate or ACL.
+fn not_ready_yet(e: &Error) -> bool {
+    matches!(e, Error::Unavailable(m) if !m.starts_with(crate::error::ACL_REFUSED) && !m.starts_with(crate::store::conn::TLS_FAILED))
 }
 
 /// Reads the TLS files and the tokens file again on SIGHUP, and whenever one of them changed
@@ -259,16 +320,21 @@ async fn set_health(health: &HealthReporter, names: &[&'static str], status: Ser
 
 /// How often `watch_redis` pings Redis.
 struct Probes {
-    /// While Redis answers and both breakers are closed (`health.probe_interval_ms`).
+    /// While every node answers and no breaker counts failures (`health.probe_interval_ms`).
     healthy: Duration,
-    /// While a breaker is open or Redis does not answer (`circuit_breaker.probe_interval_ms`).
+    /// While a breaker is open or counts failures, or a node does not answer
+    /// (`circuit_breaker.probe_interval_ms`).
     sick: Duration,
 }
 
-/// Keeps grpc.health.v1 true, for the whole server and every service: SERVING only while Redis
-/// answers and both breakers are closed, NOT_SERVING from the start of a graceful shutdown. Its
-/// pings are also the breakers' probes: while one is open Redis is pinged every
-/// `probes.sick`, and the first answer closes it.
+/// Keeps grpc.health.v1 true, for the whole server and every service: SERVING while some Redis
+/// node answers with its breakers closed, NOT_SERVING when none does and from the start of a
+/// graceful shutdown. On a cluster, one shard down leaves the replica SERVING: the other
+/// shards' calls are served, the dead shard's fail fast (CIRCUIT_OPEN), and taking every
+/// replica out of rotation would help nobody (they all see the same cluster); the nodes down are
+/// in the log, in `baton_redis_node_up` and `baton_circuit_breaker_state` by `node`, and on the
+/// console. Its pings are also the breakers' probes: while anything fails, every node is
+/// pinged every `probes.sick`, and a node's first answer closes its breakers.
 async fn watch_redis(
     store: Store,
     health: HealthReporter,
@@ -277,25 +343,30 @@ async fn watch_redis(
     stopping: CancellationToken,
 ) {
     let mut serving = true;
+    let mut down: Vec<Arc<str>> = Vec::new();
     loop {
-        let wait = if serving && !store.breaker_open() { probes.healthy } else { probes.sick };
+        let calm = serving && down.is_empty() && !store.redis_failing();
+        let wait = if calm { probes.healthy } else { probes.sick };
         tokio::select! {
             _ = stopping.cancelled() => break,
             _ = tokio::time::sleep(wait) => {}
-            // A breaker tripped (or closed): tell health at once, then probe.
+            // A breaker tripped (or closed): probe at once.
             _ = store.breaker_changed() => {}
         }
-        if serving && store.breaker_open() {
-            serving = false;
-            tracing::warn!("circuit breaker open: health NOT_SERVING");
-            set_health(&health, &names, ServingStatus::NotServing).await;
-        }
-        let up = store.ping().await.is_ok();
+        let nodes = store.probe().await;
+        let up = nodes.iter().any(|n| n.answered);
         metrics::gauge!("baton_redis_up").set(if up { 1.0 } else { 0.0 });
         if stopping.is_cancelled() {
             break;
         }
-        let now_serving = up && !store.breaker_open();
+        let now_down: Vec<Arc<str>> =
+            nodes.iter().filter(|n| !n.answered || !n.closed).map(|n| n.node.clone()).collect();
+        if now_down != down {
+            let nodes_up = nodes.len() - now_down.len();
+            tracing::warn!(down = ?now_down, nodes_up, "Redis nodes failing: their calls fail fast (CIRCUIT_OPEN), the others are served");
+            down = now_down;
+        }
+        let now_serving = nodes.iter().any(|n| n.answered && n.closed);
         if now_serving != serving {
             serving = now_serving;
             tracing::warn!(redis_up = up, breaker_open = store.breaker_open(), serving, "health changed");

@@ -287,3 +287,50 @@ async fn resharding_a_busy_queue_loses_nothing_and_grants_no_lease_twice() {
     assert_eq!(s.lease_lost, 0, "no acknowledged grant lost");
     baton.stop().await.unwrap();
 }
+
+// Started before its cluster exists (the nodes run, `redis-cli --cluster create` has not), Baton
+// keeps trying instead of exiting (ClusterConnectionNotFound, CLUSTERDOWN while the nodes agree)
+// and serves once the cluster settles, in every slot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn baton_started_before_its_cluster_is_created_waits_for_it_and_serves() {
+    let cluster = TestCluster::launch(3).await;
+    let connections = || async {
+        let mut total = 0;
+        for node in &cluster.nodes {
+            let info: String = node.cmd(redis::cmd("INFO").arg("stats")).await.unwrap_or_default();
+            let seen = info.lines().find_map(|l| l.strip_prefix("total_connections_received:"));
+            total += seen.and_then(|n| n.trim().parse::<u64>().ok()).unwrap_or(0);
+        }
+        total
+    };
+    let before = connections().await;
+    let baton = TestBaton::start(&cluster.url(), test_config()).await;
+    // Our own INFO connections count too: wait for more than those.
+    until("Baton tries the nodes", Duration::from_secs(30), || async { connections().await > before + 3 }).await;
+    assert!(baton.running(), "Baton gave up on a cluster that is not created yet");
+    cluster.create(0).await;
+    assert!(baton.running(), "Baton gave up while the cluster was being created");
+    let mut c = AgentServiceClient::new(baton.channel().await);
+    for q in 0..6 {
+        let queue = format!("late-{q}");
+        let registered = Instant::now();
+        loop {
+            let req = pb::RegisterRequest {
+                queue: queue.clone(),
+                agents: vec![agent("a", 3_600_000, 60_000)],
+                reset_schedule: false,
+                request_id: String::new(),
+            };
+            match c.register(req).await {
+                Ok(_) => break,
+                Err(e) if e.code() == tonic::Code::Unavailable && registered.elapsed() < Duration::from_secs(60) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await
+                }
+                Err(e) => panic!("register on {queue}: {e:?}"),
+            }
+        }
+        let leases = common::acquire(&mut c, &queue, "w", 1).await;
+        assert_eq!(leases.len(), 1, "{queue}");
+    }
+    baton.stop().await.unwrap();
+}

@@ -196,8 +196,17 @@ async fn min_replicas_ack_never_acknowledges_what_no_replica_holds() {
         agents: vec![agent("late", 1000, 1000)],
         reset_schedule: false,
     };
-    let err = client.register(req).await.unwrap_err();
+    let err = client.register(req.clone()).await.unwrap_err();
     assert_eq!(err.code(), tonic::Code::Unavailable, "{err:?}");
+    assert_eq!(common::reason(&err), "NOT_REPLICATED");
     assert!(err.message().contains("min_replicas_ack"), "{}", err.message());
+    // The node answers: unconfirmed changes, however many, trip no breaker, so reads (and the
+    // sweeper's election on this node) go on.
+    for _ in 0..8 {
+        let err = client.register(req.clone()).await.unwrap_err();
+        assert_eq!(common::reason(&err), "NOT_REPLICATED", "{err:?}");
+    }
+    let read = pb::GetAgentRequest { queue: "w".into(), name: "a0".into() };
+    client.get_agent(read).await.expect("reads are served: no breaker tripped");
     baton.stop().await.unwrap();
 }

@@ -117,7 +117,41 @@ async fn undecodable_bodies_are_invalid_argument_on_every_rpc() {
     let huge = [vec![0x0a, 0x80, 0x80, 0x80, 0x03], vec![b'x'; 6 * 1024 * 1024]].concat();
     let status = send_raw(&channel, "/baton.v1.AgentService/Acquire", huge).await.unwrap_err();
     assert_eq!(status.code(), Code::OutOfRange, "{status:?}");
+    assert_error_info(&status, "OUT_OF_RANGE");
     assert_eq!(env.redis.snapshot().await, before, "a refused body changed nothing");
+}
+
+/// `status` carries a `google.rpc.ErrorInfo` of domain `baton` with `reason`.
+fn assert_error_info(status: &Status, reason: &str) {
+    let info = status.get_details_error_info().unwrap_or_else(|| panic!("no ErrorInfo: {status:?}"));
+    assert_eq!((info.reason.as_str(), info.domain.as_str()), (reason, "baton"), "{status:?}");
+}
+
+// Statuses Baton's handlers never made carry an ErrorInfo too: a call whose grpc-timeout runs
+// out (a long poll asked to wait longer than its deadline) is DEADLINE_EXCEEDED, not tonic's
+// bare CANCELLED "Timeout expired"; an unknown method is UNIMPLEMENTED.
+#[tokio::test]
+async fn deadlines_and_unknown_methods_carry_error_info() {
+    let env = Env::start().await;
+    // Serving already (the deadline runs from when the call is sent).
+    register(&mut env.client.clone(), "other", vec![agent("a", 60_000, 60_000)]).await;
+    let mut poll = tonic::Request::new(pb::AcquireRequest {
+        queue: "empty".into(),
+        worker_id: "w".into(),
+        max_leases: 1,
+        wait: common::dur(10_000),
+    });
+    poll.set_timeout(std::time::Duration::from_millis(300));
+    let started = std::time::Instant::now();
+    let status = env.client.clone().acquire(poll).await.unwrap_err();
+    assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+    assert_error_info(&status, "DEADLINE_EXCEEDED");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "ended by its deadline, not its wait");
+
+    let channel = env.baton.channel().await;
+    let status = send_raw(&channel, "/baton.v1.AgentService/NoSuchMethod", vec![]).await.unwrap_err();
+    assert_eq!(status.code(), Code::Unimplemented, "{status:?}");
+    assert_error_info(&status, "UNIMPLEMENTED");
 }
 
 async fn dead_letter_everywhere(env: &Env) {

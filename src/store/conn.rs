@@ -32,6 +32,9 @@ use crate::{
     error::{Error, Result},
 };
 
+/// How the error of a TLS connection Redis refused begins (a certificate problem: not retried).
+pub const TLS_FAILED: &str = "TLS connection to Redis failed";
+
 /// A handle that hands out connections; cheap to clone.
 #[derive(Clone)]
 pub struct Redis {
@@ -39,6 +42,16 @@ pub struct Redis {
     feed: Arc<Feed>,
     /// `redis.min_replicas_ack` and its timeout, when set.
     durability: Option<(u32, u64)>,
+    /// Which node serves which slot, for the per-node circuit breakers.
+    nodes: Arc<Nodes>,
+}
+
+/// The name of the one node (a single node, the master Sentinel names) or, on a cluster, which
+/// primary (`host:port`) serves each slot, as CLUSTER SLOTS said at the last probe.
+struct Nodes {
+    single: Arc<str>,
+    /// (first slot, last slot, primary), sorted.
+    slots: RwLock<Vec<(u16, u16, Arc<str>)>>,
 }
 
 #[derive(Clone)]
@@ -127,11 +140,13 @@ impl Redis {
         let target = Target::parse(url)?;
         let certs = certificates(cfg, &target)?;
         let link = Self::link(&target, certs.clone(), cfg).await.map_err(|e| match e {
-            Error::Unavailable(m) if target.tls() && !m.contains("timed out") => Error::Unavailable(format!(
-                "TLS connection to Redis failed: {m}. Check redis.tls_ca_file (the CA that signed Redis's \
+            Error::Unavailable(m) if target.tls() && !m.contains("timed out") && !m.contains("refused") => {
+                Error::Unavailable(format!(
+                    "{TLS_FAILED}: {m}. Check redis.tls_ca_file (the CA that signed Redis's \
                  certificate; unset: the system's roots) and, if Redis asks for client certificates, \
                  redis.tls_cert_file and redis.tls_key_file"
-            )),
+                ))
+            }
             e => e,
         })?;
         let sentinel = match &link {
@@ -146,7 +161,106 @@ impl Redis {
             sentinel,
         };
         let durability = (cfg.min_replicas_ack > 0).then_some((cfg.min_replicas_ack, cfg.min_replicas_timeout_ms));
-        Ok(Self { link, feed: Arc::new(feed), durability })
+        let single: Arc<str> = match &feed.target {
+            Target::Node(info) => info.addr().to_string().into(),
+            Target::Cluster(_) => "cluster".into(),
+            Target::Sentinel { master, .. } => format!("sentinel:{master}").into(),
+        };
+        let nodes = Arc::new(Nodes { single, slots: RwLock::default() });
+        let redis = Self { link, feed: Arc::new(feed), durability, nodes };
+        if redis.is_cluster() {
+            redis.refresh_nodes(Duration::from_millis(cfg.connect_timeout_ms)).await?;
+        }
+        Ok(redis)
+    }
+
+    /// The node serving `key`: on a cluster the primary of its slot (as last seen; "cluster"
+    /// before the first look), otherwise the one node.
+    pub fn node_of(&self, key: &str) -> Arc<str> {
+        if !self.is_cluster() {
+            return self.nodes.single.clone();
+        }
+        let slot = slot(key);
+        let slots = self.nodes.slots.read().expect("nodes lock");
+        let at = slots.partition_point(|(_, last, _)| *last < slot);
+        match slots.get(at) {
+            Some((first, _, node)) if *first <= slot => node.clone(),
+            _ => self.nodes.single.clone(),
+        }
+    }
+
+    /// Asks the cluster which primary serves which slots (CLUSTER SLOTS, to a node chosen at
+    /// random, up to three tries each bounded by `limit`); returns the primaries. Elsewhere, the
+    /// one node.
+    pub async fn refresh_nodes(&self, limit: Duration) -> Result<Vec<Arc<str>>> {
+        use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
+        let Link::Cluster(conn) = &self.link else { return Ok(vec![self.nodes.single.clone()]) };
+        let mut last = Error::Unavailable("no node answered CLUSTER SLOTS".into());
+        for _ in 0..3 {
+            let mut conn = conn.clone();
+            let mut slots = redis::cmd("CLUSTER");
+            slots.arg("SLOTS");
+            let ask = conn.route_command(slots, RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random));
+            let reply = match tokio::time::timeout(limit, ask).await {
+                Ok(Ok(reply)) => reply,
+                Ok(Err(e)) => {
+                    last = e.into();
+                    continue;
+                }
+                Err(_) => {
+                    last = Error::Unavailable("CLUSTER SLOTS timed out".into());
+                    continue;
+                }
+            };
+            let mut slots = parse_slots(reply);
+            if slots.is_empty() {
+                last = Error::Unavailable("the cluster serves no slot yet".into());
+                continue;
+            }
+            slots.sort();
+            let mut primaries: Vec<Arc<str>> = slots.iter().map(|(_, _, n)| n.clone()).collect();
+            primaries.sort();
+            primaries.dedup();
+            *self.nodes.slots.write().expect("nodes lock") = slots;
+            return Ok(primaries);
+        }
+        Err(last)
+    }
+
+    /// Pings every primary (one node elsewhere), each bounded by `limit`: per node, whether it
+    /// answered. On a cluster, reads the slot map first; None when no node told it.
+    pub async fn ping_nodes(&self, limit: Duration) -> Option<Vec<(Arc<str>, Result<()>)>> {
+        use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
+        let bounded = |ping: futures::future::BoxFuture<'static, Result<()>>| async move {
+            tokio::time::timeout(limit, ping).await.unwrap_or_else(|_| {
+                Err(Error::Unavailable(format!("no answer to PING within {} ms", limit.as_millis())))
+            })
+        };
+        let Link::Cluster(conn) = &self.link else {
+            let this = self.clone();
+            let ping = Box::pin(async move {
+                let mut conn = this.conn().await?;
+                redis::cmd("PING").query_async::<String>(&mut conn).await?;
+                Ok(())
+            });
+            return Some(vec![(self.nodes.single.clone(), bounded(ping).await)]);
+        };
+        let primaries = self.refresh_nodes(limit).await.ok()?;
+        let pings = primaries.into_iter().map(|node| {
+            let mut conn = conn.clone();
+            let name = node.clone();
+            let ping = Box::pin(async move {
+                let (host, port) = node.rsplit_once(':').ok_or_else(|| Error::Internal(format!("node {node}")))?;
+                let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress {
+                    host: host.to_string(),
+                    port: port.parse().map_err(|_| Error::Internal(format!("node {node}")))?,
+                });
+                conn.route_command(redis::cmd("PING"), routing).await?.extract_error()?;
+                Ok(())
+            });
+            async move { (name, bounded(ping).await) }
+        });
+        Some(futures::future::join_all(pings).await)
     }
 
     /// How the pub/sub follower opens its own connections.
@@ -280,7 +394,7 @@ impl Redis {
         };
         if acked < replicas as i64 {
             metrics::counter!("baton_replication_timeouts_total").increment(1);
-            return Err(Error::Unavailable(format!(
+            return Err(Error::NotReplicated(format!(
                 "the change is applied on the primary but {acked} of the {replicas} replicas redis.min_replicas_ack asks \
                  for confirmed it within {timeout_ms}ms; a failover now could lose it"
             )));
@@ -312,6 +426,36 @@ impl Redis {
             pipe.add_command(cmd);
         }
         Ok(pipe.query_async(&mut conn).await?)
+    }
+
+    /// Like [`Redis::each`] for commands of one key each (`keys[i]` is the key of
+    /// `commands[i]`), but each may fail alone (a cluster shard down); on one node the pipeline
+    /// answers or fails as a whole. Plus the Redis clock (TIME, ms), read on the node of a key
+    /// whose command was answered.
+    pub async fn each_settled(&self, keys: &[&str], commands: Vec<Cmd>) -> Result<(i64, Vec<Result<Value>>)> {
+        use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+        let Link::Cluster(cluster) = &self.link else {
+            let mut all = vec![redis::cmd("TIME")];
+            all.extend(commands);
+            let mut answers = self.each(all).await?.into_iter();
+            let now = answers.next().map(time_ms).transpose()?.unwrap_or_default();
+            return Ok((now, answers.map(Ok).collect()));
+        };
+        let calls = commands.iter().map(|cmd| {
+            let mut c = cluster.clone();
+            async move { c.req_packed_command(cmd).await.and_then(Value::extract_error).map_err(Error::from) }
+        });
+        let answers = futures::future::join_all(calls).await;
+        let mut last = Error::Unavailable("no shard answered".into());
+        for (key, _) in keys.iter().zip(&answers).filter(|(_, a)| a.is_ok()) {
+            let route = Route::new(slot(key), SlotAddr::Master);
+            let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route));
+            match cluster.clone().route_command(redis::cmd("TIME"), routing).await {
+                Ok(now) => return Ok((time_ms(now)?, answers)),
+                Err(e) => last = e.into(),
+            }
+        }
+        Err(last)
     }
 
     /// Every primary, for commands that must visit each (SCAN): a cluster's by address, or
@@ -350,6 +494,30 @@ impl Redis {
             }
         }
     }
+}
+
+/// Milliseconds of a TIME reply.
+fn time_ms(reply: Value) -> Result<i64> {
+    let (secs, micros): (i64, i64) =
+        redis::from_redis_value(reply).map_err(|e| Error::Internal(format!("TIME: {e}")))?;
+    Ok(secs * 1000 + micros / 1000)
+}
+
+/// The (first, last, primary `host:port`) ranges of a CLUSTER SLOTS reply.
+fn parse_slots(reply: Value) -> Vec<(u16, u16, Arc<str>)> {
+    let Value::Array(ranges) = reply else { return Vec::new() };
+    ranges
+        .into_iter()
+        .filter_map(|range| {
+            let Value::Array(parts) = range else { return None };
+            let first: u16 = redis::from_redis_value_ref(parts.first()?).ok()?;
+            let last: u16 = redis::from_redis_value_ref(parts.get(1)?).ok()?;
+            let Value::Array(primary) = parts.get(2)? else { return None };
+            let host: String = redis::from_redis_value_ref(primary.first()?).ok()?;
+            let port: u16 = redis::from_redis_value_ref(primary.get(1)?).ok()?;
+            Some((first, last, Arc::from(format!("{host}:{port}"))))
+        })
+        .collect()
 }
 
 /// The Redis Cluster slot of a key: CRC16 of its hash tag (or of the whole key), mod 16384.

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use redis::Value;
 
 use crate::{
-    breaker::{self, Breaker},
+    breaker::{self, Breakers},
     config::{AgentConfig, BreakerConfig, DeadLetterConfig, IdempotencyConfig},
     error::{self, Result},
 };
@@ -94,6 +94,21 @@ pub fn request_field(request_id: &str, call: impl FnOnce() -> String) -> String 
     }
 }
 
+/// Bound on one probe of a node: far above a healthy round trip, far below the command timeout,
+/// so a dead node is found at probe pace, not at the command timeout's.
+const PROBE_LIMIT: std::time::Duration = std::time::Duration::from_millis(1_000);
+
+/// What a probe found of one Redis node.
+#[derive(Clone, Debug)]
+pub struct NodeProbe {
+    /// `host:port` of a cluster's primary; the address of a single node; `sentinel:<master>`.
+    pub node: Arc<str>,
+    /// It answered PING within the probe's bound.
+    pub answered: bool,
+    /// Its breakers are closed (calls to it go through).
+    pub closed: bool,
+}
+
 /// Which circuit breaker guards a call.
 #[derive(Clone, Copy, Debug)]
 pub enum Path {
@@ -110,9 +125,10 @@ pub struct Store {
     scripts: Arc<Scripts>,
     keys: Keys,
     policy: Arc<Policy>,
-    breakers: Arc<[Breaker; 2]>,
-    /// Notified whenever a breaker changes state.
-    breaker_changed: Arc<tokio::sync::Notify>,
+    /// The circuit breakers of every Redis node a call went to.
+    breakers: Arc<Breakers>,
+    /// Bound on one probe (PING, CLUSTER SLOTS) of a node.
+    probe_limit: std::time::Duration,
     /// Registry entries this replica has written ("<registry key>\n<name>"), so a source
     /// costs one registry write per replica, not one per call. Registries only grow, so an
     /// entry never goes stale.
@@ -127,18 +143,13 @@ impl Store {
         let scripts = Arc::new(Scripts::new());
         scripts.load_all(&redis).await?;
         let keys = Keys::new(key_prefix).sharded(redis.is_cluster());
-        let breaker_changed = Arc::new(tokio::sync::Notify::new());
-        let breakers = Arc::new([
-            Breaker::new("dispatch", breakers.clone(), breaker_changed.clone()),
-            Breaker::new("writeback", breakers, breaker_changed.clone()),
-        ]);
         Ok(Self {
             redis,
             scripts,
             keys,
             policy: Arc::new(policy),
-            breakers,
-            breaker_changed,
+            breakers: Arc::new(Breakers::new(breakers)),
+            probe_limit: PROBE_LIMIT,
             registered: Arc::default(),
             shards: Arc::default(),
         })
@@ -201,43 +212,81 @@ impl Store {
         self.redis.feed()
     }
 
-    /// The state of the (dispatch, write-back) breakers.
-    pub fn breaker_states(&self) -> (breaker::State, breaker::State) {
-        (self.breakers[0].state(), self.breakers[1].state())
+    /// The (dispatch, write-back) breaker states of every Redis node calls went to, by node.
+    pub fn breaker_states(&self) -> Vec<(Arc<str>, breaker::State, breaker::State)> {
+        self.breakers.states()
     }
 
-    /// Runs a script through the breaker of its path.
+    /// Runs a script through the breaker of its path on the node serving its keys.
     async fn run(&self, path: Path, name: &'static str, keys: &[&str], args: Args) -> Result<Value> {
-        let breaker = &self.breakers[path as usize];
+        let pair = self.breakers.of(&self.redis.node_of(keys.first().copied().unwrap_or_default()));
+        let breaker = &pair[path as usize];
         breaker.check()?;
         let result = self.scripts.run(&self.redis, name, keys, args).await;
         breaker.record(&result);
         result
     }
 
-    /// Whether either breaker fails calls fast (open or half-open).
+    /// Counts what a read outside any script (a sharded source's peek) met toward the dispatch
+    /// breaker of the node serving `key`.
+    fn record_dispatch<T>(&self, key: &str, result: &Result<T>) {
+        self.breakers.of(&self.redis.node_of(key))[Path::Dispatch as usize].record(result);
+    }
+
+    /// Whether some node's breaker fails calls fast (open or half-open).
     pub fn breaker_open(&self) -> bool {
-        self.breakers.iter().any(|b| b.state() != breaker::State::Closed)
+        self.breakers.any_open()
+    }
+
+    /// Whether the dispatch breaker of the node serving `key` fails calls fast: that node is
+    /// known down, so a call there would only fail (fast).
+    pub fn known_down(&self, key: &str) -> bool {
+        self.breakers.of(&self.redis.node_of(key))[Path::Dispatch as usize].state() != breaker::State::Closed
     }
 
     /// Resolves at the next breaker state change (or at once if one happened unobserved).
     pub async fn breaker_changed(&self) {
-        self.breaker_changed.notified().await
+        self.breakers.changed().await
     }
 
-    /// Answers whether Redis is reachable. A probe outside any call: an answer closes open
-    /// breakers at once, no answer counts as a failure (see `Breaker::probed`).
+    /// Whether the probe should look often: a breaker is open, or failures were seen lately.
+    pub fn redis_failing(&self) -> bool {
+        self.breakers.any_failing()
+    }
+
+    /// Probes every Redis node (every primary of a cluster), outside any call: a node's answer
+    /// closes its open breakers at once, no answer counts as a failure of its breakers (see
+    /// `Breaker::probed`). Empty when the cluster's slot map could not be read.
+    pub async fn probe(&self) -> Vec<NodeProbe> {
+        let Some(nodes) = self.redis.ping_nodes(self.probe_limit).await else { return Vec::new() };
+        if self.redis.is_cluster() {
+            // A node that lost its slots (to a promoted replica) or left guards nothing now.
+            let current: Vec<Arc<str>> = nodes.iter().map(|(n, _)| n.clone()).collect();
+            self.breakers.retain(&current);
+        }
+        nodes
+            .into_iter()
+            .map(|(node, answer)| {
+                let pair = self.breakers.of(&node);
+                pair.iter().for_each(|b| b.probed(&answer));
+                metrics::gauge!("baton_redis_node_up", "node" => node.to_string()).set(if answer.is_ok() {
+                    1.0
+                } else {
+                    0.0
+                });
+                let closed = pair.iter().all(|b| b.state() == breaker::State::Closed);
+                NodeProbe { node, answered: answer.is_ok(), closed }
+            })
+            .collect()
+    }
+
+    /// Answers whether Redis is reachable: Ok when some node answered ([`Store::probe`]).
     pub async fn ping(&self) -> Result<()> {
-        let result = async {
-            let mut conn = self.redis.conn().await?;
-            redis::cmd("PING").query_async::<String>(&mut conn).await?;
-            Ok(())
+        let nodes = self.probe().await;
+        if nodes.iter().any(|n| n.answered) {
+            return Ok(());
         }
-        .await;
-        for breaker in self.breakers.iter() {
-            breaker.probed(&result);
-        }
-        result
+        Err(error::Error::Unavailable(format!("no Redis node answers ({} known)", nodes.len())))
     }
 
     /// Whether a queue, pool or receiver is known: in its registry (any shard of a sharded one),

@@ -156,6 +156,14 @@ pub struct TestCluster {
 
 impl TestCluster {
     pub async fn start(masters: usize, replicas: usize) -> Self {
+        let cluster = Self::launch(masters * (1 + replicas)).await;
+        cluster.create(replicas).await;
+        cluster
+    }
+
+    /// `count` cluster-enabled nodes that know nothing of each other yet (no slots): a cluster
+    /// before `redis-cli --cluster create` ([`TestCluster::create`]).
+    pub async fn launch(count: usize) -> Self {
         let dir = tempfile::Builder::new().prefix("baton-c").tempdir_in("/tmp").expect("tempdir");
         let args: Vec<String> = [
             "--bind",
@@ -179,20 +187,24 @@ impl TestCluster {
         .map(|s| s.to_string())
         .collect();
         let mut nodes = Vec::new();
-        for _ in 0..masters * (1 + replicas) {
+        for _ in 0..count {
             nodes.push(Node::start(dir.path(), &args, true).await);
         }
+        Self { dir, nodes }
+    }
+
+    /// `redis-cli --cluster create` over every node, with `replicas` replicas per primary;
+    /// returns once the cluster is healthy.
+    pub async fn create(&self, replicas: usize) {
         let mut create = std::process::Command::new("redis-cli");
         create.arg("--cluster").arg("create");
-        for n in &nodes {
+        for n in &self.nodes {
             create.arg(format!("127.0.0.1:{}", n.port));
         }
         create.args(["--cluster-replicas", &replicas.to_string(), "--cluster-yes"]);
         let out = tokio::task::spawn_blocking(move || create.output()).await.unwrap().expect("redis-cli on PATH");
         assert!(out.status.success(), "redis-cli --cluster create: {}", String::from_utf8_lossy(&out.stdout));
-        let cluster = Self { dir, nodes };
-        cluster.wait_healthy().await;
-        cluster
+        self.wait_healthy().await;
     }
 
     /// Waits until every running node sees the cluster ok and every replica is in sync.

@@ -188,6 +188,11 @@ impl TestBaton {
         Self { addr, shutdown, handle }
     }
 
+    /// Whether `server::run` is still running (it has not returned, e.g. given up on Redis).
+    pub fn running(&self) -> bool {
+        !self.handle.is_finished()
+    }
+
     pub async fn channel(&self) -> Channel {
         Channel::from_shared(format!("http://{}", self.addr)).unwrap().connect().await.expect("connect to baton")
     }

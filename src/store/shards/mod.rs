@@ -174,19 +174,40 @@ impl Store {
 
     /// Grants up to `max` due agents to `worker`. On a sharded queue: one round of peeks at
     /// every shard's earliest entry (and the Redis clock), then the acquire script on the shards
-    /// with something due — round-robin among them — until `max` are granted.
+    /// with something due — round-robin among them — until `max` are granted. A shard whose
+    /// node is known down (its breaker open) is skipped without a round trip, and a shard that
+    /// fails is skipped too: the queue is served from the shards that answer, and fails only
+    /// when none does.
     pub async fn acquire(&self, queue: &str, worker: &str, max: u32) -> Result<Acquired> {
         if self.shard_count(SourceKind::Queue, queue) == 1 {
             return self.acquire_in(queue, worker, max).await;
         }
         let shards = self.shard_names(SourceKind::Queue, queue);
-        let heads = shards.iter().map(|shard| {
-            let mut head = redis::cmd("ZRANGE");
-            head.arg(&self.keys.queue(shard).waiting).arg(0).arg(0).arg("WITHSCORES");
-            head
-        });
-        let (now_ms, answers) = peek(self, heads.collect()).await?;
-        let heads: Vec<Option<i64>> = answers.map(head_score).collect();
+        let waiting: Vec<String> = shards.iter().map(|shard| self.keys.queue(shard).waiting).collect();
+        let live: Vec<usize> = (0..shards.len()).filter(|&i| !self.known_down(&waiting[i])).collect();
+        if live.is_empty() {
+            // Every shard's node is known down: fail fast as the breaker says.
+            return self.acquire_in(&shards[0], worker, max).await;
+        }
+        let keys: Vec<&str> = live.iter().map(|&i| waiting[i].as_str()).collect();
+        let heads = keys.iter().map(|key| redis::cmd("ZRANGE").arg(key).arg(0).arg(0).arg("WITHSCORES").clone());
+        let (now_ms, answers) = self.redis.each_settled(&keys, heads.collect()).await?;
+        let mut heads: Vec<Option<i64>> = vec![None; shards.len()];
+        let (mut failed, mut answered) = (None, false);
+        for (&i, answer) in live.iter().zip(answers) {
+            // A peek is a dispatch call like any: its failure counts toward the node's breaker.
+            self.record_dispatch(&waiting[i], &answer);
+            match answer {
+                Ok(v) => {
+                    heads[i] = head_score(v);
+                    answered = true;
+                }
+                Err(e) => {
+                    tracing::debug!(shard = shards[i], error = %e, "shard did not answer; skipped");
+                    failed = Some(e)
+                }
+            }
+        }
         let due = in_turn(shards.len(), |i| heads[i].is_some_and(|h| h <= now_ms));
         let mut got = Acquired { now_ms, next_due_ms: heads.iter().flatten().copied().min(), leases: Vec::new() };
         // When to look again at each shard: what its script said (a paused shard, or one whose
@@ -197,10 +218,20 @@ impl Store {
             if want == 0 {
                 break;
             }
-            let part = self.acquire_in(&shards[i], worker, want).await?;
-            got.now_ms = part.now_ms;
-            got.leases.extend(part.leases);
-            again[i] = part.next_due_ms;
+            match self.acquire_in(&shards[i], worker, want).await {
+                Ok(part) => {
+                    got.now_ms = part.now_ms;
+                    got.leases.extend(part.leases);
+                    again[i] = part.next_due_ms;
+                }
+                // Leases granted by other shards are held already: hand them over.
+                Err(e @ (Error::Unavailable(_) | Error::CircuitOpen { .. })) => failed = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        // No shard answered at all: the caller learns why (and retries).
+        if let (false, Some(e)) = (answered, failed) {
+            return Err(e);
         }
         if got.leases.len() < max as usize {
             got.next_due_ms = again.into_iter().flatten().min();
