@@ -334,3 +334,110 @@ async fn baton_started_before_its_cluster_is_created_waits_for_it_and_serves() {
     }
     baton.stop().await.unwrap();
 }
+
+// One primary of three SIGKILLed, no replica to fail over to, the nodes told to serve the slots
+// they still cover (`cluster-require-full-coverage no`). Invariants, on a sharded queue `hot=3`
+// with a shard on the dead primary:
+// - Acquire takes from the shards that answer, from its first call on: every agent of the live
+//   shards is granted, none of the dead shard's, and no Acquire fails (a shard that fails is
+//   skipped, not fatal);
+// - a call that needs the dead node fails fast once its breaker knows: CIRCUIT_OPEN, with the
+//   node in ErrorInfo's metadata;
+// - the replica stays SERVING (a per-node breaker, not one for all of Redis), and a single-slot
+//   queue on a live primary is served as before.
+// Run with --nocapture for the times of the calls during the outage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_dead_primary_fails_fast_and_the_other_shards_are_served() {
+    use tonic_health::pb::{health_check_response::ServingStatus, health_client::HealthClient, HealthCheckRequest};
+    let shard = |name: &str| (crc16::State::<crc16::XMODEM>::calculate(name.as_bytes()) % 3) as usize;
+    let mut cluster = TestCluster::start(3, 0).await;
+    for node in &cluster.nodes {
+        let set = redis::cmd("CONFIG").arg("SET").arg("cluster-require-full-coverage").arg("no").clone();
+        let _: () = node.cmd(&set).await.unwrap();
+    }
+    let mut config = test_config();
+    config.sharding.queues = "hot=3".into();
+    let baton = TestBaton::start(&cluster.url(), config).await;
+    let mut c = baton.agents().await;
+    let names: Vec<String> = (0..90).map(|i| format!("a{i:02}")).collect();
+    common::register(&mut c, "hot", names.iter().map(|n| agent(n, 3_600_000, 60_000)).collect()).await;
+    let mut primary = Vec::new();
+    for i in 0..3 {
+        primary.push(cluster.primary_of(&format!("baton:{{q:hot#{i}}}:defs")).await);
+    }
+    let victim = primary[0];
+    let live: std::collections::BTreeSet<String> =
+        names.iter().filter(|n| primary[shard(n)] != victim).cloned().collect();
+    assert!(!live.is_empty(), "every shard of hot is on one primary: {primary:?}");
+    let dead = names.iter().find(|n| primary[shard(n)] == victim).unwrap().clone();
+    // A plain queue whose slot is on a live primary.
+    let mut plain = String::new();
+    for i in 0.. {
+        plain = format!("calm-{i}");
+        if cluster.primary_of(&format!("baton:{{q:{plain}}}:defs")).await != victim {
+            break;
+        }
+    }
+    common::register(&mut c, &plain, vec![agent("p", 3_600_000, 60_000)]).await;
+
+    cluster.nodes[victim].kill().await;
+
+    let started = Instant::now();
+    let mut granted = std::collections::BTreeSet::new();
+    let (mut calls, mut failed) = (Vec::new(), Vec::new());
+    while granted.len() < live.len() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{} of {} live agents granted; failures: {failed:?}",
+            granted.len(),
+            live.len()
+        );
+        let t = Instant::now();
+        let req = pb::AcquireRequest { queue: "hot".into(), worker_id: "w".into(), max_leases: 64, wait: None };
+        match c.acquire(req).await {
+            Ok(got) => {
+                for l in got.into_inner().leases {
+                    assert!(live.contains(&l.name), "{} is on the dead primary", l.name);
+                    assert!(granted.insert(l.name.clone()), "{} granted twice", l.name);
+                }
+            }
+            Err(e) => failed.push(format!("{:?} {}", e.code(), common::reason(&e))),
+        }
+        calls.push(t.elapsed());
+    }
+    println!("acquire on hot=3 with one shard's primary dead: {} calls {calls:?}", calls.len());
+    assert!(failed.is_empty(), "Acquire failed while two shards answered: {failed:?}");
+
+    // The dead shard's calls: CIRCUIT_OPEN (fail fast) once the node's breaker tripped.
+    let started = Instant::now();
+    let mut times = Vec::new();
+    let open = loop {
+        assert!(started.elapsed() < Duration::from_secs(60), "no CIRCUIT_OPEN for the dead node: {times:?}");
+        let t = Instant::now();
+        let err = c
+            .get_agent(pb::GetAgentRequest { queue: "hot".into(), name: dead.clone() })
+            .await
+            .expect_err("its shard's primary is dead");
+        times.push((t.elapsed(), common::reason(&err)));
+        if common::reason(&err) == "CIRCUIT_OPEN" {
+            break err;
+        }
+    };
+    let fast = Instant::now();
+    for _ in 0..10 {
+        let err = c.get_agent(pb::GetAgentRequest { queue: "hot".into(), name: dead.clone() }).await.unwrap_err();
+        assert_eq!(common::reason(&err), "CIRCUIT_OPEN", "{err:?}");
+    }
+    println!("GetAgent on the dead shard until CIRCUIT_OPEN: {times:?}; then 10 calls in {:?}", fast.elapsed());
+    use tonic_types::StatusExt;
+    let info = open.get_details_error_info().unwrap();
+    let port = cluster.nodes[victim].port.to_string();
+    assert!(info.metadata.get("node").is_some_and(|n| n.ends_with(&port)), "{info:?}");
+
+    // The rest is served, and the replica stays in rotation.
+    assert_eq!(common::acquire(&mut c, &plain, "w", 1).await.len(), 1);
+    let mut health = HealthClient::new(baton.channel().await);
+    let status = health.check(HealthCheckRequest { service: String::new() }).await.unwrap().into_inner().status;
+    assert_eq!(status, ServingStatus::Serving as i32);
+    baton.stop().await.unwrap();
+}
