@@ -310,6 +310,71 @@ async fn baton_started_before_its_cluster_is_created_waits_for_it_and_serves() {
     assert!(baton.running(), "Baton gave up on a cluster that is not created yet");
     cluster.create(0).await;
     assert!(baton.running(), "Baton gave up while the cluster was being created");
+    serves_in_every_slot(&baton).await;
+    baton.stop().await.unwrap();
+}
+
+// Started while no Redis answers at its address yet — each seed accepts a connection and drops
+// it, as a node starting or a proxy in front of one does — Baton retries (bounded by
+// `redis.startup_timeout_ms`) instead of exiting at the first failure, for a cluster and for a
+// single node, and serves once Redis is up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn baton_started_before_redis_answers_retries_until_it_does() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    /// Listens on each node's port in its place, counting the connections it drops.
+    async fn stand_in(nodes: &[common::cluster::Node]) -> (Arc<AtomicUsize>, Vec<tokio::task::JoinHandle<()>>) {
+        let tries = Arc::new(AtomicUsize::new(0));
+        let mut tasks = Vec::new();
+        for node in nodes {
+            let listener = tokio::net::TcpListener::bind(("127.0.0.1", node.port)).await.expect("the node's port");
+            let tries = tries.clone();
+            tasks.push(tokio::spawn(async move {
+                while let Ok((socket, _)) = listener.accept().await {
+                    tries.fetch_add(1, Ordering::SeqCst);
+                    drop(socket);
+                }
+            }));
+        }
+        (tries, tasks)
+    }
+    for form in ["cluster", "node"] {
+        let mut cluster = TestCluster::launch(if form == "cluster" { 3 } else { 0 }).await;
+        let url = if form == "cluster" {
+            cluster.url()
+        } else {
+            cluster
+                .nodes
+                .push(common::cluster::Node::start(cluster.dir.path(), &common::cluster::plain_args(), false).await);
+            cluster.nodes[0].url()
+        };
+        for node in &mut cluster.nodes {
+            node.kill().await;
+        }
+        let (tries, listeners) = stand_in(&cluster.nodes).await;
+        let baton = TestBaton::start(&url, test_config()).await;
+        until("Baton tries again and again", Duration::from_secs(60), || async {
+            tries.load(Ordering::SeqCst) >= 6 || !baton.running()
+        })
+        .await;
+        assert!(baton.running(), "{form}: Baton gave up on a Redis that does not answer yet");
+        for listener in listeners {
+            listener.abort();
+            let _ = listener.await;
+        }
+        for node in &mut cluster.nodes {
+            node.restart(cluster.dir.path()).await;
+        }
+        if form == "cluster" {
+            cluster.create(0).await;
+        }
+        serves_in_every_slot(&baton).await;
+        baton.stop().await.unwrap();
+    }
+}
+
+/// Registers and acquires on six queues (their slots spread over a cluster's primaries),
+/// retrying UNAVAILABLE for up to a minute while the cluster settles.
+async fn serves_in_every_slot(baton: &TestBaton) {
     let mut c = AgentServiceClient::new(baton.channel().await);
     for q in 0..6 {
         let queue = format!("late-{q}");
@@ -332,7 +397,6 @@ async fn baton_started_before_its_cluster_is_created_waits_for_it_and_serves() {
         let leases = common::acquire(&mut c, &queue, "w", 1).await;
         assert_eq!(leases.len(), 1, "{queue}");
     }
-    baton.stop().await.unwrap();
 }
 
 // One primary of three SIGKILLed, no replica to fail over to, the nodes told to serve the slots

@@ -129,7 +129,11 @@ async fn the_api_is_behind_the_grpc_authentication() {
     let (_, body) = http(&console, "GET", "/api/overview", Some(&reader), None).await;
     let overview: Value = serde_json::from_str(&body).unwrap();
     let mail = overview["health"]["sources"].as_array().unwrap().iter().find(|s| s["name"] == "mail").unwrap();
-    assert_eq!(overview["breakers"], serde_json::json!({"dispatch": "closed", "writeBack": "closed"}));
+    assert_eq!(overview["breakers"]["dispatch"], "closed", "{overview}");
+    assert_eq!(overview["breakers"]["writeBack"], "closed", "{overview}");
+    let nodes = overview["breakers"]["nodes"].as_array().expect("each Redis node's breakers");
+    assert_eq!(nodes.len(), 1, "one node: {overview}");
+    assert_eq!((&nodes[0]["dispatch"], &nodes[0]["writeBack"]), (&Value::from("closed"), &Value::from("closed")));
     assert_eq!(mail["paused"], true);
     // Bad input is the gRPC validation's, as 400.
     let (status, body) =
