@@ -2,6 +2,7 @@ package baton
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -67,10 +68,11 @@ func (c *Claim) Ended() bool { return c.ended.Load() }
 // Return ends the claim. With reuse the resource is idle again at once (handed to the next claim
 // in line); without, it leaves the pool until the pool manager offers it again. A stale token is
 // FAILED_PRECONDITION (IsLeaseLost): the claim had already ended (e.g. purged). UNAVAILABLE is
-// retried twice.
+// retried twice, every attempt with the same request id, so a retry of a Return that was applied
+// gets its first answer (not LEASE_LOST).
 func (c *Claim) Return(ctx context.Context, reuse bool) error {
 	c.ended.Store(true)
-	req := &batonv1.ReturnRequest{Pool: c.Pool, ResourceId: c.ID(), Token: c.Token, Reuse: reuse}
+	req := &batonv1.ReturnRequest{RequestId: newRequestID(), Pool: c.Pool, ResourceId: c.ID(), Token: c.Token, Reuse: reuse}
 	return retryUnavailable(ctx, func(ctx context.Context, opts ...grpc.CallOption) error {
 		_, err := c.client.Return(ctx, req, opts...)
 		return err
@@ -78,10 +80,10 @@ func (c *Claim) Return(ctx context.Context, reuse bool) error {
 }
 
 // Fail ends the claim by dead-lettering the resource with message (cut to MaxErrorBytes). Errors
-// as Return.
+// and retries as Return.
 func (c *Claim) Fail(ctx context.Context, message string) error {
 	c.ended.Store(true)
-	req := &batonv1.FailRequest{Pool: c.Pool, ResourceId: c.ID(), Token: c.Token, Error: TruncateUTF8(message, MaxErrorBytes)}
+	req := &batonv1.FailRequest{RequestId: newRequestID(), Pool: c.Pool, ResourceId: c.ID(), Token: c.Token, Error: TruncateUTF8(message, MaxErrorBytes)}
 	return retryUnavailable(ctx, func(ctx context.Context, opts ...grpc.CallOption) error {
 		_, err := c.client.Fail(ctx, req, opts...)
 		return err
@@ -89,7 +91,8 @@ func (c *Claim) Fail(ctx context.Context, message string) error {
 }
 
 // retryUnavailable runs call (10 s deadline each) up to three times while it fails UNAVAILABLE,
-// after Baton's pushback hint.
+// after Baton's pushback hint. A call that changes state sends the same request id
+// (newRequestID, made once before) with every attempt.
 func retryUnavailable(ctx context.Context, call func(context.Context, ...grpc.CallOption) error) error {
 	for attempt := 0; ; attempt++ {
 		callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -101,6 +104,17 @@ func retryUnavailable(ctx context.Context, call func(context.Context, ...grpc.Ca
 		}
 		sleepCtx(ctx, pushback(trailer, time.Duration(attempt+1)*200*time.Millisecond))
 	}
+}
+
+// newRequestID is a fresh request id (a random UUID, version 4) for one logical call: every
+// attempt of the call carries it, and Baton answers a retry of an applied call by the first
+// call's answer.
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand.Read)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // ClaimOption adjusts one claim.

@@ -294,8 +294,10 @@ func (s *Subscriber) handle(ctx context.Context, handler MessageHandler, msg *ba
 	if !s.handled(ctx, handler, msg) {
 		return
 	}
+	// One request id for every attempt below: a retry of an applied Ack succeeds again.
+	req := &batonv1.AckRequest{RequestId: newRequestID(), Receiver: s.Receiver, Id: msg.GetId(), Token: msg.GetToken()}
 	ackErr := retryUnavailable(context.Background(), func(ctx context.Context, opts ...grpc.CallOption) error {
-		_, err := s.Client.Ack(ctx, &batonv1.AckRequest{Receiver: s.Receiver, Id: msg.GetId(), Token: msg.GetToken()}, opts...)
+		_, err := s.Client.Ack(ctx, req, opts...)
 		return err
 	})
 	switch {

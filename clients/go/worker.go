@@ -260,7 +260,8 @@ func toString(v any) string {
 }
 
 func (w *Worker) complete(lease *batonv1.Lease, err error) {
-	req := &batonv1.CompleteRequest{Queue: lease.GetQueue(), Name: lease.GetName(), Token: lease.GetToken(),
+	// One request id for every attempt below: a retry of an applied Complete gets its answer.
+	req := &batonv1.CompleteRequest{RequestId: newRequestID(), Queue: lease.GetQueue(), Name: lease.GetName(), Token: lease.GetToken(),
 		Outcome: batonv1.Outcome_OUTCOME_SUCCESS}
 	if err != nil {
 		f := Classify(err)

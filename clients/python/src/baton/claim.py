@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import AsyncIterator, Dict, Iterable, Mapping, Optional, Tuple, Union
@@ -60,7 +61,9 @@ def describe_error(error: Union[str, BaseException]) -> str:
 
 
 async def _end(stub, request) -> None:
-    """Sends Return or Fail, retrying UNAVAILABLE twice (after the pushback hint)."""
+    """Sends Return or Fail, retrying UNAVAILABLE twice (after the pushback hint). Every attempt
+    carries the request's one request id, so a retry of an applied call gets the first call's
+    answer instead of LEASE_LOST."""
     for attempt in range(3):
         try:
             if isinstance(request, claim_pb2.FailRequest):
@@ -107,13 +110,14 @@ class Claim:
         Raises grpc.aio.AioRpcError; a stale token is FAILED_PRECONDITION (:func:`is_lease_lost`):
         the claim had already ended (e.g. purged)."""
         self._ended = True
-        await _end(self._stub, claim_pb2.ReturnRequest(pool=self.pool, resource_id=self.id, token=self.token, reuse=reuse))
+        await _end(self._stub, claim_pb2.ReturnRequest(request_id=str(uuid.uuid4()), pool=self.pool, resource_id=self.id,
+                                                       token=self.token, reuse=reuse))
 
     async def fail(self, error: Union[str, BaseException]) -> None:
         """Ends the claim by dead-lettering the resource (Fail) with `error` (an exception is kept as
         "Type: message", cut to 4000 bytes). Raises like :meth:`return_`."""
         self._ended = True
-        request = claim_pb2.FailRequest(pool=self.pool, resource_id=self.id, token=self.token,
+        request = claim_pb2.FailRequest(request_id=str(uuid.uuid4()), pool=self.pool, resource_id=self.id, token=self.token,
                                         error=truncate_utf8(describe_error(error), MAX_ERROR_BYTES))
         await _end(self._stub, request)
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Awaitable, Callable, Dict, Optional, Tuple, Union
@@ -447,7 +448,9 @@ class Subscriber:
                     self._late_ack(id, token)
 
     async def _ack(self, stub, message: schedule_pb2.SubscribeResponse) -> None:
-        request = schedule_pb2.AckRequest(receiver=self.receiver, id=message.id, token=message.token)
+        # One request id for every attempt below: a retry of an applied Ack succeeds again.
+        request = schedule_pb2.AckRequest(request_id=str(uuid.uuid4()), receiver=self.receiver, id=message.id,
+                                          token=message.token)
         for attempt in range(3):
             try:
                 await stub.Ack(request, timeout=10.0)

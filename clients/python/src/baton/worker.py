@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import uuid
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Dict, Optional, Tuple, Union
 
@@ -242,7 +243,9 @@ class Worker:
             slots.release()
 
     async def _complete(self, stub, lease: agent_pb2.Lease, failure: Optional[Failure]) -> None:
-        request = agent_pb2.CompleteRequest(queue=lease.queue, name=lease.name, token=lease.token)
+        # One request id for every attempt below: a retry of an applied Complete gets its answer.
+        request = agent_pb2.CompleteRequest(request_id=str(uuid.uuid4()), queue=lease.queue, name=lease.name,
+                                            token=lease.token)
         if failure is None:
             request.outcome = agent_pb2.OUTCOME_SUCCESS
         else:

@@ -9,6 +9,7 @@ import io.grpc.StatusRuntimeException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.logging.Level;
@@ -93,19 +94,24 @@ public final class Claim implements AutoCloseable {
   /**
    * Ends the claim (Return). With {@code reuse} the resource is idle again at once (handed to the
    * next claim in line); without, it leaves the pool until the pool manager offers it again.
-   * UNAVAILABLE is retried twice. Throws StatusRuntimeException; a stale token is
+   * UNAVAILABLE is retried twice, every attempt with the same request id (a retry of a Return that
+   * was applied succeeds). Throws StatusRuntimeException; a stale token is
    * FAILED_PRECONDITION ({@link Worker#isLeaseLost}): the claim had already ended (e.g. purged).
    */
   public void returnResource(boolean reuse) {
     ended.set(true);
-    ReturnRequest request = ReturnRequest.newBuilder().setPool(pool).setResourceId(id()).setToken(token).setReuse(reuse).build();
+    // One request id for every attempt: a retry of an applied Return gets its answer, not LEASE_LOST.
+    ReturnRequest request = ReturnRequest.newBuilder().setRequestId(UUID.randomUUID().toString())
+        .setPool(pool).setResourceId(id()).setToken(token).setReuse(reuse).build();
     retryUnavailable(() -> stub.withDeadlineAfter(10, TimeUnit.SECONDS).return_(request));
   }
 
   /** Ends the claim by dead-lettering the resource (Fail) with {@code error} (cut to 4000 bytes). */
   public void fail(String error) {
     ended.set(true);
-    FailRequest request = FailRequest.newBuilder().setPool(pool).setResourceId(id()).setToken(token)
+    // One request id for every attempt: a retry of an applied Fail gets its answer, not LEASE_LOST.
+    FailRequest request = FailRequest.newBuilder().setRequestId(UUID.randomUUID().toString())
+        .setPool(pool).setResourceId(id()).setToken(token)
         .setError(truncate(error == null ? "" : error)).build();
     retryUnavailable(() -> stub.withDeadlineAfter(10, TimeUnit.SECONDS).fail(request));
   }

@@ -24,6 +24,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -544,7 +545,9 @@ public final class Subscriber implements AutoCloseable {
       events.add(new Handled(new Key(message.getId(), message.getToken())));
       return;
     }
-    AckRequest request = AckRequest.newBuilder().setReceiver(receiver).setId(message.getId()).setToken(message.getToken()).build();
+    // One request id for every attempt: a retry of an applied Ack succeeds again.
+    AckRequest request = AckRequest.newBuilder().setRequestId(UUID.randomUUID().toString())
+        .setReceiver(receiver).setId(message.getId()).setToken(message.getToken()).build();
     try {
       Claim.retryUnavailable(() -> stub.withDeadlineAfter(10, TimeUnit.SECONDS).ack(request));
       acked.incrementAndGet();

@@ -32,6 +32,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.UUID;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.BlockingQueue;
@@ -486,7 +487,8 @@ public final class Worker implements AutoCloseable {
   }
 
   private void complete(Lease lease, Failure failure) {
-    CompleteRequest.Builder request = CompleteRequest.newBuilder()
+    // One request id for every attempt below: a retry of an applied Complete gets its answer.
+    CompleteRequest.Builder request = CompleteRequest.newBuilder().setRequestId(UUID.randomUUID().toString())
         .setQueue(lease.getQueue()).setName(lease.getName()).setToken(lease.getToken())
         .setOutcome(failure == null ? Outcome.OUTCOME_SUCCESS : failure.outcome());
     if (failure != null) {
