@@ -39,11 +39,13 @@
                        ("complete|<name>|<token>|<request id>" or ""); outcome one of SUCCESS |
                        PERMANENT_FORBIDDEN | THROTTLED | TRANSIENT | SERVER_ERROR | UNKNOWN
 
-  Output: per item, in order, three numbers (a retry's: the first call's):
+  Output: per item, in order, three numbers:
     -1, 0, 0                  LEASE_LOST: token stale or unknown; nothing changed
     0, nextRun, streak        RESCHEDULED
     1, 0, 0                   REMOVED: one-shot success, or no definition left
     2, deadLetteredAt, streak DEAD_LETTERED
+  A retry with a remembered request field gets the first call's three numbers, its code plus 10
+  (10, 11, 12): the same answer, told apart so it is not counted twice.
 ]]
 local rcall = redis.call
 --@include publish
@@ -95,7 +97,7 @@ for i = 0, count - 1 do
   -- The token alone decides the fast path; the whole record is parsed only for the others.
   local recToken = rec and string.match(rec, '^(%d+)|')
   if again then
-    out[o + 1], out[o + 2], out[o + 3] = again[1], again[2], again[3]
+    out[o + 1], out[o + 2], out[o + 3] = again[1] + 10, again[2], again[3]
   elseif recToken ~= token then
     out[o + 1], out[o + 2], out[o + 3] = -1, 0, 0
   else

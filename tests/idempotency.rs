@@ -122,6 +122,41 @@ async fn complete_retry_returns_the_first_answer_and_keeps_fencing() {
     assert!(!batch.results[0].lease_lost, "a batch item retried with its request id gets the first answer");
 }
 
+// A Complete answered from memory is told apart from a fresh one (completeAgents answers its
+// code + 10), so the server leaves it out of baton_agents_completed_total: one run, one count.
+// Through the store, as the service sees it: first fresh, then replayed with the same answer,
+// also as a batch item; without the request id the stale token is LEASE_LOST (None).
+#[tokio::test]
+async fn a_replayed_complete_is_told_apart_from_a_fresh_one() {
+    use baton::store::{Completion, Outcome, Policy, Redis, Store};
+    let env = Env::start().await;
+    let mut c = env.client.clone();
+    register(&mut c, Q, vec![agent("job", 3_600_000, 60_000)]).await;
+    let lease = acquire(&mut c, Q, "w1", 1).await.remove(0);
+    let config = test_config();
+    let redis = Redis::connect(&env.redis.url(), &config.redis).await.unwrap();
+    let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter, &config.idempotency);
+    let store = Store::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone()).await.unwrap();
+    let item = Completion {
+        queue: Q.into(),
+        name: "job".into(),
+        token: lease.token,
+        outcome: Outcome::Success,
+        message: String::new(),
+        retry_after_ms: 0,
+        request_id: "done-1".into(),
+    };
+    let first = store.complete(&item).await.unwrap();
+    assert!(!first.replayed, "{first:?}");
+    let again = store.complete(&item).await.unwrap();
+    assert!(again.replayed, "{again:?}");
+    assert_eq!(again.how, first.how);
+    let without_id = Completion { request_id: String::new(), ..item.clone() };
+    let batch = store.complete_batch(&[item, without_id]).await.unwrap();
+    assert_eq!(batch[0].as_ref().map(|e| (&e.how, e.replayed)), Some((&first.how, true)));
+    assert_eq!(batch[1], None, "no request id: the stale token is refused");
+}
+
 // Offer: the retry answers "idle 2" as the first did, not "duplicates 2".
 #[tokio::test]
 async fn offer_retry_returns_the_first_answer() {

@@ -13,7 +13,7 @@ use crate::{
     dispatch,
     error::{Error, Result},
     pb::{self, agent_service_server::AgentService},
-    store::{self, wake::Wakeups, AgentDef, AgentState, Completed, Completion, Outcome, Store},
+    store::{self, wake::Wakeups, AgentDef, AgentState, Completed, Completion, Ended, Outcome, Store},
 };
 
 pub struct AgentServiceImpl {
@@ -149,8 +149,9 @@ impl AgentServiceImpl {
 }
 
 /// Counts a batch of completions in the metrics (one increment per queue and outcome, not per
-/// item: this is the hot path) and maps each to its result.
-pub(super) fn complete_results(items: &[Completion], done: Vec<Option<Completed>>) -> Vec<pb::CompleteResult> {
+/// item: this is the hot path; a retry answered from memory is not counted again) and maps each
+/// to its result.
+pub(super) fn complete_results(items: &[Completion], done: Vec<Option<Ended>>) -> Vec<pb::CompleteResult> {
     let mut lost = 0;
     let mut counts: Vec<(&str, Outcome, u64)> = Vec::new();
     let results = items
@@ -163,11 +164,13 @@ pub(super) fn complete_results(items: &[Completion], done: Vec<Option<Completed>
                     None
                 }
                 Some(done) => {
-                    match counts.iter_mut().find(|(q, o, _)| *q == c.queue && *o == c.outcome) {
-                        Some((_, _, n)) => *n += 1,
-                        None => counts.push((&c.queue, c.outcome, 1)),
+                    if !done.replayed {
+                        match counts.iter_mut().find(|(q, o, _)| *q == c.queue && *o == c.outcome) {
+                            Some((_, _, n)) => *n += 1,
+                            None => counts.push((&c.queue, c.outcome, 1)),
+                        }
                     }
-                    Some(complete_pb(done))
+                    Some(complete_pb(done.how))
                 }
             };
             pb::CompleteResult {
@@ -432,9 +435,11 @@ impl AgentService for AgentServiceImpl {
                     metrics::counter!("baton_leases_lost_total", "rpc" => "Complete").increment(1);
                 }
             })?;
-            metrics::counter!("baton_agents_completed_total", "queue" => c.queue, "outcome" => c.outcome.as_str())
-                .increment(1);
-            Ok(Response::new(complete_pb(done)))
+            if !done.replayed {
+                metrics::counter!("baton_agents_completed_total", "queue" => c.queue, "outcome" => c.outcome.as_str())
+                    .increment(1);
+            }
+            Ok(Response::new(complete_pb(done.how)))
         })
         .await
     }

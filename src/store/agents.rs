@@ -129,6 +129,14 @@ impl Outcome {
     }
 }
 
+/// What one item of a Complete answered: what was done with the agent, and whether this is a
+/// retry answered from memory (its request id's first answer: nothing was done now).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ended {
+    pub how: Completed,
+    pub replayed: bool,
+}
+
 /// What Complete did with the agent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Completed {
@@ -392,7 +400,7 @@ impl Store {
 
     /// Ends leases of one queue (all `items` name it), one script for the batch; per item, what
     /// happened, or None when its token was stale or unknown (that item changed nothing).
-    pub(super) async fn complete_batch_in(&self, queue: &str, items: &[&Completion]) -> Result<Vec<Option<Completed>>> {
+    pub(super) async fn complete_batch_in(&self, queue: &str, items: &[&Completion]) -> Result<Vec<Option<Ended>>> {
         let k = self.keys.queue(queue);
         let keys = k.complete_keys();
         let mut args = Args::new();
@@ -414,13 +422,15 @@ impl Store {
         let mut out = Vec::with_capacity(items.len());
         for _ in items {
             let (code, time, streak): (i64, i64, u32) = (r.next()?, r.next()?, r.next()?);
-            out.push(match code {
+            let (code, replayed) = if code >= 10 { (code - 10, true) } else { (code, false) };
+            let how = match code {
                 -1 => None,
                 0 => Some(Completed::Rescheduled { next_run_ms: time, streak }),
                 1 => Some(Completed::Removed),
                 2 => Some(Completed::DeadLettered { at_ms: time, streak }),
                 code => return Err(Error::Internal(format!("completeAgents: unknown code {code}"))),
-            });
+            };
+            out.push(how.map(|how| Ended { how, replayed }));
         }
         Ok(out)
     }

@@ -28,7 +28,7 @@ use std::{
     },
 };
 
-use super::{Acquired, AgentDef, AgentInfo, AgentPage, Beat, Completed, Completion, HeartbeatItem, SourceKind, Store};
+use super::{Acquired, AgentDef, AgentInfo, AgentPage, Beat, Completion, Ended, HeartbeatItem, SourceKind, Store};
 use crate::{
     config::ShardCounts,
     error::{Error, Result},
@@ -261,7 +261,7 @@ impl Store {
     }
 
     /// Ends a lease with an outcome. A stale or unknown token is `Error::LeaseLost`.
-    pub async fn complete(&self, c: &Completion) -> Result<Completed> {
+    pub async fn complete(&self, c: &Completion) -> Result<Ended> {
         self.complete_batch(std::slice::from_ref(c))
             .await?
             .pop()
@@ -272,7 +272,7 @@ impl Store {
     /// Ends many leases, of any queues: one script per queue (per shard of a sharded queue), run
     /// side by side. Per item, in order, what happened, or None when its token was stale or
     /// unknown (that item changed nothing).
-    pub async fn complete_batch(&self, items: &[Completion]) -> Result<Vec<Option<Completed>>> {
+    pub async fn complete_batch(&self, items: &[Completion]) -> Result<Vec<Option<Ended>>> {
         // Positions in `items`, by physical queue, in first-seen order.
         let mut groups: Vec<(Cow<'_, str>, Vec<usize>)> = Vec::new();
         for (i, c) in items.iter().enumerate() {
