@@ -3,7 +3,9 @@
 //! the tests and the benchmark (`bench/scenarios/cluster.rs`); TLS nodes are in `certs.rs`.
 //!
 //! Cluster nodes need fixed TCP ports (port and port + 10000 for the bus): each node takes a
-//! port found free and, should another process take it first, tries another.
+//! port found free and, should another process take it first, tries another. Both ports lie
+//! below Linux's ephemeral range (32768 and up), so no outgoing connection on this machine can
+//! be handed one of them while a node is down between `kill` and `restart`.
 
 use std::{process::Stdio, time::Duration};
 
@@ -80,8 +82,18 @@ impl Node {
     /// Starts the node again on its own port and files (after `kill`).
     pub async fn restart(&mut self, dir: &std::path::Path) {
         assert!(self.child.is_none(), "kill it first");
-        self.spawn(dir);
-        assert!(self.answers(Duration::from_secs(30)).await, "redis-server {} restarts", self.port);
+        // A client still retrying this port can hold it for a moment (a connection being torn
+        // down); a node that exits at once is started again until the limit.
+        let end = std::time::Instant::now() + Duration::from_secs(60);
+        while std::time::Instant::now() < end {
+            self.spawn(dir);
+            if self.answers(end - std::time::Instant::now()).await {
+                return;
+            }
+            self.kill().await;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        panic!("redis-server {} does not restart", self.port);
     }
 
     async fn answers(&mut self, limit: Duration) -> bool {
@@ -140,7 +152,8 @@ impl Node {
 /// A port free now (and, with `with_bus`, port + 10000 too).
 fn free_port(with_bus: bool) -> u16 {
     loop {
-        let port = 20_000 + rand::random::<u16>() % 20_000;
+        // [10000, 22000) and its bus port [20000, 32000): both below the ephemeral range.
+        let port = 10_000 + rand::random::<u16>() % 12_000;
         let free = |p: u16| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok();
         if free(port) && (!with_bus || free(port + 10_000)) {
             return port;
