@@ -16,13 +16,14 @@
   A keyed queue ("keyed" in the limits hash: an agent was registered with a key or a priority)
   hands out due agents by priority, then round-robin across keys (start-time fair queuing),
   then by due time and name:
-  - each call first *promotes* up to scanLimit (at most 2000) newly due agents: in waiting their
+  - agents made due at once by Register are promoted by registerAgents; each call here first
+    *promotes* up to 2 * max + 100 (at most scanLimit) agents that became due since: in waiting their
     score becomes minus their due time (still "due" to every other script, and the due time is
     kept), and they enter `order` scored rank * 2^42 + tag (rank = 1000 - priority). An agent's
     tag is its key's last tag (`tags`) or the queue's virtual time ("vtime"), whichever is
     later, plus one: a key's agents take one tag each in due order, so keys with due work take
     turns, one agent per key per round, and a key that was idle joins the current round;
-  - grants read `order` from its head, in pages: an agent whose key is at `key_concurrency`
+  - grants read `order` from its head, in pages, at most 4 * max + 200 entries: an agent whose key is at `key_concurrency`
     ("held|<key>" leases held) or out of tokens ("bucket|<key>" = "tokens|at", `key_rate` per
     second holding `key_burst`) is passed over, so it never blocks the keys behind it, and moves
     to the rounds after the call's last grant (keeping its order); "vtime" becomes the tag of the
@@ -70,6 +71,7 @@ local rcall = redis.call
 --@include nowMs
 --@include int
 --@include defField
+--@include keyedOrder
 
 local waitingKey, workingKey, defsKey, payloadsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local leasesKey, streaksKey, seqKey, workersKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
@@ -169,13 +171,11 @@ else
   -- name. A key's agents take consecutive tags, so keys with due work take turns (one agent per
   -- key per round), a key that was idle joins the current round, and one ZRANGE reads the
   -- dispatch order whatever the number of keys.
-  local UNIT = 4398046511104 -- 2^42: an order score is rank * UNIT + tag (rank <= 2000)
+  local UNIT = ORDER_UNIT
   local vtime = tonumber(lim[11] or '0')
   local vtimeBefore = vtime
   local keyLimit = tonumber(lim[8] or '')
   local keyRate, keyBurst = tonumber(lim[9] or '0'), tonumber(lim[10] or '0')
-  local function keyOfDef(def) return string.match(def, '^{"key":"([^"]*)"') or '' end
-  local function rankOfDef(def) return 1000 - tonumber(string.match(def, '"priority":(-?%d+)') or '0') end
   -- cmd key list..., in chunks (Lua's unpack takes at most ~8000 values).
   local function chunked(cmd, key, list)
     for i = 1, #list, 4000 do rcall(cmd, key, unpack(list, i, math.min(i + 3999, #list))) end
@@ -183,17 +183,14 @@ else
 
   -- Promote newly due agents (score >= 0) into order; when order is empty, also any agent left
   -- promoted without an order entry (written by an older layout): promotion is idempotent.
-  -- A drained queue starts its tags again from 0, and forgets the keys that hold nothing.
-  local cap = math.min(scanLimit, 2000)
+  -- A drained queue starts its tags again from 0 and forgets its keys' tags (UNLINK: freed off
+  -- the script's thread, so the cost does not grow with the number of keys). Keys' held counts
+  -- need no sweep: the lease-ending scripts delete a count that reaches 0 (keyLeaseEnded).
+  local cap = math.min(scanLimit, asked * 2 + 100)
   local drained = rcall('ZCARD', orderKey) == 0
   if drained and vtime > 0 then
     vtime = 0
-    rcall('DEL', tagsKey)
-    local fields, zeros = rcall('HGETALL', limitsKey), {}
-    for i = 1, #fields, 2 do
-      if fields[i + 1] == '0' and string.sub(fields[i], 1, 5) == 'held|' then zeros[#zeros + 1] = fields[i] end
-    end
-    chunked('HDEL', limitsKey, zeros)
+    rcall('UNLINK', tagsKey)
   end
   local fresh = rcall('ZRANGEBYSCORE', waitingKey, 0, now, 'WITHSCORES', 'LIMIT', 0, cap)
   if #fresh == 0 and drained then
@@ -203,47 +200,18 @@ else
     local names = {}
     for i = 1, #fresh, 2 do names[#names + 1] = fresh[i] end
     local defs = rcall('HMGET', defsKey, unpack(names))
-    local keys, seen = {}, {}
-    for j = 1, #names do
-      if defs[j] then
-        local key = keyOfDef(defs[j])
-        if not seen[key] then
-          seen[key] = true
-          keys[#keys + 1] = key
-        end
-      end
-    end
-    local last = {}
-    if #keys > 0 then
-      local tags = rcall('HMGET', tagsKey, unpack(keys))
-      for j, key in ipairs(keys) do last[key] = tonumber(tags[j] or '0') end
-    end
-    local moved, entries, gone, m = {}, {}, {}, 0
+    local pNames, pDefs, pDues, gone = {}, {}, {}, {}
     for j, name in ipairs(names) do
-      local def = defs[j]
-      if not def then
+      if defs[j] then
+        pNames[#pNames + 1], pDefs[#pDefs + 1] = name, defs[j]
+        pDues[#pDues + 1] = math.abs(tonumber(fresh[2 * j]))
+      else
         gone[#gone + 1] = name
         repaired = repaired + 1
-      else
-        local due = math.abs(tonumber(fresh[2 * j]))
-        local key = keyOfDef(def)
-        local tag = last[key]
-        if tag < vtime then tag = vtime end
-        tag = tag + 1
-        last[key] = tag
-        moved[m + 1], moved[m + 2] = -due, name
-        entries[m + 1], entries[m + 2] = rankOfDef(def) * UNIT + tag, name
-        m = m + 2
       end
     end
     chunked('ZREM', waitingKey, gone)
-    if m > 0 then
-      chunked('ZADD', waitingKey, moved)
-      chunked('ZADD', orderKey, entries)
-      local t = {}
-      for key, tag in pairs(last) do t[#t + 1], t[#t + 2] = key, int(tag) end
-      rcall('HSET', tagsKey, unpack(t))
-    end
+    promoteKeyed(waitingKey, orderKey, tagsKey, vtime, pNames, pDefs, pDues)
   end
 
   -- Priority aging: an agent due for longer than the aging period goes ahead of every priority
@@ -278,12 +246,13 @@ else
   local drop, d = {}, 0 -- order entries leaving: granted or stale
   local passed, p = {}, 0 -- { key, rank, name } passed over, in order
   local scanned, stop, stale = 0, 'empty', 0
+  local steps = math.min(scanLimit, asked * 4 + 200) -- order entries read at most
   local perKey = {}
   while true do
     if g >= max then stop = 'max' break end
-    if scanned >= scanLimit then stop = 'steps' break end
+    if scanned >= steps then stop = 'steps' break end
     local want = (max - g) * 2
-    if want > scanLimit - scanned then want = scanLimit - scanned end
+    if want > steps - scanned then want = steps - scanned end
     local page = rcall('ZRANGE', orderKey, scanned, scanned + want - 1, 'WITHSCORES')
     if not page[1] then break end
     local names = {}

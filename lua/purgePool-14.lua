@@ -4,8 +4,9 @@
   PURGED); idle resources older than maxIdleAgeMs (dead-lettered); offered attributes of a
   resource that is neither idle nor claimed, idle-since times and line entries with nothing
   behind them (orphaned metadata, removed); dead letters past their TTL or beyond the size
-  bound (removed). Claims, line entries and dead letters are handled on the first page (cursor
-  "0"); resources are scanned page by page.
+  bound (removed). Claims and dead letters are handled on the first page (cursor "0");
+  offered attributes, line entries and idle-since times are scanned page by page (HSCAN of
+  `limit`), so no call's work grows with the size of the pool.
 
   Input:
     KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
@@ -28,7 +29,7 @@
     ARGV[3] maxClaimAgeMs   claimed longer is stale (0: never)
     ARGV[4] dlqTtlMs        dead-letter TTL (0: none)
     ARGV[5] dlqMax          dead-letter size bound (0: none)
-    ARGV[6] cursor          HSCAN cursor over offered attributes ("0" to start)
+    ARGV[6] cursor          "0" to start; else the cursor the page before returned
     ARGV[7] limit           entries per page
     ARGV[8] channel         where to announce: "P|S <pool events channel>" or ""
     ARGV[9] pool            pool name
@@ -82,44 +83,62 @@ if cursor == '0' then
       end
     end
   end
-  for _, claimId in ipairs(rcall('HKEYS', k.lineinfo)) do
+  for _, id in ipairs(trimDeadLetters(k.dlq, k.dlqinfo, now, dlqTtlMs, dlqMax, nil, dryRun)) do
+    found(id, 'dead letter past its TTL or beyond the size bound', 'REMOVED')
+  end
+end
+
+-- The pages: offered attributes (cursor "<n>"), then line entries ("l<n>"), then idle-since
+-- times ("i<n>"), each an HSCAN of `limit`; "0" again when all three are done.
+local phase, at = string.match(cursor, '^([li]?)(%d+)$')
+if not phase then return redis.error_reply('ERR purgePool: bad cursor ' .. cursor) end
+local nextCursor
+if phase == '' then
+  local scan = rcall('HSCAN', k.resources, at, 'COUNT', limit)
+  local entries = scan[2]
+  for i = 1, #entries, 2 do
+    local id = entries[i]
+    if rcall('ZSCORE', k.idle, id) then
+      local since = tonumber(rcall('HGET', k.idleat, id) or tostring(now))
+      if maxIdleAgeMs > 0 and now - since > maxIdleAgeMs then
+        local reason = 'idle for ' .. math.floor((now - since) / 1000) .. ' s (max ' .. math.floor(maxIdleAgeMs / 1000) .. ' s)'
+        found(id, reason, 'DEAD_LETTERED')
+        if not dryRun then
+          rcall('ZREM', k.idle, id)
+          rcall('HDEL', k.idleat, id)
+          deadLetter(id, reason, '')
+        end
+      end
+    elseif not rcall('ZSCORE', k.claimed, id) then
+      found(id, 'offered attributes of a resource neither idle nor claimed', 'REMOVED')
+      if not dryRun then rcall('HDEL', k.resources, id) end
+    end
+  end
+  nextCursor = scan[1] == '0' and 'l0' or scan[1]
+elseif phase == 'l' then
+  local scan = rcall('HSCAN', k.lineinfo, at, 'COUNT', limit)
+  local entries = scan[2]
+  for i = 1, #entries, 2 do
+    local claimId = entries[i]
     if not rcall('ZSCORE', k.line, claimId) then
       found(claimId, 'line entry with no place in line', 'REMOVED')
       if not dryRun then rcall('HDEL', k.lineinfo, claimId) end
     end
   end
-  for _, id in ipairs(trimDeadLetters(k.dlq, k.dlqinfo, now, dlqTtlMs, dlqMax, nil, dryRun)) do
-    found(id, 'dead letter past its TTL or beyond the size bound', 'REMOVED')
-  end
-  for _, id in ipairs(rcall('HKEYS', k.idleat)) do
+  nextCursor = scan[1] == '0' and 'i0' or ('l' .. scan[1])
+else
+  local scan = rcall('HSCAN', k.idleat, at, 'COUNT', limit)
+  local entries = scan[2]
+  for i = 1, #entries, 2 do
+    local id = entries[i]
     if not rcall('ZSCORE', k.idle, id) then
       found(id, 'idle-since time of a resource that is not idle', 'REMOVED')
       if not dryRun then rcall('HDEL', k.idleat, id) end
     end
   end
-end
-
-local scan = rcall('HSCAN', k.resources, cursor, 'COUNT', limit)
-local entries = scan[2]
-for i = 1, #entries, 2 do
-  local id = entries[i]
-  if rcall('ZSCORE', k.idle, id) then
-    local since = tonumber(rcall('HGET', k.idleat, id) or tostring(now))
-    if maxIdleAgeMs > 0 and now - since > maxIdleAgeMs then
-      local reason = 'idle for ' .. math.floor((now - since) / 1000) .. ' s (max ' .. math.floor(maxIdleAgeMs / 1000) .. ' s)'
-      found(id, reason, 'DEAD_LETTERED')
-      if not dryRun then
-        rcall('ZREM', k.idle, id)
-        rcall('HDEL', k.idleat, id)
-        deadLetter(id, reason, '')
-      end
-    end
-  elseif not rcall('ZSCORE', k.claimed, id) then
-    found(id, 'offered attributes of a resource neither idle nor claimed', 'REMOVED')
-    if not dryRun then rcall('HDEL', k.resources, id) end
-  end
+  nextCursor = scan[1] == '0' and '0' or ('i' .. scan[1])
 end
 if changed then publish(channel, 'C|' .. pool) end
-local result = { scan[1] }
+local result = { nextCursor }
 for _, v in ipairs(out) do result[#result + 1] = v end
 return result

@@ -497,6 +497,11 @@ pub struct Limits {
     pub max_wait_ms: u64,
     /// Most waiting entries one Acquire reads (bounded scans: no call reads a whole queue).
     pub scan_limit: u32,
+    /// Most items one Lua script handles. Redis runs one script at a time, so a batch larger
+    /// than this (Register, Unregister, Acquire, Heartbeat, Complete of up to `max_batch`)
+    /// runs as several script calls, each atomic on its own and short, and other callers are
+    /// served between them.
+    pub script_batch: u32,
     /// Shortest leadership ttl a Campaign may ask for.
     pub min_ttl_ms: u64,
     /// Longest leadership ttl a Campaign may ask for.
@@ -700,6 +705,7 @@ impl Default for Limits {
             max_duration_ms: 366 * 24 * 3_600_000,
             max_wait_ms: 300_000,
             scan_limit: 2_000,
+            script_batch: 100,
             min_ttl_ms: 100,
             max_ttl_ms: 3_600_000,
             max_concurrent_streams: 1_000,
@@ -801,8 +807,8 @@ impl Config {
 
     fn check(&self) -> Result<(), Error> {
         let bad = |what: &str| Err(Error::Config(what.to_string()));
-        if self.limits.max_batch == 0 || self.limits.scan_limit == 0 {
-            return bad("limits.max_batch and limits.scan_limit must be at least 1");
+        if self.limits.max_batch == 0 || self.limits.scan_limit == 0 || self.limits.script_batch == 0 {
+            return bad("limits.max_batch, limits.scan_limit and limits.script_batch must be at least 1");
         }
         if self.limits.max_concurrent_streams == 0 {
             return bad("limits.max_concurrent_streams must be at least 1");

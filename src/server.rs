@@ -219,7 +219,7 @@ async fn open_store(
     for attempt in 1.. {
         let opened = async {
             let redis = Redis::connect(redis_url, &config.redis).await?;
-            let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter, &config.idempotency);
+            let policy = Policy::new(&config.agent, &config.limits, &config.dead_letter, &config.idempotency);
             let store = Store::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone())
                 .await?
                 .with_sharding(shards.clone());

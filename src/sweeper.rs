@@ -330,7 +330,9 @@ impl Sweeper {
             if budget.is_some_and(|b| Instant::now() >= b) || !self.on_duty() {
                 return Ok(());
             }
-            self.store.forget_workers(queue, o.threshold_ms, PAGE * 20).await?;
+            // Reads every lease record of the queue in one script: skipped above 1,000 of them, so the
+            // call stays short; dead workers are forgotten once the queue holds fewer.
+            self.store.forget_workers(queue, o.threshold_ms, PAGE * 2).await?;
             if o.remove_numeric_only_agents {
                 for set in ["waiting", "working"] {
                     let mut cursor = "0".to_string();

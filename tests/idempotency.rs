@@ -135,7 +135,7 @@ async fn a_replayed_complete_is_told_apart_from_a_fresh_one() {
     let lease = acquire(&mut c, Q, "w1", 1).await.remove(0);
     let config = test_config();
     let redis = Redis::connect(&env.redis.url(), &config.redis).await.unwrap();
-    let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter, &config.idempotency);
+    let policy = Policy::new(&config.agent, &config.limits, &config.dead_letter, &config.idempotency);
     let store = Store::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone()).await.unwrap();
     let item = Completion {
         queue: Q.into(),

@@ -161,6 +161,7 @@ fn bad_config_is_refused() {
     let bad = [
         ("agent.jitter_ratio", "[agent]\njitter_ratio = 1.5"),
         ("limits.max_batch", "[limits]\nmax_batch = 0"),
+        ("limits.script_batch", "[limits]\nscript_batch = 0"),
         ("agent.throttled_multiplier", "[agent]\nthrottled_multiplier = 0.5"),
         ("key_prefix", "key_prefix = \"a{b}\""),
         ("unknown field", "no_such_knob = 1"),

@@ -375,7 +375,7 @@ async fn direct_phase(lab: &Lab, queue: &str, k: usize, n: u32, measured: Durati
     use baton::store::{Completion, Outcome, Policy, Redis, Store};
     let config = Config::default();
     let redis = Redis::connect(&lab.url(), &config.redis).await?;
-    let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter, &config.idempotency);
+    let policy = Policy::new(&config.agent, &config.limits, &config.dead_letter, &config.idempotency);
     let store = Store::open(redis, "", policy, config.circuit_breaker.clone()).await?;
     let from = Instant::now() + WARMUP;
     let until = from + measured;

@@ -214,6 +214,28 @@ impl Store {
                     crate::cron::Schedule::parse(&def.cron, &def.time_zone).ok().and_then(|s| s.next_after(now));
             }
         }
+        self.remember_queue(queue).await?;
+        // A batch larger than script_batch is applied in steps, each atomic; a retried call
+        // finds each step's answer under its own request id.
+        let (mut created, mut updated) = (0, 0);
+        for (i, chunk) in self.policy.chunks(&agents).enumerate() {
+            let step_id = super::Policy::step_request_id(request_id, i);
+            let (c, u) = self.register_script(queue, chunk, reset, &step_id).await?;
+            created += c;
+            updated += u;
+        }
+        Ok((created, updated))
+    }
+
+    /// One registerAgents call: at most script_batch definitions.
+    async fn register_script(
+        &self,
+        queue: &str,
+        agents: &[AgentDef],
+        reset: bool,
+        request_id: &str,
+    ) -> Result<(u32, u32)> {
+        let k = self.keys.queue(queue);
         let mut args = Args::new()
             .arg(if reset { "1" } else { "0" })
             .arg(self.policy.agent.initial_jitter_ms)
@@ -241,8 +263,9 @@ impl Store {
             &k.limits,
             &k.requests,
             &k.answers,
+            &k.order,
+            &k.tags,
         ];
-        self.remember_queue(queue).await?;
         let reply = self.run(Path::WriteBack, "registerAgents", &keys, args).await?;
         let mut r = Reply::new("registerAgents", reply)?;
         Ok((r.next()?, r.next()?))
@@ -252,16 +275,48 @@ impl Store {
     pub(super) async fn unregister_in(&self, queue: &str, names: &[String]) -> Result<u32> {
         let k = self.keys.queue(queue);
         let keys = [&*k.waiting, &k.defs, &k.payloads, &k.streaks, &k.index, &k.dlq, &k.dlqinfo, &k.cron];
-        let mut args = Args::new();
-        for name in names {
-            args.push(name);
+        let mut removed = 0;
+        for chunk in self.policy.chunks(names) {
+            let mut args = Args::new();
+            for name in chunk {
+                args.push(name);
+            }
+            let reply = self.run(Path::WriteBack, "unregisterAgents", &keys, args).await?;
+            removed += redis::from_redis_value::<u32>(reply).map_err(|e| Error::Internal(e.to_string()))?;
         }
-        let reply = self.run(Path::WriteBack, "unregisterAgents", &keys, args).await?;
-        redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))
+        Ok(removed)
     }
 
-    /// Grants up to `max` due agents to `worker`.
+    /// Grants up to `max` due agents to `worker`: one script call per script_batch leases,
+    /// while each call fills its part.
     pub(super) async fn acquire_in(&self, queue: &str, worker: &str, max: u32) -> Result<Acquired> {
+        let step = self.policy.script_batch;
+        let first = max.min(step);
+        let mut got = self.acquire_script(queue, worker, first).await?;
+        let mut full = got.leases.len() as u32 == first;
+        while full && (got.leases.len() as u32) < max {
+            let want = (max - got.leases.len() as u32).min(step);
+            let part = match self.acquire_script(queue, worker, want).await {
+                Ok(part) => part,
+                // Leases granted already are held: hand them over; the caller asks again.
+                Err(e) => {
+                    tracing::debug!(queue, error = %e, "a later step of an Acquire failed; returning what was granted");
+                    break;
+                }
+            };
+            full = part.leases.len() as u32 == want;
+            got.now_ms = part.now_ms;
+            got.next_due_ms = part.next_due_ms;
+            got.leases.extend(part.leases);
+            if !full {
+                break;
+            }
+        }
+        Ok(got)
+    }
+
+    /// One acquireAgents call.
+    async fn acquire_script(&self, queue: &str, worker: &str, max: u32) -> Result<Acquired> {
         let k = self.keys.queue(queue);
         let keys = k.acquire_keys();
         let args = Args::new().arg(worker).arg(max).arg(self.policy.scan_limit);
@@ -351,6 +406,15 @@ impl Store {
         worker: &str,
         leases: &[HeartbeatItem<'_>],
     ) -> Result<Vec<Beat>> {
+        let mut out = Vec::with_capacity(leases.len());
+        for chunk in self.policy.chunks(leases) {
+            out.extend(self.heartbeat_script(queue, worker, chunk).await?);
+        }
+        Ok(out)
+    }
+
+    /// One heartbeatLeases call.
+    async fn heartbeat_script(&self, queue: &str, worker: &str, leases: &[HeartbeatItem<'_>]) -> Result<Vec<Beat>> {
         let k = self.keys.queue(queue);
         let mut args = Args::new().arg(worker).arg(self.keys.announce(ChannelKind::Queue, queue)).arg(queue);
         for (name, token, progress) in leases {
@@ -398,9 +462,19 @@ impl Store {
         }
     }
 
-    /// Ends leases of one queue (all `items` name it), one script for the batch; per item, what
-    /// happened, or None when its token was stale or unknown (that item changed nothing).
+    /// Ends leases of one queue (all `items` name it), one script per script_batch items; per
+    /// item, what happened, or None when its token was stale or unknown (that item changed
+    /// nothing).
     pub(super) async fn complete_batch_in(&self, queue: &str, items: &[&Completion]) -> Result<Vec<Option<Ended>>> {
+        let mut out = Vec::with_capacity(items.len());
+        for chunk in self.policy.chunks(items) {
+            out.extend(self.complete_script(queue, chunk).await?);
+        }
+        Ok(out)
+    }
+
+    /// One completeAgents call.
+    async fn complete_script(&self, queue: &str, items: &[&Completion]) -> Result<Vec<Option<Ended>>> {
         let k = self.keys.queue(queue);
         let keys = k.complete_keys();
         let mut args = Args::new();

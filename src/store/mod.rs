@@ -46,6 +46,10 @@ pub struct Policy {
     pub agent: AgentConfig,
     /// Most waiting entries one Acquire reads.
     pub scan_limit: u32,
+    /// Most items one script call handles: a larger batch (Register, Unregister, Acquire,
+    /// Heartbeat, Complete) runs as several script calls, each atomic on its own, so no call
+    /// holds Redis (which runs one script at a time) for longer than a small batch takes.
+    pub script_batch: u32,
     /// TTL and size bound of every dead-letter queue.
     pub dead_letter: DeadLetterConfig,
     /// How long and how many first answers each source remembers by request id.
@@ -55,11 +59,32 @@ pub struct Policy {
 impl Policy {
     pub fn new(
         agent: &AgentConfig,
-        scan_limit: u32,
+        limits: &crate::config::Limits,
         dead_letter: &DeadLetterConfig,
         idempotency: &IdempotencyConfig,
     ) -> Self {
-        Self { agent: agent.clone(), scan_limit, dead_letter: dead_letter.clone(), idempotency: idempotency.clone() }
+        Self {
+            agent: agent.clone(),
+            scan_limit: limits.scan_limit,
+            script_batch: limits.script_batch.max(1),
+            dead_letter: dead_letter.clone(),
+            idempotency: idempotency.clone(),
+        }
+    }
+
+    /// The request id of step `i` of a call split into script calls: step 0 keeps the call's
+    /// own (so a call within one step is remembered as before), later steps add `#i`.
+    fn step_request_id(request_id: &str, i: usize) -> String {
+        if i == 0 || request_id.is_empty() {
+            request_id.to_string()
+        } else {
+            format!("{request_id}#{i}")
+        }
+    }
+
+    /// `items` in slices of at most `script_batch`: one script call each.
+    fn chunks<'a, T>(&self, items: &'a [T]) -> std::slice::Chunks<'a, T> {
+        items.chunks(self.script_batch as usize)
     }
 
     /// The two ARGV the scripts pass to `remember`: retentionMs, maxEntries.

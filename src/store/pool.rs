@@ -113,6 +113,26 @@ impl Store {
         resources: &[(String, BTreeMap<String, String>)],
         request_id: &str,
     ) -> Result<(u32, u32, u32)> {
+        self.remember_pool(pool).await?;
+        // In steps of script_batch, each atomic; a retry finds each step's answer.
+        let (mut idle, mut handed, mut duplicates) = (0, 0, 0);
+        for (i, chunk) in self.policy.chunks(resources).enumerate() {
+            let step_id = super::Policy::step_request_id(request_id, i);
+            let (a, b, c) = self.offer_script(pool, chunk, &step_id).await?;
+            idle += a;
+            handed += b;
+            duplicates += c;
+        }
+        Ok((idle, handed, duplicates))
+    }
+
+    /// One offerResources call.
+    async fn offer_script(
+        &self,
+        pool: &str,
+        resources: &[(String, BTreeMap<String, String>)],
+        request_id: &str,
+    ) -> Result<(u32, u32, u32)> {
         let k = self.keys.pool(pool);
         let mut args = Args::new()
             .arg(self.keys.announce(ChannelKind::Pool, pool))
@@ -123,7 +143,6 @@ impl Store {
             args.push(id);
             args.push(json(attrs));
         }
-        self.remember_pool(pool).await?;
         let keys = k.with_memory();
         let reply = self.run(Path::WriteBack, "offerResources", &keys[..16], args).await?;
         let mut r = Reply::new("offerResources", reply)?;

@@ -165,7 +165,7 @@ impl Store {
         Ok(Delivered { now_ms, next_due_ms: (next >= 0).then_some(next), redelivered, dead_lettered, deliveries })
     }
 
-    /// Ends delivered messages of one physical receiver, in one script: per (id, token,
+    /// Ends delivered messages of one physical receiver, one script per script_batch: per (id, token,
     /// request id), in order, whether it was acked (false: not in flight with that token, or
     /// listed twice; a retry with the request id of an ack applied: true again).
     /// `sharded`: `receiver` is a shard, whose consumers' room spans the other shards:
@@ -176,6 +176,15 @@ impl Store {
         acks: &[(&str, u64, &str)],
         sharded: bool,
     ) -> Result<Vec<bool>> {
+        let mut out = Vec::with_capacity(acks.len());
+        for chunk in self.policy.chunks(acks) {
+            out.extend(self.ack_script(receiver, chunk, sharded).await?);
+        }
+        Ok(out)
+    }
+
+    /// One ackMessages call.
+    async fn ack_script(&self, receiver: &str, acks: &[(&str, u64, &str)], sharded: bool) -> Result<Vec<bool>> {
         let k = self.keys.receiver(receiver);
         let mut args = Args::new()
             .arg(self.keys.announce(ChannelKind::Receiver, receiver))

@@ -103,7 +103,7 @@ impl TestRedis {
         use baton::store::{Policy, Redis, Store};
         let config = Config::default();
         let redis = Redis::connect(&self.url(), &config.redis).await.unwrap();
-        let policy = Policy::new(&config.agent, config.limits.scan_limit, &config.dead_letter, &config.idempotency);
+        let policy = Policy::new(&config.agent, &config.limits, &config.dead_letter, &config.idempotency);
         Store::open(redis, "", policy, config.circuit_breaker.clone()).await.unwrap()
     }
 
