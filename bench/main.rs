@@ -21,6 +21,9 @@
 //! - drain: 100,000 one-shot no-op jobs drained by Baton's Go worker helper, by BullMQ and by
 //!   asynq, on the same redis-server, interleaved: jobs/s, CPU and Redis commands per job,
 //!   every job exactly once.
+//! - scale: the same measures at growing sizes (1k → 1M waiting agents, keyed queues of 10 and
+//!   of 100,000 keys, a pool of 100,000 idle resources, 10,000 queues), with SLOWLOG's worst
+//!   script calls per step against a 5 ms bound.
 //!
 //! Tables go to stdout, progress to stderr. See bench/README.md for how to read each table.
 
@@ -35,15 +38,15 @@ use clap::{Parser, ValueEnum};
 use lab::{print_machine, Lab, Result};
 use scenarios::{
     blip::BlipArgs, claims::ClaimArgs, cluster::ClusterArgs, cycles::CyclesArgs, dispatch::DispatchArgs,
-    drain::DrainArgs, idle::IdleArgs, leader::LeaderArgs, recovery::RecoveryArgs, schedule::ScheduleArgs,
-    security::SecurityArgs,
+    drain::DrainArgs, idle::IdleArgs, leader::LeaderArgs, recovery::RecoveryArgs, scale::ScaleArgs,
+    schedule::ScheduleArgs, security::SecurityArgs,
 };
 
 #[derive(Parser)]
 #[command(about = "Baton's benchmark: every figure next to a reference measured in the same run")]
 struct Args {
     /// Scenarios to run, comma-separated: cycles, dispatch, recovery, idle, blip, leader,
-    /// claims, schedule, cluster, security, drain, or all.
+    /// claims, schedule, cluster, security, drain, scale, or all.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
     scenario: Vec<Scenario>,
 
@@ -203,6 +206,29 @@ struct Args {
     )]
     drain_systems: Vec<String>,
 
+    // --- scale ---
+    /// scale: sizes of the plain queue, in waiting one-shot agents (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "1000,100000,1000000", help_heading = "scale")]
+    scale_sizes: Vec<u64>,
+    /// scale: agents of the keyed queues (10 keys, and one key per agent).
+    #[arg(long, default_value_t = 100_000, help_heading = "scale")]
+    scale_keyed: u64,
+    /// scale: idle resources of the pool.
+    #[arg(long, default_value_t = 100_000, help_heading = "scale")]
+    scale_resources: u64,
+    /// scale: queues of one agent each.
+    #[arg(long, default_value_t = 10_000, help_heading = "scale")]
+    scale_queues: usize,
+    /// scale: draining workers (each one gRPC connection).
+    #[arg(long, default_value_t = 16, help_heading = "scale")]
+    scale_workers: usize,
+    /// scale: leases per Acquire (and completions per CompleteBatch) of a draining worker.
+    #[arg(long, default_value_t = 100, help_heading = "scale")]
+    scale_batch: u32,
+    /// scale: seconds the idle cost of the queues is measured over.
+    #[arg(long, default_value_t = 10, help_heading = "scale")]
+    scale_idle_seconds: u64,
+
     // --- security ---
     /// security: concurrent workers (one connection each).
     #[arg(long, default_value_t = 32, help_heading = "security")]
@@ -225,10 +251,11 @@ enum Scenario {
     Cluster,
     Security,
     Drain,
+    Scale,
     All,
 }
 
-const ORDER: [Scenario; 11] = [
+const ORDER: [Scenario; 12] = [
     Scenario::Cycles,
     Scenario::Dispatch,
     Scenario::Recovery,
@@ -240,6 +267,7 @@ const ORDER: [Scenario; 11] = [
     Scenario::Cluster,
     Scenario::Security,
     Scenario::Drain,
+    Scenario::Scale,
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -298,6 +326,21 @@ fn check(args: &Args) -> std::result::Result<(), String> {
     {
         return Err(format!(
             "--drain-systems: unknown system {s:?} (baton, baton-limited, baton-keyed, bullmq, asynq)"
+        ));
+    }
+    if args.scale_sizes.is_empty()
+        || args.scale_sizes.contains(&0)
+        || args.scale_keyed < 10
+        || args.scale_resources == 0
+        || args.scale_queues == 0
+        || args.scale_workers == 0
+        || args.scale_batch == 0
+        || args.scale_batch > max_batch
+        || args.scale_idle_seconds == 0
+    {
+        return Err(format!(
+            "--scale-sizes, --scale-resources, --scale-queues, --scale-workers and --scale-idle-seconds must be at \
+             least 1, --scale-keyed at least 10, --scale-batch 1..={max_batch}"
         ));
     }
     if args.messages == 0 || args.window_ms == 0 || args.consumers == 0 || args.schedulers == 0 {
@@ -428,6 +471,18 @@ async fn run(args: Args) -> Result<()> {
                     systems: args.drain_systems.clone(),
                 };
                 scenarios::drain::run(&mut lab, dir.path(), &drain).await?;
+            }
+            Scenario::Scale => {
+                let scale = ScaleArgs {
+                    sizes: args.scale_sizes.clone(),
+                    keyed: args.scale_keyed,
+                    resources: args.scale_resources,
+                    queues: args.scale_queues,
+                    workers: args.scale_workers,
+                    batch: args.scale_batch,
+                    idle_seconds: args.scale_idle_seconds,
+                };
+                scenarios::scale::run(&mut lab, &scale).await?;
             }
             Scenario::All => unreachable!("not in ORDER"),
         }

@@ -502,6 +502,12 @@ pub struct Limits {
     /// runs as several script calls, each atomic on its own and short, and other callers are
     /// served between them.
     pub script_batch: u32,
+    /// Most Acquire and Register calls one replica works on at once; past it a new one is shed
+    /// with RESOURCE_EXHAUSTED (OVERLOADED) and a pushback hint, while Heartbeat, Complete and
+    /// Release are always served (0: no limit).
+    pub max_inflight_work: u32,
+    /// The pushback hint given with a shed call (jittered by up to half as much again).
+    pub overload_pushback_ms: u64,
     /// Shortest leadership ttl a Campaign may ask for.
     pub min_ttl_ms: u64,
     /// Longest leadership ttl a Campaign may ask for.
@@ -706,6 +712,8 @@ impl Default for Limits {
             max_wait_ms: 300_000,
             scan_limit: 2_000,
             script_batch: 100,
+            max_inflight_work: 256,
+            overload_pushback_ms: 100,
             min_ttl_ms: 100,
             max_ttl_ms: 3_600_000,
             max_concurrent_streams: 1_000,

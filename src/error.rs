@@ -35,6 +35,10 @@ pub enum Error {
     /// A bounded resource is full (a pool's waiting line): shed load, retry after the hint.
     #[error("{what} is full; retry in {retry_after_ms} ms")]
     Exhausted { what: String, retry_after_ms: u64 },
+    /// This replica has as much new work in progress as `limits.max_inflight_work` allows: the
+    /// call was shed before it did anything; retry after the hint.
+    #[error("{rpc} shed: this replica is at limits.max_inflight_work; nothing was done; retry in {retry_after_ms} ms")]
+    Overloaded { rpc: &'static str, retry_after_ms: u64 },
     /// Redis is out of memory (`maxmemory` reached with `noeviction`): the script was refused
     /// before it wrote anything. Shed load, retry after the hint; an operator must make room.
     #[error("redis is out of memory (maxmemory reached): nothing was written; retry in {retry_after_ms} ms")]
@@ -81,6 +85,7 @@ impl Error {
             Error::CircuitOpen { .. } => "CIRCUIT_OPEN",
             Error::NotReplicated(_) => "NOT_REPLICATED",
             Error::Exhausted { .. } => "LINE_FULL",
+            Error::Overloaded { .. } => "OVERLOADED",
             Error::RedisFull { .. } => "REDIS_FULL",
             Error::Redis(_) => "REDIS_ERROR",
             Error::Unauthenticated(_) => "UNAUTHENTICATED",
@@ -97,7 +102,7 @@ impl Error {
             Error::LeaseLost(_) | Error::Unsupported(_) => Code::FailedPrecondition,
             Error::NotFound(_) => Code::NotFound,
             Error::Unavailable(_) | Error::CircuitOpen { .. } | Error::NotReplicated(_) => Code::Unavailable,
-            Error::Exhausted { .. } | Error::RedisFull { .. } => Code::ResourceExhausted,
+            Error::Exhausted { .. } | Error::Overloaded { .. } | Error::RedisFull { .. } => Code::ResourceExhausted,
             Error::Unauthenticated(_) => Code::Unauthenticated,
             Error::PermissionDenied { .. } => Code::PermissionDenied,
             Error::Redis(_) | Error::Config(_) | Error::Internal(_) => Code::Internal,
@@ -190,6 +195,7 @@ impl From<Error> for Status {
             Error::Unavailable(_) | Error::NotReplicated(_) => Some(UNAVAILABLE_PUSHBACK_MS),
             Error::CircuitOpen { retry_after_ms, .. }
             | Error::Exhausted { retry_after_ms, .. }
+            | Error::Overloaded { retry_after_ms, .. }
             | Error::RedisFull { retry_after_ms } => Some(*retry_after_ms),
             _ => None,
         };

@@ -31,6 +31,7 @@
 //! Lua scripts live in `lua/` (one per transition, `verbNoun-N.lua` with N KEYS); protos in
 //! `proto/baton/v1/`.
 
+pub mod admission;
 pub mod auth;
 pub mod breaker;
 pub mod cli;

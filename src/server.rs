@@ -84,11 +84,13 @@ pub async fn run_with_console(
     sweeper::spawn(store.clone(), wakeups.clone(), config.clone(), stopping.clone(), &tasks);
     monitor::spawn(store.clone(), wakeups.clone(), config.clone(), stopping.clone(), &tasks);
 
+    let admission = crate::admission::Admission::new(&config.limits);
     let agents = AgentServiceServer::new(AgentServiceImpl::new(
         store.clone(),
         wakeups.clone(),
         config.clone(),
         stopping.clone(),
+        admission.clone(),
     ));
     let leaders = LeaderServiceServer::new(LeaderServiceImpl::new(
         store.clone(),
@@ -106,7 +108,13 @@ pub async fn run_with_console(
         // The console calls the same service implementations, in-process (see console.rs).
         let console = crate::console::Console {
             admin: AdminServiceImpl::new(store.clone(), config.clone()),
-            agents: AgentServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone()),
+            agents: AgentServiceImpl::new(
+                store.clone(),
+                wakeups.clone(),
+                config.clone(),
+                stopping.clone(),
+                admission.clone(),
+            ),
             leaders: LeaderServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone()),
             claims: ClaimServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone()),
             identities: identities.clone(),

@@ -10,5 +10,6 @@ pub mod drain;
 pub mod idle;
 pub mod leader;
 pub mod recovery;
+pub mod scale;
 pub mod schedule;
 pub mod security;

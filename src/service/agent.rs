@@ -22,14 +22,22 @@ pub struct AgentServiceImpl {
     pub(super) config: Arc<Config>,
     /// Cancelled when the server begins a graceful shutdown: long polls answer at once.
     pub(super) shutdown: CancellationToken,
+    /// Places for new work (Acquire, Register), shared by the replica's services.
+    pub(super) admission: crate::admission::Admission,
 }
 
 /// Priorities run from -MAX_PRIORITY to MAX_PRIORITY (acquireAgents ranks them in 4 digits).
 const MAX_PRIORITY: i32 = 1000;
 
 impl AgentServiceImpl {
-    pub fn new(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken) -> Self {
-        Self { store, wakeups, config, shutdown }
+    pub fn new(
+        store: Store,
+        wakeups: Wakeups,
+        config: Arc<Config>,
+        shutdown: CancellationToken,
+        admission: crate::admission::Admission,
+    ) -> Self {
+        Self { store, wakeups, config, shutdown, admission }
     }
 
     /// Checks one agent of a Register; `incoming` is the call's trace context (`trace::incoming`).
@@ -314,6 +322,7 @@ impl AgentService for AgentServiceImpl {
                 }
                 defs.push(def);
             }
+            let _place = self.admission.admit("Register")?;
             let (created, updated) =
                 self.store.register(&req.queue, &defs, req.reset_schedule, &req.request_id).await?;
             metrics::counter!("baton_agents_registered_total", "queue" => req.queue).increment(created as u64);
@@ -359,6 +368,9 @@ impl AgentService for AgentServiceImpl {
                 return Err(Error::invalid("max_leases", format!("must be at most {}", self.max_batch())));
             }
             let wait = self.wait(req.wait.as_ref())?;
+            let place = self.admission.admit("Acquire")?;
+            // A long poll holds no place while it waits.
+            let _place = if wait.is_zero() { Some(place) } else { None };
             let leases =
                 dispatch::acquire(&self.store, &self.wakeups, &self.shutdown, &req.queue, &req.worker_id, max, wait)
                     .await?;

@@ -1,0 +1,416 @@
+//! scale: the same measures at growing sizes, so the curve shows. Redis runs one script at a
+//! time: a script whose work grows with user data stalls every caller, so each step also reads
+//! SLOWLOG (every command above 1 ms) and prints the worst script calls by name.
+//!
+//! Steps, each on an empty Redis and a fresh Baton on default settings:
+//! - plain queue of N waiting one-shot agents (`--scale-sizes`): Redis memory per agent,
+//!   GetHealth and ListAgents (first page of 100) latency, one unary Acquire+Complete cycle
+//!   p50/p99 on the loaded queue, then a drain by `--scale-workers` workers (Acquire of
+//!   `--scale-batch` + CompleteBatch): jobs/s, against the smallest size's;
+//! - a keyed queue of `--scale-keyed` agents over 10 keys and over one key per agent, drained
+//!   the same way: jobs/s against a plain queue of the same size drained in the same run, and
+//!   the per-key state left behind;
+//! - a pool of `--scale-resources` idle resources: GetHealth and a Purge pass;
+//! - `--scale-queues` queues of one agent each: GetHealth latency and the idle Redis commands
+//!   per second of the sweepers (INFO commandstats) over `--scale-idle-seconds`.
+
+use std::{collections::BTreeMap, time::Duration};
+
+use baton::pb::{self, admin_service_client::AdminServiceClient, claim_service_client::ClaimServiceClient};
+use futures::{StreamExt, TryStreamExt};
+use tokio::time::Instant;
+
+use super::cycles::register;
+use crate::lab::{agents, bench_config, dur, fmt_ms, histogram, micros, ms_at, Baton, Lab, Result, LEASE_TIMEOUT_MS};
+
+pub struct ScaleArgs {
+    pub sizes: Vec<u64>,
+    pub keyed: u64,
+    pub resources: u64,
+    pub queues: usize,
+    pub workers: usize,
+    pub batch: u32,
+    pub idle_seconds: u64,
+}
+
+/// Script name -> (worst µs, calls above 1 ms) of one step.
+type Slow = BTreeMap<String, (i64, u64)>;
+
+/// The bound each script call is held to.
+const SCRIPT_BOUND_US: i64 = 5_000;
+
+pub async fn run(lab: &mut Lab, args: &ScaleArgs) -> Result<()> {
+    let mut slow_rows: Vec<(String, Slow)> = Vec::new();
+
+    // Plain queues, growing.
+    let mut plain = Vec::new();
+    for &n in &args.sizes {
+        eprintln!("[scale] plain queue of {n} agents");
+        let (row, slow) = plain_step(lab, args, n).await?;
+        plain.push(row);
+        slow_rows.push((format!("plain {n}"), slow));
+    }
+    println!();
+    println!(
+        "Scale: one queue of N waiting one-shot agents; drain by {} workers (Acquire of {} + CompleteBatch)",
+        args.workers, args.batch
+    );
+    println!(
+        "{:>9} {:>10} {:>12} {:>12} {:>18} {:>10} {:>10}",
+        "agents", "B/agent", "GetHealth", "ListAgents", "cycle p50/p99", "jobs/s", "vs first"
+    );
+    let first = plain.first().map_or(1.0, |r: &PlainRow| r.jobs_per_s);
+    for r in &plain {
+        println!(
+            "{:>9} {:>10.0} {:>12} {:>12} {:>18} {:>10.0} {:>10.2}",
+            r.n,
+            r.bytes_per_agent,
+            fmt_ms(r.health_ms),
+            fmt_ms(r.list_ms),
+            format!("{}/{}", fmt_ms(r.cycle_p50_ms), fmt_ms(r.cycle_p99_ms)),
+            r.jobs_per_s,
+            r.jobs_per_s / first
+        );
+    }
+
+    // Keyed queues against a plain one of the same size.
+    eprintln!("[scale] keyed queues of {} agents", args.keyed);
+    let mut keyed_rows = Vec::new();
+    for keys in [0u64, 10, args.keyed] {
+        let (jobs_per_s, left, slow) = keyed_step(lab, args, keys).await?;
+        let label = if keys == 0 { "plain".to_string() } else { format!("{keys} keys") };
+        slow_rows.push((format!("keyed: {label}"), slow));
+        keyed_rows.push((label, jobs_per_s, left));
+    }
+    println!();
+    println!("Keyed queues: {} agents drained as above, against a plain queue of the same size", args.keyed);
+    println!("{:>14} {:>10} {:>10} {:>22}", "queue", "jobs/s", "vs plain", "per-key fields left");
+    let base = keyed_rows[0].1;
+    for (label, jobs, left) in &keyed_rows {
+        println!("{label:>14} {jobs:>10.0} {:>10.2} {left:>22}", jobs / base);
+    }
+
+    eprintln!("[scale] pool of {} idle resources", args.resources);
+    let (health_ms, purge_ms, slow) = pool_step(lab, args).await?;
+    slow_rows.push((format!("pool {}", args.resources), slow));
+    println!();
+    println!(
+        "Pool of {} idle resources: GetHealth {} ; one Purge pass {}",
+        args.resources,
+        fmt_ms(health_ms),
+        fmt_ms(purge_ms)
+    );
+
+    eprintln!("[scale] {} queues of one agent", args.queues);
+    let (health_ms, per_s, slow) = queues_step(lab, args).await?;
+    slow_rows.push((format!("{} queues", args.queues), slow));
+    println!();
+    println!(
+        "{} queues of one agent each: GetHealth {} ; idle Redis commands/s {per_s:.1} ({:.3} per queue)",
+        args.queues,
+        fmt_ms(health_ms),
+        per_s / args.queues as f64
+    );
+
+    println!();
+    println!("SLOWLOG: script calls above 1 ms per step (worst µs, calls); bound {SCRIPT_BOUND_US} µs");
+    let mut over = 0;
+    for (step, slow) in &slow_rows {
+        let worst: Vec<String> = slow.iter().map(|(name, (us, calls))| format!("{name} {us} µs ×{calls}")).collect();
+        over += slow.values().filter(|(us, _)| *us > SCRIPT_BOUND_US).count();
+        println!("{step:>18}: {}", if worst.is_empty() { "none".to_string() } else { worst.join(", ") });
+    }
+    println!("scripts over the bound: {over}");
+    crate::lab::print_load();
+    Ok(())
+}
+
+struct PlainRow {
+    n: u64,
+    bytes_per_agent: f64,
+    health_ms: f64,
+    list_ms: f64,
+    cycle_p50_ms: f64,
+    cycle_p99_ms: f64,
+    jobs_per_s: f64,
+}
+
+async fn used_memory(lab: &mut Lab) -> Result<u64> {
+    let info: String = redis::cmd("INFO").arg("memory").query_async(&mut lab.conn).await?;
+    Ok(info
+        .lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or("INFO memory has no used_memory")?)
+}
+
+/// Starts logging script calls above 1 ms.
+async fn slowlog_start(lab: &mut Lab) -> Result<()> {
+    for (k, v) in [("slowlog-max-len", "100000"), ("slowlog-log-slower-than", "1000")] {
+        redis::cmd("CONFIG").arg("SET").arg(k).arg(v).query_async::<()>(&mut lab.conn).await?;
+    }
+    redis::cmd("SLOWLOG").arg("RESET").query_async::<()>(&mut lab.conn).await?;
+    Ok(())
+}
+
+/// Script name -> (worst µs, calls above 1 ms) since `slowlog_start`.
+async fn slowlog_read(lab: &mut Lab) -> Result<Slow> {
+    let log: Vec<redis::Value> = redis::cmd("SLOWLOG").arg("GET").arg("-1").query_async(&mut lab.conn).await?;
+    let mut out = Slow::new();
+    for entry in log {
+        let Ok((_, _, us, args, _, _)) =
+            redis::from_redis_value::<(i64, i64, i64, Vec<Vec<u8>>, Vec<u8>, Vec<u8>)>(entry)
+        else {
+            continue;
+        };
+        let command = String::from_utf8_lossy(args.first().map_or(&[][..], |a| a)).to_lowercase();
+        let name = if command == "evalsha" {
+            let sha = String::from_utf8_lossy(args.get(1).map_or(&[][..], |a| a)).to_string();
+            baton::store::scripts::name_of_sha(&sha).map_or(format!("script {sha}"), str::to_string)
+        } else {
+            command
+        };
+        let e = out.entry(name).or_default();
+        e.0 = e.0.max(us);
+        e.1 += 1;
+    }
+    Ok(out)
+}
+
+/// Median of `calls` sequential calls of `f`, in ms.
+async fn median_ms<F, Fut>(calls: usize, mut f: F) -> Result<f64>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<()>>,
+{
+    let mut h = histogram();
+    for _ in 0..calls {
+        let started = Instant::now();
+        f().await?;
+        h.saturating_record(micros(started.elapsed()));
+    }
+    Ok(ms_at(&h, 0.5))
+}
+
+/// Drains `queue` with `workers` tasks (Acquire of `batch` + CompleteBatch) until `total` jobs
+/// completed; jobs/s.
+async fn drain(baton: &Baton, queue: &str, total: u64, workers: usize, batch: u32) -> Result<f64> {
+    let channels = baton.channels(workers).await?;
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let started = Instant::now();
+    let tasks: Vec<_> = channels
+        .into_iter()
+        .enumerate()
+        .map(|(w, channel)| {
+            let done = done.clone();
+            let queue = queue.to_string();
+            tokio::spawn(async move {
+                let mut client = agents(channel);
+                let worker = format!("scale-{w}");
+                while done.load(std::sync::atomic::Ordering::SeqCst) < total {
+                    let request = pb::AcquireRequest {
+                        queue: queue.clone(),
+                        worker_id: worker.clone(),
+                        max_leases: batch,
+                        wait: dur(200),
+                    };
+                    let leases = client.acquire(request).await?.into_inner().leases;
+                    if leases.is_empty() {
+                        continue;
+                    }
+                    let completions = leases
+                        .iter()
+                        .map(|l| pb::CompleteRequest {
+                            queue: l.queue.clone(),
+                            name: l.name.clone(),
+                            token: l.token,
+                            outcome: pb::Outcome::Success as i32,
+                            ..Default::default()
+                        })
+                        .collect();
+                    client.complete_batch(pb::CompleteBatchRequest { completions }).await?;
+                    done.fetch_add(leases.len() as u64, std::sync::atomic::Ordering::SeqCst);
+                }
+                Ok::<(), tonic::Status>(())
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await??;
+    }
+    Ok(total as f64 / started.elapsed().as_secs_f64())
+}
+
+async fn plain_step(lab: &mut Lab, args: &ScaleArgs, n: u64) -> Result<(PlainRow, Slow)> {
+    lab.flush().await?;
+    let baton = Baton::start(&lab.url(), bench_config()).await?;
+    let channel = baton.channel().await?;
+    let client = agents(channel.clone());
+    let mut admin = AdminServiceClient::new(channel.clone());
+    slowlog_start(lab).await?;
+    let before = used_memory(lab).await?;
+    register(&client, "scale", n, None).await?;
+    let bytes_per_agent = used_memory(lab).await?.saturating_sub(before) as f64 / n as f64;
+    let health_ms = median_ms(20, || {
+        let mut admin = admin.clone();
+        async move {
+            admin.get_health(pb::GetHealthRequest {}).await?;
+            Ok(())
+        }
+    })
+    .await?;
+    let list_ms = median_ms(20, || {
+        let mut c = client.clone();
+        async move {
+            c.list_agents(pb::ListAgentsRequest { queue: "scale".into(), page_size: 100, ..Default::default() })
+                .await?;
+            Ok(())
+        }
+    })
+    .await?;
+    // One unary cycle at a time on the loaded queue (each consumes one agent).
+    let cycles = (n / 10).clamp(1, 200);
+    let mut h = histogram();
+    let mut c = client.clone();
+    for _ in 0..cycles {
+        let started = Instant::now();
+        let request = pb::AcquireRequest { queue: "scale".into(), worker_id: "one".into(), max_leases: 1, wait: None };
+        for l in c.acquire(request).await?.into_inner().leases {
+            c.complete(pb::CompleteRequest {
+                queue: l.queue,
+                name: l.name,
+                token: l.token,
+                outcome: pb::Outcome::Success as i32,
+                ..Default::default()
+            })
+            .await?;
+        }
+        h.saturating_record(micros(started.elapsed()));
+    }
+    let jobs_per_s = drain(&baton, "scale", n - cycles, args.workers, args.batch).await?;
+    let _ = admin.get_health(pb::GetHealthRequest {}).await;
+    let slow = slowlog_read(lab).await?;
+    baton.stop().await?;
+    let row = PlainRow {
+        n,
+        bytes_per_agent,
+        health_ms,
+        list_ms,
+        cycle_p50_ms: ms_at(&h, 0.5),
+        cycle_p99_ms: ms_at(&h, 0.99),
+        jobs_per_s,
+    };
+    Ok((row, slow))
+}
+
+/// `keys` 0: a plain queue. Returns (jobs/s, per-key fields left in the limits hash, SLOWLOG).
+async fn keyed_step(lab: &mut Lab, args: &ScaleArgs, keys: u64) -> Result<(f64, u64, Slow)> {
+    lab.flush().await?;
+    let baton = Baton::start(&lab.url(), bench_config()).await?;
+    let client = agents(baton.channel().await?);
+    slowlog_start(lab).await?;
+    let chunk = u64::from(baton::config::Config::default().limits.max_batch);
+    let n = args.keyed;
+    let requests = (0..n.div_ceil(chunk)).map(|c| {
+        let agents = (c * chunk..((c + 1) * chunk).min(n))
+            .map(|i| pb::Agent {
+                name: format!("agent-{i:07}"),
+                key: if keys == 0 { String::new() } else { format!("k{}", i % keys) },
+                timeout: dur(LEASE_TIMEOUT_MS),
+                ..Default::default()
+            })
+            .collect();
+        let mut client = client.clone();
+        let request = pb::RegisterRequest { queue: "keyed".into(), agents, ..Default::default() };
+        async move { client.register(request).await }
+    });
+    futures::stream::iter(requests).buffer_unordered(4).try_for_each(|_| async { Ok(()) }).await?;
+    let jobs_per_s = drain(&baton, "keyed", n, args.workers, args.batch).await?;
+    // The call that finds the queue drained.
+    let mut c = client.clone();
+    c.acquire(pb::AcquireRequest { queue: "keyed".into(), worker_id: "end".into(), max_leases: 1, wait: None }).await?;
+    let fields: Vec<String> = redis::cmd("HKEYS").arg("baton:{q:keyed}:limits").query_async(&mut lab.conn).await?;
+    let tags: u64 = redis::cmd("HLEN").arg("baton:{q:keyed}:tags").query_async(&mut lab.conn).await?;
+    let left = fields.iter().filter(|f| f.contains('|')).count() as u64 + tags;
+    let slow = slowlog_read(lab).await?;
+    baton.stop().await?;
+    Ok((jobs_per_s, left, slow))
+}
+
+async fn pool_step(lab: &mut Lab, args: &ScaleArgs) -> Result<(f64, f64, Slow)> {
+    lab.flush().await?;
+    let baton = Baton::start(&lab.url(), bench_config()).await?;
+    let channel = baton.channel().await?;
+    let claims = ClaimServiceClient::new(channel.clone());
+    let mut admin = AdminServiceClient::new(channel);
+    slowlog_start(lab).await?;
+    let chunk = u64::from(baton::config::Config::default().limits.max_batch);
+    let n = args.resources;
+    let offers = (0..n.div_ceil(chunk)).map(|c| {
+        let resources = (c * chunk..((c + 1) * chunk).min(n))
+            .map(|i| pb::Resource { id: format!("r{i:07}"), attributes: Default::default() })
+            .collect();
+        let mut claims = claims.clone();
+        async move { claims.offer(pb::OfferRequest { pool: "big".into(), resources, request_id: String::new() }).await }
+    });
+    futures::stream::iter(offers).buffer_unordered(4).try_for_each(|_| async { Ok(()) }).await?;
+    let health_ms = median_ms(10, || {
+        let mut admin = admin.clone();
+        async move {
+            admin.get_health(pb::GetHealthRequest {}).await?;
+            Ok(())
+        }
+    })
+    .await?;
+    let started = Instant::now();
+    admin.purge(pb::PurgeRequest { dry_run: false }).await?;
+    let purge_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let slow = slowlog_read(lab).await?;
+    baton.stop().await?;
+    Ok((health_ms, purge_ms, slow))
+}
+
+async fn queues_step(lab: &mut Lab, args: &ScaleArgs) -> Result<(f64, f64, Slow)> {
+    lab.flush().await?;
+    let baton = Baton::start(&lab.url(), bench_config()).await?;
+    let channel = baton.channel().await?;
+    let client = agents(channel.clone());
+    let admin = AdminServiceClient::new(channel);
+    slowlog_start(lab).await?;
+    let registers = (0..args.queues).map(|q| {
+        let mut client = client.clone();
+        let agents = vec![pb::Agent {
+            name: "a".into(),
+            interval: dur(3_600_000),
+            timeout: dur(LEASE_TIMEOUT_MS),
+            ..Default::default()
+        }];
+        let request = pb::RegisterRequest { queue: format!("q{q:05}"), agents, ..Default::default() };
+        async move { client.register(request).await }
+    });
+    futures::stream::iter(registers).buffer_unordered(16).try_for_each(|_| async { Ok(()) }).await?;
+    let health_ms = median_ms(10, || {
+        let mut admin = admin.clone();
+        async move {
+            admin.get_health(pb::GetHealthRequest {}).await?;
+            Ok(())
+        }
+    })
+    .await?;
+    // Idle: the sweepers and probes alone (after a first pass).
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let calls = |info: &str| -> u64 {
+        info.lines()
+            .filter(|l| l.starts_with("cmdstat_") && !l.starts_with("cmdstat_info:"))
+            .filter_map(|l| l.split("calls=").nth(1)?.split(',').next()?.parse::<u64>().ok())
+            .sum()
+    };
+    let before: String = redis::cmd("INFO").arg("commandstats").query_async(&mut lab.conn).await?;
+    let started = Instant::now();
+    tokio::time::sleep(Duration::from_secs(args.idle_seconds)).await;
+    let after: String = redis::cmd("INFO").arg("commandstats").query_async(&mut lab.conn).await?;
+    let per_s = calls(&after).saturating_sub(calls(&before)) as f64 / started.elapsed().as_secs_f64();
+    let slow = slowlog_read(lab).await?;
+    baton.stop().await?;
+    Ok((health_ms, per_s, slow))
+}
