@@ -601,7 +601,18 @@ async fn shutdown_answers_long_polls() {
     let waiter = tokio::spawn(async move {
         c.acquire(pb::AcquireRequest { queue: Q.into(), worker_id: "w".into(), max_leases: 1, wait: dur(60_000) }).await
     });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The long poll is waiting once its queue's wake-up channel is followed.
+    let redis = &env.redis;
+    eventually(Duration::from_secs(30), "the long poll follows its queue's channel", || async move {
+        let subscribed: Vec<(String, u64)> = redis::cmd("PUBSUB")
+            .arg("NUMSUB")
+            .arg(format!("baton:{{q:{Q}}}:wake"))
+            .query_async(&mut redis.conn().await)
+            .await
+            .unwrap();
+        subscribed.first().is_some_and(|(_, n)| *n > 0)
+    })
+    .await;
     let started = std::time::Instant::now();
     env.baton.stop().await.unwrap();
     let answer = waiter.await.unwrap().expect("long poll answered, not cut");
