@@ -13,8 +13,9 @@
     KEYS[8] index      ZSET name -> 0
 
     ARGV[1] mode       "names": ARGV[2..] are names; "page": ARGV[2] is the name to start
-                       after ("" for the first) and ARGV[3] the page size
-    ARGV[2..] names | after, pageSize
+                       after ("" for the first), ARGV[3] the page size and ARGV[4] a name
+                       prefix ("" for every name; [A-Za-z0-9._-] only, checked by the caller)
+    ARGV[2..] names | after, pageSize, prefix
 
   Output:
     { more, (name, definition, payload, waitingScore, workingScore, lease, streak, dlqScore)* }
@@ -28,10 +29,16 @@ local mode = ARGV[1]
 
 local names, more = {}, 0
 if mode == 'page' then
-  local after, pageSize = ARGV[2], tonumber(ARGV[3])
-  local from = '-'
-  if after ~= '' then from = '(' .. after end
-  names = rcall('ZRANGEBYLEX', indexKey, from, '+', 'LIMIT', 0, pageSize + 1)
+  local after, pageSize, prefix = ARGV[2], tonumber(ARGV[3]), ARGV[4] or ''
+  -- The names starting with prefix are those in [prefix, successor): the prefix with its last
+  -- byte incremented (its bytes are ASCII, below 0x7f). One page of them, wherever they are.
+  local from, to = '-', '+'
+  if prefix ~= '' then
+    from = '[' .. prefix
+    to = '(' .. string.sub(prefix, 1, -2) .. string.char(string.byte(prefix, -1) + 1)
+  end
+  if after ~= '' and (prefix == '' or after >= prefix) then from = '(' .. after end
+  names = rcall('ZRANGEBYLEX', indexKey, from, to, 'LIMIT', 0, pageSize + 1)
   if #names > pageSize then
     more = 1
     names[#names] = nil

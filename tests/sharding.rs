@@ -82,7 +82,7 @@ async fn a_sharded_queue_spreads_over_shards_and_keeps_the_agent_guarantees() {
     // ListAgents pages through all shards in name order.
     let (mut listed, mut token) = (Vec::new(), String::new());
     loop {
-        let req = pb::ListAgentsRequest { queue: "hot".into(), page_size: 7, page_token: token };
+        let req = pb::ListAgentsRequest { queue: "hot".into(), page_size: 7, page_token: token, ..Default::default() };
         let page = c.list_agents(req).await.unwrap().into_inner();
         listed.extend(page.agents.into_iter().map(|a| a.agent.unwrap().name));
         if page.next_page_token.is_empty() {

@@ -558,7 +558,10 @@ impl AgentService for AgentServiceImpl {
             if !req.page_token.is_empty() {
                 validate::agent_name("page_token", &req.page_token)?;
             }
-            let page = self.store.list_agents(&req.queue, &req.page_token, page_size).await?;
+            if !req.name_prefix.is_empty() {
+                validate::name("name_prefix", &req.name_prefix)?;
+            }
+            let page = self.store.list_agents(&req.queue, &req.page_token, page_size, &req.name_prefix).await?;
             Ok(Response::new(pb::ListAgentsResponse {
                 agents: page.agents.into_iter().map(status_pb).collect(),
                 next_page_token: page.next_after.unwrap_or_default(),

@@ -478,9 +478,16 @@ impl Store {
         Ok(page.agents.pop())
     }
 
-    /// A page of agents in name order, starting after `after`.
-    pub(super) async fn list_agents_in(&self, queue: &str, after: &str, page_size: u32) -> Result<AgentPage> {
-        self.read_agents(queue, Args::new().arg("page").arg(after).arg(page_size)).await
+    /// A page of agents in name order, starting after `after`, only names starting with
+    /// `prefix` (empty: every name; `[A-Za-z0-9._-]` only, as validated names are).
+    pub(super) async fn list_agents_in(
+        &self,
+        queue: &str,
+        after: &str,
+        page_size: u32,
+        prefix: &str,
+    ) -> Result<AgentPage> {
+        self.read_agents(queue, Args::new().arg("page").arg(after).arg(page_size).arg(prefix)).await
     }
 
     async fn read_agents(&self, queue: &str, args: Args) -> Result<AgentPage> {

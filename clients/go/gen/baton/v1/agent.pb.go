@@ -2256,7 +2256,12 @@ type ListAgentsRequest struct {
 	PageSize uint32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// page_token continues a listing: the next_page_token of the previous
 	// page. Empty: start from the first name.
-	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// name_prefix lists only the agents whose name starts with it, still in name order and
+	// paged as above (found through the queue's name index, so a page costs the same wherever
+	// its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
+	// else is INVALID_ARGUMENT.
+	NamePrefix    string `protobuf:"bytes,4,opt,name=name_prefix,json=namePrefix,proto3" json:"name_prefix,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2308,6 +2313,13 @@ func (x *ListAgentsRequest) GetPageSize() uint32 {
 func (x *ListAgentsRequest) GetPageToken() string {
 	if x != nil {
 		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListAgentsRequest) GetNamePrefix() string {
+	if x != nil {
+		return x.NamePrefix
 	}
 	return ""
 }
@@ -2627,12 +2639,14 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x05token\x18\x06 \x01(\x04R\x05token\x12%\n" +
 	"\x0efailure_streak\x18\a \x01(\rR\rfailureStreak\x12\x1a\n" +
 	"\bprogress\x18\b \x01(\tR\bprogress\x12)\n" +
-	"\x10cancel_requested\x18\t \x01(\bR\x0fcancelRequested\"e\n" +
+	"\x10cancel_requested\x18\t \x01(\bR\x0fcancelRequested\"\x86\x01\n" +
 	"\x11ListAgentsRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\rR\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tR\tpageToken\"k\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\x12\x1f\n" +
+	"\vname_prefix\x18\x04 \x01(\tR\n" +
+	"namePrefix\"k\n" +
 	"\x12ListAgentsResponse\x12-\n" +
 	"\x06agents\x18\x01 \x03(\v2\x15.baton.v1.AgentStatusR\x06agents\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"<\n" +

@@ -378,14 +378,16 @@ class AgentStatus(_message.Message):
     def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ..., next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., holder: _Optional[str] = ..., token: _Optional[int] = ..., failure_streak: _Optional[int] = ..., progress: _Optional[str] = ..., cancel_requested: _Optional[bool] = ...) -> None: ...
 
 class ListAgentsRequest(_message.Message):
-    __slots__ = ("queue", "page_size", "page_token")
+    __slots__ = ("queue", "page_size", "page_token", "name_prefix")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    NAME_PREFIX_FIELD_NUMBER: _ClassVar[int]
     queue: str
     page_size: int
     page_token: str
-    def __init__(self, queue: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    name_prefix: str
+    def __init__(self, queue: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., name_prefix: _Optional[str] = ...) -> None: ...
 
 class ListAgentsResponse(_message.Message):
     __slots__ = ("agents", "next_page_token")

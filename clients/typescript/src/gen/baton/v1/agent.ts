@@ -693,6 +693,13 @@ export interface ListAgentsRequest {
    * page. Empty: start from the first name.
    */
   pageToken: string;
+  /**
+   * name_prefix lists only the agents whose name starts with it, still in name order and
+   * paged as above (found through the queue's name index, so a page costs the same wherever
+   * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
+   * else is INVALID_ARGUMENT.
+   */
+  namePrefix: string;
 }
 
 /** ListAgentsResponse is one page of agents, in name order. */
@@ -4174,7 +4181,7 @@ export const AgentStatus: MessageFns<AgentStatus> = {
 };
 
 function createBaseListAgentsRequest(): ListAgentsRequest {
-  return { queue: "", pageSize: 0, pageToken: "" };
+  return { queue: "", pageSize: 0, pageToken: "", namePrefix: "" };
 }
 
 export const ListAgentsRequest: MessageFns<ListAgentsRequest> = {
@@ -4187,6 +4194,9 @@ export const ListAgentsRequest: MessageFns<ListAgentsRequest> = {
     }
     if (message.pageToken !== "") {
       writer.uint32(26).string(message.pageToken);
+    }
+    if (message.namePrefix !== "") {
+      writer.uint32(34).string(message.namePrefix);
     }
     return writer;
   },
@@ -4228,6 +4238,14 @@ export const ListAgentsRequest: MessageFns<ListAgentsRequest> = {
             message.pageToken = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.namePrefix = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4253,6 +4271,11 @@ export const ListAgentsRequest: MessageFns<ListAgentsRequest> = {
         : isSet(object.page_token)
         ? globalThis.String(object.page_token)
         : "",
+      namePrefix: isSet(object.namePrefix)
+        ? globalThis.String(object.namePrefix)
+        : isSet(object.name_prefix)
+        ? globalThis.String(object.name_prefix)
+        : "",
     };
   },
 
@@ -4267,6 +4290,9 @@ export const ListAgentsRequest: MessageFns<ListAgentsRequest> = {
     if (message.pageToken !== "") {
       obj.pageToken = message.pageToken;
     }
+    if (message.namePrefix !== "") {
+      obj.namePrefix = message.namePrefix;
+    }
     return obj;
   },
 
@@ -4278,6 +4304,7 @@ export const ListAgentsRequest: MessageFns<ListAgentsRequest> = {
     message.queue = object.queue ?? "";
     message.pageSize = object.pageSize ?? 0;
     message.pageToken = object.pageToken ?? "";
+    message.namePrefix = object.namePrefix ?? "";
     return message;
   },
 };
@@ -4726,7 +4753,10 @@ export const AgentServiceService = {
     responseSerialize: (value: GetAgentResponse): Buffer => Buffer.from(GetAgentResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetAgentResponse => GetAgentResponse.decode(value),
   },
-  /** ListAgents pages through a queue's agents in name order. */
+  /**
+   * ListAgents pages through a queue's agents in name order, optionally only those whose
+   * name starts with a prefix.
+   */
   listAgents: {
     path: "/baton.v1.AgentService/ListAgents" as const,
     requestStream: false as const,
@@ -4851,7 +4881,10 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
    * has no agent of that name.
    */
   getAgent: handleUnaryCall<GetAgentRequest, GetAgentResponse>;
-  /** ListAgents pages through a queue's agents in name order. */
+  /**
+   * ListAgents pages through a queue's agents in name order, optionally only those whose
+   * name starts with a prefix.
+   */
   listAgents: handleUnaryCall<ListAgentsRequest, ListAgentsResponse>;
   /**
    * CancelRun asks the holder of an agent's current lease to stop that run. The lease is
@@ -5074,7 +5107,10 @@ export interface AgentServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetAgentResponse) => void,
   ): ClientUnaryCall;
-  /** ListAgents pages through a queue's agents in name order. */
+  /**
+   * ListAgents pages through a queue's agents in name order, optionally only those whose
+   * name starts with a prefix.
+   */
   listAgents(
     request: ListAgentsRequest,
     callback: (error: ServiceError | null, response: ListAgentsResponse) => void,
