@@ -341,6 +341,8 @@ const MAX_LIMIT: u32 = 500;
 /// The most agents or dead letters one filtered request reads (`filter`): a filter that matches
 /// little goes on from `next_page_token` on the next request rather than reading a whole queue.
 const SCAN_MAX: usize = 5_000;
+/// The most ListDeadLetters calls one searched page of dead letters makes.
+const SCAN_CALLS: usize = 100;
 
 /// `limit`: absent means [`DEFAULT_LIMIT`]; otherwise 1 to [`MAX_LIMIT`].
 fn limit(p: &Params) -> Result<u32, ApiError> {
@@ -372,7 +374,8 @@ fn queue_total(health: &pb::GetHealthResponse, queue: &str) -> u64 {
 ///   (case-insensitive), read in name order, at most [`SCAN_MAX`] agents per request;
 ///   `scanned` says how many were read, and `next_page_token` goes on from there.
 ///
-/// `count` is the queue's total by GetHealth (due, scheduled, working, dead-lettered);
+/// `count` is the queue's total by GetHealth (due, scheduled, working, dead-lettered; null
+/// when the caller may not call GetHealth);
 /// `countExact` is false when a search or filter is active and the matches span more than this
 /// page (then `count` bounds them), true when `count` is the exact number of rows to page
 /// through.
@@ -430,11 +433,15 @@ async fn agents(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Que
         };
         (rows, next, scanned)
     };
-    let health = c.health(&headers, token).await?;
     let narrowed = !search.is_empty() || !filter.is_empty();
     let whole = started.is_empty() && next.is_empty();
-    let (count, exact) =
-        if narrowed && whole { (rows.len() as u64, true) } else { (queue_total(&health, &queue), !narrowed) };
+    let (count, exact) = if narrowed && whole {
+        (Some(rows.len() as u64), true)
+    } else {
+        // A caller who may list the queue but not call GetHealth gets its page without a count.
+        let health = c.health(&headers, token).await.ok();
+        (health.map(|h| queue_total(&h, &queue)), !narrowed)
+    };
     let mut out = cli::agents_json(&queue, &rows);
     out["nextPageToken"] = json!(next);
     out["count"] = json!(count);
@@ -481,7 +488,9 @@ async fn agent(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Quer
 /// One page of dead letters of every source (`limit`, default 50, at most 500), from
 /// `page_token`, those matching `search` (id, source, error class or message; read in pages,
 /// at most [`SCAN_MAX`] per request, `scanned` saying how many), and this page's counts by
-/// error class. `count` is the dead letters of every source by GetHealth.
+/// error class. A page never holds more than `limit` rows: each ListDeadLetters call asks only for
+/// the room left (at most [`SCAN_CALLS`] calls). `count` is the dead letters of every source by
+/// GetHealth (null when the caller may not call it).
 async fn dead_letters(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
     let token = p.token.as_deref();
     let limit = limit(&p)?;
@@ -490,8 +499,12 @@ async fn dead_letters(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p
     let mut scanned = 0;
     let mut page_token = p.page_token.clone().unwrap_or_default();
     let started = page_token.clone();
+    let mut calls = 0;
     let next = loop {
-        let page_size = if search.is_empty() { limit } else { MAX_LIMIT };
+        // Only as many as the page still has room for: a page token is opaque (it cannot resume
+        // inside a page), so a page read is shown whole and the rows never pass `limit`.
+        let page_size = limit - rows.len() as u32;
+        calls += 1;
         let msg = pb::ListDeadLettersRequest { source: None, page_size, page_token };
         let req = c.request(&headers, token, "/baton.v1.AdminService/ListDeadLetters", msg)?;
         let page = c.admin.list_dead_letters(req).await?.into_inner();
@@ -500,9 +513,8 @@ async fn dead_letters(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p
             let source = d.source.as_ref().map(|s| s.name.as_str()).unwrap_or("");
             matches(&search, &[d.id.as_str(), source, d.error_class.as_str(), d.message.as_str()])
         }));
-        // A search reads whole pages: the next request goes on after this one (a page may
-        // hold more matches than the limit; they are all shown rather than skipped).
-        if page.next_page_token.is_empty() || rows.len() >= limit as usize || scanned >= SCAN_MAX {
+        if page.next_page_token.is_empty() || rows.len() >= limit as usize || scanned >= SCAN_MAX || calls >= SCAN_CALLS
+        {
             break page.next_page_token;
         }
         page_token = page.next_page_token;
@@ -511,12 +523,12 @@ async fn dead_letters(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p
     for d in &rows {
         *groups.entry(d.error_class.as_str()).or_default() += 1;
     }
-    let health = c.health(&headers, token).await?;
     let whole = started.is_empty() && next.is_empty();
     let (count, exact) = if whole {
-        (rows.len() as u64, true)
+        (Some(rows.len() as u64), true)
     } else {
-        (health.sources.iter().map(|s| s.dead_lettered).sum::<u64>(), search.is_empty())
+        let health = c.health(&headers, token).await.ok();
+        (health.map(|h| h.sources.iter().map(|s| s.dead_lettered).sum::<u64>()), search.is_empty())
     };
     let mut out = cli::dead_letters_json(&rows);
     out["groups"] = groups.into_iter().map(|(class, count)| json!({ "errorClass": class, "count": count })).collect();

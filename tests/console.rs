@@ -526,3 +526,39 @@ async fn bad_paging_input_names_its_field() {
     assert_eq!(redis.snapshot().await, before);
     stop.cancel();
 }
+
+// Dead letters page by cursor too: 7 at limit 3 are three pages of at most 3 rows, each once;
+// a search (here, every one of them has the error class) keeps pages within the limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_letters_page_by_cursor_within_the_limit() {
+    let redis = TestRedis::start().await;
+    let (grpc, console, stop) = start(&redis, test_config()).await;
+    let channel = tonic::transport::Channel::from_shared(grpc).unwrap().connect().await.unwrap();
+    let mut agents = pb::agent_service_client::AgentServiceClient::new(channel);
+    let doomed = |i: usize| pb::Agent { max_attempts: 1, ..agent(&format!("d{i}"), 3_600_000, 60_000) };
+    register(&mut agents, "mail", (0..7).map(doomed).collect()).await;
+    for l in acquire(&mut agents, "mail", "w", 7).await {
+        agents.complete(complete_req(&l, pb::Outcome::Unknown)).await.unwrap();
+    }
+    for search in ["", "UNKNOWN"] {
+        let mut ids = Vec::new();
+        let mut token = String::new();
+        loop {
+            let path = format!("/api/deadletters?limit=3&search={search}&page_token={token}");
+            let (status, body) = http(&console, "GET", &path, None, None).await;
+            assert_eq!(status, 200, "{body}");
+            let page: Value = serde_json::from_str(&body).unwrap();
+            let rows = page["deadLetters"].as_array().unwrap();
+            assert!(rows.len() <= 3, "{page}");
+            assert_eq!(page["count"].as_u64(), Some(7), "{page}");
+            ids.extend(rows.iter().map(|d| d["id"].as_str().unwrap().to_string()));
+            token = page["nextPageToken"].as_str().unwrap().to_string();
+            if token.is_empty() {
+                break;
+            }
+        }
+        ids.sort();
+        assert_eq!(ids, (0..7).map(|i| format!("d{i}")).collect::<Vec<_>>(), "search {search:?}");
+    }
+    stop.cancel();
+}

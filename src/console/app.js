@@ -277,7 +277,7 @@ function restart(p) { p.tokens = []; p.token = ""; p.next = ""; }
 function countText(data, rows, p, noun) {
   if (rows === 0) return "no " + noun + "s" + (p.token ? " on this page" : "");
   const first = p.tokens.length * data.limit + 1;
-  const total = data.countExact ? data.count.toLocaleString() : "at most " + data.count.toLocaleString();
+  const total = data.count === null ? "?" : (data.countExact ? "" : "at most ") + data.count.toLocaleString();
   const scanned = data.scanned > rows ? " (" + data.scanned.toLocaleString() + " read)" : "";
   return noun + "s " + first.toLocaleString() + "–" + (first + rows - 1).toLocaleString() + " of " + total + scanned;
 }
