@@ -420,7 +420,8 @@ fn names(page: &Value) -> Vec<String> {
 // The agents API answers one page at a time: 7 agents at limit 3 are three pages, every agent
 // exactly once in name order, each page at most 3 rows, with the queue's total counted exactly
 // (no search); a name-prefix search finds the queue's last agent on its first page, and a filter
-// finds agents by key; an agent's view carries its definition, lease and payload.
+// finds agents by key; an agent's view carries its definition, lease and payload (text, or hex
+// when it is not UTF-8, capped at 4 KiB).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agents_api_pages_by_cursor_and_searches_by_name_prefix() {
     let redis = TestRedis::start().await;
@@ -431,6 +432,7 @@ async fn the_agents_api_pages_by_cursor_and_searches_by_name_prefix() {
     defs[6].key = "acme".into();
     defs[6].payload = b"{\"to\":\"ops@example.com\"}".to_vec();
     defs[6].labels.insert("team".into(), "growth".into());
+    defs[5].payload = [0xff, 0x00].repeat(2_500);
     register(&mut client, "mail", defs).await;
 
     let mut seen = Vec::new();
@@ -475,6 +477,12 @@ async fn the_agents_api_pages_by_cursor_and_searches_by_name_prefix() {
     assert_eq!(one["payload"]["encoding"], "text");
     assert_eq!(one["payload"]["text"], "{\"to\":\"ops@example.com\"}");
     assert_eq!(one["payload"]["bytes"].as_u64(), Some(24));
+    // A payload that is not UTF-8 is shown as hex, its first 4,096 bytes.
+    let (_, body) = http(&console, "GET", "/api/agent?queue=mail&name=job-5", None, None).await;
+    let binary: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((binary["payload"]["bytes"].as_u64(), binary["payload"]["shown"].as_u64()), (Some(5_000), Some(4_096)));
+    assert_eq!(binary["payload"]["encoding"], "hex");
+    assert_eq!(binary["payload"]["text"].as_str().unwrap(), "ff00".repeat(2_048));
     let (status, body) = http(&console, "GET", "/api/agent?queue=mail&name=nobody", None, None).await;
     assert_eq!(status, 404, "{body}");
     stop.cancel();
