@@ -454,7 +454,8 @@ async fn agents(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Que
 /// The most payload bytes the agent view shows.
 const PAYLOAD_SHOWN: usize = 4096;
 
-/// One agent (GetAgent): its definition, state and lease, and its payload's first
+/// One agent (GetAgent): its definition, state and lease, the error that dead-lettered it (if it
+/// is dead-lettered), and its payload's first
 /// [`PAYLOAD_SHOWN`] bytes as text when they are UTF-8, else as hex.
 async fn agent(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
     let queue = p.queue.clone().unwrap_or_default();
@@ -482,6 +483,8 @@ async fn agent(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Quer
     out["maxAttempts"] = json!(def.max_attempts);
     out["cron"] = json!(def.cron);
     out["timeZone"] = json!(def.time_zone);
+    out["lastErrorClass"] = json!(status.last_error_class);
+    out["lastErrorMessage"] = json!(status.last_error_message);
     Ok(Json(out))
 }
 

@@ -546,7 +546,11 @@ async fn dead_letters_page_by_cursor_within_the_limit() {
     let doomed = |i: usize| pb::Agent { max_attempts: 1, ..agent(&format!("d{i}"), 3_600_000, 60_000) };
     register(&mut agents, "mail", (0..7).map(doomed).collect()).await;
     for l in acquire(&mut agents, "mail", "w", 7).await {
-        agents.complete(complete_req(&l, pb::Outcome::Unknown)).await.unwrap();
+        let failed = pb::CompleteRequest {
+            message: format!("smtp 550 for {}", l.name),
+            ..complete_req(&l, pb::Outcome::Unknown)
+        };
+        agents.complete(failed).await.unwrap();
     }
     for search in ["", "UNKNOWN"] {
         let mut ids = Vec::new();
@@ -568,5 +572,21 @@ async fn dead_letters_page_by_cursor_within_the_limit() {
         ids.sort();
         assert_eq!(ids, (0..7).map(|i| format!("d{i}")).collect::<Vec<_>>(), "search {search:?}");
     }
+    // A dead-lettered agent's view names the error that dead-lettered it, as its dead letter does.
+    let (_, body) = http(&console, "GET", "/api/deadletters?search=d3", None, None).await;
+    let letter: Value = serde_json::from_str(&body).unwrap();
+    let letter = &letter["deadLetters"][0];
+    let (status, body) = http(&console, "GET", "/api/agent?queue=mail&name=d3", None, None).await;
+    assert_eq!(status, 200, "{body}");
+    let one: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(one["state"], "dead-lettered", "{one}");
+    assert_eq!(one["lastErrorMessage"], "smtp 550 for d3", "{one}");
+    assert_eq!(one["lastErrorClass"], letter["errorClass"], "{one} {letter}");
+    assert_eq!(one["lastErrorMessage"], letter["message"], "{one} {letter}");
+    assert!(!one["lastErrorClass"].as_str().unwrap().is_empty());
+    // One that never failed has none.
+    register(&mut agents, "mail", vec![agent("fine", 3_600_000, 60_000)]).await;
+    let (_, body) = http(&console, "GET", "/api/agent?queue=mail&name=fine", None, None).await;
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["lastErrorClass"], "");
     stop.cancel();
 }

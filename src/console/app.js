@@ -343,6 +343,7 @@ async function refreshAgent() {
     ["holder (worker)", working ? a.holder : ""],
     ["token", working ? a.token : ""],
     ["progress", a.progress],
+    ["last error", a.lastErrorClass ? a.lastErrorClass + (a.lastErrorMessage ? ": " + a.lastErrorMessage : "") : ""],
     ["failures in a row", a.failureStreak + (a.maxAttempts ? " of at most " + a.maxAttempts + " attempts" : "")],
     ["timeout", a.timeoutSeconds === null ? "server default" : a.timeoutSeconds + "s"],
     ["error interval", a.errorIntervalSeconds === null ? "server default" : a.errorIntervalSeconds + "s"],

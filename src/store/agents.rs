@@ -181,6 +181,8 @@ pub struct AgentInfo {
     pub progress: String,
     /// CancelRun marked the current run.
     pub cancel_requested: bool,
+    /// A dead-lettered agent's dead-letter context (JSON object: outcome, message, …).
+    pub dead_letter: Option<serde_json::Value>,
 }
 
 /// A page of agents in name order.
@@ -492,7 +494,7 @@ impl Store {
 
     async fn read_agents(&self, queue: &str, args: Args) -> Result<AgentPage> {
         let k = self.keys.queue(queue);
-        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.dlq, &k.index];
+        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.dlq, &k.index, &k.dlqinfo];
         let reply = self.run(Path::Dispatch, "readAgents", &keys, args).await?;
         let mut r = Reply::new("readAgents", reply)?;
         let more: i64 = r.next()?;
@@ -507,6 +509,7 @@ impl Store {
             let lease: Option<String> = r.next_opt()?;
             let streak: Option<u32> = r.next_opt()?;
             let dlq: Option<f64> = r.next_opt()?;
+            let dlq_context: Option<Vec<u8>> = r.next_opt()?;
             last = Some(name.clone());
             let Some(json) = json else { continue };
             let def = AgentDef::parse(name, &json, payload)?;
@@ -536,6 +539,7 @@ impl Store {
                 streak: streak.unwrap_or(0),
                 progress: if working.is_some() { progress } else { String::new() },
                 cancel_requested: working.is_some() && flags == "c",
+                dead_letter: dlq_context.and_then(|c| serde_json::from_slice(&c).ok()),
             });
         }
         Ok(AgentPage { agents, next_after: if more == 1 { last } else { None } })

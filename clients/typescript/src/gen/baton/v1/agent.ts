@@ -680,6 +680,14 @@ export interface AgentStatus {
    * heartbeat.
    */
   cancelRequested: boolean;
+  /**
+   * last_error_class of a dead-lettered agent: the error class of the failure that
+   * dead-lettered it, as its DeadLetter has it. Empty otherwise: Baton keeps no message of
+   * earlier failures (failure_streak counts them).
+   */
+  lastErrorClass: string;
+  /** last_error_message of a dead-lettered agent: that failure's message. Empty otherwise. */
+  lastErrorMessage: string;
 }
 
 /** ListAgentsRequest pages through a queue's agents. */
@@ -3969,6 +3977,8 @@ function createBaseAgentStatus(): AgentStatus {
     failureStreak: 0,
     progress: "",
     cancelRequested: false,
+    lastErrorClass: "",
+    lastErrorMessage: "",
   };
 }
 
@@ -4003,6 +4013,12 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     }
     if (message.cancelRequested !== false) {
       writer.uint32(72).bool(message.cancelRequested);
+    }
+    if (message.lastErrorClass !== "") {
+      writer.uint32(82).string(message.lastErrorClass);
+    }
+    if (message.lastErrorMessage !== "") {
+      writer.uint32(90).string(message.lastErrorMessage);
     }
     return writer;
   },
@@ -4092,6 +4108,22 @@ export const AgentStatus: MessageFns<AgentStatus> = {
             message.cancelRequested = reader.bool();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.lastErrorClass = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.lastErrorMessage = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4127,6 +4159,16 @@ export const AgentStatus: MessageFns<AgentStatus> = {
         : isSet(object.cancel_requested)
         ? globalThis.Boolean(object.cancel_requested)
         : false,
+      lastErrorClass: isSet(object.lastErrorClass)
+        ? globalThis.String(object.lastErrorClass)
+        : isSet(object.last_error_class)
+        ? globalThis.String(object.last_error_class)
+        : "",
+      lastErrorMessage: isSet(object.lastErrorMessage)
+        ? globalThis.String(object.lastErrorMessage)
+        : isSet(object.last_error_message)
+        ? globalThis.String(object.last_error_message)
+        : "",
     };
   },
 
@@ -4159,6 +4201,12 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     if (message.cancelRequested !== false) {
       obj.cancelRequested = message.cancelRequested;
     }
+    if (message.lastErrorClass !== "") {
+      obj.lastErrorClass = message.lastErrorClass;
+    }
+    if (message.lastErrorMessage !== "") {
+      obj.lastErrorMessage = message.lastErrorMessage;
+    }
     return obj;
   },
 
@@ -4176,6 +4224,8 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     message.failureStreak = object.failureStreak ?? 0;
     message.progress = object.progress ?? "";
     message.cancelRequested = object.cancelRequested ?? false;
+    message.lastErrorClass = object.lastErrorClass ?? "";
+    message.lastErrorMessage = object.lastErrorMessage ?? "";
     return message;
   },
 };
