@@ -642,7 +642,12 @@ pub async fn all_agents(c: &Client, queue: &str) -> Result<Vec<pb::AgentStatus>>
     loop {
         let page = c
             .agents()
-            .list_agents(pb::ListAgentsRequest { queue: queue.into(), page_size: 500, page_token })
+            .list_agents(pb::ListAgentsRequest {
+                queue: queue.into(),
+                page_size: 500,
+                page_token,
+                name_prefix: String::new(),
+            })
             .await
             .map_err(|s| failed("ListAgents", s))?
             .into_inner();

@@ -66,6 +66,7 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener, stopping
         .route("/style.css", get(|| async { page(STYLE, "text/css; charset=utf-8") }))
         .route("/api/overview", get(overview))
         .route("/api/agents", get(agents))
+        .route("/api/agent", get(agent))
         .route("/api/deadletters", get(dead_letters))
         .route("/api/deadletters/retry", post(|s, h, b| dead_letter_action(s, h, b, true)))
         .route("/api/deadletters/delete", post(|s, h, b| dead_letter_action(s, h, b, false)))
@@ -209,6 +210,14 @@ struct Params {
     token: Option<String>,
     queue: Option<String>,
     search: Option<String>,
+    /// Text an agent's name, key, holder or labels hold (a bounded scan; see `agents`).
+    filter: Option<String>,
+    /// Where a page starts: the `nextPageToken` of the previous page.
+    page_token: Option<String>,
+    /// Rows per page (text, so a bad one is answered naming `limit`).
+    limit: Option<String>,
+    /// One agent's name (`/api/agent`).
+    name: Option<String>,
     /// Comma-separated election names.
     names: Option<String>,
     /// One election (its history).
@@ -325,58 +334,212 @@ fn matches(search: &str, texts: &[&str]) -> bool {
     search.is_empty() || texts.iter().any(|t| t.to_lowercase().contains(&search))
 }
 
-/// A queue's agents, those matching `search` (name, key, holder or a label's key or value).
+/// Rows of one console page when the caller names none.
+const DEFAULT_LIMIT: u32 = 50;
+/// The most rows of one console page.
+const MAX_LIMIT: u32 = 500;
+/// The most agents or dead letters one filtered request reads (`filter`): a filter that matches
+/// little goes on from `next_page_token` on the next request rather than reading a whole queue.
+const SCAN_MAX: usize = 5_000;
+/// The most ListDeadLetters calls one searched page of dead letters makes.
+const SCAN_CALLS: usize = 100;
+
+/// `limit`: absent means [`DEFAULT_LIMIT`]; otherwise 1 to [`MAX_LIMIT`].
+fn limit(p: &Params) -> Result<u32, ApiError> {
+    let Some(raw) = p.limit.as_deref().filter(|l| !l.is_empty()) else { return Ok(DEFAULT_LIMIT) };
+    match raw.parse::<u32>() {
+        Ok(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n),
+        _ => Err(ApiError(
+            StatusCode::BAD_REQUEST,
+            format!("limit: must be a whole number from 1 to {MAX_LIMIT}, got {raw:?}"),
+        )),
+    }
+}
+
+/// What a queue's agents add up to by GetHealth: due, scheduled, working and dead-lettered.
+fn queue_total(health: &pb::GetHealthResponse, queue: &str) -> u64 {
+    health
+        .sources
+        .iter()
+        .filter(|s| s.source.as_ref().is_some_and(|s| s.kind == pb::SourceKind::Queue as i32 && s.name == queue))
+        .map(|s| s.size + s.idle + s.in_use + s.dead_lettered)
+        .sum()
+}
+
+/// One page of a queue's agents (`limit`, default 50, at most 500), from `page_token`:
+/// - no `search` or `filter`: the queue in name order;
+/// - `search`: the agents whose name starts with it (ListAgents `name_prefix`: the queue's
+///   name index, so the last of a million costs what the first does);
+/// - `filter`: agents whose name, key, holder or a label's key or value holds it
+///   (case-insensitive), read in name order, at most [`SCAN_MAX`] agents per request;
+///   `scanned` says how many were read, and `next_page_token` goes on from there.
+///
+/// `count` is the queue's total by GetHealth (due, scheduled, working, dead-lettered; null
+/// when the caller may not call GetHealth);
+/// `countExact` is false when a search or filter is active and the matches span more than this
+/// page (then `count` bounds them), true when `count` is the exact number of rows to page
+/// through.
 async fn agents(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
     let queue = p.queue.clone().unwrap_or_default();
     let token = p.token.as_deref();
-    let mut all = Vec::new();
-    let mut page_token = String::new();
-    loop {
-        let msg = pb::ListAgentsRequest { queue: queue.clone(), page_size: 1000, page_token };
-        let req = c.request(&headers, token, "/baton.v1.AgentService/ListAgents", msg)?;
-        let page = c.agents.list_agents(req).await?.into_inner();
-        all.extend(page.agents);
-        if page.next_page_token.is_empty() || all.len() >= 20_000 {
-            break;
-        }
-        page_token = page.next_page_token;
+    let limit = limit(&p)?;
+    let search = p.search.clone().unwrap_or_default();
+    if let Some(bad) = search.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))) {
+        return Err(ApiError(
+            StatusCode::BAD_REQUEST,
+            format!("search: a name prefix of [A-Za-z0-9._-]; {bad:?} is not allowed (use filter for other text)"),
+        ));
     }
-    let search = p.search.unwrap_or_default();
-    all.retain(|a| {
-        let Some(d) = &a.agent else { return false };
-        let mut texts = vec![d.name.as_str(), d.key.as_str(), a.holder.as_str()];
-        texts.extend(d.labels.iter().flat_map(|(k, v)| [k.as_str(), v.as_str()]));
-        matches(&search, &texts)
-    });
-    Ok(Json(cli::agents_json(&queue, &all)))
+    let filter = p.filter.clone().unwrap_or_default();
+    let started = p.page_token.clone().unwrap_or_default();
+    let list = |page_token: String, page_size: u32| {
+        let msg = pb::ListAgentsRequest { queue: queue.clone(), page_size, page_token, name_prefix: search.clone() };
+        c.request(&headers, token, "/baton.v1.AgentService/ListAgents", msg)
+    };
+    let (rows, next, scanned) = if filter.is_empty() {
+        let page = c.agents.list_agents(list(started.clone(), limit)?).await?.into_inner();
+        let n = page.agents.len();
+        (page.agents, page.next_page_token, n)
+    } else {
+        let mut rows = Vec::new();
+        let mut scanned = 0;
+        let mut page_token = started.clone();
+        let next = loop {
+            let page = c.agents.list_agents(list(page_token, MAX_LIMIT)?).await?.into_inner();
+            let (mut stopped, on_page) = (None, page.agents.len());
+            for (i, a) in page.agents.into_iter().enumerate() {
+                scanned += 1;
+                let Some(d) = &a.agent else { continue };
+                let name = d.name.clone();
+                let mut texts = vec![d.name.as_str(), d.key.as_str(), a.holder.as_str()];
+                texts.extend(d.labels.iter().flat_map(|(k, v)| [k.as_str(), v.as_str()]));
+                if matches(&filter, &texts) {
+                    rows.push(a);
+                    if rows.len() == limit as usize {
+                        stopped = Some((i + 1 == on_page, name));
+                        break;
+                    }
+                }
+            }
+            // A full page of matches: the next goes on after its last row, unless that was the
+            // queue's last agent.
+            if let Some((last_on_page, name)) = stopped {
+                break if last_on_page && page.next_page_token.is_empty() { String::new() } else { name };
+            }
+            if page.next_page_token.is_empty() || scanned >= SCAN_MAX {
+                break page.next_page_token;
+            }
+            page_token = page.next_page_token;
+        };
+        (rows, next, scanned)
+    };
+    let narrowed = !search.is_empty() || !filter.is_empty();
+    let whole = started.is_empty() && next.is_empty();
+    let (count, exact) = if narrowed && whole {
+        (Some(rows.len() as u64), true)
+    } else {
+        // A caller who may list the queue but not call GetHealth gets its page without a count.
+        let health = c.health(&headers, token).await.ok();
+        (health.map(|h| queue_total(&h, &queue)), !narrowed)
+    };
+    let mut out = cli::agents_json(&queue, &rows);
+    out["nextPageToken"] = json!(next);
+    out["count"] = json!(count);
+    out["countExact"] = json!(exact);
+    out["limit"] = json!(limit);
+    out["scanned"] = json!(scanned);
+    Ok(Json(out))
 }
 
-/// Dead letters of every source matching `search`, and their counts by error class.
+/// The most payload bytes the agent view shows.
+const PAYLOAD_SHOWN: usize = 4096;
+
+/// One agent (GetAgent): its definition, state and lease, the error that dead-lettered it (if it
+/// is dead-lettered), and its payload's first
+/// [`PAYLOAD_SHOWN`] bytes as text when they are UTF-8, else as hex.
+async fn agent(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
+    let queue = p.queue.clone().unwrap_or_default();
+    let name = p.name.clone().unwrap_or_default();
+    let msg = pb::GetAgentRequest { queue: queue.clone(), name };
+    let req = c.request(&headers, p.token.as_deref(), "/baton.v1.AgentService/GetAgent", msg)?;
+    let status = c.agents.get_agent(req).await?.into_inner().agent.unwrap_or_default();
+    let def = status.agent.clone().unwrap_or_default();
+    let mut out = cli::agents_json(&queue, std::slice::from_ref(&status))["agents"][0].take();
+    let shown = &def.payload[..def.payload.len().min(PAYLOAD_SHOWN)];
+    let (encoding, text) = match std::str::from_utf8(shown) {
+        Ok(t) => ("text", t.to_string()),
+        Err(e) if e.error_len().is_none() && e.valid_up_to() > 0 => {
+            // Cut inside a character at the cap: the whole characters before it.
+            ("text", String::from_utf8_lossy(&shown[..e.valid_up_to()]).into_owned())
+        }
+        Err(_) => ("hex", shown.iter().map(|b| format!("{b:02x}")).collect()),
+    };
+    let secs = |d: &Option<prost_types::Duration>| d.as_ref().map(|d| d.seconds as f64 + d.nanos as f64 / 1e9);
+    out["queue"] = json!(queue);
+    out["payload"] = json!({ "bytes": def.payload.len(), "shown": shown.len(), "encoding": encoding, "text": text });
+    out["intervalSeconds"] = json!(secs(&def.interval));
+    out["timeoutSeconds"] = json!(secs(&def.timeout));
+    out["errorIntervalSeconds"] = json!(secs(&def.error_interval));
+    out["maxAttempts"] = json!(def.max_attempts);
+    out["cron"] = json!(def.cron);
+    out["timeZone"] = json!(def.time_zone);
+    out["lastErrorClass"] = json!(status.last_error_class);
+    out["lastErrorMessage"] = json!(status.last_error_message);
+    Ok(Json(out))
+}
+
+/// One page of dead letters of every source (`limit`, default 50, at most 500), from
+/// `page_token`, those matching `search` (id, source, error class or message; read in pages,
+/// at most [`SCAN_MAX`] per request, `scanned` saying how many), and this page's counts by
+/// error class. A page never holds more than `limit` rows: each ListDeadLetters call asks only for
+/// the room left (at most [`SCAN_CALLS`] calls). `count` is the dead letters of every source by
+/// GetHealth (null when the caller may not call it).
 async fn dead_letters(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
     let token = p.token.as_deref();
-    let mut all = Vec::new();
-    let mut page_token = String::new();
-    loop {
-        let msg = pb::ListDeadLettersRequest { source: None, page_size: 1000, page_token };
+    let limit = limit(&p)?;
+    let search = p.search.clone().unwrap_or_default();
+    let mut rows = Vec::new();
+    let mut scanned = 0;
+    let mut page_token = p.page_token.clone().unwrap_or_default();
+    let started = page_token.clone();
+    let mut calls = 0;
+    let next = loop {
+        // Only as many as the page still has room for: a page token is opaque (it cannot resume
+        // inside a page), so a page read is shown whole and the rows never pass `limit`.
+        let page_size = limit - rows.len() as u32;
+        calls += 1;
+        let msg = pb::ListDeadLettersRequest { source: None, page_size, page_token };
         let req = c.request(&headers, token, "/baton.v1.AdminService/ListDeadLetters", msg)?;
         let page = c.admin.list_dead_letters(req).await?.into_inner();
-        all.extend(page.dead_letters);
-        if page.next_page_token.is_empty() || all.len() >= 20_000 {
-            break;
+        scanned += page.dead_letters.len();
+        rows.extend(page.dead_letters.into_iter().filter(|d| {
+            let source = d.source.as_ref().map(|s| s.name.as_str()).unwrap_or("");
+            matches(&search, &[d.id.as_str(), source, d.error_class.as_str(), d.message.as_str()])
+        }));
+        if page.next_page_token.is_empty() || rows.len() >= limit as usize || scanned >= SCAN_MAX || calls >= SCAN_CALLS
+        {
+            break page.next_page_token;
         }
         page_token = page.next_page_token;
-    }
-    let search = p.search.unwrap_or_default();
-    all.retain(|d| {
-        let source = d.source.as_ref().map(|s| s.name.as_str()).unwrap_or("");
-        matches(&search, &[d.id.as_str(), source, d.error_class.as_str(), d.message.as_str()])
-    });
+    };
     let mut groups: BTreeMap<&str, u64> = BTreeMap::new();
-    for d in &all {
+    for d in &rows {
         *groups.entry(d.error_class.as_str()).or_default() += 1;
     }
-    let mut out = cli::dead_letters_json(&all);
+    let whole = started.is_empty() && next.is_empty();
+    let (count, exact) = if whole {
+        (Some(rows.len() as u64), true)
+    } else {
+        let health = c.health(&headers, token).await.ok();
+        (health.map(|h| h.sources.iter().map(|s| s.dead_lettered).sum::<u64>()), search.is_empty())
+    };
+    let mut out = cli::dead_letters_json(&rows);
     out["groups"] = groups.into_iter().map(|(class, count)| json!({ "errorClass": class, "count": count })).collect();
+    out["nextPageToken"] = json!(next);
+    out["count"] = json!(count);
+    out["countExact"] = json!(exact);
+    out["limit"] = json!(limit);
+    out["scanned"] = json!(scanned);
     Ok(Json(out))
 }
 

@@ -62,7 +62,7 @@ async fn lifecycle_happy_path() {
     assert!(!done.dead_lettered && !done.removed);
 
     let list = c
-        .list_agents(pb::ListAgentsRequest { queue: Q.into(), page_size: 0, page_token: String::new() })
+        .list_agents(pb::ListAgentsRequest { queue: Q.into(), page_size: 0, ..Default::default() })
         .await
         .unwrap()
         .into_inner();
@@ -436,7 +436,7 @@ async fn unregister_lets_held_lease_finish() {
     let done = c.complete(complete_req(&l, pb::Outcome::Success)).await.unwrap().into_inner();
     assert!(done.removed);
     let list = c
-        .list_agents(pb::ListAgentsRequest { queue: Q.into(), page_size: 10, page_token: String::new() })
+        .list_agents(pb::ListAgentsRequest { queue: Q.into(), page_size: 10, ..Default::default() })
         .await
         .unwrap()
         .into_inner();
@@ -481,7 +481,12 @@ async fn list_agents_pages_in_name_order() {
     let mut pages = 0;
     loop {
         let page = c
-            .list_agents(pb::ListAgentsRequest { queue: Q.into(), page_size: 100, page_token: token })
+            .list_agents(pb::ListAgentsRequest {
+                queue: Q.into(),
+                page_size: 100,
+                page_token: token,
+                ..Default::default()
+            })
             .await
             .unwrap()
             .into_inner();
@@ -495,6 +500,49 @@ async fn list_agents_pages_in_name_order() {
     assert_eq!(pages, 3);
     let expected: Vec<_> = (0..250).map(|i| format!("agent-{i:03}")).collect();
     assert_eq!(names, expected);
+}
+
+// ListAgents with name_prefix pages through only the names starting with it, in name order,
+// each once, wherever they sit in the index (before, between and after other names), and a
+// page token from before the prefix's range starts at its first name.
+#[tokio::test]
+async fn list_agents_by_name_prefix() {
+    let mut env = Env::start().await;
+    let c = &mut env.client;
+    let mut agents: Vec<_> = (0..20).map(|i| agent(&format!("b-{i:02}"), 60_000, 30_000)).collect();
+    agents.extend(["a-1", "b", "bz", "b.x", "c-1", "b-"].map(|n| agent(n, 60_000, 30_000)));
+    register(c, Q, agents).await;
+    let list = |prefix: &str, token: String| pb::ListAgentsRequest {
+        queue: Q.into(),
+        page_size: 3,
+        page_token: token,
+        name_prefix: prefix.into(),
+    };
+    let mut names = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = c.list_agents(list("b-", token)).await.unwrap().into_inner();
+        assert!(page.agents.len() <= 3);
+        names.extend(page.agents.into_iter().map(|a| a.agent.unwrap().name));
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        token = page.next_page_token;
+    }
+    let mut expected = vec!["b-".to_string()];
+    expected.extend((0..20).map(|i| format!("b-{i:02}")));
+    assert_eq!(names, expected);
+    // The last name of the queue's range, found directly.
+    let last = c.list_agents(list("b-19", String::new())).await.unwrap().into_inner();
+    assert_eq!(last.agents.iter().map(|a| a.agent.as_ref().unwrap().name.as_str()).collect::<Vec<_>>(), ["b-19"]);
+    assert!(last.next_page_token.is_empty());
+    // A token before the range (from an unfiltered listing) starts at the prefix's first name.
+    let from_before = c.list_agents(list("bz", "a-1".into())).await.unwrap().into_inner();
+    assert_eq!(from_before.agents.len(), 1);
+    assert_eq!(from_before.agents[0].agent.as_ref().unwrap().name, "bz");
+    // No match: an empty last page.
+    let none = c.list_agents(list("zz", String::new())).await.unwrap().into_inner();
+    assert!(none.agents.is_empty() && none.next_page_token.is_empty());
 }
 
 // Acquire reads at most scan_limit waiting entries, and drops entries with no definition.

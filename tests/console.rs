@@ -405,3 +405,188 @@ async fn the_elections_api_lists_registered_elections_and_their_history() {
     assert!(body.contains("election"), "{body}");
     stop.cancel();
 }
+
+/// `/api/agents` with `query`, as JSON; panics unless 200.
+async fn agents_page(console: &str, query: &str) -> Value {
+    let (status, body) = http(console, "GET", &format!("/api/agents?{query}"), None, None).await;
+    assert_eq!(status, 200, "{query}: {body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+fn names(page: &Value) -> Vec<String> {
+    page["agents"].as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap().to_string()).collect()
+}
+
+// The agents API answers one page at a time: 7 agents at limit 3 are three pages, every agent
+// exactly once in name order, each page at most 3 rows, with the queue's total counted exactly
+// (no search); a name-prefix search finds the queue's last agent on its first page, and a filter
+// finds agents by key; an agent's view carries its definition, lease and payload (text, or hex
+// when it is not UTF-8, capped at 4 KiB).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agents_api_pages_by_cursor_and_searches_by_name_prefix() {
+    let redis = TestRedis::start().await;
+    let (grpc, console, stop) = start(&redis, test_config()).await;
+    let channel = tonic::transport::Channel::from_shared(grpc).unwrap().connect().await.unwrap();
+    let mut client = pb::agent_service_client::AgentServiceClient::new(channel);
+    let mut defs: Vec<_> = (0..7).map(|i| agent(&format!("job-{i}"), 60_000, 60_000)).collect();
+    defs[6].key = "acme".into();
+    defs[6].payload = b"{\"to\":\"ops@example.com\"}".to_vec();
+    defs[6].labels.insert("team".into(), "growth".into());
+    defs[5].payload = [0xff, 0x00].repeat(2_500);
+    register(&mut client, "mail", defs).await;
+
+    let mut seen = Vec::new();
+    let mut token = String::new();
+    let mut pages = 0;
+    loop {
+        let page = agents_page(&console, &format!("queue=mail&limit=3&page_token={token}")).await;
+        pages += 1;
+        assert!(page["agents"].as_array().unwrap().len() <= 3, "{page}");
+        assert_eq!((page["count"].as_u64(), page["countExact"].as_bool()), (Some(7), Some(true)), "{page}");
+        seen.extend(names(&page));
+        token = page["nextPageToken"].as_str().unwrap().to_string();
+        if token.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(seen, (0..7).map(|i| format!("job-{i}")).collect::<Vec<_>>(), "every agent once, in name order");
+
+    // The default page is 50 rows: all 7 here, and no next page.
+    let all = agents_page(&console, "queue=mail").await;
+    assert_eq!((names(&all).len(), all["nextPageToken"].as_str(), all["limit"].as_u64()), (7, Some(""), Some(50)));
+
+    let found = agents_page(&console, "queue=mail&limit=3&search=job-6").await;
+    assert_eq!(names(&found), ["job-6"]);
+    assert_eq!((found["count"].as_u64(), found["countExact"].as_bool()), (Some(1), Some(true)), "{found}");
+    let prefix = agents_page(&console, "queue=mail&limit=3&search=job-").await;
+    assert_eq!(names(&prefix), ["job-0", "job-1", "job-2"]);
+    assert_eq!((prefix["count"].as_u64(), prefix["countExact"].as_bool()), (Some(7), Some(false)), "{prefix}");
+    let by_key = agents_page(&console, "queue=mail&filter=ACME").await;
+    assert_eq!(names(&by_key), ["job-6"]);
+    assert_eq!(by_key["scanned"].as_u64(), Some(7));
+
+    let (status, body) = http(&console, "GET", "/api/agent?queue=mail&name=job-6", None, None).await;
+    assert_eq!(status, 200, "{body}");
+    let one: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (one["name"].as_str(), one["key"].as_str(), one["state"].as_str()),
+        (Some("job-6"), Some("acme"), Some("waiting"))
+    );
+    assert_eq!(one["labels"]["team"], "growth");
+    assert_eq!(one["payload"]["encoding"], "text");
+    assert_eq!(one["payload"]["text"], "{\"to\":\"ops@example.com\"}");
+    assert_eq!(one["payload"]["bytes"].as_u64(), Some(24));
+    // A payload that is not UTF-8 is shown as hex, its first 4,096 bytes.
+    let (_, body) = http(&console, "GET", "/api/agent?queue=mail&name=job-5", None, None).await;
+    let binary: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((binary["payload"]["bytes"].as_u64(), binary["payload"]["shown"].as_u64()), (Some(5_000), Some(4_096)));
+    assert_eq!(binary["payload"]["encoding"], "hex");
+    assert_eq!(binary["payload"]["text"].as_str().unwrap(), "ff00".repeat(2_048));
+    let (status, body) = http(&console, "GET", "/api/agent?queue=mail&name=nobody", None, None).await;
+    assert_eq!(status, 404, "{body}");
+    stop.cancel();
+}
+
+// The last of many agents is found by its name prefix on the first page of a search, whatever
+// the queue holds before it (a console that read the queue up to a cap missed it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_finds_the_last_agent_of_the_queue() {
+    let redis = TestRedis::start().await;
+    let (grpc, console, stop) = start(&redis, test_config()).await;
+    let channel = tonic::transport::Channel::from_shared(grpc).unwrap().connect().await.unwrap();
+    let mut client = pb::agent_service_client::AgentServiceClient::new(channel);
+    for batch in 0..3 {
+        let defs = (0..1000).map(|i| agent(&format!("a-{:05}", batch * 1000 + i), 60_000, 60_000)).collect();
+        register(&mut client, "big", defs).await;
+    }
+    let page = agents_page(&console, "queue=big&search=a-02999").await;
+    assert_eq!(names(&page), ["a-02999"]);
+    let first = agents_page(&console, "queue=big").await;
+    assert_eq!(names(&first).len(), 50, "one page, not the queue");
+    assert_eq!(first["count"].as_u64(), Some(3000));
+    assert_eq!(first["nextPageToken"], "a-00049");
+    stop.cancel();
+}
+
+// Bad paging input is a 400 naming the field, and changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_paging_input_names_its_field() {
+    let redis = TestRedis::start().await;
+    let (_, console, stop) = start(&redis, test_config()).await;
+    let before = redis.snapshot().await;
+    for (path, field) in [
+        ("/api/agents?queue=mail&limit=0", "limit"),
+        ("/api/agents?queue=mail&limit=501", "limit"),
+        ("/api/agents?queue=mail&limit=ten", "limit"),
+        ("/api/agents?queue=mail&page_token=a:b", "page_token"),
+        ("/api/agents?queue=mail&page_token=12345", "page_token"),
+        ("/api/agents?queue=mail&search=a%20b", "search"),
+        ("/api/agents?queue=", "queue"),
+        ("/api/deadletters?limit=1000", "limit"),
+        ("/api/deadletters?page_token=garbage", "page_token"),
+    ] {
+        let (status, body) = http(&console, "GET", path, None, None).await;
+        assert_eq!(status, 400, "{path}: {body}");
+        let error = serde_json::from_str::<Value>(&body).unwrap()["error"].as_str().unwrap().to_string();
+        assert!(error.starts_with(field), "{path}: {error:?} should name {field}");
+    }
+    assert_eq!(redis.snapshot().await, before);
+    stop.cancel();
+}
+
+// Dead letters page by cursor too: 7 at limit 3 are three pages of at most 3 rows, each once;
+// a search (here, every one of them has the error class) keeps pages within the limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dead_letters_page_by_cursor_within_the_limit() {
+    let redis = TestRedis::start().await;
+    let (grpc, console, stop) = start(&redis, test_config()).await;
+    let channel = tonic::transport::Channel::from_shared(grpc).unwrap().connect().await.unwrap();
+    let mut agents = pb::agent_service_client::AgentServiceClient::new(channel);
+    let doomed = |i: usize| pb::Agent { max_attempts: 1, ..agent(&format!("d{i}"), 3_600_000, 60_000) };
+    register(&mut agents, "mail", (0..7).map(doomed).collect()).await;
+    for l in acquire(&mut agents, "mail", "w", 7).await {
+        let failed = pb::CompleteRequest {
+            message: format!("smtp 550 for {}", l.name),
+            ..complete_req(&l, pb::Outcome::Unknown)
+        };
+        agents.complete(failed).await.unwrap();
+    }
+    for search in ["", "UNKNOWN"] {
+        let mut ids = Vec::new();
+        let mut token = String::new();
+        loop {
+            let path = format!("/api/deadletters?limit=3&search={search}&page_token={token}");
+            let (status, body) = http(&console, "GET", &path, None, None).await;
+            assert_eq!(status, 200, "{body}");
+            let page: Value = serde_json::from_str(&body).unwrap();
+            let rows = page["deadLetters"].as_array().unwrap();
+            assert!(rows.len() <= 3, "{page}");
+            assert_eq!(page["count"].as_u64(), Some(7), "{page}");
+            ids.extend(rows.iter().map(|d| d["id"].as_str().unwrap().to_string()));
+            token = page["nextPageToken"].as_str().unwrap().to_string();
+            if token.is_empty() {
+                break;
+            }
+        }
+        ids.sort();
+        assert_eq!(ids, (0..7).map(|i| format!("d{i}")).collect::<Vec<_>>(), "search {search:?}");
+    }
+    // A dead-lettered agent's view names the error that dead-lettered it, as its dead letter does.
+    let (_, body) = http(&console, "GET", "/api/deadletters?search=d3", None, None).await;
+    let letter: Value = serde_json::from_str(&body).unwrap();
+    let letter = &letter["deadLetters"][0];
+    let (status, body) = http(&console, "GET", "/api/agent?queue=mail&name=d3", None, None).await;
+    assert_eq!(status, 200, "{body}");
+    let one: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(one["state"], "dead-lettered", "{one}");
+    assert_eq!(one["lastErrorMessage"], "smtp 550 for d3", "{one}");
+    assert_eq!(one["lastErrorClass"], letter["errorClass"], "{one} {letter}");
+    assert_eq!(one["lastErrorMessage"], letter["message"], "{one} {letter}");
+    assert!(!one["lastErrorClass"].as_str().unwrap().is_empty());
+    // One that never failed has none.
+    register(&mut agents, "mail", vec![agent("fine", 3_600_000, 60_000)]).await;
+    let (_, body) = http(&console, "GET", "/api/agent?queue=mail&name=fine", None, None).await;
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["lastErrorClass"], "");
+    stop.cancel();
+}

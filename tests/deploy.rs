@@ -136,7 +136,7 @@ async fn register_retrying(baton: &TestBaton, queue: &str, names: std::ops::Rang
 
 async fn agent_count(baton: &TestBaton, queue: &str) -> usize {
     let mut client = baton.agents().await;
-    let req = pb::ListAgentsRequest { queue: queue.into(), page_size: 1000, page_token: String::new() };
+    let req = pb::ListAgentsRequest { queue: queue.into(), page_size: 1000, ..Default::default() };
     client.list_agents(req).await.unwrap().into_inner().agents.len()
 }
 

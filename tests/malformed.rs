@@ -276,7 +276,8 @@ async fn forged_page_tokens_are_invalid_argument() {
     assert_eq!(admin.list_dead_letters(req).await.unwrap_err().code(), Code::InvalidArgument);
     let mut agents = env.client.clone();
     for token in ["", "12345", "a:b", "\u{1F600}"].into_iter().skip(1) {
-        let req = pb::ListAgentsRequest { queue: "q1".into(), page_size: 1, page_token: token.into() };
+        let req =
+            pb::ListAgentsRequest { queue: "q1".into(), page_size: 1, page_token: token.into(), ..Default::default() };
         let status = agents.list_agents(req).await.expect_err(token);
         assert_eq!(status.code(), Code::InvalidArgument, "{token}: {status:?}");
     }

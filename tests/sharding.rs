@@ -82,7 +82,7 @@ async fn a_sharded_queue_spreads_over_shards_and_keeps_the_agent_guarantees() {
     // ListAgents pages through all shards in name order.
     let (mut listed, mut token) = (Vec::new(), String::new());
     loop {
-        let req = pb::ListAgentsRequest { queue: "hot".into(), page_size: 7, page_token: token };
+        let req = pb::ListAgentsRequest { queue: "hot".into(), page_size: 7, page_token: token, ..Default::default() };
         let page = c.list_agents(req).await.unwrap().into_inner();
         listed.extend(page.agents.into_iter().map(|a| a.agent.unwrap().name));
         if page.next_page_token.is_empty() {
@@ -91,6 +91,19 @@ async fn a_sharded_queue_spreads_over_shards_and_keeps_the_agent_guarantees() {
         token = page.next_page_token;
     }
     assert_eq!(listed, names, "every agent once, in name order");
+    // And by name prefix: a page of each shard's matches, merged.
+    let (mut listed, mut token) = (Vec::new(), String::new());
+    loop {
+        let req =
+            pb::ListAgentsRequest { queue: "hot".into(), page_size: 3, page_token: token, name_prefix: "a12".into() };
+        let page = c.list_agents(req).await.unwrap().into_inner();
+        listed.extend(page.agents.into_iter().map(|a| a.agent.unwrap().name));
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        token = page.next_page_token;
+    }
+    assert_eq!(listed, (120..130).map(|i| format!("a{i}")).collect::<Vec<_>>(), "the prefix's agents once, in order");
     let got = c.get_agent(pb::GetAgentRequest { queue: "hot".into(), name: "a123".into() }).await.unwrap();
     assert_eq!(got.into_inner().agent.unwrap().agent.unwrap().name, "a123");
 

@@ -144,10 +144,17 @@ async fn lease_calls_reject_bad_fields() {
         queue: queue.into(),
         page_size: size,
         page_token: token.into(),
+        name_prefix: String::new(),
     };
     rejects!(env, "queue", c.list_agents(list("", 10, "")));
     rejects!(env, "page_size", c.list_agents(list(Q, 1001, "")));
     rejects!(env, "page_token", c.list_agents(list(Q, 10, "a:b")));
+    rejects!(env, "name_prefix", c.list_agents(pb::ListAgentsRequest { name_prefix: "a b".into(), ..list(Q, 10, "") }));
+    rejects!(
+        env,
+        "name_prefix",
+        c.list_agents(pb::ListAgentsRequest { name_prefix: "x".repeat(129), ..list(Q, 10, "") })
+    );
 
     // The lease survived all of it.
     c.complete(ok).await.expect("the valid lease is intact");

@@ -1,5 +1,6 @@
 // Baton console: reads /api/* (the gRPC methods, in-process, behind the same authentication)
-// and follows /events (the overview every 2 s). No framework, no build step.
+// and follows /events (the overview every 2 s; with each, the open tab reads again only what it
+// shows: one page of rows or one agent). No framework, no build step.
 "use strict";
 
 const state = { token: sessionStorage.getItem("baton-token") || "", readOnly: false, overview: null, rates: [],
@@ -262,31 +263,124 @@ function drawLatency() {
 
 async function refreshOverview() { renderOverview(await api("/api/overview")); }
 
-// --- queue -------------------------------------------------------------------------------------
+// --- queue ---------------------------------------------------------------------------------------
+// One page of the queue at a time (the server pages by cursor: the DOM holds at most a page of
+// rows whatever the queue's size). `tokens` is the stack of page tokens that led here, for
+// Previous; a new queue, search or filter starts again at the first page. Each refresh is
+// numbered, and an answer to an older one (the user typed on) is dropped.
+const PAGE = 50;
+const paging = { agents: { tokens: [], token: "", next: "", seq: 0, busy: false },
+  deadletters: { tokens: [], token: "", next: "", seq: 0, busy: false } };
+
+function restart(p) { p.tokens = []; p.token = ""; p.next = ""; }
+
+function countText(data, rows, p, noun) {
+  if (rows === 0) return "no " + noun + "s" + (p.token ? " on this page" : "");
+  const first = p.tokens.length * data.limit + 1;
+  const total = data.count === null ? "?" : (data.countExact ? "" : "at most ") + data.count.toLocaleString();
+  const scanned = data.scanned > rows ? " (" + data.scanned.toLocaleString() + " read)" : "";
+  return noun + "s " + first.toLocaleString() + "–" + (first + rows - 1).toLocaleString() + " of " + total + scanned;
+}
+
 async function refreshQueue() {
   const queue = $("queue-select").value;
   if (!queue) return;
-  const q = new URLSearchParams({ queue, search: $("agent-search").value });
+  const p = paging.agents, seq = ++p.seq;
+  const q = new URLSearchParams({ queue, limit: PAGE, page_token: p.token, search: $("agent-search").value.trim(),
+    filter: $("agent-filter").value.trim() });
   const data = await api("/api/agents?" + q);
-  $("agent-count").textContent = data.agents.length + " agent(s)";
+  if (seq !== p.seq) return;
+  p.next = data.nextPageToken;
+  $("agent-prev").disabled = p.tokens.length === 0;
+  $("agent-next").disabled = !p.next;
+  $("agent-count").textContent = countText(data, data.agents.length, p, "agent");
   fill("agents", data.agents.map((a) => {
     const tr = row([a.name, a.state, a.state === "working" ? a.deadline : a.nextRunAt, a.state === "working" ? a.holder : "",
       a.state === "working" ? a.token : "", a.failureStreak, a.key, a.priority, a.progress]);
     tr.dataset.agent = a.name;
+    tr.onclick = () => { location.hash = "#/agent/" + encodeURIComponent(queue) + "/" + encodeURIComponent(a.name); };
     return tr;
   }));
+}
+
+// Live refreshes skip a beat rather than pile up when a page is slow to answer.
+function refreshOnce(p, refresh) {
+  if (p.busy) return;
+  p.busy = true;
+  refresh().catch(fail).finally(() => { p.busy = false; });
+}
+
+function pageTo(p, refresh, forward) {
+  if (forward && p.next) { p.tokens.push(p.token); p.token = p.next; }
+  else if (!forward && p.tokens.length) { p.token = p.tokens.pop(); }
+  else return;
+  refresh().catch(fail);
+}
+
+// --- one agent (#/agent/<queue>/<name>) ----------------------------------------------------------
+function agentRoute() {
+  const m = /^#\/agent\/([^/]+)\/([^/]+)$/.exec(location.hash);
+  return m ? { queue: decodeURIComponent(m[1]), name: decodeURIComponent(m[2]) } : null;
+}
+
+async function refreshAgent() {
+  const route = agentRoute();
+  if (!route) return;
+  $("agent-name").textContent = route.name;
+  $("agent-queue").textContent = route.queue;
+  const a = await api("/api/agent?" + new URLSearchParams(route));
+  const now = agentRoute();
+  if (!now || now.queue !== route.queue || now.name !== route.name) return;
+  const labels = Object.entries(a.labels || {}).map(([k, v]) => k + "=" + v).join(", ");
+  const working = a.state === "working";
+  const every = a.cron ? "cron " + a.cron + (a.timeZone ? " (" + a.timeZone + ")" : "")
+    : a.intervalSeconds ? "every " + a.intervalSeconds + "s" : "once";
+  fill("agent-detail", [
+    ["state", a.state + (a.cancelRequested ? " (cancel requested)" : "")],
+    ["schedule", every],
+    ["next run", a.nextRunAt],
+    ["lease deadline", working ? a.deadline : ""],
+    ["holder (worker)", working ? a.holder : ""],
+    ["token", working ? a.token : ""],
+    ["progress", a.progress],
+    ["last error", a.lastErrorClass ? a.lastErrorClass + (a.lastErrorMessage ? ": " + a.lastErrorMessage : "") : ""],
+    ["failures in a row", a.failureStreak + (a.maxAttempts ? " of at most " + a.maxAttempts + " attempts" : "")],
+    ["timeout", a.timeoutSeconds === null ? "server default" : a.timeoutSeconds + "s"],
+    ["error interval", a.errorIntervalSeconds === null ? "server default" : a.errorIntervalSeconds + "s"],
+    ["key", a.key],
+    ["priority", a.priority],
+    ["labels", labels],
+  ].map(([k, v]) => {
+    const th = document.createElement("th");
+    th.textContent = k;
+    const tr = row([th, cell(v)]);
+    tr.dataset.field = k;
+    return tr;
+  }));
+  const pl = a.payload;
+  $("agent-payload-size").textContent = pl.bytes + " bytes" + (pl.shown < pl.bytes ? ", first " + pl.shown + " shown" : "")
+    + (pl.encoding === "hex" ? ", as hex" : "");
+  $("agent-payload").textContent = pl.encoding === "hex" ? pl.text.replace(/(.{2})/g, "$1 ").trim() : pl.text;
 }
 
 // --- dead letters ------------------------------------------------------------------------------
 async function refreshDeadLetters() {
   const picked = new Set([...document.querySelectorAll(".dl-pick:checked")].map((b) => b.dataset.item));
-  const data = await api("/api/deadletters?" + new URLSearchParams({ search: $("dl-search").value }));
+  const p = paging.deadletters, seq = ++p.seq;
+  const data = await api("/api/deadletters?" + new URLSearchParams({ search: $("dl-search").value, limit: PAGE,
+    page_token: p.token }));
+  if (seq !== p.seq) return;
+  p.next = data.nextPageToken;
+  $("dl-prev").disabled = p.tokens.length === 0;
+  $("dl-next").disabled = !p.next;
+  $("dl-count").textContent = countText(data, data.deadLetters.length, p, "dead letter");
   const groups = $("groups");
   groups.replaceChildren(...data.groups.map((g) => {
     const s = document.createElement("span");
     s.textContent = g.errorClass + " × " + g.count;
+    s.title = "on this page";
     s.setAttribute("data-testid", "group-" + g.errorClass);
-    s.onclick = () => { $("dl-search").value = g.errorClass; refreshDeadLetters().catch(fail); };
+    s.onclick = () => { $("dl-search").value = g.errorClass; restart(p); refreshDeadLetters().catch(fail); };
     return s;
   }));
   fill("deadletters", data.deadLetters.map((d) => {
@@ -362,13 +456,22 @@ async function refreshPools() {
 }
 
 // --- tabs, login, live updates -----------------------------------------------------------------
-const tabs = { overview: refreshOverview, queue: refreshQueue, deadletters: refreshDeadLetters,
+const tabs = { overview: refreshOverview, queue: refreshQueue, agent: refreshAgent, deadletters: refreshDeadLetters,
   elections: refreshElections, pools: refreshPools };
 
+// The tab the address names: "#queue", …, or "#/agent/<queue>/<name>" (one agent, deep-linkable).
+function currentTab() { return agentRoute() ? "agent" : (location.hash || "#overview").slice(1); }
+
 function show() {
-  const tab = (location.hash || "#overview").slice(1);
+  const tab = currentTab();
   for (const name of Object.keys(tabs)) $("tab-" + name).hidden = name !== tab;
-  for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.tab === tab);
+  for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.tab === (tab === "agent" ? "queue" : tab));
+  const route = agentRoute();
+  if (route) $("agent-back").href = "#queue";
+  if (route && $("queue-select").value !== route.queue && [...$("queue-select").options].some((o) => o.value === route.queue)) {
+    $("queue-select").value = route.queue;
+    restart(paging.agents);
+  }
   (tabs[tab] || refreshOverview)().catch(fail);
 }
 
@@ -386,9 +489,11 @@ function follow() {
     $("live").textContent = "live " + new Date().toLocaleTimeString();
     markFresh();
     renderOverview(JSON.parse(e.data));
-    const tab = (location.hash || "#overview").slice(1);
-    if (tab === "queue") refreshQueue().catch(fail);
-    if (tab === "deadletters") refreshDeadLetters().catch(fail);
+    // Only what is on screen is read again: one page of rows, or one agent (never the queue).
+    const tab = currentTab();
+    if (tab === "queue") refreshOnce(paging.agents, refreshQueue);
+    if (tab === "agent") refreshAgent().catch(fail);
+    if (tab === "deadletters") refreshOnce(paging.deadletters, refreshDeadLetters);
     if (tab === "pools") refreshPools().catch(fail);
     if (tab === "elections") refreshElections().catch(fail);
   });
@@ -409,9 +514,14 @@ $("login-button").onclick = () => {
   follow();
   show();
 };
-$("queue-select").onchange = () => refreshQueue().catch(fail);
-$("agent-search").oninput = () => refreshQueue().catch(fail);
-$("dl-search").oninput = () => refreshDeadLetters().catch(fail);
+$("queue-select").onchange = () => { restart(paging.agents); refreshQueue().catch(fail); };
+$("agent-search").oninput = () => { restart(paging.agents); refreshQueue().catch(fail); };
+$("agent-filter").oninput = () => { restart(paging.agents); refreshQueue().catch(fail); };
+$("agent-prev").onclick = () => pageTo(paging.agents, refreshQueue, false);
+$("agent-next").onclick = () => pageTo(paging.agents, refreshQueue, true);
+$("dl-search").oninput = () => { restart(paging.deadletters); refreshDeadLetters().catch(fail); };
+$("dl-prev").onclick = () => pageTo(paging.deadletters, refreshDeadLetters, false);
+$("dl-next").onclick = () => pageTo(paging.deadletters, refreshDeadLetters, true);
 $("dl-all").onchange = (e) => { for (const b of document.querySelectorAll(".dl-pick")) b.checked = e.target.checked; };
 $("dl-retry").onclick = () => deadLetterAction("retry").catch(fail);
 $("dl-delete").onclick = () => deadLetterAction("delete").catch(fail);

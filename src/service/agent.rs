@@ -277,6 +277,17 @@ fn status_pb(info: store::AgentInfo) -> pb::AgentStatus {
         AgentState::DeadLettered => pb::AgentState::DeadLettered,
         AgentState::Detached => pb::AgentState::Unspecified,
     };
+    let context = |keys: &[&str]| {
+        let c = info.dead_letter.as_ref();
+        keys.iter().find_map(|k| c.and_then(|c| c.get(*k)).and_then(|v| v.as_str())).unwrap_or("").to_string()
+    };
+    let (last_error_class, last_error_message) = match info.dead_letter {
+        Some(_) => {
+            let class = context(&["outcome", "error_class"]);
+            (if class.is_empty() { "FAILED".into() } else { class }, context(&["message", "error"]))
+        }
+        None => (String::new(), String::new()),
+    };
     pb::AgentStatus {
         agent: Some(agent_pb(info.def)),
         state: state as i32,
@@ -287,6 +298,8 @@ fn status_pb(info: store::AgentInfo) -> pb::AgentStatus {
         failure_streak: info.streak,
         progress: info.progress,
         cancel_requested: info.cancel_requested,
+        last_error_class,
+        last_error_message,
     }
 }
 
@@ -570,7 +583,10 @@ impl AgentService for AgentServiceImpl {
             if !req.page_token.is_empty() {
                 validate::agent_name("page_token", &req.page_token)?;
             }
-            let page = self.store.list_agents(&req.queue, &req.page_token, page_size).await?;
+            if !req.name_prefix.is_empty() {
+                validate::name("name_prefix", &req.name_prefix)?;
+            }
+            let page = self.store.list_agents(&req.queue, &req.page_token, page_size, &req.name_prefix).await?;
             Ok(Response::new(pb::ListAgentsResponse {
                 agents: page.agents.into_iter().map(status_pb).collect(),
                 next_page_token: page.next_after.unwrap_or_default(),

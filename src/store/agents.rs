@@ -181,6 +181,8 @@ pub struct AgentInfo {
     pub progress: String,
     /// CancelRun marked the current run.
     pub cancel_requested: bool,
+    /// A dead-lettered agent's dead-letter context (JSON object: outcome, message, …).
+    pub dead_letter: Option<serde_json::Value>,
 }
 
 /// A page of agents in name order.
@@ -552,14 +554,21 @@ impl Store {
         Ok(page.agents.pop())
     }
 
-    /// A page of agents in name order, starting after `after`.
-    pub(super) async fn list_agents_in(&self, queue: &str, after: &str, page_size: u32) -> Result<AgentPage> {
-        self.read_agents(queue, Args::new().arg("page").arg(after).arg(page_size)).await
+    /// A page of agents in name order, starting after `after`, only names starting with
+    /// `prefix` (empty: every name; `[A-Za-z0-9._-]` only, as validated names are).
+    pub(super) async fn list_agents_in(
+        &self,
+        queue: &str,
+        after: &str,
+        page_size: u32,
+        prefix: &str,
+    ) -> Result<AgentPage> {
+        self.read_agents(queue, Args::new().arg("page").arg(after).arg(page_size).arg(prefix)).await
     }
 
     async fn read_agents(&self, queue: &str, args: Args) -> Result<AgentPage> {
         let k = self.keys.queue(queue);
-        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.dlq, &k.index];
+        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.dlq, &k.index, &k.dlqinfo];
         let reply = self.run(Path::Dispatch, "readAgents", &keys, args).await?;
         let mut r = Reply::new("readAgents", reply)?;
         let more: i64 = r.next()?;
@@ -574,6 +583,7 @@ impl Store {
             let lease: Option<String> = r.next_opt()?;
             let streak: Option<u32> = r.next_opt()?;
             let dlq: Option<f64> = r.next_opt()?;
+            let dlq_context: Option<Vec<u8>> = r.next_opt()?;
             last = Some(name.clone());
             let Some(json) = json else { continue };
             let def = AgentDef::parse(name, &json, payload)?;
@@ -603,6 +613,7 @@ impl Store {
                 streak: streak.unwrap_or(0),
                 progress: if working.is_some() { progress } else { String::new() },
                 cancel_requested: working.is_some() && flags == "c",
+                dead_letter: dlq_context.and_then(|c| serde_json::from_slice(&c).ok()),
             });
         }
         Ok(AgentPage { agents, next_after: if more == 1 { last } else { None } })

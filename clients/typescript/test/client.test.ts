@@ -95,7 +95,7 @@ const register = (client: Client, queue: string, names: string[]) => unary(clien
 });
 
 const listAgents = (client: Client, queue: string) =>
-  unary(client.agents.listAgents.bind(client.agents), { queue, pageSize: 0, pageToken: "" });
+  unary(client.agents.listAgents.bind(client.agents), { queue, pageSize: 0, pageToken: "", namePrefix: "" });
 
 /** A Worker over `client` runs `names` of a new queue to completion; the client stays open. */
 async function workerRoundTrip(client: Client, baton: BatonServer): Promise<void> {

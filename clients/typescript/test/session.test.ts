@@ -119,7 +119,7 @@ test("session: Baton restarts mid-batch, and nothing is lost", async () => {
     open();
     await eventually(async () => {
       try {
-        const l = await unary(c.listAgents.bind(c), { queue, pageSize: 1, pageToken: "" });
+        const l = await unary(c.listAgents.bind(c), { queue, pageSize: 1, pageToken: "", namePrefix: "" });
         return l.agents.length === 0;
       } catch {
         return false;

@@ -21,7 +21,7 @@ const call = {
   register: (r: agent.RegisterRequest) => unary(client.register.bind(client), r),
   getAgent: (queue: string, name: string) => unary(client.getAgent.bind(client), { queue, name }).then((r) => r.agent!),
   complete: (r: agent.CompleteRequest) => unary(client.complete.bind(client), r),
-  listAgents: (queue: string) => unary(client.listAgents.bind(client), { queue, pageSize: 0, pageToken: "" }),
+  listAgents: (queue: string) => unary(client.listAgents.bind(client), { queue, pageSize: 0, pageToken: "", namePrefix: "" }),
   cancelRun: (queue: string, name: string) => unary(client.cancelRun.bind(client), { queue, name }),
   acquire: (queue: string) => unary(client.acquire.bind(client), { queue, workerId: "other", maxLeases: 1, wait: undefined }),
 };

@@ -306,14 +306,14 @@ impl Store {
         self.get_agent_in(&self.shard_of(SourceKind::Queue, queue, name), name).await
     }
 
-    /// A page of agents in name order, starting after `after`: on a sharded queue, a page of
-    /// each shard, merged.
-    pub async fn list_agents(&self, queue: &str, after: &str, page_size: u32) -> Result<AgentPage> {
+    /// A page of agents in name order, starting after `after`, only names starting with
+    /// `prefix` (empty: every name): on a sharded queue, a page of each shard, merged.
+    pub async fn list_agents(&self, queue: &str, after: &str, page_size: u32, prefix: &str) -> Result<AgentPage> {
         if self.shard_count(SourceKind::Queue, queue) == 1 {
-            return self.list_agents_in(queue, after, page_size).await;
+            return self.list_agents_in(queue, after, page_size, prefix).await;
         }
         let pages = futures::future::try_join_all(
-            self.shard_names(SourceKind::Queue, queue).iter().map(|s| self.list_agents_in(s, after, page_size)),
+            self.shard_names(SourceKind::Queue, queue).iter().map(|s| self.list_agents_in(s, after, page_size, prefix)),
         )
         .await?;
         // A shard that has more after its page bounds how far the merge is complete.

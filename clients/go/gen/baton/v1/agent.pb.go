@@ -2150,8 +2150,14 @@ type AgentStatus struct {
 	// cancel_requested: CancelRun marked the current run; it ends at the holder's next
 	// heartbeat.
 	CancelRequested bool `protobuf:"varint,9,opt,name=cancel_requested,json=cancelRequested,proto3" json:"cancel_requested,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// last_error_class of a dead-lettered agent: the error class of the failure that
+	// dead-lettered it, as its DeadLetter has it. Empty otherwise: Baton keeps no message of
+	// earlier failures (failure_streak counts them).
+	LastErrorClass string `protobuf:"bytes,10,opt,name=last_error_class,json=lastErrorClass,proto3" json:"last_error_class,omitempty"`
+	// last_error_message of a dead-lettered agent: that failure's message. Empty otherwise.
+	LastErrorMessage string `protobuf:"bytes,11,opt,name=last_error_message,json=lastErrorMessage,proto3" json:"last_error_message,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *AgentStatus) Reset() {
@@ -2247,6 +2253,20 @@ func (x *AgentStatus) GetCancelRequested() bool {
 	return false
 }
 
+func (x *AgentStatus) GetLastErrorClass() string {
+	if x != nil {
+		return x.LastErrorClass
+	}
+	return ""
+}
+
+func (x *AgentStatus) GetLastErrorMessage() string {
+	if x != nil {
+		return x.LastErrorMessage
+	}
+	return ""
+}
+
 // ListAgentsRequest pages through a queue's agents.
 type ListAgentsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2256,7 +2276,12 @@ type ListAgentsRequest struct {
 	PageSize uint32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// page_token continues a listing: the next_page_token of the previous
 	// page. Empty: start from the first name.
-	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// name_prefix lists only the agents whose name starts with it, still in name order and
+	// paged as above (found through the queue's name index, so a page costs the same wherever
+	// its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
+	// else is INVALID_ARGUMENT.
+	NamePrefix    string `protobuf:"bytes,4,opt,name=name_prefix,json=namePrefix,proto3" json:"name_prefix,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2308,6 +2333,13 @@ func (x *ListAgentsRequest) GetPageSize() uint32 {
 func (x *ListAgentsRequest) GetPageToken() string {
 	if x != nil {
 		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListAgentsRequest) GetNamePrefix() string {
+	if x != nil {
+		return x.NamePrefix
 	}
 	return ""
 }
@@ -2617,7 +2649,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"?\n" +
 	"\x10GetAgentResponse\x12+\n" +
-	"\x05agent\x18\x01 \x01(\v2\x15.baton.v1.AgentStatusR\x05agent\"\xf0\x02\n" +
+	"\x05agent\x18\x01 \x01(\v2\x15.baton.v1.AgentStatusR\x05agent\"\xc8\x03\n" +
 	"\vAgentStatus\x12%\n" +
 	"\x05agent\x18\x01 \x01(\v2\x0f.baton.v1.AgentR\x05agent\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.baton.v1.AgentStateR\x05state\x12:\n" +
@@ -2627,12 +2659,17 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x05token\x18\x06 \x01(\x04R\x05token\x12%\n" +
 	"\x0efailure_streak\x18\a \x01(\rR\rfailureStreak\x12\x1a\n" +
 	"\bprogress\x18\b \x01(\tR\bprogress\x12)\n" +
-	"\x10cancel_requested\x18\t \x01(\bR\x0fcancelRequested\"e\n" +
+	"\x10cancel_requested\x18\t \x01(\bR\x0fcancelRequested\x12(\n" +
+	"\x10last_error_class\x18\n" +
+	" \x01(\tR\x0elastErrorClass\x12,\n" +
+	"\x12last_error_message\x18\v \x01(\tR\x10lastErrorMessage\"\x86\x01\n" +
 	"\x11ListAgentsRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\rR\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tR\tpageToken\"k\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\x12\x1f\n" +
+	"\vname_prefix\x18\x04 \x01(\tR\n" +
+	"namePrefix\"k\n" +
 	"\x12ListAgentsResponse\x12-\n" +
 	"\x06agents\x18\x01 \x03(\v2\x15.baton.v1.AgentStatusR\x06agents\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"<\n" +

@@ -124,7 +124,8 @@ type AgentServiceClient interface {
 	// GetAgent returns an agent's definition and state; NOT_FOUND if the queue
 	// has no agent of that name.
 	GetAgent(ctx context.Context, in *GetAgentRequest, opts ...grpc.CallOption) (*GetAgentResponse, error)
-	// ListAgents pages through a queue's agents in name order.
+	// ListAgents pages through a queue's agents in name order, optionally only those whose
+	// name starts with a prefix.
 	ListAgents(ctx context.Context, in *ListAgentsRequest, opts ...grpc.CallOption) (*ListAgentsResponse, error)
 	// CancelRun asks the holder of an agent's current lease to stop that run. The lease is
 	// marked; at the holder's next Heartbeat (or session heartbeat) the lease ends and is
@@ -350,7 +351,8 @@ type AgentServiceServer interface {
 	// GetAgent returns an agent's definition and state; NOT_FOUND if the queue
 	// has no agent of that name.
 	GetAgent(context.Context, *GetAgentRequest) (*GetAgentResponse, error)
-	// ListAgents pages through a queue's agents in name order.
+	// ListAgents pages through a queue's agents in name order, optionally only those whose
+	// name starts with a prefix.
 	ListAgents(context.Context, *ListAgentsRequest) (*ListAgentsResponse, error)
 	// CancelRun asks the holder of an agent's current lease to stop that run. The lease is
 	// marked; at the holder's next Heartbeat (or session heartbeat) the lease ends and is

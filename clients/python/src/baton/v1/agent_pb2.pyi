@@ -356,7 +356,7 @@ class GetAgentResponse(_message.Message):
     def __init__(self, agent: _Optional[_Union[AgentStatus, _Mapping]] = ...) -> None: ...
 
 class AgentStatus(_message.Message):
-    __slots__ = ("agent", "state", "next_run_at", "deadline", "holder", "token", "failure_streak", "progress", "cancel_requested")
+    __slots__ = ("agent", "state", "next_run_at", "deadline", "holder", "token", "failure_streak", "progress", "cancel_requested", "last_error_class", "last_error_message")
     AGENT_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     NEXT_RUN_AT_FIELD_NUMBER: _ClassVar[int]
@@ -366,6 +366,8 @@ class AgentStatus(_message.Message):
     FAILURE_STREAK_FIELD_NUMBER: _ClassVar[int]
     PROGRESS_FIELD_NUMBER: _ClassVar[int]
     CANCEL_REQUESTED_FIELD_NUMBER: _ClassVar[int]
+    LAST_ERROR_CLASS_FIELD_NUMBER: _ClassVar[int]
+    LAST_ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     agent: Agent
     state: AgentState
     next_run_at: _timestamp_pb2.Timestamp
@@ -375,17 +377,21 @@ class AgentStatus(_message.Message):
     failure_streak: int
     progress: str
     cancel_requested: bool
-    def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ..., next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., holder: _Optional[str] = ..., token: _Optional[int] = ..., failure_streak: _Optional[int] = ..., progress: _Optional[str] = ..., cancel_requested: _Optional[bool] = ...) -> None: ...
+    last_error_class: str
+    last_error_message: str
+    def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ..., next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., holder: _Optional[str] = ..., token: _Optional[int] = ..., failure_streak: _Optional[int] = ..., progress: _Optional[str] = ..., cancel_requested: _Optional[bool] = ..., last_error_class: _Optional[str] = ..., last_error_message: _Optional[str] = ...) -> None: ...
 
 class ListAgentsRequest(_message.Message):
-    __slots__ = ("queue", "page_size", "page_token")
+    __slots__ = ("queue", "page_size", "page_token", "name_prefix")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    NAME_PREFIX_FIELD_NUMBER: _ClassVar[int]
     queue: str
     page_size: int
     page_token: str
-    def __init__(self, queue: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    name_prefix: str
+    def __init__(self, queue: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., name_prefix: _Optional[str] = ...) -> None: ...
 
 class ListAgentsResponse(_message.Message):
     __slots__ = ("agents", "next_page_token")

@@ -239,7 +239,8 @@ class AgentServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListAgents(self, request, context):
-        """ListAgents pages through a queue's agents in name order.
+        """ListAgents pages through a queue's agents in name order, optionally only those whose
+        name starts with a prefix.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

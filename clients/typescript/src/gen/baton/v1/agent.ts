@@ -680,6 +680,14 @@ export interface AgentStatus {
    * heartbeat.
    */
   cancelRequested: boolean;
+  /**
+   * last_error_class of a dead-lettered agent: the error class of the failure that
+   * dead-lettered it, as its DeadLetter has it. Empty otherwise: Baton keeps no message of
+   * earlier failures (failure_streak counts them).
+   */
+  lastErrorClass: string;
+  /** last_error_message of a dead-lettered agent: that failure's message. Empty otherwise. */
+  lastErrorMessage: string;
 }
 
 /** ListAgentsRequest pages through a queue's agents. */
@@ -693,6 +701,13 @@ export interface ListAgentsRequest {
    * page. Empty: start from the first name.
    */
   pageToken: string;
+  /**
+   * name_prefix lists only the agents whose name starts with it, still in name order and
+   * paged as above (found through the queue's name index, so a page costs the same wherever
+   * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
+   * else is INVALID_ARGUMENT.
+   */
+  namePrefix: string;
 }
 
 /** ListAgentsResponse is one page of agents, in name order. */
@@ -3962,6 +3977,8 @@ function createBaseAgentStatus(): AgentStatus {
     failureStreak: 0,
     progress: "",
     cancelRequested: false,
+    lastErrorClass: "",
+    lastErrorMessage: "",
   };
 }
 
@@ -3996,6 +4013,12 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     }
     if (message.cancelRequested !== false) {
       writer.uint32(72).bool(message.cancelRequested);
+    }
+    if (message.lastErrorClass !== "") {
+      writer.uint32(82).string(message.lastErrorClass);
+    }
+    if (message.lastErrorMessage !== "") {
+      writer.uint32(90).string(message.lastErrorMessage);
     }
     return writer;
   },
@@ -4085,6 +4108,22 @@ export const AgentStatus: MessageFns<AgentStatus> = {
             message.cancelRequested = reader.bool();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.lastErrorClass = reader.string();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.lastErrorMessage = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4120,6 +4159,16 @@ export const AgentStatus: MessageFns<AgentStatus> = {
         : isSet(object.cancel_requested)
         ? globalThis.Boolean(object.cancel_requested)
         : false,
+      lastErrorClass: isSet(object.lastErrorClass)
+        ? globalThis.String(object.lastErrorClass)
+        : isSet(object.last_error_class)
+        ? globalThis.String(object.last_error_class)
+        : "",
+      lastErrorMessage: isSet(object.lastErrorMessage)
+        ? globalThis.String(object.lastErrorMessage)
+        : isSet(object.last_error_message)
+        ? globalThis.String(object.last_error_message)
+        : "",
     };
   },
 
@@ -4152,6 +4201,12 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     if (message.cancelRequested !== false) {
       obj.cancelRequested = message.cancelRequested;
     }
+    if (message.lastErrorClass !== "") {
+      obj.lastErrorClass = message.lastErrorClass;
+    }
+    if (message.lastErrorMessage !== "") {
+      obj.lastErrorMessage = message.lastErrorMessage;
+    }
     return obj;
   },
 
@@ -4169,12 +4224,14 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     message.failureStreak = object.failureStreak ?? 0;
     message.progress = object.progress ?? "";
     message.cancelRequested = object.cancelRequested ?? false;
+    message.lastErrorClass = object.lastErrorClass ?? "";
+    message.lastErrorMessage = object.lastErrorMessage ?? "";
     return message;
   },
 };
 
 function createBaseListAgentsRequest(): ListAgentsRequest {
-  return { queue: "", pageSize: 0, pageToken: "" };
+  return { queue: "", pageSize: 0, pageToken: "", namePrefix: "" };
 }
 
 export const ListAgentsRequest: MessageFns<ListAgentsRequest> = {
@@ -4187,6 +4244,9 @@ export const ListAgentsRequest: MessageFns<ListAgentsRequest> = {
     }
     if (message.pageToken !== "") {
       writer.uint32(26).string(message.pageToken);
+    }
+    if (message.namePrefix !== "") {
+      writer.uint32(34).string(message.namePrefix);
     }
     return writer;
   },
@@ -4228,6 +4288,14 @@ export const ListAgentsRequest: MessageFns<ListAgentsRequest> = {
             message.pageToken = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.namePrefix = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4253,6 +4321,11 @@ export const ListAgentsRequest: MessageFns<ListAgentsRequest> = {
         : isSet(object.page_token)
         ? globalThis.String(object.page_token)
         : "",
+      namePrefix: isSet(object.namePrefix)
+        ? globalThis.String(object.namePrefix)
+        : isSet(object.name_prefix)
+        ? globalThis.String(object.name_prefix)
+        : "",
     };
   },
 
@@ -4267,6 +4340,9 @@ export const ListAgentsRequest: MessageFns<ListAgentsRequest> = {
     if (message.pageToken !== "") {
       obj.pageToken = message.pageToken;
     }
+    if (message.namePrefix !== "") {
+      obj.namePrefix = message.namePrefix;
+    }
     return obj;
   },
 
@@ -4278,6 +4354,7 @@ export const ListAgentsRequest: MessageFns<ListAgentsRequest> = {
     message.queue = object.queue ?? "";
     message.pageSize = object.pageSize ?? 0;
     message.pageToken = object.pageToken ?? "";
+    message.namePrefix = object.namePrefix ?? "";
     return message;
   },
 };
@@ -4726,7 +4803,10 @@ export const AgentServiceService = {
     responseSerialize: (value: GetAgentResponse): Buffer => Buffer.from(GetAgentResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetAgentResponse => GetAgentResponse.decode(value),
   },
-  /** ListAgents pages through a queue's agents in name order. */
+  /**
+   * ListAgents pages through a queue's agents in name order, optionally only those whose
+   * name starts with a prefix.
+   */
   listAgents: {
     path: "/baton.v1.AgentService/ListAgents" as const,
     requestStream: false as const,
@@ -4851,7 +4931,10 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
    * has no agent of that name.
    */
   getAgent: handleUnaryCall<GetAgentRequest, GetAgentResponse>;
-  /** ListAgents pages through a queue's agents in name order. */
+  /**
+   * ListAgents pages through a queue's agents in name order, optionally only those whose
+   * name starts with a prefix.
+   */
   listAgents: handleUnaryCall<ListAgentsRequest, ListAgentsResponse>;
   /**
    * CancelRun asks the holder of an agent's current lease to stop that run. The lease is
@@ -5074,7 +5157,10 @@ export interface AgentServiceClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetAgentResponse) => void,
   ): ClientUnaryCall;
-  /** ListAgents pages through a queue's agents in name order. */
+  /**
+   * ListAgents pages through a queue's agents in name order, optionally only those whose
+   * name starts with a prefix.
+   */
   listAgents(
     request: ListAgentsRequest,
     callback: (error: ServiceError | null, response: ListAgentsResponse) => void,

@@ -300,7 +300,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "RunAt\";\n\017GetAgentRequest\022\024\n\005queue\030\001 \001(\tR" +
       "\005queue\022\022\n\004name\030\002 \001(\tR\004name\"?\n\020GetAgentRe" +
       "sponse\022+\n\005agent\030\001 \001(\0132\025.baton.v1.AgentSt" +
-      "atusR\005agent\"\360\002\n\013AgentStatus\022%\n\005agent\030\001 \001" +
+      "atusR\005agent\"\310\003\n\013AgentStatus\022%\n\005agent\030\001 \001" +
       "(\0132\017.baton.v1.AgentR\005agent\022*\n\005state\030\002 \001(" +
       "\0162\024.baton.v1.AgentStateR\005state\022:\n\013next_r" +
       "un_at\030\003 \001(\0132\032.google.protobuf.TimestampR" +
@@ -309,49 +309,52 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "(\tR\006holder\022\024\n\005token\030\006 \001(\004R\005token\022%\n\016fail" +
       "ure_streak\030\007 \001(\rR\rfailureStreak\022\032\n\010progr" +
       "ess\030\010 \001(\tR\010progress\022)\n\020cancel_requested\030" +
-      "\t \001(\010R\017cancelRequested\"e\n\021ListAgentsRequ" +
-      "est\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tpage_size\030\002" +
-      " \001(\rR\010pageSize\022\035\n\npage_token\030\003 \001(\tR\tpage" +
-      "Token\"k\n\022ListAgentsResponse\022-\n\006agents\030\001 " +
-      "\003(\0132\025.baton.v1.AgentStatusR\006agents\022&\n\017ne" +
-      "xt_page_token\030\002 \001(\tR\rnextPageToken\"<\n\020Ca" +
-      "ncelRunRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004" +
-      "name\030\002 \001(\tR\004name\"G\n\021CancelRunResponse\022\034\n" +
-      "\trequested\030\001 \001(\010R\trequested\022\024\n\005token\030\002 \001" +
-      "(\004R\005token*M\n\007CatchUp\022\030\n\024CATCH_UP_UNSPECI" +
-      "FIED\020\000\022\025\n\021CATCH_UP_RUN_ONCE\020\001\022\021\n\rCATCH_U" +
-      "P_SKIP\020\002*\265\001\n\007Outcome\022\027\n\023OUTCOME_UNSPECIF" +
-      "IED\020\000\022\023\n\017OUTCOME_SUCCESS\020\001\022\037\n\033OUTCOME_PE" +
-      "RMANENT_FORBIDDEN\020\002\022\025\n\021OUTCOME_THROTTLED" +
-      "\020\003\022\025\n\021OUTCOME_TRANSIENT\020\004\022\030\n\024OUTCOME_SER" +
-      "VER_ERROR\020\005\022\023\n\017OUTCOME_UNKNOWN\020\006*z\n\nAgen" +
-      "tState\022\033\n\027AGENT_STATE_UNSPECIFIED\020\000\022\027\n\023A" +
-      "GENT_STATE_WAITING\020\001\022\027\n\023AGENT_STATE_WORK" +
-      "ING\020\002\022\035\n\031AGENT_STATE_DEAD_LETTERED\020\0032\213\006\n" +
-      "\014AgentService\022A\n\010Register\022\031.baton.v1.Reg" +
-      "isterRequest\032\032.baton.v1.RegisterResponse" +
-      "\022G\n\nUnregister\022\033.baton.v1.UnregisterRequ" +
-      "est\032\034.baton.v1.UnregisterResponse\022>\n\007Acq" +
-      "uire\022\030.baton.v1.AcquireRequest\032\031.baton.v" +
-      "1.AcquireResponse\022D\n\tHeartbeat\022\032.baton.v" +
-      "1.HeartbeatRequest\032\033.baton.v1.HeartbeatR" +
-      "esponse\022A\n\010Complete\022\031.baton.v1.CompleteR" +
-      "equest\032\032.baton.v1.CompleteResponse\022P\n\rCo" +
-      "mpleteBatch\022\036.baton.v1.CompleteBatchRequ" +
-      "est\032\037.baton.v1.CompleteBatchResponse\022B\n\007" +
-      "Session\022\030.baton.v1.SessionRequest\032\031.bato" +
-      "n.v1.SessionResponse(\0010\001\022>\n\007Release\022\030.ba" +
-      "ton.v1.ReleaseRequest\032\031.baton.v1.Release" +
-      "Response\022A\n\010GetAgent\022\031.baton.v1.GetAgent" +
-      "Request\032\032.baton.v1.GetAgentResponse\022G\n\nL" +
-      "istAgents\022\033.baton.v1.ListAgentsRequest\032\034" +
-      ".baton.v1.ListAgentsResponse\022D\n\tCancelRu" +
-      "n\022\032.baton.v1.CancelRunRequest\032\033.baton.v1" +
-      ".CancelRunResponseB\233\001\n\014dev.baton.v1B\nAge" +
-      "ntProtoP\001Z>github.com/baton-project/bato" +
-      "n/clients/go/gen/baton/v1;batonv1\242\002\003BXX\252" +
-      "\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GPBMeta" +
-      "data\352\002\tBaton::V1b\006proto3"
+      "\t \001(\010R\017cancelRequested\022(\n\020last_error_cla" +
+      "ss\030\n \001(\tR\016lastErrorClass\022,\n\022last_error_m" +
+      "essage\030\013 \001(\tR\020lastErrorMessage\"\206\001\n\021ListA" +
+      "gentsRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tpa" +
+      "ge_size\030\002 \001(\rR\010pageSize\022\035\n\npage_token\030\003 " +
+      "\001(\tR\tpageToken\022\037\n\013name_prefix\030\004 \001(\tR\nnam" +
+      "ePrefix\"k\n\022ListAgentsResponse\022-\n\006agents\030" +
+      "\001 \003(\0132\025.baton.v1.AgentStatusR\006agents\022&\n\017" +
+      "next_page_token\030\002 \001(\tR\rnextPageToken\"<\n\020" +
+      "CancelRunRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022" +
+      "\n\004name\030\002 \001(\tR\004name\"G\n\021CancelRunResponse\022" +
+      "\034\n\trequested\030\001 \001(\010R\trequested\022\024\n\005token\030\002" +
+      " \001(\004R\005token*M\n\007CatchUp\022\030\n\024CATCH_UP_UNSPE" +
+      "CIFIED\020\000\022\025\n\021CATCH_UP_RUN_ONCE\020\001\022\021\n\rCATCH" +
+      "_UP_SKIP\020\002*\265\001\n\007Outcome\022\027\n\023OUTCOME_UNSPEC" +
+      "IFIED\020\000\022\023\n\017OUTCOME_SUCCESS\020\001\022\037\n\033OUTCOME_" +
+      "PERMANENT_FORBIDDEN\020\002\022\025\n\021OUTCOME_THROTTL" +
+      "ED\020\003\022\025\n\021OUTCOME_TRANSIENT\020\004\022\030\n\024OUTCOME_S" +
+      "ERVER_ERROR\020\005\022\023\n\017OUTCOME_UNKNOWN\020\006*z\n\nAg" +
+      "entState\022\033\n\027AGENT_STATE_UNSPECIFIED\020\000\022\027\n" +
+      "\023AGENT_STATE_WAITING\020\001\022\027\n\023AGENT_STATE_WO" +
+      "RKING\020\002\022\035\n\031AGENT_STATE_DEAD_LETTERED\020\0032\213" +
+      "\006\n\014AgentService\022A\n\010Register\022\031.baton.v1.R" +
+      "egisterRequest\032\032.baton.v1.RegisterRespon" +
+      "se\022G\n\nUnregister\022\033.baton.v1.UnregisterRe" +
+      "quest\032\034.baton.v1.UnregisterResponse\022>\n\007A" +
+      "cquire\022\030.baton.v1.AcquireRequest\032\031.baton" +
+      ".v1.AcquireResponse\022D\n\tHeartbeat\022\032.baton" +
+      ".v1.HeartbeatRequest\032\033.baton.v1.Heartbea" +
+      "tResponse\022A\n\010Complete\022\031.baton.v1.Complet" +
+      "eRequest\032\032.baton.v1.CompleteResponse\022P\n\r" +
+      "CompleteBatch\022\036.baton.v1.CompleteBatchRe" +
+      "quest\032\037.baton.v1.CompleteBatchResponse\022B" +
+      "\n\007Session\022\030.baton.v1.SessionRequest\032\031.ba" +
+      "ton.v1.SessionResponse(\0010\001\022>\n\007Release\022\030." +
+      "baton.v1.ReleaseRequest\032\031.baton.v1.Relea" +
+      "seResponse\022A\n\010GetAgent\022\031.baton.v1.GetAge" +
+      "ntRequest\032\032.baton.v1.GetAgentResponse\022G\n" +
+      "\nListAgents\022\033.baton.v1.ListAgentsRequest" +
+      "\032\034.baton.v1.ListAgentsResponse\022D\n\tCancel" +
+      "Run\022\032.baton.v1.CancelRunRequest\032\033.baton." +
+      "v1.CancelRunResponseB\233\001\n\014dev.baton.v1B\nA" +
+      "gentProtoP\001Z>github.com/baton-project/ba" +
+      "ton/clients/go/gen/baton/v1;batonv1\242\002\003BX" +
+      "X\252\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GPBMe" +
+      "tadata\352\002\tBaton::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -532,13 +535,13 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_AgentStatus_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AgentStatus_descriptor,
-        new java.lang.String[] { "Agent", "State", "NextRunAt", "Deadline", "Holder", "Token", "FailureStreak", "Progress", "CancelRequested", });
+        new java.lang.String[] { "Agent", "State", "NextRunAt", "Deadline", "Holder", "Token", "FailureStreak", "Progress", "CancelRequested", "LastErrorClass", "LastErrorMessage", });
     internal_static_baton_v1_ListAgentsRequest_descriptor =
       getDescriptor().getMessageType(28);
     internal_static_baton_v1_ListAgentsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ListAgentsRequest_descriptor,
-        new java.lang.String[] { "Queue", "PageSize", "PageToken", });
+        new java.lang.String[] { "Queue", "PageSize", "PageToken", "NamePrefix", });
     internal_static_baton_v1_ListAgentsResponse_descriptor =
       getDescriptor().getMessageType(29);
     internal_static_baton_v1_ListAgentsResponse_fieldAccessorTable = new

@@ -585,7 +585,8 @@ public final class AgentServiceGrpc {
 
     /**
      * <pre>
-     * ListAgents pages through a queue's agents in name order.
+     * ListAgents pages through a queue's agents in name order, optionally only those whose
+     * name starts with a prefix.
      * </pre>
      */
     default void listAgents(dev.baton.v1.ListAgentsRequest request,
@@ -816,7 +817,8 @@ public final class AgentServiceGrpc {
 
     /**
      * <pre>
-     * ListAgents pages through a queue's agents in name order.
+     * ListAgents pages through a queue's agents in name order, optionally only those whose
+     * name starts with a prefix.
      * </pre>
      */
     public void listAgents(dev.baton.v1.ListAgentsRequest request,
@@ -1019,7 +1021,8 @@ public final class AgentServiceGrpc {
 
     /**
      * <pre>
-     * ListAgents pages through a queue's agents in name order.
+     * ListAgents pages through a queue's agents in name order, optionally only those whose
+     * name starts with a prefix.
      * </pre>
      */
     public dev.baton.v1.ListAgentsResponse listAgents(dev.baton.v1.ListAgentsRequest request) throws io.grpc.StatusException {
@@ -1181,7 +1184,8 @@ public final class AgentServiceGrpc {
 
     /**
      * <pre>
-     * ListAgents pages through a queue's agents in name order.
+     * ListAgents pages through a queue's agents in name order, optionally only those whose
+     * name starts with a prefix.
      * </pre>
      */
     public dev.baton.v1.ListAgentsResponse listAgents(dev.baton.v1.ListAgentsRequest request) {
@@ -1351,7 +1355,8 @@ public final class AgentServiceGrpc {
 
     /**
      * <pre>
-     * ListAgents pages through a queue's agents in name order.
+     * ListAgents pages through a queue's agents in name order, optionally only those whose
+     * name starts with a prefix.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.ListAgentsResponse> listAgents(

@@ -35,6 +35,8 @@ private static final long serialVersionUID = 0L;
     state_ = 0;
     holder_ = "";
     progress_ = "";
+    lastErrorClass_ = "";
+    lastErrorMessage_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -336,6 +338,104 @@ private static final long serialVersionUID = 0L;
     return cancelRequested_;
   }
 
+  public static final int LAST_ERROR_CLASS_FIELD_NUMBER = 10;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object lastErrorClass_ = "";
+  /**
+   * <pre>
+   * last_error_class of a dead-lettered agent: the error class of the failure that
+   * dead-lettered it, as its DeadLetter has it. Empty otherwise: Baton keeps no message of
+   * earlier failures (failure_streak counts them).
+   * </pre>
+   *
+   * <code>string last_error_class = 10 [json_name = "lastErrorClass"];</code>
+   * @return The lastErrorClass.
+   */
+  @java.lang.Override
+  public java.lang.String getLastErrorClass() {
+    java.lang.Object ref = lastErrorClass_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      lastErrorClass_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * last_error_class of a dead-lettered agent: the error class of the failure that
+   * dead-lettered it, as its DeadLetter has it. Empty otherwise: Baton keeps no message of
+   * earlier failures (failure_streak counts them).
+   * </pre>
+   *
+   * <code>string last_error_class = 10 [json_name = "lastErrorClass"];</code>
+   * @return The bytes for lastErrorClass.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getLastErrorClassBytes() {
+    java.lang.Object ref = lastErrorClass_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      lastErrorClass_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int LAST_ERROR_MESSAGE_FIELD_NUMBER = 11;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object lastErrorMessage_ = "";
+  /**
+   * <pre>
+   * last_error_message of a dead-lettered agent: that failure's message. Empty otherwise.
+   * </pre>
+   *
+   * <code>string last_error_message = 11 [json_name = "lastErrorMessage"];</code>
+   * @return The lastErrorMessage.
+   */
+  @java.lang.Override
+  public java.lang.String getLastErrorMessage() {
+    java.lang.Object ref = lastErrorMessage_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      lastErrorMessage_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * last_error_message of a dead-lettered agent: that failure's message. Empty otherwise.
+   * </pre>
+   *
+   * <code>string last_error_message = 11 [json_name = "lastErrorMessage"];</code>
+   * @return The bytes for lastErrorMessage.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getLastErrorMessageBytes() {
+    java.lang.Object ref = lastErrorMessage_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      lastErrorMessage_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -377,6 +477,12 @@ private static final long serialVersionUID = 0L;
     if (cancelRequested_ != false) {
       output.writeBool(9, cancelRequested_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(lastErrorClass_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 10, lastErrorClass_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(lastErrorMessage_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 11, lastErrorMessage_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -414,6 +520,12 @@ private static final long serialVersionUID = 0L;
     if (cancelRequested_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(9, cancelRequested_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(lastErrorClass_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(10, lastErrorClass_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(lastErrorMessage_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(11, lastErrorMessage_);
     }
     return size;
   }
@@ -465,6 +577,10 @@ private static final long serialVersionUID = 0L;
         .equals(other.getProgress())) return false;
     if (getCancelRequested()
         != other.getCancelRequested()) return false;
+    if (!getLastErrorClass()
+        .equals(other.getLastErrorClass())) return false;
+    if (!getLastErrorMessage()
+        .equals(other.getLastErrorMessage())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -502,6 +618,10 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + CANCEL_REQUESTED_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getCancelRequested());
+    hash = (37 * hash) + LAST_ERROR_CLASS_FIELD_NUMBER;
+    hash = (53 * hash) + getLastErrorClass().hashCode();
+    hash = (37 * hash) + LAST_ERROR_MESSAGE_FIELD_NUMBER;
+    hash = (53 * hash) + getLastErrorMessage().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -666,6 +786,8 @@ private static final long serialVersionUID = 0L;
       failureStreak_ = 0;
       progress_ = "";
       cancelRequested_ = false;
+      lastErrorClass_ = "";
+      lastErrorMessage_ = "";
       return this;
     }
 
@@ -736,6 +858,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000100) != 0)) {
         result.cancelRequested_ = cancelRequested_;
       }
+      if (((from_bitField0_ & 0x00000200) != 0)) {
+        result.lastErrorClass_ = lastErrorClass_;
+      }
+      if (((from_bitField0_ & 0x00000400) != 0)) {
+        result.lastErrorMessage_ = lastErrorMessage_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -781,6 +909,16 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getCancelRequested() != false) {
         setCancelRequested(other.getCancelRequested());
+      }
+      if (!other.getLastErrorClass().isEmpty()) {
+        lastErrorClass_ = other.lastErrorClass_;
+        bitField0_ |= 0x00000200;
+        onChanged();
+      }
+      if (!other.getLastErrorMessage().isEmpty()) {
+        lastErrorMessage_ = other.lastErrorMessage_;
+        bitField0_ |= 0x00000400;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -859,6 +997,16 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000100;
               break;
             } // case 72
+            case 82: {
+              lastErrorClass_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000200;
+              break;
+            } // case 82
+            case 90: {
+              lastErrorMessage_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000400;
+              break;
+            } // case 90
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1734,6 +1882,200 @@ private static final long serialVersionUID = 0L;
     public Builder clearCancelRequested() {
       bitField0_ = (bitField0_ & ~0x00000100);
       cancelRequested_ = false;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object lastErrorClass_ = "";
+    /**
+     * <pre>
+     * last_error_class of a dead-lettered agent: the error class of the failure that
+     * dead-lettered it, as its DeadLetter has it. Empty otherwise: Baton keeps no message of
+     * earlier failures (failure_streak counts them).
+     * </pre>
+     *
+     * <code>string last_error_class = 10 [json_name = "lastErrorClass"];</code>
+     * @return The lastErrorClass.
+     */
+    public java.lang.String getLastErrorClass() {
+      java.lang.Object ref = lastErrorClass_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        lastErrorClass_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * last_error_class of a dead-lettered agent: the error class of the failure that
+     * dead-lettered it, as its DeadLetter has it. Empty otherwise: Baton keeps no message of
+     * earlier failures (failure_streak counts them).
+     * </pre>
+     *
+     * <code>string last_error_class = 10 [json_name = "lastErrorClass"];</code>
+     * @return The bytes for lastErrorClass.
+     */
+    public com.google.protobuf.ByteString
+        getLastErrorClassBytes() {
+      java.lang.Object ref = lastErrorClass_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        lastErrorClass_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * last_error_class of a dead-lettered agent: the error class of the failure that
+     * dead-lettered it, as its DeadLetter has it. Empty otherwise: Baton keeps no message of
+     * earlier failures (failure_streak counts them).
+     * </pre>
+     *
+     * <code>string last_error_class = 10 [json_name = "lastErrorClass"];</code>
+     * @param value The lastErrorClass to set.
+     * @return This builder for chaining.
+     */
+    public Builder setLastErrorClass(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      lastErrorClass_ = value;
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * last_error_class of a dead-lettered agent: the error class of the failure that
+     * dead-lettered it, as its DeadLetter has it. Empty otherwise: Baton keeps no message of
+     * earlier failures (failure_streak counts them).
+     * </pre>
+     *
+     * <code>string last_error_class = 10 [json_name = "lastErrorClass"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearLastErrorClass() {
+      lastErrorClass_ = getDefaultInstance().getLastErrorClass();
+      bitField0_ = (bitField0_ & ~0x00000200);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * last_error_class of a dead-lettered agent: the error class of the failure that
+     * dead-lettered it, as its DeadLetter has it. Empty otherwise: Baton keeps no message of
+     * earlier failures (failure_streak counts them).
+     * </pre>
+     *
+     * <code>string last_error_class = 10 [json_name = "lastErrorClass"];</code>
+     * @param value The bytes for lastErrorClass to set.
+     * @return This builder for chaining.
+     */
+    public Builder setLastErrorClassBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      lastErrorClass_ = value;
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object lastErrorMessage_ = "";
+    /**
+     * <pre>
+     * last_error_message of a dead-lettered agent: that failure's message. Empty otherwise.
+     * </pre>
+     *
+     * <code>string last_error_message = 11 [json_name = "lastErrorMessage"];</code>
+     * @return The lastErrorMessage.
+     */
+    public java.lang.String getLastErrorMessage() {
+      java.lang.Object ref = lastErrorMessage_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        lastErrorMessage_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * last_error_message of a dead-lettered agent: that failure's message. Empty otherwise.
+     * </pre>
+     *
+     * <code>string last_error_message = 11 [json_name = "lastErrorMessage"];</code>
+     * @return The bytes for lastErrorMessage.
+     */
+    public com.google.protobuf.ByteString
+        getLastErrorMessageBytes() {
+      java.lang.Object ref = lastErrorMessage_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        lastErrorMessage_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * last_error_message of a dead-lettered agent: that failure's message. Empty otherwise.
+     * </pre>
+     *
+     * <code>string last_error_message = 11 [json_name = "lastErrorMessage"];</code>
+     * @param value The lastErrorMessage to set.
+     * @return This builder for chaining.
+     */
+    public Builder setLastErrorMessage(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      lastErrorMessage_ = value;
+      bitField0_ |= 0x00000400;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * last_error_message of a dead-lettered agent: that failure's message. Empty otherwise.
+     * </pre>
+     *
+     * <code>string last_error_message = 11 [json_name = "lastErrorMessage"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearLastErrorMessage() {
+      lastErrorMessage_ = getDefaultInstance().getLastErrorMessage();
+      bitField0_ = (bitField0_ & ~0x00000400);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * last_error_message of a dead-lettered agent: that failure's message. Empty otherwise.
+     * </pre>
+     *
+     * <code>string last_error_message = 11 [json_name = "lastErrorMessage"];</code>
+     * @param value The bytes for lastErrorMessage to set.
+     * @return This builder for chaining.
+     */
+    public Builder setLastErrorMessageBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      lastErrorMessage_ = value;
+      bitField0_ |= 0x00000400;
       onChanged();
       return this;
     }

@@ -180,4 +180,48 @@ public interface AgentStatusOrBuilder extends
    * @return The cancelRequested.
    */
   boolean getCancelRequested();
+
+  /**
+   * <pre>
+   * last_error_class of a dead-lettered agent: the error class of the failure that
+   * dead-lettered it, as its DeadLetter has it. Empty otherwise: Baton keeps no message of
+   * earlier failures (failure_streak counts them).
+   * </pre>
+   *
+   * <code>string last_error_class = 10 [json_name = "lastErrorClass"];</code>
+   * @return The lastErrorClass.
+   */
+  java.lang.String getLastErrorClass();
+  /**
+   * <pre>
+   * last_error_class of a dead-lettered agent: the error class of the failure that
+   * dead-lettered it, as its DeadLetter has it. Empty otherwise: Baton keeps no message of
+   * earlier failures (failure_streak counts them).
+   * </pre>
+   *
+   * <code>string last_error_class = 10 [json_name = "lastErrorClass"];</code>
+   * @return The bytes for lastErrorClass.
+   */
+  com.google.protobuf.ByteString
+      getLastErrorClassBytes();
+
+  /**
+   * <pre>
+   * last_error_message of a dead-lettered agent: that failure's message. Empty otherwise.
+   * </pre>
+   *
+   * <code>string last_error_message = 11 [json_name = "lastErrorMessage"];</code>
+   * @return The lastErrorMessage.
+   */
+  java.lang.String getLastErrorMessage();
+  /**
+   * <pre>
+   * last_error_message of a dead-lettered agent: that failure's message. Empty otherwise.
+   * </pre>
+   *
+   * <code>string last_error_message = 11 [json_name = "lastErrorMessage"];</code>
+   * @return The bytes for lastErrorMessage.
+   */
+  com.google.protobuf.ByteString
+      getLastErrorMessageBytes();
 }

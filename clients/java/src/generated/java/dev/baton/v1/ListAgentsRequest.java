@@ -34,6 +34,7 @@ private static final long serialVersionUID = 0L;
   private ListAgentsRequest() {
     queue_ = "";
     pageToken_ = "";
+    namePrefix_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -165,6 +166,59 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int NAME_PREFIX_FIELD_NUMBER = 4;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object namePrefix_ = "";
+  /**
+   * <pre>
+   * name_prefix lists only the agents whose name starts with it, still in name order and
+   * paged as above (found through the queue's name index, so a page costs the same wherever
+   * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
+   * else is INVALID_ARGUMENT.
+   * </pre>
+   *
+   * <code>string name_prefix = 4 [json_name = "namePrefix"];</code>
+   * @return The namePrefix.
+   */
+  @java.lang.Override
+  public java.lang.String getNamePrefix() {
+    java.lang.Object ref = namePrefix_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      namePrefix_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * name_prefix lists only the agents whose name starts with it, still in name order and
+   * paged as above (found through the queue's name index, so a page costs the same wherever
+   * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
+   * else is INVALID_ARGUMENT.
+   * </pre>
+   *
+   * <code>string name_prefix = 4 [json_name = "namePrefix"];</code>
+   * @return The bytes for namePrefix.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getNamePrefixBytes() {
+    java.lang.Object ref = namePrefix_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      namePrefix_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -188,6 +242,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(pageToken_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 3, pageToken_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(namePrefix_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 4, namePrefix_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -201,6 +258,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(pageToken_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(3, pageToken_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(namePrefix_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(4, namePrefix_);
     }
     return size;
   }
@@ -232,6 +292,8 @@ private static final long serialVersionUID = 0L;
         != other.getPageSize()) return false;
     if (!getPageToken()
         .equals(other.getPageToken())) return false;
+    if (!getNamePrefix()
+        .equals(other.getNamePrefix())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -249,6 +311,8 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getPageSize();
     hash = (37 * hash) + PAGE_TOKEN_FIELD_NUMBER;
     hash = (53 * hash) + getPageToken().hashCode();
+    hash = (37 * hash) + NAME_PREFIX_FIELD_NUMBER;
+    hash = (53 * hash) + getNamePrefix().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -387,6 +451,7 @@ private static final long serialVersionUID = 0L;
       queue_ = "";
       pageSize_ = 0;
       pageToken_ = "";
+      namePrefix_ = "";
       return this;
     }
 
@@ -429,6 +494,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000004) != 0)) {
         result.pageToken_ = pageToken_;
       }
+      if (((from_bitField0_ & 0x00000008) != 0)) {
+        result.namePrefix_ = namePrefix_;
+      }
     }
 
     @java.lang.Override
@@ -454,6 +522,11 @@ private static final long serialVersionUID = 0L;
       if (!other.getPageToken().isEmpty()) {
         pageToken_ = other.pageToken_;
         bitField0_ |= 0x00000004;
+        onChanged();
+      }
+      if (!other.getNamePrefix().isEmpty()) {
+        namePrefix_ = other.namePrefix_;
+        bitField0_ |= 0x00000008;
         onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
@@ -497,6 +570,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000004;
               break;
             } // case 26
+            case 34: {
+              namePrefix_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000008;
+              break;
+            } // case 34
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -743,6 +821,113 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       pageToken_ = value;
       bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object namePrefix_ = "";
+    /**
+     * <pre>
+     * name_prefix lists only the agents whose name starts with it, still in name order and
+     * paged as above (found through the queue's name index, so a page costs the same wherever
+     * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
+     * else is INVALID_ARGUMENT.
+     * </pre>
+     *
+     * <code>string name_prefix = 4 [json_name = "namePrefix"];</code>
+     * @return The namePrefix.
+     */
+    public java.lang.String getNamePrefix() {
+      java.lang.Object ref = namePrefix_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        namePrefix_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * name_prefix lists only the agents whose name starts with it, still in name order and
+     * paged as above (found through the queue's name index, so a page costs the same wherever
+     * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
+     * else is INVALID_ARGUMENT.
+     * </pre>
+     *
+     * <code>string name_prefix = 4 [json_name = "namePrefix"];</code>
+     * @return The bytes for namePrefix.
+     */
+    public com.google.protobuf.ByteString
+        getNamePrefixBytes() {
+      java.lang.Object ref = namePrefix_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        namePrefix_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * name_prefix lists only the agents whose name starts with it, still in name order and
+     * paged as above (found through the queue's name index, so a page costs the same wherever
+     * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
+     * else is INVALID_ARGUMENT.
+     * </pre>
+     *
+     * <code>string name_prefix = 4 [json_name = "namePrefix"];</code>
+     * @param value The namePrefix to set.
+     * @return This builder for chaining.
+     */
+    public Builder setNamePrefix(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      namePrefix_ = value;
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * name_prefix lists only the agents whose name starts with it, still in name order and
+     * paged as above (found through the queue's name index, so a page costs the same wherever
+     * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
+     * else is INVALID_ARGUMENT.
+     * </pre>
+     *
+     * <code>string name_prefix = 4 [json_name = "namePrefix"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearNamePrefix() {
+      namePrefix_ = getDefaultInstance().getNamePrefix();
+      bitField0_ = (bitField0_ & ~0x00000008);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * name_prefix lists only the agents whose name starts with it, still in name order and
+     * paged as above (found through the queue's name index, so a page costs the same wherever
+     * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
+     * else is INVALID_ARGUMENT.
+     * </pre>
+     *
+     * <code>string name_prefix = 4 [json_name = "namePrefix"];</code>
+     * @param value The bytes for namePrefix to set.
+     * @return This builder for chaining.
+     */
+    public Builder setNamePrefixBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      namePrefix_ = value;
+      bitField0_ |= 0x00000008;
       onChanged();
       return this;
     }

@@ -61,4 +61,30 @@ public interface ListAgentsRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getPageTokenBytes();
+
+  /**
+   * <pre>
+   * name_prefix lists only the agents whose name starts with it, still in name order and
+   * paged as above (found through the queue's name index, so a page costs the same wherever
+   * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
+   * else is INVALID_ARGUMENT.
+   * </pre>
+   *
+   * <code>string name_prefix = 4 [json_name = "namePrefix"];</code>
+   * @return The namePrefix.
+   */
+  java.lang.String getNamePrefix();
+  /**
+   * <pre>
+   * name_prefix lists only the agents whose name starts with it, still in name order and
+   * paged as above (found through the queue's name index, so a page costs the same wherever
+   * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
+   * else is INVALID_ARGUMENT.
+   * </pre>
+   *
+   * <code>string name_prefix = 4 [json_name = "namePrefix"];</code>
+   * @return The bytes for namePrefix.
+   */
+  com.google.protobuf.ByteString
+      getNamePrefixBytes();
 }

@@ -11,27 +11,36 @@
     KEYS[6] streaks    HASH name -> consecutive failures
     KEYS[7] dlq        ZSET name -> dead-lettered at (ms)
     KEYS[8] index      ZSET name -> 0
+    KEYS[9] dlqinfo    HASH name -> dead-letter context JSON
 
     ARGV[1] mode       "names": ARGV[2..] are names; "page": ARGV[2] is the name to start
-                       after ("" for the first) and ARGV[3] the page size
-    ARGV[2..] names | after, pageSize
+                       after ("" for the first), ARGV[3] the page size and ARGV[4] a name
+                       prefix ("" for every name; [A-Za-z0-9._-] only, checked by the caller)
+    ARGV[2..] names | after, pageSize, prefix
 
   Output:
-    { more, (name, definition, payload, waitingScore, workingScore, lease, streak, dlqScore)* }
+    { more, (name, definition, payload, waitingScore, workingScore, lease, streak, dlqScore,
+    dlqContext)* }
     more is 1 when a page has further entries. Absent values are "" (absent definition: the
-    agent does not exist).
+    agent does not exist); dlqContext only for a dead-lettered agent.
 ]]
 local rcall = redis.call
 local waitingKey, workingKey, defsKey, payloadsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local leasesKey, streaksKey, dlqKey, indexKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local leasesKey, streaksKey, dlqKey, indexKey, dlqinfoKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local mode = ARGV[1]
 
 local names, more = {}, 0
 if mode == 'page' then
-  local after, pageSize = ARGV[2], tonumber(ARGV[3])
-  local from = '-'
-  if after ~= '' then from = '(' .. after end
-  names = rcall('ZRANGEBYLEX', indexKey, from, '+', 'LIMIT', 0, pageSize + 1)
+  local after, pageSize, prefix = ARGV[2], tonumber(ARGV[3]), ARGV[4] or ''
+  -- The names starting with prefix are those in [prefix, successor): the prefix with its last
+  -- byte incremented (its bytes are ASCII, below 0x7f). One page of them, wherever they are.
+  local from, to = '-', '+'
+  if prefix ~= '' then
+    from = '[' .. prefix
+    to = '(' .. string.sub(prefix, 1, -2) .. string.char(string.byte(prefix, -1) + 1)
+  end
+  if after ~= '' and (prefix == '' or after >= prefix) then from = '(' .. after end
+  names = rcall('ZRANGEBYLEX', indexKey, from, to, 'LIMIT', 0, pageSize + 1)
   if #names > pageSize then
     more = 1
     names[#names] = nil
@@ -49,6 +58,8 @@ for _, name in ipairs(names) do
   out[#out + 1] = rcall('ZSCORE', workingKey, name) or ''
   out[#out + 1] = rcall('HGET', leasesKey, name) or ''
   out[#out + 1] = rcall('HGET', streaksKey, name) or ''
-  out[#out + 1] = rcall('ZSCORE', dlqKey, name) or ''
+  local dead = rcall('ZSCORE', dlqKey, name)
+  out[#out + 1] = dead or ''
+  out[#out + 1] = dead and (rcall('HGET', dlqinfoKey, name) or '') or ''
 end
 return out
