@@ -711,7 +711,7 @@ impl Default for Limits {
             max_duration_ms: 366 * 24 * 3_600_000,
             max_wait_ms: 300_000,
             scan_limit: 2_000,
-            script_batch: 100,
+            script_batch: 50,
             max_inflight_work: 256,
             overload_pushback_ms: 100,
             min_ttl_ms: 100,

@@ -11,7 +11,7 @@ use crate::{
 };
 
 /// Entries per script call.
-const PAGE: u32 = 500;
+const PAGE: u32 = 200;
 
 /// One finding of a pass.
 #[derive(Clone, Debug)]

@@ -37,7 +37,7 @@ use crate::{
 pub const SWEEPER_ELECTION: &str = "baton-sweeper";
 
 /// Entries read per script call.
-const PAGE: u32 = 500;
+const PAGE: u32 = 200;
 
 /// Starts the sweepers on `tasks`; they stop (and resign) on `shutdown`.
 pub fn spawn(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken, tasks: &TaskTracker) {
@@ -332,7 +332,7 @@ impl Sweeper {
             }
             // Reads every lease record of the queue in one script: skipped above 1,000 of them, so the
             // call stays short; dead workers are forgotten once the queue holds fewer.
-            self.store.forget_workers(queue, o.threshold_ms, PAGE * 2).await?;
+            self.store.forget_workers(queue, o.threshold_ms, 1_000).await?;
             if o.remove_numeric_only_agents {
                 for set in ["waiting", "working"] {
                     let mut cursor = "0".to_string();
