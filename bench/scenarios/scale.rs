@@ -192,6 +192,18 @@ where
     Ok(ms_at(&h, 0.5))
 }
 
+/// Median GetHealth latency over `calls` calls, in ms.
+async fn health_ms(admin: &AdminServiceClient<tonic::transport::Channel>, calls: usize) -> Result<f64> {
+    median_ms(calls, || {
+        let mut admin = admin.clone();
+        async move {
+            admin.get_health(pb::GetHealthRequest {}).await?;
+            Ok(())
+        }
+    })
+    .await
+}
+
 /// Drains `queue` with `workers` tasks (Acquire of `batch` + CompleteBatch) until `total` jobs
 /// completed; jobs/s.
 async fn drain(baton: &Baton, queue: &str, total: u64, workers: usize, batch: u32) -> Result<f64> {
@@ -251,14 +263,7 @@ async fn plain_step(lab: &mut Lab, args: &ScaleArgs, n: u64) -> Result<(PlainRow
     let before = used_memory(lab).await?;
     register(&client, "scale", n, None).await?;
     let bytes_per_agent = used_memory(lab).await?.saturating_sub(before) as f64 / n as f64;
-    let health_ms = median_ms(20, || {
-        let mut admin = admin.clone();
-        async move {
-            admin.get_health(pb::GetHealthRequest {}).await?;
-            Ok(())
-        }
-    })
-    .await?;
+    let health_ms = health_ms(&admin, 20).await?;
     let list_ms = median_ms(20, || {
         let mut c = client.clone();
         async move {
@@ -354,14 +359,7 @@ async fn pool_step(lab: &mut Lab, args: &ScaleArgs) -> Result<(f64, f64, Slow)> 
         async move { claims.offer(pb::OfferRequest { pool: "big".into(), resources, request_id: String::new() }).await }
     });
     futures::stream::iter(offers).buffer_unordered(4).try_for_each(|_| async { Ok(()) }).await?;
-    let health_ms = median_ms(10, || {
-        let mut admin = admin.clone();
-        async move {
-            admin.get_health(pb::GetHealthRequest {}).await?;
-            Ok(())
-        }
-    })
-    .await?;
+    let health_ms = health_ms(&admin, 10).await?;
     let started = Instant::now();
     admin.purge(pb::PurgeRequest { dry_run: false }).await?;
     let purge_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -389,14 +387,7 @@ async fn queues_step(lab: &mut Lab, args: &ScaleArgs) -> Result<(f64, f64, Slow)
         async move { client.register(request).await }
     });
     futures::stream::iter(registers).buffer_unordered(16).try_for_each(|_| async { Ok(()) }).await?;
-    let health_ms = median_ms(10, || {
-        let mut admin = admin.clone();
-        async move {
-            admin.get_health(pb::GetHealthRequest {}).await?;
-            Ok(())
-        }
-    })
-    .await?;
+    let health_ms = health_ms(&admin, 10).await?;
     // Idle: the sweepers and probes alone (after a first pass).
     tokio::time::sleep(Duration::from_secs(2)).await;
     let calls = |info: &str| -> u64 {
