@@ -14,7 +14,9 @@
 //!   and when this replica first sweeps, queues, pools and receivers with data but no registry
 //!   entry are found and registered (`Store::discover`).
 //!
-//! Each pass walks every registered queue, in pages, within its run budget. Every take-back is
+//! Each pass walks the index of active queues (`store::active`: the queues that may hold leases
+//! or workers), in pages, within its run budget; a census adds what the index missed, a slice
+//! of the registry per repair pass, so an idle queue costs a pass nothing. Every take-back is
 //! re-checked inside its script, so a worker that heartbeats meanwhile keeps its lease.
 
 use std::{
@@ -38,6 +40,9 @@ pub const SWEEPER_ELECTION: &str = "baton-sweeper";
 
 /// Entries read per script call.
 const PAGE: u32 = 200;
+
+/// Registered queues the census looks at per repair pass (an SSCAN hint).
+const CENSUS: u32 = 500;
 
 /// Starts the sweepers on `tasks`; they stop (and resign) on `shutdown`.
 pub fn spawn(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken, tasks: &TaskTracker) {
@@ -66,6 +71,8 @@ pub fn spawn(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: Canc
         quiet_until: Mutex::new(Instant::now() + threshold),
         repairs_at: Mutex::new(Instant::now()),
         discovered: std::sync::atomic::AtomicBool::new(false),
+        censused: std::sync::atomic::AtomicBool::new(false),
+        census_cursor: Mutex::new("0".into()),
         exceptional: match config.zombie_cleanup.exceptional_pattern.as_str() {
             "" => None,
             p => Some(Regex::new(p).expect("checked by Config::check")),
@@ -130,6 +137,10 @@ struct Sweeper {
     /// Whether this replica has looked for unregistered queues, pools and receivers since it
     /// started (it does once when it first sweeps, and at every purge pass).
     discovered: std::sync::atomic::AtomicBool,
+    /// Whether this replica's census has walked every queue once (it does at its first repair).
+    censused: std::sync::atomic::AtomicBool,
+    /// Where the census goes on (an SSCAN cursor of the queue registry; "0": from the start).
+    census_cursor: Mutex<String>,
 }
 
 /// Counts of one pass.
@@ -257,7 +268,8 @@ impl Sweeper {
             Some(_) => z.threshold_ms.min(z.exceptional_threshold_ms),
             None => z.threshold_ms,
         };
-        let queues = self.store.queues().await?;
+        let (_, active) = self.store.active_queues().await?;
+        let queues: Vec<String> = active.into_iter().map(|a| a.queue).collect();
         tally.queues += queues.len();
         for queue in self.store.queues_with_late_leases(&queues, grace).await? {
             // Entries seen and left alone (a longer threshold not reached yet) stay in
@@ -304,7 +316,11 @@ impl Sweeper {
             }
             due
         };
-        let queues = self.store.queues().await?;
+        if repair {
+            tally.repaired += self.census(budget).await?;
+        }
+        let (now_ms, active) = self.store.active_queues().await?;
+        let queues: Vec<String> = active.iter().map(|a| a.queue.clone()).collect();
         tally.queues += queues.len();
         let suspects = match reap {
             true => self.store.queues_with_dead_workers(&queues, o.threshold_ms).await?,
@@ -325,7 +341,8 @@ impl Sweeper {
                 }
             }
         }
-        // Repairs: every queue, every `repair_interval_ms`.
+        // Repairs: every active queue, every `repair_interval_ms` (the census repairs names in
+        // the others).
         for queue in queues.iter().filter(|_| repair) {
             if budget.is_some_and(|b| Instant::now() >= b) || !self.on_duty() {
                 return Ok(());
@@ -333,18 +350,12 @@ impl Sweeper {
             // Reads every lease record of the queue in one script: skipped above 1,000 of them, so the
             // call stays short; dead workers are forgotten once the queue holds fewer.
             self.store.forget_workers(queue, o.threshold_ms, 1_000).await?;
-            if o.remove_numeric_only_agents {
-                for set in ["waiting", "working"] {
-                    let mut cursor = "0".to_string();
-                    loop {
-                        let (next, removed) = self.store.repair_names(queue, set, &cursor, PAGE).await?;
-                        tally.repaired += removed;
-                        cursor = next;
-                        if cursor == "0" || budget.is_some_and(|b| Instant::now() >= b) {
-                            break;
-                        }
-                    }
-                }
+            tally.repaired += self.repair_names(queue, budget).await?;
+        }
+        if repair {
+            let retired = self.store.retire_idle(now_ms, &active).await?;
+            if retired > 0 {
+                tracing::debug!(retired, "queues left the index of active queues");
             }
         }
         // Resources handed to claims whose replica died before picking them up.
@@ -356,5 +367,57 @@ impl Sweeper {
             tally.repaired += self.store.reclaim_assignments(&pool, self.config.pool.assignment_grace_ms, PAGE).await?;
         }
         Ok(())
+    }
+
+    /// Removes numeric-only names from one queue's waiting and working sets, in pages (when
+    /// `orphan_cleanup.remove_numeric_only_agents`); returns how many.
+    async fn repair_names(&self, queue: &str, budget: Option<Instant>) -> Result<u64> {
+        let mut repaired = 0;
+        if !self.config.orphan_cleanup.remove_numeric_only_agents {
+            return Ok(0);
+        }
+        for set in ["waiting", "working"] {
+            let mut cursor = "0".to_string();
+            loop {
+                let (next, removed) = self.store.repair_names(queue, set, &cursor, PAGE).await?;
+                repaired += removed;
+                cursor = next;
+                if cursor == "0" || budget.is_some_and(|b| Instant::now() >= b) {
+                    break;
+                }
+            }
+        }
+        Ok(repaired)
+    }
+
+    /// The census (see `store::active`): one slice of about [`CENSUS`] registered queues per
+    /// repair pass, marking those that hold leases or workers and repairing their names; every
+    /// queue when this replica first sweeps. So what the index does not know of yet (data from
+    /// before it, entries written behind Baton's back) is found within a bounded number of
+    /// passes, at a cost per pass that does not grow with the number of queues.
+    async fn census(&self, budget: Option<Instant>) -> Result<u64> {
+        let mut repaired = 0;
+        let whole = !self.censused.swap(true, std::sync::atomic::Ordering::Relaxed);
+        loop {
+            let cursor = self.census_cursor.lock().expect("sweeper lock").clone();
+            let (next, queues) = match self.store.census(&cursor, CENSUS).await {
+                Ok(page) => page,
+                Err(e) => {
+                    // Walked again from the start next time.
+                    self.censused.store(!whole, std::sync::atomic::Ordering::Relaxed);
+                    return Err(e);
+                }
+            };
+            *self.census_cursor.lock().expect("sweeper lock") = next.clone();
+            for queue in &queues {
+                if budget.is_some_and(|b| Instant::now() >= b) {
+                    return Ok(repaired);
+                }
+                repaired += self.repair_names(queue, budget).await?;
+            }
+            if next == "0" || !whole {
+                return Ok(repaired);
+            }
+        }
     }
 }

@@ -292,6 +292,8 @@ impl Store {
     /// Grants up to `max` due agents to `worker`: one script call per script_batch leases,
     /// while each call fills its part.
     pub(super) async fn acquire_in(&self, queue: &str, worker: &str, max: u32) -> Result<Acquired> {
+        // Before any lease exists: the sweepers find leases through this index.
+        self.mark_active(queue).await?;
         let step = self.policy.script_batch;
         let first = max.min(step);
         let mut got = self.acquire_script(queue, worker, first).await?;

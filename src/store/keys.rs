@@ -396,6 +396,12 @@ impl Keys {
         format!("{}baton:{{registry}}:queues", self.prefix)
     }
 
+    /// ZSET queue -> when it was last marked (ms, Redis time): the queues that may hold
+    /// leases or worker records, which the sweepers walk (`store::active`).
+    pub fn active(&self) -> String {
+        format!("{}baton:{{registry}}:active", self.prefix)
+    }
+
     /// ZSET election name -> when its latest term began (ms, Redis time): every election a
     /// term was started in. Written after the term's script (one slot per command).
     pub fn elections(&self) -> String {

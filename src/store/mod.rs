@@ -3,6 +3,7 @@
 //! inside the scripts, is the only clock. Every script call passes one of the two circuit
 //! breakers (`crate::breaker`).
 
+pub mod active;
 pub mod admin;
 pub mod agents;
 pub mod conn;
@@ -27,6 +28,7 @@ use crate::{
     config::{AgentConfig, BreakerConfig, DeadLetterConfig, IdempotencyConfig},
     error::{self, Result},
 };
+pub use active::Active;
 pub use admin::*;
 pub use agents::*;
 pub use conn::Redis;
@@ -158,6 +160,8 @@ pub struct Store {
     /// costs one registry write per replica, not one per call. Registries only grow, so an
     /// entry never goes stale.
     registered: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    /// When this replica last marked each queue in the index of active queues (`active`).
+    marks: Arc<std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>>,
     /// Sources spread over several slots (`sharding.*`); absent: one shard.
     shards: Arc<shards::Sharding>,
 }
@@ -176,6 +180,7 @@ impl Store {
             breakers: Arc::new(Breakers::new(breakers)),
             probe_limit: PROBE_LIMIT,
             registered: Arc::default(),
+            marks: Arc::default(),
             shards: Arc::default(),
         })
     }
