@@ -3,6 +3,7 @@
 //! `config.health`. One check feeds everything that shows health: AdminService.GetHealth, the
 //! Redis hash `{registry}:health`, the Prometheus gauges and the periodic log line.
 
+use futures::future::try_join_all;
 use serde::{Deserialize, Serialize};
 
 use crate::{
@@ -104,7 +105,21 @@ fn field(kind: SourceKind, name: &str) -> String {
 /// result.
 pub async fn check(store: &Store, config: &Config) -> Result<Health> {
     let t = &config.health;
-    let previous = store.read_health().await?;
+    // Up to 3 x max_queues reads: asked all at once (pipelined on a multiplexed connection),
+    // so the check costs about one round trip, not one per source.
+    let (previous, queues, pools, receivers) =
+        tokio::try_join!(store.read_health(), store.queues(), store.pools(), store.receivers())?;
+    let first = |mut names: Vec<String>| {
+        names.sort_unstable();
+        names.truncate(t.max_queues);
+        names
+    };
+    let (queues, pools, receivers) = (first(queues), first(pools), first(receivers));
+    let (all_queue_stats, all_pool_stats, all_receiver_stats) = tokio::try_join!(
+        try_join_all(queues.iter().map(|q| store.queue_stats(q, t.stuck_age_ms))),
+        try_join_all(pools.iter().map(|p| store.pool_stats(p, t.stuck_age_ms))),
+        try_join_all(receivers.iter().map(|r| store.receiver_stats(r))),
+    )?;
     let rate = |kind: SourceKind, name: &str, counter: u64, now: i64| -> f64 {
         let prev: Option<SourceHealth> = previous.get(&field(kind, name)).and_then(|j| serde_json::from_str(j).ok());
         match prev {
@@ -118,11 +133,7 @@ pub async fn check(store: &Store, config: &Config) -> Result<Health> {
     let mut queue_stats = Vec::new();
     let mut checked_at_ms = 0;
 
-    let mut queues = store.queues().await?;
-    queues.sort();
-    queues.truncate(t.max_queues);
-    for queue in queues {
-        let s = store.queue_stats(&queue, t.stuck_age_ms).await?;
+    for (queue, s) in queues.into_iter().zip(all_queue_stats) {
         checked_at_ms = checked_at_ms.max(s.now_ms);
         let mut h = SourceHealth {
             kind: SourceKind::Queue,
@@ -147,11 +158,7 @@ pub async fn check(store: &Store, config: &Config) -> Result<Health> {
         sources.push(h);
         queue_stats.push((queue, s));
     }
-    let mut pools = store.pools().await?;
-    pools.sort();
-    pools.truncate(t.max_queues);
-    for pool in pools {
-        let s = store.pool_stats(&pool, t.stuck_age_ms).await?;
+    for (pool, s) in pools.into_iter().zip(all_pool_stats) {
         checked_at_ms = checked_at_ms.max(s.now_ms);
         let mut h = SourceHealth {
             kind: SourceKind::Pool,
@@ -175,11 +182,7 @@ pub async fn check(store: &Store, config: &Config) -> Result<Health> {
         grade(&mut h, t);
         sources.push(h);
     }
-    let mut receivers = store.receivers().await?;
-    receivers.sort();
-    receivers.truncate(t.max_queues);
-    for receiver in receivers {
-        let s = store.receiver_stats(&receiver).await?;
+    for (receiver, s) in receivers.into_iter().zip(all_receiver_stats) {
         checked_at_ms = checked_at_ms.max(s.now_ms);
         let mut h = SourceHealth {
             kind: SourceKind::Receiver,
