@@ -171,6 +171,11 @@ pub async fn run_with_console(
         // Per connection: streams open at once, and the size of a call's metadata.
         .max_concurrent_streams(config.limits.max_concurrent_streams)
         .http2_max_header_list_size(config.limits.max_header_list_bytes)
+        // Calls their callers abandon (long polls and claims cut by client timeouts) before
+        // a busy server accepted them: h2 closes the whole connection, every other call on it
+        // too, after 20 of those (its guard against rapid-reset floods). A fleet shares
+        // connections, so the bound is the streams a connection may have open at once.
+        .http2_max_pending_accept_reset_streams(Some(config.limits.max_concurrent_streams as usize))
         // A span per call when OpenTelemetry is on (rejected calls too), then authentication
         // and the method's permission, before any service sees the call.
         .layer(crate::trace::TraceLayer)
