@@ -248,10 +248,14 @@ else
   local scanned, stop, stale = 0, 'empty', 0
   local steps = math.min(scanLimit, asked * 4 + 200) -- order entries read at most
   local perKey = {}
+  local pages = 0
   while true do
     if g >= max then stop = 'max' break end
     if scanned >= steps then stop = 'steps' break end
-    local want = (max - g) * 2
+    -- The first page is what is wanted (nothing passed over: one page does); later pages,
+    -- after entries were passed over, twice what is still wanted.
+    local want = pages == 0 and (max - g) or (max - g) * 2
+    pages = pages + 1
     if want > steps - scanned then want = steps - scanned end
     local page = rcall('ZRANGE', orderKey, scanned, scanned + want - 1, 'WITHSCORES')
     if not page[1] then break end
