@@ -22,8 +22,9 @@
 //!   asynq, on the same redis-server, interleaved: jobs/s, CPU and Redis commands per job,
 //!   every job exactly once.
 //! - scale: the same measures at growing sizes (1k → 1M waiting agents, keyed queues of 10 and
-//!   of 100,000 keys, a pool of 100,000 idle resources, 10,000 queues), with SLOWLOG's worst
-//!   script calls per step against a 5 ms bound.
+//!   of 100,000 keys, a pool of 100,000 idle resources, 10,000 queues, 1M scheduled messages,
+//!   100,000 dead letters, 2,000 and 10,000 idle Session streams), with SLOWLOG's worst script
+//!   calls per step against a 5 ms bound.
 //!
 //! Tables go to stdout, progress to stderr. See bench/README.md for how to read each table.
 
@@ -228,6 +229,18 @@ struct Args {
     /// scale: seconds the idle cost of the queues is measured over.
     #[arg(long, default_value_t = 10, help_heading = "scale")]
     scale_idle_seconds: u64,
+    /// scale: messages scheduled an hour out.
+    #[arg(long, default_value_t = 1_000_000, help_heading = "scale")]
+    scale_messages: u64,
+    /// scale: messages due at once, consumed by Receive streams (lateness).
+    #[arg(long, default_value_t = 100_000, help_heading = "scale")]
+    scale_due: u64,
+    /// scale: dead letters of one queue.
+    #[arg(long, default_value_t = 100_000, help_heading = "scale")]
+    scale_dead_letters: u64,
+    /// scale: idle Session streams (comma-separated step sizes).
+    #[arg(long, value_delimiter = ',', default_value = "2000,10000", help_heading = "scale")]
+    scale_sessions: Vec<usize>,
 
     // --- security ---
     /// security: concurrent workers (one connection each).
@@ -481,6 +494,10 @@ async fn run(args: Args) -> Result<()> {
                     workers: args.scale_workers,
                     batch: args.scale_batch,
                     idle_seconds: args.scale_idle_seconds,
+                    messages: args.scale_messages,
+                    due: args.scale_due,
+                    dead_letters: args.scale_dead_letters,
+                    sessions: args.scale_sessions.clone(),
                 };
                 scenarios::scale::run(&mut lab, &scale).await?;
             }

@@ -18,7 +18,9 @@
 //! Per system: jobs/s (median of the rounds, and their range), CPU per job of each process
 //! over the drain only (/proc utime+stime: Baton's server runs inside this process; the
 //! worker; redis-server), Redis commands per job (`INFO commandstats` calls, commands inside
-//! scripts included), and every job run exactly once: duplicates and missing, counted by each
+//! scripts included), Redis memory per enqueued job (`used_memory` once enqueued, minus before:
+//! each system's own minimal job — Baton an agent named `j<i>`, BullMQ `data: {i}` with
+//! removeOnComplete, asynq an 8-byte payload), and every job run exactly once: duplicates and missing, counted by each
 //! driver against the jobs it enqueued. A missing job anywhere, or a duplicate from Baton (no
 //! failure is injected, so at-least-once has no excuse), fails the run.
 
@@ -32,6 +34,7 @@ use tokio::{
 
 use baton::pb::{self, admin_service_client::AdminServiceClient, agent_service_client::AgentServiceClient};
 
+use super::scale::used_memory;
 use crate::lab::{bench_config, process_cpu_seconds, Baton, Lab, Result};
 
 pub struct DrainArgs {
@@ -49,6 +52,8 @@ struct Drain {
     worker_us: f64,
     redis_us: f64,
     commands_per_job: f64,
+    /// Redis memory per enqueued job (used_memory after enqueueing minus before).
+    bytes_per_job: f64,
     duplicates: u64,
     missing: u64,
 }
@@ -59,6 +64,7 @@ struct Sample {
     worker: f64,
     redis: f64,
     commands: u64,
+    used_memory: u64,
 }
 
 async fn sample(lab: &mut Lab, worker_pid: u32) -> Result<Sample> {
@@ -72,6 +78,7 @@ async fn sample(lab: &mut Lab, worker_pid: u32) -> Result<Sample> {
         worker: process_cpu_seconds(&format!("/proc/{worker_pid}/stat"))?,
         redis: process_cpu_seconds(&format!("/proc/{}/stat", lab.pid))?,
         commands,
+        used_memory: used_memory(lab).await?,
     })
 }
 
@@ -118,6 +125,7 @@ async fn prepare(dir: &Path) -> Result<Vec<(String, Vec<String>)>> {
 
 /// Runs one driver to the end; what it measured, with the CPU and commands of the drain.
 async fn run_one(lab: &mut Lab, command: &[String], target: &str, args: &DrainArgs, keys: u32) -> Result<Drain> {
+    let empty = used_memory(lab).await?;
     let mut child = Command::new(&command[0])
         .args(&command[1..])
         .env("BATON_DRAIN_KEYS", keys.to_string())
@@ -150,6 +158,7 @@ async fn run_one(lab: &mut Lab, command: &[String], target: &str, args: &DrainAr
                     worker_us: per_job(after.worker, before.worker),
                     redis_us: per_job(after.redis, before.redis),
                     commands_per_job: (after.commands - before.commands) as f64 / jobs,
+                    bytes_per_job: before.used_memory.saturating_sub(empty) as f64 / jobs,
                     duplicates: v["duplicates"].as_u64().unwrap_or(0),
                     missing: v["missing"].as_u64().unwrap_or(u64::MAX),
                 };
@@ -216,7 +225,7 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
         args.jobs, args.concurrency, args.rounds
     );
     println!(
-        "{:<13} {:>9} {:>17}  {:>14} {:>10} {:>9} {:>9}  {:>13} {:>10} {:>8}",
+        "{:<13} {:>9} {:>17}  {:>14} {:>10} {:>9} {:>9}  {:>13} {:>10} {:>10} {:>8}",
         "system",
         "jobs/s",
         "(min–max)",
@@ -225,6 +234,7 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
         "redis",
         "total",
         "redis cmd/job",
+        "B/job",
         "duplicates",
         "missing"
     );
@@ -243,7 +253,7 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
         let duplicates: u64 = drains.iter().map(|d| d.duplicates).sum();
         let missing: u64 = drains.iter().map(|d| d.missing).sum();
         println!(
-            "{:<13} {:>9.0} {:>17}  {:>14} {:>10.0} {:>9.0} {:>9.0}  {:>13.2} {:>10} {:>8}",
+            "{:<13} {:>9.0} {:>17}  {:>14} {:>10.0} {:>9.0} {:>9.0}  {:>13.2} {:>10.0} {:>10} {:>8}",
             name,
             median,
             format!("({:.0}–{:.0})", rates[0], rates[rates.len() - 1]),
@@ -252,6 +262,7 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
             mean(|d| d.redis_us),
             total,
             mean(|d| d.commands_per_job),
+            mean(|d| d.bytes_per_job),
             duplicates,
             missing
         );

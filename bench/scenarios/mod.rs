@@ -11,5 +11,6 @@ pub mod idle;
 pub mod leader;
 pub mod recovery;
 pub mod scale;
+pub mod scale_sources;
 pub mod schedule;
 pub mod security;

@@ -6,13 +6,15 @@
 //! - plain queue of N waiting one-shot agents (`--scale-sizes`): Redis memory per agent,
 //!   GetHealth and ListAgents (first page of 100) latency, one unary Acquire+Complete cycle
 //!   p50/p99 on the loaded queue, then a drain by `--scale-workers` workers (Acquire of
-//!   `--scale-batch` + CompleteBatch): jobs/s, against the smallest size's;
+//!   `--scale-batch` + CompleteBatch): jobs/s, against the smallest size's, and meanwhile
+//!   another client's unary Acquire+Complete on a queue of its own (isolation) p50/p99;
 //! - a keyed queue of `--scale-keyed` agents over 10 keys and over one key per agent, drained
 //!   the same way: jobs/s against a plain queue of the same size drained in the same run, and
 //!   the per-key state left behind;
 //! - a pool of `--scale-resources` idle resources: GetHealth and a Purge pass;
 //! - `--scale-queues` queues of one agent each: GetHealth latency and the idle Redis commands
-//!   per second of the sweepers (INFO commandstats) over `--scale-idle-seconds`.
+//!   per second of the sweepers (INFO commandstats) over `--scale-idle-seconds`;
+//! - scheduled messages, dead letters and idle Session streams (`scale_sources`).
 
 use std::{collections::BTreeMap, time::Duration};
 
@@ -20,7 +22,7 @@ use baton::pb::{self, admin_service_client::AdminServiceClient, claim_service_cl
 use futures::{StreamExt, TryStreamExt};
 use tokio::time::Instant;
 
-use super::cycles::register;
+use super::{cycles::register, scale_sources};
 use crate::lab::{agents, bench_config, dur, fmt_ms, histogram, micros, ms_at, Baton, Lab, Result, LEASE_TIMEOUT_MS};
 
 pub struct ScaleArgs {
@@ -31,10 +33,14 @@ pub struct ScaleArgs {
     pub workers: usize,
     pub batch: u32,
     pub idle_seconds: u64,
+    pub messages: u64,
+    pub due: u64,
+    pub dead_letters: u64,
+    pub sessions: Vec<usize>,
 }
 
 /// Script name -> (worst µs, calls above 1 ms) of one step.
-type Slow = BTreeMap<String, (i64, u64)>;
+pub(super) type Slow = BTreeMap<String, (i64, u64)>;
 
 /// The bound each script call is held to.
 const SCRIPT_BOUND_US: i64 = 5_000;
@@ -56,20 +62,21 @@ pub async fn run(lab: &mut Lab, args: &ScaleArgs) -> Result<()> {
         args.workers, args.batch
     );
     println!(
-        "{:>9} {:>10} {:>12} {:>12} {:>18} {:>10} {:>10}",
-        "agents", "B/agent", "GetHealth", "ListAgents", "cycle p50/p99", "jobs/s", "vs first"
+        "{:>9} {:>10} {:>12} {:>12} {:>18} {:>10} {:>10} {:>22}",
+        "agents", "B/agent", "GetHealth", "ListAgents", "cycle p50/p99", "jobs/s", "vs first", "cycle while draining"
     );
     let first = plain.first().map_or(1.0, |r: &PlainRow| r.jobs_per_s);
     for r in &plain {
         println!(
-            "{:>9} {:>10.0} {:>12} {:>12} {:>18} {:>10.0} {:>10.2}",
+            "{:>9} {:>10.0} {:>12} {:>12} {:>18} {:>10.0} {:>10.2} {:>22}",
             r.n,
             r.bytes_per_agent,
             fmt_ms(r.health_ms),
             fmt_ms(r.list_ms),
             format!("{}/{}", fmt_ms(r.cycle_p50_ms), fmt_ms(r.cycle_p99_ms)),
             r.jobs_per_s,
-            r.jobs_per_s / first
+            r.jobs_per_s / first,
+            format!("{}/{}", fmt_ms(r.side_p50_ms), fmt_ms(r.side_p99_ms))
         );
     }
 
@@ -112,6 +119,62 @@ pub async fn run(lab: &mut Lab, args: &ScaleArgs) -> Result<()> {
         per_s / args.queues as f64
     );
 
+    eprintln!("[scale] {} scheduled messages", args.messages);
+    let (m, slow) = scale_sources::scheduled_step(lab, args.messages, args.due).await?;
+    slow_rows.push((format!("{} messages", args.messages), slow));
+    println!();
+    println!(
+        "{} messages scheduled an hour out: Schedule {:.0}/s, {:.0} B/message, GetHealth {}, ListMessages {}; \
+         {} due at once: lateness p50 {} p99 {}",
+        m.n,
+        m.schedule_per_s,
+        m.bytes_per_message,
+        fmt_ms(m.health_ms),
+        fmt_ms(m.list_ms),
+        m.due,
+        fmt_ms(m.lateness_p50_ms),
+        fmt_ms(m.lateness_p99_ms)
+    );
+
+    eprintln!("[scale] {} dead letters", args.dead_letters);
+    let (d, slow) = scale_sources::dead_letters_step(lab, args.dead_letters, args.workers, args.batch).await?;
+    slow_rows.push((format!("{} dead letters", args.dead_letters), slow));
+    println!();
+    println!(
+        "{} dead letters: ListDeadLetters first page {}, 50 pages deep {}; RetryDeadLetter {}; DeleteDeadLetter {}; \
+         one Purge pass {}",
+        d.n,
+        fmt_ms(d.first_page_ms),
+        fmt_ms(d.deep_page_ms),
+        fmt_ms(d.retry_ms),
+        fmt_ms(d.delete_ms),
+        fmt_ms(d.purge_ms)
+    );
+
+    let mut session_rows = Vec::new();
+    for &n in &args.sessions {
+        eprintln!("[scale] {n} idle Session streams");
+        let (row, slow) = scale_sources::sessions_step(lab, n, args.idle_seconds).await?;
+        slow_rows.push((format!("{n} sessions"), slow));
+        session_rows.push(row);
+    }
+    println!();
+    println!("Idle Session streams on one queue (RSS: this process, Baton and the client ends together)");
+    println!(
+        "{:>9} {:>14} {:>14} {:>16} {:>22}",
+        "streams", "RSS/stream", "Redis clients", "idle cmds/s", "Register→grant p50/p99"
+    );
+    for r in &session_rows {
+        println!(
+            "{:>9} {:>11.1} KB {:>14} {:>16.1} {:>22}",
+            r.n,
+            r.rss_per_stream_kb,
+            r.redis_clients,
+            r.idle_commands_per_s,
+            format!("{}/{}", fmt_ms(r.grant_p50_ms), fmt_ms(r.grant_p99_ms))
+        );
+    }
+
     println!();
     println!("SLOWLOG: script calls above 1 ms per step (worst µs, calls); bound {SCRIPT_BOUND_US} µs");
     let mut over = 0;
@@ -133,9 +196,12 @@ struct PlainRow {
     cycle_p50_ms: f64,
     cycle_p99_ms: f64,
     jobs_per_s: f64,
+    /// Another client's unary cycle during the drain.
+    side_p50_ms: f64,
+    side_p99_ms: f64,
 }
 
-async fn used_memory(lab: &mut Lab) -> Result<u64> {
+pub(super) async fn used_memory(lab: &mut Lab) -> Result<u64> {
     let info: String = redis::cmd("INFO").arg("memory").query_async(&mut lab.conn).await?;
     Ok(info
         .lines()
@@ -145,7 +211,7 @@ async fn used_memory(lab: &mut Lab) -> Result<u64> {
 }
 
 /// Starts logging script calls above 1 ms.
-async fn slowlog_start(lab: &mut Lab) -> Result<()> {
+pub(super) async fn slowlog_start(lab: &mut Lab) -> Result<()> {
     for (k, v) in [("slowlog-max-len", "100000"), ("slowlog-log-slower-than", "1000")] {
         redis::cmd("CONFIG").arg("SET").arg(k).arg(v).query_async::<()>(&mut lab.conn).await?;
     }
@@ -154,7 +220,7 @@ async fn slowlog_start(lab: &mut Lab) -> Result<()> {
 }
 
 /// Script name -> (worst µs, calls above 1 ms) since `slowlog_start`.
-async fn slowlog_read(lab: &mut Lab) -> Result<Slow> {
+pub(super) async fn slowlog_read(lab: &mut Lab) -> Result<Slow> {
     let log: Vec<redis::Value> = redis::cmd("SLOWLOG").arg("GET").arg("-1").query_async(&mut lab.conn).await?;
     let mut out = Slow::new();
     for entry in log {
@@ -178,7 +244,7 @@ async fn slowlog_read(lab: &mut Lab) -> Result<Slow> {
 }
 
 /// Median of `calls` sequential calls of `f`, in ms.
-async fn median_ms<F, Fut>(calls: usize, mut f: F) -> Result<f64>
+pub(super) async fn median_ms<F, Fut>(calls: usize, mut f: F) -> Result<f64>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<()>>,
@@ -193,7 +259,7 @@ where
 }
 
 /// Median GetHealth latency over `calls` calls, in ms.
-async fn health_ms(admin: &AdminServiceClient<tonic::transport::Channel>, calls: usize) -> Result<f64> {
+pub(super) async fn health_ms(admin: &AdminServiceClient<tonic::transport::Channel>, calls: usize) -> Result<f64> {
     median_ms(calls, || {
         let mut admin = admin.clone();
         async move {
@@ -207,6 +273,18 @@ async fn health_ms(admin: &AdminServiceClient<tonic::transport::Channel>, calls:
 /// Drains `queue` with `workers` tasks (Acquire of `batch` + CompleteBatch) until `total` jobs
 /// completed; jobs/s.
 async fn drain(baton: &Baton, queue: &str, total: u64, workers: usize, batch: u32) -> Result<f64> {
+    drain_with(baton, queue, total, workers, batch, pb::Outcome::Success).await
+}
+
+/// As [`drain`], each lease ended with `outcome`.
+pub(super) async fn drain_with(
+    baton: &Baton,
+    queue: &str,
+    total: u64,
+    workers: usize,
+    batch: u32,
+    outcome: pb::Outcome,
+) -> Result<f64> {
     let channels = baton.channels(workers).await?;
     let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let started = Instant::now();
@@ -236,7 +314,7 @@ async fn drain(baton: &Baton, queue: &str, total: u64, workers: usize, batch: u3
                             queue: l.queue.clone(),
                             name: l.name.clone(),
                             token: l.token,
-                            outcome: pb::Outcome::Success as i32,
+                            outcome: outcome as i32,
                             ..Default::default()
                         })
                         .collect();
@@ -292,7 +370,36 @@ async fn plain_step(lab: &mut Lab, args: &ScaleArgs, n: u64) -> Result<(PlainRow
         }
         h.saturating_record(micros(started.elapsed()));
     }
+    // Isolation: while the fleet drains, another client runs unary cycles on a queue of its
+    // own (recurring agents due again 1 ms after each run).
+    register(&client, "side", 200, Some(1)).await?;
+    let side_stop = tokio_util::sync::CancellationToken::new();
+    let side = {
+        let (mut c, stop) = (client.clone(), side_stop.clone());
+        tokio::spawn(async move {
+            let mut h = histogram();
+            while !stop.is_cancelled() {
+                let started = Instant::now();
+                let request =
+                    pb::AcquireRequest { queue: "side".into(), worker_id: "side".into(), max_leases: 1, wait: None };
+                for l in c.acquire(request).await?.into_inner().leases {
+                    let done = pb::CompleteRequest {
+                        queue: l.queue,
+                        name: l.name,
+                        token: l.token,
+                        outcome: pb::Outcome::Success as i32,
+                        ..Default::default()
+                    };
+                    c.complete(done).await?;
+                }
+                h.saturating_record(micros(started.elapsed()));
+            }
+            Ok::<_, tonic::Status>(h)
+        })
+    };
     let jobs_per_s = drain(&baton, "scale", n - cycles, args.workers, args.batch).await?;
+    side_stop.cancel();
+    let side = side.await??;
     let _ = admin.get_health(pb::GetHealthRequest {}).await;
     let slow = slowlog_read(lab).await?;
     baton.stop().await?;
@@ -304,6 +411,8 @@ async fn plain_step(lab: &mut Lab, args: &ScaleArgs, n: u64) -> Result<(PlainRow
         cycle_p50_ms: ms_at(&h, 0.5),
         cycle_p99_ms: ms_at(&h, 0.99),
         jobs_per_s,
+        side_p50_ms: ms_at(&side, 0.5),
+        side_p99_ms: ms_at(&side, 0.99),
     };
     Ok((row, slow))
 }
