@@ -7,6 +7,11 @@
 //! validation and audit lines are the gRPC ones. The browser sends its token as
 //! `authorization: Bearer …` (or `?token=` for the event stream, which cannot set headers).
 //! The page, its script and its style are compiled into the binary (no CDN).
+//!
+//! The overview's charts read [`history`]: samples this replica keeps in memory for the last
+//! hour (per replica, lost on restart).
+
+pub mod history;
 
 use std::{collections::BTreeMap, convert::Infallible, net::SocketAddr, sync::Arc, time::Duration};
 
@@ -52,6 +57,8 @@ pub struct Console {
     pub read_only: bool,
     /// This replica's store: the state of its circuit breakers.
     pub store: crate::store::Store,
+    /// The last hour of samples the charts show (this replica's, in memory; see [`history`]).
+    pub history: history::History,
 }
 
 /// Serves the console on `listener` until `stopping` is cancelled.
@@ -59,6 +66,7 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener, stopping
     let addr = listener.local_addr().ok();
     let loopback = addr.is_some_and(|a| a.ip().is_loopback());
     let state = Arc::new(console);
+    tokio::spawn(sample(state.clone(), stopping.clone()));
     let stop = stopping.clone();
     let app = Router::new()
         .route("/", get(|| async { page(INDEX, "text/html; charset=utf-8") }))
@@ -75,6 +83,7 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener, stopping
         .route("/api/elections", get(elections))
         .route("/api/elections/history", get(election_history))
         .route("/api/pools", get(pools))
+        .route("/api/history", get(history))
         .route("/events", get(move |s, h, q| events(s, h, q, stop.clone())))
         .with_state(state)
         .layer(axum::middleware::from_fn(
@@ -222,6 +231,8 @@ struct Params {
     names: Option<String>,
     /// One election (its history).
     election: Option<String>,
+    /// `/api/history`: only the samples taken after this (ms since the Unix epoch).
+    since: Option<String>,
 }
 
 impl Console {
@@ -682,6 +693,65 @@ async fn pools(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Quer
         }
     }
     Ok(Json(cli::pools_json(&statuses)))
+}
+
+/// Takes a [`history::Sample`] every [`history::INTERVAL`] until `stopping` is cancelled:
+/// GetHealth run in-process as the replica itself (no caller, so every source), summed over the
+/// sources, and the busiest methods of this replica's latency since the previous sample. A
+/// failed read (Redis down) takes no sample: the chart shows the gap.
+async fn sample(c: Arc<Console>, stopping: CancellationToken) {
+    let mut ticks = tokio::time::interval(history::INTERVAL);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut before = crate::latency::snapshot().1;
+    loop {
+        tokio::select! {
+            _ = stopping.cancelled() => return,
+            _ = ticks.tick() => {}
+        }
+        let now = crate::latency::snapshot().1;
+        let latency = history::busiest(&before, &now);
+        before = now;
+        let Ok(health) = c.admin.get_health(tonic::Request::new(pb::GetHealthRequest {})).await else { continue };
+        let sources = &health.get_ref().sources;
+        let at_ms =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        c.history.push(history::Sample {
+            at_ms,
+            throughput_per_minute: sources.iter().map(|s| s.processing_rate).sum(),
+            backlog: sources.iter().map(|s| s.size).sum(),
+            in_use: sources.iter().map(|s| s.in_use).sum(),
+            dead_letters: sources.iter().map(|s| s.dead_lettered).sum(),
+            latency,
+        });
+    }
+}
+
+/// The samples of [`history`] taken after `since` (ms since the Unix epoch; absent: all of
+/// them, the last hour), oldest first, to whoever may call GetHealth unscoped: a sample sums
+/// every source, which a token scoped to some names may not see (403).
+async fn history(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
+    let since = match p.since.as_deref().filter(|s| !s.is_empty()) {
+        None => 0,
+        Some(raw) => raw.parse::<u64>().map_err(|_| {
+            ApiError(
+                StatusCode::BAD_REQUEST,
+                format!("since: must be a time in ms since the Unix epoch (a whole number), got {raw:?}"),
+            )
+        })?,
+    };
+    let req = c.request(&headers, p.token.as_deref(), "/baton.v1.AdminService/GetHealth", ())?;
+    if crate::auth::identity(&req).is_some_and(|i| i.scoped()) {
+        return Err(ApiError(
+            StatusCode::FORBIDDEN,
+            "the history sums every source; a token scoped to some names may not read it".into(),
+        ));
+    }
+    Ok(Json(json!({
+        "intervalSeconds": history::INTERVAL.as_secs(),
+        "capacity": history::SAMPLES,
+        "perReplica": true,
+        "samples": c.history.since(since),
+    })))
 }
 
 /// The overview every two seconds, as server-sent events ("overview"; "stale" with the error

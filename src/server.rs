@@ -120,6 +120,7 @@ pub async fn run_with_console(
             identities: identities.clone(),
             read_only: config.console.read_only,
             store: store.clone(),
+            history: Default::default(),
         };
         tasks.spawn(crate::console::serve(console, listener, stopping.clone()));
     }

@@ -525,6 +525,8 @@ async fn bad_paging_input_names_its_field() {
         ("/api/agents?queue=", "queue"),
         ("/api/deadletters?limit=1000", "limit"),
         ("/api/deadletters?page_token=garbage", "page_token"),
+        ("/api/history?since=yesterday", "since"),
+        ("/api/history?since=-1", "since"),
     ] {
         let (status, body) = http(&console, "GET", path, None, None).await;
         assert_eq!(status, 400, "{path}: {body}");
@@ -588,5 +590,62 @@ async fn dead_letters_page_by_cursor_within_the_limit() {
     register(&mut agents, "mail", vec![agent("fine", 3_600_000, 60_000)]).await;
     let (_, body) = http(&console, "GET", "/api/agent?queue=mail&name=fine", None, None).await;
     assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["lastErrorClass"], "");
+    stop.cancel();
+}
+
+/// `/api/history`'s samples (with `since`, if given), once there are some.
+async fn history(console: &str, since: u64) -> Vec<Value> {
+    let (status, body) = http(console, "GET", &format!("/api/history?since={since}"), None, None).await;
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((answer["perReplica"].as_bool(), answer["intervalSeconds"].as_u64()), (Some(true), Some(5)), "{answer}");
+    answer["samples"].as_array().unwrap().clone()
+}
+
+// The history is the replica's own samples, taken whether or not a page is open: the backlog
+// the test made shows up in a sample, samples go forward in time, and `since` answers only the
+// samples after it (what a page that has the rest asks for).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_history_keeps_samples_that_a_page_reads_from_since() {
+    let redis = TestRedis::start().await;
+    let (grpc, console, stop) = start(&redis, test_config()).await;
+    let channel = tonic::transport::Channel::from_shared(grpc).unwrap().connect().await.unwrap();
+    let mut agents = pb::agent_service_client::AgentServiceClient::new(channel);
+    register(&mut agents, "mail", (0..3).map(|i| agent(&format!("a{i}"), 60_000, 60_000)).collect()).await;
+    eventually(Duration::from_secs(30), "a sample with the backlog of 3", || async {
+        history(&console, 0).await.iter().any(|s| s["backlog"] == 3)
+    })
+    .await;
+    let samples = history(&console, 0).await;
+    let times: Vec<u64> = samples.iter().map(|s| s["atMs"].as_u64().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] < w[1]), "oldest first, forward in time: {times:?}");
+    let last = *times.last().unwrap();
+    eventually(Duration::from_secs(30), "a sample after the last one read", || async {
+        !history(&console, last).await.is_empty()
+    })
+    .await;
+    let newer = history(&console, last).await;
+    assert!(newer.iter().all(|s| s["atMs"].as_u64().unwrap() > last), "only newer samples: {newer:?}");
+    stop.cancel();
+}
+
+// The history sums every source: a token that may read health sees it, no token is 401, and a
+// token scoped to some names is refused (403) rather than shown figures of sources outside
+// its scopes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_history_is_behind_authentication_and_refused_to_scoped_tokens() {
+    let redis = TestRedis::start().await;
+    let (reader, reader_entry) = token_entry("dashboard", "read-only");
+    let (scoped, mut scoped_entry) = token_entry("billing-dashboard", "read-only");
+    scoped_entry.scopes = vec!["billing.*".into()];
+    let mut config = test_config();
+    config.auth.tokens = vec![reader_entry, scoped_entry];
+    let (_, console, stop) = start(&redis, config).await;
+    assert_eq!(http(&console, "GET", "/api/history", None, None).await.0, 401);
+    let (status, body) = http(&console, "GET", "/api/history", Some(&scoped), None).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("scoped"), "{body}");
+    let (status, body) = http(&console, "GET", "/api/history", Some(&reader), None).await;
+    assert_eq!(status, 200, "{body}");
     stop.cancel();
 }
