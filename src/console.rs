@@ -36,8 +36,12 @@ use crate::{
     pb::{
         self, admin_service_server::AdminService, agent_service_server::AgentService,
         claim_service_server::ClaimService, leader_service_server::LeaderService,
+        schedule_service_server::ScheduleService,
     },
-    service::{admin::AdminServiceImpl, agent::AgentServiceImpl, claim::ClaimServiceImpl, leader::LeaderServiceImpl},
+    service::{
+        admin::AdminServiceImpl, agent::AgentServiceImpl, claim::ClaimServiceImpl, leader::LeaderServiceImpl,
+        schedule::ScheduleServiceImpl,
+    },
 };
 
 const INDEX: &str = include_str!("console/index.html");
@@ -53,6 +57,7 @@ pub struct Console {
     pub agents: AgentServiceImpl,
     pub leaders: LeaderServiceImpl,
     pub claims: ClaimServiceImpl,
+    pub schedules: ScheduleServiceImpl,
     pub identities: Arc<Keyring>,
     pub read_only: bool,
     /// This replica's store: the state of its circuit breakers.
@@ -84,6 +89,9 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener, stopping
         .route("/api/elections/history", get(election_history))
         .route("/api/pools", get(pools))
         .route("/api/history", get(history))
+        .route("/api/messages", get(messages))
+        .route("/api/message", get(message))
+        .route("/api/messages/cancel", post(cancel_messages))
         .route("/events", get(move |s, h, q| events(s, h, q, stop.clone())))
         .with_state(state)
         .layer(axum::middleware::from_fn(
@@ -233,6 +241,12 @@ struct Params {
     election: Option<String>,
     /// `/api/history`: only the samples taken after this (ms since the Unix epoch).
     since: Option<String>,
+    /// A receiver (`/api/messages`, `/api/message`).
+    receiver: Option<String>,
+    /// `/api/messages`: "scheduled", "in-flight", or absent for both (scheduled first).
+    state: Option<String>,
+    /// One message's id (`/api/message`).
+    id: Option<String>,
 }
 
 impl Console {
@@ -477,17 +491,9 @@ async fn agent(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Quer
     let def = status.agent.clone().unwrap_or_default();
     let mut out = cli::agents_json(&queue, std::slice::from_ref(&status))["agents"][0].take();
     let shown = &def.payload[..def.payload.len().min(PAYLOAD_SHOWN)];
-    let (encoding, text) = match std::str::from_utf8(shown) {
-        Ok(t) => ("text", t.to_string()),
-        Err(e) if e.error_len().is_none() && e.valid_up_to() > 0 => {
-            // Cut inside a character at the cap: the whole characters before it.
-            ("text", String::from_utf8_lossy(&shown[..e.valid_up_to()]).into_owned())
-        }
-        Err(_) => ("hex", shown.iter().map(|b| format!("{b:02x}")).collect()),
-    };
     let secs = |d: &Option<prost_types::Duration>| d.as_ref().map(|d| d.seconds as f64 + d.nanos as f64 / 1e9);
     out["queue"] = json!(queue);
-    out["payload"] = json!({ "bytes": def.payload.len(), "shown": shown.len(), "encoding": encoding, "text": text });
+    out["payload"] = payload_json(def.payload.len() as u64, shown);
     out["intervalSeconds"] = json!(secs(&def.interval));
     out["timeoutSeconds"] = json!(secs(&def.timeout));
     out["errorIntervalSeconds"] = json!(secs(&def.error_interval));
@@ -497,6 +503,143 @@ async fn agent(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Quer
     out["lastErrorClass"] = json!(status.last_error_class);
     out["lastErrorMessage"] = json!(status.last_error_message);
     Ok(Json(out))
+}
+
+/// A payload of `bytes` bytes whose first bytes are `shown`: as text when they are UTF-8, else
+/// as hex (`encoding`).
+fn payload_json(bytes: u64, shown: &[u8]) -> Value {
+    let (encoding, text) = match std::str::from_utf8(shown) {
+        Ok(t) => ("text", t.to_string()),
+        Err(e) if e.error_len().is_none() && e.valid_up_to() > 0 => {
+            // Cut inside a character at the cap: the whole characters before it.
+            ("text", String::from_utf8_lossy(&shown[..e.valid_up_to()]).into_owned())
+        }
+        Err(_) => ("hex", shown.iter().map(|b| format!("{b:02x}")).collect()),
+    };
+    json!({ "bytes": bytes, "shown": shown.len(), "encoding": encoding, "text": text })
+}
+
+/// `state`: absent or empty is every state (scheduled first); else "scheduled" or "in-flight".
+fn message_state(p: &Params) -> Result<pb::MessageState, ApiError> {
+    match p.state.as_deref().unwrap_or("") {
+        "" => Ok(pb::MessageState::Unspecified),
+        "scheduled" => Ok(pb::MessageState::Scheduled),
+        "in-flight" => Ok(pb::MessageState::InFlight),
+        other => Err(ApiError(
+            StatusCode::BAD_REQUEST,
+            format!("state: {other:?} is not scheduled or in-flight (or empty for both)"),
+        )),
+    }
+}
+
+/// One page of a receiver's messages (ListMessages, `limit` default 50, at most 500, from
+/// `page_token`): the scheduled ones by delivery time, then the in-flight ones by ack deadline,
+/// or only those of `state`. `count` is the receiver's messages by GetHealth (due, scheduled and
+/// in flight; null when the caller may not call GetHealth), `countExact` whether it is the
+/// number of rows to page through (no `state`).
+async fn messages(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
+    let token = p.token.as_deref();
+    let limit = limit(&p)?;
+    let state = message_state(&p)?;
+    let receiver = p.receiver.clone().unwrap_or_default();
+    let msg = pb::ListMessagesRequest {
+        receiver: receiver.clone(),
+        state: state as i32,
+        page_size: limit,
+        page_token: p.page_token.clone().unwrap_or_default(),
+        payload_bytes: 0,
+    };
+    let req = c.request(&headers, token, "/baton.v1.ScheduleService/ListMessages", msg)?;
+    let page = c.schedules.list_messages(req).await?.into_inner();
+    let count = c.health(&headers, token).await.ok().map(|h| {
+        h.sources
+            .iter()
+            .filter(|s| {
+                s.source.as_ref().is_some_and(|s| s.kind == pb::SourceKind::Receiver as i32 && s.name == receiver)
+            })
+            .map(|s| s.size + s.idle + s.in_use)
+            .sum::<u64>()
+    });
+    let mut out = cli::messages_json(&receiver, &page.messages);
+    out["nextPageToken"] = json!(page.next_page_token);
+    out["count"] = json!(count);
+    out["countExact"] = json!(state == pb::MessageState::Unspecified);
+    out["limit"] = json!(limit);
+    Ok(Json(out))
+}
+
+/// The most payload bytes a message's view shows (ListMessages' own bound).
+const MESSAGE_PAYLOAD_SHOWN: u32 = 1024;
+
+/// One message of a receiver, by id: its state, delivery time, deliveries, key, consumer, token
+/// and ack deadline while in flight, and its payload's first [`MESSAGE_PAYLOAD_SHOWN`] bytes
+/// (text when UTF-8, else hex). Baton has no call that reads one message by id, so this reads
+/// the receiver's listing (ListMessages) in pages until it finds it, at most [`SCAN_MAX`]
+/// messages: 404 when it is not among them (`scanned` says how many were read).
+async fn message(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
+    let token = p.token.as_deref();
+    let receiver = p.receiver.clone().unwrap_or_default();
+    let id = p.id.clone().unwrap_or_default();
+    if id.is_empty() {
+        return Err(ApiError(StatusCode::BAD_REQUEST, "id: the message's id is required".into()));
+    }
+    let mut page_token = String::new();
+    let mut scanned = 0;
+    loop {
+        let msg = pb::ListMessagesRequest {
+            receiver: receiver.clone(),
+            state: pb::MessageState::Unspecified as i32,
+            page_size: MAX_LIMIT,
+            page_token,
+            payload_bytes: MESSAGE_PAYLOAD_SHOWN,
+        };
+        let req = c.request(&headers, token, "/baton.v1.ScheduleService/ListMessages", msg)?;
+        let page = c.schedules.list_messages(req).await?.into_inner();
+        scanned += page.messages.len();
+        if let Some(m) = page.messages.iter().find(|m| m.id == id) {
+            let mut out = cli::messages_json(&receiver, std::slice::from_ref(m))["messages"][0].take();
+            out["receiver"] = json!(receiver);
+            out["payload"] = payload_json(m.payload_bytes, &m.payload_head);
+            out["scanned"] = json!(scanned);
+            return Ok(Json(out));
+        }
+        if page.next_page_token.is_empty() || scanned >= SCAN_MAX {
+            return Err(ApiError(
+                StatusCode::NOT_FOUND,
+                format!("no message {id:?} among the {scanned} of receiver {receiver:?} read (acked, cancelled, dead-lettered, or further than {SCAN_MAX})"),
+            ));
+        }
+        page_token = page.next_page_token;
+    }
+}
+
+#[derive(Deserialize)]
+struct Cancel {
+    receiver: String,
+    ids: Vec<String>,
+}
+
+/// Cancels the listed messages of a receiver, one Cancel each, going on past a refusal, and
+/// answers each item's result as a dead-letter action does.
+async fn cancel_messages(State(c): State<Arc<Console>>, headers: HeaderMap, Json(body): Json<Cancel>) -> ApiResult {
+    c.writable()?;
+    let path = "/baton.v1.ScheduleService/Cancel";
+    c.request(&headers, None, path, ())?;
+    let total = body.ids.len();
+    let mut results = Vec::with_capacity(total);
+    for id in body.ids {
+        let msg = pb::CancelRequest { receiver: body.receiver.clone(), id: id.clone() };
+        let outcome = match c.request(&headers, None, path, msg) {
+            Ok(req) => c.schedules.cancel(req).await.map(|_| ()).map_err(ApiError::from),
+            Err(e) => Err(e),
+        };
+        results.push(match outcome {
+            Ok(()) => json!({ "id": id, "ok": true }),
+            Err(ApiError(_, error)) => json!({ "id": id, "ok": false, "error": error }),
+        });
+    }
+    let done = results.iter().filter(|r| r["ok"] == true).count();
+    Ok(Json(json!({ "done": done, "failed": total - done, "total": total, "results": results })))
 }
 
 /// One page of dead letters of every source (`limit`, default 50, at most 500), from

@@ -156,6 +156,7 @@ async fn a_read_only_console_changes_nothing() {
         ("/api/resume", r#"{"kind":"queue","name":"mail"}"#),
         ("/api/deadletters/retry", r#"{"items":[{"kind":"queue","source":"mail","id":"x"}]}"#),
         ("/api/deadletters/delete", r#"{"items":[{"kind":"queue","source":"mail","id":"x"}]}"#),
+        ("/api/messages/cancel", r#"{"receiver":"mail","ids":["x"]}"#),
     ] {
         let (status, answer) = http(&console, "POST", path, None, Some(body)).await;
         assert_eq!(status, 403, "{path}: {answer}");
@@ -527,6 +528,12 @@ async fn bad_paging_input_names_its_field() {
         ("/api/deadletters?page_token=garbage", "page_token"),
         ("/api/history?since=yesterday", "since"),
         ("/api/history?since=-1", "since"),
+        ("/api/messages?receiver=mail&state=done", "state"),
+        ("/api/messages?receiver=mail&limit=0", "limit"),
+        ("/api/messages?receiver=mail&page_token=garbage", "page_token"),
+        ("/api/messages?receiver=a:b", "receiver"),
+        ("/api/message?receiver=mail", "id"),
+        ("/api/message?receiver=a:b&id=1", "receiver"),
     ] {
         let (status, body) = http(&console, "GET", path, None, None).await;
         assert_eq!(status, 400, "{path}: {body}");
@@ -647,5 +654,78 @@ async fn the_history_is_behind_authentication_and_refused_to_scoped_tokens() {
     assert!(body.contains("scoped"), "{body}");
     let (status, body) = http(&console, "GET", "/api/history", Some(&reader), None).await;
     assert_eq!(status, 200, "{body}");
+    stop.cancel();
+}
+
+/// One GET of the console's JSON API that must answer 200.
+async fn get_json(console: &str, path: &str) -> Value {
+    let (status, body) = http(console, "GET", path, None, None).await;
+    assert_eq!(status, 200, "{path}: {body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+// A receiver's scheduled messages page by cursor in delivery order (7 at limit 3: three pages,
+// each message once, with the receiver's count); one message's view shows its payload as text
+// when it is UTF-8 and as hex when not, capped at 1 KiB; a cancel of two messages, one of them
+// unknown, cancels the one and says why not the other, and the cancelled message is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_messages_api_pages_a_receivers_messages_shows_one_and_cancels() {
+    let redis = TestRedis::start().await;
+    let (grpc, console, stop) = start(&redis, test_config()).await;
+    let channel = tonic::transport::Channel::from_shared(grpc).unwrap().connect().await.unwrap();
+    let mut schedules = pb::schedule_service_client::ScheduleServiceClient::new(channel);
+    let mut ids = Vec::new();
+    for i in 0..7u64 {
+        let payload = match i {
+            0 => b"{\"to\":\"ops@example.com\"}".to_vec(),
+            1 => vec![0xff, 0x00, 0x10],
+            2 => vec![b'x'; 3000],
+            _ => Vec::new(),
+        };
+        let msg = pb::ScheduleRequest {
+            receiver: "mail-out".into(),
+            payload,
+            when: Some(pb::schedule_request::When::Delay(dur(3_600_000 + i * 1_000).unwrap())),
+            ..Default::default()
+        };
+        ids.push(schedules.schedule(msg).await.unwrap().into_inner().id);
+    }
+    let mut seen = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = get_json(&console, &format!("/api/messages?receiver=mail-out&limit=3&page_token={token}")).await;
+        let rows = page["messages"].as_array().unwrap();
+        assert!(rows.len() <= 3, "{page}");
+        assert_eq!((page["count"].as_u64(), page["countExact"].as_bool()), (Some(7), Some(true)), "{page}");
+        assert!(rows.iter().all(|m| m["state"] == "scheduled"), "{page}");
+        seen.extend(rows.iter().map(|m| m["id"].as_str().unwrap().to_string()));
+        token = page["nextPageToken"].as_str().unwrap().to_string();
+        if token.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(seen, ids, "each message once, by delivery time");
+    let one = |id: &str| format!("/api/message?receiver=mail-out&id={id}");
+    let text = get_json(&console, &one(&ids[0])).await;
+    assert_eq!(text["state"], "scheduled", "{text}");
+    assert_eq!(text["payload"]["encoding"], "text", "{text}");
+    assert_eq!(text["payload"]["text"], r#"{"to":"ops@example.com"}"#, "{text}");
+    let binary = get_json(&console, &one(&ids[1])).await;
+    assert_eq!(
+        (binary["payload"]["encoding"].as_str(), binary["payload"]["text"].as_str()),
+        (Some("hex"), Some("ff0010"))
+    );
+    let big = get_json(&console, &one(&ids[2])).await;
+    assert_eq!((big["payload"]["bytes"].as_u64(), big["payload"]["shown"].as_u64()), (Some(3000), Some(1024)), "{big}");
+
+    let body = format!(r#"{{"receiver":"mail-out","ids":["{}","missing"]}}"#, ids[0]);
+    let (status, answer) = http(&console, "POST", "/api/messages/cancel", None, Some(&body)).await;
+    assert_eq!(status, 200, "{answer}");
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!((answer["done"].as_u64(), answer["failed"].as_u64()), (Some(1), Some(1)), "{answer}");
+    assert_eq!(answer["results"][1]["ok"], false, "{answer}");
+    assert_eq!(http(&console, "GET", &one(&ids[0]), None, None).await.0, 404, "cancelled");
+    let page = get_json(&console, "/api/messages?receiver=mail-out").await;
+    assert_eq!(page["messages"].as_array().unwrap().len(), 6, "{page}");
     stop.cancel();
 }

@@ -87,12 +87,14 @@ function renderOverview(o) {
     tr.appendChild(td);
     return tr;
   }));
-  const queues = o.health.sources.filter((s) => s.kind === "queue").map((s) => s.name);
-  const select = $("queue-select");
-  const current = select.value;
-  if ([...select.options].map((x) => x.value).join() !== queues.join()) {
-    select.replaceChildren(...queues.map((q) => new Option(q, q)));
-    if (queues.includes(current)) select.value = current;
+  for (const [kind, id] of [["queue", "queue-select"], ["receiver", "receiver-select"]]) {
+    const names = o.health.sources.filter((s) => s.kind === kind).map((s) => s.name);
+    const select = $(id);
+    const current = select.value;
+    if ([...select.options].map((x) => x.value).join() !== names.join()) {
+      select.replaceChildren(...names.map((q) => new Option(q, q)));
+      if (names.includes(current)) select.value = current;
+    }
   }
   if (o.latency) renderLatency(o.latency);
 }
@@ -332,7 +334,8 @@ async function refreshOverview() { renderOverview(await api("/api/overview")); }
 // numbered, and an answer to an older one (the user typed on) is dropped.
 const PAGE = 50;
 const paging = { agents: { tokens: [], token: "", next: "", seq: 0, busy: false },
-  deadletters: { tokens: [], token: "", next: "", seq: 0, busy: false } };
+  deadletters: { tokens: [], token: "", next: "", seq: 0, busy: false },
+  messages: { tokens: [], token: "", next: "", seq: 0, busy: false } };
 
 function restart(p) { p.tokens = []; p.token = ""; p.next = ""; }
 
@@ -423,6 +426,83 @@ async function refreshAgent() {
   $("agent-payload-size").textContent = pl.bytes + " bytes" + (pl.shown < pl.bytes ? ", first " + pl.shown + " shown" : "")
     + (pl.encoding === "hex" ? ", as hex" : "");
   $("agent-payload").textContent = pl.encoding === "hex" ? pl.text.replace(/(.{2})/g, "$1 ").trim() : pl.text;
+}
+
+// --- scheduled messages (#messages, #/message/<receiver>/<id>) ------------------------------------
+async function refreshMessages() {
+  const receiver = $("receiver-select").value;
+  if (!receiver) { $("message-count").textContent = "no receivers"; return; }
+  const picked = new Set([...document.querySelectorAll(".message-pick:checked")].map((b) => b.dataset.id));
+  const p = paging.messages, seq = ++p.seq;
+  const data = await api("/api/messages?" + new URLSearchParams({ receiver, state: $("message-state").value, limit: PAGE,
+    page_token: p.token }));
+  if (seq !== p.seq) return;
+  p.next = data.nextPageToken;
+  $("message-prev").disabled = p.tokens.length === 0;
+  $("message-next").disabled = !p.next;
+  $("message-count").textContent = countText(data, data.messages.length, p, "message");
+  fill("messages", data.messages.map((m) => {
+    const box = document.createElement("input");
+    box.type = "checkbox";
+    box.className = "message-pick";
+    box.dataset.id = m.id;
+    box.checked = picked.has(m.id);
+    box.onclick = (e) => e.stopPropagation();
+    const td = document.createElement("td");
+    td.appendChild(box);
+    const flying = m.state === "in-flight";
+    const tr = row([td, m.id, m.state, m.deliverAt, m.deliveryCount, m.key, flying ? m.consumerId : "",
+      flying ? m.ackDeadline : "", m.payloadBytes]);
+    tr.dataset.message = m.id;
+    tr.onclick = () => { location.hash = "#/message/" + encodeURIComponent(receiver) + "/" + encodeURIComponent(m.id); };
+    return tr;
+  }));
+}
+
+async function cancelMessages(receiver, ids, result) {
+  if (ids.length === 0) return;
+  if (!confirm("Cancel " + ids.length + " message(s)? They will not be delivered.")) return;
+  const data = await api("/api/messages/cancel", { receiver, ids });
+  let text = data.failed === 0 ? "cancelled " + data.done : "cancelled " + data.done + " of " + data.total + "; " + data.failed + " failed";
+  const reasons = data.results.filter((r) => !r.ok).slice(0, 3).map((r) => r.id + ": " + r.error);
+  if (reasons.length) text += " (" + reasons.join("; ") + (data.failed > reasons.length ? "; …" : "") + ")";
+  result.textContent = text;
+  result.className = data.failed === 0 ? "muted" : "error";
+}
+
+function messageRoute() {
+  const m = /^#\/message\/([^/]+)\/([^/]+)$/.exec(location.hash);
+  return m ? { receiver: decodeURIComponent(m[1]), id: decodeURIComponent(m[2]) } : null;
+}
+
+async function refreshMessage() {
+  const route = messageRoute();
+  if (!route) return;
+  $("message-id").textContent = route.id;
+  $("message-receiver").textContent = route.receiver;
+  const m = await api("/api/message?" + new URLSearchParams(route));
+  const now = messageRoute();
+  if (!now || now.receiver !== route.receiver || now.id !== route.id) return;
+  const flying = m.state === "in-flight";
+  fill("message-detail", [
+    ["state", m.state],
+    ["deliver at", m.deliverAt],
+    ["deliveries", m.deliveryCount],
+    ["key", m.key],
+    ["consumer", flying ? m.consumerId : ""],
+    ["token", flying ? m.token : ""],
+    ["ack deadline", flying ? m.ackDeadline : ""],
+  ].map(([k, v]) => {
+    const th = document.createElement("th");
+    th.textContent = k;
+    const tr = row([th, cell(v)]);
+    tr.dataset.field = k;
+    return tr;
+  }));
+  const pl = m.payload;
+  $("message-payload-size").textContent = pl.bytes + " bytes" + (pl.shown < pl.bytes ? ", first " + pl.shown + " shown" : "")
+    + (pl.encoding === "hex" ? ", as hex" : "");
+  $("message-payload").textContent = pl.encoding === "hex" ? pl.text.replace(/(.{2})/g, "$1 ").trim() : pl.text;
 }
 
 // --- dead letters ------------------------------------------------------------------------------
@@ -518,21 +598,33 @@ async function refreshPools() {
 }
 
 // --- tabs, login, live updates -----------------------------------------------------------------
-const tabs = { overview: refreshOverview, queue: refreshQueue, agent: refreshAgent, deadletters: refreshDeadLetters,
-  elections: refreshElections, pools: refreshPools };
+const tabs = { overview: refreshOverview, queue: refreshQueue, agent: refreshAgent, messages: refreshMessages,
+  message: refreshMessage, deadletters: refreshDeadLetters, elections: refreshElections, pools: refreshPools };
 
 // The tab the address names: "#queue", …, or "#/agent/<queue>/<name>" (one agent, deep-linkable).
-function currentTab() { return agentRoute() ? "agent" : (location.hash || "#overview").slice(1); }
+// "#/message/<receiver>/<id>" (one scheduled message).
+function currentTab() {
+  if (agentRoute()) return "agent";
+  if (messageRoute()) return "message";
+  return (location.hash || "#overview").slice(1);
+}
 
 function show() {
   const tab = currentTab();
   for (const name of Object.keys(tabs)) $("tab-" + name).hidden = name !== tab;
-  for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.tab === (tab === "agent" ? "queue" : tab));
+  const nav = { agent: "queue", message: "messages" }[tab] || tab;
+  for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.tab === nav);
   const route = agentRoute();
   if (route) $("agent-back").href = "#queue";
   if (route && $("queue-select").value !== route.queue && [...$("queue-select").options].some((o) => o.value === route.queue)) {
     $("queue-select").value = route.queue;
     restart(paging.agents);
+  }
+  const message = messageRoute();
+  if (message && $("receiver-select").value !== message.receiver
+    && [...$("receiver-select").options].some((o) => o.value === message.receiver)) {
+    $("receiver-select").value = message.receiver;
+    restart(paging.messages);
   }
   (tabs[tab] || refreshOverview)().catch(fail);
 }
@@ -556,6 +648,11 @@ function viewCounts(o, tab) {
   if (tab === "queue" || (tab === "agent" && route)) {
     const queue = tab === "queue" ? $("queue-select").value : route.queue;
     return queue + "=" + sources.filter((s) => s.kind === "queue" && s.name === queue).map(counts).join("|");
+  }
+  const message = messageRoute();
+  if (tab === "messages" || (tab === "message" && message)) {
+    const receiver = tab === "messages" ? $("receiver-select").value : message.receiver;
+    return receiver + "=" + sources.filter((s) => s.kind === "receiver" && s.name === receiver).map(counts).join("|");
   }
   if (tab === "deadletters") return sources.map((s) => s.kind + ":" + s.name + ":" + s.deadLettered).join("|");
   if (tab === "pools") return sources.filter((s) => s.kind === "pool").map(counts).join("|");
@@ -586,6 +683,8 @@ function follow() {
     if (tab === "queue") refreshOnce(paging.agents, refreshQueue);
     if (tab === "agent") refreshAgent().catch(fail);
     if (tab === "deadletters") refreshOnce(paging.deadletters, refreshDeadLetters);
+    if (tab === "messages") refreshOnce(paging.messages, refreshMessages);
+    if (tab === "message") refreshMessage().catch(fail);
     if (tab === "pools") refreshPools().catch(fail);
     if (tab === "elections") refreshElections().catch(fail);
   });
@@ -611,6 +710,18 @@ $("agent-search").oninput = () => { restart(paging.agents); refreshQueue().catch
 $("agent-filter").oninput = () => { restart(paging.agents); refreshQueue().catch(fail); };
 $("agent-prev").onclick = () => pageTo(paging.agents, refreshQueue, false);
 $("agent-next").onclick = () => pageTo(paging.agents, refreshQueue, true);
+$("receiver-select").onchange = () => { restart(paging.messages); refreshMessages().catch(fail); };
+$("message-state").onchange = () => { restart(paging.messages); refreshMessages().catch(fail); };
+$("message-prev").onclick = () => pageTo(paging.messages, refreshMessages, false);
+$("message-next").onclick = () => pageTo(paging.messages, refreshMessages, true);
+$("message-all").onchange = (e) => { for (const b of document.querySelectorAll(".message-pick")) b.checked = e.target.checked; };
+$("message-cancel").onclick = () => cancelMessages($("receiver-select").value,
+  [...document.querySelectorAll(".message-pick:checked")].map((b) => b.dataset.id), $("message-result"))
+  .then(refreshMessages).catch(fail);
+$("message-cancel-one").onclick = () => {
+  const route = messageRoute();
+  if (route) cancelMessages(route.receiver, [route.id], $("message-one-result")).catch(fail);
+};
 $("dl-search").oninput = () => { restart(paging.deadletters); refreshDeadLetters().catch(fail); };
 $("dl-prev").onclick = () => pageTo(paging.deadletters, refreshDeadLetters, false);
 $("dl-next").onclick = () => pageTo(paging.deadletters, refreshDeadLetters, true);

@@ -5,16 +5,19 @@
 // overview charts p50/p99 latency of the busiest methods and lists calls per method; the
 // elections page lists every registered election and an election's terms; the charts draw the
 // server's history of the last hour, on a time axis, the same after a reload; a read-only console
-// shows no buttons and refuses changes; a queue of 100,000 agents shows one page at a time
+// shows no buttons and refuses changes; a receiver's scheduled messages page, open one by one at
+// their own address, and cancel; a queue of 100,000 agents shows one page at a time
 // (first page under 1 s, a bounded DOM), its last agent is found by name prefix, a changed row
-// shows up live, and a quiet page is not read again on every update. Screenshots of every page are saved in clients/.tools/console-screenshots/.
+// shows up live, and a quiet page is not read again on every update. Screenshots of every page
+// are saved in clients/.tools/console-screenshots/.
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { credentials } from "@grpc/grpc-js";
 import { Browser, chromium, Page } from "playwright-core";
-import { AgentServiceClient, ClaimServiceClient, duration, LeaderServiceClient, Outcome, unary } from "../src";
+import { AgentServiceClient, ClaimServiceClient, duration, LeaderServiceClient, Outcome, ScheduleServiceClient, unary } from "../src";
+import { MessageState } from "../src/gen/baton/v1/schedule";
 import { AgentState } from "../src/gen/baton/v1/agent";
 import { BatonServer, eventually, freePorts, unique } from "./baton";
 
@@ -34,9 +37,13 @@ let browser: Browser;
 let agents: AgentServiceClient;
 let claims: ClaimServiceClient;
 let leaders: LeaderServiceClient;
+let schedules: ScheduleServiceClient;
 const queue = unique("mail");
 const pool = unique("sandboxes");
 const election = unique("reports");
+const receiver = unique("reminders");
+// The ids of the receiver's three messages, by delivery time.
+const messageIds: string[] = [];
 // The tokens of the election's two terms: a's (resigned), then b's (current).
 const terms: bigint[] = [];
 
@@ -82,6 +89,12 @@ before(async () => {
   // samples) must not outlast its term.
   const b = await unary(leaders.campaign.bind(leaders), { election, candidateId: "node-b", ttl: duration(600_000), wait: undefined });
   terms.push(a.token, b.token);
+  schedules = new ScheduleServiceClient(baton.addr, credentials.createInsecure());
+  for (const [i, payload] of [Buffer.from("remind ops@example.com"), Buffer.from([0xff, 0x00, 0x10]), Buffer.from("third")].entries()) {
+    const got = await unary(schedules.schedule.bind(schedules), { receiver, payload, delay: duration(3_600_000 + i * 1000),
+      deliverAt: undefined, key: "", traceparent: "", requestId: "" });
+    messageIds.push(got.id);
+  }
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
 });
 
@@ -90,6 +103,7 @@ after(async () => {
   agents?.close();
   claims?.close();
   leaders?.close();
+  schedules?.close();
   await baton?.stop();
 });
 
@@ -253,6 +267,37 @@ test("the elections page lists every registered election and its history; pools 
   await page.goto(consoleUrl + "/#pools");
   await page.waitForFunction((p) => [...document.querySelectorAll("#pools tr")].some((r: any) => r.textContent.startsWith(p)), pool);
   await shot(page, "pools.png");
+  await page.close();
+});
+
+test("scheduled messages: a page of a receiver's messages, one message's view at its address, cancel", async () => {
+  const page = await open(consoleUrl + "/#messages");
+  page.on("dialog", (d) => d.accept());
+  await page.waitForFunction((r) => [...document.querySelectorAll("#receiver-select option")].some((o: any) => o.value === r), receiver);
+  await page.selectOption("[data-testid=receiver-select]", receiver);
+  await page.waitForFunction(() => document.querySelectorAll("#messages tr").length === 3);
+  const ids = await page.locator("#messages tr").evaluateAll((rows) => rows.map((r: any) => r.dataset.message));
+  assert.deepEqual(ids, messageIds, "by delivery time");
+  assert.match(await page.locator("[data-testid=message-count]").textContent() ?? "", /^messages 1–3 of 3$/);
+  await shot(page, "messages.png");
+  // A row opens the message's own view: its payload as text (UTF-8) or as hex.
+  await page.click(`tr[data-message="${messageIds[0]}"]`);
+  await page.waitForFunction(() => document.getElementById("message-payload").textContent === "remind ops@example.com");
+  assert.equal(new URL(page.url()).hash, `#/message/${receiver}/${messageIds[0]}`);
+  assert.equal(await page.locator('#message-detail tr[data-field="state"] td').textContent(), "scheduled");
+  assert.equal(await page.locator('#message-detail tr[data-field="deliveries"] td').textContent(), "0");
+  await shot(page, "message.png");
+  await page.goto(consoleUrl + `/#/message/${receiver}/${messageIds[1]}`);
+  await page.waitForFunction(() => document.getElementById("message-payload").textContent === "ff 00 10");
+  assert.match(await page.locator("[data-testid=message-payload-size]").textContent() ?? "", /^3 bytes, as hex$/);
+  // Cancel from its view: gone from the receiver (checked over gRPC), and from the list.
+  await page.click("[data-testid=message-cancel-one]");
+  await page.waitForFunction(() => document.getElementById("message-one-result").textContent === "cancelled 1");
+  const left = await unary(schedules.listMessages.bind(schedules), { receiver, state: MessageState.MESSAGE_STATE_UNSPECIFIED,
+    pageSize: 10, pageToken: "", payloadBytes: 0 });
+  assert.deepEqual(left.messages.map((m) => m.id), [messageIds[0], messageIds[2]]);
+  await page.goto(consoleUrl + "/#messages");
+  await page.waitForFunction(() => document.querySelectorAll("#messages tr").length === 2);
   await page.close();
 });
 
