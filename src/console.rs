@@ -81,6 +81,7 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener, stopping
         .route("/api/agents", get(agents))
         .route("/api/agent", get(agent))
         .route("/api/deadletters", get(dead_letters))
+        .route("/api/deadletter", get(dead_letter))
         .route("/api/deadletters/retry", post(|s, h, b| dead_letter_action(s, h, b, true)))
         .route("/api/deadletters/delete", post(|s, h, b| dead_letter_action(s, h, b, false)))
         .route("/api/pause", post(|s, h, b| pause(s, h, b, true)))
@@ -245,8 +246,12 @@ struct Params {
     receiver: Option<String>,
     /// `/api/messages`: "scheduled", "in-flight", or absent for both (scheduled first).
     state: Option<String>,
-    /// One message's id (`/api/message`).
+    /// One message's or dead letter's id (`/api/message`, `/api/deadletter`).
     id: Option<String>,
+    /// A dead letter's source kind (`/api/deadletter`): queue, pool or receiver.
+    kind: Option<String>,
+    /// A dead letter's source name (`/api/deadletter`).
+    source: Option<String>,
 }
 
 impl Console {
@@ -695,6 +700,63 @@ async fn dead_letters(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p
     out["limit"] = json!(limit);
     out["scanned"] = json!(scanned);
     Ok(Json(out))
+}
+
+/// One dead letter of a source, by id: where it came from, its error class and message, when it
+/// failed, attempts, last holder, labels (an agent's, from its definition: GetAgent) or
+/// attributes (a resource's), and its
+/// payload's first [`PAYLOAD_SHOWN`] bytes (text when UTF-8, else hex). Baton has no call that
+/// reads one dead letter by id, so this reads the source's ListDeadLetters pages until it finds
+/// it, at most [`SCAN_MAX`] entries: 404 when it is not among them.
+async fn dead_letter(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
+    let token = p.token.as_deref();
+    let kind = kind(p.kind.as_deref().unwrap_or(""))?;
+    let id = p.id.clone().unwrap_or_default();
+    if id.is_empty() {
+        return Err(ApiError(StatusCode::BAD_REQUEST, "id: the dead letter's id is required".into()));
+    }
+    let name = p.source.clone().unwrap_or_default();
+    if name.is_empty() {
+        return Err(ApiError(StatusCode::BAD_REQUEST, "source: the dead letter's source is required".into()));
+    }
+    let source = Some(pb::Source { kind: kind as i32, name });
+    let mut page_token = String::new();
+    let mut scanned = 0;
+    loop {
+        let msg = pb::ListDeadLettersRequest { source: source.clone(), page_size: MAX_LIMIT, page_token };
+        let req = c.request(&headers, token, "/baton.v1.AdminService/ListDeadLetters", msg)?;
+        let page = c.admin.list_dead_letters(req).await?.into_inner();
+        scanned += page.dead_letters.len();
+        if let Some(d) = page.dead_letters.iter().find(|d| d.id == id) {
+            let mut out = cli::dead_letters_json(std::slice::from_ref(d))["deadLetters"][0].take();
+            let shown = &d.payload[..d.payload.len().min(PAYLOAD_SHOWN)];
+            out["payload"] = payload_json(d.payload.len() as u64, shown);
+            let mut attributes: BTreeMap<String, String> = d.attributes.clone().into_iter().collect();
+            // An agent's dead letter does not carry its labels; its definition (which stays while
+            // it is dead-lettered) does, when the caller may read it.
+            if kind == pb::SourceKind::Queue && attributes.is_empty() {
+                let name = source.as_ref().map(|s| s.name.clone()).unwrap_or_default();
+                let msg = pb::GetAgentRequest { queue: name, name: id.clone() };
+                if let Ok(req) = c.request(&headers, token, "/baton.v1.AgentService/GetAgent", msg) {
+                    if let Ok(got) = c.agents.get_agent(req).await {
+                        let def = got.into_inner().agent.and_then(|a| a.agent).unwrap_or_default();
+                        attributes = def.labels.into_iter().collect();
+                    }
+                }
+            }
+            out["attributes"] = json!(attributes);
+            out["scanned"] = json!(scanned);
+            return Ok(Json(out));
+        }
+        if page.next_page_token.is_empty() || scanned >= SCAN_MAX {
+            let name = source.as_ref().map(|s| s.name.as_str()).unwrap_or("");
+            return Err(ApiError(
+                StatusCode::NOT_FOUND,
+                format!("no dead letter {id:?} among the {scanned} of {name:?} read (retried, deleted, expired, or further than {SCAN_MAX})"),
+            ));
+        }
+        page_token = page.next_page_token;
+    }
 }
 
 #[derive(Deserialize)]

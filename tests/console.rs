@@ -534,6 +534,10 @@ async fn bad_paging_input_names_its_field() {
         ("/api/messages?receiver=a:b", "receiver"),
         ("/api/message?receiver=mail", "id"),
         ("/api/message?receiver=a:b&id=1", "receiver"),
+        ("/api/deadletter?kind=queue&source=mail", "id"),
+        ("/api/deadletter?kind=heap&source=mail&id=d1", "kind"),
+        ("/api/deadletter?kind=queue&id=d1", "source"),
+        ("/api/deadletter?kind=queue&source=a:b&id=d1", "source"),
     ] {
         let (status, body) = http(&console, "GET", path, None, None).await;
         assert_eq!(status, 400, "{path}: {body}");
@@ -593,6 +597,19 @@ async fn dead_letters_page_by_cursor_within_the_limit() {
     assert_eq!(one["lastErrorClass"], letter["errorClass"], "{one} {letter}");
     assert_eq!(one["lastErrorMessage"], letter["message"], "{one} {letter}");
     assert!(!one["lastErrorClass"].as_str().unwrap().is_empty());
+    // The dead letter's own view: its error, attempts, holder and labels, found in its source.
+    let (status, body) = http(&console, "GET", "/api/deadletter?kind=queue&source=mail&id=d3", None, None).await;
+    assert_eq!(status, 200, "{body}");
+    let view: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (&view["id"], &view["errorClass"], &view["message"]),
+        (&letter["id"], &letter["errorClass"], &letter["message"])
+    );
+    assert_eq!((view["attempts"].as_u64(), view["holder"].as_str()), (Some(1), Some("w")), "{view}");
+    assert_eq!(view["payload"]["bytes"].as_u64(), Some(0), "{view}");
+    assert_eq!(view["attributes"], serde_json::json!({}), "the agent has no labels: {view}");
+    let (status, body) = http(&console, "GET", "/api/deadletter?kind=queue&source=mail&id=d9", None, None).await;
+    assert_eq!(status, 404, "{body}");
     // One that never failed has none.
     register(&mut agents, "mail", vec![agent("fine", 3_600_000, 60_000)]).await;
     let (_, body) = http(&console, "GET", "/api/agent?queue=mail&name=fine", None, None).await;

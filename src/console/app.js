@@ -533,10 +533,59 @@ async function refreshDeadLetters() {
     box.checked = picked.has(box.dataset.item);
     const td = document.createElement("td");
     td.appendChild(box);
+    box.onclick = (e) => e.stopPropagation();
     const tr = row([td, d.kind, d.source, d.id, d.errorClass, d.attempts, d.failedAt, cell(d.message, "message")]);
     tr.dataset.deadletter = d.id;
+    tr.onclick = () => {
+      location.hash = "#/deadletter/" + [d.kind, d.source, d.id].map(encodeURIComponent).join("/");
+    };
     return tr;
   }));
+}
+
+// --- one dead letter (#/deadletter/<kind>/<source>/<id>) ----------------------------------------
+function deadLetterRoute() {
+  const m = /^#\/deadletter\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(location.hash);
+  return m ? { kind: decodeURIComponent(m[1]), source: decodeURIComponent(m[2]), id: decodeURIComponent(m[3]) } : null;
+}
+
+async function refreshDeadLetter() {
+  const route = deadLetterRoute();
+  if (!route) return;
+  $("deadletter-id").textContent = route.id;
+  $("deadletter-source").textContent = route.kind + " " + route.source;
+  const d = await api("/api/deadletter?" + new URLSearchParams(route));
+  const now = deadLetterRoute();
+  if (!now || now.kind !== route.kind || now.source !== route.source || now.id !== route.id) return;
+  const labels = Object.entries(d.attributes || {}).map(([k, v]) => k + "=" + v).join(", ");
+  fill("deadletter-detail", [
+    ["error class", d.errorClass],
+    ["message", d.message],
+    ["failed at", d.failedAt],
+    ["attempts", d.attempts],
+    ["last holder", d.holder],
+    [route.kind === "pool" ? "attributes" : "labels", labels],
+  ].map(([k, v]) => {
+    const th = document.createElement("th");
+    th.textContent = k;
+    const tr = row([th, cell(v)]);
+    tr.dataset.field = k;
+    return tr;
+  }));
+  const pl = d.payload;
+  $("deadletter-payload-size").textContent = pl.bytes + " bytes" + (pl.shown < pl.bytes ? ", first " + pl.shown + " shown" : "")
+    + (pl.encoding === "hex" ? ", as hex" : "");
+  $("deadletter-payload").textContent = pl.encoding === "hex" ? pl.text.replace(/(.{2})/g, "$1 ").trim() : pl.text;
+}
+
+async function oneDeadLetterAction(action) {
+  const route = deadLetterRoute();
+  if (!route) return;
+  if (action === "delete" && !confirm("Delete this dead letter for good? This cannot be undone.")) return;
+  const data = await api("/api/deadletters/" + action, { items: [route] });
+  const r = data.results[0];
+  $("deadletter-result").textContent = r.ok ? (action === "retry" ? "retried" : "deleted") : r.error;
+  $("deadletter-result").className = r.ok ? "muted" : "error";
 }
 
 async function deadLetterAction(action) {
@@ -599,20 +648,21 @@ async function refreshPools() {
 
 // --- tabs, login, live updates -----------------------------------------------------------------
 const tabs = { overview: refreshOverview, queue: refreshQueue, agent: refreshAgent, messages: refreshMessages,
-  message: refreshMessage, deadletters: refreshDeadLetters, elections: refreshElections, pools: refreshPools };
+  message: refreshMessage, deadletters: refreshDeadLetters, deadletter: refreshDeadLetter, elections: refreshElections, pools: refreshPools };
 
 // The tab the address names: "#queue", …, or "#/agent/<queue>/<name>" (one agent, deep-linkable).
 // "#/message/<receiver>/<id>" (one scheduled message).
 function currentTab() {
   if (agentRoute()) return "agent";
   if (messageRoute()) return "message";
+  if (deadLetterRoute()) return "deadletter";
   return (location.hash || "#overview").slice(1);
 }
 
 function show() {
   const tab = currentTab();
   for (const name of Object.keys(tabs)) $("tab-" + name).hidden = name !== tab;
-  const nav = { agent: "queue", message: "messages" }[tab] || tab;
+  const nav = { agent: "queue", message: "messages", deadletter: "deadletters" }[tab] || tab;
   for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.tab === nav);
   const route = agentRoute();
   if (route) $("agent-back").href = "#queue";
@@ -685,6 +735,7 @@ function follow() {
     if (tab === "deadletters") refreshOnce(paging.deadletters, refreshDeadLetters);
     if (tab === "messages") refreshOnce(paging.messages, refreshMessages);
     if (tab === "message") refreshMessage().catch(fail);
+    if (tab === "deadletter") refreshDeadLetter().catch(fail);
     if (tab === "pools") refreshPools().catch(fail);
     if (tab === "elections") refreshElections().catch(fail);
   });
@@ -726,6 +777,8 @@ $("dl-search").oninput = () => { restart(paging.deadletters); refreshDeadLetters
 $("dl-prev").onclick = () => pageTo(paging.deadletters, refreshDeadLetters, false);
 $("dl-next").onclick = () => pageTo(paging.deadletters, refreshDeadLetters, true);
 $("dl-all").onchange = (e) => { for (const b of document.querySelectorAll(".dl-pick")) b.checked = e.target.checked; };
+$("deadletter-retry").onclick = () => oneDeadLetterAction("retry").catch(fail);
+$("deadletter-delete").onclick = () => oneDeadLetterAction("delete").catch(fail);
 $("dl-retry").onclick = () => deadLetterAction("retry").catch(fail);
 $("dl-delete").onclick = () => deadLetterAction("delete").catch(fail);
 $("election-show").onclick = () => refreshElections().catch(fail);

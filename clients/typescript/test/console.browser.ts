@@ -219,6 +219,16 @@ test("dead letters group by error, and a bulk retry puts them back", async () =>
   await page.fill("[data-testid=dl-search]", "bounce");
   await page.waitForFunction(() => document.querySelectorAll("#deadletters tr").length === 2);
   await shot(page, "deadletters.png");
+  // A row opens the dead letter's own view, at an address of its own.
+  await page.click('tr[data-deadletter="bounce-1"]');
+  await page.waitForFunction(() => document.querySelector('#deadletter-detail tr[data-field="message"] td')?.textContent === "upstream 502");
+  assert.equal(new URL(page.url()).hash, `#/deadletter/queue/${queue}/bounce-1`);
+  assert.equal(await page.locator('#deadletter-detail tr[data-field="error class"] td').textContent(), "SERVER_ERROR");
+  assert.equal(await page.locator('#deadletter-detail tr[data-field="last holder"] td').textContent(), "worker-7");
+  assert.equal(await page.locator('#deadletter-detail tr[data-field="labels"] td').textContent(), "team=growth");
+  await shot(page, "deadletter.png");
+  await page.goBack();
+  await page.waitForFunction(() => document.querySelectorAll("#deadletters tr").length === 2);
   await page.check("[data-testid=dl-all]");
   await page.click("[data-testid=dl-retry]");
   await page.waitForFunction(() => document.getElementById("dl-result").textContent === "retried 2");
