@@ -90,6 +90,7 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener, stopping
         .route("/api/elections/history", get(election_history))
         .route("/api/pools", get(pools))
         .route("/api/history", get(history))
+        .route("/api/workers", get(workers))
         .route("/api/messages", get(messages))
         .route("/api/message", get(message))
         .route("/api/messages/cancel", post(cancel_messages))
@@ -957,6 +958,37 @@ async fn history(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Qu
         "perReplica": true,
         "samples": c.history.since(since),
     })))
+}
+
+/// This replica's open worker connections (`crate::workers`): Session streams and long-poll
+/// Acquires, with queue, worker id, credit, when each opened and when its worker last sent
+/// something; at most `limit` (default 50, at most 500) and the `total` open, `untracked` those
+/// beyond the registry's bound. To whoever may call GetHealth, the queues within its scopes only.
+/// Per replica: a worker connected to another replica is not here.
+async fn workers(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
+    let limit = limit(&p)?;
+    let req = c.request(&headers, p.token.as_deref(), "/baton.v1.AdminService/GetHealth", ())?;
+    let identity = crate::auth::identity(&req);
+    let (open, untracked) = crate::workers::snapshot();
+    let seen: Vec<_> =
+        open.iter().filter(|w| crate::auth::sees(&identity, crate::auth::NameKind::Queue, &w.queue)).collect();
+    let time = |ms: u64| {
+        chrono::DateTime::from_timestamp_millis(ms as i64)
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+    };
+    let rows: Vec<Value> = seen
+        .iter()
+        .take(limit as usize)
+        .map(|w| {
+            json!({
+                "kind": w.kind.as_str(), "queue": w.queue, "workerId": w.worker, "credit": w.credit(),
+                "openedAt": time(w.opened_ms), "lastSeenAt": time(w.last_seen_ms()),
+            })
+        })
+        .collect();
+    Ok(Json(
+        json!({ "perReplica": true, "workers": rows, "total": seen.len(), "untracked": untracked, "limit": limit }),
+    ))
 }
 
 /// The overview every two seconds, as server-sent events ("overview"; "stale" with the error

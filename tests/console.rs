@@ -538,6 +538,7 @@ async fn bad_paging_input_names_its_field() {
         ("/api/deadletter?kind=heap&source=mail&id=d1", "kind"),
         ("/api/deadletter?kind=queue&id=d1", "source"),
         ("/api/deadletter?kind=queue&source=a:b&id=d1", "source"),
+        ("/api/workers?limit=0", "limit"),
     ] {
         let (status, body) = http(&console, "GET", path, None, None).await;
         assert_eq!(status, 400, "{path}: {body}");
@@ -744,5 +745,72 @@ async fn the_messages_api_pages_a_receivers_messages_shows_one_and_cancels() {
     assert_eq!(http(&console, "GET", &one(&ids[0]), None, None).await.0, 404, "cancelled");
     let page = get_json(&console, "/api/messages?receiver=mail-out").await;
     assert_eq!(page["messages"].as_array().unwrap().len(), 6, "{page}");
+    stop.cancel();
+}
+
+/// `/api/workers`' rows.
+async fn workers(console: &str) -> Vec<Value> {
+    let answer = get_json(console, "/api/workers").await;
+    assert_eq!(answer["perReplica"], true, "{answer}");
+    answer["workers"].as_array().unwrap().clone()
+}
+
+// The workers view lists this replica's open connections: a Session stream with its worker id
+// and the credit it granted, a long poll while it waits; each is gone once it ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_workers_api_lists_open_sessions_and_long_polls() {
+    let redis = TestRedis::start().await;
+    let (grpc, console, stop) = start(&redis, test_config()).await;
+    let channel = tonic::transport::Channel::from_shared(grpc).unwrap().connect().await.unwrap();
+    let mut agents = pb::agent_service_client::AgentServiceClient::new(channel);
+    register(&mut agents, "mail", vec![agent("a", 60_000, 60_000)]).await;
+    let mut held = acquire(&mut agents, "mail", "w-0", 1).await;
+    assert_eq!(held.len(), 1, "nothing due left for the session and the long poll");
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    let open = pb::SessionRequest {
+        open: Some(pb::SessionOpen { queue: "mail".into(), worker_id: "w-session".into() }),
+        credit: 3,
+        ..Default::default()
+    };
+    tx.send(open).await.unwrap();
+    let mut session = agents.session(tokio_stream::wrappers::ReceiverStream::new(rx)).await.unwrap().into_inner();
+    let session_row = |rows: &[Value]| {
+        rows.iter().any(|w| w["kind"] == "session" && w["workerId"] == "w-session" && w["credit"] == 3)
+    };
+    eventually(Duration::from_secs(30), "the session listed with its credit", || async {
+        session_row(&workers(&console).await)
+    })
+    .await;
+    let mut poller = agents.clone();
+    let poll = tokio::spawn(async move {
+        let req =
+            pb::AcquireRequest { queue: "mail".into(), worker_id: "w-poll".into(), max_leases: 2, wait: dur(60_000) };
+        poller.acquire(req).await
+    });
+    eventually(Duration::from_secs(30), "the long poll listed while it waits", || async {
+        workers(&console)
+            .await
+            .iter()
+            .any(|w| w["kind"] == "long poll" && w["workerId"] == "w-poll" && w["queue"] == "mail")
+    })
+    .await;
+    // The held agent comes back: the long poll or the session takes it, and the long poll ends.
+    let lease = held.pop().unwrap();
+    agents
+        .release(pb::ReleaseRequest {
+            queue: "mail".into(),
+            name: lease.name,
+            token: lease.token,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    drop(tx);
+    while let Some(Ok(_)) = session.message().await.transpose() {}
+    poll.abort();
+    eventually(Duration::from_secs(30), "both gone once they ended", || async {
+        workers(&console).await.iter().all(|w| w["workerId"] != "w-session" && w["workerId"] != "w-poll")
+    })
+    .await;
     stop.cancel();
 }

@@ -608,6 +608,18 @@ async function deadLetterAction(action) {
   await refreshDeadLetters();
 }
 
+// --- workers (this replica's open sessions and long polls) ---------------------------------------
+async function refreshWorkers() {
+  const data = await api("/api/workers?" + new URLSearchParams({ limit: PAGE }));
+  $("worker-count").textContent = data.total + " open on this replica" + (data.total > data.workers.length
+    ? ", first " + data.workers.length + " shown" : "") + (data.untracked ? ", " + data.untracked + " more not listed" : "");
+  fill("workers", data.workers.map((w) => {
+    const tr = row([w.kind, w.queue, w.workerId, w.credit, w.openedAt, w.lastSeenAt]);
+    tr.dataset.worker = w.workerId;
+    return tr;
+  }));
+}
+
 // --- elections and pools -----------------------------------------------------------------------
 // Every registered election with its current term; click one to see its history.
 async function refreshElections() {
@@ -648,7 +660,7 @@ async function refreshPools() {
 
 // --- tabs, login, live updates -----------------------------------------------------------------
 const tabs = { overview: refreshOverview, queue: refreshQueue, agent: refreshAgent, messages: refreshMessages,
-  message: refreshMessage, deadletters: refreshDeadLetters, deadletter: refreshDeadLetter, elections: refreshElections, pools: refreshPools };
+  message: refreshMessage, deadletters: refreshDeadLetters, deadletter: refreshDeadLetter, workers: refreshWorkers, elections: refreshElections, pools: refreshPools };
 
 // The tab the address names: "#queue", …, or "#/agent/<queue>/<name>" (one agent, deep-linkable).
 // "#/message/<receiver>/<id>" (one scheduled message).
@@ -726,6 +738,8 @@ function follow() {
     // and only when its counts in the overview changed, or every SLOW_EVERY-th update (a change
     // that moves no count: a heartbeat, a holder handing over).
     const tab = currentTab();
+    // The workers view is this process's memory, not Redis: read on every update.
+    if (tab === "workers") refreshWorkers().catch(fail);
     const signature = tab + "\n" + viewCounts(o, tab);
     if (signature === live.dataset.view && ++state.quiet < SLOW_EVERY) return;
     live.dataset.view = signature;

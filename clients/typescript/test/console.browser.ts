@@ -6,10 +6,10 @@
 // elections page lists every registered election and an election's terms; the charts draw the
 // server's history of the last hour, on a time axis, the same after a reload; a read-only console
 // shows no buttons and refuses changes; a receiver's scheduled messages page, open one by one at
-// their own address, and cancel; a queue of 100,000 agents shows one page at a time
-// (first page under 1 s, a bounded DOM), its last agent is found by name prefix, a changed row
-// shows up live, and a quiet page is not read again on every update. Screenshots of every page
-// are saved in clients/.tools/console-screenshots/.
+// their own address, and cancel; the workers page lists an open long poll; a queue of 100,000
+// agents shows one page at a time (first page under 1 s, a bounded DOM), its last agent is found
+// by name prefix, a changed row shows up live, and a quiet page is not read again on every
+// update. Screenshots of every page are saved in clients/.tools/console-screenshots/.
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -308,6 +308,22 @@ test("scheduled messages: a page of a receiver's messages, one message's view at
   assert.deepEqual(left.messages.map((m) => m.id), [messageIds[0], messageIds[2]]);
   await page.goto(consoleUrl + "/#messages");
   await page.waitForFunction(() => document.querySelectorAll("#messages tr").length === 2);
+  await page.close();
+});
+
+test("the workers page lists this replica's open long polls", async () => {
+  const idle = unique("idle");
+  // A long poll on a queue with nothing due: open for its whole wait.
+  const poll = unary(agents.acquire.bind(agents), { queue: idle, workerId: "worker-poll", maxLeases: 2, wait: duration(10_000) });
+  const page = await open(consoleUrl + "/#workers");
+  const listed = page.locator('tr[data-worker="worker-poll"]');
+  await listed.waitFor();
+  // kind, queue, worker, credit, opened, last seen
+  const cells = await listed.locator("td").allTextContents();
+  assert.deepEqual(cells.slice(0, 4), ["long poll", idle, "worker-poll", "2"]);
+  await shot(page, "workers.png");
+  assert.equal((await poll).leases.length, 0);
+  await page.waitForFunction(() => !document.querySelector('tr[data-worker="worker-poll"]'));
   await page.close();
 });
 
