@@ -175,6 +175,11 @@ impl Identity {
         self.roles.iter().any(|r| r.grants(p))
     }
 
+    /// Whether this identity is limited to some names (it has scopes).
+    pub fn scoped(&self) -> bool {
+        !self.scopes.is_empty()
+    }
+
     /// Whether this identity may see or touch `name`.
     pub fn sees(&self, kind: NameKind, name: &str) -> bool {
         // A sharded source's physical names (`hot#2`) belong to the source.

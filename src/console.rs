@@ -7,6 +7,11 @@
 //! validation and audit lines are the gRPC ones. The browser sends its token as
 //! `authorization: Bearer …` (or `?token=` for the event stream, which cannot set headers).
 //! The page, its script and its style are compiled into the binary (no CDN).
+//!
+//! The overview's charts read [`history`]: samples this replica keeps in memory for the last
+//! hour (per replica, lost on restart).
+
+pub mod history;
 
 use std::{collections::BTreeMap, convert::Infallible, net::SocketAddr, sync::Arc, time::Duration};
 
@@ -31,8 +36,12 @@ use crate::{
     pb::{
         self, admin_service_server::AdminService, agent_service_server::AgentService,
         claim_service_server::ClaimService, leader_service_server::LeaderService,
+        schedule_service_server::ScheduleService,
     },
-    service::{admin::AdminServiceImpl, agent::AgentServiceImpl, claim::ClaimServiceImpl, leader::LeaderServiceImpl},
+    service::{
+        admin::AdminServiceImpl, agent::AgentServiceImpl, claim::ClaimServiceImpl, leader::LeaderServiceImpl,
+        schedule::ScheduleServiceImpl,
+    },
 };
 
 const INDEX: &str = include_str!("console/index.html");
@@ -48,10 +57,13 @@ pub struct Console {
     pub agents: AgentServiceImpl,
     pub leaders: LeaderServiceImpl,
     pub claims: ClaimServiceImpl,
+    pub schedules: ScheduleServiceImpl,
     pub identities: Arc<Keyring>,
     pub read_only: bool,
     /// This replica's store: the state of its circuit breakers.
     pub store: crate::store::Store,
+    /// The last hour of samples the charts show (this replica's, in memory; see [`history`]).
+    pub history: history::History,
 }
 
 /// Serves the console on `listener` until `stopping` is cancelled.
@@ -59,6 +71,7 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener, stopping
     let addr = listener.local_addr().ok();
     let loopback = addr.is_some_and(|a| a.ip().is_loopback());
     let state = Arc::new(console);
+    tokio::spawn(sample(state.clone(), stopping.clone()));
     let stop = stopping.clone();
     let app = Router::new()
         .route("/", get(|| async { page(INDEX, "text/html; charset=utf-8") }))
@@ -68,6 +81,7 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener, stopping
         .route("/api/agents", get(agents))
         .route("/api/agent", get(agent))
         .route("/api/deadletters", get(dead_letters))
+        .route("/api/deadletter", get(dead_letter))
         .route("/api/deadletters/retry", post(|s, h, b| dead_letter_action(s, h, b, true)))
         .route("/api/deadletters/delete", post(|s, h, b| dead_letter_action(s, h, b, false)))
         .route("/api/pause", post(|s, h, b| pause(s, h, b, true)))
@@ -75,6 +89,11 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener, stopping
         .route("/api/elections", get(elections))
         .route("/api/elections/history", get(election_history))
         .route("/api/pools", get(pools))
+        .route("/api/history", get(history))
+        .route("/api/workers", get(workers))
+        .route("/api/messages", get(messages))
+        .route("/api/message", get(message))
+        .route("/api/messages/cancel", post(cancel_messages))
         .route("/events", get(move |s, h, q| events(s, h, q, stop.clone())))
         .with_state(state)
         .layer(axum::middleware::from_fn(
@@ -222,6 +241,18 @@ struct Params {
     names: Option<String>,
     /// One election (its history).
     election: Option<String>,
+    /// `/api/history`: only the samples taken after this (ms since the Unix epoch).
+    since: Option<String>,
+    /// A receiver (`/api/messages`, `/api/message`).
+    receiver: Option<String>,
+    /// `/api/messages`: "scheduled", "in-flight", or absent for both (scheduled first).
+    state: Option<String>,
+    /// One message's or dead letter's id (`/api/message`, `/api/deadletter`).
+    id: Option<String>,
+    /// A dead letter's source kind (`/api/deadletter`): queue, pool or receiver.
+    kind: Option<String>,
+    /// A dead letter's source name (`/api/deadletter`).
+    source: Option<String>,
 }
 
 impl Console {
@@ -466,17 +497,9 @@ async fn agent(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Quer
     let def = status.agent.clone().unwrap_or_default();
     let mut out = cli::agents_json(&queue, std::slice::from_ref(&status))["agents"][0].take();
     let shown = &def.payload[..def.payload.len().min(PAYLOAD_SHOWN)];
-    let (encoding, text) = match std::str::from_utf8(shown) {
-        Ok(t) => ("text", t.to_string()),
-        Err(e) if e.error_len().is_none() && e.valid_up_to() > 0 => {
-            // Cut inside a character at the cap: the whole characters before it.
-            ("text", String::from_utf8_lossy(&shown[..e.valid_up_to()]).into_owned())
-        }
-        Err(_) => ("hex", shown.iter().map(|b| format!("{b:02x}")).collect()),
-    };
     let secs = |d: &Option<prost_types::Duration>| d.as_ref().map(|d| d.seconds as f64 + d.nanos as f64 / 1e9);
     out["queue"] = json!(queue);
-    out["payload"] = json!({ "bytes": def.payload.len(), "shown": shown.len(), "encoding": encoding, "text": text });
+    out["payload"] = payload_json(def.payload.len() as u64, shown);
     out["intervalSeconds"] = json!(secs(&def.interval));
     out["timeoutSeconds"] = json!(secs(&def.timeout));
     out["errorIntervalSeconds"] = json!(secs(&def.error_interval));
@@ -486,6 +509,143 @@ async fn agent(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Quer
     out["lastErrorClass"] = json!(status.last_error_class);
     out["lastErrorMessage"] = json!(status.last_error_message);
     Ok(Json(out))
+}
+
+/// A payload of `bytes` bytes whose first bytes are `shown`: as text when they are UTF-8, else
+/// as hex (`encoding`).
+fn payload_json(bytes: u64, shown: &[u8]) -> Value {
+    let (encoding, text) = match std::str::from_utf8(shown) {
+        Ok(t) => ("text", t.to_string()),
+        Err(e) if e.error_len().is_none() && e.valid_up_to() > 0 => {
+            // Cut inside a character at the cap: the whole characters before it.
+            ("text", String::from_utf8_lossy(&shown[..e.valid_up_to()]).into_owned())
+        }
+        Err(_) => ("hex", shown.iter().map(|b| format!("{b:02x}")).collect()),
+    };
+    json!({ "bytes": bytes, "shown": shown.len(), "encoding": encoding, "text": text })
+}
+
+/// `state`: absent or empty is every state (scheduled first); else "scheduled" or "in-flight".
+fn message_state(p: &Params) -> Result<pb::MessageState, ApiError> {
+    match p.state.as_deref().unwrap_or("") {
+        "" => Ok(pb::MessageState::Unspecified),
+        "scheduled" => Ok(pb::MessageState::Scheduled),
+        "in-flight" => Ok(pb::MessageState::InFlight),
+        other => Err(ApiError(
+            StatusCode::BAD_REQUEST,
+            format!("state: {other:?} is not scheduled or in-flight (or empty for both)"),
+        )),
+    }
+}
+
+/// One page of a receiver's messages (ListMessages, `limit` default 50, at most 500, from
+/// `page_token`): the scheduled ones by delivery time, then the in-flight ones by ack deadline,
+/// or only those of `state`. `count` is the receiver's messages by GetHealth (due, scheduled and
+/// in flight; null when the caller may not call GetHealth), `countExact` whether it is the
+/// number of rows to page through (no `state`).
+async fn messages(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
+    let token = p.token.as_deref();
+    let limit = limit(&p)?;
+    let state = message_state(&p)?;
+    let receiver = p.receiver.clone().unwrap_or_default();
+    let msg = pb::ListMessagesRequest {
+        receiver: receiver.clone(),
+        state: state as i32,
+        page_size: limit,
+        page_token: p.page_token.clone().unwrap_or_default(),
+        payload_bytes: 0,
+    };
+    let req = c.request(&headers, token, "/baton.v1.ScheduleService/ListMessages", msg)?;
+    let page = c.schedules.list_messages(req).await?.into_inner();
+    let count = c.health(&headers, token).await.ok().map(|h| {
+        h.sources
+            .iter()
+            .filter(|s| {
+                s.source.as_ref().is_some_and(|s| s.kind == pb::SourceKind::Receiver as i32 && s.name == receiver)
+            })
+            .map(|s| s.size + s.idle + s.in_use)
+            .sum::<u64>()
+    });
+    let mut out = cli::messages_json(&receiver, &page.messages);
+    out["nextPageToken"] = json!(page.next_page_token);
+    out["count"] = json!(count);
+    out["countExact"] = json!(state == pb::MessageState::Unspecified);
+    out["limit"] = json!(limit);
+    Ok(Json(out))
+}
+
+/// The most payload bytes a message's view shows (ListMessages' own bound).
+const MESSAGE_PAYLOAD_SHOWN: u32 = 1024;
+
+/// One message of a receiver, by id: its state, delivery time, deliveries, key, consumer, token
+/// and ack deadline while in flight, and its payload's first [`MESSAGE_PAYLOAD_SHOWN`] bytes
+/// (text when UTF-8, else hex). Baton has no call that reads one message by id, so this reads
+/// the receiver's listing (ListMessages) in pages until it finds it, at most [`SCAN_MAX`]
+/// messages: 404 when it is not among them (`scanned` says how many were read).
+async fn message(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
+    let token = p.token.as_deref();
+    let receiver = p.receiver.clone().unwrap_or_default();
+    let id = p.id.clone().unwrap_or_default();
+    if id.is_empty() {
+        return Err(ApiError(StatusCode::BAD_REQUEST, "id: the message's id is required".into()));
+    }
+    let mut page_token = String::new();
+    let mut scanned = 0;
+    loop {
+        let msg = pb::ListMessagesRequest {
+            receiver: receiver.clone(),
+            state: pb::MessageState::Unspecified as i32,
+            page_size: MAX_LIMIT,
+            page_token,
+            payload_bytes: MESSAGE_PAYLOAD_SHOWN,
+        };
+        let req = c.request(&headers, token, "/baton.v1.ScheduleService/ListMessages", msg)?;
+        let page = c.schedules.list_messages(req).await?.into_inner();
+        scanned += page.messages.len();
+        if let Some(m) = page.messages.iter().find(|m| m.id == id) {
+            let mut out = cli::messages_json(&receiver, std::slice::from_ref(m))["messages"][0].take();
+            out["receiver"] = json!(receiver);
+            out["payload"] = payload_json(m.payload_bytes, &m.payload_head);
+            out["scanned"] = json!(scanned);
+            return Ok(Json(out));
+        }
+        if page.next_page_token.is_empty() || scanned >= SCAN_MAX {
+            return Err(ApiError(
+                StatusCode::NOT_FOUND,
+                format!("no message {id:?} among the {scanned} of receiver {receiver:?} read (acked, cancelled, dead-lettered, or further than {SCAN_MAX})"),
+            ));
+        }
+        page_token = page.next_page_token;
+    }
+}
+
+#[derive(Deserialize)]
+struct Cancel {
+    receiver: String,
+    ids: Vec<String>,
+}
+
+/// Cancels the listed messages of a receiver, one Cancel each, going on past a refusal, and
+/// answers each item's result as a dead-letter action does.
+async fn cancel_messages(State(c): State<Arc<Console>>, headers: HeaderMap, Json(body): Json<Cancel>) -> ApiResult {
+    c.writable()?;
+    let path = "/baton.v1.ScheduleService/Cancel";
+    c.request(&headers, None, path, ())?;
+    let total = body.ids.len();
+    let mut results = Vec::with_capacity(total);
+    for id in body.ids {
+        let msg = pb::CancelRequest { receiver: body.receiver.clone(), id: id.clone() };
+        let outcome = match c.request(&headers, None, path, msg) {
+            Ok(req) => c.schedules.cancel(req).await.map(|_| ()).map_err(ApiError::from),
+            Err(e) => Err(e),
+        };
+        results.push(match outcome {
+            Ok(()) => json!({ "id": id, "ok": true }),
+            Err(ApiError(_, error)) => json!({ "id": id, "ok": false, "error": error }),
+        });
+    }
+    let done = results.iter().filter(|r| r["ok"] == true).count();
+    Ok(Json(json!({ "done": done, "failed": total - done, "total": total, "results": results })))
 }
 
 /// One page of dead letters of every source (`limit`, default 50, at most 500), from
@@ -541,6 +701,63 @@ async fn dead_letters(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p
     out["limit"] = json!(limit);
     out["scanned"] = json!(scanned);
     Ok(Json(out))
+}
+
+/// One dead letter of a source, by id: where it came from, its error class and message, when it
+/// failed, attempts, last holder, labels (an agent's, from its definition: GetAgent) or
+/// attributes (a resource's), and its
+/// payload's first [`PAYLOAD_SHOWN`] bytes (text when UTF-8, else hex). Baton has no call that
+/// reads one dead letter by id, so this reads the source's ListDeadLetters pages until it finds
+/// it, at most [`SCAN_MAX`] entries: 404 when it is not among them.
+async fn dead_letter(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
+    let token = p.token.as_deref();
+    let kind = kind(p.kind.as_deref().unwrap_or(""))?;
+    let id = p.id.clone().unwrap_or_default();
+    if id.is_empty() {
+        return Err(ApiError(StatusCode::BAD_REQUEST, "id: the dead letter's id is required".into()));
+    }
+    let name = p.source.clone().unwrap_or_default();
+    if name.is_empty() {
+        return Err(ApiError(StatusCode::BAD_REQUEST, "source: the dead letter's source is required".into()));
+    }
+    let source = Some(pb::Source { kind: kind as i32, name });
+    let mut page_token = String::new();
+    let mut scanned = 0;
+    loop {
+        let msg = pb::ListDeadLettersRequest { source: source.clone(), page_size: MAX_LIMIT, page_token };
+        let req = c.request(&headers, token, "/baton.v1.AdminService/ListDeadLetters", msg)?;
+        let page = c.admin.list_dead_letters(req).await?.into_inner();
+        scanned += page.dead_letters.len();
+        if let Some(d) = page.dead_letters.iter().find(|d| d.id == id) {
+            let mut out = cli::dead_letters_json(std::slice::from_ref(d))["deadLetters"][0].take();
+            let shown = &d.payload[..d.payload.len().min(PAYLOAD_SHOWN)];
+            out["payload"] = payload_json(d.payload.len() as u64, shown);
+            let mut attributes: BTreeMap<String, String> = d.attributes.clone().into_iter().collect();
+            // An agent's dead letter does not carry its labels; its definition (which stays while
+            // it is dead-lettered) does, when the caller may read it.
+            if kind == pb::SourceKind::Queue && attributes.is_empty() {
+                let name = source.as_ref().map(|s| s.name.clone()).unwrap_or_default();
+                let msg = pb::GetAgentRequest { queue: name, name: id.clone() };
+                if let Ok(req) = c.request(&headers, token, "/baton.v1.AgentService/GetAgent", msg) {
+                    if let Ok(got) = c.agents.get_agent(req).await {
+                        let def = got.into_inner().agent.and_then(|a| a.agent).unwrap_or_default();
+                        attributes = def.labels.into_iter().collect();
+                    }
+                }
+            }
+            out["attributes"] = json!(attributes);
+            out["scanned"] = json!(scanned);
+            return Ok(Json(out));
+        }
+        if page.next_page_token.is_empty() || scanned >= SCAN_MAX {
+            let name = source.as_ref().map(|s| s.name.as_str()).unwrap_or("");
+            return Err(ApiError(
+                StatusCode::NOT_FOUND,
+                format!("no dead letter {id:?} among the {scanned} of {name:?} read (retried, deleted, expired, or further than {SCAN_MAX})"),
+            ));
+        }
+        page_token = page.next_page_token;
+    }
 }
 
 #[derive(Deserialize)]
@@ -682,6 +899,96 @@ async fn pools(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Quer
         }
     }
     Ok(Json(cli::pools_json(&statuses)))
+}
+
+/// Takes a [`history::Sample`] every [`history::INTERVAL`] until `stopping` is cancelled:
+/// GetHealth run in-process as the replica itself (no caller, so every source), summed over the
+/// sources, and the busiest methods of this replica's latency since the previous sample. A
+/// failed read (Redis down) takes no sample: the chart shows the gap.
+async fn sample(c: Arc<Console>, stopping: CancellationToken) {
+    let mut ticks = tokio::time::interval(history::INTERVAL);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut before = crate::latency::snapshot().1;
+    loop {
+        tokio::select! {
+            _ = stopping.cancelled() => return,
+            _ = ticks.tick() => {}
+        }
+        let now = crate::latency::snapshot().1;
+        let latency = history::busiest(&before, &now);
+        before = now;
+        let Ok(health) = c.admin.get_health(tonic::Request::new(pb::GetHealthRequest {})).await else { continue };
+        let sources = &health.get_ref().sources;
+        let at_ms =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        c.history.push(history::Sample {
+            at_ms,
+            throughput_per_minute: sources.iter().map(|s| s.processing_rate).sum(),
+            backlog: sources.iter().map(|s| s.size).sum(),
+            in_use: sources.iter().map(|s| s.in_use).sum(),
+            dead_letters: sources.iter().map(|s| s.dead_lettered).sum(),
+            latency,
+        });
+    }
+}
+
+/// The samples of [`history`] taken after `since` (ms since the Unix epoch; absent: all of
+/// them, the last hour), oldest first, to whoever may call GetHealth unscoped: a sample sums
+/// every source, which a token scoped to some names may not see (403).
+async fn history(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
+    let since = match p.since.as_deref().filter(|s| !s.is_empty()) {
+        None => 0,
+        Some(raw) => raw.parse::<u64>().map_err(|_| {
+            ApiError(
+                StatusCode::BAD_REQUEST,
+                format!("since: must be a time in ms since the Unix epoch (a whole number), got {raw:?}"),
+            )
+        })?,
+    };
+    let req = c.request(&headers, p.token.as_deref(), "/baton.v1.AdminService/GetHealth", ())?;
+    if crate::auth::identity(&req).is_some_and(|i| i.scoped()) {
+        return Err(ApiError(
+            StatusCode::FORBIDDEN,
+            "the history sums every source; a token scoped to some names may not read it".into(),
+        ));
+    }
+    Ok(Json(json!({
+        "intervalSeconds": history::INTERVAL.as_secs(),
+        "capacity": history::SAMPLES,
+        "perReplica": true,
+        "samples": c.history.since(since),
+    })))
+}
+
+/// This replica's open worker connections (`crate::workers`): Session streams and long-poll
+/// Acquires, with queue, worker id, credit, when each opened and when its worker last sent
+/// something; at most `limit` (default 50, at most 500) and the `total` open, `untracked` those
+/// beyond the registry's bound. To whoever may call GetHealth, the queues within its scopes only.
+/// Per replica: a worker connected to another replica is not here.
+async fn workers(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
+    let limit = limit(&p)?;
+    let req = c.request(&headers, p.token.as_deref(), "/baton.v1.AdminService/GetHealth", ())?;
+    let identity = crate::auth::identity(&req);
+    let (open, untracked) = crate::workers::snapshot();
+    let seen: Vec<_> =
+        open.iter().filter(|w| crate::auth::sees(&identity, crate::auth::NameKind::Queue, &w.queue)).collect();
+    let time = |ms: u64| {
+        chrono::DateTime::from_timestamp_millis(ms as i64)
+            .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+    };
+    let rows: Vec<Value> = seen
+        .iter()
+        .take(limit as usize)
+        .map(|w| {
+            json!({
+                "kind": w.kind.as_str(), "queue": w.queue, "workerId": w.worker, "credit": w.credit(),
+                "openedAt": time(w.opened_ms), "lastSeenAt": time(w.last_seen_ms()),
+            })
+        })
+        .collect();
+    Ok(Json(
+        json!({ "perReplica": true, "workers": rows, "total": seen.len(), "untracked": untracked, "limit": limit }),
+    ))
 }
 
 /// The overview every two seconds, as server-sent events ("overview"; "stale" with the error

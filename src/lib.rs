@@ -19,7 +19,8 @@
 //! - [`embedded`]: the embedded default, a supervised private redis-server.
 //! - [`auth`], [`tls`]: who may call what; serving over TLS.
 //! - [`console`]: the web console, whose API runs the services in-process behind [`auth`];
-//!   [`latency`]: the per-method latency it charts, recorded by every RPC.
+//!   [`latency`]: the per-method latency it charts, recorded by every RPC; [`workers`]: the
+//!   open Session streams and long polls it lists.
 //! - [`cli`]: the operator commands of the `baton` binary (gRPC through [`client`]).
 //! - [`config`], [`error`], [`telemetry`]: configuration layering, the one error type and its
 //!   gRPC mapping, logs and metrics; [`status`]: the layer that puts an ErrorInfo on every
@@ -55,6 +56,7 @@ pub mod sweeper;
 pub mod telemetry;
 pub mod tls;
 pub mod trace;
+pub mod workers;
 
 /// Generated protobuf types and gRPC stubs of `baton.v1` (the `baton-proto` crate).
 pub use baton_proto as pb;

@@ -117,9 +117,11 @@ pub async fn run_with_console(
             ),
             leaders: LeaderServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone()),
             claims: ClaimServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone()),
+            schedules: ScheduleServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone()),
             identities: identities.clone(),
             read_only: config.console.read_only,
             store: store.clone(),
+            history: Default::default(),
         };
         tasks.spawn(crate::console::serve(console, listener, stopping.clone()));
     }

@@ -156,6 +156,7 @@ async fn a_read_only_console_changes_nothing() {
         ("/api/resume", r#"{"kind":"queue","name":"mail"}"#),
         ("/api/deadletters/retry", r#"{"items":[{"kind":"queue","source":"mail","id":"x"}]}"#),
         ("/api/deadletters/delete", r#"{"items":[{"kind":"queue","source":"mail","id":"x"}]}"#),
+        ("/api/messages/cancel", r#"{"receiver":"mail","ids":["x"]}"#),
     ] {
         let (status, answer) = http(&console, "POST", path, None, Some(body)).await;
         assert_eq!(status, 403, "{path}: {answer}");
@@ -525,6 +526,19 @@ async fn bad_paging_input_names_its_field() {
         ("/api/agents?queue=", "queue"),
         ("/api/deadletters?limit=1000", "limit"),
         ("/api/deadletters?page_token=garbage", "page_token"),
+        ("/api/history?since=yesterday", "since"),
+        ("/api/history?since=-1", "since"),
+        ("/api/messages?receiver=mail&state=done", "state"),
+        ("/api/messages?receiver=mail&limit=0", "limit"),
+        ("/api/messages?receiver=mail&page_token=garbage", "page_token"),
+        ("/api/messages?receiver=a:b", "receiver"),
+        ("/api/message?receiver=mail", "id"),
+        ("/api/message?receiver=a:b&id=1", "receiver"),
+        ("/api/deadletter?kind=queue&source=mail", "id"),
+        ("/api/deadletter?kind=heap&source=mail&id=d1", "kind"),
+        ("/api/deadletter?kind=queue&id=d1", "source"),
+        ("/api/deadletter?kind=queue&source=a:b&id=d1", "source"),
+        ("/api/workers?limit=0", "limit"),
     ] {
         let (status, body) = http(&console, "GET", path, None, None).await;
         assert_eq!(status, 400, "{path}: {body}");
@@ -584,9 +598,219 @@ async fn dead_letters_page_by_cursor_within_the_limit() {
     assert_eq!(one["lastErrorClass"], letter["errorClass"], "{one} {letter}");
     assert_eq!(one["lastErrorMessage"], letter["message"], "{one} {letter}");
     assert!(!one["lastErrorClass"].as_str().unwrap().is_empty());
+    // The dead letter's own view: its error, attempts, holder and labels, found in its source.
+    let (status, body) = http(&console, "GET", "/api/deadletter?kind=queue&source=mail&id=d3", None, None).await;
+    assert_eq!(status, 200, "{body}");
+    let view: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (&view["id"], &view["errorClass"], &view["message"]),
+        (&letter["id"], &letter["errorClass"], &letter["message"])
+    );
+    assert_eq!((view["attempts"].as_u64(), view["holder"].as_str()), (Some(1), Some("w")), "{view}");
+    assert_eq!(view["payload"]["bytes"].as_u64(), Some(0), "{view}");
+    assert_eq!(view["attributes"], serde_json::json!({}), "the agent has no labels: {view}");
+    let (status, body) = http(&console, "GET", "/api/deadletter?kind=queue&source=mail&id=d9", None, None).await;
+    assert_eq!(status, 404, "{body}");
     // One that never failed has none.
     register(&mut agents, "mail", vec![agent("fine", 3_600_000, 60_000)]).await;
     let (_, body) = http(&console, "GET", "/api/agent?queue=mail&name=fine", None, None).await;
     assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["lastErrorClass"], "");
+    stop.cancel();
+}
+
+/// `/api/history`'s samples (with `since`, if given), once there are some.
+async fn history(console: &str, since: u64) -> Vec<Value> {
+    let (status, body) = http(console, "GET", &format!("/api/history?since={since}"), None, None).await;
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((answer["perReplica"].as_bool(), answer["intervalSeconds"].as_u64()), (Some(true), Some(5)), "{answer}");
+    answer["samples"].as_array().unwrap().clone()
+}
+
+// The history is the replica's own samples, taken whether or not a page is open: the backlog
+// the test made shows up in a sample, samples go forward in time, and `since` answers only the
+// samples after it (what a page that has the rest asks for).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_history_keeps_samples_that_a_page_reads_from_since() {
+    let redis = TestRedis::start().await;
+    let (grpc, console, stop) = start(&redis, test_config()).await;
+    let channel = tonic::transport::Channel::from_shared(grpc).unwrap().connect().await.unwrap();
+    let mut agents = pb::agent_service_client::AgentServiceClient::new(channel);
+    register(&mut agents, "mail", (0..3).map(|i| agent(&format!("a{i}"), 60_000, 60_000)).collect()).await;
+    eventually(Duration::from_secs(30), "a sample with the backlog of 3", || async {
+        history(&console, 0).await.iter().any(|s| s["backlog"] == 3)
+    })
+    .await;
+    let samples = history(&console, 0).await;
+    let times: Vec<u64> = samples.iter().map(|s| s["atMs"].as_u64().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] < w[1]), "oldest first, forward in time: {times:?}");
+    let last = *times.last().unwrap();
+    eventually(Duration::from_secs(30), "a sample after the last one read", || async {
+        !history(&console, last).await.is_empty()
+    })
+    .await;
+    let newer = history(&console, last).await;
+    assert!(newer.iter().all(|s| s["atMs"].as_u64().unwrap() > last), "only newer samples: {newer:?}");
+    stop.cancel();
+}
+
+// The history sums every source: a token that may read health sees it, no token is 401, and a
+// token scoped to some names is refused (403) rather than shown figures of sources outside
+// its scopes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_history_is_behind_authentication_and_refused_to_scoped_tokens() {
+    let redis = TestRedis::start().await;
+    let (reader, reader_entry) = token_entry("dashboard", "read-only");
+    let (scoped, mut scoped_entry) = token_entry("billing-dashboard", "read-only");
+    scoped_entry.scopes = vec!["billing.*".into()];
+    let mut config = test_config();
+    config.auth.tokens = vec![reader_entry, scoped_entry];
+    let (_, console, stop) = start(&redis, config).await;
+    assert_eq!(http(&console, "GET", "/api/history", None, None).await.0, 401);
+    let (status, body) = http(&console, "GET", "/api/history", Some(&scoped), None).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("scoped"), "{body}");
+    let (status, body) = http(&console, "GET", "/api/history", Some(&reader), None).await;
+    assert_eq!(status, 200, "{body}");
+    stop.cancel();
+}
+
+/// One GET of the console's JSON API that must answer 200.
+async fn get_json(console: &str, path: &str) -> Value {
+    let (status, body) = http(console, "GET", path, None, None).await;
+    assert_eq!(status, 200, "{path}: {body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+// A receiver's scheduled messages page by cursor in delivery order (7 at limit 3: three pages,
+// each message once, with the receiver's count); one message's view shows its payload as text
+// when it is UTF-8 and as hex when not, capped at 1 KiB; a cancel of two messages, one of them
+// unknown, cancels the one and says why not the other, and the cancelled message is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_messages_api_pages_a_receivers_messages_shows_one_and_cancels() {
+    let redis = TestRedis::start().await;
+    let (grpc, console, stop) = start(&redis, test_config()).await;
+    let channel = tonic::transport::Channel::from_shared(grpc).unwrap().connect().await.unwrap();
+    let mut schedules = pb::schedule_service_client::ScheduleServiceClient::new(channel);
+    let mut ids = Vec::new();
+    for i in 0..7u64 {
+        let payload = match i {
+            0 => b"{\"to\":\"ops@example.com\"}".to_vec(),
+            1 => vec![0xff, 0x00, 0x10],
+            2 => vec![b'x'; 3000],
+            _ => Vec::new(),
+        };
+        let msg = pb::ScheduleRequest {
+            receiver: "mail-out".into(),
+            payload,
+            when: Some(pb::schedule_request::When::Delay(dur(3_600_000 + i * 1_000).unwrap())),
+            ..Default::default()
+        };
+        ids.push(schedules.schedule(msg).await.unwrap().into_inner().id);
+    }
+    let mut seen = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = get_json(&console, &format!("/api/messages?receiver=mail-out&limit=3&page_token={token}")).await;
+        let rows = page["messages"].as_array().unwrap();
+        assert!(rows.len() <= 3, "{page}");
+        assert_eq!((page["count"].as_u64(), page["countExact"].as_bool()), (Some(7), Some(true)), "{page}");
+        assert!(rows.iter().all(|m| m["state"] == "scheduled"), "{page}");
+        seen.extend(rows.iter().map(|m| m["id"].as_str().unwrap().to_string()));
+        token = page["nextPageToken"].as_str().unwrap().to_string();
+        if token.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(seen, ids, "each message once, by delivery time");
+    let one = |id: &str| format!("/api/message?receiver=mail-out&id={id}");
+    let text = get_json(&console, &one(&ids[0])).await;
+    assert_eq!(text["state"], "scheduled", "{text}");
+    assert_eq!(text["payload"]["encoding"], "text", "{text}");
+    assert_eq!(text["payload"]["text"], r#"{"to":"ops@example.com"}"#, "{text}");
+    let binary = get_json(&console, &one(&ids[1])).await;
+    assert_eq!(
+        (binary["payload"]["encoding"].as_str(), binary["payload"]["text"].as_str()),
+        (Some("hex"), Some("ff0010"))
+    );
+    let big = get_json(&console, &one(&ids[2])).await;
+    assert_eq!((big["payload"]["bytes"].as_u64(), big["payload"]["shown"].as_u64()), (Some(3000), Some(1024)), "{big}");
+
+    let body = format!(r#"{{"receiver":"mail-out","ids":["{}","missing"]}}"#, ids[0]);
+    let (status, answer) = http(&console, "POST", "/api/messages/cancel", None, Some(&body)).await;
+    assert_eq!(status, 200, "{answer}");
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!((answer["done"].as_u64(), answer["failed"].as_u64()), (Some(1), Some(1)), "{answer}");
+    assert_eq!(answer["results"][1]["ok"], false, "{answer}");
+    assert_eq!(http(&console, "GET", &one(&ids[0]), None, None).await.0, 404, "cancelled");
+    let page = get_json(&console, "/api/messages?receiver=mail-out").await;
+    assert_eq!(page["messages"].as_array().unwrap().len(), 6, "{page}");
+    stop.cancel();
+}
+
+/// `/api/workers`' rows.
+async fn workers(console: &str) -> Vec<Value> {
+    let answer = get_json(console, "/api/workers").await;
+    assert_eq!(answer["perReplica"], true, "{answer}");
+    answer["workers"].as_array().unwrap().clone()
+}
+
+// The workers view lists this replica's open connections: a Session stream with its worker id
+// and the credit it granted, a long poll while it waits; each is gone once it ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_workers_api_lists_open_sessions_and_long_polls() {
+    let redis = TestRedis::start().await;
+    let (grpc, console, stop) = start(&redis, test_config()).await;
+    let channel = tonic::transport::Channel::from_shared(grpc).unwrap().connect().await.unwrap();
+    let mut agents = pb::agent_service_client::AgentServiceClient::new(channel);
+    register(&mut agents, "mail", vec![agent("a", 60_000, 60_000)]).await;
+    let mut held = acquire(&mut agents, "mail", "w-0", 1).await;
+    assert_eq!(held.len(), 1, "nothing due left for the session and the long poll");
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    let open = pb::SessionRequest {
+        open: Some(pb::SessionOpen { queue: "mail".into(), worker_id: "w-session".into() }),
+        credit: 3,
+        ..Default::default()
+    };
+    tx.send(open).await.unwrap();
+    let mut session = agents.session(tokio_stream::wrappers::ReceiverStream::new(rx)).await.unwrap().into_inner();
+    let session_row = |rows: &[Value]| {
+        rows.iter().any(|w| w["kind"] == "session" && w["workerId"] == "w-session" && w["credit"] == 3)
+    };
+    eventually(Duration::from_secs(30), "the session listed with its credit", || async {
+        session_row(&workers(&console).await)
+    })
+    .await;
+    let mut poller = agents.clone();
+    let poll = tokio::spawn(async move {
+        let req =
+            pb::AcquireRequest { queue: "mail".into(), worker_id: "w-poll".into(), max_leases: 2, wait: dur(60_000) };
+        poller.acquire(req).await
+    });
+    eventually(Duration::from_secs(30), "the long poll listed while it waits", || async {
+        workers(&console)
+            .await
+            .iter()
+            .any(|w| w["kind"] == "long poll" && w["workerId"] == "w-poll" && w["queue"] == "mail")
+    })
+    .await;
+    // The held agent comes back: the long poll or the session takes it, and the long poll ends.
+    let lease = held.pop().unwrap();
+    agents
+        .release(pb::ReleaseRequest {
+            queue: "mail".into(),
+            name: lease.name,
+            token: lease.token,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    drop(tx);
+    while let Some(Ok(_)) = session.message().await.transpose() {}
+    poll.abort();
+    eventually(Duration::from_secs(30), "both gone once they ended", || async {
+        workers(&console).await.iter().all(|w| w["workerId"] != "w-session" && w["workerId"] != "w-poll")
+    })
+    .await;
     stop.cancel();
 }

@@ -1,11 +1,11 @@
 // Baton console: reads /api/* (the gRPC methods, in-process, behind the same authentication)
-// and follows /events (the overview every 2 s; with each, the open tab reads again only what it
-// shows: one page of rows or one agent). No framework, no build step.
+// and follows /events (the overview every 2 s; the open tab reads again only what it shows, one
+// page of rows or one agent, when that view's counts in the overview change or every ~10 s).
+// No framework, no build step.
 "use strict";
 
-const state = { token: sessionStorage.getItem("baton-token") || "", readOnly: false, overview: null, rates: [],
-  latencyPrev: null, latencyTicks: [], election: "" };
-const TICKS = 120;
+const state = { token: sessionStorage.getItem("baton-token") || "", readOnly: false, overview: null,
+  latencyPrev: null, election: "", history: [], historyCapacity: 720, historyInterval: 5, historyRead: 0 };
 const $ = (id) => document.getElementById(id);
 
 function headers() {
@@ -87,16 +87,15 @@ function renderOverview(o) {
     tr.appendChild(td);
     return tr;
   }));
-  const queues = o.health.sources.filter((s) => s.kind === "queue").map((s) => s.name);
-  const select = $("queue-select");
-  const current = select.value;
-  if ([...select.options].map((x) => x.value).join() !== queues.join()) {
-    select.replaceChildren(...queues.map((q) => new Option(q, q)));
-    if (queues.includes(current)) select.value = current;
+  for (const [kind, id] of [["queue", "queue-select"], ["receiver", "receiver-select"]]) {
+    const names = o.health.sources.filter((s) => s.kind === kind).map((s) => s.name);
+    const select = $(id);
+    const current = select.value;
+    if ([...select.options].map((x) => x.value).join() !== names.join()) {
+      select.replaceChildren(...names.map((q) => new Option(q, q)));
+      if (names.includes(current)) select.value = current;
+    }
   }
-  state.rates.push(o.health.sources.reduce((sum, s) => sum + s.processingRate, 0));
-  if (state.rates.length > TICKS) state.rates.shift();
-  drawChart();
   if (o.latency) renderLatency(o.latency);
 }
 
@@ -124,19 +123,88 @@ function markFresh() {
   $("stale").hidden = true;
 }
 
-function drawChart() {
-  const c = $("chart"), g = c.getContext("2d");
-  g.clearRect(0, 0, c.width, c.height);
-  const max = Math.max(1, ...state.rates);
-  g.strokeStyle = "#2f6fb3";
-  g.beginPath();
-  state.rates.forEach((r, i) => {
-    const x = (i / 119) * (c.width - 10) + 5, y = c.height - 5 - (r / max) * (c.height - 20);
-    if (i === 0) g.moveTo(x, y); else g.lineTo(x, y);
-  });
-  g.stroke();
+// --- history (charts) ----------------------------------------------------------------------------
+// The charts draw the samples the server keeps (/api/history: one every 5 s, the last hour, this
+// replica's, lost when it restarts), so a reload shows the same hour; the page asks only for the
+// samples newer than the last it has.
+async function refreshSamples() {
+  const since = state.history.length ? state.history[state.history.length - 1].atMs : 0;
+  const data = await api("/api/history?" + new URLSearchParams({ since }));
+  state.historyCapacity = data.capacity;
+  state.historyInterval = data.intervalSeconds;
+  state.history.push(...data.samples.filter((x) => x.atMs > since));
+  if (state.history.length > state.historyCapacity) state.history.splice(0, state.history.length - state.historyCapacity);
+  state.historyRead = Date.now();
+  drawCharts();
+}
+
+function drawCharts() {
+  const h = state.history;
+  drawSeries($("chart"), [{ name: "completed / min", color: COLORS[0], values: h.map((x) => x.throughputPerMinute) }],
+    (v) => v.toFixed(1));
+  drawSeries($("backlog-chart"), [{ name: "backlog (due)", color: COLORS[0], values: h.map((x) => x.backlog) },
+    { name: "in use", color: COLORS[2], values: h.map((x) => x.inUse) },
+    { name: "dead letters", color: COLORS[1], values: h.map((x) => x.deadLetters) }], (v) => Math.round(v).toLocaleString());
+  drawLatency();
+}
+
+// The time axis of the charts: from the first sample kept to the last (at least a minute), with
+// a tick and a clock time every step that gives at most six of them.
+function timeAxis(c, left, right) {
+  const h = state.history;
+  const to = h.length ? h[h.length - 1].atMs : Date.now();
+  const from = Math.min(h.length ? h[0].atMs : to, to - 60_000);
+  const x = (t) => left + ((t - from) / (to - from)) * (c.width - left - right);
+  const steps = [10, 30, 60, 120, 300, 600, 900, 1800].map((s) => s * 1000);
+  const step = steps.find((s) => (to - from) / s <= 6) || 3_600_000;
+  const ticks = [];
+  for (let t = Math.ceil(from / step) * step; t <= to; t += step) ticks.push(t);
+  const g = c.getContext("2d");
   g.fillStyle = "#8a94a0";
-  g.fillText("max " + max.toFixed(1) + "/min", 8, 12);
+  g.strokeStyle = "#e3e6ea";
+  for (const t of ticks) {
+    g.beginPath(); g.moveTo(x(t), 14); g.lineTo(x(t), c.height - 14); g.stroke();
+    const label = new Date(t).toLocaleTimeString([], step < 60_000 ? { hour: "2-digit", minute: "2-digit", second: "2-digit" }
+      : { hour: "2-digit", minute: "2-digit" });
+    g.fillText(label, x(t) - 14, c.height - 2);
+  }
+  c.dataset.ticks = ticks.map((t) => new Date(t).toISOString()).join(",");
+  c.dataset.from = h.length ? String(h[0].atMs) : "";
+  return x;
+}
+
+// Whether two samples are too far apart to be joined (no sample in between: Baton could not
+// read Redis, or the replica was busy).
+function gap(a, b) { return b.atMs - a.atMs > 2.5 * state.historyInterval * 1000; }
+
+// Lines of `series` (values per sample of state.history) on one linear scale from 0.
+function drawSeries(c, series, label) {
+  const g = c.getContext("2d");
+  g.clearRect(0, 0, c.width, c.height);
+  const x = timeAxis(c, 50, 10);
+  const max = Math.max(1, ...series.flatMap((s) => s.values));
+  const y = (v) => c.height - 16 - (v / max) * (c.height - 34);
+  let points = 0;
+  for (const s of series) {
+    g.strokeStyle = s.color;
+    g.beginPath();
+    s.values.forEach((v, i) => {
+      const [px, py] = [x(state.history[i].atMs), y(v)];
+      if (i === 0 || gap(state.history[i - 1], state.history[i])) g.moveTo(px, py); else g.lineTo(px, py);
+      points++;
+    });
+    g.stroke();
+  }
+  g.fillStyle = "#8a94a0";
+  g.fillText(label(max), 2, 12);
+  g.fillText("0", 2, c.height - 16);
+  let left = 80;
+  for (const s of series) {
+    g.fillStyle = s.color;
+    g.fillText("■ " + s.name, left, 12);
+    left += g.measureText("■ " + s.name).width + 14;
+  }
+  c.dataset.points = String(points);
 }
 
 // --- latency -----------------------------------------------------------------------------------
@@ -186,8 +254,6 @@ function renderLatency(l) {
       p50: quantile(buckets, l.boundsSeconds, 0.5), p99: quantile(buckets, l.boundsSeconds, 0.99) };
   }
   state.latencyPrev = l;
-  state.latencyTicks.push(tick);
-  if (state.latencyTicks.length > TICKS) state.latencyTicks.shift();
   // Calls that wait for nothing first, busiest first; long polls (their time is mostly the wait
   // they asked for) after them, apart.
   const rows = Object.entries(tick).sort((a, b) => a[1].longPoll - b[1].longPoll || b[1].calls - a[1].calls || b[1].total - a[1].total);
@@ -197,45 +263,43 @@ function renderLatency(l) {
     if (t.longPoll) tr.className = "long-poll";
     return tr;
   }));
-  drawLatency();
 }
 
 const COLORS = ["#2f6fb3", "#c0392b", "#2e8b57", "#d9a400", "#8e44ad"];
 
-// p50 (dashed) and p99 (solid) of the busiest methods (most calls over the ticks kept), one
-// point per update with calls, on a log scale.
+// p50 (dashed) and p99 (solid) of the busiest methods over the history kept (most calls in its
+// samples), one point per sample with calls, on a log scale, on the charts' time axis.
 function drawLatency() {
   const c = $("latency-chart"), g = c.getContext("2d");
   g.clearRect(0, 0, c.width, c.height);
+  const h = state.history;
   const calls = {};
-  for (const tick of state.latencyTicks) {
-    for (const [m, t] of Object.entries(tick)) if (!t.longPoll) calls[m] = (calls[m] || 0) + t.calls;
-  }
-  const top = Object.keys(calls).filter((m) => calls[m] > 0).sort((a, b) => calls[b] - calls[a]).slice(0, COLORS.length);
+  for (const sample of h) for (const m of sample.latency) calls[m.method] = (calls[m.method] || 0) + m.calls;
+  const top = Object.keys(calls).sort((a, b) => calls[b] - calls[a]).slice(0, COLORS.length);
   const values = [];
-  for (const tick of state.latencyTicks) {
-    for (const m of top) if (tick[m] && tick[m].p99 !== null) values.push(tick[m].p50, tick[m].p99);
+  for (const sample of h) {
+    for (const m of sample.latency) if (top.includes(m.method) && m.p99Seconds !== null) values.push(m.p50Seconds, m.p99Seconds);
   }
+  const x = timeAxis(c, 50, 10);
   let points = 0;
   const legend = [];
   if (values.length > 0) {
     const lo = Math.log10(Math.max(1e-5, Math.min(...values) / 1.5));
     const hi = Math.log10(Math.max(...values) * 1.5);
-    const y = (v) => c.height - 15 - ((Math.log10(Math.max(v, 1e-5)) - lo) / Math.max(hi - lo, 1e-9)) * (c.height - 30);
-    const x = (i) => (i / (TICKS - 1)) * (c.width - 60) + 50;
+    const y = (v) => c.height - 16 - ((Math.log10(Math.max(v, 1e-5)) - lo) / Math.max(hi - lo, 1e-9)) * (c.height - 32);
     top.forEach((m, k) => {
       g.strokeStyle = g.fillStyle = COLORS[k];
-      for (const [quantileName, dash] of [["p99", []], ["p50", [4, 3]]]) {
+      for (const [field, dash] of [["p99Seconds", []], ["p50Seconds", [4, 3]]]) {
         g.setLineDash(dash);
         g.beginPath();
-        let open = false;
-        state.latencyTicks.forEach((tick, i) => {
-          const t = tick[m];
-          if (!t || t[quantileName] === null) { open = false; return; }
-          const [px, py] = [x(i), y(t[quantileName])];
-          if (open) g.lineTo(px, py); else g.moveTo(px, py);
+        let prev = null;
+        h.forEach((sample) => {
+          const t = sample.latency.find((l) => l.method === m);
+          if (!t || t[field] === null) { prev = null; return; }
+          const [px, py] = [x(sample.atMs), y(t[field])];
+          if (prev && !gap(prev, sample)) g.lineTo(px, py); else g.moveTo(px, py);
           g.fillRect(px - 1.5, py - 1.5, 3, 3);
-          open = true;
+          prev = sample;
           points++;
         });
         g.stroke();
@@ -245,10 +309,10 @@ function drawLatency() {
     g.setLineDash([]);
     g.fillStyle = "#8a94a0";
     g.fillText(latencyText(Math.pow(10, hi)), 2, 12);
-    g.fillText(latencyText(Math.pow(10, lo)), 2, c.height - 4);
+    g.fillText(latencyText(Math.pow(10, lo)), 2, c.height - 16);
   } else {
     g.fillStyle = "#8a94a0";
-    g.fillText("no calls yet", 8, 12);
+    g.fillText("no calls yet", 60, 12);
   }
   c.dataset.points = String(points);
   c.dataset.methods = legend.join(",");
@@ -270,7 +334,8 @@ async function refreshOverview() { renderOverview(await api("/api/overview")); }
 // numbered, and an answer to an older one (the user typed on) is dropped.
 const PAGE = 50;
 const paging = { agents: { tokens: [], token: "", next: "", seq: 0, busy: false },
-  deadletters: { tokens: [], token: "", next: "", seq: 0, busy: false } };
+  deadletters: { tokens: [], token: "", next: "", seq: 0, busy: false },
+  messages: { tokens: [], token: "", next: "", seq: 0, busy: false } };
 
 function restart(p) { p.tokens = []; p.token = ""; p.next = ""; }
 
@@ -363,6 +428,83 @@ async function refreshAgent() {
   $("agent-payload").textContent = pl.encoding === "hex" ? pl.text.replace(/(.{2})/g, "$1 ").trim() : pl.text;
 }
 
+// --- scheduled messages (#messages, #/message/<receiver>/<id>) ------------------------------------
+async function refreshMessages() {
+  const receiver = $("receiver-select").value;
+  if (!receiver) { $("message-count").textContent = "no receivers"; return; }
+  const picked = new Set([...document.querySelectorAll(".message-pick:checked")].map((b) => b.dataset.id));
+  const p = paging.messages, seq = ++p.seq;
+  const data = await api("/api/messages?" + new URLSearchParams({ receiver, state: $("message-state").value, limit: PAGE,
+    page_token: p.token }));
+  if (seq !== p.seq) return;
+  p.next = data.nextPageToken;
+  $("message-prev").disabled = p.tokens.length === 0;
+  $("message-next").disabled = !p.next;
+  $("message-count").textContent = countText(data, data.messages.length, p, "message");
+  fill("messages", data.messages.map((m) => {
+    const box = document.createElement("input");
+    box.type = "checkbox";
+    box.className = "message-pick";
+    box.dataset.id = m.id;
+    box.checked = picked.has(m.id);
+    box.onclick = (e) => e.stopPropagation();
+    const td = document.createElement("td");
+    td.appendChild(box);
+    const flying = m.state === "in-flight";
+    const tr = row([td, m.id, m.state, m.deliverAt, m.deliveryCount, m.key, flying ? m.consumerId : "",
+      flying ? m.ackDeadline : "", m.payloadBytes]);
+    tr.dataset.message = m.id;
+    tr.onclick = () => { location.hash = "#/message/" + encodeURIComponent(receiver) + "/" + encodeURIComponent(m.id); };
+    return tr;
+  }));
+}
+
+async function cancelMessages(receiver, ids, result) {
+  if (ids.length === 0) return;
+  if (!confirm("Cancel " + ids.length + " message(s)? They will not be delivered.")) return;
+  const data = await api("/api/messages/cancel", { receiver, ids });
+  let text = data.failed === 0 ? "cancelled " + data.done : "cancelled " + data.done + " of " + data.total + "; " + data.failed + " failed";
+  const reasons = data.results.filter((r) => !r.ok).slice(0, 3).map((r) => r.id + ": " + r.error);
+  if (reasons.length) text += " (" + reasons.join("; ") + (data.failed > reasons.length ? "; …" : "") + ")";
+  result.textContent = text;
+  result.className = data.failed === 0 ? "muted" : "error";
+}
+
+function messageRoute() {
+  const m = /^#\/message\/([^/]+)\/([^/]+)$/.exec(location.hash);
+  return m ? { receiver: decodeURIComponent(m[1]), id: decodeURIComponent(m[2]) } : null;
+}
+
+async function refreshMessage() {
+  const route = messageRoute();
+  if (!route) return;
+  $("message-id").textContent = route.id;
+  $("message-receiver").textContent = route.receiver;
+  const m = await api("/api/message?" + new URLSearchParams(route));
+  const now = messageRoute();
+  if (!now || now.receiver !== route.receiver || now.id !== route.id) return;
+  const flying = m.state === "in-flight";
+  fill("message-detail", [
+    ["state", m.state],
+    ["deliver at", m.deliverAt],
+    ["deliveries", m.deliveryCount],
+    ["key", m.key],
+    ["consumer", flying ? m.consumerId : ""],
+    ["token", flying ? m.token : ""],
+    ["ack deadline", flying ? m.ackDeadline : ""],
+  ].map(([k, v]) => {
+    const th = document.createElement("th");
+    th.textContent = k;
+    const tr = row([th, cell(v)]);
+    tr.dataset.field = k;
+    return tr;
+  }));
+  const pl = m.payload;
+  $("message-payload-size").textContent = pl.bytes + " bytes" + (pl.shown < pl.bytes ? ", first " + pl.shown + " shown" : "")
+    + (pl.encoding === "hex" ? ", as hex" : "");
+  $("message-payload").textContent = pl.encoding === "hex" ? pl.text.replace(/(.{2})/g, "$1 ").trim() : pl.text;
+}
+
 // --- dead letters ------------------------------------------------------------------------------
 async function refreshDeadLetters() {
   const picked = new Set([...document.querySelectorAll(".dl-pick:checked")].map((b) => b.dataset.item));
@@ -391,10 +533,59 @@ async function refreshDeadLetters() {
     box.checked = picked.has(box.dataset.item);
     const td = document.createElement("td");
     td.appendChild(box);
+    box.onclick = (e) => e.stopPropagation();
     const tr = row([td, d.kind, d.source, d.id, d.errorClass, d.attempts, d.failedAt, cell(d.message, "message")]);
     tr.dataset.deadletter = d.id;
+    tr.onclick = () => {
+      location.hash = "#/deadletter/" + [d.kind, d.source, d.id].map(encodeURIComponent).join("/");
+    };
     return tr;
   }));
+}
+
+// --- one dead letter (#/deadletter/<kind>/<source>/<id>) ----------------------------------------
+function deadLetterRoute() {
+  const m = /^#\/deadletter\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(location.hash);
+  return m ? { kind: decodeURIComponent(m[1]), source: decodeURIComponent(m[2]), id: decodeURIComponent(m[3]) } : null;
+}
+
+async function refreshDeadLetter() {
+  const route = deadLetterRoute();
+  if (!route) return;
+  $("deadletter-id").textContent = route.id;
+  $("deadletter-source").textContent = route.kind + " " + route.source;
+  const d = await api("/api/deadletter?" + new URLSearchParams(route));
+  const now = deadLetterRoute();
+  if (!now || now.kind !== route.kind || now.source !== route.source || now.id !== route.id) return;
+  const labels = Object.entries(d.attributes || {}).map(([k, v]) => k + "=" + v).join(", ");
+  fill("deadletter-detail", [
+    ["error class", d.errorClass],
+    ["message", d.message],
+    ["failed at", d.failedAt],
+    ["attempts", d.attempts],
+    ["last holder", d.holder],
+    [route.kind === "pool" ? "attributes" : "labels", labels],
+  ].map(([k, v]) => {
+    const th = document.createElement("th");
+    th.textContent = k;
+    const tr = row([th, cell(v)]);
+    tr.dataset.field = k;
+    return tr;
+  }));
+  const pl = d.payload;
+  $("deadletter-payload-size").textContent = pl.bytes + " bytes" + (pl.shown < pl.bytes ? ", first " + pl.shown + " shown" : "")
+    + (pl.encoding === "hex" ? ", as hex" : "");
+  $("deadletter-payload").textContent = pl.encoding === "hex" ? pl.text.replace(/(.{2})/g, "$1 ").trim() : pl.text;
+}
+
+async function oneDeadLetterAction(action) {
+  const route = deadLetterRoute();
+  if (!route) return;
+  if (action === "delete" && !confirm("Delete this dead letter for good? This cannot be undone.")) return;
+  const data = await api("/api/deadletters/" + action, { items: [route] });
+  const r = data.results[0];
+  $("deadletter-result").textContent = r.ok ? (action === "retry" ? "retried" : "deleted") : r.error;
+  $("deadletter-result").className = r.ok ? "muted" : "error";
 }
 
 async function deadLetterAction(action) {
@@ -415,6 +606,18 @@ async function deadLetterAction(action) {
   }
   $("dl-all").checked = false;
   await refreshDeadLetters();
+}
+
+// --- workers (this replica's open sessions and long polls) ---------------------------------------
+async function refreshWorkers() {
+  const data = await api("/api/workers?" + new URLSearchParams({ limit: PAGE }));
+  $("worker-count").textContent = data.total + " open on this replica" + (data.total > data.workers.length
+    ? ", first " + data.workers.length + " shown" : "") + (data.untracked ? ", " + data.untracked + " more not listed" : "");
+  fill("workers", data.workers.map((w) => {
+    const tr = row([w.kind, w.queue, w.workerId, w.credit, w.openedAt, w.lastSeenAt]);
+    tr.dataset.worker = w.workerId;
+    return tr;
+  }));
 }
 
 // --- elections and pools -----------------------------------------------------------------------
@@ -456,21 +659,34 @@ async function refreshPools() {
 }
 
 // --- tabs, login, live updates -----------------------------------------------------------------
-const tabs = { overview: refreshOverview, queue: refreshQueue, agent: refreshAgent, deadletters: refreshDeadLetters,
-  elections: refreshElections, pools: refreshPools };
+const tabs = { overview: refreshOverview, queue: refreshQueue, agent: refreshAgent, messages: refreshMessages,
+  message: refreshMessage, deadletters: refreshDeadLetters, deadletter: refreshDeadLetter, workers: refreshWorkers, elections: refreshElections, pools: refreshPools };
 
 // The tab the address names: "#queue", …, or "#/agent/<queue>/<name>" (one agent, deep-linkable).
-function currentTab() { return agentRoute() ? "agent" : (location.hash || "#overview").slice(1); }
+// "#/message/<receiver>/<id>" (one scheduled message).
+function currentTab() {
+  if (agentRoute()) return "agent";
+  if (messageRoute()) return "message";
+  if (deadLetterRoute()) return "deadletter";
+  return (location.hash || "#overview").slice(1);
+}
 
 function show() {
   const tab = currentTab();
   for (const name of Object.keys(tabs)) $("tab-" + name).hidden = name !== tab;
-  for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.tab === (tab === "agent" ? "queue" : tab));
+  const nav = { agent: "queue", message: "messages", deadletter: "deadletters" }[tab] || tab;
+  for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", a.dataset.tab === nav);
   const route = agentRoute();
   if (route) $("agent-back").href = "#queue";
   if (route && $("queue-select").value !== route.queue && [...$("queue-select").options].some((o) => o.value === route.queue)) {
     $("queue-select").value = route.queue;
     restart(paging.agents);
+  }
+  const message = messageRoute();
+  if (message && $("receiver-select").value !== message.receiver
+    && [...$("receiver-select").options].some((o) => o.value === message.receiver)) {
+    $("receiver-select").value = message.receiver;
+    restart(paging.messages);
   }
   (tabs[tab] || refreshOverview)().catch(fail);
 }
@@ -480,20 +696,60 @@ function showLogin(message) {
   $("login-error").textContent = message || "";
 }
 
+// A view whose counts did not change is read again on every SLOW_EVERY-th update only (~10 s).
+const SLOW_EVERY = 5;
+state.quiet = 0;
+
+// The counts of what `tab` shows, from the pushed overview (GetHealth's figures per source):
+// a queue's (or an agent's queue's) due, working, scheduled and dead-lettered counts, every
+// source's dead letters, every pool's counts; "" for a view with no counts (elections).
+function viewCounts(o, tab) {
+  const counts = (s) => [s.kind, s.name, s.size, s.inUse, s.idle, s.deadLettered, s.paused].join(":");
+  const sources = o.health.sources;
+  const route = agentRoute();
+  if (tab === "queue" || (tab === "agent" && route)) {
+    const queue = tab === "queue" ? $("queue-select").value : route.queue;
+    return queue + "=" + sources.filter((s) => s.kind === "queue" && s.name === queue).map(counts).join("|");
+  }
+  const message = messageRoute();
+  if (tab === "messages" || (tab === "message" && message)) {
+    const receiver = tab === "messages" ? $("receiver-select").value : message.receiver;
+    return receiver + "=" + sources.filter((s) => s.kind === "receiver" && s.name === receiver).map(counts).join("|");
+  }
+  if (tab === "deadletters") return sources.map((s) => s.kind + ":" + s.name + ":" + s.deadLettered).join("|");
+  if (tab === "pools") return sources.filter((s) => s.kind === "pool").map(counts).join("|");
+  return "";
+}
+
 let events = null;
 function follow() {
   if (events) events.close();
   const q = state.token ? "?" + new URLSearchParams({ token: state.token }) : "";
   events = new EventSource("/events" + q);
   events.addEventListener("overview", (e) => {
-    $("live").textContent = "live " + new Date().toLocaleTimeString();
+    const live = $("live");
+    live.textContent = "live " + new Date().toLocaleTimeString();
+    live.dataset.events = String(Number(live.dataset.events || 0) + 1);
     markFresh();
-    renderOverview(JSON.parse(e.data));
-    // Only what is on screen is read again: one page of rows, or one agent (never the queue).
+    const o = JSON.parse(e.data);
+    renderOverview(o);
+    if (Date.now() - state.historyRead >= state.historyInterval * 1000) refreshSamples().catch(fail);
+    // Only what is on screen is read again (one page of rows, or one agent; never the queue),
+    // and only when its counts in the overview changed, or every SLOW_EVERY-th update (a change
+    // that moves no count: a heartbeat, a holder handing over).
     const tab = currentTab();
+    // The workers view is this process's memory, not Redis: read on every update.
+    if (tab === "workers") refreshWorkers().catch(fail);
+    const signature = tab + "\n" + viewCounts(o, tab);
+    if (signature === live.dataset.view && ++state.quiet < SLOW_EVERY) return;
+    live.dataset.view = signature;
+    state.quiet = 0;
     if (tab === "queue") refreshOnce(paging.agents, refreshQueue);
     if (tab === "agent") refreshAgent().catch(fail);
     if (tab === "deadletters") refreshOnce(paging.deadletters, refreshDeadLetters);
+    if (tab === "messages") refreshOnce(paging.messages, refreshMessages);
+    if (tab === "message") refreshMessage().catch(fail);
+    if (tab === "deadletter") refreshDeadLetter().catch(fail);
     if (tab === "pools") refreshPools().catch(fail);
     if (tab === "elections") refreshElections().catch(fail);
   });
@@ -519,13 +775,28 @@ $("agent-search").oninput = () => { restart(paging.agents); refreshQueue().catch
 $("agent-filter").oninput = () => { restart(paging.agents); refreshQueue().catch(fail); };
 $("agent-prev").onclick = () => pageTo(paging.agents, refreshQueue, false);
 $("agent-next").onclick = () => pageTo(paging.agents, refreshQueue, true);
+$("receiver-select").onchange = () => { restart(paging.messages); refreshMessages().catch(fail); };
+$("message-state").onchange = () => { restart(paging.messages); refreshMessages().catch(fail); };
+$("message-prev").onclick = () => pageTo(paging.messages, refreshMessages, false);
+$("message-next").onclick = () => pageTo(paging.messages, refreshMessages, true);
+$("message-all").onchange = (e) => { for (const b of document.querySelectorAll(".message-pick")) b.checked = e.target.checked; };
+$("message-cancel").onclick = () => cancelMessages($("receiver-select").value,
+  [...document.querySelectorAll(".message-pick:checked")].map((b) => b.dataset.id), $("message-result"))
+  .then(refreshMessages).catch(fail);
+$("message-cancel-one").onclick = () => {
+  const route = messageRoute();
+  if (route) cancelMessages(route.receiver, [route.id], $("message-one-result")).catch(fail);
+};
 $("dl-search").oninput = () => { restart(paging.deadletters); refreshDeadLetters().catch(fail); };
 $("dl-prev").onclick = () => pageTo(paging.deadletters, refreshDeadLetters, false);
 $("dl-next").onclick = () => pageTo(paging.deadletters, refreshDeadLetters, true);
 $("dl-all").onchange = (e) => { for (const b of document.querySelectorAll(".dl-pick")) b.checked = e.target.checked; };
+$("deadletter-retry").onclick = () => oneDeadLetterAction("retry").catch(fail);
+$("deadletter-delete").onclick = () => oneDeadLetterAction("delete").catch(fail);
 $("dl-retry").onclick = () => deadLetterAction("retry").catch(fail);
 $("dl-delete").onclick = () => deadLetterAction("delete").catch(fail);
 $("election-show").onclick = () => refreshElections().catch(fail);
 window.onhashchange = show;
 
-refreshOverview().then(markFresh).then(() => { follow(); show(); }).catch((e) => { fail(e); follow(); });
+refreshOverview().then(markFresh).then(() => { follow(); show(); refreshSamples().catch(fail); })
+  .catch((e) => { fail(e); follow(); });

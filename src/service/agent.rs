@@ -384,6 +384,10 @@ impl AgentService for AgentServiceImpl {
             let place = self.admission.admit("Acquire")?;
             // A long poll holds no place while it waits.
             let _place = if wait.is_zero() { Some(place) } else { None };
+            // Listed among the open connections while it waits (the console's workers view).
+            let _listed = (!wait.is_zero()).then(|| {
+                crate::workers::register(crate::workers::Kind::LongPoll, &req.queue, &req.worker_id, max as usize)
+            });
             let leases =
                 dispatch::acquire(&self.store, &self.wakeups, &self.shutdown, &req.queue, &req.worker_id, max, wait)
                     .await?;

@@ -71,6 +71,7 @@ pub(super) async fn open(
         credit: 0,
         pending: Pending::default(),
         grant: grant.clone(),
+        registration: crate::workers::register(crate::workers::Kind::Session, &open.queue, &open.worker_id, 0),
     };
     session.take(first, true)?;
     let waiter = service
@@ -125,6 +126,8 @@ struct Session {
     /// What the stream was opened with: checked before each round, so nothing a worker sends
     /// after its token was revoked is applied, and no lease is granted to it.
     grant: Option<auth::Grant>,
+    /// Its entry in the console's list of open connections (removed when the session ends).
+    registration: crate::workers::Registration,
 }
 
 impl Session {
@@ -176,6 +179,8 @@ impl Session {
             releases.push((r.name.clone(), r.token, delay.unwrap_or(0)));
         }
         self.credit = credit;
+        self.registration.credit(credit);
+        self.registration.seen();
         self.pending.completions.extend(completions);
         self.pending.heartbeats.extend(m.heartbeats.into_iter().map(|h| (h.name, h.token, h.progress)));
         self.pending.releases.extend(releases);
@@ -259,6 +264,7 @@ impl Session {
                         Some(Ok(got)) => {
                             let n = got.leases.len();
                             self.credit += asked - n;
+                            self.registration.credit(self.credit);
                             metrics::counter!("baton_agents_acquired_total", "queue" => self.queue.clone())
                                 .increment(n as u64);
                             // Full: more may be due now. Otherwise wait for a wake-up or the
