@@ -32,7 +32,10 @@ impl Lab {
     pub async fn start(dir: &Path) -> Result<Self> {
         let redis = RedisProcess::start("redis-server", dir, baton::embedded::Persistence::None).await?;
         let pid = redis.pid().ok_or("redis-server exited at start")?;
-        let mut conn = redis::Client::open(redis.url())?.get_multiplexed_async_connection().await?;
+        // FLUSHALL of a million-item step takes seconds: longer than redis-rs's default
+        // response timeout.
+        let config = redis::AsyncConnectionConfig::new().set_response_timeout(Some(Duration::from_secs(120)));
+        let mut conn = redis::Client::open(redis.url())?.get_multiplexed_async_connection_with_config(&config).await?;
         let clock = RedisClock::calibrate(&mut conn).await?;
         Ok(Self { redis, pid, conn, clock })
     }
