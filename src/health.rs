@@ -107,14 +107,13 @@ pub async fn check(store: &Store, config: &Config) -> Result<Health> {
     let t = &config.health;
     // Up to 3 x max_queues reads: asked all at once (pipelined on a multiplexed connection),
     // so the check costs about one round trip, not one per source.
-    let (previous, queues, pools, receivers) =
-        tokio::try_join!(store.read_health(), store.queues(), store.pools(), store.receivers())?;
-    let first = |mut names: Vec<String>| {
-        names.sort_unstable();
-        names.truncate(t.max_queues);
-        names
-    };
-    let (queues, pools, receivers) = (first(queues), first(pools), first(receivers));
+    let n = t.max_queues;
+    let (previous, queues, pools, receivers) = tokio::try_join!(
+        store.read_health(),
+        store.first_registered(SourceKind::Queue, n),
+        store.first_registered(SourceKind::Pool, n),
+        store.first_registered(SourceKind::Receiver, n),
+    )?;
     let (all_queue_stats, all_pool_stats, all_receiver_stats) = tokio::try_join!(
         try_join_all(queues.iter().map(|q| store.queue_stats(q, t.stuck_age_ms))),
         try_join_all(pools.iter().map(|p| store.pool_stats(p, t.stuck_age_ms))),

@@ -335,6 +335,46 @@ async fn auto_purge_runs_by_itself() {
     }
 }
 
+// Health checks the first `health.max_queues` queues by name. It reads the whole registry
+// only when the registry changed: a steady check costs no SMEMBERS, and a queue registered
+// since (here one that sorts first) is seen at the next check.
+#[tokio::test]
+async fn health_reads_the_registry_only_when_it_changed() {
+    let mut config = test_config();
+    config.health.max_queues = 2;
+    config.zombie_cleanup.enabled = false;
+    config.orphan_cleanup.enabled = false;
+    config.purge.enabled = false;
+    let env = Env::with_config(config).await;
+    let mut a = admin(&env).await;
+    for q in ["c", "d", "e"] {
+        register(&mut env.client.clone(), q, vec![agent("x", 60_000, 60_000)]).await;
+    }
+    let mut conn = env.redis.conn().await;
+    let smembers = |info: String| -> u64 {
+        info.lines()
+            .find(|l| l.starts_with("cmdstat_smembers:"))
+            .and_then(|l| l.split("calls=").nth(1)?.split(',').next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    let names =
+        |h: pb::GetHealthResponse| -> Vec<String> { h.sources.into_iter().map(|s| s.source.unwrap().name).collect() };
+    let h = a.get_health(pb::GetHealthRequest {}).await.unwrap().into_inner();
+    assert_eq!(names(h), ["c", "d"]);
+    let info: String = redis::cmd("INFO").arg("commandstats").query_async(&mut conn).await.unwrap();
+    let before = smembers(info);
+    for _ in 0..3 {
+        let h = a.get_health(pb::GetHealthRequest {}).await.unwrap().into_inner();
+        assert_eq!(names(h), ["c", "d"]);
+    }
+    let info: String = redis::cmd("INFO").arg("commandstats").query_async(&mut conn).await.unwrap();
+    assert_eq!(smembers(info), before, "a steady health check read the whole registry");
+
+    register(&mut env.client.clone(), "a", vec![agent("x", 60_000, 60_000)]).await;
+    let h = a.get_health(pb::GetHealthRequest {}).await.unwrap().into_inner();
+    assert_eq!(names(h), ["a", "c"], "a queue registered since the last check");
+}
+
 // Health moves HEALTHY → DEGRADED → UNHEALTHY as thresholds are crossed, and back; it is in
 // the Redis hash too.
 #[tokio::test]

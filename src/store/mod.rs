@@ -145,6 +145,9 @@ pub enum Path {
     WriteBack,
 }
 
+/// A registry's size and its first names (in byte order) when it was last read in full.
+type FirstNames = (u64, Vec<String>);
+
 /// Baton's state in Redis. Cheap to clone.
 #[derive(Clone)]
 pub struct Store {
@@ -162,6 +165,8 @@ pub struct Store {
     registered: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
     /// When this replica last marked each queue in the index of active queues (`active`).
     marks: Arc<std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>>,
+    /// Per registry key: its size and its first names when last read in full (`first_registered`).
+    firsts: Arc<std::sync::Mutex<std::collections::HashMap<String, FirstNames>>>,
     /// Sources spread over several slots (`sharding.*`); absent: one shard.
     shards: Arc<shards::Sharding>,
 }
@@ -181,6 +186,7 @@ impl Store {
             probe_limit: PROBE_LIMIT,
             registered: Arc::default(),
             marks: Arc::default(),
+            firsts: Arc::default(),
             shards: Arc::default(),
         })
     }
@@ -319,15 +325,20 @@ impl Store {
         Err(error::Error::Unavailable(format!("no Redis node answers ({} known)", nodes.len())))
     }
 
+    /// The registry set of a source kind.
+    fn registry(&self, kind: SourceKind) -> String {
+        match kind {
+            SourceKind::Queue => self.keys.queues(),
+            SourceKind::Pool => self.keys.pools(),
+            SourceKind::Receiver => self.keys.receivers(),
+        }
+    }
+
     /// Whether a queue, pool or receiver is known: in its registry (any shard of a sharded one),
     /// as it is from the first write to it. Operator calls that name a source use it to refuse
     /// a name that never existed (a typo) instead of creating it.
     pub async fn known(&self, kind: SourceKind, name: &str) -> Result<bool> {
-        let registry = match kind {
-            SourceKind::Queue => self.keys.queues(),
-            SourceKind::Pool => self.keys.pools(),
-            SourceKind::Receiver => self.keys.receivers(),
-        };
+        let registry = self.registry(kind);
         let mut conn = self.redis.conn().await?;
         for shard in self.shard_names(kind, name) {
             if redis::cmd("SISMEMBER").arg(&registry).arg(&shard).query_async::<bool>(&mut conn).await? {
@@ -361,6 +372,39 @@ impl Store {
         }
         memo.insert(entry);
         Ok(())
+    }
+
+    /// The first `n` names, in byte order, of a source kind's registry. Registries only grow,
+    /// so while a registry's size is the one last read and the names read then are still in
+    /// it, its first names are unchanged: that costs one SCARD and one SMISMEMBER of `n` names,
+    /// not an SMEMBERS of the whole registry (milliseconds of Redis at ten thousand queues),
+    /// which runs only when the registry changed.
+    pub async fn first_registered(&self, kind: SourceKind, n: usize) -> Result<Vec<String>> {
+        let registry = self.registry(kind);
+        let memo = self.firsts.lock().expect("firsts memo").get(&registry).cloned();
+        let mut conn = self.redis.conn().await?;
+        if let Some((size, names)) = memo {
+            let mut check = redis::pipe();
+            check.cmd("SCARD").arg(&registry);
+            if !names.is_empty() {
+                check.cmd("SMISMEMBER").arg(&registry).arg(&names);
+            }
+            let answer: Vec<redis::Value> = check.query_async(&mut conn).await?;
+            let now: u64 = redis::from_redis_value(answer[0].clone()).map_err(redis::RedisError::from)?;
+            let kept: Vec<bool> = match answer.get(1) {
+                Some(v) => redis::from_redis_value(v.clone()).map_err(redis::RedisError::from)?,
+                None => Vec::new(),
+            };
+            if now == size && kept.iter().all(|k| *k) && names.len() >= n.min(now as usize) {
+                return Ok(names.into_iter().take(n).collect());
+            }
+        }
+        let mut names: Vec<String> = redis::cmd("SMEMBERS").arg(&registry).query_async(&mut conn).await?;
+        let size = names.len() as u64;
+        names.sort_unstable();
+        names.truncate(n);
+        self.firsts.lock().expect("firsts memo").insert(registry, (size, names.clone()));
+        Ok(names)
     }
 
     /// Registers every queue, pool and receiver that has data in Redis but no registry entry
