@@ -245,7 +245,7 @@ async fn a_due_agent_wakes_one_waiter_and_many_wake_many() {
                 let args: Vec<String> = redis::from_redis_value(fields[3].clone()).unwrap_or_default();
                 args.len() > 3
                     && args[0].eq_ignore_ascii_case("evalsha")
-                    && args[2] == "11"
+                    && baton::store::scripts::name_of_sha(&args[1]) == Some("acquireAgents")
                     && args[3] == "baton:{q:herd}:waiting"
             })
             .count()

@@ -184,3 +184,25 @@ async fn a_batch_runs_as_script_calls_of_at_most_script_batch_items() {
         assert_eq!(calls.get(script).copied().unwrap_or(0), want, "{script} calls: {calls:?}");
     }
 }
+
+// Memory per waiting agent is what a million of them cost: a one-shot agent's stored definition
+// holds no field that is 0 or empty (interval, max_attempts, labels), and the scripts read an
+// absent field as 0 (the one-shot runs once and is removed; a failure retries, not dead-letters).
+#[tokio::test]
+async fn a_waiting_one_shot_stores_no_zero_fields() {
+    const Q: &str = "lean";
+    let mut env = Env::start().await;
+    register(&mut env.client, Q, vec![agent("once", 0, 30_000), agent("fails", 0, 30_000)]).await;
+    let mut conn = env.redis.conn().await;
+    let def: String =
+        redis::cmd("HGET").arg(format!("baton:{{q:{Q}}}:defs")).arg("once").query_async(&mut conn).await.unwrap();
+    for field in ["\"interval_ms\"", "\"max_attempts\"", "\"labels\""] {
+        assert!(!def.contains(field), "{field} stored in {def}");
+    }
+    let mut leases = acquire(&mut env.client, Q, "w", 2).await;
+    leases.sort_by(|a, b| a.name.cmp(&b.name));
+    let failed = env.client.complete(complete_req(&leases[0], pb::Outcome::ServerError)).await.unwrap().into_inner();
+    assert!(!failed.removed && !failed.dead_lettered, "no max_attempts: retried ({failed:?})");
+    let done = env.client.complete(complete_req(&leases[1], pb::Outcome::Success)).await.unwrap().into_inner();
+    assert!(done.removed, "no interval: a one-shot, removed");
+}

@@ -25,7 +25,7 @@ local function finishLease(k, name, lease, outcome, message, retryAfterMs, polic
       addWaiting(k.waiting, name, nextRun, channel, queue)
       return { 0, nextRun, 0 }
     end
-    local interval = tonumber(def['interval_ms'])
+    local interval = tonumber(def['interval_ms'] or 0)
     if interval == 0 then
       rcall('HDEL', k.defs, name)
       rcall('HDEL', k.payloads, name)
@@ -40,7 +40,7 @@ local function finishLease(k, name, lease, outcome, message, retryAfterMs, polic
 
   rcall('HINCRBY', k.stats, 'failed', 1)
   local streak = rcall('HINCRBY', k.streaks, name, 1)
-  local maxAttempts = tonumber(def['max_attempts'])
+  local maxAttempts = tonumber(def['max_attempts'] or 0)
   if maxAttempts > 0 and streak >= maxAttempts then
     rcall('ZADD', k.dlq, now, name)
     rcall('HSET', k.dlqinfo, name, cjson.encode({

@@ -20,13 +20,16 @@ pub struct AgentDef {
     /// Higher first among due agents, -1000..=1000; serialized only when not 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub priority: i32,
-    /// 0: one-shot.
+    /// 0: one-shot. Like every field that is 0 or empty, not stored when 0: a million waiting
+    /// one-shots carry no zeros (the scripts read an absent field as 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub interval_ms: u64,
     pub timeout_ms: u64,
     pub error_interval_ms: u64,
     /// 0: unlimited.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub max_attempts: u32,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
     #[serde(skip)]
     pub payload: Vec<u8>,
@@ -49,8 +52,8 @@ pub struct AgentDef {
     pub traceparent: String,
 }
 
-fn is_zero(n: &i32) -> bool {
-    *n == 0
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
 }
 
 impl AgentDef {
