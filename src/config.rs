@@ -508,6 +508,11 @@ pub struct Limits {
     pub max_inflight_work: u32,
     /// The pushback hint given with a shed call (jittered by up to half as much again).
     pub overload_pushback_ms: u64,
+    /// Most script calls of more than a few items (Acquire, Register, Complete batches,
+    /// deliveries and acks) in flight to one Redis node at once; the rest wait in Baton, in
+    /// arrival order, so a small call is never queued in Redis behind a whole fleet's batches
+    /// (0: no bound).
+    pub bulk_inflight: u32,
     /// Shortest leadership ttl a Campaign may ask for.
     pub min_ttl_ms: u64,
     /// Longest leadership ttl a Campaign may ask for.
@@ -714,6 +719,7 @@ impl Default for Limits {
             script_batch: 50,
             max_inflight_work: 256,
             overload_pushback_ms: 100,
+            bulk_inflight: 4,
             min_ttl_ms: 100,
             max_ttl_ms: 3_600_000,
             max_concurrent_streams: 1_000,

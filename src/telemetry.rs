@@ -189,4 +189,8 @@ fn describe() {
     describe_counter!("baton_leader_term_changes_total", "Terms begun or ended through this replica, by election");
     describe_gauge!("baton_leader_has_leader", "1 when the election had a leader at the last look, by election");
     describe_gauge!("baton_redis_up", "1 when the last Redis health check succeeded");
+    describe_gauge!(
+        "baton_redis_bulk_waiting",
+        "Large script calls (batches of more than 8 items) waiting in Baton for a turn to go to Redis (limits.bulk_inflight)"
+    );
 }

@@ -8,6 +8,10 @@
 //!   every lease, and every lease completes at the end (none was lost);
 //! - calls still get through (the flood is admitted up to the limit).
 //!
+//! And the bulk lanes (`limits.bulk_inflight`): while Redis is busy, at most that many large
+//! script calls are in flight to it, the others wait in Baton, and a small call sent then runs
+//! before the waiting ones (it is not queued behind a whole fleet's batches).
+//!
 //! The heartbeats' latency under the flood is printed (`--nocapture`); timing belongs to the
 //! bench, so the test bounds it only far above any healthy figure.
 
@@ -102,4 +106,58 @@ async fn a_flood_of_new_work_is_shed_and_held_work_keeps_being_served() {
         latencies.last().unwrap()
     );
     assert!(p(0.99) < Duration::from_secs(2), "heartbeats starved under the flood: p99 {:?}", p(0.99));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn large_calls_take_turns_and_a_small_one_passes_them() {
+    const LARGE: usize = 8;
+    let mut env = Env::start().await;
+    register(&mut env.client, "fleet", (0..400).map(|i| agent(&format!("f{i:03}"), 3_600_000, 60_000)).collect()).await;
+    register(&mut env.client, "lone", vec![agent("first", 3_600_000, 60_000), agent("second", 3_600_000, 60_000)])
+        .await;
+    // A store of its own with the default lanes, so the test sees its lanes' queue. One small
+    // Acquire in each queue first: it marks the queue active (a small call, for this store's
+    // next seconds), so the calls below go straight to their grant.
+    let store = env.redis.store().await;
+    for queue in ["fleet", "lone"] {
+        assert_eq!(store.acquire(queue, "warm", 1).await.unwrap().leases.len(), 1);
+    }
+    let lanes = baton::config::Config::default().limits.bulk_inflight as usize;
+    assert!(lanes > 0 && lanes < LARGE);
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let hold = env.redis.hold_busy(2_000).await;
+    let mut calls = Vec::new();
+    for i in 0..LARGE {
+        let (store, order) = (store.clone(), order.clone());
+        calls.push(tokio::spawn(async move {
+            let got = store.acquire("fleet", &format!("w{i}"), 40).await.unwrap();
+            order.lock().unwrap().push("large");
+            got.leases.len()
+        }));
+    }
+    let until = Instant::now() + Duration::from_secs(30);
+    while store.bulk_waiting() < LARGE - lanes {
+        assert!(Instant::now() < until, "{} of {LARGE} large calls wait for a turn", store.bulk_waiting());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(store.bulk_waiting(), LARGE - lanes, "{lanes} large calls in flight, the others wait");
+    assert!(!hold.is_finished(), "Redis still busy: the large calls in flight are queued there");
+    let small = {
+        let (store, order) = (store.clone(), order.clone());
+        tokio::spawn(async move {
+            let got = store.acquire("lone", "solo", 1).await.unwrap();
+            order.lock().unwrap().push("small");
+            got.leases.len()
+        })
+    };
+    assert_eq!(small.await.unwrap(), 1);
+    let mut granted = 0;
+    for call in calls {
+        granted += call.await.unwrap();
+    }
+    assert_eq!(granted, 40 * LARGE, "every large call served");
+    let order = order.lock().unwrap().clone();
+    let at = order.iter().position(|c| *c == "small").unwrap();
+    assert!(at <= lanes, "the small call answered after {at} large ones ({lanes} were in flight): {order:?}");
+    assert_eq!(store.bulk_waiting(), 0);
 }

@@ -271,7 +271,7 @@ impl Store {
             &k.order,
             &k.tags,
         ];
-        let reply = self.run(Path::WriteBack, "registerAgents", &keys, args).await?;
+        let reply = self.run_items(Path::WriteBack, "registerAgents", &keys, args, agents.len()).await?;
         let mut r = Reply::new("registerAgents", reply)?;
         Ok((r.next()?, r.next()?))
     }
@@ -327,7 +327,7 @@ impl Store {
         let k = self.keys.queue(queue);
         let keys = k.acquire_keys();
         let args = Args::new().arg(worker).arg(max).arg(self.policy.scan_limit);
-        let reply = self.run(Path::Dispatch, "acquireAgents", &keys, args).await?;
+        let reply = self.run_items(Path::Dispatch, "acquireAgents", &keys, args, max as usize).await?;
         let mut r = Reply::new("acquireAgents", reply)?;
         let now_ms: i64 = r.next()?;
         let next_due: i64 = r.next()?;
@@ -498,7 +498,7 @@ impl Store {
             args.push(c.retry_after_ms);
             args.push(super::request_field(&c.request_id, || format!("complete|{}|{}", c.name, c.token)));
         }
-        let reply = self.run(Path::WriteBack, "completeAgents", &keys, args).await?;
+        let reply = self.run_items(Path::WriteBack, "completeAgents", &keys, args, items.len()).await?;
         let mut r = Reply::new("completeAgents", reply)?;
         let mut out = Vec::with_capacity(items.len());
         for _ in items {

@@ -56,6 +56,8 @@ pub struct Policy {
     pub dead_letter: DeadLetterConfig,
     /// How long and how many first answers each source remembers by request id.
     pub idempotency: IdempotencyConfig,
+    /// Most large script calls in flight to one Redis node (0: no bound): see `Bulk`.
+    pub bulk_inflight: u32,
 }
 
 impl Policy {
@@ -71,6 +73,7 @@ impl Policy {
             script_batch: limits.script_batch.max(1),
             dead_letter: dead_letter.clone(),
             idempotency: idempotency.clone(),
+            bulk_inflight: limits.bulk_inflight,
         }
     }
 
@@ -148,6 +151,61 @@ pub enum Path {
 /// A registry's size and its first names (in byte order) when it was last read in full.
 type FirstNames = (u64, Vec<String>);
 
+/// Script calls on more items than this take a turn in their node's bulk lane.
+pub const BULK_ITEMS: usize = 8;
+
+/// The bulk lanes: at most `per_node` script calls of more than [`BULK_ITEMS`] items in flight
+/// to one Redis node. Redis runs one script at a time, in the order they arrive, so a fleet
+/// draining in batches of 100 would otherwise keep dozens of large scripts queued there, and a
+/// lone Acquire of one lease would wait for all of them. A few in flight keep Redis as busy
+/// (each runs far longer than a loopback round trip); the rest wait here, in arrival order
+/// (tokio's semaphore is fair), where a small call passes them.
+struct Bulk {
+    per_node: u32,
+    lanes: std::sync::RwLock<std::collections::BTreeMap<Arc<str>, Arc<tokio::sync::Semaphore>>>,
+    /// Calls waiting for a turn, on every lane.
+    waiting: std::sync::atomic::AtomicUsize,
+}
+
+impl Bulk {
+    fn new(per_node: u32) -> Self {
+        Self { per_node, lanes: Default::default(), waiting: Default::default() }
+    }
+
+    /// Waits for a turn on `node`'s lane; `None` when lanes are off (`per_node` 0).
+    async fn turn(&self, node: &Arc<str>) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        if self.per_node == 0 {
+            return None;
+        }
+        let lane = self.lanes.read().expect("bulk lanes").get(node).cloned();
+        let lane = match lane {
+            Some(lane) => lane,
+            None => self
+                .lanes
+                .write()
+                .expect("bulk lanes")
+                .entry(node.clone())
+                .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(self.per_node as usize)))
+                .clone(),
+        };
+        if let Ok(turn) = lane.clone().try_acquire_owned() {
+            return Some(turn);
+        }
+        // Counted down when the turn comes or the caller leaves.
+        struct Waiting<'a>(&'a std::sync::atomic::AtomicUsize);
+        impl Drop for Waiting<'_> {
+            fn drop(&mut self) {
+                let left = self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed) - 1;
+                metrics::gauge!("baton_redis_bulk_waiting").set(left as f64);
+            }
+        }
+        let now = self.waiting.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        metrics::gauge!("baton_redis_bulk_waiting").set(now as f64);
+        let _waiting = Waiting(&self.waiting);
+        lane.acquire_owned().await.ok()
+    }
+}
+
 /// Baton's state in Redis. Cheap to clone.
 #[derive(Clone)]
 pub struct Store {
@@ -167,6 +225,8 @@ pub struct Store {
     marks: Arc<std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>>,
     /// Per registry key: its size and its first names when last read in full (`first_registered`).
     firsts: Arc<std::sync::Mutex<std::collections::HashMap<String, FirstNames>>>,
+    /// Turns of the large script calls, per Redis node (`Policy::bulk_inflight`).
+    bulk: Arc<Bulk>,
     /// Sources spread over several slots (`sharding.*`); absent: one shard.
     shards: Arc<shards::Sharding>,
 }
@@ -177,6 +237,7 @@ impl Store {
         let scripts = Arc::new(Scripts::new());
         scripts.load_all(&redis).await?;
         let keys = Keys::new(key_prefix).sharded(redis.is_cluster());
+        let bulk = Arc::new(Bulk::new(policy.bulk_inflight));
         Ok(Self {
             redis,
             scripts,
@@ -187,6 +248,7 @@ impl Store {
             registered: Arc::default(),
             marks: Arc::default(),
             firsts: Arc::default(),
+            bulk,
             shards: Arc::default(),
         })
     }
@@ -255,9 +317,25 @@ impl Store {
 
     /// Runs a script through the breaker of its path on the node serving its keys.
     async fn run(&self, path: Path, name: &'static str, keys: &[&str], args: Args) -> Result<Value> {
-        let pair = self.breakers.of(&self.redis.node_of(keys.first().copied().unwrap_or_default()));
+        self.run_items(path, name, keys, args, 1).await
+    }
+
+    /// [`Store::run`] for a script call on `items` items (leases asked for, completions,
+    /// agents): a call of more than [`BULK_ITEMS`] waits for its turn in its node's bulk lane
+    /// (`bulk`), so a small call is never queued in Redis behind more than a few large ones.
+    async fn run_items(
+        &self,
+        path: Path,
+        name: &'static str,
+        keys: &[&str],
+        args: Args,
+        items: usize,
+    ) -> Result<Value> {
+        let node = self.redis.node_of(keys.first().copied().unwrap_or_default());
+        let pair = self.breakers.of(&node);
         let breaker = &pair[path as usize];
         breaker.check()?;
+        let _turn = if items > BULK_ITEMS { self.bulk.turn(&node).await } else { None };
         let result = self.scripts.run(&self.redis, name, keys, args).await;
         breaker.record(&result);
         result
@@ -323,6 +401,11 @@ impl Store {
             return Ok(());
         }
         Err(error::Error::Unavailable(format!("no Redis node answers ({} known)", nodes.len())))
+    }
+
+    /// Large script calls waiting for a turn in a bulk lane (see `Bulk`).
+    pub fn bulk_waiting(&self) -> usize {
+        self.bulk.waiting.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The registry set of a source kind.

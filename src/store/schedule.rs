@@ -137,7 +137,7 @@ impl Store {
             .arg(self.policy.dead_letter.max_entries);
         let keys = k.all();
         let keys: Vec<&str> = keys.iter().copied().chain([k.limits.as_str()]).collect();
-        let reply = self.run(Path::Dispatch, "deliverMessages", &keys, args).await?;
+        let reply = self.run_items(Path::Dispatch, "deliverMessages", &keys, args, limits.batch as usize).await?;
         let mut r = Reply::new("deliverMessages", reply)?;
         let now_ms = r.next()?;
         let next: i64 = r.next()?;
@@ -196,7 +196,7 @@ impl Store {
             args.push(*token);
             args.push(super::request_field(request_id, || format!("ack|{id}|{token}")));
         }
-        let reply = self.run(Path::WriteBack, "ackMessages", &k.with_memory(), args).await?;
+        let reply = self.run_items(Path::WriteBack, "ackMessages", &k.with_memory(), args, acks.len()).await?;
         let mut r = Reply::new("ackMessages", reply)?;
         let mut out = Vec::with_capacity(acks.len());
         for _ in acks {
