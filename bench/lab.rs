@@ -262,10 +262,13 @@ pub async fn redis_now_ms(conn: &mut redis::aio::MultiplexedConnection) -> Resul
     Ok(s * 1000 + us / 1000)
 }
 
-/// The configuration every in-process Baton starts from: no metrics listener (its port
-/// could clash) and no jitter, as in the tests.
+/// The configuration every in-process Baton starts from: the defaults with the `BATON_*`
+/// variables applied as `baton serve` applies them (to compare a setting:
+/// `BATON_LIMITS__BULK_INFLIGHT=0 bench/run`), then no metrics listener (its port could clash)
+/// and no jitter, as in the tests.
 pub fn bench_config() -> Config {
-    let mut config = Config { metrics_listen: String::new(), ..Config::default() };
+    let config = Config::from_figment(Config::figment(None)).expect("the BATON_* variables make a valid configuration");
+    let mut config = Config { metrics_listen: String::new(), ..config };
     config.agent.jitter_ratio = 0.0;
     config
 }
@@ -293,25 +296,12 @@ impl Baton {
     /// One HTTP/2 connection. Connecting retries briefly, as the server task may not have
     /// reached its accept loop.
     pub async fn channel(&self) -> Result<Channel> {
-        let endpoint = Channel::from_shared(format!("http://{}", self.addr))?;
-        let mut attempts = 0;
-        loop {
-            match endpoint.connect().await {
-                Ok(c) => return Ok(c),
-                Err(_) if attempts < 50 => attempts += 1,
-                Err(e) => return Err(e.into()),
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        connect(self.addr, 50).await
     }
 
     /// `n` connections, one per simulated process.
     pub async fn channels(&self, n: usize) -> Result<Vec<Channel>> {
-        let mut out = Vec::with_capacity(n);
-        for _ in 0..n {
-            out.push(self.channel().await?);
-        }
-        Ok(out)
+        channels(self.addr, n).await
     }
 
     pub async fn stop(self) -> Result<()> {
@@ -321,6 +311,85 @@ impl Baton {
             .map_err(|_| "Baton did not stop within 20 s")???;
         Ok(())
     }
+}
+
+/// One HTTP/2 connection to `addr`, tried up to `attempts` times 100 ms apart (a server may not
+/// have reached its accept loop yet).
+async fn connect(addr: std::net::SocketAddr, attempts: u32) -> Result<Channel> {
+    let endpoint = Channel::from_shared(format!("http://{addr}"))?;
+    let mut tried = 0;
+    loop {
+        match endpoint.connect().await {
+            Ok(c) => return Ok(c),
+            Err(_) if tried < attempts => tried += 1,
+            Err(e) => return Err(e.into()),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn channels(addr: std::net::SocketAddr, n: usize) -> Result<Vec<Channel>> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        out.push(connect(addr, 50).await?);
+    }
+    Ok(out)
+}
+
+/// `baton serve` in a process of its own, on default settings (no metrics listener): for the
+/// figures of Baton alone, apart from the clients the bench runs in this process.
+pub struct BatonProcess {
+    pub addr: std::net::SocketAddr,
+    child: tokio::process::Child,
+}
+
+impl BatonProcess {
+    /// Starts the `baton` binary built beside this one (bench/run builds it).
+    pub async fn start(redis_url: &str) -> Result<Self> {
+        let bin = std::env::current_exe()?.with_file_name("baton");
+        if !bin.exists() {
+            return Err(format!(
+                "{} is missing: build it with `cargo build --release --bin baton` (bench/run does)",
+                bin.display()
+            )
+            .into());
+        }
+        // A free port: bound, read, let go (Baton binds it a moment later).
+        let addr = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
+        let child = tokio::process::Command::new(bin)
+            .args(["serve", "--listen", &addr.to_string(), "--metrics-listen", "", "--redis-url", redis_url])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()?;
+        let process = Self { addr, child };
+        connect(addr, 300).await?;
+        Ok(process)
+    }
+
+    pub async fn channels(&self, n: usize) -> Result<Vec<Channel>> {
+        channels(self.addr, n).await
+    }
+
+    /// The process's resident set, in KiB.
+    pub fn rss_kb(&self) -> u64 {
+        self.child.id().map_or(0, |pid| rss_kb_of(&format!("/proc/{pid}/status")))
+    }
+
+    pub async fn stop(mut self) -> Result<()> {
+        self.child.kill().await?;
+        Ok(())
+    }
+}
+
+/// VmRSS of a `/proc/<pid>/status` file, in KiB (0 when unreadable).
+fn rss_kb_of(status: &str) -> u64 {
+    std::fs::read_to_string(status)
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or(0)
 }
 
 pub fn dur(ms: u64) -> Option<prost_types::Duration> {

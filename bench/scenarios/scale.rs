@@ -159,7 +159,7 @@ pub async fn run(lab: &mut Lab, args: &ScaleArgs) -> Result<()> {
         session_rows.push(row);
     }
     println!();
-    println!("Idle Session streams on one queue (RSS: this process, Baton and the client ends together)");
+    println!("Idle Session streams on one queue (RSS: `baton serve` alone, in a process of its own)");
     println!(
         "{:>9} {:>14} {:>14} {:>16} {:>22}",
         "streams", "RSS/stream", "Redis clients", "idle cmds/s", "Register→grant p50/p99"

@@ -8,9 +8,8 @@
 //!   max_attempts 1): ListDeadLetters first page and 50 pages deep, RetryDeadLetter and
 //!   DeleteDeadLetter latency, one Purge pass;
 //! - `--scale-sessions` idle Session streams on one queue (credit 1 each, nothing due): this
-//!   process's RSS per stream (Baton and the client ends of the streams together: an upper
-//!   bound of Baton's), Redis clients, idle Redis commands/s, and Register → grant latency
-//!   through them.
+//!   Baton's RSS per stream (`baton serve` in a process of its own, on default settings),
+//!   Redis clients, idle Redis commands/s, and Register → grant latency through them.
 
 use std::{
     sync::{
@@ -26,7 +25,7 @@ use tokio::{sync::mpsc, time::Instant};
 use tonic::transport::Channel;
 
 use super::scale::{drain_with, health_ms, median_ms, slowlog_read, slowlog_start, used_memory, Slow};
-use crate::lab::{agents, bench_config, dur, histogram, micros, ms_at, timestamp_ms, Baton, Lab, Result};
+use crate::lab::{agents, bench_config, dur, histogram, micros, ms_at, timestamp_ms, Baton, BatonProcess, Lab, Result};
 
 /// Messages per ScheduleBatch.
 const SCHEDULE_BATCH: u64 = 500;
@@ -236,16 +235,6 @@ pub struct SessionRow {
     pub grant_p99_ms: f64,
 }
 
-/// This process's resident set, in KiB.
-fn rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next()?.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 async fn redis_info_field(lab: &mut Lab, section: &str, field: &str) -> Result<u64> {
     let info: String = redis::cmd("INFO").arg(section).query_async(&mut lab.conn).await?;
     Ok(info
@@ -267,14 +256,15 @@ async fn commands(lab: &mut Lab) -> Result<u64> {
 
 pub async fn sessions_step(lab: &mut Lab, n: usize, idle_seconds: u64) -> Result<(SessionRow, Slow)> {
     lab.flush().await?;
-    let baton = Baton::start(&lab.url(), bench_config()).await?;
+    // Baton in a process of its own, so its memory is read apart from the streams' client ends.
+    let baton = BatonProcess::start(&lab.url()).await?;
     let channels = baton.channels(64).await?;
     let mut client = agents(channels[0].clone());
     // The queue exists (one agent, due in an hour) so every session waits on it.
     let later = pb::Agent { name: "later".into(), interval: dur(3_600_000), ..Default::default() };
     client.register(pb::RegisterRequest { queue: "s".into(), agents: vec![later], ..Default::default() }).await?;
     slowlog_start(lab).await?;
-    let rss_before = rss_kb();
+    let rss_before = baton.rss_kb();
     let (granted_tx, mut granted) = mpsc::unbounded_channel::<Instant>();
     let opened = Arc::new(AtomicU64::new(0));
     let mut sessions = Vec::with_capacity(n);
@@ -312,7 +302,7 @@ pub async fn sessions_step(lab: &mut Lab, n: usize, idle_seconds: u64) -> Result
     }
     // Settled: every session has asked once and waits.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let rss_per_stream_kb = rss_kb().saturating_sub(rss_before) as f64 / n as f64;
+    let rss_per_stream_kb = baton.rss_kb().saturating_sub(rss_before) as f64 / n as f64;
     let redis_clients = redis_info_field(lab, "clients", "connected_clients").await?;
     let before = commands(lab).await?;
     let started = Instant::now();
