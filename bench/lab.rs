@@ -346,14 +346,7 @@ pub struct BatonProcess {
 impl BatonProcess {
     /// Starts the `baton` binary built beside this one (bench/run builds it).
     pub async fn start(redis_url: &str) -> Result<Self> {
-        let bin = std::env::current_exe()?.with_file_name("baton");
-        if !bin.exists() {
-            return Err(format!(
-                "{} is missing: build it with `cargo build --release --bin baton` (bench/run does)",
-                bin.display()
-            )
-            .into());
-        }
+        let bin = sibling_bin("baton")?;
         // A free port: bound, read, let go (Baton binds it a moment later).
         let addr = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
         let child = tokio::process::Command::new(bin)
@@ -380,6 +373,17 @@ impl BatonProcess {
         self.child.kill().await?;
         Ok(())
     }
+}
+
+/// A binary built beside this one (bench/run builds `baton` and `baton-worker`), or an error
+/// saying how to build it.
+pub fn sibling_bin(name: &str) -> Result<std::path::PathBuf> {
+    let bin = std::env::current_exe()?.with_file_name(name);
+    if !bin.exists() {
+        let how = format!("build it with `cargo build --release --bin {name}` (bench/run does)");
+        return Err(format!("{} is missing: {how}", bin.display()).into());
+    }
+    Ok(bin)
 }
 
 /// VmRSS of a `/proc/<pid>/status` file, in KiB (0 when unreadable).

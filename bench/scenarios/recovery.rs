@@ -37,14 +37,7 @@ struct Round {
 }
 
 pub async fn run(lab: &mut Lab, args: &RecoveryArgs) -> Result<()> {
-    let worker_bin = std::env::current_exe()?.with_file_name("baton-worker");
-    if !worker_bin.exists() {
-        return Err(format!(
-            "{} is missing: build it with `cargo build --release --bin baton-worker` (bench/run does)",
-            worker_bin.display()
-        )
-        .into());
-    }
+    let worker_bin = crate::lab::sibling_bin("baton-worker")?;
     if args.heartbeat_ms >= args.threshold_ms {
         return Err("--recovery-heartbeat-ms must be below the orphan threshold, or the live worker is reaped".into());
     }
