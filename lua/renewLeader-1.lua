@@ -10,7 +10,7 @@
 
   Output:
     { -1 }             LEASE_LOST
-    { 0, expiresAt }   renewed
+    { 0, expiresAt, ttl }   renewed
 ]]
 local rcall = redis.call
 --@include nowMs
@@ -24,4 +24,4 @@ if not t or not t.active or t.expiresAt <= now or t.token ~= token or t.candidat
   return { -1 }
 end
 rcall('HSET', termKey, 'expires_at', now + t.ttl)
-return { 0, now + t.ttl }
+return { 0, now + t.ttl, t.ttl }

@@ -105,11 +105,12 @@ async fn hold_term(
     tx: &watch::Sender<Option<u64>>,
 ) {
     let won = Instant::now();
+    let rule = crate::pb::leadership::rule(ttl);
     // The latest successful renewal's send time: the term lasts at least a ttl from it.
     let mut renewed_sent: Option<Instant> = None;
     let mut next = Duration::ZERO;
     loop {
-        let step_down = renewed_sent.unwrap_or(won) + ttl * 2 / 3;
+        let step_down = renewed_sent.unwrap_or(won) + rule.step_down_in;
         tokio::select! {
             _ = shutdown.cancelled() => return,
             _ = tokio::time::sleep_until(step_down) => {
@@ -127,7 +128,7 @@ async fn hold_term(
                     tx.send_replace(Some(token));
                 }
                 renewed_sent = Some(sent);
-                next = ttl / 3;
+                next = rule.renew_in;
             }
             Ok(Err(Error::LeaseLost(_))) => {
                 tracing::warn!(election, candidate, token, "leadership lost");

@@ -519,7 +519,7 @@ async fn claim_calls_reject_bad_fields() {
     bad(c.fail(pb::FailRequest { pool: "{x}".into(), ..fail.clone() }).await.unwrap_err(), "pool");
     bad(c.fail(pb::FailRequest { resource_id: "a:b".into(), ..fail.clone() }).await.unwrap_err(), "resource_id");
     bad(c.fail(pb::FailRequest { token: 0, ..fail.clone() }).await.unwrap_err(), "token");
-    bad(c.fail(pb::FailRequest { error: "12345".into(), ..fail.clone() }).await.unwrap_err(), "error");
+    bad(c.fail(pb::FailRequest { request_id: "a b".into(), ..fail.clone() }).await.unwrap_err(), "request_id");
     bad(c.get_pool(pb::GetPoolRequest { pool: "".into() }).await.unwrap_err(), "pool");
     bad(c.watch_pool(pb::WatchPoolRequest { pool: "a b".into() }).await.unwrap_err(), "pool");
     assert!(env.redis.snapshot().await.is_empty(), "rejected calls wrote nothing");

@@ -107,6 +107,7 @@ async fn killed_worker_leases_are_requeued_by_the_orphan_sweeper() {
             outcome: pb::Outcome::Success as i32,
             message: String::new(),
             retry_after: None,
+            ..Default::default()
         };
         let err = env.client.complete(late).await.unwrap_err();
         assert_eq!((err.code(), reason(&err).as_str()), (Code::FailedPrecondition, "LEASE_LOST"));

@@ -348,6 +348,13 @@ async fn bad_session_and_batch_input_is_refused() {
         ),
         (
             pb::SessionRequest {
+                completions: vec![pb::SessionCompletion { outcome: 0, http_status: 700, ..done(&lease) }],
+                ..Default::default()
+            },
+            "completions[0].http_status:",
+        ),
+        (
+            pb::SessionRequest {
                 heartbeats: vec![pb::SessionLease { name: "1".into(), token: 1, ..Default::default() }],
                 ..Default::default()
             },

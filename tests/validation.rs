@@ -128,7 +128,13 @@ async fn lease_calls_reject_bad_fields() {
     rejects!(env, "token", c.complete(pb::CompleteRequest { token: 0, ..ok.clone() }));
     rejects!(env, "outcome", c.complete(pb::CompleteRequest { outcome: 0, ..ok.clone() }));
     rejects!(env, "outcome", c.complete(pb::CompleteRequest { outcome: 99, ..ok.clone() }));
-    rejects!(env, "message", c.complete(pb::CompleteRequest { message: "12345".into(), ..ok.clone() }));
+    rejects!(env, "http_status", c.complete(pb::CompleteRequest { outcome: 0, http_status: 600, ..ok.clone() }));
+    rejects!(env, "http_status", c.complete(pb::CompleteRequest { http_status: 99, ..ok.clone() }));
+    rejects!(
+        env,
+        "error_class",
+        c.complete(pb::CompleteRequest { outcome: 0, error_class: "x".repeat(257), ..ok.clone() })
+    );
     rejects!(env, "retry_after", c.complete(pb::CompleteRequest { retry_after: d(11, 0), ..ok.clone() }));
     rejects!(env, "retry_after", c.complete(pb::CompleteRequest { retry_after: d(-5, 0), ..ok.clone() }));
 

@@ -397,6 +397,7 @@ async fn direct_phase(lab: &Lab, queue: &str, k: usize, n: u32, measured: Durati
                             message: String::new(),
                             retry_after_ms: 0,
                             request_id: String::new(),
+                            clipped: false,
                         })
                         .collect();
                     if batch.is_empty() {

@@ -123,37 +123,38 @@ impl AgentServiceImpl {
 
     /// A completion, validated; `field` prefixes the names of its fields in errors ("" for a
     /// lone Complete, "completions[3]." in a batch).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn completion(
-        &self,
-        field: &str,
-        queue: &str,
-        name: &str,
-        token: u64,
-        outcome_value: i32,
-        message: &str,
-        retry_after: Option<&prost_types::Duration>,
-        request_id: &str,
-    ) -> Result<Completion> {
-        let limits = &self.config.limits;
-        validate::name(&format!("{field}queue"), queue)?;
-        validate::agent_name(&format!("{field}name"), name)?;
-        validate::token(&format!("{field}token"), token)?;
-        let outcome = outcome(&format!("{field}outcome"), outcome_value)?;
-        validate::size(&format!("{field}message"), message.len(), limits.max_message_bytes)?;
-        let retry_after_ms =
-            validate::duration_ms(&format!("{field}retry_after"), retry_after, limits.max_duration_ms)?.unwrap_or(0);
-        validate::request_id(&format!("{field}request_id"), request_id)?;
-        Ok(Completion {
-            queue: queue.to_string(),
-            name: name.to_string(),
-            token,
-            outcome,
-            message: message.to_string(),
-            retry_after_ms,
-            request_id: request_id.to_string(),
-        })
+    pub(super) fn completion(&self, field: &str, r: pb::CompleteRequest) -> Result<Completion> {
+        completion(&self.config.limits, field, r)
     }
+}
+
+/// Longest error_class a completion may carry.
+const MAX_ERROR_CLASS_BYTES: usize = 256;
+
+/// A completion from the wire (Complete, CompleteBatch, Session), validated: its outcome as
+/// sent or as the server classifies it, its message clipped to max_message_bytes.
+pub(super) fn completion(limits: &crate::config::Limits, field: &str, r: pb::CompleteRequest) -> Result<Completion> {
+    validate::name(&format!("{field}queue"), &r.queue)?;
+    validate::agent_name(&format!("{field}name"), &r.name)?;
+    validate::token(&format!("{field}token"), r.token)?;
+    validate::size(&format!("{field}error_class"), r.error_class.len(), MAX_ERROR_CLASS_BYTES)?;
+    let outcome = outcome(field, r.outcome, &r.error_class, r.http_status)?;
+    let retry_after_ms =
+        validate::duration_ms(&format!("{field}retry_after"), r.retry_after.as_ref(), limits.max_duration_ms)?
+            .unwrap_or(0);
+    validate::request_id(&format!("{field}request_id"), &r.request_id)?;
+    let clipped = r.message.len() > limits.max_message_bytes;
+    let message = if clipped { crate::error::clip(&r.message, limits.max_message_bytes) } else { r.message };
+    Ok(Completion {
+        queue: r.queue,
+        name: r.name,
+        token: r.token,
+        outcome,
+        message,
+        retry_after_ms,
+        request_id: r.request_id,
+        clipped,
+    })
 }
 
 /// Counts a batch of completions in the metrics (one increment per queue and outcome, not per
@@ -178,7 +179,7 @@ pub(super) fn complete_results(items: &[Completion], done: Vec<Option<Ended>>) -
                             None => counts.push((&c.queue, c.outcome, 1)),
                         }
                     }
-                    Some(complete_pb(done.how))
+                    Some(complete_pb(c, done.how))
                 }
             };
             pb::CompleteResult {
@@ -200,7 +201,25 @@ pub(super) fn complete_results(items: &[Completion], done: Vec<Option<Ended>>) -
     results
 }
 
-fn complete_pb(done: Completed) -> pb::CompleteResponse {
+fn complete_pb(c: &Completion, done: Completed) -> pb::CompleteResponse {
+    let mut response = complete_how(done);
+    response.message_clipped = c.clipped;
+    response.outcome = outcome_pb(c.outcome) as i32;
+    response
+}
+
+fn outcome_pb(o: Outcome) -> pb::Outcome {
+    match o {
+        Outcome::Success => pb::Outcome::Success,
+        Outcome::PermanentForbidden => pb::Outcome::PermanentForbidden,
+        Outcome::Throttled => pb::Outcome::Throttled,
+        Outcome::Transient => pb::Outcome::Transient,
+        Outcome::ServerError => pb::Outcome::ServerError,
+        Outcome::Unknown => pb::Outcome::Unknown,
+    }
+}
+
+fn complete_how(done: Completed) -> pb::CompleteResponse {
     match done {
         Completed::Rescheduled { next_run_ms, streak } => pb::CompleteResponse {
             next_run_at: Some(timestamp(next_run_ms)),
@@ -303,7 +322,28 @@ fn status_pb(info: store::AgentInfo) -> pb::AgentStatus {
     }
 }
 
-pub(super) fn outcome(field: &str, value: i32) -> Result<Outcome> {
+/// The outcome of a completion (`field` prefixes its fields' names): as sent, or, when it is
+/// unspecified, the server's classification of the handler's HTTP status or error class.
+pub(super) fn outcome(field: &str, value: i32, error_class: &str, http_status: u32) -> Result<Outcome> {
+    if http_status != 0 && !(100..=599).contains(&http_status) {
+        return Err(Error::invalid(
+            format!("{field}http_status"),
+            format!("must be 100-599 (or 0: none), got {http_status}"),
+        ));
+    }
+    if value == pb::Outcome::Unspecified as i32 {
+        if http_status != 0 {
+            return Ok(super::classify::http_status(http_status));
+        }
+        if !error_class.is_empty() {
+            return Ok(super::classify::error_class(error_class));
+        }
+        return Err(Error::invalid(
+            format!("{field}outcome"),
+            "is required, unless error_class or http_status is set for the server to classify",
+        ));
+    }
+    let field = format!("{field}outcome");
     match pb::Outcome::try_from(value) {
         Ok(pb::Outcome::Success) => Ok(Outcome::Success),
         Ok(pb::Outcome::PermanentForbidden) => Ok(Outcome::PermanentForbidden),
@@ -311,7 +351,7 @@ pub(super) fn outcome(field: &str, value: i32) -> Result<Outcome> {
         Ok(pb::Outcome::Transient) => Ok(Outcome::Transient),
         Ok(pb::Outcome::ServerError) => Ok(Outcome::ServerError),
         Ok(pb::Outcome::Unknown) => Ok(Outcome::Unknown),
-        Ok(pb::Outcome::Unspecified) => Err(Error::invalid(field, "is required")),
+        Ok(pb::Outcome::Unspecified) => unreachable!("handled above"),
         Err(_) => Err(Error::invalid(field, format!("unknown value {value}"))),
     }
 }
@@ -449,26 +489,17 @@ impl AgentService for AgentServiceImpl {
         observe("Complete", async {
             auth::authorize(&request)?;
             let r = request.into_inner();
-            let c = self.completion(
-                "",
-                &r.queue,
-                &r.name,
-                r.token,
-                r.outcome,
-                &r.message,
-                r.retry_after.as_ref(),
-                &r.request_id,
-            )?;
+            let c = self.completion("", r)?;
             let done = self.store.complete(&c).await.inspect_err(|e| {
                 if matches!(e, Error::LeaseLost(_)) {
                     metrics::counter!("baton_leases_lost_total", "rpc" => "Complete").increment(1);
                 }
             })?;
             if !done.replayed {
-                metrics::counter!("baton_agents_completed_total", "queue" => c.queue, "outcome" => c.outcome.as_str())
+                metrics::counter!("baton_agents_completed_total", "queue" => c.queue.clone(), "outcome" => c.outcome.as_str())
                     .increment(1);
             }
-            Ok(Response::new(complete_pb(done.how)))
+            Ok(Response::new(complete_pb(&c, done.how)))
         })
         .await
     }
@@ -483,21 +514,9 @@ impl AgentService for AgentServiceImpl {
             validate::count("completions", req.completions.len(), 1, self.max_batch())?;
             let items = req
                 .completions
-                .iter()
+                .into_iter()
                 .enumerate()
-                .map(|(i, r)| {
-                    let field = format!("completions[{i}].");
-                    self.completion(
-                        &field,
-                        &r.queue,
-                        &r.name,
-                        r.token,
-                        r.outcome,
-                        &r.message,
-                        r.retry_after.as_ref(),
-                        &r.request_id,
-                    )
-                })
+                .map(|(i, r)| self.completion(&format!("completions[{i}]."), r))
                 .collect::<Result<Vec<_>>>()?;
             let done = self.store.complete_batch(&items).await?;
             Ok(Response::new(pb::CompleteBatchResponse { results: complete_results(&items, done) }))

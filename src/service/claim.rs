@@ -225,13 +225,15 @@ impl ClaimService for ClaimServiceImpl {
             validate::name("pool", &req.pool)?;
             validate::name("resource_id", &req.resource_id)?;
             validate::token("token", req.token)?;
-            validate::size("error", req.error.len(), self.config.limits.max_message_bytes)?;
             validate::request_id("request_id", &req.request_id)?;
+            let max = self.config.limits.max_message_bytes;
+            let error_clipped = req.error.len() > max;
+            let error = if error_clipped { crate::error::clip(&req.error, max) } else { req.error };
             (self.store)
-                .end_claim(&req.pool, &req.resource_id, req.token, ClaimEnd::Fail, &req.error, &req.request_id)
+                .end_claim(&req.pool, &req.resource_id, req.token, ClaimEnd::Fail, &error, &req.request_id)
                 .await?;
             metrics::counter!("baton_pool_dead_lettered_total", "pool" => req.pool).increment(1);
-            Ok(Response::new(pb::FailResponse {}))
+            Ok(Response::new(pb::FailResponse { error_clipped }))
         })
         .await
     }

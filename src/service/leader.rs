@@ -9,7 +9,7 @@ use tokio_stream::{wrappers::ReceiverStream, Stream};
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
-use super::{observe, observe_call, timestamp, validate, waits};
+use super::{duration, observe, observe_call, timestamp, validate, waits};
 use crate::{
     auth,
     config::Config,
@@ -227,11 +227,14 @@ impl LeaderService for LeaderServiceImpl {
                 (false, _) => metrics::counter!("baton_leader_read_total", "election" => election.clone()).increment(1),
             }
             metrics::gauge!("baton_leader_has_leader", "election" => election).set(1.0);
+            let rule = got.is_leader.then(|| pb::leadership::rule(Duration::from_millis(ttl_ms)));
             Ok(Response::new(pb::CampaignResponse {
                 is_leader: got.is_leader,
                 leader_id: got.term.leader,
                 token: got.term.token,
                 expires_at: Some(timestamp(got.term.expires_ms)),
+                renew_in: rule.and_then(|r| duration(r.renew_in.as_millis() as u64)),
+                step_down_in: rule.and_then(|r| duration(r.step_down_in.as_millis() as u64)),
             }))
         })
         .await
@@ -244,13 +247,19 @@ impl LeaderService for LeaderServiceImpl {
             validate::name("election", &req.election)?;
             validate::name("candidate_id", &req.candidate_id)?;
             validate::token("token", req.token)?;
-            let expires = self.store.renew(&req.election, &req.candidate_id, req.token).await.inspect_err(|e| {
-                if matches!(e, Error::LeaseLost(_)) {
-                    metrics::counter!("baton_leases_lost_total", "rpc" => "Renew").increment(1);
-                }
-            })?;
+            let (expires, ttl_ms) =
+                self.store.renew(&req.election, &req.candidate_id, req.token).await.inspect_err(|e| {
+                    if matches!(e, Error::LeaseLost(_)) {
+                        metrics::counter!("baton_leases_lost_total", "rpc" => "Renew").increment(1);
+                    }
+                })?;
             metrics::counter!("baton_leader_refreshed_total", "election" => req.election).increment(1);
-            Ok(Response::new(pb::RenewResponse { expires_at: Some(timestamp(expires)) }))
+            let rule = pb::leadership::rule(Duration::from_millis(ttl_ms));
+            Ok(Response::new(pb::RenewResponse {
+                expires_at: Some(timestamp(expires)),
+                renew_in: duration(rule.renew_in.as_millis() as u64),
+                step_down_in: duration(rule.step_down_in.as_millis() as u64),
+            }))
         })
         .await
     }

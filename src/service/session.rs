@@ -66,8 +66,7 @@ pub(super) async fn open(
         queue: open.queue.clone(),
         worker: open.worker_id.clone(),
         max_batch: service.max_batch(),
-        max_message_bytes: service.config.limits.max_message_bytes,
-        max_duration_ms: service.config.limits.max_duration_ms,
+        config: service.config.clone(),
         credit: 0,
         pending: Pending::default(),
         grant: grant.clone(),
@@ -124,8 +123,7 @@ struct Session {
     queue: String,
     worker: String,
     max_batch: usize,
-    max_message_bytes: usize,
-    max_duration_ms: u64,
+    config: Arc<crate::config::Config>,
     /// Leases the worker may still be pushed.
     credit: usize,
     pending: Pending,
@@ -153,24 +151,19 @@ impl Session {
         validate::count("heartbeats", m.heartbeats.len(), 0, self.max_batch)?;
         validate::count("releases", m.releases.len(), 0, self.max_batch)?;
         let mut completions = Vec::with_capacity(m.completions.len());
-        for (i, c) in m.completions.iter().enumerate() {
-            let field = format!("completions[{i}].");
-            validate::agent_name(&format!("{field}name"), &c.name)?;
-            validate::token(&format!("{field}token"), c.token)?;
-            let outcome = super::agent::outcome(&format!("{field}outcome"), c.outcome)?;
-            validate::size(&format!("{field}message"), c.message.len(), self.max_message_bytes)?;
-            let retry_after_ms =
-                validate::duration_ms(&format!("{field}retry_after"), c.retry_after.as_ref(), self.max_duration_ms)?
-                    .unwrap_or(0);
-            completions.push(Completion {
+        for (i, c) in m.completions.into_iter().enumerate() {
+            let wire = pb::CompleteRequest {
                 queue: self.queue.clone(),
-                name: c.name.clone(),
+                name: c.name,
                 token: c.token,
-                outcome,
-                message: c.message.clone(),
-                retry_after_ms,
+                outcome: c.outcome,
+                message: c.message,
+                retry_after: c.retry_after,
                 request_id: String::new(),
-            });
+                error_class: c.error_class,
+                http_status: c.http_status,
+            };
+            completions.push(super::agent::completion(&self.config.limits, &format!("completions[{i}]."), wire)?);
         }
         for (i, h) in m.heartbeats.iter().enumerate() {
             validate::agent_name(&format!("heartbeats[{i}].name"), &h.name)?;
@@ -181,7 +174,11 @@ impl Session {
         for (i, r) in m.releases.iter().enumerate() {
             validate::agent_name(&format!("releases[{i}].name"), &r.name)?;
             validate::token(&format!("releases[{i}].token"), r.token)?;
-            let delay = validate::duration_ms(&format!("releases[{i}].delay"), r.delay.as_ref(), self.max_duration_ms)?;
+            let delay = validate::duration_ms(
+                &format!("releases[{i}].delay"),
+                r.delay.as_ref(),
+                self.config.limits.max_duration_ms,
+            )?;
             releases.push((r.name.clone(), r.token, delay.unwrap_or(0)));
         }
         self.credit = credit;

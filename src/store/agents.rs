@@ -159,6 +159,8 @@ pub struct Completion {
     pub retry_after_ms: u64,
     /// The caller's request id ("" for none): a retry with it gets the first answer.
     pub request_id: String,
+    /// The message was cut to the server's limit (said in the answer; not stored).
+    pub clipped: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

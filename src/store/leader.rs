@@ -239,12 +239,12 @@ impl Store {
     }
 
     /// Extends a term; `Error::LeaseLost` if it is not `candidate`'s term `token` any more.
-    pub async fn renew(&self, election: &str, candidate: &str, token: u64) -> Result<i64> {
+    pub async fn renew(&self, election: &str, candidate: &str, token: u64) -> Result<(i64, u64)> {
         let k = self.keys.election(election);
         let reply = self.run(Path::WriteBack, "renewLeader", &[&k.term], Args::new().arg(candidate).arg(token)).await?;
         let mut r = Reply::new("renewLeader", reply)?;
         match r.next::<i64>()? {
-            0 => r.next(),
+            0 => Ok((r.next()?, r.next()?)),
             _ => Err(Error::LeaseLost(format!("election {election}: {candidate} does not lead with token {token}"))),
         }
     }

@@ -277,6 +277,7 @@ pub fn complete_req(l: &pb::Lease, outcome: pb::Outcome) -> pb::CompleteRequest 
         outcome: outcome as i32,
         message: String::new(),
         retry_after: None,
+        ..Default::default()
     }
 }
 

@@ -189,6 +189,7 @@ fn completion(lease: &pb::Lease, result: Result<(), Failure>) -> pb::SessionComp
             .map(|f| super::truncate_utf8(&f.message, super::MAX_MESSAGE_BYTES).to_string())
             .unwrap_or_default(),
         retry_after: f.and_then(|f| f.retry_after).map(super::pb_duration),
+        ..Default::default()
     }
 }
 
@@ -417,6 +418,8 @@ impl Worker {
                             outcome: c.outcome,
                             message: c.message,
                             retry_after: c.retry_after,
+                            error_class: c.error_class,
+                            http_status: c.http_status,
                         }
                     };
                     let span = crate::otel::lease_span(&lease);

@@ -78,10 +78,23 @@ func (CatchUp) EnumDescriptor() ([]byte, []int) {
 }
 
 // Outcome classifies how a run ended; it drives the next run time.
+//
+// A completion may leave the outcome unspecified and send what its handler's error carried
+// instead; the server classifies it, so every client language follows one rule:
+//   - http_status: 401 and 403 → PERMANENT_FORBIDDEN; 429 → THROTTLED; 408 → TRANSIENT;
+//     5xx → SERVER_ERROR; 2xx → SUCCESS; any other → UNKNOWN.
+//   - otherwise error_class, split into words (at non-letters and lower-to-upper case changes,
+//     compared case-blind): a word of "timeout", "timedout", "deadline", "connect",
+//     "connection", "transport", "network", "socket", "reset", "refused", "eof", "io", "pipe",
+//     "unavailable", "temporary", "econnreset", "econnrefused", "etimedout", "epipe" → TRANSIENT;
+//     "forbidden", "unauthorized", "unauthenticated", "permission", "denied" →
+//     PERMANENT_FORBIDDEN; "throttled", "throttling", "ratelimit", "ratelimited" or the words
+//     "rate" and "limit" → THROTTLED; anything else → UNKNOWN.
 type Outcome int32
 
 const (
-	// OUTCOME_UNSPECIFIED is rejected.
+	// OUTCOME_UNSPECIFIED: classified by the server from error_class and http_status when either
+	// is set; otherwise rejected.
 	Outcome_OUTCOME_UNSPECIFIED Outcome = 0
 	// OUTCOME_SUCCESS: next run at acquired_at + interval; one-shot agents are
 	// removed; the failure streak resets.
@@ -1116,8 +1129,9 @@ type CompleteRequest struct {
 	Token uint64 `protobuf:"varint,3,opt,name=token,proto3" json:"token,omitempty"`
 	// outcome of the run; required.
 	Outcome Outcome `protobuf:"varint,4,opt,name=outcome,proto3,enum=baton.v1.Outcome" json:"outcome,omitempty"`
-	// message describes a failure; kept with a dead-letter entry. Bounded by
-	// max_message_bytes.
+	// message describes a failure; kept with a dead-letter entry. A longer message than the
+	// server's max_message_bytes is cut to that many bytes on a character boundary, ending in
+	// "…" (CompleteResponse.message_clipped says so).
 	Message string `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
 	// retry_after is a delay the worker was told to respect (a Retry-After
 	// header); it replaces the computed delay when larger.
@@ -1128,7 +1142,15 @@ type CompleteRequest struct {
 	// [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
 	// A retry of a Complete that ended the lease gets its answer instead of LEASE_LOST; the
 	// request_id answers only for this name and token, so it never lets a stale holder through.
-	RequestId     string `protobuf:"bytes,7,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,7,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// error_class names the handler's error (its type or code, as the language spells it:
+	// "SocketTimeoutException", "ECONNRESET", "requests.exceptions.ConnectionError", "io").
+	// With outcome unspecified, the server classifies the failure (see Outcome): http_status
+	// first, then the words of error_class; neither: INVALID_ARGUMENT naming outcome. At most
+	// 256 bytes.
+	ErrorClass string `protobuf:"bytes,8,opt,name=error_class,json=errorClass,proto3" json:"error_class,omitempty"`
+	// http_status the handler's error carried (100-599); 0: none. See error_class.
+	HttpStatus    uint32 `protobuf:"varint,9,opt,name=http_status,json=httpStatus,proto3" json:"http_status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1212,6 +1234,20 @@ func (x *CompleteRequest) GetRequestId() string {
 	return ""
 }
 
+func (x *CompleteRequest) GetErrorClass() string {
+	if x != nil {
+		return x.ErrorClass
+	}
+	return ""
+}
+
+func (x *CompleteRequest) GetHttpStatus() uint32 {
+	if x != nil {
+		return x.HttpStatus
+	}
+	return 0
+}
+
 // CompleteResponse says what happens to the agent next.
 type CompleteResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1226,6 +1262,12 @@ type CompleteResponse struct {
 	Removed bool `protobuf:"varint,3,opt,name=removed,proto3" json:"removed,omitempty"`
 	// failure_streak counts consecutive failures after this outcome.
 	FailureStreak uint32 `protobuf:"varint,4,opt,name=failure_streak,json=failureStreak,proto3" json:"failure_streak,omitempty"`
+	// message_clipped is true when the message was longer than the server's max_message_bytes:
+	// it was kept cut to that many bytes, on a character boundary, ending in "…".
+	MessageClipped bool `protobuf:"varint,5,opt,name=message_clipped,json=messageClipped,proto3" json:"message_clipped,omitempty"`
+	// outcome is the outcome applied: the one sent, or the server's classification of
+	// error_class and http_status.
+	Outcome       Outcome `protobuf:"varint,6,opt,name=outcome,proto3,enum=baton.v1.Outcome" json:"outcome,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1286,6 +1328,20 @@ func (x *CompleteResponse) GetFailureStreak() uint32 {
 		return x.FailureStreak
 	}
 	return 0
+}
+
+func (x *CompleteResponse) GetMessageClipped() bool {
+	if x != nil {
+		return x.MessageClipped
+	}
+	return false
+}
+
+func (x *CompleteResponse) GetOutcome() Outcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return Outcome_OUTCOME_UNSPECIFIED
 }
 
 // CompleteBatchRequest ends many leases.
@@ -1592,10 +1648,15 @@ type SessionCompletion struct {
 	Token uint64 `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
 	// outcome of the run; required.
 	Outcome Outcome `protobuf:"varint,3,opt,name=outcome,proto3,enum=baton.v1.Outcome" json:"outcome,omitempty"`
-	// message describes a failure, at most max_message_bytes.
+	// message describes a failure; clipped as CompleteRequest.message.
 	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
 	// retry_after replaces the computed delay when larger.
-	RetryAfter    *durationpb.Duration `protobuf:"bytes,5,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
+	RetryAfter *durationpb.Duration `protobuf:"bytes,5,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
+	// error_class and http_status: as CompleteRequest's (the server classifies the failure when
+	// outcome is unspecified).
+	ErrorClass string `protobuf:"bytes,6,opt,name=error_class,json=errorClass,proto3" json:"error_class,omitempty"`
+	// http_status: as CompleteRequest.http_status.
+	HttpStatus    uint32 `protobuf:"varint,7,opt,name=http_status,json=httpStatus,proto3" json:"http_status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1663,6 +1724,20 @@ func (x *SessionCompletion) GetRetryAfter() *durationpb.Duration {
 		return x.RetryAfter
 	}
 	return nil
+}
+
+func (x *SessionCompletion) GetErrorClass() string {
+	if x != nil {
+		return x.ErrorClass
+	}
+	return ""
+}
+
+func (x *SessionCompletion) GetHttpStatus() uint32 {
+	if x != nil {
+		return x.HttpStatus
+	}
+	return 0
 }
 
 // SessionRelease hands a lease of the session's queue back, as Release does.
@@ -2578,7 +2653,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x11HeartbeatResponse\x123\n" +
 	"\bextended\x18\x01 \x03(\v2\x17.baton.v1.ExtendedLeaseR\bextended\x12&\n" +
 	"\x04lost\x18\x02 \x03(\v2\x12.baton.v1.LeaseRefR\x04lost\x120\n" +
-	"\tcancelled\x18\x03 \x03(\v2\x12.baton.v1.LeaseRefR\tcancelled\"\xf3\x01\n" +
+	"\tcancelled\x18\x03 \x03(\v2\x12.baton.v1.LeaseRefR\tcancelled\"\xb5\x02\n" +
 	"\x0fCompleteRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -2588,12 +2663,18 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\vretry_after\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\n" +
 	"retryAfter\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\a \x01(\tR\trequestId\"\xb4\x01\n" +
+	"request_id\x18\a \x01(\tR\trequestId\x12\x1f\n" +
+	"\verror_class\x18\b \x01(\tR\n" +
+	"errorClass\x12\x1f\n" +
+	"\vhttp_status\x18\t \x01(\rR\n" +
+	"httpStatus\"\x8a\x02\n" +
 	"\x10CompleteResponse\x12:\n" +
 	"\vnext_run_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\tnextRunAt\x12#\n" +
 	"\rdead_lettered\x18\x02 \x01(\bR\fdeadLettered\x12\x18\n" +
 	"\aremoved\x18\x03 \x01(\bR\aremoved\x12%\n" +
-	"\x0efailure_streak\x18\x04 \x01(\rR\rfailureStreak\"S\n" +
+	"\x0efailure_streak\x18\x04 \x01(\rR\rfailureStreak\x12'\n" +
+	"\x0fmessage_clipped\x18\x05 \x01(\bR\x0emessageClipped\x12+\n" +
+	"\aoutcome\x18\x06 \x01(\x0e2\x11.baton.v1.OutcomeR\aoutcome\"S\n" +
 	"\x14CompleteBatchRequest\x12;\n" +
 	"\vcompletions\x18\x01 \x03(\v2\x19.baton.v1.CompleteRequestR\vcompletions\"\xa7\x01\n" +
 	"\x0eCompleteResult\x12\x14\n" +
@@ -2611,14 +2692,18 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\fSessionLease\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x04R\x05token\x12\x1a\n" +
-	"\bprogress\x18\x03 \x01(\tR\bprogress\"\xc0\x01\n" +
+	"\bprogress\x18\x03 \x01(\tR\bprogress\"\x82\x02\n" +
 	"\x11SessionCompletion\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x04R\x05token\x12+\n" +
 	"\aoutcome\x18\x03 \x01(\x0e2\x11.baton.v1.OutcomeR\aoutcome\x12\x18\n" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x12:\n" +
 	"\vretry_after\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\n" +
-	"retryAfter\"k\n" +
+	"retryAfter\x12\x1f\n" +
+	"\verror_class\x18\x06 \x01(\tR\n" +
+	"errorClass\x12\x1f\n" +
+	"\vhttp_status\x18\a \x01(\rR\n" +
+	"httpStatus\"k\n" +
 	"\x0eSessionRelease\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x04R\x05token\x12/\n" +
@@ -2787,57 +2872,58 @@ var file_baton_v1_agent_proto_depIdxs = []int32{
 	1,  // 15: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
 	36, // 16: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
 	37, // 17: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	15, // 18: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
-	16, // 19: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
-	18, // 20: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
-	1,  // 21: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
-	36, // 22: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
-	36, // 23: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
-	20, // 24: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
-	22, // 25: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
-	21, // 26: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
-	23, // 27: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
-	9,  // 28: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
-	18, // 29: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
-	13, // 30: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
-	11, // 31: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
-	11, // 32: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
-	11, // 33: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
-	36, // 34: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	37, // 35: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	30, // 36: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
-	3,  // 37: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
-	2,  // 38: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
-	37, // 39: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
-	37, // 40: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
-	30, // 41: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
-	4,  // 42: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
-	6,  // 43: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
-	8,  // 44: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
-	12, // 45: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
-	15, // 46: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
-	17, // 47: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
-	24, // 48: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
-	26, // 49: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
-	28, // 50: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
-	31, // 51: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
-	33, // 52: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
-	5,  // 53: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
-	7,  // 54: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
-	10, // 55: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
-	14, // 56: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
-	16, // 57: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
-	19, // 58: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
-	25, // 59: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
-	27, // 60: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
-	29, // 61: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
-	32, // 62: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
-	34, // 63: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
-	53, // [53:64] is the sub-list for method output_type
-	42, // [42:53] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	1,  // 18: baton.v1.CompleteResponse.outcome:type_name -> baton.v1.Outcome
+	15, // 19: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
+	16, // 20: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
+	18, // 21: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
+	1,  // 22: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
+	36, // 23: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
+	36, // 24: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
+	20, // 25: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
+	22, // 26: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
+	21, // 27: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
+	23, // 28: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
+	9,  // 29: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
+	18, // 30: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
+	13, // 31: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
+	11, // 32: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
+	11, // 33: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
+	11, // 34: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
+	36, // 35: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	37, // 36: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	30, // 37: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
+	3,  // 38: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
+	2,  // 39: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
+	37, // 40: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
+	37, // 41: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
+	30, // 42: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
+	4,  // 43: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
+	6,  // 44: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
+	8,  // 45: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
+	12, // 46: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
+	15, // 47: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
+	17, // 48: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
+	24, // 49: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
+	26, // 50: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
+	28, // 51: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
+	31, // 52: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
+	33, // 53: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
+	5,  // 54: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
+	7,  // 55: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
+	10, // 56: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
+	14, // 57: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
+	16, // 58: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
+	19, // 59: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
+	25, // 60: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
+	27, // 61: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
+	29, // 62: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
+	32, // 63: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
+	34, // 64: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
+	54, // [54:65] is the sub-list for method output_type
+	43, // [43:54] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_agent_proto_init() }

@@ -511,7 +511,9 @@ type FailRequest struct {
 	ResourceId string `protobuf:"bytes,2,opt,name=resource_id,json=resourceId,proto3" json:"resource_id,omitempty"`
 	// token of the claim.
 	Token uint64 `protobuf:"varint,3,opt,name=token,proto3" json:"token,omitempty"`
-	// error says what went wrong; kept in the dead-letter entry. Bounded by max_message_bytes.
+	// error says what went wrong; kept in the dead-letter entry. A longer error than the
+	// server's max_message_bytes is cut to that many bytes on a character boundary, ending in "…"
+	// (FailResponse.error_clipped says so).
 	Error string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
 	// request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
 	// connection, a failover): a retry with the same request_id within the server's
@@ -591,7 +593,9 @@ func (x *FailRequest) GetRequestId() string {
 
 // FailResponse confirms the failure.
 type FailResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// error_clipped is true when the error was cut to max_message_bytes.
+	ErrorClipped  bool `protobuf:"varint,1,opt,name=error_clipped,json=errorClipped,proto3" json:"error_clipped,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -624,6 +628,13 @@ func (x *FailResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use FailResponse.ProtoReflect.Descriptor instead.
 func (*FailResponse) Descriptor() ([]byte, []int) {
 	return file_baton_v1_claim_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *FailResponse) GetErrorClipped() bool {
+	if x != nil {
+		return x.ErrorClipped
+	}
+	return false
 }
 
 // GetPoolRequest names a pool.
@@ -970,8 +981,9 @@ const file_baton_v1_claim_proto_rawDesc = "" +
 	"\x05token\x18\x03 \x01(\x04R\x05token\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x05 \x01(\tR\trequestId\"\x0e\n" +
-	"\fFailResponse\"$\n" +
+	"request_id\x18\x05 \x01(\tR\trequestId\"3\n" +
+	"\fFailResponse\x12#\n" +
+	"\rerror_clipped\x18\x01 \x01(\bR\ferrorClipped\"$\n" +
 	"\x0eGetPoolRequest\x12\x12\n" +
 	"\x04pool\x18\x01 \x01(\tR\x04pool\"\x80\x02\n" +
 	"\n" +

@@ -229,7 +229,12 @@ type CampaignResponse struct {
 	// token is the fencing token of the current term.
 	Token uint64 `protobuf:"varint,3,opt,name=token,proto3" json:"token,omitempty"`
 	// expires_at is when the current term ends unless renewed.
-	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// renew_in and step_down_in state the leadership rule (see RenewResponse); set when
+	// is_leader.
+	RenewIn *durationpb.Duration `protobuf:"bytes,5,opt,name=renew_in,json=renewIn,proto3" json:"renew_in,omitempty"`
+	// step_down_in: see RenewResponse.step_down_in.
+	StepDownIn    *durationpb.Duration `protobuf:"bytes,6,opt,name=step_down_in,json=stepDownIn,proto3" json:"step_down_in,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -288,6 +293,20 @@ func (x *CampaignResponse) GetToken() uint64 {
 func (x *CampaignResponse) GetExpiresAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.ExpiresAt
+	}
+	return nil
+}
+
+func (x *CampaignResponse) GetRenewIn() *durationpb.Duration {
+	if x != nil {
+		return x.RenewIn
+	}
+	return nil
+}
+
+func (x *CampaignResponse) GetStepDownIn() *durationpb.Duration {
+	if x != nil {
+		return x.StepDownIn
 	}
 	return nil
 }
@@ -360,7 +379,17 @@ func (x *RenewRequest) GetToken() uint64 {
 type RenewResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// expires_at is when the term ends unless renewed again.
-	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// renew_in: the leader sends its next Renew this long after it *sent* the call this answers
+	// (a third of the ttl). Measured on the leader's own clock from its own send time, so clock
+	// skew between leader and server does not matter.
+	RenewIn *durationpb.Duration `protobuf:"bytes,2,opt,name=renew_in,json=renewIn,proto3" json:"renew_in,omitempty"`
+	// step_down_in: the leader stops acting as leader this long after it sent the call this
+	// answers (two thirds of the ttl) unless a later Renew, also sent before that moment, has
+	// answered by then. A Renew that never answers thus ends the leadership a third of the ttl
+	// before the term can expire on the server and another candidate win it. Each Renew's
+	// deadline is that step-down moment.
+	StepDownIn    *durationpb.Duration `protobuf:"bytes,3,opt,name=step_down_in,json=stepDownIn,proto3" json:"step_down_in,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -398,6 +427,20 @@ func (*RenewResponse) Descriptor() ([]byte, []int) {
 func (x *RenewResponse) GetExpiresAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.ExpiresAt
+	}
+	return nil
+}
+
+func (x *RenewResponse) GetRenewIn() *durationpb.Duration {
+	if x != nil {
+		return x.RenewIn
+	}
+	return nil
+}
+
+func (x *RenewResponse) GetStepDownIn() *durationpb.Duration {
+	if x != nil {
+		return x.StepDownIn
 	}
 	return nil
 }
@@ -1135,20 +1178,26 @@ const file_baton_v1_leader_proto_rawDesc = "" +
 	"\belection\x18\x01 \x01(\tR\belection\x12!\n" +
 	"\fcandidate_id\x18\x02 \x01(\tR\vcandidateId\x12+\n" +
 	"\x03ttl\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x12-\n" +
-	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"\x9d\x01\n" +
+	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"\x90\x02\n" +
 	"\x10CampaignResponse\x12\x1b\n" +
 	"\tis_leader\x18\x01 \x01(\bR\bisLeader\x12\x1b\n" +
 	"\tleader_id\x18\x02 \x01(\tR\bleaderId\x12\x14\n" +
 	"\x05token\x18\x03 \x01(\x04R\x05token\x129\n" +
 	"\n" +
-	"expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"c\n" +
+	"expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x124\n" +
+	"\brenew_in\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\arenewIn\x12;\n" +
+	"\fstep_down_in\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"stepDownIn\"c\n" +
 	"\fRenewRequest\x12\x1a\n" +
 	"\belection\x18\x01 \x01(\tR\belection\x12!\n" +
 	"\fcandidate_id\x18\x02 \x01(\tR\vcandidateId\x12\x14\n" +
-	"\x05token\x18\x03 \x01(\x04R\x05token\"J\n" +
+	"\x05token\x18\x03 \x01(\x04R\x05token\"\xbd\x01\n" +
 	"\rRenewResponse\x129\n" +
 	"\n" +
-	"expires_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"d\n" +
+	"expires_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x124\n" +
+	"\brenew_in\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\arenewIn\x12;\n" +
+	"\fstep_down_in\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"stepDownIn\"d\n" +
 	"\rResignRequest\x12\x1a\n" +
 	"\belection\x18\x01 \x01(\tR\belection\x12!\n" +
 	"\fcandidate_id\x18\x02 \x01(\tR\vcandidateId\x12\x14\n" +
@@ -1260,38 +1309,42 @@ var file_baton_v1_leader_proto_depIdxs = []int32{
 	18, // 0: baton.v1.CampaignRequest.ttl:type_name -> google.protobuf.Duration
 	18, // 1: baton.v1.CampaignRequest.wait:type_name -> google.protobuf.Duration
 	19, // 2: baton.v1.CampaignResponse.expires_at:type_name -> google.protobuf.Timestamp
-	19, // 3: baton.v1.RenewResponse.expires_at:type_name -> google.protobuf.Timestamp
-	19, // 4: baton.v1.ResignResponse.resigned_at:type_name -> google.protobuf.Timestamp
-	19, // 5: baton.v1.GetLeaderResponse.expires_at:type_name -> google.protobuf.Timestamp
-	0,  // 6: baton.v1.ObserveResponse.kind:type_name -> baton.v1.LeadershipEventKind
-	19, // 7: baton.v1.ObserveResponse.expires_at:type_name -> google.protobuf.Timestamp
-	19, // 8: baton.v1.ElectionSummary.expires_at:type_name -> google.protobuf.Timestamp
-	19, // 9: baton.v1.ElectionSummary.last_term_started_at:type_name -> google.protobuf.Timestamp
-	13, // 10: baton.v1.ListElectionsResponse.elections:type_name -> baton.v1.ElectionSummary
-	19, // 11: baton.v1.ElectionTerm.started_at:type_name -> google.protobuf.Timestamp
-	19, // 12: baton.v1.ElectionTerm.ended_at:type_name -> google.protobuf.Timestamp
-	1,  // 13: baton.v1.ElectionTerm.end:type_name -> baton.v1.TermEnd
-	19, // 14: baton.v1.ElectionTerm.expires_at:type_name -> google.protobuf.Timestamp
-	16, // 15: baton.v1.GetElectionHistoryResponse.terms:type_name -> baton.v1.ElectionTerm
-	2,  // 16: baton.v1.LeaderService.Campaign:input_type -> baton.v1.CampaignRequest
-	4,  // 17: baton.v1.LeaderService.Renew:input_type -> baton.v1.RenewRequest
-	6,  // 18: baton.v1.LeaderService.Resign:input_type -> baton.v1.ResignRequest
-	8,  // 19: baton.v1.LeaderService.GetLeader:input_type -> baton.v1.GetLeaderRequest
-	10, // 20: baton.v1.LeaderService.Observe:input_type -> baton.v1.ObserveRequest
-	12, // 21: baton.v1.LeaderService.ListElections:input_type -> baton.v1.ListElectionsRequest
-	15, // 22: baton.v1.LeaderService.GetElectionHistory:input_type -> baton.v1.GetElectionHistoryRequest
-	3,  // 23: baton.v1.LeaderService.Campaign:output_type -> baton.v1.CampaignResponse
-	5,  // 24: baton.v1.LeaderService.Renew:output_type -> baton.v1.RenewResponse
-	7,  // 25: baton.v1.LeaderService.Resign:output_type -> baton.v1.ResignResponse
-	9,  // 26: baton.v1.LeaderService.GetLeader:output_type -> baton.v1.GetLeaderResponse
-	11, // 27: baton.v1.LeaderService.Observe:output_type -> baton.v1.ObserveResponse
-	14, // 28: baton.v1.LeaderService.ListElections:output_type -> baton.v1.ListElectionsResponse
-	17, // 29: baton.v1.LeaderService.GetElectionHistory:output_type -> baton.v1.GetElectionHistoryResponse
-	23, // [23:30] is the sub-list for method output_type
-	16, // [16:23] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	18, // 3: baton.v1.CampaignResponse.renew_in:type_name -> google.protobuf.Duration
+	18, // 4: baton.v1.CampaignResponse.step_down_in:type_name -> google.protobuf.Duration
+	19, // 5: baton.v1.RenewResponse.expires_at:type_name -> google.protobuf.Timestamp
+	18, // 6: baton.v1.RenewResponse.renew_in:type_name -> google.protobuf.Duration
+	18, // 7: baton.v1.RenewResponse.step_down_in:type_name -> google.protobuf.Duration
+	19, // 8: baton.v1.ResignResponse.resigned_at:type_name -> google.protobuf.Timestamp
+	19, // 9: baton.v1.GetLeaderResponse.expires_at:type_name -> google.protobuf.Timestamp
+	0,  // 10: baton.v1.ObserveResponse.kind:type_name -> baton.v1.LeadershipEventKind
+	19, // 11: baton.v1.ObserveResponse.expires_at:type_name -> google.protobuf.Timestamp
+	19, // 12: baton.v1.ElectionSummary.expires_at:type_name -> google.protobuf.Timestamp
+	19, // 13: baton.v1.ElectionSummary.last_term_started_at:type_name -> google.protobuf.Timestamp
+	13, // 14: baton.v1.ListElectionsResponse.elections:type_name -> baton.v1.ElectionSummary
+	19, // 15: baton.v1.ElectionTerm.started_at:type_name -> google.protobuf.Timestamp
+	19, // 16: baton.v1.ElectionTerm.ended_at:type_name -> google.protobuf.Timestamp
+	1,  // 17: baton.v1.ElectionTerm.end:type_name -> baton.v1.TermEnd
+	19, // 18: baton.v1.ElectionTerm.expires_at:type_name -> google.protobuf.Timestamp
+	16, // 19: baton.v1.GetElectionHistoryResponse.terms:type_name -> baton.v1.ElectionTerm
+	2,  // 20: baton.v1.LeaderService.Campaign:input_type -> baton.v1.CampaignRequest
+	4,  // 21: baton.v1.LeaderService.Renew:input_type -> baton.v1.RenewRequest
+	6,  // 22: baton.v1.LeaderService.Resign:input_type -> baton.v1.ResignRequest
+	8,  // 23: baton.v1.LeaderService.GetLeader:input_type -> baton.v1.GetLeaderRequest
+	10, // 24: baton.v1.LeaderService.Observe:input_type -> baton.v1.ObserveRequest
+	12, // 25: baton.v1.LeaderService.ListElections:input_type -> baton.v1.ListElectionsRequest
+	15, // 26: baton.v1.LeaderService.GetElectionHistory:input_type -> baton.v1.GetElectionHistoryRequest
+	3,  // 27: baton.v1.LeaderService.Campaign:output_type -> baton.v1.CampaignResponse
+	5,  // 28: baton.v1.LeaderService.Renew:output_type -> baton.v1.RenewResponse
+	7,  // 29: baton.v1.LeaderService.Resign:output_type -> baton.v1.ResignResponse
+	9,  // 30: baton.v1.LeaderService.GetLeader:output_type -> baton.v1.GetLeaderResponse
+	11, // 31: baton.v1.LeaderService.Observe:output_type -> baton.v1.ObserveResponse
+	14, // 32: baton.v1.LeaderService.ListElections:output_type -> baton.v1.ListElectionsResponse
+	17, // 33: baton.v1.LeaderService.GetElectionHistory:output_type -> baton.v1.GetElectionHistoryResponse
+	27, // [27:34] is the sub-list for method output_type
+	20, // [20:27] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_leader_proto_init() }

@@ -196,7 +196,7 @@ class HeartbeatResponse(_message.Message):
     def __init__(self, extended: _Optional[_Iterable[_Union[ExtendedLease, _Mapping]]] = ..., lost: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ..., cancelled: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ...) -> None: ...
 
 class CompleteRequest(_message.Message):
-    __slots__ = ("queue", "name", "token", "outcome", "message", "retry_after", "request_id")
+    __slots__ = ("queue", "name", "token", "outcome", "message", "retry_after", "request_id", "error_class", "http_status")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
@@ -204,6 +204,8 @@ class CompleteRequest(_message.Message):
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     RETRY_AFTER_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CLASS_FIELD_NUMBER: _ClassVar[int]
+    HTTP_STATUS_FIELD_NUMBER: _ClassVar[int]
     queue: str
     name: str
     token: int
@@ -211,19 +213,25 @@ class CompleteRequest(_message.Message):
     message: str
     retry_after: _duration_pb2.Duration
     request_id: str
-    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., message: _Optional[str] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., request_id: _Optional[str] = ...) -> None: ...
+    error_class: str
+    http_status: int
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., message: _Optional[str] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., request_id: _Optional[str] = ..., error_class: _Optional[str] = ..., http_status: _Optional[int] = ...) -> None: ...
 
 class CompleteResponse(_message.Message):
-    __slots__ = ("next_run_at", "dead_lettered", "removed", "failure_streak")
+    __slots__ = ("next_run_at", "dead_lettered", "removed", "failure_streak", "message_clipped", "outcome")
     NEXT_RUN_AT_FIELD_NUMBER: _ClassVar[int]
     DEAD_LETTERED_FIELD_NUMBER: _ClassVar[int]
     REMOVED_FIELD_NUMBER: _ClassVar[int]
     FAILURE_STREAK_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_CLIPPED_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
     next_run_at: _timestamp_pb2.Timestamp
     dead_lettered: bool
     removed: bool
     failure_streak: int
-    def __init__(self, next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., dead_lettered: _Optional[bool] = ..., removed: _Optional[bool] = ..., failure_streak: _Optional[int] = ...) -> None: ...
+    message_clipped: bool
+    outcome: Outcome
+    def __init__(self, next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., dead_lettered: _Optional[bool] = ..., removed: _Optional[bool] = ..., failure_streak: _Optional[int] = ..., message_clipped: _Optional[bool] = ..., outcome: _Optional[_Union[Outcome, str]] = ...) -> None: ...
 
 class CompleteBatchRequest(_message.Message):
     __slots__ = ("completions",)
@@ -270,18 +278,22 @@ class SessionLease(_message.Message):
     def __init__(self, name: _Optional[str] = ..., token: _Optional[int] = ..., progress: _Optional[str] = ...) -> None: ...
 
 class SessionCompletion(_message.Message):
-    __slots__ = ("name", "token", "outcome", "message", "retry_after")
+    __slots__ = ("name", "token", "outcome", "message", "retry_after", "error_class", "http_status")
     NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     RETRY_AFTER_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CLASS_FIELD_NUMBER: _ClassVar[int]
+    HTTP_STATUS_FIELD_NUMBER: _ClassVar[int]
     name: str
     token: int
     outcome: Outcome
     message: str
     retry_after: _duration_pb2.Duration
-    def __init__(self, name: _Optional[str] = ..., token: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., message: _Optional[str] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    error_class: str
+    http_status: int
+    def __init__(self, name: _Optional[str] = ..., token: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., message: _Optional[str] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., error_class: _Optional[str] = ..., http_status: _Optional[int] = ...) -> None: ...
 
 class SessionRelease(_message.Message):
     __slots__ = ("name", "token", "delay")

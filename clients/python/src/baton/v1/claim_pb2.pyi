@@ -111,8 +111,10 @@ class FailRequest(_message.Message):
     def __init__(self, pool: _Optional[str] = ..., resource_id: _Optional[str] = ..., token: _Optional[int] = ..., error: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class FailResponse(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("error_clipped",)
+    ERROR_CLIPPED_FIELD_NUMBER: _ClassVar[int]
+    error_clipped: bool
+    def __init__(self, error_clipped: _Optional[bool] = ...) -> None: ...
 
 class GetPoolRequest(_message.Message):
     __slots__ = ("pool",)

@@ -26,49 +26,49 @@ from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x62\x61ton/v1/leader.proto\x12\x08\x62\x61ton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8a\x01\n\x0f\x43\x61mpaignRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\x12\x14\n\x0c\x63\x61ndidate_id\x18\x02 \x01(\t\x12&\n\x03ttl\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\'\n\x04wait\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\"w\n\x10\x43\x61mpaignResponse\x12\x11\n\tis_leader\x18\x01 \x01(\x08\x12\x11\n\tleader_id\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\x04\x12.\n\nexpires_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"E\n\x0cRenewRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\x12\x14\n\x0c\x63\x61ndidate_id\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\x04\"?\n\rRenewResponse\x12.\n\nexpires_at\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"F\n\rResignRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\x12\x14\n\x0c\x63\x61ndidate_id\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\x04\"A\n\x0eResignResponse\x12/\n\x0bresigned_at\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"$\n\x10GetLeaderRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\"e\n\x11GetLeaderResponse\x12\x11\n\tleader_id\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\x04\x12.\n\nexpires_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\"\n\x0eObserveRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\"\x90\x01\n\x0fObserveResponse\x12+\n\x04kind\x18\x01 \x01(\x0e\x32\x1d.baton.v1.LeadershipEventKind\x12\x11\n\tleader_id\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\x04\x12.\n\nexpires_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"=\n\x14ListElectionsRequest\x12\x11\n\tpage_size\x18\x01 \x01(\r\x12\x12\n\npage_token\x18\x02 \x01(\t\"\xaf\x01\n\x0f\x45lectionSummary\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\x12\x11\n\tleader_id\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\x04\x12.\n\nexpires_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x38\n\x14last_term_started_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"^\n\x15ListElectionsResponse\x12,\n\telections\x18\x01 \x03(\x0b\x32\x19.baton.v1.ElectionSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"<\n\x19GetElectionHistoryRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\r\"\xde\x01\n\x0c\x45lectionTerm\x12\r\n\x05token\x18\x01 \x01(\x04\x12\x11\n\tleader_id\x18\x02 \x01(\t\x12.\n\nstarted_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12,\n\x08\x65nded_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1e\n\x03\x65nd\x18\x05 \x01(\x0e\x32\x11.baton.v1.TermEnd\x12.\n\nexpires_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"C\n\x1aGetElectionHistoryResponse\x12%\n\x05terms\x18\x01 \x03(\x0b\x32\x16.baton.v1.ElectionTerm*\xc9\x01\n\x13LeadershipEventKind\x12%\n!LEADERSHIP_EVENT_KIND_UNSPECIFIED\x10\x00\x12!\n\x1dLEADERSHIP_EVENT_KIND_CURRENT\x10\x01\x12!\n\x1dLEADERSHIP_EVENT_KIND_ELECTED\x10\x02\x12\"\n\x1eLEADERSHIP_EVENT_KIND_RESIGNED\x10\x03\x12!\n\x1dLEADERSHIP_EVENT_KIND_EXPIRED\x10\x04*i\n\x07TermEnd\x12\x18\n\x14TERM_END_UNSPECIFIED\x10\x00\x12\x15\n\x11TERM_END_RESIGNED\x10\x01\x12\x14\n\x10TERM_END_EXPIRED\x10\x02\x12\x17\n\x13TERM_END_SUPERSEDED\x10\x03\x32\x84\x04\n\rLeaderService\x12\x41\n\x08\x43\x61mpaign\x12\x19.baton.v1.CampaignRequest\x1a\x1a.baton.v1.CampaignResponse\x12\x38\n\x05Renew\x12\x16.baton.v1.RenewRequest\x1a\x17.baton.v1.RenewResponse\x12;\n\x06Resign\x12\x17.baton.v1.ResignRequest\x1a\x18.baton.v1.ResignResponse\x12\x44\n\tGetLeader\x12\x1a.baton.v1.GetLeaderRequest\x1a\x1b.baton.v1.GetLeaderResponse\x12@\n\x07Observe\x12\x18.baton.v1.ObserveRequest\x1a\x19.baton.v1.ObserveResponse0\x01\x12P\n\rListElections\x12\x1e.baton.v1.ListElectionsRequest\x1a\x1f.baton.v1.ListElectionsResponse\x12_\n\x12GetElectionHistory\x12#.baton.v1.GetElectionHistoryRequest\x1a$.baton.v1.GetElectionHistoryResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15\x62\x61ton/v1/leader.proto\x12\x08\x62\x61ton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8a\x01\n\x0f\x43\x61mpaignRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\x12\x14\n\x0c\x63\x61ndidate_id\x18\x02 \x01(\t\x12&\n\x03ttl\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\'\n\x04wait\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\"\xd5\x01\n\x10\x43\x61mpaignResponse\x12\x11\n\tis_leader\x18\x01 \x01(\x08\x12\x11\n\tleader_id\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\x04\x12.\n\nexpires_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12+\n\x08renew_in\x18\x05 \x01(\x0b\x32\x19.google.protobuf.Duration\x12/\n\x0cstep_down_in\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\"E\n\x0cRenewRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\x12\x14\n\x0c\x63\x61ndidate_id\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\x04\"\x9d\x01\n\rRenewResponse\x12.\n\nexpires_at\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12+\n\x08renew_in\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12/\n\x0cstep_down_in\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\"F\n\rResignRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\x12\x14\n\x0c\x63\x61ndidate_id\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\x04\"A\n\x0eResignResponse\x12/\n\x0bresigned_at\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"$\n\x10GetLeaderRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\"e\n\x11GetLeaderResponse\x12\x11\n\tleader_id\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\x04\x12.\n\nexpires_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\"\n\x0eObserveRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\"\x90\x01\n\x0fObserveResponse\x12+\n\x04kind\x18\x01 \x01(\x0e\x32\x1d.baton.v1.LeadershipEventKind\x12\x11\n\tleader_id\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\x04\x12.\n\nexpires_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"=\n\x14ListElectionsRequest\x12\x11\n\tpage_size\x18\x01 \x01(\r\x12\x12\n\npage_token\x18\x02 \x01(\t\"\xaf\x01\n\x0f\x45lectionSummary\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\x12\x11\n\tleader_id\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\x04\x12.\n\nexpires_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x38\n\x14last_term_started_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"^\n\x15ListElectionsResponse\x12,\n\telections\x18\x01 \x03(\x0b\x32\x19.baton.v1.ElectionSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"<\n\x19GetElectionHistoryRequest\x12\x10\n\x08\x65lection\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\r\"\xde\x01\n\x0c\x45lectionTerm\x12\r\n\x05token\x18\x01 \x01(\x04\x12\x11\n\tleader_id\x18\x02 \x01(\t\x12.\n\nstarted_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12,\n\x08\x65nded_at\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1e\n\x03\x65nd\x18\x05 \x01(\x0e\x32\x11.baton.v1.TermEnd\x12.\n\nexpires_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"C\n\x1aGetElectionHistoryResponse\x12%\n\x05terms\x18\x01 \x03(\x0b\x32\x16.baton.v1.ElectionTerm*\xc9\x01\n\x13LeadershipEventKind\x12%\n!LEADERSHIP_EVENT_KIND_UNSPECIFIED\x10\x00\x12!\n\x1dLEADERSHIP_EVENT_KIND_CURRENT\x10\x01\x12!\n\x1dLEADERSHIP_EVENT_KIND_ELECTED\x10\x02\x12\"\n\x1eLEADERSHIP_EVENT_KIND_RESIGNED\x10\x03\x12!\n\x1dLEADERSHIP_EVENT_KIND_EXPIRED\x10\x04*i\n\x07TermEnd\x12\x18\n\x14TERM_END_UNSPECIFIED\x10\x00\x12\x15\n\x11TERM_END_RESIGNED\x10\x01\x12\x14\n\x10TERM_END_EXPIRED\x10\x02\x12\x17\n\x13TERM_END_SUPERSEDED\x10\x03\x32\x84\x04\n\rLeaderService\x12\x41\n\x08\x43\x61mpaign\x12\x19.baton.v1.CampaignRequest\x1a\x1a.baton.v1.CampaignResponse\x12\x38\n\x05Renew\x12\x16.baton.v1.RenewRequest\x1a\x17.baton.v1.RenewResponse\x12;\n\x06Resign\x12\x17.baton.v1.ResignRequest\x1a\x18.baton.v1.ResignResponse\x12\x44\n\tGetLeader\x12\x1a.baton.v1.GetLeaderRequest\x1a\x1b.baton.v1.GetLeaderResponse\x12@\n\x07Observe\x12\x18.baton.v1.ObserveRequest\x1a\x19.baton.v1.ObserveResponse0\x01\x12P\n\rListElections\x12\x1e.baton.v1.ListElectionsRequest\x1a\x1f.baton.v1.ListElectionsResponse\x12_\n\x12GetElectionHistory\x12#.baton.v1.GetElectionHistoryRequest\x1a$.baton.v1.GetElectionHistoryResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'baton.v1.leader_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_LEADERSHIPEVENTKIND']._serialized_start=1655
-  _globals['_LEADERSHIPEVENTKIND']._serialized_end=1856
-  _globals['_TERMEND']._serialized_start=1858
-  _globals['_TERMEND']._serialized_end=1963
+  _globals['_LEADERSHIPEVENTKIND']._serialized_start=1845
+  _globals['_LEADERSHIPEVENTKIND']._serialized_end=2046
+  _globals['_TERMEND']._serialized_start=2048
+  _globals['_TERMEND']._serialized_end=2153
   _globals['_CAMPAIGNREQUEST']._serialized_start=101
   _globals['_CAMPAIGNREQUEST']._serialized_end=239
-  _globals['_CAMPAIGNRESPONSE']._serialized_start=241
-  _globals['_CAMPAIGNRESPONSE']._serialized_end=360
-  _globals['_RENEWREQUEST']._serialized_start=362
-  _globals['_RENEWREQUEST']._serialized_end=431
-  _globals['_RENEWRESPONSE']._serialized_start=433
-  _globals['_RENEWRESPONSE']._serialized_end=496
-  _globals['_RESIGNREQUEST']._serialized_start=498
-  _globals['_RESIGNREQUEST']._serialized_end=568
-  _globals['_RESIGNRESPONSE']._serialized_start=570
-  _globals['_RESIGNRESPONSE']._serialized_end=635
-  _globals['_GETLEADERREQUEST']._serialized_start=637
-  _globals['_GETLEADERREQUEST']._serialized_end=673
-  _globals['_GETLEADERRESPONSE']._serialized_start=675
-  _globals['_GETLEADERRESPONSE']._serialized_end=776
-  _globals['_OBSERVEREQUEST']._serialized_start=778
-  _globals['_OBSERVEREQUEST']._serialized_end=812
-  _globals['_OBSERVERESPONSE']._serialized_start=815
-  _globals['_OBSERVERESPONSE']._serialized_end=959
-  _globals['_LISTELECTIONSREQUEST']._serialized_start=961
-  _globals['_LISTELECTIONSREQUEST']._serialized_end=1022
-  _globals['_ELECTIONSUMMARY']._serialized_start=1025
-  _globals['_ELECTIONSUMMARY']._serialized_end=1200
-  _globals['_LISTELECTIONSRESPONSE']._serialized_start=1202
-  _globals['_LISTELECTIONSRESPONSE']._serialized_end=1296
-  _globals['_GETELECTIONHISTORYREQUEST']._serialized_start=1298
-  _globals['_GETELECTIONHISTORYREQUEST']._serialized_end=1358
-  _globals['_ELECTIONTERM']._serialized_start=1361
-  _globals['_ELECTIONTERM']._serialized_end=1583
-  _globals['_GETELECTIONHISTORYRESPONSE']._serialized_start=1585
-  _globals['_GETELECTIONHISTORYRESPONSE']._serialized_end=1652
-  _globals['_LEADERSERVICE']._serialized_start=1966
-  _globals['_LEADERSERVICE']._serialized_end=2482
+  _globals['_CAMPAIGNRESPONSE']._serialized_start=242
+  _globals['_CAMPAIGNRESPONSE']._serialized_end=455
+  _globals['_RENEWREQUEST']._serialized_start=457
+  _globals['_RENEWREQUEST']._serialized_end=526
+  _globals['_RENEWRESPONSE']._serialized_start=529
+  _globals['_RENEWRESPONSE']._serialized_end=686
+  _globals['_RESIGNREQUEST']._serialized_start=688
+  _globals['_RESIGNREQUEST']._serialized_end=758
+  _globals['_RESIGNRESPONSE']._serialized_start=760
+  _globals['_RESIGNRESPONSE']._serialized_end=825
+  _globals['_GETLEADERREQUEST']._serialized_start=827
+  _globals['_GETLEADERREQUEST']._serialized_end=863
+  _globals['_GETLEADERRESPONSE']._serialized_start=865
+  _globals['_GETLEADERRESPONSE']._serialized_end=966
+  _globals['_OBSERVEREQUEST']._serialized_start=968
+  _globals['_OBSERVEREQUEST']._serialized_end=1002
+  _globals['_OBSERVERESPONSE']._serialized_start=1005
+  _globals['_OBSERVERESPONSE']._serialized_end=1149
+  _globals['_LISTELECTIONSREQUEST']._serialized_start=1151
+  _globals['_LISTELECTIONSREQUEST']._serialized_end=1212
+  _globals['_ELECTIONSUMMARY']._serialized_start=1215
+  _globals['_ELECTIONSUMMARY']._serialized_end=1390
+  _globals['_LISTELECTIONSRESPONSE']._serialized_start=1392
+  _globals['_LISTELECTIONSRESPONSE']._serialized_end=1486
+  _globals['_GETELECTIONHISTORYREQUEST']._serialized_start=1488
+  _globals['_GETELECTIONHISTORYREQUEST']._serialized_end=1548
+  _globals['_ELECTIONTERM']._serialized_start=1551
+  _globals['_ELECTIONTERM']._serialized_end=1773
+  _globals['_GETELECTIONHISTORYRESPONSE']._serialized_start=1775
+  _globals['_GETELECTIONHISTORYRESPONSE']._serialized_end=1842
+  _globals['_LEADERSERVICE']._serialized_start=2156
+  _globals['_LEADERSERVICE']._serialized_end=2672
 # @@protoc_insertion_point(module_scope)

@@ -48,16 +48,20 @@ class CampaignRequest(_message.Message):
     def __init__(self, election: _Optional[str] = ..., candidate_id: _Optional[str] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class CampaignResponse(_message.Message):
-    __slots__ = ("is_leader", "leader_id", "token", "expires_at")
+    __slots__ = ("is_leader", "leader_id", "token", "expires_at", "renew_in", "step_down_in")
     IS_LEADER_FIELD_NUMBER: _ClassVar[int]
     LEADER_ID_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    RENEW_IN_FIELD_NUMBER: _ClassVar[int]
+    STEP_DOWN_IN_FIELD_NUMBER: _ClassVar[int]
     is_leader: bool
     leader_id: str
     token: int
     expires_at: _timestamp_pb2.Timestamp
-    def __init__(self, is_leader: _Optional[bool] = ..., leader_id: _Optional[str] = ..., token: _Optional[int] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    renew_in: _duration_pb2.Duration
+    step_down_in: _duration_pb2.Duration
+    def __init__(self, is_leader: _Optional[bool] = ..., leader_id: _Optional[str] = ..., token: _Optional[int] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., renew_in: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., step_down_in: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class RenewRequest(_message.Message):
     __slots__ = ("election", "candidate_id", "token")
@@ -70,10 +74,14 @@ class RenewRequest(_message.Message):
     def __init__(self, election: _Optional[str] = ..., candidate_id: _Optional[str] = ..., token: _Optional[int] = ...) -> None: ...
 
 class RenewResponse(_message.Message):
-    __slots__ = ("expires_at",)
+    __slots__ = ("expires_at", "renew_in", "step_down_in")
     EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    RENEW_IN_FIELD_NUMBER: _ClassVar[int]
+    STEP_DOWN_IN_FIELD_NUMBER: _ClassVar[int]
     expires_at: _timestamp_pb2.Timestamp
-    def __init__(self, expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    renew_in: _duration_pb2.Duration
+    step_down_in: _duration_pb2.Duration
+    def __init__(self, expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., renew_in: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., step_down_in: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ResignRequest(_message.Message):
     __slots__ = ("election", "candidate_id", "token")

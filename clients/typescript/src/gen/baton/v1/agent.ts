@@ -73,9 +73,26 @@ export function catchUpToJSON(object: CatchUp): string {
   }
 }
 
-/** Outcome classifies how a run ended; it drives the next run time. */
+/**
+ * Outcome classifies how a run ended; it drives the next run time.
+ *
+ * A completion may leave the outcome unspecified and send what its handler's error carried
+ * instead; the server classifies it, so every client language follows one rule:
+ * - http_status: 401 and 403 → PERMANENT_FORBIDDEN; 429 → THROTTLED; 408 → TRANSIENT;
+ *   5xx → SERVER_ERROR; 2xx → SUCCESS; any other → UNKNOWN.
+ * - otherwise error_class, split into words (at non-letters and lower-to-upper case changes,
+ *   compared case-blind): a word of "timeout", "timedout", "deadline", "connect",
+ *   "connection", "transport", "network", "socket", "reset", "refused", "eof", "io", "pipe",
+ *   "unavailable", "temporary", "econnreset", "econnrefused", "etimedout", "epipe" → TRANSIENT;
+ *   "forbidden", "unauthorized", "unauthenticated", "permission", "denied" →
+ *   PERMANENT_FORBIDDEN; "throttled", "throttling", "ratelimit", "ratelimited" or the words
+ *   "rate" and "limit" → THROTTLED; anything else → UNKNOWN.
+ */
 export enum Outcome {
-  /** OUTCOME_UNSPECIFIED - OUTCOME_UNSPECIFIED is rejected. */
+  /**
+   * OUTCOME_UNSPECIFIED - OUTCOME_UNSPECIFIED: classified by the server from error_class and http_status when either
+   * is set; otherwise rejected.
+   */
   OUTCOME_UNSPECIFIED = 0,
   /**
    * OUTCOME_SUCCESS - OUTCOME_SUCCESS: next run at acquired_at + interval; one-shot agents are
@@ -450,8 +467,9 @@ export interface CompleteRequest {
   /** outcome of the run; required. */
   outcome: Outcome;
   /**
-   * message describes a failure; kept with a dead-letter entry. Bounded by
-   * max_message_bytes.
+   * message describes a failure; kept with a dead-letter entry. A longer message than the
+   * server's max_message_bytes is cut to that many bytes on a character boundary, ending in
+   * "…" (CompleteResponse.message_clipped says so).
    */
   message: string;
   /**
@@ -470,6 +488,16 @@ export interface CompleteRequest {
    * request_id answers only for this name and token, so it never lets a stale holder through.
    */
   requestId: string;
+  /**
+   * error_class names the handler's error (its type or code, as the language spells it:
+   * "SocketTimeoutException", "ECONNRESET", "requests.exceptions.ConnectionError", "io").
+   * With outcome unspecified, the server classifies the failure (see Outcome): http_status
+   * first, then the words of error_class; neither: INVALID_ARGUMENT naming outcome. At most
+   * 256 bytes.
+   */
+  errorClass: string;
+  /** http_status the handler's error carried (100-599); 0: none. See error_class. */
+  httpStatus: number;
 }
 
 /** CompleteResponse says what happens to the agent next. */
@@ -493,6 +521,16 @@ export interface CompleteResponse {
   removed: boolean;
   /** failure_streak counts consecutive failures after this outcome. */
   failureStreak: number;
+  /**
+   * message_clipped is true when the message was longer than the server's max_message_bytes:
+   * it was kept cut to that many bytes, on a character boundary, ending in "…".
+   */
+  messageClipped: boolean;
+  /**
+   * outcome is the outcome applied: the one sent, or the server's classification of
+   * error_class and http_status.
+   */
+  outcome: Outcome;
 }
 
 /** CompleteBatchRequest ends many leases. */
@@ -553,10 +591,19 @@ export interface SessionCompletion {
   token: bigint;
   /** outcome of the run; required. */
   outcome: Outcome;
-  /** message describes a failure, at most max_message_bytes. */
+  /** message describes a failure; clipped as CompleteRequest.message. */
   message: string;
   /** retry_after replaces the computed delay when larger. */
-  retryAfter: Duration | undefined;
+  retryAfter:
+    | Duration
+    | undefined;
+  /**
+   * error_class and http_status: as CompleteRequest's (the server classifies the failure when
+   * outcome is unspecified).
+   */
+  errorClass: string;
+  /** http_status: as CompleteRequest.http_status. */
+  httpStatus: number;
 }
 
 /** SessionRelease hands a lease of the session's queue back, as Release does. */
@@ -2290,7 +2337,17 @@ export const HeartbeatResponse: MessageFns<HeartbeatResponse> = {
 };
 
 function createBaseCompleteRequest(): CompleteRequest {
-  return { queue: "", name: "", token: 0n, outcome: 0, message: "", retryAfter: undefined, requestId: "" };
+  return {
+    queue: "",
+    name: "",
+    token: 0n,
+    outcome: 0,
+    message: "",
+    retryAfter: undefined,
+    requestId: "",
+    errorClass: "",
+    httpStatus: 0,
+  };
 }
 
 export const CompleteRequest: MessageFns<CompleteRequest> = {
@@ -2318,6 +2375,12 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
     }
     if (message.requestId !== "") {
       writer.uint32(58).string(message.requestId);
+    }
+    if (message.errorClass !== "") {
+      writer.uint32(66).string(message.errorClass);
+    }
+    if (message.httpStatus !== 0) {
+      writer.uint32(72).uint32(message.httpStatus);
     }
     return writer;
   },
@@ -2391,6 +2454,22 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
             message.requestId = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.errorClass = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.httpStatus = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2420,6 +2499,16 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
         : isSet(object.request_id)
         ? globalThis.String(object.request_id)
         : "",
+      errorClass: isSet(object.errorClass)
+        ? globalThis.String(object.errorClass)
+        : isSet(object.error_class)
+        ? globalThis.String(object.error_class)
+        : "",
+      httpStatus: isSet(object.httpStatus)
+        ? globalThis.Number(object.httpStatus)
+        : isSet(object.http_status)
+        ? globalThis.Number(object.http_status)
+        : 0,
     };
   },
 
@@ -2446,6 +2535,12 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
     if (message.requestId !== "") {
       obj.requestId = message.requestId;
     }
+    if (message.errorClass !== "") {
+      obj.errorClass = message.errorClass;
+    }
+    if (message.httpStatus !== 0) {
+      obj.httpStatus = Math.round(message.httpStatus);
+    }
     return obj;
   },
 
@@ -2463,12 +2558,21 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
       ? Duration.fromPartial(object.retryAfter)
       : undefined;
     message.requestId = object.requestId ?? "";
+    message.errorClass = object.errorClass ?? "";
+    message.httpStatus = object.httpStatus ?? 0;
     return message;
   },
 };
 
 function createBaseCompleteResponse(): CompleteResponse {
-  return { nextRunAt: undefined, deadLettered: false, removed: false, failureStreak: 0 };
+  return {
+    nextRunAt: undefined,
+    deadLettered: false,
+    removed: false,
+    failureStreak: 0,
+    messageClipped: false,
+    outcome: 0,
+  };
 }
 
 export const CompleteResponse: MessageFns<CompleteResponse> = {
@@ -2484,6 +2588,12 @@ export const CompleteResponse: MessageFns<CompleteResponse> = {
     }
     if (message.failureStreak !== 0) {
       writer.uint32(32).uint32(message.failureStreak);
+    }
+    if (message.messageClipped !== false) {
+      writer.uint32(40).bool(message.messageClipped);
+    }
+    if (message.outcome !== 0) {
+      writer.uint32(48).int32(message.outcome);
     }
     return writer;
   },
@@ -2533,6 +2643,22 @@ export const CompleteResponse: MessageFns<CompleteResponse> = {
             message.failureStreak = reader.uint32();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.messageClipped = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.outcome = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2563,6 +2689,12 @@ export const CompleteResponse: MessageFns<CompleteResponse> = {
         : isSet(object.failure_streak)
         ? globalThis.Number(object.failure_streak)
         : 0,
+      messageClipped: isSet(object.messageClipped)
+        ? globalThis.Boolean(object.messageClipped)
+        : isSet(object.message_clipped)
+        ? globalThis.Boolean(object.message_clipped)
+        : false,
+      outcome: isSet(object.outcome) ? outcomeFromJSON(object.outcome) : 0,
     };
   },
 
@@ -2580,6 +2712,12 @@ export const CompleteResponse: MessageFns<CompleteResponse> = {
     if (message.failureStreak !== 0) {
       obj.failureStreak = Math.round(message.failureStreak);
     }
+    if (message.messageClipped !== false) {
+      obj.messageClipped = message.messageClipped;
+    }
+    if (message.outcome !== 0) {
+      obj.outcome = outcomeToJSON(message.outcome);
+    }
     return obj;
   },
 
@@ -2592,6 +2730,8 @@ export const CompleteResponse: MessageFns<CompleteResponse> = {
     message.deadLettered = object.deadLettered ?? false;
     message.removed = object.removed ?? false;
     message.failureStreak = object.failureStreak ?? 0;
+    message.messageClipped = object.messageClipped ?? false;
+    message.outcome = object.outcome ?? 0;
     return message;
   },
 };
@@ -3074,7 +3214,7 @@ export const SessionLease: MessageFns<SessionLease> = {
 };
 
 function createBaseSessionCompletion(): SessionCompletion {
-  return { name: "", token: 0n, outcome: 0, message: "", retryAfter: undefined };
+  return { name: "", token: 0n, outcome: 0, message: "", retryAfter: undefined, errorClass: "", httpStatus: 0 };
 }
 
 export const SessionCompletion: MessageFns<SessionCompletion> = {
@@ -3096,6 +3236,12 @@ export const SessionCompletion: MessageFns<SessionCompletion> = {
     }
     if (message.retryAfter !== undefined) {
       Duration.encode(message.retryAfter, writer.uint32(42).fork()).join();
+    }
+    if (message.errorClass !== "") {
+      writer.uint32(50).string(message.errorClass);
+    }
+    if (message.httpStatus !== 0) {
+      writer.uint32(56).uint32(message.httpStatus);
     }
     return writer;
   },
@@ -3153,6 +3299,22 @@ export const SessionCompletion: MessageFns<SessionCompletion> = {
             message.retryAfter = Duration.decode(reader, reader.uint32());
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.errorClass = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.httpStatus = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3176,6 +3338,16 @@ export const SessionCompletion: MessageFns<SessionCompletion> = {
         : isSet(object.retry_after)
         ? Duration.fromJSON(object.retry_after)
         : undefined,
+      errorClass: isSet(object.errorClass)
+        ? globalThis.String(object.errorClass)
+        : isSet(object.error_class)
+        ? globalThis.String(object.error_class)
+        : "",
+      httpStatus: isSet(object.httpStatus)
+        ? globalThis.Number(object.httpStatus)
+        : isSet(object.http_status)
+        ? globalThis.Number(object.http_status)
+        : 0,
     };
   },
 
@@ -3196,6 +3368,12 @@ export const SessionCompletion: MessageFns<SessionCompletion> = {
     if (message.retryAfter !== undefined) {
       obj.retryAfter = Duration.toJSON(message.retryAfter);
     }
+    if (message.errorClass !== "") {
+      obj.errorClass = message.errorClass;
+    }
+    if (message.httpStatus !== 0) {
+      obj.httpStatus = Math.round(message.httpStatus);
+    }
     return obj;
   },
 
@@ -3211,6 +3389,8 @@ export const SessionCompletion: MessageFns<SessionCompletion> = {
     message.retryAfter = (object.retryAfter !== undefined && object.retryAfter !== null)
       ? Duration.fromPartial(object.retryAfter)
       : undefined;
+    message.errorClass = object.errorClass ?? "";
+    message.httpStatus = object.httpStatus ?? 0;
     return message;
   },
 };

@@ -159,7 +159,11 @@ export interface FailRequest {
   resourceId: string;
   /** token of the claim. */
   token: bigint;
-  /** error says what went wrong; kept in the dead-letter entry. Bounded by max_message_bytes. */
+  /**
+   * error says what went wrong; kept in the dead-letter entry. A longer error than the
+   * server's max_message_bytes is cut to that many bytes on a character boundary, ending in "…"
+   * (FailResponse.error_clipped says so).
+   */
   error: string;
   /**
    * request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
@@ -174,6 +178,8 @@ export interface FailRequest {
 
 /** FailResponse confirms the failure. */
 export interface FailResponse {
+  /** error_clipped is true when the error was cut to max_message_bytes. */
+  errorClipped: boolean;
 }
 
 /** GetPoolRequest names a pool. */
@@ -1354,11 +1360,14 @@ export const FailRequest: MessageFns<FailRequest> = {
 };
 
 function createBaseFailResponse(): FailResponse {
-  return {};
+  return { errorClipped: false };
 }
 
 export const FailResponse: MessageFns<FailResponse> = {
-  encode(_: FailResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+  encode(message: FailResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.errorClipped !== false) {
+      writer.uint32(8).bool(message.errorClipped);
+    }
     return writer;
   },
 
@@ -1375,6 +1384,14 @@ export const FailResponse: MessageFns<FailResponse> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.errorClipped = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1387,20 +1404,30 @@ export const FailResponse: MessageFns<FailResponse> = {
     }
   },
 
-  fromJSON(_: any): FailResponse {
-    return {};
+  fromJSON(object: any): FailResponse {
+    return {
+      errorClipped: isSet(object.errorClipped)
+        ? globalThis.Boolean(object.errorClipped)
+        : isSet(object.error_clipped)
+        ? globalThis.Boolean(object.error_clipped)
+        : false,
+    };
   },
 
-  toJSON(_: FailResponse): unknown {
+  toJSON(message: FailResponse): unknown {
     const obj: any = {};
+    if (message.errorClipped !== false) {
+      obj.errorClipped = message.errorClipped;
+    }
     return obj;
   },
 
   create(base?: DeepPartial<FailResponse>): FailResponse {
     return FailResponse.fromPartial(base ?? {});
   },
-  fromPartial(_: DeepPartial<FailResponse>): FailResponse {
+  fromPartial(object: DeepPartial<FailResponse>): FailResponse {
     const message = createBaseFailResponse();
+    message.errorClipped = object.errorClipped ?? false;
     return message;
   },
 };

@@ -172,7 +172,18 @@ export interface CampaignResponse {
   /** token is the fencing token of the current term. */
   token: bigint;
   /** expires_at is when the current term ends unless renewed. */
-  expiresAt: Date | undefined;
+  expiresAt:
+    | Date
+    | undefined;
+  /**
+   * renew_in and step_down_in state the leadership rule (see RenewResponse); set when
+   * is_leader.
+   */
+  renewIn:
+    | Duration
+    | undefined;
+  /** step_down_in: see RenewResponse.step_down_in. */
+  stepDownIn: Duration | undefined;
 }
 
 /** RenewRequest extends a leadership. */
@@ -188,7 +199,25 @@ export interface RenewRequest {
 /** RenewResponse gives the new expiry. */
 export interface RenewResponse {
   /** expires_at is when the term ends unless renewed again. */
-  expiresAt: Date | undefined;
+  expiresAt:
+    | Date
+    | undefined;
+  /**
+   * renew_in: the leader sends its next Renew this long after it *sent* the call this answers
+   * (a third of the ttl). Measured on the leader's own clock from its own send time, so clock
+   * skew between leader and server does not matter.
+   */
+  renewIn:
+    | Duration
+    | undefined;
+  /**
+   * step_down_in: the leader stops acting as leader this long after it sent the call this
+   * answers (two thirds of the ttl) unless a later Renew, also sent before that moment, has
+   * answered by then. A Renew that never answers thus ends the leadership a third of the ttl
+   * before the term can expire on the server and another candidate win it. Each Renew's
+   * deadline is that step-down moment.
+   */
+  stepDownIn: Duration | undefined;
 }
 
 /** ResignRequest ends a leadership. */
@@ -432,7 +461,7 @@ export const CampaignRequest: MessageFns<CampaignRequest> = {
 };
 
 function createBaseCampaignResponse(): CampaignResponse {
-  return { isLeader: false, leaderId: "", token: 0n, expiresAt: undefined };
+  return { isLeader: false, leaderId: "", token: 0n, expiresAt: undefined, renewIn: undefined, stepDownIn: undefined };
 }
 
 export const CampaignResponse: MessageFns<CampaignResponse> = {
@@ -451,6 +480,12 @@ export const CampaignResponse: MessageFns<CampaignResponse> = {
     }
     if (message.expiresAt !== undefined) {
       Timestamp.encode(toTimestamp(message.expiresAt), writer.uint32(34).fork()).join();
+    }
+    if (message.renewIn !== undefined) {
+      Duration.encode(message.renewIn, writer.uint32(42).fork()).join();
+    }
+    if (message.stepDownIn !== undefined) {
+      Duration.encode(message.stepDownIn, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -500,6 +535,22 @@ export const CampaignResponse: MessageFns<CampaignResponse> = {
             message.expiresAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.renewIn = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.stepDownIn = Duration.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -530,6 +581,16 @@ export const CampaignResponse: MessageFns<CampaignResponse> = {
         : isSet(object.expires_at)
         ? fromJsonTimestamp(object.expires_at)
         : undefined,
+      renewIn: isSet(object.renewIn)
+        ? Duration.fromJSON(object.renewIn)
+        : isSet(object.renew_in)
+        ? Duration.fromJSON(object.renew_in)
+        : undefined,
+      stepDownIn: isSet(object.stepDownIn)
+        ? Duration.fromJSON(object.stepDownIn)
+        : isSet(object.step_down_in)
+        ? Duration.fromJSON(object.step_down_in)
+        : undefined,
     };
   },
 
@@ -547,6 +608,12 @@ export const CampaignResponse: MessageFns<CampaignResponse> = {
     if (message.expiresAt !== undefined) {
       obj.expiresAt = message.expiresAt.toISOString();
     }
+    if (message.renewIn !== undefined) {
+      obj.renewIn = Duration.toJSON(message.renewIn);
+    }
+    if (message.stepDownIn !== undefined) {
+      obj.stepDownIn = Duration.toJSON(message.stepDownIn);
+    }
     return obj;
   },
 
@@ -559,6 +626,12 @@ export const CampaignResponse: MessageFns<CampaignResponse> = {
     message.leaderId = object.leaderId ?? "";
     message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
     message.expiresAt = object.expiresAt ?? undefined;
+    message.renewIn = (object.renewIn !== undefined && object.renewIn !== null)
+      ? Duration.fromPartial(object.renewIn)
+      : undefined;
+    message.stepDownIn = (object.stepDownIn !== undefined && object.stepDownIn !== null)
+      ? Duration.fromPartial(object.stepDownIn)
+      : undefined;
     return message;
   },
 };
@@ -672,13 +745,19 @@ export const RenewRequest: MessageFns<RenewRequest> = {
 };
 
 function createBaseRenewResponse(): RenewResponse {
-  return { expiresAt: undefined };
+  return { expiresAt: undefined, renewIn: undefined, stepDownIn: undefined };
 }
 
 export const RenewResponse: MessageFns<RenewResponse> = {
   encode(message: RenewResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.expiresAt !== undefined) {
       Timestamp.encode(toTimestamp(message.expiresAt), writer.uint32(10).fork()).join();
+    }
+    if (message.renewIn !== undefined) {
+      Duration.encode(message.renewIn, writer.uint32(18).fork()).join();
+    }
+    if (message.stepDownIn !== undefined) {
+      Duration.encode(message.stepDownIn, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -704,6 +783,22 @@ export const RenewResponse: MessageFns<RenewResponse> = {
             message.expiresAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.renewIn = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.stepDownIn = Duration.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -723,6 +818,16 @@ export const RenewResponse: MessageFns<RenewResponse> = {
         : isSet(object.expires_at)
         ? fromJsonTimestamp(object.expires_at)
         : undefined,
+      renewIn: isSet(object.renewIn)
+        ? Duration.fromJSON(object.renewIn)
+        : isSet(object.renew_in)
+        ? Duration.fromJSON(object.renew_in)
+        : undefined,
+      stepDownIn: isSet(object.stepDownIn)
+        ? Duration.fromJSON(object.stepDownIn)
+        : isSet(object.step_down_in)
+        ? Duration.fromJSON(object.step_down_in)
+        : undefined,
     };
   },
 
@@ -730,6 +835,12 @@ export const RenewResponse: MessageFns<RenewResponse> = {
     const obj: any = {};
     if (message.expiresAt !== undefined) {
       obj.expiresAt = message.expiresAt.toISOString();
+    }
+    if (message.renewIn !== undefined) {
+      obj.renewIn = Duration.toJSON(message.renewIn);
+    }
+    if (message.stepDownIn !== undefined) {
+      obj.stepDownIn = Duration.toJSON(message.stepDownIn);
     }
     return obj;
   },
@@ -740,6 +851,12 @@ export const RenewResponse: MessageFns<RenewResponse> = {
   fromPartial(object: DeepPartial<RenewResponse>): RenewResponse {
     const message = createBaseRenewResponse();
     message.expiresAt = object.expiresAt ?? undefined;
+    message.renewIn = (object.renewIn !== undefined && object.renewIn !== null)
+      ? Duration.fromPartial(object.renewIn)
+      : undefined;
+    message.stepDownIn = (object.stepDownIn !== undefined && object.stepDownIn !== null)
+      ? Duration.fromPartial(object.stepDownIn)
+      : undefined;
     return message;
   },
 };

@@ -247,114 +247,120 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "\001 \003(\0132\027.baton.v1.ExtendedLeaseR\010extended" +
       "\022&\n\004lost\030\002 \003(\0132\022.baton.v1.LeaseRefR\004lost" +
       "\0220\n\tcancelled\030\003 \003(\0132\022.baton.v1.LeaseRefR" +
-      "\tcancelled\"\363\001\n\017CompleteRequest\022\024\n\005queue\030" +
+      "\tcancelled\"\265\002\n\017CompleteRequest\022\024\n\005queue\030" +
       "\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005toke" +
       "n\030\003 \001(\004R\005token\022+\n\007outcome\030\004 \001(\0162\021.baton." +
       "v1.OutcomeR\007outcome\022\030\n\007message\030\005 \001(\tR\007me" +
       "ssage\022:\n\013retry_after\030\006 \001(\0132\031.google.prot" +
       "obuf.DurationR\nretryAfter\022\035\n\nrequest_id\030" +
-      "\007 \001(\tR\trequestId\"\264\001\n\020CompleteResponse\022:\n" +
-      "\013next_run_at\030\001 \001(\0132\032.google.protobuf.Tim" +
-      "estampR\tnextRunAt\022#\n\rdead_lettered\030\002 \001(\010" +
-      "R\014deadLettered\022\030\n\007removed\030\003 \001(\010R\007removed" +
-      "\022%\n\016failure_streak\030\004 \001(\rR\rfailureStreak\"" +
-      "S\n\024CompleteBatchRequest\022;\n\013completions\030\001" +
-      " \003(\0132\031.baton.v1.CompleteRequestR\013complet" +
-      "ions\"\247\001\n\016CompleteResult\022\024\n\005queue\030\001 \001(\tR\005" +
-      "queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004" +
-      "R\005token\022\035\n\nlease_lost\030\004 \001(\010R\tleaseLost\0226" +
-      "\n\010response\030\005 \001(\0132\032.baton.v1.CompleteResp" +
-      "onseR\010response\"K\n\025CompleteBatchResponse\022" +
-      "2\n\007results\030\001 \003(\0132\030.baton.v1.CompleteResu" +
-      "ltR\007results\"@\n\013SessionOpen\022\024\n\005queue\030\001 \001(" +
-      "\tR\005queue\022\033\n\tworker_id\030\002 \001(\tR\010workerId\"T\n" +
-      "\014SessionLease\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005tok" +
-      "en\030\002 \001(\004R\005token\022\032\n\010progress\030\003 \001(\tR\010progr" +
-      "ess\"\300\001\n\021SessionCompletion\022\022\n\004name\030\001 \001(\tR" +
-      "\004name\022\024\n\005token\030\002 \001(\004R\005token\022+\n\007outcome\030\003" +
-      " \001(\0162\021.baton.v1.OutcomeR\007outcome\022\030\n\007mess" +
-      "age\030\004 \001(\tR\007message\022:\n\013retry_after\030\005 \001(\0132" +
-      "\031.google.protobuf.DurationR\nretryAfter\"k" +
-      "\n\016SessionRelease\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005" +
-      "token\030\002 \001(\004R\005token\022/\n\005delay\030\003 \001(\0132\031.goog" +
-      "le.protobuf.DurationR\005delay\"\200\002\n\016SessionR" +
-      "equest\022)\n\004open\030\001 \001(\0132\025.baton.v1.SessionO" +
-      "penR\004open\022\026\n\006credit\030\002 \001(\rR\006credit\022=\n\013com" +
-      "pletions\030\003 \003(\0132\033.baton.v1.SessionComplet" +
-      "ionR\013completions\0226\n\nheartbeats\030\004 \003(\0132\026.b" +
-      "aton.v1.SessionLeaseR\nheartbeats\0224\n\010rele" +
-      "ases\030\005 \003(\0132\030.baton.v1.SessionReleaseR\010re" +
-      "leases\"\261\002\n\017SessionResponse\022\'\n\006leases\030\001 \003" +
-      "(\0132\017.baton.v1.LeaseR\006leases\0226\n\tcompleted" +
-      "\030\002 \003(\0132\030.baton.v1.CompleteResultR\tcomple" +
-      "ted\0223\n\010extended\030\003 \003(\0132\027.baton.v1.Extende" +
-      "dLeaseR\010extended\022&\n\004lost\030\004 \003(\0132\022.baton.v" +
-      "1.LeaseRefR\004lost\022.\n\010released\030\005 \003(\0132\022.bat" +
-      "on.v1.LeaseRefR\010released\0220\n\tcancelled\030\006 " +
-      "\003(\0132\022.baton.v1.LeaseRefR\tcancelled\"\201\001\n\016R" +
-      "eleaseRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004n" +
-      "ame\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022/\n" +
-      "\005delay\030\004 \001(\0132\031.google.protobuf.DurationR" +
-      "\005delay\"M\n\017ReleaseResponse\022:\n\013next_run_at" +
-      "\030\001 \001(\0132\032.google.protobuf.TimestampR\tnext" +
-      "RunAt\";\n\017GetAgentRequest\022\024\n\005queue\030\001 \001(\tR" +
-      "\005queue\022\022\n\004name\030\002 \001(\tR\004name\"?\n\020GetAgentRe" +
-      "sponse\022+\n\005agent\030\001 \001(\0132\025.baton.v1.AgentSt" +
-      "atusR\005agent\"\310\003\n\013AgentStatus\022%\n\005agent\030\001 \001" +
-      "(\0132\017.baton.v1.AgentR\005agent\022*\n\005state\030\002 \001(" +
-      "\0162\024.baton.v1.AgentStateR\005state\022:\n\013next_r" +
-      "un_at\030\003 \001(\0132\032.google.protobuf.TimestampR" +
-      "\tnextRunAt\0226\n\010deadline\030\004 \001(\0132\032.google.pr" +
-      "otobuf.TimestampR\010deadline\022\026\n\006holder\030\005 \001" +
-      "(\tR\006holder\022\024\n\005token\030\006 \001(\004R\005token\022%\n\016fail" +
-      "ure_streak\030\007 \001(\rR\rfailureStreak\022\032\n\010progr" +
-      "ess\030\010 \001(\tR\010progress\022)\n\020cancel_requested\030" +
-      "\t \001(\010R\017cancelRequested\022(\n\020last_error_cla" +
-      "ss\030\n \001(\tR\016lastErrorClass\022,\n\022last_error_m" +
-      "essage\030\013 \001(\tR\020lastErrorMessage\"\206\001\n\021ListA" +
-      "gentsRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tpa" +
-      "ge_size\030\002 \001(\rR\010pageSize\022\035\n\npage_token\030\003 " +
-      "\001(\tR\tpageToken\022\037\n\013name_prefix\030\004 \001(\tR\nnam" +
-      "ePrefix\"k\n\022ListAgentsResponse\022-\n\006agents\030" +
-      "\001 \003(\0132\025.baton.v1.AgentStatusR\006agents\022&\n\017" +
-      "next_page_token\030\002 \001(\tR\rnextPageToken\"<\n\020" +
-      "CancelRunRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022" +
-      "\n\004name\030\002 \001(\tR\004name\"G\n\021CancelRunResponse\022" +
-      "\034\n\trequested\030\001 \001(\010R\trequested\022\024\n\005token\030\002" +
-      " \001(\004R\005token*M\n\007CatchUp\022\030\n\024CATCH_UP_UNSPE" +
-      "CIFIED\020\000\022\025\n\021CATCH_UP_RUN_ONCE\020\001\022\021\n\rCATCH" +
-      "_UP_SKIP\020\002*\265\001\n\007Outcome\022\027\n\023OUTCOME_UNSPEC" +
-      "IFIED\020\000\022\023\n\017OUTCOME_SUCCESS\020\001\022\037\n\033OUTCOME_" +
-      "PERMANENT_FORBIDDEN\020\002\022\025\n\021OUTCOME_THROTTL" +
-      "ED\020\003\022\025\n\021OUTCOME_TRANSIENT\020\004\022\030\n\024OUTCOME_S" +
-      "ERVER_ERROR\020\005\022\023\n\017OUTCOME_UNKNOWN\020\006*z\n\nAg" +
-      "entState\022\033\n\027AGENT_STATE_UNSPECIFIED\020\000\022\027\n" +
-      "\023AGENT_STATE_WAITING\020\001\022\027\n\023AGENT_STATE_WO" +
-      "RKING\020\002\022\035\n\031AGENT_STATE_DEAD_LETTERED\020\0032\213" +
-      "\006\n\014AgentService\022A\n\010Register\022\031.baton.v1.R" +
-      "egisterRequest\032\032.baton.v1.RegisterRespon" +
-      "se\022G\n\nUnregister\022\033.baton.v1.UnregisterRe" +
-      "quest\032\034.baton.v1.UnregisterResponse\022>\n\007A" +
-      "cquire\022\030.baton.v1.AcquireRequest\032\031.baton" +
-      ".v1.AcquireResponse\022D\n\tHeartbeat\022\032.baton" +
-      ".v1.HeartbeatRequest\032\033.baton.v1.Heartbea" +
-      "tResponse\022A\n\010Complete\022\031.baton.v1.Complet" +
-      "eRequest\032\032.baton.v1.CompleteResponse\022P\n\r" +
-      "CompleteBatch\022\036.baton.v1.CompleteBatchRe" +
-      "quest\032\037.baton.v1.CompleteBatchResponse\022B" +
-      "\n\007Session\022\030.baton.v1.SessionRequest\032\031.ba" +
-      "ton.v1.SessionResponse(\0010\001\022>\n\007Release\022\030." +
-      "baton.v1.ReleaseRequest\032\031.baton.v1.Relea" +
-      "seResponse\022A\n\010GetAgent\022\031.baton.v1.GetAge" +
-      "ntRequest\032\032.baton.v1.GetAgentResponse\022G\n" +
-      "\nListAgents\022\033.baton.v1.ListAgentsRequest" +
-      "\032\034.baton.v1.ListAgentsResponse\022D\n\tCancel" +
-      "Run\022\032.baton.v1.CancelRunRequest\032\033.baton." +
-      "v1.CancelRunResponseB\233\001\n\014dev.baton.v1B\nA" +
-      "gentProtoP\001Z>github.com/baton-project/ba" +
-      "ton/clients/go/gen/baton/v1;batonv1\242\002\003BX" +
-      "X\252\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GPBMe" +
-      "tadata\352\002\tBaton::V1b\006proto3"
+      "\007 \001(\tR\trequestId\022\037\n\013error_class\030\010 \001(\tR\ne" +
+      "rrorClass\022\037\n\013http_status\030\t \001(\rR\nhttpStat" +
+      "us\"\212\002\n\020CompleteResponse\022:\n\013next_run_at\030\001" +
+      " \001(\0132\032.google.protobuf.TimestampR\tnextRu" +
+      "nAt\022#\n\rdead_lettered\030\002 \001(\010R\014deadLettered" +
+      "\022\030\n\007removed\030\003 \001(\010R\007removed\022%\n\016failure_st" +
+      "reak\030\004 \001(\rR\rfailureStreak\022\'\n\017message_cli" +
+      "pped\030\005 \001(\010R\016messageClipped\022+\n\007outcome\030\006 " +
+      "\001(\0162\021.baton.v1.OutcomeR\007outcome\"S\n\024Compl" +
+      "eteBatchRequest\022;\n\013completions\030\001 \003(\0132\031.b" +
+      "aton.v1.CompleteRequestR\013completions\"\247\001\n" +
+      "\016CompleteResult\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n" +
+      "\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022" +
+      "\035\n\nlease_lost\030\004 \001(\010R\tleaseLost\0226\n\010respon" +
+      "se\030\005 \001(\0132\032.baton.v1.CompleteResponseR\010re" +
+      "sponse\"K\n\025CompleteBatchResponse\0222\n\007resul" +
+      "ts\030\001 \003(\0132\030.baton.v1.CompleteResultR\007resu" +
+      "lts\"@\n\013SessionOpen\022\024\n\005queue\030\001 \001(\tR\005queue" +
+      "\022\033\n\tworker_id\030\002 \001(\tR\010workerId\"T\n\014Session" +
+      "Lease\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004" +
+      "R\005token\022\032\n\010progress\030\003 \001(\tR\010progress\"\202\002\n\021" +
+      "SessionCompletion\022\022\n\004name\030\001 \001(\tR\004name\022\024\n" +
+      "\005token\030\002 \001(\004R\005token\022+\n\007outcome\030\003 \001(\0162\021.b" +
+      "aton.v1.OutcomeR\007outcome\022\030\n\007message\030\004 \001(" +
+      "\tR\007message\022:\n\013retry_after\030\005 \001(\0132\031.google" +
+      ".protobuf.DurationR\nretryAfter\022\037\n\013error_" +
+      "class\030\006 \001(\tR\nerrorClass\022\037\n\013http_status\030\007" +
+      " \001(\rR\nhttpStatus\"k\n\016SessionRelease\022\022\n\004na" +
+      "me\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005token\022/\n\005" +
+      "delay\030\003 \001(\0132\031.google.protobuf.DurationR\005" +
+      "delay\"\200\002\n\016SessionRequest\022)\n\004open\030\001 \001(\0132\025" +
+      ".baton.v1.SessionOpenR\004open\022\026\n\006credit\030\002 " +
+      "\001(\rR\006credit\022=\n\013completions\030\003 \003(\0132\033.baton" +
+      ".v1.SessionCompletionR\013completions\0226\n\nhe" +
+      "artbeats\030\004 \003(\0132\026.baton.v1.SessionLeaseR\n" +
+      "heartbeats\0224\n\010releases\030\005 \003(\0132\030.baton.v1." +
+      "SessionReleaseR\010releases\"\261\002\n\017SessionResp" +
+      "onse\022\'\n\006leases\030\001 \003(\0132\017.baton.v1.LeaseR\006l" +
+      "eases\0226\n\tcompleted\030\002 \003(\0132\030.baton.v1.Comp" +
+      "leteResultR\tcompleted\0223\n\010extended\030\003 \003(\0132" +
+      "\027.baton.v1.ExtendedLeaseR\010extended\022&\n\004lo" +
+      "st\030\004 \003(\0132\022.baton.v1.LeaseRefR\004lost\022.\n\010re" +
+      "leased\030\005 \003(\0132\022.baton.v1.LeaseRefR\010releas" +
+      "ed\0220\n\tcancelled\030\006 \003(\0132\022.baton.v1.LeaseRe" +
+      "fR\tcancelled\"\201\001\n\016ReleaseRequest\022\024\n\005queue" +
+      "\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005tok" +
+      "en\030\003 \001(\004R\005token\022/\n\005delay\030\004 \001(\0132\031.google." +
+      "protobuf.DurationR\005delay\"M\n\017ReleaseRespo" +
+      "nse\022:\n\013next_run_at\030\001 \001(\0132\032.google.protob" +
+      "uf.TimestampR\tnextRunAt\";\n\017GetAgentReque" +
+      "st\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004" +
+      "name\"?\n\020GetAgentResponse\022+\n\005agent\030\001 \001(\0132" +
+      "\025.baton.v1.AgentStatusR\005agent\"\310\003\n\013AgentS" +
+      "tatus\022%\n\005agent\030\001 \001(\0132\017.baton.v1.AgentR\005a" +
+      "gent\022*\n\005state\030\002 \001(\0162\024.baton.v1.AgentStat" +
+      "eR\005state\022:\n\013next_run_at\030\003 \001(\0132\032.google.p" +
+      "rotobuf.TimestampR\tnextRunAt\0226\n\010deadline" +
+      "\030\004 \001(\0132\032.google.protobuf.TimestampR\010dead" +
+      "line\022\026\n\006holder\030\005 \001(\tR\006holder\022\024\n\005token\030\006 " +
+      "\001(\004R\005token\022%\n\016failure_streak\030\007 \001(\rR\rfail" +
+      "ureStreak\022\032\n\010progress\030\010 \001(\tR\010progress\022)\n" +
+      "\020cancel_requested\030\t \001(\010R\017cancelRequested" +
+      "\022(\n\020last_error_class\030\n \001(\tR\016lastErrorCla" +
+      "ss\022,\n\022last_error_message\030\013 \001(\tR\020lastErro" +
+      "rMessage\"\206\001\n\021ListAgentsRequest\022\024\n\005queue\030" +
+      "\001 \001(\tR\005queue\022\033\n\tpage_size\030\002 \001(\rR\010pageSiz" +
+      "e\022\035\n\npage_token\030\003 \001(\tR\tpageToken\022\037\n\013name" +
+      "_prefix\030\004 \001(\tR\nnamePrefix\"k\n\022ListAgentsR" +
+      "esponse\022-\n\006agents\030\001 \003(\0132\025.baton.v1.Agent" +
+      "StatusR\006agents\022&\n\017next_page_token\030\002 \001(\tR" +
+      "\rnextPageToken\"<\n\020CancelRunRequest\022\024\n\005qu" +
+      "eue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"G\n\021" +
+      "CancelRunResponse\022\034\n\trequested\030\001 \001(\010R\tre" +
+      "quested\022\024\n\005token\030\002 \001(\004R\005token*M\n\007CatchUp" +
+      "\022\030\n\024CATCH_UP_UNSPECIFIED\020\000\022\025\n\021CATCH_UP_R" +
+      "UN_ONCE\020\001\022\021\n\rCATCH_UP_SKIP\020\002*\265\001\n\007Outcome" +
+      "\022\027\n\023OUTCOME_UNSPECIFIED\020\000\022\023\n\017OUTCOME_SUC" +
+      "CESS\020\001\022\037\n\033OUTCOME_PERMANENT_FORBIDDEN\020\002\022" +
+      "\025\n\021OUTCOME_THROTTLED\020\003\022\025\n\021OUTCOME_TRANSI" +
+      "ENT\020\004\022\030\n\024OUTCOME_SERVER_ERROR\020\005\022\023\n\017OUTCO" +
+      "ME_UNKNOWN\020\006*z\n\nAgentState\022\033\n\027AGENT_STAT" +
+      "E_UNSPECIFIED\020\000\022\027\n\023AGENT_STATE_WAITING\020\001" +
+      "\022\027\n\023AGENT_STATE_WORKING\020\002\022\035\n\031AGENT_STATE" +
+      "_DEAD_LETTERED\020\0032\213\006\n\014AgentService\022A\n\010Reg" +
+      "ister\022\031.baton.v1.RegisterRequest\032\032.baton" +
+      ".v1.RegisterResponse\022G\n\nUnregister\022\033.bat" +
+      "on.v1.UnregisterRequest\032\034.baton.v1.Unreg" +
+      "isterResponse\022>\n\007Acquire\022\030.baton.v1.Acqu" +
+      "ireRequest\032\031.baton.v1.AcquireResponse\022D\n" +
+      "\tHeartbeat\022\032.baton.v1.HeartbeatRequest\032\033" +
+      ".baton.v1.HeartbeatResponse\022A\n\010Complete\022" +
+      "\031.baton.v1.CompleteRequest\032\032.baton.v1.Co" +
+      "mpleteResponse\022P\n\rCompleteBatch\022\036.baton." +
+      "v1.CompleteBatchRequest\032\037.baton.v1.Compl" +
+      "eteBatchResponse\022B\n\007Session\022\030.baton.v1.S" +
+      "essionRequest\032\031.baton.v1.SessionResponse" +
+      "(\0010\001\022>\n\007Release\022\030.baton.v1.ReleaseReques" +
+      "t\032\031.baton.v1.ReleaseResponse\022A\n\010GetAgent" +
+      "\022\031.baton.v1.GetAgentRequest\032\032.baton.v1.G" +
+      "etAgentResponse\022G\n\nListAgents\022\033.baton.v1" +
+      ".ListAgentsRequest\032\034.baton.v1.ListAgents" +
+      "Response\022D\n\tCancelRun\022\032.baton.v1.CancelR" +
+      "unRequest\032\033.baton.v1.CancelRunResponseB\233" +
+      "\001\n\014dev.baton.v1B\nAgentProtoP\001Z>github.co" +
+      "m/baton-project/baton/clients/go/gen/bat" +
+      "on/v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312\002\010Baton\\V" +
+      "1\342\002\024Baton\\V1\\GPBMetadata\352\002\tBaton::V1b\006pr" +
+      "oto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -445,13 +451,13 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_CompleteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteRequest_descriptor,
-        new java.lang.String[] { "Queue", "Name", "Token", "Outcome", "Message", "RetryAfter", "RequestId", });
+        new java.lang.String[] { "Queue", "Name", "Token", "Outcome", "Message", "RetryAfter", "RequestId", "ErrorClass", "HttpStatus", });
     internal_static_baton_v1_CompleteResponse_descriptor =
       getDescriptor().getMessageType(13);
     internal_static_baton_v1_CompleteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteResponse_descriptor,
-        new java.lang.String[] { "NextRunAt", "DeadLettered", "Removed", "FailureStreak", });
+        new java.lang.String[] { "NextRunAt", "DeadLettered", "Removed", "FailureStreak", "MessageClipped", "Outcome", });
     internal_static_baton_v1_CompleteBatchRequest_descriptor =
       getDescriptor().getMessageType(14);
     internal_static_baton_v1_CompleteBatchRequest_fieldAccessorTable = new
@@ -487,7 +493,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_SessionCompletion_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionCompletion_descriptor,
-        new java.lang.String[] { "Name", "Token", "Outcome", "Message", "RetryAfter", });
+        new java.lang.String[] { "Name", "Token", "Outcome", "Message", "RetryAfter", "ErrorClass", "HttpStatus", });
     internal_static_baton_v1_SessionRelease_descriptor =
       getDescriptor().getMessageType(20);
     internal_static_baton_v1_SessionRelease_fieldAccessorTable = new

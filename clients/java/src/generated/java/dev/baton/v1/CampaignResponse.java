@@ -169,6 +169,85 @@ private static final long serialVersionUID = 0L;
     return expiresAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : expiresAt_;
   }
 
+  public static final int RENEW_IN_FIELD_NUMBER = 5;
+  private com.google.protobuf.Duration renewIn_;
+  /**
+   * <pre>
+   * renew_in and step_down_in state the leadership rule (see RenewResponse); set when
+   * is_leader.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration renew_in = 5 [json_name = "renewIn"];</code>
+   * @return Whether the renewIn field is set.
+   */
+  @java.lang.Override
+  public boolean hasRenewIn() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * renew_in and step_down_in state the leadership rule (see RenewResponse); set when
+   * is_leader.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration renew_in = 5 [json_name = "renewIn"];</code>
+   * @return The renewIn.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Duration getRenewIn() {
+    return renewIn_ == null ? com.google.protobuf.Duration.getDefaultInstance() : renewIn_;
+  }
+  /**
+   * <pre>
+   * renew_in and step_down_in state the leadership rule (see RenewResponse); set when
+   * is_leader.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration renew_in = 5 [json_name = "renewIn"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.DurationOrBuilder getRenewInOrBuilder() {
+    return renewIn_ == null ? com.google.protobuf.Duration.getDefaultInstance() : renewIn_;
+  }
+
+  public static final int STEP_DOWN_IN_FIELD_NUMBER = 6;
+  private com.google.protobuf.Duration stepDownIn_;
+  /**
+   * <pre>
+   * step_down_in: see RenewResponse.step_down_in.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration step_down_in = 6 [json_name = "stepDownIn"];</code>
+   * @return Whether the stepDownIn field is set.
+   */
+  @java.lang.Override
+  public boolean hasStepDownIn() {
+    return ((bitField0_ & 0x00000004) != 0);
+  }
+  /**
+   * <pre>
+   * step_down_in: see RenewResponse.step_down_in.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration step_down_in = 6 [json_name = "stepDownIn"];</code>
+   * @return The stepDownIn.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Duration getStepDownIn() {
+    return stepDownIn_ == null ? com.google.protobuf.Duration.getDefaultInstance() : stepDownIn_;
+  }
+  /**
+   * <pre>
+   * step_down_in: see RenewResponse.step_down_in.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration step_down_in = 6 [json_name = "stepDownIn"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.DurationOrBuilder getStepDownInOrBuilder() {
+    return stepDownIn_ == null ? com.google.protobuf.Duration.getDefaultInstance() : stepDownIn_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -195,6 +274,12 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       output.writeMessage(4, getExpiresAt());
     }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      output.writeMessage(5, getRenewIn());
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      output.writeMessage(6, getStepDownIn());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -213,6 +298,14 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(4, getExpiresAt());
+    }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(5, getRenewIn());
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(6, getStepDownIn());
     }
     return size;
   }
@@ -249,6 +342,16 @@ private static final long serialVersionUID = 0L;
       if (!getExpiresAt()
           .equals(other.getExpiresAt())) return false;
     }
+    if (hasRenewIn() != other.hasRenewIn()) return false;
+    if (hasRenewIn()) {
+      if (!getRenewIn()
+          .equals(other.getRenewIn())) return false;
+    }
+    if (hasStepDownIn() != other.hasStepDownIn()) return false;
+    if (hasStepDownIn()) {
+      if (!getStepDownIn()
+          .equals(other.getStepDownIn())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -271,6 +374,14 @@ private static final long serialVersionUID = 0L;
     if (hasExpiresAt()) {
       hash = (37 * hash) + EXPIRES_AT_FIELD_NUMBER;
       hash = (53 * hash) + getExpiresAt().hashCode();
+    }
+    if (hasRenewIn()) {
+      hash = (37 * hash) + RENEW_IN_FIELD_NUMBER;
+      hash = (53 * hash) + getRenewIn().hashCode();
+    }
+    if (hasStepDownIn()) {
+      hash = (37 * hash) + STEP_DOWN_IN_FIELD_NUMBER;
+      hash = (53 * hash) + getStepDownIn().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -407,6 +518,8 @@ private static final long serialVersionUID = 0L;
       if (com.google.protobuf.GeneratedMessage
               .alwaysUseFieldBuilders) {
         internalGetExpiresAtFieldBuilder();
+        internalGetRenewInFieldBuilder();
+        internalGetStepDownInFieldBuilder();
       }
     }
     @java.lang.Override
@@ -420,6 +533,16 @@ private static final long serialVersionUID = 0L;
       if (expiresAtBuilder_ != null) {
         expiresAtBuilder_.dispose();
         expiresAtBuilder_ = null;
+      }
+      renewIn_ = null;
+      if (renewInBuilder_ != null) {
+        renewInBuilder_.dispose();
+        renewInBuilder_ = null;
+      }
+      stepDownIn_ = null;
+      if (stepDownInBuilder_ != null) {
+        stepDownInBuilder_.dispose();
+        stepDownInBuilder_ = null;
       }
       return this;
     }
@@ -470,6 +593,18 @@ private static final long serialVersionUID = 0L;
             : expiresAtBuilder_.build();
         to_bitField0_ |= 0x00000001;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.renewIn_ = renewInBuilder_ == null
+            ? renewIn_
+            : renewInBuilder_.build();
+        to_bitField0_ |= 0x00000002;
+      }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.stepDownIn_ = stepDownInBuilder_ == null
+            ? stepDownIn_
+            : stepDownInBuilder_.build();
+        to_bitField0_ |= 0x00000004;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -498,6 +633,12 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasExpiresAt()) {
         mergeExpiresAt(other.getExpiresAt());
+      }
+      if (other.hasRenewIn()) {
+        mergeRenewIn(other.getRenewIn());
+      }
+      if (other.hasStepDownIn()) {
+        mergeStepDownIn(other.getStepDownIn());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -547,6 +688,20 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 34
+            case 42: {
+              input.readMessage(
+                  internalGetRenewInFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 42
+            case 50: {
+              input.readMessage(
+                  internalGetStepDownInFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 50
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -899,6 +1054,329 @@ private static final long serialVersionUID = 0L;
         expiresAt_ = null;
       }
       return expiresAtBuilder_;
+    }
+
+    private com.google.protobuf.Duration renewIn_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> renewInBuilder_;
+    /**
+     * <pre>
+     * renew_in and step_down_in state the leadership rule (see RenewResponse); set when
+     * is_leader.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration renew_in = 5 [json_name = "renewIn"];</code>
+     * @return Whether the renewIn field is set.
+     */
+    public boolean hasRenewIn() {
+      return ((bitField0_ & 0x00000010) != 0);
+    }
+    /**
+     * <pre>
+     * renew_in and step_down_in state the leadership rule (see RenewResponse); set when
+     * is_leader.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration renew_in = 5 [json_name = "renewIn"];</code>
+     * @return The renewIn.
+     */
+    public com.google.protobuf.Duration getRenewIn() {
+      if (renewInBuilder_ == null) {
+        return renewIn_ == null ? com.google.protobuf.Duration.getDefaultInstance() : renewIn_;
+      } else {
+        return renewInBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * renew_in and step_down_in state the leadership rule (see RenewResponse); set when
+     * is_leader.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration renew_in = 5 [json_name = "renewIn"];</code>
+     */
+    public Builder setRenewIn(com.google.protobuf.Duration value) {
+      if (renewInBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        renewIn_ = value;
+      } else {
+        renewInBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * renew_in and step_down_in state the leadership rule (see RenewResponse); set when
+     * is_leader.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration renew_in = 5 [json_name = "renewIn"];</code>
+     */
+    public Builder setRenewIn(
+        com.google.protobuf.Duration.Builder builderForValue) {
+      if (renewInBuilder_ == null) {
+        renewIn_ = builderForValue.build();
+      } else {
+        renewInBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * renew_in and step_down_in state the leadership rule (see RenewResponse); set when
+     * is_leader.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration renew_in = 5 [json_name = "renewIn"];</code>
+     */
+    public Builder mergeRenewIn(com.google.protobuf.Duration value) {
+      if (renewInBuilder_ == null) {
+        if (((bitField0_ & 0x00000010) != 0) &&
+          renewIn_ != null &&
+          renewIn_ != com.google.protobuf.Duration.getDefaultInstance()) {
+          getRenewInBuilder().mergeFrom(value);
+        } else {
+          renewIn_ = value;
+        }
+      } else {
+        renewInBuilder_.mergeFrom(value);
+      }
+      if (renewIn_ != null) {
+        bitField0_ |= 0x00000010;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * renew_in and step_down_in state the leadership rule (see RenewResponse); set when
+     * is_leader.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration renew_in = 5 [json_name = "renewIn"];</code>
+     */
+    public Builder clearRenewIn() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      renewIn_ = null;
+      if (renewInBuilder_ != null) {
+        renewInBuilder_.dispose();
+        renewInBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * renew_in and step_down_in state the leadership rule (see RenewResponse); set when
+     * is_leader.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration renew_in = 5 [json_name = "renewIn"];</code>
+     */
+    public com.google.protobuf.Duration.Builder getRenewInBuilder() {
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return internalGetRenewInFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * renew_in and step_down_in state the leadership rule (see RenewResponse); set when
+     * is_leader.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration renew_in = 5 [json_name = "renewIn"];</code>
+     */
+    public com.google.protobuf.DurationOrBuilder getRenewInOrBuilder() {
+      if (renewInBuilder_ != null) {
+        return renewInBuilder_.getMessageOrBuilder();
+      } else {
+        return renewIn_ == null ?
+            com.google.protobuf.Duration.getDefaultInstance() : renewIn_;
+      }
+    }
+    /**
+     * <pre>
+     * renew_in and step_down_in state the leadership rule (see RenewResponse); set when
+     * is_leader.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration renew_in = 5 [json_name = "renewIn"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> 
+        internalGetRenewInFieldBuilder() {
+      if (renewInBuilder_ == null) {
+        renewInBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder>(
+                getRenewIn(),
+                getParentForChildren(),
+                isClean());
+        renewIn_ = null;
+      }
+      return renewInBuilder_;
+    }
+
+    private com.google.protobuf.Duration stepDownIn_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> stepDownInBuilder_;
+    /**
+     * <pre>
+     * step_down_in: see RenewResponse.step_down_in.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration step_down_in = 6 [json_name = "stepDownIn"];</code>
+     * @return Whether the stepDownIn field is set.
+     */
+    public boolean hasStepDownIn() {
+      return ((bitField0_ & 0x00000020) != 0);
+    }
+    /**
+     * <pre>
+     * step_down_in: see RenewResponse.step_down_in.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration step_down_in = 6 [json_name = "stepDownIn"];</code>
+     * @return The stepDownIn.
+     */
+    public com.google.protobuf.Duration getStepDownIn() {
+      if (stepDownInBuilder_ == null) {
+        return stepDownIn_ == null ? com.google.protobuf.Duration.getDefaultInstance() : stepDownIn_;
+      } else {
+        return stepDownInBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * step_down_in: see RenewResponse.step_down_in.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration step_down_in = 6 [json_name = "stepDownIn"];</code>
+     */
+    public Builder setStepDownIn(com.google.protobuf.Duration value) {
+      if (stepDownInBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        stepDownIn_ = value;
+      } else {
+        stepDownInBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * step_down_in: see RenewResponse.step_down_in.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration step_down_in = 6 [json_name = "stepDownIn"];</code>
+     */
+    public Builder setStepDownIn(
+        com.google.protobuf.Duration.Builder builderForValue) {
+      if (stepDownInBuilder_ == null) {
+        stepDownIn_ = builderForValue.build();
+      } else {
+        stepDownInBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * step_down_in: see RenewResponse.step_down_in.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration step_down_in = 6 [json_name = "stepDownIn"];</code>
+     */
+    public Builder mergeStepDownIn(com.google.protobuf.Duration value) {
+      if (stepDownInBuilder_ == null) {
+        if (((bitField0_ & 0x00000020) != 0) &&
+          stepDownIn_ != null &&
+          stepDownIn_ != com.google.protobuf.Duration.getDefaultInstance()) {
+          getStepDownInBuilder().mergeFrom(value);
+        } else {
+          stepDownIn_ = value;
+        }
+      } else {
+        stepDownInBuilder_.mergeFrom(value);
+      }
+      if (stepDownIn_ != null) {
+        bitField0_ |= 0x00000020;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * step_down_in: see RenewResponse.step_down_in.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration step_down_in = 6 [json_name = "stepDownIn"];</code>
+     */
+    public Builder clearStepDownIn() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      stepDownIn_ = null;
+      if (stepDownInBuilder_ != null) {
+        stepDownInBuilder_.dispose();
+        stepDownInBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * step_down_in: see RenewResponse.step_down_in.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration step_down_in = 6 [json_name = "stepDownIn"];</code>
+     */
+    public com.google.protobuf.Duration.Builder getStepDownInBuilder() {
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return internalGetStepDownInFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * step_down_in: see RenewResponse.step_down_in.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration step_down_in = 6 [json_name = "stepDownIn"];</code>
+     */
+    public com.google.protobuf.DurationOrBuilder getStepDownInOrBuilder() {
+      if (stepDownInBuilder_ != null) {
+        return stepDownInBuilder_.getMessageOrBuilder();
+      } else {
+        return stepDownIn_ == null ?
+            com.google.protobuf.Duration.getDefaultInstance() : stepDownIn_;
+      }
+    }
+    /**
+     * <pre>
+     * step_down_in: see RenewResponse.step_down_in.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration step_down_in = 6 [json_name = "stepDownIn"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> 
+        internalGetStepDownInFieldBuilder() {
+      if (stepDownInBuilder_ == null) {
+        stepDownInBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder>(
+                getStepDownIn(),
+                getParentForChildren(),
+                isClean());
+        stepDownIn_ = null;
+      }
+      return stepDownInBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.CampaignResponse)

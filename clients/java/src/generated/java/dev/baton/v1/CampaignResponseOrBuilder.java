@@ -76,4 +76,61 @@ public interface CampaignResponseOrBuilder extends
    * <code>.google.protobuf.Timestamp expires_at = 4 [json_name = "expiresAt"];</code>
    */
   com.google.protobuf.TimestampOrBuilder getExpiresAtOrBuilder();
+
+  /**
+   * <pre>
+   * renew_in and step_down_in state the leadership rule (see RenewResponse); set when
+   * is_leader.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration renew_in = 5 [json_name = "renewIn"];</code>
+   * @return Whether the renewIn field is set.
+   */
+  boolean hasRenewIn();
+  /**
+   * <pre>
+   * renew_in and step_down_in state the leadership rule (see RenewResponse); set when
+   * is_leader.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration renew_in = 5 [json_name = "renewIn"];</code>
+   * @return The renewIn.
+   */
+  com.google.protobuf.Duration getRenewIn();
+  /**
+   * <pre>
+   * renew_in and step_down_in state the leadership rule (see RenewResponse); set when
+   * is_leader.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration renew_in = 5 [json_name = "renewIn"];</code>
+   */
+  com.google.protobuf.DurationOrBuilder getRenewInOrBuilder();
+
+  /**
+   * <pre>
+   * step_down_in: see RenewResponse.step_down_in.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration step_down_in = 6 [json_name = "stepDownIn"];</code>
+   * @return Whether the stepDownIn field is set.
+   */
+  boolean hasStepDownIn();
+  /**
+   * <pre>
+   * step_down_in: see RenewResponse.step_down_in.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration step_down_in = 6 [json_name = "stepDownIn"];</code>
+   * @return The stepDownIn.
+   */
+  com.google.protobuf.Duration getStepDownIn();
+  /**
+   * <pre>
+   * step_down_in: see RenewResponse.step_down_in.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration step_down_in = 6 [json_name = "stepDownIn"];</code>
+   */
+  com.google.protobuf.DurationOrBuilder getStepDownInOrBuilder();
 }

@@ -146,33 +146,34 @@ public final class ClaimProto extends com.google.protobuf.GeneratedFile {
       "st\022\022\n\004pool\030\001 \001(\tR\004pool\022\037\n\013resource_id\030\002 " +
       "\001(\tR\nresourceId\022\024\n\005token\030\003 \001(\004R\005token\022\024\n" +
       "\005error\030\004 \001(\tR\005error\022\035\n\nrequest_id\030\005 \001(\tR" +
-      "\trequestId\"\016\n\014FailResponse\"$\n\016GetPoolReq" +
-      "uest\022\022\n\004pool\030\001 \001(\tR\004pool\"\200\002\n\nPoolStatus\022" +
-      "\022\n\004pool\030\001 \001(\tR\004pool\022\022\n\004idle\030\002 \001(\004R\004idle\022" +
-      "\030\n\007claimed\030\003 \001(\004R\007claimed\022%\n\016waiting_cla" +
-      "ims\030\004 \001(\004R\rwaitingClaims\022:\n\013oldest_wait\030" +
-      "\005 \001(\0132\031.google.protobuf.DurationR\noldest" +
-      "Wait\022(\n\020scale_up_pending\030\006 \001(\010R\016scaleUpP" +
-      "ending\022#\n\rdead_lettered\030\007 \001(\004R\014deadLette" +
-      "red\"?\n\017GetPoolResponse\022,\n\006status\030\001 \001(\0132\024" +
-      ".baton.v1.PoolStatusR\006status\"&\n\020WatchPoo" +
-      "lRequest\022\022\n\004pool\030\001 \001(\tR\004pool\"A\n\021WatchPoo" +
-      "lResponse\022,\n\006status\030\001 \001(\0132\024.baton.v1.Poo" +
-      "lStatusR\006status2\376\002\n\014ClaimService\0228\n\005Offe" +
-      "r\022\026.baton.v1.OfferRequest\032\027.baton.v1.Off" +
-      "erResponse\0228\n\005Claim\022\026.baton.v1.ClaimRequ" +
-      "est\032\027.baton.v1.ClaimResponse\022;\n\006Return\022\027" +
-      ".baton.v1.ReturnRequest\032\030.baton.v1.Retur" +
-      "nResponse\0225\n\004Fail\022\025.baton.v1.FailRequest" +
-      "\032\026.baton.v1.FailResponse\022>\n\007GetPool\022\030.ba" +
-      "ton.v1.GetPoolRequest\032\031.baton.v1.GetPool" +
-      "Response\022F\n\tWatchPool\022\032.baton.v1.WatchPo" +
-      "olRequest\032\033.baton.v1.WatchPoolResponse0\001" +
-      "B\233\001\n\014dev.baton.v1B\nClaimProtoP\001Z>github." +
-      "com/baton-project/baton/clients/go/gen/b" +
-      "aton/v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312\002\010Baton" +
-      "\\V1\342\002\024Baton\\V1\\GPBMetadata\352\002\tBaton::V1b\006" +
-      "proto3"
+      "\trequestId\"3\n\014FailResponse\022#\n\rerror_clip" +
+      "ped\030\001 \001(\010R\014errorClipped\"$\n\016GetPoolReques" +
+      "t\022\022\n\004pool\030\001 \001(\tR\004pool\"\200\002\n\nPoolStatus\022\022\n\004" +
+      "pool\030\001 \001(\tR\004pool\022\022\n\004idle\030\002 \001(\004R\004idle\022\030\n\007" +
+      "claimed\030\003 \001(\004R\007claimed\022%\n\016waiting_claims" +
+      "\030\004 \001(\004R\rwaitingClaims\022:\n\013oldest_wait\030\005 \001" +
+      "(\0132\031.google.protobuf.DurationR\noldestWai" +
+      "t\022(\n\020scale_up_pending\030\006 \001(\010R\016scaleUpPend" +
+      "ing\022#\n\rdead_lettered\030\007 \001(\004R\014deadLettered" +
+      "\"?\n\017GetPoolResponse\022,\n\006status\030\001 \001(\0132\024.ba" +
+      "ton.v1.PoolStatusR\006status\"&\n\020WatchPoolRe" +
+      "quest\022\022\n\004pool\030\001 \001(\tR\004pool\"A\n\021WatchPoolRe" +
+      "sponse\022,\n\006status\030\001 \001(\0132\024.baton.v1.PoolSt" +
+      "atusR\006status2\376\002\n\014ClaimService\0228\n\005Offer\022\026" +
+      ".baton.v1.OfferRequest\032\027.baton.v1.OfferR" +
+      "esponse\0228\n\005Claim\022\026.baton.v1.ClaimRequest" +
+      "\032\027.baton.v1.ClaimResponse\022;\n\006Return\022\027.ba" +
+      "ton.v1.ReturnRequest\032\030.baton.v1.ReturnRe" +
+      "sponse\0225\n\004Fail\022\025.baton.v1.FailRequest\032\026." +
+      "baton.v1.FailResponse\022>\n\007GetPool\022\030.baton" +
+      ".v1.GetPoolRequest\032\031.baton.v1.GetPoolRes" +
+      "ponse\022F\n\tWatchPool\022\032.baton.v1.WatchPoolR" +
+      "equest\032\033.baton.v1.WatchPoolResponse0\001B\233\001" +
+      "\n\014dev.baton.v1B\nClaimProtoP\001Z>github.com" +
+      "/baton-project/baton/clients/go/gen/bato" +
+      "n/v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312\002\010Baton\\V1" +
+      "\342\002\024Baton\\V1\\GPBMetadata\352\002\tBaton::V1b\006pro" +
+      "to3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -245,7 +246,7 @@ public final class ClaimProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_FailResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_FailResponse_descriptor,
-        new java.lang.String[] { });
+        new java.lang.String[] { "ErrorClipped", });
     internal_static_baton_v1_GetPoolRequest_descriptor =
       getDescriptor().getMessageType(9);
     internal_static_baton_v1_GetPoolRequest_fieldAccessorTable = new

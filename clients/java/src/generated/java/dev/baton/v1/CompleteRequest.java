@@ -37,6 +37,7 @@ private static final long serialVersionUID = 0L;
     outcome_ = 0;
     message_ = "";
     requestId_ = "";
+    errorClass_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -198,8 +199,9 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object message_ = "";
   /**
    * <pre>
-   * message describes a failure; kept with a dead-letter entry. Bounded by
-   * max_message_bytes.
+   * message describes a failure; kept with a dead-letter entry. A longer message than the
+   * server's max_message_bytes is cut to that many bytes on a character boundary, ending in
+   * "…" (CompleteResponse.message_clipped says so).
    * </pre>
    *
    * <code>string message = 5 [json_name = "message"];</code>
@@ -220,8 +222,9 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * message describes a failure; kept with a dead-letter entry. Bounded by
-   * max_message_bytes.
+   * message describes a failure; kept with a dead-letter entry. A longer message than the
+   * server's max_message_bytes is cut to that many bytes on a character boundary, ending in
+   * "…" (CompleteResponse.message_clipped says so).
    * </pre>
    *
    * <code>string message = 5 [json_name = "message"];</code>
@@ -340,6 +343,76 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int ERROR_CLASS_FIELD_NUMBER = 8;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object errorClass_ = "";
+  /**
+   * <pre>
+   * error_class names the handler's error (its type or code, as the language spells it:
+   * "SocketTimeoutException", "ECONNRESET", "requests.exceptions.ConnectionError", "io").
+   * With outcome unspecified, the server classifies the failure (see Outcome): http_status
+   * first, then the words of error_class; neither: INVALID_ARGUMENT naming outcome. At most
+   * 256 bytes.
+   * </pre>
+   *
+   * <code>string error_class = 8 [json_name = "errorClass"];</code>
+   * @return The errorClass.
+   */
+  @java.lang.Override
+  public java.lang.String getErrorClass() {
+    java.lang.Object ref = errorClass_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      errorClass_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * error_class names the handler's error (its type or code, as the language spells it:
+   * "SocketTimeoutException", "ECONNRESET", "requests.exceptions.ConnectionError", "io").
+   * With outcome unspecified, the server classifies the failure (see Outcome): http_status
+   * first, then the words of error_class; neither: INVALID_ARGUMENT naming outcome. At most
+   * 256 bytes.
+   * </pre>
+   *
+   * <code>string error_class = 8 [json_name = "errorClass"];</code>
+   * @return The bytes for errorClass.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getErrorClassBytes() {
+    java.lang.Object ref = errorClass_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      errorClass_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int HTTP_STATUS_FIELD_NUMBER = 9;
+  private int httpStatus_ = 0;
+  /**
+   * <pre>
+   * http_status the handler's error carried (100-599); 0: none. See error_class.
+   * </pre>
+   *
+   * <code>uint32 http_status = 9 [json_name = "httpStatus"];</code>
+   * @return The httpStatus.
+   */
+  @java.lang.Override
+  public int getHttpStatus() {
+    return httpStatus_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -375,6 +448,12 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 7, requestId_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(errorClass_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 8, errorClass_);
+    }
+    if (httpStatus_ != 0) {
+      output.writeUInt32(9, httpStatus_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -402,6 +481,13 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(7, requestId_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(errorClass_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(8, errorClass_);
+    }
+    if (httpStatus_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeUInt32Size(9, httpStatus_);
     }
     return size;
   }
@@ -443,6 +529,10 @@ private static final long serialVersionUID = 0L;
     }
     if (!getRequestId()
         .equals(other.getRequestId())) return false;
+    if (!getErrorClass()
+        .equals(other.getErrorClass())) return false;
+    if (getHttpStatus()
+        != other.getHttpStatus()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -471,6 +561,10 @@ private static final long serialVersionUID = 0L;
     }
     hash = (37 * hash) + REQUEST_ID_FIELD_NUMBER;
     hash = (53 * hash) + getRequestId().hashCode();
+    hash = (37 * hash) + ERROR_CLASS_FIELD_NUMBER;
+    hash = (53 * hash) + getErrorClass().hashCode();
+    hash = (37 * hash) + HTTP_STATUS_FIELD_NUMBER;
+    hash = (53 * hash) + getHttpStatus();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -623,6 +717,8 @@ private static final long serialVersionUID = 0L;
         retryAfterBuilder_ = null;
       }
       requestId_ = "";
+      errorClass_ = "";
+      httpStatus_ = 0;
       return this;
     }
 
@@ -681,6 +777,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000040) != 0)) {
         result.requestId_ = requestId_;
       }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.errorClass_ = errorClass_;
+      }
+      if (((from_bitField0_ & 0x00000100) != 0)) {
+        result.httpStatus_ = httpStatus_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -724,6 +826,14 @@ private static final long serialVersionUID = 0L;
         requestId_ = other.requestId_;
         bitField0_ |= 0x00000040;
         onChanged();
+      }
+      if (!other.getErrorClass().isEmpty()) {
+        errorClass_ = other.errorClass_;
+        bitField0_ |= 0x00000080;
+        onChanged();
+      }
+      if (other.getHttpStatus() != 0) {
+        setHttpStatus(other.getHttpStatus());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -788,6 +898,16 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000040;
               break;
             } // case 58
+            case 66: {
+              errorClass_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 66
+            case 72: {
+              httpStatus_ = input.readUInt32();
+              bitField0_ |= 0x00000100;
+              break;
+            } // case 72
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1108,8 +1228,9 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object message_ = "";
     /**
      * <pre>
-     * message describes a failure; kept with a dead-letter entry. Bounded by
-     * max_message_bytes.
+     * message describes a failure; kept with a dead-letter entry. A longer message than the
+     * server's max_message_bytes is cut to that many bytes on a character boundary, ending in
+     * "…" (CompleteResponse.message_clipped says so).
      * </pre>
      *
      * <code>string message = 5 [json_name = "message"];</code>
@@ -1129,8 +1250,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * message describes a failure; kept with a dead-letter entry. Bounded by
-     * max_message_bytes.
+     * message describes a failure; kept with a dead-letter entry. A longer message than the
+     * server's max_message_bytes is cut to that many bytes on a character boundary, ending in
+     * "…" (CompleteResponse.message_clipped says so).
      * </pre>
      *
      * <code>string message = 5 [json_name = "message"];</code>
@@ -1151,8 +1273,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * message describes a failure; kept with a dead-letter entry. Bounded by
-     * max_message_bytes.
+     * message describes a failure; kept with a dead-letter entry. A longer message than the
+     * server's max_message_bytes is cut to that many bytes on a character boundary, ending in
+     * "…" (CompleteResponse.message_clipped says so).
      * </pre>
      *
      * <code>string message = 5 [json_name = "message"];</code>
@@ -1169,8 +1292,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * message describes a failure; kept with a dead-letter entry. Bounded by
-     * max_message_bytes.
+     * message describes a failure; kept with a dead-letter entry. A longer message than the
+     * server's max_message_bytes is cut to that many bytes on a character boundary, ending in
+     * "…" (CompleteResponse.message_clipped says so).
      * </pre>
      *
      * <code>string message = 5 [json_name = "message"];</code>
@@ -1184,8 +1308,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * message describes a failure; kept with a dead-letter entry. Bounded by
-     * max_message_bytes.
+     * message describes a failure; kept with a dead-letter entry. A longer message than the
+     * server's max_message_bytes is cut to that many bytes on a character boundary, ending in
+     * "…" (CompleteResponse.message_clipped says so).
      * </pre>
      *
      * <code>string message = 5 [json_name = "message"];</code>
@@ -1481,6 +1606,162 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       requestId_ = value;
       bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object errorClass_ = "";
+    /**
+     * <pre>
+     * error_class names the handler's error (its type or code, as the language spells it:
+     * "SocketTimeoutException", "ECONNRESET", "requests.exceptions.ConnectionError", "io").
+     * With outcome unspecified, the server classifies the failure (see Outcome): http_status
+     * first, then the words of error_class; neither: INVALID_ARGUMENT naming outcome. At most
+     * 256 bytes.
+     * </pre>
+     *
+     * <code>string error_class = 8 [json_name = "errorClass"];</code>
+     * @return The errorClass.
+     */
+    public java.lang.String getErrorClass() {
+      java.lang.Object ref = errorClass_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        errorClass_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * error_class names the handler's error (its type or code, as the language spells it:
+     * "SocketTimeoutException", "ECONNRESET", "requests.exceptions.ConnectionError", "io").
+     * With outcome unspecified, the server classifies the failure (see Outcome): http_status
+     * first, then the words of error_class; neither: INVALID_ARGUMENT naming outcome. At most
+     * 256 bytes.
+     * </pre>
+     *
+     * <code>string error_class = 8 [json_name = "errorClass"];</code>
+     * @return The bytes for errorClass.
+     */
+    public com.google.protobuf.ByteString
+        getErrorClassBytes() {
+      java.lang.Object ref = errorClass_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        errorClass_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * error_class names the handler's error (its type or code, as the language spells it:
+     * "SocketTimeoutException", "ECONNRESET", "requests.exceptions.ConnectionError", "io").
+     * With outcome unspecified, the server classifies the failure (see Outcome): http_status
+     * first, then the words of error_class; neither: INVALID_ARGUMENT naming outcome. At most
+     * 256 bytes.
+     * </pre>
+     *
+     * <code>string error_class = 8 [json_name = "errorClass"];</code>
+     * @param value The errorClass to set.
+     * @return This builder for chaining.
+     */
+    public Builder setErrorClass(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      errorClass_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * error_class names the handler's error (its type or code, as the language spells it:
+     * "SocketTimeoutException", "ECONNRESET", "requests.exceptions.ConnectionError", "io").
+     * With outcome unspecified, the server classifies the failure (see Outcome): http_status
+     * first, then the words of error_class; neither: INVALID_ARGUMENT naming outcome. At most
+     * 256 bytes.
+     * </pre>
+     *
+     * <code>string error_class = 8 [json_name = "errorClass"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearErrorClass() {
+      errorClass_ = getDefaultInstance().getErrorClass();
+      bitField0_ = (bitField0_ & ~0x00000080);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * error_class names the handler's error (its type or code, as the language spells it:
+     * "SocketTimeoutException", "ECONNRESET", "requests.exceptions.ConnectionError", "io").
+     * With outcome unspecified, the server classifies the failure (see Outcome): http_status
+     * first, then the words of error_class; neither: INVALID_ARGUMENT naming outcome. At most
+     * 256 bytes.
+     * </pre>
+     *
+     * <code>string error_class = 8 [json_name = "errorClass"];</code>
+     * @param value The bytes for errorClass to set.
+     * @return This builder for chaining.
+     */
+    public Builder setErrorClassBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      errorClass_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+
+    private int httpStatus_ ;
+    /**
+     * <pre>
+     * http_status the handler's error carried (100-599); 0: none. See error_class.
+     * </pre>
+     *
+     * <code>uint32 http_status = 9 [json_name = "httpStatus"];</code>
+     * @return The httpStatus.
+     */
+    @java.lang.Override
+    public int getHttpStatus() {
+      return httpStatus_;
+    }
+    /**
+     * <pre>
+     * http_status the handler's error carried (100-599); 0: none. See error_class.
+     * </pre>
+     *
+     * <code>uint32 http_status = 9 [json_name = "httpStatus"];</code>
+     * @param value The httpStatus to set.
+     * @return This builder for chaining.
+     */
+    public Builder setHttpStatus(int value) {
+
+      httpStatus_ = value;
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * http_status the handler's error carried (100-599); 0: none. See error_class.
+     * </pre>
+     *
+     * <code>uint32 http_status = 9 [json_name = "httpStatus"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearHttpStatus() {
+      bitField0_ = (bitField0_ & ~0x00000100);
+      httpStatus_ = 0;
       onChanged();
       return this;
     }

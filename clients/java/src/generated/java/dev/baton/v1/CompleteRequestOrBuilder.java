@@ -81,8 +81,9 @@ public interface CompleteRequestOrBuilder extends
 
   /**
    * <pre>
-   * message describes a failure; kept with a dead-letter entry. Bounded by
-   * max_message_bytes.
+   * message describes a failure; kept with a dead-letter entry. A longer message than the
+   * server's max_message_bytes is cut to that many bytes on a character boundary, ending in
+   * "…" (CompleteResponse.message_clipped says so).
    * </pre>
    *
    * <code>string message = 5 [json_name = "message"];</code>
@@ -91,8 +92,9 @@ public interface CompleteRequestOrBuilder extends
   java.lang.String getMessage();
   /**
    * <pre>
-   * message describes a failure; kept with a dead-letter entry. Bounded by
-   * max_message_bytes.
+   * message describes a failure; kept with a dead-letter entry. A longer message than the
+   * server's max_message_bytes is cut to that many bytes on a character boundary, ending in
+   * "…" (CompleteResponse.message_clipped says so).
    * </pre>
    *
    * <code>string message = 5 [json_name = "message"];</code>
@@ -160,4 +162,42 @@ public interface CompleteRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getRequestIdBytes();
+
+  /**
+   * <pre>
+   * error_class names the handler's error (its type or code, as the language spells it:
+   * "SocketTimeoutException", "ECONNRESET", "requests.exceptions.ConnectionError", "io").
+   * With outcome unspecified, the server classifies the failure (see Outcome): http_status
+   * first, then the words of error_class; neither: INVALID_ARGUMENT naming outcome. At most
+   * 256 bytes.
+   * </pre>
+   *
+   * <code>string error_class = 8 [json_name = "errorClass"];</code>
+   * @return The errorClass.
+   */
+  java.lang.String getErrorClass();
+  /**
+   * <pre>
+   * error_class names the handler's error (its type or code, as the language spells it:
+   * "SocketTimeoutException", "ECONNRESET", "requests.exceptions.ConnectionError", "io").
+   * With outcome unspecified, the server classifies the failure (see Outcome): http_status
+   * first, then the words of error_class; neither: INVALID_ARGUMENT naming outcome. At most
+   * 256 bytes.
+   * </pre>
+   *
+   * <code>string error_class = 8 [json_name = "errorClass"];</code>
+   * @return The bytes for errorClass.
+   */
+  com.google.protobuf.ByteString
+      getErrorClassBytes();
+
+  /**
+   * <pre>
+   * http_status the handler's error carried (100-599); 0: none. See error_class.
+   * </pre>
+   *
+   * <code>uint32 http_status = 9 [json_name = "httpStatus"];</code>
+   * @return The httpStatus.
+   */
+  int getHttpStatus();
 }

@@ -32,6 +32,7 @@ private static final long serialVersionUID = 0L;
     super(builder);
   }
   private CompleteResponse() {
+    outcome_ = 0;
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -141,6 +142,50 @@ private static final long serialVersionUID = 0L;
     return failureStreak_;
   }
 
+  public static final int MESSAGE_CLIPPED_FIELD_NUMBER = 5;
+  private boolean messageClipped_ = false;
+  /**
+   * <pre>
+   * message_clipped is true when the message was longer than the server's max_message_bytes:
+   * it was kept cut to that many bytes, on a character boundary, ending in "…".
+   * </pre>
+   *
+   * <code>bool message_clipped = 5 [json_name = "messageClipped"];</code>
+   * @return The messageClipped.
+   */
+  @java.lang.Override
+  public boolean getMessageClipped() {
+    return messageClipped_;
+  }
+
+  public static final int OUTCOME_FIELD_NUMBER = 6;
+  private int outcome_ = 0;
+  /**
+   * <pre>
+   * outcome is the outcome applied: the one sent, or the server's classification of
+   * error_class and http_status.
+   * </pre>
+   *
+   * <code>.baton.v1.Outcome outcome = 6 [json_name = "outcome"];</code>
+   * @return The enum numeric value on the wire for outcome.
+   */
+  @java.lang.Override public int getOutcomeValue() {
+    return outcome_;
+  }
+  /**
+   * <pre>
+   * outcome is the outcome applied: the one sent, or the server's classification of
+   * error_class and http_status.
+   * </pre>
+   *
+   * <code>.baton.v1.Outcome outcome = 6 [json_name = "outcome"];</code>
+   * @return The outcome.
+   */
+  @java.lang.Override public dev.baton.v1.Outcome getOutcome() {
+    dev.baton.v1.Outcome result = dev.baton.v1.Outcome.forNumber(outcome_);
+    return result == null ? dev.baton.v1.Outcome.UNRECOGNIZED : result;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -167,6 +212,12 @@ private static final long serialVersionUID = 0L;
     if (failureStreak_ != 0) {
       output.writeUInt32(4, failureStreak_);
     }
+    if (messageClipped_ != false) {
+      output.writeBool(5, messageClipped_);
+    }
+    if (outcome_ != dev.baton.v1.Outcome.OUTCOME_UNSPECIFIED.getNumber()) {
+      output.writeEnum(6, outcome_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -186,6 +237,14 @@ private static final long serialVersionUID = 0L;
     if (failureStreak_ != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeUInt32Size(4, failureStreak_);
+    }
+    if (messageClipped_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(5, messageClipped_);
+    }
+    if (outcome_ != dev.baton.v1.Outcome.OUTCOME_UNSPECIFIED.getNumber()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(6, outcome_);
     }
     return size;
   }
@@ -222,6 +281,9 @@ private static final long serialVersionUID = 0L;
         != other.getRemoved()) return false;
     if (getFailureStreak()
         != other.getFailureStreak()) return false;
+    if (getMessageClipped()
+        != other.getMessageClipped()) return false;
+    if (outcome_ != other.outcome_) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -245,6 +307,11 @@ private static final long serialVersionUID = 0L;
         getRemoved());
     hash = (37 * hash) + FAILURE_STREAK_FIELD_NUMBER;
     hash = (53 * hash) + getFailureStreak();
+    hash = (37 * hash) + MESSAGE_CLIPPED_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getMessageClipped());
+    hash = (37 * hash) + OUTCOME_FIELD_NUMBER;
+    hash = (53 * hash) + outcome_;
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -394,6 +461,8 @@ private static final long serialVersionUID = 0L;
       deadLettered_ = false;
       removed_ = false;
       failureStreak_ = 0;
+      messageClipped_ = false;
+      outcome_ = 0;
       return this;
     }
 
@@ -443,6 +512,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000008) != 0)) {
         result.failureStreak_ = failureStreak_;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.messageClipped_ = messageClipped_;
+      }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.outcome_ = outcome_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -469,6 +544,12 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getFailureStreak() != 0) {
         setFailureStreak(other.getFailureStreak());
+      }
+      if (other.getMessageClipped() != false) {
+        setMessageClipped(other.getMessageClipped());
+      }
+      if (other.outcome_ != 0) {
+        setOutcomeValue(other.getOutcomeValue());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -518,6 +599,16 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 32
+            case 40: {
+              messageClipped_ = input.readBool();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 40
+            case 48: {
+              outcome_ = input.readEnum();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 48
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -835,6 +926,130 @@ private static final long serialVersionUID = 0L;
     public Builder clearFailureStreak() {
       bitField0_ = (bitField0_ & ~0x00000008);
       failureStreak_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private boolean messageClipped_ ;
+    /**
+     * <pre>
+     * message_clipped is true when the message was longer than the server's max_message_bytes:
+     * it was kept cut to that many bytes, on a character boundary, ending in "…".
+     * </pre>
+     *
+     * <code>bool message_clipped = 5 [json_name = "messageClipped"];</code>
+     * @return The messageClipped.
+     */
+    @java.lang.Override
+    public boolean getMessageClipped() {
+      return messageClipped_;
+    }
+    /**
+     * <pre>
+     * message_clipped is true when the message was longer than the server's max_message_bytes:
+     * it was kept cut to that many bytes, on a character boundary, ending in "…".
+     * </pre>
+     *
+     * <code>bool message_clipped = 5 [json_name = "messageClipped"];</code>
+     * @param value The messageClipped to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMessageClipped(boolean value) {
+
+      messageClipped_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * message_clipped is true when the message was longer than the server's max_message_bytes:
+     * it was kept cut to that many bytes, on a character boundary, ending in "…".
+     * </pre>
+     *
+     * <code>bool message_clipped = 5 [json_name = "messageClipped"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMessageClipped() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      messageClipped_ = false;
+      onChanged();
+      return this;
+    }
+
+    private int outcome_ = 0;
+    /**
+     * <pre>
+     * outcome is the outcome applied: the one sent, or the server's classification of
+     * error_class and http_status.
+     * </pre>
+     *
+     * <code>.baton.v1.Outcome outcome = 6 [json_name = "outcome"];</code>
+     * @return The enum numeric value on the wire for outcome.
+     */
+    @java.lang.Override public int getOutcomeValue() {
+      return outcome_;
+    }
+    /**
+     * <pre>
+     * outcome is the outcome applied: the one sent, or the server's classification of
+     * error_class and http_status.
+     * </pre>
+     *
+     * <code>.baton.v1.Outcome outcome = 6 [json_name = "outcome"];</code>
+     * @param value The enum numeric value on the wire for outcome to set.
+     * @return This builder for chaining.
+     */
+    public Builder setOutcomeValue(int value) {
+      outcome_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * outcome is the outcome applied: the one sent, or the server's classification of
+     * error_class and http_status.
+     * </pre>
+     *
+     * <code>.baton.v1.Outcome outcome = 6 [json_name = "outcome"];</code>
+     * @return The outcome.
+     */
+    @java.lang.Override
+    public dev.baton.v1.Outcome getOutcome() {
+      dev.baton.v1.Outcome result = dev.baton.v1.Outcome.forNumber(outcome_);
+      return result == null ? dev.baton.v1.Outcome.UNRECOGNIZED : result;
+    }
+    /**
+     * <pre>
+     * outcome is the outcome applied: the one sent, or the server's classification of
+     * error_class and http_status.
+     * </pre>
+     *
+     * <code>.baton.v1.Outcome outcome = 6 [json_name = "outcome"];</code>
+     * @param value The outcome to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setOutcome(dev.baton.v1.Outcome value) {
+      if (value == null) { throw new NullPointerException(); }
+      bitField0_ |= 0x00000020;
+      outcome_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * outcome is the outcome applied: the one sent, or the server's classification of
+     * error_class and http_status.
+     * </pre>
+     *
+     * <code>.baton.v1.Outcome outcome = 6 [json_name = "outcome"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearOutcome() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      outcome_ = 0;
       onChanged();
       return this;
     }

@@ -71,4 +71,36 @@ public interface CompleteResponseOrBuilder extends
    * @return The failureStreak.
    */
   int getFailureStreak();
+
+  /**
+   * <pre>
+   * message_clipped is true when the message was longer than the server's max_message_bytes:
+   * it was kept cut to that many bytes, on a character boundary, ending in "…".
+   * </pre>
+   *
+   * <code>bool message_clipped = 5 [json_name = "messageClipped"];</code>
+   * @return The messageClipped.
+   */
+  boolean getMessageClipped();
+
+  /**
+   * <pre>
+   * outcome is the outcome applied: the one sent, or the server's classification of
+   * error_class and http_status.
+   * </pre>
+   *
+   * <code>.baton.v1.Outcome outcome = 6 [json_name = "outcome"];</code>
+   * @return The enum numeric value on the wire for outcome.
+   */
+  int getOutcomeValue();
+  /**
+   * <pre>
+   * outcome is the outcome applied: the one sent, or the server's classification of
+   * error_class and http_status.
+   * </pre>
+   *
+   * <code>.baton.v1.Outcome outcome = 6 [json_name = "outcome"];</code>
+   * @return The outcome.
+   */
+  dev.baton.v1.Outcome getOutcome();
 }

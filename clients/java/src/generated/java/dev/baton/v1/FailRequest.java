@@ -170,7 +170,9 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object error_ = "";
   /**
    * <pre>
-   * error says what went wrong; kept in the dead-letter entry. Bounded by max_message_bytes.
+   * error says what went wrong; kept in the dead-letter entry. A longer error than the
+   * server's max_message_bytes is cut to that many bytes on a character boundary, ending in "…"
+   * (FailResponse.error_clipped says so).
    * </pre>
    *
    * <code>string error = 4 [json_name = "error"];</code>
@@ -191,7 +193,9 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * error says what went wrong; kept in the dead-letter entry. Bounded by max_message_bytes.
+   * error says what went wrong; kept in the dead-letter entry. A longer error than the
+   * server's max_message_bytes is cut to that many bytes on a character boundary, ending in "…"
+   * (FailResponse.error_clipped says so).
    * </pre>
    *
    * <code>string error = 4 [json_name = "error"];</code>
@@ -898,7 +902,9 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object error_ = "";
     /**
      * <pre>
-     * error says what went wrong; kept in the dead-letter entry. Bounded by max_message_bytes.
+     * error says what went wrong; kept in the dead-letter entry. A longer error than the
+     * server's max_message_bytes is cut to that many bytes on a character boundary, ending in "…"
+     * (FailResponse.error_clipped says so).
      * </pre>
      *
      * <code>string error = 4 [json_name = "error"];</code>
@@ -918,7 +924,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * error says what went wrong; kept in the dead-letter entry. Bounded by max_message_bytes.
+     * error says what went wrong; kept in the dead-letter entry. A longer error than the
+     * server's max_message_bytes is cut to that many bytes on a character boundary, ending in "…"
+     * (FailResponse.error_clipped says so).
      * </pre>
      *
      * <code>string error = 4 [json_name = "error"];</code>
@@ -939,7 +947,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * error says what went wrong; kept in the dead-letter entry. Bounded by max_message_bytes.
+     * error says what went wrong; kept in the dead-letter entry. A longer error than the
+     * server's max_message_bytes is cut to that many bytes on a character boundary, ending in "…"
+     * (FailResponse.error_clipped says so).
      * </pre>
      *
      * <code>string error = 4 [json_name = "error"];</code>
@@ -956,7 +966,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * error says what went wrong; kept in the dead-letter entry. Bounded by max_message_bytes.
+     * error says what went wrong; kept in the dead-letter entry. A longer error than the
+     * server's max_message_bytes is cut to that many bytes on a character boundary, ending in "…"
+     * (FailResponse.error_clipped says so).
      * </pre>
      *
      * <code>string error = 4 [json_name = "error"];</code>
@@ -970,7 +982,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * error says what went wrong; kept in the dead-letter entry. Bounded by max_message_bytes.
+     * error says what went wrong; kept in the dead-letter entry. A longer error than the
+     * server's max_message_bytes is cut to that many bytes on a character boundary, ending in "…"
+     * (FailResponse.error_clipped says so).
      * </pre>
      *
      * <code>string error = 4 [json_name = "error"];</code>

@@ -62,7 +62,9 @@ public interface FailRequestOrBuilder extends
 
   /**
    * <pre>
-   * error says what went wrong; kept in the dead-letter entry. Bounded by max_message_bytes.
+   * error says what went wrong; kept in the dead-letter entry. A longer error than the
+   * server's max_message_bytes is cut to that many bytes on a character boundary, ending in "…"
+   * (FailResponse.error_clipped says so).
    * </pre>
    *
    * <code>string error = 4 [json_name = "error"];</code>
@@ -71,7 +73,9 @@ public interface FailRequestOrBuilder extends
   java.lang.String getError();
   /**
    * <pre>
-   * error says what went wrong; kept in the dead-letter entry. Bounded by max_message_bytes.
+   * error says what went wrong; kept in the dead-letter entry. A longer error than the
+   * server's max_message_bytes is cut to that many bytes on a character boundary, ending in "…"
+   * (FailResponse.error_clipped says so).
    * </pre>
    *
    * <code>string error = 4 [json_name = "error"];</code>

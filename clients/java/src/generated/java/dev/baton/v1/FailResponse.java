@@ -52,6 +52,21 @@ private static final long serialVersionUID = 0L;
             dev.baton.v1.FailResponse.class, dev.baton.v1.FailResponse.Builder.class);
   }
 
+  public static final int ERROR_CLIPPED_FIELD_NUMBER = 1;
+  private boolean errorClipped_ = false;
+  /**
+   * <pre>
+   * error_clipped is true when the error was cut to max_message_bytes.
+   * </pre>
+   *
+   * <code>bool error_clipped = 1 [json_name = "errorClipped"];</code>
+   * @return The errorClipped.
+   */
+  @java.lang.Override
+  public boolean getErrorClipped() {
+    return errorClipped_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -66,7 +81,18 @@ private static final long serialVersionUID = 0L;
   @java.lang.Override
   public void writeTo(com.google.protobuf.CodedOutputStream output)
                       throws java.io.IOException {
+    if (errorClipped_ != false) {
+      output.writeBool(1, errorClipped_);
+    }
     getUnknownFields().writeTo(output);
+  }
+  private int computeSerializedSize_0() {
+    int size = 0;
+    if (errorClipped_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(1, errorClipped_);
+    }
+    return size;
   }
   @java.lang.Override
   public int getSerializedSize() {
@@ -74,6 +100,7 @@ private static final long serialVersionUID = 0L;
     if (size != -1) return size;
 
     size = 0;
+    size += computeSerializedSize_0();
     size += getUnknownFields().getSerializedSize();
     memoizedSize = size;
     return size;
@@ -89,6 +116,8 @@ private static final long serialVersionUID = 0L;
     }
     dev.baton.v1.FailResponse other = (dev.baton.v1.FailResponse) obj;
 
+    if (getErrorClipped()
+        != other.getErrorClipped()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -100,6 +129,9 @@ private static final long serialVersionUID = 0L;
     }
     int hash = 41;
     hash = (19 * hash) + getDescriptor().hashCode();
+    hash = (37 * hash) + ERROR_CLIPPED_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getErrorClipped());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -234,6 +266,8 @@ private static final long serialVersionUID = 0L;
     @java.lang.Override
     public Builder clear() {
       super.clear();
+      bitField0_ = 0;
+      errorClipped_ = false;
       return this;
     }
 
@@ -260,8 +294,16 @@ private static final long serialVersionUID = 0L;
     @java.lang.Override
     public dev.baton.v1.FailResponse buildPartial() {
       dev.baton.v1.FailResponse result = new dev.baton.v1.FailResponse(this);
+      if (bitField0_ != 0) { buildPartial0(result); }
       onBuilt();
       return result;
+    }
+
+    private void buildPartial0(dev.baton.v1.FailResponse result) {
+      int from_bitField0_ = bitField0_;
+      if (((from_bitField0_ & 0x00000001) != 0)) {
+        result.errorClipped_ = errorClipped_;
+      }
     }
 
     @java.lang.Override
@@ -276,6 +318,9 @@ private static final long serialVersionUID = 0L;
 
     public Builder mergeFrom(dev.baton.v1.FailResponse other) {
       if (other == dev.baton.v1.FailResponse.getDefaultInstance()) return this;
+      if (other.getErrorClipped() != false) {
+        setErrorClipped(other.getErrorClipped());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -302,6 +347,11 @@ private static final long serialVersionUID = 0L;
             case 0:
               done = true;
               break;
+            case 8: {
+              errorClipped_ = input.readBool();
+              bitField0_ |= 0x00000001;
+              break;
+            } // case 8
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -315,6 +365,51 @@ private static final long serialVersionUID = 0L;
       } finally {
         onChanged();
       } // finally
+      return this;
+    }
+    private int bitField0_;
+
+    private boolean errorClipped_ ;
+    /**
+     * <pre>
+     * error_clipped is true when the error was cut to max_message_bytes.
+     * </pre>
+     *
+     * <code>bool error_clipped = 1 [json_name = "errorClipped"];</code>
+     * @return The errorClipped.
+     */
+    @java.lang.Override
+    public boolean getErrorClipped() {
+      return errorClipped_;
+    }
+    /**
+     * <pre>
+     * error_clipped is true when the error was cut to max_message_bytes.
+     * </pre>
+     *
+     * <code>bool error_clipped = 1 [json_name = "errorClipped"];</code>
+     * @param value The errorClipped to set.
+     * @return This builder for chaining.
+     */
+    public Builder setErrorClipped(boolean value) {
+
+      errorClipped_ = value;
+      bitField0_ |= 0x00000001;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * error_clipped is true when the error was cut to max_message_bytes.
+     * </pre>
+     *
+     * <code>bool error_clipped = 1 [json_name = "errorClipped"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearErrorClipped() {
+      bitField0_ = (bitField0_ & ~0x00000001);
+      errorClipped_ = false;
+      onChanged();
       return this;
     }
 

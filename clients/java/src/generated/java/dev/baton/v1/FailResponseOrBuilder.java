@@ -9,4 +9,14 @@ package dev.baton.v1;
 public interface FailResponseOrBuilder extends
     // @@protoc_insertion_point(interface_extends:baton.v1.FailResponse)
     com.google.protobuf.MessageOrBuilder {
+
+  /**
+   * <pre>
+   * error_clipped is true when the error was cut to max_message_bytes.
+   * </pre>
+   *
+   * <code>bool error_clipped = 1 [json_name = "errorClipped"];</code>
+   * @return The errorClipped.
+   */
+  boolean getErrorClipped();
 }

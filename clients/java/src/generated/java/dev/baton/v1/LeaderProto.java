@@ -121,77 +121,83 @@ public final class LeaderProto extends com.google.protobuf.GeneratedFile {
       "\n\010election\030\001 \001(\tR\010election\022!\n\014candidate_" +
       "id\030\002 \001(\tR\013candidateId\022+\n\003ttl\030\003 \001(\0132\031.goo" +
       "gle.protobuf.DurationR\003ttl\022-\n\004wait\030\004 \001(\013" +
-      "2\031.google.protobuf.DurationR\004wait\"\235\001\n\020Ca" +
+      "2\031.google.protobuf.DurationR\004wait\"\220\002\n\020Ca" +
       "mpaignResponse\022\033\n\tis_leader\030\001 \001(\010R\010isLea" +
       "der\022\033\n\tleader_id\030\002 \001(\tR\010leaderId\022\024\n\005toke" +
       "n\030\003 \001(\004R\005token\0229\n\nexpires_at\030\004 \001(\0132\032.goo" +
-      "gle.protobuf.TimestampR\texpiresAt\"c\n\014Ren" +
-      "ewRequest\022\032\n\010election\030\001 \001(\tR\010election\022!\n" +
-      "\014candidate_id\030\002 \001(\tR\013candidateId\022\024\n\005toke" +
-      "n\030\003 \001(\004R\005token\"J\n\rRenewResponse\0229\n\nexpir" +
-      "es_at\030\001 \001(\0132\032.google.protobuf.TimestampR" +
-      "\texpiresAt\"d\n\rResignRequest\022\032\n\010election\030" +
-      "\001 \001(\tR\010election\022!\n\014candidate_id\030\002 \001(\tR\013c" +
-      "andidateId\022\024\n\005token\030\003 \001(\004R\005token\"M\n\016Resi" +
-      "gnResponse\022;\n\013resigned_at\030\001 \001(\0132\032.google" +
-      ".protobuf.TimestampR\nresignedAt\".\n\020GetLe" +
-      "aderRequest\022\032\n\010election\030\001 \001(\tR\010election\"" +
-      "\201\001\n\021GetLeaderResponse\022\033\n\tleader_id\030\001 \001(\t" +
-      "R\010leaderId\022\024\n\005token\030\002 \001(\004R\005token\0229\n\nexpi" +
-      "res_at\030\003 \001(\0132\032.google.protobuf.Timestamp" +
-      "R\texpiresAt\",\n\016ObserveRequest\022\032\n\010electio" +
-      "n\030\001 \001(\tR\010election\"\262\001\n\017ObserveResponse\0221\n" +
-      "\004kind\030\001 \001(\0162\035.baton.v1.LeadershipEventKi" +
-      "ndR\004kind\022\033\n\tleader_id\030\002 \001(\tR\010leaderId\022\024\n" +
-      "\005token\030\003 \001(\004R\005token\0229\n\nexpires_at\030\004 \001(\0132" +
-      "\032.google.protobuf.TimestampR\texpiresAt\"R" +
-      "\n\024ListElectionsRequest\022\033\n\tpage_size\030\001 \001(" +
-      "\rR\010pageSize\022\035\n\npage_token\030\002 \001(\tR\tpageTok" +
-      "en\"\350\001\n\017ElectionSummary\022\032\n\010election\030\001 \001(\t" +
-      "R\010election\022\033\n\tleader_id\030\002 \001(\tR\010leaderId\022" +
-      "\024\n\005token\030\003 \001(\004R\005token\0229\n\nexpires_at\030\004 \001(" +
-      "\0132\032.google.protobuf.TimestampR\texpiresAt" +
-      "\022K\n\024last_term_started_at\030\005 \001(\0132\032.google." +
-      "protobuf.TimestampR\021lastTermStartedAt\"x\n" +
-      "\025ListElectionsResponse\0227\n\telections\030\001 \003(" +
-      "\0132\031.baton.v1.ElectionSummaryR\telections\022" +
-      "&\n\017next_page_token\030\002 \001(\tR\rnextPageToken\"" +
-      "M\n\031GetElectionHistoryRequest\022\032\n\010election" +
-      "\030\001 \001(\tR\010election\022\024\n\005limit\030\002 \001(\rR\005limit\"\223" +
-      "\002\n\014ElectionTerm\022\024\n\005token\030\001 \001(\004R\005token\022\033\n" +
-      "\tleader_id\030\002 \001(\tR\010leaderId\0229\n\nstarted_at" +
-      "\030\003 \001(\0132\032.google.protobuf.TimestampR\tstar" +
-      "tedAt\0225\n\010ended_at\030\004 \001(\0132\032.google.protobu" +
-      "f.TimestampR\007endedAt\022#\n\003end\030\005 \001(\0162\021.bato" +
-      "n.v1.TermEndR\003end\0229\n\nexpires_at\030\006 \001(\0132\032." +
-      "google.protobuf.TimestampR\texpiresAt\"J\n\032" +
-      "GetElectionHistoryResponse\022,\n\005terms\030\001 \003(" +
-      "\0132\026.baton.v1.ElectionTermR\005terms*\311\001\n\023Lea" +
-      "dershipEventKind\022%\n!LEADERSHIP_EVENT_KIN" +
-      "D_UNSPECIFIED\020\000\022!\n\035LEADERSHIP_EVENT_KIND" +
-      "_CURRENT\020\001\022!\n\035LEADERSHIP_EVENT_KIND_ELEC" +
-      "TED\020\002\022\"\n\036LEADERSHIP_EVENT_KIND_RESIGNED\020" +
-      "\003\022!\n\035LEADERSHIP_EVENT_KIND_EXPIRED\020\004*i\n\007" +
-      "TermEnd\022\030\n\024TERM_END_UNSPECIFIED\020\000\022\025\n\021TER" +
-      "M_END_RESIGNED\020\001\022\024\n\020TERM_END_EXPIRED\020\002\022\027" +
-      "\n\023TERM_END_SUPERSEDED\020\0032\204\004\n\rLeaderServic" +
-      "e\022A\n\010Campaign\022\031.baton.v1.CampaignRequest" +
-      "\032\032.baton.v1.CampaignResponse\0228\n\005Renew\022\026." +
-      "baton.v1.RenewRequest\032\027.baton.v1.RenewRe" +
-      "sponse\022;\n\006Resign\022\027.baton.v1.ResignReques" +
-      "t\032\030.baton.v1.ResignResponse\022D\n\tGetLeader" +
-      "\022\032.baton.v1.GetLeaderRequest\032\033.baton.v1." +
-      "GetLeaderResponse\022@\n\007Observe\022\030.baton.v1." +
-      "ObserveRequest\032\031.baton.v1.ObserveRespons" +
-      "e0\001\022P\n\rListElections\022\036.baton.v1.ListElec" +
-      "tionsRequest\032\037.baton.v1.ListElectionsRes" +
-      "ponse\022_\n\022GetElectionHistory\022#.baton.v1.G" +
-      "etElectionHistoryRequest\032$.baton.v1.GetE" +
-      "lectionHistoryResponseB\234\001\n\014dev.baton.v1B" +
-      "\013LeaderProtoP\001Z>github.com/baton-project" +
-      "/baton/clients/go/gen/baton/v1;batonv1\242\002" +
-      "\003BXX\252\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GP" +
-      "BMetadata\352\002\tBaton::V1b\006proto3"
+      "gle.protobuf.TimestampR\texpiresAt\0224\n\010ren" +
+      "ew_in\030\005 \001(\0132\031.google.protobuf.DurationR\007" +
+      "renewIn\022;\n\014step_down_in\030\006 \001(\0132\031.google.p" +
+      "rotobuf.DurationR\nstepDownIn\"c\n\014RenewReq" +
+      "uest\022\032\n\010election\030\001 \001(\tR\010election\022!\n\014cand" +
+      "idate_id\030\002 \001(\tR\013candidateId\022\024\n\005token\030\003 \001" +
+      "(\004R\005token\"\275\001\n\rRenewResponse\0229\n\nexpires_a" +
+      "t\030\001 \001(\0132\032.google.protobuf.TimestampR\texp" +
+      "iresAt\0224\n\010renew_in\030\002 \001(\0132\031.google.protob" +
+      "uf.DurationR\007renewIn\022;\n\014step_down_in\030\003 \001" +
+      "(\0132\031.google.protobuf.DurationR\nstepDownI" +
+      "n\"d\n\rResignRequest\022\032\n\010election\030\001 \001(\tR\010el" +
+      "ection\022!\n\014candidate_id\030\002 \001(\tR\013candidateI" +
+      "d\022\024\n\005token\030\003 \001(\004R\005token\"M\n\016ResignRespons" +
+      "e\022;\n\013resigned_at\030\001 \001(\0132\032.google.protobuf" +
+      ".TimestampR\nresignedAt\".\n\020GetLeaderReque" +
+      "st\022\032\n\010election\030\001 \001(\tR\010election\"\201\001\n\021GetLe" +
+      "aderResponse\022\033\n\tleader_id\030\001 \001(\tR\010leaderI" +
+      "d\022\024\n\005token\030\002 \001(\004R\005token\0229\n\nexpires_at\030\003 " +
+      "\001(\0132\032.google.protobuf.TimestampR\texpires" +
+      "At\",\n\016ObserveRequest\022\032\n\010election\030\001 \001(\tR\010" +
+      "election\"\262\001\n\017ObserveResponse\0221\n\004kind\030\001 \001" +
+      "(\0162\035.baton.v1.LeadershipEventKindR\004kind\022" +
+      "\033\n\tleader_id\030\002 \001(\tR\010leaderId\022\024\n\005token\030\003 " +
+      "\001(\004R\005token\0229\n\nexpires_at\030\004 \001(\0132\032.google." +
+      "protobuf.TimestampR\texpiresAt\"R\n\024ListEle" +
+      "ctionsRequest\022\033\n\tpage_size\030\001 \001(\rR\010pageSi" +
+      "ze\022\035\n\npage_token\030\002 \001(\tR\tpageToken\"\350\001\n\017El" +
+      "ectionSummary\022\032\n\010election\030\001 \001(\tR\010electio" +
+      "n\022\033\n\tleader_id\030\002 \001(\tR\010leaderId\022\024\n\005token\030" +
+      "\003 \001(\004R\005token\0229\n\nexpires_at\030\004 \001(\0132\032.googl" +
+      "e.protobuf.TimestampR\texpiresAt\022K\n\024last_" +
+      "term_started_at\030\005 \001(\0132\032.google.protobuf." +
+      "TimestampR\021lastTermStartedAt\"x\n\025ListElec" +
+      "tionsResponse\0227\n\telections\030\001 \003(\0132\031.baton" +
+      ".v1.ElectionSummaryR\telections\022&\n\017next_p" +
+      "age_token\030\002 \001(\tR\rnextPageToken\"M\n\031GetEle" +
+      "ctionHistoryRequest\022\032\n\010election\030\001 \001(\tR\010e" +
+      "lection\022\024\n\005limit\030\002 \001(\rR\005limit\"\223\002\n\014Electi" +
+      "onTerm\022\024\n\005token\030\001 \001(\004R\005token\022\033\n\tleader_i" +
+      "d\030\002 \001(\tR\010leaderId\0229\n\nstarted_at\030\003 \001(\0132\032." +
+      "google.protobuf.TimestampR\tstartedAt\0225\n\010" +
+      "ended_at\030\004 \001(\0132\032.google.protobuf.Timesta" +
+      "mpR\007endedAt\022#\n\003end\030\005 \001(\0162\021.baton.v1.Term" +
+      "EndR\003end\0229\n\nexpires_at\030\006 \001(\0132\032.google.pr" +
+      "otobuf.TimestampR\texpiresAt\"J\n\032GetElecti" +
+      "onHistoryResponse\022,\n\005terms\030\001 \003(\0132\026.baton" +
+      ".v1.ElectionTermR\005terms*\311\001\n\023LeadershipEv" +
+      "entKind\022%\n!LEADERSHIP_EVENT_KIND_UNSPECI" +
+      "FIED\020\000\022!\n\035LEADERSHIP_EVENT_KIND_CURRENT\020" +
+      "\001\022!\n\035LEADERSHIP_EVENT_KIND_ELECTED\020\002\022\"\n\036" +
+      "LEADERSHIP_EVENT_KIND_RESIGNED\020\003\022!\n\035LEAD" +
+      "ERSHIP_EVENT_KIND_EXPIRED\020\004*i\n\007TermEnd\022\030" +
+      "\n\024TERM_END_UNSPECIFIED\020\000\022\025\n\021TERM_END_RES" +
+      "IGNED\020\001\022\024\n\020TERM_END_EXPIRED\020\002\022\027\n\023TERM_EN" +
+      "D_SUPERSEDED\020\0032\204\004\n\rLeaderService\022A\n\010Camp" +
+      "aign\022\031.baton.v1.CampaignRequest\032\032.baton." +
+      "v1.CampaignResponse\0228\n\005Renew\022\026.baton.v1." +
+      "RenewRequest\032\027.baton.v1.RenewResponse\022;\n" +
+      "\006Resign\022\027.baton.v1.ResignRequest\032\030.baton" +
+      ".v1.ResignResponse\022D\n\tGetLeader\022\032.baton." +
+      "v1.GetLeaderRequest\032\033.baton.v1.GetLeader" +
+      "Response\022@\n\007Observe\022\030.baton.v1.ObserveRe" +
+      "quest\032\031.baton.v1.ObserveResponse0\001\022P\n\rLi" +
+      "stElections\022\036.baton.v1.ListElectionsRequ" +
+      "est\032\037.baton.v1.ListElectionsResponse\022_\n\022" +
+      "GetElectionHistory\022#.baton.v1.GetElectio" +
+      "nHistoryRequest\032$.baton.v1.GetElectionHi" +
+      "storyResponseB\234\001\n\014dev.baton.v1B\013LeaderPr" +
+      "otoP\001Z>github.com/baton-project/baton/cl" +
+      "ients/go/gen/baton/v1;batonv1\242\002\003BXX\252\002\010Ba" +
+      "ton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GPBMetadata" +
+      "\352\002\tBaton::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -210,7 +216,7 @@ public final class LeaderProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_CampaignResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CampaignResponse_descriptor,
-        new java.lang.String[] { "IsLeader", "LeaderId", "Token", "ExpiresAt", });
+        new java.lang.String[] { "IsLeader", "LeaderId", "Token", "ExpiresAt", "RenewIn", "StepDownIn", });
     internal_static_baton_v1_RenewRequest_descriptor =
       getDescriptor().getMessageType(2);
     internal_static_baton_v1_RenewRequest_fieldAccessorTable = new
@@ -222,7 +228,7 @@ public final class LeaderProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_RenewResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_RenewResponse_descriptor,
-        new java.lang.String[] { "ExpiresAt", });
+        new java.lang.String[] { "ExpiresAt", "RenewIn", "StepDownIn", });
     internal_static_baton_v1_ResignRequest_descriptor =
       getDescriptor().getMessageType(4);
     internal_static_baton_v1_ResignRequest_fieldAccessorTable = new

@@ -8,6 +8,18 @@ package dev.baton.v1;
 /**
  * <pre>
  * Outcome classifies how a run ended; it drives the next run time.
+ *
+ * A completion may leave the outcome unspecified and send what its handler's error carried
+ * instead; the server classifies it, so every client language follows one rule:
+ * - http_status: 401 and 403 → PERMANENT_FORBIDDEN; 429 → THROTTLED; 408 → TRANSIENT;
+ * 5xx → SERVER_ERROR; 2xx → SUCCESS; any other → UNKNOWN.
+ * - otherwise error_class, split into words (at non-letters and lower-to-upper case changes,
+ * compared case-blind): a word of "timeout", "timedout", "deadline", "connect",
+ * "connection", "transport", "network", "socket", "reset", "refused", "eof", "io", "pipe",
+ * "unavailable", "temporary", "econnreset", "econnrefused", "etimedout", "epipe" → TRANSIENT;
+ * "forbidden", "unauthorized", "unauthenticated", "permission", "denied" →
+ * PERMANENT_FORBIDDEN; "throttled", "throttling", "ratelimit", "ratelimited" or the words
+ * "rate" and "limit" → THROTTLED; anything else → UNKNOWN.
  * </pre>
  *
  * Protobuf enum {@code baton.v1.Outcome}
@@ -17,7 +29,8 @@ public enum Outcome
     implements com.google.protobuf.ProtocolMessageEnum {
   /**
    * <pre>
-   * OUTCOME_UNSPECIFIED is rejected.
+   * OUTCOME_UNSPECIFIED: classified by the server from error_class and http_status when either
+   * is set; otherwise rejected.
    * </pre>
    *
    * <code>OUTCOME_UNSPECIFIED = 0;</code>
@@ -89,7 +102,8 @@ public enum Outcome
   }
   /**
    * <pre>
-   * OUTCOME_UNSPECIFIED is rejected.
+   * OUTCOME_UNSPECIFIED: classified by the server from error_class and http_status when either
+   * is set; otherwise rejected.
    * </pre>
    *
    * <code>OUTCOME_UNSPECIFIED = 0;</code>

@@ -91,6 +91,100 @@ private static final long serialVersionUID = 0L;
     return expiresAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : expiresAt_;
   }
 
+  public static final int RENEW_IN_FIELD_NUMBER = 2;
+  private com.google.protobuf.Duration renewIn_;
+  /**
+   * <pre>
+   * renew_in: the leader sends its next Renew this long after it *sent* the call this answers
+   * (a third of the ttl). Measured on the leader's own clock from its own send time, so clock
+   * skew between leader and server does not matter.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration renew_in = 2 [json_name = "renewIn"];</code>
+   * @return Whether the renewIn field is set.
+   */
+  @java.lang.Override
+  public boolean hasRenewIn() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * renew_in: the leader sends its next Renew this long after it *sent* the call this answers
+   * (a third of the ttl). Measured on the leader's own clock from its own send time, so clock
+   * skew between leader and server does not matter.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration renew_in = 2 [json_name = "renewIn"];</code>
+   * @return The renewIn.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Duration getRenewIn() {
+    return renewIn_ == null ? com.google.protobuf.Duration.getDefaultInstance() : renewIn_;
+  }
+  /**
+   * <pre>
+   * renew_in: the leader sends its next Renew this long after it *sent* the call this answers
+   * (a third of the ttl). Measured on the leader's own clock from its own send time, so clock
+   * skew between leader and server does not matter.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration renew_in = 2 [json_name = "renewIn"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.DurationOrBuilder getRenewInOrBuilder() {
+    return renewIn_ == null ? com.google.protobuf.Duration.getDefaultInstance() : renewIn_;
+  }
+
+  public static final int STEP_DOWN_IN_FIELD_NUMBER = 3;
+  private com.google.protobuf.Duration stepDownIn_;
+  /**
+   * <pre>
+   * step_down_in: the leader stops acting as leader this long after it sent the call this
+   * answers (two thirds of the ttl) unless a later Renew, also sent before that moment, has
+   * answered by then. A Renew that never answers thus ends the leadership a third of the ttl
+   * before the term can expire on the server and another candidate win it. Each Renew's
+   * deadline is that step-down moment.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration step_down_in = 3 [json_name = "stepDownIn"];</code>
+   * @return Whether the stepDownIn field is set.
+   */
+  @java.lang.Override
+  public boolean hasStepDownIn() {
+    return ((bitField0_ & 0x00000004) != 0);
+  }
+  /**
+   * <pre>
+   * step_down_in: the leader stops acting as leader this long after it sent the call this
+   * answers (two thirds of the ttl) unless a later Renew, also sent before that moment, has
+   * answered by then. A Renew that never answers thus ends the leadership a third of the ttl
+   * before the term can expire on the server and another candidate win it. Each Renew's
+   * deadline is that step-down moment.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration step_down_in = 3 [json_name = "stepDownIn"];</code>
+   * @return The stepDownIn.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Duration getStepDownIn() {
+    return stepDownIn_ == null ? com.google.protobuf.Duration.getDefaultInstance() : stepDownIn_;
+  }
+  /**
+   * <pre>
+   * step_down_in: the leader stops acting as leader this long after it sent the call this
+   * answers (two thirds of the ttl) unless a later Renew, also sent before that moment, has
+   * answered by then. A Renew that never answers thus ends the leadership a third of the ttl
+   * before the term can expire on the server and another candidate win it. Each Renew's
+   * deadline is that step-down moment.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration step_down_in = 3 [json_name = "stepDownIn"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.DurationOrBuilder getStepDownInOrBuilder() {
+    return stepDownIn_ == null ? com.google.protobuf.Duration.getDefaultInstance() : stepDownIn_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -108,6 +202,12 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       output.writeMessage(1, getExpiresAt());
     }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      output.writeMessage(2, getRenewIn());
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      output.writeMessage(3, getStepDownIn());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -115,6 +215,14 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(1, getExpiresAt());
+    }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(2, getRenewIn());
+    }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(3, getStepDownIn());
     }
     return size;
   }
@@ -145,6 +253,16 @@ private static final long serialVersionUID = 0L;
       if (!getExpiresAt()
           .equals(other.getExpiresAt())) return false;
     }
+    if (hasRenewIn() != other.hasRenewIn()) return false;
+    if (hasRenewIn()) {
+      if (!getRenewIn()
+          .equals(other.getRenewIn())) return false;
+    }
+    if (hasStepDownIn() != other.hasStepDownIn()) return false;
+    if (hasStepDownIn()) {
+      if (!getStepDownIn()
+          .equals(other.getStepDownIn())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -159,6 +277,14 @@ private static final long serialVersionUID = 0L;
     if (hasExpiresAt()) {
       hash = (37 * hash) + EXPIRES_AT_FIELD_NUMBER;
       hash = (53 * hash) + getExpiresAt().hashCode();
+    }
+    if (hasRenewIn()) {
+      hash = (37 * hash) + RENEW_IN_FIELD_NUMBER;
+      hash = (53 * hash) + getRenewIn().hashCode();
+    }
+    if (hasStepDownIn()) {
+      hash = (37 * hash) + STEP_DOWN_IN_FIELD_NUMBER;
+      hash = (53 * hash) + getStepDownIn().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -295,6 +421,8 @@ private static final long serialVersionUID = 0L;
       if (com.google.protobuf.GeneratedMessage
               .alwaysUseFieldBuilders) {
         internalGetExpiresAtFieldBuilder();
+        internalGetRenewInFieldBuilder();
+        internalGetStepDownInFieldBuilder();
       }
     }
     @java.lang.Override
@@ -305,6 +433,16 @@ private static final long serialVersionUID = 0L;
       if (expiresAtBuilder_ != null) {
         expiresAtBuilder_.dispose();
         expiresAtBuilder_ = null;
+      }
+      renewIn_ = null;
+      if (renewInBuilder_ != null) {
+        renewInBuilder_.dispose();
+        renewInBuilder_ = null;
+      }
+      stepDownIn_ = null;
+      if (stepDownInBuilder_ != null) {
+        stepDownInBuilder_.dispose();
+        stepDownInBuilder_ = null;
       }
       return this;
     }
@@ -346,6 +484,18 @@ private static final long serialVersionUID = 0L;
             : expiresAtBuilder_.build();
         to_bitField0_ |= 0x00000001;
       }
+      if (((from_bitField0_ & 0x00000002) != 0)) {
+        result.renewIn_ = renewInBuilder_ == null
+            ? renewIn_
+            : renewInBuilder_.build();
+        to_bitField0_ |= 0x00000002;
+      }
+      if (((from_bitField0_ & 0x00000004) != 0)) {
+        result.stepDownIn_ = stepDownInBuilder_ == null
+            ? stepDownIn_
+            : stepDownInBuilder_.build();
+        to_bitField0_ |= 0x00000004;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -363,6 +513,12 @@ private static final long serialVersionUID = 0L;
       if (other == dev.baton.v1.RenewResponse.getDefaultInstance()) return this;
       if (other.hasExpiresAt()) {
         mergeExpiresAt(other.getExpiresAt());
+      }
+      if (other.hasRenewIn()) {
+        mergeRenewIn(other.getRenewIn());
+      }
+      if (other.hasStepDownIn()) {
+        mergeStepDownIn(other.getStepDownIn());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -397,6 +553,20 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000001;
               break;
             } // case 10
+            case 18: {
+              input.readMessage(
+                  internalGetRenewInFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000002;
+              break;
+            } // case 18
+            case 26: {
+              input.readMessage(
+                  internalGetStepDownInFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000004;
+              break;
+            } // case 26
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -569,6 +739,374 @@ private static final long serialVersionUID = 0L;
         expiresAt_ = null;
       }
       return expiresAtBuilder_;
+    }
+
+    private com.google.protobuf.Duration renewIn_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> renewInBuilder_;
+    /**
+     * <pre>
+     * renew_in: the leader sends its next Renew this long after it *sent* the call this answers
+     * (a third of the ttl). Measured on the leader's own clock from its own send time, so clock
+     * skew between leader and server does not matter.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration renew_in = 2 [json_name = "renewIn"];</code>
+     * @return Whether the renewIn field is set.
+     */
+    public boolean hasRenewIn() {
+      return ((bitField0_ & 0x00000002) != 0);
+    }
+    /**
+     * <pre>
+     * renew_in: the leader sends its next Renew this long after it *sent* the call this answers
+     * (a third of the ttl). Measured on the leader's own clock from its own send time, so clock
+     * skew between leader and server does not matter.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration renew_in = 2 [json_name = "renewIn"];</code>
+     * @return The renewIn.
+     */
+    public com.google.protobuf.Duration getRenewIn() {
+      if (renewInBuilder_ == null) {
+        return renewIn_ == null ? com.google.protobuf.Duration.getDefaultInstance() : renewIn_;
+      } else {
+        return renewInBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * renew_in: the leader sends its next Renew this long after it *sent* the call this answers
+     * (a third of the ttl). Measured on the leader's own clock from its own send time, so clock
+     * skew between leader and server does not matter.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration renew_in = 2 [json_name = "renewIn"];</code>
+     */
+    public Builder setRenewIn(com.google.protobuf.Duration value) {
+      if (renewInBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        renewIn_ = value;
+      } else {
+        renewInBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000002;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * renew_in: the leader sends its next Renew this long after it *sent* the call this answers
+     * (a third of the ttl). Measured on the leader's own clock from its own send time, so clock
+     * skew between leader and server does not matter.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration renew_in = 2 [json_name = "renewIn"];</code>
+     */
+    public Builder setRenewIn(
+        com.google.protobuf.Duration.Builder builderForValue) {
+      if (renewInBuilder_ == null) {
+        renewIn_ = builderForValue.build();
+      } else {
+        renewInBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000002;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * renew_in: the leader sends its next Renew this long after it *sent* the call this answers
+     * (a third of the ttl). Measured on the leader's own clock from its own send time, so clock
+     * skew between leader and server does not matter.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration renew_in = 2 [json_name = "renewIn"];</code>
+     */
+    public Builder mergeRenewIn(com.google.protobuf.Duration value) {
+      if (renewInBuilder_ == null) {
+        if (((bitField0_ & 0x00000002) != 0) &&
+          renewIn_ != null &&
+          renewIn_ != com.google.protobuf.Duration.getDefaultInstance()) {
+          getRenewInBuilder().mergeFrom(value);
+        } else {
+          renewIn_ = value;
+        }
+      } else {
+        renewInBuilder_.mergeFrom(value);
+      }
+      if (renewIn_ != null) {
+        bitField0_ |= 0x00000002;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * renew_in: the leader sends its next Renew this long after it *sent* the call this answers
+     * (a third of the ttl). Measured on the leader's own clock from its own send time, so clock
+     * skew between leader and server does not matter.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration renew_in = 2 [json_name = "renewIn"];</code>
+     */
+    public Builder clearRenewIn() {
+      bitField0_ = (bitField0_ & ~0x00000002);
+      renewIn_ = null;
+      if (renewInBuilder_ != null) {
+        renewInBuilder_.dispose();
+        renewInBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * renew_in: the leader sends its next Renew this long after it *sent* the call this answers
+     * (a third of the ttl). Measured on the leader's own clock from its own send time, so clock
+     * skew between leader and server does not matter.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration renew_in = 2 [json_name = "renewIn"];</code>
+     */
+    public com.google.protobuf.Duration.Builder getRenewInBuilder() {
+      bitField0_ |= 0x00000002;
+      onChanged();
+      return internalGetRenewInFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * renew_in: the leader sends its next Renew this long after it *sent* the call this answers
+     * (a third of the ttl). Measured on the leader's own clock from its own send time, so clock
+     * skew between leader and server does not matter.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration renew_in = 2 [json_name = "renewIn"];</code>
+     */
+    public com.google.protobuf.DurationOrBuilder getRenewInOrBuilder() {
+      if (renewInBuilder_ != null) {
+        return renewInBuilder_.getMessageOrBuilder();
+      } else {
+        return renewIn_ == null ?
+            com.google.protobuf.Duration.getDefaultInstance() : renewIn_;
+      }
+    }
+    /**
+     * <pre>
+     * renew_in: the leader sends its next Renew this long after it *sent* the call this answers
+     * (a third of the ttl). Measured on the leader's own clock from its own send time, so clock
+     * skew between leader and server does not matter.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration renew_in = 2 [json_name = "renewIn"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> 
+        internalGetRenewInFieldBuilder() {
+      if (renewInBuilder_ == null) {
+        renewInBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder>(
+                getRenewIn(),
+                getParentForChildren(),
+                isClean());
+        renewIn_ = null;
+      }
+      return renewInBuilder_;
+    }
+
+    private com.google.protobuf.Duration stepDownIn_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> stepDownInBuilder_;
+    /**
+     * <pre>
+     * step_down_in: the leader stops acting as leader this long after it sent the call this
+     * answers (two thirds of the ttl) unless a later Renew, also sent before that moment, has
+     * answered by then. A Renew that never answers thus ends the leadership a third of the ttl
+     * before the term can expire on the server and another candidate win it. Each Renew's
+     * deadline is that step-down moment.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration step_down_in = 3 [json_name = "stepDownIn"];</code>
+     * @return Whether the stepDownIn field is set.
+     */
+    public boolean hasStepDownIn() {
+      return ((bitField0_ & 0x00000004) != 0);
+    }
+    /**
+     * <pre>
+     * step_down_in: the leader stops acting as leader this long after it sent the call this
+     * answers (two thirds of the ttl) unless a later Renew, also sent before that moment, has
+     * answered by then. A Renew that never answers thus ends the leadership a third of the ttl
+     * before the term can expire on the server and another candidate win it. Each Renew's
+     * deadline is that step-down moment.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration step_down_in = 3 [json_name = "stepDownIn"];</code>
+     * @return The stepDownIn.
+     */
+    public com.google.protobuf.Duration getStepDownIn() {
+      if (stepDownInBuilder_ == null) {
+        return stepDownIn_ == null ? com.google.protobuf.Duration.getDefaultInstance() : stepDownIn_;
+      } else {
+        return stepDownInBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * step_down_in: the leader stops acting as leader this long after it sent the call this
+     * answers (two thirds of the ttl) unless a later Renew, also sent before that moment, has
+     * answered by then. A Renew that never answers thus ends the leadership a third of the ttl
+     * before the term can expire on the server and another candidate win it. Each Renew's
+     * deadline is that step-down moment.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration step_down_in = 3 [json_name = "stepDownIn"];</code>
+     */
+    public Builder setStepDownIn(com.google.protobuf.Duration value) {
+      if (stepDownInBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        stepDownIn_ = value;
+      } else {
+        stepDownInBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * step_down_in: the leader stops acting as leader this long after it sent the call this
+     * answers (two thirds of the ttl) unless a later Renew, also sent before that moment, has
+     * answered by then. A Renew that never answers thus ends the leadership a third of the ttl
+     * before the term can expire on the server and another candidate win it. Each Renew's
+     * deadline is that step-down moment.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration step_down_in = 3 [json_name = "stepDownIn"];</code>
+     */
+    public Builder setStepDownIn(
+        com.google.protobuf.Duration.Builder builderForValue) {
+      if (stepDownInBuilder_ == null) {
+        stepDownIn_ = builderForValue.build();
+      } else {
+        stepDownInBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * step_down_in: the leader stops acting as leader this long after it sent the call this
+     * answers (two thirds of the ttl) unless a later Renew, also sent before that moment, has
+     * answered by then. A Renew that never answers thus ends the leadership a third of the ttl
+     * before the term can expire on the server and another candidate win it. Each Renew's
+     * deadline is that step-down moment.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration step_down_in = 3 [json_name = "stepDownIn"];</code>
+     */
+    public Builder mergeStepDownIn(com.google.protobuf.Duration value) {
+      if (stepDownInBuilder_ == null) {
+        if (((bitField0_ & 0x00000004) != 0) &&
+          stepDownIn_ != null &&
+          stepDownIn_ != com.google.protobuf.Duration.getDefaultInstance()) {
+          getStepDownInBuilder().mergeFrom(value);
+        } else {
+          stepDownIn_ = value;
+        }
+      } else {
+        stepDownInBuilder_.mergeFrom(value);
+      }
+      if (stepDownIn_ != null) {
+        bitField0_ |= 0x00000004;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * step_down_in: the leader stops acting as leader this long after it sent the call this
+     * answers (two thirds of the ttl) unless a later Renew, also sent before that moment, has
+     * answered by then. A Renew that never answers thus ends the leadership a third of the ttl
+     * before the term can expire on the server and another candidate win it. Each Renew's
+     * deadline is that step-down moment.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration step_down_in = 3 [json_name = "stepDownIn"];</code>
+     */
+    public Builder clearStepDownIn() {
+      bitField0_ = (bitField0_ & ~0x00000004);
+      stepDownIn_ = null;
+      if (stepDownInBuilder_ != null) {
+        stepDownInBuilder_.dispose();
+        stepDownInBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * step_down_in: the leader stops acting as leader this long after it sent the call this
+     * answers (two thirds of the ttl) unless a later Renew, also sent before that moment, has
+     * answered by then. A Renew that never answers thus ends the leadership a third of the ttl
+     * before the term can expire on the server and another candidate win it. Each Renew's
+     * deadline is that step-down moment.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration step_down_in = 3 [json_name = "stepDownIn"];</code>
+     */
+    public com.google.protobuf.Duration.Builder getStepDownInBuilder() {
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return internalGetStepDownInFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * step_down_in: the leader stops acting as leader this long after it sent the call this
+     * answers (two thirds of the ttl) unless a later Renew, also sent before that moment, has
+     * answered by then. A Renew that never answers thus ends the leadership a third of the ttl
+     * before the term can expire on the server and another candidate win it. Each Renew's
+     * deadline is that step-down moment.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration step_down_in = 3 [json_name = "stepDownIn"];</code>
+     */
+    public com.google.protobuf.DurationOrBuilder getStepDownInOrBuilder() {
+      if (stepDownInBuilder_ != null) {
+        return stepDownInBuilder_.getMessageOrBuilder();
+      } else {
+        return stepDownIn_ == null ?
+            com.google.protobuf.Duration.getDefaultInstance() : stepDownIn_;
+      }
+    }
+    /**
+     * <pre>
+     * step_down_in: the leader stops acting as leader this long after it sent the call this
+     * answers (two thirds of the ttl) unless a later Renew, also sent before that moment, has
+     * answered by then. A Renew that never answers thus ends the leadership a third of the ttl
+     * before the term can expire on the server and another candidate win it. Each Renew's
+     * deadline is that step-down moment.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration step_down_in = 3 [json_name = "stepDownIn"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> 
+        internalGetStepDownInFieldBuilder() {
+      if (stepDownInBuilder_ == null) {
+        stepDownInBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder>(
+                getStepDownIn(),
+                getParentForChildren(),
+                isClean());
+        stepDownIn_ = null;
+      }
+      return stepDownInBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.RenewResponse)

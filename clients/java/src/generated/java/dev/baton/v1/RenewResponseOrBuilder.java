@@ -36,4 +36,76 @@ public interface RenewResponseOrBuilder extends
    * <code>.google.protobuf.Timestamp expires_at = 1 [json_name = "expiresAt"];</code>
    */
   com.google.protobuf.TimestampOrBuilder getExpiresAtOrBuilder();
+
+  /**
+   * <pre>
+   * renew_in: the leader sends its next Renew this long after it *sent* the call this answers
+   * (a third of the ttl). Measured on the leader's own clock from its own send time, so clock
+   * skew between leader and server does not matter.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration renew_in = 2 [json_name = "renewIn"];</code>
+   * @return Whether the renewIn field is set.
+   */
+  boolean hasRenewIn();
+  /**
+   * <pre>
+   * renew_in: the leader sends its next Renew this long after it *sent* the call this answers
+   * (a third of the ttl). Measured on the leader's own clock from its own send time, so clock
+   * skew between leader and server does not matter.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration renew_in = 2 [json_name = "renewIn"];</code>
+   * @return The renewIn.
+   */
+  com.google.protobuf.Duration getRenewIn();
+  /**
+   * <pre>
+   * renew_in: the leader sends its next Renew this long after it *sent* the call this answers
+   * (a third of the ttl). Measured on the leader's own clock from its own send time, so clock
+   * skew between leader and server does not matter.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration renew_in = 2 [json_name = "renewIn"];</code>
+   */
+  com.google.protobuf.DurationOrBuilder getRenewInOrBuilder();
+
+  /**
+   * <pre>
+   * step_down_in: the leader stops acting as leader this long after it sent the call this
+   * answers (two thirds of the ttl) unless a later Renew, also sent before that moment, has
+   * answered by then. A Renew that never answers thus ends the leadership a third of the ttl
+   * before the term can expire on the server and another candidate win it. Each Renew's
+   * deadline is that step-down moment.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration step_down_in = 3 [json_name = "stepDownIn"];</code>
+   * @return Whether the stepDownIn field is set.
+   */
+  boolean hasStepDownIn();
+  /**
+   * <pre>
+   * step_down_in: the leader stops acting as leader this long after it sent the call this
+   * answers (two thirds of the ttl) unless a later Renew, also sent before that moment, has
+   * answered by then. A Renew that never answers thus ends the leadership a third of the ttl
+   * before the term can expire on the server and another candidate win it. Each Renew's
+   * deadline is that step-down moment.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration step_down_in = 3 [json_name = "stepDownIn"];</code>
+   * @return The stepDownIn.
+   */
+  com.google.protobuf.Duration getStepDownIn();
+  /**
+   * <pre>
+   * step_down_in: the leader stops acting as leader this long after it sent the call this
+   * answers (two thirds of the ttl) unless a later Renew, also sent before that moment, has
+   * answered by then. A Renew that never answers thus ends the leadership a third of the ttl
+   * before the term can expire on the server and another candidate win it. Each Renew's
+   * deadline is that step-down moment.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration step_down_in = 3 [json_name = "stepDownIn"];</code>
+   */
+  com.google.protobuf.DurationOrBuilder getStepDownInOrBuilder();
 }

@@ -35,6 +35,7 @@ private static final long serialVersionUID = 0L;
     name_ = "";
     outcome_ = 0;
     message_ = "";
+    errorClass_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -149,7 +150,7 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object message_ = "";
   /**
    * <pre>
-   * message describes a failure, at most max_message_bytes.
+   * message describes a failure; clipped as CompleteRequest.message.
    * </pre>
    *
    * <code>string message = 4 [json_name = "message"];</code>
@@ -170,7 +171,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * message describes a failure, at most max_message_bytes.
+   * message describes a failure; clipped as CompleteRequest.message.
    * </pre>
    *
    * <code>string message = 4 [json_name = "message"];</code>
@@ -229,6 +230,70 @@ private static final long serialVersionUID = 0L;
     return retryAfter_ == null ? com.google.protobuf.Duration.getDefaultInstance() : retryAfter_;
   }
 
+  public static final int ERROR_CLASS_FIELD_NUMBER = 6;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object errorClass_ = "";
+  /**
+   * <pre>
+   * error_class and http_status: as CompleteRequest's (the server classifies the failure when
+   * outcome is unspecified).
+   * </pre>
+   *
+   * <code>string error_class = 6 [json_name = "errorClass"];</code>
+   * @return The errorClass.
+   */
+  @java.lang.Override
+  public java.lang.String getErrorClass() {
+    java.lang.Object ref = errorClass_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      errorClass_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * error_class and http_status: as CompleteRequest's (the server classifies the failure when
+   * outcome is unspecified).
+   * </pre>
+   *
+   * <code>string error_class = 6 [json_name = "errorClass"];</code>
+   * @return The bytes for errorClass.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getErrorClassBytes() {
+    java.lang.Object ref = errorClass_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      errorClass_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int HTTP_STATUS_FIELD_NUMBER = 7;
+  private int httpStatus_ = 0;
+  /**
+   * <pre>
+   * http_status: as CompleteRequest.http_status.
+   * </pre>
+   *
+   * <code>uint32 http_status = 7 [json_name = "httpStatus"];</code>
+   * @return The httpStatus.
+   */
+  @java.lang.Override
+  public int getHttpStatus() {
+    return httpStatus_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -258,6 +323,12 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       output.writeMessage(5, getRetryAfter());
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(errorClass_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 6, errorClass_);
+    }
+    if (httpStatus_ != 0) {
+      output.writeUInt32(7, httpStatus_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -279,6 +350,13 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(5, getRetryAfter());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(errorClass_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(6, errorClass_);
+    }
+    if (httpStatus_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeUInt32Size(7, httpStatus_);
     }
     return size;
   }
@@ -316,6 +394,10 @@ private static final long serialVersionUID = 0L;
       if (!getRetryAfter()
           .equals(other.getRetryAfter())) return false;
     }
+    if (!getErrorClass()
+        .equals(other.getErrorClass())) return false;
+    if (getHttpStatus()
+        != other.getHttpStatus()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -340,6 +422,10 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + RETRY_AFTER_FIELD_NUMBER;
       hash = (53 * hash) + getRetryAfter().hashCode();
     }
+    hash = (37 * hash) + ERROR_CLASS_FIELD_NUMBER;
+    hash = (53 * hash) + getErrorClass().hashCode();
+    hash = (37 * hash) + HTTP_STATUS_FIELD_NUMBER;
+    hash = (53 * hash) + getHttpStatus();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -490,6 +576,8 @@ private static final long serialVersionUID = 0L;
         retryAfterBuilder_.dispose();
         retryAfterBuilder_ = null;
       }
+      errorClass_ = "";
+      httpStatus_ = 0;
       return this;
     }
 
@@ -542,6 +630,12 @@ private static final long serialVersionUID = 0L;
             : retryAfterBuilder_.build();
         to_bitField0_ |= 0x00000001;
       }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.errorClass_ = errorClass_;
+      }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.httpStatus_ = httpStatus_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -575,6 +669,14 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasRetryAfter()) {
         mergeRetryAfter(other.getRetryAfter());
+      }
+      if (!other.getErrorClass().isEmpty()) {
+        errorClass_ = other.errorClass_;
+        bitField0_ |= 0x00000020;
+        onChanged();
+      }
+      if (other.getHttpStatus() != 0) {
+        setHttpStatus(other.getHttpStatus());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -629,6 +731,16 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 42
+            case 50: {
+              errorClass_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 50
+            case 56: {
+              httpStatus_ = input.readUInt32();
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 56
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -857,7 +969,7 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object message_ = "";
     /**
      * <pre>
-     * message describes a failure, at most max_message_bytes.
+     * message describes a failure; clipped as CompleteRequest.message.
      * </pre>
      *
      * <code>string message = 4 [json_name = "message"];</code>
@@ -877,7 +989,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * message describes a failure, at most max_message_bytes.
+     * message describes a failure; clipped as CompleteRequest.message.
      * </pre>
      *
      * <code>string message = 4 [json_name = "message"];</code>
@@ -898,7 +1010,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * message describes a failure, at most max_message_bytes.
+     * message describes a failure; clipped as CompleteRequest.message.
      * </pre>
      *
      * <code>string message = 4 [json_name = "message"];</code>
@@ -915,7 +1027,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * message describes a failure, at most max_message_bytes.
+     * message describes a failure; clipped as CompleteRequest.message.
      * </pre>
      *
      * <code>string message = 4 [json_name = "message"];</code>
@@ -929,7 +1041,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * message describes a failure, at most max_message_bytes.
+     * message describes a failure; clipped as CompleteRequest.message.
      * </pre>
      *
      * <code>string message = 4 [json_name = "message"];</code>
@@ -1101,6 +1213,147 @@ private static final long serialVersionUID = 0L;
         retryAfter_ = null;
       }
       return retryAfterBuilder_;
+    }
+
+    private java.lang.Object errorClass_ = "";
+    /**
+     * <pre>
+     * error_class and http_status: as CompleteRequest's (the server classifies the failure when
+     * outcome is unspecified).
+     * </pre>
+     *
+     * <code>string error_class = 6 [json_name = "errorClass"];</code>
+     * @return The errorClass.
+     */
+    public java.lang.String getErrorClass() {
+      java.lang.Object ref = errorClass_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        errorClass_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * error_class and http_status: as CompleteRequest's (the server classifies the failure when
+     * outcome is unspecified).
+     * </pre>
+     *
+     * <code>string error_class = 6 [json_name = "errorClass"];</code>
+     * @return The bytes for errorClass.
+     */
+    public com.google.protobuf.ByteString
+        getErrorClassBytes() {
+      java.lang.Object ref = errorClass_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        errorClass_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * error_class and http_status: as CompleteRequest's (the server classifies the failure when
+     * outcome is unspecified).
+     * </pre>
+     *
+     * <code>string error_class = 6 [json_name = "errorClass"];</code>
+     * @param value The errorClass to set.
+     * @return This builder for chaining.
+     */
+    public Builder setErrorClass(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      errorClass_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * error_class and http_status: as CompleteRequest's (the server classifies the failure when
+     * outcome is unspecified).
+     * </pre>
+     *
+     * <code>string error_class = 6 [json_name = "errorClass"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearErrorClass() {
+      errorClass_ = getDefaultInstance().getErrorClass();
+      bitField0_ = (bitField0_ & ~0x00000020);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * error_class and http_status: as CompleteRequest's (the server classifies the failure when
+     * outcome is unspecified).
+     * </pre>
+     *
+     * <code>string error_class = 6 [json_name = "errorClass"];</code>
+     * @param value The bytes for errorClass to set.
+     * @return This builder for chaining.
+     */
+    public Builder setErrorClassBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      errorClass_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+
+    private int httpStatus_ ;
+    /**
+     * <pre>
+     * http_status: as CompleteRequest.http_status.
+     * </pre>
+     *
+     * <code>uint32 http_status = 7 [json_name = "httpStatus"];</code>
+     * @return The httpStatus.
+     */
+    @java.lang.Override
+    public int getHttpStatus() {
+      return httpStatus_;
+    }
+    /**
+     * <pre>
+     * http_status: as CompleteRequest.http_status.
+     * </pre>
+     *
+     * <code>uint32 http_status = 7 [json_name = "httpStatus"];</code>
+     * @param value The httpStatus to set.
+     * @return This builder for chaining.
+     */
+    public Builder setHttpStatus(int value) {
+
+      httpStatus_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * http_status: as CompleteRequest.http_status.
+     * </pre>
+     *
+     * <code>uint32 http_status = 7 [json_name = "httpStatus"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearHttpStatus() {
+      bitField0_ = (bitField0_ & ~0x00000040);
+      httpStatus_ = 0;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.SessionCompletion)

@@ -61,7 +61,7 @@ public interface SessionCompletionOrBuilder extends
 
   /**
    * <pre>
-   * message describes a failure, at most max_message_bytes.
+   * message describes a failure; clipped as CompleteRequest.message.
    * </pre>
    *
    * <code>string message = 4 [json_name = "message"];</code>
@@ -70,7 +70,7 @@ public interface SessionCompletionOrBuilder extends
   java.lang.String getMessage();
   /**
    * <pre>
-   * message describes a failure, at most max_message_bytes.
+   * message describes a failure; clipped as CompleteRequest.message.
    * </pre>
    *
    * <code>string message = 4 [json_name = "message"];</code>
@@ -105,4 +105,36 @@ public interface SessionCompletionOrBuilder extends
    * <code>.google.protobuf.Duration retry_after = 5 [json_name = "retryAfter"];</code>
    */
   com.google.protobuf.DurationOrBuilder getRetryAfterOrBuilder();
+
+  /**
+   * <pre>
+   * error_class and http_status: as CompleteRequest's (the server classifies the failure when
+   * outcome is unspecified).
+   * </pre>
+   *
+   * <code>string error_class = 6 [json_name = "errorClass"];</code>
+   * @return The errorClass.
+   */
+  java.lang.String getErrorClass();
+  /**
+   * <pre>
+   * error_class and http_status: as CompleteRequest's (the server classifies the failure when
+   * outcome is unspecified).
+   * </pre>
+   *
+   * <code>string error_class = 6 [json_name = "errorClass"];</code>
+   * @return The bytes for errorClass.
+   */
+  com.google.protobuf.ByteString
+      getErrorClassBytes();
+
+  /**
+   * <pre>
+   * http_status: as CompleteRequest.http_status.
+   * </pre>
+   *
+   * <code>uint32 http_status = 7 [json_name = "httpStatus"];</code>
+   * @return The httpStatus.
+   */
+  int getHttpStatus();
 }
