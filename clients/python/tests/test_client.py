@@ -107,7 +107,7 @@ async def test_a_worker_runs_an_agent_over_mutual_tls_with_a_token(secure):
         async def handle(lease):
             seen.append((lease.name, lease.token))
 
-        worker = baton.Worker(client, queue, unique("w"), handle, wait=1, heartbeat_every=0.2)
+        worker = baton.Worker(client, queue, unique("w"), handle, heartbeat_every=0.2)
         task = asyncio.create_task(worker.run())
         await eventually(lambda: [name for name, _ in seen] == ["a1"])
 
@@ -249,7 +249,7 @@ async def test_a_shared_client_reconnects_after_the_server_restarts(own_baton):
     async with baton.connect(own_baton.addr) as client:
         scheduler = baton.Scheduler(client)
         await scheduler.schedule(receiver, b"before")
-        sub = baton.Subscriber(client, receiver, "c1", handle, max_backoff=0.5)
+        sub = baton.Subscriber(client, receiver, "c1", handle)
         task = asyncio.create_task(sub.run())
         await eventually(lambda: seen == [b"before"])
         own_baton.restart()

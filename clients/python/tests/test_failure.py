@@ -1,4 +1,4 @@
-"""The documented error → outcome rule, without a server."""
+"""What the worker sends for a handler's error (Baton classifies it), without a server."""
 
 import asyncio
 import urllib.error
@@ -6,7 +6,7 @@ from email.message import Message
 
 import pytest
 
-from baton import Failure, Outcome, classify, outcome_for_http_status
+from baton import Failure, Outcome
 
 
 class HTTPStatusError(Exception):
@@ -26,73 +26,54 @@ class ClientResponseError(Exception):
         self.headers = headers or {}
 
 
-@pytest.mark.parametrize(
-    "status,outcome",
-    [
-        (401, Outcome.OUTCOME_PERMANENT_FORBIDDEN),
-        (403, Outcome.OUTCOME_PERMANENT_FORBIDDEN),
-        (429, Outcome.OUTCOME_THROTTLED),
-        (408, Outcome.OUTCOME_TRANSIENT),
-        (500, Outcome.OUTCOME_SERVER_ERROR),
-        (503, Outcome.OUTCOME_SERVER_ERROR),
-        (599, Outcome.OUTCOME_SERVER_ERROR),
-        (400, Outcome.OUTCOME_UNKNOWN),
-        (404, Outcome.OUTCOME_UNKNOWN),
-    ],
-)
-def test_http_status_rule(status, outcome):
-    assert outcome_for_http_status(status) == outcome
-    assert Failure.from_http_status(status).outcome == outcome
-    assert classify(HTTPStatusError(status)).outcome == outcome
-    assert classify(ClientResponseError(status)).outcome == outcome
+@pytest.mark.parametrize("make", [HTTPStatusError, ClientResponseError])
+def test_the_http_status_and_retry_after_are_read_off_the_error(make):
+    failure = Failure.of(make(503, {"Retry-After": "30"}))
+    assert (failure.outcome, failure.http_status, failure.retry_after) == (Outcome.OUTCOME_UNSPECIFIED, 503, 30.0)
+    assert failure.message == "HTTP 503" or failure.message.endswith(": HTTP 503")
 
 
-def test_urllib_http_error_is_classified_by_status_not_as_io():
+def test_urllib_http_error_carries_its_status_and_retry_after():
     headers = Message()
     headers["Retry-After"] = "120"
-    err = urllib.error.HTTPError("http://x", 429, "Too Many Requests", headers, None)
-    failure = classify(err)
-    assert failure.outcome == Outcome.OUTCOME_THROTTLED
-    assert failure.retry_after == 120.0
+    failure = Failure.of(urllib.error.HTTPError("http://x", 429, "Too Many Requests", headers, None))
+    assert (failure.http_status, failure.retry_after) == (429, 120.0)
 
 
-def test_retry_after_header_is_read():
-    failure = classify(HTTPStatusError(503, {"Retry-After": "30"}))
-    assert failure.outcome == Outcome.OUTCOME_SERVER_ERROR
-    assert failure.retry_after == 30.0
+@pytest.mark.parametrize("exc,error_class", [
+    (TimeoutError(), "timeout"), (asyncio.TimeoutError(), "timeout"), (ConnectionResetError(), "io"),
+    (BrokenPipeError(), "io"), (OSError("io"), "io"), (EOFError(), "io"), (ValueError("bad"), "ValueError"),
+    (urllib.error.URLError("refused"), "io"),
+])
+def test_the_error_class_is_the_type_name_or_io_or_timeout(exc, error_class):
+    failure = Failure.of(exc)
+    assert (failure.outcome, failure.http_status, failure.error_class) == (Outcome.OUTCOME_UNSPECIFIED, 0, error_class)
 
 
-@pytest.mark.parametrize(
-    "exc",
-    [TimeoutError(), asyncio.TimeoutError(), ConnectionResetError(), ConnectionRefusedError(), BrokenPipeError(),
-     OSError("io"), EOFError()],
-)
-def test_io_and_timeouts_are_transient(exc):
-    assert classify(exc).outcome == Outcome.OUTCOME_TRANSIENT
+class ConnectError(Exception):
+    """Named as httpx.ConnectError."""
 
 
-def test_wrapped_connection_error_is_transient():
-    class ConnectError(Exception):  # httpx.ConnectError's name, no OSError base
-        pass
-
-    assert classify(ConnectError("refused")).outcome == Outcome.OUTCOME_TRANSIENT
-    try:
-        try:
-            raise ConnectionResetError("reset by peer")
-        except ConnectionResetError as e:
-            raise RuntimeError("fetch failed") from e
-    except RuntimeError as wrapped:
-        assert classify(wrapped).outcome == Outcome.OUTCOME_TRANSIENT
+ConnectError.__module__ = "httpx"
 
 
-def test_anything_else_is_unknown():
-    assert classify(ValueError("bad payload")).outcome == Outcome.OUTCOME_UNKNOWN
-    assert classify(KeyError("x")).outcome == Outcome.OUTCOME_UNKNOWN
+def test_a_library_error_is_named_with_its_module():
+    failure = Failure.of(ConnectError("refused"))
+    assert failure.error_class == "httpx.ConnectError"
+    assert failure.message == "ConnectError: refused"
 
 
-def test_explicit_failure_wins():
+def test_a_long_message_is_kept_whole():
+    long = "é€😀" * 5000
+    assert Failure.of(ValueError(long)).message == f"ValueError: {long}"
+
+
+def test_explicit_failures():
     f = Failure(Outcome.OUTCOME_THROTTLED, "quota", retry_after=90)
-    assert classify(f) is f
-    assert f.retry_after == 90.0
+    assert Failure.of(f) is f and f.retry_after == 90.0 and f.error_class == ""
+    assert Failure.from_http_status(429).http_status == 429
+    assert Failure.from_http_status(429).outcome == Outcome.OUTCOME_UNSPECIFIED
+    assert Failure.transient("x").outcome == Outcome.OUTCOME_TRANSIENT
+    assert Failure(message="odd").error_class == "Failure"
     with pytest.raises(ValueError):
         Failure(Outcome.OUTCOME_SUCCESS)

@@ -1,6 +1,6 @@
-"""Idempotent retries against a live Baton: Return, Fail, the unary worker's Complete and the
-unary subscriber's Ack send one request id with every attempt, so a retry of a call that Baton
-applied (its answer lost on the way back) gets the first call's answer, not LEASE_LOST."""
+"""Idempotent retries against a live Baton: Return, Fail and the producer's Register, Schedule
+and Offer send one request id with every attempt, so a retry of a call that Baton applied (its
+answer lost on the way back) gets the first call's answer: not LEASE_LOST, not a second copy."""
 
 from __future__ import annotations
 
@@ -86,53 +86,53 @@ async def test_a_retried_return_or_fail_of_an_applied_call_gets_its_answer_not_l
     assert_one_id_and_the_first_answer(lost)
 
 
-async def test_the_unary_workers_retried_complete_gets_its_answer(baton_server):
+async def test_a_retried_register_after_a_lost_answer_registers_once(baton_server):
     queue = unique("py-rid")
-    lost = LoseFirstAnswer("/baton.v1.AgentService/Complete")
+    lost = LoseFirstAnswer("/baton.v1.AgentService/Register")
     async with grpc.aio.insecure_channel(baton_server.addr, interceptors=[lost]) as channel:
-        stub = agent_pb2_grpc.AgentServiceStub(channel)
-        await stub.Register(agent_pb2.RegisterRequest(queue=queue, agents=[
-            agent_pb2.Agent(name="a1", timeout=baton.duration(30), error_interval=baton.duration(3600))]))
-        handled: list[str] = []
-
-        async def handle(lease):
-            handled.append(lease.name)
-
-        worker = baton.Worker(channel, queue, unique("w"), handle, wait=1, heartbeat_every=0.2, unary=True)
-        task = asyncio.create_task(worker.run())
-        try:
-            await eventually(lambda: len(lost.attempts) == 2)
-            # Succeeded: a one-shot agent is removed. (Not baton_agents_completed_total: Baton
-            # counts the replayed answer there too.)
-            listing = await stub.ListAgents(agent_pb2.ListAgentsRequest(queue=queue))
-            assert list(listing.agents) == []
-        finally:
-            worker.stop()
-            await asyncio.wait_for(task, 10)
-    assert handled == ["a1"]
+        async with baton.Producer(channel) as producer:
+            answer = await producer.register(queue, "a1", baton.agent("a2", interval=3600, payload="p"))
+            # The first call's answer: both created (a second Register would answer "updated").
+            assert (answer.created, answer.updated) == (2, 0)
+            listing = await agent_pb2_grpc.AgentServiceStub(channel).ListAgents(
+                agent_pb2.ListAgentsRequest(queue=queue))
+            assert sorted(a.agent.name for a in listing.agents) == ["a1", "a2"]
     assert_one_id_and_the_first_answer(lost)
 
 
-async def test_the_unary_subscribers_retried_ack_gets_its_answer(quick_baton):
+async def test_a_retried_schedule_after_a_lost_answer_schedules_once(quick_baton):
     receiver = unique("py-rid")
-    lost = LoseFirstAnswer("/baton.v1.ScheduleService/Ack")
+    lost = LoseFirstAnswer("/baton.v1.ScheduleService/Schedule")
     async with grpc.aio.insecure_channel(quick_baton.addr, interceptors=[lost]) as channel:
-        async with baton.Scheduler(channel) as scheduler:
-            await scheduler.schedule(receiver, b"once")
+        async with baton.Producer(channel) as producer:
+            first = await producer.schedule(receiver, b"once")
         got: list[bytes] = []
 
         async def handle(message):
             got.append(message.payload)
 
-        sub = baton.Subscriber(channel, receiver, "c1", handle, unary=True)
+        sub = baton.Subscriber(channel, receiver, "c1", handle)
         task = asyncio.create_task(sub.run())
         try:
             await eventually(lambda: sub.acked == 1)
-            # Acked for good: nothing comes back after the ack timeout (0.5 s).
+            # Nothing else was scheduled: no second message after the first is acked (the ack
+            # timeout is 0.5 s, so a second copy would be delivered by now).
             await asyncio.sleep(1.0)
         finally:
             sub.stop()
             await asyncio.wait_for(task, 10)
-    assert got == [b"once"]
-    assert (sub.acked, sub.late_acks) == (1, 0)
+    assert first.created and got == [b"once"]
+    assert_one_id_and_the_first_answer(lost)
+
+
+async def test_a_retried_offer_after_a_lost_answer_gets_the_first_answer(quick_baton):
+    lost = LoseFirstAnswer("/baton.v1.ClaimService/Offer")
+    pool = unique("py-rid")
+    async with grpc.aio.insecure_channel(quick_baton.addr, interceptors=[lost]) as channel:
+        async with baton.Producer(channel) as producer:
+            answer = await producer.offer(pool, ["vm-1", ("vm-2", {"zone": "a"})])
+            # The first call's answer: both offered (a second Offer would count duplicates).
+            assert (answer.idle, answer.duplicates) == (2, 0)
+            async with baton.Pool(channel, pool) as p:
+                assert (await p.status()).idle == 2
     assert_one_id_and_the_first_answer(lost)

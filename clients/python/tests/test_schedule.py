@@ -186,7 +186,7 @@ async def test_it_subscribes_again_after_the_server_restarts(own_baton):
 
     async with baton.Scheduler(own_baton.addr) as scheduler:
         await scheduler.schedule(receiver, b"before")
-    sub = baton.Subscriber(own_baton.addr, receiver, "c1", handle, max_backoff=0.5)
+    sub = baton.Subscriber(own_baton.addr, receiver, "c1", handle)
     task = asyncio.create_task(sub.run())
     await eventually(lambda: seen == [b"before"])
     # SIGTERM ends the stream cleanly; the subscriber retries until Baton is back.
@@ -223,9 +223,8 @@ async def test_schedule_keys_deliver_at_and_cancel(quick_baton, scheduler):
     assert d.created and d.id != a.id
 
 
-@pytest.mark.parametrize("unary", [False, True])
-async def test_each_message_handled_once_within_max_in_flight_on_receive_and_unary(quick_baton, scheduler, unary):
-    """On the Receive stream (and with unary=True on Subscribe + Ack): 200 messages each handled
+async def test_each_message_handled_once_within_max_in_flight(quick_baton, scheduler):
+    """On the Receive stream: 200 messages each handled
     once, never more than max_in_flight handlers at once, every ack confirmed, none late."""
     receiver = unique("py-many")
     for i in range(200):
@@ -241,7 +240,7 @@ async def test_each_message_handled_once_within_max_in_flight_on_receive_and_una
         await asyncio.sleep(0)
         running -= 1
 
-    sub = baton.Subscriber(quick_baton.addr, receiver, "c1", handle, max_in_flight=5, unary=unary)
+    sub = baton.Subscriber(quick_baton.addr, receiver, "c1", handle, max_in_flight=5)
     task = asyncio.create_task(sub.run())
     await eventually(lambda: sub.acked == 200, timeout=30)
     await stop(sub, task)

@@ -104,14 +104,3 @@ async def test_a_broken_session_loses_nothing(own_baton):
     await eventually(empty, timeout=60, every=0.2)
     await stop(worker, task)
     assert all(runs.get(n, 0) >= 1 for n in names)
-
-
-async def test_the_unary_loop_still_works(baton_server, stub):
-    """unary=True is what a server without Session gets: the same work is done."""
-    queue = unique("py-unary")
-    names = [f"u{i}" for i in range(20)]
-    await register(stub, queue, names)
-    worker = baton.Worker(baton_server.addr, queue, unique("w"), lambda lease: None, max_leases=4, wait=1, unary=True)
-    task = asyncio.create_task(worker.run())
-    await eventually(lambda: baton_server.completed(queue).get("SUCCESS") == len(names), timeout=30)
-    await stop(worker, task)

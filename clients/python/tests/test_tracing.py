@@ -93,8 +93,7 @@ async def run_worker(worker: baton.Worker, until, *, ambient=None):
         await asyncio.wait_for(task, 15)
 
 
-@pytest.mark.parametrize("unary", [False, True], ids=["session", "unary"])
-async def test_one_shot_run_joins_the_producers_trace(tracer, client, unary):
+async def test_one_shot_run_joins_the_producers_trace(tracer, client):
     queue, name = unique("py-otel"), "job"
     with tracer.start_as_current_span("produce") as produce:
         await register(client, queue, name)  # no traceparent field: Baton takes the metadata's
@@ -110,7 +109,7 @@ async def test_one_shot_run_joins_the_producers_trace(tracer, client, unary):
             pass
         seen.append((lease.agent.traceparent, current))
 
-    worker = baton.Worker(client, queue, unique("w"), handle, wait=1, heartbeat_every=0.2, unary=unary)
+    worker = baton.Worker(client, queue, unique("w"), handle, heartbeat_every=0.2)
     await run_worker(worker, lambda: spans(f"process {queue}"))
 
     assert len(seen) == 1
@@ -151,7 +150,7 @@ async def test_recurring_run_is_a_new_root_linked_to_the_producer(tracer, client
     async def handle(lease):
         seen.append(trace.get_current_span().get_span_context())
 
-    worker = baton.Worker(client, queue, unique("w"), handle, wait=1, heartbeat_every=0.2)
+    worker = baton.Worker(client, queue, unique("w"), handle, heartbeat_every=0.2)
     # The worker's loop runs inside a span of its own: the run must not become its child either.
     with tracer.start_as_current_span("worker-loop") as loop_span:
         pass
@@ -166,8 +165,7 @@ async def test_recurring_run_is_a_new_root_linked_to_the_producer(tracer, client
     assert seen and seen[0].span_id == span.context.span_id
 
 
-@pytest.mark.parametrize("unary", [False, True], ids=["receive", "unary"])
-async def test_scheduled_message_is_handled_in_the_producers_trace(tracer, client, unary):
+async def test_scheduled_message_is_handled_in_the_producers_trace(tracer, client):
     receiver = unique("py-otel-rcv")
     with tracer.start_as_current_span("produce") as produce:
         scheduled = await baton.Scheduler(client).schedule(receiver, b"hello")
@@ -177,7 +175,7 @@ async def test_scheduled_message_is_handled_in_the_producers_trace(tracer, clien
     async def handle(message):
         seen.append((message.traceparent, trace.get_current_span().get_span_context()))
 
-    sub = baton.Subscriber(client, receiver, unique("c"), handle, unary=unary)
+    sub = baton.Subscriber(client, receiver, unique("c"), handle)
     task = asyncio.create_task(sub.run())
     try:
         await eventually(lambda: spans(f"process {receiver}"))
@@ -213,7 +211,7 @@ async def test_no_active_span_no_traceparent_and_a_root_run(tracer, client):
 
     with tracer.start_as_current_span("worker-loop") as loop_span:
         pass
-    worker = baton.Worker(client, queue, unique("w"), handle, wait=1, heartbeat_every=0.2)
+    worker = baton.Worker(client, queue, unique("w"), handle, heartbeat_every=0.2)
     await run_worker(worker, lambda: spans(f"process {queue}"), ambient=loop_span)
     (span,) = spans(f"process {queue}")
     assert span.parent is None and list(span.links) == []
@@ -231,8 +229,7 @@ async def test_explicit_traceparent_metadata_is_not_overwritten(tracer, client):
     assert (await get_agent(client, queue, name)).agent.traceparent == explicit
 
 
-@pytest.mark.parametrize("unary", [False, True], ids=["session", "unary"])
-async def test_failing_handler_span_is_an_error(tracer, client, unary):
+async def test_failing_handler_span_is_an_error(tracer, client):
     queue, name = unique("py-otel-fail"), "job"
     with tracer.start_as_current_span("produce"):
         await register(client, queue, name, max_attempts=1)
@@ -240,7 +237,7 @@ async def test_failing_handler_span_is_an_error(tracer, client, unary):
     async def handle(lease):
         raise baton.Failure.transient("upstream down")
 
-    worker = baton.Worker(client, queue, unique("w"), handle, wait=1, heartbeat_every=0.2, unary=unary)
+    worker = baton.Worker(client, queue, unique("w"), handle, heartbeat_every=0.2)
     await run_worker(worker, lambda: spans(f"process {queue}"))
     span = spans(f"process {queue}")[0]
     assert span.status.status_code == StatusCode.ERROR

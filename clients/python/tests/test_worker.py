@@ -65,7 +65,7 @@ async def test_happy_path_runs_each_agent_once(baton_server, stub):
         await asyncio.sleep(0.05)
         seen.append(lease.name)
 
-    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, max_leases=2, wait=1, heartbeat_every=0.2)
+    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, max_leases=2, heartbeat_every=0.2)
     task = asyncio.create_task(worker.run())
     await eventually(lambda: len(seen) == len(names))
     # One-shot agents are removed once they succeed.
@@ -88,7 +88,7 @@ async def test_heartbeats_keep_a_long_run_alive(baton_server, stub):
             cancelled.append(lease.token)
             raise
 
-    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, wait=1, heartbeat_every=0.25)
+    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, heartbeat_every=0.25)
     task = asyncio.create_task(worker.run())
     await eventually(lambda: baton_server.completed(queue).get("SUCCESS") == 1, timeout=10)
     await stop(worker, task)
@@ -108,7 +108,7 @@ async def test_lost_lease_cancels_the_handler_and_is_not_completed(baton_server,
             cancelled.append(lease.token)
             raise
 
-    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, wait=1, heartbeat_every=0.2)
+    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, heartbeat_every=0.2)
     task = asyncio.create_task(worker.run())
     await asyncio.wait_for(started.wait(), 10)
     status = (await stub.GetAgent(agent_pb2.GetAgentRequest(queue=queue, name="victim"))).agent
@@ -125,8 +125,7 @@ async def test_lost_lease_cancels_the_handler_and_is_not_completed(baton_server,
     assert after.state == agent_pb2.AGENT_STATE_WAITING
 
 
-@pytest.mark.parametrize("unary", [False, True])
-async def test_progress_is_shown_and_a_cancelled_run_cancels_the_handler(baton_server, stub, unary):
+async def test_progress_is_shown_and_a_cancelled_run_cancels_the_handler(baton_server, stub):
     queue = unique("py-cancel")
     await register(stub, queue, ["crawl"], timeout=30.0, interval=3600.0)
     started, cancelled = asyncio.Event(), []
@@ -140,7 +139,7 @@ async def test_progress_is_shown_and_a_cancelled_run_cancels_the_handler(baton_s
             cancelled.append(lease.token)
             raise
 
-    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, wait=1, heartbeat_every=0.1, unary=unary)
+    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, heartbeat_every=0.1)
     task = asyncio.create_task(worker.run())
     await asyncio.wait_for(started.wait(), 10)
 
@@ -169,16 +168,30 @@ class HTTPError(Exception):
         self.headers = {"Retry-After": str(retry_after)} if retry_after else {}
 
 
+class ThrottledError(Exception):
+    """A library's error that only its name says is a throttling."""
+
+
+class PermissionDeniedError(Exception):
+    pass
+
+
+# What the worker sends (an HTTP status, the error's type name) and Baton's classification of it:
+# HTTPError, ThrottledError and PermissionDeniedError mean nothing to the helper itself.
 CASES = {
     "http401": (HTTPError(401), "PERMANENT_FORBIDDEN"),
     "http403": (HTTPError(403), "PERMANENT_FORBIDDEN"),
     "http429": (HTTPError(429), "THROTTLED"),
     "http408": (HTTPError(408), "TRANSIENT"),
     "http503": (HTTPError(503), "SERVER_ERROR"),
+    "http503-after": (HTTPError(503, retry_after=7200), "SERVER_ERROR"),
     "http404": (HTTPError(404), "UNKNOWN"),
     "reset": (ConnectionResetError("reset"), "TRANSIENT"),
     "timeout": (TimeoutError("slow"), "TRANSIENT"),
     "bug": (ValueError("bad"), "UNKNOWN"),
+    "named-throttled": (ThrottledError("slow down"), "THROTTLED"),
+    "named-denied": (PermissionDeniedError("no"), "PERMANENT_FORBIDDEN"),
+    "from-status": (Failure.from_http_status(429, "quota"), "THROTTLED"),
     "explicit": (Failure(Outcome.OUTCOME_THROTTLED, "quota", retry_after=7200), "THROTTLED"),
 }
 
@@ -193,15 +206,16 @@ async def test_errors_map_to_outcomes(baton_server, stub):
         async def handle(lease, exc=exc):
             raise exc
 
-        worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, wait=1, heartbeat_every=0.5)
+        worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, heartbeat_every=0.5)
         workers.append((worker, asyncio.create_task(worker.run())))
     for case, (_, outcome) in CASES.items():
         queue = f"{prefix}-{case}"
         got = await eventually(lambda q=queue: baton_server.completed(q) or None)
         assert got == {outcome: 1}, case
-    # An explicit retry_after longer than the computed backoff wins.
-    status = (await stub.GetAgent(agent_pb2.GetAgentRequest(queue=f"{prefix}-explicit", name="job"))).agent
-    assert status.next_run_at.seconds >= time.time() + 7000
+    # An explicit retry_after longer than the computed backoff wins, as does a Retry-After header.
+    for case in ("explicit", "http503-after"):
+        status = (await stub.GetAgent(agent_pb2.GetAgentRequest(queue=f"{prefix}-{case}", name="job"))).agent
+        assert status.next_run_at.seconds >= time.time() + 7000, case
     for worker, task in workers:
         await stop(worker, task)
 
@@ -219,7 +233,7 @@ async def test_shutdown_releases_held_leases(baton_server, stub):
             cancelled.append(lease.name)
             raise
 
-    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, wait=1, heartbeat_every=0.2)
+    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, heartbeat_every=0.2)
     task = asyncio.create_task(worker.run())
     await asyncio.wait_for(started.wait(), 10)
     await stop(worker, task)
@@ -242,20 +256,21 @@ async def test_a_blocking_handler_runs_in_a_thread_while_heartbeats_go_on(baton_
         time.sleep(2.0)  # twice the lease's timeout
         ran.append(lease.name)
 
-    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, wait=1, heartbeat_every=0.25)
+    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, heartbeat_every=0.25)
     task = asyncio.create_task(worker.run())
     await eventually(lambda: baton_server.completed(queue).get("SUCCESS") == 1, timeout=10)
     await stop(worker, task)
     assert ran == ["blocking"]
 
 
-async def test_failure_messages_are_cut_by_bytes_on_a_character_boundary(baton_server, stub):
+async def test_a_long_failure_message_is_sent_whole_and_clipped_by_the_server(baton_server, stub):
     """Shared case of every client language: a message far over the server's 4,096-byte limit,
-    of 2-, 3- and 4-byte characters: Complete succeeds (the run is dead-lettered at once, not
-    timed out) and the stored message is a valid prefix of at most 4,096 bytes."""
+    of 2-, 3- and 4-byte characters, is sent whole: Complete succeeds (the run is dead-lettered at
+    once, not timed out) and the stored message is clipped by Baton on a character boundary,
+    ending in "…", within the limit."""
     from baton.v1 import admin_pb2, admin_pb2_grpc
 
-    queue = unique("py-trunc")
+    queue = unique("py-clip")
     agent = agent_pb2.Agent(name="dies", timeout=baton.duration(60), error_interval=baton.duration(3600),
                             max_attempts=1)
     await stub.Register(agent_pb2.RegisterRequest(queue=queue, agents=[agent]))
@@ -264,7 +279,7 @@ async def test_failure_messages_are_cut_by_bytes_on_a_character_boundary(baton_s
     async def handle(lease):
         raise Failure(Outcome.OUTCOME_UNKNOWN, long)
 
-    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, wait=1)
+    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle)
     task = asyncio.create_task(worker.run())
     async with grpc.aio.insecure_channel(baton_server.addr) as channel:
         admin = admin_pb2_grpc.AdminServiceStub(channel)
@@ -276,7 +291,31 @@ async def test_failure_messages_are_cut_by_bytes_on_a_character_boundary(baton_s
 
         letter = await eventually(dead, timeout=30)
     await stop(worker, task)
-    stored = letter.message.encode("utf-8")
-    assert 4096 - 4 < len(stored) <= 4096
-    assert long.startswith(letter.message)
-    assert len(baton.truncate_utf8("a😀", 4)) == 1 and baton.truncate_utf8("a😀", 5) == "a😀"
+    stored = letter.message.encode("utf-8")  # a str from protobuf: valid UTF-8
+    assert 4096 - 8 < len(stored) <= 4096, len(stored)
+    assert letter.message.endswith("…")
+    assert long.startswith(letter.message.removesuffix("…"))
+
+
+async def test_a_stop_right_after_the_last_handler_returned_completes_every_finished_run(baton_server, stub):
+    """100 one-shot agents; the worker is stopped by the last handler as it returns, while
+    completions of finished runs are still on their way: every run is completed (the agents are
+    gone), none released back to waiting."""
+    queue = unique("py-stop")
+    names = [f"s-{i:03d}" for i in range(100)]
+    await register(stub, queue, names)
+    ran: list[str] = []
+    worker: baton.Worker
+
+    async def handle(lease):
+        await asyncio.sleep(0)
+        ran.append(lease.name)
+        if len(ran) == len(names):
+            worker.stop()  # the handler returns right after: its completion is not yet sent
+
+    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, max_leases=10, heartbeat_every=5)
+    await asyncio.wait_for(worker.run(), 30)
+    assert sorted(ran) == names
+    listing = await stub.ListAgents(agent_pb2.ListAgentsRequest(queue=queue, page_size=200))
+    assert [(a.agent.name, agent_pb2.AgentState.Name(a.state)) for a in listing.agents] == []
+    assert baton_server.completed(queue) == {"SUCCESS": len(names)}

@@ -1,19 +1,20 @@
 """Baton's Python client: the generated gRPC stubs (`baton.v1`), one shared connection
-(:class:`Client`, :func:`connect`: TLS, mutual TLS, an API token, keepalive, a default
-deadline), a worker loop (:class:`Worker`), a leadership helper (:class:`Leadership`), a claim
-helper (:class:`Claimer`, :class:`Pool`) and scheduled messages (:class:`Scheduler`,
-:class:`Subscriber`). Calls carry the current OpenTelemetry trace context, and the worker and
-subscriber run handlers in spans (:mod:`baton.tracing`; the application brings the SDK)."""
+(:class:`Client`, :func:`connect`), a worker (:class:`Worker`, on the Session stream), a
+producer (:class:`Producer`, :func:`agent`), a leadership helper (:class:`Leadership`), a
+claim helper (:class:`Claimer`, :class:`Pool`) and scheduled messages (:class:`Scheduler`,
+:class:`Subscriber`, on the Receive stream). Calls carry the current OpenTelemetry trace
+context, and the worker and subscriber run handlers in spans (:mod:`baton.tracing`)."""
 
-from baton.client import Client, Keepalive, connect
+from baton._rpc import backoff, duration, is_lease_lost
 from baton.claim import Claim, Claimer, LineFull, Pool
-from baton.failure import MAX_MESSAGE_BYTES, Failure, Outcome, classify, outcome_for_http_status, truncate_utf8
+from baton.client import Client, Keepalive, connect
+from baton.failure import Failure, Outcome
 from baton.leader import Leadership
+from baton.producer import Producer, agent
 from baton.schedule import Message, Scheduler, Subscriber
-from baton.worker import Worker, duration, is_lease_lost
+from baton.worker import Worker
 
 __all__ = [
-    "MAX_MESSAGE_BYTES",
     "Claim",
     "Claimer",
     "Client",
@@ -24,13 +25,13 @@ __all__ = [
     "Message",
     "Outcome",
     "Pool",
+    "Producer",
     "Scheduler",
     "Subscriber",
     "Worker",
-    "classify",
+    "agent",
+    "backoff",
     "connect",
     "duration",
     "is_lease_lost",
-    "outcome_for_http_status",
-    "truncate_utf8",
 ]

@@ -21,24 +21,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import AsyncIterator, Dict, Iterable, Mapping, Optional, Tuple, Union
 
 import grpc
 
-from baton.failure import MAX_MESSAGE_BYTES, Seconds, _seconds, truncate_utf8
+from baton._rpc import ChannelLike, Seconds, channel_for, duration, idempotent, is_lease_lost, pushback_seconds, seconds
 from baton.v1 import claim_pb2, claim_pb2_grpc
-from baton.worker import ChannelLike, channel_for, duration, is_lease_lost, pushback_seconds
 
 log = logging.getLogger("baton.claim")
 
 Resource = claim_pb2.Resource
 PoolStatus = claim_pb2.PoolStatus
-
-#: Longest Fail error kept (the server bounds it by limits.max_message_bytes, 4096 by default).
-MAX_ERROR_BYTES = MAX_MESSAGE_BYTES
 
 
 class LineFull(Exception):
@@ -58,24 +53,6 @@ def describe_error(error: Union[str, BaseException]) -> str:
         text = str(error)
         return f"{type(error).__name__}: {text}" if text else type(error).__name__
     return str(error)
-
-
-async def _end(stub, request) -> None:
-    """Sends Return or Fail, retrying UNAVAILABLE twice (after the pushback hint). Every attempt
-    carries the request's one request id, so a retry of an applied call gets the first call's
-    answer instead of LEASE_LOST."""
-    for attempt in range(3):
-        try:
-            if isinstance(request, claim_pb2.FailRequest):
-                await stub.Fail(request, timeout=10.0)
-            else:
-                await stub.Return(request, timeout=10.0)
-            return
-        except grpc.aio.AioRpcError as e:
-            if e.code() == grpc.StatusCode.UNAVAILABLE and attempt < 2:
-                await asyncio.sleep(pushback_seconds(e) or 0.2 * (attempt + 1))
-                continue
-            raise
 
 
 @dataclass
@@ -110,16 +87,15 @@ class Claim:
         Raises grpc.aio.AioRpcError; a stale token is FAILED_PRECONDITION (:func:`is_lease_lost`):
         the claim had already ended (e.g. purged)."""
         self._ended = True
-        await _end(self._stub, claim_pb2.ReturnRequest(request_id=str(uuid.uuid4()), pool=self.pool, resource_id=self.id,
-                                                       token=self.token, reuse=reuse))
+        await idempotent(self._stub.Return, claim_pb2.ReturnRequest(pool=self.pool, resource_id=self.id,
+                                                                    token=self.token, reuse=reuse))
 
     async def fail(self, error: Union[str, BaseException]) -> None:
         """Ends the claim by dead-lettering the resource (Fail) with `error` (an exception is kept as
-        "Type: message", cut to 4000 bytes). Raises like :meth:`return_`."""
+        "Type: message"; Baton clips a long one). Raises like :meth:`return_`."""
         self._ended = True
-        request = claim_pb2.FailRequest(request_id=str(uuid.uuid4()), pool=self.pool, resource_id=self.id, token=self.token,
-                                        error=truncate_utf8(describe_error(error), MAX_ERROR_BYTES))
-        await _end(self._stub, request)
+        await idempotent(self._stub.Fail, claim_pb2.FailRequest(pool=self.pool, resource_id=self.id, token=self.token,
+                                                                error=describe_error(error)))
 
 
 class Claimer:
@@ -139,7 +115,7 @@ class Claimer:
     ) -> None:
         self.pool = pool
         self.claimer_id = claimer_id
-        self.wait = max(0.0, _seconds(wait) or 0.0)
+        self.wait = max(0.0, seconds(wait) or 0.0)
         self.attributes = dict(attributes or {})
         self._channel, self._owned = channel_for(target)
         self._stub = claim_pb2_grpc.ClaimServiceStub(self._channel)
@@ -149,7 +125,7 @@ class Claimer:
         the claimer's). Returns None when the wait ended with nothing for this claim. Raises
         :class:`LineFull` when the line is full, grpc.aio.AioRpcError on any other error.
         Cancelling the call leaves the line (a resource handed over in that instant goes back)."""
-        w = self.wait if wait is None else max(0.0, _seconds(wait) or 0.0)
+        w = self.wait if wait is None else max(0.0, seconds(wait) or 0.0)
         request = claim_pb2.ClaimRequest(pool=self.pool, claimer_id=self.claimer_id,
                                          attributes={**self.attributes, **(attributes or {})})
         if w > 0:
@@ -233,7 +209,7 @@ class Pool:
     async def offer(self, resources: Iterable[ResourceLike]) -> claim_pb2.OfferResponse:
         """Makes resources idle, in order (or hands them to waiting claims). Each is an id, an
         (id, attributes) pair or a Resource. Already idle or claimed ones are left alone (counted
-        in `duplicates`); safe to retry."""
+        in `duplicates`). Retried on UNAVAILABLE with one request id."""
         items = []
         for r in resources:
             if isinstance(r, claim_pb2.Resource):
@@ -243,7 +219,7 @@ class Pool:
             else:
                 rid, attrs = r
                 items.append(claim_pb2.Resource(id=rid, attributes=dict(attrs)))
-        return await self._stub.Offer(claim_pb2.OfferRequest(pool=self.pool, resources=items), timeout=10.0)
+        return await idempotent(self._stub.Offer, claim_pb2.OfferRequest(pool=self.pool, resources=items))
 
     async def status(self) -> claim_pb2.PoolStatus:
         """The pool's counts (idle, claimed, waiting_claims, dead_lettered …)."""

@@ -1,5 +1,5 @@
-"""A leadership helper over LeaderService: campaign (waiting for a vacancy), renew every
-ttl/3, tell the caller when leadership is gained and lost, resign on close.
+"""A leadership helper over LeaderService: campaign (waiting for a vacancy), renew when Baton
+says, tell the caller when leadership is gained and lost, resign on close.
 
     async def elected(token): ...   # start leading; pass `token` to whatever you write
     async def lost(token): ...      # stop at once: another candidate may lead now
@@ -9,12 +9,14 @@ ttl/3, tell the caller when leadership is gained and lost, resign on close.
         await lead.wait_elected()
         ...
 
-The rule of every Baton client language: each Renew has a deadline, and leadership is
-considered lost as soon as a Renew is refused (LEASE_LOST), or once no Renew *sent* within the
-last 2/3 of the ttl has succeeded — on a timer, so a connection that never answers cannot keep
-the caller believing it leads after its term could have expired and another candidate been
-elected. A won Campaign is confirmed by a Renew at once, and reported only then. After a loss
-the helper campaigns again.
+The rule is Baton's (RenewResponse in proto/baton/v1/leader.proto): each answer says when to
+renew (`renew_in`) and when to step down (`step_down_in`), both from when the answered call was
+*sent*. Leadership is lost as soon as a Renew is refused (LEASE_LOST), or at the step-down
+moment of the last Renew that succeeded unless a later one, sent before that moment, has
+answered — on a timer, so a connection that never answers cannot keep the caller believing it
+leads after its term could have expired. Each Renew's deadline is that moment. A won Campaign
+(whose wait may have outlasted part of the term) is confirmed by a Renew at once, and reported
+only then. After a loss the helper campaigns again.
 """
 
 from __future__ import annotations
@@ -27,9 +29,8 @@ from typing import Awaitable, Callable, Optional, Union
 
 import grpc
 
-from baton.failure import Seconds, _seconds
+from baton._rpc import ChannelLike, Seconds, backoff, channel_for, duration, is_lease_lost, seconds
 from baton.v1 import leader_pb2, leader_pb2_grpc
-from baton.worker import ChannelLike, channel_for, duration, is_lease_lost, pushback_seconds
 
 log = logging.getLogger("baton.leader")
 
@@ -50,10 +51,10 @@ class Leadership:
     ) -> None:
         self.election = election
         self.candidate_id = candidate_id
-        self.ttl = _seconds(ttl) or 10.0
+        self.ttl = seconds(ttl) or 10.0
         self.on_elected = on_elected
         self.on_lost = on_lost
-        self.campaign_wait = _seconds(campaign_wait) or 30.0
+        self.campaign_wait = seconds(campaign_wait) or 30.0
         self._channel, self._owned = channel_for(target)
         self._stub = leader_pb2_grpc.LeaderServiceStub(self._channel)
         self._token: Optional[int] = None
@@ -132,12 +133,13 @@ class Leadership:
             log.warning("leadership of %s lost by %s, token %d", self.election, self.candidate_id, old)
             await _call(self.on_lost, old)
 
-    async def _renew(self, token: int, deadline: float) -> bool:
-        """One Renew, bounded by `deadline` (monotonic); True if it succeeded. A refused term
-        (LEASE_LOST) reports the loss."""
+    async def _renew(self, token: int, deadline: float) -> Optional[BaseException]:
+        """One Renew, bounded by `deadline` (monotonic); on success the next renew and step-down
+        moments are Baton's, from its send time. Returns the error (None: renewed). A refused
+        term (LEASE_LOST) reports the loss."""
         sent = time.monotonic()
         try:
-            await self._stub.Renew(
+            answer = await self._stub.Renew(
                 leader_pb2.RenewRequest(election=self.election, candidate_id=self.candidate_id, token=token),
                 timeout=max(0.001, deadline - sent),
             )
@@ -146,12 +148,13 @@ class Leadership:
                 await self._set(None)
             else:
                 log.warning("renew failed: %s %s", e.code().name, e.details())
-            return False
-        self._renewed = sent
-        return True
+            return e
+        self._renew_at = sent + answer.renew_in.ToTimedelta().total_seconds()
+        self._step_down = sent + answer.step_down_in.ToTimedelta().total_seconds()
+        return None
 
     async def _hold(self) -> None:
-        backoff = 0.1
+        attempt = 0
         while not self._closing.is_set():
             if self._token is None:
                 request = leader_pb2.CampaignRequest(
@@ -164,33 +167,32 @@ class Leadership:
                     response = await self._stub.Campaign(request, timeout=self.campaign_wait + 10.0)
                 except grpc.aio.AioRpcError as e:
                     log.warning("campaign failed: %s %s", e.code().name, e.details())
-                    await asyncio.sleep(pushback_seconds(e) or backoff)
-                    backoff = min(backoff * 2, self.ttl)
+                    await asyncio.sleep(backoff(attempt, e))
+                    attempt += 1
                     continue
-                backoff = 0.1
-                # Confirmed by a Renew whose send time is known: the term lasts a ttl from it.
-                if response.is_leader and await self._renew(response.token, time.monotonic() + self.ttl * 2 / 3):
-                    self._next_renew = self._renewed + self.ttl / 3
-                    await self._set(response.token)
+                attempt = 0
+                if response.is_leader:
+                    deadline = time.monotonic() + response.step_down_in.ToTimedelta().total_seconds()
+                    if await self._renew(response.token, deadline) is None:
+                        await self._set(response.token)
                 continue
-            # Leading: renew every ttl/3 (sooner after a failure), and report the loss once no
-            # Renew sent within the last 2/3 ttl has succeeded, answered or not.
-            step_down = self._renewed + self.ttl * 2 / 3
-            await asyncio.sleep(max(0.0, min(self._next_renew, step_down) - time.monotonic()))
+            # Leading: renew when Baton said, sooner after a failure; step down at the moment
+            # the last success set, answered or not.
+            await asyncio.sleep(max(0.0, min(self._renew_at, self._step_down) - time.monotonic()))
             token = self._token
             if token is None:
                 continue
-            if time.monotonic() >= step_down:
-                log.warning("no renewal of %s succeeded within 2/3 ttl", self.election)
+            if time.monotonic() >= self._step_down:
+                log.warning("no renewal of %s succeeded in time; stepping down", self.election)
                 await self._set(None)
                 continue
-            if await self._renew(token, step_down):
-                self._next_renew = self._renewed + self.ttl / 3
-            else:
-                self._next_renew = time.monotonic() + self.ttl / 12
+            error = await self._renew(token, self._step_down)
+            attempt = 0 if error is None else attempt + 1
+            if error is not None:
+                self._renew_at = time.monotonic() + backoff(attempt, error)
 
-    _renewed: float = 0.0
-    _next_renew: float = 0.0
+    _renew_at: float = 0.0
+    _step_down: float = 0.0
 
 
 async def _call(callback: Optional[Callback], token: int) -> None:

@@ -1,0 +1,106 @@
+"""What every helper shares: the channel a target means, durations, the server's retry hint,
+the one backoff, and the retry of a call made safe by its request id."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import uuid
+from datetime import timedelta
+from typing import Any, Awaitable, Callable, Optional, Tuple, TypeVar, Union
+
+import grpc
+from google.protobuf import duration_pb2
+
+from baton.client import Client, _interceptors
+
+Seconds = Union[float, int, timedelta]
+#: What every helper connects with: a :class:`baton.Client` (shared; TLS, token, keepalive), a
+#: grpc.aio.Channel of the caller's, or a "host:port" string (a plaintext channel of the helper's own).
+ChannelLike = Union[Client, str, grpc.aio.Channel]
+T = TypeVar("T")
+
+
+def seconds(value: Optional[Seconds]) -> Optional[float]:
+    if value is None:
+        return None
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+def duration(value: Seconds) -> duration_pb2.Duration:
+    d = duration_pb2.Duration()
+    d.FromNanoseconds(int(round((seconds(value) or 0.0) * 1e9)))
+    return d
+
+
+def channel_for(target: ChannelLike) -> Tuple[grpc.aio.Channel, bool]:
+    """The channel for `target`, and whether the helper owns it (and closes it when done): a
+    Client's shared channel and a caller's channel are not owned; "host:port" opens a plaintext
+    channel that is (its calls carry the trace context, as a Client's do)."""
+    if isinstance(target, Client):
+        return target.channel, False
+    if isinstance(target, str):
+        return grpc.aio.insecure_channel(target, interceptors=_interceptors(None, None)), True
+    return target, False
+
+
+def is_lease_lost(error: grpc.aio.AioRpcError) -> bool:
+    """Whether Baton refused a stale token (FAILED_PRECONDITION, ErrorInfo reason LEASE_LOST):
+    the lease or term is gone and the work must stop. Baton uses FAILED_PRECONDITION for
+    nothing else."""
+    return error.code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
+def pushback_seconds(error: Optional[BaseException]) -> Optional[float]:
+    """The server's retry hint (`grpc-retry-pushback-ms`, sent with UNAVAILABLE and
+    RESOURCE_EXHAUSTED), if `error` carries one."""
+    if not isinstance(error, grpc.aio.AioRpcError):
+        return None
+    for key, value in error.trailing_metadata() or ():
+        if key == "grpc-retry-pushback-ms":
+            try:
+                return int(value) / 1000.0
+            except ValueError:
+                return None
+    return None
+
+
+def backoff(attempt: int, error: Optional[BaseException] = None) -> float:
+    """How long to wait before retry number `attempt` (0 first): the server's hint when `error`
+    carries one, else 100 ms doubling up to 5 s, with full jitter on the upper half. The one
+    backoff of every helper."""
+    hint = pushback_seconds(error)
+    if hint is not None:
+        return hint
+    ceiling = min(5.0, 0.1 * 2 ** min(attempt, 6))
+    return random.uniform(ceiling / 2, ceiling)
+
+
+async def sleep_unless(stopping: asyncio.Event, delay: float) -> None:
+    """Sleeps `delay` seconds, or less if `stopping` is set first."""
+    try:
+        await asyncio.wait_for(stopping.wait(), timeout=delay)
+    except asyncio.TimeoutError:
+        pass
+
+
+def request_id() -> str:
+    """A request id for one logical call (every attempt of it carries the same one)."""
+    return str(uuid.uuid4())
+
+
+async def idempotent(call: Callable[..., Awaitable[T]], request: Any, *, attempts: int = 4,
+                     timeout: float = 10.0) -> T:
+    """Sends `request` by `call`, again on UNAVAILABLE (after :func:`backoff`), every attempt with
+    the same request id (one is made when it has none): a retry of a call Baton applied, whose
+    answer was lost, gets the first call's answer and changes nothing more."""
+    if not request.request_id:
+        request.request_id = request_id()
+    for attempt in range(attempts):
+        try:
+            return await call(request, timeout=timeout)
+        except grpc.aio.AioRpcError as e:
+            if e.code() != grpc.StatusCode.UNAVAILABLE or attempt == attempts - 1:
+                raise
+            await asyncio.sleep(backoff(attempt, e))
+    raise AssertionError("unreachable")
