@@ -1,0 +1,165 @@
+"""The Python driver of the conformance suite (clients/conformance/DRIVER.md): JSON commands on
+stdin, JSON events on stdout, mapped onto the public helpers of `baton` and nothing else.
+
+    BATON_TARGET=127.0.0.1:50051 python3 clients/python/conformance_driver.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+import urllib.error
+from email.message import Message
+from typing import Any, Callable, Dict
+
+import grpc
+from opentelemetry import context
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+import baton
+
+
+def emit(event: str, **fields: Any) -> None:
+    print(json.dumps({"event": event, **fields}), flush=True)
+
+
+class Driver:
+    def __init__(self, target: str) -> None:
+        self.client = baton.connect(target, tls=False)
+        self.producer = baton.Producer(self.client)
+        self.workers: Dict[str, tuple] = {}  # id → (Worker, run task, {name: Event} of held runs)
+        self.leaders: Dict[str, baton.Leadership] = {}
+        self.tasks: set = set()
+
+    def start(self, cmd: dict) -> None:
+        """Starts what `cmd` asks, without waiting for it."""
+        handler: Callable = getattr(self, "cmd_" + str(cmd.get("cmd")), None) or self.unknown
+        task = asyncio.create_task(self.guarded(handler, cmd))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def guarded(self, handler: Callable, cmd: dict) -> None:
+        try:
+            await handler(cmd)
+        except Exception as e:  # noqa: BLE001 - reported as the protocol's error event
+            logging.exception("command %s failed", cmd.get("cmd"))
+            emit("error", cmd=cmd.get("cmd"), message=f"{type(e).__name__}: {e}")
+
+    async def unknown(self, cmd: dict) -> None:
+        emit("error", cmd=cmd.get("cmd"), message="unknown command")
+
+    async def cmd_register(self, cmd: dict) -> None:
+        try:
+            answer = await self.producer.register(cmd["queue"], *cmd["names"], request_id=cmd.get("request_id", ""))
+        except grpc.aio.AioRpcError as e:
+            emit("failed", id=cmd["id"], code=e.code().name)
+            return
+        emit("registered", id=cmd["id"], count=answer.created + answer.updated)
+
+    async def cmd_traced_register(self, cmd: dict) -> None:
+        token = context.attach(TraceContextTextMapPropagator().extract({"traceparent": cmd["traceparent"]}))
+        try:
+            await self.cmd_register(cmd)
+        finally:
+            context.detach(token)
+
+    async def cmd_worker(self, cmd: dict) -> None:
+        wid, mode = cmd["id"], cmd.get("handler", {"mode": "succeed"})
+        held: Dict[str, asyncio.Event] = {}
+
+        async def handle(lease) -> None:
+            ids = dict(id=wid, name=lease.name, token=lease.token)
+            emit("started", **ids)
+            if mode["mode"] == "hold":
+                release = held.setdefault(lease.name, asyncio.Event())
+                try:
+                    await release.wait()
+                except asyncio.CancelledError:
+                    emit("cancelled", **ids)
+                    raise
+                finally:
+                    held.pop(lease.name, None)
+            emit("finished", **ids)
+            if mode["mode"] == "fail":
+                message = mode.get("message", "failed")
+                if mode.get("http_status"):
+                    raise urllib.error.HTTPError(f"http://{lease.queue}/{lease.name}", mode["http_status"], message,
+                                                 Message(), None)
+                raise RuntimeError(message)
+
+        worker = baton.Worker(self.client, cmd["queue"], cmd.get("worker_id", wid), handle,
+                              max_leases=cmd.get("concurrency", 1),
+                              heartbeat_every=cmd.get("heartbeat_ms", 3000) / 1000)
+        self.workers[wid] = (worker, asyncio.create_task(worker.run()), held)
+
+    async def cmd_finish(self, cmd: dict) -> None:
+        self.workers[cmd["id"]][2].setdefault(cmd["name"], asyncio.Event()).set()
+
+    async def cmd_finish_all(self, cmd: dict) -> None:
+        for release in self.workers[cmd["id"]][2].values():
+            release.set()
+
+    async def cmd_stop(self, cmd: dict) -> None:
+        worker, task, _ = self.workers.pop(cmd["id"])
+        worker.stop()
+        await task
+        emit("stopped", id=cmd["id"])
+
+    async def cmd_leader(self, cmd: dict) -> None:
+        lid = cmd["id"]
+        self.leaders[lid] = baton.Leadership(
+            self.client, cmd["election"], cmd["candidate_id"], ttl=cmd["ttl_ms"] / 1000,
+            on_elected=lambda token: emit("elected", id=lid, token=token),
+            on_lost=lambda token: emit("lost", id=lid, token=token)).start()
+
+    async def cmd_close(self, cmd: dict) -> None:
+        await self.leaders.pop(cmd["id"]).close()
+        emit("closed", id=cmd["id"])
+
+    async def cmd_claim(self, cmd: dict) -> None:
+        claimer = baton.Claimer(self.client, cmd["pool"], cmd["id"])
+        claim = await claimer.claim(wait=cmd.get("wait_ms", 0) / 1000)
+        if claim is None:
+            emit("nothing", id=cmd["id"])
+            return
+        emit("claimed", id=cmd["id"], resource_id=claim.id, token=claim.token)
+        if cmd.get("fail_with"):
+            await claim.fail(cmd["fail_with"])
+        else:
+            await claim.return_()
+        emit("ended", id=cmd["id"])
+
+    async def shutdown(self) -> None:
+        """stdin ended: every worker stopped and every leader closed, as their commands would."""
+        await asyncio.gather(*(self.guarded(self.cmd_stop, {"cmd": "stop", "id": w}) for w in list(self.workers)),
+                             *(self.guarded(self.cmd_close, {"cmd": "close", "id": lid}) for lid in list(self.leaders)))
+        for task in list(self.tasks):
+            task.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+        await self.client.close()
+
+
+async def main() -> None:
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    driver = Driver(os.environ["BATON_TARGET"])
+    loop = asyncio.get_running_loop()
+    stdin = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stdin), sys.stdin)
+    emit("ready")
+    while line := await stdin.readline():
+        if not line.strip():
+            continue
+        try:
+            cmd = json.loads(line)
+        except json.JSONDecodeError as e:
+            emit("error", cmd=None, message=f"not JSON: {e}")
+            continue
+        driver.start(cmd)
+    await driver.shutdown()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
