@@ -2,7 +2,6 @@ package baton
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,7 +11,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -23,13 +21,9 @@ import (
 // (fn was not called). Claimer.Claim returns (nil, nil) instead.
 var ErrNoResource = errors.New("baton: the claim's wait ended with no resource")
 
-// MaxErrorBytes is the longest Fail error kept (the server bounds it by
-// limits.max_message_bytes, 4096 by default).
-const MaxErrorBytes = MaxMessageBytes
-
 // LineFullError is a claim refused because the pool's waiting line is full (RESOURCE_EXHAUSTED,
 // ErrorInfo reason LINE_FULL). Shed load, or claim again after RetryAfter (Baton's
-// grpc-retry-pushback-ms hint; zero if it sent none). Nothing is retried behind the caller's back.
+// retry hint; zero if it sent none). Nothing is retried behind the caller's back.
 type LineFullError struct {
 	Pool       string
 	RetryAfter time.Duration
@@ -68,53 +62,26 @@ func (c *Claim) Ended() bool { return c.ended.Load() }
 // Return ends the claim. With reuse the resource is idle again at once (handed to the next claim
 // in line); without, it leaves the pool until the pool manager offers it again. A stale token is
 // FAILED_PRECONDITION (IsLeaseLost): the claim had already ended (e.g. purged). UNAVAILABLE is
-// retried twice, every attempt with the same request id, so a retry of a Return that was applied
-// gets its first answer (not LEASE_LOST).
+// retried with one request id (WithRequestID, else a fresh one), so a retry of a Return that was
+// applied gets its first answer (not LEASE_LOST).
 func (c *Claim) Return(ctx context.Context, reuse bool) error {
 	c.ended.Store(true)
-	req := &batonv1.ReturnRequest{RequestId: newRequestID(), Pool: c.Pool, ResourceId: c.ID(), Token: c.Token, Reuse: reuse}
-	return retryUnavailable(ctx, func(ctx context.Context, opts ...grpc.CallOption) error {
-		_, err := c.client.Return(ctx, req, opts...)
+	req := &batonv1.ReturnRequest{RequestId: requestID(ctx), Pool: c.Pool, ResourceId: c.ID(), Token: c.Token, Reuse: reuse}
+	return retryUnavailable(ctx, func(ctx context.Context) error {
+		_, err := c.client.Return(ctx, req)
 		return err
 	})
 }
 
-// Fail ends the claim by dead-lettering the resource with message (cut to MaxErrorBytes). Errors
-// and retries as Return.
+// Fail ends the claim by dead-lettering the resource with message (Baton clips a long one).
+// Errors and retries as Return.
 func (c *Claim) Fail(ctx context.Context, message string) error {
 	c.ended.Store(true)
-	req := &batonv1.FailRequest{RequestId: newRequestID(), Pool: c.Pool, ResourceId: c.ID(), Token: c.Token, Error: TruncateUTF8(message, MaxErrorBytes)}
-	return retryUnavailable(ctx, func(ctx context.Context, opts ...grpc.CallOption) error {
-		_, err := c.client.Fail(ctx, req, opts...)
+	req := &batonv1.FailRequest{RequestId: requestID(ctx), Pool: c.Pool, ResourceId: c.ID(), Token: c.Token, Error: message}
+	return retryUnavailable(ctx, func(ctx context.Context) error {
+		_, err := c.client.Fail(ctx, req)
 		return err
 	})
-}
-
-// retryUnavailable runs call (10 s deadline each) up to three times while it fails UNAVAILABLE,
-// after Baton's pushback hint. A call that changes state sends the same request id
-// (newRequestID, made once before) with every attempt.
-func retryUnavailable(ctx context.Context, call func(context.Context, ...grpc.CallOption) error) error {
-	for attempt := 0; ; attempt++ {
-		callCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		var trailer metadata.MD
-		err := call(callCtx, grpc.Trailer(&trailer))
-		cancel()
-		if err == nil || status.Code(err) != codes.Unavailable || attempt >= 2 {
-			return err
-		}
-		sleepCtx(ctx, pushback(trailer, time.Duration(attempt+1)*200*time.Millisecond))
-	}
-}
-
-// newRequestID is a fresh request id (a random UUID, version 4) for one logical call: every
-// attempt of the call carries it, and Baton answers a retry of an applied call by the first
-// call's answer.
-func newRequestID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand.Read)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // ClaimOption adjusts one claim.
@@ -173,13 +140,12 @@ func (c *Claimer) Claim(ctx context.Context, opts ...ClaimOption) (*Claim, error
 	if s.wait > 0 {
 		req.Wait = durationpb.New(s.wait)
 	}
-	callCtx, cancel := context.WithTimeout(ctx, max(s.wait, 0)+10*time.Second)
+	callCtx, cancel := context.WithTimeout(ctx, max(s.wait, 0)+LongPollMargin)
 	defer cancel()
-	var trailer metadata.MD
-	resp, err := c.Client.Claim(callCtx, req, grpc.Trailer(&trailer))
+	resp, err := c.Client.Claim(callCtx, req)
 	if err != nil {
 		if status.Code(err) == codes.ResourceExhausted {
-			return nil, &LineFullError{Pool: c.Pool, RetryAfter: pushback(trailer, 0), Err: err}
+			return nil, &LineFullError{Pool: c.Pool, RetryAfter: retryHint(err), Err: err}
 		}
 		return nil, err
 	}
@@ -252,36 +218,4 @@ func (c *Claimer) quietly(claim *Claim, what string, err error) {
 	if err != nil {
 		c.logger().Warn("baton: ending a claim failed", "op", what, "pool", c.Pool, "resource", claim.ID(), "token", claim.Token, "err", err)
 	}
-}
-
-// Pool is the pool manager's side of a pool: offer resources, read the pool's counts.
-type Pool struct {
-	Client batonv1.ClaimServiceClient
-	Name   string
-}
-
-// NewPool returns the manager of pool name.
-func NewPool(conn grpc.ClientConnInterface, name string) *Pool {
-	return &Pool{Client: batonv1.NewClaimServiceClient(conn), Name: name}
-}
-
-// Offer makes resources idle, in order (or hands them to waiting claims). Already idle or claimed
-// ones are left alone (counted in Duplicates); safe to retry.
-func (p *Pool) Offer(ctx context.Context, resources ...*batonv1.Resource) (*batonv1.OfferResponse, error) {
-	return p.Client.Offer(ctx, &batonv1.OfferRequest{Pool: p.Name, Resources: resources})
-}
-
-// OfferIDs offers resources without attributes.
-func (p *Pool) OfferIDs(ctx context.Context, ids ...string) (*batonv1.OfferResponse, error) {
-	resources := make([]*batonv1.Resource, len(ids))
-	for i, id := range ids {
-		resources[i] = &batonv1.Resource{Id: id}
-	}
-	return p.Offer(ctx, resources...)
-}
-
-// Status returns the pool's counts (idle, claimed, waiting claims, dead-lettered …).
-func (p *Pool) Status(ctx context.Context) (*batonv1.PoolStatus, error) {
-	resp, err := p.Client.GetPool(ctx, &batonv1.GetPoolRequest{Pool: p.Name})
-	return resp.GetStatus(), err
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -18,9 +19,31 @@ import (
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func newPoolAndClaimer(t *testing.T) (*baton.Pool, *baton.Claimer) {
+// testPool is one pool, offered to through a Producer.
+type testPool struct {
+	producer *baton.Producer
+	Name     string
+}
+
+func newPool(conn grpc.ClientConnInterface, name string) *testPool {
+	return &testPool{baton.NewProducer(conn), name}
+}
+
+func (p *testPool) Offer(ctx context.Context, resources ...*batonv1.Resource) (*batonv1.OfferResponse, error) {
+	return p.producer.Offer(ctx, p.Name, resources...)
+}
+
+func (p *testPool) OfferIDs(ctx context.Context, ids ...string) (*batonv1.OfferResponse, error) {
+	return p.producer.OfferIDs(ctx, p.Name, ids...)
+}
+
+func (p *testPool) Status(ctx context.Context) (*batonv1.PoolStatus, error) {
+	return p.producer.PoolStatus(ctx, p.Name)
+}
+
+func newPoolAndClaimer(t *testing.T) (*testPool, *baton.Claimer) {
 	t.Helper()
-	pool := baton.NewPool(server.conn, unique("go-pool"))
+	pool := newPool(server.conn, unique("go-pool"))
 	c := baton.NewClaimer(server.conn, pool.Name, "go-claimer")
 	c.Wait = 2 * time.Second
 	c.Attributes = map[string]string{"job": "t"}
@@ -28,7 +51,7 @@ func newPoolAndClaimer(t *testing.T) (*baton.Pool, *baton.Claimer) {
 	return pool, c
 }
 
-func poolStatus(t *testing.T, p *baton.Pool) *batonv1.PoolStatus {
+func poolStatus(t *testing.T, p *testPool) *batonv1.PoolStatus {
 	t.Helper()
 	s, err := p.Status(context.Background())
 	if err != nil {

@@ -119,7 +119,6 @@ func TestClientWithTLSAndToken(t *testing.T) {
 		queue := unique("go-tls-worker")
 		registerOn(t, c, queue, "a1")
 		w := baton.NewWorker(c, queue, unique("w"))
-		w.Wait = time.Second
 		w.HeartbeatEvery = 200 * time.Millisecond
 		ran := make(chan string, 1)
 		stop := start(w, func(ctx context.Context, lease *batonv1.Lease) error {
@@ -137,7 +136,7 @@ func TestClientWithTLSAndToken(t *testing.T) {
 		c := s.client(t, baton.WithServerName("localhost"))
 		ctx := context.Background()
 
-		pool := baton.NewPool(c, unique("go-tls-pool"))
+		pool := newPool(c, unique("go-tls-pool"))
 		if _, err := pool.OfferIDs(ctx, "vm-1"); err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +158,7 @@ func TestClientWithTLSAndToken(t *testing.T) {
 		}
 
 		receiver := unique("go-tls-rcv")
-		r, err := baton.NewScheduler(c).Schedule(ctx, receiver, []byte("hello"))
+		r, err := baton.NewProducer(c).Schedule(ctx, receiver, []byte("hello"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +324,6 @@ func TestClientPlaintextWithToken(t *testing.T) {
 	queue := unique("go-plain-client")
 	registerOn(t, c, queue, "p1")
 	w := baton.NewWorker(c, queue, unique("w"))
-	w.Wait = time.Second
 	w.HeartbeatEvery = 200 * time.Millisecond
 	stop := start(w, func(context.Context, *batonv1.Lease) error { return nil })
 	defer stop()

@@ -7,18 +7,26 @@ import (
 	"io"
 	"net"
 	"os"
-	"syscall"
+	"strings"
 	"time"
-	"unicode/utf8"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	batonv1 "github.com/baton-project/baton/clients/go/gen/baton/v1"
 )
 
-// Failure ends a run with an explicit outcome; return one (or wrap one) from a Handler. Any
-// other error is classified by Classify.
+// Failure ends a run with an explicit outcome, or with an HTTP status for Baton to classify;
+// return one (or wrap one) from a Handler. Any other error is classified by Baton from its
+// type name (see Handler).
 type Failure struct {
+	// Outcome is the run's outcome; OUTCOME_UNSPECIFIED lets Baton classify HTTPStatus (or the
+	// error's type name).
 	Outcome batonv1.Outcome
 	Message string
+	// HTTPStatus is the HTTP status the failure carried; 0: none.
+	HTTPStatus int
 	// RetryAfter is a delay the handler was told to respect (a Retry-After header); zero: none.
 	RetryAfter time.Duration
 	// Err is the underlying error, if any.
@@ -26,10 +34,14 @@ type Failure struct {
 }
 
 func (f *Failure) Error() string {
-	if f.Message != "" {
-		return f.Outcome.String() + ": " + f.Message
+	what := strings.TrimPrefix(f.Outcome.String(), "OUTCOME_")
+	if f.HTTPStatus != 0 {
+		what = fmt.Sprintf("HTTP %d", f.HTTPStatus)
 	}
-	return f.Outcome.String()
+	if f.Message != "" {
+		return what + ": " + f.Message
+	}
+	return what
 }
 
 func (f *Failure) Unwrap() error { return f.Err }
@@ -39,12 +51,10 @@ func NewFailure(outcome batonv1.Outcome, message string) *Failure {
 	return &Failure{Outcome: outcome, Message: message}
 }
 
-// HTTPFailure maps an HTTP status by the documented rule (OutcomeForHTTPStatus).
+// HTTPFailure is a failure that carried an HTTP status; Baton maps it to an outcome (401/403
+// PERMANENT_FORBIDDEN, 429 THROTTLED, 408 TRANSIENT, 5xx SERVER_ERROR, others UNKNOWN).
 func HTTPFailure(status int, message string) *Failure {
-	if message == "" {
-		message = fmt.Sprintf("HTTP %d", status)
-	}
-	return &Failure{Outcome: OutcomeForHTTPStatus(status), Message: message}
+	return &Failure{HTTPStatus: status, Message: message}
 }
 
 // Transient is a failure to retry at once (up to the server's limit): I/O, resets, timeouts.
@@ -58,25 +68,8 @@ func (f *Failure) WithRetryAfter(d time.Duration) *Failure {
 	return f
 }
 
-// OutcomeForHTTPStatus is the documented mapping: 401/403 → PERMANENT_FORBIDDEN, 429 →
-// THROTTLED, 408 → TRANSIENT, 5xx → SERVER_ERROR, anything else → UNKNOWN.
-func OutcomeForHTTPStatus(status int) batonv1.Outcome {
-	switch {
-	case status == 401 || status == 403:
-		return batonv1.Outcome_OUTCOME_PERMANENT_FORBIDDEN
-	case status == 429:
-		return batonv1.Outcome_OUTCOME_THROTTLED
-	case status == 408:
-		return batonv1.Outcome_OUTCOME_TRANSIENT
-	case status >= 500 && status <= 599:
-		return batonv1.Outcome_OUTCOME_SERVER_ERROR
-	default:
-		return batonv1.Outcome_OUTCOME_UNKNOWN
-	}
-}
-
-// HTTPStatusError is implemented by errors that carry an HTTP status; Classify maps them by
-// OutcomeForHTTPStatus. RetryAfterError may add a Retry-After.
+// HTTPStatusError is implemented by errors that carry an HTTP status: the worker sends it for
+// Baton to classify (RetryAfterError may add a Retry-After).
 type HTTPStatusError interface {
 	error
 	HTTPStatus() int
@@ -88,66 +81,56 @@ type RetryAfterError interface {
 	RetryAfter() time.Duration
 }
 
-// Classify is the documented rule: a *Failure anywhere in the chain wins; an HTTPStatusError
-// maps by OutcomeForHTTPStatus (with RetryAfterError's delay); I/O errors, connection errors
-// and timeouts (net.Error, syscall connection errnos, io.ErrUnexpectedEOF, deadline exceeded)
-// are TRANSIENT; anything else is UNKNOWN.
-func Classify(err error) *Failure {
+// completion is what a handler's result reports to Baton: SUCCESS for nil; else a *Failure's
+// outcome when it has one, and always the error's class, HTTP status and Retry-After, from which
+// Baton classifies a failure without an outcome. The message goes whole (Baton clips it).
+func completion(lease *batonv1.Lease, err error) *batonv1.SessionCompletion {
+	c := &batonv1.SessionCompletion{Name: lease.GetName(), Token: lease.GetToken(), Outcome: batonv1.Outcome_OUTCOME_SUCCESS}
+	if err == nil {
+		return c
+	}
+	c.Outcome, c.Message, c.ErrorClass = batonv1.Outcome_OUTCOME_UNSPECIFIED, err.Error(), errorClass(err)
 	var f *Failure
-	if errors.As(err, &f) {
-		return f
-	}
-	msg := err.Error()
-	if len(msg) > 4000 {
-		msg = msg[:4000]
-	}
-	var retryAfter time.Duration
-	var ra RetryAfterError
-	if errors.As(err, &ra) {
-		retryAfter = ra.RetryAfter()
-	}
 	var hs HTTPStatusError
-	if errors.As(err, &hs) {
-		return &Failure{Outcome: OutcomeForHTTPStatus(hs.HTTPStatus()), Message: msg, RetryAfter: retryAfter, Err: err}
-	}
-	if isTransient(err) {
-		return &Failure{Outcome: batonv1.Outcome_OUTCOME_TRANSIENT, Message: msg, RetryAfter: retryAfter, Err: err}
-	}
-	return &Failure{Outcome: batonv1.Outcome_OUTCOME_UNKNOWN, Message: msg, RetryAfter: retryAfter, Err: err}
-}
-
-func isTransient(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
-		return true
-	}
-	for _, errno := range []syscall.Errno{syscall.ECONNRESET, syscall.ECONNREFUSED, syscall.ECONNABORTED,
-		syscall.EPIPE, syscall.ETIMEDOUT, syscall.EHOSTUNREACH, syscall.ENETUNREACH, syscall.ENETDOWN, syscall.EIO} {
-		if errors.Is(err, errno) {
-			return true
+	var ra RetryAfterError
+	switch {
+	case errors.As(err, &f):
+		c.Outcome, c.HttpStatus = f.Outcome, uint32(f.HTTPStatus)
+		if f.Message != "" {
+			c.Message = f.Message
 		}
+		if f.RetryAfter > 0 {
+			c.RetryAfter = durationpb.New(f.RetryAfter)
+		}
+	case errors.As(err, &hs):
+		c.HttpStatus = uint32(hs.HTTPStatus())
 	}
-	var netErr net.Error
-	if errors.As(err, &netErr) {
-		return true // *net.OpError, *net.DNSError, *url.Error over them, timeouts
+	if errors.As(err, &ra) && c.RetryAfter == nil && ra.RetryAfter() > 0 {
+		c.RetryAfter = durationpb.New(ra.RetryAfter())
 	}
-	return false
+	return c
 }
 
-// MaxMessageBytes is the longest failure message the server takes by default
-// (limits.max_message_bytes): Complete's message and Fail's error, in UTF-8 bytes.
-const MaxMessageBytes = 4096
+// errorClass names err for Baton's classification: "timeout" for deadlines, "io" for network
+// and stream errors, else its Go type (under fmt.Errorf's wrapping), "*url.Error" style.
+func errorClass(err error) string {
+	var netErr net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
+		errors.As(err, &netErr) && netErr.Timeout():
+		return "timeout"
+	case netErr != nil, errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
+		return "io"
+	}
+	for strings.HasPrefix(fmt.Sprintf("%T", err), "*fmt.") && errors.Unwrap(err) != nil {
+		err = errors.Unwrap(err)
+	}
+	return fmt.Sprintf("%T", err)
+}
 
-// TruncateUTF8 returns at most max bytes of s, cut on a character boundary: how every helper
-// bounds a failure message to the server's limit (the same rule in every client language). A
-// string cut in the middle of a character would not be valid UTF-8, which protobuf refuses.
-func TruncateUTF8(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	end := max
-	for end > 0 && !utf8.RuneStart(s[end]) {
-		end--
-	}
-	return s[:end]
+// IsLeaseLost reports whether Baton refused a stale token (FAILED_PRECONDITION, ErrorInfo
+// reason LEASE_LOST): the lease or term is gone and the work must stop. Baton uses
+// FAILED_PRECONDITION for nothing else.
+func IsLeaseLost(err error) bool {
+	return status.Code(err) == codes.FailedPrecondition
 }

@@ -6,20 +6,20 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	batonv1 "github.com/baton-project/baton/clients/go/gen/baton/v1"
 )
 
 // Leadership holds one candidate's place in an election: it campaigns (waiting for a
-// vacancy), renews every TTL/3, calls OnElected and OnLost, and resigns when Run's context
-// ends. The rule of every Baton client language: each Renew has a deadline, and leadership is
-// considered lost as soon as a Renew is refused (LEASE_LOST), or once no Renew *sent* within the
-// last 2/3 of the TTL has succeeded — on a timer, so a connection that never answers cannot keep
-// the caller believing it leads after its term could have expired and another candidate been
-// elected. A won Campaign is confirmed by a Renew at once, and reported only then. After a loss
-// it campaigns again.
+// vacancy), renews when Baton says (renew_in), calls OnElected and OnLost, and resigns when Run's
+// context ends. Baton states the rule with every won Campaign and Renew: the next Renew is due
+// renew_in after the answered call was sent, and leadership is lost at step_down_in after it
+// unless a later Renew, sent before that moment, has answered by then; it is also lost as soon
+// as a Renew is refused (LEASE_LOST). That moment is checked on a timer and bounds each Renew,
+// so a connection that never answers cannot keep the caller believing it leads after another
+// candidate could have been elected. A won Campaign (a long poll: its send time says nothing) is
+// confirmed by a Renew at once, and reported only then. After a loss it campaigns again.
 type Leadership struct {
 	Client      batonv1.LeaderServiceClient
 	Election    string
@@ -70,56 +70,37 @@ func (l *Leadership) set(token uint64) {
 // Run campaigns and holds the leadership until ctx is done, then resigns if leading.
 func (l *Leadership) Run(ctx context.Context) error {
 	defer l.resign()
-	backoff := 100 * time.Millisecond
+	var b backoff
 	for ctx.Err() == nil {
-		callCtx, cancel := context.WithTimeout(ctx, l.CampaignWait+10*time.Second)
-		var trailer metadata.MD
+		callCtx, cancel := context.WithTimeout(ctx, l.CampaignWait+LongPollMargin)
 		resp, err := l.Client.Campaign(callCtx, &batonv1.CampaignRequest{
 			Election: l.Election, CandidateId: l.CandidateID,
 			Ttl: durationpb.New(l.TTL), Wait: durationpb.New(l.CampaignWait),
-		}, grpc.Trailer(&trailer))
+		})
 		cancel()
 		if err != nil {
-			sleepCtx(ctx, pushback(trailer, backoff))
-			backoff = min(backoff*2, l.TTL)
+			sleepCtx(ctx, b.next(err))
 			continue
 		}
-		backoff = 100 * time.Millisecond
+		b.reset()
 		if resp.GetIsLeader() {
-			l.hold(ctx, resp.GetToken())
+			l.hold(ctx, resp.GetToken(), resp.GetStepDownIn().AsDuration())
 		}
 	}
 	return nil
 }
 
-// renew sends one Renew bounded by deadline; it reports whether it succeeded, and whether the
-// term was refused.
-func (l *Leadership) renew(ctx context.Context, token uint64, deadline time.Time) (ok, refused bool) {
-	callCtx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	_, err := l.Client.Renew(callCtx, &batonv1.RenewRequest{Election: l.Election, CandidateId: l.CandidateID, Token: token})
-	return err == nil, err != nil && IsLeaseLost(err)
-}
-
-// hold keeps a won term: it confirms it by a Renew at once (reporting it only then), renews
-// every TTL/3 (sooner after a failure), each Renew bounded by the step-down moment, and returns
-// when a Renew is refused, when none sent within the last 2/3 TTL succeeded, or when ctx ends
-// (still leading: Run resigns).
-func (l *Leadership) hold(ctx context.Context, token uint64) {
-	sent := time.Now()
-	if ok, _ := l.renew(ctx, token, sent.Add(l.TTL*2/3)); !ok {
-		return
-	}
-	renewedSent := sent
-	l.set(token)
-	next := renewedSent.Add(l.TTL / 3)
+// hold keeps a won term: it confirms it by a Renew at once (reporting it only then), then
+// renews as each answer says, every Renew bounded by the step-down moment, and returns when a
+// Renew is refused, when the step-down moment passed with no later Renew answered, or when ctx
+// ends (still leading: Run resigns).
+func (l *Leadership) hold(ctx context.Context, token uint64, stepDownIn time.Duration) {
+	stepDown := time.Now().Add(stepDownIn)
+	next := time.Now()
+	confirmed := false
+	var b backoff
 	for {
-		stepDown := renewedSent.Add(l.TTL * 2 / 3)
-		wake := next
-		if stepDown.Before(wake) {
-			wake = stepDown
-		}
-		sleepCtx(ctx, time.Until(wake))
+		sleepCtx(ctx, time.Until(next))
 		if ctx.Err() != nil {
 			return
 		}
@@ -128,16 +109,22 @@ func (l *Leadership) hold(ctx context.Context, token uint64) {
 			return
 		}
 		sent := time.Now()
-		ok, refused := l.renew(ctx, token, stepDown)
+		callCtx, cancel := context.WithDeadline(ctx, stepDown)
+		resp, err := l.Client.Renew(callCtx, &batonv1.RenewRequest{Election: l.Election, CandidateId: l.CandidateID, Token: token})
+		cancel()
 		switch {
-		case ok:
-			renewedSent = sent
-			next = sent.Add(l.TTL / 3)
-		case refused:
+		case err == nil:
+			b.reset()
+			stepDown, next = sent.Add(resp.GetStepDownIn().AsDuration()), sent.Add(resp.GetRenewIn().AsDuration())
+			if !confirmed {
+				confirmed = true
+				l.set(token)
+			}
+		case IsLeaseLost(err):
 			l.set(0)
 			return
 		default:
-			next = time.Now().Add(l.TTL / 12)
+			next = time.Now().Add(b.next(err))
 		}
 	}
 }

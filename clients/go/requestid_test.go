@@ -3,7 +3,6 @@ package baton_test
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,14 +72,15 @@ func droppingClient(t *testing.T, method string) (*baton.Client, *dropFirstAnswe
 	return dial(t, server.addr, baton.WithDialOptions(grpc.WithChainUnaryInterceptor(d.intercept))), d
 }
 
-// Return, Fail, the unary worker's Complete and the unary subscriber's Ack retry UNAVAILABLE
-// with one request id: a retry of a call Baton had applied gets the first call's answer, not
-// LEASE_LOST (without the id, the retry presents a spent token).
+// Return, Fail and the Producer's Register, Schedule and Offer retry UNAVAILABLE with one
+// request id: a retry of a call Baton had applied gets the first call's answer (without the id,
+// Return and Fail would present a spent token, Register count nothing created, Schedule make a
+// second message).
 func TestRetriedCallsCarryOneRequestID(t *testing.T) {
 	ctx := context.Background()
-	claimOn := func(t *testing.T, c *baton.Client) (*baton.Pool, *baton.Claim) {
+	claimOn := func(t *testing.T, c *baton.Client) (*testPool, *baton.Claim) {
 		t.Helper()
-		pool := baton.NewPool(server.conn, unique("go-rid-pool"))
+		pool := newPool(server.conn, unique("go-rid-pool"))
 		if _, err := pool.OfferIDs(ctx, "vm-1"); err != nil {
 			t.Fatal(err)
 		}
@@ -113,38 +113,40 @@ func TestRetriedCallsCarryOneRequestID(t *testing.T) {
 		}
 	})
 
-	t.Run("Complete", func(t *testing.T) {
-		c, d := droppingClient(t, batonv1.AgentService_Complete_FullMethodName)
+	t.Run("Register", func(t *testing.T) {
+		c, d := droppingClient(t, batonv1.AgentService_Register_FullMethodName)
 		queue := unique("go-rid")
-		register(t, queue, []string{"once"}, 30*time.Second, 0)
-		w := baton.NewWorker(c, queue, unique("w"))
-		w.Unary = true
-		w.Wait = time.Second
-		var runs atomic.Int32
-		stop := start(w, func(context.Context, *batonv1.Lease) error { runs.Add(1); return nil })
-		eventually(t, 10*time.Second, "Complete sent again", func() bool { return d.attempts() >= 2 })
-		stop()
+		resp, err := baton.NewProducer(c).Register(ctx, queue, baton.Job{Name: "a"}, baton.Job{Name: "b", Every: time.Hour})
+		if err != nil || resp.GetCreated() != 2 {
+			t.Fatalf("Register = %v, %v; want 2 created (the retry's answer is the first call's)", resp, err)
+		}
 		d.check(t)
-		// Run once, and (one-shot) removed by the first Complete. (The completions metric is not
-		// checked: Baton counts the answered retry as a completion too.)
-		list, err := agentClient().ListAgents(ctx, &batonv1.ListAgentsRequest{Queue: queue})
-		if runs.Load() != 1 || err != nil || len(list.GetAgents()) != 0 {
-			t.Fatalf("ran %d times; agents left %v (%v)", runs.Load(), list.GetAgents(), err)
+	})
+
+	t.Run("Schedule", func(t *testing.T) {
+		c, d := droppingClient(t, batonv1.ScheduleService_Schedule_FullMethodName)
+		receiver := unique("go-rid-rcv")
+		first, err := baton.NewProducer(c).Schedule(ctx, receiver, []byte("once"), baton.After(time.Hour))
+		if err != nil || !first.GetCreated() {
+			t.Fatalf("Schedule = %v, %v", first, err)
+		}
+		d.check(t)
+		// One message: the retry did not schedule a second one. Scheduling it again with the
+		// caller's own request id answers the same message.
+		again, err := baton.NewProducer(server.conn).Schedule(baton.WithRequestID(ctx, "rid-"+receiver), receiver, []byte("x"))
+		same, err2 := baton.NewProducer(server.conn).Schedule(baton.WithRequestID(ctx, "rid-"+receiver), receiver, []byte("x"))
+		if err != nil || err2 != nil || again.GetId() != same.GetId() || again.GetId() == first.GetId() {
+			t.Fatalf("with a request id: %v %v, %v %v", again, err, same, err2)
 		}
 	})
 
-	t.Run("Ack", func(t *testing.T) {
-		c, d := droppingClient(t, batonv1.ScheduleService_Ack_FullMethodName)
-		receiver := unique("go-rid-rcv")
-		schedule(t, baton.NewScheduler(server.conn), receiver, "once")
-		sub := newSubscriber(c, receiver, "c1")
-		sub.Unary = true
-		stop := subscribe(sub, func(context.Context, *batonv1.SubscribeResponse) error { return nil })
-		eventually(t, 10*time.Second, "Ack sent again", func() bool { return d.attempts() >= 2 })
-		stop()
-		d.check(t)
-		if sub.Acked() != 1 || sub.LateAcks() != 0 {
-			t.Fatalf("acked %d, late acks %d; want 1, 0", sub.Acked(), sub.LateAcks())
+	t.Run("Offer", func(t *testing.T) {
+		c, d := droppingClient(t, batonv1.ClaimService_Offer_FullMethodName)
+		pool := newPool(c, unique("go-rid-pool"))
+		resp, err := pool.OfferIDs(ctx, "vm-1", "vm-2")
+		if err != nil || resp.GetIdle() != 2 {
+			t.Fatalf("Offer = %v, %v; want 2 idle", resp, err)
 		}
+		d.check(t)
 	})
 }

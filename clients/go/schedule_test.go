@@ -19,7 +19,7 @@ import (
 	batonv1 "github.com/baton-project/baton/clients/go/gen/baton/v1"
 )
 
-func schedule(t *testing.T, s *baton.Scheduler, receiver, payload string, opts ...baton.ScheduleOption) *batonv1.ScheduleResponse {
+func schedule(t *testing.T, s *baton.Producer, receiver, payload string, opts ...baton.ScheduleOption) *batonv1.ScheduleResponse {
 	t.Helper()
 	r, err := s.Schedule(context.Background(), receiver, []byte(payload), opts...)
 	if err != nil {
@@ -62,7 +62,7 @@ func (d *deliveries) snapshot() []*batonv1.SubscribeResponse {
 }
 
 func TestSubscriberHandlesAndAcks(t *testing.T) {
-	sched := baton.NewScheduler(server.conn)
+	sched := baton.NewProducer(server.conn)
 	receiver := unique("go-rcv")
 	first := schedule(t, sched, receiver, "now")
 	later := schedule(t, sched, receiver, "later", baton.After(300*time.Millisecond))
@@ -87,7 +87,7 @@ func TestSubscriberHandlesAndAcks(t *testing.T) {
 	got.mu.Unlock()
 	// Acked for good: the token is spent, and nothing comes back after the ack timeout.
 	for _, m := range got.snapshot() {
-		_, err := sched.Client.Ack(context.Background(), &batonv1.AckRequest{Receiver: receiver, Id: m.GetId(), Token: m.GetToken()})
+		_, err := sched.Schedules.Ack(context.Background(), &batonv1.AckRequest{Receiver: receiver, Id: m.GetId(), Token: m.GetToken()})
 		if !baton.IsLeaseLost(err) {
 			t.Errorf("second Ack of %s = %v, want LEASE_LOST", m.GetPayload(), err)
 		}
@@ -99,7 +99,7 @@ func TestSubscriberHandlesAndAcks(t *testing.T) {
 }
 
 func TestSubscriberRunsAtMostMaxInFlightHandlers(t *testing.T) {
-	sched := baton.NewScheduler(server.conn)
+	sched := baton.NewProducer(server.conn)
 	receiver := unique("go-par")
 	for i := range 6 {
 		schedule(t, sched, receiver, string(rune('a'+i)))
@@ -127,7 +127,7 @@ func TestSubscriberRunsAtMostMaxInFlightHandlers(t *testing.T) {
 }
 
 func TestSubscriberFailedMessageComesBack(t *testing.T) {
-	sched := baton.NewScheduler(server.conn)
+	sched := baton.NewProducer(server.conn)
 	receiver := unique("go-fail")
 	schedule(t, sched, receiver, "flaky")
 	var mu sync.Mutex
@@ -158,7 +158,7 @@ func TestSubscriberFailedMessageComesBack(t *testing.T) {
 }
 
 func TestSubscriberStopLetsRunningHandlersFinish(t *testing.T) {
-	sched := baton.NewScheduler(server.conn)
+	sched := baton.NewProducer(server.conn)
 	receiver := unique("go-drain")
 	schedule(t, sched, receiver, "m")
 	started := make(chan struct{})
@@ -187,7 +187,7 @@ func TestSubscriberStopLetsRunningHandlersFinish(t *testing.T) {
 }
 
 func TestSubscriberStopCancelsHandlersPastTheGrace(t *testing.T) {
-	sched := baton.NewScheduler(server.conn)
+	sched := baton.NewProducer(server.conn)
 	receiver := unique("go-stop")
 	schedule(t, sched, receiver, "stuck")
 	started := make(chan struct{})
@@ -233,12 +233,11 @@ func TestSubscriberSubscribesAgainAfterTheServerRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	sched := baton.NewScheduler(conn)
+	sched := baton.NewProducer(conn)
 	receiver := unique("go-reconnect")
 	schedule(t, sched, receiver, "before")
 	var got deliveries
 	sub := newSubscriber(conn, receiver, "c1")
-	sub.MaxBackoff = 500 * time.Millisecond
 	stop := subscribe(sub, func(_ context.Context, m *batonv1.SubscribeResponse) error { got.add(m); return nil })
 	defer stop()
 	eventually(t, 10*time.Second, "first message", func() bool { return len(got.snapshot()) == 1 })
@@ -277,7 +276,7 @@ func TestSubscriberInvalidSubscriptionIsReturned(t *testing.T) {
 
 func TestScheduleKeysDeliverAtAndCancel(t *testing.T) {
 	ctx := context.Background()
-	sched := baton.NewScheduler(server.conn)
+	sched := baton.NewProducer(server.conn)
 	receiver := unique("go-sched")
 	a := schedule(t, sched, receiver, "x", baton.After(time.Hour), baton.WithKey("invoice-7"))
 	b := schedule(t, sched, receiver, "y", baton.After(5*time.Second), baton.WithKey("invoice-7"))
@@ -300,11 +299,11 @@ func TestScheduleKeysDeliverAtAndCancel(t *testing.T) {
 	}
 }
 
-// On its Receive stream (and with Unary, on Subscribe + Ack): 200 messages, each handled once,
-// never more than MaxInFlight handlers at once, every ack confirmed (Acked), none late.
-func TestSubscriberHandlesEachMessageOnceOnReceiveAndUnary(t *testing.T) {
-	for _, unary := range []bool{false, true} {
-		sched := baton.NewScheduler(server.conn)
+// 200 messages, each handled once, never more than MaxInFlight handlers at once, every ack
+// confirmed (Acked), none late.
+func TestSubscriberHandlesEachMessageOnce(t *testing.T) {
+	{
+		sched := baton.NewProducer(server.conn)
 		receiver := unique("go-many")
 		for i := range 200 {
 			schedule(t, sched, receiver, fmt.Sprint(i))
@@ -314,7 +313,6 @@ func TestSubscriberHandlesEachMessageOnceOnReceiveAndUnary(t *testing.T) {
 		var running, peak atomic.Int32
 		sub := newSubscriber(server.conn, receiver, "c1")
 		sub.MaxInFlight = 5
-		sub.Unary = unary
 		stop := subscribe(sub, func(_ context.Context, m *batonv1.SubscribeResponse) error {
 			n := running.Add(1)
 			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
@@ -330,12 +328,12 @@ func TestSubscriberHandlesEachMessageOnceOnReceiveAndUnary(t *testing.T) {
 		mu.Lock()
 		for p, n := range seen {
 			if n != 1 {
-				t.Errorf("unary=%v: %s handled %d times", unary, p, n)
+				t.Errorf("%s handled %d times", p, n)
 			}
 		}
 		mu.Unlock()
 		if len(seen) != 200 || peak.Load() > 5 || sub.LateAcks() != 0 {
-			t.Fatalf("unary=%v: %d handled, peak %d handlers (max 5), %d late acks", unary, len(seen), peak.Load(), sub.LateAcks())
+			t.Fatalf("%d handled, peak %d handlers (max 5), %d late acks", len(seen), peak.Load(), sub.LateAcks())
 		}
 	}
 }
@@ -344,7 +342,7 @@ func TestSubscriberHandlesEachMessageOnceOnReceiveAndUnary(t *testing.T) {
 // first handler's ack, sent on the Receive stream, comes back lost: counted in LateAcks, and
 // the stream goes on (the second delivery is acked).
 func TestSubscriberLateAckOnReceiveIsCountedAndTheStreamGoesOn(t *testing.T) {
-	sched := baton.NewScheduler(server.conn)
+	sched := baton.NewProducer(server.conn)
 	receiver := unique("go-late")
 	schedule(t, sched, receiver, "slow")
 	var deliveriesSeen atomic.Int32

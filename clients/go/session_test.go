@@ -196,15 +196,43 @@ func TestSessionBrokenMidBatchLosesNothing(t *testing.T) {
 	}
 }
 
-// Unary forces the unary loop (what a server without Session gets): the same work is done.
-func TestUnaryLoopStillWorks(t *testing.T) {
-	queue := unique("go-unary")
-	all := names("u", 20)
+// Stopping a worker right after its last handler finished loses no completed work: 100
+// one-shot agents; the 100th handler stops the worker as it finishes (it returns success once
+// the stop has cancelled it). Every agent is completed with SUCCESS (one-shot: removed), none
+// is released back to waiting, and the stream was half-closed cleanly (Run returned).
+func TestStopRightAfterTheLastHandlerLosesNoCompletedWork(t *testing.T) {
+	queue := unique("go-stop")
+	all := names("s", 100)
 	register(t, queue, all, 30*time.Second, 0)
 	w := newWorker(queue)
-	w.Unary = true
-	w.MaxLeases = 4
-	stop := start(w, func(ctx context.Context, lease *batonv1.Lease) error { return nil })
-	eventually(t, 30*time.Second, "all succeeded", func() bool { return completed(t, queue)["SUCCESS"] == len(all) })
-	stop()
+	w.MaxLeases = 8
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var finished atomic.Int32
+	done := make(chan error, 1)
+	go func() {
+		done <- w.Run(ctx, func(hctx context.Context, lease *batonv1.Lease) error {
+			if finished.Add(1) == int32(len(all)) {
+				cancel()      // the stop, as the last handler finishes
+				<-hctx.Done() // the worker is stopping: the work is done all the same
+			}
+			return nil
+		})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("Run did not return; %d handlers finished", finished.Load())
+	}
+	left, err := agentClient().ListAgents(context.Background(), &batonv1.ListAgentsRequest{Queue: queue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := completed(t, queue); got["SUCCESS"] != len(all) || len(left.GetAgents()) != 0 {
+		t.Fatalf("completions %v, agents left %d (first %v): want %d SUCCESS and none left",
+			got, len(left.GetAgents()), left.GetAgents()[:min(1, len(left.GetAgents()))], len(all))
+	}
 }

@@ -134,24 +134,19 @@ func startLeaseSpan(ctx context.Context, tp trace.TracerProvider, lease *batonv1
 	return tracer(tp).Start(ctx, "process "+queue, opts...)
 }
 
-// endLeaseSpan ends the span of a handler that returned err: baton.outcome is the outcome the
-// worker completes the run with (none when the run was cancelled: it is not completed); an error
-// sets the status ERROR and is recorded.
-func endLeaseSpan(ctx context.Context, span trace.Span, err error) {
-	if !span.IsRecording() {
-		span.End()
-		return
-	}
-	if ctx.Err() == nil {
-		outcome := batonv1.Outcome_OUTCOME_SUCCESS
-		if err != nil {
-			outcome = Classify(err).Outcome
-		}
-		span.SetAttributes(attribute.String("baton.outcome", outcomeName(outcome)))
-	}
-	if err != nil {
+// recordHandlerError records a handler's error on its span: status ERROR, an exception event.
+func recordHandlerError(span trace.Span, err error) {
+	if err != nil && span.IsRecording() {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
+	}
+}
+
+// endLeaseSpan ends the span of a run once Baton answered its completion: baton.outcome is the
+// outcome Baton applied (none when the completion was refused, or for a run not completed).
+func endLeaseSpan(span trace.Span, result *batonv1.CompleteResult) {
+	if !result.GetLeaseLost() && span.IsRecording() {
+		span.SetAttributes(attribute.String("baton.outcome", outcomeName(result.GetResponse().GetOutcome())))
 	}
 	span.End()
 }
@@ -186,9 +181,6 @@ func startMessageSpan(ctx context.Context, tp trace.TracerProvider, receiver str
 // endMessageSpan ends the span of a message handler that returned err (an error: status ERROR,
 // recorded).
 func endMessageSpan(span trace.Span, err error) {
-	if err != nil && span.IsRecording() {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
-	}
+	recordHandlerError(span, err)
 	span.End()
 }

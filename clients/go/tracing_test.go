@@ -12,8 +12,6 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	grpccodes "google.golang.org/grpc/codes"
@@ -25,22 +23,20 @@ import (
 	batonv1 "github.com/baton-project/baton/clients/go/gen/baton/v1"
 )
 
-// The tests of trace propagation: an SDK tracer provider with an in-memory exporter and a
-// synchronous span processor, installed as the global provider once (the tests before these
+// The tests of trace propagation: a spanRecorder (spanrecorder_test.go), installed as the global
+// provider once (the tests before these
 // run with otel's default no-op provider); spans are told apart by their queue or receiver.
 var tracing struct {
 	once sync.Once
-	tp   *sdktrace.TracerProvider
-	exp  *tracetest.InMemoryExporter
+	exp  *spanRecorder
 }
 
-func installTracing() (*sdktrace.TracerProvider, *tracetest.InMemoryExporter) {
+func installTracing() (*spanRecorder, *spanRecorder) {
 	tracing.once.Do(func() {
-		tracing.exp = tracetest.NewInMemoryExporter()
-		tracing.tp = sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracing.exp))
-		otel.SetTracerProvider(tracing.tp)
+		tracing.exp = newSpanRecorder()
+		otel.SetTracerProvider(tracing.exp)
 	})
-	return tracing.tp, tracing.exp
+	return tracing.exp, tracing.exp
 }
 
 // dialed is a Client (Dial) of the package's Baton, closed when t ends.
@@ -67,9 +63,9 @@ func traceparentOf(sc trace.SpanContext) string {
 }
 
 // exported waits for the ended spans named name, at least n of them, in the order they ended.
-func exported(t *testing.T, exp *tracetest.InMemoryExporter, name string, n int) []tracetest.SpanStub {
+func exported(t *testing.T, exp *spanRecorder, name string, n int) []spanStub {
 	t.Helper()
-	var found []tracetest.SpanStub
+	var found []spanStub
 	eventually(t, 20*time.Second, "span "+name, func() bool {
 		found = found[:0]
 		for _, s := range exp.GetSpans() {
@@ -82,7 +78,7 @@ func exported(t *testing.T, exp *tracetest.InMemoryExporter, name string, n int)
 	return found
 }
 
-func attrs(s tracetest.SpanStub) map[attribute.Key]attribute.Value {
+func attrs(s spanStub) map[attribute.Key]attribute.Value {
 	m := map[attribute.Key]attribute.Value{}
 	for _, kv := range s.Attributes {
 		m[kv.Key] = kv.Value
@@ -91,7 +87,7 @@ func attrs(s tracetest.SpanStub) map[attribute.Key]attribute.Value {
 }
 
 // checkAttrs fails t for each attribute of s that is not as in want (string or int64 values).
-func checkAttrs(t *testing.T, s tracetest.SpanStub, want map[string]any) {
+func checkAttrs(t *testing.T, s spanStub, want map[string]any) {
 	t.Helper()
 	got := attrs(s)
 	for k, w := range want {
@@ -119,7 +115,7 @@ type seen struct {
 // span when withSpan is false), then runs a Worker over client — inside an unrelated span of
 // its own, which must not become any run's parent — until the handler returned once; it
 // returns the producer's span context, what the handler saw, and the run's exported span.
-func runTraced(t *testing.T, unary, withSpan bool, agent *batonv1.Agent, handler baton.Handler) (trace.SpanContext, seen, tracetest.SpanStub) {
+func runTraced(t *testing.T, withSpan bool, agent *batonv1.Agent, handler baton.Handler) (trace.SpanContext, seen, spanStub) {
 	t.Helper()
 	tp, exp := installTracing()
 	client := dialed(t)
@@ -138,7 +134,7 @@ func runTraced(t *testing.T, unary, withSpan bool, agent *batonv1.Agent, handler
 	}
 	saw := make(chan seen, 1)
 	w := baton.NewWorker(client, queue, unique("w"))
-	w.Wait, w.HeartbeatEvery, w.Unary = time.Second, 200*time.Millisecond, unary
+	w.HeartbeatEvery = 200 * time.Millisecond
 	loopCtx, loop := tp.Tracer("test").Start(context.Background(), "worker-loop")
 	defer loop.End()
 	ctx, cancel := context.WithCancel(loopCtx)
@@ -182,24 +178,20 @@ func runTraced(t *testing.T, unary, withSpan bool, agent *batonv1.Agent, handler
 }
 
 func TestTraceOneShotAgentRunJoinsTheProducersTrace(t *testing.T) {
-	for _, unary := range []bool{false, true} {
-		t.Run(fmt.Sprintf("unary=%v", unary), func(t *testing.T) {
-			agent := &batonv1.Agent{Name: "job", Timeout: durationpb.New(30 * time.Second)}
-			producer, got, span := runTraced(t, unary, true, agent, func(context.Context, *batonv1.Lease) error { return nil })
-			if tp := got.lease.GetAgent().GetTraceparent(); tp != traceparentOf(producer) {
-				t.Errorf("lease traceparent %q, want %q", tp, traceparentOf(producer))
-			}
-			if got.sc.TraceID() != producer.TraceID() {
-				t.Errorf("handler trace %v, want the producer's %v", got.sc.TraceID(), producer.TraceID())
-			}
-			if !span.Parent.IsRemote() || span.Parent.SpanID() != producer.SpanID() || span.Parent.TraceID() != producer.TraceID() {
-				t.Errorf("parent %v, want the producer span %v", span.Parent, producer)
-			}
-			checkAttrs(t, span, map[string]any{"baton.outcome": "SUCCESS", "baton.attempt": int64(1)})
-			if span.Status.Code != codes.Unset || len(span.Links) != 0 {
-				t.Errorf("status %v, links %v", span.Status, span.Links)
-			}
-		})
+	agent := &batonv1.Agent{Name: "job", Timeout: durationpb.New(30 * time.Second)}
+	producer, got, span := runTraced(t, true, agent, func(context.Context, *batonv1.Lease) error { return nil })
+	if tp := got.lease.GetAgent().GetTraceparent(); tp != traceparentOf(producer) {
+		t.Errorf("lease traceparent %q, want %q", tp, traceparentOf(producer))
+	}
+	if got.sc.TraceID() != producer.TraceID() {
+		t.Errorf("handler trace %v, want the producer's %v", got.sc.TraceID(), producer.TraceID())
+	}
+	if !span.Parent.IsRemote() || span.Parent.SpanID() != producer.SpanID() || span.Parent.TraceID() != producer.TraceID() {
+		t.Errorf("parent %v, want the producer span %v", span.Parent, producer)
+	}
+	checkAttrs(t, span, map[string]any{"baton.outcome": "SUCCESS", "baton.attempt": int64(1)})
+	if span.Status.Code != codes.Unset || len(span.Links) != 0 {
+		t.Errorf("status %v, links %v", span.Status, span.Links)
 	}
 }
 
@@ -234,7 +226,7 @@ func TestTraceRegisterStoresTheCallersTraceparent(t *testing.T) {
 
 func TestTraceRecurringAgentRunIsANewTraceLinkedToTheProducer(t *testing.T) {
 	agent := &batonv1.Agent{Name: "tick", Timeout: durationpb.New(30 * time.Second), Interval: durationpb.New(time.Hour)}
-	producer, got, span := runTraced(t, false, true, agent, func(context.Context, *batonv1.Lease) error { return nil })
+	producer, got, span := runTraced(t, true, agent, func(context.Context, *batonv1.Lease) error { return nil })
 	if tp := got.lease.GetAgent().GetTraceparent(); tp != traceparentOf(producer) {
 		t.Errorf("lease traceparent %q, want %q", tp, traceparentOf(producer))
 	}
@@ -249,7 +241,7 @@ func TestTraceRecurringAgentRunIsANewTraceLinkedToTheProducer(t *testing.T) {
 
 func TestTraceRunWithoutTraceparentIsANewRoot(t *testing.T) {
 	agent := &batonv1.Agent{Name: "plain", Timeout: durationpb.New(30 * time.Second)}
-	_, got, span := runTraced(t, false, false, agent, func(context.Context, *batonv1.Lease) error { return nil })
+	_, got, span := runTraced(t, false, agent, func(context.Context, *batonv1.Lease) error { return nil })
 	if tp := got.lease.GetAgent().GetTraceparent(); tp != "" {
 		t.Errorf("lease traceparent %q, want none", tp)
 	}
@@ -259,99 +251,89 @@ func TestTraceRunWithoutTraceparentIsANewRoot(t *testing.T) {
 }
 
 func TestTraceFailingHandlerSpanIsAnError(t *testing.T) {
-	for _, unary := range []bool{false, true} {
-		t.Run(fmt.Sprintf("unary=%v", unary), func(t *testing.T) {
-			agent := &batonv1.Agent{Name: "fails", Timeout: durationpb.New(30 * time.Second), ErrorInterval: durationpb.New(time.Hour)}
-			producer, _, span := runTraced(t, unary, true, agent, func(context.Context, *batonv1.Lease) error {
-				return baton.HTTPFailure(429, "slow down")
-			})
-			if span.Parent.SpanID() != producer.SpanID() {
-				t.Errorf("parent %v, want the producer span", span.Parent)
-			}
-			if span.Status.Code != codes.Error {
-				t.Errorf("status %v, want Error", span.Status)
-			}
-			checkAttrs(t, span, map[string]any{"baton.outcome": "THROTTLED"})
-			recorded := false
-			for _, e := range span.Events {
-				recorded = recorded || e.Name == "exception"
-			}
-			if !recorded {
-				t.Errorf("no exception event in %v", span.Events)
-			}
-		})
+	agent := &batonv1.Agent{Name: "fails", Timeout: durationpb.New(30 * time.Second), ErrorInterval: durationpb.New(time.Hour)}
+	producer, _, span := runTraced(t, true, agent, func(context.Context, *batonv1.Lease) error {
+		return baton.HTTPFailure(429, "slow down")
+	})
+	if span.Parent.SpanID() != producer.SpanID() {
+		t.Errorf("parent %v, want the producer span", span.Parent)
+	}
+	if span.Status.Code != codes.Error {
+		t.Errorf("status %v, want Error", span.Status)
+	}
+	checkAttrs(t, span, map[string]any{"baton.outcome": "THROTTLED"})
+	recorded := false
+	for _, e := range span.Events {
+		recorded = recorded || e.Name == "exception"
+	}
+	if !recorded {
+		t.Errorf("no exception event in %v", span.Events)
 	}
 }
 
 func TestTraceScheduledMessageIsHandledInTheProducersTrace(t *testing.T) {
-	for _, unary := range []bool{false, true} {
-		t.Run(fmt.Sprintf("unary=%v", unary), func(t *testing.T) {
-			tp, exp := installTracing()
-			client := dialed(t)
-			receiver := unique("go-trace-rcv")
-			var scheduled *batonv1.ScheduleResponse
-			producer := produce(tp, func(ctx context.Context) {
-				var err error
-				if scheduled, err = baton.NewScheduler(client).Schedule(ctx, receiver, []byte("x")); err != nil {
-					t.Fatal(err)
-				}
-			})
-			// The first delivery fails (a span with status Error), the second (after the 0.5 s
-			// ack timeout) succeeds.
-			var mu sync.Mutex
-			var handled []trace.SpanContext
-			var traceparents []string
-			sub := newSubscriber(client, receiver, "c1")
-			sub.Unary = unary
-			stop := subscribe(sub, func(ctx context.Context, m *batonv1.SubscribeResponse) error {
-				mu.Lock()
-				defer mu.Unlock()
-				handled = append(handled, trace.SpanContextFromContext(ctx))
-				traceparents = append(traceparents, m.GetTraceparent())
-				if len(handled) == 1 {
-					return errors.New("not yet")
-				}
-				return nil
-			})
-			defer stop()
-			eventually(t, 20*time.Second, "acked", func() bool { return sub.Acked() == 1 })
-			spans := exported(t, exp, "process "+receiver, 2)
-			mu.Lock()
-			defer mu.Unlock()
-			for i, span := range spans[:2] {
-				if span.SpanKind != trace.SpanKindConsumer || span.InstrumentationScope.Name != baton.TracerName {
-					t.Errorf("span kind %v, scope %q", span.SpanKind, span.InstrumentationScope.Name)
-				}
-				if !span.Parent.IsRemote() || span.Parent.SpanID() != producer.SpanID() || span.SpanContext.TraceID() != producer.TraceID() {
-					t.Errorf("delivery %d: parent %v trace %v, want the producer span %v", i+1, span.Parent, span.SpanContext.TraceID(), producer)
-				}
-				if handled[i].SpanID() != span.SpanContext.SpanID() {
-					t.Errorf("delivery %d: the handler's ctx carries %v, not its span %v", i+1, handled[i], span.SpanContext)
-				}
-				if traceparents[i] != traceparentOf(producer) {
-					t.Errorf("delivery %d: traceparent %q, want %q", i+1, traceparents[i], traceparentOf(producer))
-				}
-				checkAttrs(t, span, map[string]any{
-					"messaging.system":           "baton",
-					"messaging.operation.type":   "process",
-					"messaging.destination.name": receiver,
-					"messaging.message.id":       scheduled.GetId(),
-					"baton.delivery_count":       int64(i + 1),
-				})
-			}
-			if spans[0].Status.Code != codes.Error || spans[1].Status.Code != codes.Unset {
-				t.Errorf("statuses %v, %v: want Error, then Unset", spans[0].Status, spans[1].Status)
-			}
+	tp, exp := installTracing()
+	client := dialed(t)
+	receiver := unique("go-trace-rcv")
+	var scheduled *batonv1.ScheduleResponse
+	producer := produce(tp, func(ctx context.Context) {
+		var err error
+		if scheduled, err = baton.NewProducer(client).Schedule(ctx, receiver, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// The first delivery fails (a span with status Error), the second (after the 0.5 s
+	// ack timeout) succeeds.
+	var mu sync.Mutex
+	var handled []trace.SpanContext
+	var traceparents []string
+	sub := newSubscriber(client, receiver, "c1")
+	stop := subscribe(sub, func(ctx context.Context, m *batonv1.SubscribeResponse) error {
+		mu.Lock()
+		defer mu.Unlock()
+		handled = append(handled, trace.SpanContextFromContext(ctx))
+		traceparents = append(traceparents, m.GetTraceparent())
+		if len(handled) == 1 {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	defer stop()
+	eventually(t, 20*time.Second, "acked", func() bool { return sub.Acked() == 1 })
+	spans := exported(t, exp, "process "+receiver, 2)
+	mu.Lock()
+	defer mu.Unlock()
+	for i, span := range spans[:2] {
+		if span.SpanKind != trace.SpanKindConsumer || span.InstrumentationScope.Name != baton.TracerName {
+			t.Errorf("span kind %v, scope %q", span.SpanKind, span.InstrumentationScope.Name)
+		}
+		if !span.Parent.IsRemote() || span.Parent.SpanID() != producer.SpanID() || span.SpanContext.TraceID() != producer.TraceID() {
+			t.Errorf("delivery %d: parent %v trace %v, want the producer span %v", i+1, span.Parent, span.SpanContext.TraceID(), producer)
+		}
+		if handled[i].SpanID() != span.SpanContext.SpanID() {
+			t.Errorf("delivery %d: the handler's ctx carries %v, not its span %v", i+1, handled[i], span.SpanContext)
+		}
+		if traceparents[i] != traceparentOf(producer) {
+			t.Errorf("delivery %d: traceparent %q, want %q", i+1, traceparents[i], traceparentOf(producer))
+		}
+		checkAttrs(t, span, map[string]any{
+			"messaging.system":           "baton",
+			"messaging.operation.type":   "process",
+			"messaging.destination.name": receiver,
+			"messaging.message.id":       scheduled.GetId(),
+			"baton.delivery_count":       int64(i + 1),
 		})
+	}
+	if spans[0].Status.Code != codes.Error || spans[1].Status.Code != codes.Unset {
+		t.Errorf("statuses %v, %v: want Error, then Unset", spans[0].Status, spans[1].Status)
 	}
 }
 
 // The TracerProvider field wins over the global provider.
 func TestTraceWorkerTracerProviderField(t *testing.T) {
 	installTracing()
-	exp := tracetest.NewInMemoryExporter()
-	own := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-	defer own.Shutdown(context.Background())
+	exp := newSpanRecorder()
+	own := exp
 	queue := unique("go-trace-own")
 	register(t, queue, []string{"job"}, 30*time.Second, 0)
 	w := newWorker(queue)

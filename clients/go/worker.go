@@ -1,23 +1,21 @@
 // Package baton is the Go client of Baton: the generated stubs (package
 // github.com/baton-project/baton/clients/go/gen/baton/v1), a connection shared by all of them
-// (Dial, Client: TLS, API token, keepalive, default deadline), a worker loop (Worker), a
-// leadership helper (Leadership), a claim helper for pooled resources (Claimer, Pool) and
-// scheduled messages (Scheduler, Subscriber).
+// (Dial, Client: TLS, API token, keepalive, default deadline), a producer (Producer: register
+// agents, schedule messages, offer pool resources), a worker (Worker), a leadership helper
+// (Leadership), a claim helper for pooled resources (Claimer) and a subscriber to scheduled
+// messages (Subscriber).
 package baton
 
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	batonv1 "github.com/baton-project/baton/clients/go/gen/baton/v1"
@@ -32,40 +30,36 @@ var ErrLeaseLost = errors.New("baton: lease lost")
 var ErrRunCancelled = errors.New("baton: run cancelled")
 
 // ErrShutdown is the cause of a handler's context when the worker is stopping; its lease is
-// released for another worker.
+// released for another worker unless the handler still returns nil (then it is completed).
 var ErrShutdown = errors.New("baton: worker stopping")
 
-// Handler runs one lease. Returning nil completes it with SUCCESS; an error completes it with
-// the outcome Classify gives. ctx is cancelled (cause ErrLeaseLost, ErrRunCancelled or
-// ErrShutdown) when the result no longer matters. A handler reports progress with
-// Worker.ReportProgress. ctx carries the OpenTelemetry span of the run ("process <queue>").
+// Handler runs one lease. Returning nil completes it with SUCCESS. An error completes it as a
+// failure that Baton classifies (a *Failure's outcome when it has one; else the HTTP status of a
+// *Failure or an HTTPStatusError, else the error's type name); its message goes whole (Baton
+// clips a long one). ctx is cancelled (cause ErrLeaseLost, ErrRunCancelled or ErrShutdown) when
+// the result no longer matters. A handler reports progress with Worker.ReportProgress. ctx
+// carries the OpenTelemetry span of the run ("process <queue>").
 type Handler func(ctx context.Context, lease *batonv1.Lease) error
 
-// Worker is a worker of one queue, modelled on Baton's Rust baton::worker::Worker: leases
-// pushed on a Session stream (or long-poll Acquire) → run the handler → heartbeat while it
-// runs → complete with the outcome. A lease
-// reported lost, or its run cancelled (CancelRun), cancels its handler; progress reported with
-// ReportProgress goes with the lease's next heartbeat; on shutdown the loop stops acquiring, cancels running
-// handlers and Releases their leases, so another worker takes them at once.
+// Worker works one queue on an AgentService.Session stream: it grants the server credit (its
+// free slots), runs the handler per lease pushed, heartbeats held leases, and sends completions
+// back coalesced (every message carries whatever finished since the last one). A lease reported
+// lost, or its run cancelled (CancelRun), cancels its handler. A broken stream is opened again
+// with backoff, and the completions it did not answer go again (their tokens fence a repeat).
 type Worker struct {
 	Client   batonv1.AgentServiceClient
 	Queue    string
 	WorkerID string
-	// MaxLeases is the most handlers running at once (the session's credit; the most leases
-	// asked for per Acquire).
+	// MaxLeases is the most handlers running at once (the session's credit).
 	MaxLeases int
-	// Wait is the long-poll wait of each Acquire.
-	Wait time.Duration
-	// HeartbeatEvery is how often held leases are extended; well under the agents' timeout. It
-	// also keeps the worker alive for Baton's orphan sweeper while it holds nothing.
+	// HeartbeatEvery is how often held leases are extended; well under the agents' timeout.
 	HeartbeatEvery time.Duration
 	// ReleaseDelay is the delay before a lease released on shutdown is due again.
 	ReleaseDelay time.Duration
-	// ShutdownGrace bounds how long Run waits for cancelled handlers before releasing.
+	// ShutdownGrace bounds how long a stopping worker waits for cancelled handlers, and then for
+	// the server's last answers.
 	ShutdownGrace time.Duration
-	// Unary makes Run use Acquire, Heartbeat and Complete calls instead of a Session stream.
-	Unary  bool
-	Logger *slog.Logger
+	Logger        *slog.Logger
 	// TracerProvider starts the span each handler runs in ("process <queue>", see the README's
 	// "Tracing (OpenTelemetry)"); nil: otel.GetTracerProvider(), a no-op until the application
 	// installs an SDK.
@@ -76,6 +70,19 @@ type Worker struct {
 	progress map[leaseKey]string
 }
 
+// NewWorker returns a Worker with the defaults: 1 lease, 3 s heartbeats (three within the
+// server's default orphan threshold of 10 s), 10 s shutdown grace.
+func NewWorker(conn grpc.ClientConnInterface, queue, workerID string) *Worker {
+	return &Worker{
+		Client:         batonv1.NewAgentServiceClient(conn),
+		Queue:          queue,
+		WorkerID:       workerID,
+		MaxLeases:      1,
+		HeartbeatEvery: 3 * time.Second,
+		ShutdownGrace:  10 * time.Second,
+	}
+}
+
 // ReportProgress reports value (a small text, at most 256 bytes) for the run of lease: sent
 // with the lease's next heartbeat; GetAgent shows the last one while the run is held.
 func (w *Worker) ReportProgress(lease *batonv1.Lease, value string) {
@@ -84,14 +91,7 @@ func (w *Worker) ReportProgress(lease *batonv1.Lease, value string) {
 	if w.progress == nil {
 		w.progress = map[leaseKey]string{}
 	}
-	w.progress[leaseKey{lease.GetName(), lease.GetToken()}] = value
-}
-
-// takeProgress is the report not yet sent for k, or ""; w.mu is held.
-func (w *Worker) takeProgress(k leaseKey) string {
-	v := w.progress[k]
-	delete(w.progress, k)
-	return v
+	w.progress[keyOf(lease)] = value
 }
 
 type leaseKey struct {
@@ -99,24 +99,32 @@ type leaseKey struct {
 	token uint64
 }
 
+func keyOf(lease *batonv1.Lease) leaseKey { return leaseKey{lease.GetName(), lease.GetToken()} }
+
+// run is one lease whose handler runs (or ran).
 type run struct {
 	lease  *batonv1.Lease
+	ctx    context.Context
 	cancel context.CancelCauseFunc
-	lost   bool
+	span   trace.Span
+	err    error // the handler's result, once it returned
+	lost   bool  // guarded by Worker.mu
 }
 
-// NewWorker returns a Worker with the defaults: 1 lease, 30 s wait, 3 s heartbeats (three
-// within the server's default orphan threshold of 10 s).
-func NewWorker(conn grpc.ClientConnInterface, queue, workerID string) *Worker {
-	return &Worker{
-		Client:         batonv1.NewAgentServiceClient(conn),
-		Queue:          queue,
-		WorkerID:       workerID,
-		MaxLeases:      1,
-		Wait:           30 * time.Second,
-		HeartbeatEvery: 3 * time.Second,
-		ShutdownGrace:  10 * time.Second,
-	}
+// session is what Run keeps across the streams it opens.
+type session struct {
+	w          *Worker
+	handler    Handler
+	maxLeases  int
+	running    int
+	done       chan *run              // handlers that returned
+	unanswered map[leaseKey]*answered // completions sent, not yet answered
+}
+
+// answered is a completion waiting for the server's answer, and the span that ends with it.
+type answered struct {
+	completion *batonv1.SessionCompletion
+	span       trace.Span
 }
 
 func (w *Worker) logger() *slog.Logger {
@@ -126,124 +134,336 @@ func (w *Worker) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// Run works until ctx is done, then cancels running handlers, releases what it holds and
-// returns nil.
-//
-// Its hot path is one AgentService.Session stream (session.go): the server pushes leases as
-// they become due, at most MaxLeases running at once (the credit), and completions go back on
-// the stream, batched. A server without Session (UNIMPLEMENTED) gets the unary loop: long-poll
-// Acquire, Heartbeat, Complete. Unary forces the unary loop.
+// Run works until ctx is done, then stops gracefully and returns nil: the completions of every
+// handler that finished go to the server first; running handlers are cancelled (cause
+// ErrShutdown) and awaited for ShutdownGrace, a handler that still returns nil is completed and
+// the others' leases released; then the stream is half-closed and the server's last answers
+// read.
 func (w *Worker) Run(ctx context.Context, handler Handler) error {
-	maxLeases := max(1, w.MaxLeases)
+	s := &session{w: w, handler: handler, maxLeases: max(1, w.MaxLeases), unanswered: map[leaseKey]*answered{}}
+	s.done = make(chan *run, s.maxLeases)
 	w.mu.Lock()
 	w.held = map[leaseKey]*run{}
 	w.mu.Unlock()
-	if !w.Unary && w.runSession(ctx, handler, maxLeases) {
-		return nil
+	var b backoff
+	for ctx.Err() == nil {
+		served, err := s.stream(ctx)
+		if served {
+			b.reset()
+		}
+		if ctx.Err() != nil {
+			return nil // stream stopped the worker
+		}
+		delay := b.next(err)
+		w.logger().Warn("baton: session ended; opening another", "queue", w.Queue, "err", err, "retry_in", delay)
+		sleepCtx(ctx, delay)
 	}
-	return w.runUnary(ctx, handler, maxLeases)
+	s.stopBetweenStreams()
+	return nil
 }
 
-// runUnary is the worker loop over unary calls.
-func (w *Worker) runUnary(ctx context.Context, handler Handler, maxLeases int) error {
-	slots := make(chan struct{}, maxLeases)
-	var running sync.WaitGroup
-	beatsDone := make(chan struct{})
-	go func() { defer close(beatsDone); w.heartbeatLoop(ctx) }()
-
-	backoff := 100 * time.Millisecond
-	for ctx.Err() == nil {
-		// Wait for a free slot, then ask for as many leases as there are free slots.
+// stream opens one Session and works on it until it breaks (err: why; nil when the server
+// ended it) or ctx is done (then it stops the worker). served: the server answered once.
+func (s *session) stream(ctx context.Context) (served bool, err error) {
+	w := s.w
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stream, err := w.Client.Session(sctx)
+	if err != nil {
+		return false, err
+	}
+	first := &batonv1.SessionRequest{
+		Open:   &batonv1.SessionOpen{Queue: w.Queue, WorkerId: w.WorkerID},
+		Credit: uint32(s.maxLeases - s.running),
+	}
+	for _, a := range s.unanswered {
+		first.Completions = append(first.Completions, a.completion)
+	}
+	if err := stream.Send(first); err != nil && err != io.EOF {
+		return false, err
+	}
+	responses := pump(sctx, stream.Recv)
+	every := w.HeartbeatEvery
+	if every <= 0 {
+		every = 3 * time.Second
+	}
+	beat := time.NewTicker(every)
+	defer beat.Stop()
+	for {
 		select {
-		case slots <- struct{}{}:
-			<-slots
-		case <-ctx.Done():
-			continue
-		}
-		want := maxLeases - len(slots)
-		callCtx, cancel := context.WithTimeout(ctx, w.Wait+10*time.Second)
-		var trailer metadata.MD
-		resp, err := w.Client.Acquire(callCtx, &batonv1.AcquireRequest{
-			Queue: w.Queue, WorkerId: w.WorkerID, MaxLeases: uint32(want), Wait: durationpb.New(w.Wait),
-		}, grpc.Trailer(&trailer))
-		cancel()
-		if err != nil {
-			if ctx.Err() != nil {
-				break
+		case got := <-responses:
+			if got.err == io.EOF {
+				return served, nil
+			} else if got.err != nil {
+				return served, got.err
 			}
-			delay := pushback(trailer, backoff)
-			w.logger().Warn("baton: acquire failed", "err", err, "retry_in", delay)
-			sleepCtx(ctx, delay)
-			backoff = min(backoff*2, 5*time.Second)
-			continue
-		}
-		backoff = 100 * time.Millisecond
-		for _, lease := range resp.GetLeases() {
-			slots <- struct{}{}
-			hctx, hcancel := context.WithCancelCause(context.WithoutCancel(ctx))
-			r := &run{lease: lease, cancel: hcancel}
-			w.mu.Lock()
-			w.held[leaseKey{lease.GetName(), lease.GetToken()}] = r
-			w.mu.Unlock()
-			running.Add(1)
-			go func() {
-				defer running.Done()
-				defer func() { <-slots }()
-				w.runOne(hctx, r, handler)
-			}()
+			served = true
+			s.answer(ctx, got.resp)
+		case r := <-s.done:
+			// A failed Send means the stream broke: Recv says why, and the completions go again.
+			_ = stream.Send(s.finished(r))
+		case <-beat.C:
+			if m := s.heartbeats(); len(m.Heartbeats) > 0 {
+				_ = stream.Send(m)
+			}
+		case <-ctx.Done():
+			s.close(stream, responses)
+			return served, nil
 		}
 	}
+}
 
-	// Shutdown: cancel handlers, hand their leases back, stop heartbeating.
-	w.cancelHeld()
-	done := make(chan struct{})
-	go func() { running.Wait(); close(done) }()
-	grace := w.ShutdownGrace
-	if grace <= 0 {
-		grace = 10 * time.Second
+// finished is the message reporting r and every other handler that returned meanwhile.
+func (s *session) finished(r *run) *batonv1.SessionRequest {
+	m := &batonv1.SessionRequest{}
+	for r != nil {
+		s.finish(r, m)
+		select {
+		case r = <-s.done:
+		default:
+			r = nil
+		}
 	}
-	select {
-	case <-done:
-	case <-time.After(grace):
-		w.logger().Warn("baton: handlers still running after the shutdown grace; releasing their leases")
+	return m
+}
+
+// close stops the worker on a live stream: the completions of handlers that finished go at
+// once; running handlers are cancelled and awaited (ShutdownGrace); what they return is
+// completed (nil, or an error not caused by the cancellation) or released, as are the leases of
+// handlers still running after the grace; then the stream is half-closed and the server's
+// answers read until it ends it (ShutdownGrace at most).
+func (s *session) close(stream batonv1.AgentService_SessionClient, responses <-chan received[*batonv1.SessionResponse]) {
+	if len(s.done) > 0 {
+		_ = stream.Send(s.finished(<-s.done))
 	}
-	<-beatsDone
+	m := &batonv1.SessionRequest{}
+	for _, k := range s.cancelAndAwait(func(r *run) { s.finish(r, m) }) {
+		m.Releases = append(m.Releases, s.w.releaseOf(k))
+	}
+	m.Credit = 0
+	if len(m.Completions)+len(m.Releases) > 0 {
+		_ = stream.Send(m)
+	}
+	_ = stream.CloseSend()
+	deadline := time.After(s.w.grace())
+	for {
+		select {
+		case got := <-responses:
+			if got.err != nil {
+				return
+			}
+			s.answer(nil, got.resp)
+		case <-deadline:
+			s.w.logger().Warn("baton: the server did not end the session in time", "queue", s.w.Queue)
+			return
+		}
+	}
+}
+
+// stopBetweenStreams stops the worker with no stream open: running handlers are cancelled and
+// awaited; completions (new ones, and those no stream answered) go by one CompleteBatch, and the
+// other leases are released by Release calls.
+func (s *session) stopBetweenStreams() {
+	w := s.w
+	m := &batonv1.SessionRequest{}
+	for _, a := range s.unanswered {
+		m.Completions = append(m.Completions, a.completion)
+	}
+	leftover := s.cancelAndAwait(func(r *run) { s.finish(r, m) })
+	ctx, cancel := context.WithTimeout(context.Background(), w.grace())
+	defer cancel()
+	if len(m.Completions) > 0 {
+		batch := &batonv1.CompleteBatchRequest{}
+		for _, c := range m.Completions {
+			batch.Completions = append(batch.Completions, &batonv1.CompleteRequest{Queue: w.Queue, Name: c.GetName(),
+				Token: c.GetToken(), Outcome: c.GetOutcome(), Message: c.GetMessage(), RetryAfter: c.GetRetryAfter(),
+				ErrorClass: c.GetErrorClass(), HttpStatus: c.GetHttpStatus()})
+		}
+		resp, err := w.Client.CompleteBatch(ctx, batch)
+		if err != nil {
+			w.logger().Warn("baton: completions not sent; those leases come back at their deadline", "count", len(batch.Completions), "err", err)
+		}
+		s.answer(nil, &batonv1.SessionResponse{Completed: resp.GetResults()})
+	}
+	for _, rel := range m.Releases {
+		w.release(ctx, rel)
+	}
+	for _, k := range leftover {
+		w.release(ctx, w.releaseOf(k))
+	}
+	for _, a := range s.unanswered {
+		a.span.End()
+	}
+}
+
+// cancelAndAwait cancels every running handler (cause ErrShutdown) and passes each that returns
+// to each, until none runs or ShutdownGrace is over; it returns the leases of handlers still
+// running then (forgotten: their leases are to be released).
+func (s *session) cancelAndAwait(each func(*run)) (running []leaseKey) {
+	w := s.w
 	w.mu.Lock()
-	held := w.held
-	w.held = map[leaseKey]*run{}
+	for _, r := range w.held {
+		r.cancel(ErrShutdown)
+	}
 	w.mu.Unlock()
-	for _, r := range held {
-		w.release(r.lease)
+	timeout := time.After(w.grace())
+	for s.running > 0 {
+		select {
+		case r := <-s.done:
+			each(r)
+		case <-timeout:
+			w.logger().Warn("baton: handlers still running after the shutdown grace; releasing their leases")
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			for k, r := range w.held {
+				if !r.lost {
+					running = append(running, k)
+				}
+			}
+			clear(w.held)
+			return running
+		}
 	}
 	return nil
 }
 
-func (w *Worker) runOne(ctx context.Context, r *run, handler Handler) {
-	err := w.callHandler(ctx, r.lease, handler)
-	w.mu.Lock()
-	if ctx.Err() != nil || r.lost {
-		w.mu.Unlock()
-		return // lost, or shutting down: Run releases what is held
+// answer applies one server message (ctx: nil once the worker stops): leases to run,
+// completions answered, leases lost.
+func (s *session) answer(ctx context.Context, resp *batonv1.SessionResponse) {
+	w := s.w
+	for _, c := range resp.GetCompleted() {
+		k := leaseKey{c.GetName(), c.GetToken()}
+		if a, ok := s.unanswered[k]; ok {
+			endLeaseSpan(a.span, c)
+			delete(s.unanswered, k)
+		}
+		if c.GetLeaseLost() {
+			w.logger().Warn("baton: completion refused: the lease was lost", "name", c.GetName(), "token", c.GetToken())
+		}
 	}
-	delete(w.held, leaseKey{r.lease.GetName(), r.lease.GetToken()})
-	w.mu.Unlock()
-	r.cancel(nil)
-	w.complete(r.lease, err)
+	cancelled := map[leaseKey]bool{}
+	for _, c := range resp.GetCancelled() {
+		cancelled[leaseKey{c.GetName(), c.GetToken()}] = true
+	}
+	for _, lost := range resp.GetLost() {
+		w.markLost(leaseKey{lost.GetName(), lost.GetToken()}, cancelled)
+	}
+	for _, lease := range resp.GetLeases() {
+		if ctx == nil || ctx.Err() != nil {
+			// Pushed as the worker stops: hand it back at once.
+			rctx, cancel := context.WithTimeout(context.Background(), w.grace())
+			w.release(rctx, w.releaseOf(keyOf(lease)))
+			cancel()
+			continue
+		}
+		s.start(ctx, lease)
+	}
 }
 
-// callHandler runs handler on lease inside its span (startLeaseSpan), which ctx carries to the
-// handler.
-func (w *Worker) callHandler(ctx context.Context, lease *batonv1.Lease, handler Handler) error {
-	sctx, span := startLeaseSpan(ctx, w.TracerProvider, lease)
-	err := callHandler(sctx, lease, handler)
-	endLeaseSpan(ctx, span, err)
-	return err
+// start runs the handler of lease on a goroutine of its own, inside its span.
+func (s *session) start(ctx context.Context, lease *batonv1.Lease) {
+	hctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	hctx, span := startLeaseSpan(hctx, s.w.TracerProvider, lease)
+	r := &run{lease: lease, ctx: hctx, cancel: cancel, span: span}
+	s.w.mu.Lock()
+	s.w.held[keyOf(lease)] = r
+	s.w.mu.Unlock()
+	s.running++
+	go func() {
+		r.err = callHandler(hctx, lease, s.handler)
+		s.done <- r
+	}()
+}
+
+// finish adds a returned handler to m: a free slot (credit), and its completion; or, when it
+// failed because it was cancelled, its lease handed back (unless lost: the server has it).
+func (s *session) finish(r *run, m *batonv1.SessionRequest) {
+	w := s.w
+	k := keyOf(r.lease)
+	w.mu.Lock()
+	delete(w.held, k)
+	delete(w.progress, k)
+	lost := r.lost
+	w.mu.Unlock()
+	s.running--
+	m.Credit++
+	recordHandlerError(r.span, r.err)
+	switch {
+	case lost:
+		r.span.End()
+	case r.err != nil && r.ctx.Err() != nil:
+		m.Releases = append(m.Releases, w.releaseOf(k))
+		r.span.End()
+	default:
+		c := completion(r.lease, r.err)
+		s.unanswered[k] = &answered{c, r.span}
+		m.Completions = append(m.Completions, c)
+	}
+	r.cancel(nil)
+}
+
+// heartbeats is a message extending every lease whose handler still runs for a result.
+func (s *session) heartbeats() *batonv1.SessionRequest {
+	w := s.w
+	m := &batonv1.SessionRequest{}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k, r := range w.held {
+		if !r.lost {
+			m.Heartbeats = append(m.Heartbeats, &batonv1.SessionLease{Name: k.name, Token: k.token, Progress: w.progress[k]})
+			delete(w.progress, k)
+		}
+	}
+	return m
+}
+
+// markLost marks a held lease lost and cancels its handler (cause ErrRunCancelled when its run
+// was cancelled, else ErrLeaseLost); it stays held until the handler returns.
+func (w *Worker) markLost(k leaseKey, cancelled map[leaseKey]bool) {
+	w.mu.Lock()
+	r, ok := w.held[k]
+	if ok {
+		r.lost = true
+	}
+	w.mu.Unlock()
+	switch {
+	case !ok:
+	case cancelled[k]:
+		w.logger().Info("baton: run cancelled; cancelling its handler", "queue", w.Queue, "name", k.name, "token", k.token)
+		r.cancel(ErrRunCancelled)
+	default:
+		w.logger().Warn("baton: lease lost; cancelling its handler", "queue", w.Queue, "name", k.name, "token", k.token)
+		r.cancel(ErrLeaseLost)
+	}
+}
+
+func (w *Worker) releaseOf(k leaseKey) *batonv1.SessionRelease {
+	rel := &batonv1.SessionRelease{Name: k.name, Token: k.token}
+	if w.ReleaseDelay > 0 {
+		rel.Delay = durationpb.New(w.ReleaseDelay)
+	}
+	return rel
+}
+
+// release hands a lease back by a Release call (no stream open).
+func (w *Worker) release(ctx context.Context, rel *batonv1.SessionRelease) {
+	_, err := w.Client.Release(ctx, &batonv1.ReleaseRequest{Queue: w.Queue, Name: rel.GetName(), Token: rel.GetToken(), Delay: rel.GetDelay()})
+	if err != nil {
+		w.logger().Warn("baton: release failed", "name", rel.GetName(), "token", rel.GetToken(), "err", err)
+	}
+}
+
+func (w *Worker) grace() time.Duration {
+	if w.ShutdownGrace > 0 {
+		return w.ShutdownGrace
+	}
+	return 10 * time.Second
 }
 
 func callHandler(ctx context.Context, lease *batonv1.Lease, handler Handler) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = NewFailure(batonv1.Outcome_OUTCOME_UNKNOWN, "handler panicked: "+toString(p))
+			err = &Failure{Message: "handler panicked: " + toString(p)}
 		}
 	}()
 	return handler(ctx, lease)
@@ -259,147 +479,29 @@ func toString(v any) string {
 	return "panic"
 }
 
-func (w *Worker) complete(lease *batonv1.Lease, err error) {
-	// One request id for every attempt below: a retry of an applied Complete gets its answer.
-	req := &batonv1.CompleteRequest{RequestId: newRequestID(), Queue: lease.GetQueue(), Name: lease.GetName(), Token: lease.GetToken(),
-		Outcome: batonv1.Outcome_OUTCOME_SUCCESS}
-	if err != nil {
-		f := Classify(err)
-		req.Outcome, req.Message = f.Outcome, TruncateUTF8(f.Message, MaxMessageBytes)
-		if f.RetryAfter > 0 {
-			req.RetryAfter = durationpb.New(f.RetryAfter)
-		}
-	}
-	for attempt := 0; ; attempt++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		var trailer metadata.MD
-		_, cerr := w.Client.Complete(ctx, req, grpc.Trailer(&trailer))
-		cancel()
-		if cerr == nil {
-			return
-		}
-		if status.Code(cerr) == codes.Unavailable && attempt < 2 {
-			time.Sleep(pushback(trailer, time.Duration(attempt+1)*200*time.Millisecond))
-			continue
-		}
-		w.logger().Warn("baton: complete failed", "name", lease.GetName(), "token", lease.GetToken(), "err", cerr)
-		return
-	}
+// received is one Recv of a stream: a server message, or the error (io.EOF: a clean end) that
+// ended it.
+type received[T any] struct {
+	resp T
+	err  error
 }
 
-func (w *Worker) release(lease *batonv1.Lease) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	req := &batonv1.ReleaseRequest{Queue: lease.GetQueue(), Name: lease.GetName(), Token: lease.GetToken()}
-	if w.ReleaseDelay > 0 {
-		req.Delay = durationpb.New(w.ReleaseDelay)
-	}
-	if _, err := w.Client.Release(ctx, req); err != nil {
-		w.logger().Warn("baton: release failed", "name", lease.GetName(), "token", lease.GetToken(), "err", err)
-	}
-}
-
-func (w *Worker) heartbeatLoop(ctx context.Context) {
-	every := w.HeartbeatEvery
-	if every <= 0 {
-		every = 10 * time.Second
-	}
-	ticker := time.NewTicker(every)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-		w.mu.Lock()
-		refs := make([]*batonv1.LeaseRef, 0, len(w.held))
-		for _, r := range w.held {
-			k := leaseKey{r.lease.GetName(), r.lease.GetToken()}
-			refs = append(refs, &batonv1.LeaseRef{Queue: r.lease.GetQueue(), Name: k.name, Token: k.token,
-				Progress: w.takeProgress(k)})
-		}
-		w.mu.Unlock()
-		callCtx, cancel := context.WithTimeout(ctx, max(every, 5*time.Second))
-		resp, err := w.Client.Heartbeat(callCtx, &batonv1.HeartbeatRequest{WorkerId: w.WorkerID, Leases: refs})
-		cancel()
-		if err != nil {
-			if ctx.Err() == nil {
-				w.logger().Warn("baton: heartbeat failed", "err", err)
+// pump reads a stream on a goroutine of its own, until the stream ends or ctx is done, so a
+// loop can select on the server's messages beside its own events.
+func pump[T any](ctx context.Context, recv func() (T, error)) <-chan received[T] {
+	responses := make(chan received[T], 16)
+	go func() {
+		for {
+			resp, err := recv()
+			select {
+			case responses <- received[T]{resp, err}:
+			case <-ctx.Done():
+				return
 			}
-			continue
+			if err != nil {
+				return
+			}
 		}
-		cancelled := cancelledKeys(resp.GetCancelled())
-		for _, lost := range resp.GetLost() {
-			w.markLost(lost, true, cancelled)
-		}
-	}
-}
-
-// cancelledKeys are the leases whose runs a response reports cancelled.
-func cancelledKeys(refs []*batonv1.LeaseRef) map[leaseKey]bool {
-	out := make(map[leaseKey]bool, len(refs))
-	for _, c := range refs {
-		out[leaseKey{c.GetName(), c.GetToken()}] = true
-	}
-	return out
-}
-
-// markLost marks a held lease lost and cancels its handler (cause ErrRunCancelled when its run
-// was cancelled, else ErrLeaseLost); forget also drops it from what the worker holds.
-func (w *Worker) markLost(lost *batonv1.LeaseRef, forget bool, cancelled map[leaseKey]bool) {
-	k := leaseKey{lost.GetName(), lost.GetToken()}
-	w.mu.Lock()
-	r, ok := w.held[k]
-	if ok {
-		r.lost = true
-		if forget {
-			delete(w.held, k)
-		}
-	}
-	w.mu.Unlock()
-	if ok {
-		if cancelled[k] {
-			w.logger().Info("baton: run cancelled; cancelling its handler", "queue", lost.GetQueue(), "name", lost.GetName(), "token", lost.GetToken())
-			r.cancel(ErrRunCancelled)
-			return
-		}
-		w.logger().Warn("baton: lease lost; cancelling its handler", "queue", lost.GetQueue(), "name", lost.GetName(), "token", lost.GetToken())
-		r.cancel(ErrLeaseLost)
-	}
-}
-
-// cancelHeld cancels every running handler (cause ErrShutdown).
-func (w *Worker) cancelHeld() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, r := range w.held {
-		r.cancel(ErrShutdown)
-	}
-}
-
-// IsLeaseLost reports whether Baton refused a stale token (FAILED_PRECONDITION, ErrorInfo
-// reason LEASE_LOST): the lease or term is gone and the work must stop. Baton uses
-// FAILED_PRECONDITION for nothing else.
-func IsLeaseLost(err error) bool {
-	return status.Code(err) == codes.FailedPrecondition
-}
-
-// pushback is Baton's grpc-retry-pushback-ms hint, or fallback.
-func pushback(trailer metadata.MD, fallback time.Duration) time.Duration {
-	if v := trailer.Get("grpc-retry-pushback-ms"); len(v) > 0 {
-		if ms, err := strconv.Atoi(v[0]); err == nil && ms >= 0 {
-			return time.Duration(ms) * time.Millisecond
-		}
-	}
-	return fallback
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
+	}()
+	return responses
 }
