@@ -1,0 +1,319 @@
+// Command conformance-driver maps the commands of the conformance suite
+// (clients/conformance/DRIVER.md) onto the Go client's public helpers: JSON commands on stdin,
+// one per line, and JSON events on stdout. It has no protocol logic of its own.
+//
+//	BATON_TARGET=127.0.0.1:50051 go run ./cmd/conformance-driver
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"sync"
+	"time"
+	"unicode"
+
+	"go.opentelemetry.io/otel/propagation"
+	"google.golang.org/grpc/status"
+
+	baton "github.com/baton-project/baton/clients/go"
+	batonv1 "github.com/baton-project/baton/clients/go/gen/baton/v1"
+)
+
+// command is every field any command has.
+type command struct {
+	Cmd, ID, Queue, RequestID, Traceparent string
+	Names                                  []string
+	WorkerID                               string `json:"worker_id"`
+	Concurrency, HeartbeatMs               int
+	Handler                                struct {
+		Mode, Message string
+		HTTPStatus    int `json:"http_status"`
+	}
+	Name, Election string
+	CandidateID    string `json:"candidate_id"`
+	TTLMs          int    `json:"ttl_ms"`
+	Pool           string
+	WaitMs         int    `json:"wait_ms"`
+	FailWith       string `json:"fail_with"`
+}
+
+var out = struct {
+	sync.Mutex
+	*json.Encoder
+}{Encoder: json.NewEncoder(os.Stdout)}
+
+func emit(event string, id string, fields ...any) {
+	m := map[string]any{"event": event}
+	if id != "" {
+		m["id"] = id
+	}
+	for i := 0; i+1 < len(fields); i += 2 {
+		m[fields[i].(string)] = fields[i+1]
+	}
+	out.Lock()
+	defer out.Unlock()
+	_ = out.Encode(m) // one line, unbuffered
+}
+
+// httpError is an error carrying an HTTP status the way Go HTTP clients' errors do.
+type httpError struct {
+	status  int
+	message string
+}
+
+func (e *httpError) Error() string   { return e.message }
+func (e *httpError) HTTPStatus() int { return e.status }
+
+// worker is one running Worker and the held runs its finish commands release.
+type worker struct {
+	stop    context.CancelFunc
+	stopped chan struct{}
+	mu      sync.Mutex
+	holds   map[string]chan struct{}
+}
+
+func (w *worker) hold(name string) chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.holds[name] == nil {
+		w.holds[name] = make(chan struct{})
+	}
+	return w.holds[name]
+}
+
+func (w *worker) finish(names ...string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(names) == 0 {
+		for name := range w.holds {
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
+		if w.holds[name] == nil {
+			w.holds[name] = make(chan struct{})
+		}
+		select {
+		case <-w.holds[name]:
+		default:
+			close(w.holds[name])
+		}
+	}
+}
+
+type driver struct {
+	client   *baton.Client
+	producer *baton.Producer
+	mu       sync.Mutex
+	workers  map[string]*worker
+	leaders  map[string]func()
+	pending  sync.WaitGroup
+}
+
+func main() {
+	client, err := baton.Dial(os.Getenv("BATON_TARGET"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer client.Close()
+	d := &driver{client: client, producer: baton.NewProducer(client), workers: map[string]*worker{}, leaders: map[string]func(){}}
+	emit("ready", "")
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	for in.Scan() {
+		var c command
+		if err := json.Unmarshal(in.Bytes(), &c); err != nil {
+			emit("error", "", "cmd", "", "message", err.Error())
+			continue
+		}
+		d.run(c)
+	}
+	// stdin ended: stop everything gracefully.
+	d.mu.Lock()
+	for id := range d.workers {
+		d.async(func() { d.stopWorker(id) })
+	}
+	for id := range d.leaders {
+		d.async(func() { d.closeLeader(id) })
+	}
+	d.mu.Unlock()
+	d.pending.Wait()
+}
+
+// async runs f without blocking the reading of the next command.
+func (d *driver) async(f func()) {
+	d.pending.Add(1)
+	go func() { defer d.pending.Done(); f() }()
+}
+
+func (d *driver) run(c command) {
+	ctx := context.Background()
+	switch c.Cmd {
+	case "register", "traced_register":
+		if c.RequestID != "" {
+			ctx = baton.WithRequestID(ctx, c.RequestID)
+		}
+		if c.Traceparent != "" {
+			ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": c.Traceparent})
+		}
+		d.async(func() { d.register(ctx, c) })
+	case "worker":
+		d.startWorker(c)
+	case "finish", "finish_all":
+		d.mu.Lock()
+		w := d.workers[c.ID]
+		d.mu.Unlock()
+		if w == nil {
+			emit("error", "", "cmd", c.Cmd, "message", "no worker "+c.ID)
+			return
+		}
+		if c.Cmd == "finish" {
+			w.finish(c.Name)
+		} else {
+			w.finish()
+		}
+	case "stop":
+		d.async(func() { d.stopWorker(c.ID) })
+	case "leader":
+		d.startLeader(c)
+	case "close":
+		d.async(func() { d.closeLeader(c.ID) })
+	case "claim":
+		d.async(func() { d.claim(c) })
+	default:
+		emit("error", "", "cmd", c.Cmd, "message", "unknown command")
+	}
+}
+
+func (d *driver) register(ctx context.Context, c command) {
+	jobs := make([]baton.Job, len(c.Names))
+	for i, name := range c.Names {
+		jobs[i] = baton.Job{Name: name}
+	}
+	resp, err := d.producer.Register(ctx, c.Queue, jobs...)
+	if err != nil {
+		emit("failed", c.ID, "code", codeName(err))
+		return
+	}
+	emit("registered", c.ID, "count", resp.GetCreated()+resp.GetUpdated())
+}
+
+func (d *driver) startWorker(c command) {
+	w := &worker{stopped: make(chan struct{}), holds: map[string]chan struct{}{}}
+	var ctx context.Context
+	ctx, w.stop = context.WithCancel(context.Background())
+	bw := baton.NewWorker(d.client, c.Queue, c.WorkerID)
+	bw.MaxLeases = max(c.Concurrency, 1)
+	if c.HeartbeatMs > 0 {
+		bw.HeartbeatEvery = time.Duration(c.HeartbeatMs) * time.Millisecond
+	}
+	d.mu.Lock()
+	d.workers[c.ID] = w
+	d.mu.Unlock()
+	h := c.Handler
+	go func() {
+		defer close(w.stopped)
+		_ = bw.Run(ctx, func(ctx context.Context, lease *batonv1.Lease) error {
+			ev := []any{"name", lease.GetName(), "token", lease.GetToken()}
+			emit("started", c.ID, ev...)
+			var err error
+			switch h.Mode {
+			case "hold":
+				select {
+				case <-w.hold(lease.GetName()):
+				case <-ctx.Done():
+					emit("cancelled", c.ID, ev...)
+					return ctx.Err()
+				}
+			case "fail":
+				err = errors.New(h.Message)
+				if h.HTTPStatus != 0 {
+					err = &httpError{h.HTTPStatus, h.Message}
+				}
+			}
+			emit("finished", c.ID, ev...)
+			return err
+		})
+	}()
+}
+
+func (d *driver) stopWorker(id string) {
+	d.mu.Lock()
+	w := d.workers[id]
+	delete(d.workers, id)
+	d.mu.Unlock()
+	if w == nil {
+		emit("error", "", "cmd", "stop", "message", "no worker "+id)
+		return
+	}
+	w.stop()
+	<-w.stopped
+	emit("stopped", id)
+}
+
+func (d *driver) startLeader(c command) {
+	ctx, cancel := context.WithCancel(context.Background())
+	l := baton.NewLeadership(d.client, c.Election, c.CandidateID, time.Duration(c.TTLMs)*time.Millisecond)
+	l.OnElected = func(token uint64) { emit("elected", c.ID, "token", token) }
+	l.OnLost = func(token uint64) { emit("lost", c.ID, "token", token) }
+	done := make(chan struct{})
+	go func() { defer close(done); _ = l.Run(ctx) }()
+	d.mu.Lock()
+	d.leaders[c.ID] = func() { cancel(); <-done }
+	d.mu.Unlock()
+}
+
+func (d *driver) closeLeader(id string) {
+	d.mu.Lock()
+	stop := d.leaders[id]
+	delete(d.leaders, id)
+	d.mu.Unlock()
+	if stop == nil {
+		emit("error", "", "cmd", "close", "message", "no leader "+id)
+		return
+	}
+	stop()
+	emit("closed", id)
+}
+
+func (d *driver) claim(c command) {
+	ctx := context.Background()
+	claimer := baton.NewClaimer(d.client, c.Pool, "driver-"+c.ID)
+	cl, err := claimer.Claim(ctx, baton.WithWait(time.Duration(c.WaitMs)*time.Millisecond))
+	switch {
+	case err != nil:
+		emit("failed", c.ID, "code", codeName(err))
+		return
+	case cl == nil:
+		emit("nothing", c.ID)
+		return
+	}
+	emit("claimed", c.ID, "resource_id", cl.ID(), "token", cl.Token)
+	if c.FailWith != "" {
+		err = cl.Fail(ctx, c.FailWith)
+	} else {
+		err = cl.Return(ctx, true)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ending the claim:", err)
+	}
+	emit("ended", c.ID)
+}
+
+// codeName is the gRPC status code's name of err: UNAVAILABLE, DEADLINE_EXCEEDED …
+func codeName(err error) string {
+	var name []rune
+	prev := ' '
+	for _, r := range status.Code(err).String() {
+		if unicode.IsUpper(r) && unicode.IsLower(prev) {
+			name = append(name, '_')
+		}
+		name, prev = append(name, unicode.ToUpper(r)), r
+	}
+	return string(name)
+}
