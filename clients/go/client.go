@@ -35,7 +35,7 @@ const (
 // call, keepalive, a default deadline for unary calls, and the OpenTelemetry trace context of
 // each call's ctx as W3C traceparent metadata (PropagateTraceContext). It implements
 // grpc.ClientConnInterface, so it goes wherever a connection does: NewWorker(client, …),
-// NewLeadership, NewClaimer, NewPool, NewScheduler, NewSubscriber, and the generated stubs
+// NewProducer, NewLeadership, NewClaimer, NewSubscriber, and the generated stubs
 // (batonv1.NewAdminServiceClient(client)). It is safe for concurrent use; Close it when done.
 type Client struct {
 	conn           *grpc.ClientConn
