@@ -93,9 +93,10 @@ func completion(lease *batonv1.Lease, err error) *batonv1.SessionCompletion {
 	var f *Failure
 	var hs HTTPStatusError
 	var ra RetryAfterError
+	status := 0
 	switch {
 	case errors.As(err, &f):
-		c.Outcome, c.HttpStatus = f.Outcome, uint32(f.HTTPStatus)
+		c.Outcome, status = f.Outcome, f.HTTPStatus
 		if f.Message != "" {
 			c.Message = f.Message
 		}
@@ -103,7 +104,10 @@ func completion(lease *batonv1.Lease, err error) *batonv1.SessionCompletion {
 			c.RetryAfter = durationpb.New(f.RetryAfter)
 		}
 	case errors.As(err, &hs):
-		c.HttpStatus = uint32(hs.HTTPStatus())
+		status = hs.HTTPStatus()
+	}
+	if status >= 100 && status <= 599 { // an HTTP status; anything else is none (Baton refuses it)
+		c.HttpStatus = uint32(status)
 	}
 	if errors.As(err, &ra) && c.RetryAfter == nil && ra.RetryAfter() > 0 {
 		c.RetryAfter = durationpb.New(ra.RetryAfter())
@@ -112,7 +116,7 @@ func completion(lease *batonv1.Lease, err error) *batonv1.SessionCompletion {
 }
 
 // errorClass names err for Baton's classification: "timeout" for deadlines, "io" for network
-// and stream errors, else its Go type (under fmt.Errorf's wrapping), "*url.Error" style.
+// and stream errors, else its Go type (under fmt.Errorf's wrapping), "*myapi.RateLimitError".
 func errorClass(err error) string {
 	var netErr net.Error
 	switch {
@@ -125,7 +129,8 @@ func errorClass(err error) string {
 	for strings.HasPrefix(fmt.Sprintf("%T", err), "*fmt.") && errors.Unwrap(err) != nil {
 		err = errors.Unwrap(err)
 	}
-	return fmt.Sprintf("%T", err)
+	name, _, _ := strings.Cut(fmt.Sprintf("%T", err), "[") // without type arguments: short
+	return name
 }
 
 // IsLeaseLost reports whether Baton refused a stale token (FAILED_PRECONDITION, ErrorInfo

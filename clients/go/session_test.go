@@ -236,3 +236,45 @@ func TestStopRightAfterTheLastHandlerLosesNoCompletedWork(t *testing.T) {
 			got, len(left.GetAgents()), left.GetAgents()[:min(1, len(left.GetAgents()))], len(all))
 	}
 }
+
+// A worker stopped while Baton is down returns (its running handler cancelled and awaited)
+// instead of waiting for a stream to stop on.
+func TestStopWhileBatonIsDownReturns(t *testing.T) {
+	own, err := startBaton(quickEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.stop()
+	conn, err := grpc.NewClient(own.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	queue := unique("go-down")
+	if _, err := baton.NewProducer(conn).Register(context.Background(), queue, baton.Job{Name: "held", Timeout: 30 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	w := baton.NewWorker(conn, queue, unique("w"))
+	w.ShutdownGrace = 2 * time.Second
+	started, cancelled := make(chan struct{}), make(chan struct{})
+	stop := start(w, func(ctx context.Context, lease *batonv1.Lease) error {
+		close(started)
+		<-ctx.Done()
+		close(cancelled)
+		return ctx.Err()
+	})
+	<-started
+	own.terminate()
+	returned := make(chan struct{})
+	go func() { stop(); close(returned) }()
+	select {
+	case <-returned:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not return with Baton down")
+	}
+	select {
+	case <-cancelled:
+	default:
+		t.Fatal("the running handler was not cancelled")
+	}
+}

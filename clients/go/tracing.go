@@ -110,28 +110,42 @@ func isRecurring(agent *batonv1.Agent) bool {
 // agent's traceparent for a one-shot agent, else a new root (linked to that traceparent for a
 // recurring agent). The returned ctx (derived from ctx) carries the span.
 func startLeaseSpan(ctx context.Context, tp trace.TracerProvider, lease *batonv1.Lease) (context.Context, trace.Span) {
-	queue := lease.GetQueue()
+	return startSpan(ctx, tp, lease.GetQueue(), lease.GetAgent().GetTraceparent(), isRecurring(lease.GetAgent()),
+		attribute.String("baton.agent.name", lease.GetName()),
+		attribute.Int64("baton.lease.token", int64(lease.GetToken())),
+		attribute.Int64("baton.attempt", int64(lease.GetAttempt())))
+}
+
+// startMessageSpan starts the span of one delivery's handler ("process <receiver>"): the child
+// of the message's traceparent when it is valid, else a new root.
+func startMessageSpan(ctx context.Context, tp trace.TracerProvider, receiver string,
+	msg *batonv1.SubscribeResponse) (context.Context, trace.Span) {
+	return startSpan(ctx, tp, receiver, msg.GetTraceparent(), false,
+		attribute.String("messaging.message.id", msg.GetId()),
+		attribute.Int64("baton.delivery_count", int64(msg.GetDeliveryCount())))
+}
+
+// startSpan starts a CONSUMER span "process <destination>": the child of the producer's
+// traceparent when valid (a new root linked to it when linkOnly), else a new root.
+func startSpan(ctx context.Context, tp trace.TracerProvider, destination, traceparent string, linkOnly bool,
+	attrs ...attribute.KeyValue) (context.Context, trace.Span) {
 	opts := []trace.SpanStartOption{
 		trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithAttributes(
-			attribute.String("messaging.system", "baton"),
+		trace.WithAttributes(attribute.String("messaging.system", "baton"),
 			attribute.String("messaging.operation.type", "process"),
-			attribute.String("messaging.destination.name", queue),
-			attribute.String("baton.agent.name", lease.GetName()),
-			attribute.Int64("baton.lease.token", int64(lease.GetToken())),
-			attribute.Int64("baton.attempt", int64(lease.GetAttempt())),
-		),
+			attribute.String("messaging.destination.name", destination)),
+		trace.WithAttributes(attrs...),
 	}
-	producer := parseTraceparent(lease.GetAgent().GetTraceparent())
+	producer := parseTraceparent(traceparent)
 	switch {
-	case producer.IsValid() && !isRecurring(lease.GetAgent()):
+	case producer.IsValid() && !linkOnly:
 		ctx = trace.ContextWithRemoteSpanContext(ctx, producer)
 	case producer.IsValid():
 		opts = append(opts, trace.WithNewRoot(), trace.WithLinks(trace.Link{SpanContext: producer}))
 	default:
 		opts = append(opts, trace.WithNewRoot())
 	}
-	return tracer(tp).Start(ctx, "process "+queue, opts...)
+	return tracer(tp).Start(ctx, "process "+destination, opts...)
 }
 
 // recordHandlerError records a handler's error on its span: status ERROR, an exception event.
@@ -154,28 +168,6 @@ func endLeaseSpan(span trace.Span, result *batonv1.CompleteResult) {
 // outcomeName is an outcome without its OUTCOME_ prefix: SUCCESS, TRANSIENT …
 func outcomeName(o batonv1.Outcome) string {
 	return strings.TrimPrefix(o.String(), "OUTCOME_")
-}
-
-// startMessageSpan starts the span of one delivery's handler ("process <receiver>"): the child
-// of the message's traceparent when it is valid, else a new root.
-func startMessageSpan(ctx context.Context, tp trace.TracerProvider, receiver string,
-	msg *batonv1.SubscribeResponse) (context.Context, trace.Span) {
-	opts := []trace.SpanStartOption{
-		trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithAttributes(
-			attribute.String("messaging.system", "baton"),
-			attribute.String("messaging.operation.type", "process"),
-			attribute.String("messaging.destination.name", receiver),
-			attribute.String("messaging.message.id", msg.GetId()),
-			attribute.Int64("baton.delivery_count", int64(msg.GetDeliveryCount())),
-		),
-	}
-	if producer := parseTraceparent(msg.GetTraceparent()); producer.IsValid() {
-		ctx = trace.ContextWithRemoteSpanContext(ctx, producer)
-	} else {
-		opts = append(opts, trace.WithNewRoot())
-	}
-	return tracer(tp).Start(ctx, "process "+receiver, opts...)
 }
 
 // endMessageSpan ends the span of a message handler that returned err (an error: status ERROR,

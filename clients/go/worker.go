@@ -119,6 +119,7 @@ type session struct {
 	running    int
 	done       chan *run              // handlers that returned
 	unanswered map[leaseKey]*answered // completions sent, not yet answered
+	stopped    bool                   // close ran: Run returns
 }
 
 // answered is a completion waiting for the server's answer, and the span that ends with it.
@@ -146,43 +147,51 @@ func (w *Worker) Run(ctx context.Context, handler Handler) error {
 	w.held = map[leaseKey]*run{}
 	w.mu.Unlock()
 	var b backoff
-	for ctx.Err() == nil {
+	for {
 		served, err := s.stream(ctx)
+		if s.stopped {
+			return nil
+		}
 		if served {
 			b.reset()
 		}
-		if ctx.Err() != nil {
-			return nil // stream stopped the worker
-		}
 		delay := b.next(err)
 		w.logger().Warn("baton: session ended; opening another", "queue", w.Queue, "err", err, "retry_in", delay)
-		sleepCtx(ctx, delay)
+		sleepCtx(ctx, delay) // when ctx is done, the next stream stops the worker
 	}
-	s.stopBetweenStreams()
-	return nil
 }
 
 // stream opens one Session and works on it until it breaks (err: why; nil when the server
-// ended it) or ctx is done (then it stops the worker). served: the server answered once.
+// ended it) or ctx is done (then it stops the worker, on this stream: the one open, or a last one
+// opened to stop on). served: the server answered once.
 func (s *session) stream(ctx context.Context) (served bool, err error) {
 	w := s.w
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	stream, err := w.Client.Session(sctx)
-	if err != nil {
-		return false, err
-	}
-	first := &batonv1.SessionRequest{
-		Open:   &batonv1.SessionOpen{Queue: w.Queue, WorkerId: w.WorkerID},
-		Credit: uint32(s.maxLeases - s.running),
+	first := &batonv1.SessionRequest{Open: &batonv1.SessionOpen{Queue: w.Queue, WorkerId: w.WorkerID}}
+	if ctx.Err() == nil {
+		first.Credit = uint32(s.maxLeases - s.running)
 	}
 	for _, a := range s.unanswered {
 		first.Completions = append(first.Completions, a.completion)
 	}
-	if err := stream.Send(first); err != nil && err != io.EOF {
+	stream, err := w.Client.Session(sctx)
+	if err == nil {
+		if err = stream.Send(first); err == io.EOF {
+			err = nil // Recv says why
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			s.close(nil, nil)
+		}
 		return false, err
 	}
 	responses := pump(sctx, stream.Recv)
+	if ctx.Err() != nil {
+		s.close(stream, responses)
+		return false, nil
+	}
 	every := w.HeartbeatEvery
 	if every <= 0 {
 		every = 3 * time.Second
@@ -227,18 +236,27 @@ func (s *session) finished(r *run) *batonv1.SessionRequest {
 	return m
 }
 
-// close stops the worker on a live stream: the completions of handlers that finished go at
-// once; running handlers are cancelled and awaited (ShutdownGrace); what they return is
-// completed (nil, or an error not caused by the cancellation) or released, as are the leases of
-// handlers still running after the grace; then the stream is half-closed and the server's
-// answers read until it ends it (ShutdownGrace at most).
+// close stops the worker on stream (nil: none could be opened): the completions of handlers
+// that finished go at once; running handlers are cancelled and awaited (ShutdownGrace); what
+// they return is completed (nil, or an error not caused by the cancellation) or released, as are
+// the leases of handlers still running after the grace; then the stream is half-closed and the
+// server's answers read until it ends it (ShutdownGrace at most).
 func (s *session) close(stream batonv1.AgentService_SessionClient, responses <-chan received[*batonv1.SessionResponse]) {
-	if len(s.done) > 0 {
+	s.stopped = true
+	defer func() {
+		for _, a := range s.unanswered {
+			a.span.End() // never answered: no outcome
+		}
+	}()
+	if len(s.done) > 0 && stream != nil {
 		_ = stream.Send(s.finished(<-s.done))
 	}
 	m := &batonv1.SessionRequest{}
 	for _, k := range s.cancelAndAwait(func(r *run) { s.finish(r, m) }) {
 		m.Releases = append(m.Releases, s.w.releaseOf(k))
+	}
+	if stream == nil {
+		return // Baton unreachable: the leases come back when it finds this worker gone
 	}
 	m.Credit = 0
 	if len(m.Completions)+len(m.Releases) > 0 {
@@ -257,42 +275,6 @@ func (s *session) close(stream batonv1.AgentService_SessionClient, responses <-c
 			s.w.logger().Warn("baton: the server did not end the session in time", "queue", s.w.Queue)
 			return
 		}
-	}
-}
-
-// stopBetweenStreams stops the worker with no stream open: running handlers are cancelled and
-// awaited; completions (new ones, and those no stream answered) go by one CompleteBatch, and the
-// other leases are released by Release calls.
-func (s *session) stopBetweenStreams() {
-	w := s.w
-	m := &batonv1.SessionRequest{}
-	for _, a := range s.unanswered {
-		m.Completions = append(m.Completions, a.completion)
-	}
-	leftover := s.cancelAndAwait(func(r *run) { s.finish(r, m) })
-	ctx, cancel := context.WithTimeout(context.Background(), w.grace())
-	defer cancel()
-	if len(m.Completions) > 0 {
-		batch := &batonv1.CompleteBatchRequest{}
-		for _, c := range m.Completions {
-			batch.Completions = append(batch.Completions, &batonv1.CompleteRequest{Queue: w.Queue, Name: c.GetName(),
-				Token: c.GetToken(), Outcome: c.GetOutcome(), Message: c.GetMessage(), RetryAfter: c.GetRetryAfter(),
-				ErrorClass: c.GetErrorClass(), HttpStatus: c.GetHttpStatus()})
-		}
-		resp, err := w.Client.CompleteBatch(ctx, batch)
-		if err != nil {
-			w.logger().Warn("baton: completions not sent; those leases come back at their deadline", "count", len(batch.Completions), "err", err)
-		}
-		s.answer(nil, &batonv1.SessionResponse{Completed: resp.GetResults()})
-	}
-	for _, rel := range m.Releases {
-		w.release(ctx, rel)
-	}
-	for _, k := range leftover {
-		w.release(ctx, w.releaseOf(k))
-	}
-	for _, a := range s.unanswered {
-		a.span.End()
 	}
 }
 
@@ -445,7 +427,7 @@ func (w *Worker) releaseOf(k leaseKey) *batonv1.SessionRelease {
 	return rel
 }
 
-// release hands a lease back by a Release call (no stream open).
+// release hands a lease back by a Release call (pushed after the stream was half-closed).
 func (w *Worker) release(ctx context.Context, rel *batonv1.SessionRelease) {
 	_, err := w.Client.Release(ctx, &batonv1.ReleaseRequest{Queue: w.Queue, Name: rel.GetName(), Token: rel.GetToken(), Delay: rel.GetDelay()})
 	if err != nil {
