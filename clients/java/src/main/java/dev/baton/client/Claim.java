@@ -4,12 +4,9 @@ import dev.baton.v1.ClaimServiceGrpc;
 import dev.baton.v1.FailRequest;
 import dev.baton.v1.Resource;
 import dev.baton.v1.ReturnRequest;
-import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.logging.Level;
@@ -33,8 +30,6 @@ import java.util.logging.Logger;
  */
 public final class Claim implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(Claim.class.getName());
-  /** The longest Fail error kept (the server bounds it by limits.max_message_bytes, 4096 by default). */
-  public static final int MAX_ERROR_BYTES = 4000;
   /** The dead-letter message of a claim closed without {@link #succeeded()}. */
   public static final String CLOSED_WITHOUT_SUCCESS = "claim closed without succeeded(): its block threw or returned early";
 
@@ -94,26 +89,24 @@ public final class Claim implements AutoCloseable {
   /**
    * Ends the claim (Return). With {@code reuse} the resource is idle again at once (handed to the
    * next claim in line); without, it leaves the pool until the pool manager offers it again.
-   * UNAVAILABLE is retried twice, every attempt with the same request id (a retry of a Return that
-   * was applied succeeds). Throws StatusRuntimeException; a stale token is
+   * UNAVAILABLE and DEADLINE_EXCEEDED are retried, every attempt with the same request id (a retry of
+   * a Return that was applied succeeds). Throws StatusRuntimeException; a stale token is
    * FAILED_PRECONDITION ({@link Worker#isLeaseLost}): the claim had already ended (e.g. purged).
    */
   public void returnResource(boolean reuse) {
     ended.set(true);
-    // One request id for every attempt: a retry of an applied Return gets its answer, not LEASE_LOST.
-    ReturnRequest request = ReturnRequest.newBuilder().setRequestId(UUID.randomUUID().toString())
-        .setPool(pool).setResourceId(id()).setToken(token).setReuse(reuse).build();
-    retryUnavailable(() -> stub.withDeadlineAfter(10, TimeUnit.SECONDS).return_(request));
+    Backoff.idempotent(rid -> stub.withDeadlineAfter(10, TimeUnit.SECONDS).return_(ReturnRequest.newBuilder()
+        .setRequestId(rid).setPool(pool).setResourceId(id()).setToken(token).setReuse(reuse).build()));
   }
 
-  /** Ends the claim by dead-lettering the resource (Fail) with {@code error} (cut to 4000 bytes). */
+  /**
+   * Ends the claim by dead-lettering the resource (Fail) with {@code error} (Baton clips one over
+   * its limit on a character boundary). Retried as {@link #returnResource(boolean)}.
+   */
   public void fail(String error) {
     ended.set(true);
-    // One request id for every attempt: a retry of an applied Fail gets its answer, not LEASE_LOST.
-    FailRequest request = FailRequest.newBuilder().setRequestId(UUID.randomUUID().toString())
-        .setPool(pool).setResourceId(id()).setToken(token)
-        .setError(truncate(error == null ? "" : error)).build();
-    retryUnavailable(() -> stub.withDeadlineAfter(10, TimeUnit.SECONDS).fail(request));
+    Backoff.idempotent(rid -> stub.withDeadlineAfter(10, TimeUnit.SECONDS).fail(FailRequest.newBuilder()
+        .setRequestId(rid).setPool(pool).setResourceId(id()).setToken(token).setError(error == null ? "" : error).build()));
   }
 
   /** {@link #fail(String)} with the exception as "SimpleClassName: message". */
@@ -140,38 +133,5 @@ public final class Claim implements AutoCloseable {
   static String describe(Throwable t) {
     String m = t.getMessage();
     return m == null || m.isEmpty() ? t.getClass().getSimpleName() : t.getClass().getSimpleName() + ": " + m;
-  }
-
-  static String truncate(String s) {
-    return Failure.truncateUtf8(s, MAX_ERROR_BYTES);
-  }
-
-  /**
-   * Runs {@code call} up to three times while it fails UNAVAILABLE, after Baton's pushback hint.
-   * Ending a claim must not be cut short by an interrupt (a blocking gRPC call on an interrupted
-   * thread is cancelled at once), so the interrupt status is set aside meanwhile, then restored.
-   */
-  static void retryUnavailable(Runnable call) {
-    boolean interrupted = Thread.interrupted();
-    try {
-      for (int attempt = 0; ; attempt++) {
-        try {
-          call.run();
-          return;
-        } catch (StatusRuntimeException e) {
-          if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || attempt >= 2) throw e;
-          long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Worker.pushbackMs(e, 200L * (attempt + 1)));
-          for (long left; (left = until - System.nanoTime()) > 0; ) {
-            try {
-              TimeUnit.NANOSECONDS.sleep(left);
-            } catch (InterruptedException ie) {
-              interrupted = true;
-            }
-          }
-        }
-      }
-    } finally {
-      if (interrupted) Thread.currentThread().interrupt();
-    }
   }
 }

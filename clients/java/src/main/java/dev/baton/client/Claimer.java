@@ -95,7 +95,7 @@ public final class Claimer {
       response = stub.withDeadlineAfter(Math.max(0, wait.toMillis()) + 10_000, TimeUnit.MILLISECONDS).claim(request.build());
     } catch (StatusRuntimeException e) {
       if (e.getStatus().getCode() == Status.Code.RESOURCE_EXHAUSTED) {
-        long ms = Worker.pushbackMs(e, -1);
+        long ms = Backoff.pushbackMs(e);
         throw new LineFullException(pool, ms < 0 ? null : Duration.ofMillis(ms), e);
       }
       throw e;

@@ -6,33 +6,53 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * Ends a run with an explicit outcome: throw one (or one as a cause) from a {@link LeaseHandler}.
- * Anything else a handler throws is classified by {@link Outcomes#classify(Throwable)}.
+ * How a run failed, as the worker reports it. Throw one (or one as a cause) from a {@link
+ * LeaseHandler} to choose the outcome yourself; anything else a handler throws becomes one by
+ * {@link Outcomes#classify(Throwable)}, with the outcome left to Baton, which classifies the
+ * error's class and HTTP status by one table for every client language (agent.proto, above
+ * {@code enum Outcome}).
  */
 public final class Failure extends Exception {
   private static final long serialVersionUID = 1L;
 
   private final Outcome outcome;
+  private final String errorClass;
+  private final int httpStatus;
   private final Duration retryAfter;
 
+  /** A failure with an explicit outcome (not SUCCESS or UNSPECIFIED). */
   public Failure(Outcome outcome, String message) {
     this(outcome, message, null, null);
   }
 
   public Failure(Outcome outcome, String message, Duration retryAfter, Throwable cause) {
+    this(explicit(outcome), message, "", 0, retryAfter, cause);
+  }
+
+  private Failure(Outcome outcome, String message, String errorClass, int httpStatus, Duration retryAfter, Throwable cause) {
     super(message, cause);
-    Objects.requireNonNull(outcome, "outcome");
-    if (outcome == Outcome.OUTCOME_UNSPECIFIED || outcome == Outcome.OUTCOME_SUCCESS
-        || outcome == Outcome.UNRECOGNIZED) {
-      throw new IllegalArgumentException("a Failure needs a failure outcome, not " + outcome);
-    }
     this.outcome = outcome;
+    this.errorClass = errorClass;
+    this.httpStatus = httpStatus;
     this.retryAfter = retryAfter;
   }
 
-  /** The documented HTTP mapping, {@link Outcomes#forHttpStatus(int)}. */
+  private static Outcome explicit(Outcome outcome) {
+    Objects.requireNonNull(outcome, "outcome");
+    if (outcome == Outcome.OUTCOME_UNSPECIFIED || outcome == Outcome.OUTCOME_SUCCESS || outcome == Outcome.UNRECOGNIZED) {
+      throw new IllegalArgumentException("a Failure needs a failure outcome, not " + outcome);
+    }
+    return outcome;
+  }
+
+  /** A failure for Baton to classify from {@code errorClass} and {@code httpStatus} (0: none). */
+  static Failure classified(String message, String errorClass, int httpStatus, Duration retryAfter, Throwable cause) {
+    return new Failure(Outcome.OUTCOME_UNSPECIFIED, message, errorClass, httpStatus, retryAfter, cause);
+  }
+
+  /** A failure that carried HTTP {@code status}; Baton maps it to the outcome. */
   public static Failure fromHttpStatus(int status, String message) {
-    return new Failure(Outcomes.forHttpStatus(status), message == null || message.isEmpty() ? "HTTP " + status : message);
+    return classified(message == null || message.isEmpty() ? "HTTP " + status : message, "", status, null, null);
   }
 
   /** I/O errors, connection resets, timeouts: retried at once (up to the server's limit). */
@@ -42,11 +62,22 @@ public final class Failure extends Exception {
 
   /** A copy with a Retry-After the handler was told to respect. */
   public Failure withRetryAfter(Duration after) {
-    return new Failure(outcome, getMessage(), after, getCause());
+    return new Failure(outcome, getMessage(), errorClass, httpStatus, after, getCause());
   }
 
+  /** The explicit outcome, or OUTCOME_UNSPECIFIED when Baton classifies the failure. */
   public Outcome outcome() {
     return outcome;
+  }
+
+  /** The error's class as sent to Baton ("io", "timeout", or the exception's simple name); empty if explicit. */
+  public String errorClass() {
+    return errorClass;
+  }
+
+  /** The HTTP status the error carried; 0: none. */
+  public int httpStatus() {
+    return httpStatus;
   }
 
   public Optional<Duration> retryAfter() {
@@ -55,25 +86,8 @@ public final class Failure extends Exception {
 
   @Override
   public String toString() {
-    return "Failure(" + outcome + ", " + getMessage() + (retryAfter == null ? "" : ", retry after " + retryAfter) + ")";
-  }
-
-  /**
-   * The longest failure message the server takes by default (limits.max_message_bytes):
-   * Complete's message and Fail's error, in UTF-8 bytes.
-   */
-  public static final int MAX_MESSAGE_BYTES = 4096;
-
-  /**
-   * At most {@code maxBytes} UTF-8 bytes of {@code s}, cut on a character boundary (never inside
-   * a surrogate pair): how every helper bounds a failure message to the server's limit, the same
-   * rule in every client language.
-   */
-  public static String truncateUtf8(String s, int maxBytes) {
-    byte[] bytes = s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-    if (bytes.length <= maxBytes) return s;
-    int end = maxBytes;
-    while (end > 0 && (bytes[end] & 0xc0) == 0x80) end--; // a character boundary
-    return new String(bytes, 0, end, java.nio.charset.StandardCharsets.UTF_8);
+    String what = outcome != Outcome.OUTCOME_UNSPECIFIED ? outcome.name()
+        : (errorClass.isEmpty() ? "" : errorClass) + (httpStatus > 0 ? " HTTP " + httpStatus : "");
+    return "Failure(" + what + ", " + getMessage() + (retryAfter == null ? "" : ", retry after " + retryAfter) + ")";
   }
 }

@@ -1,8 +1,8 @@
 package dev.baton.client;
 
 /**
- * Implemented by exceptions that carry an HTTP status; {@link Outcomes#classify(Throwable)} maps
- * them by {@link Outcomes#forHttpStatus(int)}.
+ * Implemented by exceptions that carry an HTTP status; {@link Outcomes#classify(Throwable)} sends
+ * it to Baton, which maps it to the outcome.
  */
 public interface HttpStatusCarrier {
   int httpStatus();

@@ -4,6 +4,7 @@ import dev.baton.v1.CampaignRequest;
 import dev.baton.v1.CampaignResponse;
 import dev.baton.v1.LeaderServiceGrpc;
 import dev.baton.v1.RenewRequest;
+import dev.baton.v1.RenewResponse;
 import dev.baton.v1.ResignRequest;
 import io.grpc.Channel;
 import io.grpc.Context;
@@ -17,14 +18,15 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Holds one candidate's place in an election: campaigns (waiting for a vacancy), renews every
- * ttl/3, tells the {@link Listener} when leadership is gained and lost, and resigns on
- * {@link #close()}. The rule of every Baton client language: each Renew has a deadline, and
- * leadership is considered lost as soon as a Renew is refused (LEASE_LOST), or once no Renew
- * <em>sent</em> within the last 2/3 of the ttl has succeeded, whether or not it has answered, so a
- * connection that never answers cannot keep the caller believing it leads after its term could
- * have expired and another candidate been elected. A won Campaign is confirmed by a Renew at once,
- * and reported only then. After a loss it campaigns again.
+ * Holds one candidate's place in an election: campaigns (waiting for a vacancy), renews, tells the
+ * {@link Listener} when leadership is gained and lost, and resigns on {@link #close()}. The timing
+ * is Baton's (leader.proto, RenewResponse): each answer says when to renew ({@code renew_in}) and
+ * when to step down ({@code step_down_in}), both from when this side <em>sent</em> the call. It
+ * renews at that moment; each Renew's deadline is the step-down moment; leadership is lost as soon
+ * as a Renew is refused (LEASE_LOST), or at the step-down moment when no Renew sent before it has
+ * answered, so a connection that never answers cannot keep the caller believing it leads after
+ * its term could have expired. A won Campaign is confirmed by a Renew at once, and reported only
+ * then. After a loss it campaigns again.
  */
 public final class Leadership implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(Leadership.class.getName());
@@ -159,81 +161,84 @@ public final class Leadership implements AutoCloseable {
     else if (next == 0 && old != 0) listener.lost(old);
   }
 
-  /** Outcomes of one Renew. */
-  private enum Renewed { OK, REFUSED, FAILED }
+  /** When to renew and when to step down, from a term's last answered call (System.nanoTime). */
+  private record Term(long renewAt, long stepDownAt) {
+    static Term of(long sent, com.google.protobuf.Duration renewIn, com.google.protobuf.Duration stepDownIn) {
+      return new Term(sent + nanos(renewIn), sent + nanos(stepDownIn));
+    }
 
-  /** One Renew whose deadline is {@code deadline} (System.nanoTime). */
-  private Renewed renew(long held, long deadline) {
-    long left = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
-    try {
-      stub.withDeadlineAfter(left, TimeUnit.MILLISECONDS)
-          .renew(RenewRequest.newBuilder().setElection(election).setCandidateId(candidateId).setToken(held).build());
-      return Renewed.OK;
-    } catch (StatusRuntimeException e) {
-      return Worker.isLeaseLost(e) ? Renewed.REFUSED : Renewed.FAILED;
+    private static long nanos(com.google.protobuf.Duration d) {
+      return TimeUnit.SECONDS.toNanos(d.getSeconds()) + d.getNanos();
     }
   }
 
+  /** One Renew sent now, with the step-down moment as its deadline: the next term, or null. */
+  private Term renew(long held, long stepDownAt) throws LeaseLost {
+    long sent = System.nanoTime();
+    try {
+      RenewResponse r = stub.withDeadlineAfter(Math.max(1, stepDownAt - sent), TimeUnit.NANOSECONDS)
+          .renew(RenewRequest.newBuilder().setElection(election).setCandidateId(candidateId).setToken(held).build());
+      return Term.of(sent, r.getRenewIn(), r.getStepDownIn());
+    } catch (StatusRuntimeException e) {
+      if (Worker.isLeaseLost(e)) throw new LeaseLost();
+      return null;
+    }
+  }
+
+  private static final class LeaseLost extends Exception {
+    private static final long serialVersionUID = 1L;
+  }
+
   private void hold() {
-    long backoff = 100;
-    long ttlNanos = ttl.toNanos();
-    long ttlMs = ttl.toMillis();
-    long renewedSent = 0;
-    long nextRenew = 0;
+    Backoff backoff = new Backoff();
+    Term term = null;
     while (!closing) {
       long held;
       synchronized (lock) {
         held = token;
       }
-      if (held == 0) {
-        CampaignResponse response;
-        try {
-          response = stub.withDeadlineAfter(campaignWait.toMillis() + 10_000, TimeUnit.MILLISECONDS)
-              .campaign(CampaignRequest.newBuilder().setElection(election).setCandidateId(candidateId)
-                  .setTtl(Durations.of(ttl)).setWait(Durations.of(campaignWait)).build());
-        } catch (StatusRuntimeException e) {
-          if (closing || !pause(Worker.pushbackMs(e, backoff))) return;
-          backoff = Math.min(backoff * 2, ttlMs);
+      try {
+        if (held == 0) {
+          long sent = System.nanoTime();
+          CampaignResponse response;
+          try {
+            response = stub.withDeadlineAfter(campaignWait.toMillis() + 10_000, TimeUnit.MILLISECONDS)
+                .campaign(CampaignRequest.newBuilder().setElection(election).setCandidateId(candidateId)
+                    .setTtl(Durations.of(ttl)).setWait(Durations.of(campaignWait)).build());
+          } catch (StatusRuntimeException e) {
+            if (closing || !pause(backoff.next(e))) return;
+            continue;
+          }
+          backoff.reset();
+          if (!response.getIsLeader()) continue;
+          if (closing) {
+            synchronized (lock) {
+              token = response.getToken(); // close() resigns it
+            }
+            return;
+          }
+          // Confirmed by a Renew at once; reported only then.
+          term = renew(response.getToken(), Term.of(sent, response.getRenewIn(), response.getStepDownIn()).stepDownAt());
+          if (term != null) set(response.getToken());
           continue;
         }
-        backoff = 100;
-        if (!response.getIsLeader()) continue;
-        if (closing) {
-          synchronized (lock) {
-            token = response.getToken(); // close() resigns it
-          }
-          return;
-        }
-        // Confirmed by a Renew whose send time is known: the term lasts a ttl from it.
-        long sent = System.nanoTime();
-        if (renew(response.getToken(), sent + ttlNanos * 2 / 3) == Renewed.OK) {
-          renewedSent = sent;
-          nextRenew = sent + ttlNanos / 3;
-          set(response.getToken());
-        }
-        continue;
-      }
-      // Leading: renew every ttl/3 (sooner after a failure), and report the loss once no Renew
-      // sent within the last 2/3 ttl has succeeded, answered or not.
-      long stepDown = renewedSent + ttlNanos * 2 / 3;
-      long wake = Math.min(nextRenew, stepDown);
-      if (!pause(Math.max(0, TimeUnit.NANOSECONDS.toMillis(wake - System.nanoTime())))) return;
-      if (System.nanoTime() - stepDown >= 0) {
-        set(0);
-        continue;
-      }
-      long sent = System.nanoTime();
-      switch (renew(held, stepDown)) {
-        case OK:
-          renewedSent = sent;
-          nextRenew = sent + ttlNanos / 3;
-          break;
-        case REFUSED:
+        // Leading: renew at the moment Baton named (retried after a failure), and report the loss
+        // at the step-down moment unless a Renew sent before it has answered.
+        long wake = Math.min(term.renewAt(), term.stepDownAt());
+        if (!pause(Math.max(0, TimeUnit.NANOSECONDS.toMillis(wake - System.nanoTime())))) return;
+        if (System.nanoTime() - term.stepDownAt() >= 0) {
           set(0);
-          break;
-        default:
-          if (closing) return;
-          nextRenew = System.nanoTime() + ttlNanos / 12;
+          continue;
+        }
+        Term next = renew(held, term.stepDownAt());
+        if (next != null) {
+          term = next;
+          backoff.reset();
+        } else if (!closing) {
+          term = new Term(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoff.next(null)), term.stepDownAt());
+        }
+      } catch (LeaseLost e) {
+        set(0);
       }
     }
   }

@@ -1,6 +1,5 @@
 package dev.baton.client;
 
-import dev.baton.v1.Outcome;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.reflect.Method;
@@ -10,61 +9,46 @@ import java.util.IdentityHashMap;
 import java.util.Set;
 import java.util.concurrent.TimeoutException;
 
-/** The documented rule that maps errors to outcomes. */
+/** What a handler's exception tells Baton, which decides the outcome. */
 public final class Outcomes {
   private Outcomes() {}
-
-  /**
-   * 401/403 → PERMANENT_FORBIDDEN, 429 → THROTTLED, 408 → TRANSIENT, 5xx → SERVER_ERROR, anything
-   * else → UNKNOWN.
-   */
-  public static Outcome forHttpStatus(int status) {
-    if (status == 401 || status == 403) return Outcome.OUTCOME_PERMANENT_FORBIDDEN;
-    if (status == 429) return Outcome.OUTCOME_THROTTLED;
-    if (status == 408) return Outcome.OUTCOME_TRANSIENT;
-    if (status >= 500 && status <= 599) return Outcome.OUTCOME_SERVER_ERROR;
-    return Outcome.OUTCOME_UNKNOWN;
-  }
 
   // Zero-argument int accessors of HTTP client exceptions: Retrofit/OkHttp HttpException.code(),
   // Spring's getRawStatusCode(), Apache's getStatusCode(), JAX-RS-style getStatus(), …
   private static final String[] STATUS_METHODS = {"httpStatus", "statusCode", "getStatusCode", "getRawStatusCode", "code", "getStatus"};
 
   /**
-   * The documented rule: a {@link Failure} in the cause chain wins; an exception carrying an HTTP
-   * status ({@link HttpStatusCarrier}, or an int accessor named as HTTP client libraries name it)
-   * maps by {@link #forHttpStatus(int)}; I/O errors ({@link IOException}: connection refused or
-   * reset, socket and HTTP timeouts, unknown host) and {@link TimeoutException} are TRANSIENT;
-   * anything else is UNKNOWN.
+   * A {@link Failure} in the cause chain wins. Otherwise a failure for Baton to classify: the
+   * HTTP status of the first exception in the chain that carries one ({@link HttpStatusCarrier},
+   * with its Retry-After, or an int accessor named as HTTP client libraries name it), and the
+   * error class: "timeout" or "io" for an {@link IOException} or {@link TimeoutException} in the
+   * chain, else the exception's simple class name.
    */
   public static Failure classify(Throwable error) {
     Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+    int status = 0;
+    Duration retryAfter = null;
+    String errorClass = null;
     for (Throwable t = error; t != null && seen.add(t); t = t.getCause()) {
-      if (t instanceof Failure) return (Failure) t;
-    }
-    String message = String.valueOf(error);
-    if (message.length() > 4000) message = message.substring(0, 4000);
-    seen.clear();
-    for (Throwable t = error; t != null && seen.add(t); t = t.getCause()) {
-      if (t instanceof HttpStatusCarrier) {
-        HttpStatusCarrier c = (HttpStatusCarrier) t;
-        long after = c.retryAfterSeconds();
-        return new Failure(forHttpStatus(c.httpStatus()), message, after >= 0 ? Duration.ofSeconds(after) : null, error);
+      if (t instanceof Failure f) return f;
+      if (status == 0 && t instanceof HttpStatusCarrier c) {
+        status = c.httpStatus();
+        if (c.retryAfterSeconds() >= 0) retryAfter = Duration.ofSeconds(c.retryAfterSeconds());
+      } else if (status == 0) {
+        status = reflectedStatus(t);
       }
-      int status = reflectedStatus(t);
-      if (status > 0) return new Failure(forHttpStatus(status), message, null, error);
-    }
-    seen.clear();
-    for (Throwable t = error; t != null && seen.add(t); t = t.getCause()) {
-      if (t instanceof IOException || t instanceof UncheckedIOException || t instanceof TimeoutException) {
-        return new Failure(Outcome.OUTCOME_TRANSIENT, message, null, error);
+      if (errorClass == null && (t instanceof IOException || t instanceof UncheckedIOException || t instanceof TimeoutException)) {
+        errorClass = t instanceof TimeoutException || t.getClass().getSimpleName().contains("Timeout") ? "timeout" : "io";
       }
     }
-    return new Failure(Outcome.OUTCOME_UNKNOWN, message, null, error);
+    if (errorClass == null) {
+      errorClass = error.getClass().getSimpleName().isEmpty() ? error.getClass().getName() : error.getClass().getSimpleName();
+    }
+    return Failure.classified(String.valueOf(error), errorClass, status, retryAfter, error);
   }
 
   private static int reflectedStatus(Throwable t) {
-    if (t.getClass().getName().startsWith("java.")) return -1;
+    if (t.getClass().getName().startsWith("java.")) return 0;
     for (String name : STATUS_METHODS) {
       try {
         Method m = t.getClass().getMethod(name);
@@ -75,6 +59,6 @@ public final class Outcomes {
         // not this accessor
       }
     }
-    return -1;
+    return 0;
   }
 }

@@ -39,11 +39,11 @@ public final class Pool {
 
   /**
    * Makes resources idle, in order (or hands them to waiting claims). Already idle or claimed ones
-   * are left alone (counted in duplicates); safe to retry.
+   * are left alone (counted in duplicates). Retried on UNAVAILABLE with one request id.
    */
   public OfferResponse offer(List<Resource> resources) {
-    return stub.withDeadlineAfter(10, TimeUnit.SECONDS)
-        .offer(OfferRequest.newBuilder().setPool(name).addAllResources(resources).build());
+    return Backoff.idempotent(id -> stub.withDeadlineAfter(10, TimeUnit.SECONDS)
+        .offer(OfferRequest.newBuilder().setRequestId(id).setPool(name).addAllResources(resources).build()));
   }
 
   /** Offers resources without attributes. */

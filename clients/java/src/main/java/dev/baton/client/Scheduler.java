@@ -66,7 +66,8 @@ public final class Scheduler {
         .setKey(key == null ? "" : key);
   }
 
+  /** Retried on UNAVAILABLE with one request id, so a retry never schedules twice. */
   private ScheduleResponse send(ScheduleRequest.Builder r) {
-    return stub.withDeadlineAfter(10, TimeUnit.SECONDS).schedule(r.build());
+    return Backoff.idempotent(id -> stub.withDeadlineAfter(10, TimeUnit.SECONDS).schedule(r.setRequestId(id).build()));
   }
 }

@@ -20,11 +20,9 @@ import io.opentelemetry.context.Scope;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -44,9 +42,8 @@ import java.util.logging.Logger;
  * Subscribes to one receiver as one consumer and runs a {@link MessageHandler} per delivery on a
  * pool thread, at most {@code maxInFlight} at once.
  *
- * <p>The hot path is one Receive stream: Baton pushes due messages, and the acks of every
- * handler that returned meanwhile go back on it in one message. {@code unary(true)}, or a Baton
- * without Receive, uses Subscribe and an Ack call per message.
+ * <p>It runs on one Receive stream: Baton pushes due messages, and the acks of every handler that
+ * returned meanwhile go back on it in one message.
  *
  * <ul>
  *   <li>The handler returns: the message is acked, counted in {@link #acked()} once Baton confirms
@@ -57,8 +54,8 @@ import java.util.logging.Logger;
  *       timeout (it keeps one of this consumer's maxInFlight places until then). The failure is
  *       logged, passed to {@link Listener#failed} and counted in {@link #failed()}.
  *   <li>The stream ends (the server shut down) or fails: {@link Listener#disconnected}, then it
- *       opens another after a backoff (the server's pushback hint, else 100 ms doubling up to
- *       maxBackoff, back to 100 ms after a delivery), until closed. INVALID_ARGUMENT is not
+ *       opens another after a backoff ({@code Backoff}: the server's pushback hint, else doubling
+ *       up to maxBackoff, reset by a delivery), until closed. INVALID_ARGUMENT is not
  *       retried: {@link #run()} throws it (after {@link #start()}: see {@link #failure()}).
  *   <li>{@link #close()}: stops reading at once; running handlers get {@code shutdownGrace} to
  *       finish (acked when they return; the stream is then half-closed and Baton's answers
@@ -94,7 +91,6 @@ public final class Subscriber implements AutoCloseable {
 
   private final ScheduleServiceGrpc.ScheduleServiceBlockingStub stub;
   private final ScheduleServiceGrpc.ScheduleServiceStub asyncStub;
-  private final boolean unary;
   private final String receiver;
   private final String consumerId;
   private final int maxInFlight;
@@ -110,7 +106,6 @@ public final class Subscriber implements AutoCloseable {
   private final AtomicLong runIds = new AtomicLong();
   private final AtomicBoolean stopping = new AtomicBoolean();
   private final CountDownLatch stopped = new CountDownLatch(1);
-  private volatile Context.CancellableContext stream;
   private volatile Thread loop;
   private volatile RuntimeException failure;
   private final Object done = new Object();
@@ -128,7 +123,6 @@ public final class Subscriber implements AutoCloseable {
   private Subscriber(Builder b, MessageHandler handler) {
     this.stub = ScheduleServiceGrpc.newBlockingStub(b.channel);
     this.asyncStub = ScheduleServiceGrpc.newStub(b.channel);
-    this.unary = b.unary;
     this.receiver = b.receiver;
     this.consumerId = b.consumerId;
     this.maxInFlight = Math.max(1, b.maxInFlight);
@@ -202,10 +196,7 @@ public final class Subscriber implements AutoCloseable {
   public void run() {
     loop = Thread.currentThread();
     try {
-      if (unary || !receiveLoop()) {
-        streaming = false;
-        subscribeLoop();
-      }
+      receiveLoop();
     } finally {
       drain();
     }
@@ -228,18 +219,15 @@ public final class Subscriber implements AutoCloseable {
   private enum Stop { STOP }
 
   private final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
-  /** Acks go on the Receive stream (false: by Ack calls). */
-  private volatile boolean streaming = true;
 
   /**
-   * Works on Receive streams until close(); false (having done nothing) when the server has none.
-   * Every event is handled on this thread, which alone writes to the stream. Acks written and not
+   * Works on Receive streams until close(). Every event is handled on this thread, which alone writes to the stream. Acks written and not
    * yet answered are kept in {@code unanswered} (true: written again on a newer stream, so a
    * "lost" answer may only mean an earlier stream applied it).
    */
-  private boolean receiveLoop() {
+  private void receiveLoop() {
     Map<Key, Boolean> unanswered = new HashMap<>();
-    long backoff = 100;
+    Backoff backoff = new Backoff(maxBackoff);
     int stream = 0;
     for (boolean first = true; !stopping.get(); first = false) {
       if (!first) reconnects.incrementAndGet();
@@ -265,18 +253,17 @@ public final class Subscriber implements AutoCloseable {
         opening.addAcks(ack(e.getKey()));
       }
       requests.onNext(opening.build());
-      boolean served = false;
       Throwable ended = null;
       try {
         for (boolean open = true; open; ) {
           if (stopping.get()) {
             closeReceive(requests, id, unanswered);
-            return true;
+            return;
           }
           Object e = events.poll(100, TimeUnit.MILLISECONDS);
           if (e instanceof Received r) {
             if (r.stream() != id) continue;
-            served = true;
+            if (r.response().getMessagesCount() > 0) backoff.reset();
             answered(r.response(), unanswered);
             for (SubscribeResponse message : r.response().getMessagesList()) {
               // A free place first (a redelivery can come while a slow handler still holds its
@@ -293,19 +280,14 @@ public final class Subscriber implements AutoCloseable {
         }
       } catch (InterruptedException ie) {
         callContext.cancel(null);
-        return true;
+        return;
       }
       callContext.cancel(null);
       Status status = ended == null ? Status.OK : Status.fromThrowable(ended);
-      if (status.getCode() == Status.Code.UNIMPLEMENTED && !served && first) {
-        LOG.info("the server has no Receive; using Subscribe/Ack");
-        return false;
-      }
       if (stopping.get()) break;
       if (status.getCode() == Status.Code.INVALID_ARGUMENT) throw status.asRuntimeException();
-      if (served) backoff = 100;
-      StatusRuntimeException error = ended == null ? null : status.asRuntimeException();
-      long delay = error == null ? backoff : Worker.pushbackMs(error, backoff);
+      StatusRuntimeException error = ended == null ? null : status.asRuntimeException(Status.trailersFromThrowable(ended));
+      long delay = backoff.next(error);
       if (error == null) LOG.log(Level.INFO, "receive stream of {0} ended (server shutdown); opening another", receiver);
       else LOG.log(Level.WARNING, "receive stream of {0} failed: {1}; opening another in {2} ms", new Object[] {receiver, status, delay});
       listener.disconnected(error, Duration.ofMillis(delay));
@@ -314,7 +296,6 @@ public final class Subscriber implements AutoCloseable {
       } catch (InterruptedException e) {
         break;
       }
-      backoff = Math.min(backoff * 2, Math.max(100, maxBackoff.toMillis()));
     }
     // Closed between two streams: handlers finish (the grace), then every ack not answered goes
     // by AckBatch.
@@ -324,7 +305,6 @@ public final class Subscriber implements AutoCloseable {
       if (e instanceof Handled h) unanswered.put(h.key(), false);
     }
     ackLeft(unanswered);
-    return true;
   }
 
   private static ReceiveAck ack(Key key) {
@@ -419,8 +399,6 @@ public final class Subscriber implements AutoCloseable {
     stopping.set(true);
     stopped.countDown();
     events.add(Stop.STOP); // wakes the receive loop at once
-    Context.CancellableContext s = stream;
-    if (s != null) s.cancel(null);
     if (loop == null) {
       drain();
       return;
@@ -434,52 +412,6 @@ public final class Subscriber implements AutoCloseable {
           return;
         }
       }
-    }
-  }
-
-  private void subscribeLoop() {
-    SubscribeRequest request = SubscribeRequest.newBuilder().setReceiver(receiver).setConsumerId(consumerId)
-        .setMaxInFlight(maxInFlight).build();
-    long backoff = 100;
-    for (boolean first = true; !stopping.get(); first = false) {
-      if (!first) reconnects.incrementAndGet();
-      Context.CancellableContext context = Context.ROOT.withCancellation();
-      stream = context;
-      if (stopping.get()) {
-        context.cancel(null);
-        return;
-      }
-      StatusRuntimeException error = null;
-      Context previous = context.attach();
-      try {
-        Iterator<SubscribeResponse> messages = stub.subscribe(request);
-        while (messages.hasNext()) {
-          SubscribeResponse message = messages.next();
-          backoff = 100;
-          // A free place first (the server keeps to maxInFlight too, but a redelivery to this
-          // consumer can come while a slow handler still holds its message).
-          if (!acquireSlot()) return;
-          start(message);
-        }
-      } catch (StatusRuntimeException e) {
-        if (stopping.get()) return;
-        if (e.getStatus().getCode() == Status.Code.INVALID_ARGUMENT) throw e;
-        error = e;
-      } finally {
-        context.detach(previous);
-        context.cancel(null);
-      }
-      if (stopping.get()) return;
-      long delay = error == null ? backoff : Worker.pushbackMs(error, backoff);
-      if (error == null) LOG.log(Level.INFO, "subscription of {0} ended (server shutdown); subscribing again", receiver);
-      else LOG.log(Level.WARNING, "subscription of {0} failed: {1}; subscribing again in {2} ms", new Object[] {receiver, error.getStatus(), delay});
-      listener.disconnected(error, Duration.ofMillis(delay));
-      try {
-        if (stopped.await(delay, TimeUnit.MILLISECONDS)) return;
-      } catch (InterruptedException e) {
-        return;
-      }
-      backoff = Math.min(backoff * 2, Math.max(100, maxBackoff.toMillis()));
     }
   }
 
@@ -541,23 +473,7 @@ public final class Subscriber implements AutoCloseable {
       }
       return;
     }
-    if (streaming) {
-      events.add(new Handled(new Key(message.getId(), message.getToken())));
-      return;
-    }
-    // One request id for every attempt: a retry of an applied Ack succeeds again.
-    AckRequest request = AckRequest.newBuilder().setRequestId(UUID.randomUUID().toString())
-        .setReceiver(receiver).setId(message.getId()).setToken(message.getToken()).build();
-    try {
-      Claim.retryUnavailable(() -> stub.withDeadlineAfter(10, TimeUnit.SECONDS).ack(request));
-      acked.incrementAndGet();
-    } catch (StatusRuntimeException e) {
-      if (Worker.isLeaseLost(e)) {
-        lateAck(message.getId(), message.getToken());
-      } else {
-        LOG.log(Level.WARNING, "ack of {0}/{1} failed: {2}", new Object[] {receiver, message.getId(), e.getStatus()});
-      }
-    }
+    events.add(new Handled(new Key(message.getId(), message.getToken())));
   }
 
   private void drain() {
@@ -603,9 +519,8 @@ public final class Subscriber implements AutoCloseable {
     private final String consumerId;
     private int maxInFlight = 1;
     private Duration shutdownGrace = Duration.ofSeconds(10);
-    private Duration maxBackoff = Duration.ofSeconds(5);
+    private Duration maxBackoff = Backoff.DEFAULT_CAP;
     private Listener listener = new Listener() {};
-    private boolean unary;
     private OpenTelemetry openTelemetry;
 
     private Builder(Channel channel, String receiver, String consumerId) {
@@ -626,15 +541,9 @@ public final class Subscriber implements AutoCloseable {
       return this;
     }
 
-    /** Longest pause between two subscribes (default 5 s). */
+    /** Longest pause between two streams (default: {@code Backoff}'s). */
     public Builder maxBackoff(Duration d) {
       this.maxBackoff = Objects.requireNonNull(d);
-      return this;
-    }
-
-    /** Use Subscribe and an Ack call per message instead of the Receive stream (default false). */
-    public Builder unary(boolean unary) {
-      this.unary = unary;
       return this;
     }
 

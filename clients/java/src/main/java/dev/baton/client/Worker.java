@@ -1,15 +1,10 @@
 package dev.baton.client;
 
-import dev.baton.v1.AcquireRequest;
-import dev.baton.v1.AcquireResponse;
 import dev.baton.v1.AgentServiceGrpc;
-import dev.baton.v1.CompleteRequest;
-import dev.baton.v1.HeartbeatRequest;
-import dev.baton.v1.HeartbeatResponse;
+import dev.baton.v1.CompleteResult;
 import dev.baton.v1.Lease;
 import dev.baton.v1.LeaseRef;
 import dev.baton.v1.Outcome;
-import dev.baton.v1.ReleaseRequest;
 import dev.baton.v1.SessionCompletion;
 import dev.baton.v1.SessionLease;
 import dev.baton.v1.SessionOpen;
@@ -18,7 +13,6 @@ import dev.baton.v1.SessionRequest;
 import dev.baton.v1.SessionResponse;
 import io.grpc.Channel;
 import io.grpc.Context;
-import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
@@ -26,48 +20,48 @@ import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.context.Scope;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.UUID;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.Semaphore;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * A worker of one queue, modelled on Baton's Rust {@code baton::worker::Worker}: leases pushed on
- * one AgentService.Session stream → run the handler → heartbeat while it runs → complete with the
- * outcome the handler's result maps to ({@link Outcomes#classify(Throwable)}). The worker grants
- * the server credit for {@code maxLeases} leases; each message it sends back carries whatever
- * finished since the last one (completions, one credit per lease, releases). A broken stream is
- * opened again with backoff and unanswered completions go again (tokens fence a repeat). A server
- * without Session (UNIMPLEMENTED), or {@code unary(true)}, gets the unary loop: long-poll Acquire,
- * Heartbeat, Complete. A lease reported lost, or its run cancelled (CancelRun), cancels its
- * handler (its thread is interrupted; its result would be refused anyway); a handler reports
- * progress with {@link #reportProgress}, sent with the lease's next heartbeat; {@link #close()} stops acquiring,
- * cancels running handlers and Releases their leases, so another worker takes them at once.
+ * A worker of one queue on one AgentService.Session stream: the worker grants the server credit
+ * for {@code maxLeases} leases, the server pushes leases as they become due, the handler runs on a
+ * pool thread per lease, and each message back carries whatever finished since the last one
+ * (completions, one credit per lease, releases); heartbeats (with progress, {@link
+ * #reportProgress}) go on the stream while handlers run. A failure goes to Baton as {@link
+ * Outcomes#classify(Throwable)} describes it, and Baton decides the outcome. A broken stream is
+ * opened again with backoff and unanswered completions go again (their tokens fence a repeat). A
+ * lease reported lost, or its run cancelled (CancelRun), cancels its handler (its thread is
+ * interrupted) and is not completed.
+ *
+ * <p>{@link #close()} stops gracefully: the completion of every handler that had returned is sent
+ * and answered, handlers still running are cancelled ({@link Cancellation.Reason#SHUTDOWN}) and,
+ * once they end (at most {@code shutdownGrace}), their leases released; then the stream is
+ * half-closed and read to its end.
  *
  * <p>Each run is an OpenTelemetry span {@code process <queue>} (CONSUMER, scope {@code
  * baton-client}), current while the handler runs: a one-shot agent's run is a child of the
  * producer's trace context ({@code Agent.traceparent}), a recurring agent's run a new trace linked
- * to it. Recorded by the global SDK, or the one given to {@link Builder#openTelemetry}; a no-op
- * without one.
+ * to it. Recorded by the global SDK, or the one given to {@link Builder#openTelemetry}.
  *
  * <pre>{@code
- * try (Worker worker = Worker.builder(channel, "emails", "w1").maxLeases(4).build((lease, c) -> {
+ * try (Worker worker = Worker.builder(client, "emails", "w1").maxLeases(4).build((lease, c) -> {
  *   // … lease.getAgent().getPayload() …
  *   throw Failure.fromHttpStatus(429, "rate limited").withRetryAfter(Duration.ofSeconds(30));
  * })) {
@@ -78,62 +72,53 @@ import java.util.logging.Logger;
  */
 public final class Worker implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(Worker.class.getName());
-  static final Metadata.Key<String> PUSHBACK = Metadata.Key.of("grpc-retry-pushback-ms", Metadata.ASCII_STRING_MARSHALLER);
+  /** Completions and releases in one message at most (the server's default limits.max_batch). */
+  private static final int MAX_BATCH = 1000;
+  private static final Object STOP = new Object();
 
-  private final AgentServiceGrpc.AgentServiceBlockingStub stub;
-  private final AgentServiceGrpc.AgentServiceStub asyncStub;
-  private final boolean unary;
+  private final AgentServiceGrpc.AgentServiceStub stub;
   private final String queue;
   private final String workerId;
   private final int maxLeases;
-  private final Duration wait;
   private final Duration heartbeatEvery;
   private final Duration releaseDelay;
   private final Duration shutdownGrace;
   private final LeaseHandler handler;
   private final OpenTelemetry openTelemetry;
-
-  private final Map<Key, Run> held = new ConcurrentHashMap<>();
-  private final Map<Key, String> progress = new ConcurrentHashMap<>();
-  private final AtomicBoolean stopping = new AtomicBoolean();
-  private final Context.CancellableContext acquireContext = Context.ROOT.withCancellation();
+  private final BiConsumer<Lease, Failure> onFinished;
   private final ExecutorService handlers;
-  private final java.util.concurrent.ScheduledExecutorService beats;
-  private final Semaphore slots;
-  private final AtomicInteger running = new AtomicInteger();
+  private final Map<Key, String> progress = new ConcurrentHashMap<>();
+  private final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
+  private final CountDownLatch stopSignal = new CountDownLatch(1);
+  private final CountDownLatch finished = new CountDownLatch(1);
+  private volatile boolean stopping;
   private volatile Thread loop;
-  private final Object done = new Object();
-  private boolean finished;
 
-  private record Key(String name, long token) {}
+  // Owned by the loop thread, the only one that writes to the stream.
+  private final Map<Key, Run> held = new HashMap<>();
+  private final Map<Key, SessionCompletion> unanswered = new LinkedHashMap<>();
+  private final Map<Key, SessionRelease> releasing = new LinkedHashMap<>();
+  private StreamObserver<SessionRequest> requests;
+  private boolean halfClosed;
+  private boolean stopBegun;
 
-  /**
-   * Reports {@code value} (a small text, at most 256 bytes) for the run of {@code lease}: sent
-   * with the lease's next heartbeat; GetAgent shows the last one while the run is held.
-   */
-  public void reportProgress(Lease lease, String value) {
-    progress.put(new Key(lease.getName(), lease.getToken()), value);
-  }
+  private record Key(String name, long token) {
+    static Key of(Lease l) {
+      return new Key(l.getName(), l.getToken());
+    }
 
-  private String takeProgress(Lease lease) {
-    String value = progress.remove(new Key(lease.getName(), lease.getToken()));
-    return value == null ? "" : value;
-  }
-
-  private static Set<Key> keys(List<LeaseRef> refs) {
-    Set<Key> out = new HashSet<>();
-    for (LeaseRef r : refs) out.add(new Key(r.getName(), r.getToken()));
-    return out;
-  }
-
-  /** Why a lease in {@code lost} is cancelled: its run was cancelled, or it was lost. */
-  private static Cancellation.Reason reason(Set<Key> cancelled, Key key) {
-    return cancelled.contains(key) ? Cancellation.Reason.RUN_CANCELLED : Cancellation.Reason.LEASE_LOST;
+    static Key of(LeaseRef r) {
+      return new Key(r.getName(), r.getToken());
+    }
   }
 
   private static final class Run {
     final Lease lease;
     final Cancellation cancellation = new Cancellation();
+    /** Taken by whichever comes first: the handler returning (then it is completed) or the stop. */
+    final AtomicBoolean settled = new AtomicBoolean();
+    /** Cancelled by the stop before it returned (set by the loop thread). */
+    boolean stopped;
     volatile Future<?> future;
 
     Run(Lease lease) {
@@ -141,28 +126,28 @@ public final class Worker implements AutoCloseable {
     }
   }
 
+  /** What reaches the loop: a server message, a stream's end, a handler's end, or STOP. */
+  private record Received(int stream, SessionResponse response) {}
+
+  private record Ended(int stream, Throwable error) {}
+
+  /** A handler's end: {@code stopped} when the stop cancelled it first (released, not completed). */
+  private record Finished(Run run, Failure failure, boolean stopped) {}
+
   private Worker(Builder b, LeaseHandler handler) {
-    this.stub = AgentServiceGrpc.newBlockingStub(b.channel);
-    this.asyncStub = AgentServiceGrpc.newStub(b.channel);
-    this.unary = b.unary;
+    this.stub = AgentServiceGrpc.newStub(b.channel);
     this.queue = b.queue;
     this.workerId = b.workerId;
     this.maxLeases = Math.max(1, b.maxLeases);
-    this.wait = b.wait;
     this.heartbeatEvery = b.heartbeatEvery;
     this.releaseDelay = b.releaseDelay;
     this.shutdownGrace = b.shutdownGrace;
     this.handler = Objects.requireNonNull(handler, "handler");
     this.openTelemetry = b.openTelemetry;
-    this.slots = new Semaphore(maxLeases);
+    this.onFinished = b.onFinished;
     AtomicInteger n = new AtomicInteger();
     this.handlers = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "baton-" + workerId + "-handler-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    });
-    this.beats = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "baton-" + workerId + "-heartbeat");
       t.setDaemon(true);
       return t;
     });
@@ -180,9 +165,17 @@ public final class Worker implements AutoCloseable {
     return new Builder(Objects.requireNonNull(client, "client").channel(), queue, workerId);
   }
 
+  /**
+   * Reports {@code value} (a small text, at most 256 bytes) for the run of {@code lease}: sent
+   * with the lease's next heartbeat; GetAgent shows the last one while the run is held.
+   */
+  public void reportProgress(Lease lease, String value) {
+    progress.put(Key.of(lease), value);
+  }
+
   /** Runs the loop on a new (non-daemon) thread; returns at once. */
   public Worker start() {
-    Thread t = new Thread(this::run, "baton-" + workerId + "-acquire");
+    Thread t = new Thread(this::run, "baton-" + workerId + "-session");
     loop = t;
     t.start();
     return this;
@@ -192,284 +185,251 @@ public final class Worker implements AutoCloseable {
   public void run() {
     loop = Thread.currentThread();
     try {
-      if (unary || !sessionLoop()) {
-        long every = Math.max(10, heartbeatEvery.toMillis());
-        beats.scheduleWithFixedDelay(this::heartbeat, every, every, TimeUnit.MILLISECONDS);
-        acquireContext.run(this::acquireLoop);
-      }
+      work();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     } finally {
-      shutdown();
+      handlers.shutdownNow();
+      finished.countDown();
     }
   }
 
-  // --- the session stream ----------------------------------------------------------------------
+  /** Stops gracefully (see the class doc) and waits until the worker is done. */
+  @Override
+  public void close() {
+    stopping = true;
+    stopSignal.countDown();
+    events.add(STOP);
+    if (loop == null) {
+      handlers.shutdownNow();
+      return;
+    }
+    try {
+      finished.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
 
-  /** What reaches the session loop: a server message, the stream's end, or a handler's end. */
-  private record Received(int stream, SessionResponse response) {}
-
-  private record Ended(int stream, Throwable error) {}
-
-  private enum Kind { DONE, LOST, CANCELLED }
-
-  private record Finished(Run run, Kind kind, Failure failure) {}
-
-  private final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
-
-  /**
-   * Works on Session streams until close(); false (having done nothing) when the server has none.
-   * Every event is handled on this thread, which alone writes to the stream.
-   */
-  private boolean sessionLoop() {
-    Map<Key, SessionCompletion> unanswered = new HashMap<>();
-    long backoff = 100;
-    int stream = 0;
-    while (!stopping.get()) {
-      int id = ++stream;
-      Context.CancellableContext callContext = Context.ROOT.withCancellation();
-      StreamObserver<SessionResponse> responses = new StreamObserver<>() {
-        @Override public void onNext(SessionResponse r) { events.add(new Received(id, r)); }
-        @Override public void onError(Throwable t) { events.add(new Ended(id, t)); }
-        @Override public void onCompleted() { events.add(new Ended(id, null)); }
-      };
-      StreamObserver<SessionRequest> requests;
-      Context previous = callContext.attach();
+  /** Works on Session streams until a stop has completed, released and half-closed. */
+  private void work() throws InterruptedException {
+    Backoff backoff = new Backoff();
+    long every = Math.max(10, heartbeatEvery.toMillis()) * 1_000_000;
+    long handlersBy = 0; // stopping: handlers still running then are released anyway
+    long giveUpAt = 0; // stopping: answers are awaited until then
+    for (int stream = 1; ; stream++) {
+      int id = stream;
+      Context.CancellableContext call = Context.ROOT.withCancellation();
+      Context previous = call.attach();
       try {
-        requests = asyncStub.session(responses);
+        requests = stub.session(new StreamObserver<>() {
+          @Override public void onNext(SessionResponse r) { events.add(new Received(id, r)); }
+          @Override public void onError(Throwable t) { events.add(new Ended(id, t)); }
+          @Override public void onCompleted() { events.add(new Ended(id, null)); }
+        });
       } finally {
-        callContext.detach(previous);
+        call.detach(previous);
       }
+      halfClosed = false;
       requests.onNext(SessionRequest.newBuilder()
           .setOpen(SessionOpen.newBuilder().setQueue(queue).setWorkerId(workerId))
-          .setCredit(Math.max(0, maxLeases - held.size()))
-          .addAllCompletions(unanswered.values())
-          .build());
-      boolean served = false;
-      long every = Math.max(10, heartbeatEvery.toMillis());
-      long nextBeat = System.nanoTime() + every * 1_000_000;
+          .setCredit(stopping ? 0 : Math.max(0, maxLeases - held.size()))
+          .addAllCompletions(unanswered.values()).addAllReleases(releasing.values()).build());
+      long nextBeat = System.nanoTime() + every;
       Throwable ended = null;
-      boolean open = true;
-      try {
-        while (open) {
-          if (stopping.get()) {
-            closeSession(requests, id, unanswered);
-            return true;
+      while (true) {
+        long now = System.nanoTime();
+        if (stopping && !stopBegun) {
+          stopBegun = true;
+          handlersBy = now + shutdownGrace.toNanos();
+          giveUpAt = handlersBy + shutdownGrace.toNanos();
+          cancelRunning();
+        }
+        if (stopBegun) {
+          if (now - handlersBy >= 0 && !held.isEmpty()) releaseAbandoned();
+          if (held.isEmpty() && unanswered.isEmpty() && releasing.isEmpty() && !halfClosed) {
+            requests.onCompleted();
+            halfClosed = true;
           }
-          long waitMs = Math.max(1, Math.min(100, (nextBeat - System.nanoTime()) / 1_000_000));
-          Object e = events.poll(waitMs, TimeUnit.MILLISECONDS);
-          if (e == null) {
-            if (System.nanoTime() >= nextBeat) {
-              SessionRequest.Builder m = SessionRequest.newBuilder();
-              for (Run run : held.values()) {
-                if (!run.cancellation.isCancelled()) {
-                  m.addHeartbeats(SessionLease.newBuilder().setName(run.lease.getName()).setToken(run.lease.getToken())
-                      .setProgress(takeProgress(run.lease)));
-                }
-              }
-              if (m.getHeartbeatsCount() > 0) requests.onNext(m.build());
-              nextBeat = System.nanoTime() + every * 1_000_000;
-            }
-          } else if (e instanceof Received r) {
-            if (r.stream() != id) continue;
-            served = true;
-            answered(r.response(), unanswered);
-          } else if (e instanceof Finished f) {
-            SessionRequest.Builder m = SessionRequest.newBuilder();
-            finish(f, m, unanswered);
-            // Everything else that finished by now goes in the same message.
-            while (m.getCompletionsCount() + m.getReleasesCount() < 1000 && events.peek() instanceof Finished) {
-              finish((Finished) events.poll(), m, unanswered);
-            }
-            requests.onNext(m.build());
-          } else if (e instanceof Ended end && end.stream() == id) {
-            ended = end.error();
-            open = false;
+          if (now - giveUpAt >= 0) {
+            LOG.log(Level.WARNING, "stopping: {0} completions and {1} releases unanswered after the grace; leaving them",
+                new Object[] {unanswered.size(), releasing.size()});
+            call.cancel(null);
+            return;
           }
         }
-      } catch (InterruptedException ie) {
-        callContext.cancel(null);
-        return true;
+        if (now - nextBeat >= 0) {
+          heartbeat();
+          nextBeat = now + every;
+        }
+        long wake = !stopBegun ? nextBeat : Math.min(nextBeat, now - handlersBy >= 0 ? giveUpAt : handlersBy);
+        Object e = events.poll(Math.max(1, (wake - now) / 1_000_000), TimeUnit.MILLISECONDS);
+        if (e instanceof Received r && r.stream() == id) {
+          backoff.reset();
+          answered(r.response());
+        } else if (e instanceof Finished f) {
+          SessionRequest.Builder m = SessionRequest.newBuilder();
+          finish(f, m);
+          // Everything else that finished by now goes in the same message.
+          while (m.getCompletionsCount() + m.getReleasesCount() < MAX_BATCH && events.peek() instanceof Finished) {
+            finish((Finished) events.poll(), m);
+          }
+          send(m);
+        } else if (e instanceof Ended end && end.stream() == id) {
+          ended = end.error();
+          break;
+        }
       }
-      callContext.cancel(null);
-      if (ended != null && Status.fromThrowable(ended).getCode() == Status.Code.UNIMPLEMENTED && !served) {
-        LOG.info("the server has no Session; using Acquire/Complete");
-        return false;
+      call.cancel(null);
+      if (stopBegun && held.isEmpty() && unanswered.isEmpty() && releasing.isEmpty()) return;
+      long delay = backoff.next(ended);
+      LOG.log(Level.WARNING, "session of {0} ended ({1}); opening another in {2} ms",
+          new Object[] {queue, ended == null ? "closed by the server" : Status.fromThrowable(ended), delay});
+      if (!stopBegun) {
+        stopSignal.await(delay, TimeUnit.MILLISECONDS); // a stop opens the next one at once, to send what is left
+      } else {
+        long left = giveUpAt - System.nanoTime();
+        if (left <= 0) return;
+        TimeUnit.NANOSECONDS.sleep(Math.min(left, TimeUnit.MILLISECONDS.toNanos(delay)));
       }
-      if (ended != null && !stopping.get()) {
-        LOG.log(Level.WARNING, "session broke: {0}; opening another", Status.fromThrowable(ended));
-      }
-      if (served) backoff = 100;
-      if (!sleep(backoff)) break;
-      backoff = Math.min(backoff * 2, 5_000);
     }
-    return true;
   }
 
-  private void answered(SessionResponse r, Map<Key, SessionCompletion> unanswered) {
-    for (var c : r.getCompletedList()) {
+  private void send(SessionRequest.Builder m) {
+    if (m.getCompletionsCount() + m.getReleasesCount() + m.getHeartbeatsCount() == 0 && m.getCredit() == 0) return;
+    if (halfClosed) {
+      LOG.log(Level.WARNING, "session of {0} already half-closed; not sent: {1}", new Object[] {queue, m});
+      return;
+    }
+    requests.onNext(m.build());
+  }
+
+  private void heartbeat() {
+    SessionRequest.Builder m = SessionRequest.newBuilder();
+    for (Run run : held.values()) {
+      if (run.cancellation.isCancelled()) continue;
+      String p = progress.remove(Key.of(run.lease));
+      m.addHeartbeats(SessionLease.newBuilder().setName(run.lease.getName()).setToken(run.lease.getToken())
+          .setProgress(p == null ? "" : p));
+    }
+    send(m);
+  }
+
+  private void answered(SessionResponse r) {
+    for (CompleteResult c : r.getCompletedList()) {
       unanswered.remove(new Key(c.getName(), c.getToken()));
       if (c.getLeaseLost()) {
         LOG.log(Level.WARNING, "completion of {0} token {1} refused: the lease was lost", new Object[] {c.getName(), c.getToken()});
       }
     }
-    Set<Key> cancelled = keys(r.getCancelledList());
+    for (LeaseRef ref : r.getReleasedList()) releasing.remove(Key.of(ref));
+    List<LeaseRef> cancelled = r.getCancelledList();
     for (LeaseRef lost : r.getLostList()) {
-      Key key = new Key(lost.getName(), lost.getToken());
+      Key key = Key.of(lost);
+      releasing.remove(key);
       Run run = held.get(key);
-      if (run != null && run.cancellation.cancel(reason(cancelled, key))) {
+      Cancellation.Reason why = cancelled.stream().anyMatch(c -> Key.of(c).equals(key))
+          ? Cancellation.Reason.RUN_CANCELLED : Cancellation.Reason.LEASE_LOST;
+      if (run != null && run.cancellation.cancel(why)) {
         LOG.log(Level.WARNING, "lease {0}/{1} token {2} lost; cancelling its handler",
             new Object[] {lost.getQueue(), lost.getName(), lost.getToken()});
         Future<?> f = run.future;
         if (f != null) f.cancel(true);
       }
     }
-    for (Lease lease : r.getLeasesList()) {
-      Run run = new Run(lease);
-      held.put(new Key(lease.getName(), lease.getToken()), run);
-      running.incrementAndGet();
-      run.future = handlers.submit(() -> {
-        Failure failure = invoke(run);
-        Kind kind = !run.cancellation.isCancelled() ? Kind.DONE
-            : run.cancellation.reason() == Cancellation.Reason.LEASE_LOST ? Kind.LOST : Kind.CANCELLED;
-        events.add(new Finished(run, kind, failure));
-      });
-    }
-  }
-
-  /** A handler that ended, into the next message: its slot back as credit, and its completion
-   *  (or, cancelled by the shutdown, its release). */
-  private void finish(Finished f, SessionRequest.Builder m, Map<Key, SessionCompletion> unanswered) {
-    Lease lease = f.run().lease;
-    Key key = new Key(lease.getName(), lease.getToken());
-    if (held.remove(key) == null) return; // already released by the shutdown
-    running.decrementAndGet();
-    m.setCredit(m.getCredit() + 1);
-    switch (f.kind()) {
-      case DONE -> {
-        SessionCompletion.Builder c = SessionCompletion.newBuilder().setName(lease.getName()).setToken(lease.getToken())
-            .setOutcome(f.failure() == null ? Outcome.OUTCOME_SUCCESS : f.failure().outcome());
-        if (f.failure() != null) {
-          c.setMessage(Failure.truncateUtf8(String.valueOf(f.failure().getMessage()), Failure.MAX_MESSAGE_BYTES));
-          f.failure().retryAfter().ifPresent(d -> c.setRetryAfter(Durations.of(d)));
-        }
-        SessionCompletion completion = c.build();
-        unanswered.put(key, completion);
-        m.addCompletions(completion);
-      }
-      case CANCELLED -> {
-        SessionRelease.Builder r = SessionRelease.newBuilder().setName(lease.getName()).setToken(lease.getToken());
-        if (releaseDelay != null) r.setDelay(Durations.of(releaseDelay));
-        m.addReleases(r);
-      }
-      case LOST -> { }
-    }
-  }
-
-  /** Shutdown on a live stream: handlers cancelled (bounded by the grace), what finished
-   *  completed, the rest released (by shutdown()), the stream half-closed and awaited (bounded). */
-  private void closeSession(StreamObserver<SessionRequest> requests, int id, Map<Key, SessionCompletion> unanswered)
-      throws InterruptedException {
-    for (Run run : held.values()) {
-      if (run.cancellation.cancel(Cancellation.Reason.SHUTDOWN)) {
-        Future<?> f = run.future;
-        if (f != null) f.cancel(true);
-      }
-    }
     SessionRequest.Builder m = SessionRequest.newBuilder();
-    long deadline = System.nanoTime() + shutdownGrace.toNanos();
-    while (!held.isEmpty() && System.nanoTime() < deadline) {
-      Object e = events.poll(Math.max(1, (deadline - System.nanoTime()) / 1_000_000), TimeUnit.MILLISECONDS);
-      if (e instanceof Finished f) finish(f, m, unanswered);
-    }
-    m.setCredit(0);
-    if (m.getCompletionsCount() + m.getReleasesCount() > 0) requests.onNext(m.build());
-    requests.onCompleted();
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (System.nanoTime() < end) {
-      Object e = events.poll(100, TimeUnit.MILLISECONDS);
-      if (e instanceof Ended ended && ended.stream() == id) return;
-    }
-  }
-
-  /**
-   * Stops acquiring, cancels running handlers and releases their leases; waits until done (at
-   * most the shutdown grace for handlers that ignore cancellation).
-   */
-  @Override
-  public void close() {
-    stopping.set(true);
-    acquireContext.cancel(null);
-    if (loop == null) {
-      shutdown();
-      return;
-    }
-    synchronized (done) {
-      while (!finished) {
-        try {
-          done.wait();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return;
-        }
-      }
-    }
-  }
-
-  private void acquireLoop() {
-    long backoff = 100;
-    while (!stopping.get()) {
-      try {
-        // Wait for a free slot (checking for close() now and then).
-        if (!slots.tryAcquire(100, TimeUnit.MILLISECONDS)) continue;
-        slots.release();
-      } catch (InterruptedException e) {
-        return;
-      }
-      int want = Math.max(1, maxLeases - running.get());
-      AcquireResponse response;
-      try {
-        response = stub.withDeadlineAfter(wait.toMillis() + 10_000, TimeUnit.MILLISECONDS)
-            .acquire(AcquireRequest.newBuilder().setQueue(queue).setWorkerId(workerId).setMaxLeases(want)
-                .setWait(Durations.of(wait)).build());
-      } catch (StatusRuntimeException e) {
-        if (stopping.get()) return;
-        long delay = pushbackMs(e, backoff);
-        LOG.log(Level.WARNING, "acquire failed: {0}; retrying in {1} ms", new Object[] {e.getStatus(), delay});
-        if (!sleep(delay)) return;
-        backoff = Math.min(backoff * 2, 5_000);
+    for (Lease lease : r.getLeasesList()) {
+      if (stopBegun) {
+        release(lease, m); // pushed before the server saw the stop: not run
         continue;
       }
-      backoff = 100;
-      for (Lease lease : response.getLeasesList()) {
-        slots.acquireUninterruptibly();
-        running.incrementAndGet();
-        Run run = new Run(lease);
-        held.put(new Key(lease.getName(), lease.getToken()), run);
-        run.future = handlers.submit(() -> runOne(run));
+      Run run = new Run(lease);
+      held.put(Key.of(lease), run);
+      run.future = handlers.submit(() -> {
+        Finished f = invoke(run);
+        if (onFinished != null && !f.stopped() && !run.cancellation.isCancelled()) {
+          try {
+            onFinished.accept(lease, f.failure());
+          } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "onFinished threw", e);
+          }
+        }
+        events.add(f);
+      });
+    }
+    send(m);
+  }
+
+  /** A handler that ended, into the next message: its completion (or, stopped, its release). */
+  private void finish(Finished f, SessionRequest.Builder m) {
+    Run run = f.run();
+    Lease lease = run.lease;
+    Key key = Key.of(lease);
+    if (held.remove(key) == null) return; // released already: the stop gave up on it
+    progress.remove(key);
+    if (!stopBegun) m.setCredit(m.getCredit() + 1);
+    if (f.stopped()) {
+      release(lease, m);
+    } else if (!run.cancellation.isCancelled()) {
+      SessionCompletion.Builder c = SessionCompletion.newBuilder().setName(lease.getName()).setToken(lease.getToken());
+      Failure failure = f.failure();
+      if (failure == null) {
+        c.setOutcome(Outcome.OUTCOME_SUCCESS);
+      } else {
+        c.setOutcome(failure.outcome()).setMessage(String.valueOf(failure.getMessage()))
+            .setErrorClass(failure.errorClass()).setHttpStatus(failure.httpStatus());
+        failure.retryAfter().ifPresent(d -> c.setRetryAfter(Durations.of(d)));
       }
+      SessionCompletion completion = c.build();
+      unanswered.put(key, completion);
+      m.addCompletions(completion);
     }
   }
 
-  private void runOne(Run run) {
-    Lease lease = run.lease;
-    try {
-      Failure failure = invoke(run);
-      if (run.cancellation.isCancelled()) {
-        return; // lost, or stopping: shutdown releases what is held
+  private void release(Lease lease, SessionRequest.Builder m) {
+    SessionRelease.Builder r = SessionRelease.newBuilder().setName(lease.getName()).setToken(lease.getToken());
+    if (releaseDelay != null) r.setDelay(Durations.of(releaseDelay));
+    releasing.put(Key.of(lease), r.build());
+    m.addReleases(r);
+  }
+
+  /** The stop: handlers that have not returned yet are cancelled (their leases released when they end). */
+  private void cancelRunning() {
+    for (Run run : held.values()) {
+      if (run.settled.compareAndSet(false, true)) {
+        run.stopped = true;
+        if (run.cancellation.cancel(Cancellation.Reason.SHUTDOWN)) {
+          Future<?> f = run.future;
+          if (f != null) f.cancel(true);
+        }
       }
-      held.remove(new Key(lease.getName(), lease.getToken()));
-      Thread.interrupted(); // a late interrupt must not abort the Complete
-      complete(lease, failure);
-    } finally {
-      running.decrementAndGet();
-      slots.release();
     }
   }
 
   /**
-   * Runs the handler inside the run's span (current while it runs); the failure its exception
-   * maps to, or null (success, or cancelled: the result no longer matters).
+   * The grace is over: stopped handlers still running are left behind and their leases released
+   * (one that returned before the stop is awaited: its end is on its way to be completed).
    */
-  private Failure invoke(Run run) {
+  private void releaseAbandoned() {
+    SessionRequest.Builder m = SessionRequest.newBuilder();
+    for (var it = held.values().iterator(); it.hasNext(); ) {
+      Run run = it.next();
+      if (!run.stopped) continue;
+      release(run.lease, m);
+      it.remove();
+    }
+    if (m.getReleasesCount() > 0) {
+      LOG.log(Level.WARNING, "{0} handlers still running after the shutdown grace; releasing their leases", m.getReleasesCount());
+    }
+    send(m);
+  }
+
+  /**
+   * Runs the handler inside the run's span (current while it runs), and settles the run: a handler
+   * that ended before the stop cancelled it is completed with the failure its exception maps to
+   * (null: success), whatever the stop does next.
+   */
+  private Finished invoke(Run run) {
     Lease lease = run.lease;
     Span span = Tracing.startRun(Tracing.tracer(openTelemetry), queue, lease);
     Throwable thrown = null;
@@ -478,127 +438,13 @@ public final class Worker implements AutoCloseable {
       handler.handle(lease, run.cancellation);
     } catch (Throwable t) {
       thrown = t;
-      failure = run.cancellation.isCancelled() ? null : Outcomes.classify(t);
-    } finally {
-      Tracing.end(span, run.cancellation.reason(), thrown,
-          failure == null ? Outcome.OUTCOME_SUCCESS : failure.outcome(), failure == null ? null : failure.getMessage());
+      failure = Outcomes.classify(t);
     }
-    return failure;
-  }
-
-  private void complete(Lease lease, Failure failure) {
-    // One request id for every attempt below: a retry of an applied Complete gets its answer.
-    CompleteRequest.Builder request = CompleteRequest.newBuilder().setRequestId(UUID.randomUUID().toString())
-        .setQueue(lease.getQueue()).setName(lease.getName()).setToken(lease.getToken())
-        .setOutcome(failure == null ? Outcome.OUTCOME_SUCCESS : failure.outcome());
-    if (failure != null) {
-      String message = String.valueOf(failure.getMessage());
-      request.setMessage(Failure.truncateUtf8(message, Failure.MAX_MESSAGE_BYTES));
-      failure.retryAfter().ifPresent(d -> request.setRetryAfter(Durations.of(d)));
-    }
-    for (int attempt = 0; ; attempt++) {
-      try {
-        stub.withDeadlineAfter(10, TimeUnit.SECONDS).complete(request.build());
-        return;
-      } catch (StatusRuntimeException e) {
-        if (e.getStatus().getCode() == Status.Code.UNAVAILABLE && attempt < 2) {
-          if (!sleep(pushbackMs(e, 200L * (attempt + 1)))) return;
-          continue;
-        }
-        LOG.log(Level.WARNING, "complete of {0} token {1} failed: {2}", new Object[] {lease.getName(), lease.getToken(), e.getStatus()});
-        return;
-      }
-    }
-  }
-
-  private void heartbeat() {
-    List<LeaseRef> refs = new ArrayList<>();
-    for (Run run : held.values()) {
-      refs.add(LeaseRef.newBuilder().setQueue(run.lease.getQueue()).setName(run.lease.getName()).setToken(run.lease.getToken())
-          .setProgress(takeProgress(run.lease)).build());
-    }
-    HeartbeatResponse response;
-    try {
-      response = stub.withDeadlineAfter(Math.max(5_000, heartbeatEvery.toMillis()), TimeUnit.MILLISECONDS)
-          .heartbeat(HeartbeatRequest.newBuilder().setWorkerId(workerId).addAllLeases(refs).build());
-    } catch (StatusRuntimeException e) {
-      if (!stopping.get()) LOG.log(Level.WARNING, "heartbeat failed: {0}", e.getStatus());
-      return;
-    }
-    Set<Key> cancelled = keys(response.getCancelledList());
-    for (LeaseRef lost : response.getLostList()) {
-      Key key = new Key(lost.getName(), lost.getToken());
-      Run run = held.remove(key);
-      if (run != null && run.cancellation.cancel(reason(cancelled, key))) {
-        LOG.log(Level.WARNING, "lease {0}/{1} token {2} lost; cancelling its handler",
-            new Object[] {lost.getQueue(), lost.getName(), lost.getToken()});
-        Future<?> f = run.future;
-        if (f != null) f.cancel(true);
-      }
-    }
-  }
-
-  private void shutdown() {
-    synchronized (done) {
-      if (finished) return;
-    }
-    stopping.set(true);
-    List<Run> runs = new ArrayList<>(held.values());
-    for (Run run : runs) {
-      run.cancellation.cancel(Cancellation.Reason.SHUTDOWN);
-      Future<?> f = run.future;
-      if (f != null) f.cancel(true);
-    }
-    handlers.shutdown();
-    try {
-      if (!handlers.awaitTermination(shutdownGrace.toMillis(), TimeUnit.MILLISECONDS)) {
-        LOG.warning("handlers still running after the shutdown grace; releasing their leases");
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    beats.shutdownNow();
-    for (Run run : new ArrayList<>(held.values())) {
-      held.remove(new Key(run.lease.getName(), run.lease.getToken()));
-      release(run.lease);
-    }
-    synchronized (done) {
-      finished = true;
-      done.notifyAll();
-    }
-  }
-
-  private void release(Lease lease) {
-    ReleaseRequest.Builder request = ReleaseRequest.newBuilder()
-        .setQueue(lease.getQueue()).setName(lease.getName()).setToken(lease.getToken());
-    if (releaseDelay != null) request.setDelay(Durations.of(releaseDelay));
-    try {
-      stub.withDeadlineAfter(5, TimeUnit.SECONDS).release(request.build());
-    } catch (StatusRuntimeException e) {
-      LOG.log(Level.WARNING, "release of {0} token {1} failed: {2}", new Object[] {lease.getName(), lease.getToken(), e.getStatus()});
-    }
-  }
-
-  private boolean sleep(long ms) {
-    try {
-      Thread.sleep(ms);
-      return !stopping.get();
-    } catch (InterruptedException e) {
-      return false;
-    }
-  }
-
-  static long pushbackMs(StatusRuntimeException e, long fallback) {
-    Metadata trailers = e.getTrailers();
-    String v = trailers == null ? null : trailers.get(PUSHBACK);
-    if (v != null) {
-      try {
-        return Math.max(0, Long.parseLong(v));
-      } catch (NumberFormatException ignored) {
-        // fall back
-      }
-    }
-    return fallback;
+    boolean stopped = !run.settled.compareAndSet(false, true);
+    Outcome outcome = failure == null ? Outcome.OUTCOME_SUCCESS
+        : failure.outcome() == Outcome.OUTCOME_UNSPECIFIED ? null : failure.outcome();
+    Tracing.end(span, run.cancellation.reason(), thrown, outcome, failure == null ? null : failure.getMessage());
+    return new Finished(run, failure, stopped);
   }
 
   /**
@@ -616,12 +462,11 @@ public final class Worker implements AutoCloseable {
     private final String queue;
     private final String workerId;
     private int maxLeases = 1;
-    private Duration wait = Duration.ofSeconds(30);
     private Duration heartbeatEvery = Duration.ofSeconds(3);
     private Duration releaseDelay;
     private Duration shutdownGrace = Duration.ofSeconds(10);
-    private boolean unary;
     private OpenTelemetry openTelemetry;
+    private BiConsumer<Lease, Failure> onFinished;
 
     private Builder(Channel channel, String queue, String workerId) {
       this.channel = Objects.requireNonNull(channel, "channel");
@@ -629,21 +474,15 @@ public final class Worker implements AutoCloseable {
       this.workerId = Objects.requireNonNull(workerId, "workerId");
     }
 
-    /** Leases asked for per Acquire, and the most handlers running at once (default 1). */
+    /** The most handlers running at once: the credit granted to the server (default 1). */
     public Builder maxLeases(int n) {
       this.maxLeases = n;
       return this;
     }
 
-    /** Long-poll wait of each Acquire (default 30 s). */
-    public Builder wait(Duration d) {
-      this.wait = d;
-      return this;
-    }
-
     /**
-     * How often held leases are extended (default 10 s); well under the agents' timeout. Also
-     * keeps the worker alive for Baton's orphan sweeper while it holds nothing.
+     * How often held leases are extended (default 3 s: three beats within the server's default
+     * orphan threshold); well under the agents' timeout.
      */
     public Builder heartbeatEvery(Duration d) {
       this.heartbeatEvery = d;
@@ -656,13 +495,10 @@ public final class Worker implements AutoCloseable {
       return this;
     }
 
-    /** Use Acquire, Heartbeat and Complete calls instead of a Session stream (default false). */
-    public Builder unary(boolean unary) {
-      this.unary = unary;
-      return this;
-    }
-
-    /** How long close() waits for cancelled handlers before releasing (default 10 s). */
+    /**
+     * How long close() waits for cancelled handlers before releasing their leases anyway, and
+     * then for Baton's answers (default 10 s each).
+     */
     public Builder shutdownGrace(Duration d) {
       this.shutdownGrace = d;
       return this;
@@ -674,6 +510,16 @@ public final class Worker implements AutoCloseable {
      */
     public Builder openTelemetry(OpenTelemetry openTelemetry) {
       this.openTelemetry = openTelemetry;
+      return this;
+    }
+
+    /**
+     * Called on the handler's thread when a handler has ended and its result is settled: it will
+     * be completed (failure null: success), whatever happens next, a stop included. Not called for
+     * a run that was cancelled (lease lost, CancelRun, stop).
+     */
+    public Builder onFinished(BiConsumer<Lease, Failure> onFinished) {
+      this.onFinished = onFinished;
       return this;
     }
 

@@ -127,7 +127,7 @@ class BatonClientTest {
     List<String> names = List.of("a0", "a1", "a2");
     register(client, queue, names);
     List<String> seen = Collections.synchronizedList(new ArrayList<>());
-    try (Worker w = Worker.builder(client, queue, unique("w")).maxLeases(2).wait(Duration.ofSeconds(1))
+    try (Worker w = Worker.builder(client, queue, unique("w")).maxLeases(2)
         .heartbeatEvery(Duration.ofMillis(200)).build((lease, c) -> seen.add(lease.getName())).start()) {
       eventually(30_000, "all succeeded", () -> Integer.valueOf(3).equals(baton.completed(queue).get("SUCCESS")));
     }

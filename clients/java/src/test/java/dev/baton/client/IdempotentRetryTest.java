@@ -1,17 +1,18 @@
 package dev.baton.client;
 
-import static dev.baton.client.BatonServer.eventually;
 import static dev.baton.client.BatonServer.unique;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Message;
-import dev.baton.v1.Agent;
 import dev.baton.v1.AgentServiceGrpc;
 import dev.baton.v1.ClaimServiceGrpc;
 import dev.baton.v1.ListAgentsRequest;
-import dev.baton.v1.RegisterRequest;
+import dev.baton.v1.OfferResponse;
+import dev.baton.v1.RegisterResponse;
+import dev.baton.v1.ScheduleResponse;
 import dev.baton.v1.ScheduleServiceGrpc;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -29,14 +30,12 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Return, Fail, the unary worker's Complete and the unary subscriber's Ack retry UNAVAILABLE with
- * one request id: the first attempt goes through on the server, its answer is then replaced by
+ * Return, Fail, Register, Schedule and Offer retry UNAVAILABLE with one request id: the first attempt goes through on the server, its answer is then replaced by
  * UNAVAILABLE (as when a connection drops after the call was applied), and the retry must get the
  * first call's answer back instead of LEASE_LOST.
  */
@@ -139,35 +138,35 @@ class IdempotentRetryTest {
   }
 
   @Test
-  void unaryCompleteRetriesWithOneRequestId() throws Exception {
-    DropFirstAnswer drop = new DropFirstAnswer(AgentServiceGrpc.getCompleteMethod());
+  void registerRetriesWithOneRequestId() throws Exception {
+    DropFirstAnswer drop = new DropFirstAnswer(AgentServiceGrpc.getRegisterMethod());
     String queue = unique("java-idem");
-    AgentServiceGrpc.AgentServiceBlockingStub agents = AgentServiceGrpc.newBlockingStub(baton.channel);
-    agents.register(RegisterRequest.newBuilder().setQueue(queue)
-        .addAgents(Agent.newBuilder().setName("a0").setTimeout(Durations.of(Duration.ofSeconds(30)))).build());
-    Channel channel = ClientInterceptors.intercept(baton.channel, drop);
-    AtomicInteger runs = new AtomicInteger();
-    try (Worker w = Worker.builder(channel, queue, unique("w")).unary(true).wait(Duration.ofSeconds(1))
-        .heartbeatEvery(Duration.ofMillis(200)).build((lease, c) -> runs.incrementAndGet()).start()) {
-      eventually(10_000, "the Complete retried", () -> drop.attempts.size() >= 2);
-    }
+    Producer producer = new Producer(ClientInterceptors.intercept(baton.channel, drop));
+    RegisterResponse r = producer.register(queue, Producer.oneShot("a0"), Producer.recurring("r0", Duration.ofHours(1)));
     drop.assertRetriedWithOneRequestId();
-    // Ran once and, without an interval, removed by the first Complete.
-    assertEquals(1, runs.get());
-    assertEquals(0, agents.listAgents(ListAgentsRequest.newBuilder().setQueue(queue).build()).getAgentsCount());
+    assertEquals(2, r.getCreated(), "the retry gets the first call's answer"); // a second Register would count 2 updated
+    AgentServiceGrpc.AgentServiceBlockingStub agents = AgentServiceGrpc.newBlockingStub(baton.channel);
+    assertEquals(2, agents.listAgents(ListAgentsRequest.newBuilder().setQueue(queue).build()).getAgentsCount());
   }
 
   @Test
-  void unaryAckRetriesWithOneRequestId() throws Exception {
-    DropFirstAnswer drop = new DropFirstAnswer(ScheduleServiceGrpc.getAckMethod());
+  void scheduleRetriesWithOneRequestId() throws Exception {
+    DropFirstAnswer drop = new DropFirstAnswer(ScheduleServiceGrpc.getScheduleMethod());
     String receiver = unique("java-idem");
-    new Scheduler(baton.channel).schedule(receiver, "now".getBytes(StandardCharsets.UTF_8));
-    Channel channel = ClientInterceptors.intercept(baton.channel, drop);
-    try (Subscriber sub = Subscriber.builder(channel, receiver, "c1").unary(true).build((m, c) -> {}).start()) {
-      eventually(10_000, "the Ack retried", () -> drop.attempts.size() >= 2);
-      drop.assertRetriedWithOneRequestId();
-      eventually(5_000, "acked once", () -> sub.acked() == 1);
-      assertEquals(0, sub.lateAcks()); // a LEASE_LOST retry would count a late ack instead
-    }
+    Producer producer = new Producer(ClientInterceptors.intercept(baton.channel, drop));
+    ScheduleResponse r = producer.schedule(receiver, "later".getBytes(StandardCharsets.UTF_8), Duration.ofHours(1), null);
+    drop.assertRetriedWithOneRequestId();
+    assertTrue(new Scheduler(baton.channel).cancel(receiver, r.getId()));
+    assertFalse(new Scheduler(baton.channel).cancel(receiver, r.getId()), "one message, not two");
+  }
+
+  @Test
+  void offerRetriesWithOneRequestId() throws Exception {
+    DropFirstAnswer drop = new DropFirstAnswer(ClaimServiceGrpc.getOfferMethod());
+    String pool = unique("java-idem");
+    OfferResponse r = new Producer(ClientInterceptors.intercept(baton.channel, drop)).offer(pool, "vm-1", "vm-2");
+    drop.assertRetriedWithOneRequestId();
+    assertEquals(0, r.getDuplicates(), "the retry gets the first call's answer, not two duplicates");
+    assertEquals(List.of(2L, 0L, 0L), ClaimerTest.counts(new Pool(baton.channel, pool).status()));
   }
 }

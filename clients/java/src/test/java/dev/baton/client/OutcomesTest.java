@@ -11,22 +11,11 @@ import java.net.ConnectException;
 import java.net.SocketTimeoutException;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 
-/** The documented error → outcome rule, without a server. */
+/** What a handler's exception tells Baton (which classifies it), without a server. */
 class OutcomesTest {
-  static final Map<Integer, Outcome> RULE = Map.of(
-      401, Outcome.OUTCOME_PERMANENT_FORBIDDEN,
-      403, Outcome.OUTCOME_PERMANENT_FORBIDDEN,
-      429, Outcome.OUTCOME_THROTTLED,
-      408, Outcome.OUTCOME_TRANSIENT,
-      500, Outcome.OUTCOME_SERVER_ERROR,
-      503, Outcome.OUTCOME_SERVER_ERROR,
-      400, Outcome.OUTCOME_UNKNOWN,
-      404, Outcome.OUTCOME_UNKNOWN);
-
   static final class StatusException extends RuntimeException implements HttpStatusCarrier {
     final int status;
     final long retryAfter;
@@ -47,7 +36,7 @@ class OutcomesTest {
   }
 
   /** Shaped like Retrofit's HttpException: an int code() and nothing else. */
-  static final class HttpException extends RuntimeException {
+  public static final class HttpException extends RuntimeException {
     private final int code;
 
     HttpException(int code) {
@@ -61,32 +50,37 @@ class OutcomesTest {
   }
 
   @Test
-  void httpStatusesMapByTheRule() {
-    RULE.forEach((status, outcome) -> {
-      assertEquals(outcome, Outcomes.forHttpStatus(status), "status " + status);
-      assertEquals(outcome, Failure.fromHttpStatus(status, "").outcome());
-      assertEquals(outcome, Outcomes.classify(new StatusException(status, -1)).outcome());
-      assertEquals(outcome, Outcomes.classify(new HttpException(status)).outcome(), "reflected " + status);
-      assertEquals(outcome, Outcomes.classify(new RuntimeException("wrapped", new HttpException(status))).outcome());
-    });
-    assertEquals(Duration.ofSeconds(120), Outcomes.classify(new StatusException(429, 120)).retryAfter().orElseThrow());
+  void theHttpStatusAnErrorCarriesIsSent() {
+    Failure f = Outcomes.classify(new StatusException(429, 120));
+    assertEquals(Outcome.OUTCOME_UNSPECIFIED, f.outcome());
+    assertEquals(429, f.httpStatus());
+    assertEquals(Duration.ofSeconds(120), f.retryAfter().orElseThrow());
+    assertEquals(503, Outcomes.classify(new HttpException(503)).httpStatus(), "reflected");
+    assertEquals(403, Outcomes.classify(new RuntimeException("wrapped", new HttpException(403))).httpStatus());
+    assertEquals(401, Failure.fromHttpStatus(401, "").httpStatus());
+    assertEquals(0, Outcomes.classify(new IllegalStateException("bad")).httpStatus());
   }
 
   @Test
-  void ioAndTimeoutsAreTransient() {
+  void theErrorClassIsIoTimeoutOrTheExceptionsName() {
     for (Throwable t : new Throwable[] {new IOException("io"), new ConnectException("refused"),
-        new SocketTimeoutException("slow"), new HttpTimeoutException("slow"), new TimeoutException(),
         new UncheckedIOException(new IOException("reset")), new IllegalStateException("wrapped", new ConnectException())}) {
-      assertEquals(Outcome.OUTCOME_TRANSIENT, Outcomes.classify(t).outcome(), t.toString());
+      assertEquals("io", Outcomes.classify(t).errorClass(), t.toString());
     }
+    for (Throwable t : new Throwable[] {new SocketTimeoutException("slow"), new HttpTimeoutException("slow"), new TimeoutException()}) {
+      assertEquals("timeout", Outcomes.classify(t).errorClass(), t.toString());
+    }
+    Failure bug = Outcomes.classify(new IllegalArgumentException("bad"));
+    assertEquals("IllegalArgumentException", bug.errorClass());
+    assertEquals("java.lang.IllegalArgumentException: bad", bug.getMessage());
   }
 
   @Test
-  void anythingElseIsUnknownAndAnExplicitFailureWins() throws Exception {
-    assertEquals(Outcome.OUTCOME_UNKNOWN, Outcomes.classify(new IllegalArgumentException("bad")).outcome());
+  void anExplicitFailureWins() {
     Failure explicit = new Failure(Outcome.OUTCOME_THROTTLED, "quota").withRetryAfter(Duration.ofMinutes(5));
     assertSame(explicit, Outcomes.classify(explicit));
     assertSame(explicit, Outcomes.classify(new RuntimeException(explicit)));
+    assertEquals(Outcome.OUTCOME_THROTTLED, explicit.outcome());
     assertThrows(IllegalArgumentException.class, () -> new Failure(Outcome.OUTCOME_SUCCESS, "no"));
   }
 }

@@ -148,15 +148,4 @@ class SessionTest {
       for (String n : all) assertTrue(runs.getOrDefault(n, 0) >= 1, n + " never ran");
     }
   }
-
-  @Test
-  void theUnaryLoopStillWorks() throws Exception {
-    String queue = unique("java-unary");
-    List<String> all = names("u", 20);
-    register(stub, queue, all, Duration.ofSeconds(30), Duration.ofHours(1));
-    try (Worker w = Worker.builder(baton.channel, queue, unique("w")).unary(true).maxLeases(4).wait(Duration.ofSeconds(1))
-        .build((lease, c) -> { }).start()) {
-      eventually(30_000, "all succeeded", () -> Integer.valueOf(20).equals(baton.completed(queue).get("SUCCESS")));
-    }
-  }
 }

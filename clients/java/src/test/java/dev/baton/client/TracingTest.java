@@ -47,8 +47,6 @@ import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * OpenTelemetry trace context from producer to worker and subscriber, against a live Baton: an
@@ -128,17 +126,15 @@ class TracingTest {
     return named(name).get(0);
   }
 
-  static Worker.Builder worker(String queue, boolean unary) {
-    return Worker.builder(client, queue, unique("w")).unary(unary).wait(Duration.ofSeconds(1))
-        .heartbeatEvery(Duration.ofMillis(200));
+  static Worker.Builder worker(String queue) {
+    return Worker.builder(client, queue, unique("w")).heartbeatEvery(Duration.ofMillis(200));
   }
 
   /** What the handler saw: the lease and the current span context while it ran. */
   record Seen(Lease lease, SpanContext current) {}
 
-  @ParameterizedTest(name = "unary={0}")
-  @ValueSource(booleans = {false, true})
-  void oneShotRunJoinsTheProducersTrace(boolean unary) throws Exception {
+  @Test
+  void oneShotRunJoinsTheProducersTrace() throws Exception {
     String queue = unique("java-otel-one");
     SpanContext producer = produce(() -> register(queue, agent("job")));
     // The SDK (1.68) marks its trace ids random (W3C Trace Context level 2): flags 03, not 01.
@@ -149,7 +145,7 @@ class TracingTest {
     assertEquals(expected, stored(queue, "job").getTraceparent());
 
     AtomicReference<Seen> seen = new AtomicReference<>();
-    try (Worker w = worker(queue, unary).build((lease, c) -> seen.set(new Seen(lease, Span.current().getSpanContext())))
+    try (Worker w = worker(queue).build((lease, c) -> seen.set(new Seen(lease, Span.current().getSpanContext())))
         .start()) {
       SpanData run = awaitSpan("process " + queue);
       eventually(10_000, "handled", () -> seen.get() != null);
@@ -176,9 +172,8 @@ class TracingTest {
     }
   }
 
-  @ParameterizedTest(name = "unary={0}")
-  @ValueSource(booleans = {false, true})
-  void recurringRunIsANewTraceLinkedToTheProducer(boolean unary) throws Exception {
+  @Test
+  void recurringRunIsANewTraceLinkedToTheProducer() throws Exception {
     String queue = unique("java-otel-every");
     SpanContext producer = produce(() -> register(queue, agent("tick").setInterval(Durations.of(Duration.ofHours(1)))));
     assertEquals(traceparent(producer), stored(queue, "tick").getTraceparent());
@@ -188,7 +183,7 @@ class TracingTest {
     Span outer = tracer.spanBuilder("outer").startSpan();
     Worker w;
     try (Scope ignored = outer.makeCurrent()) {
-      w = worker(queue, unary).build((lease, c) -> current.set(Span.current().getSpanContext()));
+      w = worker(queue).build((lease, c) -> current.set(Span.current().getSpanContext()));
     }
     Thread loop = new Thread(Context.current().with(outer).wrap(w::run), "worker-in-span");
     loop.start();
@@ -213,9 +208,8 @@ class TracingTest {
     }
   }
 
-  @ParameterizedTest(name = "unary={0}")
-  @ValueSource(booleans = {false, true})
-  void scheduledMessageJoinsTheProducersTrace(boolean unary) throws Exception {
+  @Test
+  void scheduledMessageJoinsTheProducersTrace() throws Exception {
     String receiver = unique("java-otel-rcv");
     Scheduler scheduler = new Scheduler(client);
     AtomicReference<String> id = new AtomicReference<>();
@@ -223,7 +217,7 @@ class TracingTest {
 
     AtomicReference<SubscribeResponse> message = new AtomicReference<>();
     AtomicReference<SpanContext> current = new AtomicReference<>();
-    try (Subscriber sub = Subscriber.builder(client, receiver, "c1").unary(unary).build((m, c) -> {
+    try (Subscriber sub = Subscriber.builder(client, receiver, "c1").build((m, c) -> {
       current.set(Span.current().getSpanContext());
       message.set(m);
     }).start()) {
@@ -251,7 +245,7 @@ class TracingTest {
     assertFalse(Span.current().getSpanContext().isValid());
     register(queue, agent("plain"));
     assertEquals("", stored(queue, "plain").getTraceparent());
-    try (Worker w = worker(queue, false).build((lease, c) -> { }).start()) {
+    try (Worker w = worker(queue).build((lease, c) -> { }).start()) {
       SpanData run = awaitSpan("process " + queue);
       assertFalse(run.getParentSpanContext().isValid(), "a root span");
       assertTrue(run.getLinks().isEmpty());
@@ -269,12 +263,11 @@ class TracingTest {
     assertEquals(mine, stored(queue, "mine").getTraceparent());
   }
 
-  @ParameterizedTest(name = "unary={0}")
-  @ValueSource(booleans = {false, true})
-  void aFailingHandlersSpanIsAnError(boolean unary) throws Exception {
+  @Test
+  void aFailingHandlersSpanIsAnError() throws Exception {
     String queue = unique("java-otel-fail");
     produce(() -> register(queue, agent("bad")));
-    try (Worker w = worker(queue, unary).build((lease, c) -> {
+    try (Worker w = worker(queue).build((lease, c) -> {
       throw new Failure(Outcome.OUTCOME_UNKNOWN, "boom");
     }).start()) {
       SpanData run = awaitSpan("process " + queue);
@@ -306,7 +299,7 @@ class TracingTest {
     try (SdkTracerProvider p = SdkTracerProvider.builder().addSpanProcessor(SimpleSpanProcessor.create(mine)).build()) {
       String queue = unique("java-otel-own");
       register(queue, agent("job"));
-      try (Worker w = worker(queue, false).openTelemetry(OpenTelemetrySdk.builder().setTracerProvider(p).build())
+      try (Worker w = worker(queue).openTelemetry(OpenTelemetrySdk.builder().setTracerProvider(p).build())
           .build((lease, c) -> { }).start()) {
         String name = "process " + queue;
         eventually(15_000, "span in the given SDK", () -> mine.getFinishedSpanItems().stream().anyMatch(s -> s.getName().equals(name)));

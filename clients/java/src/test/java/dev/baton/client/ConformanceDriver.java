@@ -1,0 +1,210 @@
+package dev.baton.client;
+
+import com.google.gson.Gson;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import dev.baton.v1.Agent;
+import dev.baton.v1.Lease;
+import dev.baton.v1.RegisterResponse;
+import io.grpc.StatusRuntimeException;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
+import io.opentelemetry.context.propagation.TextMapGetter;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * The conformance driver (clients/conformance/DRIVER.md): JSON commands on stdin, one per line,
+ * mapped onto the public helpers; JSON events on stdout. Connects to $BATON_TARGET.
+ */
+public final class ConformanceDriver {
+  private static final Gson GSON = new Gson();
+  private final BatonClient client = BatonClient.forTarget(System.getenv("BATON_TARGET")).build();
+  private final Producer producer = new Producer(client);
+  private final Map<String, Worker> workers = new ConcurrentHashMap<>();
+  private final Map<String, Leadership> leaders = new ConcurrentHashMap<>();
+  /** Held runs by worker id and agent name: counted down by finish / finish_all. */
+  private final Map<String, Map<String, CountDownLatch>> holds = new ConcurrentHashMap<>();
+
+  /** A handler error carrying an HTTP status the way HTTP client libraries' exceptions do. */
+  public static final class HttpStatusException extends RuntimeException {
+    private final int status;
+
+    HttpStatusException(int status, String message) {
+      super(message);
+      this.status = status;
+    }
+
+    public int getStatusCode() {
+      return status;
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    new ConformanceDriver().serve();
+  }
+
+  private static synchronized void emit(Object... keysAndValues) {
+    Map<String, Object> event = new LinkedHashMap<>();
+    for (int i = 0; i < keysAndValues.length; i += 2) event.put((String) keysAndValues[i], keysAndValues[i + 1]);
+    System.out.println(GSON.toJson(event));
+    System.out.flush();
+  }
+
+  private void serve() throws Exception {
+    emit("event", "ready");
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    for (String line; (line = in.readLine()) != null; ) {
+      if (line.isBlank()) continue;
+      String cmd = "?";
+      try {
+        JsonObject c = JsonParser.parseString(line).getAsJsonObject();
+        cmd = c.get("cmd").getAsString();
+        handle(cmd, c);
+      } catch (RuntimeException e) {
+        emit("event", "error", "cmd", cmd, "message", String.valueOf(e));
+      }
+    }
+    // EOF: everything stops gracefully.
+    List<Thread> stopping = new ArrayList<>();
+    workers.forEach((id, w) -> stopping.add(background(() -> stopWorker(id))));
+    leaders.forEach((id, l) -> stopping.add(background(() -> closeLeader(id))));
+    for (Thread t : stopping) t.join();
+    client.close();
+    System.exit(0);
+  }
+
+  private static Thread background(Runnable r) {
+    Thread t = new Thread(r);
+    t.start();
+    return t;
+  }
+
+  private void handle(String cmd, JsonObject c) {
+    String id = c.get("id").getAsString();
+    switch (cmd) {
+      case "register" -> background(() -> register(id, c, null));
+      case "traced_register" -> background(() -> register(id, c, c.get("traceparent").getAsString()));
+      case "worker" -> startWorker(id, c);
+      case "finish" -> Optional.ofNullable(holds.get(id)).map(h -> h.remove(c.get("name").getAsString()))
+          .ifPresent(CountDownLatch::countDown);
+      case "finish_all" -> Optional.ofNullable(holds.get(id)).ifPresent(h -> {
+        h.values().forEach(CountDownLatch::countDown);
+        h.clear();
+      });
+      case "stop" -> background(() -> stopWorker(id));
+      case "leader" -> startLeader(id, c);
+      case "close" -> background(() -> closeLeader(id));
+      case "claim" -> background(() -> claim(id, c));
+      default -> throw new IllegalArgumentException("unknown command " + cmd);
+    }
+  }
+
+  private void register(String id, JsonObject c, String traceparent) {
+    List<Agent> agents = new ArrayList<>();
+    for (JsonElement name : c.getAsJsonArray("names")) agents.add(Producer.oneShot(name.getAsString()).build());
+    String requestId = c.has("request_id") ? c.get("request_id").getAsString() : null;
+    Context context = traceparent == null ? Context.current()
+        : W3CTraceContextPropagator.getInstance().extract(Context.root(), traceparent, new TextMapGetter<String>() {
+          @Override public Iterable<String> keys(String carrier) { return List.of("traceparent"); }
+          @Override public String get(String carrier, String key) { return "traceparent".equals(key) ? carrier : null; }
+        });
+    try (Scope ignored = context.makeCurrent()) {
+      RegisterResponse r = producer.register(c.get("queue").getAsString(), agents, requestId);
+      emit("event", "registered", "id", id, "count", r.getCreated() + r.getUpdated());
+    } catch (StatusRuntimeException e) {
+      emit("event", "failed", "id", id, "code", e.getStatus().getCode().name());
+    }
+  }
+
+  private void startWorker(String id, JsonObject c) {
+    JsonObject h = c.getAsJsonObject("handler");
+    String mode = h.get("mode").getAsString();
+    Map<String, CountDownLatch> held = holds.computeIfAbsent(id, k -> new ConcurrentHashMap<>());
+    Worker.Builder b = Worker.builder(client, c.get("queue").getAsString(), c.get("worker_id").getAsString())
+        .onFinished((lease, failure) -> emit("event", "finished", "id", id, "name", lease.getName(), "token", lease.getToken()));
+    if (c.has("concurrency")) b.maxLeases(c.get("concurrency").getAsInt());
+    if (c.has("heartbeat_ms")) b.heartbeatEvery(Duration.ofMillis(c.get("heartbeat_ms").getAsLong()));
+    Worker w = b.build((lease, cancellation) -> {
+      emit("event", "started", "id", id, "name", lease.getName(), "token", lease.getToken());
+      switch (mode) {
+        case "succeed" -> { }
+        case "hold" -> {
+          CountDownLatch finish = held.computeIfAbsent(lease.getName(), k -> new CountDownLatch(1));
+          try {
+            finish.await();
+          } catch (InterruptedException e) {
+            held.remove(lease.getName(), finish);
+            cancelled(id, lease);
+            throw e;
+          }
+        }
+        case "fail" -> {
+          String message = h.has("message") ? h.get("message").getAsString() : "failed";
+          if (h.has("http_status")) throw new HttpStatusException(h.get("http_status").getAsInt(), message);
+          throw new IllegalStateException(message);
+        }
+        default -> throw new IllegalArgumentException("unknown handler mode " + mode);
+      }
+    });
+    workers.put(id, w);
+    w.start();
+  }
+
+  private static void cancelled(String id, Lease lease) {
+    emit("event", "cancelled", "id", id, "name", lease.getName(), "token", lease.getToken());
+  }
+
+  private void stopWorker(String id) {
+    Worker w = workers.remove(id);
+    if (w == null) return;
+    w.close();
+    emit("event", "stopped", "id", id);
+  }
+
+  private void startLeader(String id, JsonObject c) {
+    Leadership l = new Leadership(client, c.get("election").getAsString(), c.get("candidate_id").getAsString(),
+        Duration.ofMillis(c.get("ttl_ms").getAsLong()), new Leadership.Listener() {
+          @Override public void elected(long token) { emit("event", "elected", "id", id, "token", token); }
+          @Override public void lost(long token) { emit("event", "lost", "id", id, "token", token); }
+        });
+    leaders.put(id, l);
+    l.start();
+  }
+
+  private void closeLeader(String id) {
+    Leadership l = leaders.remove(id);
+    if (l == null) return;
+    l.close();
+    emit("event", "closed", "id", id);
+  }
+
+  private void claim(String id, JsonObject c) {
+    Claimer claimer = Claimer.builder(client, c.get("pool").getAsString(), "driver-" + id).build();
+    try {
+      Optional<Claim> claimed = claimer.claim(Duration.ofMillis(c.has("wait_ms") ? c.get("wait_ms").getAsLong() : 0));
+      if (claimed.isEmpty()) {
+        emit("event", "nothing", "id", id);
+        return;
+      }
+      Claim claim = claimed.get();
+      emit("event", "claimed", "id", id, "resource_id", claim.id(), "token", claim.token());
+      if (c.has("fail_with")) claim.fail(c.get("fail_with").getAsString());
+      else claim.returnResource(true);
+      emit("event", "ended", "id", id);
+    } catch (StatusRuntimeException | LineFullException e) {
+      emit("event", "error", "cmd", "claim", "message", String.valueOf(e));
+    }
+  }
+}
