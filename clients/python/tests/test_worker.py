@@ -220,7 +220,8 @@ async def test_errors_map_to_outcomes(baton_server, stub):
         await stop(worker, task)
 
 
-async def test_shutdown_releases_held_leases(baton_server, stub):
+@pytest.mark.parametrize("how", ["stop", "cancel"])
+async def test_shutdown_releases_held_leases(baton_server, stub, how):
     queue = unique("py-release")
     await register(stub, queue, ["held"], interval=3600.0)
     started, cancelled = asyncio.Event(), []
@@ -236,7 +237,12 @@ async def test_shutdown_releases_held_leases(baton_server, stub):
     worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, heartbeat_every=0.2)
     task = asyncio.create_task(worker.run())
     await asyncio.wait_for(started.wait(), 10)
-    await stop(worker, task)
+    if how == "stop":
+        await stop(worker, task)
+    else:  # cancelling run() stops the same way, then raises CancelledError
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 10)
     assert cancelled == ["held"]
     status = (await stub.GetAgent(agent_pb2.GetAgentRequest(queue=queue, name="held"))).agent
     assert status.state == agent_pb2.AGENT_STATE_WAITING and status.holder == ""

@@ -112,7 +112,7 @@ class Subscriber:
     - :meth:`stop`: stops reading at once; handlers already running get `shutdown_grace` seconds
       to finish (and are acked when they succeed; the stream is then half-closed and read to its
       end), then are cancelled (not acked: delivered again after the ack timeout). Cancelling
-      the run() task instead cancels them at once.
+      the run() task does the same without the grace.
     """
 
     target: ChannelLike
@@ -142,9 +142,20 @@ class Subscriber:
         await asyncio.wait_for(self._subscribed.wait(), timeout)
 
     async def run(self) -> None:
-        """Receives and handles deliveries until :meth:`stop` (or until this task is cancelled)."""
+        """Receives and handles deliveries until :meth:`stop`. Cancelling this task stops the
+        same way but without the grace (then raises CancelledError)."""
         if not callable(self.handler):
             raise TypeError("handler must be a coroutine function (or a function) taking a message")
+        work = asyncio.ensure_future(self._work())
+        try:
+            await asyncio.shield(work)
+        except asyncio.CancelledError:
+            self.shutdown_grace = 0
+            self.stop()
+            await work
+            raise
+
+    async def _work(self) -> None:
         channel, owned = channel_for(self.target)
         stub = schedule_pb2_grpc.ScheduleServiceStub(channel)
         slots = asyncio.Semaphore(max(1, self.max_in_flight))

@@ -66,7 +66,7 @@ class Worker:
     release_delay: Optional[Seconds] = None
     _held: Dict[Key, _Run] = field(default_factory=dict, init=False, repr=False)
     _progress: Dict[Key, str] = field(default_factory=dict, init=False, repr=False)
-    _stopping: Optional[asyncio.Event] = field(default=None, init=False, repr=False)
+    _stopping: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)
 
     def report_progress(self, lease: agent_pb2.Lease, value: str) -> None:
         """Reports `value` (a small text, at most 256 bytes) for the run of `lease`: sent with the
@@ -75,14 +75,24 @@ class Worker:
 
     def stop(self) -> None:
         """Asks `run()` to stop gracefully (see the module doc)."""
-        if self._stopping is not None:
-            self._stopping.set()
+        self._stopping.set()
 
     async def run(self) -> None:
-        """Runs until :meth:`stop` (or until this task is cancelled)."""
+        """Runs until :meth:`stop`. Cancelling this task stops the same way (then raises
+        CancelledError); a stop before run() makes it return at once."""
         if not callable(self.handler):
             raise TypeError("handler must be a coroutine function (or a function) taking a Lease")
-        stopping = self._stopping = asyncio.Event()
+        work = asyncio.ensure_future(self._work())
+        try:
+            await asyncio.shield(work)
+        except asyncio.CancelledError:
+            self.stop()
+            await work
+            raise
+
+    async def _work(self) -> None:
+        if self._stopping.is_set():
+            return
         channel, owned = channel_for(self.target)
         stub = agent_pb2_grpc.AgentServiceStub(channel)
         done: asyncio.Queue = asyncio.Queue()
@@ -95,14 +105,14 @@ class Worker:
                 if session.closed or last:
                     break
                 # Stopped between streams: one more, only to complete and release.
-                last = stopping.is_set()
+                last = self._stopping.is_set()
                 attempt = 0 if served else attempt + 1
-                await sleep_unless(stopping, backoff(attempt, error))
+                await sleep_unless(self._stopping, backoff(attempt, error))
         finally:
-            for run in self._held.values():
-                if run.task is not None:
-                    run.task.cancel()
-            await asyncio.gather(*(r.task for r in self._held.values() if r.task), return_exceptions=True)
+            tasks = [r.task for r in self._held.values() if r.task is not None]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             if owned:
                 await channel.close()
 
@@ -156,7 +166,6 @@ class _Session:
         answered anything, and the error that ended it."""
         w = self.w
         stopping = w._stopping
-        assert stopping is not None
         first = agent_pb2.SessionRequest(open=agent_pb2.SessionOpen(queue=w.queue, worker_id=w.worker_id))
         if not stopping.is_set():
             first.credit = max(0, max(1, w.max_leases) - len(w._held))
@@ -200,7 +209,7 @@ class _Session:
                         run.lost = True
                         run.task.cancel()
                 for lease in response.leases:
-                    if w._stopping is not None and w._stopping.is_set():
+                    if w._stopping.is_set():
                         self.unstarted.append(lease)
                         continue
                     run = w._held[(lease.name, lease.token)] = _Run(lease)
@@ -250,7 +259,6 @@ class _Session:
         goes in one message) and heartbeats, until the stream ends or the worker stops."""
         w = self.w
         stopping = w._stopping
-        assert stopping is not None
         every = max(0.01, seconds(w.heartbeat_every) or 3.0)
         beat = time.monotonic() + every
         stop = asyncio.ensure_future(stopping.wait())
