@@ -19,8 +19,8 @@ import (
 
 // MessageHandler handles one delivery. Returning nil acks it; an error leaves it unacked, so
 // Baton delivers it again after its ack timeout. ctx is cancelled (cause ErrShutdown) when the
-// subscriber stops and the shutdown grace is over.
-// ctx carries the OpenTelemetry span of the delivery ("process <receiver>").
+// subscriber stops and the shutdown grace is over; it carries the OpenTelemetry span of the
+// delivery ("process <receiver>").
 type MessageHandler func(ctx context.Context, msg *batonv1.SubscribeResponse) error
 
 // Subscriber subscribes to one receiver as one consumer and runs a handler per delivery, at most
@@ -92,19 +92,17 @@ func (s *Subscriber) logger() *slog.Logger {
 // handler that finished since the last message go back in one. Acks a broken stream did not
 // answer go again on the next (their tokens fence a repeat), or by AckBatch when stopping.
 func (s *Subscriber) Run(ctx context.Context, handler MessageHandler) error {
-	slots := make(chan struct{}, max(1, s.MaxInFlight))
-	hctx, hcancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	defer hcancel(nil)
-	var running sync.WaitGroup
-	st := &receiveState{unanswered: map[ackKey]bool{}}
-	// Each handler sends at most one ack before it frees its slot: never blocks.
-	acks := make(chan ackKey, cap(slots))
+	slots := max(1, s.MaxInFlight)
+	r := &receiving{s: s, handler: handler, slots: make(chan struct{}, slots), unanswered: map[ackKey]bool{},
+		acks: make(chan ackKey, slots)} // a handler sends at most one ack before it frees its slot
+	r.hctx, r.hcancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	defer r.hcancel(nil)
 	var b backoff
 	for first := true; ctx.Err() == nil; first = false {
 		if !first {
 			s.reconnects.Add(1)
 		}
-		served, err := s.oneReceive(ctx, handler, slots, hctx, hcancel, &running, st, acks)
+		served, err := r.stream(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -114,7 +112,7 @@ func (s *Subscriber) Run(ctx context.Context, handler MessageHandler) error {
 		delay := b.next(err)
 		switch {
 		case status.Code(err) == codes.InvalidArgument:
-			s.awaitHandlers(&running, hcancel, acks, func(ackKey) {})
+			r.await(func(ackKey) {})
 			return err
 		case err == nil:
 			s.logger().Info("baton: receive stream ended (server shutdown); opening another", "receiver", s.Receiver)
@@ -124,43 +122,190 @@ func (s *Subscriber) Run(ctx context.Context, handler MessageHandler) error {
 		sleepCtx(ctx, delay)
 	}
 	// Stopped between two streams: handlers of the last one may still run, and acks may be
-	// unanswered (sent on a stream that broke: maybe applied). They go by AckBatch.
-	for k := range st.unanswered {
-		st.unanswered[k] = true
+	// unanswered (sent on a stream that broke: maybe applied). They go by one AckBatch.
+	for k := range r.unanswered {
+		r.unanswered[k] = true
 	}
-	s.awaitHandlers(&running, hcancel, acks, func(k ackKey) { st.unanswered[k] = false })
-	for more := true; more; {
-		select {
-		case k := <-acks:
-			st.unanswered[k] = false
-		default:
-			more = false
+	r.await(func(k ackKey) { r.unanswered[k] = false })
+	var batch []*batonv1.AckRequest
+	for k := range r.unanswered {
+		batch = append(batch, &batonv1.AckRequest{Receiver: s.Receiver, Id: k.id, Token: k.token})
+	}
+	if len(batch) > 0 {
+		actx, cancel := context.WithTimeout(context.Background(), s.grace())
+		defer cancel()
+		resp, err := s.Client.AckBatch(actx, &batonv1.AckBatchRequest{Acks: batch})
+		if err != nil {
+			s.logger().Warn("baton: acks not sent; those messages come again after their ack timeout", "receiver", s.Receiver, "count", len(batch), "err", err)
 		}
+		answers := &batonv1.ReceiveResponse{}
+		for i, res := range resp.GetResults() {
+			ack := &batonv1.ReceiveAck{Id: batch[i].GetId(), Token: batch[i].GetToken()}
+			if res.GetLeaseLost() {
+				answers.Lost = append(answers.Lost, ack)
+			} else {
+				answers.Acked = append(answers.Acked, ack)
+			}
+		}
+		r.answer(ctx, answers)
 	}
-	s.ackLeft(st)
 	return nil
 }
 
-// awaitHandlers waits for running handlers to finish, ShutdownGrace at most; then cancels
-// their context (cause ErrShutdown) and waits as long again before abandoning them. Meanwhile
-// it passes what arrives on acks (if any) to forward.
-func (s *Subscriber) awaitHandlers(running *sync.WaitGroup, hcancel context.CancelCauseFunc, acks <-chan ackKey, forward func(ackKey)) {
+// ackKey names one delivery.
+type ackKey struct {
+	id    string
+	token uint64
+}
+
+// receiving is what Run keeps across the streams it opens.
+type receiving struct {
+	s          *Subscriber
+	handler    MessageHandler
+	slots      chan struct{} // one per running handler
+	running    sync.WaitGroup
+	hctx       context.Context // the handlers' context, cancelled after the shutdown grace
+	hcancel    context.CancelCauseFunc
+	acks       chan ackKey     // handlers that succeeded
+	unanswered map[ackKey]bool // acks sent, not yet answered; true: sent again on a newer stream,
+	// so a "lost" answer may only mean an earlier stream applied it
+}
+
+// stream opens one Receive stream and works on it until it breaks or ends (err nil: the server
+// ended it) or ctx is done (then it stops the subscriber: handlers finish, acks are sent and
+// answered, the stream is half-closed). served: the server answered at least once.
+func (r *receiving) stream(ctx context.Context) (served bool, err error) {
+	s := r.s
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stream, err := s.Client.Receive(sctx)
+	if err != nil {
+		return false, err
+	}
+	first := &batonv1.ReceiveRequest{Open: &batonv1.SubscribeRequest{
+		Receiver: s.Receiver, ConsumerId: s.ConsumerID, MaxInFlight: uint32(cap(r.slots)),
+	}}
+	for k := range r.unanswered {
+		r.unanswered[k] = true
+		first.Acks = append(first.Acks, &batonv1.ReceiveAck{Id: k.id, Token: k.token})
+	}
+	if err := stream.Send(first); err != nil && err != io.EOF {
+		return false, err
+	}
+	responses := pump(sctx, stream.Recv)
+	// send puts k and every other ack ready now in one message; a failed Send means the stream
+	// broke: Recv says why, and the acks go again on the next stream.
+	send := func(k ackKey) {
+		m := &batonv1.ReceiveRequest{}
+		for more := true; more; {
+			r.unanswered[k] = false
+			m.Acks = append(m.Acks, &batonv1.ReceiveAck{Id: k.id, Token: k.token})
+			select {
+			case k = <-r.acks:
+			default:
+				more = false
+			}
+		}
+		_ = stream.Send(m)
+	}
+	for {
+		select {
+		case got := <-responses:
+			if got.err == io.EOF {
+				return served, nil
+			} else if got.err != nil {
+				return served, got.err
+			}
+			served = true
+			r.answer(ctx, got.resp)
+		case k := <-r.acks:
+			send(k)
+		case <-ctx.Done():
+			r.await(send)
+			if len(r.acks) > 0 {
+				send(<-r.acks)
+			}
+			_ = stream.CloseSend()
+			// Let the server answer what it was sent, then end (bounded: it may be gone).
+			deadline := time.After(s.grace())
+			for {
+				select {
+				case got := <-responses:
+					if got.err != nil {
+						return served, nil
+					}
+					r.answer(ctx, got.resp)
+				case <-deadline:
+					return served, nil
+				}
+			}
+		}
+	}
+}
+
+// answer applies one server message: messages to handle (none once ctx is done: they come
+// again after their ack timeout), and the answers to acks: applied (counted in Acked), or
+// refused because the message was delivered again (counted in LateAcks, unless it was an ack
+// sent again on a new stream, which an earlier stream may have applied).
+func (r *receiving) answer(ctx context.Context, resp *batonv1.ReceiveResponse) {
+	s := r.s
+	for _, a := range resp.GetAcked() {
+		k := ackKey{a.GetId(), a.GetToken()}
+		if _, ok := r.unanswered[k]; ok {
+			delete(r.unanswered, k)
+			s.acked.Add(1)
+		}
+	}
+	for _, a := range resp.GetLost() {
+		k := ackKey{a.GetId(), a.GetToken()}
+		resent, ok := r.unanswered[k]
+		delete(r.unanswered, k)
+		if ok && !resent {
+			s.lateAck(a.GetId(), a.GetToken())
+		}
+	}
+	for _, msg := range resp.GetMessages() {
+		// A free place first (the server keeps to MaxInFlight, but a redelivery to this
+		// consumer can come while a slow handler still holds its message).
+		select {
+		case r.slots <- struct{}{}:
+		case <-ctx.Done():
+			continue
+		}
+		r.running.Add(1)
+		go func() {
+			defer r.running.Done()
+			defer func() { <-r.slots }()
+			if s.handled(r.hctx, r.handler, msg) {
+				r.acks <- ackKey{msg.GetId(), msg.GetToken()}
+			}
+		}()
+	}
+}
+
+// await waits for running handlers to finish, ShutdownGrace at most; then cancels their
+// context (cause ErrShutdown) and waits as long again before abandoning them. Meanwhile it
+// passes their acks to forward.
+func (r *receiving) await(forward func(ackKey)) {
 	done := make(chan struct{})
-	go func() { running.Wait(); close(done) }()
-	grace := s.grace()
+	go func() { r.running.Wait(); close(done) }()
+	grace := r.s.grace()
 	timeout, cancelled := time.After(grace), false
 	for {
 		select {
 		case <-done:
+			for len(r.acks) > 0 {
+				forward(<-r.acks)
+			}
 			return
-		case k := <-acks:
+		case k := <-r.acks:
 			forward(k)
 		case <-timeout:
 			if cancelled {
-				s.logger().Warn("baton: handlers still running after twice the shutdown grace; abandoning them")
+				r.s.logger().Warn("baton: handlers still running after twice the shutdown grace; abandoning them")
 				return
 			}
-			hcancel(ErrShutdown)
+			r.hcancel(ErrShutdown)
 			timeout, cancelled = time.After(grace), true
 		}
 	}
@@ -202,174 +347,6 @@ func callMessageHandler(ctx context.Context, handler MessageHandler, msg *batonv
 		}
 	}()
 	return handler(ctx, msg)
-}
-
-// The receive loop: Subscriber's hot path on one ScheduleService.Receive stream (see the
-// comments of Receive in proto/baton/v1/schedule.proto). The server pushes due messages, never
-// more than MaxInFlight unacked; every message the subscriber sends carries the acks of
-// whatever handlers finished since the last one. A broken stream is opened again with backoff;
-// acks it did not answer go again on the next one (tokens fence a repeat).
-
-// ackKey names one delivery.
-type ackKey struct {
-	id    string
-	token uint64
-}
-
-// receiveState is what the loop keeps across the streams it opens: acks sent and not yet
-// answered (true: sent again on a newer stream, so a "lost" answer may only mean an earlier
-// stream applied it).
-type receiveState struct {
-	unanswered map[ackKey]bool
-}
-
-// ackLeft sends the acks no stream answered by AckBatch calls (bounded in time: the
-// subscriber is stopping).
-func (s *Subscriber) ackLeft(st *receiveState) {
-	var batch []*batonv1.AckRequest
-	for k := range st.unanswered {
-		batch = append(batch, &batonv1.AckRequest{Receiver: s.Receiver, Id: k.id, Token: k.token})
-	}
-	if len(batch) > 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), s.grace())
-		resp, err := s.Client.AckBatch(ctx, &batonv1.AckBatchRequest{Acks: batch})
-		cancel()
-		if err != nil {
-			s.logger().Warn("baton: acks not sent; those messages come again after their ack timeout", "receiver", s.Receiver, "count", len(batch), "err", err)
-			return
-		}
-		for i, r := range resp.GetResults() {
-			k := ackKey{batch[i].GetId(), batch[i].GetToken()}
-			resent := st.unanswered[k]
-			delete(st.unanswered, k)
-			switch {
-			case !r.GetLeaseLost():
-				s.acked.Add(1)
-			case !resent:
-				s.lateAck(k.id, k.token)
-			}
-		}
-	}
-}
-
-// oneReceive opens one stream and works on it until it breaks or ends (err nil: the server
-// ended it) or ctx is done (then it stops the subscriber: handlers finish, acks are sent and
-// answered, the stream is half-closed). served: the server answered at least once.
-func (s *Subscriber) oneReceive(ctx context.Context, handler MessageHandler, slots chan struct{}, hctx context.Context,
-	hcancel context.CancelCauseFunc, running *sync.WaitGroup, st *receiveState, acks chan ackKey) (served bool, err error) {
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	stream, err := s.Client.Receive(sctx)
-	if err != nil {
-		return false, err
-	}
-	first := &batonv1.ReceiveRequest{Open: &batonv1.SubscribeRequest{
-		Receiver: s.Receiver, ConsumerId: s.ConsumerID, MaxInFlight: uint32(cap(slots)),
-	}}
-	for k := range st.unanswered {
-		st.unanswered[k] = true
-		first.Acks = append(first.Acks, &batonv1.ReceiveAck{Id: k.id, Token: k.token})
-	}
-	if err := stream.Send(first); err != nil && err != io.EOF {
-		return false, err
-	}
-	responses := pump(sctx, stream.Recv)
-	// send puts k and every other ack ready now in one message.
-	send := func(k ackKey) error {
-		m := &batonv1.ReceiveRequest{}
-	collect:
-		for {
-			st.unanswered[k] = false
-			m.Acks = append(m.Acks, &batonv1.ReceiveAck{Id: k.id, Token: k.token})
-			select {
-			case k = <-acks:
-			default:
-				break collect
-			}
-		}
-		return stream.Send(m)
-	}
-	for {
-		select {
-		case got := <-responses:
-			if got.err != nil {
-				if got.err == io.EOF {
-					return served, nil
-				}
-				return served, got.err
-			}
-			served = true
-			s.answered(got.resp, st)
-			for _, msg := range got.resp.GetMessages() {
-				// A free place first (the server keeps to MaxInFlight, but a redelivery to this
-				// consumer can come while a slow handler still holds its message).
-				select {
-				case slots <- struct{}{}:
-				case <-ctx.Done():
-					// Not handled: it comes again after its ack timeout.
-					continue
-				}
-				running.Add(1)
-				go func() {
-					defer running.Done()
-					defer func() { <-slots }()
-					if s.handled(hctx, handler, msg) {
-						acks <- ackKey{msg.GetId(), msg.GetToken()}
-					}
-				}()
-			}
-		case k := <-acks:
-			if err := send(k); err != nil {
-				// The stream broke: Recv says why; the acks go again on the next stream.
-				continue
-			}
-		case <-ctx.Done():
-			s.awaitHandlers(running, hcancel, acks, func(k ackKey) { _ = send(k) })
-			for more := true; more; {
-				select {
-				case k := <-acks:
-					_ = send(k)
-				default:
-					more = false
-				}
-			}
-			_ = stream.CloseSend()
-			// Let the server answer what it was sent, then end (bounded: it may be gone).
-			deadline := time.After(s.grace())
-			for {
-				select {
-				case got := <-responses:
-					if got.err != nil {
-						return served, nil
-					}
-					s.answered(got.resp, st)
-				case <-deadline:
-					return served, nil
-				}
-			}
-		}
-	}
-}
-
-// answered applies the server's answers to acks: applied (counted in Acked), or refused
-// because the message was delivered again (counted in LateAcks, unless it was an ack sent
-// again on a new stream, which an earlier stream may have applied).
-func (s *Subscriber) answered(resp *batonv1.ReceiveResponse, st *receiveState) {
-	for _, a := range resp.GetAcked() {
-		k := ackKey{a.GetId(), a.GetToken()}
-		if _, ok := st.unanswered[k]; ok {
-			delete(st.unanswered, k)
-			s.acked.Add(1)
-		}
-	}
-	for _, a := range resp.GetLost() {
-		k := ackKey{a.GetId(), a.GetToken()}
-		resent, ok := st.unanswered[k]
-		delete(st.unanswered, k)
-		if ok && !resent {
-			s.lateAck(a.GetId(), a.GetToken())
-		}
-	}
 }
 
 func (s *Subscriber) grace() time.Duration {
