@@ -249,7 +249,9 @@ func (s *session) close(stream batonv1.AgentService_SessionClient, responses <-c
 		}
 	}()
 	if len(s.done) > 0 && stream != nil {
-		_ = stream.Send(s.finished(<-s.done))
+		m := s.finished(<-s.done)
+		m.Credit = 0 // no more leases: the worker is stopping
+		_ = stream.Send(m)
 	}
 	m := &batonv1.SessionRequest{}
 	for _, k := range s.cancelAndAwait(func(r *run) { s.finish(r, m) }) {
