@@ -44,6 +44,27 @@ def channel_for(target: ChannelLike) -> Tuple[grpc.aio.Channel, bool]:
     return target, False
 
 
+H = TypeVar("H", bound="Helper")
+
+
+class Helper:
+    """The channel of a helper made from a target (see :func:`channel_for`); :meth:`close` (or
+    leaving ``async with``) closes it only if the helper opened it."""
+
+    def __init__(self, target: ChannelLike) -> None:
+        self._channel, self._owned = channel_for(target)
+
+    async def close(self) -> None:
+        if self._owned:
+            await self._channel.close()
+
+    async def __aenter__(self: H) -> H:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+
 def is_lease_lost(error: grpc.aio.AioRpcError) -> bool:
     """Whether Baton refused a stale token (FAILED_PRECONDITION, ErrorInfo reason LEASE_LOST):
     the lease or term is gone and the work must stop. Baton uses FAILED_PRECONDITION for

@@ -27,7 +27,7 @@ from typing import AsyncIterator, Dict, Iterable, Mapping, Optional, Tuple, Unio
 
 import grpc
 
-from baton._rpc import ChannelLike, Seconds, channel_for, duration, idempotent, is_lease_lost, pushback_seconds, seconds
+from baton._rpc import ChannelLike, Helper, Seconds, duration, idempotent, is_lease_lost, pushback_seconds, seconds
 from baton.v1 import claim_pb2, claim_pb2_grpc
 
 log = logging.getLogger("baton.claim")
@@ -98,7 +98,7 @@ class Claim:
                                                                 error=describe_error(error)))
 
 
-class Claimer:
+class Claimer(Helper):
     """Claims resources of one pool for one claimer id.
 
     `wait` is the default long-poll wait of a claim (seconds; 0 answers at once), `attributes`
@@ -117,7 +117,7 @@ class Claimer:
         self.claimer_id = claimer_id
         self.wait = max(0.0, seconds(wait) or 0.0)
         self.attributes = dict(attributes or {})
-        self._channel, self._owned = channel_for(target)
+        super().__init__(target)
         self._stub = claim_pb2_grpc.ClaimServiceStub(self._channel)
 
     async def claim(self, *, wait: Optional[Seconds] = None, attributes: Optional[Mapping[str, str]] = None) -> Optional[Claim]:
@@ -184,26 +184,16 @@ class Claimer:
             log.warning("%s of %s/%s token %d failed: %s %s", what, self.pool, claim.id, claim.token,
                         e.code().name, e.details())
 
-    async def close(self) -> None:
-        if self._owned:
-            await self._channel.close()
-
-    async def __aenter__(self) -> "Claimer":
-        return self
-
-    async def __aexit__(self, *exc) -> None:
-        await self.close()
-
 
 ResourceLike = Union[str, Tuple[str, Mapping[str, str]], claim_pb2.Resource]
 
 
-class Pool:
+class Pool(Helper):
     """The pool manager's side of a pool: offer resources, read the pool's counts."""
 
     def __init__(self, target: ChannelLike, pool: str) -> None:
         self.pool = pool
-        self._channel, self._owned = channel_for(target)
+        super().__init__(target)
         self._stub = claim_pb2_grpc.ClaimServiceStub(self._channel)
 
     async def offer(self, resources: Iterable[ResourceLike]) -> claim_pb2.OfferResponse:
@@ -224,13 +214,3 @@ class Pool:
     async def status(self) -> claim_pb2.PoolStatus:
         """The pool's counts (idle, claimed, waiting_claims, dead_lettered …)."""
         return (await self._stub.GetPool(claim_pb2.GetPoolRequest(pool=self.pool), timeout=10.0)).status
-
-    async def close(self) -> None:
-        if self._owned:
-            await self._channel.close()
-
-    async def __aenter__(self) -> "Pool":
-        return self
-
-    async def __aexit__(self, *exc) -> None:
-        await self.close()

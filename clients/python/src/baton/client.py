@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Optional, Sequence, Tuple, TypeVar
 
 import grpc
 
@@ -241,7 +241,7 @@ class Client:
                                                           interceptors=self._interceptors)
         return self._channel
 
-    def stub(self, stub_class: "type[Stub]") -> Stub:
+    def stub(self, stub_class: Callable[[grpc.aio.Channel], Stub]) -> Stub:
         """A generated stub over the shared channel, e.g. ``client.stub(agent_pb2_grpc.AgentServiceStub)``."""
         return stub_class(self.channel)
 

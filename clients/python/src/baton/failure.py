@@ -20,7 +20,7 @@ class Failure(Exception):
     or with an HTTP status for Baton to classify (:meth:`from_http_status`). Any other exception
     becomes :meth:`of` it."""
 
-    def __init__(self, outcome: int = Outcome.OUTCOME_UNSPECIFIED, message: str = "",
+    def __init__(self, outcome: "agent_pb2.Outcome" = Outcome.OUTCOME_UNSPECIFIED, message: str = "",
                  retry_after: Optional[Seconds] = None, *, http_status: int = 0, error_class: str = ""):
         super().__init__(message)
         if outcome == Outcome.OUTCOME_SUCCESS:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Optional, Union
 
-from baton._rpc import ChannelLike, Seconds, channel_for, duration, idempotent
+from baton._rpc import ChannelLike, Helper, Seconds, duration, idempotent
 from baton.claim import Pool, ResourceLike
 from baton.schedule import Scheduler
 from baton.v1 import agent_pb2, agent_pb2_grpc, claim_pb2
@@ -51,11 +51,11 @@ def agent(
     return a
 
 
-class Producer:
+class Producer(Helper):
     """Registers agents, schedules messages and offers resources (see the module doc)."""
 
     def __init__(self, target: ChannelLike) -> None:
-        self._channel, self._owned = channel_for(target)
+        super().__init__(target)
         self._agents = agent_pb2_grpc.AgentServiceStub(self._channel)
         self._scheduler = Scheduler(self._channel)
 
@@ -81,13 +81,3 @@ class Producer:
         """:meth:`baton.Pool.offer`: makes resources of `pool` idle (ids, (id, attributes) pairs or
         Resources)."""
         return await Pool(self._channel, pool).offer(resources)
-
-    async def close(self) -> None:
-        if self._owned:
-            await self._channel.close()
-
-    async def __aenter__(self) -> "Producer":
-        return self
-
-    async def __aexit__(self, *exc) -> None:
-        await self.close()

@@ -26,7 +26,7 @@ from typing import Awaitable, Callable, Dict, Optional, Tuple, Union
 import grpc
 
 from baton import tracing
-from baton._rpc import ChannelLike, Seconds, backoff, channel_for, duration, idempotent, seconds, sleep_unless
+from baton._rpc import ChannelLike, Helper, Seconds, backoff, channel_for, duration, idempotent, seconds, sleep_unless
 from baton.v1 import schedule_pb2, schedule_pb2_grpc
 
 log = logging.getLogger("baton.schedule")
@@ -37,11 +37,11 @@ FailureCallback = Callable[[schedule_pb2.SubscribeResponse, BaseException], Unio
 Key = Tuple[str, int]
 
 
-class Scheduler:
+class Scheduler(Helper):
     """Schedules and cancels messages."""
 
     def __init__(self, target: ChannelLike) -> None:
-        self._channel, self._owned = channel_for(target)
+        super().__init__(target)
         self._stub = schedule_pb2_grpc.ScheduleServiceStub(self._channel)
 
     async def schedule(
@@ -81,16 +81,6 @@ class Scheduler:
             if e.code() == grpc.StatusCode.NOT_FOUND:
                 return False
             raise
-
-    async def close(self) -> None:
-        if self._owned:
-            await self._channel.close()
-
-    async def __aenter__(self) -> "Scheduler":
-        return self
-
-    async def __aexit__(self, *exc) -> None:
-        await self.close()
 
 
 @dataclass
