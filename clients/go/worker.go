@@ -16,6 +16,8 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	batonv1 "github.com/baton-project/baton/clients/go/gen/baton/v1"
@@ -139,7 +141,8 @@ func (w *Worker) logger() *slog.Logger {
 // handler that finished go to the server first; running handlers are cancelled (cause
 // ErrShutdown) and awaited for ShutdownGrace, a handler that still returns nil is completed and
 // the others' leases released; then the stream is half-closed and the server's last answers
-// read.
+// read. It returns INVALID_ARGUMENT at once when Baton refuses the session (a bad queue or
+// worker id).
 func (w *Worker) Run(ctx context.Context, handler Handler) error {
 	s := &session{w: w, handler: handler, maxLeases: max(1, w.MaxLeases), unanswered: map[leaseKey]*answered{}}
 	s.done = make(chan *run, s.maxLeases)
@@ -151,6 +154,9 @@ func (w *Worker) Run(ctx context.Context, handler Handler) error {
 		served, err := s.stream(ctx)
 		if s.stopped {
 			return nil
+		}
+		if status.Code(err) == codes.InvalidArgument && !served && s.running == 0 && len(s.unanswered) == 0 {
+			return err // a bad queue or worker id: nothing to stop
 		}
 		if served {
 			b.reset()

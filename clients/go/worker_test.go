@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	baton "github.com/baton-project/baton/clients/go"
@@ -301,5 +303,14 @@ func TestLongFailureMessagesAreClippedByTheServer(t *testing.T) {
 	msg, clipped := strings.CutSuffix(letter.GetMessage(), "…")
 	if !clipped || !utf8.ValidString(msg) || !strings.HasPrefix(long, msg) || len(msg) == 0 {
 		t.Fatalf("stored %d bytes, clipped %v, valid UTF-8 %v, a prefix %v", len(msg), clipped, utf8.ValidString(msg), strings.HasPrefix(long, msg))
+	}
+}
+
+func TestWorkerInvalidSessionIsReturned(t *testing.T) {
+	w := baton.NewWorker(server.conn, "not a valid name!", "w1")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w.Run(ctx, func(context.Context, *batonv1.Lease) error { return nil }); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("Run = %v, want INVALID_ARGUMENT", err)
 	}
 }
