@@ -5,7 +5,6 @@
 // the server's grpc-retry-pushback-ms hint as retryAfterMs: the caller chooses to shed load or to
 // claim again later. Nothing is retried behind its back.
 
-import { randomUUID } from "node:crypto";
 import { status } from "@grpc/grpc-js";
 import { Client, stubFor } from "./client";
 import {
@@ -21,12 +20,8 @@ import {
   ReturnRequest,
   ReturnResponse,
 } from "./gen/baton/v1/claim";
-import { duration, isLeaseLost, isServiceError, pushbackMs, sleep, unary } from "./rpc";
+import { describe, duration, idempotent, isServiceError, isLeaseLost, pushbackMs, unary } from "./rpc";
 import { Logger } from "./worker";
-import { MAX_MESSAGE_BYTES, truncateUtf8 } from "./failure";
-
-/** The longest Fail error kept (the server bounds it by limits.max_message_bytes, 4096 by default). */
-export const MAX_ERROR_BYTES = MAX_MESSAGE_BYTES;
 
 /**
  * The pool's waiting line is full (RESOURCE_EXHAUSTED, ErrorInfo reason LINE_FULL). Shed load, or
@@ -39,29 +34,11 @@ export class LineFullError extends Error {
   }
 }
 
-/** The text a Fail keeps for `error`: a string as it is, an Error as "Name: message", cut to 4096 UTF-8 bytes. */
+/** The text a Fail keeps for `error`: a string as it is, an Error as "Name: message" (Baton
+ *  clips it to its limit, limits.max_message_bytes). */
 export function describeError(error: unknown): string {
-  let text: string;
-  if (error instanceof Error) text = error.message ? `${error.name}: ${error.message}` : error.name;
-  else text = String(error);
-  return truncateUtf8(text, MAX_ERROR_BYTES);
-}
-
-/** Sends Return or Fail, retrying UNAVAILABLE twice (after the pushback hint). */
-async function end(client: ClaimServiceClient, request: ReturnRequest | FailRequest, fail: boolean): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      if (fail) await unary<FailRequest, FailResponse>(client.fail.bind(client), request as FailRequest, { timeoutMs: 10_000 });
-      else await unary<ReturnRequest, ReturnResponse>(client.return.bind(client), request as ReturnRequest, { timeoutMs: 10_000 });
-      return;
-    } catch (err) {
-      if (isServiceError(err) && err.code === status.UNAVAILABLE && attempt < 2) {
-        await sleep(pushbackMs(err) ?? 200 * (attempt + 1));
-        continue;
-      }
-      throw err;
-    }
-  }
+  if (error instanceof Error) return error.message ? `${error.name}: ${error.message}` : error.name;
+  return String(error);
 }
 
 /** A claimed resource and the claim's fencing token. End it once, with return() or fail(). */
@@ -98,13 +75,15 @@ export class Claim {
    */
   async return(reuse = true): Promise<void> {
     this.done = true;
-    await end(this.client, { requestId: randomUUID(), pool: this.pool, resourceId: this.id, token: this.token, reuse }, false);
+    await idempotent<ReturnRequest, ReturnResponse>(this.client.return.bind(this.client),
+      { requestId: "", pool: this.pool, resourceId: this.id, token: this.token, reuse }, { timeoutMs: 10_000 });
   }
 
   /** Ends the claim by dead-lettering the resource (Fail) with `error` (see describeError). */
   async fail(error: unknown): Promise<void> {
     this.done = true;
-    await end(this.client, { requestId: randomUUID(), pool: this.pool, resourceId: this.id, token: this.token, error: describeError(error) }, true);
+    await idempotent<FailRequest, FailResponse>(this.client.fail.bind(this.client),
+      { requestId: "", pool: this.pool, resourceId: this.id, token: this.token, error: describeError(error) }, { timeoutMs: 10_000 });
   }
 }
 
@@ -154,7 +133,7 @@ export class Claimer {
     const waitMs = Math.max(0, options.waitMs ?? this.waitMs);
     let response: ClaimResponse;
     try {
-      response = await unary<ClaimRequest, ClaimResponse>(this.client.claim.bind(this.client), {
+      response = await idempotent<ClaimRequest, ClaimResponse>(this.client.claim.bind(this.client), {
         requestId: "",
         hold: undefined,
         pool: this.pool,
@@ -231,9 +210,7 @@ export class Pool {
    * are left alone (counted in `duplicates`); safe to retry.
    */
   offer(resources: ResourceLike[]): Promise<OfferResponse> {
-    const items: Resource[] = resources.map((r) =>
-      typeof r === "string" ? { id: r, attributes: {} } : Array.isArray(r) ? { id: r[0], attributes: { ...r[1] } } : r);
-    return unary<OfferRequest, OfferResponse>(this.client.offer.bind(this.client), { requestId: "", pool: this.pool, resources: items }, { timeoutMs: 10_000 });
+    return offer(this.client, this.pool, resources);
   }
 
   /** The pool's counts (idle, claimed, waitingClaims, deadLettered …; bigint). */
@@ -247,7 +224,9 @@ export class Pool {
   }
 }
 
-function describe(err: unknown): string {
-  if (isServiceError(err)) return `${status[err.code]} ${err.details}`;
-  return err instanceof Error ? err.message : String(err);
+/** Offer (see Pool.offer), retried with one request id (see idempotent). */
+export function offer(client: ClaimServiceClient, pool: string, resources: ResourceLike[], requestId = ""): Promise<OfferResponse> {
+  const items: Resource[] = resources.map((r) =>
+    typeof r === "string" ? { id: r, attributes: {} } : Array.isArray(r) ? { id: r[0], attributes: { ...r[1] } } : r);
+  return idempotent<OfferRequest, OfferResponse>(client.offer.bind(client), { requestId, pool, resources: items }, { timeoutMs: 10_000 });
 }

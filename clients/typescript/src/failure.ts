@@ -1,21 +1,14 @@
-// How a run ended, and the documented rule that maps errors to outcomes.
+// How a run ended. Baton classifies failures (the table above `enum Outcome` in
+// proto/baton/v1/agent.proto): a completion carries the handler's error class and the HTTP
+// status its error had, unless the handler chose an outcome itself by throwing a Failure.
 
 import { Outcome, outcomeToJSON } from "./gen/baton/v1/agent";
 
 export { Outcome };
 
-/** 401/403 → PERMANENT_FORBIDDEN, 429 → THROTTLED, 408 → TRANSIENT, 5xx → SERVER_ERROR, else UNKNOWN. */
-export function outcomeForHttpStatus(status: number): Outcome {
-  if (status === 401 || status === 403) return Outcome.OUTCOME_PERMANENT_FORBIDDEN;
-  if (status === 429) return Outcome.OUTCOME_THROTTLED;
-  if (status === 408) return Outcome.OUTCOME_TRANSIENT;
-  if (status >= 500 && status <= 599) return Outcome.OUTCOME_SERVER_ERROR;
-  return Outcome.OUTCOME_UNKNOWN;
-}
-
 /**
  * Throw from a handler to end its run with an explicit outcome (and an optional Retry-After).
- * Anything else a handler throws is classified by {@link classify}.
+ * Anything else a handler throws is described by {@link describeFailure} and classified by Baton.
  */
 export class Failure extends Error {
   readonly outcome: Outcome;
@@ -31,29 +24,38 @@ export class Failure extends Error {
     this.retryAfterMs = retryAfterMs;
   }
 
-  static fromHttpStatus(status: number, message = "", retryAfterMs?: number): Failure {
-    return new Failure(outcomeForHttpStatus(status), message || `HTTP ${status}`, retryAfterMs);
-  }
-
   static transient(message = "", retryAfterMs?: number): Failure {
     return new Failure(Outcome.OUTCOME_TRANSIENT, message, retryAfterMs);
   }
 }
 
-// Node's and undici's codes for I/O, connection and timeout errors.
-const TRANSIENT_CODES = new Set([
-  "ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "ETIMEDOUT", "ESOCKETTIMEDOUT", "EPIPE", "ENOTFOUND",
-  "EAI_AGAIN", "EHOSTUNREACH", "EHOSTDOWN", "ENETUNREACH", "ENETDOWN", "ENETRESET", "EIO",
-  "UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "UND_ERR_SOCKET",
-  "UND_ERR_CLOSED", "ERR_SOCKET_CONNECTION_TIMEOUT", "ERR_STREAM_PREMATURE_CLOSE",
-]);
+/** An error carrying an HTTP status (and optionally a Retry-After), for handlers that call
+ *  HTTP APIs without a library that throws one: `throw new HttpError(res.status, text)`. */
+export class HttpError extends Error {
+  constructor(readonly status: number, message = "", readonly retryAfterMs?: number) {
+    super(message || `HTTP ${status}`);
+    this.name = "HttpError";
+  }
+}
+
+/** What a completion says about a handler's error. */
+export interface FailureReport {
+  /** The handler's explicit outcome (a Failure), else UNSPECIFIED: Baton classifies. */
+  outcome: Outcome;
+  /** "Name: message"; Baton clips it to its limit. */
+  message: string;
+  /** The error's code (Node's and undici's `code`, e.g. ECONNRESET, also on its `cause`), else its name. */
+  errorClass: string;
+  /** The HTTP status the error carried (0: none). */
+  httpStatus: number;
+  retryAfterMs?: number;
+}
 
 type Bag = Record<string, unknown>;
 const isObject = (v: unknown): v is Bag => typeof v === "object" && v !== null;
 
-function httpStatus(err: Bag): number | undefined {
-  // fetch Response-like errors, axios (err.response.status), got (err.response.statusCode),
-  // and any error with status / statusCode.
+/** The status of fetch Response-like errors, axios (err.response.status), got (err.response.statusCode). */
+function httpStatus(err: Bag): number {
   for (const holder of [err, err.response]) {
     if (!isObject(holder)) continue;
     for (const key of ["status", "statusCode"]) {
@@ -61,10 +63,12 @@ function httpStatus(err: Bag): number | undefined {
       if (typeof v === "number" && Number.isInteger(v) && v >= 100 && v <= 599) return v;
     }
   }
-  return undefined;
+  return 0;
 }
 
+/** The error's own retryAfterMs, else its (or its response's) Retry-After header, in ms. */
 function retryAfterMs(err: Bag): number | undefined {
+  if (typeof err.retryAfterMs === "number") return err.retryAfterMs;
   for (const holder of [err, err.response]) {
     if (!isObject(holder) || !holder.headers) continue;
     const headers = holder.headers as Bag & { get?: (k: string) => string | null };
@@ -80,47 +84,26 @@ function retryAfterMs(err: Bag): number | undefined {
   return undefined;
 }
 
-function looksTransient(err: unknown): boolean {
+function errorClass(err: unknown): string {
   const seen = new Set<unknown>();
-  let e: unknown = err;
-  while (isObject(e) && !seen.has(e)) {
+  for (let e = err; isObject(e) && !seen.has(e); e = e.cause) {
     seen.add(e);
-    if (typeof e.code === "string" && TRANSIENT_CODES.has(e.code)) return true;
-    const name = typeof e.name === "string" ? e.name : "";
-    if (name === "TimeoutError" || /Timeout|Connect|NetworkError/.test(name)) return true;
-    e = e.cause;
+    if (typeof e.code === "string" && e.code) return e.code;
   }
-  return false;
+  return isObject(err) && typeof err.name === "string" ? err.name : typeof err;
 }
 
-/**
- * The documented rule: an explicit {@link Failure} wins; an error carrying an HTTP status maps by
- * {@link outcomeForHttpStatus} (with its Retry-After header); I/O, connection errors and timeouts
- * are TRANSIENT; anything else is UNKNOWN.
- */
-export function classify(err: unknown): Failure {
-  if (err instanceof Failure) return err;
-  const message = (err instanceof Error ? `${err.name}: ${err.message}` : String(err)).slice(0, 4000);
-  if (isObject(err)) {
-    const status = httpStatus(err);
-    if (status !== undefined) return new Failure(outcomeForHttpStatus(status), message, retryAfterMs(err));
-    if (looksTransient(err)) return new Failure(Outcome.OUTCOME_TRANSIENT, message);
+/** What the completion of a run whose handler threw `err` carries (see FailureReport). */
+export function describeFailure(err: unknown): FailureReport {
+  if (err instanceof Failure) {
+    return { outcome: err.outcome, message: err.message, errorClass: "", httpStatus: 0, retryAfterMs: err.retryAfterMs };
   }
-  return new Failure(Outcome.OUTCOME_UNKNOWN, message);
-}
-
-/** The longest failure message the server takes by default (limits.max_message_bytes): Complete's message and Fail's error, in UTF-8 bytes. */
-export const MAX_MESSAGE_BYTES = 4096;
-
-/**
- * At most `maxBytes` UTF-8 bytes of `text`, cut on a character boundary (never inside a
- * surrogate pair): how every helper bounds a failure message to the server's limit, the same
- * rule in every client language.
- */
-export function truncateUtf8(text: string, maxBytes: number = MAX_MESSAGE_BYTES): string {
-  const bytes = Buffer.from(text, "utf8");
-  if (bytes.length <= maxBytes) return text;
-  let end = maxBytes;
-  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--;
-  return bytes.subarray(0, end).toString("utf8");
+  const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return {
+    outcome: Outcome.OUTCOME_UNSPECIFIED,
+    message,
+    errorClass: errorClass(err).slice(0, 256),
+    httpStatus: isObject(err) ? httpStatus(err) : 0,
+    retryAfterMs: isObject(err) ? retryAfterMs(err) : undefined,
+  };
 }

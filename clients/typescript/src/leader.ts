@@ -1,17 +1,18 @@
-// A leadership helper over LeaderService: campaign (waiting for a vacancy), renew every ttl/3,
-// tell the caller when leadership is gained and lost, resign on close.
+// A leadership helper over LeaderService: campaign (waiting for a vacancy), renew, tell the
+// caller when leadership is gained and lost, resign on close.
 //
-// The rule of every Baton client language: each Renew has a deadline, and leadership is
-// considered lost as soon as a Renew is refused (LEASE_LOST), or once no Renew *sent* within the
-// last 2/3 of the ttl has succeeded — on a timer, so a connection that never answers cannot keep
-// the caller believing it leads after its term could have expired and another candidate been
-// elected. A won Campaign is confirmed by a Renew at once, and reported only then. After a loss
-// the helper campaigns again.
+// The timing is Baton's (RenewResponse.renew_in and step_down_in, measured from when this
+// process sent the Renew they answer): renew at sent + renew_in; report the loss as soon as a
+// Renew is refused (LEASE_LOST), or once no Renew sent before the step-down moment has
+// succeeded by then — on a timer, so a connection that never answers cannot keep the caller
+// believing it leads after its term could have expired. Each Renew's deadline is that moment. A
+// won Campaign is confirmed by a Renew at once, and reported only then. After a loss the helper
+// campaigns again.
 
 import { EventEmitter, once } from "node:events";
-import { Client, stubFor } from "./client";
+import { Client, LONG_POLL_MARGIN_MS, stubFor } from "./client";
 import { CampaignRequest, CampaignResponse, LeaderServiceClient } from "./gen/baton/v1/leader";
-import { duration, isLeaseLost, pushbackMs, sleep, unary } from "./rpc";
+import { backoffMs, duration, isLeaseLost, millis, sleep, unary } from "./rpc";
 
 export interface LeadershipOptions {
   /** Term length without a Renew (default 10 000 ms). */
@@ -36,7 +37,6 @@ export class Leadership extends EventEmitter<LeadershipEvents> {
   private current: bigint | undefined;
   private readonly closing = new AbortController();
   private loop: Promise<void> | undefined;
-  private lastRenewSent = 0;
   private readonly owned: boolean;
 
   /**
@@ -95,24 +95,27 @@ export class Leadership extends EventEmitter<LeadershipEvents> {
     else if (token === undefined && old !== undefined) this.emit("lost", old);
   }
 
-  /** One Renew bounded by `deadline` (ms since the epoch); true if it succeeded. A refused term reports the loss. */
-  private async renew(token: bigint, deadline: number): Promise<boolean> {
+  /**
+   * One Renew bounded by `deadline` (ms since the epoch). Succeeded: the leadership rule Baton
+   * answered (renewIn, stepDownIn), from this Renew's send time. A refused term reports the loss.
+   */
+  private async renew(token: bigint, deadline: number): Promise<{ nextRenew: number; stepDown: number } | undefined> {
     const sent = Date.now();
     try {
-      await unary(this.client.renew.bind(this.client), { election: this.election, candidateId: this.candidateId, token },
+      const r = await unary(this.client.renew.bind(this.client), { election: this.election, candidateId: this.candidateId, token },
         { timeoutMs: Math.max(1, deadline - sent) });
+      return { nextRenew: sent + millis(r.renewIn), stepDown: sent + millis(r.stepDownIn) };
     } catch (err) {
       if (isLeaseLost(err)) this.set(undefined);
-      return false;
+      return undefined;
     }
-    this.lastRenewSent = sent;
-    return true;
   }
 
   private async hold(): Promise<void> {
     const { signal } = this.closing;
-    let backoff = 100;
-    let nextRenew = 0;
+    let attempt = 0;
+    // The rule of the last Renew that succeeded: when to send the next, when to step down.
+    let rule = { nextRenew: 0, stepDown: 0 };
     while (!signal.aborted) {
       if (this.current === undefined) {
         let response: CampaignResponse;
@@ -122,46 +125,51 @@ export class Leadership extends EventEmitter<LeadershipEvents> {
             candidateId: this.candidateId,
             ttl: duration(this.ttlMs),
             wait: duration(this.campaignWaitMs),
-          }, { timeoutMs: this.campaignWaitMs + 10_000, signal });
+          }, { timeoutMs: this.campaignWaitMs + LONG_POLL_MARGIN_MS, signal });
         } catch (err) {
           if (signal.aborted) return;
-          await sleep(pushbackMs(err) ?? backoff, signal);
-          backoff = Math.min(backoff * 2, this.ttlMs);
+          await sleep(backoffMs(attempt++, err), signal);
           continue;
         }
-        backoff = 100;
+        attempt = 0;
         if (!response.isLeader) continue;
         if (signal.aborted) {
           this.current = response.token; // close() resigns it
           return;
         }
-        // Confirmed by a Renew whose send time is known: the term lasts a ttl from it.
-        if (await this.renew(response.token, Date.now() + (this.ttlMs * 2) / 3)) {
-          nextRenew = this.lastRenewSent + this.ttlMs / 3;
+        // A won term is confirmed by a Renew whose send time is known (the Campaign may have
+        // waited): its answer starts the rule; until then, the Campaign's step-down bounds it.
+        const confirmed = await this.renew(response.token, Date.now() + millis(response.stepDownIn));
+        if (confirmed) {
+          rule = confirmed;
           if (signal.aborted) this.current = response.token;
           else this.set(response.token);
         }
         continue;
       }
-      // Leading: renew every ttl/3 (sooner after a failure), and report the loss once no Renew
-      // sent within the last 2/3 ttl has succeeded, answered or not.
-      const stepDown = this.lastRenewSent + (this.ttlMs * 2) / 3;
-      await sleep(Math.max(0, Math.min(nextRenew, stepDown) - Date.now()), signal);
+      // Leading: renew when the rule says (sooner, with backoff, after a failed Renew); step
+      // down once no Renew sent before the step-down moment has succeeded by then, answered or not.
+      await sleep(Math.max(0, Math.min(rule.nextRenew, rule.stepDown) - Date.now()), signal);
       const token = this.current;
       if (signal.aborted || token === undefined) return;
-      if (Date.now() >= stepDown) {
+      if (Date.now() >= rule.stepDown) {
         this.set(undefined);
         continue;
       }
-      const renewing = this.renew(token, stepDown);
-      // The step-down moment does not wait for an unanswered Renew.
-      const answered = await Promise.race([renewing, sleep(Math.max(0, stepDown - Date.now()), signal).then(() => undefined)]);
-      if (answered === undefined) {
+      const stepDown = rule.stepDown;
+      const answered = await Promise.race([
+        this.renew(token, stepDown),
+        sleep(Math.max(0, stepDown - Date.now()), signal).then(() => "step down" as const),
+      ]);
+      if (answered === "step down") {
         if (signal.aborted) return;
-        if (this.current !== undefined && Date.now() >= this.lastRenewSent + (this.ttlMs * 2) / 3) this.set(undefined);
-        continue;
+        if (this.current !== undefined && rule.stepDown <= Date.now()) this.set(undefined);
+      } else if (answered) {
+        rule = answered;
+        attempt = 0;
+      } else {
+        rule.nextRenew = Date.now() + backoffMs(attempt++);
       }
-      nextRenew = answered ? this.lastRenewSent + this.ttlMs / 3 : Date.now() + this.ttlMs / 12;
     }
   }
 }

@@ -1,5 +1,7 @@
-// Promise wrappers over the generated callback-style grpc-js clients.
+// Promise wrappers over the generated callback-style grpc-js clients, the one backoff of every
+// helper, and the retry of calls that carry a request id.
 
+import { randomUUID } from "node:crypto";
 import { CallOptions, ClientUnaryCall, Metadata, ServiceError, status } from "@grpc/grpc-js";
 import { Duration } from "./gen/google/protobuf/duration";
 
@@ -17,7 +19,7 @@ export interface CallSettings {
   signal?: AbortSignal;
 }
 
-/** Calls a unary method of a generated client, e.g. `unary(client.acquire.bind(client), req)`. */
+/** Calls a unary method of a generated client, e.g. `unary(client.getAgent.bind(client), req)`. */
 export function unary<Req, Res>(method: UnaryMethod<Req, Res>, request: Req, settings: CallSettings = {}): Promise<Res> {
   return new Promise((resolve, reject) => {
     const options: Partial<CallOptions> = {};
@@ -33,6 +35,30 @@ export function unary<Req, Res>(method: UnaryMethod<Req, Res>, request: Req, set
   });
 }
 
+/** Attempts of a call with a request id (see idempotent). */
+const IDEMPOTENT_ATTEMPTS = 4;
+
+/**
+ * Calls a method whose request carries a `requestId` (Register, Offer, Schedule, Return, Fail …):
+ * one id (given, else a random UUID) for every attempt, and the call sent again after
+ * UNAVAILABLE or DEADLINE_EXCEEDED (an outcome unknown to the caller: Baton answers a repeat of
+ * an applied call by its first answer), waiting as backoffMs says, up to 4 attempts.
+ */
+export async function idempotent<Req extends { requestId: string }, Res>(
+  method: UnaryMethod<Req, Res>, request: Req, settings: CallSettings = {},
+): Promise<Res> {
+  const withId = { ...request, requestId: request.requestId || randomUUID() };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await unary(method, withId, settings);
+    } catch (err) {
+      const unknownOutcome = isServiceError(err) && (err.code === status.UNAVAILABLE || err.code === status.DEADLINE_EXCEEDED);
+      if (!unknownOutcome || attempt + 1 >= IDEMPOTENT_ATTEMPTS || settings.signal?.aborted) throw err;
+      await sleep(backoffMs(attempt, err), settings.signal);
+    }
+  }
+}
+
 export function isServiceError(err: unknown): err is ServiceError {
   return typeof err === "object" && err !== null && "code" in err && typeof (err as ServiceError).code === "number"
     && "metadata" in err;
@@ -46,17 +72,38 @@ export function isLeaseLost(err: unknown): boolean {
   return isServiceError(err) && err.code === status.FAILED_PRECONDITION;
 }
 
-/** Baton's `grpc-retry-pushback-ms` hint on UNAVAILABLE, in ms. */
+/** Baton's retry hint (`grpc-retry-pushback-ms`, on UNAVAILABLE and RESOURCE_EXHAUSTED), in ms. */
 export function pushbackMs(err: unknown): number | undefined {
   if (!isServiceError(err)) return undefined;
   const v = err.metadata?.get("grpc-retry-pushback-ms")?.[0];
   const ms = v === undefined ? NaN : Number(v.toString());
-  return Number.isFinite(ms) ? ms : undefined;
+  return Number.isFinite(ms) && ms >= 0 ? ms : undefined;
+}
+
+/** First and longest pause of backoffMs. */
+const BACKOFF_FIRST_MS = 100;
+const BACKOFF_MAX_MS = 5_000;
+
+/**
+ * The pause before retry number `attempt` (0 for the first retry): Baton's retry hint on `err`
+ * when it has one, else 100 ms doubling up to 5 s, with jitter (between half and all of it).
+ * Every helper's retries and reconnections wait this long.
+ */
+export function backoffMs(attempt: number, err?: unknown): number {
+  const hint = pushbackMs(err);
+  if (hint !== undefined) return hint;
+  const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.min(attempt, 16));
+  return ceiling / 2 + Math.random() * (ceiling / 2);
 }
 
 export function duration(ms: number): Duration {
   const whole = Math.floor(ms / 1000);
   return { seconds: BigInt(whole), nanos: Math.round((ms - whole * 1000) * 1e6) };
+}
+
+/** A Duration in ms (0 when absent). */
+export function millis(d: Duration | undefined): number {
+  return d === undefined ? 0 : Number(d.seconds) * 1000 + d.nanos / 1e6;
 }
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -70,4 +117,10 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms);
     signal?.addEventListener("abort", done, { once: true });
   });
+}
+
+/** "CODE details" of a gRPC error, else the error's message. */
+export function describe(err: unknown): string {
+  if (isServiceError(err)) return `${status[err.code]} ${err.details}`;
+  return err instanceof Error ? err.message : String(err);
 }

@@ -4,16 +4,13 @@
 // Delivery is at least once: a handler can see a message again (after a failure, a crash before
 // the Ack, or a handler slower than the ack timeout, whose late Ack is then refused).
 
-import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
-import { ClientDuplexStream, ClientReadableStream, status } from "@grpc/grpc-js";
+import { ClientDuplexStream, status } from "@grpc/grpc-js";
 import { context } from "@opentelemetry/api";
 import { Client, stubFor } from "./client";
 import {
   AckBatchRequest,
   AckBatchResponse,
-  AckRequest,
-  AckResponse,
   ReceiveAck,
   ReceiveRequest,
   ReceiveResponse,
@@ -22,7 +19,7 @@ import {
   ScheduleServiceClient,
   SubscribeResponse,
 } from "./gen/baton/v1/schedule";
-import { duration, isLeaseLost, isServiceError, pushbackMs, sleep, unary } from "./rpc";
+import { backoffMs, describe, duration, idempotent, isServiceError, sleep, unary } from "./rpc";
 import { endProcessSpan, startMessageSpan } from "./tracing";
 import { Logger, ShutdownError } from "./worker";
 
@@ -36,6 +33,8 @@ export interface ScheduleOptions {
   deliverAt?: Date;
   /** Idempotency key: scheduling again while the first message is not yet acked returns its id. */
   key?: string;
+  /** The call's request id (default: a random one, the same for its retries). */
+  requestId?: string;
 }
 
 /** Schedules and cancels messages. */
@@ -56,21 +55,7 @@ export class Scheduler {
    * deliverAt and `created` (false when the key matched a message not yet acked: same id).
    */
   schedule(receiver: string, payload: Uint8Array | string, options: ScheduleOptions = {}): Promise<ScheduleResponse> {
-    if (options.delayMs !== undefined && options.deliverAt !== undefined) {
-      return Promise.reject(new TypeError("give delayMs or deliverAt, not both"));
-    }
-    const request: ScheduleRequest = {
-      requestId: "",
-      receiver,
-      payload: typeof payload === "string" ? Buffer.from(payload, "utf8") : Buffer.from(payload),
-      key: options.key ?? "",
-      delay: options.delayMs !== undefined ? duration(Math.max(0, options.delayMs)) : undefined,
-      deliverAt: options.deliverAt,
-      // Empty: Baton takes the producer's trace context from the call's traceparent metadata,
-      // which the Client adds from the active OpenTelemetry context.
-      traceparent: "",
-    };
-    return unary(this.client.schedule.bind(this.client), request, { timeoutMs: 10_000 });
+    return schedule(this.client, receiver, payload, options);
   }
 
   /** Removes a scheduled or in-flight message; false if there is no such message. */
@@ -89,6 +74,26 @@ export class Scheduler {
   }
 }
 
+/** Schedule (see Scheduler.schedule), retried with one request id (see idempotent). */
+export function schedule(client: ScheduleServiceClient, receiver: string, payload: Uint8Array | string,
+  options: ScheduleOptions = {}): Promise<ScheduleResponse> {
+  if (options.delayMs !== undefined && options.deliverAt !== undefined) {
+    return Promise.reject(new TypeError("give delayMs or deliverAt, not both"));
+  }
+  const request: ScheduleRequest = {
+    requestId: options.requestId ?? "",
+    receiver,
+    payload: typeof payload === "string" ? Buffer.from(payload, "utf8") : Buffer.from(payload),
+    key: options.key ?? "",
+    delay: options.delayMs !== undefined ? duration(Math.max(0, options.delayMs)) : undefined,
+    deliverAt: options.deliverAt,
+    // Empty: Baton takes the producer's trace context from the call's traceparent metadata,
+    // which the Client adds from the active OpenTelemetry context.
+    traceparent: "",
+  };
+  return idempotent(client.schedule.bind(client), request, { timeoutMs: 10_000 });
+}
+
 /** Handles one delivery. Resolving acks it; rejecting leaves it for redelivery after the ack timeout. */
 export type MessageHandler = (message: Message, signal: AbortSignal) => Promise<void>;
 
@@ -97,17 +102,13 @@ export interface SubscriberOptions {
   maxInFlight?: number;
   /** How long stop() lets running handlers finish before aborting them (default 10 000 ms). */
   shutdownGraceMs?: number;
-  /** Longest pause between two subscribes (default 5 000 ms). */
-  maxBackoffMs?: number;
-  /** Use Subscribe and an Ack call per message instead of the Receive stream (default false). */
-  unary?: boolean;
   logger?: Logger;
 }
 
 export interface SubscriberEvents {
   /** A handler rejected: the message is not acked and comes back after the ack timeout. */
   failed: [message: Message, error: unknown];
-  /** A stream (Receive or Subscribe) is open (the server answered it). */
+  /** A Receive stream is open (the server answered it). */
   subscribed: [];
   /** The stream ended (error undefined: the server shut down) or failed; subscribing again in delayMs. */
   disconnected: [error: unknown, delayMs: number];
@@ -123,8 +124,7 @@ interface Running {
  * `maxInFlight` at once.
  *
  * The hot path is one Receive stream: Baton pushes due messages, and the acks of every handler
- * that resolved in one turn of the event loop go back on it in one message. `unary: true`, or a
- * Baton without Receive, uses Subscribe and an Ack call per message.
+ * that resolved in one turn of the event loop go back on it in one message.
  *
  * - The handler resolves: the message is acked, counted in `acked` once Baton confirms it (an
  *   ack refused as stale — the handler outlived the ack timeout and the message went out again —
@@ -133,8 +133,8 @@ interface Running {
  * - The handler rejects: the message is not acked; Baton delivers it again after its ack timeout
  *   (it keeps one of this consumer's maxInFlight places until then). Emits `failed`.
  * - The stream ends (the server shut down) or fails: emits `disconnected` and opens another
- *   after a backoff (the server's pushback hint, else 100 ms doubling up to maxBackoffMs, back to
- *   100 ms after a delivery), until stop(). INVALID_ARGUMENT is not retried: run() rejects.
+ *   after backoffMs (the server's retry hint, else a growing pause, reset by a
+ *   delivery), until stop(). INVALID_ARGUMENT is not retried: run() rejects.
  * - stop(): stops reading at once; running handlers get shutdownGraceMs to finish (acked when they
  *   resolve; the stream is then half-closed and Baton's answers awaited), then their signal
  *   aborts (reason ShutdownError) and they get as long again to settle; a handler that ignores
@@ -151,8 +151,6 @@ export class Subscriber extends EventEmitter<SubscriberEvents> {
   private readonly options: Required<SubscriberOptions>;
   private readonly stopping = new AbortController();
   private readonly running = new Set<Running>();
-  private freed: (() => void) | undefined;
-  private stream: ClientReadableStream<SubscribeResponse> | undefined;
 
   /**
    * @param target a Client (its channel, token and TLS; left open), "host:port" (a plaintext
@@ -170,8 +168,6 @@ export class Subscriber extends EventEmitter<SubscriberEvents> {
     this.options = {
       maxInFlight: Math.max(1, options.maxInFlight ?? 1),
       shutdownGraceMs: Math.max(0, options.shutdownGraceMs ?? 10_000),
-      maxBackoffMs: Math.max(100, options.maxBackoffMs ?? 5_000),
-      unary: options.unary ?? false,
       logger: options.logger ?? { warn: (m) => console.warn(`baton subscriber ${this.consumerId}: ${m}`) },
     };
   }
@@ -179,17 +175,12 @@ export class Subscriber extends EventEmitter<SubscriberEvents> {
   /** Asks run() to stop (see the class doc); before run(), run() then resolves at once. */
   stop(): void {
     this.stopping.abort(new ShutdownError());
-    this.stream?.cancel();
-    this.freed?.();
   }
 
   /** Subscribes and handles deliveries until stop(); resolves once handlers are done. */
   async run(): Promise<void> {
     try {
-      if (this.options.unary || !(await this.receiveLoop())) {
-        this.streaming = false;
-        await this.subscribeLoop();
-      }
+      await this.receiveLoop();
     } finally {
       this.stop();
       await this.drainHandlers();
@@ -207,8 +198,6 @@ export class Subscriber extends EventEmitter<SubscriberEvents> {
 
   // --- the Receive stream ------------------------------------------------------------------
 
-  /** Acks go on the Receive stream (false: by Ack calls). */
-  private streaming = true;
   /** Acks written and not yet answered, by id/token; resent: written again on a newer stream. */
   private readonly unanswered = new Map<string, { ack: ReceiveAck; resent: boolean }>();
   /** Acks of handlers that resolved, not yet written. */
@@ -219,28 +208,25 @@ export class Subscriber extends EventEmitter<SubscriberEvents> {
   private closing = false;
   private call: ClientDuplexStream<ReceiveRequest, ReceiveResponse> | undefined;
 
-  /** Works on Receive streams until stop(); false (having done nothing) when the server has none. */
-  private async receiveLoop(): Promise<boolean> {
+  /** Works on Receive streams until stop(). */
+  private async receiveLoop(): Promise<void> {
     const { signal } = this.stopping;
-    let backoff = 100;
+    let attempt = 0;
     let first = true;
     while (!signal.aborted) {
       if (!first) this.reconnects++;
       const [result, failure] = await this.oneReceive();
-      if (result === "unimplemented" && first) {
-        this.options.logger.warn("the server has no Receive; using Subscribe/Ack");
-        return false;
+      if (signal.aborted) break;
+      if (isServiceError(failure) && (failure.code === status.INVALID_ARGUMENT || (first && failure.code === status.UNIMPLEMENTED))) {
+        throw failure;
       }
       first = false;
-      if (signal.aborted) return true;
-      if (isServiceError(failure) && failure.code === status.INVALID_ARGUMENT) throw failure;
-      if (result === "served") backoff = 100;
-      const delay = pushbackMs(failure) ?? backoff;
+      attempt = result === "served" ? 0 : attempt + 1;
+      const delay = backoffMs(attempt, failure);
       if (failure === undefined) this.options.logger.warn(`receive stream of ${this.receiver} ended (server shutdown); opening another`);
       else this.options.logger.warn(`receive stream of ${this.receiver} failed: ${describe(failure)}; opening another in ${delay} ms`);
       this.emit("disconnected", failure, delay);
       await sleep(delay, signal);
-      backoff = Math.min(backoff * 2, this.options.maxBackoffMs);
     }
     if (!this.closing) {
       // Stopped between two streams: handlers settle, then every ack not answered goes by AckBatch.
@@ -248,18 +234,17 @@ export class Subscriber extends EventEmitter<SubscriberEvents> {
       await this.drainHandlers();
       await this.ackLeft();
     }
-    return true;
   }
 
   /** One stream, until it breaks or ends, or the subscriber stops (then its graceful end). */
-  private oneReceive(): Promise<["served" | "broken" | "unimplemented" | "stopped", unknown]> {
+  private oneReceive(): Promise<["served" | "broken" | "stopped", unknown]> {
     const { signal } = this.stopping;
     return new Promise((resolve) => {
       let served = false;
       let ended = false;
       const call = this.client.receive();
       this.call = call;
-      const finish = (result: "served" | "broken" | "unimplemented" | "stopped", failure?: unknown) => {
+      const finish = (result: "served" | "broken" | "stopped", failure?: unknown) => {
         if (ended) return;
         ended = true;
         signal.removeEventListener("abort", onStop);
@@ -278,7 +263,6 @@ export class Subscriber extends EventEmitter<SubscriberEvents> {
         }
       });
       call.on("error", (err) => {
-        if (isServiceError(err) && err.code === status.UNIMPLEMENTED && !served) return finish("unimplemented", err);
         finish(signal.aborted ? "stopped" : served ? "served" : "broken", err);
       });
       call.on("end", () => finish(signal.aborted ? "stopped" : served ? "served" : "broken"));
@@ -383,49 +367,6 @@ export class Subscriber extends EventEmitter<SubscriberEvents> {
     timer.abort();
   }
 
-  private async subscribeLoop(): Promise<void> {
-    const { signal } = this.stopping;
-    let backoff = 100;
-    let first = true;
-    while (!signal.aborted) {
-      if (!first) this.reconnects++;
-      first = false;
-      const stream = this.client.subscribe({
-        receiver: this.receiver,
-        consumerId: this.consumerId,
-        maxInFlight: this.options.maxInFlight,
-      });
-      this.stream = stream;
-      stream.once("metadata", () => this.emit("subscribed"));
-      let failure: unknown;
-      try {
-        for await (const message of stream as AsyncIterable<SubscribeResponse>) {
-          backoff = 100;
-          // A free place first (the server keeps to maxInFlight too, but a redelivery to this
-          // consumer can come while a slow handler still holds its message).
-          while (this.running.size >= this.options.maxInFlight && !signal.aborted) {
-            await new Promise<void>((resolve) => (this.freed = resolve));
-          }
-          if (signal.aborted) break;
-          this.start(message);
-        }
-      } catch (err) {
-        failure = err;
-      } finally {
-        this.stream = undefined;
-        stream.cancel();
-      }
-      if (signal.aborted) return;
-      if (isServiceError(failure) && failure.code === status.INVALID_ARGUMENT) throw failure;
-      const delay = pushbackMs(failure) ?? backoff;
-      if (failure === undefined) this.options.logger.warn(`subscription of ${this.receiver} ended (server shutdown); subscribing again`);
-      else this.options.logger.warn(`subscription of ${this.receiver} failed: ${describe(failure)}; subscribing again in ${delay} ms`);
-      this.emit("disconnected", failure, delay);
-      await sleep(delay, signal);
-      backoff = Math.min(backoff * 2, this.options.maxBackoffMs);
-    }
-  }
-
   private start(message: Message): void {
     const run: Running = { abort: new AbortController(), done: Promise.resolve() };
     this.running.add(run);
@@ -452,52 +393,18 @@ export class Subscriber extends EventEmitter<SubscriberEvents> {
         return;
       }
       endProcessSpan(span, undefined);
-      if (this.streaming) {
-        this.pendingAcks.push({ id: message.id, token: message.token });
-        this.scheduleFlush();
-      } else {
-        await this.ack(message);
-      }
+      this.pendingAcks.push({ id: message.id, token: message.token });
+      this.scheduleFlush();
     })().finally(() => {
       this.running.delete(run);
       const next = this.waiting.shift();
       if (next && !this.stopping.signal.aborted) this.start(next);
-      const freed = this.freed;
-      this.freed = undefined;
-      freed?.();
     });
   }
 
-  private async ack(message: Message): Promise<void> {
-    // One request id for every attempt below: a retry of an applied Ack succeeds again.
-    const request: AckRequest = { requestId: randomUUID(), receiver: this.receiver, id: message.id, token: message.token };
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await unary<AckRequest, AckResponse>(this.client.ack.bind(this.client), request, { timeoutMs: 10_000 });
-        this.acked++;
-        return;
-      } catch (err) {
-        if (isServiceError(err) && err.code === status.UNAVAILABLE && attempt < 2) {
-          await sleep(pushbackMs(err) ?? 200 * (attempt + 1));
-          continue;
-        }
-        if (isLeaseLost(err)) {
-          this.lateAck(message.id, message.token);
-        } else {
-          this.options.logger.warn(`ack of ${this.receiver}/${message.id} failed: ${describe(err)}`);
-        }
-        return;
-      }
-    }
-  }
 }
 
 /** Acks in one message at most (the server's default limits.max_batch). */
 const MAX_ACKS = 1000;
 
 const ackKey = (a: ReceiveAck): string => `${a.id}/${a.token}`;
-
-function describe(err: unknown): string {
-  if (isServiceError(err)) return `${status[err.code]} ${err.details}`;
-  return err instanceof Error ? err.message : String(err);
-}

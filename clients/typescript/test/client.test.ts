@@ -105,7 +105,7 @@ async function workerRoundTrip(client: Client, baton: BatonServer): Promise<void
   const seen: string[] = [];
   const worker = new Worker(client, queue, unique("w"), async (lease: Lease) => {
     seen.push(lease.name);
-  }, { maxLeases: 2, waitMs: 1_000, heartbeatMs: 200, logger: quiet });
+  }, { maxLeases: 2, heartbeatMs: 200, logger: quiet });
   const running = worker.run();
   await eventually(async () => (await baton.completed(queue)).SUCCESS === names.length, 20_000);
   worker.stop();

@@ -1,53 +1,36 @@
-// The documented error → outcome rule, without a server.
+// What a completion carries about a handler's error (Baton classifies it), without a server.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { classify, Failure, Outcome, outcomeForHttpStatus } from "../src";
+import { describeFailure, Failure, HttpError, Outcome } from "../src";
 
-const cases: [number, Outcome][] = [
-  [401, Outcome.OUTCOME_PERMANENT_FORBIDDEN],
-  [403, Outcome.OUTCOME_PERMANENT_FORBIDDEN],
-  [429, Outcome.OUTCOME_THROTTLED],
-  [408, Outcome.OUTCOME_TRANSIENT],
-  [500, Outcome.OUTCOME_SERVER_ERROR],
-  [503, Outcome.OUTCOME_SERVER_ERROR],
-  [400, Outcome.OUTCOME_UNKNOWN],
-  [404, Outcome.OUTCOME_UNKNOWN],
-];
-
-test("HTTP statuses map by the documented rule, however the error carries them", () => {
-  for (const [status, outcome] of cases) {
-    assert.equal(outcomeForHttpStatus(status), outcome);
-    assert.equal(Failure.fromHttpStatus(status).outcome, outcome);
-    assert.equal(classify(Object.assign(new Error("x"), { status })).outcome, outcome, `status ${status}`);
-    assert.equal(classify(Object.assign(new Error("x"), { statusCode: status })).outcome, outcome);
-    assert.equal(classify(Object.assign(new Error("x"), { response: { status } })).outcome, outcome); // axios
-  }
-});
-
-test("Retry-After is read from plain and Fetch headers", () => {
-  const axiosLike = Object.assign(new Error("x"), { response: { status: 429, headers: { "retry-after": "120" } } });
-  assert.equal(classify(axiosLike).retryAfterMs, 120_000);
-  const fetchLike = Object.assign(new Error("x"), { response: { status: 503, headers: new Headers({ "Retry-After": "7" }) } });
-  const f = classify(fetchLike);
-  assert.equal(f.outcome, Outcome.OUTCOME_SERVER_ERROR);
-  assert.equal(f.retryAfterMs, 7_000);
-});
-
-test("I/O, connection errors and timeouts are TRANSIENT", () => {
-  for (const code of ["ECONNRESET", "ECONNREFUSED", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "UND_ERR_CONNECT_TIMEOUT"]) {
-    assert.equal(classify(Object.assign(new Error(code), { code })).outcome, Outcome.OUTCOME_TRANSIENT, code);
-  }
-  const timeout = new DOMException("timed out", "TimeoutError"); // AbortSignal.timeout()
-  assert.equal(classify(timeout).outcome, Outcome.OUTCOME_TRANSIENT);
-  // fetch() wraps the socket error: TypeError("fetch failed", { cause })
-  const wrapped = new TypeError("fetch failed", { cause: Object.assign(new Error("reset"), { code: "ECONNRESET" }) });
-  assert.equal(classify(wrapped).outcome, Outcome.OUTCOME_TRANSIENT);
-});
-
-test("anything else is UNKNOWN, and an explicit Failure wins", () => {
-  assert.equal(classify(new Error("bug")).outcome, Outcome.OUTCOME_UNKNOWN);
-  assert.equal(classify("a string").outcome, Outcome.OUTCOME_UNKNOWN);
-  const explicit = new Failure(Outcome.OUTCOME_THROTTLED, "quota", 90_000);
-  assert.equal(classify(explicit), explicit);
+test("an explicit Failure keeps its outcome; anything else is left to Baton", () => {
+  const explicit = describeFailure(new Failure(Outcome.OUTCOME_THROTTLED, "quota", 90_000));
+  assert.deepEqual(explicit, { outcome: Outcome.OUTCOME_THROTTLED, message: "quota", errorClass: "", httpStatus: 0, retryAfterMs: 90_000 });
   assert.throws(() => new Failure(Outcome.OUTCOME_SUCCESS));
+  const bug = describeFailure(new RangeError("bad"));
+  assert.deepEqual(bug, { outcome: Outcome.OUTCOME_UNSPECIFIED, message: "RangeError: bad", errorClass: "RangeError", httpStatus: 0, retryAfterMs: undefined });
+  assert.equal(describeFailure("a string").errorClass, "string");
+});
+
+test("the HTTP status, however the error carries it, and its Retry-After", () => {
+  for (const err of [
+    Object.assign(new Error("x"), { status: 429 }),
+    Object.assign(new Error("x"), { statusCode: 429 }),
+    Object.assign(new Error("x"), { response: { status: 429, headers: { "retry-after": "120" } } }), // axios
+    Object.assign(new Error("x"), { response: { statusCode: 429, headers: new Headers({ "Retry-After": "120" }) } }), // got, fetch
+  ]) {
+    assert.equal(describeFailure(err).httpStatus, 429);
+  }
+  assert.equal(describeFailure(Object.assign(new Error("x"), { response: { status: 429, headers: { "retry-after": "120" } } })).retryAfterMs, 120_000);
+  assert.deepEqual(describeFailure(new HttpError(503, "down", 7_000)),
+    { outcome: Outcome.OUTCOME_UNSPECIFIED, message: "HttpError: down", errorClass: "HttpError", httpStatus: 503, retryAfterMs: 7_000 });
+});
+
+test("the error class is Node's or undici's code (also on the cause), else the error's name", () => {
+  assert.equal(describeFailure(Object.assign(new Error("reset"), { code: "ECONNRESET" })).errorClass, "ECONNRESET");
+  const wrapped = new TypeError("fetch failed", { cause: Object.assign(new Error("t"), { code: "UND_ERR_CONNECT_TIMEOUT" }) });
+  assert.equal(describeFailure(wrapped).errorClass, "UND_ERR_CONNECT_TIMEOUT");
+  assert.equal(describeFailure(new DOMException("timed out", "TimeoutError")).errorClass, "TimeoutError");
+  // The message goes whole: Baton clips it.
+  assert.equal(describeFailure(new Error("é".repeat(5000))).message.length, "Error: ".length + 5000);
 });

@@ -134,13 +134,31 @@ test("session: Baton restarts mid-batch, and nothing is lost", async () => {
   }
 });
 
-test("the unary loop (unary: true, what a server without Session gets) still works", async () => {
-  const queue = unique("ts-unary");
-  const all = names("u", 20);
+test("stop right after the last handlers returned: every finished job is completed, none released", async () => {
+  // 100 one-shot jobs, 10 at once; each batch of 10 returns together, and the worker is stopped
+  // in the same turn of the event loop as the last batch returns, before the helper has sent
+  // (or even recorded) those completions. A graceful stop must complete them, not release them.
+  const queue = unique("ts-stopdone");
+  const all = names("s", 100);
   await register(client, queue, all);
-  const worker = new Worker(baton.addr, queue, unique("w"), async () => {}, { maxLeases: 4, waitMs: 1_000, unary: true, logger: quiet });
-  const running = worker.run();
-  await eventually(async () => (await baton.completed(queue)).SUCCESS === all.length, 30_000);
-  worker.stop();
-  await running;
+  let waiting: (() => void)[] = [];
+  let finished = 0;
+  let worker!: Worker;
+  worker = new Worker(baton.addr, queue, unique("w"), async () => {
+    await new Promise<void>((resolve) => {
+      waiting.push(resolve);
+      if (waiting.length === 10) {
+        const batch = waiting;
+        waiting = [];
+        for (const r of batch) r();
+      }
+    });
+    if (++finished === all.length) queueMicrotask(() => worker.stop());
+  }, { maxLeases: 10, heartbeatMs: 1_000, logger: quiet });
+  await worker.run();
+  assert.equal(finished, all.length);
+  // run() resolved: Baton answered every completion before the stream ended.
+  assert.deepEqual(await baton.completed(queue), { SUCCESS: all.length });
+  const left = await unary(client.listAgents.bind(client), { queue, pageSize: 0, pageToken: "", namePrefix: "" });
+  assert.deepEqual(left.agents.map((a) => a.agent?.name), []);
 });

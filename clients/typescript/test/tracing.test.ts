@@ -74,8 +74,8 @@ const waitSpan = (name: string) => eventually(() => exported(name)[0], 15_000);
 const tp = (sc: SpanContext) => `00-${sc.traceId}-${sc.spanId}-01`;
 
 /** Starts a worker on `queue`; returns a stop function. */
-function work(queue: string, handler: (lease: Lease, signal: AbortSignal) => Promise<void>, unaryLoop = false) {
-  const worker = new Worker(client, queue, unique("w"), handler, { waitMs: 1_000, heartbeatMs: 200, unary: unaryLoop, logger: quiet });
+function work(queue: string, handler: (lease: Lease, signal: AbortSignal) => Promise<void>) {
+  const worker = new Worker(client, queue, unique("w"), handler, { heartbeatMs: 200, logger: quiet });
   const running = worker.run();
   return async () => { worker.stop(); await running; };
 }
@@ -93,42 +93,40 @@ test("traceparent: formatted from the active span, parsed back; invalid ones ign
   }
 });
 
-for (const unaryLoop of [false, true]) {
-  test(`a one-shot agent's run joins the producer's trace (${unaryLoop ? "unary" : "session"})`, async () => {
-    const queue = unique("ts-otel-once");
-    const producer = await produce(() => register(queue, [agentDef("job")]));
-    assert.equal((await getAgent(queue, "job")).traceparent, tp(producer));
-    let seen: { active?: SpanContext; lease?: Lease } | undefined;
-    const stop = work(queue, async (lease) => {
-      // Nested work: a child of the run's span.
-      tracer.startActiveSpan("inner", (span) => span.end());
-      seen = { active: trace.getActiveSpan()?.spanContext(), lease };
-    }, unaryLoop);
-    const span = await waitSpan(`process ${queue}`);
-    await stop();
-    assert.equal(seen?.lease?.agent?.traceparent, tp(producer));
-    assert.equal(seen?.active?.traceId, producer.traceId);
-    assert.equal(seen?.active?.spanId, span.spanContext().spanId, "the handler's active span is the run's");
-    assert.equal(span.kind, SpanKind.CONSUMER);
-    assert.equal(span.instrumentationScope.name, TRACER_NAME);
-    assert.equal(span.spanContext().traceId, producer.traceId);
-    assert.equal(span.parentSpanContext?.spanId, producer.spanId);
-    assert.equal(span.parentSpanContext?.isRemote, true);
-    assert.deepEqual(span.links, []);
-    assert.deepEqual(span.attributes, {
-      "messaging.system": "baton",
-      "messaging.operation.type": "process",
-      "messaging.destination.name": queue,
-      "baton.agent.name": "job",
-      "baton.lease.token": Number(seen!.lease!.token),
-      "baton.attempt": 1,
-      "baton.outcome": "SUCCESS",
-    });
-    assert.equal(span.status.code, SpanStatusCode.UNSET);
-    const inner = exporter.getFinishedSpans().find((s) => s.name === "inner" && s.spanContext().traceId === producer.traceId);
-    assert.equal(inner?.parentSpanContext?.spanId, span.spanContext().spanId);
+test(`a one-shot agent's run joins the producer's trace`, async () => {
+  const queue = unique("ts-otel-once");
+  const producer = await produce(() => register(queue, [agentDef("job")]));
+  assert.equal((await getAgent(queue, "job")).traceparent, tp(producer));
+  let seen: { active?: SpanContext; lease?: Lease } | undefined;
+  const stop = work(queue, async (lease) => {
+    // Nested work: a child of the run's span.
+    tracer.startActiveSpan("inner", (span) => span.end());
+    seen = { active: trace.getActiveSpan()?.spanContext(), lease };
   });
-}
+  const span = await waitSpan(`process ${queue}`);
+  await stop();
+  assert.equal(seen?.lease?.agent?.traceparent, tp(producer));
+  assert.equal(seen?.active?.traceId, producer.traceId);
+  assert.equal(seen?.active?.spanId, span.spanContext().spanId, "the handler's active span is the run's");
+  assert.equal(span.kind, SpanKind.CONSUMER);
+  assert.equal(span.instrumentationScope.name, TRACER_NAME);
+  assert.equal(span.spanContext().traceId, producer.traceId);
+  assert.equal(span.parentSpanContext?.spanId, producer.spanId);
+  assert.equal(span.parentSpanContext?.isRemote, true);
+  assert.deepEqual(span.links, []);
+  assert.deepEqual(span.attributes, {
+    "messaging.system": "baton",
+    "messaging.operation.type": "process",
+    "messaging.destination.name": queue,
+    "baton.agent.name": "job",
+    "baton.lease.token": Number(seen!.lease!.token),
+    "baton.attempt": 1,
+    "baton.outcome": "SUCCESS",
+  });
+  assert.equal(span.status.code, SpanStatusCode.UNSET);
+  const inner = exporter.getFinishedSpans().find((s) => s.name === "inner" && s.spanContext().traceId === producer.traceId);
+  assert.equal(inner?.parentSpanContext?.spanId, span.spanContext().spanId);
+});
 
 test("a recurring agent's run is a new root span linked to the producer's", async () => {
   const queue = unique("ts-otel-every");
@@ -189,37 +187,35 @@ test("a failing handler's span has status ERROR, the exception and the outcome",
   assert.equal(span.events.find((e) => e.name === "exception")?.attributes?.["exception.message"], "downstream down");
 });
 
-for (const unaryLoop of [false, true]) {
-  test(`a scheduled message is handled inside a child of the producer's span (${unaryLoop ? "unary" : "stream"})`, async () => {
-    const receiver = unique("ts-otel-msg");
-    const scheduler = new Scheduler(client);
-    let id = "";
-    const producer = await produce(async () => { id = (await scheduler.schedule(receiver, "hello")).id; });
-    let seen: { active?: SpanContext; message: Message } | undefined;
-    const sub = new Subscriber(client, receiver, "c1", async (message) => {
-      seen = { active: trace.getActiveSpan()?.spanContext(), message };
-    }, { unary: unaryLoop, logger: quiet });
-    const running = sub.run();
-    const span = await waitSpan(`process ${receiver}`);
-    await eventually(() => sub.acked === 1);
-    sub.stop();
-    await running;
-    assert.equal(seen?.message.traceparent, tp(producer));
-    assert.equal(seen?.active?.traceId, producer.traceId);
-    assert.equal(seen?.active?.spanId, span.spanContext().spanId);
-    assert.equal(span.kind, SpanKind.CONSUMER);
-    assert.equal(span.spanContext().traceId, producer.traceId);
-    assert.equal(span.parentSpanContext?.spanId, producer.spanId);
-    assert.deepEqual(span.attributes, {
-      "messaging.system": "baton",
-      "messaging.operation.type": "process",
-      "messaging.destination.name": receiver,
-      "messaging.message.id": id,
-      "baton.delivery_count": 1,
-    });
-    assert.equal(span.status.code, SpanStatusCode.UNSET);
+test(`a scheduled message is handled inside a child of the producer's span`, async () => {
+  const receiver = unique("ts-otel-msg");
+  const scheduler = new Scheduler(client);
+  let id = "";
+  const producer = await produce(async () => { id = (await scheduler.schedule(receiver, "hello")).id; });
+  let seen: { active?: SpanContext; message: Message } | undefined;
+  const sub = new Subscriber(client, receiver, "c1", async (message) => {
+    seen = { active: trace.getActiveSpan()?.spanContext(), message };
+  }, { logger: quiet });
+  const running = sub.run();
+  const span = await waitSpan(`process ${receiver}`);
+  await eventually(() => sub.acked === 1);
+  sub.stop();
+  await running;
+  assert.equal(seen?.message.traceparent, tp(producer));
+  assert.equal(seen?.active?.traceId, producer.traceId);
+  assert.equal(seen?.active?.spanId, span.spanContext().spanId);
+  assert.equal(span.kind, SpanKind.CONSUMER);
+  assert.equal(span.spanContext().traceId, producer.traceId);
+  assert.equal(span.parentSpanContext?.spanId, producer.spanId);
+  assert.deepEqual(span.attributes, {
+    "messaging.system": "baton",
+    "messaging.operation.type": "process",
+    "messaging.destination.name": receiver,
+    "messaging.message.id": id,
+    "baton.delivery_count": 1,
   });
-}
+  assert.equal(span.status.code, SpanStatusCode.UNSET);
+});
 
 test("a failing message handler's span has status ERROR", async () => {
   const receiver = unique("ts-otel-msgfail");
