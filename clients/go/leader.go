@@ -100,6 +100,9 @@ func (l *Leadership) hold(ctx context.Context, token uint64, stepDownIn time.Dur
 	confirmed := false
 	var b backoff
 	for {
+		if next.After(stepDown) {
+			next = stepDown
+		}
 		sleepCtx(ctx, time.Until(next))
 		if ctx.Err() != nil {
 			return
