@@ -32,7 +32,7 @@ public final class Outcomes {
     for (Throwable t = error; t != null && seen.add(t); t = t.getCause()) {
       if (t instanceof Failure f) return f;
       if (status == 0 && t instanceof HttpStatusCarrier c) {
-        status = c.httpStatus();
+        status = c.httpStatus() >= 100 && c.httpStatus() <= 599 ? c.httpStatus() : 0;
         if (c.retryAfterSeconds() >= 0) retryAfter = Duration.ofSeconds(c.retryAfterSeconds());
       } else if (status == 0) {
         status = reflectedStatus(t);
@@ -41,9 +41,9 @@ public final class Outcomes {
         errorClass = t instanceof TimeoutException || t.getClass().getSimpleName().contains("Timeout") ? "timeout" : "io";
       }
     }
-    if (errorClass == null) {
-      errorClass = error.getClass().getSimpleName().isEmpty() ? error.getClass().getName() : error.getClass().getSimpleName();
-    }
+    Class<?> type = error.getClass();
+    while (type.getSimpleName().isEmpty()) type = type.getSuperclass(); // an anonymous class: what it extends
+    if (errorClass == null) errorClass = type.getSimpleName();
     return Failure.classified(String.valueOf(error), errorClass, status, retryAfter, error);
   }
 
