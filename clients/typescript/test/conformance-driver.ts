@@ -1,0 +1,134 @@
+// The TypeScript conformance driver (clients/conformance/DRIVER.md): commands on stdin, one JSON
+// object a line, mapped onto the package's public helpers; events on stdout. Started from
+// clients/typescript as `node --import tsx test/conformance-driver.ts`, with BATON_TARGET.
+
+import { createInterface } from "node:readline";
+import { status } from "@grpc/grpc-js";
+import { context, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { Claimer, HttpError, isServiceError, Leadership, Lease, parseTraceparent, Producer, Worker } from "../src";
+
+const target = process.env.BATON_TARGET;
+if (!target) throw new Error("BATON_TARGET is not set");
+// The application's part of OpenTelemetry: a context manager, so a context is active across await.
+context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+
+type Command = Record<string, any>;
+const emit = (event: Record<string, unknown>) =>
+  process.stdout.write(`${JSON.stringify(event, (_k, v) => (typeof v === "bigint" ? Number(v) : v))}\n`);
+const codeName = (err: unknown) => (isServiceError(err) ? status[err.code] : String(err));
+
+const producer = new Producer(target);
+const workers = new Map<string, { worker: Worker; running: Promise<void>; held: Map<string, () => void> }>();
+const leaders = new Map<string, Leadership>();
+
+function startWorker(c: Command): void {
+  const held = new Map<string, () => void>();
+  const id = c.id as string;
+  const handler = async (lease: Lease, signal: AbortSignal) => {
+    const run = { id, name: lease.name, token: lease.token };
+    emit({ event: "started", ...run });
+    try {
+      if (c.handler?.mode === "hold") {
+        await new Promise<void>((resolve, reject) => {
+          held.set(lease.name, resolve);
+          const cancelled = () => { emit({ event: "cancelled", ...run }); reject(signal.reason); };
+          if (signal.aborted) cancelled();
+          else signal.addEventListener("abort", cancelled, { once: true });
+        }).finally(() => held.delete(lease.name));
+      } else if (c.handler?.mode === "fail") {
+        const message = c.handler.message ?? "failed";
+        throw c.handler.http_status ? new HttpError(c.handler.http_status, message) : new Error(message);
+      }
+    } finally {
+      emit({ event: "finished", ...run });
+    }
+  };
+  const worker = new Worker(target!, c.queue, c.worker_id ?? id, handler,
+    { maxLeases: c.concurrency, heartbeatMs: c.heartbeat_ms });
+  workers.set(id, { worker, held, running: worker.run().catch((err) => { emit({ event: "error", cmd: "worker", message: String(err) }); }) });
+}
+
+async function stopWorker(id: string): Promise<void> {
+  const w = workers.get(id);
+  if (!w) return;
+  workers.delete(id);
+  w.worker.stop();
+  await w.running;
+  emit({ event: "stopped", id });
+}
+
+async function closeLeader(id: string): Promise<void> {
+  const lead = leaders.get(id);
+  if (!lead) return;
+  leaders.delete(id);
+  await lead.close();
+  emit({ event: "closed", id });
+}
+
+async function register(c: Command): Promise<void> {
+  try {
+    await producer.register(c.queue, (c.names as string[]).map((name) => ({ name })), { requestId: c.request_id });
+    emit({ event: "registered", id: c.id, count: c.names.length });
+  } catch (err) {
+    emit({ event: "failed", id: c.id, code: codeName(err) });
+  }
+}
+
+async function claim(c: Command): Promise<void> {
+  const claimer = new Claimer(target!, c.pool, c.id);
+  try {
+    const got = await claimer.claim({ waitMs: c.wait_ms });
+    if (!got) return void emit({ event: "nothing", id: c.id });
+    emit({ event: "claimed", id: c.id, resource_id: got.id, token: got.token });
+    await (c.fail_with !== undefined ? got.fail(c.fail_with) : got.return());
+    emit({ event: "ended", id: c.id });
+  } finally {
+    claimer.close();
+  }
+}
+
+async function handle(c: Command): Promise<void> {
+  switch (c.cmd) {
+    case "register": return register(c);
+    case "traced_register": {
+      const parent = parseTraceparent(c.traceparent);
+      if (!parent) throw new Error(`invalid traceparent ${c.traceparent}`);
+      return context.with(trace.setSpanContext(context.active(), parent), () => register(c));
+    }
+    case "worker": return startWorker(c);
+    case "finish": return workers.get(c.id)?.held.get(c.name)?.();
+    case "finish_all": return workers.get(c.id)?.held.forEach((finish) => finish());
+    case "stop": return stopWorker(c.id);
+    case "leader": {
+      const lead = new Leadership(target!, c.election, c.candidate_id, { ttlMs: c.ttl_ms });
+      lead.on("elected", (token) => emit({ event: "elected", id: c.id, token }));
+      lead.on("lost", (token) => emit({ event: "lost", id: c.id, token }));
+      leaders.set(c.id, lead.start());
+      return;
+    }
+    case "close": return closeLeader(c.id);
+    case "claim": return claim(c);
+    default: throw new Error(`unknown command ${c.cmd}`);
+  }
+}
+
+emit({ event: "ready" });
+const lines = createInterface({ input: process.stdin });
+lines.on("line", (line) => {
+  if (!line.trim()) return;
+  let c: Command = {};
+  const fail = (err: unknown) => emit({ event: "error", cmd: c.cmd, message: err instanceof Error ? err.message : String(err) });
+  try {
+    c = JSON.parse(line);
+    handle(c).catch(fail);
+  } catch (err) {
+    fail(err);
+  }
+});
+lines.on("close", async () => {
+  await Promise.all([...workers.keys()].map(stopWorker));
+  await Promise.all([...leaders.keys()].map(closeLeader));
+  producer.close();
+  process.stdout.write("", () => process.exit(0));
+});
