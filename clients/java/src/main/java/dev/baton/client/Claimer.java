@@ -53,13 +53,9 @@ public final class Claimer {
     this.attributes = Map.copyOf(b.attributes);
   }
 
+  /** A claimer on {@code channel}: a shared {@link BatonClient} or any Channel (never shut down here). */
   public static Builder builder(Channel channel, String pool, String claimerId) {
     return new Builder(channel, pool, claimerId);
-  }
-
-  /** A claimer on a shared {@link BatonClient} (its TLS, token, keepalive; never shut down here). */
-  public static Builder builder(BatonClient client, String pool, String claimerId) {
-    return new Builder(Objects.requireNonNull(client, "client").channel(), pool, claimerId);
   }
 
   public String pool() {

@@ -9,8 +9,4 @@ public final class Durations {
   public static com.google.protobuf.Duration of(Duration d) {
     return com.google.protobuf.Duration.newBuilder().setSeconds(d.getSeconds()).setNanos(d.getNano()).build();
   }
-
-  public static com.google.protobuf.Duration ofMillis(long ms) {
-    return of(Duration.ofMillis(ms));
-  }
 }

@@ -57,18 +57,9 @@ public final class Leadership implements AutoCloseable {
   }
 
   /**
-   * A candidate on a shared {@link BatonClient} (its TLS, token, keepalive); close() resigns but
-   * never shuts the client's channel down.
+   * A candidate on {@code channel} (a shared {@link BatonClient} or any Channel; close() resigns
+   * but never shuts it down), with a Campaign long-poll wait.
    */
-  public Leadership(BatonClient client, String election, String candidateId, Duration ttl, Listener listener) {
-    this(Objects.requireNonNull(client, "client").channel(), election, candidateId, ttl, listener);
-  }
-
-  /** {@link #Leadership(BatonClient, String, String, Duration, Listener)} with a Campaign wait. */
-  public Leadership(BatonClient client, String election, String candidateId, Duration ttl, Duration campaignWait, Listener listener) {
-    this(Objects.requireNonNull(client, "client").channel(), election, candidateId, ttl, campaignWait, listener);
-  }
-
   public Leadership(Channel channel, String election, String candidateId, Duration ttl, Duration campaignWait, Listener listener) {
     this.stub = LeaderServiceGrpc.newBlockingStub(channel);
     this.election = Objects.requireNonNull(election);

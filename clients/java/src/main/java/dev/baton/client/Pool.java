@@ -18,14 +18,10 @@ public final class Pool {
   private final ClaimServiceGrpc.ClaimServiceBlockingStub stub;
   private final String name;
 
+  /** A pool manager on {@code channel}: a shared {@link BatonClient} or any Channel (never shut down here). */
   public Pool(Channel channel, String name) {
     this.stub = ClaimServiceGrpc.newBlockingStub(channel);
     this.name = Objects.requireNonNull(name);
-  }
-
-  /** A pool manager on a shared {@link BatonClient} (its TLS, token, keepalive; never shut down here). */
-  public Pool(BatonClient client, String name) {
-    this(Objects.requireNonNull(client, "client").channel(), name);
   }
 
   public String name() {

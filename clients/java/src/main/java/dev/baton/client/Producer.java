@@ -30,14 +30,10 @@ public final class Producer {
   private final Channel channel;
   private final AgentServiceGrpc.AgentServiceBlockingStub agents;
 
+  /** A producer on {@code channel}: a shared {@link BatonClient} or any Channel (never shut down here). */
   public Producer(Channel channel) {
     this.channel = Objects.requireNonNull(channel, "channel");
     this.agents = AgentServiceGrpc.newBlockingStub(channel);
-  }
-
-  /** A producer on a shared {@link BatonClient} (its TLS, token, trace context; never shut down here). */
-  public Producer(BatonClient client) {
-    this(Objects.requireNonNull(client, "client").channel());
   }
 
   /** A one-shot agent, due at once: run once, removed after its first success. */

@@ -11,20 +11,15 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
 /** Schedules and cancels durable delayed messages (ScheduleService). */
 public final class Scheduler {
   private final ScheduleServiceGrpc.ScheduleServiceBlockingStub stub;
 
+  /** A scheduler on {@code channel}: a shared {@link BatonClient} or any Channel (never shut down here). */
   public Scheduler(Channel channel) {
     this.stub = ScheduleServiceGrpc.newBlockingStub(channel);
-  }
-
-  /** A scheduler on a shared {@link BatonClient} (its TLS, token, keepalive; never shut down here). */
-  public Scheduler(BatonClient client) {
-    this(Objects.requireNonNull(client, "client").channel());
   }
 
   /** Schedules a message due at once. */

@@ -108,8 +108,7 @@ public final class Subscriber implements AutoCloseable {
   private final CountDownLatch stopped = new CountDownLatch(1);
   private volatile Thread loop;
   private volatile RuntimeException failure;
-  private final Object done = new Object();
-  private boolean finished;
+  private final CountDownLatch finished = new CountDownLatch(1);
   private final AtomicLong acked = new AtomicLong();
   private final AtomicLong failed = new AtomicLong();
   private final AtomicLong lateAcks = new AtomicLong();
@@ -140,16 +139,12 @@ public final class Subscriber implements AutoCloseable {
     });
   }
 
+  /**
+   * A subscriber on {@code channel}: a shared {@link BatonClient} (its TLS, token, keepalive; the
+   * stream gets no default deadline) or any Channel, never shut down here: close the subscriber first.
+   */
   public static Builder builder(Channel channel, String receiver, String consumerId) {
     return new Builder(channel, receiver, consumerId);
-  }
-
-  /**
-   * A subscriber on a shared {@link BatonClient} (its TLS, token, keepalive; the stream gets no
-   * default deadline). close() never shuts the client's channel down: close the subscriber first.
-   */
-  public static Builder builder(BatonClient client, String receiver, String consumerId) {
-    return new Builder(Objects.requireNonNull(client, "client").channel(), receiver, consumerId);
   }
 
   /** Messages handled and acked (on the stream: acks Baton confirmed). */
@@ -403,15 +398,10 @@ public final class Subscriber implements AutoCloseable {
       drain();
       return;
     }
-    synchronized (done) {
-      while (!finished) {
-        try {
-          done.wait();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return;
-        }
-      }
+    try {
+      finished.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 
@@ -477,16 +467,11 @@ public final class Subscriber implements AutoCloseable {
   }
 
   private void drain() {
-    synchronized (done) {
-      if (finished) return;
-    }
+    if (finished.getCount() == 0) return;
     stopping.set(true);
     stopped.countDown();
     awaitHandlers();
-    synchronized (done) {
-      finished = true;
-      done.notifyAll();
-    }
+    finished.countDown();
   }
 
   /** Lets running handlers finish for the shutdown grace, then interrupts them and waits as long again. */

@@ -153,16 +153,12 @@ public final class Worker implements AutoCloseable {
     });
   }
 
+  /**
+   * A worker of {@code queue} on {@code channel}: a shared {@link BatonClient} (its TLS, token,
+   * keepalive) or any Channel, never shut down here: close the worker first, then the client.
+   */
   public static Builder builder(Channel channel, String queue, String workerId) {
     return new Builder(channel, queue, workerId);
-  }
-
-  /**
-   * A worker on a shared {@link BatonClient} (its TLS, token, keepalive); the worker never shuts
-   * the client's channel down: close the worker first, then the client.
-   */
-  public static Builder builder(BatonClient client, String queue, String workerId) {
-    return new Builder(Objects.requireNonNull(client, "client").channel(), queue, workerId);
   }
 
   /**
