@@ -377,6 +377,10 @@ pub struct OrphanConfig {
     pub repair_interval_ms: u64,
     /// Most time one pass may take (0: no bound).
     pub run_budget_ms: u64,
+    /// A Session or Receive stream that ends without the worker's half-close (its process died,
+    /// its connection reset) gives back what it held after this grace, unless the worker is seen
+    /// again meanwhile (a reconnect); 0: wait for the orphan sweep.
+    pub stream_grace_ms: u64,
 }
 
 /// The periodic health summary and its watchdog signals.
@@ -657,6 +661,7 @@ impl Default for OrphanConfig {
             remove_numeric_only_agents: true,
             repair_interval_ms: 60_000,
             run_budget_ms: 0,
+            stream_grace_ms: 1_000,
         }
     }
 }

@@ -401,3 +401,95 @@ async fn bad_session_and_batch_input_is_refused() {
     assert!(e.message().starts_with("completions:"), "{e:?}");
     assert_eq!(env.redis.snapshot().await, before, "refused batches changed nothing");
 }
+
+/// Only a broken stream's grace can bring leases back: no sweeper runs.
+fn grace_only(grace_ms: u64) -> baton::config::Config {
+    let mut config = test_config();
+    config.orphan_cleanup.enabled = false;
+    config.zombie_cleanup.enabled = false;
+    config.orphan_cleanup.stream_grace_ms = grace_ms;
+    config
+}
+
+/// A session through `proxy` (its own connection), with `credit`, and the leases it was pushed.
+async fn session_through(proxy: &common::proxy::Proxy, worker: &str, credit: u32) -> (Session, Vec<pb::Lease>) {
+    let (tx, rx) = mpsc::channel(64);
+    tx.send(pb::SessionRequest { open: Some(open(worker)), credit, ..Default::default() }).await.unwrap();
+    let mut client = pb::agent_service_client::AgentServiceClient::new(proxy.channel().await);
+    let rx = client.session(ReceiverStream::new(rx)).await.unwrap().into_inner();
+    let mut s = Session { tx, rx };
+    let mut leases = Vec::new();
+    while leases.len() < credit as usize {
+        leases.extend(s.next().await.leases);
+    }
+    (s, leases)
+}
+
+// A worker whose process dies (its connection cut: no half-close) gives back the leases it held
+// once the grace has passed, with no sweeper running; the lease it completed before stays
+// completed. Invariant: a broken stream's work is granted again, each lease once, attempt 2.
+#[tokio::test]
+async fn a_broken_session_gives_its_leases_back_after_the_grace() {
+    let mut env = Env::with_config(grace_only(300)).await;
+    one_shots(&mut env, 3, 60_000).await;
+    let proxy = common::proxy::Proxy::start(env.baton.addr).await;
+    let (mut s, leases) = session_through(&proxy, "w1", 3).await;
+    s.send(pb::SessionRequest { completions: vec![done(&leases[0])], ..Default::default() }).await;
+    let completed = loop {
+        let r = s.next().await;
+        if !r.completed.is_empty() {
+            break r.completed;
+        }
+    };
+    assert!(!completed[0].lease_lost, "{completed:?}");
+    proxy.cut().await;
+
+    let mut other = Session::open(&env, "w2", 3).await;
+    let mut again = Vec::new();
+    while again.len() < 2 {
+        again.extend(other.next().await.leases);
+    }
+    let mut names: Vec<_> = again.iter().map(|l| (l.name.clone(), l.attempt)).collect();
+    names.sort();
+    assert_eq!(names, vec![(leases[1].name.clone(), 2), (leases[2].name.clone(), 2)]);
+    assert_eq!((queue_len(&env, "waiting").await, queue_len(&env, "working").await), (0, 2));
+    drop(s);
+}
+
+// A worker whose stream breaks but who reconnects (same worker id) within the grace keeps its
+// leases: the grace's take-back runs, finds the worker seen since, and leaves them; the new
+// stream's heartbeats extend every one.
+#[tokio::test]
+async fn a_worker_that_reconnects_within_the_grace_keeps_its_leases() {
+    let mut env = Env::with_config(grace_only(300)).await;
+    let mut conn = env.redis.conn().await;
+    for (key, value) in [("slowlog-max-len", "100000"), ("slowlog-log-slower-than", "0")] {
+        let _: () = redis::cmd("CONFIG").arg("SET").arg(key).arg(value).query_async(&mut conn).await.unwrap();
+    }
+    one_shots(&mut env, 2, 60_000).await;
+    let proxy = common::proxy::Proxy::start(env.baton.addr).await;
+    let (s, leases) = session_through(&proxy, "w1", 2).await;
+    proxy.cut().await;
+    let mut back = Session::open(&env, "w1", 0).await;
+    // Wait for the take-back to have run (and skipped both leases).
+    eventually(Duration::from_secs(30), "the broken stream's take-back ran", || {
+        let mut conn = conn.clone();
+        async move {
+            let log: Vec<redis::Value> = redis::cmd("SLOWLOG").arg("GET").arg(-1).query_async(&mut conn).await.unwrap();
+            log.iter().any(|entry| {
+                let redis::Value::Array(fields) = entry else { return false };
+                let args: Vec<String> = redis::from_redis_value(fields[3].clone()).unwrap_or_default();
+                args.len() > 1 && baton::store::scripts::name_of_sha(&args[1]) == Some("reapLeases")
+            })
+        }
+    })
+    .await;
+    let heartbeats = leases
+        .iter()
+        .map(|l| pb::SessionLease { name: l.name.clone(), token: l.token, ..Default::default() })
+        .collect();
+    back.send(pb::SessionRequest { heartbeats, ..Default::default() }).await;
+    let r = back.next().await;
+    assert_eq!((r.extended.len(), r.lost.len()), (2, 0), "{r:?}");
+    drop(s);
+}

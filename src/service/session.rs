@@ -18,7 +18,7 @@
 //! are released at once; everything else a broken session held follows the rules of a worker
 //! that went silent (deadlines, the sweepers).
 
-use std::{pin::Pin, sync::Arc, time::Duration};
+use std::{collections::HashMap, pin::Pin, sync::Arc, time::Duration};
 
 use futures::{stream::FuturesOrdered, FutureExt, StreamExt};
 use tokio::{sync::mpsc, time::Instant};
@@ -69,6 +69,9 @@ pub(super) async fn open(
         config: service.config.clone(),
         credit: 0,
         pending: Pending::default(),
+        held: HashMap::new(),
+        gone: false,
+        last_round: Instant::now(),
         grant: grant.clone(),
         registration: crate::workers::register(crate::workers::Kind::Session, &open.queue, &open.worker_id, 0),
     };
@@ -81,6 +84,16 @@ pub(super) async fn open(
     // 32 unboxed responses would be 4.6 KB more of every idle stream.
     let (tx, rx) = mpsc::channel::<Outgoing>(4);
     let shutdown = service.shutdown.clone();
+    let grace = Duration::from_millis(service.config.orphan_cleanup.stream_grace_ms);
+    if !grace.is_zero() {
+        // A worker reconnecting after a broken stream keeps what it held there (abandon below).
+        let (store, queue, worker) = (session.store.clone(), session.queue.clone(), session.worker.clone());
+        tokio::spawn(async move {
+            if let Err(e) = store.mark_seen(&queue, &worker).await {
+                tracing::debug!(queue, worker, error = %e, "could not mark a reconnecting worker seen");
+            }
+        });
+    }
     tokio::spawn(async move {
         let _open = metrics::gauge!("baton_sessions_open");
         _open.increment(1.0);
@@ -92,6 +105,9 @@ pub(super) async fn open(
             let _ = tx.send(Err(Status::from(e))).await;
         }
         _open.decrement(1.0);
+        if session.gone && !grace.is_zero() && !session.held.is_empty() && !shutdown.is_cancelled() {
+            session.abandon(grace).await;
+        }
     });
     let responses = ReceiverStream::new(rx).map(|r| r.map(|boxed| *boxed));
     Ok(Response::new(auth::guard(grant, responses)))
@@ -127,6 +143,14 @@ struct Session {
     /// Leases the worker may still be pushed.
     credit: usize,
     pending: Pending,
+    /// Leases pushed to the worker and not yet completed, released or reported lost: what a
+    /// stream that breaks leaves behind (name → token).
+    held: HashMap<String, u64>,
+    /// The stream broke without the worker's half-close: its process may have died.
+    gone: bool,
+    /// When the last round's answer came: every script of this stream that marked the worker
+    /// seen ran before it.
+    last_round: Instant,
     /// What the stream was opened with: checked before each round, so nothing a worker sends
     /// after its token was revoked is applied, and no lease is granted to it.
     grant: Option<auth::Grant>,
@@ -184,6 +208,12 @@ impl Session {
         self.credit = credit;
         self.registration.credit(credit);
         self.registration.seen();
+        for c in &completions {
+            self.forget(&c.name, c.token);
+        }
+        for (name, token, _) in &releases {
+            self.forget(name, *token);
+        }
         self.pending.completions.extend(completions);
         self.pending.heartbeats.extend(m.heartbeats.into_iter().map(|h| (h.name, h.token, h.progress)));
         self.pending.releases.extend(releases);
@@ -199,6 +229,7 @@ impl Session {
     ) -> Result<()> {
         let ctx = Arc::new(Ctx { store: self.store.clone(), queue: self.queue.clone(), worker: self.worker.clone() });
         let mut open = true; // the worker has not half-closed
+        let mut closed = false; // nobody reads the answers
         let mut want = true; // something may be due: acquire when there is credit
         let mut due_at: Option<Instant> = None;
         let mut notified = Box::pin(notify.notified());
@@ -215,7 +246,8 @@ impl Session {
                     Some(Ok(None)) => open = false,
                     Some(Err(status)) => match undecodable(status) {
                         Ok(e) => (fail, open) = (Some(e), false),
-                        Err(_) => return Ok(()), // the worker is gone: nobody to answer
+                        // The worker is gone: nobody to answer; what is in flight still ends.
+                        Err(_) => (self.gone, open) = (true, false),
                     },
                 }
             }
@@ -256,6 +288,7 @@ impl Session {
             };
             tokio::select! {
                 Some((answers, got, asked)) = rounds.next(), if !rounds.is_empty() => {
+                    self.last_round = Instant::now();
                     let mut leases = Vec::new();
                     let mut failed = None;
                     match got {
@@ -304,11 +337,21 @@ impl Session {
                         }
                     };
                     response.leases = leases.into_iter().map(|l| lease_pb(&self.queue, l)).collect();
-                    if !is_empty(&response) {
+                    for l in &response.lost {
+                        self.forget(&l.name, l.token);
+                    }
+                    if closed {
+                        ctx.release_pairs(response.leases.into_iter().map(|l| (l.name, l.token))).await;
+                    } else if !is_empty(&response) {
+                        let pushed: Vec<(String, u64)> =
+                            response.leases.iter().map(|l| (l.name.clone(), l.token)).collect();
                         if let Err(mpsc::error::SendError(Ok(unsent))) = tx.send(Ok(Box::new(response))).await {
                             let unsent = unsent.leases.into_iter().map(|l| (l.name, l.token));
                             ctx.release_pairs(unsent).await;
-                            return Ok(());
+                            self.gone |= open;
+                            (open, closed) = (false, true);
+                        } else {
+                            self.held.extend(pushed);
                         }
                     }
                     if let Some(e) = failed {
@@ -320,13 +363,50 @@ impl Session {
                     Ok(None) => open = false,
                     Err(status) => match undecodable(status) {
                         Ok(e) => (fail, open) = (Some(e), false),
-                        Err(_) => return Ok(()),
+                        Err(_) => (self.gone, open) = (true, false),
                     },
                 },
                 _ = &mut notified, if waiting => want = true,
                 _ = timer => want = true,
                 _ = shutdown.cancelled(), if !stopping => {}
-                _ = tx.closed() => return Ok(()),
+                _ = tx.closed(), if !closed => {
+                    // Nobody reads the answers any more: the worker went without a half-close
+                    // (if it had not half-closed already). Rounds in flight still end.
+                    self.gone |= open;
+                    (open, closed) = (false, true);
+                }
+            }
+        }
+    }
+
+    /// A lease the worker ended (completed, released) or was told it lost: no longer held.
+    fn forget(&mut self, name: &str, token: u64) {
+        if self.held.get(name) == Some(&token) {
+            self.held.remove(name);
+        }
+    }
+
+    /// After a broken stream's grace, takes back what it held, as the orphan sweep would, unless
+    /// the worker was seen after this stream's last round (it reconnected, to this replica or
+    /// another: a new stream marks it seen when it opens).
+    async fn abandon(&mut self, grace: Duration) {
+        tokio::time::sleep(grace).await;
+        let held: Vec<(String, u64)> = self.held.drain().collect();
+        // "Not seen since this stream's last round", however late this runs.
+        let silent_ms = self.last_round.elapsed().as_millis() as u64;
+        match self.store.reap_abandoned(&self.queue, &self.worker, &held, silent_ms).await {
+            Ok(taken) => {
+                tracing::info!(
+                    queue = self.queue,
+                    worker = self.worker,
+                    held = held.len(),
+                    taken,
+                    "stream broke; leases taken back"
+                );
+                metrics::counter!("baton_stream_leases_reclaimed_total", "kind" => "session").increment(taken as u64);
+            }
+            Err(e) => {
+                tracing::warn!(queue = self.queue, error = %e, "could not take back a broken stream's leases; the orphan sweep will")
             }
         }
     }

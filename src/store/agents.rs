@@ -423,6 +423,12 @@ impl Store {
     }
 
     /// One heartbeatLeases call.
+    /// Marks a worker that holds leases of `queue` (one shard) seen now, as a heartbeat does:
+    /// a worker that reconnects keeps what it held past a broken stream's grace.
+    pub(super) async fn mark_seen_in(&self, queue: &str, worker: &str) -> Result<()> {
+        self.heartbeat_script(queue, worker, &[]).await.map(drop)
+    }
+
     async fn heartbeat_script(&self, queue: &str, worker: &str, leases: &[HeartbeatItem<'_>]) -> Result<Vec<Beat>> {
         let k = self.keys.queue(queue);
         let mut args = Args::new().arg(worker).arg(self.keys.announce(ChannelKind::Queue, queue)).arg(queue);

@@ -17,6 +17,7 @@ pub use baton::pb;
 
 pub mod certs;
 pub mod cluster;
+pub mod proxy;
 pub mod scenarios;
 
 /// A private redis-server on a unix socket in a temporary directory.

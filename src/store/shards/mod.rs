@@ -260,6 +260,38 @@ impl Store {
         Ok(out)
     }
 
+    /// Marks `worker` seen on every shard of `queue` where it holds leases (see `mark_seen_in`).
+    pub async fn mark_seen(&self, queue: &str, worker: &str) -> Result<()> {
+        let shards = self.shard_names(SourceKind::Queue, queue);
+        futures::future::try_join_all(shards.iter().map(|s| self.mark_seen_in(s, worker))).await.map(drop)
+    }
+
+    /// Takes back leases of `queue` that `worker` held on a stream that broke, as the orphan
+    /// sweep would (ORPHANED, counted as an attempt), each only if the worker has not been seen
+    /// within the last `silent_ms` (re-checked by the script). Returns how many were taken back.
+    pub async fn reap_abandoned(
+        &self,
+        queue: &str,
+        worker: &str,
+        leases: &[(String, u64)],
+        silent_ms: u64,
+    ) -> Result<usize> {
+        let mut by_shard: BTreeMap<String, Vec<super::Suspect>> = BTreeMap::new();
+        for (name, token) in leases {
+            let suspect =
+                super::Suspect { name: name.clone(), token: token.to_string(), deadline_ms: 0, worker: worker.into() };
+            by_shard.entry(self.shard_of(SourceKind::Queue, queue, name).into_owned()).or_default().push(suspect);
+        }
+        let mut taken = 0;
+        for (shard, suspects) in &by_shard {
+            for chunk in self.policy.chunks(suspects) {
+                let items: Vec<_> = chunk.iter().map(|s| (s, super::ReapKind::Orphan, silent_ms)).collect();
+                taken += self.reap(shard, &items).await?.iter().filter(|r| **r != super::Reaped::Skipped).count();
+            }
+        }
+        Ok(taken)
+    }
+
     /// Ends a lease with an outcome. A stale or unknown token is `Error::LeaseLost`.
     pub async fn complete(&self, c: &Completion) -> Result<Ended> {
         self.complete_batch(std::slice::from_ref(c))
