@@ -236,8 +236,18 @@ pub fn detailed(code: Code, message: impl Into<String>) -> Status {
     };
     let mut details = ErrorDetails::new();
     details.set_error_info(reason, DOMAIN, HashMap::new());
+    // Every UNAVAILABLE and RESOURCE_EXHAUSTED carries a retry hint, whoever made it, so no
+    // client needs a delay of its own for them.
+    let pushback = matches!(code, Code::Unavailable | Code::ResourceExhausted).then_some(UNAVAILABLE_PUSHBACK_MS);
+    if let Some(ms) = pushback {
+        details.set_retry_info(Some(std::time::Duration::from_millis(ms)));
+    }
     let message = clip(&message.into(), MAX_FIELD_BYTES + MAX_MESSAGE_BYTES + 2);
-    Status::with_error_details(code, message, details)
+    let mut status = Status::with_error_details(code, message, details);
+    if let Some(ms) = pushback {
+        status.metadata_mut().insert("grpc-retry-pushback-ms", ms.to_string().parse().expect("ascii"));
+    }
+    status
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -245,6 +255,18 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_unavailable_and_exhausted_status_carries_a_retry_hint() {
+        use tonic_types::StatusExt;
+        for code in [Code::Unavailable, Code::ResourceExhausted] {
+            let status = detailed(code, "bare");
+            assert!(status.get_details_retry_info().is_some(), "{code:?}");
+            assert!(status.metadata().get("grpc-retry-pushback-ms").is_some(), "{code:?}");
+        }
+        let status = detailed(Code::Internal, "bare");
+        assert!(status.get_details_retry_info().is_none());
+    }
 
     #[test]
     fn clip_cuts_on_a_character_boundary() {
