@@ -6,7 +6,7 @@ import { createInterface } from "node:readline";
 import { status } from "@grpc/grpc-js";
 import { context, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { Claimer, HttpError, isServiceError, Leadership, Lease, parseTraceparent, Producer, Worker } from "../src";
+import { Claimer, isServiceError, Leadership, Lease, parseTraceparent, Producer, Worker } from "../src";
 
 const target = process.env.BATON_TARGET;
 if (!target) throw new Error("BATON_TARGET is not set");
@@ -38,7 +38,9 @@ function startWorker(c: Command): void {
         }).finally(() => held.delete(lease.name));
       } else if (c.handler?.mode === "fail") {
         const message = c.handler.message ?? "failed";
-        throw c.handler.http_status ? new HttpError(c.handler.http_status, message) : new Error(message);
+        if (!c.handler.http_status) throw new Error(message);
+        // As axios rejects on an HTTP error status (the most used Node HTTP client).
+        throw Object.assign(new Error(message), { name: "AxiosError", code: "ERR_BAD_RESPONSE", response: { status: c.handler.http_status, headers: {} } });
       }
     } finally {
       emit({ event: "finished", ...run });
