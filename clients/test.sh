@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The client test suites (run as `scripts/clients test [WHAT...]`): each against live Batons
 # that the tests start themselves (target/debug/baton with an embedded redis-server, on free
-# loopback ports). WHAT: python typescript go java crosslang tools console (default: all, in order).
+# loopback ports). WHAT: python typescript go java conformance install crosslang tools console
+# (default: all, in order).
 # Installs what it needs from the package registries into clients/.tools (git-ignored) and the
 # usual per-user caches. Prints one summary line per suite and a closing
 # "clients: N passed, N failed" line; exits non-zero if any suite failed.
@@ -16,7 +17,7 @@ TOOLS=$ROOT/clients/.tools
 BIN=$TOOLS/bin
 LOGS=$TOOLS/logs
 PY=$TOOLS/py/bin/python
-ALL=(python typescript go java crosslang tools console)
+ALL=(python typescript go java conformance install crosslang tools console)
 mkdir -p "$BIN" "$LOGS"
 export TEST_BATON_BIN=${TEST_BATON_BIN:-$ROOT/target/debug/baton}
 export TEST_BATON_WORKER_BIN=${TEST_BATON_WORKER_BIN:-$ROOT/target/debug/baton-worker}
@@ -71,12 +72,16 @@ prepare() {
     go)
       need go "install Go 1.26+"
       say "building the Go client and its example worker"
-      quietly go-build bash -c "cd clients/go && go build ./... && go vet ./... && go build -o '$BIN/baton-go-example-worker' ./examples/worker" ;;
+      quietly go-build bash -c "cd clients/go && go build ./... && go vet ./... && go build -o '$BIN/baton-go-example-worker' ./examples/worker && go build -o '$BIN/baton-go-conformance-driver' ./cmd/conformance-driver" ;;
     java)
       need mvn "install Maven 3.8+ and a JDK 17+ (Debian: apt-get install -y maven openjdk-17-jdk-headless)"
       say "compiling the Java client and its example worker (Maven)"
       quietly mvn-compile mvn -B -q -Dstyle.color=never -f clients/java/pom.xml test-compile \
         dependency:build-classpath -Dmdep.outputFile="$TOOLS/java-classpath.txt" ;;
+    rust-driver)
+      ensure_cargo
+      say "building the Rust conformance driver (cargo build --example)"
+      quietly rust-driver cargo build -p baton-client --example conformance_driver ;;
     chromium)
       # The console's browser test drives Debian's Chromium (playwright-core never downloads one).
       if [ -z "${CHROMIUM_BIN:-}" ] && ! [ -x /usr/bin/chromium ]; then
@@ -138,6 +143,35 @@ suite_java() {
   return $rc
 }
 
+suite_conformance() {
+  prepare baton; prepare python; prepare typescript; prepare go; prepare java; prepare rust-driver
+  (cd clients/conformance && "$PY" -m pytest -q -s -p no:cacheprovider -p no:asyncio test_conformance.py) >"$1" 2>&1
+  local rc=$?; pytest_counts "$1"; return $rc
+}
+
+# Each language's package built and installed the way its users install it, into a project
+# outside the repository, running the README's example against a live Baton.
+suite_install() {
+  prepare baton
+  local dir port pid rc=0 lang
+  dir=$(mktemp -d)
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "$TEST_BATON_BIN" serve --listen "127.0.0.1:$port" --metrics-listen "" --data-dir "$dir" >"$dir/baton.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 300); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+  PASSED=0 FAILED=0
+  for lang in python typescript go java rust; do
+    if BATON_TARGET="127.0.0.1:$port" bash "clients/install/$lang.sh" >>"$1" 2>&1; then
+      PASSED=$((PASSED + 1))
+    else
+      echo "install $lang: FAILED" >>"$1"; FAILED=$((FAILED + 1)); rc=1
+    fi
+  done
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+  rm -rf "$dir"
+  return $rc
+}
+
 suite_crosslang() {
   prepare baton; prepare python; prepare typescript; prepare go; prepare java
   (cd clients/crosslang && "$PY" -m pytest -q -s -p no:cacheprovider -p no:asyncio test_crosslang.py) >"$1" 2>&1
@@ -180,7 +214,8 @@ for s in "${suites[@]}"; do
   PASSED=${PASSED:-0} FAILED=${FAILED:-0}
   # What a reader wants from each runner: its per-test lines and its own summary.
   case $s in
-    python | crosslang | tools) grep -E '^(crosslang|ghz)|passed|failed|error|^E ' "$log" | tail -n 40 ;;
+    python | crosslang | tools | conformance) grep -E '^(crosslang|ghz|conformance)|passed|failed|error|^E ' "$log" | tail -n 60 ;;
+    install) grep -E '^install ' "$log" ;;
     typescript) grep -E '^(not )?ok |^# (tests|pass|fail)' "$log" ;;
     console) grep -E '^(not )?ok |^# (tests|pass|fail)|screenshots' "$log" ;;
     go) grep -E '^\s*--- (PASS|FAIL)|^(ok|FAIL)\s' "$log" ;;

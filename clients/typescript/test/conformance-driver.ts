@@ -70,8 +70,8 @@ async function closeLeader(id: string): Promise<void> {
 
 async function register(c: Command): Promise<void> {
   try {
-    await producer.register(c.queue, (c.names as string[]).map((name) => ({ name })), { requestId: c.request_id });
-    emit({ event: "registered", id: c.id, count: c.names.length });
+    const answer = await producer.register(c.queue, (c.names as string[]).map((name) => ({ name })), { requestId: c.request_id });
+    emit({ event: "registered", id: c.id, count: answer.created + answer.updated });
   } catch (err) {
     emit({ event: "failed", id: c.id, code: codeName(err) });
   }

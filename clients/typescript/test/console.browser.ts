@@ -75,11 +75,11 @@ before(async () => {
   assert.equal(got.leases.length, 5);
   for (const l of got.leases.filter((l) => l.name.startsWith("bounce"))) {
     await unary(agents.complete.bind(agents), { requestId: "", queue, name: l.name, token: l.token, outcome: Outcome.OUTCOME_SERVER_ERROR,
-      message: "upstream 502", retryAfter: undefined });
+      message: "upstream 502", retryAfter: undefined, errorClass: "", httpStatus: 0 });
   }
   for (const l of got.leases.filter((l) => l.name !== "digest-1" && !l.name.startsWith("bounce"))) {
     await unary(agents.complete.bind(agents), { requestId: "", queue, name: l.name, token: l.token, outcome: Outcome.OUTCOME_SUCCESS,
-      message: "", retryAfter: undefined });
+      message: "", retryAfter: undefined, errorClass: "", httpStatus: 0 });
   }
   await unary(claims.offer.bind(claims), { requestId: "", pool, resources: [{ id: "sb-1", attributes: {} }, { id: "sb-2", attributes: {} }] });
   leaders = new LeaderServiceClient(baton.addr, credentials.createInsecure());
@@ -435,7 +435,7 @@ test("a queue of 100,000 agents: one page at a time, search finds the last, live
   assert.equal(await page.locator(`tr[data-agent="${lease.name}"] td`).nth(3).textContent(), "worker-big");
   const readsBefore = reads;
   await unary(agents.complete.bind(agents), { requestId: "", queue: big, name: lease.name, token: lease.token,
-    outcome: Outcome.OUTCOME_SUCCESS, message: "", retryAfter: undefined });
+    outcome: Outcome.OUTCOME_SUCCESS, message: "", retryAfter: undefined, errorClass: "", httpStatus: 0 });
   await page.waitForFunction(rowState, [lease.name, "waiting"]);
   assert.ok(reads > readsBefore, "the row was read again by the live update");
   assert.ok(await rows() <= PAGE, "the DOM holds at most a page of rows");

@@ -26,11 +26,13 @@ import (
 
 // command is every field any command has.
 type command struct {
-	Cmd, ID, Queue, RequestID, Traceparent string
-	Names                                  []string
-	WorkerID                               string `json:"worker_id"`
-	Concurrency, HeartbeatMs               int
-	Handler                                struct {
+	Cmd, ID, Queue, Traceparent string
+	RequestID                   string `json:"request_id"`
+	Names                       []string
+	WorkerID                    string `json:"worker_id"`
+	Concurrency                 int
+	HeartbeatMs                 int `json:"heartbeat_ms"`
+	Handler                     struct {
 		Mode, Message string
 		HTTPStatus    int `json:"http_status"`
 	}
