@@ -137,11 +137,12 @@ public final class ConformanceDriver {
     if (c.has("concurrency")) b.maxLeases(c.get("concurrency").getAsInt());
     if (c.has("heartbeat_ms")) b.heartbeatEvery(Duration.ofMillis(c.get("heartbeat_ms").getAsLong()));
     Worker w = b.build((lease, cancellation) -> {
+      // The latch exists before "started" is out, so a finish sent at once finds it.
+      CountDownLatch finish = mode.equals("hold") ? held.computeIfAbsent(lease.getName(), k -> new CountDownLatch(1)) : null;
       emit("event", "started", "id", id, "name", lease.getName(), "token", lease.getToken());
       switch (mode) {
         case "succeed" -> { }
         case "hold" -> {
-          CountDownLatch finish = held.computeIfAbsent(lease.getName(), k -> new CountDownLatch(1));
           try {
             finish.await();
           } catch (InterruptedException e) {
