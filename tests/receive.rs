@@ -310,3 +310,34 @@ async fn receive_rejects_bad_messages() {
     }
     assert_eq!(env.redis.store().await.receiver_stats(R).await.unwrap().acked, 2);
 }
+
+// A consumer whose process dies (its connection cut: no half-close) while it holds 3 unacked
+// messages: they are delivered again after the stream grace (300 ms here), to another consumer,
+// with delivery count 2, long before the ack timeout (10 minutes here); the one it acked stays
+// acked.
+#[tokio::test]
+async fn a_broken_stream_gives_its_deliveries_back_after_the_grace() {
+    let mut config = config_with(600_000);
+    config.orphan_cleanup.stream_grace_ms = 300;
+    let env = Env::with_config(config).await;
+    let mut c = schedules(&env).await;
+    schedule_now(&mut c, 4).await;
+    let proxy = common::proxy::Proxy::start(env.baton.addr).await;
+    let (tx, rx) = mpsc::channel(8);
+    tx.send(pb::ReceiveRequest { open: Some(open("doomed", 4)), acks: vec![] }).await.unwrap();
+    let rx = ScheduleServiceClient::new(proxy.channel().await).receive(ReceiverStream::new(rx)).await.unwrap();
+    let mut s = Stream { tx, rx: rx.into_inner() };
+    let got = s.messages(4).await;
+    s.ack(vec![ack_of(&got[0])]).await;
+    while s.next().await.acked.is_empty() {}
+    proxy.cut().await;
+
+    let mut other = Stream::open(&env, "survivor", 10).await;
+    let again = other.messages(3).await;
+    let mut ids: Vec<_> = again.iter().map(|m| (m.id.clone(), m.delivery_count)).collect();
+    ids.sort();
+    let mut want: Vec<_> = got[1..].iter().map(|m| (m.id.clone(), 2)).collect();
+    want.sort();
+    assert_eq!(ids, want);
+    drop(s);
+}

@@ -14,10 +14,10 @@
 //! Invariants: the consumer never holds more than max_in_flight unacked messages (counted in
 //! Redis by the delivery script, whatever the rounds in flight; on a sharded receiver, whose
 //! count spans shards, one delivery is in flight at a time); a message is in flight at one
-//! consumer only; what a broken stream held comes back after the ack timeout, as for a
-//! Subscribe stream.
+//! consumer only; what a stream that broke without a half-close held is due again after
+//! `orphan_cleanup.stream_grace_ms` (else after the ack timeout, as for a Subscribe stream).
 
-use std::{pin::Pin, time::Duration};
+use std::{collections::HashMap, pin::Pin, time::Duration};
 
 use futures::{stream::FuturesOrdered, FutureExt, StreamExt};
 use tokio::{sync::mpsc, time::Instant};
@@ -65,6 +65,8 @@ pub(super) async fn open(
         max_batch: service.config.limits.max_batch as usize,
         sharded: service.store.shard_count(SourceKind::Receiver, &open.receiver) > 1,
         pending: Vec::new(),
+        held: HashMap::new(),
+        gone: false,
         grant: grant.clone(),
     };
     consumer.take(first, true)?;
@@ -72,6 +74,7 @@ pub(super) async fn open(
     let waiter = service.wakeups.waiter(ChannelKind::Receiver, &consumer.receiver, &shards).await?;
     let (tx, rx) = mpsc::channel(4);
     let shutdown = service.shutdown.clone();
+    let grace = Duration::from_millis(service.config.orphan_cleanup.stream_grace_ms);
     tokio::spawn(async move {
         let _open = metrics::gauge!("baton_receive_streams_open");
         _open.increment(1.0);
@@ -82,6 +85,9 @@ pub(super) async fn open(
             let _ = tx.send(Err(Status::from(e))).await;
         }
         _open.decrement(1.0);
+        if consumer.gone && !grace.is_zero() && !consumer.held.is_empty() && !shutdown.is_cancelled() {
+            consumer.abandon(grace).await;
+        }
     });
     Ok(Response::new(auth::guard(grant, ReceiverStream::new(rx))))
 }
@@ -96,6 +102,11 @@ struct Consumer {
     sharded: bool,
     /// Acks received, not yet applied.
     pending: Vec<pb::ReceiveAck>,
+    /// Messages sent to the consumer and not yet acked (id → token): what a stream that breaks
+    /// leaves behind.
+    held: HashMap<String, u64>,
+    /// The stream broke without the consumer's half-close: its process may have died.
+    gone: bool,
     /// What the stream was opened with: checked before each round, so no ack sent after the
     /// consumer's token was revoked is applied and nothing more is delivered to it.
     grant: Option<auth::Grant>,
@@ -114,6 +125,11 @@ impl Consumer {
         for (i, a) in m.acks.iter().enumerate() {
             validate::name(&format!("acks[{i}].id"), &a.id)?;
             validate::token(&format!("acks[{i}].token"), a.token)?;
+        }
+        for a in &m.acks {
+            if self.held.get(&a.id) == Some(&a.token) {
+                self.held.remove(&a.id);
+            }
         }
         self.pending.extend(m.acks);
         Ok(())
@@ -141,6 +157,7 @@ impl Consumer {
                     None => break,
                     Some(m) => {
                         if !self.receive(m.transpose(), &mut want, &mut open, &mut fail) {
+                            self.gone = true;
                             return Ok(()); // the consumer is gone: nobody to answer
                         }
                     }
@@ -224,21 +241,53 @@ impl Consumer {
                             delivered(&self.receiver, got.now_ms, got.redelivered, got.dead_lettered, got.deliveries);
                     }
                     let empty = response.messages.is_empty() && response.acked.is_empty() && response.lost.is_empty();
-                    // A consumer gone with messages handed to it: they come back after the ack
-                    // timeout.
-                    if !empty && tx.send(Ok(response)).await.is_err() {
-                        return Ok(());
+                    // A consumer gone with messages handed to it: they come back after the stream
+                    // grace (abandon).
+                    let sent: Vec<(String, u64)> = response.messages.iter().map(|m| (m.id.clone(), m.token)).collect();
+                    if !empty {
+                        self.held.extend(sent);
+                        if tx.send(Ok(response)).await.is_err() {
+                            self.gone |= open;
+                            return Ok(());
+                        }
                     }
                 }
                 m = inbound.message(), if open => {
                     if !self.receive(m.transpose(), &mut want, &mut open, &mut fail) {
+                        self.gone = true;
                         return Ok(());
                     }
                 }
                 _ = &mut notified, if waiting => want = true,
                 _ = timer => want = true,
                 _ = shutdown.cancelled(), if !stopping => {}
-                _ = tx.closed() => return Ok(()),
+                _ = tx.closed() => {
+                    self.gone |= open;
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// After a broken stream's grace, makes what it held due again (each only while still in
+    /// flight with the token it was sent with), instead of waiting for the ack timeout. At least
+    /// once, as before: a consumer that reconnects and acks late finds the token refused.
+    async fn abandon(&mut self, grace: Duration) {
+        tokio::time::sleep(grace).await;
+        let held: Vec<(String, u64)> = self.held.drain().collect();
+        match self.store.expire_deliveries(&self.receiver, &held).await {
+            Ok(n) => {
+                tracing::info!(
+                    receiver = self.receiver,
+                    consumer = self.consumer,
+                    held = held.len(),
+                    expired = n,
+                    "stream broke; deliveries due again"
+                );
+                metrics::counter!("baton_stream_leases_reclaimed_total", "kind" => "receive").increment(n);
+            }
+            Err(e) => {
+                tracing::warn!(receiver = self.receiver, error = %e, "could not give back a broken stream's deliveries; the ack timeout will")
             }
         }
     }

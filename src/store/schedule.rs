@@ -205,6 +205,24 @@ impl Store {
         Ok(out)
     }
 
+    /// Makes deliveries of one physical receiver, each still in flight with its token, due
+    /// again now (a broken Receive stream's, see `expireDeliveries`); how many were.
+    pub(super) async fn expire_deliveries_in(&self, receiver: &str, items: &[(String, u64)]) -> Result<u64> {
+        let k = self.keys.receiver(receiver);
+        let mut expired = 0;
+        for chunk in self.policy.chunks(items) {
+            let mut args =
+                Args::new().arg(self.keys.announce(ChannelKind::Receiver, receiver)).arg(wake_name(receiver));
+            for (id, token) in chunk {
+                args.push(id.as_str());
+                args.push(*token);
+            }
+            let reply = self.run(Path::WriteBack, "expireDeliveries", &[&k.inflight, &k.tokens], args).await?;
+            expired += redis::from_redis_value::<u64>(reply).map_err(|e| Error::Internal(e.to_string()))?;
+        }
+        Ok(expired)
+    }
+
     /// Removes a scheduled or in-flight message; false if there is none.
     pub(super) async fn cancel_in(&self, receiver: &str, id: &str) -> Result<bool> {
         let k = self.keys.receiver(receiver);

@@ -136,6 +136,24 @@ impl Store {
         }
     }
 
+    /// Makes a broken Receive stream's deliveries of `receiver` due again now, each only while
+    /// still in flight with its token; how many were.
+    pub async fn expire_deliveries(&self, receiver: &str, items: &[(String, u64)]) -> Result<u64> {
+        let mut groups: Vec<(String, Vec<(String, u64)>)> = Vec::new();
+        for (id, token) in items {
+            let Some((physical, inner)) = self.message_shard(receiver, id) else { continue };
+            match groups.iter_mut().find(|(p, _)| *p == physical) {
+                Some((_, group)) => group.push((inner, *token)),
+                None => groups.push((physical, vec![(inner, *token)])),
+            }
+        }
+        let counts = futures::future::try_join_all(
+            groups.iter().map(|(physical, group)| self.expire_deliveries_in(physical, group)),
+        )
+        .await?;
+        Ok(counts.into_iter().sum())
+    }
+
     /// Ends many delivered messages, of any receivers: one script per receiver (per shard of a
     /// sharded receiver), run side by side. Per (receiver, id, token, request id), in order,
     /// whether it
