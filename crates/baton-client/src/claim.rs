@@ -9,7 +9,7 @@ use std::{collections::HashMap, future::Future, time::Duration};
 
 use tonic::{Code, Status};
 
-use super::{idempotent, pb_duration, pushback, truncate_utf8, with_deadline, Conn, CALL_TIMEOUT, MAX_MESSAGE_BYTES};
+use super::{idempotent, pb_duration, pushback, with_deadline, Conn, CALL_TIMEOUT};
 use crate::pb::{self, claim_service_client::ClaimServiceClient};
 
 /// Why a claim failed.
@@ -50,10 +50,9 @@ impl Held {
         .await
     }
 
-    /// Ends the claim by dead-lettering the resource with `error` (its first 4,096 bytes).
-    /// Retried with one request id while the outcome is unknown.
+    /// Ends the claim by dead-lettering the resource with `error` (sent whole: the server clips
+    /// it to its limit). Retried with one request id while the outcome is unknown.
     pub async fn fail(self, error: &str) -> Result<(), Status> {
-        let error = truncate_utf8(error, MAX_MESSAGE_BYTES);
         idempotent(|request_id| {
             let req = pb::FailRequest {
                 request_id,

@@ -15,10 +15,12 @@
 
 use std::{path::PathBuf, time::Duration};
 
+#[cfg(feature = "tls")]
+use tonic::transport::{Certificate, ClientTlsConfig, Identity};
 use tonic::{
     metadata::{AsciiMetadataValue, MetadataValue},
     service::{interceptor::InterceptedService, Interceptor},
-    transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity},
+    transport::{Channel, Endpoint},
 };
 
 use super::CALL_TIMEOUT;
@@ -198,20 +200,30 @@ impl ClientBuilder {
             if !target.starts_with("https://") {
                 return Err(format!("TLS options need an https:// target, not {:?}", self.target).into());
             }
-            let mut tls = ClientTlsConfig::new();
-            tls = match &self.ca_file {
-                Some(ca) => tls.ca_certificate(Certificate::from_pem(read(ca)?)),
-                None => tls.with_native_roots(),
-            };
-            if let Some((cert, key)) = &self.identity {
-                tls = tls.identity(Identity::from_pem(read(cert)?, read(key)?));
-            }
-            if let Some(name) = &self.server_name {
-                tls = tls.domain_name(name.clone());
-            }
-            endpoint = endpoint.tls_config(tls)?;
+            endpoint = self.tls(endpoint)?;
         }
         Ok(endpoint)
+    }
+
+    #[cfg(feature = "tls")]
+    fn tls(&self, endpoint: Endpoint) -> Result<Endpoint, BoxError> {
+        let mut tls = ClientTlsConfig::new();
+        tls = match &self.ca_file {
+            Some(ca) => tls.ca_certificate(Certificate::from_pem(read(ca)?)),
+            None => tls.with_native_roots(),
+        };
+        if let Some((cert, key)) = &self.identity {
+            tls = tls.identity(Identity::from_pem(read(cert)?, read(key)?));
+        }
+        if let Some(name) = &self.server_name {
+            tls = tls.domain_name(name.clone());
+        }
+        Ok(endpoint.tls_config(tls)?)
+    }
+
+    #[cfg(not(feature = "tls"))]
+    fn tls(&self, _: Endpoint) -> Result<Endpoint, BoxError> {
+        Err("TLS needs baton-client's `tls` feature".into())
     }
 
     fn defaults(&self) -> Result<CallDefaults, BoxError> {
@@ -238,6 +250,24 @@ impl ClientBuilder {
     }
 }
 
+#[cfg(feature = "tls")]
 fn read(path: &PathBuf) -> Result<Vec<u8>, BoxError> {
     std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()).into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // A target without a scheme is accepted, as in every other language: plaintext, or TLS
+    // once a TLS option is set.
+    #[test]
+    fn targets_with_and_without_a_scheme() {
+        let uri = |b: ClientBuilder| b.endpoint().map(|e| e.uri().to_string());
+        assert_eq!(uri(Client::builder("127.0.0.1:50051")).unwrap(), "http://127.0.0.1:50051/");
+        assert_eq!(uri(Client::builder("localhost:50051")).unwrap(), "http://localhost:50051/");
+        assert_eq!(uri(Client::builder("http://baton:50051")).unwrap(), "http://baton:50051/");
+        assert!(uri(Client::builder("not a uri")).is_err());
+        assert!(uri(Client::builder("http://baton:50051").server_name("baton")).is_err(), "TLS needs https");
+    }
 }

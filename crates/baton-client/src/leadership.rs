@@ -1,11 +1,6 @@
-//! Leadership for Rust processes: campaign (waiting for a vacancy without polling), renew every
-//! third of the ttl, and report each gain and loss through a watch channel; resign on shutdown.
-//!
-//! The rule of every client language: each Renew has a deadline, and the loss is reported as
-//! soon as a Renew is refused, or once no Renew *sent* within the last 2/3 of the ttl has
-//! succeeded — on a timer, so a connection that never answers cannot keep a process believing
-//! it leads after its term could have expired. A won Campaign is confirmed by a Renew at once,
-//! and the token reported only then, so the clock starts at a send time the helper knows.
+//! Leadership for Rust processes: campaign (waiting for a vacancy without polling), hold the
+//! term by the rule the server answers ([`crate::term`]), and report each gain and loss through
+//! a watch channel; resign on shutdown.
 //!
 //! ```no_run
 //! # async fn example(channel: tonic::transport::Channel) {
@@ -24,12 +19,15 @@
 
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio::{sync::watch, time::Instant};
 use tokio_util::sync::CancellationToken;
 use tonic::Code;
 
-use super::{pb_duration, pushback, with_deadline, Conn, CALL_TIMEOUT};
-use crate::pb::{self, leader_service_client::LeaderServiceClient};
+use super::{pb_duration, std_duration, with_deadline, Backoff, Conn, CALL_TIMEOUT};
+use crate::{
+    pb::{self, leader_service_client::LeaderServiceClient},
+    term::{self, Renewal, Rule},
+};
 
 /// One candidate in one election.
 pub struct Leadership {
@@ -39,6 +37,11 @@ pub struct Leadership {
     ttl: Duration,
 }
 
+/// The rule a Campaign or Renew answered (both set it while the caller leads).
+fn rule_of(renew_in: Option<prost_types::Duration>, step_down_in: Option<prost_types::Duration>) -> Option<Rule> {
+    Some(Rule { renew_in: std_duration(&renew_in?), step_down_in: std_duration(&step_down_in?) })
+}
+
 impl Leadership {
     /// A candidate over `client` (a [`super::Client`], or a plain `Channel`).
     pub fn new(client: impl Into<super::Client>, election: &str, candidate: &str, ttl: Duration) -> Self {
@@ -46,15 +49,15 @@ impl Leadership {
     }
 
     /// Campaigns until `shutdown`; the receiver holds the term's fencing token while this
-    /// candidate leads, None otherwise. A renewal refused, or none sent within the last 2/3 ttl
-    /// succeeding, reports None at once: the caller must stop acting as leader.
+    /// candidate leads, None otherwise. A renewal refused, or none answered by the step-down
+    /// moment, reports None at once: the caller must stop acting as leader.
     pub fn spawn(self, shutdown: CancellationToken) -> (watch::Receiver<Option<u64>>, tokio::task::JoinHandle<()>) {
         let (tx, rx) = watch::channel(None);
         (rx, tokio::spawn(self.run(shutdown, tx)))
     }
 
     async fn run(mut self, shutdown: CancellationToken, tx: watch::Sender<Option<u64>>) {
-        let mut backoff = Duration::from_millis(100);
+        let mut backoff = Backoff::new();
         while !shutdown.is_cancelled() {
             let wait = self.ttl.max(Duration::from_secs(1));
             let campaign = pb::CampaignRequest {
@@ -63,68 +66,57 @@ impl Leadership {
                 ttl: Some(pb_duration(self.ttl)),
                 wait: Some(pb_duration(wait)),
             };
-            let token = tokio::select! {
+            let won = tokio::select! {
                 _ = shutdown.cancelled() => break,
-                r = self.client.campaign(with_deadline(campaign, wait + CALL_TIMEOUT)) => match r {
-                    Ok(r) if r.get_ref().is_leader => r.into_inner().token,
-                    Ok(_) => continue,
-                    Err(status) => {
-                        tracing::warn!(%status, election = self.election, "campaign failed");
-                        tokio::time::sleep(pushback(&status).unwrap_or(backoff)).await;
-                        backoff = (backoff * 2).min(self.ttl);
-                        continue;
+                r = self.client.campaign(with_deadline(campaign, wait + CALL_TIMEOUT)) => r,
+            };
+            let (token, rule) = match won.map(|r| r.into_inner()) {
+                Ok(r) if r.is_leader => match rule_of(r.renew_in, r.step_down_in) {
+                    Some(rule) => (r.token, rule),
+                    None => {
+                        tracing::error!(election = self.election, "Campaign answered no leadership rule (a Baton too old)");
+                        return;
                     }
                 },
-            };
-            backoff = Duration::from_millis(100);
-            self.hold(token, &shutdown, &tx).await;
-            tx.send_replace(None);
-            if shutdown.is_cancelled() {
-                let resign =
-                    pb::ResignRequest { election: self.election.clone(), candidate_id: self.candidate.clone(), token };
-                let _ = self.client.resign(with_deadline(resign, CALL_TIMEOUT)).await;
-            }
-        }
-    }
-
-    /// Holds a won term: confirms it by a Renew at once (reporting the token only then), renews
-    /// every ttl/3 (sooner after a failure), each Renew bounded by the step-down moment; returns
-    /// when a Renew is refused, when none sent within the last 2/3 ttl succeeded, or at shutdown.
-    async fn hold(&mut self, token: u64, shutdown: &CancellationToken, tx: &watch::Sender<Option<u64>>) {
-        let won = tokio::time::Instant::now();
-        let mut renewed_sent: Option<tokio::time::Instant> = None;
-        let mut next = Duration::ZERO;
-        loop {
-            let step_down = renewed_sent.unwrap_or(won) + self.ttl * 2 / 3;
-            tokio::select! {
-                _ = shutdown.cancelled() => return,
-                _ = tokio::time::sleep_until(step_down) => {
-                    tracing::warn!(election = self.election, "no renewal succeeded within 2/3 ttl; reporting the loss");
-                    return;
+                Ok(_) => continue,
+                Err(status) => {
+                    tracing::warn!(%status, election = self.election, "campaign failed");
+                    tokio::time::sleep(backoff.after(&status)).await;
+                    continue;
                 }
-                _ = tokio::time::sleep(next) => {}
-            }
-            let sent = tokio::time::Instant::now();
-            let renew =
-                pb::RenewRequest { election: self.election.clone(), candidate_id: self.candidate.clone(), token };
-            let left = step_down.saturating_duration_since(sent).max(Duration::from_millis(1));
-            let answer = tokio::select! {
-                _ = shutdown.cancelled() => return,
-                r = self.client.renew(with_deadline(renew, left)) => r,
             };
-            match answer {
-                Ok(_) => {
-                    if renewed_sent.is_none() {
-                        tx.send_replace(Some(token));
+            backoff.reset();
+            let renew = |deadline: Instant| {
+                let request =
+                    pb::RenewRequest { election: self.election.clone(), candidate_id: self.candidate.clone(), token };
+                let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+                let mut client = self.client.clone();
+                async move {
+                    match client.renew(with_deadline(request, left)).await {
+                        Ok(r) => match rule_of(r.get_ref().renew_in, r.get_ref().step_down_in) {
+                            Some(rule) => Renewal::Renewed(rule),
+                            None => Renewal::Failed(tonic::Status::internal("Renew answered no rule")),
+                        },
+                        Err(s) if s.code() == Code::FailedPrecondition => Renewal::Lost,
+                        Err(s) => Renewal::Failed(s),
                     }
-                    renewed_sent = Some(sent);
-                    next = self.ttl / 3;
                 }
-                Err(s) if s.code() == Code::FailedPrecondition => return,
-                Err(s) => {
-                    tracing::warn!(status = %s, election = self.election, "renewal failed; retrying");
-                    next = self.ttl / 12;
+            };
+            let ended = term::hold(Instant::now(), rule, &shutdown, renew, || {
+                tx.send_replace(Some(token));
+            })
+            .await;
+            tx.send_replace(None);
+            match ended {
+                term::Ended::Shutdown => {
+                    let resign = pb::ResignRequest {
+                        election: self.election.clone(),
+                        candidate_id: self.candidate.clone(),
+                        token,
+                    };
+                    let _ = self.client.resign(with_deadline(resign, CALL_TIMEOUT)).await;
                 }
+                ended => tracing::warn!(election = self.election, token, ?ended, "leadership lost"),
             }
         }
     }

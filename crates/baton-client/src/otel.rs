@@ -97,11 +97,18 @@ pub(crate) fn lease_span(lease: &pb::Lease) -> Span {
     span
 }
 
-/// Records what a handler's run came to on its span.
-pub(crate) fn record_outcome(span: &Span, outcome: pb::Outcome) {
-    span.record("baton.outcome", outcome.as_str_name().trim_start_matches("OUTCOME_"));
-    if outcome != pb::Outcome::Success {
-        span.record("otel.status_code", "ERROR");
+/// Records what a handler's run came to on its span (a failure's outcome when the handler
+/// chose one; otherwise the server classifies it after the span ends).
+pub(crate) fn record_outcome(span: &Span, result: &Result<(), crate::worker::Failure>) {
+    let outcome = match result {
+        Ok(()) => Some(pb::Outcome::Success),
+        Err(failure) => {
+            span.record("otel.status_code", "ERROR");
+            failure.outcome
+        }
+    };
+    if let Some(outcome) = outcome {
+        span.record("baton.outcome", outcome.as_str_name().trim_start_matches("OUTCOME_"));
     }
 }
 

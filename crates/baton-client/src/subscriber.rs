@@ -6,16 +6,15 @@
 //! The hot path is one `Receive` stream: the server pushes due messages and the subscriber
 //! streams acks back on it, coalesced (whatever finished while the last message was being sent
 //! goes in the next). Acks the server has not answered when a stream breaks are sent again on
-//! the next one (the token fences a repeat). A server without `Receive` (UNIMPLEMENTED), or
-//! `unary = true`, uses `Subscribe` and a unary `Ack` per message.
+//! the next one (the token fences a repeat).
 
-use std::{collections::HashSet, future::Future, sync::Arc, time::Duration};
+use std::{collections::HashSet, future::Future, sync::Arc};
 
 use tokio::sync::mpsc;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::Instrument;
 
-use super::{pushback, Conn};
+use super::{Backoff, Conn};
 use crate::pb::{self, schedule_service_client::ScheduleServiceClient};
 
 /// Acks in one message at most (the server's default `limits.max_batch`).
@@ -28,8 +27,6 @@ pub struct Subscriber {
     consumer_id: String,
     /// Messages handled at once (the stream's max_in_flight).
     pub max_in_flight: u32,
-    /// Subscribe and Ack each message by a unary call instead of the Receive stream.
-    pub unary: bool,
 }
 
 /// An ack as the stream knows it: (message id, delivery token).
@@ -47,7 +44,6 @@ impl Subscriber {
             receiver: receiver.into(),
             consumer_id: consumer_id.into(),
             max_in_flight: 16,
-            unary: false,
         }
     }
 
@@ -67,16 +63,13 @@ impl Subscriber {
         E: std::fmt::Display + Send + 'static,
     {
         let handler = Arc::new(handler);
-        if self.unary {
-            return self.run_unary(shutdown, handler).await;
-        }
         let running = TaskTracker::new();
         let slots = Arc::new(tokio::sync::Semaphore::new(self.max_in_flight.max(1) as usize));
         let (done_tx, mut done_rx) = mpsc::unbounded_channel::<AckKey>();
         // Acks sent and not yet answered; `resent`: those sent again on a new stream, whose
         // `lost` answer may only mean the first stream applied them.
         let mut unanswered: HashSet<AckKey> = HashSet::new();
-        let mut backoff = Duration::from_millis(100);
+        let mut backoff = Backoff::new();
         'stream: while !shutdown.is_cancelled() {
             let (tx, rx) = mpsc::channel::<pb::ReceiveRequest>(64);
             let resent: HashSet<AckKey> = unanswered.iter().take(MAX_ACKS).cloned().collect();
@@ -87,16 +80,9 @@ impl Subscriber {
                 _ = shutdown.cancelled() => break,
                 r = client.receive(tokio_stream::wrappers::ReceiverStream::new(rx)) => match r {
                     Ok(s) => s.into_inner(),
-                    Err(status) if status.code() == tonic::Code::Unimplemented => {
-                        tracing::info!("the server has no Receive; using Subscribe/Ack");
-                        running.close();
-                        running.wait().await;
-                        return self.run_unary(shutdown, handler).await;
-                    }
                     Err(status) => {
                         tracing::warn!(%status, receiver = self.receiver, "receive stream failed to open");
-                        tokio::time::sleep(pushback(&status).unwrap_or(backoff)).await;
-                        backoff = (backoff * 2).min(Duration::from_secs(5));
+                        tokio::time::sleep(backoff.after(&status)).await;
                         continue;
                     }
                 },
@@ -109,7 +95,7 @@ impl Subscriber {
                     }
                     r = stream.message() => match r {
                         Ok(Some(r)) => {
-                            backoff = Duration::from_millis(100);
+                            backoff.reset();
                             self.answered(&r, &mut unanswered, &resent);
                             for message in r.messages {
                                 let permit = slots.clone().acquire_owned().await.expect("never closed");
@@ -133,8 +119,7 @@ impl Subscriber {
                         Ok(None) => continue 'stream, // the server ended it (shutting down)
                         Err(status) => {
                             tracing::warn!(%status, receiver = self.receiver, "receive stream broke; opening another");
-                            tokio::time::sleep(pushback(&status).unwrap_or(backoff)).await;
-                            backoff = (backoff * 2).min(Duration::from_secs(5));
+                            tokio::time::sleep(backoff.after(&status)).await;
                             continue 'stream;
                         }
                     },
@@ -194,74 +179,6 @@ impl Subscriber {
             }
         };
         let _ = tokio::time::timeout(super::CALL_TIMEOUT, close).await;
-    }
-
-    /// The unary loop: Subscribe, and an Ack per message.
-    async fn run_unary<H, F, E>(self, shutdown: CancellationToken, handler: Arc<H>)
-    where
-        H: Fn(pb::SubscribeResponse) -> F + Send + Sync + 'static,
-        F: Future<Output = Result<(), E>> + Send + 'static,
-        E: std::fmt::Display + Send + 'static,
-    {
-        let running = TaskTracker::new();
-        let slots = Arc::new(tokio::sync::Semaphore::new(self.max_in_flight.max(1) as usize));
-        let mut backoff = Duration::from_millis(100);
-        'subscribe: while !shutdown.is_cancelled() {
-            let mut client = self.client.clone();
-            let mut stream = tokio::select! {
-                _ = shutdown.cancelled() => break,
-                r = client.subscribe(self.open()) => match r {
-                    Ok(s) => s.into_inner(),
-                    Err(status) => {
-                        tracing::warn!(%status, receiver = self.receiver, "subscribe failed");
-                        tokio::time::sleep(pushback(&status).unwrap_or(backoff)).await;
-                        backoff = (backoff * 2).min(Duration::from_secs(5));
-                        continue;
-                    }
-                },
-            };
-            backoff = Duration::from_millis(100);
-            loop {
-                let message = tokio::select! {
-                    _ = shutdown.cancelled() => break 'subscribe,
-                    m = stream.message() => m,
-                };
-                let message = match message {
-                    Ok(Some(m)) => m,
-                    Ok(None) => continue 'subscribe,
-                    Err(status) => {
-                        tracing::warn!(%status, receiver = self.receiver, "subscription ended; subscribing again");
-                        continue 'subscribe;
-                    }
-                };
-                let permit = slots.clone().acquire_owned().await.expect("never closed");
-                let (handler, client, receiver) = (handler.clone(), self.client.clone(), self.receiver.clone());
-                let span = crate::otel::message_span(&receiver, &message);
-                running.spawn(async move {
-                    let _permit = permit;
-                    let (id, token) = (message.id.clone(), message.token);
-                    match handler(message).instrument(span.clone()).await {
-                        Ok(()) => {
-                            let ack = super::idempotent(|request_id| {
-                                let req =
-                                    pb::AckRequest { request_id, receiver: receiver.clone(), id: id.clone(), token };
-                                let mut client = client.clone();
-                                async move { client.ack(super::with_deadline(req, super::CALL_TIMEOUT)).await }
-                            });
-                            if let Err(status) = ack.await {
-                                tracing::warn!(%status, "ack failed; the message will come again");
-                            }
-                        }
-                        Err(e) => {
-                            span.record("otel.status_code", "ERROR");
-                            tracing::warn!(id, error = %e, "handler failed; the message will come again")
-                        }
-                    }
-                });
-            }
-        }
-        running.close();
-        running.wait().await;
     }
 }
 

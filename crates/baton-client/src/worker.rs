@@ -1,60 +1,74 @@
-//! A worker loop for Rust workers, over the generated client: leases pushed on a `Session`
-//! stream (or, from a server without it, long-poll Acquire) → run the handler → heartbeat
-//! while it runs → complete with the outcome the handler's result maps to.
-//! A lease reported lost, or its run cancelled (CancelRun, answered in `lost` too), cancels its
-//! handler (its result would be refused anyway); handlers report progress through [`Progress`],
-//! sent with the next heartbeat. On shutdown
-//! the loop stops acquiring, cancels running handlers and Releases their leases, so another
-//! worker takes them at once.
+//! A worker loop for Rust workers, on one `Session` stream per worker: the server pushes leases
+//! (never more than `max_leases` running at once) → the handler runs → its completion goes back
+//! on the stream, coalesced with whatever else finished meanwhile, and heartbeats extend the
+//! leases whose handlers still run. A lease reported lost, or its run cancelled (CancelRun,
+//! answered in `lost` too), cancels its handler (its result would be refused anyway); handlers
+//! report progress through [`Progress`], sent with the next heartbeat.
+//!
+//! A graceful stop (the shutdown token) completes every handler that had finished and waits for
+//! the server's answer, cancels the handlers still running and hands their leases back, then
+//! half-closes the stream and reads it to its end.
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
 //! use baton_client::worker::{Failure, Worker};
-//! let worker = Worker::connect("http://127.0.0.1:50051", "emails", "worker-1").await?;
+//! let worker = Worker::connect("127.0.0.1:50051", "emails", "worker-1").await?;
 //! let shutdown = tokio_util::sync::CancellationToken::new();
 //! worker
 //!     .run(shutdown, |lease, _cancelled| async move {
-//!         // … do the work of lease.name with lease.agent.payload …
+//!         // … do the work of lease.name with lease.agent.payload; `?` on any error …
 //!         Err(Failure::from_http_status(429, "rate limited"))
 //!     })
 //!     .await?;
 //! # Ok(()) }
 //! ```
 
-use std::{collections::HashMap, future::Future, sync::Arc, time::Duration};
+use std::{
+    collections::{HashMap, HashSet},
+    error::Error as StdError,
+    future::Future,
+    sync::{
+        atomic::{AtomicU8, Ordering},
+        Arc,
+    },
+    time::Duration,
+};
 
-use super::Conn;
-use tokio::sync::{mpsc, Mutex};
+use tokio::{sync::mpsc, time::Instant};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::Instrument;
 
+use super::{Backoff, Conn};
 use crate::pb::{self, agent_service_client::AgentServiceClient};
 
-/// Why a run failed, and so how Baton reschedules it.
-#[derive(Clone, Debug)]
+/// Why a run failed. An explicit `outcome` is applied as it is; without one the server
+/// classifies the failure from `http_status` and `error_class` (the table above `enum Outcome`
+/// in `agent.proto`). Any error converts into one with `?`: its message, its type as the class
+/// (`"io"` or `"timeout"` for an I/O error anywhere in its chain).
+#[derive(Clone, Debug, Default)]
 pub struct Failure {
-    pub outcome: pb::Outcome,
+    /// The outcome to apply; None: the server's classification.
+    pub outcome: Option<pb::Outcome>,
+    /// What went wrong, sent whole (the server clips it to its limit).
     pub message: String,
+    /// The error's type or code (at most 256 bytes).
+    pub error_class: String,
+    /// The HTTP status the error carried; 0: none.
+    pub http_status: u16,
     /// A Retry-After the handler was told to respect.
     pub retry_after: Option<Duration>,
 }
 
 impl Failure {
+    /// A failure with an explicit outcome.
     pub fn new(outcome: pb::Outcome, message: impl Into<String>) -> Self {
-        Self { outcome, message: message.into(), retry_after: None }
+        Self { outcome: Some(outcome), message: message.into(), ..Default::default() }
     }
 
-    /// The documented mapping of HTTP status codes: 401/403 → PERMANENT_FORBIDDEN, 429 →
-    /// THROTTLED, 408 → TRANSIENT, 5xx → SERVER_ERROR, anything else → UNKNOWN.
+    /// A failure carrying an HTTP status (e.g. from a response that was not a success), for the
+    /// server to classify (429 → THROTTLED, 5xx → SERVER_ERROR, ...).
     pub fn from_http_status(status: u16, message: impl Into<String>) -> Self {
-        let outcome = match status {
-            401 | 403 => pb::Outcome::PermanentForbidden,
-            429 => pb::Outcome::Throttled,
-            408 => pb::Outcome::Transient,
-            500..=599 => pb::Outcome::ServerError,
-            _ => pb::Outcome::Unknown,
-        };
-        Self::new(outcome, message)
+        Self { http_status: status, message: message.into(), ..Default::default() }
     }
 
     /// I/O errors, connection resets, timeouts: retried at once (up to the server's limit).
@@ -66,6 +80,48 @@ impl Failure {
         self.retry_after = Some(after);
         self
     }
+
+    /// The completion of a lease whose handler failed so.
+    fn completion(self, lease: &pb::Lease) -> pb::SessionCompletion {
+        let outcome = match self.outcome {
+            Some(outcome) => outcome,
+            // Nothing for the server to classify.
+            None if self.error_class.is_empty() && self.http_status == 0 => pb::Outcome::Unknown,
+            None => pb::Outcome::Unspecified,
+        };
+        pb::SessionCompletion {
+            name: lease.name.clone(),
+            token: lease.token,
+            outcome: outcome as i32,
+            message: self.message,
+            retry_after: self.retry_after.map(super::pb_duration),
+            error_class: self.error_class,
+            http_status: self.http_status.into(),
+        }
+    }
+}
+
+/// Any error is a failure for the server to classify; `Failure` itself is not an error type,
+/// so `?` converts every other one.
+impl<E: StdError + Send + Sync + 'static> From<E> for Failure {
+    fn from(e: E) -> Self {
+        let name = std::any::type_name::<E>();
+        // The path without generic arguments (the server splits it into words).
+        let mut error_class = name.split('<').next().unwrap_or(name).to_string();
+        let mut source: Option<&(dyn StdError + 'static)> = Some(&e);
+        while let Some(cause) = source {
+            if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+                let timeout = io.kind() == std::io::ErrorKind::TimedOut;
+                error_class = if timeout { "timeout" } else { "io" }.into();
+                break;
+            }
+            source = cause.source();
+        }
+        if error_class.len() > 256 {
+            error_class = name.rsplit("::").next().unwrap_or("error").chars().take(64).collect();
+        }
+        Self { message: e.to_string(), error_class, ..Default::default() }
+    }
 }
 
 /// A worker of one queue.
@@ -74,10 +130,8 @@ pub struct Worker {
     client: AgentServiceClient<Conn>,
     queue: String,
     worker_id: String,
-    /// Leases asked for per Acquire, and the most handlers running at once.
+    /// The most handlers running at once (the stream's credit).
     pub max_leases: u32,
-    /// Long-poll wait of each Acquire.
-    pub wait: Duration,
     /// How often held leases are extended; should be well under the agents' timeout.
     pub heartbeat_every: Duration,
     progress: Progress,
@@ -101,46 +155,76 @@ impl Progress {
     }
 }
 
-/// The leases this worker holds, with the cancel token of each handler.
-type Held = Arc<Mutex<HashMap<(String, u64), CancellationToken>>>;
-
 /// A lease by (agent name, token).
 type Key = (String, u64);
 
-/// A handler that ended: its completion, or None when it was cancelled (lost, shutting down).
+/// Where a handler is: running, returned (its result is to be completed), or interrupted
+/// (its lease was lost, or the worker is stopping: no completion). Whichever comes first wins,
+/// so a handler that returned just as the worker stopped is completed, not handed back.
+const RUNNING: u8 = 0;
+const RETURNED: u8 = 1;
+const INTERRUPTED: u8 = 2;
+
+/// A running handler: its cancel token and where it is.
+struct Running {
+    cancel: CancellationToken,
+    state: Arc<AtomicU8>,
+}
+
+impl Running {
+    /// Interrupts the handler unless it has returned already; true when it was interrupted.
+    fn interrupt(&self) -> bool {
+        let interrupted = self.state.compare_exchange(RUNNING, INTERRUPTED, Ordering::AcqRel, Ordering::Acquire).is_ok();
+        if interrupted {
+            self.cancel.cancel();
+        }
+        interrupted
+    }
+}
+
+/// A handler that ended: its completion, or None when it was interrupted.
 struct Done {
     key: Key,
     completion: Option<pb::SessionCompletion>,
 }
 
-/// What the session loop tracks across the streams it opens.
+/// What the worker tracks across the streams it opens.
 #[derive(Default)]
 struct SessionState {
-    /// Leases whose handlers run, with their cancel tokens.
-    held: HashMap<Key, CancellationToken>,
+    /// Leases whose handlers run.
+    held: HashMap<Key, Running>,
     /// Completions sent and not yet answered: sent again on a new stream.
     unanswered: HashMap<Key, pb::SessionCompletion>,
+    /// Releases sent and not yet answered: sent again on a new stream.
+    releasing: HashSet<Key>,
     /// Leases the server reported lost, whose handlers are being cancelled.
-    lost: std::collections::HashSet<Key>,
+    lost: HashSet<Key>,
+}
+
+fn release(key: &Key) -> pb::SessionRelease {
+    pb::SessionRelease { name: key.0.clone(), token: key.1, delay: None }
 }
 
 impl SessionState {
-    /// A handler ended: its slot is free again (credit), and its completion is to be sent; a
-    /// handler cancelled by the shutdown (not by a lost lease) has its lease handed back.
+    /// A handler ended: its completion is to be sent, or, interrupted by the stop (not by a lost
+    /// lease), its lease handed back.
     fn finished(&mut self, done: Done, m: &mut pb::SessionRequest) {
         self.held.remove(&done.key);
-        m.credit += 1;
         match done.completion {
             Some(c) => {
                 self.unanswered.insert(done.key, c.clone());
                 m.completions.push(c);
             }
             None if self.lost.remove(&done.key) => {}
-            None => m.releases.push(pb::SessionRelease { name: done.key.0, token: done.key.1, delay: None }),
+            None => {
+                m.releases.push(release(&done.key));
+                self.releasing.insert(done.key);
+            }
         }
     }
 
-    /// The server's answers: completions acknowledged, lost leases' handlers cancelled.
+    /// The server's answers: completions and releases acknowledged, lost leases' handlers
+    /// cancelled.
     fn answered(&mut self, r: &pb::SessionResponse) {
         for c in &r.completed {
             self.unanswered.remove(&(c.name.clone(), c.token));
@@ -148,21 +232,36 @@ impl SessionState {
                 tracing::warn!(name = c.name, token = c.token, "completion refused: the lease was lost");
             }
         }
+        for released in r.released.iter().chain(&r.lost) {
+            self.releasing.remove(&(released.name.clone(), released.token));
+        }
         for lost in &r.lost {
             let key = (lost.name.clone(), lost.token);
-            if let Some(cancel) = self.held.get(&key) {
+            if self.held.get(&key).is_some_and(Running::interrupt) {
                 tracing::warn!(name = lost.name, token = lost.token, "lease lost; cancelling its handler");
-                cancel.cancel();
                 self.lost.insert(key);
             }
         }
     }
 
-    /// The leases to extend: those whose handlers still run for a result, with the progress
-    /// reported since the last beat.
+    /// The stop: every handler still running is interrupted (its lease handed back once it
+    /// returns); those that returned are completed.
+    fn interrupt_all(&mut self) {
+        for running in self.held.values() {
+            running.interrupt();
+        }
+    }
+
+    /// Nothing running and nothing unanswered: a stopping worker may end its stream.
+    fn settled(&self) -> bool {
+        self.held.is_empty() && self.unanswered.is_empty() && self.releasing.is_empty()
+    }
+
+    /// The leases to extend: those whose handlers still run, with the progress reported since
+    /// the last beat.
     fn beating(&self, progress: &Progress) -> Vec<pb::SessionLease> {
         (self.held.iter())
-            .filter(|(_, cancel)| !cancel.is_cancelled())
+            .filter(|(_, running)| running.state.load(Ordering::Acquire) == RUNNING)
             .map(|((name, token), _)| pb::SessionLease {
                 name: name.clone(),
                 token: *token,
@@ -172,29 +271,9 @@ impl SessionState {
     }
 }
 
-/// The outcome a handler's result maps to.
-fn outcome_of(result: &Result<(), Failure>) -> pb::Outcome {
-    result.as_ref().err().map_or(pb::Outcome::Success, |f| f.outcome)
-}
-
-/// The completion a handler's result maps to.
-fn completion(lease: &pb::Lease, result: Result<(), Failure>) -> pb::SessionCompletion {
-    let f = result.err();
-    pb::SessionCompletion {
-        name: lease.name.clone(),
-        token: lease.token,
-        outcome: f.as_ref().map_or(pb::Outcome::Success, |f| f.outcome) as i32,
-        message: f
-            .as_ref()
-            .map(|f| super::truncate_utf8(&f.message, super::MAX_MESSAGE_BYTES).to_string())
-            .unwrap_or_default(),
-        retry_after: f.and_then(|f| f.retry_after).map(super::pb_duration),
-        ..Default::default()
-    }
-}
-
 impl Worker {
-    /// Connects to the Baton at `addr` (`http://host:port`); a malformed address is an error.
+    /// Connects to the Baton at `addr` (`host:port`, `http://host:port`); a malformed address
+    /// is an error.
     pub async fn connect(
         addr: &str,
         queue: &str,
@@ -211,7 +290,6 @@ impl Worker {
             queue: queue.into(),
             worker_id: worker_id.into(),
             max_leases: 1,
-            wait: Duration::from_secs(30),
             // Three beats within the server's default orphan threshold (10 s).
             heartbeat_every: Duration::from_secs(3),
             progress: Progress::default(),
@@ -223,15 +301,13 @@ impl Worker {
         self.progress.clone()
     }
 
-    /// Runs until `shutdown`, then releases what it holds. The handler gets the lease and a
-    /// token cancelled when the lease is lost or the worker shuts down.
+    /// Runs until `shutdown`, then stops gracefully (see the module's documentation). The
+    /// handler gets the lease and a token cancelled when the lease is lost or the worker stops.
     ///
-    /// The hot path is one `Session` stream: the server pushes leases as they become due, up
-    /// to `max_leases` running at once (the credit), and the worker streams back completions
-    /// (coalesced: whatever finished while the last message was being sent goes in the next)
-    /// and heartbeats. A broken stream is opened again with backoff; completions it did not
-    /// answer are sent again on the next one (the token fences a repeat). A server without
-    /// `Session` (UNIMPLEMENTED) is served by the unary loop: Acquire, Heartbeat, Complete.
+    /// A broken stream is opened again after a [`Backoff`]; completions and releases it did not
+    /// answer are sent again on the next one (the token fences a repeat). A stream the server
+    /// refuses for good (INVALID_ARGUMENT, UNAUTHENTICATED, PERMISSION_DENIED, UNIMPLEMENTED)
+    /// is an error.
     pub async fn run<H, F>(self, shutdown: CancellationToken, handler: H) -> Result<(), tonic::Status>
     where
         H: Fn(pb::Lease, CancellationToken) -> F + Send + Sync + 'static,
@@ -241,59 +317,90 @@ impl Worker {
         let mut state = SessionState::default();
         let running = TaskTracker::new();
         let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Done>();
-        let mut backoff = Duration::from_millis(100);
+        let mut backoff = Backoff::new();
         let max = self.max_leases.max(1) as usize;
-        'session: while !shutdown.is_cancelled() {
+        let mut stopping = false;
+        // Once stopping with every handler returned: how long unanswered completions and
+        // releases are waited for (a dead server is not waited for).
+        let mut give_up: Option<Instant> = None;
+        let result = 'session: loop {
+            if shutdown.is_cancelled() && !stopping {
+                stopping = true;
+                state.interrupt_all();
+            }
+            if stopping && give_up.is_none() && state.held.is_empty() {
+                give_up = Some(Instant::now() + super::CALL_TIMEOUT);
+            }
+            if stopping && (state.settled() || give_up.is_some_and(|at| Instant::now() >= at)) {
+                break Ok(());
+            }
             let (tx, rx) = mpsc::channel::<pb::SessionRequest>(64);
-            let open = pb::SessionOpen { queue: self.queue.clone(), worker_id: self.worker_id.clone() };
-            // Credit: the free slots; completions not yet answered go again.
+            // Credit: the free slots; completions and releases not yet answered go again.
             let first = pb::SessionRequest {
-                open: Some(open),
-                credit: (max - state.held.len()) as u32,
+                open: Some(pb::SessionOpen { queue: self.queue.clone(), worker_id: self.worker_id.clone() }),
+                credit: if stopping { 0 } else { (max - state.held.len()) as u32 },
                 completions: state.unanswered.values().cloned().collect(),
+                releases: state.releasing.iter().map(release).collect(),
                 ..Default::default()
             };
             tx.send(first).await.expect("the receiver is here");
             let mut client = self.client.clone();
-            let mut stream = tokio::select! {
-                _ = shutdown.cancelled() => break,
-                r = client.session(tokio_stream::wrappers::ReceiverStream::new(rx)) => match r {
-                    Ok(s) => s.into_inner(),
-                    Err(status) if status.code() == tonic::Code::Unimplemented => {
-                        tracing::info!("the server has no Session; using Acquire/Complete");
-                        return self.run_unary(shutdown, handler).await;
-                    }
-                    Err(status) => {
-                        tracing::warn!(%status, "session failed to open");
-                        tokio::time::sleep(super::pushback(&status).unwrap_or(backoff)).await;
-                        backoff = (backoff * 2).min(Duration::from_secs(5));
-                        continue;
-                    }
-                },
+            let opened = tokio::select! {
+                _ = shutdown.cancelled(), if !stopping => continue, // opened again as stopping
+                r = client.session(tokio_stream::wrappers::ReceiverStream::new(rx)) => r,
             };
-            let mut beat = tokio::time::interval(self.heartbeat_every);
-            beat.tick().await;
+            let mut stream = match opened {
+                Ok(s) => s.into_inner(),
+                Err(status) if is_final(&status) => break Err(status),
+                Err(status) => {
+                    tracing::warn!(%status, "session failed to open");
+                    tokio::time::sleep(backoff.after(&status)).await;
+                    continue;
+                }
+            };
+            let mut beat = tokio::time::interval_at(Instant::now() + self.heartbeat_every, self.heartbeat_every);
             loop {
+                if stopping && give_up.is_none() && state.held.is_empty() {
+                    give_up = Some(Instant::now() + super::CALL_TIMEOUT);
+                }
+                if stopping && state.settled() {
+                    drop(tx); // half-close: the server answers what it has and ends the stream
+                    self.drain(&mut stream).await;
+                    break 'session Ok(());
+                }
+                let mut m = pb::SessionRequest::default();
                 tokio::select! {
-                    _ = shutdown.cancelled() => {
-                        self.close_session(&mut state, tx, &mut stream, &running, &mut done_rx).await;
-                        return Ok(());
+                    _ = shutdown.cancelled(), if !stopping => {
+                        stopping = true;
+                        state.interrupt_all();
+                    }
+                    _ = tokio::time::sleep_until(give_up.unwrap_or_else(Instant::now)), if give_up.is_some() => {
+                        tracing::warn!("stopping: the server did not answer the last completions in time");
+                        break 'session Ok(());
                     }
                     r = stream.message() => match r {
                         Ok(Some(r)) => {
-                            backoff = Duration::from_millis(100);
+                            backoff.reset();
                             state.answered(&r);
                             for lease in r.leases {
-                                let cancel = shutdown.child_token();
-                                state.held.insert((lease.name.clone(), lease.token), cancel.clone());
+                                let key = (lease.name.clone(), lease.token);
+                                if stopping {
+                                    // Pushed for credit given before the stop: handed back.
+                                    m.releases.push(release(&key));
+                                    state.releasing.insert(key);
+                                    continue;
+                                }
+                                let run = Running { cancel: CancellationToken::new(), state: Arc::default() };
+                                let (cancel, at) = (run.cancel.clone(), run.state.clone());
+                                state.held.insert(key, run);
                                 let (handler, done) = (handler.clone(), done_tx.clone());
                                 running.spawn(async move {
                                     let span = crate::otel::lease_span(&lease);
-                                    let result = handler(lease.clone(), cancel.clone()).instrument(span.clone()).await;
-                                    crate::otel::record_outcome(&span, outcome_of(&result));
-                                    // Lost or shutting down: no completion (the lease is gone,
-                                    // or released below).
-                                    let completion = (!cancel.is_cancelled()).then(|| completion(&lease, result));
+                                    let result = handler(lease.clone(), cancel).instrument(span.clone()).await;
+                                    crate::otel::record_outcome(&span, &result);
+                                    let returned =
+                                        at.compare_exchange(RUNNING, RETURNED, Ordering::AcqRel, Ordering::Acquire).is_ok();
+                                    let completion = returned.then(|| completion(&lease, result));
                                     let _ = done.send(Done { key: (lease.name, lease.token), completion });
                                 });
                             }
@@ -301,192 +408,65 @@ impl Worker {
                         Ok(None) => continue 'session, // the server ended it (shutting down)
                         Err(status) => {
                             tracing::warn!(%status, "session broke; opening another");
-                            tokio::time::sleep(super::pushback(&status).unwrap_or(backoff)).await;
-                            backoff = (backoff * 2).min(Duration::from_secs(5));
+                            tokio::time::sleep(backoff.after(&status)).await;
                             continue 'session;
                         }
                     },
                     Some(done) = done_rx.recv() => {
-                        // Everything finished by now goes in one message.
-                        let mut m = pb::SessionRequest::default();
+                        // Everything finished by now goes in one message, with a credit for
+                        // each freed slot (none once stopping).
+                        let mut finished = 1;
                         state.finished(done, &mut m);
                         while let Ok(done) = done_rx.try_recv() {
                             state.finished(done, &mut m);
+                            finished += 1;
                         }
-                        if tx.send(m).await.is_err() {
-                            continue 'session;
-                        }
+                        m.credit = if stopping { 0 } else { finished };
                     }
-                    _ = beat.tick() => {
-                        let heartbeats = state.beating(&self.progress);
-                        if !heartbeats.is_empty()
-                            && tx.send(pb::SessionRequest { heartbeats, ..Default::default() }).await.is_err()
-                        {
-                            continue 'session;
-                        }
-                    }
+                    _ = beat.tick() => m.heartbeats = state.beating(&self.progress),
                 }
-            }
-        }
-        running.close();
-        running.wait().await;
-        Ok(())
-    }
-
-    /// Shutdown on a live session: cancel the handlers, hand their leases back, let the server
-    /// answer, and end the stream (bounded: a dead server is not waited for).
-    async fn close_session(
-        &self,
-        state: &mut SessionState,
-        tx: mpsc::Sender<pb::SessionRequest>,
-        stream: &mut tonic::Streaming<pb::SessionResponse>,
-        running: &TaskTracker,
-        done_rx: &mut mpsc::UnboundedReceiver<Done>,
-    ) {
-        running.close();
-        running.wait().await;
-        // Finished runs are completed; cancelled ones are handed back.
-        let mut m = pb::SessionRequest::default();
-        while let Ok(done) = done_rx.try_recv() {
-            state.finished(done, &mut m);
-        }
-        m.credit = 0;
-        let _ = tx.send(m).await;
-        drop(tx); // half-close: the server answers what it has and ends the stream
-        let close = async {
-            while let Ok(Some(r)) = stream.message().await {
-                state.answered(&r);
+                let empty = m.credit == 0 && m.completions.is_empty() && m.releases.is_empty() && m.heartbeats.is_empty();
+                if !empty && tx.send(m).await.is_err() {
+                    continue 'session;
+                }
             }
         };
-        let _ = tokio::time::timeout(super::CALL_TIMEOUT, close).await;
-    }
-
-    /// The unary loop, for a server without `Session`.
-    async fn run_unary<H, F>(self, shutdown: CancellationToken, handler: Arc<H>) -> Result<(), tonic::Status>
-    where
-        H: Fn(pb::Lease, CancellationToken) -> F + Send + Sync + 'static,
-        F: Future<Output = Result<(), Failure>> + Send + 'static,
-    {
-        let held: Held = Arc::default();
-        let running = TaskTracker::new();
-        let beats = tokio::spawn(self.clone().heartbeat_loop(held.clone(), shutdown.clone()));
-        let slots = Arc::new(tokio::sync::Semaphore::new(self.max_leases.max(1) as usize));
-        let mut client = self.client.clone();
-        let mut backoff = Duration::from_millis(100);
-        while !shutdown.is_cancelled() {
-            let free = tokio::select! {
-                _ = shutdown.cancelled() => break,
-                permit = slots.clone().acquire_many_owned(1) => permit.expect("never closed"),
-            };
-            drop(free);
-            let want = slots.available_permits() as u32;
-            let request = pb::AcquireRequest {
-                queue: self.queue.clone(),
-                worker_id: self.worker_id.clone(),
-                max_leases: want,
-                wait: Some(super::pb_duration(self.wait)),
-            };
-            let leases = tokio::select! {
-                _ = shutdown.cancelled() => break,
-                r = client.acquire(super::with_deadline(request, self.wait + super::CALL_TIMEOUT)) => match r {
-                    Ok(r) => r.into_inner().leases,
-                    Err(status) => {
-                        // Baton says when to come back (pushback) on UNAVAILABLE.
-                        tracing::warn!(%status, "acquire failed");
-                        tokio::time::sleep(super::pushback(&status).unwrap_or(backoff)).await;
-                        backoff = (backoff * 2).min(Duration::from_secs(5));
-                        continue;
-                    }
-                },
-            };
-            backoff = Duration::from_millis(100);
-            for lease in leases {
-                let permit = slots.clone().acquire_owned().await.expect("never closed");
-                let cancel = shutdown.child_token();
-                held.lock().await.insert((lease.name.clone(), lease.token), cancel.clone());
-                let (handler, held, client) = (handler.clone(), held.clone(), client.clone());
-                running.spawn(async move {
-                    let _permit = permit;
-                    let key = (lease.name.clone(), lease.token);
-                    let complete = |result: Result<(), Failure>| {
-                        let c = completion(&lease, result);
-                        pb::CompleteRequest {
-                            request_id: String::new(), // set per call below
-                            queue: lease.queue.clone(),
-                            name: c.name,
-                            token: c.token,
-                            outcome: c.outcome,
-                            message: c.message,
-                            retry_after: c.retry_after,
-                            error_class: c.error_class,
-                            http_status: c.http_status,
-                        }
-                    };
-                    let span = crate::otel::lease_span(&lease);
-                    let result = handler(lease.clone(), cancel.clone()).instrument(span.clone()).await;
-                    crate::otel::record_outcome(&span, outcome_of(&result));
-                    if cancel.is_cancelled() {
-                        return; // lost, or shutting down: the release loop below handles it
-                    }
-                    held.lock().await.remove(&key);
-                    let request = complete(result);
-                    let done = super::idempotent(|request_id| {
-                        let req = pb::CompleteRequest { request_id, ..request.clone() };
-                        let mut client = client.clone();
-                        async move { client.complete(super::with_deadline(req, super::CALL_TIMEOUT)).await }
-                    });
-                    if let Err(status) = done.await {
-                        tracing::warn!(%status, name = lease.name, "complete failed");
-                    }
-                });
-            }
-        }
-        // Shutdown: cancel handlers, hand their leases back, stop heartbeating.
         running.close();
         running.wait().await;
-        beats.abort();
-        let leases: Vec<_> = held.lock().await.drain().map(|(k, _)| k).collect();
-        for (name, token) in leases {
-            let release = pb::ReleaseRequest { queue: self.queue.clone(), name, token, delay: None };
-            let _ = client.release(super::with_deadline(release, super::CALL_TIMEOUT)).await;
-        }
-        Ok(())
+        result
     }
 
-    async fn heartbeat_loop(self, held: Held, shutdown: CancellationToken) {
-        let mut client = self.client.clone();
-        loop {
-            tokio::select! {
-                _ = shutdown.cancelled() => return,
-                _ = tokio::time::sleep(self.heartbeat_every) => {}
-            }
-            let leases: Vec<pb::LeaseRef> = held
-                .lock()
-                .await
-                .keys()
-                .map(|(name, token)| pb::LeaseRef {
-                    queue: self.queue.clone(),
-                    name: name.clone(),
-                    token: *token,
-                    progress: self.progress.take(name, *token),
-                })
-                .collect();
-            let request = pb::HeartbeatRequest { worker_id: self.worker_id.clone(), leases };
-            match client
-                .heartbeat(super::with_deadline(request, super::CALL_TIMEOUT.min(self.heartbeat_every * 3)))
-                .await
-            {
-                Ok(r) => {
-                    let mut held = held.lock().await;
-                    for lost in r.into_inner().lost {
-                        if let Some(cancel) = held.remove(&(lost.name.clone(), lost.token)) {
-                            tracing::warn!(name = lost.name, token = lost.token, "lease lost; cancelling its handler");
-                            cancel.cancel();
-                        }
-                    }
+    /// After the half-close: reads the stream to its end. A lease pushed by an acquire the
+    /// server started before it saw the half-close is handed back by a Release call.
+    async fn drain(&self, stream: &mut tonic::Streaming<pb::SessionResponse>) {
+        let drain = async {
+            while let Ok(Some(r)) = stream.message().await {
+                for lease in r.leases {
+                    let release =
+                        pb::ReleaseRequest { queue: self.queue.clone(), name: lease.name, token: lease.token, delay: None };
+                    let _ = self.client.clone().release(release).await;
                 }
-                Err(status) => tracing::warn!(%status, "heartbeat failed"),
             }
-        }
+        };
+        let _ = tokio::time::timeout(super::CALL_TIMEOUT, drain).await;
+    }
+}
+
+/// A stream refused for a reason another attempt will not change.
+fn is_final(status: &tonic::Status) -> bool {
+    use tonic::Code::*;
+    matches!(status.code(), InvalidArgument | Unauthenticated | PermissionDenied | Unimplemented)
+}
+
+/// The completion a handler's result maps to.
+fn completion(lease: &pb::Lease, result: Result<(), Failure>) -> pb::SessionCompletion {
+    match result {
+        Ok(()) => pb::SessionCompletion {
+            name: lease.name.clone(),
+            token: lease.token,
+            outcome: pb::Outcome::Success as i32,
+            ..Default::default()
+        },
+        Err(failure) => failure.completion(lease),
     }
 }

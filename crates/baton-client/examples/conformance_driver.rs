@@ -1,0 +1,271 @@
+//! The conformance driver of the Rust helpers (clients/conformance/DRIVER.md): JSON commands
+//! on stdin, one per line, mapped onto `baton_client`'s public helpers; JSON events on stdout.
+//! Built with `cargo build -p baton-client --example conformance_driver`.
+//!
+//! One thread: a command's effect (a stop, a finish) is taken in between two steps of the
+//! helpers, never in the middle of one, as in a process whose signal handler stops its worker.
+
+use std::{
+    collections::HashMap,
+    io::{BufRead, Write},
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use baton_client::{
+    claim::Claimer,
+    leadership::Leadership,
+    otel::parse_traceparent,
+    producer::{one_shot, Producer},
+    worker::{Failure, Worker},
+    Client,
+};
+use opentelemetry::{context::FutureExt as _, trace::TraceContextExt};
+use serde_json::{json, Value};
+use tokio::{sync::oneshot, task::JoinHandle};
+use tokio_util::sync::CancellationToken;
+
+/// Prints one event line.
+fn emit(event: Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{event}");
+    let _ = out.flush();
+}
+
+/// A gRPC status code as the protocol names it (`UNAVAILABLE`, `DEADLINE_EXCEEDED`).
+fn code_name(code: tonic::Code) -> String {
+    let mut name = String::new();
+    for (i, c) in format!("{code:?}").chars().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            name.push('_');
+        }
+        name.push(c.to_ascii_uppercase());
+    }
+    name
+}
+
+/// The ordinary error a failing handler returns.
+#[derive(Debug)]
+struct HandlerError(String);
+
+impl std::fmt::Display for HandlerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for HandlerError {}
+
+/// Held runs of one worker, by agent name: finishing one sends on its channel.
+type Holds = Arc<Mutex<HashMap<String, oneshot::Sender<()>>>>;
+
+struct RunningWorker {
+    stop: CancellationToken,
+    holds: Holds,
+    task: JoinHandle<Result<(), tonic::Status>>,
+}
+
+struct RunningLeader {
+    close: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+fn str_of<'a>(cmd: &'a Value, key: &str) -> &'a str {
+    cmd[key].as_str().unwrap_or_default()
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let target = std::env::var("BATON_TARGET").expect("BATON_TARGET (host:port)");
+    let client = Client::builder(target).connect_lazy().expect("a valid BATON_TARGET");
+    let (tx, mut commands) = tokio::sync::mpsc::unbounded_channel::<String>();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut workers: HashMap<String, RunningWorker> = HashMap::new();
+    let mut leaders: HashMap<String, RunningLeader> = HashMap::new();
+    emit(json!({"event": "ready"}));
+    while let Some(line) = commands.recv().await {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let cmd: Value = match serde_json::from_str(&line) {
+            Ok(cmd) => cmd,
+            Err(e) => {
+                emit(json!({"event": "error", "cmd": "", "message": format!("not JSON: {e}")}));
+                continue;
+            }
+        };
+        let (name, id) = (str_of(&cmd, "cmd").to_string(), str_of(&cmd, "id").to_string());
+        match name.as_str() {
+            "register" | "traced_register" => {
+                let names: Vec<_> = cmd["names"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+                let agents = names.iter().map(|n| one_shot(*n, vec![])).collect();
+                let (producer, queue) = (Producer::new(&client), str_of(&cmd, "queue").to_string());
+                let request_id = cmd["request_id"].as_str().map(String::from);
+                let context = match parse_traceparent(str_of(&cmd, "traceparent")) {
+                    Some(sc) => opentelemetry::Context::new().with_remote_span_context(sc),
+                    None => opentelemetry::Context::new(),
+                };
+                tokio::spawn(
+                    async move {
+                        let registered = match request_id {
+                            Some(request_id) => producer.register_as(request_id, &queue, agents).await,
+                            None => producer.register(&queue, agents).await,
+                        };
+                        match registered {
+                            Ok(r) => emit(json!({"event": "registered", "id": id, "count": r.created + r.updated})),
+                            Err(s) => emit(json!({"event": "failed", "id": id, "code": code_name(s.code())})),
+                        }
+                    }
+                    .with_context(context),
+                );
+            }
+            "worker" => {
+                let mut worker = Worker::new(&client, str_of(&cmd, "queue"), str_of(&cmd, "worker_id"));
+                worker.max_leases = cmd["concurrency"].as_u64().unwrap_or(1) as u32;
+                worker.heartbeat_every = Duration::from_millis(cmd["heartbeat_ms"].as_u64().unwrap_or(3000));
+                let handler = cmd["handler"].clone();
+                let (stop, holds) = (CancellationToken::new(), Holds::default());
+                let (w, h) = (id.clone(), holds.clone());
+                let task = tokio::spawn(worker.run(stop.clone(), move |lease, cancelled| {
+                    let (id, holds, handler) = (w.clone(), h.clone(), handler.clone());
+                    async move {
+                        let at = |event: &str| json!({"event": event, "id": id, "name": lease.name, "token": lease.token});
+                        let (finish, finished) = oneshot::channel();
+                        if handler["mode"] == "hold" {
+                            holds.lock().unwrap().insert(lease.name.clone(), finish);
+                        }
+                        emit(at("started"));
+                        match handler["mode"].as_str() {
+                            Some("hold") => tokio::select! {
+                                _ = finished => {}
+                                _ = cancelled.cancelled() => {
+                                    holds.lock().unwrap().remove(&lease.name);
+                                    emit(at("cancelled"));
+                                    return Ok(());
+                                }
+                            },
+                            Some("fail") => {
+                                emit(at("finished"));
+                                let message = str_of(&handler, "message").to_string();
+                                return Err(match handler["http_status"].as_u64() {
+                                    Some(status) => Failure::from_http_status(status as u16, message),
+                                    None => HandlerError(message).into(),
+                                });
+                            }
+                            _ => {}
+                        }
+                        emit(at("finished"));
+                        Ok(())
+                    }
+                }));
+                workers.insert(id, RunningWorker { stop, holds, task });
+            }
+            "finish" | "finish_all" => {
+                let Some(worker) = workers.get(&id) else {
+                    emit(json!({"event": "error", "cmd": name, "message": format!("no worker {id}")}));
+                    continue;
+                };
+                let mut holds = worker.holds.lock().unwrap();
+                let finishing: Vec<_> = match name.as_str() {
+                    "finish" => holds.remove(str_of(&cmd, "name")).into_iter().collect(),
+                    _ => holds.drain().map(|(_, finish)| finish).collect(),
+                };
+                for finish in finishing {
+                    let _ = finish.send(());
+                }
+            }
+            "stop" => match workers.remove(&id) {
+                Some(worker) => {
+                    tokio::spawn(stop_worker(id, worker));
+                }
+                None => emit(json!({"event": "error", "cmd": name, "message": format!("no worker {id}")})),
+            },
+            "leader" => {
+                let ttl = Duration::from_millis(cmd["ttl_ms"].as_u64().unwrap_or(3000));
+                let leadership = Leadership::new(&client, str_of(&cmd, "election"), str_of(&cmd, "candidate_id"), ttl);
+                let close = CancellationToken::new();
+                let (mut term, held) = leadership.spawn(close.clone());
+                let (l, closing) = (id.clone(), close.clone());
+                let task = tokio::spawn(async move {
+                    let mut leading: Option<u64> = None;
+                    while term.changed().await.is_ok() {
+                        let now = *term.borrow_and_update();
+                        if let Some(token) = leading.filter(|t| Some(*t) != now) {
+                            if !closing.is_cancelled() {
+                                emit(json!({"event": "lost", "id": l, "token": token}));
+                            }
+                        }
+                        if let Some(token) = now.filter(|t| Some(*t) != leading) {
+                            emit(json!({"event": "elected", "id": l, "token": token}));
+                        }
+                        leading = now;
+                    }
+                    let _ = held.await;
+                });
+                leaders.insert(id, RunningLeader { close, task });
+            }
+            "close" => match leaders.remove(&id) {
+                Some(leader) => {
+                    tokio::spawn(close_leader(id, leader));
+                }
+                None => emit(json!({"event": "error", "cmd": name, "message": format!("no leader {id}")})),
+            },
+            "claim" => {
+                let claimer = Claimer::new(&client, str_of(&cmd, "pool"), &id);
+                let wait = Duration::from_millis(cmd["wait_ms"].as_u64().unwrap_or(0));
+                let fail_with = cmd["fail_with"].as_str().map(String::from);
+                tokio::spawn(async move {
+                    let held = match claimer.claim(HashMap::new(), wait).await {
+                        Ok(Some(held)) => held,
+                        Ok(None) => return emit(json!({"event": "nothing", "id": id})),
+                        Err(e) => {
+                            let code = match &e {
+                                baton_client::claim::ClaimError::Status(s) => code_name(s.code()),
+                                baton_client::claim::ClaimError::LineFull { .. } => "RESOURCE_EXHAUSTED".into(),
+                            };
+                            return emit(json!({"event": "failed", "id": id, "code": code}));
+                        }
+                    };
+                    emit(json!({"event": "claimed", "id": id, "resource_id": held.resource.id, "token": held.token}));
+                    let ended = match fail_with {
+                        Some(error) => held.fail(&error).await,
+                        None => held.give_back(true).await,
+                    };
+                    match ended {
+                        Ok(()) => emit(json!({"event": "ended", "id": id})),
+                        Err(s) => emit(json!({"event": "failed", "id": id, "code": code_name(s.code())})),
+                    }
+                });
+            }
+            _ => emit(json!({"event": "error", "cmd": name, "message": "unknown command"})),
+        }
+    }
+    // stdin ended: everything stops gracefully.
+    let stops = workers.into_iter().map(|(id, w)| tokio::spawn(stop_worker(id, w)));
+    let closes = leaders.into_iter().map(|(id, l)| tokio::spawn(close_leader(id, l)));
+    for task in stops.chain(closes).collect::<Vec<_>>() {
+        let _ = task.await;
+    }
+}
+
+async fn stop_worker(id: String, worker: RunningWorker) {
+    worker.stop.cancel();
+    match worker.task.await {
+        Ok(Ok(())) => emit(json!({"event": "stopped", "id": id})),
+        Ok(Err(s)) => emit(json!({"event": "error", "cmd": "stop", "message": s.to_string()})),
+        Err(e) => emit(json!({"event": "error", "cmd": "stop", "message": e.to_string()})),
+    }
+}
+
+async fn close_leader(id: String, leader: RunningLeader) {
+    leader.close.cancel();
+    let _ = leader.task.await;
+    emit(json!({"event": "closed", "id": id}));
+}

@@ -1,0 +1,141 @@
+//! The worker helper against a live Baton: a stop right after the last handler returned
+//! completes everything; a stop while handlers run hands their leases back; failures go to the
+//! server whole, for it to classify and clip.
+
+mod common;
+
+use std::{
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        Arc,
+    },
+    time::Duration,
+};
+
+use baton_client::{
+    pb,
+    producer::{one_shot, Producer},
+    worker::{Failure, Worker},
+};
+use common::*;
+use tokio_util::sync::CancellationToken;
+
+/// Cancels its token when dropped.
+struct StopOnDrop(CancellationToken);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+// 100 one-shot jobs; the stop comes as the last handler's future is dropped, i.e. just after
+// it returned its result: every job is completed (gone from the queue), none handed back.
+// (One thread, so the stop cannot be seen before the helper has taken the result in.)
+#[tokio::test]
+async fn a_stop_right_after_the_last_handler_returned_completes_every_job() {
+    let baton = Baton::start();
+    let client = baton.client().await;
+    let jobs: Vec<_> = (0..100).map(|i| one_shot(format!("job-{i}"), vec![])).collect();
+    Producer::new(&client).register("q", jobs).await.unwrap();
+    let mut worker = Worker::new(&client, "q", "w1");
+    worker.max_leases = 8;
+    let (stop, returned) = (CancellationToken::new(), Arc::new(AtomicUsize::new(0)));
+    let (s, n) = (stop.clone(), returned.clone());
+    worker
+        .run(stop, move |_, _| {
+            let last = n.fetch_add(1, Ordering::SeqCst) + 1 == 100;
+            let guard = last.then(|| StopOnDrop(s.clone()));
+            async move {
+                let _guard = guard;
+                Ok(())
+            }
+        })
+        .await
+        .unwrap();
+    assert_eq!(returned.load(Ordering::SeqCst), 100);
+    let left = agents(&client, "q").await;
+    assert!(left.is_empty(), "every job completed, none released: {left:?}");
+}
+
+// A stop while handlers run: they are cancelled and their leases handed back (waiting again at
+// once, not held until their deadline); a job that had finished is completed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_hands_back_the_leases_of_running_handlers() {
+    let baton = Baton::start();
+    let client = baton.client().await;
+    let jobs = ["quick", "slow-1", "slow-2"].map(|n| one_shot(n, vec![])).to_vec();
+    Producer::new(&client).register("q", jobs).await.unwrap();
+    let mut worker = Worker::new(&client, "q", "w1");
+    worker.max_leases = 3;
+    let stop = CancellationToken::new();
+    let (cancelled, started) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (c, s) = (cancelled.clone(), started.clone());
+    let run = tokio::spawn(worker.run(stop.clone(), move |lease, cancel| {
+        let (c, s) = (c.clone(), s.clone());
+        async move {
+            s.fetch_add(1, Ordering::SeqCst);
+            if lease.name != "quick" {
+                cancel.cancelled().await;
+                c.fetch_add(1, Ordering::SeqCst);
+            }
+            Ok(())
+        }
+    }));
+    eventually("two held, the quick one completed", || async {
+        let left = agents(&client, "q").await;
+        left.len() == 2 && left.iter().all(|a| a.state() == pb::AgentState::Working)
+    })
+    .await;
+    stop.cancel();
+    run.await.unwrap().unwrap();
+    assert_eq!(cancelled.load(Ordering::SeqCst), 2, "the running handlers saw the stop");
+    let left = agents(&client, "q").await;
+    assert!(left.iter().all(|a| a.state() == pb::AgentState::Waiting), "handed back: {left:?}");
+}
+
+// A handler's error goes to the server whole: an HTTP status or an error type for the server
+// to classify (429 → THROTTLED, an I/O error → TRANSIENT), and a message over the server's
+// limit clipped by the server on a character boundary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_are_classified_and_clipped_by_the_server() {
+    let baton = Baton::start();
+    let client = baton.client().await;
+    let once = |name: &str| pb::Agent { max_attempts: 1, ..one_shot(name, vec![]) };
+    Producer::new(&client).register("q", vec![once("http"), once("io"), once("long")]).await.unwrap();
+    let long = "é€😀".repeat(1000);
+    let mut worker = Worker::new(&client, "q", "w1");
+    worker.max_leases = 3;
+    let stop = CancellationToken::new();
+    let message = long.clone();
+    let run = tokio::spawn(worker.run(stop.clone(), move |lease, _| {
+        let message = message.clone();
+        async move {
+            match lease.name.as_str() {
+                "http" => Err(Failure::from_http_status(429, "slow down")),
+                "io" => Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset").into()),
+                _ => Err(Failure::new(pb::Outcome::Unknown, message)),
+            }
+        }
+    }));
+    let mut admin = client.admin();
+    let source = Some(pb::Source { kind: pb::SourceKind::Queue as i32, name: "q".into() });
+    let end = std::time::Instant::now() + Duration::from_secs(20);
+    let dead = loop {
+        let request = pb::ListDeadLettersRequest { source: source.clone(), ..Default::default() };
+        let dead = admin.list_dead_letters(request).await.unwrap().into_inner().dead_letters;
+        if dead.len() == 3 {
+            break dead;
+        }
+        assert!(std::time::Instant::now() < end, "not all dead-lettered: {dead:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    stop.cancel();
+    run.await.unwrap().unwrap();
+    let by_name = |n: &str| dead.iter().find(|d| d.id == n).unwrap().clone();
+    assert_eq!(by_name("http").error_class, "THROTTLED");
+    assert_eq!(by_name("io").error_class, "TRANSIENT");
+    let clipped = by_name("long").message;
+    let kept = clipped.strip_suffix('…').expect("clipped, ending in …");
+    assert!(clipped.len() <= 4096 && long.starts_with(kept), "{} bytes", clipped.len());
+}
