@@ -136,7 +136,8 @@ async fn main() {
                 let task = tokio::spawn(worker.run(stop.clone(), move |lease, cancelled| {
                     let (id, holds, handler) = (w.clone(), h.clone(), handler.clone());
                     async move {
-                        let at = |event: &str| json!({"event": event, "id": id, "name": lease.name, "token": lease.token});
+                        let at =
+                            |event: &str| json!({"event": event, "id": id, "name": lease.name, "token": lease.token});
                         let (finish, finished) = oneshot::channel();
                         if handler["mode"] == "hold" {
                             holds.lock().unwrap().insert(lease.name.clone(), finish);

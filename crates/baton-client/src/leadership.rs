@@ -74,7 +74,10 @@ impl Leadership {
                 Ok(r) if r.is_leader => match rule_of(r.renew_in, r.step_down_in) {
                     Some(rule) => (r.token, rule),
                     None => {
-                        tracing::error!(election = self.election, "Campaign answered no leadership rule (a Baton too old)");
+                        tracing::error!(
+                            election = self.election,
+                            "Campaign answered no leadership rule (a Baton too old)"
+                        );
                         return;
                     }
                 },

@@ -76,7 +76,8 @@ impl Producer {
         queue: &str,
         agents: Vec<pb::Agent>,
     ) -> Result<pb::RegisterResponse, Status> {
-        let request = pb::RegisterRequest { queue: queue.into(), agents, reset_schedule: false, request_id: String::new() };
+        let request =
+            pb::RegisterRequest { queue: queue.into(), agents, reset_schedule: false, request_id: String::new() };
         idempotent_as(request_id, |request_id| {
             let (request, mut client) = (pb::RegisterRequest { request_id, ..request.clone() }, self.agents.clone());
             async move { client.register(with_deadline(request, CALL_TIMEOUT)).await.map(|r| r.into_inner()) }

@@ -13,8 +13,8 @@ use std::{fmt::Display, future::Future};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::Backoff;
 pub use crate::pb::leadership::Rule;
+use crate::Backoff;
 
 /// What one renewal came to.
 #[derive(Debug)]

@@ -174,7 +174,8 @@ struct Running {
 impl Running {
     /// Interrupts the handler unless it has returned already; true when it was interrupted.
     fn interrupt(&self) -> bool {
-        let interrupted = self.state.compare_exchange(RUNNING, INTERRUPTED, Ordering::AcqRel, Ordering::Acquire).is_ok();
+        let interrupted =
+            self.state.compare_exchange(RUNNING, INTERRUPTED, Ordering::AcqRel, Ordering::Acquire).is_ok();
         if interrupted {
             self.cancel.cancel();
         }
@@ -425,7 +426,8 @@ impl Worker {
                     }
                     _ = beat.tick() => m.heartbeats = state.beating(&self.progress),
                 }
-                let empty = m.credit == 0 && m.completions.is_empty() && m.releases.is_empty() && m.heartbeats.is_empty();
+                let empty =
+                    m.credit == 0 && m.completions.is_empty() && m.releases.is_empty() && m.heartbeats.is_empty();
                 if !empty && tx.send(m).await.is_err() {
                     continue 'session;
                 }
@@ -442,8 +444,12 @@ impl Worker {
         let drain = async {
             while let Ok(Some(r)) = stream.message().await {
                 for lease in r.leases {
-                    let release =
-                        pb::ReleaseRequest { queue: self.queue.clone(), name: lease.name, token: lease.token, delay: None };
+                    let release = pb::ReleaseRequest {
+                        queue: self.queue.clone(),
+                        name: lease.name,
+                        token: lease.token,
+                        delay: None,
+                    };
                     let _ = self.client.clone().release(release).await;
                 }
             }

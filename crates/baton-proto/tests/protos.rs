@@ -20,6 +20,10 @@ fn packaged_protos_are_the_workspaces() {
     assert_eq!(list(&workspace), list(&packaged), "the same proto files");
     for name in list(&workspace) {
         let (a, b) = (fs::read(workspace.join(&name)).unwrap(), fs::read(packaged.join(&name)).unwrap());
-        assert!(a == b, "crates/baton-proto/proto/baton/v1/{} differs from proto/baton/v1: copy it", name.to_string_lossy());
+        assert!(
+            a == b,
+            "crates/baton-proto/proto/baton/v1/{} differs from proto/baton/v1: copy it",
+            name.to_string_lossy()
+        );
     }
 }
