@@ -37,7 +37,6 @@ async fn worker_loop_outcomes_lost_leases_and_shutdown() {
     register(&mut env.client, "w", vec![agent("ok", 3_600_000, 60_000), agent("throttled", 3_600_000, 60_000)]).await;
     let mut worker = Worker::new(env.baton.channel().await, "w", "rusty");
     worker.max_leases = 2;
-    worker.wait = Duration::from_millis(500);
     let stop = CancellationToken::new();
     let run = tokio::spawn(worker.clone().run(stop.clone(), |lease, _| async move {
         match lease.name.as_str() {
@@ -74,7 +73,6 @@ async fn worker_loop_outcomes_lost_leases_and_shutdown() {
     register(&mut c, "w", vec![agent("long", 3_600_000, 60_000)]).await;
     let mut worker = Worker::new(env.baton.channel().await, "w", "rusty-2");
     worker.heartbeat_every = Duration::from_millis(100);
-    worker.wait = Duration::from_millis(500);
     let cancelled = Arc::new(Mutex::new(false));
     let stop = CancellationToken::new();
     let flag = cancelled.clone();
@@ -101,8 +99,7 @@ async fn worker_loop_outcomes_lost_leases_and_shutdown() {
 
     // Shutdown releases a lease still running.
     register(&mut c, "w", vec![agent("held", 3_600_000, 60_000)]).await;
-    let mut worker = Worker::new(env.baton.channel().await, "w", "rusty-3");
-    worker.wait = Duration::from_millis(500);
+    let worker = Worker::new(env.baton.channel().await, "w", "rusty-3");
     let stop = CancellationToken::new();
     let run = tokio::spawn(worker.run(stop.clone(), |_, lost| async move {
         lost.cancelled().await;
@@ -126,7 +123,6 @@ async fn worker_reports_progress_and_a_cancelled_run_cancels_its_handler() {
     register(&mut env.client, "w", vec![agent("crawl", 3_600_000, 60_000)]).await;
     let mut worker = Worker::new(env.baton.channel().await, "w", "rusty");
     worker.heartbeat_every = Duration::from_millis(100);
-    worker.wait = Duration::from_millis(500);
     let progress = worker.progress();
     let cancelled = Arc::new(Mutex::new(false));
     let (flag, stop) = (cancelled.clone(), CancellationToken::new());
@@ -285,12 +281,12 @@ async fn subscriber_acks_and_sees_redeliveries() {
     assert_eq!(left, 0, "{seen:?}");
 }
 
-// Subscriber on its Receive stream (and with `unary`, on Subscribe + Ack): 200 messages, each
+// Subscriber on its Receive stream: 200 messages, each
 // handled exactly once, never more than max_in_flight handlers at once, and every one acked
 // (the receiver ends empty); stop ends it cleanly, its last acks sent and answered.
 #[tokio::test]
 async fn subscriber_handles_each_message_once_within_max_in_flight() {
-    for unary in [false, true] {
+    {
         let env = Env::start().await;
         let channel = env.baton.channel().await;
         let mut sched = baton::pb::schedule_service_client::ScheduleServiceClient::new(channel.clone());
@@ -306,7 +302,6 @@ async fn subscriber_handles_each_message_once_within_max_in_flight() {
         let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
         let mut sub = Subscriber::new(channel, "r", "sub");
         sub.max_in_flight = 5;
-        sub.unary = unary;
         let stop = CancellationToken::new();
         let (log, n, m) = (seen.clone(), now.clone(), most.clone());
         let run = tokio::spawn(sub.run(stop.clone(), move |msg| {
@@ -327,9 +322,9 @@ async fn subscriber_handles_each_message_once_within_max_in_flight() {
         .await;
         stop.cancel();
         tokio::time::timeout(Duration::from_secs(10), run).await.expect("stops cleanly").unwrap();
-        assert!(seen.lock().unwrap().values().all(|&c| c == 1), "unary={unary}: each message handled once");
+        assert!(seen.lock().unwrap().values().all(|&c| c == 1), "each message handled once");
         let most = most.load(Ordering::SeqCst);
-        assert!(most <= 5, "unary={unary}: {most} handlers at once, more than max_in_flight 5");
+        assert!(most <= 5, "{most} handlers at once, more than max_in_flight 5");
     }
 }
 
@@ -356,17 +351,16 @@ async fn leadership_renew_never_answers_reports_lost_before_the_term_expires() {
     stop.cancel();
 }
 
-// Shared case of every client language: a failure message far over the server's 4,096-byte
-// limit, of 2-, 3- and 4-byte characters, is cut by bytes on a character boundary: Complete
-// succeeds (the lease does not time out) and the stored message is a valid prefix.
+// A failure message far over the server's 4,096-byte limit, of 2-, 3- and 4-byte characters,
+// goes whole: Complete succeeds (the lease does not time out) and the server keeps it clipped
+// on a character boundary, ending in "…".
 #[tokio::test]
-async fn worker_truncates_failure_messages_by_bytes_on_a_character_boundary() {
+async fn worker_sends_long_failure_messages_whole_for_the_server_to_clip() {
     let mut env = Env::start().await;
     let dying = pb::Agent { max_attempts: 1, ..agent("dies", 3_600_000, 60_000) };
     register(&mut env.client, "t", vec![dying]).await;
     let long = "é€😀".repeat(1000);
-    let mut worker = Worker::new(env.baton.channel().await, "t", "rusty");
-    worker.wait = Duration::from_millis(500);
+    let worker = Worker::new(env.baton.channel().await, "t", "rusty");
     let stop = CancellationToken::new();
     let message = long.clone();
     let run = tokio::spawn(worker.run(stop.clone(), move |_, _| {
@@ -389,8 +383,9 @@ async fn worker_truncates_failure_messages_by_bytes_on_a_character_boundary() {
     .expect("the failed run is dead-lettered (Complete succeeded)");
     stop.cancel();
     run.await.unwrap().unwrap();
-    assert!(dead.message.len() <= 4096 && dead.message.len() > 4096 - 4, "{} bytes", dead.message.len());
-    assert!(long.starts_with(&dead.message), "a prefix of the original");
+    let kept = dead.message.strip_suffix('…').expect("clipped, ending in …");
+    assert!(dead.message.len() <= 4096, "{} bytes", dead.message.len());
+    assert!(long.starts_with(kept), "a prefix of the original");
 }
 
 // A malformed address is an error from Worker::connect, not a panic.

@@ -657,8 +657,7 @@ async fn the_rust_client_connects_over_mutual_tls_with_a_token_and_runs_a_worker
         })
         .await
         .unwrap();
-    let mut worker = Worker::new(&client, "billing.q", "rusty");
-    worker.wait = Duration::from_millis(500);
+    let worker = Worker::new(&client, "billing.q", "rusty");
     let stop = CancellationToken::new();
     let (ran_tx, mut ran) = tokio::sync::mpsc::unbounded_channel();
     let run = tokio::spawn(worker.run(stop.clone(), move |lease, _| {

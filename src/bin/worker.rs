@@ -1,7 +1,9 @@
 //! `baton-worker`: an example worker. It takes agents from one queue, "works" on each for
 //! `--work-ms` (or until its lease is lost), and completes it with SUCCESS; every lease it
-//! acquires and every end is printed as a JSON line on stdout. SIGINT/SIGTERM release held
-//! leases before exiting.
+//! acquires and every end is printed as a JSON line on stdout. SIGINT/SIGTERM stop it
+//! gracefully: runs that ended are completed, running ones cancelled and released. One thread,
+//! so a signal is taken in between two steps of the worker: a run that printed `done` before
+//! the signal is completed, never released.
 
 use std::time::Duration;
 
@@ -12,8 +14,8 @@ use tokio_util::sync::CancellationToken;
 #[derive(Parser)]
 #[command(name = "baton-worker", about = "An example Baton worker")]
 struct Args {
-    /// Baton's gRPC address.
-    #[arg(long, default_value = "http://127.0.0.1:50051")]
+    /// Baton's gRPC address (host:port, http:// or https://).
+    #[arg(long, default_value = "127.0.0.1:50051")]
     addr: String,
     #[arg(long)]
     queue: String,
@@ -43,7 +45,7 @@ struct Args {
     token: Option<String>,
 }
 
-#[tokio::main]
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let args = Args::parse();
     let mut client = Client::builder(&args.addr);
