@@ -80,7 +80,7 @@ async fn hold(
             Ok(_) => continue,
             Err(e) => {
                 tracing::warn!(election, error = %e, "campaign failed");
-                sleep_or_stop(&shutdown, backoff.next()).await;
+                sleep_or_stop(&shutdown, backoff.next_delay()).await;
                 continue;
             }
         };

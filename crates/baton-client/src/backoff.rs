@@ -36,12 +36,12 @@ impl Backoff {
     /// The wait before the next attempt, the previous one having failed with `status`: the
     /// server's hint when it sent one, else the next delay.
     pub fn after(&mut self, status: &tonic::Status) -> Duration {
-        let delay = self.next();
+        let delay = self.next_delay();
         pushback(status).unwrap_or(delay)
     }
 
     /// The next delay (no hint to follow).
-    pub fn next(&mut self) -> Duration {
+    pub fn next_delay(&mut self) -> Duration {
         self.delays.next().expect("unbounded")
     }
 
@@ -64,12 +64,12 @@ mod tests {
     #[test]
     fn doubles_with_jitter_to_a_cap_and_the_hint_wins() {
         let mut b = Backoff::new();
-        let first = b.next();
+        let first = b.next_delay();
         assert!(first >= Duration::from_millis(100) && first <= Duration::from_millis(200), "{first:?}");
-        let late = (0..20).map(|_| b.next()).last().unwrap();
+        let late = (0..20).map(|_| b.next_delay()).last().unwrap();
         assert!(late >= Duration::from_secs(5) && late <= Duration::from_secs(10), "{late:?}");
         b.reset();
-        assert!(b.next() <= Duration::from_millis(200));
+        assert!(b.next_delay() <= Duration::from_millis(200));
         let mut status = tonic::Status::unavailable("busy");
         status.metadata_mut().insert("grpc-retry-pushback-ms", "750".parse().unwrap());
         assert_eq!(b.after(&status), Duration::from_millis(750));

@@ -90,7 +90,7 @@ where
             Renewal::Lost => return Ended::Lost,
             Renewal::Failed(e) => {
                 tracing::warn!(error = %e, "renewal failed; trying again");
-                next = Instant::now() + backoff.next();
+                next = Instant::now() + backoff.next_delay();
             }
         }
     }
