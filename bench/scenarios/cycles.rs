@@ -291,6 +291,7 @@ async fn cycle_worker(
                 outcome: pb::Outcome::Success as i32,
                 message: String::new(),
                 retry_after: None,
+                ..Default::default()
             };
             client.complete(request).await?;
             let done = Instant::now();
