@@ -134,7 +134,11 @@ class Run:
         self.report: list[str] = []
         self.baton = BatonServer(env=scenario.get("baton_env"))
         self.drivers: dict[str, Driver] = {}
-        self.start_driver("main")
+        try:
+            self.start_driver("main")
+        except BaseException:
+            self.close()  # a driver that cannot start must not leave its Baton running
+            raise
 
     def start_driver(self, name: str) -> None:
         self.drivers[name] = Driver(name, self.language, self.baton.addr, self)
