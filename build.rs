@@ -7,7 +7,50 @@ use std::{env, fmt::Write as _, fs, path::Path, path::PathBuf};
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = PathBuf::from(env::var("OUT_DIR")?);
     inline_scripts(&out)?;
+    build_info();
     Ok(())
+}
+
+/// What `baton version` and the `baton_build_info` metric report: the commit (from
+/// `BATON_BUILD_COMMIT`, else git, else "unknown"; uncommitted changes are not noted), the
+/// compiler, target and profile.
+fn build_info() {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    println!("cargo:rerun-if-env-changed=BATON_BUILD_COMMIT");
+    let commit = match env::var("BATON_BUILD_COMMIT") {
+        Ok(c) if !c.is_empty() => c,
+        _ => {
+            // Built again when HEAD moves, so a binary never names a commit it was not built from.
+            if let Some(dir) = git(&["rev-parse", "--absolute-git-dir"]) {
+                println!("cargo:rerun-if-changed={dir}/HEAD");
+                if let Some(reference) = git(&["rev-parse", "--symbolic-full-name", "HEAD"]).filter(|r| r != "HEAD") {
+                    if let Some(common) = git(&["rev-parse", "--path-format=absolute", "--git-common-dir"]) {
+                        println!("cargo:rerun-if-changed={common}/{reference}");
+                        println!("cargo:rerun-if-changed={common}/packed-refs");
+                    }
+                }
+            }
+            git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into())
+        }
+    };
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let rustc = std::process::Command::new(rustc)
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into());
+    println!("cargo:rustc-env=BATON_BUILD_COMMIT={commit}");
+    println!("cargo:rustc-env=BATON_BUILD_RUSTC={rustc}");
+    println!("cargo:rustc-env=BATON_BUILD_TARGET={}", env::var("TARGET").unwrap_or_default());
+    println!("cargo:rustc-env=BATON_BUILD_PROFILE={}", env::var("PROFILE").unwrap_or_default());
 }
 
 /// Replaces every `--@include NAME` line with `lua/includes/NAME.lua`, and records the number

@@ -1,4 +1,4 @@
-//! The operator CLI: `baton health`, `queues`, `agents`, `agent`, `cancel`, `limits`, `dlq`,
+//! The operator CLI: `baton probe`, `health`, `queues`, `agents`, `agent`, `cancel`, `limits`, `dlq`,
 //! `purge`, `leaders`, `pools`, `pause` and `resume` are gRPC calls to a running Baton (any replica), with TLS, a client
 //! certificate and a token as for any client. Each prints a table, or with `--json` one JSON
 //! document (field names as grpcurl prints them). Nothing here touches Redis.
@@ -28,6 +28,9 @@ pub enum CliError {
     /// Some items of a multi-item command failed (the others took effect; each is listed).
     #[error("{failed} of {total} failed (the other {done} took effect; each is listed above)")]
     Partial { done: usize, failed: usize, total: usize },
+    /// Baton answered, and is not serving (shutting down, or Redis unreachable).
+    #[error("{0} is not serving: {1}")]
+    NotServing(String, String),
     /// An argument the server was never asked about.
     #[error("{0}")]
     Usage(String),
@@ -64,6 +67,18 @@ pub const ENV: [&str; 5] = ["addr", "token", "ca_file", "client_cert", "client_k
 /// An operator command.
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Is Baton serving? grpc.health.v1 Check, the question Kubernetes' and the image's health
+    /// checks ask: prints SERVING and exits 0, or exits 1. Needs no token.
+    Probe {
+        /// The service to ask about ("" is the whole server, or e.g. baton.v1.AgentService).
+        #[arg(long, default_value = "")]
+        service: String,
+        /// Give up after this long (milliseconds).
+        #[arg(long, default_value_t = 3000)]
+        timeout_ms: u64,
+        #[command(flatten)]
+        target: Target,
+    },
     /// Health of every queue, pool and receiver (AdminService.GetHealth).
     Health(Target),
     /// Queues: size, due, working, dead letters, limits, paused.
@@ -264,6 +279,7 @@ impl Kind {
 /// Runs one operator command; what it prints goes to stdout.
 pub async fn run(command: Command) -> Result<()> {
     let out = match command {
+        Command::Probe { service, timeout_ms, target } => probe(&target, &service, timeout_ms).await?,
         Command::Health(t) => health(&connect(&t).await?, &t, None).await?,
         Command::Queues(t) => health(&connect(&t).await?, &t, Some(pb::SourceKind::Queue)).await?,
         Command::Pools(t) => pools(&connect(&t).await?, &t).await?,
@@ -296,6 +312,29 @@ pub async fn run(command: Command) -> Result<()> {
     };
     print!("{out}");
     Ok(())
+}
+
+/// `baton probe`: grpc.health.v1 Check within `timeout_ms`, connecting included.
+async fn probe(t: &Target, service: &str, timeout_ms: u64) -> Result<String> {
+    use tonic_health::pb::{health_check_response::ServingStatus, health_client::HealthClient, HealthCheckRequest};
+    let limit = Duration::from_millis(timeout_ms);
+    let checked = tokio::time::timeout(limit, async {
+        let channel = connect(t).await?.channel();
+        let request = HealthCheckRequest { service: service.to_string() };
+        HealthClient::new(channel).check(request).await.map_err(|s| failed("Check", s))
+    })
+    .await
+    .map_err(|_| CliError::Unreachable {
+        addr: t.addr.clone(),
+        detail: format!("no answer within {timeout_ms} ms"),
+    })??;
+    match ServingStatus::try_from(checked.into_inner().status) {
+        Ok(ServingStatus::Serving) => Ok("SERVING\n".into()),
+        status => Err(CliError::NotServing(
+            if service.is_empty() { t.addr.clone() } else { service.to_string() },
+            status.map_or("UNKNOWN".into(), |s| s.as_str_name().to_string()),
+        )),
+    }
 }
 
 async fn connect(t: &Target) -> Result<Client> {

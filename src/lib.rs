@@ -35,6 +35,7 @@
 pub mod admission;
 pub mod auth;
 pub mod breaker;
+pub mod build_info;
 pub mod cli;
 pub mod config;
 pub mod console;

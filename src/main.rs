@@ -1,7 +1,7 @@
 //! The `baton` binary: `baton serve` runs a replica; `baton config` prints the configuration a
-//! `serve` with the same arguments would use; `token` and `dev-certs` make credentials; the
-//! operator commands (`health`, `queues`, `agents`, `dlq`, `purge`, `leaders`, `pools`,
-//! `pause`, `resume`) talk gRPC to a running Baton (`baton::cli`).
+//! `serve` with the same arguments would use; `token` and `dev-certs` make credentials; `version`
+//! says which build this is; the operator commands (`probe`, `health`, `queues`, `agents`, `dlq`,
+//! `purge`, `leaders`, `pools`, `pause`, `resume`) talk gRPC to a running Baton (`baton::cli`).
 
 use std::{path::PathBuf, process::ExitCode, sync::Arc};
 
@@ -16,8 +16,11 @@ use figment::providers::Serialized;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
+/// `baton --version`: the version and commit (`baton version` says more).
+const LONG_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("BATON_BUILD_COMMIT"), ")");
+
 #[derive(Parser)]
-#[command(name = "baton", version, about = "Coordination service for polyglot worker fleets")]
+#[command(name = "baton", version, long_version = LONG_VERSION, about = "Coordination service for polyglot worker fleets")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -34,6 +37,12 @@ enum Command {
     /// Write a development CA, server and client certificates and an admin token into a
     /// directory, and print the configuration that uses them (not for production).
     DevCerts(DevCertsArgs),
+    /// Print this binary's version, commit, compiler, target and profile.
+    Version {
+        /// As JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Operator commands against a running Baton (gRPC, with --addr, TLS and --token).
     #[command(flatten)]
     Operator(baton::cli::Command),
@@ -155,6 +164,13 @@ fn main() -> ExitCode {
         }),
         Command::Serve(flags) => flags.config().and_then(|c| serve(c, flags.config)),
         Command::Token(args) => token(args),
+        Command::Version { json: false } => {
+            println!("{}", baton::build_info::BUILD);
+            Ok(())
+        }
+        Command::Version { json: true } => serde_json::to_string(&baton::build_info::BUILD)
+            .map(|j| println!("{j}"))
+            .map_err(|e| Error::Internal(e.to_string())),
         Command::DevCerts(args) => dev_certs(args),
         Command::Operator(command) => {
             let done = tokio::runtime::Runtime::new()

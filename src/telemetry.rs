@@ -71,21 +71,15 @@ pub fn init_metrics(config: &Config) -> Result<()> {
             &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0, 120.0, 300.0],
         )
         .map_err(|e| Error::Config(e.to_string()))?;
-    if config.tls.metrics || !config.metrics_token_sha256.is_empty() {
-        serve(builder, addr, config)?;
-    } else {
-        builder
-            .with_http_listener(addr)
-            .install()
-            .map_err(|e| Error::Config(format!("metrics listener on {addr}: {e}")))?;
-        tracing::info!(%addr, "prometheus metrics at /metrics");
-    }
+    serve(builder, addr, config)?;
     describe();
+    metrics::gauge!("baton_build_info", &crate::build_info::BUILD.labels()).set(1.0);
     Ok(())
 }
 
-/// /metrics served by Baton itself: over HTTPS (`tls.metrics`, with gRPC's certificate,
-/// reloaded like it) and/or behind a bearer token (`metrics_token_sha256`).
+/// /metrics served by Baton itself, on a listener it binds (so the log says the bound address):
+/// in plaintext, or over HTTPS (`tls.metrics`, with gRPC's certificate, reloaded like it), and
+/// behind a bearer token when `metrics_token_sha256` is set.
 fn serve(builder: PrometheusBuilder, addr: std::net::SocketAddr, config: &Config) -> Result<()> {
     let handle = builder.install_recorder().map_err(|e| Error::Config(format!("metrics recorder: {e}")))?;
     let listener = std::net::TcpListener::bind(addr)
@@ -174,6 +168,10 @@ fn describe() {
         "Time of calls that asked to wait (Acquire, Claim, Campaign with a wait), by method and status code"
     );
     describe_counter!("baton_rpc_total", "RPCs by method and status code");
+    describe_gauge!(
+        "baton_build_info",
+        "Always 1; the labels say which build runs: version, commit, rustc, target, profile"
+    );
     describe_counter!("baton_agents_registered_total", "Agents created by Register");
     describe_counter!("baton_agents_acquired_total", "Leases granted by Acquire");
     describe_counter!("baton_agents_completed_total", "Completes by queue and outcome");

@@ -195,3 +195,85 @@ async fn configuration_layers_in_order() {
     assert_eq!(printed["agent"]["throttled_base_ms"].as_integer(), Some(30_000), "documented default");
     assert_eq!(printed["redis"]["embedded_fsync"].as_str(), Some("everysec"), "documented default");
 }
+
+// `baton version` names this build; `baton_build_info` carries the same labels on /metrics;
+// `baton probe` exits 0 and prints SERVING against a serving Baton, and exits 1 naming the
+// problem against no Baton, an unknown service, or a Baton whose Redis went away.
+#[tokio::test]
+async fn version_build_info_and_probe() {
+    let out = Command::new(BIN).args(["version", "--json"]).output().await.unwrap();
+    assert!(out.status.success());
+    let build: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(build["version"], env!("CARGO_PKG_VERSION"));
+    let commit = build["commit"].as_str().unwrap().to_string();
+    assert!(!commit.is_empty() && build["rustc"].as_str().unwrap().starts_with("rustc "), "{build}");
+
+    let mut redis = common::TestRedis::start().await;
+    let baton = BatonProcess::spawn_with_metrics("127.0.0.1:0", |cmd| {
+        cmd.args(["--redis-url", &redis.url()]);
+    });
+    let metrics = baton
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|l| l.contains("prometheus metrics at /metrics"))
+        .and_then(|l| l.split_whitespace().find_map(|w| w.strip_prefix("addr=")).map(str::to_string))
+        .expect("the bound /metrics address is logged");
+    let page = http_get(&metrics, "/metrics").await;
+    let info = page.lines().find(|l| l.starts_with("baton_build_info{")).unwrap_or_else(|| panic!("{page}"));
+    for label in [format!("version=\"{}\"", env!("CARGO_PKG_VERSION")), format!("commit=\"{commit}\"")] {
+        assert!(info.contains(&label), "{label} in {info}");
+    }
+    assert!(info.ends_with(" 1"), "{info}");
+
+    let probe = |addr: String, extra: &'static [&'static str]| async move {
+        Command::new(BIN)
+            .arg("probe")
+            .args(["--addr", &addr, "--timeout-ms", "10000"])
+            .args(extra)
+            .output()
+            .await
+            .unwrap()
+    };
+    let ok = probe(baton.url(), &[]).await;
+    assert!(ok.status.success(), "{ok:?}");
+    assert_eq!(String::from_utf8_lossy(&ok.stdout), "SERVING\n");
+    let service = probe(baton.url(), &["--service", "baton.v1.AgentService"]).await;
+    assert!(service.status.success(), "{service:?}");
+    let unknown = probe(baton.url(), &["--service", "no.Such"]).await;
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("NotFound"), "{unknown:?}");
+
+    // Redis gone: the health service says NOT_SERVING, and the probe fails saying so.
+    redis.kill().await;
+    let url = baton.url();
+    common::eventually(Duration::from_secs(60), "the probe fails once Redis is gone", || {
+        let url = url.clone();
+        async move {
+            let out = probe(url, &[]).await;
+            !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("NOT_SERVING")
+        }
+    })
+    .await;
+
+    // Nothing listening: exit 1, naming the address.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    let none = probe(closed.clone(), &[]).await;
+    assert!(!none.status.success());
+    assert!(String::from_utf8_lossy(&none.stderr).contains(&closed), "{none:?}");
+}
+
+/// GET `path` from `addr` over plain HTTP/1.1; the body.
+async fn http_get(addr: &str, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut out = String::new();
+    tcp.read_to_string(&mut out).await.unwrap();
+    out
+}
