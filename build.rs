@@ -1,13 +1,30 @@
 //! Build step: inlines the Lua helpers of `lua/includes/` into each script of `lua/`, writing a
-//! table of scripts (name, number of KEYS, source) that `store::scripts` loads. The gRPC stubs
-//! are the `baton-proto` crate's.
+//! table of scripts (name, number of KEYS, source) that `store::scripts` loads; generates KEDA's
+//! external scaler stubs (`proto/keda`); records the build's commit and compiler. Baton's own
+//! gRPC stubs are the `baton-proto` crate's.
 
 use std::{env, fmt::Write as _, fs, path::Path, path::PathBuf};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = PathBuf::from(env::var("OUT_DIR")?);
     inline_scripts(&out)?;
+    keda(&out)?;
     build_info();
+    Ok(())
+}
+
+/// KEDA's external scaler: server and client stubs (the tests call it as KEDA does).
+fn keda(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    println!("cargo:rerun-if-changed=proto/keda");
+    if env::var_os("PROTOC").is_none() {
+        env::set_var("PROTOC", protoc_bin_vendored::protoc_bin_path()?);
+    }
+    tonic_prost_build::configure()
+        .build_transport(false)
+        // Undecodable requests are INVALID_ARGUMENT, as on Baton's own services.
+        .codec_path("baton_proto::codec::ProtoCodec")
+        .file_descriptor_set_path(out.join("keda_descriptor.bin"))
+        .compile_protos(&["proto/keda/externalscaler.proto"], &["proto"])?;
     Ok(())
 }
 

@@ -14,12 +14,13 @@
   Output:
     { now, waiting, due, oldestDue, working, overdueLeases, deadLettered, averageOverdueMs,
       stuck, completed, paused, concurrency, rate, burst, keyConcurrency, keyRate, keyBurst,
-      tokens, priorityAging }
+      tokens, priorityAging, nextDue }
     paused is 1 or 0; concurrency, rate, burst and the key limits are "" when unset; tokens is
     what the bucket holds now ("" without a rate limit); priorityAging is in ms, "" when unset.
     A keyed queue's promoted agents wait at minus their due time (acquireAgents): their due
     time is the score's absolute value.
-    oldestDue is the earliest next run among due agents, or -1 when none is due;
+    oldestDue is the earliest next run among due agents, or -1 when none is due; nextDue is the
+    earliest next run after now, or -1 when none waits for its time;
     overdueLeases counts leases past their deadline; averageOverdueMs is over at most 1,000 due
     agents (the oldest promoted ones and the oldest not yet promoted, 500 of each at most).
 ]]
@@ -49,6 +50,7 @@ if lim[3] then
   if now > at then t = math.min(tonumber(lim[4]), t + (now - at) * tonumber(lim[3]) / 1000) end
   tokens = string.format('%.3f', t)
 end
+local nextDue = rcall('ZRANGEBYSCORE', waitingKey, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
 local average = 0
 if sampled > 0 then average = math.floor(total / sampled) end
 return {
@@ -71,4 +73,5 @@ return {
   lim[9] or '',
   tokens,
   lim[10] or '',
+  nextDue[2] and tonumber(nextDue[2]) or -1,
 }

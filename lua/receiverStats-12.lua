@@ -17,8 +17,8 @@
 
   Output:
     { now, scheduled, due, oldestDue (or -1), averageOverdueMs, inFlight, overdueInFlight,
-      deadLettered, acked, paused (1 or 0) }
-    Averages are over at most 1,000 due messages.
+      deadLettered, acked, paused (1 or 0), nextDue (or -1) }
+    Averages are over at most 1,000 due messages; nextDue is the earliest delivery time after now.
 ]]
 local rcall = redis.call
 --@include nowMs
@@ -33,6 +33,7 @@ for i = 2, #due, 2 do
   if oldest < 0 then oldest = score end
   total = total + (now - score)
 end
+local nextDue = rcall('ZRANGEBYSCORE', k.scheduled, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
 local average = 0
 if #due > 0 then average = math.floor(total / (#due / 2)) end
 return {
@@ -46,4 +47,5 @@ return {
   rcall('ZCARD', k.dlq),
   tonumber(rcall('HGET', k.stats, 'acked') or '0'),
   rcall('HGET', KEYS[12], 'paused') == '1' and 1 or 0,
+  nextDue[2] and tonumber(nextDue[2]) or -1,
 }

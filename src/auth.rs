@@ -371,6 +371,9 @@ pub fn permission(path: &str) -> Option<Permission> {
         ("baton.v1.ScheduleService", "Subscribe" | "Receive" | "Ack" | "AckBatch") => Work,
         ("baton.v1.ScheduleService", "ListMessages") => Read,
         ("baton.v1.AdminService", "GetHealth" | "ListDeadLetters") => Read,
+        // KEDA's external scaler reads backlogs; KEDA sends no token, so with authentication
+        // on it presents a client certificate mapped to a read-only identity.
+        ("externalscaler.ExternalScaler", _) => Read,
         ("grpc.health.v1.Health", _)
         | ("grpc.reflection.v1.ServerReflection", _)
         | ("grpc.reflection.v1alpha.ServerReflection", _) => return None,

@@ -1,5 +1,6 @@
 //! Assembles one Baton replica: Redis connection, store, wake-ups, the gRPC services
-//! (Agent, Leader, Claim, Schedule and Admin services, grpc.health.v1, reflection), and graceful shutdown.
+//! (Agent, Leader, Claim, Schedule and Admin services, KEDA's external scaler, grpc.health.v1,
+//! reflection), and graceful shutdown.
 //!
 //! `run` takes its listener and shutdown signal as arguments, so the binary and the tests share
 //! the same code.
@@ -24,7 +25,11 @@ use crate::{
         schedule_service_server::ScheduleServiceServer,
     },
     service::{
-        admin::AdminServiceImpl, agent::AgentServiceImpl, claim::ClaimServiceImpl, leader::LeaderServiceImpl,
+        admin::AdminServiceImpl,
+        agent::AgentServiceImpl,
+        claim::ClaimServiceImpl,
+        keda::{pb::external_scaler_server::ExternalScalerServer, KedaScalerImpl},
+        leader::LeaderServiceImpl,
         schedule::ScheduleServiceImpl,
     },
     store::{wake::Wakeups, Policy, Redis, Store},
@@ -77,6 +82,7 @@ pub async fn run_with_console(
             .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_types::pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(crate::service::keda::pb::FILE_DESCRIPTOR_SET)
     };
     let reflection = descriptors().build_v1().map_err(|e| Error::Internal(e.to_string()))?;
     let reflection_alpha = descriptors().build_v1alpha().map_err(|e| Error::Internal(e.to_string()))?;
@@ -125,12 +131,25 @@ pub async fn run_with_console(
         };
         tasks.spawn(crate::console::serve(console, listener, stopping.clone()));
     }
-    let schedules =
-        ScheduleServiceServer::new(ScheduleServiceImpl::new(store.clone(), wakeups, config.clone(), stopping.clone()));
+    let schedules = ScheduleServiceServer::new(ScheduleServiceImpl::new(
+        store.clone(),
+        wakeups.clone(),
+        config.clone(),
+        stopping.clone(),
+    ));
     let admin = AdminServiceServer::new(AdminServiceImpl::new(store.clone(), config.clone()));
+    let keda = ExternalScalerServer::new(KedaScalerImpl::new(store.clone(), wakeups.clone(), stopping.clone()));
 
     // grpc.health.v1 answers for the whole server ("") and for each Baton service by its name.
-    let names = vec!["", name_of(&agents), name_of(&leaders), name_of(&claims), name_of(&schedules), name_of(&admin)];
+    let names = vec![
+        "",
+        name_of(&agents),
+        name_of(&leaders),
+        name_of(&claims),
+        name_of(&schedules),
+        name_of(&admin),
+        name_of(&keda),
+    ];
     set_health(&health, &names, ServingStatus::Serving).await;
     let probes = Probes {
         healthy: Duration::from_millis(config.health.probe_interval_ms.max(1)),
@@ -191,7 +210,8 @@ pub async fn run_with_console(
         .add_service(leaders)
         .add_service(claims)
         .add_service(admin)
-        .add_service(schedules);
+        .add_service(schedules)
+        .add_service(keda);
     type Serving<'a> = Pin<Box<dyn Future<Output = std::result::Result<(), tonic::transport::Error>> + Send + 'a>>;
     let mut serve: Serving<'_> = match tls {
         Some(tls) => Box::pin(router.serve_with_incoming_shutdown(tls.incoming(listener, stopping.clone()), graceful)),

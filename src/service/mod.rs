@@ -5,6 +5,7 @@ pub mod admin;
 pub mod agent;
 pub mod claim;
 pub mod classify;
+pub mod keda;
 pub mod leader;
 pub mod receive;
 pub mod schedule;

@@ -57,6 +57,8 @@ pub struct ReceiverStats {
     pub acked: u64,
     /// Paused (AdminService.Pause).
     pub paused: bool,
+    /// The earliest delivery time after now (a message waiting for its time).
+    pub next_due_ms: Option<i64>,
 }
 
 /// Which of a receiver's messages a listing pages through.
@@ -291,6 +293,7 @@ impl Store {
             dead_lettered: r.next()?,
             acked: r.next()?,
             paused: r.next::<i64>()? == 1,
+            next_due_ms: Some(r.next::<i64>()?).filter(|n| *n >= 0),
         })
     }
 

@@ -68,6 +68,8 @@ pub struct QueueStats {
     pub limits: super::QueueLimits,
     /// What the rate limit's bucket holds now (with a rate limit).
     pub tokens: Option<f64>,
+    /// The earliest next run after now (an agent waiting for its time).
+    pub next_due_ms: Option<i64>,
 }
 
 impl Store {
@@ -252,12 +254,15 @@ impl Store {
                 let t: String = r.next()?;
                 t.parse().ok()
             },
+            next_due_ms: None, // the last value of the reply, read below
         };
         let aging: String = r.next()?;
         if !aging.is_empty() {
             let ms = aging.parse().map_err(|_| Error::Internal(format!("queueStats: priority_aging {aging:?}")))?;
             stats.limits.priority_aging_ms = Some(ms);
         }
+        let next: i64 = r.next()?;
+        stats.next_due_ms = (next >= 0).then_some(next);
         Ok(stats)
     }
 

@@ -79,6 +79,9 @@ struct Inner {
     claims: Mutex<HashMap<String, Arc<Notify>>>,
     /// WatchPool streams on this replica, by pool.
     pools: Mutex<HashMap<String, broadcast::Sender<()>>>,
+    /// Observers of queues and receivers (KEDA's StreamIsActive), by waiter name: told of every
+    /// wake-up its long polls get, without taking one from them.
+    watchers: Mutex<HashMap<String, broadcast::Sender<()>>>,
     channels: Mutex<HashMap<String, Channel>>,
     /// Bumped whenever a channel goes live.
     live: watch::Sender<u64>,
@@ -140,13 +143,14 @@ impl ElectionEvents {
     }
 }
 
-/// A pool's changes, while followed.
-pub struct PoolChanges {
+/// A source's changes, while followed: a pool's (WatchPool), or a queue's or receiver's
+/// wake-ups ([`Wakeups::watch`]).
+pub struct Changes {
     rx: broadcast::Receiver<()>,
     _interests: Vec<Interest>,
 }
 
-impl PoolChanges {
+impl Changes {
     pub async fn recv(&mut self) -> std::result::Result<(), broadcast::error::RecvError> {
         self.rx.recv().await
     }
@@ -175,6 +179,7 @@ impl Wakeups {
                 elections: Default::default(),
                 claims: Default::default(),
                 pools: Default::default(),
+                watchers: Default::default(),
                 channels: Default::default(),
                 live: watch::channel(0).0,
                 wanted,
@@ -261,15 +266,29 @@ impl Wakeups {
         ClaimWaiter { notify, key, wakeups: self.clone() }
     }
 
+    /// Follows the wake-ups of a queue ([`ChannelKind::Queue`]) or a receiver
+    /// ([`ChannelKind::Receiver`]) on any of its `shards`, as its long polls get them, without
+    /// taking one from them. Follow before reading the state, so nothing between the read and
+    /// the first wake-up is missed.
+    pub async fn watch(&self, kind: ChannelKind, name: &str, shards: &[String]) -> Result<Changes> {
+        let mut interests = Vec::with_capacity(shards.len());
+        for shard in shards {
+            interests.push(self.interest(kind, shard).await?);
+        }
+        let mut watchers = self.inner.watchers.lock().expect("wakeups lock");
+        let rx = watchers.entry(waiter_key(kind, name)).or_insert_with(|| broadcast::channel(1).0).subscribe();
+        Ok(Changes { rx, _interests: interests })
+    }
+
     /// Follows a pool's changes, on any of its `shards` (its physical pools).
-    pub async fn pool(&self, pool: &str, shards: &[String]) -> Result<PoolChanges> {
+    pub async fn pool(&self, pool: &str, shards: &[String]) -> Result<Changes> {
         let mut interests = Vec::with_capacity(shards.len());
         for shard in shards {
             interests.push(self.interest(ChannelKind::Pool, shard).await?);
         }
         let mut pools = self.inner.pools.lock().expect("wakeups lock");
         let rx = pools.entry(pool.to_string()).or_insert_with(|| broadcast::channel(1).0).subscribe();
-        Ok(PoolChanges { rx, _interests: interests })
+        Ok(Changes { rx, _interests: interests })
     }
 
     /// Handles one message on a channel this replica follows.
@@ -321,6 +340,15 @@ impl Wakeups {
         if let Some(n) = self.inner.queues.lock().expect("wakeups lock").get(name) {
             n.notify_one();
         }
+        self.tell_watchers(name);
+    }
+
+    /// Tells the observers of waiter name `name` (see [`Wakeups::watch`]).
+    fn tell_watchers(&self, name: &str) {
+        let mut watchers = self.inner.watchers.lock().expect("wakeups lock");
+        if watchers.get(name).is_some_and(|tx| tx.send(()).is_err()) {
+            watchers.remove(name);
+        }
     }
 
     fn announce(&self, event: LeaderEvent) {
@@ -367,6 +395,7 @@ impl Wakeups {
         if let Some(n) = self.inner.queues.lock().expect("wakeups lock").get(name) {
             n.notify_waiters();
         }
+        self.tell_watchers(name);
     }
 
     /// Every channel's subscription is gone (lost connection): mark them not live and make
