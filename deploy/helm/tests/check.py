@@ -175,7 +175,7 @@ def set_checks(name, objs):
         check(b.get("scaleTargetRef") == {"name": "billing-worker"} and b.get("minReplicaCount") == 0 and b.get("maxReplicaCount") == 20, "billing scale target and bounds")
         g = sos.get("gpu-claimers", {}).get("spec", {})
         gmd = g.get("triggers", [{}])[0].get("metadata", {})
-        check(gmd.get("pool") == "gpu" and gmd.get("key") == "tenant-a" and "queue" not in gmd, "pool and key")
+        check(gmd.get("pool") == "gpu" and gmd.get("activationTargetSize") == "1" and "queue" not in gmd, "pool and activationTargetSize")
         check(g.get("pollingInterval") == 15 and g.get("cooldownPeriod") == 120 and g.get("minReplicaCount") == 1, "gpu polling and cooldown")
         ta = one(objs, "TriggerAuthentication")
         params = {r["parameter"]: (r["name"], r["key"]) for r in ta.get("spec", {}).get("secretTargetRef", [])}
