@@ -579,11 +579,15 @@ impl Config {
     }
 }
 
-/// A warning if `path` can be read by its group or by anyone (mode bits 0o044).
+/// A warning if `path` can be read by anyone (mode bit 0o004), or by a group other than Baton's
+/// own (0o040: a Kubernetes Secret mounted 0440 with Baton's `fsGroup` is fine).
 fn readable_by_others(path: &std::path::Path, what: &str) -> Option<String> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(path).ok()?.permissions().mode();
-    (mode & 0o044 != 0).then(|| {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let metadata = std::fs::metadata(path).ok()?;
+    let mode = metadata.permissions().mode();
+    // SAFETY: getegid has no preconditions and cannot fail.
+    let own_group = metadata.gid() == unsafe { libc::getegid() };
+    (mode & 0o004 != 0 || (mode & 0o040 != 0 && !own_group)).then(|| {
         format!(
             "{what} {} is readable by other users (mode {:o}); it holds secrets or their hashes: chmod 600 it",
             path.display(),
@@ -914,6 +918,28 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Secrets readable by anyone, or by another group, are warned about; read by Baton's own
+    // group (a Kubernetes Secret mounted 0440 with fsGroup) or by Baton alone are not.
+    #[test]
+    fn secret_files_readable_by_others() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("tokens.toml");
+        std::fs::write(&file, "").unwrap();
+        let warned = |mode: u32| {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+            readable_by_others(&file, "auth.tokens_file").is_some()
+        };
+        // The test's file belongs to the test's own group.
+        assert!(!warned(0o600) && !warned(0o640) && !warned(0o440));
+        assert!(warned(0o644) && warned(0o604));
+        // Another group: chown needs root, which CI has; skipped otherwise.
+        if unsafe { libc::geteuid() } == 0 {
+            std::os::unix::fs::chown(&file, None, Some(unsafe { libc::getegid() } + 1)).unwrap();
+            assert!(warned(0o640) && !warned(0o600));
+        }
+    }
 
     #[test]
     fn sharding_entries_parse_and_bad_entries_name_themselves() {
