@@ -27,3 +27,11 @@ ensure_redis() {
 ensure_cargo() {
   command -v cargo >/dev/null 2>&1 || die "cargo is not installed: see https://rustup.rs (rustup installs cargo and rustc)"
 }
+
+ensure_buildah() {
+  # scripts/image builds Baton's OCI image with buildah; scripts/test-image also runs it.
+  command -v buildah >/dev/null 2>&1 && return 0
+  apt_install buildah || die "buildah is not installed and could not be installed here.
+  Install it (Debian/Ubuntu: apt-get install -y buildah; Fedora: dnf install -y buildah)."
+  command -v buildah >/dev/null 2>&1 || die "buildah still not on PATH after installing"
+}
