@@ -35,3 +35,9 @@ ensure_buildah() {
   Install it (Debian/Ubuntu: apt-get install -y buildah; Fedora: dnf install -y buildah)."
   command -v buildah >/dev/null 2>&1 || die "buildah still not on PATH after installing"
 }
+
+# A string field of a Cargo.toml's [package] section: package_field Cargo.toml version
+package_field() {
+  awk -v key="$2" '/^\[/ { in_package = ($0 == "[package]") }
+    in_package && $1 == key && $2 == "=" { sub(/^[^=]*= *"/, ""); sub(/" *$/, ""); print; exit }' "$1"
+}
