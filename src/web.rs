@@ -342,10 +342,23 @@ async fn request_message(headers: &HeaderMap, body: Body, method: &MethodDescrip
     match message {
         Ok(message) => Ok(message.encode_to_vec().into()),
         Err(e) => {
-            let field = track.path().to_string();
-            let field = if field == "." || field.is_empty() { "request body".to_string() } else { field };
+            let field = json_field(&track.path().to_string(), &e.to_string());
             Err(Error::invalid(field, format!("is not valid JSON for {}: {e}", method.input().full_name())))
         }
+    }
+}
+
+/// The JSON field a deserialization error is about: the path where it stopped (`agents[0].name`),
+/// with the name of an unknown field added (its path ends at the object holding it), or
+/// `request body` when it stopped before any field (malformed JSON).
+fn json_field(path: &str, error: &str) -> String {
+    let unknown = error.strip_prefix("unrecognized field name '").and_then(|rest| rest.split_once('\'')).map(|(name, _)| name);
+    let path = if matches!(path, "." | "?" | "") { "" } else { path };
+    match (path, unknown) {
+        ("", None) => "request body".into(),
+        ("", Some(name)) => name.into(),
+        (path, Some(name)) => format!("{path}.{name}"),
+        (path, None) => path.into(),
     }
 }
 
@@ -552,6 +565,14 @@ mod tests {
         for unknown in ["/baton.v1.AgentService/Nope", "/baton.v1.Nope/Register", "/", "", "/baton.v1.AgentService"] {
             assert!(method(&pool, unknown).is_none(), "{unknown}");
         }
+    }
+
+    #[test]
+    fn json_errors_name_their_field() {
+        assert_eq!(json_field("agents[0]", "unrecognized field name 'intervalMs' at line 1 column 9"), "agents[0].intervalMs");
+        assert_eq!(json_field(".", "unrecognized field name 'worker' at line 1"), "worker");
+        assert_eq!(json_field("agents[0].name", "invalid type: integer `5`, expected a string"), "agents[0].name");
+        assert_eq!(json_field("?", "EOF while parsing an object"), "request body");
     }
 
     #[test]
