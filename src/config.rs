@@ -1027,7 +1027,10 @@ mod tests {
     #[test]
     fn cors_origins_are_star_alone_or_exact_origins() {
         let check = |origins: &[&str]| {
-            let web = WebConfig { cors_allowed_origins: origins.iter().map(|o| o.to_string()).collect(), ..Default::default() };
+            let web = WebConfig {
+                cors_allowed_origins: origins.iter().map(|o| o.to_string()).collect(),
+                ..Default::default()
+            };
             web.check().map_err(|e| e.to_string())
         };
         assert!(check(&[]).is_ok());

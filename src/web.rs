@@ -89,8 +89,11 @@ struct Settings {
 impl WebLayer {
     pub fn new(config: &WebConfig, identities: Arc<Keyring>) -> Result<Self> {
         let mut pool = DescriptorPool::global();
-        for set in [crate::pb::FILE_DESCRIPTOR_SET, tonic_health::pb::FILE_DESCRIPTOR_SET, tonic_types::pb::FILE_DESCRIPTOR_SET]
-        {
+        for set in [
+            crate::pb::FILE_DESCRIPTOR_SET,
+            tonic_health::pb::FILE_DESCRIPTOR_SET,
+            tonic_types::pb::FILE_DESCRIPTOR_SET,
+        ] {
             pool.decode_file_descriptor_set(set).map_err(|e| Error::Internal(format!("descriptor set: {e}")))?;
         }
         let settings = Arc::new(Settings { grpc_web: config.grpc_web, json: config.json, pool, identities });
@@ -108,7 +111,9 @@ fn cors(origins: &[String]) -> Result<Option<CorsLayer>> {
     } else {
         let values = origins
             .iter()
-            .map(|o| HeaderValue::from_str(o).map_err(|e| Error::Config(format!("web.cors_allowed_origins {o:?}: {e}"))))
+            .map(|o| {
+                HeaderValue::from_str(o).map_err(|e| Error::Config(format!("web.cors_allowed_origins {o:?}: {e}")))
+            })
             .collect::<Result<Vec<_>>>()?;
         AllowOrigin::list(values)
     };
@@ -156,7 +161,9 @@ fn kind<B>(req: &Request<B>) -> Kind {
     let content_type = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
     let media = content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
     match media.as_str() {
-        "application/grpc-web" | "application/grpc-web+proto" | "application/grpc-web-text"
+        "application/grpc-web"
+        | "application/grpc-web+proto"
+        | "application/grpc-web-text"
         | "application/grpc-web-text+proto" => Kind::GrpcWeb,
         "application/json" => Kind::Json,
         _ if req.version() == Version::HTTP_2 => Kind::Grpc,
@@ -198,7 +205,11 @@ where
             Kind::Other => {
                 let (status, refusal) = if req.method() != Method::POST {
                     (StatusCode::METHOD_NOT_ALLOWED, "this is Baton's gRPC port: calls are POST requests")
-                } else if req.headers().get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"application/grpc")) {
+                } else if req
+                    .headers()
+                    .get(header::CONTENT_TYPE)
+                    .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"))
+                {
                     (StatusCode::UNSUPPORTED_MEDIA_TYPE, "gRPC needs HTTP/2; over HTTP/1.1 send gRPC-Web (application/grpc-web) or JSON (application/json)")
                 } else {
                     (StatusCode::UNSUPPORTED_MEDIA_TYPE, "this is Baton's gRPC port: send gRPC (HTTP/2), gRPC-Web (application/grpc-web) or JSON (application/json)")
@@ -352,7 +363,8 @@ async fn request_message(headers: &HeaderMap, body: Body, method: &MethodDescrip
 /// with the name of an unknown field added (its path ends at the object holding it), or
 /// `request body` when it stopped before any field (malformed JSON).
 fn json_field(path: &str, error: &str) -> String {
-    let unknown = error.strip_prefix("unrecognized field name '").and_then(|rest| rest.split_once('\'')).map(|(name, _)| name);
+    let unknown =
+        error.strip_prefix("unrecognized field name '").and_then(|rest| rest.split_once('\'')).map(|(name, _)| name);
     let path = if matches!(path, "." | "?" | "") { "" } else { path };
     match (path, unknown) {
         ("", None) => "request body".into(),
@@ -372,7 +384,9 @@ fn connect_timeout(headers: &HeaderMap) -> Result<Option<HeaderValue>> {
         .filter(|v| !v.is_empty() && v.len() <= 10 && v.bytes().all(|b| b.is_ascii_digit()))
         .and_then(|v| v.parse::<u64>().ok())
         .filter(|&ms| ms > 0)
-        .ok_or_else(|| Error::invalid("Connect-Timeout-Ms", "must be a positive number of milliseconds, at most 10 digits"))?;
+        .ok_or_else(|| {
+            Error::invalid("Connect-Timeout-Ms", "must be a positive number of milliseconds, at most 10 digits")
+        })?;
     let value = if ms <= 99_999_999 { format!("{ms}m") } else { format!("{}S", ms.div_ceil(1000)) };
     Ok(Some(HeaderValue::from_str(&value).expect("digits and a unit")))
 }
@@ -446,9 +460,14 @@ fn decode_answer(data: &[u8], method: &MethodDescriptor) -> std::result::Result<
     let (head, message) = data.split_at_checked(5).ok_or("the answer has no message")?;
     let len = u32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
     if head[0] != 0 || message.len() != len {
-        return Err(format!("the answer is not one uncompressed message (flag {}, {len} of {} bytes)", head[0], message.len()));
+        return Err(format!(
+            "the answer is not one uncompressed message (flag {}, {len} of {} bytes)",
+            head[0],
+            message.len()
+        ));
     }
-    let message = DynamicMessage::decode(method.output(), message).map_err(|e| format!("the answer does not decode: {e}"))?;
+    let message =
+        DynamicMessage::decode(method.output(), message).map_err(|e| format!("the answer does not decode: {e}"))?;
     let mut json = Vec::new();
     message
         .serialize_with_options(&mut serde_json::Serializer::new(&mut json), &SerializeOptions::new())
@@ -569,7 +588,10 @@ mod tests {
 
     #[test]
     fn json_errors_name_their_field() {
-        assert_eq!(json_field("agents[0]", "unrecognized field name 'intervalMs' at line 1 column 9"), "agents[0].intervalMs");
+        assert_eq!(
+            json_field("agents[0]", "unrecognized field name 'intervalMs' at line 1 column 9"),
+            "agents[0].intervalMs"
+        );
         assert_eq!(json_field(".", "unrecognized field name 'worker' at line 1"), "worker");
         assert_eq!(json_field("agents[0].name", "invalid type: integer `5`, expected a string"), "agents[0].name");
         assert_eq!(json_field("?", "EOF while parsing an object"), "request body");

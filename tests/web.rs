@@ -235,9 +235,14 @@ async fn curl_registers_acquires_and_completes_an_agent_with_json() {
     assert_eq!(registered.header("content-type"), Some("application/json"));
 
     // The proto's own field names are accepted as well as the camelCase JSON names.
-    let acquired =
-        post(addr, "/baton.v1.AgentService/Acquire", r#"{"queue":"billing","worker_id":"w-1","maxLeases":1}"#, None, &[])
-            .await;
+    let acquired = post(
+        addr,
+        "/baton.v1.AgentService/Acquire",
+        r#"{"queue":"billing","worker_id":"w-1","maxLeases":1}"#,
+        None,
+        &[],
+    )
+    .await;
     assert_eq!(acquired.status, 200);
     let lease = acquired.json()["leases"][0].clone();
     assert_eq!((lease["name"].as_str(), lease["attempt"].as_u64()), (Some("invoice-7"), Some(1)));
@@ -277,7 +282,8 @@ async fn curl_registers_acquires_and_completes_an_agent_with_json() {
     )
     .await;
     assert_eq!((again.status, again.json()["code"].as_str()), (400, Some("failed_precondition")));
-    let info = again.json()["details"].as_array().unwrap().iter().find(|d| d["type"] == "google.rpc.ErrorInfo").cloned();
+    let info =
+        again.json()["details"].as_array().unwrap().iter().find(|d| d["type"] == "google.rpc.ErrorInfo").cloned();
     assert_eq!(info.unwrap()["debug"]["reason"], "LEASE_LOST");
 }
 
@@ -474,7 +480,9 @@ async fn grpc_web_serves_unary_calls_and_server_streams() {
     claims.offer(offer("gpu-1")).await.unwrap();
 
     for text in [false, true] {
-        let answer = grpc_web(addr, "/baton.v1.ClaimService/GetPool", &pb::GetPoolRequest { pool: "gpus".into() }, None, text).await;
+        let answer =
+            grpc_web(addr, "/baton.v1.ClaimService/GetPool", &pb::GetPoolRequest { pool: "gpus".into() }, None, text)
+                .await;
         assert_eq!((answer.status, answer.grpc_status().as_str()), (200, "0"), "text={text}: {}", answer.trailers);
         let expected = if text { "application/grpc-web-text+proto" } else { "application/grpc-web+proto" };
         assert_eq!(answer.headers["content-type"], expected);
@@ -483,7 +491,14 @@ async fn grpc_web_serves_unary_calls_and_server_streams() {
     }
 
     // WatchPool: the current status first, then one after a change made over gRPC.
-    let response = grpc_web_request(addr, "/baton.v1.ClaimService/WatchPool", &pb::WatchPoolRequest { pool: "gpus".into() }, None, false).await;
+    let response = grpc_web_request(
+        addr,
+        "/baton.v1.ClaimService/WatchPool",
+        &pb::WatchPoolRequest { pool: "gpus".into() },
+        None,
+        false,
+    )
+    .await;
     assert_eq!(response.status(), 200);
     let mut frames = Frames { body: response.into_body(), buf: Vec::new(), text: false, pending: Vec::new() };
     let (trailers, first) = frames.next().await.expect("the current status");
@@ -501,7 +516,9 @@ async fn grpc_web_serves_unary_calls_and_server_streams() {
     // The admin service's errors keep their details over gRPC-Web.
     let mut admin = AdminServiceClient::new(env.baton.channel().await);
     assert!(admin.get_health(pb::GetHealthRequest::default()).await.is_ok());
-    let bad = grpc_web(addr, "/baton.v1.ClaimService/GetPool", &pb::GetPoolRequest { pool: "no pe".into() }, None, false).await;
+    let bad =
+        grpc_web(addr, "/baton.v1.ClaimService/GetPool", &pb::GetPoolRequest { pool: "no pe".into() }, None, false)
+            .await;
     assert_eq!(bad.grpc_status(), "3");
     assert!(bad.headers.contains_key("grpc-status-details-bin") || bad.trailers.contains("grpc-status-details-bin"));
 }
@@ -515,13 +532,16 @@ async fn web_protocols_can_be_turned_off() {
     let json = post(env.baton.addr, "/baton.v1.AdminService/GetHealth", "{}", None, &[]).await;
     assert_eq!(json.status, 415);
     assert!(json.json()["message"].as_str().unwrap().contains("web.json = false"));
-    let web = grpc_web(env.baton.addr, "/baton.v1.AdminService/GetHealth", &pb::GetHealthRequest::default(), None, false).await;
+    let web =
+        grpc_web(env.baton.addr, "/baton.v1.AdminService/GetHealth", &pb::GetHealthRequest::default(), None, false)
+            .await;
     assert_eq!(web.grpc_status(), "0", "gRPC-Web still on");
 
     let mut config = test_config();
     config.web.grpc_web = false;
     let baton = TestBaton::start(&env.redis.url(), config).await;
-    let web = grpc_web(baton.addr, "/baton.v1.AdminService/GetHealth", &pb::GetHealthRequest::default(), None, false).await;
+    let web =
+        grpc_web(baton.addr, "/baton.v1.AdminService/GetHealth", &pb::GetHealthRequest::default(), None, false).await;
     assert_eq!((web.status, web.grpc_status().as_str()), (415, "12"));
     let mut admin = AdminServiceClient::new(baton.channel().await);
     assert!(admin.get_health(pb::GetHealthRequest::default()).await.is_ok(), "gRPC still served");
