@@ -79,7 +79,8 @@ pub struct WebLayer {
 struct Settings {
     grpc_web: bool,
     json: bool,
-    /// Baton's protos, grpc.health.v1 and google.rpc's error details, by name.
+    /// Baton's protos, KEDA's external scaler, grpc.health.v1 and google.rpc's error details, by
+    /// name.
     pool: DescriptorPool,
     /// The identities in force: a streaming method asked for as JSON is refused with 501 only
     /// to a caller the service stack would let in (see `refuse_stream`).
@@ -91,6 +92,7 @@ impl WebLayer {
         let mut pool = DescriptorPool::global();
         for set in [
             crate::pb::FILE_DESCRIPTOR_SET,
+            crate::service::keda::pb::FILE_DESCRIPTOR_SET,
             tonic_health::pb::FILE_DESCRIPTOR_SET,
             tonic_types::pb::FILE_DESCRIPTOR_SET,
         ] {
@@ -261,12 +263,14 @@ where
         return refuse_stream(inner, &settings, req, method).await;
     }
     let (mut parts, body) = req.into_parts();
-    // An unknown method's body is never read: tonic answers UNIMPLEMENTED (after authentication).
+    // A method the pool does not know: tonic answers UNIMPLEMENTED after authentication, or, if
+    // some service serves it anyway, its body fails with UNIMPLEMENTED when read: never run with
+    // a message nobody sent.
     let payload = match &method {
-        Some(method) => request_message(&parts.headers, body, method).await,
-        None => Ok(Bytes::new()),
+        Some(method) => request_message(&parts.headers, body, method).await.map_err(Status::from),
+        None => Err(crate::error::detailed(Code::Unimplemented, format!("no RPC {path} in the JSON mapping"))),
     };
-    let timeout = connect_timeout(&parts.headers);
+    let timeout = connect_timeout(&parts.headers).map_err(Status::from);
     let headers = &mut parts.headers;
     for name in ["connect-protocol-version", "connect-timeout-ms", "content-encoding", "accept-encoding", "accept"] {
         headers.remove(name);
@@ -281,7 +285,7 @@ where
             }
             Body::new(Full::new(frame(&message)))
         }
-        (Err(e), _) | (_, Err(e)) => Body::new(Refused(Some(e.into()))),
+        (Err(e), _) | (_, Err(e)) => Body::new(Refused(Some(e))),
     };
     let response = inner.oneshot(Request::from_parts(parts, body)).await?;
     Ok(json_response(&settings.pool, method.as_ref(), &path, response).await)
@@ -581,6 +585,7 @@ mod tests {
         assert!(!register.is_client_streaming() && !register.is_server_streaming());
         assert!(method(&pool, "/baton.v1.LeaderService/Observe").unwrap().is_server_streaming());
         assert!(method(&pool, "/grpc.health.v1.Health/Check").is_some());
+        assert!(method(&pool, "/externalscaler.ExternalScaler/IsActive").is_some(), "KEDA's scaler too");
         for unknown in ["/baton.v1.AgentService/Nope", "/baton.v1.Nope/Register", "/", "", "/baton.v1.AgentService"] {
             assert!(method(&pool, unknown).is_none(), "{unknown}");
         }

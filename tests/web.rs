@@ -379,45 +379,44 @@ async fn bad_json_is_refused_naming_the_field_and_changes_nothing() {
     assert_eq!(env.redis.snapshot().await, before, "nothing changed");
 }
 
-// Connect-Timeout-Ms bounds a long poll (504); a shed call carries its retry hint (429).
+// Connect-Timeout-Ms bounds a long poll (504); a refusal with a retry hint keeps it (429).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deadlines_and_retry_hints_reach_json_callers() {
     let mut config = test_config();
-    config.limits.max_inflight_work = 1;
+    config.pool.max_line = 1;
     let env = Env::with_config(config).await;
     let addr = env.baton.addr;
-    let path = "/baton.v1.AgentService/Acquire";
     let poll = r#"{"queue":"empty","workerId":"w","wait":"2s"}"#;
-    let late = post(addr, path, poll, None, &["-H", "Connect-Timeout-Ms: 300"]).await;
+    let late = post(addr, "/baton.v1.AgentService/Acquire", poll, None, &["-H", "Connect-Timeout-Ms: 300"]).await;
     assert_eq!((late.status, late.json()["code"].as_str()), (504, Some("deadline_exceeded")), "{}", late.body);
 
-    // One long poll holds the only slot of new work; the next Acquire is shed with a hint.
-    let url = format!("http://{addr}{path}");
-    let holder = tokio::process::Command::new("curl")
+    // A claim waits in the pool's line of one; the next finds the line full.
+    let url = format!("http://{addr}/baton.v1.ClaimService/Claim");
+    let waiting = tokio::process::Command::new("curl")
         .args(["-sS", "-X", "POST", "-H", "content-type: application/json", "--data-binary"])
-        .arg(r#"{"queue":"empty","workerId":"holder","wait":"20s"}"#)
+        .arg(r#"{"pool":"gpus","claimerId":"first","wait":"30s"}"#)
         .arg(&url)
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let shed = std::sync::Arc::new(std::sync::Mutex::new(None));
-    eventually(std::time::Duration::from_secs(10), "an Acquire shed while the long poll holds the slot", || {
-        let shed = shed.clone();
+    let claims = ClaimServiceClient::new(env.baton.channel().await);
+    eventually(std::time::Duration::from_secs(10), "the first claim waits in line", || {
+        let mut claims = claims.clone();
         async move {
-            let answer = post(addr, path, r#"{"queue":"other","workerId":"w"}"#, None, &[]).await;
-            let hit = answer.status == 429;
-            if hit {
-                *shed.lock().unwrap() = Some(answer);
-            }
-            hit
+            let pool = claims.get_pool(pb::GetPoolRequest { pool: "gpus".into() }).await.unwrap().into_inner();
+            pool.status.is_some_and(|s| s.waiting_claims == 1)
         }
     })
     .await;
-    drop(holder);
-    let shed = shed.lock().unwrap().take().unwrap();
-    assert_eq!(shed.json()["code"], "resource_exhausted");
-    assert!(shed.header("grpc-retry-pushback-ms").and_then(|v| v.parse::<u64>().ok()).is_some());
-    assert_eq!(shed.header("retry-after"), Some("1"), "100 ms (+ jitter) rounds up to a second");
+    let full =
+        post(addr, "/baton.v1.ClaimService/Claim", r#"{"pool":"gpus","claimerId":"second","wait":"5s"}"#, None, &[])
+            .await;
+    drop(waiting);
+    assert_eq!((full.status, full.json()["code"].as_str()), (429, Some("resource_exhausted")), "{}", full.body);
+    let pushback = full.header("grpc-retry-pushback-ms").and_then(|v| v.parse::<u64>().ok()).expect("a pushback");
+    let retry_after = full.header("retry-after").and_then(|v| v.parse::<u64>().ok()).expect("Retry-After");
+    assert_eq!(retry_after, pushback.div_ceil(1000).max(1), "Retry-After is the pushback in whole seconds");
+    assert!(full.json()["details"].as_array().unwrap().iter().any(|d| d["type"] == "google.rpc.RetryInfo"));
 }
 
 // CORS: no headers by default; the configured origin only.
