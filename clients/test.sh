@@ -186,11 +186,12 @@ suite_tools() {
 
 suite_console() {
   prepare baton; prepare typescript; prepare chromium
-  (cd clients/typescript && node --test --test-concurrency=1 dist/test/console.browser.js) >"$1" 2>&1
+  # The console's pages, and gRPC-Web from a page of another origin (CORS) on the gRPC port.
+  (cd clients/typescript && node --test --test-concurrency=1 dist/test/console.browser.js dist/test/grpcweb.browser.js) >"$1" 2>&1
   local rc=$?
   PASSED=$(grep -E '^# pass [0-9]+' "$1" | grep -Eo '[0-9]+' | tail -n 1)
   FAILED=$(grep -E '^# fail [0-9]+' "$1" | grep -Eo '[0-9]+' | tail -n 1)
-  [ $rc -ne 0 ] || echo "clients: console screenshots in clients/.tools/console-screenshots/" >>"$1"
+  [ $rc -ne 0 ] || echo "clients: console screenshots in clients/.tools/console-screenshots/ and grpcweb-screenshots/" >>"$1"
   return $rc
 }
 

@@ -54,6 +54,7 @@ pub struct Config {
     pub tls: TlsConfig,
     pub auth: AuthConfig,
     pub console: ConsoleConfig,
+    pub web: WebConfig,
 }
 
 /// The web console (`crate::console`), served by `baton serve` on its own address.
@@ -73,6 +74,58 @@ pub struct ConsoleConfig {
 impl Default for ConsoleConfig {
     fn default() -> Self {
         Self { listen: "127.0.0.1:9465".into(), allow_remote: false, read_only: false }
+    }
+}
+
+/// Browsers and curl on the gRPC port (`crate::web`): gRPC-Web, and the JSON mapping of the
+/// unary RPCs (the Connect protocol), behind the same TLS, authentication and scopes as gRPC.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WebConfig {
+    /// Serve gRPC-Web (`application/grpc-web`, `+proto`, `-text`); off: such calls get 415.
+    pub grpc_web: bool,
+    /// Serve the unary RPCs as JSON (`POST /baton.v1.AgentService/Register`,
+    /// `Content-Type: application/json`); off: such calls get 415.
+    pub json: bool,
+    /// Origins whose pages may call (CORS): exact origins (`https://ops.example.com`) or `*`.
+    /// Empty: no CORS headers at all, so browsers refuse pages of any other origin.
+    pub cors_allowed_origins: Vec<String>,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        Self { grpc_web: true, json: true, cors_allowed_origins: Vec::new() }
+    }
+}
+
+impl WebConfig {
+    /// Whether anything beyond gRPC over HTTP/2 is served (HTTP/1.1 is accepted only then).
+    pub fn enabled(&self) -> bool {
+        self.grpc_web || self.json
+    }
+
+    /// Checks `cors_allowed_origins`: `*` alone, or origins `scheme://host[:port]`.
+    fn check(&self) -> Result<(), Error> {
+        let origins = &self.cors_allowed_origins;
+        if origins.iter().any(|o| o == "*") {
+            if origins.len() > 1 {
+                return Err(Error::Config("web.cors_allowed_origins: \"*\" allows every origin; list it alone".into()));
+            }
+            return Ok(());
+        }
+        for origin in origins {
+            let bad = |why: &str| Err(Error::Config(format!("web.cors_allowed_origins: {origin:?} {why}")));
+            let Some((scheme, host)) = origin.split_once("://") else {
+                return bad("is not an origin: expected scheme://host[:port], e.g. https://ops.example.com");
+            };
+            if !matches!(scheme, "http" | "https") {
+                return bad("must start with http:// or https://");
+            }
+            if host.is_empty() || host.contains(['/', '?', '#', '*', ' ']) || !origin.is_ascii() {
+                return bad("must be scheme://host[:port] exactly as a browser sends it: no path, no trailing slash, no wildcard");
+            }
+        }
+        Ok(())
     }
 }
 
@@ -624,6 +677,7 @@ impl Default for Config {
             tls: TlsConfig::default(),
             auth: AuthConfig::default(),
             console: ConsoleConfig::default(),
+            web: WebConfig::default(),
         }
     }
 }
@@ -911,6 +965,7 @@ impl Config {
         if self.key_prefix.contains(['{', '}']) {
             return bad("key_prefix must not contain '{' or '}' (they would change hash slots)");
         }
+        self.web.check()?;
         Ok(())
     }
 }
@@ -966,6 +1021,30 @@ mod tests {
                 let e = config.shards().unwrap_err().to_string();
                 assert!(e.contains(says) && e.contains(&format!("sharding.{field}")), "{bad}: {e}");
             }
+        }
+    }
+
+    #[test]
+    fn cors_origins_are_star_alone_or_exact_origins() {
+        let check = |origins: &[&str]| {
+            let web = WebConfig {
+                cors_allowed_origins: origins.iter().map(|o| o.to_string()).collect(),
+                ..Default::default()
+            };
+            web.check().map_err(|e| e.to_string())
+        };
+        assert!(check(&[]).is_ok());
+        assert!(check(&["*"]).is_ok());
+        assert!(check(&["https://ops.example.com", "http://127.0.0.1:8080"]).is_ok());
+        for (bad, says) in [
+            (&["*", "https://a.example"][..], "alone"),
+            (&["ops.example.com"][..], "expected scheme://host"),
+            (&["ftp://ops.example.com"][..], "http:// or https://"),
+            (&["https://ops.example.com/"][..], "no trailing slash"),
+            (&["https://*.example.com"][..], "no wildcard"),
+        ] {
+            let e = check(bad).unwrap_err();
+            assert!(e.contains(says) && e.contains("web.cors_allowed_origins"), "{bad:?}: {e}");
         }
     }
 

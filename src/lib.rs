@@ -18,6 +18,8 @@
 //! - [`monitor`]: the periodic health summary and watchdog signals.
 //! - [`embedded`]: the embedded default, a supervised private redis-server.
 //! - [`auth`], [`tls`]: who may call what; serving over TLS.
+//! - [`web`]: gRPC-Web and the JSON mapping of the unary RPCs on the gRPC port, through the
+//!   same stack as gRPC.
 //! - [`console`]: the web console, whose API runs the services in-process behind [`auth`];
 //!   [`latency`]: the per-method latency it charts, recorded by every RPC; [`workers`]: the
 //!   open Session streams and long polls it lists.
@@ -57,6 +59,7 @@ pub mod sweeper;
 pub mod telemetry;
 pub mod tls;
 pub mod trace;
+pub mod web;
 pub mod workers;
 
 /// Generated protobuf types and gRPC stubs of `baton.v1` (the `baton-proto` crate).

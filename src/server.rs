@@ -60,7 +60,7 @@ pub async fn run_with_console(
 ) -> Result<()> {
     // Credentials and certificates first: a bad file stops the start before Redis is touched.
     let identities = Keyring::new(Identities::from_config(&config.auth)?);
-    let tls = if config.tls.enabled() { Some(ServerTls::grpc(&config.tls)?) } else { None };
+    let tls = if config.tls.enabled() { Some(ServerTls::grpc(&config.tls, config.web.enabled())?) } else { None };
     let shards = config.sharding.shards()?;
     let shutdown = shutdown.shared();
     let Some(store) = open_store(&config, redis_url, shards, shutdown.clone()).await? else {
@@ -197,6 +197,10 @@ pub async fn run_with_console(
         // too, after 20 of those (its guard against rapid-reset floods). A fleet shares
         // connections, so the bound is the streams a connection may have open at once.
         .http2_max_pending_accept_reset_streams(Some(config.limits.max_concurrent_streams as usize))
+        // Browsers and curl (gRPC-Web, JSON) over HTTP/1.1 too, turned into gRPC calls that meet
+        // every layer below (web.rs).
+        .accept_http1(config.web.enabled())
+        .layer(crate::web::WebLayer::new(&config.web, identities.clone())?)
         // A span per call when OpenTelemetry is on (rejected calls too), then authentication
         // and the method's permission, before any service sees the call.
         .layer(crate::trace::TraceLayer)

@@ -37,7 +37,8 @@ const WARN_EVERY: Duration = Duration::from_secs(10);
 /// A reloadable TLS server configuration.
 pub struct ServerTls {
     files: TlsConfig,
-    /// ALPN protocols offered: `h2` for gRPC, `http/1.1` for /metrics.
+    /// ALPN protocols offered: `h2` for gRPC, `http/1.1` for /metrics and for browsers and curl
+    /// on the gRPC port (`web.rs`).
     alpn: Vec<Vec<u8>>,
     /// Whether to ask for (and require) client certificates.
     client_auth: bool,
@@ -128,9 +129,15 @@ fn build(files: &TlsConfig, alpn: &[Vec<u8>], client_auth: bool) -> Result<rustl
 }
 
 impl ServerTls {
-    /// For gRPC: HTTP/2, client certificates required when `tls.client_ca_file` is set.
-    pub fn grpc(files: &TlsConfig) -> Result<Arc<Self>> {
-        Self::new(files, vec![b"h2".to_vec()], !files.client_ca_file.is_empty())
+    /// For gRPC: HTTP/2, and HTTP/1.1 after it when `http1` (gRPC-Web and JSON, see `web.rs`:
+    /// a client offering both gets HTTP/2); client certificates required when
+    /// `tls.client_ca_file` is set.
+    pub fn grpc(files: &TlsConfig, http1: bool) -> Result<Arc<Self>> {
+        let mut alpn = vec![b"h2".to_vec()];
+        if http1 {
+            alpn.push(b"http/1.1".to_vec());
+        }
+        Self::new(files, alpn, !files.client_ca_file.is_empty())
     }
 
     /// For /metrics: HTTP/1.1, no client certificates.
