@@ -191,20 +191,12 @@ impl KedaScalerImpl {
     }
 }
 
-fn name_kind(kind: SourceKind) -> NameKind {
-    match kind {
-        SourceKind::Queue => NameKind::Queue,
-        SourceKind::Pool => NameKind::Pool,
-        SourceKind::Receiver => NameKind::Receiver,
-    }
-}
-
 /// The source the metadata names, for the scope check (what `Scaled::parse` will read; a
 /// request naming none or several is refused by the parse).
 fn metadata_names(metadata: &HashMap<String, String>) -> Vec<(NameKind, &str)> {
     [SourceKind::Queue, SourceKind::Pool, SourceKind::Receiver]
         .into_iter()
-        .filter_map(|kind| metadata.get(kind.as_str()).map(|name| (name_kind(kind), name.as_str())))
+        .filter_map(|kind| metadata.get(kind.as_str()).map(|name| (kind.into(), name.as_str())))
         .collect()
 }
 
