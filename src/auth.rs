@@ -37,7 +37,7 @@ pub enum Permission {
     Work,
     /// Create and remove work: Register, Unregister, CancelRun, Offer, Schedule, Cancel.
     Produce,
-    /// Look: Get*, List*, Watch*, Observe, GetHealth.
+    /// Look: Get*, List*, Watch*, Observe, Await, GetHealth.
     Read,
     /// Change what an operator changes: Retry/DeleteDeadLetter, Purge, SetLimits, Pause,
     /// Resume; and anything unknown.
@@ -361,7 +361,7 @@ pub fn permission(path: &str) -> Option<Permission> {
         ("baton.v1.AgentService", "Acquire" | "Heartbeat" | "Complete" | "CompleteBatch" | "Release" | "Session") => {
             Work
         }
-        ("baton.v1.AgentService", "GetAgent" | "ListAgents") => Read,
+        ("baton.v1.AgentService", "GetAgent" | "ListAgents" | "Await") => Read,
         ("baton.v1.ClaimService", "Offer") => Produce,
         ("baton.v1.ClaimService", "Claim" | "Return" | "Fail") => Work,
         ("baton.v1.ClaimService", "GetPool" | "WatchPool") => Read,

@@ -45,6 +45,9 @@ pub struct Config {
     pub schedule: ScheduleConfig,
     pub dead_letter: DeadLetterConfig,
     pub idempotency: IdempotencyConfig,
+    pub results: ResultsConfig,
+    pub dedup: DedupConfig,
+    pub flows: FlowsConfig,
     pub purge: PurgeConfig,
     pub circuit_breaker: BreakerConfig,
     pub zombie_cleanup: ZombieConfig,
@@ -328,6 +331,58 @@ impl Default for IdempotencyConfig {
     }
 }
 
+/// How agents finished (Await, dependencies, deduplicated registrations): each queue keeps an
+/// agent's latest finish — succeeded, dead-lettered, cancelled, unregistered — with the result
+/// its worker sent.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ResultsConfig {
+    /// A finish is kept at least this long after it (unless `max_entries` newer ones push it
+    /// out): an Await, a child registered after its parent finished, or a deduplicated
+    /// registration later than that finds no result.
+    pub retention_ms: u64,
+    /// Most finishes kept per queue (the oldest go first): bounds the memory of a busy queue.
+    pub max_entries: u64,
+}
+
+impl Default for ResultsConfig {
+    fn default() -> Self {
+        Self { retention_ms: 3_600_000, max_entries: 100_000 }
+    }
+}
+
+/// Dependencies between agents (`Agent.after`): children are released by the replica whose
+/// script finished their parent, at once; this sweep finds releases a crash left half done.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FlowsConfig {
+    /// How often each replica looks for outbox entries and unattached children older than this
+    /// (in the queues that took part in dependencies), and finishes their release.
+    pub sweep_interval_ms: u64,
+}
+
+impl Default for FlowsConfig {
+    fn default() -> Self {
+        Self { sweep_interval_ms: 5_000 }
+    }
+}
+
+/// Idempotency keys of one-shot agents (`Agent.idempotency_key`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DedupConfig {
+    /// How long a key holds when the agent names no window.
+    pub default_window_ms: u64,
+    /// Longest window an agent may name.
+    pub max_window_ms: u64,
+}
+
+impl Default for DedupConfig {
+    fn default() -> Self {
+        Self { default_window_ms: 3_600_000, max_window_ms: 7 * 24 * 3_600_000 }
+    }
+}
+
 /// The auto-purge sweeper: stale entries go to the dead-letter queue with a reason,
 /// orphaned metadata is repaired or removed, expired dead letters are dropped.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -548,6 +603,8 @@ pub struct Limits {
     pub max_label_bytes: usize,
     /// Longest failure message on Complete.
     pub max_message_bytes: usize,
+    /// Largest result on Complete (kept with the agent's finish; see `results`).
+    pub max_result_bytes: usize,
     /// Longest interval, timeout, error interval, retry_after or delay.
     pub max_duration_ms: u64,
     /// Longest long-poll wait.
@@ -668,6 +725,9 @@ impl Default for Config {
             schedule: ScheduleConfig::default(),
             dead_letter: DeadLetterConfig::default(),
             idempotency: IdempotencyConfig::default(),
+            results: ResultsConfig::default(),
+            dedup: DedupConfig::default(),
+            flows: FlowsConfig::default(),
             purge: PurgeConfig::default(),
             circuit_breaker: BreakerConfig::default(),
             zombie_cleanup: ZombieConfig::default(),
@@ -776,6 +836,7 @@ impl Default for Limits {
             max_labels: 64,
             max_label_bytes: 256,
             max_message_bytes: 4 * 1024,
+            max_result_bytes: 64 * 1024,
             max_duration_ms: 366 * 24 * 3_600_000,
             max_wait_ms: 300_000,
             scan_limit: 2_000,
@@ -898,6 +959,15 @@ impl Config {
         }
         if self.agent.throttled_multiplier < 1.0 {
             return bad("agent.throttled_multiplier must be at least 1");
+        }
+        if self.flows.sweep_interval_ms == 0 {
+            return bad("flows.sweep_interval_ms must be at least 1");
+        }
+        if self.results.retention_ms == 0 || self.results.max_entries == 0 {
+            return bad("results.retention_ms and results.max_entries must be at least 1");
+        }
+        if self.dedup.default_window_ms == 0 || self.dedup.default_window_ms > self.dedup.max_window_ms {
+            return bad("dedup.default_window_ms must be at least 1 and at most dedup.max_window_ms");
         }
         if self.idempotency.retention_ms == 0 || self.idempotency.max_entries == 0 {
             return bad("idempotency.retention_ms and idempotency.max_entries must be at least 1");

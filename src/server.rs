@@ -88,6 +88,9 @@ pub async fn run_with_console(
     let reflection_alpha = descriptors().build_v1alpha().map_err(|e| Error::Internal(e.to_string()))?;
 
     sweeper::spawn(store.clone(), wakeups.clone(), config.clone(), stopping.clone(), &tasks);
+    tasks.spawn(
+        store.clone().run_flows(std::time::Duration::from_millis(config.flows.sweep_interval_ms), stopping.clone()),
+    );
     monitor::spawn(store.clone(), wakeups.clone(), config.clone(), stopping.clone(), &tasks);
 
     let admission = crate::admission::Admission::new(&config.limits);
@@ -258,7 +261,8 @@ async fn open_store(
     for attempt in 1.. {
         let opened = async {
             let redis = Redis::connect(redis_url, &config.redis).await?;
-            let policy = Policy::new(&config.agent, &config.limits, &config.dead_letter, &config.idempotency);
+            let policy = Policy::new(&config.agent, &config.limits, &config.dead_letter, &config.idempotency)
+            .with_flows(&config.results, &config.dedup);
             let store = Store::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone())
                 .await?
                 .with_sharding(shards.clone());

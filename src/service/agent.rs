@@ -109,6 +109,9 @@ impl AgentServiceImpl {
             catch_up_skip,
             first_fire_ms: None,
             traceparent: crate::trace::for_item(&a.traceparent, incoming),
+            parents: 0,
+            after: Vec::new(),
+            idempotency: None,
         })
     }
 
@@ -143,6 +146,7 @@ pub(super) fn completion(limits: &crate::config::Limits, field: &str, r: pb::Com
         validate::duration_ms(&format!("{field}retry_after"), r.retry_after.as_ref(), limits.max_duration_ms)?
             .unwrap_or(0);
     validate::request_id(&format!("{field}request_id"), &r.request_id)?;
+    validate::size(&format!("{field}result"), r.result.len(), limits.max_result_bytes)?;
     let clipped = r.message.len() > limits.max_message_bytes;
     let message = if clipped { crate::error::clip(&r.message, limits.max_message_bytes) } else { r.message };
     Ok(Completion {
@@ -154,6 +158,7 @@ pub(super) fn completion(limits: &crate::config::Limits, field: &str, r: pb::Com
         retry_after_ms,
         request_id: r.request_id,
         clipped,
+        result: r.result,
     })
 }
 
@@ -267,6 +272,7 @@ pub(super) fn lease_pb(queue: &str, l: store::Lease) -> pb::Lease {
         token: l.token,
         deadline: Some(timestamp(l.deadline_ms)),
         attempt: l.attempt,
+        parents: l.parents.into_iter().map(|(q, n, f)| super::flows::result_pb(&q, &n, f)).collect(),
         agent: Some(agent_pb(l.def)),
     }
 }
@@ -286,6 +292,11 @@ fn agent_pb(def: AgentDef) -> pb::Agent {
         key: def.key,
         priority: def.priority,
         traceparent: def.traceparent,
+        // Parents are shown by GetAgent (AgentStatus.parents), not repeated here.
+        after: Vec::new(),
+        on_parent_failure: 0,
+        idempotency_key: String::new(),
+        idempotency_window: None,
     }
 }
 
@@ -319,8 +330,15 @@ fn status_pb(info: store::AgentInfo) -> pb::AgentStatus {
         cancel_requested: info.cancel_requested,
         last_error_class,
         last_error_message,
+        parents: Vec::new(),
+        parents_total: 0,
+        parents_pending: 0,
+        children: Vec::new(),
     }
 }
+
+/// Most parents and children GetAgent lists.
+const FAMILY_LISTED: usize = 1_000;
 
 /// The outcome of a completion (`field` prefixes its fields' names): as sent, or, when it is
 /// unspecified, the server's classification of the handler's HTTP status or error class.
@@ -369,17 +387,42 @@ impl AgentService for AgentServiceImpl {
             let mut seen = HashSet::new();
             let mut defs = Vec::with_capacity(req.agents.len());
             for (i, a) in req.agents.iter().enumerate() {
-                let def = self.agent_def(&format!("agents[{i}]"), a, &incoming)?;
+                let field = format!("agents[{i}]");
+                let mut def = self.agent_def(&field, a, &incoming)?;
                 if !seen.insert(def.name.clone()) {
                     return Err(Error::invalid(format!("agents[{i}].name"), format!("{:?} is listed twice", def.name)));
                 }
+                super::flows::parents_and_key(&self.store, &self.config, &req.queue, &field, a, &mut def)?;
                 defs.push(def);
             }
+            if defs.iter().any(|d| !d.after.is_empty()) {
+                super::flows::check_cycles(&req.queue, &self.store, &defs)?;
+                super::flows::check_parents_exist(&req.queue, &self.store, &defs).await?;
+            }
             let _place = self.admission.admit("Register")?;
-            let (created, updated) =
-                self.store.register(&req.queue, &defs, req.reset_schedule, &req.request_id).await?;
-            metrics::counter!("baton_agents_registered_total", "queue" => req.queue).increment(created as u64);
-            Ok(Response::new(pb::RegisterResponse { created, updated }))
+            let done = self.store.register(&req.queue, &defs, req.reset_schedule, &req.request_id).await?;
+            metrics::counter!("baton_agents_registered_total", "queue" => req.queue.clone())
+                .increment(done.created as u64);
+            if done.deduplicated > 0 {
+                metrics::counter!("baton_agents_deduplicated_total", "queue" => req.queue.clone())
+                    .increment(done.deduplicated as u64);
+            }
+            let agents = done
+                .items
+                .into_iter()
+                .map(|item| pb::RegisteredAgent {
+                    result: item.finish.map(|f| super::flows::result_pb(&req.queue, &item.name, f)),
+                    name: item.name,
+                    created: item.created,
+                    deduplicated: item.deduplicated,
+                })
+                .collect();
+            Ok(Response::new(pb::RegisterResponse {
+                created: done.created,
+                updated: done.updated,
+                deduplicated: done.deduplicated,
+                agents,
+            }))
         })
         .await
     }
@@ -586,7 +629,66 @@ impl AgentService for AgentServiceImpl {
                 .get_agent(&req.queue, &req.name)
                 .await?
                 .ok_or_else(|| Error::NotFound(format!("agent {:?} in queue {:?}", req.name, req.queue)))?;
-            Ok(Response::new(pb::GetAgentResponse { agent: Some(status_pb(info)) }))
+            let parents = info.def.parents;
+            let mut status = status_pb(info);
+            let shard = self.store.shard_of(store::SourceKind::Queue, &req.queue, &req.name).into_owned();
+            let family = self.store.family(&shard, &[req.name.as_str()], FAMILY_LISTED).await?.pop().unwrap_or_default();
+            if family.pending > 0 {
+                status.state = pb::AgentState::Blocked as i32;
+            }
+            status.parents_total = family.parents.len().max(parents as usize) as u32;
+            status.parents_pending = family.pending;
+            status.parents = family
+                .parents
+                .into_iter()
+                .take(FAMILY_LISTED)
+                .map(|(q, n, policy, finish)| pb::ParentStatus {
+                    result: finish.map(|f| super::flows::result_pb(&q, &n, f)),
+                    parent: Some(super::flows::parent_ref_pb(&q, &n, Some(policy))),
+                })
+                .collect();
+            status.children =
+                family.children.into_iter().map(|(q, n)| super::flows::parent_ref_pb(&q, &n, None)).collect();
+            Ok(Response::new(pb::GetAgentResponse { agent: Some(status) }))
+        })
+        .await
+    }
+
+    async fn r#await(&self, request: Request<pb::AwaitRequest>) -> Result<Response<pb::AwaitResponse>, Status> {
+        observe_call("Await", waits(&request.get_ref().wait), async {
+            auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            validate::agent_name("name", &req.name)?;
+            let wait = self.wait(req.wait.as_ref())?;
+            let shard = self.store.shard_of(store::SourceKind::Queue, &req.queue, &req.name).into_owned();
+            let deadline = tokio::time::Instant::now() + wait;
+            // Followed before the first read, so a finish in between still wakes this call.
+            let waiter = if wait.is_zero() { None } else { Some(self.wakeups.await_finish(&shard, &req.name).await?) };
+            loop {
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                let (finish, state) = self.store.await_read(&shard, &req.name, left.as_millis() as u64).await?;
+                if let Some(f) = finish.filter(|f| f.token == 0 || f.token > req.after_token) {
+                    return Ok(Response::new(pb::AwaitResponse {
+                        done: true,
+                        result: Some(super::flows::result_pb(&shard, &req.name, f)),
+                        state: 0,
+                    }));
+                }
+                if state == store::AwaitState::Missing {
+                    return Err(Error::NotFound(format!("agent {:?} in queue {:?}", req.name, req.queue)));
+                }
+                let not_done = pb::AwaitResponse { done: false, result: None, state: super::flows::await_state_pb(state) as i32 };
+                let Some(waiter) = &waiter else { return Ok(Response::new(not_done)) };
+                if left.is_zero() {
+                    return Ok(Response::new(not_done));
+                }
+                tokio::select! {
+                    _ = waiter.notify.notified() => {}
+                    _ = tokio::time::sleep_until(deadline) => {}
+                    _ = self.shutdown.cancelled() => return Ok(Response::new(not_done)),
+                }
+            }
         })
         .await
     }

@@ -5,6 +5,7 @@ pub mod admin;
 pub mod agent;
 pub mod claim;
 pub mod classify;
+pub mod flows;
 pub mod keda;
 pub mod leader;
 pub mod receive;

@@ -18,8 +18,8 @@ macro_rules! scoped {
     };
 }
 
-scoped!(NameKind::Queue, queue: pb::RegisterRequest, pb::UnregisterRequest, pb::AcquireRequest,
-    pb::CompleteRequest, pb::ReleaseRequest, pb::GetAgentRequest, pb::ListAgentsRequest, pb::CancelRunRequest);
+scoped!(NameKind::Queue, queue: pb::UnregisterRequest, pb::AcquireRequest,
+    pb::CompleteRequest, pb::ReleaseRequest, pb::GetAgentRequest, pb::ListAgentsRequest, pb::CancelRunRequest, pb::AwaitRequest);
 scoped!(NameKind::Pool, pool: pb::OfferRequest, pb::ClaimRequest, pb::ReturnRequest, pb::FailRequest,
     pb::GetPoolRequest, pb::WatchPoolRequest);
 scoped!(NameKind::Election, election: pb::CampaignRequest, pb::RenewRequest, pb::ResignRequest,
@@ -28,6 +28,18 @@ scoped!(NameKind::Receiver, receiver: pb::ScheduleRequest, pb::SubscribeRequest,
     pb::CancelRequest, pb::ListMessagesRequest);
 
 scoped!(NameKind::Queue, queue: pb::SessionOpen, pb::SetLimitsRequest);
+
+/// Register touches its queue and the queues of the parents its agents name (a child is
+/// attached there, and sees their results).
+impl Scoped for pb::RegisterRequest {
+    fn names(&self) -> Vec<(NameKind, &str)> {
+        let mut names = vec![(NameKind::Queue, self.queue.as_str())];
+        for a in &self.agents {
+            names.extend(a.after.iter().filter(|r| !r.queue.is_empty()).map(|r| (NameKind::Queue, r.queue.as_str())));
+        }
+        names
+    }
+}
 
 impl Scoped for pb::CompleteBatchRequest {
     fn names(&self) -> Vec<(NameKind, &str)> {

@@ -186,6 +186,7 @@ impl Session {
                 request_id: String::new(),
                 error_class: c.error_class,
                 http_status: c.http_status,
+                result: c.result,
             };
             completions.push(super::agent::completion(&self.config.limits, &format!("completions[{i}]."), wire)?);
         }

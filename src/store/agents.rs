@@ -50,6 +50,16 @@ pub struct AgentDef {
     /// W3C trace context of the producer's call, handed to workers with every lease; "" for none.
     #[serde(default, rename = "tp", skip_serializing_if = "String::is_empty")]
     pub traceparent: String,
+    /// How many parents the agent has (written by registerAgents when it is created with
+    /// parents, kept by later registrations); 0 for none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub parents: u32,
+    /// Register only: the parents of a new agent (`Agent.after`), physical queues.
+    #[serde(skip)]
+    pub after: Vec<super::flows::ParentRef>,
+    /// Register only: the idempotency key and its window (ms).
+    #[serde(skip)]
+    pub idempotency: Option<(String, u64)>,
 }
 
 fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
@@ -88,6 +98,8 @@ pub struct Lease {
     pub deadline_ms: i64,
     pub attempt: u32,
     pub def: AgentDef,
+    /// The finishes of the agent's parents: (physical queue, name, finish), in name order.
+    pub parents: Vec<(String, String, super::flows::FinishRecord)>,
 }
 
 /// What one Acquire found.
@@ -161,6 +173,8 @@ pub struct Completion {
     pub request_id: String,
     /// The message was cut to the server's limit (said in the answer; not stored).
     pub clipped: bool,
+    /// The run's result, kept with a finish (success, or a dead-lettering failure).
+    pub result: Vec<u8>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,17 +212,18 @@ pub struct AgentPage {
 }
 
 impl Store {
-    /// Upserts definitions; returns (created, updated) (a retry with the same `request_id`:
-    /// the first call's). A cron agent's first fire is the first after the Redis clock of the
+    /// Upserts definitions (see [`RegisterAnswer`]); a retry with the same `request_id` gets the
+    /// first call's answer. A cron agent's first fire is the first after the Redis clock of the
     /// queue's slot (`readClock`), read just before the write: a Baton host's clock never
-    /// decides when an agent is due.
+    /// decides when an agent is due. New agents with parents are attached by the caller
+    /// (`Store::register`), once every shard has its agents.
     pub(super) async fn register_in(
         &self,
         queue: &str,
         agents: &[AgentDef],
         reset: bool,
         request_id: &str,
-    ) -> Result<(u32, u32)> {
+    ) -> Result<super::RegisterAnswer> {
         let k = self.keys.queue(queue);
         let mut agents = std::borrow::Cow::Borrowed(agents);
         if agents.iter().any(|def| !def.cron.is_empty()) {
@@ -224,14 +239,16 @@ impl Store {
         self.remember_queue(queue).await?;
         // A batch larger than script_batch is applied in steps, each atomic; a retried call
         // finds each step's answer under its own request id.
-        let (mut created, mut updated) = (0, 0);
+        let mut out = super::RegisterAnswer::default();
         for (i, chunk) in self.policy.chunks(&agents).enumerate() {
             let step_id = super::Policy::step_request_id(request_id, i);
-            let (c, u) = self.register_script(queue, chunk, reset, &step_id).await?;
-            created += c;
-            updated += u;
+            let part = self.register_script(queue, chunk, reset, &step_id).await?;
+            out.created += part.created;
+            out.updated += part.updated;
+            out.deduplicated += part.deduplicated;
+            out.items.extend(part.items);
         }
-        Ok((created, updated))
+        Ok(out)
     }
 
     /// One registerAgents call: at most script_batch definitions.
@@ -241,7 +258,7 @@ impl Store {
         agents: &[AgentDef],
         reset: bool,
         request_id: &str,
-    ) -> Result<(u32, u32)> {
+    ) -> Result<super::RegisterAnswer> {
         let k = self.keys.queue(queue);
         let mut args = Args::new()
             .arg(if reset { "1" } else { "0" })
@@ -256,6 +273,8 @@ impl Store {
             args.push(&def.name);
             args.push(json);
             args.push(&def.payload[..]);
+            args.push(super::flows::parents_arg(&def.after));
+            args.push(def.idempotency.as_ref().map(|(key, window)| format!("{window}|{key}")).unwrap_or_default());
         }
         let keys = [
             &*k.waiting,
@@ -272,24 +291,50 @@ impl Store {
             &k.answers,
             &k.order,
             &k.tags,
+            &k.results,
+            &k.resultsat,
+            &k.pending,
+            &k.unattached,
+            &k.deps,
+            &k.dedup,
+            &k.dedupat,
         ];
         let reply = self.run_items(Path::WriteBack, "registerAgents", &keys, args, agents.len()).await?;
         let mut r = Reply::new("registerAgents", reply)?;
-        Ok((r.next()?, r.next()?))
+        let mut out =
+            super::RegisterAnswer { created: r.next()?, updated: r.next()?, deduplicated: r.next()?, items: Vec::new() };
+        for def in agents {
+            let code: i64 = r.next()?;
+            let holder: String = r.next()?;
+            let record: Vec<u8> = r.next()?;
+            out.items.push(super::RegisteredItem {
+                name: if code == 2 { holder } else { def.name.clone() },
+                created: code == 0,
+                deduplicated: code == 2,
+                finish: super::FinishRecord::parse(&record),
+            });
+        }
+        Ok(out)
     }
 
     /// Removes definitions; returns how many existed.
     pub(super) async fn unregister_in(&self, queue: &str, names: &[String]) -> Result<u32> {
         let k = self.keys.queue(queue);
-        let keys = [&*k.waiting, &k.defs, &k.payloads, &k.streaks, &k.index, &k.dlq, &k.dlqinfo, &k.cron];
+        let mut keys =
+            vec![&*k.waiting, &k.defs, &k.payloads, &k.streaks, &k.index, &k.dlq, &k.dlqinfo, &k.cron, &k.pending];
+        keys.push(&k.unattached);
+        keys.extend(k.finish_keys());
         let mut removed = 0;
         for chunk in self.policy.chunks(names) {
-            let mut args = Args::new();
+            let mut args = Args::new().arg(self.keys.announce(ChannelKind::Queue, queue)).arg(queue);
+            self.policy.push_result_args(&mut args);
             for name in chunk {
                 args.push(name);
             }
             let reply = self.run(Path::WriteBack, "unregisterAgents", &keys, args).await?;
-            removed += redis::from_redis_value::<u32>(reply).map_err(|e| Error::Internal(e.to_string()))?;
+            let mut r = Reply::new("unregisterAgents", reply)?;
+            removed += r.next::<u32>()?;
+            self.outboxed(queue, r.next()?);
         }
         Ok(removed)
     }
@@ -347,10 +392,14 @@ impl Store {
             let json: Vec<u8> = r.next()?;
             let payload: Vec<u8> = r.next()?;
             let def = AgentDef::parse(name.clone(), &json, payload)?;
-            leases.push(Lease { name, token, deadline_ms, attempt, def });
+            leases.push(Lease { name, token, deadline_ms, attempt, def, parents: Vec::new() });
         }
         if leases.iter().any(|l| !l.def.cron.is_empty()) {
             leases = self.cron_runs(queue, leases).await;
+        }
+        if let Err(e) = self.fill_parents(queue, &mut leases).await {
+            // The leases are held already: hand them over rather than strand them.
+            tracing::warn!(queue, error = %e, "cannot read the parents' results of leases granted");
         }
         Ok(Acquired { now_ms, next_due_ms: (next_due >= 0).then_some(next_due), leases })
     }
@@ -498,6 +547,7 @@ impl Store {
         args.push(self.keys.announce(ChannelKind::Queue, queue));
         args.push(queue);
         self.policy.push_memory_args(&mut args);
+        self.policy.push_result_args(&mut args);
         for c in items {
             args.push(&c.name);
             args.push(c.token);
@@ -505,6 +555,7 @@ impl Store {
             args.push(&c.message);
             args.push(c.retry_after_ms);
             args.push(super::request_field(&c.request_id, || format!("complete|{}|{}", c.name, c.token)));
+            args.push(&c.result[..]);
         }
         let reply = self.run_items(Path::WriteBack, "completeAgents", &keys, args, items.len()).await?;
         let mut r = Reply::new("completeAgents", reply)?;
@@ -521,6 +572,7 @@ impl Store {
             };
             out.push(how.map(|how| Ended { how, replayed }));
         }
+        self.outboxed(queue, r.next()?);
         Ok(out)
     }
 

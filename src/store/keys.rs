@@ -67,6 +67,33 @@ pub struct QueueKeys {
     pub requests: String,
     /// HASH request field -> the first answer (JSON), for idempotent retries.
     pub answers: String,
+    /// HASH name -> result record: how the agent last finished (`lua/includes/finished.lua`).
+    pub results: String,
+    /// ZSET name -> until when its result record is kept (ms).
+    pub resultsat: String,
+    /// SET of names with children attached (each has a `children:<name>`).
+    pub fanout: String,
+    /// The base of each parent's ZSET of children, `children:<parent>` (lex "<child queue>|<child>"),
+    /// and of a finish's frozen set, `children:<parent>|<seq>` (`lua/includes/finished.lua`).
+    pub children: String,
+    /// ZSET "<parent>|<seq>" -> written at (ms): finishes whose children are being released.
+    pub outbox: String,
+    /// HASH "<parent>|<seq>" -> result record, "<parent>|<seq>#" -> release cursor, "#" -> seq.
+    pub outboxres: String,
+    /// ZSET name -> awaited until (ms): agents an Await waits for (their finish is announced).
+    pub awaited: String,
+    /// The base of each blocked agent's HASH of parents, `deps:<child>`: "<parent queue>|<parent>"
+    /// -> "p<policy>" while pending, else the parent's result record as it released the child.
+    pub deps: String,
+    /// HASH child -> parents still pending: the blocked agents.
+    pub pending: String,
+    /// ZSET child -> registered at (ms): blocked agents whose parents are not all attached yet
+    /// (a crash in between is repaired by the flows sweep).
+    pub unattached: String,
+    /// HASH idempotency key -> "<name>|<held until ms>".
+    pub dedup: String,
+    /// ZSET idempotency key -> held until (ms).
+    pub dedupat: String,
 }
 
 /// The keys of one pool, in the order every pool script takes them (`poolKeys()` in Lua).
@@ -224,10 +251,26 @@ impl QueueKeys {
         ]
     }
 
-    /// The keys of completeAgents: `lease_keys`, then requests and answers.
-    pub fn complete_keys(&self) -> [&str; 14] {
+    /// The keys of completeAgents: `lease_keys`, requests and answers, then `finish_keys`.
+    pub fn complete_keys(&self) -> [&str; 22] {
         let [a, b, c, d, e, f, g, h, i, j, k, l] = self.lease_keys();
-        [a, b, c, d, e, f, g, h, i, j, k, l, &self.requests, &self.answers]
+        let [m, n, o, p, q, r, s, t] = self.finish_keys();
+        [a, b, c, d, e, f, g, h, i, j, k, l, &self.requests, &self.answers, m, n, o, p, q, r, s, t]
+    }
+
+    /// The eight keys of `finished` (`flowKeys` in Lua), in its order: how agents finished, who
+    /// is told, and the base of the parents a removed agent drops.
+    pub fn finish_keys(&self) -> [&str; 8] {
+        [
+            &self.results,
+            &self.resultsat,
+            &self.fanout,
+            &self.children,
+            &self.outbox,
+            &self.outboxres,
+            &self.awaited,
+            &self.deps,
+        ]
     }
 
     /// The twelve keys of the scripts that end leases (`finishLease`, `wakeBlocked`,
@@ -322,6 +365,18 @@ impl Keys {
             tags: k("tags"),
             requests: k("requests"),
             answers: k("answers"),
+            results: k("results"),
+            resultsat: k("resultsat"),
+            fanout: k("fanout"),
+            children: k("children"),
+            outbox: k("outbox"),
+            outboxres: k("outboxres"),
+            awaited: k("awaited"),
+            deps: k("deps"),
+            pending: k("pending"),
+            unattached: k("unattached"),
+            dedup: k("dedup"),
+            dedupat: k("dedupat"),
         }
     }
 
@@ -400,6 +455,12 @@ impl Keys {
     /// leases or worker records, which the sweepers walk (`store::active`).
     pub fn active(&self) -> String {
         format!("{}baton:{{registry}}:active", self.prefix)
+    }
+
+    /// SET of the queues (physical) that have had parents or children (`Agent.after`): the flows
+    /// sweep walks them for outbox entries and unattached children a crash left behind.
+    pub fn flows(&self) -> String {
+        format!("{}baton:{{registry}}:flows", self.prefix)
     }
 
     /// ZSET election name -> when its latest term began (ms, Redis time): every election a

@@ -7,6 +7,7 @@ pub mod active;
 pub mod admin;
 pub mod agents;
 pub mod conn;
+pub mod flows;
 pub mod keys;
 pub mod leader;
 pub mod limits;
@@ -32,6 +33,7 @@ pub use active::Active;
 pub use admin::*;
 pub use agents::*;
 pub use conn::Redis;
+pub use flows::*;
 pub use keys::Keys;
 pub use leader::*;
 pub use limits::*;
@@ -58,6 +60,10 @@ pub struct Policy {
     pub idempotency: IdempotencyConfig,
     /// Most large script calls in flight to one Redis node (0: no bound): see `Bulk`.
     pub bulk_inflight: u32,
+    /// How long and how many finishes each queue keeps (`with_flows`).
+    pub results: crate::config::ResultsConfig,
+    /// Idempotency windows of one-shot agents (`with_flows`).
+    pub dedup: crate::config::DedupConfig,
 }
 
 impl Policy {
@@ -74,7 +80,22 @@ impl Policy {
             dead_letter: dead_letter.clone(),
             idempotency: idempotency.clone(),
             bulk_inflight: limits.bulk_inflight,
+            results: Default::default(),
+            dedup: Default::default(),
         }
+    }
+
+    /// The policy with the configured retention of finishes and idempotency windows.
+    pub fn with_flows(mut self, results: &crate::config::ResultsConfig, dedup: &crate::config::DedupConfig) -> Self {
+        self.results = results.clone();
+        self.dedup = dedup.clone();
+        self
+    }
+
+    /// The two ARGV the scripts pass to `flowKeys`: how long and how many finishes are kept.
+    fn push_result_args(&self, args: &mut Args) {
+        args.push(self.results.retention_ms);
+        args.push(self.results.max_entries);
     }
 
     /// The request id of step `i` of a call split into script calls: step 0 keeps the call's
@@ -229,6 +250,8 @@ pub struct Store {
     bulk: Arc<Bulk>,
     /// Sources spread over several slots (`sharding.*`); absent: one shard.
     shards: Arc<shards::Sharding>,
+    /// Queues whose outbox a script wrote to (`flows`).
+    kicks: Arc<flows::Kicks>,
 }
 
 impl Store {
@@ -250,6 +273,7 @@ impl Store {
             firsts: Arc::default(),
             bulk,
             shards: Arc::default(),
+            kicks: Arc::default(),
         })
     }
 

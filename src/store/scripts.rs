@@ -32,6 +32,9 @@ const READ_ONLY: &[&str] = &[
     "findZombies",
     "readLeader",
     "readHistory",
+    "pageOutbox",
+    "readFamily",
+    "knownAgents",
 ];
 
 struct Script {

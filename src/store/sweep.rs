@@ -155,9 +155,11 @@ impl Store {
         let lease_keys = k.lease_keys();
         let mut keys = lease_keys.to_vec();
         keys.push(&k.workers);
+        keys.extend(k.finish_keys());
         let mut args =
             Args::new().arg(queue).arg(self.keys.announce(ChannelKind::Queue, queue)).arg(rand::random::<u32>());
         self.policy.push_args(&mut args);
+        self.policy.push_result_args(&mut args);
         for (s, kind, threshold) in items {
             args.push(&s.name);
             args.push(&s.token);
@@ -168,7 +170,8 @@ impl Store {
             args.push(*threshold);
         }
         let reply = self.run(Path::WriteBack, "reapLeases", &keys, args).await?;
-        let codes: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
+        let mut codes: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
+        self.outboxed(queue, codes.pop().unwrap_or(0));
         codes
             .into_iter()
             .map(|c| match c {

@@ -77,6 +77,8 @@ struct Inner {
     elections: Mutex<HashMap<String, broadcast::Sender<ElectionSignal>>>,
     /// Waiting claims on this replica, by "pool|claim id".
     claims: Mutex<HashMap<String, Arc<Notify>>>,
+    /// Awaits on this replica, by "<physical queue>|<agent>": told when the agent finishes.
+    awaits: Mutex<HashMap<String, Arc<Notify>>>,
     /// WatchPool streams on this replica, by pool.
     pools: Mutex<HashMap<String, broadcast::Sender<()>>>,
     /// Observers of queues and receivers (KEDA's StreamIsActive), by waiter name: told of every
@@ -163,6 +165,23 @@ pub struct ClaimWaiter {
     wakeups: Wakeups,
 }
 
+/// One Await's notifier: woken when its agent finishes (or the channel resynced).
+pub struct AwaitWaiter {
+    pub notify: Arc<Notify>,
+    key: String,
+    wakeups: Wakeups,
+    _interest: Interest,
+}
+
+impl Drop for AwaitWaiter {
+    fn drop(&mut self) {
+        let mut awaits = self.wakeups.inner.awaits.lock().expect("wakeups lock");
+        if awaits.get(&self.key).is_some_and(|n| Arc::ptr_eq(n, &self.notify) && Arc::strong_count(n) == 2) {
+            awaits.remove(&self.key);
+        }
+    }
+}
+
 impl Drop for ClaimWaiter {
     fn drop(&mut self) {
         self.wakeups.inner.claims.lock().expect("wakeups lock").remove(&self.key);
@@ -178,6 +197,7 @@ impl Wakeups {
                 queues: Default::default(),
                 elections: Default::default(),
                 claims: Default::default(),
+                awaits: Default::default(),
                 pools: Default::default(),
                 watchers: Default::default(),
                 channels: Default::default(),
@@ -266,6 +286,16 @@ impl Wakeups {
         ClaimWaiter { notify, key, wakeups: self.clone() }
     }
 
+    /// The notifier of an Await on agent `name` of `queue` (a physical queue), subscribed to
+    /// the queue's channel, where scripts announce finishes of awaited agents ("d|queue|name…").
+    /// Follow before reading the state, so a finish between the read and the wait is not missed.
+    pub async fn await_finish(&self, queue: &str, name: &str) -> Result<AwaitWaiter> {
+        let interest = self.interest(ChannelKind::Queue, queue).await?;
+        let key = format!("{queue}|{name}");
+        let notify = self.inner.awaits.lock().expect("wakeups lock").entry(key.clone()).or_default().clone();
+        Ok(AwaitWaiter { notify, key, wakeups: self.clone(), _interest: interest })
+    }
+
     /// Follows the wake-ups of a queue ([`ChannelKind::Queue`]) or a receiver
     /// ([`ChannelKind::Receiver`]) on any of its `shards`, as its long polls get them, without
     /// taking one from them. Follow before reading the state, so nothing between the read and
@@ -294,7 +324,10 @@ impl Wakeups {
     /// Handles one message on a channel this replica follows.
     fn message(&self, channel: &str, payload: &str) {
         match self.inner.keys.parse_channel(channel) {
-            Some(ChannelKind::Queue) => self.wake(logical(payload)),
+            Some(ChannelKind::Queue) => match payload.strip_prefix("d|") {
+                Some(finished) => self.finished(finished),
+                None => self.wake(logical(payload)),
+            },
             Some(ChannelKind::Receiver) => self.wake(logical(payload)),
             Some(ChannelKind::Pool) => self.pool_event(payload),
             Some(ChannelKind::Election) => {
@@ -303,6 +336,19 @@ impl Wakeups {
                 }
             }
             None => {}
+        }
+    }
+
+    /// "<physical queue>|<name>|<name>…": awaited agents finished.
+    fn finished(&self, payload: &str) {
+        let mut parts = payload.split('|');
+        let Some(queue) = parts.next() else { return };
+        let awaits = self.inner.awaits.lock().expect("wakeups lock");
+        for name in parts {
+            if let Some(n) = awaits.get(&format!("{queue}|{name}")) {
+                n.notify_waiters();
+                n.notify_one();
+            }
         }
     }
 
@@ -368,7 +414,18 @@ impl Wakeups {
         let Some(kind) = self.inner.keys.parse_channel(channel) else { return };
         let name = channel_name(channel);
         match kind {
-            ChannelKind::Queue | ChannelKind::Receiver => self.wake_all(&waiter_key(kind, logical(name))),
+            ChannelKind::Queue | ChannelKind::Receiver => {
+                if kind == ChannelKind::Queue {
+                    let prefix = format!("{name}|");
+                    for (key, n) in self.inner.awaits.lock().expect("wakeups lock").iter() {
+                        if key.starts_with(&prefix) {
+                            n.notify_waiters();
+                            n.notify_one();
+                        }
+                    }
+                }
+                self.wake_all(&waiter_key(kind, logical(name)))
+            }
             ChannelKind::Election => {
                 let mut elections = self.inner.elections.lock().expect("wakeups lock");
                 if elections.get(name).is_some_and(|tx| tx.send(ElectionSignal::Resync).is_err()) {

@@ -104,7 +104,8 @@ impl TestRedis {
         use baton::store::{Policy, Redis, Store};
         let config = Config::default();
         let redis = Redis::connect(&self.url(), &config.redis).await.unwrap();
-        let policy = Policy::new(&config.agent, &config.limits, &config.dead_letter, &config.idempotency);
+        let policy = Policy::new(&config.agent, &config.limits, &config.dead_letter, &config.idempotency)
+            .with_flows(&config.results, &config.dedup);
         Store::open(redis, "", policy, config.circuit_breaker.clone()).await.unwrap()
     }
 

@@ -97,6 +97,7 @@ impl Failure {
             retry_after: self.retry_after.map(super::pb_duration),
             error_class: self.error_class,
             http_status: self.http_status.into(),
+            result: Vec::new(),
         }
     }
 }

@@ -130,33 +130,61 @@ impl Store {
         }
     }
 
-    /// Upserts definitions; returns (created, updated). On a sharded queue, one script per
-    /// shard: atomic per shard, not across them.
-    /// A retry with the same `request_id` gets the first call's answer (each shard's part).
+    /// Upserts definitions (see [`super::RegisterAnswer`]). On a sharded queue, one script per
+    /// shard: atomic per shard, not across them. A retry with the same `request_id` gets the
+    /// first call's answer (each shard's part).
+    ///
+    /// New agents with parents are created blocked in every shard first, then attached to
+    /// their parents (which may be agents of this same call, in any shard).
     pub async fn register(
         &self,
         queue: &str,
         agents: &[AgentDef],
         reset: bool,
         request_id: &str,
-    ) -> Result<(u32, u32)> {
-        if self.shard_count(SourceKind::Queue, queue) == 1 {
-            return self.register_in(queue, agents, reset, request_id).await;
+    ) -> Result<super::RegisterAnswer> {
+        let flows = agents.iter().any(|a| !a.after.is_empty());
+        if flows {
+            let mut queues: Vec<String> =
+                agents.iter().map(|a| self.shard_of(SourceKind::Queue, queue, &a.name).into_owned()).collect();
+            queues.extend(agents.iter().flat_map(|a| a.after.iter().map(|p| p.queue.clone())));
+            queues.sort();
+            queues.dedup();
+            self.remember_flow_queues(queues.iter().map(String::as_str)).await?;
         }
-        let mut by_shard: BTreeMap<String, Vec<AgentDef>> = BTreeMap::new();
-        for def in agents {
-            by_shard
-                .entry(self.shard_of(SourceKind::Queue, queue, &def.name).into_owned())
-                .or_default()
-                .push(def.clone());
+        // Positions in `agents`, by shard.
+        let mut by_shard: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (i, def) in agents.iter().enumerate() {
+            by_shard.entry(self.shard_of(SourceKind::Queue, queue, &def.name).into_owned()).or_default().push(i);
         }
-        let (mut created, mut updated) = (0, 0);
-        for (shard, defs) in by_shard {
-            let (c, u) = self.register_in(&shard, &defs, reset, request_id).await?;
-            created += c;
-            updated += u;
+        let mut out = super::RegisterAnswer {
+            items: vec![
+                super::RegisteredItem { name: String::new(), created: false, deduplicated: false, finish: None };
+                agents.len()
+            ],
+            ..Default::default()
+        };
+        for (shard, positions) in &by_shard {
+            let defs: Vec<AgentDef> = positions.iter().map(|&i| agents[i].clone()).collect();
+            let part = self.register_in(shard, &defs, reset, request_id).await?;
+            out.created += part.created;
+            out.updated += part.updated;
+            out.deduplicated += part.deduplicated;
+            for (&i, item) in positions.iter().zip(part.items) {
+                out.items[i] = item;
+            }
         }
-        Ok((created, updated))
+        if flows {
+            for (shard, positions) in &by_shard {
+                let children: Vec<(String, Vec<super::ParentRef>)> = positions
+                    .iter()
+                    .filter(|&&i| out.items[i].created && !agents[i].after.is_empty())
+                    .map(|&i| (agents[i].name.clone(), agents[i].after.clone()))
+                    .collect();
+                self.attach(shard, &children).await?;
+            }
+        }
+        Ok(out)
     }
 
     /// Removes definitions; returns how many existed.

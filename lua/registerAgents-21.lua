@@ -10,6 +10,17 @@
   With a request field, a retry of a call already applied returns the first call's answer and
   changes nothing (recall / remember).
 
+  A new agent with parents ("after") is blocked instead of waiting: its parents go into
+  "<deps>:<name>" as pending (with their failure policy), their count into pending, and the
+  agent into unattached until Baton has attached it to each parent (attachChildren) and
+  confirmed. Re-registering an existing agent keeps its parents. A new agent drops any finish
+  kept of an earlier agent of its name. Registering never makes a blocked agent due.
+
+  An agent with an idempotency key held by an agent of the queue (within its window) is not
+  registered: the answer names the holder, with its kept finish. Otherwise the key is taken by
+  this agent for its window. Each call drops at most as many expired keys as it has items, plus
+  two.
+
   An agent with a key or a priority makes its queue keyed ("keyed" in the limits hash, for
   good): acquireAgents then hands out due agents by priority and round-robin across keys. In a
   keyed queue the agents this call makes due at once are promoted here, into dispatch order
@@ -34,6 +45,13 @@
     KEYS[12] answers   HASH request field -> first answer JSON
     KEYS[13] order     ZSET name -> rank * 2^42 + tag: promoted agents of a keyed queue
     KEYS[14] tags      HASH key -> the tag of its last promoted agent
+    KEYS[15] results   HASH name -> result record (a new agent drops its name's)
+    KEYS[16] resultsat ZSET name -> kept until (ms)
+    KEYS[17] pending   HASH name -> parents still pending (blocked agents)
+    KEYS[18] unattached ZSET name -> registered at (ms): blocked agents not yet attached
+    KEYS[19] deps      base of "<deps>:<name>" HASH "<parent queue>|<parent>" -> "p<policy>"
+    KEYS[20] dedup     HASH idempotency key -> "<name>|<held until ms>"
+    KEYS[21] dedupat   ZSET idempotency key -> held until (ms)
 
     ARGV[1] reset      "1" to reset the schedule of existing agents not held, else "0"
     ARGV[2] jitterMs   upper bound of the random delay added to a new agent's first run
@@ -43,10 +61,14 @@
     ARGV[6] request    request field "register|<request id>", or "" for none
     ARGV[7] retentionMs how long answers are remembered (at least)
     ARGV[8] maxEntries most answers remembered per queue
-    ARGV[9..] triples  name, definition JSON, payload ("" for none)
+    ARGV[9..] quintuples name, definition JSON, payload ("" for none), parents ("" for none, else
+                       "<parent queue>|<parent>|<policy W, C or A>" lines), idempotency
+                       ("" for none, else "<window ms>|<key>")
 
   Output:
-    { created, updated }   (the first call's, for a retry with its request id)
+    { created, updated, deduplicated, then per agent: code (0 created, 1 updated,
+      2 deduplicated), the key's holder ("" unless deduplicated), its kept finish ("" for none) }
+    (the first call's, for a retry with its request id)
 ]]
 local rcall = redis.call
 --@include publish
@@ -59,6 +81,8 @@ local rcall = redis.call
 local waitingKey, workingKey, defsKey, payloadsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local streaksKey, indexKey, dlqKey, dlqinfoKey, cronKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local limitsKey, requestsKey, answersKey, orderKey, tagsKey = KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14]
+local resultsKey, resultsatKey, pendingKey, unattachedKey = KEYS[15], KEYS[16], KEYS[17], KEYS[18]
+local depsBase, dedupKey, dedupatKey = KEYS[19], KEYS[20], KEYS[21]
 local request = ARGV[6]
 local first = recall(answersKey, request)
 if first then return first end
@@ -68,7 +92,9 @@ local channel, queue = ARGV[4], ARGV[5]
 math.randomseed(tonumber(ARGV[3]))
 
 local now = nowMs()
-local created, updated, keyed = 0, 0, false
+local created, updated, deduplicated, keyed = 0, 0, 0, false
+local items = {}
+local function blocked(name) return rcall('HEXISTS', pendingKey, name) == 1 end
 local dueNames, dueDefs, dueAt = {}, {}, {} -- made due at once by this call: promoted if keyed
 local function wait(name, def, score)
   addWaiting(waitingKey, name, score, channel, queue)
@@ -76,8 +102,29 @@ local function wait(name, def, score)
     dueNames[#dueNames + 1], dueDefs[#dueDefs + 1], dueAt[#dueAt + 1] = name, def, score
   end
 end
-for i = 9, #ARGV, 3 do
-  local name, def, payload = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+local count = 0
+for i = 9, #ARGV, 5 do
+  count = count + 1
+  local name, def, payload, after, idem = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+  local holder
+  if idem ~= '' then
+    local window, key = string.match(idem, '^(%d+)|(.*)$')
+    local held = rcall('HGET', dedupKey, key)
+    if held then
+      local who, untl = string.match(held, '^(.*)|(%d+)$')
+      if tonumber(untl) > now then holder = who end
+    end
+    if not holder then
+      local untl = string.format('%d', now + tonumber(window))
+      rcall('HSET', dedupKey, key, name .. '|' .. untl)
+      rcall('ZADD', dedupatKey, untl, key)
+    end
+  end
+  if holder then
+    deduplicated = deduplicated + 1
+    local n = #items
+    items[n + 1], items[n + 2], items[n + 3] = 2, holder, rcall('HGET', resultsKey, holder) or ''
+  else
   -- Baton writes "key" first and "priority" only when not 0 (a label cannot look like either).
   if not keyed and (string.find(def, '^{"key":') or string.find(def, '"priority":%-?%d')) then keyed = true end
   local existed = rcall('HSET', defsKey, name, def) == 0
@@ -95,7 +142,9 @@ for i = 9, #ARGV, 3 do
   local held = rcall('ZSCORE', workingKey, name)
   if existed then
     updated = updated + 1
-    if not held then
+    local parents = rcall('HLEN', depsBase .. ':' .. name)
+    if parents > 0 then rcall('HSET', defsKey, name, string.sub(def, 1, -2) .. ',"parents":' .. parents .. '}') end
+    if not held and not blocked(name) then
       if reset then
         rcall('HDEL', streaksKey, name)
         rcall('HDEL', cronKey, name)
@@ -109,9 +158,32 @@ for i = 9, #ARGV, 3 do
   else
     created = created + 1
     rcall('HDEL', cronKey, name)
-    if not held then
+    rcall('HDEL', resultsKey, name)
+    rcall('ZREM', resultsatKey, name)
+    local depsKey = depsBase .. ':' .. name
+    rcall('UNLINK', depsKey)
+    if after ~= '' then
+      local n = 0
+      for parent, policy in string.gmatch(after, '([^|\n]+|[^|\n]+)|(%a)') do
+        rcall('HSET', depsKey, parent, 'p' .. policy)
+        n = n + 1
+      end
+      rcall('HSET', pendingKey, name, n)
+      rcall('ZADD', unattachedKey, now, name)
+      rcall('HSET', defsKey, name, string.sub(def, 1, -2) .. ',"parents":' .. n .. '}')
+    elseif not held then
       wait(name, def, firstRun)
     end
+  end
+  local n = #items
+  items[n + 1], items[n + 2], items[n + 3] = existed and 1 or 0, '', ''
+  end
+end
+if #items > 0 then
+  local old = rcall('ZRANGEBYSCORE', dedupatKey, '-inf', string.format('%d', now), 'LIMIT', 0, count + 2)
+  if #old > 0 then
+    rcall('ZREM', dedupatKey, unpack(old))
+    rcall('HDEL', dedupKey, unpack(old))
   end
 end
 if keyed then rcall('HSET', limitsKey, 'keyed', '1') end
@@ -136,5 +208,7 @@ if #dueNames > 0 then
     promoteKeyed(waitingKey, orderKey, tagsKey, vtime, n, d, t)
   end
 end
-remember(requestsKey, answersKey, request, { created, updated }, now, tonumber(ARGV[7]), tonumber(ARGV[8]))
-return { created, updated }
+local answer = { created, updated, deduplicated }
+for _, v in ipairs(items) do answer[#answer + 1] = v end
+remember(requestsKey, answersKey, request, answer, now, tonumber(ARGV[7]), tonumber(ARGV[8]))
+return answer

@@ -19,17 +19,21 @@
     KEYS[11] limits     HASH flow control: "blocked" (acquireAgents) cleared and announced
     KEYS[12] cron       HASH name -> "token|next fire" of cron agents' runs (finishLease)
     KEYS[13] workers    ZSET worker id -> last seen (ms)
+    KEYS[14..21]        results, resultsat, fanout, children, outbox, outboxres, awaited, deps (finished)
 
     ARGV[1]  queue      queue name (wake-up message, dead-letter context)
     ARGV[2]  channel    where to announce: "P|S <wake-up channel>" or ""
     ARGV[3]  seed       random seed for the jitter
     ARGV[4..11] policy  forbiddenMs, throttledBaseMs, throttledMult, throttledCapMs,
                         maxImmediate, jitterRatio, dlqTtlMs, dlqMaxEntries (readPolicy)
-    ARGV[12..] quads    name, token, kind ("ZOMBIE" | "ORPHAN"), thresholdMs
+    ARGV[12] resultTtlMs how long finishes are kept (results.retention_ms)
+    ARGV[13] resultMax   most finishes kept per queue (results.max_entries)
+    ARGV[14..] quads    name, token, kind ("ZOMBIE" | "ORPHAN"), thresholdMs
 
   Output:
     { code per quad }   -1 skipped (token changed, lease extended, worker alive again);
-                        0 rescheduled, 1 removed, 2 dead-lettered, 3 repaired
+                        0 rescheduled, 1 removed, 2 dead-lettered, 3 repaired;
+                        then how many outbox entries were written (children to release)
 ]]
 local rcall = redis.call
 --@include publish
@@ -41,6 +45,7 @@ local rcall = redis.call
 --@include readPolicy
 --@include trimDeadLetters
 --@include cronNext
+--@include finished
 --@include finishLease
 --@include wakeBlocked
 --@include keyLeaseEnded
@@ -54,10 +59,11 @@ k.cron = KEYS[12]
 local queue, channel = ARGV[1], ARGV[2]
 math.randomseed(tonumber(ARGV[3]))
 local policy = readPolicy(4)
+flowKeys(14, ARGV[12], ARGV[13])
 
 local now = nowMs()
 local out, ended = {}, false
-for i = 12, #ARGV, 4 do
+for i = 14, #ARGV, 4 do
   local name, token, kind, thresholdMs = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
   local code = -1
   local deadline = tonumber(rcall('ZSCORE', k.working, name) or '')
@@ -85,4 +91,5 @@ for i = 12, #ARGV, 4 do
   if code >= 0 and lease then keyLeaseEnded(limitsKey, lease.key) end
 end
 if ended then wakeBlocked(limitsKey, channel, queue) end
+out[#out + 1] = endFinished(channel, queue, now)
 return out

@@ -27,6 +27,7 @@
     KEYS[12] cron      HASH name -> "token|next fire" of cron agents' runs (setCronNext)
     KEYS[13] requests  ZSET request field -> remembered at (ms)
     KEYS[14] answers   HASH request field -> first answer JSON
+    KEYS[15..22]       results, resultsat, fanout, children, outbox, outboxres, awaited, deps (finished)
 
     ARGV[1..8] policy  forbiddenMs, throttledBaseMs, throttledMult, throttledCapMs,
                        maxImmediate, jitterRatio, dlqTtlMs, dlqMaxEntries (readPolicy)
@@ -35,9 +36,12 @@
     ARGV[11] queue     queue name (wake-up message, dead-letter context)
     ARGV[12] retentionMs how long answers are remembered (at least)
     ARGV[13] maxEntries most answers remembered per queue
-    ARGV[14..] items   name, token, outcome, message, retryAfterMs, request field
-                       ("complete|<name>|<token>|<request id>" or ""); outcome one of SUCCESS |
-                       PERMANENT_FORBIDDEN | THROTTLED | TRANSIENT | SERVER_ERROR | UNKNOWN
+    ARGV[14] resultTtlMs how long finishes are kept (results.retention_ms)
+    ARGV[15] resultMax most finishes kept per queue (results.max_entries)
+    ARGV[16..] items   name, token, outcome, message, retryAfterMs, request field
+                       ("complete|<name>|<token>|<request id>" or ""), result bytes; outcome one
+                       of SUCCESS | PERMANENT_FORBIDDEN | THROTTLED | TRANSIENT | SERVER_ERROR |
+                       UNKNOWN
 
   Output: per item, in order, three numbers:
     -1, 0, 0                  LEASE_LOST: token stale or unknown; nothing changed
@@ -46,6 +50,7 @@
     2, deadLetteredAt, streak DEAD_LETTERED
   A retry with a remembered request field gets the first call's three numbers, its code plus 10
   (10, 11, 12): the same answer, told apart so it is not counted twice.
+  Then one more number: how many outbox entries the call wrote (children to release).
 ]]
 local rcall = redis.call
 --@include publish
@@ -57,6 +62,7 @@ local rcall = redis.call
 --@include readPolicy
 --@include trimDeadLetters
 --@include cronNext
+--@include finished
 --@include finishLease
 --@include defField
 --@include wakeBlocked
@@ -73,7 +79,8 @@ local policy = readPolicy(1)
 math.randomseed(tonumber(ARGV[9]))
 local channel, queue = ARGV[10], ARGV[11]
 local retentionMs, maxEntries = tonumber(ARGV[12]), tonumber(ARGV[13])
-local first, width = 14, 6
+flowKeys(15, ARGV[14], ARGV[15])
+local first, width = 16, 7
 local count = (#ARGV - first + 1) / width
 
 local names = {}
@@ -85,6 +92,7 @@ local now = nowMs()
 local out = {}
 local seen = {}
 local gone, g = {}, 0 -- one-shot successes, removed together below
+local goneRecords = {}
 local ended, throttledFor = 0, 0
 local throttledKeys = {} -- key -> held until (ms)
 local keyEnds = {} -- key -> keyed leases this batch ended (one HINCRBY per key)
@@ -108,11 +116,13 @@ for i = 0, count - 1 do
     if outcome == 'SUCCESS' and def and defField(def, 'interval_ms') == 0 and not string.find(def, '"cron":"', 1, true) then
       g = g + 1
       gone[g] = name
+      goneRecords[g] = resultRecord('S', 'SUCCESS', token, now, '', ARGV[a + 6])
+      dropParents(name, def)
       out[o + 1], out[o + 2], out[o + 3] = 1, 0, 0
       remember(k.requests, k.answers, request, { 1, 0, 0 }, now, retentionMs, maxEntries)
     else
       local r = finishLease(k, name, parseLease(rec), outcome, ARGV[a + 3], tonumber(ARGV[a + 4]), policy, now,
-        channel, queue)
+        channel, queue, ARGV[a + 6])
       out[o + 1], out[o + 2], out[o + 3] = r[1], r[2], r[3]
       remember(k.requests, k.answers, request, { r[1], r[2], r[3] }, now, retentionMs, maxEntries)
       local retryAfter = tonumber(ARGV[a + 4])
@@ -132,6 +142,7 @@ if g > 0 then
   rcall('HDEL', k.payloads, unpack(gone))
   rcall('ZREM', k.index, unpack(gone))
   rcall('HINCRBY', k.stats, 'completed', #gone)
+  finishedMany(gone, goneRecords, now)
 end
 for key, n in pairs(keyEnds) do keyLeaseEnded(k.limits, key, n) end
 if ended > 0 then wakeBlocked(k.limits, channel, queue) end
@@ -150,4 +161,5 @@ if next(throttledKeys) and rcall('HEXISTS', k.limits, 'key_rate') == 1 then
     if until_ > at then rcall('HSET', k.limits, 'bucket|' .. key, '0|' .. string.format('%d', until_)) end
   end
 end
+out[#out + 1] = endFinished(channel, queue, now)
 return out

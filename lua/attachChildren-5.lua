@@ -1,0 +1,36 @@
+--[[
+  attachChildren: attaches children to parents of this queue (the parent's slot), or answers how
+  a parent already finished. A parent that exists takes the child into its set of children
+  ("<children>:<parent>"): its next finish releases it (finished, flows). A parent with no
+  definition answers its kept finish (the child is released from it at once), or that it is
+  missing (no definition, no finish kept). A dead-lettered parent is attached and answers its
+  finish too: the child's policy decides (a WAIT child stays attached for a retry).
+  Attaching twice changes nothing.
+
+  Input:
+    KEYS[1] defs       HASH name -> definition JSON
+    KEYS[2] dlq        ZSET name -> dead-lettered at (ms)
+    KEYS[3] results    HASH name -> result record
+    KEYS[4] fanout     SET names with children
+    KEYS[5] children   base of "<children>:<parent>" ZSET "<child queue>|<child>"
+
+    ARGV[1..] triples  parent, child queue, child
+
+  Output: per triple, "" (attached, pending), "m" (missing), or the parent's result record
+]]
+local rcall = redis.call
+local defsKey, dlqKey, resultsKey, fanoutKey, childrenKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local out = {}
+for i = 1, #ARGV, 3 do
+  local parent, member = ARGV[i], ARGV[i + 1] .. '|' .. ARGV[i + 2]
+  local answer = ''
+  if rcall('HEXISTS', defsKey, parent) == 1 then
+    rcall('ZADD', childrenKey .. ':' .. parent, 0, member)
+    rcall('SADD', fanoutKey, parent)
+    if rcall('ZSCORE', dlqKey, parent) then answer = rcall('HGET', resultsKey, parent) or '' end
+  else
+    answer = rcall('HGET', resultsKey, parent) or 'm'
+  end
+  out[#out + 1] = answer
+end
+return out

@@ -1,0 +1,43 @@
+--[[
+  awaitAgent: an agent's kept finish, or its state; with `until`, marks the agent awaited until
+  then, so the script that finishes it announces it (finished). Drops two awaited marks past
+  their time per call (bounded).
+
+  Input:
+    KEYS[1] defs       HASH name -> definition JSON
+    KEYS[2] results    HASH name -> result record
+    KEYS[3] awaited    ZSET name -> awaited until (ms)
+    KEYS[4] waiting    ZSET name -> next run (ms)
+    KEYS[5] working    ZSET name -> lease deadline (ms)
+    KEYS[6] dlq        ZSET name -> dead-lettered at (ms)
+    KEYS[7] pending    HASH name -> parents still pending
+    KEYS[8] resultsat  ZSET name -> kept until (ms)
+
+    ARGV[1] name
+    ARGV[2] waitMs     0: only read
+
+  Output: { record or "", state } state: 0 no agent, 1 waiting, 2 working, 3 dead-lettered,
+          4 blocked, 5 defined in no set
+]]
+local rcall = redis.call
+--@include nowMs
+local defsKey, resultsKey, awaitedKey = KEYS[1], KEYS[2], KEYS[3]
+local name, waitMs = ARGV[1], tonumber(ARGV[2])
+local now = nowMs()
+if waitMs > 0 then
+  local old = rcall('ZRANGEBYSCORE', awaitedKey, '-inf', string.format('%d', now), 'LIMIT', 0, 2)
+  if #old > 0 then rcall('ZREM', awaitedKey, unpack(old)) end
+  rcall('ZADD', awaitedKey, 'GT', string.format('%d', now + waitMs), name)
+  rcall('ZADD', awaitedKey, 'NX', string.format('%d', now + waitMs), name)
+end
+local record = rcall('HGET', resultsKey, name)
+local kept = record and tonumber(rcall('ZSCORE', KEYS[8], name) or '0') >= now
+local state = 0
+if rcall('HEXISTS', defsKey, name) == 1 then
+  if rcall('ZSCORE', KEYS[5], name) then state = 2
+  elseif rcall('ZSCORE', KEYS[4], name) then state = 1
+  elseif rcall('ZSCORE', KEYS[6], name) then state = 3
+  elseif rcall('HEXISTS', KEYS[7], name) == 1 then state = 4
+  else state = 5 end
+end
+return { kept and record or '', state }

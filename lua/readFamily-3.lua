@@ -1,0 +1,32 @@
+--[[
+  readFamily: agents' parents (with how each finished, once it released the agent) and a page of
+  their children. Read only. A parent count is bounded by Register (limits.max_parents).
+
+  Input:
+    KEYS[1] deps       base of "<deps>:<name>" HASH "<parent queue>|<parent>" -> "p<policy>" or record
+    KEYS[2] pending    HASH name -> parents still pending
+    KEYS[3] children   base of "<children>:<name>" ZSET "<child queue>|<child>"
+
+    ARGV[1] children   most children listed per agent (0: none)
+    ARGV[2..] names
+
+  Output: per name: pending, #parents, parent, state, ..., #children, child, ...
+]]
+local rcall = redis.call
+local limit = tonumber(ARGV[1])
+local out = {}
+for i = 2, #ARGV do
+  local name = ARGV[i]
+  out[#out + 1] = tonumber(rcall('HGET', KEYS[2], name) or '0')
+  local parents = rcall('HGETALL', KEYS[1] .. ':' .. name)
+  out[#out + 1] = #parents / 2
+  for _, v in ipairs(parents) do out[#out + 1] = v end
+  if limit > 0 then
+    local children = rcall('ZRANGE', KEYS[3] .. ':' .. name, 0, limit - 1)
+    out[#out + 1] = #children
+    for _, v in ipairs(children) do out[#out + 1] = v end
+  else
+    out[#out + 1] = 0
+  end
+end
+return out

@@ -1,0 +1,62 @@
+--[[
+  unregisterAgents: removes agents' definitions, waiting entries, dead-letter entries and a cron
+  agent's record of its next fire.
+  A lease still held is left alone: its holder may heartbeat and complete it, and
+  completeAgent drops the agent instead of rescheduling it.
+  An agent that existed finishes as unregistered (finished: its result record, its children's
+  outbox entry, Await callers told); a blocked agent's parents go with it.
+
+  Input:
+    KEYS[1] waiting    ZSET name -> next run (ms)
+    KEYS[2] defs       HASH name -> definition JSON
+    KEYS[3] payloads   HASH name -> payload bytes
+    KEYS[4] streaks    HASH name -> consecutive failures
+    KEYS[5] index      ZSET name -> 0
+    KEYS[6] dlq        ZSET name -> dead-lettered at (ms)
+    KEYS[7] dlqinfo    HASH name -> dead-letter context JSON
+    KEYS[8] cron       HASH name -> "token|next fire" of a cron agent's latest run
+    KEYS[9] pending    HASH name -> parents still pending (blocked agents)
+    KEYS[10] unattached ZSET name -> registered at: blocked agents not yet attached to parents
+    KEYS[11..18]       results, resultsat, fanout, children, outbox, outboxres, awaited, deps
+                       (finished)
+
+    ARGV[1] channel    where to announce: "P|S <wake-up channel>" or ""
+    ARGV[2] queue      queue name
+    ARGV[3] resultTtlMs, ARGV[4] resultMax: as flowKeys takes them
+    ARGV[5..] names    agent names
+
+  Output:
+    { removed, outboxed }  how many of the names existed; outbox entries written
+]]
+local rcall = redis.call
+--@include publish
+--@include nowMs
+--@include finished
+local waitingKey, defsKey, payloadsKey, streaksKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local indexKey, dlqKey, dlqinfoKey, cronKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local pendingKey, unattachedKey = KEYS[9], KEYS[10]
+flowKeys(11, ARGV[3], ARGV[4])
+local channel, queue = ARGV[1], ARGV[2]
+
+local now = nowMs()
+local removed = 0
+for i = 5, #ARGV do
+  local name = ARGV[i]
+  local def = rcall('HGET', defsKey, name)
+  if def then
+    removed = removed + 1
+    rcall('HDEL', defsKey, name)
+    dropParents(name, def)
+    finished(name, resultRecord('U', '', 0, now, '', ''), now)
+  end
+  rcall('HDEL', payloadsKey, name)
+  rcall('HDEL', streaksKey, name)
+  rcall('ZREM', waitingKey, name)
+  rcall('ZREM', indexKey, name)
+  rcall('ZREM', dlqKey, name)
+  rcall('HDEL', dlqinfoKey, name)
+  rcall('HDEL', cronKey, name)
+  rcall('HDEL', pendingKey, name)
+  rcall('ZREM', unattachedKey, name)
+end
+return { removed, endFinished(channel, queue, now) }
