@@ -16,13 +16,14 @@
   Output: 1 when the entry is done, else 0
 ]]
 local rcall = redis.call
+--@include memberKey
 local outboxKey, outboxresKey, fanoutKey, childrenKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local member = ARGV[1]
 local parent = string.match(member, '^(.*)|%d+$')
-local frozen = childrenKey .. ':' .. member
+local frozen = memberKey(childrenKey, member)
 for i = 2, #ARGV, 2 do
   if rcall('ZREM', frozen, ARGV[i]) == 1 and ARGV[i + 1] == '0' then
-    rcall('ZADD', childrenKey .. ':' .. parent, 0, ARGV[i])
+    rcall('ZADD', memberKey(childrenKey, parent), 0, ARGV[i])
     rcall('SADD', fanoutKey, parent)
   end
 end

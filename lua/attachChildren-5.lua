@@ -19,13 +19,14 @@
   Output: per triple, "" (attached, pending), "m" (missing), or the parent's result record
 ]]
 local rcall = redis.call
+--@include memberKey
 local defsKey, dlqKey, resultsKey, fanoutKey, childrenKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local out = {}
 for i = 1, #ARGV, 3 do
   local parent, member = ARGV[i], ARGV[i + 1] .. '|' .. ARGV[i + 2]
   local answer = ''
   if rcall('HEXISTS', defsKey, parent) == 1 then
-    rcall('ZADD', childrenKey .. ':' .. parent, 0, member)
+    rcall('ZADD', memberKey(childrenKey, parent), 0, member)
     rcall('SADD', fanoutKey, parent)
     if rcall('ZSCORE', dlqKey, parent) then answer = rcall('HGET', resultsKey, parent) or '' end
   else

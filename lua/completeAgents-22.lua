@@ -27,7 +27,14 @@
     KEYS[12] cron      HASH name -> "token|next fire" of cron agents' runs (setCronNext)
     KEYS[13] requests  ZSET request field -> remembered at (ms)
     KEYS[14] answers   HASH request field -> first answer JSON
-    KEYS[15..22]       results, resultsat, fanout, children, outbox, outboxres, awaited, deps (finished)
+    KEYS[15] results   HASH name -> result record (finished)
+    KEYS[16] resultsat ZSET name -> kept until (ms)
+    KEYS[17] fanout    SET names with children
+    KEYS[18] children  base of "children:<parent>"
+    KEYS[19] outbox    ZSET "<parent>|<seq>" -> written at (ms)
+    KEYS[20] outboxres HASH "<parent>|<seq>" -> result record
+    KEYS[21] awaited   ZSET name -> awaited until (ms)
+    KEYS[22] deps      base of "deps:<child>"
 
     ARGV[1..8] policy  forbiddenMs, throttledBaseMs, throttledMult, throttledCapMs,
                        maxImmediate, jitterRatio, dlqTtlMs, dlqMaxEntries (readPolicy)
@@ -62,6 +69,7 @@ local rcall = redis.call
 --@include readPolicy
 --@include trimDeadLetters
 --@include cronNext
+--@include memberKey
 --@include finished
 --@include finishLease
 --@include defField

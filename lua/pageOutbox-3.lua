@@ -15,11 +15,12 @@
           "<child queue>|<child>")
 ]]
 local rcall = redis.call
+--@include memberKey
 local entry = rcall('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 1)
 if #entry == 0 then return {} end
 local member = entry[1]
 local out = { member, rcall('HGET', KEYS[2], member) or '' }
-for _, child in ipairs(rcall('ZRANGE', KEYS[3] .. ':' .. member, 0, tonumber(ARGV[2]) - 1)) do
+for _, child in ipairs(rcall('ZRANGE', memberKey(KEYS[3], member), 0, tonumber(ARGV[2]) - 1)) do
   out[#out + 1] = child
 end
 return out

@@ -13,16 +13,17 @@
   Output: per name: pending, #parents, parent, state, ..., #children, child, ...
 ]]
 local rcall = redis.call
+--@include memberKey
 local limit = tonumber(ARGV[1])
 local out = {}
 for i = 2, #ARGV do
   local name = ARGV[i]
   out[#out + 1] = tonumber(rcall('HGET', KEYS[2], name) or '0')
-  local parents = rcall('HGETALL', KEYS[1] .. ':' .. name)
+  local parents = rcall('HGETALL', memberKey(KEYS[1], name))
   out[#out + 1] = #parents / 2
   for _, v in ipairs(parents) do out[#out + 1] = v end
   if limit > 0 then
-    local children = rcall('ZRANGE', KEYS[3] .. ':' .. name, 0, limit - 1)
+    local children = rcall('ZRANGE', memberKey(KEYS[3], name), 0, limit - 1)
     out[#out + 1] = #children
     for _, v in ipairs(children) do out[#out + 1] = v end
   else

@@ -19,7 +19,14 @@
     KEYS[11] limits     HASH flow control: "blocked" (acquireAgents) cleared and announced
     KEYS[12] cron       HASH name -> "token|next fire" of cron agents' runs (finishLease)
     KEYS[13] workers    ZSET worker id -> last seen (ms)
-    KEYS[14..21]        results, resultsat, fanout, children, outbox, outboxres, awaited, deps (finished)
+    KEYS[14] results   HASH name -> result record (finished)
+    KEYS[15] resultsat ZSET name -> kept until (ms)
+    KEYS[16] fanout    SET names with children
+    KEYS[17] children  base of "children:<parent>"
+    KEYS[18] outbox    ZSET "<parent>|<seq>" -> written at (ms)
+    KEYS[19] outboxres HASH "<parent>|<seq>" -> result record
+    KEYS[20] awaited   ZSET name -> awaited until (ms)
+    KEYS[21] deps      base of "deps:<child>"
 
     ARGV[1]  queue      queue name (wake-up message, dead-letter context)
     ARGV[2]  channel    where to announce: "P|S <wake-up channel>" or ""
@@ -45,6 +52,7 @@ local rcall = redis.call
 --@include readPolicy
 --@include trimDeadLetters
 --@include cronNext
+--@include memberKey
 --@include finished
 --@include finishLease
 --@include wakeBlocked

@@ -71,6 +71,7 @@
     (the first call's, for a retry with its request id)
 ]]
 local rcall = redis.call
+--@include memberKey
 --@include publish
 --@include nowMs
 --@include addWaiting
@@ -142,8 +143,8 @@ for i = 9, #ARGV, 5 do
   local held = rcall('ZSCORE', workingKey, name)
   if existed then
     updated = updated + 1
-    local parents = rcall('HLEN', depsBase .. ':' .. name)
-    if parents > 0 then rcall('HSET', defsKey, name, string.sub(def, 1, -2) .. ',"parents":' .. parents .. '}') end
+    local parents = rcall('HLEN', memberKey(depsBase, name))
+    if parents > 0 then rcall('HSET', defsKey, name, string.format('%s,"parents":%d}', string.sub(def, 1, -2), parents)) end
     if not held and not blocked(name) then
       if reset then
         rcall('HDEL', streaksKey, name)
@@ -160,7 +161,7 @@ for i = 9, #ARGV, 5 do
     rcall('HDEL', cronKey, name)
     rcall('HDEL', resultsKey, name)
     rcall('ZREM', resultsatKey, name)
-    local depsKey = depsBase .. ':' .. name
+    local depsKey = memberKey(depsBase, name)
     rcall('UNLINK', depsKey)
     if after ~= '' then
       local n = 0
@@ -170,7 +171,7 @@ for i = 9, #ARGV, 5 do
       end
       rcall('HSET', pendingKey, name, n)
       rcall('ZADD', unattachedKey, now, name)
-      rcall('HSET', defsKey, name, string.sub(def, 1, -2) .. ',"parents":' .. n .. '}')
+      rcall('HSET', defsKey, name, string.format('%s,"parents":%d}', string.sub(def, 1, -2), n))
     elseif not held then
       wait(name, def, firstRun)
     end

@@ -15,17 +15,25 @@
     KEYS[3] payloads   HASH name -> payload bytes
     KEYS[4] index      ZSET name -> 0
     KEYS[5] pending    HASH name -> parents still pending
-    KEYS[6..13]        results, resultsat, fanout, children, outbox, outboxres, awaited, deps
-                       (finished; deps is the base of "<deps>:<child>")
+    KEYS[6] results   HASH name -> result record (finished)
+    KEYS[7] resultsat ZSET name -> kept until (ms)
+    KEYS[8] fanout    SET names with children
+    KEYS[9] children  base of "children:<parent>"
+    KEYS[10] outbox    ZSET "<parent>|<seq>" -> written at (ms)
+    KEYS[11] outboxres HASH "<parent>|<seq>" -> result record
+    KEYS[12] awaited   ZSET name -> awaited until (ms)
+    KEYS[13] deps      base of "deps:<child>"
 
     ARGV[1] channel    where to announce: "P|S <wake-up channel>" or ""
     ARGV[2] queue      queue name
-    ARGV[3] resultTtlMs, ARGV[4] resultMax: as flowKeys takes them
+    ARGV[3] resultTtlMs how long finishes are kept (results.retention_ms)
+    ARGV[4] resultMax  most finishes kept per queue (results.max_entries)
     ARGV[5..] triples  child, "<parent queue>|<parent>", result record
 
   Output: per triple 1 (done) or 0 (kept: WAIT on a failure); then outbox entries written
 ]]
 local rcall = redis.call
+--@include memberKey
 --@include publish
 --@include nowMs
 --@include addWaiting
@@ -37,7 +45,7 @@ local now = nowMs()
 local out = {}
 for i = 5, #ARGV, 3 do
   local child, parent, record = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  local depsKey = F.deps .. ':' .. child
+  local depsKey = memberKey(F.deps, child)
   local state = rcall('HEXISTS', pendingKey, child) == 1 and rcall('HGET', depsKey, parent)
   local done = 1
   if state and string.sub(state, 1, 1) == 'p' then

@@ -17,12 +17,19 @@
     KEYS[8] cron       HASH name -> "token|next fire" of a cron agent's latest run
     KEYS[9] pending    HASH name -> parents still pending (blocked agents)
     KEYS[10] unattached ZSET name -> registered at: blocked agents not yet attached to parents
-    KEYS[11..18]       results, resultsat, fanout, children, outbox, outboxres, awaited, deps
-                       (finished)
+    KEYS[11] results   HASH name -> result record (finished)
+    KEYS[12] resultsat ZSET name -> kept until (ms)
+    KEYS[13] fanout    SET names with children
+    KEYS[14] children  base of "children:<parent>"
+    KEYS[15] outbox    ZSET "<parent>|<seq>" -> written at (ms)
+    KEYS[16] outboxres HASH "<parent>|<seq>" -> result record
+    KEYS[17] awaited   ZSET name -> awaited until (ms)
+    KEYS[18] deps      base of "deps:<child>"
 
     ARGV[1] channel    where to announce: "P|S <wake-up channel>" or ""
     ARGV[2] queue      queue name
-    ARGV[3] resultTtlMs, ARGV[4] resultMax: as flowKeys takes them
+    ARGV[3] resultTtlMs how long finishes are kept (results.retention_ms)
+    ARGV[4] resultMax  most finishes kept per queue (results.max_entries)
     ARGV[5..] names    agent names
 
   Output:
@@ -31,6 +38,7 @@
 local rcall = redis.call
 --@include publish
 --@include nowMs
+--@include memberKey
 --@include finished
 local waitingKey, defsKey, payloadsKey, streaksKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local indexKey, dlqKey, dlqinfoKey, cronKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]

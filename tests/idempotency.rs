@@ -146,6 +146,7 @@ async fn a_replayed_complete_is_told_apart_from_a_fresh_one() {
         retry_after_ms: 0,
         request_id: "done-1".into(),
         clipped: false,
+        result: Vec::new(),
     };
     let first = store.complete(&item).await.unwrap();
     assert!(!first.replayed, "{first:?}");

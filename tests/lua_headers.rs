@@ -13,6 +13,7 @@ fn every_script_header_matches_its_keys_and_argv() {
     let declared_re = Regex::new(r"(?m)^\s*(KEYS|ARGV)\[(\d+)(\.\.(\d*))?\]").unwrap();
     let used_re = Regex::new(r"(KEYS|ARGV)\[(\d+)\]").unwrap();
     let policy_re = Regex::new(r"readPolicy\((\d+)\)").unwrap();
+    let flow_re = Regex::new(r"flowKeys\((\d+),").unwrap();
     let truthy_zero =
         Regex::new(r"not rcall\('(HEXISTS|EXISTS|SISMEMBER|ZREM|HDEL|DEL|ZCARD|HLEN|ZCOUNT|HSETNX)'").unwrap();
     let include_re = Regex::new(r"(?m)^--@include (\w+)").unwrap();
@@ -61,11 +62,20 @@ fn every_script_header_matches_its_keys_and_argv() {
         } else {
             BTreeSet::new()
         };
+        // flowKeys(i, …) names the eight KEYS from i (lua/includes/finished.lua).
+        let flow_keys: BTreeSet<usize> = flow_re
+            .captures_iter(body)
+            .flat_map(|c| {
+                let i: usize = c[1].parse().unwrap();
+                i..i + 8
+            })
+            .collect();
         let used_keys: BTreeSet<usize> = used_re
             .captures_iter(body)
             .filter(|c| &c[1] == "KEYS")
             .map(|c| c[2].parse().unwrap())
             .chain(pool_keys)
+            .chain(flow_keys)
             .collect();
         let used_argv: BTreeSet<usize> =
             used_re.captures_iter(body).filter(|c| &c[1] == "ARGV").map(|c| c[2].parse().unwrap()).collect();

@@ -30,7 +30,7 @@ local function finishLease(k, name, lease, outcome, message, retryAfterMs, polic
     end
     local interval = tonumber(def['interval_ms'] or 0)
     if interval == 0 then
-      if def['parents'] then rcall('UNLINK', F.deps .. ':' .. name) end
+      if def['parents'] then rcall('UNLINK', memberKey(F.deps, name)) end
       rcall('HDEL', k.defs, name)
       rcall('HDEL', k.payloads, name)
       rcall('ZREM', k.index, name)

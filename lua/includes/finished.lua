@@ -50,7 +50,7 @@ end
 local function outboxChildren(name, record, now)
   if not hasChildren() or rcall('SREM', F.fanout, name) == 0 then return end
   local member = name .. '|' .. rcall('HINCRBY', F.outboxres, '#', 1)
-  rcall('RENAME', F.children .. ':' .. name, F.children .. ':' .. member)
+  rcall('RENAME', memberKey(F.children, name), memberKey(F.children, member))
   rcall('ZADD', F.outbox, now, member)
   rcall('HSET', F.outboxres, member, record)
   F.outboxed = F.outboxed + 1
@@ -108,5 +108,5 @@ end
 
 -- A removed agent's parents (its definition says how many) go with it.
 local function dropParents(name, def)
-  if string.find(def, '"parents":', 1, true) then rcall('UNLINK', F.deps .. ':' .. name) end
+  if string.find(def, '"parents":', 1, true) then rcall('UNLINK', memberKey(F.deps, name)) end
 end

@@ -1,0 +1,368 @@
+//! Work that depends on work, against real Redis through the generated client: results kept
+//! on finish and Await, dependencies between agents (`Agent.after`) with their failure
+//! policies, fan-out and fan-in past one release page, idempotency keys, and the sweep that
+//! finishes a release a crash left half done.
+//!
+//! Invariants checked:
+//! - a child never runs before every parent finished successfully (or failed under
+//!   RUN_ANYWAY), and runs exactly once after that; its lease carries its parents' results;
+//! - a parent's failure applies each child's policy: WAIT keeps it blocked until a retried
+//!   parent succeeds, CANCEL removes it (finished as cancelled), RUN_ANYWAY runs it;
+//! - Await answers the finish as soon as it is recorded (woken, not polling), and later ones
+//!   from what is kept;
+//! - a registration whose idempotency key is held creates nothing and answers the holder (with
+//!   its result once finished), also after the holder was removed;
+//! - bad input (cycles, unknown parents, misplaced fields) is INVALID_ARGUMENT naming the field
+//!   and changes nothing;
+//! - an outbox entry left by a replica that never released it is released by the sweep.
+
+mod common;
+
+use std::{collections::HashMap, time::Duration};
+
+use baton::pb::admin_service_client::AdminServiceClient;
+use common::*;
+use tonic::Code;
+
+fn one_shot(name: &str) -> pb::Agent {
+    agent(name, 0, 30_000)
+}
+
+fn after(name: &str, parents: &[(&str, &str)], on_failure: pb::ParentFailure) -> pb::Agent {
+    pb::Agent {
+        after: parents
+            .iter()
+            .map(|(q, n)| pb::AgentRef { queue: q.to_string(), name: n.to_string(), on_failure: on_failure as i32 })
+            .collect(),
+        ..one_shot(name)
+    }
+}
+
+async fn register_call(env: &mut Env, queue: &str, agents: Vec<pb::Agent>) -> Result<pb::RegisterResponse, tonic::Status> {
+    env.client
+        .register(pb::RegisterRequest { queue: queue.into(), agents, ..Default::default() })
+        .await
+        .map(|r| r.into_inner())
+}
+
+/// Acquires with a long poll until `n` leases were granted (or 30 s passed).
+async fn acquire_n(env: &mut Env, queue: &str, n: usize) -> Vec<pb::Lease> {
+    let mut got = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while got.len() < n && tokio::time::Instant::now() < deadline {
+        let want = (n - got.len()).min(1000) as u32;
+        let req = pb::AcquireRequest { queue: queue.into(), worker_id: "w".into(), max_leases: want, wait: dur(2_000) };
+        got.extend(env.client.acquire(req).await.unwrap().into_inner().leases);
+    }
+    got
+}
+
+async fn complete_with(env: &mut Env, l: &pb::Lease, outcome: pb::Outcome, result: &[u8]) -> pb::CompleteResponse {
+    let req = pb::CompleteRequest { result: result.to_vec(), ..complete_req(l, outcome) };
+    env.client.complete(req).await.unwrap().into_inner()
+}
+
+async fn await_now(env: &mut Env, queue: &str, name: &str) -> Result<pb::AwaitResponse, tonic::Status> {
+    let req = pb::AwaitRequest { queue: queue.into(), name: name.into(), ..Default::default() };
+    env.client.r#await(req).await.map(|r| r.into_inner())
+}
+
+async fn state(env: &mut Env, queue: &str, name: &str) -> pb::AgentStatus {
+    let req = pb::GetAgentRequest { queue: queue.into(), name: name.into() };
+    env.client.get_agent(req).await.unwrap().into_inner().agent.unwrap()
+}
+
+#[tokio::test]
+async fn await_answers_the_result_when_it_is_recorded() {
+    let mut env = Env::start().await;
+    register(&mut env.client, "rpc", vec![one_shot("job-1")]).await;
+
+    let not_yet = await_now(&mut env, "rpc", "job-1").await.unwrap();
+    assert!(!not_yet.done);
+    assert_eq!(not_yet.state, pb::AgentState::Waiting as i32);
+    assert_eq!(await_now(&mut env, "rpc", "nobody").await.unwrap_err().code(), Code::NotFound);
+
+    // An Await held before the worker completes is answered by the completion itself.
+    let mut waiter = env.client.clone();
+    let held = tokio::spawn(async move {
+        let req = pb::AwaitRequest { queue: "rpc".into(), name: "job-1".into(), wait: dur(60_000), after_token: 0 };
+        let started = std::time::Instant::now();
+        let answer = waiter.r#await(req).await.unwrap().into_inner();
+        (answer, started.elapsed())
+    });
+    let lease = acquire_n(&mut env, "rpc", 1).await.pop().unwrap();
+    // The Await is marked in Redis before it waits; complete only then, so this checks the wake-up.
+    let mut conn = env.redis.conn().await;
+    let awaited = "baton:{q:rpc}:awaited";
+    for _ in 0..300 {
+        let n: i64 = redis::cmd("ZCARD").arg(awaited).query_async(&mut conn).await.unwrap();
+        if n == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let done = complete_with(&mut env, &lease, pb::Outcome::Success, b"{\"total\":42}").await;
+    assert!(done.removed);
+    let (answer, waited) = tokio::time::timeout(Duration::from_secs(30), held).await.unwrap().unwrap();
+    assert!(answer.done, "{answer:?}");
+    let r = answer.result.unwrap();
+    assert_eq!((r.finish, r.outcome), (pb::Finish::Succeeded as i32, pb::Outcome::Success as i32));
+    assert_eq!((r.result.as_slice(), r.token, r.name.as_str()), (&b"{\"total\":42}"[..], lease.token, "job-1"));
+    println!("await: answered {waited:?} after it was called, on the completion");
+
+    // Later, from what is kept: the agent itself is gone.
+    let late = await_now(&mut env, "rpc", "job-1").await.unwrap();
+    assert_eq!(late.result.unwrap().result, b"{\"total\":42}");
+    // after_token skips that run.
+    let req = pb::AwaitRequest { queue: "rpc".into(), name: "job-1".into(), wait: None, after_token: lease.token };
+    assert_eq!(env.client.r#await(req).await.unwrap_err().code(), Code::NotFound, "no agent left, no newer finish");
+
+    // A result beyond limits.max_result_bytes is refused, naming the field, and changes nothing.
+    register(&mut env.client, "rpc", vec![one_shot("big")]).await;
+    let l = acquire_n(&mut env, "rpc", 1).await.pop().unwrap();
+    let req = pb::CompleteRequest { result: vec![0; 64 * 1024 + 1], ..complete_req(&l, pb::Outcome::Success) };
+    let e = env.client.complete(req).await.unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().contains("result"), "{e:?}");
+    assert_eq!(state(&mut env, "rpc", "big").await.state, pb::AgentState::Working as i32);
+}
+
+#[tokio::test]
+async fn children_run_once_after_all_parents_across_pages() {
+    const FAN: usize = 1_200; // more than one release page (500)
+    let mut env = Env::start().await;
+    register(&mut env.client, "etl", vec![one_shot("extract")]).await;
+    // Fan-out: FAN children of `extract` in another queue (two Register calls: max_batch 1000).
+    let children: Vec<pb::Agent> =
+        (0..FAN).map(|i| after(&format!("t-{i:04}"), &[("etl", "extract")], pb::ParentFailure::Unspecified)).collect();
+    for part in children.chunks(600) {
+        let r = register_call(&mut env, "transform", part.to_vec()).await.unwrap();
+        assert_eq!(r.created as usize, part.len());
+    }
+    // Fan-in: one agent after all of them.
+    let all: Vec<(&str, String)> = (0..FAN).map(|i| ("transform", format!("t-{i:04}"))).collect();
+    let refs: Vec<(&str, &str)> = all.iter().map(|(q, n)| (*q, n.as_str())).collect();
+    register_call(&mut env, "etl", vec![after("load", &refs, pb::ParentFailure::Unspecified)]).await.unwrap();
+
+    assert_eq!(state(&mut env, "transform", "t-0000").await.state, pb::AgentState::Blocked as i32);
+    let load = state(&mut env, "etl", "load").await;
+    assert_eq!((load.state, load.parents_total, load.parents_pending), (pb::AgentState::Blocked as i32, FAN as u32, FAN as u32));
+    let extract = state(&mut env, "etl", "extract").await;
+    assert_eq!(extract.children.len(), 1_000, "GetAgent lists the first 1,000 children");
+
+    // Only the root is due.
+    let root = acquire_n(&mut env, "etl", 1).await;
+    assert_eq!(root.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(), ["extract"]);
+    let none = env
+        .client
+        .acquire(pb::AcquireRequest { queue: "transform".into(), worker_id: "w".into(), max_leases: 10, wait: None })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(none.leases.is_empty(), "no child runs before its parent finished");
+    complete_with(&mut env, &root[0], pb::Outcome::Success, b"rows=7").await;
+
+    // Every child is released once, carrying the parent's result.
+    let leases = acquire_n(&mut env, "transform", FAN).await;
+    let mut runs: HashMap<String, usize> = HashMap::new();
+    for l in &leases {
+        *runs.entry(l.name.clone()).or_default() += 1;
+        assert_eq!(l.parents.len(), 1);
+        assert_eq!((l.parents[0].name.as_str(), l.parents[0].result.as_slice()), ("extract", &b"rows=7"[..]));
+    }
+    assert_eq!(runs.len(), FAN);
+    assert!(runs.values().all(|&n| n == 1));
+    // `load` waits for the last of them.
+    let (last, rest) = leases.split_last().unwrap();
+    for l in rest {
+        complete_with(&mut env, l, pb::Outcome::Success, l.name.as_bytes()).await;
+    }
+    // Releases run on the replica's flows task, after each Complete answered: wait for them.
+    let mut pending = state(&mut env, "etl", "load").await.parents_pending;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while pending > 1 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        pending = state(&mut env, "etl", "load").await.parents_pending;
+    }
+    assert_eq!(pending, 1);
+    let early = env
+        .client
+        .acquire(pb::AcquireRequest { queue: "etl".into(), worker_id: "w".into(), max_leases: 10, wait: None })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(early.leases.is_empty(), "the fan-in child waits for its last parent");
+    complete_with(&mut env, last, pb::Outcome::Success, last.name.as_bytes()).await;
+    let load = acquire_n(&mut env, "etl", 1).await.pop().expect("released by its last parent");
+    assert_eq!(load.name, "load");
+    assert_eq!(load.parents.len(), FAN);
+    assert!(load.parents.iter().all(|p| p.result == p.name.as_bytes() && p.finish == pb::Finish::Succeeded as i32));
+    println!("flows: fan-out {FAN} released once each; fan-in of {FAN} parents carried {} results", load.parents.len());
+    // A stale worker's Complete of a released step is refused.
+    let e = env.client.complete(complete_req(&root[0], pb::Outcome::Success)).await.unwrap_err();
+    assert_eq!(reason(&e), "LEASE_LOST");
+}
+
+#[tokio::test]
+async fn a_parents_failure_applies_each_childs_policy() {
+    let mut env = Env::start().await;
+    let parent = pb::Agent { max_attempts: 1, ..one_shot("p") };
+    register(&mut env.client, "q", vec![parent]).await;
+    register_call(
+        &mut env,
+        "q",
+        vec![
+            after("waits", &[("", "p")], pb::ParentFailure::Wait),
+            after("cancels", &[("", "p")], pb::ParentFailure::Cancel),
+            after("runs", &[("", "p")], pb::ParentFailure::RunAnyway),
+            // A grandchild of the cancelled one: the cancel cascades to it as a failure.
+            pb::Agent { on_parent_failure: pb::ParentFailure::Cancel as i32, ..after("grand", &[("", "cancels")], pb::ParentFailure::Unspecified) },
+        ],
+    )
+    .await
+    .unwrap();
+    let p = acquire_n(&mut env, "q", 1).await.pop().unwrap();
+    assert_eq!(p.name, "p");
+    let failed = complete_with(&mut env, &p, pb::Outcome::Unknown, b"partial").await;
+    assert!(failed.dead_lettered);
+
+    let runs = acquire_n(&mut env, "q", 1).await.pop().expect("RUN_ANYWAY runs");
+    assert_eq!(runs.name, "runs");
+    assert_eq!(runs.parents[0].finish, pb::Finish::DeadLettered as i32);
+    assert_eq!(runs.parents[0].result, b"partial");
+    for name in ["cancels", "grand"] {
+        let mut answer = await_now(&mut env, "q", name).await;
+        for _ in 0..300 {
+            if answer.as_ref().is_ok_and(|a| a.done) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            answer = await_now(&mut env, "q", name).await;
+        }
+        let r = answer.unwrap().result.expect("cancelled");
+        assert_eq!(r.finish, pb::Finish::Cancelled as i32, "{name}");
+    }
+    assert_eq!(state(&mut env, "q", "waits").await.state, pb::AgentState::Blocked as i32);
+
+    // A retried parent that succeeds releases the waiting child.
+    let mut admin = AdminServiceClient::new(env.baton.channel().await);
+    let source = Some(pb::Source { kind: pb::SourceKind::Queue as i32, name: "q".into() });
+    admin.retry_dead_letter(pb::RetryDeadLetterRequest { source, id: "p".into() }).await.unwrap();
+    let p = acquire_n(&mut env, "q", 1).await.pop().unwrap();
+    complete_with(&mut env, &p, pb::Outcome::Success, b"done").await;
+    let waits = acquire_n(&mut env, "q", 1).await.pop().expect("WAIT child released by the retry's success");
+    assert_eq!(waits.name, "waits");
+    assert_eq!(waits.parents[0].result, b"done");
+}
+
+#[tokio::test]
+async fn bad_parents_and_keys_are_refused_and_change_nothing() {
+    let mut env = Env::start().await;
+    register(&mut env.client, "q", vec![one_shot("exists"), agent("recurring", 60_000, 30_000)]).await;
+    let before = env.redis.snapshot().await;
+    let cases: Vec<(Vec<pb::Agent>, &str)> = vec![
+        (
+            vec![
+                after("a", &[("", "b")], pb::ParentFailure::Unspecified),
+                after("b", &[("", "c")], pb::ParentFailure::Unspecified),
+                after("c", &[("", "a")], pb::ParentFailure::Unspecified),
+            ],
+            "after",
+        ),
+        (vec![after("self", &[("", "self")], pb::ParentFailure::Unspecified)], "agents[0].after"),
+        (vec![after("x", &[("", "ghost")], pb::ParentFailure::Unspecified)], "agents[0].after[0]"),
+        (vec![after("x", &[("other", "exists")], pb::ParentFailure::Unspecified)], "agents[0].after[0]"),
+        (vec![after("x", &[("", "exists"), ("q", "exists")], pb::ParentFailure::Unspecified)], "agents[0].after[1]"),
+        (vec![after("x", &[("", "bad name!")], pb::ParentFailure::Unspecified)], "agents[0].after[0].name"),
+        (vec![after("x", &[("bad queue!", "exists")], pb::ParentFailure::Unspecified)], "agents[0].after[0].queue"),
+        (
+            vec![pb::Agent {
+                after: vec![pb::AgentRef { queue: String::new(), name: "exists".into(), on_failure: 9 }],
+                ..one_shot("x")
+            }],
+            "agents[0].after[0].on_failure",
+        ),
+        (vec![pb::Agent { on_parent_failure: 2, ..one_shot("x") }], "agents[0].on_parent_failure"),
+        (vec![pb::Agent { idempotency_key: "k".into(), ..agent("x", 60_000, 30_000) }], "agents[0].idempotency_key"),
+        (vec![pb::Agent { idempotency_key: "a b".into(), ..one_shot("x") }], "agents[0].idempotency_key"),
+        (vec![pb::Agent { idempotency_window: dur(1_000), ..one_shot("x") }], "agents[0].idempotency_window"),
+        (
+            vec![pb::Agent {
+                idempotency_key: "k".into(),
+                idempotency_window: dur(8 * 24 * 3_600_000),
+                ..one_shot("x")
+            }],
+            "agents[0].idempotency_window",
+        ),
+    ];
+    for (agents, field) in cases {
+        let e = register_call(&mut env, "q", agents).await.unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{field}: {e:?}");
+        assert!(e.message().contains(field), "{field}: {}", e.message());
+    }
+    assert_eq!(env.redis.snapshot().await, before, "nothing changed");
+}
+
+#[tokio::test]
+async fn an_idempotency_key_answers_the_first_agent_within_its_window() {
+    let mut env = Env::start().await;
+    let keyed = |name: &str| pb::Agent { idempotency_key: "order-17:charge".into(), ..one_shot(name) };
+    let first = register_call(&mut env, "pay", vec![keyed("charge-a")]).await.unwrap();
+    assert_eq!((first.created, first.deduplicated), (1, 0));
+    let again = register_call(&mut env, "pay", vec![keyed("charge-b")]).await.unwrap();
+    assert_eq!((again.created, again.deduplicated), (0, 1));
+    let item = &again.agents[0];
+    assert!(item.deduplicated && item.result.is_none());
+    assert_eq!(item.name, "charge-a");
+    assert_eq!(await_now(&mut env, "pay", "charge-b").await.unwrap_err().code(), Code::NotFound, "nothing created");
+
+    let l = acquire_n(&mut env, "pay", 1).await.pop().unwrap();
+    complete_with(&mut env, &l, pb::Outcome::Success, b"receipt-9").await;
+    // The first agent is gone; the key still answers it, with its result.
+    let late = register_call(&mut env, "pay", vec![keyed("charge-c")]).await.unwrap();
+    let item = &late.agents[0];
+    assert!(item.deduplicated);
+    assert_eq!((item.name.as_str(), item.result.as_ref().unwrap().result.as_slice()), ("charge-a", &b"receipt-9"[..]));
+
+    // A short window lapses: the key is free again (waited on the Redis clock, not a sleep).
+    let short = |name: &str| pb::Agent { idempotency_key: "once".into(), idempotency_window: dur(50), ..one_shot(name) };
+    register_call(&mut env, "pay", vec![short("s-1")]).await.unwrap();
+    let started = env.redis.now_ms().await;
+    while env.redis.now_ms().await < started + 60 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let fresh = register_call(&mut env, "pay", vec![short("s-2")]).await.unwrap();
+    assert_eq!((fresh.created, fresh.deduplicated), (1, 0));
+}
+
+#[tokio::test]
+async fn the_sweep_releases_what_a_dead_replica_left_in_the_outbox() {
+    let mut config = test_config();
+    config.flows.sweep_interval_ms = 200;
+    let mut env = Env::with_config(config).await;
+    register(&mut env.client, "q", vec![one_shot("parent")]).await;
+    register_call(&mut env, "q", vec![after("child", &[("", "parent")], pb::ParentFailure::Unspecified)]).await.unwrap();
+    let p = acquire_n(&mut env, "q", 1).await.pop().unwrap();
+    // Completed by a store with no flows task (a replica that dies right after its script):
+    // the outbox entry is written, nobody releases it at once.
+    let store = env.redis.store().await;
+    let c = baton::store::Completion {
+        queue: "q".into(),
+        name: "parent".into(),
+        token: p.token,
+        outcome: baton::store::Outcome::Success,
+        message: String::new(),
+        retry_after_ms: 0,
+        request_id: String::new(),
+        clipped: false,
+        result: b"late".to_vec(),
+    };
+    store.complete(&c).await.unwrap();
+    let mut conn = env.redis.conn().await;
+    let outbox: i64 = redis::cmd("ZCARD").arg("baton:{q:q}:outbox").query_async(&mut conn).await.unwrap();
+    assert_eq!(outbox, 1, "left in the outbox");
+    let child = acquire_n(&mut env, "q", 1).await.pop().expect("the sweep released it");
+    assert_eq!((child.name.as_str(), child.parents[0].result.as_slice()), ("child", &b"late"[..]));
+    let outbox: i64 = redis::cmd("ZCARD").arg("baton:{q:q}:outbox").query_async(&mut conn).await.unwrap();
+    assert_eq!(outbox, 0);
+}
