@@ -262,7 +262,7 @@ async fn open_store(
         let opened = async {
             let redis = Redis::connect(redis_url, &config.redis).await?;
             let policy = Policy::new(&config.agent, &config.limits, &config.dead_letter, &config.idempotency)
-            .with_flows(&config.results, &config.dedup);
+                .with_flows(&config.results, &config.dedup);
             let store = Store::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone())
                 .await?
                 .with_sharding(shards.clone());

@@ -38,7 +38,11 @@ fn after(name: &str, parents: &[(&str, &str)], on_failure: pb::ParentFailure) ->
     }
 }
 
-async fn register_call(env: &mut Env, queue: &str, agents: Vec<pb::Agent>) -> Result<pb::RegisterResponse, tonic::Status> {
+async fn register_call(
+    env: &mut Env,
+    queue: &str,
+    agents: Vec<pb::Agent>,
+) -> Result<pb::RegisterResponse, tonic::Status> {
     env.client
         .register(pb::RegisterRequest { queue: queue.into(), agents, ..Default::default() })
         .await
@@ -146,7 +150,10 @@ async fn children_run_once_after_all_parents_across_pages() {
 
     assert_eq!(state(&mut env, "transform", "t-0000").await.state, pb::AgentState::Blocked as i32);
     let load = state(&mut env, "etl", "load").await;
-    assert_eq!((load.state, load.parents_total, load.parents_pending), (pb::AgentState::Blocked as i32, FAN as u32, FAN as u32));
+    assert_eq!(
+        (load.state, load.parents_total, load.parents_pending),
+        (pb::AgentState::Blocked as i32, FAN as u32, FAN as u32)
+    );
     let extract = state(&mut env, "etl", "extract").await;
     assert_eq!(extract.children.len(), 1_000, "GetAgent lists the first 1,000 children");
 
@@ -216,7 +223,10 @@ async fn a_parents_failure_applies_each_childs_policy() {
             after("cancels", &[("", "p")], pb::ParentFailure::Cancel),
             after("runs", &[("", "p")], pb::ParentFailure::RunAnyway),
             // A grandchild of the cancelled one: the cancel cascades to it as a failure.
-            pb::Agent { on_parent_failure: pb::ParentFailure::Cancel as i32, ..after("grand", &[("", "cancels")], pb::ParentFailure::Unspecified) },
+            pb::Agent {
+                on_parent_failure: pb::ParentFailure::Cancel as i32,
+                ..after("grand", &[("", "cancels")], pb::ParentFailure::Unspecified)
+            },
         ],
     )
     .await
@@ -325,7 +335,8 @@ async fn an_idempotency_key_answers_the_first_agent_within_its_window() {
     assert_eq!((item.name.as_str(), item.result.as_ref().unwrap().result.as_slice()), ("charge-a", &b"receipt-9"[..]));
 
     // A short window lapses: the key is free again (waited on the Redis clock, not a sleep).
-    let short = |name: &str| pb::Agent { idempotency_key: "once".into(), idempotency_window: dur(50), ..one_shot(name) };
+    let short =
+        |name: &str| pb::Agent { idempotency_key: "once".into(), idempotency_window: dur(50), ..one_shot(name) };
     register_call(&mut env, "pay", vec![short("s-1")]).await.unwrap();
     let started = env.redis.now_ms().await;
     while env.redis.now_ms().await < started + 60 {
@@ -341,7 +352,9 @@ async fn the_sweep_releases_what_a_dead_replica_left_in_the_outbox() {
     config.flows.sweep_interval_ms = 200;
     let mut env = Env::with_config(config).await;
     register(&mut env.client, "q", vec![one_shot("parent")]).await;
-    register_call(&mut env, "q", vec![after("child", &[("", "parent")], pb::ParentFailure::Unspecified)]).await.unwrap();
+    register_call(&mut env, "q", vec![after("child", &[("", "parent")], pb::ParentFailure::Unspecified)])
+        .await
+        .unwrap();
     let p = acquire_n(&mut env, "q", 1).await.pop().unwrap();
     // Completed by a store with no flows task (a replica that dies right after its script):
     // the outbox entry is written, nobody releases it at once.

@@ -218,6 +218,7 @@ const RPCS: &[(&str, &str)] = &[
     ("GetAgent", "read"),
     ("ListAgents", "read"),
     ("CancelRun", "produce"),
+    ("Await", "read"),
     ("Offer", "produce"),
     ("Claim", "work"),
     ("Return", "work"),
@@ -338,6 +339,10 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
         "CancelRun" => {
             agents.cancel_run(req(pb::CancelRunRequest { queue: q, name: "a1".into() }, auth)).await.map(drop)
         }
+        "Await" => agents
+            .r#await(req(pb::AwaitRequest { queue: q, name: "a1".into(), ..Default::default() }, auth))
+            .await
+            .map(drop),
         "Offer" => {
             let resource = pb::Resource { id: "r9".into(), attributes: Default::default() };
             claims

@@ -399,6 +399,7 @@ async fn direct_phase(lab: &Lab, queue: &str, k: usize, n: u32, measured: Durati
                             retry_after_ms: 0,
                             request_id: String::new(),
                             clipped: false,
+                            result: Vec::new(),
                         })
                         .collect();
                     if batch.is_empty() {

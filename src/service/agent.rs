@@ -632,7 +632,8 @@ impl AgentService for AgentServiceImpl {
             let parents = info.def.parents;
             let mut status = status_pb(info);
             let shard = self.store.shard_of(store::SourceKind::Queue, &req.queue, &req.name).into_owned();
-            let family = self.store.family(&shard, &[req.name.as_str()], FAMILY_LISTED).await?.pop().unwrap_or_default();
+            let family =
+                self.store.family(&shard, &[req.name.as_str()], FAMILY_LISTED).await?.pop().unwrap_or_default();
             if family.pending > 0 {
                 status.state = pb::AgentState::Blocked as i32;
             }
@@ -678,7 +679,8 @@ impl AgentService for AgentServiceImpl {
                 if state == store::AwaitState::Missing {
                     return Err(Error::NotFound(format!("agent {:?} in queue {:?}", req.name, req.queue)));
                 }
-                let not_done = pb::AwaitResponse { done: false, result: None, state: super::flows::await_state_pb(state) as i32 };
+                let not_done =
+                    pb::AwaitResponse { done: false, result: None, state: super::flows::await_state_pb(state) as i32 };
                 let Some(waiter) = &waiter else { return Ok(Response::new(not_done)) };
                 if left.is_zero() {
                     return Ok(Response::new(not_done));

@@ -301,8 +301,12 @@ impl Store {
         ];
         let reply = self.run_items(Path::WriteBack, "registerAgents", &keys, args, agents.len()).await?;
         let mut r = Reply::new("registerAgents", reply)?;
-        let mut out =
-            super::RegisterAnswer { created: r.next()?, updated: r.next()?, deduplicated: r.next()?, items: Vec::new() };
+        let mut out = super::RegisterAnswer {
+            created: r.next()?,
+            updated: r.next()?,
+            deduplicated: r.next()?,
+            items: Vec::new(),
+        };
         for def in agents {
             let code: i64 = r.next()?;
             let holder: String = r.next()?;

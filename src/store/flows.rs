@@ -294,7 +294,12 @@ impl Store {
         let mut handled = 0;
         loop {
             let reply = self
-                .run(Path::WriteBack, "pageOutbox", &[&k.outbox, &k.outboxres, &k.children], Args::new().arg(&before).arg(PAGE))
+                .run(
+                    Path::WriteBack,
+                    "pageOutbox",
+                    &[&k.outbox, &k.outboxres, &k.children],
+                    Args::new().arg(&before).arg(PAGE),
+                )
                 .await?;
             let page: Vec<Vec<u8>> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
             let mut page = page.into_iter();
@@ -314,7 +319,9 @@ impl Store {
             for (child_queue, positions) in by_queue {
                 let items: Vec<(String, String, Vec<u8>)> = positions
                     .iter()
-                    .map(|&i| (split_ref(&children[i]).map_or("", |(_, c)| c).to_string(), from.clone(), record.clone()))
+                    .map(|&i| {
+                        (split_ref(&children[i]).map_or("", |(_, c)| c).to_string(), from.clone(), record.clone())
+                    })
                     .collect();
                 let answers = self.release_children(child_queue, &items).await?;
                 for (i, d) in positions.into_iter().zip(answers) {
@@ -335,7 +342,12 @@ impl Store {
 
     /// An agent's kept finish, or where it is; with `wait_ms` > 0 it is marked awaited for that
     /// long, so its finish is announced.
-    pub async fn await_read(&self, queue: &str, name: &str, wait_ms: u64) -> Result<(Option<FinishRecord>, AwaitState)> {
+    pub async fn await_read(
+        &self,
+        queue: &str,
+        name: &str,
+        wait_ms: u64,
+    ) -> Result<(Option<FinishRecord>, AwaitState)> {
         let k = self.keys.queue(queue);
         let keys = [&*k.defs, &k.results, &k.awaited, &k.waiting, &k.working, &k.dlq, &k.pending, &k.resultsat];
         let reply = self.run(Path::Dispatch, "awaitAgent", &keys, Args::new().arg(name).arg(wait_ms)).await?;

@@ -23,6 +23,127 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ParentFailure says what a parent's failure does to a child waiting for it.
+type ParentFailure int32
+
+const (
+	// PARENT_FAILURE_UNSPECIFIED: the child's on_parent_failure (WAIT when that is unspecified).
+	ParentFailure_PARENT_FAILURE_UNSPECIFIED ParentFailure = 0
+	// PARENT_FAILURE_WAIT: the child stays blocked: a retried parent that then succeeds (a
+	// dead letter retried, or a parent registered again under its name) releases it.
+	ParentFailure_PARENT_FAILURE_WAIT ParentFailure = 1
+	// PARENT_FAILURE_CANCEL: the child is removed without running and finishes as
+	// FINISH_CANCELLED, which is a failure for its own children in turn.
+	ParentFailure_PARENT_FAILURE_CANCEL ParentFailure = 2
+	// PARENT_FAILURE_RUN_ANYWAY: the parent counts as finished; the child runs when its other
+	// parents have finished too, and sees the failure in Lease.parents.
+	ParentFailure_PARENT_FAILURE_RUN_ANYWAY ParentFailure = 3
+)
+
+// Enum value maps for ParentFailure.
+var (
+	ParentFailure_name = map[int32]string{
+		0: "PARENT_FAILURE_UNSPECIFIED",
+		1: "PARENT_FAILURE_WAIT",
+		2: "PARENT_FAILURE_CANCEL",
+		3: "PARENT_FAILURE_RUN_ANYWAY",
+	}
+	ParentFailure_value = map[string]int32{
+		"PARENT_FAILURE_UNSPECIFIED": 0,
+		"PARENT_FAILURE_WAIT":        1,
+		"PARENT_FAILURE_CANCEL":      2,
+		"PARENT_FAILURE_RUN_ANYWAY":  3,
+	}
+)
+
+func (x ParentFailure) Enum() *ParentFailure {
+	p := new(ParentFailure)
+	*p = x
+	return p
+}
+
+func (x ParentFailure) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ParentFailure) Descriptor() protoreflect.EnumDescriptor {
+	return file_baton_v1_agent_proto_enumTypes[0].Descriptor()
+}
+
+func (ParentFailure) Type() protoreflect.EnumType {
+	return &file_baton_v1_agent_proto_enumTypes[0]
+}
+
+func (x ParentFailure) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ParentFailure.Descriptor instead.
+func (ParentFailure) EnumDescriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{0}
+}
+
+// Finish is how an agent's work ended, as Await and a child's lease report it.
+type Finish int32
+
+const (
+	// FINISH_UNSPECIFIED is never returned.
+	Finish_FINISH_UNSPECIFIED Finish = 0
+	// FINISH_SUCCEEDED: a run completed with OUTCOME_SUCCESS.
+	Finish_FINISH_SUCCEEDED Finish = 1
+	// FINISH_DEAD_LETTERED: max_attempts consecutive failures (outcome is the last one's).
+	Finish_FINISH_DEAD_LETTERED Finish = 2
+	// FINISH_CANCELLED: removed without running by a parent's failure (PARENT_FAILURE_CANCEL).
+	Finish_FINISH_CANCELLED Finish = 3
+	// FINISH_UNREGISTERED: Unregister removed it before it finished.
+	Finish_FINISH_UNREGISTERED Finish = 4
+)
+
+// Enum value maps for Finish.
+var (
+	Finish_name = map[int32]string{
+		0: "FINISH_UNSPECIFIED",
+		1: "FINISH_SUCCEEDED",
+		2: "FINISH_DEAD_LETTERED",
+		3: "FINISH_CANCELLED",
+		4: "FINISH_UNREGISTERED",
+	}
+	Finish_value = map[string]int32{
+		"FINISH_UNSPECIFIED":   0,
+		"FINISH_SUCCEEDED":     1,
+		"FINISH_DEAD_LETTERED": 2,
+		"FINISH_CANCELLED":     3,
+		"FINISH_UNREGISTERED":  4,
+	}
+)
+
+func (x Finish) Enum() *Finish {
+	p := new(Finish)
+	*p = x
+	return p
+}
+
+func (x Finish) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Finish) Descriptor() protoreflect.EnumDescriptor {
+	return file_baton_v1_agent_proto_enumTypes[1].Descriptor()
+}
+
+func (Finish) Type() protoreflect.EnumType {
+	return &file_baton_v1_agent_proto_enumTypes[1]
+}
+
+func (x Finish) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Finish.Descriptor instead.
+func (Finish) EnumDescriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{1}
+}
+
 // CatchUp is a cron agent's policy for fires missed while nothing ran.
 type CatchUp int32
 
@@ -61,11 +182,11 @@ func (x CatchUp) String() string {
 }
 
 func (CatchUp) Descriptor() protoreflect.EnumDescriptor {
-	return file_baton_v1_agent_proto_enumTypes[0].Descriptor()
+	return file_baton_v1_agent_proto_enumTypes[2].Descriptor()
 }
 
 func (CatchUp) Type() protoreflect.EnumType {
-	return &file_baton_v1_agent_proto_enumTypes[0]
+	return &file_baton_v1_agent_proto_enumTypes[2]
 }
 
 func (x CatchUp) Number() protoreflect.EnumNumber {
@@ -74,7 +195,7 @@ func (x CatchUp) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use CatchUp.Descriptor instead.
 func (CatchUp) EnumDescriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{0}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{2}
 }
 
 // Outcome classifies how a run ended; it drives the next run time.
@@ -147,11 +268,11 @@ func (x Outcome) String() string {
 }
 
 func (Outcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_baton_v1_agent_proto_enumTypes[1].Descriptor()
+	return file_baton_v1_agent_proto_enumTypes[3].Descriptor()
 }
 
 func (Outcome) Type() protoreflect.EnumType {
-	return &file_baton_v1_agent_proto_enumTypes[1]
+	return &file_baton_v1_agent_proto_enumTypes[3]
 }
 
 func (x Outcome) Number() protoreflect.EnumNumber {
@@ -160,7 +281,7 @@ func (x Outcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Outcome.Descriptor instead.
 func (Outcome) EnumDescriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{1}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{3}
 }
 
 // AgentState is where an agent is.
@@ -175,6 +296,8 @@ const (
 	AgentState_AGENT_STATE_WORKING AgentState = 2
 	// AGENT_STATE_DEAD_LETTERED: parked after max_attempts failures.
 	AgentState_AGENT_STATE_DEAD_LETTERED AgentState = 3
+	// AGENT_STATE_BLOCKED: waiting for parents (Agent.after) to finish.
+	AgentState_AGENT_STATE_BLOCKED AgentState = 4
 )
 
 // Enum value maps for AgentState.
@@ -184,12 +307,14 @@ var (
 		1: "AGENT_STATE_WAITING",
 		2: "AGENT_STATE_WORKING",
 		3: "AGENT_STATE_DEAD_LETTERED",
+		4: "AGENT_STATE_BLOCKED",
 	}
 	AgentState_value = map[string]int32{
 		"AGENT_STATE_UNSPECIFIED":   0,
 		"AGENT_STATE_WAITING":       1,
 		"AGENT_STATE_WORKING":       2,
 		"AGENT_STATE_DEAD_LETTERED": 3,
+		"AGENT_STATE_BLOCKED":       4,
 	}
 )
 
@@ -204,11 +329,11 @@ func (x AgentState) String() string {
 }
 
 func (AgentState) Descriptor() protoreflect.EnumDescriptor {
-	return file_baton_v1_agent_proto_enumTypes[2].Descriptor()
+	return file_baton_v1_agent_proto_enumTypes[4].Descriptor()
 }
 
 func (AgentState) Type() protoreflect.EnumType {
-	return &file_baton_v1_agent_proto_enumTypes[2]
+	return &file_baton_v1_agent_proto_enumTypes[4]
 }
 
 func (x AgentState) Number() protoreflect.EnumNumber {
@@ -217,7 +342,7 @@ func (x AgentState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AgentState.Descriptor instead.
 func (AgentState) EnumDescriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{2}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{4}
 }
 
 // Agent is the definition of a work item.
@@ -276,9 +401,30 @@ type Agent struct {
 	// span when tracing is on, else the call's `traceparent` metadata); a Register without either
 	// keeps none. Worker helpers make a one-shot agent's run a child of it, and link a recurring
 	// agent's runs to it.
-	Traceparent   string `protobuf:"bytes,13,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Traceparent string `protobuf:"bytes,13,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	// after names the agents this one runs after (its parents), in any queue. A new agent with
+	// parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+	// (a one-shot parent's success, or a recurring parent's next success after this agent was
+	// registered); then it is due at once. What a parent's failure does (dead-lettered,
+	// unregistered, cancelled) is its reference's on_failure, else this agent's
+	// on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+	// agent is registered, and may be agents of the same Register call; a cycle among them is
+	// INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+	// its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+	After []*AgentRef `protobuf:"bytes,14,rep,name=after,proto3" json:"after,omitempty"`
+	// on_parent_failure is the policy for every parent whose reference leaves on_failure
+	// unspecified; unspecified here is PARENT_FAILURE_WAIT.
+	OnParentFailure ParentFailure `protobuf:"varint,15,opt,name=on_parent_failure,json=onParentFailure,proto3,enum=baton.v1.ParentFailure" json:"on_parent_failure,omitempty"`
+	// idempotency_key deduplicates one-shot agents: registering an agent with a key that another
+	// agent of the queue took within its idempotency_window creates nothing and answers that
+	// agent (RegisteredAgent.deduplicated, with its result once it finished) — also after it
+	// finished and was removed. [A-Za-z0-9._:-]{1,256}; one-shot agents only.
+	IdempotencyKey string `protobuf:"bytes,16,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	// idempotency_window is how long the key holds from the first registration; absent: the
+	// server's dedup.default_window_ms. At most dedup.max_window_ms.
+	IdempotencyWindow *durationpb.Duration `protobuf:"bytes,17,opt,name=idempotency_window,json=idempotencyWindow,proto3" json:"idempotency_window,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Agent) Reset() {
@@ -402,6 +548,208 @@ func (x *Agent) GetTraceparent() string {
 	return ""
 }
 
+func (x *Agent) GetAfter() []*AgentRef {
+	if x != nil {
+		return x.After
+	}
+	return nil
+}
+
+func (x *Agent) GetOnParentFailure() ParentFailure {
+	if x != nil {
+		return x.OnParentFailure
+	}
+	return ParentFailure_PARENT_FAILURE_UNSPECIFIED
+}
+
+func (x *Agent) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *Agent) GetIdempotencyWindow() *durationpb.Duration {
+	if x != nil {
+		return x.IdempotencyWindow
+	}
+	return nil
+}
+
+// AgentRef names an agent of any queue, as a parent in Agent.after.
+type AgentRef struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// queue of the agent; empty: the queue of the agent that names it.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// name of the agent.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// on_failure overrides the child's on_parent_failure for this parent.
+	OnFailure     ParentFailure `protobuf:"varint,3,opt,name=on_failure,json=onFailure,proto3,enum=baton.v1.ParentFailure" json:"on_failure,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentRef) Reset() {
+	*x = AgentRef{}
+	mi := &file_baton_v1_agent_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentRef) ProtoMessage() {}
+
+func (x *AgentRef) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentRef.ProtoReflect.Descriptor instead.
+func (*AgentRef) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *AgentRef) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *AgentRef) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AgentRef) GetOnFailure() ParentFailure {
+	if x != nil {
+		return x.OnFailure
+	}
+	return ParentFailure_PARENT_FAILURE_UNSPECIFIED
+}
+
+// AgentResult is how one agent finished.
+type AgentResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// queue of the agent.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// name of the agent.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// finish says how it ended.
+	Finish Finish `protobuf:"varint,3,opt,name=finish,proto3,enum=baton.v1.Finish" json:"finish,omitempty"`
+	// outcome of the run that finished it (OUTCOME_SUCCESS, or the last failure's outcome);
+	// unspecified when no run finished it (cancelled, unregistered).
+	Outcome Outcome `protobuf:"varint,4,opt,name=outcome,proto3,enum=baton.v1.Outcome" json:"outcome,omitempty"`
+	// result the worker sent with that Complete; empty when none.
+	Result []byte `protobuf:"bytes,5,opt,name=result,proto3" json:"result,omitempty"`
+	// token of the lease of that run; 0 when no run finished it.
+	Token uint64 `protobuf:"varint,6,opt,name=token,proto3" json:"token,omitempty"`
+	// finished_at is when it finished (Redis clock).
+	FinishedAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	// message of the failure that dead-lettered it; empty otherwise.
+	Message       string `protobuf:"bytes,8,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AgentResult) Reset() {
+	*x = AgentResult{}
+	mi := &file_baton_v1_agent_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AgentResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AgentResult) ProtoMessage() {}
+
+func (x *AgentResult) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AgentResult.ProtoReflect.Descriptor instead.
+func (*AgentResult) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *AgentResult) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *AgentResult) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AgentResult) GetFinish() Finish {
+	if x != nil {
+		return x.Finish
+	}
+	return Finish_FINISH_UNSPECIFIED
+}
+
+func (x *AgentResult) GetOutcome() Outcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return Outcome_OUTCOME_UNSPECIFIED
+}
+
+func (x *AgentResult) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *AgentResult) GetToken() uint64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+func (x *AgentResult) GetFinishedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.FinishedAt
+	}
+	return nil
+}
+
+func (x *AgentResult) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 // RegisterRequest upserts agents into one queue.
 type RegisterRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -424,7 +772,7 @@ type RegisterRequest struct {
 
 func (x *RegisterRequest) Reset() {
 	*x = RegisterRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[1]
+	mi := &file_baton_v1_agent_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -436,7 +784,7 @@ func (x *RegisterRequest) String() string {
 func (*RegisterRequest) ProtoMessage() {}
 
 func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[1]
+	mi := &file_baton_v1_agent_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -449,7 +797,7 @@ func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterRequest.ProtoReflect.Descriptor instead.
 func (*RegisterRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{1}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *RegisterRequest) GetQueue() string {
@@ -486,14 +834,18 @@ type RegisterResponse struct {
 	// created counts agents that did not exist before.
 	Created uint32 `protobuf:"varint,1,opt,name=created,proto3" json:"created,omitempty"`
 	// updated counts agents whose definition was replaced.
-	Updated       uint32 `protobuf:"varint,2,opt,name=updated,proto3" json:"updated,omitempty"`
+	Updated uint32 `protobuf:"varint,2,opt,name=updated,proto3" json:"updated,omitempty"`
+	// deduplicated counts agents not created because their idempotency_key was taken.
+	Deduplicated uint32 `protobuf:"varint,3,opt,name=deduplicated,proto3" json:"deduplicated,omitempty"`
+	// agents answers each registered agent, in request order.
+	Agents        []*RegisteredAgent `protobuf:"bytes,4,rep,name=agents,proto3" json:"agents,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RegisterResponse) Reset() {
 	*x = RegisterResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[2]
+	mi := &file_baton_v1_agent_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -505,7 +857,7 @@ func (x *RegisterResponse) String() string {
 func (*RegisterResponse) ProtoMessage() {}
 
 func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[2]
+	mi := &file_baton_v1_agent_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -518,7 +870,7 @@ func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterResponse.ProtoReflect.Descriptor instead.
 func (*RegisterResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{2}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RegisterResponse) GetCreated() uint32 {
@@ -535,6 +887,94 @@ func (x *RegisterResponse) GetUpdated() uint32 {
 	return 0
 }
 
+func (x *RegisterResponse) GetDeduplicated() uint32 {
+	if x != nil {
+		return x.Deduplicated
+	}
+	return 0
+}
+
+func (x *RegisterResponse) GetAgents() []*RegisteredAgent {
+	if x != nil {
+		return x.Agents
+	}
+	return nil
+}
+
+// RegisteredAgent is what Register did with one agent.
+type RegisteredAgent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name of the agent as registered; when deduplicated, the name of the agent that holds the
+	// idempotency key (which may differ from the name asked for).
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// created is true when the agent did not exist before.
+	Created bool `protobuf:"varint,2,opt,name=created,proto3" json:"created,omitempty"`
+	// deduplicated is true when nothing was created: the idempotency key is held by `name`.
+	Deduplicated bool `protobuf:"varint,3,opt,name=deduplicated,proto3" json:"deduplicated,omitempty"`
+	// result of the agent holding the key, when it has finished and the finish is still kept.
+	Result        *AgentResult `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegisteredAgent) Reset() {
+	*x = RegisteredAgent{}
+	mi := &file_baton_v1_agent_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegisteredAgent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegisteredAgent) ProtoMessage() {}
+
+func (x *RegisteredAgent) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegisteredAgent.ProtoReflect.Descriptor instead.
+func (*RegisteredAgent) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *RegisteredAgent) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RegisteredAgent) GetCreated() bool {
+	if x != nil {
+		return x.Created
+	}
+	return false
+}
+
+func (x *RegisteredAgent) GetDeduplicated() bool {
+	if x != nil {
+		return x.Deduplicated
+	}
+	return false
+}
+
+func (x *RegisteredAgent) GetResult() *AgentResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
 // UnregisterRequest removes agents from one queue.
 type UnregisterRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -548,7 +988,7 @@ type UnregisterRequest struct {
 
 func (x *UnregisterRequest) Reset() {
 	*x = UnregisterRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[3]
+	mi := &file_baton_v1_agent_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -560,7 +1000,7 @@ func (x *UnregisterRequest) String() string {
 func (*UnregisterRequest) ProtoMessage() {}
 
 func (x *UnregisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[3]
+	mi := &file_baton_v1_agent_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -573,7 +1013,7 @@ func (x *UnregisterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnregisterRequest.ProtoReflect.Descriptor instead.
 func (*UnregisterRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{3}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *UnregisterRequest) GetQueue() string {
@@ -601,7 +1041,7 @@ type UnregisterResponse struct {
 
 func (x *UnregisterResponse) Reset() {
 	*x = UnregisterResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[4]
+	mi := &file_baton_v1_agent_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -613,7 +1053,7 @@ func (x *UnregisterResponse) String() string {
 func (*UnregisterResponse) ProtoMessage() {}
 
 func (x *UnregisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[4]
+	mi := &file_baton_v1_agent_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -626,7 +1066,7 @@ func (x *UnregisterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnregisterResponse.ProtoReflect.Descriptor instead.
 func (*UnregisterResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *UnregisterResponse) GetRemoved() uint32 {
@@ -655,7 +1095,7 @@ type AcquireRequest struct {
 
 func (x *AcquireRequest) Reset() {
 	*x = AcquireRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[5]
+	mi := &file_baton_v1_agent_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -667,7 +1107,7 @@ func (x *AcquireRequest) String() string {
 func (*AcquireRequest) ProtoMessage() {}
 
 func (x *AcquireRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[5]
+	mi := &file_baton_v1_agent_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -680,7 +1120,7 @@ func (x *AcquireRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquireRequest.ProtoReflect.Descriptor instead.
 func (*AcquireRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *AcquireRequest) GetQueue() string {
@@ -728,14 +1168,17 @@ type Lease struct {
 	// (1 on a healthy agent).
 	Attempt uint32 `protobuf:"varint,5,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	// agent is the definition at acquire time.
-	Agent         *Agent `protobuf:"bytes,6,opt,name=agent,proto3" json:"agent,omitempty"`
+	Agent *Agent `protobuf:"bytes,6,opt,name=agent,proto3" json:"agent,omitempty"`
+	// parents are the results of the agents this one ran after (Agent.after), in name order of
+	// queue and name: each parent's finish at the time it released this agent.
+	Parents       []*AgentResult `protobuf:"bytes,7,rep,name=parents,proto3" json:"parents,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Lease) Reset() {
 	*x = Lease{}
-	mi := &file_baton_v1_agent_proto_msgTypes[6]
+	mi := &file_baton_v1_agent_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -747,7 +1190,7 @@ func (x *Lease) String() string {
 func (*Lease) ProtoMessage() {}
 
 func (x *Lease) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[6]
+	mi := &file_baton_v1_agent_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -760,7 +1203,7 @@ func (x *Lease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lease.ProtoReflect.Descriptor instead.
 func (*Lease) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Lease) GetQueue() string {
@@ -805,6 +1248,13 @@ func (x *Lease) GetAgent() *Agent {
 	return nil
 }
 
+func (x *Lease) GetParents() []*AgentResult {
+	if x != nil {
+		return x.Parents
+	}
+	return nil
+}
+
 // AcquireResponse lists the leases granted; empty when nothing was due.
 type AcquireResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -816,7 +1266,7 @@ type AcquireResponse struct {
 
 func (x *AcquireResponse) Reset() {
 	*x = AcquireResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[7]
+	mi := &file_baton_v1_agent_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -828,7 +1278,7 @@ func (x *AcquireResponse) String() string {
 func (*AcquireResponse) ProtoMessage() {}
 
 func (x *AcquireResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[7]
+	mi := &file_baton_v1_agent_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -841,7 +1291,7 @@ func (x *AcquireResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquireResponse.ProtoReflect.Descriptor instead.
 func (*AcquireResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AcquireResponse) GetLeases() []*Lease {
@@ -869,7 +1319,7 @@ type LeaseRef struct {
 
 func (x *LeaseRef) Reset() {
 	*x = LeaseRef{}
-	mi := &file_baton_v1_agent_proto_msgTypes[8]
+	mi := &file_baton_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -881,7 +1331,7 @@ func (x *LeaseRef) String() string {
 func (*LeaseRef) ProtoMessage() {}
 
 func (x *LeaseRef) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[8]
+	mi := &file_baton_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -894,7 +1344,7 @@ func (x *LeaseRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaseRef.ProtoReflect.Descriptor instead.
 func (*LeaseRef) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *LeaseRef) GetQueue() string {
@@ -938,7 +1388,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[9]
+	mi := &file_baton_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -950,7 +1400,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[9]
+	mi := &file_baton_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -963,7 +1413,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *HeartbeatRequest) GetWorkerId() string {
@@ -997,7 +1447,7 @@ type ExtendedLease struct {
 
 func (x *ExtendedLease) Reset() {
 	*x = ExtendedLease{}
-	mi := &file_baton_v1_agent_proto_msgTypes[10]
+	mi := &file_baton_v1_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1009,7 +1459,7 @@ func (x *ExtendedLease) String() string {
 func (*ExtendedLease) ProtoMessage() {}
 
 func (x *ExtendedLease) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[10]
+	mi := &file_baton_v1_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1022,7 +1472,7 @@ func (x *ExtendedLease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExtendedLease.ProtoReflect.Descriptor instead.
 func (*ExtendedLease) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ExtendedLease) GetQueue() string {
@@ -1069,7 +1519,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[11]
+	mi := &file_baton_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1081,7 +1531,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[11]
+	mi := &file_baton_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1094,7 +1544,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *HeartbeatResponse) GetExtended() []*ExtendedLease {
@@ -1150,14 +1600,18 @@ type CompleteRequest struct {
 	// 256 bytes.
 	ErrorClass string `protobuf:"bytes,8,opt,name=error_class,json=errorClass,proto3" json:"error_class,omitempty"`
 	// http_status the handler's error carried (100-599); 0: none. See error_class.
-	HttpStatus    uint32 `protobuf:"varint,9,opt,name=http_status,json=httpStatus,proto3" json:"http_status,omitempty"`
+	HttpStatus uint32 `protobuf:"varint,9,opt,name=http_status,json=httpStatus,proto3" json:"http_status,omitempty"`
+	// result of the run, kept with the agent's finish (a success, or a failure that
+	// dead-lettered it) for Await, its children's leases and deduplicated registrations. At most
+	// the server's limits.max_result_bytes; larger is INVALID_ARGUMENT naming result.
+	Result        []byte `protobuf:"bytes,10,opt,name=result,proto3" json:"result,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[12]
+	mi := &file_baton_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1169,7 +1623,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[12]
+	mi := &file_baton_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1182,7 +1636,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CompleteRequest) GetQueue() string {
@@ -1248,6 +1702,13 @@ func (x *CompleteRequest) GetHttpStatus() uint32 {
 	return 0
 }
 
+func (x *CompleteRequest) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
 // CompleteResponse says what happens to the agent next.
 type CompleteResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1274,7 +1735,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[13]
+	mi := &file_baton_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1286,7 +1747,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[13]
+	mi := &file_baton_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1299,7 +1760,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CompleteResponse) GetNextRunAt() *timestamppb.Timestamp {
@@ -1355,7 +1816,7 @@ type CompleteBatchRequest struct {
 
 func (x *CompleteBatchRequest) Reset() {
 	*x = CompleteBatchRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[14]
+	mi := &file_baton_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1367,7 +1828,7 @@ func (x *CompleteBatchRequest) String() string {
 func (*CompleteBatchRequest) ProtoMessage() {}
 
 func (x *CompleteBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[14]
+	mi := &file_baton_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1380,7 +1841,7 @@ func (x *CompleteBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteBatchRequest.ProtoReflect.Descriptor instead.
 func (*CompleteBatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CompleteBatchRequest) GetCompletions() []*CompleteRequest {
@@ -1410,7 +1871,7 @@ type CompleteResult struct {
 
 func (x *CompleteResult) Reset() {
 	*x = CompleteResult{}
-	mi := &file_baton_v1_agent_proto_msgTypes[15]
+	mi := &file_baton_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1422,7 +1883,7 @@ func (x *CompleteResult) String() string {
 func (*CompleteResult) ProtoMessage() {}
 
 func (x *CompleteResult) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[15]
+	mi := &file_baton_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1435,7 +1896,7 @@ func (x *CompleteResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResult.ProtoReflect.Descriptor instead.
 func (*CompleteResult) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CompleteResult) GetQueue() string {
@@ -1484,7 +1945,7 @@ type CompleteBatchResponse struct {
 
 func (x *CompleteBatchResponse) Reset() {
 	*x = CompleteBatchResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[16]
+	mi := &file_baton_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1496,7 +1957,7 @@ func (x *CompleteBatchResponse) String() string {
 func (*CompleteBatchResponse) ProtoMessage() {}
 
 func (x *CompleteBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[16]
+	mi := &file_baton_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1509,7 +1970,7 @@ func (x *CompleteBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteBatchResponse.ProtoReflect.Descriptor instead.
 func (*CompleteBatchResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CompleteBatchResponse) GetResults() []*CompleteResult {
@@ -1533,7 +1994,7 @@ type SessionOpen struct {
 
 func (x *SessionOpen) Reset() {
 	*x = SessionOpen{}
-	mi := &file_baton_v1_agent_proto_msgTypes[17]
+	mi := &file_baton_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1545,7 +2006,7 @@ func (x *SessionOpen) String() string {
 func (*SessionOpen) ProtoMessage() {}
 
 func (x *SessionOpen) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[17]
+	mi := &file_baton_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1558,7 +2019,7 @@ func (x *SessionOpen) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionOpen.ProtoReflect.Descriptor instead.
 func (*SessionOpen) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SessionOpen) GetQueue() string {
@@ -1590,7 +2051,7 @@ type SessionLease struct {
 
 func (x *SessionLease) Reset() {
 	*x = SessionLease{}
-	mi := &file_baton_v1_agent_proto_msgTypes[18]
+	mi := &file_baton_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1602,7 +2063,7 @@ func (x *SessionLease) String() string {
 func (*SessionLease) ProtoMessage() {}
 
 func (x *SessionLease) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[18]
+	mi := &file_baton_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1615,7 +2076,7 @@ func (x *SessionLease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionLease.ProtoReflect.Descriptor instead.
 func (*SessionLease) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SessionLease) GetName() string {
@@ -1656,14 +2117,16 @@ type SessionCompletion struct {
 	// outcome is unspecified).
 	ErrorClass string `protobuf:"bytes,6,opt,name=error_class,json=errorClass,proto3" json:"error_class,omitempty"`
 	// http_status: as CompleteRequest.http_status.
-	HttpStatus    uint32 `protobuf:"varint,7,opt,name=http_status,json=httpStatus,proto3" json:"http_status,omitempty"`
+	HttpStatus uint32 `protobuf:"varint,7,opt,name=http_status,json=httpStatus,proto3" json:"http_status,omitempty"`
+	// result: as CompleteRequest.result.
+	Result        []byte `protobuf:"bytes,8,opt,name=result,proto3" json:"result,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SessionCompletion) Reset() {
 	*x = SessionCompletion{}
-	mi := &file_baton_v1_agent_proto_msgTypes[19]
+	mi := &file_baton_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1675,7 +2138,7 @@ func (x *SessionCompletion) String() string {
 func (*SessionCompletion) ProtoMessage() {}
 
 func (x *SessionCompletion) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[19]
+	mi := &file_baton_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1688,7 +2151,7 @@ func (x *SessionCompletion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionCompletion.ProtoReflect.Descriptor instead.
 func (*SessionCompletion) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SessionCompletion) GetName() string {
@@ -1740,6 +2203,13 @@ func (x *SessionCompletion) GetHttpStatus() uint32 {
 	return 0
 }
 
+func (x *SessionCompletion) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
 // SessionRelease hands a lease of the session's queue back, as Release does.
 type SessionRelease struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1755,7 +2225,7 @@ type SessionRelease struct {
 
 func (x *SessionRelease) Reset() {
 	*x = SessionRelease{}
-	mi := &file_baton_v1_agent_proto_msgTypes[20]
+	mi := &file_baton_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1767,7 +2237,7 @@ func (x *SessionRelease) String() string {
 func (*SessionRelease) ProtoMessage() {}
 
 func (x *SessionRelease) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[20]
+	mi := &file_baton_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1780,7 +2250,7 @@ func (x *SessionRelease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionRelease.ProtoReflect.Descriptor instead.
 func (*SessionRelease) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SessionRelease) GetName() string {
@@ -1825,7 +2295,7 @@ type SessionRequest struct {
 
 func (x *SessionRequest) Reset() {
 	*x = SessionRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[21]
+	mi := &file_baton_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1837,7 +2307,7 @@ func (x *SessionRequest) String() string {
 func (*SessionRequest) ProtoMessage() {}
 
 func (x *SessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[21]
+	mi := &file_baton_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1850,7 +2320,7 @@ func (x *SessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionRequest.ProtoReflect.Descriptor instead.
 func (*SessionRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SessionRequest) GetOpen() *SessionOpen {
@@ -1912,7 +2382,7 @@ type SessionResponse struct {
 
 func (x *SessionResponse) Reset() {
 	*x = SessionResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[22]
+	mi := &file_baton_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1924,7 +2394,7 @@ func (x *SessionResponse) String() string {
 func (*SessionResponse) ProtoMessage() {}
 
 func (x *SessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[22]
+	mi := &file_baton_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1937,7 +2407,7 @@ func (x *SessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionResponse.ProtoReflect.Descriptor instead.
 func (*SessionResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SessionResponse) GetLeases() []*Lease {
@@ -1999,7 +2469,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[23]
+	mi := &file_baton_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2011,7 +2481,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[23]
+	mi := &file_baton_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2024,7 +2494,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ReleaseRequest) GetQueue() string {
@@ -2067,7 +2537,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[24]
+	mi := &file_baton_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2079,7 +2549,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[24]
+	mi := &file_baton_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2092,7 +2562,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ReleaseResponse) GetNextRunAt() *timestamppb.Timestamp {
@@ -2115,7 +2585,7 @@ type GetAgentRequest struct {
 
 func (x *GetAgentRequest) Reset() {
 	*x = GetAgentRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[25]
+	mi := &file_baton_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2127,7 +2597,7 @@ func (x *GetAgentRequest) String() string {
 func (*GetAgentRequest) ProtoMessage() {}
 
 func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[25]
+	mi := &file_baton_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2140,7 +2610,7 @@ func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentRequest.ProtoReflect.Descriptor instead.
 func (*GetAgentRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetAgentRequest) GetQueue() string {
@@ -2168,7 +2638,7 @@ type GetAgentResponse struct {
 
 func (x *GetAgentResponse) Reset() {
 	*x = GetAgentResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[26]
+	mi := &file_baton_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2180,7 +2650,7 @@ func (x *GetAgentResponse) String() string {
 func (*GetAgentResponse) ProtoMessage() {}
 
 func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[26]
+	mi := &file_baton_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2193,7 +2663,7 @@ func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentResponse.ProtoReflect.Descriptor instead.
 func (*GetAgentResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetAgentResponse) GetAgent() *AgentStatus {
@@ -2231,13 +2701,23 @@ type AgentStatus struct {
 	LastErrorClass string `protobuf:"bytes,10,opt,name=last_error_class,json=lastErrorClass,proto3" json:"last_error_class,omitempty"`
 	// last_error_message of a dead-lettered agent: that failure's message. Empty otherwise.
 	LastErrorMessage string `protobuf:"bytes,11,opt,name=last_error_message,json=lastErrorMessage,proto3" json:"last_error_message,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+	// (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+	Parents []*ParentStatus `protobuf:"bytes,12,rep,name=parents,proto3" json:"parents,omitempty"`
+	// parents_total counts the agent's parents.
+	ParentsTotal uint32 `protobuf:"varint,13,opt,name=parents_total,json=parentsTotal,proto3" json:"parents_total,omitempty"`
+	// parents_pending counts the parents it still waits for.
+	ParentsPending uint32 `protobuf:"varint,14,opt,name=parents_pending,json=parentsPending,proto3" json:"parents_pending,omitempty"`
+	// children of the agent: agents attached to it that its next finish releases; GetAgent
+	// only, at most 1,000.
+	Children      []*AgentRef `protobuf:"bytes,15,rep,name=children,proto3" json:"children,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentStatus) Reset() {
 	*x = AgentStatus{}
-	mi := &file_baton_v1_agent_proto_msgTypes[27]
+	mi := &file_baton_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2249,7 +2729,7 @@ func (x *AgentStatus) String() string {
 func (*AgentStatus) ProtoMessage() {}
 
 func (x *AgentStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[27]
+	mi := &file_baton_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2262,7 +2742,7 @@ func (x *AgentStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentStatus.ProtoReflect.Descriptor instead.
 func (*AgentStatus) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AgentStatus) GetAgent() *Agent {
@@ -2342,6 +2822,89 @@ func (x *AgentStatus) GetLastErrorMessage() string {
 	return ""
 }
 
+func (x *AgentStatus) GetParents() []*ParentStatus {
+	if x != nil {
+		return x.Parents
+	}
+	return nil
+}
+
+func (x *AgentStatus) GetParentsTotal() uint32 {
+	if x != nil {
+		return x.ParentsTotal
+	}
+	return 0
+}
+
+func (x *AgentStatus) GetParentsPending() uint32 {
+	if x != nil {
+		return x.ParentsPending
+	}
+	return 0
+}
+
+func (x *AgentStatus) GetChildren() []*AgentRef {
+	if x != nil {
+		return x.Children
+	}
+	return nil
+}
+
+// ParentStatus is one parent of an agent.
+type ParentStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// parent names it, with the failure policy that applies to it.
+	Parent *AgentRef `protobuf:"bytes,1,opt,name=parent,proto3" json:"parent,omitempty"`
+	// result is its finish, once it released this agent; absent while pending.
+	Result        *AgentResult `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ParentStatus) Reset() {
+	*x = ParentStatus{}
+	mi := &file_baton_v1_agent_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ParentStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ParentStatus) ProtoMessage() {}
+
+func (x *ParentStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ParentStatus.ProtoReflect.Descriptor instead.
+func (*ParentStatus) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ParentStatus) GetParent() *AgentRef {
+	if x != nil {
+		return x.Parent
+	}
+	return nil
+}
+
+func (x *ParentStatus) GetResult() *AgentResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
 // ListAgentsRequest pages through a queue's agents.
 type ListAgentsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2363,7 +2926,7 @@ type ListAgentsRequest struct {
 
 func (x *ListAgentsRequest) Reset() {
 	*x = ListAgentsRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[28]
+	mi := &file_baton_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2375,7 +2938,7 @@ func (x *ListAgentsRequest) String() string {
 func (*ListAgentsRequest) ProtoMessage() {}
 
 func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[28]
+	mi := &file_baton_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2388,7 +2951,7 @@ func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentsRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListAgentsRequest) GetQueue() string {
@@ -2432,7 +2995,7 @@ type ListAgentsResponse struct {
 
 func (x *ListAgentsResponse) Reset() {
 	*x = ListAgentsResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[29]
+	mi := &file_baton_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2444,7 +3007,7 @@ func (x *ListAgentsResponse) String() string {
 func (*ListAgentsResponse) ProtoMessage() {}
 
 func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[29]
+	mi := &file_baton_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2457,7 +3020,7 @@ func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentsResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListAgentsResponse) GetAgents() []*AgentStatus {
@@ -2487,7 +3050,7 @@ type CancelRunRequest struct {
 
 func (x *CancelRunRequest) Reset() {
 	*x = CancelRunRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[30]
+	mi := &file_baton_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2499,7 +3062,7 @@ func (x *CancelRunRequest) String() string {
 func (*CancelRunRequest) ProtoMessage() {}
 
 func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[30]
+	mi := &file_baton_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2512,7 +3075,7 @@ func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunRequest.ProtoReflect.Descriptor instead.
 func (*CancelRunRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CancelRunRequest) GetQueue() string {
@@ -2543,7 +3106,7 @@ type CancelRunResponse struct {
 
 func (x *CancelRunResponse) Reset() {
 	*x = CancelRunResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[31]
+	mi := &file_baton_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2555,7 +3118,7 @@ func (x *CancelRunResponse) String() string {
 func (*CancelRunResponse) ProtoMessage() {}
 
 func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[31]
+	mi := &file_baton_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2568,7 +3131,7 @@ func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunResponse.ProtoReflect.Descriptor instead.
 func (*CancelRunResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CancelRunResponse) GetRequested() bool {
@@ -2585,11 +3148,151 @@ func (x *CancelRunResponse) GetToken() uint64 {
 	return 0
 }
 
+// AwaitRequest names the agent to wait for.
+type AwaitRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// queue the agent belongs to.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// name of the agent.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// wait holds the call until the agent finishes, at most the server's max_wait. Absent or
+	// zero: answer at once.
+	Wait *durationpb.Duration `protobuf:"bytes,3,opt,name=wait,proto3" json:"wait,omitempty"`
+	// after_token skips finishes of runs whose lease token is at most this (a recurring agent's
+	// earlier runs); 0: any finish kept. Finishes without a run (cancelled, unregistered) are
+	// never skipped.
+	AfterToken    uint64 `protobuf:"varint,4,opt,name=after_token,json=afterToken,proto3" json:"after_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AwaitRequest) Reset() {
+	*x = AwaitRequest{}
+	mi := &file_baton_v1_agent_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AwaitRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AwaitRequest) ProtoMessage() {}
+
+func (x *AwaitRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AwaitRequest.ProtoReflect.Descriptor instead.
+func (*AwaitRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *AwaitRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *AwaitRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AwaitRequest) GetWait() *durationpb.Duration {
+	if x != nil {
+		return x.Wait
+	}
+	return nil
+}
+
+func (x *AwaitRequest) GetAfterToken() uint64 {
+	if x != nil {
+		return x.AfterToken
+	}
+	return 0
+}
+
+// AwaitResponse is the agent's finish, or that it has not finished yet.
+type AwaitResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// done is true when the agent has finished: result says how.
+	Done bool `protobuf:"varint,1,opt,name=done,proto3" json:"done,omitempty"`
+	// result of the finish; absent when not done.
+	Result *AgentResult `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
+	// state of the agent when not done.
+	State         AgentState `protobuf:"varint,3,opt,name=state,proto3,enum=baton.v1.AgentState" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AwaitResponse) Reset() {
+	*x = AwaitResponse{}
+	mi := &file_baton_v1_agent_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AwaitResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AwaitResponse) ProtoMessage() {}
+
+func (x *AwaitResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AwaitResponse.ProtoReflect.Descriptor instead.
+func (*AwaitResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *AwaitResponse) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
+func (x *AwaitResponse) GetResult() *AgentResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *AwaitResponse) GetState() AgentState {
+	if x != nil {
+		return x.State
+	}
+	return AgentState_AGENT_STATE_UNSPECIFIED
+}
+
 var File_baton_v1_agent_proto protoreflect.FileDescriptor
 
 const file_baton_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x14baton/v1/agent.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa5\x04\n" +
+	"\x14baton/v1/agent.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x87\x06\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x125\n" +
 	"\binterval\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\binterval\x123\n" +
@@ -2604,19 +3307,45 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	" \x01(\x0e2\x11.baton.v1.CatchUpR\acatchUp\x12\x10\n" +
 	"\x03key\x18\v \x01(\tR\x03key\x12\x1a\n" +
 	"\bpriority\x18\f \x01(\x05R\bpriority\x12 \n" +
-	"\vtraceparent\x18\r \x01(\tR\vtraceparent\x1a9\n" +
+	"\vtraceparent\x18\r \x01(\tR\vtraceparent\x12(\n" +
+	"\x05after\x18\x0e \x03(\v2\x12.baton.v1.AgentRefR\x05after\x12C\n" +
+	"\x11on_parent_failure\x18\x0f \x01(\x0e2\x17.baton.v1.ParentFailureR\x0fonParentFailure\x12'\n" +
+	"\x0fidempotency_key\x18\x10 \x01(\tR\x0eidempotencyKey\x12H\n" +
+	"\x12idempotency_window\x18\x11 \x01(\v2\x19.google.protobuf.DurationR\x11idempotencyWindow\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x96\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"l\n" +
+	"\bAgentRef\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x126\n" +
+	"\n" +
+	"on_failure\x18\x03 \x01(\x0e2\x17.baton.v1.ParentFailureR\tonFailure\"\x93\x02\n" +
+	"\vAgentResult\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
+	"\x06finish\x18\x03 \x01(\x0e2\x10.baton.v1.FinishR\x06finish\x12+\n" +
+	"\aoutcome\x18\x04 \x01(\x0e2\x11.baton.v1.OutcomeR\aoutcome\x12\x16\n" +
+	"\x06result\x18\x05 \x01(\fR\x06result\x12\x14\n" +
+	"\x05token\x18\x06 \x01(\x04R\x05token\x12;\n" +
+	"\vfinished_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"finishedAt\x12\x18\n" +
+	"\amessage\x18\b \x01(\tR\amessage\"\x96\x01\n" +
 	"\x0fRegisterRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12'\n" +
 	"\x06agents\x18\x02 \x03(\v2\x0f.baton.v1.AgentR\x06agents\x12%\n" +
 	"\x0ereset_schedule\x18\x03 \x01(\bR\rresetSchedule\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x04 \x01(\tR\trequestId\"F\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\"\x9d\x01\n" +
 	"\x10RegisterResponse\x12\x18\n" +
 	"\acreated\x18\x01 \x01(\rR\acreated\x12\x18\n" +
-	"\aupdated\x18\x02 \x01(\rR\aupdated\"?\n" +
+	"\aupdated\x18\x02 \x01(\rR\aupdated\x12\"\n" +
+	"\fdeduplicated\x18\x03 \x01(\rR\fdeduplicated\x121\n" +
+	"\x06agents\x18\x04 \x03(\v2\x19.baton.v1.RegisteredAgentR\x06agents\"\x92\x01\n" +
+	"\x0fRegisteredAgent\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\acreated\x18\x02 \x01(\bR\acreated\x12\"\n" +
+	"\fdeduplicated\x18\x03 \x01(\bR\fdeduplicated\x12-\n" +
+	"\x06result\x18\x04 \x01(\v2\x15.baton.v1.AgentResultR\x06result\"?\n" +
 	"\x11UnregisterRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x14\n" +
 	"\x05names\x18\x02 \x03(\tR\x05names\".\n" +
@@ -2627,14 +3356,15 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\tworker_id\x18\x02 \x01(\tR\bworkerId\x12\x1d\n" +
 	"\n" +
 	"max_leases\x18\x03 \x01(\rR\tmaxLeases\x12-\n" +
-	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"\xc0\x01\n" +
+	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"\xf1\x01\n" +
 	"\x05Lease\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
 	"\x05token\x18\x03 \x01(\x04R\x05token\x126\n" +
 	"\bdeadline\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12\x18\n" +
 	"\aattempt\x18\x05 \x01(\rR\aattempt\x12%\n" +
-	"\x05agent\x18\x06 \x01(\v2\x0f.baton.v1.AgentR\x05agent\":\n" +
+	"\x05agent\x18\x06 \x01(\v2\x0f.baton.v1.AgentR\x05agent\x12/\n" +
+	"\aparents\x18\a \x03(\v2\x15.baton.v1.AgentResultR\aparents\":\n" +
 	"\x0fAcquireResponse\x12'\n" +
 	"\x06leases\x18\x01 \x03(\v2\x0f.baton.v1.LeaseR\x06leases\"f\n" +
 	"\bLeaseRef\x12\x14\n" +
@@ -2653,7 +3383,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x11HeartbeatResponse\x123\n" +
 	"\bextended\x18\x01 \x03(\v2\x17.baton.v1.ExtendedLeaseR\bextended\x12&\n" +
 	"\x04lost\x18\x02 \x03(\v2\x12.baton.v1.LeaseRefR\x04lost\x120\n" +
-	"\tcancelled\x18\x03 \x03(\v2\x12.baton.v1.LeaseRefR\tcancelled\"\xb5\x02\n" +
+	"\tcancelled\x18\x03 \x03(\v2\x12.baton.v1.LeaseRefR\tcancelled\"\xcd\x02\n" +
 	"\x0fCompleteRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -2667,7 +3397,9 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\verror_class\x18\b \x01(\tR\n" +
 	"errorClass\x12\x1f\n" +
 	"\vhttp_status\x18\t \x01(\rR\n" +
-	"httpStatus\"\x8a\x02\n" +
+	"httpStatus\x12\x16\n" +
+	"\x06result\x18\n" +
+	" \x01(\fR\x06result\"\x8a\x02\n" +
 	"\x10CompleteResponse\x12:\n" +
 	"\vnext_run_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\tnextRunAt\x12#\n" +
 	"\rdead_lettered\x18\x02 \x01(\bR\fdeadLettered\x12\x18\n" +
@@ -2692,7 +3424,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\fSessionLease\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x04R\x05token\x12\x1a\n" +
-	"\bprogress\x18\x03 \x01(\tR\bprogress\"\x82\x02\n" +
+	"\bprogress\x18\x03 \x01(\tR\bprogress\"\x9a\x02\n" +
 	"\x11SessionCompletion\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x04R\x05token\x12+\n" +
@@ -2703,7 +3435,8 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\verror_class\x18\x06 \x01(\tR\n" +
 	"errorClass\x12\x1f\n" +
 	"\vhttp_status\x18\a \x01(\rR\n" +
-	"httpStatus\"k\n" +
+	"httpStatus\x12\x16\n" +
+	"\x06result\x18\b \x01(\fR\x06result\"k\n" +
 	"\x0eSessionRelease\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x04R\x05token\x12/\n" +
@@ -2734,7 +3467,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"?\n" +
 	"\x10GetAgentResponse\x12+\n" +
-	"\x05agent\x18\x01 \x01(\v2\x15.baton.v1.AgentStatusR\x05agent\"\xc8\x03\n" +
+	"\x05agent\x18\x01 \x01(\v2\x15.baton.v1.AgentStatusR\x05agent\"\xf8\x04\n" +
 	"\vAgentStatus\x12%\n" +
 	"\x05agent\x18\x01 \x01(\v2\x0f.baton.v1.AgentR\x05agent\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.baton.v1.AgentStateR\x05state\x12:\n" +
@@ -2747,7 +3480,14 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x10cancel_requested\x18\t \x01(\bR\x0fcancelRequested\x12(\n" +
 	"\x10last_error_class\x18\n" +
 	" \x01(\tR\x0elastErrorClass\x12,\n" +
-	"\x12last_error_message\x18\v \x01(\tR\x10lastErrorMessage\"\x86\x01\n" +
+	"\x12last_error_message\x18\v \x01(\tR\x10lastErrorMessage\x120\n" +
+	"\aparents\x18\f \x03(\v2\x16.baton.v1.ParentStatusR\aparents\x12#\n" +
+	"\rparents_total\x18\r \x01(\rR\fparentsTotal\x12'\n" +
+	"\x0fparents_pending\x18\x0e \x01(\rR\x0eparentsPending\x12.\n" +
+	"\bchildren\x18\x0f \x03(\v2\x12.baton.v1.AgentRefR\bchildren\"i\n" +
+	"\fParentStatus\x12*\n" +
+	"\x06parent\x18\x01 \x01(\v2\x12.baton.v1.AgentRefR\x06parent\x12-\n" +
+	"\x06result\x18\x02 \x01(\v2\x15.baton.v1.AgentResultR\x06result\"\x86\x01\n" +
 	"\x11ListAgentsRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\rR\bpageSize\x12\x1d\n" +
@@ -2763,7 +3503,28 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"G\n" +
 	"\x11CancelRunResponse\x12\x1c\n" +
 	"\trequested\x18\x01 \x01(\bR\trequested\x12\x14\n" +
-	"\x05token\x18\x02 \x01(\x04R\x05token*M\n" +
+	"\x05token\x18\x02 \x01(\x04R\x05token\"\x88\x01\n" +
+	"\fAwaitRequest\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12-\n" +
+	"\x04wait\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x04wait\x12\x1f\n" +
+	"\vafter_token\x18\x04 \x01(\x04R\n" +
+	"afterToken\"~\n" +
+	"\rAwaitResponse\x12\x12\n" +
+	"\x04done\x18\x01 \x01(\bR\x04done\x12-\n" +
+	"\x06result\x18\x02 \x01(\v2\x15.baton.v1.AgentResultR\x06result\x12*\n" +
+	"\x05state\x18\x03 \x01(\x0e2\x14.baton.v1.AgentStateR\x05state*\x82\x01\n" +
+	"\rParentFailure\x12\x1e\n" +
+	"\x1aPARENT_FAILURE_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13PARENT_FAILURE_WAIT\x10\x01\x12\x19\n" +
+	"\x15PARENT_FAILURE_CANCEL\x10\x02\x12\x1d\n" +
+	"\x19PARENT_FAILURE_RUN_ANYWAY\x10\x03*\x7f\n" +
+	"\x06Finish\x12\x16\n" +
+	"\x12FINISH_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10FINISH_SUCCEEDED\x10\x01\x12\x18\n" +
+	"\x14FINISH_DEAD_LETTERED\x10\x02\x12\x14\n" +
+	"\x10FINISH_CANCELLED\x10\x03\x12\x17\n" +
+	"\x13FINISH_UNREGISTERED\x10\x04*M\n" +
 	"\aCatchUp\x12\x18\n" +
 	"\x14CATCH_UP_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11CATCH_UP_RUN_ONCE\x10\x01\x12\x11\n" +
@@ -2775,13 +3536,14 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x11OUTCOME_THROTTLED\x10\x03\x12\x15\n" +
 	"\x11OUTCOME_TRANSIENT\x10\x04\x12\x18\n" +
 	"\x14OUTCOME_SERVER_ERROR\x10\x05\x12\x13\n" +
-	"\x0fOUTCOME_UNKNOWN\x10\x06*z\n" +
+	"\x0fOUTCOME_UNKNOWN\x10\x06*\x93\x01\n" +
 	"\n" +
 	"AgentState\x12\x1b\n" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13AGENT_STATE_WAITING\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12\x1d\n" +
-	"\x19AGENT_STATE_DEAD_LETTERED\x10\x032\x8b\x06\n" +
+	"\x19AGENT_STATE_DEAD_LETTERED\x10\x03\x12\x17\n" +
+	"\x13AGENT_STATE_BLOCKED\x10\x042\xc5\x06\n" +
 	"\fAgentService\x12A\n" +
 	"\bRegister\x12\x19.baton.v1.RegisterRequest\x1a\x1a.baton.v1.RegisterResponse\x12G\n" +
 	"\n" +
@@ -2795,7 +3557,8 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\bGetAgent\x12\x19.baton.v1.GetAgentRequest\x1a\x1a.baton.v1.GetAgentResponse\x12G\n" +
 	"\n" +
 	"ListAgents\x12\x1b.baton.v1.ListAgentsRequest\x1a\x1c.baton.v1.ListAgentsResponse\x12D\n" +
-	"\tCancelRun\x12\x1a.baton.v1.CancelRunRequest\x1a\x1b.baton.v1.CancelRunResponseB\x9b\x01\n" +
+	"\tCancelRun\x12\x1a.baton.v1.CancelRunRequest\x1a\x1b.baton.v1.CancelRunResponse\x128\n" +
+	"\x05Await\x12\x16.baton.v1.AwaitRequest\x1a\x17.baton.v1.AwaitResponseB\x9b\x01\n" +
 	"\fdev.baton.v1B\n" +
 	"AgentProtoP\x01Z>github.com/baton-project/baton/clients/go/gen/baton/v1;batonv1\xa2\x02\x03BXX\xaa\x02\bBaton.V1\xca\x02\bBaton\\V1\xe2\x02\x14Baton\\V1\\GPBMetadata\xea\x02\tBaton::V1b\x06proto3"
 
@@ -2811,119 +3574,146 @@ func file_baton_v1_agent_proto_rawDescGZIP() []byte {
 	return file_baton_v1_agent_proto_rawDescData
 }
 
-var file_baton_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_baton_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_baton_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_baton_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_baton_v1_agent_proto_goTypes = []any{
-	(CatchUp)(0),                  // 0: baton.v1.CatchUp
-	(Outcome)(0),                  // 1: baton.v1.Outcome
-	(AgentState)(0),               // 2: baton.v1.AgentState
-	(*Agent)(nil),                 // 3: baton.v1.Agent
-	(*RegisterRequest)(nil),       // 4: baton.v1.RegisterRequest
-	(*RegisterResponse)(nil),      // 5: baton.v1.RegisterResponse
-	(*UnregisterRequest)(nil),     // 6: baton.v1.UnregisterRequest
-	(*UnregisterResponse)(nil),    // 7: baton.v1.UnregisterResponse
-	(*AcquireRequest)(nil),        // 8: baton.v1.AcquireRequest
-	(*Lease)(nil),                 // 9: baton.v1.Lease
-	(*AcquireResponse)(nil),       // 10: baton.v1.AcquireResponse
-	(*LeaseRef)(nil),              // 11: baton.v1.LeaseRef
-	(*HeartbeatRequest)(nil),      // 12: baton.v1.HeartbeatRequest
-	(*ExtendedLease)(nil),         // 13: baton.v1.ExtendedLease
-	(*HeartbeatResponse)(nil),     // 14: baton.v1.HeartbeatResponse
-	(*CompleteRequest)(nil),       // 15: baton.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 16: baton.v1.CompleteResponse
-	(*CompleteBatchRequest)(nil),  // 17: baton.v1.CompleteBatchRequest
-	(*CompleteResult)(nil),        // 18: baton.v1.CompleteResult
-	(*CompleteBatchResponse)(nil), // 19: baton.v1.CompleteBatchResponse
-	(*SessionOpen)(nil),           // 20: baton.v1.SessionOpen
-	(*SessionLease)(nil),          // 21: baton.v1.SessionLease
-	(*SessionCompletion)(nil),     // 22: baton.v1.SessionCompletion
-	(*SessionRelease)(nil),        // 23: baton.v1.SessionRelease
-	(*SessionRequest)(nil),        // 24: baton.v1.SessionRequest
-	(*SessionResponse)(nil),       // 25: baton.v1.SessionResponse
-	(*ReleaseRequest)(nil),        // 26: baton.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 27: baton.v1.ReleaseResponse
-	(*GetAgentRequest)(nil),       // 28: baton.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),      // 29: baton.v1.GetAgentResponse
-	(*AgentStatus)(nil),           // 30: baton.v1.AgentStatus
-	(*ListAgentsRequest)(nil),     // 31: baton.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),    // 32: baton.v1.ListAgentsResponse
-	(*CancelRunRequest)(nil),      // 33: baton.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),     // 34: baton.v1.CancelRunResponse
-	nil,                           // 35: baton.v1.Agent.LabelsEntry
-	(*durationpb.Duration)(nil),   // 36: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 37: google.protobuf.Timestamp
+	(ParentFailure)(0),            // 0: baton.v1.ParentFailure
+	(Finish)(0),                   // 1: baton.v1.Finish
+	(CatchUp)(0),                  // 2: baton.v1.CatchUp
+	(Outcome)(0),                  // 3: baton.v1.Outcome
+	(AgentState)(0),               // 4: baton.v1.AgentState
+	(*Agent)(nil),                 // 5: baton.v1.Agent
+	(*AgentRef)(nil),              // 6: baton.v1.AgentRef
+	(*AgentResult)(nil),           // 7: baton.v1.AgentResult
+	(*RegisterRequest)(nil),       // 8: baton.v1.RegisterRequest
+	(*RegisterResponse)(nil),      // 9: baton.v1.RegisterResponse
+	(*RegisteredAgent)(nil),       // 10: baton.v1.RegisteredAgent
+	(*UnregisterRequest)(nil),     // 11: baton.v1.UnregisterRequest
+	(*UnregisterResponse)(nil),    // 12: baton.v1.UnregisterResponse
+	(*AcquireRequest)(nil),        // 13: baton.v1.AcquireRequest
+	(*Lease)(nil),                 // 14: baton.v1.Lease
+	(*AcquireResponse)(nil),       // 15: baton.v1.AcquireResponse
+	(*LeaseRef)(nil),              // 16: baton.v1.LeaseRef
+	(*HeartbeatRequest)(nil),      // 17: baton.v1.HeartbeatRequest
+	(*ExtendedLease)(nil),         // 18: baton.v1.ExtendedLease
+	(*HeartbeatResponse)(nil),     // 19: baton.v1.HeartbeatResponse
+	(*CompleteRequest)(nil),       // 20: baton.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 21: baton.v1.CompleteResponse
+	(*CompleteBatchRequest)(nil),  // 22: baton.v1.CompleteBatchRequest
+	(*CompleteResult)(nil),        // 23: baton.v1.CompleteResult
+	(*CompleteBatchResponse)(nil), // 24: baton.v1.CompleteBatchResponse
+	(*SessionOpen)(nil),           // 25: baton.v1.SessionOpen
+	(*SessionLease)(nil),          // 26: baton.v1.SessionLease
+	(*SessionCompletion)(nil),     // 27: baton.v1.SessionCompletion
+	(*SessionRelease)(nil),        // 28: baton.v1.SessionRelease
+	(*SessionRequest)(nil),        // 29: baton.v1.SessionRequest
+	(*SessionResponse)(nil),       // 30: baton.v1.SessionResponse
+	(*ReleaseRequest)(nil),        // 31: baton.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 32: baton.v1.ReleaseResponse
+	(*GetAgentRequest)(nil),       // 33: baton.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),      // 34: baton.v1.GetAgentResponse
+	(*AgentStatus)(nil),           // 35: baton.v1.AgentStatus
+	(*ParentStatus)(nil),          // 36: baton.v1.ParentStatus
+	(*ListAgentsRequest)(nil),     // 37: baton.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),    // 38: baton.v1.ListAgentsResponse
+	(*CancelRunRequest)(nil),      // 39: baton.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),     // 40: baton.v1.CancelRunResponse
+	(*AwaitRequest)(nil),          // 41: baton.v1.AwaitRequest
+	(*AwaitResponse)(nil),         // 42: baton.v1.AwaitResponse
+	nil,                           // 43: baton.v1.Agent.LabelsEntry
+	(*durationpb.Duration)(nil),   // 44: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 45: google.protobuf.Timestamp
 }
 var file_baton_v1_agent_proto_depIdxs = []int32{
-	36, // 0: baton.v1.Agent.interval:type_name -> google.protobuf.Duration
-	36, // 1: baton.v1.Agent.timeout:type_name -> google.protobuf.Duration
-	36, // 2: baton.v1.Agent.error_interval:type_name -> google.protobuf.Duration
-	35, // 3: baton.v1.Agent.labels:type_name -> baton.v1.Agent.LabelsEntry
-	0,  // 4: baton.v1.Agent.catch_up:type_name -> baton.v1.CatchUp
-	3,  // 5: baton.v1.RegisterRequest.agents:type_name -> baton.v1.Agent
-	36, // 6: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
-	37, // 7: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
-	3,  // 8: baton.v1.Lease.agent:type_name -> baton.v1.Agent
-	9,  // 9: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
-	11, // 10: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
-	37, // 11: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
-	13, // 12: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
-	11, // 13: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
-	11, // 14: baton.v1.HeartbeatResponse.cancelled:type_name -> baton.v1.LeaseRef
-	1,  // 15: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
-	36, // 16: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
-	37, // 17: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	1,  // 18: baton.v1.CompleteResponse.outcome:type_name -> baton.v1.Outcome
-	15, // 19: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
-	16, // 20: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
-	18, // 21: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
-	1,  // 22: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
-	36, // 23: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
-	36, // 24: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
-	20, // 25: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
-	22, // 26: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
-	21, // 27: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
-	23, // 28: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
-	9,  // 29: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
-	18, // 30: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
-	13, // 31: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
-	11, // 32: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
-	11, // 33: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
-	11, // 34: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
-	36, // 35: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	37, // 36: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	30, // 37: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
-	3,  // 38: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
-	2,  // 39: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
-	37, // 40: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
-	37, // 41: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
-	30, // 42: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
-	4,  // 43: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
-	6,  // 44: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
-	8,  // 45: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
-	12, // 46: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
-	15, // 47: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
-	17, // 48: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
-	24, // 49: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
-	26, // 50: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
-	28, // 51: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
-	31, // 52: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
-	33, // 53: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
-	5,  // 54: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
-	7,  // 55: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
-	10, // 56: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
-	14, // 57: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
-	16, // 58: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
-	19, // 59: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
-	25, // 60: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
-	27, // 61: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
-	29, // 62: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
-	32, // 63: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
-	34, // 64: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
-	54, // [54:65] is the sub-list for method output_type
-	43, // [43:54] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	44, // 0: baton.v1.Agent.interval:type_name -> google.protobuf.Duration
+	44, // 1: baton.v1.Agent.timeout:type_name -> google.protobuf.Duration
+	44, // 2: baton.v1.Agent.error_interval:type_name -> google.protobuf.Duration
+	43, // 3: baton.v1.Agent.labels:type_name -> baton.v1.Agent.LabelsEntry
+	2,  // 4: baton.v1.Agent.catch_up:type_name -> baton.v1.CatchUp
+	6,  // 5: baton.v1.Agent.after:type_name -> baton.v1.AgentRef
+	0,  // 6: baton.v1.Agent.on_parent_failure:type_name -> baton.v1.ParentFailure
+	44, // 7: baton.v1.Agent.idempotency_window:type_name -> google.protobuf.Duration
+	0,  // 8: baton.v1.AgentRef.on_failure:type_name -> baton.v1.ParentFailure
+	1,  // 9: baton.v1.AgentResult.finish:type_name -> baton.v1.Finish
+	3,  // 10: baton.v1.AgentResult.outcome:type_name -> baton.v1.Outcome
+	45, // 11: baton.v1.AgentResult.finished_at:type_name -> google.protobuf.Timestamp
+	5,  // 12: baton.v1.RegisterRequest.agents:type_name -> baton.v1.Agent
+	10, // 13: baton.v1.RegisterResponse.agents:type_name -> baton.v1.RegisteredAgent
+	7,  // 14: baton.v1.RegisteredAgent.result:type_name -> baton.v1.AgentResult
+	44, // 15: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
+	45, // 16: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
+	5,  // 17: baton.v1.Lease.agent:type_name -> baton.v1.Agent
+	7,  // 18: baton.v1.Lease.parents:type_name -> baton.v1.AgentResult
+	14, // 19: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
+	16, // 20: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
+	45, // 21: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
+	18, // 22: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
+	16, // 23: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
+	16, // 24: baton.v1.HeartbeatResponse.cancelled:type_name -> baton.v1.LeaseRef
+	3,  // 25: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
+	44, // 26: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
+	45, // 27: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	3,  // 28: baton.v1.CompleteResponse.outcome:type_name -> baton.v1.Outcome
+	20, // 29: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
+	21, // 30: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
+	23, // 31: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
+	3,  // 32: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
+	44, // 33: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
+	44, // 34: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
+	25, // 35: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
+	27, // 36: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
+	26, // 37: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
+	28, // 38: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
+	14, // 39: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
+	23, // 40: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
+	18, // 41: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
+	16, // 42: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
+	16, // 43: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
+	16, // 44: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
+	44, // 45: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	45, // 46: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	35, // 47: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
+	5,  // 48: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
+	4,  // 49: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
+	45, // 50: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
+	45, // 51: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
+	36, // 52: baton.v1.AgentStatus.parents:type_name -> baton.v1.ParentStatus
+	6,  // 53: baton.v1.AgentStatus.children:type_name -> baton.v1.AgentRef
+	6,  // 54: baton.v1.ParentStatus.parent:type_name -> baton.v1.AgentRef
+	7,  // 55: baton.v1.ParentStatus.result:type_name -> baton.v1.AgentResult
+	35, // 56: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
+	44, // 57: baton.v1.AwaitRequest.wait:type_name -> google.protobuf.Duration
+	7,  // 58: baton.v1.AwaitResponse.result:type_name -> baton.v1.AgentResult
+	4,  // 59: baton.v1.AwaitResponse.state:type_name -> baton.v1.AgentState
+	8,  // 60: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
+	11, // 61: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
+	13, // 62: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
+	17, // 63: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
+	20, // 64: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
+	22, // 65: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
+	29, // 66: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
+	31, // 67: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
+	33, // 68: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
+	37, // 69: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
+	39, // 70: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
+	41, // 71: baton.v1.AgentService.Await:input_type -> baton.v1.AwaitRequest
+	9,  // 72: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
+	12, // 73: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
+	15, // 74: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
+	19, // 75: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
+	21, // 76: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
+	24, // 77: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
+	30, // 78: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
+	32, // 79: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
+	34, // 80: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
+	38, // 81: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
+	40, // 82: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
+	42, // 83: baton.v1.AgentService.Await:output_type -> baton.v1.AwaitResponse
+	72, // [72:84] is the sub-list for method output_type
+	60, // [60:72] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_agent_proto_init() }
@@ -2936,8 +3726,8 @@ func file_baton_v1_agent_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_agent_proto_rawDesc), len(file_baton_v1_agent_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   33,
+			NumEnums:      5,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,7 @@ const (
 	AgentService_GetAgent_FullMethodName      = "/baton.v1.AgentService/GetAgent"
 	AgentService_ListAgents_FullMethodName    = "/baton.v1.AgentService/ListAgents"
 	AgentService_CancelRun_FullMethodName     = "/baton.v1.AgentService/CancelRun"
+	AgentService_Await_FullMethodName         = "/baton.v1.AgentService/Await"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -136,6 +137,15 @@ type AgentServiceClient interface {
 	// Release that comes first ends the lease as usual. `requested` is false when the agent
 	// is not running; NOT_FOUND when the queue has no such agent.
 	CancelRun(ctx context.Context, in *CancelRunRequest, opts ...grpc.CallOption) (*CancelRunResponse, error)
+	// Await waits for an agent to finish and answers its result: how it finished (succeeded,
+	// dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
+	// its worker sent with Complete. A finish is kept for the server's results.retention_ms after
+	// it, so an Await that comes late still gets it. A recurring agent finishes at each success:
+	// after_token skips finishes of runs up to that token (0: any finish still kept). With no
+	// finish yet, the call is held until one is recorded or `wait` ends (then `done` is false,
+	// not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
+	// when the queue has no such agent and keeps no finish of it.
+	Await(ctx context.Context, in *AwaitRequest, opts ...grpc.CallOption) (*AwaitResponse, error)
 }
 
 type agentServiceClient struct {
@@ -259,6 +269,16 @@ func (c *agentServiceClient) CancelRun(ctx context.Context, in *CancelRunRequest
 	return out, nil
 }
 
+func (c *agentServiceClient) Await(ctx context.Context, in *AwaitRequest, opts ...grpc.CallOption) (*AwaitResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AwaitResponse)
+	err := c.cc.Invoke(ctx, AgentService_Await_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -363,6 +383,15 @@ type AgentServiceServer interface {
 	// Release that comes first ends the lease as usual. `requested` is false when the agent
 	// is not running; NOT_FOUND when the queue has no such agent.
 	CancelRun(context.Context, *CancelRunRequest) (*CancelRunResponse, error)
+	// Await waits for an agent to finish and answers its result: how it finished (succeeded,
+	// dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
+	// its worker sent with Complete. A finish is kept for the server's results.retention_ms after
+	// it, so an Await that comes late still gets it. A recurring agent finishes at each success:
+	// after_token skips finishes of runs up to that token (0: any finish still kept). With no
+	// finish yet, the call is held until one is recorded or `wait` ends (then `done` is false,
+	// not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
+	// when the queue has no such agent and keeps no finish of it.
+	Await(context.Context, *AwaitRequest) (*AwaitResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -405,6 +434,9 @@ func (UnimplementedAgentServiceServer) ListAgents(context.Context, *ListAgentsRe
 }
 func (UnimplementedAgentServiceServer) CancelRun(context.Context, *CancelRunRequest) (*CancelRunResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CancelRun not implemented")
+}
+func (UnimplementedAgentServiceServer) Await(context.Context, *AwaitRequest) (*AwaitResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Await not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -614,6 +646,24 @@ func _AgentService_CancelRun_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_Await_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AwaitRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).Await(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_Await_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).Await(ctx, req.(*AwaitRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -660,6 +710,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CancelRun",
 			Handler:    _AgentService_CancelRun_Handler,
+		},
+		{
+			MethodName: "Await",
+			Handler:    _AgentService_Await_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -11,6 +11,21 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ParentFailure(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PARENT_FAILURE_UNSPECIFIED: _ClassVar[ParentFailure]
+    PARENT_FAILURE_WAIT: _ClassVar[ParentFailure]
+    PARENT_FAILURE_CANCEL: _ClassVar[ParentFailure]
+    PARENT_FAILURE_RUN_ANYWAY: _ClassVar[ParentFailure]
+
+class Finish(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    FINISH_UNSPECIFIED: _ClassVar[Finish]
+    FINISH_SUCCEEDED: _ClassVar[Finish]
+    FINISH_DEAD_LETTERED: _ClassVar[Finish]
+    FINISH_CANCELLED: _ClassVar[Finish]
+    FINISH_UNREGISTERED: _ClassVar[Finish]
+
 class CatchUp(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     CATCH_UP_UNSPECIFIED: _ClassVar[CatchUp]
@@ -33,6 +48,16 @@ class AgentState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     AGENT_STATE_WAITING: _ClassVar[AgentState]
     AGENT_STATE_WORKING: _ClassVar[AgentState]
     AGENT_STATE_DEAD_LETTERED: _ClassVar[AgentState]
+    AGENT_STATE_BLOCKED: _ClassVar[AgentState]
+PARENT_FAILURE_UNSPECIFIED: ParentFailure
+PARENT_FAILURE_WAIT: ParentFailure
+PARENT_FAILURE_CANCEL: ParentFailure
+PARENT_FAILURE_RUN_ANYWAY: ParentFailure
+FINISH_UNSPECIFIED: Finish
+FINISH_SUCCEEDED: Finish
+FINISH_DEAD_LETTERED: Finish
+FINISH_CANCELLED: Finish
+FINISH_UNREGISTERED: Finish
 CATCH_UP_UNSPECIFIED: CatchUp
 CATCH_UP_RUN_ONCE: CatchUp
 CATCH_UP_SKIP: CatchUp
@@ -47,9 +72,10 @@ AGENT_STATE_UNSPECIFIED: AgentState
 AGENT_STATE_WAITING: AgentState
 AGENT_STATE_WORKING: AgentState
 AGENT_STATE_DEAD_LETTERED: AgentState
+AGENT_STATE_BLOCKED: AgentState
 
 class Agent(_message.Message):
-    __slots__ = ("name", "interval", "timeout", "error_interval", "payload", "labels", "max_attempts", "cron", "time_zone", "catch_up", "key", "priority", "traceparent")
+    __slots__ = ("name", "interval", "timeout", "error_interval", "payload", "labels", "max_attempts", "cron", "time_zone", "catch_up", "key", "priority", "traceparent", "after", "on_parent_failure", "idempotency_key", "idempotency_window")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -70,6 +96,10 @@ class Agent(_message.Message):
     KEY_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     TRACEPARENT_FIELD_NUMBER: _ClassVar[int]
+    AFTER_FIELD_NUMBER: _ClassVar[int]
+    ON_PARENT_FAILURE_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_WINDOW_FIELD_NUMBER: _ClassVar[int]
     name: str
     interval: _duration_pb2.Duration
     timeout: _duration_pb2.Duration
@@ -83,7 +113,41 @@ class Agent(_message.Message):
     key: str
     priority: int
     traceparent: str
-    def __init__(self, name: _Optional[str] = ..., interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., error_interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., payload: _Optional[bytes] = ..., labels: _Optional[_Mapping[str, str]] = ..., max_attempts: _Optional[int] = ..., cron: _Optional[str] = ..., time_zone: _Optional[str] = ..., catch_up: _Optional[_Union[CatchUp, str]] = ..., key: _Optional[str] = ..., priority: _Optional[int] = ..., traceparent: _Optional[str] = ...) -> None: ...
+    after: _containers.RepeatedCompositeFieldContainer[AgentRef]
+    on_parent_failure: ParentFailure
+    idempotency_key: str
+    idempotency_window: _duration_pb2.Duration
+    def __init__(self, name: _Optional[str] = ..., interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., error_interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., payload: _Optional[bytes] = ..., labels: _Optional[_Mapping[str, str]] = ..., max_attempts: _Optional[int] = ..., cron: _Optional[str] = ..., time_zone: _Optional[str] = ..., catch_up: _Optional[_Union[CatchUp, str]] = ..., key: _Optional[str] = ..., priority: _Optional[int] = ..., traceparent: _Optional[str] = ..., after: _Optional[_Iterable[_Union[AgentRef, _Mapping]]] = ..., on_parent_failure: _Optional[_Union[ParentFailure, str]] = ..., idempotency_key: _Optional[str] = ..., idempotency_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class AgentRef(_message.Message):
+    __slots__ = ("queue", "name", "on_failure")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ON_FAILURE_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    name: str
+    on_failure: ParentFailure
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., on_failure: _Optional[_Union[ParentFailure, str]] = ...) -> None: ...
+
+class AgentResult(_message.Message):
+    __slots__ = ("queue", "name", "finish", "outcome", "result", "token", "finished_at", "message")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    FINISH_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    name: str
+    finish: Finish
+    outcome: Outcome
+    result: bytes
+    token: int
+    finished_at: _timestamp_pb2.Timestamp
+    message: str
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., finish: _Optional[_Union[Finish, str]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., result: _Optional[bytes] = ..., token: _Optional[int] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ...) -> None: ...
 
 class RegisterRequest(_message.Message):
     __slots__ = ("queue", "agents", "reset_schedule", "request_id")
@@ -98,12 +162,28 @@ class RegisterRequest(_message.Message):
     def __init__(self, queue: _Optional[str] = ..., agents: _Optional[_Iterable[_Union[Agent, _Mapping]]] = ..., reset_schedule: _Optional[bool] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class RegisterResponse(_message.Message):
-    __slots__ = ("created", "updated")
+    __slots__ = ("created", "updated", "deduplicated", "agents")
     CREATED_FIELD_NUMBER: _ClassVar[int]
     UPDATED_FIELD_NUMBER: _ClassVar[int]
+    DEDUPLICATED_FIELD_NUMBER: _ClassVar[int]
+    AGENTS_FIELD_NUMBER: _ClassVar[int]
     created: int
     updated: int
-    def __init__(self, created: _Optional[int] = ..., updated: _Optional[int] = ...) -> None: ...
+    deduplicated: int
+    agents: _containers.RepeatedCompositeFieldContainer[RegisteredAgent]
+    def __init__(self, created: _Optional[int] = ..., updated: _Optional[int] = ..., deduplicated: _Optional[int] = ..., agents: _Optional[_Iterable[_Union[RegisteredAgent, _Mapping]]] = ...) -> None: ...
+
+class RegisteredAgent(_message.Message):
+    __slots__ = ("name", "created", "deduplicated", "result")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    DEDUPLICATED_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    created: bool
+    deduplicated: bool
+    result: AgentResult
+    def __init__(self, name: _Optional[str] = ..., created: _Optional[bool] = ..., deduplicated: _Optional[bool] = ..., result: _Optional[_Union[AgentResult, _Mapping]] = ...) -> None: ...
 
 class UnregisterRequest(_message.Message):
     __slots__ = ("queue", "names")
@@ -132,20 +212,22 @@ class AcquireRequest(_message.Message):
     def __init__(self, queue: _Optional[str] = ..., worker_id: _Optional[str] = ..., max_leases: _Optional[int] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class Lease(_message.Message):
-    __slots__ = ("queue", "name", "token", "deadline", "attempt", "agent")
+    __slots__ = ("queue", "name", "token", "deadline", "attempt", "agent", "parents")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     AGENT_FIELD_NUMBER: _ClassVar[int]
+    PARENTS_FIELD_NUMBER: _ClassVar[int]
     queue: str
     name: str
     token: int
     deadline: _timestamp_pb2.Timestamp
     attempt: int
     agent: Agent
-    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attempt: _Optional[int] = ..., agent: _Optional[_Union[Agent, _Mapping]] = ...) -> None: ...
+    parents: _containers.RepeatedCompositeFieldContainer[AgentResult]
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attempt: _Optional[int] = ..., agent: _Optional[_Union[Agent, _Mapping]] = ..., parents: _Optional[_Iterable[_Union[AgentResult, _Mapping]]] = ...) -> None: ...
 
 class AcquireResponse(_message.Message):
     __slots__ = ("leases",)
@@ -196,7 +278,7 @@ class HeartbeatResponse(_message.Message):
     def __init__(self, extended: _Optional[_Iterable[_Union[ExtendedLease, _Mapping]]] = ..., lost: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ..., cancelled: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ...) -> None: ...
 
 class CompleteRequest(_message.Message):
-    __slots__ = ("queue", "name", "token", "outcome", "message", "retry_after", "request_id", "error_class", "http_status")
+    __slots__ = ("queue", "name", "token", "outcome", "message", "retry_after", "request_id", "error_class", "http_status", "result")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
@@ -206,6 +288,7 @@ class CompleteRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     ERROR_CLASS_FIELD_NUMBER: _ClassVar[int]
     HTTP_STATUS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
     queue: str
     name: str
     token: int
@@ -215,7 +298,8 @@ class CompleteRequest(_message.Message):
     request_id: str
     error_class: str
     http_status: int
-    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., message: _Optional[str] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., request_id: _Optional[str] = ..., error_class: _Optional[str] = ..., http_status: _Optional[int] = ...) -> None: ...
+    result: bytes
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., message: _Optional[str] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., request_id: _Optional[str] = ..., error_class: _Optional[str] = ..., http_status: _Optional[int] = ..., result: _Optional[bytes] = ...) -> None: ...
 
 class CompleteResponse(_message.Message):
     __slots__ = ("next_run_at", "dead_lettered", "removed", "failure_streak", "message_clipped", "outcome")
@@ -278,7 +362,7 @@ class SessionLease(_message.Message):
     def __init__(self, name: _Optional[str] = ..., token: _Optional[int] = ..., progress: _Optional[str] = ...) -> None: ...
 
 class SessionCompletion(_message.Message):
-    __slots__ = ("name", "token", "outcome", "message", "retry_after", "error_class", "http_status")
+    __slots__ = ("name", "token", "outcome", "message", "retry_after", "error_class", "http_status", "result")
     NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
@@ -286,6 +370,7 @@ class SessionCompletion(_message.Message):
     RETRY_AFTER_FIELD_NUMBER: _ClassVar[int]
     ERROR_CLASS_FIELD_NUMBER: _ClassVar[int]
     HTTP_STATUS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
     name: str
     token: int
     outcome: Outcome
@@ -293,7 +378,8 @@ class SessionCompletion(_message.Message):
     retry_after: _duration_pb2.Duration
     error_class: str
     http_status: int
-    def __init__(self, name: _Optional[str] = ..., token: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., message: _Optional[str] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., error_class: _Optional[str] = ..., http_status: _Optional[int] = ...) -> None: ...
+    result: bytes
+    def __init__(self, name: _Optional[str] = ..., token: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., message: _Optional[str] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., error_class: _Optional[str] = ..., http_status: _Optional[int] = ..., result: _Optional[bytes] = ...) -> None: ...
 
 class SessionRelease(_message.Message):
     __slots__ = ("name", "token", "delay")
@@ -368,7 +454,7 @@ class GetAgentResponse(_message.Message):
     def __init__(self, agent: _Optional[_Union[AgentStatus, _Mapping]] = ...) -> None: ...
 
 class AgentStatus(_message.Message):
-    __slots__ = ("agent", "state", "next_run_at", "deadline", "holder", "token", "failure_streak", "progress", "cancel_requested", "last_error_class", "last_error_message")
+    __slots__ = ("agent", "state", "next_run_at", "deadline", "holder", "token", "failure_streak", "progress", "cancel_requested", "last_error_class", "last_error_message", "parents", "parents_total", "parents_pending", "children")
     AGENT_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     NEXT_RUN_AT_FIELD_NUMBER: _ClassVar[int]
@@ -380,6 +466,10 @@ class AgentStatus(_message.Message):
     CANCEL_REQUESTED_FIELD_NUMBER: _ClassVar[int]
     LAST_ERROR_CLASS_FIELD_NUMBER: _ClassVar[int]
     LAST_ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    PARENTS_FIELD_NUMBER: _ClassVar[int]
+    PARENTS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    PARENTS_PENDING_FIELD_NUMBER: _ClassVar[int]
+    CHILDREN_FIELD_NUMBER: _ClassVar[int]
     agent: Agent
     state: AgentState
     next_run_at: _timestamp_pb2.Timestamp
@@ -391,7 +481,19 @@ class AgentStatus(_message.Message):
     cancel_requested: bool
     last_error_class: str
     last_error_message: str
-    def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ..., next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., holder: _Optional[str] = ..., token: _Optional[int] = ..., failure_streak: _Optional[int] = ..., progress: _Optional[str] = ..., cancel_requested: _Optional[bool] = ..., last_error_class: _Optional[str] = ..., last_error_message: _Optional[str] = ...) -> None: ...
+    parents: _containers.RepeatedCompositeFieldContainer[ParentStatus]
+    parents_total: int
+    parents_pending: int
+    children: _containers.RepeatedCompositeFieldContainer[AgentRef]
+    def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ..., next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., holder: _Optional[str] = ..., token: _Optional[int] = ..., failure_streak: _Optional[int] = ..., progress: _Optional[str] = ..., cancel_requested: _Optional[bool] = ..., last_error_class: _Optional[str] = ..., last_error_message: _Optional[str] = ..., parents: _Optional[_Iterable[_Union[ParentStatus, _Mapping]]] = ..., parents_total: _Optional[int] = ..., parents_pending: _Optional[int] = ..., children: _Optional[_Iterable[_Union[AgentRef, _Mapping]]] = ...) -> None: ...
+
+class ParentStatus(_message.Message):
+    __slots__ = ("parent", "result")
+    PARENT_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    parent: AgentRef
+    result: AgentResult
+    def __init__(self, parent: _Optional[_Union[AgentRef, _Mapping]] = ..., result: _Optional[_Union[AgentResult, _Mapping]] = ...) -> None: ...
 
 class ListAgentsRequest(_message.Message):
     __slots__ = ("queue", "page_size", "page_token", "name_prefix")
@@ -428,3 +530,25 @@ class CancelRunResponse(_message.Message):
     requested: bool
     token: int
     def __init__(self, requested: _Optional[bool] = ..., token: _Optional[int] = ...) -> None: ...
+
+class AwaitRequest(_message.Message):
+    __slots__ = ("queue", "name", "wait", "after_token")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FIELD_NUMBER: _ClassVar[int]
+    AFTER_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    name: str
+    wait: _duration_pb2.Duration
+    after_token: int
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., after_token: _Optional[int] = ...) -> None: ...
+
+class AwaitResponse(_message.Message):
+    __slots__ = ("done", "result", "state")
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    done: bool
+    result: AgentResult
+    state: AgentState
+    def __init__(self, done: _Optional[bool] = ..., result: _Optional[_Union[AgentResult, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ...) -> None: ...

@@ -101,6 +101,11 @@ class AgentServiceStub:
                 request_serializer=baton_dot_v1_dot_agent__pb2.CancelRunRequest.SerializeToString,
                 response_deserializer=baton_dot_v1_dot_agent__pb2.CancelRunResponse.FromString,
                 _registered_method=True)
+        self.Await = channel.unary_unary(
+                '/baton.v1.AgentService/Await',
+                request_serializer=baton_dot_v1_dot_agent__pb2.AwaitRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_agent__pb2.AwaitResponse.FromString,
+                _registered_method=True)
 
 
 class AgentServiceServicer:
@@ -260,6 +265,20 @@ class AgentServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Await(self, request, context):
+        """Await waits for an agent to finish and answers its result: how it finished (succeeded,
+        dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
+        its worker sent with Complete. A finish is kept for the server's results.retention_ms after
+        it, so an Await that comes late still gets it. A recurring agent finishes at each success:
+        after_token skips finishes of runs up to that token (0: any finish still kept). With no
+        finish yet, the call is held until one is recorded or `wait` ends (then `done` is false,
+        not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
+        when the queue has no such agent and keeps no finish of it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AgentServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -317,6 +336,11 @@ def add_AgentServiceServicer_to_server(servicer, server):
                     servicer.CancelRun,
                     request_deserializer=baton_dot_v1_dot_agent__pb2.CancelRunRequest.FromString,
                     response_serializer=baton_dot_v1_dot_agent__pb2.CancelRunResponse.SerializeToString,
+            ),
+            'Await': grpc.unary_unary_rpc_method_handler(
+                    servicer.Await,
+                    request_deserializer=baton_dot_v1_dot_agent__pb2.AwaitRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_agent__pb2.AwaitResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -628,6 +652,33 @@ class AgentService:
             '/baton.v1.AgentService/CancelRun',
             baton_dot_v1_dot_agent__pb2.CancelRunRequest.SerializeToString,
             baton_dot_v1_dot_agent__pb2.CancelRunResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Await(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.AgentService/Await',
+            baton_dot_v1_dot_agent__pb2.AwaitRequest.SerializeToString,
+            baton_dot_v1_dot_agent__pb2.AwaitResponse.FromString,
             options,
             channel_credentials,
             insecure,

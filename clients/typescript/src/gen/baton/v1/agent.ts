@@ -27,6 +27,122 @@ export const protobufPackage = "baton.v1";
 
 export const protobufFileName = "baton/v1/agent.proto";
 
+/** ParentFailure says what a parent's failure does to a child waiting for it. */
+export enum ParentFailure {
+  /** PARENT_FAILURE_UNSPECIFIED - PARENT_FAILURE_UNSPECIFIED: the child's on_parent_failure (WAIT when that is unspecified). */
+  PARENT_FAILURE_UNSPECIFIED = 0,
+  /**
+   * PARENT_FAILURE_WAIT - PARENT_FAILURE_WAIT: the child stays blocked: a retried parent that then succeeds (a
+   * dead letter retried, or a parent registered again under its name) releases it.
+   */
+  PARENT_FAILURE_WAIT = 1,
+  /**
+   * PARENT_FAILURE_CANCEL - PARENT_FAILURE_CANCEL: the child is removed without running and finishes as
+   * FINISH_CANCELLED, which is a failure for its own children in turn.
+   */
+  PARENT_FAILURE_CANCEL = 2,
+  /**
+   * PARENT_FAILURE_RUN_ANYWAY - PARENT_FAILURE_RUN_ANYWAY: the parent counts as finished; the child runs when its other
+   * parents have finished too, and sees the failure in Lease.parents.
+   */
+  PARENT_FAILURE_RUN_ANYWAY = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function parentFailureFromJSON(object: any): ParentFailure {
+  switch (object) {
+    case 0:
+    case "PARENT_FAILURE_UNSPECIFIED":
+      return ParentFailure.PARENT_FAILURE_UNSPECIFIED;
+    case 1:
+    case "PARENT_FAILURE_WAIT":
+      return ParentFailure.PARENT_FAILURE_WAIT;
+    case 2:
+    case "PARENT_FAILURE_CANCEL":
+      return ParentFailure.PARENT_FAILURE_CANCEL;
+    case 3:
+    case "PARENT_FAILURE_RUN_ANYWAY":
+      return ParentFailure.PARENT_FAILURE_RUN_ANYWAY;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ParentFailure.UNRECOGNIZED;
+  }
+}
+
+export function parentFailureToJSON(object: ParentFailure): string {
+  switch (object) {
+    case ParentFailure.PARENT_FAILURE_UNSPECIFIED:
+      return "PARENT_FAILURE_UNSPECIFIED";
+    case ParentFailure.PARENT_FAILURE_WAIT:
+      return "PARENT_FAILURE_WAIT";
+    case ParentFailure.PARENT_FAILURE_CANCEL:
+      return "PARENT_FAILURE_CANCEL";
+    case ParentFailure.PARENT_FAILURE_RUN_ANYWAY:
+      return "PARENT_FAILURE_RUN_ANYWAY";
+    case ParentFailure.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/** Finish is how an agent's work ended, as Await and a child's lease report it. */
+export enum Finish {
+  /** FINISH_UNSPECIFIED - FINISH_UNSPECIFIED is never returned. */
+  FINISH_UNSPECIFIED = 0,
+  /** FINISH_SUCCEEDED - FINISH_SUCCEEDED: a run completed with OUTCOME_SUCCESS. */
+  FINISH_SUCCEEDED = 1,
+  /** FINISH_DEAD_LETTERED - FINISH_DEAD_LETTERED: max_attempts consecutive failures (outcome is the last one's). */
+  FINISH_DEAD_LETTERED = 2,
+  /** FINISH_CANCELLED - FINISH_CANCELLED: removed without running by a parent's failure (PARENT_FAILURE_CANCEL). */
+  FINISH_CANCELLED = 3,
+  /** FINISH_UNREGISTERED - FINISH_UNREGISTERED: Unregister removed it before it finished. */
+  FINISH_UNREGISTERED = 4,
+  UNRECOGNIZED = -1,
+}
+
+export function finishFromJSON(object: any): Finish {
+  switch (object) {
+    case 0:
+    case "FINISH_UNSPECIFIED":
+      return Finish.FINISH_UNSPECIFIED;
+    case 1:
+    case "FINISH_SUCCEEDED":
+      return Finish.FINISH_SUCCEEDED;
+    case 2:
+    case "FINISH_DEAD_LETTERED":
+      return Finish.FINISH_DEAD_LETTERED;
+    case 3:
+    case "FINISH_CANCELLED":
+      return Finish.FINISH_CANCELLED;
+    case 4:
+    case "FINISH_UNREGISTERED":
+      return Finish.FINISH_UNREGISTERED;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return Finish.UNRECOGNIZED;
+  }
+}
+
+export function finishToJSON(object: Finish): string {
+  switch (object) {
+    case Finish.FINISH_UNSPECIFIED:
+      return "FINISH_UNSPECIFIED";
+    case Finish.FINISH_SUCCEEDED:
+      return "FINISH_SUCCEEDED";
+    case Finish.FINISH_DEAD_LETTERED:
+      return "FINISH_DEAD_LETTERED";
+    case Finish.FINISH_CANCELLED:
+      return "FINISH_CANCELLED";
+    case Finish.FINISH_UNREGISTERED:
+      return "FINISH_UNREGISTERED";
+    case Finish.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** CatchUp is a cron agent's policy for fires missed while nothing ran. */
 export enum CatchUp {
   /** CATCH_UP_UNSPECIFIED - CATCH_UP_UNSPECIFIED is CATCH_UP_RUN_ONCE. */
@@ -183,6 +299,8 @@ export enum AgentState {
   AGENT_STATE_WORKING = 2,
   /** AGENT_STATE_DEAD_LETTERED - AGENT_STATE_DEAD_LETTERED: parked after max_attempts failures. */
   AGENT_STATE_DEAD_LETTERED = 3,
+  /** AGENT_STATE_BLOCKED - AGENT_STATE_BLOCKED: waiting for parents (Agent.after) to finish. */
+  AGENT_STATE_BLOCKED = 4,
   UNRECOGNIZED = -1,
 }
 
@@ -200,6 +318,9 @@ export function agentStateFromJSON(object: any): AgentState {
     case 3:
     case "AGENT_STATE_DEAD_LETTERED":
       return AgentState.AGENT_STATE_DEAD_LETTERED;
+    case 4:
+    case "AGENT_STATE_BLOCKED":
+      return AgentState.AGENT_STATE_BLOCKED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -217,6 +338,8 @@ export function agentStateToJSON(object: AgentState): string {
       return "AGENT_STATE_WORKING";
     case AgentState.AGENT_STATE_DEAD_LETTERED:
       return "AGENT_STATE_DEAD_LETTERED";
+    case AgentState.AGENT_STATE_BLOCKED:
+      return "AGENT_STATE_BLOCKED";
     case AgentState.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -307,11 +430,75 @@ export interface Agent {
    * agent's runs to it.
    */
   traceparent: string;
+  /**
+   * after names the agents this one runs after (its parents), in any queue. A new agent with
+   * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+   * (a one-shot parent's success, or a recurring parent's next success after this agent was
+   * registered); then it is due at once. What a parent's failure does (dead-lettered,
+   * unregistered, cancelled) is its reference's on_failure, else this agent's
+   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   */
+  after: AgentRef[];
+  /**
+   * on_parent_failure is the policy for every parent whose reference leaves on_failure
+   * unspecified; unspecified here is PARENT_FAILURE_WAIT.
+   */
+  onParentFailure: ParentFailure;
+  /**
+   * idempotency_key deduplicates one-shot agents: registering an agent with a key that another
+   * agent of the queue took within its idempotency_window creates nothing and answers that
+   * agent (RegisteredAgent.deduplicated, with its result once it finished) — also after it
+   * finished and was removed. [A-Za-z0-9._:-]{1,256}; one-shot agents only.
+   */
+  idempotencyKey: string;
+  /**
+   * idempotency_window is how long the key holds from the first registration; absent: the
+   * server's dedup.default_window_ms. At most dedup.max_window_ms.
+   */
+  idempotencyWindow: Duration | undefined;
 }
 
 export interface Agent_LabelsEntry {
   key: string;
   value: string;
+}
+
+/** AgentRef names an agent of any queue, as a parent in Agent.after. */
+export interface AgentRef {
+  /** queue of the agent; empty: the queue of the agent that names it. */
+  queue: string;
+  /** name of the agent. */
+  name: string;
+  /** on_failure overrides the child's on_parent_failure for this parent. */
+  onFailure: ParentFailure;
+}
+
+/** AgentResult is how one agent finished. */
+export interface AgentResult {
+  /** queue of the agent. */
+  queue: string;
+  /** name of the agent. */
+  name: string;
+  /** finish says how it ended. */
+  finish: Finish;
+  /**
+   * outcome of the run that finished it (OUTCOME_SUCCESS, or the last failure's outcome);
+   * unspecified when no run finished it (cancelled, unregistered).
+   */
+  outcome: Outcome;
+  /** result the worker sent with that Complete; empty when none. */
+  result: Buffer;
+  /** token of the lease of that run; 0 when no run finished it. */
+  token: bigint;
+  /** finished_at is when it finished (Redis clock). */
+  finishedAt:
+    | Date
+    | undefined;
+  /** message of the failure that dead-lettered it; empty otherwise. */
+  message: string;
 }
 
 /** RegisterRequest upserts agents into one queue. */
@@ -343,6 +530,25 @@ export interface RegisterResponse {
   created: number;
   /** updated counts agents whose definition was replaced. */
   updated: number;
+  /** deduplicated counts agents not created because their idempotency_key was taken. */
+  deduplicated: number;
+  /** agents answers each registered agent, in request order. */
+  agents: RegisteredAgent[];
+}
+
+/** RegisteredAgent is what Register did with one agent. */
+export interface RegisteredAgent {
+  /**
+   * name of the agent as registered; when deduplicated, the name of the agent that holds the
+   * idempotency key (which may differ from the name asked for).
+   */
+  name: string;
+  /** created is true when the agent did not exist before. */
+  created: boolean;
+  /** deduplicated is true when nothing was created: the idempotency key is held by `name`. */
+  deduplicated: boolean;
+  /** result of the agent holding the key, when it has finished and the finish is still kept. */
+  result: AgentResult | undefined;
 }
 
 /** UnregisterRequest removes agents from one queue. */
@@ -399,7 +605,14 @@ export interface Lease {
    */
   attempt: number;
   /** agent is the definition at acquire time. */
-  agent: Agent | undefined;
+  agent:
+    | Agent
+    | undefined;
+  /**
+   * parents are the results of the agents this one ran after (Agent.after), in name order of
+   * queue and name: each parent's finish at the time it released this agent.
+   */
+  parents: AgentResult[];
 }
 
 /** AcquireResponse lists the leases granted; empty when nothing was due. */
@@ -498,6 +711,12 @@ export interface CompleteRequest {
   errorClass: string;
   /** http_status the handler's error carried (100-599); 0: none. See error_class. */
   httpStatus: number;
+  /**
+   * result of the run, kept with the agent's finish (a success, or a failure that
+   * dead-lettered it) for Await, its children's leases and deduplicated registrations. At most
+   * the server's limits.max_result_bytes; larger is INVALID_ARGUMENT naming result.
+   */
+  result: Buffer;
 }
 
 /** CompleteResponse says what happens to the agent next. */
@@ -604,6 +823,8 @@ export interface SessionCompletion {
   errorClass: string;
   /** http_status: as CompleteRequest.http_status. */
   httpStatus: number;
+  /** result: as CompleteRequest.result. */
+  result: Buffer;
 }
 
 /** SessionRelease hands a lease of the session's queue back, as Release does. */
@@ -735,6 +956,30 @@ export interface AgentStatus {
   lastErrorClass: string;
   /** last_error_message of a dead-lettered agent: that failure's message. Empty otherwise. */
   lastErrorMessage: string;
+  /**
+   * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+   * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+   */
+  parents: ParentStatus[];
+  /** parents_total counts the agent's parents. */
+  parentsTotal: number;
+  /** parents_pending counts the parents it still waits for. */
+  parentsPending: number;
+  /**
+   * children of the agent: agents attached to it that its next finish releases; GetAgent
+   * only, at most 1,000.
+   */
+  children: AgentRef[];
+}
+
+/** ParentStatus is one parent of an agent. */
+export interface ParentStatus {
+  /** parent names it, with the failure policy that applies to it. */
+  parent:
+    | AgentRef
+    | undefined;
+  /** result is its finish, once it released this agent; absent while pending. */
+  result: AgentResult | undefined;
 }
 
 /** ListAgentsRequest pages through a queue's agents. */
@@ -784,6 +1029,39 @@ export interface CancelRunResponse {
   token: bigint;
 }
 
+/** AwaitRequest names the agent to wait for. */
+export interface AwaitRequest {
+  /** queue the agent belongs to. */
+  queue: string;
+  /** name of the agent. */
+  name: string;
+  /**
+   * wait holds the call until the agent finishes, at most the server's max_wait. Absent or
+   * zero: answer at once.
+   */
+  wait:
+    | Duration
+    | undefined;
+  /**
+   * after_token skips finishes of runs whose lease token is at most this (a recurring agent's
+   * earlier runs); 0: any finish kept. Finishes without a run (cancelled, unregistered) are
+   * never skipped.
+   */
+  afterToken: bigint;
+}
+
+/** AwaitResponse is the agent's finish, or that it has not finished yet. */
+export interface AwaitResponse {
+  /** done is true when the agent has finished: result says how. */
+  done: boolean;
+  /** result of the finish; absent when not done. */
+  result:
+    | AgentResult
+    | undefined;
+  /** state of the agent when not done. */
+  state: AgentState;
+}
+
 function createBaseAgent(): Agent {
   return {
     name: "",
@@ -799,6 +1077,10 @@ function createBaseAgent(): Agent {
     key: "",
     priority: 0,
     traceparent: "",
+    after: [],
+    onParentFailure: 0,
+    idempotencyKey: "",
+    idempotencyWindow: undefined,
   };
 }
 
@@ -842,6 +1124,18 @@ export const Agent: MessageFns<Agent> = {
     }
     if (message.traceparent !== "") {
       writer.uint32(106).string(message.traceparent);
+    }
+    for (const v of message.after) {
+      AgentRef.encode(v!, writer.uint32(114).fork()).join();
+    }
+    if (message.onParentFailure !== 0) {
+      writer.uint32(120).int32(message.onParentFailure);
+    }
+    if (message.idempotencyKey !== "") {
+      writer.uint32(130).string(message.idempotencyKey);
+    }
+    if (message.idempotencyWindow !== undefined) {
+      Duration.encode(message.idempotencyWindow, writer.uint32(138).fork()).join();
     }
     return writer;
   },
@@ -966,6 +1260,38 @@ export const Agent: MessageFns<Agent> = {
             message.traceparent = reader.string();
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.after.push(AgentRef.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.onParentFailure = reader.int32() as any;
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.idempotencyWindow = Duration.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1022,6 +1348,24 @@ export const Agent: MessageFns<Agent> = {
       key: isSet(object.key) ? globalThis.String(object.key) : "",
       priority: isSet(object.priority) ? globalThis.Number(object.priority) : 0,
       traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
+      after: globalThis.Array.isArray(object?.after)
+        ? object.after.map((e: any) => AgentRef.fromJSON(e))
+        : [],
+      onParentFailure: isSet(object.onParentFailure)
+        ? parentFailureFromJSON(object.onParentFailure)
+        : isSet(object.on_parent_failure)
+        ? parentFailureFromJSON(object.on_parent_failure)
+        : 0,
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : "",
+      idempotencyWindow: isSet(object.idempotencyWindow)
+        ? Duration.fromJSON(object.idempotencyWindow)
+        : isSet(object.idempotency_window)
+        ? Duration.fromJSON(object.idempotency_window)
+        : undefined,
     };
   },
 
@@ -1072,6 +1416,18 @@ export const Agent: MessageFns<Agent> = {
     if (message.traceparent !== "") {
       obj.traceparent = message.traceparent;
     }
+    if (message.after?.length) {
+      obj.after = message.after.map((e) => AgentRef.toJSON(e));
+    }
+    if (message.onParentFailure !== 0) {
+      obj.onParentFailure = parentFailureToJSON(message.onParentFailure);
+    }
+    if (message.idempotencyKey !== "") {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
+    if (message.idempotencyWindow !== undefined) {
+      obj.idempotencyWindow = Duration.toJSON(message.idempotencyWindow);
+    }
     return obj;
   },
 
@@ -1107,6 +1463,12 @@ export const Agent: MessageFns<Agent> = {
     message.key = object.key ?? "";
     message.priority = object.priority ?? 0;
     message.traceparent = object.traceparent ?? "";
+    message.after = object.after?.map((e) => AgentRef.fromPartial(e)) || [];
+    message.onParentFailure = object.onParentFailure ?? 0;
+    message.idempotencyKey = object.idempotencyKey ?? "";
+    message.idempotencyWindow = (object.idempotencyWindow !== undefined && object.idempotencyWindow !== null)
+      ? Duration.fromPartial(object.idempotencyWindow)
+      : undefined;
     return message;
   },
 };
@@ -1192,6 +1554,308 @@ export const Agent_LabelsEntry: MessageFns<Agent_LabelsEntry> = {
     const message = createBaseAgent_LabelsEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseAgentRef(): AgentRef {
+  return { queue: "", name: "", onFailure: 0 };
+}
+
+export const AgentRef: MessageFns<AgentRef> = {
+  encode(message: AgentRef, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.onFailure !== 0) {
+      writer.uint32(24).int32(message.onFailure);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AgentRef {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAgentRef();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.onFailure = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AgentRef {
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      onFailure: isSet(object.onFailure)
+        ? parentFailureFromJSON(object.onFailure)
+        : isSet(object.on_failure)
+        ? parentFailureFromJSON(object.on_failure)
+        : 0,
+    };
+  },
+
+  toJSON(message: AgentRef): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.onFailure !== 0) {
+      obj.onFailure = parentFailureToJSON(message.onFailure);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AgentRef>): AgentRef {
+    return AgentRef.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AgentRef>): AgentRef {
+    const message = createBaseAgentRef();
+    message.queue = object.queue ?? "";
+    message.name = object.name ?? "";
+    message.onFailure = object.onFailure ?? 0;
+    return message;
+  },
+};
+
+function createBaseAgentResult(): AgentResult {
+  return {
+    queue: "",
+    name: "",
+    finish: 0,
+    outcome: 0,
+    result: Buffer.alloc(0),
+    token: 0n,
+    finishedAt: undefined,
+    message: "",
+  };
+}
+
+export const AgentResult: MessageFns<AgentResult> = {
+  encode(message: AgentResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.finish !== 0) {
+      writer.uint32(24).int32(message.finish);
+    }
+    if (message.outcome !== 0) {
+      writer.uint32(32).int32(message.outcome);
+    }
+    if (message.result.length !== 0) {
+      writer.uint32(42).bytes(message.result);
+    }
+    if (message.token !== 0n) {
+      if (BigInt.asUintN(64, message.token) !== message.token) {
+        throw new globalThis.Error("value provided for field message.token of type uint64 too large");
+      }
+      writer.uint32(48).uint64(message.token);
+    }
+    if (message.finishedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.finishedAt), writer.uint32(58).fork()).join();
+    }
+    if (message.message !== "") {
+      writer.uint32(66).string(message.message);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AgentResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAgentResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.finish = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.outcome = reader.int32() as any;
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.result = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.token = reader.uint64() as bigint;
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.finishedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AgentResult {
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      finish: isSet(object.finish) ? finishFromJSON(object.finish) : 0,
+      outcome: isSet(object.outcome) ? outcomeFromJSON(object.outcome) : 0,
+      result: isSet(object.result) ? Buffer.from(bytesFromBase64(object.result)) : Buffer.alloc(0),
+      token: isSet(object.token) ? BigInt(object.token) : 0n,
+      finishedAt: isSet(object.finishedAt)
+        ? fromJsonTimestamp(object.finishedAt)
+        : isSet(object.finished_at)
+        ? fromJsonTimestamp(object.finished_at)
+        : undefined,
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+    };
+  },
+
+  toJSON(message: AgentResult): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.finish !== 0) {
+      obj.finish = finishToJSON(message.finish);
+    }
+    if (message.outcome !== 0) {
+      obj.outcome = outcomeToJSON(message.outcome);
+    }
+    if (message.result.length !== 0) {
+      obj.result = base64FromBytes(message.result);
+    }
+    if (message.token !== 0n) {
+      obj.token = message.token.toString();
+    }
+    if (message.finishedAt !== undefined) {
+      obj.finishedAt = message.finishedAt.toISOString();
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AgentResult>): AgentResult {
+    return AgentResult.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AgentResult>): AgentResult {
+    const message = createBaseAgentResult();
+    message.queue = object.queue ?? "";
+    message.name = object.name ?? "";
+    message.finish = object.finish ?? 0;
+    message.outcome = object.outcome ?? 0;
+    message.result = object.result ?? Buffer.alloc(0);
+    message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
+    message.finishedAt = object.finishedAt ?? undefined;
+    message.message = object.message ?? "";
     return message;
   },
 };
@@ -1322,7 +1986,7 @@ export const RegisterRequest: MessageFns<RegisterRequest> = {
 };
 
 function createBaseRegisterResponse(): RegisterResponse {
-  return { created: 0, updated: 0 };
+  return { created: 0, updated: 0, deduplicated: 0, agents: [] };
 }
 
 export const RegisterResponse: MessageFns<RegisterResponse> = {
@@ -1332,6 +1996,12 @@ export const RegisterResponse: MessageFns<RegisterResponse> = {
     }
     if (message.updated !== 0) {
       writer.uint32(16).uint32(message.updated);
+    }
+    if (message.deduplicated !== 0) {
+      writer.uint32(24).uint32(message.deduplicated);
+    }
+    for (const v of message.agents) {
+      RegisteredAgent.encode(v!, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -1365,6 +2035,22 @@ export const RegisterResponse: MessageFns<RegisterResponse> = {
             message.updated = reader.uint32();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.deduplicated = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.agents.push(RegisteredAgent.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1381,6 +2067,10 @@ export const RegisterResponse: MessageFns<RegisterResponse> = {
     return {
       created: isSet(object.created) ? globalThis.Number(object.created) : 0,
       updated: isSet(object.updated) ? globalThis.Number(object.updated) : 0,
+      deduplicated: isSet(object.deduplicated) ? globalThis.Number(object.deduplicated) : 0,
+      agents: globalThis.Array.isArray(object?.agents)
+        ? object.agents.map((e: any) => RegisteredAgent.fromJSON(e))
+        : [],
     };
   },
 
@@ -1392,6 +2082,12 @@ export const RegisterResponse: MessageFns<RegisterResponse> = {
     if (message.updated !== 0) {
       obj.updated = Math.round(message.updated);
     }
+    if (message.deduplicated !== 0) {
+      obj.deduplicated = Math.round(message.deduplicated);
+    }
+    if (message.agents?.length) {
+      obj.agents = message.agents.map((e) => RegisteredAgent.toJSON(e));
+    }
     return obj;
   },
 
@@ -1402,6 +2098,127 @@ export const RegisterResponse: MessageFns<RegisterResponse> = {
     const message = createBaseRegisterResponse();
     message.created = object.created ?? 0;
     message.updated = object.updated ?? 0;
+    message.deduplicated = object.deduplicated ?? 0;
+    message.agents = object.agents?.map((e) => RegisteredAgent.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseRegisteredAgent(): RegisteredAgent {
+  return { name: "", created: false, deduplicated: false, result: undefined };
+}
+
+export const RegisteredAgent: MessageFns<RegisteredAgent> = {
+  encode(message: RegisteredAgent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.created !== false) {
+      writer.uint32(16).bool(message.created);
+    }
+    if (message.deduplicated !== false) {
+      writer.uint32(24).bool(message.deduplicated);
+    }
+    if (message.result !== undefined) {
+      AgentResult.encode(message.result, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RegisteredAgent {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRegisteredAgent();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.created = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.deduplicated = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.result = AgentResult.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RegisteredAgent {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      created: isSet(object.created) ? globalThis.Boolean(object.created) : false,
+      deduplicated: isSet(object.deduplicated) ? globalThis.Boolean(object.deduplicated) : false,
+      result: isSet(object.result) ? AgentResult.fromJSON(object.result) : undefined,
+    };
+  },
+
+  toJSON(message: RegisteredAgent): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.created !== false) {
+      obj.created = message.created;
+    }
+    if (message.deduplicated !== false) {
+      obj.deduplicated = message.deduplicated;
+    }
+    if (message.result !== undefined) {
+      obj.result = AgentResult.toJSON(message.result);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RegisteredAgent>): RegisteredAgent {
+    return RegisteredAgent.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RegisteredAgent>): RegisteredAgent {
+    const message = createBaseRegisteredAgent();
+    message.name = object.name ?? "";
+    message.created = object.created ?? false;
+    message.deduplicated = object.deduplicated ?? false;
+    message.result = (object.result !== undefined && object.result !== null)
+      ? AgentResult.fromPartial(object.result)
+      : undefined;
     return message;
   },
 };
@@ -1684,7 +2501,7 @@ export const AcquireRequest: MessageFns<AcquireRequest> = {
 };
 
 function createBaseLease(): Lease {
-  return { queue: "", name: "", token: 0n, deadline: undefined, attempt: 0, agent: undefined };
+  return { queue: "", name: "", token: 0n, deadline: undefined, attempt: 0, agent: undefined, parents: [] };
 }
 
 export const Lease: MessageFns<Lease> = {
@@ -1709,6 +2526,9 @@ export const Lease: MessageFns<Lease> = {
     }
     if (message.agent !== undefined) {
       Agent.encode(message.agent, writer.uint32(50).fork()).join();
+    }
+    for (const v of message.parents) {
+      AgentResult.encode(v!, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -1774,6 +2594,14 @@ export const Lease: MessageFns<Lease> = {
             message.agent = Agent.decode(reader, reader.uint32());
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.parents.push(AgentResult.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1794,6 +2622,7 @@ export const Lease: MessageFns<Lease> = {
       deadline: isSet(object.deadline) ? fromJsonTimestamp(object.deadline) : undefined,
       attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
       agent: isSet(object.agent) ? Agent.fromJSON(object.agent) : undefined,
+      parents: globalThis.Array.isArray(object?.parents) ? object.parents.map((e: any) => AgentResult.fromJSON(e)) : [],
     };
   },
 
@@ -1817,6 +2646,9 @@ export const Lease: MessageFns<Lease> = {
     if (message.agent !== undefined) {
       obj.agent = Agent.toJSON(message.agent);
     }
+    if (message.parents?.length) {
+      obj.parents = message.parents.map((e) => AgentResult.toJSON(e));
+    }
     return obj;
   },
 
@@ -1831,6 +2663,7 @@ export const Lease: MessageFns<Lease> = {
     message.deadline = object.deadline ?? undefined;
     message.attempt = object.attempt ?? 0;
     message.agent = (object.agent !== undefined && object.agent !== null) ? Agent.fromPartial(object.agent) : undefined;
+    message.parents = object.parents?.map((e) => AgentResult.fromPartial(e)) || [];
     return message;
   },
 };
@@ -2347,6 +3180,7 @@ function createBaseCompleteRequest(): CompleteRequest {
     requestId: "",
     errorClass: "",
     httpStatus: 0,
+    result: Buffer.alloc(0),
   };
 }
 
@@ -2381,6 +3215,9 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
     }
     if (message.httpStatus !== 0) {
       writer.uint32(72).uint32(message.httpStatus);
+    }
+    if (message.result.length !== 0) {
+      writer.uint32(82).bytes(message.result);
     }
     return writer;
   },
@@ -2470,6 +3307,14 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
             message.httpStatus = reader.uint32();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.result = Buffer.from(reader.bytes());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2509,6 +3354,7 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
         : isSet(object.http_status)
         ? globalThis.Number(object.http_status)
         : 0,
+      result: isSet(object.result) ? Buffer.from(bytesFromBase64(object.result)) : Buffer.alloc(0),
     };
   },
 
@@ -2541,6 +3387,9 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
     if (message.httpStatus !== 0) {
       obj.httpStatus = Math.round(message.httpStatus);
     }
+    if (message.result.length !== 0) {
+      obj.result = base64FromBytes(message.result);
+    }
     return obj;
   },
 
@@ -2560,6 +3409,7 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
     message.requestId = object.requestId ?? "";
     message.errorClass = object.errorClass ?? "";
     message.httpStatus = object.httpStatus ?? 0;
+    message.result = object.result ?? Buffer.alloc(0);
     return message;
   },
 };
@@ -3214,7 +4064,16 @@ export const SessionLease: MessageFns<SessionLease> = {
 };
 
 function createBaseSessionCompletion(): SessionCompletion {
-  return { name: "", token: 0n, outcome: 0, message: "", retryAfter: undefined, errorClass: "", httpStatus: 0 };
+  return {
+    name: "",
+    token: 0n,
+    outcome: 0,
+    message: "",
+    retryAfter: undefined,
+    errorClass: "",
+    httpStatus: 0,
+    result: Buffer.alloc(0),
+  };
 }
 
 export const SessionCompletion: MessageFns<SessionCompletion> = {
@@ -3242,6 +4101,9 @@ export const SessionCompletion: MessageFns<SessionCompletion> = {
     }
     if (message.httpStatus !== 0) {
       writer.uint32(56).uint32(message.httpStatus);
+    }
+    if (message.result.length !== 0) {
+      writer.uint32(66).bytes(message.result);
     }
     return writer;
   },
@@ -3315,6 +4177,14 @@ export const SessionCompletion: MessageFns<SessionCompletion> = {
             message.httpStatus = reader.uint32();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.result = Buffer.from(reader.bytes());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3348,6 +4218,7 @@ export const SessionCompletion: MessageFns<SessionCompletion> = {
         : isSet(object.http_status)
         ? globalThis.Number(object.http_status)
         : 0,
+      result: isSet(object.result) ? Buffer.from(bytesFromBase64(object.result)) : Buffer.alloc(0),
     };
   },
 
@@ -3374,6 +4245,9 @@ export const SessionCompletion: MessageFns<SessionCompletion> = {
     if (message.httpStatus !== 0) {
       obj.httpStatus = Math.round(message.httpStatus);
     }
+    if (message.result.length !== 0) {
+      obj.result = base64FromBytes(message.result);
+    }
     return obj;
   },
 
@@ -3391,6 +4265,7 @@ export const SessionCompletion: MessageFns<SessionCompletion> = {
       : undefined;
     message.errorClass = object.errorClass ?? "";
     message.httpStatus = object.httpStatus ?? 0;
+    message.result = object.result ?? Buffer.alloc(0);
     return message;
   },
 };
@@ -4159,6 +5034,10 @@ function createBaseAgentStatus(): AgentStatus {
     cancelRequested: false,
     lastErrorClass: "",
     lastErrorMessage: "",
+    parents: [],
+    parentsTotal: 0,
+    parentsPending: 0,
+    children: [],
   };
 }
 
@@ -4199,6 +5078,18 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     }
     if (message.lastErrorMessage !== "") {
       writer.uint32(90).string(message.lastErrorMessage);
+    }
+    for (const v of message.parents) {
+      ParentStatus.encode(v!, writer.uint32(98).fork()).join();
+    }
+    if (message.parentsTotal !== 0) {
+      writer.uint32(104).uint32(message.parentsTotal);
+    }
+    if (message.parentsPending !== 0) {
+      writer.uint32(112).uint32(message.parentsPending);
+    }
+    for (const v of message.children) {
+      AgentRef.encode(v!, writer.uint32(122).fork()).join();
     }
     return writer;
   },
@@ -4304,6 +5195,38 @@ export const AgentStatus: MessageFns<AgentStatus> = {
             message.lastErrorMessage = reader.string();
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.parents.push(ParentStatus.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.parentsTotal = reader.uint32();
+            continue;
+          }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.parentsPending = reader.uint32();
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.children.push(AgentRef.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4349,6 +5272,22 @@ export const AgentStatus: MessageFns<AgentStatus> = {
         : isSet(object.last_error_message)
         ? globalThis.String(object.last_error_message)
         : "",
+      parents: globalThis.Array.isArray(object?.parents)
+        ? object.parents.map((e: any) => ParentStatus.fromJSON(e))
+        : [],
+      parentsTotal: isSet(object.parentsTotal)
+        ? globalThis.Number(object.parentsTotal)
+        : isSet(object.parents_total)
+        ? globalThis.Number(object.parents_total)
+        : 0,
+      parentsPending: isSet(object.parentsPending)
+        ? globalThis.Number(object.parentsPending)
+        : isSet(object.parents_pending)
+        ? globalThis.Number(object.parents_pending)
+        : 0,
+      children: globalThis.Array.isArray(object?.children)
+        ? object.children.map((e: any) => AgentRef.fromJSON(e))
+        : [],
     };
   },
 
@@ -4387,6 +5326,18 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     if (message.lastErrorMessage !== "") {
       obj.lastErrorMessage = message.lastErrorMessage;
     }
+    if (message.parents?.length) {
+      obj.parents = message.parents.map((e) => ParentStatus.toJSON(e));
+    }
+    if (message.parentsTotal !== 0) {
+      obj.parentsTotal = Math.round(message.parentsTotal);
+    }
+    if (message.parentsPending !== 0) {
+      obj.parentsPending = Math.round(message.parentsPending);
+    }
+    if (message.children?.length) {
+      obj.children = message.children.map((e) => AgentRef.toJSON(e));
+    }
     return obj;
   },
 
@@ -4406,6 +5357,99 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     message.cancelRequested = object.cancelRequested ?? false;
     message.lastErrorClass = object.lastErrorClass ?? "";
     message.lastErrorMessage = object.lastErrorMessage ?? "";
+    message.parents = object.parents?.map((e) => ParentStatus.fromPartial(e)) || [];
+    message.parentsTotal = object.parentsTotal ?? 0;
+    message.parentsPending = object.parentsPending ?? 0;
+    message.children = object.children?.map((e) => AgentRef.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseParentStatus(): ParentStatus {
+  return { parent: undefined, result: undefined };
+}
+
+export const ParentStatus: MessageFns<ParentStatus> = {
+  encode(message: ParentStatus, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.parent !== undefined) {
+      AgentRef.encode(message.parent, writer.uint32(10).fork()).join();
+    }
+    if (message.result !== undefined) {
+      AgentResult.encode(message.result, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ParentStatus {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseParentStatus();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.parent = AgentRef.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.result = AgentResult.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ParentStatus {
+    return {
+      parent: isSet(object.parent) ? AgentRef.fromJSON(object.parent) : undefined,
+      result: isSet(object.result) ? AgentResult.fromJSON(object.result) : undefined,
+    };
+  },
+
+  toJSON(message: ParentStatus): unknown {
+    const obj: any = {};
+    if (message.parent !== undefined) {
+      obj.parent = AgentRef.toJSON(message.parent);
+    }
+    if (message.result !== undefined) {
+      obj.result = AgentResult.toJSON(message.result);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ParentStatus>): ParentStatus {
+    return ParentStatus.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ParentStatus>): ParentStatus {
+    const message = createBaseParentStatus();
+    message.parent = (object.parent !== undefined && object.parent !== null)
+      ? AgentRef.fromPartial(object.parent)
+      : undefined;
+    message.result = (object.result !== undefined && object.result !== null)
+      ? AgentResult.fromPartial(object.result)
+      : undefined;
     return message;
   },
 };
@@ -4801,6 +5845,235 @@ export const CancelRunResponse: MessageFns<CancelRunResponse> = {
   },
 };
 
+function createBaseAwaitRequest(): AwaitRequest {
+  return { queue: "", name: "", wait: undefined, afterToken: 0n };
+}
+
+export const AwaitRequest: MessageFns<AwaitRequest> = {
+  encode(message: AwaitRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.wait !== undefined) {
+      Duration.encode(message.wait, writer.uint32(26).fork()).join();
+    }
+    if (message.afterToken !== 0n) {
+      if (BigInt.asUintN(64, message.afterToken) !== message.afterToken) {
+        throw new globalThis.Error("value provided for field message.afterToken of type uint64 too large");
+      }
+      writer.uint32(32).uint64(message.afterToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AwaitRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAwaitRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.wait = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.afterToken = reader.uint64() as bigint;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AwaitRequest {
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      wait: isSet(object.wait) ? Duration.fromJSON(object.wait) : undefined,
+      afterToken: isSet(object.afterToken)
+        ? BigInt(object.afterToken)
+        : isSet(object.after_token)
+        ? BigInt(object.after_token)
+        : 0n,
+    };
+  },
+
+  toJSON(message: AwaitRequest): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.wait !== undefined) {
+      obj.wait = Duration.toJSON(message.wait);
+    }
+    if (message.afterToken !== 0n) {
+      obj.afterToken = message.afterToken.toString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AwaitRequest>): AwaitRequest {
+    return AwaitRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AwaitRequest>): AwaitRequest {
+    const message = createBaseAwaitRequest();
+    message.queue = object.queue ?? "";
+    message.name = object.name ?? "";
+    message.wait = (object.wait !== undefined && object.wait !== null) ? Duration.fromPartial(object.wait) : undefined;
+    message.afterToken = (object.afterToken !== undefined && object.afterToken !== null)
+      ? BigInt(object.afterToken)
+      : 0n;
+    return message;
+  },
+};
+
+function createBaseAwaitResponse(): AwaitResponse {
+  return { done: false, result: undefined, state: 0 };
+}
+
+export const AwaitResponse: MessageFns<AwaitResponse> = {
+  encode(message: AwaitResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.done !== false) {
+      writer.uint32(8).bool(message.done);
+    }
+    if (message.result !== undefined) {
+      AgentResult.encode(message.result, writer.uint32(18).fork()).join();
+    }
+    if (message.state !== 0) {
+      writer.uint32(24).int32(message.state);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AwaitResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAwaitResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.done = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.result = AgentResult.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AwaitResponse {
+    return {
+      done: isSet(object.done) ? globalThis.Boolean(object.done) : false,
+      result: isSet(object.result) ? AgentResult.fromJSON(object.result) : undefined,
+      state: isSet(object.state) ? agentStateFromJSON(object.state) : 0,
+    };
+  },
+
+  toJSON(message: AwaitResponse): unknown {
+    const obj: any = {};
+    if (message.done !== false) {
+      obj.done = message.done;
+    }
+    if (message.result !== undefined) {
+      obj.result = AgentResult.toJSON(message.result);
+    }
+    if (message.state !== 0) {
+      obj.state = agentStateToJSON(message.state);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AwaitResponse>): AwaitResponse {
+    return AwaitResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AwaitResponse>): AwaitResponse {
+    const message = createBaseAwaitResponse();
+    message.done = object.done ?? false;
+    message.result = (object.result !== undefined && object.result !== null)
+      ? AgentResult.fromPartial(object.result)
+      : undefined;
+    message.state = object.state ?? 0;
+    return message;
+  },
+};
+
 /**
  * AgentService runs recurring and one-shot work items ("agents") on a fleet
  * of workers, each agent held by exactly one worker at a time.
@@ -5015,6 +6288,25 @@ export const AgentServiceService = {
     responseSerialize: (value: CancelRunResponse): Buffer => Buffer.from(CancelRunResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CancelRunResponse => CancelRunResponse.decode(value),
   },
+  /**
+   * Await waits for an agent to finish and answers its result: how it finished (succeeded,
+   * dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
+   * its worker sent with Complete. A finish is kept for the server's results.retention_ms after
+   * it, so an Await that comes late still gets it. A recurring agent finishes at each success:
+   * after_token skips finishes of runs up to that token (0: any finish still kept). With no
+   * finish yet, the call is held until one is recorded or `wait` ends (then `done` is false,
+   * not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
+   * when the queue has no such agent and keeps no finish of it.
+   */
+  await: {
+    path: "/baton.v1.AgentService/Await" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AwaitRequest): Buffer => Buffer.from(AwaitRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AwaitRequest => AwaitRequest.decode(value),
+    responseSerialize: (value: AwaitResponse): Buffer => Buffer.from(AwaitResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AwaitResponse => AwaitResponse.decode(value),
+  },
 } as const;
 
 export interface AgentServiceServer extends UntypedServiceImplementation {
@@ -5127,6 +6419,17 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
    * is not running; NOT_FOUND when the queue has no such agent.
    */
   cancelRun: handleUnaryCall<CancelRunRequest, CancelRunResponse>;
+  /**
+   * Await waits for an agent to finish and answers its result: how it finished (succeeded,
+   * dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
+   * its worker sent with Complete. A finish is kept for the server's results.retention_ms after
+   * it, so an Await that comes late still gets it. A recurring agent finishes at each success:
+   * after_token skips finishes of runs up to that token (0: any finish still kept). With no
+   * finish yet, the call is held until one is recorded or `wait` ends (then `done` is false,
+   * not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
+   * when the queue has no such agent and keeps no finish of it.
+   */
+  await: handleUnaryCall<AwaitRequest, AwaitResponse>;
 }
 
 export interface AgentServiceClient extends Client {
@@ -5380,6 +6683,31 @@ export interface AgentServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CancelRunResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Await waits for an agent to finish and answers its result: how it finished (succeeded,
+   * dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
+   * its worker sent with Complete. A finish is kept for the server's results.retention_ms after
+   * it, so an Await that comes late still gets it. A recurring agent finishes at each success:
+   * after_token skips finishes of runs up to that token (0: any finish still kept). With no
+   * finish yet, the call is held until one is recorded or `wait` ends (then `done` is false,
+   * not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
+   * when the queue has no such agent and keeps no finish of it.
+   */
+  await(
+    request: AwaitRequest,
+    callback: (error: ServiceError | null, response: AwaitResponse) => void,
+  ): ClientUnaryCall;
+  await(
+    request: AwaitRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AwaitResponse) => void,
+  ): ClientUnaryCall;
+  await(
+    request: AwaitRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AwaitResponse) => void,
   ): ClientUnaryCall;
 }
 

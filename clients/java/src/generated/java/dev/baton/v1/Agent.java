@@ -39,6 +39,9 @@ private static final long serialVersionUID = 0L;
     catchUp_ = 0;
     key_ = "";
     traceparent_ = "";
+    after_ = java.util.Collections.emptyList();
+    onParentFailure_ = 0;
+    idempotencyKey_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -642,6 +645,229 @@ java.lang.String defaultValue) {
     }
   }
 
+  public static final int AFTER_FIELD_NUMBER = 14;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.baton.v1.AgentRef> after_;
+  /**
+   * <pre>
+   * after names the agents this one runs after (its parents), in any queue. A new agent with
+   * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+   * (a one-shot parent's success, or a recurring parent's next success after this agent was
+   * registered); then it is due at once. What a parent's failure does (dead-lettered,
+   * unregistered, cancelled) is its reference's on_failure, else this agent's
+   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<dev.baton.v1.AgentRef> getAfterList() {
+    return after_;
+  }
+  /**
+   * <pre>
+   * after names the agents this one runs after (its parents), in any queue. A new agent with
+   * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+   * (a one-shot parent's success, or a recurring parent's next success after this agent was
+   * registered); then it is due at once. What a parent's failure does (dead-lettered,
+   * unregistered, cancelled) is its reference's on_failure, else this agent's
+   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends dev.baton.v1.AgentRefOrBuilder> 
+      getAfterOrBuilderList() {
+    return after_;
+  }
+  /**
+   * <pre>
+   * after names the agents this one runs after (its parents), in any queue. A new agent with
+   * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+   * (a one-shot parent's success, or a recurring parent's next success after this agent was
+   * registered); then it is due at once. What a parent's failure does (dead-lettered,
+   * unregistered, cancelled) is its reference's on_failure, else this agent's
+   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+   */
+  @java.lang.Override
+  public int getAfterCount() {
+    return after_.size();
+  }
+  /**
+   * <pre>
+   * after names the agents this one runs after (its parents), in any queue. A new agent with
+   * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+   * (a one-shot parent's success, or a recurring parent's next success after this agent was
+   * registered); then it is due at once. What a parent's failure does (dead-lettered,
+   * unregistered, cancelled) is its reference's on_failure, else this agent's
+   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.AgentRef getAfter(int index) {
+    return after_.get(index);
+  }
+  /**
+   * <pre>
+   * after names the agents this one runs after (its parents), in any queue. A new agent with
+   * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+   * (a one-shot parent's success, or a recurring parent's next success after this agent was
+   * registered); then it is due at once. What a parent's failure does (dead-lettered,
+   * unregistered, cancelled) is its reference's on_failure, else this agent's
+   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.AgentRefOrBuilder getAfterOrBuilder(
+      int index) {
+    return after_.get(index);
+  }
+
+  public static final int ON_PARENT_FAILURE_FIELD_NUMBER = 15;
+  private int onParentFailure_ = 0;
+  /**
+   * <pre>
+   * on_parent_failure is the policy for every parent whose reference leaves on_failure
+   * unspecified; unspecified here is PARENT_FAILURE_WAIT.
+   * </pre>
+   *
+   * <code>.baton.v1.ParentFailure on_parent_failure = 15 [json_name = "onParentFailure"];</code>
+   * @return The enum numeric value on the wire for onParentFailure.
+   */
+  @java.lang.Override public int getOnParentFailureValue() {
+    return onParentFailure_;
+  }
+  /**
+   * <pre>
+   * on_parent_failure is the policy for every parent whose reference leaves on_failure
+   * unspecified; unspecified here is PARENT_FAILURE_WAIT.
+   * </pre>
+   *
+   * <code>.baton.v1.ParentFailure on_parent_failure = 15 [json_name = "onParentFailure"];</code>
+   * @return The onParentFailure.
+   */
+  @java.lang.Override public dev.baton.v1.ParentFailure getOnParentFailure() {
+    dev.baton.v1.ParentFailure result = dev.baton.v1.ParentFailure.forNumber(onParentFailure_);
+    return result == null ? dev.baton.v1.ParentFailure.UNRECOGNIZED : result;
+  }
+
+  public static final int IDEMPOTENCY_KEY_FIELD_NUMBER = 16;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object idempotencyKey_ = "";
+  /**
+   * <pre>
+   * idempotency_key deduplicates one-shot agents: registering an agent with a key that another
+   * agent of the queue took within its idempotency_window creates nothing and answers that
+   * agent (RegisteredAgent.deduplicated, with its result once it finished) — also after it
+   * finished and was removed. [A-Za-z0-9._:-]{1,256}; one-shot agents only.
+   * </pre>
+   *
+   * <code>string idempotency_key = 16 [json_name = "idempotencyKey"];</code>
+   * @return The idempotencyKey.
+   */
+  @java.lang.Override
+  public java.lang.String getIdempotencyKey() {
+    java.lang.Object ref = idempotencyKey_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      idempotencyKey_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * idempotency_key deduplicates one-shot agents: registering an agent with a key that another
+   * agent of the queue took within its idempotency_window creates nothing and answers that
+   * agent (RegisteredAgent.deduplicated, with its result once it finished) — also after it
+   * finished and was removed. [A-Za-z0-9._:-]{1,256}; one-shot agents only.
+   * </pre>
+   *
+   * <code>string idempotency_key = 16 [json_name = "idempotencyKey"];</code>
+   * @return The bytes for idempotencyKey.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getIdempotencyKeyBytes() {
+    java.lang.Object ref = idempotencyKey_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      idempotencyKey_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int IDEMPOTENCY_WINDOW_FIELD_NUMBER = 17;
+  private com.google.protobuf.Duration idempotencyWindow_;
+  /**
+   * <pre>
+   * idempotency_window is how long the key holds from the first registration; absent: the
+   * server's dedup.default_window_ms. At most dedup.max_window_ms.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration idempotency_window = 17 [json_name = "idempotencyWindow"];</code>
+   * @return Whether the idempotencyWindow field is set.
+   */
+  @java.lang.Override
+  public boolean hasIdempotencyWindow() {
+    return ((bitField0_ & 0x00000008) != 0);
+  }
+  /**
+   * <pre>
+   * idempotency_window is how long the key holds from the first registration; absent: the
+   * server's dedup.default_window_ms. At most dedup.max_window_ms.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration idempotency_window = 17 [json_name = "idempotencyWindow"];</code>
+   * @return The idempotencyWindow.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Duration getIdempotencyWindow() {
+    return idempotencyWindow_ == null ? com.google.protobuf.Duration.getDefaultInstance() : idempotencyWindow_;
+  }
+  /**
+   * <pre>
+   * idempotency_window is how long the key holds from the first registration; absent: the
+   * server's dedup.default_window_ms. At most dedup.max_window_ms.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration idempotency_window = 17 [json_name = "idempotencyWindow"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.DurationOrBuilder getIdempotencyWindowOrBuilder() {
+    return idempotencyWindow_ == null ? com.google.protobuf.Duration.getDefaultInstance() : idempotencyWindow_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -697,6 +923,18 @@ java.lang.String defaultValue) {
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(traceparent_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 13, traceparent_);
+    }
+    for (int i = 0; i < after_.size(); i++) {
+      output.writeMessage(14, after_.get(i));
+    }
+    if (onParentFailure_ != dev.baton.v1.ParentFailure.PARENT_FAILURE_UNSPECIFIED.getNumber()) {
+      output.writeEnum(15, onParentFailure_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(idempotencyKey_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 16, idempotencyKey_);
+    }
+    if (((bitField0_ & 0x00000008) != 0)) {
+      output.writeMessage(17, getIdempotencyWindow());
     }
     getUnknownFields().writeTo(output);
   }
@@ -754,6 +992,26 @@ java.lang.String defaultValue) {
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(traceparent_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(13, traceparent_);
+    }
+
+        {
+          final int count = after_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(after_.get(i));
+          }
+          size += 1 * count;
+        }
+    if (onParentFailure_ != dev.baton.v1.ParentFailure.PARENT_FAILURE_UNSPECIFIED.getNumber()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(15, onParentFailure_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(idempotencyKey_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(16, idempotencyKey_);
+    }
+    if (((bitField0_ & 0x00000008) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(17, getIdempotencyWindow());
     }
     return size;
   }
@@ -813,6 +1071,16 @@ java.lang.String defaultValue) {
         != other.getPriority()) return false;
     if (!getTraceparent()
         .equals(other.getTraceparent())) return false;
+    if (!getAfterList()
+        .equals(other.getAfterList())) return false;
+    if (onParentFailure_ != other.onParentFailure_) return false;
+    if (!getIdempotencyKey()
+        .equals(other.getIdempotencyKey())) return false;
+    if (hasIdempotencyWindow() != other.hasIdempotencyWindow()) return false;
+    if (hasIdempotencyWindow()) {
+      if (!getIdempotencyWindow()
+          .equals(other.getIdempotencyWindow())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -858,6 +1126,18 @@ java.lang.String defaultValue) {
     hash = (53 * hash) + getPriority();
     hash = (37 * hash) + TRACEPARENT_FIELD_NUMBER;
     hash = (53 * hash) + getTraceparent().hashCode();
+    if (getAfterCount() > 0) {
+      hash = (37 * hash) + AFTER_FIELD_NUMBER;
+      hash = (53 * hash) + getAfterList().hashCode();
+    }
+    hash = (37 * hash) + ON_PARENT_FAILURE_FIELD_NUMBER;
+    hash = (53 * hash) + onParentFailure_;
+    hash = (37 * hash) + IDEMPOTENCY_KEY_FIELD_NUMBER;
+    hash = (53 * hash) + getIdempotencyKey().hashCode();
+    if (hasIdempotencyWindow()) {
+      hash = (37 * hash) + IDEMPOTENCY_WINDOW_FIELD_NUMBER;
+      hash = (53 * hash) + getIdempotencyWindow().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1017,6 +1297,8 @@ java.lang.String defaultValue) {
         internalGetIntervalFieldBuilder();
         internalGetTimeoutFieldBuilder();
         internalGetErrorIntervalFieldBuilder();
+        internalGetAfterFieldBuilder();
+        internalGetIdempotencyWindowFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1048,6 +1330,20 @@ java.lang.String defaultValue) {
       key_ = "";
       priority_ = 0;
       traceparent_ = "";
+      if (afterBuilder_ == null) {
+        after_ = java.util.Collections.emptyList();
+      } else {
+        after_ = null;
+        afterBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x00002000);
+      onParentFailure_ = 0;
+      idempotencyKey_ = "";
+      idempotencyWindow_ = null;
+      if (idempotencyWindowBuilder_ != null) {
+        idempotencyWindowBuilder_.dispose();
+        idempotencyWindowBuilder_ = null;
+      }
       return this;
     }
 
@@ -1074,9 +1370,22 @@ java.lang.String defaultValue) {
     @java.lang.Override
     public dev.baton.v1.Agent buildPartial() {
       dev.baton.v1.Agent result = new dev.baton.v1.Agent(this);
+      buildPartialRepeatedFields(result);
       if (bitField0_ != 0) { buildPartial0(result); }
       onBuilt();
       return result;
+    }
+
+    private void buildPartialRepeatedFields(dev.baton.v1.Agent result) {
+      if (afterBuilder_ == null) {
+        if (((bitField0_ & 0x00002000) != 0)) {
+          after_ = java.util.Collections.unmodifiableList(after_);
+          bitField0_ = (bitField0_ & ~0x00002000);
+        }
+        result.after_ = after_;
+      } else {
+        result.after_ = afterBuilder_.build();
+      }
     }
 
     private void buildPartial0(dev.baton.v1.Agent result) {
@@ -1130,6 +1439,18 @@ java.lang.String defaultValue) {
       }
       if (((from_bitField0_ & 0x00001000) != 0)) {
         result.traceparent_ = traceparent_;
+      }
+      if (((from_bitField0_ & 0x00004000) != 0)) {
+        result.onParentFailure_ = onParentFailure_;
+      }
+      if (((from_bitField0_ & 0x00008000) != 0)) {
+        result.idempotencyKey_ = idempotencyKey_;
+      }
+      if (((from_bitField0_ & 0x00010000) != 0)) {
+        result.idempotencyWindow_ = idempotencyWindowBuilder_ == null
+            ? idempotencyWindow_
+            : idempotencyWindowBuilder_.build();
+        to_bitField0_ |= 0x00000008;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1194,6 +1515,43 @@ java.lang.String defaultValue) {
         traceparent_ = other.traceparent_;
         bitField0_ |= 0x00001000;
         onChanged();
+      }
+      if (afterBuilder_ == null) {
+        if (!other.after_.isEmpty()) {
+          if (after_.isEmpty()) {
+            after_ = other.after_;
+            bitField0_ = (bitField0_ & ~0x00002000);
+          } else {
+            ensureAfterIsMutable();
+            after_.addAll(other.after_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.after_.isEmpty()) {
+          if (afterBuilder_.isEmpty()) {
+            afterBuilder_.dispose();
+            afterBuilder_ = null;
+            after_ = other.after_;
+            bitField0_ = (bitField0_ & ~0x00002000);
+            afterBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetAfterFieldBuilder() : null;
+          } else {
+            afterBuilder_.addAllMessages(other.after_);
+          }
+        }
+      }
+      if (other.onParentFailure_ != 0) {
+        setOnParentFailureValue(other.getOnParentFailureValue());
+      }
+      if (!other.getIdempotencyKey().isEmpty()) {
+        idempotencyKey_ = other.idempotencyKey_;
+        bitField0_ |= 0x00008000;
+        onChanged();
+      }
+      if (other.hasIdempotencyWindow()) {
+        mergeIdempotencyWindow(other.getIdempotencyWindow());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1296,6 +1654,36 @@ java.lang.String defaultValue) {
               bitField0_ |= 0x00001000;
               break;
             } // case 106
+            case 114: {
+              dev.baton.v1.AgentRef m =
+                  input.readMessage(
+                      dev.baton.v1.AgentRef.parser(),
+                      extensionRegistry);
+              if (afterBuilder_ == null) {
+                ensureAfterIsMutable();
+                after_.add(m);
+              } else {
+                afterBuilder_.addMessage(m);
+              }
+              break;
+            } // case 114
+            case 120: {
+              onParentFailure_ = input.readEnum();
+              bitField0_ |= 0x00004000;
+              break;
+            } // case 120
+            case 130: {
+              idempotencyKey_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00008000;
+              break;
+            } // case 130
+            case 138: {
+              input.readMessage(
+                  internalGetIdempotencyWindowFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00010000;
+              break;
+            } // case 138
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2747,6 +3135,812 @@ java.lang.String defaultValue) {
       bitField0_ |= 0x00001000;
       onChanged();
       return this;
+    }
+
+    private java.util.List<dev.baton.v1.AgentRef> after_ =
+      java.util.Collections.emptyList();
+    private void ensureAfterIsMutable() {
+      if (!((bitField0_ & 0x00002000) != 0)) {
+        after_ = new java.util.ArrayList<dev.baton.v1.AgentRef>(after_);
+        bitField0_ |= 0x00002000;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.baton.v1.AgentRef, dev.baton.v1.AgentRef.Builder, dev.baton.v1.AgentRefOrBuilder> afterBuilder_;
+
+    /**
+     * <pre>
+     * after names the agents this one runs after (its parents), in any queue. A new agent with
+     * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+     * (a one-shot parent's success, or a recurring parent's next success after this agent was
+     * registered); then it is due at once. What a parent's failure does (dead-lettered,
+     * unregistered, cancelled) is its reference's on_failure, else this agent's
+     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+     */
+    public java.util.List<dev.baton.v1.AgentRef> getAfterList() {
+      if (afterBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(after_);
+      } else {
+        return afterBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * after names the agents this one runs after (its parents), in any queue. A new agent with
+     * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+     * (a one-shot parent's success, or a recurring parent's next success after this agent was
+     * registered); then it is due at once. What a parent's failure does (dead-lettered,
+     * unregistered, cancelled) is its reference's on_failure, else this agent's
+     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+     */
+    public int getAfterCount() {
+      if (afterBuilder_ == null) {
+        return after_.size();
+      } else {
+        return afterBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * after names the agents this one runs after (its parents), in any queue. A new agent with
+     * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+     * (a one-shot parent's success, or a recurring parent's next success after this agent was
+     * registered); then it is due at once. What a parent's failure does (dead-lettered,
+     * unregistered, cancelled) is its reference's on_failure, else this agent's
+     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+     */
+    public dev.baton.v1.AgentRef getAfter(int index) {
+      if (afterBuilder_ == null) {
+        return after_.get(index);
+      } else {
+        return afterBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * after names the agents this one runs after (its parents), in any queue. A new agent with
+     * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+     * (a one-shot parent's success, or a recurring parent's next success after this agent was
+     * registered); then it is due at once. What a parent's failure does (dead-lettered,
+     * unregistered, cancelled) is its reference's on_failure, else this agent's
+     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+     */
+    public Builder setAfter(
+        int index, dev.baton.v1.AgentRef value) {
+      if (afterBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureAfterIsMutable();
+        after_.set(index, value);
+        onChanged();
+      } else {
+        afterBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * after names the agents this one runs after (its parents), in any queue. A new agent with
+     * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+     * (a one-shot parent's success, or a recurring parent's next success after this agent was
+     * registered); then it is due at once. What a parent's failure does (dead-lettered,
+     * unregistered, cancelled) is its reference's on_failure, else this agent's
+     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+     */
+    public Builder setAfter(
+        int index, dev.baton.v1.AgentRef.Builder builderForValue) {
+      if (afterBuilder_ == null) {
+        ensureAfterIsMutable();
+        after_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        afterBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * after names the agents this one runs after (its parents), in any queue. A new agent with
+     * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+     * (a one-shot parent's success, or a recurring parent's next success after this agent was
+     * registered); then it is due at once. What a parent's failure does (dead-lettered,
+     * unregistered, cancelled) is its reference's on_failure, else this agent's
+     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+     */
+    public Builder addAfter(dev.baton.v1.AgentRef value) {
+      if (afterBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureAfterIsMutable();
+        after_.add(value);
+        onChanged();
+      } else {
+        afterBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * after names the agents this one runs after (its parents), in any queue. A new agent with
+     * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+     * (a one-shot parent's success, or a recurring parent's next success after this agent was
+     * registered); then it is due at once. What a parent's failure does (dead-lettered,
+     * unregistered, cancelled) is its reference's on_failure, else this agent's
+     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+     */
+    public Builder addAfter(
+        int index, dev.baton.v1.AgentRef value) {
+      if (afterBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureAfterIsMutable();
+        after_.add(index, value);
+        onChanged();
+      } else {
+        afterBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * after names the agents this one runs after (its parents), in any queue. A new agent with
+     * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+     * (a one-shot parent's success, or a recurring parent's next success after this agent was
+     * registered); then it is due at once. What a parent's failure does (dead-lettered,
+     * unregistered, cancelled) is its reference's on_failure, else this agent's
+     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+     */
+    public Builder addAfter(
+        dev.baton.v1.AgentRef.Builder builderForValue) {
+      if (afterBuilder_ == null) {
+        ensureAfterIsMutable();
+        after_.add(builderForValue.build());
+        onChanged();
+      } else {
+        afterBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * after names the agents this one runs after (its parents), in any queue. A new agent with
+     * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+     * (a one-shot parent's success, or a recurring parent's next success after this agent was
+     * registered); then it is due at once. What a parent's failure does (dead-lettered,
+     * unregistered, cancelled) is its reference's on_failure, else this agent's
+     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+     */
+    public Builder addAfter(
+        int index, dev.baton.v1.AgentRef.Builder builderForValue) {
+      if (afterBuilder_ == null) {
+        ensureAfterIsMutable();
+        after_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        afterBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * after names the agents this one runs after (its parents), in any queue. A new agent with
+     * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+     * (a one-shot parent's success, or a recurring parent's next success after this agent was
+     * registered); then it is due at once. What a parent's failure does (dead-lettered,
+     * unregistered, cancelled) is its reference's on_failure, else this agent's
+     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+     */
+    public Builder addAllAfter(
+        java.lang.Iterable<? extends dev.baton.v1.AgentRef> values) {
+      if (afterBuilder_ == null) {
+        ensureAfterIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, after_);
+        onChanged();
+      } else {
+        afterBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * after names the agents this one runs after (its parents), in any queue. A new agent with
+     * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+     * (a one-shot parent's success, or a recurring parent's next success after this agent was
+     * registered); then it is due at once. What a parent's failure does (dead-lettered,
+     * unregistered, cancelled) is its reference's on_failure, else this agent's
+     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+     */
+    public Builder clearAfter() {
+      if (afterBuilder_ == null) {
+        after_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00002000);
+        onChanged();
+      } else {
+        afterBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * after names the agents this one runs after (its parents), in any queue. A new agent with
+     * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+     * (a one-shot parent's success, or a recurring parent's next success after this agent was
+     * registered); then it is due at once. What a parent's failure does (dead-lettered,
+     * unregistered, cancelled) is its reference's on_failure, else this agent's
+     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+     */
+    public Builder removeAfter(int index) {
+      if (afterBuilder_ == null) {
+        ensureAfterIsMutable();
+        after_.remove(index);
+        onChanged();
+      } else {
+        afterBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * after names the agents this one runs after (its parents), in any queue. A new agent with
+     * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+     * (a one-shot parent's success, or a recurring parent's next success after this agent was
+     * registered); then it is due at once. What a parent's failure does (dead-lettered,
+     * unregistered, cancelled) is its reference's on_failure, else this agent's
+     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+     */
+    public dev.baton.v1.AgentRef.Builder getAfterBuilder(
+        int index) {
+      return internalGetAfterFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * after names the agents this one runs after (its parents), in any queue. A new agent with
+     * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+     * (a one-shot parent's success, or a recurring parent's next success after this agent was
+     * registered); then it is due at once. What a parent's failure does (dead-lettered,
+     * unregistered, cancelled) is its reference's on_failure, else this agent's
+     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+     */
+    public dev.baton.v1.AgentRefOrBuilder getAfterOrBuilder(
+        int index) {
+      if (afterBuilder_ == null) {
+        return after_.get(index);  } else {
+        return afterBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * after names the agents this one runs after (its parents), in any queue. A new agent with
+     * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+     * (a one-shot parent's success, or a recurring parent's next success after this agent was
+     * registered); then it is due at once. What a parent's failure does (dead-lettered,
+     * unregistered, cancelled) is its reference's on_failure, else this agent's
+     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+     */
+    public java.util.List<? extends dev.baton.v1.AgentRefOrBuilder> 
+         getAfterOrBuilderList() {
+      if (afterBuilder_ != null) {
+        return afterBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(after_);
+      }
+    }
+    /**
+     * <pre>
+     * after names the agents this one runs after (its parents), in any queue. A new agent with
+     * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+     * (a one-shot parent's success, or a recurring parent's next success after this agent was
+     * registered); then it is due at once. What a parent's failure does (dead-lettered,
+     * unregistered, cancelled) is its reference's on_failure, else this agent's
+     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+     */
+    public dev.baton.v1.AgentRef.Builder addAfterBuilder() {
+      return internalGetAfterFieldBuilder().addBuilder(
+          dev.baton.v1.AgentRef.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * after names the agents this one runs after (its parents), in any queue. A new agent with
+     * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+     * (a one-shot parent's success, or a recurring parent's next success after this agent was
+     * registered); then it is due at once. What a parent's failure does (dead-lettered,
+     * unregistered, cancelled) is its reference's on_failure, else this agent's
+     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+     */
+    public dev.baton.v1.AgentRef.Builder addAfterBuilder(
+        int index) {
+      return internalGetAfterFieldBuilder().addBuilder(
+          index, dev.baton.v1.AgentRef.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * after names the agents this one runs after (its parents), in any queue. A new agent with
+     * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+     * (a one-shot parent's success, or a recurring parent's next success after this agent was
+     * registered); then it is due at once. What a parent's failure does (dead-lettered,
+     * unregistered, cancelled) is its reference's on_failure, else this agent's
+     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+     */
+    public java.util.List<dev.baton.v1.AgentRef.Builder> 
+         getAfterBuilderList() {
+      return internalGetAfterFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.baton.v1.AgentRef, dev.baton.v1.AgentRef.Builder, dev.baton.v1.AgentRefOrBuilder> 
+        internalGetAfterFieldBuilder() {
+      if (afterBuilder_ == null) {
+        afterBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            dev.baton.v1.AgentRef, dev.baton.v1.AgentRef.Builder, dev.baton.v1.AgentRefOrBuilder>(
+                after_,
+                ((bitField0_ & 0x00002000) != 0),
+                getParentForChildren(),
+                isClean());
+        after_ = null;
+      }
+      return afterBuilder_;
+    }
+
+    private int onParentFailure_ = 0;
+    /**
+     * <pre>
+     * on_parent_failure is the policy for every parent whose reference leaves on_failure
+     * unspecified; unspecified here is PARENT_FAILURE_WAIT.
+     * </pre>
+     *
+     * <code>.baton.v1.ParentFailure on_parent_failure = 15 [json_name = "onParentFailure"];</code>
+     * @return The enum numeric value on the wire for onParentFailure.
+     */
+    @java.lang.Override public int getOnParentFailureValue() {
+      return onParentFailure_;
+    }
+    /**
+     * <pre>
+     * on_parent_failure is the policy for every parent whose reference leaves on_failure
+     * unspecified; unspecified here is PARENT_FAILURE_WAIT.
+     * </pre>
+     *
+     * <code>.baton.v1.ParentFailure on_parent_failure = 15 [json_name = "onParentFailure"];</code>
+     * @param value The enum numeric value on the wire for onParentFailure to set.
+     * @return This builder for chaining.
+     */
+    public Builder setOnParentFailureValue(int value) {
+      onParentFailure_ = value;
+      bitField0_ |= 0x00004000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * on_parent_failure is the policy for every parent whose reference leaves on_failure
+     * unspecified; unspecified here is PARENT_FAILURE_WAIT.
+     * </pre>
+     *
+     * <code>.baton.v1.ParentFailure on_parent_failure = 15 [json_name = "onParentFailure"];</code>
+     * @return The onParentFailure.
+     */
+    @java.lang.Override
+    public dev.baton.v1.ParentFailure getOnParentFailure() {
+      dev.baton.v1.ParentFailure result = dev.baton.v1.ParentFailure.forNumber(onParentFailure_);
+      return result == null ? dev.baton.v1.ParentFailure.UNRECOGNIZED : result;
+    }
+    /**
+     * <pre>
+     * on_parent_failure is the policy for every parent whose reference leaves on_failure
+     * unspecified; unspecified here is PARENT_FAILURE_WAIT.
+     * </pre>
+     *
+     * <code>.baton.v1.ParentFailure on_parent_failure = 15 [json_name = "onParentFailure"];</code>
+     * @param value The onParentFailure to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setOnParentFailure(dev.baton.v1.ParentFailure value) {
+      if (value == null) { throw new NullPointerException(); }
+      bitField0_ |= 0x00004000;
+      onParentFailure_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * on_parent_failure is the policy for every parent whose reference leaves on_failure
+     * unspecified; unspecified here is PARENT_FAILURE_WAIT.
+     * </pre>
+     *
+     * <code>.baton.v1.ParentFailure on_parent_failure = 15 [json_name = "onParentFailure"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearOnParentFailure() {
+      bitField0_ = (bitField0_ & ~0x00004000);
+      onParentFailure_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object idempotencyKey_ = "";
+    /**
+     * <pre>
+     * idempotency_key deduplicates one-shot agents: registering an agent with a key that another
+     * agent of the queue took within its idempotency_window creates nothing and answers that
+     * agent (RegisteredAgent.deduplicated, with its result once it finished) — also after it
+     * finished and was removed. [A-Za-z0-9._:-]{1,256}; one-shot agents only.
+     * </pre>
+     *
+     * <code>string idempotency_key = 16 [json_name = "idempotencyKey"];</code>
+     * @return The idempotencyKey.
+     */
+    public java.lang.String getIdempotencyKey() {
+      java.lang.Object ref = idempotencyKey_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        idempotencyKey_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * idempotency_key deduplicates one-shot agents: registering an agent with a key that another
+     * agent of the queue took within its idempotency_window creates nothing and answers that
+     * agent (RegisteredAgent.deduplicated, with its result once it finished) — also after it
+     * finished and was removed. [A-Za-z0-9._:-]{1,256}; one-shot agents only.
+     * </pre>
+     *
+     * <code>string idempotency_key = 16 [json_name = "idempotencyKey"];</code>
+     * @return The bytes for idempotencyKey.
+     */
+    public com.google.protobuf.ByteString
+        getIdempotencyKeyBytes() {
+      java.lang.Object ref = idempotencyKey_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        idempotencyKey_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * idempotency_key deduplicates one-shot agents: registering an agent with a key that another
+     * agent of the queue took within its idempotency_window creates nothing and answers that
+     * agent (RegisteredAgent.deduplicated, with its result once it finished) — also after it
+     * finished and was removed. [A-Za-z0-9._:-]{1,256}; one-shot agents only.
+     * </pre>
+     *
+     * <code>string idempotency_key = 16 [json_name = "idempotencyKey"];</code>
+     * @param value The idempotencyKey to set.
+     * @return This builder for chaining.
+     */
+    public Builder setIdempotencyKey(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      idempotencyKey_ = value;
+      bitField0_ |= 0x00008000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * idempotency_key deduplicates one-shot agents: registering an agent with a key that another
+     * agent of the queue took within its idempotency_window creates nothing and answers that
+     * agent (RegisteredAgent.deduplicated, with its result once it finished) — also after it
+     * finished and was removed. [A-Za-z0-9._:-]{1,256}; one-shot agents only.
+     * </pre>
+     *
+     * <code>string idempotency_key = 16 [json_name = "idempotencyKey"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearIdempotencyKey() {
+      idempotencyKey_ = getDefaultInstance().getIdempotencyKey();
+      bitField0_ = (bitField0_ & ~0x00008000);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * idempotency_key deduplicates one-shot agents: registering an agent with a key that another
+     * agent of the queue took within its idempotency_window creates nothing and answers that
+     * agent (RegisteredAgent.deduplicated, with its result once it finished) — also after it
+     * finished and was removed. [A-Za-z0-9._:-]{1,256}; one-shot agents only.
+     * </pre>
+     *
+     * <code>string idempotency_key = 16 [json_name = "idempotencyKey"];</code>
+     * @param value The bytes for idempotencyKey to set.
+     * @return This builder for chaining.
+     */
+    public Builder setIdempotencyKeyBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      idempotencyKey_ = value;
+      bitField0_ |= 0x00008000;
+      onChanged();
+      return this;
+    }
+
+    private com.google.protobuf.Duration idempotencyWindow_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> idempotencyWindowBuilder_;
+    /**
+     * <pre>
+     * idempotency_window is how long the key holds from the first registration; absent: the
+     * server's dedup.default_window_ms. At most dedup.max_window_ms.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration idempotency_window = 17 [json_name = "idempotencyWindow"];</code>
+     * @return Whether the idempotencyWindow field is set.
+     */
+    public boolean hasIdempotencyWindow() {
+      return ((bitField0_ & 0x00010000) != 0);
+    }
+    /**
+     * <pre>
+     * idempotency_window is how long the key holds from the first registration; absent: the
+     * server's dedup.default_window_ms. At most dedup.max_window_ms.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration idempotency_window = 17 [json_name = "idempotencyWindow"];</code>
+     * @return The idempotencyWindow.
+     */
+    public com.google.protobuf.Duration getIdempotencyWindow() {
+      if (idempotencyWindowBuilder_ == null) {
+        return idempotencyWindow_ == null ? com.google.protobuf.Duration.getDefaultInstance() : idempotencyWindow_;
+      } else {
+        return idempotencyWindowBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * idempotency_window is how long the key holds from the first registration; absent: the
+     * server's dedup.default_window_ms. At most dedup.max_window_ms.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration idempotency_window = 17 [json_name = "idempotencyWindow"];</code>
+     */
+    public Builder setIdempotencyWindow(com.google.protobuf.Duration value) {
+      if (idempotencyWindowBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        idempotencyWindow_ = value;
+      } else {
+        idempotencyWindowBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * idempotency_window is how long the key holds from the first registration; absent: the
+     * server's dedup.default_window_ms. At most dedup.max_window_ms.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration idempotency_window = 17 [json_name = "idempotencyWindow"];</code>
+     */
+    public Builder setIdempotencyWindow(
+        com.google.protobuf.Duration.Builder builderForValue) {
+      if (idempotencyWindowBuilder_ == null) {
+        idempotencyWindow_ = builderForValue.build();
+      } else {
+        idempotencyWindowBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * idempotency_window is how long the key holds from the first registration; absent: the
+     * server's dedup.default_window_ms. At most dedup.max_window_ms.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration idempotency_window = 17 [json_name = "idempotencyWindow"];</code>
+     */
+    public Builder mergeIdempotencyWindow(com.google.protobuf.Duration value) {
+      if (idempotencyWindowBuilder_ == null) {
+        if (((bitField0_ & 0x00010000) != 0) &&
+          idempotencyWindow_ != null &&
+          idempotencyWindow_ != com.google.protobuf.Duration.getDefaultInstance()) {
+          getIdempotencyWindowBuilder().mergeFrom(value);
+        } else {
+          idempotencyWindow_ = value;
+        }
+      } else {
+        idempotencyWindowBuilder_.mergeFrom(value);
+      }
+      if (idempotencyWindow_ != null) {
+        bitField0_ |= 0x00010000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * idempotency_window is how long the key holds from the first registration; absent: the
+     * server's dedup.default_window_ms. At most dedup.max_window_ms.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration idempotency_window = 17 [json_name = "idempotencyWindow"];</code>
+     */
+    public Builder clearIdempotencyWindow() {
+      bitField0_ = (bitField0_ & ~0x00010000);
+      idempotencyWindow_ = null;
+      if (idempotencyWindowBuilder_ != null) {
+        idempotencyWindowBuilder_.dispose();
+        idempotencyWindowBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * idempotency_window is how long the key holds from the first registration; absent: the
+     * server's dedup.default_window_ms. At most dedup.max_window_ms.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration idempotency_window = 17 [json_name = "idempotencyWindow"];</code>
+     */
+    public com.google.protobuf.Duration.Builder getIdempotencyWindowBuilder() {
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return internalGetIdempotencyWindowFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * idempotency_window is how long the key holds from the first registration; absent: the
+     * server's dedup.default_window_ms. At most dedup.max_window_ms.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration idempotency_window = 17 [json_name = "idempotencyWindow"];</code>
+     */
+    public com.google.protobuf.DurationOrBuilder getIdempotencyWindowOrBuilder() {
+      if (idempotencyWindowBuilder_ != null) {
+        return idempotencyWindowBuilder_.getMessageOrBuilder();
+      } else {
+        return idempotencyWindow_ == null ?
+            com.google.protobuf.Duration.getDefaultInstance() : idempotencyWindow_;
+      }
+    }
+    /**
+     * <pre>
+     * idempotency_window is how long the key holds from the first registration; absent: the
+     * server's dedup.default_window_ms. At most dedup.max_window_ms.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration idempotency_window = 17 [json_name = "idempotencyWindow"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> 
+        internalGetIdempotencyWindowFieldBuilder() {
+      if (idempotencyWindowBuilder_ == null) {
+        idempotencyWindowBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder>(
+                getIdempotencyWindow(),
+                getParentForChildren(),
+                isClean());
+        idempotencyWindow_ = null;
+      }
+      return idempotencyWindowBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.Agent)

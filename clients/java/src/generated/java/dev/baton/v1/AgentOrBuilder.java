@@ -348,4 +348,165 @@ java.lang.String defaultValue);
    */
   com.google.protobuf.ByteString
       getTraceparentBytes();
+
+  /**
+   * <pre>
+   * after names the agents this one runs after (its parents), in any queue. A new agent with
+   * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+   * (a one-shot parent's success, or a recurring parent's next success after this agent was
+   * registered); then it is due at once. What a parent's failure does (dead-lettered,
+   * unregistered, cancelled) is its reference's on_failure, else this agent's
+   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+   */
+  java.util.List<dev.baton.v1.AgentRef> 
+      getAfterList();
+  /**
+   * <pre>
+   * after names the agents this one runs after (its parents), in any queue. A new agent with
+   * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+   * (a one-shot parent's success, or a recurring parent's next success after this agent was
+   * registered); then it is due at once. What a parent's failure does (dead-lettered,
+   * unregistered, cancelled) is its reference's on_failure, else this agent's
+   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+   */
+  dev.baton.v1.AgentRef getAfter(int index);
+  /**
+   * <pre>
+   * after names the agents this one runs after (its parents), in any queue. A new agent with
+   * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+   * (a one-shot parent's success, or a recurring parent's next success after this agent was
+   * registered); then it is due at once. What a parent's failure does (dead-lettered,
+   * unregistered, cancelled) is its reference's on_failure, else this agent's
+   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+   */
+  int getAfterCount();
+  /**
+   * <pre>
+   * after names the agents this one runs after (its parents), in any queue. A new agent with
+   * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+   * (a one-shot parent's success, or a recurring parent's next success after this agent was
+   * registered); then it is due at once. What a parent's failure does (dead-lettered,
+   * unregistered, cancelled) is its reference's on_failure, else this agent's
+   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+   */
+  java.util.List<? extends dev.baton.v1.AgentRefOrBuilder> 
+      getAfterOrBuilderList();
+  /**
+   * <pre>
+   * after names the agents this one runs after (its parents), in any queue. A new agent with
+   * parents is blocked (AGENT_STATE_BLOCKED) until every parent has finished successfully
+   * (a one-shot parent's success, or a recurring parent's next success after this agent was
+   * registered); then it is due at once. What a parent's failure does (dead-lettered,
+   * unregistered, cancelled) is its reference's on_failure, else this agent's
+   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
+   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
+   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
+   */
+  dev.baton.v1.AgentRefOrBuilder getAfterOrBuilder(
+      int index);
+
+  /**
+   * <pre>
+   * on_parent_failure is the policy for every parent whose reference leaves on_failure
+   * unspecified; unspecified here is PARENT_FAILURE_WAIT.
+   * </pre>
+   *
+   * <code>.baton.v1.ParentFailure on_parent_failure = 15 [json_name = "onParentFailure"];</code>
+   * @return The enum numeric value on the wire for onParentFailure.
+   */
+  int getOnParentFailureValue();
+  /**
+   * <pre>
+   * on_parent_failure is the policy for every parent whose reference leaves on_failure
+   * unspecified; unspecified here is PARENT_FAILURE_WAIT.
+   * </pre>
+   *
+   * <code>.baton.v1.ParentFailure on_parent_failure = 15 [json_name = "onParentFailure"];</code>
+   * @return The onParentFailure.
+   */
+  dev.baton.v1.ParentFailure getOnParentFailure();
+
+  /**
+   * <pre>
+   * idempotency_key deduplicates one-shot agents: registering an agent with a key that another
+   * agent of the queue took within its idempotency_window creates nothing and answers that
+   * agent (RegisteredAgent.deduplicated, with its result once it finished) — also after it
+   * finished and was removed. [A-Za-z0-9._:-]{1,256}; one-shot agents only.
+   * </pre>
+   *
+   * <code>string idempotency_key = 16 [json_name = "idempotencyKey"];</code>
+   * @return The idempotencyKey.
+   */
+  java.lang.String getIdempotencyKey();
+  /**
+   * <pre>
+   * idempotency_key deduplicates one-shot agents: registering an agent with a key that another
+   * agent of the queue took within its idempotency_window creates nothing and answers that
+   * agent (RegisteredAgent.deduplicated, with its result once it finished) — also after it
+   * finished and was removed. [A-Za-z0-9._:-]{1,256}; one-shot agents only.
+   * </pre>
+   *
+   * <code>string idempotency_key = 16 [json_name = "idempotencyKey"];</code>
+   * @return The bytes for idempotencyKey.
+   */
+  com.google.protobuf.ByteString
+      getIdempotencyKeyBytes();
+
+  /**
+   * <pre>
+   * idempotency_window is how long the key holds from the first registration; absent: the
+   * server's dedup.default_window_ms. At most dedup.max_window_ms.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration idempotency_window = 17 [json_name = "idempotencyWindow"];</code>
+   * @return Whether the idempotencyWindow field is set.
+   */
+  boolean hasIdempotencyWindow();
+  /**
+   * <pre>
+   * idempotency_window is how long the key holds from the first registration; absent: the
+   * server's dedup.default_window_ms. At most dedup.max_window_ms.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration idempotency_window = 17 [json_name = "idempotencyWindow"];</code>
+   * @return The idempotencyWindow.
+   */
+  com.google.protobuf.Duration getIdempotencyWindow();
+  /**
+   * <pre>
+   * idempotency_window is how long the key holds from the first registration; absent: the
+   * server's dedup.default_window_ms. At most dedup.max_window_ms.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration idempotency_window = 17 [json_name = "idempotencyWindow"];</code>
+   */
+  com.google.protobuf.DurationOrBuilder getIdempotencyWindowOrBuilder();
 }

@@ -37,6 +37,16 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_baton_v1_Agent_LabelsEntry_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_AgentRef_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_AgentRef_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_AgentResult_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_AgentResult_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_baton_v1_RegisterRequest_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -46,6 +56,11 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_baton_v1_RegisterResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_RegisteredAgent_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_RegisteredAgent_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
     internal_static_baton_v1_UnregisterRequest_descriptor;
   static final 
@@ -172,6 +187,11 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_baton_v1_AgentStatus_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_ParentStatus_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_ParentStatus_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_baton_v1_ListAgentsRequest_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -191,6 +211,16 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_baton_v1_CancelRunResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_AwaitRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_AwaitRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_AwaitResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_AwaitResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -202,7 +232,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     java.lang.String[] descriptorData = {
       "\n\024baton/v1/agent.proto\022\010baton.v1\032\036google" +
       "/protobuf/duration.proto\032\037google/protobu" +
-      "f/timestamp.proto\"\245\004\n\005Agent\022\022\n\004name\030\001 \001(" +
+      "f/timestamp.proto\"\207\006\n\005Agent\022\022\n\004name\030\001 \001(" +
       "\tR\004name\0225\n\010interval\030\002 \001(\0132\031.google.proto" +
       "buf.DurationR\010interval\0223\n\007timeout\030\003 \001(\0132" +
       "\031.google.protobuf.DurationR\007timeout\022@\n\016e" +
@@ -214,153 +244,199 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "ime_zone\030\t \001(\tR\010timeZone\022,\n\010catch_up\030\n \001" +
       "(\0162\021.baton.v1.CatchUpR\007catchUp\022\020\n\003key\030\013 " +
       "\001(\tR\003key\022\032\n\010priority\030\014 \001(\005R\010priority\022 \n\013" +
-      "traceparent\030\r \001(\tR\013traceparent\0329\n\013Labels" +
-      "Entry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005" +
-      "value:\0028\001\"\226\001\n\017RegisterRequest\022\024\n\005queue\030\001" +
-      " \001(\tR\005queue\022\'\n\006agents\030\002 \003(\0132\017.baton.v1.A" +
-      "gentR\006agents\022%\n\016reset_schedule\030\003 \001(\010R\rre" +
-      "setSchedule\022\035\n\nrequest_id\030\004 \001(\tR\trequest" +
-      "Id\"F\n\020RegisterResponse\022\030\n\007created\030\001 \001(\rR" +
-      "\007created\022\030\n\007updated\030\002 \001(\rR\007updated\"?\n\021Un" +
-      "registerRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\024\n" +
-      "\005names\030\002 \003(\tR\005names\".\n\022UnregisterRespons" +
-      "e\022\030\n\007removed\030\001 \001(\rR\007removed\"\221\001\n\016AcquireR" +
-      "equest\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tworker_i" +
-      "d\030\002 \001(\tR\010workerId\022\035\n\nmax_leases\030\003 \001(\rR\tm" +
-      "axLeases\022-\n\004wait\030\004 \001(\0132\031.google.protobuf" +
-      ".DurationR\004wait\"\300\001\n\005Lease\022\024\n\005queue\030\001 \001(\t" +
+      "traceparent\030\r \001(\tR\013traceparent\022(\n\005after\030" +
+      "\016 \003(\0132\022.baton.v1.AgentRefR\005after\022C\n\021on_p" +
+      "arent_failure\030\017 \001(\0162\027.baton.v1.ParentFai" +
+      "lureR\017onParentFailure\022\'\n\017idempotency_key" +
+      "\030\020 \001(\tR\016idempotencyKey\022H\n\022idempotency_wi" +
+      "ndow\030\021 \001(\0132\031.google.protobuf.DurationR\021i" +
+      "dempotencyWindow\0329\n\013LabelsEntry\022\020\n\003key\030\001" +
+      " \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001\"l\n\010A" +
+      "gentRef\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 " +
+      "\001(\tR\004name\0226\n\non_failure\030\003 \001(\0162\027.baton.v1" +
+      ".ParentFailureR\tonFailure\"\223\002\n\013AgentResul" +
+      "t\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004n" +
+      "ame\022(\n\006finish\030\003 \001(\0162\020.baton.v1.FinishR\006f" +
+      "inish\022+\n\007outcome\030\004 \001(\0162\021.baton.v1.Outcom" +
+      "eR\007outcome\022\026\n\006result\030\005 \001(\014R\006result\022\024\n\005to" +
+      "ken\030\006 \001(\004R\005token\022;\n\013finished_at\030\007 \001(\0132\032." +
+      "google.protobuf.TimestampR\nfinishedAt\022\030\n" +
+      "\007message\030\010 \001(\tR\007message\"\226\001\n\017RegisterRequ" +
+      "est\022\024\n\005queue\030\001 \001(\tR\005queue\022\'\n\006agents\030\002 \003(" +
+      "\0132\017.baton.v1.AgentR\006agents\022%\n\016reset_sche" +
+      "dule\030\003 \001(\010R\rresetSchedule\022\035\n\nrequest_id\030" +
+      "\004 \001(\tR\trequestId\"\235\001\n\020RegisterResponse\022\030\n" +
+      "\007created\030\001 \001(\rR\007created\022\030\n\007updated\030\002 \001(\r" +
+      "R\007updated\022\"\n\014deduplicated\030\003 \001(\rR\014dedupli" +
+      "cated\0221\n\006agents\030\004 \003(\0132\031.baton.v1.Registe" +
+      "redAgentR\006agents\"\222\001\n\017RegisteredAgent\022\022\n\004" +
+      "name\030\001 \001(\tR\004name\022\030\n\007created\030\002 \001(\010R\007creat" +
+      "ed\022\"\n\014deduplicated\030\003 \001(\010R\014deduplicated\022-" +
+      "\n\006result\030\004 \001(\0132\025.baton.v1.AgentResultR\006r" +
+      "esult\"?\n\021UnregisterRequest\022\024\n\005queue\030\001 \001(" +
+      "\tR\005queue\022\024\n\005names\030\002 \003(\tR\005names\".\n\022Unregi" +
+      "sterResponse\022\030\n\007removed\030\001 \001(\rR\007removed\"\221" +
+      "\001\n\016AcquireRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022" +
+      "\033\n\tworker_id\030\002 \001(\tR\010workerId\022\035\n\nmax_leas" +
+      "es\030\003 \001(\rR\tmaxLeases\022-\n\004wait\030\004 \001(\0132\031.goog" +
+      "le.protobuf.DurationR\004wait\"\361\001\n\005Lease\022\024\n\005" +
+      "queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024" +
+      "\n\005token\030\003 \001(\004R\005token\0226\n\010deadline\030\004 \001(\0132\032" +
+      ".google.protobuf.TimestampR\010deadline\022\030\n\007" +
+      "attempt\030\005 \001(\rR\007attempt\022%\n\005agent\030\006 \001(\0132\017." +
+      "baton.v1.AgentR\005agent\022/\n\007parents\030\007 \003(\0132\025" +
+      ".baton.v1.AgentResultR\007parents\":\n\017Acquir" +
+      "eResponse\022\'\n\006leases\030\001 \003(\0132\017.baton.v1.Lea" +
+      "seR\006leases\"f\n\010LeaseRef\022\024\n\005queue\030\001 \001(\tR\005q" +
+      "ueue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R" +
+      "\005token\022\032\n\010progress\030\004 \001(\tR\010progress\"[\n\020He" +
+      "artbeatRequest\022\033\n\tworker_id\030\001 \001(\tR\010worke" +
+      "rId\022*\n\006leases\030\002 \003(\0132\022.baton.v1.LeaseRefR" +
+      "\006leases\"\207\001\n\rExtendedLease\022\024\n\005queue\030\001 \001(\t" +
       "R\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001" +
       "(\004R\005token\0226\n\010deadline\030\004 \001(\0132\032.google.pro" +
-      "tobuf.TimestampR\010deadline\022\030\n\007attempt\030\005 \001" +
-      "(\rR\007attempt\022%\n\005agent\030\006 \001(\0132\017.baton.v1.Ag" +
-      "entR\005agent\":\n\017AcquireResponse\022\'\n\006leases\030" +
-      "\001 \003(\0132\017.baton.v1.LeaseR\006leases\"f\n\010LeaseR" +
-      "ef\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004" +
-      "name\022\024\n\005token\030\003 \001(\004R\005token\022\032\n\010progress\030\004" +
-      " \001(\tR\010progress\"[\n\020HeartbeatRequest\022\033\n\two" +
-      "rker_id\030\001 \001(\tR\010workerId\022*\n\006leases\030\002 \003(\0132" +
-      "\022.baton.v1.LeaseRefR\006leases\"\207\001\n\rExtended" +
-      "Lease\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(" +
-      "\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\0226\n\010deadlin" +
-      "e\030\004 \001(\0132\032.google.protobuf.TimestampR\010dea" +
-      "dline\"\242\001\n\021HeartbeatResponse\0223\n\010extended\030" +
-      "\001 \003(\0132\027.baton.v1.ExtendedLeaseR\010extended" +
-      "\022&\n\004lost\030\002 \003(\0132\022.baton.v1.LeaseRefR\004lost" +
-      "\0220\n\tcancelled\030\003 \003(\0132\022.baton.v1.LeaseRefR" +
-      "\tcancelled\"\265\002\n\017CompleteRequest\022\024\n\005queue\030" +
-      "\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005toke" +
-      "n\030\003 \001(\004R\005token\022+\n\007outcome\030\004 \001(\0162\021.baton." +
-      "v1.OutcomeR\007outcome\022\030\n\007message\030\005 \001(\tR\007me" +
-      "ssage\022:\n\013retry_after\030\006 \001(\0132\031.google.prot" +
-      "obuf.DurationR\nretryAfter\022\035\n\nrequest_id\030" +
-      "\007 \001(\tR\trequestId\022\037\n\013error_class\030\010 \001(\tR\ne" +
-      "rrorClass\022\037\n\013http_status\030\t \001(\rR\nhttpStat" +
-      "us\"\212\002\n\020CompleteResponse\022:\n\013next_run_at\030\001" +
-      " \001(\0132\032.google.protobuf.TimestampR\tnextRu" +
-      "nAt\022#\n\rdead_lettered\030\002 \001(\010R\014deadLettered" +
-      "\022\030\n\007removed\030\003 \001(\010R\007removed\022%\n\016failure_st" +
-      "reak\030\004 \001(\rR\rfailureStreak\022\'\n\017message_cli" +
-      "pped\030\005 \001(\010R\016messageClipped\022+\n\007outcome\030\006 " +
-      "\001(\0162\021.baton.v1.OutcomeR\007outcome\"S\n\024Compl" +
-      "eteBatchRequest\022;\n\013completions\030\001 \003(\0132\031.b" +
-      "aton.v1.CompleteRequestR\013completions\"\247\001\n" +
-      "\016CompleteResult\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n" +
-      "\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022" +
-      "\035\n\nlease_lost\030\004 \001(\010R\tleaseLost\0226\n\010respon" +
-      "se\030\005 \001(\0132\032.baton.v1.CompleteResponseR\010re" +
-      "sponse\"K\n\025CompleteBatchResponse\0222\n\007resul" +
-      "ts\030\001 \003(\0132\030.baton.v1.CompleteResultR\007resu" +
-      "lts\"@\n\013SessionOpen\022\024\n\005queue\030\001 \001(\tR\005queue" +
-      "\022\033\n\tworker_id\030\002 \001(\tR\010workerId\"T\n\014Session" +
-      "Lease\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004" +
-      "R\005token\022\032\n\010progress\030\003 \001(\tR\010progress\"\202\002\n\021" +
-      "SessionCompletion\022\022\n\004name\030\001 \001(\tR\004name\022\024\n" +
-      "\005token\030\002 \001(\004R\005token\022+\n\007outcome\030\003 \001(\0162\021.b" +
-      "aton.v1.OutcomeR\007outcome\022\030\n\007message\030\004 \001(" +
-      "\tR\007message\022:\n\013retry_after\030\005 \001(\0132\031.google" +
-      ".protobuf.DurationR\nretryAfter\022\037\n\013error_" +
-      "class\030\006 \001(\tR\nerrorClass\022\037\n\013http_status\030\007" +
-      " \001(\rR\nhttpStatus\"k\n\016SessionRelease\022\022\n\004na" +
-      "me\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005token\022/\n\005" +
-      "delay\030\003 \001(\0132\031.google.protobuf.DurationR\005" +
-      "delay\"\200\002\n\016SessionRequest\022)\n\004open\030\001 \001(\0132\025" +
-      ".baton.v1.SessionOpenR\004open\022\026\n\006credit\030\002 " +
-      "\001(\rR\006credit\022=\n\013completions\030\003 \003(\0132\033.baton" +
-      ".v1.SessionCompletionR\013completions\0226\n\nhe" +
-      "artbeats\030\004 \003(\0132\026.baton.v1.SessionLeaseR\n" +
-      "heartbeats\0224\n\010releases\030\005 \003(\0132\030.baton.v1." +
-      "SessionReleaseR\010releases\"\261\002\n\017SessionResp" +
-      "onse\022\'\n\006leases\030\001 \003(\0132\017.baton.v1.LeaseR\006l" +
-      "eases\0226\n\tcompleted\030\002 \003(\0132\030.baton.v1.Comp" +
-      "leteResultR\tcompleted\0223\n\010extended\030\003 \003(\0132" +
-      "\027.baton.v1.ExtendedLeaseR\010extended\022&\n\004lo" +
-      "st\030\004 \003(\0132\022.baton.v1.LeaseRefR\004lost\022.\n\010re" +
-      "leased\030\005 \003(\0132\022.baton.v1.LeaseRefR\010releas" +
-      "ed\0220\n\tcancelled\030\006 \003(\0132\022.baton.v1.LeaseRe" +
-      "fR\tcancelled\"\201\001\n\016ReleaseRequest\022\024\n\005queue" +
-      "\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005tok" +
-      "en\030\003 \001(\004R\005token\022/\n\005delay\030\004 \001(\0132\031.google." +
-      "protobuf.DurationR\005delay\"M\n\017ReleaseRespo" +
-      "nse\022:\n\013next_run_at\030\001 \001(\0132\032.google.protob" +
-      "uf.TimestampR\tnextRunAt\";\n\017GetAgentReque" +
-      "st\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004" +
-      "name\"?\n\020GetAgentResponse\022+\n\005agent\030\001 \001(\0132" +
-      "\025.baton.v1.AgentStatusR\005agent\"\310\003\n\013AgentS" +
-      "tatus\022%\n\005agent\030\001 \001(\0132\017.baton.v1.AgentR\005a" +
-      "gent\022*\n\005state\030\002 \001(\0162\024.baton.v1.AgentStat" +
-      "eR\005state\022:\n\013next_run_at\030\003 \001(\0132\032.google.p" +
-      "rotobuf.TimestampR\tnextRunAt\0226\n\010deadline" +
-      "\030\004 \001(\0132\032.google.protobuf.TimestampR\010dead" +
-      "line\022\026\n\006holder\030\005 \001(\tR\006holder\022\024\n\005token\030\006 " +
-      "\001(\004R\005token\022%\n\016failure_streak\030\007 \001(\rR\rfail" +
-      "ureStreak\022\032\n\010progress\030\010 \001(\tR\010progress\022)\n" +
-      "\020cancel_requested\030\t \001(\010R\017cancelRequested" +
-      "\022(\n\020last_error_class\030\n \001(\tR\016lastErrorCla" +
-      "ss\022,\n\022last_error_message\030\013 \001(\tR\020lastErro" +
-      "rMessage\"\206\001\n\021ListAgentsRequest\022\024\n\005queue\030" +
-      "\001 \001(\tR\005queue\022\033\n\tpage_size\030\002 \001(\rR\010pageSiz" +
-      "e\022\035\n\npage_token\030\003 \001(\tR\tpageToken\022\037\n\013name" +
-      "_prefix\030\004 \001(\tR\nnamePrefix\"k\n\022ListAgentsR" +
-      "esponse\022-\n\006agents\030\001 \003(\0132\025.baton.v1.Agent" +
-      "StatusR\006agents\022&\n\017next_page_token\030\002 \001(\tR" +
-      "\rnextPageToken\"<\n\020CancelRunRequest\022\024\n\005qu" +
-      "eue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"G\n\021" +
-      "CancelRunResponse\022\034\n\trequested\030\001 \001(\010R\tre" +
-      "quested\022\024\n\005token\030\002 \001(\004R\005token*M\n\007CatchUp" +
+      "tobuf.TimestampR\010deadline\"\242\001\n\021HeartbeatR" +
+      "esponse\0223\n\010extended\030\001 \003(\0132\027.baton.v1.Ext" +
+      "endedLeaseR\010extended\022&\n\004lost\030\002 \003(\0132\022.bat" +
+      "on.v1.LeaseRefR\004lost\0220\n\tcancelled\030\003 \003(\0132" +
+      "\022.baton.v1.LeaseRefR\tcancelled\"\315\002\n\017Compl" +
+      "eteRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name" +
+      "\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022+\n\007ou" +
+      "tcome\030\004 \001(\0162\021.baton.v1.OutcomeR\007outcome\022" +
+      "\030\n\007message\030\005 \001(\tR\007message\022:\n\013retry_after" +
+      "\030\006 \001(\0132\031.google.protobuf.DurationR\nretry" +
+      "After\022\035\n\nrequest_id\030\007 \001(\tR\trequestId\022\037\n\013" +
+      "error_class\030\010 \001(\tR\nerrorClass\022\037\n\013http_st" +
+      "atus\030\t \001(\rR\nhttpStatus\022\026\n\006result\030\n \001(\014R\006" +
+      "result\"\212\002\n\020CompleteResponse\022:\n\013next_run_" +
+      "at\030\001 \001(\0132\032.google.protobuf.TimestampR\tne" +
+      "xtRunAt\022#\n\rdead_lettered\030\002 \001(\010R\014deadLett" +
+      "ered\022\030\n\007removed\030\003 \001(\010R\007removed\022%\n\016failur" +
+      "e_streak\030\004 \001(\rR\rfailureStreak\022\'\n\017message" +
+      "_clipped\030\005 \001(\010R\016messageClipped\022+\n\007outcom" +
+      "e\030\006 \001(\0162\021.baton.v1.OutcomeR\007outcome\"S\n\024C" +
+      "ompleteBatchRequest\022;\n\013completions\030\001 \003(\013" +
+      "2\031.baton.v1.CompleteRequestR\013completions" +
+      "\"\247\001\n\016CompleteResult\022\024\n\005queue\030\001 \001(\tR\005queu" +
+      "e\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005to" +
+      "ken\022\035\n\nlease_lost\030\004 \001(\010R\tleaseLost\0226\n\010re" +
+      "sponse\030\005 \001(\0132\032.baton.v1.CompleteResponse" +
+      "R\010response\"K\n\025CompleteBatchResponse\0222\n\007r" +
+      "esults\030\001 \003(\0132\030.baton.v1.CompleteResultR\007" +
+      "results\"@\n\013SessionOpen\022\024\n\005queue\030\001 \001(\tR\005q" +
+      "ueue\022\033\n\tworker_id\030\002 \001(\tR\010workerId\"T\n\014Ses" +
+      "sionLease\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005token\030\002" +
+      " \001(\004R\005token\022\032\n\010progress\030\003 \001(\tR\010progress\"" +
+      "\232\002\n\021SessionCompletion\022\022\n\004name\030\001 \001(\tR\004nam" +
+      "e\022\024\n\005token\030\002 \001(\004R\005token\022+\n\007outcome\030\003 \001(\016" +
+      "2\021.baton.v1.OutcomeR\007outcome\022\030\n\007message\030" +
+      "\004 \001(\tR\007message\022:\n\013retry_after\030\005 \001(\0132\031.go" +
+      "ogle.protobuf.DurationR\nretryAfter\022\037\n\013er" +
+      "ror_class\030\006 \001(\tR\nerrorClass\022\037\n\013http_stat" +
+      "us\030\007 \001(\rR\nhttpStatus\022\026\n\006result\030\010 \001(\014R\006re" +
+      "sult\"k\n\016SessionRelease\022\022\n\004name\030\001 \001(\tR\004na" +
+      "me\022\024\n\005token\030\002 \001(\004R\005token\022/\n\005delay\030\003 \001(\0132" +
+      "\031.google.protobuf.DurationR\005delay\"\200\002\n\016Se" +
+      "ssionRequest\022)\n\004open\030\001 \001(\0132\025.baton.v1.Se" +
+      "ssionOpenR\004open\022\026\n\006credit\030\002 \001(\rR\006credit\022" +
+      "=\n\013completions\030\003 \003(\0132\033.baton.v1.SessionC" +
+      "ompletionR\013completions\0226\n\nheartbeats\030\004 \003" +
+      "(\0132\026.baton.v1.SessionLeaseR\nheartbeats\0224" +
+      "\n\010releases\030\005 \003(\0132\030.baton.v1.SessionRelea" +
+      "seR\010releases\"\261\002\n\017SessionResponse\022\'\n\006leas" +
+      "es\030\001 \003(\0132\017.baton.v1.LeaseR\006leases\0226\n\tcom" +
+      "pleted\030\002 \003(\0132\030.baton.v1.CompleteResultR\t" +
+      "completed\0223\n\010extended\030\003 \003(\0132\027.baton.v1.E" +
+      "xtendedLeaseR\010extended\022&\n\004lost\030\004 \003(\0132\022.b" +
+      "aton.v1.LeaseRefR\004lost\022.\n\010released\030\005 \003(\013" +
+      "2\022.baton.v1.LeaseRefR\010released\0220\n\tcancel" +
+      "led\030\006 \003(\0132\022.baton.v1.LeaseRefR\tcancelled" +
+      "\"\201\001\n\016ReleaseRequest\022\024\n\005queue\030\001 \001(\tR\005queu" +
+      "e\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005to" +
+      "ken\022/\n\005delay\030\004 \001(\0132\031.google.protobuf.Dur" +
+      "ationR\005delay\"M\n\017ReleaseResponse\022:\n\013next_" +
+      "run_at\030\001 \001(\0132\032.google.protobuf.Timestamp" +
+      "R\tnextRunAt\";\n\017GetAgentRequest\022\024\n\005queue\030" +
+      "\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"?\n\020GetA" +
+      "gentResponse\022+\n\005agent\030\001 \001(\0132\025.baton.v1.A" +
+      "gentStatusR\005agent\"\370\004\n\013AgentStatus\022%\n\005age" +
+      "nt\030\001 \001(\0132\017.baton.v1.AgentR\005agent\022*\n\005stat" +
+      "e\030\002 \001(\0162\024.baton.v1.AgentStateR\005state\022:\n\013" +
+      "next_run_at\030\003 \001(\0132\032.google.protobuf.Time" +
+      "stampR\tnextRunAt\0226\n\010deadline\030\004 \001(\0132\032.goo" +
+      "gle.protobuf.TimestampR\010deadline\022\026\n\006hold" +
+      "er\030\005 \001(\tR\006holder\022\024\n\005token\030\006 \001(\004R\005token\022%" +
+      "\n\016failure_streak\030\007 \001(\rR\rfailureStreak\022\032\n" +
+      "\010progress\030\010 \001(\tR\010progress\022)\n\020cancel_requ" +
+      "ested\030\t \001(\010R\017cancelRequested\022(\n\020last_err" +
+      "or_class\030\n \001(\tR\016lastErrorClass\022,\n\022last_e" +
+      "rror_message\030\013 \001(\tR\020lastErrorMessage\0220\n\007" +
+      "parents\030\014 \003(\0132\026.baton.v1.ParentStatusR\007p" +
+      "arents\022#\n\rparents_total\030\r \001(\rR\014parentsTo" +
+      "tal\022\'\n\017parents_pending\030\016 \001(\rR\016parentsPen" +
+      "ding\022.\n\010children\030\017 \003(\0132\022.baton.v1.AgentR" +
+      "efR\010children\"i\n\014ParentStatus\022*\n\006parent\030\001" +
+      " \001(\0132\022.baton.v1.AgentRefR\006parent\022-\n\006resu" +
+      "lt\030\002 \001(\0132\025.baton.v1.AgentResultR\006result\"" +
+      "\206\001\n\021ListAgentsRequest\022\024\n\005queue\030\001 \001(\tR\005qu" +
+      "eue\022\033\n\tpage_size\030\002 \001(\rR\010pageSize\022\035\n\npage" +
+      "_token\030\003 \001(\tR\tpageToken\022\037\n\013name_prefix\030\004" +
+      " \001(\tR\nnamePrefix\"k\n\022ListAgentsResponse\022-" +
+      "\n\006agents\030\001 \003(\0132\025.baton.v1.AgentStatusR\006a" +
+      "gents\022&\n\017next_page_token\030\002 \001(\tR\rnextPage" +
+      "Token\"<\n\020CancelRunRequest\022\024\n\005queue\030\001 \001(\t" +
+      "R\005queue\022\022\n\004name\030\002 \001(\tR\004name\"G\n\021CancelRun" +
+      "Response\022\034\n\trequested\030\001 \001(\010R\trequested\022\024" +
+      "\n\005token\030\002 \001(\004R\005token\"\210\001\n\014AwaitRequest\022\024\n" +
+      "\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022" +
+      "-\n\004wait\030\003 \001(\0132\031.google.protobuf.Duration" +
+      "R\004wait\022\037\n\013after_token\030\004 \001(\004R\nafterToken\"" +
+      "~\n\rAwaitResponse\022\022\n\004done\030\001 \001(\010R\004done\022-\n\006" +
+      "result\030\002 \001(\0132\025.baton.v1.AgentResultR\006res" +
+      "ult\022*\n\005state\030\003 \001(\0162\024.baton.v1.AgentState" +
+      "R\005state*\202\001\n\rParentFailure\022\036\n\032PARENT_FAIL" +
+      "URE_UNSPECIFIED\020\000\022\027\n\023PARENT_FAILURE_WAIT" +
+      "\020\001\022\031\n\025PARENT_FAILURE_CANCEL\020\002\022\035\n\031PARENT_" +
+      "FAILURE_RUN_ANYWAY\020\003*\177\n\006Finish\022\026\n\022FINISH" +
+      "_UNSPECIFIED\020\000\022\024\n\020FINISH_SUCCEEDED\020\001\022\030\n\024" +
+      "FINISH_DEAD_LETTERED\020\002\022\024\n\020FINISH_CANCELL" +
+      "ED\020\003\022\027\n\023FINISH_UNREGISTERED\020\004*M\n\007CatchUp" +
       "\022\030\n\024CATCH_UP_UNSPECIFIED\020\000\022\025\n\021CATCH_UP_R" +
       "UN_ONCE\020\001\022\021\n\rCATCH_UP_SKIP\020\002*\265\001\n\007Outcome" +
       "\022\027\n\023OUTCOME_UNSPECIFIED\020\000\022\023\n\017OUTCOME_SUC" +
       "CESS\020\001\022\037\n\033OUTCOME_PERMANENT_FORBIDDEN\020\002\022" +
       "\025\n\021OUTCOME_THROTTLED\020\003\022\025\n\021OUTCOME_TRANSI" +
       "ENT\020\004\022\030\n\024OUTCOME_SERVER_ERROR\020\005\022\023\n\017OUTCO" +
-      "ME_UNKNOWN\020\006*z\n\nAgentState\022\033\n\027AGENT_STAT" +
-      "E_UNSPECIFIED\020\000\022\027\n\023AGENT_STATE_WAITING\020\001" +
-      "\022\027\n\023AGENT_STATE_WORKING\020\002\022\035\n\031AGENT_STATE" +
-      "_DEAD_LETTERED\020\0032\213\006\n\014AgentService\022A\n\010Reg" +
-      "ister\022\031.baton.v1.RegisterRequest\032\032.baton" +
-      ".v1.RegisterResponse\022G\n\nUnregister\022\033.bat" +
-      "on.v1.UnregisterRequest\032\034.baton.v1.Unreg" +
-      "isterResponse\022>\n\007Acquire\022\030.baton.v1.Acqu" +
-      "ireRequest\032\031.baton.v1.AcquireResponse\022D\n" +
-      "\tHeartbeat\022\032.baton.v1.HeartbeatRequest\032\033" +
-      ".baton.v1.HeartbeatResponse\022A\n\010Complete\022" +
-      "\031.baton.v1.CompleteRequest\032\032.baton.v1.Co" +
-      "mpleteResponse\022P\n\rCompleteBatch\022\036.baton." +
-      "v1.CompleteBatchRequest\032\037.baton.v1.Compl" +
-      "eteBatchResponse\022B\n\007Session\022\030.baton.v1.S" +
-      "essionRequest\032\031.baton.v1.SessionResponse" +
-      "(\0010\001\022>\n\007Release\022\030.baton.v1.ReleaseReques" +
-      "t\032\031.baton.v1.ReleaseResponse\022A\n\010GetAgent" +
-      "\022\031.baton.v1.GetAgentRequest\032\032.baton.v1.G" +
-      "etAgentResponse\022G\n\nListAgents\022\033.baton.v1" +
-      ".ListAgentsRequest\032\034.baton.v1.ListAgents" +
-      "Response\022D\n\tCancelRun\022\032.baton.v1.CancelR" +
-      "unRequest\032\033.baton.v1.CancelRunResponseB\233" +
-      "\001\n\014dev.baton.v1B\nAgentProtoP\001Z>github.co" +
-      "m/baton-project/baton/clients/go/gen/bat" +
-      "on/v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312\002\010Baton\\V" +
-      "1\342\002\024Baton\\V1\\GPBMetadata\352\002\tBaton::V1b\006pr" +
-      "oto3"
+      "ME_UNKNOWN\020\006*\223\001\n\nAgentState\022\033\n\027AGENT_STA" +
+      "TE_UNSPECIFIED\020\000\022\027\n\023AGENT_STATE_WAITING\020" +
+      "\001\022\027\n\023AGENT_STATE_WORKING\020\002\022\035\n\031AGENT_STAT" +
+      "E_DEAD_LETTERED\020\003\022\027\n\023AGENT_STATE_BLOCKED" +
+      "\020\0042\305\006\n\014AgentService\022A\n\010Register\022\031.baton." +
+      "v1.RegisterRequest\032\032.baton.v1.RegisterRe" +
+      "sponse\022G\n\nUnregister\022\033.baton.v1.Unregist" +
+      "erRequest\032\034.baton.v1.UnregisterResponse\022" +
+      ">\n\007Acquire\022\030.baton.v1.AcquireRequest\032\031.b" +
+      "aton.v1.AcquireResponse\022D\n\tHeartbeat\022\032.b" +
+      "aton.v1.HeartbeatRequest\032\033.baton.v1.Hear" +
+      "tbeatResponse\022A\n\010Complete\022\031.baton.v1.Com" +
+      "pleteRequest\032\032.baton.v1.CompleteResponse" +
+      "\022P\n\rCompleteBatch\022\036.baton.v1.CompleteBat" +
+      "chRequest\032\037.baton.v1.CompleteBatchRespon" +
+      "se\022B\n\007Session\022\030.baton.v1.SessionRequest\032" +
+      "\031.baton.v1.SessionResponse(\0010\001\022>\n\007Releas" +
+      "e\022\030.baton.v1.ReleaseRequest\032\031.baton.v1.R" +
+      "eleaseResponse\022A\n\010GetAgent\022\031.baton.v1.Ge" +
+      "tAgentRequest\032\032.baton.v1.GetAgentRespons" +
+      "e\022G\n\nListAgents\022\033.baton.v1.ListAgentsReq" +
+      "uest\032\034.baton.v1.ListAgentsResponse\022D\n\tCa" +
+      "ncelRun\022\032.baton.v1.CancelRunRequest\032\033.ba" +
+      "ton.v1.CancelRunResponse\0228\n\005Await\022\026.bato" +
+      "n.v1.AwaitRequest\032\027.baton.v1.AwaitRespon" +
+      "seB\233\001\n\014dev.baton.v1B\nAgentProtoP\001Z>githu" +
+      "b.com/baton-project/baton/clients/go/gen" +
+      "/baton/v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312\002\010Bat" +
+      "on\\V1\342\002\024Baton\\V1\\GPBMetadata\352\002\tBaton::V1" +
+      "b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -373,199 +449,235 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_Agent_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_Agent_descriptor,
-        new java.lang.String[] { "Name", "Interval", "Timeout", "ErrorInterval", "Payload", "Labels", "MaxAttempts", "Cron", "TimeZone", "CatchUp", "Key", "Priority", "Traceparent", });
+        new java.lang.String[] { "Name", "Interval", "Timeout", "ErrorInterval", "Payload", "Labels", "MaxAttempts", "Cron", "TimeZone", "CatchUp", "Key", "Priority", "Traceparent", "After", "OnParentFailure", "IdempotencyKey", "IdempotencyWindow", });
     internal_static_baton_v1_Agent_LabelsEntry_descriptor =
       internal_static_baton_v1_Agent_descriptor.getNestedType(0);
     internal_static_baton_v1_Agent_LabelsEntry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_Agent_LabelsEntry_descriptor,
         new java.lang.String[] { "Key", "Value", });
-    internal_static_baton_v1_RegisterRequest_descriptor =
+    internal_static_baton_v1_AgentRef_descriptor =
       getDescriptor().getMessageType(1);
+    internal_static_baton_v1_AgentRef_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_AgentRef_descriptor,
+        new java.lang.String[] { "Queue", "Name", "OnFailure", });
+    internal_static_baton_v1_AgentResult_descriptor =
+      getDescriptor().getMessageType(2);
+    internal_static_baton_v1_AgentResult_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_AgentResult_descriptor,
+        new java.lang.String[] { "Queue", "Name", "Finish", "Outcome", "Result", "Token", "FinishedAt", "Message", });
+    internal_static_baton_v1_RegisterRequest_descriptor =
+      getDescriptor().getMessageType(3);
     internal_static_baton_v1_RegisterRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_RegisterRequest_descriptor,
         new java.lang.String[] { "Queue", "Agents", "ResetSchedule", "RequestId", });
     internal_static_baton_v1_RegisterResponse_descriptor =
-      getDescriptor().getMessageType(2);
+      getDescriptor().getMessageType(4);
     internal_static_baton_v1_RegisterResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_RegisterResponse_descriptor,
-        new java.lang.String[] { "Created", "Updated", });
+        new java.lang.String[] { "Created", "Updated", "Deduplicated", "Agents", });
+    internal_static_baton_v1_RegisteredAgent_descriptor =
+      getDescriptor().getMessageType(5);
+    internal_static_baton_v1_RegisteredAgent_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_RegisteredAgent_descriptor,
+        new java.lang.String[] { "Name", "Created", "Deduplicated", "Result", });
     internal_static_baton_v1_UnregisterRequest_descriptor =
-      getDescriptor().getMessageType(3);
+      getDescriptor().getMessageType(6);
     internal_static_baton_v1_UnregisterRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_UnregisterRequest_descriptor,
         new java.lang.String[] { "Queue", "Names", });
     internal_static_baton_v1_UnregisterResponse_descriptor =
-      getDescriptor().getMessageType(4);
+      getDescriptor().getMessageType(7);
     internal_static_baton_v1_UnregisterResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_UnregisterResponse_descriptor,
         new java.lang.String[] { "Removed", });
     internal_static_baton_v1_AcquireRequest_descriptor =
-      getDescriptor().getMessageType(5);
+      getDescriptor().getMessageType(8);
     internal_static_baton_v1_AcquireRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AcquireRequest_descriptor,
         new java.lang.String[] { "Queue", "WorkerId", "MaxLeases", "Wait", });
     internal_static_baton_v1_Lease_descriptor =
-      getDescriptor().getMessageType(6);
+      getDescriptor().getMessageType(9);
     internal_static_baton_v1_Lease_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_Lease_descriptor,
-        new java.lang.String[] { "Queue", "Name", "Token", "Deadline", "Attempt", "Agent", });
+        new java.lang.String[] { "Queue", "Name", "Token", "Deadline", "Attempt", "Agent", "Parents", });
     internal_static_baton_v1_AcquireResponse_descriptor =
-      getDescriptor().getMessageType(7);
+      getDescriptor().getMessageType(10);
     internal_static_baton_v1_AcquireResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AcquireResponse_descriptor,
         new java.lang.String[] { "Leases", });
     internal_static_baton_v1_LeaseRef_descriptor =
-      getDescriptor().getMessageType(8);
+      getDescriptor().getMessageType(11);
     internal_static_baton_v1_LeaseRef_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_LeaseRef_descriptor,
         new java.lang.String[] { "Queue", "Name", "Token", "Progress", });
     internal_static_baton_v1_HeartbeatRequest_descriptor =
-      getDescriptor().getMessageType(9);
+      getDescriptor().getMessageType(12);
     internal_static_baton_v1_HeartbeatRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_HeartbeatRequest_descriptor,
         new java.lang.String[] { "WorkerId", "Leases", });
     internal_static_baton_v1_ExtendedLease_descriptor =
-      getDescriptor().getMessageType(10);
+      getDescriptor().getMessageType(13);
     internal_static_baton_v1_ExtendedLease_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ExtendedLease_descriptor,
         new java.lang.String[] { "Queue", "Name", "Token", "Deadline", });
     internal_static_baton_v1_HeartbeatResponse_descriptor =
-      getDescriptor().getMessageType(11);
+      getDescriptor().getMessageType(14);
     internal_static_baton_v1_HeartbeatResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_HeartbeatResponse_descriptor,
         new java.lang.String[] { "Extended", "Lost", "Cancelled", });
     internal_static_baton_v1_CompleteRequest_descriptor =
-      getDescriptor().getMessageType(12);
+      getDescriptor().getMessageType(15);
     internal_static_baton_v1_CompleteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteRequest_descriptor,
-        new java.lang.String[] { "Queue", "Name", "Token", "Outcome", "Message", "RetryAfter", "RequestId", "ErrorClass", "HttpStatus", });
+        new java.lang.String[] { "Queue", "Name", "Token", "Outcome", "Message", "RetryAfter", "RequestId", "ErrorClass", "HttpStatus", "Result", });
     internal_static_baton_v1_CompleteResponse_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(16);
     internal_static_baton_v1_CompleteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteResponse_descriptor,
         new java.lang.String[] { "NextRunAt", "DeadLettered", "Removed", "FailureStreak", "MessageClipped", "Outcome", });
     internal_static_baton_v1_CompleteBatchRequest_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(17);
     internal_static_baton_v1_CompleteBatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteBatchRequest_descriptor,
         new java.lang.String[] { "Completions", });
     internal_static_baton_v1_CompleteResult_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(18);
     internal_static_baton_v1_CompleteResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteResult_descriptor,
         new java.lang.String[] { "Queue", "Name", "Token", "LeaseLost", "Response", });
     internal_static_baton_v1_CompleteBatchResponse_descriptor =
-      getDescriptor().getMessageType(16);
+      getDescriptor().getMessageType(19);
     internal_static_baton_v1_CompleteBatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteBatchResponse_descriptor,
         new java.lang.String[] { "Results", });
     internal_static_baton_v1_SessionOpen_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(20);
     internal_static_baton_v1_SessionOpen_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionOpen_descriptor,
         new java.lang.String[] { "Queue", "WorkerId", });
     internal_static_baton_v1_SessionLease_descriptor =
-      getDescriptor().getMessageType(18);
+      getDescriptor().getMessageType(21);
     internal_static_baton_v1_SessionLease_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionLease_descriptor,
         new java.lang.String[] { "Name", "Token", "Progress", });
     internal_static_baton_v1_SessionCompletion_descriptor =
-      getDescriptor().getMessageType(19);
+      getDescriptor().getMessageType(22);
     internal_static_baton_v1_SessionCompletion_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionCompletion_descriptor,
-        new java.lang.String[] { "Name", "Token", "Outcome", "Message", "RetryAfter", "ErrorClass", "HttpStatus", });
+        new java.lang.String[] { "Name", "Token", "Outcome", "Message", "RetryAfter", "ErrorClass", "HttpStatus", "Result", });
     internal_static_baton_v1_SessionRelease_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(23);
     internal_static_baton_v1_SessionRelease_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionRelease_descriptor,
         new java.lang.String[] { "Name", "Token", "Delay", });
     internal_static_baton_v1_SessionRequest_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(24);
     internal_static_baton_v1_SessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionRequest_descriptor,
         new java.lang.String[] { "Open", "Credit", "Completions", "Heartbeats", "Releases", });
     internal_static_baton_v1_SessionResponse_descriptor =
-      getDescriptor().getMessageType(22);
+      getDescriptor().getMessageType(25);
     internal_static_baton_v1_SessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionResponse_descriptor,
         new java.lang.String[] { "Leases", "Completed", "Extended", "Lost", "Released", "Cancelled", });
     internal_static_baton_v1_ReleaseRequest_descriptor =
-      getDescriptor().getMessageType(23);
+      getDescriptor().getMessageType(26);
     internal_static_baton_v1_ReleaseRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ReleaseRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", "Token", "Delay", });
     internal_static_baton_v1_ReleaseResponse_descriptor =
-      getDescriptor().getMessageType(24);
+      getDescriptor().getMessageType(27);
     internal_static_baton_v1_ReleaseResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ReleaseResponse_descriptor,
         new java.lang.String[] { "NextRunAt", });
     internal_static_baton_v1_GetAgentRequest_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(28);
     internal_static_baton_v1_GetAgentRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_GetAgentRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", });
     internal_static_baton_v1_GetAgentResponse_descriptor =
-      getDescriptor().getMessageType(26);
+      getDescriptor().getMessageType(29);
     internal_static_baton_v1_GetAgentResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_GetAgentResponse_descriptor,
         new java.lang.String[] { "Agent", });
     internal_static_baton_v1_AgentStatus_descriptor =
-      getDescriptor().getMessageType(27);
+      getDescriptor().getMessageType(30);
     internal_static_baton_v1_AgentStatus_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AgentStatus_descriptor,
-        new java.lang.String[] { "Agent", "State", "NextRunAt", "Deadline", "Holder", "Token", "FailureStreak", "Progress", "CancelRequested", "LastErrorClass", "LastErrorMessage", });
+        new java.lang.String[] { "Agent", "State", "NextRunAt", "Deadline", "Holder", "Token", "FailureStreak", "Progress", "CancelRequested", "LastErrorClass", "LastErrorMessage", "Parents", "ParentsTotal", "ParentsPending", "Children", });
+    internal_static_baton_v1_ParentStatus_descriptor =
+      getDescriptor().getMessageType(31);
+    internal_static_baton_v1_ParentStatus_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_ParentStatus_descriptor,
+        new java.lang.String[] { "Parent", "Result", });
     internal_static_baton_v1_ListAgentsRequest_descriptor =
-      getDescriptor().getMessageType(28);
+      getDescriptor().getMessageType(32);
     internal_static_baton_v1_ListAgentsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ListAgentsRequest_descriptor,
         new java.lang.String[] { "Queue", "PageSize", "PageToken", "NamePrefix", });
     internal_static_baton_v1_ListAgentsResponse_descriptor =
-      getDescriptor().getMessageType(29);
+      getDescriptor().getMessageType(33);
     internal_static_baton_v1_ListAgentsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ListAgentsResponse_descriptor,
         new java.lang.String[] { "Agents", "NextPageToken", });
     internal_static_baton_v1_CancelRunRequest_descriptor =
-      getDescriptor().getMessageType(30);
+      getDescriptor().getMessageType(34);
     internal_static_baton_v1_CancelRunRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CancelRunRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", });
     internal_static_baton_v1_CancelRunResponse_descriptor =
-      getDescriptor().getMessageType(31);
+      getDescriptor().getMessageType(35);
     internal_static_baton_v1_CancelRunResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CancelRunResponse_descriptor,
         new java.lang.String[] { "Requested", "Token", });
+    internal_static_baton_v1_AwaitRequest_descriptor =
+      getDescriptor().getMessageType(36);
+    internal_static_baton_v1_AwaitRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_AwaitRequest_descriptor,
+        new java.lang.String[] { "Queue", "Name", "Wait", "AfterToken", });
+    internal_static_baton_v1_AwaitResponse_descriptor =
+      getDescriptor().getMessageType(37);
+    internal_static_baton_v1_AwaitResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_AwaitResponse_descriptor,
+        new java.lang.String[] { "Done", "Result", "State", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.DurationProto.getDescriptor();
     com.google.protobuf.TimestampProto.getDescriptor();

@@ -365,6 +365,37 @@ public final class AgentServiceGrpc {
     return getCancelRunMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.AwaitRequest,
+      dev.baton.v1.AwaitResponse> getAwaitMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Await",
+      requestType = dev.baton.v1.AwaitRequest.class,
+      responseType = dev.baton.v1.AwaitResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.AwaitRequest,
+      dev.baton.v1.AwaitResponse> getAwaitMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.AwaitRequest, dev.baton.v1.AwaitResponse> getAwaitMethod;
+    if ((getAwaitMethod = AgentServiceGrpc.getAwaitMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getAwaitMethod = AgentServiceGrpc.getAwaitMethod) == null) {
+          AgentServiceGrpc.getAwaitMethod = getAwaitMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.AwaitRequest, dev.baton.v1.AwaitResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Await"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.AwaitRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.AwaitResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Await"))
+              .build();
+        }
+      }
+    }
+    return getAwaitMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -610,6 +641,23 @@ public final class AgentServiceGrpc {
         io.grpc.stub.StreamObserver<dev.baton.v1.CancelRunResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getCancelRunMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * Await waits for an agent to finish and answers its result: how it finished (succeeded,
+     * dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
+     * its worker sent with Complete. A finish is kept for the server's results.retention_ms after
+     * it, so an Await that comes late still gets it. A recurring agent finishes at each success:
+     * after_token skips finishes of runs up to that token (0: any finish still kept). With no
+     * finish yet, the call is held until one is recorded or `wait` ends (then `done` is false,
+     * not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
+     * when the queue has no such agent and keeps no finish of it.
+     * </pre>
+     */
+    default void await(dev.baton.v1.AwaitRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.AwaitResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getAwaitMethod(), responseObserver);
+    }
   }
 
   /**
@@ -844,6 +892,24 @@ public final class AgentServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getCancelRunMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * Await waits for an agent to finish and answers its result: how it finished (succeeded,
+     * dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
+     * its worker sent with Complete. A finish is kept for the server's results.retention_ms after
+     * it, so an Await that comes late still gets it. A recurring agent finishes at each success:
+     * after_token skips finishes of runs up to that token (0: any finish still kept). With no
+     * finish yet, the call is held until one is recorded or `wait` ends (then `done` is false,
+     * not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
+     * when the queue has no such agent and keeps no finish of it.
+     * </pre>
+     */
+    public void await(dev.baton.v1.AwaitRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.AwaitResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getAwaitMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -1046,6 +1112,23 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getCancelRunMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * Await waits for an agent to finish and answers its result: how it finished (succeeded,
+     * dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
+     * its worker sent with Complete. A finish is kept for the server's results.retention_ms after
+     * it, so an Await that comes late still gets it. A recurring agent finishes at each success:
+     * after_token skips finishes of runs up to that token (0: any finish still kept). With no
+     * finish yet, the call is held until one is recorded or `wait` ends (then `done` is false,
+     * not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
+     * when the queue has no such agent and keeps no finish of it.
+     * </pre>
+     */
+    public dev.baton.v1.AwaitResponse await(dev.baton.v1.AwaitRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getAwaitMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1208,6 +1291,23 @@ public final class AgentServiceGrpc {
     public dev.baton.v1.CancelRunResponse cancelRun(dev.baton.v1.CancelRunRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getCancelRunMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Await waits for an agent to finish and answers its result: how it finished (succeeded,
+     * dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
+     * its worker sent with Complete. A finish is kept for the server's results.retention_ms after
+     * it, so an Await that comes late still gets it. A recurring agent finishes at each success:
+     * after_token skips finishes of runs up to that token (0: any finish still kept). With no
+     * finish yet, the call is held until one is recorded or `wait` ends (then `done` is false,
+     * not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
+     * when the queue has no such agent and keeps no finish of it.
+     * </pre>
+     */
+    public dev.baton.v1.AwaitResponse await(dev.baton.v1.AwaitRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getAwaitMethod(), getCallOptions(), request);
     }
   }
 
@@ -1382,6 +1482,24 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getCancelRunMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * Await waits for an agent to finish and answers its result: how it finished (succeeded,
+     * dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
+     * its worker sent with Complete. A finish is kept for the server's results.retention_ms after
+     * it, so an Await that comes late still gets it. A recurring agent finishes at each success:
+     * after_token skips finishes of runs up to that token (0: any finish still kept). With no
+     * finish yet, the call is held until one is recorded or `wait` ends (then `done` is false,
+     * not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
+     * when the queue has no such agent and keeps no finish of it.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.AwaitResponse> await(
+        dev.baton.v1.AwaitRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getAwaitMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_REGISTER = 0;
@@ -1394,7 +1512,8 @@ public final class AgentServiceGrpc {
   private static final int METHODID_GET_AGENT = 7;
   private static final int METHODID_LIST_AGENTS = 8;
   private static final int METHODID_CANCEL_RUN = 9;
-  private static final int METHODID_SESSION = 10;
+  private static final int METHODID_AWAIT = 10;
+  private static final int METHODID_SESSION = 11;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1452,6 +1571,10 @@ public final class AgentServiceGrpc {
         case METHODID_CANCEL_RUN:
           serviceImpl.cancelRun((dev.baton.v1.CancelRunRequest) request,
               (io.grpc.stub.StreamObserver<dev.baton.v1.CancelRunResponse>) responseObserver);
+          break;
+        case METHODID_AWAIT:
+          serviceImpl.await((dev.baton.v1.AwaitRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.AwaitResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -1551,6 +1674,13 @@ public final class AgentServiceGrpc {
               dev.baton.v1.CancelRunRequest,
               dev.baton.v1.CancelRunResponse>(
                 service, METHODID_CANCEL_RUN)))
+        .addMethod(
+          getAwaitMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.AwaitRequest,
+              dev.baton.v1.AwaitResponse>(
+                service, METHODID_AWAIT)))
         .build();
   }
 
@@ -1610,6 +1740,7 @@ public final class AgentServiceGrpc {
               .addMethod(getGetAgentMethod())
               .addMethod(getListAgentsMethod())
               .addMethod(getCancelRunMethod())
+              .addMethod(getAwaitMethod())
               .build();
         }
       }

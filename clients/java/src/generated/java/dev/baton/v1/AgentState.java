@@ -47,6 +47,14 @@ public enum AgentState
    * <code>AGENT_STATE_DEAD_LETTERED = 3;</code>
    */
   AGENT_STATE_DEAD_LETTERED(3),
+  /**
+   * <pre>
+   * AGENT_STATE_BLOCKED: waiting for parents (Agent.after) to finish.
+   * </pre>
+   *
+   * <code>AGENT_STATE_BLOCKED = 4;</code>
+   */
+  AGENT_STATE_BLOCKED(4),
   UNRECOGNIZED(-1),
   ;
 
@@ -91,6 +99,14 @@ public enum AgentState
    * <code>AGENT_STATE_DEAD_LETTERED = 3;</code>
    */
   public static final int AGENT_STATE_DEAD_LETTERED_VALUE = 3;
+  /**
+   * <pre>
+   * AGENT_STATE_BLOCKED: waiting for parents (Agent.after) to finish.
+   * </pre>
+   *
+   * <code>AGENT_STATE_BLOCKED = 4;</code>
+   */
+  public static final int AGENT_STATE_BLOCKED_VALUE = 4;
 
 
   public final int getNumber() {
@@ -121,6 +137,7 @@ public enum AgentState
       case 1: return AGENT_STATE_WAITING;
       case 2: return AGENT_STATE_WORKING;
       case 3: return AGENT_STATE_DEAD_LETTERED;
+      case 4: return AGENT_STATE_BLOCKED;
       default: return null;
     }
   }
@@ -151,7 +168,7 @@ public enum AgentState
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.baton.v1.AgentProto.getDescriptor().getEnumType(2);
+    return dev.baton.v1.AgentProto.getDescriptor().getEnumType(4);
   }
 
   private static final AgentState[] VALUES = values();

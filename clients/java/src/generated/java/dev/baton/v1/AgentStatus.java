@@ -37,6 +37,8 @@ private static final long serialVersionUID = 0L;
     progress_ = "";
     lastErrorClass_ = "";
     lastErrorMessage_ = "";
+    parents_ = java.util.Collections.emptyList();
+    children_ = java.util.Collections.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -436,6 +438,168 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int PARENTS_FIELD_NUMBER = 12;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.baton.v1.ParentStatus> parents_;
+  /**
+   * <pre>
+   * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+   * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+   * </pre>
+   *
+   * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<dev.baton.v1.ParentStatus> getParentsList() {
+    return parents_;
+  }
+  /**
+   * <pre>
+   * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+   * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+   * </pre>
+   *
+   * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends dev.baton.v1.ParentStatusOrBuilder> 
+      getParentsOrBuilderList() {
+    return parents_;
+  }
+  /**
+   * <pre>
+   * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+   * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+   * </pre>
+   *
+   * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+   */
+  @java.lang.Override
+  public int getParentsCount() {
+    return parents_.size();
+  }
+  /**
+   * <pre>
+   * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+   * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+   * </pre>
+   *
+   * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.ParentStatus getParents(int index) {
+    return parents_.get(index);
+  }
+  /**
+   * <pre>
+   * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+   * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+   * </pre>
+   *
+   * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.ParentStatusOrBuilder getParentsOrBuilder(
+      int index) {
+    return parents_.get(index);
+  }
+
+  public static final int PARENTS_TOTAL_FIELD_NUMBER = 13;
+  private int parentsTotal_ = 0;
+  /**
+   * <pre>
+   * parents_total counts the agent's parents.
+   * </pre>
+   *
+   * <code>uint32 parents_total = 13 [json_name = "parentsTotal"];</code>
+   * @return The parentsTotal.
+   */
+  @java.lang.Override
+  public int getParentsTotal() {
+    return parentsTotal_;
+  }
+
+  public static final int PARENTS_PENDING_FIELD_NUMBER = 14;
+  private int parentsPending_ = 0;
+  /**
+   * <pre>
+   * parents_pending counts the parents it still waits for.
+   * </pre>
+   *
+   * <code>uint32 parents_pending = 14 [json_name = "parentsPending"];</code>
+   * @return The parentsPending.
+   */
+  @java.lang.Override
+  public int getParentsPending() {
+    return parentsPending_;
+  }
+
+  public static final int CHILDREN_FIELD_NUMBER = 15;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.baton.v1.AgentRef> children_;
+  /**
+   * <pre>
+   * children of the agent: agents attached to it that its next finish releases; GetAgent
+   * only, at most 1,000.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<dev.baton.v1.AgentRef> getChildrenList() {
+    return children_;
+  }
+  /**
+   * <pre>
+   * children of the agent: agents attached to it that its next finish releases; GetAgent
+   * only, at most 1,000.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends dev.baton.v1.AgentRefOrBuilder> 
+      getChildrenOrBuilderList() {
+    return children_;
+  }
+  /**
+   * <pre>
+   * children of the agent: agents attached to it that its next finish releases; GetAgent
+   * only, at most 1,000.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+   */
+  @java.lang.Override
+  public int getChildrenCount() {
+    return children_.size();
+  }
+  /**
+   * <pre>
+   * children of the agent: agents attached to it that its next finish releases; GetAgent
+   * only, at most 1,000.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.AgentRef getChildren(int index) {
+    return children_.get(index);
+  }
+  /**
+   * <pre>
+   * children of the agent: agents attached to it that its next finish releases; GetAgent
+   * only, at most 1,000.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.AgentRefOrBuilder getChildrenOrBuilder(
+      int index) {
+    return children_.get(index);
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -483,6 +647,18 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(lastErrorMessage_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 11, lastErrorMessage_);
     }
+    for (int i = 0; i < parents_.size(); i++) {
+      output.writeMessage(12, parents_.get(i));
+    }
+    if (parentsTotal_ != 0) {
+      output.writeUInt32(13, parentsTotal_);
+    }
+    if (parentsPending_ != 0) {
+      output.writeUInt32(14, parentsPending_);
+    }
+    for (int i = 0; i < children_.size(); i++) {
+      output.writeMessage(15, children_.get(i));
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -527,6 +703,32 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(lastErrorMessage_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(11, lastErrorMessage_);
     }
+
+        {
+          final int count = parents_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(parents_.get(i));
+          }
+          size += 1 * count;
+        }
+    if (parentsTotal_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeUInt32Size(13, parentsTotal_);
+    }
+    if (parentsPending_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeUInt32Size(14, parentsPending_);
+    }
+
+        {
+          final int count = children_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(children_.get(i));
+          }
+          size += 1 * count;
+        }
     return size;
   }
   @java.lang.Override
@@ -581,6 +783,14 @@ private static final long serialVersionUID = 0L;
         .equals(other.getLastErrorClass())) return false;
     if (!getLastErrorMessage()
         .equals(other.getLastErrorMessage())) return false;
+    if (!getParentsList()
+        .equals(other.getParentsList())) return false;
+    if (getParentsTotal()
+        != other.getParentsTotal()) return false;
+    if (getParentsPending()
+        != other.getParentsPending()) return false;
+    if (!getChildrenList()
+        .equals(other.getChildrenList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -622,6 +832,18 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getLastErrorClass().hashCode();
     hash = (37 * hash) + LAST_ERROR_MESSAGE_FIELD_NUMBER;
     hash = (53 * hash) + getLastErrorMessage().hashCode();
+    if (getParentsCount() > 0) {
+      hash = (37 * hash) + PARENTS_FIELD_NUMBER;
+      hash = (53 * hash) + getParentsList().hashCode();
+    }
+    hash = (37 * hash) + PARENTS_TOTAL_FIELD_NUMBER;
+    hash = (53 * hash) + getParentsTotal();
+    hash = (37 * hash) + PARENTS_PENDING_FIELD_NUMBER;
+    hash = (53 * hash) + getParentsPending();
+    if (getChildrenCount() > 0) {
+      hash = (37 * hash) + CHILDREN_FIELD_NUMBER;
+      hash = (53 * hash) + getChildrenList().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -759,6 +981,8 @@ private static final long serialVersionUID = 0L;
         internalGetAgentFieldBuilder();
         internalGetNextRunAtFieldBuilder();
         internalGetDeadlineFieldBuilder();
+        internalGetParentsFieldBuilder();
+        internalGetChildrenFieldBuilder();
       }
     }
     @java.lang.Override
@@ -788,6 +1012,22 @@ private static final long serialVersionUID = 0L;
       cancelRequested_ = false;
       lastErrorClass_ = "";
       lastErrorMessage_ = "";
+      if (parentsBuilder_ == null) {
+        parents_ = java.util.Collections.emptyList();
+      } else {
+        parents_ = null;
+        parentsBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x00000800);
+      parentsTotal_ = 0;
+      parentsPending_ = 0;
+      if (childrenBuilder_ == null) {
+        children_ = java.util.Collections.emptyList();
+      } else {
+        children_ = null;
+        childrenBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x00004000);
       return this;
     }
 
@@ -814,9 +1054,31 @@ private static final long serialVersionUID = 0L;
     @java.lang.Override
     public dev.baton.v1.AgentStatus buildPartial() {
       dev.baton.v1.AgentStatus result = new dev.baton.v1.AgentStatus(this);
+      buildPartialRepeatedFields(result);
       if (bitField0_ != 0) { buildPartial0(result); }
       onBuilt();
       return result;
+    }
+
+    private void buildPartialRepeatedFields(dev.baton.v1.AgentStatus result) {
+      if (parentsBuilder_ == null) {
+        if (((bitField0_ & 0x00000800) != 0)) {
+          parents_ = java.util.Collections.unmodifiableList(parents_);
+          bitField0_ = (bitField0_ & ~0x00000800);
+        }
+        result.parents_ = parents_;
+      } else {
+        result.parents_ = parentsBuilder_.build();
+      }
+      if (childrenBuilder_ == null) {
+        if (((bitField0_ & 0x00004000) != 0)) {
+          children_ = java.util.Collections.unmodifiableList(children_);
+          bitField0_ = (bitField0_ & ~0x00004000);
+        }
+        result.children_ = children_;
+      } else {
+        result.children_ = childrenBuilder_.build();
+      }
     }
 
     private void buildPartial0(dev.baton.v1.AgentStatus result) {
@@ -863,6 +1125,12 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x00000400) != 0)) {
         result.lastErrorMessage_ = lastErrorMessage_;
+      }
+      if (((from_bitField0_ & 0x00001000) != 0)) {
+        result.parentsTotal_ = parentsTotal_;
+      }
+      if (((from_bitField0_ & 0x00002000) != 0)) {
+        result.parentsPending_ = parentsPending_;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -919,6 +1187,64 @@ private static final long serialVersionUID = 0L;
         lastErrorMessage_ = other.lastErrorMessage_;
         bitField0_ |= 0x00000400;
         onChanged();
+      }
+      if (parentsBuilder_ == null) {
+        if (!other.parents_.isEmpty()) {
+          if (parents_.isEmpty()) {
+            parents_ = other.parents_;
+            bitField0_ = (bitField0_ & ~0x00000800);
+          } else {
+            ensureParentsIsMutable();
+            parents_.addAll(other.parents_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.parents_.isEmpty()) {
+          if (parentsBuilder_.isEmpty()) {
+            parentsBuilder_.dispose();
+            parentsBuilder_ = null;
+            parents_ = other.parents_;
+            bitField0_ = (bitField0_ & ~0x00000800);
+            parentsBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetParentsFieldBuilder() : null;
+          } else {
+            parentsBuilder_.addAllMessages(other.parents_);
+          }
+        }
+      }
+      if (other.getParentsTotal() != 0) {
+        setParentsTotal(other.getParentsTotal());
+      }
+      if (other.getParentsPending() != 0) {
+        setParentsPending(other.getParentsPending());
+      }
+      if (childrenBuilder_ == null) {
+        if (!other.children_.isEmpty()) {
+          if (children_.isEmpty()) {
+            children_ = other.children_;
+            bitField0_ = (bitField0_ & ~0x00004000);
+          } else {
+            ensureChildrenIsMutable();
+            children_.addAll(other.children_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.children_.isEmpty()) {
+          if (childrenBuilder_.isEmpty()) {
+            childrenBuilder_.dispose();
+            childrenBuilder_ = null;
+            children_ = other.children_;
+            bitField0_ = (bitField0_ & ~0x00004000);
+            childrenBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetChildrenFieldBuilder() : null;
+          } else {
+            childrenBuilder_.addAllMessages(other.children_);
+          }
+        }
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1007,6 +1333,42 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000400;
               break;
             } // case 90
+            case 98: {
+              dev.baton.v1.ParentStatus m =
+                  input.readMessage(
+                      dev.baton.v1.ParentStatus.parser(),
+                      extensionRegistry);
+              if (parentsBuilder_ == null) {
+                ensureParentsIsMutable();
+                parents_.add(m);
+              } else {
+                parentsBuilder_.addMessage(m);
+              }
+              break;
+            } // case 98
+            case 104: {
+              parentsTotal_ = input.readUInt32();
+              bitField0_ |= 0x00001000;
+              break;
+            } // case 104
+            case 112: {
+              parentsPending_ = input.readUInt32();
+              bitField0_ |= 0x00002000;
+              break;
+            } // case 112
+            case 122: {
+              dev.baton.v1.AgentRef m =
+                  input.readMessage(
+                      dev.baton.v1.AgentRef.parser(),
+                      extensionRegistry);
+              if (childrenBuilder_ == null) {
+                ensureChildrenIsMutable();
+                children_.add(m);
+              } else {
+                childrenBuilder_.addMessage(m);
+              }
+              break;
+            } // case 122
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2078,6 +2440,754 @@ private static final long serialVersionUID = 0L;
       bitField0_ |= 0x00000400;
       onChanged();
       return this;
+    }
+
+    private java.util.List<dev.baton.v1.ParentStatus> parents_ =
+      java.util.Collections.emptyList();
+    private void ensureParentsIsMutable() {
+      if (!((bitField0_ & 0x00000800) != 0)) {
+        parents_ = new java.util.ArrayList<dev.baton.v1.ParentStatus>(parents_);
+        bitField0_ |= 0x00000800;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.baton.v1.ParentStatus, dev.baton.v1.ParentStatus.Builder, dev.baton.v1.ParentStatusOrBuilder> parentsBuilder_;
+
+    /**
+     * <pre>
+     * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+     * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+     */
+    public java.util.List<dev.baton.v1.ParentStatus> getParentsList() {
+      if (parentsBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(parents_);
+      } else {
+        return parentsBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+     * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+     */
+    public int getParentsCount() {
+      if (parentsBuilder_ == null) {
+        return parents_.size();
+      } else {
+        return parentsBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+     * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+     */
+    public dev.baton.v1.ParentStatus getParents(int index) {
+      if (parentsBuilder_ == null) {
+        return parents_.get(index);
+      } else {
+        return parentsBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+     * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+     */
+    public Builder setParents(
+        int index, dev.baton.v1.ParentStatus value) {
+      if (parentsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureParentsIsMutable();
+        parents_.set(index, value);
+        onChanged();
+      } else {
+        parentsBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+     * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+     */
+    public Builder setParents(
+        int index, dev.baton.v1.ParentStatus.Builder builderForValue) {
+      if (parentsBuilder_ == null) {
+        ensureParentsIsMutable();
+        parents_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        parentsBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+     * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+     */
+    public Builder addParents(dev.baton.v1.ParentStatus value) {
+      if (parentsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureParentsIsMutable();
+        parents_.add(value);
+        onChanged();
+      } else {
+        parentsBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+     * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+     */
+    public Builder addParents(
+        int index, dev.baton.v1.ParentStatus value) {
+      if (parentsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureParentsIsMutable();
+        parents_.add(index, value);
+        onChanged();
+      } else {
+        parentsBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+     * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+     */
+    public Builder addParents(
+        dev.baton.v1.ParentStatus.Builder builderForValue) {
+      if (parentsBuilder_ == null) {
+        ensureParentsIsMutable();
+        parents_.add(builderForValue.build());
+        onChanged();
+      } else {
+        parentsBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+     * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+     */
+    public Builder addParents(
+        int index, dev.baton.v1.ParentStatus.Builder builderForValue) {
+      if (parentsBuilder_ == null) {
+        ensureParentsIsMutable();
+        parents_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        parentsBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+     * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+     */
+    public Builder addAllParents(
+        java.lang.Iterable<? extends dev.baton.v1.ParentStatus> values) {
+      if (parentsBuilder_ == null) {
+        ensureParentsIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, parents_);
+        onChanged();
+      } else {
+        parentsBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+     * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+     */
+    public Builder clearParents() {
+      if (parentsBuilder_ == null) {
+        parents_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000800);
+        onChanged();
+      } else {
+        parentsBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+     * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+     */
+    public Builder removeParents(int index) {
+      if (parentsBuilder_ == null) {
+        ensureParentsIsMutable();
+        parents_.remove(index);
+        onChanged();
+      } else {
+        parentsBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+     * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+     */
+    public dev.baton.v1.ParentStatus.Builder getParentsBuilder(
+        int index) {
+      return internalGetParentsFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+     * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+     */
+    public dev.baton.v1.ParentStatusOrBuilder getParentsOrBuilder(
+        int index) {
+      if (parentsBuilder_ == null) {
+        return parents_.get(index);  } else {
+        return parentsBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+     * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+     */
+    public java.util.List<? extends dev.baton.v1.ParentStatusOrBuilder> 
+         getParentsOrBuilderList() {
+      if (parentsBuilder_ != null) {
+        return parentsBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(parents_);
+      }
+    }
+    /**
+     * <pre>
+     * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+     * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+     */
+    public dev.baton.v1.ParentStatus.Builder addParentsBuilder() {
+      return internalGetParentsFieldBuilder().addBuilder(
+          dev.baton.v1.ParentStatus.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+     * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+     */
+    public dev.baton.v1.ParentStatus.Builder addParentsBuilder(
+        int index) {
+      return internalGetParentsFieldBuilder().addBuilder(
+          index, dev.baton.v1.ParentStatus.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+     * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+     * </pre>
+     *
+     * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+     */
+    public java.util.List<dev.baton.v1.ParentStatus.Builder> 
+         getParentsBuilderList() {
+      return internalGetParentsFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.baton.v1.ParentStatus, dev.baton.v1.ParentStatus.Builder, dev.baton.v1.ParentStatusOrBuilder> 
+        internalGetParentsFieldBuilder() {
+      if (parentsBuilder_ == null) {
+        parentsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            dev.baton.v1.ParentStatus, dev.baton.v1.ParentStatus.Builder, dev.baton.v1.ParentStatusOrBuilder>(
+                parents_,
+                ((bitField0_ & 0x00000800) != 0),
+                getParentForChildren(),
+                isClean());
+        parents_ = null;
+      }
+      return parentsBuilder_;
+    }
+
+    private int parentsTotal_ ;
+    /**
+     * <pre>
+     * parents_total counts the agent's parents.
+     * </pre>
+     *
+     * <code>uint32 parents_total = 13 [json_name = "parentsTotal"];</code>
+     * @return The parentsTotal.
+     */
+    @java.lang.Override
+    public int getParentsTotal() {
+      return parentsTotal_;
+    }
+    /**
+     * <pre>
+     * parents_total counts the agent's parents.
+     * </pre>
+     *
+     * <code>uint32 parents_total = 13 [json_name = "parentsTotal"];</code>
+     * @param value The parentsTotal to set.
+     * @return This builder for chaining.
+     */
+    public Builder setParentsTotal(int value) {
+
+      parentsTotal_ = value;
+      bitField0_ |= 0x00001000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * parents_total counts the agent's parents.
+     * </pre>
+     *
+     * <code>uint32 parents_total = 13 [json_name = "parentsTotal"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearParentsTotal() {
+      bitField0_ = (bitField0_ & ~0x00001000);
+      parentsTotal_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private int parentsPending_ ;
+    /**
+     * <pre>
+     * parents_pending counts the parents it still waits for.
+     * </pre>
+     *
+     * <code>uint32 parents_pending = 14 [json_name = "parentsPending"];</code>
+     * @return The parentsPending.
+     */
+    @java.lang.Override
+    public int getParentsPending() {
+      return parentsPending_;
+    }
+    /**
+     * <pre>
+     * parents_pending counts the parents it still waits for.
+     * </pre>
+     *
+     * <code>uint32 parents_pending = 14 [json_name = "parentsPending"];</code>
+     * @param value The parentsPending to set.
+     * @return This builder for chaining.
+     */
+    public Builder setParentsPending(int value) {
+
+      parentsPending_ = value;
+      bitField0_ |= 0x00002000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * parents_pending counts the parents it still waits for.
+     * </pre>
+     *
+     * <code>uint32 parents_pending = 14 [json_name = "parentsPending"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearParentsPending() {
+      bitField0_ = (bitField0_ & ~0x00002000);
+      parentsPending_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private java.util.List<dev.baton.v1.AgentRef> children_ =
+      java.util.Collections.emptyList();
+    private void ensureChildrenIsMutable() {
+      if (!((bitField0_ & 0x00004000) != 0)) {
+        children_ = new java.util.ArrayList<dev.baton.v1.AgentRef>(children_);
+        bitField0_ |= 0x00004000;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.baton.v1.AgentRef, dev.baton.v1.AgentRef.Builder, dev.baton.v1.AgentRefOrBuilder> childrenBuilder_;
+
+    /**
+     * <pre>
+     * children of the agent: agents attached to it that its next finish releases; GetAgent
+     * only, at most 1,000.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+     */
+    public java.util.List<dev.baton.v1.AgentRef> getChildrenList() {
+      if (childrenBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(children_);
+      } else {
+        return childrenBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * children of the agent: agents attached to it that its next finish releases; GetAgent
+     * only, at most 1,000.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+     */
+    public int getChildrenCount() {
+      if (childrenBuilder_ == null) {
+        return children_.size();
+      } else {
+        return childrenBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * children of the agent: agents attached to it that its next finish releases; GetAgent
+     * only, at most 1,000.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+     */
+    public dev.baton.v1.AgentRef getChildren(int index) {
+      if (childrenBuilder_ == null) {
+        return children_.get(index);
+      } else {
+        return childrenBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * children of the agent: agents attached to it that its next finish releases; GetAgent
+     * only, at most 1,000.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+     */
+    public Builder setChildren(
+        int index, dev.baton.v1.AgentRef value) {
+      if (childrenBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureChildrenIsMutable();
+        children_.set(index, value);
+        onChanged();
+      } else {
+        childrenBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * children of the agent: agents attached to it that its next finish releases; GetAgent
+     * only, at most 1,000.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+     */
+    public Builder setChildren(
+        int index, dev.baton.v1.AgentRef.Builder builderForValue) {
+      if (childrenBuilder_ == null) {
+        ensureChildrenIsMutable();
+        children_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        childrenBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * children of the agent: agents attached to it that its next finish releases; GetAgent
+     * only, at most 1,000.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+     */
+    public Builder addChildren(dev.baton.v1.AgentRef value) {
+      if (childrenBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureChildrenIsMutable();
+        children_.add(value);
+        onChanged();
+      } else {
+        childrenBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * children of the agent: agents attached to it that its next finish releases; GetAgent
+     * only, at most 1,000.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+     */
+    public Builder addChildren(
+        int index, dev.baton.v1.AgentRef value) {
+      if (childrenBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureChildrenIsMutable();
+        children_.add(index, value);
+        onChanged();
+      } else {
+        childrenBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * children of the agent: agents attached to it that its next finish releases; GetAgent
+     * only, at most 1,000.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+     */
+    public Builder addChildren(
+        dev.baton.v1.AgentRef.Builder builderForValue) {
+      if (childrenBuilder_ == null) {
+        ensureChildrenIsMutable();
+        children_.add(builderForValue.build());
+        onChanged();
+      } else {
+        childrenBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * children of the agent: agents attached to it that its next finish releases; GetAgent
+     * only, at most 1,000.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+     */
+    public Builder addChildren(
+        int index, dev.baton.v1.AgentRef.Builder builderForValue) {
+      if (childrenBuilder_ == null) {
+        ensureChildrenIsMutable();
+        children_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        childrenBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * children of the agent: agents attached to it that its next finish releases; GetAgent
+     * only, at most 1,000.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+     */
+    public Builder addAllChildren(
+        java.lang.Iterable<? extends dev.baton.v1.AgentRef> values) {
+      if (childrenBuilder_ == null) {
+        ensureChildrenIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, children_);
+        onChanged();
+      } else {
+        childrenBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * children of the agent: agents attached to it that its next finish releases; GetAgent
+     * only, at most 1,000.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+     */
+    public Builder clearChildren() {
+      if (childrenBuilder_ == null) {
+        children_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00004000);
+        onChanged();
+      } else {
+        childrenBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * children of the agent: agents attached to it that its next finish releases; GetAgent
+     * only, at most 1,000.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+     */
+    public Builder removeChildren(int index) {
+      if (childrenBuilder_ == null) {
+        ensureChildrenIsMutable();
+        children_.remove(index);
+        onChanged();
+      } else {
+        childrenBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * children of the agent: agents attached to it that its next finish releases; GetAgent
+     * only, at most 1,000.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+     */
+    public dev.baton.v1.AgentRef.Builder getChildrenBuilder(
+        int index) {
+      return internalGetChildrenFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * children of the agent: agents attached to it that its next finish releases; GetAgent
+     * only, at most 1,000.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+     */
+    public dev.baton.v1.AgentRefOrBuilder getChildrenOrBuilder(
+        int index) {
+      if (childrenBuilder_ == null) {
+        return children_.get(index);  } else {
+        return childrenBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * children of the agent: agents attached to it that its next finish releases; GetAgent
+     * only, at most 1,000.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+     */
+    public java.util.List<? extends dev.baton.v1.AgentRefOrBuilder> 
+         getChildrenOrBuilderList() {
+      if (childrenBuilder_ != null) {
+        return childrenBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(children_);
+      }
+    }
+    /**
+     * <pre>
+     * children of the agent: agents attached to it that its next finish releases; GetAgent
+     * only, at most 1,000.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+     */
+    public dev.baton.v1.AgentRef.Builder addChildrenBuilder() {
+      return internalGetChildrenFieldBuilder().addBuilder(
+          dev.baton.v1.AgentRef.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * children of the agent: agents attached to it that its next finish releases; GetAgent
+     * only, at most 1,000.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+     */
+    public dev.baton.v1.AgentRef.Builder addChildrenBuilder(
+        int index) {
+      return internalGetChildrenFieldBuilder().addBuilder(
+          index, dev.baton.v1.AgentRef.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * children of the agent: agents attached to it that its next finish releases; GetAgent
+     * only, at most 1,000.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+     */
+    public java.util.List<dev.baton.v1.AgentRef.Builder> 
+         getChildrenBuilderList() {
+      return internalGetChildrenFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.baton.v1.AgentRef, dev.baton.v1.AgentRef.Builder, dev.baton.v1.AgentRefOrBuilder> 
+        internalGetChildrenFieldBuilder() {
+      if (childrenBuilder_ == null) {
+        childrenBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            dev.baton.v1.AgentRef, dev.baton.v1.AgentRef.Builder, dev.baton.v1.AgentRefOrBuilder>(
+                children_,
+                ((bitField0_ & 0x00004000) != 0),
+                getParentForChildren(),
+                isClean());
+        children_ = null;
+      }
+      return childrenBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.AgentStatus)

@@ -224,4 +224,122 @@ public interface AgentStatusOrBuilder extends
    */
   com.google.protobuf.ByteString
       getLastErrorMessageBytes();
+
+  /**
+   * <pre>
+   * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+   * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+   * </pre>
+   *
+   * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+   */
+  java.util.List<dev.baton.v1.ParentStatus> 
+      getParentsList();
+  /**
+   * <pre>
+   * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+   * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+   * </pre>
+   *
+   * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+   */
+  dev.baton.v1.ParentStatus getParents(int index);
+  /**
+   * <pre>
+   * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+   * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+   * </pre>
+   *
+   * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+   */
+  int getParentsCount();
+  /**
+   * <pre>
+   * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+   * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+   * </pre>
+   *
+   * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+   */
+  java.util.List<? extends dev.baton.v1.ParentStatusOrBuilder> 
+      getParentsOrBuilderList();
+  /**
+   * <pre>
+   * parents of the agent (Agent.after), with the finish of those that finished; GetAgent only
+   * (ListAgents leaves it empty), at most 1,000 (parents_total counts them all).
+   * </pre>
+   *
+   * <code>repeated .baton.v1.ParentStatus parents = 12 [json_name = "parents"];</code>
+   */
+  dev.baton.v1.ParentStatusOrBuilder getParentsOrBuilder(
+      int index);
+
+  /**
+   * <pre>
+   * parents_total counts the agent's parents.
+   * </pre>
+   *
+   * <code>uint32 parents_total = 13 [json_name = "parentsTotal"];</code>
+   * @return The parentsTotal.
+   */
+  int getParentsTotal();
+
+  /**
+   * <pre>
+   * parents_pending counts the parents it still waits for.
+   * </pre>
+   *
+   * <code>uint32 parents_pending = 14 [json_name = "parentsPending"];</code>
+   * @return The parentsPending.
+   */
+  int getParentsPending();
+
+  /**
+   * <pre>
+   * children of the agent: agents attached to it that its next finish releases; GetAgent
+   * only, at most 1,000.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+   */
+  java.util.List<dev.baton.v1.AgentRef> 
+      getChildrenList();
+  /**
+   * <pre>
+   * children of the agent: agents attached to it that its next finish releases; GetAgent
+   * only, at most 1,000.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+   */
+  dev.baton.v1.AgentRef getChildren(int index);
+  /**
+   * <pre>
+   * children of the agent: agents attached to it that its next finish releases; GetAgent
+   * only, at most 1,000.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+   */
+  int getChildrenCount();
+  /**
+   * <pre>
+   * children of the agent: agents attached to it that its next finish releases; GetAgent
+   * only, at most 1,000.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+   */
+  java.util.List<? extends dev.baton.v1.AgentRefOrBuilder> 
+      getChildrenOrBuilderList();
+  /**
+   * <pre>
+   * children of the agent: agents attached to it that its next finish releases; GetAgent
+   * only, at most 1,000.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentRef children = 15 [json_name = "children"];</code>
+   */
+  dev.baton.v1.AgentRefOrBuilder getChildrenOrBuilder(
+      int index);
 }

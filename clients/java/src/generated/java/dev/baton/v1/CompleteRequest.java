@@ -38,6 +38,7 @@ private static final long serialVersionUID = 0L;
     message_ = "";
     requestId_ = "";
     errorClass_ = "";
+    result_ = com.google.protobuf.ByteString.EMPTY;
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -413,6 +414,23 @@ private static final long serialVersionUID = 0L;
     return httpStatus_;
   }
 
+  public static final int RESULT_FIELD_NUMBER = 10;
+  private com.google.protobuf.ByteString result_ = com.google.protobuf.ByteString.EMPTY;
+  /**
+   * <pre>
+   * result of the run, kept with the agent's finish (a success, or a failure that
+   * dead-lettered it) for Await, its children's leases and deduplicated registrations. At most
+   * the server's limits.max_result_bytes; larger is INVALID_ARGUMENT naming result.
+   * </pre>
+   *
+   * <code>bytes result = 10 [json_name = "result"];</code>
+   * @return The result.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString getResult() {
+    return result_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -454,6 +472,9 @@ private static final long serialVersionUID = 0L;
     if (httpStatus_ != 0) {
       output.writeUInt32(9, httpStatus_);
     }
+    if (!result_.isEmpty()) {
+      output.writeBytes(10, result_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -488,6 +509,10 @@ private static final long serialVersionUID = 0L;
     if (httpStatus_ != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeUInt32Size(9, httpStatus_);
+    }
+    if (!result_.isEmpty()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBytesSize(10, result_);
     }
     return size;
   }
@@ -533,6 +558,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getErrorClass())) return false;
     if (getHttpStatus()
         != other.getHttpStatus()) return false;
+    if (!getResult()
+        .equals(other.getResult())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -565,6 +592,8 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getErrorClass().hashCode();
     hash = (37 * hash) + HTTP_STATUS_FIELD_NUMBER;
     hash = (53 * hash) + getHttpStatus();
+    hash = (37 * hash) + RESULT_FIELD_NUMBER;
+    hash = (53 * hash) + getResult().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -719,6 +748,7 @@ private static final long serialVersionUID = 0L;
       requestId_ = "";
       errorClass_ = "";
       httpStatus_ = 0;
+      result_ = com.google.protobuf.ByteString.EMPTY;
       return this;
     }
 
@@ -783,6 +813,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000100) != 0)) {
         result.httpStatus_ = httpStatus_;
       }
+      if (((from_bitField0_ & 0x00000200) != 0)) {
+        result.result_ = result_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -834,6 +867,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getHttpStatus() != 0) {
         setHttpStatus(other.getHttpStatus());
+      }
+      if (!other.getResult().isEmpty()) {
+        setResult(other.getResult());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -908,6 +944,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000100;
               break;
             } // case 72
+            case 82: {
+              result_ = input.readBytes();
+              bitField0_ |= 0x00000200;
+              break;
+            } // case 82
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1762,6 +1803,56 @@ private static final long serialVersionUID = 0L;
     public Builder clearHttpStatus() {
       bitField0_ = (bitField0_ & ~0x00000100);
       httpStatus_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private com.google.protobuf.ByteString result_ = com.google.protobuf.ByteString.EMPTY;
+    /**
+     * <pre>
+     * result of the run, kept with the agent's finish (a success, or a failure that
+     * dead-lettered it) for Await, its children's leases and deduplicated registrations. At most
+     * the server's limits.max_result_bytes; larger is INVALID_ARGUMENT naming result.
+     * </pre>
+     *
+     * <code>bytes result = 10 [json_name = "result"];</code>
+     * @return The result.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString getResult() {
+      return result_;
+    }
+    /**
+     * <pre>
+     * result of the run, kept with the agent's finish (a success, or a failure that
+     * dead-lettered it) for Await, its children's leases and deduplicated registrations. At most
+     * the server's limits.max_result_bytes; larger is INVALID_ARGUMENT naming result.
+     * </pre>
+     *
+     * <code>bytes result = 10 [json_name = "result"];</code>
+     * @param value The result to set.
+     * @return This builder for chaining.
+     */
+    public Builder setResult(com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      result_ = value;
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * result of the run, kept with the agent's finish (a success, or a failure that
+     * dead-lettered it) for Await, its children's leases and deduplicated registrations. At most
+     * the server's limits.max_result_bytes; larger is INVALID_ARGUMENT naming result.
+     * </pre>
+     *
+     * <code>bytes result = 10 [json_name = "result"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearResult() {
+      bitField0_ = (bitField0_ & ~0x00000200);
+      result_ = getDefaultInstance().getResult();
       onChanged();
       return this;
     }

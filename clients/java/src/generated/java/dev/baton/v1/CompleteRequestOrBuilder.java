@@ -200,4 +200,16 @@ public interface CompleteRequestOrBuilder extends
    * @return The httpStatus.
    */
   int getHttpStatus();
+
+  /**
+   * <pre>
+   * result of the run, kept with the agent's finish (a success, or a failure that
+   * dead-lettered it) for Await, its children's leases and deduplicated registrations. At most
+   * the server's limits.max_result_bytes; larger is INVALID_ARGUMENT naming result.
+   * </pre>
+   *
+   * <code>bytes result = 10 [json_name = "result"];</code>
+   * @return The result.
+   */
+  com.google.protobuf.ByteString getResult();
 }

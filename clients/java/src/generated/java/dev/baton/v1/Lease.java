@@ -34,6 +34,7 @@ private static final long serialVersionUID = 0L;
   private Lease() {
     queue_ = "";
     name_ = "";
+    parents_ = java.util.Collections.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -258,6 +259,72 @@ private static final long serialVersionUID = 0L;
     return agent_ == null ? dev.baton.v1.Agent.getDefaultInstance() : agent_;
   }
 
+  public static final int PARENTS_FIELD_NUMBER = 7;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.baton.v1.AgentResult> parents_;
+  /**
+   * <pre>
+   * parents are the results of the agents this one ran after (Agent.after), in name order of
+   * queue and name: each parent's finish at the time it released this agent.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<dev.baton.v1.AgentResult> getParentsList() {
+    return parents_;
+  }
+  /**
+   * <pre>
+   * parents are the results of the agents this one ran after (Agent.after), in name order of
+   * queue and name: each parent's finish at the time it released this agent.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends dev.baton.v1.AgentResultOrBuilder> 
+      getParentsOrBuilderList() {
+    return parents_;
+  }
+  /**
+   * <pre>
+   * parents are the results of the agents this one ran after (Agent.after), in name order of
+   * queue and name: each parent's finish at the time it released this agent.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+   */
+  @java.lang.Override
+  public int getParentsCount() {
+    return parents_.size();
+  }
+  /**
+   * <pre>
+   * parents are the results of the agents this one ran after (Agent.after), in name order of
+   * queue and name: each parent's finish at the time it released this agent.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.AgentResult getParents(int index) {
+    return parents_.get(index);
+  }
+  /**
+   * <pre>
+   * parents are the results of the agents this one ran after (Agent.after), in name order of
+   * queue and name: each parent's finish at the time it released this agent.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.AgentResultOrBuilder getParentsOrBuilder(
+      int index) {
+    return parents_.get(index);
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -290,6 +357,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000002) != 0)) {
       output.writeMessage(6, getAgent());
     }
+    for (int i = 0; i < parents_.size(); i++) {
+      output.writeMessage(7, parents_.get(i));
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -316,6 +386,15 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(6, getAgent());
     }
+
+        {
+          final int count = parents_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(parents_.get(i));
+          }
+          size += 1 * count;
+        }
     return size;
   }
   @java.lang.Override
@@ -358,6 +437,8 @@ private static final long serialVersionUID = 0L;
       if (!getAgent()
           .equals(other.getAgent())) return false;
     }
+    if (!getParentsList()
+        .equals(other.getParentsList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -385,6 +466,10 @@ private static final long serialVersionUID = 0L;
     if (hasAgent()) {
       hash = (37 * hash) + AGENT_FIELD_NUMBER;
       hash = (53 * hash) + getAgent().hashCode();
+    }
+    if (getParentsCount() > 0) {
+      hash = (37 * hash) + PARENTS_FIELD_NUMBER;
+      hash = (53 * hash) + getParentsList().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -522,6 +607,7 @@ private static final long serialVersionUID = 0L;
               .alwaysUseFieldBuilders) {
         internalGetDeadlineFieldBuilder();
         internalGetAgentFieldBuilder();
+        internalGetParentsFieldBuilder();
       }
     }
     @java.lang.Override
@@ -542,6 +628,13 @@ private static final long serialVersionUID = 0L;
         agentBuilder_.dispose();
         agentBuilder_ = null;
       }
+      if (parentsBuilder_ == null) {
+        parents_ = java.util.Collections.emptyList();
+      } else {
+        parents_ = null;
+        parentsBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x00000040);
       return this;
     }
 
@@ -568,9 +661,22 @@ private static final long serialVersionUID = 0L;
     @java.lang.Override
     public dev.baton.v1.Lease buildPartial() {
       dev.baton.v1.Lease result = new dev.baton.v1.Lease(this);
+      buildPartialRepeatedFields(result);
       if (bitField0_ != 0) { buildPartial0(result); }
       onBuilt();
       return result;
+    }
+
+    private void buildPartialRepeatedFields(dev.baton.v1.Lease result) {
+      if (parentsBuilder_ == null) {
+        if (((bitField0_ & 0x00000040) != 0)) {
+          parents_ = java.util.Collections.unmodifiableList(parents_);
+          bitField0_ = (bitField0_ & ~0x00000040);
+        }
+        result.parents_ = parents_;
+      } else {
+        result.parents_ = parentsBuilder_.build();
+      }
     }
 
     private void buildPartial0(dev.baton.v1.Lease result) {
@@ -637,6 +743,32 @@ private static final long serialVersionUID = 0L;
       if (other.hasAgent()) {
         mergeAgent(other.getAgent());
       }
+      if (parentsBuilder_ == null) {
+        if (!other.parents_.isEmpty()) {
+          if (parents_.isEmpty()) {
+            parents_ = other.parents_;
+            bitField0_ = (bitField0_ & ~0x00000040);
+          } else {
+            ensureParentsIsMutable();
+            parents_.addAll(other.parents_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.parents_.isEmpty()) {
+          if (parentsBuilder_.isEmpty()) {
+            parentsBuilder_.dispose();
+            parentsBuilder_ = null;
+            parents_ = other.parents_;
+            bitField0_ = (bitField0_ & ~0x00000040);
+            parentsBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetParentsFieldBuilder() : null;
+          } else {
+            parentsBuilder_.addAllMessages(other.parents_);
+          }
+        }
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -697,6 +829,19 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000020;
               break;
             } // case 50
+            case 58: {
+              dev.baton.v1.AgentResult m =
+                  input.readMessage(
+                      dev.baton.v1.AgentResult.parser(),
+                      extensionRegistry);
+              if (parentsBuilder_ == null) {
+                ensureParentsIsMutable();
+                parents_.add(m);
+              } else {
+                parentsBuilder_.addMessage(m);
+              }
+              break;
+            } // case 58
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1307,6 +1452,336 @@ private static final long serialVersionUID = 0L;
         agent_ = null;
       }
       return agentBuilder_;
+    }
+
+    private java.util.List<dev.baton.v1.AgentResult> parents_ =
+      java.util.Collections.emptyList();
+    private void ensureParentsIsMutable() {
+      if (!((bitField0_ & 0x00000040) != 0)) {
+        parents_ = new java.util.ArrayList<dev.baton.v1.AgentResult>(parents_);
+        bitField0_ |= 0x00000040;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.baton.v1.AgentResult, dev.baton.v1.AgentResult.Builder, dev.baton.v1.AgentResultOrBuilder> parentsBuilder_;
+
+    /**
+     * <pre>
+     * parents are the results of the agents this one ran after (Agent.after), in name order of
+     * queue and name: each parent's finish at the time it released this agent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+     */
+    public java.util.List<dev.baton.v1.AgentResult> getParentsList() {
+      if (parentsBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(parents_);
+      } else {
+        return parentsBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * parents are the results of the agents this one ran after (Agent.after), in name order of
+     * queue and name: each parent's finish at the time it released this agent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+     */
+    public int getParentsCount() {
+      if (parentsBuilder_ == null) {
+        return parents_.size();
+      } else {
+        return parentsBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * parents are the results of the agents this one ran after (Agent.after), in name order of
+     * queue and name: each parent's finish at the time it released this agent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+     */
+    public dev.baton.v1.AgentResult getParents(int index) {
+      if (parentsBuilder_ == null) {
+        return parents_.get(index);
+      } else {
+        return parentsBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * parents are the results of the agents this one ran after (Agent.after), in name order of
+     * queue and name: each parent's finish at the time it released this agent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+     */
+    public Builder setParents(
+        int index, dev.baton.v1.AgentResult value) {
+      if (parentsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureParentsIsMutable();
+        parents_.set(index, value);
+        onChanged();
+      } else {
+        parentsBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * parents are the results of the agents this one ran after (Agent.after), in name order of
+     * queue and name: each parent's finish at the time it released this agent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+     */
+    public Builder setParents(
+        int index, dev.baton.v1.AgentResult.Builder builderForValue) {
+      if (parentsBuilder_ == null) {
+        ensureParentsIsMutable();
+        parents_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        parentsBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * parents are the results of the agents this one ran after (Agent.after), in name order of
+     * queue and name: each parent's finish at the time it released this agent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+     */
+    public Builder addParents(dev.baton.v1.AgentResult value) {
+      if (parentsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureParentsIsMutable();
+        parents_.add(value);
+        onChanged();
+      } else {
+        parentsBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * parents are the results of the agents this one ran after (Agent.after), in name order of
+     * queue and name: each parent's finish at the time it released this agent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+     */
+    public Builder addParents(
+        int index, dev.baton.v1.AgentResult value) {
+      if (parentsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureParentsIsMutable();
+        parents_.add(index, value);
+        onChanged();
+      } else {
+        parentsBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * parents are the results of the agents this one ran after (Agent.after), in name order of
+     * queue and name: each parent's finish at the time it released this agent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+     */
+    public Builder addParents(
+        dev.baton.v1.AgentResult.Builder builderForValue) {
+      if (parentsBuilder_ == null) {
+        ensureParentsIsMutable();
+        parents_.add(builderForValue.build());
+        onChanged();
+      } else {
+        parentsBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * parents are the results of the agents this one ran after (Agent.after), in name order of
+     * queue and name: each parent's finish at the time it released this agent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+     */
+    public Builder addParents(
+        int index, dev.baton.v1.AgentResult.Builder builderForValue) {
+      if (parentsBuilder_ == null) {
+        ensureParentsIsMutable();
+        parents_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        parentsBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * parents are the results of the agents this one ran after (Agent.after), in name order of
+     * queue and name: each parent's finish at the time it released this agent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+     */
+    public Builder addAllParents(
+        java.lang.Iterable<? extends dev.baton.v1.AgentResult> values) {
+      if (parentsBuilder_ == null) {
+        ensureParentsIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, parents_);
+        onChanged();
+      } else {
+        parentsBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * parents are the results of the agents this one ran after (Agent.after), in name order of
+     * queue and name: each parent's finish at the time it released this agent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+     */
+    public Builder clearParents() {
+      if (parentsBuilder_ == null) {
+        parents_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000040);
+        onChanged();
+      } else {
+        parentsBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * parents are the results of the agents this one ran after (Agent.after), in name order of
+     * queue and name: each parent's finish at the time it released this agent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+     */
+    public Builder removeParents(int index) {
+      if (parentsBuilder_ == null) {
+        ensureParentsIsMutable();
+        parents_.remove(index);
+        onChanged();
+      } else {
+        parentsBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * parents are the results of the agents this one ran after (Agent.after), in name order of
+     * queue and name: each parent's finish at the time it released this agent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+     */
+    public dev.baton.v1.AgentResult.Builder getParentsBuilder(
+        int index) {
+      return internalGetParentsFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * parents are the results of the agents this one ran after (Agent.after), in name order of
+     * queue and name: each parent's finish at the time it released this agent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+     */
+    public dev.baton.v1.AgentResultOrBuilder getParentsOrBuilder(
+        int index) {
+      if (parentsBuilder_ == null) {
+        return parents_.get(index);  } else {
+        return parentsBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * parents are the results of the agents this one ran after (Agent.after), in name order of
+     * queue and name: each parent's finish at the time it released this agent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+     */
+    public java.util.List<? extends dev.baton.v1.AgentResultOrBuilder> 
+         getParentsOrBuilderList() {
+      if (parentsBuilder_ != null) {
+        return parentsBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(parents_);
+      }
+    }
+    /**
+     * <pre>
+     * parents are the results of the agents this one ran after (Agent.after), in name order of
+     * queue and name: each parent's finish at the time it released this agent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+     */
+    public dev.baton.v1.AgentResult.Builder addParentsBuilder() {
+      return internalGetParentsFieldBuilder().addBuilder(
+          dev.baton.v1.AgentResult.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * parents are the results of the agents this one ran after (Agent.after), in name order of
+     * queue and name: each parent's finish at the time it released this agent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+     */
+    public dev.baton.v1.AgentResult.Builder addParentsBuilder(
+        int index) {
+      return internalGetParentsFieldBuilder().addBuilder(
+          index, dev.baton.v1.AgentResult.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * parents are the results of the agents this one ran after (Agent.after), in name order of
+     * queue and name: each parent's finish at the time it released this agent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+     */
+    public java.util.List<dev.baton.v1.AgentResult.Builder> 
+         getParentsBuilderList() {
+      return internalGetParentsFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.baton.v1.AgentResult, dev.baton.v1.AgentResult.Builder, dev.baton.v1.AgentResultOrBuilder> 
+        internalGetParentsFieldBuilder() {
+      if (parentsBuilder_ == null) {
+        parentsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            dev.baton.v1.AgentResult, dev.baton.v1.AgentResult.Builder, dev.baton.v1.AgentResultOrBuilder>(
+                parents_,
+                ((bitField0_ & 0x00000040) != 0),
+                getParentForChildren(),
+                isClean());
+        parents_ = null;
+      }
+      return parentsBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.Lease)

@@ -126,4 +126,53 @@ public interface LeaseOrBuilder extends
    * <code>.baton.v1.Agent agent = 6 [json_name = "agent"];</code>
    */
   dev.baton.v1.AgentOrBuilder getAgentOrBuilder();
+
+  /**
+   * <pre>
+   * parents are the results of the agents this one ran after (Agent.after), in name order of
+   * queue and name: each parent's finish at the time it released this agent.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+   */
+  java.util.List<dev.baton.v1.AgentResult> 
+      getParentsList();
+  /**
+   * <pre>
+   * parents are the results of the agents this one ran after (Agent.after), in name order of
+   * queue and name: each parent's finish at the time it released this agent.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+   */
+  dev.baton.v1.AgentResult getParents(int index);
+  /**
+   * <pre>
+   * parents are the results of the agents this one ran after (Agent.after), in name order of
+   * queue and name: each parent's finish at the time it released this agent.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+   */
+  int getParentsCount();
+  /**
+   * <pre>
+   * parents are the results of the agents this one ran after (Agent.after), in name order of
+   * queue and name: each parent's finish at the time it released this agent.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+   */
+  java.util.List<? extends dev.baton.v1.AgentResultOrBuilder> 
+      getParentsOrBuilderList();
+  /**
+   * <pre>
+   * parents are the results of the agents this one ran after (Agent.after), in name order of
+   * queue and name: each parent's finish at the time it released this agent.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
+   */
+  dev.baton.v1.AgentResultOrBuilder getParentsOrBuilder(
+      int index);
 }

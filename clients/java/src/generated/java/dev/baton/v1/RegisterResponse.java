@@ -32,6 +32,7 @@ private static final long serialVersionUID = 0L;
     super(builder);
   }
   private RegisterResponse() {
+    agents_ = java.util.Collections.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -82,6 +83,82 @@ private static final long serialVersionUID = 0L;
     return updated_;
   }
 
+  public static final int DEDUPLICATED_FIELD_NUMBER = 3;
+  private int deduplicated_ = 0;
+  /**
+   * <pre>
+   * deduplicated counts agents not created because their idempotency_key was taken.
+   * </pre>
+   *
+   * <code>uint32 deduplicated = 3 [json_name = "deduplicated"];</code>
+   * @return The deduplicated.
+   */
+  @java.lang.Override
+  public int getDeduplicated() {
+    return deduplicated_;
+  }
+
+  public static final int AGENTS_FIELD_NUMBER = 4;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.baton.v1.RegisteredAgent> agents_;
+  /**
+   * <pre>
+   * agents answers each registered agent, in request order.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<dev.baton.v1.RegisteredAgent> getAgentsList() {
+    return agents_;
+  }
+  /**
+   * <pre>
+   * agents answers each registered agent, in request order.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends dev.baton.v1.RegisteredAgentOrBuilder> 
+      getAgentsOrBuilderList() {
+    return agents_;
+  }
+  /**
+   * <pre>
+   * agents answers each registered agent, in request order.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+   */
+  @java.lang.Override
+  public int getAgentsCount() {
+    return agents_.size();
+  }
+  /**
+   * <pre>
+   * agents answers each registered agent, in request order.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.RegisteredAgent getAgents(int index) {
+    return agents_.get(index);
+  }
+  /**
+   * <pre>
+   * agents answers each registered agent, in request order.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.RegisteredAgentOrBuilder getAgentsOrBuilder(
+      int index) {
+    return agents_.get(index);
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -102,6 +179,12 @@ private static final long serialVersionUID = 0L;
     if (updated_ != 0) {
       output.writeUInt32(2, updated_);
     }
+    if (deduplicated_ != 0) {
+      output.writeUInt32(3, deduplicated_);
+    }
+    for (int i = 0; i < agents_.size(); i++) {
+      output.writeMessage(4, agents_.get(i));
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -114,6 +197,19 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeUInt32Size(2, updated_);
     }
+    if (deduplicated_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeUInt32Size(3, deduplicated_);
+    }
+
+        {
+          final int count = agents_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(agents_.get(i));
+          }
+          size += 1 * count;
+        }
     return size;
   }
   @java.lang.Override
@@ -142,6 +238,10 @@ private static final long serialVersionUID = 0L;
         != other.getCreated()) return false;
     if (getUpdated()
         != other.getUpdated()) return false;
+    if (getDeduplicated()
+        != other.getDeduplicated()) return false;
+    if (!getAgentsList()
+        .equals(other.getAgentsList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -157,6 +257,12 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getCreated();
     hash = (37 * hash) + UPDATED_FIELD_NUMBER;
     hash = (53 * hash) + getUpdated();
+    hash = (37 * hash) + DEDUPLICATED_FIELD_NUMBER;
+    hash = (53 * hash) + getDeduplicated();
+    if (getAgentsCount() > 0) {
+      hash = (37 * hash) + AGENTS_FIELD_NUMBER;
+      hash = (53 * hash) + getAgentsList().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -294,6 +400,14 @@ private static final long serialVersionUID = 0L;
       bitField0_ = 0;
       created_ = 0;
       updated_ = 0;
+      deduplicated_ = 0;
+      if (agentsBuilder_ == null) {
+        agents_ = java.util.Collections.emptyList();
+      } else {
+        agents_ = null;
+        agentsBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x00000008);
       return this;
     }
 
@@ -320,9 +434,22 @@ private static final long serialVersionUID = 0L;
     @java.lang.Override
     public dev.baton.v1.RegisterResponse buildPartial() {
       dev.baton.v1.RegisterResponse result = new dev.baton.v1.RegisterResponse(this);
+      buildPartialRepeatedFields(result);
       if (bitField0_ != 0) { buildPartial0(result); }
       onBuilt();
       return result;
+    }
+
+    private void buildPartialRepeatedFields(dev.baton.v1.RegisterResponse result) {
+      if (agentsBuilder_ == null) {
+        if (((bitField0_ & 0x00000008) != 0)) {
+          agents_ = java.util.Collections.unmodifiableList(agents_);
+          bitField0_ = (bitField0_ & ~0x00000008);
+        }
+        result.agents_ = agents_;
+      } else {
+        result.agents_ = agentsBuilder_.build();
+      }
     }
 
     private void buildPartial0(dev.baton.v1.RegisterResponse result) {
@@ -332,6 +459,9 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x00000002) != 0)) {
         result.updated_ = updated_;
+      }
+      if (((from_bitField0_ & 0x00000004) != 0)) {
+        result.deduplicated_ = deduplicated_;
       }
     }
 
@@ -352,6 +482,35 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getUpdated() != 0) {
         setUpdated(other.getUpdated());
+      }
+      if (other.getDeduplicated() != 0) {
+        setDeduplicated(other.getDeduplicated());
+      }
+      if (agentsBuilder_ == null) {
+        if (!other.agents_.isEmpty()) {
+          if (agents_.isEmpty()) {
+            agents_ = other.agents_;
+            bitField0_ = (bitField0_ & ~0x00000008);
+          } else {
+            ensureAgentsIsMutable();
+            agents_.addAll(other.agents_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.agents_.isEmpty()) {
+          if (agentsBuilder_.isEmpty()) {
+            agentsBuilder_.dispose();
+            agentsBuilder_ = null;
+            agents_ = other.agents_;
+            bitField0_ = (bitField0_ & ~0x00000008);
+            agentsBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetAgentsFieldBuilder() : null;
+          } else {
+            agentsBuilder_.addAllMessages(other.agents_);
+          }
+        }
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -389,6 +548,24 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000002;
               break;
             } // case 16
+            case 24: {
+              deduplicated_ = input.readUInt32();
+              bitField0_ |= 0x00000004;
+              break;
+            } // case 24
+            case 34: {
+              dev.baton.v1.RegisteredAgent m =
+                  input.readMessage(
+                      dev.baton.v1.RegisteredAgent.parser(),
+                      extensionRegistry);
+              if (agentsBuilder_ == null) {
+                ensureAgentsIsMutable();
+                agents_.add(m);
+              } else {
+                agentsBuilder_.addMessage(m);
+              }
+              break;
+            } // case 34
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -492,6 +669,362 @@ private static final long serialVersionUID = 0L;
       updated_ = 0;
       onChanged();
       return this;
+    }
+
+    private int deduplicated_ ;
+    /**
+     * <pre>
+     * deduplicated counts agents not created because their idempotency_key was taken.
+     * </pre>
+     *
+     * <code>uint32 deduplicated = 3 [json_name = "deduplicated"];</code>
+     * @return The deduplicated.
+     */
+    @java.lang.Override
+    public int getDeduplicated() {
+      return deduplicated_;
+    }
+    /**
+     * <pre>
+     * deduplicated counts agents not created because their idempotency_key was taken.
+     * </pre>
+     *
+     * <code>uint32 deduplicated = 3 [json_name = "deduplicated"];</code>
+     * @param value The deduplicated to set.
+     * @return This builder for chaining.
+     */
+    public Builder setDeduplicated(int value) {
+
+      deduplicated_ = value;
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * deduplicated counts agents not created because their idempotency_key was taken.
+     * </pre>
+     *
+     * <code>uint32 deduplicated = 3 [json_name = "deduplicated"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearDeduplicated() {
+      bitField0_ = (bitField0_ & ~0x00000004);
+      deduplicated_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private java.util.List<dev.baton.v1.RegisteredAgent> agents_ =
+      java.util.Collections.emptyList();
+    private void ensureAgentsIsMutable() {
+      if (!((bitField0_ & 0x00000008) != 0)) {
+        agents_ = new java.util.ArrayList<dev.baton.v1.RegisteredAgent>(agents_);
+        bitField0_ |= 0x00000008;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.baton.v1.RegisteredAgent, dev.baton.v1.RegisteredAgent.Builder, dev.baton.v1.RegisteredAgentOrBuilder> agentsBuilder_;
+
+    /**
+     * <pre>
+     * agents answers each registered agent, in request order.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+     */
+    public java.util.List<dev.baton.v1.RegisteredAgent> getAgentsList() {
+      if (agentsBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(agents_);
+      } else {
+        return agentsBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * agents answers each registered agent, in request order.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+     */
+    public int getAgentsCount() {
+      if (agentsBuilder_ == null) {
+        return agents_.size();
+      } else {
+        return agentsBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * agents answers each registered agent, in request order.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+     */
+    public dev.baton.v1.RegisteredAgent getAgents(int index) {
+      if (agentsBuilder_ == null) {
+        return agents_.get(index);
+      } else {
+        return agentsBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * agents answers each registered agent, in request order.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+     */
+    public Builder setAgents(
+        int index, dev.baton.v1.RegisteredAgent value) {
+      if (agentsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureAgentsIsMutable();
+        agents_.set(index, value);
+        onChanged();
+      } else {
+        agentsBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * agents answers each registered agent, in request order.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+     */
+    public Builder setAgents(
+        int index, dev.baton.v1.RegisteredAgent.Builder builderForValue) {
+      if (agentsBuilder_ == null) {
+        ensureAgentsIsMutable();
+        agents_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        agentsBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * agents answers each registered agent, in request order.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+     */
+    public Builder addAgents(dev.baton.v1.RegisteredAgent value) {
+      if (agentsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureAgentsIsMutable();
+        agents_.add(value);
+        onChanged();
+      } else {
+        agentsBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * agents answers each registered agent, in request order.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+     */
+    public Builder addAgents(
+        int index, dev.baton.v1.RegisteredAgent value) {
+      if (agentsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureAgentsIsMutable();
+        agents_.add(index, value);
+        onChanged();
+      } else {
+        agentsBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * agents answers each registered agent, in request order.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+     */
+    public Builder addAgents(
+        dev.baton.v1.RegisteredAgent.Builder builderForValue) {
+      if (agentsBuilder_ == null) {
+        ensureAgentsIsMutable();
+        agents_.add(builderForValue.build());
+        onChanged();
+      } else {
+        agentsBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * agents answers each registered agent, in request order.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+     */
+    public Builder addAgents(
+        int index, dev.baton.v1.RegisteredAgent.Builder builderForValue) {
+      if (agentsBuilder_ == null) {
+        ensureAgentsIsMutable();
+        agents_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        agentsBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * agents answers each registered agent, in request order.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+     */
+    public Builder addAllAgents(
+        java.lang.Iterable<? extends dev.baton.v1.RegisteredAgent> values) {
+      if (agentsBuilder_ == null) {
+        ensureAgentsIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, agents_);
+        onChanged();
+      } else {
+        agentsBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * agents answers each registered agent, in request order.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+     */
+    public Builder clearAgents() {
+      if (agentsBuilder_ == null) {
+        agents_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000008);
+        onChanged();
+      } else {
+        agentsBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * agents answers each registered agent, in request order.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+     */
+    public Builder removeAgents(int index) {
+      if (agentsBuilder_ == null) {
+        ensureAgentsIsMutable();
+        agents_.remove(index);
+        onChanged();
+      } else {
+        agentsBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * agents answers each registered agent, in request order.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+     */
+    public dev.baton.v1.RegisteredAgent.Builder getAgentsBuilder(
+        int index) {
+      return internalGetAgentsFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * agents answers each registered agent, in request order.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+     */
+    public dev.baton.v1.RegisteredAgentOrBuilder getAgentsOrBuilder(
+        int index) {
+      if (agentsBuilder_ == null) {
+        return agents_.get(index);  } else {
+        return agentsBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * agents answers each registered agent, in request order.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+     */
+    public java.util.List<? extends dev.baton.v1.RegisteredAgentOrBuilder> 
+         getAgentsOrBuilderList() {
+      if (agentsBuilder_ != null) {
+        return agentsBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(agents_);
+      }
+    }
+    /**
+     * <pre>
+     * agents answers each registered agent, in request order.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+     */
+    public dev.baton.v1.RegisteredAgent.Builder addAgentsBuilder() {
+      return internalGetAgentsFieldBuilder().addBuilder(
+          dev.baton.v1.RegisteredAgent.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * agents answers each registered agent, in request order.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+     */
+    public dev.baton.v1.RegisteredAgent.Builder addAgentsBuilder(
+        int index) {
+      return internalGetAgentsFieldBuilder().addBuilder(
+          index, dev.baton.v1.RegisteredAgent.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * agents answers each registered agent, in request order.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+     */
+    public java.util.List<dev.baton.v1.RegisteredAgent.Builder> 
+         getAgentsBuilderList() {
+      return internalGetAgentsFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.baton.v1.RegisteredAgent, dev.baton.v1.RegisteredAgent.Builder, dev.baton.v1.RegisteredAgentOrBuilder> 
+        internalGetAgentsFieldBuilder() {
+      if (agentsBuilder_ == null) {
+        agentsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            dev.baton.v1.RegisteredAgent, dev.baton.v1.RegisteredAgent.Builder, dev.baton.v1.RegisteredAgentOrBuilder>(
+                agents_,
+                ((bitField0_ & 0x00000008) != 0),
+                getParentForChildren(),
+                isClean());
+        agents_ = null;
+      }
+      return agentsBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.RegisterResponse)

@@ -29,4 +29,58 @@ public interface RegisterResponseOrBuilder extends
    * @return The updated.
    */
   int getUpdated();
+
+  /**
+   * <pre>
+   * deduplicated counts agents not created because their idempotency_key was taken.
+   * </pre>
+   *
+   * <code>uint32 deduplicated = 3 [json_name = "deduplicated"];</code>
+   * @return The deduplicated.
+   */
+  int getDeduplicated();
+
+  /**
+   * <pre>
+   * agents answers each registered agent, in request order.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+   */
+  java.util.List<dev.baton.v1.RegisteredAgent> 
+      getAgentsList();
+  /**
+   * <pre>
+   * agents answers each registered agent, in request order.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+   */
+  dev.baton.v1.RegisteredAgent getAgents(int index);
+  /**
+   * <pre>
+   * agents answers each registered agent, in request order.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+   */
+  int getAgentsCount();
+  /**
+   * <pre>
+   * agents answers each registered agent, in request order.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+   */
+  java.util.List<? extends dev.baton.v1.RegisteredAgentOrBuilder> 
+      getAgentsOrBuilderList();
+  /**
+   * <pre>
+   * agents answers each registered agent, in request order.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.RegisteredAgent agents = 4 [json_name = "agents"];</code>
+   */
+  dev.baton.v1.RegisteredAgentOrBuilder getAgentsOrBuilder(
+      int index);
 }

@@ -36,6 +36,7 @@ private static final long serialVersionUID = 0L;
     outcome_ = 0;
     message_ = "";
     errorClass_ = "";
+    result_ = com.google.protobuf.ByteString.EMPTY;
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -294,6 +295,21 @@ private static final long serialVersionUID = 0L;
     return httpStatus_;
   }
 
+  public static final int RESULT_FIELD_NUMBER = 8;
+  private com.google.protobuf.ByteString result_ = com.google.protobuf.ByteString.EMPTY;
+  /**
+   * <pre>
+   * result: as CompleteRequest.result.
+   * </pre>
+   *
+   * <code>bytes result = 8 [json_name = "result"];</code>
+   * @return The result.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString getResult() {
+    return result_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -329,6 +345,9 @@ private static final long serialVersionUID = 0L;
     if (httpStatus_ != 0) {
       output.writeUInt32(7, httpStatus_);
     }
+    if (!result_.isEmpty()) {
+      output.writeBytes(8, result_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -357,6 +376,10 @@ private static final long serialVersionUID = 0L;
     if (httpStatus_ != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeUInt32Size(7, httpStatus_);
+    }
+    if (!result_.isEmpty()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBytesSize(8, result_);
     }
     return size;
   }
@@ -398,6 +421,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getErrorClass())) return false;
     if (getHttpStatus()
         != other.getHttpStatus()) return false;
+    if (!getResult()
+        .equals(other.getResult())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -426,6 +451,8 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getErrorClass().hashCode();
     hash = (37 * hash) + HTTP_STATUS_FIELD_NUMBER;
     hash = (53 * hash) + getHttpStatus();
+    hash = (37 * hash) + RESULT_FIELD_NUMBER;
+    hash = (53 * hash) + getResult().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -578,6 +605,7 @@ private static final long serialVersionUID = 0L;
       }
       errorClass_ = "";
       httpStatus_ = 0;
+      result_ = com.google.protobuf.ByteString.EMPTY;
       return this;
     }
 
@@ -636,6 +664,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000040) != 0)) {
         result.httpStatus_ = httpStatus_;
       }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.result_ = result_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -677,6 +708,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getHttpStatus() != 0) {
         setHttpStatus(other.getHttpStatus());
+      }
+      if (!other.getResult().isEmpty()) {
+        setResult(other.getResult());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -741,6 +775,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000040;
               break;
             } // case 56
+            case 66: {
+              result_ = input.readBytes();
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 66
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1352,6 +1391,50 @@ private static final long serialVersionUID = 0L;
     public Builder clearHttpStatus() {
       bitField0_ = (bitField0_ & ~0x00000040);
       httpStatus_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private com.google.protobuf.ByteString result_ = com.google.protobuf.ByteString.EMPTY;
+    /**
+     * <pre>
+     * result: as CompleteRequest.result.
+     * </pre>
+     *
+     * <code>bytes result = 8 [json_name = "result"];</code>
+     * @return The result.
+     */
+    @java.lang.Override
+    public com.google.protobuf.ByteString getResult() {
+      return result_;
+    }
+    /**
+     * <pre>
+     * result: as CompleteRequest.result.
+     * </pre>
+     *
+     * <code>bytes result = 8 [json_name = "result"];</code>
+     * @param value The result to set.
+     * @return This builder for chaining.
+     */
+    public Builder setResult(com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      result_ = value;
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * result: as CompleteRequest.result.
+     * </pre>
+     *
+     * <code>bytes result = 8 [json_name = "result"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearResult() {
+      bitField0_ = (bitField0_ & ~0x00000080);
+      result_ = getDefaultInstance().getResult();
       onChanged();
       return this;
     }

@@ -137,4 +137,14 @@ public interface SessionCompletionOrBuilder extends
    * @return The httpStatus.
    */
   int getHttpStatus();
+
+  /**
+   * <pre>
+   * result: as CompleteRequest.result.
+   * </pre>
+   *
+   * <code>bytes result = 8 [json_name = "result"];</code>
+   * @return The result.
+   */
+  com.google.protobuf.ByteString getResult();
 }
