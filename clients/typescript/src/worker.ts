@@ -292,6 +292,7 @@ export class Worker {
           retryAfter: report?.retryAfterMs !== undefined ? duration(report.retryAfterMs) : undefined,
           errorClass: report?.errorClass ?? "",
           httpStatus: report?.httpStatus ?? 0,
+          result: Buffer.alloc(0),
         };
         this.unanswered.set(key(lease), { completion, span, failure });
         this.pending.completions.push(completion);

@@ -63,7 +63,7 @@ before(async () => {
   claims = new ClaimServiceClient(baton.addr, credentials.createInsecure());
   const def = (name: string, key: string, maxAttempts: number) => ({
     name, interval: duration(3_600_000), timeout: duration(60_000), errorInterval: duration(3_600_000),
-    payload: Buffer.from(""), labels: { team: "growth" }, maxAttempts, cron: "", timeZone: "", catchUp: 0, key, priority: 0, traceparent: "",
+    payload: Buffer.from(""), labels: { team: "growth" }, maxAttempts, cron: "", timeZone: "", catchUp: 0, key, priority: 0, traceparent: "", after: [], onParentFailure: 0, idempotencyKey: "", idempotencyWindow: undefined,
   });
   await unary(agents.register.bind(agents), {
     requestId: "",
@@ -75,11 +75,11 @@ before(async () => {
   assert.equal(got.leases.length, 5);
   for (const l of got.leases.filter((l) => l.name.startsWith("bounce"))) {
     await unary(agents.complete.bind(agents), { requestId: "", queue, name: l.name, token: l.token, outcome: Outcome.OUTCOME_SERVER_ERROR,
-      message: "upstream 502", retryAfter: undefined, errorClass: "", httpStatus: 0 });
+      message: "upstream 502", retryAfter: undefined, errorClass: "", httpStatus: 0, result: Buffer.from("") });
   }
   for (const l of got.leases.filter((l) => l.name !== "digest-1" && !l.name.startsWith("bounce"))) {
     await unary(agents.complete.bind(agents), { requestId: "", queue, name: l.name, token: l.token, outcome: Outcome.OUTCOME_SUCCESS,
-      message: "", retryAfter: undefined, errorClass: "", httpStatus: 0 });
+      message: "", retryAfter: undefined, errorClass: "", httpStatus: 0, result: Buffer.from("") });
   }
   await unary(claims.offer.bind(claims), { requestId: "", pool, resources: [{ id: "sb-1", attributes: {} }, { id: "sb-2", attributes: {} }] });
   leaders = new LeaderServiceClient(baton.addr, credentials.createInsecure());
@@ -376,7 +376,7 @@ test("a queue of 100,000 agents: one page at a time, search finds the last, live
   const def = (i: number) => ({
     name: name(i), interval: duration(3_600_000), timeout: duration(60_000), errorInterval: duration(3_600_000),
     payload: Buffer.from(i === N - 1 ? JSON.stringify({ report: "weekly", to: "ops@example.com" }) : ""), labels: { shard: String(i % 16) },
-    maxAttempts: 0, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0, traceparent: "",
+    maxAttempts: 0, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0, traceparent: "", after: [], onParentFailure: 0, idempotencyKey: "", idempotencyWindow: undefined,
   });
   const loadStart = Date.now();
   for (let b = 0; b < N / BATCH; b += 4) {
@@ -435,7 +435,7 @@ test("a queue of 100,000 agents: one page at a time, search finds the last, live
   assert.equal(await page.locator(`tr[data-agent="${lease.name}"] td`).nth(3).textContent(), "worker-big");
   const readsBefore = reads;
   await unary(agents.complete.bind(agents), { requestId: "", queue: big, name: lease.name, token: lease.token,
-    outcome: Outcome.OUTCOME_SUCCESS, message: "", retryAfter: undefined, errorClass: "", httpStatus: 0 });
+    outcome: Outcome.OUTCOME_SUCCESS, message: "", retryAfter: undefined, errorClass: "", httpStatus: 0, result: Buffer.from("") });
   await page.waitForFunction(rowState, [lease.name, "waiting"]);
   assert.ok(reads > readsBefore, "the row was read again by the live update");
   assert.ok(await rows() <= PAGE, "the DOM holds at most a page of rows");

@@ -38,7 +38,7 @@ async function register(queue: string, names: string[], o: { timeoutMs?: number;
       errorInterval: duration(3_600_000),
       payload: Buffer.from(""),
       labels: {},
-      maxAttempts: 0, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0, traceparent: "",
+      maxAttempts: 0, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0, traceparent: "", after: [], onParentFailure: 0, idempotencyKey: "", idempotencyWindow: undefined,
     })),
   });
 }
@@ -102,7 +102,7 @@ test("a lost lease aborts its handler, and the worker does not complete it", asy
   assert.equal(status.state, agent.AgentState.AGENT_STATE_WORKING);
   assert.equal(status.token, started!.token);
   // Someone else ends the lease first (as a worker that took it after expiry would).
-  await call.complete({ requestId: "", queue, name: "victim", token: status.token, outcome: Outcome.OUTCOME_SUCCESS, message: "", retryAfter: undefined, errorClass: "", httpStatus: 0 });
+  await call.complete({ requestId: "", queue, name: "victim", token: status.token, outcome: Outcome.OUTCOME_SUCCESS, message: "", retryAfter: undefined, errorClass: "", httpStatus: 0, result: Buffer.from("") });
   await eventually(() => aborted.length === 1, 5_000);
   assert.equal((aborted[0] as Error).name, "LeaseLostError");
   await sleep(500);
