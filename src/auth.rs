@@ -357,11 +357,11 @@ pub fn permission(path: &str) -> Option<Permission> {
     let (service, method) = path.trim_start_matches('/').split_once('/').unwrap_or((path, ""));
     use Permission::*;
     Some(match (service, method) {
-        ("baton.v1.AgentService", "Register" | "Unregister" | "CancelRun") => Produce,
+        ("baton.v1.AgentService", "Register" | "Unregister" | "CancelRun" | "RegisterBatch" | "CloseBatch") => Produce,
         ("baton.v1.AgentService", "Acquire" | "Heartbeat" | "Complete" | "CompleteBatch" | "Release" | "Session") => {
             Work
         }
-        ("baton.v1.AgentService", "GetAgent" | "ListAgents" | "Await") => Read,
+        ("baton.v1.AgentService", "GetAgent" | "ListAgents" | "Await" | "GetBatch") => Read,
         ("baton.v1.ClaimService", "Offer") => Produce,
         ("baton.v1.ClaimService", "Claim" | "Return" | "Fail") => Work,
         ("baton.v1.ClaimService", "GetPool" | "WatchPool") => Read,

@@ -52,6 +52,9 @@ pub enum Error {
     /// The caller is known but may not do this (a role or a scope is missing).
     #[error("permission denied: {message}")]
     PermissionDenied { permission: String, message: String },
+    /// A batch is closed: no member may be added (RegisterBatch). Nothing was changed.
+    #[error("batch closed: {0}")]
+    BatchClosed(String),
     /// The call is valid but cannot apply to this source as it is configured (e.g. limits on a
     /// sharded queue): don't retry until the configuration changes.
     #[error("unsupported: {0}")]
@@ -91,6 +94,7 @@ impl Error {
             Error::Unauthenticated(_) => "UNAUTHENTICATED",
             Error::PermissionDenied { .. } => "PERMISSION_DENIED",
             Error::Unsupported(_) => "UNSUPPORTED",
+            Error::BatchClosed(_) => "BATCH_CLOSED",
             Error::Config(_) => "INVALID_CONFIG",
             Error::Internal(_) => "INTERNAL",
         }
@@ -99,7 +103,7 @@ impl Error {
     pub fn code(&self) -> Code {
         match self {
             Error::InvalidArgument { .. } => Code::InvalidArgument,
-            Error::LeaseLost(_) | Error::Unsupported(_) => Code::FailedPrecondition,
+            Error::LeaseLost(_) | Error::Unsupported(_) | Error::BatchClosed(_) => Code::FailedPrecondition,
             Error::NotFound(_) => Code::NotFound,
             Error::Unavailable(_) | Error::CircuitOpen { .. } | Error::NotReplicated(_) => Code::Unavailable,
             Error::Exhausted { .. } | Error::Overloaded { .. } | Error::RedisFull { .. } => Code::ResourceExhausted,

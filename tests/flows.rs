@@ -379,3 +379,124 @@ async fn the_sweep_releases_what_a_dead_replica_left_in_the_outbox() {
     let outbox: i64 = redis::cmd("ZCARD").arg("baton:{q:q}:outbox").query_async(&mut conn).await.unwrap();
     assert_eq!(outbox, 0);
 }
+
+async fn batch_status(env: &mut Env, batch: &str) -> pb::BatchStatus {
+    env.client.get_batch(pb::GetBatchRequest { batch: batch.into() }).await.unwrap().into_inner().status.unwrap()
+}
+
+#[tokio::test]
+async fn a_batch_counts_its_members_and_runs_each_callback_once() {
+    let mut env = Env::start().await;
+    let flaky = pb::Agent { max_attempts: 1, ..one_shot("m-2") };
+    let first = pb::RegisterBatchRequest {
+        batch: "nightly".into(),
+        queue: "work".into(),
+        agents: vec![one_shot("m-0"), one_shot("m-1"), flaky],
+        callback_queue: "cb".into(),
+        on_success: vec![one_shot("all-good")],
+        on_complete: vec![one_shot("report")],
+        close: false,
+    };
+    let r = env.client.register_batch(first.clone()).await.unwrap().into_inner();
+    assert!(r.batch_created);
+    let s = r.status.unwrap();
+    assert_eq!((s.total, s.pending, s.closed, s.done), (3, 3, false, false));
+    assert_eq!(s.callbacks.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["all-good", "report"]);
+    // Other callbacks on an existing batch are refused, naming the field.
+    let other = pb::RegisterBatchRequest { on_success: vec![one_shot("x")], agents: vec![], ..first.clone() };
+    let e = env.client.register_batch(other).await.unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    // More members, in another queue, then closed.
+    let more = pb::RegisterBatchRequest {
+        batch: "nightly".into(),
+        queue: "work2".into(),
+        agents: vec![one_shot("m-3")],
+        close: true,
+        ..Default::default()
+    };
+    let s = env.client.register_batch(more.clone()).await.unwrap().into_inner().status.unwrap();
+    assert_eq!((s.total, s.pending, s.closed), (4, 4, true));
+    let e = env.client.register_batch(more).await.unwrap_err();
+    assert_eq!((e.code(), reason(&e).as_str()), (Code::FailedPrecondition, "BATCH_CLOSED"));
+
+    // Callbacks are blocked until the batch is done.
+    assert_eq!(state(&mut env, "cb", "report").await.state, pb::AgentState::Blocked as i32);
+    for l in acquire_n(&mut env, "work", 3).await {
+        let outcome = if l.name == "m-2" { pb::Outcome::Unknown } else { pb::Outcome::Success };
+        complete_with(&mut env, &l, outcome, b"").await;
+    }
+    let l = acquire_n(&mut env, "work2", 1).await.pop().unwrap();
+    complete_with(&mut env, &l, pb::Outcome::Success, b"").await;
+
+    let report = acquire_n(&mut env, "cb", 1).await;
+    assert_eq!(
+        report.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(),
+        ["report"],
+        "on_complete runs; on_success does not"
+    );
+    let p = &report[0].parents[0];
+    assert_eq!((p.queue.as_str(), p.name.as_str(), p.finish), ("", "nightly", pb::Finish::DeadLettered as i32));
+    assert!(p.message.contains("1 of 4"), "{p:?}");
+    let s = batch_status(&mut env, "nightly").await;
+    assert_eq!((s.total, s.pending, s.succeeded, s.failed, s.done), (4, 0, 3, 1, true));
+    let good = await_now(&mut env, "cb", "all-good").await.unwrap();
+    assert_eq!(good.result.unwrap().finish, pb::Finish::Cancelled as i32);
+    println!(
+        "batch: {} members, {} succeeded, {} failed; on_complete ran once, on_success cancelled",
+        s.total, s.succeeded, s.failed
+    );
+    assert_eq!(
+        env.client.get_batch(pb::GetBatchRequest { batch: "nope".into() }).await.unwrap_err().code(),
+        Code::NotFound
+    );
+    let e = env.client.get_batch(pb::GetBatchRequest { batch: "bad name".into() }).await.unwrap_err();
+    assert!(e.message().contains("batch"), "{e:?}");
+}
+
+/// The last two members of a batch complete at once through two replicas: the callback is
+/// released once, every round.
+#[tokio::test]
+async fn a_callback_runs_once_when_the_last_completions_race_on_two_replicas() {
+    let mut env = Env::start().await;
+    let other = TestBaton::start(&env.redis.url(), test_config()).await;
+    let mut second = other.agents().await;
+    for round in 0..10 {
+        let batch = format!("race-{round}");
+        let req = pb::RegisterBatchRequest {
+            batch: batch.clone(),
+            queue: "r".into(),
+            agents: vec![one_shot(&format!("{batch}-a")), one_shot(&format!("{batch}-b"))],
+            callback_queue: "rcb".into(),
+            on_success: vec![one_shot(&format!("{batch}-done"))],
+            close: true,
+            ..Default::default()
+        };
+        env.client.register_batch(req).await.unwrap();
+        let leases = acquire_n(&mut env, "r", 2).await;
+        assert_eq!(leases.len(), 2);
+        let (mut c1, mut c2) = (env.client.clone(), second.clone());
+        let (a, b) = (leases[0].clone(), leases[1].clone());
+        let (r1, r2) = tokio::join!(
+            c1.complete(complete_req(&a, pb::Outcome::Success)),
+            c2.complete(complete_req(&b, pb::Outcome::Success))
+        );
+        r1.unwrap();
+        r2.unwrap();
+        let cb = acquire_n(&mut env, "rcb", 1).await;
+        assert_eq!(cb.len(), 1, "round {round}: the callback runs");
+        complete_with(&mut env, &cb[0], pb::Outcome::Success, b"").await;
+        // Released once: after its one run it is gone, and nothing else is due in its queue.
+        let status = env.client.get_agent(pb::GetAgentRequest { queue: "rcb".into(), name: cb[0].name.clone() }).await;
+        assert_eq!(status.unwrap_err().code(), Code::NotFound, "round {round}");
+        let s = batch_status(&mut env, &batch).await;
+        assert_eq!((s.succeeded, s.done), (2, true), "round {round}");
+    }
+    let none = env
+        .client
+        .acquire(pb::AcquireRequest { queue: "rcb".into(), worker_id: "w".into(), max_leases: 10, wait: None })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(none.leases.is_empty(), "no callback ran twice");
+    let _ = other.stop().await;
+}

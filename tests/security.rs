@@ -219,6 +219,9 @@ const RPCS: &[(&str, &str)] = &[
     ("ListAgents", "read"),
     ("CancelRun", "produce"),
     ("Await", "read"),
+    ("RegisterBatch", "produce"),
+    ("CloseBatch", "produce"),
+    ("GetBatch", "read"),
     ("Offer", "produce"),
     ("Claim", "work"),
     ("Return", "work"),
@@ -339,6 +342,12 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
         "CancelRun" => {
             agents.cancel_run(req(pb::CancelRunRequest { queue: q, name: "a1".into() }, auth)).await.map(drop)
         }
+        "RegisterBatch" => agents
+            .register_batch(req(pb::RegisterBatchRequest { batch: "b1".into(), queue: q, ..Default::default() }, auth))
+            .await
+            .map(drop),
+        "CloseBatch" => agents.close_batch(req(pb::CloseBatchRequest { batch: "b1".into() }, auth)).await.map(drop),
+        "GetBatch" => agents.get_batch(req(pb::GetBatchRequest { batch: "b1".into() }, auth)).await.map(drop),
         "Await" => agents
             .r#await(req(pb::AwaitRequest { queue: q, name: "a1".into(), ..Default::default() }, auth))
             .await

@@ -115,6 +115,34 @@ impl AgentServiceImpl {
         })
     }
 
+    /// The agents of one list of a request (`list` names it: "agents", "on_success"), each
+    /// checked as Register checks them, with its parents and idempotency key; `seen` catches a
+    /// name given twice in one queue.
+    fn defs(
+        &self,
+        queue: &str,
+        list: &str,
+        agents: &[pb::Agent],
+        incoming: &str,
+        seen: &mut HashSet<String>,
+    ) -> Result<Vec<AgentDef>> {
+        validate::count(list, agents.len(), 0, self.max_batch())?;
+        let mut defs = Vec::with_capacity(agents.len());
+        for (i, a) in agents.iter().enumerate() {
+            let field = format!("{list}[{i}]");
+            let mut def = self.agent_def(&field, a, incoming)?;
+            if !seen.insert(format!("{queue}|{}", def.name)) {
+                return Err(Error::invalid(format!("{field}.name"), format!("{:?} is listed twice", def.name)));
+            }
+            super::flows::parents_and_key(&self.store, &self.config, queue, &field, a, &mut def)?;
+            defs.push(def);
+        }
+        if defs.iter().any(|d| !d.after.is_empty()) {
+            super::flows::check_cycles(queue, &self.store, list, &defs)?;
+        }
+        Ok(defs)
+    }
+
     fn wait(&self, wait: Option<&prost_types::Duration>) -> Result<Duration> {
         let ms = validate::duration_ms("wait", wait, self.config.limits.max_wait_ms)?.unwrap_or(0);
         Ok(Duration::from_millis(ms))
@@ -396,8 +424,8 @@ impl AgentService for AgentServiceImpl {
                 defs.push(def);
             }
             if defs.iter().any(|d| !d.after.is_empty()) {
-                super::flows::check_cycles(&req.queue, &self.store, &defs)?;
-                super::flows::check_parents_exist(&req.queue, &self.store, &defs).await?;
+                super::flows::check_cycles(&req.queue, &self.store, "agents", &defs)?;
+                super::flows::check_parents_exist(&req.queue, &self.store, "agents", &defs).await?;
             }
             let _place = self.admission.admit("Register")?;
             let done = self.store.register(&req.queue, &defs, req.reset_schedule, &req.request_id).await?;
@@ -691,6 +719,116 @@ impl AgentService for AgentServiceImpl {
                     _ = self.shutdown.cancelled() => return Ok(Response::new(not_done)),
                 }
             }
+        })
+        .await
+    }
+
+    async fn register_batch(
+        &self,
+        request: Request<pb::RegisterBatchRequest>,
+    ) -> Result<Response<pb::RegisterBatchResponse>, Status> {
+        observe("RegisterBatch", async {
+            auth::authorize(&request)?;
+            let incoming = crate::trace::incoming(request.metadata());
+            let req = request.into_inner();
+            validate::name("batch", &req.batch)?;
+            validate::name("queue", &req.queue)?;
+            let callback_queue =
+                if req.callback_queue.is_empty() { req.queue.clone() } else { req.callback_queue.clone() };
+            validate::name("callback_queue", &callback_queue)?;
+            let mut seen = HashSet::new();
+            let members = self.defs(&req.queue, "agents", &req.agents, &incoming, &mut seen)?;
+            let mut on_success = self.defs(&callback_queue, "on_success", &req.on_success, &incoming, &mut seen)?;
+            let mut on_complete = self.defs(&callback_queue, "on_complete", &req.on_complete, &incoming, &mut seen)?;
+            super::flows::check_parents_exist(&req.queue, &self.store, "agents", &members).await?;
+            super::flows::check_parents_exist(&callback_queue, &self.store, "on_success", &on_success).await?;
+            super::flows::check_parents_exist(&callback_queue, &self.store, "on_complete", &on_complete).await?;
+            let shard =
+                |queue: &str, name: &str| self.store.shard_of(store::SourceKind::Queue, queue, name).into_owned();
+            let callbacks: Vec<(String, String)> = on_success
+                .iter()
+                .chain(&on_complete)
+                .map(|d| (shard(&callback_queue, &d.name), d.name.clone()))
+                .collect();
+            // Refused before anything is written: a closed batch, other callbacks.
+            if let Some(b) = self.store.read_batch(&req.batch).await? {
+                if b.closed {
+                    return Err(Error::BatchClosed(format!("batch {:?} is closed: no member may be added", req.batch)));
+                }
+                let recorded: Vec<(&str, &str)> = b.callbacks.iter().map(|(q, n)| (q.as_str(), n.as_str())).collect();
+                let given: Vec<(&str, &str)> =
+                    callbacks.iter().map(|(q, n)| (store::shards::logical(q), n.as_str())).collect();
+                if !callbacks.is_empty() && recorded != given {
+                    return Err(Error::invalid(
+                        "on_success",
+                        "the batch exists: callbacks are given when it is created",
+                    ));
+                }
+            }
+            let _place = self.admission.admit("RegisterBatch")?;
+            // Members first (a crash after leaves them out of the batch; a retry adds them),
+            // then the batch counts them — the key's holder for a deduplicated one.
+            let done = if members.is_empty() {
+                store::RegisterAnswer::default()
+            } else {
+                self.store.register(&req.queue, &members, false, "").await?
+            };
+            let joined: Vec<(String, String)> =
+                done.items.iter().map(|i| (shard(&req.queue, &i.name), i.name.clone())).collect();
+            let opened = self.store.open_batch(&req.batch, &callbacks, &joined, false).await?;
+            self.store.join_batch(&req.batch, &joined).await?;
+            if !callbacks.is_empty() {
+                let sentinel = |policy| store::ParentRef {
+                    queue: store::batch_queue(&req.batch),
+                    name: req.batch.clone(),
+                    policy,
+                };
+                on_success.iter_mut().for_each(|d| d.after.push(sentinel(store::ParentPolicy::Cancel)));
+                on_complete.iter_mut().for_each(|d| d.after.push(sentinel(store::ParentPolicy::RunAnyway)));
+                let all: Vec<AgentDef> = on_success.into_iter().chain(on_complete).collect();
+                self.store.register(&callback_queue, &all, false, "").await?;
+            }
+            if req.close {
+                self.store.close_batch(&req.batch).await?;
+            }
+            metrics::counter!("baton_agents_registered_total", "queue" => req.queue.clone())
+                .increment(done.created as u64);
+            let status = self.store.read_batch(&req.batch).await?.unwrap_or_default();
+            Ok(Response::new(pb::RegisterBatchResponse {
+                batch_created: opened == store::Opened::Created,
+                created: done.created,
+                status: Some(super::flows::batch_pb(&req.batch, status)),
+            }))
+        })
+        .await
+    }
+
+    async fn close_batch(
+        &self,
+        request: Request<pb::CloseBatchRequest>,
+    ) -> Result<Response<pb::CloseBatchResponse>, Status> {
+        observe("CloseBatch", async {
+            auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("batch", &req.batch)?;
+            self.store.close_batch(&req.batch).await?;
+            let status = self.store.read_batch(&req.batch).await?.unwrap_or_default();
+            Ok(Response::new(pb::CloseBatchResponse { status: Some(super::flows::batch_pb(&req.batch, status)) }))
+        })
+        .await
+    }
+
+    async fn get_batch(&self, request: Request<pb::GetBatchRequest>) -> Result<Response<pb::GetBatchResponse>, Status> {
+        observe("GetBatch", async {
+            auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("batch", &req.batch)?;
+            let status = self
+                .store
+                .read_batch(&req.batch)
+                .await?
+                .ok_or_else(|| Error::NotFound(format!("batch {:?}", req.batch)))?;
+            Ok(Response::new(pb::GetBatchResponse { status: Some(super::flows::batch_pb(&req.batch, status)) }))
         })
         .await
     }

@@ -88,7 +88,7 @@ pub fn parents_and_key(
 /// Refuses a cycle among the agents of one Register (parents that are agents of the same call):
 /// INVALID_ARGUMENT naming an agent on it. Other parents exist already, so they cannot close
 /// a cycle (an agent's parents are fixed when it is created).
-pub fn check_cycles(queue: &str, store: &Store, defs: &[AgentDef]) -> Result<()> {
+pub fn check_cycles(queue: &str, store: &Store, list: &str, defs: &[AgentDef]) -> Result<()> {
     let index: HashMap<(String, &str), usize> = defs
         .iter()
         .enumerate()
@@ -121,14 +121,14 @@ pub fn check_cycles(queue: &str, store: &Store, defs: &[AgentDef]) -> Result<()>
     }
     let i = (0..defs.len()).find(|&i| parents_left[i] > 0).expect("a node left on a cycle");
     Err(Error::invalid(
-        format!("agents[{i}].after"),
+        format!("{list}[{i}].after"),
         format!("{:?} is on a cycle of parents (an agent cannot run after itself)", defs[i].name),
     ))
 }
 
 /// Refuses parents that are neither agents of this call nor known to Redis (no agent, no
 /// finish kept): INVALID_ARGUMENT naming the first.
-pub async fn check_parents_exist(queue: &str, store: &Store, defs: &[AgentDef]) -> Result<()> {
+pub async fn check_parents_exist(queue: &str, store: &Store, list: &str, defs: &[AgentDef]) -> Result<()> {
     let own: HashSet<(String, &str)> = defs
         .iter()
         .map(|d| (store.shard_of(SourceKind::Queue, queue, &d.name).into_owned(), d.name.as_str()))
@@ -151,11 +151,20 @@ pub async fn check_parents_exist(queue: &str, store: &Store, defs: &[AgentDef]) 
         let (i, j) = fields[k];
         let (q, n) = &refs[k];
         return Err(Error::invalid(
-            format!("agents[{i}].after[{j}]"),
+            format!("{list}[{i}].after[{j}]"),
             format!("queue {} has no agent {n:?} (and keeps no finish of one)", logical(q)),
         ));
     }
     Ok(())
+}
+
+/// A queue as the wire names it: a batch's own keyspace ("~<batch>") has no queue.
+fn wire_queue(queue: &str) -> String {
+    if queue.starts_with('~') {
+        String::new()
+    } else {
+        logical(queue).to_string()
+    }
 }
 
 /// A kept finish on the wire.
@@ -177,7 +186,7 @@ pub fn result_pb(queue: &str, name: &str, r: FinishRecord) -> pb::AgentResult {
         _ => pb::Outcome::Unknown,
     };
     pb::AgentResult {
-        queue: logical(queue).to_string(),
+        queue: wire_queue(queue),
         name: name.to_string(),
         finish: finish as i32,
         outcome: outcome as i32,
@@ -196,7 +205,7 @@ pub fn parent_ref_pb(queue: &str, name: &str, policy: Option<ParentPolicy>) -> p
         Some(ParentPolicy::Cancel) => pb::ParentFailure::Cancel,
         Some(ParentPolicy::RunAnyway) => pb::ParentFailure::RunAnyway,
     };
-    pb::AgentRef { queue: logical(queue).to_string(), name: name.to_string(), on_failure: on_failure as i32 }
+    pb::AgentRef { queue: wire_queue(queue), name: name.to_string(), on_failure: on_failure as i32 }
 }
 
 /// Where an awaited agent is, on the wire.
@@ -207,5 +216,21 @@ pub fn await_state_pb(state: store::AwaitState) -> pb::AgentState {
         store::AwaitState::DeadLettered => pb::AgentState::DeadLettered,
         store::AwaitState::Blocked => pb::AgentState::Blocked,
         store::AwaitState::Missing | store::AwaitState::Detached => pb::AgentState::Unspecified,
+    }
+}
+
+/// A batch's counts on the wire.
+pub fn batch_pb(batch: &str, b: store::BatchInfo) -> pb::BatchStatus {
+    pb::BatchStatus {
+        batch: batch.to_string(),
+        total: b.total,
+        pending: b.pending,
+        succeeded: b.succeeded,
+        failed: b.failed,
+        closed: b.closed,
+        done: b.done_at_ms.is_some(),
+        callbacks: b.callbacks.iter().map(|(q, n)| parent_ref_pb(q, n, None)).collect(),
+        created_at: Some(timestamp(b.created_at_ms)),
+        done_at: b.done_at_ms.map(timestamp),
     }
 }

@@ -41,6 +41,33 @@ impl Scoped for pb::RegisterRequest {
     }
 }
 
+/// RegisterBatch touches the members' queue, the callbacks' queue, and the parents' queues. A
+/// batch itself is not a scoped name (CloseBatch and GetBatch name only the batch).
+impl Scoped for pb::RegisterBatchRequest {
+    fn names(&self) -> Vec<(NameKind, &str)> {
+        let mut names = vec![(NameKind::Queue, self.queue.as_str())];
+        if !self.callback_queue.is_empty() {
+            names.push((NameKind::Queue, self.callback_queue.as_str()));
+        }
+        for a in self.agents.iter().chain(&self.on_success).chain(&self.on_complete) {
+            names.extend(a.after.iter().filter(|r| !r.queue.is_empty()).map(|r| (NameKind::Queue, r.queue.as_str())));
+        }
+        names
+    }
+}
+
+impl Scoped for pb::CloseBatchRequest {
+    fn names(&self) -> Vec<(NameKind, &str)> {
+        Vec::new()
+    }
+}
+
+impl Scoped for pb::GetBatchRequest {
+    fn names(&self) -> Vec<(NameKind, &str)> {
+        Vec::new()
+    }
+}
+
 impl Scoped for pb::CompleteBatchRequest {
     fn names(&self) -> Vec<(NameKind, &str)> {
         self.completions.iter().map(|c| (NameKind::Queue, c.queue.as_str())).collect()

@@ -273,6 +273,7 @@ impl Store {
         let k = self.keys.queue(queue);
         let mut keys = vec![&*k.waiting, &k.defs, &k.payloads, &k.index, &k.pending];
         keys.extend(k.finish_keys());
+        keys.push(&k.stats);
         let mut args = Args::new().arg(self.keys.announce(super::keys::ChannelKind::Queue, queue)).arg(queue);
         self.policy.push_result_args(&mut args);
         for (child, parent, record) in items {

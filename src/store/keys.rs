@@ -316,6 +316,10 @@ impl Keys {
 
     /// The pub/sub channel of one source: `<prefix>baton:{q:billing}:wake`.
     pub fn channel(&self, kind: ChannelKind, name: &str) -> String {
+        if let (ChannelKind::Queue, Some(batch)) = (kind, name.strip_prefix('~')) {
+            // A batch's finishes are announced in its own slot (nobody follows them yet).
+            return format!("{}baton:{{b:{batch}}}:wake", self.prefix);
+        }
         let (tag, part) = match kind {
             ChannelKind::Queue => ('q', "wake"),
             ChannelKind::Receiver => ('r', "wake"),
@@ -345,7 +349,12 @@ impl Keys {
     }
 
     pub fn queue(&self, queue: &str) -> QueueKeys {
-        let k = |part: &str| format!("{}baton:{{q:{queue}}}:{part}", self.prefix);
+        // A batch's own keys (`store::batches`): "~<batch>" is a queue no user can name.
+        let (tag, name) = match queue.strip_prefix('~') {
+            Some(batch) => ('b', batch),
+            None => ('q', queue),
+        };
+        let k = |part: &str| format!("{}baton:{{{tag}:{name}}}:{part}", self.prefix);
         QueueKeys {
             waiting: k("waiting"),
             working: k("working"),

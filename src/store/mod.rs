@@ -6,6 +6,7 @@
 pub mod active;
 pub mod admin;
 pub mod agents;
+pub mod batches;
 pub mod conn;
 pub mod flows;
 pub mod keys;
@@ -32,6 +33,7 @@ use crate::{
 pub use active::Active;
 pub use admin::*;
 pub use agents::*;
+pub use batches::*;
 pub use conn::Redis;
 pub use flows::*;
 pub use keys::Keys;

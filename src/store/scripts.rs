@@ -35,6 +35,7 @@ const READ_ONLY: &[&str] = &[
     "pageOutbox",
     "readFamily",
     "knownAgents",
+    "readBatch",
 ];
 
 struct Script {

@@ -3288,6 +3288,484 @@ func (x *AwaitResponse) GetState() AgentState {
 	return AgentState_AGENT_STATE_UNSPECIFIED
 }
 
+// RegisterBatchRequest adds members to a batch, creating it on the first call.
+type RegisterBatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// batch names the batch: [A-Za-z0-9._-]{1,128}.
+	Batch string `protobuf:"bytes,1,opt,name=batch,proto3" json:"batch,omitempty"`
+	// queue of the members in this call.
+	Queue string `protobuf:"bytes,2,opt,name=queue,proto3" json:"queue,omitempty"`
+	// agents are the members, registered as Register does; at most max_batch. None is allowed
+	// (a call that only creates or closes the batch). An agent registered already joins too: its
+	// next finish counts (a deduplicated one: the key's holder joins).
+	Agents []*Agent `protobuf:"bytes,3,rep,name=agents,proto3" json:"agents,omitempty"`
+	// callback_queue holds the callbacks; empty: `queue`. First call only.
+	CallbackQueue string `protobuf:"bytes,4,opt,name=callback_queue,json=callbackQueue,proto3" json:"callback_queue,omitempty"`
+	// on_success callbacks run once, when every member succeeded (else they finish cancelled).
+	// First call only; they may name more parents in `after`.
+	OnSuccess []*Agent `protobuf:"bytes,5,rep,name=on_success,json=onSuccess,proto3" json:"on_success,omitempty"`
+	// on_complete callbacks run once, when every member finished, however. First call only.
+	OnComplete []*Agent `protobuf:"bytes,6,rep,name=on_complete,json=onComplete,proto3" json:"on_complete,omitempty"`
+	// close closes the batch after adding these members.
+	Close         bool `protobuf:"varint,7,opt,name=close,proto3" json:"close,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegisterBatchRequest) Reset() {
+	*x = RegisterBatchRequest{}
+	mi := &file_baton_v1_agent_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegisterBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegisterBatchRequest) ProtoMessage() {}
+
+func (x *RegisterBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegisterBatchRequest.ProtoReflect.Descriptor instead.
+func (*RegisterBatchRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *RegisterBatchRequest) GetBatch() string {
+	if x != nil {
+		return x.Batch
+	}
+	return ""
+}
+
+func (x *RegisterBatchRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *RegisterBatchRequest) GetAgents() []*Agent {
+	if x != nil {
+		return x.Agents
+	}
+	return nil
+}
+
+func (x *RegisterBatchRequest) GetCallbackQueue() string {
+	if x != nil {
+		return x.CallbackQueue
+	}
+	return ""
+}
+
+func (x *RegisterBatchRequest) GetOnSuccess() []*Agent {
+	if x != nil {
+		return x.OnSuccess
+	}
+	return nil
+}
+
+func (x *RegisterBatchRequest) GetOnComplete() []*Agent {
+	if x != nil {
+		return x.OnComplete
+	}
+	return nil
+}
+
+func (x *RegisterBatchRequest) GetClose() bool {
+	if x != nil {
+		return x.Close
+	}
+	return false
+}
+
+// BatchStatus counts a batch's members.
+type BatchStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// batch names the batch.
+	Batch string `protobuf:"bytes,1,opt,name=batch,proto3" json:"batch,omitempty"`
+	// total members added.
+	Total uint32 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	// pending members that have not finished.
+	Pending uint32 `protobuf:"varint,3,opt,name=pending,proto3" json:"pending,omitempty"`
+	// succeeded members.
+	Succeeded uint32 `protobuf:"varint,4,opt,name=succeeded,proto3" json:"succeeded,omitempty"`
+	// failed members: dead-lettered, unregistered or cancelled.
+	Failed uint32 `protobuf:"varint,5,opt,name=failed,proto3" json:"failed,omitempty"`
+	// closed: no member may be added.
+	Closed bool `protobuf:"varint,6,opt,name=closed,proto3" json:"closed,omitempty"`
+	// done: closed and every member finished; its callbacks are released.
+	Done bool `protobuf:"varint,7,opt,name=done,proto3" json:"done,omitempty"`
+	// callbacks of the batch (on_success, then on_complete).
+	Callbacks []*AgentRef `protobuf:"bytes,8,rep,name=callbacks,proto3" json:"callbacks,omitempty"`
+	// created_at is when the batch was created.
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// done_at is when the batch was done; absent before.
+	DoneAt        *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=done_at,json=doneAt,proto3" json:"done_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BatchStatus) Reset() {
+	*x = BatchStatus{}
+	mi := &file_baton_v1_agent_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BatchStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BatchStatus) ProtoMessage() {}
+
+func (x *BatchStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BatchStatus.ProtoReflect.Descriptor instead.
+func (*BatchStatus) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *BatchStatus) GetBatch() string {
+	if x != nil {
+		return x.Batch
+	}
+	return ""
+}
+
+func (x *BatchStatus) GetTotal() uint32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *BatchStatus) GetPending() uint32 {
+	if x != nil {
+		return x.Pending
+	}
+	return 0
+}
+
+func (x *BatchStatus) GetSucceeded() uint32 {
+	if x != nil {
+		return x.Succeeded
+	}
+	return 0
+}
+
+func (x *BatchStatus) GetFailed() uint32 {
+	if x != nil {
+		return x.Failed
+	}
+	return 0
+}
+
+func (x *BatchStatus) GetClosed() bool {
+	if x != nil {
+		return x.Closed
+	}
+	return false
+}
+
+func (x *BatchStatus) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
+func (x *BatchStatus) GetCallbacks() []*AgentRef {
+	if x != nil {
+		return x.Callbacks
+	}
+	return nil
+}
+
+func (x *BatchStatus) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *BatchStatus) GetDoneAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DoneAt
+	}
+	return nil
+}
+
+// RegisterBatchResponse says what the call did.
+type RegisterBatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// batch_created is true on the call that created the batch.
+	BatchCreated bool `protobuf:"varint,1,opt,name=batch_created,json=batchCreated,proto3" json:"batch_created,omitempty"`
+	// created counts members created by this call.
+	Created uint32 `protobuf:"varint,2,opt,name=created,proto3" json:"created,omitempty"`
+	// status of the batch after the call.
+	Status        *BatchStatus `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegisterBatchResponse) Reset() {
+	*x = RegisterBatchResponse{}
+	mi := &file_baton_v1_agent_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegisterBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegisterBatchResponse) ProtoMessage() {}
+
+func (x *RegisterBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegisterBatchResponse.ProtoReflect.Descriptor instead.
+func (*RegisterBatchResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *RegisterBatchResponse) GetBatchCreated() bool {
+	if x != nil {
+		return x.BatchCreated
+	}
+	return false
+}
+
+func (x *RegisterBatchResponse) GetCreated() uint32 {
+	if x != nil {
+		return x.Created
+	}
+	return 0
+}
+
+func (x *RegisterBatchResponse) GetStatus() *BatchStatus {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
+// CloseBatchRequest names a batch to close.
+type CloseBatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// batch names the batch.
+	Batch         string `protobuf:"bytes,1,opt,name=batch,proto3" json:"batch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseBatchRequest) Reset() {
+	*x = CloseBatchRequest{}
+	mi := &file_baton_v1_agent_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseBatchRequest) ProtoMessage() {}
+
+func (x *CloseBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseBatchRequest.ProtoReflect.Descriptor instead.
+func (*CloseBatchRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *CloseBatchRequest) GetBatch() string {
+	if x != nil {
+		return x.Batch
+	}
+	return ""
+}
+
+// CloseBatchResponse is the batch after closing.
+type CloseBatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// status of the batch.
+	Status        *BatchStatus `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseBatchResponse) Reset() {
+	*x = CloseBatchResponse{}
+	mi := &file_baton_v1_agent_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseBatchResponse) ProtoMessage() {}
+
+func (x *CloseBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseBatchResponse.ProtoReflect.Descriptor instead.
+func (*CloseBatchResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *CloseBatchResponse) GetStatus() *BatchStatus {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
+// GetBatchRequest names a batch.
+type GetBatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// batch names the batch.
+	Batch         string `protobuf:"bytes,1,opt,name=batch,proto3" json:"batch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBatchRequest) Reset() {
+	*x = GetBatchRequest{}
+	mi := &file_baton_v1_agent_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBatchRequest) ProtoMessage() {}
+
+func (x *GetBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBatchRequest.ProtoReflect.Descriptor instead.
+func (*GetBatchRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *GetBatchRequest) GetBatch() string {
+	if x != nil {
+		return x.Batch
+	}
+	return ""
+}
+
+// GetBatchResponse is the batch.
+type GetBatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// status of the batch.
+	Status        *BatchStatus `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBatchResponse) Reset() {
+	*x = GetBatchResponse{}
+	mi := &file_baton_v1_agent_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBatchResponse) ProtoMessage() {}
+
+func (x *GetBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBatchResponse.ProtoReflect.Descriptor instead.
+func (*GetBatchResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *GetBatchResponse) GetStatus() *BatchStatus {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
 var File_baton_v1_agent_proto protoreflect.FileDescriptor
 
 const file_baton_v1_agent_proto_rawDesc = "" +
@@ -3513,7 +3991,42 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\rAwaitResponse\x12\x12\n" +
 	"\x04done\x18\x01 \x01(\bR\x04done\x12-\n" +
 	"\x06result\x18\x02 \x01(\v2\x15.baton.v1.AgentResultR\x06result\x12*\n" +
-	"\x05state\x18\x03 \x01(\x0e2\x14.baton.v1.AgentStateR\x05state*\x82\x01\n" +
+	"\x05state\x18\x03 \x01(\x0e2\x14.baton.v1.AgentStateR\x05state\"\x8a\x02\n" +
+	"\x14RegisterBatchRequest\x12\x14\n" +
+	"\x05batch\x18\x01 \x01(\tR\x05batch\x12\x14\n" +
+	"\x05queue\x18\x02 \x01(\tR\x05queue\x12'\n" +
+	"\x06agents\x18\x03 \x03(\v2\x0f.baton.v1.AgentR\x06agents\x12%\n" +
+	"\x0ecallback_queue\x18\x04 \x01(\tR\rcallbackQueue\x12.\n" +
+	"\n" +
+	"on_success\x18\x05 \x03(\v2\x0f.baton.v1.AgentR\tonSuccess\x120\n" +
+	"\von_complete\x18\x06 \x03(\v2\x0f.baton.v1.AgentR\n" +
+	"onComplete\x12\x14\n" +
+	"\x05close\x18\a \x01(\bR\x05close\"\xd7\x02\n" +
+	"\vBatchStatus\x12\x14\n" +
+	"\x05batch\x18\x01 \x01(\tR\x05batch\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\rR\x05total\x12\x18\n" +
+	"\apending\x18\x03 \x01(\rR\apending\x12\x1c\n" +
+	"\tsucceeded\x18\x04 \x01(\rR\tsucceeded\x12\x16\n" +
+	"\x06failed\x18\x05 \x01(\rR\x06failed\x12\x16\n" +
+	"\x06closed\x18\x06 \x01(\bR\x06closed\x12\x12\n" +
+	"\x04done\x18\a \x01(\bR\x04done\x120\n" +
+	"\tcallbacks\x18\b \x03(\v2\x12.baton.v1.AgentRefR\tcallbacks\x129\n" +
+	"\n" +
+	"created_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x123\n" +
+	"\adone_at\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\x06doneAt\"\x85\x01\n" +
+	"\x15RegisterBatchResponse\x12#\n" +
+	"\rbatch_created\x18\x01 \x01(\bR\fbatchCreated\x12\x18\n" +
+	"\acreated\x18\x02 \x01(\rR\acreated\x12-\n" +
+	"\x06status\x18\x03 \x01(\v2\x15.baton.v1.BatchStatusR\x06status\")\n" +
+	"\x11CloseBatchRequest\x12\x14\n" +
+	"\x05batch\x18\x01 \x01(\tR\x05batch\"C\n" +
+	"\x12CloseBatchResponse\x12-\n" +
+	"\x06status\x18\x01 \x01(\v2\x15.baton.v1.BatchStatusR\x06status\"'\n" +
+	"\x0fGetBatchRequest\x12\x14\n" +
+	"\x05batch\x18\x01 \x01(\tR\x05batch\"A\n" +
+	"\x10GetBatchResponse\x12-\n" +
+	"\x06status\x18\x01 \x01(\v2\x15.baton.v1.BatchStatusR\x06status*\x82\x01\n" +
 	"\rParentFailure\x12\x1e\n" +
 	"\x1aPARENT_FAILURE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13PARENT_FAILURE_WAIT\x10\x01\x12\x19\n" +
@@ -3543,7 +4056,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x13AGENT_STATE_WAITING\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12\x1d\n" +
 	"\x19AGENT_STATE_DEAD_LETTERED\x10\x03\x12\x17\n" +
-	"\x13AGENT_STATE_BLOCKED\x10\x042\xc5\x06\n" +
+	"\x13AGENT_STATE_BLOCKED\x10\x042\xa3\b\n" +
 	"\fAgentService\x12A\n" +
 	"\bRegister\x12\x19.baton.v1.RegisterRequest\x1a\x1a.baton.v1.RegisterResponse\x12G\n" +
 	"\n" +
@@ -3558,7 +4071,11 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"ListAgents\x12\x1b.baton.v1.ListAgentsRequest\x1a\x1c.baton.v1.ListAgentsResponse\x12D\n" +
 	"\tCancelRun\x12\x1a.baton.v1.CancelRunRequest\x1a\x1b.baton.v1.CancelRunResponse\x128\n" +
-	"\x05Await\x12\x16.baton.v1.AwaitRequest\x1a\x17.baton.v1.AwaitResponseB\x9b\x01\n" +
+	"\x05Await\x12\x16.baton.v1.AwaitRequest\x1a\x17.baton.v1.AwaitResponse\x12P\n" +
+	"\rRegisterBatch\x12\x1e.baton.v1.RegisterBatchRequest\x1a\x1f.baton.v1.RegisterBatchResponse\x12G\n" +
+	"\n" +
+	"CloseBatch\x12\x1b.baton.v1.CloseBatchRequest\x1a\x1c.baton.v1.CloseBatchResponse\x12A\n" +
+	"\bGetBatch\x12\x19.baton.v1.GetBatchRequest\x1a\x1a.baton.v1.GetBatchResponseB\x9b\x01\n" +
 	"\fdev.baton.v1B\n" +
 	"AgentProtoP\x01Z>github.com/baton-project/baton/clients/go/gen/baton/v1;batonv1\xa2\x02\x03BXX\xaa\x02\bBaton.V1\xca\x02\bBaton\\V1\xe2\x02\x14Baton\\V1\\GPBMetadata\xea\x02\tBaton::V1b\x06proto3"
 
@@ -3575,7 +4092,7 @@ func file_baton_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_baton_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_baton_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_baton_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_baton_v1_agent_proto_goTypes = []any{
 	(ParentFailure)(0),            // 0: baton.v1.ParentFailure
 	(Finish)(0),                   // 1: baton.v1.Finish
@@ -3620,46 +4137,53 @@ var file_baton_v1_agent_proto_goTypes = []any{
 	(*CancelRunResponse)(nil),     // 40: baton.v1.CancelRunResponse
 	(*AwaitRequest)(nil),          // 41: baton.v1.AwaitRequest
 	(*AwaitResponse)(nil),         // 42: baton.v1.AwaitResponse
-	nil,                           // 43: baton.v1.Agent.LabelsEntry
-	(*durationpb.Duration)(nil),   // 44: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 45: google.protobuf.Timestamp
+	(*RegisterBatchRequest)(nil),  // 43: baton.v1.RegisterBatchRequest
+	(*BatchStatus)(nil),           // 44: baton.v1.BatchStatus
+	(*RegisterBatchResponse)(nil), // 45: baton.v1.RegisterBatchResponse
+	(*CloseBatchRequest)(nil),     // 46: baton.v1.CloseBatchRequest
+	(*CloseBatchResponse)(nil),    // 47: baton.v1.CloseBatchResponse
+	(*GetBatchRequest)(nil),       // 48: baton.v1.GetBatchRequest
+	(*GetBatchResponse)(nil),      // 49: baton.v1.GetBatchResponse
+	nil,                           // 50: baton.v1.Agent.LabelsEntry
+	(*durationpb.Duration)(nil),   // 51: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 52: google.protobuf.Timestamp
 }
 var file_baton_v1_agent_proto_depIdxs = []int32{
-	44, // 0: baton.v1.Agent.interval:type_name -> google.protobuf.Duration
-	44, // 1: baton.v1.Agent.timeout:type_name -> google.protobuf.Duration
-	44, // 2: baton.v1.Agent.error_interval:type_name -> google.protobuf.Duration
-	43, // 3: baton.v1.Agent.labels:type_name -> baton.v1.Agent.LabelsEntry
+	51, // 0: baton.v1.Agent.interval:type_name -> google.protobuf.Duration
+	51, // 1: baton.v1.Agent.timeout:type_name -> google.protobuf.Duration
+	51, // 2: baton.v1.Agent.error_interval:type_name -> google.protobuf.Duration
+	50, // 3: baton.v1.Agent.labels:type_name -> baton.v1.Agent.LabelsEntry
 	2,  // 4: baton.v1.Agent.catch_up:type_name -> baton.v1.CatchUp
 	6,  // 5: baton.v1.Agent.after:type_name -> baton.v1.AgentRef
 	0,  // 6: baton.v1.Agent.on_parent_failure:type_name -> baton.v1.ParentFailure
-	44, // 7: baton.v1.Agent.idempotency_window:type_name -> google.protobuf.Duration
+	51, // 7: baton.v1.Agent.idempotency_window:type_name -> google.protobuf.Duration
 	0,  // 8: baton.v1.AgentRef.on_failure:type_name -> baton.v1.ParentFailure
 	1,  // 9: baton.v1.AgentResult.finish:type_name -> baton.v1.Finish
 	3,  // 10: baton.v1.AgentResult.outcome:type_name -> baton.v1.Outcome
-	45, // 11: baton.v1.AgentResult.finished_at:type_name -> google.protobuf.Timestamp
+	52, // 11: baton.v1.AgentResult.finished_at:type_name -> google.protobuf.Timestamp
 	5,  // 12: baton.v1.RegisterRequest.agents:type_name -> baton.v1.Agent
 	10, // 13: baton.v1.RegisterResponse.agents:type_name -> baton.v1.RegisteredAgent
 	7,  // 14: baton.v1.RegisteredAgent.result:type_name -> baton.v1.AgentResult
-	44, // 15: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
-	45, // 16: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
+	51, // 15: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
+	52, // 16: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
 	5,  // 17: baton.v1.Lease.agent:type_name -> baton.v1.Agent
 	7,  // 18: baton.v1.Lease.parents:type_name -> baton.v1.AgentResult
 	14, // 19: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
 	16, // 20: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
-	45, // 21: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
+	52, // 21: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
 	18, // 22: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
 	16, // 23: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
 	16, // 24: baton.v1.HeartbeatResponse.cancelled:type_name -> baton.v1.LeaseRef
 	3,  // 25: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
-	44, // 26: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
-	45, // 27: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	51, // 26: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
+	52, // 27: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
 	3,  // 28: baton.v1.CompleteResponse.outcome:type_name -> baton.v1.Outcome
 	20, // 29: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
 	21, // 30: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
 	23, // 31: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
 	3,  // 32: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
-	44, // 33: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
-	44, // 34: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
+	51, // 33: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
+	51, // 34: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
 	25, // 35: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
 	27, // 36: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
 	26, // 37: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
@@ -3670,50 +4194,65 @@ var file_baton_v1_agent_proto_depIdxs = []int32{
 	16, // 42: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
 	16, // 43: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
 	16, // 44: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
-	44, // 45: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	45, // 46: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	51, // 45: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	52, // 46: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
 	35, // 47: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
 	5,  // 48: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
 	4,  // 49: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
-	45, // 50: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
-	45, // 51: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
+	52, // 50: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
+	52, // 51: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
 	36, // 52: baton.v1.AgentStatus.parents:type_name -> baton.v1.ParentStatus
 	6,  // 53: baton.v1.AgentStatus.children:type_name -> baton.v1.AgentRef
 	6,  // 54: baton.v1.ParentStatus.parent:type_name -> baton.v1.AgentRef
 	7,  // 55: baton.v1.ParentStatus.result:type_name -> baton.v1.AgentResult
 	35, // 56: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
-	44, // 57: baton.v1.AwaitRequest.wait:type_name -> google.protobuf.Duration
+	51, // 57: baton.v1.AwaitRequest.wait:type_name -> google.protobuf.Duration
 	7,  // 58: baton.v1.AwaitResponse.result:type_name -> baton.v1.AgentResult
 	4,  // 59: baton.v1.AwaitResponse.state:type_name -> baton.v1.AgentState
-	8,  // 60: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
-	11, // 61: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
-	13, // 62: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
-	17, // 63: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
-	20, // 64: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
-	22, // 65: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
-	29, // 66: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
-	31, // 67: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
-	33, // 68: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
-	37, // 69: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
-	39, // 70: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
-	41, // 71: baton.v1.AgentService.Await:input_type -> baton.v1.AwaitRequest
-	9,  // 72: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
-	12, // 73: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
-	15, // 74: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
-	19, // 75: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
-	21, // 76: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
-	24, // 77: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
-	30, // 78: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
-	32, // 79: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
-	34, // 80: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
-	38, // 81: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
-	40, // 82: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
-	42, // 83: baton.v1.AgentService.Await:output_type -> baton.v1.AwaitResponse
-	72, // [72:84] is the sub-list for method output_type
-	60, // [60:72] is the sub-list for method input_type
-	60, // [60:60] is the sub-list for extension type_name
-	60, // [60:60] is the sub-list for extension extendee
-	0,  // [0:60] is the sub-list for field type_name
+	5,  // 60: baton.v1.RegisterBatchRequest.agents:type_name -> baton.v1.Agent
+	5,  // 61: baton.v1.RegisterBatchRequest.on_success:type_name -> baton.v1.Agent
+	5,  // 62: baton.v1.RegisterBatchRequest.on_complete:type_name -> baton.v1.Agent
+	6,  // 63: baton.v1.BatchStatus.callbacks:type_name -> baton.v1.AgentRef
+	52, // 64: baton.v1.BatchStatus.created_at:type_name -> google.protobuf.Timestamp
+	52, // 65: baton.v1.BatchStatus.done_at:type_name -> google.protobuf.Timestamp
+	44, // 66: baton.v1.RegisterBatchResponse.status:type_name -> baton.v1.BatchStatus
+	44, // 67: baton.v1.CloseBatchResponse.status:type_name -> baton.v1.BatchStatus
+	44, // 68: baton.v1.GetBatchResponse.status:type_name -> baton.v1.BatchStatus
+	8,  // 69: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
+	11, // 70: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
+	13, // 71: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
+	17, // 72: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
+	20, // 73: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
+	22, // 74: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
+	29, // 75: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
+	31, // 76: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
+	33, // 77: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
+	37, // 78: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
+	39, // 79: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
+	41, // 80: baton.v1.AgentService.Await:input_type -> baton.v1.AwaitRequest
+	43, // 81: baton.v1.AgentService.RegisterBatch:input_type -> baton.v1.RegisterBatchRequest
+	46, // 82: baton.v1.AgentService.CloseBatch:input_type -> baton.v1.CloseBatchRequest
+	48, // 83: baton.v1.AgentService.GetBatch:input_type -> baton.v1.GetBatchRequest
+	9,  // 84: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
+	12, // 85: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
+	15, // 86: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
+	19, // 87: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
+	21, // 88: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
+	24, // 89: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
+	30, // 90: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
+	32, // 91: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
+	34, // 92: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
+	38, // 93: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
+	40, // 94: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
+	42, // 95: baton.v1.AgentService.Await:output_type -> baton.v1.AwaitResponse
+	45, // 96: baton.v1.AgentService.RegisterBatch:output_type -> baton.v1.RegisterBatchResponse
+	47, // 97: baton.v1.AgentService.CloseBatch:output_type -> baton.v1.CloseBatchResponse
+	49, // 98: baton.v1.AgentService.GetBatch:output_type -> baton.v1.GetBatchResponse
+	84, // [84:99] is the sub-list for method output_type
+	69, // [69:84] is the sub-list for method input_type
+	69, // [69:69] is the sub-list for extension type_name
+	69, // [69:69] is the sub-list for extension extendee
+	0,  // [0:69] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_agent_proto_init() }
@@ -3727,7 +4266,7 @@ func file_baton_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_agent_proto_rawDesc), len(file_baton_v1_agent_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   39,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -31,6 +31,9 @@ const (
 	AgentService_ListAgents_FullMethodName    = "/baton.v1.AgentService/ListAgents"
 	AgentService_CancelRun_FullMethodName     = "/baton.v1.AgentService/CancelRun"
 	AgentService_Await_FullMethodName         = "/baton.v1.AgentService/Await"
+	AgentService_RegisterBatch_FullMethodName = "/baton.v1.AgentService/RegisterBatch"
+	AgentService_CloseBatch_FullMethodName    = "/baton.v1.AgentService/CloseBatch"
+	AgentService_GetBatch_FullMethodName      = "/baton.v1.AgentService/GetBatch"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -146,6 +149,24 @@ type AgentServiceClient interface {
 	// not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
 	// when the queue has no such agent and keeps no finish of it.
 	Await(ctx context.Context, in *AwaitRequest, opts ...grpc.CallOption) (*AwaitResponse, error)
+	// RegisterBatch registers agents (Register's rules) as members of a batch, and creates the
+	// batch on its first call, with its callbacks: agents of callback_queue that run once when
+	// the batch is done — on_success only when every member succeeded, on_complete whatever
+	// the members' finishes (a member dead-lettered, unregistered or cancelled counts as
+	// failed). A batch is done when it is closed (`close`, or CloseBatch) and every member has
+	// finished; a later call adds members to an open batch, in any queue, and gives no
+	// callbacks. A closed batch refuses members: FAILED_PRECONDITION, reason BATCH_CLOSED. Each
+	// callback runs exactly once, however its last members' completions race, on one node or on
+	// Redis Cluster; its lease carries the batch's finish (Lease.parents: queue empty, name the
+	// batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
+	RegisterBatch(ctx context.Context, in *RegisterBatchRequest, opts ...grpc.CallOption) (*RegisterBatchResponse, error)
+	// CloseBatch closes a batch: no member may be added, and it is done once its members have
+	// finished (at once when they have). Closing twice changes nothing. NOT_FOUND without such a
+	// batch.
+	CloseBatch(ctx context.Context, in *CloseBatchRequest, opts ...grpc.CallOption) (*CloseBatchResponse, error)
+	// GetBatch counts a batch's members by how they finished. A done batch is kept for the
+	// server's results.retention_ms. NOT_FOUND without such a batch.
+	GetBatch(ctx context.Context, in *GetBatchRequest, opts ...grpc.CallOption) (*GetBatchResponse, error)
 }
 
 type agentServiceClient struct {
@@ -279,6 +300,36 @@ func (c *agentServiceClient) Await(ctx context.Context, in *AwaitRequest, opts .
 	return out, nil
 }
 
+func (c *agentServiceClient) RegisterBatch(ctx context.Context, in *RegisterBatchRequest, opts ...grpc.CallOption) (*RegisterBatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RegisterBatchResponse)
+	err := c.cc.Invoke(ctx, AgentService_RegisterBatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) CloseBatch(ctx context.Context, in *CloseBatchRequest, opts ...grpc.CallOption) (*CloseBatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CloseBatchResponse)
+	err := c.cc.Invoke(ctx, AgentService_CloseBatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *agentServiceClient) GetBatch(ctx context.Context, in *GetBatchRequest, opts ...grpc.CallOption) (*GetBatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetBatchResponse)
+	err := c.cc.Invoke(ctx, AgentService_GetBatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -392,6 +443,24 @@ type AgentServiceServer interface {
 	// not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
 	// when the queue has no such agent and keeps no finish of it.
 	Await(context.Context, *AwaitRequest) (*AwaitResponse, error)
+	// RegisterBatch registers agents (Register's rules) as members of a batch, and creates the
+	// batch on its first call, with its callbacks: agents of callback_queue that run once when
+	// the batch is done — on_success only when every member succeeded, on_complete whatever
+	// the members' finishes (a member dead-lettered, unregistered or cancelled counts as
+	// failed). A batch is done when it is closed (`close`, or CloseBatch) and every member has
+	// finished; a later call adds members to an open batch, in any queue, and gives no
+	// callbacks. A closed batch refuses members: FAILED_PRECONDITION, reason BATCH_CLOSED. Each
+	// callback runs exactly once, however its last members' completions race, on one node or on
+	// Redis Cluster; its lease carries the batch's finish (Lease.parents: queue empty, name the
+	// batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
+	RegisterBatch(context.Context, *RegisterBatchRequest) (*RegisterBatchResponse, error)
+	// CloseBatch closes a batch: no member may be added, and it is done once its members have
+	// finished (at once when they have). Closing twice changes nothing. NOT_FOUND without such a
+	// batch.
+	CloseBatch(context.Context, *CloseBatchRequest) (*CloseBatchResponse, error)
+	// GetBatch counts a batch's members by how they finished. A done batch is kept for the
+	// server's results.retention_ms. NOT_FOUND without such a batch.
+	GetBatch(context.Context, *GetBatchRequest) (*GetBatchResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -437,6 +506,15 @@ func (UnimplementedAgentServiceServer) CancelRun(context.Context, *CancelRunRequ
 }
 func (UnimplementedAgentServiceServer) Await(context.Context, *AwaitRequest) (*AwaitResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Await not implemented")
+}
+func (UnimplementedAgentServiceServer) RegisterBatch(context.Context, *RegisterBatchRequest) (*RegisterBatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RegisterBatch not implemented")
+}
+func (UnimplementedAgentServiceServer) CloseBatch(context.Context, *CloseBatchRequest) (*CloseBatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CloseBatch not implemented")
+}
+func (UnimplementedAgentServiceServer) GetBatch(context.Context, *GetBatchRequest) (*GetBatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetBatch not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -664,6 +742,60 @@ func _AgentService_Await_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_RegisterBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RegisterBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).RegisterBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_RegisterBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).RegisterBatch(ctx, req.(*RegisterBatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_CloseBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CloseBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).CloseBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_CloseBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).CloseBatch(ctx, req.(*CloseBatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AgentService_GetBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).GetBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_GetBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).GetBatch(ctx, req.(*GetBatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -714,6 +846,18 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Await",
 			Handler:    _AgentService_Await_Handler,
+		},
+		{
+			MethodName: "RegisterBatch",
+			Handler:    _AgentService_RegisterBatch_Handler,
+		},
+		{
+			MethodName: "CloseBatch",
+			Handler:    _AgentService_CloseBatch_Handler,
+		},
+		{
+			MethodName: "GetBatch",
+			Handler:    _AgentService_GetBatch_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

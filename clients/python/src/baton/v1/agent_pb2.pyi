@@ -552,3 +552,79 @@ class AwaitResponse(_message.Message):
     result: AgentResult
     state: AgentState
     def __init__(self, done: _Optional[bool] = ..., result: _Optional[_Union[AgentResult, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ...) -> None: ...
+
+class RegisterBatchRequest(_message.Message):
+    __slots__ = ("batch", "queue", "agents", "callback_queue", "on_success", "on_complete", "close")
+    BATCH_FIELD_NUMBER: _ClassVar[int]
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    AGENTS_FIELD_NUMBER: _ClassVar[int]
+    CALLBACK_QUEUE_FIELD_NUMBER: _ClassVar[int]
+    ON_SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ON_COMPLETE_FIELD_NUMBER: _ClassVar[int]
+    CLOSE_FIELD_NUMBER: _ClassVar[int]
+    batch: str
+    queue: str
+    agents: _containers.RepeatedCompositeFieldContainer[Agent]
+    callback_queue: str
+    on_success: _containers.RepeatedCompositeFieldContainer[Agent]
+    on_complete: _containers.RepeatedCompositeFieldContainer[Agent]
+    close: bool
+    def __init__(self, batch: _Optional[str] = ..., queue: _Optional[str] = ..., agents: _Optional[_Iterable[_Union[Agent, _Mapping]]] = ..., callback_queue: _Optional[str] = ..., on_success: _Optional[_Iterable[_Union[Agent, _Mapping]]] = ..., on_complete: _Optional[_Iterable[_Union[Agent, _Mapping]]] = ..., close: _Optional[bool] = ...) -> None: ...
+
+class BatchStatus(_message.Message):
+    __slots__ = ("batch", "total", "pending", "succeeded", "failed", "closed", "done", "callbacks", "created_at", "done_at")
+    BATCH_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    PENDING_FIELD_NUMBER: _ClassVar[int]
+    SUCCEEDED_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    CLOSED_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    CALLBACKS_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    DONE_AT_FIELD_NUMBER: _ClassVar[int]
+    batch: str
+    total: int
+    pending: int
+    succeeded: int
+    failed: int
+    closed: bool
+    done: bool
+    callbacks: _containers.RepeatedCompositeFieldContainer[AgentRef]
+    created_at: _timestamp_pb2.Timestamp
+    done_at: _timestamp_pb2.Timestamp
+    def __init__(self, batch: _Optional[str] = ..., total: _Optional[int] = ..., pending: _Optional[int] = ..., succeeded: _Optional[int] = ..., failed: _Optional[int] = ..., closed: _Optional[bool] = ..., done: _Optional[bool] = ..., callbacks: _Optional[_Iterable[_Union[AgentRef, _Mapping]]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., done_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class RegisterBatchResponse(_message.Message):
+    __slots__ = ("batch_created", "created", "status")
+    BATCH_CREATED_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    batch_created: bool
+    created: int
+    status: BatchStatus
+    def __init__(self, batch_created: _Optional[bool] = ..., created: _Optional[int] = ..., status: _Optional[_Union[BatchStatus, _Mapping]] = ...) -> None: ...
+
+class CloseBatchRequest(_message.Message):
+    __slots__ = ("batch",)
+    BATCH_FIELD_NUMBER: _ClassVar[int]
+    batch: str
+    def __init__(self, batch: _Optional[str] = ...) -> None: ...
+
+class CloseBatchResponse(_message.Message):
+    __slots__ = ("status",)
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    status: BatchStatus
+    def __init__(self, status: _Optional[_Union[BatchStatus, _Mapping]] = ...) -> None: ...
+
+class GetBatchRequest(_message.Message):
+    __slots__ = ("batch",)
+    BATCH_FIELD_NUMBER: _ClassVar[int]
+    batch: str
+    def __init__(self, batch: _Optional[str] = ...) -> None: ...
+
+class GetBatchResponse(_message.Message):
+    __slots__ = ("status",)
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    status: BatchStatus
+    def __init__(self, status: _Optional[_Union[BatchStatus, _Mapping]] = ...) -> None: ...

@@ -106,6 +106,21 @@ class AgentServiceStub:
                 request_serializer=baton_dot_v1_dot_agent__pb2.AwaitRequest.SerializeToString,
                 response_deserializer=baton_dot_v1_dot_agent__pb2.AwaitResponse.FromString,
                 _registered_method=True)
+        self.RegisterBatch = channel.unary_unary(
+                '/baton.v1.AgentService/RegisterBatch',
+                request_serializer=baton_dot_v1_dot_agent__pb2.RegisterBatchRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_agent__pb2.RegisterBatchResponse.FromString,
+                _registered_method=True)
+        self.CloseBatch = channel.unary_unary(
+                '/baton.v1.AgentService/CloseBatch',
+                request_serializer=baton_dot_v1_dot_agent__pb2.CloseBatchRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_agent__pb2.CloseBatchResponse.FromString,
+                _registered_method=True)
+        self.GetBatch = channel.unary_unary(
+                '/baton.v1.AgentService/GetBatch',
+                request_serializer=baton_dot_v1_dot_agent__pb2.GetBatchRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_agent__pb2.GetBatchResponse.FromString,
+                _registered_method=True)
 
 
 class AgentServiceServicer:
@@ -279,6 +294,39 @@ class AgentServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RegisterBatch(self, request, context):
+        """RegisterBatch registers agents (Register's rules) as members of a batch, and creates the
+        batch on its first call, with its callbacks: agents of callback_queue that run once when
+        the batch is done — on_success only when every member succeeded, on_complete whatever
+        the members' finishes (a member dead-lettered, unregistered or cancelled counts as
+        failed). A batch is done when it is closed (`close`, or CloseBatch) and every member has
+        finished; a later call adds members to an open batch, in any queue, and gives no
+        callbacks. A closed batch refuses members: FAILED_PRECONDITION, reason BATCH_CLOSED. Each
+        callback runs exactly once, however its last members' completions race, on one node or on
+        Redis Cluster; its lease carries the batch's finish (Lease.parents: queue empty, name the
+        batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CloseBatch(self, request, context):
+        """CloseBatch closes a batch: no member may be added, and it is done once its members have
+        finished (at once when they have). Closing twice changes nothing. NOT_FOUND without such a
+        batch.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetBatch(self, request, context):
+        """GetBatch counts a batch's members by how they finished. A done batch is kept for the
+        server's results.retention_ms. NOT_FOUND without such a batch.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AgentServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -341,6 +389,21 @@ def add_AgentServiceServicer_to_server(servicer, server):
                     servicer.Await,
                     request_deserializer=baton_dot_v1_dot_agent__pb2.AwaitRequest.FromString,
                     response_serializer=baton_dot_v1_dot_agent__pb2.AwaitResponse.SerializeToString,
+            ),
+            'RegisterBatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.RegisterBatch,
+                    request_deserializer=baton_dot_v1_dot_agent__pb2.RegisterBatchRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_agent__pb2.RegisterBatchResponse.SerializeToString,
+            ),
+            'CloseBatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.CloseBatch,
+                    request_deserializer=baton_dot_v1_dot_agent__pb2.CloseBatchRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_agent__pb2.CloseBatchResponse.SerializeToString,
+            ),
+            'GetBatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetBatch,
+                    request_deserializer=baton_dot_v1_dot_agent__pb2.GetBatchRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_agent__pb2.GetBatchResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -679,6 +742,87 @@ class AgentService:
             '/baton.v1.AgentService/Await',
             baton_dot_v1_dot_agent__pb2.AwaitRequest.SerializeToString,
             baton_dot_v1_dot_agent__pb2.AwaitResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RegisterBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.AgentService/RegisterBatch',
+            baton_dot_v1_dot_agent__pb2.RegisterBatchRequest.SerializeToString,
+            baton_dot_v1_dot_agent__pb2.RegisterBatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CloseBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.AgentService/CloseBatch',
+            baton_dot_v1_dot_agent__pb2.CloseBatchRequest.SerializeToString,
+            baton_dot_v1_dot_agent__pb2.CloseBatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetBatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.AgentService/GetBatch',
+            baton_dot_v1_dot_agent__pb2.GetBatchRequest.SerializeToString,
+            baton_dot_v1_dot_agent__pb2.GetBatchResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1062,6 +1062,91 @@ export interface AwaitResponse {
   state: AgentState;
 }
 
+/** RegisterBatchRequest adds members to a batch, creating it on the first call. */
+export interface RegisterBatchRequest {
+  /** batch names the batch: [A-Za-z0-9._-]{1,128}. */
+  batch: string;
+  /** queue of the members in this call. */
+  queue: string;
+  /**
+   * agents are the members, registered as Register does; at most max_batch. None is allowed
+   * (a call that only creates or closes the batch). An agent registered already joins too: its
+   * next finish counts (a deduplicated one: the key's holder joins).
+   */
+  agents: Agent[];
+  /** callback_queue holds the callbacks; empty: `queue`. First call only. */
+  callbackQueue: string;
+  /**
+   * on_success callbacks run once, when every member succeeded (else they finish cancelled).
+   * First call only; they may name more parents in `after`.
+   */
+  onSuccess: Agent[];
+  /** on_complete callbacks run once, when every member finished, however. First call only. */
+  onComplete: Agent[];
+  /** close closes the batch after adding these members. */
+  close: boolean;
+}
+
+/** BatchStatus counts a batch's members. */
+export interface BatchStatus {
+  /** batch names the batch. */
+  batch: string;
+  /** total members added. */
+  total: number;
+  /** pending members that have not finished. */
+  pending: number;
+  /** succeeded members. */
+  succeeded: number;
+  /** failed members: dead-lettered, unregistered or cancelled. */
+  failed: number;
+  /** closed: no member may be added. */
+  closed: boolean;
+  /** done: closed and every member finished; its callbacks are released. */
+  done: boolean;
+  /** callbacks of the batch (on_success, then on_complete). */
+  callbacks: AgentRef[];
+  /** created_at is when the batch was created. */
+  createdAt:
+    | Date
+    | undefined;
+  /** done_at is when the batch was done; absent before. */
+  doneAt: Date | undefined;
+}
+
+/** RegisterBatchResponse says what the call did. */
+export interface RegisterBatchResponse {
+  /** batch_created is true on the call that created the batch. */
+  batchCreated: boolean;
+  /** created counts members created by this call. */
+  created: number;
+  /** status of the batch after the call. */
+  status: BatchStatus | undefined;
+}
+
+/** CloseBatchRequest names a batch to close. */
+export interface CloseBatchRequest {
+  /** batch names the batch. */
+  batch: string;
+}
+
+/** CloseBatchResponse is the batch after closing. */
+export interface CloseBatchResponse {
+  /** status of the batch. */
+  status: BatchStatus | undefined;
+}
+
+/** GetBatchRequest names a batch. */
+export interface GetBatchRequest {
+  /** batch names the batch. */
+  batch: string;
+}
+
+/** GetBatchResponse is the batch. */
+export interface GetBatchResponse {
+  /** status of the batch. */
+  status: BatchStatus | undefined;
+}
+
 function createBaseAgent(): Agent {
   return {
     name: "",
@@ -6074,6 +6159,796 @@ export const AwaitResponse: MessageFns<AwaitResponse> = {
   },
 };
 
+function createBaseRegisterBatchRequest(): RegisterBatchRequest {
+  return { batch: "", queue: "", agents: [], callbackQueue: "", onSuccess: [], onComplete: [], close: false };
+}
+
+export const RegisterBatchRequest: MessageFns<RegisterBatchRequest> = {
+  encode(message: RegisterBatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.batch !== "") {
+      writer.uint32(10).string(message.batch);
+    }
+    if (message.queue !== "") {
+      writer.uint32(18).string(message.queue);
+    }
+    for (const v of message.agents) {
+      Agent.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.callbackQueue !== "") {
+      writer.uint32(34).string(message.callbackQueue);
+    }
+    for (const v of message.onSuccess) {
+      Agent.encode(v!, writer.uint32(42).fork()).join();
+    }
+    for (const v of message.onComplete) {
+      Agent.encode(v!, writer.uint32(50).fork()).join();
+    }
+    if (message.close !== false) {
+      writer.uint32(56).bool(message.close);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RegisterBatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRegisterBatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.batch = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.agents.push(Agent.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.callbackQueue = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.onSuccess.push(Agent.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.onComplete.push(Agent.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.close = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RegisterBatchRequest {
+    return {
+      batch: isSet(object.batch) ? globalThis.String(object.batch) : "",
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      agents: globalThis.Array.isArray(object?.agents) ? object.agents.map((e: any) => Agent.fromJSON(e)) : [],
+      callbackQueue: isSet(object.callbackQueue)
+        ? globalThis.String(object.callbackQueue)
+        : isSet(object.callback_queue)
+        ? globalThis.String(object.callback_queue)
+        : "",
+      onSuccess: globalThis.Array.isArray(object?.onSuccess)
+        ? object.onSuccess.map((e: any) => Agent.fromJSON(e))
+        : globalThis.Array.isArray(object?.on_success)
+        ? object.on_success.map((e: any) => Agent.fromJSON(e))
+        : [],
+      onComplete: globalThis.Array.isArray(object?.onComplete)
+        ? object.onComplete.map((e: any) => Agent.fromJSON(e))
+        : globalThis.Array.isArray(object?.on_complete)
+        ? object.on_complete.map((e: any) => Agent.fromJSON(e))
+        : [],
+      close: isSet(object.close) ? globalThis.Boolean(object.close) : false,
+    };
+  },
+
+  toJSON(message: RegisterBatchRequest): unknown {
+    const obj: any = {};
+    if (message.batch !== "") {
+      obj.batch = message.batch;
+    }
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    if (message.agents?.length) {
+      obj.agents = message.agents.map((e) => Agent.toJSON(e));
+    }
+    if (message.callbackQueue !== "") {
+      obj.callbackQueue = message.callbackQueue;
+    }
+    if (message.onSuccess?.length) {
+      obj.onSuccess = message.onSuccess.map((e) => Agent.toJSON(e));
+    }
+    if (message.onComplete?.length) {
+      obj.onComplete = message.onComplete.map((e) => Agent.toJSON(e));
+    }
+    if (message.close !== false) {
+      obj.close = message.close;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RegisterBatchRequest>): RegisterBatchRequest {
+    return RegisterBatchRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RegisterBatchRequest>): RegisterBatchRequest {
+    const message = createBaseRegisterBatchRequest();
+    message.batch = object.batch ?? "";
+    message.queue = object.queue ?? "";
+    message.agents = object.agents?.map((e) => Agent.fromPartial(e)) || [];
+    message.callbackQueue = object.callbackQueue ?? "";
+    message.onSuccess = object.onSuccess?.map((e) => Agent.fromPartial(e)) || [];
+    message.onComplete = object.onComplete?.map((e) => Agent.fromPartial(e)) || [];
+    message.close = object.close ?? false;
+    return message;
+  },
+};
+
+function createBaseBatchStatus(): BatchStatus {
+  return {
+    batch: "",
+    total: 0,
+    pending: 0,
+    succeeded: 0,
+    failed: 0,
+    closed: false,
+    done: false,
+    callbacks: [],
+    createdAt: undefined,
+    doneAt: undefined,
+  };
+}
+
+export const BatchStatus: MessageFns<BatchStatus> = {
+  encode(message: BatchStatus, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.batch !== "") {
+      writer.uint32(10).string(message.batch);
+    }
+    if (message.total !== 0) {
+      writer.uint32(16).uint32(message.total);
+    }
+    if (message.pending !== 0) {
+      writer.uint32(24).uint32(message.pending);
+    }
+    if (message.succeeded !== 0) {
+      writer.uint32(32).uint32(message.succeeded);
+    }
+    if (message.failed !== 0) {
+      writer.uint32(40).uint32(message.failed);
+    }
+    if (message.closed !== false) {
+      writer.uint32(48).bool(message.closed);
+    }
+    if (message.done !== false) {
+      writer.uint32(56).bool(message.done);
+    }
+    for (const v of message.callbacks) {
+      AgentRef.encode(v!, writer.uint32(66).fork()).join();
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(74).fork()).join();
+    }
+    if (message.doneAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.doneAt), writer.uint32(82).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BatchStatus {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBatchStatus();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.batch = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.total = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.pending = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.succeeded = reader.uint32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.failed = reader.uint32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.closed = reader.bool();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.done = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.callbacks.push(AgentRef.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.doneAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BatchStatus {
+    return {
+      batch: isSet(object.batch) ? globalThis.String(object.batch) : "",
+      total: isSet(object.total) ? globalThis.Number(object.total) : 0,
+      pending: isSet(object.pending) ? globalThis.Number(object.pending) : 0,
+      succeeded: isSet(object.succeeded) ? globalThis.Number(object.succeeded) : 0,
+      failed: isSet(object.failed) ? globalThis.Number(object.failed) : 0,
+      closed: isSet(object.closed) ? globalThis.Boolean(object.closed) : false,
+      done: isSet(object.done) ? globalThis.Boolean(object.done) : false,
+      callbacks: globalThis.Array.isArray(object?.callbacks)
+        ? object.callbacks.map((e: any) => AgentRef.fromJSON(e))
+        : [],
+      createdAt: isSet(object.createdAt)
+        ? fromJsonTimestamp(object.createdAt)
+        : isSet(object.created_at)
+        ? fromJsonTimestamp(object.created_at)
+        : undefined,
+      doneAt: isSet(object.doneAt)
+        ? fromJsonTimestamp(object.doneAt)
+        : isSet(object.done_at)
+        ? fromJsonTimestamp(object.done_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: BatchStatus): unknown {
+    const obj: any = {};
+    if (message.batch !== "") {
+      obj.batch = message.batch;
+    }
+    if (message.total !== 0) {
+      obj.total = Math.round(message.total);
+    }
+    if (message.pending !== 0) {
+      obj.pending = Math.round(message.pending);
+    }
+    if (message.succeeded !== 0) {
+      obj.succeeded = Math.round(message.succeeded);
+    }
+    if (message.failed !== 0) {
+      obj.failed = Math.round(message.failed);
+    }
+    if (message.closed !== false) {
+      obj.closed = message.closed;
+    }
+    if (message.done !== false) {
+      obj.done = message.done;
+    }
+    if (message.callbacks?.length) {
+      obj.callbacks = message.callbacks.map((e) => AgentRef.toJSON(e));
+    }
+    if (message.createdAt !== undefined) {
+      obj.createdAt = message.createdAt.toISOString();
+    }
+    if (message.doneAt !== undefined) {
+      obj.doneAt = message.doneAt.toISOString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<BatchStatus>): BatchStatus {
+    return BatchStatus.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BatchStatus>): BatchStatus {
+    const message = createBaseBatchStatus();
+    message.batch = object.batch ?? "";
+    message.total = object.total ?? 0;
+    message.pending = object.pending ?? 0;
+    message.succeeded = object.succeeded ?? 0;
+    message.failed = object.failed ?? 0;
+    message.closed = object.closed ?? false;
+    message.done = object.done ?? false;
+    message.callbacks = object.callbacks?.map((e) => AgentRef.fromPartial(e)) || [];
+    message.createdAt = object.createdAt ?? undefined;
+    message.doneAt = object.doneAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseRegisterBatchResponse(): RegisterBatchResponse {
+  return { batchCreated: false, created: 0, status: undefined };
+}
+
+export const RegisterBatchResponse: MessageFns<RegisterBatchResponse> = {
+  encode(message: RegisterBatchResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.batchCreated !== false) {
+      writer.uint32(8).bool(message.batchCreated);
+    }
+    if (message.created !== 0) {
+      writer.uint32(16).uint32(message.created);
+    }
+    if (message.status !== undefined) {
+      BatchStatus.encode(message.status, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RegisterBatchResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRegisterBatchResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.batchCreated = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.created = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.status = BatchStatus.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RegisterBatchResponse {
+    return {
+      batchCreated: isSet(object.batchCreated)
+        ? globalThis.Boolean(object.batchCreated)
+        : isSet(object.batch_created)
+        ? globalThis.Boolean(object.batch_created)
+        : false,
+      created: isSet(object.created) ? globalThis.Number(object.created) : 0,
+      status: isSet(object.status) ? BatchStatus.fromJSON(object.status) : undefined,
+    };
+  },
+
+  toJSON(message: RegisterBatchResponse): unknown {
+    const obj: any = {};
+    if (message.batchCreated !== false) {
+      obj.batchCreated = message.batchCreated;
+    }
+    if (message.created !== 0) {
+      obj.created = Math.round(message.created);
+    }
+    if (message.status !== undefined) {
+      obj.status = BatchStatus.toJSON(message.status);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RegisterBatchResponse>): RegisterBatchResponse {
+    return RegisterBatchResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RegisterBatchResponse>): RegisterBatchResponse {
+    const message = createBaseRegisterBatchResponse();
+    message.batchCreated = object.batchCreated ?? false;
+    message.created = object.created ?? 0;
+    message.status = (object.status !== undefined && object.status !== null)
+      ? BatchStatus.fromPartial(object.status)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseCloseBatchRequest(): CloseBatchRequest {
+  return { batch: "" };
+}
+
+export const CloseBatchRequest: MessageFns<CloseBatchRequest> = {
+  encode(message: CloseBatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.batch !== "") {
+      writer.uint32(10).string(message.batch);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CloseBatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCloseBatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.batch = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CloseBatchRequest {
+    return { batch: isSet(object.batch) ? globalThis.String(object.batch) : "" };
+  },
+
+  toJSON(message: CloseBatchRequest): unknown {
+    const obj: any = {};
+    if (message.batch !== "") {
+      obj.batch = message.batch;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CloseBatchRequest>): CloseBatchRequest {
+    return CloseBatchRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CloseBatchRequest>): CloseBatchRequest {
+    const message = createBaseCloseBatchRequest();
+    message.batch = object.batch ?? "";
+    return message;
+  },
+};
+
+function createBaseCloseBatchResponse(): CloseBatchResponse {
+  return { status: undefined };
+}
+
+export const CloseBatchResponse: MessageFns<CloseBatchResponse> = {
+  encode(message: CloseBatchResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.status !== undefined) {
+      BatchStatus.encode(message.status, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CloseBatchResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCloseBatchResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.status = BatchStatus.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CloseBatchResponse {
+    return { status: isSet(object.status) ? BatchStatus.fromJSON(object.status) : undefined };
+  },
+
+  toJSON(message: CloseBatchResponse): unknown {
+    const obj: any = {};
+    if (message.status !== undefined) {
+      obj.status = BatchStatus.toJSON(message.status);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CloseBatchResponse>): CloseBatchResponse {
+    return CloseBatchResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CloseBatchResponse>): CloseBatchResponse {
+    const message = createBaseCloseBatchResponse();
+    message.status = (object.status !== undefined && object.status !== null)
+      ? BatchStatus.fromPartial(object.status)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseGetBatchRequest(): GetBatchRequest {
+  return { batch: "" };
+}
+
+export const GetBatchRequest: MessageFns<GetBatchRequest> = {
+  encode(message: GetBatchRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.batch !== "") {
+      writer.uint32(10).string(message.batch);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetBatchRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetBatchRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.batch = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetBatchRequest {
+    return { batch: isSet(object.batch) ? globalThis.String(object.batch) : "" };
+  },
+
+  toJSON(message: GetBatchRequest): unknown {
+    const obj: any = {};
+    if (message.batch !== "") {
+      obj.batch = message.batch;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetBatchRequest>): GetBatchRequest {
+    return GetBatchRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetBatchRequest>): GetBatchRequest {
+    const message = createBaseGetBatchRequest();
+    message.batch = object.batch ?? "";
+    return message;
+  },
+};
+
+function createBaseGetBatchResponse(): GetBatchResponse {
+  return { status: undefined };
+}
+
+export const GetBatchResponse: MessageFns<GetBatchResponse> = {
+  encode(message: GetBatchResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.status !== undefined) {
+      BatchStatus.encode(message.status, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetBatchResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetBatchResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.status = BatchStatus.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetBatchResponse {
+    return { status: isSet(object.status) ? BatchStatus.fromJSON(object.status) : undefined };
+  },
+
+  toJSON(message: GetBatchResponse): unknown {
+    const obj: any = {};
+    if (message.status !== undefined) {
+      obj.status = BatchStatus.toJSON(message.status);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetBatchResponse>): GetBatchResponse {
+    return GetBatchResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetBatchResponse>): GetBatchResponse {
+    const message = createBaseGetBatchResponse();
+    message.status = (object.status !== undefined && object.status !== null)
+      ? BatchStatus.fromPartial(object.status)
+      : undefined;
+    return message;
+  },
+};
+
 /**
  * AgentService runs recurring and one-shot work items ("agents") on a fleet
  * of workers, each agent held by exactly one worker at a time.
@@ -6307,6 +7182,55 @@ export const AgentServiceService = {
     responseSerialize: (value: AwaitResponse): Buffer => Buffer.from(AwaitResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): AwaitResponse => AwaitResponse.decode(value),
   },
+  /**
+   * RegisterBatch registers agents (Register's rules) as members of a batch, and creates the
+   * batch on its first call, with its callbacks: agents of callback_queue that run once when
+   * the batch is done — on_success only when every member succeeded, on_complete whatever
+   * the members' finishes (a member dead-lettered, unregistered or cancelled counts as
+   * failed). A batch is done when it is closed (`close`, or CloseBatch) and every member has
+   * finished; a later call adds members to an open batch, in any queue, and gives no
+   * callbacks. A closed batch refuses members: FAILED_PRECONDITION, reason BATCH_CLOSED. Each
+   * callback runs exactly once, however its last members' completions race, on one node or on
+   * Redis Cluster; its lease carries the batch's finish (Lease.parents: queue empty, name the
+   * batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
+   */
+  registerBatch: {
+    path: "/baton.v1.AgentService/RegisterBatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RegisterBatchRequest): Buffer => Buffer.from(RegisterBatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RegisterBatchRequest => RegisterBatchRequest.decode(value),
+    responseSerialize: (value: RegisterBatchResponse): Buffer =>
+      Buffer.from(RegisterBatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RegisterBatchResponse => RegisterBatchResponse.decode(value),
+  },
+  /**
+   * CloseBatch closes a batch: no member may be added, and it is done once its members have
+   * finished (at once when they have). Closing twice changes nothing. NOT_FOUND without such a
+   * batch.
+   */
+  closeBatch: {
+    path: "/baton.v1.AgentService/CloseBatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CloseBatchRequest): Buffer => Buffer.from(CloseBatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CloseBatchRequest => CloseBatchRequest.decode(value),
+    responseSerialize: (value: CloseBatchResponse): Buffer => Buffer.from(CloseBatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CloseBatchResponse => CloseBatchResponse.decode(value),
+  },
+  /**
+   * GetBatch counts a batch's members by how they finished. A done batch is kept for the
+   * server's results.retention_ms. NOT_FOUND without such a batch.
+   */
+  getBatch: {
+    path: "/baton.v1.AgentService/GetBatch" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetBatchRequest): Buffer => Buffer.from(GetBatchRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetBatchRequest => GetBatchRequest.decode(value),
+    responseSerialize: (value: GetBatchResponse): Buffer => Buffer.from(GetBatchResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetBatchResponse => GetBatchResponse.decode(value),
+  },
 } as const;
 
 export interface AgentServiceServer extends UntypedServiceImplementation {
@@ -6430,6 +7354,30 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
    * when the queue has no such agent and keeps no finish of it.
    */
   await: handleUnaryCall<AwaitRequest, AwaitResponse>;
+  /**
+   * RegisterBatch registers agents (Register's rules) as members of a batch, and creates the
+   * batch on its first call, with its callbacks: agents of callback_queue that run once when
+   * the batch is done — on_success only when every member succeeded, on_complete whatever
+   * the members' finishes (a member dead-lettered, unregistered or cancelled counts as
+   * failed). A batch is done when it is closed (`close`, or CloseBatch) and every member has
+   * finished; a later call adds members to an open batch, in any queue, and gives no
+   * callbacks. A closed batch refuses members: FAILED_PRECONDITION, reason BATCH_CLOSED. Each
+   * callback runs exactly once, however its last members' completions race, on one node or on
+   * Redis Cluster; its lease carries the batch's finish (Lease.parents: queue empty, name the
+   * batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
+   */
+  registerBatch: handleUnaryCall<RegisterBatchRequest, RegisterBatchResponse>;
+  /**
+   * CloseBatch closes a batch: no member may be added, and it is done once its members have
+   * finished (at once when they have). Closing twice changes nothing. NOT_FOUND without such a
+   * batch.
+   */
+  closeBatch: handleUnaryCall<CloseBatchRequest, CloseBatchResponse>;
+  /**
+   * GetBatch counts a batch's members by how they finished. A done batch is kept for the
+   * server's results.retention_ms. NOT_FOUND without such a batch.
+   */
+  getBatch: handleUnaryCall<GetBatchRequest, GetBatchResponse>;
 }
 
 export interface AgentServiceClient extends Client {
@@ -6708,6 +7656,72 @@ export interface AgentServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: AwaitResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * RegisterBatch registers agents (Register's rules) as members of a batch, and creates the
+   * batch on its first call, with its callbacks: agents of callback_queue that run once when
+   * the batch is done — on_success only when every member succeeded, on_complete whatever
+   * the members' finishes (a member dead-lettered, unregistered or cancelled counts as
+   * failed). A batch is done when it is closed (`close`, or CloseBatch) and every member has
+   * finished; a later call adds members to an open batch, in any queue, and gives no
+   * callbacks. A closed batch refuses members: FAILED_PRECONDITION, reason BATCH_CLOSED. Each
+   * callback runs exactly once, however its last members' completions race, on one node or on
+   * Redis Cluster; its lease carries the batch's finish (Lease.parents: queue empty, name the
+   * batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
+   */
+  registerBatch(
+    request: RegisterBatchRequest,
+    callback: (error: ServiceError | null, response: RegisterBatchResponse) => void,
+  ): ClientUnaryCall;
+  registerBatch(
+    request: RegisterBatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RegisterBatchResponse) => void,
+  ): ClientUnaryCall;
+  registerBatch(
+    request: RegisterBatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RegisterBatchResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * CloseBatch closes a batch: no member may be added, and it is done once its members have
+   * finished (at once when they have). Closing twice changes nothing. NOT_FOUND without such a
+   * batch.
+   */
+  closeBatch(
+    request: CloseBatchRequest,
+    callback: (error: ServiceError | null, response: CloseBatchResponse) => void,
+  ): ClientUnaryCall;
+  closeBatch(
+    request: CloseBatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CloseBatchResponse) => void,
+  ): ClientUnaryCall;
+  closeBatch(
+    request: CloseBatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CloseBatchResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * GetBatch counts a batch's members by how they finished. A done batch is kept for the
+   * server's results.retention_ms. NOT_FOUND without such a batch.
+   */
+  getBatch(
+    request: GetBatchRequest,
+    callback: (error: ServiceError | null, response: GetBatchResponse) => void,
+  ): ClientUnaryCall;
+  getBatch(
+    request: GetBatchRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetBatchResponse) => void,
+  ): ClientUnaryCall;
+  getBatch(
+    request: GetBatchRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetBatchResponse) => void,
   ): ClientUnaryCall;
 }
 

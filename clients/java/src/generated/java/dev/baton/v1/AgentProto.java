@@ -221,6 +221,41 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_baton_v1_AwaitResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_RegisterBatchRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_RegisterBatchRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_BatchStatus_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_BatchStatus_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_RegisterBatchResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_RegisterBatchResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_CloseBatchRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_CloseBatchRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_CloseBatchResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_CloseBatchResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_GetBatchRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_GetBatchRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_GetBatchResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_GetBatchResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -394,49 +429,79 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "~\n\rAwaitResponse\022\022\n\004done\030\001 \001(\010R\004done\022-\n\006" +
       "result\030\002 \001(\0132\025.baton.v1.AgentResultR\006res" +
       "ult\022*\n\005state\030\003 \001(\0162\024.baton.v1.AgentState" +
-      "R\005state*\202\001\n\rParentFailure\022\036\n\032PARENT_FAIL" +
-      "URE_UNSPECIFIED\020\000\022\027\n\023PARENT_FAILURE_WAIT" +
-      "\020\001\022\031\n\025PARENT_FAILURE_CANCEL\020\002\022\035\n\031PARENT_" +
-      "FAILURE_RUN_ANYWAY\020\003*\177\n\006Finish\022\026\n\022FINISH" +
-      "_UNSPECIFIED\020\000\022\024\n\020FINISH_SUCCEEDED\020\001\022\030\n\024" +
-      "FINISH_DEAD_LETTERED\020\002\022\024\n\020FINISH_CANCELL" +
-      "ED\020\003\022\027\n\023FINISH_UNREGISTERED\020\004*M\n\007CatchUp" +
-      "\022\030\n\024CATCH_UP_UNSPECIFIED\020\000\022\025\n\021CATCH_UP_R" +
-      "UN_ONCE\020\001\022\021\n\rCATCH_UP_SKIP\020\002*\265\001\n\007Outcome" +
-      "\022\027\n\023OUTCOME_UNSPECIFIED\020\000\022\023\n\017OUTCOME_SUC" +
-      "CESS\020\001\022\037\n\033OUTCOME_PERMANENT_FORBIDDEN\020\002\022" +
-      "\025\n\021OUTCOME_THROTTLED\020\003\022\025\n\021OUTCOME_TRANSI" +
-      "ENT\020\004\022\030\n\024OUTCOME_SERVER_ERROR\020\005\022\023\n\017OUTCO" +
-      "ME_UNKNOWN\020\006*\223\001\n\nAgentState\022\033\n\027AGENT_STA" +
-      "TE_UNSPECIFIED\020\000\022\027\n\023AGENT_STATE_WAITING\020" +
-      "\001\022\027\n\023AGENT_STATE_WORKING\020\002\022\035\n\031AGENT_STAT" +
-      "E_DEAD_LETTERED\020\003\022\027\n\023AGENT_STATE_BLOCKED" +
-      "\020\0042\305\006\n\014AgentService\022A\n\010Register\022\031.baton." +
-      "v1.RegisterRequest\032\032.baton.v1.RegisterRe" +
-      "sponse\022G\n\nUnregister\022\033.baton.v1.Unregist" +
-      "erRequest\032\034.baton.v1.UnregisterResponse\022" +
-      ">\n\007Acquire\022\030.baton.v1.AcquireRequest\032\031.b" +
-      "aton.v1.AcquireResponse\022D\n\tHeartbeat\022\032.b" +
-      "aton.v1.HeartbeatRequest\032\033.baton.v1.Hear" +
-      "tbeatResponse\022A\n\010Complete\022\031.baton.v1.Com" +
-      "pleteRequest\032\032.baton.v1.CompleteResponse" +
-      "\022P\n\rCompleteBatch\022\036.baton.v1.CompleteBat" +
-      "chRequest\032\037.baton.v1.CompleteBatchRespon" +
-      "se\022B\n\007Session\022\030.baton.v1.SessionRequest\032" +
-      "\031.baton.v1.SessionResponse(\0010\001\022>\n\007Releas" +
-      "e\022\030.baton.v1.ReleaseRequest\032\031.baton.v1.R" +
-      "eleaseResponse\022A\n\010GetAgent\022\031.baton.v1.Ge" +
-      "tAgentRequest\032\032.baton.v1.GetAgentRespons" +
-      "e\022G\n\nListAgents\022\033.baton.v1.ListAgentsReq" +
-      "uest\032\034.baton.v1.ListAgentsResponse\022D\n\tCa" +
-      "ncelRun\022\032.baton.v1.CancelRunRequest\032\033.ba" +
-      "ton.v1.CancelRunResponse\0228\n\005Await\022\026.bato" +
-      "n.v1.AwaitRequest\032\027.baton.v1.AwaitRespon" +
-      "seB\233\001\n\014dev.baton.v1B\nAgentProtoP\001Z>githu" +
-      "b.com/baton-project/baton/clients/go/gen" +
-      "/baton/v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312\002\010Bat" +
-      "on\\V1\342\002\024Baton\\V1\\GPBMetadata\352\002\tBaton::V1" +
-      "b\006proto3"
+      "R\005state\"\212\002\n\024RegisterBatchRequest\022\024\n\005batc" +
+      "h\030\001 \001(\tR\005batch\022\024\n\005queue\030\002 \001(\tR\005queue\022\'\n\006" +
+      "agents\030\003 \003(\0132\017.baton.v1.AgentR\006agents\022%\n" +
+      "\016callback_queue\030\004 \001(\tR\rcallbackQueue\022.\n\n" +
+      "on_success\030\005 \003(\0132\017.baton.v1.AgentR\tonSuc" +
+      "cess\0220\n\013on_complete\030\006 \003(\0132\017.baton.v1.Age" +
+      "ntR\nonComplete\022\024\n\005close\030\007 \001(\010R\005close\"\327\002\n" +
+      "\013BatchStatus\022\024\n\005batch\030\001 \001(\tR\005batch\022\024\n\005to" +
+      "tal\030\002 \001(\rR\005total\022\030\n\007pending\030\003 \001(\rR\007pendi" +
+      "ng\022\034\n\tsucceeded\030\004 \001(\rR\tsucceeded\022\026\n\006fail" +
+      "ed\030\005 \001(\rR\006failed\022\026\n\006closed\030\006 \001(\010R\006closed" +
+      "\022\022\n\004done\030\007 \001(\010R\004done\0220\n\tcallbacks\030\010 \003(\0132" +
+      "\022.baton.v1.AgentRefR\tcallbacks\0229\n\ncreate" +
+      "d_at\030\t \001(\0132\032.google.protobuf.TimestampR\t" +
+      "createdAt\0223\n\007done_at\030\n \001(\0132\032.google.prot" +
+      "obuf.TimestampR\006doneAt\"\205\001\n\025RegisterBatch" +
+      "Response\022#\n\rbatch_created\030\001 \001(\010R\014batchCr" +
+      "eated\022\030\n\007created\030\002 \001(\rR\007created\022-\n\006statu" +
+      "s\030\003 \001(\0132\025.baton.v1.BatchStatusR\006status\")" +
+      "\n\021CloseBatchRequest\022\024\n\005batch\030\001 \001(\tR\005batc" +
+      "h\"C\n\022CloseBatchResponse\022-\n\006status\030\001 \001(\0132" +
+      "\025.baton.v1.BatchStatusR\006status\"\'\n\017GetBat" +
+      "chRequest\022\024\n\005batch\030\001 \001(\tR\005batch\"A\n\020GetBa" +
+      "tchResponse\022-\n\006status\030\001 \001(\0132\025.baton.v1.B" +
+      "atchStatusR\006status*\202\001\n\rParentFailure\022\036\n\032" +
+      "PARENT_FAILURE_UNSPECIFIED\020\000\022\027\n\023PARENT_F" +
+      "AILURE_WAIT\020\001\022\031\n\025PARENT_FAILURE_CANCEL\020\002" +
+      "\022\035\n\031PARENT_FAILURE_RUN_ANYWAY\020\003*\177\n\006Finis" +
+      "h\022\026\n\022FINISH_UNSPECIFIED\020\000\022\024\n\020FINISH_SUCC" +
+      "EEDED\020\001\022\030\n\024FINISH_DEAD_LETTERED\020\002\022\024\n\020FIN" +
+      "ISH_CANCELLED\020\003\022\027\n\023FINISH_UNREGISTERED\020\004" +
+      "*M\n\007CatchUp\022\030\n\024CATCH_UP_UNSPECIFIED\020\000\022\025\n" +
+      "\021CATCH_UP_RUN_ONCE\020\001\022\021\n\rCATCH_UP_SKIP\020\002*" +
+      "\265\001\n\007Outcome\022\027\n\023OUTCOME_UNSPECIFIED\020\000\022\023\n\017" +
+      "OUTCOME_SUCCESS\020\001\022\037\n\033OUTCOME_PERMANENT_F" +
+      "ORBIDDEN\020\002\022\025\n\021OUTCOME_THROTTLED\020\003\022\025\n\021OUT" +
+      "COME_TRANSIENT\020\004\022\030\n\024OUTCOME_SERVER_ERROR" +
+      "\020\005\022\023\n\017OUTCOME_UNKNOWN\020\006*\223\001\n\nAgentState\022\033" +
+      "\n\027AGENT_STATE_UNSPECIFIED\020\000\022\027\n\023AGENT_STA" +
+      "TE_WAITING\020\001\022\027\n\023AGENT_STATE_WORKING\020\002\022\035\n" +
+      "\031AGENT_STATE_DEAD_LETTERED\020\003\022\027\n\023AGENT_ST" +
+      "ATE_BLOCKED\020\0042\243\010\n\014AgentService\022A\n\010Regist" +
+      "er\022\031.baton.v1.RegisterRequest\032\032.baton.v1" +
+      ".RegisterResponse\022G\n\nUnregister\022\033.baton." +
+      "v1.UnregisterRequest\032\034.baton.v1.Unregist" +
+      "erResponse\022>\n\007Acquire\022\030.baton.v1.Acquire" +
+      "Request\032\031.baton.v1.AcquireResponse\022D\n\tHe" +
+      "artbeat\022\032.baton.v1.HeartbeatRequest\032\033.ba" +
+      "ton.v1.HeartbeatResponse\022A\n\010Complete\022\031.b" +
+      "aton.v1.CompleteRequest\032\032.baton.v1.Compl" +
+      "eteResponse\022P\n\rCompleteBatch\022\036.baton.v1." +
+      "CompleteBatchRequest\032\037.baton.v1.Complete" +
+      "BatchResponse\022B\n\007Session\022\030.baton.v1.Sess" +
+      "ionRequest\032\031.baton.v1.SessionResponse(\0010" +
+      "\001\022>\n\007Release\022\030.baton.v1.ReleaseRequest\032\031" +
+      ".baton.v1.ReleaseResponse\022A\n\010GetAgent\022\031." +
+      "baton.v1.GetAgentRequest\032\032.baton.v1.GetA" +
+      "gentResponse\022G\n\nListAgents\022\033.baton.v1.Li" +
+      "stAgentsRequest\032\034.baton.v1.ListAgentsRes" +
+      "ponse\022D\n\tCancelRun\022\032.baton.v1.CancelRunR" +
+      "equest\032\033.baton.v1.CancelRunResponse\0228\n\005A" +
+      "wait\022\026.baton.v1.AwaitRequest\032\027.baton.v1." +
+      "AwaitResponse\022P\n\rRegisterBatch\022\036.baton.v" +
+      "1.RegisterBatchRequest\032\037.baton.v1.Regist" +
+      "erBatchResponse\022G\n\nCloseBatch\022\033.baton.v1" +
+      ".CloseBatchRequest\032\034.baton.v1.CloseBatch" +
+      "Response\022A\n\010GetBatch\022\031.baton.v1.GetBatch" +
+      "Request\032\032.baton.v1.GetBatchResponseB\233\001\n\014" +
+      "dev.baton.v1B\nAgentProtoP\001Z>github.com/b" +
+      "aton-project/baton/clients/go/gen/baton/" +
+      "v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312\002\010Baton\\V1\342\002" +
+      "\024Baton\\V1\\GPBMetadata\352\002\tBaton::V1b\006proto" +
+      "3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -678,6 +743,48 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AwaitResponse_descriptor,
         new java.lang.String[] { "Done", "Result", "State", });
+    internal_static_baton_v1_RegisterBatchRequest_descriptor =
+      getDescriptor().getMessageType(38);
+    internal_static_baton_v1_RegisterBatchRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_RegisterBatchRequest_descriptor,
+        new java.lang.String[] { "Batch", "Queue", "Agents", "CallbackQueue", "OnSuccess", "OnComplete", "Close", });
+    internal_static_baton_v1_BatchStatus_descriptor =
+      getDescriptor().getMessageType(39);
+    internal_static_baton_v1_BatchStatus_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_BatchStatus_descriptor,
+        new java.lang.String[] { "Batch", "Total", "Pending", "Succeeded", "Failed", "Closed", "Done", "Callbacks", "CreatedAt", "DoneAt", });
+    internal_static_baton_v1_RegisterBatchResponse_descriptor =
+      getDescriptor().getMessageType(40);
+    internal_static_baton_v1_RegisterBatchResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_RegisterBatchResponse_descriptor,
+        new java.lang.String[] { "BatchCreated", "Created", "Status", });
+    internal_static_baton_v1_CloseBatchRequest_descriptor =
+      getDescriptor().getMessageType(41);
+    internal_static_baton_v1_CloseBatchRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_CloseBatchRequest_descriptor,
+        new java.lang.String[] { "Batch", });
+    internal_static_baton_v1_CloseBatchResponse_descriptor =
+      getDescriptor().getMessageType(42);
+    internal_static_baton_v1_CloseBatchResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_CloseBatchResponse_descriptor,
+        new java.lang.String[] { "Status", });
+    internal_static_baton_v1_GetBatchRequest_descriptor =
+      getDescriptor().getMessageType(43);
+    internal_static_baton_v1_GetBatchRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_GetBatchRequest_descriptor,
+        new java.lang.String[] { "Batch", });
+    internal_static_baton_v1_GetBatchResponse_descriptor =
+      getDescriptor().getMessageType(44);
+    internal_static_baton_v1_GetBatchResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_GetBatchResponse_descriptor,
+        new java.lang.String[] { "Status", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.DurationProto.getDescriptor();
     com.google.protobuf.TimestampProto.getDescriptor();

@@ -396,6 +396,99 @@ public final class AgentServiceGrpc {
     return getAwaitMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.RegisterBatchRequest,
+      dev.baton.v1.RegisterBatchResponse> getRegisterBatchMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "RegisterBatch",
+      requestType = dev.baton.v1.RegisterBatchRequest.class,
+      responseType = dev.baton.v1.RegisterBatchResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.RegisterBatchRequest,
+      dev.baton.v1.RegisterBatchResponse> getRegisterBatchMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.RegisterBatchRequest, dev.baton.v1.RegisterBatchResponse> getRegisterBatchMethod;
+    if ((getRegisterBatchMethod = AgentServiceGrpc.getRegisterBatchMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getRegisterBatchMethod = AgentServiceGrpc.getRegisterBatchMethod) == null) {
+          AgentServiceGrpc.getRegisterBatchMethod = getRegisterBatchMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.RegisterBatchRequest, dev.baton.v1.RegisterBatchResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "RegisterBatch"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.RegisterBatchRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.RegisterBatchResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("RegisterBatch"))
+              .build();
+        }
+      }
+    }
+    return getRegisterBatchMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.CloseBatchRequest,
+      dev.baton.v1.CloseBatchResponse> getCloseBatchMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "CloseBatch",
+      requestType = dev.baton.v1.CloseBatchRequest.class,
+      responseType = dev.baton.v1.CloseBatchResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.CloseBatchRequest,
+      dev.baton.v1.CloseBatchResponse> getCloseBatchMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.CloseBatchRequest, dev.baton.v1.CloseBatchResponse> getCloseBatchMethod;
+    if ((getCloseBatchMethod = AgentServiceGrpc.getCloseBatchMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getCloseBatchMethod = AgentServiceGrpc.getCloseBatchMethod) == null) {
+          AgentServiceGrpc.getCloseBatchMethod = getCloseBatchMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.CloseBatchRequest, dev.baton.v1.CloseBatchResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "CloseBatch"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.CloseBatchRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.CloseBatchResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("CloseBatch"))
+              .build();
+        }
+      }
+    }
+    return getCloseBatchMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.GetBatchRequest,
+      dev.baton.v1.GetBatchResponse> getGetBatchMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "GetBatch",
+      requestType = dev.baton.v1.GetBatchRequest.class,
+      responseType = dev.baton.v1.GetBatchResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.GetBatchRequest,
+      dev.baton.v1.GetBatchResponse> getGetBatchMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.GetBatchRequest, dev.baton.v1.GetBatchResponse> getGetBatchMethod;
+    if ((getGetBatchMethod = AgentServiceGrpc.getGetBatchMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getGetBatchMethod = AgentServiceGrpc.getGetBatchMethod) == null) {
+          AgentServiceGrpc.getGetBatchMethod = getGetBatchMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.GetBatchRequest, dev.baton.v1.GetBatchResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "GetBatch"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.GetBatchRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.GetBatchResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("GetBatch"))
+              .build();
+        }
+      }
+    }
+    return getGetBatchMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -658,6 +751,48 @@ public final class AgentServiceGrpc {
         io.grpc.stub.StreamObserver<dev.baton.v1.AwaitResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getAwaitMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * RegisterBatch registers agents (Register's rules) as members of a batch, and creates the
+     * batch on its first call, with its callbacks: agents of callback_queue that run once when
+     * the batch is done — on_success only when every member succeeded, on_complete whatever
+     * the members' finishes (a member dead-lettered, unregistered or cancelled counts as
+     * failed). A batch is done when it is closed (`close`, or CloseBatch) and every member has
+     * finished; a later call adds members to an open batch, in any queue, and gives no
+     * callbacks. A closed batch refuses members: FAILED_PRECONDITION, reason BATCH_CLOSED. Each
+     * callback runs exactly once, however its last members' completions race, on one node or on
+     * Redis Cluster; its lease carries the batch's finish (Lease.parents: queue empty, name the
+     * batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
+     * </pre>
+     */
+    default void registerBatch(dev.baton.v1.RegisterBatchRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.RegisterBatchResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getRegisterBatchMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * CloseBatch closes a batch: no member may be added, and it is done once its members have
+     * finished (at once when they have). Closing twice changes nothing. NOT_FOUND without such a
+     * batch.
+     * </pre>
+     */
+    default void closeBatch(dev.baton.v1.CloseBatchRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.CloseBatchResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getCloseBatchMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * GetBatch counts a batch's members by how they finished. A done batch is kept for the
+     * server's results.retention_ms. NOT_FOUND without such a batch.
+     * </pre>
+     */
+    default void getBatch(dev.baton.v1.GetBatchRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.GetBatchResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getGetBatchMethod(), responseObserver);
+    }
   }
 
   /**
@@ -910,6 +1045,51 @@ public final class AgentServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getAwaitMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * RegisterBatch registers agents (Register's rules) as members of a batch, and creates the
+     * batch on its first call, with its callbacks: agents of callback_queue that run once when
+     * the batch is done — on_success only when every member succeeded, on_complete whatever
+     * the members' finishes (a member dead-lettered, unregistered or cancelled counts as
+     * failed). A batch is done when it is closed (`close`, or CloseBatch) and every member has
+     * finished; a later call adds members to an open batch, in any queue, and gives no
+     * callbacks. A closed batch refuses members: FAILED_PRECONDITION, reason BATCH_CLOSED. Each
+     * callback runs exactly once, however its last members' completions race, on one node or on
+     * Redis Cluster; its lease carries the batch's finish (Lease.parents: queue empty, name the
+     * batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
+     * </pre>
+     */
+    public void registerBatch(dev.baton.v1.RegisterBatchRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.RegisterBatchResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getRegisterBatchMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * CloseBatch closes a batch: no member may be added, and it is done once its members have
+     * finished (at once when they have). Closing twice changes nothing. NOT_FOUND without such a
+     * batch.
+     * </pre>
+     */
+    public void closeBatch(dev.baton.v1.CloseBatchRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.CloseBatchResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getCloseBatchMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * GetBatch counts a batch's members by how they finished. A done batch is kept for the
+     * server's results.retention_ms. NOT_FOUND without such a batch.
+     * </pre>
+     */
+    public void getBatch(dev.baton.v1.GetBatchRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.GetBatchResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getGetBatchMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -1129,6 +1309,48 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getAwaitMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * RegisterBatch registers agents (Register's rules) as members of a batch, and creates the
+     * batch on its first call, with its callbacks: agents of callback_queue that run once when
+     * the batch is done — on_success only when every member succeeded, on_complete whatever
+     * the members' finishes (a member dead-lettered, unregistered or cancelled counts as
+     * failed). A batch is done when it is closed (`close`, or CloseBatch) and every member has
+     * finished; a later call adds members to an open batch, in any queue, and gives no
+     * callbacks. A closed batch refuses members: FAILED_PRECONDITION, reason BATCH_CLOSED. Each
+     * callback runs exactly once, however its last members' completions race, on one node or on
+     * Redis Cluster; its lease carries the batch's finish (Lease.parents: queue empty, name the
+     * batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
+     * </pre>
+     */
+    public dev.baton.v1.RegisterBatchResponse registerBatch(dev.baton.v1.RegisterBatchRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getRegisterBatchMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * CloseBatch closes a batch: no member may be added, and it is done once its members have
+     * finished (at once when they have). Closing twice changes nothing. NOT_FOUND without such a
+     * batch.
+     * </pre>
+     */
+    public dev.baton.v1.CloseBatchResponse closeBatch(dev.baton.v1.CloseBatchRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getCloseBatchMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * GetBatch counts a batch's members by how they finished. A done batch is kept for the
+     * server's results.retention_ms. NOT_FOUND without such a batch.
+     * </pre>
+     */
+    public dev.baton.v1.GetBatchResponse getBatch(dev.baton.v1.GetBatchRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getGetBatchMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1308,6 +1530,48 @@ public final class AgentServiceGrpc {
     public dev.baton.v1.AwaitResponse await(dev.baton.v1.AwaitRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getAwaitMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * RegisterBatch registers agents (Register's rules) as members of a batch, and creates the
+     * batch on its first call, with its callbacks: agents of callback_queue that run once when
+     * the batch is done — on_success only when every member succeeded, on_complete whatever
+     * the members' finishes (a member dead-lettered, unregistered or cancelled counts as
+     * failed). A batch is done when it is closed (`close`, or CloseBatch) and every member has
+     * finished; a later call adds members to an open batch, in any queue, and gives no
+     * callbacks. A closed batch refuses members: FAILED_PRECONDITION, reason BATCH_CLOSED. Each
+     * callback runs exactly once, however its last members' completions race, on one node or on
+     * Redis Cluster; its lease carries the batch's finish (Lease.parents: queue empty, name the
+     * batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
+     * </pre>
+     */
+    public dev.baton.v1.RegisterBatchResponse registerBatch(dev.baton.v1.RegisterBatchRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getRegisterBatchMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * CloseBatch closes a batch: no member may be added, and it is done once its members have
+     * finished (at once when they have). Closing twice changes nothing. NOT_FOUND without such a
+     * batch.
+     * </pre>
+     */
+    public dev.baton.v1.CloseBatchResponse closeBatch(dev.baton.v1.CloseBatchRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getCloseBatchMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * GetBatch counts a batch's members by how they finished. A done batch is kept for the
+     * server's results.retention_ms. NOT_FOUND without such a batch.
+     * </pre>
+     */
+    public dev.baton.v1.GetBatchResponse getBatch(dev.baton.v1.GetBatchRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getGetBatchMethod(), getCallOptions(), request);
     }
   }
 
@@ -1500,6 +1764,51 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getAwaitMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * RegisterBatch registers agents (Register's rules) as members of a batch, and creates the
+     * batch on its first call, with its callbacks: agents of callback_queue that run once when
+     * the batch is done — on_success only when every member succeeded, on_complete whatever
+     * the members' finishes (a member dead-lettered, unregistered or cancelled counts as
+     * failed). A batch is done when it is closed (`close`, or CloseBatch) and every member has
+     * finished; a later call adds members to an open batch, in any queue, and gives no
+     * callbacks. A closed batch refuses members: FAILED_PRECONDITION, reason BATCH_CLOSED. Each
+     * callback runs exactly once, however its last members' completions race, on one node or on
+     * Redis Cluster; its lease carries the batch's finish (Lease.parents: queue empty, name the
+     * batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.RegisterBatchResponse> registerBatch(
+        dev.baton.v1.RegisterBatchRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getRegisterBatchMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * CloseBatch closes a batch: no member may be added, and it is done once its members have
+     * finished (at once when they have). Closing twice changes nothing. NOT_FOUND without such a
+     * batch.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.CloseBatchResponse> closeBatch(
+        dev.baton.v1.CloseBatchRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getCloseBatchMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * GetBatch counts a batch's members by how they finished. A done batch is kept for the
+     * server's results.retention_ms. NOT_FOUND without such a batch.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.GetBatchResponse> getBatch(
+        dev.baton.v1.GetBatchRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getGetBatchMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_REGISTER = 0;
@@ -1513,7 +1822,10 @@ public final class AgentServiceGrpc {
   private static final int METHODID_LIST_AGENTS = 8;
   private static final int METHODID_CANCEL_RUN = 9;
   private static final int METHODID_AWAIT = 10;
-  private static final int METHODID_SESSION = 11;
+  private static final int METHODID_REGISTER_BATCH = 11;
+  private static final int METHODID_CLOSE_BATCH = 12;
+  private static final int METHODID_GET_BATCH = 13;
+  private static final int METHODID_SESSION = 14;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1575,6 +1887,18 @@ public final class AgentServiceGrpc {
         case METHODID_AWAIT:
           serviceImpl.await((dev.baton.v1.AwaitRequest) request,
               (io.grpc.stub.StreamObserver<dev.baton.v1.AwaitResponse>) responseObserver);
+          break;
+        case METHODID_REGISTER_BATCH:
+          serviceImpl.registerBatch((dev.baton.v1.RegisterBatchRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.RegisterBatchResponse>) responseObserver);
+          break;
+        case METHODID_CLOSE_BATCH:
+          serviceImpl.closeBatch((dev.baton.v1.CloseBatchRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.CloseBatchResponse>) responseObserver);
+          break;
+        case METHODID_GET_BATCH:
+          serviceImpl.getBatch((dev.baton.v1.GetBatchRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.GetBatchResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -1681,6 +2005,27 @@ public final class AgentServiceGrpc {
               dev.baton.v1.AwaitRequest,
               dev.baton.v1.AwaitResponse>(
                 service, METHODID_AWAIT)))
+        .addMethod(
+          getRegisterBatchMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.RegisterBatchRequest,
+              dev.baton.v1.RegisterBatchResponse>(
+                service, METHODID_REGISTER_BATCH)))
+        .addMethod(
+          getCloseBatchMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.CloseBatchRequest,
+              dev.baton.v1.CloseBatchResponse>(
+                service, METHODID_CLOSE_BATCH)))
+        .addMethod(
+          getGetBatchMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.GetBatchRequest,
+              dev.baton.v1.GetBatchResponse>(
+                service, METHODID_GET_BATCH)))
         .build();
   }
 
@@ -1741,6 +2086,9 @@ public final class AgentServiceGrpc {
               .addMethod(getListAgentsMethod())
               .addMethod(getCancelRunMethod())
               .addMethod(getAwaitMethod())
+              .addMethod(getRegisterBatchMethod())
+              .addMethod(getCloseBatchMethod())
+              .addMethod(getGetBatchMethod())
               .build();
         }
       }

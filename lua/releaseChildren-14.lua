@@ -8,6 +8,8 @@
   down; the last one makes the child due at once. A failure under CANCEL removes the child, which
   finishes as cancelled (finished: its own children are released in turn). A failure under WAIT
   changes nothing and the item is not done: the child stays attached to the parent for a retry.
+  A batch's sentinel (its definition says "batch") counts its members' finishes in stats and,
+  instead of becoming due, finishes when its last pending one is applied (finishBatch).
 
   Input:
     KEYS[1] waiting    ZSET name -> next run (ms)
@@ -23,6 +25,7 @@
     KEYS[11] outboxres HASH "<parent>|<seq>" -> result record
     KEYS[12] awaited   ZSET name -> awaited until (ms)
     KEYS[13] deps      base of "deps:<child>"
+    KEYS[14] stats     HASH a batch's counts: total, succeeded, failed, closed, done_at
 
     ARGV[1] channel    where to announce: "P|S <wake-up channel>" or ""
     ARGV[2] queue      queue name
@@ -38,8 +41,10 @@ local rcall = redis.call
 --@include nowMs
 --@include addWaiting
 --@include finished
+--@include finishBatch
 local waitingKey, defsKey, payloadsKey, indexKey, pendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 flowKeys(6, ARGV[3], ARGV[4])
+local b = { defs = defsKey, pending = pendingKey, stats = KEYS[14] }
 local channel, queue = ARGV[1], ARGV[2]
 local now = nowMs()
 local out = {}
@@ -52,9 +57,15 @@ for i = 5, #ARGV, 3 do
     local policy, finish = string.sub(state, 2, 2), string.sub(record, 1, 1)
     if finish == 'S' or policy == 'A' then
       rcall('HSET', depsKey, parent, record)
+      local batch = string.find(rcall('HGET', defsKey, child) or '', '"batch":1', 1, true)
+      if batch then rcall('HINCRBY', b.stats, finish == 'S' and 'succeeded' or 'failed', 1) end
       if rcall('HINCRBY', pendingKey, child, -1) <= 0 then
-        rcall('HDEL', pendingKey, child)
-        addWaiting(waitingKey, child, now, channel, queue)
+        if batch then
+          finishBatch(b, child, now)
+        else
+          rcall('HDEL', pendingKey, child)
+          addWaiting(waitingKey, child, now, channel, queue)
+        end
       end
     elseif policy == 'C' then
       rcall('HDEL', pendingKey, child)
