@@ -459,7 +459,7 @@ async fn a_batch_counts_its_members_and_runs_each_callback_once() {
 async fn a_callback_runs_once_when_the_last_completions_race_on_two_replicas() {
     let mut env = Env::start().await;
     let other = TestBaton::start(&env.redis.url(), test_config()).await;
-    let mut second = other.agents().await;
+    let second = other.agents().await;
     for round in 0..10 {
         let batch = format!("race-{round}");
         let req = pb::RegisterBatchRequest {
