@@ -82,7 +82,7 @@ for i = 12, #ARGV, 4 do
   end
   out[#out + 1] = code
   if code >= 0 then ended = true end
-  if code >= 0 and lease then keyLeaseEnded(limitsKey, lease.key) end
+  if code >= 0 and lease then keyLeaseEnded(limitsKey, lease.key, 1, name) end
 end
 if ended then wakeBlocked(limitsKey, channel, queue) end
 return out

@@ -27,7 +27,8 @@ scoped!(NameKind::Election, election: pb::CampaignRequest, pb::RenewRequest, pb:
 scoped!(NameKind::Receiver, receiver: pb::ScheduleRequest, pb::SubscribeRequest, pb::AckRequest,
     pb::CancelRequest, pb::ListMessagesRequest);
 
-scoped!(NameKind::Queue, queue: pb::SessionOpen, pb::SetLimitsRequest);
+scoped!(NameKind::Queue, queue: pb::SessionOpen, pb::SetLimitsRequest, pb::SetKeyLimitsRequest, pb::GetKeyLimitsRequest,
+    pb::ListKeyLimitsRequest, pb::RecountKeysRequest);
 
 impl Scoped for pb::CompleteBatchRequest {
     fn names(&self) -> Vec<(NameKind, &str)> {
