@@ -958,7 +958,7 @@ async fn limits(c: &Client, a: &LimitsArgs) -> Result<String> {
 
 /// One key's weight and overrides, as the CLI shows them.
 fn key_text(e: &pb::KeyLimitsEntry) -> String {
-    let l = e.limits.clone().unwrap_or_default();
+    let l = e.limits.unwrap_or_default();
     let concurrency = match l.concurrency {
         None => "queue's".to_string(),
         Some(0) => "none".to_string(),
@@ -976,7 +976,7 @@ fn keys_out(target: &Target, queue: &str, keys: &[pb::KeyLimitsEntry]) -> Result
         let items: Vec<Value> = keys
             .iter()
             .map(|e| {
-                let l = e.limits.clone().unwrap_or_default();
+                let l = e.limits.unwrap_or_default();
                 json!({
                     "key": e.key, "weight": l.weight, "concurrency": l.concurrency,
                     "rate": l.rate.map(|r| json!({ "perSecond": r.per_second, "burst": r.burst })),
