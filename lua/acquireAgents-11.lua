@@ -15,7 +15,8 @@
 
   A keyed queue ("keyed" in the limits hash: an agent was registered with a key or a priority)
   hands out due agents by priority, then round-robin across keys (start-time fair queuing),
-  then by due time and name:
+  then by due time and name (a key of weight w, "key|<key>", takes w agents per round:
+  keyedOrder):
   - agents made due at once by Register are promoted by registerAgents; each call here first
     *promotes* up to 2 * max + 100 (at most scanLimit) agents that became due since: in waiting their
     score becomes minus their due time (still "due" to every other script, and the due time is
@@ -52,7 +53,11 @@
                        concurrency limit held due work back (the lease-ending scripts announce
                        the queue once a lease ends: wakeBlocked); keyed, key_concurrency,
                        key_rate, key_burst, vtime, "held|<key>", "bucket|<key>",
-                       priority_aging (keyed queues)
+                       priority_aging (keyed queues); "key|<key>" = "weight|concurrency|
+                       rate|burst", a key's own limits in place of key_concurrency / key_rate
+                       / key_burst (read while "key_limits" counts any); "recount",
+                       "rc|<key>", "rn|<name>": a recount's bookkeeping, kept for each keyed
+                       grant (recountKeys)
     KEYS[10] order     ZSET name -> rank * 2^42 + tag: promoted agents of a keyed queue
     KEYS[11] tags      HASH key -> the tag of its last promoted agent
 
@@ -86,7 +91,7 @@ local out = { now, -1, 0 }
 
 -- Flow control: one HMGET; a queue without limits pays nothing more.
 local lim = rcall('HMGET', limitsKey, 'paused', 'concurrency', 'rate', 'burst', 'tokens', 'at', 'keyed',
-  'key_concurrency', 'key_rate', 'key_burst', 'vtime', 'priority_aging')
+  'key_concurrency', 'key_rate', 'key_burst', 'vtime', 'priority_aging', 'key_limits', 'recount')
 if lim[1] == '1' then
   rcall('ZADD', workersKey, 'XX', now, worker)
   return out -- paused: Resume announces the queue
@@ -176,6 +181,9 @@ else
   local vtimeBefore = vtime
   local keyLimit = tonumber(lim[8] or '')
   local keyRate, keyBurst = tonumber(lim[9] or '0'), tonumber(lim[10] or '0')
+  -- Per-key overrides (SetKeyLimits: "key|<key>" records, "key_limits" while any exists).
+  local overrides = lim[13] ~= false and lim[13] ~= nil and lim[13] ~= '0'
+  local limitOf, rateOf = {}, {} -- key -> its concurrency limit (false: none); { rate, burst }
   -- cmd key list..., in chunks (Lua's unpack takes at most ~8000 values).
   local function chunked(cmd, key, list)
     for i = 1, #list, 4000 do rcall(cmd, key, unpack(list, i, math.min(i + 3999, #list))) end
@@ -211,7 +219,7 @@ else
       end
     end
     chunked('ZREM', waitingKey, gone)
-    promoteKeyed(waitingKey, orderKey, tagsKey, vtime, pNames, pDefs, pDues)
+    promoteKeyed(waitingKey, orderKey, tagsKey, vtime, pNames, pDefs, pDues, limitsKey)
   end
 
   -- Priority aging: an agent due for longer than the aging period goes ahead of every priority
@@ -280,22 +288,39 @@ else
       local fields = {}
       for j, key in ipairs(unread) do fields[j] = 'held|' .. key end
       local counts = rcall('HMGET', limitsKey, unpack(fields))
+      local own = {}
+      if overrides then
+        for j, key in ipairs(unread) do fields[j] = 'key|' .. key end
+        own = rcall('HMGET', limitsKey, unpack(fields))
+      end
+      local anyRate = keyRate > 0
+      for j, key in ipairs(unread) do
+        local _, c, r, b = parseKeyLimits(own[j] or nil)
+        if c then limitOf[key] = c > 0 and c else limitOf[key] = keyLimit or false end
+        if r then
+          rateOf[key] = { r, b }
+          anyRate = true
+        elseif keyRate > 0 then
+          rateOf[key] = { keyRate, keyBurst }
+        end
+      end
       for j, key in ipairs(unread) do fields[j] = 'bucket|' .. key end
-      local recs = keyRate > 0 and rcall('HMGET', limitsKey, unpack(fields)) or {}
+      local recs = anyRate and rcall('HMGET', limitsKey, unpack(fields)) or {}
       for j, key in ipairs(unread) do
         held[key] = tonumber(counts[j] or '0')
-        if keyRate > 0 then
-          local t, at = keyBurst, now
+        local kr = rateOf[key]
+        if kr then
+          local t, at = kr[2], now
           if recs[j] then
             local tt, aa = string.match(recs[j], '^([^|]+)|(%d+)$')
             t, at = tonumber(tt), tonumber(aa)
           end
           if now > at then
-            t = t + (now - at) * keyRate / 1000
+            t = t + (now - at) * kr[1] / 1000
             at = now
           end
-          if t > keyBurst then t = keyBurst end
-          buckets[key] = { t, at, false, recs[j] ~= false and recs[j] ~= nil }
+          if t > kr[2] then t = kr[2] end
+          buckets[key] = { t, at, false, recs[j] ~= false and recs[j] ~= nil, kr[1], kr[2] }
         end
       end
     end
@@ -308,12 +333,13 @@ else
       elseif g < max then
         local key = keyOfDef(def)
         local ok, b = true, buckets[key]
-        if key ~= '' and keyLimit and held[key] >= keyLimit then
+        local limit = limitOf[key]
+        if key ~= '' and limit and held[key] >= limit then
           ok = false
           heldBack = true
         elseif b and b[1] < 1 then
           ok = false
-          local when = b[2] + math.ceil((1 - b[1]) * 1000 / keyRate)
+          local when = b[2] + math.ceil((1 - b[1]) * 1000 / b[5])
           if not refillAt or when < refillAt then refillAt = when end
         end
         local entryScore = tonumber(page[2 * j])
@@ -355,11 +381,27 @@ else
     local h = {}
     for key, count in pairs(perKey) do h[#h + 1], h[#h + 2] = 'held|' .. key, int(count) end
     if #h > 0 then rcall('HSET', limitsKey, unpack(h)) end
+    -- A recount running (recountKeys): its count follows every keyed grant; while it scans the
+    -- leases, the agent is marked as counted, so the scan does not count it again.
+    local recount = lim[14] and string.sub(lim[14], 1, 1)
+    if recount == 's' or recount == 'a' then
+      local per, marks, m = {}, {}, 0
+      for j = 1, g do
+        local key = string.sub(suffixes[j], 2)
+        if suffixes[j] ~= '' then
+          per[key] = (per[key] or 0) + 1
+          marks[m + 1], marks[m + 2] = 'rn|' .. grants[j], '1'
+          m = m + 2
+        end
+      end
+      for key, n in pairs(per) do rcall('HINCRBY', limitsKey, 'rc|' .. key, n) end
+      if recount == 's' and m > 0 then rcall('HSET', limitsKey, unpack(marks)) end
+    end
   end
   for key, b in pairs(buckets) do
     if b[3] then
       rcall('HSET', limitsKey, 'bucket|' .. key, string.format('%.6f|%d', b[1], b[2]))
-    elseif b[4] and b[1] >= keyBurst then
+    elseif b[4] and b[1] >= b[6] then
       rcall('HDEL', limitsKey, 'bucket|' .. key) -- full again: an absent bucket is a full one
     end
   end

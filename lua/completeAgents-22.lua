@@ -103,7 +103,7 @@ local gone, g = {}, 0 -- one-shot successes, removed together below
 local goneRecords = {}
 local ended, throttledFor = 0, 0
 local throttledKeys = {} -- key -> held until (ms)
-local keyEnds = {} -- key -> keyed leases this batch ended (one HINCRBY per key)
+local keyEnds = {} -- key -> the names of the keyed leases this batch ended (one HINCRBY per key)
 for i = 0, count - 1 do
   local a, o = first + i * width, i * 3
   local name, token, outcome, request = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 5]
@@ -119,7 +119,7 @@ for i = 0, count - 1 do
   else
     ended = ended + 1
     local key = string.match(rec, '^%d+|[^|]*|%d+|%d+@([^|]*)')
-    if key then keyEnds[key] = (keyEnds[key] or 0) + 1 end
+    if key then keyEnds[key] = keyEnds[key] or {}; table.insert(keyEnds[key], name) end
     local def = defs[i + 1]
     if outcome == 'SUCCESS' and def and defField(def, 'interval_ms') == 0 and not string.find(def, '"cron":"', 1, true) then
       g = g + 1
@@ -152,7 +152,7 @@ if g > 0 then
   rcall('HINCRBY', k.stats, 'completed', #gone)
   finishedMany(gone, goneRecords, now)
 end
-for key, n in pairs(keyEnds) do keyLeaseEnded(k.limits, key, n) end
+for key, ended in pairs(keyEnds) do keyLeaseEnded(k.limits, key, #ended, ended) end
 if ended > 0 then wakeBlocked(k.limits, channel, queue) end
 -- The service said "not before retryAfter": a rate-limited queue holds its whole bucket that
 -- long, not just the one agent (the bucket refills from then on).

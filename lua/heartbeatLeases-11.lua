@@ -51,7 +51,7 @@ for i = 4, #ARGV, 3 do
   if lease and lease.token == token and lease.cancel then
     rcall('ZREM', workingKey, name)
     rcall('HDEL', leasesKey, name)
-    keyLeaseEnded(limitsKey, lease.key)
+    keyLeaseEnded(limitsKey, lease.key, 1, name)
     local def = rcall('HGET', defsKey, name)
     if def and string.find(def, '"cron":"', 1, true) then
       addWaiting(waitingKey, name, cronNext(cronKey, name, lease.token, lease.acquiredAt, now), channel, queue)

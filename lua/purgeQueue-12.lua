@@ -67,7 +67,7 @@ if cursor == '0' then
         rcall('ZREM', workingKey, name)
         rcall('HDEL', leasesKey, name)
         rcall('HDEL', KEYS[12], name)
-        keyLeaseEnded(KEYS[11], lease and lease.key)
+        keyLeaseEnded(KEYS[11], lease and lease.key, 1, name)
         wakeBlocked(KEYS[11], channel, queue)
         if rcall('HEXISTS', defsKey, name) == 1 then
           rcall('ZADD', dlqKey, now, name)

@@ -96,7 +96,7 @@ for i = 14, #ARGV, 4 do
   end
   out[#out + 1] = code
   if code >= 0 then ended = true end
-  if code >= 0 and lease then keyLeaseEnded(limitsKey, lease.key) end
+  if code >= 0 and lease then keyLeaseEnded(limitsKey, lease.key, 1, name) end
 end
 if ended then wakeBlocked(limitsKey, channel, queue) end
 out[#out + 1] = endFinished(channel, queue, now)

@@ -206,7 +206,7 @@ if #dueNames > 0 then
     end)
     local n, d, t = {}, {}, {}
     for j, i in ipairs(idx) do n[j], d[j], t[j] = dueNames[i], dueDefs[i], dueAt[i] end
-    promoteKeyed(waitingKey, orderKey, tagsKey, vtime, n, d, t)
+    promoteKeyed(waitingKey, orderKey, tagsKey, vtime, n, d, t, limitsKey)
   end
 end
 local answer = { created, updated, deduplicated }

@@ -44,7 +44,7 @@ if not lease or lease.token ~= token then
 end
 rcall('ZREM', workingKey, name)
 rcall('HDEL', leasesKey, name)
-keyLeaseEnded(limitsKey, lease.key)
+keyLeaseEnded(limitsKey, lease.key, 1, name)
 wakeBlocked(limitsKey, channel, queue)
 if rcall('HEXISTS', defsKey, name) == 0 then
   return { 1, 0 }

@@ -112,6 +112,12 @@ pub enum Command {
     /// Show a queue's flow-control limits, or change the ones given (AdminService.SetLimits);
     /// the others stay. 0 removes a limit; --clear removes them all.
     Limits(LimitsArgs),
+    /// Per-key weights and overrides of a queue (AdminService.SetKeyLimits, GetKeyLimits,
+    /// ListKeyLimits), and a recount of the leases each key holds (RecountKeys).
+    Keys {
+        #[command(subcommand)]
+        action: Keys,
+    },
     /// A receiver's messages: list the scheduled and in-flight ones, or cancel some.
     Messages {
         #[command(subcommand)]
@@ -148,6 +154,66 @@ pub enum Command {
     Pause(SourceArgs),
     /// Resume a paused queue, pool or receiver.
     Resume(SourceArgs),
+}
+
+/// A per-key action.
+#[derive(Subcommand, Debug)]
+pub enum Keys {
+    /// List the keys with a weight or overrides, in key order, with the leases each holds.
+    List {
+        /// The queue.
+        queue: String,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Show one key's weight, overrides and the leases it holds.
+    Show {
+        /// The queue.
+        queue: String,
+        /// The key (Agent.key).
+        key: String,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Change the given weight or overrides of a key; the others stay. --clear returns the key
+    /// to the queue's defaults.
+    Set(KeySetArgs),
+    /// Recount the leases each key holds from the lease records and correct the counts.
+    Recount {
+        /// The queue.
+        queue: String,
+        #[command(flatten)]
+        target: Target,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct KeySetArgs {
+    /// The queue.
+    pub queue: String,
+    /// The key (Agent.key).
+    pub key: String,
+    /// Share of the fair queuing across keys, 1 to 1000 (default 1).
+    #[arg(long)]
+    pub weight: Option<u32>,
+    /// Most leases the key holds at once, in place of the queue's key_concurrency (0: no limit
+    /// for this key).
+    #[arg(long, conflicts_with = "queue_concurrency")]
+    pub concurrency: Option<u32>,
+    /// Take the queue's key_concurrency again.
+    #[arg(long)]
+    pub queue_concurrency: bool,
+    /// Grants per second for this key, in place of the queue's key_rate (0: the queue's again).
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Burst of the key's bucket (with --rate).
+    #[arg(long, requires = "rate")]
+    pub burst: Option<u32>,
+    /// Return the key to the queue's defaults.
+    #[arg(long, conflicts_with_all = ["weight", "concurrency", "rate"])]
+    pub clear: bool,
+    #[command(flatten)]
+    pub target: Target,
 }
 
 /// A scheduled-message action.
@@ -287,6 +353,30 @@ pub async fn run(command: Command) -> Result<()> {
         Command::Agent { queue, name, target } => agent(&connect(&target).await?, &target, &queue, &name).await?,
         Command::Cancel { queue, name, target } => cancel(&connect(&target).await?, &target, &queue, &name).await?,
         Command::Limits(a) => limits(&connect(&a.target).await?, &a).await?,
+        Command::Keys { action: Keys::List { queue, target } } => {
+            keys_list(&connect(&target).await?, &target, &queue).await?
+        }
+        Command::Keys { action: Keys::Show { queue, key, target } } => {
+            let c = connect(&target).await?;
+            let msg = pb::GetKeyLimitsRequest { queue: queue.clone(), key };
+            let e = c.admin().get_key_limits(msg).await.map_err(|s| failed("GetKeyLimits", s))?.into_inner();
+            keys_out(&target, &queue, &e.key_limits.into_iter().collect::<Vec<_>>())?
+        }
+        Command::Keys { action: Keys::Set(a) } => keys_set(&connect(&a.target).await?, &a).await?,
+        Command::Keys { action: Keys::Recount { queue, target } } => {
+            let c = connect(&target).await?;
+            let msg = pb::RecountKeysRequest { queue: queue.clone() };
+            let r = idempotent("RecountKeys", || {
+                let (mut admin, msg) = (c.admin(), msg.clone());
+                async move { admin.recount_keys(msg).await }
+            })
+            .await?;
+            if target.json {
+                json_out(json!({ "queue": queue, "leases": r.leases, "corrected": r.corrected }))
+            } else {
+                format!("{queue}: {} keyed leases counted, {} keys corrected\n", r.leases, r.corrected)
+            }
+        }
         Command::Messages { action: Messages::List { receiver, state, limit, target } } => {
             messages(&connect(&target).await?, &target, &receiver, state, limit).await?
         }
@@ -864,6 +954,90 @@ async fn limits(c: &Client, a: &LimitsArgs) -> Result<String> {
         return Ok(json_out(json!({ "queue": a.queue, "limits": limits_json(&l), "changed": changing })));
     }
     Ok(format!("{} limits: {}\n", a.queue, limits_text(&l)))
+}
+
+/// One key's weight and overrides, as the CLI shows them.
+fn key_text(e: &pb::KeyLimitsEntry) -> String {
+    let l = e.limits.unwrap_or_default();
+    let concurrency = match l.concurrency {
+        None => "queue's".to_string(),
+        Some(0) => "none".to_string(),
+        Some(n) => n.to_string(),
+    };
+    let rate = match l.rate {
+        None => "queue's".to_string(),
+        Some(r) => format!("{}/s burst {}", r.per_second, r.burst),
+    };
+    format!("{}\tweight {}\tconcurrency {concurrency}\trate {rate}\theld {}", e.key, l.weight, e.held)
+}
+
+fn keys_out(target: &Target, queue: &str, keys: &[pb::KeyLimitsEntry]) -> Result<String> {
+    if target.json {
+        let items: Vec<Value> = keys
+            .iter()
+            .map(|e| {
+                let l = e.limits.unwrap_or_default();
+                json!({
+                    "key": e.key, "weight": l.weight, "concurrency": l.concurrency,
+                    "rate": l.rate.map(|r| json!({ "perSecond": r.per_second, "burst": r.burst })),
+                    "held": e.held,
+                })
+            })
+            .collect();
+        return Ok(json_out(json!({ "queue": queue, "keys": items })));
+    }
+    let mut out = String::new();
+    for e in keys {
+        out.push_str(&key_text(e));
+        out.push('\n');
+    }
+    if keys.is_empty() {
+        out.push_str(&format!("{queue}: no key has a weight or overrides\n"));
+    }
+    Ok(out)
+}
+
+async fn keys_list(c: &Client, target: &Target, queue: &str) -> Result<String> {
+    let mut all = Vec::new();
+    let mut token = String::new();
+    loop {
+        let msg = pb::ListKeyLimitsRequest { queue: queue.into(), page_size: 1000, page_token: token };
+        let page = c.admin().list_key_limits(msg).await.map_err(|s| failed("ListKeyLimits", s))?.into_inner();
+        all.extend(page.keys);
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        token = page.next_page_token;
+    }
+    keys_out(target, queue, &all)
+}
+
+async fn keys_set(c: &Client, a: &KeySetArgs) -> Result<String> {
+    let get = pb::GetKeyLimitsRequest { queue: a.queue.clone(), key: a.key.clone() };
+    let current = c.admin().get_key_limits(get).await.map_err(|s| failed("GetKeyLimits", s))?.into_inner();
+    let mut l = current.key_limits.and_then(|e| e.limits).unwrap_or_default();
+    if a.clear {
+        l = pb::KeyLimits::default();
+    }
+    if let Some(w) = a.weight {
+        l.weight = w;
+    }
+    if let Some(n) = a.concurrency {
+        l.concurrency = Some(n);
+    }
+    if a.queue_concurrency {
+        l.concurrency = None;
+    }
+    if let Some(r) = a.rate {
+        l.rate = rate_flag(r, a.burst);
+    }
+    let msg = pb::SetKeyLimitsRequest { queue: a.queue.clone(), key: a.key.clone(), limits: Some(l) };
+    let r = idempotent("SetKeyLimits", || {
+        let (mut admin, msg) = (c.admin(), msg.clone());
+        async move { admin.set_key_limits(msg).await }
+    })
+    .await?;
+    keys_out(&a.target, &a.queue, &r.key_limits.into_iter().collect::<Vec<_>>())
 }
 
 fn source_of(d: &pb::DeadLetter) -> (&'static str, String) {

@@ -249,6 +249,10 @@ const RPCS: &[(&str, &str)] = &[
     ("DeleteDeadLetter", "admin"),
     ("Purge", "admin"),
     ("SetLimits", "admin"),
+    ("SetKeyLimits", "admin"),
+    ("GetKeyLimits", "read"),
+    ("ListKeyLimits", "read"),
+    ("RecountKeys", "admin"),
     ("Pause", "admin"),
     ("Resume", "admin"),
 ];
@@ -466,6 +470,25 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
             let limits = Some(pb::QueueLimits { concurrency: 1, ..Default::default() });
             admin.set_limits(req(pb::SetLimitsRequest { queue: q, limits }, auth)).await.map(drop)
         }
+        "SetKeyLimits" => admin
+            .set_key_limits(req(
+                pb::SetKeyLimitsRequest {
+                    queue: q,
+                    key: "k".into(),
+                    limits: Some(pb::KeyLimits { weight: 2, ..Default::default() }),
+                },
+                auth,
+            ))
+            .await
+            .map(drop),
+        "GetKeyLimits" => {
+            admin.get_key_limits(req(pb::GetKeyLimitsRequest { queue: q, key: "k".into() }, auth)).await.map(drop)
+        }
+        "ListKeyLimits" => admin
+            .list_key_limits(req(pb::ListKeyLimitsRequest { queue: q, ..Default::default() }, auth))
+            .await
+            .map(drop),
+        "RecountKeys" => admin.recount_keys(req(pb::RecountKeysRequest { queue: q }, auth)).await.map(drop),
         "Pause" => admin.pause(req(pb::PauseRequest { source }, auth)).await.map(drop),
         "Resume" => admin.resume(req(pb::ResumeRequest { source }, auth)).await.map(drop),
         other => panic!("no call for {other}"),

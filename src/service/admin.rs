@@ -1,5 +1,5 @@
 //! AdminService: GetHealth, ListDeadLetters, RetryDeadLetter, DeleteDeadLetter, Purge, and flow
-//! control: SetLimits, Pause, Resume.
+//! control: SetLimits, SetKeyLimits, GetKeyLimits, ListKeyLimits, RecountKeys, Pause, Resume.
 
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ use crate::{
     health, pb,
     pb::admin_service_server::AdminService,
     purge,
-    store::{DeadLetterEntry, QueueLimits, RateLimit, SourceKind, Store},
+    store::{DeadLetterEntry, KeyLimits, KeyLimitsEntry, QueueLimits, RateLimit, SourceKind, Store, MAX_KEY_WEIGHT},
 };
 
 pub struct AdminServiceImpl {
@@ -72,6 +72,9 @@ fn source(field: &str, s: Option<&pb::Source>) -> Result<(SourceKind, String)> {
     Ok((kind, s.name.clone()))
 }
 
+/// Entries each step of a recount reads (HSCAN COUNT): one script call's work.
+const RECOUNT_STEP: u32 = 200;
+
 /// Most a limit can say (concurrency, burst, grants per second).
 const MAX_LIMIT: u32 = 1_000_000;
 
@@ -128,6 +131,48 @@ fn limits_pb(l: &QueueLimits) -> Option<pb::QueueLimits> {
         key_rate: l.key_rate.map(|r| pb::RateLimit { per_second: r.per_second, burst: r.burst }),
         priority_aging: l.priority_aging_ms.and_then(duration),
     })
+}
+
+/// Validates one key's weight and overrides (`limits.*`); fills in the default burst.
+fn key_limits(l: Option<&pb::KeyLimits>) -> Result<KeyLimits> {
+    let Some(l) = l else { return Ok(KeyLimits::default()) };
+    if l.weight > MAX_KEY_WEIGHT {
+        return Err(Error::invalid(
+            "limits.weight",
+            format!("must be at most {MAX_KEY_WEIGHT}, got {} (0 means 1)", l.weight),
+        ));
+    }
+    if let Some(c) = l.concurrency {
+        if c > MAX_LIMIT {
+            return Err(Error::invalid("limits.concurrency", format!("must be at most {MAX_LIMIT}, got {c}")));
+        }
+    }
+    Ok(KeyLimits {
+        weight: l.weight.max(1),
+        concurrency: l.concurrency,
+        rate: rate_limit("limits.rate", l.rate.as_ref())?,
+    })
+}
+
+fn key_limits_pb(e: KeyLimitsEntry) -> pb::KeyLimitsEntry {
+    let l = e.limits;
+    pb::KeyLimitsEntry {
+        key: e.key,
+        limits: Some(pb::KeyLimits {
+            weight: l.weight,
+            concurrency: l.concurrency,
+            rate: l.rate.map(|r| pb::RateLimit { per_second: r.per_second, burst: r.burst }),
+        }),
+        held: e.held,
+    }
+}
+
+/// Validates the key of SetKeyLimits and GetKeyLimits: a name, as Agent.key takes it.
+fn key(value: &str) -> Result<()> {
+    if value.is_empty() {
+        return Err(Error::invalid("key", "is required (agents without a key take no per-key limits)"));
+    }
+    validate::name("key", value)
 }
 
 /// Validates the source of Pause and Resume.
@@ -403,6 +448,106 @@ impl AdminService for AdminServiceImpl {
                 "set limits"
             );
             Ok(Response::new(pb::SetLimitsResponse { limits: limits_pb(&limits) }))
+        })
+        .await
+    }
+
+    async fn set_key_limits(
+        &self,
+        request: Request<pb::SetKeyLimitsRequest>,
+    ) -> Result<Response<pb::SetKeyLimitsResponse>, Status> {
+        observe("SetKeyLimits", async {
+            let caller = auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            key(&req.key)?;
+            let limits = key_limits(req.limits.as_ref())?;
+            must_exist(&self.store, SourceKind::Queue, &req.queue).await?;
+            let replaced = self.store.set_key_limits(&req.queue, &req.key, &limits).await?;
+            tracing::info!(
+                target: "baton::audit",
+                identity = auth::who(&caller),
+                queue = req.queue,
+                key = req.key,
+                limits = ?limits,
+                "set key limits"
+            );
+            let held = self.store.key_limits(&req.queue, &[&req.key]).await?.pop().map(|e| e.held).unwrap_or(0);
+            let entry = KeyLimitsEntry { key: req.key, limits, held };
+            Ok(Response::new(pb::SetKeyLimitsResponse { key_limits: Some(key_limits_pb(entry)), replaced }))
+        })
+        .await
+    }
+
+    async fn get_key_limits(
+        &self,
+        request: Request<pb::GetKeyLimitsRequest>,
+    ) -> Result<Response<pb::GetKeyLimitsResponse>, Status> {
+        observe("GetKeyLimits", async {
+            auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            key(&req.key)?;
+            must_exist(&self.store, SourceKind::Queue, &req.queue).await?;
+            let entry = self.store.key_limits(&req.queue, &[&req.key]).await?.pop().unwrap_or(KeyLimitsEntry {
+                key: req.key,
+                limits: KeyLimits::default(),
+                held: 0,
+            });
+            Ok(Response::new(pb::GetKeyLimitsResponse { key_limits: Some(key_limits_pb(entry)) }))
+        })
+        .await
+    }
+
+    async fn list_key_limits(
+        &self,
+        request: Request<pb::ListKeyLimitsRequest>,
+    ) -> Result<Response<pb::ListKeyLimitsResponse>, Status> {
+        observe("ListKeyLimits", async {
+            auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            let page_size = if req.page_size == 0 { 100 } else { req.page_size };
+            if page_size > 1000 {
+                return Err(Error::invalid("page_size", format!("must be at most 1000, got {page_size}")));
+            }
+            // The token is the last key of the previous page.
+            let after = (!req.page_token.is_empty()).then_some(req.page_token.as_str());
+            if let Some(t) = after {
+                validate::name("page_token", t)
+                    .map_err(|_| Error::invalid("page_token", "is not a token this listing returned"))?;
+            }
+            must_exist(&self.store, SourceKind::Queue, &req.queue).await?;
+            let keys = self.store.list_key_limits(&req.queue, after, page_size).await?;
+            let next = if keys.len() as u32 == page_size { keys.last().map(|e| e.key.clone()) } else { None };
+            Ok(Response::new(pb::ListKeyLimitsResponse {
+                keys: keys.into_iter().map(key_limits_pb).collect(),
+                next_page_token: next.unwrap_or_default(),
+            }))
+        })
+        .await
+    }
+
+    async fn recount_keys(
+        &self,
+        request: Request<pb::RecountKeysRequest>,
+    ) -> Result<Response<pb::RecountKeysResponse>, Status> {
+        observe("RecountKeys", async {
+            let caller = auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            must_exist(&self.store, SourceKind::Queue, &req.queue).await?;
+            let r = self.store.recount_keys(&req.queue, RECOUNT_STEP).await?;
+            tracing::info!(
+                target: "baton::audit",
+                identity = auth::who(&caller),
+                queue = req.queue,
+                leases = r.leases,
+                corrected = r.corrected,
+                steps = r.steps,
+                "recount keys"
+            );
+            Ok(Response::new(pb::RecountKeysResponse { leases: r.leases, corrected: r.corrected }))
         })
         .await
     }

@@ -27,7 +27,8 @@ scoped!(NameKind::Election, election: pb::CampaignRequest, pb::RenewRequest, pb:
 scoped!(NameKind::Receiver, receiver: pb::ScheduleRequest, pb::SubscribeRequest, pb::AckRequest,
     pb::CancelRequest, pb::ListMessagesRequest);
 
-scoped!(NameKind::Queue, queue: pb::SessionOpen, pb::SetLimitsRequest);
+scoped!(NameKind::Queue, queue: pb::SessionOpen, pb::SetLimitsRequest, pb::SetKeyLimitsRequest, pb::GetKeyLimitsRequest,
+    pb::ListKeyLimitsRequest, pb::RecountKeysRequest);
 
 /// Register touches its queue and the queues of the parents its agents name (a child is
 /// attached there, and sees their results).

@@ -54,8 +54,11 @@ pub struct QueueKeys {
     /// HASH flow control: paused, concurrency, rate, burst, key_concurrency, key_rate, key_burst
     /// (AdminService.SetLimits / Pause), the token bucket's state (tokens, at), "blocked", and
     /// a keyed queue's state: "keyed", "vtime" (virtual time), per key `held|<key>` (leases held) and `bucket|<key>`
-    /// (its bucket, "tokens|at") (see acquireAgents).
+    /// (its bucket, "tokens|at") (see acquireAgents); per key `key|<key>` (its weight and overrides,
+    /// SetKeyLimits) and "key_limits" (how many keys have one); a recount's state (recountKeys).
     pub limits: String,
+    /// ZSET key -> 0: the keys with a weight or overrides (SetKeyLimits), for listing in key order.
+    pub keylimits: String,
     /// HASH name -> "token|next fire (ms)": the next fire of a cron agent's latest run.
     pub cron: String,
     /// ZSET name -> priority rank * 2^42 + tag: a keyed queue's due agents in dispatch order
@@ -369,6 +372,7 @@ impl Keys {
             workers: k("workers"),
             stats: k("stats"),
             limits: k("limits"),
+            keylimits: k("keylimits"),
             cron: k("cron"),
             order: k("order"),
             tags: k("tags"),

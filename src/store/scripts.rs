@@ -24,6 +24,7 @@ pub fn name_of_sha(sha: &str) -> Option<&'static str> {
 /// which any later read repeats if a failover loses it.
 const READ_ONLY: &[&str] = &[
     "readAgents",
+    "readKeyLimits",
     "readDeadLetters",
     "queueStats",
     "receiverStats",

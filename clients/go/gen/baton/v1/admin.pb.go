@@ -1305,6 +1305,580 @@ func (x *SetLimitsResponse) GetLimits() *QueueLimits {
 	return nil
 }
 
+// KeyLimits are one key's weight and overrides of the queue's per-key limits.
+type KeyLimits struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// weight: the key's share of the fair queuing across keys: when keys have due work at once, a
+	// key of weight w gets w agents for every agent of a key of weight 1 (start-time fair queuing
+	// with a tag step of 1/w). 0 means the default 1; at most 1,000.
+	Weight uint32 `protobuf:"varint,1,opt,name=weight,proto3" json:"weight,omitempty"`
+	// concurrency overrides QueueLimits.key_concurrency for this key: most leases its agents hold
+	// at once; 0 means no limit for this key; absent means the queue's key_concurrency. At most
+	// 1,000,000.
+	Concurrency *uint32 `protobuf:"varint,2,opt,name=concurrency,proto3,oneof" json:"concurrency,omitempty"`
+	// rate overrides QueueLimits.key_rate for this key: a token bucket of its own; absent means
+	// the queue's key_rate.
+	Rate          *RateLimit `protobuf:"bytes,3,opt,name=rate,proto3" json:"rate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeyLimits) Reset() {
+	*x = KeyLimits{}
+	mi := &file_baton_v1_admin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeyLimits) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeyLimits) ProtoMessage() {}
+
+func (x *KeyLimits) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeyLimits.ProtoReflect.Descriptor instead.
+func (*KeyLimits) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *KeyLimits) GetWeight() uint32 {
+	if x != nil {
+		return x.Weight
+	}
+	return 0
+}
+
+func (x *KeyLimits) GetConcurrency() uint32 {
+	if x != nil && x.Concurrency != nil {
+		return *x.Concurrency
+	}
+	return 0
+}
+
+func (x *KeyLimits) GetRate() *RateLimit {
+	if x != nil {
+		return x.Rate
+	}
+	return nil
+}
+
+// KeyLimitsEntry is a key's weight and overrides, and what it holds now.
+type KeyLimitsEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// key (Agent.key).
+	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// limits of the key; the defaults (weight 1, no overrides) when it has none.
+	Limits *KeyLimits `protobuf:"bytes,2,opt,name=limits,proto3" json:"limits,omitempty"`
+	// held: leases the key's agents hold now.
+	Held          uint64 `protobuf:"varint,3,opt,name=held,proto3" json:"held,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeyLimitsEntry) Reset() {
+	*x = KeyLimitsEntry{}
+	mi := &file_baton_v1_admin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeyLimitsEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeyLimitsEntry) ProtoMessage() {}
+
+func (x *KeyLimitsEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeyLimitsEntry.ProtoReflect.Descriptor instead.
+func (*KeyLimitsEntry) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *KeyLimitsEntry) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *KeyLimitsEntry) GetLimits() *KeyLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+func (x *KeyLimitsEntry) GetHeld() uint64 {
+	if x != nil {
+		return x.Held
+	}
+	return 0
+}
+
+// SetKeyLimitsRequest replaces one key's weight and overrides.
+type SetKeyLimitsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// queue of the key.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// key whose limits these are (Agent.key); not empty.
+	Key string `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	// limits to set; absent (or the defaults) removes the key's record.
+	Limits        *KeyLimits `protobuf:"bytes,3,opt,name=limits,proto3" json:"limits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetKeyLimitsRequest) Reset() {
+	*x = SetKeyLimitsRequest{}
+	mi := &file_baton_v1_admin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetKeyLimitsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetKeyLimitsRequest) ProtoMessage() {}
+
+func (x *SetKeyLimitsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetKeyLimitsRequest.ProtoReflect.Descriptor instead.
+func (*SetKeyLimitsRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *SetKeyLimitsRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *SetKeyLimitsRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *SetKeyLimitsRequest) GetLimits() *KeyLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+// SetKeyLimitsResponse says what is now stored.
+type SetKeyLimitsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// key_limits now in force (burst filled in, weight 1 for 0).
+	KeyLimits *KeyLimitsEntry `protobuf:"bytes,1,opt,name=key_limits,json=keyLimits,proto3" json:"key_limits,omitempty"`
+	// replaced is true when the key had a record before.
+	Replaced      bool `protobuf:"varint,2,opt,name=replaced,proto3" json:"replaced,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetKeyLimitsResponse) Reset() {
+	*x = SetKeyLimitsResponse{}
+	mi := &file_baton_v1_admin_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetKeyLimitsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetKeyLimitsResponse) ProtoMessage() {}
+
+func (x *SetKeyLimitsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetKeyLimitsResponse.ProtoReflect.Descriptor instead.
+func (*SetKeyLimitsResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *SetKeyLimitsResponse) GetKeyLimits() *KeyLimitsEntry {
+	if x != nil {
+		return x.KeyLimits
+	}
+	return nil
+}
+
+func (x *SetKeyLimitsResponse) GetReplaced() bool {
+	if x != nil {
+		return x.Replaced
+	}
+	return false
+}
+
+// GetKeyLimitsRequest names a key.
+type GetKeyLimitsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// queue of the key.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// key to read; not empty.
+	Key           string `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetKeyLimitsRequest) Reset() {
+	*x = GetKeyLimitsRequest{}
+	mi := &file_baton_v1_admin_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetKeyLimitsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetKeyLimitsRequest) ProtoMessage() {}
+
+func (x *GetKeyLimitsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetKeyLimitsRequest.ProtoReflect.Descriptor instead.
+func (*GetKeyLimitsRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *GetKeyLimitsRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *GetKeyLimitsRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+// GetKeyLimitsResponse is one key's limits.
+type GetKeyLimitsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// key_limits of the key.
+	KeyLimits     *KeyLimitsEntry `protobuf:"bytes,1,opt,name=key_limits,json=keyLimits,proto3" json:"key_limits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetKeyLimitsResponse) Reset() {
+	*x = GetKeyLimitsResponse{}
+	mi := &file_baton_v1_admin_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetKeyLimitsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetKeyLimitsResponse) ProtoMessage() {}
+
+func (x *GetKeyLimitsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetKeyLimitsResponse.ProtoReflect.Descriptor instead.
+func (*GetKeyLimitsResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *GetKeyLimitsResponse) GetKeyLimits() *KeyLimitsEntry {
+	if x != nil {
+		return x.KeyLimits
+	}
+	return nil
+}
+
+// ListKeyLimitsRequest pages through the keys with a weight or overrides.
+type ListKeyLimitsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// queue whose keys to list.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// page_size is the most entries to return; 0 means 100; at most 1000.
+	PageSize uint32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// page_token continues a listing: the next_page_token of the previous page; anything else is
+	// INVALID_ARGUMENT.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListKeyLimitsRequest) Reset() {
+	*x = ListKeyLimitsRequest{}
+	mi := &file_baton_v1_admin_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListKeyLimitsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListKeyLimitsRequest) ProtoMessage() {}
+
+func (x *ListKeyLimitsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListKeyLimitsRequest.ProtoReflect.Descriptor instead.
+func (*ListKeyLimitsRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ListKeyLimitsRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *ListKeyLimitsRequest) GetPageSize() uint32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListKeyLimitsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListKeyLimitsResponse is one page of keys.
+type ListKeyLimitsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// keys on this page, in key order.
+	Keys []*KeyLimitsEntry `protobuf:"bytes,1,rep,name=keys,proto3" json:"keys,omitempty"`
+	// next_page_token continues the listing; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListKeyLimitsResponse) Reset() {
+	*x = ListKeyLimitsResponse{}
+	mi := &file_baton_v1_admin_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListKeyLimitsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListKeyLimitsResponse) ProtoMessage() {}
+
+func (x *ListKeyLimitsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListKeyLimitsResponse.ProtoReflect.Descriptor instead.
+func (*ListKeyLimitsResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ListKeyLimitsResponse) GetKeys() []*KeyLimitsEntry {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *ListKeyLimitsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// RecountKeysRequest names the queue to recount.
+type RecountKeysRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// queue to recount.
+	Queue         string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecountKeysRequest) Reset() {
+	*x = RecountKeysRequest{}
+	mi := &file_baton_v1_admin_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecountKeysRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecountKeysRequest) ProtoMessage() {}
+
+func (x *RecountKeysRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecountKeysRequest.ProtoReflect.Descriptor instead.
+func (*RecountKeysRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *RecountKeysRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+// RecountKeysResponse is what the recount found.
+type RecountKeysResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// leases: keyed leases counted.
+	Leases uint64 `protobuf:"varint,1,opt,name=leases,proto3" json:"leases,omitempty"`
+	// corrected: keys whose count was wrong and now is right.
+	Corrected     uint64 `protobuf:"varint,2,opt,name=corrected,proto3" json:"corrected,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecountKeysResponse) Reset() {
+	*x = RecountKeysResponse{}
+	mi := &file_baton_v1_admin_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecountKeysResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecountKeysResponse) ProtoMessage() {}
+
+func (x *RecountKeysResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecountKeysResponse.ProtoReflect.Descriptor instead.
+func (*RecountKeysResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *RecountKeysResponse) GetLeases() uint64 {
+	if x != nil {
+		return x.Leases
+	}
+	return 0
+}
+
+func (x *RecountKeysResponse) GetCorrected() uint64 {
+	if x != nil {
+		return x.Corrected
+	}
+	return 0
+}
+
 // PauseRequest names what to pause.
 type PauseRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1316,7 +1890,7 @@ type PauseRequest struct {
 
 func (x *PauseRequest) Reset() {
 	*x = PauseRequest{}
-	mi := &file_baton_v1_admin_proto_msgTypes[18]
+	mi := &file_baton_v1_admin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1328,7 +1902,7 @@ func (x *PauseRequest) String() string {
 func (*PauseRequest) ProtoMessage() {}
 
 func (x *PauseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_admin_proto_msgTypes[18]
+	mi := &file_baton_v1_admin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1341,7 +1915,7 @@ func (x *PauseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseRequest.ProtoReflect.Descriptor instead.
 func (*PauseRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_admin_proto_rawDescGZIP(), []int{18}
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PauseRequest) GetSource() *Source {
@@ -1362,7 +1936,7 @@ type PauseResponse struct {
 
 func (x *PauseResponse) Reset() {
 	*x = PauseResponse{}
-	mi := &file_baton_v1_admin_proto_msgTypes[19]
+	mi := &file_baton_v1_admin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1374,7 +1948,7 @@ func (x *PauseResponse) String() string {
 func (*PauseResponse) ProtoMessage() {}
 
 func (x *PauseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_admin_proto_msgTypes[19]
+	mi := &file_baton_v1_admin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1387,7 +1961,7 @@ func (x *PauseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseResponse.ProtoReflect.Descriptor instead.
 func (*PauseResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_admin_proto_rawDescGZIP(), []int{19}
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PauseResponse) GetChanged() bool {
@@ -1408,7 +1982,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_baton_v1_admin_proto_msgTypes[20]
+	mi := &file_baton_v1_admin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1420,7 +1994,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_admin_proto_msgTypes[20]
+	mi := &file_baton_v1_admin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1433,7 +2007,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_admin_proto_rawDescGZIP(), []int{20}
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ResumeRequest) GetSource() *Source {
@@ -1454,7 +2028,7 @@ type ResumeResponse struct {
 
 func (x *ResumeResponse) Reset() {
 	*x = ResumeResponse{}
-	mi := &file_baton_v1_admin_proto_msgTypes[21]
+	mi := &file_baton_v1_admin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1466,7 +2040,7 @@ func (x *ResumeResponse) String() string {
 func (*ResumeResponse) ProtoMessage() {}
 
 func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_admin_proto_msgTypes[21]
+	mi := &file_baton_v1_admin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1479,7 +2053,7 @@ func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeResponse.ProtoReflect.Descriptor instead.
 func (*ResumeResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_admin_proto_rawDescGZIP(), []int{21}
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ResumeResponse) GetChanged() bool {
@@ -1580,7 +2154,43 @@ const file_baton_v1_admin_proto_rawDesc = "" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12-\n" +
 	"\x06limits\x18\x02 \x01(\v2\x15.baton.v1.QueueLimitsR\x06limits\"B\n" +
 	"\x11SetLimitsResponse\x12-\n" +
-	"\x06limits\x18\x01 \x01(\v2\x15.baton.v1.QueueLimitsR\x06limits\"8\n" +
+	"\x06limits\x18\x01 \x01(\v2\x15.baton.v1.QueueLimitsR\x06limits\"\x83\x01\n" +
+	"\tKeyLimits\x12\x16\n" +
+	"\x06weight\x18\x01 \x01(\rR\x06weight\x12%\n" +
+	"\vconcurrency\x18\x02 \x01(\rH\x00R\vconcurrency\x88\x01\x01\x12'\n" +
+	"\x04rate\x18\x03 \x01(\v2\x13.baton.v1.RateLimitR\x04rateB\x0e\n" +
+	"\f_concurrency\"c\n" +
+	"\x0eKeyLimitsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12+\n" +
+	"\x06limits\x18\x02 \x01(\v2\x13.baton.v1.KeyLimitsR\x06limits\x12\x12\n" +
+	"\x04held\x18\x03 \x01(\x04R\x04held\"j\n" +
+	"\x13SetKeyLimitsRequest\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12+\n" +
+	"\x06limits\x18\x03 \x01(\v2\x13.baton.v1.KeyLimitsR\x06limits\"k\n" +
+	"\x14SetKeyLimitsResponse\x127\n" +
+	"\n" +
+	"key_limits\x18\x01 \x01(\v2\x18.baton.v1.KeyLimitsEntryR\tkeyLimits\x12\x1a\n" +
+	"\breplaced\x18\x02 \x01(\bR\breplaced\"=\n" +
+	"\x13GetKeyLimitsRequest\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\"O\n" +
+	"\x14GetKeyLimitsResponse\x127\n" +
+	"\n" +
+	"key_limits\x18\x01 \x01(\v2\x18.baton.v1.KeyLimitsEntryR\tkeyLimits\"h\n" +
+	"\x14ListKeyLimitsRequest\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\rR\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"m\n" +
+	"\x15ListKeyLimitsResponse\x12,\n" +
+	"\x04keys\x18\x01 \x03(\v2\x18.baton.v1.KeyLimitsEntryR\x04keys\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"*\n" +
+	"\x12RecountKeysRequest\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\"K\n" +
+	"\x13RecountKeysResponse\x12\x16\n" +
+	"\x06leases\x18\x01 \x01(\x04R\x06leases\x12\x1c\n" +
+	"\tcorrected\x18\x02 \x01(\x04R\tcorrected\"8\n" +
 	"\fPauseRequest\x12(\n" +
 	"\x06source\x18\x01 \x01(\v2\x10.baton.v1.SourceR\x06source\")\n" +
 	"\rPauseResponse\x12\x18\n" +
@@ -1599,14 +2209,18 @@ const file_baton_v1_admin_proto_rawDesc = "" +
 	"\x19HEALTH_STATUS_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15HEALTH_STATUS_HEALTHY\x10\x01\x12\x1a\n" +
 	"\x16HEALTH_STATUS_DEGRADED\x10\x02\x12\x1b\n" +
-	"\x17HEALTH_STATUS_UNHEALTHY\x10\x032\xd6\x04\n" +
+	"\x17HEALTH_STATUS_UNHEALTHY\x10\x032\x92\a\n" +
 	"\fAdminService\x12D\n" +
 	"\tGetHealth\x12\x1a.baton.v1.GetHealthRequest\x1a\x1b.baton.v1.GetHealthResponse\x12V\n" +
 	"\x0fListDeadLetters\x12 .baton.v1.ListDeadLettersRequest\x1a!.baton.v1.ListDeadLettersResponse\x12V\n" +
 	"\x0fRetryDeadLetter\x12 .baton.v1.RetryDeadLetterRequest\x1a!.baton.v1.RetryDeadLetterResponse\x12Y\n" +
 	"\x10DeleteDeadLetter\x12!.baton.v1.DeleteDeadLetterRequest\x1a\".baton.v1.DeleteDeadLetterResponse\x128\n" +
 	"\x05Purge\x12\x16.baton.v1.PurgeRequest\x1a\x17.baton.v1.PurgeResponse\x12D\n" +
-	"\tSetLimits\x12\x1a.baton.v1.SetLimitsRequest\x1a\x1b.baton.v1.SetLimitsResponse\x128\n" +
+	"\tSetLimits\x12\x1a.baton.v1.SetLimitsRequest\x1a\x1b.baton.v1.SetLimitsResponse\x12M\n" +
+	"\fSetKeyLimits\x12\x1d.baton.v1.SetKeyLimitsRequest\x1a\x1e.baton.v1.SetKeyLimitsResponse\x12M\n" +
+	"\fGetKeyLimits\x12\x1d.baton.v1.GetKeyLimitsRequest\x1a\x1e.baton.v1.GetKeyLimitsResponse\x12P\n" +
+	"\rListKeyLimits\x12\x1e.baton.v1.ListKeyLimitsRequest\x1a\x1f.baton.v1.ListKeyLimitsResponse\x12J\n" +
+	"\vRecountKeys\x12\x1c.baton.v1.RecountKeysRequest\x1a\x1d.baton.v1.RecountKeysResponse\x128\n" +
 	"\x05Pause\x12\x16.baton.v1.PauseRequest\x1a\x17.baton.v1.PauseResponse\x12;\n" +
 	"\x06Resume\x12\x17.baton.v1.ResumeRequest\x1a\x18.baton.v1.ResumeResponseB\x9b\x01\n" +
 	"\fdev.baton.v1B\n" +
@@ -1625,7 +2239,7 @@ func file_baton_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_baton_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_baton_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_baton_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_baton_v1_admin_proto_goTypes = []any{
 	(SourceKind)(0),                  // 0: baton.v1.SourceKind
 	(HealthStatus)(0),                // 1: baton.v1.HealthStatus
@@ -1647,27 +2261,37 @@ var file_baton_v1_admin_proto_goTypes = []any{
 	(*QueueLimits)(nil),              // 17: baton.v1.QueueLimits
 	(*SetLimitsRequest)(nil),         // 18: baton.v1.SetLimitsRequest
 	(*SetLimitsResponse)(nil),        // 19: baton.v1.SetLimitsResponse
-	(*PauseRequest)(nil),             // 20: baton.v1.PauseRequest
-	(*PauseResponse)(nil),            // 21: baton.v1.PauseResponse
-	(*ResumeRequest)(nil),            // 22: baton.v1.ResumeRequest
-	(*ResumeResponse)(nil),           // 23: baton.v1.ResumeResponse
-	nil,                              // 24: baton.v1.DeadLetter.AttributesEntry
-	(*durationpb.Duration)(nil),      // 25: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),    // 26: google.protobuf.Timestamp
+	(*KeyLimits)(nil),                // 20: baton.v1.KeyLimits
+	(*KeyLimitsEntry)(nil),           // 21: baton.v1.KeyLimitsEntry
+	(*SetKeyLimitsRequest)(nil),      // 22: baton.v1.SetKeyLimitsRequest
+	(*SetKeyLimitsResponse)(nil),     // 23: baton.v1.SetKeyLimitsResponse
+	(*GetKeyLimitsRequest)(nil),      // 24: baton.v1.GetKeyLimitsRequest
+	(*GetKeyLimitsResponse)(nil),     // 25: baton.v1.GetKeyLimitsResponse
+	(*ListKeyLimitsRequest)(nil),     // 26: baton.v1.ListKeyLimitsRequest
+	(*ListKeyLimitsResponse)(nil),    // 27: baton.v1.ListKeyLimitsResponse
+	(*RecountKeysRequest)(nil),       // 28: baton.v1.RecountKeysRequest
+	(*RecountKeysResponse)(nil),      // 29: baton.v1.RecountKeysResponse
+	(*PauseRequest)(nil),             // 30: baton.v1.PauseRequest
+	(*PauseResponse)(nil),            // 31: baton.v1.PauseResponse
+	(*ResumeRequest)(nil),            // 32: baton.v1.ResumeRequest
+	(*ResumeResponse)(nil),           // 33: baton.v1.ResumeResponse
+	nil,                              // 34: baton.v1.DeadLetter.AttributesEntry
+	(*durationpb.Duration)(nil),      // 35: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),    // 36: google.protobuf.Timestamp
 }
 var file_baton_v1_admin_proto_depIdxs = []int32{
 	0,  // 0: baton.v1.Source.kind:type_name -> baton.v1.SourceKind
 	2,  // 1: baton.v1.SourceHealth.source:type_name -> baton.v1.Source
-	25, // 2: baton.v1.SourceHealth.oldest_age:type_name -> google.protobuf.Duration
-	25, // 3: baton.v1.SourceHealth.average_age:type_name -> google.protobuf.Duration
+	35, // 2: baton.v1.SourceHealth.oldest_age:type_name -> google.protobuf.Duration
+	35, // 3: baton.v1.SourceHealth.average_age:type_name -> google.protobuf.Duration
 	1,  // 4: baton.v1.SourceHealth.status:type_name -> baton.v1.HealthStatus
 	17, // 5: baton.v1.SourceHealth.limits:type_name -> baton.v1.QueueLimits
 	1,  // 6: baton.v1.GetHealthResponse.status:type_name -> baton.v1.HealthStatus
 	4,  // 7: baton.v1.GetHealthResponse.sources:type_name -> baton.v1.SourceHealth
-	26, // 8: baton.v1.GetHealthResponse.checked_at:type_name -> google.protobuf.Timestamp
+	36, // 8: baton.v1.GetHealthResponse.checked_at:type_name -> google.protobuf.Timestamp
 	2,  // 9: baton.v1.DeadLetter.source:type_name -> baton.v1.Source
-	26, // 10: baton.v1.DeadLetter.failed_at:type_name -> google.protobuf.Timestamp
-	24, // 11: baton.v1.DeadLetter.attributes:type_name -> baton.v1.DeadLetter.AttributesEntry
+	36, // 10: baton.v1.DeadLetter.failed_at:type_name -> google.protobuf.Timestamp
+	34, // 11: baton.v1.DeadLetter.attributes:type_name -> baton.v1.DeadLetter.AttributesEntry
 	2,  // 12: baton.v1.ListDeadLettersRequest.source:type_name -> baton.v1.Source
 	6,  // 13: baton.v1.ListDeadLettersResponse.dead_letters:type_name -> baton.v1.DeadLetter
 	2,  // 14: baton.v1.RetryDeadLetterRequest.source:type_name -> baton.v1.Source
@@ -1676,32 +2300,46 @@ var file_baton_v1_admin_proto_depIdxs = []int32{
 	14, // 17: baton.v1.PurgeResponse.items:type_name -> baton.v1.PurgedItem
 	16, // 18: baton.v1.QueueLimits.rate:type_name -> baton.v1.RateLimit
 	16, // 19: baton.v1.QueueLimits.key_rate:type_name -> baton.v1.RateLimit
-	25, // 20: baton.v1.QueueLimits.priority_aging:type_name -> google.protobuf.Duration
+	35, // 20: baton.v1.QueueLimits.priority_aging:type_name -> google.protobuf.Duration
 	17, // 21: baton.v1.SetLimitsRequest.limits:type_name -> baton.v1.QueueLimits
 	17, // 22: baton.v1.SetLimitsResponse.limits:type_name -> baton.v1.QueueLimits
-	2,  // 23: baton.v1.PauseRequest.source:type_name -> baton.v1.Source
-	2,  // 24: baton.v1.ResumeRequest.source:type_name -> baton.v1.Source
-	3,  // 25: baton.v1.AdminService.GetHealth:input_type -> baton.v1.GetHealthRequest
-	7,  // 26: baton.v1.AdminService.ListDeadLetters:input_type -> baton.v1.ListDeadLettersRequest
-	9,  // 27: baton.v1.AdminService.RetryDeadLetter:input_type -> baton.v1.RetryDeadLetterRequest
-	11, // 28: baton.v1.AdminService.DeleteDeadLetter:input_type -> baton.v1.DeleteDeadLetterRequest
-	13, // 29: baton.v1.AdminService.Purge:input_type -> baton.v1.PurgeRequest
-	18, // 30: baton.v1.AdminService.SetLimits:input_type -> baton.v1.SetLimitsRequest
-	20, // 31: baton.v1.AdminService.Pause:input_type -> baton.v1.PauseRequest
-	22, // 32: baton.v1.AdminService.Resume:input_type -> baton.v1.ResumeRequest
-	5,  // 33: baton.v1.AdminService.GetHealth:output_type -> baton.v1.GetHealthResponse
-	8,  // 34: baton.v1.AdminService.ListDeadLetters:output_type -> baton.v1.ListDeadLettersResponse
-	10, // 35: baton.v1.AdminService.RetryDeadLetter:output_type -> baton.v1.RetryDeadLetterResponse
-	12, // 36: baton.v1.AdminService.DeleteDeadLetter:output_type -> baton.v1.DeleteDeadLetterResponse
-	15, // 37: baton.v1.AdminService.Purge:output_type -> baton.v1.PurgeResponse
-	19, // 38: baton.v1.AdminService.SetLimits:output_type -> baton.v1.SetLimitsResponse
-	21, // 39: baton.v1.AdminService.Pause:output_type -> baton.v1.PauseResponse
-	23, // 40: baton.v1.AdminService.Resume:output_type -> baton.v1.ResumeResponse
-	33, // [33:41] is the sub-list for method output_type
-	25, // [25:33] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	16, // 23: baton.v1.KeyLimits.rate:type_name -> baton.v1.RateLimit
+	20, // 24: baton.v1.KeyLimitsEntry.limits:type_name -> baton.v1.KeyLimits
+	20, // 25: baton.v1.SetKeyLimitsRequest.limits:type_name -> baton.v1.KeyLimits
+	21, // 26: baton.v1.SetKeyLimitsResponse.key_limits:type_name -> baton.v1.KeyLimitsEntry
+	21, // 27: baton.v1.GetKeyLimitsResponse.key_limits:type_name -> baton.v1.KeyLimitsEntry
+	21, // 28: baton.v1.ListKeyLimitsResponse.keys:type_name -> baton.v1.KeyLimitsEntry
+	2,  // 29: baton.v1.PauseRequest.source:type_name -> baton.v1.Source
+	2,  // 30: baton.v1.ResumeRequest.source:type_name -> baton.v1.Source
+	3,  // 31: baton.v1.AdminService.GetHealth:input_type -> baton.v1.GetHealthRequest
+	7,  // 32: baton.v1.AdminService.ListDeadLetters:input_type -> baton.v1.ListDeadLettersRequest
+	9,  // 33: baton.v1.AdminService.RetryDeadLetter:input_type -> baton.v1.RetryDeadLetterRequest
+	11, // 34: baton.v1.AdminService.DeleteDeadLetter:input_type -> baton.v1.DeleteDeadLetterRequest
+	13, // 35: baton.v1.AdminService.Purge:input_type -> baton.v1.PurgeRequest
+	18, // 36: baton.v1.AdminService.SetLimits:input_type -> baton.v1.SetLimitsRequest
+	22, // 37: baton.v1.AdminService.SetKeyLimits:input_type -> baton.v1.SetKeyLimitsRequest
+	24, // 38: baton.v1.AdminService.GetKeyLimits:input_type -> baton.v1.GetKeyLimitsRequest
+	26, // 39: baton.v1.AdminService.ListKeyLimits:input_type -> baton.v1.ListKeyLimitsRequest
+	28, // 40: baton.v1.AdminService.RecountKeys:input_type -> baton.v1.RecountKeysRequest
+	30, // 41: baton.v1.AdminService.Pause:input_type -> baton.v1.PauseRequest
+	32, // 42: baton.v1.AdminService.Resume:input_type -> baton.v1.ResumeRequest
+	5,  // 43: baton.v1.AdminService.GetHealth:output_type -> baton.v1.GetHealthResponse
+	8,  // 44: baton.v1.AdminService.ListDeadLetters:output_type -> baton.v1.ListDeadLettersResponse
+	10, // 45: baton.v1.AdminService.RetryDeadLetter:output_type -> baton.v1.RetryDeadLetterResponse
+	12, // 46: baton.v1.AdminService.DeleteDeadLetter:output_type -> baton.v1.DeleteDeadLetterResponse
+	15, // 47: baton.v1.AdminService.Purge:output_type -> baton.v1.PurgeResponse
+	19, // 48: baton.v1.AdminService.SetLimits:output_type -> baton.v1.SetLimitsResponse
+	23, // 49: baton.v1.AdminService.SetKeyLimits:output_type -> baton.v1.SetKeyLimitsResponse
+	25, // 50: baton.v1.AdminService.GetKeyLimits:output_type -> baton.v1.GetKeyLimitsResponse
+	27, // 51: baton.v1.AdminService.ListKeyLimits:output_type -> baton.v1.ListKeyLimitsResponse
+	29, // 52: baton.v1.AdminService.RecountKeys:output_type -> baton.v1.RecountKeysResponse
+	31, // 53: baton.v1.AdminService.Pause:output_type -> baton.v1.PauseResponse
+	33, // 54: baton.v1.AdminService.Resume:output_type -> baton.v1.ResumeResponse
+	43, // [43:55] is the sub-list for method output_type
+	31, // [31:43] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_admin_proto_init() }
@@ -1709,13 +2347,14 @@ func file_baton_v1_admin_proto_init() {
 	if File_baton_v1_admin_proto != nil {
 		return
 	}
+	file_baton_v1_admin_proto_msgTypes[18].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_admin_proto_rawDesc), len(file_baton_v1_admin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   23,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -25,6 +25,10 @@ const (
 	AdminService_DeleteDeadLetter_FullMethodName = "/baton.v1.AdminService/DeleteDeadLetter"
 	AdminService_Purge_FullMethodName            = "/baton.v1.AdminService/Purge"
 	AdminService_SetLimits_FullMethodName        = "/baton.v1.AdminService/SetLimits"
+	AdminService_SetKeyLimits_FullMethodName     = "/baton.v1.AdminService/SetKeyLimits"
+	AdminService_GetKeyLimits_FullMethodName     = "/baton.v1.AdminService/GetKeyLimits"
+	AdminService_ListKeyLimits_FullMethodName    = "/baton.v1.AdminService/ListKeyLimits"
+	AdminService_RecountKeys_FullMethodName      = "/baton.v1.AdminService/RecountKeys"
 	AdminService_Pause_FullMethodName            = "/baton.v1.AdminService/Pause"
 	AdminService_Resume_FullMethodName           = "/baton.v1.AdminService/Resume"
 )
@@ -64,6 +68,28 @@ type AdminServiceClient interface {
 	// back off, so the whole queue does). The response says what is stored. A sharded queue
 	// cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
 	SetLimits(ctx context.Context, in *SetLimitsRequest, opts ...grpc.CallOption) (*SetLimitsResponse, error)
+	// SetKeyLimits replaces one key's weight and overrides in a queue (Agent.key): its share of the
+	// fair queuing across keys, and its own key_concurrency and key_rate in place of the queue's.
+	// Enforced in the acquire script like SetLimits, from the next Acquire on; a weight applies to
+	// the key's agents that become due after it (agents already in dispatch order keep their
+	// turn). Absent (or default) limits remove the key's record: the key takes the queue's
+	// defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
+	// (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
+	// field, and nothing changes.
+	SetKeyLimits(ctx context.Context, in *SetKeyLimitsRequest, opts ...grpc.CallOption) (*SetKeyLimitsResponse, error)
+	// GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
+	// leases it holds now.
+	GetKeyLimits(ctx context.Context, in *GetKeyLimitsRequest, opts ...grpc.CallOption) (*GetKeyLimitsResponse, error)
+	// ListKeyLimits pages through the keys of a queue that have a weight or overrides, in key
+	// order (byte order).
+	ListKeyLimits(ctx context.Context, in *ListKeyLimitsRequest, opts ...grpc.CallOption) (*ListKeyLimitsResponse, error)
+	// RecountKeys recounts the leases each key of a queue holds from the lease records and
+	// corrects the counts key_concurrency is enforced against (they can drift when a replica of
+	// an older version ended leases, or after a hand edit of Redis). It works in bounded steps
+	// while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
+	// left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
+	// queue.
+	RecountKeys(ctx context.Context, in *RecountKeysRequest, opts ...grpc.CallOption) (*RecountKeysResponse, error)
 	// Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
 	// (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
 	// waiting; Claim hands out nothing (a claim with a wait waits in line, and resources offered
@@ -145,6 +171,46 @@ func (c *adminServiceClient) SetLimits(ctx context.Context, in *SetLimitsRequest
 	return out, nil
 }
 
+func (c *adminServiceClient) SetKeyLimits(ctx context.Context, in *SetKeyLimitsRequest, opts ...grpc.CallOption) (*SetKeyLimitsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetKeyLimitsResponse)
+	err := c.cc.Invoke(ctx, AdminService_SetKeyLimits_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) GetKeyLimits(ctx context.Context, in *GetKeyLimitsRequest, opts ...grpc.CallOption) (*GetKeyLimitsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetKeyLimitsResponse)
+	err := c.cc.Invoke(ctx, AdminService_GetKeyLimits_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ListKeyLimits(ctx context.Context, in *ListKeyLimitsRequest, opts ...grpc.CallOption) (*ListKeyLimitsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListKeyLimitsResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListKeyLimits_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) RecountKeys(ctx context.Context, in *RecountKeysRequest, opts ...grpc.CallOption) (*RecountKeysResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecountKeysResponse)
+	err := c.cc.Invoke(ctx, AdminService_RecountKeys_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *adminServiceClient) Pause(ctx context.Context, in *PauseRequest, opts ...grpc.CallOption) (*PauseResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(PauseResponse)
@@ -200,6 +266,28 @@ type AdminServiceServer interface {
 	// back off, so the whole queue does). The response says what is stored. A sharded queue
 	// cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
 	SetLimits(context.Context, *SetLimitsRequest) (*SetLimitsResponse, error)
+	// SetKeyLimits replaces one key's weight and overrides in a queue (Agent.key): its share of the
+	// fair queuing across keys, and its own key_concurrency and key_rate in place of the queue's.
+	// Enforced in the acquire script like SetLimits, from the next Acquire on; a weight applies to
+	// the key's agents that become due after it (agents already in dispatch order keep their
+	// turn). Absent (or default) limits remove the key's record: the key takes the queue's
+	// defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
+	// (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
+	// field, and nothing changes.
+	SetKeyLimits(context.Context, *SetKeyLimitsRequest) (*SetKeyLimitsResponse, error)
+	// GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
+	// leases it holds now.
+	GetKeyLimits(context.Context, *GetKeyLimitsRequest) (*GetKeyLimitsResponse, error)
+	// ListKeyLimits pages through the keys of a queue that have a weight or overrides, in key
+	// order (byte order).
+	ListKeyLimits(context.Context, *ListKeyLimitsRequest) (*ListKeyLimitsResponse, error)
+	// RecountKeys recounts the leases each key of a queue holds from the lease records and
+	// corrects the counts key_concurrency is enforced against (they can drift when a replica of
+	// an older version ended leases, or after a hand edit of Redis). It works in bounded steps
+	// while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
+	// left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
+	// queue.
+	RecountKeys(context.Context, *RecountKeysRequest) (*RecountKeysResponse, error)
 	// Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
 	// (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
 	// waiting; Claim hands out nothing (a claim with a wait waits in line, and resources offered
@@ -238,6 +326,18 @@ func (UnimplementedAdminServiceServer) Purge(context.Context, *PurgeRequest) (*P
 }
 func (UnimplementedAdminServiceServer) SetLimits(context.Context, *SetLimitsRequest) (*SetLimitsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SetLimits not implemented")
+}
+func (UnimplementedAdminServiceServer) SetKeyLimits(context.Context, *SetKeyLimitsRequest) (*SetKeyLimitsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetKeyLimits not implemented")
+}
+func (UnimplementedAdminServiceServer) GetKeyLimits(context.Context, *GetKeyLimitsRequest) (*GetKeyLimitsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetKeyLimits not implemented")
+}
+func (UnimplementedAdminServiceServer) ListKeyLimits(context.Context, *ListKeyLimitsRequest) (*ListKeyLimitsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListKeyLimits not implemented")
+}
+func (UnimplementedAdminServiceServer) RecountKeys(context.Context, *RecountKeysRequest) (*RecountKeysResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RecountKeys not implemented")
 }
 func (UnimplementedAdminServiceServer) Pause(context.Context, *PauseRequest) (*PauseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Pause not implemented")
@@ -374,6 +474,78 @@ func _AdminService_SetLimits_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_SetKeyLimits_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetKeyLimitsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).SetKeyLimits(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_SetKeyLimits_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).SetKeyLimits(ctx, req.(*SetKeyLimitsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_GetKeyLimits_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetKeyLimitsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).GetKeyLimits(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_GetKeyLimits_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).GetKeyLimits(ctx, req.(*GetKeyLimitsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ListKeyLimits_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListKeyLimitsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListKeyLimits(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListKeyLimits_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListKeyLimits(ctx, req.(*ListKeyLimitsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_RecountKeys_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RecountKeysRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).RecountKeys(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_RecountKeys_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).RecountKeys(ctx, req.(*RecountKeysRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AdminService_Pause_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(PauseRequest)
 	if err := dec(in); err != nil {
@@ -440,6 +612,22 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SetLimits",
 			Handler:    _AdminService_SetLimits_Handler,
+		},
+		{
+			MethodName: "SetKeyLimits",
+			Handler:    _AdminService_SetKeyLimits_Handler,
+		},
+		{
+			MethodName: "GetKeyLimits",
+			Handler:    _AdminService_GetKeyLimits_Handler,
+		},
+		{
+			MethodName: "ListKeyLimits",
+			Handler:    _AdminService_ListKeyLimits_Handler,
+		},
+		{
+			MethodName: "RecountKeys",
+			Handler:    _AdminService_RecountKeys_Handler,
 		},
 		{
 			MethodName: "Pause",

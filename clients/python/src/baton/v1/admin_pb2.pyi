@@ -220,6 +220,90 @@ class SetLimitsResponse(_message.Message):
     limits: QueueLimits
     def __init__(self, limits: _Optional[_Union[QueueLimits, _Mapping]] = ...) -> None: ...
 
+class KeyLimits(_message.Message):
+    __slots__ = ("weight", "concurrency", "rate")
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
+    RATE_FIELD_NUMBER: _ClassVar[int]
+    weight: int
+    concurrency: int
+    rate: RateLimit
+    def __init__(self, weight: _Optional[int] = ..., concurrency: _Optional[int] = ..., rate: _Optional[_Union[RateLimit, _Mapping]] = ...) -> None: ...
+
+class KeyLimitsEntry(_message.Message):
+    __slots__ = ("key", "limits", "held")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    HELD_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    limits: KeyLimits
+    held: int
+    def __init__(self, key: _Optional[str] = ..., limits: _Optional[_Union[KeyLimits, _Mapping]] = ..., held: _Optional[int] = ...) -> None: ...
+
+class SetKeyLimitsRequest(_message.Message):
+    __slots__ = ("queue", "key", "limits")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    key: str
+    limits: KeyLimits
+    def __init__(self, queue: _Optional[str] = ..., key: _Optional[str] = ..., limits: _Optional[_Union[KeyLimits, _Mapping]] = ...) -> None: ...
+
+class SetKeyLimitsResponse(_message.Message):
+    __slots__ = ("key_limits", "replaced")
+    KEY_LIMITS_FIELD_NUMBER: _ClassVar[int]
+    REPLACED_FIELD_NUMBER: _ClassVar[int]
+    key_limits: KeyLimitsEntry
+    replaced: bool
+    def __init__(self, key_limits: _Optional[_Union[KeyLimitsEntry, _Mapping]] = ..., replaced: _Optional[bool] = ...) -> None: ...
+
+class GetKeyLimitsRequest(_message.Message):
+    __slots__ = ("queue", "key")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    key: str
+    def __init__(self, queue: _Optional[str] = ..., key: _Optional[str] = ...) -> None: ...
+
+class GetKeyLimitsResponse(_message.Message):
+    __slots__ = ("key_limits",)
+    KEY_LIMITS_FIELD_NUMBER: _ClassVar[int]
+    key_limits: KeyLimitsEntry
+    def __init__(self, key_limits: _Optional[_Union[KeyLimitsEntry, _Mapping]] = ...) -> None: ...
+
+class ListKeyLimitsRequest(_message.Message):
+    __slots__ = ("queue", "page_size", "page_token")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    page_size: int
+    page_token: str
+    def __init__(self, queue: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListKeyLimitsResponse(_message.Message):
+    __slots__ = ("keys", "next_page_token")
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    keys: _containers.RepeatedCompositeFieldContainer[KeyLimitsEntry]
+    next_page_token: str
+    def __init__(self, keys: _Optional[_Iterable[_Union[KeyLimitsEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class RecountKeysRequest(_message.Message):
+    __slots__ = ("queue",)
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    def __init__(self, queue: _Optional[str] = ...) -> None: ...
+
+class RecountKeysResponse(_message.Message):
+    __slots__ = ("leases", "corrected")
+    LEASES_FIELD_NUMBER: _ClassVar[int]
+    CORRECTED_FIELD_NUMBER: _ClassVar[int]
+    leases: int
+    corrected: int
+    def __init__(self, leases: _Optional[int] = ..., corrected: _Optional[int] = ...) -> None: ...
+
 class PauseRequest(_message.Message):
     __slots__ = ("source",)
     SOURCE_FIELD_NUMBER: _ClassVar[int]

@@ -66,6 +66,26 @@ class AdminServiceStub:
                 request_serializer=baton_dot_v1_dot_admin__pb2.SetLimitsRequest.SerializeToString,
                 response_deserializer=baton_dot_v1_dot_admin__pb2.SetLimitsResponse.FromString,
                 _registered_method=True)
+        self.SetKeyLimits = channel.unary_unary(
+                '/baton.v1.AdminService/SetKeyLimits',
+                request_serializer=baton_dot_v1_dot_admin__pb2.SetKeyLimitsRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_admin__pb2.SetKeyLimitsResponse.FromString,
+                _registered_method=True)
+        self.GetKeyLimits = channel.unary_unary(
+                '/baton.v1.AdminService/GetKeyLimits',
+                request_serializer=baton_dot_v1_dot_admin__pb2.GetKeyLimitsRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_admin__pb2.GetKeyLimitsResponse.FromString,
+                _registered_method=True)
+        self.ListKeyLimits = channel.unary_unary(
+                '/baton.v1.AdminService/ListKeyLimits',
+                request_serializer=baton_dot_v1_dot_admin__pb2.ListKeyLimitsRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_admin__pb2.ListKeyLimitsResponse.FromString,
+                _registered_method=True)
+        self.RecountKeys = channel.unary_unary(
+                '/baton.v1.AdminService/RecountKeys',
+                request_serializer=baton_dot_v1_dot_admin__pb2.RecountKeysRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_admin__pb2.RecountKeysResponse.FromString,
+                _registered_method=True)
         self.Pause = channel.unary_unary(
                 '/baton.v1.AdminService/Pause',
                 request_serializer=baton_dot_v1_dot_admin__pb2.PauseRequest.SerializeToString,
@@ -141,6 +161,48 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetKeyLimits(self, request, context):
+        """SetKeyLimits replaces one key's weight and overrides in a queue (Agent.key): its share of the
+        fair queuing across keys, and its own key_concurrency and key_rate in place of the queue's.
+        Enforced in the acquire script like SetLimits, from the next Acquire on; a weight applies to
+        the key's agents that become due after it (agents already in dispatch order keep their
+        turn). Absent (or default) limits remove the key's record: the key takes the queue's
+        defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
+        (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
+        field, and nothing changes.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetKeyLimits(self, request, context):
+        """GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
+        leases it holds now.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListKeyLimits(self, request, context):
+        """ListKeyLimits pages through the keys of a queue that have a weight or overrides, in key
+        order (byte order).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RecountKeys(self, request, context):
+        """RecountKeys recounts the leases each key of a queue holds from the lease records and
+        corrects the counts key_concurrency is enforced against (they can drift when a replica of
+        an older version ended leases, or after a hand edit of Redis). It works in bounded steps
+        while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
+        left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
+        queue.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Pause(self, request, context):
         """Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
         (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
@@ -194,6 +256,26 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.SetLimits,
                     request_deserializer=baton_dot_v1_dot_admin__pb2.SetLimitsRequest.FromString,
                     response_serializer=baton_dot_v1_dot_admin__pb2.SetLimitsResponse.SerializeToString,
+            ),
+            'SetKeyLimits': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetKeyLimits,
+                    request_deserializer=baton_dot_v1_dot_admin__pb2.SetKeyLimitsRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_admin__pb2.SetKeyLimitsResponse.SerializeToString,
+            ),
+            'GetKeyLimits': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetKeyLimits,
+                    request_deserializer=baton_dot_v1_dot_admin__pb2.GetKeyLimitsRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_admin__pb2.GetKeyLimitsResponse.SerializeToString,
+            ),
+            'ListKeyLimits': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListKeyLimits,
+                    request_deserializer=baton_dot_v1_dot_admin__pb2.ListKeyLimitsRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_admin__pb2.ListKeyLimitsResponse.SerializeToString,
+            ),
+            'RecountKeys': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecountKeys,
+                    request_deserializer=baton_dot_v1_dot_admin__pb2.RecountKeysRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_admin__pb2.RecountKeysResponse.SerializeToString,
             ),
             'Pause': grpc.unary_unary_rpc_method_handler(
                     servicer.Pause,
@@ -370,6 +452,114 @@ class AdminService:
             '/baton.v1.AdminService/SetLimits',
             baton_dot_v1_dot_admin__pb2.SetLimitsRequest.SerializeToString,
             baton_dot_v1_dot_admin__pb2.SetLimitsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetKeyLimits(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.AdminService/SetKeyLimits',
+            baton_dot_v1_dot_admin__pb2.SetKeyLimitsRequest.SerializeToString,
+            baton_dot_v1_dot_admin__pb2.SetKeyLimitsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetKeyLimits(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.AdminService/GetKeyLimits',
+            baton_dot_v1_dot_admin__pb2.GetKeyLimitsRequest.SerializeToString,
+            baton_dot_v1_dot_admin__pb2.GetKeyLimitsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListKeyLimits(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.AdminService/ListKeyLimits',
+            baton_dot_v1_dot_admin__pb2.ListKeyLimitsRequest.SerializeToString,
+            baton_dot_v1_dot_admin__pb2.ListKeyLimitsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecountKeys(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.AdminService/RecountKeys',
+            baton_dot_v1_dot_admin__pb2.RecountKeysRequest.SerializeToString,
+            baton_dot_v1_dot_admin__pb2.RecountKeysResponse.FromString,
             options,
             channel_credentials,
             insecure,

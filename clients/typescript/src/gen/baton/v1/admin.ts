@@ -374,6 +374,110 @@ export interface SetLimitsResponse {
   limits: QueueLimits | undefined;
 }
 
+/** KeyLimits are one key's weight and overrides of the queue's per-key limits. */
+export interface KeyLimits {
+  /**
+   * weight: the key's share of the fair queuing across keys: when keys have due work at once, a
+   * key of weight w gets w agents for every agent of a key of weight 1 (start-time fair queuing
+   * with a tag step of 1/w). 0 means the default 1; at most 1,000.
+   */
+  weight: number;
+  /**
+   * concurrency overrides QueueLimits.key_concurrency for this key: most leases its agents hold
+   * at once; 0 means no limit for this key; absent means the queue's key_concurrency. At most
+   * 1,000,000.
+   */
+  concurrency?:
+    | number
+    | undefined;
+  /**
+   * rate overrides QueueLimits.key_rate for this key: a token bucket of its own; absent means
+   * the queue's key_rate.
+   */
+  rate: RateLimit | undefined;
+}
+
+/** KeyLimitsEntry is a key's weight and overrides, and what it holds now. */
+export interface KeyLimitsEntry {
+  /** key (Agent.key). */
+  key: string;
+  /** limits of the key; the defaults (weight 1, no overrides) when it has none. */
+  limits:
+    | KeyLimits
+    | undefined;
+  /** held: leases the key's agents hold now. */
+  held: bigint;
+}
+
+/** SetKeyLimitsRequest replaces one key's weight and overrides. */
+export interface SetKeyLimitsRequest {
+  /** queue of the key. */
+  queue: string;
+  /** key whose limits these are (Agent.key); not empty. */
+  key: string;
+  /** limits to set; absent (or the defaults) removes the key's record. */
+  limits: KeyLimits | undefined;
+}
+
+/** SetKeyLimitsResponse says what is now stored. */
+export interface SetKeyLimitsResponse {
+  /** key_limits now in force (burst filled in, weight 1 for 0). */
+  keyLimits:
+    | KeyLimitsEntry
+    | undefined;
+  /** replaced is true when the key had a record before. */
+  replaced: boolean;
+}
+
+/** GetKeyLimitsRequest names a key. */
+export interface GetKeyLimitsRequest {
+  /** queue of the key. */
+  queue: string;
+  /** key to read; not empty. */
+  key: string;
+}
+
+/** GetKeyLimitsResponse is one key's limits. */
+export interface GetKeyLimitsResponse {
+  /** key_limits of the key. */
+  keyLimits: KeyLimitsEntry | undefined;
+}
+
+/** ListKeyLimitsRequest pages through the keys with a weight or overrides. */
+export interface ListKeyLimitsRequest {
+  /** queue whose keys to list. */
+  queue: string;
+  /** page_size is the most entries to return; 0 means 100; at most 1000. */
+  pageSize: number;
+  /**
+   * page_token continues a listing: the next_page_token of the previous page; anything else is
+   * INVALID_ARGUMENT.
+   */
+  pageToken: string;
+}
+
+/** ListKeyLimitsResponse is one page of keys. */
+export interface ListKeyLimitsResponse {
+  /** keys on this page, in key order. */
+  keys: KeyLimitsEntry[];
+  /** next_page_token continues the listing; empty on the last page. */
+  nextPageToken: string;
+}
+
+/** RecountKeysRequest names the queue to recount. */
+export interface RecountKeysRequest {
+  /** queue to recount. */
+  queue: string;
+}
+
+/** RecountKeysResponse is what the recount found. */
+export interface RecountKeysResponse {
+  /** leases: keyed leases counted. */
+  leases: bigint;
+  /** corrected: keys whose count was wrong and now is right. */
+  corrected: bigint;
+}
+
 /** PauseRequest names what to pause. */
 export interface PauseRequest {
   /** source to pause: a queue, a pool or a receiver. */
@@ -2470,6 +2574,923 @@ export const SetLimitsResponse: MessageFns<SetLimitsResponse> = {
   },
 };
 
+function createBaseKeyLimits(): KeyLimits {
+  return { weight: 0, concurrency: undefined, rate: undefined };
+}
+
+export const KeyLimits: MessageFns<KeyLimits> = {
+  encode(message: KeyLimits, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.weight !== 0) {
+      writer.uint32(8).uint32(message.weight);
+    }
+    if (message.concurrency !== undefined) {
+      writer.uint32(16).uint32(message.concurrency);
+    }
+    if (message.rate !== undefined) {
+      RateLimit.encode(message.rate, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KeyLimits {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKeyLimits();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.weight = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.concurrency = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.rate = RateLimit.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KeyLimits {
+    return {
+      weight: isSet(object.weight) ? globalThis.Number(object.weight) : 0,
+      concurrency: isSet(object.concurrency) ? globalThis.Number(object.concurrency) : undefined,
+      rate: isSet(object.rate) ? RateLimit.fromJSON(object.rate) : undefined,
+    };
+  },
+
+  toJSON(message: KeyLimits): unknown {
+    const obj: any = {};
+    if (message.weight !== 0) {
+      obj.weight = Math.round(message.weight);
+    }
+    if (message.concurrency !== undefined) {
+      obj.concurrency = Math.round(message.concurrency);
+    }
+    if (message.rate !== undefined) {
+      obj.rate = RateLimit.toJSON(message.rate);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<KeyLimits>): KeyLimits {
+    return KeyLimits.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<KeyLimits>): KeyLimits {
+    const message = createBaseKeyLimits();
+    message.weight = object.weight ?? 0;
+    message.concurrency = object.concurrency ?? undefined;
+    message.rate = (object.rate !== undefined && object.rate !== null) ? RateLimit.fromPartial(object.rate) : undefined;
+    return message;
+  },
+};
+
+function createBaseKeyLimitsEntry(): KeyLimitsEntry {
+  return { key: "", limits: undefined, held: 0n };
+}
+
+export const KeyLimitsEntry: MessageFns<KeyLimitsEntry> = {
+  encode(message: KeyLimitsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.key !== "") {
+      writer.uint32(10).string(message.key);
+    }
+    if (message.limits !== undefined) {
+      KeyLimits.encode(message.limits, writer.uint32(18).fork()).join();
+    }
+    if (message.held !== 0n) {
+      if (BigInt.asUintN(64, message.held) !== message.held) {
+        throw new globalThis.Error("value provided for field message.held of type uint64 too large");
+      }
+      writer.uint32(24).uint64(message.held);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KeyLimitsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKeyLimitsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.limits = KeyLimits.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.held = reader.uint64() as bigint;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KeyLimitsEntry {
+    return {
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      limits: isSet(object.limits) ? KeyLimits.fromJSON(object.limits) : undefined,
+      held: isSet(object.held) ? BigInt(object.held) : 0n,
+    };
+  },
+
+  toJSON(message: KeyLimitsEntry): unknown {
+    const obj: any = {};
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.limits !== undefined) {
+      obj.limits = KeyLimits.toJSON(message.limits);
+    }
+    if (message.held !== 0n) {
+      obj.held = message.held.toString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<KeyLimitsEntry>): KeyLimitsEntry {
+    return KeyLimitsEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<KeyLimitsEntry>): KeyLimitsEntry {
+    const message = createBaseKeyLimitsEntry();
+    message.key = object.key ?? "";
+    message.limits = (object.limits !== undefined && object.limits !== null)
+      ? KeyLimits.fromPartial(object.limits)
+      : undefined;
+    message.held = (object.held !== undefined && object.held !== null) ? BigInt(object.held) : 0n;
+    return message;
+  },
+};
+
+function createBaseSetKeyLimitsRequest(): SetKeyLimitsRequest {
+  return { queue: "", key: "", limits: undefined };
+}
+
+export const SetKeyLimitsRequest: MessageFns<SetKeyLimitsRequest> = {
+  encode(message: SetKeyLimitsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    if (message.limits !== undefined) {
+      KeyLimits.encode(message.limits, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetKeyLimitsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetKeyLimitsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.limits = KeyLimits.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetKeyLimitsRequest {
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+      limits: isSet(object.limits) ? KeyLimits.fromJSON(object.limits) : undefined,
+    };
+  },
+
+  toJSON(message: SetKeyLimitsRequest): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    if (message.limits !== undefined) {
+      obj.limits = KeyLimits.toJSON(message.limits);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetKeyLimitsRequest>): SetKeyLimitsRequest {
+    return SetKeyLimitsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetKeyLimitsRequest>): SetKeyLimitsRequest {
+    const message = createBaseSetKeyLimitsRequest();
+    message.queue = object.queue ?? "";
+    message.key = object.key ?? "";
+    message.limits = (object.limits !== undefined && object.limits !== null)
+      ? KeyLimits.fromPartial(object.limits)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSetKeyLimitsResponse(): SetKeyLimitsResponse {
+  return { keyLimits: undefined, replaced: false };
+}
+
+export const SetKeyLimitsResponse: MessageFns<SetKeyLimitsResponse> = {
+  encode(message: SetKeyLimitsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.keyLimits !== undefined) {
+      KeyLimitsEntry.encode(message.keyLimits, writer.uint32(10).fork()).join();
+    }
+    if (message.replaced !== false) {
+      writer.uint32(16).bool(message.replaced);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetKeyLimitsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetKeyLimitsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.keyLimits = KeyLimitsEntry.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.replaced = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetKeyLimitsResponse {
+    return {
+      keyLimits: isSet(object.keyLimits)
+        ? KeyLimitsEntry.fromJSON(object.keyLimits)
+        : isSet(object.key_limits)
+        ? KeyLimitsEntry.fromJSON(object.key_limits)
+        : undefined,
+      replaced: isSet(object.replaced) ? globalThis.Boolean(object.replaced) : false,
+    };
+  },
+
+  toJSON(message: SetKeyLimitsResponse): unknown {
+    const obj: any = {};
+    if (message.keyLimits !== undefined) {
+      obj.keyLimits = KeyLimitsEntry.toJSON(message.keyLimits);
+    }
+    if (message.replaced !== false) {
+      obj.replaced = message.replaced;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetKeyLimitsResponse>): SetKeyLimitsResponse {
+    return SetKeyLimitsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetKeyLimitsResponse>): SetKeyLimitsResponse {
+    const message = createBaseSetKeyLimitsResponse();
+    message.keyLimits = (object.keyLimits !== undefined && object.keyLimits !== null)
+      ? KeyLimitsEntry.fromPartial(object.keyLimits)
+      : undefined;
+    message.replaced = object.replaced ?? false;
+    return message;
+  },
+};
+
+function createBaseGetKeyLimitsRequest(): GetKeyLimitsRequest {
+  return { queue: "", key: "" };
+}
+
+export const GetKeyLimitsRequest: MessageFns<GetKeyLimitsRequest> = {
+  encode(message: GetKeyLimitsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    if (message.key !== "") {
+      writer.uint32(18).string(message.key);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetKeyLimitsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetKeyLimitsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.key = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetKeyLimitsRequest {
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      key: isSet(object.key) ? globalThis.String(object.key) : "",
+    };
+  },
+
+  toJSON(message: GetKeyLimitsRequest): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    if (message.key !== "") {
+      obj.key = message.key;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetKeyLimitsRequest>): GetKeyLimitsRequest {
+    return GetKeyLimitsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetKeyLimitsRequest>): GetKeyLimitsRequest {
+    const message = createBaseGetKeyLimitsRequest();
+    message.queue = object.queue ?? "";
+    message.key = object.key ?? "";
+    return message;
+  },
+};
+
+function createBaseGetKeyLimitsResponse(): GetKeyLimitsResponse {
+  return { keyLimits: undefined };
+}
+
+export const GetKeyLimitsResponse: MessageFns<GetKeyLimitsResponse> = {
+  encode(message: GetKeyLimitsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.keyLimits !== undefined) {
+      KeyLimitsEntry.encode(message.keyLimits, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetKeyLimitsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetKeyLimitsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.keyLimits = KeyLimitsEntry.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetKeyLimitsResponse {
+    return {
+      keyLimits: isSet(object.keyLimits)
+        ? KeyLimitsEntry.fromJSON(object.keyLimits)
+        : isSet(object.key_limits)
+        ? KeyLimitsEntry.fromJSON(object.key_limits)
+        : undefined,
+    };
+  },
+
+  toJSON(message: GetKeyLimitsResponse): unknown {
+    const obj: any = {};
+    if (message.keyLimits !== undefined) {
+      obj.keyLimits = KeyLimitsEntry.toJSON(message.keyLimits);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetKeyLimitsResponse>): GetKeyLimitsResponse {
+    return GetKeyLimitsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetKeyLimitsResponse>): GetKeyLimitsResponse {
+    const message = createBaseGetKeyLimitsResponse();
+    message.keyLimits = (object.keyLimits !== undefined && object.keyLimits !== null)
+      ? KeyLimitsEntry.fromPartial(object.keyLimits)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListKeyLimitsRequest(): ListKeyLimitsRequest {
+  return { queue: "", pageSize: 0, pageToken: "" };
+}
+
+export const ListKeyLimitsRequest: MessageFns<ListKeyLimitsRequest> = {
+  encode(message: ListKeyLimitsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    if (message.pageSize !== 0) {
+      writer.uint32(16).uint32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(26).string(message.pageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListKeyLimitsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListKeyLimitsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.pageSize = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListKeyLimitsRequest {
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
+    };
+  },
+
+  toJSON(message: ListKeyLimitsRequest): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListKeyLimitsRequest>): ListKeyLimitsRequest {
+    return ListKeyLimitsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListKeyLimitsRequest>): ListKeyLimitsRequest {
+    const message = createBaseListKeyLimitsRequest();
+    message.queue = object.queue ?? "";
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
+    return message;
+  },
+};
+
+function createBaseListKeyLimitsResponse(): ListKeyLimitsResponse {
+  return { keys: [], nextPageToken: "" };
+}
+
+export const ListKeyLimitsResponse: MessageFns<ListKeyLimitsResponse> = {
+  encode(message: ListKeyLimitsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.keys) {
+      KeyLimitsEntry.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListKeyLimitsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListKeyLimitsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.keys.push(KeyLimitsEntry.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListKeyLimitsResponse {
+    return {
+      keys: globalThis.Array.isArray(object?.keys) ? object.keys.map((e: any) => KeyLimitsEntry.fromJSON(e)) : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
+    };
+  },
+
+  toJSON(message: ListKeyLimitsResponse): unknown {
+    const obj: any = {};
+    if (message.keys?.length) {
+      obj.keys = message.keys.map((e) => KeyLimitsEntry.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListKeyLimitsResponse>): ListKeyLimitsResponse {
+    return ListKeyLimitsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListKeyLimitsResponse>): ListKeyLimitsResponse {
+    const message = createBaseListKeyLimitsResponse();
+    message.keys = object.keys?.map((e) => KeyLimitsEntry.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
+    return message;
+  },
+};
+
+function createBaseRecountKeysRequest(): RecountKeysRequest {
+  return { queue: "" };
+}
+
+export const RecountKeysRequest: MessageFns<RecountKeysRequest> = {
+  encode(message: RecountKeysRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecountKeysRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecountKeysRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecountKeysRequest {
+    return { queue: isSet(object.queue) ? globalThis.String(object.queue) : "" };
+  },
+
+  toJSON(message: RecountKeysRequest): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RecountKeysRequest>): RecountKeysRequest {
+    return RecountKeysRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RecountKeysRequest>): RecountKeysRequest {
+    const message = createBaseRecountKeysRequest();
+    message.queue = object.queue ?? "";
+    return message;
+  },
+};
+
+function createBaseRecountKeysResponse(): RecountKeysResponse {
+  return { leases: 0n, corrected: 0n };
+}
+
+export const RecountKeysResponse: MessageFns<RecountKeysResponse> = {
+  encode(message: RecountKeysResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.leases !== 0n) {
+      if (BigInt.asUintN(64, message.leases) !== message.leases) {
+        throw new globalThis.Error("value provided for field message.leases of type uint64 too large");
+      }
+      writer.uint32(8).uint64(message.leases);
+    }
+    if (message.corrected !== 0n) {
+      if (BigInt.asUintN(64, message.corrected) !== message.corrected) {
+        throw new globalThis.Error("value provided for field message.corrected of type uint64 too large");
+      }
+      writer.uint32(16).uint64(message.corrected);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecountKeysResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecountKeysResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.leases = reader.uint64() as bigint;
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.corrected = reader.uint64() as bigint;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecountKeysResponse {
+    return {
+      leases: isSet(object.leases) ? BigInt(object.leases) : 0n,
+      corrected: isSet(object.corrected) ? BigInt(object.corrected) : 0n,
+    };
+  },
+
+  toJSON(message: RecountKeysResponse): unknown {
+    const obj: any = {};
+    if (message.leases !== 0n) {
+      obj.leases = message.leases.toString();
+    }
+    if (message.corrected !== 0n) {
+      obj.corrected = message.corrected.toString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RecountKeysResponse>): RecountKeysResponse {
+    return RecountKeysResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RecountKeysResponse>): RecountKeysResponse {
+    const message = createBaseRecountKeysResponse();
+    message.leases = (object.leases !== undefined && object.leases !== null) ? BigInt(object.leases) : 0n;
+    message.corrected = (object.corrected !== undefined && object.corrected !== null) ? BigInt(object.corrected) : 0n;
+    return message;
+  },
+};
+
 function createBasePauseRequest(): PauseRequest {
   return { source: undefined };
 }
@@ -2843,6 +3864,71 @@ export const AdminServiceService = {
     responseDeserialize: (value: Buffer): SetLimitsResponse => SetLimitsResponse.decode(value),
   },
   /**
+   * SetKeyLimits replaces one key's weight and overrides in a queue (Agent.key): its share of the
+   * fair queuing across keys, and its own key_concurrency and key_rate in place of the queue's.
+   * Enforced in the acquire script like SetLimits, from the next Acquire on; a weight applies to
+   * the key's agents that become due after it (agents already in dispatch order keep their
+   * turn). Absent (or default) limits remove the key's record: the key takes the queue's
+   * defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
+   * (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
+   * field, and nothing changes.
+   */
+  setKeyLimits: {
+    path: "/baton.v1.AdminService/SetKeyLimits" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetKeyLimitsRequest): Buffer => Buffer.from(SetKeyLimitsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetKeyLimitsRequest => SetKeyLimitsRequest.decode(value),
+    responseSerialize: (value: SetKeyLimitsResponse): Buffer =>
+      Buffer.from(SetKeyLimitsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SetKeyLimitsResponse => SetKeyLimitsResponse.decode(value),
+  },
+  /**
+   * GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
+   * leases it holds now.
+   */
+  getKeyLimits: {
+    path: "/baton.v1.AdminService/GetKeyLimits" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetKeyLimitsRequest): Buffer => Buffer.from(GetKeyLimitsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetKeyLimitsRequest => GetKeyLimitsRequest.decode(value),
+    responseSerialize: (value: GetKeyLimitsResponse): Buffer =>
+      Buffer.from(GetKeyLimitsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetKeyLimitsResponse => GetKeyLimitsResponse.decode(value),
+  },
+  /**
+   * ListKeyLimits pages through the keys of a queue that have a weight or overrides, in key
+   * order (byte order).
+   */
+  listKeyLimits: {
+    path: "/baton.v1.AdminService/ListKeyLimits" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListKeyLimitsRequest): Buffer => Buffer.from(ListKeyLimitsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListKeyLimitsRequest => ListKeyLimitsRequest.decode(value),
+    responseSerialize: (value: ListKeyLimitsResponse): Buffer =>
+      Buffer.from(ListKeyLimitsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListKeyLimitsResponse => ListKeyLimitsResponse.decode(value),
+  },
+  /**
+   * RecountKeys recounts the leases each key of a queue holds from the lease records and
+   * corrects the counts key_concurrency is enforced against (they can drift when a replica of
+   * an older version ended leases, or after a hand edit of Redis). It works in bounded steps
+   * while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
+   * left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
+   * queue.
+   */
+  recountKeys: {
+    path: "/baton.v1.AdminService/RecountKeys" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RecountKeysRequest): Buffer => Buffer.from(RecountKeysRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RecountKeysRequest => RecountKeysRequest.decode(value),
+    responseSerialize: (value: RecountKeysResponse): Buffer => Buffer.from(RecountKeysResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RecountKeysResponse => RecountKeysResponse.decode(value),
+  },
+  /**
    * Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
    * (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
    * waiting; Claim hands out nothing (a claim with a wait waits in line, and resources offered
@@ -2916,6 +4002,36 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
    * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
    */
   setLimits: handleUnaryCall<SetLimitsRequest, SetLimitsResponse>;
+  /**
+   * SetKeyLimits replaces one key's weight and overrides in a queue (Agent.key): its share of the
+   * fair queuing across keys, and its own key_concurrency and key_rate in place of the queue's.
+   * Enforced in the acquire script like SetLimits, from the next Acquire on; a weight applies to
+   * the key's agents that become due after it (agents already in dispatch order keep their
+   * turn). Absent (or default) limits remove the key's record: the key takes the queue's
+   * defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
+   * (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
+   * field, and nothing changes.
+   */
+  setKeyLimits: handleUnaryCall<SetKeyLimitsRequest, SetKeyLimitsResponse>;
+  /**
+   * GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
+   * leases it holds now.
+   */
+  getKeyLimits: handleUnaryCall<GetKeyLimitsRequest, GetKeyLimitsResponse>;
+  /**
+   * ListKeyLimits pages through the keys of a queue that have a weight or overrides, in key
+   * order (byte order).
+   */
+  listKeyLimits: handleUnaryCall<ListKeyLimitsRequest, ListKeyLimitsResponse>;
+  /**
+   * RecountKeys recounts the leases each key of a queue holds from the lease records and
+   * corrects the counts key_concurrency is enforced against (they can drift when a replica of
+   * an older version ended leases, or after a hand edit of Redis). It works in bounded steps
+   * while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
+   * left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
+   * queue.
+   */
+  recountKeys: handleUnaryCall<RecountKeysRequest, RecountKeysResponse>;
   /**
    * Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
    * (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
@@ -3057,6 +4173,92 @@ export interface AdminServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: SetLimitsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * SetKeyLimits replaces one key's weight and overrides in a queue (Agent.key): its share of the
+   * fair queuing across keys, and its own key_concurrency and key_rate in place of the queue's.
+   * Enforced in the acquire script like SetLimits, from the next Acquire on; a weight applies to
+   * the key's agents that become due after it (agents already in dispatch order keep their
+   * turn). Absent (or default) limits remove the key's record: the key takes the queue's
+   * defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
+   * (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
+   * field, and nothing changes.
+   */
+  setKeyLimits(
+    request: SetKeyLimitsRequest,
+    callback: (error: ServiceError | null, response: SetKeyLimitsResponse) => void,
+  ): ClientUnaryCall;
+  setKeyLimits(
+    request: SetKeyLimitsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SetKeyLimitsResponse) => void,
+  ): ClientUnaryCall;
+  setKeyLimits(
+    request: SetKeyLimitsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SetKeyLimitsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
+   * leases it holds now.
+   */
+  getKeyLimits(
+    request: GetKeyLimitsRequest,
+    callback: (error: ServiceError | null, response: GetKeyLimitsResponse) => void,
+  ): ClientUnaryCall;
+  getKeyLimits(
+    request: GetKeyLimitsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetKeyLimitsResponse) => void,
+  ): ClientUnaryCall;
+  getKeyLimits(
+    request: GetKeyLimitsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetKeyLimitsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * ListKeyLimits pages through the keys of a queue that have a weight or overrides, in key
+   * order (byte order).
+   */
+  listKeyLimits(
+    request: ListKeyLimitsRequest,
+    callback: (error: ServiceError | null, response: ListKeyLimitsResponse) => void,
+  ): ClientUnaryCall;
+  listKeyLimits(
+    request: ListKeyLimitsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListKeyLimitsResponse) => void,
+  ): ClientUnaryCall;
+  listKeyLimits(
+    request: ListKeyLimitsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListKeyLimitsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * RecountKeys recounts the leases each key of a queue holds from the lease records and
+   * corrects the counts key_concurrency is enforced against (they can drift when a replica of
+   * an older version ended leases, or after a hand edit of Redis). It works in bounded steps
+   * while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
+   * left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
+   * queue.
+   */
+  recountKeys(
+    request: RecountKeysRequest,
+    callback: (error: ServiceError | null, response: RecountKeysResponse) => void,
+  ): ClientUnaryCall;
+  recountKeys(
+    request: RecountKeysRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RecountKeysResponse) => void,
+  ): ClientUnaryCall;
+  recountKeys(
+    request: RecountKeysRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RecountKeysResponse) => void,
   ): ClientUnaryCall;
   /**
    * Pause stops handing out a queue's agents, a pool's resources or a receiver's messages

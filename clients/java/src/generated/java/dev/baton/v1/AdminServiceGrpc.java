@@ -202,6 +202,130 @@ public final class AdminServiceGrpc {
     return getSetLimitsMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.SetKeyLimitsRequest,
+      dev.baton.v1.SetKeyLimitsResponse> getSetKeyLimitsMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "SetKeyLimits",
+      requestType = dev.baton.v1.SetKeyLimitsRequest.class,
+      responseType = dev.baton.v1.SetKeyLimitsResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.SetKeyLimitsRequest,
+      dev.baton.v1.SetKeyLimitsResponse> getSetKeyLimitsMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.SetKeyLimitsRequest, dev.baton.v1.SetKeyLimitsResponse> getSetKeyLimitsMethod;
+    if ((getSetKeyLimitsMethod = AdminServiceGrpc.getSetKeyLimitsMethod) == null) {
+      synchronized (AdminServiceGrpc.class) {
+        if ((getSetKeyLimitsMethod = AdminServiceGrpc.getSetKeyLimitsMethod) == null) {
+          AdminServiceGrpc.getSetKeyLimitsMethod = getSetKeyLimitsMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.SetKeyLimitsRequest, dev.baton.v1.SetKeyLimitsResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "SetKeyLimits"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.SetKeyLimitsRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.SetKeyLimitsResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AdminServiceMethodDescriptorSupplier("SetKeyLimits"))
+              .build();
+        }
+      }
+    }
+    return getSetKeyLimitsMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.GetKeyLimitsRequest,
+      dev.baton.v1.GetKeyLimitsResponse> getGetKeyLimitsMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "GetKeyLimits",
+      requestType = dev.baton.v1.GetKeyLimitsRequest.class,
+      responseType = dev.baton.v1.GetKeyLimitsResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.GetKeyLimitsRequest,
+      dev.baton.v1.GetKeyLimitsResponse> getGetKeyLimitsMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.GetKeyLimitsRequest, dev.baton.v1.GetKeyLimitsResponse> getGetKeyLimitsMethod;
+    if ((getGetKeyLimitsMethod = AdminServiceGrpc.getGetKeyLimitsMethod) == null) {
+      synchronized (AdminServiceGrpc.class) {
+        if ((getGetKeyLimitsMethod = AdminServiceGrpc.getGetKeyLimitsMethod) == null) {
+          AdminServiceGrpc.getGetKeyLimitsMethod = getGetKeyLimitsMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.GetKeyLimitsRequest, dev.baton.v1.GetKeyLimitsResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "GetKeyLimits"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.GetKeyLimitsRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.GetKeyLimitsResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AdminServiceMethodDescriptorSupplier("GetKeyLimits"))
+              .build();
+        }
+      }
+    }
+    return getGetKeyLimitsMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.ListKeyLimitsRequest,
+      dev.baton.v1.ListKeyLimitsResponse> getListKeyLimitsMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ListKeyLimits",
+      requestType = dev.baton.v1.ListKeyLimitsRequest.class,
+      responseType = dev.baton.v1.ListKeyLimitsResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.ListKeyLimitsRequest,
+      dev.baton.v1.ListKeyLimitsResponse> getListKeyLimitsMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.ListKeyLimitsRequest, dev.baton.v1.ListKeyLimitsResponse> getListKeyLimitsMethod;
+    if ((getListKeyLimitsMethod = AdminServiceGrpc.getListKeyLimitsMethod) == null) {
+      synchronized (AdminServiceGrpc.class) {
+        if ((getListKeyLimitsMethod = AdminServiceGrpc.getListKeyLimitsMethod) == null) {
+          AdminServiceGrpc.getListKeyLimitsMethod = getListKeyLimitsMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.ListKeyLimitsRequest, dev.baton.v1.ListKeyLimitsResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListKeyLimits"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.ListKeyLimitsRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.ListKeyLimitsResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AdminServiceMethodDescriptorSupplier("ListKeyLimits"))
+              .build();
+        }
+      }
+    }
+    return getListKeyLimitsMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.RecountKeysRequest,
+      dev.baton.v1.RecountKeysResponse> getRecountKeysMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "RecountKeys",
+      requestType = dev.baton.v1.RecountKeysRequest.class,
+      responseType = dev.baton.v1.RecountKeysResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.RecountKeysRequest,
+      dev.baton.v1.RecountKeysResponse> getRecountKeysMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.RecountKeysRequest, dev.baton.v1.RecountKeysResponse> getRecountKeysMethod;
+    if ((getRecountKeysMethod = AdminServiceGrpc.getRecountKeysMethod) == null) {
+      synchronized (AdminServiceGrpc.class) {
+        if ((getRecountKeysMethod = AdminServiceGrpc.getRecountKeysMethod) == null) {
+          AdminServiceGrpc.getRecountKeysMethod = getRecountKeysMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.RecountKeysRequest, dev.baton.v1.RecountKeysResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "RecountKeys"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.RecountKeysRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.RecountKeysResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AdminServiceMethodDescriptorSupplier("RecountKeys"))
+              .build();
+        }
+      }
+    }
+    return getRecountKeysMethod;
+  }
+
   private static volatile io.grpc.MethodDescriptor<dev.baton.v1.PauseRequest,
       dev.baton.v1.PauseResponse> getPauseMethod;
 
@@ -409,6 +533,60 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
+     * SetKeyLimits replaces one key's weight and overrides in a queue (Agent.key): its share of the
+     * fair queuing across keys, and its own key_concurrency and key_rate in place of the queue's.
+     * Enforced in the acquire script like SetLimits, from the next Acquire on; a weight applies to
+     * the key's agents that become due after it (agents already in dispatch order keep their
+     * turn). Absent (or default) limits remove the key's record: the key takes the queue's
+     * defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
+     * (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
+     * field, and nothing changes.
+     * </pre>
+     */
+    default void setKeyLimits(dev.baton.v1.SetKeyLimitsRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.SetKeyLimitsResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getSetKeyLimitsMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
+     * leases it holds now.
+     * </pre>
+     */
+    default void getKeyLimits(dev.baton.v1.GetKeyLimitsRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.GetKeyLimitsResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getGetKeyLimitsMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ListKeyLimits pages through the keys of a queue that have a weight or overrides, in key
+     * order (byte order).
+     * </pre>
+     */
+    default void listKeyLimits(dev.baton.v1.ListKeyLimitsRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.ListKeyLimitsResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListKeyLimitsMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * RecountKeys recounts the leases each key of a queue holds from the lease records and
+     * corrects the counts key_concurrency is enforced against (they can drift when a replica of
+     * an older version ended leases, or after a hand edit of Redis). It works in bounded steps
+     * while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
+     * left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
+     * queue.
+     * </pre>
+     */
+    default void recountKeys(dev.baton.v1.RecountKeysRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.RecountKeysResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getRecountKeysMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
      * Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
      * (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
      * waiting; Claim hands out nothing (a claim with a wait waits in line, and resources offered
@@ -554,6 +732,64 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
+     * SetKeyLimits replaces one key's weight and overrides in a queue (Agent.key): its share of the
+     * fair queuing across keys, and its own key_concurrency and key_rate in place of the queue's.
+     * Enforced in the acquire script like SetLimits, from the next Acquire on; a weight applies to
+     * the key's agents that become due after it (agents already in dispatch order keep their
+     * turn). Absent (or default) limits remove the key's record: the key takes the queue's
+     * defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
+     * (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
+     * field, and nothing changes.
+     * </pre>
+     */
+    public void setKeyLimits(dev.baton.v1.SetKeyLimitsRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.SetKeyLimitsResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getSetKeyLimitsMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
+     * leases it holds now.
+     * </pre>
+     */
+    public void getKeyLimits(dev.baton.v1.GetKeyLimitsRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.GetKeyLimitsResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getGetKeyLimitsMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ListKeyLimits pages through the keys of a queue that have a weight or overrides, in key
+     * order (byte order).
+     * </pre>
+     */
+    public void listKeyLimits(dev.baton.v1.ListKeyLimitsRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.ListKeyLimitsResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getListKeyLimitsMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * RecountKeys recounts the leases each key of a queue holds from the lease records and
+     * corrects the counts key_concurrency is enforced against (they can drift when a replica of
+     * an older version ended leases, or after a hand edit of Redis). It works in bounded steps
+     * while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
+     * left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
+     * queue.
+     * </pre>
+     */
+    public void recountKeys(dev.baton.v1.RecountKeysRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.RecountKeysResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getRecountKeysMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
      * Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
      * (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
      * waiting; Claim hands out nothing (a claim with a wait waits in line, and resources offered
@@ -680,6 +916,60 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
+     * SetKeyLimits replaces one key's weight and overrides in a queue (Agent.key): its share of the
+     * fair queuing across keys, and its own key_concurrency and key_rate in place of the queue's.
+     * Enforced in the acquire script like SetLimits, from the next Acquire on; a weight applies to
+     * the key's agents that become due after it (agents already in dispatch order keep their
+     * turn). Absent (or default) limits remove the key's record: the key takes the queue's
+     * defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
+     * (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
+     * field, and nothing changes.
+     * </pre>
+     */
+    public dev.baton.v1.SetKeyLimitsResponse setKeyLimits(dev.baton.v1.SetKeyLimitsRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getSetKeyLimitsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
+     * leases it holds now.
+     * </pre>
+     */
+    public dev.baton.v1.GetKeyLimitsResponse getKeyLimits(dev.baton.v1.GetKeyLimitsRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getGetKeyLimitsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ListKeyLimits pages through the keys of a queue that have a weight or overrides, in key
+     * order (byte order).
+     * </pre>
+     */
+    public dev.baton.v1.ListKeyLimitsResponse listKeyLimits(dev.baton.v1.ListKeyLimitsRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getListKeyLimitsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * RecountKeys recounts the leases each key of a queue holds from the lease records and
+     * corrects the counts key_concurrency is enforced against (they can drift when a replica of
+     * an older version ended leases, or after a hand edit of Redis). It works in bounded steps
+     * while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
+     * left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
+     * queue.
+     * </pre>
+     */
+    public dev.baton.v1.RecountKeysResponse recountKeys(dev.baton.v1.RecountKeysRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getRecountKeysMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
      * Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
      * (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
      * waiting; Claim hands out nothing (a claim with a wait waits in line, and resources offered
@@ -800,6 +1090,60 @@ public final class AdminServiceGrpc {
     public dev.baton.v1.SetLimitsResponse setLimits(dev.baton.v1.SetLimitsRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getSetLimitsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * SetKeyLimits replaces one key's weight and overrides in a queue (Agent.key): its share of the
+     * fair queuing across keys, and its own key_concurrency and key_rate in place of the queue's.
+     * Enforced in the acquire script like SetLimits, from the next Acquire on; a weight applies to
+     * the key's agents that become due after it (agents already in dispatch order keep their
+     * turn). Absent (or default) limits remove the key's record: the key takes the queue's
+     * defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
+     * (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
+     * field, and nothing changes.
+     * </pre>
+     */
+    public dev.baton.v1.SetKeyLimitsResponse setKeyLimits(dev.baton.v1.SetKeyLimitsRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getSetKeyLimitsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
+     * leases it holds now.
+     * </pre>
+     */
+    public dev.baton.v1.GetKeyLimitsResponse getKeyLimits(dev.baton.v1.GetKeyLimitsRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getGetKeyLimitsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ListKeyLimits pages through the keys of a queue that have a weight or overrides, in key
+     * order (byte order).
+     * </pre>
+     */
+    public dev.baton.v1.ListKeyLimitsResponse listKeyLimits(dev.baton.v1.ListKeyLimitsRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getListKeyLimitsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * RecountKeys recounts the leases each key of a queue holds from the lease records and
+     * corrects the counts key_concurrency is enforced against (they can drift when a replica of
+     * an older version ended leases, or after a hand edit of Redis). It works in bounded steps
+     * while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
+     * left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
+     * queue.
+     * </pre>
+     */
+    public dev.baton.v1.RecountKeysResponse recountKeys(dev.baton.v1.RecountKeysRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getRecountKeysMethod(), getCallOptions(), request);
     }
 
     /**
@@ -934,6 +1278,64 @@ public final class AdminServiceGrpc {
 
     /**
      * <pre>
+     * SetKeyLimits replaces one key's weight and overrides in a queue (Agent.key): its share of the
+     * fair queuing across keys, and its own key_concurrency and key_rate in place of the queue's.
+     * Enforced in the acquire script like SetLimits, from the next Acquire on; a weight applies to
+     * the key's agents that become due after it (agents already in dispatch order keep their
+     * turn). Absent (or default) limits remove the key's record: the key takes the queue's
+     * defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
+     * (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
+     * field, and nothing changes.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.SetKeyLimitsResponse> setKeyLimits(
+        dev.baton.v1.SetKeyLimitsRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getSetKeyLimitsMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
+     * leases it holds now.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.GetKeyLimitsResponse> getKeyLimits(
+        dev.baton.v1.GetKeyLimitsRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getGetKeyLimitsMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * ListKeyLimits pages through the keys of a queue that have a weight or overrides, in key
+     * order (byte order).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.ListKeyLimitsResponse> listKeyLimits(
+        dev.baton.v1.ListKeyLimitsRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getListKeyLimitsMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * RecountKeys recounts the leases each key of a queue holds from the lease records and
+     * corrects the counts key_concurrency is enforced against (they can drift when a replica of
+     * an older version ended leases, or after a hand edit of Redis). It works in bounded steps
+     * while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
+     * left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
+     * queue.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.RecountKeysResponse> recountKeys(
+        dev.baton.v1.RecountKeysRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getRecountKeysMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
      * Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
      * (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
      * waiting; Claim hands out nothing (a claim with a wait waits in line, and resources offered
@@ -968,8 +1370,12 @@ public final class AdminServiceGrpc {
   private static final int METHODID_DELETE_DEAD_LETTER = 3;
   private static final int METHODID_PURGE = 4;
   private static final int METHODID_SET_LIMITS = 5;
-  private static final int METHODID_PAUSE = 6;
-  private static final int METHODID_RESUME = 7;
+  private static final int METHODID_SET_KEY_LIMITS = 6;
+  private static final int METHODID_GET_KEY_LIMITS = 7;
+  private static final int METHODID_LIST_KEY_LIMITS = 8;
+  private static final int METHODID_RECOUNT_KEYS = 9;
+  private static final int METHODID_PAUSE = 10;
+  private static final int METHODID_RESUME = 11;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1011,6 +1417,22 @@ public final class AdminServiceGrpc {
         case METHODID_SET_LIMITS:
           serviceImpl.setLimits((dev.baton.v1.SetLimitsRequest) request,
               (io.grpc.stub.StreamObserver<dev.baton.v1.SetLimitsResponse>) responseObserver);
+          break;
+        case METHODID_SET_KEY_LIMITS:
+          serviceImpl.setKeyLimits((dev.baton.v1.SetKeyLimitsRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.SetKeyLimitsResponse>) responseObserver);
+          break;
+        case METHODID_GET_KEY_LIMITS:
+          serviceImpl.getKeyLimits((dev.baton.v1.GetKeyLimitsRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.GetKeyLimitsResponse>) responseObserver);
+          break;
+        case METHODID_LIST_KEY_LIMITS:
+          serviceImpl.listKeyLimits((dev.baton.v1.ListKeyLimitsRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.ListKeyLimitsResponse>) responseObserver);
+          break;
+        case METHODID_RECOUNT_KEYS:
+          serviceImpl.recountKeys((dev.baton.v1.RecountKeysRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.RecountKeysResponse>) responseObserver);
           break;
         case METHODID_PAUSE:
           serviceImpl.pause((dev.baton.v1.PauseRequest) request,
@@ -1081,6 +1503,34 @@ public final class AdminServiceGrpc {
               dev.baton.v1.SetLimitsResponse>(
                 service, METHODID_SET_LIMITS)))
         .addMethod(
+          getSetKeyLimitsMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.SetKeyLimitsRequest,
+              dev.baton.v1.SetKeyLimitsResponse>(
+                service, METHODID_SET_KEY_LIMITS)))
+        .addMethod(
+          getGetKeyLimitsMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.GetKeyLimitsRequest,
+              dev.baton.v1.GetKeyLimitsResponse>(
+                service, METHODID_GET_KEY_LIMITS)))
+        .addMethod(
+          getListKeyLimitsMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.ListKeyLimitsRequest,
+              dev.baton.v1.ListKeyLimitsResponse>(
+                service, METHODID_LIST_KEY_LIMITS)))
+        .addMethod(
+          getRecountKeysMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.RecountKeysRequest,
+              dev.baton.v1.RecountKeysResponse>(
+                service, METHODID_RECOUNT_KEYS)))
+        .addMethod(
           getPauseMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
@@ -1148,6 +1598,10 @@ public final class AdminServiceGrpc {
               .addMethod(getDeleteDeadLetterMethod())
               .addMethod(getPurgeMethod())
               .addMethod(getSetLimitsMethod())
+              .addMethod(getSetKeyLimitsMethod())
+              .addMethod(getGetKeyLimitsMethod())
+              .addMethod(getListKeyLimitsMethod())
+              .addMethod(getRecountKeysMethod())
               .addMethod(getPauseMethod())
               .addMethod(getResumeMethod())
               .build();
