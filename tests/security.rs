@@ -347,11 +347,11 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
             agents.cancel_run(req(pb::CancelRunRequest { queue: q, name: "a1".into() }, auth)).await.map(drop)
         }
         "RegisterBatch" => agents
-            .register_batch(req(pb::RegisterBatchRequest { batch: "b1".into(), queue: q, ..Default::default() }, auth))
+            .register_batch(req(pb::RegisterBatchRequest { batch: q.clone(), queue: q, ..Default::default() }, auth))
             .await
             .map(drop),
-        "CloseBatch" => agents.close_batch(req(pb::CloseBatchRequest { batch: "b1".into() }, auth)).await.map(drop),
-        "GetBatch" => agents.get_batch(req(pb::GetBatchRequest { batch: "b1".into() }, auth)).await.map(drop),
+        "CloseBatch" => agents.close_batch(req(pb::CloseBatchRequest { batch: q }, auth)).await.map(drop),
+        "GetBatch" => agents.get_batch(req(pb::GetBatchRequest { batch: q }, auth)).await.map(drop),
         "Await" => agents
             .r#await(req(pb::AwaitRequest { queue: q, name: "a1".into(), ..Default::default() }, auth))
             .await

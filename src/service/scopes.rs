@@ -42,11 +42,11 @@ impl Scoped for pb::RegisterRequest {
     }
 }
 
-/// RegisterBatch touches the members' queue, the callbacks' queue, and the parents' queues. A
-/// batch itself is not a scoped name (CloseBatch and GetBatch name only the batch).
+/// RegisterBatch touches the batch, the members' queue, the callbacks' queue, and the parents'
+/// queues. A batch is scoped as a queue of its name.
 impl Scoped for pb::RegisterBatchRequest {
     fn names(&self) -> Vec<(NameKind, &str)> {
-        let mut names = vec![(NameKind::Queue, self.queue.as_str())];
+        let mut names = vec![(NameKind::Queue, self.batch.as_str()), (NameKind::Queue, self.queue.as_str())];
         if !self.callback_queue.is_empty() {
             names.push((NameKind::Queue, self.callback_queue.as_str()));
         }
@@ -57,17 +57,7 @@ impl Scoped for pb::RegisterBatchRequest {
     }
 }
 
-impl Scoped for pb::CloseBatchRequest {
-    fn names(&self) -> Vec<(NameKind, &str)> {
-        Vec::new()
-    }
-}
-
-impl Scoped for pb::GetBatchRequest {
-    fn names(&self) -> Vec<(NameKind, &str)> {
-        Vec::new()
-    }
-}
+scoped!(NameKind::Queue, batch: pb::CloseBatchRequest, pb::GetBatchRequest);
 
 impl Scoped for pb::CompleteBatchRequest {
     fn names(&self) -> Vec<(NameKind, &str)> {
