@@ -34,6 +34,9 @@ pub enum CliError {
     /// An argument the server was never asked about.
     #[error("{0}")]
     Usage(String),
+    /// Awaited work did not finish in time.
+    #[error("{0}")]
+    NotFinished(String),
 }
 
 type Result<T> = std::result::Result<T, CliError>;
@@ -96,6 +99,31 @@ pub enum Command {
         queue: String,
         /// The agent's name.
         name: String,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Wait for an agent to finish and print how (AgentService.Await): succeeded,
+    /// dead-lettered, cancelled or unregistered, with its outcome and result. Exits 1 when it
+    /// has not finished within --wait-ms.
+    Await {
+        /// The queue.
+        queue: String,
+        /// The agent's name.
+        name: String,
+        /// How long to wait (milliseconds; 0: answer at once).
+        #[arg(long, default_value_t = 0)]
+        wait_ms: u64,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// A batch's counts: members total, pending, succeeded, failed; closed, done; its
+    /// callbacks (AgentService.GetBatch). --close closes it first (CloseBatch).
+    Batch {
+        /// The batch.
+        batch: String,
+        /// Close the batch: no member may be added; it is done once its members finished.
+        #[arg(long)]
+        close: bool,
         #[command(flatten)]
         target: Target,
     },
@@ -352,6 +380,10 @@ pub async fn run(command: Command) -> Result<()> {
         Command::Agents { queue, target } => agents(&connect(&target).await?, &target, &queue).await?,
         Command::Agent { queue, name, target } => agent(&connect(&target).await?, &target, &queue, &name).await?,
         Command::Cancel { queue, name, target } => cancel(&connect(&target).await?, &target, &queue, &name).await?,
+        Command::Await { queue, name, wait_ms, target } => {
+            await_agent(&connect(&target).await?, &target, &queue, &name, wait_ms).await?
+        }
+        Command::Batch { batch, close, target } => batch_cmd(&connect(&target).await?, &target, &batch, close).await?,
         Command::Limits(a) => limits(&connect(&a.target).await?, &a).await?,
         Command::Keys { action: Keys::List { queue, target } } => {
             keys_list(&connect(&target).await?, &target, &queue).await?
@@ -742,6 +774,7 @@ fn state_name(state: i32) -> &'static str {
         Ok(pb::AgentState::Waiting) => "waiting",
         Ok(pb::AgentState::Working) => "working",
         Ok(pb::AgentState::DeadLettered) => "dead-lettered",
+        Ok(pb::AgentState::Blocked) => "blocked",
         _ => "detached",
     }
 }
@@ -840,7 +873,37 @@ pub fn agent_json(queue: &str, a: &pb::AgentStatus) -> Value {
     v["timeZone"] = json!(d.time_zone);
     v["payloadBytes"] = json!(d.payload.len());
     v["payload"] = json!(payload_text(&d.payload));
+    family_json(a, &mut v);
     v
+}
+
+/// An agent's parents (with how each finished, or "pending") and children, into `v`: what
+/// `baton agent` and the console's agent page show.
+pub fn family_json(a: &pb::AgentStatus, v: &mut Value) {
+    v["parents"] = json!(a
+        .parents
+        .iter()
+        .map(|p| {
+            let r = p.parent.clone().unwrap_or_default();
+            let finish = p.result.as_ref().map(|f| finish_name(f.finish)).unwrap_or("pending");
+            let at = p.result.as_ref().map(|f| instant(&f.finished_at));
+            json!({ "queue": r.queue, "name": r.name, "finish": finish, "finishedAt": at })
+        })
+        .collect::<Vec<_>>());
+    v["parentsTotal"] = json!(a.parents_total);
+    v["parentsPending"] = json!(a.parents_pending);
+    v["children"] = json!(a.children.iter().map(|c| json!({ "queue": c.queue, "name": c.name })).collect::<Vec<_>>());
+}
+
+/// How an agent finished, as the CLI and console print it.
+pub fn finish_name(finish: i32) -> &'static str {
+    match pb::Finish::try_from(finish) {
+        Ok(pb::Finish::Succeeded) => "succeeded",
+        Ok(pb::Finish::DeadLettered) => "dead-lettered",
+        Ok(pb::Finish::Cancelled) => "cancelled",
+        Ok(pb::Finish::Unregistered) => "unregistered",
+        _ => "-",
+    }
 }
 
 async fn agent(c: &Client, t: &Target, queue: &str, name: &str) -> Result<String> {
@@ -883,7 +946,110 @@ async fn agent(c: &Client, t: &Target, queue: &str, name: &str) -> Result<String
     .iter()
     .map(|(label, k)| vec![label.to_string(), field(k)])
     .collect();
+    let mut rows = rows;
+    if a.parents_total > 0 {
+        rows.push(vec!["parents".into(), format!("{} ({} pending)", a.parents_total, a.parents_pending)]);
+        for p in v["parents"].as_array().into_iter().flatten() {
+            let at =
+                if p["queue"] == "" { "batch ".to_string() } else { format!("{}/", p["queue"].as_str().unwrap_or("")) };
+            rows.push(vec![
+                "  parent".into(),
+                format!("{at}{}: {}", p["name"].as_str().unwrap_or(""), p["finish"].as_str().unwrap_or("")),
+            ]);
+        }
+    }
+    for c in v["children"].as_array().into_iter().flatten() {
+        rows.push(vec![
+            "  child".into(),
+            format!("{}/{}", c["queue"].as_str().unwrap_or(""), c["name"].as_str().unwrap_or("")),
+        ]);
+    }
     Ok(table(&["FIELD", "VALUE"], &rows))
+}
+
+/// An agent's finish as JSON.
+pub fn result_json(r: &pb::AgentResult) -> Value {
+    json!({
+        "queue": r.queue, "name": r.name, "finish": finish_name(r.finish),
+        "outcome": pb::Outcome::try_from(r.outcome).map(|o| o.as_str_name()).unwrap_or(""),
+        "token": r.token, "finishedAt": instant(&r.finished_at), "message": r.message,
+        "resultBytes": r.result.len(), "result": payload_text(&r.result),
+    })
+}
+
+async fn await_agent(c: &Client, t: &Target, queue: &str, name: &str, wait_ms: u64) -> Result<String> {
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(wait_ms);
+    // One call waits at most the server's max_wait: ask again until the deadline.
+    let answer = loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let wait = (!left.is_zero())
+            .then(|| prost_types::Duration { seconds: left.as_secs() as i64, nanos: left.subsec_nanos() as i32 });
+        let msg = pb::AwaitRequest { queue: queue.into(), name: name.into(), wait, after_token: 0 };
+        let a = c.agents().r#await(msg).await.map_err(|s| failed("Await", s))?.into_inner();
+        if a.done || tokio::time::Instant::now() >= deadline {
+            break a;
+        }
+    };
+    let Some(r) = answer.result.filter(|_| answer.done) else {
+        return Err(CliError::NotFinished(format!(
+            "{queue}/{name} has not finished (it is {})",
+            state_name(answer.state)
+        )));
+    };
+    if t.json {
+        return Ok(json_out(result_json(&r)));
+    }
+    let v = result_json(&r);
+    let rows: Vec<Vec<String>> = ["finish", "outcome", "token", "finishedAt", "message", "resultBytes", "result"]
+        .iter()
+        .map(|k| vec![k.to_string(), v[*k].as_str().map(str::to_string).unwrap_or_else(|| v[*k].to_string())])
+        .collect();
+    Ok(table(&["FIELD", "VALUE"], &rows))
+}
+
+/// A batch's counts as JSON.
+pub fn batch_json(b: &pb::BatchStatus) -> Value {
+    json!({
+        "batch": b.batch, "total": b.total, "pending": b.pending, "succeeded": b.succeeded, "failed": b.failed,
+        "closed": b.closed, "done": b.done, "createdAt": instant(&b.created_at),
+        "doneAt": millis(&b.done_at).map(|_| instant(&b.done_at)),
+        "callbacks": b.callbacks.iter().map(|c| format!("{}/{}", c.queue, c.name)).collect::<Vec<_>>(),
+    })
+}
+
+async fn batch_cmd(c: &Client, t: &Target, batch: &str, close: bool) -> Result<String> {
+    let status = if close {
+        let msg = pb::CloseBatchRequest { batch: batch.into() };
+        c.agents().close_batch(msg).await.map_err(|s| failed("CloseBatch", s))?.into_inner().status
+    } else {
+        let msg = pb::GetBatchRequest { batch: batch.into() };
+        c.agents().get_batch(msg).await.map_err(|s| failed("GetBatch", s))?.into_inner().status
+    }
+    .unwrap_or_default();
+    let v = batch_json(&status);
+    if t.json {
+        return Ok(json_out(v));
+    }
+    let state = if status.done {
+        "done"
+    } else if status.closed {
+        "closed"
+    } else {
+        "open"
+    };
+    let rows = vec![vec![
+        status.batch.clone(),
+        state.to_string(),
+        status.total.to_string(),
+        status.pending.to_string(),
+        status.succeeded.to_string(),
+        status.failed.to_string(),
+        v["callbacks"]
+            .as_array()
+            .map(|c| c.iter().filter_map(|s| s.as_str()).collect::<Vec<_>>().join(", "))
+            .unwrap_or_default(),
+    ]];
+    Ok(table(&["BATCH", "STATE", "TOTAL", "PENDING", "SUCCEEDED", "FAILED", "CALLBACKS"], &rows))
 }
 
 async fn cancel(c: &Client, t: &Target, queue: &str, name: &str) -> Result<String> {

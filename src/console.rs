@@ -80,6 +80,7 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener, stopping
         .route("/api/overview", get(overview))
         .route("/api/agents", get(agents))
         .route("/api/agent", get(agent))
+        .route("/api/batch", get(batch))
         .route("/api/deadletters", get(dead_letters))
         .route("/api/deadletter", get(dead_letter))
         .route("/api/deadletters/retry", post(|s, h, b| dead_letter_action(s, h, b, true)))
@@ -237,6 +238,8 @@ struct Params {
     limit: Option<String>,
     /// One agent's name (`/api/agent`).
     name: Option<String>,
+    /// One batch (`/api/batch`).
+    batch: Option<String>,
     /// Comma-separated election names.
     names: Option<String>,
     /// One election (its history).
@@ -508,6 +511,18 @@ async fn agent(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Quer
     out["timeZone"] = json!(def.time_zone);
     out["lastErrorClass"] = json!(status.last_error_class);
     out["lastErrorMessage"] = json!(status.last_error_message);
+    cli::family_json(&status, &mut out);
+    Ok(Json(out))
+}
+
+/// One batch's counts and callbacks (GetBatch).
+async fn batch(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
+    let msg = pb::GetBatchRequest { batch: p.batch.clone().unwrap_or_default() };
+    let req = c.request(&headers, p.token.as_deref(), "/baton.v1.AgentService/GetBatch", msg)?;
+    let status = c.agents.get_batch(req).await?.into_inner().status.unwrap_or_default();
+    let mut out = cli::batch_json(&status);
+    out["callbacks"] =
+        json!(status.callbacks.iter().map(|c| json!({ "queue": c.queue, "name": c.name })).collect::<Vec<_>>());
     Ok(Json(out))
 }
 

@@ -346,3 +346,47 @@ async fn messages_are_listed_and_cancelled() {
     let ids: Vec<&str> = left["messages"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
     assert_eq!(ids, [second.as_str()]);
 }
+
+// `baton await` prints an agent's finish and result (exit 1 when it has not finished in time);
+// `baton batch` counts a batch's members and closes it; `baton agent` lists parents and children.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn await_batch_and_an_agents_parents() {
+    let mut env = Env::start().await;
+    let addr = format!("http://{}", env.baton.addr);
+    let one_shot = |name: &str| agent(name, 0, 60_000);
+    register(&mut env.client, "etl", vec![one_shot("extract")]).await;
+    let child = pb::Agent {
+        after: vec![pb::AgentRef { queue: "etl".into(), name: "extract".into(), on_failure: 0 }],
+        ..one_shot("load")
+    };
+    register(&mut env.client, "etl", vec![child]).await;
+    let not_yet = baton(&addr, &["await", "etl", "extract"], &[]).await;
+    assert!(!not_yet.status.success());
+    assert!(String::from_utf8_lossy(&not_yet.stderr).contains("has not finished"), "{not_yet:?}");
+    let shown = ok(&addr, &["agent", "etl", "load"]).await;
+    assert_eq!(row(&shown, &["state"]), ["state", "blocked"]);
+    assert_eq!(row(&shown, &["parent"]), ["parent", "etl/extract:", "pending"]);
+    let shown = ok(&addr, &["agent", "etl", "extract"]).await;
+    assert_eq!(row(&shown, &["child"]), ["child", "etl/load"]);
+
+    let l = acquire(&mut env.client, "etl", "w", 1).await.pop().unwrap();
+    let done = pb::CompleteRequest { result: b"rows=7".to_vec(), ..complete_req(&l, pb::Outcome::Success) };
+    env.client.complete(done).await.unwrap();
+    let finish = json(&addr, &["await", "etl", "extract", "--wait-ms", "30000"]).await;
+    assert_eq!((finish["finish"].as_str(), finish["result"].as_str()), (Some("succeeded"), Some("rows=7")), "{finish}");
+
+    let batch = pb::RegisterBatchRequest {
+        batch: "nightly".into(),
+        queue: "etl".into(),
+        agents: vec![one_shot("m-1"), one_shot("m-2")],
+        on_complete: vec![one_shot("report")],
+        ..Default::default()
+    };
+    env.client.register_batch(batch).await.unwrap();
+    let table = ok(&addr, &["batch", "nightly"]).await;
+    assert_eq!(row(&table, &["nightly"])[..6], ["nightly", "open", "2", "2", "0", "0"]);
+    let closed = json(&addr, &["batch", "nightly", "--close"]).await;
+    assert_eq!((closed["closed"].as_bool(), closed["done"].as_bool()), (Some(true), Some(false)), "{closed}");
+    let missing = baton(&addr, &["batch", "nope"], &[]).await;
+    assert!(!missing.status.success());
+}

@@ -814,3 +814,94 @@ async fn the_workers_api_lists_open_sessions_and_long_polls() {
     .await;
     stop.cancel();
 }
+
+// An agent's view lists its parents (how each finished, or pending) and its children; a batch's
+// view counts its members and names its callbacks; a batch that does not exist is 404.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_and_batch_views_show_dependencies() {
+    let redis = TestRedis::start().await;
+    let (grpc, console, stop) = start(&redis, test_config()).await;
+    let channel = tonic::transport::Channel::from_shared(grpc).unwrap().connect().await.unwrap();
+    let mut agents = baton::pb::agent_service_client::AgentServiceClient::new(channel);
+    let one_shot = |name: &str| pb::Agent { name: name.into(), timeout: dur(30_000), ..Default::default() };
+    agents
+        .register(pb::RegisterRequest {
+            queue: "etl".into(),
+            agents: vec![one_shot("extract"), one_shot("audit")],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    agents
+        .register(pb::RegisterRequest {
+            queue: "etl".into(),
+            agents: vec![pb::Agent {
+                after: vec![
+                    pb::AgentRef { queue: "etl".into(), name: "extract".into(), on_failure: 0 },
+                    pb::AgentRef { queue: "etl".into(), name: "audit".into(), on_failure: 0 },
+                ],
+                ..one_shot("load")
+            }],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    // extract succeeds; audit is still pending.
+    let lease = agents
+        .acquire(pb::AcquireRequest { queue: "etl".into(), worker_id: "w".into(), max_leases: 2, wait: None })
+        .await
+        .unwrap()
+        .into_inner()
+        .leases
+        .into_iter()
+        .find(|l| l.name == "extract")
+        .unwrap();
+    let done = pb::CompleteRequest {
+        queue: "etl".into(),
+        name: "extract".into(),
+        token: lease.token,
+        outcome: pb::Outcome::Success as i32,
+        ..Default::default()
+    };
+    agents.complete(done).await.unwrap();
+    let mut view = Value::Null;
+    for _ in 0..300 {
+        let (status, body) = http(&console, "GET", "/api/agent?queue=etl&name=load", None, None).await;
+        assert_eq!(status, 200, "{body}");
+        view = serde_json::from_str(&body).unwrap();
+        if view["parentsPending"] == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!((view["state"].as_str(), view["parentsTotal"].as_u64()), (Some("blocked"), Some(2)), "{view}");
+    let finishes: Vec<(&str, &str)> = view["parents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap(), p["finish"].as_str().unwrap()))
+        .collect();
+    assert_eq!(finishes, [("audit", "pending"), ("extract", "succeeded")]);
+    let (_, body) = http(&console, "GET", "/api/agent?queue=etl&name=audit", None, None).await;
+    let audit: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(audit["children"][0]["name"], "load", "{audit}");
+
+    agents
+        .register_batch(pb::RegisterBatchRequest {
+            batch: "nightly".into(),
+            queue: "etl".into(),
+            agents: vec![one_shot("m-1")],
+            on_complete: vec![one_shot("report")],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let (status, body) = http(&console, "GET", "/api/batch?batch=nightly", None, None).await;
+    assert_eq!(status, 200, "{body}");
+    let b: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((b["total"].as_u64(), b["pending"].as_u64(), b["closed"].as_bool()), (Some(1), Some(1), Some(false)));
+    assert_eq!(b["callbacks"][0]["name"], "report");
+    let (status, _) = http(&console, "GET", "/api/batch?batch=nope", None, None).await;
+    assert_eq!(status, 404);
+    stop.cancel();
+}

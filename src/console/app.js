@@ -426,6 +426,64 @@ async function refreshAgent() {
   $("agent-payload-size").textContent = pl.bytes + " bytes" + (pl.shown < pl.bytes ? ", first " + pl.shown + " shown" : "")
     + (pl.encoding === "hex" ? ", as hex" : "");
   $("agent-payload").textContent = pl.encoding === "hex" ? pl.text.replace(/(.{2})/g, "$1 ").trim() : pl.text;
+  renderFamily(a);
+}
+
+// An agent (or, with queue "", a batch) as a link to its page.
+function agentLink(queue, name) {
+  const a = document.createElement("a");
+  a.textContent = name;
+  a.href = queue ? "#/agent/" + encodeURIComponent(queue) + "/" + encodeURIComponent(name)
+    : "#/batch/" + encodeURIComponent(name);
+  const td = document.createElement("td");
+  td.appendChild(a);
+  return td;
+}
+
+function renderFamily(a) {
+  const parents = a.parents || [], children = a.children || [];
+  $("agent-family").hidden = parents.length === 0 && children.length === 0;
+  $("agent-parents-count").textContent = a.parentsTotal
+    ? a.parentsTotal + " in all, " + a.parentsPending + " pending" + (parents.length < a.parentsTotal ? ", first " + parents.length + " shown" : "")
+    : "";
+  fill("agent-parents", parents.map((p) => {
+    const tr = row([cell(p.queue || "(batch)"), agentLink(p.queue, p.name), cell(p.finish, "finish-" + p.finish), cell(p.finishedAt || "")]);
+    tr.dataset.finish = p.finish;
+    return tr;
+  }));
+  fill("agent-children", children.map((c) => row([cell(c.queue || "(batch)"), agentLink(c.queue, c.name)])));
+}
+
+// --- one batch (#batch, #/batch/<name>) ----------------------------------------------------------
+function batchRoute() {
+  const m = /^#\/batch\/([^/]+)$/.exec(location.hash);
+  return m ? decodeURIComponent(m[1]) : null;
+}
+
+async function refreshBatch() {
+  const name = batchRoute();
+  if (!name) return;
+  $("batch-name").textContent = name;
+  $("batch-input").value = name;
+  const b = await api("/api/batch?" + new URLSearchParams({ batch: name }));
+  if (batchRoute() !== name) return;
+  const state = b.done ? "done" : b.closed ? "closed (waiting for its members)" : "open (members may be added)";
+  fill("batch-detail", [
+    ["state", state],
+    ["members", b.total],
+    ["pending", b.pending],
+    ["succeeded", b.succeeded],
+    ["failed", b.failed],
+    ["created", b.createdAt],
+    ["done at", b.doneAt || ""],
+  ].map(([k, v]) => {
+    const th = document.createElement("th");
+    th.textContent = k;
+    const tr = row([th, cell(String(v))]);
+    tr.dataset.field = k;
+    return tr;
+  }));
+  fill("batch-callbacks", (b.callbacks || []).map((c) => row([cell(c.queue), agentLink(c.queue, c.name)])));
 }
 
 // --- scheduled messages (#messages, #/message/<receiver>/<id>) ------------------------------------
@@ -659,13 +717,14 @@ async function refreshPools() {
 }
 
 // --- tabs, login, live updates -----------------------------------------------------------------
-const tabs = { overview: refreshOverview, queue: refreshQueue, agent: refreshAgent, messages: refreshMessages,
+const tabs = { overview: refreshOverview, queue: refreshQueue, agent: refreshAgent, batch: refreshBatch, messages: refreshMessages,
   message: refreshMessage, deadletters: refreshDeadLetters, deadletter: refreshDeadLetter, workers: refreshWorkers, elections: refreshElections, pools: refreshPools };
 
 // The tab the address names: "#queue", …, or "#/agent/<queue>/<name>" (one agent, deep-linkable).
 // "#/message/<receiver>/<id>" (one scheduled message).
 function currentTab() {
   if (agentRoute()) return "agent";
+  if (batchRoute()) return "batch";
   if (messageRoute()) return "message";
   if (deadLetterRoute()) return "deadletter";
   return (location.hash || "#overview").slice(1);
@@ -746,6 +805,7 @@ function follow() {
     state.quiet = 0;
     if (tab === "queue") refreshOnce(paging.agents, refreshQueue);
     if (tab === "agent") refreshAgent().catch(fail);
+    if (tab === "batch") refreshBatch().catch(fail);
     if (tab === "deadletters") refreshOnce(paging.deadletters, refreshDeadLetters);
     if (tab === "messages") refreshOnce(paging.messages, refreshMessages);
     if (tab === "message") refreshMessage().catch(fail);
@@ -796,6 +856,11 @@ $("deadletter-delete").onclick = () => oneDeadLetterAction("delete").catch(fail)
 $("dl-retry").onclick = () => deadLetterAction("retry").catch(fail);
 $("dl-delete").onclick = () => deadLetterAction("delete").catch(fail);
 $("election-show").onclick = () => refreshElections().catch(fail);
+$("batch-form").onsubmit = (e) => {
+  e.preventDefault();
+  const name = $("batch-input").value.trim();
+  if (name) location.hash = "#/batch/" + encodeURIComponent(name);
+};
 window.onhashchange = show;
 
 refreshOverview().then(markFresh).then(() => { follow(); show(); refreshSamples().catch(fail); })

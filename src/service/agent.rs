@@ -333,6 +333,8 @@ fn status_pb(info: store::AgentInfo) -> pb::AgentStatus {
         AgentState::Waiting => pb::AgentState::Waiting,
         AgentState::Working => pb::AgentState::Working,
         AgentState::DeadLettered => pb::AgentState::DeadLettered,
+        // In no set: a child waiting for its parents (GetAgent confirms it from its parents).
+        AgentState::Detached if info.def.parents > 0 => pb::AgentState::Blocked,
         AgentState::Detached => pb::AgentState::Unspecified,
     };
     let context = |keys: &[&str]| {
