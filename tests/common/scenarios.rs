@@ -4,7 +4,7 @@
 //! they land on different shards; every wait is a long poll or stream that only a pub/sub
 //! wake-up can end early, so a scenario fails (empty answer) if wake-ups do not cross.
 
-use std::time::Duration;
+use std::{collections::HashMap, time::Duration};
 
 use tokio_stream::StreamExt;
 use tonic::transport::Channel;
@@ -72,7 +72,112 @@ pub async fn all(channel: Channel, tag: &str, probe: &Probe) {
     leaders(channel.clone(), tag, probe).await;
     claims(channel.clone(), tag).await;
     schedules(channel.clone(), tag, probe).await;
+    flows(channel.clone(), tag, probe).await;
     admin(channel, tag).await;
+}
+
+/// Work that depends on work across queues (on a cluster: across slots): a root, 60 children
+/// spread over six queues, one agent after all of them, and a batch of members in three queues
+/// with a callback. Every child runs once, after its parent, carrying its result; the fan-in
+/// agent runs once, after the last; the callback runs once; an Await on another connection is
+/// answered by the finish.
+pub async fn flows(channel: Channel, tag: &str, _probe: &Probe) {
+    use pb::agent_service_client::AgentServiceClient;
+    let mut c = AgentServiceClient::new(channel.clone());
+    let one_shot = |name: &str| agent(name, 0, 60_000);
+    let root_q = format!("{tag}-fr");
+    super::register(&mut c, &root_q, vec![one_shot("root")]).await;
+    let mut children = Vec::new();
+    for q in 0..6 {
+        let queue = format!("{tag}-f{q}");
+        let agents: Vec<pb::Agent> = (0..10)
+            .map(|i| pb::Agent {
+                after: vec![pb::AgentRef { queue: root_q.clone(), name: "root".into(), on_failure: 0 }],
+                ..one_shot(&format!("c{i}"))
+            })
+            .collect();
+        super::register(&mut c, &queue, agents).await;
+        children.extend((0..10).map(|i| (queue.clone(), format!("c{i}"))));
+    }
+    let fan_in = pb::Agent {
+        after: children.iter().map(|(q, n)| pb::AgentRef { queue: q.clone(), name: n.clone(), on_failure: 0 }).collect(),
+        ..one_shot("sink")
+    };
+    super::register(&mut c, &root_q, vec![fan_in]).await;
+    // An Await for the sink on another connection, held until it finishes.
+    let mut waiter = AgentServiceClient::new(channel.clone());
+    let req = pb::AwaitRequest { queue: root_q.clone(), name: "sink".into(), wait: super::dur(120_000), after_token: 0 };
+    let awaited = tokio::spawn(async move { waiter.r#await(req).await.map(|r| r.into_inner()) });
+
+    let root = super::acquire(&mut c, &root_q, "w", 10).await;
+    assert_eq!(root.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(), ["root"], "only the root is due");
+    let done = pb::CompleteRequest { result: b"seed".to_vec(), ..super::complete_req(&root[0], pb::Outcome::Success) };
+    c.complete(done).await.unwrap();
+    let mut runs: HashMap<(String, String), u32> = HashMap::new();
+    for q in 0..6 {
+        let queue = format!("{tag}-f{q}");
+        let mut got = Vec::new();
+        for _ in 0..60 {
+            let req = pb::AcquireRequest { queue: queue.clone(), worker_id: "w".into(), max_leases: 20, wait: super::dur(1_000) };
+            got.extend(c.acquire(req).await.unwrap().into_inner().leases);
+            if got.len() >= 10 {
+                break;
+            }
+        }
+        assert_eq!(got.len(), 10, "{queue}: every child released");
+        for l in got {
+            assert_eq!(l.parents[0].result, b"seed", "{queue}/{}", l.name);
+            *runs.entry((queue.clone(), l.name.clone())).or_default() += 1;
+            c.complete(super::complete_req(&l, pb::Outcome::Success)).await.unwrap();
+        }
+    }
+    assert!(runs.values().all(|&n| n == 1) && runs.len() == 60, "each child ran once");
+    let mut sink = Vec::new();
+    for _ in 0..60 {
+        let req = pb::AcquireRequest { queue: root_q.clone(), worker_id: "w".into(), max_leases: 5, wait: super::dur(1_000) };
+        sink.extend(c.acquire(req).await.unwrap().into_inner().leases);
+        if !sink.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(sink.len(), 1, "the fan-in agent runs once, after its last parent");
+    assert_eq!(sink[0].parents.len(), 60);
+    let done = pb::CompleteRequest { result: b"all".to_vec(), ..super::complete_req(&sink[0], pb::Outcome::Success) };
+    c.complete(done).await.unwrap();
+    let answer = tokio::time::timeout(Duration::from_secs(60), awaited).await.unwrap().unwrap().unwrap();
+    assert!(answer.done);
+    assert_eq!(answer.result.unwrap().result, b"all");
+
+    // A batch whose members live in three queues; its callback runs once.
+    let batch = format!("{tag}-batch");
+    for q in 0..3 {
+        let req = pb::RegisterBatchRequest {
+            batch: batch.clone(),
+            queue: format!("{tag}-b{q}"),
+            agents: (0..4).map(|i| one_shot(&format!("m{i}"))).collect(),
+            callback_queue: root_q.clone(),
+            on_success: if q == 0 { vec![one_shot("callback")] } else { vec![] },
+            close: q == 2,
+            ..Default::default()
+        };
+        c.register_batch(req).await.unwrap();
+    }
+    for q in 0..3 {
+        for l in super::acquire(&mut c, &format!("{tag}-b{q}"), "w", 10).await {
+            c.complete(super::complete_req(&l, pb::Outcome::Success)).await.unwrap();
+        }
+    }
+    let mut callback = Vec::new();
+    for _ in 0..60 {
+        let req = pb::AcquireRequest { queue: root_q.clone(), worker_id: "w".into(), max_leases: 5, wait: super::dur(1_000) };
+        callback.extend(c.acquire(req).await.unwrap().into_inner().leases);
+        if !callback.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(callback.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(), ["callback"]);
+    let status = c.get_batch(pb::GetBatchRequest { batch }).await.unwrap().into_inner().status.unwrap();
+    assert_eq!((status.total, status.succeeded, status.done), (12, 12, true));
 }
 
 fn channel_of(kind: &str, name: &str) -> String {
