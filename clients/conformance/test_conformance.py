@@ -19,7 +19,9 @@ Each scenario gets its own Baton (with its embedded Redis) and its own driver pr
 - {"mark": NAME}                         remembers the time
 - {"register_direct": {...}}             registers an agent with the generated Python stubs
 - {"cancel_run": {"queue", "name"}}      AgentService.CancelRun
-- {"check": {...}}                       Baton's state (see `check`)
+- {"check": {...}}                       Baton's state (see `check`): "agents" (how many), "names",
+                                         "states" (ListAgents), "agent_states" (GetAgent, by name),
+                                         "trace_id", "dead_letter"
 """
 
 from __future__ import annotations
@@ -225,6 +227,13 @@ class Run:
                 name = agent_pb2.AgentState.Name(a.state)
                 states[name] = states.get(name, 0) + 1
             assert states == spec["states"], f"states {states}, expected {spec['states']}"
+        if "agent_states" in spec:
+            # GetAgent's state, one agent at a time (ListAgents does not tell a blocked agent).
+            channel, _, agents, _, _ = self.stubs()
+            with channel:
+                for name, want in spec["agent_states"].items():
+                    got = agents.GetAgent(agent_pb2.GetAgentRequest(queue=queue, name=name), timeout=10).agent.state
+                    assert agent_pb2.AgentState.Name(got) == want, f"{name} is {agent_pb2.AgentState.Name(got)}, expected {want}"
         if "trace_id" in spec:
             want = spec["trace_id"]
             agent = next(a for a in found if a.agent.name == want["name"])

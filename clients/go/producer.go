@@ -13,10 +13,11 @@ import (
 	batonv1 "github.com/baton-project/baton/clients/go/gen/baton/v1"
 )
 
-// Producer is the producer's side of Baton: register agents (work for workers), schedule
-// messages (for subscribers) and offer resources (to a pool's claimers). Every call that changes
-// state carries a request id (WithRequestID, else a fresh one) and is retried on UNAVAILABLE
-// with it, so a retry after an unknown outcome does not apply twice.
+// Producer is the producer's side of Baton: register agents (work for workers, with parents
+// and idempotency keys), wait for an agent's result, batches with callbacks, schedule messages
+// (for subscribers) and offer resources (to a pool's claimers). Every call that changes state
+// carries a request id (WithRequestID, else a fresh one) and is retried on UNAVAILABLE with it,
+// so a retry after an unknown outcome does not apply twice.
 type Producer struct {
 	Agents    batonv1.AgentServiceClient
 	Schedules batonv1.ScheduleServiceClient
@@ -51,32 +52,155 @@ type Job struct {
 	// MaxAttempts dead-letters the agent after that many failures in a row (0: never).
 	MaxAttempts uint32
 	Labels      map[string]string
+	// After names the agents this one runs after (its parents, of any queue): it is blocked
+	// until every one succeeded, and its lease carries their results (Lease.Parents).
+	After []Parent
+	// OnParentFailure is what a parent's failure does to it, for parents whose own OnFailure is
+	// unspecified (unspecified: PARENT_FAILURE_WAIT).
+	OnParentFailure batonv1.ParentFailure
+	// IdempotencyKey registers a one-shot agent once per key within IdempotencyWindow (0: the
+	// server's default): a second registration answers the first agent, with its result.
+	IdempotencyKey    string
+	IdempotencyWindow time.Duration
+}
+
+// Parent names a parent of a Job: Queue "" is the Job's own; OnFailure unspecified is the Job's
+// OnParentFailure.
+type Parent struct {
+	Queue, Name string
+	OnFailure   batonv1.ParentFailure
 }
 
 func (j Job) agent() *batonv1.Agent {
 	a := &batonv1.Agent{Name: j.Name, Payload: j.Payload, Cron: j.Cron, TimeZone: j.TimeZone, Key: j.Key,
-		Priority: j.Priority, MaxAttempts: j.MaxAttempts, Labels: j.Labels}
+		Priority: j.Priority, MaxAttempts: j.MaxAttempts, Labels: j.Labels, OnParentFailure: j.OnParentFailure,
+		IdempotencyKey: j.IdempotencyKey}
 	if j.Every > 0 {
 		a.Interval = durationpb.New(j.Every)
 	}
 	if j.Timeout > 0 {
 		a.Timeout = durationpb.New(j.Timeout)
 	}
+	if j.IdempotencyWindow > 0 {
+		a.IdempotencyWindow = durationpb.New(j.IdempotencyWindow)
+	}
+	for _, p := range j.After {
+		a.After = append(a.After, &batonv1.AgentRef{Queue: p.Queue, Name: p.Name, OnFailure: p.OnFailure})
+	}
 	return a
 }
 
-// Register creates or replaces the agents of jobs in queue (at most the server's max_batch).
-func (p *Producer) Register(ctx context.Context, queue string, jobs ...Job) (*batonv1.RegisterResponse, error) {
-	req := &batonv1.RegisterRequest{Queue: queue, RequestId: requestID(ctx)}
+func agents(jobs []Job) []*batonv1.Agent {
+	out := make([]*batonv1.Agent, 0, len(jobs))
 	for _, j := range jobs {
-		req.Agents = append(req.Agents, j.agent())
+		out = append(out, j.agent())
 	}
+	return out
+}
+
+// Register creates or replaces the agents of jobs in queue (at most the server's max_batch).
+// The answer counts them (Created, Updated, Deduplicated) and says what became of each (Agents:
+// a deduplicated one names the key's holder, with its result once it finished).
+func (p *Producer) Register(ctx context.Context, queue string, jobs ...Job) (*batonv1.RegisterResponse, error) {
+	req := &batonv1.RegisterRequest{Queue: queue, RequestId: requestID(ctx), Agents: agents(jobs)}
 	var resp *batonv1.RegisterResponse
 	err := retryUnavailable(ctx, func(ctx context.Context) (err error) {
 		resp, err = p.Agents.Register(ctx, req)
 		return err
 	})
 	return resp, err
+}
+
+// AwaitWait is the most one Await call is held before it is made again (as Leadership's
+// campaign wait): Baton refuses waits beyond its limits.max_wait_ms.
+const AwaitWait = 30 * time.Second
+
+// RegisterAndAwait is request/reply over the fleet: it registers job (one-shot) in queue and
+// waits for its finish (Await). A deduplicated registration waits for the key's holder, or
+// answers its kept result at once. When ctx ends first it returns ctx's error; the agent stays
+// registered.
+func (p *Producer) RegisterAndAwait(ctx context.Context, queue string, job Job) (*batonv1.AgentResult, error) {
+	resp, err := p.Register(ctx, queue, job)
+	if err != nil {
+		return nil, err
+	}
+	registered := resp.GetAgents()[0]
+	if registered.GetResult() != nil {
+		return registered.GetResult(), nil
+	}
+	return p.Await(ctx, queue, registered.GetName())
+}
+
+// Await waits for the agent's finish (succeeded, dead-lettered, cancelled or unregistered) and
+// returns it, with the result its worker returned; a finish Baton still keeps is answered at
+// once. Each Await call is held at most AwaitWait (and less than what is left of ctx) and made
+// again until the finish; when ctx ends first it returns ctx's error. NOT_FOUND: no such agent
+// and no finish kept. UNAVAILABLE is retried.
+func (p *Producer) Await(ctx context.Context, queue, name string) (*batonv1.AgentResult, error) {
+	return p.AwaitAfter(ctx, queue, name, 0)
+}
+
+// AwaitAfter is Await skipping the finishes of a recurring agent's runs up to afterToken.
+func (p *Producer) AwaitAfter(ctx context.Context, queue, name string, afterToken uint64) (*batonv1.AgentResult, error) {
+	var b backoff
+	for {
+		wait := AwaitWait
+		deadline, bounded := ctx.Deadline()
+		if bounded {
+			wait = min(wait, max(0, time.Until(deadline)))
+		}
+		resp, err := p.Agents.Await(ctx, &batonv1.AwaitRequest{Queue: queue, Name: name, AfterToken: afterToken, Wait: durationpb.New(wait)})
+		switch code := status.Code(err); {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case code == codes.DeadlineExceeded && bounded:
+			// Baton answers a call a little before its deadline: ctx's own end is the answer.
+			<-ctx.Done()
+			return nil, ctx.Err()
+		case code == codes.Unavailable:
+			if !sleepCtx(ctx, b.next(err)) {
+				return nil, ctx.Err()
+			}
+		case err != nil:
+			return nil, err
+		case resp.GetDone():
+			return resp.GetResult(), nil
+		default:
+			b.reset()
+		}
+	}
+}
+
+// Batch is a batch to create or extend with RegisterBatch: its callbacks (agents of
+// CallbackQueue, default the members' queue) run once when it is done — OnSuccess only when
+// every member succeeded, OnComplete however they finished; their leases carry the batch's
+// finish. Callbacks count on the call that creates it only. Close closes it after this call's
+// members.
+type Batch struct {
+	Name, Queue           string
+	CallbackQueue         string
+	OnSuccess, OnComplete []Job
+	Close                 bool
+}
+
+// RegisterBatch adds members (agents of b.Queue) to batch b, creating it on its first call.
+// The answer carries the batch's status after the call.
+func (p *Producer) RegisterBatch(ctx context.Context, b Batch, members ...Job) (*batonv1.RegisterBatchResponse, error) {
+	return p.Agents.RegisterBatch(ctx, &batonv1.RegisterBatchRequest{Batch: b.Name, Queue: b.Queue, Agents: agents(members),
+		CallbackQueue: b.CallbackQueue, OnSuccess: agents(b.OnSuccess), OnComplete: agents(b.OnComplete), Close: b.Close})
+}
+
+// CloseBatch closes a batch: no member may be added; it is done once its members finished.
+func (p *Producer) CloseBatch(ctx context.Context, batch string) (*batonv1.BatchStatus, error) {
+	resp, err := p.Agents.CloseBatch(ctx, &batonv1.CloseBatchRequest{Batch: batch})
+	return resp.GetStatus(), err
+}
+
+// BatchStatus returns a batch's members counted by how they finished (Total, Pending,
+// Succeeded, Failed), whether it is Closed and Done, and its callbacks.
+func (p *Producer) BatchStatus(ctx context.Context, batch string) (*batonv1.BatchStatus, error) {
+	resp, err := p.Agents.GetBatch(ctx, &batonv1.GetBatchRequest{Batch: batch})
+	return resp.GetStatus(), err
 }
 
 // ScheduleOption sets when a message is due, or its idempotency key.

@@ -39,7 +39,8 @@ var ErrShutdown = errors.New("baton: worker stopping")
 // failure that Baton classifies (a *Failure's outcome when it has one; else the HTTP status of a
 // *Failure or an HTTPStatusError, else the error's type name); its message goes whole (Baton
 // clips a long one). ctx is cancelled (cause ErrLeaseLost, ErrRunCancelled or ErrShutdown) when
-// the result no longer matters. A handler reports progress with Worker.ReportProgress. ctx
+// the result no longer matters. A handler reports progress with Worker.ReportProgress and sets
+// the run's result with Worker.SetResult; its lease's Parents are its parents' results. ctx
 // carries the OpenTelemetry span of the run ("process <queue>").
 type Handler func(ctx context.Context, lease *batonv1.Lease) error
 
@@ -70,6 +71,7 @@ type Worker struct {
 	mu       sync.Mutex
 	held     map[leaseKey]*run
 	progress map[leaseKey]string
+	results  map[leaseKey][]byte
 }
 
 // NewWorker returns a Worker with the defaults: 1 lease, 3 s heartbeats (three within the
@@ -94,6 +96,17 @@ func (w *Worker) ReportProgress(lease *batonv1.Lease, value string) {
 		w.progress = map[leaseKey]string{}
 	}
 	w.progress[keyOf(lease)] = value
+}
+
+// SetResult sets the result of the run of lease, sent with its completion when the handler
+// returns nil: Await answers it, and the agent's children see it in their leases' Parents.
+func (w *Worker) SetResult(lease *batonv1.Lease, result []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.results == nil {
+		w.results = map[leaseKey][]byte{}
+	}
+	w.results[keyOf(lease)] = result
 }
 
 type leaseKey struct {
@@ -373,6 +386,8 @@ func (s *session) finish(r *run, m *batonv1.SessionRequest) {
 	w.mu.Lock()
 	delete(w.held, k)
 	delete(w.progress, k)
+	result := w.results[k]
+	delete(w.results, k)
 	lost := r.lost
 	w.mu.Unlock()
 	s.running--
@@ -386,6 +401,9 @@ func (s *session) finish(r *run, m *batonv1.SessionRequest) {
 		r.span.End()
 	default:
 		c := completion(r.lease, r.err)
+		if r.err == nil {
+			c.Result = result
+		}
 		s.unanswered[k] = &answered{c, r.span}
 		m.Completions = append(m.Completions, c)
 	}

@@ -13,7 +13,7 @@ import os
 import sys
 import urllib.error
 from email.message import Message
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, Optional
 
 import grpc
 from opentelemetry import context
@@ -24,6 +24,17 @@ import baton
 
 def emit(event: str, **fields: Any) -> None:
     print(json.dumps({"event": event, **fields}), flush=True)
+
+
+def agent(cmd: dict, name: str):
+    """A one-shot agent `name` with the command's parents and idempotency key."""
+    return baton.agent(name, after=[baton.ref(p.get("queue", ""), p["name"]) for p in cmd.get("after", [])],
+                       idempotency_key=cmd.get("idempotency_key", ""))
+
+
+def emit_batch(cmd: dict, status) -> None:
+    emit("batch", id=cmd["id"], total=status.total, pending=status.pending, succeeded=status.succeeded,
+         failed=status.failed, closed=status.closed, done=status.done)
 
 
 class Driver:
@@ -53,11 +64,45 @@ class Driver:
 
     async def cmd_register(self, cmd: dict) -> None:
         try:
-            answer = await self.producer.register(cmd["queue"], *cmd["names"], request_id=cmd.get("request_id", ""))
+            answer = await self.producer.register(cmd["queue"], *(agent(cmd, n) for n in cmd["names"]),
+                                                  request_id=cmd.get("request_id", ""))
         except grpc.aio.AioRpcError as e:
             emit("failed", id=cmd["id"], code=e.code().name)
             return
-        emit("registered", id=cmd["id"], count=answer.created + answer.updated)
+        emit("registered", id=cmd["id"], count=answer.created + answer.updated, deduplicated=answer.deduplicated,
+             agents=[dict(name=a.name, created=a.created, deduplicated=a.deduplicated, result=a.result.result.decode())
+                     for a in answer.agents])
+
+    async def cmd_call(self, cmd: dict) -> None:
+        await self.awaited(cmd, self.producer.register_and_await(cmd["queue"], agent(cmd, cmd["name"]),
+                                                                 timeout=cmd["timeout_ms"] / 1000))
+
+    async def cmd_await(self, cmd: dict) -> None:
+        await self.awaited(cmd, self.producer.await_result(cmd["queue"], cmd["name"], timeout=cmd["timeout_ms"] / 1000))
+
+    async def awaited(self, cmd: dict, waiting) -> None:
+        try:
+            result = await waiting
+        except grpc.aio.AioRpcError as e:
+            emit("failed", id=cmd["id"], code=e.code().name)
+            return
+        if result is None:
+            emit("awaited", id=cmd["id"], done=False)
+        else:
+            emit("awaited", id=cmd["id"], done=True, finish=baton.Finish.Name(result.finish),
+                 result=result.result.decode())
+
+    async def cmd_batch(self, cmd: dict) -> None:
+        answer = await self.producer.register_batch(
+            cmd["batch"], cmd["queue"], *cmd.get("names", []), callback_queue=cmd.get("callback_queue", ""),
+            on_success=cmd.get("on_success", []), on_complete=cmd.get("on_complete", []), close=cmd.get("close", False))
+        emit_batch(cmd, answer.status)
+
+    async def cmd_close_batch(self, cmd: dict) -> None:
+        emit_batch(cmd, await self.producer.close_batch(cmd["batch"]))
+
+    async def cmd_batch_status(self, cmd: dict) -> None:
+        emit_batch(cmd, await self.producer.batch(cmd["batch"]))
 
     async def cmd_traced_register(self, cmd: dict) -> None:
         token = context.attach(TraceContextTextMapPropagator().extract({"traceparent": cmd["traceparent"]}))
@@ -70,9 +115,10 @@ class Driver:
         wid, mode = cmd["id"], cmd.get("handler", {"mode": "succeed"})
         held: Dict[str, asyncio.Event] = {}
 
-        async def handle(lease) -> None:
+        async def handle(lease) -> Optional[str]:
             ids = dict(id=wid, name=lease.name, token=lease.token)
-            emit("started", **ids)
+            emit("started", **ids, parents=[dict(queue=p.queue, name=p.name, finish=baton.Finish.Name(p.finish),
+                                                  result=p.result.decode()) for p in lease.parents])
             if mode["mode"] == "hold":
                 release = held.setdefault(lease.name, asyncio.Event())
                 try:
@@ -89,6 +135,7 @@ class Driver:
                     raise urllib.error.HTTPError(f"http://{lease.queue}/{lease.name}", mode["http_status"], message,
                                                  Message(), None)
                 raise RuntimeError(message)
+            return mode.get("result", "").replace("{name}", lease.name) or None
 
         worker = baton.Worker(self.client, cmd["queue"], cmd.get("worker_id", wid), handle,
                               max_leases=cmd.get("concurrency", 1),

@@ -24,8 +24,12 @@ import { describeFailure } from "./failure";
 import { backoffMs, describe, duration, isServiceError, sleep } from "./rpc";
 import { endProcessSpan, startLeaseSpan } from "./tracing";
 
-/** Runs one lease. Resolving completes it with SUCCESS; throwing completes it with a failure. */
-export type Handler = (lease: Lease, signal: AbortSignal) => Promise<void>;
+/**
+ * Runs one lease. Resolving completes it with SUCCESS, and what it resolves with (bytes, or a
+ * string sent as UTF-8) is the run's result: Await answers it and the agent's children see it in
+ * `lease.parents` (the results of this lease's own parents). Throwing completes it with a failure.
+ */
+export type Handler = (lease: Lease, signal: AbortSignal) => Promise<Uint8Array | string | void>;
 
 /** The reason of a handler's aborted signal when Baton reported its lease lost. */
 export class LeaseLostError extends Error {
@@ -266,8 +270,9 @@ export class Worker {
     const { span, context: spanContext } = startLeaseSpan(lease);
     run.done = (async () => {
       let failure: { error: unknown } | undefined;
+      let result: Uint8Array | string | void = undefined;
       try {
-        await context.with(spanContext, () => this.handler(lease, run.abort.signal));
+        result = await context.with(spanContext, () => this.handler(lease, run.abort.signal));
       } catch (error) {
         failure = { error };
       }
@@ -292,7 +297,7 @@ export class Worker {
           retryAfter: report?.retryAfterMs !== undefined ? duration(report.retryAfterMs) : undefined,
           errorClass: report?.errorClass ?? "",
           httpStatus: report?.httpStatus ?? 0,
-          result: Buffer.alloc(0),
+          result: failure || !result ? Buffer.alloc(0) : typeof result === "string" ? Buffer.from(result, "utf8") : Buffer.from(result),
         };
         this.unanswered.set(key(lease), { completion, span, failure });
         this.pending.completions.push(completion);

@@ -6,7 +6,9 @@ import { createInterface } from "node:readline";
 import { status } from "@grpc/grpc-js";
 import { context, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { Claimer, isServiceError, Leadership, Lease, parseTraceparent, Producer, Worker } from "../src";
+import {
+  agent, AgentResult, AgentSpec, BatchStatus, Claimer, isServiceError, Leadership, Lease, parseTraceparent, Producer, Worker,
+} from "../src";
 
 const target = process.env.BATON_TARGET;
 if (!target) throw new Error("BATON_TARGET is not set");
@@ -27,7 +29,8 @@ function startWorker(c: Command): void {
   const id = c.id as string;
   const handler = async (lease: Lease, signal: AbortSignal) => {
     const run = { id, name: lease.name, token: lease.token };
-    emit({ event: "started", ...run });
+    const parents = lease.parents.map((p) => ({ queue: p.queue, name: p.name, finish: agent.finishToJSON(p.finish), result: p.result.toString() }));
+    emit({ event: "started", ...run, parents });
     try {
       if (c.handler?.mode === "hold") {
         await new Promise<void>((resolve, reject) => {
@@ -42,6 +45,7 @@ function startWorker(c: Command): void {
         // As axios rejects on an HTTP error status (the most used Node HTTP client).
         throw Object.assign(new Error(message), { name: "AxiosError", code: "ERR_BAD_RESPONSE", response: { status: c.handler.http_status, headers: {} } });
       }
+      return (c.handler?.result ?? "").replaceAll("{name}", lease.name) || undefined;
     } finally {
       emit({ event: "finished", ...run });
     }
@@ -68,14 +72,36 @@ async function closeLeader(id: string): Promise<void> {
   emit({ event: "closed", id });
 }
 
+/** A one-shot agent `name` with the command's parents and idempotency key. */
+const agentOf = (c: Command, name: string): AgentSpec =>
+  ({ name, after: (c.after ?? []).map((p: Command) => ({ queue: p.queue ?? "", name: p.name })), idempotencyKey: c.idempotency_key ?? "" });
+
 async function register(c: Command): Promise<void> {
   try {
-    const answer = await producer.register(c.queue, (c.names as string[]).map((name) => ({ name })), { requestId: c.request_id });
-    emit({ event: "registered", id: c.id, count: answer.created + answer.updated });
+    const answer = await producer.register(c.queue, (c.names as string[]).map((name) => agentOf(c, name)), { requestId: c.request_id });
+    emit({
+      event: "registered", id: c.id, count: answer.created + answer.updated, deduplicated: answer.deduplicated,
+      agents: answer.agents.map((a) => ({ name: a.name, created: a.created, deduplicated: a.deduplicated, result: a.result?.result.toString() ?? "" })),
+    });
   } catch (err) {
     emit({ event: "failed", id: c.id, code: codeName(err) });
   }
 }
+
+async function awaited(c: Command, waiting: Promise<AgentResult | undefined>): Promise<void> {
+  try {
+    const result = await waiting;
+    if (!result) return void emit({ event: "awaited", id: c.id, done: false });
+    emit({ event: "awaited", id: c.id, done: true, finish: agent.finishToJSON(result.finish), result: result.result.toString() });
+  } catch (err) {
+    emit({ event: "failed", id: c.id, code: codeName(err) });
+  }
+}
+
+function emitBatch(c: Command, s: BatchStatus): void {
+  emit({ event: "batch", id: c.id, total: s.total, pending: s.pending, succeeded: s.succeeded, failed: s.failed, closed: s.closed, done: s.done });
+}
+const named = (names: string[] | undefined) => (names ?? []).map((name) => ({ name }));
 
 async function claim(c: Command): Promise<void> {
   const claimer = new Claimer(target!, c.pool, c.id);
@@ -93,6 +119,15 @@ async function claim(c: Command): Promise<void> {
 async function handle(c: Command): Promise<void> {
   switch (c.cmd) {
     case "register": return register(c);
+    case "call": return awaited(c, producer.registerAndAwait(c.queue, agentOf(c, c.name), { timeoutMs: c.timeout_ms }));
+    case "await": return awaited(c, producer.awaitResult(c.queue, c.name, { timeoutMs: c.timeout_ms }));
+    case "batch": {
+      const answer = await producer.registerBatch(c.batch, c.queue, named(c.names),
+        { callbackQueue: c.callback_queue, onSuccess: named(c.on_success), onComplete: named(c.on_complete), close: c.close });
+      return emitBatch(c, answer.status!);
+    }
+    case "close_batch": return emitBatch(c, await producer.closeBatch(c.batch));
+    case "batch_status": return emitBatch(c, await producer.getBatch(c.batch));
     case "traced_register": {
       const parent = parseTraceparent(c.traceparent);
       if (!parent) throw new Error(`invalid traceparent ${c.traceparent}`);

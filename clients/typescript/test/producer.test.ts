@@ -25,7 +25,7 @@ test("register takes partial agents: a one-shot runs once, a recurring one stays
     { name: "once", payload: "hello", labels: { tenant: "a" } },
     { name: "every-minute", interval: duration(60_000), priority: 5 },
   ]);
-  assert.deepEqual(answer, { created: 2, updated: 0 });
+  assert.deepEqual([answer.created, answer.updated, answer.deduplicated], [2, 0, 0]);
   const recurring = await getAgent(queue, "every-minute");
   assert.equal(recurring.agent?.interval?.seconds, 60n);
   assert.equal(recurring.agent?.priority, 5);

@@ -16,7 +16,8 @@ use baton_client::{
     claim::Claimer,
     leadership::Leadership,
     otel::parse_traceparent,
-    producer::{one_shot, Producer},
+    pb,
+    producer::{after, one_shot, Batch, Producer},
     worker::{Failure, Worker},
     Client,
 };
@@ -74,6 +75,68 @@ fn str_of<'a>(cmd: &'a Value, key: &str) -> &'a str {
     cmd[key].as_str().unwrap_or_default()
 }
 
+fn names_of<'a>(cmd: &'a Value, key: &str) -> Vec<&'a str> {
+    cmd[key].as_array().into_iter().flatten().filter_map(Value::as_str).collect()
+}
+
+/// A one-shot agent `name` with the command's parents and idempotency key.
+fn agent_of(cmd: &Value, name: &str) -> pb::Agent {
+    let parents = cmd["after"].as_array().into_iter().flatten().map(|p| (str_of(p, "queue"), str_of(p, "name")));
+    let agent = after(one_shot(name, vec![]), parents);
+    pb::Agent { idempotency_key: str_of(cmd, "idempotency_key").into(), ..agent }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn finish_name(finish: i32) -> &'static str {
+    pb::Finish::try_from(finish).unwrap_or_default().as_str_name()
+}
+
+/// The `registered` event of a Register's answer.
+fn registered_event(id: &str, r: &pb::RegisterResponse) -> Value {
+    let agents: Vec<_> = r
+        .agents
+        .iter()
+        .map(|a| {
+            let result = a.result.as_ref().map(|r| text(&r.result)).unwrap_or_default();
+            json!({"name": a.name, "created": a.created, "deduplicated": a.deduplicated, "result": result})
+        })
+        .collect();
+    json!({"event": "registered", "id": id, "count": r.created + r.updated, "deduplicated": r.deduplicated,
+           "agents": agents})
+}
+
+/// A lease's parents as the `started` event shows them.
+fn parents(lease: &pb::Lease) -> Value {
+    let parents: Vec<_> = lease
+        .parents
+        .iter()
+        .map(|p| json!({"queue": p.queue, "name": p.name, "finish": finish_name(p.finish), "result": text(&p.result)}))
+        .collect();
+    parents.into()
+}
+
+/// Reports an Await's answer (None: the timeout passed first).
+fn awaited(id: &str, answer: Result<Option<pb::AgentResult>, tonic::Status>) {
+    emit(match answer {
+        Ok(Some(r)) => {
+            json!({"event": "awaited", "id": id, "done": true, "finish": finish_name(r.finish), "result": text(&r.result)})
+        }
+        Ok(None) => json!({"event": "awaited", "id": id, "done": false}),
+        Err(s) => json!({"event": "failed", "id": id, "code": code_name(s.code())}),
+    });
+}
+
+fn batch_event(id: &str, status: Result<pb::BatchStatus, tonic::Status>) {
+    emit(match status {
+        Ok(s) => json!({"event": "batch", "id": id, "total": s.total, "pending": s.pending, "succeeded": s.succeeded,
+                        "failed": s.failed, "closed": s.closed, "done": s.done}),
+        Err(s) => json!({"event": "error", "cmd": "batch", "message": s.to_string()}),
+    });
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let target = std::env::var("BATON_TARGET").expect("BATON_TARGET (host:port)");
@@ -104,8 +167,7 @@ async fn main() {
         let (name, id) = (str_of(&cmd, "cmd").to_string(), str_of(&cmd, "id").to_string());
         match name.as_str() {
             "register" | "traced_register" => {
-                let names: Vec<_> = cmd["names"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-                let agents = names.iter().map(|n| one_shot(*n, vec![])).collect();
+                let agents = names_of(&cmd, "names").into_iter().map(|n| agent_of(&cmd, n)).collect();
                 let (producer, queue) = (Producer::new(&client), str_of(&cmd, "queue").to_string());
                 let request_id = cmd["request_id"].as_str().map(String::from);
                 let context = match parse_traceparent(str_of(&cmd, "traceparent")) {
@@ -119,7 +181,7 @@ async fn main() {
                             None => producer.register(&queue, agents).await,
                         };
                         match registered {
-                            Ok(r) => emit(json!({"event": "registered", "id": id, "count": r.created + r.updated})),
+                            Ok(r) => emit(registered_event(&id, &r)),
                             Err(s) => emit(json!({"event": "failed", "id": id, "code": code_name(s.code())})),
                         }
                     }
@@ -132,9 +194,9 @@ async fn main() {
                 worker.heartbeat_every = Duration::from_millis(cmd["heartbeat_ms"].as_u64().unwrap_or(3000));
                 let handler = cmd["handler"].clone();
                 let (stop, holds) = (CancellationToken::new(), Holds::default());
-                let (w, h) = (id.clone(), holds.clone());
+                let (w, h, results) = (id.clone(), holds.clone(), worker.results());
                 let task = tokio::spawn(worker.run(stop.clone(), move |lease, cancelled| {
-                    let (id, holds, handler) = (w.clone(), h.clone(), handler.clone());
+                    let (id, holds, handler, results) = (w.clone(), h.clone(), handler.clone(), results.clone());
                     async move {
                         let at =
                             |event: &str| json!({"event": event, "id": id, "name": lease.name, "token": lease.token});
@@ -142,7 +204,9 @@ async fn main() {
                         if handler["mode"] == "hold" {
                             holds.lock().unwrap().insert(lease.name.clone(), finish);
                         }
-                        emit(at("started"));
+                        let mut started = at("started");
+                        started["parents"] = parents(&lease);
+                        emit(started);
                         match handler["mode"].as_str() {
                             Some("hold") => tokio::select! {
                                 _ = finished => {}
@@ -163,6 +227,9 @@ async fn main() {
                             _ => {}
                         }
                         emit(at("finished"));
+                        if let Some(result) = handler["result"].as_str() {
+                            results.set(&lease, result.replace("{name}", &lease.name));
+                        }
                         Ok(())
                     }
                 }));
@@ -243,6 +310,45 @@ async fn main() {
                         Ok(()) => emit(json!({"event": "ended", "id": id})),
                         Err(s) => emit(json!({"event": "failed", "id": id, "code": code_name(s.code())})),
                     }
+                });
+            }
+            "call" | "await" => {
+                let (producer, queue) = (Producer::new(&client), str_of(&cmd, "queue").to_string());
+                let timeout = Some(Duration::from_millis(cmd["timeout_ms"].as_u64().unwrap_or(0)));
+                let agent = agent_of(&cmd, str_of(&cmd, "name"));
+                tokio::spawn(async move {
+                    let answer = match name.as_str() {
+                        "call" => producer.register_and_await(&queue, agent, timeout).await,
+                        _ => producer.await_result(&queue, &agent.name, timeout, 0).await,
+                    };
+                    awaited(&id, answer);
+                });
+            }
+            "batch" => {
+                let producer = Producer::new(&client);
+                let batch = Batch {
+                    callback_queue: str_of(&cmd, "callback_queue").into(),
+                    on_success: names_of(&cmd, "on_success").into_iter().map(|n| one_shot(n, vec![])).collect(),
+                    on_complete: names_of(&cmd, "on_complete").into_iter().map(|n| one_shot(n, vec![])).collect(),
+                    close: cmd["close"].as_bool().unwrap_or(false),
+                    ..Batch::new(str_of(&cmd, "batch"), str_of(&cmd, "queue"))
+                };
+                let members = names_of(&cmd, "names").into_iter().map(|n| agent_of(&cmd, n)).collect();
+                tokio::spawn(async move {
+                    batch_event(
+                        &id,
+                        producer.register_batch(batch, members).await.map(|r| r.status.unwrap_or_default()),
+                    );
+                });
+            }
+            "close_batch" | "batch_status" => {
+                let (producer, batch) = (Producer::new(&client), str_of(&cmd, "batch").to_string());
+                tokio::spawn(async move {
+                    let status = match name.as_str() {
+                        "close_batch" => producer.close_batch(&batch).await,
+                        _ => producer.batch(&batch).await,
+                    };
+                    batch_event(&id, status);
                 });
             }
             _ => emit(json!({"event": "error", "cmd": name, "message": "unknown command"})),

@@ -1,14 +1,22 @@
-//! [`Producer`]: what the code that creates work calls — register agents, schedule messages,
-//! offer pooled resources — without building generated requests. Every call carries a request
-//! id of its own (or the caller's) and is sent again with it while its outcome is unknown
-//! (UNAVAILABLE, DEADLINE_EXCEEDED), so a retry never applies twice.
+//! [`Producer`]: what the code that creates work calls — register agents (with parents and
+//! idempotency keys), wait for an agent's result, batches with callbacks, schedule messages,
+//! offer pooled resources — without building generated requests. Every call that changes
+//! something carries a request id of its own (or the caller's) and is sent again with it while
+//! its outcome is unknown (UNAVAILABLE, DEADLINE_EXCEEDED), so a retry never applies twice.
+//! Waiting is the server's: `Await` holds each call until the agent finishes (no polling).
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-//! use baton_client::{producer::{one_shot, Producer, When}, Client};
+//! use std::time::Duration;
+//! use baton_client::{producer::{after, one_shot, Batch, Producer, When}, Client};
 //! let client = Client::builder("127.0.0.1:50051").connect().await?;
 //! let producer = Producer::new(&client);
 //! producer.register("emails", vec![one_shot("welcome-42", b"{\"to\":42}".to_vec())]).await?;
+//! let load = after(one_shot("load", vec![]), [("etl", "extract")]);
+//! producer.register("etl", vec![load]).await?;
+//! let done = producer.register_and_await("resize", one_shot("img-7", vec![]), Some(Duration::from_secs(30))).await?;
+//! let nightly = Batch { on_complete: vec![one_shot("report", vec![])], close: true, ..Batch::new("nightly", "etl") };
+//! producer.register_batch(nightly, vec![one_shot("a", vec![]), one_shot("b", vec![])]).await?;
 //! producer.schedule("reminders", b"ping".to_vec(), When::After(std::time::Duration::from_secs(60))).await?;
 //! producer.offer("browsers", ["chrome-1", "chrome-2"]).await?;
 //! # Ok(()) }
@@ -16,9 +24,10 @@
 
 use std::time::{Duration, SystemTime};
 
+use tokio::time::Instant;
 use tonic::Status;
 
-use super::{idempotent_as, pb_duration, request_id, with_deadline, Client, Conn, CALL_TIMEOUT};
+use super::{idempotent_as, pb_duration, request_id, with_deadline, Backoff, Client, Conn, CALL_TIMEOUT};
 use crate::pb::{
     self, agent_service_client::AgentServiceClient, claim_service_client::ClaimServiceClient,
     schedule_service_client::ScheduleServiceClient,
@@ -38,6 +47,43 @@ pub fn every(name: impl Into<String>, interval: Duration, payload: Vec<u8>) -> p
 /// A recurring agent run by a cron expression (in UTC; set `time_zone` for another).
 pub fn cron(name: impl Into<String>, expression: impl Into<String>, payload: Vec<u8>) -> pb::Agent {
     pb::Agent { cron: expression.into(), ..one_shot(name, payload) }
+}
+
+/// `agent` with parents (`(queue, name)`; queue "" is the agent's own): it runs once every
+/// parent succeeded, and its lease carries their results (`Lease::parents`). A parent's own
+/// failure policy, or the agent's `on_parent_failure`, by struct update.
+pub fn after<'a>(agent: pb::Agent, parents: impl IntoIterator<Item = (&'a str, &'a str)>) -> pb::Agent {
+    let after = parents
+        .into_iter()
+        .map(|(queue, name)| pb::AgentRef { queue: queue.into(), name: name.into(), ..Default::default() })
+        .collect();
+    pb::Agent { after, ..agent }
+}
+
+/// The most one `Await` call is held before it is made again (as the leadership helper's
+/// campaign wait): the server refuses waits beyond its `limits.max_wait_ms`.
+pub const AWAIT_WAIT: Duration = Duration::from_secs(30);
+
+/// A batch to create or extend with [`Producer::register_batch`]: its callbacks (agents of
+/// `callback_queue`, default the members' queue) run once when it is done — `on_success` only
+/// when every member succeeded, `on_complete` however they finished — and their leases carry
+/// the batch's finish. Callbacks count on the call that creates it only; `close` closes it after
+/// this call's members.
+#[derive(Clone, Debug, Default)]
+pub struct Batch {
+    pub name: String,
+    pub queue: String,
+    pub callback_queue: String,
+    pub on_success: Vec<pb::Agent>,
+    pub on_complete: Vec<pb::Agent>,
+    pub close: bool,
+}
+
+impl Batch {
+    /// Batch `name` of members in `queue`, without callbacks.
+    pub fn new(name: impl Into<String>, queue: impl Into<String>) -> Self {
+        Self { name: name.into(), queue: queue.into(), ..Default::default() }
+    }
 }
 
 /// When a scheduled message is due.
@@ -83,6 +129,100 @@ impl Producer {
             async move { client.register(with_deadline(request, CALL_TIMEOUT)).await.map(|r| r.into_inner()) }
         })
         .await
+    }
+
+    /// Request/reply over the fleet: registers `agent` (one-shot) in `queue` and waits for its
+    /// finish ([`Producer::await_result`]). A deduplicated registration waits for the key's
+    /// holder, or answers its kept result at once. `None` when `timeout` (None: no limit) passed
+    /// first; the agent stays registered.
+    pub async fn register_and_await(
+        &self,
+        queue: &str,
+        agent: pb::Agent,
+        timeout: Option<Duration>,
+    ) -> Result<Option<pb::AgentResult>, Status> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let answer = self.register(queue, vec![agent]).await?;
+        let Some(registered) = answer.agents.into_iter().next() else {
+            return Err(Status::internal("Register answered no agent"));
+        };
+        if registered.result.is_some() {
+            return Ok(registered.result);
+        }
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        self.await_result(queue, &registered.name, left, 0).await
+    }
+
+    /// Waits for the agent's finish (succeeded, dead-lettered, cancelled or unregistered) and
+    /// returns it, with the result its worker set; a finish the server still keeps answers at
+    /// once. Each `Await` call is held at most [`AWAIT_WAIT`] and made again until the finish,
+    /// or `timeout` (None: no limit; then `None`). `after_token` skips finishes of a recurring
+    /// agent's runs up to that lease token. NOT_FOUND: no such agent and no finish kept;
+    /// UNAVAILABLE is retried.
+    pub async fn await_result(
+        &self,
+        queue: &str,
+        name: &str,
+        timeout: Option<Duration>,
+        after_token: u64,
+    ) -> Result<Option<pb::AgentResult>, Status> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut backoff = Backoff::new();
+        loop {
+            let wait = deadline.map_or(AWAIT_WAIT, |d| AWAIT_WAIT.min(d.saturating_duration_since(Instant::now())));
+            let request =
+                pb::AwaitRequest { queue: queue.into(), name: name.into(), wait: Some(pb_duration(wait)), after_token };
+            match self.agents.clone().r#await(with_deadline(request, wait + CALL_TIMEOUT)).await {
+                Err(status) if status.code() == tonic::Code::Unavailable => {
+                    tokio::time::sleep(backoff.after(&status)).await;
+                }
+                Err(status) => return Err(status),
+                Ok(answer) => {
+                    let answer = answer.into_inner();
+                    if answer.done {
+                        return Ok(answer.result);
+                    }
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        return Ok(None);
+                    }
+                    backoff.reset();
+                }
+            }
+        }
+    }
+
+    /// Adds `members` (agents of `batch.queue`) to the batch, creating it on its first call with
+    /// its callbacks; answers the batch's status after the call.
+    pub async fn register_batch(
+        &self,
+        batch: Batch,
+        members: Vec<pb::Agent>,
+    ) -> Result<pb::RegisterBatchResponse, Status> {
+        let request = pb::RegisterBatchRequest {
+            batch: batch.name,
+            queue: batch.queue,
+            agents: members,
+            callback_queue: batch.callback_queue,
+            on_success: batch.on_success,
+            on_complete: batch.on_complete,
+            close: batch.close,
+        };
+        self.agents.clone().register_batch(with_deadline(request, CALL_TIMEOUT)).await.map(|r| r.into_inner())
+    }
+
+    /// Closes `batch`: no member may be added; it is done once its members finished.
+    pub async fn close_batch(&self, batch: &str) -> Result<pb::BatchStatus, Status> {
+        let request = pb::CloseBatchRequest { batch: batch.into() };
+        let answer = self.agents.clone().close_batch(with_deadline(request, CALL_TIMEOUT)).await?.into_inner();
+        answer.status.ok_or_else(|| Status::internal("CloseBatch answered no status"))
+    }
+
+    /// The batch's members counted by how they finished (total, pending, succeeded, failed),
+    /// whether it is closed and done, and its callbacks.
+    pub async fn batch(&self, batch: &str) -> Result<pb::BatchStatus, Status> {
+        let request = pb::GetBatchRequest { batch: batch.into() };
+        let answer = self.agents.clone().get_batch(with_deadline(request, CALL_TIMEOUT)).await?.into_inner();
+        answer.status.ok_or_else(|| Status::internal("GetBatch answered no status"))
     }
 
     /// Schedules a message for `receiver`; its id and when it is due.

@@ -3,7 +3,8 @@
 //! on the stream, coalesced with whatever else finished meanwhile, and heartbeats extend the
 //! leases whose handlers still run. A lease reported lost, or its run cancelled (CancelRun,
 //! answered in `lost` too), cancels its handler (its result would be refused anyway); handlers
-//! report progress through [`Progress`], sent with the next heartbeat.
+//! report progress through [`Progress`], sent with the next heartbeat, and their run's result
+//! through [`Results`], sent with the completion; a lease's `parents` are its parents' results.
 //!
 //! A graceful stop (the shutdown token) completes every handler that had finished and waits for
 //! the server's answer, cancels the handlers still running and hands their leases back, then
@@ -136,6 +137,7 @@ pub struct Worker {
     /// How often held leases are extended; should be well under the agents' timeout.
     pub heartbeat_every: Duration,
     progress: Progress,
+    results: Results,
 }
 
 /// Progress reports of a worker's running handlers: each is sent with the lease's next
@@ -153,6 +155,25 @@ impl Progress {
     /// What to send with this lease's heartbeat: the latest report not yet sent, or "".
     fn take(&self, name: &str, token: u64) -> String {
         self.0.lock().unwrap().remove(&(name.to_string(), token)).unwrap_or_default()
+    }
+}
+
+/// The results of a worker's runs: a handler that sets one for its lease and then returns `Ok`
+/// sends it with the completion, for `Await` and the agent's children (their leases'
+/// `parents`). Cheap to clone: take it from [`Worker::results`] before `run` and move a clone
+/// into the handler.
+#[derive(Clone, Default)]
+pub struct Results(Arc<std::sync::Mutex<HashMap<Key, Vec<u8>>>>);
+
+impl Results {
+    /// Sets the result of the run of `lease` (at most the server's `limits.max_result_bytes`).
+    pub fn set(&self, lease: &pb::Lease, result: impl Into<Vec<u8>>) {
+        self.0.lock().unwrap().insert((lease.name.clone(), lease.token), result.into());
+    }
+
+    /// The result set for this run, taken (empty when none was).
+    fn take(&self, key: &Key) -> Vec<u8> {
+        self.0.lock().unwrap().remove(key).unwrap_or_default()
     }
 }
 
@@ -295,12 +316,18 @@ impl Worker {
             // Three beats within the server's default orphan threshold (10 s).
             heartbeat_every: Duration::from_secs(3),
             progress: Progress::default(),
+            results: Results::default(),
         }
     }
 
     /// The handle handlers report progress with (see [`Progress`]).
     pub fn progress(&self) -> Progress {
         self.progress.clone()
+    }
+
+    /// The handle handlers set their run's result with (see [`Results`]).
+    pub fn results(&self) -> Results {
+        self.results.clone()
     }
 
     /// Runs until `shutdown`, then stops gracefully (see the module's documentation). The
@@ -395,14 +422,15 @@ impl Worker {
                                 let run = Running { cancel: CancellationToken::new(), state: Arc::default() };
                                 let (cancel, at) = (run.cancel.clone(), run.state.clone());
                                 state.held.insert(key, run);
-                                let (handler, done) = (handler.clone(), done_tx.clone());
+                                let (handler, done, results) = (handler.clone(), done_tx.clone(), self.results.clone());
                                 running.spawn(async move {
                                     let span = crate::otel::lease_span(&lease);
                                     let result = handler(lease.clone(), cancel).instrument(span.clone()).await;
                                     crate::otel::record_outcome(&span, &result);
                                     let returned =
                                         at.compare_exchange(RUNNING, RETURNED, Ordering::AcqRel, Ordering::Acquire).is_ok();
-                                    let completion = returned.then(|| completion(&lease, result));
+                                    let value = results.take(&(lease.name.clone(), lease.token));
+                                    let completion = returned.then(|| completion(&lease, result.map(|()| value)));
                                     let _ = done.send(Done { key: (lease.name, lease.token), completion });
                                 });
                             }
@@ -466,12 +494,13 @@ fn is_final(status: &tonic::Status) -> bool {
 }
 
 /// The completion a handler's result maps to.
-fn completion(lease: &pb::Lease, result: Result<(), Failure>) -> pb::SessionCompletion {
+fn completion(lease: &pb::Lease, result: Result<Vec<u8>, Failure>) -> pb::SessionCompletion {
     match result {
-        Ok(()) => pb::SessionCompletion {
+        Ok(result) => pb::SessionCompletion {
             name: lease.name.clone(),
             token: lease.token,
             outcome: pb::Outcome::Success as i32,
+            result,
             ..Default::default()
         },
         Err(failure) => failure.completion(lease),

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
 	"sync"
 	"time"
 	"unicode"
@@ -33,9 +34,19 @@ type command struct {
 	Concurrency                 int
 	HeartbeatMs                 int `json:"heartbeat_ms"`
 	Handler                     struct {
-		Mode, Message string
-		HTTPStatus    int `json:"http_status"`
+		Mode, Message, Result string
+		HTTPStatus            int `json:"http_status"`
 	}
+	After []struct {
+		Queue, Name string
+	}
+	IdempotencyKey string `json:"idempotency_key"`
+	TimeoutMs      int    `json:"timeout_ms"`
+	Batch          string
+	CallbackQueue  string   `json:"callback_queue"`
+	OnSuccess      []string `json:"on_success"`
+	OnComplete     []string `json:"on_complete"`
+	Close          bool
 	Name, Election string
 	CandidateID    string `json:"candidate_id"`
 	TTLMs          int    `json:"ttl_ms"`
@@ -187,22 +198,87 @@ func (d *driver) run(c command) {
 		d.async(func() { d.closeLeader(c.ID) })
 	case "claim":
 		d.async(func() { d.claim(c) })
+	case "call":
+		d.async(func() {
+			ctx, cancel := context.WithTimeout(ctx, time.Duration(c.TimeoutMs)*time.Millisecond)
+			defer cancel()
+			awaited(c, ctx)(d.producer.RegisterAndAwait(ctx, c.Queue, job(c, c.Name)))
+		})
+	case "await":
+		d.async(func() {
+			ctx, cancel := context.WithTimeout(ctx, time.Duration(c.TimeoutMs)*time.Millisecond)
+			defer cancel()
+			awaited(c, ctx)(d.producer.Await(ctx, c.Queue, c.Name))
+		})
+	case "batch":
+		d.async(func() {
+			resp, err := d.producer.RegisterBatch(ctx, baton.Batch{Name: c.Batch, Queue: c.Queue, CallbackQueue: c.CallbackQueue,
+				OnSuccess: jobs(c, c.OnSuccess), OnComplete: jobs(c, c.OnComplete), Close: c.Close}, jobs(c, c.Names)...)
+			emitBatch(c)(resp.GetStatus(), err)
+		})
+	case "close_batch":
+		d.async(func() { emitBatch(c)(d.producer.CloseBatch(ctx, c.Batch)) })
+	case "batch_status":
+		d.async(func() { emitBatch(c)(d.producer.BatchStatus(ctx, c.Batch)) })
 	default:
 		emit("error", "", "cmd", c.Cmd, "message", "unknown command")
 	}
 }
 
-func (d *driver) register(ctx context.Context, c command) {
-	jobs := make([]baton.Job, len(c.Names))
-	for i, name := range c.Names {
-		jobs[i] = baton.Job{Name: name}
+// job is a one-shot agent name with the command's parents and idempotency key.
+func job(c command, name string) baton.Job {
+	j := baton.Job{Name: name, IdempotencyKey: c.IdempotencyKey}
+	for _, p := range c.After {
+		j.After = append(j.After, baton.Parent{Queue: p.Queue, Name: p.Name})
 	}
-	resp, err := d.producer.Register(ctx, c.Queue, jobs...)
+	return j
+}
+
+func jobs(c command, names []string) []baton.Job {
+	js := make([]baton.Job, len(names))
+	for i, name := range names {
+		js[i] = job(c, name)
+	}
+	return js
+}
+
+func (d *driver) register(ctx context.Context, c command) {
+	resp, err := d.producer.Register(ctx, c.Queue, jobs(c, c.Names)...)
 	if err != nil {
 		emit("failed", c.ID, "code", codeName(err))
 		return
 	}
-	emit("registered", c.ID, "count", resp.GetCreated()+resp.GetUpdated())
+	agents := make([]map[string]any, 0, len(resp.GetAgents()))
+	for _, a := range resp.GetAgents() {
+		agents = append(agents, map[string]any{"name": a.GetName(), "created": a.GetCreated(),
+			"deduplicated": a.GetDeduplicated(), "result": string(a.GetResult().GetResult())})
+	}
+	emit("registered", c.ID, "count", resp.GetCreated()+resp.GetUpdated(), "deduplicated", resp.GetDeduplicated(), "agents", agents)
+}
+
+// awaited reports an Await's answer; ctx's end is "not done".
+func awaited(c command, ctx context.Context) func(*batonv1.AgentResult, error) {
+	return func(r *batonv1.AgentResult, err error) {
+		switch {
+		case err != nil && ctx.Err() != nil:
+			emit("awaited", c.ID, "done", false)
+		case err != nil:
+			emit("failed", c.ID, "code", codeName(err))
+		default:
+			emit("awaited", c.ID, "done", true, "finish", r.GetFinish().String(), "result", string(r.GetResult()))
+		}
+	}
+}
+
+func emitBatch(c command) func(*batonv1.BatchStatus, error) {
+	return func(s *batonv1.BatchStatus, err error) {
+		if err != nil {
+			emit("error", "", "cmd", c.Cmd, "message", err.Error())
+			return
+		}
+		emit("batch", c.ID, "total", s.GetTotal(), "pending", s.GetPending(), "succeeded", s.GetSucceeded(),
+			"failed", s.GetFailed(), "closed", s.GetClosed(), "done", s.GetDone())
+	}
 }
 
 func (d *driver) startWorker(c command) {
@@ -222,7 +298,12 @@ func (d *driver) startWorker(c command) {
 		defer close(w.stopped)
 		_ = bw.Run(ctx, func(ctx context.Context, lease *batonv1.Lease) error {
 			ev := []any{"name", lease.GetName(), "token", lease.GetToken()}
-			emit("started", c.ID, ev...)
+			parents := make([]map[string]any, 0, len(lease.GetParents()))
+			for _, p := range lease.GetParents() {
+				parents = append(parents, map[string]any{"queue": p.GetQueue(), "name": p.GetName(),
+					"finish": p.GetFinish().String(), "result": string(p.GetResult())})
+			}
+			emit("started", c.ID, append(ev, "parents", parents)...)
 			var err error
 			switch h.Mode {
 			case "hold":
@@ -239,6 +320,9 @@ func (d *driver) startWorker(c command) {
 				}
 			}
 			emit("finished", c.ID, ev...)
+			if h.Result != "" {
+				bw.SetResult(lease, []byte(strings.ReplaceAll(h.Result, "{name}", lease.GetName())))
+			}
 			return err
 		})
 	}()

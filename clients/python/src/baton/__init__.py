@@ -1,6 +1,7 @@
 """Baton's Python client: the generated gRPC stubs (`baton.v1`), one shared connection
 (:class:`Client`, :func:`connect`), a worker (:class:`Worker`, on the Session stream), a
-producer (:class:`Producer`, :func:`agent`), a leadership helper (:class:`Leadership`), a
+producer (:class:`Producer`, :func:`agent`, :func:`ref`: parents, idempotency keys, awaiting a
+result, batches), a leadership helper (:class:`Leadership`), a
 claim helper (:class:`Claimer`, :class:`Pool`) and scheduled messages (:class:`Scheduler`,
 :class:`Subscriber`, on the Receive stream). Calls carry the current OpenTelemetry trace
 context, and the worker and subscriber run handlers in spans (:mod:`baton.tracing`)."""
@@ -10,20 +11,23 @@ from baton.claim import Claim, Claimer, LineFull, Pool
 from baton.client import Client, Keepalive, connect
 from baton.failure import Failure, Outcome
 from baton.leader import Leadership
-from baton.producer import Producer, agent
+from baton.producer import AgentResult, Finish, ParentFailure, Producer, agent, ref
 from baton.schedule import Message, Scheduler, Subscriber
 from baton.worker import Worker
 
 __all__ = [
+    "AgentResult",
     "Claim",
     "Claimer",
     "Client",
     "Failure",
+    "Finish",
     "Keepalive",
     "Leadership",
     "LineFull",
     "Message",
     "Outcome",
+    "ParentFailure",
     "Pool",
     "Producer",
     "Scheduler",
@@ -34,4 +38,5 @@ __all__ = [
     "connect",
     "duration",
     "is_lease_lost",
+    "ref",
 ]

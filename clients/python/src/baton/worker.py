@@ -8,6 +8,7 @@ cancelled (AgentService.CancelRun), cancels its handler.
     async def handle(lease):
         worker.report_progress(lease, "page 1 of 3")  # shown by GetAgent
         ...  # raise baton.Failure.from_http_status(429, "slow down", retry_after=30)
+        return b"rows=7"  # optional: the run's result (Await, children's lease.parents)
 
     worker = baton.Worker("127.0.0.1:50051", queue="emails", worker_id="w1", handler=handle)
     await worker.run()          # until worker.stop() or the task is cancelled
@@ -36,7 +37,9 @@ from baton.v1 import agent_pb2, agent_pb2_grpc
 log = logging.getLogger("baton.worker")
 
 Lease = agent_pb2.Lease
-Handler = Callable[[agent_pb2.Lease], Union[Awaitable[None], None]]
+#: What a handler may return: nothing, or the run's result (bytes; a str is sent as UTF-8).
+Result = Union[bytes, str, None]
+Handler = Callable[[agent_pb2.Lease], Union[Awaitable[Result], Result]]
 Key = Tuple[str, int]
 
 
@@ -51,7 +54,9 @@ class _Run:
 class Worker:
     """A worker of one queue. `handler(lease)` is a coroutine function (a plain function runs in
     a thread); returning ends the run with SUCCESS, raising with a failure (:meth:`Failure.of`
-    the exception, classified by Baton)."""
+    the exception, classified by Baton). What it returns (bytes or str) is the run's result, sent
+    with the completion: Await answers it and the agent's children see it in `lease.parents`
+    (the results of this lease's own parents)."""
 
     target: ChannelLike
     queue: str
@@ -116,17 +121,17 @@ class Worker:
             if owned:
                 await channel.close()
 
-    async def _handle(self, run: _Run) -> Optional[Failure]:
+    async def _handle(self, run: _Run) -> Union[Failure, bytes]:
         """Runs the handler inside the lease's span (see :mod:`baton.tracing`); returns how it
-        failed (None: SUCCESS). Cancellation propagates."""
+        failed, or its result on SUCCESS. Cancellation propagates."""
         lease = run.lease
         with tracing.lease_span(lease) as span:
             try:
                 if inspect.iscoroutinefunction(self.handler):
-                    await self.handler(lease)
+                    result = await self.handler(lease)
                 else:
                     # A thread cannot be interrupted: a lost lease only abandons its result.
-                    await asyncio.to_thread(self.handler, lease)
+                    result = await asyncio.to_thread(self.handler, lease)
             except asyncio.CancelledError:
                 if run.lost:
                     tracing.lost(span)
@@ -137,16 +142,18 @@ class Worker:
                 tracing.failed(span, exc, outcome)
                 return failure
             tracing.succeeded(span)
-            return None
+            return result.encode() if isinstance(result, str) else bytes(result or b"")
 
 
-def _completion(lease: agent_pb2.Lease, failure: Optional[Failure]) -> agent_pb2.SessionCompletion:
+def _completion(lease: agent_pb2.Lease, ended: Union[Failure, bytes]) -> agent_pb2.SessionCompletion:
     c = agent_pb2.SessionCompletion(name=lease.name, token=lease.token, outcome=agent_pb2.OUTCOME_SUCCESS)
-    if failure is not None:
-        c.outcome, c.message = failure.outcome, failure.message
-        c.error_class, c.http_status = failure.error_class, failure.http_status
-        if failure.retry_after is not None:
-            c.retry_after.CopyFrom(duration(failure.retry_after))
+    if isinstance(ended, bytes):
+        c.result = ended
+        return c
+    c.outcome, c.message = ended.outcome, ended.message
+    c.error_class, c.http_status = ended.error_class, ended.http_status
+    if ended.retry_after is not None:
+        c.retry_after.CopyFrom(duration(ended.retry_after))
     return c
 
 
@@ -219,25 +226,25 @@ class _Session:
             raise
 
     async def _run(self, run: _Run) -> None:
-        """Runs one handler; queues how it ended for the writer: ("done", failure), ("lost", None)
-        or ("cancelled", None)."""
+        """Runs one handler; queues how it ended for the writer: ("done", failure or result),
+        ("lost", None) or ("cancelled", None)."""
         try:
-            failure = await self.w._handle(run)
+            ended = await self.w._handle(run)
         except asyncio.CancelledError:
             self.done.put_nowait((run, "lost" if run.lost else "cancelled", None))
             raise
-        self.done.put_nowait((run, "lost" if run.lost else "done", failure))
+        self.done.put_nowait((run, "lost" if run.lost else "done", ended))
 
     def _take(self, item, message: agent_pb2.SessionRequest) -> None:
         """A handler that ended, into `message`: its slot back as credit, and its completion (or,
         cancelled by the stop, its release)."""
-        run, kind, failure = item
+        run, kind, ended = item
         lease = run.lease
         self.w._held.pop((lease.name, lease.token), None)
         self.w._progress.pop((lease.name, lease.token), None)
         message.credit += 1
         if kind == "done":
-            c = self.unanswered[(lease.name, lease.token)] = _completion(lease, failure)
+            c = self.unanswered[(lease.name, lease.token)] = _completion(lease, ended)
             message.completions.append(c)
         elif kind == "cancelled":
             message.releases.append(self._release(lease))

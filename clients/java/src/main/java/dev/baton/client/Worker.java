@@ -1,5 +1,6 @@
 package dev.baton.client;
 
+import com.google.protobuf.ByteString;
 import dev.baton.v1.AgentServiceGrpc;
 import dev.baton.v1.CompleteResult;
 import dev.baton.v1.Lease;
@@ -88,6 +89,7 @@ public final class Worker implements AutoCloseable {
   private final BiConsumer<Lease, Failure> onFinished;
   private final ExecutorService handlers;
   private final Map<Key, String> progress = new ConcurrentHashMap<>();
+  private final Map<Key, ByteString> results = new ConcurrentHashMap<>();
   private final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
   private final CountDownLatch stopSignal = new CountDownLatch(1);
   private final CountDownLatch finished = new CountDownLatch(1);
@@ -167,6 +169,15 @@ public final class Worker implements AutoCloseable {
    */
   public void reportProgress(Lease lease, String value) {
     progress.put(Key.of(lease), value);
+  }
+
+  /**
+   * Sets the result of the run of {@code lease}, sent with its completion when the handler returns
+   * (a success): {@link Producer#awaitResult} answers it, and the agent's children see it in their
+   * leases' {@code getParentsList()} (as this lease shows its own parents' results).
+   */
+  public void setResult(Lease lease, byte[] result) {
+    results.put(Key.of(lease), ByteString.copyFrom(result));
   }
 
   /** Runs the loop on a new (non-daemon) thread; returns at once. */
@@ -363,6 +374,7 @@ public final class Worker implements AutoCloseable {
     Key key = Key.of(lease);
     if (held.remove(key) == null) return; // released already: the stop gave up on it
     progress.remove(key);
+    ByteString result = results.remove(key);
     if (!stopBegun) m.setCredit(m.getCredit() + 1);
     if (f.stopped()) {
       release(lease, m);
@@ -371,6 +383,7 @@ public final class Worker implements AutoCloseable {
       Failure failure = f.failure();
       if (failure == null) {
         c.setOutcome(Outcome.OUTCOME_SUCCESS);
+        if (result != null) c.setResult(result);
       } else {
         c.setOutcome(failure.outcome()).setMessage(String.valueOf(failure.getMessage()))
             .setErrorClass(failure.errorClass()).setHttpStatus(failure.httpStatus());

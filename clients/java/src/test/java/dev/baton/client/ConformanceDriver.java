@@ -5,7 +5,10 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import dev.baton.v1.Agent;
+import dev.baton.v1.AgentResult;
+import dev.baton.v1.BatchStatus;
 import dev.baton.v1.Lease;
+import dev.baton.v1.RegisterBatchRequest;
 import dev.baton.v1.RegisterResponse;
 import io.grpc.StatusRuntimeException;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
@@ -23,6 +26,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The conformance driver (clients/conformance/DRIVER.md): JSON commands on stdin, one per line,
@@ -107,13 +111,66 @@ public final class ConformanceDriver {
       case "leader" -> startLeader(id, c);
       case "close" -> background(() -> closeLeader(id));
       case "claim" -> background(() -> claim(id, c));
+      case "call" -> background(() -> awaited(id, () -> producer.registerAndAwait(c.get("queue").getAsString(),
+          agent(c, c.get("name").getAsString()), Duration.ofMillis(c.get("timeout_ms").getAsLong()))));
+      case "await" -> background(() -> awaited(id, () -> producer.awaitResult(c.get("queue").getAsString(),
+          c.get("name").getAsString(), Duration.ofMillis(c.get("timeout_ms").getAsLong()))));
+      case "batch" -> background(() -> {
+        RegisterBatchRequest.Builder request = Producer.batch(c.get("batch").getAsString(), c.get("queue").getAsString())
+            .setClose(c.has("close") && c.get("close").getAsBoolean());
+        if (c.has("callback_queue")) request.setCallbackQueue(c.get("callback_queue").getAsString());
+        names(c, "names").forEach(n -> request.addAgents(agent(c, n)));
+        names(c, "on_success").forEach(n -> request.addOnSuccess(Producer.oneShot(n)));
+        names(c, "on_complete").forEach(n -> request.addOnComplete(Producer.oneShot(n)));
+        batch(id, producer.registerBatch(request).getStatus());
+      });
+      case "close_batch" -> background(() -> batch(id, producer.closeBatch(c.get("batch").getAsString())));
+      case "batch_status" -> background(() -> batch(id, producer.getBatch(c.get("batch").getAsString())));
       default -> throw new IllegalArgumentException("unknown command " + cmd);
     }
   }
 
+  private static List<String> names(JsonObject c, String field) {
+    List<String> names = new ArrayList<>();
+    if (c.has(field)) for (JsonElement name : c.getAsJsonArray(field)) names.add(name.getAsString());
+    return names;
+  }
+
+  /** A one-shot agent {@code name} with the command's parents and idempotency key. */
+  private static Agent.Builder agent(JsonObject c, String name) {
+    Agent.Builder a = Producer.oneShot(name);
+    if (c.has("after")) {
+      for (JsonElement p : c.getAsJsonArray("after")) {
+        JsonObject ref = p.getAsJsonObject();
+        a.addAfter(Producer.parent(ref.has("queue") ? ref.get("queue").getAsString() : "", ref.get("name").getAsString()));
+      }
+    }
+    if (c.has("idempotency_key")) a.setIdempotencyKey(c.get("idempotency_key").getAsString());
+    return a;
+  }
+
+  private static void awaited(String id, java.util.function.Supplier<Optional<AgentResult>> waiting) {
+    try {
+      Optional<AgentResult> result = waiting.get();
+      if (result.isEmpty()) {
+        emit("event", "awaited", "id", id, "done", false);
+      } else {
+        emit("event", "awaited", "id", id, "done", true, "finish", result.get().getFinish().name(),
+            "result", result.get().getResult().toStringUtf8());
+      }
+    } catch (StatusRuntimeException e) {
+      emit("event", "failed", "id", id, "code", e.getStatus().getCode().name());
+    }
+  }
+
+  private static void batch(String id, BatchStatus s) {
+    emit("event", "batch", "id", id, "total", s.getTotal(), "pending", s.getPending(), "succeeded", s.getSucceeded(),
+        "failed", s.getFailed(), "closed", s.getClosed(), "done", s.getDone());
+  }
+
   private void register(String id, JsonObject c, String traceparent) {
     List<Agent> agents = new ArrayList<>();
-    for (JsonElement name : c.getAsJsonArray("names")) agents.add(Producer.oneShot(name.getAsString()).build());
+    for (String name : names(c, "names")) agents.add(agent(c, name).build());
     String requestId = c.has("request_id") ? c.get("request_id").getAsString() : null;
     Context context = traceparent == null ? Context.current()
         : W3CTraceContextPropagator.getInstance().extract(Context.root(), traceparent, new TextMapGetter<String>() {
@@ -122,7 +179,17 @@ public final class ConformanceDriver {
         });
     try (Scope ignored = context.makeCurrent()) {
       RegisterResponse r = producer.register(c.get("queue").getAsString(), agents, requestId);
-      emit("event", "registered", "id", id, "count", r.getCreated() + r.getUpdated());
+      List<Map<String, Object>> answered = new ArrayList<>();
+      for (var a : r.getAgentsList()) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("name", a.getName());
+        m.put("created", a.getCreated());
+        m.put("deduplicated", a.getDeduplicated());
+        m.put("result", a.getResult().getResult().toStringUtf8());
+        answered.add(m);
+      }
+      emit("event", "registered", "id", id, "count", r.getCreated() + r.getUpdated(), "deduplicated", r.getDeduplicated(),
+          "agents", answered);
     } catch (StatusRuntimeException e) {
       emit("event", "failed", "id", id, "code", e.getStatus().getCode().name());
     }
@@ -136,12 +203,26 @@ public final class ConformanceDriver {
         .onFinished((lease, failure) -> emit("event", "finished", "id", id, "name", lease.getName(), "token", lease.getToken()));
     if (c.has("concurrency")) b.maxLeases(c.get("concurrency").getAsInt());
     if (c.has("heartbeat_ms")) b.heartbeatEvery(Duration.ofMillis(c.get("heartbeat_ms").getAsLong()));
+    AtomicReference<Worker> self = new AtomicReference<>();
     Worker w = b.build((lease, cancellation) -> {
       // The latch exists before "started" is out, so a finish sent at once finds it.
       CountDownLatch finish = mode.equals("hold") ? held.computeIfAbsent(lease.getName(), k -> new CountDownLatch(1)) : null;
-      emit("event", "started", "id", id, "name", lease.getName(), "token", lease.getToken());
+      List<Map<String, Object>> parents = new ArrayList<>();
+      for (AgentResult p : lease.getParentsList()) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("queue", p.getQueue());
+        m.put("name", p.getName());
+        m.put("finish", p.getFinish().name());
+        m.put("result", p.getResult().toStringUtf8());
+        parents.add(m);
+      }
+      emit("event", "started", "id", id, "name", lease.getName(), "token", lease.getToken(), "parents", parents);
       switch (mode) {
-        case "succeed" -> { }
+        case "succeed" -> {
+          if (h.has("result")) {
+            self.get().setResult(lease, h.get("result").getAsString().replace("{name}", lease.getName()).getBytes(StandardCharsets.UTF_8));
+          }
+        }
         case "hold" -> {
           try {
             finish.await();
@@ -159,6 +240,7 @@ public final class ConformanceDriver {
         default -> throw new IllegalArgumentException("unknown handler mode " + mode);
       }
     });
+    self.set(w);
     workers.put(id, w);
     w.start();
   }
