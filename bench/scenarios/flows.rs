@@ -177,7 +177,9 @@ fn plan(shape: Shape, n: u32) -> (Vec<Vec<pb::RegisterRequest>>, u64) {
 /// Whether a lease carries the parents' results its shape promises (the worker's result is
 /// "r-<name>").
 fn parents_ok(shape: Shape, n: u32, lease: &pb::Lease) -> bool {
-    let ok = |r: &pb::AgentResult| r.finish == pb::Finish::Succeeded as i32 && r.result == format!("r-{}", r.name).as_bytes();
+    let ok = |r: &pb::AgentResult| {
+        r.finish == pb::Finish::Succeeded as i32 && r.result == format!("r-{}", r.name).as_bytes()
+    };
     let name = lease.name.as_str();
     match shape {
         Shape::FanOut if name == "p" => lease.parents.is_empty(),
@@ -204,7 +206,14 @@ async fn run_baton(lab: &mut Lab, shape: Shape, n: u32, concurrency: u32, profil
     result
 }
 
-async fn baton_shape(lab: &mut Lab, baton: &Baton, shape: Shape, n: u32, concurrency: u32, profile: bool) -> Result<Run> {
+async fn baton_shape(
+    lab: &mut Lab,
+    baton: &Baton,
+    shape: Shape,
+    n: u32,
+    concurrency: u32,
+    profile: bool,
+) -> Result<Run> {
     let (stages, total) = plan(shape, n);
     let producer = AgentServiceClient::new(baton.channel().await?);
     let mut worker = AgentServiceClient::new(baton.channel().await?);
@@ -392,6 +401,8 @@ struct AwaitRow {
     to_lease: Histogram<u64>,
     commands_per: f64,
     wrong: u64,
+    /// Registers shed by admission control (RESOURCE_EXHAUSTED), not awaited.
+    shed: u64,
 }
 
 async fn run_await(lab: &mut Lab, rate: u32, seconds: u64) -> Result<AwaitRow> {
@@ -466,7 +477,13 @@ async fn await_phase(lab: &mut Lab, baton: &Baton, rate: u32, seconds: u64) -> R
             let name = format!("a-{i}");
             let sent = Instant::now();
             let agent = pb::Agent { name: name.clone(), timeout: dur(60_000), ..Default::default() };
-            client.register(pb::RegisterRequest { queue: queue.into(), agents: vec![agent], ..Default::default() }).await?;
+            let request = pb::RegisterRequest { queue: queue.into(), agents: vec![agent], ..Default::default() };
+            match client.register(request).await {
+                Ok(_) => {}
+                // Shed by admission control (limits.max_inflight_work): counted, not retried.
+                Err(e) if e.code() == tonic::Code::ResourceExhausted => return Ok(None),
+                Err(e) => return Err(e.into()),
+            }
             let registered = Instant::now();
             let r = client
                 .r#await(pb::AwaitRequest { queue: queue.into(), name, wait: dur(30_000), after_token: 0 })
@@ -475,14 +492,17 @@ async fn await_phase(lab: &mut Lab, baton: &Baton, rate: u32, seconds: u64) -> R
             let answered = Instant::now();
             let right = r.done
                 && r.result.as_ref().is_some_and(|x| x.finish == pb::Finish::Succeeded as i32 && x.result == RESULT);
-            Ok::<_, BoxError>((sent, registered, answered, right))
+            Ok::<_, BoxError>(Some((sent, registered, answered, right)))
         }));
     }
     let sent_all = started.elapsed();
     let (mut round_trip, mut register, mut to_lease) = (histogram(), histogram(), histogram());
-    let mut wrong = 0;
+    let (mut wrong, mut shed) = (0, 0);
     for (i, call) in calls.into_iter().enumerate() {
-        let (sent, registered, answered, right) = call.await??;
+        let Some((sent, registered, answered, right)) = call.await?? else {
+            shed += 1;
+            continue;
+        };
         wrong += u64::from(!right);
         if i < warmup {
             continue;
@@ -507,6 +527,7 @@ async fn await_phase(lab: &mut Lab, baton: &Baton, rate: u32, seconds: u64) -> R
         to_lease,
         commands_per: (after.commands - before.commands) as f64 / total as f64,
         wrong,
+        shed,
     })
 }
 
@@ -613,7 +634,9 @@ pub async fn run(lab: &mut Lab, args: &FlowsArgs) -> Result<()> {
                 missing
             );
             if missing > 0 || dups > 0 || bad > 0 {
-                failed.push(format!("{label}: {missing} missing, {dups} duplicates, {bad} without their parents' results"));
+                failed.push(format!(
+                    "{label}: {missing} missing, {dups} duplicates, {bad} without their parents' results"
+                ));
             }
         }
         let rate = |prefix: &str, system: &str| {
@@ -664,18 +687,26 @@ pub async fn run(lab: &mut Lab, args: &FlowsArgs) -> Result<()> {
             args.await_rate, args.await_seconds
         );
         println!(
-            "{:>8} {:>10} {:>26} {:>26} {:>26} {:>10} {:>6}",
-            "requests", "achieved/s", "round trip p50/p99/max ms", "Register p50/p99/max", "→ lease p50/p99/max", "cmd/req", "wrong"
+            "{:>8} {:>10} {:>26} {:>26} {:>26} {:>10} {:>6} {:>6}",
+            "requests",
+            "achieved/s",
+            "round trip p50/p99/max ms",
+            "Register p50/p99/max",
+            "→ lease p50/p99/max",
+            "cmd/req",
+            "wrong",
+            "shed"
         );
         println!(
-            "{:>8} {:>10.0} {:>26} {:>26} {:>26} {:>10.2} {:>6}",
+            "{:>8} {:>10.0} {:>26} {:>26} {:>26} {:>10.2} {:>6} {:>6}",
             a.requests,
             a.achieved,
             p50_p99_max(&a.round_trip),
             p50_p99_max(&a.register),
             p50_p99_max(&a.to_lease),
             a.commands_per,
-            a.wrong
+            a.wrong,
+            a.shed
         );
         let p99 = a.round_trip.value_at_quantile(0.99) as f64 / 1000.0;
         println!("await p99 {} ms against the 5 ms target: {}", fmt_ms(p99), if p99 < 5.0 { "met" } else { "NOT met" });
