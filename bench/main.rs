@@ -21,6 +21,9 @@
 //! - drain: 100,000 one-shot no-op jobs drained by Baton's Go worker helper, by BullMQ and by
 //!   asynq, on the same redis-server, interleaved: jobs/s, CPU and Redis commands per job,
 //!   every job exactly once.
+//! - flows: work that depends on work against BullMQ's FlowProducer on the same redis-server:
+//!   a fan-out of 10,000 children, a fan-in, a chain of 1,000 steps (total time, Redis
+//!   commands per step, hand-off per chain step), and Await's round trip at 1,000/s.
 //! - scale: the same measures at growing sizes (1k → 1M waiting agents, keyed queues of 10 and
 //!   of 100,000 keys, a pool of 100,000 idle resources, 10,000 queues, 1M scheduled messages,
 //!   100,000 dead letters, 2,000 and 10,000 idle Session streams), with SLOWLOG's worst script
@@ -39,7 +42,7 @@ use clap::{Parser, ValueEnum};
 use lab::{print_machine, Lab, Result};
 use scenarios::{
     blip::BlipArgs, claims::ClaimArgs, cluster::ClusterArgs, cycles::CyclesArgs, dispatch::DispatchArgs,
-    drain::DrainArgs, idle::IdleArgs, leader::LeaderArgs, recovery::RecoveryArgs, scale::ScaleArgs,
+    drain::DrainArgs, flows::FlowsArgs, idle::IdleArgs, leader::LeaderArgs, recovery::RecoveryArgs, scale::ScaleArgs,
     schedule::ScheduleArgs, security::SecurityArgs,
 };
 
@@ -47,7 +50,7 @@ use scenarios::{
 #[command(about = "Baton's benchmark: every figure next to a reference measured in the same run")]
 struct Args {
     /// Scenarios to run, comma-separated: cycles, dispatch, recovery, idle, blip, leader,
-    /// claims, schedule, cluster, security, drain, scale, or all.
+    /// claims, schedule, cluster, security, drain, flows, scale, or all.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
     scenario: Vec<Scenario>,
 
@@ -207,6 +210,31 @@ struct Args {
     )]
     drain_systems: Vec<String>,
 
+    // --- flows ---
+    /// flows: children of the fan-out (and parents of the fan-in); at most 10,000 (Baton's
+    /// limit of parents per agent).
+    #[arg(long, default_value_t = 10_000, help_heading = "flows")]
+    flows_fanout: u32,
+    /// flows: steps of the chain.
+    #[arg(long, default_value_t = 1_000, help_heading = "flows")]
+    flows_chain: u32,
+    /// flows: the worker's concurrency (Baton: Session credit; BullMQ: Worker concurrency).
+    #[arg(long, default_value_t = 100, help_heading = "flows")]
+    flows_concurrency: u32,
+    /// flows: rounds; each runs every shape on every system, interleaved.
+    #[arg(long, default_value_t = 3, help_heading = "flows")]
+    flows_rounds: u32,
+    /// flows: parts to run, comma-separated: fanout (Baton fan-out, BullMQ's flow and addBulk),
+    /// fanin (Baton), chain (both), await (Baton's Await round trip).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "fanout,fanin,chain,await", help_heading = "flows")]
+    flows_parts: Vec<scenarios::flows::Part>,
+    /// flows: Await requests per second (one Register and one Await each).
+    #[arg(long, default_value_t = 1_000, help_heading = "flows")]
+    flows_await_rate: u32,
+    /// flows: seconds of Await requests (the first is warm-up).
+    #[arg(long, default_value_t = 10, help_heading = "flows")]
+    flows_await_seconds: u64,
+
     // --- scale ---
     /// scale: sizes of the plain queue, in waiting one-shot agents (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "1000,100000,1000000", help_heading = "scale")]
@@ -264,11 +292,12 @@ enum Scenario {
     Cluster,
     Security,
     Drain,
+    Flows,
     Scale,
     All,
 }
 
-const ORDER: [Scenario; 12] = [
+const ORDER: [Scenario; 13] = [
     Scenario::Cycles,
     Scenario::Dispatch,
     Scenario::Recovery,
@@ -280,6 +309,7 @@ const ORDER: [Scenario; 12] = [
     Scenario::Cluster,
     Scenario::Security,
     Scenario::Drain,
+    Scenario::Flows,
     Scenario::Scale,
 ];
 
@@ -339,6 +369,20 @@ fn check(args: &Args) -> std::result::Result<(), String> {
     {
         return Err(format!(
             "--drain-systems: unknown system {s:?} (baton, baton-limited, baton-keyed, bullmq, asynq)"
+        ));
+    }
+    if args.flows_fanout == 0
+        || args.flows_fanout > 10_000
+        || args.flows_chain < 2
+        || args.flows_concurrency == 0
+        || args.flows_concurrency > max_batch
+        || args.flows_rounds == 0
+        || args.flows_await_rate == 0
+        || args.flows_await_seconds < 2
+    {
+        return Err(format!(
+            "--flows-fanout must be 1..=10000, --flows-chain at least 2, --flows-concurrency 1..={max_batch}, \
+             --flows-rounds and --flows-await-rate at least 1, --flows-await-seconds at least 2"
         ));
     }
     if args.scale_sizes.is_empty()
@@ -484,6 +528,18 @@ async fn run(args: Args) -> Result<()> {
                     systems: args.drain_systems.clone(),
                 };
                 scenarios::drain::run(&mut lab, dir.path(), &drain).await?;
+            }
+            Scenario::Flows => {
+                let flows = FlowsArgs {
+                    fanout: args.flows_fanout,
+                    chain: args.flows_chain,
+                    concurrency: args.flows_concurrency,
+                    rounds: args.flows_rounds,
+                    parts: args.flows_parts.clone(),
+                    await_rate: args.flows_await_rate,
+                    await_seconds: args.flows_await_seconds,
+                };
+                scenarios::flows::run(&mut lab, &flows).await?;
             }
             Scenario::Scale => {
                 let scale = ScaleArgs {
