@@ -13,7 +13,7 @@
     ARGV[1] member     the outbox entry, "<parent>|<seq>"
     ARGV[2..] pairs    child ("<child queue>|<child>"), "1" released or "0" kept
 
-  Output: 1 when the entry is done, else 0
+  Output: how many outbox entries remain (this one included while it is not done)
 ]]
 local rcall = redis.call
 --@include memberKey
@@ -27,7 +27,7 @@ for i = 2, #ARGV, 2 do
     rcall('SADD', fanoutKey, parent)
   end
 end
-if rcall('EXISTS', frozen) == 1 then return 0 end
+if rcall('EXISTS', frozen) == 1 then return rcall('ZCARD', outboxKey) end
 rcall('ZREM', outboxKey, member)
 rcall('HDEL', outboxresKey, member)
-return 1
+return rcall('ZCARD', outboxKey)

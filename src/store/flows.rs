@@ -201,14 +201,17 @@ impl Store {
         }
         for (queue, positions) in by_queue {
             let k = self.keys.queue(queue);
-            let mut args = Args::new();
-            for &i in &positions {
-                args.push(&refs[i].1);
-            }
-            let reply = self.run(Path::Dispatch, "knownAgents", &[&k.defs, &k.results], args).await?;
-            let known: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
-            for (i, k) in positions.into_iter().zip(known) {
-                out[i] = k == 1;
+            // In script-sized steps: a fan-in of 10,000 parents is not one long script.
+            for chunk in positions.chunks(self.policy.script_batch as usize * 4) {
+                let mut args = Args::new();
+                for &i in chunk {
+                    args.push(&refs[i].1);
+                }
+                let reply = self.run(Path::Dispatch, "knownAgents", &[&k.defs, &k.results], args).await?;
+                let known: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
+                for (&i, k) in chunk.iter().zip(known) {
+                    out[i] = k == 1;
+                }
             }
         }
         Ok(out)
@@ -230,7 +233,8 @@ impl Store {
         let mut finished: Vec<(String, String, Vec<u8>)> = Vec::new();
         for (parent_queue, pairs) in by_parent {
             let k = self.keys.queue(parent_queue);
-            for chunk in pairs.chunks(PAGE) {
+            // Script-sized steps (each attach is a few commands).
+            for chunk in pairs.chunks(self.policy.script_batch as usize * 2) {
                 let mut args = Args::new();
                 for (parent, child) in chunk {
                     args.push(*parent);
@@ -334,10 +338,15 @@ impl Store {
                 args.push(c);
                 args.push(if *d { "1" } else { "0" });
             }
-            self.run(Path::WriteBack, "advanceOutbox", &[&k.outbox, &k.outboxres, &k.fanout, &k.children], args)
+            let reply = self
+                .run(Path::WriteBack, "advanceOutbox", &[&k.outbox, &k.outboxres, &k.fanout, &k.children], args)
                 .await?;
             handled += children.len();
             metrics::counter!("baton_flow_releases_total").increment(children.len() as u64);
+            // 0: the outbox holds nothing more (no second read to find it empty).
+            if redis::from_redis_value::<i64>(reply).map_err(|e| Error::Internal(e.to_string()))? == 0 {
+                return Ok(handled);
+            }
         }
     }
 
