@@ -100,13 +100,17 @@ pub async fn flows(channel: Channel, tag: &str, _probe: &Probe) {
         children.extend((0..10).map(|i| (queue.clone(), format!("c{i}"))));
     }
     let fan_in = pb::Agent {
-        after: children.iter().map(|(q, n)| pb::AgentRef { queue: q.clone(), name: n.clone(), on_failure: 0 }).collect(),
+        after: children
+            .iter()
+            .map(|(q, n)| pb::AgentRef { queue: q.clone(), name: n.clone(), on_failure: 0 })
+            .collect(),
         ..one_shot("sink")
     };
     super::register(&mut c, &root_q, vec![fan_in]).await;
     // An Await for the sink on another connection, held until it finishes.
     let mut waiter = AgentServiceClient::new(channel.clone());
-    let req = pb::AwaitRequest { queue: root_q.clone(), name: "sink".into(), wait: super::dur(120_000), after_token: 0 };
+    let req =
+        pb::AwaitRequest { queue: root_q.clone(), name: "sink".into(), wait: super::dur(120_000), after_token: 0 };
     let awaited = tokio::spawn(async move { waiter.r#await(req).await.map(|r| r.into_inner()) });
 
     let root = super::acquire(&mut c, &root_q, "w", 10).await;
@@ -118,7 +122,12 @@ pub async fn flows(channel: Channel, tag: &str, _probe: &Probe) {
         let queue = format!("{tag}-f{q}");
         let mut got = Vec::new();
         for _ in 0..60 {
-            let req = pb::AcquireRequest { queue: queue.clone(), worker_id: "w".into(), max_leases: 20, wait: super::dur(1_000) };
+            let req = pb::AcquireRequest {
+                queue: queue.clone(),
+                worker_id: "w".into(),
+                max_leases: 20,
+                wait: super::dur(1_000),
+            };
             got.extend(c.acquire(req).await.unwrap().into_inner().leases);
             if got.len() >= 10 {
                 break;
@@ -134,7 +143,8 @@ pub async fn flows(channel: Channel, tag: &str, _probe: &Probe) {
     assert!(runs.values().all(|&n| n == 1) && runs.len() == 60, "each child ran once");
     let mut sink = Vec::new();
     for _ in 0..60 {
-        let req = pb::AcquireRequest { queue: root_q.clone(), worker_id: "w".into(), max_leases: 5, wait: super::dur(1_000) };
+        let req =
+            pb::AcquireRequest { queue: root_q.clone(), worker_id: "w".into(), max_leases: 5, wait: super::dur(1_000) };
         sink.extend(c.acquire(req).await.unwrap().into_inner().leases);
         if !sink.is_empty() {
             break;
@@ -169,7 +179,8 @@ pub async fn flows(channel: Channel, tag: &str, _probe: &Probe) {
     }
     let mut callback = Vec::new();
     for _ in 0..60 {
-        let req = pb::AcquireRequest { queue: root_q.clone(), worker_id: "w".into(), max_leases: 5, wait: super::dur(1_000) };
+        let req =
+            pb::AcquireRequest { queue: root_q.clone(), worker_id: "w".into(), max_leases: 5, wait: super::dur(1_000) };
         callback.extend(c.acquire(req).await.unwrap().into_inner().leases);
         if !callback.is_empty() {
             break;
