@@ -231,7 +231,10 @@ async fn curl_registers_acquires_and_completes_an_agent_with_json() {
         &["-H", "Connect-Protocol-Version: 1"],
     )
     .await;
-    assert_eq!((registered.status, registered.json()), (200, json!({"created": 1})));
+    assert_eq!(
+        (registered.status, registered.json()),
+        (200, json!({"created": 1, "agents": [{"name": "invoice-7", "created": true}]}))
+    );
     assert_eq!(registered.header("content-type"), Some("application/json"));
 
     // The proto's own field names are accepted as well as the camelCase JSON names.
@@ -305,7 +308,10 @@ async fn json_and_grpc_web_calls_are_authenticated_and_scoped() {
     let no_role = post(addr, path, &register("billing.eu"), Some(BILLING_WORKER), &[]).await;
     assert_eq!(no_role.status, 403, "a worker may not Register");
     let allowed = post(addr, path, &register("billing.eu"), Some(BILLING_PRODUCER), &[]).await;
-    assert_eq!((allowed.status, allowed.json()), (200, json!({"created": 1})));
+    assert_eq!(
+        (allowed.status, allowed.json()),
+        (200, json!({"created": 1, "agents": [{"name": "a", "created": true}]}))
+    );
 
     // Bad JSON and unknown methods are not told to a caller who may not call: authentication first.
     let bad = post(addr, path, "{", None, &[]).await;
