@@ -57,7 +57,7 @@ def test_grpcurl_calls_one_method_of_each_service(server):
     queue = f"grpcurl-{uuid.uuid4().hex[:8]}"
     reply = json.loads(grpcurl(server, "baton.v1.AgentService/Register", data={
         "queue": queue, "agents": [{"name": "hello", "interval": "10s", "timeout": "30s"}]}))
-    assert reply == {"created": 1}
+    assert reply == {"created": 1, "agents": [{"name": "hello", "created": True}]}
     got = json.loads(grpcurl(server, "baton.v1.AgentService/Acquire",
                              data={"queue": queue, "worker_id": "w1", "max_leases": 1}))
     assert [lease["name"] for lease in got["leases"]] == ["hello"]
