@@ -112,6 +112,7 @@ async fn summarize(store: &Store, wakeups: &Wakeups, config: &Config, period: Du
     for (queue, s) in &stats {
         let overdue = s.oldest_due_ms.map_or(0, |o| s.now_ms - o);
         oldest_overdue_ms = oldest_overdue_ms.max(overdue);
+        let release_age = s.oldest_release_ms.map_or(0, |o| (s.now_ms - o).max(0));
         for (name, value) in [
             ("baton_queue_waiting", s.waiting as f64),
             ("baton_queue_due", s.due as f64),
@@ -119,6 +120,9 @@ async fn summarize(store: &Store, wakeups: &Wakeups, config: &Config, period: Du
             ("baton_queue_overdue_leases", s.overdue_leases as f64),
             ("baton_queue_dead_lettered", s.dead_lettered as f64),
             ("baton_queue_oldest_overdue_seconds", overdue as f64 / 1000.0),
+            ("baton_queue_blocked", s.blocked as f64),
+            ("baton_queue_releasing", s.releasing as f64),
+            ("baton_queue_oldest_release_seconds", release_age as f64 / 1000.0),
         ] {
             metrics::gauge!(name, "queue" => queue.clone()).set(value);
         }

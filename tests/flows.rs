@@ -500,3 +500,39 @@ async fn a_callback_runs_once_when_the_last_completions_race_on_two_replicas() {
     assert!(none.leases.is_empty(), "no callback ran twice");
     let _ = other.stop().await;
 }
+
+// CancelRun ends a one-shot parent's run at its holder's next heartbeat: the parent is removed
+// and finishes as cancelled, so an Await answers and its children apply their policy
+// (RUN_ANYWAY runs, CANCEL is cancelled in turn) instead of waiting for a parent that is gone.
+#[tokio::test]
+async fn a_one_shot_parents_cancelled_run_is_a_finish_for_its_children() {
+    let mut env = Env::start().await;
+    register(&mut env.client, "cr", vec![one_shot("parent")]).await;
+    let kids = vec![
+        after("anyway", &[("cr", "parent")], pb::ParentFailure::RunAnyway),
+        after("dropped", &[("cr", "parent")], pb::ParentFailure::Cancel),
+    ];
+    register_call(&mut env, "cr-kids", kids).await.unwrap();
+    let lease = acquire_n(&mut env, "cr", 1).await.pop().unwrap();
+    let req = pb::CancelRunRequest { queue: "cr".into(), name: "parent".into() };
+    assert!(env.client.cancel_run(req).await.unwrap().into_inner().requested);
+    let beat = pb::HeartbeatRequest {
+        worker_id: "w".into(),
+        leases: vec![pb::LeaseRef {
+            queue: "cr".into(),
+            name: "parent".into(),
+            token: lease.token,
+            ..Default::default()
+        }],
+    };
+    assert_eq!(env.client.heartbeat(beat).await.unwrap().into_inner().cancelled.len(), 1);
+
+    let r = await_now(&mut env, "cr", "parent").await.unwrap().result.expect("the cancel is kept as a finish");
+    assert_eq!((r.finish, r.token), (pb::Finish::Cancelled as i32, lease.token));
+    let run = acquire_n(&mut env, "cr-kids", 1).await;
+    assert_eq!(run.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(), ["anyway"], "RUN_ANYWAY runs");
+    assert_eq!(run[0].parents[0].finish, pb::Finish::Cancelled as i32);
+    let req = pb::AwaitRequest { queue: "cr-kids".into(), name: "dropped".into(), wait: dur(30_000), after_token: 0 };
+    let dropped = env.client.r#await(req).await.unwrap().into_inner().result.expect("CANCEL finished it");
+    assert_eq!(dropped.finish, pb::Finish::Cancelled as i32);
+}

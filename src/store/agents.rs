@@ -485,26 +485,19 @@ impl Store {
     async fn heartbeat_script(&self, queue: &str, worker: &str, leases: &[HeartbeatItem<'_>]) -> Result<Vec<Beat>> {
         let k = self.keys.queue(queue);
         let mut args = Args::new().arg(worker).arg(self.keys.announce(ChannelKind::Queue, queue)).arg(queue);
+        self.policy.push_result_args(&mut args);
         for (name, token, progress) in leases {
             args.push(*name);
             args.push(*token);
             args.push(if progress.is_empty() { String::new() } else { format!("={progress}") });
         }
-        let keys = [
-            &*k.waiting,
-            &k.working,
-            &k.defs,
-            &k.payloads,
-            &k.leases,
-            &k.streaks,
-            &k.index,
-            &k.stats,
-            &k.limits,
-            &k.workers,
-            &k.cron,
-        ];
+        let mut keys =
+            vec![&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.index, &k.stats, &k.limits];
+        keys.extend([&*k.workers, &k.cron]);
+        keys.extend(k.finish_keys());
         let reply = self.run(Path::WriteBack, "heartbeatLeases", &keys, args).await?;
-        let codes: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
+        let mut codes: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
+        self.outboxed(queue, codes.pop().unwrap_or(0));
         codes
             .into_iter()
             .map(|d| match d {

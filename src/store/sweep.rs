@@ -70,6 +70,12 @@ pub struct QueueStats {
     pub tokens: Option<f64>,
     /// The earliest next run after now (an agent waiting for its time).
     pub next_due_ms: Option<i64>,
+    /// Agents waiting for their parents (blocked).
+    pub blocked: u64,
+    /// Finishes whose children are not all released yet (outbox entries).
+    pub releasing: u64,
+    /// When the oldest of them was written.
+    pub oldest_release_ms: Option<i64>,
 }
 
 impl Store {
@@ -206,7 +212,7 @@ impl Store {
     /// A queue's counts; `stuck_age_ms` decides which leases count as stuck.
     pub async fn queue_stats(&self, queue: &str, stuck_age_ms: u64) -> Result<QueueStats> {
         let k = self.keys.queue(queue);
-        let keys = [&*k.waiting, &k.working, &k.dlq, &k.stats, &k.limits];
+        let keys = [&*k.waiting, &k.working, &k.dlq, &k.stats, &k.limits, &k.pending, &k.outbox];
         let reply = self.run(Path::Dispatch, "queueStats", &keys, Args::new().arg(stuck_age_ms)).await?;
         let mut r = Reply::new("queueStats", reply)?;
         let now_ms = r.next()?;
@@ -257,7 +263,10 @@ impl Store {
                 let t: String = r.next()?;
                 t.parse().ok()
             },
-            next_due_ms: None, // the last value of the reply, read below
+            next_due_ms: None, // read below
+            blocked: 0,
+            releasing: 0,
+            oldest_release_ms: None,
         };
         let aging: String = r.next()?;
         if !aging.is_empty() {
@@ -266,6 +275,10 @@ impl Store {
         }
         let next: i64 = r.next()?;
         stats.next_due_ms = (next >= 0).then_some(next);
+        stats.blocked = r.next()?;
+        stats.releasing = r.next()?;
+        let oldest: i64 = r.next()?;
+        stats.oldest_release_ms = (oldest >= 0).then_some(oldest);
         Ok(stats)
     }
 

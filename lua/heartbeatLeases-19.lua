@@ -5,7 +5,8 @@
   key). A lease whose token does not match (or that no longer exists) is lost; it is not
   touched. A lease CancelRun marked ends here: the agent is scheduled as after a success
   without counting one (a recurring agent at acquired_at + interval, never in the past, a cron
-  agent at its run's next fire; a one-shot agent removed) and counted as cancelled.
+  agent at its run's next fire; a one-shot agent removed, its finish kept as cancelled, so an
+  Await answers and its children apply their policy) and counted as cancelled.
 
   Input:
     KEYS[1]  waiting    ZSET name -> next run (ms)
@@ -19,14 +20,25 @@
     KEYS[9]  limits     HASH flow control: "blocked" cleared and announced when a lease ends
     KEYS[10] workers    ZSET worker id -> last seen (ms)
     KEYS[11] cron       HASH name -> "token|next fire" of cron agents' runs (setCronNext)
+    KEYS[12] results   HASH name -> result record (finished): a removed one-shot's finish
+    KEYS[13] resultsat ZSET name -> kept until (ms)
+    KEYS[14] fanout    SET names with children
+    KEYS[15] children  base of "children:<parent>"
+    KEYS[16] outbox    ZSET "<parent>|<seq>" -> written at (ms)
+    KEYS[17] outboxres HASH "<parent>|<seq>" -> result record
+    KEYS[18] awaited   ZSET name -> awaited until (ms)
+    KEYS[19] deps      base of "deps:<child>"
 
     ARGV[1] worker     worker id of the caller
     ARGV[2] channel    where to announce: "P|S <wake-up channel>" or ""
     ARGV[3] queue      queue name, published on channel
-    ARGV[4..] triples  name, token, progress ("" leaves it; "=<value>" sets it)
+    ARGV[4] resultTtlMs how long finishes are kept (results.retention_ms)
+    ARGV[5] resultMax  most finishes kept per queue (results.max_entries)
+    ARGV[6..] triples  name, token, progress ("" leaves it; "=<value>" sets it)
 
   Output:
-    { deadline, or -1 lost, or -2 cancelled (ended now), per triple, in order }
+    { deadline, or -1 lost, or -2 cancelled (ended now), per triple, in order }, then how many
+    outbox entries the call wrote (children to release)
 ]]
 local rcall = redis.call
 --@include publish
@@ -37,15 +49,18 @@ local rcall = redis.call
 --@include wakeBlocked
 --@include keyLeaseEnded
 --@include cronNext
+--@include memberKey
+--@include finished
 
 local waitingKey, workingKey, defsKey, payloadsKey, leasesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local streaksKey, indexKey, statsKey, limitsKey, workersKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local cronKey = KEYS[11]
 local worker, channel, queue = ARGV[1], ARGV[2], ARGV[3]
+flowKeys(12, ARGV[4], ARGV[5])
 local now = nowMs()
 local out = {}
 local held, ended = false, false
-for i = 4, #ARGV, 3 do
+for i = 6, #ARGV, 3 do
   local name, token, progress = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local lease = parseLease(rcall('HGET', leasesKey, name))
   if lease and lease.token == token and lease.cancel then
@@ -64,6 +79,8 @@ for i = 4, #ARGV, 3 do
       rcall('HDEL', payloadsKey, name)
       rcall('HDEL', streaksKey, name)
       rcall('ZREM', indexKey, name)
+      dropParents(name, def)
+      finished(name, resultRecord('C', '', lease.token, now, 'cancelled by CancelRun', ''), now)
     end
     rcall('HINCRBY', statsKey, 'cancelled', 1)
     ended = true
@@ -86,4 +103,6 @@ else
   rcall('ZADD', workersKey, 'XX', now, worker)
 end
 if ended then wakeBlocked(limitsKey, channel, queue) end
+-- Only a cancelled one-shot agent wrote a finish: a plain heartbeat pays nothing here.
+out[#out + 1] = F.written > 0 and endFinished(channel, queue, now) or 0
 return out

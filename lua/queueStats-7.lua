@@ -8,13 +8,16 @@
     KEYS[4] stats      HASH completed, failed, dead_lettered -> counts
     KEYS[5] limits     HASH paused, concurrency, rate, burst, tokens, at, key_concurrency,
                        key_rate, key_burst, priority_aging (flow control)
+    KEYS[6] pending    HASH child -> parents still pending: the blocked agents
+    KEYS[7] outbox     ZSET "<parent>|<seq>" -> written at (ms): finishes whose children are
+                       being released
 
     ARGV[1] stuckAgeMs   a lease this far past its deadline is stuck
 
   Output:
     { now, waiting, due, oldestDue, working, overdueLeases, deadLettered, averageOverdueMs,
       stuck, completed, paused, concurrency, rate, burst, keyConcurrency, keyRate, keyBurst,
-      tokens, priorityAging, nextDue }
+      tokens, priorityAging, nextDue, blocked, releasing, oldestRelease }
     paused is 1 or 0; concurrency, rate, burst and the key limits are "" when unset; tokens is
     what the bucket holds now ("" without a rate limit); priorityAging is in ms, "" when unset.
     A keyed queue's promoted agents wait at minus their due time (acquireAgents): their due
@@ -23,11 +26,14 @@
     earliest next run after now, or -1 when none waits for its time;
     overdueLeases counts leases past their deadline; averageOverdueMs is over at most 1,000 due
     agents (the oldest promoted ones and the oldest not yet promoted, 500 of each at most).
+    blocked counts agents waiting for parents; releasing counts finishes whose children are
+    not all released yet, and oldestRelease is when the oldest of them was written (-1: none).
 ]]
 local rcall = redis.call
 --@include nowMs
 
 local waitingKey, workingKey, dlqKey, statsKey, limitsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local pendingKey, outboxKey = KEYS[6], KEYS[7]
 local stuckAgeMs = tonumber(ARGV[1])
 local now = nowMs()
 local oldestDue, total, sampled = -1, 0, 0
@@ -51,6 +57,7 @@ if lim[3] then
   tokens = string.format('%.3f', t)
 end
 local nextDue = rcall('ZRANGEBYSCORE', waitingKey, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+local oldestRelease = rcall('ZRANGE', outboxKey, 0, 0, 'WITHSCORES')
 local average = 0
 if sampled > 0 then average = math.floor(total / sampled) end
 return {
@@ -74,4 +81,7 @@ return {
   tokens,
   lim[10] or '',
   nextDue[2] and tonumber(nextDue[2]) or -1,
+  rcall('HLEN', pendingKey),
+  rcall('ZCARD', outboxKey),
+  oldestRelease[2] and tonumber(oldestRelease[2]) or -1,
 }
