@@ -80,6 +80,7 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener, stopping
         .route("/api/overview", get(overview))
         .route("/api/agents", get(agents))
         .route("/api/agent", get(agent))
+        .route("/api/result", get(result))
         .route("/api/batch", get(batch))
         .route("/api/deadletters", get(dead_letters))
         .route("/api/deadletter", get(dead_letter))
@@ -408,11 +409,13 @@ fn queue_total(health: &pb::GetHealthResponse, queue: &str) -> u64 {
 ///   (case-insensitive), read in name order, at most [`SCAN_MAX`] agents per request;
 ///   `scanned` says how many were read, and `next_page_token` goes on from there.
 ///
-/// `count` is the queue's total by GetHealth (due, scheduled, working, dead-lettered; null
-/// when the caller may not call GetHealth);
+/// `count` is the number of rows when this page holds them all (the first page, with no next);
+/// else the queue's total by GetHealth (due, scheduled, working, dead-lettered: not the agents
+/// blocked on their parents, which GetHealth does not count; null when the caller may not call
+/// GetHealth);
 /// `countExact` is false when a search or filter is active and the matches span more than this
-/// page (then `count` bounds them), true when `count` is the exact number of rows to page
-/// through.
+/// page (then `count` bounds them, blocked agents aside), true when `count` is the number of
+/// rows to page through (blocked agents aside, on a queue of more than one page).
 async fn agents(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
     let queue = p.queue.clone().unwrap_or_default();
     let token = p.token.as_deref();
@@ -469,7 +472,7 @@ async fn agents(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Que
     };
     let narrowed = !search.is_empty() || !filter.is_empty();
     let whole = started.is_empty() && next.is_empty();
-    let (count, exact) = if narrowed && whole {
+    let (count, exact) = if whole {
         (Some(rows.len() as u64), true)
     } else {
         // A caller who may list the queue but not call GetHealth gets its page without a count.
@@ -512,6 +515,36 @@ async fn agent(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Quer
     out["lastErrorClass"] = json!(status.last_error_class);
     out["lastErrorMessage"] = json!(status.last_error_message);
     cli::family_json(&status, &mut out);
+    // What each finished parent's worker returned, as the payload is shown.
+    if let Some(rows) = out["parents"].as_array_mut() {
+        for (row, parent) in rows.iter_mut().zip(&status.parents) {
+            row["result"] = parent.result.as_ref().map_or(Value::Null, |r| result_shown(&r.result));
+        }
+    }
+    Ok(Json(out))
+}
+
+/// A result's first [`PAYLOAD_SHOWN`] bytes, as [`payload_json`] shows a payload.
+fn result_shown(result: &[u8]) -> Value {
+    payload_json(result.len() as u64, &result[..result.len().min(PAYLOAD_SHOWN)])
+}
+
+/// An agent's kept finish (Await, answered at once): how it finished, when, the outcome and
+/// what its worker returned. The agent page shows it for an agent that is gone (a one-shot
+/// agent is removed when it finishes); `done` is false while it has not finished, and it is
+/// NOT_FOUND when the queue has no such agent and keeps no finish of it.
+async fn result(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
+    let queue = p.queue.clone().unwrap_or_default();
+    let name = p.name.clone().unwrap_or_default();
+    let msg = pb::AwaitRequest { queue: queue.clone(), name: name.clone(), wait: None, after_token: 0 };
+    let req = c.request(&headers, p.token.as_deref(), "/baton.v1.AgentService/Await", msg)?;
+    let answer = c.agents.r#await(req).await?.into_inner();
+    let Some(r) = answer.result.filter(|_| answer.done) else {
+        return Ok(Json(json!({ "queue": queue, "name": name, "done": false })));
+    };
+    let mut out = cli::result_json(&r);
+    out["done"] = json!(true);
+    out["result"] = result_shown(&r.result);
     Ok(Json(out))
 }
 

@@ -861,6 +861,7 @@ async fn the_agent_and_batch_views_show_dependencies() {
         name: "extract".into(),
         token: lease.token,
         outcome: pb::Outcome::Success as i32,
+        result: b"42 rows".to_vec(),
         ..Default::default()
     };
     agents.complete(done).await.unwrap();
@@ -882,6 +883,28 @@ async fn the_agent_and_batch_views_show_dependencies() {
         .map(|p| (p["name"].as_str().unwrap(), p["finish"].as_str().unwrap()))
         .collect();
     assert_eq!(finishes, [("audit", "pending"), ("extract", "succeeded")]);
+    // What a finished parent returned; nothing for a pending one.
+    assert_eq!(view["parents"][1]["result"]["text"], "42 rows", "{view}");
+    assert_eq!(view["parents"][0]["result"], Value::Null, "{view}");
+    // A finished one-shot agent is gone, but its finish is kept: the agent page shows it.
+    let (status, _) = http(&console, "GET", "/api/agent?queue=etl&name=extract", None, None).await;
+    assert_eq!(status, 404);
+    let (status, body) = http(&console, "GET", "/api/result?queue=etl&name=extract", None, None).await;
+    assert_eq!(status, 200, "{body}");
+    let kept: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((kept["done"].as_bool(), kept["finish"].as_str()), (Some(true), Some("succeeded")), "{kept}");
+    assert_eq!(
+        (kept["result"]["text"].as_str(), kept["result"]["bytes"].as_u64()),
+        (Some("42 rows"), Some(7)),
+        "{kept}"
+    );
+    let (status, body) = http(&console, "GET", "/api/result?queue=etl&name=audit", None, None).await;
+    assert_eq!((status, serde_json::from_str::<Value>(&body).unwrap()["done"].as_bool()), (200, Some(false)), "{body}");
+    let (status, _) = http(&console, "GET", "/api/result?queue=etl&name=nope", None, None).await;
+    assert_eq!(status, 404);
+    // The queue's page counts the blocked agent, which GetHealth leaves out of its figures.
+    let page = agents_page(&console, "queue=etl").await;
+    assert_eq!((page["count"].as_u64(), page["countExact"].as_bool()), (Some(2), Some(true)), "{page}");
     let (_, body) = http(&console, "GET", "/api/agent?queue=etl&name=audit", None, None).await;
     let audit: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(audit["children"][0]["name"], "load", "{audit}");

@@ -19,7 +19,7 @@ async function api(path, body) {
   const res = await fetch(path, init);
   const data = await res.json().catch(() => ({ error: res.statusText }));
   if (res.status === 401) showLogin(data.error);
-  if (!res.ok) throw new Error(data.error || res.statusText);
+  if (!res.ok) throw Object.assign(new Error(data.error || res.statusText), { status: res.status });
   $("error").textContent = "";
   return data;
 }
@@ -342,7 +342,9 @@ function restart(p) { p.tokens = []; p.token = ""; p.next = ""; }
 function countText(data, rows, p, noun) {
   if (rows === 0) return "no " + noun + "s" + (p.token ? " on this page" : "");
   const first = p.tokens.length * data.limit + 1;
-  const total = data.count === null ? "?" : (data.countExact ? "" : "at most ") + data.count.toLocaleString();
+  // A queue's count (GetHealth's) leaves out agents blocked on their parents: a page can go past it.
+  const total = data.count === null ? "?" : first + rows - 1 > data.count ? "at least " + (first + rows - 1).toLocaleString()
+    : (data.countExact ? "" : "at most ") + data.count.toLocaleString();
   const scanned = data.scanned > rows ? " (" + data.scanned.toLocaleString() + " read)" : "";
   return noun + "s " + first.toLocaleString() + "–" + (first + rows - 1).toLocaleString() + " of " + total + scanned;
 }
@@ -388,20 +390,67 @@ function agentRoute() {
   return m ? { queue: decodeURIComponent(m[1]), name: decodeURIComponent(m[2]) } : null;
 }
 
+// Rows of a detail table: [field, value] pairs, each row's data-field its field.
+function details(id, fields) {
+  fill(id, fields.map(([k, v]) => {
+    const th = document.createElement("th");
+    th.textContent = k;
+    const tr = row([th, v instanceof Node ? v : cell(v)]);
+    tr.dataset.field = k;
+    return tr;
+  }));
+}
+
+// A payload or result ({bytes, shown, encoding, text}) into a <pre> and its size caption.
+function showBytes(pre, size, pl) {
+  size.textContent = pl.bytes + " bytes" + (pl.shown < pl.bytes ? ", first " + pl.shown + " shown" : "")
+    + (pl.encoding === "hex" ? ", as hex" : "");
+  pre.textContent = bytesText(pl);
+}
+
+function bytesText(pl) { return pl.encoding === "hex" ? pl.text.replace(/(.{2})/g, "$1 ").trim() : pl.text; }
+
+// Another agent's page: nothing of the last one's stays on screen while this one is read (or
+// when it cannot be).
+function clearAgent() {
+  for (const id of ["agent-detail", "agent-parents", "agent-children"]) fill(id, []);
+  for (const id of ["agent-payload", "agent-payload-size", "agent-result", "agent-result-size", "agent-parents-count"]) {
+    $(id).textContent = "";
+  }
+  $("agent-family").hidden = true;
+  $("agent-finished").hidden = true;
+  $("agent-payload-section").hidden = false;
+}
+
 async function refreshAgent() {
   const route = agentRoute();
   if (!route) return;
+  const shown = route.queue + "/" + route.name;
+  if (state.agentShown !== shown) { clearAgent(); state.agentShown = shown; }
   $("agent-name").textContent = route.name;
   $("agent-queue").textContent = route.queue;
-  const a = await api("/api/agent?" + new URLSearchParams(route));
-  const now = agentRoute();
-  if (!now || now.queue !== route.queue || now.name !== route.name) return;
+  const same = () => { const now = agentRoute(); return now && now.queue === route.queue && now.name === route.name; };
+  let a;
+  try {
+    a = await api("/api/agent?" + new URLSearchParams(route));
+  } catch (e) {
+    if (e.status !== 404) throw e;
+    // Gone: a one-shot agent is removed when it finishes; Baton keeps its finish for a while.
+    const r = await api("/api/result?" + new URLSearchParams(route)).catch((e2) => { throw e2.status === 404 ? e : e2; });
+    if (same()) renderFinished(r);
+    return;
+  }
+  if (!same()) return;
+  $("agent-payload-section").hidden = false;
+  $("agent-finished").hidden = true;
   const labels = Object.entries(a.labels || {}).map(([k, v]) => k + "=" + v).join(", ");
   const working = a.state === "working";
   const every = a.cron ? "cron " + a.cron + (a.timeZone ? " (" + a.timeZone + ")" : "")
     : a.intervalSeconds ? "every " + a.intervalSeconds + "s" : "once";
-  fill("agent-detail", [
-    ["state", a.state + (a.cancelRequested ? " (cancel requested)" : "")],
+  const blocked = a.state === "blocked" && a.parentsTotal
+    ? " (waiting for " + a.parentsPending + " of " + a.parentsTotal + (a.parentsTotal === 1 ? " parent)" : " parents)") : "";
+  details("agent-detail", [
+    ["state", a.state + blocked + (a.cancelRequested ? " (cancel requested)" : "")],
     ["schedule", every],
     ["next run", a.nextRunAt],
     ["lease deadline", working ? a.deadline : ""],
@@ -415,18 +464,28 @@ async function refreshAgent() {
     ["key", a.key],
     ["priority", a.priority],
     ["labels", labels],
-  ].map(([k, v]) => {
-    const th = document.createElement("th");
-    th.textContent = k;
-    const tr = row([th, cell(v)]);
-    tr.dataset.field = k;
-    return tr;
-  }));
-  const pl = a.payload;
-  $("agent-payload-size").textContent = pl.bytes + " bytes" + (pl.shown < pl.bytes ? ", first " + pl.shown + " shown" : "")
-    + (pl.encoding === "hex" ? ", as hex" : "");
-  $("agent-payload").textContent = pl.encoding === "hex" ? pl.text.replace(/(.{2})/g, "$1 ").trim() : pl.text;
+  ]);
+  showBytes($("agent-payload"), $("agent-payload-size"), a.payload);
   renderFamily(a);
+}
+
+// An agent that finished and is gone: its kept finish, and the result its worker returned.
+function renderFinished(r) {
+  $("agent-family").hidden = true;
+  $("agent-payload-section").hidden = true;
+  if (!r.done) {
+    details("agent-detail", [["state", "gone (no finish recorded yet)"]]);
+    return;
+  }
+  details("agent-detail", [
+    ["state", "finished: " + r.finish],
+    ["finished at", r.finishedAt],
+    ["outcome", r.outcome],
+    ["token", r.token || ""],
+    ["message", r.message],
+  ]);
+  $("agent-finished").hidden = false;
+  showBytes($("agent-result"), $("agent-result-size"), r.result);
 }
 
 // An agent (or, with queue "", a batch) as a link to its page.
@@ -447,11 +506,28 @@ function renderFamily(a) {
     ? a.parentsTotal + " in all, " + a.parentsPending + " pending" + (parents.length < a.parentsTotal ? ", first " + parents.length + " shown" : "")
     : "";
   fill("agent-parents", parents.map((p) => {
-    const tr = row([cell(p.queue || "(batch)"), agentLink(p.queue, p.name), cell(p.finish, "finish-" + p.finish), cell(p.finishedAt || "")]);
+    const result = cell(p.result && p.result.bytes ? bytesText(p.result) : "", "result");
+    if (p.result && p.result.bytes) result.title = p.result.bytes + " bytes";
+    const tr = row([cell(p.queue || "(batch)"), agentLink(p.queue, p.name), cell(p.finish, "finish-" + p.finish),
+      cell(p.finishedAt || ""), result]);
+    tr.dataset.parent = (p.queue ? p.queue + "/" : "") + p.name;
     tr.dataset.finish = p.finish;
     return tr;
   }));
-  fill("agent-children", children.map((c) => row([cell(c.queue || "(batch)"), agentLink(c.queue, c.name)])));
+  fill("agent-children", children.map((c) => {
+    const tr = row([cell(c.queue || "(batch)"), agentLink(c.queue, c.name)]);
+    tr.dataset.child = (c.queue ? c.queue + "/" : "") + c.name;
+    return tr;
+  }));
+  if (parents.length === 0) fill("agent-parents", [none(5, "none")]);
+  if (children.length === 0) fill("agent-children", [none(2, "none waiting for it")]);
+}
+
+// The one row of an empty table, saying so.
+function none(columns, text) {
+  const td = cell(text, "muted");
+  td.colSpan = columns;
+  return row([td]);
 }
 
 // --- one batch (#batch, #/batch/<name>) ----------------------------------------------------------
@@ -462,28 +538,32 @@ function batchRoute() {
 
 async function refreshBatch() {
   const name = batchRoute();
+  if (state.batchShown !== name) {
+    // Another batch (or none): nothing of the last one's stays on screen.
+    fill("batch-detail", []);
+    fill("batch-callbacks", []);
+    state.batchShown = name;
+  }
+  $("batch-name").textContent = name || "-";
   if (!name) return;
-  $("batch-name").textContent = name;
-  $("batch-input").value = name;
+  if (document.activeElement !== $("batch-input")) $("batch-input").value = name;
   const b = await api("/api/batch?" + new URLSearchParams({ batch: name }));
   if (batchRoute() !== name) return;
-  const state = b.done ? "done" : b.closed ? "closed (waiting for its members)" : "open (members may be added)";
-  fill("batch-detail", [
-    ["state", state],
+  const done = b.done ? "done" : b.closed ? "closed (waiting for its members)" : "open (members may be added)";
+  details("batch-detail", [
+    ["state", done],
     ["members", b.total],
     ["pending", b.pending],
     ["succeeded", b.succeeded],
     ["failed", b.failed],
     ["created", b.createdAt],
     ["done at", b.doneAt || ""],
-  ].map(([k, v]) => {
-    const th = document.createElement("th");
-    th.textContent = k;
-    const tr = row([th, cell(String(v))]);
-    tr.dataset.field = k;
+  ].map(([k, v]) => [k, String(v)]));
+  fill("batch-callbacks", (b.callbacks || []).map((c) => {
+    const tr = row([cell(c.queue), agentLink(c.queue, c.name)]);
+    tr.dataset.callback = c.queue + "/" + c.name;
     return tr;
   }));
-  fill("batch-callbacks", (b.callbacks || []).map((c) => row([cell(c.queue), agentLink(c.queue, c.name)])));
 }
 
 // --- scheduled messages (#messages, #/message/<receiver>/<id>) ------------------------------------
@@ -761,7 +841,8 @@ state.quiet = 0;
 
 // The counts of what `tab` shows, from the pushed overview (GetHealth's figures per source):
 // a queue's (or an agent's queue's) due, working, scheduled and dead-lettered counts, every
-// source's dead letters, every pool's counts; "" for a view with no counts (elections).
+// queue's (a batch), every source's dead letters, every pool's counts; "" for a view with no
+// counts (elections).
 function viewCounts(o, tab) {
   const counts = (s) => [s.kind, s.name, s.size, s.inUse, s.idle, s.deadLettered, s.paused].join(":");
   const sources = o.health.sources;
@@ -775,6 +856,8 @@ function viewCounts(o, tab) {
     const receiver = tab === "messages" ? $("receiver-select").value : message.receiver;
     return receiver + "=" + sources.filter((s) => s.kind === "receiver" && s.name === receiver).map(counts).join("|");
   }
+  // A batch's members may be in any queue: every queue's counts.
+  if (tab === "batch") return sources.filter((s) => s.kind === "queue").map(counts).join("|");
   if (tab === "deadletters") return sources.map((s) => s.kind + ":" + s.name + ":" + s.deadLettered).join("|");
   if (tab === "pools") return sources.filter((s) => s.kind === "pool").map(counts).join("|");
   return "";

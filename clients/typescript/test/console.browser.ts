@@ -6,17 +6,22 @@
 // elections page lists every registered election and an election's terms; the charts draw the
 // server's history of the last hour, on a time axis, the same after a reload; a read-only console
 // shows no buttons and refuses changes; a receiver's scheduled messages page, open one by one at
-// their own address, and cancel; the workers page lists an open long poll; a queue of 100,000
-// agents shows one page at a time (first page under 1 s, a bounded DOM), its last agent is found
-// by name prefix, a changed row shows up live, and a quiet page is not read again on every
-// update. Screenshots of every page are saved in clients/.tools/console-screenshots/.
+// their own address, and cancel; the workers page lists an open long poll; a DAG and a batch made
+// with the producer helper: blocked agents show as blocked in the queue list, a fan-in agent's page
+// lists its parents (how and when each finished, what it returned, a link to each, whose page lists
+// it as a child), a finished one-shot parent's page shows its kept finish and result, the Batches
+// tab shows a batch's state, members, pending, succeeded, failed and callbacks, and turns done
+// by itself when its last member finishes; a queue of 100,000 agents shows one page at a time
+// (first page under 1 s, a bounded DOM), its last agent is found by name prefix, a changed row
+// shows up live, and a quiet page is not read again on every update. Screenshots of every page are saved in clients/.tools/console-screenshots/.
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { credentials } from "@grpc/grpc-js";
 import { Browser, chromium, Page } from "playwright-core";
-import { AgentServiceClient, ClaimServiceClient, duration, LeaderServiceClient, Outcome, ScheduleServiceClient, unary } from "../src";
+import { AgentServiceClient, ClaimServiceClient, duration, LeaderServiceClient, Outcome, ParentFailure, Producer, ScheduleServiceClient,
+  unary } from "../src";
 import { MessageState } from "../src/gen/baton/v1/schedule";
 import { AgentState } from "../src/gen/baton/v1/agent";
 import { BatonServer, eventually, freePorts, unique } from "./baton";
@@ -327,6 +332,161 @@ test("the workers page lists this replica's open long polls", async () => {
   assert.equal((await poll).leases.length, 0);
   await page.waitForFunction(() => !document.querySelector('tr[data-worker="worker-poll"]'));
   await page.close();
+});
+
+// A small DAG and a batch, made with the producer helper as a user would: fetch (one queue) →
+// clean-a, clean-b, clean-c (another) → merge (the fan-in, after all three; clean-b's failure
+// lets it run anyway), and a closed batch of three members with an on_complete callback. A
+// worker's Acquire/Complete finishes some with results, and dead-letters one of each.
+test("an agent's parents and children, and a batch's counts and callbacks", async () => {
+  const producer = new Producer(baton.addr);
+  const ingest = unique("ingest"), transform = unique("transform"), exporting = unique("export"), batch = unique("nightly");
+  const complete = (q: string, name: string, token: bigint, outcome: Outcome, result: string, message = "") =>
+    unary(agents.complete.bind(agents), { requestId: "", queue: q, name, token, outcome, message, retryAfter: undefined,
+      errorClass: "", httpStatus: 0, result: Buffer.from(result) });
+  const acquire = async (q: string, n: number) => {
+    const got = await unary(agents.acquire.bind(agents), { queue: q, workerId: "etl-worker", maxLeases: n, wait: undefined });
+    return new Map(got.leases.map((l) => [l.name, l.token]));
+  };
+  try {
+    await producer.register(ingest, [{ name: "fetch", payload: "s3://exports/2026-11-26/" }]);
+    await producer.register(transform, [
+      // clean-c's lease outlives the test: it stays working, its finish pending.
+      ...["clean-a", "clean-b", "clean-c"].map((name) => ({ name, after: [{ queue: ingest, name: "fetch" }],
+        maxAttempts: 1, timeout: duration(600_000) })),
+      { name: "merge", after: [{ name: "clean-a" }, { name: "clean-b", onFailure: ParentFailure.PARENT_FAILURE_RUN_ANYWAY },
+        { name: "clean-c" }] },
+    ]);
+    await producer.registerBatch(batch, exporting, [{ name: "part-1" }, { name: "part-2", maxAttempts: 1 },
+      { name: "part-3", timeout: duration(600_000) }], { onComplete: [{ name: "notify", payload: "mail ops@example.com" }], close: true });
+
+    // Before any work, the queue page shows the transform steps blocked.
+    const page = await open(consoleUrl + "/#queue");
+    await page.waitForFunction((q) => [...document.querySelectorAll("#queue-select option")].some((o: any) => o.value === q), transform);
+    await page.selectOption("[data-testid=queue-select]", transform);
+    // The queue first shown (the first in the list) may answer before the one picked.
+    await page.waitForFunction(() => document.querySelectorAll("#agents tr").length === 4
+      && document.querySelector('#agents tr[data-agent="merge"]'));
+    const states = () => page.locator("#agents tr").evaluateAll((rows) => rows.map((r: any) =>
+      r.dataset.agent + ":" + r.children[1].textContent));
+    assert.deepEqual(await states(), ["clean-a:blocked", "clean-b:blocked", "clean-c:blocked", "merge:blocked"]);
+    // Counted, though GetHealth leaves blocked agents out of the queue's figures.
+    assert.equal(await page.locator("[data-testid=agent-count]").textContent(), "agents 1–4 of 4");
+
+    // fetch succeeds; clean-a succeeds, clean-b fails for good, clean-c is held; part-1
+    // succeeds, part-2 fails for good, part-3 is held.
+    const fetched = await acquire(ingest, 1);
+    await complete(ingest, "fetch", fetched.get("fetch")!, Outcome.OUTCOME_SUCCESS, "3 files");
+    const cleaning = await acquire(transform, 4);
+    assert.deepEqual([...cleaning.keys()].sort(), ["clean-a", "clean-b", "clean-c"], "merge is blocked");
+    await complete(transform, "clean-a", cleaning.get("clean-a")!, Outcome.OUTCOME_SUCCESS, '{"rows":1200,"note":"<b>ok</b>"}');
+    await complete(transform, "clean-b", cleaning.get("clean-b")!, Outcome.OUTCOME_SERVER_ERROR, "", "disk full <tmp>");
+    const parts = await acquire(exporting, 4);
+    assert.deepEqual([...parts.keys()].sort(), ["part-1", "part-2", "part-3"], "notify waits for the batch");
+    await complete(exporting, "part-1", parts.get("part-1")!, Outcome.OUTCOME_SUCCESS, "part-1.csv");
+    await complete(exporting, "part-2", parts.get("part-2")!, Outcome.OUTCOME_SERVER_ERROR, "", "upstream 503");
+
+    // The queue list: merge is still blocked (clean-c has not finished).
+    await page.waitForFunction(() => document.querySelectorAll("#agents tr").length === 3, undefined, { timeout: 30_000 });
+    assert.deepEqual(await states(), ["clean-b:dead-lettered", "clean-c:working", "merge:blocked"]);
+    assert.equal(await page.locator("[data-testid=agent-count]").textContent(), "agents 1–3 of 3");
+    await shot(page, "queue-blocked.png");
+
+    // The fan-in's page: its parents, how and when each finished, what it returned, links.
+    await page.goto(consoleUrl + `/#/agent/${transform}/merge`);
+    await page.waitForFunction(() => document.querySelectorAll("#agent-parents tr[data-parent]").length === 3);
+    const parents = await page.locator("#agent-parents tr[data-parent]").evaluateAll((rows) => rows.map((r: any) =>
+      [...r.children].map((td: any) => td.textContent)));
+    // queue, name, finish, finished at, result
+    assert.deepEqual(parents.map((p: string[]) => [p[0], p[1], p[2], p[4]]), [
+      [transform, "clean-a", "succeeded", '{"rows":1200,"note":"<b>ok</b>"}'],
+      [transform, "clean-b", "dead-lettered", "-"],
+      [transform, "clean-c", "pending", "-"],
+    ]);
+    assert.match(parents[0][3], /^\d{4}-\d\d-\d\dT/, "clean-a's finish time");
+    assert.match(parents[1][3], /^\d{4}-\d\d-\d\dT/, "clean-b's finish time");
+    assert.equal(parents[2][3], "-", "clean-c has not finished");
+    assert.equal(await page.locator("#agent-parents b").count(), 0, "a result's markup is text");
+    assert.equal(await page.locator("[data-testid=agent-parents-count]").textContent(), "3 in all, 1 pending");
+    assert.equal(await page.locator('#agent-detail tr[data-field="state"] td').textContent(), "blocked (waiting for 1 of 3 parents)");
+    const links = await page.locator("#agent-parents a").evaluateAll((as) => as.map((a: any) => a.getAttribute("href")));
+    assert.deepEqual(links, ["clean-a", "clean-b", "clean-c"].map((n) => `#/agent/${transform}/${n}`));
+    await shot(page, "agent-dependencies.png");
+
+    // A parent's link opens its page, which lists its own parent and its child.
+    await page.click(`#agent-parents tr[data-parent="${transform}/clean-c"] a`);
+    await page.waitForFunction(() => document.querySelector('#agent-children tr td:nth-child(2)')?.textContent === "merge");
+    assert.equal(new URL(page.url()).hash, `#/agent/${transform}/clean-c`);
+    assert.equal(await page.locator('#agent-detail tr[data-field="state"] td').textContent(), "working");
+    assert.equal(await page.locator('#agent-detail tr[data-field="holder (worker)"] td').textContent(), "etl-worker");
+    const up = await page.locator("#agent-parents tr td").allTextContents();
+    assert.deepEqual([up[0], up[1], up[2], up[4]], [ingest, "fetch", "succeeded", "3 files"]);
+    assert.equal(await page.locator("#agent-children a").getAttribute("href"), `#/agent/${transform}/merge`);
+    await shot(page, "agent-parent.png");
+    // And back to the child by its link.
+    await page.click("#agent-children a");
+    await page.waitForFunction(() => document.querySelectorAll("#agent-parents tr[data-parent]").length === 3);
+    // A parent that finished and is gone (a one-shot agent): its kept finish and its result,
+    // nothing left over from the page before.
+    await page.click(`#agent-parents tr[data-parent="${transform}/clean-a"] a`);
+    await page.waitForFunction(() => document.querySelector('#agent-detail tr[data-field="state"] td')?.textContent === "finished: succeeded");
+    assert.equal(await page.locator("[data-testid=agent-result]").textContent(), '{"rows":1200,"note":"<b>ok</b>"}');
+    assert.equal(await page.locator('#agent-detail tr[data-field="outcome"] td').textContent(), "OUTCOME_SUCCESS");
+    assert.ok(await page.locator("#agent-family").isHidden(), "no parents or children of another agent");
+    assert.equal(await page.locator("#error").textContent(), "");
+    await shot(page, "agent-finished.png");
+    // The dead-lettered parent is still there, with its error; its finish released its child
+    // (which runs anyway), so none waits for it.
+    await page.goBack();
+    await page.click(`#agent-parents tr[data-parent="${transform}/clean-b"] a`);
+    await page.waitForFunction(() => document.querySelector('#agent-detail tr[data-field="last error"] td')?.textContent === "SERVER_ERROR: disk full <tmp>");
+    assert.equal(await page.locator('#agent-detail tr[data-field="state"] td').textContent(), "dead-lettered");
+    assert.equal(await page.locator("#agent-children tr[data-child]").count(), 0);
+    assert.equal(await page.locator("#agent-children").textContent(), "none waiting for it");
+
+    // The Batches tab: a batch by name, its counts and its callback.
+    await page.click("nav a[data-tab=batch]");
+    await page.fill("[data-testid=batch-input]", batch);
+    await page.press("[data-testid=batch-input]", "Enter");
+    await page.waitForFunction(() => document.querySelector('#batch-detail tr[data-field="members"] td')?.textContent === "3");
+    assert.equal(new URL(page.url()).hash, `#/batch/${batch}`);
+    const field = (f: string) => page.locator(`#batch-detail tr[data-field="${f}"] td`).textContent();
+    assert.deepEqual([await field("state"), await field("pending"), await field("succeeded"), await field("failed"), await field("done at")],
+      ["closed (waiting for its members)", "1", "1", "1", "-"]);
+    assert.deepEqual(await page.locator("#batch-callbacks tr td").allTextContents(), [exporting, "notify"]);
+    assert.equal(await page.locator("nav a.active").textContent(), "Batches");
+    await shot(page, "batch.png");
+    // The callback's page: blocked on the batch, which links back to the batch's page.
+    await page.click("#batch-callbacks a");
+    await page.waitForFunction(() => document.querySelectorAll("#agent-parents tr[data-parent]").length === 1);
+    assert.equal(new URL(page.url()).hash, `#/agent/${exporting}/notify`);
+    assert.deepEqual(await page.locator("#agent-parents tr td").allTextContents(), ["(batch)", batch, "pending", "-", "-"]);
+    assert.equal(await page.locator('#agent-detail tr[data-field="state"] td').textContent(), "blocked (waiting for 1 of 1 parent)");
+    assert.equal(await page.locator("[data-testid=agent-parents-count]").textContent(), "1 in all, 1 pending");
+    await shot(page, "batch-callback.png");
+    await page.click("#agent-parents a");
+    await page.waitForFunction((b) => document.getElementById("batch-name").textContent === b
+      && document.querySelector('#batch-detail tr[data-field="members"] td')?.textContent === "3", batch);
+
+    // The last member finishes: the batch is done (the open page reads it again by itself), and
+    // its callback is released.
+    await complete(exporting, "part-3", parts.get("part-3")!, Outcome.OUTCOME_SUCCESS, "part-3.csv");
+    await page.waitForFunction(() => document.querySelector('#batch-detail tr[data-field="state"] td')?.textContent === "done",
+      undefined, { timeout: 30_000 });
+    assert.deepEqual([await field("pending"), await field("succeeded"), await field("failed")], ["0", "2", "1"]);
+    assert.match(await field("done at") ?? "", /^\d{4}-\d\d-\d\dT/);
+    await shot(page, "batch-done.png");
+    await page.click("#batch-callbacks a");
+    await page.waitForFunction(() => document.querySelector("#agent-parents tr td:nth-child(3)")?.textContent === "dead-lettered");
+    assert.equal(await page.locator('#agent-detail tr[data-field="state"] td').textContent(), "waiting");
+    // An unknown batch: its error, and nothing left of the last one.
+    await page.goto(consoleUrl + "/#/batch/no-such-batch");
+    await page.waitForFunction(() => document.getElementById("error").textContent !== "");
+    assert.equal(await page.locator("#batch-detail tr").count(), 0);
+    await page.close();
+  } finally {
+    producer.close();
+  }
 });
 
 test("a read-only console shows no buttons and refuses changes", async () => {
