@@ -13,7 +13,8 @@
   A new agent with parents ("after") is blocked instead of waiting: its parents go into
   "<deps>:<name>" as pending (with their failure policy), their count into pending, and the
   agent into unattached until Baton has attached it to each parent (attachChildren) and
-  confirmed. Re-registering an existing agent keeps its parents. A new agent drops any finish
+  confirmed. Re-registering an existing agent keeps its parents, and the trace contexts of its
+  first parents stored with its definition at creation ("ptp"). A new agent drops any finish
   kept of an earlier agent of its name. Registering never makes a blocked agent due.
 
   An agent with an idempotency key held by an agent of the queue (within its window) is not
@@ -103,6 +104,24 @@ local function wait(name, def, score)
     dueNames[#dueNames + 1], dueDefs[#dueDefs + 1], dueAt[#dueAt + 1] = name, def, score
   end
 end
+-- An existing agent keeps its parents: their count, and the trace contexts its creation stored
+-- ("ptp", which Baton serializes last; "parents" is appended after it). A label cannot hold
+-- ',"ptp":{': a quote inside a JSON string is escaped, and label values are strings.
+local function withoutLinks(def)
+  local at = string.find(def, ',"ptp":{', 1, true)
+  if at then return string.sub(def, 1, at - 1) .. '}' end
+  return def
+end
+local function keepParents(def, old, n)
+  def = withoutLinks(def)
+  local kept = ''
+  local from = string.find(old, ',"ptp":{', 1, true)
+  if from then
+    local to = string.find(old, ',"parents":%d+}$')
+    kept = string.sub(old, from, (to or #old) - 1)
+  end
+  return string.format('%s%s,"parents":%d}', string.sub(def, 1, -2), kept, n)
+end
 local count = 0
 for i = 9, #ARGV, 5 do
   count = count + 1
@@ -128,7 +147,15 @@ for i = 9, #ARGV, 5 do
   else
   -- Baton writes "key" first and "priority" only when not 0 (a label cannot look like either).
   if not keyed and (string.find(def, '^{"key":') or string.find(def, '"priority":%-?%d')) then keyed = true end
-  local existed = rcall('HSET', defsKey, name, def) == 0
+  local existed = rcall('HEXISTS', defsKey, name) == 1
+  local parents = existed and rcall('HLEN', memberKey(depsBase, name)) or 0
+  if parents > 0 then
+    rcall('HSET', defsKey, name, keepParents(def, rcall('HGET', defsKey, name), parents))
+  elseif existed then
+    rcall('HSET', defsKey, name, withoutLinks(def))
+  else
+    rcall('HSET', defsKey, name, def)
+  end
   if payload == '' then
     rcall('HDEL', payloadsKey, name)
   else
@@ -143,8 +170,6 @@ for i = 9, #ARGV, 5 do
   local held = rcall('ZSCORE', workingKey, name)
   if existed then
     updated = updated + 1
-    local parents = rcall('HLEN', memberKey(depsBase, name))
-    if parents > 0 then rcall('HSET', defsKey, name, string.format('%s,"parents":%d}', string.sub(def, 1, -2), parents)) end
     if not held and not blocked(name) then
       if reset then
         rcall('HDEL', streaksKey, name)

@@ -7,6 +7,11 @@
 //!   with the agent or message it creates and handed to the worker that runs it, so one job's
 //!   trace spans producer → Baton → worker. With OpenTelemetry on, what is stored is the context
 //!   of Baton's own span for that call, a child of the producer's.
+//! - **A child's trace linked to its parents'**: an agent with parents (`Agent.after`) keeps the
+//!   stored trace context of its first [`MAX_LINKS`] parents, read as Register checks that they
+//!   exist (`knownAgents`); the Register (or RegisterBatch) span that creates it links to them,
+//!   its lease hands them out (`Lease.parents[].traceparent`), and the Acquire span that grants
+//!   it links to them too ([`link_current`]).
 //!
 //! Spans are `tracing` spans of target [`TARGET`], turned into OpenTelemetry spans by
 //! `tracing-opentelemetry`; the log layer never sees them.
@@ -217,6 +222,39 @@ pub fn current_traceparent() -> Option<String> {
         return None;
     }
     baton_client::otel::format_traceparent(Span::current().context().span().span_context())
+}
+
+/// Most parents of one agent whose trace context Baton keeps with it (the first, in `after`
+/// order), and most links Baton adds to one span: OpenTelemetry's own default limit of links per
+/// span (`OTEL_SPAN_LINK_COUNT_LIMIT`) is 128 too.
+pub const MAX_LINKS: usize = 128;
+
+/// Links the current call's span to each trace context of `traceparents`, when tracing is on
+/// and the call is traced: the first [`MAX_LINKS`] distinct valid ones, never the span itself
+/// (a parent registered by the same call). Returns how many links it added.
+pub fn link_current<'a>(traceparents: impl IntoIterator<Item = &'a str>) -> usize {
+    if !enabled() {
+        return 0;
+    }
+    let span = Span::current();
+    let own = span.context().span().span_context().clone();
+    if !own.is_valid() {
+        return 0;
+    }
+    let mut linked = std::collections::HashSet::new();
+    for tp in traceparents {
+        if linked.len() == MAX_LINKS {
+            break;
+        }
+        let Some(cx) = baton_client::otel::parse_traceparent(tp) else { continue };
+        if (cx.trace_id(), cx.span_id()) == (own.trace_id(), own.span_id()) {
+            continue;
+        }
+        if linked.insert((cx.trace_id(), cx.span_id())) {
+            span.add_link(cx);
+        }
+    }
+    linked.len()
 }
 
 /// The W3C `traceparent` header: `version-traceid-parentid-flags`, lowercase hex.

@@ -9,7 +9,11 @@
 //!   naming it and changes nothing;
 //! - with OpenTelemetry on (OTEL_* variables), one job's spans reach an OTLP collector as one
 //!   trace: producer → Baton's RPC span → its script span, and the worker's run a child of the
-//!   RPC span that created the agent.
+//!   RPC span that created the agent;
+//! - a child (Agent.after) keeps the trace context of its first 128 parents, in `after` order
+//!   (an agent's own, never a label's), also when it is registered again, and its lease hands
+//!   them out (Lease.parents[].traceparent), with tracing on or off; with tracing on, the
+//!   Register span that creates the child and the Acquire span that grants it link to them.
 
 mod common;
 
@@ -383,4 +387,199 @@ async fn one_jobs_spans_reach_a_collector_from_producer_through_baton_to_worker(
     assert_eq!(run.links.len(), 1, "linked to the registration");
     assert_eq!(hex(&run.links[0].trace_id), &registered_in[3..35], "the link names the registering trace");
     let _ = provider.shutdown();
+}
+
+/// A traceparent of its own for each `i`.
+fn numbered(i: usize) -> String {
+    format!("00-{:032x}-{:016x}-01", i + 1, i + 1)
+}
+
+fn after(name: &str, parents: &[(&str, &str)]) -> pb::Agent {
+    let after = parents
+        .iter()
+        .map(|(q, n)| pb::AgentRef { queue: q.to_string(), name: n.to_string(), on_failure: 0 })
+        .collect();
+    pb::Agent { after, ..agent(name, 0, 30_000) }
+}
+
+fn register_in(queue: &str, agents: Vec<pb::Agent>) -> pb::RegisterRequest {
+    pb::RegisterRequest { queue: queue.into(), agents, ..Default::default() }
+}
+
+/// Long-polls `queue` until `n` leases are held, each Acquire with `traceparent` when given.
+async fn acquire_in(c: &mut AgentServiceClient<Channel>, queue: &str, n: usize, traceparent: &str) -> Vec<pb::Lease> {
+    let mut leases = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while leases.len() < n {
+            let poll = pb::AcquireRequest {
+                queue: queue.into(),
+                worker_id: "w".into(),
+                max_leases: (n - leases.len()) as u32,
+                wait: dur(1_000),
+            };
+            let request = if traceparent.is_empty() { Request::new(poll) } else { with_traceparent(poll, traceparent) };
+            leases.extend(c.acquire(request).await.unwrap().into_inner().leases);
+        }
+    })
+    .await
+    .expect("leases in time");
+    leases
+}
+
+async fn complete_all(c: &mut AgentServiceClient<Channel>, leases: &[pb::Lease]) {
+    for l in leases {
+        c.complete(complete_req(l, pb::Outcome::Success)).await.unwrap();
+    }
+}
+
+// With tracing off (this process exports nothing): a child keeps the trace context of its
+// first 128 parents in `after` order (one registered by the same call: the context it was
+// registered with; a label named "tp" is no trace context), read in script-sized steps, kept
+// when the child is registered again, and handed out in its lease's parents.
+#[tokio::test]
+async fn a_childs_lease_carries_its_parents_trace_contexts() {
+    const FAN: usize = 130;
+    let mut config = test_config();
+    config.limits.script_batch = 8; // knownAgents reads 32 names a step: five steps for the fan
+    let env = Env::with_config(config).await;
+    let mut c = env.baton.agents().await;
+    let fan: Vec<pb::Agent> =
+        (0..FAN).map(|i| pb::Agent { traceparent: numbered(i), ..agent(&format!("p{i:03}"), 0, 30_000) }).collect();
+    c.register(register_in("fan", fan)).await.unwrap();
+    c.register(with_traceparent(register_in("q", vec![agent("header", 0, 30_000)]), PRODUCER)).await.unwrap();
+    let plain = pb::Agent { labels: [("tp".to_string(), EXPLICIT.to_string())].into(), ..agent("plain", 0, 30_000) };
+    c.register(register_in("q", vec![plain])).await.unwrap();
+
+    // After: header, plain, same (this call's), then the fan in reverse: p129 … p000.
+    let names: Vec<String> = (0..FAN).rev().map(|i| format!("p{i:03}")).collect();
+    let mut parents = vec![("q", "header"), ("q", "plain"), ("", "same")];
+    parents.extend(names.iter().map(|n| ("fan", n.as_str())));
+    let same = pb::Agent { traceparent: EXPLICIT.into(), ..agent("same", 0, 30_000) };
+    let third = numbered(1_000);
+    // A second child whose first parent is the first's 133rd: traced for one, not the other.
+    let agents = vec![same, after("child", &parents), after("second", &[("fan", "p000")])];
+    let r = c.register(with_traceparent(register_in("q", agents), &third)).await.unwrap();
+    assert_eq!(r.into_inner().created, 3);
+    // Registered again without parents: it keeps them, and their contexts.
+    let again = c.register(register_in("q", vec![agent("child", 0, 30_000)])).await.unwrap().into_inner();
+    assert_eq!(again.updated, 1);
+
+    let fan = acquire_in(&mut c, "fan", FAN, "").await;
+    complete_all(&mut c, &fan).await;
+    let mut q = acquire_in(&mut c, "q", 3, "").await;
+    q.sort_by(|a, b| a.name.cmp(&b.name));
+    assert_eq!(q.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(), ["header", "plain", "same"]);
+    complete_all(&mut c, &q).await;
+    let mut children = acquire_in(&mut c, "q", 2, "").await;
+    children.sort_by(|a, b| a.name.cmp(&b.name));
+    assert_eq!(children.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(), ["child", "second"]);
+    let second = children.pop().unwrap();
+    assert_eq!(second.parents.len(), 1);
+    assert_eq!(second.parents[0].traceparent, numbered(0), "p000 is the second child's first parent");
+    let lease = children.pop().unwrap();
+    assert_eq!(lease.parents.len(), FAN + 3);
+    let got: HashMap<(&str, &str), &str> =
+        lease.parents.iter().map(|p| ((p.queue.as_str(), p.name.as_str()), p.traceparent.as_str())).collect();
+    assert_eq!(got[&("q", "header")], PRODUCER, "the header's context, stored with the parent");
+    assert_eq!(got[&("q", "plain")], "", "a label is no trace context");
+    assert_eq!(got[&("q", "same")], EXPLICIT, "a parent of the same call: its own context");
+    // The first 128 in `after` order: p129 … p005 (125 of the fan); not p004 … p000.
+    for i in 0..FAN {
+        let want = if i >= 5 { numbered(i) } else { String::new() };
+        assert_eq!(got[&("fan", format!("p{i:03}").as_str())], want, "p{i:03}");
+    }
+    let carried = lease.parents.iter().filter(|p| !p.traceparent.is_empty()).count();
+    println!("trace: a child of {} parents carried {carried} parents' trace contexts", lease.parents.len());
+}
+
+// With tracing on, as a collector receives Baton's spans: the Register span that creates a
+// child links to each parent's stored trace context (Baton's Register span of that parent), and
+// so does the Acquire span that grants the child, whose lease carries the same contexts.
+#[tokio::test]
+async fn a_childs_register_and_acquire_spans_link_to_its_parents_traces() {
+    let (receiver, endpoint) = Receiver::start().await;
+    let redis = TestRedis::start().await;
+    let baton = BatonProcess::spawn(|cmd| {
+        cmd.args(["--redis-url", &redis.url()])
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+            .env("OTEL_BSP_SCHEDULE_DELAY", "100")
+            .env("OTEL_SERVICE_NAME", "baton");
+    });
+    let mut c = AgentServiceClient::new(baton.channel().await);
+    let (ta, tb, tc, td, te) = (numbered(1), numbered(2), numbered(3), numbered(4), numbered(5));
+    c.register(with_traceparent(register_in("q", vec![agent("a", 0, 30_000)]), &ta)).await.unwrap();
+    c.register(with_traceparent(register_in("other", vec![agent("b", 0, 30_000)]), &tb)).await.unwrap();
+    let stored = |leases: &[pb::Lease]| leases[0].agent.as_ref().unwrap().traceparent.clone();
+    let child = after("c", &[("q", "a"), ("other", "b")]);
+    c.register(with_traceparent(register_in("q", vec![child]), &tc)).await.unwrap();
+    // A batch member with a parent: RegisterBatch links the same way.
+    let batch = pb::RegisterBatchRequest {
+        batch: "nightly".into(),
+        queue: "members".into(),
+        agents: vec![after("m", &[("q", "a")])],
+        ..Default::default()
+    };
+    c.register_batch(with_traceparent(batch, &te)).await.unwrap();
+    let a = acquire_in(&mut c, "q", 1, "").await;
+    let b = acquire_in(&mut c, "other", 1, "").await;
+    let (stored_a, stored_b) = (stored(&a), stored(&b));
+    assert_eq!(&stored_a[3..35], &ta[3..35], "a's context is in its producer's trace");
+    assert_ne!(stored_a, ta, "with tracing on, the stored context is Baton's Register span");
+    complete_all(&mut c, &a).await;
+    complete_all(&mut c, &b).await;
+    // Long polls in trace D until the child is granted (released by its parents' Completes).
+    let mut calls = 0;
+    let lease = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            calls += 1;
+            let poll = pb::AcquireRequest { queue: "q".into(), worker_id: "w".into(), max_leases: 1, wait: dur(1_000) };
+            if let Some(l) = c.acquire(with_traceparent(poll, &td)).await.unwrap().into_inner().leases.pop() {
+                break l;
+            }
+        }
+    })
+    .await
+    .expect("the child granted in time");
+    assert_eq!(lease.name, "c");
+    let carried: Vec<(&str, &str)> = lease.parents.iter().map(|p| (p.name.as_str(), p.traceparent.as_str())).collect();
+    assert_eq!(carried, [("b", stored_b.as_str()), ("a", stored_a.as_str())], "in name order of queue and name");
+
+    let trace = |tp: &str| tp[3..35].to_string();
+    let spans_in = |name: &'static str, trace_id: String| {
+        let spans = receiver.spans.lock().unwrap();
+        spans
+            .iter()
+            .filter(|(s, span)| s == "baton" && span.name == name && hex(&span.trace_id) == trace_id)
+            .map(|(_, span)| span.clone())
+            .collect::<Vec<_>>()
+    };
+    let linked = |span: &otlp::trace::v1::Span| {
+        let mut links: Vec<String> =
+            span.links.iter().map(|l| format!("00-{}-{}-01", hex(&l.trace_id), hex(&l.span_id))).collect();
+        links.sort();
+        links
+    };
+    let mut want = vec![stored_a.clone(), stored_b.clone()];
+    want.sort();
+    eventually(Duration::from_secs(60), "the child's Register and Acquire spans at the receiver", || {
+        let ready = !spans_in("baton.v1.AgentService/Register", trace(&tc)).is_empty()
+            && spans_in("baton.v1.AgentService/Acquire", trace(&td)).len() == calls
+            && !spans_in("baton.v1.AgentService/RegisterBatch", trace(&te)).is_empty();
+        async move { ready }
+    })
+    .await;
+    let register = spans_in("baton.v1.AgentService/Register", trace(&tc)).pop().unwrap();
+    assert_eq!(linked(&register), want, "the child's Register span links to each parent's context");
+    let parent_register = spans_in("baton.v1.AgentService/Register", trace(&ta)).pop().unwrap();
+    assert!(parent_register.links.is_empty(), "a Register without parents links to nothing");
+    let batch = spans_in("baton.v1.AgentService/RegisterBatch", trace(&te)).pop().unwrap();
+    assert_eq!(linked(&batch), vec![stored_a.clone()], "RegisterBatch links its member to its parent");
+    let acquires = spans_in("baton.v1.AgentService/Acquire", trace(&td));
+    let granted: Vec<_> = acquires.iter().filter(|s| !s.links.is_empty()).collect();
+    assert_eq!(granted.len(), 1, "one Acquire granted the child; polls that found nothing link to nothing");
+    let acquire = granted[0];
+    assert_eq!(linked(acquire), want, "the Acquire span that granted the child links to its parents");
+    for (name, span) in [("Register c", &register), ("Acquire c", acquire)] {
+        eprintln!("trace {}  span {}  {name}  links {:?}", hex(&span.trace_id), hex(&span.span_id), linked(span));
+    }
 }

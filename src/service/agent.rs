@@ -110,6 +110,7 @@ impl AgentServiceImpl {
             first_fire_ms: None,
             traceparent: crate::trace::for_item(&a.traceparent, incoming),
             parents: 0,
+            parent_traceparents: Default::default(),
             after: Vec::new(),
             idempotency: None,
         })
@@ -292,15 +293,33 @@ pub(super) fn beat_answer(
     }
 }
 
-/// A granted lease, as the worker sees it.
+/// Links the current call's span (Register, RegisterBatch) to the parents' trace contexts of
+/// the agents it created (`done.items` answers `defs`, in order), when tracing is on.
+fn link_created(defs: &[AgentDef], done: &store::RegisterAnswer) {
+    if !crate::trace::enabled() {
+        return;
+    }
+    let created = defs.iter().zip(&done.items).filter(|(_, item)| item.created).map(|(d, _)| d);
+    crate::trace::link_current(created.flat_map(|d| d.parent_traceparents.values()).map(String::as_str));
+}
+
+/// A granted lease, as the worker sees it: its parents' finishes, each with the trace context
+/// kept for it (AgentResult.traceparent).
 pub(super) fn lease_pb(queue: &str, l: store::Lease) -> pb::Lease {
+    let contexts = &l.def.parent_traceparents;
+    let parents = (l.parents.into_iter())
+        .map(|(q, n, f)| {
+            let traceparent = contexts.get(&format!("{q}|{n}")).cloned().unwrap_or_default();
+            pb::AgentResult { traceparent, ..super::flows::result_pb(&q, &n, f) }
+        })
+        .collect();
     pb::Lease {
         queue: queue.to_string(),
         name: l.name,
         token: l.token,
         deadline: Some(timestamp(l.deadline_ms)),
         attempt: l.attempt,
-        parents: l.parents.into_iter().map(|(q, n, f)| super::flows::result_pb(&q, &n, f)).collect(),
+        parents,
         agent: Some(agent_pb(l.def)),
     }
 }
@@ -427,10 +446,11 @@ impl AgentService for AgentServiceImpl {
             }
             if defs.iter().any(|d| !d.after.is_empty()) {
                 super::flows::check_cycles(&req.queue, &self.store, "agents", &defs)?;
-                super::flows::check_parents_exist(&req.queue, &self.store, "agents", &defs).await?;
+                super::flows::check_parents_exist(&req.queue, &self.store, "agents", &mut defs).await?;
             }
             let _place = self.admission.admit("Register")?;
             let done = self.store.register(&req.queue, &defs, req.reset_schedule, &req.request_id).await?;
+            link_created(&defs, &done);
             metrics::counter!("baton_agents_registered_total", "queue" => req.queue.clone())
                 .increment(done.created as u64);
             if done.deduplicated > 0 {
@@ -506,6 +526,9 @@ impl AgentService for AgentServiceImpl {
                     .await?;
             metrics::counter!("baton_agents_acquired_total", "queue" => req.queue.clone())
                 .increment(leases.len() as u64);
+            crate::trace::link_current(
+                leases.iter().flat_map(|l| l.def.parent_traceparents.values()).map(String::as_str),
+            );
             let leases = leases.into_iter().map(|l| lease_pb(&req.queue, l)).collect();
             Ok(Response::new(pb::AcquireResponse { leases }))
         })
@@ -739,12 +762,12 @@ impl AgentService for AgentServiceImpl {
                 if req.callback_queue.is_empty() { req.queue.clone() } else { req.callback_queue.clone() };
             validate::name("callback_queue", &callback_queue)?;
             let mut seen = HashSet::new();
-            let members = self.defs(&req.queue, "agents", &req.agents, &incoming, &mut seen)?;
+            let mut members = self.defs(&req.queue, "agents", &req.agents, &incoming, &mut seen)?;
             let mut on_success = self.defs(&callback_queue, "on_success", &req.on_success, &incoming, &mut seen)?;
             let mut on_complete = self.defs(&callback_queue, "on_complete", &req.on_complete, &incoming, &mut seen)?;
-            super::flows::check_parents_exist(&req.queue, &self.store, "agents", &members).await?;
-            super::flows::check_parents_exist(&callback_queue, &self.store, "on_success", &on_success).await?;
-            super::flows::check_parents_exist(&callback_queue, &self.store, "on_complete", &on_complete).await?;
+            super::flows::check_parents_exist(&req.queue, &self.store, "agents", &mut members).await?;
+            super::flows::check_parents_exist(&callback_queue, &self.store, "on_success", &mut on_success).await?;
+            super::flows::check_parents_exist(&callback_queue, &self.store, "on_complete", &mut on_complete).await?;
             let shard =
                 |queue: &str, name: &str| self.store.shard_of(store::SourceKind::Queue, queue, name).into_owned();
             let callbacks: Vec<(String, String)> = on_success
@@ -775,6 +798,7 @@ impl AgentService for AgentServiceImpl {
             } else {
                 self.store.register(&req.queue, &members, false, "").await?
             };
+            link_created(&members, &done);
             let joined: Vec<(String, String)> =
                 done.items.iter().map(|i| (shard(&req.queue, &i.name), i.name.clone())).collect();
             let opened = self.store.open_batch(&req.batch, &callbacks, &joined, false).await?;
@@ -788,7 +812,8 @@ impl AgentService for AgentServiceImpl {
                 on_success.iter_mut().for_each(|d| d.after.push(sentinel(store::ParentPolicy::Cancel)));
                 on_complete.iter_mut().for_each(|d| d.after.push(sentinel(store::ParentPolicy::RunAnyway)));
                 let all: Vec<AgentDef> = on_success.into_iter().chain(on_complete).collect();
-                self.store.register(&callback_queue, &all, false, "").await?;
+                let registered = self.store.register(&callback_queue, &all, false, "").await?;
+                link_created(&all, &registered);
             }
             if req.close {
                 self.store.close_batch(&req.batch).await?;

@@ -2,7 +2,7 @@
 //! at Register (names, policies, cycles, existence), idempotency keys, results on the wire, and
 //! Await. The release itself is the store's (`store::flows`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::{timestamp, validate};
 use crate::{
@@ -127,33 +127,51 @@ pub fn check_cycles(queue: &str, store: &Store, list: &str, defs: &[AgentDef]) -
 }
 
 /// Refuses parents that are neither agents of this call nor known to Redis (no agent, no
-/// finish kept): INVALID_ARGUMENT naming the first.
-pub async fn check_parents_exist(queue: &str, store: &Store, list: &str, defs: &[AgentDef]) -> Result<()> {
-    let own: HashSet<(String, &str)> = defs
+/// finish kept): INVALID_ARGUMENT naming the first. Sets each agent's `parent_traceparents`:
+/// the trace context of its first `trace::MAX_LINKS` parents (in `after` order) that carry one,
+/// read in the same steps (an agent of this call: the context it is registered with).
+pub async fn check_parents_exist(queue: &str, store: &Store, list: &str, defs: &mut [AgentDef]) -> Result<()> {
+    let own: HashMap<(String, &str), usize> = defs
         .iter()
-        .map(|d| (store.shard_of(SourceKind::Queue, queue, &d.name).into_owned(), d.name.as_str()))
+        .enumerate()
+        .map(|(i, d)| ((store.shard_of(SourceKind::Queue, queue, &d.name).into_owned(), d.name.as_str()), i))
         .collect();
     let mut refs = Vec::new();
     let mut fields = Vec::new();
+    let mut contexts = vec![BTreeMap::new(); defs.len()];
     for (i, d) in defs.iter().enumerate() {
         for (j, p) in d.after.iter().enumerate() {
-            if !own.contains(&(p.queue.clone(), p.name.as_str())) {
-                refs.push((p.queue.clone(), p.name.clone()));
-                fields.push((i, j));
+            let traced = j < crate::trace::MAX_LINKS;
+            match own.get(&(p.queue.clone(), p.name.as_str())) {
+                Some(&o) if traced && !defs[o].traceparent.is_empty() => {
+                    contexts[i].insert(format!("{}|{}", p.queue, p.name), defs[o].traceparent.clone());
+                }
+                Some(_) => {}
+                None => {
+                    refs.push((p.queue.clone(), p.name.clone(), traced));
+                    fields.push((i, j));
+                }
             }
         }
     }
-    if refs.is_empty() {
-        return Ok(());
+    if !refs.is_empty() {
+        let known = store.agents_known(&refs).await?;
+        if let Some(k) = known.iter().position(|(k, _)| !k) {
+            let (i, j) = fields[k];
+            let (q, n, _) = &refs[k];
+            return Err(Error::invalid(
+                format!("{list}[{i}].after[{j}]"),
+                format!("queue {} has no agent {n:?} (and keeps no finish of one)", logical(q)),
+            ));
+        }
+        for (((q, n, _), (_, tp)), &(i, _)) in refs.into_iter().zip(known).zip(&fields) {
+            if !tp.is_empty() {
+                contexts[i].insert(format!("{q}|{n}"), tp);
+            }
+        }
     }
-    let known = store.agents_known(&refs).await?;
-    if let Some(k) = known.iter().position(|k| !k) {
-        let (i, j) = fields[k];
-        let (q, n) = &refs[k];
-        return Err(Error::invalid(
-            format!("{list}[{i}].after[{j}]"),
-            format!("queue {} has no agent {n:?} (and keeps no finish of one)", logical(q)),
-        ));
+    for (d, c) in defs.iter_mut().zip(contexts) {
+        d.parent_traceparents = c;
     }
     Ok(())
 }
@@ -194,6 +212,7 @@ pub fn result_pb(queue: &str, name: &str, r: FinishRecord) -> pb::AgentResult {
         token: r.token,
         finished_at: Some(timestamp(r.at_ms)),
         message: r.message,
+        traceparent: String::new(),
     }
 }
 

@@ -54,6 +54,12 @@ pub struct AgentDef {
     /// parents, kept by later registrations); 0 for none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub parents: u32,
+    /// The trace context of each of the agent's first parents that carried one, as it was when
+    /// the agent was created: "<physical queue>|<name>" -> traceparent (`trace::MAX_LINKS` at
+    /// most), handed out with the lease's parents. Serialized last, before the `parents` that
+    /// registerAgents appends, which keeps it on later registrations.
+    #[serde(default, rename = "ptp", skip_serializing_if = "BTreeMap::is_empty")]
+    pub parent_traceparents: BTreeMap<String, String>,
     /// Register only: the parents of a new agent (`Agent.after`), physical queues.
     #[serde(skip)]
     pub after: Vec<super::flows::ParentRef>,

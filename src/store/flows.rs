@@ -192,25 +192,33 @@ impl Store {
         Ok(())
     }
 
-    /// Which of `refs` (physical queue, name) exist or have a finish kept.
-    pub async fn agents_known(&self, refs: &[(String, String)]) -> Result<Vec<bool>> {
-        let mut out = vec![false; refs.len()];
+    /// Which of `refs` (physical queue, name, traced) exist or have a finish kept; and for those
+    /// `traced`, the trace context their definition carries ("" for none, or when only a finish
+    /// is kept). Callers bound how many are traced (`trace::MAX_LINKS` per child).
+    pub async fn agents_known(&self, refs: &[(String, String, bool)]) -> Result<Vec<(bool, String)>> {
+        let mut out = vec![(false, String::new()); refs.len()];
         let mut by_queue: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-        for (i, (q, _)) in refs.iter().enumerate() {
+        for (i, (q, _, _)) in refs.iter().enumerate() {
             by_queue.entry(q).or_default().push(i);
         }
-        for (queue, positions) in by_queue {
+        for (queue, mut positions) in by_queue {
             let k = self.keys.queue(queue);
+            // The traced first: each step asks for the trace context of its first names.
+            positions.sort_by_key(|&i| !refs[i].2);
             // In script-sized steps: a fan-in of 10,000 parents is not one long script.
             for chunk in positions.chunks(self.policy.script_batch as usize * 4) {
-                let mut args = Args::new();
+                let traced = chunk.iter().take_while(|&&i| refs[i].2).count();
+                let mut args = Args::new().arg(traced);
                 for &i in chunk {
                     args.push(&refs[i].1);
                 }
                 let reply = self.run(Path::Dispatch, "knownAgents", &[&k.defs, &k.results], args).await?;
-                let known: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
-                for (&i, k) in chunk.iter().zip(known) {
-                    out[i] = k == 1;
+                let mut r = Reply::new("knownAgents", reply)?;
+                for &i in chunk {
+                    out[i].0 = r.next::<i64>()? == 1;
+                }
+                for &i in &chunk[..traced] {
+                    out[i].1 = r.next()?;
                 }
             }
         }

@@ -411,6 +411,8 @@ type Agent struct {
 	// agent is registered, and may be agents of the same Register call; a cycle among them is
 	// INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
 	// its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+	// With tracing on, the span of the Register that creates the agent links to the trace
+	// context of its first 128 parents (AgentResult.traceparent).
 	After []*AgentRef `protobuf:"bytes,14,rep,name=after,proto3" json:"after,omitempty"`
 	// on_parent_failure is the policy for every parent whose reference leaves on_failure
 	// unspecified; unspecified here is PARENT_FAILURE_WAIT.
@@ -659,7 +661,14 @@ type AgentResult struct {
 	// finished_at is when it finished (Redis clock).
 	FinishedAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
 	// message of the failure that dead-lettered it; empty otherwise.
-	Message       string `protobuf:"bytes,8,opt,name=message,proto3" json:"message,omitempty"`
+	Message string `protobuf:"bytes,8,opt,name=message,proto3" json:"message,omitempty"`
+	// traceparent is the agent's own trace context (its Agent.traceparent) as the child saw it
+	// when the child was created: set in Lease.parents only, for the first 128 parents in the
+	// child's `after` order, so a worker can link its run to its parents' traces (Baton's Acquire
+	// span does when tracing is on). Empty for the rest, for a parent that carried none, for a
+	// parent already finished and removed when the child was registered (only its finish was
+	// kept), for a batch, and outside Lease.parents.
+	Traceparent   string `protobuf:"bytes,9,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -746,6 +755,13 @@ func (x *AgentResult) GetFinishedAt() *timestamppb.Timestamp {
 func (x *AgentResult) GetMessage() string {
 	if x != nil {
 		return x.Message
+	}
+	return ""
+}
+
+func (x *AgentResult) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
 	}
 	return ""
 }
@@ -1170,7 +1186,8 @@ type Lease struct {
 	// agent is the definition at acquire time.
 	Agent *Agent `protobuf:"bytes,6,opt,name=agent,proto3" json:"agent,omitempty"`
 	// parents are the results of the agents this one ran after (Agent.after), in name order of
-	// queue and name: each parent's finish at the time it released this agent.
+	// queue and name: each parent's finish at the time it released this agent, and (for the
+	// first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
 	Parents       []*AgentResult `protobuf:"bytes,7,rep,name=parents,proto3" json:"parents,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3797,7 +3814,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x126\n" +
 	"\n" +
-	"on_failure\x18\x03 \x01(\x0e2\x17.baton.v1.ParentFailureR\tonFailure\"\x93\x02\n" +
+	"on_failure\x18\x03 \x01(\x0e2\x17.baton.v1.ParentFailureR\tonFailure\"\xb5\x02\n" +
 	"\vAgentResult\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
@@ -3807,7 +3824,8 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x05token\x18\x06 \x01(\x04R\x05token\x12;\n" +
 	"\vfinished_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"finishedAt\x12\x18\n" +
-	"\amessage\x18\b \x01(\tR\amessage\"\x96\x01\n" +
+	"\amessage\x18\b \x01(\tR\amessage\x12 \n" +
+	"\vtraceparent\x18\t \x01(\tR\vtraceparent\"\x96\x01\n" +
 	"\x0fRegisterRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12'\n" +
 	"\x06agents\x18\x02 \x03(\v2\x0f.baton.v1.AgentR\x06agents\x12%\n" +

@@ -130,7 +130,7 @@ class AgentRef(_message.Message):
     def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., on_failure: _Optional[_Union[ParentFailure, str]] = ...) -> None: ...
 
 class AgentResult(_message.Message):
-    __slots__ = ("queue", "name", "finish", "outcome", "result", "token", "finished_at", "message")
+    __slots__ = ("queue", "name", "finish", "outcome", "result", "token", "finished_at", "message", "traceparent")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     FINISH_FIELD_NUMBER: _ClassVar[int]
@@ -139,6 +139,7 @@ class AgentResult(_message.Message):
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    TRACEPARENT_FIELD_NUMBER: _ClassVar[int]
     queue: str
     name: str
     finish: Finish
@@ -147,7 +148,8 @@ class AgentResult(_message.Message):
     token: int
     finished_at: _timestamp_pb2.Timestamp
     message: str
-    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., finish: _Optional[_Union[Finish, str]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., result: _Optional[bytes] = ..., token: _Optional[int] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ...) -> None: ...
+    traceparent: str
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., finish: _Optional[_Union[Finish, str]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., result: _Optional[bytes] = ..., token: _Optional[int] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ..., traceparent: _Optional[str] = ...) -> None: ...
 
 class RegisterRequest(_message.Message):
     __slots__ = ("queue", "agents", "reset_schedule", "request_id")

@@ -440,6 +440,8 @@ export interface Agent {
    * agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
    * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * With tracing on, the span of the Register that creates the agent links to the trace
+   * context of its first 128 parents (AgentResult.traceparent).
    */
   after: AgentRef[];
   /**
@@ -499,6 +501,15 @@ export interface AgentResult {
     | undefined;
   /** message of the failure that dead-lettered it; empty otherwise. */
   message: string;
+  /**
+   * traceparent is the agent's own trace context (its Agent.traceparent) as the child saw it
+   * when the child was created: set in Lease.parents only, for the first 128 parents in the
+   * child's `after` order, so a worker can link its run to its parents' traces (Baton's Acquire
+   * span does when tracing is on). Empty for the rest, for a parent that carried none, for a
+   * parent already finished and removed when the child was registered (only its finish was
+   * kept), for a batch, and outside Lease.parents.
+   */
+  traceparent: string;
 }
 
 /** RegisterRequest upserts agents into one queue. */
@@ -610,7 +621,8 @@ export interface Lease {
     | undefined;
   /**
    * parents are the results of the agents this one ran after (Agent.after), in name order of
-   * queue and name: each parent's finish at the time it released this agent.
+   * queue and name: each parent's finish at the time it released this agent, and (for the
+   * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
    */
   parents: AgentResult[];
 }
@@ -1758,6 +1770,7 @@ function createBaseAgentResult(): AgentResult {
     token: 0n,
     finishedAt: undefined,
     message: "",
+    traceparent: "",
   };
 }
 
@@ -1789,6 +1802,9 @@ export const AgentResult: MessageFns<AgentResult> = {
     }
     if (message.message !== "") {
       writer.uint32(66).string(message.message);
+    }
+    if (message.traceparent !== "") {
+      writer.uint32(74).string(message.traceparent);
     }
     return writer;
   },
@@ -1870,6 +1886,14 @@ export const AgentResult: MessageFns<AgentResult> = {
             message.message = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.traceparent = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1896,6 +1920,7 @@ export const AgentResult: MessageFns<AgentResult> = {
         ? fromJsonTimestamp(object.finished_at)
         : undefined,
       message: isSet(object.message) ? globalThis.String(object.message) : "",
+      traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
     };
   },
 
@@ -1925,6 +1950,9 @@ export const AgentResult: MessageFns<AgentResult> = {
     if (message.message !== "") {
       obj.message = message.message;
     }
+    if (message.traceparent !== "") {
+      obj.traceparent = message.traceparent;
+    }
     return obj;
   },
 
@@ -1941,6 +1969,7 @@ export const AgentResult: MessageFns<AgentResult> = {
     message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
     message.finishedAt = object.finishedAt ?? undefined;
     message.message = object.message ?? "";
+    message.traceparent = object.traceparent ?? "";
     return message;
   },
 };

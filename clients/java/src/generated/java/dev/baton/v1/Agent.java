@@ -659,6 +659,8 @@ java.lang.String defaultValue) {
    * agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
    * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * With tracing on, the span of the Register that creates the agent links to the trace
+   * context of its first 128 parents (AgentResult.traceparent).
    * </pre>
    *
    * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -678,6 +680,8 @@ java.lang.String defaultValue) {
    * agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
    * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * With tracing on, the span of the Register that creates the agent links to the trace
+   * context of its first 128 parents (AgentResult.traceparent).
    * </pre>
    *
    * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -698,6 +702,8 @@ java.lang.String defaultValue) {
    * agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
    * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * With tracing on, the span of the Register that creates the agent links to the trace
+   * context of its first 128 parents (AgentResult.traceparent).
    * </pre>
    *
    * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -717,6 +723,8 @@ java.lang.String defaultValue) {
    * agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
    * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * With tracing on, the span of the Register that creates the agent links to the trace
+   * context of its first 128 parents (AgentResult.traceparent).
    * </pre>
    *
    * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -736,6 +744,8 @@ java.lang.String defaultValue) {
    * agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
    * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * With tracing on, the span of the Register that creates the agent links to the trace
+   * context of its first 128 parents (AgentResult.traceparent).
    * </pre>
    *
    * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -3160,6 +3170,8 @@ java.lang.String defaultValue) {
      * agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
      * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * With tracing on, the span of the Register that creates the agent links to the trace
+     * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -3182,6 +3194,8 @@ java.lang.String defaultValue) {
      * agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
      * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * With tracing on, the span of the Register that creates the agent links to the trace
+     * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -3204,6 +3218,8 @@ java.lang.String defaultValue) {
      * agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
      * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * With tracing on, the span of the Register that creates the agent links to the trace
+     * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -3226,6 +3242,8 @@ java.lang.String defaultValue) {
      * agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
      * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * With tracing on, the span of the Register that creates the agent links to the trace
+     * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -3255,6 +3273,8 @@ java.lang.String defaultValue) {
      * agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
      * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * With tracing on, the span of the Register that creates the agent links to the trace
+     * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -3281,6 +3301,8 @@ java.lang.String defaultValue) {
      * agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
      * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * With tracing on, the span of the Register that creates the agent links to the trace
+     * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -3309,6 +3331,8 @@ java.lang.String defaultValue) {
      * agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
      * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * With tracing on, the span of the Register that creates the agent links to the trace
+     * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -3338,6 +3362,8 @@ java.lang.String defaultValue) {
      * agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
      * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * With tracing on, the span of the Register that creates the agent links to the trace
+     * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -3364,6 +3390,8 @@ java.lang.String defaultValue) {
      * agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
      * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * With tracing on, the span of the Register that creates the agent links to the trace
+     * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -3390,6 +3418,8 @@ java.lang.String defaultValue) {
      * agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
      * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * With tracing on, the span of the Register that creates the agent links to the trace
+     * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -3417,6 +3447,8 @@ java.lang.String defaultValue) {
      * agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
      * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * With tracing on, the span of the Register that creates the agent links to the trace
+     * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -3442,6 +3474,8 @@ java.lang.String defaultValue) {
      * agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
      * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * With tracing on, the span of the Register that creates the agent links to the trace
+     * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -3467,6 +3501,8 @@ java.lang.String defaultValue) {
      * agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
      * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * With tracing on, the span of the Register that creates the agent links to the trace
+     * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -3486,6 +3522,8 @@ java.lang.String defaultValue) {
      * agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
      * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * With tracing on, the span of the Register that creates the agent links to the trace
+     * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -3508,6 +3546,8 @@ java.lang.String defaultValue) {
      * agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
      * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * With tracing on, the span of the Register that creates the agent links to the trace
+     * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -3531,6 +3571,8 @@ java.lang.String defaultValue) {
      * agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
      * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * With tracing on, the span of the Register that creates the agent links to the trace
+     * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -3550,6 +3592,8 @@ java.lang.String defaultValue) {
      * agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
      * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * With tracing on, the span of the Register that creates the agent links to the trace
+     * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -3570,6 +3614,8 @@ java.lang.String defaultValue) {
      * agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
      * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * With tracing on, the span of the Register that creates the agent links to the trace
+     * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>

@@ -360,6 +360,8 @@ java.lang.String defaultValue);
    * agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
    * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * With tracing on, the span of the Register that creates the agent links to the trace
+   * context of its first 128 parents (AgentResult.traceparent).
    * </pre>
    *
    * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -377,6 +379,8 @@ java.lang.String defaultValue);
    * agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
    * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * With tracing on, the span of the Register that creates the agent links to the trace
+   * context of its first 128 parents (AgentResult.traceparent).
    * </pre>
    *
    * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -393,6 +397,8 @@ java.lang.String defaultValue);
    * agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
    * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * With tracing on, the span of the Register that creates the agent links to the trace
+   * context of its first 128 parents (AgentResult.traceparent).
    * </pre>
    *
    * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -409,6 +415,8 @@ java.lang.String defaultValue);
    * agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
    * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * With tracing on, the span of the Register that creates the agent links to the trace
+   * context of its first 128 parents (AgentResult.traceparent).
    * </pre>
    *
    * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>
@@ -426,6 +434,8 @@ java.lang.String defaultValue);
    * agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
    * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * With tracing on, the span of the Register that creates the agent links to the trace
+   * context of its first 128 parents (AgentResult.traceparent).
    * </pre>
    *
    * <code>repeated .baton.v1.AgentRef after = 14 [json_name = "after"];</code>

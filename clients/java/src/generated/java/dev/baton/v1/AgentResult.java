@@ -38,6 +38,7 @@ private static final long serialVersionUID = 0L;
     outcome_ = 0;
     result_ = com.google.protobuf.ByteString.EMPTY;
     message_ = "";
+    traceparent_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -322,6 +323,63 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int TRACEPARENT_FIELD_NUMBER = 9;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object traceparent_ = "";
+  /**
+   * <pre>
+   * traceparent is the agent's own trace context (its Agent.traceparent) as the child saw it
+   * when the child was created: set in Lease.parents only, for the first 128 parents in the
+   * child's `after` order, so a worker can link its run to its parents' traces (Baton's Acquire
+   * span does when tracing is on). Empty for the rest, for a parent that carried none, for a
+   * parent already finished and removed when the child was registered (only its finish was
+   * kept), for a batch, and outside Lease.parents.
+   * </pre>
+   *
+   * <code>string traceparent = 9 [json_name = "traceparent"];</code>
+   * @return The traceparent.
+   */
+  @java.lang.Override
+  public java.lang.String getTraceparent() {
+    java.lang.Object ref = traceparent_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      traceparent_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * traceparent is the agent's own trace context (its Agent.traceparent) as the child saw it
+   * when the child was created: set in Lease.parents only, for the first 128 parents in the
+   * child's `after` order, so a worker can link its run to its parents' traces (Baton's Acquire
+   * span does when tracing is on). Empty for the rest, for a parent that carried none, for a
+   * parent already finished and removed when the child was registered (only its finish was
+   * kept), for a batch, and outside Lease.parents.
+   * </pre>
+   *
+   * <code>string traceparent = 9 [json_name = "traceparent"];</code>
+   * @return The bytes for traceparent.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getTraceparentBytes() {
+    java.lang.Object ref = traceparent_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      traceparent_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -360,6 +418,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(message_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 8, message_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(traceparent_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 9, traceparent_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -392,6 +453,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(message_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(8, message_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(traceparent_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(9, traceparent_);
     }
     return size;
   }
@@ -434,6 +498,8 @@ private static final long serialVersionUID = 0L;
     }
     if (!getMessage()
         .equals(other.getMessage())) return false;
+    if (!getTraceparent()
+        .equals(other.getTraceparent())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -464,6 +530,8 @@ private static final long serialVersionUID = 0L;
     }
     hash = (37 * hash) + MESSAGE_FIELD_NUMBER;
     hash = (53 * hash) + getMessage().hashCode();
+    hash = (37 * hash) + TRACEPARENT_FIELD_NUMBER;
+    hash = (53 * hash) + getTraceparent().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -617,6 +685,7 @@ private static final long serialVersionUID = 0L;
         finishedAtBuilder_ = null;
       }
       message_ = "";
+      traceparent_ = "";
       return this;
     }
 
@@ -678,6 +747,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000080) != 0)) {
         result.message_ = message_;
       }
+      if (((from_bitField0_ & 0x00000100) != 0)) {
+        result.traceparent_ = traceparent_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -721,6 +793,11 @@ private static final long serialVersionUID = 0L;
       if (!other.getMessage().isEmpty()) {
         message_ = other.message_;
         bitField0_ |= 0x00000080;
+        onChanged();
+      }
+      if (!other.getTraceparent().isEmpty()) {
+        traceparent_ = other.traceparent_;
+        bitField0_ |= 0x00000100;
         onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
@@ -791,6 +868,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000080;
               break;
             } // case 66
+            case 74: {
+              traceparent_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000100;
+              break;
+            } // case 74
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1474,6 +1556,123 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       message_ = value;
       bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object traceparent_ = "";
+    /**
+     * <pre>
+     * traceparent is the agent's own trace context (its Agent.traceparent) as the child saw it
+     * when the child was created: set in Lease.parents only, for the first 128 parents in the
+     * child's `after` order, so a worker can link its run to its parents' traces (Baton's Acquire
+     * span does when tracing is on). Empty for the rest, for a parent that carried none, for a
+     * parent already finished and removed when the child was registered (only its finish was
+     * kept), for a batch, and outside Lease.parents.
+     * </pre>
+     *
+     * <code>string traceparent = 9 [json_name = "traceparent"];</code>
+     * @return The traceparent.
+     */
+    public java.lang.String getTraceparent() {
+      java.lang.Object ref = traceparent_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        traceparent_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * traceparent is the agent's own trace context (its Agent.traceparent) as the child saw it
+     * when the child was created: set in Lease.parents only, for the first 128 parents in the
+     * child's `after` order, so a worker can link its run to its parents' traces (Baton's Acquire
+     * span does when tracing is on). Empty for the rest, for a parent that carried none, for a
+     * parent already finished and removed when the child was registered (only its finish was
+     * kept), for a batch, and outside Lease.parents.
+     * </pre>
+     *
+     * <code>string traceparent = 9 [json_name = "traceparent"];</code>
+     * @return The bytes for traceparent.
+     */
+    public com.google.protobuf.ByteString
+        getTraceparentBytes() {
+      java.lang.Object ref = traceparent_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        traceparent_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * traceparent is the agent's own trace context (its Agent.traceparent) as the child saw it
+     * when the child was created: set in Lease.parents only, for the first 128 parents in the
+     * child's `after` order, so a worker can link its run to its parents' traces (Baton's Acquire
+     * span does when tracing is on). Empty for the rest, for a parent that carried none, for a
+     * parent already finished and removed when the child was registered (only its finish was
+     * kept), for a batch, and outside Lease.parents.
+     * </pre>
+     *
+     * <code>string traceparent = 9 [json_name = "traceparent"];</code>
+     * @param value The traceparent to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTraceparent(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      traceparent_ = value;
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * traceparent is the agent's own trace context (its Agent.traceparent) as the child saw it
+     * when the child was created: set in Lease.parents only, for the first 128 parents in the
+     * child's `after` order, so a worker can link its run to its parents' traces (Baton's Acquire
+     * span does when tracing is on). Empty for the rest, for a parent that carried none, for a
+     * parent already finished and removed when the child was registered (only its finish was
+     * kept), for a batch, and outside Lease.parents.
+     * </pre>
+     *
+     * <code>string traceparent = 9 [json_name = "traceparent"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearTraceparent() {
+      traceparent_ = getDefaultInstance().getTraceparent();
+      bitField0_ = (bitField0_ & ~0x00000100);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * traceparent is the agent's own trace context (its Agent.traceparent) as the child saw it
+     * when the child was created: set in Lease.parents only, for the first 128 parents in the
+     * child's `after` order, so a worker can link its run to its parents' traces (Baton's Acquire
+     * span does when tracing is on). Empty for the rest, for a parent that carried none, for a
+     * parent already finished and removed when the child was registered (only its finish was
+     * kept), for a batch, and outside Lease.parents.
+     * </pre>
+     *
+     * <code>string traceparent = 9 [json_name = "traceparent"];</code>
+     * @param value The bytes for traceparent to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTraceparentBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      traceparent_ = value;
+      bitField0_ |= 0x00000100;
       onChanged();
       return this;
     }

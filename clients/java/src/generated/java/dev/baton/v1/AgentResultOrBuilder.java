@@ -156,4 +156,34 @@ public interface AgentResultOrBuilder extends
    */
   com.google.protobuf.ByteString
       getMessageBytes();
+
+  /**
+   * <pre>
+   * traceparent is the agent's own trace context (its Agent.traceparent) as the child saw it
+   * when the child was created: set in Lease.parents only, for the first 128 parents in the
+   * child's `after` order, so a worker can link its run to its parents' traces (Baton's Acquire
+   * span does when tracing is on). Empty for the rest, for a parent that carried none, for a
+   * parent already finished and removed when the child was registered (only its finish was
+   * kept), for a batch, and outside Lease.parents.
+   * </pre>
+   *
+   * <code>string traceparent = 9 [json_name = "traceparent"];</code>
+   * @return The traceparent.
+   */
+  java.lang.String getTraceparent();
+  /**
+   * <pre>
+   * traceparent is the agent's own trace context (its Agent.traceparent) as the child saw it
+   * when the child was created: set in Lease.parents only, for the first 128 parents in the
+   * child's `after` order, so a worker can link its run to its parents' traces (Baton's Acquire
+   * span does when tracing is on). Empty for the rest, for a parent that carried none, for a
+   * parent already finished and removed when the child was registered (only its finish was
+   * kept), for a batch, and outside Lease.parents.
+   * </pre>
+   *
+   * <code>string traceparent = 9 [json_name = "traceparent"];</code>
+   * @return The bytes for traceparent.
+   */
+  com.google.protobuf.ByteString
+      getTraceparentBytes();
 }

@@ -265,7 +265,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * parents are the results of the agents this one ran after (Agent.after), in name order of
-   * queue and name: each parent's finish at the time it released this agent.
+   * queue and name: each parent's finish at the time it released this agent, and (for the
+   * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
    * </pre>
    *
    * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -277,7 +278,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * parents are the results of the agents this one ran after (Agent.after), in name order of
-   * queue and name: each parent's finish at the time it released this agent.
+   * queue and name: each parent's finish at the time it released this agent, and (for the
+   * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
    * </pre>
    *
    * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -290,7 +292,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * parents are the results of the agents this one ran after (Agent.after), in name order of
-   * queue and name: each parent's finish at the time it released this agent.
+   * queue and name: each parent's finish at the time it released this agent, and (for the
+   * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
    * </pre>
    *
    * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -302,7 +305,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * parents are the results of the agents this one ran after (Agent.after), in name order of
-   * queue and name: each parent's finish at the time it released this agent.
+   * queue and name: each parent's finish at the time it released this agent, and (for the
+   * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
    * </pre>
    *
    * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -314,7 +318,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * parents are the results of the agents this one ran after (Agent.after), in name order of
-   * queue and name: each parent's finish at the time it released this agent.
+   * queue and name: each parent's finish at the time it released this agent, and (for the
+   * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
    * </pre>
    *
    * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1469,7 +1474,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * parents are the results of the agents this one ran after (Agent.after), in name order of
-     * queue and name: each parent's finish at the time it released this agent.
+     * queue and name: each parent's finish at the time it released this agent, and (for the
+     * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1484,7 +1490,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * parents are the results of the agents this one ran after (Agent.after), in name order of
-     * queue and name: each parent's finish at the time it released this agent.
+     * queue and name: each parent's finish at the time it released this agent, and (for the
+     * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1499,7 +1506,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * parents are the results of the agents this one ran after (Agent.after), in name order of
-     * queue and name: each parent's finish at the time it released this agent.
+     * queue and name: each parent's finish at the time it released this agent, and (for the
+     * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1514,7 +1522,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * parents are the results of the agents this one ran after (Agent.after), in name order of
-     * queue and name: each parent's finish at the time it released this agent.
+     * queue and name: each parent's finish at the time it released this agent, and (for the
+     * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1536,7 +1545,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * parents are the results of the agents this one ran after (Agent.after), in name order of
-     * queue and name: each parent's finish at the time it released this agent.
+     * queue and name: each parent's finish at the time it released this agent, and (for the
+     * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1555,7 +1565,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * parents are the results of the agents this one ran after (Agent.after), in name order of
-     * queue and name: each parent's finish at the time it released this agent.
+     * queue and name: each parent's finish at the time it released this agent, and (for the
+     * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1576,7 +1587,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * parents are the results of the agents this one ran after (Agent.after), in name order of
-     * queue and name: each parent's finish at the time it released this agent.
+     * queue and name: each parent's finish at the time it released this agent, and (for the
+     * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1598,7 +1610,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * parents are the results of the agents this one ran after (Agent.after), in name order of
-     * queue and name: each parent's finish at the time it released this agent.
+     * queue and name: each parent's finish at the time it released this agent, and (for the
+     * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1617,7 +1630,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * parents are the results of the agents this one ran after (Agent.after), in name order of
-     * queue and name: each parent's finish at the time it released this agent.
+     * queue and name: each parent's finish at the time it released this agent, and (for the
+     * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1636,7 +1650,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * parents are the results of the agents this one ran after (Agent.after), in name order of
-     * queue and name: each parent's finish at the time it released this agent.
+     * queue and name: each parent's finish at the time it released this agent, and (for the
+     * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1656,7 +1671,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * parents are the results of the agents this one ran after (Agent.after), in name order of
-     * queue and name: each parent's finish at the time it released this agent.
+     * queue and name: each parent's finish at the time it released this agent, and (for the
+     * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1674,7 +1690,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * parents are the results of the agents this one ran after (Agent.after), in name order of
-     * queue and name: each parent's finish at the time it released this agent.
+     * queue and name: each parent's finish at the time it released this agent, and (for the
+     * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1692,7 +1709,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * parents are the results of the agents this one ran after (Agent.after), in name order of
-     * queue and name: each parent's finish at the time it released this agent.
+     * queue and name: each parent's finish at the time it released this agent, and (for the
+     * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1704,7 +1722,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * parents are the results of the agents this one ran after (Agent.after), in name order of
-     * queue and name: each parent's finish at the time it released this agent.
+     * queue and name: each parent's finish at the time it released this agent, and (for the
+     * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1719,7 +1738,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * parents are the results of the agents this one ran after (Agent.after), in name order of
-     * queue and name: each parent's finish at the time it released this agent.
+     * queue and name: each parent's finish at the time it released this agent, and (for the
+     * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1735,7 +1755,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * parents are the results of the agents this one ran after (Agent.after), in name order of
-     * queue and name: each parent's finish at the time it released this agent.
+     * queue and name: each parent's finish at the time it released this agent, and (for the
+     * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1747,7 +1768,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * parents are the results of the agents this one ran after (Agent.after), in name order of
-     * queue and name: each parent's finish at the time it released this agent.
+     * queue and name: each parent's finish at the time it released this agent, and (for the
+     * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1760,7 +1782,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * parents are the results of the agents this one ran after (Agent.after), in name order of
-     * queue and name: each parent's finish at the time it released this agent.
+     * queue and name: each parent's finish at the time it released this agent, and (for the
+     * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>

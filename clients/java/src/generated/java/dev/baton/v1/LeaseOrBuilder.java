@@ -130,7 +130,8 @@ public interface LeaseOrBuilder extends
   /**
    * <pre>
    * parents are the results of the agents this one ran after (Agent.after), in name order of
-   * queue and name: each parent's finish at the time it released this agent.
+   * queue and name: each parent's finish at the time it released this agent, and (for the
+   * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
    * </pre>
    *
    * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -140,7 +141,8 @@ public interface LeaseOrBuilder extends
   /**
    * <pre>
    * parents are the results of the agents this one ran after (Agent.after), in name order of
-   * queue and name: each parent's finish at the time it released this agent.
+   * queue and name: each parent's finish at the time it released this agent, and (for the
+   * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
    * </pre>
    *
    * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -149,7 +151,8 @@ public interface LeaseOrBuilder extends
   /**
    * <pre>
    * parents are the results of the agents this one ran after (Agent.after), in name order of
-   * queue and name: each parent's finish at the time it released this agent.
+   * queue and name: each parent's finish at the time it released this agent, and (for the
+   * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
    * </pre>
    *
    * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -158,7 +161,8 @@ public interface LeaseOrBuilder extends
   /**
    * <pre>
    * parents are the results of the agents this one ran after (Agent.after), in name order of
-   * queue and name: each parent's finish at the time it released this agent.
+   * queue and name: each parent's finish at the time it released this agent, and (for the
+   * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
    * </pre>
    *
    * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -168,7 +172,8 @@ public interface LeaseOrBuilder extends
   /**
    * <pre>
    * parents are the results of the agents this one ran after (Agent.after), in name order of
-   * queue and name: each parent's finish at the time it released this agent.
+   * queue and name: each parent's finish at the time it released this agent, and (for the
+   * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
    * </pre>
    *
    * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
