@@ -93,7 +93,8 @@ const (
 	Finish_FINISH_SUCCEEDED Finish = 1
 	// FINISH_DEAD_LETTERED: max_attempts consecutive failures (outcome is the last one's).
 	Finish_FINISH_DEAD_LETTERED Finish = 2
-	// FINISH_CANCELLED: removed without running by a parent's failure (PARENT_FAILURE_CANCEL).
+	// FINISH_CANCELLED: removed without running by a parent's failure (PARENT_FAILURE_CANCEL),
+	// or a one-shot agent whose run CancelRun ended; a failure for its children.
 	Finish_FINISH_CANCELLED Finish = 3
 	// FINISH_UNREGISTERED: Unregister removed it before it finished.
 	Finish_FINISH_UNREGISTERED Finish = 4

@@ -135,7 +135,8 @@ type AgentServiceClient interface {
 	// marked; at the holder's next Heartbeat (or session heartbeat) the lease ends and is
 	// answered in `cancelled` (and in `lost`, so a helper that knows only `lost` cancels its
 	// handler too). The agent is then scheduled as after a success without counting one: a
-	// recurring agent runs again at acquired_at + interval, a one-shot agent is removed. Until
+	// recurring agent runs again at acquired_at + interval, a one-shot agent is removed and
+	// finishes as FINISH_CANCELLED (Await answers it; its children apply their policy). Until
 	// then the lease stays held, so a cancelled run never overlaps the next; a Complete or
 	// Release that comes first ends the lease as usual. `requested` is false when the agent
 	// is not running; NOT_FOUND when the queue has no such agent.
@@ -429,7 +430,8 @@ type AgentServiceServer interface {
 	// marked; at the holder's next Heartbeat (or session heartbeat) the lease ends and is
 	// answered in `cancelled` (and in `lost`, so a helper that knows only `lost` cancels its
 	// handler too). The agent is then scheduled as after a success without counting one: a
-	// recurring agent runs again at acquired_at + interval, a one-shot agent is removed. Until
+	// recurring agent runs again at acquired_at + interval, a one-shot agent is removed and
+	// finishes as FINISH_CANCELLED (Await answers it; its children apply their policy). Until
 	// then the lease stays held, so a cancelled run never overlaps the next; a Complete or
 	// Release that comes first ends the lease as usual. `requested` is false when the agent
 	// is not running; NOT_FOUND when the queue has no such agent.

@@ -94,7 +94,10 @@ export enum Finish {
   FINISH_SUCCEEDED = 1,
   /** FINISH_DEAD_LETTERED - FINISH_DEAD_LETTERED: max_attempts consecutive failures (outcome is the last one's). */
   FINISH_DEAD_LETTERED = 2,
-  /** FINISH_CANCELLED - FINISH_CANCELLED: removed without running by a parent's failure (PARENT_FAILURE_CANCEL). */
+  /**
+   * FINISH_CANCELLED - FINISH_CANCELLED: removed without running by a parent's failure (PARENT_FAILURE_CANCEL),
+   * or a one-shot agent whose run CancelRun ended; a failure for its children.
+   */
   FINISH_CANCELLED = 3,
   /** FINISH_UNREGISTERED - FINISH_UNREGISTERED: Unregister removed it before it finished. */
   FINISH_UNREGISTERED = 4,
@@ -7178,7 +7181,8 @@ export const AgentServiceService = {
    * marked; at the holder's next Heartbeat (or session heartbeat) the lease ends and is
    * answered in `cancelled` (and in `lost`, so a helper that knows only `lost` cancels its
    * handler too). The agent is then scheduled as after a success without counting one: a
-   * recurring agent runs again at acquired_at + interval, a one-shot agent is removed. Until
+   * recurring agent runs again at acquired_at + interval, a one-shot agent is removed and
+   * finishes as FINISH_CANCELLED (Await answers it; its children apply their policy). Until
    * then the lease stays held, so a cancelled run never overlaps the next; a Complete or
    * Release that comes first ends the lease as usual. `requested` is false when the agent
    * is not running; NOT_FOUND when the queue has no such agent.
@@ -7366,7 +7370,8 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
    * marked; at the holder's next Heartbeat (or session heartbeat) the lease ends and is
    * answered in `cancelled` (and in `lost`, so a helper that knows only `lost` cancels its
    * handler too). The agent is then scheduled as after a success without counting one: a
-   * recurring agent runs again at acquired_at + interval, a one-shot agent is removed. Until
+   * recurring agent runs again at acquired_at + interval, a one-shot agent is removed and
+   * finishes as FINISH_CANCELLED (Await answers it; its children apply their policy). Until
    * then the lease stays held, so a cancelled run never overlaps the next; a Complete or
    * Release that comes first ends the lease as usual. `requested` is false when the agent
    * is not running; NOT_FOUND when the queue has no such agent.
@@ -7641,7 +7646,8 @@ export interface AgentServiceClient extends Client {
    * marked; at the holder's next Heartbeat (or session heartbeat) the lease ends and is
    * answered in `cancelled` (and in `lost`, so a helper that knows only `lost` cancels its
    * handler too). The agent is then scheduled as after a success without counting one: a
-   * recurring agent runs again at acquired_at + interval, a one-shot agent is removed. Until
+   * recurring agent runs again at acquired_at + interval, a one-shot agent is removed and
+   * finishes as FINISH_CANCELLED (Await answers it; its children apply their policy). Until
    * then the lease stays held, so a cancelled run never overlaps the next; a Complete or
    * Release that comes first ends the lease as usual. `requested` is false when the agent
    * is not running; NOT_FOUND when the queue has no such agent.

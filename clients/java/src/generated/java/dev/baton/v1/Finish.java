@@ -41,7 +41,8 @@ public enum Finish
   FINISH_DEAD_LETTERED(2),
   /**
    * <pre>
-   * FINISH_CANCELLED: removed without running by a parent's failure (PARENT_FAILURE_CANCEL).
+   * FINISH_CANCELLED: removed without running by a parent's failure (PARENT_FAILURE_CANCEL),
+   * or a one-shot agent whose run CancelRun ended; a failure for its children.
    * </pre>
    *
    * <code>FINISH_CANCELLED = 3;</code>
@@ -93,7 +94,8 @@ public enum Finish
   public static final int FINISH_DEAD_LETTERED_VALUE = 2;
   /**
    * <pre>
-   * FINISH_CANCELLED: removed without running by a parent's failure (PARENT_FAILURE_CANCEL).
+   * FINISH_CANCELLED: removed without running by a parent's failure (PARENT_FAILURE_CANCEL),
+   * or a one-shot agent whose run CancelRun ended; a failure for its children.
    * </pre>
    *
    * <code>FINISH_CANCELLED = 3;</code>
