@@ -367,13 +367,15 @@ impl Default for FlowsConfig {
     }
 }
 
-/// Idempotency keys of one-shot agents (`Agent.idempotency_key`).
+/// Idempotency keys of one-shot agents (`Agent.idempotency_key`) and the windows of scheduled
+/// messages' keys (`ScheduleRequest.key_window`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DedupConfig {
-    /// How long a key holds when the agent names no window.
+    /// How long a key holds when the agent names no window (a message's key without a
+    /// key_window holds only while the message exists).
     pub default_window_ms: u64,
-    /// Longest window an agent may name.
+    /// Longest window an agent or a scheduled message may name.
     pub max_window_ms: u64,
 }
 

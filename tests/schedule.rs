@@ -288,6 +288,8 @@ async fn schedule_calls_reject_bad_fields() {
     config.limits.max_payload_bytes = 4;
     config.limits.max_duration_ms = 10_000;
     config.limits.max_batch = 10;
+    config.dedup.default_window_ms = 1_000;
+    config.dedup.max_window_ms = 10_000;
     let env = Env::with_config(config).await;
     let mut c = schedules(&env.baton).await;
     let bad = |s: tonic::Status, field: &str| {
@@ -305,6 +307,17 @@ async fn schedule_calls_reject_bad_fields() {
     // A past instant means now (tests/malformed.rs); a malformed one is refused.
     let at = pb::schedule_request::When::DeliverAt(prost_types::Timestamp { seconds: 5, nanos: -1 });
     bad(c.schedule(pb::ScheduleRequest { when: Some(at), ..ok.clone() }).await.unwrap_err(), "deliver_at");
+    // key_window: only with a key, at least 1 ms, at most dedup.max_window_ms, a valid duration.
+    bad(c.schedule(windowed("x", 0, "", 1_000)).await.unwrap_err(), "key_window");
+    bad(c.schedule(windowed("x", 0, "k", 0)).await.unwrap_err(), "key_window");
+    bad(c.schedule(windowed("x", 0, "k", 10_001)).await.unwrap_err(), "key_window");
+    let negative = Some(prost_types::Duration { seconds: -1, nanos: 0 });
+    bad(
+        c.schedule(pb::ScheduleRequest { key_window: negative, ..later("x", 0, "k") }).await.unwrap_err(),
+        "key_window",
+    );
+    let nanos = Some(prost_types::Duration { seconds: 1, nanos: 1_000_000_000 });
+    bad(c.schedule(pb::ScheduleRequest { key_window: nanos, ..later("x", 0, "k") }).await.unwrap_err(), "key_window");
     let sub = |receiver: &str, consumer: &str, max| pb::SubscribeRequest {
         receiver: receiver.into(),
         consumer_id: consumer.into(),
@@ -354,6 +367,13 @@ async fn schedule_batch_and_ack_batch() {
     assert!(e.message().starts_with("messages[1].receiver:"), "{e:?}");
     let e = c.schedule_batch(pb::ScheduleBatchRequest { messages: vec![] }).await.unwrap_err();
     assert!(e.message().starts_with("messages:"), "{e:?}");
+    let unkeyed = windowed("x", 0, "", 1_000);
+    let e = c
+        .schedule_batch(pb::ScheduleBatchRequest { messages: vec![windowed("x", 0, "k2", 1_000), unkeyed] })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().starts_with("messages[1].key_window:"), "{e:?}");
     let zero = pb::AckRequest { token: 0, ..ack(&m1) };
     let e = c.ack_batch(pb::AckBatchRequest { acks: vec![ack(&m1), zero] }).await.unwrap_err();
     assert!(e.message().starts_with("acks[1].token:"), "{e:?}");
@@ -479,4 +499,141 @@ async fn list_messages_pages_through_scheduled_and_in_flight() {
     }
     let e = c.list_messages(pb::ListMessagesRequest { receiver: "nobody".into(), ..Default::default() }).await;
     assert_eq!(e.unwrap_err().code(), Code::NotFound);
+}
+
+fn windowed(payload: &str, delay_ms: u64, key: &str, window_ms: u64) -> pb::ScheduleRequest {
+    pb::ScheduleRequest { key_window: dur(window_ms), ..later(payload, delay_ms, key) }
+}
+
+/// A receiver key's value as Redis holds it: (type, length).
+async fn key_len(env: &Env, part: &str) -> (String, i64) {
+    let mut conn = env.redis.conn().await;
+    let key = format!("baton:{{r:{R}}}:{part}");
+    let kind: String = redis::cmd("TYPE").arg(&key).query_async(&mut conn).await.unwrap();
+    let len: i64 = match kind.as_str() {
+        "hash" => redis::cmd("HLEN").arg(&key).query_async(&mut conn).await.unwrap(),
+        "zset" => redis::cmd("ZCARD").arg(&key).query_async(&mut conn).await.unwrap(),
+        _ => 0,
+    };
+    (kind, len)
+}
+
+/// Waits on the Redis clock (not a sleep standing in for it) until it is past `ms`.
+async fn until_redis_time(env: &Env, ms: i64) {
+    while env.redis.now_ms().await <= ms {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+// A key with a key_window answers the first message for the whole window, whatever became of
+// it: delivered and acked, or cancelled; the deduplicated call schedules nothing. Without a
+// key_window a key holds only while its message exists, as before, and no window is kept.
+#[tokio::test]
+async fn a_key_window_answers_the_first_message_after_it_was_acked_or_cancelled() {
+    let env = Env::start().await;
+    let mut c = schedules(&env.baton).await;
+    let before = env.redis.now_ms().await;
+    let first = c.schedule(windowed("a", 0, "order-9", 3_600_000)).await.unwrap().into_inner();
+    let after = env.redis.now_ms().await;
+    assert!(first.created);
+    let held = ms(&first.key_held_until);
+    assert!((before + 3_600_000..=after + 3_600_000).contains(&held), "held for the window from the Schedule: {held}");
+
+    let mut stream = subscribe(&mut c, "reader", 10).await;
+    let m = next(&mut stream).await;
+    assert_eq!((m.id.as_str(), m.payload.as_slice()), (first.id.as_str(), b"a".as_slice()));
+    c.ack(ack(&m)).await.unwrap();
+
+    // Acked and gone: the key still answers it, with or without a window of its own.
+    for again in [windowed("b", 0, "order-9", 60_000), later("c", 0, "order-9")] {
+        let r = c.schedule(again).await.unwrap().into_inner();
+        assert!(!r.created, "deduplicated");
+        assert_eq!((r.id.as_str(), ms(&r.deliver_at)), (first.id.as_str(), ms(&first.deliver_at)));
+        assert_eq!(ms(&r.key_held_until), held, "the first Schedule's window, not extended");
+    }
+    assert_eq!(key_len(&env, "scheduled").await.1, 0, "nothing scheduled again");
+    let mut conn = env.redis.conn().await;
+    let stats: i64 =
+        redis::cmd("HGET").arg(format!("baton:{{r:{R}}}:stats")).arg("scheduled").query_async(&mut conn).await.unwrap();
+    assert_eq!(stats, 1);
+
+    // Cancelled: the same.
+    let doomed = c.schedule(windowed("d", 60_000, "order-10", 3_600_000)).await.unwrap().into_inner();
+    c.cancel(pb::CancelRequest { receiver: R.into(), id: doomed.id.clone() }).await.unwrap();
+    let r = c.schedule(later("e", 0, "order-10")).await.unwrap().into_inner();
+    assert!(!r.created && r.id == doomed.id, "a cancelled message's window holds");
+
+    // Without key_window, as before: the key is free once its message was acked, and no
+    // window is written.
+    let plain = c.schedule(later("f", 0, "plain")).await.unwrap().into_inner();
+    assert!(plain.created && plain.key_held_until.is_none());
+    let again = c.schedule(later("g", 0, "plain")).await.unwrap().into_inner();
+    assert!(!again.created && again.id == plain.id && again.key_held_until.is_none());
+    let m = next(&mut stream).await;
+    assert_eq!(m.id, plain.id);
+    c.ack(ack(&m)).await.unwrap();
+    let fresh = c.schedule(later("h", 0, "plain")).await.unwrap().into_inner();
+    assert!(fresh.created && fresh.id != plain.id, "the key is free again");
+    let mut conn = env.redis.conn().await;
+    let mut windows: Vec<String> =
+        redis::cmd("HKEYS").arg(format!("baton:{{r:{R}}}:dedup")).query_async(&mut conn).await.unwrap();
+    windows.sort();
+    assert_eq!(windows, ["order-10", "order-9"], "only keys given a window have one");
+}
+
+// A window lapses on the Redis clock: the key is then free (a new message, a new window),
+// unless its message still exists (it holds while it does, as a key always has). A Schedule
+// that opens a window drops lapsed ones, and the window keys expire with the longest window:
+// a receiver that opens no more windows keeps none.
+#[tokio::test]
+async fn a_key_window_lapses_and_is_dropped() {
+    let env = Env::start().await;
+    let mut c = schedules(&env.baton).await;
+    c.schedule(windowed("k", 3_600_000, "keeper", 60_000)).await.unwrap();
+    let short = c.schedule(windowed("a", 0, "brief", 50)).await.unwrap().into_inner();
+    let waiting = c.schedule(windowed("b", 3_600_000, "waiting", 50)).await.unwrap().into_inner();
+    c.cancel(pb::CancelRequest { receiver: R.into(), id: short.id.clone() }).await.unwrap();
+    let again = c.schedule(later("a2", 0, "brief")).await.unwrap().into_inner();
+    assert!(!again.created && again.id == short.id, "within the window");
+    until_redis_time(&env, ms(&waiting.key_held_until).max(ms(&short.key_held_until))).await;
+
+    let fresh = c.schedule(windowed("a3", 0, "brief", 50)).await.unwrap().into_inner();
+    assert!(fresh.created && fresh.id != short.id, "the window lapsed: a new message");
+    assert!(ms(&fresh.key_held_until) > ms(&short.key_held_until), "and a new window");
+    let still = c.schedule(later("b2", 0, "waiting")).await.unwrap().into_inner();
+    assert!(!still.created && still.id == waiting.id, "its message still holds the key");
+    assert!(still.key_held_until.is_none(), "by the message, no window");
+    // The Schedule that opened "brief" again dropped the lapsed "waiting".
+    assert_eq!(key_len(&env, "dedupat").await, ("zset".into(), 2));
+    until_redis_time(&env, ms(&fresh.key_held_until)).await;
+
+    // "brief" lapsed beside "keeper"; the next window opened drops it.
+    c.schedule(windowed("c", 0, "long", 60_000)).await.unwrap();
+    let mut conn = env.redis.conn().await;
+    let mut open: Vec<String> = redis::cmd("ZRANGE")
+        .arg(format!("baton:{{r:{R}}}:dedupat"))
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    open.sort();
+    assert_eq!(open, ["keeper", "long"], "the lapsed windows were dropped");
+    assert_eq!(key_len(&env, "dedup").await, ("hash".into(), 2));
+    for part in ["dedup", "dedupat"] {
+        let ttl: i64 = redis::cmd("PTTL").arg(format!("baton:{{r:{R}}}:{part}")).query_async(&mut conn).await.unwrap();
+        assert!((1..=60_000).contains(&ttl), "{part} expires with the longest window: {ttl}");
+    }
+
+    // A receiver whose windows all lapsed keeps none.
+    let quiet = pb::ScheduleRequest { receiver: "quiet".into(), ..windowed("q", 0, "once", 50) };
+    let q = c.schedule(quiet).await.unwrap().into_inner();
+    until_redis_time(&env, ms(&q.key_held_until)).await;
+    let left: i64 = redis::cmd("EXISTS")
+        .arg("baton:{r:quiet}:dedup")
+        .arg("baton:{r:quiet}:dedupat")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(left, 0, "expired with the window");
 }

@@ -14,7 +14,7 @@ use std::{
 use common::{
     agent,
     cluster::{until, TestCluster},
-    dur, pb,
+    dur, ms, pb,
     scenarios::Probe,
     test_config, TestBaton,
 };
@@ -421,7 +421,9 @@ async fn a_sharded_receiver_spreads_over_shards_and_keeps_the_delivery_guarantee
     let mut c = ScheduleServiceClient::new(baton.channel().await);
     let subscribe = pb::SubscribeRequest { receiver: "tick".into(), consumer_id: "s2".into(), max_in_flight: 5 };
     let mut stream = c.subscribe(subscribe).await.unwrap().into_inner();
-    let doomed = c.schedule(schedule("doomed", 0)).await.unwrap().into_inner();
+    // Its key has a window, which outlives the message's dead letter, retry and ack.
+    let windowed = || pb::ScheduleRequest { key_window: dur(3_600_000), ..schedule("doomed", 0) };
+    let doomed = c.schedule(windowed()).await.unwrap().into_inner();
     for delivery in 1..=2 {
         let m = next_message(&mut stream).await;
         assert_eq!((m.id.as_str(), m.delivery_count), (doomed.id.as_str(), delivery));
@@ -436,6 +438,8 @@ async fn a_sharded_receiver_spreads_over_shards_and_keeps_the_delivery_guarantee
     .await;
     let listed = admin.list_dead_letters(list()).await.unwrap().into_inner().dead_letters;
     assert_eq!((listed[0].id.as_str(), listed[0].source.as_ref().unwrap().name.as_str()), (doomed.id.as_str(), "tick"));
+    let dup = c.schedule(schedule("doomed", 0)).await.unwrap().into_inner();
+    assert!(!dup.created && dup.id == doomed.id, "a dead letter's window holds its key");
     admin
         .retry_dead_letter(pb::RetryDeadLetterRequest { source: Some(source.clone()), id: doomed.id.clone() })
         .await
@@ -445,8 +449,14 @@ async fn a_sharded_receiver_spreads_over_shards_and_keeps_the_delivery_guarantee
     c.ack(pb::AckRequest { request_id: String::new(), receiver: "tick".into(), id: back.id, token: back.token })
         .await
         .unwrap();
-    let req = pb::DeleteDeadLetterRequest { source: Some(source), id: doomed.id };
+    let req = pb::DeleteDeadLetterRequest { source: Some(source), id: doomed.id.clone() };
     assert_eq!(admin.delete_dead_letter(req).await.unwrap_err().code(), tonic::Code::NotFound, "acked, not dead");
+    let dup = c.schedule(windowed()).await.unwrap().into_inner();
+    assert!(!dup.created && dup.id == doomed.id, "acked: the window still answers it");
+    assert_eq!(ms(&dup.key_held_until), ms(&doomed.key_held_until));
+    // The window lives in the key's shard, in that shard's slot.
+    let key = format!("baton:{{r:tick#{}}}:dedupat", shard("doomed", 3));
+    assert_eq!(zcard(&cluster, &key).await, 1, "{key}");
     baton.stop().await.unwrap();
 }
 

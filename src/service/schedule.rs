@@ -14,7 +14,8 @@ use crate::{
     error::{Error, Result},
     pb::{self, schedule_service_server::ScheduleService},
     store::{
-        keys::ChannelKind, wake::Wakeups, Delivery, DeliveryLimits, MessageInfo, MessageState, SourceKind, Store, When,
+        keys::ChannelKind, wake::Wakeups, Delivery, DeliveryLimits, MessageInfo, MessageState, NewMessage, Scheduled,
+        SourceKind, Store, When,
     },
 };
 
@@ -166,15 +167,36 @@ impl ScheduleServiceImpl {
     }
 
     /// Checks one message to schedule (`field` prefixes its fields' names in errors: "" for a
-    /// lone Schedule, "messages[3]." in a batch); when it is due.
-    fn when(&self, field: &str, req: &pb::ScheduleRequest) -> Result<When> {
+    /// lone Schedule, "messages[3]." in a batch); the message as the store takes it, with
+    /// `traceparent` the one it carries (see `trace::for_item`).
+    fn message<'a>(&self, field: &str, req: &'a pb::ScheduleRequest, traceparent: &'a str) -> Result<NewMessage<'a>> {
         validate::name(&format!("{field}receiver"), &req.receiver)?;
         validate::size(&format!("{field}payload"), req.payload.len(), self.config.limits.max_payload_bytes)?;
         if !req.key.is_empty() {
             validate::name(&format!("{field}key"), &req.key)?;
         }
+        let wf = format!("{field}key_window");
+        let key_window_ms = match validate::duration_ms(&wf, req.key_window.as_ref(), self.config.dedup.max_window_ms)?
+        {
+            Some(_) if req.key.is_empty() => return Err(Error::invalid(wf, "applies only with key")),
+            Some(0) => return Err(Error::invalid(wf, "must be at least 1 ms")),
+            Some(ms) => ms,
+            None => 0,
+        };
         crate::trace::check_field(&format!("{field}traceparent"), &req.traceparent)?;
         validate::request_id(&format!("{field}request_id"), &req.request_id)?;
+        Ok(NewMessage {
+            payload: &req.payload,
+            when: self.when(field, req)?,
+            key: &req.key,
+            key_window_ms,
+            traceparent,
+            request_id: &req.request_id,
+        })
+    }
+
+    /// When a checked message is due.
+    fn when(&self, field: &str, req: &pb::ScheduleRequest) -> Result<When> {
         let max = self.config.limits.max_duration_ms;
         Ok(match &req.when {
             None => When::After(0),
@@ -196,6 +218,19 @@ impl ScheduleServiceImpl {
                 }
             }
         })
+    }
+}
+
+/// The answer to one Schedule, counted in the receiver's metrics: scheduled, or deduplicated
+/// (its key held by a message not yet acked, or by a window).
+fn scheduled(receiver: &str, done: Scheduled) -> pb::ScheduleResponse {
+    let name = if done.created { "baton_schedule_scheduled_total" } else { "baton_schedule_deduplicated_total" };
+    metrics::counter!(name, "receiver" => receiver.to_string()).increment(1);
+    pb::ScheduleResponse {
+        id: done.id,
+        deliver_at: Some(timestamp(done.deliver_at_ms)),
+        created: done.created,
+        key_held_until: done.key_held_until_ms.map(timestamp),
     }
 }
 
@@ -236,14 +271,10 @@ impl ScheduleService for ScheduleServiceImpl {
             auth::authorize(&request)?;
             let incoming = crate::trace::incoming(request.metadata());
             let req = request.into_inner();
-            let when = self.when("", &req)?;
             let traceparent = crate::trace::for_item(&req.traceparent, &incoming);
-            let (created, id, at) =
-                self.store.schedule(&req.receiver, &req.payload, when, &req.key, &traceparent, &req.request_id).await?;
-            if created {
-                metrics::counter!("baton_schedule_scheduled_total", "receiver" => req.receiver).increment(1);
-            }
-            Ok(Response::new(pb::ScheduleResponse { id, deliver_at: Some(timestamp(at)), created }))
+            let msg = self.message("", &req, &traceparent)?;
+            let done = self.store.schedule(&req.receiver, &msg).await?;
+            Ok(Response::new(scheduled(&req.receiver, done)))
         })
         .await
     }
@@ -257,29 +288,17 @@ impl ScheduleService for ScheduleServiceImpl {
             let incoming = crate::trace::incoming(request.metadata());
             let req = request.into_inner();
             validate::count("messages", req.messages.len(), 1, self.config.limits.max_batch as usize)?;
-            let whens = (req.messages.iter().enumerate())
-                .map(|(i, m)| self.when(&format!("messages[{i}]."), m))
-                .collect::<Result<Vec<_>>>()?;
             let traceparents: Vec<String> =
                 req.messages.iter().map(|m| crate::trace::for_item(&m.traceparent, &incoming)).collect();
+            let msgs = (req.messages.iter().zip(&traceparents).enumerate())
+                .map(|(i, (m, tp))| self.message(&format!("messages[{i}]."), m, tp))
+                .collect::<Result<Vec<_>>>()?;
             // Side by side on the multiplexed connection: pipelined, one round trip for the lot.
-            let results =
-                futures::future::try_join_all(req.messages.iter().zip(whens).zip(&traceparents).map(
-                    |((m, when), tp)| self.store.schedule(&m.receiver, &m.payload, when, &m.key, tp, &m.request_id),
-                ))
-                .await?;
-            let results = req
-                .messages
-                .iter()
-                .zip(results)
-                .map(|(m, (created, id, at))| {
-                    if created {
-                        metrics::counter!("baton_schedule_scheduled_total", "receiver" => m.receiver.clone())
-                            .increment(1);
-                    }
-                    pb::ScheduleResponse { id, deliver_at: Some(timestamp(at)), created }
-                })
-                .collect();
+            let results = futures::future::try_join_all(
+                req.messages.iter().zip(&msgs).map(|(m, msg)| self.store.schedule(&m.receiver, msg)),
+            )
+            .await?;
+            let results = req.messages.iter().zip(results).map(|(m, done)| scheduled(&m.receiver, done)).collect();
             Ok(Response::new(pb::ScheduleBatchResponse { results }))
         })
         .await

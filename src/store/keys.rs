@@ -198,6 +198,11 @@ pub struct ReceiverKeys {
     pub requests: String,
     /// HASH request field -> the first answer (JSON), for idempotent retries.
     pub answers: String,
+    /// HASH idempotency key -> "<id>|<deliver at ms>|<held until ms>": keys held for a window
+    /// (`ScheduleRequest.key_window`), whatever became of their message.
+    pub dedup: String,
+    /// ZSET idempotency key -> held until (ms): the windows by their end, to drop lapsed ones.
+    pub dedupat: String,
 }
 
 impl ReceiverKeys {
@@ -206,6 +211,12 @@ impl ReceiverKeys {
     pub fn with_memory(&self) -> [&str; 13] {
         let [a, b, c, d, e, f, g, h, i, j, k] = self.all();
         [a, b, c, d, e, f, g, h, i, j, k, &self.requests, &self.answers]
+    }
+
+    /// The keys of scheduleMessage: `with_memory`, then dedup and dedupat.
+    pub fn schedule_keys(&self) -> [&str; 15] {
+        let [a, b, c, d, e, f, g, h, i, j, k, l, m] = self.with_memory();
+        [a, b, c, d, e, f, g, h, i, j, k, l, m, &self.dedup, &self.dedupat]
     }
 
     pub fn all(&self) -> [&str; 11] {
@@ -446,6 +457,8 @@ impl Keys {
             limits: k("limits"),
             requests: k("requests"),
             answers: k("answers"),
+            dedup: k("dedup"),
+            dedupat: k("dedupat"),
         }
     }
 

@@ -11,6 +11,33 @@ pub enum When {
     After(u64),
 }
 
+/// A message to schedule, checked (ScheduleRequest).
+#[derive(Clone, Copy, Debug)]
+pub struct NewMessage<'a> {
+    pub payload: &'a [u8],
+    pub when: When,
+    /// Idempotency key; "" for none.
+    pub key: &'a str,
+    /// How long `key` holds from this Schedule, whatever becomes of the message (ms); 0: only
+    /// while the message exists.
+    pub key_window_ms: u64,
+    /// The producer's W3C trace context; "" for none.
+    pub traceparent: &'a str,
+    /// Request id of the call, for a retry; "" for none.
+    pub request_id: &'a str,
+}
+
+/// What one Schedule did (a retry with the same request id: what the first call did).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scheduled {
+    /// False: deduplicated, `id` is the message holding the key.
+    pub created: bool,
+    pub id: String,
+    pub deliver_at_ms: i64,
+    /// When the key's window ends; None when it has no open window.
+    pub key_held_until_ms: Option<i64>,
+}
+
 /// One delivery to a consumer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Delivery {
@@ -93,36 +120,32 @@ pub fn wake_name(receiver: &str) -> String {
 }
 
 impl Store {
-    /// Persists a message; returns (created, id, deliver_at) (a retry with the same
-    /// `request_id`: the first call's).
-    pub(super) async fn schedule_in(
-        &self,
-        receiver: &str,
-        payload: &[u8],
-        when: When,
-        key: &str,
-        traceparent: &str,
-        request_id: &str,
-    ) -> Result<(bool, String, i64)> {
+    /// Persists a message in one physical receiver (a retry with the same `request_id`: the
+    /// first call's answer).
+    pub(super) async fn schedule_in(&self, receiver: &str, msg: &NewMessage<'_>) -> Result<Scheduled> {
         let k = self.keys.receiver(receiver);
-        let (at, delay) = match when {
+        let (at, delay) = match msg.when {
             When::At(at) => (at, 0),
             When::After(delay) => (-1, delay),
         };
         let mut args = Args::new()
-            .arg(payload)
+            .arg(msg.payload)
             .arg(at)
             .arg(delay)
-            .arg(key)
+            .arg(msg.key)
             .arg(self.keys.announce(ChannelKind::Receiver, receiver))
             .arg(wake_name(receiver))
-            .arg(traceparent)
-            .arg(super::request_field(request_id, || "schedule".into()));
+            .arg(msg.traceparent)
+            .arg(super::request_field(msg.request_id, || "schedule".into()));
         self.policy.push_memory_args(&mut args);
+        args.push(if msg.key.is_empty() { 0 } else { msg.key_window_ms });
         self.remember(self.keys.receivers(), receiver).await?;
-        let reply = self.run(Path::WriteBack, "scheduleMessage", &k.with_memory(), args).await?;
+        let reply = self.run(Path::WriteBack, "scheduleMessage", &k.schedule_keys(), args).await?;
         let mut r = Reply::new("scheduleMessage", reply)?;
-        Ok((r.next::<i64>()? == 1, r.next()?, r.next()?))
+        let (created, id, deliver_at_ms) = (r.next::<i64>()? == 1, r.next()?, r.next()?);
+        // An answer remembered before windows existed has no fourth field.
+        let held: i64 = if r.is_empty() { 0 } else { r.next()? };
+        Ok(Scheduled { created, id, deliver_at_ms, key_held_until_ms: (held > 0).then_some(held) })
     }
 
     /// One round of delivery to `consumer`.

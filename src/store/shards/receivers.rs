@@ -6,7 +6,7 @@
 use super::{head_score, in_turn, peek, SourceKind, Store, NEXT};
 use crate::{
     error::{Error, Result},
-    store::{Delivered, DeliveryLimits, When},
+    store::{Delivered, DeliveryLimits, NewMessage, Scheduled},
 };
 use std::sync::atomic::Ordering;
 
@@ -38,31 +38,22 @@ impl Store {
         }
     }
 
-    /// Persists a message, with the producer's trace context ("" for none); returns (created,
-    /// id, deliver_at) (a retry with the same `request_id`: the first call's). On a sharded
-    /// receiver a message without a key but with a request id lives in shard CRC16(request id),
-    /// so its retry finds the first answer.
-    pub async fn schedule(
-        &self,
-        receiver: &str,
-        payload: &[u8],
-        when: When,
-        key: &str,
-        traceparent: &str,
-        request_id: &str,
-    ) -> Result<(bool, String, i64)> {
+    /// Persists a message; what Schedule did (a retry with the same `request_id`: the first
+    /// call's). On a sharded receiver a message without a key but with a request id lives in
+    /// shard CRC16(request id), so its retry finds the first answer; one with a key in shard
+    /// CRC16(key), where its key's window lives too.
+    pub async fn schedule(&self, receiver: &str, msg: &NewMessage<'_>) -> Result<Scheduled> {
         let n = self.shard_count(SourceKind::Receiver, receiver) as usize;
         if n == 1 {
-            return self.schedule_in(receiver, payload, when, key, traceparent, request_id).await;
+            return self.schedule_in(receiver, msg).await;
         }
-        let shard = match (key, request_id) {
+        let shard = match (msg.key, msg.request_id) {
             ("", "") => NEXT.fetch_add(1, Ordering::Relaxed) % n,
             ("", request_id) => super::slot_of(request_id, n as u32) as usize,
             (key, _) => super::slot_of(key, n as u32) as usize,
         };
-        let (created, id, at) =
-            self.schedule_in(&format!("{receiver}#{shard}"), payload, when, key, traceparent, request_id).await?;
-        Ok((created, message_id(shard, &id), at))
+        let done = self.schedule_in(&format!("{receiver}#{shard}"), msg).await?;
+        Ok(Scheduled { id: message_id(shard, &done.id), ..done })
     }
 
     /// One round of delivery to `consumer`. On a sharded receiver: one round of peeks at every

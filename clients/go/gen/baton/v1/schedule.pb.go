@@ -355,7 +355,10 @@ type ScheduleRequest struct {
 	//	*ScheduleRequest_DeliverAt
 	//	*ScheduleRequest_Delay
 	When isScheduleRequest_When `protobuf_oneof:"when"`
-	// key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none.
+	// key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none. A Schedule with a
+	// key that names a message of the receiver not yet acked (scheduled, in flight, or retried out
+	// of the dead-letter queue) creates nothing and answers that message (created false); once it
+	// is gone the key is free, unless a key_window still holds it.
 	Key string `protobuf:"bytes,5,opt,name=key,proto3" json:"key,omitempty"`
 	// traceparent is the W3C trace context (`00-<trace id>-<span id>-<flags>`) handed to the
 	// consumer with every delivery, so handling the message joins the producer's trace. Empty:
@@ -367,7 +370,17 @@ type ScheduleRequest struct {
 	// idempotency.retention_ms returns the first call's answer and changes nothing more.
 	// [A-Za-z0-9._-]{1,128}, unique per logical call (a UUID); empty: none.
 	// Unlike key, it holds after the message was delivered and acked.
-	RequestId     string `protobuf:"bytes,7,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,7,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// key_window holds key for this long from this Schedule, whatever becomes of the message: a
+	// Schedule with the same key within the window (with or without a key_window of its own)
+	// creates nothing and answers this message, also after it was delivered and acked, cancelled
+	// or dead-lettered. The key also holds while the message exists, if that is longer. Only the
+	// Schedule that creates the message opens a window; a deduplicated one changes nothing. At
+	// least 1 ms, at most the server's dedup.max_window_ms; requires key (else INVALID_ARGUMENT
+	// naming key_window). Absent: the key holds only while the message exists, as it always has
+	// (a window of dedup.default_window_ms by default would keep refusing the keys of callers
+	// that reuse a key once its message was acked).
+	KeyWindow     *durationpb.Duration `protobuf:"bytes,8,opt,name=key_window,json=keyWindow,proto3" json:"key_window,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -462,6 +475,13 @@ func (x *ScheduleRequest) GetRequestId() string {
 	return ""
 }
 
+func (x *ScheduleRequest) GetKeyWindow() *durationpb.Duration {
+	if x != nil {
+		return x.KeyWindow
+	}
+	return nil
+}
+
 type isScheduleRequest_When interface {
 	isScheduleRequest_When()
 }
@@ -487,8 +507,12 @@ type ScheduleResponse struct {
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// deliver_at is when it is due.
 	DeliverAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=deliver_at,json=deliverAt,proto3" json:"deliver_at,omitempty"`
-	// created is false when key matched a message already scheduled.
-	Created       bool `protobuf:"varint,3,opt,name=created,proto3" json:"created,omitempty"`
+	// created is false when the call was deduplicated: key matched a message not yet acked, or a
+	// key_window still open; nothing was scheduled.
+	Created bool `protobuf:"varint,3,opt,name=created,proto3" json:"created,omitempty"`
+	// key_held_until is when the key's window ends (the first Schedule's time + its key_window);
+	// absent when the key has no open window (none, or it holds only while the message exists).
+	KeyHeldUntil  *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=key_held_until,json=keyHeldUntil,proto3" json:"key_held_until,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -542,6 +566,13 @@ func (x *ScheduleResponse) GetCreated() bool {
 		return x.Created
 	}
 	return false
+}
+
+func (x *ScheduleResponse) GetKeyHeldUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.KeyHeldUntil
+	}
+	return nil
 }
 
 // SubscribeRequest follows a receiver.
@@ -1360,7 +1391,7 @@ const file_baton_v1_schedule_proto_rawDesc = "" +
 	" \x01(\fR\vpayloadHead\"q\n" +
 	"\x14ListMessagesResponse\x121\n" +
 	"\bmessages\x18\x01 \x03(\v2\x15.baton.v1.MessageInfoR\bmessages\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x92\x02\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xcc\x02\n" +
 	"\x0fScheduleRequest\x12\x1a\n" +
 	"\breceiver\x18\x01 \x01(\tR\breceiver\x12\x18\n" +
 	"\apayload\x18\x02 \x01(\fR\apayload\x12;\n" +
@@ -1370,13 +1401,16 @@ const file_baton_v1_schedule_proto_rawDesc = "" +
 	"\x03key\x18\x05 \x01(\tR\x03key\x12 \n" +
 	"\vtraceparent\x18\x06 \x01(\tR\vtraceparent\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\a \x01(\tR\trequestIdB\x06\n" +
-	"\x04when\"w\n" +
+	"request_id\x18\a \x01(\tR\trequestId\x128\n" +
+	"\n" +
+	"key_window\x18\b \x01(\v2\x19.google.protobuf.DurationR\tkeyWindowB\x06\n" +
+	"\x04when\"\xb9\x01\n" +
 	"\x10ScheduleResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x129\n" +
 	"\n" +
 	"deliver_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\tdeliverAt\x12\x18\n" +
-	"\acreated\x18\x03 \x01(\bR\acreated\"s\n" +
+	"\acreated\x18\x03 \x01(\bR\acreated\x12@\n" +
+	"\x0ekey_held_until\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\fkeyHeldUntil\"s\n" +
 	"\x10SubscribeRequest\x12\x1a\n" +
 	"\breceiver\x18\x01 \x01(\tR\breceiver\x12\x1f\n" +
 	"\vconsumer_id\x18\x02 \x01(\tR\n" +
@@ -1487,38 +1521,40 @@ var file_baton_v1_schedule_proto_depIdxs = []int32{
 	2,  // 4: baton.v1.ListMessagesResponse.messages:type_name -> baton.v1.MessageInfo
 	20, // 5: baton.v1.ScheduleRequest.deliver_at:type_name -> google.protobuf.Timestamp
 	21, // 6: baton.v1.ScheduleRequest.delay:type_name -> google.protobuf.Duration
-	20, // 7: baton.v1.ScheduleResponse.deliver_at:type_name -> google.protobuf.Timestamp
-	20, // 8: baton.v1.SubscribeResponse.deliver_at:type_name -> google.protobuf.Timestamp
-	4,  // 9: baton.v1.ScheduleBatchRequest.messages:type_name -> baton.v1.ScheduleRequest
-	5,  // 10: baton.v1.ScheduleBatchResponse.results:type_name -> baton.v1.ScheduleResponse
-	8,  // 11: baton.v1.AckBatchRequest.acks:type_name -> baton.v1.AckRequest
-	15, // 12: baton.v1.AckBatchResponse.results:type_name -> baton.v1.AckResult
-	6,  // 13: baton.v1.ReceiveRequest.open:type_name -> baton.v1.SubscribeRequest
-	18, // 14: baton.v1.ReceiveRequest.acks:type_name -> baton.v1.ReceiveAck
-	7,  // 15: baton.v1.ReceiveResponse.messages:type_name -> baton.v1.SubscribeResponse
-	18, // 16: baton.v1.ReceiveResponse.acked:type_name -> baton.v1.ReceiveAck
-	18, // 17: baton.v1.ReceiveResponse.lost:type_name -> baton.v1.ReceiveAck
-	4,  // 18: baton.v1.ScheduleService.Schedule:input_type -> baton.v1.ScheduleRequest
-	12, // 19: baton.v1.ScheduleService.ScheduleBatch:input_type -> baton.v1.ScheduleBatchRequest
-	6,  // 20: baton.v1.ScheduleService.Subscribe:input_type -> baton.v1.SubscribeRequest
-	17, // 21: baton.v1.ScheduleService.Receive:input_type -> baton.v1.ReceiveRequest
-	8,  // 22: baton.v1.ScheduleService.Ack:input_type -> baton.v1.AckRequest
-	14, // 23: baton.v1.ScheduleService.AckBatch:input_type -> baton.v1.AckBatchRequest
-	10, // 24: baton.v1.ScheduleService.Cancel:input_type -> baton.v1.CancelRequest
-	1,  // 25: baton.v1.ScheduleService.ListMessages:input_type -> baton.v1.ListMessagesRequest
-	5,  // 26: baton.v1.ScheduleService.Schedule:output_type -> baton.v1.ScheduleResponse
-	13, // 27: baton.v1.ScheduleService.ScheduleBatch:output_type -> baton.v1.ScheduleBatchResponse
-	7,  // 28: baton.v1.ScheduleService.Subscribe:output_type -> baton.v1.SubscribeResponse
-	19, // 29: baton.v1.ScheduleService.Receive:output_type -> baton.v1.ReceiveResponse
-	9,  // 30: baton.v1.ScheduleService.Ack:output_type -> baton.v1.AckResponse
-	16, // 31: baton.v1.ScheduleService.AckBatch:output_type -> baton.v1.AckBatchResponse
-	11, // 32: baton.v1.ScheduleService.Cancel:output_type -> baton.v1.CancelResponse
-	3,  // 33: baton.v1.ScheduleService.ListMessages:output_type -> baton.v1.ListMessagesResponse
-	26, // [26:34] is the sub-list for method output_type
-	18, // [18:26] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	21, // 7: baton.v1.ScheduleRequest.key_window:type_name -> google.protobuf.Duration
+	20, // 8: baton.v1.ScheduleResponse.deliver_at:type_name -> google.protobuf.Timestamp
+	20, // 9: baton.v1.ScheduleResponse.key_held_until:type_name -> google.protobuf.Timestamp
+	20, // 10: baton.v1.SubscribeResponse.deliver_at:type_name -> google.protobuf.Timestamp
+	4,  // 11: baton.v1.ScheduleBatchRequest.messages:type_name -> baton.v1.ScheduleRequest
+	5,  // 12: baton.v1.ScheduleBatchResponse.results:type_name -> baton.v1.ScheduleResponse
+	8,  // 13: baton.v1.AckBatchRequest.acks:type_name -> baton.v1.AckRequest
+	15, // 14: baton.v1.AckBatchResponse.results:type_name -> baton.v1.AckResult
+	6,  // 15: baton.v1.ReceiveRequest.open:type_name -> baton.v1.SubscribeRequest
+	18, // 16: baton.v1.ReceiveRequest.acks:type_name -> baton.v1.ReceiveAck
+	7,  // 17: baton.v1.ReceiveResponse.messages:type_name -> baton.v1.SubscribeResponse
+	18, // 18: baton.v1.ReceiveResponse.acked:type_name -> baton.v1.ReceiveAck
+	18, // 19: baton.v1.ReceiveResponse.lost:type_name -> baton.v1.ReceiveAck
+	4,  // 20: baton.v1.ScheduleService.Schedule:input_type -> baton.v1.ScheduleRequest
+	12, // 21: baton.v1.ScheduleService.ScheduleBatch:input_type -> baton.v1.ScheduleBatchRequest
+	6,  // 22: baton.v1.ScheduleService.Subscribe:input_type -> baton.v1.SubscribeRequest
+	17, // 23: baton.v1.ScheduleService.Receive:input_type -> baton.v1.ReceiveRequest
+	8,  // 24: baton.v1.ScheduleService.Ack:input_type -> baton.v1.AckRequest
+	14, // 25: baton.v1.ScheduleService.AckBatch:input_type -> baton.v1.AckBatchRequest
+	10, // 26: baton.v1.ScheduleService.Cancel:input_type -> baton.v1.CancelRequest
+	1,  // 27: baton.v1.ScheduleService.ListMessages:input_type -> baton.v1.ListMessagesRequest
+	5,  // 28: baton.v1.ScheduleService.Schedule:output_type -> baton.v1.ScheduleResponse
+	13, // 29: baton.v1.ScheduleService.ScheduleBatch:output_type -> baton.v1.ScheduleBatchResponse
+	7,  // 30: baton.v1.ScheduleService.Subscribe:output_type -> baton.v1.SubscribeResponse
+	19, // 31: baton.v1.ScheduleService.Receive:output_type -> baton.v1.ReceiveResponse
+	9,  // 32: baton.v1.ScheduleService.Ack:output_type -> baton.v1.AckResponse
+	16, // 33: baton.v1.ScheduleService.AckBatch:output_type -> baton.v1.AckBatchResponse
+	11, // 34: baton.v1.ScheduleService.Cancel:output_type -> baton.v1.CancelResponse
+	3,  // 35: baton.v1.ScheduleService.ListMessages:output_type -> baton.v1.ListMessagesResponse
+	28, // [28:36] is the sub-list for method output_type
+	20, // [20:28] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_schedule_proto_init() }

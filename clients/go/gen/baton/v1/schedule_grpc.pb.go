@@ -43,7 +43,9 @@ const (
 type ScheduleServiceClient interface {
 	// Schedule persists a message for delivery at deliver_at (or after delay; in the past or
 	// absent: at once) and returns its id. With a key, scheduling again while the first message is
-	// not yet acked returns the first message's id and changes nothing.
+	// not yet acked returns the first message's id and changes nothing; with a key_window, so does
+	// scheduling again within that window, also after the first message was delivered, acked,
+	// cancelled or dead-lettered.
 	Schedule(ctx context.Context, in *ScheduleRequest, opts ...grpc.CallOption) (*ScheduleResponse, error)
 	// ScheduleBatch persists many messages in one call, each as Schedule would; the answers are
 	// in request order. An invalid item rejects the whole call (INVALID_ARGUMENT naming it)
@@ -207,7 +209,9 @@ func (c *scheduleServiceClient) ListMessages(ctx context.Context, in *ListMessag
 type ScheduleServiceServer interface {
 	// Schedule persists a message for delivery at deliver_at (or after delay; in the past or
 	// absent: at once) and returns its id. With a key, scheduling again while the first message is
-	// not yet acked returns the first message's id and changes nothing.
+	// not yet acked returns the first message's id and changes nothing; with a key_window, so does
+	// scheduling again within that window, also after the first message was delivered, acked,
+	// cancelled or dead-lettered.
 	Schedule(context.Context, *ScheduleRequest) (*ScheduleResponse, error)
 	// ScheduleBatch persists many messages in one call, each as Schedule would; the answers are
 	// in request order. An invalid item rejects the whole call (INVALID_ARGUMENT naming it)

@@ -26,15 +26,15 @@ from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x62\x61ton/v1/schedule.proto\x12\x08\x62\x61ton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8c\x01\n\x13ListMessagesRequest\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12%\n\x05state\x18\x02 \x01(\x0e\x32\x16.baton.v1.MessageState\x12\x11\n\tpage_size\x18\x03 \x01(\r\x12\x12\n\npage_token\x18\x04 \x01(\t\x12\x15\n\rpayload_bytes\x18\x05 \x01(\r\"\x98\x02\n\x0bMessageInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12%\n\x05state\x18\x02 \x01(\x0e\x32\x16.baton.v1.MessageState\x12.\n\ndeliver_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x16\n\x0e\x64\x65livery_count\x18\x04 \x01(\r\x12\x0b\n\x03key\x18\x05 \x01(\t\x12\x30\n\x0c\x61\x63k_deadline\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0b\x63onsumer_id\x18\x07 \x01(\t\x12\r\n\x05token\x18\x08 \x01(\x04\x12\x15\n\rpayload_bytes\x18\t \x01(\x04\x12\x14\n\x0cpayload_head\x18\n \x01(\x0c\"X\n\x14ListMessagesResponse\x12\'\n\x08messages\x18\x01 \x03(\x0b\x32\x15.baton.v1.MessageInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\xd0\x01\n\x0fScheduleRequest\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\x12\x30\n\ndeliver_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampH\x00\x12*\n\x05\x64\x65lay\x18\x04 \x01(\x0b\x32\x19.google.protobuf.DurationH\x00\x12\x0b\n\x03key\x18\x05 \x01(\t\x12\x13\n\x0btraceparent\x18\x06 \x01(\t\x12\x12\n\nrequest_id\x18\x07 \x01(\tB\x06\n\x04when\"_\n\x10ScheduleResponse\x12\n\n\x02id\x18\x01 \x01(\t\x12.\n\ndeliver_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07\x63reated\x18\x03 \x01(\x08\"P\n\x10SubscribeRequest\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12\x13\n\x0b\x63onsumer_id\x18\x02 \x01(\t\x12\x15\n\rmax_in_flight\x18\x03 \x01(\r\"\x9c\x01\n\x11SubscribeResponse\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\x12.\n\ndeliver_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x16\n\x0e\x64\x65livery_count\x18\x04 \x01(\r\x12\r\n\x05token\x18\x05 \x01(\x04\x12\x13\n\x0btraceparent\x18\x06 \x01(\t\"M\n\nAckRequest\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\x04\x12\x12\n\nrequest_id\x18\x04 \x01(\t\"\r\n\x0b\x41\x63kResponse\"-\n\rCancelRequest\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\"\x10\n\x0e\x43\x61ncelResponse\"C\n\x14ScheduleBatchRequest\x12+\n\x08messages\x18\x01 \x03(\x0b\x32\x19.baton.v1.ScheduleRequest\"D\n\x15ScheduleBatchResponse\x12+\n\x07results\x18\x01 \x03(\x0b\x32\x1a.baton.v1.ScheduleResponse\"5\n\x0f\x41\x63kBatchRequest\x12\"\n\x04\x61\x63ks\x18\x01 \x03(\x0b\x32\x14.baton.v1.AckRequest\"=\n\tAckResult\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x12\n\nlease_lost\x18\x03 \x01(\x08\"8\n\x10\x41\x63kBatchResponse\x12$\n\x07results\x18\x01 \x03(\x0b\x32\x13.baton.v1.AckResult\"^\n\x0eReceiveRequest\x12(\n\x04open\x18\x01 \x01(\x0b\x32\x1a.baton.v1.SubscribeRequest\x12\"\n\x04\x61\x63ks\x18\x02 \x03(\x0b\x32\x14.baton.v1.ReceiveAck\"\'\n\nReceiveAck\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\x04\"\x89\x01\n\x0fReceiveResponse\x12-\n\x08messages\x18\x01 \x03(\x0b\x32\x1b.baton.v1.SubscribeResponse\x12#\n\x05\x61\x63ked\x18\x02 \x03(\x0b\x32\x14.baton.v1.ReceiveAck\x12\"\n\x04lost\x18\x03 \x03(\x0b\x32\x14.baton.v1.ReceiveAck*g\n\x0cMessageState\x12\x1d\n\x19MESSAGE_STATE_UNSPECIFIED\x10\x00\x12\x1b\n\x17MESSAGE_STATE_SCHEDULED\x10\x01\x12\x1b\n\x17MESSAGE_STATE_IN_FLIGHT\x10\x02\x32\xb5\x04\n\x0fScheduleService\x12\x41\n\x08Schedule\x12\x19.baton.v1.ScheduleRequest\x1a\x1a.baton.v1.ScheduleResponse\x12P\n\rScheduleBatch\x12\x1e.baton.v1.ScheduleBatchRequest\x1a\x1f.baton.v1.ScheduleBatchResponse\x12\x46\n\tSubscribe\x12\x1a.baton.v1.SubscribeRequest\x1a\x1b.baton.v1.SubscribeResponse0\x01\x12\x42\n\x07Receive\x12\x18.baton.v1.ReceiveRequest\x1a\x19.baton.v1.ReceiveResponse(\x01\x30\x01\x12\x32\n\x03\x41\x63k\x12\x14.baton.v1.AckRequest\x1a\x15.baton.v1.AckResponse\x12\x41\n\x08\x41\x63kBatch\x12\x19.baton.v1.AckBatchRequest\x1a\x1a.baton.v1.AckBatchResponse\x12;\n\x06\x43\x61ncel\x12\x17.baton.v1.CancelRequest\x1a\x18.baton.v1.CancelResponse\x12M\n\x0cListMessages\x12\x1d.baton.v1.ListMessagesRequest\x1a\x1e.baton.v1.ListMessagesResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x62\x61ton/v1/schedule.proto\x12\x08\x62\x61ton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8c\x01\n\x13ListMessagesRequest\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12%\n\x05state\x18\x02 \x01(\x0e\x32\x16.baton.v1.MessageState\x12\x11\n\tpage_size\x18\x03 \x01(\r\x12\x12\n\npage_token\x18\x04 \x01(\t\x12\x15\n\rpayload_bytes\x18\x05 \x01(\r\"\x98\x02\n\x0bMessageInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12%\n\x05state\x18\x02 \x01(\x0e\x32\x16.baton.v1.MessageState\x12.\n\ndeliver_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x16\n\x0e\x64\x65livery_count\x18\x04 \x01(\r\x12\x0b\n\x03key\x18\x05 \x01(\t\x12\x30\n\x0c\x61\x63k_deadline\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0b\x63onsumer_id\x18\x07 \x01(\t\x12\r\n\x05token\x18\x08 \x01(\x04\x12\x15\n\rpayload_bytes\x18\t \x01(\x04\x12\x14\n\x0cpayload_head\x18\n \x01(\x0c\"X\n\x14ListMessagesResponse\x12\'\n\x08messages\x18\x01 \x03(\x0b\x32\x15.baton.v1.MessageInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\xff\x01\n\x0fScheduleRequest\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\x12\x30\n\ndeliver_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampH\x00\x12*\n\x05\x64\x65lay\x18\x04 \x01(\x0b\x32\x19.google.protobuf.DurationH\x00\x12\x0b\n\x03key\x18\x05 \x01(\t\x12\x13\n\x0btraceparent\x18\x06 \x01(\t\x12\x12\n\nrequest_id\x18\x07 \x01(\t\x12-\n\nkey_window\x18\x08 \x01(\x0b\x32\x19.google.protobuf.DurationB\x06\n\x04when\"\x93\x01\n\x10ScheduleResponse\x12\n\n\x02id\x18\x01 \x01(\t\x12.\n\ndeliver_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07\x63reated\x18\x03 \x01(\x08\x12\x32\n\x0ekey_held_until\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"P\n\x10SubscribeRequest\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12\x13\n\x0b\x63onsumer_id\x18\x02 \x01(\t\x12\x15\n\rmax_in_flight\x18\x03 \x01(\r\"\x9c\x01\n\x11SubscribeResponse\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0f\n\x07payload\x18\x02 \x01(\x0c\x12.\n\ndeliver_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x16\n\x0e\x64\x65livery_count\x18\x04 \x01(\r\x12\r\n\x05token\x18\x05 \x01(\x04\x12\x13\n\x0btraceparent\x18\x06 \x01(\t\"M\n\nAckRequest\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\x04\x12\x12\n\nrequest_id\x18\x04 \x01(\t\"\r\n\x0b\x41\x63kResponse\"-\n\rCancelRequest\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\"\x10\n\x0e\x43\x61ncelResponse\"C\n\x14ScheduleBatchRequest\x12+\n\x08messages\x18\x01 \x03(\x0b\x32\x19.baton.v1.ScheduleRequest\"D\n\x15ScheduleBatchResponse\x12+\n\x07results\x18\x01 \x03(\x0b\x32\x1a.baton.v1.ScheduleResponse\"5\n\x0f\x41\x63kBatchRequest\x12\"\n\x04\x61\x63ks\x18\x01 \x03(\x0b\x32\x14.baton.v1.AckRequest\"=\n\tAckResult\x12\x10\n\x08receiver\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\t\x12\x12\n\nlease_lost\x18\x03 \x01(\x08\"8\n\x10\x41\x63kBatchResponse\x12$\n\x07results\x18\x01 \x03(\x0b\x32\x13.baton.v1.AckResult\"^\n\x0eReceiveRequest\x12(\n\x04open\x18\x01 \x01(\x0b\x32\x1a.baton.v1.SubscribeRequest\x12\"\n\x04\x61\x63ks\x18\x02 \x03(\x0b\x32\x14.baton.v1.ReceiveAck\"\'\n\nReceiveAck\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\x04\"\x89\x01\n\x0fReceiveResponse\x12-\n\x08messages\x18\x01 \x03(\x0b\x32\x1b.baton.v1.SubscribeResponse\x12#\n\x05\x61\x63ked\x18\x02 \x03(\x0b\x32\x14.baton.v1.ReceiveAck\x12\"\n\x04lost\x18\x03 \x03(\x0b\x32\x14.baton.v1.ReceiveAck*g\n\x0cMessageState\x12\x1d\n\x19MESSAGE_STATE_UNSPECIFIED\x10\x00\x12\x1b\n\x17MESSAGE_STATE_SCHEDULED\x10\x01\x12\x1b\n\x17MESSAGE_STATE_IN_FLIGHT\x10\x02\x32\xb5\x04\n\x0fScheduleService\x12\x41\n\x08Schedule\x12\x19.baton.v1.ScheduleRequest\x1a\x1a.baton.v1.ScheduleResponse\x12P\n\rScheduleBatch\x12\x1e.baton.v1.ScheduleBatchRequest\x1a\x1f.baton.v1.ScheduleBatchResponse\x12\x46\n\tSubscribe\x12\x1a.baton.v1.SubscribeRequest\x1a\x1b.baton.v1.SubscribeResponse0\x01\x12\x42\n\x07Receive\x12\x18.baton.v1.ReceiveRequest\x1a\x19.baton.v1.ReceiveResponse(\x01\x30\x01\x12\x32\n\x03\x41\x63k\x12\x14.baton.v1.AckRequest\x1a\x15.baton.v1.AckResponse\x12\x41\n\x08\x41\x63kBatch\x12\x19.baton.v1.AckBatchRequest\x1a\x1a.baton.v1.AckBatchResponse\x12;\n\x06\x43\x61ncel\x12\x17.baton.v1.CancelRequest\x1a\x18.baton.v1.CancelResponse\x12M\n\x0cListMessages\x12\x1d.baton.v1.ListMessagesRequest\x1a\x1e.baton.v1.ListMessagesResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'baton.v1.schedule_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_MESSAGESTATE']._serialized_start=1918
-  _globals['_MESSAGESTATE']._serialized_end=2021
+  _globals['_MESSAGESTATE']._serialized_start=2018
+  _globals['_MESSAGESTATE']._serialized_end=2121
   _globals['_LISTMESSAGESREQUEST']._serialized_start=103
   _globals['_LISTMESSAGESREQUEST']._serialized_end=243
   _globals['_MESSAGEINFO']._serialized_start=246
@@ -42,37 +42,37 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTMESSAGESRESPONSE']._serialized_start=528
   _globals['_LISTMESSAGESRESPONSE']._serialized_end=616
   _globals['_SCHEDULEREQUEST']._serialized_start=619
-  _globals['_SCHEDULEREQUEST']._serialized_end=827
-  _globals['_SCHEDULERESPONSE']._serialized_start=829
-  _globals['_SCHEDULERESPONSE']._serialized_end=924
-  _globals['_SUBSCRIBEREQUEST']._serialized_start=926
-  _globals['_SUBSCRIBEREQUEST']._serialized_end=1006
-  _globals['_SUBSCRIBERESPONSE']._serialized_start=1009
-  _globals['_SUBSCRIBERESPONSE']._serialized_end=1165
-  _globals['_ACKREQUEST']._serialized_start=1167
-  _globals['_ACKREQUEST']._serialized_end=1244
-  _globals['_ACKRESPONSE']._serialized_start=1246
-  _globals['_ACKRESPONSE']._serialized_end=1259
-  _globals['_CANCELREQUEST']._serialized_start=1261
-  _globals['_CANCELREQUEST']._serialized_end=1306
-  _globals['_CANCELRESPONSE']._serialized_start=1308
-  _globals['_CANCELRESPONSE']._serialized_end=1324
-  _globals['_SCHEDULEBATCHREQUEST']._serialized_start=1326
-  _globals['_SCHEDULEBATCHREQUEST']._serialized_end=1393
-  _globals['_SCHEDULEBATCHRESPONSE']._serialized_start=1395
-  _globals['_SCHEDULEBATCHRESPONSE']._serialized_end=1463
-  _globals['_ACKBATCHREQUEST']._serialized_start=1465
-  _globals['_ACKBATCHREQUEST']._serialized_end=1518
-  _globals['_ACKRESULT']._serialized_start=1520
-  _globals['_ACKRESULT']._serialized_end=1581
-  _globals['_ACKBATCHRESPONSE']._serialized_start=1583
-  _globals['_ACKBATCHRESPONSE']._serialized_end=1639
-  _globals['_RECEIVEREQUEST']._serialized_start=1641
-  _globals['_RECEIVEREQUEST']._serialized_end=1735
-  _globals['_RECEIVEACK']._serialized_start=1737
-  _globals['_RECEIVEACK']._serialized_end=1776
-  _globals['_RECEIVERESPONSE']._serialized_start=1779
-  _globals['_RECEIVERESPONSE']._serialized_end=1916
-  _globals['_SCHEDULESERVICE']._serialized_start=2024
-  _globals['_SCHEDULESERVICE']._serialized_end=2589
+  _globals['_SCHEDULEREQUEST']._serialized_end=874
+  _globals['_SCHEDULERESPONSE']._serialized_start=877
+  _globals['_SCHEDULERESPONSE']._serialized_end=1024
+  _globals['_SUBSCRIBEREQUEST']._serialized_start=1026
+  _globals['_SUBSCRIBEREQUEST']._serialized_end=1106
+  _globals['_SUBSCRIBERESPONSE']._serialized_start=1109
+  _globals['_SUBSCRIBERESPONSE']._serialized_end=1265
+  _globals['_ACKREQUEST']._serialized_start=1267
+  _globals['_ACKREQUEST']._serialized_end=1344
+  _globals['_ACKRESPONSE']._serialized_start=1346
+  _globals['_ACKRESPONSE']._serialized_end=1359
+  _globals['_CANCELREQUEST']._serialized_start=1361
+  _globals['_CANCELREQUEST']._serialized_end=1406
+  _globals['_CANCELRESPONSE']._serialized_start=1408
+  _globals['_CANCELRESPONSE']._serialized_end=1424
+  _globals['_SCHEDULEBATCHREQUEST']._serialized_start=1426
+  _globals['_SCHEDULEBATCHREQUEST']._serialized_end=1493
+  _globals['_SCHEDULEBATCHRESPONSE']._serialized_start=1495
+  _globals['_SCHEDULEBATCHRESPONSE']._serialized_end=1563
+  _globals['_ACKBATCHREQUEST']._serialized_start=1565
+  _globals['_ACKBATCHREQUEST']._serialized_end=1618
+  _globals['_ACKRESULT']._serialized_start=1620
+  _globals['_ACKRESULT']._serialized_end=1681
+  _globals['_ACKBATCHRESPONSE']._serialized_start=1683
+  _globals['_ACKBATCHRESPONSE']._serialized_end=1739
+  _globals['_RECEIVEREQUEST']._serialized_start=1741
+  _globals['_RECEIVEREQUEST']._serialized_end=1835
+  _globals['_RECEIVEACK']._serialized_start=1837
+  _globals['_RECEIVEACK']._serialized_end=1876
+  _globals['_RECEIVERESPONSE']._serialized_start=1879
+  _globals['_RECEIVERESPONSE']._serialized_end=2016
+  _globals['_SCHEDULESERVICE']._serialized_start=2124
+  _globals['_SCHEDULESERVICE']._serialized_end=2689
 # @@protoc_insertion_point(module_scope)

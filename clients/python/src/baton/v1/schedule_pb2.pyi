@@ -67,7 +67,7 @@ class ListMessagesResponse(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[MessageInfo, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ScheduleRequest(_message.Message):
-    __slots__ = ("receiver", "payload", "deliver_at", "delay", "key", "traceparent", "request_id")
+    __slots__ = ("receiver", "payload", "deliver_at", "delay", "key", "traceparent", "request_id", "key_window")
     RECEIVER_FIELD_NUMBER: _ClassVar[int]
     PAYLOAD_FIELD_NUMBER: _ClassVar[int]
     DELIVER_AT_FIELD_NUMBER: _ClassVar[int]
@@ -75,6 +75,7 @@ class ScheduleRequest(_message.Message):
     KEY_FIELD_NUMBER: _ClassVar[int]
     TRACEPARENT_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    KEY_WINDOW_FIELD_NUMBER: _ClassVar[int]
     receiver: str
     payload: bytes
     deliver_at: _timestamp_pb2.Timestamp
@@ -82,17 +83,20 @@ class ScheduleRequest(_message.Message):
     key: str
     traceparent: str
     request_id: str
-    def __init__(self, receiver: _Optional[str] = ..., payload: _Optional[bytes] = ..., deliver_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., key: _Optional[str] = ..., traceparent: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
+    key_window: _duration_pb2.Duration
+    def __init__(self, receiver: _Optional[str] = ..., payload: _Optional[bytes] = ..., deliver_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., key: _Optional[str] = ..., traceparent: _Optional[str] = ..., request_id: _Optional[str] = ..., key_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class ScheduleResponse(_message.Message):
-    __slots__ = ("id", "deliver_at", "created")
+    __slots__ = ("id", "deliver_at", "created", "key_held_until")
     ID_FIELD_NUMBER: _ClassVar[int]
     DELIVER_AT_FIELD_NUMBER: _ClassVar[int]
     CREATED_FIELD_NUMBER: _ClassVar[int]
+    KEY_HELD_UNTIL_FIELD_NUMBER: _ClassVar[int]
     id: str
     deliver_at: _timestamp_pb2.Timestamp
     created: bool
-    def __init__(self, id: _Optional[str] = ..., deliver_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created: _Optional[bool] = ...) -> None: ...
+    key_held_until: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., deliver_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., created: _Optional[bool] = ..., key_held_until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class SubscribeRequest(_message.Message):
     __slots__ = ("receiver", "consumer_id", "max_in_flight")

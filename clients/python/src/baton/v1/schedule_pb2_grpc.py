@@ -96,7 +96,9 @@ class ScheduleServiceServicer:
     def Schedule(self, request, context):
         """Schedule persists a message for delivery at deliver_at (or after delay; in the past or
         absent: at once) and returns its id. With a key, scheduling again while the first message is
-        not yet acked returns the first message's id and changes nothing.
+        not yet acked returns the first message's id and changes nothing; with a key_window, so does
+        scheduling again within that window, also after the first message was delivered, acked,
+        cancelled or dead-lettered.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -139,7 +139,12 @@ export interface ScheduleRequest {
   delay?:
     | Duration
     | undefined;
-  /** key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none. */
+  /**
+   * key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none. A Schedule with a
+   * key that names a message of the receiver not yet acked (scheduled, in flight, or retried out
+   * of the dead-letter queue) creates nothing and answers that message (created false); once it
+   * is gone the key is free, unless a key_window still holds it.
+   */
   key: string;
   /**
    * traceparent is the W3C trace context (`00-<trace id>-<span id>-<flags>`) handed to the
@@ -156,6 +161,18 @@ export interface ScheduleRequest {
    * Unlike key, it holds after the message was delivered and acked.
    */
   requestId: string;
+  /**
+   * key_window holds key for this long from this Schedule, whatever becomes of the message: a
+   * Schedule with the same key within the window (with or without a key_window of its own)
+   * creates nothing and answers this message, also after it was delivered and acked, cancelled
+   * or dead-lettered. The key also holds while the message exists, if that is longer. Only the
+   * Schedule that creates the message opens a window; a deduplicated one changes nothing. At
+   * least 1 ms, at most the server's dedup.max_window_ms; requires key (else INVALID_ARGUMENT
+   * naming key_window). Absent: the key holds only while the message exists, as it always has
+   * (a window of dedup.default_window_ms by default would keep refusing the keys of callers
+   * that reuse a key once its message was acked).
+   */
+  keyWindow: Duration | undefined;
 }
 
 /** ScheduleResponse identifies the message. */
@@ -166,8 +183,16 @@ export interface ScheduleResponse {
   deliverAt:
     | Date
     | undefined;
-  /** created is false when key matched a message already scheduled. */
+  /**
+   * created is false when the call was deduplicated: key matched a message not yet acked, or a
+   * key_window still open; nothing was scheduled.
+   */
   created: boolean;
+  /**
+   * key_held_until is when the key's window ends (the first Schedule's time + its key_window);
+   * absent when the key has no open window (none, or it holds only while the message exists).
+   */
+  keyHeldUntil: Date | undefined;
 }
 
 /** SubscribeRequest follows a receiver. */
@@ -808,6 +833,7 @@ function createBaseScheduleRequest(): ScheduleRequest {
     key: "",
     traceparent: "",
     requestId: "",
+    keyWindow: undefined,
   };
 }
 
@@ -833,6 +859,9 @@ export const ScheduleRequest: MessageFns<ScheduleRequest> = {
     }
     if (message.requestId !== "") {
       writer.uint32(58).string(message.requestId);
+    }
+    if (message.keyWindow !== undefined) {
+      Duration.encode(message.keyWindow, writer.uint32(66).fork()).join();
     }
     return writer;
   },
@@ -906,6 +935,14 @@ export const ScheduleRequest: MessageFns<ScheduleRequest> = {
             message.requestId = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.keyWindow = Duration.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -935,6 +972,11 @@ export const ScheduleRequest: MessageFns<ScheduleRequest> = {
         : isSet(object.request_id)
         ? globalThis.String(object.request_id)
         : "",
+      keyWindow: isSet(object.keyWindow)
+        ? Duration.fromJSON(object.keyWindow)
+        : isSet(object.key_window)
+        ? Duration.fromJSON(object.key_window)
+        : undefined,
     };
   },
 
@@ -961,6 +1003,9 @@ export const ScheduleRequest: MessageFns<ScheduleRequest> = {
     if (message.requestId !== "") {
       obj.requestId = message.requestId;
     }
+    if (message.keyWindow !== undefined) {
+      obj.keyWindow = Duration.toJSON(message.keyWindow);
+    }
     return obj;
   },
 
@@ -978,12 +1023,15 @@ export const ScheduleRequest: MessageFns<ScheduleRequest> = {
     message.key = object.key ?? "";
     message.traceparent = object.traceparent ?? "";
     message.requestId = object.requestId ?? "";
+    message.keyWindow = (object.keyWindow !== undefined && object.keyWindow !== null)
+      ? Duration.fromPartial(object.keyWindow)
+      : undefined;
     return message;
   },
 };
 
 function createBaseScheduleResponse(): ScheduleResponse {
-  return { id: "", deliverAt: undefined, created: false };
+  return { id: "", deliverAt: undefined, created: false, keyHeldUntil: undefined };
 }
 
 export const ScheduleResponse: MessageFns<ScheduleResponse> = {
@@ -996,6 +1044,9 @@ export const ScheduleResponse: MessageFns<ScheduleResponse> = {
     }
     if (message.created !== false) {
       writer.uint32(24).bool(message.created);
+    }
+    if (message.keyHeldUntil !== undefined) {
+      Timestamp.encode(toTimestamp(message.keyHeldUntil), writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -1037,6 +1088,14 @@ export const ScheduleResponse: MessageFns<ScheduleResponse> = {
             message.created = reader.bool();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.keyHeldUntil = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1058,6 +1117,11 @@ export const ScheduleResponse: MessageFns<ScheduleResponse> = {
         ? fromJsonTimestamp(object.deliver_at)
         : undefined,
       created: isSet(object.created) ? globalThis.Boolean(object.created) : false,
+      keyHeldUntil: isSet(object.keyHeldUntil)
+        ? fromJsonTimestamp(object.keyHeldUntil)
+        : isSet(object.key_held_until)
+        ? fromJsonTimestamp(object.key_held_until)
+        : undefined,
     };
   },
 
@@ -1072,6 +1136,9 @@ export const ScheduleResponse: MessageFns<ScheduleResponse> = {
     if (message.created !== false) {
       obj.created = message.created;
     }
+    if (message.keyHeldUntil !== undefined) {
+      obj.keyHeldUntil = message.keyHeldUntil.toISOString();
+    }
     return obj;
   },
 
@@ -1083,6 +1150,7 @@ export const ScheduleResponse: MessageFns<ScheduleResponse> = {
     message.id = object.id ?? "";
     message.deliverAt = object.deliverAt ?? undefined;
     message.created = object.created ?? false;
+    message.keyHeldUntil = object.keyHeldUntil ?? undefined;
     return message;
   },
 };
@@ -2344,7 +2412,9 @@ export const ScheduleServiceService = {
   /**
    * Schedule persists a message for delivery at deliver_at (or after delay; in the past or
    * absent: at once) and returns its id. With a key, scheduling again while the first message is
-   * not yet acked returns the first message's id and changes nothing.
+   * not yet acked returns the first message's id and changes nothing; with a key_window, so does
+   * scheduling again within that window, also after the first message was delivered, acked,
+   * cancelled or dead-lettered.
    */
   schedule: {
     path: "/baton.v1.ScheduleService/Schedule" as const,
@@ -2477,7 +2547,9 @@ export interface ScheduleServiceServer extends UntypedServiceImplementation {
   /**
    * Schedule persists a message for delivery at deliver_at (or after delay; in the past or
    * absent: at once) and returns its id. With a key, scheduling again while the first message is
-   * not yet acked returns the first message's id and changes nothing.
+   * not yet acked returns the first message's id and changes nothing; with a key_window, so does
+   * scheduling again within that window, also after the first message was delivered, acked,
+   * cancelled or dead-lettered.
    */
   schedule: handleUnaryCall<ScheduleRequest, ScheduleResponse>;
   /**
@@ -2544,7 +2616,9 @@ export interface ScheduleServiceClient extends Client {
   /**
    * Schedule persists a message for delivery at deliver_at (or after delay; in the past or
    * absent: at once) and returns its id. With a key, scheduling again while the first message is
-   * not yet acked returns the first message's id and changes nothing.
+   * not yet acked returns the first message's id and changes nothing; with a key_window, so does
+   * scheduling again within that window, also after the first message was delivered, acked,
+   * cancelled or dead-lettered.
    */
   schedule(
     request: ScheduleRequest,

@@ -149,69 +149,72 @@ public final class ScheduleProto extends com.google.protobuf.GeneratedFile {
       "ytes\022!\n\014payload_head\030\n \001(\014R\013payloadHead\"" +
       "q\n\024ListMessagesResponse\0221\n\010messages\030\001 \003(" +
       "\0132\025.baton.v1.MessageInfoR\010messages\022&\n\017ne" +
-      "xt_page_token\030\002 \001(\tR\rnextPageToken\"\222\002\n\017S" +
+      "xt_page_token\030\002 \001(\tR\rnextPageToken\"\314\002\n\017S" +
       "cheduleRequest\022\032\n\010receiver\030\001 \001(\tR\010receiv" +
       "er\022\030\n\007payload\030\002 \001(\014R\007payload\022;\n\ndeliver_" +
       "at\030\003 \001(\0132\032.google.protobuf.TimestampH\000R\t" +
       "deliverAt\0221\n\005delay\030\004 \001(\0132\031.google.protob" +
       "uf.DurationH\000R\005delay\022\020\n\003key\030\005 \001(\tR\003key\022 " +
       "\n\013traceparent\030\006 \001(\tR\013traceparent\022\035\n\nrequ" +
-      "est_id\030\007 \001(\tR\trequestIdB\006\n\004when\"w\n\020Sched" +
-      "uleResponse\022\016\n\002id\030\001 \001(\tR\002id\0229\n\ndeliver_a" +
-      "t\030\002 \001(\0132\032.google.protobuf.TimestampR\tdel" +
-      "iverAt\022\030\n\007created\030\003 \001(\010R\007created\"s\n\020Subs" +
-      "cribeRequest\022\032\n\010receiver\030\001 \001(\tR\010receiver" +
-      "\022\037\n\013consumer_id\030\002 \001(\tR\nconsumerId\022\"\n\rmax" +
-      "_in_flight\030\003 \001(\rR\013maxInFlight\"\327\001\n\021Subscr" +
-      "ibeResponse\022\016\n\002id\030\001 \001(\tR\002id\022\030\n\007payload\030\002" +
-      " \001(\014R\007payload\0229\n\ndeliver_at\030\003 \001(\0132\032.goog" +
-      "le.protobuf.TimestampR\tdeliverAt\022%\n\016deli" +
-      "very_count\030\004 \001(\rR\rdeliveryCount\022\024\n\005token" +
-      "\030\005 \001(\004R\005token\022 \n\013traceparent\030\006 \001(\tR\013trac" +
-      "eparent\"m\n\nAckRequest\022\032\n\010receiver\030\001 \001(\tR" +
-      "\010receiver\022\016\n\002id\030\002 \001(\tR\002id\022\024\n\005token\030\003 \001(\004" +
-      "R\005token\022\035\n\nrequest_id\030\004 \001(\tR\trequestId\"\r" +
-      "\n\013AckResponse\";\n\rCancelRequest\022\032\n\010receiv" +
-      "er\030\001 \001(\tR\010receiver\022\016\n\002id\030\002 \001(\tR\002id\"\020\n\016Ca" +
-      "ncelResponse\"M\n\024ScheduleBatchRequest\0225\n\010" +
-      "messages\030\001 \003(\0132\031.baton.v1.ScheduleReques" +
-      "tR\010messages\"M\n\025ScheduleBatchResponse\0224\n\007" +
-      "results\030\001 \003(\0132\032.baton.v1.ScheduleRespons" +
-      "eR\007results\";\n\017AckBatchRequest\022(\n\004acks\030\001 " +
-      "\003(\0132\024.baton.v1.AckRequestR\004acks\"V\n\tAckRe" +
-      "sult\022\032\n\010receiver\030\001 \001(\tR\010receiver\022\016\n\002id\030\002" +
-      " \001(\tR\002id\022\035\n\nlease_lost\030\003 \001(\010R\tleaseLost\"" +
-      "A\n\020AckBatchResponse\022-\n\007results\030\001 \003(\0132\023.b" +
-      "aton.v1.AckResultR\007results\"j\n\016ReceiveReq" +
-      "uest\022.\n\004open\030\001 \001(\0132\032.baton.v1.SubscribeR" +
-      "equestR\004open\022(\n\004acks\030\002 \003(\0132\024.baton.v1.Re" +
-      "ceiveAckR\004acks\"2\n\nReceiveAck\022\016\n\002id\030\001 \001(\t" +
-      "R\002id\022\024\n\005token\030\002 \001(\004R\005token\"\240\001\n\017ReceiveRe" +
-      "sponse\0227\n\010messages\030\001 \003(\0132\033.baton.v1.Subs" +
-      "cribeResponseR\010messages\022*\n\005acked\030\002 \003(\0132\024" +
-      ".baton.v1.ReceiveAckR\005acked\022(\n\004lost\030\003 \003(" +
-      "\0132\024.baton.v1.ReceiveAckR\004lost*g\n\014Message" +
-      "State\022\035\n\031MESSAGE_STATE_UNSPECIFIED\020\000\022\033\n\027" +
-      "MESSAGE_STATE_SCHEDULED\020\001\022\033\n\027MESSAGE_STA" +
-      "TE_IN_FLIGHT\020\0022\265\004\n\017ScheduleService\022A\n\010Sc" +
-      "hedule\022\031.baton.v1.ScheduleRequest\032\032.bato" +
-      "n.v1.ScheduleResponse\022P\n\rScheduleBatch\022\036" +
-      ".baton.v1.ScheduleBatchRequest\032\037.baton.v" +
-      "1.ScheduleBatchResponse\022F\n\tSubscribe\022\032.b" +
-      "aton.v1.SubscribeRequest\032\033.baton.v1.Subs" +
-      "cribeResponse0\001\022B\n\007Receive\022\030.baton.v1.Re" +
-      "ceiveRequest\032\031.baton.v1.ReceiveResponse(" +
-      "\0010\001\0222\n\003Ack\022\024.baton.v1.AckRequest\032\025.baton" +
-      ".v1.AckResponse\022A\n\010AckBatch\022\031.baton.v1.A" +
-      "ckBatchRequest\032\032.baton.v1.AckBatchRespon" +
-      "se\022;\n\006Cancel\022\027.baton.v1.CancelRequest\032\030." +
-      "baton.v1.CancelResponse\022M\n\014ListMessages\022" +
-      "\035.baton.v1.ListMessagesRequest\032\036.baton.v" +
-      "1.ListMessagesResponseB\236\001\n\014dev.baton.v1B" +
-      "\rScheduleProtoP\001Z>github.com/baton-proje" +
-      "ct/baton/clients/go/gen/baton/v1;batonv1" +
-      "\242\002\003BXX\252\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\" +
-      "GPBMetadata\352\002\tBaton::V1b\006proto3"
+      "est_id\030\007 \001(\tR\trequestId\0228\n\nkey_window\030\010 " +
+      "\001(\0132\031.google.protobuf.DurationR\tkeyWindo" +
+      "wB\006\n\004when\"\271\001\n\020ScheduleResponse\022\016\n\002id\030\001 \001" +
+      "(\tR\002id\0229\n\ndeliver_at\030\002 \001(\0132\032.google.prot" +
+      "obuf.TimestampR\tdeliverAt\022\030\n\007created\030\003 \001" +
+      "(\010R\007created\022@\n\016key_held_until\030\004 \001(\0132\032.go" +
+      "ogle.protobuf.TimestampR\014keyHeldUntil\"s\n" +
+      "\020SubscribeRequest\022\032\n\010receiver\030\001 \001(\tR\010rec" +
+      "eiver\022\037\n\013consumer_id\030\002 \001(\tR\nconsumerId\022\"" +
+      "\n\rmax_in_flight\030\003 \001(\rR\013maxInFlight\"\327\001\n\021S" +
+      "ubscribeResponse\022\016\n\002id\030\001 \001(\tR\002id\022\030\n\007payl" +
+      "oad\030\002 \001(\014R\007payload\0229\n\ndeliver_at\030\003 \001(\0132\032" +
+      ".google.protobuf.TimestampR\tdeliverAt\022%\n" +
+      "\016delivery_count\030\004 \001(\rR\rdeliveryCount\022\024\n\005" +
+      "token\030\005 \001(\004R\005token\022 \n\013traceparent\030\006 \001(\tR" +
+      "\013traceparent\"m\n\nAckRequest\022\032\n\010receiver\030\001" +
+      " \001(\tR\010receiver\022\016\n\002id\030\002 \001(\tR\002id\022\024\n\005token\030" +
+      "\003 \001(\004R\005token\022\035\n\nrequest_id\030\004 \001(\tR\treques" +
+      "tId\"\r\n\013AckResponse\";\n\rCancelRequest\022\032\n\010r" +
+      "eceiver\030\001 \001(\tR\010receiver\022\016\n\002id\030\002 \001(\tR\002id\"" +
+      "\020\n\016CancelResponse\"M\n\024ScheduleBatchReques" +
+      "t\0225\n\010messages\030\001 \003(\0132\031.baton.v1.ScheduleR" +
+      "equestR\010messages\"M\n\025ScheduleBatchRespons" +
+      "e\0224\n\007results\030\001 \003(\0132\032.baton.v1.ScheduleRe" +
+      "sponseR\007results\";\n\017AckBatchRequest\022(\n\004ac" +
+      "ks\030\001 \003(\0132\024.baton.v1.AckRequestR\004acks\"V\n\t" +
+      "AckResult\022\032\n\010receiver\030\001 \001(\tR\010receiver\022\016\n" +
+      "\002id\030\002 \001(\tR\002id\022\035\n\nlease_lost\030\003 \001(\010R\tlease" +
+      "Lost\"A\n\020AckBatchResponse\022-\n\007results\030\001 \003(" +
+      "\0132\023.baton.v1.AckResultR\007results\"j\n\016Recei" +
+      "veRequest\022.\n\004open\030\001 \001(\0132\032.baton.v1.Subsc" +
+      "ribeRequestR\004open\022(\n\004acks\030\002 \003(\0132\024.baton." +
+      "v1.ReceiveAckR\004acks\"2\n\nReceiveAck\022\016\n\002id\030" +
+      "\001 \001(\tR\002id\022\024\n\005token\030\002 \001(\004R\005token\"\240\001\n\017Rece" +
+      "iveResponse\0227\n\010messages\030\001 \003(\0132\033.baton.v1" +
+      ".SubscribeResponseR\010messages\022*\n\005acked\030\002 " +
+      "\003(\0132\024.baton.v1.ReceiveAckR\005acked\022(\n\004lost" +
+      "\030\003 \003(\0132\024.baton.v1.ReceiveAckR\004lost*g\n\014Me" +
+      "ssageState\022\035\n\031MESSAGE_STATE_UNSPECIFIED\020" +
+      "\000\022\033\n\027MESSAGE_STATE_SCHEDULED\020\001\022\033\n\027MESSAG" +
+      "E_STATE_IN_FLIGHT\020\0022\265\004\n\017ScheduleService\022" +
+      "A\n\010Schedule\022\031.baton.v1.ScheduleRequest\032\032" +
+      ".baton.v1.ScheduleResponse\022P\n\rScheduleBa" +
+      "tch\022\036.baton.v1.ScheduleBatchRequest\032\037.ba" +
+      "ton.v1.ScheduleBatchResponse\022F\n\tSubscrib" +
+      "e\022\032.baton.v1.SubscribeRequest\032\033.baton.v1" +
+      ".SubscribeResponse0\001\022B\n\007Receive\022\030.baton." +
+      "v1.ReceiveRequest\032\031.baton.v1.ReceiveResp" +
+      "onse(\0010\001\0222\n\003Ack\022\024.baton.v1.AckRequest\032\025." +
+      "baton.v1.AckResponse\022A\n\010AckBatch\022\031.baton" +
+      ".v1.AckBatchRequest\032\032.baton.v1.AckBatchR" +
+      "esponse\022;\n\006Cancel\022\027.baton.v1.CancelReque" +
+      "st\032\030.baton.v1.CancelResponse\022M\n\014ListMess" +
+      "ages\022\035.baton.v1.ListMessagesRequest\032\036.ba" +
+      "ton.v1.ListMessagesResponseB\236\001\n\014dev.bato" +
+      "n.v1B\rScheduleProtoP\001Z>github.com/baton-" +
+      "project/baton/clients/go/gen/baton/v1;ba" +
+      "tonv1\242\002\003BXX\252\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Bato" +
+      "n\\V1\\GPBMetadata\352\002\tBaton::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -242,13 +245,13 @@ public final class ScheduleProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_ScheduleRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ScheduleRequest_descriptor,
-        new java.lang.String[] { "Receiver", "Payload", "DeliverAt", "Delay", "Key", "Traceparent", "RequestId", "When", });
+        new java.lang.String[] { "Receiver", "Payload", "DeliverAt", "Delay", "Key", "Traceparent", "RequestId", "KeyWindow", "When", });
     internal_static_baton_v1_ScheduleResponse_descriptor =
       getDescriptor().getMessageType(4);
     internal_static_baton_v1_ScheduleResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ScheduleResponse_descriptor,
-        new java.lang.String[] { "Id", "DeliverAt", "Created", });
+        new java.lang.String[] { "Id", "DeliverAt", "Created", "KeyHeldUntil", });
     internal_static_baton_v1_SubscribeRequest_descriptor =
       getDescriptor().getMessageType(5);
     internal_static_baton_v1_SubscribeRequest_fieldAccessorTable = new

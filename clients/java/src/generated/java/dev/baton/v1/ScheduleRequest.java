@@ -57,6 +57,7 @@ private static final long serialVersionUID = 0L;
             dev.baton.v1.ScheduleRequest.class, dev.baton.v1.ScheduleRequest.Builder.class);
   }
 
+  private int bitField0_;
   private int whenCase_ = 0;
   @SuppressWarnings("serial")
   private java.lang.Object when_;
@@ -252,7 +253,10 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object key_ = "";
   /**
    * <pre>
-   * key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none.
+   * key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none. A Schedule with a
+   * key that names a message of the receiver not yet acked (scheduled, in flight, or retried out
+   * of the dead-letter queue) creates nothing and answers that message (created false); once it
+   * is gone the key is free, unless a key_window still holds it.
    * </pre>
    *
    * <code>string key = 5 [json_name = "key"];</code>
@@ -273,7 +277,10 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none.
+   * key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none. A Schedule with a
+   * key that names a message of the receiver not yet acked (scheduled, in flight, or retried out
+   * of the dead-letter queue) creates nothing and answers that message (created false); once it
+   * is gone the key is free, unless a key_window still holds it.
    * </pre>
    *
    * <code>string key = 5 [json_name = "key"];</code>
@@ -402,6 +409,68 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int KEY_WINDOW_FIELD_NUMBER = 8;
+  private com.google.protobuf.Duration keyWindow_;
+  /**
+   * <pre>
+   * key_window holds key for this long from this Schedule, whatever becomes of the message: a
+   * Schedule with the same key within the window (with or without a key_window of its own)
+   * creates nothing and answers this message, also after it was delivered and acked, cancelled
+   * or dead-lettered. The key also holds while the message exists, if that is longer. Only the
+   * Schedule that creates the message opens a window; a deduplicated one changes nothing. At
+   * least 1 ms, at most the server's dedup.max_window_ms; requires key (else INVALID_ARGUMENT
+   * naming key_window). Absent: the key holds only while the message exists, as it always has
+   * (a window of dedup.default_window_ms by default would keep refusing the keys of callers
+   * that reuse a key once its message was acked).
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration key_window = 8 [json_name = "keyWindow"];</code>
+   * @return Whether the keyWindow field is set.
+   */
+  @java.lang.Override
+  public boolean hasKeyWindow() {
+    return ((bitField0_ & 0x00000001) != 0);
+  }
+  /**
+   * <pre>
+   * key_window holds key for this long from this Schedule, whatever becomes of the message: a
+   * Schedule with the same key within the window (with or without a key_window of its own)
+   * creates nothing and answers this message, also after it was delivered and acked, cancelled
+   * or dead-lettered. The key also holds while the message exists, if that is longer. Only the
+   * Schedule that creates the message opens a window; a deduplicated one changes nothing. At
+   * least 1 ms, at most the server's dedup.max_window_ms; requires key (else INVALID_ARGUMENT
+   * naming key_window). Absent: the key holds only while the message exists, as it always has
+   * (a window of dedup.default_window_ms by default would keep refusing the keys of callers
+   * that reuse a key once its message was acked).
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration key_window = 8 [json_name = "keyWindow"];</code>
+   * @return The keyWindow.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Duration getKeyWindow() {
+    return keyWindow_ == null ? com.google.protobuf.Duration.getDefaultInstance() : keyWindow_;
+  }
+  /**
+   * <pre>
+   * key_window holds key for this long from this Schedule, whatever becomes of the message: a
+   * Schedule with the same key within the window (with or without a key_window of its own)
+   * creates nothing and answers this message, also after it was delivered and acked, cancelled
+   * or dead-lettered. The key also holds while the message exists, if that is longer. Only the
+   * Schedule that creates the message opens a window; a deduplicated one changes nothing. At
+   * least 1 ms, at most the server's dedup.max_window_ms; requires key (else INVALID_ARGUMENT
+   * naming key_window). Absent: the key holds only while the message exists, as it always has
+   * (a window of dedup.default_window_ms by default would keep refusing the keys of callers
+   * that reuse a key once its message was acked).
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration key_window = 8 [json_name = "keyWindow"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.DurationOrBuilder getKeyWindowOrBuilder() {
+    return keyWindow_ == null ? com.google.protobuf.Duration.getDefaultInstance() : keyWindow_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -437,6 +506,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 7, requestId_);
     }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      output.writeMessage(8, getKeyWindow());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -464,6 +536,10 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(7, requestId_);
+    }
+    if (((bitField0_ & 0x00000001) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(8, getKeyWindow());
     }
     return size;
   }
@@ -499,6 +575,11 @@ private static final long serialVersionUID = 0L;
         .equals(other.getTraceparent())) return false;
     if (!getRequestId()
         .equals(other.getRequestId())) return false;
+    if (hasKeyWindow() != other.hasKeyWindow()) return false;
+    if (hasKeyWindow()) {
+      if (!getKeyWindow()
+          .equals(other.getKeyWindow())) return false;
+    }
     if (!getWhenCase().equals(other.getWhenCase())) return false;
     switch (whenCase_) {
       case 3:
@@ -533,6 +614,10 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getTraceparent().hashCode();
     hash = (37 * hash) + REQUEST_ID_FIELD_NUMBER;
     hash = (53 * hash) + getRequestId().hashCode();
+    if (hasKeyWindow()) {
+      hash = (37 * hash) + KEY_WINDOW_FIELD_NUMBER;
+      hash = (53 * hash) + getKeyWindow().hashCode();
+    }
     switch (whenCase_) {
       case 3:
         hash = (37 * hash) + DELIVER_AT_FIELD_NUMBER;
@@ -668,13 +753,19 @@ private static final long serialVersionUID = 0L;
 
     // Construct using dev.baton.v1.ScheduleRequest.newBuilder()
     private Builder() {
-
+      maybeForceBuilderInitialization();
     }
 
     private Builder(
         com.google.protobuf.GeneratedMessage.BuilderParent parent) {
       super(parent);
-
+      maybeForceBuilderInitialization();
+    }
+    private void maybeForceBuilderInitialization() {
+      if (com.google.protobuf.GeneratedMessage
+              .alwaysUseFieldBuilders) {
+        internalGetKeyWindowFieldBuilder();
+      }
     }
     @java.lang.Override
     public Builder clear() {
@@ -691,6 +782,11 @@ private static final long serialVersionUID = 0L;
       key_ = "";
       traceparent_ = "";
       requestId_ = "";
+      keyWindow_ = null;
+      if (keyWindowBuilder_ != null) {
+        keyWindowBuilder_.dispose();
+        keyWindowBuilder_ = null;
+      }
       whenCase_ = 0;
       when_ = null;
       return this;
@@ -742,6 +838,14 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000040) != 0)) {
         result.requestId_ = requestId_;
       }
+      int to_bitField0_ = 0;
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.keyWindow_ = keyWindowBuilder_ == null
+            ? keyWindow_
+            : keyWindowBuilder_.build();
+        to_bitField0_ |= 0x00000001;
+      }
+      result.bitField0_ |= to_bitField0_;
     }
 
     private void buildPartialOneofs(dev.baton.v1.ScheduleRequest result) {
@@ -791,6 +895,9 @@ private static final long serialVersionUID = 0L;
         requestId_ = other.requestId_;
         bitField0_ |= 0x00000040;
         onChanged();
+      }
+      if (other.hasKeyWindow()) {
+        mergeKeyWindow(other.getKeyWindow());
       }
       switch (other.getWhenCase()) {
         case DELIVER_AT: {
@@ -870,6 +977,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000040;
               break;
             } // case 58
+            case 66: {
+              input.readMessage(
+                  internalGetKeyWindowFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 66
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1397,7 +1511,10 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object key_ = "";
     /**
      * <pre>
-     * key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none.
+     * key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none. A Schedule with a
+     * key that names a message of the receiver not yet acked (scheduled, in flight, or retried out
+     * of the dead-letter queue) creates nothing and answers that message (created false); once it
+     * is gone the key is free, unless a key_window still holds it.
      * </pre>
      *
      * <code>string key = 5 [json_name = "key"];</code>
@@ -1417,7 +1534,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none.
+     * key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none. A Schedule with a
+     * key that names a message of the receiver not yet acked (scheduled, in flight, or retried out
+     * of the dead-letter queue) creates nothing and answers that message (created false); once it
+     * is gone the key is free, unless a key_window still holds it.
      * </pre>
      *
      * <code>string key = 5 [json_name = "key"];</code>
@@ -1438,7 +1558,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none.
+     * key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none. A Schedule with a
+     * key that names a message of the receiver not yet acked (scheduled, in flight, or retried out
+     * of the dead-letter queue) creates nothing and answers that message (created false); once it
+     * is gone the key is free, unless a key_window still holds it.
      * </pre>
      *
      * <code>string key = 5 [json_name = "key"];</code>
@@ -1455,7 +1578,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none.
+     * key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none. A Schedule with a
+     * key that names a message of the receiver not yet acked (scheduled, in flight, or retried out
+     * of the dead-letter queue) creates nothing and answers that message (created false); once it
+     * is gone the key is free, unless a key_window still holds it.
      * </pre>
      *
      * <code>string key = 5 [json_name = "key"];</code>
@@ -1469,7 +1595,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none.
+     * key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none. A Schedule with a
+     * key that names a message of the receiver not yet acked (scheduled, in flight, or retried out
+     * of the dead-letter queue) creates nothing and answers that message (created false); once it
+     * is gone the key is free, unless a key_window still holds it.
      * </pre>
      *
      * <code>string key = 5 [json_name = "key"];</code>
@@ -1703,6 +1832,235 @@ private static final long serialVersionUID = 0L;
       bitField0_ |= 0x00000040;
       onChanged();
       return this;
+    }
+
+    private com.google.protobuf.Duration keyWindow_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> keyWindowBuilder_;
+    /**
+     * <pre>
+     * key_window holds key for this long from this Schedule, whatever becomes of the message: a
+     * Schedule with the same key within the window (with or without a key_window of its own)
+     * creates nothing and answers this message, also after it was delivered and acked, cancelled
+     * or dead-lettered. The key also holds while the message exists, if that is longer. Only the
+     * Schedule that creates the message opens a window; a deduplicated one changes nothing. At
+     * least 1 ms, at most the server's dedup.max_window_ms; requires key (else INVALID_ARGUMENT
+     * naming key_window). Absent: the key holds only while the message exists, as it always has
+     * (a window of dedup.default_window_ms by default would keep refusing the keys of callers
+     * that reuse a key once its message was acked).
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration key_window = 8 [json_name = "keyWindow"];</code>
+     * @return Whether the keyWindow field is set.
+     */
+    public boolean hasKeyWindow() {
+      return ((bitField0_ & 0x00000080) != 0);
+    }
+    /**
+     * <pre>
+     * key_window holds key for this long from this Schedule, whatever becomes of the message: a
+     * Schedule with the same key within the window (with or without a key_window of its own)
+     * creates nothing and answers this message, also after it was delivered and acked, cancelled
+     * or dead-lettered. The key also holds while the message exists, if that is longer. Only the
+     * Schedule that creates the message opens a window; a deduplicated one changes nothing. At
+     * least 1 ms, at most the server's dedup.max_window_ms; requires key (else INVALID_ARGUMENT
+     * naming key_window). Absent: the key holds only while the message exists, as it always has
+     * (a window of dedup.default_window_ms by default would keep refusing the keys of callers
+     * that reuse a key once its message was acked).
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration key_window = 8 [json_name = "keyWindow"];</code>
+     * @return The keyWindow.
+     */
+    public com.google.protobuf.Duration getKeyWindow() {
+      if (keyWindowBuilder_ == null) {
+        return keyWindow_ == null ? com.google.protobuf.Duration.getDefaultInstance() : keyWindow_;
+      } else {
+        return keyWindowBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * key_window holds key for this long from this Schedule, whatever becomes of the message: a
+     * Schedule with the same key within the window (with or without a key_window of its own)
+     * creates nothing and answers this message, also after it was delivered and acked, cancelled
+     * or dead-lettered. The key also holds while the message exists, if that is longer. Only the
+     * Schedule that creates the message opens a window; a deduplicated one changes nothing. At
+     * least 1 ms, at most the server's dedup.max_window_ms; requires key (else INVALID_ARGUMENT
+     * naming key_window). Absent: the key holds only while the message exists, as it always has
+     * (a window of dedup.default_window_ms by default would keep refusing the keys of callers
+     * that reuse a key once its message was acked).
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration key_window = 8 [json_name = "keyWindow"];</code>
+     */
+    public Builder setKeyWindow(com.google.protobuf.Duration value) {
+      if (keyWindowBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        keyWindow_ = value;
+      } else {
+        keyWindowBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * key_window holds key for this long from this Schedule, whatever becomes of the message: a
+     * Schedule with the same key within the window (with or without a key_window of its own)
+     * creates nothing and answers this message, also after it was delivered and acked, cancelled
+     * or dead-lettered. The key also holds while the message exists, if that is longer. Only the
+     * Schedule that creates the message opens a window; a deduplicated one changes nothing. At
+     * least 1 ms, at most the server's dedup.max_window_ms; requires key (else INVALID_ARGUMENT
+     * naming key_window). Absent: the key holds only while the message exists, as it always has
+     * (a window of dedup.default_window_ms by default would keep refusing the keys of callers
+     * that reuse a key once its message was acked).
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration key_window = 8 [json_name = "keyWindow"];</code>
+     */
+    public Builder setKeyWindow(
+        com.google.protobuf.Duration.Builder builderForValue) {
+      if (keyWindowBuilder_ == null) {
+        keyWindow_ = builderForValue.build();
+      } else {
+        keyWindowBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * key_window holds key for this long from this Schedule, whatever becomes of the message: a
+     * Schedule with the same key within the window (with or without a key_window of its own)
+     * creates nothing and answers this message, also after it was delivered and acked, cancelled
+     * or dead-lettered. The key also holds while the message exists, if that is longer. Only the
+     * Schedule that creates the message opens a window; a deduplicated one changes nothing. At
+     * least 1 ms, at most the server's dedup.max_window_ms; requires key (else INVALID_ARGUMENT
+     * naming key_window). Absent: the key holds only while the message exists, as it always has
+     * (a window of dedup.default_window_ms by default would keep refusing the keys of callers
+     * that reuse a key once its message was acked).
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration key_window = 8 [json_name = "keyWindow"];</code>
+     */
+    public Builder mergeKeyWindow(com.google.protobuf.Duration value) {
+      if (keyWindowBuilder_ == null) {
+        if (((bitField0_ & 0x00000080) != 0) &&
+          keyWindow_ != null &&
+          keyWindow_ != com.google.protobuf.Duration.getDefaultInstance()) {
+          getKeyWindowBuilder().mergeFrom(value);
+        } else {
+          keyWindow_ = value;
+        }
+      } else {
+        keyWindowBuilder_.mergeFrom(value);
+      }
+      if (keyWindow_ != null) {
+        bitField0_ |= 0x00000080;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * key_window holds key for this long from this Schedule, whatever becomes of the message: a
+     * Schedule with the same key within the window (with or without a key_window of its own)
+     * creates nothing and answers this message, also after it was delivered and acked, cancelled
+     * or dead-lettered. The key also holds while the message exists, if that is longer. Only the
+     * Schedule that creates the message opens a window; a deduplicated one changes nothing. At
+     * least 1 ms, at most the server's dedup.max_window_ms; requires key (else INVALID_ARGUMENT
+     * naming key_window). Absent: the key holds only while the message exists, as it always has
+     * (a window of dedup.default_window_ms by default would keep refusing the keys of callers
+     * that reuse a key once its message was acked).
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration key_window = 8 [json_name = "keyWindow"];</code>
+     */
+    public Builder clearKeyWindow() {
+      bitField0_ = (bitField0_ & ~0x00000080);
+      keyWindow_ = null;
+      if (keyWindowBuilder_ != null) {
+        keyWindowBuilder_.dispose();
+        keyWindowBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * key_window holds key for this long from this Schedule, whatever becomes of the message: a
+     * Schedule with the same key within the window (with or without a key_window of its own)
+     * creates nothing and answers this message, also after it was delivered and acked, cancelled
+     * or dead-lettered. The key also holds while the message exists, if that is longer. Only the
+     * Schedule that creates the message opens a window; a deduplicated one changes nothing. At
+     * least 1 ms, at most the server's dedup.max_window_ms; requires key (else INVALID_ARGUMENT
+     * naming key_window). Absent: the key holds only while the message exists, as it always has
+     * (a window of dedup.default_window_ms by default would keep refusing the keys of callers
+     * that reuse a key once its message was acked).
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration key_window = 8 [json_name = "keyWindow"];</code>
+     */
+    public com.google.protobuf.Duration.Builder getKeyWindowBuilder() {
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return internalGetKeyWindowFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * key_window holds key for this long from this Schedule, whatever becomes of the message: a
+     * Schedule with the same key within the window (with or without a key_window of its own)
+     * creates nothing and answers this message, also after it was delivered and acked, cancelled
+     * or dead-lettered. The key also holds while the message exists, if that is longer. Only the
+     * Schedule that creates the message opens a window; a deduplicated one changes nothing. At
+     * least 1 ms, at most the server's dedup.max_window_ms; requires key (else INVALID_ARGUMENT
+     * naming key_window). Absent: the key holds only while the message exists, as it always has
+     * (a window of dedup.default_window_ms by default would keep refusing the keys of callers
+     * that reuse a key once its message was acked).
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration key_window = 8 [json_name = "keyWindow"];</code>
+     */
+    public com.google.protobuf.DurationOrBuilder getKeyWindowOrBuilder() {
+      if (keyWindowBuilder_ != null) {
+        return keyWindowBuilder_.getMessageOrBuilder();
+      } else {
+        return keyWindow_ == null ?
+            com.google.protobuf.Duration.getDefaultInstance() : keyWindow_;
+      }
+    }
+    /**
+     * <pre>
+     * key_window holds key for this long from this Schedule, whatever becomes of the message: a
+     * Schedule with the same key within the window (with or without a key_window of its own)
+     * creates nothing and answers this message, also after it was delivered and acked, cancelled
+     * or dead-lettered. The key also holds while the message exists, if that is longer. Only the
+     * Schedule that creates the message opens a window; a deduplicated one changes nothing. At
+     * least 1 ms, at most the server's dedup.max_window_ms; requires key (else INVALID_ARGUMENT
+     * naming key_window). Absent: the key holds only while the message exists, as it always has
+     * (a window of dedup.default_window_ms by default would keep refusing the keys of callers
+     * that reuse a key once its message was acked).
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration key_window = 8 [json_name = "keyWindow"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> 
+        internalGetKeyWindowFieldBuilder() {
+      if (keyWindowBuilder_ == null) {
+        keyWindowBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder>(
+                getKeyWindow(),
+                getParentForChildren(),
+                isClean());
+        keyWindow_ = null;
+      }
+      return keyWindowBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.ScheduleRequest)

@@ -96,7 +96,10 @@ public interface ScheduleRequestOrBuilder extends
 
   /**
    * <pre>
-   * key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none.
+   * key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none. A Schedule with a
+   * key that names a message of the receiver not yet acked (scheduled, in flight, or retried out
+   * of the dead-letter queue) creates nothing and answers that message (created false); once it
+   * is gone the key is free, unless a key_window still holds it.
    * </pre>
    *
    * <code>string key = 5 [json_name = "key"];</code>
@@ -105,7 +108,10 @@ public interface ScheduleRequestOrBuilder extends
   java.lang.String getKey();
   /**
    * <pre>
-   * key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none.
+   * key makes Schedule idempotent: [A-Za-z0-9._-]{1,128}, or empty for none. A Schedule with a
+   * key that names a message of the receiver not yet acked (scheduled, in flight, or retried out
+   * of the dead-letter queue) creates nothing and answers that message (created false); once it
+   * is gone the key is free, unless a key_window still holds it.
    * </pre>
    *
    * <code>string key = 5 [json_name = "key"];</code>
@@ -167,6 +173,57 @@ public interface ScheduleRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getRequestIdBytes();
+
+  /**
+   * <pre>
+   * key_window holds key for this long from this Schedule, whatever becomes of the message: a
+   * Schedule with the same key within the window (with or without a key_window of its own)
+   * creates nothing and answers this message, also after it was delivered and acked, cancelled
+   * or dead-lettered. The key also holds while the message exists, if that is longer. Only the
+   * Schedule that creates the message opens a window; a deduplicated one changes nothing. At
+   * least 1 ms, at most the server's dedup.max_window_ms; requires key (else INVALID_ARGUMENT
+   * naming key_window). Absent: the key holds only while the message exists, as it always has
+   * (a window of dedup.default_window_ms by default would keep refusing the keys of callers
+   * that reuse a key once its message was acked).
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration key_window = 8 [json_name = "keyWindow"];</code>
+   * @return Whether the keyWindow field is set.
+   */
+  boolean hasKeyWindow();
+  /**
+   * <pre>
+   * key_window holds key for this long from this Schedule, whatever becomes of the message: a
+   * Schedule with the same key within the window (with or without a key_window of its own)
+   * creates nothing and answers this message, also after it was delivered and acked, cancelled
+   * or dead-lettered. The key also holds while the message exists, if that is longer. Only the
+   * Schedule that creates the message opens a window; a deduplicated one changes nothing. At
+   * least 1 ms, at most the server's dedup.max_window_ms; requires key (else INVALID_ARGUMENT
+   * naming key_window). Absent: the key holds only while the message exists, as it always has
+   * (a window of dedup.default_window_ms by default would keep refusing the keys of callers
+   * that reuse a key once its message was acked).
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration key_window = 8 [json_name = "keyWindow"];</code>
+   * @return The keyWindow.
+   */
+  com.google.protobuf.Duration getKeyWindow();
+  /**
+   * <pre>
+   * key_window holds key for this long from this Schedule, whatever becomes of the message: a
+   * Schedule with the same key within the window (with or without a key_window of its own)
+   * creates nothing and answers this message, also after it was delivered and acked, cancelled
+   * or dead-lettered. The key also holds while the message exists, if that is longer. Only the
+   * Schedule that creates the message opens a window; a deduplicated one changes nothing. At
+   * least 1 ms, at most the server's dedup.max_window_ms; requires key (else INVALID_ARGUMENT
+   * naming key_window). Absent: the key holds only while the message exists, as it always has
+   * (a window of dedup.default_window_ms by default would keep refusing the keys of callers
+   * that reuse a key once its message was acked).
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration key_window = 8 [json_name = "keyWindow"];</code>
+   */
+  com.google.protobuf.DurationOrBuilder getKeyWindowOrBuilder();
 
   dev.baton.v1.ScheduleRequest.WhenCase getWhenCase();
 }

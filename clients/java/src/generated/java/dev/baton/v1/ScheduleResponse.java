@@ -143,7 +143,8 @@ private static final long serialVersionUID = 0L;
   private boolean created_ = false;
   /**
    * <pre>
-   * created is false when key matched a message already scheduled.
+   * created is false when the call was deduplicated: key matched a message not yet acked, or a
+   * key_window still open; nothing was scheduled.
    * </pre>
    *
    * <code>bool created = 3 [json_name = "created"];</code>
@@ -152,6 +153,47 @@ private static final long serialVersionUID = 0L;
   @java.lang.Override
   public boolean getCreated() {
     return created_;
+  }
+
+  public static final int KEY_HELD_UNTIL_FIELD_NUMBER = 4;
+  private com.google.protobuf.Timestamp keyHeldUntil_;
+  /**
+   * <pre>
+   * key_held_until is when the key's window ends (the first Schedule's time + its key_window);
+   * absent when the key has no open window (none, or it holds only while the message exists).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp key_held_until = 4 [json_name = "keyHeldUntil"];</code>
+   * @return Whether the keyHeldUntil field is set.
+   */
+  @java.lang.Override
+  public boolean hasKeyHeldUntil() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * key_held_until is when the key's window ends (the first Schedule's time + its key_window);
+   * absent when the key has no open window (none, or it holds only while the message exists).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp key_held_until = 4 [json_name = "keyHeldUntil"];</code>
+   * @return The keyHeldUntil.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getKeyHeldUntil() {
+    return keyHeldUntil_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : keyHeldUntil_;
+  }
+  /**
+   * <pre>
+   * key_held_until is when the key's window ends (the first Schedule's time + its key_window);
+   * absent when the key has no open window (none, or it holds only while the message exists).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp key_held_until = 4 [json_name = "keyHeldUntil"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.TimestampOrBuilder getKeyHeldUntilOrBuilder() {
+    return keyHeldUntil_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : keyHeldUntil_;
   }
 
   private byte memoizedIsInitialized = -1;
@@ -177,6 +219,9 @@ private static final long serialVersionUID = 0L;
     if (created_ != false) {
       output.writeBool(3, created_);
     }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      output.writeMessage(4, getKeyHeldUntil());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -191,6 +236,10 @@ private static final long serialVersionUID = 0L;
     if (created_ != false) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(3, created_);
+    }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(4, getKeyHeldUntil());
     }
     return size;
   }
@@ -225,6 +274,11 @@ private static final long serialVersionUID = 0L;
     }
     if (getCreated()
         != other.getCreated()) return false;
+    if (hasKeyHeldUntil() != other.hasKeyHeldUntil()) return false;
+    if (hasKeyHeldUntil()) {
+      if (!getKeyHeldUntil()
+          .equals(other.getKeyHeldUntil())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -245,6 +299,10 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + CREATED_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getCreated());
+    if (hasKeyHeldUntil()) {
+      hash = (37 * hash) + KEY_HELD_UNTIL_FIELD_NUMBER;
+      hash = (53 * hash) + getKeyHeldUntil().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -380,6 +438,7 @@ private static final long serialVersionUID = 0L;
       if (com.google.protobuf.GeneratedMessage
               .alwaysUseFieldBuilders) {
         internalGetDeliverAtFieldBuilder();
+        internalGetKeyHeldUntilFieldBuilder();
       }
     }
     @java.lang.Override
@@ -393,6 +452,11 @@ private static final long serialVersionUID = 0L;
         deliverAtBuilder_ = null;
       }
       created_ = false;
+      keyHeldUntil_ = null;
+      if (keyHeldUntilBuilder_ != null) {
+        keyHeldUntilBuilder_.dispose();
+        keyHeldUntilBuilder_ = null;
+      }
       return this;
     }
 
@@ -439,6 +503,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000004) != 0)) {
         result.created_ = created_;
       }
+      if (((from_bitField0_ & 0x00000008) != 0)) {
+        result.keyHeldUntil_ = keyHeldUntilBuilder_ == null
+            ? keyHeldUntil_
+            : keyHeldUntilBuilder_.build();
+        to_bitField0_ |= 0x00000002;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -464,6 +534,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getCreated() != false) {
         setCreated(other.getCreated());
+      }
+      if (other.hasKeyHeldUntil()) {
+        mergeKeyHeldUntil(other.getKeyHeldUntil());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -508,6 +581,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000004;
               break;
             } // case 24
+            case 34: {
+              input.readMessage(
+                  internalGetKeyHeldUntilFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000008;
+              break;
+            } // case 34
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -777,7 +857,8 @@ private static final long serialVersionUID = 0L;
     private boolean created_ ;
     /**
      * <pre>
-     * created is false when key matched a message already scheduled.
+     * created is false when the call was deduplicated: key matched a message not yet acked, or a
+     * key_window still open; nothing was scheduled.
      * </pre>
      *
      * <code>bool created = 3 [json_name = "created"];</code>
@@ -789,7 +870,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * created is false when key matched a message already scheduled.
+     * created is false when the call was deduplicated: key matched a message not yet acked, or a
+     * key_window still open; nothing was scheduled.
      * </pre>
      *
      * <code>bool created = 3 [json_name = "created"];</code>
@@ -805,7 +887,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * created is false when key matched a message already scheduled.
+     * created is false when the call was deduplicated: key matched a message not yet acked, or a
+     * key_window still open; nothing was scheduled.
      * </pre>
      *
      * <code>bool created = 3 [json_name = "created"];</code>
@@ -816,6 +899,172 @@ private static final long serialVersionUID = 0L;
       created_ = false;
       onChanged();
       return this;
+    }
+
+    private com.google.protobuf.Timestamp keyHeldUntil_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> keyHeldUntilBuilder_;
+    /**
+     * <pre>
+     * key_held_until is when the key's window ends (the first Schedule's time + its key_window);
+     * absent when the key has no open window (none, or it holds only while the message exists).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp key_held_until = 4 [json_name = "keyHeldUntil"];</code>
+     * @return Whether the keyHeldUntil field is set.
+     */
+    public boolean hasKeyHeldUntil() {
+      return ((bitField0_ & 0x00000008) != 0);
+    }
+    /**
+     * <pre>
+     * key_held_until is when the key's window ends (the first Schedule's time + its key_window);
+     * absent when the key has no open window (none, or it holds only while the message exists).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp key_held_until = 4 [json_name = "keyHeldUntil"];</code>
+     * @return The keyHeldUntil.
+     */
+    public com.google.protobuf.Timestamp getKeyHeldUntil() {
+      if (keyHeldUntilBuilder_ == null) {
+        return keyHeldUntil_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : keyHeldUntil_;
+      } else {
+        return keyHeldUntilBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * key_held_until is when the key's window ends (the first Schedule's time + its key_window);
+     * absent when the key has no open window (none, or it holds only while the message exists).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp key_held_until = 4 [json_name = "keyHeldUntil"];</code>
+     */
+    public Builder setKeyHeldUntil(com.google.protobuf.Timestamp value) {
+      if (keyHeldUntilBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        keyHeldUntil_ = value;
+      } else {
+        keyHeldUntilBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * key_held_until is when the key's window ends (the first Schedule's time + its key_window);
+     * absent when the key has no open window (none, or it holds only while the message exists).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp key_held_until = 4 [json_name = "keyHeldUntil"];</code>
+     */
+    public Builder setKeyHeldUntil(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      if (keyHeldUntilBuilder_ == null) {
+        keyHeldUntil_ = builderForValue.build();
+      } else {
+        keyHeldUntilBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * key_held_until is when the key's window ends (the first Schedule's time + its key_window);
+     * absent when the key has no open window (none, or it holds only while the message exists).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp key_held_until = 4 [json_name = "keyHeldUntil"];</code>
+     */
+    public Builder mergeKeyHeldUntil(com.google.protobuf.Timestamp value) {
+      if (keyHeldUntilBuilder_ == null) {
+        if (((bitField0_ & 0x00000008) != 0) &&
+          keyHeldUntil_ != null &&
+          keyHeldUntil_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+          getKeyHeldUntilBuilder().mergeFrom(value);
+        } else {
+          keyHeldUntil_ = value;
+        }
+      } else {
+        keyHeldUntilBuilder_.mergeFrom(value);
+      }
+      if (keyHeldUntil_ != null) {
+        bitField0_ |= 0x00000008;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * key_held_until is when the key's window ends (the first Schedule's time + its key_window);
+     * absent when the key has no open window (none, or it holds only while the message exists).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp key_held_until = 4 [json_name = "keyHeldUntil"];</code>
+     */
+    public Builder clearKeyHeldUntil() {
+      bitField0_ = (bitField0_ & ~0x00000008);
+      keyHeldUntil_ = null;
+      if (keyHeldUntilBuilder_ != null) {
+        keyHeldUntilBuilder_.dispose();
+        keyHeldUntilBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * key_held_until is when the key's window ends (the first Schedule's time + its key_window);
+     * absent when the key has no open window (none, or it holds only while the message exists).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp key_held_until = 4 [json_name = "keyHeldUntil"];</code>
+     */
+    public com.google.protobuf.Timestamp.Builder getKeyHeldUntilBuilder() {
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return internalGetKeyHeldUntilFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * key_held_until is when the key's window ends (the first Schedule's time + its key_window);
+     * absent when the key has no open window (none, or it holds only while the message exists).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp key_held_until = 4 [json_name = "keyHeldUntil"];</code>
+     */
+    public com.google.protobuf.TimestampOrBuilder getKeyHeldUntilOrBuilder() {
+      if (keyHeldUntilBuilder_ != null) {
+        return keyHeldUntilBuilder_.getMessageOrBuilder();
+      } else {
+        return keyHeldUntil_ == null ?
+            com.google.protobuf.Timestamp.getDefaultInstance() : keyHeldUntil_;
+      }
+    }
+    /**
+     * <pre>
+     * key_held_until is when the key's window ends (the first Schedule's time + its key_window);
+     * absent when the key has no open window (none, or it holds only while the message exists).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp key_held_until = 4 [json_name = "keyHeldUntil"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> 
+        internalGetKeyHeldUntilFieldBuilder() {
+      if (keyHeldUntilBuilder_ == null) {
+        keyHeldUntilBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder>(
+                getKeyHeldUntil(),
+                getParentForChildren(),
+                isClean());
+        keyHeldUntil_ = null;
+      }
+      return keyHeldUntilBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.ScheduleResponse)

@@ -59,11 +59,42 @@ public interface ScheduleResponseOrBuilder extends
 
   /**
    * <pre>
-   * created is false when key matched a message already scheduled.
+   * created is false when the call was deduplicated: key matched a message not yet acked, or a
+   * key_window still open; nothing was scheduled.
    * </pre>
    *
    * <code>bool created = 3 [json_name = "created"];</code>
    * @return The created.
    */
   boolean getCreated();
+
+  /**
+   * <pre>
+   * key_held_until is when the key's window ends (the first Schedule's time + its key_window);
+   * absent when the key has no open window (none, or it holds only while the message exists).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp key_held_until = 4 [json_name = "keyHeldUntil"];</code>
+   * @return Whether the keyHeldUntil field is set.
+   */
+  boolean hasKeyHeldUntil();
+  /**
+   * <pre>
+   * key_held_until is when the key's window ends (the first Schedule's time + its key_window);
+   * absent when the key has no open window (none, or it holds only while the message exists).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp key_held_until = 4 [json_name = "keyHeldUntil"];</code>
+   * @return The keyHeldUntil.
+   */
+  com.google.protobuf.Timestamp getKeyHeldUntil();
+  /**
+   * <pre>
+   * key_held_until is when the key's window ends (the first Schedule's time + its key_window);
+   * absent when the key has no open window (none, or it holds only while the message exists).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp key_held_until = 4 [json_name = "keyHeldUntil"];</code>
+   */
+  com.google.protobuf.TimestampOrBuilder getKeyHeldUntilOrBuilder();
 }

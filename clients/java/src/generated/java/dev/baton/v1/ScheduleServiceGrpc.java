@@ -343,7 +343,9 @@ public final class ScheduleServiceGrpc {
      * <pre>
      * Schedule persists a message for delivery at deliver_at (or after delay; in the past or
      * absent: at once) and returns its id. With a key, scheduling again while the first message is
-     * not yet acked returns the first message's id and changes nothing.
+     * not yet acked returns the first message's id and changes nothing; with a key_window, so does
+     * scheduling again within that window, also after the first message was delivered, acked,
+     * cancelled or dead-lettered.
      * </pre>
      */
     default void schedule(dev.baton.v1.ScheduleRequest request,
@@ -498,7 +500,9 @@ public final class ScheduleServiceGrpc {
      * <pre>
      * Schedule persists a message for delivery at deliver_at (or after delay; in the past or
      * absent: at once) and returns its id. With a key, scheduling again while the first message is
-     * not yet acked returns the first message's id and changes nothing.
+     * not yet acked returns the first message's id and changes nothing; with a key_window, so does
+     * scheduling again within that window, also after the first message was delivered, acked,
+     * cancelled or dead-lettered.
      * </pre>
      */
     public void schedule(dev.baton.v1.ScheduleRequest request,
@@ -642,7 +646,9 @@ public final class ScheduleServiceGrpc {
      * <pre>
      * Schedule persists a message for delivery at deliver_at (or after delay; in the past or
      * absent: at once) and returns its id. With a key, scheduling again while the first message is
-     * not yet acked returns the first message's id and changes nothing.
+     * not yet acked returns the first message's id and changes nothing; with a key_window, so does
+     * scheduling again within that window, also after the first message was delivered, acked,
+     * cancelled or dead-lettered.
      * </pre>
      */
     public dev.baton.v1.ScheduleResponse schedule(dev.baton.v1.ScheduleRequest request) throws io.grpc.StatusException {
@@ -782,7 +788,9 @@ public final class ScheduleServiceGrpc {
      * <pre>
      * Schedule persists a message for delivery at deliver_at (or after delay; in the past or
      * absent: at once) and returns its id. With a key, scheduling again while the first message is
-     * not yet acked returns the first message's id and changes nothing.
+     * not yet acked returns the first message's id and changes nothing; with a key_window, so does
+     * scheduling again within that window, also after the first message was delivered, acked,
+     * cancelled or dead-lettered.
      * </pre>
      */
     public dev.baton.v1.ScheduleResponse schedule(dev.baton.v1.ScheduleRequest request) {
@@ -892,7 +900,9 @@ public final class ScheduleServiceGrpc {
      * <pre>
      * Schedule persists a message for delivery at deliver_at (or after delay; in the past or
      * absent: at once) and returns its id. With a key, scheduling again while the first message is
-     * not yet acked returns the first message's id and changes nothing.
+     * not yet acked returns the first message's id and changes nothing; with a key_window, so does
+     * scheduling again within that window, also after the first message was delivered, acked,
+     * cancelled or dead-lettered.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.ScheduleResponse> schedule(

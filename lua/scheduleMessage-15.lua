@@ -5,6 +5,14 @@
   With a request field whose answer is remembered (a retry of a Schedule already applied),
   returns that answer and changes nothing, even after the message was acked.
 
+  A key's window: a message created with windowMs > 0 holds its key in dedup until now +
+  windowMs, whatever becomes of the message (delivered, acked, cancelled, dead-lettered: no
+  other script touches dedup). A keyed call finding the key held there (with or without a
+  window of its own) returns that message and changes nothing; this is checked before the
+  message's own hold (keys). Each call that opens a window drops at most two lapsed ones (lapsed
+  windows go faster than new ones come), and both dedup keys expire with the longest window
+  taken, so a receiver that opens no more windows keeps none.
+
   Input:
     KEYS[1]  scheduled  ZSET id -> deliver at (ms)
     KEYS[2]  inflight   ZSET id -> ack deadline (ms)
@@ -19,6 +27,8 @@
     KEYS[11] stats      HASH scheduled, delivered, redelivered, acked, dead_lettered -> counts
     KEYS[12] requests   ZSET request field -> remembered at (ms)
     KEYS[13] answers    HASH request field -> first answer JSON
+    KEYS[14] dedup      HASH idempotency key -> "<id>|<deliver at ms>|<held until ms>"
+    KEYS[15] dedupat    ZSET idempotency key -> held until (ms)
 
     ARGV[1] payload
     ARGV[2] deliverAtMs   absolute due time, or -1 to use delayMs
@@ -30,9 +40,12 @@
     ARGV[8] request       request field "schedule|<request id>", or "" for none
     ARGV[9] retentionMs   how long answers are remembered (at least)
     ARGV[10] maxEntries   most answers remembered per receiver
+    ARGV[11] windowMs     how long key holds from now whatever becomes of the message; 0: only
+                          while the message exists (ignored without a key)
 
   Output:
-    { created (1/0), id, deliverAt }   (a retry's: the first call's)
+    { created (1/0), id, deliverAt, heldUntil (ms; 0 when the key has no open window) }
+    (a retry's: the first call's, which has no heldUntil when remembered before windows)
 ]]
 local rcall = redis.call
 --@include publish
@@ -43,23 +56,35 @@ local rcall = redis.call
 --@include remember
 
 local k = receiverKeys()
-local requestsKey, answersKey = KEYS[12], KEYS[13]
+local requestsKey, answersKey, dedupKey, dedupatKey = KEYS[12], KEYS[13], KEYS[14], KEYS[15]
 local payload, deliverAt, delayMs, key = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local channel, wakeName, traceparent, request = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+local retentionMs, maxEntries, windowMs = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
 local again = recall(answersKey, request)
 if again then return again end
+local now = nowMs()
 if key ~= '' then
+  local held = rcall('HGET', dedupKey, key)
+  if held then
+    local id, at, untl = string.match(held, '^(.*)|(%d+)|(%d+)$')
+    if id and tonumber(untl) > now then
+      -- The message's current due time while it exists (a dead letter retried moved it).
+      local meta = messageMeta(rcall('HGET', k.meta, id))
+      local answer = { 0, id, meta and meta.at or tonumber(at), tonumber(untl) }
+      remember(requestsKey, answersKey, request, answer, now, retentionMs, maxEntries)
+      return answer
+    end
+  end
   local existing = rcall('HGET', k.keys, key)
   if existing then
     local meta = messageMeta(rcall('HGET', k.meta, existing))
     if meta then
-      remember(requestsKey, answersKey, request, { 0, existing, meta.at }, nowMs(), tonumber(ARGV[9]), tonumber(ARGV[10]))
-      return { 0, existing, meta.at }
+      remember(requestsKey, answersKey, request, { 0, existing, meta.at, 0 }, now, retentionMs, maxEntries)
+      return { 0, existing, meta.at, 0 }
     end
     rcall('HDEL', k.keys, key)
   end
 end
-local now = nowMs()
 local at = deliverAt
 if at < 0 then at = now + delayMs end
 local id = string.format('%020d', rcall('INCR', k.seq))
@@ -69,9 +94,25 @@ rcall('HSET', k.messages, id, payload)
 local tail = traceparent ~= '' and '|' .. traceparent or ''
 rcall('HSET', k.meta, id, string.format('%d', at) .. '|0|' .. key .. tail)
 if key ~= '' then rcall('HSET', k.keys, key, id) end
+local heldUntil = 0
+if key ~= '' and windowMs > 0 then
+  heldUntil = now + windowMs
+  local untl = string.format('%d', heldUntil)
+  rcall('HSET', dedupKey, key, id .. '|' .. string.format('%d', at) .. '|' .. untl)
+  rcall('ZADD', dedupatKey, untl, key)
+  local lapsed = rcall('ZRANGEBYSCORE', dedupatKey, '-inf', string.format('%d', now), 'LIMIT', 0, 2)
+  if #lapsed > 0 then
+    rcall('ZREM', dedupatKey, unpack(lapsed))
+    rcall('HDEL', dedupKey, unpack(lapsed))
+  end
+  if rcall('PTTL', dedupatKey) < windowMs then
+    rcall('PEXPIRE', dedupatKey, windowMs)
+    rcall('PEXPIRE', dedupKey, windowMs)
+  end
+end
 rcall('HINCRBY', k.stats, 'scheduled', 1)
 if head[2] == nil or at < tonumber(head[2]) then
   publish(channel, wakeName)
 end
-remember(requestsKey, answersKey, request, { 1, id, at }, now, tonumber(ARGV[9]), tonumber(ARGV[10]))
-return { 1, id, at }
+remember(requestsKey, answersKey, request, { 1, id, at, heldUntil }, now, retentionMs, maxEntries)
+return { 1, id, at, heldUntil }
