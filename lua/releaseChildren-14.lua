@@ -1,15 +1,9 @@
 --[[
   releaseChildren: applies parents' finishes to blocked children of this queue (the child's
-  slot). Each item names a child, one parent ("<parent queue>|<parent>") and the parent's result
-  record. Idempotent: a parent already applied, or a child no longer blocked, changes nothing
-  (the item is done), so a release replayed after a crash applies once.
-
-  A success, or any finish under RUN_ANYWAY, is recorded in the child's parents and counted
-  down; the last one makes the child due at once. A failure under CANCEL removes the child, which
-  finishes as cancelled (finished: its own children are released in turn). A failure under WAIT
-  changes nothing and the item is not done: the child stays attached to the parent for a retry.
-  A batch's sentinel (its definition says "batch") counts its members' finishes in stats and,
-  instead of becoming due, finishes when its last pending one is applied (finishBatch).
+  slot), each as releaseChild says. Each item names a child, one parent ("<parent queue>|
+  <parent>") and the parent's result record. Idempotent: a parent already applied, or a child
+  no longer blocked, changes nothing (the item is done), so a release replayed after a crash
+  applies once. A failure under WAIT changes nothing and the item is not done.
 
   Input:
     KEYS[1] waiting    ZSET name -> next run (ms)
@@ -42,43 +36,16 @@ local rcall = redis.call
 --@include addWaiting
 --@include finished
 --@include finishBatch
-local waitingKey, defsKey, payloadsKey, indexKey, pendingKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+--@include releaseChild
 flowKeys(6, ARGV[3], ARGV[4])
-local b = { defs = defsKey, pending = pendingKey, stats = KEYS[14] }
-local channel, queue = ARGV[1], ARGV[2]
+local r = {
+  waiting = KEYS[1], defs = KEYS[2], payloads = KEYS[3], index = KEYS[4], pending = KEYS[5], stats = KEYS[14],
+  channel = ARGV[1], queue = ARGV[2],
+}
 local now = nowMs()
 local out = {}
 for i = 5, #ARGV, 3 do
-  local child, parent, record = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  local depsKey = memberKey(F.deps, child)
-  local state = rcall('HEXISTS', pendingKey, child) == 1 and rcall('HGET', depsKey, parent)
-  local done = 1
-  if state and string.sub(state, 1, 1) == 'p' then
-    local policy, finish = string.sub(state, 2, 2), string.sub(record, 1, 1)
-    if finish == 'S' or policy == 'A' then
-      rcall('HSET', depsKey, parent, record)
-      local batch = string.find(rcall('HGET', defsKey, child) or '', '"batch":1', 1, true)
-      if batch then rcall('HINCRBY', b.stats, finish == 'S' and 'succeeded' or 'failed', 1) end
-      if rcall('HINCRBY', pendingKey, child, -1) <= 0 then
-        if batch then
-          finishBatch(b, child, now)
-        else
-          rcall('HDEL', pendingKey, child)
-          addWaiting(waitingKey, child, now, channel, queue)
-        end
-      end
-    elseif policy == 'C' then
-      rcall('HDEL', pendingKey, child)
-      rcall('HDEL', defsKey, child)
-      rcall('HDEL', payloadsKey, child)
-      rcall('ZREM', indexKey, child)
-      rcall('UNLINK', depsKey)
-      finished(child, resultRecord('C', '', 0, now, 'parent ' .. parent .. ' failed', ''), now)
-    else
-      done = 0
-    end
-  end
-  out[#out + 1] = done
+  out[#out + 1] = releaseChild(r, ARGV[i], ARGV[i + 1], ARGV[i + 2], now)
 end
-out[#out + 1] = endFinished(channel, queue, now)
+out[#out + 1] = endFinished(r.channel, r.queue, now)
 return out

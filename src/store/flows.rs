@@ -4,12 +4,14 @@
 //! Every step runs in one slot. A finish is written by the script that ends the agent
 //! (`lua/includes/finished.lua`), in the parent's slot: its result record, and, if children are
 //! attached, an outbox entry whose own set of children is frozen at that moment. Releasing those
-//! children is a separate step in each child's slot (`releaseChildren`), keyed by the child and
-//! the parent, and applied only while that parent is pending, so a release replayed after any
+//! children is a step in each child's slot (`lua/includes/releaseChild.lua`), keyed by the child
+//! and the parent, and applied only while that parent is pending, so a release replayed after any
 //! crash — of Baton, of a Redis primary — applies once. Baton walks the outbox page by page
-//! ([`Store::drain_outbox`]): read a page in the parent's slot, release it in the children's
-//! slots, then drop the page from the entry (`advanceOutbox`). A replica that dies in between
-//! leaves the entry where it was; the flows sweep ([`Store::sweep_flows`]) finds it.
+//! ([`Store::drain_outbox`]), a page being up to [`PAGE`] children across entries: in the
+//! parents' slot, `releaseOutbox` releases the children of the same queue and drops what it
+//! released in the same script; children of other queues are released in their slots, then
+//! dropped from their entries (`advanceOutbox`). A replica that dies in between leaves the
+//! entries where they were; the flows sweep ([`Store::sweep_flows`]) finds them.
 //!
 //! A child is created blocked, with its parents pending, before it is attached to them
 //! (`attachChildren`, in each parent's slot, which also answers parents that finished already);
@@ -175,6 +177,37 @@ fn split_ref(member: &str) -> Option<(&str, &str)> {
     member.split_once('|')
 }
 
+/// An outbox entry in a page: its member ("<parent>|<seq>"), the parent's result record, and the
+/// page's children of it ("<child queue>|<child>", each with whether its release is done: true
+/// unless `releaseChildren` kept it).
+struct OutboxEntry {
+    member: String,
+    record: Vec<u8>,
+    children: Vec<(String, bool)>,
+}
+
+impl OutboxEntry {
+    fn parent(&self) -> &str {
+        self.member.rsplit_once('|').map_or(self.member.as_str(), |(p, _)| p)
+    }
+}
+
+/// The rest of releaseOutbox's answer: per entry, member, record, n, then n children.
+fn parse_page(mut r: Reply) -> Result<Vec<OutboxEntry>> {
+    let mut page = Vec::new();
+    while !r.is_empty() {
+        let member: String = r.next()?;
+        let record: Vec<u8> = r.next()?;
+        let n: usize = r.next()?;
+        let mut children = Vec::with_capacity(n);
+        for _ in 0..n {
+            children.push((r.next::<String>()?, true));
+        }
+        page.push(OutboxEntry { member, record, children });
+    }
+    Ok(page)
+}
+
 impl Store {
     /// A script wrote `n` outbox entries in `queue`: release their children soon.
     pub(super) fn outboxed(&self, queue: &str, n: i64) {
@@ -282,6 +315,11 @@ impl Store {
     /// Applies parents' finishes to children of `queue` (physical): (child, "<parent queue>|
     /// <parent>", record). Per item, whether it is done (false: kept waiting for a retry).
     pub async fn release_children(&self, queue: &str, items: &[(String, String, Vec<u8>)]) -> Result<Vec<bool>> {
+        let items: Vec<(&str, &str, &[u8])> = items.iter().map(|(c, p, r)| (c.as_str(), p.as_str(), &r[..])).collect();
+        self.release_items(queue, &items).await
+    }
+
+    async fn release_items(&self, queue: &str, items: &[(&str, &str, &[u8])]) -> Result<Vec<bool>> {
         let k = self.keys.queue(queue);
         let mut keys = vec![&*k.waiting, &k.defs, &k.payloads, &k.index, &k.pending];
         keys.extend(k.finish_keys());
@@ -289,9 +327,9 @@ impl Store {
         let mut args = Args::new().arg(self.keys.announce(super::keys::ChannelKind::Queue, queue)).arg(queue);
         self.policy.push_result_args(&mut args);
         for (child, parent, record) in items {
-            args.push(child);
-            args.push(parent);
-            args.push(&record[..]);
+            args.push(*child);
+            args.push(*parent);
+            args.push(*record);
         }
         let reply = self.run_items(Path::WriteBack, "releaseChildren", &keys, args, items.len()).await?;
         let mut codes: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
@@ -301,61 +339,97 @@ impl Store {
 
     /// Releases the children of `queue`'s outbox entries written at or before `before_ms`
     /// (None: all), page by page; returns how many children were released or kept.
+    ///
+    /// A page holds up to [`PAGE`] children across as many entries as they fit in (a fan-in's
+    /// parents each leave an entry of one child). `releaseOutbox`, in the parents' slot, reads
+    /// it, releases the children of the same queue there and then, and drops the entries it
+    /// released; children of other queues come back, are released by one `releaseChildren` per
+    /// child queue, and leave their entries with one `advanceOutbox`. So a page costs one script
+    /// call when parents and children share a queue, and two plus one per other child queue
+    /// when they do not. Every step is idempotent; a crash between them leaves the entries for
+    /// the sweep, whose cutoff applies to each entry.
     pub async fn drain_outbox(&self, queue: &str, before_ms: Option<i64>) -> Result<usize> {
         let k = self.keys.queue(queue);
         let before = before_ms.map_or_else(|| "+inf".to_string(), |t| t.to_string());
+        let mut keys = vec![&*k.waiting, &k.defs, &k.payloads, &k.index, &k.pending];
+        keys.extend(k.finish_keys());
+        keys.push(&k.stats);
         let mut handled = 0;
         loop {
-            let reply = self
-                .run(
-                    Path::WriteBack,
-                    "pageOutbox",
-                    &[&k.outbox, &k.outboxres, &k.children],
-                    Args::new().arg(&before).arg(PAGE),
-                )
-                .await?;
-            let page: Vec<Vec<u8>> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
-            let mut page = page.into_iter();
-            let (Some(member), Some(record)) = (page.next(), page.next()) else { return Ok(handled) };
-            let member = String::from_utf8(member).map_err(|e| Error::Internal(e.to_string()))?;
-            let parent = member.rsplit_once('|').map_or(member.as_str(), |(p, _)| p).to_string();
-            let children: Vec<String> = page.filter_map(|c| String::from_utf8(c).ok()).collect();
-            // By child queue, in page order.
-            let mut by_queue: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-            for (i, c) in children.iter().enumerate() {
-                if let Some((q, _)) = split_ref(c) {
-                    by_queue.entry(q).or_default().push(i);
-                }
+            let mut args = Args::new().arg(self.keys.announce(super::keys::ChannelKind::Queue, queue)).arg(queue);
+            self.policy.push_result_args(&mut args);
+            let args = args.arg(&before).arg(PAGE);
+            let reply = self.run_items(Path::WriteBack, "releaseOutbox", &keys, args, PAGE).await?;
+            let mut r = Reply::new("releaseOutbox", reply)?;
+            let here: usize = r.next()?;
+            self.outboxed(queue, r.next()?);
+            let mut remaining: i64 = r.next()?;
+            let mut page = parse_page(r)?;
+            metrics::counter!("baton_flow_releases_total").increment(here as u64);
+            handled += here;
+            if !page.is_empty() {
+                handled += self.release_page(queue, &mut page).await?;
+                remaining = self.advance_outbox(queue, &page, &before).await?;
             }
-            let mut done = vec![true; children.len()];
-            let from = format!("{queue}|{parent}");
-            for (child_queue, positions) in by_queue {
-                let items: Vec<(String, String, Vec<u8>)> = positions
-                    .iter()
-                    .map(|&i| {
-                        (split_ref(&children[i]).map_or("", |(_, c)| c).to_string(), from.clone(), record.clone())
-                    })
-                    .collect();
-                let answers = self.release_children(child_queue, &items).await?;
-                for (i, d) in positions.into_iter().zip(answers) {
-                    done[i] = d;
-                }
-            }
-            let mut args = Args::new().arg(&member);
-            for (c, d) in children.iter().zip(&done) {
-                args.push(c);
-                args.push(if *d { "1" } else { "0" });
-            }
-            let reply = self
-                .run(Path::WriteBack, "advanceOutbox", &[&k.outbox, &k.outboxres, &k.fanout, &k.children], args)
-                .await?;
-            handled += children.len();
-            metrics::counter!("baton_flow_releases_total").increment(children.len() as u64);
-            // 0: the outbox holds nothing more (no second read to find it empty).
-            if redis::from_redis_value::<i64>(reply).map_err(|e| Error::Internal(e.to_string()))? == 0 {
+            if remaining == 0 {
                 return Ok(handled);
             }
         }
+    }
+
+    /// Applies a page's finishes in the children's slots, one `releaseChildren` per child
+    /// queue (in page order), and notes in the page whether each is done. Returns how many
+    /// children were handled.
+    async fn release_page(&self, queue: &str, page: &mut [OutboxEntry]) -> Result<usize> {
+        // (entry, child) positions by child queue, in page order.
+        let mut by_queue: BTreeMap<&str, Vec<(usize, usize)>> = BTreeMap::new();
+        for (e, entry) in page.iter().enumerate() {
+            for (c, child) in entry.children.iter().enumerate() {
+                if let Some((q, _)) = split_ref(&child.0) {
+                    by_queue.entry(q).or_default().push((e, c));
+                }
+            }
+        }
+        let from: Vec<String> = page.iter().map(|e| format!("{queue}|{}", e.parent())).collect();
+        let mut answers: Vec<((usize, usize), bool)> = Vec::new();
+        for (child_queue, positions) in by_queue {
+            // A page holds at most PAGE children: one call per child queue.
+            for chunk in positions.chunks(PAGE) {
+                let items: Vec<(&str, &str, &[u8])> = chunk
+                    .iter()
+                    .map(|&(e, c)| {
+                        let child = split_ref(&page[e].children[c].0).map_or("", |(_, c)| c);
+                        (child, from[e].as_str(), &page[e].record[..])
+                    })
+                    .collect();
+                let done = self.release_items(child_queue, &items).await?;
+                answers.extend(chunk.iter().copied().zip(done));
+            }
+        }
+        for ((e, c), done) in answers {
+            page[e].children[c].1 = done;
+        }
+        let n = page.iter().map(|e| e.children.len()).sum();
+        metrics::counter!("baton_flow_releases_total").increment(n as u64);
+        Ok(n)
+    }
+
+    /// Drops a released page's children from their entries (the parents' slot); returns how
+    /// many entries written at or before `before` remain.
+    async fn advance_outbox(&self, queue: &str, page: &[OutboxEntry], before: &str) -> Result<i64> {
+        let k = self.keys.queue(queue);
+        let mut args = Args::new().arg(before);
+        for entry in page {
+            args.push(&entry.member);
+            args.push(entry.children.len());
+            for (child, done) in &entry.children {
+                args.push(child);
+                args.push(if *done { "1" } else { "0" });
+            }
+        }
+        let keys = [&*k.outbox, &k.outboxres, &k.fanout, &k.children];
+        let reply = self.run(Path::WriteBack, "advanceOutbox", &keys, args).await?;
+        redis::from_redis_value(reply).map_err(|e| Error::Internal(format!("advanceOutbox: {e}")))
     }
 
     /// An agent's kept finish, or where it is; with `wait_ms` > 0 it is marked awaited for that

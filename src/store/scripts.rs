@@ -33,7 +33,6 @@ const READ_ONLY: &[&str] = &[
     "findZombies",
     "readLeader",
     "readHistory",
-    "pageOutbox",
     "readFamily",
     "knownAgents",
     "readBatch",

@@ -1,0 +1,93 @@
+--[[
+  releaseOutbox: releases a page of this queue's outbox in this slot as far as it can. The page
+  (outboxPage) is the oldest entries written at or before `before`, up to `limit` children in
+  all across entries. Children of this same queue are released here (releaseChild) and leave
+  their entry's set at once; a kept one (WAIT on a failure) goes back to the parent's live set
+  of children, for its next finish; an entry whose set is empty is dropped. Children of other
+  queues stay in their entries and are answered, for Baton to release in their own slots
+  (releaseChildren) and then drop from the entries (advanceOutbox). Replaying it changes
+  nothing more: a child released leaves the entry in the same script.
+
+  Input:
+    KEYS[1] waiting    ZSET name -> next run (ms)
+    KEYS[2] defs       HASH name -> definition JSON
+    KEYS[3] payloads   HASH name -> payload bytes
+    KEYS[4] index      ZSET name -> 0
+    KEYS[5] pending    HASH name -> parents still pending
+    KEYS[6] results   HASH name -> result record (finished)
+    KEYS[7] resultsat ZSET name -> kept until (ms)
+    KEYS[8] fanout    SET names with children
+    KEYS[9] children  base of "children:<parent>" and of "children:<parent>|<seq>"
+    KEYS[10] outbox    ZSET "<parent>|<seq>" -> written at (ms)
+    KEYS[11] outboxres HASH "<parent>|<seq>" -> result record
+    KEYS[12] awaited   ZSET name -> awaited until (ms)
+    KEYS[13] deps      base of "deps:<child>"
+    KEYS[14] stats     HASH a batch's counts: total, succeeded, failed, closed, done_at
+
+    ARGV[1] channel    where to announce: "P|S <wake-up channel>" or ""
+    ARGV[2] queue      queue name
+    ARGV[3] resultTtlMs how long finishes are kept (results.retention_ms)
+    ARGV[4] resultMax  most finishes kept per queue (results.max_entries)
+    ARGV[5] before     only entries written at or before this (ms); "+inf" for any
+    ARGV[6] limit      most children (and most entries) in the page
+
+  Output: { children released here, outbox entries written (children of agents cancelled
+          here), entries written at or before `before` that remain, then per entry with
+          children of other queues: member, record, n, then those n children
+          ("<child queue>|<child>") }
+]]
+local rcall = redis.call
+--@include memberKey
+--@include publish
+--@include nowMs
+--@include addWaiting
+--@include finished
+--@include finishBatch
+--@include releaseChild
+--@include outboxPage
+flowKeys(6, ARGV[3], ARGV[4])
+local r = {
+  waiting = KEYS[1], defs = KEYS[2], payloads = KEYS[3], index = KEYS[4], pending = KEYS[5], stats = KEYS[14],
+  channel = ARGV[1], queue = ARGV[2],
+}
+local before = ARGV[5]
+local now = nowMs()
+local page = outboxPage(F.outbox, F.outboxres, F.children, before, tonumber(ARGV[6]))
+-- Queue names have no '|': a child of this queue is "<queue>|<child>".
+local prefix = r.queue .. '|'
+local out = { 0, 0, 0 }
+local here = 0
+local i = 1
+while i <= #page do
+  local member, record, n = page[i], page[i + 1], page[i + 2]
+  local parent = string.match(member, '^(.*)|%d+$')
+  local from = r.queue .. '|' .. parent
+  local frozen = memberKey(F.children, member)
+  local others = {}
+  for j = i + 3, i + 2 + n do
+    local ref = page[j]
+    if string.sub(ref, 1, #prefix) == prefix then
+      local done = releaseChild(r, string.sub(ref, #prefix + 1), from, record, now)
+      rcall('ZREM', frozen, ref)
+      if done == 0 then
+        rcall('ZADD', memberKey(F.children, parent), 0, ref)
+        rcall('SADD', F.fanout, parent)
+        F.anyChildren = true
+      end
+      here = here + 1
+    else
+      others[#others + 1] = ref
+    end
+  end
+  if #others > 0 then
+    out[#out + 1], out[#out + 2], out[#out + 3] = member, record, #others
+    for _, ref in ipairs(others) do out[#out + 1] = ref end
+  elseif rcall('EXISTS', frozen) == 0 then
+    rcall('ZREM', F.outbox, member)
+    rcall('HDEL', F.outboxres, member)
+  end
+  i = i + 3 + n
+end
+out[1], out[2] = here, endFinished(r.channel, r.queue, now)
+out[3] = rcall('ZCOUNT', F.outbox, '-inf', before)
+return out
