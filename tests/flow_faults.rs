@@ -55,6 +55,9 @@ fn after(name: &str, queue: &str, parents: impl IntoIterator<Item = String>) -> 
     pb::Agent { after, ..one_shot(name) }
 }
 
+/// (queue, name) of an agent.
+type Ref = (String, String);
+
 /// The DAG's queues and batch.
 #[derive(Clone)]
 struct Dag {
@@ -66,7 +69,7 @@ struct Dag {
 
 impl Dag {
     /// Every agent of the DAG, with its queue and the parents its lease must list.
-    fn agents(&self) -> Vec<(String, String, Vec<(String, String)>)> {
+    fn agents(&self) -> Vec<(String, String, Vec<Ref>)> {
         // A callback's parent is the batch: queue empty, name the batch's (Lease.parents).
         let mut out = vec![(self.root_q.clone(), ROOT.to_string(), vec![])];
         for i in 0..FAN {
@@ -154,7 +157,7 @@ async fn work(
     seen: Arc<Mutex<Seen>>,
     queue: String,
     worker: String,
-    expected: Arc<HashMap<String, Vec<(String, String)>>>,
+    expected: Arc<HashMap<String, Vec<Ref>>>,
     names: usize,
     mid_q: String,
 ) {
@@ -216,12 +219,12 @@ async fn work(
 }
 
 /// How many agents of `queue` were acknowledged as succeeded.
-fn expected_in(expected: &HashMap<String, Vec<(String, String)>>, queue: &str, s: &Seen) -> usize {
+fn expected_in(expected: &HashMap<String, Vec<Ref>>, queue: &str, s: &Seen) -> usize {
     s.acked.keys().filter(|n| expected.contains_key(&format!("{queue}|{n}"))).count()
 }
 
 /// The lease lists every parent it must have, each succeeded with its own name as result.
-fn check_parents(lease: &pb::Lease, expected: &HashMap<String, Vec<(String, String)>>, seen: &Mutex<Seen>) {
+fn check_parents(lease: &pb::Lease, expected: &HashMap<String, Vec<Ref>>, seen: &Mutex<Seen>) {
     let want = &expected[&format!("{}|{}", lease.queue, lease.name)];
     let mut got: Vec<(String, String)> = Vec::new();
     let mut bad = Vec::new();
@@ -249,7 +252,7 @@ fn check_parents(lease: &pb::Lease, expected: &HashMap<String, Vec<(String, Stri
 
 /// Starts one worker task per queue level (three on the children's queue).
 fn start_workers(dag: &Dag, route: &Arc<Route>, seen: &Arc<Mutex<Seen>>) -> Vec<tokio::task::JoinHandle<()>> {
-    let expected: HashMap<String, Vec<(String, String)>> =
+    let expected: HashMap<String, Vec<Ref>> =
         dag.agents().into_iter().map(|(q, n, parents)| (format!("{q}|{n}"), parents)).collect();
     let expected = Arc::new(expected);
     let mut tasks = Vec::new();
