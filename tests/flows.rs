@@ -623,3 +623,41 @@ async fn a_one_shot_parents_cancelled_run_is_a_finish_for_its_children() {
     let dropped = env.client.r#await(req).await.unwrap().into_inner().result.expect("CANCEL finished it");
     assert_eq!(dropped.finish, pb::Finish::Cancelled as i32);
 }
+
+// The queue's figures (and so the baton_queue_blocked, baton_queue_releasing and
+// baton_queue_oldest_release_seconds gauges) count blocked agents and finishes whose children
+// are not yet released; both fall to zero once the release is done.
+#[tokio::test]
+async fn queue_figures_count_blocked_agents_and_releases_in_flight() {
+    let mut config = test_config();
+    config.flows.sweep_interval_ms = 3_600_000; // no sweep during the test: the release is ours
+    let mut env = Env::with_config(config).await;
+    register(&mut env.client, "g", vec![one_shot("parent")]).await;
+    let kids = (0..3).map(|i| after(&format!("kid-{i}"), &[("", "parent")], pb::ParentFailure::Unspecified)).collect();
+    register_call(&mut env, "g", kids).await.unwrap();
+    let store = env.redis.store().await;
+    let s = store.queue_stats("g", 60_000).await.unwrap();
+    assert_eq!((s.blocked, s.releasing, s.oldest_release_ms), (3, 0, None));
+
+    // Completed by a store with no flows task: the finish waits in the outbox.
+    let p = acquire_n(&mut env, "g", 1).await.pop().unwrap();
+    let c = baton::store::Completion {
+        queue: "g".into(),
+        name: "parent".into(),
+        token: p.token,
+        outcome: baton::store::Outcome::Success,
+        message: String::new(),
+        retry_after_ms: 0,
+        request_id: String::new(),
+        clipped: false,
+        result: Vec::new(),
+    };
+    store.complete(&c).await.unwrap();
+    let s = store.queue_stats("g", 60_000).await.unwrap();
+    assert_eq!((s.blocked, s.releasing), (3, 1));
+    assert!(s.oldest_release_ms.is_some_and(|at| at <= s.now_ms), "{:?}", s.oldest_release_ms);
+
+    assert_eq!(store.drain_outbox("g", None).await.unwrap(), 3);
+    let s = store.queue_stats("g", 60_000).await.unwrap();
+    assert_eq!((s.blocked, s.releasing, s.oldest_release_ms, s.due), (0, 0, None, 3));
+}
