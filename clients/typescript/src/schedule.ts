@@ -33,6 +33,11 @@ export interface ScheduleOptions {
   deliverAt?: Date;
   /** Idempotency key: scheduling again while the first message is not yet acked returns its id. */
   key?: string;
+  /**
+   * With key: the key holds this many ms from the first Schedule, also after its message was
+   * acked, cancelled or dead-lettered (at most the server's dedup.max_window_ms).
+   */
+  keyWindowMs?: number;
   /** The call's request id (default: a random one, the same for its retries). */
   requestId?: string;
 }
@@ -87,6 +92,7 @@ export function schedule(client: ScheduleServiceClient, receiver: string, payloa
     key: options.key ?? "",
     delay: options.delayMs !== undefined ? duration(Math.max(0, options.delayMs)) : undefined,
     deliverAt: options.deliverAt,
+    keyWindow: options.keyWindowMs !== undefined ? duration(options.keyWindowMs) : undefined,
     // Empty: Baton takes the producer's trace context from the call's traceparent metadata,
     // which the Client adds from the active OpenTelemetry context.
     traceparent: "",

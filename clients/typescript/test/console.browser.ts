@@ -97,7 +97,7 @@ before(async () => {
   schedules = new ScheduleServiceClient(baton.addr, credentials.createInsecure());
   for (const [i, payload] of [Buffer.from("remind ops@example.com"), Buffer.from([0xff, 0x00, 0x10]), Buffer.from("third")].entries()) {
     const got = await unary(schedules.schedule.bind(schedules), { receiver, payload, delay: duration(3_600_000 + i * 1000),
-      deliverAt: undefined, key: "", traceparent: "", requestId: "" });
+      deliverAt: undefined, key: "", traceparent: "", requestId: "", keyWindow: undefined });
     messageIds.push(got.id);
   }
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });

@@ -185,6 +185,12 @@ test("schedule: keys, deliverAt and cancel", async () => {
   // The key is free again once its message is gone.
   const d = await scheduler.schedule(receiver, "x2", { key: "invoice-7" });
   assert.ok(d.created && d.id !== a.id);
+  // With a window, the key outlives its message: a cancelled message's key still answers it.
+  const e = await scheduler.schedule(receiver, "w", { delayMs: 3_600_000, key: "order-9", keyWindowMs: 600_000 });
+  assert.ok(e.created && e.keyHeldUntil !== undefined);
+  assert.equal(await scheduler.cancel(receiver, e.id), true);
+  const f = await scheduler.schedule(receiver, "w2", { key: "order-9" });
+  assert.ok(!f.created && f.id === e.id);
 });
 
 test(`200 messages each handled once within maxInFlight`, async () => {
