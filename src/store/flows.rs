@@ -112,8 +112,8 @@ impl FinishRecord {
     }
 
     /// The record of a parent that is gone without a finish kept (treated as unregistered).
-    fn missing(now_hint: i64) -> Vec<u8> {
-        format!("U||0|{now_hint}|0|").into_bytes()
+    fn missing() -> Vec<u8> {
+        b"U||0|0|0|".to_vec()
     }
 }
 
@@ -289,7 +289,7 @@ impl Store {
                 for ((parent, child), answer) in chunk.iter().zip(answers) {
                     let record = match &answer[..] {
                         b"" => continue,
-                        b"m" => FinishRecord::missing(0),
+                        b"m" => FinishRecord::missing(),
                         _ => answer,
                     };
                     finished.push((child.to_string(), format!("{parent_queue}|{parent}"), record));
