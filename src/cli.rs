@@ -64,9 +64,6 @@ pub struct Target {
     pub json: bool,
 }
 
-/// The environment variables of [`Target`], which are not server configuration.
-pub const ENV: [&str; 5] = ["addr", "token", "ca_file", "client_cert", "client_key"];
-
 /// An operator command.
 #[derive(Subcommand, Debug)]
 pub enum Command {

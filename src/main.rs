@@ -148,7 +148,9 @@ struct Flags {
 impl Flags {
     fn config(&self) -> Result<Config, Error> {
         let figment = Config::figment(self.config.as_deref()).merge(Serialized::defaults(self));
-        Config::from_figment(figment)
+        let config = Config::from_figment(figment)?;
+        baton::server::check_config(&config)?;
+        Ok(config)
     }
 }
 

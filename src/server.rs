@@ -37,6 +37,17 @@ use crate::{
     tls::ServerTls,
 };
 
+/// The checks of a configuration that need more than the configuration itself: the tokens
+/// and mutual-TLS identities of `auth` parse, and `redis_url` is a form Baton can reach.
+/// `baton serve` and `baton config` run them after `Config::from_figment`.
+pub fn check_config(config: &Config) -> Result<()> {
+    Identities::from_config(&config.auth)?;
+    if let Some(url) = &config.redis_url {
+        crate::store::target::Target::parse(url)?;
+    }
+    Ok(())
+}
+
 /// Serves gRPC on `listener` against the Redis at `redis_url` until `shutdown` resolves, then
 /// shuts down gracefully: long polls answer at once, in-flight calls finish, all within
 /// `shutdown_timeout_ms`. The console, when `console.listen` is set, on its own address.

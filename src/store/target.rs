@@ -15,6 +15,7 @@
 
 use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisConnectionInfo};
 
+use crate::config::redact_url as redact;
 use crate::error::{Error, Result};
 
 /// A parsed `--redis-url`.
@@ -121,21 +122,6 @@ fn split_authority(rest: &str) -> (&str, Vec<&str>, &str) {
         None => ("", authority),
     };
     (userinfo, hosts.split(',').map(str::trim).filter(|h| !h.is_empty()).collect(), path)
-}
-
-/// The URL with any password replaced by `***`, for errors and logs.
-pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => {
-            let userinfo = &rest[..at];
-            let user = userinfo.split_once(':').map_or(userinfo, |(user, _)| user);
-            let masked = if userinfo.contains(':') { format!("{user}:***") } else { "***".to_string() };
-            format!("{scheme}://{masked}{}", &rest[at..])
-        }
-        None => url.to_string(),
-    }
 }
 
 #[cfg(test)]
