@@ -71,23 +71,56 @@ fn build_info() {
 }
 
 /// Replaces every `--@include NAME` line with `lua/includes/NAME.lua`, and records the number
-/// of KEYS from the file name (`verbNoun-N.lua`).
+/// of KEYS from the file name (`verbNoun-N.lua`). Scripts in a domain folder (`lua/<domain>/`)
+/// are typed: their header is parsed (`typed_header`), a prologue binding every KEYS and ARGV
+/// to its name is put in front of the body, and `calls_<domain>.rs` gets one Rust struct per
+/// script with the same names, so a position is written only in the header.
 fn inline_scripts(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=lua");
-    let mut entries: Vec<PathBuf> = fs::read_dir("lua")?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
-    entries.retain(|p| p.extension().is_some_and(|x| x == "lua"));
-    entries.sort();
+    let mut entries: Vec<(Option<String>, PathBuf)> = Vec::new();
+    for entry in fs::read_dir("lua")? {
+        let path = entry?.path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        if path.is_dir() && name != "includes" {
+            println!("cargo:rerun-if-changed={}", path.display());
+            let mut domain: Vec<PathBuf> =
+                fs::read_dir(&path)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
+            domain.retain(|p| p.extension().is_some_and(|x| x == "lua"));
+            entries.extend(domain.into_iter().map(|p| (Some(name.clone()), p)));
+        } else if path.extension().is_some_and(|x| x == "lua") {
+            entries.push((None, path));
+        }
+    }
+    entries.sort_by(|a, b| a.1.file_name().cmp(&b.1.file_name()));
     let mut table = String::from("&[\n");
-    for path in entries {
+    let mut calls: std::collections::BTreeMap<String, String> = Default::default();
+    for (domain, path) in entries {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
         let (name, keys) = stem.rsplit_once('-').ok_or_else(|| format!("{stem}.lua: name must be verbNoun-N.lua"))?;
         let keys: usize = keys.parse().map_err(|_| format!("{stem}.lua: N must be a number"))?;
+        let text = fs::read_to_string(&path)?;
         let mut source = String::new();
-        for line in fs::read_to_string(&path)?.lines() {
+        let mut body = text.as_str();
+        if let Some(domain) = &domain {
+            let header = typed_header(&path, name, keys, &text)?;
+            let end = text.find("]]").map(|i| i + 2).unwrap_or(0);
+            source.push_str(&text[..end]);
+            source.push('\n');
+            source.push_str(&header.lua_prologue());
+            body = &text[end..];
+            header.rust_call(calls.entry(domain.clone()).or_default(), &path)?;
+        }
+        for line in body.lines() {
             match line.trim().strip_prefix("--@include ") {
                 Some(include) => {
                     let file = format!("lua/includes/{}.lua", include.trim());
                     let text = fs::read_to_string(&file).map_err(|e| format!("{stem}.lua: {file}: {e}"))?;
+                    if domain.is_some() && (text.contains("KEYS[") || text.contains("ARGV[")) {
+                        return Err(format!(
+                            "{stem}.lua: {file} reads KEYS or ARGV by position; a typed script passes it names"
+                        )
+                        .into());
+                    }
                     source.push_str(&text);
                 }
                 None => {
@@ -102,5 +135,183 @@ fn inline_scripts(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
     }
     table.push(']');
     fs::write(out.join("scripts.rs"), table)?;
+    for (domain, code) in calls {
+        fs::write(out.join(format!("calls_{domain}.rs")), code)?;
+    }
     Ok(())
+}
+
+/// One ARGV of a typed script: its name and type, as the header declares them.
+struct Arg {
+    name: String,
+    kind: String,
+}
+
+/// The typed signature of a script, read from its header:
+///
+/// ```text
+///   Input:
+///     KEYS[1] term       what the key holds            (every KEYS[i], in order)
+///     ARGV[1] candidate (str)   what it means          (every ARGV[i], in order, with a type)
+///   Output -> Campaign: what the script answers        (the Rust type that decodes the reply)
+/// ```
+///
+/// Types: `str`, `bytes`, `int` (i64), `uint` (u64), `num` (f64), `bool` ("1"/"0").
+struct TypedHeader {
+    script: String,
+    keys: Vec<String>,
+    argv: Vec<Arg>,
+    output: String,
+}
+
+const ARG_KINDS: &[(&str, &str, &str)] = &[
+    // (header type, Rust field type, Lua conversion of ARGV[i])
+    ("str", "&'a str", "%"),
+    ("bytes", "&'a [u8]", "%"),
+    ("int", "i64", "tonumber(%)"),
+    ("uint", "u64", "tonumber(%)"),
+    ("num", "f64", "tonumber(%)"),
+    ("bool", "bool", "(% == '1')"),
+];
+
+fn typed_header(path: &Path, name: &str, n_keys: usize, text: &str) -> Result<TypedHeader, String> {
+    let file = path.display();
+    let header = text
+        .strip_prefix("--[[")
+        .and_then(|rest| rest.split_once("]]"))
+        .map(|(h, _)| h)
+        .ok_or_else(|| format!("{file}: a typed script starts with a --[[ header ]]"))?;
+    let body = &text[header.len() + 4..];
+    let mut keys = Vec::new();
+    let mut argv = Vec::new();
+    let mut output = None;
+    for line in header.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("Output ->") {
+            let ty = rest.split(':').next().unwrap_or("").trim();
+            if ty.is_empty() || !ty.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(format!("{file}: `Output -> Type:` names the Rust type of the reply"));
+            }
+            output = Some(ty.to_string());
+        }
+        let Some((which, rest)) = line.split_once('[') else { continue };
+        if which != "KEYS" && which != "ARGV" {
+            continue;
+        }
+        let (index, rest) = rest.split_once(']').ok_or_else(|| format!("{file}: {line}: no closing ]"))?;
+        let index: usize =
+            index.parse().map_err(|_| format!("{file}: {line}: a typed script names one position per line"))?;
+        let mut words = rest.split_whitespace();
+        let field = words.next().ok_or_else(|| format!("{file}: {line}: no name"))?.to_string();
+        if !field.chars().all(|c| c.is_ascii_alphanumeric()) || field.starts_with(|c: char| c.is_ascii_digit()) {
+            return Err(format!("{file}: {line}: names are camelCase words"));
+        }
+        if which == "KEYS" {
+            if index != keys.len() + 1 {
+                return Err(format!("{file}: KEYS[{index}] out of order (expected KEYS[{}])", keys.len() + 1));
+            }
+            keys.push(field);
+        } else {
+            if index != argv.len() + 1 {
+                return Err(format!("{file}: ARGV[{index}] out of order (expected ARGV[{}])", argv.len() + 1));
+            }
+            let kind = words
+                .next()
+                .and_then(|w| w.strip_prefix('(')?.strip_suffix(')'))
+                .filter(|k| ARG_KINDS.iter().any(|(name, _, _)| name == k))
+                .ok_or_else(|| format!("{file}: ARGV[{index}] {field}: give its type after the name, one of (str) (bytes) (int) (uint) (num) (bool)"))?;
+            argv.push(Arg { name: field, kind: kind.to_string() });
+        }
+    }
+    if keys.len() != n_keys {
+        return Err(format!("{file}: the header names {} KEYS, the file name says {n_keys}", keys.len()));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for field in keys.iter().chain(argv.iter().map(|a| &a.name)) {
+        if !seen.insert(snake(field)) {
+            return Err(format!("{file}: {field} is named twice (KEYS and ARGV share one namespace)"));
+        }
+    }
+    let output = output.ok_or_else(|| format!("{file}: the header has no `Output -> Type:` line"))?;
+    // Positions live in the header only: the body reads the names the prologue binds.
+    for word in ["KEYS[", "ARGV[", "#ARGV", "#KEYS"] {
+        if body.contains(word) {
+            return Err(format!("{file}: the body reads {word}: use the names of the header (K.name, A.name)"));
+        }
+    }
+    Ok(TypedHeader { script: name.to_string(), keys, argv, output })
+}
+
+/// `historyKeep` -> `history_keep`.
+fn snake(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+impl TypedHeader {
+    /// `local K = { term = KEYS[1], ... }` and `local A = { ttlMs = tonumber(ARGV[2]), ... }`.
+    fn lua_prologue(&self) -> String {
+        let keys: Vec<String> = self.keys.iter().enumerate().map(|(i, k)| format!("{k} = KEYS[{}]", i + 1)).collect();
+        let argv: Vec<String> = self
+            .argv
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let (_, _, lua) = ARG_KINDS.iter().find(|(k, _, _)| *k == a.kind).unwrap();
+                format!("{} = {}", a.name, lua.replace('%', &format!("ARGV[{}]", i + 1)))
+            })
+            .collect();
+        format!("local K = {{ {} }}\nlocal A = {{ {} }}\n", keys.join(", "), argv.join(", "))
+    }
+
+    /// The struct that calls this script: one field per KEYS and ARGV, in the header's order.
+    fn rust_call(&self, code: &mut String, path: &Path) -> std::fmt::Result {
+        let ty: String = {
+            let mut t = String::new();
+            let mut upper = true;
+            for c in self.script.chars() {
+                t.push(if upper { c.to_ascii_uppercase() } else { c });
+                upper = false;
+            }
+            t
+        };
+        let lifetime = !self.keys.is_empty() || self.argv.iter().any(|a| a.kind == "str" || a.kind == "bytes");
+        let gen = if lifetime { "<'a>" } else { "" };
+        writeln!(code, "/// A call of `{}` ({}): fields in the order of its header.", self.script, path.display())?;
+        writeln!(code, "pub(crate) struct {ty}{gen} {{")?;
+        for k in &self.keys {
+            writeln!(code, "    /// KEYS: `{k}`.\n    pub(crate) {}: &'a str,", snake(k))?;
+        }
+        for a in &self.argv {
+            let (_, rust, _) = ARG_KINDS.iter().find(|(k, _, _)| *k == a.kind).unwrap();
+            writeln!(code, "    /// ARGV: `{}` ({}).\n    pub(crate) {}: {rust},", a.name, a.kind, snake(&a.name))?;
+        }
+        writeln!(code, "}}\n")?;
+        writeln!(code, "impl{gen} crate::store::scripts::ScriptCall for {ty}{gen} {{")?;
+        writeln!(code, "    const NAME: &'static str = {:?};", self.script)?;
+        writeln!(code, "    type Reply = {};", self.output)?;
+        writeln!(code, "    fn keys(&self) -> Vec<&str> {{\n        vec![{}]\n    }}", {
+            let k: Vec<String> = self.keys.iter().map(|k| format!("self.{}", snake(k))).collect();
+            k.join(", ")
+        })?;
+        writeln!(code, "    fn argv(&self) -> crate::store::scripts::Args {{")?;
+        writeln!(code, "        let mut args = crate::store::scripts::Args::new();")?;
+        for a in &self.argv {
+            let field = snake(&a.name);
+            if a.kind == "bool" {
+                writeln!(code, "        args.push(if self.{field} {{ \"1\" }} else {{ \"0\" }});")?;
+            } else {
+                writeln!(code, "        args.push(self.{field});")?;
+            }
+        }
+        writeln!(code, "        args\n    }}\n}}\n")
+    }
 }

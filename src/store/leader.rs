@@ -4,8 +4,14 @@
 //! elections (`{registry}:elections`, written after a term's script: another slot).
 
 use super::keys::ChannelKind;
-use super::{reply::Reply, scripts::Args, Path, Store};
+use super::{reply::Reply, scripts::FromReply, Path, Store};
 use crate::error::{Error, Result};
+
+/// The typed calls of `lua/leader/`, generated from the scripts' headers.
+mod calls {
+    use super::{Campaigned, History, LeaderState, Renewal, Resignation};
+    include!(concat!(env!("OUT_DIR"), "/calls_leader.rs"));
+}
 
 /// A term of leadership.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -139,26 +145,98 @@ fn term(r: &mut Reply) -> Result<Term> {
     Ok(Term { token: r.next()?, leader: r.next()?, expires_ms: r.next()? })
 }
 
-impl Store {
-    /// Becomes leader if there is none; refreshes if `candidate` already leads.
-    pub async fn campaign(&self, election: &str, candidate: &str, ttl_ms: u64) -> Result<Campaigned> {
-        let k = self.keys.election(election);
-        let args = Args::new()
-            .arg(candidate)
-            .arg(ttl_ms)
-            .arg(self.keys.announce(ChannelKind::Election, election))
-            .arg(election)
-            .arg(HISTORY_TERMS);
-        let reply = self.run(Path::Dispatch, "campaignLeader", &[&k.term, &k.seq, &k.history], args).await?;
-        let mut r = Reply::new("campaignLeader", reply)?;
+impl FromReply for Campaigned {
+    /// `{ isLeader (1/0), token, leader, expiresAt, now, newTerm (1/0) }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
         let is_leader = r.next::<i64>()? == 1;
         let term = term(&mut r)?;
         let now_ms = r.next()?;
         let new_term = r.next::<i64>()? == 1;
-        if new_term {
-            self.register_election(election, now_ms).await;
+        Ok(Self { is_leader, term, now_ms, new_term })
+    }
+}
+
+/// What a renewal found: the term extended to `expires_ms`, or not this candidate's any more.
+pub enum Renewal {
+    Renewed { expires_ms: i64, ttl_ms: u64 },
+    Lost,
+}
+
+impl FromReply for Renewal {
+    /// `{ -1 }` lost, `{ 0, expiresAt, ttl }` renewed.
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        Ok(match r.next::<i64>()? {
+            0 => Renewal::Renewed { expires_ms: r.next()?, ttl_ms: r.next()? },
+            _ => Renewal::Lost,
+        })
+    }
+}
+
+/// What a resignation found: the term ended at `at_ms`, or not this candidate's any more.
+pub enum Resignation {
+    Resigned { at_ms: i64 },
+    Lost,
+}
+
+impl FromReply for Resignation {
+    /// `{ -1 }` lost, `{ 0, resignedAt }` resigned.
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        Ok(match r.next::<i64>()? {
+            0 => Resignation::Resigned { at_ms: r.next()? },
+            _ => Resignation::Lost,
+        })
+    }
+}
+
+impl FromReply for LeaderState {
+    /// `{ now }` no leader, `{ now, token, leader, expiresAt }` a leader.
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let now_ms = r.next()?;
+        let term = if r.is_empty() { None } else { Some(term(&mut r)?) };
+        Ok(LeaderState { now_ms, term })
+    }
+}
+
+/// An election's history, newest term first.
+pub struct History(pub Vec<PastTerm>);
+
+impl FromReply for History {
+    /// `{ now, currentExpiresAt (0: no current term), entry... }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let _now: i64 = r.next()?;
+        let current: i64 = r.next()?;
+        let mut out = Vec::new();
+        while !r.is_empty() {
+            let entry: String = r.next()?;
+            out.push(
+                PastTerm::parse(&entry, current)
+                    .ok_or_else(|| Error::Internal(format!("readHistory: malformed entry {entry:?}")))?,
+            );
         }
-        Ok(Campaigned { is_leader, term, now_ms, new_term })
+        Ok(History(out))
+    }
+}
+
+impl Store {
+    /// Becomes leader if there is none; refreshes if `candidate` already leads.
+    pub async fn campaign(&self, election: &str, candidate: &str, ttl_ms: u64) -> Result<Campaigned> {
+        let k = self.keys.election(election);
+        let channel = self.keys.announce(ChannelKind::Election, election);
+        let call = calls::CampaignLeader {
+            term: &k.term,
+            seq: &k.seq,
+            history: &k.history,
+            candidate,
+            ttl_ms,
+            channel: &channel,
+            election,
+            history_keep: HISTORY_TERMS as u64,
+        };
+        let campaigned = self.call(Path::Dispatch, call).await?;
+        if campaigned.new_term {
+            self.register_election(election, campaigned.now_ms).await;
+        }
+        Ok(campaigned)
     }
 
     /// Records in the registry that a term of `election` began at `at_ms` (Redis time, from
@@ -223,45 +301,32 @@ impl Store {
     /// The newest `limit` terms of an election's history (0: all kept), newest first.
     pub async fn history(&self, election: &str, limit: usize) -> Result<Vec<PastTerm>> {
         let k = self.keys.election(election);
-        let reply = self.run(Path::Dispatch, "readHistory", &[&k.term, &k.history], Args::new().arg(limit)).await?;
-        let mut r = Reply::new("readHistory", reply)?;
-        let _now: i64 = r.next()?;
-        let current: i64 = r.next()?;
-        let mut out = Vec::new();
-        while !r.is_empty() {
-            let entry: String = r.next()?;
-            out.push(
-                PastTerm::parse(&entry, current)
-                    .ok_or_else(|| Error::Internal(format!("readHistory: malformed entry {entry:?}")))?,
-            );
-        }
-        Ok(out)
+        let call = calls::ReadHistory { term: &k.term, history: &k.history, limit: limit as u64 };
+        Ok(self.call(Path::Dispatch, call).await?.0)
     }
 
     /// Extends a term; `Error::LeaseLost` if it is not `candidate`'s term `token` any more.
     pub async fn renew(&self, election: &str, candidate: &str, token: u64) -> Result<(i64, u64)> {
         let k = self.keys.election(election);
-        let reply = self.run(Path::WriteBack, "renewLeader", &[&k.term], Args::new().arg(candidate).arg(token)).await?;
-        let mut r = Reply::new("renewLeader", reply)?;
-        match r.next::<i64>()? {
-            0 => Ok((r.next()?, r.next()?)),
-            _ => Err(Error::LeaseLost(format!("election {election}: {candidate} does not lead with token {token}"))),
+        match self.call(Path::WriteBack, calls::RenewLeader { term: &k.term, candidate, token }).await? {
+            Renewal::Renewed { expires_ms, ttl_ms } => Ok((expires_ms, ttl_ms)),
+            Renewal::Lost => {
+                Err(Error::LeaseLost(format!("election {election}: {candidate} does not lead with token {token}")))
+            }
         }
     }
 
     /// Ends a term at once; returns when (Redis time).
     pub async fn resign(&self, election: &str, candidate: &str, token: u64) -> Result<i64> {
         let k = self.keys.election(election);
-        let args = Args::new()
-            .arg(candidate)
-            .arg(token)
-            .arg(self.keys.announce(ChannelKind::Election, election))
-            .arg(election);
-        let reply = self.run(Path::WriteBack, "resignLeader", &[&k.term, &k.history], args).await?;
-        let mut r = Reply::new("resignLeader", reply)?;
-        match r.next::<i64>()? {
-            0 => r.next(),
-            _ => Err(Error::LeaseLost(format!("election {election}: {candidate} does not lead with token {token}"))),
+        let channel = self.keys.announce(ChannelKind::Election, election);
+        let call =
+            calls::ResignLeader { term: &k.term, history: &k.history, candidate, token, channel: &channel, election };
+        match self.call(Path::WriteBack, call).await? {
+            Resignation::Resigned { at_ms } => Ok(at_ms),
+            Resignation::Lost => {
+                Err(Error::LeaseLost(format!("election {election}: {candidate} does not lead with token {token}")))
+            }
         }
     }
 
@@ -269,15 +334,15 @@ impl Store {
     /// is published (once across replicas).
     pub async fn leader(&self, election: &str, announce_expiry: bool) -> Result<LeaderState> {
         let k = self.keys.election(election);
-        let args = Args::new()
-            .arg(if announce_expiry { "1" } else { "0" })
-            .arg(self.keys.announce(ChannelKind::Election, election))
-            .arg(election);
-        let reply = self.run(Path::Dispatch, "readLeader", &[&k.term, &k.history], args).await?;
-        let mut r = Reply::new("readLeader", reply)?;
-        let now_ms = r.next()?;
-        let term = if r.is_empty() { None } else { Some(term(&mut r)?) };
-        Ok(LeaderState { now_ms, term })
+        let channel = self.keys.announce(ChannelKind::Election, election);
+        let call = calls::ReadLeader {
+            term: &k.term,
+            history: &k.history,
+            expire: announce_expiry,
+            channel: &channel,
+            election,
+        };
+        self.call(Path::Dispatch, call).await
     }
 }
 

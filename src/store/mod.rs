@@ -342,6 +342,13 @@ impl Store {
     }
 
     /// Runs a script through the breaker of its path on the node serving its keys.
+    /// Runs a typed script call (`scripts::ScriptCall`) and decodes its reply.
+    async fn call<C: scripts::ScriptCall>(&self, path: Path, call: C) -> Result<C::Reply> {
+        let keys = call.keys();
+        let value = self.run(path, C::NAME, &keys, call.argv()).await?;
+        <C::Reply as scripts::FromReply>::from_reply(reply::Reply::new(C::NAME, value)?)
+    }
+
     async fn run(&self, path: Path, name: &'static str, keys: &[&str], args: Args) -> Result<Value> {
         self.run_items(path, name, keys, args, 1).await
     }

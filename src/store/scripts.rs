@@ -68,6 +68,26 @@ impl Args {
     }
 }
 
+/// A typed call of one script: the struct build.rs generates from the script's header (in
+/// `lua/<domain>/`), with one field per KEYS and ARGV. Its fields are the only place a call
+/// names them, and the header the only place that orders them, so no position is written
+/// twice; a header and a call that disagree do not compile.
+pub(crate) trait ScriptCall {
+    /// The script's name (its file name without `-N.lua`).
+    const NAME: &'static str;
+    /// What the script answers, as the header's `Output -> Type` names it.
+    type Reply: FromReply;
+    /// KEYS, in the header's order.
+    fn keys(&self) -> Vec<&str>;
+    /// ARGV, in the header's order.
+    fn argv(&self) -> Args;
+}
+
+/// A script's reply, decoded from the flat array the script returns.
+pub(crate) trait FromReply: Sized {
+    fn from_reply(reply: super::reply::Reply) -> Result<Self>;
+}
+
 impl Scripts {
     pub fn new() -> Self {
         let by_name = SCRIPTS

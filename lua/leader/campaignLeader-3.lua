@@ -10,13 +10,13 @@
     KEYS[2] seq        STRING fencing token counter of the election
     KEYS[3] history    LIST "token|leader|started_at|ended_at|how", newest first
 
-    ARGV[1] candidate  candidate id
-    ARGV[2] ttlMs      term length without renewal
-    ARGV[3] channel    where to announce: "P|S <leadership events channel>" or ""
-    ARGV[4] election   election name (event payload)
-    ARGV[5] historyKeep  terms the history keeps
+    ARGV[1] candidate (str)    candidate id
+    ARGV[2] ttlMs (uint)       term length without renewal
+    ARGV[3] channel (str)      where to announce: "P|S <leadership events channel>" or ""
+    ARGV[4] election (str)     election name (event payload)
+    ARGV[5] historyKeep (uint) terms the history keeps
 
-  Output:
+  Output -> Campaigned:
     { isLeader (1/0), token, leader, expiresAt, now, newTerm (1/0) }
 ]]
 local rcall = redis.call
@@ -27,10 +27,10 @@ local rcall = redis.call
 --@include publishLeader
 --@include termHistory
 
-local termKey, seqKey, historyKey = KEYS[1], KEYS[2], KEYS[3]
-local candidate, ttl = ARGV[1], tonumber(ARGV[2])
-local channel, election = ARGV[3], ARGV[4]
-local keep = tonumber(ARGV[5])
+local termKey, seqKey, historyKey = K.term, K.seq, K.history
+local candidate, ttl = A.candidate, A.ttlMs
+local channel, election = A.channel, A.election
+local keep = A.historyKeep
 
 local now = nowMs()
 local t = readTerm(termKey)

@@ -7,12 +7,12 @@
     KEYS[1] term       HASH token, candidate, expires_at, ttl, active
     KEYS[2] history    LIST "token|leader|started_at|ended_at|how", newest first
 
-    ARGV[1] candidate  candidate id
-    ARGV[2] token      the term's fencing token
-    ARGV[3] channel    where to announce: "P|S <leadership events channel>" or ""
-    ARGV[4] election   election name (event payload)
+    ARGV[1] candidate (str)  candidate id
+    ARGV[2] token (uint)     the term's fencing token
+    ARGV[3] channel (str)    where to announce: "P|S <leadership events channel>" or ""
+    ARGV[4] election (str)   election name (event payload)
 
-  Output:
+  Output -> Resignation:
     { -1 }             LEASE_LOST
     { 0, resignedAt }  resigned
 ]]
@@ -23,12 +23,12 @@ local rcall = redis.call
 --@include publishLeader
 --@include termHistory
 
-local termKey, historyKey = KEYS[1], KEYS[2]
-local candidate, token = ARGV[1], ARGV[2]
-local channel, election = ARGV[3], ARGV[4]
+local termKey, historyKey = K.term, K.history
+local candidate, token = A.candidate, A.token
+local channel, election = A.channel, A.election
 local now = nowMs()
 local t = readTerm(termKey)
-if not t or not t.active or t.expiresAt <= now or t.token ~= token or t.candidate ~= candidate then
+if not t or not t.active or t.expiresAt <= now or tonumber(t.token) ~= token or t.candidate ~= candidate then
   return { -1 }
 end
 rcall('HSET', termKey, 'active', '0', 'expires_at', now)

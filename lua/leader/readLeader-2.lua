@@ -7,11 +7,11 @@
     KEYS[1] term       HASH token, candidate, expires_at, ttl, active
     KEYS[2] history    LIST "token|leader|started_at|ended_at|how", newest first
 
-    ARGV[1] expire     "1" to end and announce an expired term, "0" to only read
-    ARGV[2] channel    where to announce: "P|S <leadership events channel>" or ""
-    ARGV[3] election   election name (event payload)
+    ARGV[1] expire (bool)   end and announce an expired term (else only read)
+    ARGV[2] channel (str)   where to announce: "P|S <leadership events channel>" or ""
+    ARGV[3] election (str)  election name (event payload)
 
-  Output:
+  Output -> LeaderState:
     { now }                             no leader
     { now, token, leader, expiresAt }   a leader
 ]]
@@ -22,8 +22,8 @@ local rcall = redis.call
 --@include publishLeader
 --@include termHistory
 
-local termKey, historyKey = KEYS[1], KEYS[2]
-local expire, channel, election = ARGV[1] == '1', ARGV[2], ARGV[3]
+local termKey, historyKey = K.term, K.history
+local expire, channel, election = A.expire, A.channel, A.election
 local now = nowMs()
 local t = readTerm(termKey)
 if not t or not t.active then

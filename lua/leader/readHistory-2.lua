@@ -8,9 +8,9 @@
     KEYS[1] term       HASH token, candidate, expires_at, ttl, active
     KEYS[2] history    LIST "token|leader|started_at|ended_at|how", newest first
 
-    ARGV[1] limit      the most terms to answer (0: all kept)
+    ARGV[1] limit (uint)  the most terms to answer (0: all kept)
 
-  Output:
+  Output -> History:
     { now, currentExpiresAt (0: no current term), entry... }  entries as in the history
 ]]
 local rcall = redis.call
@@ -18,8 +18,8 @@ local rcall = redis.call
 --@include readTerm
 --@include termHistory
 
-local termKey, historyKey = KEYS[1], KEYS[2]
-local limit = tonumber(ARGV[1])
+local termKey, historyKey = K.term, K.history
+local limit = A.limit
 local now = nowMs()
 local entries = rcall('LRANGE', historyKey, 0, limit > 0 and limit - 1 or -1)
 local current = 0

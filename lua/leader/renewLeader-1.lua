@@ -5,10 +5,10 @@
   Input:
     KEYS[1] term       HASH token, candidate, expires_at, ttl, active
 
-    ARGV[1] candidate  candidate id
-    ARGV[2] token      the term's fencing token
+    ARGV[1] candidate (str)  candidate id
+    ARGV[2] token (uint)     the term's fencing token
 
-  Output:
+  Output -> Renewal:
     { -1 }             LEASE_LOST
     { 0, expiresAt, ttl }   renewed
 ]]
@@ -16,11 +16,11 @@ local rcall = redis.call
 --@include nowMs
 --@include readTerm
 
-local termKey = KEYS[1]
-local candidate, token = ARGV[1], ARGV[2]
+local termKey = K.term
+local candidate, token = A.candidate, A.token
 local now = nowMs()
 local t = readTerm(termKey)
-if not t or not t.active or t.expiresAt <= now or t.token ~= token or t.candidate ~= candidate then
+if not t or not t.active or t.expiresAt <= now or tonumber(t.token) ~= token or t.candidate ~= candidate then
   return { -1 }
 end
 rcall('HSET', termKey, 'expires_at', now + t.ttl)
