@@ -430,3 +430,19 @@ async fn watch_redis(
     }
     set_health(&health, &names, ServingStatus::NotServing).await;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_config_refuses_what_config_alone_cannot_judge() {
+        let mut config = Config::default();
+        assert!(check_config(&config).is_ok());
+        config.redis_url = Some("http://nope".into());
+        assert!(check_config(&config).unwrap_err().to_string().contains("unknown scheme"));
+        config.redis_url = None;
+        config.auth.tokens_file = "/nonexistent/baton-tokens.toml".into();
+        assert!(check_config(&config).unwrap_err().to_string().contains("auth.tokens_file"));
+    }
+}
