@@ -239,7 +239,34 @@ fn typed_header(path: &Path, name: &str, n_keys: usize, text: &str) -> Result<Ty
             return Err(format!("{file}: the body reads {word}: use the names of the header (K.name, A.name)"));
         }
     }
+    // Every name the body reads is declared, and every declared name is read.
+    for (table, declared) in [("K", keys.iter().collect::<Vec<_>>()), ("A", argv.iter().map(|a| &a.name).collect())] {
+        let used = names_read(body, table);
+        if let Some(unknown) = used.iter().find(|u| !declared.iter().any(|d| d == u)) {
+            return Err(format!("{file}: the body reads {table}.{unknown}, which the header does not declare"));
+        }
+        if let Some(unused) = declared.iter().find(|d| !used.contains(d.as_str())) {
+            return Err(format!("{file}: the header declares {unused}, which the body never reads ({table}.{unused})"));
+        }
+    }
     Ok(TypedHeader { script: name.to_string(), keys, argv, output })
+}
+
+/// The names a Lua body reads from `table` (`K` or `A`) as `K.name`.
+fn names_read(body: &str, table: &str) -> std::collections::BTreeSet<String> {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let pattern = format!("{table}.");
+    let mut out = std::collections::BTreeSet::new();
+    for (at, _) in body.match_indices(&pattern) {
+        if body[..at].chars().next_back().is_some_and(ident) {
+            continue;
+        }
+        let name: String = body[at + pattern.len()..].chars().take_while(|c| ident(*c)).collect();
+        if !name.is_empty() {
+            out.insert(name);
+        }
+    }
+    out
 }
 
 /// `historyKeep` -> `history_keep`.
