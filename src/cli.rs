@@ -505,7 +505,7 @@ where
     Fut: std::future::Future<Output = std::result::Result<tonic::Response<T>, tonic::Status>>,
 {
     const TRIES: u32 = 4;
-    let mut delay = Duration::from_millis(200);
+    let mut backoff = crate::client::Backoff::between(Duration::from_millis(200), Duration::from_secs(2));
     for attempt in 1..=TRIES {
         match call().await {
             Ok(answer) => return Ok(answer.into_inner()),
@@ -518,13 +518,7 @@ where
                         CliError::Call { what: what.to_string(), code, message }
                     });
                 }
-                let hint = s
-                    .metadata()
-                    .get("grpc-retry-pushback-ms")
-                    .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
-                    .map(Duration::from_millis);
-                tokio::time::sleep(hint.unwrap_or(delay).min(Duration::from_secs(5))).await;
-                delay = (delay * 2).min(Duration::from_secs(2));
+                tokio::time::sleep(backoff.after(&s).min(Duration::from_secs(5))).await;
             }
             Err(s) => return Err(failed(what, s)),
         }

@@ -149,7 +149,7 @@ pub async fn start_supervised(
                     tracing::error!(?status, "embedded redis-server exited; restarting it");
                 }
             }
-            let mut backoff = Duration::from_millis(200);
+            let mut backoff = crate::client::Backoff::between(Duration::from_millis(200), Duration::from_secs(10));
             loop {
                 if shutdown.is_cancelled() {
                     return;
@@ -161,8 +161,7 @@ pub async fn start_supervised(
                     }
                     Err(e) => {
                         tracing::error!(error = %e, "cannot restart embedded redis-server");
-                        tokio::time::sleep(backoff).await;
-                        backoff = (backoff * 2).min(Duration::from_secs(10));
+                        tokio::time::sleep(backoff.next_delay()).await;
                     }
                 }
             }

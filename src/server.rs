@@ -267,7 +267,7 @@ async fn open_store(
 ) -> Result<Option<Store>> {
     let started = std::time::Instant::now();
     let limit = Duration::from_millis(config.redis.startup_timeout_ms);
-    let mut pause = Duration::from_millis(100);
+    let mut backoff = crate::client::Backoff::between(Duration::from_millis(100), Duration::from_secs(2));
     tokio::pin!(shutdown);
     for attempt in 1.. {
         let opened = async {
@@ -280,6 +280,7 @@ async fn open_store(
             store.check_access().await?;
             Ok::<_, Error>(store)
         };
+        let pause = backoff.next_delay();
         let error = match opened.await {
             Ok(store) => {
                 if attempt > 1 {
@@ -301,7 +302,6 @@ async fn open_store(
             _ = &mut shutdown => return Ok(None),
             _ = tokio::time::sleep(pause) => {}
         }
-        pause = (pause * 2).min(Duration::from_secs(2));
     }
     unreachable!("the attempts never end")
 }

@@ -620,7 +620,7 @@ impl SentinelMaster {
         tracing::warn!(master = self.name, "the master stopped answering or is a replica now; asking the sentinels");
         let weak: Weak<Self> = Arc::downgrade(self);
         tokio::spawn(async move {
-            let mut backoff = Duration::from_millis(100);
+            let mut backoff = crate::client::Backoff::between(Duration::from_millis(100), Duration::from_secs(2));
             loop {
                 let Some(this) = weak.upgrade() else { return };
                 match this.resolve().await {
@@ -633,8 +633,7 @@ impl SentinelMaster {
                     }
                 }
                 drop(this);
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(2));
+                tokio::time::sleep(backoff.next_delay()).await;
             }
         });
     }

@@ -57,6 +57,11 @@ pub const SUBSCRIBE_LIMIT: Duration = Duration::from_secs(5);
 /// How long a channel nobody follows stays subscribed.
 pub const LINGER: Duration = Duration::from_secs(30);
 
+/// The waits between attempts to open the pub/sub connection: 100 ms doubling to 5 s.
+fn reconnect_backoff() -> crate::client::Backoff {
+    crate::client::Backoff::between(Duration::from_millis(100), Duration::from_secs(5))
+}
+
 /// Observers buffered per election before a slow one must resync.
 const ELECTION_BUFFER: usize = 64;
 
@@ -511,7 +516,7 @@ impl Wakeups {
     }
 
     async fn run_node(self, feed: Arc<Feed>, mut wanted: mpsc::UnboundedReceiver<String>, shutdown: CancellationToken) {
-        let mut backoff = Duration::from_millis(100);
+        let mut backoff = reconnect_backoff();
         let mut sweep = tokio::time::interval(LINGER / 2);
         // Sentinel: the master changed under this connection (a failover); follow the new one.
         let mut master_check = tokio::time::interval(Duration::from_millis(500));
@@ -521,9 +526,10 @@ impl Wakeups {
                 _ = shutdown.cancelled() => return,
                 r = feed.pubsub() => r,
             };
+            let mut pause = backoff.next_delay();
             match connected {
                 Ok(pubsub) => {
-                    backoff = Duration::from_millis(100);
+                    backoff.reset();
                     let (mut sink, mut stream) = pubsub.split();
                     // Wanted before this connection: subscribe them all at once.
                     while wanted.try_recv().is_ok() {}
@@ -564,16 +570,16 @@ impl Wakeups {
                     }
                     tracing::warn!("pub/sub connection lost; resubscribing");
                     self.lost_all();
+                    pause = backoff.next_delay();
                 }
                 Err(e) => {
-                    tracing::warn!(error = %e, retry_in_ms = backoff.as_millis() as u64, "cannot open the pub/sub connection");
+                    tracing::warn!(error = %e, retry_in_ms = pause.as_millis() as u64, "cannot open the pub/sub connection");
                 }
             }
             tokio::select! {
                 _ = shutdown.cancelled() => return,
-                _ = tokio::time::sleep(backoff) => {}
+                _ = tokio::time::sleep(pause) => {}
             }
-            backoff = (backoff * 2).min(Duration::from_secs(5));
         }
     }
 
@@ -584,7 +590,7 @@ impl Wakeups {
         shutdown: CancellationToken,
     ) {
         let (push_tx, mut pushes) = mpsc::unbounded_channel();
-        let mut backoff = Duration::from_millis(100);
+        let mut backoff = reconnect_backoff();
         let mut conn = loop {
             tokio::select! {
                 _ = shutdown.cancelled() => return,
@@ -593,8 +599,7 @@ impl Wakeups {
                     Err(e) => tracing::warn!(error = %e, "cannot open the cluster pub/sub connection"),
                 }
             }
-            tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(Duration::from_secs(5));
+            tokio::time::sleep(backoff.next_delay()).await;
         };
         let mut sweep = tokio::time::interval(LINGER / 2);
         // Channels whose SSUBSCRIBE failed, retried on the next tick.

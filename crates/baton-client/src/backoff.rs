@@ -1,7 +1,9 @@
 //! [`Backoff`]: how long a helper waits before it opens a stream or sends a call again. The
 //! server's retry hint (`grpc-retry-pushback-ms`, sent with UNAVAILABLE and
 //! RESOURCE_EXHAUSTED) wins; otherwise an exponential backoff with jitter (`backon`), from
-//! 100 ms doubling to 5 s, reset once a call gets through.
+//! 100 ms doubling to 5 s, reset once a call gets through. The server's own loops that wait
+//! before trying again (reconnecting, restarting the embedded Redis) use it too, with their
+//! own bounds ([`Backoff::between`]).
 
 use std::time::Duration;
 
@@ -11,15 +13,14 @@ use backon::{BackoffBuilder, ExponentialBackoff, ExponentialBuilder};
 #[derive(Debug)]
 pub struct Backoff {
     delays: ExponentialBackoff,
+    /// The first delay, and the one after a reset.
+    min: Duration,
+    /// The longest delay.
+    max: Duration,
 }
 
-fn delays() -> ExponentialBackoff {
-    ExponentialBuilder::default()
-        .with_min_delay(Duration::from_millis(100))
-        .with_max_delay(Duration::from_secs(5))
-        .with_jitter()
-        .without_max_times()
-        .build()
+fn delays(min: Duration, max: Duration) -> ExponentialBackoff {
+    ExponentialBuilder::default().with_min_delay(min).with_max_delay(max).with_jitter().without_max_times().build()
 }
 
 impl Default for Backoff {
@@ -29,8 +30,14 @@ impl Default for Backoff {
 }
 
 impl Backoff {
+    /// From 100 ms doubling to 5 s: the helpers' backoff.
     pub fn new() -> Self {
-        Self { delays: delays() }
+        Self::between(Duration::from_millis(100), Duration::from_secs(5))
+    }
+
+    /// From `min` doubling to `max`, with jitter.
+    pub fn between(min: Duration, max: Duration) -> Self {
+        Self { delays: delays(min, max), min, max }
     }
 
     /// The wait before the next attempt, the previous one having failed with `status`: the
@@ -47,7 +54,7 @@ impl Backoff {
 
     /// A call got through: the next failure starts from the shortest delay again.
     pub fn reset(&mut self) {
-        self.delays = delays();
+        self.delays = delays(self.min, self.max);
     }
 }
 
