@@ -141,24 +141,32 @@ fn inline_scripts(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// One ARGV of a typed script: its name and type, as the header declares them.
+/// One ARGV of a typed script: its name and type, as the header declares them. A list of
+/// items (`ARGV[n..] name (items)`, always last) has `item` fields, each a name and a type.
 struct Arg {
     name: String,
     kind: String,
+    item: Vec<(String, String)>,
 }
 
 /// The typed signature of a script, read from its header:
 ///
 /// ```text
 ///   Input:
-///     KEYS[1] term       what the key holds            (every KEYS[i], in order)
-///     ARGV[1] candidate (str)   what it means          (every ARGV[i], in order, with a type)
-///   Output -> Campaign: what the script answers        (the Rust type that decodes the reply)
+///     KEYS of PoolKeys                                     (optional: the keys are fields of
+///                                                           that Rust struct, by these names)
+///     KEYS[1] term       what the key holds                (every KEYS[i], in order)
+///     ARGV[1] candidate (str)   what it means              (every ARGV[i], in order, typed)
+///     ARGV[2..] resources (items)  one item per resource:  (a list of items, last)
+///       id (str)         the resource's id                 (each item's fields, in order)
+///   Output -> Campaigned: what the script answers          (the Rust type of the reply)
 /// ```
 ///
 /// Types: `str`, `bytes`, `int` (i64), `uint` (u64), `num` (f64), `bool` ("1"/"0").
 struct TypedHeader {
     script: String,
+    /// The Rust struct whose fields are the KEYS, when the header says `KEYS of Type`.
+    keys_of: Option<String>,
     keys: Vec<String>,
     argv: Vec<Arg>,
     output: String,
@@ -174,6 +182,18 @@ const ARG_KINDS: &[(&str, &str, &str)] = &[
     ("bool", "bool", "(% == '1')"),
 ];
 
+fn kind_of(word: Option<&str>) -> Option<String> {
+    word.and_then(|w| w.strip_prefix('(')?.strip_suffix(')'))
+        .filter(|k| ARG_KINDS.iter().any(|(name, _, _)| name == k))
+        .map(str::to_string)
+}
+
+fn ident(word: &str) -> bool {
+    !word.is_empty()
+        && word.chars().all(|c| c.is_ascii_alphanumeric())
+        && !word.starts_with(|c: char| c.is_ascii_digit())
+}
+
 fn typed_header(path: &Path, name: &str, n_keys: usize, text: &str) -> Result<TypedHeader, String> {
     let file = path.display();
     let header = text
@@ -183,48 +203,77 @@ fn typed_header(path: &Path, name: &str, n_keys: usize, text: &str) -> Result<Ty
         .ok_or_else(|| format!("{file}: a typed script starts with a --[[ header ]]"))?;
     let body = &text[header.len() + 4..];
     let mut keys = Vec::new();
-    let mut argv = Vec::new();
+    let mut keys_of = None;
+    let mut argv: Vec<Arg> = Vec::new();
     let mut output = None;
-    for line in header.lines() {
-        let line = line.trim();
+    let mut in_items = false;
+    for raw in header.lines() {
+        let line = raw.trim();
         if let Some(rest) = line.strip_prefix("Output ->") {
             let ty = rest.split(':').next().unwrap_or("").trim();
             if ty.is_empty() || !ty.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                 return Err(format!("{file}: `Output -> Type:` names the Rust type of the reply"));
             }
             output = Some(ty.to_string());
-        }
-        let Some((which, rest)) = line.split_once('[') else { continue };
-        if which != "KEYS" && which != "ARGV" {
+            in_items = false;
             continue;
         }
+        if let Some(ty) = line.strip_prefix("KEYS of ") {
+            keys_of = Some(ty.trim().to_string());
+            continue;
+        }
+        let Some((which, rest)) = line.split_once('[').filter(|(w, _)| *w == "KEYS" || *w == "ARGV") else {
+            // An item's field: `name (type)  what it is`, under an `(items)` line.
+            let mut words = line.split_whitespace();
+            if let (true, Some(field), Some(kind)) = (in_items, words.next(), kind_of(words.clone().next())) {
+                if ident(field) {
+                    argv.last_mut().unwrap().item.push((field.to_string(), kind));
+                }
+            } else if line.is_empty() {
+                in_items = false;
+            }
+            continue;
+        };
+        in_items = false;
         let (index, rest) = rest.split_once(']').ok_or_else(|| format!("{file}: {line}: no closing ]"))?;
+        let (index, open) = match index.strip_suffix("..") {
+            Some(i) => (i, true),
+            None => (index, false),
+        };
         let index: usize =
             index.parse().map_err(|_| format!("{file}: {line}: a typed script names one position per line"))?;
         let mut words = rest.split_whitespace();
         let field = words.next().ok_or_else(|| format!("{file}: {line}: no name"))?.to_string();
-        if !field.chars().all(|c| c.is_ascii_alphanumeric()) || field.starts_with(|c: char| c.is_ascii_digit()) {
+        if !ident(&field) {
             return Err(format!("{file}: {line}: names are camelCase words"));
         }
         if which == "KEYS" {
-            if index != keys.len() + 1 {
+            if index != keys.len() + 1 || open {
                 return Err(format!("{file}: KEYS[{index}] out of order (expected KEYS[{}])", keys.len() + 1));
             }
             keys.push(field);
-        } else {
-            if index != argv.len() + 1 {
-                return Err(format!("{file}: ARGV[{index}] out of order (expected ARGV[{}])", argv.len() + 1));
-            }
-            let kind = words
-                .next()
-                .and_then(|w| w.strip_prefix('(')?.strip_suffix(')'))
-                .filter(|k| ARG_KINDS.iter().any(|(name, _, _)| name == k))
-                .ok_or_else(|| format!("{file}: ARGV[{index}] {field}: give its type after the name, one of (str) (bytes) (int) (uint) (num) (bool)"))?;
-            argv.push(Arg { name: field, kind: kind.to_string() });
+            continue;
         }
+        if index != argv.len() + 1 || argv.last().is_some_and(|a| a.kind == "items") {
+            return Err(format!("{file}: ARGV[{index}] out of order (expected ARGV[{}], items last)", argv.len() + 1));
+        }
+        let kind = if open {
+            (words.next() == Some("(items)"))
+                .then(|| "items".to_string())
+                .ok_or_else(|| format!("{file}: ARGV[{index}..] {field}: a list is `(items)`, its fields below"))?
+        } else {
+            kind_of(words.next()).ok_or_else(|| {
+                format!("{file}: ARGV[{index}] {field}: give its type after the name: (str) (bytes) (int) (uint) (num) (bool)")
+            })?
+        };
+        in_items = kind == "items";
+        argv.push(Arg { name: field, kind, item: Vec::new() });
     }
     if keys.len() != n_keys {
         return Err(format!("{file}: the header names {} KEYS, the file name says {n_keys}", keys.len()));
+    }
+    if let Some(list) = argv.iter().find(|a| a.kind == "items" && a.item.is_empty()) {
+        return Err(format!("{file}: {} (items) lists no fields", list.name));
     }
     let mut seen = std::collections::BTreeSet::new();
     for field in keys.iter().chain(argv.iter().map(|a| &a.name)) {
@@ -239,17 +288,142 @@ fn typed_header(path: &Path, name: &str, n_keys: usize, text: &str) -> Result<Ty
             return Err(format!("{file}: the body reads {word}: use the names of the header (K.name, A.name)"));
         }
     }
-    // Every name the body reads is declared, and every declared name is read.
+    // Every name the body reads is declared, and every declared name is read (unless the body
+    // hands the whole table on, as `local k = K`).
     for (table, declared) in [("K", keys.iter().collect::<Vec<_>>()), ("A", argv.iter().map(|a| &a.name).collect())] {
         let used = names_read(body, table);
         if let Some(unknown) = used.iter().find(|u| !declared.iter().any(|d| d == u)) {
             return Err(format!("{file}: the body reads {table}.{unknown}, which the header does not declare"));
         }
-        if let Some(unused) = declared.iter().find(|d| !used.contains(d.as_str())) {
+        let whole = body.match_indices(&format!("= {table}\n")).next().is_some();
+        if let Some(unused) = declared.iter().find(|d| !whole && !used.contains(d.as_str())) {
             return Err(format!("{file}: the header declares {unused}, which the body never reads ({table}.{unused})"));
         }
     }
-    Ok(TypedHeader { script: name.to_string(), keys, argv, output })
+    Ok(TypedHeader { script: name.to_string(), keys_of, keys, argv, output })
+}
+
+/// `historyKeep` -> `history_keep`.
+fn snake(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `campaignLeader` -> `CampaignLeader`.
+fn pascal(name: &str) -> String {
+    let mut chars = name.chars();
+    chars.next().map(|c| c.to_ascii_uppercase()).into_iter().chain(chars).collect()
+}
+
+fn rust_type(kind: &str) -> &'static str {
+    ARG_KINDS.iter().find(|(k, _, _)| *k == kind).map(|(_, rust, _)| *rust).unwrap_or("()")
+}
+
+fn lua_value(kind: &str, at: &str) -> String {
+    let (_, _, lua) = ARG_KINDS.iter().find(|(k, _, _)| *k == kind).unwrap();
+    lua.replace('%', at)
+}
+
+impl TypedHeader {
+    /// `local K = { term = KEYS[1], ... }` and `local A = { ttlMs = tonumber(ARGV[2]), ... }`;
+    /// a list of items becomes `A.name`, an array of tables with the items' fields.
+    fn lua_prologue(&self) -> String {
+        let keys: Vec<String> = self.keys.iter().enumerate().map(|(i, k)| format!("{k} = KEYS[{}]", i + 1)).collect();
+        let mut argv = Vec::new();
+        let mut lists = String::new();
+        for (i, a) in self.argv.iter().enumerate() {
+            if a.kind == "items" {
+                argv.push(format!("{} = {{}}", a.name));
+                let fields: Vec<String> = a
+                    .item
+                    .iter()
+                    .enumerate()
+                    .map(|(j, (f, kind))| format!("{f} = {}", lua_value(kind, &format!("ARGV[i + {j}]"))))
+                    .collect();
+                lists.push_str(&format!(
+                    "for i = {}, #ARGV, {} do A.{name}[#A.{name} + 1] = {{ {} }} end\n",
+                    i + 1,
+                    a.item.len(),
+                    fields.join(", "),
+                    name = a.name
+                ));
+            } else {
+                argv.push(format!("{} = {}", a.name, lua_value(&a.kind, &format!("ARGV[{}]", i + 1))));
+            }
+        }
+        format!("local K = {{ {} }}\nlocal A = {{ {} }}\n{lists}", keys.join(", "), argv.join(", "))
+    }
+
+    /// The struct that calls this script: its KEYS (a field each, or `keys: &KeysOf`), then a
+    /// field per ARGV, in the header's order.
+    fn rust_call(&self, code: &mut String, path: &Path) -> std::fmt::Result {
+        let ty = pascal(&self.script);
+        let lifetime = !self.keys.is_empty()
+            || self.argv.iter().any(|a| a.kind != "int" && a.kind != "uint" && a.kind != "num" && a.kind != "bool");
+        let gen = if lifetime { "<'a>" } else { "" };
+        for a in self.argv.iter().filter(|a| a.kind == "items") {
+            writeln!(code, "/// One item of `{}` in a call of `{}`.", a.name, self.script)?;
+            writeln!(code, "pub(crate) struct {ty}{}<'a> {{", pascal(&a.name))?;
+            for (f, kind) in &a.item {
+                writeln!(code, "    pub(crate) {}: {},", snake(f), rust_type(kind))?;
+            }
+            writeln!(code, "    pub(crate) _item: std::marker::PhantomData<&'a ()>,\n}}\n")?;
+        }
+        writeln!(code, "/// A call of `{}` ({}): fields in the order of its header.", self.script, path.display())?;
+        writeln!(code, "pub(crate) struct {ty}{gen} {{")?;
+        match &self.keys_of {
+            Some(of) => writeln!(code, "    /// KEYS: {}.\n    pub(crate) keys: &'a {of},", self.keys.join(", "))?,
+            None => {
+                for k in &self.keys {
+                    writeln!(code, "    /// KEYS: `{k}`.\n    pub(crate) {}: &'a str,", snake(k))?;
+                }
+            }
+        }
+        for a in &self.argv {
+            let rust = if a.kind == "items" {
+                format!("Vec<{ty}{}<'a>>", pascal(&a.name))
+            } else {
+                rust_type(&a.kind).to_string()
+            };
+            writeln!(code, "    /// ARGV: `{}` ({}).\n    pub(crate) {}: {rust},", a.name, a.kind, snake(&a.name))?;
+        }
+        writeln!(code, "}}\n")?;
+        writeln!(code, "impl{gen} crate::store::scripts::ScriptCall for {ty}{gen} {{")?;
+        writeln!(code, "    const NAME: &'static str = {:?};", self.script)?;
+        writeln!(code, "    type Reply = {};", self.output)?;
+        let prefix = if self.keys_of.is_some() { "self.keys." } else { "self." };
+        let keys: Vec<String> = self.keys.iter().map(|k| format!("&{prefix}{}", snake(k))).collect();
+        writeln!(code, "    fn keys(&self) -> Vec<&str> {{\n        vec![{}]\n    }}", keys.join(", "))?;
+        writeln!(code, "    fn argv(&self) -> crate::store::scripts::Args {{")?;
+        writeln!(code, "        let mut args = crate::store::scripts::Args::new();")?;
+        let push = |code: &mut String, value: String, kind: &str| {
+            if kind == "bool" {
+                writeln!(code, "        args.push(if {value} {{ \"1\" }} else {{ \"0\" }});")
+            } else {
+                writeln!(code, "        args.push({value});")
+            }
+        };
+        for a in &self.argv {
+            if a.kind == "items" {
+                writeln!(code, "        for item in &self.{} {{", snake(&a.name))?;
+                for (f, kind) in &a.item {
+                    push(code, format!("item.{}", snake(f)), kind)?;
+                }
+                writeln!(code, "        }}")?;
+            } else {
+                push(code, format!("self.{}", snake(&a.name)), &a.kind)?;
+            }
+        }
+        writeln!(code, "        args\n    }}\n}}\n")
+    }
 }
 
 /// The names a Lua body reads from `table` (`K` or `A`) as `K.name`.
@@ -267,78 +441,4 @@ fn names_read(body: &str, table: &str) -> std::collections::BTreeSet<String> {
         }
     }
     out
-}
-
-/// `historyKeep` -> `history_keep`.
-fn snake(name: &str) -> String {
-    let mut out = String::new();
-    for c in name.chars() {
-        if c.is_ascii_uppercase() {
-            out.push('_');
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-impl TypedHeader {
-    /// `local K = { term = KEYS[1], ... }` and `local A = { ttlMs = tonumber(ARGV[2]), ... }`.
-    fn lua_prologue(&self) -> String {
-        let keys: Vec<String> = self.keys.iter().enumerate().map(|(i, k)| format!("{k} = KEYS[{}]", i + 1)).collect();
-        let argv: Vec<String> = self
-            .argv
-            .iter()
-            .enumerate()
-            .map(|(i, a)| {
-                let (_, _, lua) = ARG_KINDS.iter().find(|(k, _, _)| *k == a.kind).unwrap();
-                format!("{} = {}", a.name, lua.replace('%', &format!("ARGV[{}]", i + 1)))
-            })
-            .collect();
-        format!("local K = {{ {} }}\nlocal A = {{ {} }}\n", keys.join(", "), argv.join(", "))
-    }
-
-    /// The struct that calls this script: one field per KEYS and ARGV, in the header's order.
-    fn rust_call(&self, code: &mut String, path: &Path) -> std::fmt::Result {
-        let ty: String = {
-            let mut t = String::new();
-            let mut upper = true;
-            for c in self.script.chars() {
-                t.push(if upper { c.to_ascii_uppercase() } else { c });
-                upper = false;
-            }
-            t
-        };
-        let lifetime = !self.keys.is_empty() || self.argv.iter().any(|a| a.kind == "str" || a.kind == "bytes");
-        let gen = if lifetime { "<'a>" } else { "" };
-        writeln!(code, "/// A call of `{}` ({}): fields in the order of its header.", self.script, path.display())?;
-        writeln!(code, "pub(crate) struct {ty}{gen} {{")?;
-        for k in &self.keys {
-            writeln!(code, "    /// KEYS: `{k}`.\n    pub(crate) {}: &'a str,", snake(k))?;
-        }
-        for a in &self.argv {
-            let (_, rust, _) = ARG_KINDS.iter().find(|(k, _, _)| *k == a.kind).unwrap();
-            writeln!(code, "    /// ARGV: `{}` ({}).\n    pub(crate) {}: {rust},", a.name, a.kind, snake(&a.name))?;
-        }
-        writeln!(code, "}}\n")?;
-        writeln!(code, "impl{gen} crate::store::scripts::ScriptCall for {ty}{gen} {{")?;
-        writeln!(code, "    const NAME: &'static str = {:?};", self.script)?;
-        writeln!(code, "    type Reply = {};", self.output)?;
-        writeln!(code, "    fn keys(&self) -> Vec<&str> {{\n        vec![{}]\n    }}", {
-            let k: Vec<String> = self.keys.iter().map(|k| format!("self.{}", snake(k))).collect();
-            k.join(", ")
-        })?;
-        writeln!(code, "    fn argv(&self) -> crate::store::scripts::Args {{")?;
-        writeln!(code, "        let mut args = crate::store::scripts::Args::new();")?;
-        for a in &self.argv {
-            let field = snake(&a.name);
-            if a.kind == "bool" {
-                writeln!(code, "        args.push(if self.{field} {{ \"1\" }} else {{ \"0\" }});")?;
-            } else {
-                writeln!(code, "        args.push(self.{field});")?;
-            }
-        }
-        writeln!(code, "        args\n    }}\n}}\n")
-    }
 }

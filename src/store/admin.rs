@@ -1,7 +1,7 @@
 //! Dead-letter queues and the auto-purge, for every queue and pool.
 
 use super::keys::ChannelKind;
-use super::{reply::Reply, scripts::Args, Path, Store};
+use super::{reply::Reply, scripts::Args, scripts::FromReply, Path, Store};
 use crate::error::{Error, Result};
 
 /// Which kind of source a queue-or-pool name belongs to.
@@ -50,6 +50,16 @@ pub struct PurgeLimits {
     pub max_working_age_ms: u64,
     pub max_idle_age_ms: u64,
     pub max_claim_age_ms: u64,
+}
+
+/// One page of a purge: the cursor of the next page ("0": done) and what it found.
+pub(crate) struct PurgePage(pub String, pub Vec<Purged>);
+
+impl FromReply for PurgePage {
+    /// `{ cursor, (id, reason, action)* }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        Ok(PurgePage(r.next()?, purged(&mut r)?))
+    }
 }
 
 fn purged(r: &mut Reply) -> Result<Vec<Purged>> {
@@ -112,8 +122,9 @@ impl Store {
             SourceKind::Pool => {
                 let name = &*self.shard_of(SourceKind::Pool, name, id);
                 let k = self.keys.pool(name);
-                let args = Args::new().arg(id).arg(self.keys.announce(ChannelKind::Pool, name)).arg(name);
-                self.run(Path::WriteBack, "retryResource", &k.all(), args).await?
+                let channel = self.keys.announce(ChannelKind::Pool, name);
+                let call = super::pool::calls::RetryResource { keys: &k, id, channel: &channel, pool: name };
+                return Ok(self.call(Path::WriteBack, call).await?.0 == 1);
             }
             SourceKind::Receiver => {
                 let Some((name, id)) = self.message_shard(name, id) else { return Ok(false) };
@@ -182,19 +193,21 @@ impl Store {
         page: u32,
     ) -> Result<(String, Vec<Purged>)> {
         let k = self.keys.pool(pool);
-        let args = Args::new()
-            .arg(if limits.dry_run { "1" } else { "0" })
-            .arg(limits.max_idle_age_ms)
-            .arg(limits.max_claim_age_ms)
-            .arg(self.policy.dead_letter.ttl_ms)
-            .arg(self.policy.dead_letter.max_entries)
-            .arg(cursor)
-            .arg(page)
-            .arg(self.keys.announce(ChannelKind::Pool, pool))
-            .arg(pool);
-        let reply = self.run(Path::WriteBack, "purgePool", &k.all(), args).await?;
-        let mut r = Reply::new("purgePool", reply)?;
-        Ok((r.next()?, purged(&mut r)?))
+        let channel = self.keys.announce(ChannelKind::Pool, pool);
+        let call = super::pool::calls::PurgePool {
+            keys: &k,
+            dry_run: limits.dry_run,
+            max_idle_age_ms: limits.max_idle_age_ms,
+            max_claim_age_ms: limits.max_claim_age_ms,
+            dlq_ttl_ms: self.policy.dead_letter.ttl_ms,
+            dlq_max: self.policy.dead_letter.max_entries as u64,
+            cursor,
+            limit: page as u64,
+            channel: &channel,
+            pool,
+        };
+        let PurgePage(next, found) = self.call(Path::WriteBack, call).await?;
+        Ok((next, found))
     }
 
     /// One page of the purge of a receiver; returns (next cursor, findings).

@@ -81,11 +81,9 @@ impl Store {
                     let announce = self.keys.announce(ChannelKind::Pool, &shard);
                     if !paused {
                         // Resuming hands what sat idle to the claims waiting in line.
-                        let args = Args::new().arg(announce).arg(&shard);
-                        let reply = self.run(Path::WriteBack, "resumePool", &k.all(), args).await?;
-                        let (n, _handed): (i64, i64) =
-                            redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
-                        changed |= n == 1;
+                        let call = super::pool::calls::ResumePool { keys: &k, channel: &announce, pool: &shard };
+                        let super::pool::Resumed { was_paused, .. } = self.call(Path::WriteBack, call).await?;
+                        changed |= was_paused;
                         continue;
                     }
                     (k.limits, ChannelKind::Pool, format!("C|{shard}"))

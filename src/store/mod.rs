@@ -345,7 +345,10 @@ impl Store {
     /// Runs a typed script call (`scripts::ScriptCall`) and decodes its reply.
     async fn call<C: scripts::ScriptCall>(&self, path: Path, call: C) -> Result<C::Reply> {
         let keys = call.keys();
-        let value = self.run(path, C::NAME, &keys, call.argv()).await?;
+        let value = match self.run(path, C::NAME, &keys, call.argv()).await? {
+            array @ Value::Array(_) => array,
+            bare => Value::Array(vec![bare]),
+        };
         <C::Reply as scripts::FromReply>::from_reply(reply::Reply::new(C::NAME, value)?)
     }
 

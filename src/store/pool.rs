@@ -3,8 +3,73 @@
 use super::keys::ChannelKind;
 use std::collections::BTreeMap;
 
-use super::{reply::Reply, scripts::Args, Path, Store};
+use super::{reply::Reply, scripts::FromReply, Path, Store};
 use crate::error::{Error, Result};
+
+/// The typed calls of `lua/pool/`, generated from the scripts' headers.
+pub(crate) mod calls {
+    use super::{super::admin::PurgePage, super::keys::PoolKeys, super::scripts::Int};
+    use super::{ClaimReply, Offered, PickedUp, PoolStats, Resumed};
+    include!(concat!(env!("OUT_DIR"), "/calls_pool.rs"));
+}
+
+/// What an offer did: resources made idle, handed to waiting claims, and already known.
+pub(crate) struct Offered(u32, u32, u32);
+
+impl FromReply for Offered {
+    /// `{ idle, handed, duplicates }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        Ok(Offered(r.next()?, r.next()?, r.next()?))
+    }
+}
+
+/// What claimResource answered (the pool a waiting claim is in is the caller's).
+pub(crate) enum ClaimReply {
+    Claimed(Claimed),
+    Nothing,
+    Waiting { claim_id: String, scale_up: bool },
+    LineFull,
+}
+
+impl FromReply for ClaimReply {
+    /// `{ 1, id, token, claimed at, attributes }`, `{ 0 }`, `{ 2, claim id, scale-up }`, `{ -2 }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        Ok(match r.next::<i64>()? {
+            1 => ClaimReply::Claimed(claimed(&mut r)?),
+            0 => ClaimReply::Nothing,
+            2 => ClaimReply::Waiting { claim_id: r.next()?, scale_up: r.next::<i64>()? == 1 },
+            -2 => ClaimReply::LineFull,
+            code => return Err(Error::Internal(format!("claimResource: unknown code {code}"))),
+        })
+    }
+}
+
+/// What pickupClaim answered: the resource taken, if any.
+pub(crate) struct PickedUp(Option<Claimed>);
+
+impl FromReply for PickedUp {
+    /// `{ 1, id, token, claimed at, attributes }` taken; `{ 0 }` or `{ -1 }` not.
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        Ok(PickedUp(match r.next::<i64>()? {
+            1 => Some(claimed(&mut r)?),
+            _ => None,
+        }))
+    }
+}
+
+/// What resumePool answered.
+pub(crate) struct Resumed {
+    pub was_paused: bool,
+    /// Resources handed to waiting claims.
+    pub _handed: u64,
+}
+
+impl FromReply for Resumed {
+    /// `{ 1 if it was paused (0 if not), resources handed }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        Ok(Resumed { was_paused: r.next::<i64>()? == 1, _handed: r.next()? })
+    }
+}
 
 /// A resource as handed to a claimer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,19 +199,24 @@ impl Store {
         request_id: &str,
     ) -> Result<(u32, u32, u32)> {
         let k = self.keys.pool(pool);
-        let mut args = Args::new()
-            .arg(self.keys.announce(ChannelKind::Pool, pool))
-            .arg(pool)
-            .arg(super::request_field(request_id, || "offer".into()));
-        self.policy.push_memory_args(&mut args);
-        for (id, attrs) in resources {
-            args.push(id);
-            args.push(json(attrs));
-        }
-        let keys = k.with_memory();
-        let reply = self.run(Path::WriteBack, "offerResources", &keys[..16], args).await?;
-        let mut r = Reply::new("offerResources", reply)?;
-        Ok((r.next()?, r.next()?, r.next()?))
+        let channel = self.keys.announce(ChannelKind::Pool, pool);
+        let request = super::request_field(request_id, || "offer".into());
+        let attrs: Vec<String> = resources.iter().map(|(_, attrs)| json(attrs)).collect();
+        let call = calls::OfferResources {
+            keys: &k,
+            channel: &channel,
+            pool,
+            request: &request,
+            retention_ms: self.policy.idempotency.retention_ms,
+            max_entries: self.policy.idempotency.max_entries as u64,
+            offered: resources
+                .iter()
+                .zip(&attrs)
+                .map(|((id, _), attrs)| calls::OfferResourcesOffered { id, attrs, _item: Default::default() })
+                .collect(),
+        };
+        let Offered(idle, handed, duplicates) = self.call(Path::WriteBack, call).await?;
+        Ok((idle, handed, duplicates))
     }
 
     /// Claims the oldest idle resource, or joins the line for `wait_ms`; a retry with the
@@ -161,30 +231,33 @@ impl Store {
         terms: &ClaimTerms,
     ) -> Result<ClaimStart> {
         let k = self.keys.pool(pool);
-        let mut args = Args::new()
-            .arg(claimer)
-            .arg(json(attrs))
-            .arg(wait_ms)
-            .arg(max_line)
-            .arg(self.keys.announce(ChannelKind::Pool, pool))
-            .arg(pool)
-            .arg(terms.field(claimer));
-        self.policy.push_memory_args(&mut args);
-        args.push(terms.hold_ms);
+        let channel = self.keys.announce(ChannelKind::Pool, pool);
+        let (attrs, request) = (json(attrs), terms.field(claimer));
+        let call = calls::ClaimResource {
+            keys: &k,
+            claimer,
+            attrs: &attrs,
+            wait_ms,
+            max_line: max_line as u64,
+            channel: &channel,
+            pool,
+            request: &request,
+            retention_ms: self.policy.idempotency.retention_ms,
+            max_entries: self.policy.idempotency.max_entries as u64,
+            hold_ms: terms.hold_ms,
+        };
         if wait_ms > 0 {
             // The claim may join the line: announce the pool first.
             self.remember_pool(pool).await?;
         }
-        let reply = self.run(Path::Dispatch, "claimResource", &k.with_memory(), args).await?;
-        let mut r = Reply::new("claimResource", reply)?;
-        let start = match r.next::<i64>()? {
-            1 => ClaimStart::Claimed(claimed(&mut r)?),
-            0 => ClaimStart::Nothing,
-            2 => ClaimStart::Waiting { pool: pool.to_string(), claim_id: r.next()?, scale_up: r.next::<i64>()? == 1 },
-            -2 => ClaimStart::LineFull,
-            code => return Err(Error::Internal(format!("claimResource: unknown code {code}"))),
-        };
-        Ok(start)
+        Ok(match self.call(Path::Dispatch, call).await? {
+            ClaimReply::Claimed(c) => ClaimStart::Claimed(c),
+            ClaimReply::Nothing => ClaimStart::Nothing,
+            ClaimReply::Waiting { claim_id, scale_up } => {
+                ClaimStart::Waiting { pool: pool.to_string(), claim_id, scale_up }
+            }
+            ClaimReply::LineFull => ClaimStart::LineFull,
+        })
     }
 
     /// Settles a waiting claim in the line of `pool` (as [`ClaimStart::Waiting`] named it);
@@ -204,16 +277,19 @@ impl Store {
             Pickup::End => "end",
             Pickup::Abandon => "abandon",
         };
-        let mut args =
-            Args::new().arg(claim_id).arg(mode).arg(self.keys.announce(ChannelKind::Pool, pool)).arg(pool).arg(field);
-        self.policy.push_memory_args(&mut args);
-        args.push(hold_ms);
-        let reply = self.run(Path::Dispatch, "pickupClaim", &k.with_memory(), args).await?;
-        let mut r = Reply::new("pickupClaim", reply)?;
-        match r.next::<i64>()? {
-            1 => Ok(Some(claimed(&mut r)?)),
-            _ => Ok(None),
-        }
+        let channel = self.keys.announce(ChannelKind::Pool, pool);
+        let call = calls::PickupClaim {
+            keys: &k,
+            claim_id,
+            mode,
+            channel: &channel,
+            pool,
+            request: field,
+            retention_ms: self.policy.idempotency.retention_ms,
+            max_entries: self.policy.idempotency.max_entries as u64,
+            hold_ms,
+        };
+        Ok(self.call(Path::Dispatch, call).await?.0)
     }
 
     /// Ends a claim; `Error::LeaseLost` for a stale token. `request_id`: a retry with the same
@@ -235,23 +311,26 @@ impl Store {
             ClaimEnd::Fail => "fail",
             ClaimEnd::GiveBack => "giveback",
         };
-        let mut args = Args::new()
-            .arg(id)
-            .arg(token)
-            .arg(action)
-            .arg(error)
-            .arg(self.keys.announce(ChannelKind::Pool, pool))
-            .arg(pool)
-            .arg(self.policy.dead_letter.ttl_ms)
-            .arg(self.policy.dead_letter.max_entries)
-            .arg(match end {
-                ClaimEnd::GiveBack => request_id.to_string(),
-                _ => super::request_field(request_id, || format!("{action}|{id}|{token}")),
-            });
-        self.policy.push_memory_args(&mut args);
-        let reply = self.run(Path::WriteBack, "endClaim", &k.with_memory(), args).await?;
-        let mut r = Reply::new("endClaim", reply)?;
-        match r.next::<i64>()? {
+        let channel = self.keys.announce(ChannelKind::Pool, pool);
+        let request = match end {
+            ClaimEnd::GiveBack => request_id.to_string(),
+            _ => super::request_field(request_id, || format!("{action}|{id}|{token}")),
+        };
+        let call = calls::EndClaim {
+            keys: &k,
+            id,
+            token: &token.to_string(),
+            action,
+            error,
+            channel: &channel,
+            pool,
+            dlq_ttl_ms: self.policy.dead_letter.ttl_ms,
+            dlq_max: self.policy.dead_letter.max_entries as u64,
+            request: &request,
+            retention_ms: self.policy.idempotency.retention_ms,
+            max_entries: self.policy.idempotency.max_entries as u64,
+        };
+        match self.call(Path::WriteBack, call).await?.0 {
             0 => Ok(()),
             _ => Err(Error::LeaseLost(format!("pool {pool}: resource {id} is not claimed with token {token}"))),
         }
@@ -261,18 +340,23 @@ impl Store {
     /// hold ended unreturned; returns how many.
     pub async fn reclaim_assignments(&self, pool: &str, grace_ms: u64, limit: u32) -> Result<u64> {
         let k = self.keys.pool(pool);
-        let args = Args::new().arg(grace_ms).arg(limit).arg(self.keys.announce(ChannelKind::Pool, pool)).arg(pool);
-        let [a, b, c, d, e, f, g, h, i, j, l, m, n, o] = k.all();
-        let keys = [a, b, c, d, e, f, g, h, i, j, l, m, n, o, &k.holds];
-        let reply = self.run(Path::WriteBack, "reclaimAssignments", &keys, args).await?;
-        redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))
+        let channel = self.keys.announce(ChannelKind::Pool, pool);
+        let call = calls::ReclaimAssignments { keys: &k, grace_ms, limit: limit as u64, channel: &channel, pool };
+        Ok(self.call(Path::WriteBack, call).await?.0 as u64)
     }
 
     /// A pool's counts; `stuck_age_ms` decides which claims count as stuck.
     pub(super) async fn pool_stats_in(&self, pool: &str, stuck_age_ms: u64) -> Result<PoolStats> {
         let k = self.keys.pool(pool);
-        let reply = self.run(Path::Dispatch, "poolStatus", &k.all(), Args::new().arg(stuck_age_ms)).await?;
-        let mut r = Reply::new("poolStatus", reply)?;
+        self.call(Path::Dispatch, calls::PoolStatus { keys: &k, stuck_age_ms }).await
+    }
+}
+
+impl FromReply for PoolStats {
+    /// `{ now, idle, claimed, waiting, first arrival (-1), scale-up, dead-lettered, oldest idle
+    /// since (-1), average idle, stuck, claimed total, paused }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let r = &mut r;
         let now_ms = r.next()?;
         let idle = r.next()?;
         let claimed = r.next()?;
@@ -296,7 +380,9 @@ impl Store {
             paused: r.next::<i64>()? == 1,
         })
     }
+}
 
+impl Store {
     /// The pools among `pools` holding a hand-over not yet picked up or a claim's hold (one
     /// EXISTS of the two keys each, pipelined or concurrent, no script): the only ones
     /// `reclaim_assignments` can have work in.

@@ -83,9 +83,19 @@ pub(crate) trait ScriptCall {
     fn argv(&self) -> Args;
 }
 
-/// A script's reply, decoded from the flat array the script returns.
+/// A script's reply, decoded from the flat array the script returns (a bare value is an
+/// array of one).
 pub(crate) trait FromReply: Sized {
     fn from_reply(reply: super::reply::Reply) -> Result<Self>;
+}
+
+/// A reply of one integer (a count, or a code).
+pub(crate) struct Int(pub i64);
+
+impl FromReply for Int {
+    fn from_reply(mut r: super::reply::Reply) -> Result<Self> {
+        r.next().map(Int)
+    }
 }
 
 impl Scripts {

@@ -3,6 +3,7 @@
   with: to the first claim in line, else the back of the ready queue.
 
   Input:
+    KEYS of PoolKeys
     KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
     KEYS[2]  resources  HASH resource id -> offered attributes JSON
     KEYS[3]  claimed    ZSET resource id -> claimed at (ms)
@@ -18,21 +19,20 @@
     KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
     KEYS[14] limits     HASH paused ("1": AdminService.Pause)
 
-    ARGV[1] id         resource id
-    ARGV[2] channel    where to announce: "P|S <pool events channel>" or ""
-    ARGV[3] pool       pool name
+    ARGV[1] id (str)         resource id
+    ARGV[2] channel (str)    where to announce: "P|S <pool events channel>" or ""
+    ARGV[3] pool (str)       pool name
 
-  Output:
+  Output -> Int:
     1 put back; 0 not dead-lettered here
 ]]
 local rcall = redis.call
 --@include publish
 --@include nowMs
---@include poolKeys
 --@include placeResource
 
-local k = poolKeys()
-local id, channel, pool = ARGV[1], ARGV[2], ARGV[3]
+local k = K
+local id, channel, pool = A.id, A.channel, A.pool
 local info = rcall('HGET', k.dlqinfo, id)
 if rcall('ZREM', k.dlq, id) == 0 then
   return 0

@@ -9,6 +9,7 @@
   `limit`), so no call's work grows with the size of the pool.
 
   Input:
+    KEYS of PoolKeys
     KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
     KEYS[2]  resources  HASH resource id -> offered attributes JSON
     KEYS[3]  claimed    ZSET resource id -> claimed at (ms)
@@ -24,31 +25,30 @@
     KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
     KEYS[14] limits     HASH paused ("1": AdminService.Pause)
 
-    ARGV[1] dryRun          "1": report only
-    ARGV[2] maxIdleAgeMs    idle longer is stale (0: never)
-    ARGV[3] maxClaimAgeMs   claimed longer is stale (0: never)
-    ARGV[4] dlqTtlMs        dead-letter TTL (0: none)
-    ARGV[5] dlqMax          dead-letter size bound (0: none)
-    ARGV[6] cursor          "0" to start; else the cursor the page before returned
-    ARGV[7] limit           entries per page
-    ARGV[8] channel         where to announce: "P|S <pool events channel>" or ""
-    ARGV[9] pool            pool name
+    ARGV[1] dryRun (bool)          "1": report only
+    ARGV[2] maxIdleAgeMs (uint)    idle longer is stale (0: never)
+    ARGV[3] maxClaimAgeMs (uint)   claimed longer is stale (0: never)
+    ARGV[4] dlqTtlMs (uint)        dead-letter TTL (0: none)
+    ARGV[5] dlqMax (uint)          dead-letter size bound (0: none)
+    ARGV[6] cursor (str)          "0" to start; else the cursor the page before returned
+    ARGV[7] limit (uint)           entries per page
+    ARGV[8] channel (str)         where to announce: "P|S <pool events channel>" or ""
+    ARGV[9] pool (str)            pool name
 
-  Output:
+  Output -> PurgePage:
     { nextCursor, (id, reason, action)* }   action DEAD_LETTERED | REMOVED
 ]]
 local rcall = redis.call
 --@include publish
 --@include nowMs
---@include poolKeys
 --@include claimRecord
 --@include trimDeadLetters
 
-local k = poolKeys()
-local dryRun = ARGV[1] == '1'
-local maxIdleAgeMs, maxClaimAgeMs = tonumber(ARGV[2]), tonumber(ARGV[3])
-local dlqTtlMs, dlqMax = tonumber(ARGV[4]), tonumber(ARGV[5])
-local cursor, limit, channel, pool = ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9]
+local k = K
+local dryRun = A.dryRun
+local maxIdleAgeMs, maxClaimAgeMs = A.maxIdleAgeMs, A.maxClaimAgeMs
+local dlqTtlMs, dlqMax = A.dlqTtlMs, A.dlqMax
+local cursor, limit, channel, pool = A.cursor, A.limit, A.channel, A.pool
 local now = nowMs()
 local out = {}
 local changed = false

@@ -4,6 +4,7 @@
   would have; then the pool is announced ("C|pool") for its watchers.
 
   Input:
+    KEYS of PoolKeys
     KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
     KEYS[2]  resources  HASH resource id -> attributes JSON
     KEYS[3]  claimed    ZSET resource id -> claimed at (ms)
@@ -19,19 +20,18 @@
     KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
     KEYS[14] limits     HASH paused ("1": AdminService.Pause)
 
-    ARGV[1] channel   where to announce: "P|S <events channel>" or ""
-    ARGV[2] pool      pool name (announcements)
+    ARGV[1] channel (str)   where to announce: "P|S <events channel>" or ""
+    ARGV[2] pool (str)      pool name (announcements)
 
-  Output: { 1 if it was paused (0 if not), resources handed to waiting claims }
+  Output -> Resumed: { 1 if it was paused (0 if not), resources handed to waiting claims }
 ]]
 local rcall = redis.call
 --@include publish
 --@include nowMs
---@include poolKeys
 --@include placeResource
 
-local k = poolKeys()
-local channel, pool = ARGV[1], ARGV[2]
+local k = K
+local channel, pool = A.channel, A.pool
 local changed = rcall('HDEL', k.limits, 'paused')
 local now, handed = nowMs(), 0
 while rcall('ZCARD', k.line) > 0 do

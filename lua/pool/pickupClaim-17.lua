@@ -8,6 +8,7 @@
   A resource taken starts its hold (if any) and is remembered under the claim's request field.
 
   Input:
+    KEYS of PoolKeys
     KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
     KEYS[2]  resources  HASH resource id -> offered attributes JSON
     KEYS[3]  claimed    ZSET resource id -> claimed at (ms)
@@ -26,16 +27,16 @@
     KEYS[16] answers    HASH request field -> first answer JSON
     KEYS[17] holds      ZSET "resource id|token" -> hold deadline (ms) of claims with a hold
 
-    ARGV[1] claimId    the claim's id
-    ARGV[2] mode       "peek", "end" or "abandon"
-    ARGV[3] channel    where to announce: "P|S <pool events channel>" or ""
-    ARGV[4] pool       pool name
-    ARGV[5] request    the claim's request field "claim|<claimer>|<request id>", or ""
-    ARGV[6] retentionMs how long answers are remembered (at least)
-    ARGV[7] maxEntries most answers remembered per pool
-    ARGV[8] holdMs     how long the claim may be held before it comes back (0: no hold)
+    ARGV[1] claimId (str)    the claim's id
+    ARGV[2] mode (str)       "peek", "end" or "abandon"
+    ARGV[3] channel (str)    where to announce: "P|S <pool events channel>" or ""
+    ARGV[4] pool (str)       pool name
+    ARGV[5] request (str)    the claim's request field "claim|<claimer>|<request id>", or ""
+    ARGV[6] retentionMs (uint) how long answers are remembered (at least)
+    ARGV[7] maxEntries (uint) most answers remembered per pool
+    ARGV[8] holdMs (uint)     how long the claim may be held before it comes back (0: no hold)
 
-  Output:
+  Output -> PickedUp:
     { 1, resource id, token, claimed at, attributes JSON }   taken
     { 0 }                                                    still waiting (peek)
     { -1 }                                                   left the line / gave back / gone
@@ -43,14 +44,13 @@
 local rcall = redis.call
 --@include publish
 --@include nowMs
---@include poolKeys
 --@include placeResource
 --@include claimRecord
 --@include mergeAttrs
 --@include remember
 
-local k = poolKeys()
-local claimId, mode, channel, pool = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local k = K
+local claimId, mode, channel, pool = A.claimId, A.mode, A.channel, A.pool
 
 local assignment = rcall('HGET', k.assigned, claimId)
 if assignment then
@@ -62,10 +62,10 @@ if assignment then
   end
   if mode ~= 'abandon' then
     local now = nowMs()
-    local holdMs = tonumber(ARGV[8])
-    if holdMs > 0 then rcall('ZADD', KEYS[17], now + holdMs, id .. '|' .. token) end
+    local holdMs = A.holdMs
+    if holdMs > 0 then rcall('ZADD', K.holds, now + holdMs, id .. '|' .. token) end
     local answer = { 1, id, token, claim.at, mergeAttrs(rcall('HGET', k.resources, id), claim.attrs) }
-    remember(KEYS[15], KEYS[16], ARGV[5], answer, now, tonumber(ARGV[6]), tonumber(ARGV[7]))
+    remember(K.requests, K.answers, A.request, answer, now, A.retentionMs, A.maxEntries)
     return answer
   end
   rcall('ZREM', k.claimed, id)

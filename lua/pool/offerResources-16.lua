@@ -6,6 +6,7 @@
   answer and changes nothing.
 
   Input:
+    KEYS of PoolKeys
     KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
     KEYS[2]  resources  HASH resource id -> offered attributes JSON
     KEYS[3]  claimed    ZSET resource id -> claimed at (ms)
@@ -23,32 +24,33 @@
     KEYS[15] requests   ZSET request field -> remembered at (ms)
     KEYS[16] answers    HASH request field -> first answer JSON
 
-    ARGV[1] channel    where to announce: "P|S <pool events channel>" or ""
-    ARGV[2] pool       pool name
-    ARGV[3] request    request field "offer|<request id>", or "" for none
-    ARGV[4] retentionMs how long answers are remembered (at least)
-    ARGV[5] maxEntries most answers remembered per pool
-    ARGV[6..] pairs    resource id, attributes JSON
+    ARGV[1] channel (str)    where to announce: "P|S <pool events channel>" or ""
+    ARGV[2] pool (str)       pool name
+    ARGV[3] request (str)    request field "offer|<request id>", or "" for none
+    ARGV[4] retentionMs (uint) how long answers are remembered (at least)
+    ARGV[5] maxEntries (uint) most answers remembered per pool
+    ARGV[6..] offered (items)  one per resource, in the order offered:
+      id (str)         resource id
+      attrs (str)      attributes JSON
 
-  Output:
+  Output -> Offered:
     { idle, handed, duplicates }   (a retry's: the first call's)
 ]]
 local rcall = redis.call
 --@include publish
 --@include nowMs
---@include poolKeys
 --@include placeResource
 --@include recall
 --@include remember
 
-local k = poolKeys()
-local channel, pool, request = ARGV[1], ARGV[2], ARGV[3]
-local again = recall(KEYS[16], request)
+local k = K
+local channel, pool, request = A.channel, A.pool, A.request
+local again = recall(K.answers, request)
 if again then return again end
 local now = nowMs()
 local idle, handed, duplicates = 0, 0, 0
-for i = 6, #ARGV, 2 do
-  local id, attrs = ARGV[i], ARGV[i + 1]
+for _, r in ipairs(A.offered) do
+  local id, attrs = r.id, r.attrs
   if rcall('ZSCORE', k.idle, id) or rcall('ZSCORE', k.claimed, id) then
     duplicates = duplicates + 1
   else
@@ -64,5 +66,5 @@ for i = 6, #ARGV, 2 do
 end
 rcall('HINCRBY', k.stats, 'offered', idle + handed)
 publish(channel, 'C|' .. pool)
-remember(KEYS[15], KEYS[16], request, { idle, handed, duplicates }, now, tonumber(ARGV[4]), tonumber(ARGV[5]))
+remember(K.requests, K.answers, request, { idle, handed, duplicates }, now, A.retentionMs, A.maxEntries)
 return { idle, handed, duplicates }

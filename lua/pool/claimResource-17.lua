@@ -9,6 +9,7 @@
   remembered when it is picked up).
 
   Input:
+    KEYS of PoolKeys
     KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
     KEYS[2]  resources  HASH resource id -> offered attributes JSON
     KEYS[3]  claimed    ZSET resource id -> claimed at (ms)
@@ -27,18 +28,18 @@
     KEYS[16] answers    HASH request field -> first answer JSON
     KEYS[17] holds      ZSET "resource id|token" -> hold deadline (ms) of claims with a hold
 
-    ARGV[1] claimer    claimer id
-    ARGV[2] attrs      attributes JSON to attach to the resource
-    ARGV[3] waitMs     how long the claim may wait in line (0: do not wait)
-    ARGV[4] maxLine    most claims the line holds
-    ARGV[5] channel    where to announce: "P|S <pool events channel>" or ""
-    ARGV[6] pool       pool name
-    ARGV[7] request    request field "claim|<claimer>|<request id>", or "" for none
-    ARGV[8] retentionMs how long answers are remembered (at least)
-    ARGV[9] maxEntries most answers remembered per pool
-    ARGV[10] holdMs    how long the claim may be held before it comes back (0: no hold)
+    ARGV[1] claimer (str)    claimer id
+    ARGV[2] attrs (str)      attributes JSON to attach to the resource
+    ARGV[3] waitMs (uint)     how long the claim may wait in line (0: do not wait)
+    ARGV[4] maxLine (uint)    most claims the line holds
+    ARGV[5] channel (str)    where to announce: "P|S <pool events channel>" or ""
+    ARGV[6] pool (str)       pool name
+    ARGV[7] request (str)    request field "claim|<claimer>|<request id>", or "" for none
+    ARGV[8] retentionMs (uint) how long answers are remembered (at least)
+    ARGV[9] maxEntries (uint) most answers remembered per pool
+    ARGV[10] holdMs (uint)    how long the claim may be held before it comes back (0: no hold)
 
-  Output:
+  Output -> ClaimReply:
     { 1, resource id, token, claimed at, attributes JSON }   claimed (or a retry's first answer)
     { 0 }                                                    nothing idle, no wait
     { 2, claim id, scale-up raised (1/0) }                   waiting in line
@@ -47,15 +48,14 @@
 local rcall = redis.call
 --@include publish
 --@include nowMs
---@include poolKeys
 --@include mergeAttrs
 --@include recall
 --@include remember
 
-local k = poolKeys()
-local claimer, attrs, waitMs, maxLine = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-local channel, pool, request, holdMs = ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[10])
-local again = recall(KEYS[16], request)
+local k = K
+local claimer, attrs, waitMs, maxLine = A.claimer, A.attrs, A.waitMs, A.maxLine
+local channel, pool, request, holdMs = A.channel, A.pool, A.request, A.holdMs
+local again = recall(K.answers, request)
 if again then return again end
 local now = nowMs()
 
@@ -82,9 +82,9 @@ if rcall('ZCARD', k.line) == 0 and not paused then
     rcall('HSET', k.claims, id, token .. '|' .. claimer .. '|' .. string.format('%d', now) .. '|' .. attrs)
     publish(channel, 'C|' .. pool)
     rcall('HINCRBY', k.stats, 'claimed', 1)
-    if holdMs > 0 then rcall('ZADD', KEYS[17], now + holdMs, id .. '|' .. token) end
+    if holdMs > 0 then rcall('ZADD', K.holds, now + holdMs, id .. '|' .. token) end
     local answer = { 1, id, token, now, mergeAttrs(rcall('HGET', k.resources, id), attrs) }
-    remember(KEYS[15], KEYS[16], request, answer, now, tonumber(ARGV[8]), tonumber(ARGV[9]))
+    remember(K.requests, K.answers, request, answer, now, A.retentionMs, A.maxEntries)
     return answer
   end
   rcall('DEL', k.scaleup)

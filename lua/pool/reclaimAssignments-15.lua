@@ -8,6 +8,7 @@
   otherwise is dropped.
 
   Input:
+    KEYS of PoolKeys
     KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
     KEYS[2]  resources  HASH resource id -> offered attributes JSON
     KEYS[3]  claimed    ZSET resource id -> claimed at (ms)
@@ -24,23 +25,22 @@
     KEYS[14] limits     HASH paused ("1": AdminService.Pause)
     KEYS[15] holds      ZSET "resource id|token" -> hold deadline (ms) of claims with a hold
 
-    ARGV[1] graceMs    how long past the wait deadline an assignment may stay unpicked
-    ARGV[2] limit      most assignments to inspect, and most holds past their deadline
-    ARGV[3] channel    where to announce: "P|S <pool events channel>" or ""
-    ARGV[4] pool       pool name
+    ARGV[1] graceMs (uint)    how long past the wait deadline an assignment may stay unpicked
+    ARGV[2] limit (uint)      most assignments to inspect, and most holds past their deadline
+    ARGV[3] channel (str)    where to announce: "P|S <pool events channel>" or ""
+    ARGV[4] pool (str)       pool name
 
-  Output:
+  Output -> Int:
     reclaimed          how many resources went back (assignments and ended holds)
 ]]
 local rcall = redis.call
 --@include publish
 --@include nowMs
---@include poolKeys
 --@include placeResource
 --@include claimRecord
 
-local k = poolKeys()
-local graceMs, limit, channel, pool = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local k = K
+local graceMs, limit, channel, pool = A.graceMs, A.limit, A.channel, A.pool
 local now = nowMs()
 local scan = rcall('HSCAN', k.assigned, '0', 'COUNT', limit)[2]
 local reclaimed = 0
@@ -57,8 +57,8 @@ for i = 1, #scan, 2 do
     end
   end
 end
-for _, hold in ipairs(rcall('ZRANGEBYSCORE', KEYS[15], '-inf', now, 'LIMIT', 0, limit)) do
-  rcall('ZREM', KEYS[15], hold)
+for _, hold in ipairs(rcall('ZRANGEBYSCORE', K.holds, '-inf', now, 'LIMIT', 0, limit)) do
+  rcall('ZREM', K.holds, hold)
   local id, token = string.match(hold, '^(.*)|(%d+)$')
   local claim = id and claimRecord(rcall('HGET', k.claims, id))
   if claim and claim.token == token then

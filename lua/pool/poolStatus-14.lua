@@ -2,6 +2,7 @@
   poolStatus: a pool's counts. Read-only.
 
   Input:
+    KEYS of PoolKeys
     KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
     KEYS[2]  resources  HASH resource id -> offered attributes JSON
     KEYS[3]  claimed    ZSET resource id -> claimed at (ms)
@@ -17,19 +18,18 @@
     KEYS[13] stats      HASH claimed, offered, dead_lettered -> counts
     KEYS[14] limits     HASH paused ("1": AdminService.Pause)
 
-    ARGV[1] stuckAgeMs   a claim held this long is stuck
+    ARGV[1] stuckAgeMs (uint)   a claim held this long is stuck
 
-  Output:
+  Output -> PoolStats:
     { now, idle, claimed, waiting claims, first arrival in line (or -1), scale-up (1/0),
       dead-lettered, oldest idle since (or -1), average idle ms, stuck claims, claimed count }
     Idle ages are over at most 1,000 idle resources.
 ]]
 local rcall = redis.call
 --@include nowMs
---@include poolKeys
 
-local k = poolKeys()
-local stuckAgeMs = tonumber(ARGV[1])
+local k = K
+local stuckAgeMs = A.stuckAgeMs
 local now = nowMs()
 local head = rcall('ZRANGE', k.line, 0, 0, 'WITHSCORES')
 local first = -1

@@ -10,6 +10,7 @@
   retry of that Claim claims afresh).
 
   Input:
+    KEYS of PoolKeys
     KEYS[1]  idle       ZSET resource id -> ready-queue order (FIFO)
     KEYS[2]  resources  HASH resource id -> offered attributes JSON
     KEYS[3]  claimed    ZSET resource id -> claimed at (ms)
@@ -28,37 +29,36 @@
     KEYS[16] answers    HASH request field -> first answer JSON
     KEYS[17] holds      ZSET "resource id|token" -> hold deadline (ms) of claims with a hold
 
-    ARGV[1] id         resource id
-    ARGV[2] token      the claim's token
-    ARGV[3] action     "reuse", "giveback", "return" or "fail"
-    ARGV[4] error      failure description (fail)
-    ARGV[5] channel    where to announce: "P|S <pool events channel>" or ""
-    ARGV[6] pool       pool name
-    ARGV[7] dlqTtlMs   dead-letter TTL (0: none)
-    ARGV[8] dlqMax     dead-letter queue size bound (0: none)
-    ARGV[9] request    "<action>|<id>|<token>|<request id>", the claim's field (giveback), or ""
-    ARGV[10] retentionMs how long answers are remembered (at least)
-    ARGV[11] maxEntries most answers remembered per pool
+    ARGV[1] id (str)         resource id
+    ARGV[2] token (str)      the claim's token
+    ARGV[3] action (str)     "reuse", "giveback", "return" or "fail"
+    ARGV[4] error (str)      failure description (fail)
+    ARGV[5] channel (str)    where to announce: "P|S <pool events channel>" or ""
+    ARGV[6] pool (str)       pool name
+    ARGV[7] dlqTtlMs (uint)   dead-letter TTL (0: none)
+    ARGV[8] dlqMax (uint)     dead-letter queue size bound (0: none)
+    ARGV[9] request (str)    "<action>|<id>|<token>|<request id>", the claim's field (giveback), or ""
+    ARGV[10] retentionMs (uint) how long answers are remembered (at least)
+    ARGV[11] maxEntries (uint) most answers remembered per pool
 
-  Output:
+  Output -> Int:
     { -1 }             LEASE_LOST
     { 0 }              done (or a retry's first answer)
 ]]
 local rcall = redis.call
 --@include publish
 --@include nowMs
---@include poolKeys
 --@include placeResource
 --@include claimRecord
 --@include trimDeadLetters
 --@include recall
 --@include remember
 
-local k = poolKeys()
-local id, token, action, message, channel, pool = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
-local request = ARGV[9]
+local k = K
+local id, token, action, message, channel, pool = A.id, A.token, A.action, A.error, A.channel, A.pool
+local request = A.request
 if action ~= 'giveback' then
-  local again = recall(KEYS[16], request)
+  local again = recall(K.answers, request)
   if again then return again end
 end
 local claim = claimRecord(rcall('HGET', k.claims, id))
@@ -68,7 +68,7 @@ end
 local now = nowMs()
 rcall('ZREM', k.claimed, id)
 rcall('HDEL', k.claims, id)
-rcall('ZREM', KEYS[17], id .. '|' .. token)
+rcall('ZREM', K.holds, id .. '|' .. token)
 if action == 'reuse' or action == 'giveback' then
   placeResource(k, id, now, channel, pool, action == 'giveback')
 elseif action == 'fail' then
@@ -80,17 +80,17 @@ elseif action == 'fail' then
   }))
   rcall('HDEL', k.resources, id)
   rcall('HINCRBY', k.stats, 'dead_lettered', 1)
-  trimDeadLetters(k.dlq, k.dlqinfo, now, tonumber(ARGV[7]), tonumber(ARGV[8]), nil, false)
+  trimDeadLetters(k.dlq, k.dlqinfo, now, A.dlqTtlMs, A.dlqMax, nil, false)
 else
   rcall('HDEL', k.resources, id)
 end
 publish(channel, 'C|' .. pool)
 if action == 'giveback' then
   if request ~= '' then
-    rcall('ZREM', KEYS[15], request)
-    rcall('HDEL', KEYS[16], request)
+    rcall('ZREM', K.requests, request)
+    rcall('HDEL', K.answers, request)
   end
 else
-  remember(KEYS[15], KEYS[16], request, { 0 }, now, tonumber(ARGV[10]), tonumber(ARGV[11]))
+  remember(K.requests, K.answers, request, { 0 }, now, A.retentionMs, A.maxEntries)
 end
 return { 0 }
