@@ -398,12 +398,13 @@ impl TypedHeader {
         writeln!(code, "}}\n")?;
         writeln!(code, "impl{gen} crate::store::scripts::ScriptCall for {ty}{gen} {{")?;
         writeln!(code, "    const NAME: &'static str = {:?};", self.script)?;
-        writeln!(code, "    type Reply = {};", self.output)?;
+        writeln!(code, "    type Reply = super::{};", self.output)?;
         let prefix = if self.keys_of.is_some() { "self.keys." } else { "self." };
         let keys: Vec<String> = self.keys.iter().map(|k| format!("&{prefix}{}", snake(k))).collect();
         writeln!(code, "    fn keys(&self) -> Vec<&str> {{\n        vec![{}]\n    }}", keys.join(", "))?;
         writeln!(code, "    fn argv(&self) -> crate::store::scripts::Args {{")?;
-        writeln!(code, "        let mut args = crate::store::scripts::Args::new();")?;
+        let bind = if self.argv.is_empty() { "let" } else { "let mut" };
+        writeln!(code, "        {bind} args = crate::store::scripts::Args::new();")?;
         let push = |code: &mut String, value: String, kind: &str| {
             if kind == "bool" {
                 writeln!(code, "        args.push(if {value} {{ \"1\" }} else {{ \"0\" }});")

@@ -129,11 +129,15 @@ impl Store {
             SourceKind::Receiver => {
                 let Some((name, id)) = self.message_shard(name, id) else { return Ok(false) };
                 let k = self.keys.receiver(&name);
-                let args = Args::new()
-                    .arg(id)
-                    .arg(self.keys.announce(ChannelKind::Receiver, &name))
-                    .arg(super::wake_name(&name));
-                self.run(Path::WriteBack, "retryMessage", &k.all(), args).await?
+                let channel = self.keys.announce(ChannelKind::Receiver, &name);
+                let wake_name = super::wake_name(&name);
+                let call = super::schedule::calls::RetryMessage {
+                    keys: &k,
+                    id: &id,
+                    channel: &channel,
+                    wake_name: &wake_name,
+                };
+                return Ok(self.call(Path::WriteBack, call).await?.0 == 1);
             }
         };
         Ok(redis::from_redis_value::<i64>(reply).map_err(|e| Error::Internal(e.to_string()))? == 1)
@@ -154,7 +158,8 @@ impl Store {
             SourceKind::Receiver => {
                 let Some((name, id)) = self.message_shard(name, id) else { return Ok(false) };
                 let k = self.keys.receiver(&name);
-                self.run(Path::WriteBack, "deleteDeadMessage", &k.all(), Args::new().arg(id)).await?
+                let call = super::schedule::calls::DeleteDeadMessage { keys: &k, id: &id };
+                return Ok(self.call(Path::WriteBack, call).await?.0 == 1);
             }
         };
         Ok(redis::from_redis_value::<i64>(reply).map_err(|e| Error::Internal(e.to_string()))? == 1)
@@ -219,15 +224,16 @@ impl Store {
         page: u32,
     ) -> Result<(String, Vec<Purged>)> {
         let k = self.keys.receiver(receiver);
-        let args = Args::new()
-            .arg(if dry_run { "1" } else { "0" })
-            .arg(self.policy.dead_letter.ttl_ms)
-            .arg(self.policy.dead_letter.max_entries)
-            .arg(cursor)
-            .arg(page);
-        let reply = self.run(Path::WriteBack, "purgeReceiver", &k.all(), args).await?;
-        let mut r = Reply::new("purgeReceiver", reply)?;
-        Ok((r.next()?, purged(&mut r)?))
+        let call = super::schedule::calls::PurgeReceiver {
+            keys: &k,
+            dry_run,
+            dlq_ttl_ms: self.policy.dead_letter.ttl_ms,
+            dlq_max: self.policy.dead_letter.max_entries as u64,
+            cursor,
+            limit: page as u64,
+        };
+        let PurgePage(next, found) = self.call(Path::WriteBack, call).await?;
+        Ok((next, found))
     }
 
     /// Writes the health summary into the health hash (field -> JSON), with the overall status.

@@ -9,7 +9,6 @@ use crate::error::{Error, Result};
 
 /// The typed calls of `lua/leader/`, generated from the scripts' headers.
 mod calls {
-    use super::{Campaigned, History, LeaderState, Renewal, Resignation};
     include!(concat!(env!("OUT_DIR"), "/calls_leader.rs"));
 }
 

@@ -344,8 +344,13 @@ impl Store {
     /// Runs a script through the breaker of its path on the node serving its keys.
     /// Runs a typed script call (`scripts::ScriptCall`) and decodes its reply.
     async fn call<C: scripts::ScriptCall>(&self, path: Path, call: C) -> Result<C::Reply> {
+        self.call_items(path, call, 1).await
+    }
+
+    /// [`Store::call`] for a call on `items` items (see [`Store::run_items`]).
+    async fn call_items<C: scripts::ScriptCall>(&self, path: Path, call: C, items: usize) -> Result<C::Reply> {
         let keys = call.keys();
-        let value = match self.run(path, C::NAME, &keys, call.argv()).await? {
+        let value = match self.run_items(path, C::NAME, &keys, call.argv(), items).await? {
             array @ Value::Array(_) => array,
             bare => Value::Array(vec![bare]),
         };

@@ -3,13 +3,12 @@
 use super::keys::ChannelKind;
 use std::collections::BTreeMap;
 
-use super::{reply::Reply, scripts::FromReply, Path, Store};
+use super::{admin::PurgePage, reply::Reply, scripts::FromReply, scripts::Int, Path, Store};
 use crate::error::{Error, Result};
 
 /// The typed calls of `lua/pool/`, generated from the scripts' headers.
 pub(crate) mod calls {
-    use super::{super::admin::PurgePage, super::keys::PoolKeys, super::scripts::Int};
-    use super::{ClaimReply, Offered, PickedUp, PoolStats, Resumed};
+    use super::super::keys::PoolKeys;
     include!(concat!(env!("OUT_DIR"), "/calls_pool.rs"));
 }
 

@@ -1,8 +1,58 @@
 //! Receivers: the state transitions of ScheduleService, one script each.
 
 use super::keys::ChannelKind;
-use super::{reply::Reply, scripts::Args, Path, Store};
+use super::{admin::PurgePage, reply::Reply, scripts::Args, scripts::FromReply, scripts::Int, Path, Store};
 use crate::error::{Error, Result};
+
+/// The typed calls of `lua/receiver/`, generated from the scripts' headers.
+pub(crate) mod calls {
+    use super::super::keys::ReceiverKeys;
+    include!(concat!(env!("OUT_DIR"), "/calls_receiver.rs"));
+}
+
+/// What ackMessages answered: per ack, in order, whether it was acked.
+pub(crate) struct Acked(Vec<bool>);
+
+impl FromReply for Acked {
+    /// One integer per ack: 0 acked, -1 LEASE_LOST.
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let mut out = Vec::new();
+        while !r.is_empty() {
+            out.push(r.next::<i64>()? == 0);
+        }
+        Ok(Acked(out))
+    }
+}
+
+/// What readMessages answered: how many the set holds, and per message its score (deliver at,
+/// or ack deadline in flight) and figures.
+pub(crate) struct MessagePage(u64, Vec<(i64, MessageInfo)>);
+
+impl FromReply for MessagePage {
+    /// `{ total, (id, score, meta, delivery, payload bytes, payload head)* }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let total = r.next()?;
+        let mut page = Vec::new();
+        while !r.is_empty() {
+            let id: String = r.next()?;
+            let score: i64 = r.next()?;
+            let meta: String = r.next()?;
+            let delivery: String = r.next()?;
+            let mut m = MessageInfo { id, payload_bytes: r.next()?, payload_head: r.next()?, ..Default::default() };
+            // meta: deliver_at|delivery_count|key[|traceparent]
+            let mut f = meta.splitn(4, '|');
+            m.deliver_at_ms = f.next().and_then(|v| v.parse().ok()).unwrap_or(score);
+            m.delivery_count = f.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+            m.key = f.next().unwrap_or_default().to_string();
+            // delivery (in flight): token|consumer|delivered_at|key
+            let mut d = delivery.splitn(4, '|');
+            m.token = d.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+            m.consumer = d.next().unwrap_or_default().to_string();
+            page.push((score, m));
+        }
+        Ok(MessagePage(total, page))
+    }
+}
 
 /// When a message is due.
 #[derive(Clone, Copy, Debug)]
@@ -128,42 +178,57 @@ impl Store {
             When::At(at) => (at, 0),
             When::After(delay) => (-1, delay),
         };
-        let mut args = Args::new()
-            .arg(msg.payload)
-            .arg(at)
-            .arg(delay)
-            .arg(msg.key)
-            .arg(self.keys.announce(ChannelKind::Receiver, receiver))
-            .arg(wake_name(receiver))
-            .arg(msg.traceparent)
-            .arg(super::request_field(msg.request_id, || "schedule".into()));
-        self.policy.push_memory_args(&mut args);
-        args.push(if msg.key.is_empty() { 0 } else { msg.key_window_ms });
+        let (channel, wake_name) = (self.keys.announce(ChannelKind::Receiver, receiver), wake_name(receiver));
+        let request = super::request_field(msg.request_id, || "schedule".into());
+        let call = calls::ScheduleMessage {
+            keys: &k,
+            payload: msg.payload,
+            deliver_at_ms: at,
+            delay_ms: delay,
+            key: msg.key,
+            channel: &channel,
+            wake_name: &wake_name,
+            traceparent: msg.traceparent,
+            request: &request,
+            retention_ms: self.policy.idempotency.retention_ms,
+            max_entries: self.policy.idempotency.max_entries as u64,
+            window_ms: if msg.key.is_empty() { 0 } else { msg.key_window_ms },
+        };
         self.remember(self.keys.receivers(), receiver).await?;
-        let reply = self.run(Path::WriteBack, "scheduleMessage", &k.schedule_keys(), args).await?;
-        let mut r = Reply::new("scheduleMessage", reply)?;
-        let (created, id, deliver_at_ms) = (r.next::<i64>()? == 1, r.next()?, r.next()?);
-        // An answer remembered before windows existed has no fourth field.
-        let held: i64 = if r.is_empty() { 0 } else { r.next()? };
-        Ok(Scheduled { created, id, deliver_at_ms, key_held_until_ms: (held > 0).then_some(held) })
+        self.call(Path::WriteBack, call).await
     }
 
     /// One round of delivery to `consumer`.
     pub(super) async fn deliver_in(&self, receiver: &str, consumer: &str, limits: DeliveryLimits) -> Result<Delivered> {
         let k = self.keys.receiver(receiver);
-        let args = Args::new()
-            .arg(consumer)
-            .arg(limits.max_in_flight)
-            .arg(limits.ack_timeout_ms)
-            .arg(limits.max_deliveries)
-            .arg(limits.batch)
-            .arg(receiver)
-            .arg(self.policy.dead_letter.ttl_ms)
-            .arg(self.policy.dead_letter.max_entries);
-        let keys = k.all();
-        let keys: Vec<&str> = keys.iter().copied().chain([k.limits.as_str()]).collect();
-        let reply = self.run_items(Path::Dispatch, "deliverMessages", &keys, args, limits.batch as usize).await?;
-        let mut r = Reply::new("deliverMessages", reply)?;
+        let call = calls::DeliverMessages {
+            keys: &k,
+            consumer,
+            max_in_flight: limits.max_in_flight as u64,
+            ack_timeout_ms: limits.ack_timeout_ms,
+            max_deliveries: limits.max_deliveries as u64,
+            limit: limits.batch as u64,
+            receiver,
+            dlq_ttl_ms: self.policy.dead_letter.ttl_ms,
+            dlq_max: self.policy.dead_letter.max_entries as u64,
+        };
+        self.call_items(Path::Dispatch, call, limits.batch as usize).await
+    }
+}
+
+impl FromReply for Scheduled {
+    /// `{ created (1/0), id, deliverAt, heldUntil }` (an answer remembered before key windows
+    /// existed has no heldUntil).
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let (created, id, deliver_at_ms) = (r.next::<i64>()? == 1, r.next()?, r.next()?);
+        let held: i64 = if r.is_empty() { 0 } else { r.next()? };
+        Ok(Scheduled { created, id, deliver_at_ms, key_held_until_ms: (held > 0).then_some(held) })
+    }
+}
+
+impl FromReply for Delivered {
+    /// `{ now, next due (-1), redelivered, dead-lettered, (id, payload, "deliverAt|count|token[|traceparent]")* }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
         let now_ms = r.next()?;
         let next: i64 = r.next()?;
         let redelivered = r.next()?;
@@ -189,7 +254,9 @@ impl Store {
         }
         Ok(Delivered { now_ms, next_due_ms: (next >= 0).then_some(next), redelivered, dead_lettered, deliveries })
     }
+}
 
+impl Store {
     /// Ends delivered messages of one physical receiver, one script per script_batch: per (id, token,
     /// request id), in order, whether it was acked (false: not in flight with that token, or
     /// listed twice; a retry with the request id of an ack applied: true again).
@@ -211,21 +278,34 @@ impl Store {
     /// One ackMessages call.
     async fn ack_script(&self, receiver: &str, acks: &[(&str, u64, &str)], sharded: bool) -> Result<Vec<bool>> {
         let k = self.keys.receiver(receiver);
-        let mut args = Args::new()
-            .arg(self.keys.announce(ChannelKind::Receiver, receiver))
-            .arg(wake_name(receiver))
-            .arg(if sharded { "1" } else { "" });
-        self.policy.push_memory_args(&mut args);
-        for (id, token, request_id) in acks {
-            args.push(*id);
-            args.push(*token);
-            args.push(super::request_field(request_id, || format!("ack|{id}|{token}")));
-        }
-        let reply = self.run_items(Path::WriteBack, "ackMessages", &k.with_memory(), args, acks.len()).await?;
-        let mut r = Reply::new("ackMessages", reply)?;
-        let mut out = Vec::with_capacity(acks.len());
-        for _ in acks {
-            out.push(r.next::<i64>()? == 0);
+        let (channel, wake_name) = (self.keys.announce(ChannelKind::Receiver, receiver), wake_name(receiver));
+        let fields: Vec<(String, String)> = acks
+            .iter()
+            .map(|(id, token, request_id)| {
+                (token.to_string(), super::request_field(request_id, || format!("ack|{id}|{token}")))
+            })
+            .collect();
+        let call = calls::AckMessages {
+            keys: &k,
+            channel: &channel,
+            wake_name: &wake_name,
+            always: if sharded { "1" } else { "" },
+            retention_ms: self.policy.idempotency.retention_ms,
+            max_entries: self.policy.idempotency.max_entries as u64,
+            acks: acks
+                .iter()
+                .zip(&fields)
+                .map(|((id, _, _), (token, request))| calls::AckMessagesAcks {
+                    id,
+                    token,
+                    request,
+                    _item: Default::default(),
+                })
+                .collect(),
+        };
+        let Acked(out) = self.call_items(Path::WriteBack, call, acks.len()).await?;
+        if out.len() != acks.len() {
+            return Err(Error::Internal(format!("ackMessages: {} answers for {} acks", out.len(), acks.len())));
         }
         Ok(out)
     }
@@ -251,8 +331,7 @@ impl Store {
     /// Removes a scheduled or in-flight message; false if there is none.
     pub(super) async fn cancel_in(&self, receiver: &str, id: &str) -> Result<bool> {
         let k = self.keys.receiver(receiver);
-        let reply = self.run(Path::WriteBack, "cancelMessage", &k.all(), Args::new().arg(id)).await?;
-        Ok(redis::from_redis_value::<i64>(reply).map_err(|e| Error::Internal(e.to_string()))? == 1)
+        Ok(self.call(Path::WriteBack, calls::CancelMessage { keys: &k, id }).await?.0 == 1)
     }
 
     /// One page of a physical receiver's scheduled or in-flight messages, from rank `offset`:
@@ -266,41 +345,40 @@ impl Store {
         head: u32,
     ) -> Result<(u64, Vec<MessageInfo>)> {
         let k = self.keys.receiver(receiver);
-        let which = if state == MessageState::InFlight { "inflight" } else { "scheduled" };
-        let args = Args::new().arg(which).arg(offset).arg(count).arg(head);
-        let mut r = Reply::new("readMessages", self.run(Path::Dispatch, "readMessages", &k.all(), args).await?)?;
-        let total = r.next()?;
-        let mut page = Vec::new();
-        while !r.is_empty() {
-            let id: String = r.next()?;
-            let score: i64 = r.next()?;
-            let meta: String = r.next()?;
-            let delivery: String = r.next()?;
-            let mut m = MessageInfo { id, payload_bytes: r.next()?, payload_head: r.next()?, ..Default::default() };
-            // meta: deliver_at|delivery_count|key[|traceparent]
-            let mut f = meta.splitn(4, '|');
-            m.deliver_at_ms = f.next().and_then(|v| v.parse().ok()).unwrap_or(score);
-            m.delivery_count = f.next().and_then(|v| v.parse().ok()).unwrap_or(0);
-            m.key = f.next().unwrap_or_default().to_string();
-            if state == MessageState::InFlight {
-                // delivery: token|consumer|delivered_at|key
-                let mut d = delivery.splitn(4, '|');
-                m.token = d.next().and_then(|v| v.parse().ok()).unwrap_or(0);
-                m.consumer = d.next().unwrap_or_default().to_string();
-                m.ack_deadline_ms = Some(score);
-            }
-            page.push(m);
-        }
+        let in_flight = state == MessageState::InFlight;
+        let call = calls::ReadMessages {
+            keys: &k,
+            state: if in_flight { "inflight" } else { "scheduled" },
+            offset,
+            count: count as u64,
+            head: head as u64,
+        };
+        let MessagePage(total, page) = self.call(Path::Dispatch, call).await?;
+        let page = page
+            .into_iter()
+            .map(|(score, mut m)| {
+                if in_flight {
+                    m.ack_deadline_ms = Some(score);
+                } else {
+                    (m.token, m.consumer) = (0, String::new());
+                }
+                m
+            })
+            .collect();
         Ok((total, page))
     }
 
     /// A receiver's figures.
     pub async fn receiver_stats(&self, receiver: &str) -> Result<ReceiverStats> {
         let k = self.keys.receiver(receiver);
-        let keys = k.all();
-        let keys: Vec<&str> = keys.iter().copied().chain([k.limits.as_str()]).collect();
-        let reply = self.run(Path::Dispatch, "receiverStats", &keys, Args::new()).await?;
-        let mut r = Reply::new("receiverStats", reply)?;
+        self.call(Path::Dispatch, calls::ReceiverStats { keys: &k }).await
+    }
+}
+
+impl FromReply for ReceiverStats {
+    /// `{ now, scheduled, due, oldest due (-1), average overdue, in flight, overdue in flight,
+    /// dead-lettered, acked, paused, next due (-1) }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
         let now_ms = r.next()?;
         let scheduled = r.next()?;
         let due = r.next()?;
@@ -319,7 +397,9 @@ impl Store {
             next_due_ms: Some(r.next::<i64>()?).filter(|n| *n >= 0),
         })
     }
+}
 
+impl Store {
     /// Every receiver ever scheduled to.
     pub async fn receivers(&self) -> Result<Vec<String>> {
         let mut conn = self.redis.conn().await?;

@@ -5,6 +5,7 @@
   flight at this consumer, each with a new token and a higher delivery count.
 
   Input:
+    KEYS of ReceiverKeys
     KEYS[1]  scheduled  ZSET id -> deliver at (ms)
     KEYS[2]  inflight   ZSET id -> ack deadline (ms)
     KEYS[3]  messages   HASH id -> payload bytes
@@ -19,30 +20,29 @@
     KEYS[12] limits     HASH paused ("1": AdminService.Pause): nothing is delivered, expired
                         deliveries still come back; Resume announces the receiver
 
-    ARGV[1] consumer        consumer id
-    ARGV[2] maxInFlight     the consumer's bound on unacked messages
-    ARGV[3] ackTimeoutMs    how long a delivery waits for its Ack
-    ARGV[4] maxDeliveries   deliveries before a message is dead-lettered
-    ARGV[5] limit           most messages to move in one call
-    ARGV[6] receiver        receiver name (dead-letter context)
-    ARGV[7] dlqTtlMs        dead-letter TTL (0: none)
-    ARGV[8] dlqMax          dead-letter size bound (0: none)
+    ARGV[1] consumer (str)        consumer id
+    ARGV[2] maxInFlight (uint)     the consumer's bound on unacked messages
+    ARGV[3] ackTimeoutMs (uint)    how long a delivery waits for its Ack
+    ARGV[4] maxDeliveries (uint)   deliveries before a message is dead-lettered
+    ARGV[5] limit (uint)           most messages to move in one call
+    ARGV[6] receiver (str)        receiver name (dead-letter context)
+    ARGV[7] dlqTtlMs (uint)        dead-letter TTL (0: none)
+    ARGV[8] dlqMax (uint)          dead-letter size bound (0: none)
 
-  Output:
+  Output -> Delivered:
     { now, nextDue (or -1), redelivered, deadLettered, (id, payload, "deliverAt|count|token[|traceparent]")* }
     nextDue is the earliest of the next due message (unless the consumer is at its bound) and
     the next ack deadline.
 ]]
 local rcall = redis.call
 --@include nowMs
---@include receiverKeys
 --@include messageMeta
 --@include endDelivery
 --@include trimDeadLetters
 
-local k = receiverKeys()
-local consumer, maxInFlight, ackTimeoutMs = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local maxDeliveries, limit, receiver = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
+local k = K
+local consumer, maxInFlight, ackTimeoutMs = A.consumer, A.maxInFlight, A.ackTimeoutMs
+local maxDeliveries, limit, receiver = A.maxDeliveries, A.limit, A.receiver
 local now = nowMs()
 local redelivered, deadLettered = 0, 0
 
@@ -59,7 +59,7 @@ for _, id in ipairs(rcall('ZRANGEBYSCORE', k.inflight, '-inf', now, 'LIMIT', 0, 
     if meta.key ~= '' then rcall('HDEL', k.keys, meta.key) end
     rcall('HINCRBY', k.stats, 'dead_lettered', 1)
     deadLettered = deadLettered + 1
-    trimDeadLetters(k.dlq, k.dlqinfo, now, tonumber(ARGV[7]), tonumber(ARGV[8]), function(gone)
+    trimDeadLetters(k.dlq, k.dlqinfo, now, A.dlqTtlMs, A.dlqMax, function(gone)
       rcall('HDEL', k.messages, gone)
       rcall('HDEL', k.meta, gone)
     end, false)
@@ -70,7 +70,7 @@ for _, id in ipairs(rcall('ZRANGEBYSCORE', k.inflight, '-inf', now, 'LIMIT', 0, 
 end
 
 local out = { now, -1, redelivered, deadLettered }
-if rcall('HGET', KEYS[12], 'paused') == '1' then
+if rcall('HGET', K.limits, 'paused') == '1' then
   -- Paused: wait for Resume's wake-up, or for the next ack deadline.
   local f = rcall('ZRANGE', k.inflight, 0, 0, 'WITHSCORES')
   if f[2] then out[2] = tonumber(f[2]) end

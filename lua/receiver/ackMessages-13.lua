@@ -8,6 +8,7 @@
   answered acked and changes nothing; an applied ack with a request field is remembered.
 
   Input:
+    KEYS of ReceiverKeys
     KEYS[1]  scheduled  ZSET id -> deliver at (ms)
     KEYS[2]  inflight   ZSET id -> ack deadline (ms)
     KEYS[3]  messages   HASH id -> payload bytes
@@ -22,32 +23,33 @@
     KEYS[12] requests   ZSET request field -> remembered at (ms)
     KEYS[13] answers    HASH request field -> first answer JSON
 
-    ARGV[1] channel    where to announce: "P|S <wake-up channel>" or ""
-    ARGV[2] wakeName   name announced on channel ("r:<receiver>")
-    ARGV[3] always     "1": announce after every batch that acked; "": only when messages are due
-    ARGV[4] retentionMs how long answers are remembered (at least)
-    ARGV[5] maxEntries most answers remembered per receiver
-    ARGV[6..] id, token, request field ("ack|<id>|<token>|<request id>" or "") triples, one per
-            ack
+    ARGV[1] channel (str)    where to announce: "P|S <wake-up channel>" or ""
+    ARGV[2] wakeName (str)   name announced on channel ("r:<receiver>")
+    ARGV[3] always (str)     "1": announce after every batch that acked; "": only when messages are due
+    ARGV[4] retentionMs (uint) how long answers are remembered (at least)
+    ARGV[5] maxEntries (uint) most answers remembered per receiver
+    ARGV[6..] acks (items)  one per ack, in order:
+      id (str)          message id
+      token (str)       the delivery's token
+      request (str)     request field ("ack|<id>|<token>|<request id>" or "")
 
-  Output:
-    one integer per triple, in order (a retry's: the first call's): 0 acked, -1 LEASE_LOST (not in flight with that token, or
+  Output -> Acked:
+    one integer per ack, in order (a retry's: the first call's): 0 acked, -1 LEASE_LOST (not in flight with that token, or
     acked earlier in the same batch)
 ]]
 local rcall = redis.call
 --@include publish
 --@include nowMs
---@include receiverKeys
 --@include recall
 --@include remember
 
-local k = receiverKeys()
-local requestsKey, answersKey = KEYS[12], KEYS[13]
-local channel, wakeName, always = ARGV[1], ARGV[2], ARGV[3]
-local retentionMs, maxEntries = tonumber(ARGV[4]), tonumber(ARGV[5])
-local n = (#ARGV - 5) / 3
+local k = K
+local requestsKey, answersKey = K.requests, K.answers
+local channel, wakeName, always = A.channel, A.wakeName, A.always
+local retentionMs, maxEntries = A.retentionMs, A.maxEntries
+local n = #A.acks
 local ids = {}
-for i = 1, n do ids[i] = ARGV[3 + 3 * i] end
+for i = 1, n do ids[i] = A.acks[i].id end
 local recs = rcall('HMGET', k.tokens, unpack(ids))
 
 -- A token record carries the message's idempotency key since it was delivered; one written
@@ -55,13 +57,13 @@ local recs = rcall('HMGET', k.tokens, unpack(ids))
 local out, done, seen, held, keys, d = {}, {}, {}, {}, {}, 0
 local remembered = {}
 for i = 1, n do
-  local id, rec, request = ids[i], recs[i], ARGV[5 + 3 * i]
+  local id, rec, request = ids[i], recs[i], A.acks[i].request
   local token, consumer, rest
   if rec then token, consumer, rest = string.match(rec, '^(%d+)|([^|]*)|%d+(.*)$') end
   local again = recall(answersKey, request)
   if again then
     out[i] = again[1]
-  elseif token and token == ARGV[4 + 3 * i] and not seen[id] then
+  elseif token and token == A.acks[i].token and not seen[id] then
     seen[id] = true
     d = d + 1
     done[d] = id

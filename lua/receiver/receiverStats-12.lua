@@ -2,6 +2,7 @@
   receiverStats: a receiver's figures for health. Read-only.
 
   Input:
+    KEYS of ReceiverKeys
     KEYS[1]  scheduled  ZSET id -> deliver at (ms)
     KEYS[2]  inflight   ZSET id -> ack deadline (ms)
     KEYS[3]  messages   HASH id -> payload bytes
@@ -15,16 +16,15 @@
     KEYS[11] stats      HASH scheduled, delivered, redelivered, acked, dead_lettered -> counts
     KEYS[12] limits     HASH paused ("1")
 
-  Output:
+  Output -> ReceiverStats:
     { now, scheduled, due, oldestDue (or -1), averageOverdueMs, inFlight, overdueInFlight,
       deadLettered, acked, paused (1 or 0), nextDue (or -1) }
     Averages are over at most 1,000 due messages; nextDue is the earliest delivery time after now.
 ]]
 local rcall = redis.call
 --@include nowMs
---@include receiverKeys
 
-local k = receiverKeys()
+local k = K
 local now = nowMs()
 local due = rcall('ZRANGEBYSCORE', k.scheduled, '-inf', now, 'WITHSCORES', 'LIMIT', 0, 1000)
 local oldest, total = -1, 0
@@ -46,6 +46,6 @@ return {
   rcall('ZCOUNT', k.inflight, '-inf', '(' .. now),
   rcall('ZCARD', k.dlq),
   tonumber(rcall('HGET', k.stats, 'acked') or '0'),
-  rcall('HGET', KEYS[12], 'paused') == '1' and 1 or 0,
+  rcall('HGET', K.limits, 'paused') == '1' and 1 or 0,
   nextDue[2] and tonumber(nextDue[2]) or -1,
 }

@@ -1,7 +1,8 @@
 --[[
-  cancelMessage: removes a scheduled or in-flight message.
+  deleteDeadMessage: drops a dead-lettered message for good.
 
   Input:
+    KEYS of ReceiverKeys
     KEYS[1]  scheduled  ZSET id -> deliver at (ms)
     KEYS[2]  inflight   ZSET id -> ack deadline (ms)
     KEYS[3]  messages   HASH id -> payload bytes
@@ -14,26 +15,19 @@
     KEYS[10] dlqinfo    HASH id -> dead-letter context JSON
     KEYS[11] stats      HASH scheduled, delivered, redelivered, acked, dead_lettered -> counts
 
-    ARGV[1] id
+    ARGV[1] id (str)
 
-  Output:
-    1 removed; 0 no such message (acked, dead-lettered or unknown)
+  Output -> Int:
+    1 deleted; 0 not dead-lettered here
 ]]
 local rcall = redis.call
---@include receiverKeys
---@include messageMeta
---@include endDelivery
 
-local k = receiverKeys()
-local id = ARGV[1]
-local scheduled = rcall('ZREM', k.scheduled, id) == 1
-local flying = rcall('ZSCORE', k.inflight, id)
-if not scheduled and not flying then
+local k = K
+local id = A.id
+if rcall('ZREM', k.dlq, id) == 0 then
   return 0
 end
-if flying then endDelivery(k, id) end
-local meta = messageMeta(rcall('HGET', k.meta, id))
-if meta and meta.key ~= '' then rcall('HDEL', k.keys, meta.key) end
+rcall('HDEL', k.dlqinfo, id)
 rcall('HDEL', k.messages, id)
 rcall('HDEL', k.meta, id)
 return 1

@@ -14,6 +14,7 @@
   taken, so a receiver that opens no more windows keeps none.
 
   Input:
+    KEYS of ReceiverKeys
     KEYS[1]  scheduled  ZSET id -> deliver at (ms)
     KEYS[2]  inflight   ZSET id -> ack deadline (ms)
     KEYS[3]  messages   HASH id -> payload bytes
@@ -30,36 +31,35 @@
     KEYS[14] dedup      HASH idempotency key -> "<id>|<deliver at ms>|<held until ms>"
     KEYS[15] dedupat    ZSET idempotency key -> held until (ms)
 
-    ARGV[1] payload
-    ARGV[2] deliverAtMs   absolute due time, or -1 to use delayMs
-    ARGV[3] delayMs       delay from now (Redis clock)
-    ARGV[4] key           idempotency key, "" for none
-    ARGV[5] channel       where to announce: "P|S <wake-up channel>" or ""
-    ARGV[6] wakeName      name announced on channel ("r:<receiver>")
-    ARGV[7] traceparent   W3C trace context handed to the consumer, "" for none
-    ARGV[8] request       request field "schedule|<request id>", or "" for none
-    ARGV[9] retentionMs   how long answers are remembered (at least)
-    ARGV[10] maxEntries   most answers remembered per receiver
-    ARGV[11] windowMs     how long key holds from now whatever becomes of the message; 0: only
+    ARGV[1] payload (bytes)
+    ARGV[2] deliverAtMs (int)   absolute due time, or -1 to use delayMs
+    ARGV[3] delayMs (uint)       delay from now (Redis clock)
+    ARGV[4] key (str)           idempotency key, "" for none
+    ARGV[5] channel (str)       where to announce: "P|S <wake-up channel>" or ""
+    ARGV[6] wakeName (str)      name announced on channel ("r:<receiver>")
+    ARGV[7] traceparent (str)   W3C trace context handed to the consumer, "" for none
+    ARGV[8] request (str)       request field "schedule|<request id>", or "" for none
+    ARGV[9] retentionMs (uint)   how long answers are remembered (at least)
+    ARGV[10] maxEntries (uint)   most answers remembered per receiver
+    ARGV[11] windowMs (uint)     how long key holds from now whatever becomes of the message; 0: only
                           while the message exists (ignored without a key)
 
-  Output:
+  Output -> Scheduled:
     { created (1/0), id, deliverAt, heldUntil (ms; 0 when the key has no open window) }
     (a retry's: the first call's, which has no heldUntil when remembered before windows)
 ]]
 local rcall = redis.call
 --@include publish
 --@include nowMs
---@include receiverKeys
 --@include messageMeta
 --@include recall
 --@include remember
 
-local k = receiverKeys()
-local requestsKey, answersKey, dedupKey, dedupatKey = KEYS[12], KEYS[13], KEYS[14], KEYS[15]
-local payload, deliverAt, delayMs, key = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
-local channel, wakeName, traceparent, request = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
-local retentionMs, maxEntries, windowMs = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+local k = K
+local requestsKey, answersKey, dedupKey, dedupatKey = K.requests, K.answers, K.dedup, K.dedupat
+local payload, deliverAt, delayMs, key = A.payload, A.deliverAtMs, A.delayMs, A.key
+local channel, wakeName, traceparent, request = A.channel, A.wakeName, A.traceparent, A.request
+local retentionMs, maxEntries, windowMs = A.retentionMs, A.maxEntries, A.windowMs
 local again = recall(answersKey, request)
 if again then return again end
 local now = nowMs()

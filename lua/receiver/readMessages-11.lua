@@ -4,6 +4,7 @@
   payload's size and at most its first bytes. Read-only; its work is bounded by the page.
 
   Input:
+    KEYS of ReceiverKeys
     KEYS[1]  scheduled  ZSET id -> deliver at (ms)
     KEYS[2]  inflight   ZSET id -> ack deadline (ms)
     KEYS[3]  messages   HASH id -> payload bytes
@@ -16,21 +17,20 @@
     KEYS[10] dlqinfo    HASH id -> dead-letter context JSON
     KEYS[11] stats      HASH scheduled, delivered, redelivered, acked, dead_lettered -> counts
 
-    ARGV[1] state      "scheduled" or "inflight": which set to page through
-    ARGV[2] offset     rank to start at
-    ARGV[3] count      most messages
-    ARGV[4] head       most payload bytes to return per message
+    ARGV[1] state (str)      "scheduled" or "inflight": which set to page through
+    ARGV[2] offset (uint)     rank to start at
+    ARGV[3] count (uint)      most messages
+    ARGV[4] head (uint)       most payload bytes to return per message
 
-  Output:
+  Output -> MessagePage:
     { total in that set, (id, score, meta record or "", delivery record or "", payload bytes,
       payload head)* }
 ]]
 local rcall = redis.call
---@include receiverKeys
 
-local k = receiverKeys()
-local set = ARGV[1] == 'inflight' and k.inflight or k.scheduled
-local offset, count, head = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local k = K
+local set = A.state == 'inflight' and k.inflight or k.scheduled
+local offset, count, head = A.offset, A.count, A.head
 local page = rcall('ZRANGE', set, offset, offset + count - 1, 'WITHSCORES')
 local out = { rcall('ZCARD', set) }
 for i = 1, #page, 2 do

@@ -5,6 +5,7 @@
   or dead-lettered), page by page.
 
   Input:
+    KEYS of ReceiverKeys
     KEYS[1]  scheduled  ZSET id -> deliver at (ms)
     KEYS[2]  inflight   ZSET id -> ack deadline (ms)
     KEYS[3]  messages   HASH id -> payload bytes
@@ -17,28 +18,27 @@
     KEYS[10] dlqinfo    HASH id -> dead-letter context JSON
     KEYS[11] stats      HASH scheduled, delivered, redelivered, acked, dead_lettered -> counts
 
-    ARGV[1] dryRun     "1": report only
-    ARGV[2] dlqTtlMs   dead-letter TTL (0: none)
-    ARGV[3] dlqMax     dead-letter size bound (0: none)
-    ARGV[4] cursor     HSCAN cursor over metadata ("0" to start)
-    ARGV[5] limit      entries per page
+    ARGV[1] dryRun (bool)     "1": report only
+    ARGV[2] dlqTtlMs (uint)   dead-letter TTL (0: none)
+    ARGV[3] dlqMax (uint)     dead-letter size bound (0: none)
+    ARGV[4] cursor (str)     HSCAN cursor over metadata ("0" to start)
+    ARGV[5] limit (uint)      entries per page
 
-  Output:
+  Output -> PurgePage:
     { nextCursor, (id, reason, action)* }   action REMOVED
 ]]
 local rcall = redis.call
 --@include nowMs
---@include receiverKeys
 --@include messageMeta
 --@include trimDeadLetters
 
-local k = receiverKeys()
-local dryRun = ARGV[1] == '1'
-local cursor, limit = ARGV[4], tonumber(ARGV[5])
+local k = K
+local dryRun = A.dryRun
+local cursor, limit = A.cursor, A.limit
 local now = nowMs()
 local out = {}
 if cursor == '0' then
-  local gone = trimDeadLetters(k.dlq, k.dlqinfo, now, tonumber(ARGV[2]), tonumber(ARGV[3]), function(id)
+  local gone = trimDeadLetters(k.dlq, k.dlqinfo, now, A.dlqTtlMs, A.dlqMax, function(id)
     rcall('HDEL', k.messages, id)
     rcall('HDEL', k.meta, id)
   end, dryRun)

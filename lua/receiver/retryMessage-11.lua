@@ -2,6 +2,7 @@
   retryMessage: puts a dead-lettered message back, due at once, with its delivery count reset.
 
   Input:
+    KEYS of ReceiverKeys
     KEYS[1]  scheduled  ZSET id -> deliver at (ms)
     KEYS[2]  inflight   ZSET id -> ack deadline (ms)
     KEYS[3]  messages   HASH id -> payload bytes
@@ -14,21 +15,20 @@
     KEYS[10] dlqinfo    HASH id -> dead-letter context JSON
     KEYS[11] stats      HASH scheduled, delivered, redelivered, acked, dead_lettered -> counts
 
-    ARGV[1] id
-    ARGV[2] channel    where to announce: "P|S <wake-up channel>" or ""
-    ARGV[3] wakeName   name announced on channel ("r:<receiver>")
+    ARGV[1] id (str)
+    ARGV[2] channel (str)    where to announce: "P|S <wake-up channel>" or ""
+    ARGV[3] wakeName (str)   name announced on channel ("r:<receiver>")
 
-  Output:
+  Output -> Int:
     1 put back; 0 not dead-lettered here
 ]]
 local rcall = redis.call
 --@include publish
 --@include nowMs
---@include receiverKeys
 --@include messageMeta
 
-local k = receiverKeys()
-local id, channel, wakeName = ARGV[1], ARGV[2], ARGV[3]
+local k = K
+local id, channel, wakeName = A.id, A.channel, A.wakeName
 local meta = messageMeta(rcall('HGET', k.meta, id))
 if rcall('ZREM', k.dlq, id) == 0 then
   return 0
