@@ -122,6 +122,36 @@ async fn complete_retry_returns_the_first_answer_and_keeps_fencing() {
     assert!(!batch.results[0].lease_lost, "a batch item retried with its request id gets the first answer");
 }
 
+// A request id answers for one lease: a recurring agent whose runs send the same request id
+// (a client deriving it from the agent's name and the day) has each run's Complete applied, not
+// answered from the run before. Run 2's Complete ends its lease (its token is then fenced off)
+// and makes run 3 due; each run's retry still gets its own answer and changes nothing.
+#[tokio::test]
+async fn each_run_of_a_recurring_agent_is_completed_under_one_request_id() {
+    let env = Env::start().await;
+    let mut c = env.client.clone();
+    register(&mut c, Q, vec![agent("daily", 1, 60_000)]).await;
+    let poll = || pb::AcquireRequest { queue: Q.into(), worker_id: "w".into(), max_leases: 1, wait: dur(10_000) };
+    let done = |l: &pb::Lease| pb::CompleteRequest {
+        request_id: "daily-2026-11-27".into(),
+        ..complete_req(l, pb::Outcome::Success)
+    };
+    let run1 = c.acquire(poll()).await.unwrap().into_inner().leases.remove(0);
+    let first = c.complete(done(&run1)).await.unwrap().into_inner();
+    let run2 = c.acquire(poll()).await.unwrap().into_inner().leases.remove(0);
+    assert!(run2.token > run1.token);
+    let second = c.complete(done(&run2)).await.unwrap().into_inner();
+
+    let fenced = c.complete(complete_req(&run2, pb::Outcome::Success)).await;
+    lease_lost(fenced.expect_err("run 2's Complete was applied: its lease ended and its token is fenced off"));
+    let run3 = c.acquire(poll()).await.unwrap().into_inner().leases;
+    assert_eq!(run3.len(), 1, "run 3 is due once run 2's Complete was applied");
+    assert!(run3[0].token > run2.token);
+
+    assert_eq!(changes_nothing!(env, c.complete(done(&run2))), second);
+    assert_eq!(changes_nothing!(env, c.complete(done(&run1))), first);
+}
+
 // A Complete answered from memory is told apart from a fresh one (completeAgents answers its
 // code + 10), so the server leaves it out of baton_agents_completed_total: one run, one count.
 // Through the store, as the service sees it: first fresh, then replayed with the same answer,
@@ -309,6 +339,34 @@ async fn ack_retry_returns_the_first_answer_and_keeps_fencing() {
     c.ack(ack(&m2, "ack-1")).await.unwrap();
     let batch = c.ack_batch(pb::AckBatchRequest { acks: vec![ack(&m1, "ack-1"), ack(&m2, "ack-1")] }).await.unwrap();
     assert!(batch.into_inner().results.iter().all(|r| !r.lease_lost), "batch retries get the first answers");
+}
+
+// An Ack's request id answers for its delivery only: once the redelivery was acked with a
+// request id, the stale first delivery's token with that same request id is LEASE_LOST and
+// changes nothing (not the redelivery's answer).
+#[tokio::test]
+async fn an_ack_request_id_answers_for_its_delivery_only() {
+    let mut config = test_config();
+    config.schedule.ack_timeout_ms = 300;
+    let env = Env::with_config(config).await;
+    let mut c = schedules(&env).await;
+    c.schedule(pb::ScheduleRequest { receiver: R.into(), ..Default::default() }).await.unwrap();
+    let sub = pb::SubscribeRequest { receiver: R.into(), consumer_id: "c".into(), max_in_flight: 2 };
+    let mut stream = c.subscribe(sub).await.unwrap().into_inner();
+    let first = next(&mut stream).await;
+    let again = next(&mut stream).await;
+    assert_eq!((again.id.as_str(), again.delivery_count), (first.id.as_str(), 2), "redelivered past the ack timeout");
+    assert!(again.token > first.token);
+    let ack = |m: &pb::SubscribeResponse| pb::AckRequest {
+        receiver: R.into(),
+        id: m.id.clone(),
+        token: m.token,
+        request_id: "ack-1".into(),
+    };
+    c.ack(ack(&again)).await.unwrap();
+    let before = env.redis.snapshot().await;
+    lease_lost(c.ack(ack(&first)).await.expect_err("the stale delivery's token is refused, whatever its request id"));
+    assert_eq!(env.redis.snapshot().await, before);
 }
 
 // Bad request ids (and holds) answer INVALID_ARGUMENT naming the field, and change nothing.
