@@ -453,6 +453,38 @@ async fn memory_is_bounded_by_max_entries() {
     assert_eq!(recent.idle, 1, "a recent one is remembered");
 }
 
+// The memory lasts idempotency.retention_ms: a retry within it gets the first answer, even
+// after later calls that remembered something (each drops only answers older than the
+// retention); past it the source keeps nothing (its memory expired) and a retry is a new call.
+#[tokio::test]
+async fn answers_are_remembered_for_the_retention_then_forgotten() {
+    let mut config = test_config();
+    config.idempotency.retention_ms = 2_000;
+    let env = Env::with_config(config).await;
+    let mut c = claims(&env).await;
+    let first = c.offer(offer_req(&["r1"], "o1")).await.unwrap().into_inner();
+    let at = env.redis.now_ms().await;
+    // Later calls on a later Redis millisecond each remember an answer.
+    eventually(Duration::from_secs(10), "the Redis clock moves on", || async { env.redis.now_ms().await > at }).await;
+    c.offer(offer_req(&["r2"], "o2")).await.unwrap();
+    c.offer(offer_req(&["r3"], "o3")).await.unwrap();
+    assert_eq!(changes_nothing!(env, c.offer(offer_req(&["r1"], "o1"))), first, "within the retention");
+
+    let last = env.redis.now_ms().await;
+    eventually(Duration::from_secs(10), "the retention passes", || async { env.redis.now_ms().await > last + 2_050 })
+        .await;
+    let mut conn = env.redis.conn().await;
+    let left: i64 = redis::cmd("EXISTS")
+        .arg(format!("baton:{{p:{P}}}:answers"))
+        .arg(format!("baton:{{p:{P}}}:requests"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(left, 0, "a quiet source remembers nothing past the retention");
+    let again = c.offer(offer_req(&["r1"], "o1")).await.unwrap().into_inner();
+    assert_eq!((again.idle, again.duplicates), (0, 1), "a retry past the retention is a new call");
+}
+
 // A claim with a hold comes back once the hold ends unreturned, and its token is then refused;
 // a claim returned in time is not touched.
 #[tokio::test]
