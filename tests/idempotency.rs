@@ -3,8 +3,9 @@
 //! For each of Register, Complete, Offer, Claim, Return, Fail, Schedule and Ack: a retry with
 //! the first call's request id gets the first answer and changes nothing in Redis; another
 //! request id is a new call; and for the lease-ending calls a stale holder still gets
-//! LEASE_LOST, whatever request id it brings. Then: request ids are validated, the memory is
-//! bounded, and a claim's hold gives an unreturned resource back.
+//! LEASE_LOST, whatever request id it brings (a request id answers for one lease, delivery or
+//! claim). Then: request ids are validated, the memory is bounded and lasts its retention, and a
+//! claim's hold gives an unreturned resource back.
 
 mod common;
 
