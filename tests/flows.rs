@@ -624,6 +624,70 @@ async fn a_one_shot_parents_cancelled_run_is_a_finish_for_its_children() {
     assert_eq!(dropped.finish, pb::Finish::Cancelled as i32);
 }
 
+/// The value of `metric` on a /metrics page for the series whose labels include `label`.
+fn gauge(page: &str, metric: &str, label: &str) -> Option<f64> {
+    page.lines()
+        .filter(|l| l.starts_with(&format!("{metric}{{")) && l.contains(label))
+        .find_map(|l| l.rsplit(' ').next()?.parse().ok())
+}
+
+// The gauges say what GetHealth and the queue's figures say: a paused queue is
+// baton_source_paused 1 (refreshed by each health check), and children blocked on their parent
+// are baton_queue_blocked, not baton_queue_due (refreshed by the health summary).
+#[tokio::test]
+async fn gauges_show_a_paused_queue_and_its_blocked_agents() {
+    let redis = TestRedis::start().await;
+    let baton = BatonProcess::spawn_with_metrics("127.0.0.1:0", |cmd| {
+        cmd.args(["--redis-url", &redis.url()]).env("BATON_HEALTH__SUMMARY_PERIOD_MS", "200");
+    });
+    let metrics = baton
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|l| l.contains("prometheus metrics at /metrics"))
+        .and_then(|l| l.split_whitespace().find_map(|w| w.strip_prefix("addr=")).map(str::to_string))
+        .expect("the bound /metrics address is logged");
+    let channel = baton.channel().await;
+    let mut client = baton::pb::agent_service_client::AgentServiceClient::new(channel.clone());
+    let mut admin = AdminServiceClient::new(channel);
+    register(&mut client, "gauged", vec![one_shot("parent")]).await;
+    let kids = (0..2).map(|i| after(&format!("kid-{i}"), &[("", "parent")], pb::ParentFailure::Unspecified)).collect();
+    register(&mut client, "gauged", kids).await;
+    let source = Some(pb::Source { kind: pb::SourceKind::Queue as i32, name: "gauged".into() });
+    admin.pause(pb::PauseRequest { source }).await.unwrap();
+
+    let expected = [
+        ("baton_source_paused", "name=\"gauged\"", 1.0),
+        ("baton_queue_blocked", "queue=\"gauged\"", 2.0),
+        ("baton_queue_due", "queue=\"gauged\"", 1.0),
+    ];
+    // Waited on: the summary refreshes the queue's gauges every 200 ms.
+    let want: Vec<Option<f64>> = expected.iter().map(|(_, _, value)| Some(*value)).collect();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let seen = loop {
+        admin.get_health(pb::GetHealthRequest {}).await.unwrap();
+        let page = http_get(&metrics, "/metrics").await;
+        let seen: Vec<Option<f64>> = expected.iter().map(|(metric, label, _)| gauge(&page, metric, label)).collect();
+        if seen == want || std::time::Instant::now() > deadline {
+            break seen;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(seen, want, "baton_source_paused, baton_queue_blocked, baton_queue_due");
+}
+
+async fn http_get(addr: &str, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut out = String::new();
+    tcp.read_to_string(&mut out).await.unwrap();
+    out
+}
+
 // The queue's figures (and so the baton_queue_blocked, baton_queue_releasing and
 // baton_queue_oldest_release_seconds gauges) count blocked agents and finishes whose children
 // are not yet released; both fall to zero once the release is done.

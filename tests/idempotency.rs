@@ -3,8 +3,9 @@
 //! For each of Register, Complete, Offer, Claim, Return, Fail, Schedule and Ack: a retry with
 //! the first call's request id gets the first answer and changes nothing in Redis; another
 //! request id is a new call; and for the lease-ending calls a stale holder still gets
-//! LEASE_LOST, whatever request id it brings. Then: request ids are validated, the memory is
-//! bounded, and a claim's hold gives an unreturned resource back.
+//! LEASE_LOST, whatever request id it brings (a request id answers for one lease, delivery or
+//! claim). Then: request ids are validated, the memory is bounded and lasts its retention, and a
+//! claim's hold gives an unreturned resource back.
 
 mod common;
 
@@ -120,6 +121,36 @@ async fn complete_retry_returns_the_first_answer_and_keeps_fencing() {
     let done_batch = pb::CompleteBatchRequest { completions: vec![done] };
     let batch = c.complete_batch(done_batch).await.unwrap().into_inner();
     assert!(!batch.results[0].lease_lost, "a batch item retried with its request id gets the first answer");
+}
+
+// A request id answers for one lease: a recurring agent whose runs send the same request id
+// (a client deriving it from the agent's name and the day) has each run's Complete applied, not
+// answered from the run before. Run 2's Complete ends its lease (its token is then fenced off)
+// and makes run 3 due; each run's retry still gets its own answer and changes nothing.
+#[tokio::test]
+async fn each_run_of_a_recurring_agent_is_completed_under_one_request_id() {
+    let env = Env::start().await;
+    let mut c = env.client.clone();
+    register(&mut c, Q, vec![agent("daily", 1, 60_000)]).await;
+    let poll = || pb::AcquireRequest { queue: Q.into(), worker_id: "w".into(), max_leases: 1, wait: dur(10_000) };
+    let done = |l: &pb::Lease| pb::CompleteRequest {
+        request_id: "daily-2026-11-27".into(),
+        ..complete_req(l, pb::Outcome::Success)
+    };
+    let run1 = c.acquire(poll()).await.unwrap().into_inner().leases.remove(0);
+    let first = c.complete(done(&run1)).await.unwrap().into_inner();
+    let run2 = c.acquire(poll()).await.unwrap().into_inner().leases.remove(0);
+    assert!(run2.token > run1.token);
+    let second = c.complete(done(&run2)).await.unwrap().into_inner();
+
+    let fenced = c.complete(complete_req(&run2, pb::Outcome::Success)).await;
+    lease_lost(fenced.expect_err("run 2's Complete was applied: its lease ended and its token is fenced off"));
+    let run3 = c.acquire(poll()).await.unwrap().into_inner().leases;
+    assert_eq!(run3.len(), 1, "run 3 is due once run 2's Complete was applied");
+    assert!(run3[0].token > run2.token);
+
+    assert_eq!(changes_nothing!(env, c.complete(done(&run2))), second);
+    assert_eq!(changes_nothing!(env, c.complete(done(&run1))), first);
 }
 
 // A Complete answered from memory is told apart from a fresh one (completeAgents answers its
@@ -311,6 +342,34 @@ async fn ack_retry_returns_the_first_answer_and_keeps_fencing() {
     assert!(batch.into_inner().results.iter().all(|r| !r.lease_lost), "batch retries get the first answers");
 }
 
+// An Ack's request id answers for its delivery only: once the redelivery was acked with a
+// request id, the stale first delivery's token with that same request id is LEASE_LOST and
+// changes nothing (not the redelivery's answer).
+#[tokio::test]
+async fn an_ack_request_id_answers_for_its_delivery_only() {
+    let mut config = test_config();
+    config.schedule.ack_timeout_ms = 300;
+    let env = Env::with_config(config).await;
+    let mut c = schedules(&env).await;
+    c.schedule(pb::ScheduleRequest { receiver: R.into(), ..Default::default() }).await.unwrap();
+    let sub = pb::SubscribeRequest { receiver: R.into(), consumer_id: "c".into(), max_in_flight: 2 };
+    let mut stream = c.subscribe(sub).await.unwrap().into_inner();
+    let first = next(&mut stream).await;
+    let again = next(&mut stream).await;
+    assert_eq!((again.id.as_str(), again.delivery_count), (first.id.as_str(), 2), "redelivered past the ack timeout");
+    assert!(again.token > first.token);
+    let ack = |m: &pb::SubscribeResponse| pb::AckRequest {
+        receiver: R.into(),
+        id: m.id.clone(),
+        token: m.token,
+        request_id: "ack-1".into(),
+    };
+    c.ack(ack(&again)).await.unwrap();
+    let before = env.redis.snapshot().await;
+    lease_lost(c.ack(ack(&first)).await.expect_err("the stale delivery's token is refused, whatever its request id"));
+    assert_eq!(env.redis.snapshot().await, before);
+}
+
 // Bad request ids (and holds) answer INVALID_ARGUMENT naming the field, and change nothing.
 #[tokio::test]
 async fn request_ids_and_holds_are_validated() {
@@ -393,6 +452,38 @@ async fn memory_is_bounded_by_max_entries() {
     assert_eq!(old.duplicates, 1, "a forgotten request id is a new call");
     let recent = c.offer(offer_req(&["r4"], "o5")).await.unwrap().into_inner();
     assert_eq!(recent.idle, 1, "a recent one is remembered");
+}
+
+// The memory lasts idempotency.retention_ms: a retry within it gets the first answer, even
+// after later calls that remembered something (each drops only answers older than the
+// retention); past it the source keeps nothing (its memory expired) and a retry is a new call.
+#[tokio::test]
+async fn answers_are_remembered_for_the_retention_then_forgotten() {
+    let mut config = test_config();
+    config.idempotency.retention_ms = 2_000;
+    let env = Env::with_config(config).await;
+    let mut c = claims(&env).await;
+    let first = c.offer(offer_req(&["r1"], "o1")).await.unwrap().into_inner();
+    let at = env.redis.now_ms().await;
+    // Later calls on a later Redis millisecond each remember an answer.
+    eventually(Duration::from_secs(10), "the Redis clock moves on", || async { env.redis.now_ms().await > at }).await;
+    c.offer(offer_req(&["r2"], "o2")).await.unwrap();
+    c.offer(offer_req(&["r3"], "o3")).await.unwrap();
+    assert_eq!(changes_nothing!(env, c.offer(offer_req(&["r1"], "o1"))), first, "within the retention");
+
+    let last = env.redis.now_ms().await;
+    eventually(Duration::from_secs(10), "the retention passes", || async { env.redis.now_ms().await > last + 2_050 })
+        .await;
+    let mut conn = env.redis.conn().await;
+    let left: i64 = redis::cmd("EXISTS")
+        .arg(format!("baton:{{p:{P}}}:answers"))
+        .arg(format!("baton:{{p:{P}}}:requests"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(left, 0, "a quiet source remembers nothing past the retention");
+    let again = c.offer(offer_req(&["r1"], "o1")).await.unwrap().into_inner();
+    assert_eq!((again.idle, again.duplicates), (0, 1), "a retry past the retention is a new call");
 }
 
 // A claim with a hold comes back once the hold ends unreturned, and its token is then refused;

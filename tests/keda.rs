@@ -2,7 +2,8 @@
 //! from KEDA's own proto (`proto/keda/externalscaler.proto`), as KEDA's operator calls it.
 //!
 //! Invariants checked: the metric is the source's backlog (due + working for a queue, due + in
-//! flight for a receiver, waiting + claimed for a pool) and IsActive says whether it is above
+//! flight for a receiver, waiting + claimed for a pool; a paused queue or receiver counts only
+//! what is held, and a blocked child is not due) and IsActive says whether it is above
 //! `activationTargetSize`; StreamIsActive answers at once and pushes `true` when the first item
 //! falls due, both for an item that arrives (a wake-up) and for one whose time comes (the next
 //! due time), without polling; a stream watching a queue takes no wake-up from its long polls;
@@ -18,7 +19,10 @@ use std::{
 
 use baton::service::keda::pb::{external_scaler_client::ExternalScalerClient, GetMetricsRequest, ScaledObjectRef};
 use common::*;
-use pb::{claim_service_client::ClaimServiceClient, schedule_service_client::ScheduleServiceClient};
+use pb::{
+    admin_service_client::AdminServiceClient, claim_service_client::ClaimServiceClient,
+    schedule_service_client::ScheduleServiceClient,
+};
 use tonic::{metadata::MetadataValue, transport::Channel, Code, Request};
 
 fn scaled(pairs: &[(&str, &str)]) -> ScaledObjectRef {
@@ -203,6 +207,49 @@ async fn receivers_and_pools_scale_too() {
     assert!(next(&mut stream, Duration::from_secs(30)).await, "a waiting claim makes the pool active");
     assert_eq!(read(&mut keda, &p).await, (true, 1.0));
     claiming.abort();
+}
+
+// A paused source hands nothing out, so what waits in it is no worker's backlog: a paused
+// queue counts only its leases, a paused receiver only its deliveries in flight (a paused
+// queue keeps no worker scaled up for its waiting agents); Resume counts them again. Nor is a
+// child blocked on its parent backlog.
+#[tokio::test]
+async fn a_paused_source_counts_only_what_is_held() {
+    let mut env = Env::start().await;
+    let channel = env.baton.channel().await;
+    let mut keda = ExternalScalerClient::new(channel.clone());
+    let mut admin = AdminServiceClient::new(channel.clone());
+    let source = |kind: pb::SourceKind, name: &str| Some(pb::Source { kind: kind as i32, name: name.into() });
+
+    let q = scaled(&[("queue", "held")]);
+    register(&mut env.client, "held", (0..3).map(|i| agent(&format!("job-{i}"), 0, 60_000)).collect()).await;
+    let lease = acquire(&mut env.client, "held", "w1", 1).await.remove(0);
+    assert_eq!(read(&mut keda, &q).await, (true, 3.0), "2 due + 1 leased");
+    admin.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, "held") }).await.unwrap();
+    assert_eq!(read(&mut keda, &q).await, (true, 1.0), "paused: the lease only");
+    env.client.complete(complete_req(&lease, pb::Outcome::Success)).await.unwrap();
+    assert_eq!(read(&mut keda, &q).await, (false, 0.0), "paused with 2 waiting: inactive");
+    let mut stream = keda.stream_is_active(q.clone()).await.unwrap().into_inner();
+    assert!(!next(&mut stream, Duration::from_secs(30)).await, "StreamIsActive: inactive while paused");
+    admin.resume(pb::ResumeRequest { source: source(pb::SourceKind::Queue, "held") }).await.unwrap();
+    assert_eq!(read(&mut keda, &q).await, (true, 2.0), "resumed: the waiting agents count again");
+    // A child blocked on its parent is not due: no backlog until the parent succeeded.
+    let parent = pb::AgentRef { queue: String::new(), name: "job-1".into(), on_failure: 0 };
+    register(&mut env.client, "held", vec![pb::Agent { after: vec![parent], ..agent("child", 0, 60_000) }]).await;
+    assert_eq!(read(&mut keda, &q).await, (true, 2.0), "a blocked child is no backlog");
+
+    let r = scaled(&[("receiver", "held")]);
+    let mut schedules = ScheduleServiceClient::new(channel.clone());
+    for _ in 0..3 {
+        schedules.schedule(pb::ScheduleRequest { receiver: "held".into(), ..Default::default() }).await.unwrap();
+    }
+    let sub = pb::SubscribeRequest { receiver: "held".into(), consumer_id: "c1".into(), max_in_flight: 1 };
+    let mut deliveries = schedules.subscribe(sub).await.unwrap().into_inner();
+    let delivered = tokio::time::timeout(Duration::from_secs(30), deliveries.message()).await.unwrap().unwrap();
+    assert!(delivered.is_some());
+    assert_eq!(read(&mut keda, &r).await, (true, 3.0), "2 due + 1 in flight");
+    admin.pause(pb::PauseRequest { source: source(pb::SourceKind::Receiver, "held") }).await.unwrap();
+    assert_eq!(read(&mut keda, &r).await, (true, 1.0), "paused: the delivery in flight only");
 }
 
 // Bad metadata: INVALID_ARGUMENT naming the key, on every method.

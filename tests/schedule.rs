@@ -637,3 +637,31 @@ async fn a_key_window_lapses_and_is_dropped() {
         .unwrap();
     assert_eq!(left, 0, "expired with the window");
 }
+
+// The window keys expire with the longest window open, whatever the order the windows came in:
+// a shorter window opened before or after a longer one does not cut the longer one short. The
+// longer window's message is gone (cancelled), so only its window holds its key: once the
+// shorter windows lapsed (and with them any expiry they set), a Schedule with the longer
+// window's key still answers its message.
+#[tokio::test]
+async fn a_shorter_key_window_does_not_cut_a_longer_one_short() {
+    let env = Env::start().await;
+    let mut c = schedules(&env.baton).await;
+    let before = c.schedule(windowed("a", 0, "short-before", 200)).await.unwrap().into_inner();
+    let long = c.schedule(windowed("b", 3_600_000, "long", 5_000)).await.unwrap().into_inner();
+    let after = c.schedule(windowed("c", 0, "short-after", 200)).await.unwrap().into_inner();
+    c.cancel(pb::CancelRequest { receiver: R.into(), id: long.id.clone() }).await.unwrap();
+    // Past both short windows by more than a Redis expiry's resolution.
+    until_redis_time(&env, ms(&before.key_held_until).max(ms(&after.key_held_until)) + 50).await;
+
+    let again = c.schedule(later("d", 0, "long")).await.unwrap().into_inner();
+    assert!(env.redis.now_ms().await < ms(&long.key_held_until), "still within the long window");
+    assert!(!again.created, "the long window still holds its key: {again:?}");
+    assert_eq!((again.id.as_str(), ms(&again.key_held_until)), (long.id.as_str(), ms(&long.key_held_until)));
+    let mut conn = env.redis.conn().await;
+    for part in ["dedup", "dedupat"] {
+        let ttl: i64 = redis::cmd("PTTL").arg(format!("baton:{{r:{R}}}:{part}")).query_async(&mut conn).await.unwrap();
+        let left = ms(&long.key_held_until) - env.redis.now_ms().await;
+        assert!(ttl >= left - 50, "{part} expires with the long window: {ttl} ms left, {left} ms of the window");
+    }
+}

@@ -299,6 +299,57 @@ async fn a_sharded_pool_spreads_over_shards_and_keeps_the_claim_guarantees() {
     baton.stop().await.unwrap();
 }
 
+// Request ids on sharded sources: a Schedule without a key is placed by its request id, so
+// each retry reaches the shard holding the first answer (the same message, not one more in
+// another shard); a Claim's retry finds its first answer in whichever shard holds it (the same
+// resource and token, not a second resource).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retries_find_their_first_answer_on_sharded_sources() {
+    let cluster = TestCluster::start(3, 0).await;
+    let mut config = test_config();
+    config.sharding.receivers = "retried=3".into();
+    config.sharding.pools = "retried=3".into();
+    let baton = TestBaton::start(&cluster.url(), config).await;
+    let channel = baton.channel().await;
+
+    let mut s = ScheduleServiceClient::new(channel.clone());
+    let req = pb::ScheduleRequest {
+        receiver: "retried".into(),
+        payload: b"x".to_vec(),
+        request_id: "sched-1".into(),
+        ..Default::default()
+    };
+    let first = s.schedule(req.clone()).await.unwrap().into_inner();
+    assert!(first.created);
+    for _ in 0..3 {
+        assert_eq!(s.schedule(req.clone()).await.unwrap().into_inner(), first, "a retry gets the first answer");
+    }
+    let list = pb::ListMessagesRequest { receiver: "retried".into(), ..Default::default() };
+    assert_eq!(s.list_messages(list).await.unwrap().into_inner().messages.len(), 1, "one message in all");
+
+    let mut c = ClaimServiceClient::new(channel);
+    let ids: Vec<String> = (0..9).map(|i| format!("r{i}")).collect();
+    let offer = pb::OfferRequest {
+        pool: "retried".into(),
+        resources: ids.iter().map(|id| resource(id)).collect(),
+        request_id: String::new(),
+    };
+    c.offer(offer).await.unwrap();
+    let claim = pb::ClaimRequest {
+        pool: "retried".into(),
+        claimer_id: "c1".into(),
+        request_id: "claim-1".into(),
+        ..Default::default()
+    };
+    let first = c.claim(claim.clone()).await.unwrap().into_inner();
+    assert!(first.resource.is_some());
+    for _ in 0..3 {
+        assert_eq!(c.claim(claim.clone()).await.unwrap().into_inner(), first, "a retry gets the first answer");
+    }
+    assert_eq!(pool_status(&mut c, "retried").await.claimed, 1, "one resource claimed in all");
+    baton.stop().await.unwrap();
+}
+
 async fn next_message(stream: &mut tonic::Streaming<pb::SubscribeResponse>) -> pb::SubscribeResponse {
     tokio::time::timeout(Duration::from_secs(20), stream.next()).await.expect("delivered").unwrap().unwrap()
 }
