@@ -1322,3 +1322,90 @@ async fn measure_memory_under_stream_floods() {
         eprintln!("round {round}: closed, 35 s later: {:.1} MiB", rss_mib(pid));
     }
 }
+
+const WORKER: &str = "tok-worker";
+
+/// The series of a /metrics page: its sample lines (`name{labels} value`).
+async fn metric_series(addr: std::net::SocketAddr) -> Vec<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(b"GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").await.unwrap();
+    let mut answer = String::new();
+    tcp.read_to_string(&mut answer).await.unwrap();
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    body.lines().filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_string).collect()
+}
+
+/// `n` calls, each naming made-up things `junk-<round>-<i>`: unauthenticated calls of made-up
+/// methods over gRPC and as JSON, and a worker's calls that name a made-up election, pool and
+/// queue (NOT_FOUND, or answered empty).
+async fn junk_calls(process: &BatonProcess, round: usize, n: usize) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let channel = process.channel().await;
+    for i in 0..n {
+        let junk = format!("junk-{round}-{i}");
+        let mut grpc = tonic::client::Grpc::new(channel.clone());
+        grpc.ready().await.unwrap();
+        let path: http::uri::PathAndQuery = format!("/baton.v1.AgentService/GrpcJunk{round}x{i}").parse().unwrap();
+        let codec = tonic_prost::ProstCodec::<pb::GetHealthRequest, pb::GetHealthResponse>::default();
+        let status = grpc.unary(Request::new(pb::GetHealthRequest {}), path, codec).await.unwrap_err();
+        assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
+
+        let mut tcp = tokio::net::TcpStream::connect(process.addr).await.unwrap();
+        let json = format!(
+            "POST /baton.v1.AgentService/JsonJunk{round}x{i} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+             content-length: 2\r\nconnection: close\r\n\r\n{{}}"
+        );
+        tcp.write_all(json.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        tcp.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+
+        let mut leaders = LeaderServiceClient::new(channel.clone());
+        let get = pb::GetLeaderRequest { election: junk.clone() };
+        assert!(leaders.get_leader(req(get, Some(WORKER))).await.unwrap().into_inner().leader_id.is_empty());
+        let mut claims = ClaimServiceClient::new(channel.clone());
+        claims.get_pool(req(pb::GetPoolRequest { pool: junk.clone() }, Some(WORKER))).await.unwrap();
+        let claim = pb::ClaimRequest { pool: junk.clone(), claimer_id: "c".into(), ..Default::default() };
+        claims.claim(req(claim, Some(WORKER))).await.unwrap();
+        let mut agents = AgentServiceClient::new(channel.clone());
+        let acquire = pb::AcquireRequest { queue: junk.clone(), worker_id: "w".into(), max_leases: 1, wait: None };
+        agents.acquire(req(acquire, Some(WORKER))).await.unwrap();
+        let get = pb::GetAgentRequest { queue: junk.clone(), name: "x".into() };
+        assert_eq!(agents.get_agent(req(get, Some(WORKER))).await.unwrap_err().code(), Code::NotFound);
+    }
+}
+
+// Calls naming made-up things add no series to /metrics: unauthenticated calls of made-up
+// methods (gRPC and JSON) are counted under method "unknown", and a worker's calls naming a
+// made-up election, pool or queue (GetLeader, GetPool, Claim, Acquire, GetAgent) add no series
+// of that name. The series count after 10 such calls and after 40 more is the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn made_up_names_add_no_metric_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.toml");
+    write_tokens(&tokens, &[token("worker", WORKER, "worker", &[])]);
+    let redis = TestRedis::start().await;
+    let process = BatonProcess::spawn_with_metrics("127.0.0.1:0", |cmd| {
+        cmd.args(["--redis-url", &redis.url()]).env("BATON_AUTH__TOKENS_FILE", &tokens);
+    });
+    let addr = metrics_addr(&process, "prometheus metrics at /metrics");
+    junk_calls(&process, 0, 10).await;
+    let first = metric_series(addr).await;
+    junk_calls(&process, 1, 40).await;
+    let then = metric_series(addr).await;
+    let junk: Vec<&String> = then.iter().filter(|l| l.to_ascii_lowercase().contains("junk")).collect();
+    println!("series after 10 junk calls: {}; after 40 more: {}", first.len(), then.len());
+    assert!(junk.is_empty(), "series named by a caller's made-up names: {junk:#?}");
+    // The families these calls touch (others, such as the sweepers', appear on their own time).
+    let touched = ["baton_rpc", "baton_leader", "baton_pool", "baton_claim", "baton_agents"];
+    let grew: Vec<&String> = then
+        .iter()
+        .filter(|l| touched.iter().any(|t| l.starts_with(t)))
+        .filter(|l| !first.iter().any(|f| f.split(' ').next() == l.split(' ').next()))
+        .collect();
+    assert!(grew.is_empty(), "new series after 40 more junk calls: {grew:#?}");
+    let unknown = then.iter().find(|l| l.starts_with("baton_rpc_denied_total") && l.contains("method=\"unknown\""));
+    let counted = unknown.and_then(|l| l.rsplit(' ').next()).and_then(|v| v.parse::<f64>().ok());
+    assert_eq!(counted, Some(100.0), "every made-up method refused, counted as unknown: {unknown:?}");
+}

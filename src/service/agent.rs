@@ -524,8 +524,11 @@ impl AgentService for AgentServiceImpl {
             let leases =
                 dispatch::acquire(&self.store, &self.wakeups, &self.shutdown, &req.queue, &req.worker_id, max, wait)
                     .await?;
-            metrics::counter!("baton_agents_acquired_total", "queue" => req.queue.clone())
-                .increment(leases.len() as u64);
+            // Counted when something was granted: a poll of a made-up queue adds no series.
+            if !leases.is_empty() {
+                metrics::counter!("baton_agents_acquired_total", "queue" => req.queue.clone())
+                    .increment(leases.len() as u64);
+            }
             crate::trace::link_current(
                 leases.iter().flat_map(|l| l.def.parent_traceparents.values()).map(String::as_str),
             );

@@ -302,8 +302,10 @@ impl Session {
                             let n = got.leases.len();
                             self.credit += asked - n;
                             self.registration.credit(self.credit);
-                            metrics::counter!("baton_agents_acquired_total", "queue" => self.queue.clone())
-                                .increment(n as u64);
+                            if n > 0 {
+                                metrics::counter!("baton_agents_acquired_total", "queue" => self.queue.clone())
+                                    .increment(n as u64);
+                            }
                             // Full: more may be due now. Otherwise wait for a wake-up or the
                             // next due time.
                             if n == asked {

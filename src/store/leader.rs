@@ -31,6 +31,8 @@ pub struct Campaigned {
 pub struct LeaderState {
     pub now_ms: i64,
     pub term: Option<Term>,
+    /// Whether the election ever had a term (false: a name nobody campaigned in).
+    pub known: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -276,8 +278,10 @@ impl Store {
         let reply = self.run(Path::Dispatch, "readLeader", &[&k.term, &k.history], args).await?;
         let mut r = Reply::new("readLeader", reply)?;
         let now_ms = r.next()?;
-        let term = if r.is_empty() { None } else { Some(term(&mut r)?) };
-        Ok(LeaderState { now_ms, term })
+        let known = !r.is_empty();
+        // `{ now, 0 }`: a term ended; `{ now, token, leader, expiresAt }`: a leader.
+        let term = if r.remaining() > 1 { Some(term(&mut r)?) } else { None };
+        Ok(LeaderState { now_ms, term, known })
     }
 }
 
