@@ -11,7 +11,7 @@ use baton::{
     config::{AuthConfig, CertificateEntry, Config, TokenEntry},
     devcerts::{self, DevCerts},
 };
-use common::{agent, pb, test_config, BatonProcess, TestBaton, TestRedis};
+use common::{agent, dur, pb, test_config, BatonProcess, TestBaton, TestRedis};
 use pb::{
     admin_service_client::AdminServiceClient, agent_service_client::AgentServiceClient,
     claim_service_client::ClaimServiceClient, leader_service_client::LeaderServiceClient,
@@ -1408,4 +1408,102 @@ async fn made_up_names_add_no_metric_series() {
     let unknown = then.iter().find(|l| l.starts_with("baton_rpc_denied_total") && l.contains("method=\"unknown\""));
     let counted = unknown.and_then(|l| l.rsplit(' ').next()).and_then(|v| v.parse::<f64>().ok());
     assert_eq!(counted, Some(100.0), "every made-up method refused, counted as unknown: {unknown:?}");
+}
+
+/// A one-shot agent that runs after `parents` (queue, name).
+fn child_of(name: &str, parents: &[(&str, &str)]) -> pb::Agent {
+    pb::Agent {
+        after: parents
+            .iter()
+            .map(|(q, n)| pb::AgentRef { queue: q.to_string(), name: n.to_string(), on_failure: 0 })
+            .collect(),
+        ..agent(name, 0, 30_000)
+    }
+}
+
+// A family across scopes, linked by an admin: a `billing.*` token is never shown an `ops.*`
+// parent, child or callback, nor an ops parent's result — GetAgent lists only the parents and
+// children within its scopes (the counts still count every parent), GetBatch only the callbacks
+// within them, and a lease granted by Acquire or pushed on a Session carries only the parents
+// within them. An unscoped admin sees the whole family.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn family_members_outside_the_scopes_are_withheld_from_answers_and_leases() {
+    let redis = TestRedis::start().await;
+    let mut config = test_config();
+    config.auth = auth_config();
+    let baton = TestBaton::start(&redis.url(), config).await;
+    let channel = baton.channel().await;
+    let mut agents = AgentServiceClient::new(channel.clone());
+    let register = |queue: &str, agents: Vec<pb::Agent>| {
+        req(pb::RegisterRequest { queue: queue.into(), agents, ..Default::default() }, Some(ADMIN))
+    };
+    agents.register(register("ops.fq", vec![agent("parent", 0, 30_000)])).await.unwrap();
+    agents.register(register("billing.own", vec![agent("own", 0, 30_000)])).await.unwrap();
+    agents.register(register("billing.p", vec![agent("p2", 0, 30_000)])).await.unwrap();
+    let both = [("ops.fq", "parent"), ("billing.own", "own")];
+    let children = vec![child_of("xlinked", &both), child_of("xlinked2", &both)];
+    agents.register(register("billing.fq", children)).await.unwrap();
+    agents.register(register("ops.fq", vec![child_of("c2", &[("billing.p", "p2")])])).await.unwrap();
+    let batch = pb::RegisterBatchRequest {
+        batch: "billing.b".into(),
+        queue: "billing.bm".into(),
+        callback_queue: "ops.cb".into(),
+        agents: vec![agent("member", 0, 30_000)],
+        on_success: vec![agent("done", 0, 30_000)],
+        ..Default::default()
+    };
+    AgentServiceClient::new(channel.clone()).register_batch(req(batch, Some(ADMIN))).await.unwrap();
+
+    let get = |queue: &str, name: &str, token: &str| {
+        req(pb::GetAgentRequest { queue: queue.into(), name: name.into() }, Some(token))
+    };
+    let seen = agents.get_agent(get("billing.fq", "xlinked", BILLING_READER)).await.unwrap().into_inner().agent.unwrap();
+    let names: Vec<String> = seen.parents.iter().map(|p| p.parent.clone().unwrap().queue).collect();
+    assert_eq!(names, ["billing.own"], "only the parent within the scopes is listed: {seen:?}");
+    assert_eq!((seen.parents_total, seen.parents_pending), (2, 2), "both still counted");
+    assert!(!format!("{seen:?}").contains("ops."), "{seen:?}");
+    let p2 = agents.get_agent(get("billing.p", "p2", BILLING_READER)).await.unwrap().into_inner().agent.unwrap();
+    assert!(p2.children.is_empty(), "the ops child is not named: {p2:?}");
+    let full = agents.get_agent(get("billing.fq", "xlinked", ADMIN)).await.unwrap().into_inner().agent.unwrap();
+    assert_eq!(full.parents.len(), 2, "an admin sees both parents: {full:?}");
+    let p2 = agents.get_agent(get("billing.p", "p2", ADMIN)).await.unwrap().into_inner().agent.unwrap();
+    assert_eq!(p2.children.len(), 1, "and the ops child: {p2:?}");
+    let batch = pb::GetBatchRequest { batch: "billing.b".into() };
+    let status = agents.get_batch(req(batch.clone(), Some(BILLING_READER))).await.unwrap().into_inner().status.unwrap();
+    assert!(status.callbacks.is_empty(), "the ops callback is not named: {status:?}");
+    let status = agents.get_batch(req(batch, Some(ADMIN))).await.unwrap().into_inner().status.unwrap();
+    assert_eq!(status.callbacks.len(), 1, "an admin sees it: {status:?}");
+
+    // The parents finish, the ops one with a result; the children are granted to billing workers.
+    for (queue, name, result) in [("ops.fq", "parent", b"ops-secret".as_slice()), ("billing.own", "own", b"billing-ok")] {
+        let acquire = pb::AcquireRequest { queue: queue.into(), worker_id: "w".into(), max_leases: 1, wait: dur(5_000) };
+        let lease = agents.acquire(req(acquire, Some(ADMIN))).await.unwrap().into_inner().leases.remove(0);
+        assert_eq!(lease.name, name);
+        let done = pb::CompleteRequest { result: result.to_vec(), ..common::complete_req(&lease, pb::Outcome::Success) };
+        agents.complete(req(done, Some(ADMIN))).await.unwrap();
+    }
+    let acquire = pb::AcquireRequest { queue: "billing.fq".into(), worker_id: "w".into(), max_leases: 1, wait: dur(5_000) };
+    let by_acquire = agents.acquire(req(acquire, Some(BILLING_WORKER))).await.unwrap().into_inner().leases;
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    let open = pb::SessionOpen { queue: "billing.fq".into(), worker_id: "s".into() };
+    tx.send(pb::SessionRequest { open: Some(open), credit: 1, ..Default::default() }).await.unwrap();
+    let stream = tokio_stream::wrappers::ReceiverStream::new(rx);
+    let mut session = agents.session(req(stream, Some(BILLING_WORKER))).await.unwrap().into_inner();
+    let pushed = loop {
+        let response = tokio::time::timeout(Duration::from_secs(30), session.message()).await.unwrap().unwrap().unwrap();
+        if !response.leases.is_empty() {
+            break response.leases;
+        }
+    };
+    let leases: Vec<&pb::Lease> = by_acquire.iter().chain(&pushed).collect();
+    let mut granted: Vec<&str> = leases.iter().map(|l| l.name.as_str()).collect();
+    granted.sort();
+    assert_eq!(granted, ["xlinked", "xlinked2"], "one by Acquire, one on the Session");
+    for lease in leases {
+        let parents: Vec<(&str, &str, &[u8])> =
+            lease.parents.iter().map(|p| (p.queue.as_str(), p.name.as_str(), p.result.as_slice())).collect();
+        assert_eq!(parents, [("billing.own", "own", b"billing-ok".as_slice())], "{lease:?}");
+        assert!(!format!("{lease:?}").contains("ops."), "{lease:?}");
+    }
+    drop(tx);
 }

@@ -74,6 +74,7 @@ pub(super) async fn open(
         last_round: Instant::now(),
         grant: grant.clone(),
         registration: crate::workers::register(crate::workers::Kind::Session, &open.queue, &open.worker_id, 0),
+        identity,
     };
     session.take(first, true)?;
     let waiter = service
@@ -156,6 +157,8 @@ struct Session {
     grant: Option<auth::Grant>,
     /// Its entry in the console's list of open connections (removed when the session ends).
     registration: crate::workers::Registration,
+    /// Who opened it: its leases show only the parents within its scopes.
+    identity: Option<Arc<auth::Identity>>,
 }
 
 impl Session {
@@ -339,7 +342,7 @@ impl Session {
                             return Err(e);
                         }
                     };
-                    response.leases = leases.into_iter().map(|l| lease_pb(&self.queue, l)).collect();
+                    response.leases = leases.into_iter().map(|l| lease_pb(&self.queue, l, &self.identity)).collect();
                     for l in &response.lost {
                         self.forget(&l.name, l.token);
                     }
