@@ -1507,3 +1507,38 @@ async fn family_members_outside_the_scopes_are_withheld_from_answers_and_leases(
     }
     drop(tx);
 }
+
+// Clients behind one address (a NAT, an L4 load balancer) are served during a flood of silent
+// connections from that same address: with `tls.max_handshakes_per_peer` at 2 and 10 silent
+// TCP connections from 127.0.0.1, a real TLS client from 127.0.0.1 sends its ClientHello at
+// once and is served; the silent ones are still closed long before the (here 30 s) handshake
+// bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tls_client_is_served_beside_a_flood_from_its_own_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = certs(dir.path());
+    let redis = TestRedis::start().await;
+    let mut config = tls_config(&c, false);
+    config.tls.handshake_timeout_ms = 30_000;
+    config.tls.max_handshakes_per_peer = 2;
+    let baton = TestBaton::start(&redis.url(), config).await;
+    health(tls_channel(baton.addr, &c.ca, None).await.unwrap()).await.expect("served before the flood");
+
+    let mut flood = Vec::new();
+    for _ in 0..10 {
+        flood.push(tokio::net::TcpStream::connect(baton.addr).await.unwrap());
+    }
+    let started = std::time::Instant::now();
+    let channel = tls_channel(baton.addr, &c.ca, None).await.expect("a TLS client from the flood's address");
+    health(channel).await.expect("served beside the flood");
+    let took = started.elapsed();
+    println!("a TLS client from the address of 10 silent connections (per-address limit 2) was served in {took:?}");
+    assert!(took < Duration::from_secs(1), "served in {took:?}");
+
+    use tokio::io::AsyncReadExt;
+    for (i, mut tcp) in flood.into_iter().enumerate() {
+        let read = tokio::time::timeout(Duration::from_secs(15), tcp.read(&mut [0u8; 1])).await;
+        assert!(matches!(read, Ok(Ok(0)) | Ok(Err(_))), "silent connection {i} still open: {read:?}");
+    }
+    baton.stop().await.unwrap();
+}
