@@ -400,9 +400,7 @@ pub fn method_label(path: &str) -> &'static str {
         pool.services()
             .flat_map(|s| {
                 let service = s.full_name().to_string();
-                s.methods()
-                    .map(|m| (format!("/{service}/{}", m.name()), m.name().to_string()))
-                    .collect::<Vec<_>>()
+                s.methods().map(|m| (format!("/{service}/{}", m.name()), m.name().to_string())).collect::<Vec<_>>()
             })
             .collect()
     });

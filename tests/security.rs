@@ -1457,7 +1457,8 @@ async fn family_members_outside_the_scopes_are_withheld_from_answers_and_leases(
     let get = |queue: &str, name: &str, token: &str| {
         req(pb::GetAgentRequest { queue: queue.into(), name: name.into() }, Some(token))
     };
-    let seen = agents.get_agent(get("billing.fq", "xlinked", BILLING_READER)).await.unwrap().into_inner().agent.unwrap();
+    let seen =
+        agents.get_agent(get("billing.fq", "xlinked", BILLING_READER)).await.unwrap().into_inner().agent.unwrap();
     let names: Vec<String> = seen.parents.iter().map(|p| p.parent.clone().unwrap().queue).collect();
     assert_eq!(names, ["billing.own"], "only the parent within the scopes is listed: {seen:?}");
     assert_eq!((seen.parents_total, seen.parents_pending), (2, 2), "both still counted");
@@ -1475,14 +1476,18 @@ async fn family_members_outside_the_scopes_are_withheld_from_answers_and_leases(
     assert_eq!(status.callbacks.len(), 1, "an admin sees it: {status:?}");
 
     // The parents finish, the ops one with a result; the children are granted to billing workers.
-    for (queue, name, result) in [("ops.fq", "parent", b"ops-secret".as_slice()), ("billing.own", "own", b"billing-ok")] {
-        let acquire = pb::AcquireRequest { queue: queue.into(), worker_id: "w".into(), max_leases: 1, wait: dur(5_000) };
+    for (queue, name, result) in [("ops.fq", "parent", b"ops-secret".as_slice()), ("billing.own", "own", b"billing-ok")]
+    {
+        let acquire =
+            pb::AcquireRequest { queue: queue.into(), worker_id: "w".into(), max_leases: 1, wait: dur(5_000) };
         let lease = agents.acquire(req(acquire, Some(ADMIN))).await.unwrap().into_inner().leases.remove(0);
         assert_eq!(lease.name, name);
-        let done = pb::CompleteRequest { result: result.to_vec(), ..common::complete_req(&lease, pb::Outcome::Success) };
+        let done =
+            pb::CompleteRequest { result: result.to_vec(), ..common::complete_req(&lease, pb::Outcome::Success) };
         agents.complete(req(done, Some(ADMIN))).await.unwrap();
     }
-    let acquire = pb::AcquireRequest { queue: "billing.fq".into(), worker_id: "w".into(), max_leases: 1, wait: dur(5_000) };
+    let acquire =
+        pb::AcquireRequest { queue: "billing.fq".into(), worker_id: "w".into(), max_leases: 1, wait: dur(5_000) };
     let by_acquire = agents.acquire(req(acquire, Some(BILLING_WORKER))).await.unwrap().into_inner().leases;
     let (tx, rx) = tokio::sync::mpsc::channel(4);
     let open = pb::SessionOpen { queue: "billing.fq".into(), worker_id: "s".into() };
@@ -1490,7 +1495,8 @@ async fn family_members_outside_the_scopes_are_withheld_from_answers_and_leases(
     let stream = tokio_stream::wrappers::ReceiverStream::new(rx);
     let mut session = agents.session(req(stream, Some(BILLING_WORKER))).await.unwrap().into_inner();
     let pushed = loop {
-        let response = tokio::time::timeout(Duration::from_secs(30), session.message()).await.unwrap().unwrap().unwrap();
+        let response =
+            tokio::time::timeout(Duration::from_secs(30), session.message()).await.unwrap().unwrap().unwrap();
         if !response.leases.is_empty() {
             break response.leases;
         }

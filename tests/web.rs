@@ -610,8 +610,9 @@ async fn unauthenticated_post(
 ) -> tokio::net::TcpStream {
     use tokio::io::AsyncWriteExt;
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let head =
-        format!("POST {path} HTTP/1.1\r\nhost: baton\r\ncontent-type: {content_type}\r\ncontent-length: {length}\r\n\r\n");
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nhost: baton\r\ncontent-type: {content_type}\r\ncontent-length: {length}\r\n\r\n"
+    );
     stream.write_all(head.as_bytes()).await.unwrap();
     // The server may answer and close before the body is all sent: that is the point.
     let chunk = vec![b' '; 64 * 1024];
@@ -653,8 +654,11 @@ async fn an_unauthenticated_call_is_refused_before_its_body_is_read() {
     let dir = tempfile::tempdir().unwrap();
     let tokens = dir.path().join("tokens.toml");
     let entry = token("admin", ADMIN, "admin", &[]);
-    std::fs::write(&tokens, format!("[[tokens]]\nname = \"admin\"\nsha256 = {:?}\nroles = [\"admin\"]\n", entry.sha256))
-        .unwrap();
+    std::fs::write(
+        &tokens,
+        format!("[[tokens]]\nname = \"admin\"\nsha256 = {:?}\nroles = [\"admin\"]\n", entry.sha256),
+    )
+    .unwrap();
     let redis = TestRedis::start().await;
     let process = BatonProcess::spawn(|cmd| {
         cmd.args(["--redis-url", &redis.url()]).env("BATON_AUTH__TOKENS_FILE", &tokens);

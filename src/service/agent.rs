@@ -849,7 +849,9 @@ impl AgentService for AgentServiceImpl {
             validate::name("batch", &req.batch)?;
             self.store.close_batch(&req.batch).await?;
             let status = self.store.read_batch(&req.batch).await?.unwrap_or_default();
-            Ok(Response::new(pb::CloseBatchResponse { status: Some(super::flows::batch_pb(&req.batch, status, &caller)) }))
+            Ok(Response::new(pb::CloseBatchResponse {
+                status: Some(super::flows::batch_pb(&req.batch, status, &caller)),
+            }))
         })
         .await
     }
@@ -864,7 +866,9 @@ impl AgentService for AgentServiceImpl {
                 .read_batch(&req.batch)
                 .await?
                 .ok_or_else(|| Error::NotFound(format!("batch {:?}", req.batch)))?;
-            Ok(Response::new(pb::GetBatchResponse { status: Some(super::flows::batch_pb(&req.batch, status, &caller)) }))
+            Ok(Response::new(pb::GetBatchResponse {
+                status: Some(super::flows::batch_pb(&req.batch, status, &caller)),
+            }))
         })
         .await
     }

@@ -262,7 +262,12 @@ pub fn batch_pb(
         failed: b.failed,
         closed: b.closed,
         done: b.done_at_ms.is_some(),
-        callbacks: b.callbacks.iter().filter(|(q, _)| shown(identity, q)).map(|(q, n)| parent_ref_pb(q, n, None)).collect(),
+        callbacks: b
+            .callbacks
+            .iter()
+            .filter(|(q, _)| shown(identity, q))
+            .map(|(q, n)| parent_ref_pb(q, n, None))
+            .collect(),
         created_at: Some(timestamp(b.created_at_ms)),
         done_at: b.done_at_ms.map(timestamp),
     }
