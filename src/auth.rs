@@ -381,6 +381,32 @@ pub fn permission(path: &str) -> Option<Permission> {
     })
 }
 
+/// The method `path` names, as a metric label: a method of a service this server serves
+/// (Baton's, KEDA's scaler, grpc.health.v1), or "unknown". The labels come from this closed
+/// set, so a caller cannot add series to /metrics by calling made-up paths.
+pub fn method_label(path: &str) -> &'static str {
+    static KNOWN: std::sync::OnceLock<HashMap<String, String>> = std::sync::OnceLock::new();
+    let known = KNOWN.get_or_init(|| {
+        let mut pool = prost_reflect::DescriptorPool::global();
+        for set in [
+            crate::pb::FILE_DESCRIPTOR_SET,
+            crate::service::keda::pb::FILE_DESCRIPTOR_SET,
+            tonic_health::pb::FILE_DESCRIPTOR_SET,
+        ] {
+            if let Err(e) = pool.decode_file_descriptor_set(set) {
+                tracing::error!(error = %e, "descriptor set: refused calls are counted as method \"unknown\"");
+            }
+        }
+        pool.services()
+            .flat_map(|s| {
+                let service = s.full_name().to_string();
+                s.methods().map(|m| (format!("/{service}/{}", m.name()), m.name().to_string())).collect::<Vec<_>>()
+            })
+            .collect()
+    });
+    known.get(path).map_or("unknown", String::as_str)
+}
+
 /// What a request names: checked against the caller's scopes by [`authorize`].
 pub trait Scoped {
     /// Every (kind, name) the request touches.
@@ -617,7 +643,7 @@ where
                 })
             }
             Err(e) => {
-                let method = req.uri().path().rsplit('/').next().unwrap_or_default().to_string();
+                let method = method_label(req.uri().path());
                 metrics::counter!("baton_rpc_denied_total", "method" => method, "reason" => e.reason()).increment(1);
                 tracing::debug!(path = req.uri().path(), error = %e, "call refused");
                 let status = tonic::Status::from(e);
@@ -748,6 +774,17 @@ mod tests {
             ("/grpc.health.v1.Health/Check", None),
         ] {
             assert_eq!(permission(path), p, "{path}");
+        }
+    }
+
+    #[test]
+    fn refused_methods_are_labelled_from_a_closed_set() {
+        assert_eq!(method_label("/baton.v1.AgentService/Register"), "Register");
+        assert_eq!(method_label("/baton.v1.AdminService/Purge"), "Purge");
+        assert_eq!(method_label("/externalscaler.ExternalScaler/IsActive"), "IsActive");
+        assert_eq!(method_label("/grpc.health.v1.Health/Check"), "Check");
+        for junk in ["/baton.v1.AgentService/JsonJunk0", "/x.Y/Register", "/", "", "Register"] {
+            assert_eq!(method_label(junk), "unknown", "{junk}");
         }
     }
 

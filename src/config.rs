@@ -151,8 +151,10 @@ pub struct TlsConfig {
     pub hello_timeout_ms: u64,
     /// Bound on a whole handshake (a client that started but is slow or stalls).
     pub handshake_timeout_ms: u64,
-    /// Handshakes in progress at once from one IP address; a connection beyond is dropped at
-    /// once, so one peer cannot take the server's handshake slots.
+    /// Handshakes in progress at once from one IP address that may wait `hello_timeout_ms` for
+    /// their ClientHello; a connection beyond must send it at once (within 250 ms) or is dropped,
+    /// so one peer's silent connections cannot take the server's handshake slots, while clients
+    /// sharing its address (a NAT, an L4 load balancer) are still served.
     pub max_handshakes_per_peer: usize,
 }
 

@@ -307,13 +307,23 @@ impl Console {
         Ok(self.leaders.get_leader(req).await?.into_inner())
     }
 
+    /// The overview, as the caller's scopes allow: GetHealth covers only its sources, and the
+    /// sweeper's election is null to an identity scoped to other names (`scoped`: the caller is
+    /// limited to some names, so the history, which sums every source, is not for it either).
     async fn overview(&self, headers: &HeaderMap, token: Option<&str>) -> ApiResult {
         let health = self.health(headers, token).await?;
-        let sweeper = self.leader(headers, token, SWEEPER_ELECTION).await?;
+        let caller = crate::auth::identity(&self.request(headers, token, "/baton.v1.LeaderService/GetLeader", ())?);
+        let sweeper = if crate::auth::sees(&caller, crate::auth::NameKind::Election, SWEEPER_ELECTION) {
+            let sweeper = self.leader(headers, token, SWEEPER_ELECTION).await?;
+            cli::leaders_json(&[(SWEEPER_ELECTION.to_string(), sweeper)])["elections"][0].take()
+        } else {
+            Value::Null
+        };
         Ok(Json(json!({
             "readOnly": self.read_only,
+            "scoped": caller.is_some_and(|c| c.scoped()),
             "health": cli::health_json(&health, None),
-            "sweeper": cli::leaders_json(&[(SWEEPER_ELECTION.to_string(), sweeper)])["elections"][0],
+            "sweeper": sweeper,
             "latency": latency_json(),
             "breakers": breakers_json(&self.store),
         })))

@@ -27,9 +27,16 @@ use crate::{
 };
 
 /// Handshakes in progress at once; more connections wait in the accept queue. One peer holds
-/// at most `tls.max_handshakes_per_peer` of them, each for at most `tls.hello_timeout_ms` if it
-/// sends nothing.
+/// at most `tls.max_handshakes_per_peer` of them for up to `tls.hello_timeout_ms` each if it
+/// sends nothing; beyond that, its connections must send their ClientHello at once.
 const HANDSHAKES_AT_ONCE: usize = 256;
+
+/// How long a connection beyond its address's `tls.max_handshakes_per_peer` may take to send
+/// the first byte of its ClientHello: a real client sends it as soon as it is connected, so
+/// clients behind one address (a NAT, an L4 load balancer) are served during a flood of silent
+/// connections from that address, while each silent one beyond the share holds a slot this
+/// long only.
+const PROMPT_HELLO: Duration = Duration::from_millis(250);
 
 /// The most often refused handshakes are logged (a warning with the count since the last).
 const WARN_EVERY: Duration = Duration::from_secs(10);
@@ -52,7 +59,8 @@ pub struct ServerTls {
 /// Why a connection got no TLS session.
 #[derive(Clone, Copy, Debug)]
 enum Refusal {
-    /// Too many handshakes from its address already (`tls.max_handshakes_per_peer`).
+    /// Too many handshakes from its address already (`tls.max_handshakes_per_peer`), and no
+    /// ClientHello byte within `PROMPT_HELLO`.
     PeerLimit,
     /// No byte within `tls.hello_timeout_ms`, or closed before any.
     NoHello,
@@ -203,10 +211,10 @@ impl ServerTls {
     }
 
     /// The TLS connections accepted on `listener` until `stopping`: each handshake runs in a
-    /// task of its own, so a slow client holds up no other. A connection is dropped when its
-    /// address already has `tls.max_handshakes_per_peer` handshakes in progress, when it sends
-    /// nothing within `tls.hello_timeout_ms`, or when its handshake takes longer than
-    /// `tls.handshake_timeout_ms`.
+    /// task of its own, so a slow client holds up no other. A connection is dropped when it
+    /// sends nothing within `tls.hello_timeout_ms` — within `PROMPT_HELLO` when its address
+    /// already has `tls.max_handshakes_per_peer` handshakes in progress — or when its handshake
+    /// takes longer than `tls.handshake_timeout_ms`.
     pub fn incoming(
         self: Arc<Self>,
         listener: TcpListener,
@@ -235,9 +243,12 @@ impl ServerTls {
                         }
                     },
                 };
-                let Some(slot) = self.peer_slot(peer.ip()) else {
-                    self.refused(peer, Refusal::PeerLimit, None);
-                    continue; // dropped: closes the connection
+                // Beyond its address's share, a connection is not refused at once: it must send
+                // its ClientHello at once (a real client behind a shared address does).
+                let slot = self.peer_slot(peer.ip());
+                let (hello_within, silent) = match slot {
+                    Some(_) => (hello_limit, Refusal::NoHello),
+                    None => (hello_limit.min(PROMPT_HELLO), Refusal::PeerLimit),
                 };
                 let _ = tcp.set_nodelay(true);
                 let (tls, tx) = (self.clone(), tx.clone());
@@ -245,9 +256,9 @@ impl ServerTls {
                     let _held = (permit, slot);
                     let started = Instant::now();
                     // A connection that never starts TLS gives its slot back soon.
-                    match tokio::time::timeout(hello_limit, tcp.peek(&mut [0u8; 1])).await {
+                    match tokio::time::timeout(hello_within, tcp.peek(&mut [0u8; 1])).await {
                         Ok(Ok(n)) if n > 0 => {}
-                        _ => return tls.refused(peer, Refusal::NoHello, None),
+                        _ => return tls.refused(peer, silent, None),
                     }
                     let rest = handshake_limit.saturating_sub(started.elapsed());
                     match tokio::time::timeout(rest, tls.acceptor().accept(tcp)).await {

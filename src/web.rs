@@ -18,7 +18,10 @@
 //!   Input that cannot become a request (bad JSON, a field of the wrong type, a body over the
 //!   message limit, a bad `Connect-Timeout-Ms`) travels as a request body that fails when read,
 //!   carrying its INVALID_ARGUMENT: the call is still authenticated first, as over gRPC, and no
-//!   service sees a request. Streaming methods are not served as JSON (501, after the same
+//!   service sees a request.
+//! - **Refused on headers**: a JSON or gRPC-Web call the stack would refuse (no credential, a
+//!   wrong one, a missing permission) is refused before a byte of its body is read: the server
+//!   never waits for, or holds, the body of a caller it does not let in. Streaming methods are not served as JSON (501, after the same
 //!   authentication): call them over gRPC or gRPC-Web.
 //! - Anything else over HTTP/1.1 gets 405 or 415 saying what this port serves; HTTP/2 calls that
 //!   are neither pass to tonic untouched (gRPC).
@@ -194,7 +197,10 @@ where
         let settings = self.settings.clone();
         match kind(&req) {
             Kind::Grpc => Box::pin(inner.oneshot(req)),
-            Kind::GrpcWeb if settings.grpc_web => Box::pin(tonic_web::GrpcWebLayer::new().layer(inner).oneshot(req)),
+            Kind::GrpcWeb if settings.grpc_web => {
+                let req = unread_unless_admitted(&settings, req);
+                Box::pin(tonic_web::GrpcWebLayer::new().layer(inner).oneshot(req))
+            }
             Kind::GrpcWeb => {
                 let refusal = "gRPC-Web is turned off on this server (web.grpc_web = false): call it over gRPC";
                 Box::pin(async move { Ok(refused(StatusCode::UNSUPPORTED_MEDIA_TYPE, refusal)) })
@@ -262,6 +268,16 @@ where
     if let Some(method) = method.as_ref().filter(|m| m.is_client_streaming() || m.is_server_streaming()) {
         return refuse_stream(inner, &settings, req, method).await;
     }
+    if let Some(refusal) = refusal(&settings, &req) {
+        // Refused on its headers: the body is never read, so a caller without credentials (or
+        // without the permission) cannot make the server wait for a body or hold one. The stack
+        // answers the refusal, counted and logged as any refused call.
+        let (mut parts, _) = req.into_parts();
+        parts.headers.remove(header::CONTENT_LENGTH);
+        parts.headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+        let response = inner.oneshot(Request::from_parts(parts, Body::new(Refused(Some(refusal))))).await?;
+        return Ok(json_response(&settings.pool, method.as_ref(), &path, response).await);
+    }
     let (mut parts, body) = req.into_parts();
     // A method the pool does not know: tonic answers UNIMPLEMENTED after authentication, or, if
     // some service serves it anyway, its body fails with UNIMPLEMENTED when read: never run with
@@ -289,6 +305,27 @@ where
     };
     let response = inner.oneshot(Request::from_parts(parts, body)).await?;
     Ok(json_response(&settings.pool, method.as_ref(), &path, response).await)
+}
+
+/// Why the service stack would refuse `req` (no or a wrong credential, a missing permission),
+/// judged from its headers alone; None when it would let it in.
+fn refusal<B>(settings: &Settings, req: &Request<B>) -> Option<Status> {
+    settings.identities.load().check(req).err().map(Status::from)
+}
+
+/// `req` as it goes on: its body replaced, unread, by one that fails with the refusal when the
+/// stack would refuse the call anyway, so the server neither waits for nor holds the body of a
+/// caller it does not let in (the stack refuses it on its headers, before any read; should a
+/// reload let the caller in meanwhile, reading the body fails with the same status).
+fn unread_unless_admitted(settings: &Settings, req: Request<Body>) -> Request<Body> {
+    match refusal(settings, &req) {
+        None => req,
+        Some(refusal) => {
+            let (mut parts, _) = req.into_parts();
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Request::from_parts(parts, Body::new(Refused(Some(refusal))))
+        }
+    }
 }
 
 /// A streaming method asked for as JSON: 501 to a caller the stack would let in; otherwise the

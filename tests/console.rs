@@ -928,3 +928,47 @@ async fn the_agent_and_batch_views_show_dependencies() {
     assert_eq!(status, 404);
     stop.cancel();
 }
+
+// An operator scoped to some names (read-only, `billing.*`) opens the overview: it shows the
+// sources within its scopes and leaves out the rest — the other tenants' queues and the
+// sweeper's election (null); an unscoped reader sees both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scoped_operator_sees_the_overview_within_its_scopes() {
+    let redis = TestRedis::start().await;
+    let (admin, admin_entry) = token_entry("ops", "admin");
+    let (reader, reader_entry) = token_entry("dashboard", "read-only");
+    let (scoped, mut scoped_entry) = token_entry("billing-dashboard", "read-only");
+    scoped_entry.scopes = vec!["billing.*".into()];
+    let mut config = test_config();
+    config.auth.tokens = vec![admin_entry, reader_entry, scoped_entry];
+    let (grpc, console, stop) = start(&redis, config).await;
+    let client = baton::client::Client::builder(grpc).token(admin).connect().await.unwrap();
+    for queue in ["billing.mail", "ops.mail"] {
+        let register =
+            pb::RegisterRequest { queue: queue.into(), agents: vec![agent("a", 60_000, 60_000)], ..Default::default() };
+        client.agents().register(register).await.unwrap();
+    }
+    let overview = |token: String| {
+        let console = console.clone();
+        async move {
+            let (status, body) = http(&console, "GET", "/api/overview", Some(&token), None).await;
+            assert_eq!(status, 200, "{body}");
+            serde_json::from_str::<Value>(&body).unwrap()
+        }
+    };
+    let names = |o: &Value| -> Vec<String> {
+        o["health"]["sources"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap().to_string()).collect()
+    };
+    let mine = overview(scoped.clone()).await;
+    assert_eq!(names(&mine), ["billing.mail"], "{mine}");
+    assert!(mine["sweeper"].is_null(), "the sweeper's election is outside its scopes: {mine}");
+    assert_eq!(mine["scoped"], true, "{mine}");
+    assert!(!mine.to_string().contains("ops.mail"), "{mine}");
+    let all = overview(reader).await;
+    let mut all_names = names(&all);
+    all_names.sort();
+    assert_eq!(all_names, ["billing.mail", "ops.mail"], "{all}");
+    assert!(all["sweeper"].is_object(), "{all}");
+    assert_eq!(all["scoped"], false, "{all}");
+    stop.cancel();
+}

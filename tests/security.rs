@@ -11,7 +11,7 @@ use baton::{
     config::{AuthConfig, CertificateEntry, Config, TokenEntry},
     devcerts::{self, DevCerts},
 };
-use common::{agent, pb, test_config, BatonProcess, TestBaton, TestRedis};
+use common::{agent, dur, pb, test_config, BatonProcess, TestBaton, TestRedis};
 use pb::{
     admin_service_client::AdminServiceClient, agent_service_client::AgentServiceClient,
     claim_service_client::ClaimServiceClient, leader_service_client::LeaderServiceClient,
@@ -1321,4 +1321,230 @@ async fn measure_memory_under_stream_floods() {
         tokio::time::sleep(Duration::from_secs(35)).await;
         eprintln!("round {round}: closed, 35 s later: {:.1} MiB", rss_mib(pid));
     }
+}
+
+const WORKER: &str = "tok-worker";
+
+/// The series of a /metrics page: its sample lines (`name{labels} value`).
+async fn metric_series(addr: std::net::SocketAddr) -> Vec<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(b"GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").await.unwrap();
+    let mut answer = String::new();
+    tcp.read_to_string(&mut answer).await.unwrap();
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    body.lines().filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_string).collect()
+}
+
+/// `n` calls, each naming made-up things `junk-<round>-<i>`: unauthenticated calls of made-up
+/// methods over gRPC and as JSON, and a worker's calls that name a made-up election, pool and
+/// queue (NOT_FOUND, or answered empty).
+async fn junk_calls(process: &BatonProcess, round: usize, n: usize) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let channel = process.channel().await;
+    for i in 0..n {
+        let junk = format!("junk-{round}-{i}");
+        let mut grpc = tonic::client::Grpc::new(channel.clone());
+        grpc.ready().await.unwrap();
+        let path: http::uri::PathAndQuery = format!("/baton.v1.AgentService/GrpcJunk{round}x{i}").parse().unwrap();
+        let codec = tonic_prost::ProstCodec::<pb::GetHealthRequest, pb::GetHealthResponse>::default();
+        let status = grpc.unary(Request::new(pb::GetHealthRequest {}), path, codec).await.unwrap_err();
+        assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
+
+        let mut tcp = tokio::net::TcpStream::connect(process.addr).await.unwrap();
+        let json = format!(
+            "POST /baton.v1.AgentService/JsonJunk{round}x{i} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+             content-length: 2\r\nconnection: close\r\n\r\n{{}}"
+        );
+        tcp.write_all(json.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        tcp.read_to_string(&mut answer).await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+
+        let mut leaders = LeaderServiceClient::new(channel.clone());
+        let get = pb::GetLeaderRequest { election: junk.clone() };
+        assert!(leaders.get_leader(req(get, Some(WORKER))).await.unwrap().into_inner().leader_id.is_empty());
+        let mut claims = ClaimServiceClient::new(channel.clone());
+        claims.get_pool(req(pb::GetPoolRequest { pool: junk.clone() }, Some(WORKER))).await.unwrap();
+        let claim = pb::ClaimRequest { pool: junk.clone(), claimer_id: "c".into(), ..Default::default() };
+        claims.claim(req(claim, Some(WORKER))).await.unwrap();
+        let mut agents = AgentServiceClient::new(channel.clone());
+        let acquire = pb::AcquireRequest { queue: junk.clone(), worker_id: "w".into(), max_leases: 1, wait: None };
+        agents.acquire(req(acquire, Some(WORKER))).await.unwrap();
+        let get = pb::GetAgentRequest { queue: junk.clone(), name: "x".into() };
+        assert_eq!(agents.get_agent(req(get, Some(WORKER))).await.unwrap_err().code(), Code::NotFound);
+    }
+}
+
+// Calls naming made-up things add no series to /metrics: unauthenticated calls of made-up
+// methods (gRPC and JSON) are counted under method "unknown", and a worker's calls naming a
+// made-up election, pool or queue (GetLeader, GetPool, Claim, Acquire, GetAgent) add no series
+// of that name. The series count after 10 such calls and after 40 more is the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn made_up_names_add_no_metric_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.toml");
+    write_tokens(&tokens, &[token("worker", WORKER, "worker", &[])]);
+    let redis = TestRedis::start().await;
+    let process = BatonProcess::spawn_with_metrics("127.0.0.1:0", |cmd| {
+        cmd.args(["--redis-url", &redis.url()]).env("BATON_AUTH__TOKENS_FILE", &tokens);
+    });
+    let addr = metrics_addr(&process, "prometheus metrics at /metrics");
+    junk_calls(&process, 0, 10).await;
+    let first = metric_series(addr).await;
+    junk_calls(&process, 1, 40).await;
+    let then = metric_series(addr).await;
+    let junk: Vec<&String> = then.iter().filter(|l| l.to_ascii_lowercase().contains("junk")).collect();
+    println!("series after 10 junk calls: {}; after 40 more: {}", first.len(), then.len());
+    assert!(junk.is_empty(), "series named by a caller's made-up names: {junk:#?}");
+    // The families these calls touch (others, such as the sweepers', appear on their own time).
+    let touched = ["baton_rpc", "baton_leader", "baton_pool", "baton_claim", "baton_agents"];
+    let grew: Vec<&String> = then
+        .iter()
+        .filter(|l| touched.iter().any(|t| l.starts_with(t)))
+        .filter(|l| !first.iter().any(|f| f.split(' ').next() == l.split(' ').next()))
+        .collect();
+    assert!(grew.is_empty(), "new series after 40 more junk calls: {grew:#?}");
+    let unknown = then.iter().find(|l| l.starts_with("baton_rpc_denied_total") && l.contains("method=\"unknown\""));
+    let counted = unknown.and_then(|l| l.rsplit(' ').next()).and_then(|v| v.parse::<f64>().ok());
+    assert_eq!(counted, Some(100.0), "every made-up method refused, counted as unknown: {unknown:?}");
+}
+
+/// A one-shot agent that runs after `parents` (queue, name).
+fn child_of(name: &str, parents: &[(&str, &str)]) -> pb::Agent {
+    pb::Agent {
+        after: parents
+            .iter()
+            .map(|(q, n)| pb::AgentRef { queue: q.to_string(), name: n.to_string(), on_failure: 0 })
+            .collect(),
+        ..agent(name, 0, 30_000)
+    }
+}
+
+// A family across scopes, linked by an admin: a `billing.*` token is never shown an `ops.*`
+// parent, child or callback, nor an ops parent's result — GetAgent lists only the parents and
+// children within its scopes (the counts still count every parent), GetBatch only the callbacks
+// within them, and a lease granted by Acquire or pushed on a Session carries only the parents
+// within them. An unscoped admin sees the whole family.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn family_members_outside_the_scopes_are_withheld_from_answers_and_leases() {
+    let redis = TestRedis::start().await;
+    let mut config = test_config();
+    config.auth = auth_config();
+    let baton = TestBaton::start(&redis.url(), config).await;
+    let channel = baton.channel().await;
+    let mut agents = AgentServiceClient::new(channel.clone());
+    let register = |queue: &str, agents: Vec<pb::Agent>| {
+        req(pb::RegisterRequest { queue: queue.into(), agents, ..Default::default() }, Some(ADMIN))
+    };
+    agents.register(register("ops.fq", vec![agent("parent", 0, 30_000)])).await.unwrap();
+    agents.register(register("billing.own", vec![agent("own", 0, 30_000)])).await.unwrap();
+    agents.register(register("billing.p", vec![agent("p2", 0, 30_000)])).await.unwrap();
+    let both = [("ops.fq", "parent"), ("billing.own", "own")];
+    let children = vec![child_of("xlinked", &both), child_of("xlinked2", &both)];
+    agents.register(register("billing.fq", children)).await.unwrap();
+    agents.register(register("ops.fq", vec![child_of("c2", &[("billing.p", "p2")])])).await.unwrap();
+    let batch = pb::RegisterBatchRequest {
+        batch: "billing.b".into(),
+        queue: "billing.bm".into(),
+        callback_queue: "ops.cb".into(),
+        agents: vec![agent("member", 0, 30_000)],
+        on_success: vec![agent("done", 0, 30_000)],
+        ..Default::default()
+    };
+    AgentServiceClient::new(channel.clone()).register_batch(req(batch, Some(ADMIN))).await.unwrap();
+
+    let get = |queue: &str, name: &str, token: &str| {
+        req(pb::GetAgentRequest { queue: queue.into(), name: name.into() }, Some(token))
+    };
+    let seen =
+        agents.get_agent(get("billing.fq", "xlinked", BILLING_READER)).await.unwrap().into_inner().agent.unwrap();
+    let names: Vec<String> = seen.parents.iter().map(|p| p.parent.clone().unwrap().queue).collect();
+    assert_eq!(names, ["billing.own"], "only the parent within the scopes is listed: {seen:?}");
+    assert_eq!((seen.parents_total, seen.parents_pending), (2, 2), "both still counted");
+    assert!(!format!("{seen:?}").contains("ops."), "{seen:?}");
+    let p2 = agents.get_agent(get("billing.p", "p2", BILLING_READER)).await.unwrap().into_inner().agent.unwrap();
+    assert!(p2.children.is_empty(), "the ops child is not named: {p2:?}");
+    let full = agents.get_agent(get("billing.fq", "xlinked", ADMIN)).await.unwrap().into_inner().agent.unwrap();
+    assert_eq!(full.parents.len(), 2, "an admin sees both parents: {full:?}");
+    let p2 = agents.get_agent(get("billing.p", "p2", ADMIN)).await.unwrap().into_inner().agent.unwrap();
+    assert_eq!(p2.children.len(), 1, "and the ops child: {p2:?}");
+    let batch = pb::GetBatchRequest { batch: "billing.b".into() };
+    let status = agents.get_batch(req(batch.clone(), Some(BILLING_READER))).await.unwrap().into_inner().status.unwrap();
+    assert!(status.callbacks.is_empty(), "the ops callback is not named: {status:?}");
+    let status = agents.get_batch(req(batch, Some(ADMIN))).await.unwrap().into_inner().status.unwrap();
+    assert_eq!(status.callbacks.len(), 1, "an admin sees it: {status:?}");
+
+    // The parents finish, the ops one with a result; the children are granted to billing workers.
+    for (queue, name, result) in [("ops.fq", "parent", b"ops-secret".as_slice()), ("billing.own", "own", b"billing-ok")]
+    {
+        let acquire =
+            pb::AcquireRequest { queue: queue.into(), worker_id: "w".into(), max_leases: 1, wait: dur(5_000) };
+        let lease = agents.acquire(req(acquire, Some(ADMIN))).await.unwrap().into_inner().leases.remove(0);
+        assert_eq!(lease.name, name);
+        let done =
+            pb::CompleteRequest { result: result.to_vec(), ..common::complete_req(&lease, pb::Outcome::Success) };
+        agents.complete(req(done, Some(ADMIN))).await.unwrap();
+    }
+    let acquire =
+        pb::AcquireRequest { queue: "billing.fq".into(), worker_id: "w".into(), max_leases: 1, wait: dur(5_000) };
+    let by_acquire = agents.acquire(req(acquire, Some(BILLING_WORKER))).await.unwrap().into_inner().leases;
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    let open = pb::SessionOpen { queue: "billing.fq".into(), worker_id: "s".into() };
+    tx.send(pb::SessionRequest { open: Some(open), credit: 1, ..Default::default() }).await.unwrap();
+    let stream = tokio_stream::wrappers::ReceiverStream::new(rx);
+    let mut session = agents.session(req(stream, Some(BILLING_WORKER))).await.unwrap().into_inner();
+    let pushed = loop {
+        let response =
+            tokio::time::timeout(Duration::from_secs(30), session.message()).await.unwrap().unwrap().unwrap();
+        if !response.leases.is_empty() {
+            break response.leases;
+        }
+    };
+    let leases: Vec<&pb::Lease> = by_acquire.iter().chain(&pushed).collect();
+    let mut granted: Vec<&str> = leases.iter().map(|l| l.name.as_str()).collect();
+    granted.sort();
+    assert_eq!(granted, ["xlinked", "xlinked2"], "one by Acquire, one on the Session");
+    for lease in leases {
+        let parents: Vec<(&str, &str, &[u8])> =
+            lease.parents.iter().map(|p| (p.queue.as_str(), p.name.as_str(), p.result.as_slice())).collect();
+        assert_eq!(parents, [("billing.own", "own", b"billing-ok".as_slice())], "{lease:?}");
+        assert!(!format!("{lease:?}").contains("ops."), "{lease:?}");
+    }
+    drop(tx);
+}
+
+// Clients behind one address (a NAT, an L4 load balancer) are served during a flood of silent
+// connections from that same address: with `tls.max_handshakes_per_peer` at 2 and 10 silent
+// TCP connections from 127.0.0.1, a real TLS client from 127.0.0.1 sends its ClientHello at
+// once and is served; the silent ones are still closed long before the (here 30 s) handshake
+// bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tls_client_is_served_beside_a_flood_from_its_own_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = certs(dir.path());
+    let redis = TestRedis::start().await;
+    let mut config = tls_config(&c, false);
+    config.tls.handshake_timeout_ms = 30_000;
+    config.tls.max_handshakes_per_peer = 2;
+    let baton = TestBaton::start(&redis.url(), config).await;
+    health(tls_channel(baton.addr, &c.ca, None).await.unwrap()).await.expect("served before the flood");
+
+    let mut flood = Vec::new();
+    for _ in 0..10 {
+        flood.push(tokio::net::TcpStream::connect(baton.addr).await.unwrap());
+    }
+    let started = std::time::Instant::now();
+    let channel = tls_channel(baton.addr, &c.ca, None).await.expect("a TLS client from the flood's address");
+    health(channel).await.expect("served beside the flood");
+    let took = started.elapsed();
+    println!("a TLS client from the address of 10 silent connections (per-address limit 2) was served in {took:?}");
+    assert!(took < Duration::from_secs(1), "served in {took:?}");
+
+    use tokio::io::AsyncReadExt;
+    for (i, mut tcp) in flood.into_iter().enumerate() {
+        let read = tokio::time::timeout(Duration::from_secs(15), tcp.read(&mut [0u8; 1])).await;
+        assert!(matches!(read, Ok(Ok(0)) | Ok(Err(_))), "silent connection {i} still open: {read:?}");
+    }
+    baton.stop().await.unwrap();
 }

@@ -586,3 +586,112 @@ async fn json_over_tls_with_curl() {
     assert_eq!(refused.status, 401, "the same authentication over TLS");
     baton.stop().await.unwrap();
 }
+
+/// Resident memory of process `pid`, in MiB (`/proc/<pid>/status`).
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    kb / 1024.0
+}
+
+/// Sends the head of a POST to `path` of `content_type` announcing a body of `length` bytes,
+/// without a credential, then `body` bytes of it (never all of it).
+async fn unauthenticated_post(
+    addr: SocketAddr,
+    path: &str,
+    content_type: &str,
+    length: usize,
+    body: usize,
+) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt;
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nhost: baton\r\ncontent-type: {content_type}\r\ncontent-length: {length}\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    // The server may answer and close before the body is all sent: that is the point.
+    let chunk = vec![b' '; 64 * 1024];
+    let mut sent = 0;
+    while sent < body {
+        let n = chunk.len().min(body - sent);
+        if stream.write_all(&chunk[..n]).await.is_err() {
+            break;
+        }
+        sent += n;
+    }
+    stream
+}
+
+/// The head of the answer on `stream` (up to the blank line), within `limit`.
+async fn answer_head(stream: &mut tokio::net::TcpStream, limit: std::time::Duration) -> Option<String> {
+    use tokio::io::AsyncReadExt;
+    let mut got = Vec::new();
+    tokio::time::timeout(limit, async {
+        let mut buf = [0u8; 4096];
+        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await
+    .ok()?;
+    Some(String::from_utf8_lossy(&got).to_string())
+}
+
+// A JSON or gRPC-Web call without a credential is refused on its headers, before its body is
+// read: a Register announcing 3 MB that never sends them is answered 401 (grpc-status 16 over
+// gRPC-Web) at once; and 20 such callers, each 1 byte short of a 4 MB body, leave a real `baton
+// serve` holding none of it (resident memory from /proc).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unauthenticated_call_is_refused_before_its_body_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.toml");
+    let entry = token("admin", ADMIN, "admin", &[]);
+    std::fs::write(
+        &tokens,
+        format!("[[tokens]]\nname = \"admin\"\nsha256 = {:?}\nroles = [\"admin\"]\n", entry.sha256),
+    )
+    .unwrap();
+    let redis = TestRedis::start().await;
+    let process = BatonProcess::spawn(|cmd| {
+        cmd.args(["--redis-url", &redis.url()]).env("BATON_AUTH__TOKENS_FILE", &tokens);
+    });
+    let addr = process.addr;
+    let register = "/baton.v1.AgentService/Register";
+    for (content_type, refused) in
+        [("application/json", "HTTP/1.1 401"), ("application/grpc-web+proto", "grpc-status: 16")]
+    {
+        let started = std::time::Instant::now();
+        let mut stream = unauthenticated_post(addr, register, content_type, 3_000_000, 0).await;
+        let head = answer_head(&mut stream, std::time::Duration::from_secs(5)).await;
+        let took = started.elapsed();
+        println!("{content_type}: no credential, Content-Length 3000000, no body: answered in {took:?}");
+        let head = head.unwrap_or_else(|| panic!("{content_type}: no answer within 5 s (waiting for the body)"));
+        assert!(head.contains(refused), "{content_type}: {head}");
+    }
+
+    let before = rss_mib(process.child.id());
+    let size = baton::web::MAX_JSON_BYTES;
+    let mut held = futures::future::join_all(
+        (0..20).map(|_| unauthenticated_post(addr, register, "application/json", size, size - 1)),
+    )
+    .await;
+    // Each is answered 401 and closed (the reset of a close with the body unread may overtake the
+    // answer), none left waiting for its last byte.
+    let mut ended = 0;
+    for stream in &mut held {
+        ended += answer_head(stream, std::time::Duration::from_secs(5)).await.is_some() as usize;
+    }
+    let after = rss_mib(process.child.id());
+    println!("20 unauthenticated connections 1 byte short of a {size}-byte body: RSS {before:.1} -> {after:.1} MiB");
+    assert_eq!(ended, 20, "every one refused, none waiting for its body");
+    assert!(after - before < 20.0, "RSS grew from {before:.1} to {after:.1} MiB");
+    drop(held);
+}

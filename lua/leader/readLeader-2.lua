@@ -12,7 +12,8 @@
     ARGV[3] election (str)  election name (event payload)
 
   Output -> LeaderState:
-    { now }                             no leader
+    { now }                             no leader, and none ever (no term recorded)
+    { now, 0 }                          no leader now (a term ended, expired or resigned)
     { now, token, leader, expiresAt }   a leader
 ]]
 local rcall = redis.call
@@ -26,8 +27,11 @@ local termKey, historyKey = K.term, K.history
 local expire, channel, election = A.expire, A.channel, A.election
 local now = nowMs()
 local t = readTerm(termKey)
-if not t or not t.active then
+if not t then
   return { now }
+end
+if not t.active then
+  return { now, 0 }
 end
 if t.expiresAt <= now then
   if expire then
@@ -35,6 +39,6 @@ if t.expiresAt <= now then
     endTerm(historyKey, t.token, t.expiresAt, 'expired')
     publishLeader(channel, election, 'EXPIRED', t.token, t.candidate, t.expiresAt)
   end
-  return { now }
+  return { now, 0 }
 end
 return { now, t.token, t.candidate, t.expiresAt }

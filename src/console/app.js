@@ -66,8 +66,9 @@ function renderOverview(o) {
   const status = $("status");
   status.textContent = o.health.status;
   status.className = "badge " + o.health.status;
-  $("sweeper").textContent = o.sweeper.leaderId || "(none)";
-  $("sweeper-token").textContent = o.sweeper.token;
+  // Null to an operator scoped to other names than the sweeper's election.
+  $("sweeper").textContent = o.sweeper ? o.sweeper.leaderId || "(none)" : "(outside your scopes)";
+  $("sweeper-token").textContent = o.sweeper ? o.sweeper.token : "-";
   $("checked").textContent = o.health.checkedAt;
   renderBreakers(o.breakers);
   fill("sources", o.health.sources.map((s) => {
@@ -875,7 +876,8 @@ function follow() {
     markFresh();
     const o = JSON.parse(e.data);
     renderOverview(o);
-    if (Date.now() - state.historyRead >= state.historyInterval * 1000) refreshSamples().catch(fail);
+    // The history sums every source: not for a token scoped to some names (403).
+    if (!o.scoped && Date.now() - state.historyRead >= state.historyInterval * 1000) refreshSamples().catch(fail);
     // Only what is on screen is read again (one page of rows, or one agent; never the queue),
     // and only when its counts in the overview changed, or every SLOW_EVERY-th update (a change
     // that moves no count: a heartbeat, a holder handing over).
@@ -946,5 +948,6 @@ $("batch-form").onsubmit = (e) => {
 };
 window.onhashchange = show;
 
-refreshOverview().then(markFresh).then(() => { follow(); show(); refreshSamples().catch(fail); })
+refreshOverview().then(markFresh)
+  .then(() => { follow(); show(); if (!state.overview.scoped) refreshSamples().catch(fail); })
   .catch((e) => { fail(e); follow(); });

@@ -303,11 +303,13 @@ fn link_created(defs: &[AgentDef], done: &store::RegisterAnswer) {
     crate::trace::link_current(created.flat_map(|d| d.parent_traceparents.values()).map(String::as_str));
 }
 
-/// A granted lease, as the worker sees it: its parents' finishes, each with the trace context
-/// kept for it (AgentResult.traceparent).
-pub(super) fn lease_pb(queue: &str, l: store::Lease) -> pb::Lease {
+/// A granted lease, as the worker (`identity`) sees it: its parents' finishes, each with the
+/// trace context kept for it (AgentResult.traceparent); parents outside the worker's scopes
+/// are left out (`flows::shown`).
+pub(super) fn lease_pb(queue: &str, l: store::Lease, identity: &Option<Arc<auth::Identity>>) -> pb::Lease {
     let contexts = &l.def.parent_traceparents;
     let parents = (l.parents.into_iter())
+        .filter(|(q, _, _)| super::flows::shown(identity, q))
         .map(|(q, n, f)| {
             let traceparent = contexts.get(&format!("{q}|{n}")).cloned().unwrap_or_default();
             pb::AgentResult { traceparent, ..super::flows::result_pb(&q, &n, f) }
@@ -505,7 +507,7 @@ impl AgentService for AgentServiceImpl {
 
     async fn acquire(&self, request: Request<pb::AcquireRequest>) -> Result<Response<pb::AcquireResponse>, Status> {
         observe_call("Acquire", waits(&request.get_ref().wait), async {
-            auth::authorize(&request)?;
+            let caller = auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;
             validate::name("worker_id", &req.worker_id)?;
@@ -524,12 +526,15 @@ impl AgentService for AgentServiceImpl {
             let leases =
                 dispatch::acquire(&self.store, &self.wakeups, &self.shutdown, &req.queue, &req.worker_id, max, wait)
                     .await?;
-            metrics::counter!("baton_agents_acquired_total", "queue" => req.queue.clone())
-                .increment(leases.len() as u64);
+            // Counted when something was granted: a poll of a made-up queue adds no series.
+            if !leases.is_empty() {
+                metrics::counter!("baton_agents_acquired_total", "queue" => req.queue.clone())
+                    .increment(leases.len() as u64);
+            }
             crate::trace::link_current(
                 leases.iter().flat_map(|l| l.def.parent_traceparents.values()).map(String::as_str),
             );
-            let leases = leases.into_iter().map(|l| lease_pb(&req.queue, l)).collect();
+            let leases = leases.into_iter().map(|l| lease_pb(&req.queue, l, &caller)).collect();
             Ok(Response::new(pb::AcquireResponse { leases }))
         })
         .await
@@ -673,7 +678,7 @@ impl AgentService for AgentServiceImpl {
 
     async fn get_agent(&self, request: Request<pb::GetAgentRequest>) -> Result<Response<pb::GetAgentResponse>, Status> {
         observe("GetAgent", async {
-            auth::authorize(&request)?;
+            let caller = auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;
             validate::agent_name("name", &req.name)?;
@@ -692,17 +697,21 @@ impl AgentService for AgentServiceImpl {
             }
             status.parents_total = family.parents.len().max(parents as usize) as u32;
             status.parents_pending = family.pending;
+            // Counted whole above; listed only within the caller's scopes (`flows::shown`).
             status.parents = family
                 .parents
                 .into_iter()
+                .filter(|(q, ..)| super::flows::shown(&caller, q))
                 .take(FAMILY_LISTED)
                 .map(|(q, n, policy, finish)| pb::ParentStatus {
                     result: finish.map(|f| super::flows::result_pb(&q, &n, f)),
                     parent: Some(super::flows::parent_ref_pb(&q, &n, Some(policy))),
                 })
                 .collect();
-            status.children =
-                family.children.into_iter().map(|(q, n)| super::flows::parent_ref_pb(&q, &n, None)).collect();
+            status.children = (family.children.into_iter())
+                .filter(|(q, _)| super::flows::shown(&caller, q))
+                .map(|(q, n)| super::flows::parent_ref_pb(&q, &n, None))
+                .collect();
             Ok(Response::new(pb::GetAgentResponse { agent: Some(status) }))
         })
         .await
@@ -753,7 +762,7 @@ impl AgentService for AgentServiceImpl {
         request: Request<pb::RegisterBatchRequest>,
     ) -> Result<Response<pb::RegisterBatchResponse>, Status> {
         observe("RegisterBatch", async {
-            auth::authorize(&request)?;
+            let caller = auth::authorize(&request)?;
             let incoming = crate::trace::incoming(request.metadata());
             let req = request.into_inner();
             validate::name("batch", &req.batch)?;
@@ -824,7 +833,7 @@ impl AgentService for AgentServiceImpl {
             Ok(Response::new(pb::RegisterBatchResponse {
                 batch_created: opened == store::Opened::Created,
                 created: done.created,
-                status: Some(super::flows::batch_pb(&req.batch, status)),
+                status: Some(super::flows::batch_pb(&req.batch, status, &caller)),
             }))
         })
         .await
@@ -835,19 +844,21 @@ impl AgentService for AgentServiceImpl {
         request: Request<pb::CloseBatchRequest>,
     ) -> Result<Response<pb::CloseBatchResponse>, Status> {
         observe("CloseBatch", async {
-            auth::authorize(&request)?;
+            let caller = auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("batch", &req.batch)?;
             self.store.close_batch(&req.batch).await?;
             let status = self.store.read_batch(&req.batch).await?.unwrap_or_default();
-            Ok(Response::new(pb::CloseBatchResponse { status: Some(super::flows::batch_pb(&req.batch, status)) }))
+            Ok(Response::new(pb::CloseBatchResponse {
+                status: Some(super::flows::batch_pb(&req.batch, status, &caller)),
+            }))
         })
         .await
     }
 
     async fn get_batch(&self, request: Request<pb::GetBatchRequest>) -> Result<Response<pb::GetBatchResponse>, Status> {
         observe("GetBatch", async {
-            auth::authorize(&request)?;
+            let caller = auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("batch", &req.batch)?;
             let status = self
@@ -855,7 +866,9 @@ impl AgentService for AgentServiceImpl {
                 .read_batch(&req.batch)
                 .await?
                 .ok_or_else(|| Error::NotFound(format!("batch {:?}", req.batch)))?;
-            Ok(Response::new(pb::GetBatchResponse { status: Some(super::flows::batch_pb(&req.batch, status)) }))
+            Ok(Response::new(pb::GetBatchResponse {
+                status: Some(super::flows::batch_pb(&req.batch, status, &caller)),
+            }))
         })
         .await
     }

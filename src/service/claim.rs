@@ -55,7 +55,14 @@ fn resource_pb(c: Claimed) -> pb::ClaimResponse {
     }
 }
 
-fn status_pb(pool: &str, s: &PoolStats) -> pb::PoolStatus {
+/// Sets a pool's gauges from `s`, for a pool that exists: a name nothing was ever offered to
+/// or lined up for (every count zero, and not in the pool registry) gets no series, so a caller
+/// cannot grow /metrics with names it makes up.
+async fn record(store: &Store, pool: &str, s: &PoolStats) {
+    let used = s.idle + s.claimed + s.waiting + s.dead_lettered + s.claimed_total > 0 || s.paused || s.scale_up;
+    if !used && !store.known(SourceKind::Pool, pool).await.unwrap_or(false) {
+        return;
+    }
     for (name, value) in [
         ("baton_pool_idle", s.idle as f64),
         ("baton_pool_claimed", s.claimed as f64),
@@ -65,6 +72,9 @@ fn status_pb(pool: &str, s: &PoolStats) -> pb::PoolStatus {
     ] {
         metrics::gauge!(name, "pool" => pool.to_string()).set(value);
     }
+}
+
+fn status_pb(pool: &str, s: &PoolStats) -> pb::PoolStatus {
     pb::PoolStatus {
         pool: pool.to_string(),
         idle: s.idle,
@@ -104,6 +114,7 @@ async fn watch(
                     PoolStats { now_ms: stats.now_ms, average_idle_ms: stats.average_idle_ms, ..l.clone() } == stats
                 });
                 if !same {
+                    record(&store, &pool, &stats).await;
                     let msg = pb::WatchPoolResponse { status: Some(status_pb(&pool, &stats)) };
                     if tx.send(Ok(msg)).await.is_err() {
                         return;
@@ -190,7 +201,11 @@ impl ClaimService for ClaimServiceImpl {
                 }
             })?;
             let result = if got.is_some() { "claimed" } else { "empty" };
-            metrics::counter!("baton_claims_total", "pool" => req.pool.clone(), "result" => result).increment(1);
+            // An empty answer without a wait wrote nothing: counted only for a pool that exists,
+            // so a caller cannot grow /metrics with names it makes up.
+            if got.is_some() || wait > 0 || self.store.known(SourceKind::Pool, &req.pool).await.unwrap_or(false) {
+                metrics::counter!("baton_claims_total", "pool" => req.pool.clone(), "result" => result).increment(1);
+            }
             Ok(Response::new(match got {
                 Some(c) => {
                     metrics::histogram!("baton_claim_dispatch_seconds", "pool" => req.pool)
@@ -244,6 +259,7 @@ impl ClaimService for ClaimServiceImpl {
             let req = request.into_inner();
             validate::name("pool", &req.pool)?;
             let stats = self.store.pool_stats(&req.pool, 0).await?;
+            record(&self.store, &req.pool, &stats).await;
             Ok(Response::new(pb::GetPoolResponse { status: Some(status_pb(&req.pool, &stats)) }))
         })
         .await

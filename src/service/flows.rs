@@ -176,6 +176,16 @@ pub async fn check_parents_exist(queue: &str, store: &Store, list: &str, defs: &
     Ok(())
 }
 
+/// Whether a caller (`identity`; None: authentication is off) is shown a family member (a
+/// parent, a child, a batch's callback) whose queue is `queue` as stored: a shard's physical
+/// name, or a batch's own keyspace ("~<batch>", scoped as a queue of the batch's name). One
+/// outside its scopes is withheld from every answer: not named, its result not shown (counts,
+/// such as AgentStatus.parents_total, still count it).
+pub fn shown(identity: &Option<std::sync::Arc<crate::auth::Identity>>, queue: &str) -> bool {
+    let queue = queue.strip_prefix('~').unwrap_or(queue);
+    crate::auth::sees(identity, crate::auth::NameKind::Queue, queue)
+}
+
 /// A queue as the wire names it: a batch's own keyspace ("~<batch>") has no queue.
 fn wire_queue(queue: &str) -> String {
     if queue.starts_with('~') {
@@ -239,7 +249,11 @@ pub fn await_state_pb(state: store::AwaitState) -> pb::AgentState {
 }
 
 /// A batch's counts on the wire.
-pub fn batch_pb(batch: &str, b: store::BatchInfo) -> pb::BatchStatus {
+pub fn batch_pb(
+    batch: &str,
+    b: store::BatchInfo,
+    identity: &Option<std::sync::Arc<crate::auth::Identity>>,
+) -> pb::BatchStatus {
     pb::BatchStatus {
         batch: batch.to_string(),
         total: b.total,
@@ -248,7 +262,12 @@ pub fn batch_pb(batch: &str, b: store::BatchInfo) -> pb::BatchStatus {
         failed: b.failed,
         closed: b.closed,
         done: b.done_at_ms.is_some(),
-        callbacks: b.callbacks.iter().map(|(q, n)| parent_ref_pb(q, n, None)).collect(),
+        callbacks: b
+            .callbacks
+            .iter()
+            .filter(|(q, _)| shown(identity, q))
+            .map(|(q, n)| parent_ref_pb(q, n, None))
+            .collect(),
         created_at: Some(timestamp(b.created_at_ms)),
         done_at: b.done_at_ms.map(timestamp),
     }

@@ -301,8 +301,12 @@ impl LeaderService for LeaderServiceImpl {
             let req = request.into_inner();
             validate::name("election", &req.election)?;
             let state = self.store.leader(&req.election, false).await?;
-            metrics::counter!("baton_leader_read_total", "election" => req.election.clone()).increment(1);
-            gauge(&req.election, &state);
+            // A name nobody campaigned in gets no series: a caller cannot grow /metrics with
+            // names it makes up.
+            if state.known {
+                metrics::counter!("baton_leader_read_total", "election" => req.election.clone()).increment(1);
+                gauge(&req.election, &state);
+            }
             Ok(Response::new(match state.term {
                 Some(t) => pb::GetLeaderResponse {
                     leader_id: t.leader,

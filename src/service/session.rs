@@ -74,6 +74,7 @@ pub(super) async fn open(
         last_round: Instant::now(),
         grant: grant.clone(),
         registration: crate::workers::register(crate::workers::Kind::Session, &open.queue, &open.worker_id, 0),
+        identity,
     };
     session.take(first, true)?;
     let waiter = service
@@ -156,6 +157,8 @@ struct Session {
     grant: Option<auth::Grant>,
     /// Its entry in the console's list of open connections (removed when the session ends).
     registration: crate::workers::Registration,
+    /// Who opened it: its leases show only the parents within its scopes.
+    identity: Option<Arc<auth::Identity>>,
 }
 
 impl Session {
@@ -302,8 +305,10 @@ impl Session {
                             let n = got.leases.len();
                             self.credit += asked - n;
                             self.registration.credit(self.credit);
-                            metrics::counter!("baton_agents_acquired_total", "queue" => self.queue.clone())
-                                .increment(n as u64);
+                            if n > 0 {
+                                metrics::counter!("baton_agents_acquired_total", "queue" => self.queue.clone())
+                                    .increment(n as u64);
+                            }
                             // Full: more may be due now. Otherwise wait for a wake-up or the
                             // next due time.
                             if n == asked {
@@ -337,7 +342,7 @@ impl Session {
                             return Err(e);
                         }
                     };
-                    response.leases = leases.into_iter().map(|l| lease_pb(&self.queue, l)).collect();
+                    response.leases = leases.into_iter().map(|l| lease_pb(&self.queue, l, &self.identity)).collect();
                     for l in &response.lost {
                         self.forget(&l.name, l.token);
                     }

@@ -36,6 +36,8 @@ pub struct Campaigned {
 pub struct LeaderState {
     pub now_ms: i64,
     pub term: Option<Term>,
+    /// Whether the election ever had a term (false: a name nobody campaigned in).
+    pub known: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -188,11 +190,13 @@ impl FromReply for Resignation {
 }
 
 impl FromReply for LeaderState {
-    /// `{ now }` no leader, `{ now, token, leader, expiresAt }` a leader.
+    /// `{ now }` no leader and none ever, `{ now, 0 }` no leader now (a term ended),
+    /// `{ now, token, leader, expiresAt }` a leader.
     fn from_reply(mut r: Reply) -> Result<Self> {
         let now_ms = r.next()?;
-        let term = if r.is_empty() { None } else { Some(term(&mut r)?) };
-        Ok(LeaderState { now_ms, term })
+        let known = !r.is_empty();
+        let term = if r.remaining() > 1 { Some(term(&mut r)?) } else { None };
+        Ok(LeaderState { now_ms, term, known })
     }
 }
 

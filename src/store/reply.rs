@@ -21,6 +21,11 @@ impl Reply {
         self.items.len() == 0
     }
 
+    /// How many fields are left to read.
+    pub fn remaining(&self) -> usize {
+        self.items.len()
+    }
+
     pub fn next<T: FromRedisValue>(&mut self) -> Result<T> {
         let value = self.items.next().ok_or_else(|| Error::Internal(format!("{}: reply too short", self.script)))?;
         T::from_redis_value(value).map_err(|e| Error::Internal(format!("{}: {e}", self.script)))
