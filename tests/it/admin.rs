@@ -501,7 +501,7 @@ async fn admin_calls_reject_bad_fields() {
     let src = |kind: i32, name: &str| Some(pb::Source { kind, name: name.into() });
     let list =
         |source, size, token: &str| pb::ListDeadLettersRequest { source, page_size: size, page_token: token.into() };
-    // No source, or an empty one, lists every kind (tests/malformed.rs); a name needs a kind.
+    // No source, or an empty one, lists every kind (tests/it/malformed.rs); a name needs a kind.
     bad(a.list_dead_letters(list(src(0, "q"), 0, "")).await.unwrap_err(), "source.kind");
     bad(a.list_dead_letters(list(src(9, ""), 0, "")).await.unwrap_err(), "source.kind");
     bad(a.list_dead_letters(list(src(1, "a:b"), 0, "")).await.unwrap_err(), "source.name");

@@ -304,7 +304,7 @@ async fn schedule_calls_reject_bad_fields() {
     bad(c.schedule(later("x", 10_001, "")).await.unwrap_err(), "delay");
     let neg = pb::schedule_request::When::Delay(prost_types::Duration { seconds: -1, nanos: 0 });
     bad(c.schedule(pb::ScheduleRequest { when: Some(neg), ..ok.clone() }).await.unwrap_err(), "delay");
-    // A past instant means now (tests/malformed.rs); a malformed one is refused.
+    // A past instant means now (tests/it/malformed.rs); a malformed one is refused.
     let at = pb::schedule_request::When::DeliverAt(prost_types::Timestamp { seconds: 5, nanos: -1 });
     bad(c.schedule(pb::ScheduleRequest { when: Some(at), ..ok.clone() }).await.unwrap_err(), "deliver_at");
     // key_window: only with a key, at least 1 ms, at most dedup.max_window_ms, a valid duration.

@@ -333,7 +333,7 @@ async fn one_jobs_spans_reach_a_collector_from_producer_through_baton_to_worker(
     assert_eq!(attribute(&process, "baton.agent.name"), Some(any_value::Value::StringValue("order-1".into())));
     assert_eq!(attribute(&process, "baton.outcome"), Some(any_value::Value::StringValue("SUCCESS".into())));
     assert_eq!(&in_handler[36..52], hex(&process.span_id), "the handler's current span is the run's");
-    // The job's trace as the collector holds it (`cargo test --test trace -- --nocapture`).
+    // The job's trace as the collector holds it (`cargo test --test it trace:: -- --nocapture`).
     for (service, span) in [("shop", &produce), ("baton", &register), ("baton", &script), ("shop", &process)] {
         eprintln!(
             "trace {trace_id}  span {}  parent {:16}  {service:5}  {}",

@@ -1,6 +1,6 @@
 /* Test-only LD_PRELOAD shim: moves a process's wall clock (gettimeofday, time,
  * clock_gettime on the realtime clocks) by BATON_CLOCK_SHIFT_S seconds; monotonic clocks are
- * left alone. tests/common starts a redis-server under it (TestRedis::with_clock_shift), so
+ * left alone. tests/it/common starts a redis-server under it (TestRedis::with_clock_shift), so
  * Redis TIME differs from the host's clock, as it does for a Baton replica on another machine.
  */
 #define _GNU_SOURCE

@@ -165,7 +165,7 @@ impl TestRedis {
 pub fn test_config() -> Config {
     let mut config = Config { metrics_listen: String::new(), shutdown_timeout_ms: 5_000, ..Config::default() };
     config.agent.jitter_ratio = 0.0;
-    config.console.listen = String::new(); // tests/console.rs binds its own
+    config.console.listen = String::new(); // tests/it/console.rs binds its own
     config
 }
 
