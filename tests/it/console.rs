@@ -32,6 +32,25 @@ async fn start(redis: &TestRedis, config: Config) -> (String, String, Cancellati
     (format!("http://{grpc_addr}"), console_addr.to_string(), stop)
 }
 
+/// A `baton serve` process with its console on a port of its own; (process, gRPC address,
+/// console address). For what the console reports of its whole process (RPC latency, open
+/// worker connections), which the in-process servers of other tests would add to.
+async fn start_process(redis: &TestRedis) -> (BatonProcess, String, String) {
+    let process = BatonProcess::spawn(|cmd| {
+        cmd.args(["--redis-url", &redis.url()]).env("BATON_CONSOLE__LISTEN", "127.0.0.1:0");
+    });
+    let console = || {
+        let log = process.log.lock().unwrap();
+        let line = log.iter().find(|l| l.contains("console serving HTTP"))?;
+        let addr = line.split_whitespace().find_map(|w| w.strip_prefix("addr=Some("))?;
+        Some(addr.trim_end_matches(')').to_string())
+    };
+    eventually(Duration::from_secs(60), "the console's address in the log", || async { console().is_some() }).await;
+    let console = console().unwrap();
+    let grpc = process.url();
+    (process, grpc, console)
+}
+
 /// One HTTP/1.1 request; (status, body).
 async fn http(addr: &str, method: &str, path: &str, token: Option<&str>, body: Option<&str>) -> (u16, String) {
     http_to(addr, addr, method, path, token, body).await
@@ -317,7 +336,7 @@ async fn a_bulk_retry_reports_each_item() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_overview_carries_rpc_latency_per_method() {
     let redis = TestRedis::start().await;
-    let (grpc, console, stop) = start(&redis, test_config()).await;
+    let (_process, grpc, console) = start_process(&redis).await;
     let channel = tonic::transport::Channel::from_shared(grpc).unwrap().connect().await.unwrap();
     let mut agents = pb::agent_service_client::AgentServiceClient::new(channel);
     register(&mut agents, "mail", vec![agent("a", 60_000, 60_000)]).await;
@@ -353,7 +372,6 @@ async fn the_overview_carries_rpc_latency_per_method() {
     if let Some(unary) = methods.iter().find(|m| m["method"] == "Acquire") {
         assert_eq!(slow(unary), 0, "no 250 ms+ wait among the Acquires that asked for none: {unary}");
     }
-    stop.cancel();
 }
 
 // The elections API lists every registered election with its current term, and an election's
@@ -760,7 +778,7 @@ async fn workers(console: &str) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_workers_api_lists_open_sessions_and_long_polls() {
     let redis = TestRedis::start().await;
-    let (grpc, console, stop) = start(&redis, test_config()).await;
+    let (_process, grpc, console) = start_process(&redis).await;
     let channel = tonic::transport::Channel::from_shared(grpc).unwrap().connect().await.unwrap();
     let mut agents = pb::agent_service_client::AgentServiceClient::new(channel);
     register(&mut agents, "mail", vec![agent("a", 60_000, 60_000)]).await;
@@ -812,7 +830,6 @@ async fn the_workers_api_lists_open_sessions_and_long_polls() {
         workers(&console).await.iter().all(|w| w["workerId"] != "w-session" && w["workerId"] != "w-poll")
     })
     .await;
-    stop.cancel();
 }
 
 // An agent's view lists its parents (how each finished, or pending) and its children; a batch's

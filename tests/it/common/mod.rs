@@ -290,7 +290,7 @@ pub fn reason(status: &tonic::Status) -> String {
 }
 
 /// A real `baton serve` process on an ephemeral loopback port (`--listen 127.0.0.1:0`; the
-/// bound address is read from its log), without a metrics listener. Killed on drop.
+/// bound address is read from its log), without a metrics listener or a console. Killed on drop.
 pub struct BatonProcess {
     pub child: std::process::Child,
     pub addr: SocketAddr,
@@ -309,6 +309,8 @@ impl BatonProcess {
         use std::io::{BufRead, BufReader};
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_baton"));
         cmd.args(["serve", "--listen", "127.0.0.1:0", "--metrics-listen", metrics_listen])
+            // No console on its fixed default port, which every process would contend for.
+            .env("BATON_CONSOLE__LISTEN", "")
             .env("RUST_LOG", "info")
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped());
