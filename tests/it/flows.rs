@@ -139,8 +139,13 @@ async fn children_run_once_after_all_parents_across_pages() {
     let mut env = Env::start().await;
     register(&mut env.client, "etl", vec![one_shot("extract")]).await;
     // Fan-out: FAN children of `extract` in another queue (two Register calls: max_batch 1000).
-    let children: Vec<pb::Agent> =
-        (0..FAN).map(|i| after(&format!("t-{i:04}"), &[("etl", "extract")], pb::ParentFailure::Unspecified)).collect();
+    // Leases long enough to outlast FAN Completes one after another on a busy machine.
+    let children: Vec<pb::Agent> = (0..FAN)
+        .map(|i| pb::Agent {
+            timeout: dur(600_000),
+            ..after(&format!("t-{i:04}"), &[("etl", "extract")], pb::ParentFailure::Unspecified)
+        })
+        .collect();
     for part in children.chunks(600) {
         let r = register_call(&mut env, "transform", part.to_vec()).await.unwrap();
         assert_eq!(r.created as usize, part.len());

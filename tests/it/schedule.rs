@@ -590,7 +590,8 @@ async fn a_key_window_lapses_and_is_dropped() {
     let env = Env::start().await;
     let mut c = schedules(&env.baton).await;
     c.schedule(windowed("k", 3_600_000, "keeper", 60_000)).await.unwrap();
-    let short = c.schedule(windowed("a", 0, "brief", 50)).await.unwrap().into_inner();
+    // Wide enough for the Cancel and the Schedule after it to fall within it on a busy machine.
+    let short = c.schedule(windowed("a", 0, "brief", 2_000)).await.unwrap().into_inner();
     let waiting = c.schedule(windowed("b", 3_600_000, "waiting", 50)).await.unwrap().into_inner();
     c.cancel(pb::CancelRequest { receiver: R.into(), id: short.id.clone() }).await.unwrap();
     let again = c.schedule(later("a2", 0, "brief")).await.unwrap().into_inner();
