@@ -45,13 +45,25 @@ fn build_info() {
         Ok(c) if !c.is_empty() => c,
         _ => {
             // Built again when HEAD moves, so a binary never names a commit it was not built from.
+            // Cargo reruns a build script on every build while a path it watches is missing, so
+            // only paths that exist are watched: the branch's loose ref file or, when the ref is
+            // packed, packed-refs and HEAD's reflog (a commit then writes a new loose ref, which
+            // no watched path names, and appends to the reflog).
             if let Some(dir) = git(&["rev-parse", "--absolute-git-dir"]) {
-                println!("cargo:rerun-if-changed={dir}/HEAD");
+                let mut watch = vec![format!("{dir}/HEAD")];
                 if let Some(reference) = git(&["rev-parse", "--symbolic-full-name", "HEAD"]).filter(|r| r != "HEAD") {
                     if let Some(common) = git(&["rev-parse", "--path-format=absolute", "--git-common-dir"]) {
-                        println!("cargo:rerun-if-changed={common}/{reference}");
-                        println!("cargo:rerun-if-changed={common}/packed-refs");
+                        let loose = format!("{common}/{reference}");
+                        if Path::new(&loose).is_file() {
+                            watch.push(loose);
+                        } else {
+                            watch.push(format!("{common}/packed-refs"));
+                            watch.push(format!("{dir}/logs/HEAD"));
+                        }
                     }
+                }
+                for path in watch.into_iter().filter(|p| Path::new(p).exists()) {
+                    println!("cargo:rerun-if-changed={path}");
                 }
             }
             git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into())

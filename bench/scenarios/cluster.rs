@@ -4,7 +4,7 @@
 //! `redis.min_replicas_ack = 1` (WAIT for one replica after every change).
 //!
 //! The cluster is real: three primaries with a replica each, made by `redis-cli --cluster
-//! create` on loopback ports (the tests' launcher, `tests/common/cluster.rs`). Every figure is
+//! create` on loopback ports (the tests' launcher, `tests/it/common/cluster.rs`). Every figure is
 //! full cycles (Acquire N=1, then Complete SUCCESS) by K workers, one connection each, on
 //! agents with a 1 ms interval.
 
@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::cycles::{cycle_phase, register};
 #[allow(dead_code)]
-#[path = "../../tests/common/cluster.rs"]
+#[path = "../../tests/it/common/cluster.rs"]
 mod launcher;
 use crate::lab::{bench_config, ms_at, Baton, Lab, Result};
 

@@ -1,0 +1,732 @@
+//! Work that depends on work, against real Redis through the generated client: results kept
+//! on finish and Await, dependencies between agents (`Agent.after`) with their failure
+//! policies, fan-out and fan-in past one release page, idempotency keys, and the sweep that
+//! finishes a release a crash left half done.
+//!
+//! Invariants checked:
+//! - a child never runs before every parent finished successfully (or failed under
+//!   RUN_ANYWAY), and runs exactly once after that; its lease carries its parents' results;
+//! - a parent's failure applies each child's policy: WAIT keeps it blocked until a retried
+//!   parent succeeds, CANCEL removes it (finished as cancelled), RUN_ANYWAY runs it;
+//! - Await answers the finish as soon as it is recorded (woken, not polling), and later ones
+//!   from what is kept;
+//! - a registration whose idempotency key is held creates nothing and answers the holder (with
+//!   its result once finished), also after the holder was removed;
+//! - bad input (cycles, unknown parents, misplaced fields) is INVALID_ARGUMENT naming the field
+//!   and changes nothing;
+//! - an outbox entry left by a replica that never released it is released by the sweep;
+//! - a fan-in's outbox entries, one per parent, are released many per page (a few script calls
+//!   for 1,200 parents, in one queue and across queues), each child once.
+
+use crate::common;
+
+use std::{collections::HashMap, time::Duration};
+
+use baton::pb::admin_service_client::AdminServiceClient;
+use common::*;
+use tonic::Code;
+
+fn one_shot(name: &str) -> pb::Agent {
+    agent(name, 0, 30_000)
+}
+
+fn after(name: &str, parents: &[(&str, &str)], on_failure: pb::ParentFailure) -> pb::Agent {
+    pb::Agent {
+        after: parents
+            .iter()
+            .map(|(q, n)| pb::AgentRef { queue: q.to_string(), name: n.to_string(), on_failure: on_failure as i32 })
+            .collect(),
+        ..one_shot(name)
+    }
+}
+
+async fn register_call(
+    env: &mut Env,
+    queue: &str,
+    agents: Vec<pb::Agent>,
+) -> Result<pb::RegisterResponse, tonic::Status> {
+    env.client
+        .register(pb::RegisterRequest { queue: queue.into(), agents, ..Default::default() })
+        .await
+        .map(|r| r.into_inner())
+}
+
+/// Acquires with a long poll until `n` leases were granted (or 30 s passed).
+async fn acquire_n(env: &mut Env, queue: &str, n: usize) -> Vec<pb::Lease> {
+    let mut got = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while got.len() < n && tokio::time::Instant::now() < deadline {
+        let want = (n - got.len()).min(1000) as u32;
+        let req = pb::AcquireRequest { queue: queue.into(), worker_id: "w".into(), max_leases: want, wait: dur(2_000) };
+        got.extend(env.client.acquire(req).await.unwrap().into_inner().leases);
+    }
+    got
+}
+
+async fn complete_with(env: &mut Env, l: &pb::Lease, outcome: pb::Outcome, result: &[u8]) -> pb::CompleteResponse {
+    let req = pb::CompleteRequest { result: result.to_vec(), ..complete_req(l, outcome) };
+    env.client.complete(req).await.unwrap().into_inner()
+}
+
+async fn await_now(env: &mut Env, queue: &str, name: &str) -> Result<pb::AwaitResponse, tonic::Status> {
+    let req = pb::AwaitRequest { queue: queue.into(), name: name.into(), ..Default::default() };
+    env.client.r#await(req).await.map(|r| r.into_inner())
+}
+
+async fn state(env: &mut Env, queue: &str, name: &str) -> pb::AgentStatus {
+    let req = pb::GetAgentRequest { queue: queue.into(), name: name.into() };
+    env.client.get_agent(req).await.unwrap().into_inner().agent.unwrap()
+}
+
+#[tokio::test]
+async fn await_answers_the_result_when_it_is_recorded() {
+    let mut env = Env::start().await;
+    register(&mut env.client, "rpc", vec![one_shot("job-1")]).await;
+
+    let not_yet = await_now(&mut env, "rpc", "job-1").await.unwrap();
+    assert!(!not_yet.done);
+    assert_eq!(not_yet.state, pb::AgentState::Waiting as i32);
+    assert_eq!(await_now(&mut env, "rpc", "nobody").await.unwrap_err().code(), Code::NotFound);
+
+    // An Await held before the worker completes is answered by the completion itself.
+    let mut waiter = env.client.clone();
+    let held = tokio::spawn(async move {
+        let req = pb::AwaitRequest { queue: "rpc".into(), name: "job-1".into(), wait: dur(60_000), after_token: 0 };
+        let started = std::time::Instant::now();
+        let answer = waiter.r#await(req).await.unwrap().into_inner();
+        (answer, started.elapsed())
+    });
+    let lease = acquire_n(&mut env, "rpc", 1).await.pop().unwrap();
+    // The Await is marked in Redis before it waits; complete only then, so this checks the wake-up.
+    let mut conn = env.redis.conn().await;
+    let awaited = "baton:{q:rpc}:awaited";
+    for _ in 0..300 {
+        let n: i64 = redis::cmd("ZCARD").arg(awaited).query_async(&mut conn).await.unwrap();
+        if n == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let done = complete_with(&mut env, &lease, pb::Outcome::Success, b"{\"total\":42}").await;
+    assert!(done.removed);
+    let (answer, waited) = tokio::time::timeout(Duration::from_secs(30), held).await.unwrap().unwrap();
+    assert!(answer.done, "{answer:?}");
+    let r = answer.result.unwrap();
+    assert_eq!((r.finish, r.outcome), (pb::Finish::Succeeded as i32, pb::Outcome::Success as i32));
+    assert_eq!((r.result.as_slice(), r.token, r.name.as_str()), (&b"{\"total\":42}"[..], lease.token, "job-1"));
+    println!("await: answered {waited:?} after it was called, on the completion");
+
+    // Later, from what is kept: the agent itself is gone.
+    let late = await_now(&mut env, "rpc", "job-1").await.unwrap();
+    assert_eq!(late.result.unwrap().result, b"{\"total\":42}");
+    // after_token skips that run.
+    let req = pb::AwaitRequest { queue: "rpc".into(), name: "job-1".into(), wait: None, after_token: lease.token };
+    assert_eq!(env.client.r#await(req).await.unwrap_err().code(), Code::NotFound, "no agent left, no newer finish");
+
+    // A result beyond limits.max_result_bytes is refused, naming the field, and changes nothing.
+    register(&mut env.client, "rpc", vec![one_shot("big")]).await;
+    let l = acquire_n(&mut env, "rpc", 1).await.pop().unwrap();
+    let req = pb::CompleteRequest { result: vec![0; 64 * 1024 + 1], ..complete_req(&l, pb::Outcome::Success) };
+    let e = env.client.complete(req).await.unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().contains("result"), "{e:?}");
+    assert_eq!(state(&mut env, "rpc", "big").await.state, pb::AgentState::Working as i32);
+}
+
+#[tokio::test]
+async fn children_run_once_after_all_parents_across_pages() {
+    const FAN: usize = 1_200; // more than one release page (500)
+    let mut env = Env::start().await;
+    register(&mut env.client, "etl", vec![one_shot("extract")]).await;
+    // Fan-out: FAN children of `extract` in another queue (two Register calls: max_batch 1000).
+    // Leases long enough to outlast FAN Completes one after another on a busy machine.
+    let children: Vec<pb::Agent> = (0..FAN)
+        .map(|i| pb::Agent {
+            timeout: dur(600_000),
+            ..after(&format!("t-{i:04}"), &[("etl", "extract")], pb::ParentFailure::Unspecified)
+        })
+        .collect();
+    for part in children.chunks(600) {
+        let r = register_call(&mut env, "transform", part.to_vec()).await.unwrap();
+        assert_eq!(r.created as usize, part.len());
+    }
+    // Fan-in: one agent after all of them.
+    let all: Vec<(&str, String)> = (0..FAN).map(|i| ("transform", format!("t-{i:04}"))).collect();
+    let refs: Vec<(&str, &str)> = all.iter().map(|(q, n)| (*q, n.as_str())).collect();
+    register_call(&mut env, "etl", vec![after("load", &refs, pb::ParentFailure::Unspecified)]).await.unwrap();
+
+    assert_eq!(state(&mut env, "transform", "t-0000").await.state, pb::AgentState::Blocked as i32);
+    let load = state(&mut env, "etl", "load").await;
+    assert_eq!(
+        (load.state, load.parents_total, load.parents_pending),
+        (pb::AgentState::Blocked as i32, FAN as u32, FAN as u32)
+    );
+    let extract = state(&mut env, "etl", "extract").await;
+    assert_eq!(extract.children.len(), 1_000, "GetAgent lists the first 1,000 children");
+
+    // Only the root is due.
+    let root = acquire_n(&mut env, "etl", 1).await;
+    assert_eq!(root.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(), ["extract"]);
+    let none = env
+        .client
+        .acquire(pb::AcquireRequest { queue: "transform".into(), worker_id: "w".into(), max_leases: 10, wait: None })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(none.leases.is_empty(), "no child runs before its parent finished");
+    complete_with(&mut env, &root[0], pb::Outcome::Success, b"rows=7").await;
+
+    // Every child is released once, carrying the parent's result.
+    let leases = acquire_n(&mut env, "transform", FAN).await;
+    let mut runs: HashMap<String, usize> = HashMap::new();
+    for l in &leases {
+        *runs.entry(l.name.clone()).or_default() += 1;
+        assert_eq!(l.parents.len(), 1);
+        assert_eq!((l.parents[0].name.as_str(), l.parents[0].result.as_slice()), ("extract", &b"rows=7"[..]));
+    }
+    assert_eq!(runs.len(), FAN);
+    assert!(runs.values().all(|&n| n == 1));
+    // `load` waits for the last of them.
+    let (last, rest) = leases.split_last().unwrap();
+    for l in rest {
+        complete_with(&mut env, l, pb::Outcome::Success, l.name.as_bytes()).await;
+    }
+    // Releases run on the replica's flows task, after each Complete answered: wait for them.
+    let mut pending = state(&mut env, "etl", "load").await.parents_pending;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while pending > 1 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        pending = state(&mut env, "etl", "load").await.parents_pending;
+    }
+    assert_eq!(pending, 1);
+    let early = env
+        .client
+        .acquire(pb::AcquireRequest { queue: "etl".into(), worker_id: "w".into(), max_leases: 10, wait: None })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(early.leases.is_empty(), "the fan-in child waits for its last parent");
+    complete_with(&mut env, last, pb::Outcome::Success, last.name.as_bytes()).await;
+    let load = acquire_n(&mut env, "etl", 1).await.pop().expect("released by its last parent");
+    assert_eq!(load.name, "load");
+    assert_eq!(load.parents.len(), FAN);
+    assert!(load.parents.iter().all(|p| p.result == p.name.as_bytes() && p.finish == pb::Finish::Succeeded as i32));
+    println!("flows: fan-out {FAN} released once each; fan-in of {FAN} parents carried {} results", load.parents.len());
+    // A stale worker's Complete of a released step is refused.
+    let e = env.client.complete(complete_req(&root[0], pb::Outcome::Success)).await.unwrap_err();
+    assert_eq!(reason(&e), "LEASE_LOST");
+}
+
+#[tokio::test]
+async fn a_parents_failure_applies_each_childs_policy() {
+    let mut env = Env::start().await;
+    let parent = pb::Agent { max_attempts: 1, ..one_shot("p") };
+    register(&mut env.client, "q", vec![parent]).await;
+    register_call(
+        &mut env,
+        "q",
+        vec![
+            after("waits", &[("", "p")], pb::ParentFailure::Wait),
+            after("cancels", &[("", "p")], pb::ParentFailure::Cancel),
+            after("runs", &[("", "p")], pb::ParentFailure::RunAnyway),
+            // A grandchild of the cancelled one: the cancel cascades to it as a failure.
+            pb::Agent {
+                on_parent_failure: pb::ParentFailure::Cancel as i32,
+                ..after("grand", &[("", "cancels")], pb::ParentFailure::Unspecified)
+            },
+        ],
+    )
+    .await
+    .unwrap();
+    let p = acquire_n(&mut env, "q", 1).await.pop().unwrap();
+    assert_eq!(p.name, "p");
+    let failed = complete_with(&mut env, &p, pb::Outcome::Unknown, b"partial").await;
+    assert!(failed.dead_lettered);
+
+    let runs = acquire_n(&mut env, "q", 1).await.pop().expect("RUN_ANYWAY runs");
+    assert_eq!(runs.name, "runs");
+    assert_eq!(runs.parents[0].finish, pb::Finish::DeadLettered as i32);
+    assert_eq!(runs.parents[0].result, b"partial");
+    for name in ["cancels", "grand"] {
+        let mut answer = await_now(&mut env, "q", name).await;
+        for _ in 0..300 {
+            if answer.as_ref().is_ok_and(|a| a.done) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            answer = await_now(&mut env, "q", name).await;
+        }
+        let r = answer.unwrap().result.expect("cancelled");
+        assert_eq!(r.finish, pb::Finish::Cancelled as i32, "{name}");
+    }
+    assert_eq!(state(&mut env, "q", "waits").await.state, pb::AgentState::Blocked as i32);
+
+    // A retried parent that succeeds releases the waiting child.
+    let mut admin = AdminServiceClient::new(env.baton.channel().await);
+    let source = Some(pb::Source { kind: pb::SourceKind::Queue as i32, name: "q".into() });
+    admin.retry_dead_letter(pb::RetryDeadLetterRequest { source, id: "p".into() }).await.unwrap();
+    let p = acquire_n(&mut env, "q", 1).await.pop().unwrap();
+    complete_with(&mut env, &p, pb::Outcome::Success, b"done").await;
+    let waits = acquire_n(&mut env, "q", 1).await.pop().expect("WAIT child released by the retry's success");
+    assert_eq!(waits.name, "waits");
+    assert_eq!(waits.parents[0].result, b"done");
+}
+
+#[tokio::test]
+async fn bad_parents_and_keys_are_refused_and_change_nothing() {
+    let mut env = Env::start().await;
+    register(&mut env.client, "q", vec![one_shot("exists"), agent("recurring", 60_000, 30_000)]).await;
+    let before = env.redis.snapshot().await;
+    let cases: Vec<(Vec<pb::Agent>, &str)> = vec![
+        (
+            vec![
+                after("a", &[("", "b")], pb::ParentFailure::Unspecified),
+                after("b", &[("", "c")], pb::ParentFailure::Unspecified),
+                after("c", &[("", "a")], pb::ParentFailure::Unspecified),
+            ],
+            "after",
+        ),
+        (vec![after("self", &[("", "self")], pb::ParentFailure::Unspecified)], "agents[0].after"),
+        (vec![after("x", &[("", "ghost")], pb::ParentFailure::Unspecified)], "agents[0].after[0]"),
+        (vec![after("x", &[("other", "exists")], pb::ParentFailure::Unspecified)], "agents[0].after[0]"),
+        (vec![after("x", &[("", "exists"), ("q", "exists")], pb::ParentFailure::Unspecified)], "agents[0].after[1]"),
+        (vec![after("x", &[("", "bad name!")], pb::ParentFailure::Unspecified)], "agents[0].after[0].name"),
+        (vec![after("x", &[("bad queue!", "exists")], pb::ParentFailure::Unspecified)], "agents[0].after[0].queue"),
+        (
+            vec![pb::Agent {
+                after: vec![pb::AgentRef { queue: String::new(), name: "exists".into(), on_failure: 9 }],
+                ..one_shot("x")
+            }],
+            "agents[0].after[0].on_failure",
+        ),
+        (vec![pb::Agent { on_parent_failure: 2, ..one_shot("x") }], "agents[0].on_parent_failure"),
+        (vec![pb::Agent { idempotency_key: "k".into(), ..agent("x", 60_000, 30_000) }], "agents[0].idempotency_key"),
+        (vec![pb::Agent { idempotency_key: "a b".into(), ..one_shot("x") }], "agents[0].idempotency_key"),
+        (vec![pb::Agent { idempotency_window: dur(1_000), ..one_shot("x") }], "agents[0].idempotency_window"),
+        (
+            vec![pb::Agent {
+                idempotency_key: "k".into(),
+                idempotency_window: dur(8 * 24 * 3_600_000),
+                ..one_shot("x")
+            }],
+            "agents[0].idempotency_window",
+        ),
+    ];
+    for (agents, field) in cases {
+        let e = register_call(&mut env, "q", agents).await.unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{field}: {e:?}");
+        assert!(e.message().contains(field), "{field}: {}", e.message());
+    }
+    assert_eq!(env.redis.snapshot().await, before, "nothing changed");
+}
+
+#[tokio::test]
+async fn an_idempotency_key_answers_the_first_agent_within_its_window() {
+    let mut env = Env::start().await;
+    let keyed = |name: &str| pb::Agent { idempotency_key: "order-17:charge".into(), ..one_shot(name) };
+    let first = register_call(&mut env, "pay", vec![keyed("charge-a")]).await.unwrap();
+    assert_eq!((first.created, first.deduplicated), (1, 0));
+    let again = register_call(&mut env, "pay", vec![keyed("charge-b")]).await.unwrap();
+    assert_eq!((again.created, again.deduplicated), (0, 1));
+    let item = &again.agents[0];
+    assert!(item.deduplicated && item.result.is_none());
+    assert_eq!(item.name, "charge-a");
+    assert_eq!(await_now(&mut env, "pay", "charge-b").await.unwrap_err().code(), Code::NotFound, "nothing created");
+
+    let l = acquire_n(&mut env, "pay", 1).await.pop().unwrap();
+    complete_with(&mut env, &l, pb::Outcome::Success, b"receipt-9").await;
+    // The first agent is gone; the key still answers it, with its result.
+    let late = register_call(&mut env, "pay", vec![keyed("charge-c")]).await.unwrap();
+    let item = &late.agents[0];
+    assert!(item.deduplicated);
+    assert_eq!((item.name.as_str(), item.result.as_ref().unwrap().result.as_slice()), ("charge-a", &b"receipt-9"[..]));
+
+    // A short window lapses: the key is free again (waited on the Redis clock, not a sleep).
+    let short =
+        |name: &str| pb::Agent { idempotency_key: "once".into(), idempotency_window: dur(50), ..one_shot(name) };
+    register_call(&mut env, "pay", vec![short("s-1")]).await.unwrap();
+    let started = env.redis.now_ms().await;
+    while env.redis.now_ms().await < started + 60 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let fresh = register_call(&mut env, "pay", vec![short("s-2")]).await.unwrap();
+    assert_eq!((fresh.created, fresh.deduplicated), (1, 0));
+}
+
+#[tokio::test]
+async fn the_sweep_releases_what_a_dead_replica_left_in_the_outbox() {
+    let mut config = test_config();
+    config.flows.sweep_interval_ms = 200;
+    let mut env = Env::with_config(config).await;
+    register(&mut env.client, "q", vec![one_shot("parent")]).await;
+    register_call(&mut env, "q", vec![after("child", &[("", "parent")], pb::ParentFailure::Unspecified)])
+        .await
+        .unwrap();
+    let p = acquire_n(&mut env, "q", 1).await.pop().unwrap();
+    // Completed by a store with no flows task (a replica that dies right after its script):
+    // the outbox entry is written, nobody releases it at once.
+    let store = env.redis.store().await;
+    let c = baton::store::Completion {
+        queue: "q".into(),
+        name: "parent".into(),
+        token: p.token,
+        outcome: baton::store::Outcome::Success,
+        message: String::new(),
+        retry_after_ms: 0,
+        request_id: String::new(),
+        clipped: false,
+        result: b"late".to_vec(),
+    };
+    store.complete(&c).await.unwrap();
+    let mut conn = env.redis.conn().await;
+    let outbox: i64 = redis::cmd("ZCARD").arg("baton:{q:q}:outbox").query_async(&mut conn).await.unwrap();
+    assert_eq!(outbox, 1, "left in the outbox");
+    let child = acquire_n(&mut env, "q", 1).await.pop().expect("the sweep released it");
+    assert_eq!((child.name.as_str(), child.parents[0].result.as_slice()), ("child", &b"late"[..]));
+    let outbox: i64 = redis::cmd("ZCARD").arg("baton:{q:q}:outbox").query_async(&mut conn).await.unwrap();
+    assert_eq!(outbox, 0);
+}
+
+/// Script calls Redis has run (EVALSHA and EVAL), from INFO commandstats.
+async fn script_calls(conn: &mut redis::aio::MultiplexedConnection) -> u64 {
+    let info: String = redis::cmd("INFO").arg("commandstats").query_async(conn).await.unwrap();
+    info.lines()
+        .filter(|l| l.starts_with("cmdstat_evalsha:") || l.starts_with("cmdstat_eval:"))
+        .filter_map(|l| l.split_once("calls=")?.1.split(',').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+#[tokio::test]
+async fn a_fan_in_releases_many_parents_per_page() {
+    const FAN: usize = 1_200; // three release pages (500)
+    let mut config = test_config();
+    // This replica's sweep stays out of the way (and out of the count of script calls).
+    config.flows.sweep_interval_ms = 600_000;
+    let mut env = Env::with_config(config).await;
+    let mut conn = env.redis.conn().await;
+    // Parents and child in one queue, then across queues.
+    for (pq, cq) in [("fin", "fin"), ("up", "down")] {
+        let names: Vec<String> = (0..FAN).map(|i| format!("p-{i:04}")).collect();
+        let parents: Vec<pb::Agent> = names.iter().map(|n| one_shot(n)).collect();
+        for part in parents.chunks(600) {
+            register_call(&mut env, pq, part.to_vec()).await.unwrap();
+        }
+        let refs: Vec<(&str, &str)> = names.iter().map(|n| (pq, n.as_str())).collect();
+        register_call(&mut env, cq, vec![after("child", &refs, pb::ParentFailure::Unspecified)]).await.unwrap();
+        let leases = acquire_n(&mut env, pq, FAN).await;
+        assert_eq!(leases.len(), FAN);
+        // Completed by a store with no flows task: every parent's outbox entry (one child each)
+        // is written before any release.
+        let store = env.redis.store().await;
+        let completions: Vec<baton::store::Completion> = leases
+            .iter()
+            .map(|l| baton::store::Completion {
+                queue: pq.into(),
+                name: l.name.clone(),
+                token: l.token,
+                outcome: baton::store::Outcome::Success,
+                message: String::new(),
+                retry_after_ms: 0,
+                request_id: String::new(),
+                clipped: false,
+                result: l.name.clone().into_bytes(),
+            })
+            .collect();
+        for part in completions.chunks(100) {
+            store.complete_batch(part).await.unwrap();
+        }
+        let outbox = format!("baton:{{q:{pq}}}:outbox");
+        let entries: usize = redis::cmd("ZCARD").arg(&outbox).query_async(&mut conn).await.unwrap();
+        assert_eq!(entries, FAN, "one outbox entry per parent");
+
+        let before = script_calls(&mut conn).await;
+        let handled = store.drain_outbox(pq, None).await.unwrap();
+        let calls = script_calls(&mut conn).await - before;
+        assert_eq!(handled, FAN);
+        // A page gathers up to 500 children across entries: 3 pages, each one script call in
+        // one queue and three across queues (one entry per page would be 3 calls per parent,
+        // 3,600). The bound leaves room for the replica's own background scripts meanwhile.
+        assert!(calls <= 30, "{pq}→{cq}: {calls} script calls to release {FAN} parents");
+        let entries: usize = redis::cmd("ZCARD").arg(&outbox).query_async(&mut conn).await.unwrap();
+        assert_eq!(entries, 0, "every entry dropped once released");
+
+        // The child ran once, after all of them, with their results.
+        let child = acquire_n(&mut env, cq, 1).await.pop().expect("released by its last parent");
+        assert_eq!(child.name, "child");
+        assert_eq!(child.parents.len(), FAN);
+        assert!(child
+            .parents
+            .iter()
+            .all(|p| p.result == p.name.as_bytes() && p.finish == pb::Finish::Succeeded as i32));
+        // A replayed drain finds nothing and changes nothing.
+        assert_eq!(store.drain_outbox(pq, None).await.unwrap(), 0);
+        complete_with(&mut env, &child, pb::Outcome::Success, b"").await;
+        let again = env
+            .client
+            .acquire(pb::AcquireRequest { queue: cq.into(), worker_id: "w".into(), max_leases: 10, wait: None })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(again.leases.is_empty(), "the child runs once");
+        println!("flows: fan-in of {FAN} parents ({pq}→{cq}) released in {calls} script calls");
+    }
+}
+
+async fn batch_status(env: &mut Env, batch: &str) -> pb::BatchStatus {
+    env.client.get_batch(pb::GetBatchRequest { batch: batch.into() }).await.unwrap().into_inner().status.unwrap()
+}
+
+#[tokio::test]
+async fn a_batch_counts_its_members_and_runs_each_callback_once() {
+    let mut env = Env::start().await;
+    let flaky = pb::Agent { max_attempts: 1, ..one_shot("m-2") };
+    let first = pb::RegisterBatchRequest {
+        batch: "nightly".into(),
+        queue: "work".into(),
+        agents: vec![one_shot("m-0"), one_shot("m-1"), flaky],
+        callback_queue: "cb".into(),
+        on_success: vec![one_shot("all-good")],
+        on_complete: vec![one_shot("report")],
+        close: false,
+    };
+    let r = env.client.register_batch(first.clone()).await.unwrap().into_inner();
+    assert!(r.batch_created);
+    let s = r.status.unwrap();
+    assert_eq!((s.total, s.pending, s.closed, s.done), (3, 3, false, false));
+    assert_eq!(s.callbacks.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["all-good", "report"]);
+    // Other callbacks on an existing batch are refused, naming the field.
+    let other = pb::RegisterBatchRequest { on_success: vec![one_shot("x")], agents: vec![], ..first.clone() };
+    let e = env.client.register_batch(other).await.unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    // More members, in another queue, then closed.
+    let more = pb::RegisterBatchRequest {
+        batch: "nightly".into(),
+        queue: "work2".into(),
+        agents: vec![one_shot("m-3")],
+        close: true,
+        ..Default::default()
+    };
+    let s = env.client.register_batch(more.clone()).await.unwrap().into_inner().status.unwrap();
+    assert_eq!((s.total, s.pending, s.closed), (4, 4, true));
+    let e = env.client.register_batch(more).await.unwrap_err();
+    assert_eq!((e.code(), reason(&e).as_str()), (Code::FailedPrecondition, "BATCH_CLOSED"));
+
+    // Callbacks are blocked until the batch is done.
+    assert_eq!(state(&mut env, "cb", "report").await.state, pb::AgentState::Blocked as i32);
+    for l in acquire_n(&mut env, "work", 3).await {
+        let outcome = if l.name == "m-2" { pb::Outcome::Unknown } else { pb::Outcome::Success };
+        complete_with(&mut env, &l, outcome, b"").await;
+    }
+    let l = acquire_n(&mut env, "work2", 1).await.pop().unwrap();
+    complete_with(&mut env, &l, pb::Outcome::Success, b"").await;
+
+    let report = acquire_n(&mut env, "cb", 1).await;
+    assert_eq!(
+        report.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(),
+        ["report"],
+        "on_complete runs; on_success does not"
+    );
+    let p = &report[0].parents[0];
+    assert_eq!((p.queue.as_str(), p.name.as_str(), p.finish), ("", "nightly", pb::Finish::DeadLettered as i32));
+    assert!(p.message.contains("1 of 4"), "{p:?}");
+    let s = batch_status(&mut env, "nightly").await;
+    assert_eq!((s.total, s.pending, s.succeeded, s.failed, s.done), (4, 0, 3, 1, true));
+    let good = await_now(&mut env, "cb", "all-good").await.unwrap();
+    assert_eq!(good.result.unwrap().finish, pb::Finish::Cancelled as i32);
+    println!(
+        "batch: {} members, {} succeeded, {} failed; on_complete ran once, on_success cancelled",
+        s.total, s.succeeded, s.failed
+    );
+    assert_eq!(
+        env.client.get_batch(pb::GetBatchRequest { batch: "nope".into() }).await.unwrap_err().code(),
+        Code::NotFound
+    );
+    let e = env.client.get_batch(pb::GetBatchRequest { batch: "bad name".into() }).await.unwrap_err();
+    assert!(e.message().contains("batch"), "{e:?}");
+}
+
+/// The last two members of a batch complete at once through two replicas: the callback is
+/// released once, every round.
+#[tokio::test]
+async fn a_callback_runs_once_when_the_last_completions_race_on_two_replicas() {
+    let mut env = Env::start().await;
+    let other = TestBaton::start(&env.redis.url(), test_config()).await;
+    let second = other.agents().await;
+    for round in 0..10 {
+        let batch = format!("race-{round}");
+        let req = pb::RegisterBatchRequest {
+            batch: batch.clone(),
+            queue: "r".into(),
+            agents: vec![one_shot(&format!("{batch}-a")), one_shot(&format!("{batch}-b"))],
+            callback_queue: "rcb".into(),
+            on_success: vec![one_shot(&format!("{batch}-done"))],
+            close: true,
+            ..Default::default()
+        };
+        env.client.register_batch(req).await.unwrap();
+        let leases = acquire_n(&mut env, "r", 2).await;
+        assert_eq!(leases.len(), 2);
+        let (mut c1, mut c2) = (env.client.clone(), second.clone());
+        let (a, b) = (leases[0].clone(), leases[1].clone());
+        let (r1, r2) = tokio::join!(
+            c1.complete(complete_req(&a, pb::Outcome::Success)),
+            c2.complete(complete_req(&b, pb::Outcome::Success))
+        );
+        r1.unwrap();
+        r2.unwrap();
+        let cb = acquire_n(&mut env, "rcb", 1).await;
+        assert_eq!(cb.len(), 1, "round {round}: the callback runs");
+        complete_with(&mut env, &cb[0], pb::Outcome::Success, b"").await;
+        // Released once: after its one run it is gone, and nothing else is due in its queue.
+        let status = env.client.get_agent(pb::GetAgentRequest { queue: "rcb".into(), name: cb[0].name.clone() }).await;
+        assert_eq!(status.unwrap_err().code(), Code::NotFound, "round {round}");
+        let s = batch_status(&mut env, &batch).await;
+        assert_eq!((s.succeeded, s.done), (2, true), "round {round}");
+    }
+    let none = env
+        .client
+        .acquire(pb::AcquireRequest { queue: "rcb".into(), worker_id: "w".into(), max_leases: 10, wait: None })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(none.leases.is_empty(), "no callback ran twice");
+    let _ = other.stop().await;
+}
+
+// CancelRun ends a one-shot parent's run at its holder's next heartbeat: the parent is removed
+// and finishes as cancelled, so an Await answers and its children apply their policy
+// (RUN_ANYWAY runs, CANCEL is cancelled in turn) instead of waiting for a parent that is gone.
+#[tokio::test]
+async fn a_one_shot_parents_cancelled_run_is_a_finish_for_its_children() {
+    let mut env = Env::start().await;
+    register(&mut env.client, "cr", vec![one_shot("parent")]).await;
+    let kids = vec![
+        after("anyway", &[("cr", "parent")], pb::ParentFailure::RunAnyway),
+        after("dropped", &[("cr", "parent")], pb::ParentFailure::Cancel),
+    ];
+    register_call(&mut env, "cr-kids", kids).await.unwrap();
+    let lease = acquire_n(&mut env, "cr", 1).await.pop().unwrap();
+    let req = pb::CancelRunRequest { queue: "cr".into(), name: "parent".into() };
+    assert!(env.client.cancel_run(req).await.unwrap().into_inner().requested);
+    let beat = pb::HeartbeatRequest {
+        worker_id: "w".into(),
+        leases: vec![pb::LeaseRef {
+            queue: "cr".into(),
+            name: "parent".into(),
+            token: lease.token,
+            ..Default::default()
+        }],
+    };
+    assert_eq!(env.client.heartbeat(beat).await.unwrap().into_inner().cancelled.len(), 1);
+
+    let r = await_now(&mut env, "cr", "parent").await.unwrap().result.expect("the cancel is kept as a finish");
+    assert_eq!((r.finish, r.token), (pb::Finish::Cancelled as i32, lease.token));
+    let run = acquire_n(&mut env, "cr-kids", 1).await;
+    assert_eq!(run.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(), ["anyway"], "RUN_ANYWAY runs");
+    assert_eq!(run[0].parents[0].finish, pb::Finish::Cancelled as i32);
+    let req = pb::AwaitRequest { queue: "cr-kids".into(), name: "dropped".into(), wait: dur(30_000), after_token: 0 };
+    let dropped = env.client.r#await(req).await.unwrap().into_inner().result.expect("CANCEL finished it");
+    assert_eq!(dropped.finish, pb::Finish::Cancelled as i32);
+}
+
+/// The value of `metric` on a /metrics page for the series whose labels include `label`.
+fn gauge(page: &str, metric: &str, label: &str) -> Option<f64> {
+    page.lines()
+        .filter(|l| l.starts_with(&format!("{metric}{{")) && l.contains(label))
+        .find_map(|l| l.rsplit(' ').next()?.parse().ok())
+}
+
+// The gauges say what GetHealth and the queue's figures say: a paused queue is
+// baton_source_paused 1 (refreshed by each health check), and children blocked on their parent
+// are baton_queue_blocked, not baton_queue_due (refreshed by the health summary).
+#[tokio::test]
+async fn gauges_show_a_paused_queue_and_its_blocked_agents() {
+    let redis = TestRedis::start().await;
+    let baton = BatonProcess::spawn_with_metrics("127.0.0.1:0", |cmd| {
+        cmd.args(["--redis-url", &redis.url()]).env("BATON_HEALTH__SUMMARY_PERIOD_MS", "200");
+    });
+    let metrics = baton
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|l| l.contains("prometheus metrics at /metrics"))
+        .and_then(|l| l.split_whitespace().find_map(|w| w.strip_prefix("addr=")).map(str::to_string))
+        .expect("the bound /metrics address is logged");
+    let channel = baton.channel().await;
+    let mut client = baton::pb::agent_service_client::AgentServiceClient::new(channel.clone());
+    let mut admin = AdminServiceClient::new(channel);
+    register(&mut client, "gauged", vec![one_shot("parent")]).await;
+    let kids = (0..2).map(|i| after(&format!("kid-{i}"), &[("", "parent")], pb::ParentFailure::Unspecified)).collect();
+    register(&mut client, "gauged", kids).await;
+    let source = Some(pb::Source { kind: pb::SourceKind::Queue as i32, name: "gauged".into() });
+    admin.pause(pb::PauseRequest { source }).await.unwrap();
+
+    let expected = [
+        ("baton_source_paused", "name=\"gauged\"", 1.0),
+        ("baton_queue_blocked", "queue=\"gauged\"", 2.0),
+        ("baton_queue_due", "queue=\"gauged\"", 1.0),
+    ];
+    // Waited on: the summary refreshes the queue's gauges every 200 ms.
+    let want: Vec<Option<f64>> = expected.iter().map(|(_, _, value)| Some(*value)).collect();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let seen = loop {
+        admin.get_health(pb::GetHealthRequest {}).await.unwrap();
+        let page = http_get(&metrics, "/metrics").await;
+        let seen: Vec<Option<f64>> = expected.iter().map(|(metric, label, _)| gauge(&page, metric, label)).collect();
+        if seen == want || std::time::Instant::now() > deadline {
+            break seen;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(seen, want, "baton_source_paused, baton_queue_blocked, baton_queue_due");
+}
+
+async fn http_get(addr: &str, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut out = String::new();
+    tcp.read_to_string(&mut out).await.unwrap();
+    out
+}
+
+// The queue's figures (and so the baton_queue_blocked, baton_queue_releasing and
+// baton_queue_oldest_release_seconds gauges) count blocked agents and finishes whose children
+// are not yet released; both fall to zero once the release is done.
+#[tokio::test]
+async fn queue_figures_count_blocked_agents_and_releases_in_flight() {
+    let mut config = test_config();
+    config.flows.sweep_interval_ms = 3_600_000; // no sweep during the test: the release is ours
+    let mut env = Env::with_config(config).await;
+    register(&mut env.client, "g", vec![one_shot("parent")]).await;
+    let kids = (0..3).map(|i| after(&format!("kid-{i}"), &[("", "parent")], pb::ParentFailure::Unspecified)).collect();
+    register_call(&mut env, "g", kids).await.unwrap();
+    let store = env.redis.store().await;
+    let s = store.queue_stats("g", 60_000).await.unwrap();
+    assert_eq!((s.blocked, s.releasing, s.oldest_release_ms), (3, 0, None));
+
+    // Completed by a store with no flows task: the finish waits in the outbox.
+    let p = acquire_n(&mut env, "g", 1).await.pop().unwrap();
+    let c = baton::store::Completion {
+        queue: "g".into(),
+        name: "parent".into(),
+        token: p.token,
+        outcome: baton::store::Outcome::Success,
+        message: String::new(),
+        retry_after_ms: 0,
+        request_id: String::new(),
+        clipped: false,
+        result: Vec::new(),
+    };
+    store.complete(&c).await.unwrap();
+    let s = store.queue_stats("g", 60_000).await.unwrap();
+    assert_eq!((s.blocked, s.releasing), (3, 1));
+    assert!(s.oldest_release_ms.is_some_and(|at| at <= s.now_ms), "{:?}", s.oldest_release_ms);
+
+    assert_eq!(store.drain_outbox("g", None).await.unwrap(), 3);
+    let s = store.queue_stats("g", 60_000).await.unwrap();
+    assert_eq!((s.blocked, s.releasing, s.oldest_release_ms, s.due), (0, 0, None, 3));
+}
