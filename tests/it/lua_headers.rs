@@ -53,15 +53,6 @@ fn every_script_header_matches_its_keys_and_argv() {
         }
         assert_eq!(declared_keys, (1..=n).collect(), "{file}: header must document KEYS[1..={n}]");
 
-        // poolKeys() names KEYS[1..=14].
-        // receiverKeys() names KEYS[1..=11].
-        let pool_keys: BTreeSet<usize> = if body.contains("poolKeys()") {
-            (1..=14).collect()
-        } else if body.contains("receiverKeys()") {
-            (1..=11).collect()
-        } else {
-            BTreeSet::new()
-        };
         // flowKeys(i, …) names the eight KEYS from i (lua/includes/finished.lua).
         let flow_keys: BTreeSet<usize> = flow_re
             .captures_iter(body)
@@ -74,7 +65,6 @@ fn every_script_header_matches_its_keys_and_argv() {
             .captures_iter(body)
             .filter(|c| &c[1] == "KEYS")
             .map(|c| c[2].parse().unwrap())
-            .chain(pool_keys)
             .chain(flow_keys)
             .collect();
         let used_argv: BTreeSet<usize> =
