@@ -661,3 +661,68 @@ async fn queue_figures_count_blocked_agents_and_releases_in_flight() {
     let s = store.queue_stats("g", 60_000).await.unwrap();
     assert_eq!((s.blocked, s.releasing, s.oldest_release_ms, s.due), (0, 0, None, 3));
 }
+
+/// Passes each sweep ("purge", "orphan", …) has recorded, over every replica.
+async fn sweep_passes(env: &Env, sweep: &str) -> i64 {
+    let mut conn = env.redis.conn().await;
+    let counts: HashMap<String, i64> =
+        redis::cmd("HGETALL").arg("baton:{registry}:sweeps").query_async(&mut conn).await.unwrap();
+    counts.iter().filter(|(k, _)| k.starts_with(&format!("{sweep}:"))).map(|(_, n)| n).sum()
+}
+
+// Agents blocked on their parents are in no waiting, working or dead-letter set, but they are
+// not orphans: a child whose parent never runs, and the callbacks of a closed batch whose member
+// is still pending, go through a Purge (dry run and real), auto-purge passes and repair passes
+// blocked, and Acquire grants none of them.
+#[tokio::test]
+async fn purge_and_repairs_leave_blocked_agents_blocked() {
+    let mut config = test_config();
+    config.purge.interval_ms = 100;
+    config.orphan_cleanup.interval_ms = 100;
+    config.orphan_cleanup.repair_interval_ms = 100;
+    let mut env = Env::with_config(config).await;
+    // The parent and the batch's member wait in a queue nobody acquires from.
+    register(&mut env.client, "never", vec![one_shot("parent")]).await;
+    register_call(&mut env, "blk", vec![after("child", &[("never", "parent")], pb::ParentFailure::Unspecified)])
+        .await
+        .unwrap();
+    let batch = pb::RegisterBatchRequest {
+        batch: "pcb".into(),
+        queue: "never".into(),
+        agents: vec![one_shot("member")],
+        callback_queue: "blk".into(),
+        on_success: vec![one_shot("cb-ok")],
+        on_complete: vec![one_shot("cb-all")],
+        close: true,
+    };
+    env.client.register_batch(batch).await.unwrap();
+    let blocked = ["cb-all", "cb-ok", "child"];
+
+    let mut a = AdminServiceClient::new(env.baton.channel().await);
+    for dry_run in [true, false] {
+        let found = a.purge(pb::PurgeRequest { dry_run }).await.unwrap().into_inner().items;
+        let touched: Vec<_> = found.iter().filter(|i| blocked.contains(&i.id.as_str())).collect();
+        assert!(touched.is_empty(), "dry run {dry_run}: a purge took blocked agents: {touched:?}");
+    }
+    // The auto-purge and the orphan sweep's repairs pass a few times.
+    let (purges, repairs) = (sweep_passes(&env, "purge").await, sweep_passes(&env, "orphan").await);
+    let e = &env;
+    eventually(Duration::from_secs(20), "three more purge and repair passes", || async move {
+        sweep_passes(e, "purge").await >= purges + 3 && sweep_passes(e, "orphan").await >= repairs + 3
+    })
+    .await;
+
+    for name in blocked {
+        assert_eq!(state(&mut env, "blk", name).await.state, pb::AgentState::Blocked as i32, "{name}");
+    }
+    let granted = env
+        .client
+        .acquire(pb::AcquireRequest { queue: "blk".into(), worker_id: "w".into(), max_leases: 10, wait: None })
+        .await
+        .unwrap()
+        .into_inner()
+        .leases;
+    assert!(granted.is_empty(), "granted before their parents: {granted:?}");
+    let s = batch_status(&mut env, "pcb").await;
+    assert_eq!((s.pending, s.done), (1, false));
+}
