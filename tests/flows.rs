@@ -726,3 +726,40 @@ async fn purge_and_repairs_leave_blocked_agents_blocked() {
     let s = batch_status(&mut env, "pcb").await;
     assert_eq!((s.pending, s.done), (1, false));
 }
+
+// An Await of a name with no agent answers NOT_FOUND and writes nothing, with or without a
+// wait, in a queue that never existed and in one that does; and an Await mark left alone in
+// Redis (what such a call wrote before) does not make the sweeper register a phantom queue.
+#[tokio::test]
+async fn an_await_of_an_unknown_agent_writes_nothing() {
+    let mut config = test_config();
+    config.purge.interval_ms = 100;
+    let mut env = Env::with_config(config).await;
+    register(&mut env.client, "real", vec![one_shot("there")]).await;
+    let before = env.redis.snapshot().await;
+    for (queue, name) in [("typo-queue", "x"), ("real", "nobody")] {
+        for wait in [None, dur(100)] {
+            let req = pb::AwaitRequest { queue: queue.into(), name: name.into(), wait, ..Default::default() };
+            let e = env.client.r#await(req).await.unwrap_err();
+            assert_eq!(e.code(), Code::NotFound, "{queue}/{name}");
+        }
+    }
+    assert_eq!(env.redis.snapshot().await, before, "a NOT_FOUND Await wrote to Redis");
+
+    // A stray mark past its time, as such a call left it: the sweeper's discovery (at every
+    // purge pass) neither registers the queue nor keeps the mark.
+    let mut conn = env.redis.conn().await;
+    let stray = "baton:{q:typo-queue}:awaited";
+    let _: () = redis::cmd("ZADD").arg(stray).arg(1).arg("x").query_async(&mut conn).await.unwrap();
+    let passes = sweep_passes(&env, "purge").await;
+    let e = &env;
+    eventually(Duration::from_secs(20), "two more purge passes", || async move {
+        sweep_passes(e, "purge").await >= passes + 2
+    })
+    .await;
+    let registered: bool =
+        redis::cmd("SISMEMBER").arg("baton:{registry}:queues").arg("typo-queue").query_async(&mut conn).await.unwrap();
+    assert!(!registered, "a stray Await mark made a phantom queue");
+    let left: bool = redis::cmd("EXISTS").arg(stray).query_async(&mut conn).await.unwrap();
+    assert!(!left, "a mark past its time is dropped");
+}

@@ -432,8 +432,8 @@ impl Store {
         redis::from_redis_value(reply).map_err(|e| Error::Internal(format!("advanceOutbox: {e}")))
     }
 
-    /// An agent's kept finish, or where it is; with `wait_ms` > 0 it is marked awaited for that
-    /// long, so its finish is announced.
+    /// An agent's kept finish, or where it is; with `wait_ms` > 0 an agent that exists is marked
+    /// awaited for that long, so its finish is announced (a name with no agent writes nothing).
     pub async fn await_read(
         &self,
         queue: &str,
