@@ -453,7 +453,8 @@ pub struct BreakerConfig {
     pub probe_interval_ms: u64,
 }
 
-/// The zombie sweeper: leases past deadline + threshold go back to waiting as TIMEOUT failures.
+/// The zombie sweeper: leases past deadline + threshold go back to waiting as TIMEOUT failures
+/// (an attempt toward max_attempts, due again at once).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ZombieConfig {

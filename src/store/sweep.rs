@@ -17,9 +17,9 @@ pub struct Suspect {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReapKind {
-    /// Past deadline + threshold without a heartbeat: ends as TIMEOUT.
+    /// Past deadline + threshold without a heartbeat: ends as TIMEOUT, due at once (an attempt).
     Zombie,
-    /// Held by a worker silent for the threshold: ends as ORPHANED, due at once.
+    /// Held by a worker silent for the threshold: ends as ORPHANED, due at once (an attempt).
     Orphan,
 }
 
