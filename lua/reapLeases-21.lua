@@ -30,7 +30,8 @@
     KEYS[21] deps      base of "deps:<child>"
 
     ARGV[1]  queue      queue name (wake-up message, dead-letter context)
-    ARGV[2]  channel    where to announce: "P|S <wake-up channel>" or ""
+    ARGV[2]  channel    where to announce: "P|S <wake-up channel>" or "", then "\n<outbox
+                        channel>" (announceOutbox)
     ARGV[3]  seed       random seed for the jitter
     ARGV[4..11] policy  forbiddenMs, throttledBaseMs, throttledMult, throttledCapMs,
                         maxImmediate, jitterRatio, dlqTtlMs, dlqMaxEntries (readPolicy)

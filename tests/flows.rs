@@ -352,6 +352,7 @@ async fn an_idempotency_key_answers_the_first_agent_within_its_window() {
 async fn the_sweep_releases_what_a_dead_replica_left_in_the_outbox() {
     let mut config = test_config();
     config.flows.sweep_interval_ms = 200;
+    config.flows.takeover_ms = 0; // the sweep's part, not the announcements'
     let mut env = Env::with_config(config).await;
     register(&mut env.client, "q", vec![one_shot("parent")]).await;
     register_call(&mut env, "q", vec![after("child", &[("", "parent")], pb::ParentFailure::Unspecified)])
@@ -397,6 +398,7 @@ async fn a_fan_in_releases_many_parents_per_page() {
     let mut config = test_config();
     // This replica's sweep stays out of the way (and out of the count of script calls).
     config.flows.sweep_interval_ms = 600_000;
+    config.flows.takeover_ms = 0;
     let mut env = Env::with_config(config).await;
     let mut conn = env.redis.conn().await;
     // Parents and child in one queue, then across queues.
@@ -631,6 +633,7 @@ async fn a_one_shot_parents_cancelled_run_is_a_finish_for_its_children() {
 async fn queue_figures_count_blocked_agents_and_releases_in_flight() {
     let mut config = test_config();
     config.flows.sweep_interval_ms = 3_600_000; // no sweep during the test: the release is ours
+    config.flows.takeover_ms = 0;
     let mut env = Env::with_config(config).await;
     register(&mut env.client, "g", vec![one_shot("parent")]).await;
     let kids = (0..3).map(|i| after(&format!("kid-{i}"), &[("", "parent")], pb::ParentFailure::Unspecified)).collect();
