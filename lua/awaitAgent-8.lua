@@ -1,7 +1,7 @@
 --[[
-  awaitAgent: an agent's kept finish, or its state; with `until`, marks the agent awaited until
-  then, so the script that finishes it announces it (finished). Drops two awaited marks past
-  their time per call (bounded).
+  awaitAgent: an agent's kept finish, or its state; with waitMs, marks an agent that exists
+  awaited until then, so the script that finishes it announces it (finished), and drops two
+  awaited marks past their time (bounded). A name with no agent (state 0) writes nothing.
 
   Input:
     KEYS[1] defs       HASH name -> definition JSON
@@ -24,12 +24,6 @@ local rcall = redis.call
 local defsKey, resultsKey, awaitedKey = KEYS[1], KEYS[2], KEYS[3]
 local name, waitMs = ARGV[1], tonumber(ARGV[2])
 local now = nowMs()
-if waitMs > 0 then
-  local old = rcall('ZRANGEBYSCORE', awaitedKey, '-inf', string.format('%d', now), 'LIMIT', 0, 2)
-  if #old > 0 then rcall('ZREM', awaitedKey, unpack(old)) end
-  rcall('ZADD', awaitedKey, 'GT', string.format('%d', now + waitMs), name)
-  rcall('ZADD', awaitedKey, 'NX', string.format('%d', now + waitMs), name)
-end
 local record = rcall('HGET', resultsKey, name)
 local kept = record and tonumber(rcall('ZSCORE', KEYS[8], name) or '0') >= now
 local state = 0
@@ -39,5 +33,11 @@ if rcall('HEXISTS', defsKey, name) == 1 then
   elseif rcall('ZSCORE', KEYS[6], name) then state = 3
   elseif rcall('HEXISTS', KEYS[7], name) == 1 then state = 4
   else state = 5 end
+end
+if waitMs > 0 and state ~= 0 then
+  local old = rcall('ZRANGEBYSCORE', awaitedKey, '-inf', string.format('%d', now), 'LIMIT', 0, 2)
+  if #old > 0 then rcall('ZREM', awaitedKey, unpack(old)) end
+  rcall('ZADD', awaitedKey, 'GT', string.format('%d', now + waitMs), name)
+  rcall('ZADD', awaitedKey, 'NX', string.format('%d', now + waitMs), name)
 end
 return { kept and record or '', state }

@@ -39,7 +39,8 @@
     ARGV[1..8] policy  forbiddenMs, throttledBaseMs, throttledMult, throttledCapMs,
                        maxImmediate, jitterRatio, dlqTtlMs, dlqMaxEntries (readPolicy)
     ARGV[9]  seed      random seed for the jitter
-    ARGV[10] channel   where to announce: "P|S <wake-up channel>" or ""
+    ARGV[10] channel   where to announce: "P|S <wake-up channel>" or "", then "\n<outbox
+                       channel>" (announceOutbox)
     ARGV[11] queue     queue name (wake-up message, dead-letter context)
     ARGV[12] retentionMs how long answers are remembered (at least)
     ARGV[13] maxEntries most answers remembered per queue

@@ -30,7 +30,8 @@
     KEYS[19] deps      base of "deps:<child>"
 
     ARGV[1] worker     worker id of the caller
-    ARGV[2] channel    where to announce: "P|S <wake-up channel>" or ""
+    ARGV[2] channel    where to announce: "P|S <wake-up channel>" or "", then "\n<outbox
+                       channel>" (announceOutbox)
     ARGV[3] queue      queue name, published on channel
     ARGV[4] resultTtlMs how long finishes are kept (results.retention_ms)
     ARGV[5] resultMax  most finishes kept per queue (results.max_entries)

@@ -20,7 +20,8 @@
     KEYS[11] awaited   ZSET name -> awaited until (ms)
     KEYS[12] deps      base of "deps:<name>" (the sentinel's pending members)
 
-    ARGV[1] channel    where to announce: "P|S <wake-up channel>" or ""
+    ARGV[1] channel    where to announce: "P|S <wake-up channel>" or "", then "\n<outbox
+                       channel>" (announceOutbox)
     ARGV[2] queue      the batch's queue name ("~<batch>")
     ARGV[3] resultTtlMs how long finishes are kept (results.retention_ms)
     ARGV[4] resultMax  most finishes kept per queue (results.max_entries)

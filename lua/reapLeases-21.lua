@@ -1,9 +1,10 @@
 --[[
   reapLeases: takes back leases found by findZombies or findOrphans, re-checking each first so
   a worker that heartbeated in between keeps its lease. A zombie (deadline + thresholdMs passed)
-  ends as a TIMEOUT failure; an orphan (its worker silent for thresholdMs) ends as ORPHANED,
-  due again at once. Both count toward max_attempts (finishLease). A working entry with no
-  lease record (token "") is put back in waiting.
+  ends as TIMEOUT, an orphan (its worker silent for thresholdMs) as ORPHANED: either way its
+  holder vanished, so it is due again at once, with no error_interval (failureDelay), and the
+  run counts toward max_attempts (finishLease). A working entry with no lease record (token "")
+  is put back in waiting.
 
   Input:
     KEYS[1]  waiting    ZSET name -> next run (ms)
@@ -29,7 +30,8 @@
     KEYS[21] deps      base of "deps:<child>"
 
     ARGV[1]  queue      queue name (wake-up message, dead-letter context)
-    ARGV[2]  channel    where to announce: "P|S <wake-up channel>" or ""
+    ARGV[2]  channel    where to announce: "P|S <wake-up channel>" or "", then "\n<outbox
+                        channel>" (announceOutbox)
     ARGV[3]  seed       random seed for the jitter
     ARGV[4..11] policy  forbiddenMs, throttledBaseMs, throttledMult, throttledCapMs,
                         maxImmediate, jitterRatio, dlqTtlMs, dlqMaxEntries (readPolicy)

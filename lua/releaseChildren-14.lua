@@ -21,7 +21,8 @@
     KEYS[13] deps      base of "deps:<child>"
     KEYS[14] stats     HASH a batch's counts: total, succeeded, failed, closed, done_at
 
-    ARGV[1] channel    where to announce: "P|S <wake-up channel>" or ""
+    ARGV[1] channel    where to announce: "P|S <wake-up channel>" or "", then "\n<outbox
+                       channel>" (announceOutbox)
     ARGV[2] queue      queue name
     ARGV[3] resultTtlMs how long finishes are kept (results.retention_ms)
     ARGV[4] resultMax  most finishes kept per queue (results.max_entries)

@@ -361,11 +361,15 @@ pub struct FlowsConfig {
     /// How often each replica looks for outbox entries and unattached children older than this
     /// (in the queues that took part in dependencies), and finishes their release.
     pub sweep_interval_ms: u64,
+    /// Scripts announce new outbox entries to every replica; an entry still there this long
+    /// after it was announced (its replica died right after the script) is released by the
+    /// replicas that heard it. 0: only the sweep releases what a dead replica left.
+    pub takeover_ms: u64,
 }
 
 impl Default for FlowsConfig {
     fn default() -> Self {
-        Self { sweep_interval_ms: 5_000 }
+        Self { sweep_interval_ms: 5_000, takeover_ms: 1_000 }
     }
 }
 
@@ -455,7 +459,8 @@ pub struct BreakerConfig {
     pub probe_interval_ms: u64,
 }
 
-/// The zombie sweeper: leases past deadline + threshold go back to waiting as TIMEOUT failures.
+/// The zombie sweeper: leases past deadline + threshold go back to waiting as TIMEOUT failures
+/// (an attempt toward max_attempts, due again at once).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ZombieConfig {

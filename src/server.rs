@@ -99,9 +99,13 @@ pub async fn run_with_console(
     let reflection_alpha = descriptors().build_v1alpha().map_err(|e| Error::Internal(e.to_string()))?;
 
     sweeper::spawn(store.clone(), wakeups.clone(), config.clone(), stopping.clone(), &tasks);
-    tasks.spawn(
-        store.clone().run_flows(std::time::Duration::from_millis(config.flows.sweep_interval_ms), stopping.clone()),
-    );
+    let takeover = (config.flows.takeover_ms > 0)
+        .then(|| (wakeups.outboxes(), std::time::Duration::from_millis(config.flows.takeover_ms)));
+    tasks.spawn(store.clone().run_flows(
+        std::time::Duration::from_millis(config.flows.sweep_interval_ms),
+        takeover,
+        stopping.clone(),
+    ));
     monitor::spawn(store.clone(), wakeups.clone(), config.clone(), stopping.clone(), &tasks);
 
     let admission = crate::admission::Admission::new(&config.limits);

@@ -1,8 +1,9 @@
 //! Server-owned cleanup, run by one replica at a time (the holder of the `baton-sweeper`
 //! election, or every replica with `orphan_cleanup.force_all_pods`):
 //!
-//! - the zombie sweep takes back leases past deadline + threshold (TIMEOUT failures), with a
-//!   longer threshold for agents matching `zombie_cleanup.exceptional_pattern`;
+//! - the zombie sweep takes back leases past deadline + threshold (TIMEOUT: an attempt, due
+//!   again at once), with a longer threshold for agents matching
+//!   `zombie_cleanup.exceptional_pattern`;
 //! - the orphan sweep takes back, at once, the leases of workers silent for the orphan
 //!   threshold (ORPHANED, due again immediately) and gives back pool resources handed to
 //!   claims that were never picked up (their replica died); every `repair_interval_ms` it also

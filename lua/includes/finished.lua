@@ -66,7 +66,8 @@ local function finished(name, record, now)
 end
 
 -- Ends the script's part: drops kept records past their time or beyond maxEntries (bounded: as
--- many as were written, plus two), and announces awaited finishes. Returns how many outbox
+-- many as were written, plus two), announces awaited finishes, and, when it wrote outbox
+-- entries, announces the queue on the outbox channel (announceOutbox). Returns how many outbox
 -- entries the script wrote (Baton releases their children).
 local function endFinished(channel, queue, now)
   local n = F.written + 2
@@ -84,6 +85,7 @@ local function endFinished(channel, queue, now)
   if #finishedAwaited > 0 then
     publish(channel, 'd|' .. queue .. '|' .. table.concat(finishedAwaited, '|'))
   end
+  if F.outboxed > 0 then announceOutbox(channel, queue) end
   return F.outboxed
 end
 

@@ -174,7 +174,9 @@ impl Store {
         page: u32,
     ) -> Result<(String, Vec<Purged>)> {
         let k = self.keys.queue(queue);
-        let keys = k.lease_keys();
+        let mut keys = k.lease_keys().to_vec();
+        // Agents blocked on their parents are in no set but `pending`: never requeued.
+        keys.push(&k.pending);
         let args = Args::new()
             .arg(if limits.dry_run { "1" } else { "0" })
             .arg(limits.max_working_age_ms)

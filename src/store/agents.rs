@@ -336,7 +336,7 @@ impl Store {
         keys.extend(k.finish_keys());
         let mut removed = 0;
         for chunk in self.policy.chunks(names) {
-            let mut args = Args::new().arg(self.keys.announce(ChannelKind::Queue, queue)).arg(queue);
+            let mut args = Args::new().arg(self.keys.announce_finishes(queue)).arg(queue);
             self.policy.push_result_args(&mut args);
             for name in chunk {
                 args.push(name);
@@ -490,7 +490,7 @@ impl Store {
 
     async fn heartbeat_script(&self, queue: &str, worker: &str, leases: &[HeartbeatItem<'_>]) -> Result<Vec<Beat>> {
         let k = self.keys.queue(queue);
-        let mut args = Args::new().arg(worker).arg(self.keys.announce(ChannelKind::Queue, queue)).arg(queue);
+        let mut args = Args::new().arg(worker).arg(self.keys.announce_finishes(queue)).arg(queue);
         self.policy.push_result_args(&mut args);
         for (name, token, progress) in leases {
             args.push(*name);
@@ -547,7 +547,7 @@ impl Store {
         let mut args = Args::new();
         self.policy.push_args(&mut args);
         args.push(rand::random::<u32>());
-        args.push(self.keys.announce(ChannelKind::Queue, queue));
+        args.push(self.keys.announce_finishes(queue));
         args.push(queue);
         self.policy.push_memory_args(&mut args);
         self.policy.push_result_args(&mut args);

@@ -53,7 +53,7 @@ impl Store {
         let mut keys = vec![&*k.defs, &k.pending, &k.stats, &k.unattached];
         keys.extend(k.finish_keys());
         let callbacks: Vec<String> = callbacks.iter().map(|(q, n)| format!("{q}|{n}")).collect();
-        let mut args = Args::new().arg(self.keys.announce(super::keys::ChannelKind::Queue, &queue)).arg(&queue);
+        let mut args = Args::new().arg(self.keys.announce_finishes(&queue)).arg(&queue);
         self.policy.push_result_args(&mut args);
         args.push(batch);
         args.push(callbacks.join("\n"));
@@ -89,7 +89,7 @@ impl Store {
         let k = self.keys.queue(&queue);
         let mut keys = vec![&*k.defs, &k.pending, &k.stats];
         keys.extend(k.finish_keys());
-        let mut args = Args::new().arg(self.keys.announce(super::keys::ChannelKind::Queue, &queue)).arg(&queue);
+        let mut args = Args::new().arg(self.keys.announce_finishes(&queue)).arg(&queue);
         self.policy.push_result_args(&mut args);
         args.push(batch);
         let reply = self.run(Path::WriteBack, "closeBatch", &keys, args).await?;

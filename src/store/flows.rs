@@ -324,7 +324,7 @@ impl Store {
         let mut keys = vec![&*k.waiting, &k.defs, &k.payloads, &k.index, &k.pending];
         keys.extend(k.finish_keys());
         keys.push(&k.stats);
-        let mut args = Args::new().arg(self.keys.announce(super::keys::ChannelKind::Queue, queue)).arg(queue);
+        let mut args = Args::new().arg(self.keys.announce_finishes(queue)).arg(queue);
         self.policy.push_result_args(&mut args);
         for (child, parent, record) in items {
             args.push(*child);
@@ -356,7 +356,7 @@ impl Store {
         keys.push(&k.stats);
         let mut handled = 0;
         loop {
-            let mut args = Args::new().arg(self.keys.announce(super::keys::ChannelKind::Queue, queue)).arg(queue);
+            let mut args = Args::new().arg(self.keys.announce_finishes(queue)).arg(queue);
             self.policy.push_result_args(&mut args);
             let args = args.arg(&before).arg(PAGE);
             let reply = self.run_items(Path::WriteBack, "releaseOutbox", &keys, args, PAGE).await?;
@@ -432,8 +432,8 @@ impl Store {
         redis::from_redis_value(reply).map_err(|e| Error::Internal(format!("advanceOutbox: {e}")))
     }
 
-    /// An agent's kept finish, or where it is; with `wait_ms` > 0 it is marked awaited for that
-    /// long, so its finish is announced.
+    /// An agent's kept finish, or where it is; with `wait_ms` > 0 an agent that exists is marked
+    /// awaited for that long, so its finish is announced (a name with no agent writes nothing).
     pub async fn await_read(
         &self,
         queue: &str,
@@ -555,16 +555,73 @@ impl Store {
 
     /// Releases children whose parents finished, as scripts report outbox entries, until
     /// `shutdown`; and every `sweep` runs the flows sweep for what a crash left behind.
-    pub async fn run_flows(self, sweep: std::time::Duration, shutdown: tokio_util::sync::CancellationToken) {
+    ///
+    /// With `takeover` (the outbox announcements of every replica, and a grace), a queue
+    /// announced is looked at once the grace has passed since it was announced: entries older
+    /// than half the grace are still there only if the replica that wrote them died before
+    /// releasing them (it drains its own at once), and this replica releases them. One look
+    /// per queue per grace, however many announcements: a TIME and a ZCOUNT when nothing is
+    /// left, which is the rule.
+    pub async fn run_flows(
+        self,
+        sweep: std::time::Duration,
+        takeover: Option<(super::wake::Outboxes, std::time::Duration)>,
+        shutdown: tokio_util::sync::CancellationToken,
+    ) {
+        use tokio::time::Instant;
         let Some(mut rx) = self.kicks.rx.lock().expect("flow kicks").take() else {
             tracing::error!("the flows task runs once per store");
             return;
         };
         let mut tick = tokio::time::interval(sweep);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let (mut announced, grace) = match takeover {
+            Some((outboxes, grace)) => (Some(outboxes), grace),
+            None => (None, std::time::Duration::ZERO),
+        };
+        // Queue -> (first announcement not looked at yet, last announcement).
+        let mut heard: BTreeMap<String, (Instant, Instant)> = BTreeMap::new();
         loop {
+            let next_look = heard.values().map(|(first, _)| *first + grace).min();
+            let announcement = async {
+                match &mut announced {
+                    Some(a) => a.rx.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 _ = shutdown.cancelled() => return,
+                a = announcement => match a {
+                    Some(Some(queue)) => {
+                        let now = Instant::now();
+                        heard.entry(queue).and_modify(|e| e.1 = now).or_insert((now, now));
+                    }
+                    // Announcements may have been missed: the sweep looks at every queue.
+                    Some(None) => {
+                        if let Err(e) = self.sweep_flows(grace.as_millis() as u64).await {
+                            tracing::warn!(error = %e, "flows sweep failed");
+                        }
+                    }
+                    None => announced = None,
+                },
+                _ = tokio::time::sleep_until(next_look.unwrap_or_else(|| Instant::now() + sweep)), if next_look.is_some() => {
+                    let now = Instant::now();
+                    let due: Vec<String> =
+                        heard.iter().filter(|(_, (first, _))| *first + grace <= now).map(|(q, _)| q.clone()).collect();
+                    for queue in due {
+                        if let Some((first, last)) = heard.remove(&queue) {
+                            if last > first {
+                                // Announced again since: looked at again a grace after that.
+                                heard.insert(queue.clone(), (last, last));
+                            }
+                        }
+                        match self.take_over(&queue, grace.as_millis() as u64 / 2).await {
+                            Ok(0) => {}
+                            Ok(released) => tracing::info!(queue, released, "released children a replica left in the outbox"),
+                            Err(e) => tracing::warn!(queue, error = %e, "releasing children left in the outbox failed; the flows sweep retries"),
+                        }
+                    }
+                }
                 queue = rx.recv() => {
                     let Some(queue) = queue else { return };
                     // Every queue kicked meanwhile, once.
@@ -588,6 +645,17 @@ impl Store {
                 }
             }
         }
+    }
+
+    /// Releases the children of `queue`'s outbox entries older than `older_than_ms`, if it has
+    /// any (a TIME and a ZCOUNT when it has none); returns how many were handled.
+    async fn take_over(&self, queue: &str, older_than_ms: u64) -> Result<usize> {
+        let queues = [queue.to_string()];
+        if self.queues_with_old_entries(&queues, older_than_ms, |k| k.outbox.clone()).await?.is_empty() {
+            return Ok(0);
+        }
+        let cutoff = self.redis_time_ms(queue).await? - older_than_ms as i64;
+        self.drain_outbox(queue, Some(cutoff)).await
     }
 
     /// Reads each lease's parents' finishes (for leases whose agent has parents).

@@ -362,6 +362,21 @@ impl Keys {
         format!("{} {}", if self.sharded { 'S' } else { 'P' }, self.channel(kind, name))
     }
 
+    /// The channel where scripts announce that a queue has new outbox entries (children to
+    /// release): `<prefix>baton:flows:outbox`, carrying the queue's name. It belongs to no slot:
+    /// scripts PUBLISH on it (also on Redis Cluster, where a PUBLISH reaches every node's
+    /// subscribers), and every replica follows it (`Wakeups::outboxes`).
+    pub fn outbox_channel(&self) -> String {
+        format!("{}baton:flows:outbox", self.prefix)
+    }
+
+    /// The ARGV by which a script that records finishes learns where to announce: the queue's
+    /// target ([`Keys::announce`]), then a line with the outbox channel (`announceOutbox` in
+    /// `lua/includes/publish.lua`).
+    pub fn announce_finishes(&self, queue: &str) -> String {
+        format!("{}\n{}", self.announce(ChannelKind::Queue, queue), self.outbox_channel())
+    }
+
     pub fn queue(&self, queue: &str) -> QueueKeys {
         // A batch's own keys (`store::batches`): "~<batch>" is a queue no user can name.
         let (tag, name) = match queue.strip_prefix('~') {

@@ -589,10 +589,22 @@ impl Store {
                 if known.contains(name) {
                     continue;
                 }
-                // Counters and liveness alone are what a queue leaves behind when it is gone.
-                if kind == 'q' && parts.iter().all(|p| matches!(p.as_str(), "workers" | "seq" | "stats")) {
+                // Counters, liveness and Await marks alone are what a queue leaves behind when it
+                // is gone (or what an Await of a name that never existed left, before it wrote
+                // nothing): no queue. Liveness goes, and marks past their time.
+                if kind == 'q' && parts.iter().all(|p| matches!(p.as_str(), "workers" | "seq" | "stats" | "awaited")) {
+                    let k = self.keys.queue(name);
                     if parts.iter().any(|p| p == "workers") {
-                        redis::cmd("DEL").arg(&self.keys.queue(name).workers).query_async::<i64>(&mut conn).await?;
+                        redis::cmd("DEL").arg(&k.workers).query_async::<i64>(&mut conn).await?;
+                    }
+                    if parts.iter().any(|p| p == "awaited") {
+                        let (secs, micros): (i64, i64) = redis::cmd("TIME").query_async(&mut conn).await?;
+                        redis::cmd("ZREMRANGEBYSCORE")
+                            .arg(&k.awaited)
+                            .arg("-inf")
+                            .arg(secs * 1000 + micros / 1000)
+                            .query_async::<i64>(&mut conn)
+                            .await?;
                     }
                     continue;
                 }

@@ -1,7 +1,6 @@
 //! What the sweepers and the health monitor read and repair: zombie and orphan leases,
 //! worker liveness, corrupt names, per-queue counts.
 
-use super::keys::ChannelKind;
 use super::{reply::Reply, scripts::Args, Path, Store};
 use crate::error::{Error, Result};
 
@@ -17,9 +16,9 @@ pub struct Suspect {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReapKind {
-    /// Past deadline + threshold without a heartbeat: ends as TIMEOUT.
+    /// Past deadline + threshold without a heartbeat: ends as TIMEOUT, due at once (an attempt).
     Zombie,
-    /// Held by a worker silent for the threshold: ends as ORPHANED, due at once.
+    /// Held by a worker silent for the threshold: ends as ORPHANED, due at once (an attempt).
     Orphan,
 }
 
@@ -102,7 +101,7 @@ impl Store {
     /// cluster, where the queues live in different slots), no script. A read-only pre-check, so
     /// an idle queue costs a sweep one cheap command; the scripts decide on their own node's
     /// clock.
-    async fn queues_with_old_entries(
+    pub(super) async fn queues_with_old_entries(
         &self,
         queues: &[String],
         age_ms: u64,
@@ -162,8 +161,7 @@ impl Store {
         let mut keys = lease_keys.to_vec();
         keys.push(&k.workers);
         keys.extend(k.finish_keys());
-        let mut args =
-            Args::new().arg(queue).arg(self.keys.announce(ChannelKind::Queue, queue)).arg(rand::random::<u32>());
+        let mut args = Args::new().arg(queue).arg(self.keys.announce_finishes(queue)).arg(rand::random::<u32>());
         self.policy.push_args(&mut args);
         self.policy.push_result_args(&mut args);
         for (s, kind, threshold) in items {

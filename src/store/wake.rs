@@ -9,7 +9,11 @@
 //!   waiting set; long-polling Acquires and Subscribe streams re-check;
 //! - election events (elected / resigned / expired): Observe streams and waiting Campaigns;
 //! - pool events: "A|pool|claim" when a waiting claim is handed a resource (its replica picks
-//!   it up) and "C|pool" on every change (WatchPool streams).
+//!   it up) and "C|pool" on every change (WatchPool streams);
+//! - outbox announcements: one channel of no slot (`Keys::outbox_channel`), followed by every
+//!   replica for as long as it runs, carries the queues whose scripts wrote outbox entries, so
+//!   a live replica releases the children a replica that died right after its script left
+//!   behind ([`Wakeups::outboxes`], `Store::run_flows`).
 //!
 //! A sharded source (`store::shards`) has a channel per shard; its waiters hold every shard's
 //! channel and are woken by any.
@@ -92,6 +96,12 @@ struct Inner {
     channels: Mutex<HashMap<String, Channel>>,
     /// Bumped whenever a channel goes live.
     live: watch::Sender<u64>,
+    /// The outbox channel (`Keys::outbox_channel`): subscribed with SUBSCRIBE on every
+    /// deployment, since its messages come from every slot.
+    outbox_channel: String,
+    /// Where outbox announcements go (the flows task): Some(queue), or None when some may have
+    /// been missed.
+    outboxes: Mutex<Option<mpsc::UnboundedSender<Option<String>>>>,
     /// Channels newly wanted, for the follower to subscribe.
     wanted: mpsc::UnboundedSender<String>,
     wanted_rx: Mutex<Option<mpsc::UnboundedReceiver<String>>>,
@@ -170,6 +180,13 @@ pub struct ClaimWaiter {
     wakeups: Wakeups,
 }
 
+/// The outbox announcements this replica hears, while followed: the queues whose scripts wrote
+/// outbox entries (Some), or None when announcements may have been missed (a resubscription).
+pub struct Outboxes {
+    pub rx: mpsc::UnboundedReceiver<Option<String>>,
+    _interest: Interest,
+}
+
 /// One Await's notifier: woken when its agent finishes (or the channel resynced).
 pub struct AwaitWaiter {
     pub notify: Arc<Notify>,
@@ -198,6 +215,8 @@ impl Wakeups {
         let (wanted, wanted_rx) = mpsc::unbounded_channel();
         Self {
             inner: Arc::new(Inner {
+                outbox_channel: keys.outbox_channel(),
+                outboxes: Mutex::new(None),
                 keys,
                 queues: Default::default(),
                 elections: Default::default(),
@@ -225,16 +244,7 @@ impl Wakeups {
     pub async fn interest(&self, kind: ChannelKind, name: &str) -> Result<Interest> {
         let channel = self.inner.keys.channel(kind, name);
         let mut live = self.inner.live.subscribe();
-        {
-            let mut channels = self.inner.channels.lock().expect("wakeups lock");
-            let c = channels.entry(channel.clone()).or_insert_with(|| {
-                let _ = self.inner.wanted.send(channel.clone());
-                Channel { held: 0, live: false, idle_since: None }
-            });
-            c.held += 1;
-            c.idle_since = None;
-        }
-        let interest = Interest { inner: self.inner.clone(), channel: channel.clone() };
+        let interest = self.hold(&channel);
         let is_live = || self.inner.channels.lock().expect("wakeups lock").get(&channel).is_some_and(|c| c.live);
         let confirmed = tokio::time::timeout(SUBSCRIBE_LIMIT, async {
             while !is_live() {
@@ -250,6 +260,34 @@ impl Wakeups {
             _ => Err(Error::Unavailable(format!(
                 "cannot follow the pub/sub channel {channel} (Redis did not confirm it)"
             ))),
+        }
+    }
+
+    /// Holds `channel` subscribed (asked for now; confirmed by Redis later).
+    fn hold(&self, channel: &str) -> Interest {
+        let mut channels = self.inner.channels.lock().expect("wakeups lock");
+        let c = channels.entry(channel.to_string()).or_insert_with(|| {
+            let _ = self.inner.wanted.send(channel.to_string());
+            Channel { held: 0, live: false, idle_since: None }
+        });
+        c.held += 1;
+        c.idle_since = None;
+        Interest { inner: self.inner.clone(), channel: channel.to_string() }
+    }
+
+    /// Follows the outbox channel: the queues whose scripts wrote outbox entries, on any
+    /// replica. One follower per replica (a later call replaces the earlier one's feed).
+    pub fn outboxes(&self) -> Outboxes {
+        let (tx, rx) = mpsc::unbounded_channel();
+        *self.inner.outboxes.lock().expect("wakeups lock") = Some(tx);
+        Outboxes { rx, _interest: self.hold(&self.inner.outbox_channel) }
+    }
+
+    /// Tells the outbox follower, if any.
+    fn outboxed(&self, queue: Option<String>) {
+        let mut outboxes = self.inner.outboxes.lock().expect("wakeups lock");
+        if outboxes.as_ref().is_some_and(|tx| tx.send(queue).is_err()) {
+            *outboxes = None;
         }
     }
 
@@ -328,6 +366,9 @@ impl Wakeups {
 
     /// Handles one message on a channel this replica follows.
     fn message(&self, channel: &str, payload: &str) {
+        if channel == self.inner.outbox_channel {
+            return self.outboxed(Some(payload.to_string()));
+        }
         match self.inner.keys.parse_channel(channel) {
             Some(ChannelKind::Queue) => match payload.strip_prefix("d|") {
                 Some(finished) => self.finished(finished),
@@ -416,6 +457,9 @@ impl Wakeups {
     /// Messages of `channel` may have been missed: every waiter and observer of its source
     /// reads the state again.
     fn resync(&self, channel: &str) {
+        if channel == self.inner.outbox_channel {
+            return self.outboxed(None);
+        }
         let Some(kind) = self.inner.keys.parse_channel(channel) else { return };
         let name = channel_name(channel);
         match kind {
@@ -609,8 +653,8 @@ impl Wakeups {
                 _ = shutdown.cancelled() => return,
                 channel = wanted.recv() => {
                     let Some(channel) = channel else { return };
-                    // Confirmed by the SSUBSCRIBE push below (also after every resubscription).
-                    if let Err(e) = conn.ssubscribe(&channel).await {
+                    // Confirmed by the (S)SUBSCRIBE push below (also after every resubscription).
+                    if let Err(e) = self.cluster_subscribe(&mut conn, &channel).await {
                         tracing::warn!(channel, error = %e, "SSUBSCRIBE failed; retrying");
                         retry.push(channel);
                     }
@@ -620,7 +664,7 @@ impl Wakeups {
                         let _ = conn.sunsubscribe(&channel).await;
                     }
                     for channel in std::mem::take(&mut retry) {
-                        if let Err(e) = conn.ssubscribe(&channel).await {
+                        if let Err(e) = self.cluster_subscribe(&mut conn, &channel).await {
                             tracing::warn!(channel, error = %e, "SSUBSCRIBE failed; retrying");
                             retry.push(channel);
                         }
@@ -635,7 +679,7 @@ impl Wakeups {
                                 self.message(&channel, &payload);
                             }
                         }
-                        PushKind::SSubscribe => {
+                        PushKind::SSubscribe | PushKind::Subscribe => {
                             if let Some(channel) = text(0) {
                                 self.confirmed(&channel);
                             }
@@ -651,6 +695,22 @@ impl Wakeups {
                     }
                 }
             }
+        }
+    }
+}
+
+impl Wakeups {
+    /// SSUBSCRIBE on a cluster: a source's channel lives in its slot; the outbox channel, which
+    /// scripts of every slot PUBLISH on, with SUBSCRIBE.
+    async fn cluster_subscribe(
+        &self,
+        conn: &mut redis::cluster_async::ClusterConnection,
+        channel: &str,
+    ) -> redis::RedisResult<()> {
+        if channel == self.inner.outbox_channel {
+            conn.subscribe(channel).await
+        } else {
+            conn.ssubscribe(channel).await
         }
     }
 }

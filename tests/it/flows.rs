@@ -357,6 +357,7 @@ async fn an_idempotency_key_answers_the_first_agent_within_its_window() {
 async fn the_sweep_releases_what_a_dead_replica_left_in_the_outbox() {
     let mut config = test_config();
     config.flows.sweep_interval_ms = 200;
+    config.flows.takeover_ms = 0; // the sweep's part, not the announcements'
     let mut env = Env::with_config(config).await;
     register(&mut env.client, "q", vec![one_shot("parent")]).await;
     register_call(&mut env, "q", vec![after("child", &[("", "parent")], pb::ParentFailure::Unspecified)])
@@ -402,6 +403,7 @@ async fn a_fan_in_releases_many_parents_per_page() {
     let mut config = test_config();
     // This replica's sweep stays out of the way (and out of the count of script calls).
     config.flows.sweep_interval_ms = 600_000;
+    config.flows.takeover_ms = 0;
     let mut env = Env::with_config(config).await;
     let mut conn = env.redis.conn().await;
     // Parents and child in one queue, then across queues.
@@ -700,6 +702,7 @@ async fn http_get(addr: &str, path: &str) -> String {
 async fn queue_figures_count_blocked_agents_and_releases_in_flight() {
     let mut config = test_config();
     config.flows.sweep_interval_ms = 3_600_000; // no sweep during the test: the release is ours
+    config.flows.takeover_ms = 0;
     let mut env = Env::with_config(config).await;
     register(&mut env.client, "g", vec![one_shot("parent")]).await;
     let kids = (0..3).map(|i| after(&format!("kid-{i}"), &[("", "parent")], pb::ParentFailure::Unspecified)).collect();
@@ -729,4 +732,106 @@ async fn queue_figures_count_blocked_agents_and_releases_in_flight() {
     assert_eq!(store.drain_outbox("g", None).await.unwrap(), 3);
     let s = store.queue_stats("g", 60_000).await.unwrap();
     assert_eq!((s.blocked, s.releasing, s.oldest_release_ms, s.due), (0, 0, None, 3));
+}
+
+/// Passes each sweep ("purge", "orphan", …) has recorded, over every replica.
+async fn sweep_passes(env: &Env, sweep: &str) -> i64 {
+    let mut conn = env.redis.conn().await;
+    let counts: HashMap<String, i64> =
+        redis::cmd("HGETALL").arg("baton:{registry}:sweeps").query_async(&mut conn).await.unwrap();
+    counts.iter().filter(|(k, _)| k.starts_with(&format!("{sweep}:"))).map(|(_, n)| n).sum()
+}
+
+// Agents blocked on their parents are in no waiting, working or dead-letter set, but they are
+// not orphans: a child whose parent never runs, and the callbacks of a closed batch whose member
+// is still pending, go through a Purge (dry run and real), auto-purge passes and repair passes
+// blocked, and Acquire grants none of them.
+#[tokio::test]
+async fn purge_and_repairs_leave_blocked_agents_blocked() {
+    let mut config = test_config();
+    config.purge.interval_ms = 100;
+    config.orphan_cleanup.interval_ms = 100;
+    config.orphan_cleanup.repair_interval_ms = 100;
+    let mut env = Env::with_config(config).await;
+    // The parent and the batch's member wait in a queue nobody acquires from.
+    register(&mut env.client, "never", vec![one_shot("parent")]).await;
+    register_call(&mut env, "blk", vec![after("child", &[("never", "parent")], pb::ParentFailure::Unspecified)])
+        .await
+        .unwrap();
+    let batch = pb::RegisterBatchRequest {
+        batch: "pcb".into(),
+        queue: "never".into(),
+        agents: vec![one_shot("member")],
+        callback_queue: "blk".into(),
+        on_success: vec![one_shot("cb-ok")],
+        on_complete: vec![one_shot("cb-all")],
+        close: true,
+    };
+    env.client.register_batch(batch).await.unwrap();
+    let blocked = ["cb-all", "cb-ok", "child"];
+
+    let mut a = AdminServiceClient::new(env.baton.channel().await);
+    for dry_run in [true, false] {
+        let found = a.purge(pb::PurgeRequest { dry_run }).await.unwrap().into_inner().items;
+        let touched: Vec<_> = found.iter().filter(|i| blocked.contains(&i.id.as_str())).collect();
+        assert!(touched.is_empty(), "dry run {dry_run}: a purge took blocked agents: {touched:?}");
+    }
+    // The auto-purge and the orphan sweep's repairs pass a few times.
+    let (purges, repairs) = (sweep_passes(&env, "purge").await, sweep_passes(&env, "orphan").await);
+    let e = &env;
+    eventually(Duration::from_secs(20), "three more purge and repair passes", || async move {
+        sweep_passes(e, "purge").await >= purges + 3 && sweep_passes(e, "orphan").await >= repairs + 3
+    })
+    .await;
+
+    for name in blocked {
+        assert_eq!(state(&mut env, "blk", name).await.state, pb::AgentState::Blocked as i32, "{name}");
+    }
+    let granted = env
+        .client
+        .acquire(pb::AcquireRequest { queue: "blk".into(), worker_id: "w".into(), max_leases: 10, wait: None })
+        .await
+        .unwrap()
+        .into_inner()
+        .leases;
+    assert!(granted.is_empty(), "granted before their parents: {granted:?}");
+    let s = batch_status(&mut env, "pcb").await;
+    assert_eq!((s.pending, s.done), (1, false));
+}
+
+// An Await of a name with no agent answers NOT_FOUND and writes nothing, with or without a
+// wait, in a queue that never existed and in one that does; and an Await mark left alone in
+// Redis (what such a call wrote before) does not make the sweeper register a phantom queue.
+#[tokio::test]
+async fn an_await_of_an_unknown_agent_writes_nothing() {
+    let mut config = test_config();
+    config.purge.interval_ms = 100;
+    let mut env = Env::with_config(config).await;
+    register(&mut env.client, "real", vec![one_shot("there")]).await;
+    let before = env.redis.snapshot().await;
+    for (queue, name) in [("typo-queue", "x"), ("real", "nobody")] {
+        for wait in [None, dur(100)] {
+            let req = pb::AwaitRequest { queue: queue.into(), name: name.into(), wait, ..Default::default() };
+            let e = env.client.r#await(req).await.unwrap_err();
+            assert_eq!(e.code(), Code::NotFound, "{queue}/{name}");
+        }
+    }
+    assert_eq!(env.redis.snapshot().await, before, "a NOT_FOUND Await wrote to Redis");
+
+    // A stray mark past its time, as such a call left it: the sweeper's discovery (at every
+    // purge pass) neither registers the queue nor keeps the mark.
+    let mut conn = env.redis.conn().await;
+    let stray = "baton:{q:typo-queue}:awaited";
+    let _: () = redis::cmd("ZADD").arg(stray).arg(1).arg("x").query_async(&mut conn).await.unwrap();
+    let passes = sweep_passes(&env, "purge").await;
+    let e = &env;
+    eventually(Duration::from_secs(20), "two more purge passes", || async move {
+        sweep_passes(e, "purge").await >= passes + 2
+    })
+    .await;
+    let registered: bool =
+        redis::cmd("SISMEMBER").arg("baton:{registry}:queues").arg("typo-queue").query_async(&mut conn).await.unwrap();
+    assert!(!registered, "a stray Await mark made a phantom queue");
+    let left: bool = redis::cmd("EXISTS").arg(stray).query_async(&mut conn).await.unwrap();
+    assert!(!left, "a mark past its time is dropped");
 }

@@ -427,3 +427,69 @@ async fn sigterm_under_load_loses_nothing() {
     }
     assert_nothing_lost(&redis, &names).await;
 }
+
+/// A worker takes two leases of 1 s (error_interval 60 s) and vanishes: no heartbeat, no
+/// Complete. Whichever sweep takes them back, "again" is due at once (its attempt counted) and
+/// "once" (max_attempts 1) is dead-lettered. Returns the time from the worker's last word to the
+/// re-grant, and the outcome the take-back recorded.
+async fn a_vanished_holders_lease(config: Config, order: &str) -> (Duration, String) {
+    let mut env = Env::with_config(config).await;
+    let short = |name: &str, max_attempts| pb::Agent {
+        error_interval: dur(60_000),
+        max_attempts,
+        ..agent(name, 3_600_000, 1_000)
+    };
+    register(&mut env.client, Q, vec![short("again", 0), short("once", 1)]).await;
+    let held = acquire(&mut env.client, Q, "vanished", 2).await;
+    assert_eq!(held.len(), 2);
+    let vanished_at = Instant::now();
+    let mut regranted = Vec::new();
+    while regranted.is_empty() && vanished_at.elapsed() < Duration::from_secs(30) {
+        let req = pb::AcquireRequest { queue: Q.into(), worker_id: "rescuer".into(), max_leases: 2, wait: dur(5_000) };
+        regranted = env.client.acquire(req).await.unwrap().into_inner().leases;
+    }
+    let recovery = vanished_at.elapsed();
+    let names: Vec<&str> = regranted.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["again"], "{order}: due at once after the take-back, not error_interval (60 s) later");
+    assert!(recovery < Duration::from_secs(15), "{order}: re-granted {recovery:?} after the worker vanished");
+    assert_eq!(regranted[0].attempt, 2, "{order}: the vanished run counts as an attempt");
+    let once = env.client.get_agent(pb::GetAgentRequest { queue: Q.into(), name: "once".into() }).await.unwrap();
+    let once = once.into_inner().agent.unwrap();
+    assert_eq!(once.state(), pb::AgentState::DeadLettered, "{order}: max_attempts 1 reached");
+    let stale = held.iter().find(|l| l.name == "again").unwrap();
+    let err = env.client.complete(complete_req(stale, pb::Outcome::Success)).await.unwrap_err();
+    assert_eq!(reason(&err), "LEASE_LOST");
+    let mut a = baton::pb::admin_service_client::AdminServiceClient::new(env.baton.channel().await);
+    let source = pb::Source { kind: pb::SourceKind::Queue as i32, name: Q.into() };
+    let dead = a
+        .list_dead_letters(pb::ListDeadLettersRequest { source: Some(source), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner()
+        .dead_letters;
+    (recovery, dead.first().map(|d| d.error_class.clone()).unwrap_or_default())
+}
+
+// One rule for a lease whose holder vanished, whichever sweep sees it first. The deadline
+// (zombie) sweep first: a 1 s lease, zombie threshold 200 ms, orphan threshold 10 s.
+#[tokio::test]
+async fn a_vanished_holders_lease_is_due_at_once_when_the_deadline_sweep_sees_it_first() {
+    let mut config = sweeping_config();
+    config.orphan_cleanup.threshold_ms = 10_000;
+    config.orphan_cleanup.interval_ms = 2_000;
+    let (recovery, outcome) = a_vanished_holders_lease(config, "deadline sweep first").await;
+    assert_eq!(outcome, "TIMEOUT", "the zombie sweep took it back");
+    println!("vanished holder, deadline sweep first: re-granted {} ms after its last word", recovery.as_millis());
+}
+
+// The orphan sweep first: a 1 s lease, orphan threshold 300 ms, zombie threshold 60 s.
+#[tokio::test]
+async fn a_vanished_holders_lease_is_due_at_once_when_the_orphan_sweep_sees_it_first() {
+    let mut config = sweeping_config();
+    config.orphan_cleanup.threshold_ms = 300;
+    config.orphan_cleanup.interval_ms = 100;
+    config.zombie_cleanup.threshold_ms = 60_000;
+    let (recovery, outcome) = a_vanished_holders_lease(config, "orphan sweep first").await;
+    assert_eq!(outcome, "ORPHANED", "the orphan sweep took it back");
+    println!("vanished holder, orphan sweep first: re-granted {} ms after its last word", recovery.as_millis());
+}

@@ -1,9 +1,10 @@
 --[[
   purgeQueue: one page of the auto-purge of an agent queue. Finds, and unless dryRun acts on:
   leases more than maxWorkingAgeMs past their deadline (the agent is dead-lettered, reason
-  PURGED); definitions in no state at all (requeued, due at once); dead letters past their TTL
-  or beyond the size bound (removed, with the agent). Stuck leases and dead letters are handled
-  on the first page (cursor "0"); definitions are scanned page by page.
+  PURGED); definitions in no state at all (requeued, due at once: an agent blocked on its
+  parents, a child or a batch's callback, is in `pending` and is never requeued); dead letters
+  past their TTL or beyond the size bound (removed, with the agent). Stuck leases and dead
+  letters are handled on the first page (cursor "0"); definitions are scanned page by page.
 
   Input:
     KEYS[1]  waiting    ZSET name -> next run (ms)
@@ -19,6 +20,7 @@
     KEYS[11] limits     HASH flow control: "blocked" (acquireAgents) cleared and announced
     KEYS[12] cron       HASH name -> "token|next fire" of cron agents' runs: a purged lease's
                         record is dropped
+    KEYS[13] pending    HASH name -> parents still pending: blocked agents, left alone
 
     ARGV[1] dryRun            "1": report only
     ARGV[2] maxWorkingAgeMs   how far past its deadline a lease may be (0: no bound)
@@ -96,7 +98,8 @@ local scan = rcall('HSCAN', defsKey, cursor, 'COUNT', limit)
 local entries = scan[2]
 for i = 1, #entries, 2 do
   local name = entries[i]
-  if not rcall('ZSCORE', waitingKey, name) and not rcall('ZSCORE', workingKey, name) and not rcall('ZSCORE', dlqKey, name) then
+  if not rcall('ZSCORE', waitingKey, name) and not rcall('ZSCORE', workingKey, name)
+    and not rcall('ZSCORE', dlqKey, name) and rcall('HEXISTS', KEYS[13], name) == 0 then
     found(name, 'definition with no queue entry', 'REQUEUED')
     if not dryRun then
       rcall('ZADD', indexKey, 0, name)
