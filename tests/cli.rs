@@ -356,7 +356,7 @@ async fn await_batch_and_an_agents_parents() {
     let one_shot = |name: &str| agent(name, 0, 60_000);
     register(&mut env.client, "etl", vec![one_shot("extract")]).await;
     let child = pb::Agent {
-        after: vec![pb::AgentRef { queue: "etl".into(), name: "extract".into(), on_failure: 0 }],
+        after: vec![pb::AgentRef { queue: "etl".into(), name: "extract".into(), on_failure: 0, ..Default::default() }],
         ..one_shot("load")
     };
     register(&mut env.client, "etl", vec![child]).await;
