@@ -52,7 +52,10 @@ async fn set_limits(
     queue: &str,
     l: Option<pb::QueueLimits>,
 ) -> pb::SetLimitsResponse {
-    a.set_limits(pb::SetLimitsRequest { queue: queue.into(), limits: l, create: false }).await.expect("set limits").into_inner()
+    a.set_limits(pb::SetLimitsRequest { queue: queue.into(), limits: l, create: false })
+        .await
+        .expect("set limits")
+        .into_inner()
 }
 
 fn source(kind: pb::SourceKind, name: &str) -> Option<pb::Source> {
@@ -295,9 +298,17 @@ async fn pausing_a_queue_holds_its_work_and_resume_releases_it() {
     let mut env = Env::start().await;
     let mut a = admin(&env.baton).await;
     register(&mut env.client, Q, vec![agent("a1", 60_000, 30_000), agent("a2", 60_000, 30_000)]).await;
-    let paused = a.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, Q), create: false }).await.unwrap().into_inner();
+    let paused = a
+        .pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, Q), create: false })
+        .await
+        .unwrap()
+        .into_inner();
     assert!(paused.changed);
-    let again = a.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, Q), create: false }).await.unwrap().into_inner();
+    let again = a
+        .pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, Q), create: false })
+        .await
+        .unwrap()
+        .into_inner();
     assert!(!again.changed, "already paused");
 
     let mut c = env.client.clone();
@@ -311,7 +322,11 @@ async fn pausing_a_queue_holds_its_work_and_resume_releases_it() {
     assert!(h.paused);
     assert_eq!(h.size, 2, "the work stays due");
 
-    let resumed = a.resume(pb::ResumeRequest { source: source(pb::SourceKind::Queue, Q), create: false }).await.unwrap().into_inner();
+    let resumed = a
+        .resume(pb::ResumeRequest { source: source(pb::SourceKind::Queue, Q), create: false })
+        .await
+        .unwrap()
+        .into_inner();
     assert!(resumed.changed);
     let got = tokio::time::timeout(Duration::from_secs(30), poll).await.expect("the long poll is released").unwrap();
     assert_eq!(got.len(), 1);
@@ -336,7 +351,11 @@ async fn pausing_a_receiver_holds_its_messages_until_resume() {
     };
     let id = s.schedule(later).await.unwrap().into_inner().id;
     assert!(
-        a.pause(pb::PauseRequest { source: source(pb::SourceKind::Receiver, R), create: false }).await.unwrap().into_inner().changed
+        a.pause(pb::PauseRequest { source: source(pb::SourceKind::Receiver, R), create: false })
+            .await
+            .unwrap()
+            .into_inner()
+            .changed
     );
     s.cancel(pb::CancelRequest { receiver: R.into(), id }).await.unwrap();
     s.schedule(pb::ScheduleRequest { receiver: R.into(), payload: b"hello".to_vec(), ..Default::default() })
@@ -371,7 +390,13 @@ async fn pausing_a_pool_holds_its_resources_and_resume_hands_them_to_the_line() 
     c.offer(pb::OfferRequest { request_id: String::new(), pool: P.into(), resources: vec![resource("vm-1")] })
         .await
         .unwrap();
-    assert!(a.pause(pb::PauseRequest { source: source(pb::SourceKind::Pool, P), create: false }).await.unwrap().into_inner().changed);
+    assert!(
+        a.pause(pb::PauseRequest { source: source(pb::SourceKind::Pool, P), create: false })
+            .await
+            .unwrap()
+            .into_inner()
+            .changed
+    );
     let claim = |wait_ms: u64| pb::ClaimRequest {
         request_id: String::new(),
         hold: None,
@@ -398,7 +423,11 @@ async fn pausing_a_pool_holds_its_resources_and_resume_hands_them_to_the_line() 
     assert!(!line.is_finished());
 
     assert!(
-        a.resume(pb::ResumeRequest { source: source(pb::SourceKind::Pool, P), create: false }).await.unwrap().into_inner().changed
+        a.resume(pb::ResumeRequest { source: source(pb::SourceKind::Pool, P), create: false })
+            .await
+            .unwrap()
+            .into_inner()
+            .changed
     );
     let got = tokio::time::timeout(Duration::from_secs(30), line).await.expect("handed after Resume").unwrap();
     assert_eq!(got.resource.unwrap().id, "vm-1", "the oldest idle resource goes first");
@@ -485,12 +514,20 @@ async fn operator_calls_refuse_unknown_sources_and_create_nothing() {
         let e = a.list_dead_letters(pb::ListDeadLettersRequest { source: s, ..Default::default() }).await.unwrap_err();
         assert_eq!(e.code(), Code::NotFound, "ListDeadLetters {kind:?}: {e:?}");
     }
-    let e = a.set_limits(pb::SetLimitsRequest { queue: "never-existed".into(), limits: limits(1, None), create: false }).await;
+    let e = a
+        .set_limits(pb::SetLimitsRequest { queue: "never-existed".into(), limits: limits(1, None), create: false })
+        .await;
     assert_eq!(e.unwrap_err().code(), Code::NotFound);
     assert_eq!(env.redis.snapshot().await, before, "nothing was created");
     assert!(health_of(&mut a, pb::SourceKind::Queue, "never-existed").await.is_none(), "no phantom queue");
     // The known queue is still served.
-    assert!(a.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, Q), create: false }).await.unwrap().into_inner().changed);
+    assert!(
+        a.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, Q), create: false })
+            .await
+            .unwrap()
+            .into_inner()
+            .changed
+    );
 }
 
 // An operator declares sources before their first item with `create` (deployment tooling):
@@ -535,7 +572,10 @@ async fn a_sharded_queue_pauses_but_refuses_limits() {
     let mut a = admin(&env.baton).await;
     let defs: Vec<_> = (0..12).map(|i| agent(&format!("h{i:02}"), 60_000, 30_000)).collect();
     register(&mut env.client, "hot", defs).await;
-    let e = a.set_limits(pb::SetLimitsRequest { queue: "hot".into(), limits: limits(5, None), create: false }).await.unwrap_err();
+    let e = a
+        .set_limits(pb::SetLimitsRequest { queue: "hot".into(), limits: limits(5, None), create: false })
+        .await
+        .unwrap_err();
     assert_eq!((e.code(), reason(&e).as_str()), (Code::FailedPrecondition, "UNSUPPORTED"));
 
     a.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, "hot"), create: false }).await.unwrap();

@@ -34,7 +34,12 @@ fn after(name: &str, parents: &[(&str, &str)], on_failure: pb::ParentFailure) ->
     pb::Agent {
         after: parents
             .iter()
-            .map(|(q, n)| pb::AgentRef { queue: q.to_string(), name: n.to_string(), on_failure: on_failure as i32, ..Default::default() })
+            .map(|(q, n)| pb::AgentRef {
+                queue: q.to_string(),
+                name: n.to_string(),
+                on_failure: on_failure as i32,
+                ..Default::default()
+            })
             .collect(),
         ..one_shot(name)
     }
@@ -230,8 +235,16 @@ async fn parents_are_answered_and_fixed_at_creation() {
 
     for (agents, field, what) in [
         (vec![after("c", &[("dag", "p1")], pb::ParentFailure::Wait)], "agents[0].after", "fewer parents"),
-        (vec![one_shot("x"), after("c", &[("dag", "p1"), ("dag", "p3")], pb::ParentFailure::Wait)], "agents[1].after", "another parent"),
-        (vec![after("p1", &[("dag", "p2")], pb::ParentFailure::Wait)], "agents[0].after", "parents for an agent without"),
+        (
+            vec![one_shot("x"), after("c", &[("dag", "p1"), ("dag", "p3")], pb::ParentFailure::Wait)],
+            "agents[1].after",
+            "another parent",
+        ),
+        (
+            vec![after("p1", &[("dag", "p2")], pb::ParentFailure::Wait)],
+            "agents[0].after",
+            "parents for an agent without",
+        ),
     ] {
         register(&mut env.client, "dag", vec![one_shot("p3")]).await;
         let before = env.redis.snapshot().await;
@@ -362,7 +375,12 @@ async fn bad_parents_and_keys_are_refused_and_change_nothing() {
         (vec![after("x", &[("bad queue!", "exists")], pb::ParentFailure::Unspecified)], "agents[0].after[0].queue"),
         (
             vec![pb::Agent {
-                after: vec![pb::AgentRef { queue: String::new(), name: "exists".into(), on_failure: 9, ..Default::default() }],
+                after: vec![pb::AgentRef {
+                    queue: String::new(),
+                    name: "exists".into(),
+                    on_failure: 9,
+                    ..Default::default()
+                }],
                 ..one_shot("x")
             }],
             "agents[0].after[0].on_failure",

@@ -225,13 +225,13 @@ async fn a_wait_above_max_wait_is_cut_to_it() {
     };
     assert!(l.campaign(campaign("first", None)).await.unwrap().into_inner().is_leader);
     let started = std::time::Instant::now();
-    let got = tokio::time::timeout(limit, l.campaign(campaign("second", hour))).await.expect("cut").expect("not an error");
+    let got =
+        tokio::time::timeout(limit, l.campaign(campaign("second", hour))).await.expect("cut").expect("not an error");
     assert!(!got.into_inner().is_leader);
     cut("Campaign", started);
 
     let mut p = ClaimServiceClient::new(env.baton.channel().await);
-    let claim =
-        pb::ClaimRequest { pool: "empty".into(), claimer_id: "x".into(), wait: hour, ..Default::default() };
+    let claim = pb::ClaimRequest { pool: "empty".into(), claimer_id: "x".into(), wait: hour, ..Default::default() };
     let started = std::time::Instant::now();
     let got = tokio::time::timeout(limit, p.claim(claim)).await.expect("cut").expect("not an error");
     assert!(got.into_inner().resource.is_none());

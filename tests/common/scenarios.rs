@@ -92,7 +92,12 @@ pub async fn flows(channel: Channel, tag: &str, _probe: &Probe) {
         let queue = format!("{tag}-f{q}");
         let agents: Vec<pb::Agent> = (0..10)
             .map(|i| pb::Agent {
-                after: vec![pb::AgentRef { queue: root_q.clone(), name: "root".into(), on_failure: 0, ..Default::default() }],
+                after: vec![pb::AgentRef {
+                    queue: root_q.clone(),
+                    name: "root".into(),
+                    on_failure: 0,
+                    ..Default::default()
+                }],
                 ..one_shot(&format!("c{i}"))
             })
             .collect();
