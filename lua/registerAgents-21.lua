@@ -4,7 +4,8 @@
   A new agent enters waiting at now + a random initial jitter; a cron agent at the first fire
   Baton computed ("first_fire_ms" in its definition), also when its schedule is reset. An existing agent keeps its
   schedule, unless reset is set and it is not held: then it is due at once again, its failure
-  streak and dead-letter entry cleared. An existing agent found in no state at all (not held,
+  streak and dead-letter entry cleared (with a dead-lettered agent's kept finish, which the new
+  run supersedes). An existing agent found in no state at all (not held,
   not waiting, not dead-lettered) is put back in waiting, which repairs partial state.
 
   With a request field, a retry of a call already applied returns the first call's answer and
@@ -15,7 +16,10 @@
   agent into unattached until Baton has attached it to each parent (attachChildren) and
   confirmed. Re-registering an existing agent keeps its parents, and the trace contexts of its
   first parents stored with its definition at creation ("ptp"). A new agent drops any finish
-  kept of an earlier agent of its name. Registering never makes a blocked agent due.
+  kept of an earlier agent of its name. Registering never makes a blocked agent due. Parents are
+  fixed at creation: an existing agent given parents ("after" not empty) other than the ones it
+  has (compared as a set of "<parent queue>|<parent>"; policies are read at creation only)
+  refuses the whole call before anything is written.
 
   An agent with an idempotency key held by an agent of the queue (within its window) is not
   registered: the answer names the holder, with its kept finish. Otherwise the key is taken by
@@ -69,7 +73,8 @@
   Output:
     { created, updated, deduplicated, then per agent: code (0 created, 1 updated,
       2 deduplicated), the key's holder ("" unless deduplicated), its kept finish ("" for none) }
-    (the first call's, for a retry with its request id)
+    (the first call's, for a retry with its request id); or { -1, name } when the existing agent
+    `name` was given other parents (nothing written)
 ]]
 local rcall = redis.call
 --@include memberKey
@@ -88,6 +93,18 @@ local depsBase, dedupKey, dedupatKey = KEYS[19], KEYS[20], KEYS[21]
 local request = ARGV[6]
 local first = recall(answersKey, request)
 if first then return first end
+for i = 9, #ARGV, 5 do
+  local name, after = ARGV[i], ARGV[i + 3]
+  if after ~= '' and rcall('HEXISTS', defsKey, name) == 1 then
+    local depsKey = memberKey(depsBase, name)
+    local n = 0
+    for parent in string.gmatch(after, '([^|\n]+|[^|\n]+)|%a') do
+      if rcall('HEXISTS', depsKey, parent) == 0 then return { -1, name } end
+      n = n + 1
+    end
+    if n ~= rcall('HLEN', depsKey) then return { -1, name } end
+  end
+end
 local reset = ARGV[1] == '1'
 local jitterMs = tonumber(ARGV[2])
 local channel, queue = ARGV[4], ARGV[5]
@@ -174,7 +191,11 @@ for i = 9, #ARGV, 5 do
       if reset then
         rcall('HDEL', streaksKey, name)
         rcall('HDEL', cronKey, name)
-        rcall('ZREM', dlqKey, name)
+        if rcall('ZREM', dlqKey, name) == 1 then
+          -- Its dead-lettered finish is superseded: an Await waits for the new run.
+          rcall('HDEL', resultsKey, name)
+          rcall('ZREM', resultsatKey, name)
+        end
         rcall('HDEL', dlqinfoKey, name)
         wait(name, def, firstFire or now)
       elseif not rcall('ZSCORE', waitingKey, name) and not rcall('ZSCORE', dlqKey, name) then

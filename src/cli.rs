@@ -335,6 +335,10 @@ pub struct LimitsArgs {
     /// Remove every limit.
     #[arg(long, conflicts_with_all = ["concurrency", "rate", "key_concurrency", "key_rate"])]
     pub clear: bool,
+    /// Declare the queue if nothing was registered in it yet (configure it before its first
+    /// producer); without it an unknown queue is an error.
+    #[arg(long)]
+    pub create: bool,
     #[command(flatten)]
     pub target: Target,
 }
@@ -345,6 +349,10 @@ pub struct SourceArgs {
     pub kind: Kind,
     /// Its name.
     pub name: String,
+    /// Declare the source if it is unknown (configure it before its first item); without it an
+    /// unknown source is an error.
+    #[arg(long)]
+    pub create: bool,
     #[command(flatten)]
     pub target: Target,
 }
@@ -1069,18 +1077,22 @@ async fn limits(c: &Client, a: &LimitsArgs) -> Result<String> {
     let changing =
         a.clear || a.concurrency.is_some() || a.rate.is_some() || a.key_concurrency.is_some() || a.key_rate.is_some();
     let health = c.admin().get_health(pb::GetHealthRequest {}).await.map_err(|s| failed("GetHealth", s))?.into_inner();
-    let Some(current) = health
+    let current = health
         .sources
         .iter()
-        .find(|s| s.source.as_ref().is_some_and(|s| s.kind == pb::SourceKind::Queue as i32 && s.name == a.queue))
-    else {
-        return Err(CliError::Call {
-            what: "limits".into(),
-            code: tonic::Code::NotFound,
-            message: format!("no queue {:?}", a.queue),
-        });
+        .find(|s| s.source.as_ref().is_some_and(|s| s.kind == pb::SourceKind::Queue as i32 && s.name == a.queue));
+    // --create declares a queue nothing was registered in yet: it starts with no limits.
+    let mut l = match current {
+        Some(current) => current.limits.unwrap_or_default(),
+        None if a.create && changing => pb::QueueLimits::default(),
+        None => {
+            return Err(CliError::Call {
+                what: "limits".into(),
+                code: tonic::Code::NotFound,
+                message: format!("no queue {:?} (--create declares it, with the limits given)", a.queue),
+            })
+        }
     };
-    let mut l = current.limits.unwrap_or_default();
     if changing {
         if a.clear {
             l = pb::QueueLimits::default();
@@ -1097,7 +1109,7 @@ async fn limits(c: &Client, a: &LimitsArgs) -> Result<String> {
         if let Some(r) = a.key_rate {
             l.key_rate = rate_flag(r, a.key_burst);
         }
-        let msg = pb::SetLimitsRequest { queue: a.queue.clone(), limits: Some(l) };
+        let msg = pb::SetLimitsRequest { queue: a.queue.clone(), limits: Some(l), create: a.create };
         l = idempotent("SetLimits", || {
             let (mut admin, msg) = (c.admin(), msg.clone());
             async move { admin.set_limits(msg).await }
@@ -1574,14 +1586,14 @@ async fn pause(c: &Client, a: &SourceArgs, paused: bool) -> Result<String> {
     let changed = if paused {
         idempotent("Pause", || {
             let (mut admin, source) = (c.admin(), source.clone());
-            async move { admin.pause(pb::PauseRequest { source }).await }
+            async move { admin.pause(pb::PauseRequest { source, create: a.create }).await }
         })
         .await?
         .changed
     } else {
         idempotent("Resume", || {
             let (mut admin, source) = (c.admin(), source.clone());
-            async move { admin.resume(pb::ResumeRequest { source }).await }
+            async move { admin.resume(pb::ResumeRequest { source, create: a.create }).await }
         })
         .await?
         .changed

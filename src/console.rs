@@ -892,10 +892,12 @@ async fn pause(
     c.writable()?;
     let source = Some(pb::Source { kind: kind(&body.kind)? as i32, name: body.name });
     let changed = if paused {
-        let req = c.request(&headers, None, "/baton.v1.AdminService/Pause", pb::PauseRequest { source })?;
+        let req =
+            c.request(&headers, None, "/baton.v1.AdminService/Pause", pb::PauseRequest { source, create: false })?;
         c.admin.pause(req).await?.into_inner().changed
     } else {
-        let req = c.request(&headers, None, "/baton.v1.AdminService/Resume", pb::ResumeRequest { source })?;
+        let req =
+            c.request(&headers, None, "/baton.v1.AdminService/Resume", pb::ResumeRequest { source, create: false })?;
         c.admin.resume(req).await?.into_inner().changed
     };
     Ok(Json(json!({ "changed": changed })))

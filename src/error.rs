@@ -52,6 +52,11 @@ pub enum Error {
     /// The caller is known but may not do this (a role or a scope is missing).
     #[error("permission denied: {message}")]
     PermissionDenied { permission: String, message: String },
+    /// An existing agent was registered with other parents (`after`), which are fixed when it is
+    /// created. Nothing was changed. `field` is `after` from the store; the service names the
+    /// request's field (`agents[i].after`) by the `agent`'s name.
+    #[error("{field}: {message}")]
+    ParentsFixed { agent: String, field: String, message: String },
     /// A batch is closed: no member may be added (RegisterBatch). Nothing was changed.
     #[error("batch closed: {0}")]
     BatchClosed(String),
@@ -95,6 +100,7 @@ impl Error {
             Error::PermissionDenied { .. } => "PERMISSION_DENIED",
             Error::Unsupported(_) => "UNSUPPORTED",
             Error::BatchClosed(_) => "BATCH_CLOSED",
+            Error::ParentsFixed { .. } => "PARENTS_FIXED",
             Error::Config(_) => "INVALID_CONFIG",
             Error::Internal(_) => "INTERNAL",
         }
@@ -103,7 +109,9 @@ impl Error {
     pub fn code(&self) -> Code {
         match self {
             Error::InvalidArgument { .. } => Code::InvalidArgument,
-            Error::LeaseLost(_) | Error::Unsupported(_) | Error::BatchClosed(_) => Code::FailedPrecondition,
+            Error::LeaseLost(_) | Error::Unsupported(_) | Error::BatchClosed(_) | Error::ParentsFixed { .. } => {
+                Code::FailedPrecondition
+            }
             Error::NotFound(_) => Code::NotFound,
             Error::Unavailable(_) | Error::CircuitOpen { .. } | Error::NotReplicated(_) => Code::Unavailable,
             Error::Exhausted { .. } | Error::Overloaded { .. } | Error::RedisFull { .. } => Code::ResourceExhausted,
@@ -182,6 +190,11 @@ impl From<Error> for Status {
                 metadata.insert("field".to_string(), field.clone());
                 details.add_bad_request_violation(field.clone(), reason.clone());
                 Error::InvalidArgument { field, reason }
+            }
+            Error::ParentsFixed { agent, field, message } => {
+                let field = clip(&field, MAX_FIELD_BYTES);
+                metadata.insert("field".to_string(), field.clone());
+                Error::ParentsFixed { agent, field, message: clip(&message, MAX_MESSAGE_BYTES) }
             }
             Error::PermissionDenied { permission, message } => {
                 let permission = clip(&permission, MAX_FIELD_BYTES);

@@ -203,7 +203,7 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
                         .unregister(pb::UnregisterRequest { queue: "drain".into(), names: vec!["placeholder".into()] })
                         .await?;
                     AdminServiceClient::new(channel)
-                        .set_limits(pb::SetLimitsRequest { queue: "drain".into(), limits })
+                        .set_limits(pb::SetLimitsRequest { queue: "drain".into(), limits, create: false })
                         .await?;
                 }
                 let keys = if name == "baton-keyed" { 100 } else { 0 };

@@ -140,7 +140,10 @@ fn agent(name: String, after: Vec<String>) -> pb::Agent {
     pb::Agent {
         name,
         timeout: dur(TIMEOUT_MS),
-        after: after.into_iter().map(|name| pb::AgentRef { queue: String::new(), name, on_failure: 0 }).collect(),
+        after: after
+            .into_iter()
+            .map(|name| pb::AgentRef { queue: String::new(), name, on_failure: 0, ..Default::default() })
+            .collect(),
         ..Default::default()
     }
 }

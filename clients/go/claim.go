@@ -37,6 +37,9 @@ func (e *LineFullError) Error() string {
 
 func (e *LineFullError) Unwrap() error { return e.Err }
 
+// Reason is the ErrorInfo reason of the refusal: LINE_FULL.
+func (e *LineFullError) Reason() string { return Reason(e.Err) }
+
 // Claim is a claimed resource and the claim's fencing token. End it once, with Return or Fail
 // (or leave that to Claimer.With).
 type Claim struct {

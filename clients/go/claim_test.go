@@ -224,7 +224,7 @@ func TestClaimExplicitReturnAndFail(t *testing.T) {
 	if got := counts(poolStatus(t, pool)); got != [3]uint64{0, 0, 0} {
 		t.Fatalf("idle, claimed, dead-lettered = %v", got)
 	}
-	if err := cl.Return(ctx, true); !baton.IsLeaseLost(err) {
+	if err := cl.Return(ctx, true); !baton.IsLeaseLost(err) || baton.Reason(err) != "LEASE_LOST" {
 		t.Fatalf("second Return = %v, want LEASE_LOST", err)
 	}
 	_, _ = pool.OfferIDs(ctx, "vm-1")
@@ -263,6 +263,10 @@ func TestClaimFullLineIsALineFullErrorWithThePushbackHint(t *testing.T) {
 	var full *baton.LineFullError
 	if !errors.As(err, &full) || full.RetryAfter != 250*time.Millisecond || full.Pool != pool.Name {
 		t.Fatalf("claim = %v, want a LineFullError with a 250 ms hint", err)
+	}
+	// The error under it, read as any caller of the raw stubs would.
+	if full.Reason() != "LINE_FULL" || baton.Reason(full.Err) != "LINE_FULL" || baton.RetryAfter(full.Err) != 250*time.Millisecond {
+		t.Fatalf("reason %q, hint %v", baton.Reason(full.Err), baton.RetryAfter(full.Err))
 	}
 	// An offer serves the waiting claim at once.
 	if offered, err := pool.OfferIDs(ctx, "vm-1"); err != nil || offered.GetHanded() != 1 {

@@ -134,8 +134,8 @@ func errorClass(err error) string {
 }
 
 // IsLeaseLost reports whether Baton refused a stale token (FAILED_PRECONDITION, ErrorInfo
-// reason LEASE_LOST): the lease or term is gone and the work must stop. Baton uses
-// FAILED_PRECONDITION for nothing else.
+// reason LEASE_LOST): the lease or term is gone and the work must stop.
 func IsLeaseLost(err error) bool {
-	return status.Code(err) == codes.FailedPrecondition
+	why := Reason(err)
+	return status.Code(err) == codes.FailedPrecondition && (why == "" || why == "LEASE_LOST")
 }

@@ -28,6 +28,22 @@ func (b *backoff) next(err error) time.Duration {
 
 func (b *backoff) reset() { b.failures = 0 }
 
+// Reason is the reason of the google.rpc.ErrorInfo Baton sends with every error (LEASE_LOST,
+// NOT_FOUND, LINE_FULL, PARENTS_FIXED, …; README "Errors"), or "" when err carries none. Its
+// retry hint is RetryAfter.
+func Reason(err error) string {
+	for _, d := range status.Convert(err).Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			return info.GetReason()
+		}
+	}
+	return ""
+}
+
+// RetryAfter is the retry hint a gRPC error carries (google.rpc.RetryInfo, the same delay as
+// the grpc-retry-pushback-ms trailer), or 0.
+func RetryAfter(err error) time.Duration { return retryHint(err) }
+
 // retryHint is the retry delay a gRPC error carries (google.rpc.RetryInfo), or 0.
 func retryHint(err error) time.Duration {
 	for _, d := range status.Convert(err).Details() {

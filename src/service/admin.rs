@@ -175,12 +175,14 @@ fn key(value: &str) -> Result<()> {
     validate::name("key", value)
 }
 
-/// Validates the source of Pause and Resume.
-/// A validated source, once it is known: operator calls refuse a name that never existed
-/// (NOT_FOUND) rather than create it (a typo would make a phantom queue that says "paused").
-async fn known_source(store: &Store, s: Option<&pb::Source>) -> Result<(SourceKind, String)> {
+/// The validated source of Pause and Resume, once it is known: operator calls refuse a name
+/// that never existed (NOT_FOUND) rather than create it (a typo would make a phantom queue that
+/// says "paused"), unless the caller declares it with `create`.
+async fn known_source(store: &Store, s: Option<&pb::Source>, create: bool) -> Result<(SourceKind, String)> {
     let (kind, name) = source("source", s)?;
-    must_exist(store, kind, &name).await?;
+    if !create {
+        must_exist(store, kind, &name).await?;
+    }
     Ok((kind, name))
 }
 
@@ -438,7 +440,10 @@ impl AdminService for AdminServiceImpl {
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;
             let limits = limits(req.limits.as_ref(), self.config.limits.max_duration_ms)?;
-            must_exist(&self.store, SourceKind::Queue, &req.queue).await?;
+            // `create` declares a queue ahead of its first agent: set_limits registers it.
+            if !req.create {
+                must_exist(&self.store, SourceKind::Queue, &req.queue).await?;
+            }
             self.store.set_limits(&req.queue, &limits).await?;
             tracing::info!(
                 target: "baton::audit",
@@ -555,7 +560,8 @@ impl AdminService for AdminServiceImpl {
     async fn pause(&self, request: Request<pb::PauseRequest>) -> Result<Response<pb::PauseResponse>, Status> {
         observe("Pause", async {
             let caller = auth::authorize(&request)?;
-            let (kind, name) = known_source(&self.store, request.get_ref().source.as_ref()).await?;
+            let req = request.get_ref();
+            let (kind, name) = known_source(&self.store, req.source.as_ref(), req.create).await?;
             let changed = self.store.set_paused(kind, &name, true).await?;
             tracing::info!(target: "baton::audit", identity = auth::who(&caller), kind = kind.as_str(), name, changed, "pause");
             Ok(Response::new(pb::PauseResponse { changed }))
@@ -566,7 +572,8 @@ impl AdminService for AdminServiceImpl {
     async fn resume(&self, request: Request<pb::ResumeRequest>) -> Result<Response<pb::ResumeResponse>, Status> {
         observe("Resume", async {
             let caller = auth::authorize(&request)?;
-            let (kind, name) = known_source(&self.store, request.get_ref().source.as_ref()).await?;
+            let req = request.get_ref();
+            let (kind, name) = known_source(&self.store, req.source.as_ref(), req.create).await?;
             let changed = self.store.set_paused(kind, &name, false).await?;
             tracing::info!(target: "baton::audit", identity = auth::who(&caller), kind = kind.as_str(), name, changed, "resume");
             Ok(Response::new(pb::ResumeResponse { changed }))

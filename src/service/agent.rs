@@ -145,7 +145,7 @@ impl AgentServiceImpl {
     }
 
     fn wait(&self, wait: Option<&prost_types::Duration>) -> Result<Duration> {
-        let ms = validate::duration_ms("wait", wait, self.config.limits.max_wait_ms)?.unwrap_or(0);
+        let ms = validate::wait_ms("wait", wait, self.config.limits.max_wait_ms)?;
         Ok(Duration::from_millis(ms))
     }
 
@@ -303,6 +303,20 @@ fn link_created(defs: &[AgentDef], done: &store::RegisterAnswer) {
     crate::trace::link_current(created.flat_map(|d| d.parent_traceparents.values()).map(String::as_str));
 }
 
+/// Names the request's field of a `ParentsFixed` refusal (`<list>[i].after`), by its agent.
+fn parents_fixed_field(e: Error, list: &str, defs: &[AgentDef]) -> Error {
+    match e {
+        Error::ParentsFixed { agent, message, .. } => {
+            let field = match defs.iter().position(|d| d.name == agent) {
+                Some(i) => format!("{list}[{i}].after"),
+                None => "after".to_string(),
+            };
+            Error::ParentsFixed { agent, field, message }
+        }
+        e => e,
+    }
+}
+
 /// A granted lease, as the worker (`identity`) sees it: its parents' finishes, each with the
 /// trace context kept for it (AgentResult.traceparent); parents outside the worker's scopes
 /// are left out (`flows::shown`).
@@ -320,6 +334,7 @@ pub(super) fn lease_pb(queue: &str, l: store::Lease, identity: &Option<Arc<auth:
         name: l.name,
         token: l.token,
         deadline: Some(timestamp(l.deadline_ms)),
+        granted_at: Some(timestamp(l.granted_ms)),
         attempt: l.attempt,
         parents,
         agent: Some(agent_pb(l.def)),
@@ -341,7 +356,7 @@ fn agent_pb(def: AgentDef) -> pb::Agent {
         key: def.key,
         priority: def.priority,
         traceparent: def.traceparent,
-        // Parents are shown by GetAgent (AgentStatus.parents), not repeated here.
+        // GetAgent fills the parents in; a lease carries their finishes (Lease.parents) instead.
         after: Vec::new(),
         on_parent_failure: 0,
         idempotency_key: String::new(),
@@ -451,7 +466,8 @@ impl AgentService for AgentServiceImpl {
                 super::flows::check_parents_exist(&req.queue, &self.store, "agents", &mut defs).await?;
             }
             let _place = self.admission.admit("Register")?;
-            let done = self.store.register(&req.queue, &defs, req.reset_schedule, &req.request_id).await?;
+            let done = (self.store.register(&req.queue, &defs, req.reset_schedule, &req.request_id).await)
+                .map_err(|e| parents_fixed_field(e, "agents", &defs))?;
             link_created(&defs, &done);
             metrics::counter!("baton_agents_registered_total", "queue" => req.queue.clone())
                 .increment(done.created as u64);
@@ -708,6 +724,10 @@ impl AgentService for AgentServiceImpl {
                     parent: Some(super::flows::parent_ref_pb(&q, &n, Some(policy))),
                 })
                 .collect();
+            // The definition names its parents as Register took them (Agent.after).
+            if let Some(agent) = status.agent.as_mut() {
+                agent.after = status.parents.iter().filter_map(|p| p.parent.clone()).collect();
+            }
             status.children = (family.children.into_iter())
                 .filter(|(q, _)| super::flows::shown(&caller, q))
                 .map(|(q, n)| super::flows::parent_ref_pb(&q, &n, None))
@@ -805,7 +825,8 @@ impl AgentService for AgentServiceImpl {
             let done = if members.is_empty() {
                 store::RegisterAnswer::default()
             } else {
-                self.store.register(&req.queue, &members, false, "").await?
+                (self.store.register(&req.queue, &members, false, "").await)
+                    .map_err(|e| parents_fixed_field(e, "agents", &members))?
             };
             link_created(&members, &done);
             let joined: Vec<(String, String)> =

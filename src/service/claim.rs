@@ -176,7 +176,7 @@ impl ClaimService for ClaimServiceImpl {
             validate::name("pool", &req.pool)?;
             validate::name("claimer_id", &req.claimer_id)?;
             let attrs = self.attributes("attributes", &req.attributes)?;
-            let wait = validate::duration_ms("wait", req.wait.as_ref(), self.config.limits.max_wait_ms)?.unwrap_or(0);
+            let wait = validate::wait_ms("wait", req.wait.as_ref(), self.config.limits.max_wait_ms)?;
             validate::request_id("request_id", &req.request_id)?;
             let hold_ms =
                 validate::duration_ms("hold", req.hold.as_ref(), self.config.limits.max_duration_ms)?.unwrap_or(0);

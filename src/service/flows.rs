@@ -42,6 +42,12 @@ pub fn parents_and_key(
     let mut seen = HashSet::new();
     for (j, r) in a.after.iter().enumerate() {
         let f = format!("{field}.after[{j}]");
+        if !r.batch.is_empty() {
+            return Err(Error::invalid(
+                format!("{f}.batch"),
+                "is set in answers only: a batch's callbacks are given to RegisterBatch",
+            ));
+        }
         let parent_queue = if r.queue.is_empty() { queue } else { &r.queue };
         validate::name(&format!("{f}.queue"), parent_queue)?;
         validate::agent_name(&format!("{f}.name"), &r.name)?;
@@ -195,6 +201,11 @@ fn wire_queue(queue: &str) -> String {
     }
 }
 
+/// The batch a batch's own keyspace ("~<batch>") names, on the wire; "" for a queue.
+fn wire_batch(queue: &str) -> String {
+    queue.strip_prefix('~').unwrap_or_default().to_string()
+}
+
 /// A kept finish on the wire.
 pub fn result_pb(queue: &str, name: &str, r: FinishRecord) -> pb::AgentResult {
     let finish = match r.finish {
@@ -223,6 +234,7 @@ pub fn result_pb(queue: &str, name: &str, r: FinishRecord) -> pb::AgentResult {
         finished_at: Some(timestamp(r.at_ms)),
         message: r.message,
         traceparent: String::new(),
+        batch: wire_batch(queue),
     }
 }
 
@@ -234,7 +246,12 @@ pub fn parent_ref_pb(queue: &str, name: &str, policy: Option<ParentPolicy>) -> p
         Some(ParentPolicy::Cancel) => pb::ParentFailure::Cancel,
         Some(ParentPolicy::RunAnyway) => pb::ParentFailure::RunAnyway,
     };
-    pb::AgentRef { queue: wire_queue(queue), name: name.to_string(), on_failure: on_failure as i32 }
+    pb::AgentRef {
+        queue: wire_queue(queue),
+        name: name.to_string(),
+        on_failure: on_failure as i32,
+        batch: wire_batch(queue),
+    }
 }
 
 /// Where an awaited agent is, on the wire.

@@ -201,9 +201,7 @@ impl LeaderService for LeaderServiceImpl {
             if ttl_ms < limits.min_ttl_ms {
                 return Err(Error::invalid("ttl", format!("must be at least {} ms", limits.min_ttl_ms)));
             }
-            let wait = Duration::from_millis(
-                validate::duration_ms("wait", req.wait.as_ref(), limits.max_wait_ms)?.unwrap_or(0),
-            );
+            let wait = Duration::from_millis(validate::wait_ms("wait", req.wait.as_ref(), limits.max_wait_ms)?);
             let got = dispatch::campaign(
                 &self.store,
                 &self.wakeups,

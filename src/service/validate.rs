@@ -66,6 +66,13 @@ pub fn duration_ms(field: &str, value: Option<&prost_types::Duration>, max_ms: u
     Ok(Some(ms))
 }
 
+/// A long poll's `wait` in whole milliseconds, cut to the server's `max_ms` (as the proto
+/// promises: "at most the server's max_wait"); 0 when absent. Negative or malformed:
+/// INVALID_ARGUMENT naming `field`.
+pub fn wait_ms(field: &str, value: Option<&prost_types::Duration>, max_ms: u64) -> Result<u64> {
+    Ok(duration_ms(field, value, u64::MAX)?.unwrap_or(0).min(max_ms))
+}
+
 /// A count of items in one request: at least `min`, at most `max`.
 pub fn count(field: &str, n: usize, min: usize, max: usize) -> Result<()> {
     if n < min {

@@ -115,7 +115,7 @@ impl Store {
                 // A sharded queue's agent is in its name's shard.
                 let name = &*self.shard_of(SourceKind::Queue, name, id);
                 let k = self.keys.queue(name);
-                let keys = [&*k.waiting, &k.defs, &k.streaks, &k.dlq, &k.dlqinfo, &k.index];
+                let keys = [&*k.waiting, &k.defs, &k.streaks, &k.dlq, &k.dlqinfo, &k.index, &k.results, &k.resultsat];
                 let args = Args::new().arg(id).arg(self.keys.announce(ChannelKind::Queue, name)).arg(name);
                 self.run(Path::WriteBack, "retryAgent", &keys, args).await?
             }

@@ -101,6 +101,8 @@ pub enum Beat {
 pub struct Lease {
     pub name: String,
     pub token: u64,
+    /// When the lease was granted: the Redis TIME the acquire script read (no stored field).
+    pub granted_ms: i64,
     pub deadline_ms: i64,
     pub attempt: u32,
     pub def: AgentDef,
@@ -307,8 +309,19 @@ impl Store {
         ];
         let reply = self.run_items(Path::WriteBack, "registerAgents", &keys, args, agents.len()).await?;
         let mut r = Reply::new("registerAgents", reply)?;
+        let created: i64 = r.next()?;
+        if created < 0 {
+            let name: String = r.next()?;
+            return Err(Error::ParentsFixed {
+                field: "after".into(),
+                message: format!(
+                    "agent {name:?} exists with other parents: they are fixed when it is created (an empty after keeps them)"
+                ),
+                agent: name,
+            });
+        }
         let mut out = super::RegisterAnswer {
-            created: r.next()?,
+            created: created as u32,
             updated: r.next()?,
             deduplicated: r.next()?,
             items: Vec::new(),
@@ -402,7 +415,7 @@ impl Store {
             let json: Vec<u8> = r.next()?;
             let payload: Vec<u8> = r.next()?;
             let def = AgentDef::parse(name.clone(), &json, payload)?;
-            leases.push(Lease { name, token, deadline_ms, attempt, def, parents: Vec::new() });
+            leases.push(Lease { name, token, granted_ms: now_ms, deadline_ms, attempt, def, parents: Vec::new() });
         }
         if leases.iter().any(|l| !l.def.cron.is_empty()) {
             leases = self.cron_runs(queue, leases).await;

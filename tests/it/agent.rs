@@ -75,6 +75,23 @@ async fn lifecycle_happy_path() {
 }
 
 // Fencing tokens strictly increase per queue across acquires, releases and completes.
+// A lease carries when it was granted (the acquire script's Redis TIME): its deadline is that
+// plus the timeout, and a recurring agent's next run counts its interval from it.
+#[tokio::test]
+async fn a_lease_carries_its_grant_time() {
+    let mut env = Env::start().await;
+    let c = &mut env.client;
+    register(c, Q, vec![agent("g", 60_000, 30_000)]).await;
+    let before = env.redis.now_ms().await;
+    let lease = acquire(c, Q, "w", 1).await.pop().expect("granted");
+    let after = env.redis.now_ms().await;
+    let granted = ms(&lease.granted_at);
+    assert!((before..=after).contains(&granted), "granted at {granted}, not within {before}..={after}");
+    assert_eq!(ms(&lease.deadline) - granted, 30_000, "deadline = grant + timeout");
+    let done = c.complete(complete_req(&lease, pb::Outcome::Success)).await.unwrap().into_inner();
+    assert_eq!(ms(&done.next_run_at) - granted, 60_000, "the interval counts from the grant");
+}
+
 #[tokio::test]
 async fn tokens_strictly_increase() {
     let mut env = Env::start().await;

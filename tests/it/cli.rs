@@ -298,6 +298,11 @@ async fn operator_commands_act_and_report_each_result() {
         assert!(!err.contains("invalid configuration"), "{err}");
     }
     assert_eq!(env.redis.snapshot().await, before, "no phantom source");
+    // --create declares them: limits set ahead of the first agent, a source paused ahead.
+    let l = ok(&addr, &["limits", "declared", "--concurrency", "3", "--create"]).await;
+    assert_eq!(l, "declared limits: concurrency 3\n");
+    assert_eq!(ok(&addr, &["limits", "declared"]).await, "declared limits: concurrency 3\n");
+    assert_eq!(ok(&addr, &["pause", "receiver", "declared", "--create"]).await, "receiver declared paused\n");
 
     // dlq retry of a present and a missing id: each reported, the present one retried.
     let (out, err) = fails(&addr, &["dlq", "retry", "queue", "mail", "missing", "doomed"]).await;
@@ -356,7 +361,7 @@ async fn await_batch_and_an_agents_parents() {
     let one_shot = |name: &str| agent(name, 0, 60_000);
     register(&mut env.client, "etl", vec![one_shot("extract")]).await;
     let child = pb::Agent {
-        after: vec![pb::AgentRef { queue: "etl".into(), name: "extract".into(), on_failure: 0 }],
+        after: vec![pb::AgentRef { queue: "etl".into(), name: "extract".into(), on_failure: 0, ..Default::default() }],
         ..one_shot("load")
     };
     register(&mut env.client, "etl", vec![child]).await;

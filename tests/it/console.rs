@@ -854,8 +854,8 @@ async fn the_agent_and_batch_views_show_dependencies() {
             queue: "etl".into(),
             agents: vec![pb::Agent {
                 after: vec![
-                    pb::AgentRef { queue: "etl".into(), name: "extract".into(), on_failure: 0 },
-                    pb::AgentRef { queue: "etl".into(), name: "audit".into(), on_failure: 0 },
+                    pb::AgentRef { queue: "etl".into(), name: "extract".into(), on_failure: 0, ..Default::default() },
+                    pb::AgentRef { queue: "etl".into(), name: "audit".into(), on_failure: 0, ..Default::default() },
                 ],
                 ..one_shot("load")
             }],

@@ -52,7 +52,10 @@ async fn set_limits(
     queue: &str,
     l: Option<pb::QueueLimits>,
 ) -> pb::SetLimitsResponse {
-    a.set_limits(pb::SetLimitsRequest { queue: queue.into(), limits: l }).await.expect("set limits").into_inner()
+    a.set_limits(pb::SetLimitsRequest { queue: queue.into(), limits: l, create: false })
+        .await
+        .expect("set limits")
+        .into_inner()
 }
 
 fn source(kind: pb::SourceKind, name: &str) -> Option<pb::Source> {
@@ -295,9 +298,17 @@ async fn pausing_a_queue_holds_its_work_and_resume_releases_it() {
     let mut env = Env::start().await;
     let mut a = admin(&env.baton).await;
     register(&mut env.client, Q, vec![agent("a1", 60_000, 30_000), agent("a2", 60_000, 30_000)]).await;
-    let paused = a.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, Q) }).await.unwrap().into_inner();
+    let paused = a
+        .pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, Q), create: false })
+        .await
+        .unwrap()
+        .into_inner();
     assert!(paused.changed);
-    let again = a.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, Q) }).await.unwrap().into_inner();
+    let again = a
+        .pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, Q), create: false })
+        .await
+        .unwrap()
+        .into_inner();
     assert!(!again.changed, "already paused");
 
     let mut c = env.client.clone();
@@ -311,7 +322,11 @@ async fn pausing_a_queue_holds_its_work_and_resume_releases_it() {
     assert!(h.paused);
     assert_eq!(h.size, 2, "the work stays due");
 
-    let resumed = a.resume(pb::ResumeRequest { source: source(pb::SourceKind::Queue, Q) }).await.unwrap().into_inner();
+    let resumed = a
+        .resume(pb::ResumeRequest { source: source(pb::SourceKind::Queue, Q), create: false })
+        .await
+        .unwrap()
+        .into_inner();
     assert!(resumed.changed);
     let got = tokio::time::timeout(Duration::from_secs(30), poll).await.expect("the long poll is released").unwrap();
     assert_eq!(got.len(), 1);
@@ -336,7 +351,11 @@ async fn pausing_a_receiver_holds_its_messages_until_resume() {
     };
     let id = s.schedule(later).await.unwrap().into_inner().id;
     assert!(
-        a.pause(pb::PauseRequest { source: source(pb::SourceKind::Receiver, R) }).await.unwrap().into_inner().changed
+        a.pause(pb::PauseRequest { source: source(pb::SourceKind::Receiver, R), create: false })
+            .await
+            .unwrap()
+            .into_inner()
+            .changed
     );
     s.cancel(pb::CancelRequest { receiver: R.into(), id }).await.unwrap();
     s.schedule(pb::ScheduleRequest { receiver: R.into(), payload: b"hello".to_vec(), ..Default::default() })
@@ -349,7 +368,7 @@ async fn pausing_a_receiver_holds_its_messages_until_resume() {
     assert_eq!(h.size, 1, "the message stays due");
     assert_eq!(h.in_use, 0, "nothing in flight while paused");
 
-    a.resume(pb::ResumeRequest { source: source(pb::SourceKind::Receiver, R) }).await.unwrap();
+    a.resume(pb::ResumeRequest { source: source(pb::SourceKind::Receiver, R), create: false }).await.unwrap();
     let m = tokio::time::timeout(Duration::from_secs(30), stream.next())
         .await
         .expect("delivered after Resume")
@@ -371,7 +390,13 @@ async fn pausing_a_pool_holds_its_resources_and_resume_hands_them_to_the_line() 
     c.offer(pb::OfferRequest { request_id: String::new(), pool: P.into(), resources: vec![resource("vm-1")] })
         .await
         .unwrap();
-    assert!(a.pause(pb::PauseRequest { source: source(pb::SourceKind::Pool, P) }).await.unwrap().into_inner().changed);
+    assert!(
+        a.pause(pb::PauseRequest { source: source(pb::SourceKind::Pool, P), create: false })
+            .await
+            .unwrap()
+            .into_inner()
+            .changed
+    );
     let claim = |wait_ms: u64| pb::ClaimRequest {
         request_id: String::new(),
         hold: None,
@@ -398,7 +423,11 @@ async fn pausing_a_pool_holds_its_resources_and_resume_hands_them_to_the_line() 
     assert!(!line.is_finished());
 
     assert!(
-        a.resume(pb::ResumeRequest { source: source(pb::SourceKind::Pool, P) }).await.unwrap().into_inner().changed
+        a.resume(pb::ResumeRequest { source: source(pb::SourceKind::Pool, P), create: false })
+            .await
+            .unwrap()
+            .into_inner()
+            .changed
     );
     let got = tokio::time::timeout(Duration::from_secs(30), line).await.expect("handed after Resume").unwrap();
     assert_eq!(got.resource.unwrap().id, "vm-1", "the oldest idle resource goes first");
@@ -444,7 +473,7 @@ async fn bad_limits_and_sources_are_refused_naming_the_field() {
         (Q, limits(0, Some((1.0, 1_000_001))), "limits.rate.burst"),
     ];
     for (queue, l, field) in cases {
-        let e = a.set_limits(pb::SetLimitsRequest { queue: queue.into(), limits: l }).await.unwrap_err();
+        let e = a.set_limits(pb::SetLimitsRequest { queue: queue.into(), limits: l, create: false }).await.unwrap_err();
         assert_eq!(e.code(), Code::InvalidArgument, "{field}: {e:?}");
         assert!(e.message().starts_with(field), "{field}: {}", e.message());
     }
@@ -458,10 +487,10 @@ async fn bad_limits_and_sources_are_refused_naming_the_field() {
         (source(pb::SourceKind::Receiver, "a}b"), "source.name"),
     ];
     for (s, field) in sources {
-        let e = a.pause(pb::PauseRequest { source: s.clone() }).await.unwrap_err();
+        let e = a.pause(pb::PauseRequest { source: s.clone(), create: false }).await.unwrap_err();
         assert_eq!(e.code(), Code::InvalidArgument, "{field}: {e:?}");
         assert!(e.message().starts_with(field), "{field}: {}", e.message());
-        let e = a.resume(pb::ResumeRequest { source: s }).await.unwrap_err();
+        let e = a.resume(pb::ResumeRequest { source: s, create: false }).await.unwrap_err();
         assert!(e.message().starts_with(field), "{field}: {}", e.message());
     }
     assert!(health_of(&mut a, pb::SourceKind::Queue, Q).await.is_none(), "nothing was written");
@@ -477,20 +506,60 @@ async fn operator_calls_refuse_unknown_sources_and_create_nothing() {
     let before = env.redis.snapshot().await;
     for kind in [pb::SourceKind::Queue, pb::SourceKind::Pool, pb::SourceKind::Receiver] {
         let s = source(kind, "never-existed");
-        let e = a.pause(pb::PauseRequest { source: s.clone() }).await.unwrap_err();
+        let e = a.pause(pb::PauseRequest { source: s.clone(), create: false }).await.unwrap_err();
         assert_eq!((e.code(), reason(&e).as_str()), (Code::NotFound, "NOT_FOUND"), "Pause {kind:?}: {e:?}");
         assert!(e.message().contains("never-existed"), "{}", e.message());
-        let e = a.resume(pb::ResumeRequest { source: s.clone() }).await.unwrap_err();
+        let e = a.resume(pb::ResumeRequest { source: s.clone(), create: false }).await.unwrap_err();
         assert_eq!(e.code(), Code::NotFound, "Resume {kind:?}: {e:?}");
         let e = a.list_dead_letters(pb::ListDeadLettersRequest { source: s, ..Default::default() }).await.unwrap_err();
         assert_eq!(e.code(), Code::NotFound, "ListDeadLetters {kind:?}: {e:?}");
     }
-    let e = a.set_limits(pb::SetLimitsRequest { queue: "never-existed".into(), limits: limits(1, None) }).await;
+    let e = a
+        .set_limits(pb::SetLimitsRequest { queue: "never-existed".into(), limits: limits(1, None), create: false })
+        .await;
     assert_eq!(e.unwrap_err().code(), Code::NotFound);
     assert_eq!(env.redis.snapshot().await, before, "nothing was created");
     assert!(health_of(&mut a, pb::SourceKind::Queue, "never-existed").await.is_none(), "no phantom queue");
     // The known queue is still served.
-    assert!(a.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, Q) }).await.unwrap().into_inner().changed);
+    assert!(
+        a.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, Q), create: false })
+            .await
+            .unwrap()
+            .into_inner()
+            .changed
+    );
+}
+
+// An operator declares sources before their first item with `create` (deployment tooling):
+// the source is registered (GetHealth lists it), and the first producer's agents run under the
+// limits and the pause set ahead of them.
+#[tokio::test]
+async fn create_declares_a_source_ahead_of_its_first_item() {
+    let mut env = Env::start().await;
+    let mut a = admin(&env.baton).await;
+    let set = pb::SetLimitsRequest { queue: "declared".into(), limits: limits(1, None), create: true };
+    let stored = a.set_limits(set.clone()).await.expect("declared").into_inner();
+    assert_eq!(stored.limits.map(|l| l.concurrency), Some(1));
+    a.set_limits(set).await.expect("declaring again changes nothing");
+    let h = health_of(&mut a, pb::SourceKind::Queue, "declared").await.expect("GetHealth lists the declared queue");
+    assert_eq!(h.limits.map(|l| l.concurrency), Some(1));
+    let paused = pb::PauseRequest { source: source(pb::SourceKind::Queue, "held-back"), create: true };
+    assert!(a.pause(paused).await.expect("declared paused").into_inner().changed);
+    assert!(health_of(&mut a, pb::SourceKind::Queue, "held-back").await.expect("listed").paused);
+    let pool = pb::PauseRequest { source: source(pb::SourceKind::Pool, "declared-pool"), create: true };
+    a.pause(pool).await.expect("a pool is declared too");
+    assert!(health_of(&mut a, pb::SourceKind::Pool, "declared-pool").await.expect("listed").paused);
+    let resumed = pb::ResumeRequest { source: source(pb::SourceKind::Receiver, "declared-receiver"), create: true };
+    assert!(!a.resume(resumed).await.expect("a receiver is declared, not paused").into_inner().changed);
+    assert!(health_of(&mut a, pb::SourceKind::Receiver, "declared-receiver").await.is_some(), "listed");
+
+    // The first producers arrive: their agents obey what was declared.
+    register(&mut env.client, "declared", vec![agent("d1", 60_000, 30_000), agent("d2", 60_000, 30_000)]).await;
+    assert_eq!(acquire(&mut env.client, "declared", "w", 2).await.len(), 1, "concurrency 1 holds from the start");
+    register(&mut env.client, "held-back", vec![agent("h1", 60_000, 30_000)]).await;
+    assert!(acquire(&mut env.client, "held-back", "w", 1).await.is_empty(), "paused from the start");
+    a.resume(pb::ResumeRequest { source: source(pb::SourceKind::Queue, "held-back"), create: false }).await.unwrap();
+    assert_eq!(acquire(&mut env.client, "held-back", "w", 1).await.len(), 1, "Resume releases it");
 }
 
 // A sharded queue cannot take limits (each shard's script sees only its shard), but can be
@@ -503,17 +572,20 @@ async fn a_sharded_queue_pauses_but_refuses_limits() {
     let mut a = admin(&env.baton).await;
     let defs: Vec<_> = (0..12).map(|i| agent(&format!("h{i:02}"), 60_000, 30_000)).collect();
     register(&mut env.client, "hot", defs).await;
-    let e = a.set_limits(pb::SetLimitsRequest { queue: "hot".into(), limits: limits(5, None) }).await.unwrap_err();
+    let e = a
+        .set_limits(pb::SetLimitsRequest { queue: "hot".into(), limits: limits(5, None), create: false })
+        .await
+        .unwrap_err();
     assert_eq!((e.code(), reason(&e).as_str()), (Code::FailedPrecondition, "UNSUPPORTED"));
 
-    a.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, "hot") }).await.unwrap();
+    a.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, "hot"), create: false }).await.unwrap();
     assert!(acquire(&mut env.client, "hot", "w", 12).await.is_empty(), "every shard is paused");
     let mut c = env.client.clone();
     let poll =
         tokio::spawn(
             async move { c.acquire(long_poll("hot", "poller", 12, 60_000)).await.unwrap().into_inner().leases },
         );
-    a.resume(pb::ResumeRequest { source: source(pb::SourceKind::Queue, "hot") }).await.unwrap();
+    a.resume(pb::ResumeRequest { source: source(pb::SourceKind::Queue, "hot"), create: false }).await.unwrap();
     let mut got = tokio::time::timeout(Duration::from_secs(30), poll).await.expect("released").unwrap().len();
     got += acquire(&mut env.client, "hot", "w", 12).await.len();
     assert_eq!(got, 12, "every shard's agents are handed out after Resume");

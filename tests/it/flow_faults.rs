@@ -50,7 +50,12 @@ fn one_shot(name: &str) -> pb::Agent {
 fn after(name: &str, queue: &str, parents: impl IntoIterator<Item = String>) -> pb::Agent {
     let after = parents
         .into_iter()
-        .map(|p| pb::AgentRef { queue: queue.into(), name: p, on_failure: pb::ParentFailure::Cancel as i32 })
+        .map(|p| pb::AgentRef {
+            queue: queue.into(),
+            name: p,
+            on_failure: pb::ParentFailure::Cancel as i32,
+            ..Default::default()
+        })
         .collect();
     pb::Agent { after, ..one_shot(name) }
 }

@@ -34,7 +34,12 @@ fn after(name: &str, parents: &[(&str, &str)], on_failure: pb::ParentFailure) ->
     pb::Agent {
         after: parents
             .iter()
-            .map(|(q, n)| pb::AgentRef { queue: q.to_string(), name: n.to_string(), on_failure: on_failure as i32 })
+            .map(|(q, n)| pb::AgentRef {
+                queue: q.to_string(),
+                name: n.to_string(),
+                on_failure: on_failure as i32,
+                ..Default::default()
+            })
             .collect(),
         ..one_shot(name)
     }
@@ -217,6 +222,87 @@ async fn children_run_once_after_all_parents_across_pages() {
     assert_eq!(reason(&e), "LEASE_LOST");
 }
 
+// GetAgent answers an agent's parents in its definition (Agent.after). They are fixed when it
+// is created: re-registering it with other parents is FAILED_PRECONDITION naming the field and
+// changes nothing; the same parents (in any order) or none at all are an ordinary update.
+#[tokio::test]
+async fn parents_are_answered_and_fixed_at_creation() {
+    let mut env = Env::start().await;
+    register(&mut env.client, "dag", vec![one_shot("p1"), one_shot("p2")]).await;
+    let child = after("c", &[("dag", "p1"), ("", "p2")], pb::ParentFailure::Cancel);
+    register(&mut env.client, "dag", vec![child.clone()]).await;
+    let named = |s: pb::AgentStatus| -> Vec<(String, String, i32)> {
+        s.agent.unwrap().after.into_iter().map(|r| (r.queue, r.name, r.on_failure)).collect()
+    };
+    let cancel = pb::ParentFailure::Cancel as i32;
+    let both = vec![("dag".to_string(), "p1".to_string(), cancel), ("dag".to_string(), "p2".to_string(), cancel)];
+    assert_eq!(named(state(&mut env, "dag", "c").await), both, "GetAgent names the parents");
+
+    for (agents, field, what) in [
+        (vec![after("c", &[("dag", "p1")], pb::ParentFailure::Wait)], "agents[0].after", "fewer parents"),
+        (
+            vec![one_shot("x"), after("c", &[("dag", "p1"), ("dag", "p3")], pb::ParentFailure::Wait)],
+            "agents[1].after",
+            "another parent",
+        ),
+        (
+            vec![after("p1", &[("dag", "p2")], pb::ParentFailure::Wait)],
+            "agents[0].after",
+            "parents for an agent without",
+        ),
+    ] {
+        register(&mut env.client, "dag", vec![one_shot("p3")]).await;
+        let before = env.redis.snapshot().await;
+        let e = register_call(&mut env, "dag", agents).await.expect_err(what);
+        assert_eq!((e.code(), reason(&e).as_str()), (Code::FailedPrecondition, "PARENTS_FIXED"), "{what}: {e:?}");
+        assert!(e.message().starts_with(field), "{what}: {}", e.message());
+        assert_eq!(env.redis.snapshot().await, before, "{what}: a refused Register changed Redis");
+    }
+    let same = after("c", &[("dag", "p2"), ("dag", "p1")], pb::ParentFailure::Wait);
+    assert_eq!(register_call(&mut env, "dag", vec![same]).await.expect("the same parents").updated, 1);
+    let none = one_shot("c");
+    assert_eq!(register_call(&mut env, "dag", vec![none]).await.expect("no parents keeps them").updated, 1);
+    assert_eq!(named(state(&mut env, "dag", "c").await), both, "still the parents it was created with");
+}
+
+// Putting a dead-lettered agent back (RetryDeadLetter, or Register with reset_schedule) drops its
+// dead-lettered finish: an Await after it waits for the new run instead of answering the old one.
+#[tokio::test]
+async fn await_after_a_retried_dead_letter_waits_for_the_new_run() {
+    let mut env = Env::start().await;
+    let mut admin = AdminServiceClient::new(env.baton.channel().await);
+    let flaky = |name: &str| pb::Agent { max_attempts: 1, ..one_shot(name) };
+    register(&mut env.client, "rq", vec![flaky("retried"), flaky("reset")]).await;
+    for l in acquire_n(&mut env, "rq", 2).await {
+        assert!(complete_with(&mut env, &l, pb::Outcome::Unknown, b"").await.dead_lettered);
+    }
+    for name in ["retried", "reset"] {
+        let dead = await_now(&mut env, "rq", name).await.unwrap().result.expect("the dead letter is a finish");
+        assert_eq!(dead.finish, pb::Finish::DeadLettered as i32);
+    }
+    let source = Some(pb::Source { kind: pb::SourceKind::Queue as i32, name: "rq".into() });
+    admin.retry_dead_letter(pb::RetryDeadLetterRequest { source, id: "retried".into() }).await.unwrap();
+    let reset = pb::RegisterRequest {
+        queue: "rq".into(),
+        agents: vec![flaky("reset")],
+        reset_schedule: true,
+        ..Default::default()
+    };
+    env.client.register(reset).await.unwrap();
+    for name in ["retried", "reset"] {
+        let now = await_now(&mut env, "rq", name).await.unwrap();
+        assert!(!now.done, "{name}: the old finish was answered: {now:?}");
+        assert_eq!(now.state, pb::AgentState::Waiting as i32, "{name}");
+    }
+    for l in acquire_n(&mut env, "rq", 2).await {
+        complete_with(&mut env, &l, pb::Outcome::Success, b"again").await;
+    }
+    for name in ["retried", "reset"] {
+        let r = await_now(&mut env, "rq", name).await.unwrap().result.expect("the new run finished");
+        assert_eq!((r.finish, r.result.as_slice()), (pb::Finish::Succeeded as i32, &b"again"[..]), "{name}");
+    }
+}
+
 #[tokio::test]
 async fn a_parents_failure_applies_each_childs_policy() {
     let mut env = Env::start().await;
@@ -294,7 +380,12 @@ async fn bad_parents_and_keys_are_refused_and_change_nothing() {
         (vec![after("x", &[("bad queue!", "exists")], pb::ParentFailure::Unspecified)], "agents[0].after[0].queue"),
         (
             vec![pb::Agent {
-                after: vec![pb::AgentRef { queue: String::new(), name: "exists".into(), on_failure: 9 }],
+                after: vec![pb::AgentRef {
+                    queue: String::new(),
+                    name: "exists".into(),
+                    on_failure: 9,
+                    ..Default::default()
+                }],
                 ..one_shot("x")
             }],
             "agents[0].after[0].on_failure",
@@ -513,8 +604,12 @@ async fn a_batch_counts_its_members_and_runs_each_callback_once() {
     let e = env.client.register_batch(more).await.unwrap_err();
     assert_eq!((e.code(), reason(&e).as_str()), (Code::FailedPrecondition, "BATCH_CLOSED"));
 
-    // Callbacks are blocked until the batch is done.
-    assert_eq!(state(&mut env, "cb", "report").await.state, pb::AgentState::Blocked as i32);
+    // Callbacks are blocked until the batch is done; a callback's parent is its batch, named
+    // in its own field (queue empty; name repeats it for older clients).
+    let report = state(&mut env, "cb", "report").await;
+    assert_eq!(report.state, pb::AgentState::Blocked as i32);
+    let named: Vec<_> = report.agent.unwrap().after.into_iter().map(|r| (r.queue, r.batch)).collect();
+    assert_eq!(named, [(String::new(), "nightly".to_string())]);
     for l in acquire_n(&mut env, "work", 3).await {
         let outcome = if l.name == "m-2" { pb::Outcome::Unknown } else { pb::Outcome::Success };
         complete_with(&mut env, &l, outcome, b"").await;
@@ -530,6 +625,7 @@ async fn a_batch_counts_its_members_and_runs_each_callback_once() {
     );
     let p = &report[0].parents[0];
     assert_eq!((p.queue.as_str(), p.name.as_str(), p.finish), ("", "nightly", pb::Finish::DeadLettered as i32));
+    assert_eq!(p.batch, "nightly", "the batch's finish names the batch in its own field");
     assert!(p.message.contains("1 of 4"), "{p:?}");
     let s = batch_status(&mut env, "nightly").await;
     assert_eq!((s.total, s.pending, s.succeeded, s.failed, s.done), (4, 0, 3, 1, true));

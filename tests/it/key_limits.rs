@@ -143,7 +143,7 @@ async fn a_concurrency_override_replaces_the_queues_for_its_key() {
     create_queue(&mut env).await;
     let mut a = admin(&env).await;
     let queue_limits = pb::QueueLimits { key_concurrency: 1, ..Default::default() };
-    a.set_limits(pb::SetLimitsRequest { queue: Q.into(), limits: Some(queue_limits) }).await.unwrap();
+    a.set_limits(pb::SetLimitsRequest { queue: Q.into(), limits: Some(queue_limits), create: false }).await.unwrap();
     set_key(&mut a, "vip", limits(0, Some(3), None)).await;
     register_key(&mut env, "vip", 20).await;
     register_key(&mut env, "free", 20).await;

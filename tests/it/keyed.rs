@@ -47,7 +47,10 @@ fn key_limits(key_concurrency: u32, key_rate: Option<(f64, u32)>) -> Option<pb::
 
 async fn set_limits(baton: &TestBaton, queue: &str, limits: Option<pb::QueueLimits>) -> pb::SetLimitsResponse {
     let mut a = AdminServiceClient::new(baton.channel().await);
-    a.set_limits(pb::SetLimitsRequest { queue: queue.into(), limits }).await.expect("set limits").into_inner()
+    a.set_limits(pb::SetLimitsRequest { queue: queue.into(), limits, create: false })
+        .await
+        .expect("set limits")
+        .into_inner()
 }
 
 fn long_poll(queue: &str, worker: &str, max: u32, wait_ms: u64) -> pb::AcquireRequest {
@@ -502,8 +505,10 @@ async fn bad_keys_priorities_and_key_limits_are_refused() {
         ),
     ];
     for (limits, field) in limit_cases {
-        let err =
-            a.set_limits(pb::SetLimitsRequest { queue: Q.into(), limits: Some(limits) }).await.expect_err("refused");
+        let err = a
+            .set_limits(pb::SetLimitsRequest { queue: Q.into(), limits: Some(limits), create: false })
+            .await
+            .expect_err("refused");
         assert_eq!(err.code(), Code::InvalidArgument);
         assert!(err.message().contains(field), "{field}: {}", err.message());
     }

@@ -259,7 +259,6 @@ async fn leader_calls_reject_bad_fields() {
     bad(c.campaign(pb::CampaignRequest { ttl: None, ..ok.clone() }).await.unwrap_err(), "ttl");
     bad(c.campaign(pb::CampaignRequest { ttl: dur(50), ..ok.clone() }).await.unwrap_err(), "ttl");
     bad(c.campaign(pb::CampaignRequest { ttl: dur(3_600_001), ..ok.clone() }).await.unwrap_err(), "ttl");
-    bad(c.campaign(pb::CampaignRequest { wait: dur(300_001), ..ok.clone() }).await.unwrap_err(), "wait");
     let renew = pb::RenewRequest { election: E.into(), candidate_id: "a".into(), token: 1 };
     bad(c.renew(pb::RenewRequest { election: "".into(), ..renew.clone() }).await.unwrap_err(), "election");
     bad(c.renew(pb::RenewRequest { candidate_id: "".into(), ..renew.clone() }).await.unwrap_err(), "candidate_id");

@@ -468,7 +468,7 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
         "Purge" => admin.purge(req(pb::PurgeRequest { dry_run: false }, auth)).await.map(drop),
         "SetLimits" => {
             let limits = Some(pb::QueueLimits { concurrency: 1, ..Default::default() });
-            admin.set_limits(req(pb::SetLimitsRequest { queue: q, limits }, auth)).await.map(drop)
+            admin.set_limits(req(pb::SetLimitsRequest { queue: q, limits, create: false }, auth)).await.map(drop)
         }
         "SetKeyLimits" => admin
             .set_key_limits(req(
@@ -489,8 +489,8 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
             .await
             .map(drop),
         "RecountKeys" => admin.recount_keys(req(pb::RecountKeysRequest { queue: q }, auth)).await.map(drop),
-        "Pause" => admin.pause(req(pb::PauseRequest { source }, auth)).await.map(drop),
-        "Resume" => admin.resume(req(pb::ResumeRequest { source }, auth)).await.map(drop),
+        "Pause" => admin.pause(req(pb::PauseRequest { source, create: false }, auth)).await.map(drop),
+        "Resume" => admin.resume(req(pb::ResumeRequest { source, create: false }, auth)).await.map(drop),
         other => panic!("no call for {other}"),
     }
 }

@@ -397,7 +397,7 @@ fn numbered(i: usize) -> String {
 fn after(name: &str, parents: &[(&str, &str)]) -> pb::Agent {
     let after = parents
         .iter()
-        .map(|(q, n)| pb::AgentRef { queue: q.to_string(), name: n.to_string(), on_failure: 0 })
+        .map(|(q, n)| pb::AgentRef { queue: q.to_string(), name: n.to_string(), on_failure: 0, ..Default::default() })
         .collect();
     pb::Agent { after, ..agent(name, 0, 30_000) }
 }

@@ -106,7 +106,6 @@ async fn lease_calls_reject_bad_fields() {
     rejects!(env, "worker_id", c.acquire(acq(Q, "", 1, None)));
     rejects!(env, "worker_id", c.acquire(acq(Q, "w:1", 1, None)));
     rejects!(env, "max_leases", c.acquire(acq(Q, "w", 4, None)));
-    rejects!(env, "wait", c.acquire(acq(Q, "w", 1, d(2, 0))));
     rejects!(env, "wait", c.acquire(acq(Q, "w", 1, d(-1, 0))));
 
     let lref = |queue: &str, name: &str, token| pb::LeaseRef {
@@ -183,4 +182,58 @@ fn bad_config_is_refused() {
         let err = Config::from_figment(Config::figment(None).merge(Toml::string(toml))).unwrap_err();
         assert!(err.to_string().contains(what.split('.').next_back().unwrap()), "{what}: {err}");
     }
+}
+
+// A `wait` above limits.max_wait_ms is cut to it, as the proto promises ("at most the server's
+// max_wait"), on every call that long-polls: each answers as a wait that ended, not an error.
+#[tokio::test]
+async fn a_wait_above_max_wait_is_cut_to_it() {
+    use baton::pb::{claim_service_client::ClaimServiceClient, leader_service_client::LeaderServiceClient};
+    let mut config = test_config();
+    config.limits.max_wait_ms = 300;
+    let env = Env::with_config(config).await;
+    let mut c = env.client.clone();
+    register(&mut c, Q, vec![good()]).await;
+    let held = acquire(&mut c, Q, "w", 1).await;
+    assert_eq!(held.len(), 1);
+    let hour = d(3_600, 0);
+    let cut = |what: &str, started: std::time::Instant| {
+        let took = started.elapsed();
+        println!("{what}: a 1 h wait answered after {} ms (max_wait 300 ms)", took.as_millis());
+        assert!(took >= std::time::Duration::from_millis(250), "{what} waited {took:?}");
+    };
+    let limit = std::time::Duration::from_secs(10);
+
+    let started = std::time::Instant::now();
+    let acq = pb::AcquireRequest { queue: Q.into(), worker_id: "w".into(), max_leases: 1, wait: hour };
+    let got = tokio::time::timeout(limit, c.acquire(acq)).await.expect("cut").expect("not an error");
+    assert!(got.into_inner().leases.is_empty());
+    cut("Acquire", started);
+
+    let started = std::time::Instant::now();
+    let wait = pb::AwaitRequest { queue: Q.into(), name: "ok".into(), wait: hour, after_token: 0 };
+    let got = tokio::time::timeout(limit, c.r#await(wait)).await.expect("cut").expect("not an error");
+    assert!(!got.into_inner().done);
+    cut("Await", started);
+
+    let mut l = LeaderServiceClient::new(env.baton.channel().await);
+    let campaign = |candidate: &str, wait| pb::CampaignRequest {
+        election: "e".into(),
+        candidate_id: candidate.into(),
+        ttl: dur(30_000),
+        wait,
+    };
+    assert!(l.campaign(campaign("first", None)).await.unwrap().into_inner().is_leader);
+    let started = std::time::Instant::now();
+    let got =
+        tokio::time::timeout(limit, l.campaign(campaign("second", hour))).await.expect("cut").expect("not an error");
+    assert!(!got.into_inner().is_leader);
+    cut("Campaign", started);
+
+    let mut p = ClaimServiceClient::new(env.baton.channel().await);
+    let claim = pb::ClaimRequest { pool: "empty".into(), claimer_id: "x".into(), wait: hour, ..Default::default() };
+    let started = std::time::Instant::now();
+    let got = tokio::time::timeout(limit, p.claim(claim)).await.expect("cut").expect("not an error");
+    assert!(got.into_inner().resource.is_none());
+    cut("Claim", started);
 }

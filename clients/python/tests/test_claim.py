@@ -121,6 +121,7 @@ async def test_explicit_return_and_fail(quick_baton, pool, claimer):
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await claim.return_()
     assert baton.is_lease_lost(refused.value)
+    assert baton.reason(refused.value) == "LEASE_LOST"
     await pool.offer(["vm-1"])
     claim = await claimer.claim()
     await claim.fail(ValueError("bad image"))
@@ -142,6 +143,10 @@ async def test_a_full_line_raises_line_full_with_the_pushback_hint(quick_baton, 
     with pytest.raises(baton.LineFull) as full:
         await other.claim(wait=10)
     assert full.value.retry_after == 0.25 and full.value.pool == pool.pool
+    # The error under it: its reason and retry hint, read as any caller of the raw stubs would.
+    cause = full.value.__cause__
+    assert (baton.reason(cause), baton.pushback_seconds(cause)) == ("LINE_FULL", 0.25)
+    assert full.value.reason == "LINE_FULL"
     await other.close()
     # An offer serves the waiting claim at once.
     offered = await pool.offer(["vm-1"])

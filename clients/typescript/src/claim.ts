@@ -28,6 +28,8 @@ import { Logger } from "./worker";
  * claim again after `retryAfterMs` (Baton's grpc-retry-pushback-ms hint; undefined if none).
  */
 export class LineFullError extends Error {
+  /** The ErrorInfo reason of the refusal. */
+  readonly reason = "LINE_FULL";
   constructor(readonly pool: string, readonly retryAfterMs: number | undefined, options?: { cause?: unknown }) {
     super(`the waiting line of pool ${pool} is full`, options);
     this.name = "LineFullError";

@@ -18,7 +18,7 @@ export { Client, connect, ConnectOptions, DEFAULT_TIMEOUT_MS, LONG_POLL_MARGIN_M
 export { describeFailure, Failure, FailureReport, HttpError } from "./failure";
 export { Leadership, LeadershipEvents, LeadershipOptions } from "./leader";
 export { AgentSpec, AWAIT_WAIT_MS, AwaitOptions, BatchOptions, Producer, RegisterAndAwaitOptions, RegisterOptions } from "./producer";
-export { backoffMs, CallSettings, duration, idempotent, isLeaseLost, isServiceError, pushbackMs, unary } from "./rpc";
+export { backoffMs, CallSettings, duration, idempotent, isLeaseLost, isServiceError, pushbackMs, reason, unary } from "./rpc";
 export { Handler, LeaseLostError, Logger, ShutdownError, Worker, WorkerOptions } from "./worker";
 export { Claim, ClaimOptions, Claimer, ClaimerOptions, describeError, LineFullError, Pool, ResourceLike } from "./claim";
 export { Message, MessageHandler, ScheduleOptions, Scheduler, Subscriber, SubscriberEvents, SubscriberOptions } from "./schedule";

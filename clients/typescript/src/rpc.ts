@@ -3,6 +3,7 @@
 
 import { randomUUID } from "node:crypto";
 import { CallOptions, ClientUnaryCall, Metadata, ServiceError, status } from "@grpc/grpc-js";
+import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { Duration } from "./gen/google/protobuf/duration";
 
 type UnaryMethod<Req, Res> = (
@@ -66,10 +67,47 @@ export function isServiceError(err: unknown): err is ServiceError {
 
 /**
  * Whether Baton refused a stale token (FAILED_PRECONDITION, ErrorInfo reason LEASE_LOST): the
- * lease or term is gone and the work must stop. Baton uses FAILED_PRECONDITION for nothing else.
+ * lease or term is gone and the work must stop.
  */
 export function isLeaseLost(err: unknown): boolean {
-  return isServiceError(err) && err.code === status.FAILED_PRECONDITION;
+  if (!isServiceError(err) || err.code !== status.FAILED_PRECONDITION) return false;
+  const why = reason(err);
+  return why === undefined || why === "LEASE_LOST";
+}
+
+/** The length-delimited fields of a protobuf message, by number (Status, Any, ErrorInfo). */
+function fields(bytes: Uint8Array): Map<number, Uint8Array[]> {
+  const out = new Map<number, Uint8Array[]>();
+  const r = new BinaryReader(bytes);
+  while (r.pos < r.len) {
+    const [no, wireType] = r.tag();
+    if (wireType === 2) out.set(no, [...(out.get(no) ?? []), r.bytes()]);
+    else r.skip(wireType);
+  }
+  return out;
+}
+
+/**
+ * The reason of the google.rpc.ErrorInfo Baton sends with every error (`LEASE_LOST`,
+ * `NOT_FOUND`, `LINE_FULL`, `PARENTS_FIXED`, …; README "Errors"), read from the
+ * `grpc-status-details-bin` trailer (grpc-js ships no google.rpc types); undefined if none.
+ */
+export function reason(err: unknown): string | undefined {
+  if (!isServiceError(err)) return undefined;
+  const details = err.metadata?.get("grpc-status-details-bin")?.[0];
+  if (!(details instanceof Uint8Array)) return undefined;
+  try {
+    for (const any of fields(details).get(3) ?? []) {
+      const f = fields(any);
+      const type = new TextDecoder().decode(f.get(1)?.[0]);
+      if (type === "type.googleapis.com/google.rpc.ErrorInfo") {
+        return new TextDecoder().decode(fields(f.get(2)?.[0] ?? new Uint8Array()).get(1)?.[0]);
+      }
+    }
+  } catch {
+    return undefined;
+  }
+  return undefined;
 }
 
 /** Baton's retry hint (`grpc-retry-pushback-ms`, on UNAVAILABLE and RESOURCE_EXHAUSTED), in ms. */

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { credentials, ServiceError, status } from "@grpc/grpc-js";
-import { admin, AdminServiceClient, Claimer, isLeaseLost, LineFullError, Pool, unary } from "../src";
+import { admin, AdminServiceClient, Claimer, isLeaseLost, LineFullError, Pool, pushbackMs, reason, unary } from "../src";
 import { BatonServer, eventually, QUICK_ENV, unique } from "./baton";
 
 let baton: BatonServer;
@@ -115,7 +115,7 @@ test("explicit return and fail", async () => {
   await claim.return(false); // leaves the pool until offered again
   let s = await pool.status();
   assert.deepEqual([s.idle, s.claimed], [0n, 0n]);
-  await assert.rejects(claim.return(), (err) => isLeaseLost(err));
+  await assert.rejects(claim.return(), (err) => isLeaseLost(err) && reason(err) === "LEASE_LOST");
   await pool.offer(["vm-1"]);
   claim = (await claimer.claim())!;
   await claim.fail(new TypeError("bad image"));
@@ -139,6 +139,8 @@ test("a full line rejects with LineFullError and the pushback hint", async () =>
     assert.ok(err instanceof LineFullError);
     assert.equal(err.retryAfterMs, 250);
     assert.equal(err.pool, pool.pool);
+    // The error under it, read as any caller of the raw stubs would.
+    assert.deepEqual([err.reason, reason(err.cause), pushbackMs(err.cause)], ["LINE_FULL", "LINE_FULL", 250]);
     return true;
   });
   other.close();

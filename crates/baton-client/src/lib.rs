@@ -38,6 +38,14 @@ use std::{
 pub use backoff::{pushback, Backoff};
 pub use connection::{CallDefaults, Client, ClientBuilder, Conn};
 
+/// The reason of the `google.rpc.ErrorInfo` Baton sends with every error (`LEASE_LOST`,
+/// `NOT_FOUND`, `LINE_FULL`, `PARENTS_FIXED`, …; README "Errors"), if `status` carries one. Its
+/// retry hint is [`pushback`].
+pub fn reason(status: &tonic::Status) -> Option<String> {
+    use tonic_types::StatusExt;
+    status.get_details_error_info().map(|info| info.reason)
+}
+
 /// How long a unary call may take before the helper gives up on it (a hung connection must not
 /// hang a helper); long polls get their wait on top.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(10);

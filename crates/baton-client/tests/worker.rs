@@ -1,6 +1,6 @@
 //! The worker helper against a live Baton: a stop right after the last handler returned
 //! completes everything; a stop while handlers run hands their leases back; failures go to the
-//! server whole, for it to classify and clip.
+//! server whole, for it to classify and clip; a refused call's reason reads from the status.
 
 mod common;
 
@@ -138,4 +138,19 @@ async fn failures_are_classified_and_clipped_by_the_server() {
     let clipped = by_name("long").message;
     let kept = clipped.strip_suffix('…').expect("clipped, ending in …");
     assert!(clipped.len() <= 4096 && long.starts_with(kept), "{} bytes", clipped.len());
+}
+
+// A refused call carries its ErrorInfo reason, read by `reason`; a refusal that is not worth
+// retrying carries no retry hint.
+#[tokio::test]
+async fn a_refused_call_carries_its_reason() {
+    let baton = Baton::start();
+    let client = baton.client().await;
+    let request = pb::GetAgentRequest { queue: "nowhere".into(), name: "nobody".into() };
+    let refused = client.agents().get_agent(request).await.expect_err("NOT_FOUND");
+    assert_eq!(baton_client::reason(&refused).as_deref(), Some("NOT_FOUND"));
+    assert_eq!(baton_client::pushback(&refused), None);
+    let request = pb::GetAgentRequest { queue: "a{b".into(), name: "x".into() };
+    let refused = client.agents().get_agent(request).await.expect_err("INVALID_ARGUMENT");
+    assert_eq!(baton_client::reason(&refused).as_deref(), Some("INVALID_ARGUMENT"));
 }

@@ -92,7 +92,12 @@ pub async fn flows(channel: Channel, tag: &str, _probe: &Probe) {
         let queue = format!("{tag}-f{q}");
         let agents: Vec<pb::Agent> = (0..10)
             .map(|i| pb::Agent {
-                after: vec![pb::AgentRef { queue: root_q.clone(), name: "root".into(), on_failure: 0 }],
+                after: vec![pb::AgentRef {
+                    queue: root_q.clone(),
+                    name: "root".into(),
+                    on_failure: 0,
+                    ..Default::default()
+                }],
                 ..one_shot(&format!("c{i}"))
             })
             .collect();
@@ -102,7 +107,7 @@ pub async fn flows(channel: Channel, tag: &str, _probe: &Probe) {
     let fan_in = pb::Agent {
         after: children
             .iter()
-            .map(|(q, n)| pb::AgentRef { queue: q.clone(), name: n.clone(), on_failure: 0 })
+            .map(|(q, n)| pb::AgentRef { queue: q.clone(), name: n.clone(), on_failure: 0, ..Default::default() })
             .collect(),
         ..one_shot("sink")
     };

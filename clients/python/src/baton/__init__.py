@@ -4,9 +4,11 @@ producer (:class:`Producer`, :func:`agent`, :func:`ref`: parents, idempotency ke
 result, batches), a leadership helper (:class:`Leadership`), a
 claim helper (:class:`Claimer`, :class:`Pool`) and scheduled messages (:class:`Scheduler`,
 :class:`Subscriber`, on the Receive stream). Calls carry the current OpenTelemetry trace
-context, and the worker and subscriber run handlers in spans (:mod:`baton.tracing`)."""
+context, and the worker and subscriber run handlers in spans (:mod:`baton.tracing`). A call
+Baton refused raises grpc's error: :func:`reason` reads its ErrorInfo reason and
+:func:`pushback_seconds` its retry hint."""
 
-from baton._rpc import backoff, duration, is_lease_lost
+from baton._rpc import backoff, duration, is_lease_lost, pushback_seconds, reason
 from baton.claim import Claim, Claimer, LineFull, Pool
 from baton.client import Client, Keepalive, connect
 from baton.failure import Failure, Outcome
@@ -38,5 +40,7 @@ __all__ = [
     "connect",
     "duration",
     "is_lease_lost",
+    "pushback_seconds",
+    "reason",
     "ref",
 ]

@@ -7,7 +7,7 @@ import asyncio
 import random
 import uuid
 from datetime import timedelta
-from typing import Any, Awaitable, Callable, Optional, Tuple, TypeVar, Union
+from typing import Any, Awaitable, Callable, Dict, Optional, Tuple, TypeVar, Union
 
 import grpc
 from google.protobuf import duration_pb2
@@ -67,15 +67,60 @@ class Helper:
 
 def is_lease_lost(error: grpc.aio.AioRpcError) -> bool:
     """Whether Baton refused a stale token (FAILED_PRECONDITION, ErrorInfo reason LEASE_LOST):
-    the lease or term is gone and the work must stop. Baton uses FAILED_PRECONDITION for
-    nothing else."""
-    return error.code() == grpc.StatusCode.FAILED_PRECONDITION
+    the lease or term is gone and the work must stop."""
+    return error.code() == grpc.StatusCode.FAILED_PRECONDITION and reason(error) in (None, "LEASE_LOST")
+
+
+def _varint(data: bytes, i: int) -> Tuple[int, int]:
+    value = shift = 0
+    while True:
+        b = data[i]
+        value, shift, i = value | (b & 0x7F) << shift, shift + 7, i + 1
+        if b < 0x80:
+            return value, i
+
+
+def _fields(data: bytes) -> Dict[int, list]:
+    """A protobuf message's varint and length-delimited fields, by number (enough for
+    google.rpc.Status, Any and ErrorInfo, which grpcio does not ship)."""
+    fields: Dict[int, list] = {}
+    i = 0
+    while i < len(data):
+        key, i = _varint(data, i)
+        if key & 7 == 0:
+            value, i = _varint(data, i)
+        elif key & 7 == 2:
+            n, i = _varint(data, i)
+            value, i = data[i:i + n], i + n
+        else:
+            break  # Status, Any and ErrorInfo have no other wire types
+        fields.setdefault(key >> 3, []).append(value)
+    return fields
+
+
+def reason(error: Optional[BaseException]) -> Optional[str]:
+    """The reason of the google.rpc.ErrorInfo Baton sends with every error (``LEASE_LOST``,
+    ``NOT_FOUND``, ``LINE_FULL``, ``PARENTS_FIXED``, …; README "Errors"), read from the
+    ``grpc-status-details-bin`` trailer; None if `error` carries none."""
+    if not isinstance(error, grpc.RpcError) or not hasattr(error, "trailing_metadata"):
+        return None
+    for key, value in error.trailing_metadata() or ():
+        if key != "grpc-status-details-bin" or not isinstance(value, bytes):
+            continue
+        try:
+            for detail in _fields(value).get(3, []):  # Status.details: repeated Any
+                any_ = _fields(detail)
+                if any_.get(1) == [b"type.googleapis.com/google.rpc.ErrorInfo"]:
+                    return _fields(any_.get(2, [b""])[0]).get(1, [b""])[0].decode()
+        except (IndexError, UnicodeDecodeError, AttributeError):
+            return None
+    return None
 
 
 def pushback_seconds(error: Optional[BaseException]) -> Optional[float]:
-    """The server's retry hint (`grpc-retry-pushback-ms`, sent with UNAVAILABLE and
+    """The server's retry hint in seconds (`grpc-retry-pushback-ms`, sent with UNAVAILABLE and
     RESOURCE_EXHAUSTED), if `error` carries one."""
-    if not isinstance(error, grpc.aio.AioRpcError):
+    if not isinstance(error, grpc.RpcError) or not hasattr(error, "trailing_metadata"):
         return None
     for key, value in error.trailing_metadata() or ():
         if key == "grpc-retry-pushback-ms":

@@ -39,7 +39,9 @@ PoolStatus = claim_pb2.PoolStatus
 class LineFull(Exception):
     """The pool's waiting line is full (RESOURCE_EXHAUSTED, ErrorInfo reason LINE_FULL). Shed
     load, or claim again after `retry_after` seconds (Baton's `grpc-retry-pushback-ms` hint;
-    None if it sent none)."""
+    None if it sent none). `reason` is the ErrorInfo reason, LINE_FULL."""
+
+    reason = "LINE_FULL"
 
     def __init__(self, pool: str, retry_after: Optional[float], details: str = "") -> None:
         super().__init__(f"the waiting line of pool {pool} is full" + (f": {details}" if details else ""))

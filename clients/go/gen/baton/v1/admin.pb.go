@@ -1210,7 +1210,12 @@ type SetLimitsRequest struct {
 	// queue whose limits these are.
 	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
 	// limits to set; absent (or empty) removes every limit.
-	Limits        *QueueLimits `protobuf:"bytes,2,opt,name=limits,proto3" json:"limits,omitempty"`
+	Limits *QueueLimits `protobuf:"bytes,2,opt,name=limits,proto3" json:"limits,omitempty"`
+	// create declares the queue when nothing was registered in it yet (deployment tooling that
+	// configures a queue before its first producer): the queue is registered (GetHealth and the
+	// console list it) and its first agents run under these limits. False: an unknown queue is
+	// NOT_FOUND and nothing is written.
+	Create        bool `protobuf:"varint,3,opt,name=create,proto3" json:"create,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1257,6 +1262,13 @@ func (x *SetLimitsRequest) GetLimits() *QueueLimits {
 		return x.Limits
 	}
 	return nil
+}
+
+func (x *SetLimitsRequest) GetCreate() bool {
+	if x != nil {
+		return x.Create
+	}
+	return false
 }
 
 // SetLimitsResponse says what is now stored.
@@ -1883,7 +1895,11 @@ func (x *RecountKeysResponse) GetCorrected() uint64 {
 type PauseRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// source to pause: a queue, a pool or a receiver.
-	Source        *Source `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	Source *Source `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	// create declares the source when nothing was registered, offered or scheduled there yet: it
+	// is registered (GetHealth and the console list it) and starts paused, so its first items
+	// wait for Resume. False: an unknown source is NOT_FOUND and nothing is written.
+	Create        bool `protobuf:"varint,2,opt,name=create,proto3" json:"create,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1923,6 +1939,13 @@ func (x *PauseRequest) GetSource() *Source {
 		return x.Source
 	}
 	return nil
+}
+
+func (x *PauseRequest) GetCreate() bool {
+	if x != nil {
+		return x.Create
+	}
+	return false
 }
 
 // PauseResponse says whether anything changed.
@@ -1975,7 +1998,10 @@ func (x *PauseResponse) GetChanged() bool {
 type ResumeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// source to resume: a queue, a pool or a receiver.
-	Source        *Source `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	Source *Source `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	// create declares the source when it is unknown, as PauseRequest.create does (it is then
+	// registered, not paused). False: an unknown source is NOT_FOUND and nothing is written.
+	Create        bool `protobuf:"varint,2,opt,name=create,proto3" json:"create,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2015,6 +2041,13 @@ func (x *ResumeRequest) GetSource() *Source {
 		return x.Source
 	}
 	return nil
+}
+
+func (x *ResumeRequest) GetCreate() bool {
+	if x != nil {
+		return x.Create
+	}
+	return false
 }
 
 // ResumeResponse says whether anything changed.
@@ -2149,10 +2182,11 @@ const file_baton_v1_admin_proto_rawDesc = "" +
 	"\x04rate\x18\x02 \x01(\v2\x13.baton.v1.RateLimitR\x04rate\x12'\n" +
 	"\x0fkey_concurrency\x18\x03 \x01(\rR\x0ekeyConcurrency\x12.\n" +
 	"\bkey_rate\x18\x04 \x01(\v2\x13.baton.v1.RateLimitR\akeyRate\x12@\n" +
-	"\x0epriority_aging\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\rpriorityAging\"W\n" +
+	"\x0epriority_aging\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\rpriorityAging\"o\n" +
 	"\x10SetLimitsRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12-\n" +
-	"\x06limits\x18\x02 \x01(\v2\x15.baton.v1.QueueLimitsR\x06limits\"B\n" +
+	"\x06limits\x18\x02 \x01(\v2\x15.baton.v1.QueueLimitsR\x06limits\x12\x16\n" +
+	"\x06create\x18\x03 \x01(\bR\x06create\"B\n" +
 	"\x11SetLimitsResponse\x12-\n" +
 	"\x06limits\x18\x01 \x01(\v2\x15.baton.v1.QueueLimitsR\x06limits\"\x83\x01\n" +
 	"\tKeyLimits\x12\x16\n" +
@@ -2190,13 +2224,15 @@ const file_baton_v1_admin_proto_rawDesc = "" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\"K\n" +
 	"\x13RecountKeysResponse\x12\x16\n" +
 	"\x06leases\x18\x01 \x01(\x04R\x06leases\x12\x1c\n" +
-	"\tcorrected\x18\x02 \x01(\x04R\tcorrected\"8\n" +
+	"\tcorrected\x18\x02 \x01(\x04R\tcorrected\"P\n" +
 	"\fPauseRequest\x12(\n" +
-	"\x06source\x18\x01 \x01(\v2\x10.baton.v1.SourceR\x06source\")\n" +
+	"\x06source\x18\x01 \x01(\v2\x10.baton.v1.SourceR\x06source\x12\x16\n" +
+	"\x06create\x18\x02 \x01(\bR\x06create\")\n" +
 	"\rPauseResponse\x12\x18\n" +
-	"\achanged\x18\x01 \x01(\bR\achanged\"9\n" +
+	"\achanged\x18\x01 \x01(\bR\achanged\"Q\n" +
 	"\rResumeRequest\x12(\n" +
-	"\x06source\x18\x01 \x01(\v2\x10.baton.v1.SourceR\x06source\"*\n" +
+	"\x06source\x18\x01 \x01(\v2\x10.baton.v1.SourceR\x06source\x12\x16\n" +
+	"\x06create\x18\x02 \x01(\bR\x06create\"*\n" +
 	"\x0eResumeResponse\x12\x18\n" +
 	"\achanged\x18\x01 \x01(\bR\achanged*p\n" +
 	"\n" +

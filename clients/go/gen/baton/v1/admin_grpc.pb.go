@@ -50,7 +50,8 @@ type AdminServiceClient interface {
 	ListDeadLetters(ctx context.Context, in *ListDeadLettersRequest, opts ...grpc.CallOption) (*ListDeadLettersResponse, error)
 	// RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
 	// once with a clean failure streak; a resource is offered again with its attributes; a message
-	// is due again at once with its delivery count reset.
+	// is due again at once with its delivery count reset. An agent's kept finish (its dead letter,
+	// as Await answers it) is dropped, so an Await after the retry waits for the new run.
 	// NOT_FOUND if the item is not dead-lettered there.
 	RetryDeadLetter(ctx context.Context, in *RetryDeadLetterRequest, opts ...grpc.CallOption) (*RetryDeadLetterResponse, error)
 	// DeleteDeadLetter drops a dead letter for good (an agent with its definition). NOT_FOUND if
@@ -67,6 +68,8 @@ type AdminServiceClient interface {
 	// THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
 	// back off, so the whole queue does). The response says what is stored. A sharded queue
 	// cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+	// A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
+	// `create` declares it: see SetLimitsRequest.create.
 	SetLimits(ctx context.Context, in *SetLimitsRequest, opts ...grpc.CallOption) (*SetLimitsResponse, error)
 	// SetKeyLimits replaces one key's weight and overrides in a queue (Agent.key): its share of the
 	// fair queuing across keys, and its own key_concurrency and key_rate in place of the queue's.
@@ -96,10 +99,12 @@ type AdminServiceClient interface {
 	// or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
 	// deliveries still come back to be delivered later). What waits stays, and producers can
 	// still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
-	// `paused`.
+	// `paused`. A source nothing was ever registered, offered or scheduled in is NOT_FOUND (a typo
+	// changes nothing), unless `create` declares it: see PauseRequest.create.
 	Pause(ctx context.Context, in *PauseRequest, opts ...grpc.CallOption) (*PauseResponse, error)
 	// Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
-	// handed to the claims waiting in line, oldest first.
+	// handed to the claims waiting in line, oldest first. NOT_FOUND for an unknown source, as
+	// Pause, unless `create` declares it.
 	Resume(ctx context.Context, in *ResumeRequest, opts ...grpc.CallOption) (*ResumeResponse, error)
 }
 
@@ -248,7 +253,8 @@ type AdminServiceServer interface {
 	ListDeadLetters(context.Context, *ListDeadLettersRequest) (*ListDeadLettersResponse, error)
 	// RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
 	// once with a clean failure streak; a resource is offered again with its attributes; a message
-	// is due again at once with its delivery count reset.
+	// is due again at once with its delivery count reset. An agent's kept finish (its dead letter,
+	// as Await answers it) is dropped, so an Await after the retry waits for the new run.
 	// NOT_FOUND if the item is not dead-lettered there.
 	RetryDeadLetter(context.Context, *RetryDeadLetterRequest) (*RetryDeadLetterResponse, error)
 	// DeleteDeadLetter drops a dead letter for good (an agent with its definition). NOT_FOUND if
@@ -265,6 +271,8 @@ type AdminServiceServer interface {
 	// THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
 	// back off, so the whole queue does). The response says what is stored. A sharded queue
 	// cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+	// A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
+	// `create` declares it: see SetLimitsRequest.create.
 	SetLimits(context.Context, *SetLimitsRequest) (*SetLimitsResponse, error)
 	// SetKeyLimits replaces one key's weight and overrides in a queue (Agent.key): its share of the
 	// fair queuing across keys, and its own key_concurrency and key_rate in place of the queue's.
@@ -294,10 +302,12 @@ type AdminServiceServer interface {
 	// or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
 	// deliveries still come back to be delivered later). What waits stays, and producers can
 	// still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
-	// `paused`.
+	// `paused`. A source nothing was ever registered, offered or scheduled in is NOT_FOUND (a typo
+	// changes nothing), unless `create` declares it: see PauseRequest.create.
 	Pause(context.Context, *PauseRequest) (*PauseResponse, error)
 	// Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
-	// handed to the claims waiting in line, oldest first.
+	// handed to the claims waiting in line, oldest first. NOT_FOUND for an unknown source, as
+	// Pause, unless `create` declares it.
 	Resume(context.Context, *ResumeRequest) (*ResumeResponse, error)
 	mustEmbedUnimplementedAdminServiceServer()
 }

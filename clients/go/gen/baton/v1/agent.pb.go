@@ -410,8 +410,12 @@ type Agent struct {
 	// unregistered, cancelled) is its reference's on_failure, else this agent's
 	// on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
 	// agent is registered, and may be agents of the same Register call; a cycle among them is
-	// INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-	// its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+	// INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+	// empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+	// creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+	// PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+	// results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+	// counts them all); a lease's Agent leaves it empty (Lease.parents has them).
 	// With tracing on, the span of the Register that creates the agent links to the trace
 	// context of its first 128 parents (AgentResult.traceparent).
 	After []*AgentRef `protobuf:"bytes,14,rep,name=after,proto3" json:"after,omitempty"`
@@ -579,15 +583,21 @@ func (x *Agent) GetIdempotencyWindow() *durationpb.Duration {
 	return nil
 }
 
-// AgentRef names an agent of any queue, as a parent in Agent.after.
+// AgentRef names an agent of any queue, as a parent in Agent.after; in answers, also a batch
+// whose callback waits for it.
 type AgentRef struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// queue of the agent; empty: the queue of the agent that names it.
+	// queue of the agent; empty: the queue of the agent that names it (a request), or a batch
+	// (an answer: see `batch`).
 	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
-	// name of the agent.
+	// name of the agent. For a batch, also the batch's name: deprecated, read `batch` (it will be
+	// left empty for a batch in the next version).
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// on_failure overrides the child's on_parent_failure for this parent.
-	OnFailure     ParentFailure `protobuf:"varint,3,opt,name=on_failure,json=onFailure,proto3,enum=baton.v1.ParentFailure" json:"on_failure,omitempty"`
+	OnFailure ParentFailure `protobuf:"varint,3,opt,name=on_failure,json=onFailure,proto3,enum=baton.v1.ParentFailure" json:"on_failure,omitempty"`
+	// batch names the batch a callback waits for (RegisterBatch), in answers only; empty for an
+	// agent. Register refuses it (INVALID_ARGUMENT).
+	Batch         string `protobuf:"bytes,4,opt,name=batch,proto3" json:"batch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -643,6 +653,13 @@ func (x *AgentRef) GetOnFailure() ParentFailure {
 	return ParentFailure_PARENT_FAILURE_UNSPECIFIED
 }
 
+func (x *AgentRef) GetBatch() string {
+	if x != nil {
+		return x.Batch
+	}
+	return ""
+}
+
 // AgentResult is how one agent finished.
 type AgentResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -669,7 +686,11 @@ type AgentResult struct {
 	// span does when tracing is on). Empty for the rest, for a parent that carried none, for a
 	// parent already finished and removed when the child was registered (only its finish was
 	// kept), for a batch, and outside Lease.parents.
-	Traceparent   string `protobuf:"bytes,9,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	Traceparent string `protobuf:"bytes,9,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	// batch names the batch whose finish this is, in a callback's Lease.parents (RegisterBatch);
+	// queue is then empty and name repeats the batch's name (deprecated: read `batch`; name will be
+	// left empty for a batch in the next version). Empty for an agent.
+	Batch         string `protobuf:"bytes,10,opt,name=batch,proto3" json:"batch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -767,6 +788,13 @@ func (x *AgentResult) GetTraceparent() string {
 	return ""
 }
 
+func (x *AgentResult) GetBatch() string {
+	if x != nil {
+		return x.Batch
+	}
+	return ""
+}
+
 // RegisterRequest upserts agents into one queue.
 type RegisterRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -776,7 +804,8 @@ type RegisterRequest struct {
 	// must be unique within the request.
 	Agents []*Agent `protobuf:"bytes,2,rep,name=agents,proto3" json:"agents,omitempty"`
 	// reset_schedule makes every listed agent that is not currently held due
-	// at once, clearing its failure streak and any dead-letter entry.
+	// at once, clearing its failure streak and any dead-letter entry (with the dead letter's kept
+	// finish, so an Await waits for the new run).
 	ResetSchedule bool `protobuf:"varint,3,opt,name=reset_schedule,json=resetSchedule,proto3" json:"reset_schedule,omitempty"`
 	// request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
 	// connection, a failover): a retry with the same request_id within the server's
@@ -1103,8 +1132,8 @@ type AcquireRequest struct {
 	// max_leases is the most leases to return; 0 means 1; at most the server's
 	// max_batch.
 	MaxLeases uint32 `protobuf:"varint,3,opt,name=max_leases,json=maxLeases,proto3" json:"max_leases,omitempty"`
-	// wait holds the call while nothing is due, at most the server's max_wait.
-	// Absent or zero: answer at once.
+	// wait holds the call while nothing is due, at most the server's limits.max_wait_ms: a longer
+	// wait is cut to it (not an error). Absent or zero: answer at once.
 	Wait          *durationpb.Duration `protobuf:"bytes,4,opt,name=wait,proto3" json:"wait,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1189,7 +1218,11 @@ type Lease struct {
 	// parents are the results of the agents this one ran after (Agent.after), in name order of
 	// queue and name: each parent's finish at the time it released this agent, and (for the
 	// first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
-	Parents       []*AgentResult `protobuf:"bytes,7,rep,name=parents,proto3" json:"parents,omitempty"`
+	// A batch callback's entry for its batch has `batch` set (AgentResult.batch).
+	Parents []*AgentResult `protobuf:"bytes,7,rep,name=parents,proto3" json:"parents,omitempty"`
+	// granted_at is when this lease was granted (Redis clock): the start of the run, from which a
+	// recurring agent's interval counts.
+	GrantedAt     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=granted_at,json=grantedAt,proto3" json:"granted_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1269,6 +1302,13 @@ func (x *Lease) GetAgent() *Agent {
 func (x *Lease) GetParents() []*AgentResult {
 	if x != nil {
 		return x.Parents
+	}
+	return nil
+}
+
+func (x *Lease) GetGrantedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.GrantedAt
 	}
 	return nil
 }
@@ -3173,12 +3213,13 @@ type AwaitRequest struct {
 	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
 	// name of the agent.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	// wait holds the call until the agent finishes, at most the server's max_wait. Absent or
-	// zero: answer at once.
+	// wait holds the call until the agent finishes, at most the server's limits.max_wait_ms: a
+	// longer wait is cut to it (not an error). Absent or zero: answer at once.
 	Wait *durationpb.Duration `protobuf:"bytes,3,opt,name=wait,proto3" json:"wait,omitempty"`
-	// after_token skips finishes of runs whose lease token is at most this (a recurring agent's
-	// earlier runs); 0: any finish kept. Finishes without a run (cancelled, unregistered) are
-	// never skipped.
+	// after_token skips finishes of runs whose lease token is at most this, for any agent: pass
+	// the token of the last finish seen (AgentResult.token) to wait for a later run, of a
+	// recurring agent or of an agent registered again under its name; 0: any finish kept. Finishes without a run (cancelled,
+	// unregistered) are never skipped.
 	AfterToken    uint64 `protobuf:"varint,4,opt,name=after_token,json=afterToken,proto3" json:"after_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3810,12 +3851,13 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x12idempotency_window\x18\x11 \x01(\v2\x19.google.protobuf.DurationR\x11idempotencyWindow\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"l\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x82\x01\n" +
 	"\bAgentRef\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x126\n" +
 	"\n" +
-	"on_failure\x18\x03 \x01(\x0e2\x17.baton.v1.ParentFailureR\tonFailure\"\xb5\x02\n" +
+	"on_failure\x18\x03 \x01(\x0e2\x17.baton.v1.ParentFailureR\tonFailure\x12\x14\n" +
+	"\x05batch\x18\x04 \x01(\tR\x05batch\"\xcb\x02\n" +
 	"\vAgentResult\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
@@ -3826,7 +3868,9 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\vfinished_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"finishedAt\x12\x18\n" +
 	"\amessage\x18\b \x01(\tR\amessage\x12 \n" +
-	"\vtraceparent\x18\t \x01(\tR\vtraceparent\"\x96\x01\n" +
+	"\vtraceparent\x18\t \x01(\tR\vtraceparent\x12\x14\n" +
+	"\x05batch\x18\n" +
+	" \x01(\tR\x05batch\"\x96\x01\n" +
 	"\x0fRegisterRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12'\n" +
 	"\x06agents\x18\x02 \x03(\v2\x0f.baton.v1.AgentR\x06agents\x12%\n" +
@@ -3853,7 +3897,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\tworker_id\x18\x02 \x01(\tR\bworkerId\x12\x1d\n" +
 	"\n" +
 	"max_leases\x18\x03 \x01(\rR\tmaxLeases\x12-\n" +
-	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"\xf1\x01\n" +
+	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"\xac\x02\n" +
 	"\x05Lease\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -3861,7 +3905,9 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\bdeadline\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bdeadline\x12\x18\n" +
 	"\aattempt\x18\x05 \x01(\rR\aattempt\x12%\n" +
 	"\x05agent\x18\x06 \x01(\v2\x0f.baton.v1.AgentR\x05agent\x12/\n" +
-	"\aparents\x18\a \x03(\v2\x15.baton.v1.AgentResultR\aparents\":\n" +
+	"\aparents\x18\a \x03(\v2\x15.baton.v1.AgentResultR\aparents\x129\n" +
+	"\n" +
+	"granted_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tgrantedAt\":\n" +
 	"\x0fAcquireResponse\x12'\n" +
 	"\x06leases\x18\x01 \x03(\v2\x0f.baton.v1.LeaseR\x06leases\"f\n" +
 	"\bLeaseRef\x12\x14\n" +
@@ -4187,91 +4233,92 @@ var file_baton_v1_agent_proto_depIdxs = []int32{
 	52, // 16: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
 	5,  // 17: baton.v1.Lease.agent:type_name -> baton.v1.Agent
 	7,  // 18: baton.v1.Lease.parents:type_name -> baton.v1.AgentResult
-	14, // 19: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
-	16, // 20: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
-	52, // 21: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
-	18, // 22: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
-	16, // 23: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
-	16, // 24: baton.v1.HeartbeatResponse.cancelled:type_name -> baton.v1.LeaseRef
-	3,  // 25: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
-	51, // 26: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
-	52, // 27: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	3,  // 28: baton.v1.CompleteResponse.outcome:type_name -> baton.v1.Outcome
-	20, // 29: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
-	21, // 30: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
-	23, // 31: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
-	3,  // 32: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
-	51, // 33: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
-	51, // 34: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
-	25, // 35: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
-	27, // 36: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
-	26, // 37: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
-	28, // 38: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
-	14, // 39: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
-	23, // 40: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
-	18, // 41: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
-	16, // 42: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
-	16, // 43: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
-	16, // 44: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
-	51, // 45: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	52, // 46: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	35, // 47: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
-	5,  // 48: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
-	4,  // 49: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
-	52, // 50: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
-	52, // 51: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
-	36, // 52: baton.v1.AgentStatus.parents:type_name -> baton.v1.ParentStatus
-	6,  // 53: baton.v1.AgentStatus.children:type_name -> baton.v1.AgentRef
-	6,  // 54: baton.v1.ParentStatus.parent:type_name -> baton.v1.AgentRef
-	7,  // 55: baton.v1.ParentStatus.result:type_name -> baton.v1.AgentResult
-	35, // 56: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
-	51, // 57: baton.v1.AwaitRequest.wait:type_name -> google.protobuf.Duration
-	7,  // 58: baton.v1.AwaitResponse.result:type_name -> baton.v1.AgentResult
-	4,  // 59: baton.v1.AwaitResponse.state:type_name -> baton.v1.AgentState
-	5,  // 60: baton.v1.RegisterBatchRequest.agents:type_name -> baton.v1.Agent
-	5,  // 61: baton.v1.RegisterBatchRequest.on_success:type_name -> baton.v1.Agent
-	5,  // 62: baton.v1.RegisterBatchRequest.on_complete:type_name -> baton.v1.Agent
-	6,  // 63: baton.v1.BatchStatus.callbacks:type_name -> baton.v1.AgentRef
-	52, // 64: baton.v1.BatchStatus.created_at:type_name -> google.protobuf.Timestamp
-	52, // 65: baton.v1.BatchStatus.done_at:type_name -> google.protobuf.Timestamp
-	44, // 66: baton.v1.RegisterBatchResponse.status:type_name -> baton.v1.BatchStatus
-	44, // 67: baton.v1.CloseBatchResponse.status:type_name -> baton.v1.BatchStatus
-	44, // 68: baton.v1.GetBatchResponse.status:type_name -> baton.v1.BatchStatus
-	8,  // 69: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
-	11, // 70: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
-	13, // 71: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
-	17, // 72: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
-	20, // 73: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
-	22, // 74: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
-	29, // 75: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
-	31, // 76: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
-	33, // 77: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
-	37, // 78: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
-	39, // 79: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
-	41, // 80: baton.v1.AgentService.Await:input_type -> baton.v1.AwaitRequest
-	43, // 81: baton.v1.AgentService.RegisterBatch:input_type -> baton.v1.RegisterBatchRequest
-	46, // 82: baton.v1.AgentService.CloseBatch:input_type -> baton.v1.CloseBatchRequest
-	48, // 83: baton.v1.AgentService.GetBatch:input_type -> baton.v1.GetBatchRequest
-	9,  // 84: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
-	12, // 85: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
-	15, // 86: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
-	19, // 87: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
-	21, // 88: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
-	24, // 89: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
-	30, // 90: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
-	32, // 91: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
-	34, // 92: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
-	38, // 93: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
-	40, // 94: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
-	42, // 95: baton.v1.AgentService.Await:output_type -> baton.v1.AwaitResponse
-	45, // 96: baton.v1.AgentService.RegisterBatch:output_type -> baton.v1.RegisterBatchResponse
-	47, // 97: baton.v1.AgentService.CloseBatch:output_type -> baton.v1.CloseBatchResponse
-	49, // 98: baton.v1.AgentService.GetBatch:output_type -> baton.v1.GetBatchResponse
-	84, // [84:99] is the sub-list for method output_type
-	69, // [69:84] is the sub-list for method input_type
-	69, // [69:69] is the sub-list for extension type_name
-	69, // [69:69] is the sub-list for extension extendee
-	0,  // [0:69] is the sub-list for field type_name
+	52, // 19: baton.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
+	14, // 20: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
+	16, // 21: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
+	52, // 22: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
+	18, // 23: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
+	16, // 24: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
+	16, // 25: baton.v1.HeartbeatResponse.cancelled:type_name -> baton.v1.LeaseRef
+	3,  // 26: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
+	51, // 27: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
+	52, // 28: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	3,  // 29: baton.v1.CompleteResponse.outcome:type_name -> baton.v1.Outcome
+	20, // 30: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
+	21, // 31: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
+	23, // 32: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
+	3,  // 33: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
+	51, // 34: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
+	51, // 35: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
+	25, // 36: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
+	27, // 37: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
+	26, // 38: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
+	28, // 39: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
+	14, // 40: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
+	23, // 41: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
+	18, // 42: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
+	16, // 43: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
+	16, // 44: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
+	16, // 45: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
+	51, // 46: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	52, // 47: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	35, // 48: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
+	5,  // 49: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
+	4,  // 50: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
+	52, // 51: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
+	52, // 52: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
+	36, // 53: baton.v1.AgentStatus.parents:type_name -> baton.v1.ParentStatus
+	6,  // 54: baton.v1.AgentStatus.children:type_name -> baton.v1.AgentRef
+	6,  // 55: baton.v1.ParentStatus.parent:type_name -> baton.v1.AgentRef
+	7,  // 56: baton.v1.ParentStatus.result:type_name -> baton.v1.AgentResult
+	35, // 57: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
+	51, // 58: baton.v1.AwaitRequest.wait:type_name -> google.protobuf.Duration
+	7,  // 59: baton.v1.AwaitResponse.result:type_name -> baton.v1.AgentResult
+	4,  // 60: baton.v1.AwaitResponse.state:type_name -> baton.v1.AgentState
+	5,  // 61: baton.v1.RegisterBatchRequest.agents:type_name -> baton.v1.Agent
+	5,  // 62: baton.v1.RegisterBatchRequest.on_success:type_name -> baton.v1.Agent
+	5,  // 63: baton.v1.RegisterBatchRequest.on_complete:type_name -> baton.v1.Agent
+	6,  // 64: baton.v1.BatchStatus.callbacks:type_name -> baton.v1.AgentRef
+	52, // 65: baton.v1.BatchStatus.created_at:type_name -> google.protobuf.Timestamp
+	52, // 66: baton.v1.BatchStatus.done_at:type_name -> google.protobuf.Timestamp
+	44, // 67: baton.v1.RegisterBatchResponse.status:type_name -> baton.v1.BatchStatus
+	44, // 68: baton.v1.CloseBatchResponse.status:type_name -> baton.v1.BatchStatus
+	44, // 69: baton.v1.GetBatchResponse.status:type_name -> baton.v1.BatchStatus
+	8,  // 70: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
+	11, // 71: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
+	13, // 72: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
+	17, // 73: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
+	20, // 74: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
+	22, // 75: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
+	29, // 76: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
+	31, // 77: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
+	33, // 78: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
+	37, // 79: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
+	39, // 80: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
+	41, // 81: baton.v1.AgentService.Await:input_type -> baton.v1.AwaitRequest
+	43, // 82: baton.v1.AgentService.RegisterBatch:input_type -> baton.v1.RegisterBatchRequest
+	46, // 83: baton.v1.AgentService.CloseBatch:input_type -> baton.v1.CloseBatchRequest
+	48, // 84: baton.v1.AgentService.GetBatch:input_type -> baton.v1.GetBatchRequest
+	9,  // 85: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
+	12, // 86: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
+	15, // 87: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
+	19, // 88: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
+	21, // 89: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
+	24, // 90: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
+	30, // 91: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
+	32, // 92: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
+	34, // 93: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
+	38, // 94: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
+	40, // 95: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
+	42, // 96: baton.v1.AgentService.Await:output_type -> baton.v1.AwaitResponse
+	45, // 97: baton.v1.AgentService.RegisterBatch:output_type -> baton.v1.RegisterBatchResponse
+	47, // 98: baton.v1.AgentService.CloseBatch:output_type -> baton.v1.CloseBatchResponse
+	49, // 99: baton.v1.AgentService.GetBatch:output_type -> baton.v1.GetBatchResponse
+	85, // [85:100] is the sub-list for method output_type
+	70, // [70:85] is the sub-list for method input_type
+	70, // [70:70] is the sub-list for extension type_name
+	70, // [70:70] is the sub-list for extension extendee
+	0,  // [0:70] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_agent_proto_init() }

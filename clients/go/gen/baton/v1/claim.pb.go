@@ -221,7 +221,8 @@ type ClaimRequest struct {
 	// attributes to attach to the claimed resource (who claimed it, for what).
 	Attributes map[string]string `protobuf:"bytes,3,rep,name=attributes,proto3" json:"attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// wait holds the call in the pool's line while nothing is idle, at most the server's
-	// max_wait. Absent or zero: answer at once.
+	// limits.max_wait_ms: a longer wait is cut to it (not an error). Absent or zero: answer at
+	// once.
 	Wait *durationpb.Duration `protobuf:"bytes,4,opt,name=wait,proto3" json:"wait,omitempty"`
 	// request_id makes the call safe to retry after an unknown outcome (a timeout, a lost
 	// connection, a failover): a retry with the same request_id within the server's

@@ -154,8 +154,8 @@ type CampaignRequest struct {
 	CandidateId string `protobuf:"bytes,2,opt,name=candidate_id,json=candidateId,proto3" json:"candidate_id,omitempty"`
 	// ttl is how long the leadership lasts without a Renew; required, within the server's bounds.
 	Ttl *durationpb.Duration `protobuf:"bytes,3,opt,name=ttl,proto3" json:"ttl,omitempty"`
-	// wait holds the call while another candidate leads, at most the server's max_wait. Absent or
-	// zero: answer at once.
+	// wait holds the call while another candidate leads, at most the server's limits.max_wait_ms:
+	// a longer wait is cut to it (not an error). Absent or zero: answer at once.
 	Wait          *durationpb.Duration `protobuf:"bytes,4,opt,name=wait,proto3" json:"wait,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -26,7 +26,7 @@ from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x62\x61ton/v1/admin.proto\x12\x08\x62\x61ton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\":\n\x06Source\x12\"\n\x04kind\x18\x01 \x01(\x0e\x32\x14.baton.v1.SourceKind\x12\x0c\n\x04name\x18\x02 \x01(\t\"\x12\n\x10GetHealthRequest\"\xff\x02\n\x0cSourceHealth\x12 \n\x06source\x18\x01 \x01(\x0b\x32\x10.baton.v1.Source\x12\x0c\n\x04size\x18\x02 \x01(\x04\x12-\n\noldest_age\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12.\n\x0b\x61verage_age\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\r\n\x05stuck\x18\x05 \x01(\x04\x12\x15\n\rdead_lettered\x18\x06 \x01(\x04\x12\x17\n\x0fprocessing_rate\x18\x07 \x01(\x01\x12&\n\x06status\x18\x08 \x01(\x0e\x32\x16.baton.v1.HealthStatus\x12\x0f\n\x07reasons\x18\t \x03(\t\x12\x0e\n\x06in_use\x18\n \x01(\x04\x12\x0c\n\x04idle\x18\x0b \x01(\x04\x12\x0e\n\x06paused\x18\x0c \x01(\x08\x12%\n\x06limits\x18\r \x01(\x0b\x32\x15.baton.v1.QueueLimits\x12\x13\n\x0brate_tokens\x18\x0e \x01(\x01\"\x94\x01\n\x11GetHealthResponse\x12&\n\x06status\x18\x01 \x01(\x0e\x32\x16.baton.v1.HealthStatus\x12\'\n\x07sources\x18\x02 \x03(\x0b\x32\x16.baton.v1.SourceHealth\x12.\n\nchecked_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xaf\x02\n\nDeadLetter\x12 \n\x06source\x18\x01 \x01(\x0b\x32\x10.baton.v1.Source\x12\n\n\x02id\x18\x02 \x01(\t\x12\x13\n\x0b\x65rror_class\x18\x03 \x01(\t\x12\x0f\n\x07message\x18\x04 \x01(\t\x12-\n\tfailed_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x61ttempts\x18\x06 \x01(\r\x12\x0e\n\x06holder\x18\x07 \x01(\t\x12\x0f\n\x07payload\x18\x08 \x01(\x0c\x12\x38\n\nattributes\x18\t \x03(\x0b\x32$.baton.v1.DeadLetter.AttributesEntry\x1a\x31\n\x0f\x41ttributesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"a\n\x16ListDeadLettersRequest\x12 \n\x06source\x18\x01 \x01(\x0b\x32\x10.baton.v1.Source\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"^\n\x17ListDeadLettersResponse\x12*\n\x0c\x64\x65\x61\x64_letters\x18\x01 \x03(\x0b\x32\x14.baton.v1.DeadLetter\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"F\n\x16RetryDeadLetterRequest\x12 \n\x06source\x18\x01 \x01(\x0b\x32\x10.baton.v1.Source\x12\n\n\x02id\x18\x02 \x01(\t\"\x19\n\x17RetryDeadLetterResponse\"G\n\x17\x44\x65leteDeadLetterRequest\x12 \n\x06source\x18\x01 \x01(\x0b\x32\x10.baton.v1.Source\x12\n\n\x02id\x18\x02 \x01(\t\"\x1a\n\x18\x44\x65leteDeadLetterResponse\"\x1f\n\x0cPurgeRequest\x12\x0f\n\x07\x64ry_run\x18\x01 \x01(\x08\"Z\n\nPurgedItem\x12 \n\x06source\x18\x01 \x01(\x0b\x32\x10.baton.v1.Source\x12\n\n\x02id\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x04 \x01(\t\"E\n\rPurgeResponse\x12#\n\x05items\x18\x01 \x03(\x0b\x32\x14.baton.v1.PurgedItem\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\".\n\tRateLimit\x12\x12\n\nper_second\x18\x01 \x01(\x01\x12\r\n\x05\x62urst\x18\x02 \x01(\r\"\xb8\x01\n\x0bQueueLimits\x12\x13\n\x0b\x63oncurrency\x18\x01 \x01(\r\x12!\n\x04rate\x18\x02 \x01(\x0b\x32\x13.baton.v1.RateLimit\x12\x17\n\x0fkey_concurrency\x18\x03 \x01(\r\x12%\n\x08key_rate\x18\x04 \x01(\x0b\x32\x13.baton.v1.RateLimit\x12\x31\n\x0epriority_aging\x18\x05 \x01(\x0b\x32\x19.google.protobuf.Duration\"H\n\x10SetLimitsRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12%\n\x06limits\x18\x02 \x01(\x0b\x32\x15.baton.v1.QueueLimits\":\n\x11SetLimitsResponse\x12%\n\x06limits\x18\x01 \x01(\x0b\x32\x15.baton.v1.QueueLimits\"h\n\tKeyLimits\x12\x0e\n\x06weight\x18\x01 \x01(\r\x12\x18\n\x0b\x63oncurrency\x18\x02 \x01(\rH\x00\x88\x01\x01\x12!\n\x04rate\x18\x03 \x01(\x0b\x32\x13.baton.v1.RateLimitB\x0e\n\x0c_concurrency\"P\n\x0eKeyLimitsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12#\n\x06limits\x18\x02 \x01(\x0b\x32\x13.baton.v1.KeyLimits\x12\x0c\n\x04held\x18\x03 \x01(\x04\"V\n\x13SetKeyLimitsRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\x12#\n\x06limits\x18\x03 \x01(\x0b\x32\x13.baton.v1.KeyLimits\"V\n\x14SetKeyLimitsResponse\x12,\n\nkey_limits\x18\x01 \x01(\x0b\x32\x18.baton.v1.KeyLimitsEntry\x12\x10\n\x08replaced\x18\x02 \x01(\x08\"1\n\x13GetKeyLimitsRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\"D\n\x14GetKeyLimitsResponse\x12,\n\nkey_limits\x18\x01 \x01(\x0b\x32\x18.baton.v1.KeyLimitsEntry\"L\n\x14ListKeyLimitsRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"X\n\x15ListKeyLimitsResponse\x12&\n\x04keys\x18\x01 \x03(\x0b\x32\x18.baton.v1.KeyLimitsEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"#\n\x12RecountKeysRequest\x12\r\n\x05queue\x18\x01 \x01(\t\"8\n\x13RecountKeysResponse\x12\x0e\n\x06leases\x18\x01 \x01(\x04\x12\x11\n\tcorrected\x18\x02 \x01(\x04\"0\n\x0cPauseRequest\x12 \n\x06source\x18\x01 \x01(\x0b\x32\x10.baton.v1.Source\" \n\rPauseResponse\x12\x0f\n\x07\x63hanged\x18\x01 \x01(\x08\"1\n\rResumeRequest\x12 \n\x06source\x18\x01 \x01(\x0b\x32\x10.baton.v1.Source\"!\n\x0eResumeResponse\x12\x0f\n\x07\x63hanged\x18\x01 \x01(\x08*p\n\nSourceKind\x12\x1b\n\x17SOURCE_KIND_UNSPECIFIED\x10\x00\x12\x15\n\x11SOURCE_KIND_QUEUE\x10\x01\x12\x14\n\x10SOURCE_KIND_POOL\x10\x02\x12\x18\n\x14SOURCE_KIND_RECEIVER\x10\x03*\x81\x01\n\x0cHealthStatus\x12\x1d\n\x19HEALTH_STATUS_UNSPECIFIED\x10\x00\x12\x19\n\x15HEALTH_STATUS_HEALTHY\x10\x01\x12\x1a\n\x16HEALTH_STATUS_DEGRADED\x10\x02\x12\x1b\n\x17HEALTH_STATUS_UNHEALTHY\x10\x03\x32\x92\x07\n\x0c\x41\x64minService\x12\x44\n\tGetHealth\x12\x1a.baton.v1.GetHealthRequest\x1a\x1b.baton.v1.GetHealthResponse\x12V\n\x0fListDeadLetters\x12 .baton.v1.ListDeadLettersRequest\x1a!.baton.v1.ListDeadLettersResponse\x12V\n\x0fRetryDeadLetter\x12 .baton.v1.RetryDeadLetterRequest\x1a!.baton.v1.RetryDeadLetterResponse\x12Y\n\x10\x44\x65leteDeadLetter\x12!.baton.v1.DeleteDeadLetterRequest\x1a\".baton.v1.DeleteDeadLetterResponse\x12\x38\n\x05Purge\x12\x16.baton.v1.PurgeRequest\x1a\x17.baton.v1.PurgeResponse\x12\x44\n\tSetLimits\x12\x1a.baton.v1.SetLimitsRequest\x1a\x1b.baton.v1.SetLimitsResponse\x12M\n\x0cSetKeyLimits\x12\x1d.baton.v1.SetKeyLimitsRequest\x1a\x1e.baton.v1.SetKeyLimitsResponse\x12M\n\x0cGetKeyLimits\x12\x1d.baton.v1.GetKeyLimitsRequest\x1a\x1e.baton.v1.GetKeyLimitsResponse\x12P\n\rListKeyLimits\x12\x1e.baton.v1.ListKeyLimitsRequest\x1a\x1f.baton.v1.ListKeyLimitsResponse\x12J\n\x0bRecountKeys\x12\x1c.baton.v1.RecountKeysRequest\x1a\x1d.baton.v1.RecountKeysResponse\x12\x38\n\x05Pause\x12\x16.baton.v1.PauseRequest\x1a\x17.baton.v1.PauseResponse\x12;\n\x06Resume\x12\x17.baton.v1.ResumeRequest\x1a\x18.baton.v1.ResumeResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x62\x61ton/v1/admin.proto\x12\x08\x62\x61ton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\":\n\x06Source\x12\"\n\x04kind\x18\x01 \x01(\x0e\x32\x14.baton.v1.SourceKind\x12\x0c\n\x04name\x18\x02 \x01(\t\"\x12\n\x10GetHealthRequest\"\xff\x02\n\x0cSourceHealth\x12 \n\x06source\x18\x01 \x01(\x0b\x32\x10.baton.v1.Source\x12\x0c\n\x04size\x18\x02 \x01(\x04\x12-\n\noldest_age\x18\x03 \x01(\x0b\x32\x19.google.protobuf.Duration\x12.\n\x0b\x61verage_age\x18\x04 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\r\n\x05stuck\x18\x05 \x01(\x04\x12\x15\n\rdead_lettered\x18\x06 \x01(\x04\x12\x17\n\x0fprocessing_rate\x18\x07 \x01(\x01\x12&\n\x06status\x18\x08 \x01(\x0e\x32\x16.baton.v1.HealthStatus\x12\x0f\n\x07reasons\x18\t \x03(\t\x12\x0e\n\x06in_use\x18\n \x01(\x04\x12\x0c\n\x04idle\x18\x0b \x01(\x04\x12\x0e\n\x06paused\x18\x0c \x01(\x08\x12%\n\x06limits\x18\r \x01(\x0b\x32\x15.baton.v1.QueueLimits\x12\x13\n\x0brate_tokens\x18\x0e \x01(\x01\"\x94\x01\n\x11GetHealthResponse\x12&\n\x06status\x18\x01 \x01(\x0e\x32\x16.baton.v1.HealthStatus\x12\'\n\x07sources\x18\x02 \x03(\x0b\x32\x16.baton.v1.SourceHealth\x12.\n\nchecked_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xaf\x02\n\nDeadLetter\x12 \n\x06source\x18\x01 \x01(\x0b\x32\x10.baton.v1.Source\x12\n\n\x02id\x18\x02 \x01(\t\x12\x13\n\x0b\x65rror_class\x18\x03 \x01(\t\x12\x0f\n\x07message\x18\x04 \x01(\t\x12-\n\tfailed_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x61ttempts\x18\x06 \x01(\r\x12\x0e\n\x06holder\x18\x07 \x01(\t\x12\x0f\n\x07payload\x18\x08 \x01(\x0c\x12\x38\n\nattributes\x18\t \x03(\x0b\x32$.baton.v1.DeadLetter.AttributesEntry\x1a\x31\n\x0f\x41ttributesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"a\n\x16ListDeadLettersRequest\x12 \n\x06source\x18\x01 \x01(\x0b\x32\x10.baton.v1.Source\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"^\n\x17ListDeadLettersResponse\x12*\n\x0c\x64\x65\x61\x64_letters\x18\x01 \x03(\x0b\x32\x14.baton.v1.DeadLetter\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"F\n\x16RetryDeadLetterRequest\x12 \n\x06source\x18\x01 \x01(\x0b\x32\x10.baton.v1.Source\x12\n\n\x02id\x18\x02 \x01(\t\"\x19\n\x17RetryDeadLetterResponse\"G\n\x17\x44\x65leteDeadLetterRequest\x12 \n\x06source\x18\x01 \x01(\x0b\x32\x10.baton.v1.Source\x12\n\n\x02id\x18\x02 \x01(\t\"\x1a\n\x18\x44\x65leteDeadLetterResponse\"\x1f\n\x0cPurgeRequest\x12\x0f\n\x07\x64ry_run\x18\x01 \x01(\x08\"Z\n\nPurgedItem\x12 \n\x06source\x18\x01 \x01(\x0b\x32\x10.baton.v1.Source\x12\n\n\x02id\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x04 \x01(\t\"E\n\rPurgeResponse\x12#\n\x05items\x18\x01 \x03(\x0b\x32\x14.baton.v1.PurgedItem\x12\x0f\n\x07\x64ry_run\x18\x02 \x01(\x08\".\n\tRateLimit\x12\x12\n\nper_second\x18\x01 \x01(\x01\x12\r\n\x05\x62urst\x18\x02 \x01(\r\"\xb8\x01\n\x0bQueueLimits\x12\x13\n\x0b\x63oncurrency\x18\x01 \x01(\r\x12!\n\x04rate\x18\x02 \x01(\x0b\x32\x13.baton.v1.RateLimit\x12\x17\n\x0fkey_concurrency\x18\x03 \x01(\r\x12%\n\x08key_rate\x18\x04 \x01(\x0b\x32\x13.baton.v1.RateLimit\x12\x31\n\x0epriority_aging\x18\x05 \x01(\x0b\x32\x19.google.protobuf.Duration\"X\n\x10SetLimitsRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12%\n\x06limits\x18\x02 \x01(\x0b\x32\x15.baton.v1.QueueLimits\x12\x0e\n\x06\x63reate\x18\x03 \x01(\x08\":\n\x11SetLimitsResponse\x12%\n\x06limits\x18\x01 \x01(\x0b\x32\x15.baton.v1.QueueLimits\"h\n\tKeyLimits\x12\x0e\n\x06weight\x18\x01 \x01(\r\x12\x18\n\x0b\x63oncurrency\x18\x02 \x01(\rH\x00\x88\x01\x01\x12!\n\x04rate\x18\x03 \x01(\x0b\x32\x13.baton.v1.RateLimitB\x0e\n\x0c_concurrency\"P\n\x0eKeyLimitsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12#\n\x06limits\x18\x02 \x01(\x0b\x32\x13.baton.v1.KeyLimits\x12\x0c\n\x04held\x18\x03 \x01(\x04\"V\n\x13SetKeyLimitsRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\x12#\n\x06limits\x18\x03 \x01(\x0b\x32\x13.baton.v1.KeyLimits\"V\n\x14SetKeyLimitsResponse\x12,\n\nkey_limits\x18\x01 \x01(\x0b\x32\x18.baton.v1.KeyLimitsEntry\x12\x10\n\x08replaced\x18\x02 \x01(\x08\"1\n\x13GetKeyLimitsRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\"D\n\x14GetKeyLimitsResponse\x12,\n\nkey_limits\x18\x01 \x01(\x0b\x32\x18.baton.v1.KeyLimitsEntry\"L\n\x14ListKeyLimitsRequest\x12\r\n\x05queue\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"X\n\x15ListKeyLimitsResponse\x12&\n\x04keys\x18\x01 \x03(\x0b\x32\x18.baton.v1.KeyLimitsEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"#\n\x12RecountKeysRequest\x12\r\n\x05queue\x18\x01 \x01(\t\"8\n\x13RecountKeysResponse\x12\x0e\n\x06leases\x18\x01 \x01(\x04\x12\x11\n\tcorrected\x18\x02 \x01(\x04\"@\n\x0cPauseRequest\x12 \n\x06source\x18\x01 \x01(\x0b\x32\x10.baton.v1.Source\x12\x0e\n\x06\x63reate\x18\x02 \x01(\x08\" \n\rPauseResponse\x12\x0f\n\x07\x63hanged\x18\x01 \x01(\x08\"A\n\rResumeRequest\x12 \n\x06source\x18\x01 \x01(\x0b\x32\x10.baton.v1.Source\x12\x0e\n\x06\x63reate\x18\x02 \x01(\x08\"!\n\x0eResumeResponse\x12\x0f\n\x07\x63hanged\x18\x01 \x01(\x08*p\n\nSourceKind\x12\x1b\n\x17SOURCE_KIND_UNSPECIFIED\x10\x00\x12\x15\n\x11SOURCE_KIND_QUEUE\x10\x01\x12\x14\n\x10SOURCE_KIND_POOL\x10\x02\x12\x18\n\x14SOURCE_KIND_RECEIVER\x10\x03*\x81\x01\n\x0cHealthStatus\x12\x1d\n\x19HEALTH_STATUS_UNSPECIFIED\x10\x00\x12\x19\n\x15HEALTH_STATUS_HEALTHY\x10\x01\x12\x1a\n\x16HEALTH_STATUS_DEGRADED\x10\x02\x12\x1b\n\x17HEALTH_STATUS_UNHEALTHY\x10\x03\x32\x92\x07\n\x0c\x41\x64minService\x12\x44\n\tGetHealth\x12\x1a.baton.v1.GetHealthRequest\x1a\x1b.baton.v1.GetHealthResponse\x12V\n\x0fListDeadLetters\x12 .baton.v1.ListDeadLettersRequest\x1a!.baton.v1.ListDeadLettersResponse\x12V\n\x0fRetryDeadLetter\x12 .baton.v1.RetryDeadLetterRequest\x1a!.baton.v1.RetryDeadLetterResponse\x12Y\n\x10\x44\x65leteDeadLetter\x12!.baton.v1.DeleteDeadLetterRequest\x1a\".baton.v1.DeleteDeadLetterResponse\x12\x38\n\x05Purge\x12\x16.baton.v1.PurgeRequest\x1a\x17.baton.v1.PurgeResponse\x12\x44\n\tSetLimits\x12\x1a.baton.v1.SetLimitsRequest\x1a\x1b.baton.v1.SetLimitsResponse\x12M\n\x0cSetKeyLimits\x12\x1d.baton.v1.SetKeyLimitsRequest\x1a\x1e.baton.v1.SetKeyLimitsResponse\x12M\n\x0cGetKeyLimits\x12\x1d.baton.v1.GetKeyLimitsRequest\x1a\x1e.baton.v1.GetKeyLimitsResponse\x12P\n\rListKeyLimits\x12\x1e.baton.v1.ListKeyLimitsRequest\x1a\x1f.baton.v1.ListKeyLimitsResponse\x12J\n\x0bRecountKeys\x12\x1c.baton.v1.RecountKeysRequest\x1a\x1d.baton.v1.RecountKeysResponse\x12\x38\n\x05Pause\x12\x16.baton.v1.PauseRequest\x1a\x17.baton.v1.PauseResponse\x12;\n\x06Resume\x12\x17.baton.v1.ResumeRequest\x1a\x18.baton.v1.ResumeResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,10 +35,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_DEADLETTER_ATTRIBUTESENTRY']._loaded_options = None
   _globals['_DEADLETTER_ATTRIBUTESENTRY']._serialized_options = b'8\001'
-  _globals['_SOURCEKIND']._serialized_start=2900
-  _globals['_SOURCEKIND']._serialized_end=3012
-  _globals['_HEALTHSTATUS']._serialized_start=3015
-  _globals['_HEALTHSTATUS']._serialized_end=3144
+  _globals['_SOURCEKIND']._serialized_start=2948
+  _globals['_SOURCEKIND']._serialized_end=3060
+  _globals['_HEALTHSTATUS']._serialized_start=3063
+  _globals['_HEALTHSTATUS']._serialized_end=3192
   _globals['_SOURCE']._serialized_start=99
   _globals['_SOURCE']._serialized_end=157
   _globals['_GETHEALTHREQUEST']._serialized_start=159
@@ -74,37 +74,37 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_QUEUELIMITS']._serialized_start=1662
   _globals['_QUEUELIMITS']._serialized_end=1846
   _globals['_SETLIMITSREQUEST']._serialized_start=1848
-  _globals['_SETLIMITSREQUEST']._serialized_end=1920
-  _globals['_SETLIMITSRESPONSE']._serialized_start=1922
-  _globals['_SETLIMITSRESPONSE']._serialized_end=1980
-  _globals['_KEYLIMITS']._serialized_start=1982
-  _globals['_KEYLIMITS']._serialized_end=2086
-  _globals['_KEYLIMITSENTRY']._serialized_start=2088
-  _globals['_KEYLIMITSENTRY']._serialized_end=2168
-  _globals['_SETKEYLIMITSREQUEST']._serialized_start=2170
-  _globals['_SETKEYLIMITSREQUEST']._serialized_end=2256
-  _globals['_SETKEYLIMITSRESPONSE']._serialized_start=2258
-  _globals['_SETKEYLIMITSRESPONSE']._serialized_end=2344
-  _globals['_GETKEYLIMITSREQUEST']._serialized_start=2346
-  _globals['_GETKEYLIMITSREQUEST']._serialized_end=2395
-  _globals['_GETKEYLIMITSRESPONSE']._serialized_start=2397
-  _globals['_GETKEYLIMITSRESPONSE']._serialized_end=2465
-  _globals['_LISTKEYLIMITSREQUEST']._serialized_start=2467
-  _globals['_LISTKEYLIMITSREQUEST']._serialized_end=2543
-  _globals['_LISTKEYLIMITSRESPONSE']._serialized_start=2545
-  _globals['_LISTKEYLIMITSRESPONSE']._serialized_end=2633
-  _globals['_RECOUNTKEYSREQUEST']._serialized_start=2635
-  _globals['_RECOUNTKEYSREQUEST']._serialized_end=2670
-  _globals['_RECOUNTKEYSRESPONSE']._serialized_start=2672
-  _globals['_RECOUNTKEYSRESPONSE']._serialized_end=2728
-  _globals['_PAUSEREQUEST']._serialized_start=2730
-  _globals['_PAUSEREQUEST']._serialized_end=2778
-  _globals['_PAUSERESPONSE']._serialized_start=2780
-  _globals['_PAUSERESPONSE']._serialized_end=2812
-  _globals['_RESUMEREQUEST']._serialized_start=2814
-  _globals['_RESUMEREQUEST']._serialized_end=2863
-  _globals['_RESUMERESPONSE']._serialized_start=2865
-  _globals['_RESUMERESPONSE']._serialized_end=2898
-  _globals['_ADMINSERVICE']._serialized_start=3147
-  _globals['_ADMINSERVICE']._serialized_end=4061
+  _globals['_SETLIMITSREQUEST']._serialized_end=1936
+  _globals['_SETLIMITSRESPONSE']._serialized_start=1938
+  _globals['_SETLIMITSRESPONSE']._serialized_end=1996
+  _globals['_KEYLIMITS']._serialized_start=1998
+  _globals['_KEYLIMITS']._serialized_end=2102
+  _globals['_KEYLIMITSENTRY']._serialized_start=2104
+  _globals['_KEYLIMITSENTRY']._serialized_end=2184
+  _globals['_SETKEYLIMITSREQUEST']._serialized_start=2186
+  _globals['_SETKEYLIMITSREQUEST']._serialized_end=2272
+  _globals['_SETKEYLIMITSRESPONSE']._serialized_start=2274
+  _globals['_SETKEYLIMITSRESPONSE']._serialized_end=2360
+  _globals['_GETKEYLIMITSREQUEST']._serialized_start=2362
+  _globals['_GETKEYLIMITSREQUEST']._serialized_end=2411
+  _globals['_GETKEYLIMITSRESPONSE']._serialized_start=2413
+  _globals['_GETKEYLIMITSRESPONSE']._serialized_end=2481
+  _globals['_LISTKEYLIMITSREQUEST']._serialized_start=2483
+  _globals['_LISTKEYLIMITSREQUEST']._serialized_end=2559
+  _globals['_LISTKEYLIMITSRESPONSE']._serialized_start=2561
+  _globals['_LISTKEYLIMITSRESPONSE']._serialized_end=2649
+  _globals['_RECOUNTKEYSREQUEST']._serialized_start=2651
+  _globals['_RECOUNTKEYSREQUEST']._serialized_end=2686
+  _globals['_RECOUNTKEYSRESPONSE']._serialized_start=2688
+  _globals['_RECOUNTKEYSRESPONSE']._serialized_end=2744
+  _globals['_PAUSEREQUEST']._serialized_start=2746
+  _globals['_PAUSEREQUEST']._serialized_end=2810
+  _globals['_PAUSERESPONSE']._serialized_start=2812
+  _globals['_PAUSERESPONSE']._serialized_end=2844
+  _globals['_RESUMEREQUEST']._serialized_start=2846
+  _globals['_RESUMEREQUEST']._serialized_end=2911
+  _globals['_RESUMERESPONSE']._serialized_start=2913
+  _globals['_RESUMERESPONSE']._serialized_end=2946
+  _globals['_ADMINSERVICE']._serialized_start=3195
+  _globals['_ADMINSERVICE']._serialized_end=4109
 # @@protoc_insertion_point(module_scope)

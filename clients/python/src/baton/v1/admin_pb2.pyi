@@ -207,12 +207,14 @@ class QueueLimits(_message.Message):
     def __init__(self, concurrency: _Optional[int] = ..., rate: _Optional[_Union[RateLimit, _Mapping]] = ..., key_concurrency: _Optional[int] = ..., key_rate: _Optional[_Union[RateLimit, _Mapping]] = ..., priority_aging: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class SetLimitsRequest(_message.Message):
-    __slots__ = ("queue", "limits")
+    __slots__ = ("queue", "limits", "create")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     LIMITS_FIELD_NUMBER: _ClassVar[int]
+    CREATE_FIELD_NUMBER: _ClassVar[int]
     queue: str
     limits: QueueLimits
-    def __init__(self, queue: _Optional[str] = ..., limits: _Optional[_Union[QueueLimits, _Mapping]] = ...) -> None: ...
+    create: bool
+    def __init__(self, queue: _Optional[str] = ..., limits: _Optional[_Union[QueueLimits, _Mapping]] = ..., create: _Optional[bool] = ...) -> None: ...
 
 class SetLimitsResponse(_message.Message):
     __slots__ = ("limits",)
@@ -305,10 +307,12 @@ class RecountKeysResponse(_message.Message):
     def __init__(self, leases: _Optional[int] = ..., corrected: _Optional[int] = ...) -> None: ...
 
 class PauseRequest(_message.Message):
-    __slots__ = ("source",)
+    __slots__ = ("source", "create")
     SOURCE_FIELD_NUMBER: _ClassVar[int]
+    CREATE_FIELD_NUMBER: _ClassVar[int]
     source: Source
-    def __init__(self, source: _Optional[_Union[Source, _Mapping]] = ...) -> None: ...
+    create: bool
+    def __init__(self, source: _Optional[_Union[Source, _Mapping]] = ..., create: _Optional[bool] = ...) -> None: ...
 
 class PauseResponse(_message.Message):
     __slots__ = ("changed",)
@@ -317,10 +321,12 @@ class PauseResponse(_message.Message):
     def __init__(self, changed: _Optional[bool] = ...) -> None: ...
 
 class ResumeRequest(_message.Message):
-    __slots__ = ("source",)
+    __slots__ = ("source", "create")
     SOURCE_FIELD_NUMBER: _ClassVar[int]
+    CREATE_FIELD_NUMBER: _ClassVar[int]
     source: Source
-    def __init__(self, source: _Optional[_Union[Source, _Mapping]] = ...) -> None: ...
+    create: bool
+    def __init__(self, source: _Optional[_Union[Source, _Mapping]] = ..., create: _Optional[bool] = ...) -> None: ...
 
 class ResumeResponse(_message.Message):
     __slots__ = ("changed",)

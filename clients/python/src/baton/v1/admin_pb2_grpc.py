@@ -124,7 +124,8 @@ class AdminServiceServicer:
     def RetryDeadLetter(self, request, context):
         """RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
         once with a clean failure streak; a resource is offered again with its attributes; a message
-        is due again at once with its delivery count reset.
+        is due again at once with its delivery count reset. An agent's kept finish (its dead letter,
+        as Await answers it) is dropped, so an Await after the retry waits for the new run.
         NOT_FOUND if the item is not dead-lettered there.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -156,6 +157,8 @@ class AdminServiceServicer:
         THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
         back off, so the whole queue does). The response says what is stored. A sharded queue
         cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+        A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
+        `create` declares it: see SetLimitsRequest.create.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -210,7 +213,8 @@ class AdminServiceServicer:
         or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
         deliveries still come back to be delivered later). What waits stays, and producers can
         still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
-        `paused`.
+        `paused`. A source nothing was ever registered, offered or scheduled in is NOT_FOUND (a typo
+        changes nothing), unless `create` declares it: see PauseRequest.create.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -218,7 +222,8 @@ class AdminServiceServicer:
 
     def Resume(self, request, context):
         """Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
-        handed to the claims waiting in line, oldest first.
+        handed to the claims waiting in line, oldest first. NOT_FOUND for an unknown source, as
+        Pause, unless `create` declares it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

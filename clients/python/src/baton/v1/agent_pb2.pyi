@@ -120,17 +120,19 @@ class Agent(_message.Message):
     def __init__(self, name: _Optional[str] = ..., interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., error_interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., payload: _Optional[bytes] = ..., labels: _Optional[_Mapping[str, str]] = ..., max_attempts: _Optional[int] = ..., cron: _Optional[str] = ..., time_zone: _Optional[str] = ..., catch_up: _Optional[_Union[CatchUp, str]] = ..., key: _Optional[str] = ..., priority: _Optional[int] = ..., traceparent: _Optional[str] = ..., after: _Optional[_Iterable[_Union[AgentRef, _Mapping]]] = ..., on_parent_failure: _Optional[_Union[ParentFailure, str]] = ..., idempotency_key: _Optional[str] = ..., idempotency_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class AgentRef(_message.Message):
-    __slots__ = ("queue", "name", "on_failure")
+    __slots__ = ("queue", "name", "on_failure", "batch")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ON_FAILURE_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     queue: str
     name: str
     on_failure: ParentFailure
-    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., on_failure: _Optional[_Union[ParentFailure, str]] = ...) -> None: ...
+    batch: str
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., on_failure: _Optional[_Union[ParentFailure, str]] = ..., batch: _Optional[str] = ...) -> None: ...
 
 class AgentResult(_message.Message):
-    __slots__ = ("queue", "name", "finish", "outcome", "result", "token", "finished_at", "message", "traceparent")
+    __slots__ = ("queue", "name", "finish", "outcome", "result", "token", "finished_at", "message", "traceparent", "batch")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     FINISH_FIELD_NUMBER: _ClassVar[int]
@@ -140,6 +142,7 @@ class AgentResult(_message.Message):
     FINISHED_AT_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     TRACEPARENT_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     queue: str
     name: str
     finish: Finish
@@ -149,7 +152,8 @@ class AgentResult(_message.Message):
     finished_at: _timestamp_pb2.Timestamp
     message: str
     traceparent: str
-    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., finish: _Optional[_Union[Finish, str]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., result: _Optional[bytes] = ..., token: _Optional[int] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ..., traceparent: _Optional[str] = ...) -> None: ...
+    batch: str
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., finish: _Optional[_Union[Finish, str]] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., result: _Optional[bytes] = ..., token: _Optional[int] = ..., finished_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., message: _Optional[str] = ..., traceparent: _Optional[str] = ..., batch: _Optional[str] = ...) -> None: ...
 
 class RegisterRequest(_message.Message):
     __slots__ = ("queue", "agents", "reset_schedule", "request_id")
@@ -214,7 +218,7 @@ class AcquireRequest(_message.Message):
     def __init__(self, queue: _Optional[str] = ..., worker_id: _Optional[str] = ..., max_leases: _Optional[int] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class Lease(_message.Message):
-    __slots__ = ("queue", "name", "token", "deadline", "attempt", "agent", "parents")
+    __slots__ = ("queue", "name", "token", "deadline", "attempt", "agent", "parents", "granted_at")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
@@ -222,6 +226,7 @@ class Lease(_message.Message):
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
     AGENT_FIELD_NUMBER: _ClassVar[int]
     PARENTS_FIELD_NUMBER: _ClassVar[int]
+    GRANTED_AT_FIELD_NUMBER: _ClassVar[int]
     queue: str
     name: str
     token: int
@@ -229,7 +234,8 @@ class Lease(_message.Message):
     attempt: int
     agent: Agent
     parents: _containers.RepeatedCompositeFieldContainer[AgentResult]
-    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attempt: _Optional[int] = ..., agent: _Optional[_Union[Agent, _Mapping]] = ..., parents: _Optional[_Iterable[_Union[AgentResult, _Mapping]]] = ...) -> None: ...
+    granted_at: _timestamp_pb2.Timestamp
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attempt: _Optional[int] = ..., agent: _Optional[_Union[Agent, _Mapping]] = ..., parents: _Optional[_Iterable[_Union[AgentResult, _Mapping]]] = ..., granted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class AcquireResponse(_message.Message):
     __slots__ = ("leases",)

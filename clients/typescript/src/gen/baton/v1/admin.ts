@@ -365,7 +365,16 @@ export interface SetLimitsRequest {
   /** queue whose limits these are. */
   queue: string;
   /** limits to set; absent (or empty) removes every limit. */
-  limits: QueueLimits | undefined;
+  limits:
+    | QueueLimits
+    | undefined;
+  /**
+   * create declares the queue when nothing was registered in it yet (deployment tooling that
+   * configures a queue before its first producer): the queue is registered (GetHealth and the
+   * console list it) and its first agents run under these limits. False: an unknown queue is
+   * NOT_FOUND and nothing is written.
+   */
+  create: boolean;
 }
 
 /** SetLimitsResponse says what is now stored. */
@@ -481,7 +490,15 @@ export interface RecountKeysResponse {
 /** PauseRequest names what to pause. */
 export interface PauseRequest {
   /** source to pause: a queue, a pool or a receiver. */
-  source: Source | undefined;
+  source:
+    | Source
+    | undefined;
+  /**
+   * create declares the source when nothing was registered, offered or scheduled there yet: it
+   * is registered (GetHealth and the console list it) and starts paused, so its first items
+   * wait for Resume. False: an unknown source is NOT_FOUND and nothing is written.
+   */
+  create: boolean;
 }
 
 /** PauseResponse says whether anything changed. */
@@ -493,7 +510,14 @@ export interface PauseResponse {
 /** ResumeRequest names what to resume. */
 export interface ResumeRequest {
   /** source to resume: a queue, a pool or a receiver. */
-  source: Source | undefined;
+  source:
+    | Source
+    | undefined;
+  /**
+   * create declares the source when it is unknown, as PauseRequest.create does (it is then
+   * registered, not paused). False: an unknown source is NOT_FOUND and nothing is written.
+   */
+  create: boolean;
 }
 
 /** ResumeResponse says whether anything changed. */
@@ -2419,7 +2443,7 @@ export const QueueLimits: MessageFns<QueueLimits> = {
 };
 
 function createBaseSetLimitsRequest(): SetLimitsRequest {
-  return { queue: "", limits: undefined };
+  return { queue: "", limits: undefined, create: false };
 }
 
 export const SetLimitsRequest: MessageFns<SetLimitsRequest> = {
@@ -2429,6 +2453,9 @@ export const SetLimitsRequest: MessageFns<SetLimitsRequest> = {
     }
     if (message.limits !== undefined) {
       QueueLimits.encode(message.limits, writer.uint32(18).fork()).join();
+    }
+    if (message.create !== false) {
+      writer.uint32(24).bool(message.create);
     }
     return writer;
   },
@@ -2462,6 +2489,14 @@ export const SetLimitsRequest: MessageFns<SetLimitsRequest> = {
             message.limits = QueueLimits.decode(reader, reader.uint32());
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.create = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2478,6 +2513,7 @@ export const SetLimitsRequest: MessageFns<SetLimitsRequest> = {
     return {
       queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
       limits: isSet(object.limits) ? QueueLimits.fromJSON(object.limits) : undefined,
+      create: isSet(object.create) ? globalThis.Boolean(object.create) : false,
     };
   },
 
@@ -2488,6 +2524,9 @@ export const SetLimitsRequest: MessageFns<SetLimitsRequest> = {
     }
     if (message.limits !== undefined) {
       obj.limits = QueueLimits.toJSON(message.limits);
+    }
+    if (message.create !== false) {
+      obj.create = message.create;
     }
     return obj;
   },
@@ -2501,6 +2540,7 @@ export const SetLimitsRequest: MessageFns<SetLimitsRequest> = {
     message.limits = (object.limits !== undefined && object.limits !== null)
       ? QueueLimits.fromPartial(object.limits)
       : undefined;
+    message.create = object.create ?? false;
     return message;
   },
 };
@@ -3492,13 +3532,16 @@ export const RecountKeysResponse: MessageFns<RecountKeysResponse> = {
 };
 
 function createBasePauseRequest(): PauseRequest {
-  return { source: undefined };
+  return { source: undefined, create: false };
 }
 
 export const PauseRequest: MessageFns<PauseRequest> = {
   encode(message: PauseRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.source !== undefined) {
       Source.encode(message.source, writer.uint32(10).fork()).join();
+    }
+    if (message.create !== false) {
+      writer.uint32(16).bool(message.create);
     }
     return writer;
   },
@@ -3524,6 +3567,14 @@ export const PauseRequest: MessageFns<PauseRequest> = {
             message.source = Source.decode(reader, reader.uint32());
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.create = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3537,13 +3588,19 @@ export const PauseRequest: MessageFns<PauseRequest> = {
   },
 
   fromJSON(object: any): PauseRequest {
-    return { source: isSet(object.source) ? Source.fromJSON(object.source) : undefined };
+    return {
+      source: isSet(object.source) ? Source.fromJSON(object.source) : undefined,
+      create: isSet(object.create) ? globalThis.Boolean(object.create) : false,
+    };
   },
 
   toJSON(message: PauseRequest): unknown {
     const obj: any = {};
     if (message.source !== undefined) {
       obj.source = Source.toJSON(message.source);
+    }
+    if (message.create !== false) {
+      obj.create = message.create;
     }
     return obj;
   },
@@ -3556,6 +3613,7 @@ export const PauseRequest: MessageFns<PauseRequest> = {
     message.source = (object.source !== undefined && object.source !== null)
       ? Source.fromPartial(object.source)
       : undefined;
+    message.create = object.create ?? false;
     return message;
   },
 };
@@ -3628,13 +3686,16 @@ export const PauseResponse: MessageFns<PauseResponse> = {
 };
 
 function createBaseResumeRequest(): ResumeRequest {
-  return { source: undefined };
+  return { source: undefined, create: false };
 }
 
 export const ResumeRequest: MessageFns<ResumeRequest> = {
   encode(message: ResumeRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.source !== undefined) {
       Source.encode(message.source, writer.uint32(10).fork()).join();
+    }
+    if (message.create !== false) {
+      writer.uint32(16).bool(message.create);
     }
     return writer;
   },
@@ -3660,6 +3721,14 @@ export const ResumeRequest: MessageFns<ResumeRequest> = {
             message.source = Source.decode(reader, reader.uint32());
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.create = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3673,13 +3742,19 @@ export const ResumeRequest: MessageFns<ResumeRequest> = {
   },
 
   fromJSON(object: any): ResumeRequest {
-    return { source: isSet(object.source) ? Source.fromJSON(object.source) : undefined };
+    return {
+      source: isSet(object.source) ? Source.fromJSON(object.source) : undefined,
+      create: isSet(object.create) ? globalThis.Boolean(object.create) : false,
+    };
   },
 
   toJSON(message: ResumeRequest): unknown {
     const obj: any = {};
     if (message.source !== undefined) {
       obj.source = Source.toJSON(message.source);
+    }
+    if (message.create !== false) {
+      obj.create = message.create;
     }
     return obj;
   },
@@ -3692,6 +3767,7 @@ export const ResumeRequest: MessageFns<ResumeRequest> = {
     message.source = (object.source !== undefined && object.source !== null)
       ? Source.fromPartial(object.source)
       : undefined;
+    message.create = object.create ?? false;
     return message;
   },
 };
@@ -3802,7 +3878,8 @@ export const AdminServiceService = {
   /**
    * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
    * once with a clean failure streak; a resource is offered again with its attributes; a message
-   * is due again at once with its delivery count reset.
+   * is due again at once with its delivery count reset. An agent's kept finish (its dead letter,
+   * as Await answers it) is dropped, so an Await after the retry waits for the new run.
    * NOT_FOUND if the item is not dead-lettered there.
    */
   retryDeadLetter: {
@@ -3853,6 +3930,8 @@ export const AdminServiceService = {
    * THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
    * back off, so the whole queue does). The response says what is stored. A sharded queue
    * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+   * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
+   * `create` declares it: see SetLimitsRequest.create.
    */
   setLimits: {
     path: "/baton.v1.AdminService/SetLimits" as const,
@@ -3935,7 +4014,8 @@ export const AdminServiceService = {
    * or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
    * deliveries still come back to be delivered later). What waits stays, and producers can
    * still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
-   * `paused`.
+   * `paused`. A source nothing was ever registered, offered or scheduled in is NOT_FOUND (a typo
+   * changes nothing), unless `create` declares it: see PauseRequest.create.
    */
   pause: {
     path: "/baton.v1.AdminService/Pause" as const,
@@ -3948,7 +4028,8 @@ export const AdminServiceService = {
   },
   /**
    * Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
-   * handed to the claims waiting in line, oldest first.
+   * handed to the claims waiting in line, oldest first. NOT_FOUND for an unknown source, as
+   * Pause, unless `create` declares it.
    */
   resume: {
     path: "/baton.v1.AdminService/Resume" as const,
@@ -3977,7 +4058,8 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
   /**
    * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
    * once with a clean failure streak; a resource is offered again with its attributes; a message
-   * is due again at once with its delivery count reset.
+   * is due again at once with its delivery count reset. An agent's kept finish (its dead letter,
+   * as Await answers it) is dropped, so an Await after the retry waits for the new run.
    * NOT_FOUND if the item is not dead-lettered there.
    */
   retryDeadLetter: handleUnaryCall<RetryDeadLetterRequest, RetryDeadLetterResponse>;
@@ -4000,6 +4082,8 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
    * THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
    * back off, so the whole queue does). The response says what is stored. A sharded queue
    * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+   * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
+   * `create` declares it: see SetLimitsRequest.create.
    */
   setLimits: handleUnaryCall<SetLimitsRequest, SetLimitsResponse>;
   /**
@@ -4039,12 +4123,14 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
    * or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
    * deliveries still come back to be delivered later). What waits stays, and producers can
    * still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
-   * `paused`.
+   * `paused`. A source nothing was ever registered, offered or scheduled in is NOT_FOUND (a typo
+   * changes nothing), unless `create` declares it: see PauseRequest.create.
    */
   pause: handleUnaryCall<PauseRequest, PauseResponse>;
   /**
    * Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
-   * handed to the claims waiting in line, oldest first.
+   * handed to the claims waiting in line, oldest first. NOT_FOUND for an unknown source, as
+   * Pause, unless `create` declares it.
    */
   resume: handleUnaryCall<ResumeRequest, ResumeResponse>;
 }
@@ -4093,7 +4179,8 @@ export interface AdminServiceClient extends Client {
   /**
    * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
    * once with a clean failure streak; a resource is offered again with its attributes; a message
-   * is due again at once with its delivery count reset.
+   * is due again at once with its delivery count reset. An agent's kept finish (its dead letter,
+   * as Await answers it) is dropped, so an Await after the retry waits for the new run.
    * NOT_FOUND if the item is not dead-lettered there.
    */
   retryDeadLetter(
@@ -4158,6 +4245,8 @@ export interface AdminServiceClient extends Client {
    * THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
    * back off, so the whole queue does). The response says what is stored. A sharded queue
    * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+   * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
+   * `create` declares it: see SetLimitsRequest.create.
    */
   setLimits(
     request: SetLimitsRequest,
@@ -4267,7 +4356,8 @@ export interface AdminServiceClient extends Client {
    * or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
    * deliveries still come back to be delivered later). What waits stays, and producers can
    * still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
-   * `paused`.
+   * `paused`. A source nothing was ever registered, offered or scheduled in is NOT_FOUND (a typo
+   * changes nothing), unless `create` declares it: see PauseRequest.create.
    */
   pause(
     request: PauseRequest,
@@ -4286,7 +4376,8 @@ export interface AdminServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
-   * handed to the claims waiting in line, oldest first.
+   * handed to the claims waiting in line, oldest first. NOT_FOUND for an unknown source, as
+   * Pause, unless `create` declares it.
    */
   resume(
     request: ResumeRequest,

@@ -441,8 +441,12 @@ export interface Agent {
    * unregistered, cancelled) is its reference's on_failure, else this agent's
    * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
    * agent is registered, and may be agents of the same Register call; a cycle among them is
-   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+   * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+   * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+   * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+   * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+   * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
    * With tracing on, the span of the Register that creates the agent links to the trace
    * context of its first 128 parents (AgentResult.traceparent).
    */
@@ -471,14 +475,28 @@ export interface Agent_LabelsEntry {
   value: string;
 }
 
-/** AgentRef names an agent of any queue, as a parent in Agent.after. */
+/**
+ * AgentRef names an agent of any queue, as a parent in Agent.after; in answers, also a batch
+ * whose callback waits for it.
+ */
 export interface AgentRef {
-  /** queue of the agent; empty: the queue of the agent that names it. */
+  /**
+   * queue of the agent; empty: the queue of the agent that names it (a request), or a batch
+   * (an answer: see `batch`).
+   */
   queue: string;
-  /** name of the agent. */
+  /**
+   * name of the agent. For a batch, also the batch's name: deprecated, read `batch` (it will be
+   * left empty for a batch in the next version).
+   */
   name: string;
   /** on_failure overrides the child's on_parent_failure for this parent. */
   onFailure: ParentFailure;
+  /**
+   * batch names the batch a callback waits for (RegisterBatch), in answers only; empty for an
+   * agent. Register refuses it (INVALID_ARGUMENT).
+   */
+  batch: string;
 }
 
 /** AgentResult is how one agent finished. */
@@ -513,6 +531,12 @@ export interface AgentResult {
    * kept), for a batch, and outside Lease.parents.
    */
   traceparent: string;
+  /**
+   * batch names the batch whose finish this is, in a callback's Lease.parents (RegisterBatch);
+   * queue is then empty and name repeats the batch's name (deprecated: read `batch`; name will be
+   * left empty for a batch in the next version). Empty for an agent.
+   */
+  batch: string;
 }
 
 /** RegisterRequest upserts agents into one queue. */
@@ -526,7 +550,8 @@ export interface RegisterRequest {
   agents: Agent[];
   /**
    * reset_schedule makes every listed agent that is not currently held due
-   * at once, clearing its failure streak and any dead-letter entry.
+   * at once, clearing its failure streak and any dead-letter entry (with the dead letter's kept
+   * finish, so an Await waits for the new run).
    */
   resetSchedule: boolean;
   /**
@@ -591,8 +616,8 @@ export interface AcquireRequest {
    */
   maxLeases: number;
   /**
-   * wait holds the call while nothing is due, at most the server's max_wait.
-   * Absent or zero: answer at once.
+   * wait holds the call while nothing is due, at most the server's limits.max_wait_ms: a longer
+   * wait is cut to it (not an error). Absent or zero: answer at once.
    */
   wait: Duration | undefined;
 }
@@ -626,8 +651,14 @@ export interface Lease {
    * parents are the results of the agents this one ran after (Agent.after), in name order of
    * queue and name: each parent's finish at the time it released this agent, and (for the
    * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+   * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
    */
   parents: AgentResult[];
+  /**
+   * granted_at is when this lease was granted (Redis clock): the start of the run, from which a
+   * recurring agent's interval counts.
+   */
+  grantedAt: Date | undefined;
 }
 
 /** AcquireResponse lists the leases granted; empty when nothing was due. */
@@ -1051,16 +1082,17 @@ export interface AwaitRequest {
   /** name of the agent. */
   name: string;
   /**
-   * wait holds the call until the agent finishes, at most the server's max_wait. Absent or
-   * zero: answer at once.
+   * wait holds the call until the agent finishes, at most the server's limits.max_wait_ms: a
+   * longer wait is cut to it (not an error). Absent or zero: answer at once.
    */
   wait:
     | Duration
     | undefined;
   /**
-   * after_token skips finishes of runs whose lease token is at most this (a recurring agent's
-   * earlier runs); 0: any finish kept. Finishes without a run (cancelled, unregistered) are
-   * never skipped.
+   * after_token skips finishes of runs whose lease token is at most this, for any agent: pass
+   * the token of the last finish seen (AgentResult.token) to wait for a later run, of a
+   * recurring agent or of an agent registered again under its name; 0: any finish kept. Finishes without a run (cancelled,
+   * unregistered) are never skipped.
    */
   afterToken: bigint;
 }
@@ -1659,7 +1691,7 @@ export const Agent_LabelsEntry: MessageFns<Agent_LabelsEntry> = {
 };
 
 function createBaseAgentRef(): AgentRef {
-  return { queue: "", name: "", onFailure: 0 };
+  return { queue: "", name: "", onFailure: 0, batch: "" };
 }
 
 export const AgentRef: MessageFns<AgentRef> = {
@@ -1672,6 +1704,9 @@ export const AgentRef: MessageFns<AgentRef> = {
     }
     if (message.onFailure !== 0) {
       writer.uint32(24).int32(message.onFailure);
+    }
+    if (message.batch !== "") {
+      writer.uint32(34).string(message.batch);
     }
     return writer;
   },
@@ -1713,6 +1748,14 @@ export const AgentRef: MessageFns<AgentRef> = {
             message.onFailure = reader.int32() as any;
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.batch = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1734,6 +1777,7 @@ export const AgentRef: MessageFns<AgentRef> = {
         : isSet(object.on_failure)
         ? parentFailureFromJSON(object.on_failure)
         : 0,
+      batch: isSet(object.batch) ? globalThis.String(object.batch) : "",
     };
   },
 
@@ -1748,6 +1792,9 @@ export const AgentRef: MessageFns<AgentRef> = {
     if (message.onFailure !== 0) {
       obj.onFailure = parentFailureToJSON(message.onFailure);
     }
+    if (message.batch !== "") {
+      obj.batch = message.batch;
+    }
     return obj;
   },
 
@@ -1759,6 +1806,7 @@ export const AgentRef: MessageFns<AgentRef> = {
     message.queue = object.queue ?? "";
     message.name = object.name ?? "";
     message.onFailure = object.onFailure ?? 0;
+    message.batch = object.batch ?? "";
     return message;
   },
 };
@@ -1774,6 +1822,7 @@ function createBaseAgentResult(): AgentResult {
     finishedAt: undefined,
     message: "",
     traceparent: "",
+    batch: "",
   };
 }
 
@@ -1808,6 +1857,9 @@ export const AgentResult: MessageFns<AgentResult> = {
     }
     if (message.traceparent !== "") {
       writer.uint32(74).string(message.traceparent);
+    }
+    if (message.batch !== "") {
+      writer.uint32(82).string(message.batch);
     }
     return writer;
   },
@@ -1897,6 +1949,14 @@ export const AgentResult: MessageFns<AgentResult> = {
             message.traceparent = reader.string();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.batch = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1924,6 +1984,7 @@ export const AgentResult: MessageFns<AgentResult> = {
         : undefined,
       message: isSet(object.message) ? globalThis.String(object.message) : "",
       traceparent: isSet(object.traceparent) ? globalThis.String(object.traceparent) : "",
+      batch: isSet(object.batch) ? globalThis.String(object.batch) : "",
     };
   },
 
@@ -1956,6 +2017,9 @@ export const AgentResult: MessageFns<AgentResult> = {
     if (message.traceparent !== "") {
       obj.traceparent = message.traceparent;
     }
+    if (message.batch !== "") {
+      obj.batch = message.batch;
+    }
     return obj;
   },
 
@@ -1973,6 +2037,7 @@ export const AgentResult: MessageFns<AgentResult> = {
     message.finishedAt = object.finishedAt ?? undefined;
     message.message = object.message ?? "";
     message.traceparent = object.traceparent ?? "";
+    message.batch = object.batch ?? "";
     return message;
   },
 };
@@ -2618,7 +2683,16 @@ export const AcquireRequest: MessageFns<AcquireRequest> = {
 };
 
 function createBaseLease(): Lease {
-  return { queue: "", name: "", token: 0n, deadline: undefined, attempt: 0, agent: undefined, parents: [] };
+  return {
+    queue: "",
+    name: "",
+    token: 0n,
+    deadline: undefined,
+    attempt: 0,
+    agent: undefined,
+    parents: [],
+    grantedAt: undefined,
+  };
 }
 
 export const Lease: MessageFns<Lease> = {
@@ -2646,6 +2720,9 @@ export const Lease: MessageFns<Lease> = {
     }
     for (const v of message.parents) {
       AgentResult.encode(v!, writer.uint32(58).fork()).join();
+    }
+    if (message.grantedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.grantedAt), writer.uint32(66).fork()).join();
     }
     return writer;
   },
@@ -2719,6 +2796,14 @@ export const Lease: MessageFns<Lease> = {
             message.parents.push(AgentResult.decode(reader, reader.uint32()));
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.grantedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2740,6 +2825,11 @@ export const Lease: MessageFns<Lease> = {
       attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
       agent: isSet(object.agent) ? Agent.fromJSON(object.agent) : undefined,
       parents: globalThis.Array.isArray(object?.parents) ? object.parents.map((e: any) => AgentResult.fromJSON(e)) : [],
+      grantedAt: isSet(object.grantedAt)
+        ? fromJsonTimestamp(object.grantedAt)
+        : isSet(object.granted_at)
+        ? fromJsonTimestamp(object.granted_at)
+        : undefined,
     };
   },
 
@@ -2766,6 +2856,9 @@ export const Lease: MessageFns<Lease> = {
     if (message.parents?.length) {
       obj.parents = message.parents.map((e) => AgentResult.toJSON(e));
     }
+    if (message.grantedAt !== undefined) {
+      obj.grantedAt = message.grantedAt.toISOString();
+    }
     return obj;
   },
 
@@ -2781,6 +2874,7 @@ export const Lease: MessageFns<Lease> = {
     message.attempt = object.attempt ?? 0;
     message.agent = (object.agent !== undefined && object.agent !== null) ? Agent.fromPartial(object.agent) : undefined;
     message.parents = object.parents?.map((e) => AgentResult.fromPartial(e)) || [];
+    message.grantedAt = object.grantedAt ?? undefined;
     return message;
   },
 };
@@ -7001,7 +7095,9 @@ export const AgentServiceService = {
    * Register upserts agents into a queue. A new agent becomes due at once
    * (plus the configured initial jitter). Re-registering an existing agent
    * updates its definition and keeps its schedule, unless reset_schedule is
-   * set. Registering is idempotent and safe to retry.
+   * set. Registering is idempotent and safe to retry. An agent's parents are fixed when it is
+   * created: re-registering it with an `after` that names other parents is FAILED_PRECONDITION,
+   * reason PARENTS_FIXED, field `after` (nothing is changed); an empty `after` keeps them.
    */
   register: {
     path: "/baton.v1.AgentService/Register" as const,
@@ -7030,8 +7126,9 @@ export const AgentServiceService = {
    * Acquire atomically moves up to max_leases due agents (earliest next run
    * first, ties by name) from waiting to working and returns their leases.
    * With wait > 0 and nothing due, the call is held until an agent becomes
-   * due or the wait ends; then it returns no leases (not an error). A lease
-   * ends at its deadline unless extended by Heartbeat.
+   * due or the wait ends; then it returns no leases (not an error). A wait
+   * above the server's limits.max_wait_ms is cut to it. A lease ends at its
+   * deadline unless extended by Heartbeat.
    */
   acquire: {
     path: "/baton.v1.AgentService/Acquire" as const,
@@ -7200,8 +7297,11 @@ export const AgentServiceService = {
    * Await waits for an agent to finish and answers its result: how it finished (succeeded,
    * dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
    * its worker sent with Complete. A finish is kept for the server's results.retention_ms after
-   * it, so an Await that comes late still gets it. A recurring agent finishes at each success:
-   * after_token skips finishes of runs up to that token (0: any finish still kept). With no
+   * it, so an Await that comes late still gets it. Await answers the latest finish kept; to wait
+   * for a run after one already seen (a recurring agent finishes at each success; any agent may
+   * be registered again under its name), pass that finish's token as after_token. Putting a
+   * dead-lettered agent back (RetryDeadLetter, or Register with reset_schedule) drops its kept
+   * finish, so an Await after it waits for the new run. With no
    * finish yet, the call is held until one is recorded or `wait` ends (then `done` is false,
    * not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
    * when the queue has no such agent and keeps no finish of it.
@@ -7224,8 +7324,8 @@ export const AgentServiceService = {
    * finished; a later call adds members to an open batch, in any queue, and gives no
    * callbacks. A closed batch refuses members: FAILED_PRECONDITION, reason BATCH_CLOSED. Each
    * callback runs exactly once, however its last members' completions race, on one node or on
-   * Redis Cluster; its lease carries the batch's finish (Lease.parents: queue empty, name the
-   * batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
+   * Redis Cluster; its lease carries the batch's finish (an entry of Lease.parents whose `batch`
+   * names the batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
    */
   registerBatch: {
     path: "/baton.v1.AgentService/RegisterBatch" as const,
@@ -7271,7 +7371,9 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
    * Register upserts agents into a queue. A new agent becomes due at once
    * (plus the configured initial jitter). Re-registering an existing agent
    * updates its definition and keeps its schedule, unless reset_schedule is
-   * set. Registering is idempotent and safe to retry.
+   * set. Registering is idempotent and safe to retry. An agent's parents are fixed when it is
+   * created: re-registering it with an `after` that names other parents is FAILED_PRECONDITION,
+   * reason PARENTS_FIXED, field `after` (nothing is changed); an empty `after` keeps them.
    */
   register: handleUnaryCall<RegisterRequest, RegisterResponse>;
   /**
@@ -7284,8 +7386,9 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
    * Acquire atomically moves up to max_leases due agents (earliest next run
    * first, ties by name) from waiting to working and returns their leases.
    * With wait > 0 and nothing due, the call is held until an agent becomes
-   * due or the wait ends; then it returns no leases (not an error). A lease
-   * ends at its deadline unless extended by Heartbeat.
+   * due or the wait ends; then it returns no leases (not an error). A wait
+   * above the server's limits.max_wait_ms is cut to it. A lease ends at its
+   * deadline unless extended by Heartbeat.
    */
   acquire: handleUnaryCall<AcquireRequest, AcquireResponse>;
   /**
@@ -7381,8 +7484,11 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
    * Await waits for an agent to finish and answers its result: how it finished (succeeded,
    * dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
    * its worker sent with Complete. A finish is kept for the server's results.retention_ms after
-   * it, so an Await that comes late still gets it. A recurring agent finishes at each success:
-   * after_token skips finishes of runs up to that token (0: any finish still kept). With no
+   * it, so an Await that comes late still gets it. Await answers the latest finish kept; to wait
+   * for a run after one already seen (a recurring agent finishes at each success; any agent may
+   * be registered again under its name), pass that finish's token as after_token. Putting a
+   * dead-lettered agent back (RetryDeadLetter, or Register with reset_schedule) drops its kept
+   * finish, so an Await after it waits for the new run. With no
    * finish yet, the call is held until one is recorded or `wait` ends (then `done` is false,
    * not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
    * when the queue has no such agent and keeps no finish of it.
@@ -7397,8 +7503,8 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
    * finished; a later call adds members to an open batch, in any queue, and gives no
    * callbacks. A closed batch refuses members: FAILED_PRECONDITION, reason BATCH_CLOSED. Each
    * callback runs exactly once, however its last members' completions race, on one node or on
-   * Redis Cluster; its lease carries the batch's finish (Lease.parents: queue empty, name the
-   * batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
+   * Redis Cluster; its lease carries the batch's finish (an entry of Lease.parents whose `batch`
+   * names the batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
    */
   registerBatch: handleUnaryCall<RegisterBatchRequest, RegisterBatchResponse>;
   /**
@@ -7419,7 +7525,9 @@ export interface AgentServiceClient extends Client {
    * Register upserts agents into a queue. A new agent becomes due at once
    * (plus the configured initial jitter). Re-registering an existing agent
    * updates its definition and keeps its schedule, unless reset_schedule is
-   * set. Registering is idempotent and safe to retry.
+   * set. Registering is idempotent and safe to retry. An agent's parents are fixed when it is
+   * created: re-registering it with an `after` that names other parents is FAILED_PRECONDITION,
+   * reason PARENTS_FIXED, field `after` (nothing is changed); an empty `after` keeps them.
    */
   register(
     request: RegisterRequest,
@@ -7460,8 +7568,9 @@ export interface AgentServiceClient extends Client {
    * Acquire atomically moves up to max_leases due agents (earliest next run
    * first, ties by name) from waiting to working and returns their leases.
    * With wait > 0 and nothing due, the call is held until an agent becomes
-   * due or the wait ends; then it returns no leases (not an error). A lease
-   * ends at its deadline unless extended by Heartbeat.
+   * due or the wait ends; then it returns no leases (not an error). A wait
+   * above the server's limits.max_wait_ms is cut to it. A lease ends at its
+   * deadline unless extended by Heartbeat.
    */
   acquire(
     request: AcquireRequest,
@@ -7671,8 +7780,11 @@ export interface AgentServiceClient extends Client {
    * Await waits for an agent to finish and answers its result: how it finished (succeeded,
    * dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
    * its worker sent with Complete. A finish is kept for the server's results.retention_ms after
-   * it, so an Await that comes late still gets it. A recurring agent finishes at each success:
-   * after_token skips finishes of runs up to that token (0: any finish still kept). With no
+   * it, so an Await that comes late still gets it. Await answers the latest finish kept; to wait
+   * for a run after one already seen (a recurring agent finishes at each success; any agent may
+   * be registered again under its name), pass that finish's token as after_token. Putting a
+   * dead-lettered agent back (RetryDeadLetter, or Register with reset_schedule) drops its kept
+   * finish, so an Await after it waits for the new run. With no
    * finish yet, the call is held until one is recorded or `wait` ends (then `done` is false,
    * not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
    * when the queue has no such agent and keeps no finish of it.
@@ -7701,8 +7813,8 @@ export interface AgentServiceClient extends Client {
    * finished; a later call adds members to an open batch, in any queue, and gives no
    * callbacks. A closed batch refuses members: FAILED_PRECONDITION, reason BATCH_CLOSED. Each
    * callback runs exactly once, however its last members' completions race, on one node or on
-   * Redis Cluster; its lease carries the batch's finish (Lease.parents: queue empty, name the
-   * batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
+   * Redis Cluster; its lease carries the batch's finish (an entry of Lease.parents whose `batch`
+   * names the batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
    */
   registerBatch(
     request: RegisterBatchRequest,

@@ -81,7 +81,8 @@ export interface ClaimRequest {
   attributes: { [key: string]: string };
   /**
    * wait holds the call in the pool's line while nothing is idle, at most the server's
-   * max_wait. Absent or zero: answer at once.
+   * limits.max_wait_ms: a longer wait is cut to it (not an error). Absent or zero: answer at
+   * once.
    */
   wait:
     | Duration

@@ -157,8 +157,8 @@ export interface CampaignRequest {
     | Duration
     | undefined;
   /**
-   * wait holds the call while another candidate leads, at most the server's max_wait. Absent or
-   * zero: answer at once.
+   * wait holds the call while another candidate leads, at most the server's limits.max_wait_ms:
+   * a longer wait is cut to it (not an error). Absent or zero: answer at once.
    */
   wait: Duration | undefined;
 }

@@ -169,8 +169,8 @@ private static final long serialVersionUID = 0L;
   private com.google.protobuf.Duration wait_;
   /**
    * <pre>
-   * wait holds the call while nothing is due, at most the server's max_wait.
-   * Absent or zero: answer at once.
+   * wait holds the call while nothing is due, at most the server's limits.max_wait_ms: a longer
+   * wait is cut to it (not an error). Absent or zero: answer at once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -182,8 +182,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * wait holds the call while nothing is due, at most the server's max_wait.
-   * Absent or zero: answer at once.
+   * wait holds the call while nothing is due, at most the server's limits.max_wait_ms: a longer
+   * wait is cut to it (not an error). Absent or zero: answer at once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -195,8 +195,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * wait holds the call while nothing is due, at most the server's max_wait.
-   * Absent or zero: answer at once.
+   * wait holds the call while nothing is due, at most the server's limits.max_wait_ms: a longer
+   * wait is cut to it (not an error). Absent or zero: answer at once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -836,8 +836,8 @@ private static final long serialVersionUID = 0L;
         com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> waitBuilder_;
     /**
      * <pre>
-     * wait holds the call while nothing is due, at most the server's max_wait.
-     * Absent or zero: answer at once.
+     * wait holds the call while nothing is due, at most the server's limits.max_wait_ms: a longer
+     * wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -848,8 +848,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call while nothing is due, at most the server's max_wait.
-     * Absent or zero: answer at once.
+     * wait holds the call while nothing is due, at most the server's limits.max_wait_ms: a longer
+     * wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -864,8 +864,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call while nothing is due, at most the server's max_wait.
-     * Absent or zero: answer at once.
+     * wait holds the call while nothing is due, at most the server's limits.max_wait_ms: a longer
+     * wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -885,8 +885,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call while nothing is due, at most the server's max_wait.
-     * Absent or zero: answer at once.
+     * wait holds the call while nothing is due, at most the server's limits.max_wait_ms: a longer
+     * wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -904,8 +904,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call while nothing is due, at most the server's max_wait.
-     * Absent or zero: answer at once.
+     * wait holds the call while nothing is due, at most the server's limits.max_wait_ms: a longer
+     * wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -930,8 +930,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call while nothing is due, at most the server's max_wait.
-     * Absent or zero: answer at once.
+     * wait holds the call while nothing is due, at most the server's limits.max_wait_ms: a longer
+     * wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -948,8 +948,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call while nothing is due, at most the server's max_wait.
-     * Absent or zero: answer at once.
+     * wait holds the call while nothing is due, at most the server's limits.max_wait_ms: a longer
+     * wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -961,8 +961,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call while nothing is due, at most the server's max_wait.
-     * Absent or zero: answer at once.
+     * wait holds the call while nothing is due, at most the server's limits.max_wait_ms: a longer
+     * wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -977,8 +977,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call while nothing is due, at most the server's max_wait.
-     * Absent or zero: answer at once.
+     * wait holds the call while nothing is due, at most the server's limits.max_wait_ms: a longer
+     * wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>

@@ -63,8 +63,8 @@ public interface AcquireRequestOrBuilder extends
 
   /**
    * <pre>
-   * wait holds the call while nothing is due, at most the server's max_wait.
-   * Absent or zero: answer at once.
+   * wait holds the call while nothing is due, at most the server's limits.max_wait_ms: a longer
+   * wait is cut to it (not an error). Absent or zero: answer at once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -73,8 +73,8 @@ public interface AcquireRequestOrBuilder extends
   boolean hasWait();
   /**
    * <pre>
-   * wait holds the call while nothing is due, at most the server's max_wait.
-   * Absent or zero: answer at once.
+   * wait holds the call while nothing is due, at most the server's limits.max_wait_ms: a longer
+   * wait is cut to it (not an error). Absent or zero: answer at once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -83,8 +83,8 @@ public interface AcquireRequestOrBuilder extends
   com.google.protobuf.Duration getWait();
   /**
    * <pre>
-   * wait holds the call while nothing is due, at most the server's max_wait.
-   * Absent or zero: answer at once.
+   * wait holds the call while nothing is due, at most the server's limits.max_wait_ms: a longer
+   * wait is cut to it (not an error). Absent or zero: answer at once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>

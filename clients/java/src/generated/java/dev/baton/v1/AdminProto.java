@@ -258,72 +258,74 @@ public final class AdminProto extends com.google.protobuf.GeneratedFile {
       "urrency\022.\n\010key_rate\030\004 \001(\0132\023.baton.v1.Rat" +
       "eLimitR\007keyRate\022@\n\016priority_aging\030\005 \001(\0132" +
       "\031.google.protobuf.DurationR\rpriorityAgin" +
-      "g\"W\n\020SetLimitsRequest\022\024\n\005queue\030\001 \001(\tR\005qu" +
+      "g\"o\n\020SetLimitsRequest\022\024\n\005queue\030\001 \001(\tR\005qu" +
       "eue\022-\n\006limits\030\002 \001(\0132\025.baton.v1.QueueLimi" +
-      "tsR\006limits\"B\n\021SetLimitsResponse\022-\n\006limit" +
-      "s\030\001 \001(\0132\025.baton.v1.QueueLimitsR\006limits\"\203" +
-      "\001\n\tKeyLimits\022\026\n\006weight\030\001 \001(\rR\006weight\022%\n\013" +
-      "concurrency\030\002 \001(\rH\000R\013concurrency\210\001\001\022\'\n\004r" +
-      "ate\030\003 \001(\0132\023.baton.v1.RateLimitR\004rateB\016\n\014" +
-      "_concurrency\"c\n\016KeyLimitsEntry\022\020\n\003key\030\001 " +
-      "\001(\tR\003key\022+\n\006limits\030\002 \001(\0132\023.baton.v1.KeyL" +
-      "imitsR\006limits\022\022\n\004held\030\003 \001(\004R\004held\"j\n\023Set" +
-      "KeyLimitsRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\020" +
-      "\n\003key\030\002 \001(\tR\003key\022+\n\006limits\030\003 \001(\0132\023.baton" +
-      ".v1.KeyLimitsR\006limits\"k\n\024SetKeyLimitsRes" +
-      "ponse\0227\n\nkey_limits\030\001 \001(\0132\030.baton.v1.Key" +
-      "LimitsEntryR\tkeyLimits\022\032\n\010replaced\030\002 \001(\010" +
-      "R\010replaced\"=\n\023GetKeyLimitsRequest\022\024\n\005que" +
-      "ue\030\001 \001(\tR\005queue\022\020\n\003key\030\002 \001(\tR\003key\"O\n\024Get" +
-      "KeyLimitsResponse\0227\n\nkey_limits\030\001 \001(\0132\030." +
-      "baton.v1.KeyLimitsEntryR\tkeyLimits\"h\n\024Li" +
-      "stKeyLimitsRequest\022\024\n\005queue\030\001 \001(\tR\005queue" +
-      "\022\033\n\tpage_size\030\002 \001(\rR\010pageSize\022\035\n\npage_to" +
-      "ken\030\003 \001(\tR\tpageToken\"m\n\025ListKeyLimitsRes" +
-      "ponse\022,\n\004keys\030\001 \003(\0132\030.baton.v1.KeyLimits" +
-      "EntryR\004keys\022&\n\017next_page_token\030\002 \001(\tR\rne" +
-      "xtPageToken\"*\n\022RecountKeysRequest\022\024\n\005que" +
-      "ue\030\001 \001(\tR\005queue\"K\n\023RecountKeysResponse\022\026" +
-      "\n\006leases\030\001 \001(\004R\006leases\022\034\n\tcorrected\030\002 \001(" +
-      "\004R\tcorrected\"8\n\014PauseRequest\022(\n\006source\030\001" +
-      " \001(\0132\020.baton.v1.SourceR\006source\")\n\rPauseR" +
-      "esponse\022\030\n\007changed\030\001 \001(\010R\007changed\"9\n\rRes" +
-      "umeRequest\022(\n\006source\030\001 \001(\0132\020.baton.v1.So" +
-      "urceR\006source\"*\n\016ResumeResponse\022\030\n\007change" +
-      "d\030\001 \001(\010R\007changed*p\n\nSourceKind\022\033\n\027SOURCE" +
-      "_KIND_UNSPECIFIED\020\000\022\025\n\021SOURCE_KIND_QUEUE" +
-      "\020\001\022\024\n\020SOURCE_KIND_POOL\020\002\022\030\n\024SOURCE_KIND_" +
-      "RECEIVER\020\003*\201\001\n\014HealthStatus\022\035\n\031HEALTH_ST" +
-      "ATUS_UNSPECIFIED\020\000\022\031\n\025HEALTH_STATUS_HEAL" +
-      "THY\020\001\022\032\n\026HEALTH_STATUS_DEGRADED\020\002\022\033\n\027HEA" +
-      "LTH_STATUS_UNHEALTHY\020\0032\222\007\n\014AdminService\022" +
-      "D\n\tGetHealth\022\032.baton.v1.GetHealthRequest" +
-      "\032\033.baton.v1.GetHealthResponse\022V\n\017ListDea" +
-      "dLetters\022 .baton.v1.ListDeadLettersReque" +
-      "st\032!.baton.v1.ListDeadLettersResponse\022V\n" +
-      "\017RetryDeadLetter\022 .baton.v1.RetryDeadLet" +
-      "terRequest\032!.baton.v1.RetryDeadLetterRes" +
-      "ponse\022Y\n\020DeleteDeadLetter\022!.baton.v1.Del" +
-      "eteDeadLetterRequest\032\".baton.v1.DeleteDe" +
-      "adLetterResponse\0228\n\005Purge\022\026.baton.v1.Pur" +
-      "geRequest\032\027.baton.v1.PurgeResponse\022D\n\tSe" +
-      "tLimits\022\032.baton.v1.SetLimitsRequest\032\033.ba" +
-      "ton.v1.SetLimitsResponse\022M\n\014SetKeyLimits" +
-      "\022\035.baton.v1.SetKeyLimitsRequest\032\036.baton." +
-      "v1.SetKeyLimitsResponse\022M\n\014GetKeyLimits\022" +
-      "\035.baton.v1.GetKeyLimitsRequest\032\036.baton.v" +
-      "1.GetKeyLimitsResponse\022P\n\rListKeyLimits\022" +
-      "\036.baton.v1.ListKeyLimitsRequest\032\037.baton." +
-      "v1.ListKeyLimitsResponse\022J\n\013RecountKeys\022" +
-      "\034.baton.v1.RecountKeysRequest\032\035.baton.v1" +
-      ".RecountKeysResponse\0228\n\005Pause\022\026.baton.v1" +
-      ".PauseRequest\032\027.baton.v1.PauseResponse\022;" +
-      "\n\006Resume\022\027.baton.v1.ResumeRequest\032\030.bato" +
-      "n.v1.ResumeResponseB\233\001\n\014dev.baton.v1B\nAd" +
-      "minProtoP\001Z>github.com/baton-project/bat" +
-      "on/clients/go/gen/baton/v1;batonv1\242\002\003BXX" +
-      "\252\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GPBMet" +
-      "adata\352\002\tBaton::V1b\006proto3"
+      "tsR\006limits\022\026\n\006create\030\003 \001(\010R\006create\"B\n\021Se" +
+      "tLimitsResponse\022-\n\006limits\030\001 \001(\0132\025.baton." +
+      "v1.QueueLimitsR\006limits\"\203\001\n\tKeyLimits\022\026\n\006" +
+      "weight\030\001 \001(\rR\006weight\022%\n\013concurrency\030\002 \001(" +
+      "\rH\000R\013concurrency\210\001\001\022\'\n\004rate\030\003 \001(\0132\023.bato" +
+      "n.v1.RateLimitR\004rateB\016\n\014_concurrency\"c\n\016" +
+      "KeyLimitsEntry\022\020\n\003key\030\001 \001(\tR\003key\022+\n\006limi" +
+      "ts\030\002 \001(\0132\023.baton.v1.KeyLimitsR\006limits\022\022\n" +
+      "\004held\030\003 \001(\004R\004held\"j\n\023SetKeyLimitsRequest" +
+      "\022\024\n\005queue\030\001 \001(\tR\005queue\022\020\n\003key\030\002 \001(\tR\003key" +
+      "\022+\n\006limits\030\003 \001(\0132\023.baton.v1.KeyLimitsR\006l" +
+      "imits\"k\n\024SetKeyLimitsResponse\0227\n\nkey_lim" +
+      "its\030\001 \001(\0132\030.baton.v1.KeyLimitsEntryR\tkey" +
+      "Limits\022\032\n\010replaced\030\002 \001(\010R\010replaced\"=\n\023Ge" +
+      "tKeyLimitsRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022" +
+      "\020\n\003key\030\002 \001(\tR\003key\"O\n\024GetKeyLimitsRespons" +
+      "e\0227\n\nkey_limits\030\001 \001(\0132\030.baton.v1.KeyLimi" +
+      "tsEntryR\tkeyLimits\"h\n\024ListKeyLimitsReque" +
+      "st\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tpage_size\030\002 " +
+      "\001(\rR\010pageSize\022\035\n\npage_token\030\003 \001(\tR\tpageT" +
+      "oken\"m\n\025ListKeyLimitsResponse\022,\n\004keys\030\001 " +
+      "\003(\0132\030.baton.v1.KeyLimitsEntryR\004keys\022&\n\017n" +
+      "ext_page_token\030\002 \001(\tR\rnextPageToken\"*\n\022R" +
+      "ecountKeysRequest\022\024\n\005queue\030\001 \001(\tR\005queue\"" +
+      "K\n\023RecountKeysResponse\022\026\n\006leases\030\001 \001(\004R\006" +
+      "leases\022\034\n\tcorrected\030\002 \001(\004R\tcorrected\"P\n\014" +
+      "PauseRequest\022(\n\006source\030\001 \001(\0132\020.baton.v1." +
+      "SourceR\006source\022\026\n\006create\030\002 \001(\010R\006create\")" +
+      "\n\rPauseResponse\022\030\n\007changed\030\001 \001(\010R\007change" +
+      "d\"Q\n\rResumeRequest\022(\n\006source\030\001 \001(\0132\020.bat" +
+      "on.v1.SourceR\006source\022\026\n\006create\030\002 \001(\010R\006cr" +
+      "eate\"*\n\016ResumeResponse\022\030\n\007changed\030\001 \001(\010R" +
+      "\007changed*p\n\nSourceKind\022\033\n\027SOURCE_KIND_UN" +
+      "SPECIFIED\020\000\022\025\n\021SOURCE_KIND_QUEUE\020\001\022\024\n\020SO" +
+      "URCE_KIND_POOL\020\002\022\030\n\024SOURCE_KIND_RECEIVER" +
+      "\020\003*\201\001\n\014HealthStatus\022\035\n\031HEALTH_STATUS_UNS" +
+      "PECIFIED\020\000\022\031\n\025HEALTH_STATUS_HEALTHY\020\001\022\032\n" +
+      "\026HEALTH_STATUS_DEGRADED\020\002\022\033\n\027HEALTH_STAT" +
+      "US_UNHEALTHY\020\0032\222\007\n\014AdminService\022D\n\tGetHe" +
+      "alth\022\032.baton.v1.GetHealthRequest\032\033.baton" +
+      ".v1.GetHealthResponse\022V\n\017ListDeadLetters" +
+      "\022 .baton.v1.ListDeadLettersRequest\032!.bat" +
+      "on.v1.ListDeadLettersResponse\022V\n\017RetryDe" +
+      "adLetter\022 .baton.v1.RetryDeadLetterReque" +
+      "st\032!.baton.v1.RetryDeadLetterResponse\022Y\n" +
+      "\020DeleteDeadLetter\022!.baton.v1.DeleteDeadL" +
+      "etterRequest\032\".baton.v1.DeleteDeadLetter" +
+      "Response\0228\n\005Purge\022\026.baton.v1.PurgeReques" +
+      "t\032\027.baton.v1.PurgeResponse\022D\n\tSetLimits\022" +
+      "\032.baton.v1.SetLimitsRequest\032\033.baton.v1.S" +
+      "etLimitsResponse\022M\n\014SetKeyLimits\022\035.baton" +
+      ".v1.SetKeyLimitsRequest\032\036.baton.v1.SetKe" +
+      "yLimitsResponse\022M\n\014GetKeyLimits\022\035.baton." +
+      "v1.GetKeyLimitsRequest\032\036.baton.v1.GetKey" +
+      "LimitsResponse\022P\n\rListKeyLimits\022\036.baton." +
+      "v1.ListKeyLimitsRequest\032\037.baton.v1.ListK" +
+      "eyLimitsResponse\022J\n\013RecountKeys\022\034.baton." +
+      "v1.RecountKeysRequest\032\035.baton.v1.Recount" +
+      "KeysResponse\0228\n\005Pause\022\026.baton.v1.PauseRe" +
+      "quest\032\027.baton.v1.PauseResponse\022;\n\006Resume" +
+      "\022\027.baton.v1.ResumeRequest\032\030.baton.v1.Res" +
+      "umeResponseB\233\001\n\014dev.baton.v1B\nAdminProto" +
+      "P\001Z>github.com/baton-project/baton/clien" +
+      "ts/go/gen/baton/v1;batonv1\242\002\003BXX\252\002\010Baton" +
+      ".V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GPBMetadata\352\002\t" +
+      "Baton::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -438,7 +440,7 @@ public final class AdminProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_SetLimitsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SetLimitsRequest_descriptor,
-        new java.lang.String[] { "Queue", "Limits", });
+        new java.lang.String[] { "Queue", "Limits", "Create", });
     internal_static_baton_v1_SetLimitsResponse_descriptor =
       getDescriptor().getMessageType(17);
     internal_static_baton_v1_SetLimitsResponse_fieldAccessorTable = new
@@ -510,7 +512,7 @@ public final class AdminProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_PauseRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_PauseRequest_descriptor,
-        new java.lang.String[] { "Source", });
+        new java.lang.String[] { "Source", "Create", });
     internal_static_baton_v1_PauseResponse_descriptor =
       getDescriptor().getMessageType(29);
     internal_static_baton_v1_PauseResponse_fieldAccessorTable = new
@@ -522,7 +524,7 @@ public final class AdminProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_ResumeRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ResumeRequest_descriptor,
-        new java.lang.String[] { "Source", });
+        new java.lang.String[] { "Source", "Create", });
     internal_static_baton_v1_ResumeResponse_descriptor =
       getDescriptor().getMessageType(31);
     internal_static_baton_v1_ResumeResponse_fieldAccessorTable = new

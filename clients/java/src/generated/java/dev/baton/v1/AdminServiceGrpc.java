@@ -483,7 +483,8 @@ public final class AdminServiceGrpc {
      * <pre>
      * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
      * once with a clean failure streak; a resource is offered again with its attributes; a message
-     * is due again at once with its delivery count reset.
+     * is due again at once with its delivery count reset. An agent's kept finish (its dead letter,
+     * as Await answers it) is dropped, so an Await after the retry waits for the new run.
      * NOT_FOUND if the item is not dead-lettered there.
      * </pre>
      */
@@ -524,6 +525,8 @@ public final class AdminServiceGrpc {
      * THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
      * back off, so the whole queue does). The response says what is stored. A sharded queue
      * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+     * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
+     * `create` declares it: see SetLimitsRequest.create.
      * </pre>
      */
     default void setLimits(dev.baton.v1.SetLimitsRequest request,
@@ -593,7 +596,8 @@ public final class AdminServiceGrpc {
      * or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
      * deliveries still come back to be delivered later). What waits stays, and producers can
      * still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
-     * `paused`.
+     * `paused`. A source nothing was ever registered, offered or scheduled in is NOT_FOUND (a typo
+     * changes nothing), unless `create` declares it: see PauseRequest.create.
      * </pre>
      */
     default void pause(dev.baton.v1.PauseRequest request,
@@ -604,7 +608,8 @@ public final class AdminServiceGrpc {
     /**
      * <pre>
      * Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
-     * handed to the claims waiting in line, oldest first.
+     * handed to the claims waiting in line, oldest first. NOT_FOUND for an unknown source, as
+     * Pause, unless `create` declares it.
      * </pre>
      */
     default void resume(dev.baton.v1.ResumeRequest request,
@@ -678,7 +683,8 @@ public final class AdminServiceGrpc {
      * <pre>
      * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
      * once with a clean failure streak; a resource is offered again with its attributes; a message
-     * is due again at once with its delivery count reset.
+     * is due again at once with its delivery count reset. An agent's kept finish (its dead letter,
+     * as Await answers it) is dropped, so an Await after the retry waits for the new run.
      * NOT_FOUND if the item is not dead-lettered there.
      * </pre>
      */
@@ -722,6 +728,8 @@ public final class AdminServiceGrpc {
      * THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
      * back off, so the whole queue does). The response says what is stored. A sharded queue
      * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+     * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
+     * `create` declares it: see SetLimitsRequest.create.
      * </pre>
      */
     public void setLimits(dev.baton.v1.SetLimitsRequest request,
@@ -796,7 +804,8 @@ public final class AdminServiceGrpc {
      * or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
      * deliveries still come back to be delivered later). What waits stays, and producers can
      * still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
-     * `paused`.
+     * `paused`. A source nothing was ever registered, offered or scheduled in is NOT_FOUND (a typo
+     * changes nothing), unless `create` declares it: see PauseRequest.create.
      * </pre>
      */
     public void pause(dev.baton.v1.PauseRequest request,
@@ -808,7 +817,8 @@ public final class AdminServiceGrpc {
     /**
      * <pre>
      * Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
-     * handed to the claims waiting in line, oldest first.
+     * handed to the claims waiting in line, oldest first. NOT_FOUND for an unknown source, as
+     * Pause, unless `create` declares it.
      * </pre>
      */
     public void resume(dev.baton.v1.ResumeRequest request,
@@ -866,7 +876,8 @@ public final class AdminServiceGrpc {
      * <pre>
      * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
      * once with a clean failure streak; a resource is offered again with its attributes; a message
-     * is due again at once with its delivery count reset.
+     * is due again at once with its delivery count reset. An agent's kept finish (its dead letter,
+     * as Await answers it) is dropped, so an Await after the retry waits for the new run.
      * NOT_FOUND if the item is not dead-lettered there.
      * </pre>
      */
@@ -907,6 +918,8 @@ public final class AdminServiceGrpc {
      * THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
      * back off, so the whole queue does). The response says what is stored. A sharded queue
      * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+     * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
+     * `create` declares it: see SetLimitsRequest.create.
      * </pre>
      */
     public dev.baton.v1.SetLimitsResponse setLimits(dev.baton.v1.SetLimitsRequest request) throws io.grpc.StatusException {
@@ -976,7 +989,8 @@ public final class AdminServiceGrpc {
      * or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
      * deliveries still come back to be delivered later). What waits stays, and producers can
      * still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
-     * `paused`.
+     * `paused`. A source nothing was ever registered, offered or scheduled in is NOT_FOUND (a typo
+     * changes nothing), unless `create` declares it: see PauseRequest.create.
      * </pre>
      */
     public dev.baton.v1.PauseResponse pause(dev.baton.v1.PauseRequest request) throws io.grpc.StatusException {
@@ -987,7 +1001,8 @@ public final class AdminServiceGrpc {
     /**
      * <pre>
      * Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
-     * handed to the claims waiting in line, oldest first.
+     * handed to the claims waiting in line, oldest first. NOT_FOUND for an unknown source, as
+     * Pause, unless `create` declares it.
      * </pre>
      */
     public dev.baton.v1.ResumeResponse resume(dev.baton.v1.ResumeRequest request) throws io.grpc.StatusException {
@@ -1044,7 +1059,8 @@ public final class AdminServiceGrpc {
      * <pre>
      * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
      * once with a clean failure streak; a resource is offered again with its attributes; a message
-     * is due again at once with its delivery count reset.
+     * is due again at once with its delivery count reset. An agent's kept finish (its dead letter,
+     * as Await answers it) is dropped, so an Await after the retry waits for the new run.
      * NOT_FOUND if the item is not dead-lettered there.
      * </pre>
      */
@@ -1085,6 +1101,8 @@ public final class AdminServiceGrpc {
      * THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
      * back off, so the whole queue does). The response says what is stored. A sharded queue
      * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+     * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
+     * `create` declares it: see SetLimitsRequest.create.
      * </pre>
      */
     public dev.baton.v1.SetLimitsResponse setLimits(dev.baton.v1.SetLimitsRequest request) {
@@ -1154,7 +1172,8 @@ public final class AdminServiceGrpc {
      * or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
      * deliveries still come back to be delivered later). What waits stays, and producers can
      * still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
-     * `paused`.
+     * `paused`. A source nothing was ever registered, offered or scheduled in is NOT_FOUND (a typo
+     * changes nothing), unless `create` declares it: see PauseRequest.create.
      * </pre>
      */
     public dev.baton.v1.PauseResponse pause(dev.baton.v1.PauseRequest request) {
@@ -1165,7 +1184,8 @@ public final class AdminServiceGrpc {
     /**
      * <pre>
      * Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
-     * handed to the claims waiting in line, oldest first.
+     * handed to the claims waiting in line, oldest first. NOT_FOUND for an unknown source, as
+     * Pause, unless `create` declares it.
      * </pre>
      */
     public dev.baton.v1.ResumeResponse resume(dev.baton.v1.ResumeRequest request) {
@@ -1224,7 +1244,8 @@ public final class AdminServiceGrpc {
      * <pre>
      * RetryDeadLetter puts a dead-lettered item back where it came from: an agent is due again at
      * once with a clean failure streak; a resource is offered again with its attributes; a message
-     * is due again at once with its delivery count reset.
+     * is due again at once with its delivery count reset. An agent's kept finish (its dead letter,
+     * as Await answers it) is dropped, so an Await after the retry waits for the new run.
      * NOT_FOUND if the item is not dead-lettered there.
      * </pre>
      */
@@ -1268,6 +1289,8 @@ public final class AdminServiceGrpc {
      * THROTTLED and a retry_after empties the queue's bucket for that long (the service said to
      * back off, so the whole queue does). The response says what is stored. A sharded queue
      * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
+     * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
+     * `create` declares it: see SetLimitsRequest.create.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.SetLimitsResponse> setLimits(
@@ -1342,7 +1365,8 @@ public final class AdminServiceGrpc {
      * or returned meanwhile stay idle); Subscribe and Receive streams deliver nothing (expired
      * deliveries still come back to be delivered later). What waits stays, and producers can
      * still add work. Held leases, claims and in-flight messages finish as usual. GetHealth shows
-     * `paused`.
+     * `paused`. A source nothing was ever registered, offered or scheduled in is NOT_FOUND (a typo
+     * changes nothing), unless `create` declares it: see PauseRequest.create.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.PauseResponse> pause(
@@ -1354,7 +1378,8 @@ public final class AdminServiceGrpc {
     /**
      * <pre>
      * Resume undoes Pause and wakes whatever waits on the source; a pool's idle resources are
-     * handed to the claims waiting in line, oldest first.
+     * handed to the claims waiting in line, oldest first. NOT_FOUND for an unknown source, as
+     * Pause, unless `create` declares it.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.ResumeResponse> resume(

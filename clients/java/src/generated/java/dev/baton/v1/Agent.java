@@ -657,8 +657,12 @@ java.lang.String defaultValue) {
    * unregistered, cancelled) is its reference's on_failure, else this agent's
    * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
    * agent is registered, and may be agents of the same Register call; a cycle among them is
-   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+   * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+   * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+   * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+   * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+   * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
    * With tracing on, the span of the Register that creates the agent links to the trace
    * context of its first 128 parents (AgentResult.traceparent).
    * </pre>
@@ -678,8 +682,12 @@ java.lang.String defaultValue) {
    * unregistered, cancelled) is its reference's on_failure, else this agent's
    * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
    * agent is registered, and may be agents of the same Register call; a cycle among them is
-   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+   * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+   * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+   * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+   * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+   * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
    * With tracing on, the span of the Register that creates the agent links to the trace
    * context of its first 128 parents (AgentResult.traceparent).
    * </pre>
@@ -700,8 +708,12 @@ java.lang.String defaultValue) {
    * unregistered, cancelled) is its reference's on_failure, else this agent's
    * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
    * agent is registered, and may be agents of the same Register call; a cycle among them is
-   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+   * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+   * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+   * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+   * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+   * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
    * With tracing on, the span of the Register that creates the agent links to the trace
    * context of its first 128 parents (AgentResult.traceparent).
    * </pre>
@@ -721,8 +733,12 @@ java.lang.String defaultValue) {
    * unregistered, cancelled) is its reference's on_failure, else this agent's
    * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
    * agent is registered, and may be agents of the same Register call; a cycle among them is
-   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+   * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+   * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+   * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+   * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+   * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
    * With tracing on, the span of the Register that creates the agent links to the trace
    * context of its first 128 parents (AgentResult.traceparent).
    * </pre>
@@ -742,8 +758,12 @@ java.lang.String defaultValue) {
    * unregistered, cancelled) is its reference's on_failure, else this agent's
    * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
    * agent is registered, and may be agents of the same Register call; a cycle among them is
-   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+   * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+   * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+   * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+   * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+   * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
    * With tracing on, the span of the Register that creates the agent links to the trace
    * context of its first 128 parents (AgentResult.traceparent).
    * </pre>
@@ -3168,8 +3188,12 @@ java.lang.String defaultValue) {
      * unregistered, cancelled) is its reference's on_failure, else this agent's
      * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
      * agent is registered, and may be agents of the same Register call; a cycle among them is
-     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+     * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+     * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+     * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+     * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+     * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
      * With tracing on, the span of the Register that creates the agent links to the trace
      * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
@@ -3192,8 +3216,12 @@ java.lang.String defaultValue) {
      * unregistered, cancelled) is its reference's on_failure, else this agent's
      * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
      * agent is registered, and may be agents of the same Register call; a cycle among them is
-     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+     * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+     * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+     * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+     * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+     * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
      * With tracing on, the span of the Register that creates the agent links to the trace
      * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
@@ -3216,8 +3244,12 @@ java.lang.String defaultValue) {
      * unregistered, cancelled) is its reference's on_failure, else this agent's
      * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
      * agent is registered, and may be agents of the same Register call; a cycle among them is
-     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+     * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+     * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+     * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+     * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+     * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
      * With tracing on, the span of the Register that creates the agent links to the trace
      * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
@@ -3240,8 +3272,12 @@ java.lang.String defaultValue) {
      * unregistered, cancelled) is its reference's on_failure, else this agent's
      * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
      * agent is registered, and may be agents of the same Register call; a cycle among them is
-     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+     * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+     * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+     * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+     * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+     * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
      * With tracing on, the span of the Register that creates the agent links to the trace
      * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
@@ -3271,8 +3307,12 @@ java.lang.String defaultValue) {
      * unregistered, cancelled) is its reference's on_failure, else this agent's
      * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
      * agent is registered, and may be agents of the same Register call; a cycle among them is
-     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+     * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+     * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+     * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+     * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+     * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
      * With tracing on, the span of the Register that creates the agent links to the trace
      * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
@@ -3299,8 +3339,12 @@ java.lang.String defaultValue) {
      * unregistered, cancelled) is its reference's on_failure, else this agent's
      * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
      * agent is registered, and may be agents of the same Register call; a cycle among them is
-     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+     * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+     * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+     * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+     * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+     * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
      * With tracing on, the span of the Register that creates the agent links to the trace
      * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
@@ -3329,8 +3373,12 @@ java.lang.String defaultValue) {
      * unregistered, cancelled) is its reference's on_failure, else this agent's
      * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
      * agent is registered, and may be agents of the same Register call; a cycle among them is
-     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+     * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+     * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+     * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+     * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+     * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
      * With tracing on, the span of the Register that creates the agent links to the trace
      * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
@@ -3360,8 +3408,12 @@ java.lang.String defaultValue) {
      * unregistered, cancelled) is its reference's on_failure, else this agent's
      * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
      * agent is registered, and may be agents of the same Register call; a cycle among them is
-     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+     * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+     * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+     * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+     * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+     * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
      * With tracing on, the span of the Register that creates the agent links to the trace
      * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
@@ -3388,8 +3440,12 @@ java.lang.String defaultValue) {
      * unregistered, cancelled) is its reference's on_failure, else this agent's
      * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
      * agent is registered, and may be agents of the same Register call; a cycle among them is
-     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+     * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+     * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+     * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+     * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+     * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
      * With tracing on, the span of the Register that creates the agent links to the trace
      * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
@@ -3416,8 +3472,12 @@ java.lang.String defaultValue) {
      * unregistered, cancelled) is its reference's on_failure, else this agent's
      * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
      * agent is registered, and may be agents of the same Register call; a cycle among them is
-     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+     * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+     * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+     * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+     * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+     * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
      * With tracing on, the span of the Register that creates the agent links to the trace
      * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
@@ -3445,8 +3505,12 @@ java.lang.String defaultValue) {
      * unregistered, cancelled) is its reference's on_failure, else this agent's
      * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
      * agent is registered, and may be agents of the same Register call; a cycle among them is
-     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+     * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+     * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+     * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+     * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+     * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
      * With tracing on, the span of the Register that creates the agent links to the trace
      * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
@@ -3472,8 +3536,12 @@ java.lang.String defaultValue) {
      * unregistered, cancelled) is its reference's on_failure, else this agent's
      * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
      * agent is registered, and may be agents of the same Register call; a cycle among them is
-     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+     * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+     * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+     * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+     * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+     * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
      * With tracing on, the span of the Register that creates the agent links to the trace
      * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
@@ -3499,8 +3567,12 @@ java.lang.String defaultValue) {
      * unregistered, cancelled) is its reference's on_failure, else this agent's
      * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
      * agent is registered, and may be agents of the same Register call; a cycle among them is
-     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+     * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+     * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+     * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+     * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+     * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
      * With tracing on, the span of the Register that creates the agent links to the trace
      * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
@@ -3520,8 +3592,12 @@ java.lang.String defaultValue) {
      * unregistered, cancelled) is its reference's on_failure, else this agent's
      * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
      * agent is registered, and may be agents of the same Register call; a cycle among them is
-     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+     * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+     * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+     * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+     * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+     * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
      * With tracing on, the span of the Register that creates the agent links to the trace
      * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
@@ -3544,8 +3620,12 @@ java.lang.String defaultValue) {
      * unregistered, cancelled) is its reference's on_failure, else this agent's
      * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
      * agent is registered, and may be agents of the same Register call; a cycle among them is
-     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+     * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+     * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+     * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+     * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+     * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
      * With tracing on, the span of the Register that creates the agent links to the trace
      * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
@@ -3569,8 +3649,12 @@ java.lang.String defaultValue) {
      * unregistered, cancelled) is its reference's on_failure, else this agent's
      * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
      * agent is registered, and may be agents of the same Register call; a cycle among them is
-     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+     * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+     * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+     * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+     * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+     * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
      * With tracing on, the span of the Register that creates the agent links to the trace
      * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
@@ -3590,8 +3674,12 @@ java.lang.String defaultValue) {
      * unregistered, cancelled) is its reference's on_failure, else this agent's
      * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
      * agent is registered, and may be agents of the same Register call; a cycle among them is
-     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+     * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+     * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+     * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+     * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+     * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
      * With tracing on, the span of the Register that creates the agent links to the trace
      * context of its first 128 parents (AgentResult.traceparent).
      * </pre>
@@ -3612,8 +3700,12 @@ java.lang.String defaultValue) {
      * unregistered, cancelled) is its reference's on_failure, else this agent's
      * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
      * agent is registered, and may be agents of the same Register call; a cycle among them is
-     * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-     * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+     * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+     * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+     * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+     * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+     * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+     * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
      * With tracing on, the span of the Register that creates the agent links to the trace
      * context of its first 128 parents (AgentResult.traceparent).
      * </pre>

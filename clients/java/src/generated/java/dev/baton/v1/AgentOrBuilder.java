@@ -358,8 +358,12 @@ java.lang.String defaultValue);
    * unregistered, cancelled) is its reference's on_failure, else this agent's
    * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
    * agent is registered, and may be agents of the same Register call; a cycle among them is
-   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+   * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+   * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+   * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+   * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+   * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
    * With tracing on, the span of the Register that creates the agent links to the trace
    * context of its first 128 parents (AgentResult.traceparent).
    * </pre>
@@ -377,8 +381,12 @@ java.lang.String defaultValue);
    * unregistered, cancelled) is its reference's on_failure, else this agent's
    * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
    * agent is registered, and may be agents of the same Register call; a cycle among them is
-   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+   * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+   * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+   * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+   * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+   * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
    * With tracing on, the span of the Register that creates the agent links to the trace
    * context of its first 128 parents (AgentResult.traceparent).
    * </pre>
@@ -395,8 +403,12 @@ java.lang.String defaultValue);
    * unregistered, cancelled) is its reference's on_failure, else this agent's
    * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
    * agent is registered, and may be agents of the same Register call; a cycle among them is
-   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+   * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+   * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+   * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+   * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+   * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
    * With tracing on, the span of the Register that creates the agent links to the trace
    * context of its first 128 parents (AgentResult.traceparent).
    * </pre>
@@ -413,8 +425,12 @@ java.lang.String defaultValue);
    * unregistered, cancelled) is its reference's on_failure, else this agent's
    * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
    * agent is registered, and may be agents of the same Register call; a cycle among them is
-   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+   * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+   * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+   * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+   * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+   * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
    * With tracing on, the span of the Register that creates the agent links to the trace
    * context of its first 128 parents (AgentResult.traceparent).
    * </pre>
@@ -432,8 +448,12 @@ java.lang.String defaultValue);
    * unregistered, cancelled) is its reference's on_failure, else this agent's
    * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
    * agent is registered, and may be agents of the same Register call; a cycle among them is
-   * INVALID_ARGUMENT. Read when the agent is created only: re-registering an existing agent keeps
-   * its parents. At most 10,000; each lease carries its parents' results (Lease.parents).
+   * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
+   * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
+   * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
+   * PARENTS_FIXED, naming the field `after`. At most 10,000; each lease carries its parents'
+   * results (Lease.parents). GetAgent answers them here (at most 1,000, AgentStatus.parents_total
+   * counts them all); a lease's Agent leaves it empty (Lease.parents has them).
    * With tracing on, the span of the Register that creates the agent links to the trace
    * context of its first 128 parents (AgentResult.traceparent).
    * </pre>

@@ -7,7 +7,8 @@ package dev.baton.v1;
 
 /**
  * <pre>
- * AgentRef names an agent of any queue, as a parent in Agent.after.
+ * AgentRef names an agent of any queue, as a parent in Agent.after; in answers, also a batch
+ * whose callback waits for it.
  * </pre>
  *
  * Protobuf type {@code baton.v1.AgentRef}
@@ -35,6 +36,7 @@ private static final long serialVersionUID = 0L;
     queue_ = "";
     name_ = "";
     onFailure_ = 0;
+    batch_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -60,7 +62,8 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object queue_ = "";
   /**
    * <pre>
-   * queue of the agent; empty: the queue of the agent that names it.
+   * queue of the agent; empty: the queue of the agent that names it (a request), or a batch
+   * (an answer: see `batch`).
    * </pre>
    *
    * <code>string queue = 1 [json_name = "queue"];</code>
@@ -81,7 +84,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * queue of the agent; empty: the queue of the agent that names it.
+   * queue of the agent; empty: the queue of the agent that names it (a request), or a batch
+   * (an answer: see `batch`).
    * </pre>
    *
    * <code>string queue = 1 [json_name = "queue"];</code>
@@ -107,7 +111,8 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object name_ = "";
   /**
    * <pre>
-   * name of the agent.
+   * name of the agent. For a batch, also the batch's name: deprecated, read `batch` (it will be
+   * left empty for a batch in the next version).
    * </pre>
    *
    * <code>string name = 2 [json_name = "name"];</code>
@@ -128,7 +133,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * name of the agent.
+   * name of the agent. For a batch, also the batch's name: deprecated, read `batch` (it will be
+   * left empty for a batch in the next version).
    * </pre>
    *
    * <code>string name = 2 [json_name = "name"];</code>
@@ -175,6 +181,55 @@ private static final long serialVersionUID = 0L;
     return result == null ? dev.baton.v1.ParentFailure.UNRECOGNIZED : result;
   }
 
+  public static final int BATCH_FIELD_NUMBER = 4;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object batch_ = "";
+  /**
+   * <pre>
+   * batch names the batch a callback waits for (RegisterBatch), in answers only; empty for an
+   * agent. Register refuses it (INVALID_ARGUMENT).
+   * </pre>
+   *
+   * <code>string batch = 4 [json_name = "batch"];</code>
+   * @return The batch.
+   */
+  @java.lang.Override
+  public java.lang.String getBatch() {
+    java.lang.Object ref = batch_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      batch_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * batch names the batch a callback waits for (RegisterBatch), in answers only; empty for an
+   * agent. Register refuses it (INVALID_ARGUMENT).
+   * </pre>
+   *
+   * <code>string batch = 4 [json_name = "batch"];</code>
+   * @return The bytes for batch.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getBatchBytes() {
+    java.lang.Object ref = batch_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      batch_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -198,6 +253,9 @@ private static final long serialVersionUID = 0L;
     if (onFailure_ != dev.baton.v1.ParentFailure.PARENT_FAILURE_UNSPECIFIED.getNumber()) {
       output.writeEnum(3, onFailure_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(batch_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 4, batch_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -211,6 +269,9 @@ private static final long serialVersionUID = 0L;
     if (onFailure_ != dev.baton.v1.ParentFailure.PARENT_FAILURE_UNSPECIFIED.getNumber()) {
       size += com.google.protobuf.CodedOutputStream
         .computeEnumSize(3, onFailure_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(batch_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(4, batch_);
     }
     return size;
   }
@@ -241,6 +302,8 @@ private static final long serialVersionUID = 0L;
     if (!getName()
         .equals(other.getName())) return false;
     if (onFailure_ != other.onFailure_) return false;
+    if (!getBatch()
+        .equals(other.getBatch())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -258,6 +321,8 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getName().hashCode();
     hash = (37 * hash) + ON_FAILURE_FIELD_NUMBER;
     hash = (53 * hash) + onFailure_;
+    hash = (37 * hash) + BATCH_FIELD_NUMBER;
+    hash = (53 * hash) + getBatch().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -357,7 +422,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * AgentRef names an agent of any queue, as a parent in Agent.after.
+   * AgentRef names an agent of any queue, as a parent in Agent.after; in answers, also a batch
+   * whose callback waits for it.
    * </pre>
    *
    * Protobuf type {@code baton.v1.AgentRef}
@@ -396,6 +462,7 @@ private static final long serialVersionUID = 0L;
       queue_ = "";
       name_ = "";
       onFailure_ = 0;
+      batch_ = "";
       return this;
     }
 
@@ -438,6 +505,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000004) != 0)) {
         result.onFailure_ = onFailure_;
       }
+      if (((from_bitField0_ & 0x00000008) != 0)) {
+        result.batch_ = batch_;
+      }
     }
 
     @java.lang.Override
@@ -464,6 +534,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.onFailure_ != 0) {
         setOnFailureValue(other.getOnFailureValue());
+      }
+      if (!other.getBatch().isEmpty()) {
+        batch_ = other.batch_;
+        bitField0_ |= 0x00000008;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -506,6 +581,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000004;
               break;
             } // case 24
+            case 34: {
+              batch_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000008;
+              break;
+            } // case 34
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -526,7 +606,8 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object queue_ = "";
     /**
      * <pre>
-     * queue of the agent; empty: the queue of the agent that names it.
+     * queue of the agent; empty: the queue of the agent that names it (a request), or a batch
+     * (an answer: see `batch`).
      * </pre>
      *
      * <code>string queue = 1 [json_name = "queue"];</code>
@@ -546,7 +627,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * queue of the agent; empty: the queue of the agent that names it.
+     * queue of the agent; empty: the queue of the agent that names it (a request), or a batch
+     * (an answer: see `batch`).
      * </pre>
      *
      * <code>string queue = 1 [json_name = "queue"];</code>
@@ -567,7 +649,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * queue of the agent; empty: the queue of the agent that names it.
+     * queue of the agent; empty: the queue of the agent that names it (a request), or a batch
+     * (an answer: see `batch`).
      * </pre>
      *
      * <code>string queue = 1 [json_name = "queue"];</code>
@@ -584,7 +667,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * queue of the agent; empty: the queue of the agent that names it.
+     * queue of the agent; empty: the queue of the agent that names it (a request), or a batch
+     * (an answer: see `batch`).
      * </pre>
      *
      * <code>string queue = 1 [json_name = "queue"];</code>
@@ -598,7 +682,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * queue of the agent; empty: the queue of the agent that names it.
+     * queue of the agent; empty: the queue of the agent that names it (a request), or a batch
+     * (an answer: see `batch`).
      * </pre>
      *
      * <code>string queue = 1 [json_name = "queue"];</code>
@@ -618,7 +703,8 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object name_ = "";
     /**
      * <pre>
-     * name of the agent.
+     * name of the agent. For a batch, also the batch's name: deprecated, read `batch` (it will be
+     * left empty for a batch in the next version).
      * </pre>
      *
      * <code>string name = 2 [json_name = "name"];</code>
@@ -638,7 +724,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * name of the agent.
+     * name of the agent. For a batch, also the batch's name: deprecated, read `batch` (it will be
+     * left empty for a batch in the next version).
      * </pre>
      *
      * <code>string name = 2 [json_name = "name"];</code>
@@ -659,7 +746,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * name of the agent.
+     * name of the agent. For a batch, also the batch's name: deprecated, read `batch` (it will be
+     * left empty for a batch in the next version).
      * </pre>
      *
      * <code>string name = 2 [json_name = "name"];</code>
@@ -676,7 +764,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * name of the agent.
+     * name of the agent. For a batch, also the batch's name: deprecated, read `batch` (it will be
+     * left empty for a batch in the next version).
      * </pre>
      *
      * <code>string name = 2 [json_name = "name"];</code>
@@ -690,7 +779,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * name of the agent.
+     * name of the agent. For a batch, also the batch's name: deprecated, read `batch` (it will be
+     * left empty for a batch in the next version).
      * </pre>
      *
      * <code>string name = 2 [json_name = "name"];</code>
@@ -775,6 +865,103 @@ private static final long serialVersionUID = 0L;
     public Builder clearOnFailure() {
       bitField0_ = (bitField0_ & ~0x00000004);
       onFailure_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object batch_ = "";
+    /**
+     * <pre>
+     * batch names the batch a callback waits for (RegisterBatch), in answers only; empty for an
+     * agent. Register refuses it (INVALID_ARGUMENT).
+     * </pre>
+     *
+     * <code>string batch = 4 [json_name = "batch"];</code>
+     * @return The batch.
+     */
+    public java.lang.String getBatch() {
+      java.lang.Object ref = batch_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        batch_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * batch names the batch a callback waits for (RegisterBatch), in answers only; empty for an
+     * agent. Register refuses it (INVALID_ARGUMENT).
+     * </pre>
+     *
+     * <code>string batch = 4 [json_name = "batch"];</code>
+     * @return The bytes for batch.
+     */
+    public com.google.protobuf.ByteString
+        getBatchBytes() {
+      java.lang.Object ref = batch_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        batch_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * batch names the batch a callback waits for (RegisterBatch), in answers only; empty for an
+     * agent. Register refuses it (INVALID_ARGUMENT).
+     * </pre>
+     *
+     * <code>string batch = 4 [json_name = "batch"];</code>
+     * @param value The batch to set.
+     * @return This builder for chaining.
+     */
+    public Builder setBatch(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      batch_ = value;
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * batch names the batch a callback waits for (RegisterBatch), in answers only; empty for an
+     * agent. Register refuses it (INVALID_ARGUMENT).
+     * </pre>
+     *
+     * <code>string batch = 4 [json_name = "batch"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearBatch() {
+      batch_ = getDefaultInstance().getBatch();
+      bitField0_ = (bitField0_ & ~0x00000008);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * batch names the batch a callback waits for (RegisterBatch), in answers only; empty for an
+     * agent. Register refuses it (INVALID_ARGUMENT).
+     * </pre>
+     *
+     * <code>string batch = 4 [json_name = "batch"];</code>
+     * @param value The bytes for batch to set.
+     * @return This builder for chaining.
+     */
+    public Builder setBatchBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      batch_ = value;
+      bitField0_ |= 0x00000008;
       onChanged();
       return this;
     }

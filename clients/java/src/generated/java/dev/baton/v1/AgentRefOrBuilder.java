@@ -12,7 +12,8 @@ public interface AgentRefOrBuilder extends
 
   /**
    * <pre>
-   * queue of the agent; empty: the queue of the agent that names it.
+   * queue of the agent; empty: the queue of the agent that names it (a request), or a batch
+   * (an answer: see `batch`).
    * </pre>
    *
    * <code>string queue = 1 [json_name = "queue"];</code>
@@ -21,7 +22,8 @@ public interface AgentRefOrBuilder extends
   java.lang.String getQueue();
   /**
    * <pre>
-   * queue of the agent; empty: the queue of the agent that names it.
+   * queue of the agent; empty: the queue of the agent that names it (a request), or a batch
+   * (an answer: see `batch`).
    * </pre>
    *
    * <code>string queue = 1 [json_name = "queue"];</code>
@@ -32,7 +34,8 @@ public interface AgentRefOrBuilder extends
 
   /**
    * <pre>
-   * name of the agent.
+   * name of the agent. For a batch, also the batch's name: deprecated, read `batch` (it will be
+   * left empty for a batch in the next version).
    * </pre>
    *
    * <code>string name = 2 [json_name = "name"];</code>
@@ -41,7 +44,8 @@ public interface AgentRefOrBuilder extends
   java.lang.String getName();
   /**
    * <pre>
-   * name of the agent.
+   * name of the agent. For a batch, also the batch's name: deprecated, read `batch` (it will be
+   * left empty for a batch in the next version).
    * </pre>
    *
    * <code>string name = 2 [json_name = "name"];</code>
@@ -68,4 +72,26 @@ public interface AgentRefOrBuilder extends
    * @return The onFailure.
    */
   dev.baton.v1.ParentFailure getOnFailure();
+
+  /**
+   * <pre>
+   * batch names the batch a callback waits for (RegisterBatch), in answers only; empty for an
+   * agent. Register refuses it (INVALID_ARGUMENT).
+   * </pre>
+   *
+   * <code>string batch = 4 [json_name = "batch"];</code>
+   * @return The batch.
+   */
+  java.lang.String getBatch();
+  /**
+   * <pre>
+   * batch names the batch a callback waits for (RegisterBatch), in answers only; empty for an
+   * agent. Register refuses it (INVALID_ARGUMENT).
+   * </pre>
+   *
+   * <code>string batch = 4 [json_name = "batch"];</code>
+   * @return The bytes for batch.
+   */
+  com.google.protobuf.ByteString
+      getBatchBytes();
 }

@@ -39,6 +39,7 @@ private static final long serialVersionUID = 0L;
     result_ = com.google.protobuf.ByteString.EMPTY;
     message_ = "";
     traceparent_ = "";
+    batch_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -380,6 +381,57 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int BATCH_FIELD_NUMBER = 10;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object batch_ = "";
+  /**
+   * <pre>
+   * batch names the batch whose finish this is, in a callback's Lease.parents (RegisterBatch);
+   * queue is then empty and name repeats the batch's name (deprecated: read `batch`; name will be
+   * left empty for a batch in the next version). Empty for an agent.
+   * </pre>
+   *
+   * <code>string batch = 10 [json_name = "batch"];</code>
+   * @return The batch.
+   */
+  @java.lang.Override
+  public java.lang.String getBatch() {
+    java.lang.Object ref = batch_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      batch_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * batch names the batch whose finish this is, in a callback's Lease.parents (RegisterBatch);
+   * queue is then empty and name repeats the batch's name (deprecated: read `batch`; name will be
+   * left empty for a batch in the next version). Empty for an agent.
+   * </pre>
+   *
+   * <code>string batch = 10 [json_name = "batch"];</code>
+   * @return The bytes for batch.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getBatchBytes() {
+    java.lang.Object ref = batch_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      batch_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -421,6 +473,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(traceparent_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 9, traceparent_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(batch_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 10, batch_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -456,6 +511,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(traceparent_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(9, traceparent_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(batch_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(10, batch_);
     }
     return size;
   }
@@ -500,6 +558,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getMessage())) return false;
     if (!getTraceparent()
         .equals(other.getTraceparent())) return false;
+    if (!getBatch()
+        .equals(other.getBatch())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -532,6 +592,8 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getMessage().hashCode();
     hash = (37 * hash) + TRACEPARENT_FIELD_NUMBER;
     hash = (53 * hash) + getTraceparent().hashCode();
+    hash = (37 * hash) + BATCH_FIELD_NUMBER;
+    hash = (53 * hash) + getBatch().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -686,6 +748,7 @@ private static final long serialVersionUID = 0L;
       }
       message_ = "";
       traceparent_ = "";
+      batch_ = "";
       return this;
     }
 
@@ -750,6 +813,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000100) != 0)) {
         result.traceparent_ = traceparent_;
       }
+      if (((from_bitField0_ & 0x00000200) != 0)) {
+        result.batch_ = batch_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -798,6 +864,11 @@ private static final long serialVersionUID = 0L;
       if (!other.getTraceparent().isEmpty()) {
         traceparent_ = other.traceparent_;
         bitField0_ |= 0x00000100;
+        onChanged();
+      }
+      if (!other.getBatch().isEmpty()) {
+        batch_ = other.batch_;
+        bitField0_ |= 0x00000200;
         onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
@@ -873,6 +944,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000100;
               break;
             } // case 74
+            case 82: {
+              batch_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000200;
+              break;
+            } // case 82
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1673,6 +1749,108 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       traceparent_ = value;
       bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object batch_ = "";
+    /**
+     * <pre>
+     * batch names the batch whose finish this is, in a callback's Lease.parents (RegisterBatch);
+     * queue is then empty and name repeats the batch's name (deprecated: read `batch`; name will be
+     * left empty for a batch in the next version). Empty for an agent.
+     * </pre>
+     *
+     * <code>string batch = 10 [json_name = "batch"];</code>
+     * @return The batch.
+     */
+    public java.lang.String getBatch() {
+      java.lang.Object ref = batch_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        batch_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * batch names the batch whose finish this is, in a callback's Lease.parents (RegisterBatch);
+     * queue is then empty and name repeats the batch's name (deprecated: read `batch`; name will be
+     * left empty for a batch in the next version). Empty for an agent.
+     * </pre>
+     *
+     * <code>string batch = 10 [json_name = "batch"];</code>
+     * @return The bytes for batch.
+     */
+    public com.google.protobuf.ByteString
+        getBatchBytes() {
+      java.lang.Object ref = batch_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        batch_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * batch names the batch whose finish this is, in a callback's Lease.parents (RegisterBatch);
+     * queue is then empty and name repeats the batch's name (deprecated: read `batch`; name will be
+     * left empty for a batch in the next version). Empty for an agent.
+     * </pre>
+     *
+     * <code>string batch = 10 [json_name = "batch"];</code>
+     * @param value The batch to set.
+     * @return This builder for chaining.
+     */
+    public Builder setBatch(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      batch_ = value;
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * batch names the batch whose finish this is, in a callback's Lease.parents (RegisterBatch);
+     * queue is then empty and name repeats the batch's name (deprecated: read `batch`; name will be
+     * left empty for a batch in the next version). Empty for an agent.
+     * </pre>
+     *
+     * <code>string batch = 10 [json_name = "batch"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearBatch() {
+      batch_ = getDefaultInstance().getBatch();
+      bitField0_ = (bitField0_ & ~0x00000200);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * batch names the batch whose finish this is, in a callback's Lease.parents (RegisterBatch);
+     * queue is then empty and name repeats the batch's name (deprecated: read `batch`; name will be
+     * left empty for a batch in the next version). Empty for an agent.
+     * </pre>
+     *
+     * <code>string batch = 10 [json_name = "batch"];</code>
+     * @param value The bytes for batch to set.
+     * @return This builder for chaining.
+     */
+    public Builder setBatchBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      batch_ = value;
+      bitField0_ |= 0x00000200;
       onChanged();
       return this;
     }

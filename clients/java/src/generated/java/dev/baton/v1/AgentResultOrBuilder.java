@@ -186,4 +186,28 @@ public interface AgentResultOrBuilder extends
    */
   com.google.protobuf.ByteString
       getTraceparentBytes();
+
+  /**
+   * <pre>
+   * batch names the batch whose finish this is, in a callback's Lease.parents (RegisterBatch);
+   * queue is then empty and name repeats the batch's name (deprecated: read `batch`; name will be
+   * left empty for a batch in the next version). Empty for an agent.
+   * </pre>
+   *
+   * <code>string batch = 10 [json_name = "batch"];</code>
+   * @return The batch.
+   */
+  java.lang.String getBatch();
+  /**
+   * <pre>
+   * batch names the batch whose finish this is, in a callback's Lease.parents (RegisterBatch);
+   * queue is then empty and name repeats the batch's name (deprecated: read `batch`; name will be
+   * left empty for a batch in the next version). Empty for an agent.
+   * </pre>
+   *
+   * <code>string batch = 10 [json_name = "batch"];</code>
+   * @return The bytes for batch.
+   */
+  com.google.protobuf.ByteString
+      getBatchBytes();
 }

@@ -569,7 +569,9 @@ public final class AgentServiceGrpc {
      * Register upserts agents into a queue. A new agent becomes due at once
      * (plus the configured initial jitter). Re-registering an existing agent
      * updates its definition and keeps its schedule, unless reset_schedule is
-     * set. Registering is idempotent and safe to retry.
+     * set. Registering is idempotent and safe to retry. An agent's parents are fixed when it is
+     * created: re-registering it with an `after` that names other parents is FAILED_PRECONDITION,
+     * reason PARENTS_FIXED, field `after` (nothing is changed); an empty `after` keeps them.
      * </pre>
      */
     default void register(dev.baton.v1.RegisterRequest request,
@@ -594,8 +596,9 @@ public final class AgentServiceGrpc {
      * Acquire atomically moves up to max_leases due agents (earliest next run
      * first, ties by name) from waiting to working and returns their leases.
      * With wait &gt; 0 and nothing due, the call is held until an agent becomes
-     * due or the wait ends; then it returns no leases (not an error). A lease
-     * ends at its deadline unless extended by Heartbeat.
+     * due or the wait ends; then it returns no leases (not an error). A wait
+     * above the server's limits.max_wait_ms is cut to it. A lease ends at its
+     * deadline unless extended by Heartbeat.
      * </pre>
      */
     default void acquire(dev.baton.v1.AcquireRequest request,
@@ -741,8 +744,11 @@ public final class AgentServiceGrpc {
      * Await waits for an agent to finish and answers its result: how it finished (succeeded,
      * dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
      * its worker sent with Complete. A finish is kept for the server's results.retention_ms after
-     * it, so an Await that comes late still gets it. A recurring agent finishes at each success:
-     * after_token skips finishes of runs up to that token (0: any finish still kept). With no
+     * it, so an Await that comes late still gets it. Await answers the latest finish kept; to wait
+     * for a run after one already seen (a recurring agent finishes at each success; any agent may
+     * be registered again under its name), pass that finish's token as after_token. Putting a
+     * dead-lettered agent back (RetryDeadLetter, or Register with reset_schedule) drops its kept
+     * finish, so an Await after it waits for the new run. With no
      * finish yet, the call is held until one is recorded or `wait` ends (then `done` is false,
      * not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
      * when the queue has no such agent and keeps no finish of it.
@@ -763,8 +769,8 @@ public final class AgentServiceGrpc {
      * finished; a later call adds members to an open batch, in any queue, and gives no
      * callbacks. A closed batch refuses members: FAILED_PRECONDITION, reason BATCH_CLOSED. Each
      * callback runs exactly once, however its last members' completions race, on one node or on
-     * Redis Cluster; its lease carries the batch's finish (Lease.parents: queue empty, name the
-     * batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
+     * Redis Cluster; its lease carries the batch's finish (an entry of Lease.parents whose `batch`
+     * names the batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
      * </pre>
      */
     default void registerBatch(dev.baton.v1.RegisterBatchRequest request,
@@ -852,7 +858,9 @@ public final class AgentServiceGrpc {
      * Register upserts agents into a queue. A new agent becomes due at once
      * (plus the configured initial jitter). Re-registering an existing agent
      * updates its definition and keeps its schedule, unless reset_schedule is
-     * set. Registering is idempotent and safe to retry.
+     * set. Registering is idempotent and safe to retry. An agent's parents are fixed when it is
+     * created: re-registering it with an `after` that names other parents is FAILED_PRECONDITION,
+     * reason PARENTS_FIXED, field `after` (nothing is changed); an empty `after` keeps them.
      * </pre>
      */
     public void register(dev.baton.v1.RegisterRequest request,
@@ -879,8 +887,9 @@ public final class AgentServiceGrpc {
      * Acquire atomically moves up to max_leases due agents (earliest next run
      * first, ties by name) from waiting to working and returns their leases.
      * With wait &gt; 0 and nothing due, the call is held until an agent becomes
-     * due or the wait ends; then it returns no leases (not an error). A lease
-     * ends at its deadline unless extended by Heartbeat.
+     * due or the wait ends; then it returns no leases (not an error). A wait
+     * above the server's limits.max_wait_ms is cut to it. A lease ends at its
+     * deadline unless extended by Heartbeat.
      * </pre>
      */
     public void acquire(dev.baton.v1.AcquireRequest request,
@@ -1035,8 +1044,11 @@ public final class AgentServiceGrpc {
      * Await waits for an agent to finish and answers its result: how it finished (succeeded,
      * dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
      * its worker sent with Complete. A finish is kept for the server's results.retention_ms after
-     * it, so an Await that comes late still gets it. A recurring agent finishes at each success:
-     * after_token skips finishes of runs up to that token (0: any finish still kept). With no
+     * it, so an Await that comes late still gets it. Await answers the latest finish kept; to wait
+     * for a run after one already seen (a recurring agent finishes at each success; any agent may
+     * be registered again under its name), pass that finish's token as after_token. Putting a
+     * dead-lettered agent back (RetryDeadLetter, or Register with reset_schedule) drops its kept
+     * finish, so an Await after it waits for the new run. With no
      * finish yet, the call is held until one is recorded or `wait` ends (then `done` is false,
      * not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
      * when the queue has no such agent and keeps no finish of it.
@@ -1058,8 +1070,8 @@ public final class AgentServiceGrpc {
      * finished; a later call adds members to an open batch, in any queue, and gives no
      * callbacks. A closed batch refuses members: FAILED_PRECONDITION, reason BATCH_CLOSED. Each
      * callback runs exactly once, however its last members' completions race, on one node or on
-     * Redis Cluster; its lease carries the batch's finish (Lease.parents: queue empty, name the
-     * batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
+     * Redis Cluster; its lease carries the batch's finish (an entry of Lease.parents whose `batch`
+     * names the batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
      * </pre>
      */
     public void registerBatch(dev.baton.v1.RegisterBatchRequest request,
@@ -1127,7 +1139,9 @@ public final class AgentServiceGrpc {
      * Register upserts agents into a queue. A new agent becomes due at once
      * (plus the configured initial jitter). Re-registering an existing agent
      * updates its definition and keeps its schedule, unless reset_schedule is
-     * set. Registering is idempotent and safe to retry.
+     * set. Registering is idempotent and safe to retry. An agent's parents are fixed when it is
+     * created: re-registering it with an `after` that names other parents is FAILED_PRECONDITION,
+     * reason PARENTS_FIXED, field `after` (nothing is changed); an empty `after` keeps them.
      * </pre>
      */
     public dev.baton.v1.RegisterResponse register(dev.baton.v1.RegisterRequest request) throws io.grpc.StatusException {
@@ -1152,8 +1166,9 @@ public final class AgentServiceGrpc {
      * Acquire atomically moves up to max_leases due agents (earliest next run
      * first, ties by name) from waiting to working and returns their leases.
      * With wait &gt; 0 and nothing due, the call is held until an agent becomes
-     * due or the wait ends; then it returns no leases (not an error). A lease
-     * ends at its deadline unless extended by Heartbeat.
+     * due or the wait ends; then it returns no leases (not an error). A wait
+     * above the server's limits.max_wait_ms is cut to it. A lease ends at its
+     * deadline unless extended by Heartbeat.
      * </pre>
      */
     public dev.baton.v1.AcquireResponse acquire(dev.baton.v1.AcquireRequest request) throws io.grpc.StatusException {
@@ -1301,8 +1316,11 @@ public final class AgentServiceGrpc {
      * Await waits for an agent to finish and answers its result: how it finished (succeeded,
      * dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
      * its worker sent with Complete. A finish is kept for the server's results.retention_ms after
-     * it, so an Await that comes late still gets it. A recurring agent finishes at each success:
-     * after_token skips finishes of runs up to that token (0: any finish still kept). With no
+     * it, so an Await that comes late still gets it. Await answers the latest finish kept; to wait
+     * for a run after one already seen (a recurring agent finishes at each success; any agent may
+     * be registered again under its name), pass that finish's token as after_token. Putting a
+     * dead-lettered agent back (RetryDeadLetter, or Register with reset_schedule) drops its kept
+     * finish, so an Await after it waits for the new run. With no
      * finish yet, the call is held until one is recorded or `wait` ends (then `done` is false,
      * not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
      * when the queue has no such agent and keeps no finish of it.
@@ -1323,8 +1341,8 @@ public final class AgentServiceGrpc {
      * finished; a later call adds members to an open batch, in any queue, and gives no
      * callbacks. A closed batch refuses members: FAILED_PRECONDITION, reason BATCH_CLOSED. Each
      * callback runs exactly once, however its last members' completions race, on one node or on
-     * Redis Cluster; its lease carries the batch's finish (Lease.parents: queue empty, name the
-     * batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
+     * Redis Cluster; its lease carries the batch's finish (an entry of Lease.parents whose `batch`
+     * names the batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
      * </pre>
      */
     public dev.baton.v1.RegisterBatchResponse registerBatch(dev.baton.v1.RegisterBatchRequest request) throws io.grpc.StatusException {
@@ -1389,7 +1407,9 @@ public final class AgentServiceGrpc {
      * Register upserts agents into a queue. A new agent becomes due at once
      * (plus the configured initial jitter). Re-registering an existing agent
      * updates its definition and keeps its schedule, unless reset_schedule is
-     * set. Registering is idempotent and safe to retry.
+     * set. Registering is idempotent and safe to retry. An agent's parents are fixed when it is
+     * created: re-registering it with an `after` that names other parents is FAILED_PRECONDITION,
+     * reason PARENTS_FIXED, field `after` (nothing is changed); an empty `after` keeps them.
      * </pre>
      */
     public dev.baton.v1.RegisterResponse register(dev.baton.v1.RegisterRequest request) {
@@ -1414,8 +1434,9 @@ public final class AgentServiceGrpc {
      * Acquire atomically moves up to max_leases due agents (earliest next run
      * first, ties by name) from waiting to working and returns their leases.
      * With wait &gt; 0 and nothing due, the call is held until an agent becomes
-     * due or the wait ends; then it returns no leases (not an error). A lease
-     * ends at its deadline unless extended by Heartbeat.
+     * due or the wait ends; then it returns no leases (not an error). A wait
+     * above the server's limits.max_wait_ms is cut to it. A lease ends at its
+     * deadline unless extended by Heartbeat.
      * </pre>
      */
     public dev.baton.v1.AcquireResponse acquire(dev.baton.v1.AcquireRequest request) {
@@ -1524,8 +1545,11 @@ public final class AgentServiceGrpc {
      * Await waits for an agent to finish and answers its result: how it finished (succeeded,
      * dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
      * its worker sent with Complete. A finish is kept for the server's results.retention_ms after
-     * it, so an Await that comes late still gets it. A recurring agent finishes at each success:
-     * after_token skips finishes of runs up to that token (0: any finish still kept). With no
+     * it, so an Await that comes late still gets it. Await answers the latest finish kept; to wait
+     * for a run after one already seen (a recurring agent finishes at each success; any agent may
+     * be registered again under its name), pass that finish's token as after_token. Putting a
+     * dead-lettered agent back (RetryDeadLetter, or Register with reset_schedule) drops its kept
+     * finish, so an Await after it waits for the new run. With no
      * finish yet, the call is held until one is recorded or `wait` ends (then `done` is false,
      * not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
      * when the queue has no such agent and keeps no finish of it.
@@ -1546,8 +1570,8 @@ public final class AgentServiceGrpc {
      * finished; a later call adds members to an open batch, in any queue, and gives no
      * callbacks. A closed batch refuses members: FAILED_PRECONDITION, reason BATCH_CLOSED. Each
      * callback runs exactly once, however its last members' completions race, on one node or on
-     * Redis Cluster; its lease carries the batch's finish (Lease.parents: queue empty, name the
-     * batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
+     * Redis Cluster; its lease carries the batch's finish (an entry of Lease.parents whose `batch`
+     * names the batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
      * </pre>
      */
     public dev.baton.v1.RegisterBatchResponse registerBatch(dev.baton.v1.RegisterBatchRequest request) {
@@ -1612,7 +1636,9 @@ public final class AgentServiceGrpc {
      * Register upserts agents into a queue. A new agent becomes due at once
      * (plus the configured initial jitter). Re-registering an existing agent
      * updates its definition and keeps its schedule, unless reset_schedule is
-     * set. Registering is idempotent and safe to retry.
+     * set. Registering is idempotent and safe to retry. An agent's parents are fixed when it is
+     * created: re-registering it with an `after` that names other parents is FAILED_PRECONDITION,
+     * reason PARENTS_FIXED, field `after` (nothing is changed); an empty `after` keeps them.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.RegisterResponse> register(
@@ -1639,8 +1665,9 @@ public final class AgentServiceGrpc {
      * Acquire atomically moves up to max_leases due agents (earliest next run
      * first, ties by name) from waiting to working and returns their leases.
      * With wait &gt; 0 and nothing due, the call is held until an agent becomes
-     * due or the wait ends; then it returns no leases (not an error). A lease
-     * ends at its deadline unless extended by Heartbeat.
+     * due or the wait ends; then it returns no leases (not an error). A wait
+     * above the server's limits.max_wait_ms is cut to it. A lease ends at its
+     * deadline unless extended by Heartbeat.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.AcquireResponse> acquire(
@@ -1757,8 +1784,11 @@ public final class AgentServiceGrpc {
      * Await waits for an agent to finish and answers its result: how it finished (succeeded,
      * dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
      * its worker sent with Complete. A finish is kept for the server's results.retention_ms after
-     * it, so an Await that comes late still gets it. A recurring agent finishes at each success:
-     * after_token skips finishes of runs up to that token (0: any finish still kept). With no
+     * it, so an Await that comes late still gets it. Await answers the latest finish kept; to wait
+     * for a run after one already seen (a recurring agent finishes at each success; any agent may
+     * be registered again under its name), pass that finish's token as after_token. Putting a
+     * dead-lettered agent back (RetryDeadLetter, or Register with reset_schedule) drops its kept
+     * finish, so an Await after it waits for the new run. With no
      * finish yet, the call is held until one is recorded or `wait` ends (then `done` is false,
      * not an error); it is woken by the finish itself, on any replica (no polling). NOT_FOUND
      * when the queue has no such agent and keeps no finish of it.
@@ -1780,8 +1810,8 @@ public final class AgentServiceGrpc {
      * finished; a later call adds members to an open batch, in any queue, and gives no
      * callbacks. A closed batch refuses members: FAILED_PRECONDITION, reason BATCH_CLOSED. Each
      * callback runs exactly once, however its last members' completions race, on one node or on
-     * Redis Cluster; its lease carries the batch's finish (Lease.parents: queue empty, name the
-     * batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
+     * Redis Cluster; its lease carries the batch's finish (an entry of Lease.parents whose `batch`
+     * names the batch, FINISH_SUCCEEDED when every member succeeded, else FINISH_DEAD_LETTERED).
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.RegisterBatchResponse> registerBatch(

@@ -153,8 +153,8 @@ private static final long serialVersionUID = 0L;
   private com.google.protobuf.Duration wait_;
   /**
    * <pre>
-   * wait holds the call until the agent finishes, at most the server's max_wait. Absent or
-   * zero: answer at once.
+   * wait holds the call until the agent finishes, at most the server's limits.max_wait_ms: a
+   * longer wait is cut to it (not an error). Absent or zero: answer at once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 3 [json_name = "wait"];</code>
@@ -166,8 +166,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * wait holds the call until the agent finishes, at most the server's max_wait. Absent or
-   * zero: answer at once.
+   * wait holds the call until the agent finishes, at most the server's limits.max_wait_ms: a
+   * longer wait is cut to it (not an error). Absent or zero: answer at once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 3 [json_name = "wait"];</code>
@@ -179,8 +179,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * wait holds the call until the agent finishes, at most the server's max_wait. Absent or
-   * zero: answer at once.
+   * wait holds the call until the agent finishes, at most the server's limits.max_wait_ms: a
+   * longer wait is cut to it (not an error). Absent or zero: answer at once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 3 [json_name = "wait"];</code>
@@ -194,9 +194,10 @@ private static final long serialVersionUID = 0L;
   private long afterToken_ = 0L;
   /**
    * <pre>
-   * after_token skips finishes of runs whose lease token is at most this (a recurring agent's
-   * earlier runs); 0: any finish kept. Finishes without a run (cancelled, unregistered) are
-   * never skipped.
+   * after_token skips finishes of runs whose lease token is at most this, for any agent: pass
+   * the token of the last finish seen (AgentResult.token) to wait for a later run, of a
+   * recurring agent or of an agent registered again under its name; 0: any finish kept. Finishes without a run (cancelled,
+   * unregistered) are never skipped.
    * </pre>
    *
    * <code>uint64 after_token = 4 [json_name = "afterToken"];</code>
@@ -791,8 +792,8 @@ private static final long serialVersionUID = 0L;
         com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> waitBuilder_;
     /**
      * <pre>
-     * wait holds the call until the agent finishes, at most the server's max_wait. Absent or
-     * zero: answer at once.
+     * wait holds the call until the agent finishes, at most the server's limits.max_wait_ms: a
+     * longer wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 3 [json_name = "wait"];</code>
@@ -803,8 +804,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call until the agent finishes, at most the server's max_wait. Absent or
-     * zero: answer at once.
+     * wait holds the call until the agent finishes, at most the server's limits.max_wait_ms: a
+     * longer wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 3 [json_name = "wait"];</code>
@@ -819,8 +820,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call until the agent finishes, at most the server's max_wait. Absent or
-     * zero: answer at once.
+     * wait holds the call until the agent finishes, at most the server's limits.max_wait_ms: a
+     * longer wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 3 [json_name = "wait"];</code>
@@ -840,8 +841,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call until the agent finishes, at most the server's max_wait. Absent or
-     * zero: answer at once.
+     * wait holds the call until the agent finishes, at most the server's limits.max_wait_ms: a
+     * longer wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 3 [json_name = "wait"];</code>
@@ -859,8 +860,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call until the agent finishes, at most the server's max_wait. Absent or
-     * zero: answer at once.
+     * wait holds the call until the agent finishes, at most the server's limits.max_wait_ms: a
+     * longer wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 3 [json_name = "wait"];</code>
@@ -885,8 +886,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call until the agent finishes, at most the server's max_wait. Absent or
-     * zero: answer at once.
+     * wait holds the call until the agent finishes, at most the server's limits.max_wait_ms: a
+     * longer wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 3 [json_name = "wait"];</code>
@@ -903,8 +904,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call until the agent finishes, at most the server's max_wait. Absent or
-     * zero: answer at once.
+     * wait holds the call until the agent finishes, at most the server's limits.max_wait_ms: a
+     * longer wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 3 [json_name = "wait"];</code>
@@ -916,8 +917,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call until the agent finishes, at most the server's max_wait. Absent or
-     * zero: answer at once.
+     * wait holds the call until the agent finishes, at most the server's limits.max_wait_ms: a
+     * longer wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 3 [json_name = "wait"];</code>
@@ -932,8 +933,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call until the agent finishes, at most the server's max_wait. Absent or
-     * zero: answer at once.
+     * wait holds the call until the agent finishes, at most the server's limits.max_wait_ms: a
+     * longer wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 3 [json_name = "wait"];</code>
@@ -955,9 +956,10 @@ private static final long serialVersionUID = 0L;
     private long afterToken_ ;
     /**
      * <pre>
-     * after_token skips finishes of runs whose lease token is at most this (a recurring agent's
-     * earlier runs); 0: any finish kept. Finishes without a run (cancelled, unregistered) are
-     * never skipped.
+     * after_token skips finishes of runs whose lease token is at most this, for any agent: pass
+     * the token of the last finish seen (AgentResult.token) to wait for a later run, of a
+     * recurring agent or of an agent registered again under its name; 0: any finish kept. Finishes without a run (cancelled,
+     * unregistered) are never skipped.
      * </pre>
      *
      * <code>uint64 after_token = 4 [json_name = "afterToken"];</code>
@@ -969,9 +971,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * after_token skips finishes of runs whose lease token is at most this (a recurring agent's
-     * earlier runs); 0: any finish kept. Finishes without a run (cancelled, unregistered) are
-     * never skipped.
+     * after_token skips finishes of runs whose lease token is at most this, for any agent: pass
+     * the token of the last finish seen (AgentResult.token) to wait for a later run, of a
+     * recurring agent or of an agent registered again under its name; 0: any finish kept. Finishes without a run (cancelled,
+     * unregistered) are never skipped.
      * </pre>
      *
      * <code>uint64 after_token = 4 [json_name = "afterToken"];</code>
@@ -987,9 +990,10 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * after_token skips finishes of runs whose lease token is at most this (a recurring agent's
-     * earlier runs); 0: any finish kept. Finishes without a run (cancelled, unregistered) are
-     * never skipped.
+     * after_token skips finishes of runs whose lease token is at most this, for any agent: pass
+     * the token of the last finish seen (AgentResult.token) to wait for a later run, of a
+     * recurring agent or of an agent registered again under its name; 0: any finish kept. Finishes without a run (cancelled,
+     * unregistered) are never skipped.
      * </pre>
      *
      * <code>uint64 after_token = 4 [json_name = "afterToken"];</code>

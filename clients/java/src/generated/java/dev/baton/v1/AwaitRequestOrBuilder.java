@@ -52,8 +52,8 @@ public interface AwaitRequestOrBuilder extends
 
   /**
    * <pre>
-   * wait holds the call until the agent finishes, at most the server's max_wait. Absent or
-   * zero: answer at once.
+   * wait holds the call until the agent finishes, at most the server's limits.max_wait_ms: a
+   * longer wait is cut to it (not an error). Absent or zero: answer at once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 3 [json_name = "wait"];</code>
@@ -62,8 +62,8 @@ public interface AwaitRequestOrBuilder extends
   boolean hasWait();
   /**
    * <pre>
-   * wait holds the call until the agent finishes, at most the server's max_wait. Absent or
-   * zero: answer at once.
+   * wait holds the call until the agent finishes, at most the server's limits.max_wait_ms: a
+   * longer wait is cut to it (not an error). Absent or zero: answer at once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 3 [json_name = "wait"];</code>
@@ -72,8 +72,8 @@ public interface AwaitRequestOrBuilder extends
   com.google.protobuf.Duration getWait();
   /**
    * <pre>
-   * wait holds the call until the agent finishes, at most the server's max_wait. Absent or
-   * zero: answer at once.
+   * wait holds the call until the agent finishes, at most the server's limits.max_wait_ms: a
+   * longer wait is cut to it (not an error). Absent or zero: answer at once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 3 [json_name = "wait"];</code>
@@ -82,9 +82,10 @@ public interface AwaitRequestOrBuilder extends
 
   /**
    * <pre>
-   * after_token skips finishes of runs whose lease token is at most this (a recurring agent's
-   * earlier runs); 0: any finish kept. Finishes without a run (cancelled, unregistered) are
-   * never skipped.
+   * after_token skips finishes of runs whose lease token is at most this, for any agent: pass
+   * the token of the last finish seen (AgentResult.token) to wait for a later run, of a
+   * recurring agent or of an agent registered again under its name; 0: any finish kept. Finishes without a run (cancelled,
+   * unregistered) are never skipped.
    * </pre>
    *
    * <code>uint64 after_token = 4 [json_name = "afterToken"];</code>

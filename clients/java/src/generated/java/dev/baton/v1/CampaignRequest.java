@@ -193,8 +193,8 @@ private static final long serialVersionUID = 0L;
   private com.google.protobuf.Duration wait_;
   /**
    * <pre>
-   * wait holds the call while another candidate leads, at most the server's max_wait. Absent or
-   * zero: answer at once.
+   * wait holds the call while another candidate leads, at most the server's limits.max_wait_ms:
+   * a longer wait is cut to it (not an error). Absent or zero: answer at once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -206,8 +206,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * wait holds the call while another candidate leads, at most the server's max_wait. Absent or
-   * zero: answer at once.
+   * wait holds the call while another candidate leads, at most the server's limits.max_wait_ms:
+   * a longer wait is cut to it (not an error). Absent or zero: answer at once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -219,8 +219,8 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * wait holds the call while another candidate leads, at most the server's max_wait. Absent or
-   * zero: answer at once.
+   * wait holds the call while another candidate leads, at most the server's limits.max_wait_ms:
+   * a longer wait is cut to it (not an error). Absent or zero: answer at once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -990,8 +990,8 @@ private static final long serialVersionUID = 0L;
         com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> waitBuilder_;
     /**
      * <pre>
-     * wait holds the call while another candidate leads, at most the server's max_wait. Absent or
-     * zero: answer at once.
+     * wait holds the call while another candidate leads, at most the server's limits.max_wait_ms:
+     * a longer wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -1002,8 +1002,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call while another candidate leads, at most the server's max_wait. Absent or
-     * zero: answer at once.
+     * wait holds the call while another candidate leads, at most the server's limits.max_wait_ms:
+     * a longer wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -1018,8 +1018,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call while another candidate leads, at most the server's max_wait. Absent or
-     * zero: answer at once.
+     * wait holds the call while another candidate leads, at most the server's limits.max_wait_ms:
+     * a longer wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -1039,8 +1039,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call while another candidate leads, at most the server's max_wait. Absent or
-     * zero: answer at once.
+     * wait holds the call while another candidate leads, at most the server's limits.max_wait_ms:
+     * a longer wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -1058,8 +1058,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call while another candidate leads, at most the server's max_wait. Absent or
-     * zero: answer at once.
+     * wait holds the call while another candidate leads, at most the server's limits.max_wait_ms:
+     * a longer wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -1084,8 +1084,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call while another candidate leads, at most the server's max_wait. Absent or
-     * zero: answer at once.
+     * wait holds the call while another candidate leads, at most the server's limits.max_wait_ms:
+     * a longer wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -1102,8 +1102,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call while another candidate leads, at most the server's max_wait. Absent or
-     * zero: answer at once.
+     * wait holds the call while another candidate leads, at most the server's limits.max_wait_ms:
+     * a longer wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -1115,8 +1115,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call while another candidate leads, at most the server's max_wait. Absent or
-     * zero: answer at once.
+     * wait holds the call while another candidate leads, at most the server's limits.max_wait_ms:
+     * a longer wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -1131,8 +1131,8 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * wait holds the call while another candidate leads, at most the server's max_wait. Absent or
-     * zero: answer at once.
+     * wait holds the call while another candidate leads, at most the server's limits.max_wait_ms:
+     * a longer wait is cut to it (not an error). Absent or zero: answer at once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>

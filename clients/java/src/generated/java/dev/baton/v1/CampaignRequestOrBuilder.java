@@ -81,8 +81,8 @@ public interface CampaignRequestOrBuilder extends
 
   /**
    * <pre>
-   * wait holds the call while another candidate leads, at most the server's max_wait. Absent or
-   * zero: answer at once.
+   * wait holds the call while another candidate leads, at most the server's limits.max_wait_ms:
+   * a longer wait is cut to it (not an error). Absent or zero: answer at once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -91,8 +91,8 @@ public interface CampaignRequestOrBuilder extends
   boolean hasWait();
   /**
    * <pre>
-   * wait holds the call while another candidate leads, at most the server's max_wait. Absent or
-   * zero: answer at once.
+   * wait holds the call while another candidate leads, at most the server's limits.max_wait_ms:
+   * a longer wait is cut to it (not an error). Absent or zero: answer at once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -101,8 +101,8 @@ public interface CampaignRequestOrBuilder extends
   com.google.protobuf.Duration getWait();
   /**
    * <pre>
-   * wait holds the call while another candidate leads, at most the server's max_wait. Absent or
-   * zero: answer at once.
+   * wait holds the call while another candidate leads, at most the server's limits.max_wait_ms:
+   * a longer wait is cut to it (not an error). Absent or zero: answer at once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>

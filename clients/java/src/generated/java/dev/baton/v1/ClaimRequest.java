@@ -262,7 +262,8 @@ java.lang.String defaultValue) {
   /**
    * <pre>
    * wait holds the call in the pool's line while nothing is idle, at most the server's
-   * max_wait. Absent or zero: answer at once.
+   * limits.max_wait_ms: a longer wait is cut to it (not an error). Absent or zero: answer at
+   * once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -275,7 +276,8 @@ java.lang.String defaultValue) {
   /**
    * <pre>
    * wait holds the call in the pool's line while nothing is idle, at most the server's
-   * max_wait. Absent or zero: answer at once.
+   * limits.max_wait_ms: a longer wait is cut to it (not an error). Absent or zero: answer at
+   * once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -288,7 +290,8 @@ java.lang.String defaultValue) {
   /**
    * <pre>
    * wait holds the call in the pool's line while nothing is idle, at most the server's
-   * max_wait. Absent or zero: answer at once.
+   * limits.max_wait_ms: a longer wait is cut to it (not an error). Absent or zero: answer at
+   * once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -1245,7 +1248,8 @@ java.lang.String defaultValue) {
     /**
      * <pre>
      * wait holds the call in the pool's line while nothing is idle, at most the server's
-     * max_wait. Absent or zero: answer at once.
+     * limits.max_wait_ms: a longer wait is cut to it (not an error). Absent or zero: answer at
+     * once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -1257,7 +1261,8 @@ java.lang.String defaultValue) {
     /**
      * <pre>
      * wait holds the call in the pool's line while nothing is idle, at most the server's
-     * max_wait. Absent or zero: answer at once.
+     * limits.max_wait_ms: a longer wait is cut to it (not an error). Absent or zero: answer at
+     * once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -1273,7 +1278,8 @@ java.lang.String defaultValue) {
     /**
      * <pre>
      * wait holds the call in the pool's line while nothing is idle, at most the server's
-     * max_wait. Absent or zero: answer at once.
+     * limits.max_wait_ms: a longer wait is cut to it (not an error). Absent or zero: answer at
+     * once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -1294,7 +1300,8 @@ java.lang.String defaultValue) {
     /**
      * <pre>
      * wait holds the call in the pool's line while nothing is idle, at most the server's
-     * max_wait. Absent or zero: answer at once.
+     * limits.max_wait_ms: a longer wait is cut to it (not an error). Absent or zero: answer at
+     * once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -1313,7 +1320,8 @@ java.lang.String defaultValue) {
     /**
      * <pre>
      * wait holds the call in the pool's line while nothing is idle, at most the server's
-     * max_wait. Absent or zero: answer at once.
+     * limits.max_wait_ms: a longer wait is cut to it (not an error). Absent or zero: answer at
+     * once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -1339,7 +1347,8 @@ java.lang.String defaultValue) {
     /**
      * <pre>
      * wait holds the call in the pool's line while nothing is idle, at most the server's
-     * max_wait. Absent or zero: answer at once.
+     * limits.max_wait_ms: a longer wait is cut to it (not an error). Absent or zero: answer at
+     * once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -1357,7 +1366,8 @@ java.lang.String defaultValue) {
     /**
      * <pre>
      * wait holds the call in the pool's line while nothing is idle, at most the server's
-     * max_wait. Absent or zero: answer at once.
+     * limits.max_wait_ms: a longer wait is cut to it (not an error). Absent or zero: answer at
+     * once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -1370,7 +1380,8 @@ java.lang.String defaultValue) {
     /**
      * <pre>
      * wait holds the call in the pool's line while nothing is idle, at most the server's
-     * max_wait. Absent or zero: answer at once.
+     * limits.max_wait_ms: a longer wait is cut to it (not an error). Absent or zero: answer at
+     * once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -1386,7 +1397,8 @@ java.lang.String defaultValue) {
     /**
      * <pre>
      * wait holds the call in the pool's line while nothing is idle, at most the server's
-     * max_wait. Absent or zero: answer at once.
+     * limits.max_wait_ms: a longer wait is cut to it (not an error). Absent or zero: answer at
+     * once.
      * </pre>
      *
      * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>

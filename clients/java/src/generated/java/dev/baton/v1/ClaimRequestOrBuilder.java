@@ -107,7 +107,8 @@ java.lang.String defaultValue);
   /**
    * <pre>
    * wait holds the call in the pool's line while nothing is idle, at most the server's
-   * max_wait. Absent or zero: answer at once.
+   * limits.max_wait_ms: a longer wait is cut to it (not an error). Absent or zero: answer at
+   * once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -117,7 +118,8 @@ java.lang.String defaultValue);
   /**
    * <pre>
    * wait holds the call in the pool's line while nothing is idle, at most the server's
-   * max_wait. Absent or zero: answer at once.
+   * limits.max_wait_ms: a longer wait is cut to it (not an error). Absent or zero: answer at
+   * once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>
@@ -127,7 +129,8 @@ java.lang.String defaultValue);
   /**
    * <pre>
    * wait holds the call in the pool's line while nothing is idle, at most the server's
-   * max_wait. Absent or zero: answer at once.
+   * limits.max_wait_ms: a longer wait is cut to it (not an error). Absent or zero: answer at
+   * once.
    * </pre>
    *
    * <code>.google.protobuf.Duration wait = 4 [json_name = "wait"];</code>

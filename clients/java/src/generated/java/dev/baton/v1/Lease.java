@@ -267,6 +267,7 @@ private static final long serialVersionUID = 0L;
    * parents are the results of the agents this one ran after (Agent.after), in name order of
    * queue and name: each parent's finish at the time it released this agent, and (for the
    * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+   * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
    * </pre>
    *
    * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -280,6 +281,7 @@ private static final long serialVersionUID = 0L;
    * parents are the results of the agents this one ran after (Agent.after), in name order of
    * queue and name: each parent's finish at the time it released this agent, and (for the
    * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+   * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
    * </pre>
    *
    * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -294,6 +296,7 @@ private static final long serialVersionUID = 0L;
    * parents are the results of the agents this one ran after (Agent.after), in name order of
    * queue and name: each parent's finish at the time it released this agent, and (for the
    * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+   * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
    * </pre>
    *
    * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -307,6 +310,7 @@ private static final long serialVersionUID = 0L;
    * parents are the results of the agents this one ran after (Agent.after), in name order of
    * queue and name: each parent's finish at the time it released this agent, and (for the
    * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+   * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
    * </pre>
    *
    * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -320,6 +324,7 @@ private static final long serialVersionUID = 0L;
    * parents are the results of the agents this one ran after (Agent.after), in name order of
    * queue and name: each parent's finish at the time it released this agent, and (for the
    * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+   * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
    * </pre>
    *
    * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -328,6 +333,47 @@ private static final long serialVersionUID = 0L;
   public dev.baton.v1.AgentResultOrBuilder getParentsOrBuilder(
       int index) {
     return parents_.get(index);
+  }
+
+  public static final int GRANTED_AT_FIELD_NUMBER = 8;
+  private com.google.protobuf.Timestamp grantedAt_;
+  /**
+   * <pre>
+   * granted_at is when this lease was granted (Redis clock): the start of the run, from which a
+   * recurring agent's interval counts.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp granted_at = 8 [json_name = "grantedAt"];</code>
+   * @return Whether the grantedAt field is set.
+   */
+  @java.lang.Override
+  public boolean hasGrantedAt() {
+    return ((bitField0_ & 0x00000004) != 0);
+  }
+  /**
+   * <pre>
+   * granted_at is when this lease was granted (Redis clock): the start of the run, from which a
+   * recurring agent's interval counts.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp granted_at = 8 [json_name = "grantedAt"];</code>
+   * @return The grantedAt.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getGrantedAt() {
+    return grantedAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : grantedAt_;
+  }
+  /**
+   * <pre>
+   * granted_at is when this lease was granted (Redis clock): the start of the run, from which a
+   * recurring agent's interval counts.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp granted_at = 8 [json_name = "grantedAt"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.TimestampOrBuilder getGrantedAtOrBuilder() {
+    return grantedAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : grantedAt_;
   }
 
   private byte memoizedIsInitialized = -1;
@@ -365,6 +411,9 @@ private static final long serialVersionUID = 0L;
     for (int i = 0; i < parents_.size(); i++) {
       output.writeMessage(7, parents_.get(i));
     }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      output.writeMessage(8, getGrantedAt());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -400,6 +449,10 @@ private static final long serialVersionUID = 0L;
           }
           size += 1 * count;
         }
+    if (((bitField0_ & 0x00000004) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(8, getGrantedAt());
+    }
     return size;
   }
   @java.lang.Override
@@ -444,6 +497,11 @@ private static final long serialVersionUID = 0L;
     }
     if (!getParentsList()
         .equals(other.getParentsList())) return false;
+    if (hasGrantedAt() != other.hasGrantedAt()) return false;
+    if (hasGrantedAt()) {
+      if (!getGrantedAt()
+          .equals(other.getGrantedAt())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -475,6 +533,10 @@ private static final long serialVersionUID = 0L;
     if (getParentsCount() > 0) {
       hash = (37 * hash) + PARENTS_FIELD_NUMBER;
       hash = (53 * hash) + getParentsList().hashCode();
+    }
+    if (hasGrantedAt()) {
+      hash = (37 * hash) + GRANTED_AT_FIELD_NUMBER;
+      hash = (53 * hash) + getGrantedAt().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -613,6 +675,7 @@ private static final long serialVersionUID = 0L;
         internalGetDeadlineFieldBuilder();
         internalGetAgentFieldBuilder();
         internalGetParentsFieldBuilder();
+        internalGetGrantedAtFieldBuilder();
       }
     }
     @java.lang.Override
@@ -640,6 +703,11 @@ private static final long serialVersionUID = 0L;
         parentsBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00000040);
+      grantedAt_ = null;
+      if (grantedAtBuilder_ != null) {
+        grantedAtBuilder_.dispose();
+        grantedAtBuilder_ = null;
+      }
       return this;
     }
 
@@ -711,6 +779,12 @@ private static final long serialVersionUID = 0L;
             : agentBuilder_.build();
         to_bitField0_ |= 0x00000002;
       }
+      if (((from_bitField0_ & 0x00000080) != 0)) {
+        result.grantedAt_ = grantedAtBuilder_ == null
+            ? grantedAt_
+            : grantedAtBuilder_.build();
+        to_bitField0_ |= 0x00000004;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -773,6 +847,9 @@ private static final long serialVersionUID = 0L;
             parentsBuilder_.addAllMessages(other.parents_);
           }
         }
+      }
+      if (other.hasGrantedAt()) {
+        mergeGrantedAt(other.getGrantedAt());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -847,6 +924,13 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 58
+            case 66: {
+              input.readMessage(
+                  internalGetGrantedAtFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000080;
+              break;
+            } // case 66
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1476,6 +1560,7 @@ private static final long serialVersionUID = 0L;
      * parents are the results of the agents this one ran after (Agent.after), in name order of
      * queue and name: each parent's finish at the time it released this agent, and (for the
      * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+     * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1492,6 +1577,7 @@ private static final long serialVersionUID = 0L;
      * parents are the results of the agents this one ran after (Agent.after), in name order of
      * queue and name: each parent's finish at the time it released this agent, and (for the
      * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+     * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1508,6 +1594,7 @@ private static final long serialVersionUID = 0L;
      * parents are the results of the agents this one ran after (Agent.after), in name order of
      * queue and name: each parent's finish at the time it released this agent, and (for the
      * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+     * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1524,6 +1611,7 @@ private static final long serialVersionUID = 0L;
      * parents are the results of the agents this one ran after (Agent.after), in name order of
      * queue and name: each parent's finish at the time it released this agent, and (for the
      * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+     * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1547,6 +1635,7 @@ private static final long serialVersionUID = 0L;
      * parents are the results of the agents this one ran after (Agent.after), in name order of
      * queue and name: each parent's finish at the time it released this agent, and (for the
      * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+     * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1567,6 +1656,7 @@ private static final long serialVersionUID = 0L;
      * parents are the results of the agents this one ran after (Agent.after), in name order of
      * queue and name: each parent's finish at the time it released this agent, and (for the
      * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+     * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1589,6 +1679,7 @@ private static final long serialVersionUID = 0L;
      * parents are the results of the agents this one ran after (Agent.after), in name order of
      * queue and name: each parent's finish at the time it released this agent, and (for the
      * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+     * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1612,6 +1703,7 @@ private static final long serialVersionUID = 0L;
      * parents are the results of the agents this one ran after (Agent.after), in name order of
      * queue and name: each parent's finish at the time it released this agent, and (for the
      * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+     * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1632,6 +1724,7 @@ private static final long serialVersionUID = 0L;
      * parents are the results of the agents this one ran after (Agent.after), in name order of
      * queue and name: each parent's finish at the time it released this agent, and (for the
      * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+     * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1652,6 +1745,7 @@ private static final long serialVersionUID = 0L;
      * parents are the results of the agents this one ran after (Agent.after), in name order of
      * queue and name: each parent's finish at the time it released this agent, and (for the
      * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+     * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1673,6 +1767,7 @@ private static final long serialVersionUID = 0L;
      * parents are the results of the agents this one ran after (Agent.after), in name order of
      * queue and name: each parent's finish at the time it released this agent, and (for the
      * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+     * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1692,6 +1787,7 @@ private static final long serialVersionUID = 0L;
      * parents are the results of the agents this one ran after (Agent.after), in name order of
      * queue and name: each parent's finish at the time it released this agent, and (for the
      * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+     * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1711,6 +1807,7 @@ private static final long serialVersionUID = 0L;
      * parents are the results of the agents this one ran after (Agent.after), in name order of
      * queue and name: each parent's finish at the time it released this agent, and (for the
      * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+     * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1724,6 +1821,7 @@ private static final long serialVersionUID = 0L;
      * parents are the results of the agents this one ran after (Agent.after), in name order of
      * queue and name: each parent's finish at the time it released this agent, and (for the
      * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+     * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1740,6 +1838,7 @@ private static final long serialVersionUID = 0L;
      * parents are the results of the agents this one ran after (Agent.after), in name order of
      * queue and name: each parent's finish at the time it released this agent, and (for the
      * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+     * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1757,6 +1856,7 @@ private static final long serialVersionUID = 0L;
      * parents are the results of the agents this one ran after (Agent.after), in name order of
      * queue and name: each parent's finish at the time it released this agent, and (for the
      * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+     * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1770,6 +1870,7 @@ private static final long serialVersionUID = 0L;
      * parents are the results of the agents this one ran after (Agent.after), in name order of
      * queue and name: each parent's finish at the time it released this agent, and (for the
      * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+     * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1784,6 +1885,7 @@ private static final long serialVersionUID = 0L;
      * parents are the results of the agents this one ran after (Agent.after), in name order of
      * queue and name: each parent's finish at the time it released this agent, and (for the
      * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+     * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
      * </pre>
      *
      * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -1805,6 +1907,172 @@ private static final long serialVersionUID = 0L;
         parents_ = null;
       }
       return parentsBuilder_;
+    }
+
+    private com.google.protobuf.Timestamp grantedAt_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> grantedAtBuilder_;
+    /**
+     * <pre>
+     * granted_at is when this lease was granted (Redis clock): the start of the run, from which a
+     * recurring agent's interval counts.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp granted_at = 8 [json_name = "grantedAt"];</code>
+     * @return Whether the grantedAt field is set.
+     */
+    public boolean hasGrantedAt() {
+      return ((bitField0_ & 0x00000080) != 0);
+    }
+    /**
+     * <pre>
+     * granted_at is when this lease was granted (Redis clock): the start of the run, from which a
+     * recurring agent's interval counts.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp granted_at = 8 [json_name = "grantedAt"];</code>
+     * @return The grantedAt.
+     */
+    public com.google.protobuf.Timestamp getGrantedAt() {
+      if (grantedAtBuilder_ == null) {
+        return grantedAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : grantedAt_;
+      } else {
+        return grantedAtBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * granted_at is when this lease was granted (Redis clock): the start of the run, from which a
+     * recurring agent's interval counts.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp granted_at = 8 [json_name = "grantedAt"];</code>
+     */
+    public Builder setGrantedAt(com.google.protobuf.Timestamp value) {
+      if (grantedAtBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        grantedAt_ = value;
+      } else {
+        grantedAtBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * granted_at is when this lease was granted (Redis clock): the start of the run, from which a
+     * recurring agent's interval counts.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp granted_at = 8 [json_name = "grantedAt"];</code>
+     */
+    public Builder setGrantedAt(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      if (grantedAtBuilder_ == null) {
+        grantedAt_ = builderForValue.build();
+      } else {
+        grantedAtBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * granted_at is when this lease was granted (Redis clock): the start of the run, from which a
+     * recurring agent's interval counts.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp granted_at = 8 [json_name = "grantedAt"];</code>
+     */
+    public Builder mergeGrantedAt(com.google.protobuf.Timestamp value) {
+      if (grantedAtBuilder_ == null) {
+        if (((bitField0_ & 0x00000080) != 0) &&
+          grantedAt_ != null &&
+          grantedAt_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+          getGrantedAtBuilder().mergeFrom(value);
+        } else {
+          grantedAt_ = value;
+        }
+      } else {
+        grantedAtBuilder_.mergeFrom(value);
+      }
+      if (grantedAt_ != null) {
+        bitField0_ |= 0x00000080;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * granted_at is when this lease was granted (Redis clock): the start of the run, from which a
+     * recurring agent's interval counts.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp granted_at = 8 [json_name = "grantedAt"];</code>
+     */
+    public Builder clearGrantedAt() {
+      bitField0_ = (bitField0_ & ~0x00000080);
+      grantedAt_ = null;
+      if (grantedAtBuilder_ != null) {
+        grantedAtBuilder_.dispose();
+        grantedAtBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * granted_at is when this lease was granted (Redis clock): the start of the run, from which a
+     * recurring agent's interval counts.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp granted_at = 8 [json_name = "grantedAt"];</code>
+     */
+    public com.google.protobuf.Timestamp.Builder getGrantedAtBuilder() {
+      bitField0_ |= 0x00000080;
+      onChanged();
+      return internalGetGrantedAtFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * granted_at is when this lease was granted (Redis clock): the start of the run, from which a
+     * recurring agent's interval counts.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp granted_at = 8 [json_name = "grantedAt"];</code>
+     */
+    public com.google.protobuf.TimestampOrBuilder getGrantedAtOrBuilder() {
+      if (grantedAtBuilder_ != null) {
+        return grantedAtBuilder_.getMessageOrBuilder();
+      } else {
+        return grantedAt_ == null ?
+            com.google.protobuf.Timestamp.getDefaultInstance() : grantedAt_;
+      }
+    }
+    /**
+     * <pre>
+     * granted_at is when this lease was granted (Redis clock): the start of the run, from which a
+     * recurring agent's interval counts.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp granted_at = 8 [json_name = "grantedAt"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> 
+        internalGetGrantedAtFieldBuilder() {
+      if (grantedAtBuilder_ == null) {
+        grantedAtBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder>(
+                getGrantedAt(),
+                getParentForChildren(),
+                isClean());
+        grantedAt_ = null;
+      }
+      return grantedAtBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.Lease)

@@ -132,6 +132,7 @@ public interface LeaseOrBuilder extends
    * parents are the results of the agents this one ran after (Agent.after), in name order of
    * queue and name: each parent's finish at the time it released this agent, and (for the
    * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+   * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
    * </pre>
    *
    * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -143,6 +144,7 @@ public interface LeaseOrBuilder extends
    * parents are the results of the agents this one ran after (Agent.after), in name order of
    * queue and name: each parent's finish at the time it released this agent, and (for the
    * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+   * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
    * </pre>
    *
    * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -153,6 +155,7 @@ public interface LeaseOrBuilder extends
    * parents are the results of the agents this one ran after (Agent.after), in name order of
    * queue and name: each parent's finish at the time it released this agent, and (for the
    * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+   * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
    * </pre>
    *
    * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -163,6 +166,7 @@ public interface LeaseOrBuilder extends
    * parents are the results of the agents this one ran after (Agent.after), in name order of
    * queue and name: each parent's finish at the time it released this agent, and (for the
    * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+   * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
    * </pre>
    *
    * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
@@ -174,10 +178,41 @@ public interface LeaseOrBuilder extends
    * parents are the results of the agents this one ran after (Agent.after), in name order of
    * queue and name: each parent's finish at the time it released this agent, and (for the
    * first 128 parents) its trace context, which Baton's Acquire span links to when tracing is on.
+   * A batch callback's entry for its batch has `batch` set (AgentResult.batch).
    * </pre>
    *
    * <code>repeated .baton.v1.AgentResult parents = 7 [json_name = "parents"];</code>
    */
   dev.baton.v1.AgentResultOrBuilder getParentsOrBuilder(
       int index);
+
+  /**
+   * <pre>
+   * granted_at is when this lease was granted (Redis clock): the start of the run, from which a
+   * recurring agent's interval counts.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp granted_at = 8 [json_name = "grantedAt"];</code>
+   * @return Whether the grantedAt field is set.
+   */
+  boolean hasGrantedAt();
+  /**
+   * <pre>
+   * granted_at is when this lease was granted (Redis clock): the start of the run, from which a
+   * recurring agent's interval counts.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp granted_at = 8 [json_name = "grantedAt"];</code>
+   * @return The grantedAt.
+   */
+  com.google.protobuf.Timestamp getGrantedAt();
+  /**
+   * <pre>
+   * granted_at is when this lease was granted (Redis clock): the start of the run, from which a
+   * recurring agent's interval counts.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp granted_at = 8 [json_name = "grantedAt"];</code>
+   */
+  com.google.protobuf.TimestampOrBuilder getGrantedAtOrBuilder();
 }

@@ -36,4 +36,16 @@ public interface PauseRequestOrBuilder extends
    * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
    */
   dev.baton.v1.SourceOrBuilder getSourceOrBuilder();
+
+  /**
+   * <pre>
+   * create declares the source when nothing was registered, offered or scheduled there yet: it
+   * is registered (GetHealth and the console list it) and starts paused, so its first items
+   * wait for Resume. False: an unknown source is NOT_FOUND and nothing is written.
+   * </pre>
+   *
+   * <code>bool create = 2 [json_name = "create"];</code>
+   * @return The create.
+   */
+  boolean getCreate();
 }

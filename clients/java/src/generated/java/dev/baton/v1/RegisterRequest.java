@@ -173,7 +173,8 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * reset_schedule makes every listed agent that is not currently held due
-   * at once, clearing its failure streak and any dead-letter entry.
+   * at once, clearing its failure streak and any dead-letter entry (with the dead letter's kept
+   * finish, so an Await waits for the new run).
    * </pre>
    *
    * <code>bool reset_schedule = 3 [json_name = "resetSchedule"];</code>
@@ -1090,7 +1091,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * reset_schedule makes every listed agent that is not currently held due
-     * at once, clearing its failure streak and any dead-letter entry.
+     * at once, clearing its failure streak and any dead-letter entry (with the dead letter's kept
+     * finish, so an Await waits for the new run).
      * </pre>
      *
      * <code>bool reset_schedule = 3 [json_name = "resetSchedule"];</code>
@@ -1103,7 +1105,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * reset_schedule makes every listed agent that is not currently held due
-     * at once, clearing its failure streak and any dead-letter entry.
+     * at once, clearing its failure streak and any dead-letter entry (with the dead letter's kept
+     * finish, so an Await waits for the new run).
      * </pre>
      *
      * <code>bool reset_schedule = 3 [json_name = "resetSchedule"];</code>
@@ -1120,7 +1123,8 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * reset_schedule makes every listed agent that is not currently held due
-     * at once, clearing its failure streak and any dead-letter entry.
+     * at once, clearing its failure streak and any dead-letter entry (with the dead letter's kept
+     * finish, so an Await waits for the new run).
      * </pre>
      *
      * <code>bool reset_schedule = 3 [json_name = "resetSchedule"];</code>

@@ -82,7 +82,8 @@ public interface RegisterRequestOrBuilder extends
   /**
    * <pre>
    * reset_schedule makes every listed agent that is not currently held due
-   * at once, clearing its failure streak and any dead-letter entry.
+   * at once, clearing its failure streak and any dead-letter entry (with the dead letter's kept
+   * finish, so an Await waits for the new run).
    * </pre>
    *
    * <code>bool reset_schedule = 3 [json_name = "resetSchedule"];</code>

@@ -91,6 +91,22 @@ private static final long serialVersionUID = 0L;
     return source_ == null ? dev.baton.v1.Source.getDefaultInstance() : source_;
   }
 
+  public static final int CREATE_FIELD_NUMBER = 2;
+  private boolean create_ = false;
+  /**
+   * <pre>
+   * create declares the source when it is unknown, as PauseRequest.create does (it is then
+   * registered, not paused). False: an unknown source is NOT_FOUND and nothing is written.
+   * </pre>
+   *
+   * <code>bool create = 2 [json_name = "create"];</code>
+   * @return The create.
+   */
+  @java.lang.Override
+  public boolean getCreate() {
+    return create_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -108,6 +124,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       output.writeMessage(1, getSource());
     }
+    if (create_ != false) {
+      output.writeBool(2, create_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -115,6 +134,10 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(1, getSource());
+    }
+    if (create_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(2, create_);
     }
     return size;
   }
@@ -145,6 +168,8 @@ private static final long serialVersionUID = 0L;
       if (!getSource()
           .equals(other.getSource())) return false;
     }
+    if (getCreate()
+        != other.getCreate()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -160,6 +185,9 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + SOURCE_FIELD_NUMBER;
       hash = (53 * hash) + getSource().hashCode();
     }
+    hash = (37 * hash) + CREATE_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getCreate());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -306,6 +334,7 @@ private static final long serialVersionUID = 0L;
         sourceBuilder_.dispose();
         sourceBuilder_ = null;
       }
+      create_ = false;
       return this;
     }
 
@@ -346,6 +375,9 @@ private static final long serialVersionUID = 0L;
             : sourceBuilder_.build();
         to_bitField0_ |= 0x00000001;
       }
+      if (((from_bitField0_ & 0x00000002) != 0)) {
+        result.create_ = create_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -363,6 +395,9 @@ private static final long serialVersionUID = 0L;
       if (other == dev.baton.v1.ResumeRequest.getDefaultInstance()) return this;
       if (other.hasSource()) {
         mergeSource(other.getSource());
+      }
+      if (other.getCreate() != false) {
+        setCreate(other.getCreate());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -397,6 +432,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000001;
               break;
             } // case 10
+            case 16: {
+              create_ = input.readBool();
+              bitField0_ |= 0x00000002;
+              break;
+            } // case 16
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -569,6 +609,53 @@ private static final long serialVersionUID = 0L;
         source_ = null;
       }
       return sourceBuilder_;
+    }
+
+    private boolean create_ ;
+    /**
+     * <pre>
+     * create declares the source when it is unknown, as PauseRequest.create does (it is then
+     * registered, not paused). False: an unknown source is NOT_FOUND and nothing is written.
+     * </pre>
+     *
+     * <code>bool create = 2 [json_name = "create"];</code>
+     * @return The create.
+     */
+    @java.lang.Override
+    public boolean getCreate() {
+      return create_;
+    }
+    /**
+     * <pre>
+     * create declares the source when it is unknown, as PauseRequest.create does (it is then
+     * registered, not paused). False: an unknown source is NOT_FOUND and nothing is written.
+     * </pre>
+     *
+     * <code>bool create = 2 [json_name = "create"];</code>
+     * @param value The create to set.
+     * @return This builder for chaining.
+     */
+    public Builder setCreate(boolean value) {
+
+      create_ = value;
+      bitField0_ |= 0x00000002;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * create declares the source when it is unknown, as PauseRequest.create does (it is then
+     * registered, not paused). False: an unknown source is NOT_FOUND and nothing is written.
+     * </pre>
+     *
+     * <code>bool create = 2 [json_name = "create"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearCreate() {
+      bitField0_ = (bitField0_ & ~0x00000002);
+      create_ = false;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.ResumeRequest)

@@ -36,4 +36,15 @@ public interface ResumeRequestOrBuilder extends
    * <code>.baton.v1.Source source = 1 [json_name = "source"];</code>
    */
   dev.baton.v1.SourceOrBuilder getSourceOrBuilder();
+
+  /**
+   * <pre>
+   * create declares the source when it is unknown, as PauseRequest.create does (it is then
+   * registered, not paused). False: an unknown source is NOT_FOUND and nothing is written.
+   * </pre>
+   *
+   * <code>bool create = 2 [json_name = "create"];</code>
+   * @return The create.
+   */
+  boolean getCreate();
 }

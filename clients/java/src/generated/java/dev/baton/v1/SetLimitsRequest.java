@@ -139,6 +139,24 @@ private static final long serialVersionUID = 0L;
     return limits_ == null ? dev.baton.v1.QueueLimits.getDefaultInstance() : limits_;
   }
 
+  public static final int CREATE_FIELD_NUMBER = 3;
+  private boolean create_ = false;
+  /**
+   * <pre>
+   * create declares the queue when nothing was registered in it yet (deployment tooling that
+   * configures a queue before its first producer): the queue is registered (GetHealth and the
+   * console list it) and its first agents run under these limits. False: an unknown queue is
+   * NOT_FOUND and nothing is written.
+   * </pre>
+   *
+   * <code>bool create = 3 [json_name = "create"];</code>
+   * @return The create.
+   */
+  @java.lang.Override
+  public boolean getCreate() {
+    return create_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -159,6 +177,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       output.writeMessage(2, getLimits());
     }
+    if (create_ != false) {
+      output.writeBool(3, create_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -169,6 +190,10 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(2, getLimits());
+    }
+    if (create_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(3, create_);
     }
     return size;
   }
@@ -201,6 +226,8 @@ private static final long serialVersionUID = 0L;
       if (!getLimits()
           .equals(other.getLimits())) return false;
     }
+    if (getCreate()
+        != other.getCreate()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -218,6 +245,9 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + LIMITS_FIELD_NUMBER;
       hash = (53 * hash) + getLimits().hashCode();
     }
+    hash = (37 * hash) + CREATE_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getCreate());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -365,6 +395,7 @@ private static final long serialVersionUID = 0L;
         limitsBuilder_.dispose();
         limitsBuilder_ = null;
       }
+      create_ = false;
       return this;
     }
 
@@ -408,6 +439,9 @@ private static final long serialVersionUID = 0L;
             : limitsBuilder_.build();
         to_bitField0_ |= 0x00000001;
       }
+      if (((from_bitField0_ & 0x00000004) != 0)) {
+        result.create_ = create_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -430,6 +464,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasLimits()) {
         mergeLimits(other.getLimits());
+      }
+      if (other.getCreate() != false) {
+        setCreate(other.getCreate());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -469,6 +506,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000002;
               break;
             } // case 18
+            case 24: {
+              create_ = input.readBool();
+              bitField0_ |= 0x00000004;
+              break;
+            } // case 24
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -733,6 +775,59 @@ private static final long serialVersionUID = 0L;
         limits_ = null;
       }
       return limitsBuilder_;
+    }
+
+    private boolean create_ ;
+    /**
+     * <pre>
+     * create declares the queue when nothing was registered in it yet (deployment tooling that
+     * configures a queue before its first producer): the queue is registered (GetHealth and the
+     * console list it) and its first agents run under these limits. False: an unknown queue is
+     * NOT_FOUND and nothing is written.
+     * </pre>
+     *
+     * <code>bool create = 3 [json_name = "create"];</code>
+     * @return The create.
+     */
+    @java.lang.Override
+    public boolean getCreate() {
+      return create_;
+    }
+    /**
+     * <pre>
+     * create declares the queue when nothing was registered in it yet (deployment tooling that
+     * configures a queue before its first producer): the queue is registered (GetHealth and the
+     * console list it) and its first agents run under these limits. False: an unknown queue is
+     * NOT_FOUND and nothing is written.
+     * </pre>
+     *
+     * <code>bool create = 3 [json_name = "create"];</code>
+     * @param value The create to set.
+     * @return This builder for chaining.
+     */
+    public Builder setCreate(boolean value) {
+
+      create_ = value;
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * create declares the queue when nothing was registered in it yet (deployment tooling that
+     * configures a queue before its first producer): the queue is registered (GetHealth and the
+     * console list it) and its first agents run under these limits. False: an unknown queue is
+     * NOT_FOUND and nothing is written.
+     * </pre>
+     *
+     * <code>bool create = 3 [json_name = "create"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearCreate() {
+      bitField0_ = (bitField0_ & ~0x00000004);
+      create_ = false;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.SetLimitsRequest)

@@ -56,4 +56,17 @@ public interface SetLimitsRequestOrBuilder extends
    * <code>.baton.v1.QueueLimits limits = 2 [json_name = "limits"];</code>
    */
   dev.baton.v1.QueueLimitsOrBuilder getLimitsOrBuilder();
+
+  /**
+   * <pre>
+   * create declares the queue when nothing was registered in it yet (deployment tooling that
+   * configures a queue before its first producer): the queue is registered (GetHealth and the
+   * console list it) and its first agents run under these limits. False: an unknown queue is
+   * NOT_FOUND and nothing is written.
+   * </pre>
+   *
+   * <code>bool create = 3 [json_name = "create"];</code>
+   * @return The create.
+   */
+  boolean getCreate();
 }

@@ -25,6 +25,11 @@ public final class LineFullException extends RuntimeException {
     return pool;
   }
 
+  /** The ErrorInfo reason of the refusal: {@code LINE_FULL}. */
+  public String reason() {
+    return BatonErrors.reason(getCause()).orElse("LINE_FULL");
+  }
+
   /** When to claim again, as Baton hinted; empty if it sent no hint. */
   public Optional<Duration> retryAfter() {
     return Optional.ofNullable(retryAfter);

@@ -21,6 +21,7 @@ import io.grpc.StatusRuntimeException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -226,6 +227,10 @@ class ClaimerTest {
     LineFullException full = assertThrows(LineFullException.class, () -> other.claim(Duration.ofSeconds(10)));
     assertEquals(Duration.ofMillis(250), full.retryAfter().orElseThrow());
     assertEquals(pool.name(), full.pool());
+    // The error under it, read as any caller of the raw stubs would.
+    assertEquals("LINE_FULL", full.reason());
+    assertEquals(Optional.of("LINE_FULL"), BatonErrors.reason(full.getCause()));
+    assertEquals(Optional.of(Duration.ofMillis(250)), BatonErrors.retryAfter(full.getCause()));
     // An offer serves the waiting claim at once.
     assertEquals(1, pool.offer("vm-1").getHanded());
     try (Claim claim = first.get(5, TimeUnit.SECONDS)) {
