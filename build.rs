@@ -415,8 +415,10 @@ impl TypedHeader {
         let keys: Vec<String> = self.keys.iter().map(|k| format!("&{prefix}{}", snake(k))).collect();
         writeln!(code, "    fn keys(&self) -> Vec<&str> {{\n        vec![{}]\n    }}", keys.join(", "))?;
         writeln!(code, "    fn argv(&self) -> crate::store::scripts::Args {{")?;
-        let bind = if self.argv.is_empty() { "let" } else { "let mut" };
-        writeln!(code, "        {bind} args = crate::store::scripts::Args::new();")?;
+        if self.argv.is_empty() {
+            return writeln!(code, "        crate::store::scripts::Args::new()\n    }}\n}}\n");
+        }
+        writeln!(code, "        let mut args = crate::store::scripts::Args::new();")?;
         let push = |code: &mut String, value: String, kind: &str| {
             if kind == "bool" {
                 writeln!(code, "        args.push(if {value} {{ \"1\" }} else {{ \"0\" }});")

@@ -207,7 +207,7 @@ impl Store {
             max_idle_age_ms: limits.max_idle_age_ms,
             max_claim_age_ms: limits.max_claim_age_ms,
             dlq_ttl_ms: self.policy.dead_letter.ttl_ms,
-            dlq_max: self.policy.dead_letter.max_entries as u64,
+            dlq_max: self.policy.dead_letter.max_entries,
             cursor,
             limit: page as u64,
             channel: &channel,
@@ -230,7 +230,7 @@ impl Store {
             keys: &k,
             dry_run,
             dlq_ttl_ms: self.policy.dead_letter.ttl_ms,
-            dlq_max: self.policy.dead_letter.max_entries as u64,
+            dlq_max: self.policy.dead_letter.max_entries,
             cursor,
             limit: page as u64,
         };

@@ -207,7 +207,7 @@ impl Store {
             pool,
             request: &request,
             retention_ms: self.policy.idempotency.retention_ms,
-            max_entries: self.policy.idempotency.max_entries as u64,
+            max_entries: self.policy.idempotency.max_entries,
             offered: resources
                 .iter()
                 .zip(&attrs)
@@ -242,7 +242,7 @@ impl Store {
             pool,
             request: &request,
             retention_ms: self.policy.idempotency.retention_ms,
-            max_entries: self.policy.idempotency.max_entries as u64,
+            max_entries: self.policy.idempotency.max_entries,
             hold_ms: terms.hold_ms,
         };
         if wait_ms > 0 {
@@ -285,7 +285,7 @@ impl Store {
             pool,
             request: field,
             retention_ms: self.policy.idempotency.retention_ms,
-            max_entries: self.policy.idempotency.max_entries as u64,
+            max_entries: self.policy.idempotency.max_entries,
             hold_ms,
         };
         Ok(self.call(Path::Dispatch, call).await?.0)
@@ -324,10 +324,10 @@ impl Store {
             channel: &channel,
             pool,
             dlq_ttl_ms: self.policy.dead_letter.ttl_ms,
-            dlq_max: self.policy.dead_letter.max_entries as u64,
+            dlq_max: self.policy.dead_letter.max_entries,
             request: &request,
             retention_ms: self.policy.idempotency.retention_ms,
-            max_entries: self.policy.idempotency.max_entries as u64,
+            max_entries: self.policy.idempotency.max_entries,
         };
         match self.call(Path::WriteBack, call).await?.0 {
             0 => Ok(()),

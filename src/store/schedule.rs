@@ -191,7 +191,7 @@ impl Store {
             traceparent: msg.traceparent,
             request: &request,
             retention_ms: self.policy.idempotency.retention_ms,
-            max_entries: self.policy.idempotency.max_entries as u64,
+            max_entries: self.policy.idempotency.max_entries,
             window_ms: if msg.key.is_empty() { 0 } else { msg.key_window_ms },
         };
         self.remember(self.keys.receivers(), receiver).await?;
@@ -210,7 +210,7 @@ impl Store {
             limit: limits.batch as u64,
             receiver,
             dlq_ttl_ms: self.policy.dead_letter.ttl_ms,
-            dlq_max: self.policy.dead_letter.max_entries as u64,
+            dlq_max: self.policy.dead_letter.max_entries,
         };
         self.call_items(Path::Dispatch, call, limits.batch as usize).await
     }
@@ -291,7 +291,7 @@ impl Store {
             wake_name: &wake_name,
             always: if sharded { "1" } else { "" },
             retention_ms: self.policy.idempotency.retention_ms,
-            max_entries: self.policy.idempotency.max_entries as u64,
+            max_entries: self.policy.idempotency.max_entries,
             acks: acks
                 .iter()
                 .zip(&fields)

@@ -758,7 +758,7 @@ async fn gauges_show_a_paused_queue_and_its_blocked_agents() {
     let kids = (0..2).map(|i| after(&format!("kid-{i}"), &[("", "parent")], pb::ParentFailure::Unspecified)).collect();
     register(&mut client, "gauged", kids).await;
     let source = Some(pb::Source { kind: pb::SourceKind::Queue as i32, name: "gauged".into() });
-    admin.pause(pb::PauseRequest { source }).await.unwrap();
+    admin.pause(pb::PauseRequest { source, create: false }).await.unwrap();
 
     let expected = [
         ("baton_source_paused", "name=\"gauged\"", 1.0),

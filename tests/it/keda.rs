@@ -225,16 +225,16 @@ async fn a_paused_source_counts_only_what_is_held() {
     register(&mut env.client, "held", (0..3).map(|i| agent(&format!("job-{i}"), 0, 60_000)).collect()).await;
     let lease = acquire(&mut env.client, "held", "w1", 1).await.remove(0);
     assert_eq!(read(&mut keda, &q).await, (true, 3.0), "2 due + 1 leased");
-    admin.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, "held") }).await.unwrap();
+    admin.pause(pb::PauseRequest { source: source(pb::SourceKind::Queue, "held"), create: false }).await.unwrap();
     assert_eq!(read(&mut keda, &q).await, (true, 1.0), "paused: the lease only");
     env.client.complete(complete_req(&lease, pb::Outcome::Success)).await.unwrap();
     assert_eq!(read(&mut keda, &q).await, (false, 0.0), "paused with 2 waiting: inactive");
     let mut stream = keda.stream_is_active(q.clone()).await.unwrap().into_inner();
     assert!(!next(&mut stream, Duration::from_secs(30)).await, "StreamIsActive: inactive while paused");
-    admin.resume(pb::ResumeRequest { source: source(pb::SourceKind::Queue, "held") }).await.unwrap();
+    admin.resume(pb::ResumeRequest { source: source(pb::SourceKind::Queue, "held"), create: false }).await.unwrap();
     assert_eq!(read(&mut keda, &q).await, (true, 2.0), "resumed: the waiting agents count again");
     // A child blocked on its parent is not due: no backlog until the parent succeeded.
-    let parent = pb::AgentRef { queue: String::new(), name: "job-1".into(), on_failure: 0 };
+    let parent = pb::AgentRef { queue: String::new(), name: "job-1".into(), on_failure: 0, batch: String::new() };
     register(&mut env.client, "held", vec![pb::Agent { after: vec![parent], ..agent("child", 0, 60_000) }]).await;
     assert_eq!(read(&mut keda, &q).await, (true, 2.0), "a blocked child is no backlog");
 
@@ -248,7 +248,7 @@ async fn a_paused_source_counts_only_what_is_held() {
     let delivered = tokio::time::timeout(Duration::from_secs(30), deliveries.message()).await.unwrap().unwrap();
     assert!(delivered.is_some());
     assert_eq!(read(&mut keda, &r).await, (true, 3.0), "2 due + 1 in flight");
-    admin.pause(pb::PauseRequest { source: source(pb::SourceKind::Receiver, "held") }).await.unwrap();
+    admin.pause(pb::PauseRequest { source: source(pb::SourceKind::Receiver, "held"), create: false }).await.unwrap();
     assert_eq!(read(&mut keda, &r).await, (true, 1.0), "paused: the delivery in flight only");
 }
 

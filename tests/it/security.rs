@@ -1415,7 +1415,12 @@ fn child_of(name: &str, parents: &[(&str, &str)]) -> pb::Agent {
     pb::Agent {
         after: parents
             .iter()
-            .map(|(q, n)| pb::AgentRef { queue: q.to_string(), name: n.to_string(), on_failure: 0 })
+            .map(|(q, n)| pb::AgentRef {
+                queue: q.to_string(),
+                name: n.to_string(),
+                on_failure: 0,
+                batch: String::new(),
+            })
             .collect(),
         ..agent(name, 0, 30_000)
     }
