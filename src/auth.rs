@@ -388,11 +388,9 @@ pub fn method_label(path: &str) -> &'static str {
     static KNOWN: std::sync::OnceLock<HashMap<String, String>> = std::sync::OnceLock::new();
     let known = KNOWN.get_or_init(|| {
         let mut pool = prost_reflect::DescriptorPool::global();
-        for set in [
-            crate::pb::FILE_DESCRIPTOR_SET,
-            crate::service::keda::pb::FILE_DESCRIPTOR_SET,
-            tonic_health::pb::FILE_DESCRIPTOR_SET,
-        ] {
+        for set in
+            [crate::pb::FILE_DESCRIPTOR_SET, crate::keda_pb::FILE_DESCRIPTOR_SET, tonic_health::pb::FILE_DESCRIPTOR_SET]
+        {
             if let Err(e) = pool.decode_file_descriptor_set(set) {
                 tracing::error!(error = %e, "descriptor set: refused calls are counted as method \"unknown\"");
             }

@@ -62,6 +62,15 @@ pub mod trace;
 pub mod web;
 pub mod workers;
 
+/// Generated messages and stubs of KEDA's external scaler contract (`proto/keda`, by build.rs),
+/// served by `service::keda`; a leaf, so the auth and web layers can name its methods.
+pub mod keda_pb {
+    tonic::include_proto!("externalscaler");
+
+    /// The encoded descriptors of `externalscaler`, served by reflection.
+    pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("keda_descriptor");
+}
+
 /// Generated protobuf types and gRPC stubs of `baton.v1` (the `baton-proto` crate).
 pub use baton_proto as pb;
 

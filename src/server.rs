@@ -93,7 +93,7 @@ pub async fn run_with_console(
             .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_types::pb::FILE_DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(crate::service::keda::pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(crate::keda_pb::FILE_DESCRIPTOR_SET)
     };
     let reflection = descriptors().build_v1().map_err(|e| Error::Internal(e.to_string()))?;
     let reflection_alpha = descriptors().build_v1alpha().map_err(|e| Error::Internal(e.to_string()))?;

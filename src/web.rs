@@ -95,7 +95,7 @@ impl WebLayer {
         let mut pool = DescriptorPool::global();
         for set in [
             crate::pb::FILE_DESCRIPTOR_SET,
-            crate::service::keda::pb::FILE_DESCRIPTOR_SET,
+            crate::keda_pb::FILE_DESCRIPTOR_SET,
             tonic_health::pb::FILE_DESCRIPTOR_SET,
             tonic_types::pb::FILE_DESCRIPTOR_SET,
         ] {

@@ -41,12 +41,7 @@ use crate::{
 };
 
 /// The generated messages and stubs of KEDA's contract.
-pub mod pb {
-    tonic::include_proto!("externalscaler");
-
-    /// The encoded descriptors of `externalscaler`, served by reflection.
-    pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("keda_descriptor");
-}
+pub use crate::keda_pb as pb;
 
 use pb::external_scaler_server::ExternalScaler;
 

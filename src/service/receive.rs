@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::{
-    schedule::{delivered, ScheduleServiceImpl},
+    deliveries::{delivered, delivery_limits},
     session::{first_message, undecodable},
     validate,
 };
@@ -42,9 +42,19 @@ pub type ReceiveStream = Pin<Box<dyn Stream<Item = Result<pb::ReceiveResponse, S
 /// Rounds (acks and a delivery) a stream may have in flight at once.
 const ROUNDS: usize = 3;
 
+/// What opening a Receive stream takes from the ScheduleService that serves it.
+pub(super) struct Opener<'a> {
+    pub store: &'a Store,
+    /// Wake-ups: the stream waits on its receiver's.
+    pub wakeups: &'a crate::store::wake::Wakeups,
+    pub config: &'a std::sync::Arc<crate::config::Config>,
+    /// Cancelled when the server begins a graceful shutdown.
+    pub shutdown: &'a CancellationToken,
+}
+
 /// Reads the open message, checks it, and starts the stream's task.
 pub(super) async fn open(
-    service: &ScheduleServiceImpl,
+    service: &Opener<'_>,
     request: Request<Streaming<pb::ReceiveRequest>>,
 ) -> Result<Response<ReceiveStream>> {
     let identity = auth::identity(&request);
@@ -54,7 +64,7 @@ pub(super) async fn open(
     let Some(open) = first.open.as_ref() else {
         return Err(Error::invalid("open", "is required on the first message"));
     };
-    let limits = service.delivery_limits("open.", open)?;
+    let limits = delivery_limits(service.config, service.shutdown, "open.", open)?;
     auth::authorize_as(&identity, open)?;
     let grant = grant.map(|g| g.scoped(open));
     let mut consumer = Consumer {

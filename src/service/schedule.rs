@@ -7,6 +7,7 @@ use tokio_stream::{wrappers::ReceiverStream, Stream};
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
+use super::deliveries::{delivered, delivery_limits};
 use super::{observe, timestamp, validate};
 use crate::{
     auth,
@@ -14,8 +15,8 @@ use crate::{
     error::{Error, Result},
     pb::{self, schedule_service_server::ScheduleService},
     store::{
-        keys::ChannelKind, wake::Wakeups, Delivery, DeliveryLimits, MessageInfo, MessageState, NewMessage, Scheduled,
-        SourceKind, Store, When,
+        keys::ChannelKind, wake::Wakeups, DeliveryLimits, MessageInfo, MessageState, NewMessage, Scheduled, SourceKind,
+        Store, When,
     },
 };
 
@@ -109,61 +110,11 @@ async fn deliver_loop(
     }
 }
 
-/// One delivery round's messages, as sent to a consumer; counted in the receiver's metrics
-/// (deliveries, redeliveries, dead letters, and the lateness of first deliveries).
-pub(super) fn delivered(
-    receiver: &str,
-    now_ms: i64,
-    redelivered: u64,
-    dead_lettered: u64,
-    deliveries: Vec<Delivery>,
-) -> Vec<pb::SubscribeResponse> {
-    let labels = [("receiver", receiver.to_string())];
-    metrics::counter!("baton_schedule_redelivered_total", &labels).increment(redelivered);
-    metrics::counter!("baton_schedule_dead_lettered_total", &labels).increment(dead_lettered);
-    metrics::counter!("baton_schedule_delivered_total", &labels).increment(deliveries.len() as u64);
-    let lateness = metrics::histogram!("baton_schedule_lateness_seconds", &labels);
-    deliveries
-        .into_iter()
-        .map(|d| {
-            if d.count == 1 {
-                lateness.record((now_ms - d.deliver_at_ms).max(0) as f64 / 1000.0);
-            }
-            pb::SubscribeResponse {
-                id: d.id,
-                payload: d.payload,
-                deliver_at: Some(timestamp(d.deliver_at_ms)),
-                delivery_count: d.count,
-                token: d.token,
-                traceparent: d.traceparent,
-            }
-        })
-        .collect()
-}
-
 impl ScheduleServiceImpl {
     /// Checks a subscription (`field` prefixes its fields' names in errors: "" for Subscribe,
     /// "open." for Receive); the delivery settings of its consumer.
     pub(super) fn delivery_limits(&self, field: &str, req: &pb::SubscribeRequest) -> Result<DeliveryLimits> {
-        validate::name(&format!("{field}receiver"), &req.receiver)?;
-        validate::name(&format!("{field}consumer_id"), &req.consumer_id)?;
-        let max_in_flight = req.max_in_flight.max(1);
-        if max_in_flight > self.config.limits.max_batch {
-            return Err(Error::invalid(
-                format!("{field}max_in_flight"),
-                format!("must be at most {}", self.config.limits.max_batch),
-            ));
-        }
-        if self.shutdown.is_cancelled() {
-            return Err(Error::Unavailable("server is shutting down".into()));
-        }
-        let s = &self.config.schedule;
-        Ok(DeliveryLimits {
-            max_in_flight,
-            ack_timeout_ms: s.ack_timeout_ms,
-            max_deliveries: s.max_deliveries,
-            batch: s.batch.min(max_in_flight),
-        })
+        delivery_limits(&self.config, &self.shutdown, field, req)
     }
 
     /// Checks one message to schedule (`field` prefixes its fields' names in errors: "" for a
@@ -334,7 +285,19 @@ impl ScheduleService for ScheduleServiceImpl {
         &self,
         request: Request<tonic::Streaming<pb::ReceiveRequest>>,
     ) -> Result<Response<Self::ReceiveStream>, Status> {
-        observe("Receive", super::receive::open(self, request)).await
+        observe(
+            "Receive",
+            super::receive::open(
+                &super::receive::Opener {
+                    store: &self.store,
+                    wakeups: &self.wakeups,
+                    config: &self.config,
+                    shutdown: &self.shutdown,
+                },
+                request,
+            ),
+        )
+        .await
     }
 
     async fn ack(&self, request: Request<pb::AckRequest>) -> Result<Response<pb::AckResponse>, Status> {

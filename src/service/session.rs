@@ -26,7 +26,7 @@ use tokio_stream::{wrappers::ReceiverStream, Stream};
 use tonic::{Request, Response, Status, Streaming};
 
 use super::{
-    agent::{complete_results, lease_pb, AgentServiceImpl},
+    leases::{complete_results, lease_pb},
     validate,
 };
 use crate::{
@@ -45,9 +45,19 @@ const ROUNDS: usize = 3;
 /// How long a new stream may take to send its open message.
 const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// What opening a Session takes from the AgentService that serves it.
+pub(super) struct Opener<'a> {
+    pub store: &'a Store,
+    /// Wake-ups: the session waits on its queue's.
+    pub wakeups: &'a crate::store::wake::Wakeups,
+    pub config: &'a Arc<crate::config::Config>,
+    /// Cancelled when the server begins a graceful shutdown.
+    pub shutdown: &'a tokio_util::sync::CancellationToken,
+}
+
 /// Reads the open message, checks it, and starts the session's task.
 pub(super) async fn open(
-    service: &AgentServiceImpl,
+    service: &Opener<'_>,
     request: Request<Streaming<pb::SessionRequest>>,
 ) -> Result<Response<SessionStream>> {
     let identity = auth::identity(&request);
@@ -65,7 +75,7 @@ pub(super) async fn open(
         store: service.store.clone(),
         queue: open.queue.clone(),
         worker: open.worker_id.clone(),
-        max_batch: service.max_batch(),
+        max_batch: service.config.limits.max_batch as usize,
         config: service.config.clone(),
         credit: 0,
         pending: Pending::default(),
@@ -191,7 +201,7 @@ impl Session {
                 http_status: c.http_status,
                 result: c.result,
             };
-            completions.push(super::agent::completion(&self.config.limits, &format!("completions[{i}]."), wire)?);
+            completions.push(super::leases::completion(&self.config.limits, &format!("completions[{i}]."), wire)?);
         }
         for (i, h) in m.heartbeats.iter().enumerate() {
             validate::agent_name(&format!("heartbeats[{i}].name"), &h.name)?;
@@ -474,7 +484,7 @@ impl Ctx {
         };
         for ((name, token, _), beat) in p.heartbeats.iter().zip(deadlines?) {
             let answer = (&mut response.extended, &mut response.lost, &mut response.cancelled);
-            super::agent::beat_answer(queue, name, *token, beat, answer);
+            super::leases::beat_answer(queue, name, *token, beat, answer);
         }
         for ((name, token, _), result) in p.releases.iter().zip(released) {
             match result {

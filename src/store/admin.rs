@@ -1,7 +1,9 @@
 //! Dead-letter queues and the auto-purge, for every queue and pool.
 
 use super::keys::ChannelKind;
-use super::{reply::Reply, scripts::Args, scripts::FromReply, Path, Store};
+use super::scripts::PurgePage;
+pub use super::scripts::Purged;
+use super::{reply::Reply, scripts::purged, scripts::Args, Path, Store};
 use crate::error::{Error, Result};
 
 /// Which kind of source a queue-or-pool name belongs to.
@@ -34,15 +36,6 @@ pub struct DeadLetterEntry {
     pub payload: Vec<u8>,
 }
 
-/// One thing a purge pass found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Purged {
-    pub id: String,
-    pub reason: String,
-    /// DEAD_LETTERED, REQUEUED or REMOVED.
-    pub action: String,
-}
-
 /// Limits of one purge pass.
 #[derive(Clone, Copy, Debug)]
 pub struct PurgeLimits {
@@ -50,24 +43,6 @@ pub struct PurgeLimits {
     pub max_working_age_ms: u64,
     pub max_idle_age_ms: u64,
     pub max_claim_age_ms: u64,
-}
-
-/// One page of a purge: the cursor of the next page ("0": done) and what it found.
-pub(crate) struct PurgePage(pub String, pub Vec<Purged>);
-
-impl FromReply for PurgePage {
-    /// `{ cursor, (id, reason, action)* }`
-    fn from_reply(mut r: Reply) -> Result<Self> {
-        Ok(PurgePage(r.next()?, purged(&mut r)?))
-    }
-}
-
-fn purged(r: &mut Reply) -> Result<Vec<Purged>> {
-    let mut out = Vec::new();
-    while !r.is_empty() {
-        out.push(Purged { id: r.next()?, reason: r.next()?, action: r.next()? });
-    }
-    Ok(out)
 }
 
 impl Store {

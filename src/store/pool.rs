@@ -3,7 +3,7 @@
 use super::keys::ChannelKind;
 use std::collections::BTreeMap;
 
-use super::{admin::PurgePage, reply::Reply, scripts::FromReply, scripts::Int, Path, Store};
+use super::{reply::Reply, scripts::FromReply, scripts::Int, scripts::PurgePage, Path, Store};
 use crate::error::{Error, Result};
 
 /// The typed calls of `lua/pool/`, generated from the scripts' headers.

@@ -1,7 +1,7 @@
 //! Receivers: the state transitions of ScheduleService, one script each.
 
 use super::keys::ChannelKind;
-use super::{admin::PurgePage, reply::Reply, scripts::Args, scripts::FromReply, scripts::Int, Path, Store};
+use super::{reply::Reply, scripts::Args, scripts::FromReply, scripts::Int, scripts::PurgePage, Path, Store};
 use crate::error::{Error, Result};
 
 /// The typed calls of `lua/receiver/`, generated from the scripts' headers.

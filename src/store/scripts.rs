@@ -89,6 +89,33 @@ pub(crate) trait FromReply: Sized {
     fn from_reply(reply: super::reply::Reply) -> Result<Self>;
 }
 
+/// One thing a purge pass found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Purged {
+    pub id: String,
+    pub reason: String,
+    /// DEAD_LETTERED, REQUEUED or REMOVED.
+    pub action: String,
+}
+
+/// One page of a purge: the cursor of the next page ("0": done) and what it found.
+pub(crate) struct PurgePage(pub String, pub Vec<Purged>);
+
+impl FromReply for PurgePage {
+    /// `{ cursor, (id, reason, action)* }`
+    fn from_reply(mut r: super::reply::Reply) -> Result<Self> {
+        Ok(PurgePage(r.next()?, purged(&mut r)?))
+    }
+}
+
+pub(super) fn purged(r: &mut super::reply::Reply) -> Result<Vec<Purged>> {
+    let mut out = Vec::new();
+    while !r.is_empty() {
+        out.push(Purged { id: r.next()?, reason: r.next()?, action: r.next()? });
+    }
+    Ok(out)
+}
+
 /// A reply of one integer (a count, or a code).
 pub(crate) struct Int(pub i64);
 
