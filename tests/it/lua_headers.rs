@@ -101,4 +101,22 @@ fn every_script_header_matches_its_keys_and_argv() {
         let text = fs::read_to_string(&path).unwrap();
         assert!(!truthy_zero.is_match(&text), "{}: `not rcall(...)` on a command that answers 0/1", path.display());
     }
+    // The typed scripts of the domain folders: build.rs checks their headers against their
+    // bodies and calls; the rules beyond the header hold for them too.
+    let mut typed = 0;
+    for dir in fs::read_dir("lua").unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
+        if dir.ends_with("includes") {
+            continue;
+        }
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = fs::read_to_string(&path).unwrap();
+            let file = path.display();
+            assert!(!truthy_zero.is_match(&text), "{file}: `not rcall(...)` on a command that answers 0/1");
+            assert!(!text.contains("..KEYS") && !built_key_re.is_match(&text), "{file}: builds a key name in Lua");
+            assert!(text.contains("Output ->"), "{file}: a typed script names its reply type");
+            typed += 1;
+        }
+    }
+    assert!(typed >= 23, "expected the typed election, pool and receiver scripts, found {typed}");
 }
