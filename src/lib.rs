@@ -31,7 +31,8 @@
 //! The wire contract is the `baton-proto` crate ([`pb`]); Rust workers depend on `baton-client`
 //! ([`client`]) only.
 //!
-//! Lua scripts live in `lua/` (one per transition, `verbNoun-N.lua` with N KEYS); protos in
+//! Lua scripts live in `lua/` (one per transition, `verbNoun-N.lua` with N KEYS; typed in the
+//! domain folders `lua/<domain>/`, see `store::scripts::ScriptCall`); protos in
 //! `proto/baton/v1/`.
 
 pub mod admission;
