@@ -458,7 +458,9 @@ test("an agent's parents and children, and a batch's counts and callbacks", asyn
     await shot(page, "batch.png");
     // The callback's page: blocked on the batch, which links back to the batch's page.
     await page.click("#batch-callbacks a");
-    await page.waitForFunction(() => document.querySelectorAll("#agent-parents tr[data-parent]").length === 1);
+    // Wait for the callback's own parent row: the agent tables still hold the last agent's rows
+    // until the new page's answer replaces them.
+    await page.waitForFunction((b) => document.querySelector(`#agent-parents tr[data-parent="${b}"]`) !== null, batch);
     assert.equal(new URL(page.url()).hash, `#/agent/${exporting}/notify`);
     assert.deepEqual(await page.locator("#agent-parents tr td").allTextContents(), ["(batch)", batch, "pending", "-", "-"]);
     assert.equal(await page.locator('#agent-detail tr[data-field="state"] td').textContent(), "blocked (waiting for 1 of 1 parent)");
