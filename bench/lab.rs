@@ -7,7 +7,11 @@ use std::{
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
-use baton::{config::Config, embedded::RedisProcess, store::scripts::SCRIPTS};
+use baton::config::Config;
+
+use baton::runtime::embedded::RedisProcess;
+
+use baton::store::scripts::SCRIPTS;
 use hdrhistogram::Histogram;
 use tokio::{net::TcpListener, task::JoinHandle, time::Instant};
 use tokio_util::sync::CancellationToken;
@@ -30,7 +34,7 @@ pub struct Lab {
 
 impl Lab {
     pub async fn start(dir: &Path) -> Result<Self> {
-        let redis = RedisProcess::start("redis-server", dir, baton::embedded::Persistence::None).await?;
+        let redis = RedisProcess::start("redis-server", dir, baton::runtime::embedded::Persistence::None).await?;
         let pid = redis.pid().ok_or("redis-server exited at start")?;
         // FLUSHALL of a million-item step takes seconds: longer than redis-rs's default
         // response timeout.

@@ -35,33 +35,21 @@
 //! domain folders `lua/<domain>/`, see `store::scripts::ScriptCall`); protos in
 //! `proto/baton/v1/`.
 
-pub mod admission;
-pub mod auth;
-pub mod breaker;
+pub mod admin;
 pub mod build_info;
-pub mod cli;
 pub mod config;
-pub mod console;
-pub mod cron;
-pub mod devcerts;
-pub mod dispatch;
-pub mod embedded;
+pub mod edge;
+pub mod elections;
 pub mod error;
-pub mod health;
-pub mod latency;
-pub mod leadership;
-pub mod monitor;
-pub mod purge;
+pub mod flows;
+pub mod pools;
+pub mod queues;
+pub mod receivers;
+pub mod runtime;
 pub mod server;
-pub mod service;
-pub mod status;
 pub mod store;
-pub mod sweeper;
 pub mod telemetry;
-pub mod tls;
-pub mod trace;
-pub mod web;
-pub mod workers;
+pub mod tools;
 
 /// Generated messages and stubs of KEDA's external scaler contract (`proto/keda`, by build.rs),
 /// served by `service::keda`; a leaf, so the auth and web layers can name its methods.

@@ -5,12 +5,15 @@
 
 use std::{path::PathBuf, process::ExitCode, sync::Arc};
 
-use baton::{
-    config::{Config, Fsync},
-    embedded::{self, Persistence},
-    error::Error,
-    server, telemetry,
-};
+use baton::{server, telemetry};
+
+use baton::config::{Config, Fsync};
+
+use baton::error::Error;
+
+use baton::runtime::embedded;
+
+use baton::runtime::embedded::Persistence;
 use clap::{Args, Parser, Subcommand};
 use figment::providers::Serialized;
 use serde::Serialize;
@@ -45,7 +48,7 @@ enum Command {
     },
     /// Operator commands against a running Baton (gRPC, with --addr, TLS and --token).
     #[command(flatten)]
-    Operator(baton::cli::Command),
+    Operator(baton::tools::cli::Command),
 }
 
 #[derive(Args)]
@@ -76,15 +79,15 @@ struct DevCertsArgs {
 
 /// `baton token`: the token on the first line, then the entry to add.
 fn token(args: TokenArgs) -> Result<(), Error> {
-    let token = baton::auth::new_token();
+    let token = baton::edge::auth::new_token();
     let entry = baton::config::TokenEntry {
         name: args.name,
-        sha256: baton::auth::token_hash(&token),
+        sha256: baton::edge::auth::token_hash(&token),
         roles: args.roles,
         scopes: args.scopes,
     };
     // Checked like the configuration will check it.
-    baton::auth::Identities::from_config(&baton::config::AuthConfig {
+    baton::edge::auth::Identities::from_config(&baton::config::AuthConfig {
         tokens: vec![entry.clone()],
         ..Default::default()
     })?;
@@ -103,7 +106,7 @@ fn token(args: TokenArgs) -> Result<(), Error> {
 
 /// `baton dev-certs`.
 fn dev_certs(args: DevCertsArgs) -> Result<(), Error> {
-    let made = baton::devcerts::generate(&args.dir, &args.hosts, &args.client)?;
+    let made = baton::tools::devcerts::generate(&args.dir, &args.hosts, &args.client)?;
     let path = |p: &std::path::Path| p.display().to_string();
     println!("# Wrote a development CA, server and client certificates into {}.", args.dir.display());
     println!("# Admin token (stored nowhere else; its hash is in tokens.toml):");
@@ -177,7 +180,7 @@ fn main() -> ExitCode {
         Command::Operator(command) => {
             let done = tokio::runtime::Runtime::new()
                 .map_err(|e| e.to_string())
-                .and_then(|runtime| runtime.block_on(baton::cli::run(command)).map_err(|e| e.to_string()));
+                .and_then(|runtime| runtime.block_on(baton::tools::cli::run(command)).map_err(|e| e.to_string()));
             return match done {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {

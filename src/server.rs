@@ -14,28 +14,45 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tonic::{server::NamedService, transport::server::TcpIncoming};
 use tonic_health::{server::HealthReporter, ServingStatus};
 
-use crate::{
-    auth::{AuthLayer, Identities, Keyring},
-    config::Config,
-    error::{Error, Result},
-    monitor,
-    pb::{
-        self, admin_service_server::AdminServiceServer, agent_service_server::AgentServiceServer,
-        claim_service_server::ClaimServiceServer, leader_service_server::LeaderServiceServer,
-        schedule_service_server::ScheduleServiceServer,
-    },
-    service::{
-        admin::AdminServiceImpl,
-        agent::AgentServiceImpl,
-        claim::ClaimServiceImpl,
-        keda::{pb::external_scaler_server::ExternalScalerServer, KedaScalerImpl},
-        leader::LeaderServiceImpl,
-        schedule::ScheduleServiceImpl,
-    },
-    store::{wake::Wakeups, Policy, Redis, Store},
-    sweeper,
-    tls::ServerTls,
-};
+use crate::pb;
+
+use crate::admin::service::AdminServiceImpl;
+
+use crate::config::Config;
+
+use crate::edge::auth::{AuthLayer, Identities, Keyring};
+
+use crate::edge::keda::KedaScalerImpl;
+
+use crate::edge::keda::pb::external_scaler_server::ExternalScalerServer;
+
+use crate::edge::tls::ServerTls;
+
+use crate::elections::service::LeaderServiceImpl;
+
+use crate::error::{Error, Result};
+
+use crate::pb::admin_service_server::AdminServiceServer;
+
+use crate::pb::agent_service_server::AgentServiceServer;
+
+use crate::pb::claim_service_server::ClaimServiceServer;
+
+use crate::pb::leader_service_server::LeaderServiceServer;
+
+use crate::pb::schedule_service_server::ScheduleServiceServer;
+
+use crate::pools::service::ClaimServiceImpl;
+
+use crate::queues::service::AgentServiceImpl;
+
+use crate::receivers::service::ScheduleServiceImpl;
+
+use crate::runtime::monitor;
+
+use crate::runtime::wake::Wakeups;
+
+use crate::store::{Policy, Redis, Store};
 
 /// The checks of a configuration that need more than the configuration itself: the tokens
 /// and mutual-TLS identities of `auth` parse, and `redis_url` is a form Baton can reach.
@@ -57,7 +74,7 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<()> {
-    let console = crate::console::bind(&config.console).await;
+    let console = crate::edge::console::bind(&config.console).await;
     run_with_console(config, redis_url, listener, console, shutdown).await
 }
 
@@ -98,7 +115,7 @@ pub async fn run_with_console(
     let reflection = descriptors().build_v1().map_err(|e| Error::Internal(e.to_string()))?;
     let reflection_alpha = descriptors().build_v1alpha().map_err(|e| Error::Internal(e.to_string()))?;
 
-    sweeper::spawn(store.clone(), wakeups.clone(), config.clone(), stopping.clone(), &tasks);
+    crate::runtime::sweep::spawn(store.clone(), wakeups.clone(), config.clone(), stopping.clone(), &tasks);
     let takeover = (config.flows.takeover_ms > 0)
         .then(|| (wakeups.outboxes(), std::time::Duration::from_millis(config.flows.takeover_ms)));
     tasks.spawn(store.clone().run_flows(
@@ -108,7 +125,7 @@ pub async fn run_with_console(
     ));
     monitor::spawn(store.clone(), wakeups.clone(), config.clone(), stopping.clone(), &tasks);
 
-    let admission = crate::admission::Admission::new(&config.limits);
+    let admission = crate::runtime::admission::Admission::new(&config.limits);
     let agents = AgentServiceServer::new(AgentServiceImpl::new(
         store.clone(),
         wakeups.clone(),
@@ -130,7 +147,7 @@ pub async fn run_with_console(
     ));
     if let Some(listener) = console {
         // The console calls the same service implementations, in-process (see console.rs).
-        let console = crate::console::Console {
+        let console = crate::edge::console::Console {
             admin: AdminServiceImpl::new(store.clone(), config.clone()),
             agents: AgentServiceImpl::new(
                 store.clone(),
@@ -147,7 +164,7 @@ pub async fn run_with_console(
             store: store.clone(),
             history: Default::default(),
         };
-        tasks.spawn(crate::console::serve(console, listener, stopping.clone()));
+        tasks.spawn(crate::edge::console::serve(console, listener, stopping.clone()));
     }
     let schedules = ScheduleServiceServer::new(ScheduleServiceImpl::new(
         store.clone(),
@@ -218,12 +235,12 @@ pub async fn run_with_console(
         // Browsers and curl (gRPC-Web, JSON) over HTTP/1.1 too, turned into gRPC calls that meet
         // every layer below (web.rs).
         .accept_http1(config.web.enabled())
-        .layer(crate::web::WebLayer::new(&config.web, identities.clone())?)
+        .layer(crate::edge::web::WebLayer::new(&config.web, identities.clone())?)
         // A span per call when OpenTelemetry is on (rejected calls too), then authentication
         // and the method's permission, before any service sees the call.
-        .layer(crate::trace::TraceLayer)
+        .layer(crate::edge::trace::TraceLayer)
         // Every status leaves with an ErrorInfo, a call's grpc-timeout included.
-        .layer(crate::status::ErrorInfoLayer)
+        .layer(crate::edge::status::ErrorInfoLayer)
         .layer(AuthLayer::new(identities))
         .add_service(health_service)
         .add_service(reflection)
@@ -330,7 +347,7 @@ async fn reload(
     if !config.auth.tokens_file.is_empty() {
         paths.push(config.auth.tokens_file.clone().into());
     }
-    let stamps = crate::tls::stamps;
+    let stamps = crate::edge::tls::stamps;
     let mut seen = stamps(&paths);
     let interval = Duration::from_millis(config.tls.reload_interval_ms);
     loop {

@@ -5,11 +5,11 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_subscriber::{fmt, EnvFilter};
 
-use crate::{
-    config::{Config, LogFormat},
-    error::{Error, Result},
-    trace,
-};
+use crate::config::{Config, LogFormat};
+
+use crate::edge::trace;
+
+use crate::error::{Error, Result};
 
 /// Installs the global subscriber: logs to stderr and, when the `OTEL_*` variables ask for it,
 /// spans over OTLP (`trace::pipeline`). Call once per process, inside the runtime; shut the
@@ -52,11 +52,14 @@ pub fn init_metrics(config: &Config) -> Result<()> {
         .parse()
         .map_err(|e| Error::Config(format!("metrics_listen {:?}: {e}", config.metrics_listen)))?;
     let builder = PrometheusBuilder::new()
-        .set_buckets_for_metric(Matcher::Full("baton_rpc_duration_seconds".into()), &crate::latency::BOUNDS_SECONDS)
+        .set_buckets_for_metric(
+            Matcher::Full("baton_rpc_duration_seconds".into()),
+            &crate::edge::latency::BOUNDS_SECONDS,
+        )
         .map_err(|e| Error::Config(e.to_string()))?
         .set_buckets_for_metric(
             Matcher::Full("baton_long_poll_duration_seconds".into()),
-            &crate::latency::BOUNDS_SECONDS,
+            &crate::edge::latency::BOUNDS_SECONDS,
         )
         .map_err(|e| Error::Config(e.to_string()))?
         // Histograms, not summaries: a summary's quantiles collapsed on a burst of 100,000
@@ -97,10 +100,10 @@ fn serve(builder: PrometheusBuilder, addr: std::net::SocketAddr, config: &Config
         }
     });
     if config.tls.metrics {
-        let tls = crate::tls::ServerTls::metrics(&config.tls)?;
+        let tls = crate::edge::tls::ServerTls::metrics(&config.tls)?;
         tracing::info!(addr = %bound, token = token.is_some(), "prometheus metrics at /metrics (TLS)");
         let stopping = tokio_util::sync::CancellationToken::new();
-        tokio::spawn(crate::tls::watch(tls.clone(), config.tls.reload_interval_ms, stopping.clone()));
+        tokio::spawn(crate::edge::tls::watch(tls.clone(), config.tls.reload_interval_ms, stopping.clone()));
         tokio::spawn(serve_connections(tls.incoming(listener, stopping), handle, token));
     } else {
         tracing::info!(addr = %bound, token = token.is_some(), "prometheus metrics at /metrics");
@@ -137,7 +140,7 @@ async fn serve_connections<S>(
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.split_once(' '))
                 .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-                .map(|(_, t)| crate::auth::token_hash(t.trim()));
+                .map(|(_, t)| crate::edge::auth::token_hash(t.trim()));
             let response = if token.is_some() && presented != token {
                 let mut r = answer(StatusCode::UNAUTHORIZED, "metrics need \"authorization: Bearer <token>\"\n");
                 r.headers_mut()

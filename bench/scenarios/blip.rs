@@ -11,11 +11,13 @@
 
 use std::time::Duration;
 
-use baton::{
-    config::Config,
-    embedded::{Persistence, RedisProcess},
-    pb::{self, agent_service_client::AgentServiceClient},
-};
+use baton::pb;
+
+use baton::config::Config;
+
+use baton::pb::agent_service_client::AgentServiceClient;
+
+use baton::runtime::embedded::{Persistence, RedisProcess};
 use tokio::time::Instant;
 use tonic_health::pb::{health_check_response::ServingStatus, health_client::HealthClient, HealthCheckRequest};
 

@@ -373,7 +373,8 @@ async fn session_phase(
 /// K loops call acquireAgents for N leases, then completeAgents for them, straight from Rust
 /// through `baton::store` on one shared connection (Baton's default), with no gRPC.
 async fn direct_phase(lab: &Lab, queue: &str, k: usize, n: u32, measured: Duration) -> Result<(f64, Cpu)> {
-    use baton::store::{Completion, Outcome, Policy, Redis, Store};
+    use baton::queues::store::{Completion, Outcome};
+    use baton::store::{Policy, Redis, Store};
     let config = Config::default();
     let redis = Redis::connect(&lab.url(), &config.redis).await?;
     let policy = Policy::new(&config.agent, &config.limits, &config.dead_letter, &config.idempotency);

@@ -3,47 +3,48 @@
 //! inside the scripts, is the only clock. Every script call passes one of the two circuit
 //! breakers (`crate::breaker`).
 
-pub mod active;
-pub mod admin;
-pub mod agents;
-pub mod batches;
+pub mod breaker;
 pub mod conn;
-pub mod flows;
 pub mod keys;
-pub mod leader;
-pub mod limits;
-pub mod pool;
-mod reply;
-pub mod schedule;
+pub(crate) mod reply;
 pub mod scripts;
 pub mod shards;
-pub mod sweep;
 pub mod target;
-pub mod wake;
 
 use std::sync::Arc;
 
 use redis::Value;
 
-use crate::{
-    breaker::{self, Breakers},
-    config::{AgentConfig, BreakerConfig, DeadLetterConfig, IdempotencyConfig},
-    error::{self, Result},
-};
-pub use active::Active;
-pub use admin::*;
-pub use agents::*;
-pub use batches::*;
+use crate::error;
+
+use crate::config::{AgentConfig, BreakerConfig, DeadLetterConfig, IdempotencyConfig};
+
+use crate::error::Result;
+
+use crate::store::breaker::Breakers;
 pub use conn::Redis;
-pub use flows::*;
 pub use keys::Keys;
-pub use leader::*;
-pub use limits::*;
-pub use pool::*;
-pub use schedule::*;
 use scripts::Args;
 pub use scripts::Scripts;
-pub use sweep::*;
+
+/// Which kind of source a queue-or-pool name belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    Queue,
+    Pool,
+    Receiver,
+}
+
+impl SourceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::Queue => "queue",
+            SourceKind::Pool => "pool",
+            SourceKind::Receiver => "receiver",
+        }
+    }
+}
 
 /// The policy the scripts apply, from configuration.
 #[derive(Clone, Debug)]
@@ -95,14 +96,14 @@ impl Policy {
     }
 
     /// The two ARGV the scripts pass to `flowKeys`: how long and how many finishes are kept.
-    fn push_result_args(&self, args: &mut Args) {
+    pub(crate) fn push_result_args(&self, args: &mut Args) {
         args.push(self.results.retention_ms);
         args.push(self.results.max_entries);
     }
 
     /// The request id of step `i` of a call split into script calls: step 0 keeps the call's
     /// own (so a call within one step is remembered as before), later steps add `#i`.
-    fn step_request_id(request_id: &str, i: usize) -> String {
+    pub(crate) fn step_request_id(request_id: &str, i: usize) -> String {
         if i == 0 || request_id.is_empty() {
             request_id.to_string()
         } else {
@@ -111,18 +112,18 @@ impl Policy {
     }
 
     /// `items` in slices of at most `script_batch`: one script call each.
-    fn chunks<'a, T>(&self, items: &'a [T]) -> std::slice::Chunks<'a, T> {
+    pub(crate) fn chunks<'a, T>(&self, items: &'a [T]) -> std::slice::Chunks<'a, T> {
         items.chunks(self.script_batch as usize)
     }
 
     /// The two ARGV the scripts pass to `remember`: retentionMs, maxEntries.
-    fn push_memory_args(&self, args: &mut Args) {
+    pub(crate) fn push_memory_args(&self, args: &mut Args) {
         args.push(self.idempotency.retention_ms);
         args.push(self.idempotency.max_entries);
     }
 
     /// The eight ARGV the scripts read with `readPolicy`.
-    fn push_args(&self, args: &mut Args) {
+    pub(crate) fn push_args(&self, args: &mut Args) {
         let a = &self.agent;
         args.push(a.permanent_forbidden_backoff_ms);
         args.push(a.throttled_base_ms);
@@ -149,7 +150,7 @@ pub fn request_field(request_id: &str, call: impl FnOnce() -> String) -> String 
 
 /// Bound on one probe of a node: far above a healthy round trip, far below the command timeout,
 /// so a dead node is found at probe pace, not at the command timeout's.
-const PROBE_LIMIT: std::time::Duration = std::time::Duration::from_millis(1_000);
+pub(crate) const PROBE_LIMIT: std::time::Duration = std::time::Duration::from_millis(1_000);
 
 /// What a probe found of one Redis node.
 #[derive(Clone, Debug)]
@@ -172,7 +173,7 @@ pub enum Path {
 }
 
 /// A registry's size and its first names (in byte order) when it was last read in full.
-type FirstNames = (u64, Vec<String>);
+pub(crate) type FirstNames = (u64, Vec<String>);
 
 /// Script calls on more items than this take a turn in their node's bulk lane.
 pub const BULK_ITEMS: usize = 8;
@@ -183,7 +184,7 @@ pub const BULK_ITEMS: usize = 8;
 /// lone Acquire of one lease would wait for all of them. A few in flight keep Redis as busy
 /// (each runs far longer than a loopback round trip); the rest wait here, in arrival order
 /// (tokio's semaphore is fair), where a small call passes them.
-struct Bulk {
+pub(crate) struct Bulk {
     per_node: u32,
     lanes: std::sync::RwLock<std::collections::BTreeMap<Arc<str>, Arc<tokio::sync::Semaphore>>>,
     /// Calls waiting for a turn, on every lane.
@@ -191,12 +192,12 @@ struct Bulk {
 }
 
 impl Bulk {
-    fn new(per_node: u32) -> Self {
+    pub(crate) fn new(per_node: u32) -> Self {
         Self { per_node, lanes: Default::default(), waiting: Default::default() }
     }
 
     /// Waits for a turn on `node`'s lane; `None` when lanes are off (`per_node` 0).
-    async fn turn(&self, node: &Arc<str>) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    pub(crate) async fn turn(&self, node: &Arc<str>) -> Option<tokio::sync::OwnedSemaphorePermit> {
         if self.per_node == 0 {
             return None;
         }
@@ -232,28 +233,28 @@ impl Bulk {
 /// Baton's state in Redis. Cheap to clone.
 #[derive(Clone)]
 pub struct Store {
-    redis: Redis,
-    scripts: Arc<Scripts>,
-    keys: Keys,
-    policy: Arc<Policy>,
+    pub(crate) redis: Redis,
+    pub(crate) scripts: Arc<Scripts>,
+    pub(crate) keys: Keys,
+    pub(crate) policy: Arc<Policy>,
     /// The circuit breakers of every Redis node a call went to.
-    breakers: Arc<Breakers>,
+    pub(crate) breakers: Arc<Breakers>,
     /// Bound on one probe (PING, CLUSTER SLOTS) of a node.
-    probe_limit: std::time::Duration,
+    pub(crate) probe_limit: std::time::Duration,
     /// Registry entries this replica has written ("<registry key>\n<name>"), so a source
     /// costs one registry write per replica, not one per call. Registries only grow, so an
     /// entry never goes stale.
-    registered: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    pub(crate) registered: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
     /// When this replica last marked each queue in the index of active queues (`active`).
-    marks: Arc<std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>>,
+    pub(crate) marks: Arc<std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>>,
     /// Per registry key: its size and its first names when last read in full (`first_registered`).
-    firsts: Arc<std::sync::Mutex<std::collections::HashMap<String, FirstNames>>>,
+    pub(crate) firsts: Arc<std::sync::Mutex<std::collections::HashMap<String, FirstNames>>>,
     /// Turns of the large script calls, per Redis node (`Policy::bulk_inflight`).
-    bulk: Arc<Bulk>,
+    pub(crate) bulk: Arc<Bulk>,
     /// Sources spread over several slots (`sharding.*`); absent: one shard.
-    shards: Arc<shards::Sharding>,
+    pub(crate) shards: Arc<shards::Sharding>,
     /// Queues whose outbox a script wrote to (`flows`).
-    kicks: Arc<flows::Kicks>,
+    pub(crate) kicks: Arc<crate::flows::store::Kicks>,
 }
 
 impl Store {
@@ -343,12 +344,17 @@ impl Store {
 
     /// Runs a script through the breaker of its path on the node serving its keys.
     /// Runs a typed script call (`scripts::ScriptCall`) and decodes its reply.
-    async fn call<C: scripts::ScriptCall>(&self, path: Path, call: C) -> Result<C::Reply> {
+    pub(crate) async fn call<C: scripts::ScriptCall>(&self, path: Path, call: C) -> Result<C::Reply> {
         self.call_items(path, call, 1).await
     }
 
     /// [`Store::call`] for a call on `items` items (see [`Store::run_items`]).
-    async fn call_items<C: scripts::ScriptCall>(&self, path: Path, call: C, items: usize) -> Result<C::Reply> {
+    pub(crate) async fn call_items<C: scripts::ScriptCall>(
+        &self,
+        path: Path,
+        call: C,
+        items: usize,
+    ) -> Result<C::Reply> {
         let keys = call.keys();
         let value = match self.run_items(path, C::NAME, &keys, call.argv(), items).await? {
             array @ Value::Array(_) => array,
@@ -357,14 +363,14 @@ impl Store {
         <C::Reply as scripts::FromReply>::from_reply(reply::Reply::new(C::NAME, value)?)
     }
 
-    async fn run(&self, path: Path, name: &'static str, keys: &[&str], args: Args) -> Result<Value> {
+    pub(crate) async fn run(&self, path: Path, name: &'static str, keys: &[&str], args: Args) -> Result<Value> {
         self.run_items(path, name, keys, args, 1).await
     }
 
     /// [`Store::run`] for a script call on `items` items (leases asked for, completions,
     /// agents): a call of more than [`BULK_ITEMS`] waits for its turn in its node's bulk lane
     /// (`bulk`), so a small call is never queued in Redis behind more than a few large ones.
-    async fn run_items(
+    pub(crate) async fn run_items(
         &self,
         path: Path,
         name: &'static str,
@@ -384,7 +390,7 @@ impl Store {
 
     /// Counts what a read outside any script (a sharded source's peek) met toward the dispatch
     /// breaker of the node serving `key`.
-    fn record_dispatch<T>(&self, key: &str, result: &Result<T>) {
+    pub(crate) fn record_dispatch<T>(&self, key: &str, result: &Result<T>) {
         self.breakers.of(&self.redis.node_of(key))[Path::Dispatch as usize].record(result);
     }
 
@@ -450,7 +456,7 @@ impl Store {
     }
 
     /// The registry set of a source kind.
-    fn registry(&self, kind: SourceKind) -> String {
+    pub(crate) fn registry(&self, kind: SourceKind) -> String {
         match kind {
             SourceKind::Queue => self.keys.queues(),
             SourceKind::Pool => self.keys.pools(),
@@ -473,14 +479,14 @@ impl Store {
     }
 
     /// Adds a queue to the registry that sweepers and health walk.
-    async fn remember_queue(&self, queue: &str) -> Result<()> {
+    pub(crate) async fn remember_queue(&self, queue: &str) -> Result<()> {
         self.remember(self.keys.queues(), queue).await
     }
 
     /// Adds a name to a registry set (queues, pools, receivers). Called *before* the script
     /// whose effect it announces: a registry entry without data is harmless (every walk finds
     /// nothing there), data without one would be invisible to the sweepers and health.
-    async fn remember(&self, registry: String, name: &str) -> Result<()> {
+    pub(crate) async fn remember(&self, registry: String, name: &str) -> Result<()> {
         /// Past this many entries the memo starts again (bounded memory; at worst a few more
         /// idempotent SADDs).
         const MEMO: usize = 100_000;

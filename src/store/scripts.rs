@@ -108,7 +108,7 @@ impl FromReply for PurgePage {
     }
 }
 
-pub(super) fn purged(r: &mut super::reply::Reply) -> Result<Vec<Purged>> {
+pub(crate) fn purged(r: &mut super::reply::Reply) -> Result<Vec<Purged>> {
     let mut out = Vec::new();
     while !r.is_empty() {
         out.push(Purged { id: r.next()?, reason: r.next()?, action: r.next()? });
@@ -148,12 +148,12 @@ impl Scripts {
 
     /// Runs a script by name with its KEYS and ARGV; inside a traced call, in a span of its own.
     pub async fn run(&self, redis: &Redis, name: &'static str, keys: &[&str], args: Args) -> Result<Value> {
-        match crate::trace::script_span(name) {
+        match crate::edge::trace::script_span(name) {
             None => self.run_untraced(redis, name, keys, args).await,
             Some(span) => {
                 let result = self.run_untraced(redis, name, keys, args).instrument(span.clone()).await;
                 if let Err(e) = &result {
-                    crate::trace::script_failed(&span, e);
+                    crate::edge::trace::script_failed(&span, e);
                 }
                 result
             }

@@ -105,7 +105,7 @@ async fn a_queue_leaves_the_index_only_when_it_holds_nothing() {
     // The next Acquire marks it again. (The hand-made old mark above skipped the wait a real
     // one implies: a mark is retired only when older than RETIRE_AFTER, long after the
     // replica's memo of it ran out. Here the memo is let run out.)
-    tokio::time::sleep_until((marked + baton::store::active::MARK_EVERY).into()).await;
+    tokio::time::sleep_until((marked + baton::queues::active::MARK_EVERY).into()).await;
     acquire(&mut env.client, "q", "w2", 1).await;
     assert!(mark(&env.redis, "q").await.is_some(), "Acquire marks its queue again");
 }

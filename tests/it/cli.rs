@@ -186,7 +186,7 @@ async fn every_command_shows_and_changes_what_the_server_holds() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cli_speaks_mutual_tls_with_a_token() {
     let dir = tempfile::tempdir().unwrap();
-    let c = baton::devcerts::generate(dir.path(), &["localhost".into(), "127.0.0.1".into()], "ops").unwrap();
+    let c = baton::tools::devcerts::generate(dir.path(), &["localhost".into(), "127.0.0.1".into()], "ops").unwrap();
     let redis = TestRedis::start().await;
     let mut config = test_config();
     config.tls.cert_file = c.server_cert.display().to_string();

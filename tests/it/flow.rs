@@ -229,7 +229,7 @@ async fn a_release_wakes_a_long_poll_held_back_by_the_limit() {
 
 #[tokio::test]
 async fn a_reap_wakes_a_long_poll_held_back_by_the_limit() {
-    use baton::store::{ReapKind, Reaped};
+    use baton::queues::sweep::{ReapKind, Reaped};
     let mut env = Env::with_config(quiet_config()).await;
     // Dead-lettered by its first failure, so the reap puts nothing back in waiting.
     let first = pb::Agent { max_attempts: 1, ..agent("first", 0, 100) };

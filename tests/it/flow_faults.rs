@@ -405,11 +405,11 @@ async fn a_release_left_by_a_replica_that_died_after_answering_comes_within_two_
     let p = acquire(&mut c, "up", "w", 1).await.pop().expect("the parent is due");
 
     let dying = redis.store().await;
-    let done = baton::store::Completion {
+    let done = baton::queues::store::Completion {
         queue: "up".into(),
         name: "parent".into(),
         token: p.token,
-        outcome: baton::store::Outcome::Success,
+        outcome: baton::queues::store::Outcome::Success,
         message: String::new(),
         retry_after_ms: 0,
         request_id: String::new(),

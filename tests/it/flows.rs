@@ -458,11 +458,11 @@ async fn the_sweep_releases_what_a_dead_replica_left_in_the_outbox() {
     // Completed by a store with no flows task (a replica that dies right after its script):
     // the outbox entry is written, nobody releases it at once.
     let store = env.redis.store().await;
-    let c = baton::store::Completion {
+    let c = baton::queues::store::Completion {
         queue: "q".into(),
         name: "parent".into(),
         token: p.token,
-        outcome: baton::store::Outcome::Success,
+        outcome: baton::queues::store::Outcome::Success,
         message: String::new(),
         retry_after_ms: 0,
         request_id: String::new(),
@@ -511,13 +511,13 @@ async fn a_fan_in_releases_many_parents_per_page() {
         // Completed by a store with no flows task: every parent's outbox entry (one child each)
         // is written before any release.
         let store = env.redis.store().await;
-        let completions: Vec<baton::store::Completion> = leases
+        let completions: Vec<baton::queues::store::Completion> = leases
             .iter()
-            .map(|l| baton::store::Completion {
+            .map(|l| baton::queues::store::Completion {
                 queue: pq.into(),
                 name: l.name.clone(),
                 token: l.token,
-                outcome: baton::store::Outcome::Success,
+                outcome: baton::queues::store::Outcome::Success,
                 message: String::new(),
                 retry_after_ms: 0,
                 request_id: String::new(),
@@ -809,11 +809,11 @@ async fn queue_figures_count_blocked_agents_and_releases_in_flight() {
 
     // Completed by a store with no flows task: the finish waits in the outbox.
     let p = acquire_n(&mut env, "g", 1).await.pop().unwrap();
-    let c = baton::store::Completion {
+    let c = baton::queues::store::Completion {
         queue: "g".into(),
         name: "parent".into(),
         token: p.token,
-        outcome: baton::store::Outcome::Success,
+        outcome: baton::queues::store::Outcome::Success,
         message: String::new(),
         retry_after_ms: 0,
         request_id: String::new(),

@@ -12,7 +12,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use baton::{config::Config, embedded::Persistence};
+use baton::config::Config;
+
+use baton::runtime::embedded::Persistence;
 use common::*;
 use pb::{
     admin_service_client::AdminServiceClient, claim_service_client::ClaimServiceClient,
@@ -410,7 +412,8 @@ async fn zombie_sweep_looks_past_a_page_of_exceptional_leases() {
 // last successful one was sent), not a ttl after the last answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replica_leadership_steps_down_before_its_term_can_expire() {
-    use baton::{leadership::Leadership, store::wake::Wakeups};
+    use baton::runtime::leadership::Leadership;
+    use baton::runtime::wake::Wakeups;
     let redis = TestRedis::start().await;
     let store = redis.store().await;
     let stop = tokio_util::sync::CancellationToken::new();

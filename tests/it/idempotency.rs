@@ -159,7 +159,8 @@ async fn each_run_of_a_recurring_agent_is_completed_under_one_request_id() {
 // also as a batch item; without the request id the stale token is LEASE_LOST (None).
 #[tokio::test]
 async fn a_replayed_complete_is_told_apart_from_a_fresh_one() {
-    use baton::store::{Completion, Outcome, Policy, Redis, Store};
+    use baton::queues::store::{Completion, Outcome};
+    use baton::store::{Policy, Redis, Store};
     let env = Env::start().await;
     let mut c = env.client.clone();
     register(&mut c, Q, vec![agent("job", 3_600_000, 60_000)]).await;

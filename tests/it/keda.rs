@@ -17,7 +17,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use baton::service::keda::pb::{external_scaler_client::ExternalScalerClient, GetMetricsRequest, ScaledObjectRef};
+use baton::edge::keda::pb::{GetMetricsRequest, ScaledObjectRef};
+
+use baton::edge::keda::pb::external_scaler_client::ExternalScalerClient;
 use common::*;
 use pb::{
     admin_service_client::AdminServiceClient, claim_service_client::ClaimServiceClient,
@@ -100,7 +102,7 @@ async fn a_queue_filling_and_draining() {
 }
 
 /// The next answer of a StreamIsActive stream, within `limit`.
-async fn next(stream: &mut tonic::Streaming<baton::service::keda::pb::IsActiveResponse>, limit: Duration) -> bool {
+async fn next(stream: &mut tonic::Streaming<baton::edge::keda::pb::IsActiveResponse>, limit: Duration) -> bool {
     tokio::time::timeout(limit, stream.message())
         .await
         .expect("a StreamIsActive answer in time")
@@ -292,7 +294,7 @@ async fn the_scaler_needs_read_access_within_scopes() {
     let mut config = test_config();
     config.auth.tokens = vec![baton::config::TokenEntry {
         name: "keda".into(),
-        sha256: baton::auth::token_hash("tok-keda"),
+        sha256: baton::edge::auth::token_hash("tok-keda"),
         roles: vec!["read-only".into()],
         scopes: vec!["billing.*".into()],
     }];

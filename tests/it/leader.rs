@@ -279,7 +279,8 @@ async fn leader_calls_reject_bad_fields() {
 // resigns and the other takes over without waiting for the ttl.
 #[tokio::test]
 async fn internal_leadership_fails_over_on_shutdown() {
-    use baton::{leadership::Leadership, store::wake::Wakeups};
+    use baton::runtime::leadership::Leadership;
+    use baton::runtime::wake::Wakeups;
     use tokio_util::sync::CancellationToken;
     let redis = TestRedis::start().await;
     let replica = |name: &'static str| {
@@ -317,7 +318,8 @@ async fn internal_leadership_fails_over_on_shutdown() {
 // not held for a ttl by nobody.
 #[tokio::test]
 async fn dropped_campaign_resigns_what_it_won() {
-    use baton::{dispatch, store::wake::Wakeups};
+    use baton::runtime::dispatch;
+    use baton::runtime::wake::Wakeups;
     let env = Env::start().await;
     let store = env.redis.store().await;
     let shutdown = tokio_util::sync::CancellationToken::new();

@@ -194,7 +194,8 @@ async fn cancelled_long_polls_leave_no_invisible_lease() {
 // acquire script was sent. The lease it got is released, not left held by nobody.
 #[tokio::test]
 async fn dropped_acquire_releases_what_it_got() {
-    use baton::{dispatch, store::wake::Wakeups};
+    use baton::runtime::dispatch;
+    use baton::runtime::wake::Wakeups;
     let env = Env::start().await;
     register(&mut env.client.clone(), "drop", vec![agent("only", 3_600_000, 60_000)]).await;
     let store = env.redis.store().await;

@@ -13,7 +13,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use baton::{config::Config, embedded::Persistence};
+use baton::config::Config;
+
+use baton::runtime::embedded::Persistence;
 use common::*;
 use tonic::Code;
 
@@ -155,7 +157,8 @@ async fn zombie_leases_are_requeued_as_timeouts() {
 // store, with no sweeper running, so the order of scan, heartbeat and reap is the test's.
 #[tokio::test]
 async fn a_heartbeat_between_orphan_scan_and_reap_keeps_the_lease() {
-    use baton::store::{AgentDef, Beat, ReapKind, Reaped};
+    use baton::queues::store::{AgentDef, Beat};
+    use baton::queues::sweep::{ReapKind, Reaped};
     const THRESHOLD_MS: u64 = 200;
     let redis = TestRedis::start().await;
     let store = redis.store().await;

@@ -12,7 +12,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use baton::{embedded::Persistence, pb::schedule_service_client::ScheduleServiceClient};
+use baton::pb::schedule_service_client::ScheduleServiceClient;
+
+use baton::runtime::embedded::Persistence;
 use common::*;
 use tonic::{transport::Channel, Code, Streaming};
 

@@ -1,4 +1,4 @@
-//! Browsers and curl on the gRPC port (`src/web.rs`), against a real redis-server and a real
+//! Browsers and curl on the gRPC port (`src/edge/web.rs`), against a real redis-server and a real
 //! Baton: JSON calls made by the `curl` binary, gRPC-Web calls framed by hand from the generated
 //! messages (unary and a server stream read message by message), CORS, TLS.
 //!
@@ -88,7 +88,7 @@ async fn post(addr: SocketAddr, path: &str, json: &str, token: Option<&str>, ext
 fn token(name: &str, token: &str, role: &str, scopes: &[&str]) -> TokenEntry {
     TokenEntry {
         name: name.into(),
-        sha256: baton::auth::token_hash(token),
+        sha256: baton::edge::auth::token_hash(token),
         roles: vec![role.into()],
         scopes: scopes.iter().map(|s| s.to_string()).collect(),
     }
@@ -556,7 +556,8 @@ async fn web_protocols_can_be_turned_off() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_over_tls_with_curl() {
     let dir = tempfile::tempdir().unwrap();
-    let certs = baton::devcerts::generate(dir.path(), &["localhost".into(), "127.0.0.1".into()], "worker-7").unwrap();
+    let certs =
+        baton::tools::devcerts::generate(dir.path(), &["localhost".into(), "127.0.0.1".into()], "worker-7").unwrap();
     let mut config = auth_config();
     config.tls.cert_file = certs.server_cert.display().to_string();
     config.tls.key_file = certs.server_key.display().to_string();
@@ -678,7 +679,7 @@ async fn an_unauthenticated_call_is_refused_before_its_body_is_read() {
     }
 
     let before = rss_mib(process.child.id());
-    let size = baton::web::MAX_JSON_BYTES;
+    let size = baton::edge::web::MAX_JSON_BYTES;
     let mut held = futures::future::join_all(
         (0..20).map(|_| unauthenticated_post(addr, register, "application/json", size, size - 1)),
     )

@@ -4,11 +4,11 @@
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
-use baton::{
-    config::Config,
-    embedded::{Persistence, RedisProcess},
-    pb::agent_service_client::AgentServiceClient,
-};
+use baton::config::Config;
+
+use baton::pb::agent_service_client::AgentServiceClient;
+
+use baton::runtime::embedded::{Persistence, RedisProcess};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::Channel;

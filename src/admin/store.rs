@@ -1,0 +1,214 @@
+//! Dead-letter queues and the auto-purge, for every queue and pool.
+
+use crate::error::{Error, Result};
+use crate::store::keys::ChannelKind;
+use crate::store::scripts::PurgePage;
+pub use crate::store::scripts::Purged;
+use crate::store::{reply::Reply, scripts::purged, scripts::Args, Path, SourceKind, Store};
+
+/// One dead letter as stored.
+#[derive(Clone, Debug)]
+pub struct DeadLetterEntry {
+    pub id: String,
+    pub failed_at_ms: i64,
+    /// The context the failing script recorded (JSON object).
+    pub context: serde_json::Value,
+    /// The agent's payload (empty for resources).
+    pub payload: Vec<u8>,
+}
+
+/// Limits of one purge pass.
+#[derive(Clone, Copy, Debug)]
+pub struct PurgeLimits {
+    pub dry_run: bool,
+    pub max_working_age_ms: u64,
+    pub max_idle_age_ms: u64,
+    pub max_claim_age_ms: u64,
+}
+
+impl Store {
+    /// One page of a source's dead letters, oldest first; returns (total, entries).
+    pub async fn dead_letters(
+        &self,
+        kind: SourceKind,
+        name: &str,
+        offset: u64,
+        count: u32,
+    ) -> Result<(u64, Vec<DeadLetterEntry>)> {
+        let (dlq, dlqinfo, payloads, with_payload) = match kind {
+            SourceKind::Queue => {
+                let k = self.keys.queue(name);
+                (k.dlq, k.dlqinfo, k.payloads, "1")
+            }
+            SourceKind::Pool => {
+                let k = self.keys.pool(name);
+                (k.dlq, k.dlqinfo.clone(), k.dlqinfo, "0")
+            }
+            SourceKind::Receiver => {
+                let k = self.keys.receiver(name);
+                (k.dlq, k.dlqinfo, k.messages, "1")
+            }
+        };
+        let args = Args::new().arg(offset).arg(count).arg(with_payload);
+        let reply = self.run(Path::Dispatch, "readDeadLetters", &[&dlq, &dlqinfo, &payloads], args).await?;
+        let mut r = Reply::new("readDeadLetters", reply)?;
+        let total = r.next()?;
+        let mut entries = Vec::new();
+        while !r.is_empty() {
+            let id: String = r.next()?;
+            let failed_at_ms = r.next()?;
+            let json: String = r.next()?;
+            let context = serde_json::from_str(&json).map_err(|e| Error::Internal(format!("dead letter {id}: {e}")))?;
+            entries.push(DeadLetterEntry { id, failed_at_ms, context, payload: r.next()? });
+        }
+        Ok((total, entries))
+    }
+
+    /// Puts a dead letter back where it came from; false if it is not dead-lettered there.
+    pub async fn retry_dead_letter(&self, kind: SourceKind, name: &str, id: &str) -> Result<bool> {
+        let reply = match kind {
+            SourceKind::Queue => {
+                // A sharded queue's agent is in its name's shard.
+                let name = &*self.shard_of(SourceKind::Queue, name, id);
+                let k = self.keys.queue(name);
+                let keys = [&*k.waiting, &k.defs, &k.streaks, &k.dlq, &k.dlqinfo, &k.index, &k.results, &k.resultsat];
+                let args = Args::new().arg(id).arg(self.keys.announce(ChannelKind::Queue, name)).arg(name);
+                self.run(Path::WriteBack, "retryAgent", &keys, args).await?
+            }
+            SourceKind::Pool => {
+                let name = &*self.shard_of(SourceKind::Pool, name, id);
+                let k = self.keys.pool(name);
+                let channel = self.keys.announce(ChannelKind::Pool, name);
+                let call = crate::pools::store::calls::RetryResource { keys: &k, id, channel: &channel, pool: name };
+                return Ok(self.call(Path::WriteBack, call).await?.0 == 1);
+            }
+            SourceKind::Receiver => {
+                let Some((name, id)) = self.message_shard(name, id) else { return Ok(false) };
+                let k = self.keys.receiver(&name);
+                let channel = self.keys.announce(ChannelKind::Receiver, &name);
+                let wake_name = crate::receivers::store::wake_name(&name);
+                let call = crate::receivers::store::calls::RetryMessage {
+                    keys: &k,
+                    id: &id,
+                    channel: &channel,
+                    wake_name: &wake_name,
+                };
+                return Ok(self.call(Path::WriteBack, call).await?.0 == 1);
+            }
+        };
+        Ok(redis::from_redis_value::<i64>(reply).map_err(|e| Error::Internal(e.to_string()))? == 1)
+    }
+
+    /// Drops a dead letter for good; false if it is not dead-lettered there.
+    pub async fn delete_dead_letter(&self, kind: SourceKind, name: &str, id: &str) -> Result<bool> {
+        let reply = match kind {
+            SourceKind::Queue => {
+                let k = self.keys.queue(&self.shard_of(SourceKind::Queue, name, id));
+                let keys = [&*k.dlq, &k.dlqinfo, &k.defs, &k.payloads, &k.streaks, &k.index, &k.waiting];
+                self.run(Path::WriteBack, "deleteDeadAgent", &keys, Args::new().arg(id)).await?
+            }
+            SourceKind::Pool => {
+                let k = self.keys.pool(&self.shard_of(SourceKind::Pool, name, id));
+                self.run(Path::WriteBack, "dropDeadLetter", &[&k.dlq, &k.dlqinfo], Args::new().arg(id)).await?
+            }
+            SourceKind::Receiver => {
+                let Some((name, id)) = self.message_shard(name, id) else { return Ok(false) };
+                let k = self.keys.receiver(&name);
+                let call = crate::receivers::store::calls::DeleteDeadMessage { keys: &k, id: &id };
+                return Ok(self.call(Path::WriteBack, call).await?.0 == 1);
+            }
+        };
+        Ok(redis::from_redis_value::<i64>(reply).map_err(|e| Error::Internal(e.to_string()))? == 1)
+    }
+
+    /// One page of the purge of a queue; returns (next cursor, findings).
+    pub async fn purge_queue(
+        &self,
+        queue: &str,
+        limits: PurgeLimits,
+        cursor: &str,
+        page: u32,
+    ) -> Result<(String, Vec<Purged>)> {
+        let k = self.keys.queue(queue);
+        let mut keys = k.lease_keys().to_vec();
+        // Agents blocked on their parents are in no set but `pending`: never requeued.
+        keys.push(&k.pending);
+        let args = Args::new()
+            .arg(if limits.dry_run { "1" } else { "0" })
+            .arg(limits.max_working_age_ms)
+            .arg(self.policy.dead_letter.ttl_ms)
+            .arg(self.policy.dead_letter.max_entries)
+            .arg(cursor)
+            .arg(page)
+            .arg(self.keys.announce(ChannelKind::Queue, queue))
+            .arg(queue);
+        let reply = self.run(Path::WriteBack, "purgeQueue", &keys, args).await?;
+        let mut r = Reply::new("purgeQueue", reply)?;
+        Ok((r.next()?, purged(&mut r)?))
+    }
+
+    /// One page of the purge of a pool; returns (next cursor, findings).
+    pub async fn purge_pool(
+        &self,
+        pool: &str,
+        limits: PurgeLimits,
+        cursor: &str,
+        page: u32,
+    ) -> Result<(String, Vec<Purged>)> {
+        let k = self.keys.pool(pool);
+        let channel = self.keys.announce(ChannelKind::Pool, pool);
+        let call = crate::pools::store::calls::PurgePool {
+            keys: &k,
+            dry_run: limits.dry_run,
+            max_idle_age_ms: limits.max_idle_age_ms,
+            max_claim_age_ms: limits.max_claim_age_ms,
+            dlq_ttl_ms: self.policy.dead_letter.ttl_ms,
+            dlq_max: self.policy.dead_letter.max_entries,
+            cursor,
+            limit: page as u64,
+            channel: &channel,
+            pool,
+        };
+        let PurgePage(next, found) = self.call(Path::WriteBack, call).await?;
+        Ok((next, found))
+    }
+
+    /// One page of the purge of a receiver; returns (next cursor, findings).
+    pub async fn purge_receiver(
+        &self,
+        receiver: &str,
+        dry_run: bool,
+        cursor: &str,
+        page: u32,
+    ) -> Result<(String, Vec<Purged>)> {
+        let k = self.keys.receiver(receiver);
+        let call = crate::receivers::store::calls::PurgeReceiver {
+            keys: &k,
+            dry_run,
+            dlq_ttl_ms: self.policy.dead_letter.ttl_ms,
+            dlq_max: self.policy.dead_letter.max_entries,
+            cursor,
+            limit: page as u64,
+        };
+        let PurgePage(next, found) = self.call(Path::WriteBack, call).await?;
+        Ok((next, found))
+    }
+
+    /// Writes the health summary into the health hash (field -> JSON), with the overall status.
+    pub async fn write_health(&self, fields: &[(String, String)]) -> Result<()> {
+        let mut conn = self.redis.conn().await?;
+        let mut cmd = redis::cmd("HSET");
+        cmd.arg(self.keys.health());
+        for (f, v) in fields {
+            cmd.arg(f).arg(v);
+        }
+        cmd.query_async::<i64>(&mut conn).await?;
+        Ok(())
+    }
+
+    /// The health hash as last written.
+    pub async fn read_health(&self) -> Result<std::collections::HashMap<String, String>> {
+        let mut conn = self.redis.conn().await?;
+        Ok(redis::cmd("HGETALL").arg(self.keys.health()).query_async(&mut conn).await?)
+    }
+}

@@ -1,0 +1,4 @@
+//! Elections: terms, fenced leadership and its history (LeaderService).
+
+pub mod service;
+pub mod store;

@@ -1,0 +1,134 @@
+//! Batches: members whose finishes are counted, and callbacks that run once when the batch is
+//! done. A batch is a sentinel agent, named as the batch, in a keyspace of its own (`{b:<batch>}`,
+//! the queue name "~<batch>" that no user can name): its members are its parents (RUN_ANYWAY:
+//! any finish counts), its callbacks its children, and it is held back by one more pending
+//! count while open. Members' finishes reach it through the flows machinery (`store::flows`),
+//! one idempotent step each, in its own slot, so the last one — whichever replica applies it —
+//! finishes it exactly once (`finishBatch`), which releases the callbacks through its outbox.
+
+use crate::flows::store::{ParentPolicy, ParentRef};
+
+use crate::store::{Path, Store};
+
+use crate::store::reply::Reply;
+
+use crate::error::{Error, Result};
+use crate::store::scripts::Args;
+
+/// The queue name of a batch's keyspace.
+pub fn batch_queue(batch: &str) -> String {
+    format!("~{batch}")
+}
+
+/// A batch's counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BatchInfo {
+    pub total: u32,
+    pub pending: u32,
+    pub succeeded: u32,
+    pub failed: u32,
+    pub closed: bool,
+    pub created_at_ms: i64,
+    pub done_at_ms: Option<i64>,
+    /// (queue, name) of each callback.
+    pub callbacks: Vec<(String, String)>,
+}
+
+/// What opening a batch found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Opened {
+    Created,
+    Found,
+}
+
+impl Store {
+    /// Creates batch `batch` (recording `callbacks`, "<queue>|<name>" each) or finds it, and adds
+    /// `members` (physical queue, name) as pending; closes it after when `close`. Members must be
+    /// attached afterwards ([`Store::join_batch`]). `Error::FailedPrecondition` BATCH_CLOSED when
+    /// it is closed; `Error::InvalidArgument` when it was created with other callbacks.
+    pub async fn open_batch(
+        &self,
+        batch: &str,
+        callbacks: &[(String, String)],
+        members: &[(String, String)],
+        close: bool,
+    ) -> Result<Opened> {
+        let queue = batch_queue(batch);
+        self.remember_flow_queues([queue.as_str()]).await?;
+        let k = self.keys.queue(&queue);
+        let mut keys = vec![&*k.defs, &k.pending, &k.stats, &k.unattached];
+        keys.extend(k.finish_keys());
+        let callbacks: Vec<String> = callbacks.iter().map(|(q, n)| format!("{q}|{n}")).collect();
+        let mut args = Args::new().arg(self.keys.announce_finishes(&queue)).arg(&queue);
+        self.policy.push_result_args(&mut args);
+        args.push(batch);
+        args.push(callbacks.join("\n"));
+        args.push(if close { "1" } else { "0" });
+        for (q, n) in members {
+            args.push(format!("{q}|{n}"));
+        }
+        let reply = self.run_items(Path::WriteBack, "openBatch", &keys, args, members.len()).await?;
+        let mut r = Reply::new("openBatch", reply)?;
+        let code: i64 = r.next()?;
+        self.outboxed(&queue, r.next()?);
+        match code {
+            1 => Ok(Opened::Created),
+            0 => Ok(Opened::Found),
+            -1 => Err(Error::BatchClosed(format!("batch {batch:?} is closed: no member may be added"))),
+            _ => Err(Error::invalid("on_success", format!("batch {batch:?} exists with other callbacks"))),
+        }
+    }
+
+    /// Attaches the batch's sentinel to members just registered (physical queue, name), so
+    /// their finishes are counted.
+    pub async fn join_batch(&self, batch: &str, members: &[(String, String)]) -> Result<()> {
+        let parents: Vec<ParentRef> = members
+            .iter()
+            .map(|(q, n)| ParentRef { queue: q.clone(), name: n.clone(), policy: ParentPolicy::RunAnyway })
+            .collect();
+        self.attach(&batch_queue(batch), &[(batch.to_string(), parents)]).await
+    }
+
+    /// Closes a batch; false when it was closed before. `Error::NotFound` without it.
+    pub async fn close_batch(&self, batch: &str) -> Result<bool> {
+        let queue = batch_queue(batch);
+        let k = self.keys.queue(&queue);
+        let mut keys = vec![&*k.defs, &k.pending, &k.stats];
+        keys.extend(k.finish_keys());
+        let mut args = Args::new().arg(self.keys.announce_finishes(&queue)).arg(&queue);
+        self.policy.push_result_args(&mut args);
+        args.push(batch);
+        let reply = self.run(Path::WriteBack, "closeBatch", &keys, args).await?;
+        let mut r = Reply::new("closeBatch", reply)?;
+        let code: i64 = r.next()?;
+        self.outboxed(&queue, r.next()?);
+        match code {
+            -1 => Err(Error::NotFound(format!("batch {batch:?}"))),
+            code => Ok(code == 1),
+        }
+    }
+
+    /// A batch's counts, or None without such a batch.
+    pub async fn read_batch(&self, batch: &str) -> Result<Option<BatchInfo>> {
+        let k = self.keys.queue(&batch_queue(batch));
+        let reply = self.run(Path::Dispatch, "readBatch", &[&k.stats, &k.pending], Args::new().arg(batch)).await?;
+        let mut r = Reply::new("readBatch", reply)?;
+        if r.is_empty() {
+            return Ok(None);
+        }
+        let (total, succeeded, failed): (u32, u32, u32) = (r.next()?, r.next()?, r.next()?);
+        let closed = r.next::<String>()? == "1";
+        let created_at_ms: i64 = r.next()?;
+        let done_at_ms: Option<i64> = r.next_opt()?;
+        let callbacks: String = r.next()?;
+        let count: i64 = r.next()?;
+        let callbacks = callbacks
+            .lines()
+            .filter_map(|l| l.split_once('|'))
+            .map(|(q, n)| (crate::store::shards::logical(q).to_string(), n.to_string()))
+            .collect();
+        // The sentinel's count holds one more while open.
+        let pending = if done_at_ms.is_some() { 0 } else { (count - i64::from(!closed)).max(0) as u32 };
+        Ok(Some(BatchInfo { total, pending, succeeded, failed, closed, created_at_ms, done_at_ms, callbacks }))
+    }
+}

@@ -1,0 +1,692 @@
+//! Work that depends on work: results kept after an agent finishes, Await, dependencies between
+//! agents of any queues, and their release.
+//!
+//! Every step runs in one slot. A finish is written by the script that ends the agent
+//! (`lua/includes/finished.lua`), in the parent's slot: its result record, and, if children are
+//! attached, an outbox entry whose own set of children is frozen at that moment. Releasing those
+//! children is a step in each child's slot (`lua/includes/releaseChild.lua`), keyed by the child
+//! and the parent, and applied only while that parent is pending, so a release replayed after any
+//! crash — of Baton, of a Redis primary — applies once. Baton walks the outbox page by page
+//! ([`Store::drain_outbox`]), a page being up to [`PAGE`] children across entries: in the
+//! parents' slot, `releaseOutbox` releases the children of the same queue and drops what it
+//! released in the same script; children of other queues are released in their slots, then
+//! dropped from their entries (`advanceOutbox`). A replica that dies in between leaves the
+//! entries where they were; the flows sweep ([`Store::sweep_flows`]) finds them.
+//!
+//! A child is created blocked, with its parents pending, before it is attached to them
+//! (`attachChildren`, in each parent's slot, which also answers parents that finished already);
+//! until all are attached it is listed in `unattached`, and the sweep attaches what a crash left
+//! out. Attaching is idempotent too.
+
+use std::collections::BTreeMap;
+
+use tokio::sync::mpsc;
+
+use crate::error::{Error, Result};
+use crate::store::{reply::Reply, scripts::Args, Path, Store};
+
+/// Children released per page of an outbox entry.
+pub const PAGE: usize = 500;
+
+/// What a parent's failure does to a child waiting for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParentPolicy {
+    Wait,
+    Cancel,
+    RunAnyway,
+}
+
+impl ParentPolicy {
+    fn letter(self) -> char {
+        match self {
+            ParentPolicy::Wait => 'W',
+            ParentPolicy::Cancel => 'C',
+            ParentPolicy::RunAnyway => 'A',
+        }
+    }
+
+    fn from_letter(c: u8) -> Self {
+        match c {
+            b'C' => ParentPolicy::Cancel,
+            b'A' => ParentPolicy::RunAnyway,
+            _ => ParentPolicy::Wait,
+        }
+    }
+}
+
+/// A parent named by a child: its physical queue, name, and policy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParentRef {
+    pub queue: String,
+    pub name: String,
+    pub policy: ParentPolicy,
+}
+
+/// How an agent finished.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Finish {
+    Succeeded,
+    DeadLettered,
+    Cancelled,
+    Unregistered,
+}
+
+/// An agent's finish as kept (`lua/includes/finished.lua`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FinishRecord {
+    pub finish: Finish,
+    /// The outcome of the run that finished it ("SUCCESS", …); "" when no run did.
+    pub outcome: String,
+    pub token: u64,
+    pub at_ms: i64,
+    pub message: String,
+    pub result: Vec<u8>,
+}
+
+impl FinishRecord {
+    /// Parses "<finish>|<outcome>|<token>|<at>|<message length>|<message><result>".
+    pub fn parse(raw: &[u8]) -> Option<Self> {
+        let mut rest = raw;
+        let mut field = || {
+            let i = rest.iter().position(|&b| b == b'|')?;
+            let f = &rest[..i];
+            rest = &rest[i + 1..];
+            Some(f)
+        };
+        let finish = match field()? {
+            b"S" => Finish::Succeeded,
+            b"D" => Finish::DeadLettered,
+            b"C" => Finish::Cancelled,
+            b"U" => Finish::Unregistered,
+            _ => return None,
+        };
+        let outcome = String::from_utf8(field()?.to_vec()).ok()?;
+        let token = std::str::from_utf8(field()?).ok()?.parse().ok()?;
+        let at_ms = std::str::from_utf8(field()?).ok()?.parse().ok()?;
+        let len: usize = std::str::from_utf8(field()?).ok()?.parse().ok()?;
+        if rest.len() < len {
+            return None;
+        }
+        let message = String::from_utf8_lossy(&rest[..len]).into_owned();
+        Some(Self { finish, outcome, token, at_ms, message, result: rest[len..].to_vec() })
+    }
+
+    /// The record of a parent that is gone without a finish kept (treated as unregistered).
+    fn missing() -> Vec<u8> {
+        b"U||0|0|0|".to_vec()
+    }
+}
+
+/// What Register did with one agent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegisteredItem {
+    /// The agent's name, or the holder of its idempotency key when deduplicated.
+    pub name: String,
+    pub created: bool,
+    pub deduplicated: bool,
+    /// The holder's kept finish, when deduplicated.
+    pub finish: Option<FinishRecord>,
+}
+
+/// What one Register did.
+#[derive(Clone, Debug, Default)]
+pub struct RegisterAnswer {
+    pub created: u32,
+    pub updated: u32,
+    pub deduplicated: u32,
+    /// One per agent, in request order.
+    pub items: Vec<RegisteredItem>,
+}
+
+/// Where an awaited agent is, when it has not finished.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AwaitState {
+    Missing,
+    Waiting,
+    Working,
+    DeadLettered,
+    Blocked,
+    Detached,
+}
+
+/// An agent's parents (with their finishes, once they released it) and first children.
+#[derive(Clone, Debug, Default)]
+pub struct Family {
+    /// Parents still pending.
+    pub pending: u32,
+    /// (physical parent queue, parent name, policy, finish once applied), in name order.
+    pub parents: Vec<(String, String, ParentPolicy, Option<FinishRecord>)>,
+    /// (physical child queue, child name), up to the limit asked for.
+    pub children: Vec<(String, String)>,
+}
+
+/// Queues whose outbox a script wrote to: drained by [`Store::run_flows`].
+pub struct Kicks {
+    tx: mpsc::UnboundedSender<String>,
+    rx: std::sync::Mutex<Option<mpsc::UnboundedReceiver<String>>>,
+}
+
+impl Default for Kicks {
+    fn default() -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        Self { tx, rx: std::sync::Mutex::new(Some(rx)) }
+    }
+}
+
+fn split_ref(member: &str) -> Option<(&str, &str)> {
+    member.split_once('|')
+}
+
+/// An outbox entry in a page: its member ("<parent>|<seq>"), the parent's result record, and the
+/// page's children of it ("<child queue>|<child>", each with whether its release is done: true
+/// unless `releaseChildren` kept it).
+struct OutboxEntry {
+    member: String,
+    record: Vec<u8>,
+    children: Vec<(String, bool)>,
+}
+
+impl OutboxEntry {
+    fn parent(&self) -> &str {
+        self.member.rsplit_once('|').map_or(self.member.as_str(), |(p, _)| p)
+    }
+}
+
+/// The rest of releaseOutbox's answer: per entry, member, record, n, then n children.
+fn parse_page(mut r: Reply) -> Result<Vec<OutboxEntry>> {
+    let mut page = Vec::new();
+    while !r.is_empty() {
+        let member: String = r.next()?;
+        let record: Vec<u8> = r.next()?;
+        let n: usize = r.next()?;
+        let mut children = Vec::with_capacity(n);
+        for _ in 0..n {
+            children.push((r.next::<String>()?, true));
+        }
+        page.push(OutboxEntry { member, record, children });
+    }
+    Ok(page)
+}
+
+impl Store {
+    /// A script wrote `n` outbox entries in `queue`: release their children soon.
+    pub(crate) fn outboxed(&self, queue: &str, n: i64) {
+        if n > 0 {
+            let _ = self.kicks.tx.send(queue.to_string());
+        }
+    }
+
+    /// Notes queues that take part in dependencies, before anything is written there, so the
+    /// flows sweep finds whatever a crash leaves behind in them.
+    pub(crate) async fn remember_flow_queues(&self, queues: impl IntoIterator<Item = &str>) -> Result<()> {
+        for q in queues {
+            self.remember(self.keys.flows(), q).await?;
+        }
+        Ok(())
+    }
+
+    /// Which of `refs` (physical queue, name, traced) exist or have a finish kept; and for those
+    /// `traced`, the trace context their definition carries ("" for none, or when only a finish
+    /// is kept). Callers bound how many are traced (`trace::MAX_LINKS` per child).
+    pub async fn agents_known(&self, refs: &[(String, String, bool)]) -> Result<Vec<(bool, String)>> {
+        let mut out = vec![(false, String::new()); refs.len()];
+        let mut by_queue: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (i, (q, _, _)) in refs.iter().enumerate() {
+            by_queue.entry(q).or_default().push(i);
+        }
+        for (queue, mut positions) in by_queue {
+            let k = self.keys.queue(queue);
+            // The traced first: each step asks for the trace context of its first names.
+            positions.sort_by_key(|&i| !refs[i].2);
+            // In script-sized steps: a fan-in of 10,000 parents is not one long script.
+            for chunk in positions.chunks(self.policy.script_batch as usize * 4) {
+                let traced = chunk.iter().take_while(|&&i| refs[i].2).count();
+                let mut args = Args::new().arg(traced);
+                for &i in chunk {
+                    args.push(&refs[i].1);
+                }
+                let reply = self.run(Path::Dispatch, "knownAgents", &[&k.defs, &k.results], args).await?;
+                let mut r = Reply::new("knownAgents", reply)?;
+                for &i in chunk {
+                    out[i].0 = r.next::<i64>()? == 1;
+                }
+                for &i in &chunk[..traced] {
+                    out[i].1 = r.next()?;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Attaches new children of `child_queue` (physical) to their parents, applies the parents
+    /// that finished already, and marks the children attached.
+    pub async fn attach(&self, child_queue: &str, children: &[(String, Vec<ParentRef>)]) -> Result<()> {
+        if children.is_empty() {
+            return Ok(());
+        }
+        // Triples by parent queue: (parent, child).
+        let mut by_parent: BTreeMap<&str, Vec<(&str, &str)>> = BTreeMap::new();
+        for (child, parents) in children {
+            for p in parents {
+                by_parent.entry(&p.queue).or_default().push((&p.name, child));
+            }
+        }
+        let mut finished: Vec<(String, String, Vec<u8>)> = Vec::new();
+        for (parent_queue, pairs) in by_parent {
+            let k = self.keys.queue(parent_queue);
+            // Script-sized steps (each attach is a few commands).
+            for chunk in pairs.chunks(self.policy.script_batch as usize * 2) {
+                let mut args = Args::new();
+                for (parent, child) in chunk {
+                    args.push(*parent);
+                    args.push(child_queue);
+                    args.push(*child);
+                }
+                let keys = [&*k.defs, &k.dlq, &k.results, &k.fanout, &k.children];
+                let reply = self.run(Path::WriteBack, "attachChildren", &keys, args).await?;
+                let answers: Vec<Vec<u8>> =
+                    redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
+                for ((parent, child), answer) in chunk.iter().zip(answers) {
+                    let record = match &answer[..] {
+                        b"" => continue,
+                        b"m" => FinishRecord::missing(),
+                        _ => answer,
+                    };
+                    finished.push((child.to_string(), format!("{parent_queue}|{parent}"), record));
+                }
+            }
+        }
+        for chunk in finished.chunks(PAGE) {
+            self.release_children(child_queue, chunk).await?;
+        }
+        let k = self.keys.queue(child_queue);
+        let mut conn = self.redis.conn().await?;
+        for chunk in children.chunks(PAGE) {
+            let mut cmd = redis::cmd("ZREM");
+            cmd.arg(&k.unattached);
+            for (child, _) in chunk {
+                cmd.arg(child);
+            }
+            cmd.query_async::<i64>(&mut conn).await?;
+        }
+        Ok(())
+    }
+
+    /// Applies parents' finishes to children of `queue` (physical): (child, "<parent queue>|
+    /// <parent>", record). Per item, whether it is done (false: kept waiting for a retry).
+    pub async fn release_children(&self, queue: &str, items: &[(String, String, Vec<u8>)]) -> Result<Vec<bool>> {
+        let items: Vec<(&str, &str, &[u8])> = items.iter().map(|(c, p, r)| (c.as_str(), p.as_str(), &r[..])).collect();
+        self.release_items(queue, &items).await
+    }
+
+    async fn release_items(&self, queue: &str, items: &[(&str, &str, &[u8])]) -> Result<Vec<bool>> {
+        let k = self.keys.queue(queue);
+        let mut keys = vec![&*k.waiting, &k.defs, &k.payloads, &k.index, &k.pending];
+        keys.extend(k.finish_keys());
+        keys.push(&k.stats);
+        let mut args = Args::new().arg(self.keys.announce_finishes(queue)).arg(queue);
+        self.policy.push_result_args(&mut args);
+        for (child, parent, record) in items {
+            args.push(*child);
+            args.push(*parent);
+            args.push(*record);
+        }
+        let reply = self.run_items(Path::WriteBack, "releaseChildren", &keys, args, items.len()).await?;
+        let mut codes: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
+        self.outboxed(queue, codes.pop().unwrap_or(0));
+        Ok(codes.into_iter().map(|c| c == 1).collect())
+    }
+
+    /// Releases the children of `queue`'s outbox entries written at or before `before_ms`
+    /// (None: all), page by page; returns how many children were released or kept.
+    ///
+    /// A page holds up to [`PAGE`] children across as many entries as they fit in (a fan-in's
+    /// parents each leave an entry of one child). `releaseOutbox`, in the parents' slot, reads
+    /// it, releases the children of the same queue there and then, and drops the entries it
+    /// released; children of other queues come back, are released by one `releaseChildren` per
+    /// child queue, and leave their entries with one `advanceOutbox`. So a page costs one script
+    /// call when parents and children share a queue, and two plus one per other child queue
+    /// when they do not. Every step is idempotent; a crash between them leaves the entries for
+    /// the sweep, whose cutoff applies to each entry.
+    pub async fn drain_outbox(&self, queue: &str, before_ms: Option<i64>) -> Result<usize> {
+        let k = self.keys.queue(queue);
+        let before = before_ms.map_or_else(|| "+inf".to_string(), |t| t.to_string());
+        let mut keys = vec![&*k.waiting, &k.defs, &k.payloads, &k.index, &k.pending];
+        keys.extend(k.finish_keys());
+        keys.push(&k.stats);
+        let mut handled = 0;
+        loop {
+            let mut args = Args::new().arg(self.keys.announce_finishes(queue)).arg(queue);
+            self.policy.push_result_args(&mut args);
+            let args = args.arg(&before).arg(PAGE);
+            let reply = self.run_items(Path::WriteBack, "releaseOutbox", &keys, args, PAGE).await?;
+            let mut r = Reply::new("releaseOutbox", reply)?;
+            let here: usize = r.next()?;
+            self.outboxed(queue, r.next()?);
+            let mut remaining: i64 = r.next()?;
+            let mut page = parse_page(r)?;
+            metrics::counter!("baton_flow_releases_total").increment(here as u64);
+            handled += here;
+            if !page.is_empty() {
+                handled += self.release_page(queue, &mut page).await?;
+                remaining = self.advance_outbox(queue, &page, &before).await?;
+            }
+            if remaining == 0 {
+                return Ok(handled);
+            }
+        }
+    }
+
+    /// Applies a page's finishes in the children's slots, one `releaseChildren` per child
+    /// queue (in page order), and notes in the page whether each is done. Returns how many
+    /// children were handled.
+    async fn release_page(&self, queue: &str, page: &mut [OutboxEntry]) -> Result<usize> {
+        // (entry, child) positions by child queue, in page order.
+        let mut by_queue: BTreeMap<&str, Vec<(usize, usize)>> = BTreeMap::new();
+        for (e, entry) in page.iter().enumerate() {
+            for (c, child) in entry.children.iter().enumerate() {
+                if let Some((q, _)) = split_ref(&child.0) {
+                    by_queue.entry(q).or_default().push((e, c));
+                }
+            }
+        }
+        let from: Vec<String> = page.iter().map(|e| format!("{queue}|{}", e.parent())).collect();
+        let mut answers: Vec<((usize, usize), bool)> = Vec::new();
+        for (child_queue, positions) in by_queue {
+            // A page holds at most PAGE children: one call per child queue.
+            for chunk in positions.chunks(PAGE) {
+                let items: Vec<(&str, &str, &[u8])> = chunk
+                    .iter()
+                    .map(|&(e, c)| {
+                        let child = split_ref(&page[e].children[c].0).map_or("", |(_, c)| c);
+                        (child, from[e].as_str(), &page[e].record[..])
+                    })
+                    .collect();
+                let done = self.release_items(child_queue, &items).await?;
+                answers.extend(chunk.iter().copied().zip(done));
+            }
+        }
+        for ((e, c), done) in answers {
+            page[e].children[c].1 = done;
+        }
+        let n = page.iter().map(|e| e.children.len()).sum();
+        metrics::counter!("baton_flow_releases_total").increment(n as u64);
+        Ok(n)
+    }
+
+    /// Drops a released page's children from their entries (the parents' slot); returns how
+    /// many entries written at or before `before` remain.
+    async fn advance_outbox(&self, queue: &str, page: &[OutboxEntry], before: &str) -> Result<i64> {
+        let k = self.keys.queue(queue);
+        let mut args = Args::new().arg(before);
+        for entry in page {
+            args.push(&entry.member);
+            args.push(entry.children.len());
+            for (child, done) in &entry.children {
+                args.push(child);
+                args.push(if *done { "1" } else { "0" });
+            }
+        }
+        let keys = [&*k.outbox, &k.outboxres, &k.fanout, &k.children];
+        let reply = self.run(Path::WriteBack, "advanceOutbox", &keys, args).await?;
+        redis::from_redis_value(reply).map_err(|e| Error::Internal(format!("advanceOutbox: {e}")))
+    }
+
+    /// An agent's kept finish, or where it is; with `wait_ms` > 0 an agent that exists is marked
+    /// awaited for that long, so its finish is announced (a name with no agent writes nothing).
+    pub async fn await_read(
+        &self,
+        queue: &str,
+        name: &str,
+        wait_ms: u64,
+    ) -> Result<(Option<FinishRecord>, AwaitState)> {
+        let k = self.keys.queue(queue);
+        let keys = [&*k.defs, &k.results, &k.awaited, &k.waiting, &k.working, &k.dlq, &k.pending, &k.resultsat];
+        let reply = self.run(Path::Dispatch, "awaitAgent", &keys, Args::new().arg(name).arg(wait_ms)).await?;
+        let mut r = Reply::new("awaitAgent", reply)?;
+        let record: Vec<u8> = r.next()?;
+        let state = match r.next::<i64>()? {
+            0 => AwaitState::Missing,
+            1 => AwaitState::Waiting,
+            2 => AwaitState::Working,
+            3 => AwaitState::DeadLettered,
+            4 => AwaitState::Blocked,
+            _ => AwaitState::Detached,
+        };
+        Ok((FinishRecord::parse(&record), state))
+    }
+
+    /// The parents and first `children` children of agents of `queue` (physical).
+    pub async fn family(&self, queue: &str, names: &[&str], children: usize) -> Result<Vec<Family>> {
+        let k = self.keys.queue(queue);
+        let mut args = Args::new().arg(children);
+        for n in names {
+            args.push(*n);
+        }
+        let reply = self.run(Path::Dispatch, "readFamily", &[&k.deps, &k.pending, &k.children], args).await?;
+        let mut r = Reply::new("readFamily", reply)?;
+        let mut out = Vec::with_capacity(names.len());
+        for _ in names {
+            let mut f = Family { pending: r.next()?, ..Default::default() };
+            let n: usize = r.next()?;
+            for _ in 0..n {
+                let member: String = r.next()?;
+                let state: Vec<u8> = r.next()?;
+                let Some((pq, p)) = split_ref(&member) else { continue };
+                let (policy, finish) = if state.first() == Some(&b'p') {
+                    (ParentPolicy::from_letter(state.get(1).copied().unwrap_or(b'W')), None)
+                } else {
+                    (ParentPolicy::Wait, FinishRecord::parse(&state))
+                };
+                f.parents.push((pq.to_string(), p.to_string(), policy, finish));
+            }
+            f.parents.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+            let n: usize = r.next()?;
+            for _ in 0..n {
+                let member: String = r.next()?;
+                if let Some((q, c)) = split_ref(&member) {
+                    f.children.push((q.to_string(), c.to_string()));
+                }
+            }
+            out.push(f);
+        }
+        Ok(out)
+    }
+
+    /// One pass of the flows sweep: in every queue that took part in dependencies, releases
+    /// the children of outbox entries older than `older_than_ms` (a replica died draining
+    /// them), and attaches children left unattached that long. Returns (entries' children
+    /// handled, children attached).
+    pub async fn sweep_flows(&self, older_than_ms: u64) -> Result<(usize, usize)> {
+        let mut conn = self.redis.conn().await?;
+        let queues: Vec<String> = redis::cmd("SMEMBERS").arg(self.keys.flows()).query_async(&mut conn).await?;
+        drop(conn);
+        let (mut released, mut attached) = (0, 0);
+        for queue in queues {
+            let now = self.redis_time_ms(&queue).await?;
+            let cutoff = now - older_than_ms as i64;
+            released += self.drain_outbox(&queue, Some(cutoff)).await?;
+            attached += self.repair_unattached(&queue, cutoff).await?;
+        }
+        Ok((released, attached))
+    }
+
+    async fn redis_time_ms(&self, queue: &str) -> Result<i64> {
+        let k = self.keys.queue(queue);
+        let reply = self.run(Path::Dispatch, "readClock", &[&k.defs], Args::new()).await?;
+        redis::from_redis_value(reply).map_err(|e| Error::Internal(format!("readClock: {e}")))
+    }
+
+    /// Attaches the children of `queue` registered before `cutoff_ms` and still unattached.
+    async fn repair_unattached(&self, queue: &str, cutoff_ms: i64) -> Result<usize> {
+        let k = self.keys.queue(queue);
+        let mut conn = self.redis.conn().await?;
+        let names: Vec<String> = redis::cmd("ZRANGEBYSCORE")
+            .arg(&k.unattached)
+            .arg("-inf")
+            .arg(cutoff_ms)
+            .arg("LIMIT")
+            .arg(0)
+            .arg(PAGE)
+            .query_async(&mut conn)
+            .await?;
+        drop(conn);
+        if names.is_empty() {
+            return Ok(0);
+        }
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let families = self.family(queue, &refs, 0).await?;
+        let children: Vec<(String, Vec<ParentRef>)> = names
+            .iter()
+            .zip(families)
+            .map(|(name, f)| {
+                let parents = f
+                    .parents
+                    .into_iter()
+                    .filter(|p| p.3.is_none())
+                    .map(|(queue, name, policy, _)| ParentRef { queue, name, policy })
+                    .collect();
+                (name.clone(), parents)
+            })
+            .collect();
+        self.attach(queue, &children).await?;
+        Ok(names.len())
+    }
+
+    /// Releases children whose parents finished, as scripts report outbox entries, until
+    /// `shutdown`; and every `sweep` runs the flows sweep for what a crash left behind.
+    ///
+    /// With `takeover` (the outbox announcements of every replica, and a grace), a queue
+    /// announced is looked at once the grace has passed since it was announced: entries older
+    /// than half the grace are still there only if the replica that wrote them died before
+    /// releasing them (it drains its own at once), and this replica releases them. One look
+    /// per queue per grace, however many announcements: a TIME and a ZCOUNT when nothing is
+    /// left, which is the rule.
+    pub async fn run_flows(
+        self,
+        sweep: std::time::Duration,
+        takeover: Option<(crate::runtime::wake::Outboxes, std::time::Duration)>,
+        shutdown: tokio_util::sync::CancellationToken,
+    ) {
+        use tokio::time::Instant;
+        let Some(mut rx) = self.kicks.rx.lock().expect("flow kicks").take() else {
+            tracing::error!("the flows task runs once per store");
+            return;
+        };
+        let mut tick = tokio::time::interval(sweep);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let (mut announced, grace) = match takeover {
+            Some((outboxes, grace)) => (Some(outboxes), grace),
+            None => (None, std::time::Duration::ZERO),
+        };
+        // Queue -> (first announcement not looked at yet, last announcement).
+        let mut heard: BTreeMap<String, (Instant, Instant)> = BTreeMap::new();
+        loop {
+            let next_look = heard.values().map(|(first, _)| *first + grace).min();
+            let announcement = async {
+                match &mut announced {
+                    Some(a) => a.rx.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                a = announcement => match a {
+                    Some(Some(queue)) => {
+                        let now = Instant::now();
+                        heard.entry(queue).and_modify(|e| e.1 = now).or_insert((now, now));
+                    }
+                    // Announcements may have been missed: the sweep looks at every queue.
+                    Some(None) => {
+                        if let Err(e) = self.sweep_flows(grace.as_millis() as u64).await {
+                            tracing::warn!(error = %e, "flows sweep failed");
+                        }
+                    }
+                    None => announced = None,
+                },
+                _ = tokio::time::sleep_until(next_look.unwrap_or_else(|| Instant::now() + sweep)), if next_look.is_some() => {
+                    let now = Instant::now();
+                    let due: Vec<String> =
+                        heard.iter().filter(|(_, (first, _))| *first + grace <= now).map(|(q, _)| q.clone()).collect();
+                    for queue in due {
+                        if let Some((first, last)) = heard.remove(&queue) {
+                            if last > first {
+                                // Announced again since: looked at again a grace after that.
+                                heard.insert(queue.clone(), (last, last));
+                            }
+                        }
+                        match self.take_over(&queue, grace.as_millis() as u64 / 2).await {
+                            Ok(0) => {}
+                            Ok(released) => tracing::info!(queue, released, "released children a replica left in the outbox"),
+                            Err(e) => tracing::warn!(queue, error = %e, "releasing children left in the outbox failed; the flows sweep retries"),
+                        }
+                    }
+                }
+                queue = rx.recv() => {
+                    let Some(queue) = queue else { return };
+                    // Every queue kicked meanwhile, once.
+                    let mut queues = std::collections::BTreeSet::from([queue]);
+                    while let Ok(q) = rx.try_recv() {
+                        queues.insert(q);
+                    }
+                    for queue in queues {
+                        if let Err(e) = self.drain_outbox(&queue, None).await {
+                            // Left in the outbox: the sweep takes it up.
+                            tracing::warn!(queue, error = %e, "releasing children failed; the flows sweep retries");
+                        }
+                    }
+                }
+                _ = tick.tick() => {
+                    match self.sweep_flows(sweep.as_millis() as u64).await {
+                        Ok((0, 0)) => {}
+                        Ok((released, attached)) => tracing::info!(released, attached, "flows sweep repaired releases a crash left behind"),
+                        Err(e) => tracing::warn!(error = %e, "flows sweep failed"),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Releases the children of `queue`'s outbox entries older than `older_than_ms`, if it has
+    /// any (a TIME and a ZCOUNT when it has none); returns how many were handled.
+    async fn take_over(&self, queue: &str, older_than_ms: u64) -> Result<usize> {
+        let queues = [queue.to_string()];
+        if self.queues_with_old_entries(&queues, older_than_ms, |k| k.outbox.clone()).await?.is_empty() {
+            return Ok(0);
+        }
+        let cutoff = self.redis_time_ms(queue).await? - older_than_ms as i64;
+        self.drain_outbox(queue, Some(cutoff)).await
+    }
+
+    /// Reads each lease's parents' finishes (for leases whose agent has parents).
+    pub(crate) async fn fill_parents(&self, queue: &str, leases: &mut [crate::queues::store::Lease]) -> Result<()> {
+        let names: Vec<&str> = leases.iter().filter(|l| l.def.parents > 0).map(|l| l.name.as_str()).collect();
+        if names.is_empty() {
+            return Ok(());
+        }
+        let families = self.family(queue, &names, 0).await?;
+        let mut families = families.into_iter();
+        for lease in leases.iter_mut().filter(|l| l.def.parents > 0) {
+            if let Some(f) = families.next() {
+                lease.parents = f.parents.into_iter().filter_map(|(q, n, _, fin)| Some((q, n, fin?))).collect();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The parents of a new agent as registerAgents takes them: "<queue>|<name>|<policy>" lines.
+pub(crate) fn parents_arg(parents: &[ParentRef]) -> String {
+    let mut s = String::new();
+    for p in parents {
+        if !s.is_empty() {
+            s.push('\n');
+        }
+        s.push_str(&p.queue);
+        s.push('|');
+        s.push_str(&p.name);
+        s.push('|');
+        s.push(p.policy.letter());
+    }
+    s
+}

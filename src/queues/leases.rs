@@ -1,0 +1,231 @@
+//! The wire forms AgentService's unary calls and its Session stream share: a completion read
+//! from the wire and its answer, a heartbeat's answer, a granted lease. Both import this module,
+//! so neither imports the other for them.
+
+use std::sync::Arc;
+
+use crate::edge::validate;
+
+use crate::edge::auth;
+use crate::edge::grpc::{duration, timestamp};
+use crate::error::{Error, Result};
+use crate::pb;
+use crate::queues::store::{AgentDef, Completed, Completion, Ended, Outcome};
+
+/// Longest error_class a completion may carry.
+const MAX_ERROR_CLASS_BYTES: usize = 256;
+
+/// A completion from the wire (Complete, CompleteBatch, Session), validated: its outcome as
+/// sent or as the server classifies it, its message clipped to max_message_bytes.
+pub(crate) fn completion(limits: &crate::config::Limits, field: &str, r: pb::CompleteRequest) -> Result<Completion> {
+    validate::name(&format!("{field}queue"), &r.queue)?;
+    validate::agent_name(&format!("{field}name"), &r.name)?;
+    validate::token(&format!("{field}token"), r.token)?;
+    validate::size(&format!("{field}error_class"), r.error_class.len(), MAX_ERROR_CLASS_BYTES)?;
+    let outcome = outcome(field, r.outcome, &r.error_class, r.http_status)?;
+    let retry_after_ms =
+        validate::duration_ms(&format!("{field}retry_after"), r.retry_after.as_ref(), limits.max_duration_ms)?
+            .unwrap_or(0);
+    validate::request_id(&format!("{field}request_id"), &r.request_id)?;
+    validate::size(&format!("{field}result"), r.result.len(), limits.max_result_bytes)?;
+    let clipped = r.message.len() > limits.max_message_bytes;
+    let message = if clipped { crate::error::clip(&r.message, limits.max_message_bytes) } else { r.message };
+    Ok(Completion {
+        queue: r.queue,
+        name: r.name,
+        token: r.token,
+        outcome,
+        message,
+        retry_after_ms,
+        request_id: r.request_id,
+        clipped,
+        result: r.result,
+    })
+}
+
+/// Counts a batch of completions in the metrics (one increment per queue and outcome, not per
+/// item: this is the hot path; a retry answered from memory is not counted again) and maps each
+/// to its result.
+pub(crate) fn complete_results(items: &[Completion], done: Vec<Option<Ended>>) -> Vec<pb::CompleteResult> {
+    let mut lost = 0;
+    let mut counts: Vec<(&str, Outcome, u64)> = Vec::new();
+    let results = items
+        .iter()
+        .zip(done)
+        .map(|(c, done)| {
+            let response = match done {
+                None => {
+                    lost += 1;
+                    None
+                }
+                Some(done) => {
+                    if !done.replayed {
+                        match counts.iter_mut().find(|(q, o, _)| *q == c.queue && *o == c.outcome) {
+                            Some((_, _, n)) => *n += 1,
+                            None => counts.push((&c.queue, c.outcome, 1)),
+                        }
+                    }
+                    Some(complete_pb(c, done.how))
+                }
+            };
+            pb::CompleteResult {
+                queue: c.queue.clone(),
+                name: c.name.clone(),
+                token: c.token,
+                lease_lost: response.is_none(),
+                response,
+            }
+        })
+        .collect();
+    for (queue, outcome, n) in counts {
+        metrics::counter!("baton_agents_completed_total", "queue" => queue.to_string(), "outcome" => outcome.as_str())
+            .increment(n);
+    }
+    if lost > 0 {
+        metrics::counter!("baton_leases_lost_total", "rpc" => "Complete").increment(lost);
+    }
+    results
+}
+
+pub(crate) fn complete_pb(c: &Completion, done: Completed) -> pb::CompleteResponse {
+    let mut response = complete_how(done);
+    response.message_clipped = c.clipped;
+    response.outcome = outcome_pb(c.outcome) as i32;
+    response
+}
+
+fn outcome_pb(o: Outcome) -> pb::Outcome {
+    match o {
+        Outcome::Success => pb::Outcome::Success,
+        Outcome::PermanentForbidden => pb::Outcome::PermanentForbidden,
+        Outcome::Throttled => pb::Outcome::Throttled,
+        Outcome::Transient => pb::Outcome::Transient,
+        Outcome::ServerError => pb::Outcome::ServerError,
+        Outcome::Unknown => pb::Outcome::Unknown,
+    }
+}
+
+fn complete_how(done: Completed) -> pb::CompleteResponse {
+    match done {
+        Completed::Rescheduled { next_run_ms, streak } => pb::CompleteResponse {
+            next_run_at: Some(timestamp(next_run_ms)),
+            failure_streak: streak,
+            ..Default::default()
+        },
+        Completed::Removed => pb::CompleteResponse { removed: true, ..Default::default() },
+        Completed::DeadLettered { streak, .. } => {
+            metrics::counter!("baton_agents_dead_lettered_total").increment(1);
+            pb::CompleteResponse { dead_lettered: true, failure_streak: streak, ..Default::default() }
+        }
+    }
+}
+
+/// Files one heartbeat's answer (Heartbeat, Session): extended, or lost; a cancelled run goes in
+/// `cancelled` and in `lost` (helpers that know only `lost` cancel their handler too).
+pub(crate) fn beat_answer(
+    queue: &str,
+    name: &str,
+    token: u64,
+    beat: crate::queues::store::Beat,
+    (extended, lost, cancelled): (&mut Vec<pb::ExtendedLease>, &mut Vec<pb::LeaseRef>, &mut Vec<pb::LeaseRef>),
+) {
+    let lease_ref = || pb::LeaseRef { queue: queue.to_string(), name: name.to_string(), token, ..Default::default() };
+    match beat {
+        crate::queues::store::Beat::Extended(d) => extended.push(pb::ExtendedLease {
+            queue: queue.to_string(),
+            name: name.to_string(),
+            token,
+            deadline: Some(timestamp(d)),
+        }),
+        crate::queues::store::Beat::Lost => lost.push(lease_ref()),
+        crate::queues::store::Beat::Cancelled => {
+            lost.push(lease_ref());
+            cancelled.push(lease_ref());
+        }
+    }
+}
+
+/// A granted lease, as the worker (`identity`) sees it: its parents' finishes, each with the
+/// trace context kept for it (AgentResult.traceparent); parents outside the worker's scopes
+/// are left out (`flows::shown`).
+pub(crate) fn lease_pb(
+    queue: &str,
+    l: crate::queues::store::Lease,
+    identity: &Option<Arc<auth::Identity>>,
+) -> pb::Lease {
+    let contexts = &l.def.parent_traceparents;
+    let parents = (l.parents.into_iter())
+        .filter(|(q, _, _)| crate::flows::service::shown(identity, q))
+        .map(|(q, n, f)| {
+            let traceparent = contexts.get(&format!("{q}|{n}")).cloned().unwrap_or_default();
+            pb::AgentResult { traceparent, ..crate::flows::service::result_pb(&q, &n, f) }
+        })
+        .collect();
+    pb::Lease {
+        queue: queue.to_string(),
+        name: l.name,
+        token: l.token,
+        deadline: Some(timestamp(l.deadline_ms)),
+        granted_at: Some(timestamp(l.granted_ms)),
+        attempt: l.attempt,
+        parents,
+        agent: Some(agent_pb(l.def)),
+    }
+}
+
+pub(crate) fn agent_pb(def: AgentDef) -> pb::Agent {
+    pb::Agent {
+        name: def.name,
+        interval: duration(def.interval_ms),
+        timeout: duration(def.timeout_ms),
+        error_interval: duration(def.error_interval_ms),
+        payload: def.payload,
+        labels: def.labels.into_iter().collect(),
+        max_attempts: def.max_attempts,
+        cron: def.cron,
+        time_zone: def.time_zone,
+        catch_up: if def.catch_up_skip { pb::CatchUp::Skip as i32 } else { pb::CatchUp::Unspecified as i32 },
+        key: def.key,
+        priority: def.priority,
+        traceparent: def.traceparent,
+        // GetAgent fills the parents in; a lease carries their finishes (Lease.parents) instead.
+        after: Vec::new(),
+        on_parent_failure: 0,
+        idempotency_key: String::new(),
+        idempotency_window: None,
+    }
+}
+
+/// The outcome of a completion (`field` prefixes its fields' names): as sent, or, when it is
+/// unspecified, the server's classification of the handler's HTTP status or error class.
+pub(crate) fn outcome(field: &str, value: i32, error_class: &str, http_status: u32) -> Result<Outcome> {
+    if http_status != 0 && !(100..=599).contains(&http_status) {
+        return Err(Error::invalid(
+            format!("{field}http_status"),
+            format!("must be 100-599 (or 0: none), got {http_status}"),
+        ));
+    }
+    if value == pb::Outcome::Unspecified as i32 {
+        if http_status != 0 {
+            return Ok(crate::queues::classify::http_status(http_status));
+        }
+        if !error_class.is_empty() {
+            return Ok(crate::queues::classify::error_class(error_class));
+        }
+        return Err(Error::invalid(
+            format!("{field}outcome"),
+            "is required, unless error_class or http_status is set for the server to classify",
+        ));
+    }
+    let field = format!("{field}outcome");
+    match pb::Outcome::try_from(value) {
+        Ok(pb::Outcome::Success) => Ok(Outcome::Success),
+        Ok(pb::Outcome::PermanentForbidden) => Ok(Outcome::PermanentForbidden),
+        Ok(pb::Outcome::Throttled) => Ok(Outcome::Throttled),
+        Ok(pb::Outcome::Transient) => Ok(Outcome::Transient),
+        Ok(pb::Outcome::ServerError) => Ok(Outcome::ServerError),
+        Ok(pb::Outcome::Unknown) => Ok(Outcome::Unknown),
+        Ok(pb::Outcome::Unspecified) => unreachable!("handled above"),
+        Err(_) => Err(Error::invalid(field, format!("unknown value {value}"))),
+    }
+}

@@ -1,0 +1,254 @@
+//! Flow control: a queue's concurrency and rate limits, and pausing any source. The limits live
+//! in the source's `limits` hash; acquireAgents enforces them in the same script that grants
+//! leases, so no fleet can overrun them (see `lua/acquireAgents-11.lua`).
+
+use crate::store::SourceKind;
+
+use crate::store::{Path, Store};
+
+use crate::store::keys::ChannelKind;
+
+use crate::error::{Error, Result};
+use crate::store::scripts::Args;
+
+/// A token bucket: `per_second` grants on average, at most `burst` at once.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RateLimit {
+    pub per_second: f64,
+    pub burst: u32,
+}
+
+/// A queue's flow-control limits; `None` is no limit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct QueueLimits {
+    /// Most leases held at once across the whole fleet.
+    pub concurrency: Option<u32>,
+    pub rate: Option<RateLimit>,
+    /// Most leases held at once by the agents of one key (`AgentDef::key`).
+    pub key_concurrency: Option<u32>,
+    /// A token bucket per key.
+    pub key_rate: Option<RateLimit>,
+    /// Priority aging (ms): an agent due for longer goes ahead of every priority, in its turn
+    /// (keyed queues; see `lua/acquireAgents-11.lua`).
+    #[serde(default)]
+    pub priority_aging_ms: Option<u64>,
+}
+
+impl Store {
+    /// Replaces a queue's limits (its paused state stays). Waiting Acquires are woken to look
+    /// again. A sharded queue cannot take limits: each shard's script sees only its shard, so a
+    /// limit over the whole queue could not be enforced atomically (`Error::Unsupported`).
+    pub async fn set_limits(&self, queue: &str, limits: &QueueLimits) -> Result<()> {
+        if self.shard_count(SourceKind::Queue, queue) > 1 {
+            return Err(Error::Unsupported(format!(
+                "queue {queue} is sharded (sharding.queues): its limits could not be enforced across shards"
+            )));
+        }
+        self.remember_queue(queue).await?;
+        let k = self.keys.queue(queue);
+        let bucket = |r: Option<RateLimit>| match r {
+            Some(r) => (r.per_second.to_string(), r.burst.to_string()),
+            None => (String::new(), String::new()),
+        };
+        let (rate, burst) = bucket(limits.rate);
+        let (key_rate, key_burst) = bucket(limits.key_rate);
+        let args = Args::new()
+            .arg(limits.concurrency.map(|c| c.to_string()).unwrap_or_default())
+            .arg(rate)
+            .arg(burst)
+            .arg(self.keys.announce(ChannelKind::Queue, queue))
+            .arg(queue)
+            .arg(limits.key_concurrency.map(|c| c.to_string()).unwrap_or_default())
+            .arg(key_rate)
+            .arg(key_burst)
+            .arg(limits.priority_aging_ms.map(|ms| ms.to_string()).unwrap_or_default());
+        self.run(Path::WriteBack, "setLimits", &[&k.limits], args).await?;
+        Ok(())
+    }
+
+    /// Pauses (or resumes) a queue, pool or receiver, every shard of a sharded one; answers
+    /// whether any shard changed. Paused, nothing is handed out and what waits stays; resuming
+    /// wakes whatever waits on it (a pool's idle resources go to the claims waiting in line).
+    pub async fn set_paused(&self, kind: SourceKind, name: &str, paused: bool) -> Result<bool> {
+        let mut changed = false;
+        for shard in self.shard_names(kind, name) {
+            let (limits, channel, message) = match kind {
+                SourceKind::Queue => {
+                    self.remember_queue(&shard).await?;
+                    (self.keys.queue(&shard).limits, ChannelKind::Queue, shard.clone())
+                }
+                SourceKind::Receiver => {
+                    self.remember(self.keys.receivers(), &shard).await?;
+                    (
+                        self.keys.receiver(&shard).limits,
+                        ChannelKind::Receiver,
+                        crate::receivers::store::wake_name(&shard),
+                    )
+                }
+                SourceKind::Pool => {
+                    self.remember(self.keys.pools(), &shard).await?;
+                    let k = self.keys.pool(&shard);
+                    let announce = self.keys.announce(ChannelKind::Pool, &shard);
+                    if !paused {
+                        // Resuming hands what sat idle to the claims waiting in line.
+                        let call =
+                            crate::pools::store::calls::ResumePool { keys: &k, channel: &announce, pool: &shard };
+                        let crate::pools::store::Resumed { was_paused, .. } = self.call(Path::WriteBack, call).await?;
+                        changed |= was_paused;
+                        continue;
+                    }
+                    (k.limits, ChannelKind::Pool, format!("C|{shard}"))
+                }
+            };
+            let args =
+                Args::new().arg(if paused { "1" } else { "" }).arg(self.keys.announce(channel, &shard)).arg(message);
+            let n: i64 = redis::from_redis_value(self.run(Path::WriteBack, "setPaused", &[&limits], args).await?)
+                .map_err(|e| Error::Internal(e.to_string()))?;
+            changed |= n == 1;
+        }
+        Ok(changed)
+    }
+}
+
+/// Most a key's weight can be (`KeyLimits::weight`).
+pub const MAX_KEY_WEIGHT: u32 = 1000;
+
+/// One key's weight and overrides of the queue's per-key limits (AdminService.SetKeyLimits).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KeyLimits {
+    /// Share of the key in fair queuing: 1 to [`MAX_KEY_WEIGHT`]; a key of weight w gets w
+    /// turns for every turn of a key of weight 1 when both have due work.
+    pub weight: u32,
+    /// Overrides key_concurrency: `Some(0)` is no limit for this key; `None` is the queue's.
+    pub concurrency: Option<u32>,
+    /// Overrides key_rate; `None` is the queue's.
+    pub rate: Option<RateLimit>,
+}
+
+impl Default for KeyLimits {
+    fn default() -> Self {
+        Self { weight: 1, concurrency: None, rate: None }
+    }
+}
+
+impl KeyLimits {
+    /// The record acquireAgents reads: "weight|concurrency|rate|burst" ("" for the defaults).
+    fn record(&self) -> String {
+        if *self == Self::default() {
+            return String::new();
+        }
+        let (rate, burst) = match self.rate {
+            Some(r) => (r.per_second.to_string(), r.burst.to_string()),
+            None => (String::new(), String::new()),
+        };
+        format!("{}|{}|{rate}|{burst}", self.weight, self.concurrency.map(|c| c.to_string()).unwrap_or_default())
+    }
+
+    fn parse(record: &str) -> Self {
+        let mut parts = record.split('|');
+        let mut next = || parts.next().unwrap_or("");
+        let (w, c, r, b) = (next(), next(), next(), next());
+        let rate = match (r.parse::<f64>(), b.parse::<u32>()) {
+            (Ok(per_second), Ok(burst)) => Some(RateLimit { per_second, burst }),
+            _ => None,
+        };
+        Self { weight: w.parse().unwrap_or(1), concurrency: c.parse().ok(), rate }
+    }
+}
+
+/// A key's weight and overrides, with what it holds now.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyLimitsEntry {
+    pub key: String,
+    pub limits: KeyLimits,
+    /// Leases the key holds now (`held|<key>`).
+    pub held: u64,
+}
+
+/// What a recount of a queue's per-key lease counts found.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Recount {
+    /// Keyed leases the scan counted.
+    pub leases: u64,
+    /// Keys whose count was wrong and was set to the true one.
+    pub corrected: u64,
+    /// Script calls it took (each a bounded step).
+    pub steps: u64,
+}
+
+impl Store {
+    /// Replaces one key's weight and overrides (the defaults remove its record); answers whether
+    /// it had one. A sharded queue refuses them (`Error::Unsupported`), as it refuses limits.
+    pub async fn set_key_limits(&self, queue: &str, key: &str, limits: &KeyLimits) -> Result<bool> {
+        if self.shard_count(SourceKind::Queue, queue) > 1 {
+            return Err(Error::Unsupported(format!(
+                "queue {queue} is sharded (sharding.queues): per-key limits could not be enforced across shards"
+            )));
+        }
+        self.remember_queue(queue).await?;
+        let k = self.keys.queue(queue);
+        let args =
+            Args::new().arg(key).arg(limits.record()).arg(self.keys.announce(ChannelKind::Queue, queue)).arg(queue);
+        let had: i64 =
+            redis::from_redis_value(self.run(Path::WriteBack, "setKeyLimits", &[&k.limits, &k.keylimits], args).await?)
+                .map_err(|e| Error::Internal(e.to_string()))?;
+        Ok(had == 1)
+    }
+
+    /// The weight, overrides and held count of the given keys (a key without a record has the
+    /// defaults).
+    pub async fn key_limits(&self, queue: &str, keys: &[&str]) -> Result<Vec<KeyLimitsEntry>> {
+        let mut args = Args::new().arg("").arg(keys.len());
+        for key in keys {
+            args.push(*key);
+        }
+        self.read_key_limits(queue, args).await
+    }
+
+    /// One page of the keys with a record, in key order, after `after` (exclusive).
+    pub async fn list_key_limits(&self, queue: &str, after: Option<&str>, count: u32) -> Result<Vec<KeyLimitsEntry>> {
+        let start = match after {
+            Some(key) => format!("({key}"),
+            None => "-".to_string(),
+        };
+        self.read_key_limits(queue, Args::new().arg(start).arg(count)).await
+    }
+
+    async fn read_key_limits(&self, queue: &str, args: Args) -> Result<Vec<KeyLimitsEntry>> {
+        let k = self.keys.queue(queue);
+        let reply = self.run(Path::Dispatch, "readKeyLimits", &[&k.limits, &k.keylimits], args).await?;
+        let mut r = crate::store::reply::Reply::new("readKeyLimits", reply)?;
+        let mut out = Vec::new();
+        while !r.is_empty() {
+            let key: String = r.next()?;
+            let record: String = r.next()?;
+            let held: i64 = r.next()?;
+            let _bucket: String = r.next()?;
+            out.push(KeyLimitsEntry { key, limits: KeyLimits::parse(&record), held: held.max(0) as u64 });
+        }
+        Ok(out)
+    }
+
+    /// Recounts the leases each key holds from the lease records, in every shard, in steps of
+    /// about `count` entries each (see `lua/recountKeys-2.lua` for why it is right while leases
+    /// come and go). Resumes a recount left unfinished.
+    pub async fn recount_keys(&self, queue: &str, count: u32) -> Result<Recount> {
+        let mut total = Recount::default();
+        for shard in self.shard_names(SourceKind::Queue, queue) {
+            let k = self.keys.queue(&shard);
+            loop {
+                let reply =
+                    self.run(Path::WriteBack, "recountKeys", &[&k.limits, &k.leases], Args::new().arg(count)).await?;
+                let mut r = crate::store::reply::Reply::new("recountKeys", reply)?;
+                let (done, leases, corrected): (i64, i64, i64) = (r.next()?, r.next()?, r.next()?);
+                total.leases += leases as u64;
+                total.corrected += corrected as u64;
+                total.steps += 1;
+                if done == 1 {
+                    break;
+                }
+            }
+        }
+        Ok(total)
+    }
+}

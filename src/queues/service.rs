@@ -1,0 +1,738 @@
+//! AgentService: Register, Unregister, Acquire, Heartbeat, Complete, Release, GetAgent,
+//! ListAgents.
+
+use std::{collections::HashSet, sync::Arc, time::Duration};
+
+use tokio_util::sync::CancellationToken;
+use tonic::{Request, Response, Status};
+
+use crate::config::Config;
+use crate::edge::auth;
+use crate::edge::grpc::{observe, observe_call, timestamp, waits};
+use crate::edge::validate;
+use crate::error::{Error, Result};
+use crate::pb::agent_service_server::AgentService;
+use crate::queues::leases::{agent_pb, beat_answer, complete_pb, complete_results, completion, lease_pb};
+use crate::queues::session;
+use crate::queues::store::{AgentDef, AgentState, Completion};
+use crate::runtime::dispatch;
+use crate::runtime::wake::Wakeups;
+use crate::store::Store;
+use crate::{pb, store};
+
+pub struct AgentServiceImpl {
+    pub(crate) store: Store,
+    pub(crate) wakeups: Wakeups,
+    pub(crate) config: Arc<Config>,
+    /// Cancelled when the server begins a graceful shutdown: long polls answer at once.
+    pub(crate) shutdown: CancellationToken,
+    /// Places for new work (Acquire, Register), shared by the replica's services.
+    pub(crate) admission: crate::runtime::admission::Admission,
+}
+
+/// Priorities run from -MAX_PRIORITY to MAX_PRIORITY (acquireAgents ranks them in 4 digits).
+const MAX_PRIORITY: i32 = 1000;
+
+impl AgentServiceImpl {
+    pub fn new(
+        store: Store,
+        wakeups: Wakeups,
+        config: Arc<Config>,
+        shutdown: CancellationToken,
+        admission: crate::runtime::admission::Admission,
+    ) -> Self {
+        Self { store, wakeups, config, shutdown, admission }
+    }
+
+    /// Checks one agent of a Register; `incoming` is the call's trace context (`trace::incoming`).
+    fn agent_def(&self, field: &str, a: &pb::Agent, incoming: &str) -> Result<AgentDef> {
+        let limits = &self.config.limits;
+        let defaults = &self.config.agent;
+        let max = limits.max_duration_ms;
+        validate::agent_name(&format!("{field}.name"), &a.name)?;
+        let interval_ms = validate::duration_ms(&format!("{field}.interval"), a.interval.as_ref(), max)?.unwrap_or(0);
+        let timeout_ms = validate::duration_ms(&format!("{field}.timeout"), a.timeout.as_ref(), max)?
+            .unwrap_or(defaults.default_timeout_ms);
+        if timeout_ms == 0 {
+            return Err(Error::invalid(format!("{field}.timeout"), "must be at least 1 ms"));
+        }
+        let error_interval_ms =
+            validate::duration_ms(&format!("{field}.error_interval"), a.error_interval.as_ref(), max)?
+                .unwrap_or(defaults.default_error_interval_ms);
+        validate::size(&format!("{field}.payload"), a.payload.len(), limits.max_payload_bytes)?;
+        validate::count(&format!("{field}.labels"), a.labels.len(), 0, limits.max_labels)?;
+        for (k, v) in &a.labels {
+            if k.is_empty() {
+                return Err(Error::invalid(format!("{field}.labels"), "keys must not be empty"));
+            }
+            validate::size(&format!("{field}.labels[{k}]"), k.len().max(v.len()), limits.max_label_bytes)?;
+        }
+        let catch_up_skip = match pb::CatchUp::try_from(a.catch_up) {
+            Ok(pb::CatchUp::Skip) => true,
+            Ok(_) => false,
+            Err(_) => return Err(Error::invalid(format!("{field}.catch_up"), format!("unknown value {}", a.catch_up))),
+        };
+        if !a.key.is_empty() {
+            validate::name(&format!("{field}.key"), &a.key)?;
+        }
+        if !(-MAX_PRIORITY..=MAX_PRIORITY).contains(&a.priority) {
+            return Err(Error::invalid(
+                format!("{field}.priority"),
+                format!("must be from -{MAX_PRIORITY} to {MAX_PRIORITY}, got {}", a.priority),
+            ));
+        }
+        crate::edge::trace::check_field(&format!("{field}.traceparent"), &a.traceparent)?;
+        if a.cron.is_empty() {
+            if !a.time_zone.is_empty() || catch_up_skip {
+                let which = if a.time_zone.is_empty() { "catch_up" } else { "time_zone" };
+                return Err(Error::invalid(format!("{field}.{which}"), "applies only with cron"));
+            }
+        } else {
+            if interval_ms > 0 {
+                return Err(Error::invalid(format!("{field}.interval"), "must be absent with cron"));
+            }
+            validate::size(&format!("{field}.cron"), a.cron.len(), 256)?;
+            validate::size(&format!("{field}.time_zone"), a.time_zone.len(), 64)?;
+            // Checked here; the first fire is the store's to compute, from the Redis clock.
+            crate::queues::cron::Schedule::parse(&a.cron, &a.time_zone).map_err(|(expr, why)| {
+                Error::invalid(format!("{field}.{}", if expr { "cron" } else { "time_zone" }), why)
+            })?;
+        }
+        Ok(AgentDef {
+            name: a.name.clone(),
+            key: a.key.clone(),
+            priority: a.priority,
+            interval_ms,
+            timeout_ms,
+            error_interval_ms,
+            max_attempts: a.max_attempts,
+            labels: a.labels.clone().into_iter().collect(),
+            payload: a.payload.clone(),
+            cron: a.cron.clone(),
+            time_zone: a.time_zone.clone(),
+            catch_up_skip,
+            first_fire_ms: None,
+            traceparent: crate::edge::trace::for_item(&a.traceparent, incoming),
+            parents: 0,
+            parent_traceparents: Default::default(),
+            after: Vec::new(),
+            idempotency: None,
+        })
+    }
+
+    /// The agents of one list of a request (`list` names it: "agents", "on_success"), each
+    /// checked as Register checks them, with its parents and idempotency key; `seen` catches a
+    /// name given twice in one queue.
+    fn defs(
+        &self,
+        queue: &str,
+        list: &str,
+        agents: &[pb::Agent],
+        incoming: &str,
+        seen: &mut HashSet<String>,
+    ) -> Result<Vec<AgentDef>> {
+        validate::count(list, agents.len(), 0, self.max_batch())?;
+        let mut defs = Vec::with_capacity(agents.len());
+        for (i, a) in agents.iter().enumerate() {
+            let field = format!("{list}[{i}]");
+            let mut def = self.agent_def(&field, a, incoming)?;
+            if !seen.insert(format!("{queue}|{}", def.name)) {
+                return Err(Error::invalid(format!("{field}.name"), format!("{:?} is listed twice", def.name)));
+            }
+            crate::flows::service::parents_and_key(&self.store, &self.config, queue, &field, a, &mut def)?;
+            defs.push(def);
+        }
+        if defs.iter().any(|d| !d.after.is_empty()) {
+            crate::flows::service::check_cycles(queue, &self.store, list, &defs)?;
+        }
+        Ok(defs)
+    }
+
+    fn wait(&self, wait: Option<&prost_types::Duration>) -> Result<Duration> {
+        let ms = validate::wait_ms("wait", wait, self.config.limits.max_wait_ms)?;
+        Ok(Duration::from_millis(ms))
+    }
+
+    pub(crate) fn max_batch(&self) -> usize {
+        self.config.limits.max_batch as usize
+    }
+
+    /// A completion, validated; `field` prefixes the names of its fields in errors ("" for a
+    /// lone Complete, "completions[3]." in a batch).
+    pub(crate) fn completion(&self, field: &str, r: pb::CompleteRequest) -> Result<Completion> {
+        completion(&self.config.limits, field, r)
+    }
+}
+
+/// Links the current call's span (Register, RegisterBatch) to the parents' trace contexts of
+/// the agents it created (`done.items` answers `defs`, in order), when tracing is on.
+fn link_created(defs: &[AgentDef], done: &crate::flows::store::RegisterAnswer) {
+    if !crate::edge::trace::enabled() {
+        return;
+    }
+    let created = defs.iter().zip(&done.items).filter(|(_, item)| item.created).map(|(d, _)| d);
+    crate::edge::trace::link_current(created.flat_map(|d| d.parent_traceparents.values()).map(String::as_str));
+}
+
+/// Names the request's field of a `ParentsFixed` refusal (`<list>[i].after`), by its agent.
+fn parents_fixed_field(e: Error, list: &str, defs: &[AgentDef]) -> Error {
+    match e {
+        Error::ParentsFixed { agent, message, .. } => {
+            let field = match defs.iter().position(|d| d.name == agent) {
+                Some(i) => format!("{list}[{i}].after"),
+                None => "after".to_string(),
+            };
+            Error::ParentsFixed { agent, field, message }
+        }
+        e => e,
+    }
+}
+
+fn status_pb(info: crate::queues::store::AgentInfo) -> pb::AgentStatus {
+    let state = match info.state {
+        AgentState::Waiting => pb::AgentState::Waiting,
+        AgentState::Working => pb::AgentState::Working,
+        AgentState::DeadLettered => pb::AgentState::DeadLettered,
+        // In no set: a child waiting for its parents (GetAgent confirms it from its parents).
+        AgentState::Detached if info.def.parents > 0 => pb::AgentState::Blocked,
+        AgentState::Detached => pb::AgentState::Unspecified,
+    };
+    let context = |keys: &[&str]| {
+        let c = info.dead_letter.as_ref();
+        keys.iter().find_map(|k| c.and_then(|c| c.get(*k)).and_then(|v| v.as_str())).unwrap_or("").to_string()
+    };
+    let (last_error_class, last_error_message) = match info.dead_letter {
+        Some(_) => {
+            let class = context(&["outcome", "error_class"]);
+            (if class.is_empty() { "FAILED".into() } else { class }, context(&["message", "error"]))
+        }
+        None => (String::new(), String::new()),
+    };
+    pb::AgentStatus {
+        agent: Some(agent_pb(info.def)),
+        state: state as i32,
+        next_run_at: info.next_run_ms.map(timestamp),
+        deadline: info.deadline_ms.map(timestamp),
+        holder: info.holder.unwrap_or_default(),
+        token: info.token.unwrap_or(0),
+        failure_streak: info.streak,
+        progress: info.progress,
+        cancel_requested: info.cancel_requested,
+        last_error_class,
+        last_error_message,
+        parents: Vec::new(),
+        parents_total: 0,
+        parents_pending: 0,
+        children: Vec::new(),
+    }
+}
+
+/// Most parents and children GetAgent lists.
+const FAMILY_LISTED: usize = 1_000;
+
+#[tonic::async_trait]
+impl AgentService for AgentServiceImpl {
+    async fn register(&self, request: Request<pb::RegisterRequest>) -> Result<Response<pb::RegisterResponse>, Status> {
+        observe("Register", async {
+            auth::authorize(&request)?;
+            let incoming = crate::edge::trace::incoming(request.metadata());
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            validate::count("agents", req.agents.len(), 1, self.max_batch())?;
+            validate::request_id("request_id", &req.request_id)?;
+            let mut seen = HashSet::new();
+            let mut defs = Vec::with_capacity(req.agents.len());
+            for (i, a) in req.agents.iter().enumerate() {
+                let field = format!("agents[{i}]");
+                let mut def = self.agent_def(&field, a, &incoming)?;
+                if !seen.insert(def.name.clone()) {
+                    return Err(Error::invalid(format!("agents[{i}].name"), format!("{:?} is listed twice", def.name)));
+                }
+                crate::flows::service::parents_and_key(&self.store, &self.config, &req.queue, &field, a, &mut def)?;
+                defs.push(def);
+            }
+            if defs.iter().any(|d| !d.after.is_empty()) {
+                crate::flows::service::check_cycles(&req.queue, &self.store, "agents", &defs)?;
+                crate::flows::service::check_parents_exist(&req.queue, &self.store, "agents", &mut defs).await?;
+            }
+            let _place = self.admission.admit("Register")?;
+            let done = (self.store.register(&req.queue, &defs, req.reset_schedule, &req.request_id).await)
+                .map_err(|e| parents_fixed_field(e, "agents", &defs))?;
+            link_created(&defs, &done);
+            metrics::counter!("baton_agents_registered_total", "queue" => req.queue.clone())
+                .increment(done.created as u64);
+            if done.deduplicated > 0 {
+                metrics::counter!("baton_agents_deduplicated_total", "queue" => req.queue.clone())
+                    .increment(done.deduplicated as u64);
+            }
+            let agents = done
+                .items
+                .into_iter()
+                .map(|item| pb::RegisteredAgent {
+                    result: item.finish.map(|f| crate::flows::service::result_pb(&req.queue, &item.name, f)),
+                    name: item.name,
+                    created: item.created,
+                    deduplicated: item.deduplicated,
+                })
+                .collect();
+            Ok(Response::new(pb::RegisterResponse {
+                created: done.created,
+                updated: done.updated,
+                deduplicated: done.deduplicated,
+                agents,
+            }))
+        })
+        .await
+    }
+
+    async fn unregister(
+        &self,
+        request: Request<pb::UnregisterRequest>,
+    ) -> Result<Response<pb::UnregisterResponse>, Status> {
+        observe("Unregister", async {
+            let caller = auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            validate::count("names", req.names.len(), 1, self.max_batch())?;
+            for (i, name) in req.names.iter().enumerate() {
+                validate::agent_name(&format!("names[{i}]"), name)?;
+            }
+            let removed = self.store.unregister(&req.queue, &req.names).await?;
+            tracing::info!(
+                target: "baton::audit",
+                identity = auth::who(&caller),
+                queue = req.queue,
+                names = req.names.len(),
+                removed,
+                "unregister"
+            );
+            Ok(Response::new(pb::UnregisterResponse { removed }))
+        })
+        .await
+    }
+
+    async fn acquire(&self, request: Request<pb::AcquireRequest>) -> Result<Response<pb::AcquireResponse>, Status> {
+        observe_call("Acquire", waits(&request.get_ref().wait), async {
+            let caller = auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            validate::name("worker_id", &req.worker_id)?;
+            let max = req.max_leases.max(1);
+            if max as usize > self.max_batch() {
+                return Err(Error::invalid("max_leases", format!("must be at most {}", self.max_batch())));
+            }
+            let wait = self.wait(req.wait.as_ref())?;
+            let place = self.admission.admit("Acquire")?;
+            // A long poll holds no place while it waits.
+            let _place = if wait.is_zero() { Some(place) } else { None };
+            // Listed among the open connections while it waits (the console's workers view).
+            let _listed = (!wait.is_zero()).then(|| {
+                crate::edge::workers::register(
+                    crate::edge::workers::Kind::LongPoll,
+                    &req.queue,
+                    &req.worker_id,
+                    max as usize,
+                )
+            });
+            let leases =
+                dispatch::acquire(&self.store, &self.wakeups, &self.shutdown, &req.queue, &req.worker_id, max, wait)
+                    .await?;
+            // Counted when something was granted: a poll of a made-up queue adds no series.
+            if !leases.is_empty() {
+                metrics::counter!("baton_agents_acquired_total", "queue" => req.queue.clone())
+                    .increment(leases.len() as u64);
+            }
+            crate::edge::trace::link_current(
+                leases.iter().flat_map(|l| l.def.parent_traceparents.values()).map(String::as_str),
+            );
+            let leases = leases.into_iter().map(|l| lease_pb(&req.queue, l, &caller)).collect();
+            Ok(Response::new(pb::AcquireResponse { leases }))
+        })
+        .await
+    }
+
+    async fn heartbeat(
+        &self,
+        request: Request<pb::HeartbeatRequest>,
+    ) -> Result<Response<pb::HeartbeatResponse>, Status> {
+        observe("Heartbeat", async {
+            auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("worker_id", &req.worker_id)?;
+            validate::count("leases", req.leases.len(), 0, self.max_batch())?;
+            for (i, l) in req.leases.iter().enumerate() {
+                validate::name(&format!("leases[{i}].queue"), &l.queue)?;
+                validate::agent_name(&format!("leases[{i}].name"), &l.name)?;
+                validate::token(&format!("leases[{i}].token"), l.token)?;
+                validate::progress(&format!("leases[{i}].progress"), &l.progress)?;
+            }
+            // One script per queue: a queue's keys share a slot, different queues may not.
+            let mut by_queue: Vec<(&str, Vec<&pb::LeaseRef>)> = Vec::new();
+            for l in &req.leases {
+                match by_queue.iter_mut().find(|(q, _)| *q == l.queue) {
+                    Some((_, v)) => v.push(l),
+                    None => by_queue.push((&l.queue, vec![l])),
+                }
+            }
+            let deadlines = futures::future::try_join_all(by_queue.iter().map(|(queue, leases)| {
+                let items: Vec<crate::queues::store::HeartbeatItem> =
+                    leases.iter().map(|l| (l.name.as_str(), l.token, l.progress.as_str())).collect();
+                let worker = req.worker_id.as_str();
+                async move { self.store.heartbeat(queue, worker, &items).await }
+            }))
+            .await?;
+            let mut response = pb::HeartbeatResponse::default();
+            for ((_, leases), deadlines) in by_queue.into_iter().zip(deadlines) {
+                for (l, beat) in leases.into_iter().zip(deadlines) {
+                    let answer = (&mut response.extended, &mut response.lost, &mut response.cancelled);
+                    beat_answer(&l.queue, &l.name, l.token, beat, answer);
+                }
+            }
+            if !response.lost.is_empty() {
+                metrics::counter!("baton_leases_lost_total", "rpc" => "Heartbeat")
+                    .increment(response.lost.len() as u64);
+            }
+            Ok(Response::new(response))
+        })
+        .await
+    }
+
+    async fn complete(&self, request: Request<pb::CompleteRequest>) -> Result<Response<pb::CompleteResponse>, Status> {
+        observe("Complete", async {
+            auth::authorize(&request)?;
+            let r = request.into_inner();
+            let c = self.completion("", r)?;
+            let done = self.store.complete(&c).await.inspect_err(|e| {
+                if matches!(e, Error::LeaseLost(_)) {
+                    metrics::counter!("baton_leases_lost_total", "rpc" => "Complete").increment(1);
+                }
+            })?;
+            if !done.replayed {
+                metrics::counter!("baton_agents_completed_total", "queue" => c.queue.clone(), "outcome" => c.outcome.as_str())
+                    .increment(1);
+            }
+            Ok(Response::new(complete_pb(&c, done.how)))
+        })
+        .await
+    }
+
+    async fn complete_batch(
+        &self,
+        request: Request<pb::CompleteBatchRequest>,
+    ) -> Result<Response<pb::CompleteBatchResponse>, Status> {
+        observe("CompleteBatch", async {
+            auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::count("completions", req.completions.len(), 1, self.max_batch())?;
+            let items = req
+                .completions
+                .into_iter()
+                .enumerate()
+                .map(|(i, r)| self.completion(&format!("completions[{i}]."), r))
+                .collect::<Result<Vec<_>>>()?;
+            let done = self.store.complete_batch(&items).await?;
+            Ok(Response::new(pb::CompleteBatchResponse { results: complete_results(&items, done) }))
+        })
+        .await
+    }
+
+    type SessionStream = session::SessionStream;
+
+    async fn session(
+        &self,
+        request: Request<tonic::Streaming<pb::SessionRequest>>,
+    ) -> Result<Response<Self::SessionStream>, Status> {
+        observe(
+            "Session",
+            session::open(
+                &session::Opener {
+                    store: &self.store,
+                    wakeups: &self.wakeups,
+                    config: &self.config,
+                    shutdown: &self.shutdown,
+                },
+                request,
+            ),
+        )
+        .await
+    }
+
+    async fn release(&self, request: Request<pb::ReleaseRequest>) -> Result<Response<pb::ReleaseResponse>, Status> {
+        observe("Release", async {
+            auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            validate::agent_name("name", &req.name)?;
+            validate::token("token", req.token)?;
+            let delay_ms =
+                validate::duration_ms("delay", req.delay.as_ref(), self.config.limits.max_duration_ms)?.unwrap_or(0);
+            let next = self.store.release(&req.queue, &req.name, req.token, delay_ms).await.inspect_err(|e| {
+                if matches!(e, Error::LeaseLost(_)) {
+                    metrics::counter!("baton_leases_lost_total", "rpc" => "Release").increment(1);
+                }
+            })?;
+            Ok(Response::new(pb::ReleaseResponse { next_run_at: next.map(timestamp) }))
+        })
+        .await
+    }
+
+    async fn cancel_run(
+        &self,
+        request: Request<pb::CancelRunRequest>,
+    ) -> Result<Response<pb::CancelRunResponse>, Status> {
+        observe("CancelRun", async {
+            let caller = auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            validate::agent_name("name", &req.name)?;
+            let token = self.store.cancel_run(&req.queue, &req.name).await?;
+            tracing::info!(
+                target: "baton::audit",
+                identity = auth::who(&caller),
+                queue = req.queue,
+                agent = req.name,
+                requested = token.is_some(),
+                "cancel run"
+            );
+            Ok(Response::new(pb::CancelRunResponse { requested: token.is_some(), token: token.unwrap_or(0) }))
+        })
+        .await
+    }
+
+    async fn get_agent(&self, request: Request<pb::GetAgentRequest>) -> Result<Response<pb::GetAgentResponse>, Status> {
+        observe("GetAgent", async {
+            let caller = auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            validate::agent_name("name", &req.name)?;
+            let info = self
+                .store
+                .get_agent(&req.queue, &req.name)
+                .await?
+                .ok_or_else(|| Error::NotFound(format!("agent {:?} in queue {:?}", req.name, req.queue)))?;
+            let parents = info.def.parents;
+            let mut status = status_pb(info);
+            let shard = self.store.shard_of(crate::store::SourceKind::Queue, &req.queue, &req.name).into_owned();
+            let family =
+                self.store.family(&shard, &[req.name.as_str()], FAMILY_LISTED).await?.pop().unwrap_or_default();
+            if family.pending > 0 {
+                status.state = pb::AgentState::Blocked as i32;
+            }
+            status.parents_total = family.parents.len().max(parents as usize) as u32;
+            status.parents_pending = family.pending;
+            // Counted whole above; listed only within the caller's scopes (`flows::shown`).
+            status.parents = family
+                .parents
+                .into_iter()
+                .filter(|(q, ..)| crate::flows::service::shown(&caller, q))
+                .take(FAMILY_LISTED)
+                .map(|(q, n, policy, finish)| pb::ParentStatus {
+                    result: finish.map(|f| crate::flows::service::result_pb(&q, &n, f)),
+                    parent: Some(crate::flows::service::parent_ref_pb(&q, &n, Some(policy))),
+                })
+                .collect();
+            // The definition names its parents as Register took them (Agent.after).
+            if let Some(agent) = status.agent.as_mut() {
+                agent.after = status.parents.iter().filter_map(|p| p.parent.clone()).collect();
+            }
+            status.children = (family.children.into_iter())
+                .filter(|(q, _)| crate::flows::service::shown(&caller, q))
+                .map(|(q, n)| crate::flows::service::parent_ref_pb(&q, &n, None))
+                .collect();
+            Ok(Response::new(pb::GetAgentResponse { agent: Some(status) }))
+        })
+        .await
+    }
+
+    async fn r#await(&self, request: Request<pb::AwaitRequest>) -> Result<Response<pb::AwaitResponse>, Status> {
+        observe_call("Await", waits(&request.get_ref().wait), async {
+            auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            validate::agent_name("name", &req.name)?;
+            let wait = self.wait(req.wait.as_ref())?;
+            let shard = self.store.shard_of(crate::store::SourceKind::Queue, &req.queue, &req.name).into_owned();
+            let deadline = tokio::time::Instant::now() + wait;
+            // Followed before the first read, so a finish in between still wakes this call.
+            let waiter = if wait.is_zero() { None } else { Some(self.wakeups.await_finish(&shard, &req.name).await?) };
+            loop {
+                let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                let (finish, state) = self.store.await_read(&shard, &req.name, left.as_millis() as u64).await?;
+                if let Some(f) = finish.filter(|f| f.token == 0 || f.token > req.after_token) {
+                    return Ok(Response::new(pb::AwaitResponse {
+                        done: true,
+                        result: Some(crate::flows::service::result_pb(&shard, &req.name, f)),
+                        state: 0,
+                    }));
+                }
+                if state == crate::flows::store::AwaitState::Missing {
+                    return Err(Error::NotFound(format!("agent {:?} in queue {:?}", req.name, req.queue)));
+                }
+                let not_done = pb::AwaitResponse {
+                    done: false,
+                    result: None,
+                    state: crate::flows::service::await_state_pb(state) as i32,
+                };
+                let Some(waiter) = &waiter else { return Ok(Response::new(not_done)) };
+                if left.is_zero() {
+                    return Ok(Response::new(not_done));
+                }
+                tokio::select! {
+                    _ = waiter.notify.notified() => {}
+                    _ = tokio::time::sleep_until(deadline) => {}
+                    _ = self.shutdown.cancelled() => return Ok(Response::new(not_done)),
+                }
+            }
+        })
+        .await
+    }
+
+    async fn register_batch(
+        &self,
+        request: Request<pb::RegisterBatchRequest>,
+    ) -> Result<Response<pb::RegisterBatchResponse>, Status> {
+        observe("RegisterBatch", async {
+            let caller = auth::authorize(&request)?;
+            let incoming = crate::edge::trace::incoming(request.metadata());
+            let req = request.into_inner();
+            validate::name("batch", &req.batch)?;
+            validate::name("queue", &req.queue)?;
+            let callback_queue =
+                if req.callback_queue.is_empty() { req.queue.clone() } else { req.callback_queue.clone() };
+            validate::name("callback_queue", &callback_queue)?;
+            let mut seen = HashSet::new();
+            let mut members = self.defs(&req.queue, "agents", &req.agents, &incoming, &mut seen)?;
+            let mut on_success = self.defs(&callback_queue, "on_success", &req.on_success, &incoming, &mut seen)?;
+            let mut on_complete = self.defs(&callback_queue, "on_complete", &req.on_complete, &incoming, &mut seen)?;
+            crate::flows::service::check_parents_exist(&req.queue, &self.store, "agents", &mut members).await?;
+            crate::flows::service::check_parents_exist(&callback_queue, &self.store, "on_success", &mut on_success)
+                .await?;
+            crate::flows::service::check_parents_exist(&callback_queue, &self.store, "on_complete", &mut on_complete)
+                .await?;
+            let shard = |queue: &str, name: &str| {
+                self.store.shard_of(crate::store::SourceKind::Queue, queue, name).into_owned()
+            };
+            let callbacks: Vec<(String, String)> = on_success
+                .iter()
+                .chain(&on_complete)
+                .map(|d| (shard(&callback_queue, &d.name), d.name.clone()))
+                .collect();
+            // Refused before anything is written: a closed batch, other callbacks.
+            if let Some(b) = self.store.read_batch(&req.batch).await? {
+                if b.closed {
+                    return Err(Error::BatchClosed(format!("batch {:?} is closed: no member may be added", req.batch)));
+                }
+                let recorded: Vec<(&str, &str)> = b.callbacks.iter().map(|(q, n)| (q.as_str(), n.as_str())).collect();
+                let given: Vec<(&str, &str)> =
+                    callbacks.iter().map(|(q, n)| (store::shards::logical(q), n.as_str())).collect();
+                if !callbacks.is_empty() && recorded != given {
+                    return Err(Error::invalid(
+                        "on_success",
+                        "the batch exists: callbacks are given when it is created",
+                    ));
+                }
+            }
+            let _place = self.admission.admit("RegisterBatch")?;
+            // Members first (a crash after leaves them out of the batch; a retry adds them),
+            // then the batch counts them — the key's holder for a deduplicated one.
+            let done = if members.is_empty() {
+                crate::flows::store::RegisterAnswer::default()
+            } else {
+                (self.store.register(&req.queue, &members, false, "").await)
+                    .map_err(|e| parents_fixed_field(e, "agents", &members))?
+            };
+            link_created(&members, &done);
+            let joined: Vec<(String, String)> =
+                done.items.iter().map(|i| (shard(&req.queue, &i.name), i.name.clone())).collect();
+            let opened = self.store.open_batch(&req.batch, &callbacks, &joined, false).await?;
+            self.store.join_batch(&req.batch, &joined).await?;
+            if !callbacks.is_empty() {
+                let sentinel = |policy| crate::flows::store::ParentRef {
+                    queue: crate::flows::batches::batch_queue(&req.batch),
+                    name: req.batch.clone(),
+                    policy,
+                };
+                on_success.iter_mut().for_each(|d| d.after.push(sentinel(crate::flows::store::ParentPolicy::Cancel)));
+                on_complete
+                    .iter_mut()
+                    .for_each(|d| d.after.push(sentinel(crate::flows::store::ParentPolicy::RunAnyway)));
+                let all: Vec<AgentDef> = on_success.into_iter().chain(on_complete).collect();
+                let registered = self.store.register(&callback_queue, &all, false, "").await?;
+                link_created(&all, &registered);
+            }
+            if req.close {
+                self.store.close_batch(&req.batch).await?;
+            }
+            metrics::counter!("baton_agents_registered_total", "queue" => req.queue.clone())
+                .increment(done.created as u64);
+            let status = self.store.read_batch(&req.batch).await?.unwrap_or_default();
+            Ok(Response::new(pb::RegisterBatchResponse {
+                batch_created: opened == crate::flows::batches::Opened::Created,
+                created: done.created,
+                status: Some(crate::flows::service::batch_pb(&req.batch, status, &caller)),
+            }))
+        })
+        .await
+    }
+
+    async fn close_batch(
+        &self,
+        request: Request<pb::CloseBatchRequest>,
+    ) -> Result<Response<pb::CloseBatchResponse>, Status> {
+        observe("CloseBatch", async {
+            let caller = auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("batch", &req.batch)?;
+            self.store.close_batch(&req.batch).await?;
+            let status = self.store.read_batch(&req.batch).await?.unwrap_or_default();
+            Ok(Response::new(pb::CloseBatchResponse {
+                status: Some(crate::flows::service::batch_pb(&req.batch, status, &caller)),
+            }))
+        })
+        .await
+    }
+
+    async fn get_batch(&self, request: Request<pb::GetBatchRequest>) -> Result<Response<pb::GetBatchResponse>, Status> {
+        observe("GetBatch", async {
+            let caller = auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("batch", &req.batch)?;
+            let status = self
+                .store
+                .read_batch(&req.batch)
+                .await?
+                .ok_or_else(|| Error::NotFound(format!("batch {:?}", req.batch)))?;
+            Ok(Response::new(pb::GetBatchResponse {
+                status: Some(crate::flows::service::batch_pb(&req.batch, status, &caller)),
+            }))
+        })
+        .await
+    }
+
+    async fn list_agents(
+        &self,
+        request: Request<pb::ListAgentsRequest>,
+    ) -> Result<Response<pb::ListAgentsResponse>, Status> {
+        observe("ListAgents", async {
+            auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            let page_size = if req.page_size == 0 { 100 } else { req.page_size };
+            if page_size > 1000 {
+                return Err(Error::invalid("page_size", "must be at most 1000"));
+            }
+            if !req.page_token.is_empty() {
+                validate::agent_name("page_token", &req.page_token)?;
+            }
+            if !req.name_prefix.is_empty() {
+                validate::name("name_prefix", &req.name_prefix)?;
+            }
+            let page = self.store.list_agents(&req.queue, &req.page_token, page_size, &req.name_prefix).await?;
+            Ok(Response::new(pb::ListAgentsResponse {
+                agents: page.agents.into_iter().map(status_pb).collect(),
+                next_page_token: page.next_after.unwrap_or_default(),
+            }))
+        })
+        .await
+    }
+}

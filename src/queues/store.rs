@@ -1,0 +1,703 @@
+//! Agent queues: the state transitions of AgentService, one script each.
+
+use crate::store::keys::ChannelKind;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::store::{reply::Reply, scripts::Args, Path, Store};
+
+/// An agent's definition, as stored (the payload is stored beside it, binary-safe).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentDef {
+    #[serde(skip)]
+    pub name: String,
+    /// Flow-control key (per-key limits, fairness); "" for none. Serialized first, so the
+    /// scripts find it at the start of the JSON (`{"key":"…"`), where no label can be.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub key: String,
+    /// Higher first among due agents, -1000..=1000; serialized only when not 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub priority: i32,
+    /// 0: one-shot. Like every field that is 0 or empty, not stored when 0: a million waiting
+    /// one-shots carry no zeros (the scripts read an absent field as 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub interval_ms: u64,
+    pub timeout_ms: u64,
+    pub error_interval_ms: u64,
+    /// 0: unlimited.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub max_attempts: u32,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    #[serde(skip)]
+    pub payload: Vec<u8>,
+    /// A cron expression instead of an interval (`crate::cron`); "" for none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cron: String,
+    /// The cron expression's IANA time zone; "" is UTC.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub time_zone: String,
+    /// Catch-up policy of a cron agent: skip a run that starts after the fire following its own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub catch_up_skip: bool,
+    /// Written at Register only: a new (or reset) cron agent's first fire, which registerAgents
+    /// uses as its first run; set by the store from the Redis clock (`Store::register`), so
+    /// whatever a caller puts here is replaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_fire_ms: Option<i64>,
+    /// W3C trace context of the producer's call, handed to workers with every lease; "" for none.
+    #[serde(default, rename = "tp", skip_serializing_if = "String::is_empty")]
+    pub traceparent: String,
+    /// How many parents the agent has (written by registerAgents when it is created with
+    /// parents, kept by later registrations); 0 for none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub parents: u32,
+    /// The trace context of each of the agent's first parents that carried one, as it was when
+    /// the agent was created: "<physical queue>|<name>" -> traceparent (`trace::MAX_LINKS` at
+    /// most), handed out with the lease's parents. Serialized last, before the `parents` that
+    /// registerAgents appends, which keeps it on later registrations.
+    #[serde(default, rename = "ptp", skip_serializing_if = "BTreeMap::is_empty")]
+    pub parent_traceparents: BTreeMap<String, String>,
+    /// Register only: the parents of a new agent (`Agent.after`), physical queues.
+    #[serde(skip)]
+    pub after: Vec<crate::flows::store::ParentRef>,
+    /// Register only: the idempotency key and its window (ms).
+    #[serde(skip)]
+    pub idempotency: Option<(String, u64)>,
+}
+
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
+}
+
+impl AgentDef {
+    fn parse(name: String, json: &[u8], payload: Vec<u8>) -> Result<Self> {
+        let mut def: AgentDef =
+            serde_json::from_slice(json).map_err(|e| Error::Internal(format!("definition of {name}: {e}")))?;
+        def.name = name;
+        def.payload = payload;
+        Ok(def)
+    }
+}
+
+/// A lease named in a heartbeat: agent name, token, progress reported (`""`: none).
+pub type HeartbeatItem<'a> = (&'a str, u64, &'a str);
+
+/// What a heartbeat did to one lease.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Beat {
+    /// Still held; the new deadline (ms).
+    Extended(i64),
+    /// Not held with that token.
+    Lost,
+    /// CancelRun marked it: ended now.
+    Cancelled,
+}
+
+/// A granted lease.
+#[derive(Clone, Debug)]
+pub struct Lease {
+    pub name: String,
+    pub token: u64,
+    /// When the lease was granted: the Redis TIME the acquire script read (no stored field).
+    pub granted_ms: i64,
+    pub deadline_ms: i64,
+    pub attempt: u32,
+    pub def: AgentDef,
+    /// The finishes of the agent's parents: (physical queue, name, finish), in name order.
+    pub parents: Vec<(String, String, crate::flows::store::FinishRecord)>,
+}
+
+/// What one Acquire found.
+#[derive(Clone, Debug)]
+pub struct Acquired {
+    /// Redis time of the acquire.
+    pub now_ms: i64,
+    /// Earliest next run left in waiting, if any.
+    pub next_due_ms: Option<i64>,
+    pub leases: Vec<Lease>,
+}
+
+/// A lease named by its holder: queue, agent name, token.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LeaseRef {
+    pub queue: String,
+    pub name: String,
+    pub token: u64,
+}
+
+/// How a run ended, as a worker reports it. (The sweepers end leases as TIMEOUT and ORPHANED.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Success,
+    PermanentForbidden,
+    Throttled,
+    Transient,
+    ServerError,
+    Unknown,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Success => "SUCCESS",
+            Outcome::PermanentForbidden => "PERMANENT_FORBIDDEN",
+            Outcome::Throttled => "THROTTLED",
+            Outcome::Transient => "TRANSIENT",
+            Outcome::ServerError => "SERVER_ERROR",
+            Outcome::Unknown => "UNKNOWN",
+        }
+    }
+}
+
+/// What one item of a Complete answered: what was done with the agent, and whether this is a
+/// retry answered from memory (its request id's first answer: nothing was done now).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ended {
+    pub how: Completed,
+    pub replayed: bool,
+}
+
+/// What Complete did with the agent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Completed {
+    Rescheduled { next_run_ms: i64, streak: u32 },
+    Removed,
+    DeadLettered { at_ms: i64, streak: u32 },
+}
+
+/// A Complete: which lease, how it ended.
+#[derive(Clone, Debug)]
+pub struct Completion {
+    pub queue: String,
+    pub name: String,
+    pub token: u64,
+    pub outcome: Outcome,
+    pub message: String,
+    pub retry_after_ms: u64,
+    /// The caller's request id ("" for none): a retry with it gets the first answer.
+    pub request_id: String,
+    /// The message was cut to the server's limit (said in the answer; not stored).
+    pub clipped: bool,
+    /// The run's result, kept with a finish (success, or a dead-lettering failure).
+    pub result: Vec<u8>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AgentState {
+    Waiting,
+    Working,
+    DeadLettered,
+    /// Defined but in no set: only seen between a crash-free repair and the next Register.
+    Detached,
+}
+
+/// An agent's definition and where it is.
+#[derive(Clone, Debug)]
+pub struct AgentInfo {
+    pub def: AgentDef,
+    pub state: AgentState,
+    pub next_run_ms: Option<i64>,
+    pub deadline_ms: Option<i64>,
+    pub holder: Option<String>,
+    pub token: Option<u64>,
+    pub streak: u32,
+    /// What the holder last reported (while working).
+    pub progress: String,
+    /// CancelRun marked the current run.
+    pub cancel_requested: bool,
+    /// A dead-lettered agent's dead-letter context (JSON object: outcome, message, …).
+    pub dead_letter: Option<serde_json::Value>,
+}
+
+/// A page of agents in name order.
+pub struct AgentPage {
+    pub agents: Vec<AgentInfo>,
+    /// The last name on this page, when more follow.
+    pub next_after: Option<String>,
+}
+
+impl Store {
+    /// Upserts definitions (see [`RegisterAnswer`]); a retry with the same `request_id` gets the
+    /// first call's answer. A cron agent's first fire is the first after the Redis clock of the
+    /// queue's slot (`readClock`), read just before the write: a Baton host's clock never
+    /// decides when an agent is due. New agents with parents are attached by the caller
+    /// (`Store::register`), once every shard has its agents.
+    pub(crate) async fn register_in(
+        &self,
+        queue: &str,
+        agents: &[AgentDef],
+        reset: bool,
+        request_id: &str,
+    ) -> Result<crate::flows::store::RegisterAnswer> {
+        let k = self.keys.queue(queue);
+        let mut agents = std::borrow::Cow::Borrowed(agents);
+        if agents.iter().any(|def| !def.cron.is_empty()) {
+            let reply = self.run(Path::WriteBack, "readClock", &[&k.defs], Args::new()).await?;
+            let now: i64 = redis::from_redis_value(reply).map_err(|e| Error::Internal(format!("readClock: {e}")))?;
+            for def in agents.to_mut().iter_mut().filter(|def| !def.cron.is_empty()) {
+                // Checked at validation; an expression that fails here gets no first fire and is
+                // due at once, as any new agent.
+                def.first_fire_ms = crate::queues::cron::Schedule::parse(&def.cron, &def.time_zone)
+                    .ok()
+                    .and_then(|s| s.next_after(now));
+            }
+        }
+        self.remember_queue(queue).await?;
+        // A batch larger than script_batch is applied in steps, each atomic; a retried call
+        // finds each step's answer under its own request id.
+        let mut out = crate::flows::store::RegisterAnswer::default();
+        for (i, chunk) in self.policy.chunks(&agents).enumerate() {
+            let step_id = crate::store::Policy::step_request_id(request_id, i);
+            let part = self.register_script(queue, chunk, reset, &step_id).await?;
+            out.created += part.created;
+            out.updated += part.updated;
+            out.deduplicated += part.deduplicated;
+            out.items.extend(part.items);
+        }
+        Ok(out)
+    }
+
+    /// One registerAgents call: at most script_batch definitions.
+    async fn register_script(
+        &self,
+        queue: &str,
+        agents: &[AgentDef],
+        reset: bool,
+        request_id: &str,
+    ) -> Result<crate::flows::store::RegisterAnswer> {
+        let k = self.keys.queue(queue);
+        let mut args = Args::new()
+            .arg(if reset { "1" } else { "0" })
+            .arg(self.policy.agent.initial_jitter_ms)
+            .arg(rand::random::<u32>())
+            .arg(self.keys.announce(ChannelKind::Queue, queue))
+            .arg(queue)
+            .arg(crate::store::request_field(request_id, || "register".into()));
+        self.policy.push_memory_args(&mut args);
+        for def in agents.iter() {
+            let json = serde_json::to_string(def).map_err(|e| Error::Internal(e.to_string()))?;
+            args.push(&def.name);
+            args.push(json);
+            args.push(&def.payload[..]);
+            args.push(crate::flows::store::parents_arg(&def.after));
+            args.push(def.idempotency.as_ref().map(|(key, window)| format!("{window}|{key}")).unwrap_or_default());
+        }
+        let keys = [
+            &*k.waiting,
+            &k.working,
+            &k.defs,
+            &k.payloads,
+            &k.streaks,
+            &k.index,
+            &k.dlq,
+            &k.dlqinfo,
+            &k.cron,
+            &k.limits,
+            &k.requests,
+            &k.answers,
+            &k.order,
+            &k.tags,
+            &k.results,
+            &k.resultsat,
+            &k.pending,
+            &k.unattached,
+            &k.deps,
+            &k.dedup,
+            &k.dedupat,
+        ];
+        let reply = self.run_items(Path::WriteBack, "registerAgents", &keys, args, agents.len()).await?;
+        let mut r = Reply::new("registerAgents", reply)?;
+        let created: i64 = r.next()?;
+        if created < 0 {
+            let name: String = r.next()?;
+            return Err(Error::ParentsFixed {
+                field: "after".into(),
+                message: format!(
+                    "agent {name:?} exists with other parents: they are fixed when it is created (an empty after keeps them)"
+                ),
+                agent: name,
+            });
+        }
+        let mut out = crate::flows::store::RegisterAnswer {
+            created: created as u32,
+            updated: r.next()?,
+            deduplicated: r.next()?,
+            items: Vec::new(),
+        };
+        for def in agents {
+            let code: i64 = r.next()?;
+            let holder: String = r.next()?;
+            let record: Vec<u8> = r.next()?;
+            out.items.push(crate::flows::store::RegisteredItem {
+                name: if code == 2 { holder } else { def.name.clone() },
+                created: code == 0,
+                deduplicated: code == 2,
+                finish: crate::flows::store::FinishRecord::parse(&record),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Removes definitions; returns how many existed.
+    pub(crate) async fn unregister_in(&self, queue: &str, names: &[String]) -> Result<u32> {
+        let k = self.keys.queue(queue);
+        let mut keys =
+            vec![&*k.waiting, &k.defs, &k.payloads, &k.streaks, &k.index, &k.dlq, &k.dlqinfo, &k.cron, &k.pending];
+        keys.push(&k.unattached);
+        keys.extend(k.finish_keys());
+        let mut removed = 0;
+        for chunk in self.policy.chunks(names) {
+            let mut args = Args::new().arg(self.keys.announce_finishes(queue)).arg(queue);
+            self.policy.push_result_args(&mut args);
+            for name in chunk {
+                args.push(name);
+            }
+            let reply = self.run(Path::WriteBack, "unregisterAgents", &keys, args).await?;
+            let mut r = Reply::new("unregisterAgents", reply)?;
+            removed += r.next::<u32>()?;
+            self.outboxed(queue, r.next()?);
+        }
+        Ok(removed)
+    }
+
+    /// Grants up to `max` due agents to `worker`: one script call per script_batch leases,
+    /// while each call fills its part.
+    pub(crate) async fn acquire_in(&self, queue: &str, worker: &str, max: u32) -> Result<Acquired> {
+        // Before any lease exists: the sweepers find leases through this index.
+        self.mark_active(queue).await?;
+        let step = self.policy.script_batch;
+        let first = max.min(step);
+        let mut got = self.acquire_script(queue, worker, first).await?;
+        let mut full = got.leases.len() as u32 == first;
+        while full && (got.leases.len() as u32) < max {
+            let want = (max - got.leases.len() as u32).min(step);
+            let part = match self.acquire_script(queue, worker, want).await {
+                Ok(part) => part,
+                // Leases granted already are held: hand them over; the caller asks again.
+                Err(e) => {
+                    tracing::debug!(queue, error = %e, "a later step of an Acquire failed; returning what was granted");
+                    break;
+                }
+            };
+            full = part.leases.len() as u32 == want;
+            got.now_ms = part.now_ms;
+            got.next_due_ms = part.next_due_ms;
+            got.leases.extend(part.leases);
+            if !full {
+                break;
+            }
+        }
+        Ok(got)
+    }
+
+    /// One acquireAgents call.
+    async fn acquire_script(&self, queue: &str, worker: &str, max: u32) -> Result<Acquired> {
+        let k = self.keys.queue(queue);
+        let keys = k.acquire_keys();
+        let args = Args::new().arg(worker).arg(max).arg(self.policy.scan_limit);
+        let reply = self.run_items(Path::Dispatch, "acquireAgents", &keys, args, max as usize).await?;
+        let mut r = Reply::new("acquireAgents", reply)?;
+        let now_ms: i64 = r.next()?;
+        let next_due: i64 = r.next()?;
+        let repaired: u64 = r.next()?;
+        if repaired > 0 {
+            tracing::warn!(queue, repaired, "dropped waiting entries with no definition");
+            metrics::counter!("baton_agents_repaired_total", "queue" => queue.to_string()).increment(repaired);
+        }
+        let mut leases = Vec::new();
+        while !r.is_empty() {
+            let name: String = r.next()?;
+            let token: u64 = r.next()?;
+            let deadline_ms: i64 = r.next()?;
+            let attempt: u32 = r.next()?;
+            let json: Vec<u8> = r.next()?;
+            let payload: Vec<u8> = r.next()?;
+            let def = AgentDef::parse(name.clone(), &json, payload)?;
+            leases.push(Lease { name, token, granted_ms: now_ms, deadline_ms, attempt, def, parents: Vec::new() });
+        }
+        if leases.iter().any(|l| !l.def.cron.is_empty()) {
+            leases = self.cron_runs(queue, leases).await;
+        }
+        if let Err(e) = self.fill_parents(queue, &mut leases).await {
+            // The leases are held already: hand them over rather than strand them.
+            tracing::warn!(queue, error = %e, "cannot read the parents' results of leases granted");
+        }
+        Ok(Acquired { now_ms, next_due_ms: (next_due >= 0).then_some(next_due), leases })
+    }
+
+    /// Records the next fire of each cron agent's run just acquired (the first fire after the
+    /// run started); a run that starts after the fire following its own, of an agent whose
+    /// policy is CATCH_UP_SKIP, is handed back to wait for that next fire and not returned. A
+    /// run whose fire cannot be recorded still runs (its completion falls back to a minute
+    /// after it started).
+    async fn cron_runs(&self, queue: &str, leases: Vec<Lease>) -> Vec<Lease> {
+        let k = self.keys.queue(queue);
+        let mut out = Vec::with_capacity(leases.len());
+        for lease in leases {
+            if lease.def.cron.is_empty() {
+                out.push(lease);
+                continue;
+            }
+            let started = lease.deadline_ms - lease.def.timeout_ms as i64;
+            let schedule = crate::queues::cron::Schedule::parse(&lease.def.cron, &lease.def.time_zone);
+            let Some((schedule, next)) = schedule.ok().and_then(|s| s.next_after(started).map(|n| (s, n))) else {
+                tracing::warn!(queue, agent = lease.name, cron = lease.def.cron, "cron expression no longer fires");
+                out.push(lease);
+                continue;
+            };
+            let args = Args::new().arg(&lease.name).arg(lease.token).arg(next);
+            let before = match self.run(Path::WriteBack, "setCronNext", &[&k.cron, &k.leases], args).await {
+                Ok(v) => redis::from_redis_value::<i64>(v).unwrap_or(-1),
+                Err(e) => {
+                    tracing::warn!(queue, agent = lease.name, error = %e, "could not record the next fire");
+                    out.push(lease);
+                    continue;
+                }
+            };
+            // The fire this run was scheduled for: the one recorded by the run before, or, for
+            // the first run, the first fire computed at Register.
+            let scheduled = if before >= 0 { Some(before) } else { lease.def.first_fire_ms };
+            let late = scheduled.and_then(|s| schedule.next_after(s)).is_some_and(|following| following <= started);
+            if lease.def.catch_up_skip && late {
+                tracing::info!(
+                    queue,
+                    agent = lease.name,
+                    next,
+                    "cron run more than one fire late: skipped to the next fire"
+                );
+                metrics::counter!("baton_cron_skipped_total", "queue" => queue.to_string()).increment(1);
+                if let Err(e) = self.release_with(queue, &lease.name, lease.token, 0, 0, Some(next)).await {
+                    tracing::warn!(queue, agent = lease.name, error = %e, "could not skip the late run; running it");
+                    out.push(lease);
+                }
+                continue;
+            }
+            out.push(lease);
+        }
+        out
+    }
+
+    /// Extends the leases of one queue, records the progress reported (`""`: none) and the
+    /// worker alive; ends the leases CancelRun marked. Per lease, what happened.
+    pub(crate) async fn heartbeat_in(
+        &self,
+        queue: &str,
+        worker: &str,
+        leases: &[HeartbeatItem<'_>],
+    ) -> Result<Vec<Beat>> {
+        let mut out = Vec::with_capacity(leases.len());
+        for chunk in self.policy.chunks(leases) {
+            out.extend(self.heartbeat_script(queue, worker, chunk).await?);
+        }
+        Ok(out)
+    }
+
+    /// One heartbeatLeases call.
+    /// Marks a worker that holds leases of `queue` (one shard) seen now, as a heartbeat does:
+    /// a worker that reconnects keeps what it held past a broken stream's grace.
+    pub(crate) async fn mark_seen_in(&self, queue: &str, worker: &str) -> Result<()> {
+        self.heartbeat_script(queue, worker, &[]).await.map(drop)
+    }
+
+    async fn heartbeat_script(&self, queue: &str, worker: &str, leases: &[HeartbeatItem<'_>]) -> Result<Vec<Beat>> {
+        let k = self.keys.queue(queue);
+        let mut args = Args::new().arg(worker).arg(self.keys.announce_finishes(queue)).arg(queue);
+        self.policy.push_result_args(&mut args);
+        for (name, token, progress) in leases {
+            args.push(*name);
+            args.push(*token);
+            args.push(if progress.is_empty() { String::new() } else { format!("={progress}") });
+        }
+        let mut keys =
+            vec![&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.index, &k.stats, &k.limits];
+        keys.extend([&*k.workers, &k.cron]);
+        keys.extend(k.finish_keys());
+        let reply = self.run(Path::WriteBack, "heartbeatLeases", &keys, args).await?;
+        let mut codes: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
+        self.outboxed(queue, codes.pop().unwrap_or(0));
+        codes
+            .into_iter()
+            .map(|d| match d {
+                -2 => Ok(Beat::Cancelled),
+                -1 => Ok(Beat::Lost),
+                d if d >= 0 => Ok(Beat::Extended(d)),
+                d => Err(Error::Internal(format!("heartbeatLeases: unknown code {d}"))),
+            })
+            .collect()
+    }
+
+    /// Marks an agent's current run cancelled (it ends at the holder's next heartbeat); the
+    /// lease's token, or None when the agent is not running. NotFound without such an agent.
+    pub async fn cancel_run(&self, queue: &str, name: &str) -> Result<Option<u64>> {
+        let queue_shard = self.shard_of(crate::store::SourceKind::Queue, queue, name).into_owned();
+        let k = self.keys.queue(&queue_shard);
+        let reply = self.run(Path::WriteBack, "cancelRun", &[&k.defs, &k.leases], Args::new().arg(name)).await?;
+        let code: i64 = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
+        match code {
+            -1 => Err(Error::NotFound(format!("agent {name} in queue {queue}"))),
+            0 => Ok(None),
+            token => Ok(Some(token as u64)),
+        }
+    }
+
+    /// Ends leases of one queue (all `items` name it), one script per script_batch items; per
+    /// item, what happened, or None when its token was stale or unknown (that item changed
+    /// nothing).
+    pub(crate) async fn complete_batch_in(&self, queue: &str, items: &[&Completion]) -> Result<Vec<Option<Ended>>> {
+        let mut out = Vec::with_capacity(items.len());
+        for chunk in self.policy.chunks(items) {
+            out.extend(self.complete_script(queue, chunk).await?);
+        }
+        Ok(out)
+    }
+
+    /// One completeAgents call.
+    async fn complete_script(&self, queue: &str, items: &[&Completion]) -> Result<Vec<Option<Ended>>> {
+        let k = self.keys.queue(queue);
+        let keys = k.complete_keys();
+        let mut args = Args::new();
+        self.policy.push_args(&mut args);
+        args.push(rand::random::<u32>());
+        args.push(self.keys.announce_finishes(queue));
+        args.push(queue);
+        self.policy.push_memory_args(&mut args);
+        self.policy.push_result_args(&mut args);
+        for c in items {
+            args.push(&c.name);
+            args.push(c.token);
+            args.push(c.outcome.as_str());
+            args.push(&c.message);
+            args.push(c.retry_after_ms);
+            args.push(crate::store::request_field(&c.request_id, || format!("complete|{}|{}", c.name, c.token)));
+            args.push(&c.result[..]);
+        }
+        let reply = self.run_items(Path::WriteBack, "completeAgents", &keys, args, items.len()).await?;
+        let mut r = Reply::new("completeAgents", reply)?;
+        let mut out = Vec::with_capacity(items.len());
+        for _ in items {
+            let (code, time, streak): (i64, i64, u32) = (r.next()?, r.next()?, r.next()?);
+            let (code, replayed) = if code >= 10 { (code - 10, true) } else { (code, false) };
+            let how = match code {
+                -1 => None,
+                0 => Some(Completed::Rescheduled { next_run_ms: time, streak }),
+                1 => Some(Completed::Removed),
+                2 => Some(Completed::DeadLettered { at_ms: time, streak }),
+                code => return Err(Error::Internal(format!("completeAgents: unknown code {code}"))),
+            };
+            out.push(how.map(|how| Ended { how, replayed }));
+        }
+        self.outboxed(queue, r.next()?);
+        Ok(out)
+    }
+
+    /// Hands a lease back; returns the next run, or None when the agent was unregistered.
+    pub(crate) async fn release_in(&self, queue: &str, name: &str, token: u64, delay_ms: u64) -> Result<Option<i64>> {
+        self.release_with(queue, name, token, delay_ms, self.policy.agent.shutdown_jitter_ms, None).await
+    }
+
+    /// Release with an explicit jitter bound, or due exactly at `at_ms`.
+    async fn release_with(
+        &self,
+        queue: &str,
+        name: &str,
+        token: u64,
+        delay_ms: u64,
+        jitter_ms: u64,
+        at_ms: Option<i64>,
+    ) -> Result<Option<i64>> {
+        let k = self.keys.queue(queue);
+        let args = Args::new()
+            .arg(name)
+            .arg(token)
+            .arg(delay_ms)
+            .arg(jitter_ms)
+            .arg(rand::random::<u32>())
+            .arg(self.keys.announce(ChannelKind::Queue, queue))
+            .arg(queue)
+            .arg(at_ms.map(|t| t.to_string()).unwrap_or_default());
+        let keys = [&*k.waiting, &k.working, &k.defs, &k.leases, &k.limits];
+        let reply = self.run(Path::WriteBack, "releaseAgent", &keys, args).await?;
+        let mut r = Reply::new("releaseAgent", reply)?;
+        match r.next::<i64>()? {
+            -1 => Err(Error::LeaseLost(format!("{queue}/{name} token {token}"))),
+            0 => Ok(Some(r.next()?)),
+            1 => Ok(None),
+            code => Err(Error::Internal(format!("releaseAgent: unknown code {code}"))),
+        }
+    }
+
+    /// One agent's definition and state, or None.
+    pub(crate) async fn get_agent_in(&self, queue: &str, name: &str) -> Result<Option<AgentInfo>> {
+        let args = Args::new().arg("names").arg(name);
+        let mut page = self.read_agents(queue, args).await?;
+        Ok(page.agents.pop())
+    }
+
+    /// A page of agents in name order, starting after `after`, only names starting with
+    /// `prefix` (empty: every name; `[A-Za-z0-9._-]` only, as validated names are).
+    pub(crate) async fn list_agents_in(
+        &self,
+        queue: &str,
+        after: &str,
+        page_size: u32,
+        prefix: &str,
+    ) -> Result<AgentPage> {
+        self.read_agents(queue, Args::new().arg("page").arg(after).arg(page_size).arg(prefix)).await
+    }
+
+    async fn read_agents(&self, queue: &str, args: Args) -> Result<AgentPage> {
+        let k = self.keys.queue(queue);
+        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.dlq, &k.index, &k.dlqinfo];
+        let reply = self.run(Path::Dispatch, "readAgents", &keys, args).await?;
+        let mut r = Reply::new("readAgents", reply)?;
+        let more: i64 = r.next()?;
+        let mut agents = Vec::new();
+        let mut last = None;
+        while !r.is_empty() {
+            let name: String = r.next()?;
+            let json: Option<Vec<u8>> = r.next_opt()?;
+            let payload: Vec<u8> = r.next()?;
+            let waiting: Option<f64> = r.next_opt()?;
+            let working: Option<f64> = r.next_opt()?;
+            let lease: Option<String> = r.next_opt()?;
+            let streak: Option<u32> = r.next_opt()?;
+            let dlq: Option<f64> = r.next_opt()?;
+            let dlq_context: Option<Vec<u8>> = r.next_opt()?;
+            last = Some(name.clone());
+            let Some(json) = json else { continue };
+            let def = AgentDef::parse(name, &json, payload)?;
+            let state = if working.is_some() {
+                AgentState::Working
+            } else if waiting.is_some() {
+                AgentState::Waiting
+            } else if dlq.is_some() {
+                AgentState::DeadLettered
+            } else {
+                AgentState::Detached
+            };
+            // "token|worker|acquired_at|timeout_ms[|flags|progress]" (progress may hold '|').
+            let mut fields = lease.as_deref().unwrap_or("").splitn(6, '|');
+            let token = fields.next().and_then(|t| t.parse().ok());
+            let holder = fields.next().map(str::to_string);
+            let flags = fields.nth(2).unwrap_or("");
+            let progress = fields.next().unwrap_or("").to_string();
+            agents.push(AgentInfo {
+                def,
+                state,
+                // A keyed queue's due agents wait at minus their due time (acquireAgents).
+                next_run_ms: waiting.map(|s| s.abs() as i64),
+                deadline_ms: working.map(|s| s as i64),
+                holder: working.and(holder),
+                token: working.and(token),
+                streak: streak.unwrap_or(0),
+                progress: if working.is_some() { progress } else { String::new() },
+                cancel_requested: working.is_some() && flags == "c",
+                dead_letter: dlq_context.and_then(|c| serde_json::from_slice(&c).ok()),
+            });
+        }
+        Ok(AgentPage { agents, next_after: if more == 1 { last } else { None } })
+    }
+}

@@ -1,0 +1,294 @@
+//! What the sweepers and the health monitor read and repair: zombie and orphan leases,
+//! worker liveness, corrupt names, per-queue counts.
+
+use crate::error::{Error, Result};
+use crate::store::{reply::Reply, scripts::Args, Path, Store};
+
+/// A lease a sweeper may take back.
+#[derive(Clone, Debug)]
+pub struct Suspect {
+    pub name: String,
+    /// Empty when the working entry has no lease record (a repair).
+    pub token: String,
+    pub deadline_ms: i64,
+    pub worker: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReapKind {
+    /// Past deadline + threshold without a heartbeat: ends as TIMEOUT, due at once (an attempt).
+    Zombie,
+    /// Held by a worker silent for the threshold: ends as ORPHANED, due at once (an attempt).
+    Orphan,
+}
+
+/// What a reap did to one suspect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reaped {
+    /// Re-checked and found healthy (heartbeat, completion, worker back).
+    Skipped,
+    Rescheduled,
+    Removed,
+    DeadLettered,
+    /// A working entry with no lease record, put back in waiting.
+    Repaired,
+}
+
+/// One page of an orphan scan.
+pub struct OrphanPage {
+    pub now_ms: i64,
+    /// "0" when the scan is complete.
+    pub cursor: String,
+    pub dead_workers: u32,
+    pub suspects: Vec<Suspect>,
+}
+
+/// A queue's counts.
+#[derive(Clone, Debug, Default)]
+pub struct QueueStats {
+    pub now_ms: i64,
+    pub waiting: u64,
+    pub due: u64,
+    /// Earliest next run among due agents.
+    pub oldest_due_ms: Option<i64>,
+    pub working: u64,
+    /// Leases past their deadline.
+    pub overdue_leases: u64,
+    pub dead_lettered: u64,
+    /// Average time due agents have been due (over at most 1,000).
+    pub average_overdue_ms: i64,
+    /// Leases past their deadline by more than the stuck age asked for.
+    pub stuck: u64,
+    /// Successful completions so far (a counter).
+    pub completed: u64,
+    /// Paused (AdminService.Pause).
+    pub paused: bool,
+    /// Flow-control limits (AdminService.SetLimits).
+    pub limits: crate::queues::limits::QueueLimits,
+    /// What the rate limit's bucket holds now (with a rate limit).
+    pub tokens: Option<f64>,
+    /// The earliest next run after now (an agent waiting for its time).
+    pub next_due_ms: Option<i64>,
+    /// Agents waiting for their parents (blocked).
+    pub blocked: u64,
+    /// Finishes whose children are not all released yet (outbox entries).
+    pub releasing: u64,
+    /// When the oldest of them was written.
+    pub oldest_release_ms: Option<i64>,
+}
+
+impl Store {
+    /// Every registered queue.
+    pub async fn queues(&self) -> Result<Vec<String>> {
+        let mut conn = self.redis.conn().await?;
+        Ok(redis::cmd("SMEMBERS").arg(self.keys.queues()).query_async(&mut conn).await?)
+    }
+
+    /// The queues among `queues` whose `working` set holds a lease more than `grace_ms` past
+    /// its deadline: the ones a zombie pass must look at.
+    pub async fn queues_with_late_leases(&self, queues: &[String], grace_ms: u64) -> Result<Vec<String>> {
+        self.queues_with_old_entries(queues, grace_ms, |k| k.working.clone()).await
+    }
+
+    /// The queues among `queues` with a worker silent for `threshold_ms`: the ones an orphan
+    /// pass must look at.
+    pub async fn queues_with_dead_workers(&self, queues: &[String], threshold_ms: u64) -> Result<Vec<String>> {
+        self.queues_with_old_entries(queues, threshold_ms, |k| k.workers.clone()).await
+    }
+
+    /// The queues whose sorted set (picked by `set`) has a score older than `age_ms` by the
+    /// Redis clock: one TIME and one ZCOUNT per queue (pipelined on one node, concurrent on a
+    /// cluster, where the queues live in different slots), no script. A read-only pre-check, so
+    /// an idle queue costs a sweep one cheap command; the scripts decide on their own node's
+    /// clock.
+    pub(crate) async fn queues_with_old_entries(
+        &self,
+        queues: &[String],
+        age_ms: u64,
+        set: impl Fn(&crate::store::keys::QueueKeys) -> String,
+    ) -> Result<Vec<String>> {
+        if queues.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.redis.conn().await?;
+        let (secs, micros): (i64, i64) = redis::cmd("TIME").query_async(&mut conn).await?;
+        let before = format!("({}", secs * 1000 + micros / 1000 - age_ms as i64);
+        let counts = queues.iter().map(|queue| {
+            let mut cmd = redis::cmd("ZCOUNT");
+            cmd.arg(set(&self.keys.queue(queue))).arg("-inf").arg(&before);
+            cmd
+        });
+        let counts: Vec<u64> = redis::from_redis_value(redis::Value::Array(self.redis.each(counts.collect()).await?))
+            .map_err(redis::RedisError::from)?;
+        Ok(queues.iter().zip(counts).filter(|(_, n)| *n > 0).map(|(q, _)| q.clone()).collect())
+    }
+
+    /// Leases more than `grace_ms` past their deadline, earliest first, after the first `skip`.
+    pub async fn find_zombies(&self, queue: &str, grace_ms: u64, skip: u32, limit: u32) -> Result<(i64, Vec<Suspect>)> {
+        let k = self.keys.queue(queue);
+        let args = Args::new().arg(grace_ms).arg(limit).arg(skip);
+        let reply = self.run(Path::WriteBack, "findZombies", &[&k.working, &k.leases], args).await?;
+        let mut r = Reply::new("findZombies", reply)?;
+        let now = r.next()?;
+        let mut out = Vec::new();
+        while !r.is_empty() {
+            out.push(Suspect { name: r.next()?, token: r.next()?, deadline_ms: r.next()?, worker: r.next()? });
+        }
+        Ok((now, out))
+    }
+
+    /// One page of leases held by workers silent for `threshold_ms`.
+    pub async fn find_orphans(&self, queue: &str, threshold_ms: u64, cursor: &str, limit: u32) -> Result<OrphanPage> {
+        let k = self.keys.queue(queue);
+        let args = Args::new().arg(threshold_ms).arg(cursor).arg(limit);
+        let reply = self.run(Path::WriteBack, "findOrphans", &[&k.leases, &k.workers, &k.working], args).await?;
+        let mut r = Reply::new("findOrphans", reply)?;
+        let mut page =
+            OrphanPage { now_ms: r.next()?, cursor: r.next()?, dead_workers: r.next()?, suspects: Vec::new() };
+        while !r.is_empty() {
+            page.suspects.push(Suspect { name: r.next()?, token: r.next()?, deadline_ms: 0, worker: r.next()? });
+        }
+        Ok(page)
+    }
+
+    /// Takes back suspects, each re-checked by the script: (suspect, kind, threshold).
+    pub async fn reap(&self, queue: &str, items: &[(&Suspect, ReapKind, u64)]) -> Result<Vec<Reaped>> {
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
+        let k = self.keys.queue(queue);
+        let lease_keys = k.lease_keys();
+        let mut keys = lease_keys.to_vec();
+        keys.push(&k.workers);
+        keys.extend(k.finish_keys());
+        let mut args = Args::new().arg(queue).arg(self.keys.announce_finishes(queue)).arg(rand::random::<u32>());
+        self.policy.push_args(&mut args);
+        self.policy.push_result_args(&mut args);
+        for (s, kind, threshold) in items {
+            args.push(&s.name);
+            args.push(&s.token);
+            args.push(match kind {
+                ReapKind::Zombie => "ZOMBIE",
+                ReapKind::Orphan => "ORPHAN",
+            });
+            args.push(*threshold);
+        }
+        let reply = self.run(Path::WriteBack, "reapLeases", &keys, args).await?;
+        let mut codes: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
+        self.outboxed(queue, codes.pop().unwrap_or(0));
+        codes
+            .into_iter()
+            .map(|c| match c {
+                -1 => Ok(Reaped::Skipped),
+                0 => Ok(Reaped::Rescheduled),
+                1 => Ok(Reaped::Removed),
+                2 => Ok(Reaped::DeadLettered),
+                3 => Ok(Reaped::Repaired),
+                c => Err(Error::Internal(format!("reapLeases: unknown code {c}"))),
+            })
+            .collect()
+    }
+
+    /// Drops dead workers that hold nothing; returns how many.
+    pub async fn forget_workers(&self, queue: &str, threshold_ms: u64, limit: u32) -> Result<u64> {
+        let k = self.keys.queue(queue);
+        let args = Args::new().arg(threshold_ms).arg(limit);
+        let reply = self.run(Path::WriteBack, "forgetWorkers", &[&k.workers, &k.leases, &k.working], args).await?;
+        redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))
+    }
+
+    /// One page of the numeric-name repair over `set` ("waiting" or "working").
+    pub async fn repair_names(&self, queue: &str, set: &str, cursor: &str, limit: u32) -> Result<(String, u64)> {
+        let k = self.keys.queue(queue);
+        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.index];
+        let reply =
+            self.run(Path::WriteBack, "repairNames", &keys, Args::new().arg(set).arg(cursor).arg(limit)).await?;
+        let mut r = Reply::new("repairNames", reply)?;
+        Ok((r.next()?, r.next()?))
+    }
+
+    /// A queue's counts; `stuck_age_ms` decides which leases count as stuck.
+    pub async fn queue_stats(&self, queue: &str, stuck_age_ms: u64) -> Result<QueueStats> {
+        let k = self.keys.queue(queue);
+        let keys = [&*k.waiting, &k.working, &k.dlq, &k.stats, &k.limits, &k.pending, &k.outbox];
+        let reply = self.run(Path::Dispatch, "queueStats", &keys, Args::new().arg(stuck_age_ms)).await?;
+        let mut r = Reply::new("queueStats", reply)?;
+        let now_ms = r.next()?;
+        let waiting = r.next()?;
+        let due = r.next()?;
+        let oldest: i64 = r.next()?;
+        let mut stats = QueueStats {
+            now_ms,
+            waiting,
+            due,
+            oldest_due_ms: (oldest >= 0).then_some(oldest),
+            working: r.next()?,
+            overdue_leases: r.next()?,
+            dead_lettered: r.next()?,
+            average_overdue_ms: r.next()?,
+            stuck: r.next()?,
+            completed: r.next()?,
+            paused: r.next::<i64>()? == 1,
+            limits: {
+                let (concurrency, rate, burst): (String, String, String) = (r.next()?, r.next()?, r.next()?);
+                let (key_concurrency, key_rate, key_burst): (String, String, String) =
+                    (r.next()?, r.next()?, r.next()?);
+                let number = |what: &str, s: &str| {
+                    s.parse::<f64>().map_err(|_| Error::Internal(format!("queueStats: {what} {s:?}")))
+                };
+                let count = |what: &str, s: &str| -> Result<Option<u32>> {
+                    Ok(if s.is_empty() { None } else { Some(number(what, s)? as u32) })
+                };
+                let bucket = |rate: &str, burst: &str| -> Result<Option<crate::queues::limits::RateLimit>> {
+                    Ok(if rate.is_empty() {
+                        None
+                    } else {
+                        Some(crate::queues::limits::RateLimit {
+                            per_second: number("rate", rate)?,
+                            burst: number("burst", burst)? as u32,
+                        })
+                    })
+                };
+                crate::queues::limits::QueueLimits {
+                    concurrency: count("concurrency", &concurrency)?,
+                    rate: bucket(&rate, &burst)?,
+                    key_concurrency: count("key_concurrency", &key_concurrency)?,
+                    key_rate: bucket(&key_rate, &key_burst)?,
+                    priority_aging_ms: None, // the last value of the reply, read below
+                }
+            },
+            tokens: {
+                let t: String = r.next()?;
+                t.parse().ok()
+            },
+            next_due_ms: None, // read below
+            blocked: 0,
+            releasing: 0,
+            oldest_release_ms: None,
+        };
+        let aging: String = r.next()?;
+        if !aging.is_empty() {
+            let ms = aging.parse().map_err(|_| Error::Internal(format!("queueStats: priority_aging {aging:?}")))?;
+            stats.limits.priority_aging_ms = Some(ms);
+        }
+        let next: i64 = r.next()?;
+        stats.next_due_ms = (next >= 0).then_some(next);
+        stats.blocked = r.next()?;
+        stats.releasing = r.next()?;
+        let oldest: i64 = r.next()?;
+        stats.oldest_release_ms = (oldest >= 0).then_some(oldest);
+        Ok(stats)
+    }
+
+    /// Counts one sweep pass by this replica (observable with HGETALL on `Keys::sweeps`).
+    pub async fn record_sweep(&self, sweep: &str, replica: &str) -> Result<()> {
+        let mut conn = self.redis.conn().await?;
+        redis::cmd("HINCRBY")
+            .arg(self.keys.sweeps())
+            .arg(format!("{sweep}:{replica}"))
+            .arg(1)
+            .query_async::<i64>(&mut conn)
+            .await?;
+        Ok(())
+    }
+}
