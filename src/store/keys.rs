@@ -588,3 +588,8 @@ mod tests {
         assert_eq!(keys.sharded(true).announce(ChannelKind::Pool, "a"), "S app:baton:{p:a}:events");
     }
 }
+
+/// The name a receiver is announced by on the wake channel (queue names cannot hold ':').
+pub fn wake_name(receiver: &str) -> String {
+    format!("r:{receiver}")
+}
