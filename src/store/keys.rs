@@ -544,6 +544,11 @@ impl Keys {
     }
 }
 
+/// The name a receiver is announced by on the wake channel (queue names cannot hold ':').
+pub fn wake_name(receiver: &str) -> String {
+    format!("r:{receiver}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -587,9 +592,4 @@ mod tests {
         assert_eq!(keys.announce(ChannelKind::Queue, "a"), "P app:baton:{q:a}:wake");
         assert_eq!(keys.sharded(true).announce(ChannelKind::Pool, "a"), "S app:baton:{p:a}:events");
     }
-}
-
-/// The name a receiver is announced by on the wake channel (queue names cannot hold ':').
-pub fn wake_name(receiver: &str) -> String {
-    format!("r:{receiver}")
 }
