@@ -658,6 +658,20 @@ mod tests {
     }
 
     #[test]
+    fn messages_are_written_as_proto3_json() {
+        let answer = crate::pb::CancelRunResponse { requested: true, token: u64::MAX };
+        assert_eq!(to_json(&answer), serde_json::json!({ "requested": true, "token": "18446744073709551615" }));
+        let health = crate::pb::SourceHealth {
+            source: Some(crate::pb::Source { kind: crate::pb::SourceKind::Queue as i32, name: "mail".into() }),
+            oldest_age: Some(prost_types::Duration { seconds: 1, nanos: 500_000_000 }),
+            ..Default::default()
+        };
+        let expected =
+            serde_json::json!({ "source": { "kind": "SOURCE_KIND_QUEUE", "name": "mail" }, "oldestAge": "1.500s" });
+        assert_eq!(to_json(&health), expected, "enums by name, durations in seconds, defaults left out");
+    }
+
+    #[test]
     fn json_errors_name_their_field() {
         assert_eq!(
             json_field("agents[0]", "unrecognized field name 'intervalMs' at line 1 column 9"),
