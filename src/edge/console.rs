@@ -11,8 +11,8 @@
 //! The overview's charts read [`history`]: samples this replica keeps in memory for the last
 //! hour (per replica, lost on restart).
 //!
-//! What a gRPC method answered is written in Baton's one JSON mapping ([`to_json`]: proto3 JSON,
-//! as the JSON calls on the gRPC port answer it): `/api/agents` is a `ListAgentsResponse`,
+//! What a gRPC method answered is written in Baton's one JSON mapping (`web::to_json`: proto3
+//! JSON, as the JSON calls on the gRPC port answer it): `/api/agents` is a `ListAgentsResponse`,
 //! `/api/agent` a `GetAgentResponse`, and so on (each handler says which). What the page shows
 //! beyond the message (dates, durations, state names, a payload as text or hex) it derives
 //! itself; the server adds only what the page cannot know, named in each handler's doc: paging

@@ -128,7 +128,7 @@ fn write_json<S: serde::Serializer>(message: &DynamicMessage, serializer: S) -> 
 ///
 /// # Panics
 /// If `M` is not a message of [`descriptors`] (every `baton.v1` message is one).
-pub fn to_json<M: prost::Message + prost::Name>(message: &M) -> serde_json::Value {
+pub(crate) fn to_json<M: prost::Message + prost::Name>(message: &M) -> serde_json::Value {
     let name = M::full_name();
     let descriptor = descriptors().get_message_by_name(&name).unwrap_or_else(|| panic!("no descriptor of {name}"));
     let dynamic = DynamicMessage::decode(descriptor, message.encode_to_vec().as_slice())

@@ -1,7 +1,7 @@
 //! The operator CLI: `baton probe`, `health`, `queues`, `agents`, `agent`, `cancel`, `limits`, `dlq`,
 //! `purge`, `leaders`, `pools`, `pause` and `resume` are gRPC calls to a running Baton (any replica), with TLS, a client
 //! certificate and a token as for any client. Each prints a table, or with `--json` one JSON
-//! document: the answer in Baton's one JSON mapping ([`to_json`]: proto3 JSON, as grpcurl and
+//! document: the answer in Baton's one JSON mapping (`web::to_json`: proto3 JSON, as grpcurl and
 //! the JSON calls on the gRPC port print it; a listing read in pages is one answer holding every
 //! page's items). Nothing here touches Redis.
 
