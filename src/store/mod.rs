@@ -1,7 +1,17 @@
-//! The only code that talks to Redis. Every multi-key change is one Lua script (see
-//! `scripts`), all of whose keys come from `keys` and share one hash tag. Redis TIME, read
-//! inside the scripts, is the only clock. Every script call passes one of the two circuit
-//! breakers (`crate::breaker`).
+//! The store core: with the domain stores over it, the only code that talks to Redis. Every
+//! multi-key change is one Lua script (see `scripts`), all of whose keys come from `keys` and
+//! share one hash tag. Redis TIME, read inside the scripts, is the only clock. Every script call
+//! passes one of the two circuit breakers (`breaker`).
+//!
+//! [`Core`] holds what every domain shares: the connection, the script manager, the breakers,
+//! the keys, the policy, the bulk lanes, the registries of sources and the shard counts
+//! (`shards`). It knows no domain. Each domain's store lives in its folder and extends the core
+//! with that domain's transitions (`queues::store::Queues`, `flows::store::Flows`,
+//! `pools::store::Pools`, `receivers::store::Receivers`, `elections::store::Elections`,
+//! `admin::store::Admin`): it holds a clone of the core (shared parts, cheap) and its own state,
+//! and derefs to the core (`over_core!`). A domain store's public methods take a logical
+//! source name; on a sharded source they route to its shards through the store's per-shard
+//! layer (`shards::Shard`).
 
 pub mod breaker;
 pub mod conn;

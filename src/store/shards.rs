@@ -13,7 +13,7 @@
 //! Each shard keeps its own counters: fencing tokens increase strictly per shard, not across
 //! the source. The core keeps the shard counts and the primitives here; each domain store
 //! routes its own operations (`queues::shards`, `pools::shards`, `receivers::shards`), through
-//! its per-shard layer ([`Shard`]); everything below them (scripts, sweepers, registries) sees
+//! its per-shard layer (`Shard`); everything below them (scripts, sweepers, registries) sees
 //! physical sources.
 
 use std::{
