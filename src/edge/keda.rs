@@ -29,17 +29,17 @@ use tokio_stream::{wrappers::ReceiverStream, Stream};
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
-use crate::edge::validate;
+use crate::rpc::validate;
 
-use crate::edge::auth;
-use crate::edge::auth::{NameKind, Scoped};
-use crate::edge::grpc::observe;
 use crate::error::{Error, Result};
 use crate::pools::store::Pools;
 use crate::queues::store::Queues;
 use crate::receivers::store::Receivers;
-use crate::runtime::wake::{Changes, Wakeups};
+use crate::rpc::auth;
+use crate::rpc::auth::{NameKind, Scoped};
+use crate::rpc::observe;
 use crate::store::keys::ChannelKind;
+use crate::store::wake::{Changes, Wakeups};
 use crate::store::SourceKind;
 
 /// The generated messages and stubs of KEDA's contract.

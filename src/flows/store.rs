@@ -582,7 +582,7 @@ impl Flows {
     pub async fn run_flows(
         self,
         sweep: std::time::Duration,
-        takeover: Option<(crate::runtime::wake::Outboxes, std::time::Duration)>,
+        takeover: Option<(crate::store::wake::Outboxes, std::time::Duration)>,
         shutdown: tokio_util::sync::CancellationToken,
     ) {
         use tokio::time::Instant;

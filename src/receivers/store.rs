@@ -167,10 +167,7 @@ pub struct MessageInfo {
     pub payload_head: Vec<u8>,
 }
 
-/// The name a receiver is announced by on the wake channel (queue names cannot hold ':').
-pub fn wake_name(receiver: &str) -> String {
-    format!("r:{receiver}")
-}
+pub use crate::store::keys::wake_name;
 
 /// The receivers store: messages scheduled, delivered and acknowledged, over the core. Its
 /// methods take a receiver's name and route to its shards (`receivers::shards`); the sweeps'

@@ -21,7 +21,7 @@ use crate::pools::store::{ClaimEnd, ClaimStart, ClaimTerms, Claimed, Pickup};
 
 use crate::queues::store::Lease;
 
-use crate::runtime::wake::Wakeups;
+use crate::store::wake::Wakeups;
 
 use crate::store::keys::ChannelKind;
 

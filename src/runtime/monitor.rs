@@ -18,9 +18,9 @@ use crate::config::Config;
 
 use crate::queues::sweep::QueueStats;
 
-use crate::runtime::health;
+use crate::admin::health;
 
-use crate::runtime::wake::Wakeups;
+use crate::store::wake::Wakeups;
 
 use crate::admin::store::Admin;
 use crate::store::breaker;

@@ -37,7 +37,7 @@ use crate::queues::sweep::{ReapKind, Reaped, Suspect};
 
 use crate::runtime::leadership::Leadership;
 
-use crate::runtime::wake::Wakeups;
+use crate::store::wake::Wakeups;
 
 use crate::admin::store::Admin;
 use crate::elections::store::Elections;
@@ -240,7 +240,7 @@ impl Sweeper {
             return;
         }
         self.discover().await;
-        let result = crate::runtime::purge::run(&self.store, &self.config, self.config.purge.dry_run, |_, _| true)
+        let result = crate::admin::purge::run(&self.store, &self.config, self.config.purge.dry_run, |_, _| true)
             .await
             .map(|found| {
                 if !found.is_empty() {
