@@ -674,22 +674,6 @@ impl Flows {
         let cutoff = self.redis_time_ms(queue).await? - older_than_ms as i64;
         self.drain_outbox(queue, Some(cutoff)).await
     }
-
-    /// Reads each lease's parents' finishes (for leases whose agent has parents).
-    pub(crate) async fn fill_parents(&self, queue: &str, leases: &mut [crate::queues::store::Lease]) -> Result<()> {
-        let names: Vec<&str> = leases.iter().filter(|l| l.def.parents > 0).map(|l| l.name.as_str()).collect();
-        if names.is_empty() {
-            return Ok(());
-        }
-        let families = self.family(queue, &names, 0).await?;
-        let mut families = families.into_iter();
-        for lease in leases.iter_mut().filter(|l| l.def.parents > 0) {
-            if let Some(f) = families.next() {
-                lease.parents = f.parents.into_iter().filter_map(|(q, n, _, fin)| Some((q, n, fin?))).collect();
-            }
-        }
-        Ok(())
-    }
 }
 
 /// The parents of a new agent as registerAgents takes them: "<queue>|<name>|<policy>" lines.

@@ -247,9 +247,20 @@ impl Queues {
         self.flows.outboxed(queue, n)
     }
 
-    /// Reads each lease's parents' finishes (see [`Flows::fill_parents`]).
+    /// Reads each lease's parents' finishes (for leases whose agent has parents).
     pub(super) async fn fill_parents(&self, queue: &str, leases: &mut [Lease]) -> Result<()> {
-        self.flows.fill_parents(queue, leases).await
+        let names: Vec<&str> = leases.iter().filter(|l| l.def.parents > 0).map(|l| l.name.as_str()).collect();
+        if names.is_empty() {
+            return Ok(());
+        }
+        let families = self.flows.family(queue, &names, 0).await?;
+        let mut families = families.into_iter();
+        for lease in leases.iter_mut().filter(|l| l.def.parents > 0) {
+            if let Some(f) = families.next() {
+                lease.parents = f.parents.into_iter().filter_map(|(q, n, _, fin)| Some((q, n, fin?))).collect();
+            }
+        }
+        Ok(())
     }
 }
 
