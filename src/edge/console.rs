@@ -82,7 +82,7 @@ pub struct Console {
     pub identities: Arc<Keyring>,
     pub read_only: bool,
     /// This replica's store: the state of its circuit breakers.
-    pub store: crate::store::Store,
+    pub store: crate::store::Core,
     /// The last hour of samples the charts show (this replica's, in memory; see [`history`]).
     pub history: history::History,
 }
@@ -355,7 +355,7 @@ impl Console {
 
 /// This replica's circuit breakers (`crate::breaker`): per Redis node, "closed", "open" or
 /// "half_open"; `dispatch` and `writeBack` are the worst state of each path over the nodes.
-fn breakers_json(store: &crate::store::Store) -> Value {
+fn breakers_json(store: &crate::store::Core) -> Value {
     use crate::store::breaker::State;
     let states = store.breaker_states();
     let rank = |s: &State| match s {
