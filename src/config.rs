@@ -132,7 +132,7 @@ impl WebConfig {
     }
 }
 
-/// gRPC (and optionally /metrics) over TLS (see README, "Security").
+/// gRPC (and optionally /metrics) over TLS (see docs/security.md).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TlsConfig {
@@ -179,7 +179,7 @@ impl TlsConfig {
     }
 }
 
-/// Who may call what (see README, "Security"). Off while no token or certificate identity is
+/// Who may call what (see docs/security.md). Off while no token or certificate identity is
 /// defined.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -231,8 +231,8 @@ pub struct CertificateEntry {
     pub scopes: Vec<String>,
 }
 
-/// Queues, pools and receivers spread over several Redis Cluster slots (see README, "Sharded
-/// sources").
+/// Queues, pools and receivers spread over several Redis Cluster slots (see docs/redis.md,
+/// "Sharded sources").
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ShardingConfig {

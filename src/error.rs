@@ -141,7 +141,7 @@ impl From<redis::RedisError> for Error {
             // A failover, a slot move or a restart in progress: over within seconds.
             Error::Unavailable(e.to_string())
         } else if e.code() == Some("NOPERM") || e.to_string().contains("The user executing the script can't") {
-            Error::Unavailable(format!("{ACL_REFUSED} ({e}); README lists the permissions Baton needs"))
+            Error::Unavailable(format!("{ACL_REFUSED} ({e}); docs/redis.md lists the permissions Baton needs"))
         } else if e.code() == Some("OOM") {
             // Redis refuses a script's first write when over maxmemory, so nothing was applied.
             Error::RedisFull { retry_after_ms: REDIS_FULL_PUSHBACK_MS }

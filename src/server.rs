@@ -230,7 +230,7 @@ pub async fn run_with_console(
             tls = tls.is_some(),
             authenticated,
             "listening beyond loopback without TLS or without authentication: anyone who reaches this port \
-             can read and change every queue, pool, receiver and election (see README, \"Security\")"
+             can read and change every queue, pool, receiver and election (see docs/security.md)"
         );
     }
     // Listening for SIGHUP from here on, before the first call is served.

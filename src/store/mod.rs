@@ -320,7 +320,7 @@ impl Core {
             error::Error::Unavailable(m) if m.starts_with(error::ACL_REFUSED) => error::Error::Config(format!(
                 "{m}. Baton needs EVALSHA, EVAL, SCRIPT LOAD and the commands its scripts call on keys \
                  {prefix}baton:*, SADD, SMEMBERS, ZADD, ZREVRANGEBYSCORE, SCAN, TIME, PING, and PUBLISH/SUBSCRIBE (SPUBLISH/SSUBSCRIBE on a \
-                 cluster) on channels {prefix}baton:* (see README, \"ACL user\")",
+                 cluster) on channels {prefix}baton:* (see docs/redis.md, \"TLS and an ACL user\")",
                 prefix = self.keys.prefix()
             )),
             e => e,
