@@ -7,13 +7,13 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use crate::rpc::validate;
 
 use crate::error::{Error, Result};
+use crate::flows::store::Flows;
 use crate::flows::store::{FinishRecord, ParentPolicy, ParentRef};
 use crate::pb;
 use crate::queues::store::AgentDef;
 use crate::rpc::timestamp;
 use crate::store::shards::logical;
 use crate::store::SourceKind;
-use crate::store::Store;
 
 /// Most parents one agent may name.
 pub const MAX_PARENTS: usize = 10_000;
@@ -34,7 +34,7 @@ fn policy(field: &str, value: i32) -> Result<Option<ParentPolicy>> {
 /// Checks an agent's parents and idempotency key (`field` is "agents[i]") and sets them on
 /// `def`: parents as physical queues, each with its policy.
 pub fn parents_and_key(
-    store: &Store,
+    store: &Flows,
     config: &crate::config::Config,
     queue: &str,
     field: &str,
@@ -98,7 +98,7 @@ pub fn parents_and_key(
 /// Refuses a cycle among the agents of one Register (parents that are agents of the same call):
 /// INVALID_ARGUMENT naming an agent on it. Other parents exist already, so they cannot close
 /// a cycle (an agent's parents are fixed when it is created).
-pub fn check_cycles(queue: &str, store: &Store, list: &str, defs: &[AgentDef]) -> Result<()> {
+pub fn check_cycles(queue: &str, store: &Flows, list: &str, defs: &[AgentDef]) -> Result<()> {
     let index: HashMap<(String, &str), usize> = defs
         .iter()
         .enumerate()
@@ -140,7 +140,7 @@ pub fn check_cycles(queue: &str, store: &Store, list: &str, defs: &[AgentDef]) -
 /// finish kept): INVALID_ARGUMENT naming the first. Sets each agent's `parent_traceparents`:
 /// the trace context of its first `trace::MAX_LINKS` parents (in `after` order) that carry one,
 /// read in the same steps (an agent of this call: the context it is registered with).
-pub async fn check_parents_exist(queue: &str, store: &Store, list: &str, defs: &mut [AgentDef]) -> Result<()> {
+pub async fn check_parents_exist(queue: &str, store: &Flows, list: &str, defs: &mut [AgentDef]) -> Result<()> {
     let own: HashMap<(String, &str), usize> = defs
         .iter()
         .enumerate()

@@ -5,7 +5,8 @@
 
 use crate::store::SourceKind;
 
-use crate::store::{Path, Store};
+use crate::queues::store::Queues;
+use crate::store::Path;
 
 use crate::store::keys::ChannelKind;
 
@@ -35,7 +36,7 @@ pub struct QueueLimits {
     pub priority_aging_ms: Option<u64>,
 }
 
-impl Store {
+impl Queues {
     /// Replaces a queue's limits (its paused state stays). Waiting Acquires are woken to look
     /// again. A sharded queue cannot take limits: each shard's script sees only its shard, so a
     /// limit over the whole queue could not be enforced atomically (`Error::Unsupported`).
@@ -177,7 +178,7 @@ pub struct Recount {
     pub steps: u64,
 }
 
-impl Store {
+impl Queues {
     /// Replaces one key's weight and overrides (the defaults remove its record); answers whether
     /// it had one. A sharded queue refuses them (`Error::Unsupported`), as it refuses limits.
     pub async fn set_key_limits(&self, queue: &str, key: &str, limits: &KeyLimits) -> Result<bool> {

@@ -8,5 +8,6 @@ pub mod leases;
 pub mod limits;
 pub mod service;
 pub mod session;
+pub mod shards;
 pub mod store;
 pub mod sweep;

@@ -4,6 +4,8 @@
 //! It never polls Redis on a timer of its own. A waiting Campaign works the same way on
 //! leadership events, and a waiting Claim on the hand-over of a resource to it.
 
+use crate::pools::store::Pools;
+use crate::queues::store::Queues;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -11,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::store::SourceKind;
 
-use crate::elections::store::Campaigned;
+use crate::elections::store::{Campaigned, Elections};
 
 use crate::error::{Error, Result};
 
@@ -21,8 +23,6 @@ use crate::queues::store::Lease;
 
 use crate::store::wake::Wakeups;
 
-use crate::store::Store;
-
 use crate::store::keys::ChannelKind;
 
 /// An Acquire that may wait. Like a Claim, it runs in a task of its own: when its caller goes
@@ -30,7 +30,7 @@ use crate::store::keys::ChannelKind;
 /// waiting, and leases granted in that instant, which nobody would ever see, are released at
 /// once instead of waiting for a sweeper.
 pub async fn acquire(
-    store: &Store,
+    store: &Queues,
     wakeups: &Wakeups,
     shutdown: &CancellationToken,
     queue: &str,
@@ -58,7 +58,7 @@ pub async fn acquire(
 
 #[allow(clippy::too_many_arguments)]
 async fn acquire_task(
-    store: &Store,
+    store: &Queues,
     wakeups: &Wakeups,
     shutdown: &CancellationToken,
     queue: &str,
@@ -115,7 +115,7 @@ async fn acquire_task(
 /// until elected, the wait ends, or the server shuts down. It runs in a task of its own, so a
 /// term won in the instant its caller went away is resigned at once rather than held for a ttl.
 pub async fn campaign(
-    store: &Store,
+    store: &Elections,
     wakeups: &Wakeups,
     shutdown: &CancellationToken,
     election: &str,
@@ -141,7 +141,7 @@ pub async fn campaign(
 
 #[allow(clippy::too_many_arguments)]
 async fn campaign_task(
-    store: &Store,
+    store: &Elections,
     wakeups: &Wakeups,
     shutdown: &CancellationToken,
     election: &str,
@@ -179,7 +179,7 @@ async fn campaign_task(
 /// queue (or to the next claim in line).
 #[allow(clippy::too_many_arguments)]
 pub async fn claim(
-    store: &Store,
+    store: &Pools,
     wakeups: &Wakeups,
     shutdown: &CancellationToken,
     pool: &str,
@@ -214,7 +214,7 @@ pub async fn claim(
 
 #[allow(clippy::too_many_arguments)]
 async fn claim_task(
-    store: &Store,
+    store: &Pools,
     wakeups: &Wakeups,
     shutdown: &CancellationToken,
     pool: &str,

@@ -24,7 +24,7 @@ use crate::runtime::dispatch;
 
 use crate::store::wake::Wakeups;
 
-use crate::store::Store;
+use crate::elections::store::Elections;
 
 /// A handle on a leadership held by a background task.
 #[derive(Clone)]
@@ -36,7 +36,7 @@ pub struct Leadership {
 impl Leadership {
     /// Starts campaigning for `election` as `candidate` until `shutdown`.
     pub fn spawn(
-        store: Store,
+        store: Elections,
         wakeups: Wakeups,
         election: String,
         candidate: String,
@@ -64,7 +64,7 @@ impl Leadership {
 }
 
 async fn hold(
-    store: Store,
+    store: Elections,
     wakeups: Wakeups,
     election: String,
     candidate: String,

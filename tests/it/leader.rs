@@ -286,7 +286,7 @@ async fn internal_leadership_fails_over_on_shutdown() {
     let replica = |name: &'static str| {
         let redis = &redis;
         async move {
-            let store = redis.store().await;
+            let store = redis.store().await.elections;
             let stop = CancellationToken::new();
             let wakeups = Wakeups::spawn(&store, stop.clone());
             let (l, task) =
@@ -321,7 +321,7 @@ async fn dropped_campaign_resigns_what_it_won() {
     use baton::runtime::dispatch;
     use baton::store::wake::Wakeups;
     let env = Env::start().await;
-    let store = env.redis.store().await;
+    let store = env.redis.store().await.elections;
     let shutdown = tokio_util::sync::CancellationToken::new();
     let wakeups = Wakeups::spawn(&store, shutdown.clone());
     // A busy script holds Redis so the campaign's script waits in line after it was sent.

@@ -198,7 +198,7 @@ async fn dropped_acquire_releases_what_it_got() {
     use baton::store::wake::Wakeups;
     let env = Env::start().await;
     register(&mut env.client.clone(), "drop", vec![agent("only", 3_600_000, 60_000)]).await;
-    let store = env.redis.store().await;
+    let store = env.redis.store().await.queues;
     let (wakeups, shutdown) = (Wakeups::new(store.keys().clone()), tokio_util::sync::CancellationToken::new());
     // Redis runs one script at a time: a 300 ms busy script on another connection holds the
     // Acquire's script in line, so the caller can leave after it was sent, before it ran.
