@@ -13,19 +13,3 @@ local function readPolicy(A)
     dlqMaxEntries = A.dlqMaxEntries,
   }
 end
---@untyped
--- The positional form, for the scripts of lua/ not typed yet: readPolicy(i) reads the eight
--- fields above, in that order, from ARGV[i].
-local readPolicyNamed = readPolicy
-local function readPolicy(i)
-  return readPolicyNamed({
-    forbiddenMs = tonumber(ARGV[i]),
-    throttledBaseMs = tonumber(ARGV[i + 1]),
-    throttledMultiplier = tonumber(ARGV[i + 2]),
-    throttledCapMs = tonumber(ARGV[i + 3]),
-    maxImmediateRetries = tonumber(ARGV[i + 4]),
-    jitterRatio = tonumber(ARGV[i + 5]),
-    dlqTtlMs = tonumber(ARGV[i + 6]),
-    dlqMaxEntries = tonumber(ARGV[i + 7]),
-  })
-end
