@@ -13,12 +13,12 @@ use crate::rpc::validate;
 
 use crate::config::Config;
 use crate::elections::store::{Elections, LeaderState, PastTerm, TermEnd};
+use crate::elections::wait;
 use crate::error::{Error, Result};
 use crate::pb;
 use crate::pb::leader_service_server::LeaderService;
 use crate::rpc::auth;
 use crate::rpc::{duration, observe, observe_call, timestamp, waits};
-use crate::runtime::dispatch;
 use crate::store::wake::LeaderEventKind;
 use crate::store::wake::{ElectionSignal, Wakeups};
 
@@ -202,7 +202,7 @@ impl LeaderService for LeaderServiceImpl {
                 return Err(Error::invalid("ttl", format!("must be at least {} ms", limits.min_ttl_ms)));
             }
             let wait = Duration::from_millis(validate::wait_ms("wait", req.wait.as_ref(), limits.max_wait_ms)?);
-            let got = dispatch::campaign(
+            let got = wait::campaign(
                 &self.store,
                 &self.wakeups,
                 &self.shutdown,

@@ -15,9 +15,9 @@ use crate::pb;
 use crate::pb::claim_service_server::ClaimService;
 use crate::pools::store::Pools;
 use crate::pools::store::{ClaimEnd, ClaimTerms, Claimed, PoolStats};
+use crate::pools::wait;
 use crate::rpc::auth;
 use crate::rpc::{duration, observe, observe_call, timestamp, waits};
-use crate::runtime::dispatch;
 use crate::store::wake::Wakeups;
 use crate::store::SourceKind;
 
@@ -186,7 +186,7 @@ impl ClaimService for ClaimServiceImpl {
                 validate::duration_ms("hold", req.hold.as_ref(), self.config.limits.max_duration_ms)?.unwrap_or(0);
             let terms = ClaimTerms { request_id: req.request_id.clone(), hold_ms };
             let pool = &self.config.pool;
-            let got = dispatch::claim(
+            let got = wait::claim(
                 &self.store,
                 &self.wakeups,
                 &self.shutdown,

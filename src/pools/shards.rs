@@ -2,7 +2,7 @@
 //! A Claim takes an idle resource from the shards that have one, in turn; a Claim that must
 //! wait joins the shortest line among the shards (the line that the shard's own returns and
 //! offers serve first), and meanwhile takes an idle resource of another shard when one
-//! appears there (see `dispatch::claim`): `pool.max_line` bounds each shard's line.
+//! appears there (see `pools::wait::claim`): `pool.max_line` bounds each shard's line.
 
 use std::collections::BTreeMap;
 

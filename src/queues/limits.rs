@@ -81,11 +81,7 @@ impl Queues {
                 }
                 SourceKind::Receiver => {
                     self.remember(self.keys.receivers(), &shard).await?;
-                    (
-                        self.keys.receiver(&shard).limits,
-                        ChannelKind::Receiver,
-                        crate::receivers::store::wake_name(&shard),
-                    )
+                    (self.keys.receiver(&shard).limits, ChannelKind::Receiver, crate::store::keys::wake_name(&shard))
                 }
                 SourceKind::Pool => {
                     self.remember(self.keys.pools(), &shard).await?;

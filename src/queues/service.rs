@@ -13,10 +13,10 @@ use crate::queues::leases::{agent_pb, beat_answer, complete_pb, complete_results
 use crate::queues::session;
 use crate::queues::store::Queues;
 use crate::queues::store::{AgentDef, AgentState, Completion};
+use crate::queues::wait;
 use crate::rpc::auth;
 use crate::rpc::validate;
 use crate::rpc::{observe, observe_call, timestamp, waits};
-use crate::runtime::dispatch;
 use crate::store::wake::Wakeups;
 use crate::{pb, store};
 
@@ -139,11 +139,11 @@ impl AgentServiceImpl {
             if !seen.insert(format!("{queue}|{}", def.name)) {
                 return Err(Error::invalid(format!("{field}.name"), format!("{:?} is listed twice", def.name)));
             }
-            crate::flows::service::parents_and_key(&self.store.flows, &self.config, queue, &field, a, &mut def)?;
+            crate::queues::parents::parents_and_key(&self.store.flows, &self.config, queue, &field, a, &mut def)?;
             defs.push(def);
         }
         if defs.iter().any(|d| !d.after.is_empty()) {
-            crate::flows::service::check_cycles(queue, &self.store.flows, list, &defs)?;
+            crate::queues::parents::check_cycles(queue, &self.store.flows, list, &defs)?;
         }
         Ok(defs)
     }
@@ -248,7 +248,7 @@ impl AgentService for AgentServiceImpl {
                 if !seen.insert(def.name.clone()) {
                     return Err(Error::invalid(format!("agents[{i}].name"), format!("{:?} is listed twice", def.name)));
                 }
-                crate::flows::service::parents_and_key(
+                crate::queues::parents::parents_and_key(
                     &self.store.flows,
                     &self.config,
                     &req.queue,
@@ -259,8 +259,8 @@ impl AgentService for AgentServiceImpl {
                 defs.push(def);
             }
             if defs.iter().any(|d| !d.after.is_empty()) {
-                crate::flows::service::check_cycles(&req.queue, &self.store.flows, "agents", &defs)?;
-                crate::flows::service::check_parents_exist(&req.queue, &self.store.flows, "agents", &mut defs).await?;
+                crate::queues::parents::check_cycles(&req.queue, &self.store.flows, "agents", &defs)?;
+                crate::queues::parents::check_parents_exist(&req.queue, &self.store.flows, "agents", &mut defs).await?;
             }
             let _place = self.admission.admit("Register")?;
             let done = (self.store.register(&req.queue, &defs, req.reset_schedule, &req.request_id).await)
@@ -342,7 +342,7 @@ impl AgentService for AgentServiceImpl {
                 )
             });
             let leases =
-                dispatch::acquire(&self.store, &self.wakeups, &self.shutdown, &req.queue, &req.worker_id, max, wait)
+                wait::acquire(&self.store, &self.wakeups, &self.shutdown, &req.queue, &req.worker_id, max, wait)
                     .await?;
             // Counted when something was granted: a poll of a made-up queue adds no series.
             if !leases.is_empty() {
@@ -611,15 +611,15 @@ impl AgentService for AgentServiceImpl {
             let mut members = self.defs(&req.queue, "agents", &req.agents, &incoming, &mut seen)?;
             let mut on_success = self.defs(&callback_queue, "on_success", &req.on_success, &incoming, &mut seen)?;
             let mut on_complete = self.defs(&callback_queue, "on_complete", &req.on_complete, &incoming, &mut seen)?;
-            crate::flows::service::check_parents_exist(&req.queue, &self.store.flows, "agents", &mut members).await?;
-            crate::flows::service::check_parents_exist(
+            crate::queues::parents::check_parents_exist(&req.queue, &self.store.flows, "agents", &mut members).await?;
+            crate::queues::parents::check_parents_exist(
                 &callback_queue,
                 &self.store.flows,
                 "on_success",
                 &mut on_success,
             )
             .await?;
-            crate::flows::service::check_parents_exist(
+            crate::queues::parents::check_parents_exist(
                 &callback_queue,
                 &self.store.flows,
                 "on_complete",

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
 
-use crate::runtime::dispatch;
+use crate::elections::wait;
 
 use crate::store::wake::Wakeups;
 
@@ -77,7 +77,7 @@ async fn hold(
     let mut backoff = Backoff::new();
     while !shutdown.is_cancelled() {
         // Waits for a vacancy without polling: woken by resign / expiry events.
-        let token = match dispatch::campaign(&store, &wakeups, &shutdown, &election, &candidate, ttl_ms, ttl).await {
+        let token = match wait::campaign(&store, &wakeups, &shutdown, &election, &candidate, ttl_ms, ttl).await {
             Ok(got) if got.is_leader => got.term.token,
             Ok(_) => continue,
             Err(e) => {
