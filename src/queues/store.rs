@@ -129,14 +129,6 @@ impl FromReply for Acquisition {
     }
 }
 
-/// The queues last found keyed (by their limits key), so an Acquire calls acquireKeyed first.
-/// Only a hint: each acquire script checks the queue's "keyed" flag itself and answers
-/// `OtherPath` when it is not the queue's, and the other one is called.
-fn keyed_queues() -> &'static std::sync::Mutex<std::collections::HashSet<String>> {
-    static KEYED: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<String>>> = std::sync::OnceLock::new();
-    KEYED.get_or_init(Default::default)
-}
-
 impl FromReply for Released {
     fn from_reply(mut r: Reply) -> Result<Self> {
         match r.next::<i64>()? {
@@ -371,13 +363,17 @@ pub struct Queues {
     pub(crate) flows: Flows,
     /// When this replica last marked each queue in the index of active queues (`active`).
     pub(super) marks: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>>,
+    /// The queues last found keyed (by their limits key), so an Acquire calls acquireKeyed
+    /// first. Only a hint: each acquire script checks the queue's "keyed" flag itself and
+    /// answers `OtherPath` when it is not the queue's, and the other one is called.
+    keyed: std::sync::Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
 }
 
 over_core!(Queues);
 
 impl Queues {
     pub fn new(flows: Flows) -> Self {
-        Self { core: Core::clone(&flows), flows, marks: Default::default() }
+        Self { core: Core::clone(&flows), flows, marks: Default::default(), keyed: Default::default() }
     }
 
     /// A script wrote `n` outbox entries in `queue` (see [`Flows::outboxed`]).
@@ -568,7 +564,7 @@ impl Shard<'_, Queues> {
         let k = self.keys.queue(queue);
         let (max_leases, scan_limit) = (u64::from(max), u64::from(self.policy.scan_limit));
         // A keyed queue takes acquireKeyed, any other acquireAgents; the script checks.
-        let mut keyed = keyed_queues().lock().unwrap_or_else(|e| e.into_inner()).contains(&k.limits);
+        let mut keyed = self.keyed.lock().unwrap_or_else(|e| e.into_inner()).contains(&k.limits);
         let mut tries = 0;
         let (now_ms, next_due, repaired, mut leases) = loop {
             let answer = if keyed {
@@ -585,7 +581,7 @@ impl Shard<'_, Queues> {
                 Acquisition::OtherPath if tries < 2 => {
                     tries += 1;
                     keyed = !keyed;
-                    let mut known = keyed_queues().lock().unwrap_or_else(|e| e.into_inner());
+                    let mut known = self.keyed.lock().unwrap_or_else(|e| e.into_inner());
                     if keyed {
                         known.insert(k.limits.clone());
                     } else {
