@@ -92,21 +92,22 @@ impl Admin {
 
     /// Puts a dead letter back where it came from; false if it is not dead-lettered there.
     pub async fn retry_dead_letter(&self, kind: SourceKind, name: &str, id: &str) -> Result<bool> {
-        let reply = match kind {
+        match kind {
             SourceKind::Queue => {
                 // A sharded queue's agent is in its name's shard.
                 let name = &*self.shard_of(SourceKind::Queue, name, id);
                 let k = self.keys.queue(name);
-                let keys = [&*k.waiting, &k.defs, &k.streaks, &k.dlq, &k.dlqinfo, &k.index, &k.results, &k.resultsat];
-                let args = Args::new().arg(id).arg(self.keys.announce(ChannelKind::Queue, name)).arg(name);
-                self.run(Path::WriteBack, "retryAgent", &keys, args).await?
+                let channel = self.keys.announce(ChannelKind::Queue, name);
+                let call =
+                    crate::queues::store::calls::RetryAgent { keys: &k, name: id, channel: &channel, queue: name };
+                Ok(self.call(Path::WriteBack, call).await?.0 == 1)
             }
             SourceKind::Pool => {
                 let name = &*self.shard_of(SourceKind::Pool, name, id);
                 let k = self.keys.pool(name);
                 let channel = self.keys.announce(ChannelKind::Pool, name);
                 let call = crate::pools::store::calls::RetryResource { keys: &k, id, channel: &channel, pool: name };
-                return Ok(self.call(Path::WriteBack, call).await?.0 == 1);
+                Ok(self.call(Path::WriteBack, call).await?.0 == 1)
             }
             SourceKind::Receiver => {
                 let Some((name, id)) = self.message_shard(name, id) else { return Ok(false) };
@@ -119,10 +120,9 @@ impl Admin {
                     channel: &channel,
                     wake_name: &wake_name,
                 };
-                return Ok(self.call(Path::WriteBack, call).await?.0 == 1);
+                Ok(self.call(Path::WriteBack, call).await?.0 == 1)
             }
-        };
-        Ok(redis::from_redis_value::<i64>(reply).map_err(|e| Error::Internal(e.to_string()))? == 1)
+        }
     }
 
     /// Drops a dead letter for good; false if it is not dead-lettered there.

@@ -8,7 +8,137 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::flows::store::Flows;
 use crate::store::shards::Shard;
-use crate::store::{over_core, reply::Reply, scripts::Args, Core, Path};
+use crate::store::{
+    over_core, reply::Reply, scripts::Args, scripts::FromReply, scripts::Int, scripts::Pair, Core, Path,
+};
+
+pub(crate) use super::sweep::{OrphanPage, Reaps, Zombies};
+
+/// The typed calls of `lua/queues/`, generated from the scripts' headers.
+pub(crate) mod calls {
+    use crate::store::keys::QueueKeys;
+    include!(concat!(env!("OUT_DIR"), "/calls_queues.rs"));
+}
+
+/// What releaseAgent did: `{ -1 }`, `{ 0, nextRun }` or `{ 1, 0 }`.
+pub(crate) enum Released {
+    /// The token was stale or unknown: nothing changed.
+    Lost,
+    /// Due again at this time (ms).
+    Rescheduled(i64),
+    /// The agent was unregistered while held: dropped.
+    Removed,
+}
+
+/// What heartbeatLeases did: per lease, in order, then how many outbox entries it wrote.
+pub(crate) struct Beats(Vec<Beat>, i64);
+
+impl FromReply for Beats {
+    /// `{ (deadline | -1 lost | -2 cancelled)*, outboxed }`
+    fn from_reply(r: Reply) -> Result<Self> {
+        let mut codes = ints(r)?;
+        let outboxed = codes.pop().unwrap_or(0);
+        let beats = codes
+            .into_iter()
+            .map(|d| match d {
+                -2 => Ok(Beat::Cancelled),
+                -1 => Ok(Beat::Lost),
+                d if d >= 0 => Ok(Beat::Extended(d)),
+                d => Err(Error::Internal(format!("heartbeatLeases: unknown code {d}"))),
+            })
+            .collect::<Result<_>>()?;
+        Ok(Beats(beats, outboxed))
+    }
+}
+
+/// Every value of a reply of integers.
+fn ints(mut r: Reply) -> Result<Vec<i64>> {
+    let mut out = Vec::with_capacity(r.remaining());
+    while !r.is_empty() {
+        out.push(r.next()?);
+    }
+    Ok(out)
+}
+
+/// What registerAgents answered.
+pub(crate) enum Registered {
+    /// `{ -1, name }`: the existing agent `name` was given other parents; nothing written.
+    ParentsFixed(String),
+    /// `{ created, updated, deduplicated, (code, holder, finish)* }`: per agent, in order,
+    /// code 0 created, 1 updated, 2 deduplicated (by `holder`, with its kept finish record).
+    Applied { created: u32, updated: u32, deduplicated: u32, items: Vec<(i64, String, Vec<u8>)> },
+}
+
+impl FromReply for Registered {
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let created: i64 = r.next()?;
+        if created < 0 {
+            return Ok(Registered::ParentsFixed(r.next()?));
+        }
+        let (updated, deduplicated) = (r.next()?, r.next()?);
+        let mut items = Vec::with_capacity(r.remaining() / 3);
+        while !r.is_empty() {
+            items.push((r.next()?, r.next()?, r.next()?));
+        }
+        Ok(Registered::Applied { created: created as u32, updated, deduplicated, items })
+    }
+}
+
+/// What completeAgents did: per item, in order, (code, time, streak), then how many outbox
+/// entries it wrote.
+pub(crate) struct Completions(Vec<(i64, i64, u32)>, i64);
+
+impl FromReply for Completions {
+    /// `{ (code, time, streak)*, outboxed }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let mut items = Vec::with_capacity(r.remaining() / 3);
+        while r.remaining() > 1 {
+            items.push((r.next()?, r.next()?, r.next()?));
+        }
+        Ok(Completions(items, r.next()?))
+    }
+}
+
+/// What an acquire script answered (acquireAgents, or acquireKeyed for a keyed queue).
+pub(crate) enum Acquisition {
+    /// `{ -1 }`: the queue is not this script's (keyed or not): nothing written.
+    OtherPath,
+    /// `{ now, nextDue, repaired, (name, token, deadline, attempt, definition, payload)* }`.
+    Granted { now_ms: i64, next_due: i64, repaired: u64, leases: Vec<Lease> },
+}
+
+impl FromReply for Acquisition {
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let now_ms: i64 = r.next()?;
+        if now_ms < 0 {
+            return Ok(Acquisition::OtherPath);
+        }
+        let (next_due, repaired) = (r.next()?, r.next()?);
+        let mut leases = Vec::with_capacity(r.remaining() / 6);
+        while !r.is_empty() {
+            let name: String = r.next()?;
+            let token: u64 = r.next()?;
+            let deadline_ms: i64 = r.next()?;
+            let attempt: u32 = r.next()?;
+            let json: Vec<u8> = r.next()?;
+            let payload: Vec<u8> = r.next()?;
+            let def = AgentDef::parse(name.clone(), &json, payload)?;
+            leases.push(Lease { name, token, granted_ms: now_ms, deadline_ms, attempt, def, parents: Vec::new() });
+        }
+        Ok(Acquisition::Granted { now_ms, next_due, repaired, leases })
+    }
+}
+
+impl FromReply for Released {
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        match r.next::<i64>()? {
+            -1 => Ok(Released::Lost),
+            0 => Ok(Released::Rescheduled(r.next()?)),
+            1 => Ok(Released::Removed),
+            code => Err(Error::Internal(format!("releaseAgent: unknown code {code}"))),
+        }
+    }
+}
 
 /// An agent's definition, as stored (the payload is stored beside it, binary-safe).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -233,13 +363,17 @@ pub struct Queues {
     pub(crate) flows: Flows,
     /// When this replica last marked each queue in the index of active queues (`active`).
     pub(super) marks: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>>,
+    /// The queues last found keyed (by their limits key), so an Acquire calls acquireKeyed
+    /// first. Only a hint: each acquire script checks the queue's "keyed" flag itself and
+    /// answers `OtherPath` when it is not the queue's, and the other one is called.
+    keyed: std::sync::Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
 }
 
 over_core!(Queues);
 
 impl Queues {
     pub fn new(flows: Flows) -> Self {
-        Self { core: Core::clone(&flows), flows, marks: Default::default() }
+        Self { core: Core::clone(&flows), flows, marks: Default::default(), keyed: Default::default() }
     }
 
     /// A script wrote `n` outbox entries in `queue` (see [`Flows::outboxed`]).
@@ -314,68 +448,53 @@ impl Shard<'_, Queues> {
         request_id: &str,
     ) -> Result<crate::flows::store::RegisterAnswer> {
         let k = self.keys.queue(queue);
-        let mut args = Args::new()
-            .arg(if reset { "1" } else { "0" })
-            .arg(self.policy.agent.initial_jitter_ms)
-            .arg(rand::random::<u32>())
-            .arg(self.keys.announce(ChannelKind::Queue, queue))
-            .arg(queue)
-            .arg(crate::store::request_field(request_id, || "register".into()));
-        self.policy.push_memory_args(&mut args);
-        for def in agents.iter() {
-            let json = serde_json::to_string(def).map_err(|e| Error::Internal(e.to_string()))?;
-            args.push(&def.name);
-            args.push(json);
-            args.push(&def.payload[..]);
-            args.push(crate::flows::store::parents_arg(&def.after));
-            args.push(def.idempotency.as_ref().map(|(key, window)| format!("{window}|{key}")).unwrap_or_default());
-        }
-        let keys = [
-            &*k.waiting,
-            &k.working,
-            &k.defs,
-            &k.payloads,
-            &k.streaks,
-            &k.index,
-            &k.dlq,
-            &k.dlqinfo,
-            &k.cron,
-            &k.limits,
-            &k.requests,
-            &k.answers,
-            &k.order,
-            &k.tags,
-            &k.results,
-            &k.resultsat,
-            &k.pending,
-            &k.unattached,
-            &k.deps,
-            &k.dedup,
-            &k.dedupat,
-        ];
-        let reply = self.run_items(Path::WriteBack, "registerAgents", &keys, args, agents.len()).await?;
-        let mut r = Reply::new("registerAgents", reply)?;
-        let created: i64 = r.next()?;
-        if created < 0 {
-            let name: String = r.next()?;
-            return Err(Error::ParentsFixed {
-                field: "after".into(),
-                message: format!(
-                    "agent {name:?} exists with other parents: they are fixed when it is created (an empty after keeps them)"
-                ),
-                agent: name,
-            });
-        }
-        let mut out = crate::flows::store::RegisterAnswer {
-            created: created as u32,
-            updated: r.next()?,
-            deduplicated: r.next()?,
-            items: Vec::new(),
+        let texts = agents
+            .iter()
+            .map(|def| {
+                let json = serde_json::to_string(def).map_err(|e| Error::Internal(e.to_string()))?;
+                let after = crate::flows::store::parents_arg(&def.after);
+                let idempotency =
+                    def.idempotency.as_ref().map(|(key, window)| format!("{window}|{key}")).unwrap_or_default();
+                Ok((json, after, idempotency))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let call = calls::RegisterAgents {
+            keys: &k,
+            reset,
+            jitter_ms: self.policy.agent.initial_jitter_ms,
+            seed: rand::random::<u32>().into(),
+            channel: &self.keys.announce(ChannelKind::Queue, queue),
+            queue,
+            request: &crate::store::request_field(request_id, || "register".into()),
+            retention_ms: self.policy.idempotency.retention_ms,
+            max_entries: self.policy.idempotency.max_entries,
+            agents: agents
+                .iter()
+                .zip(&texts)
+                .map(|(def, (json, after, idempotency))| calls::RegisterAgentsAgents {
+                    name: &def.name,
+                    def: json,
+                    payload: &def.payload,
+                    after,
+                    idempotency,
+                    _item: Default::default(),
+                })
+                .collect(),
         };
-        for def in agents {
-            let code: i64 = r.next()?;
-            let holder: String = r.next()?;
-            let record: Vec<u8> = r.next()?;
+        let (created, updated, deduplicated, items) = match self.call_items(Path::WriteBack, call, agents.len()).await? {
+            Registered::ParentsFixed(name) => {
+                return Err(Error::ParentsFixed {
+                    field: "after".into(),
+                    message: format!(
+                        "agent {name:?} exists with other parents: they are fixed when it is created (an empty after keeps them)"
+                    ),
+                    agent: name,
+                })
+            }
+            Registered::Applied { created, updated, deduplicated, items } => (created, updated, deduplicated, items),
+        };
+        let mut out = crate::flows::store::RegisterAnswer { created, updated, deduplicated, items: Vec::new() };
+        for (def, (code, holder, record)) in agents.iter().zip(items) {
             out.items.push(crate::flows::store::RegisteredItem {
                 name: if code == 2 { holder } else { def.name.clone() },
                 created: code == 0,
@@ -389,21 +508,23 @@ impl Shard<'_, Queues> {
     /// Removes definitions; returns how many existed.
     pub(super) async fn unregister(&self, queue: &str, names: &[String]) -> Result<u32> {
         let k = self.keys.queue(queue);
-        let mut keys =
-            vec![&*k.waiting, &k.defs, &k.payloads, &k.streaks, &k.index, &k.dlq, &k.dlqinfo, &k.cron, &k.pending];
-        keys.push(&k.unattached);
-        keys.extend(k.finish_keys());
+        let channel = self.keys.announce_finishes(queue);
         let mut removed = 0;
         for chunk in self.policy.chunks(names) {
-            let mut args = Args::new().arg(self.keys.announce_finishes(queue)).arg(queue);
-            self.policy.push_result_args(&mut args);
-            for name in chunk {
-                args.push(name);
-            }
-            let reply = self.run(Path::WriteBack, "unregisterAgents", &keys, args).await?;
-            let mut r = Reply::new("unregisterAgents", reply)?;
-            removed += r.next::<u32>()?;
-            self.outboxed(queue, r.next()?);
+            let call = calls::UnregisterAgents {
+                keys: &k,
+                channel: &channel,
+                queue,
+                result_ttl_ms: self.policy.results.retention_ms,
+                result_max: self.policy.results.max_entries,
+                agents: chunk
+                    .iter()
+                    .map(|name| calls::UnregisterAgentsAgents { name, _item: Default::default() })
+                    .collect(),
+            };
+            let Pair(existed, outboxed) = self.call(Path::WriteBack, call).await?;
+            removed += existed as u32;
+            self.outboxed(queue, outboxed);
         }
         Ok(removed)
     }
@@ -438,30 +559,43 @@ impl Shard<'_, Queues> {
         Ok(got)
     }
 
-    /// One acquireAgents call.
+    /// One acquire script call: acquireAgents, or acquireKeyed for a keyed queue.
     async fn acquire_script(&self, queue: &str, worker: &str, max: u32) -> Result<Acquired> {
         let k = self.keys.queue(queue);
-        let keys = k.acquire_keys();
-        let args = Args::new().arg(worker).arg(max).arg(self.policy.scan_limit);
-        let reply = self.run_items(Path::Dispatch, "acquireAgents", &keys, args, max as usize).await?;
-        let mut r = Reply::new("acquireAgents", reply)?;
-        let now_ms: i64 = r.next()?;
-        let next_due: i64 = r.next()?;
-        let repaired: u64 = r.next()?;
+        let (max_leases, scan_limit) = (u64::from(max), u64::from(self.policy.scan_limit));
+        // A keyed queue takes acquireKeyed, any other acquireAgents; the script checks.
+        let mut keyed = self.keyed.lock().unwrap_or_else(|e| e.into_inner()).contains(&k.limits);
+        let mut tries = 0;
+        let (now_ms, next_due, repaired, mut leases) = loop {
+            let answer = if keyed {
+                let call = calls::AcquireKeyed { keys: &k, worker, max: max_leases, scan_limit };
+                self.call_items(Path::Dispatch, call, max as usize).await?
+            } else {
+                let call = calls::AcquireAgents { keys: &k, worker, max: max_leases, scan_limit };
+                self.call_items(Path::Dispatch, call, max as usize).await?
+            };
+            match answer {
+                Acquisition::Granted { now_ms, next_due, repaired, leases } => {
+                    break (now_ms, next_due, repaired, leases)
+                }
+                Acquisition::OtherPath if tries < 2 => {
+                    tries += 1;
+                    keyed = !keyed;
+                    let mut known = self.keyed.lock().unwrap_or_else(|e| e.into_inner());
+                    if keyed {
+                        known.insert(k.limits.clone());
+                    } else {
+                        known.remove(&k.limits);
+                    }
+                }
+                Acquisition::OtherPath => {
+                    return Err(Error::Internal(format!("acquire: queue {queue} changed paths twice in one call")))
+                }
+            }
+        };
         if repaired > 0 {
             tracing::warn!(queue, repaired, "dropped waiting entries with no definition");
             metrics::counter!("baton_agents_repaired_total", "queue" => queue.to_string()).increment(repaired);
-        }
-        let mut leases = Vec::new();
-        while !r.is_empty() {
-            let name: String = r.next()?;
-            let token: u64 = r.next()?;
-            let deadline_ms: i64 = r.next()?;
-            let attempt: u32 = r.next()?;
-            let json: Vec<u8> = r.next()?;
-            let payload: Vec<u8> = r.next()?;
-            let def = AgentDef::parse(name.clone(), &json, payload)?;
-            leases.push(Lease { name, token, granted_ms: now_ms, deadline_ms, attempt, def, parents: Vec::new() });
         }
         if leases.iter().any(|l| !l.def.cron.is_empty()) {
             leases = self.cron_runs(queue, leases).await;
@@ -544,29 +678,33 @@ impl Shard<'_, Queues> {
 
     async fn heartbeat_script(&self, queue: &str, worker: &str, leases: &[HeartbeatItem<'_>]) -> Result<Vec<Beat>> {
         let k = self.keys.queue(queue);
-        let mut args = Args::new().arg(worker).arg(self.keys.announce_finishes(queue)).arg(queue);
-        self.policy.push_result_args(&mut args);
-        for (name, token, progress) in leases {
-            args.push(*name);
-            args.push(*token);
-            args.push(if progress.is_empty() { String::new() } else { format!("={progress}") });
-        }
-        let mut keys =
-            vec![&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.index, &k.stats, &k.limits];
-        keys.extend([&*k.workers, &k.cron]);
-        keys.extend(k.finish_keys());
-        let reply = self.run(Path::WriteBack, "heartbeatLeases", &keys, args).await?;
-        let mut codes: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
-        self.outboxed(queue, codes.pop().unwrap_or(0));
-        codes
-            .into_iter()
-            .map(|d| match d {
-                -2 => Ok(Beat::Cancelled),
-                -1 => Ok(Beat::Lost),
-                d if d >= 0 => Ok(Beat::Extended(d)),
-                d => Err(Error::Internal(format!("heartbeatLeases: unknown code {d}"))),
+        let texts: Vec<(String, String)> = leases
+            .iter()
+            .map(|(_, token, progress)| {
+                (token.to_string(), if progress.is_empty() { String::new() } else { format!("={progress}") })
             })
-            .collect()
+            .collect();
+        let call = calls::HeartbeatLeases {
+            keys: &k,
+            worker,
+            channel: &self.keys.announce_finishes(queue),
+            queue,
+            result_ttl_ms: self.policy.results.retention_ms,
+            result_max: self.policy.results.max_entries,
+            held: leases
+                .iter()
+                .zip(&texts)
+                .map(|((name, _, _), (token, progress))| calls::HeartbeatLeasesHeld {
+                    name,
+                    token,
+                    progress,
+                    _item: Default::default(),
+                })
+                .collect(),
+        };
+        let Beats(beats, outboxed) = self.call(Path::WriteBack, call).await?;
+        self.outboxed(queue, outboxed);
+        Ok(beats)
     }
 }
 
@@ -576,8 +714,7 @@ impl Queues {
     pub async fn cancel_run(&self, queue: &str, name: &str) -> Result<Option<u64>> {
         let queue_shard = self.shard_of(crate::store::SourceKind::Queue, queue, name).into_owned();
         let k = self.keys.queue(&queue_shard);
-        let reply = self.run(Path::WriteBack, "cancelRun", &[&k.defs, &k.leases], Args::new().arg(name)).await?;
-        let code: i64 = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
+        let Int(code) = self.call(Path::WriteBack, calls::CancelRun { keys: &k, name }).await?;
         match code {
             -1 => Err(Error::NotFound(format!("agent {name} in queue {queue}"))),
             0 => Ok(None),
@@ -601,28 +738,52 @@ impl Shard<'_, Queues> {
     /// One completeAgents call.
     async fn complete_script(&self, queue: &str, items: &[&Completion]) -> Result<Vec<Option<Ended>>> {
         let k = self.keys.queue(queue);
-        let keys = k.complete_keys();
-        let mut args = Args::new();
-        self.policy.push_args(&mut args);
-        args.push(rand::random::<u32>());
-        args.push(self.keys.announce_finishes(queue));
-        args.push(queue);
-        self.policy.push_memory_args(&mut args);
-        self.policy.push_result_args(&mut args);
-        for c in items {
-            args.push(&c.name);
-            args.push(c.token);
-            args.push(c.outcome.as_str());
-            args.push(&c.message);
-            args.push(c.retry_after_ms);
-            args.push(crate::store::request_field(&c.request_id, || format!("complete|{}|{}", c.name, c.token)));
-            args.push(&c.result[..]);
+        let texts: Vec<(String, String)> = items
+            .iter()
+            .map(|c| {
+                let request = crate::store::request_field(&c.request_id, || format!("complete|{}|{}", c.name, c.token));
+                (c.token.to_string(), request)
+            })
+            .collect();
+        let (agent, dead_letter) = (&self.policy.agent, &self.policy.dead_letter);
+        let call = calls::CompleteAgents {
+            keys: &k,
+            forbidden_ms: agent.permanent_forbidden_backoff_ms,
+            throttled_base_ms: agent.throttled_base_ms,
+            throttled_multiplier: agent.throttled_multiplier,
+            throttled_cap_ms: agent.throttled_cap_ms,
+            max_immediate_retries: agent.max_immediate_retries.into(),
+            jitter_ratio: agent.jitter_ratio,
+            dlq_ttl_ms: dead_letter.ttl_ms,
+            dlq_max_entries: dead_letter.max_entries,
+            seed: rand::random::<u32>().into(),
+            channel: &self.keys.announce_finishes(queue),
+            queue,
+            retention_ms: self.policy.idempotency.retention_ms,
+            max_entries: self.policy.idempotency.max_entries,
+            result_ttl_ms: self.policy.results.retention_ms,
+            result_max: self.policy.results.max_entries,
+            items: items
+                .iter()
+                .zip(&texts)
+                .map(|(c, (token, request))| calls::CompleteAgentsItems {
+                    name: &c.name,
+                    token,
+                    outcome: c.outcome.as_str(),
+                    message: &c.message,
+                    retry_after_ms: c.retry_after_ms,
+                    request,
+                    result: &c.result,
+                    _item: Default::default(),
+                })
+                .collect(),
+        };
+        let Completions(codes, outboxed) = self.call_items(Path::WriteBack, call, items.len()).await?;
+        if codes.len() != items.len() {
+            return Err(Error::Internal(format!("completeAgents: {} answers for {} items", codes.len(), items.len())));
         }
-        let reply = self.run_items(Path::WriteBack, "completeAgents", &keys, args, items.len()).await?;
-        let mut r = Reply::new("completeAgents", reply)?;
         let mut out = Vec::with_capacity(items.len());
-        for _ in items {
-            let (code, time, streak): (i64, i64, u32) = (r.next()?, r.next()?, r.next()?);
+        for (code, time, streak) in codes {
             let (code, replayed) = if code >= 10 { (code - 10, true) } else { (code, false) };
             let how = match code {
                 -1 => None,
@@ -633,7 +794,7 @@ impl Shard<'_, Queues> {
             };
             out.push(how.map(|how| Ended { how, replayed }));
         }
-        self.outboxed(queue, r.next()?);
+        self.outboxed(queue, outboxed);
         Ok(out)
     }
 
@@ -653,23 +814,21 @@ impl Shard<'_, Queues> {
         at_ms: Option<i64>,
     ) -> Result<Option<i64>> {
         let k = self.keys.queue(queue);
-        let args = Args::new()
-            .arg(name)
-            .arg(token)
-            .arg(delay_ms)
-            .arg(jitter_ms)
-            .arg(rand::random::<u32>())
-            .arg(self.keys.announce(ChannelKind::Queue, queue))
-            .arg(queue)
-            .arg(at_ms.map(|t| t.to_string()).unwrap_or_default());
-        let keys = [&*k.waiting, &k.working, &k.defs, &k.leases, &k.limits];
-        let reply = self.run(Path::WriteBack, "releaseAgent", &keys, args).await?;
-        let mut r = Reply::new("releaseAgent", reply)?;
-        match r.next::<i64>()? {
-            -1 => Err(Error::LeaseLost(format!("{queue}/{name} token {token}"))),
-            0 => Ok(Some(r.next()?)),
-            1 => Ok(None),
-            code => Err(Error::Internal(format!("releaseAgent: unknown code {code}"))),
+        let call = calls::ReleaseAgent {
+            keys: &k,
+            name,
+            token: &token.to_string(),
+            delay_ms,
+            jitter_ms,
+            seed: rand::random::<u32>().into(),
+            channel: &self.keys.announce(ChannelKind::Queue, queue),
+            queue,
+            at_ms: &at_ms.map(|t| t.to_string()).unwrap_or_default(),
+        };
+        match self.call(Path::WriteBack, call).await? {
+            Released::Lost => Err(Error::LeaseLost(format!("{queue}/{name} token {token}"))),
+            Released::Rescheduled(next_run_ms) => Ok(Some(next_run_ms)),
+            Released::Removed => Ok(None),
         }
     }
 

@@ -1,9 +1,10 @@
 //! What the sweepers and the health monitor read and repair: zombie and orphan leases,
 //! worker liveness, corrupt names, per-queue counts.
 
+use super::store::calls;
 use crate::error::{Error, Result};
 use crate::queues::store::Queues;
-use crate::store::{reply::Reply, scripts::Args, Path};
+use crate::store::{reply::Reply, scripts::Args, scripts::FromReply, scripts::Int, Path};
 
 /// A lease a sweeper may take back.
 #[derive(Clone, Debug)]
@@ -33,6 +34,59 @@ pub enum Reaped {
     DeadLettered,
     /// A working entry with no lease record, put back in waiting.
     Repaired,
+}
+
+/// What findZombies found: the Redis time, and the leases late past the grace.
+pub(crate) struct Zombies(pub i64, pub Vec<Suspect>);
+
+impl FromReply for Zombies {
+    /// `{ now, (name, token, deadline, worker)* }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let now = r.next()?;
+        let mut out = Vec::new();
+        while !r.is_empty() {
+            out.push(Suspect { name: r.next()?, token: r.next()?, deadline_ms: r.next()?, worker: r.next()? });
+        }
+        Ok(Zombies(now, out))
+    }
+}
+
+/// What reapLeases did: per suspect, in order, then how many outbox entries it wrote.
+pub(crate) struct Reaps(pub Vec<Reaped>, pub i64);
+
+impl FromReply for Reaps {
+    /// `{ code*, outboxed }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let mut codes: Vec<i64> = Vec::with_capacity(r.remaining());
+        while !r.is_empty() {
+            codes.push(r.next()?);
+        }
+        let outboxed = codes.pop().unwrap_or(0);
+        let reaped = codes
+            .into_iter()
+            .map(|c| match c {
+                -1 => Ok(Reaped::Skipped),
+                0 => Ok(Reaped::Rescheduled),
+                1 => Ok(Reaped::Removed),
+                2 => Ok(Reaped::DeadLettered),
+                3 => Ok(Reaped::Repaired),
+                c => Err(Error::Internal(format!("reapLeases: unknown code {c}"))),
+            })
+            .collect::<Result<_>>()?;
+        Ok(Reaps(reaped, outboxed))
+    }
+}
+
+impl FromReply for OrphanPage {
+    /// `{ now, nextCursor, deadWorkers, (name, token, worker)* }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let mut page =
+            OrphanPage { now_ms: r.next()?, cursor: r.next()?, dead_workers: r.next()?, suspects: Vec::new() };
+        while !r.is_empty() {
+            page.suspects.push(Suspect { name: r.next()?, token: r.next()?, deadline_ms: 0, worker: r.next()? });
+        }
+        Ok(page)
+    }
 }
 
 /// One page of an orphan scan.
@@ -100,29 +154,15 @@ impl Queues {
     /// Leases more than `grace_ms` past their deadline, earliest first, after the first `skip`.
     pub async fn find_zombies(&self, queue: &str, grace_ms: u64, skip: u32, limit: u32) -> Result<(i64, Vec<Suspect>)> {
         let k = self.keys.queue(queue);
-        let args = Args::new().arg(grace_ms).arg(limit).arg(skip);
-        let reply = self.run(Path::WriteBack, "findZombies", &[&k.working, &k.leases], args).await?;
-        let mut r = Reply::new("findZombies", reply)?;
-        let now = r.next()?;
-        let mut out = Vec::new();
-        while !r.is_empty() {
-            out.push(Suspect { name: r.next()?, token: r.next()?, deadline_ms: r.next()?, worker: r.next()? });
-        }
+        let call = calls::FindZombies { keys: &k, grace_ms, limit: limit.into(), offset: skip.into() };
+        let Zombies(now, out) = self.call(Path::WriteBack, call).await?;
         Ok((now, out))
     }
 
     /// One page of leases held by workers silent for `threshold_ms`.
     pub async fn find_orphans(&self, queue: &str, threshold_ms: u64, cursor: &str, limit: u32) -> Result<OrphanPage> {
         let k = self.keys.queue(queue);
-        let args = Args::new().arg(threshold_ms).arg(cursor).arg(limit);
-        let reply = self.run(Path::WriteBack, "findOrphans", &[&k.leases, &k.workers, &k.working], args).await?;
-        let mut r = Reply::new("findOrphans", reply)?;
-        let mut page =
-            OrphanPage { now_ms: r.next()?, cursor: r.next()?, dead_workers: r.next()?, suspects: Vec::new() };
-        while !r.is_empty() {
-            page.suspects.push(Suspect { name: r.next()?, token: r.next()?, deadline_ms: 0, worker: r.next()? });
-        }
-        Ok(page)
+        self.call(Path::WriteBack, calls::FindOrphans { keys: &k, threshold_ms, cursor, limit: limit.into() }).await
     }
 
     /// Takes back suspects, each re-checked by the script: (suspect, kind, threshold).
@@ -131,44 +171,47 @@ impl Queues {
             return Ok(Vec::new());
         }
         let k = self.keys.queue(queue);
-        let lease_keys = k.lease_keys();
-        let mut keys = lease_keys.to_vec();
-        keys.push(&k.workers);
-        keys.extend(k.finish_keys());
-        let mut args = Args::new().arg(queue).arg(self.keys.announce_finishes(queue)).arg(rand::random::<u32>());
-        self.policy.push_args(&mut args);
-        self.policy.push_result_args(&mut args);
-        for (s, kind, threshold) in items {
-            args.push(&s.name);
-            args.push(&s.token);
-            args.push(match kind {
-                ReapKind::Zombie => "ZOMBIE",
-                ReapKind::Orphan => "ORPHAN",
-            });
-            args.push(*threshold);
-        }
-        let reply = self.run(Path::WriteBack, "reapLeases", &keys, args).await?;
-        let mut codes: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
-        self.outboxed(queue, codes.pop().unwrap_or(0));
-        codes
-            .into_iter()
-            .map(|c| match c {
-                -1 => Ok(Reaped::Skipped),
-                0 => Ok(Reaped::Rescheduled),
-                1 => Ok(Reaped::Removed),
-                2 => Ok(Reaped::DeadLettered),
-                3 => Ok(Reaped::Repaired),
-                c => Err(Error::Internal(format!("reapLeases: unknown code {c}"))),
-            })
-            .collect()
+        let (agent, dead_letter) = (&self.policy.agent, &self.policy.dead_letter);
+        let call = calls::ReapLeases {
+            keys: &k,
+            queue,
+            channel: &self.keys.announce_finishes(queue),
+            seed: rand::random::<u32>().into(),
+            forbidden_ms: agent.permanent_forbidden_backoff_ms,
+            throttled_base_ms: agent.throttled_base_ms,
+            throttled_multiplier: agent.throttled_multiplier,
+            throttled_cap_ms: agent.throttled_cap_ms,
+            max_immediate_retries: agent.max_immediate_retries.into(),
+            jitter_ratio: agent.jitter_ratio,
+            dlq_ttl_ms: dead_letter.ttl_ms,
+            dlq_max_entries: dead_letter.max_entries,
+            result_ttl_ms: self.policy.results.retention_ms,
+            result_max: self.policy.results.max_entries,
+            suspects: items
+                .iter()
+                .map(|(s, kind, threshold)| calls::ReapLeasesSuspects {
+                    name: &s.name,
+                    token: &s.token,
+                    kind: match kind {
+                        ReapKind::Zombie => "ZOMBIE",
+                        ReapKind::Orphan => "ORPHAN",
+                    },
+                    threshold_ms: *threshold,
+                    _item: Default::default(),
+                })
+                .collect(),
+        };
+        let Reaps(reaped, outboxed) = self.call(Path::WriteBack, call).await?;
+        self.outboxed(queue, outboxed);
+        Ok(reaped)
     }
 
     /// Drops dead workers that hold nothing; returns how many.
     pub async fn forget_workers(&self, queue: &str, threshold_ms: u64, limit: u32) -> Result<u64> {
         let k = self.keys.queue(queue);
-        let args = Args::new().arg(threshold_ms).arg(limit);
-        let reply = self.run(Path::WriteBack, "forgetWorkers", &[&k.workers, &k.leases, &k.working], args).await?;
-        redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))
+        let Int(forgotten) =
+            self.call(Path::WriteBack, calls::ForgetWorkers { keys: &k, threshold_ms, limit: limit.into() }).await?;
+        Ok(forgotten as u64)
     }
 
     /// One page of the numeric-name repair over `set` ("waiting" or "working").

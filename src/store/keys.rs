@@ -248,8 +248,9 @@ pub struct ElectionKeys {
 }
 
 impl QueueKeys {
-    /// The eleven keys of acquireAgents, in its order (the bench calls the script with them too).
-    pub fn acquire_keys(&self) -> [&str; 11] {
+    /// The nine keys of acquireAgents (the plain path), in its order (the bench calls the
+    /// script with them too).
+    pub fn acquire_keys(&self) -> [&str; 9] {
         [
             &self.waiting,
             &self.working,
@@ -260,8 +261,6 @@ impl QueueKeys {
             &self.seq,
             &self.workers,
             &self.limits,
-            &self.order,
-            &self.tags,
         ]
     }
 

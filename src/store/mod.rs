@@ -126,25 +126,6 @@ impl Policy {
     pub(crate) fn chunks<'a, T>(&self, items: &'a [T]) -> std::slice::Chunks<'a, T> {
         items.chunks(self.script_batch as usize)
     }
-
-    /// The two ARGV the scripts pass to `remember`: retentionMs, maxEntries.
-    pub(crate) fn push_memory_args(&self, args: &mut Args) {
-        args.push(self.idempotency.retention_ms);
-        args.push(self.idempotency.max_entries);
-    }
-
-    /// The eight ARGV the scripts read with `readPolicy`.
-    pub(crate) fn push_args(&self, args: &mut Args) {
-        let a = &self.agent;
-        args.push(a.permanent_forbidden_backoff_ms);
-        args.push(a.throttled_base_ms);
-        args.push(a.throttled_multiplier);
-        args.push(a.throttled_cap_ms);
-        args.push(a.max_immediate_retries);
-        args.push(a.jitter_ratio);
-        args.push(self.dead_letter.ttl_ms);
-        args.push(self.dead_letter.max_entries);
-    }
 }
 
 /// The field a request id's first answer is remembered under (`recall`/`remember` in Lua):

@@ -125,6 +125,15 @@ impl FromReply for Int {
     }
 }
 
+/// A reply of two integers (a count and a count, a code and a time).
+pub(crate) struct Pair(pub i64, pub i64);
+
+impl FromReply for Pair {
+    fn from_reply(mut r: super::reply::Reply) -> Result<Self> {
+        Ok(Pair(r.next()?, r.next()?))
+    }
+}
+
 impl Scripts {
     pub fn new() -> Self {
         let by_name = SCRIPTS

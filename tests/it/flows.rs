@@ -141,7 +141,11 @@ async fn await_answers_the_result_when_it_is_recorded() {
 #[tokio::test]
 async fn children_run_once_after_all_parents_across_pages() {
     const FAN: usize = 1_200; // more than one release page (500)
-    let mut env = Env::start().await;
+                              // The worker completes FAN leases one after another without a heartbeat: on a busy machine
+                              // that outlasts the default orphan threshold, which would rightly take its leases back.
+    let mut config = test_config();
+    config.orphan_cleanup.threshold_ms = 600_000;
+    let mut env = Env::with_config(config).await;
     register(&mut env.client, "etl", vec![one_shot("extract")]).await;
     // Fan-out: FAN children of `extract` in another queue (two Register calls: max_batch 1000).
     // Leases long enough to outlast FAN Completes one after another on a busy machine.

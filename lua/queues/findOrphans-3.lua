@@ -4,15 +4,16 @@
   Read-only: reapLeases re-checks each one before acting.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] leases     HASH name -> "token|worker|acquired_at|timeout_ms"
     KEYS[2] workers    ZSET worker id -> last seen (ms)
     KEYS[3] working    ZSET name -> lease deadline (ms)
 
-    ARGV[1] thresholdMs  silence after which a worker is dead
-    ARGV[2] cursor       HSCAN cursor ("0" to start)
-    ARGV[3] limit        HSCAN COUNT
+    ARGV[1] thresholdMs (uint)  silence after which a worker is dead
+    ARGV[2] cursor (str)        HSCAN cursor ("0" to start)
+    ARGV[3] limit (uint)        HSCAN COUNT
 
-  Output:
+  Output -> OrphanPage:
     { now, nextCursor, deadWorkers, (name, token, worker)* }
     nextCursor "0" when the scan is complete; with no dead worker nothing is scanned.
 ]]
@@ -20,8 +21,8 @@ local rcall = redis.call
 --@include nowMs
 --@include parseLease
 
-local leasesKey, workersKey, workingKey = KEYS[1], KEYS[2], KEYS[3]
-local thresholdMs, cursor, limit = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+local leasesKey, workersKey, workingKey = K.leases, K.workers, K.working
+local thresholdMs, cursor, limit = A.thresholdMs, A.cursor, A.limit
 local now = nowMs()
 local dead = {}
 local deadCount = 0

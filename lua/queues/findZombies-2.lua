@@ -5,22 +5,23 @@
   before acting.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] working    ZSET name -> lease deadline (ms)
     KEYS[2] leases     HASH name -> "token|worker|acquired_at|timeout_ms"
 
-    ARGV[1] graceMs    how far past its deadline a lease must be
-    ARGV[2] limit      most entries to return
-    ARGV[3] offset     how many of the earliest such entries to skip
+    ARGV[1] graceMs (uint)  how far past its deadline a lease must be
+    ARGV[2] limit (uint)    most entries to return
+    ARGV[3] offset (uint)   how many of the earliest such entries to skip
 
-  Output:
+  Output -> Zombies:
     { now, (name, token, deadline, worker)* }   token "" when the lease record is missing
 ]]
 local rcall = redis.call
 --@include nowMs
 --@include parseLease
 
-local workingKey, leasesKey = KEYS[1], KEYS[2]
-local graceMs, limit, offset = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local workingKey, leasesKey = K.working, K.leases
+local graceMs, limit, offset = A.graceMs, A.limit, A.offset
 local now = nowMs()
 local out = { now }
 local late = rcall('ZRANGEBYSCORE', workingKey, '-inf', '(' .. (now - graceMs), 'WITHSCORES', 'LIMIT', offset, limit)

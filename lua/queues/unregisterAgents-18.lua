@@ -7,6 +7,7 @@
   outbox entry, Await callers told); a blocked agent's parents go with it.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] waiting    ZSET name -> next run (ms)
     KEYS[2] defs       HASH name -> definition JSON
     KEYS[3] payloads   HASH name -> payload bytes
@@ -26,14 +27,15 @@
     KEYS[17] awaited   ZSET name -> awaited until (ms)
     KEYS[18] deps      base of "deps:<child>"
 
-    ARGV[1] channel    where to announce: "P|S <wake-up channel>" or "", then "\n<outbox
-                       channel>" (announceOutbox)
-    ARGV[2] queue      queue name
-    ARGV[3] resultTtlMs how long finishes are kept (results.retention_ms)
-    ARGV[4] resultMax  most finishes kept per queue (results.max_entries)
-    ARGV[5..] names    agent names
+    ARGV[1] channel (str)       where to announce: "P|S <wake-up channel>" or "", then
+                                "\n<outbox channel>" (announceOutbox)
+    ARGV[2] queue (str)         queue name
+    ARGV[3] resultTtlMs (uint)  how long finishes are kept (results.retention_ms)
+    ARGV[4] resultMax (uint)    most finishes kept per queue (results.max_entries)
+    ARGV[5..] agents (items)    one item per agent:
+      name (str)                agent name
 
-  Output:
+  Output -> Pair:
     { removed, outboxed }  how many of the names existed; outbox entries written
 ]]
 local rcall = redis.call
@@ -41,16 +43,16 @@ local rcall = redis.call
 --@include nowMs
 --@include memberKey
 --@include finished
-local waitingKey, defsKey, payloadsKey, streaksKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local indexKey, dlqKey, dlqinfoKey, cronKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
-local pendingKey, unattachedKey = KEYS[9], KEYS[10]
-flowKeys(11, ARGV[3], ARGV[4])
-local channel, queue = ARGV[1], ARGV[2]
+local waitingKey, defsKey, payloadsKey, streaksKey = K.waiting, K.defs, K.payloads, K.streaks
+local indexKey, dlqKey, dlqinfoKey, cronKey = K.index, K.dlq, K.dlqinfo, K.cron
+local pendingKey, unattachedKey = K.pending, K.unattached
+flowKeys(K, A.resultTtlMs, A.resultMax)
+local channel, queue = A.channel, A.queue
 
 local now = nowMs()
 local removed = 0
-for i = 5, #ARGV do
-  local name = ARGV[i]
+for _, item in ipairs(A.agents) do
+  local name = item.name
   local def = rcall('HGET', defsKey, name)
   if def then
     removed = removed + 1

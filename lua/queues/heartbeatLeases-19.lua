@@ -9,6 +9,7 @@
   Await answers and its children apply their policy) and counted as cancelled.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1]  waiting    ZSET name -> next run (ms)
     KEYS[2]  working    ZSET name -> lease deadline (ms)
     KEYS[3]  defs       HASH name -> definition JSON
@@ -29,15 +30,18 @@
     KEYS[18] awaited   ZSET name -> awaited until (ms)
     KEYS[19] deps      base of "deps:<child>"
 
-    ARGV[1] worker     worker id of the caller
-    ARGV[2] channel    where to announce: "P|S <wake-up channel>" or "", then "\n<outbox
-                       channel>" (announceOutbox)
-    ARGV[3] queue      queue name, published on channel
-    ARGV[4] resultTtlMs how long finishes are kept (results.retention_ms)
-    ARGV[5] resultMax  most finishes kept per queue (results.max_entries)
-    ARGV[6..] triples  name, token, progress ("" leaves it; "=<value>" sets it)
+    ARGV[1] worker (str)        worker id of the caller
+    ARGV[2] channel (str)       where to announce: "P|S <wake-up channel>" or "", then
+                                "\n<outbox channel>" (announceOutbox)
+    ARGV[3] queue (str)         queue name, published on channel
+    ARGV[4] resultTtlMs (uint)  how long finishes are kept (results.retention_ms)
+    ARGV[5] resultMax (uint)    most finishes kept per queue (results.max_entries)
+    ARGV[6..] held (items)      one item per lease held:
+      name (str)                agent name
+      token (str)               the lease's token (decimal)
+      progress (str)            "" leaves it; "=<value>" sets it
 
-  Output:
+  Output -> Beats:
     { deadline, or -1 lost, or -2 cancelled (ended now), per triple, in order }, then how many
     outbox entries the call wrote (children to release)
 ]]
@@ -53,16 +57,16 @@ local rcall = redis.call
 --@include memberKey
 --@include finished
 
-local waitingKey, workingKey, defsKey, payloadsKey, leasesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local streaksKey, indexKey, statsKey, limitsKey, workersKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
-local cronKey = KEYS[11]
-local worker, channel, queue = ARGV[1], ARGV[2], ARGV[3]
-flowKeys(12, ARGV[4], ARGV[5])
+local waitingKey, workingKey, defsKey, payloadsKey, leasesKey = K.waiting, K.working, K.defs, K.payloads, K.leases
+local streaksKey, indexKey, statsKey, limitsKey, workersKey = K.streaks, K.index, K.stats, K.limits, K.workers
+local cronKey = K.cron
+local worker, channel, queue = A.worker, A.channel, A.queue
+flowKeys(K, A.resultTtlMs, A.resultMax)
 local now = nowMs()
 local out = {}
 local held, ended = false, false
-for i = 6, #ARGV, 3 do
-  local name, token, progress = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+for _, item in ipairs(A.held) do
+  local name, token, progress = item.name, item.token, item.progress
   local lease = parseLease(rcall('HGET', leasesKey, name))
   if lease and lease.token == token and lease.cancel then
     rcall('ZREM', workingKey, name)

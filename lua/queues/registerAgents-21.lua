@@ -35,6 +35,7 @@
   from 0 (the keys' last tags are forgotten).
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] waiting    ZSET name -> next run (ms)
     KEYS[2] working    ZSET name -> lease deadline (ms)
     KEYS[3] defs       HASH name -> definition JSON
@@ -58,19 +59,23 @@
     KEYS[20] dedup     HASH idempotency key -> "<name>|<held until ms>"
     KEYS[21] dedupat   ZSET idempotency key -> held until (ms)
 
-    ARGV[1] reset      "1" to reset the schedule of existing agents not held, else "0"
-    ARGV[2] jitterMs   upper bound of the random delay added to a new agent's first run
-    ARGV[3] seed       random seed for the jitter
-    ARGV[4] channel    where to announce: "P|S <wake-up channel>" or ""
-    ARGV[5] queue      queue name, published on channel
-    ARGV[6] request    request field "register|<request id>", or "" for none
-    ARGV[7] retentionMs how long answers are remembered (at least)
-    ARGV[8] maxEntries most answers remembered per queue
-    ARGV[9..] quintuples name, definition JSON, payload ("" for none), parents ("" for none, else
-                       "<parent queue>|<parent>|<policy W, C or A>" lines), idempotency
-                       ("" for none, else "<window ms>|<key>")
+    ARGV[1] reset (bool)        reset the schedule of existing agents not held
+    ARGV[2] jitterMs (uint)     upper bound of the random delay added to a new agent's first run
+    ARGV[3] seed (uint)         random seed for the jitter
+    ARGV[4] channel (str)       where to announce: "P|S <wake-up channel>" or ""
+    ARGV[5] queue (str)         queue name, published on channel
+    ARGV[6] request (str)       request field "register|<request id>", or "" for none
+    ARGV[7] retentionMs (uint)  how long answers are remembered (at least)
+    ARGV[8] maxEntries (uint)   most answers remembered per queue
+    ARGV[9..] agents (items)    one item per agent:
+      name (str)                agent name
+      def (str)                 definition JSON
+      payload (bytes)           payload ("" for none)
+      after (str)               parents: "" for none, else "<parent queue>|<parent>|<policy W, C
+                                or A>" lines
+      idempotency (str)         "" for none, else "<window ms>|<key>"
 
-  Output:
+  Output -> Registered:
     { created, updated, deduplicated, then per agent: code (0 created, 1 updated,
       2 deduplicated), the key's holder ("" unless deduplicated), its kept finish ("" for none) }
     (the first call's, for a retry with its request id); or { -1, name } when the existing agent
@@ -85,16 +90,16 @@ local rcall = redis.call
 --@include remember
 --@include keyedOrder
 
-local waitingKey, workingKey, defsKey, payloadsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local streaksKey, indexKey, dlqKey, dlqinfoKey, cronKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-local limitsKey, requestsKey, answersKey, orderKey, tagsKey = KEYS[10], KEYS[11], KEYS[12], KEYS[13], KEYS[14]
-local resultsKey, resultsatKey, pendingKey, unattachedKey = KEYS[15], KEYS[16], KEYS[17], KEYS[18]
-local depsBase, dedupKey, dedupatKey = KEYS[19], KEYS[20], KEYS[21]
-local request = ARGV[6]
+local waitingKey, workingKey, defsKey, payloadsKey = K.waiting, K.working, K.defs, K.payloads
+local streaksKey, indexKey, dlqKey, dlqinfoKey, cronKey = K.streaks, K.index, K.dlq, K.dlqinfo, K.cron
+local limitsKey, requestsKey, answersKey, orderKey, tagsKey = K.limits, K.requests, K.answers, K.order, K.tags
+local resultsKey, resultsatKey, pendingKey, unattachedKey = K.results, K.resultsat, K.pending, K.unattached
+local depsBase, dedupKey, dedupatKey = K.deps, K.dedup, K.dedupat
+local request = A.request
 local first = recall(answersKey, request)
 if first then return first end
-for i = 9, #ARGV, 5 do
-  local name, after = ARGV[i], ARGV[i + 3]
+for _, item in ipairs(A.agents) do
+  local name, after = item.name, item.after
   if after ~= '' and rcall('HEXISTS', defsKey, name) == 1 then
     local depsKey = memberKey(depsBase, name)
     local n = 0
@@ -105,10 +110,10 @@ for i = 9, #ARGV, 5 do
     if n ~= rcall('HLEN', depsKey) then return { -1, name } end
   end
 end
-local reset = ARGV[1] == '1'
-local jitterMs = tonumber(ARGV[2])
-local channel, queue = ARGV[4], ARGV[5]
-math.randomseed(tonumber(ARGV[3]))
+local reset = A.reset
+local jitterMs = A.jitterMs
+local channel, queue = A.channel, A.queue
+math.randomseed(A.seed)
 
 local now = nowMs()
 local created, updated, deduplicated, keyed = 0, 0, 0, false
@@ -140,9 +145,9 @@ local function keepParents(def, old, n)
   return string.format('%s%s,"parents":%d}', string.sub(def, 1, -2), kept, n)
 end
 local count = 0
-for i = 9, #ARGV, 5 do
+for _, item in ipairs(A.agents) do
   count = count + 1
-  local name, def, payload, after, idem = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+  local name, def, payload, after, idem = item.name, item.def, item.payload, item.after, item.idempotency
   local holder
   if idem ~= '' then
     local window, key = string.match(idem, '^(%d+)|(.*)$')
@@ -257,5 +262,5 @@ if #dueNames > 0 then
 end
 local answer = { created, updated, deduplicated }
 for _, v in ipairs(items) do answer[#answer + 1] = v end
-remember(requestsKey, answersKey, request, answer, now, tonumber(ARGV[7]), tonumber(ARGV[8]))
+remember(requestsKey, answersKey, request, answer, now, A.retentionMs, A.maxEntries)
 return answer

@@ -4,22 +4,23 @@
   deletes lease records with no working entry (left by an ended lease; harmless but stale).
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] workers    ZSET worker id -> last seen (ms)
     KEYS[2] leases     HASH name -> "token|worker|acquired_at|timeout_ms"
     KEYS[3] working    ZSET name -> lease deadline (ms)
 
-    ARGV[1] thresholdMs  silence after which a worker is dead
-    ARGV[2] limit        most lease records to inspect; more and nothing is dropped
+    ARGV[1] thresholdMs (uint)  silence after which a worker is dead
+    ARGV[2] limit (uint)        most lease records to inspect; more and nothing is dropped
 
-  Output:
+  Output -> Int:
     forgotten          how many workers were dropped (0 when there were too many leases)
 ]]
 local rcall = redis.call
 --@include nowMs
 --@include parseLease
 
-local workersKey, leasesKey, workingKey = KEYS[1], KEYS[2], KEYS[3]
-local thresholdMs, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+local workersKey, leasesKey, workingKey = K.workers, K.leases, K.working
+local thresholdMs, limit = A.thresholdMs, A.limit
 local now = nowMs()
 local dead = rcall('ZRANGEBYSCORE', workersKey, '-inf', '(' .. (now - thresholdMs))
 if #dead == 0 or rcall('HLEN', leasesKey) > limit then

@@ -3,18 +3,19 @@
   heartbeat (heartbeatLeases). Marking twice is harmless.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] defs     HASH name -> definition JSON
     KEYS[2] leases   HASH name -> "token|worker|acquired_at|timeout_ms[|flags|progress]"
 
-    ARGV[1] name
+    ARGV[1] name (str)  agent name
 
-  Output:
+  Output -> Int:
     -1 no such agent; 0 not running; otherwise the marked lease's token
 ]]
 local rcall = redis.call
 --@include parseLease
 
-local defsKey, leasesKey, name = KEYS[1], KEYS[2], ARGV[1]
+local defsKey, leasesKey, name = K.defs, K.leases, A.name
 if rcall('HEXISTS', defsKey, name) == 0 then return -1 end
 local lease = parseLease(rcall('HGET', leasesKey, name))
 if not lease then return 0 end

@@ -11,6 +11,7 @@
   command per key for the whole batch; other outcomes go through finishLease one by one.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] waiting    ZSET name -> next run (ms)
     KEYS[2] working    ZSET name -> lease deadline (ms)
     KEYS[3] defs       HASH name -> definition JSON
@@ -36,22 +37,33 @@
     KEYS[21] awaited   ZSET name -> awaited until (ms)
     KEYS[22] deps      base of "deps:<child>"
 
-    ARGV[1..8] policy  forbiddenMs, throttledBaseMs, throttledMult, throttledCapMs,
-                       maxImmediate, jitterRatio, dlqTtlMs, dlqMaxEntries (readPolicy)
-    ARGV[9]  seed      random seed for the jitter
-    ARGV[10] channel   where to announce: "P|S <wake-up channel>" or "", then "\n<outbox
-                       channel>" (announceOutbox)
-    ARGV[11] queue     queue name (wake-up message, dead-letter context)
-    ARGV[12] retentionMs how long answers are remembered (at least)
-    ARGV[13] maxEntries most answers remembered per queue
-    ARGV[14] resultTtlMs how long finishes are kept (results.retention_ms)
-    ARGV[15] resultMax most finishes kept per queue (results.max_entries)
-    ARGV[16..] items   name, token, outcome, message, retryAfterMs, request field
-                       ("complete|<name>|<token>|<request id>" or ""), result bytes; outcome one
-                       of SUCCESS | PERMANENT_FORBIDDEN | THROTTLED | TRANSIENT | SERVER_ERROR |
-                       UNKNOWN
+    ARGV[1] forbiddenMs (uint)          PERMANENT_FORBIDDEN backoff (readPolicy: these eight)
+    ARGV[2] throttledBaseMs (uint)      THROTTLED backoff base
+    ARGV[3] throttledMultiplier (num)   THROTTLED backoff multiplier
+    ARGV[4] throttledCapMs (uint)       THROTTLED backoff cap
+    ARGV[5] maxImmediateRetries (uint)  failures retried at once before error_interval
+    ARGV[6] jitterRatio (num)           random part of a backoff
+    ARGV[7] dlqTtlMs (uint)             dead-letter TTL (0: none)
+    ARGV[8] dlqMaxEntries (uint)        dead-letter queue size bound (0: none)
+    ARGV[9]  seed (uint)          random seed for the jitter
+    ARGV[10] channel (str)        where to announce: "P|S <wake-up channel>" or "", then
+                                  "\n<outbox channel>" (announceOutbox)
+    ARGV[11] queue (str)          queue name (wake-up message, dead-letter context)
+    ARGV[12] retentionMs (uint)   how long answers are remembered (at least)
+    ARGV[13] maxEntries (uint)    most answers remembered per queue
+    ARGV[14] resultTtlMs (uint)   how long finishes are kept (results.retention_ms)
+    ARGV[15] resultMax (uint)     most finishes kept per queue (results.max_entries)
+    ARGV[16..] items (items)      one item per lease ended:
+      name (str)                  agent name
+      token (str)                 the lease's token (decimal)
+      outcome (str)               SUCCESS | PERMANENT_FORBIDDEN | THROTTLED | TRANSIENT |
+                                  SERVER_ERROR | UNKNOWN
+      message (str)               the worker's message
+      retryAfterMs (uint)         THROTTLED: not before this long
+      request (str)               request field "complete|<name>|<token>|<request id>" or ""
+      result (bytes)              the result bytes
 
-  Output: per item, in order, three numbers:
+  Output -> Completions: per item, in order, three numbers:
     -1, 0, 0                  LEASE_LOST: token stale or unknown; nothing changed
     0, nextRun, streak        RESCHEDULED
     1, 0, 0                   REMOVED: one-shot success, or no definition left
@@ -80,20 +92,20 @@ local rcall = redis.call
 --@include remember
 
 local k = {
-  waiting = KEYS[1], working = KEYS[2], defs = KEYS[3], payloads = KEYS[4], leases = KEYS[5],
-  streaks = KEYS[6], index = KEYS[7], dlq = KEYS[8], dlqinfo = KEYS[9], stats = KEYS[10],
-  limits = KEYS[11], cron = KEYS[12], requests = KEYS[13], answers = KEYS[14],
+  waiting = K.waiting, working = K.working, defs = K.defs, payloads = K.payloads, leases = K.leases,
+  streaks = K.streaks, index = K.index, dlq = K.dlq, dlqinfo = K.dlqinfo, stats = K.stats,
+  limits = K.limits, cron = K.cron, requests = K.requests, answers = K.answers,
 }
-local policy = readPolicy(1)
-math.randomseed(tonumber(ARGV[9]))
-local channel, queue = ARGV[10], ARGV[11]
-local retentionMs, maxEntries = tonumber(ARGV[12]), tonumber(ARGV[13])
-flowKeys(15, ARGV[14], ARGV[15])
-local first, width = 16, 7
-local count = (#ARGV - first + 1) / width
+local policy = readPolicy(A)
+math.randomseed(A.seed)
+local channel, queue = A.channel, A.queue
+local retentionMs, maxEntries = A.retentionMs, A.maxEntries
+flowKeys(K, A.resultTtlMs, A.resultMax)
+local items = A.items
+local count = #items
 
 local names = {}
-for i = 0, count - 1 do names[i + 1] = ARGV[first + i * width] end
+for i = 1, count do names[i] = items[i].name end
 local records = rcall('HMGET', k.leases, unpack(names))
 local defs = rcall('HMGET', k.defs, unpack(names))
 
@@ -106,8 +118,8 @@ local ended, throttledFor = 0, 0
 local throttledKeys = {} -- key -> held until (ms)
 local keyEnds = {} -- key -> the names of the keyed leases this batch ended (one HINCRBY per key)
 for i = 0, count - 1 do
-  local a, o = first + i * width, i * 3
-  local name, token, outcome, request = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 5]
+  local item, o = items[i + 1], i * 3
+  local name, token, outcome, request = item.name, item.token, item.outcome, item.request
   local again = recall(k.answers, request)
   local rec = not again and not seen[name] and records[i + 1]
   seen[name] = true
@@ -125,16 +137,16 @@ for i = 0, count - 1 do
     if outcome == 'SUCCESS' and def and defField(def, 'interval_ms') == 0 and not string.find(def, '"cron":"', 1, true) then
       g = g + 1
       gone[g] = name
-      goneRecords[g] = resultRecord('S', 'SUCCESS', token, now, '', ARGV[a + 6])
+      goneRecords[g] = resultRecord('S', 'SUCCESS', token, now, '', item.result)
       dropParents(name, def)
       out[o + 1], out[o + 2], out[o + 3] = 1, 0, 0
       remember(k.requests, k.answers, request, { 1, 0, 0 }, now, retentionMs, maxEntries)
     else
-      local r = finishLease(k, name, parseLease(rec), outcome, ARGV[a + 3], tonumber(ARGV[a + 4]), policy, now,
-        channel, queue, ARGV[a + 6])
+      local r = finishLease(k, name, parseLease(rec), outcome, item.message, item.retryAfterMs, policy, now,
+        channel, queue, item.result)
       out[o + 1], out[o + 2], out[o + 3] = r[1], r[2], r[3]
       remember(k.requests, k.answers, request, { r[1], r[2], r[3] }, now, retentionMs, maxEntries)
-      local retryAfter = tonumber(ARGV[a + 4])
+      local retryAfter = item.retryAfterMs
       if outcome == 'THROTTLED' and retryAfter > throttledFor then throttledFor = retryAfter end
       if outcome == 'THROTTLED' and retryAfter > 0 and key then
         local until_ = throttledKeys[key]

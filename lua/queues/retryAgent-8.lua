@@ -4,6 +4,7 @@
   supersedes it, so an Await after the retry waits for that run.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] waiting    ZSET name -> next run (ms)
     KEYS[2] defs       HASH name -> definition JSON
     KEYS[3] streaks    HASH name -> consecutive failures
@@ -13,11 +14,11 @@
     KEYS[7] results    HASH name -> result record
     KEYS[8] resultsat  ZSET name -> kept until (ms)
 
-    ARGV[1] name       agent name
-    ARGV[2] channel    where to announce: "P|S <wake-up channel>" or ""
-    ARGV[3] queue      queue name, published on channel
+    ARGV[1] name (str)     agent name
+    ARGV[2] channel (str)  where to announce: "P|S <wake-up channel>" or ""
+    ARGV[3] queue (str)    queue name, published on channel
 
-  Output:
+  Output -> Int:
     1 put back; 0 not dead-lettered here
 ]]
 local rcall = redis.call
@@ -25,9 +26,9 @@ local rcall = redis.call
 --@include nowMs
 --@include addWaiting
 
-local waitingKey, defsKey, streaksKey, dlqKey, dlqinfoKey, indexKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local resultsKey, resultsatKey = KEYS[7], KEYS[8]
-local name, channel, queue = ARGV[1], ARGV[2], ARGV[3]
+local waitingKey, defsKey, streaksKey, dlqKey, dlqinfoKey, indexKey = K.waiting, K.defs, K.streaks, K.dlq, K.dlqinfo, K.index
+local resultsKey, resultsatKey = K.results, K.resultsat
+local name, channel, queue = A.name, A.channel, A.queue
 if rcall('ZREM', dlqKey, name) == 0 then
   return 0
 end

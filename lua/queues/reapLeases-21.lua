@@ -7,6 +7,7 @@
   is put back in waiting.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1]  waiting    ZSET name -> next run (ms)
     KEYS[2]  working    ZSET name -> lease deadline (ms)
     KEYS[3]  defs       HASH name -> definition JSON
@@ -29,17 +30,27 @@
     KEYS[20] awaited   ZSET name -> awaited until (ms)
     KEYS[21] deps      base of "deps:<child>"
 
-    ARGV[1]  queue      queue name (wake-up message, dead-letter context)
-    ARGV[2]  channel    where to announce: "P|S <wake-up channel>" or "", then "\n<outbox
-                        channel>" (announceOutbox)
-    ARGV[3]  seed       random seed for the jitter
-    ARGV[4..11] policy  forbiddenMs, throttledBaseMs, throttledMult, throttledCapMs,
-                        maxImmediate, jitterRatio, dlqTtlMs, dlqMaxEntries (readPolicy)
-    ARGV[12] resultTtlMs how long finishes are kept (results.retention_ms)
-    ARGV[13] resultMax   most finishes kept per queue (results.max_entries)
-    ARGV[14..] quads    name, token, kind ("ZOMBIE" | "ORPHAN"), thresholdMs
+    ARGV[1] queue (str)       queue name (wake-up message, dead-letter context)
+    ARGV[2] channel (str)     where to announce: "P|S <wake-up channel>" or "", then
+                              "\n<outbox channel>" (announceOutbox)
+    ARGV[3] seed (uint)       random seed for the jitter
+    ARGV[4] forbiddenMs (uint)          PERMANENT_FORBIDDEN backoff (readPolicy: these eight)
+    ARGV[5] throttledBaseMs (uint)      THROTTLED backoff base
+    ARGV[6] throttledMultiplier (num)   THROTTLED backoff multiplier
+    ARGV[7] throttledCapMs (uint)       THROTTLED backoff cap
+    ARGV[8] maxImmediateRetries (uint)  failures retried at once before error_interval
+    ARGV[9] jitterRatio (num)           random part of a backoff
+    ARGV[10] dlqTtlMs (uint)             dead-letter TTL (0: none)
+    ARGV[11] dlqMaxEntries (uint)        dead-letter queue size bound (0: none)
+    ARGV[12] resultTtlMs (uint)  how long finishes are kept (results.retention_ms)
+    ARGV[13] resultMax (uint)    most finishes kept per queue (results.max_entries)
+    ARGV[14..] suspects (items)  one item per lease to take back:
+      name (str)                 agent name
+      token (str)                the lease's token as found ("" when it had no lease record)
+      kind (str)                 "ZOMBIE" or "ORPHAN"
+      thresholdMs (uint)         how late (zombie) or silent (orphan) it must be
 
-  Output:
+  Output -> Reaps:
     { code per quad }   -1 skipped (token changed, lease extended, worker alive again);
                         0 rescheduled, 1 removed, 2 dead-lettered, 3 repaired;
                         then how many outbox entries were written (children to release)
@@ -61,20 +72,20 @@ local rcall = redis.call
 --@include keyLeaseEnded
 
 local k = {
-  waiting = KEYS[1], working = KEYS[2], defs = KEYS[3], payloads = KEYS[4], leases = KEYS[5],
-  streaks = KEYS[6], index = KEYS[7], dlq = KEYS[8], dlqinfo = KEYS[9], stats = KEYS[10],
+  waiting = K.waiting, working = K.working, defs = K.defs, payloads = K.payloads, leases = K.leases,
+  streaks = K.streaks, index = K.index, dlq = K.dlq, dlqinfo = K.dlqinfo, stats = K.stats,
 }
-local limitsKey, workersKey = KEYS[11], KEYS[13]
-k.cron = KEYS[12]
-local queue, channel = ARGV[1], ARGV[2]
-math.randomseed(tonumber(ARGV[3]))
-local policy = readPolicy(4)
-flowKeys(14, ARGV[12], ARGV[13])
+local limitsKey, workersKey = K.limits, K.workers
+k.cron = K.cron
+local queue, channel = A.queue, A.channel
+math.randomseed(A.seed)
+local policy = readPolicy(A)
+flowKeys(K, A.resultTtlMs, A.resultMax)
 
 local now = nowMs()
 local out, ended = {}, false
-for i = 14, #ARGV, 4 do
-  local name, token, kind, thresholdMs = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3])
+for _, item in ipairs(A.suspects) do
+  local name, token, kind, thresholdMs = item.name, item.token, item.kind, item.thresholdMs
   local code = -1
   local deadline = tonumber(rcall('ZSCORE', k.working, name) or '')
   local lease = parseLease(rcall('HGET', k.leases, name))

@@ -1,0 +1,100 @@
+-- grantLeases: what the two acquire scripts share (acquireAgents, the plain path, and
+-- acquireKeyed, a keyed queue's): the queue's flow control, the grants, and the call's end.
+-- The call's state is G: now, out (the reply: { now, nextDue, repaired, leases... }), worker,
+-- asked (max as the caller asked), max (lowered by the limits), lim (the limits hash's fields
+-- below), room (leases the concurrency limit allows, -1: no limit), rate, tokens and bucketAt
+-- (the token bucket, rate 0: no bucket), repaired and granted (counts).
+local G
+
+-- Starts a call: reads the limits hash (one HMGET; a queue without limits pays nothing more).
+-- Returns the reply to give at once, or nil to go on: a paused queue grants nothing (the worker
+-- is refreshed; Resume announces the queue); a queue whose "keyed" flag is not `keyed` is not
+-- this script's ({ -1 }, nothing written: Baton calls the other one).
+local function startAcquire(K, worker, max, keyed)
+  local now = nowMs()
+  G = {
+    now = now, out = { now, -1, 0 }, worker = worker, asked = max, max = max, room = -1, rate = 0,
+    tokens = 0, bucketAt = now, repaired = 0, granted = 0,
+  }
+  local lim = rcall('HMGET', K.limits, 'paused', 'concurrency', 'rate', 'burst', 'tokens', 'at', 'keyed',
+    'key_concurrency', 'key_rate', 'key_burst', 'vtime', 'priority_aging', 'key_limits', 'recount')
+  G.lim = lim
+  if lim[1] == '1' then
+    rcall('ZADD', K.workers, 'XX', now, worker)
+    return G.out
+  end
+  if (lim[7] == '1') ~= keyed then return { -1 } end
+  if lim[2] then
+    G.room = tonumber(lim[2]) - rcall('ZCARD', K.working)
+    if G.room < 0 then G.room = 0 end
+    if G.room < G.max then G.max = G.room end
+  end
+  G.rate = tonumber(lim[3] or '0')
+  if G.rate > 0 then
+    local burst = tonumber(lim[4])
+    local tokens, bucketAt = tonumber(lim[5] or lim[4]), tonumber(lim[6] or now)
+    if now > bucketAt then
+      tokens = tokens + (now - bucketAt) * G.rate / 1000
+      if tokens > burst then tokens = burst end
+      bucketAt = now
+    end
+    G.tokens, G.bucketAt = tokens, bucketAt
+    local whole = math.floor(tokens)
+    if whole < G.max then G.max = whole end
+  end
+  return nil
+end
+
+-- Hands out the named agents (all still in waiting's place, which the caller already left):
+-- reads their definitions, streaks and payloads with one HMGET each, numbers their tokens with
+-- one INCRBY and writes them with one ZADD and one HSET. suffixes[j] ends lease j's record
+-- ("@key" for a keyed lease, else ""); known[j], when given, is agent j's definition, already
+-- read by this script. Agents with no definition are dropped as repaired.
+local function grant(K, names, suffixes, known)
+  local defs = known or rcall('HMGET', K.defs, unpack(names))
+  local valid = {}
+  for i = 1, #names do
+    if defs[i] then valid[#valid + 1] = i else G.repaired = G.repaired + 1 end
+  end
+  if #valid == 0 then return end
+  local kept = {}
+  for j, i in ipairs(valid) do kept[j] = names[i] end
+  local streaks = rcall('HMGET', K.streaks, unpack(kept))
+  local payloads = rcall('HMGET', K.payloads, unpack(kept))
+  local token = rcall('INCRBY', K.seq, #kept) - #kept
+  -- Per lease only what differs is built; counters instead of # (each # is a search).
+  local now, out = G.now, G.out
+  local working, leases, w, o = {}, {}, 0, #out
+  local middle = '|' .. G.worker .. '|' .. int(now) .. '|'
+  for j, name in ipairs(kept) do
+    local def = defs[valid[j]]
+    local timeout = defField(def, 'timeout_ms')
+    token = token + 1
+    local tokenText = int(token)
+    local deadline = now + timeout
+    working[w + 1], working[w + 2] = deadline, name
+    local suffix = suffixes and suffixes[valid[j]] or ''
+    leases[w + 1], leases[w + 2] = name, tokenText .. middle .. int(timeout) .. suffix
+    w = w + 2
+    out[o + 1], out[o + 2], out[o + 3] = name, tokenText, deadline
+    out[o + 4], out[o + 5], out[o + 6] = tonumber(streaks[j] or '0') + 1, def, payloads[j] or ''
+    o = o + 6
+  end
+  rcall('ZADD', K.working, unpack(working))
+  rcall('HSET', K.leases, unpack(leases))
+  G.granted = G.granted + #kept
+end
+
+-- Ends a call: the worker is recorded alive (only refreshed, never added, when it got nothing),
+-- and the bucket gives up what was granted.
+local function endAcquire(K)
+  if G.granted > 0 then
+    rcall('ZADD', K.workers, G.now, G.worker)
+  else
+    rcall('ZADD', K.workers, 'XX', G.now, G.worker)
+  end
+  if G.rate > 0 then
+    G.tokens = G.tokens - G.granted
+    rcall('HSET', K.limits, 'tokens', string.format('%.6f', G.tokens), 'at', int(G.bucketAt))
+  end
+end
