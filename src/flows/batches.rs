@@ -2,7 +2,7 @@
 //! done. A batch is a sentinel agent, named as the batch, in a keyspace of its own (`{b:<batch>}`,
 //! the queue name "~<batch>" that no user can name): its members are its parents (RUN_ANYWAY:
 //! any finish counts), its callbacks its children, and it is held back by one more pending
-//! count while open. Members' finishes reach it through the flows machinery (`store::flows`),
+//! count while open. Members' finishes reach it through the flows machinery (`flows::store`),
 //! one idempotent step each, in its own slot, so the last one — whichever replica applies it —
 //! finishes it exactly once (`finishBatch`), which releases the callbacks through its outbox.
 

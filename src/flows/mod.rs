@@ -1,5 +1,5 @@
 //! Flows: dependencies between agents, batches and their callbacks, kept finishes (results),
-//! and Await (FlowService).
+//! and Await (served by AgentService).
 
 pub mod batches;
 pub mod service;

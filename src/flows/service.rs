@@ -1,6 +1,6 @@
 //! The parts of AgentService that make work depend on work: parents (`Agent.after`) checked
 //! at Register (names, policies, cycles, existence), idempotency keys, results on the wire, and
-//! Await. The release itself is the store's (`store::flows`).
+//! Await. The release itself is the store's (`flows::store`).
 
 use crate::flows::store::{FinishRecord, ParentPolicy};
 use crate::pb;

@@ -110,7 +110,10 @@ async fn acl_user_missing_a_permission_fails_at_start_naming_the_command() {
     let node = acl_node(dir.path(), &rule).await;
     let log = serve_fails(&format!("redis://baton:s3cret@127.0.0.1:{}", node.port), &[]).await;
     assert!(log.contains("evalsha"), "{log}");
-    assert!(log.contains("ACL user") && log.contains("docs/redis.md"), "the error points at the ACL user of docs/redis.md: {log}");
+    assert!(
+        log.contains("ACL user") && log.contains("docs/redis.md"),
+        "the error points at the ACL user of docs/redis.md: {log}"
+    );
 
     let log = serve_fails(&format!("redis://baton:wrong@127.0.0.1:{}", node.port), &[]).await;
     assert!(log.to_lowercase().contains("password") || log.contains("WRONGPASS"), "{log}");
