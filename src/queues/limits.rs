@@ -52,17 +52,19 @@ impl Store {
         };
         let (rate, burst) = bucket(limits.rate);
         let (key_rate, key_burst) = bucket(limits.key_rate);
-        let args = Args::new()
-            .arg(limits.concurrency.map(|c| c.to_string()).unwrap_or_default())
-            .arg(rate)
-            .arg(burst)
-            .arg(self.keys.announce(ChannelKind::Queue, queue))
-            .arg(queue)
-            .arg(limits.key_concurrency.map(|c| c.to_string()).unwrap_or_default())
-            .arg(key_rate)
-            .arg(key_burst)
-            .arg(limits.priority_aging_ms.map(|ms| ms.to_string()).unwrap_or_default());
-        self.run(Path::WriteBack, "setLimits", &[&k.limits], args).await?;
+        let call = super::store::calls::SetLimits {
+            limits: &k.limits,
+            concurrency: &limits.concurrency.map(|c| c.to_string()).unwrap_or_default(),
+            rate: &rate,
+            burst: &burst,
+            channel: &self.keys.announce(ChannelKind::Queue, queue),
+            queue,
+            key_concurrency: &limits.key_concurrency.map(|c| c.to_string()).unwrap_or_default(),
+            key_rate: &key_rate,
+            key_burst: &key_burst,
+            aging_ms: &limits.priority_aging_ms.map(|ms| ms.to_string()).unwrap_or_default(),
+        };
+        self.call(Path::WriteBack, call).await?;
         Ok(())
     }
 
@@ -100,11 +102,9 @@ impl Store {
                     (k.limits, ChannelKind::Pool, format!("C|{shard}"))
                 }
             };
-            let args =
-                Args::new().arg(if paused { "1" } else { "" }).arg(self.keys.announce(channel, &shard)).arg(message);
-            let n: i64 = redis::from_redis_value(self.run(Path::WriteBack, "setPaused", &[&limits], args).await?)
-                .map_err(|e| Error::Internal(e.to_string()))?;
-            changed |= n == 1;
+            let channel = self.keys.announce(channel, &shard);
+            let call = super::store::calls::SetPaused { limits: &limits, paused, channel: &channel, message: &message };
+            changed |= self.call(Path::WriteBack, call).await?.0 == 1;
         }
         Ok(changed)
     }

@@ -8,6 +8,14 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::store::{reply::Reply, scripts::Args, Path, Store};
 
+/// The typed calls of `lua/queues/`, generated from the scripts' headers.
+pub(crate) mod calls {
+    use crate::store::keys::QueueKeys;
+    include!(concat!(env!("OUT_DIR"), "/calls_queues.rs"));
+}
+use super::sweep::QueueStats;
+use crate::store::scripts::Int;
+
 /// An agent's definition, as stored (the payload is stored beside it, binary-safe).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AgentDef {

@@ -210,9 +210,25 @@ impl Store {
     /// A queue's counts; `stuck_age_ms` decides which leases count as stuck.
     pub async fn queue_stats(&self, queue: &str, stuck_age_ms: u64) -> Result<QueueStats> {
         let k = self.keys.queue(queue);
-        let keys = [&*k.waiting, &k.working, &k.dlq, &k.stats, &k.limits, &k.pending, &k.outbox];
-        let reply = self.run(Path::Dispatch, "queueStats", &keys, Args::new().arg(stuck_age_ms)).await?;
-        let mut r = Reply::new("queueStats", reply)?;
+        self.call(Path::Dispatch, super::store::calls::QueueStats { keys: &k, stuck_age_ms }).await
+    }
+
+    /// Counts one sweep pass by this replica (observable with HGETALL on `Keys::sweeps`).
+    pub async fn record_sweep(&self, sweep: &str, replica: &str) -> Result<()> {
+        let mut conn = self.redis.conn().await?;
+        redis::cmd("HINCRBY")
+            .arg(self.keys.sweeps())
+            .arg(format!("{sweep}:{replica}"))
+            .arg(1)
+            .query_async::<i64>(&mut conn)
+            .await?;
+        Ok(())
+    }
+}
+
+impl crate::store::scripts::FromReply for QueueStats {
+    /// See lua/queues/queueStats-7.lua.
+    fn from_reply(mut r: Reply) -> Result<Self> {
         let now_ms = r.next()?;
         let waiting = r.next()?;
         let due = r.next()?;
@@ -278,17 +294,5 @@ impl Store {
         let oldest: i64 = r.next()?;
         stats.oldest_release_ms = (oldest >= 0).then_some(oldest);
         Ok(stats)
-    }
-
-    /// Counts one sweep pass by this replica (observable with HGETALL on `Keys::sweeps`).
-    pub async fn record_sweep(&self, sweep: &str, replica: &str) -> Result<()> {
-        let mut conn = self.redis.conn().await?;
-        redis::cmd("HINCRBY")
-            .arg(self.keys.sweeps())
-            .arg(format!("{sweep}:{replica}"))
-            .arg(1)
-            .query_async::<i64>(&mut conn)
-            .await?;
-        Ok(())
     }
 }
