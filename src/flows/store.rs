@@ -241,17 +241,20 @@ impl Store {
             // In script-sized steps: a fan-in of 10,000 parents is not one long script.
             for chunk in positions.chunks(self.policy.script_batch as usize * 4) {
                 let traced = chunk.iter().take_while(|&&i| refs[i].2).count();
-                let mut args = Args::new().arg(traced);
-                for &i in chunk {
-                    args.push(&refs[i].1);
+                let names = chunk
+                    .iter()
+                    .map(|&i| crate::queues::store::calls::KnownAgentsNames {
+                        name: &refs[i].1,
+                        _item: Default::default(),
+                    })
+                    .collect();
+                let call = crate::queues::store::calls::KnownAgents { keys: &k, traced: traced as u64, names };
+                let crate::queues::store::KnownAgents { known, contexts } = self.call(Path::Dispatch, call).await?;
+                for (&i, known) in chunk.iter().zip(known) {
+                    out[i].0 = known;
                 }
-                let reply = self.run(Path::Dispatch, "knownAgents", &[&k.defs, &k.results], args).await?;
-                let mut r = Reply::new("knownAgents", reply)?;
-                for &i in chunk {
-                    out[i].0 = r.next::<i64>()? == 1;
-                }
-                for &i in &chunk[..traced] {
-                    out[i].1 = r.next()?;
+                for (&i, context) in chunk[..traced].iter().zip(contexts) {
+                    out[i].1 = context;
                 }
             }
         }
@@ -513,8 +516,8 @@ impl Store {
 
     async fn redis_time_ms(&self, queue: &str) -> Result<i64> {
         let k = self.keys.queue(queue);
-        let reply = self.run(Path::Dispatch, "readClock", &[&k.defs], Args::new()).await?;
-        redis::from_redis_value(reply).map_err(|e| Error::Internal(format!("readClock: {e}")))
+        let call = crate::queues::store::calls::ReadClock { routing: &k.defs };
+        Ok(self.call(Path::Dispatch, call).await?.0)
     }
 
     /// Attaches the children of `queue` registered before `cutoff_ms` and still unattached.

@@ -9,7 +9,6 @@ use crate::store::{Path, Store};
 use crate::store::keys::ChannelKind;
 
 use crate::error::{Error, Result};
-use crate::store::scripts::Args;
 
 /// A token bucket: `per_second` grants on average, at most `burst` at once.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -187,22 +186,22 @@ impl Store {
         }
         self.remember_queue(queue).await?;
         let k = self.keys.queue(queue);
-        let args =
-            Args::new().arg(key).arg(limits.record()).arg(self.keys.announce(ChannelKind::Queue, queue)).arg(queue);
-        let had: i64 =
-            redis::from_redis_value(self.run(Path::WriteBack, "setKeyLimits", &[&k.limits, &k.keylimits], args).await?)
-                .map_err(|e| Error::Internal(e.to_string()))?;
-        Ok(had == 1)
+        let channel = self.keys.announce(ChannelKind::Queue, queue);
+        let call =
+            super::store::calls::SetKeyLimits { keys: &k, key, record: &limits.record(), channel: &channel, queue };
+        Ok(self.call(Path::WriteBack, call).await?.0 == 1)
     }
 
     /// The weight, overrides and held count of the given keys (a key without a record has the
     /// defaults).
     pub async fn key_limits(&self, queue: &str, keys: &[&str]) -> Result<Vec<KeyLimitsEntry>> {
-        let mut args = Args::new().arg("").arg(keys.len());
-        for key in keys {
-            args.push(*key);
-        }
-        self.read_key_limits(queue, args).await
+        let k = self.keys.queue(queue);
+        let listed = keys
+            .iter()
+            .map(|key| super::store::calls::ReadKeyLimitsListed { key, _item: Default::default() })
+            .collect();
+        let call = super::store::calls::ReadKeyLimits { keys: &k, after: "", count: keys.len() as u64, listed };
+        Ok(self.call(Path::Dispatch, call).await?.0)
     }
 
     /// One page of the keys with a record, in key order, after `after` (exclusive).
@@ -211,22 +210,10 @@ impl Store {
             Some(key) => format!("({key}"),
             None => "-".to_string(),
         };
-        self.read_key_limits(queue, Args::new().arg(start).arg(count)).await
-    }
-
-    async fn read_key_limits(&self, queue: &str, args: Args) -> Result<Vec<KeyLimitsEntry>> {
         let k = self.keys.queue(queue);
-        let reply = self.run(Path::Dispatch, "readKeyLimits", &[&k.limits, &k.keylimits], args).await?;
-        let mut r = crate::store::reply::Reply::new("readKeyLimits", reply)?;
-        let mut out = Vec::new();
-        while !r.is_empty() {
-            let key: String = r.next()?;
-            let record: String = r.next()?;
-            let held: i64 = r.next()?;
-            let _bucket: String = r.next()?;
-            out.push(KeyLimitsEntry { key, limits: KeyLimits::parse(&record), held: held.max(0) as u64 });
-        }
-        Ok(out)
+        let call =
+            super::store::calls::ReadKeyLimits { keys: &k, after: &start, count: count.into(), listed: Vec::new() };
+        Ok(self.call(Path::Dispatch, call).await?.0)
     }
 
     /// Recounts the leases each key holds from the lease records, in every shard, in steps of
@@ -237,18 +224,49 @@ impl Store {
         for shard in self.shard_names(SourceKind::Queue, queue) {
             let k = self.keys.queue(&shard);
             loop {
-                let reply =
-                    self.run(Path::WriteBack, "recountKeys", &[&k.limits, &k.leases], Args::new().arg(count)).await?;
-                let mut r = crate::store::reply::Reply::new("recountKeys", reply)?;
-                let (done, leases, corrected): (i64, i64, i64) = (r.next()?, r.next()?, r.next()?);
+                let call = super::store::calls::RecountKeys { keys: &k, count: count.into() };
+                let RecountStep { done, leases, corrected } = self.call(Path::WriteBack, call).await?;
                 total.leases += leases as u64;
                 total.corrected += corrected as u64;
                 total.steps += 1;
-                if done == 1 {
+                if done {
                     break;
                 }
             }
         }
         Ok(total)
+    }
+}
+
+/// What readKeyLimits answered: the keys asked for, or one page of the keys with a record.
+pub(crate) struct KeyLimitsEntries(pub Vec<KeyLimitsEntry>);
+
+impl crate::store::scripts::FromReply for KeyLimitsEntries {
+    /// `{ (key, record or "", held, bucket or "")* }`
+    fn from_reply(mut r: crate::store::reply::Reply) -> Result<Self> {
+        let mut out = Vec::new();
+        while !r.is_empty() {
+            let key: String = r.next()?;
+            let record: String = r.next()?;
+            let held: i64 = r.next()?;
+            let _bucket: String = r.next()?;
+            out.push(KeyLimitsEntry { key, limits: KeyLimits::parse(&record), held: held.max(0) as u64 });
+        }
+        Ok(KeyLimitsEntries(out))
+    }
+}
+
+/// One step of recountKeys: whether the recount finished, the leases it counted and the keys
+/// it corrected (the phase it reports after them is not read).
+pub(crate) struct RecountStep {
+    done: bool,
+    leases: i64,
+    corrected: i64,
+}
+
+impl crate::store::scripts::FromReply for RecountStep {
+    /// `{ done, leases counted, keys corrected, phase }`
+    fn from_reply(mut r: crate::store::reply::Reply) -> Result<Self> {
+        Ok(RecountStep { done: r.next::<i64>()? == 1, leases: r.next()?, corrected: r.next()? })
     }
 }

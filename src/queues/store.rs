@@ -13,8 +13,29 @@ pub(crate) mod calls {
     use crate::store::keys::QueueKeys;
     include!(concat!(env!("OUT_DIR"), "/calls_queues.rs"));
 }
-use super::sweep::QueueStats;
+use super::limits::{KeyLimitsEntries, RecountStep};
+use super::sweep::{QueueStats, Repaired};
 use crate::store::scripts::Int;
+
+/// What knownAgents answered: per name asked, whether it is known; then the trace context of
+/// the first names, as many as asked for.
+pub(crate) struct KnownAgents {
+    pub(crate) known: Vec<bool>,
+    pub(crate) contexts: Vec<String>,
+}
+
+impl crate::store::scripts::FromReply for KnownAgents {
+    /// `{ n, known (1 or 0) * n, traceparent* }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let n: usize = r.next()?;
+        let known = (0..n).map(|_| Ok(r.next::<i64>()? == 1)).collect::<Result<_>>()?;
+        let mut contexts = Vec::new();
+        while !r.is_empty() {
+            contexts.push(r.next()?);
+        }
+        Ok(KnownAgents { known, contexts })
+    }
+}
 
 /// An agent's definition, as stored (the payload is stored beside it, binary-safe).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -243,8 +264,7 @@ impl Store {
         let k = self.keys.queue(queue);
         let mut agents = std::borrow::Cow::Borrowed(agents);
         if agents.iter().any(|def| !def.cron.is_empty()) {
-            let reply = self.run(Path::WriteBack, "readClock", &[&k.defs], Args::new()).await?;
-            let now: i64 = redis::from_redis_value(reply).map_err(|e| Error::Internal(format!("readClock: {e}")))?;
+            let Int(now) = self.call(Path::WriteBack, calls::ReadClock { routing: &k.defs }).await?;
             for def in agents.to_mut().iter_mut().filter(|def| !def.cron.is_empty()) {
                 // Checked at validation; an expression that fails here gets no first fire and is
                 // due at once, as any new agent.
@@ -456,9 +476,9 @@ impl Store {
                 out.push(lease);
                 continue;
             };
-            let args = Args::new().arg(&lease.name).arg(lease.token).arg(next);
-            let before = match self.run(Path::WriteBack, "setCronNext", &[&k.cron, &k.leases], args).await {
-                Ok(v) => redis::from_redis_value::<i64>(v).unwrap_or(-1),
+            let call = calls::SetCronNext { keys: &k, name: &lease.name, token: lease.token, next_ms: next };
+            let before = match self.call(Path::WriteBack, call).await {
+                Ok(Int(before)) => before,
                 Err(e) => {
                     tracing::warn!(queue, agent = lease.name, error = %e, "could not record the next fire");
                     out.push(lease);
@@ -639,8 +659,10 @@ impl Store {
 
     /// One agent's definition and state, or None.
     pub(crate) async fn get_agent_in(&self, queue: &str, name: &str) -> Result<Option<AgentInfo>> {
-        let args = Args::new().arg("names").arg(name);
-        let mut page = self.read_agents(queue, args).await?;
+        let k = self.keys.queue(queue);
+        let names = vec![calls::ReadAgentsNames { name, _item: Default::default() }];
+        let call = calls::ReadAgents { keys: &k, paged: false, after: "", page_size: 0, prefix: "", names };
+        let mut page = self.call(Path::Dispatch, call).await?;
         Ok(page.agents.pop())
     }
 
@@ -653,14 +675,16 @@ impl Store {
         page_size: u32,
         prefix: &str,
     ) -> Result<AgentPage> {
-        self.read_agents(queue, Args::new().arg("page").arg(after).arg(page_size).arg(prefix)).await
-    }
-
-    async fn read_agents(&self, queue: &str, args: Args) -> Result<AgentPage> {
         let k = self.keys.queue(queue);
-        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.dlq, &k.index, &k.dlqinfo];
-        let reply = self.run(Path::Dispatch, "readAgents", &keys, args).await?;
-        let mut r = Reply::new("readAgents", reply)?;
+        let call =
+            calls::ReadAgents { keys: &k, paged: true, after, page_size: page_size.into(), prefix, names: Vec::new() };
+        self.call(Path::Dispatch, call).await
+    }
+}
+
+impl crate::store::scripts::FromReply for AgentPage {
+    /// See lua/queues/readAgents-9.lua.
+    fn from_reply(mut r: Reply) -> Result<Self> {
         let more: i64 = r.next()?;
         let mut agents = Vec::new();
         let mut last = None;

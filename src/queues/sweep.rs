@@ -200,11 +200,9 @@ impl Store {
     /// One page of the numeric-name repair over `set` ("waiting" or "working").
     pub async fn repair_names(&self, queue: &str, set: &str, cursor: &str, limit: u32) -> Result<(String, u64)> {
         let k = self.keys.queue(queue);
-        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.index];
-        let reply =
-            self.run(Path::WriteBack, "repairNames", &keys, Args::new().arg(set).arg(cursor).arg(limit)).await?;
-        let mut r = Reply::new("repairNames", reply)?;
-        Ok((r.next()?, r.next()?))
+        let call = super::store::calls::RepairNames { keys: &k, set, cursor, limit: limit.into() };
+        let Repaired(next, removed) = self.call(Path::WriteBack, call).await?;
+        Ok((next, removed))
     }
 
     /// A queue's counts; `stuck_age_ms` decides which leases count as stuck.
@@ -294,5 +292,14 @@ impl crate::store::scripts::FromReply for QueueStats {
         let oldest: i64 = r.next()?;
         stats.oldest_release_ms = (oldest >= 0).then_some(oldest);
         Ok(stats)
+    }
+}
+
+/// One step of repairNames: the next cursor ("0": done) and how many agents it removed.
+pub(crate) struct Repaired(String, u64);
+
+impl crate::store::scripts::FromReply for Repaired {
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        Ok(Repaired(r.next()?, r.next()?))
     }
 }
