@@ -111,10 +111,19 @@ impl Store {
     /// A batch's counts, or None without such a batch.
     pub async fn read_batch(&self, batch: &str) -> Result<Option<BatchInfo>> {
         let k = self.keys.queue(&batch_queue(batch));
-        let reply = self.run(Path::Dispatch, "readBatch", &[&k.stats, &k.pending], Args::new().arg(batch)).await?;
-        let mut r = Reply::new("readBatch", reply)?;
+        let BatchRead(info) = self.call(Path::Dispatch, super::store::calls::ReadBatch { keys: &k, batch }).await?;
+        Ok(info)
+    }
+}
+
+/// What readBatch answered: the batch's counts, or None without such a batch.
+pub(crate) struct BatchRead(Option<BatchInfo>);
+
+impl crate::store::scripts::FromReply for BatchRead {
+    /// `{}`, or `{ total, succeeded, failed, closed, created_at, done_at or "", callbacks, pending }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
         if r.is_empty() {
-            return Ok(None);
+            return Ok(BatchRead(None));
         }
         let (total, succeeded, failed): (u32, u32, u32) = (r.next()?, r.next()?, r.next()?);
         let closed = r.next::<String>()? == "1";
@@ -129,6 +138,15 @@ impl Store {
             .collect();
         // The sentinel's count holds one more while open.
         let pending = if done_at_ms.is_some() { 0 } else { (count - i64::from(!closed)).max(0) as u32 };
-        Ok(Some(BatchInfo { total, pending, succeeded, failed, closed, created_at_ms, done_at_ms, callbacks }))
+        Ok(BatchRead(Some(BatchInfo {
+            total,
+            pending,
+            succeeded,
+            failed,
+            closed,
+            created_at_ms,
+            done_at_ms,
+            callbacks,
+        })))
     }
 }

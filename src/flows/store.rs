@@ -25,6 +25,82 @@ use tokio::sync::mpsc;
 use crate::error::{Error, Result};
 use crate::store::{reply::Reply, scripts::Args, Path, Store};
 
+/// The typed calls of `lua/flows/`, generated from the scripts' headers.
+pub(crate) mod calls {
+    use crate::store::keys::QueueKeys;
+    include!(concat!(env!("OUT_DIR"), "/calls_flows.rs"));
+}
+use super::batches::BatchRead;
+use crate::store::scripts::{FromReply, Int};
+
+/// What attachChildren answered: per child, "" (attached), "m" (parent missing) or the
+/// parent's finish record.
+pub(crate) struct Attached(Vec<Vec<u8>>);
+
+impl FromReply for Attached {
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let mut out = Vec::new();
+        while !r.is_empty() {
+            out.push(r.next()?);
+        }
+        Ok(Attached(out))
+    }
+}
+
+/// What awaitAgent answered: the kept finish, and where the agent is.
+pub(crate) struct Awaited(Option<FinishRecord>, AwaitState);
+
+impl FromReply for Awaited {
+    /// `{ record or "", state }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let record: Vec<u8> = r.next()?;
+        let state = match r.next::<i64>()? {
+            0 => AwaitState::Missing,
+            1 => AwaitState::Waiting,
+            2 => AwaitState::Working,
+            3 => AwaitState::DeadLettered,
+            4 => AwaitState::Blocked,
+            _ => AwaitState::Detached,
+        };
+        Ok(Awaited(FinishRecord::parse(&record), state))
+    }
+}
+
+/// What readFamily answered: per agent asked about, its family.
+pub(crate) struct Families(Vec<Family>);
+
+impl FromReply for Families {
+    /// Per name: `pending, #parents, (parent, state)*, #children, child*`.
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let mut out = Vec::new();
+        while !r.is_empty() {
+            let mut f = Family { pending: r.next()?, ..Default::default() };
+            let n: usize = r.next()?;
+            for _ in 0..n {
+                let member: String = r.next()?;
+                let state: Vec<u8> = r.next()?;
+                let Some((pq, p)) = split_ref(&member) else { continue };
+                let (policy, finish) = if state.first() == Some(&b'p') {
+                    (ParentPolicy::from_letter(state.get(1).copied().unwrap_or(b'W')), None)
+                } else {
+                    (ParentPolicy::Wait, FinishRecord::parse(&state))
+                };
+                f.parents.push((pq.to_string(), p.to_string(), policy, finish));
+            }
+            f.parents.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+            let n: usize = r.next()?;
+            for _ in 0..n {
+                let member: String = r.next()?;
+                if let Some((q, c)) = split_ref(&member) {
+                    f.children.push((q.to_string(), c.to_string()));
+                }
+            }
+            out.push(f);
+        }
+        Ok(Families(out))
+    }
+}
+
 /// Children released per page of an outbox entry.
 pub const PAGE: usize = 500;
 
@@ -279,16 +355,17 @@ impl Store {
             let k = self.keys.queue(parent_queue);
             // Script-sized steps (each attach is a few commands).
             for chunk in pairs.chunks(self.policy.script_batch as usize * 2) {
-                let mut args = Args::new();
-                for (parent, child) in chunk {
-                    args.push(*parent);
-                    args.push(child_queue);
-                    args.push(*child);
-                }
-                let keys = [&*k.defs, &k.dlq, &k.results, &k.fanout, &k.children];
-                let reply = self.run(Path::WriteBack, "attachChildren", &keys, args).await?;
-                let answers: Vec<Vec<u8>> =
-                    redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
+                let items = chunk
+                    .iter()
+                    .map(|&(parent, child)| calls::AttachChildrenLinks {
+                        parent,
+                        child_queue,
+                        child,
+                        _item: Default::default(),
+                    })
+                    .collect();
+                let call = calls::AttachChildren { keys: &k, links: items };
+                let Attached(answers) = self.call(Path::WriteBack, call).await?;
                 for ((parent, child), answer) in chunk.iter().zip(answers) {
                     let record = match &answer[..] {
                         b"" => continue,
@@ -421,18 +498,20 @@ impl Store {
     /// many entries written at or before `before` remain.
     async fn advance_outbox(&self, queue: &str, page: &[OutboxEntry], before: &str) -> Result<i64> {
         let k = self.keys.queue(queue);
-        let mut args = Args::new().arg(before);
+        let mut settled = Vec::new();
         for entry in page {
-            args.push(&entry.member);
-            args.push(entry.children.len());
-            for (child, done) in &entry.children {
-                args.push(child);
-                args.push(if *done { "1" } else { "0" });
+            let item = |child, released| calls::AdvanceOutboxSettled {
+                member: &entry.member,
+                child,
+                released,
+                _item: Default::default(),
+            };
+            if entry.children.is_empty() {
+                settled.push(item("", true));
             }
+            settled.extend(entry.children.iter().map(|(child, done)| item(child, *done)));
         }
-        let keys = [&*k.outbox, &k.outboxres, &k.fanout, &k.children];
-        let reply = self.run(Path::WriteBack, "advanceOutbox", &keys, args).await?;
-        redis::from_redis_value(reply).map_err(|e| Error::Internal(format!("advanceOutbox: {e}")))
+        Ok(self.call(Path::WriteBack, calls::AdvanceOutbox { keys: &k, before, settled }).await?.0)
     }
 
     /// An agent's kept finish, or where it is; with `wait_ms` > 0 an agent that exists is marked
@@ -444,55 +523,16 @@ impl Store {
         wait_ms: u64,
     ) -> Result<(Option<FinishRecord>, AwaitState)> {
         let k = self.keys.queue(queue);
-        let keys = [&*k.defs, &k.results, &k.awaited, &k.waiting, &k.working, &k.dlq, &k.pending, &k.resultsat];
-        let reply = self.run(Path::Dispatch, "awaitAgent", &keys, Args::new().arg(name).arg(wait_ms)).await?;
-        let mut r = Reply::new("awaitAgent", reply)?;
-        let record: Vec<u8> = r.next()?;
-        let state = match r.next::<i64>()? {
-            0 => AwaitState::Missing,
-            1 => AwaitState::Waiting,
-            2 => AwaitState::Working,
-            3 => AwaitState::DeadLettered,
-            4 => AwaitState::Blocked,
-            _ => AwaitState::Detached,
-        };
-        Ok((FinishRecord::parse(&record), state))
+        let Awaited(record, state) = self.call(Path::Dispatch, calls::AwaitAgent { keys: &k, name, wait_ms }).await?;
+        Ok((record, state))
     }
 
     /// The parents and first `children` children of agents of `queue` (physical).
     pub async fn family(&self, queue: &str, names: &[&str], children: usize) -> Result<Vec<Family>> {
         let k = self.keys.queue(queue);
-        let mut args = Args::new().arg(children);
-        for n in names {
-            args.push(*n);
-        }
-        let reply = self.run(Path::Dispatch, "readFamily", &[&k.deps, &k.pending, &k.children], args).await?;
-        let mut r = Reply::new("readFamily", reply)?;
-        let mut out = Vec::with_capacity(names.len());
-        for _ in names {
-            let mut f = Family { pending: r.next()?, ..Default::default() };
-            let n: usize = r.next()?;
-            for _ in 0..n {
-                let member: String = r.next()?;
-                let state: Vec<u8> = r.next()?;
-                let Some((pq, p)) = split_ref(&member) else { continue };
-                let (policy, finish) = if state.first() == Some(&b'p') {
-                    (ParentPolicy::from_letter(state.get(1).copied().unwrap_or(b'W')), None)
-                } else {
-                    (ParentPolicy::Wait, FinishRecord::parse(&state))
-                };
-                f.parents.push((pq.to_string(), p.to_string(), policy, finish));
-            }
-            f.parents.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
-            let n: usize = r.next()?;
-            for _ in 0..n {
-                let member: String = r.next()?;
-                if let Some((q, c)) = split_ref(&member) {
-                    f.children.push((q.to_string(), c.to_string()));
-                }
-            }
-            out.push(f);
-        }
+        let names = names.iter().map(|name| calls::ReadFamilyNames { name, _item: Default::default() }).collect();
+        let call = calls::ReadFamily { keys: &k, child_limit: children as u64, names };
+        let Families(out) = self.call(Path::Dispatch, call).await?;
         Ok(out)
     }
 

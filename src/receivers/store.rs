@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::store::keys::ChannelKind;
-use crate::store::{reply::Reply, scripts::Args, scripts::FromReply, scripts::Int, scripts::PurgePage, Path, Store};
+use crate::store::{reply::Reply, scripts::FromReply, scripts::Int, scripts::PurgePage, Path, Store};
 
 /// The typed calls of `lua/receiver/`, generated from the scripts' headers.
 pub(crate) mod calls {
@@ -316,14 +316,16 @@ impl Store {
         let k = self.keys.receiver(receiver);
         let mut expired = 0;
         for chunk in self.policy.chunks(items) {
-            let mut args =
-                Args::new().arg(self.keys.announce(ChannelKind::Receiver, receiver)).arg(wake_name(receiver));
-            for (id, token) in chunk {
-                args.push(id.as_str());
-                args.push(*token);
-            }
-            let reply = self.run(Path::WriteBack, "expireDeliveries", &[&k.inflight, &k.tokens], args).await?;
-            expired += redis::from_redis_value::<u64>(reply).map_err(|e| Error::Internal(e.to_string()))?;
+            let tokens: Vec<String> = chunk.iter().map(|(_, token)| token.to_string()).collect();
+            let deliveries = chunk
+                .iter()
+                .zip(&tokens)
+                .map(|((id, _), token)| calls::ExpireDeliveriesDeliveries { id, token, _item: Default::default() })
+                .collect();
+            let channel = self.keys.announce(ChannelKind::Receiver, receiver);
+            let call =
+                calls::ExpireDeliveries { keys: &k, channel: &channel, wake_name: &wake_name(receiver), deliveries };
+            expired += self.call(Path::WriteBack, call).await?.0 as u64;
         }
         Ok(expired)
     }
