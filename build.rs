@@ -112,34 +112,17 @@ fn inline_scripts(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
         let keys: usize = keys.parse().map_err(|_| format!("{stem}.lua: N must be a number"))?;
         let text = fs::read_to_string(&path)?;
         let mut source = String::new();
-        let mut body = text.as_str();
         if let Some(domain) = &domain {
-            let header = typed_header(&path, name, keys, &text)?;
             let end = text.find("]]").map(|i| i + 2).unwrap_or(0);
+            let body = inline_includes(&stem, &text[end..], true)?;
+            let header = typed_header(&path, name, keys, &text, &body)?;
             source.push_str(&text[..end]);
             source.push('\n');
             source.push_str(&header.lua_prologue());
-            body = &text[end..];
+            source.push_str(&body);
             header.rust_call(calls.entry(domain.clone()).or_default(), &path)?;
-        }
-        for line in body.lines() {
-            match line.trim().strip_prefix("--@include ") {
-                Some(include) => {
-                    let file = format!("lua/includes/{}.lua", include.trim());
-                    let text = fs::read_to_string(&file).map_err(|e| format!("{stem}.lua: {file}: {e}"))?;
-                    if domain.is_some() && (text.contains("KEYS[") || text.contains("ARGV[")) {
-                        return Err(format!(
-                            "{stem}.lua: {file} reads KEYS or ARGV by position; a typed script passes it names"
-                        )
-                        .into());
-                    }
-                    source.push_str(&text);
-                }
-                None => {
-                    source.push_str(line);
-                    source.push('\n');
-                }
-            }
+        } else {
+            source = inline_includes(&stem, &text, false)?;
         }
         let file = out.join(format!("{stem}.lua"));
         fs::write(&file, source)?;
@@ -151,6 +134,38 @@ fn inline_scripts(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
         fs::write(out.join(format!("calls_{domain}.rs")), code)?;
     }
     Ok(())
+}
+
+/// `body` with every `--@include NAME` line replaced by `lua/includes/NAME.lua`. The lines of
+/// an include after a `--@untyped` line are its positional forms (reading `KEYS[i]`/`ARGV[i]`),
+/// kept for the scripts of `lua/` that are not typed yet: a typed script gets the include
+/// without them, and an include it gets must not read a position.
+fn inline_includes(stem: &str, body: &str, typed: bool) -> Result<String, Box<dyn std::error::Error>> {
+    let mut source = String::new();
+    for line in body.lines() {
+        match line.trim().strip_prefix("--@include ") {
+            Some(include) => {
+                let file = format!("lua/includes/{}.lua", include.trim());
+                let text = fs::read_to_string(&file).map_err(|e| format!("{stem}.lua: {file}: {e}"))?;
+                let text = match text.split_once("\n--@untyped") {
+                    Some((named, _)) if typed => format!("{named}\n"),
+                    _ => text,
+                };
+                if typed && (text.contains("KEYS[") || text.contains("ARGV[")) {
+                    return Err(format!(
+                        "{stem}.lua: {file} reads KEYS or ARGV by position; a typed script passes it names"
+                    )
+                    .into());
+                }
+                source.push_str(&text);
+            }
+            None => {
+                source.push_str(line);
+                source.push('\n');
+            }
+        }
+    }
+    Ok(source)
 }
 
 /// One ARGV of a typed script: its name and type, as the header declares them. A list of
@@ -206,14 +221,15 @@ fn ident(word: &str) -> bool {
         && !word.starts_with(|c: char| c.is_ascii_digit())
 }
 
-fn typed_header(path: &Path, name: &str, n_keys: usize, text: &str) -> Result<TypedHeader, String> {
+/// `body` is the script after its header with its includes inlined, so a name an include reads
+/// (`flowKeys(K, ...)` reads `K.results`) counts as read by the script.
+fn typed_header(path: &Path, name: &str, n_keys: usize, text: &str, body: &str) -> Result<TypedHeader, String> {
     let file = path.display();
     let header = text
         .strip_prefix("--[[")
         .and_then(|rest| rest.split_once("]]"))
         .map(|(h, _)| h)
         .ok_or_else(|| format!("{file}: a typed script starts with a --[[ header ]]"))?;
-    let body = &text[header.len() + 4..];
     let mut keys = Vec::new();
     let mut keys_of = None;
     let mut argv: Vec<Arg> = Vec::new();

@@ -45,11 +45,13 @@ pub mod flows;
 pub mod pools;
 pub mod queues;
 pub mod receivers;
+pub mod rpc;
 pub mod runtime;
 pub mod server;
 pub mod store;
 pub mod telemetry;
 pub mod tools;
+pub mod trace;
 
 /// Generated messages and stubs of KEDA's external scaler contract (`proto/keda`, by build.rs),
 /// served by `service::keda`; a leaf, so the auth and web layers can name its methods.

@@ -79,15 +79,15 @@ struct DevCertsArgs {
 
 /// `baton token`: the token on the first line, then the entry to add.
 fn token(args: TokenArgs) -> Result<(), Error> {
-    let token = baton::edge::auth::new_token();
+    let token = baton::rpc::auth::new_token();
     let entry = baton::config::TokenEntry {
         name: args.name,
-        sha256: baton::edge::auth::token_hash(&token),
+        sha256: baton::rpc::auth::token_hash(&token),
         roles: args.roles,
         scopes: args.scopes,
     };
     // Checked like the configuration will check it.
-    baton::edge::auth::Identities::from_config(&baton::config::AuthConfig {
+    baton::rpc::auth::Identities::from_config(&baton::config::AuthConfig {
         tokens: vec![entry.clone()],
         ..Default::default()
     })?;

@@ -20,7 +20,7 @@ use crate::admin::service::AdminServiceImpl;
 
 use crate::config::Config;
 
-use crate::edge::auth::{AuthLayer, Identities, Keyring};
+use crate::rpc::auth::{AuthLayer, Identities, Keyring};
 
 use crate::edge::keda::KedaScalerImpl;
 
@@ -50,7 +50,7 @@ use crate::receivers::service::ScheduleServiceImpl;
 
 use crate::runtime::monitor;
 
-use crate::runtime::wake::Wakeups;
+use crate::store::wake::Wakeups;
 
 use crate::store::{Policy, Redis, Store};
 
@@ -125,7 +125,7 @@ pub async fn run_with_console(
     ));
     monitor::spawn(store.clone(), wakeups.clone(), config.clone(), stopping.clone(), &tasks);
 
-    let admission = crate::runtime::admission::Admission::new(&config.limits);
+    let admission = crate::rpc::admission::Admission::new(&config.limits);
     let agents = AgentServiceServer::new(AgentServiceImpl::new(
         store.clone(),
         wakeups.clone(),
@@ -238,7 +238,7 @@ pub async fn run_with_console(
         .layer(crate::edge::web::WebLayer::new(&config.web, identities.clone())?)
         // A span per call when OpenTelemetry is on (rejected calls too), then authentication
         // and the method's permission, before any service sees the call.
-        .layer(crate::edge::trace::TraceLayer)
+        .layer(crate::trace::TraceLayer)
         // Every status leaves with an ErrorInfo, a call's grpc-timeout included.
         .layer(crate::edge::status::ErrorInfoLayer)
         .layer(AuthLayer::new(identities))

@@ -7,7 +7,7 @@ use tracing_subscriber::{fmt, EnvFilter};
 
 use crate::config::{Config, LogFormat};
 
-use crate::edge::trace;
+use crate::trace;
 
 use crate::error::{Error, Result};
 
@@ -54,12 +54,12 @@ pub fn init_metrics(config: &Config) -> Result<()> {
     let builder = PrometheusBuilder::new()
         .set_buckets_for_metric(
             Matcher::Full("baton_rpc_duration_seconds".into()),
-            &crate::edge::latency::BOUNDS_SECONDS,
+            &crate::rpc::latency::BOUNDS_SECONDS,
         )
         .map_err(|e| Error::Config(e.to_string()))?
         .set_buckets_for_metric(
             Matcher::Full("baton_long_poll_duration_seconds".into()),
-            &crate::edge::latency::BOUNDS_SECONDS,
+            &crate::rpc::latency::BOUNDS_SECONDS,
         )
         .map_err(|e| Error::Config(e.to_string()))?
         // Histograms, not summaries: a summary's quantiles collapsed on a burst of 100,000
@@ -140,7 +140,7 @@ async fn serve_connections<S>(
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.split_once(' '))
                 .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-                .map(|(_, t)| crate::edge::auth::token_hash(t.trim()));
+                .map(|(_, t)| crate::rpc::auth::token_hash(t.trim()));
             let response = if token.is_some() && presented != token {
                 let mut r = answer(StatusCode::UNAUTHORIZED, "metrics need \"authorization: Bearer <token>\"\n");
                 r.headers_mut()

@@ -9,23 +9,25 @@
 -- finish S (succeeded), D (dead-lettered), C (cancelled), U (unregistered); the result bytes
 -- come last, binary-safe.
 --
--- The script calls flowKeys(i, ttlMs, maxEntries) first, naming its seven keys from KEYS[i]:
--- results (HASH name -> record), resultsat (ZSET name -> kept until, ms), fanout (SET: names
--- with children attached), children (the base of each parent's ZSET of children,
--- "<children>:<parent>", lex "<child queue>|<child>"), outbox (ZSET "<parent>|<seq>" -> written
--- at, ms), outboxres (HASH "<parent>|<seq>" -> record, "#" -> seq), awaited (ZSET name ->
--- awaited until, ms), deps (the base of each agent's HASH of parents, "<deps>:<child>").
+-- The script calls flowKeys(K, ttlMs, maxEntries) first, K naming its eight keys (its header
+-- declares them by these names, the fields of QueueKeys): K.results (HASH name -> record),
+-- K.resultsat (ZSET name -> kept until, ms), K.fanout (SET: names with children attached),
+-- K.children (the base of each parent's ZSET of children, "<children>:<parent>", lex
+-- "<child queue>|<child>"), K.outbox (ZSET "<parent>|<seq>" -> written at, ms), K.outboxres
+-- (HASH "<parent>|<seq>" -> record, "#" -> seq), K.awaited (ZSET name -> awaited until, ms),
+-- K.deps (the base of each agent's HASH of parents, "<deps>:<child>"). ttlMs and maxEntries are
+-- numbers: how long a record is kept, and how many at most.
 --
 -- A finish with children attached moves them (RENAME, O(1)) to "<children>:<parent>|<seq>",
 -- the outbox entry's own set, which Baton releases page by page (flows); children attached
 -- later wait for the parent's next finish.
 local F
 local finishedAwaited = {}
-local function flowKeys(i, ttlMs, maxEntries)
+local function flowKeys(K, ttlMs, maxEntries)
   F = {
-    results = KEYS[i], resultsat = KEYS[i + 1], fanout = KEYS[i + 2], children = KEYS[i + 3],
-    outbox = KEYS[i + 4], outboxres = KEYS[i + 5], awaited = KEYS[i + 6], deps = KEYS[i + 7], ttl = tonumber(ttlMs),
-    max = tonumber(maxEntries), written = 0, outboxed = 0,
+    results = K.results, resultsat = K.resultsat, fanout = K.fanout, children = K.children,
+    outbox = K.outbox, outboxres = K.outboxres, awaited = K.awaited, deps = K.deps, ttl = ttlMs,
+    max = maxEntries, written = 0, outboxed = 0,
   }
 end
 
@@ -111,4 +113,14 @@ end
 -- A removed agent's parents (its definition says how many) go with it.
 local function dropParents(name, def)
   if string.find(def, '"parents":', 1, true) then rcall('UNLINK', memberKey(F.deps, name)) end
+end
+--@untyped
+-- The positional form, for the scripts of lua/ not typed yet: flowKeys(i, ttlMs, maxEntries)
+-- takes the eight keys above, in that order, from KEYS[i], and ttlMs and maxEntries as strings.
+local flowKeysNamed = flowKeys
+local function flowKeys(i, ttlMs, maxEntries)
+  flowKeysNamed({
+    results = KEYS[i], resultsat = KEYS[i + 1], fanout = KEYS[i + 2], children = KEYS[i + 3],
+    outbox = KEYS[i + 4], outboxres = KEYS[i + 5], awaited = KEYS[i + 6], deps = KEYS[i + 7],
+  }, tonumber(ttlMs), tonumber(maxEntries))
 end

@@ -5,16 +5,16 @@ use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 
-use crate::edge::validate;
+use crate::rpc::validate;
 
 use crate::admin::store::DeadLetterEntry;
 use crate::config::Config;
-use crate::edge::auth;
-use crate::edge::grpc::{duration, observe, timestamp};
 use crate::error::{Error, Result};
 use crate::pb;
 use crate::pb::admin_service_server::AdminService;
 use crate::queues::limits::{KeyLimits, KeyLimitsEntry, QueueLimits, RateLimit, MAX_KEY_WEIGHT};
+use crate::rpc::auth;
+use crate::rpc::{duration, observe, timestamp};
 use crate::runtime::{health, purge};
 use crate::store::SourceKind;
 use crate::store::Store;

@@ -34,7 +34,7 @@ use crate::pb;
 
 use crate::admin::service::AdminServiceImpl;
 
-use crate::edge::auth::Keyring;
+use crate::rpc::auth::Keyring;
 
 use crate::elections::service::LeaderServiceImpl;
 
@@ -325,8 +325,8 @@ impl Console {
     async fn overview(&self, headers: &HeaderMap, token: Option<&str>) -> ApiResult {
         let health = self.health(headers, token).await?;
         let caller =
-            crate::edge::auth::identity(&self.request(headers, token, "/baton.v1.LeaderService/GetLeader", ())?);
-        let sweeper = if crate::edge::auth::sees(&caller, crate::edge::auth::NameKind::Election, SWEEPER_ELECTION) {
+            crate::rpc::auth::identity(&self.request(headers, token, "/baton.v1.LeaderService/GetLeader", ())?);
+        let sweeper = if crate::rpc::auth::sees(&caller, crate::rpc::auth::NameKind::Election, SWEEPER_ELECTION) {
             let sweeper = self.leader(headers, token, SWEEPER_ELECTION).await?;
             cli::leaders_json(&[(SWEEPER_ELECTION.to_string(), sweeper)])["elections"][0].take()
         } else {
@@ -368,7 +368,7 @@ fn breakers_json(store: &crate::store::Store) -> Value {
 /// sum, and p50/p99 since the start; `atMs` to turn two snapshots into calls per second. Long
 /// polls are entries of their own, "<method> (long poll)" with `longPoll`.
 fn latency_json() -> Value {
-    let (at_ms, methods) = crate::edge::latency::snapshot();
+    let (at_ms, methods) = crate::rpc::latency::snapshot();
     let methods: Vec<Value> = methods
         .iter()
         .map(|m| {
@@ -379,7 +379,7 @@ fn latency_json() -> Value {
             })
         })
         .collect();
-    json!({ "atMs": at_ms, "boundsSeconds": crate::edge::latency::BOUNDS_SECONDS.to_vec(), "methods": methods })
+    json!({ "atMs": at_ms, "boundsSeconds": crate::rpc::latency::BOUNDS_SECONDS.to_vec(), "methods": methods })
 }
 
 async fn overview(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
@@ -981,13 +981,13 @@ async fn pools(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Quer
 async fn sample(c: Arc<Console>, stopping: CancellationToken) {
     let mut ticks = tokio::time::interval(history::INTERVAL);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut before = crate::edge::latency::snapshot().1;
+    let mut before = crate::rpc::latency::snapshot().1;
     loop {
         tokio::select! {
             _ = stopping.cancelled() => return,
             _ = ticks.tick() => {}
         }
-        let now = crate::edge::latency::snapshot().1;
+        let now = crate::rpc::latency::snapshot().1;
         let latency = history::busiest(&before, &now);
         before = now;
         let Ok(health) = c.admin.get_health(tonic::Request::new(pb::GetHealthRequest {})).await else { continue };
@@ -1019,7 +1019,7 @@ async fn history(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Qu
         })?,
     };
     let req = c.request(&headers, p.token.as_deref(), "/baton.v1.AdminService/GetHealth", ())?;
-    if crate::edge::auth::identity(&req).is_some_and(|i| i.scoped()) {
+    if crate::rpc::auth::identity(&req).is_some_and(|i| i.scoped()) {
         return Err(ApiError(
             StatusCode::FORBIDDEN,
             "the history sums every source; a token scoped to some names may not read it".into(),
@@ -1041,11 +1041,11 @@ async fn history(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Qu
 async fn workers(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
     let limit = limit(&p)?;
     let req = c.request(&headers, p.token.as_deref(), "/baton.v1.AdminService/GetHealth", ())?;
-    let identity = crate::edge::auth::identity(&req);
-    let (open, untracked) = crate::edge::workers::snapshot();
+    let identity = crate::rpc::auth::identity(&req);
+    let (open, untracked) = crate::rpc::workers::snapshot();
     let seen: Vec<_> = open
         .iter()
-        .filter(|w| crate::edge::auth::sees(&identity, crate::edge::auth::NameKind::Queue, &w.queue))
+        .filter(|w| crate::rpc::auth::sees(&identity, crate::rpc::auth::NameKind::Queue, &w.queue))
         .collect();
     let time = |ms: u64| {
         chrono::DateTime::from_timestamp_millis(ms as i64)

@@ -29,14 +29,14 @@ use tokio_stream::{wrappers::ReceiverStream, Stream};
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
-use crate::edge::validate;
+use crate::rpc::validate;
 
-use crate::edge::auth;
-use crate::edge::auth::{NameKind, Scoped};
-use crate::edge::grpc::observe;
 use crate::error::{Error, Result};
-use crate::runtime::wake::{Changes, Wakeups};
+use crate::rpc::auth;
+use crate::rpc::auth::{NameKind, Scoped};
+use crate::rpc::observe;
 use crate::store::keys::ChannelKind;
+use crate::store::wake::{Changes, Wakeups};
 use crate::store::SourceKind;
 use crate::store::Store;
 

@@ -45,7 +45,7 @@ use tower_http::cors::{AllowOrigin, Cors, CorsLayer};
 
 use crate::config::WebConfig;
 
-use crate::edge::auth::Keyring;
+use crate::rpc::auth::Keyring;
 
 use crate::error::{Error, Result};
 
@@ -610,7 +610,7 @@ mod tests {
     use super::*;
 
     fn pool() -> DescriptorPool {
-        let keyring = Keyring::new(crate::edge::auth::Identities::from_config(&Default::default()).unwrap());
+        let keyring = Keyring::new(crate::rpc::auth::Identities::from_config(&Default::default()).unwrap());
         let layer = WebLayer::new(&WebConfig::default(), keyring).unwrap();
         layer.settings.pool.clone()
     }

@@ -9,17 +9,18 @@ use tokio_stream::{wrappers::ReceiverStream, Stream};
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
-use crate::edge::validate;
+use crate::rpc::validate;
 
 use crate::config::Config;
-use crate::edge::auth;
-use crate::edge::grpc::{duration, observe, observe_call, timestamp, waits};
-use crate::elections::store::{LeaderEventKind, LeaderState, PastTerm, TermEnd};
+use crate::elections::store::{LeaderState, PastTerm, TermEnd};
 use crate::error::{Error, Result};
 use crate::pb;
 use crate::pb::leader_service_server::LeaderService;
+use crate::rpc::auth;
+use crate::rpc::{duration, observe, observe_call, timestamp, waits};
 use crate::runtime::dispatch;
-use crate::runtime::wake::{ElectionSignal, Wakeups};
+use crate::store::wake::LeaderEventKind;
+use crate::store::wake::{ElectionSignal, Wakeups};
 use crate::store::Store;
 
 /// How many elections' current terms a listing reads at once.

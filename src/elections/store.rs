@@ -40,42 +40,6 @@ pub struct LeaderState {
     pub known: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LeaderEventKind {
-    Elected,
-    Resigned,
-    Expired,
-}
-
-/// A leadership change, as published by the election scripts.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LeaderEvent {
-    pub election: String,
-    pub kind: LeaderEventKind,
-    pub token: u64,
-    pub leader: String,
-    /// The new term's expiry (Elected) or the old term's end (Resigned, Expired).
-    pub at_ms: i64,
-}
-
-impl LeaderEvent {
-    /// Parses "election|kind|token|candidate|at".
-    pub fn parse(payload: &str) -> Option<Self> {
-        let mut f = payload.split('|');
-        let election = f.next()?.to_string();
-        let kind = match f.next()? {
-            "ELECTED" => LeaderEventKind::Elected,
-            "RESIGNED" => LeaderEventKind::Resigned,
-            "EXPIRED" => LeaderEventKind::Expired,
-            _ => return None,
-        };
-        let token = f.next()?.parse().ok()?;
-        let leader = f.next()?.to_string();
-        let at_ms = f.next()?.parse().ok()?;
-        Some(Self { election, kind, token, leader, at_ms })
-    }
-}
-
 /// Terms an election's history keeps.
 pub const HISTORY_TERMS: usize = 50;
 

@@ -4,13 +4,13 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::edge::validate;
+use crate::rpc::validate;
 
-use crate::edge::grpc::timestamp;
 use crate::error::{Error, Result};
 use crate::flows::store::{FinishRecord, ParentPolicy, ParentRef};
 use crate::pb;
 use crate::queues::store::AgentDef;
+use crate::rpc::timestamp;
 use crate::store::shards::logical;
 use crate::store::SourceKind;
 use crate::store::Store;
@@ -151,7 +151,7 @@ pub async fn check_parents_exist(queue: &str, store: &Store, list: &str, defs: &
     let mut contexts = vec![BTreeMap::new(); defs.len()];
     for (i, d) in defs.iter().enumerate() {
         for (j, p) in d.after.iter().enumerate() {
-            let traced = j < crate::edge::trace::MAX_LINKS;
+            let traced = j < crate::trace::MAX_LINKS;
             match own.get(&(p.queue.clone(), p.name.as_str())) {
                 Some(&o) if traced && !defs[o].traceparent.is_empty() => {
                     contexts[i].insert(format!("{}|{}", p.queue, p.name), defs[o].traceparent.clone());
@@ -191,9 +191,9 @@ pub async fn check_parents_exist(queue: &str, store: &Store, list: &str, defs: &
 /// name, or a batch's own keyspace ("~<batch>", scoped as a queue of the batch's name). One
 /// outside its scopes is withheld from every answer: not named, its result not shown (counts,
 /// such as AgentStatus.parents_total, still count it).
-pub fn shown(identity: &Option<std::sync::Arc<crate::edge::auth::Identity>>, queue: &str) -> bool {
+pub fn shown(identity: &Option<std::sync::Arc<crate::rpc::auth::Identity>>, queue: &str) -> bool {
     let queue = queue.strip_prefix('~').unwrap_or(queue);
-    crate::edge::auth::sees(identity, crate::edge::auth::NameKind::Queue, queue)
+    crate::rpc::auth::sees(identity, crate::rpc::auth::NameKind::Queue, queue)
 }
 
 /// A queue as the wire names it: a batch's own keyspace ("~<batch>") has no queue.
@@ -275,7 +275,7 @@ pub fn await_state_pb(state: crate::flows::store::AwaitState) -> pb::AgentState 
 pub fn batch_pb(
     batch: &str,
     b: crate::flows::batches::BatchInfo,
-    identity: &Option<std::sync::Arc<crate::edge::auth::Identity>>,
+    identity: &Option<std::sync::Arc<crate::rpc::auth::Identity>>,
 ) -> pb::BatchStatus {
     pb::BatchStatus {
         batch: batch.to_string(),

@@ -608,7 +608,7 @@ impl Store {
     pub async fn run_flows(
         self,
         sweep: std::time::Duration,
-        takeover: Option<(crate::runtime::wake::Outboxes, std::time::Duration)>,
+        takeover: Option<(crate::store::wake::Outboxes, std::time::Duration)>,
         shutdown: tokio_util::sync::CancellationToken,
     ) {
         use tokio::time::Instant;

@@ -7,17 +7,17 @@ use tokio_stream::{wrappers::ReceiverStream, Stream};
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
-use crate::edge::validate;
+use crate::rpc::validate;
 
 use crate::config::Config;
-use crate::edge::auth;
-use crate::edge::grpc::{duration, observe, observe_call, timestamp, waits};
 use crate::error::{Error, Result};
 use crate::pb;
 use crate::pb::claim_service_server::ClaimService;
 use crate::pools::store::{ClaimEnd, ClaimTerms, Claimed, PoolStats};
+use crate::rpc::auth;
+use crate::rpc::{duration, observe, observe_call, timestamp, waits};
 use crate::runtime::dispatch;
-use crate::runtime::wake::Wakeups;
+use crate::store::wake::Wakeups;
 use crate::store::SourceKind;
 use crate::store::Store;
 

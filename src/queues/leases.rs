@@ -4,13 +4,13 @@
 
 use std::sync::Arc;
 
-use crate::edge::validate;
+use crate::rpc::validate;
 
-use crate::edge::auth;
-use crate::edge::grpc::{duration, timestamp};
 use crate::error::{Error, Result};
 use crate::pb;
 use crate::queues::store::{AgentDef, Completed, Completion, Ended, Outcome};
+use crate::rpc::auth;
+use crate::rpc::{duration, timestamp};
 
 /// Longest error_class a completion may carry.
 const MAX_ERROR_CLASS_BYTES: usize = 256;

@@ -7,16 +7,16 @@ use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
 use crate::config::Config;
-use crate::edge::auth;
-use crate::edge::grpc::{observe, observe_call, timestamp, waits};
-use crate::edge::validate;
 use crate::error::{Error, Result};
 use crate::pb::agent_service_server::AgentService;
 use crate::queues::leases::{agent_pb, beat_answer, complete_pb, complete_results, completion, lease_pb};
 use crate::queues::session;
 use crate::queues::store::{AgentDef, AgentState, Completion};
+use crate::rpc::auth;
+use crate::rpc::validate;
+use crate::rpc::{observe, observe_call, timestamp, waits};
 use crate::runtime::dispatch;
-use crate::runtime::wake::Wakeups;
+use crate::store::wake::Wakeups;
 use crate::store::Store;
 use crate::{pb, store};
 
@@ -27,7 +27,7 @@ pub struct AgentServiceImpl {
     /// Cancelled when the server begins a graceful shutdown: long polls answer at once.
     pub(crate) shutdown: CancellationToken,
     /// Places for new work (Acquire, Register), shared by the replica's services.
-    pub(crate) admission: crate::runtime::admission::Admission,
+    pub(crate) admission: crate::rpc::admission::Admission,
 }
 
 /// Priorities run from -MAX_PRIORITY to MAX_PRIORITY (acquireAgents ranks them in 4 digits).
@@ -39,7 +39,7 @@ impl AgentServiceImpl {
         wakeups: Wakeups,
         config: Arc<Config>,
         shutdown: CancellationToken,
-        admission: crate::runtime::admission::Admission,
+        admission: crate::rpc::admission::Admission,
     ) -> Self {
         Self { store, wakeups, config, shutdown, admission }
     }
@@ -81,7 +81,7 @@ impl AgentServiceImpl {
                 format!("must be from -{MAX_PRIORITY} to {MAX_PRIORITY}, got {}", a.priority),
             ));
         }
-        crate::edge::trace::check_field(&format!("{field}.traceparent"), &a.traceparent)?;
+        crate::trace::check_field(&format!("{field}.traceparent"), &a.traceparent)?;
         if a.cron.is_empty() {
             if !a.time_zone.is_empty() || catch_up_skip {
                 let which = if a.time_zone.is_empty() { "catch_up" } else { "time_zone" };
@@ -112,7 +112,7 @@ impl AgentServiceImpl {
             time_zone: a.time_zone.clone(),
             catch_up_skip,
             first_fire_ms: None,
-            traceparent: crate::edge::trace::for_item(&a.traceparent, incoming),
+            traceparent: crate::trace::for_item(&a.traceparent, incoming),
             parents: 0,
             parent_traceparents: Default::default(),
             after: Vec::new(),
@@ -167,11 +167,11 @@ impl AgentServiceImpl {
 /// Links the current call's span (Register, RegisterBatch) to the parents' trace contexts of
 /// the agents it created (`done.items` answers `defs`, in order), when tracing is on.
 fn link_created(defs: &[AgentDef], done: &crate::flows::store::RegisterAnswer) {
-    if !crate::edge::trace::enabled() {
+    if !crate::trace::enabled() {
         return;
     }
     let created = defs.iter().zip(&done.items).filter(|(_, item)| item.created).map(|(d, _)| d);
-    crate::edge::trace::link_current(created.flat_map(|d| d.parent_traceparents.values()).map(String::as_str));
+    crate::trace::link_current(created.flat_map(|d| d.parent_traceparents.values()).map(String::as_str));
 }
 
 /// Names the request's field of a `ParentsFixed` refusal (`<list>[i].after`), by its agent.
@@ -235,7 +235,7 @@ impl AgentService for AgentServiceImpl {
     async fn register(&self, request: Request<pb::RegisterRequest>) -> Result<Response<pb::RegisterResponse>, Status> {
         observe("Register", async {
             auth::authorize(&request)?;
-            let incoming = crate::edge::trace::incoming(request.metadata());
+            let incoming = crate::trace::incoming(request.metadata());
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;
             validate::count("agents", req.agents.len(), 1, self.max_batch())?;
@@ -327,8 +327,8 @@ impl AgentService for AgentServiceImpl {
             let _place = if wait.is_zero() { Some(place) } else { None };
             // Listed among the open connections while it waits (the console's workers view).
             let _listed = (!wait.is_zero()).then(|| {
-                crate::edge::workers::register(
-                    crate::edge::workers::Kind::LongPoll,
+                crate::rpc::workers::register(
+                    crate::rpc::workers::Kind::LongPoll,
                     &req.queue,
                     &req.worker_id,
                     max as usize,
@@ -342,7 +342,7 @@ impl AgentService for AgentServiceImpl {
                 metrics::counter!("baton_agents_acquired_total", "queue" => req.queue.clone())
                     .increment(leases.len() as u64);
             }
-            crate::edge::trace::link_current(
+            crate::trace::link_current(
                 leases.iter().flat_map(|l| l.def.parent_traceparents.values()).map(String::as_str),
             );
             let leases = leases.into_iter().map(|l| lease_pb(&req.queue, l, &caller)).collect();
@@ -593,7 +593,7 @@ impl AgentService for AgentServiceImpl {
     ) -> Result<Response<pb::RegisterBatchResponse>, Status> {
         observe("RegisterBatch", async {
             let caller = auth::authorize(&request)?;
-            let incoming = crate::edge::trace::incoming(request.metadata());
+            let incoming = crate::trace::incoming(request.metadata());
             let req = request.into_inner();
             validate::name("batch", &req.batch)?;
             validate::name("queue", &req.queue)?;

@@ -25,13 +25,13 @@ use tokio::{sync::mpsc, time::Instant};
 use tokio_stream::{wrappers::ReceiverStream, Stream};
 use tonic::{Request, Response, Status, Streaming};
 
-use crate::edge::validate;
+use crate::rpc::validate;
 
-use crate::edge::auth;
 use crate::error::{Error, Result};
 use crate::pb;
 use crate::queues::leases::{complete_results, lease_pb};
 use crate::queues::store::{Acquired, Completion, HeartbeatItem, Lease};
+use crate::rpc::auth;
 use crate::store::keys::ChannelKind;
 use crate::store::SourceKind;
 use crate::store::Store;
@@ -49,7 +49,7 @@ const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
 pub(crate) struct Opener<'a> {
     pub store: &'a Store,
     /// Wake-ups: the session waits on its queue's.
-    pub wakeups: &'a crate::runtime::wake::Wakeups,
+    pub wakeups: &'a crate::store::wake::Wakeups,
     pub config: &'a Arc<crate::config::Config>,
     /// Cancelled when the server begins a graceful shutdown.
     pub shutdown: &'a tokio_util::sync::CancellationToken,
@@ -83,8 +83,8 @@ pub(crate) async fn open(
         gone: false,
         last_round: Instant::now(),
         grant: grant.clone(),
-        registration: crate::edge::workers::register(
-            crate::edge::workers::Kind::Session,
+        registration: crate::rpc::workers::register(
+            crate::rpc::workers::Kind::Session,
             &open.queue,
             &open.worker_id,
             0,
@@ -171,7 +171,7 @@ struct Session {
     /// after its token was revoked is applied, and no lease is granted to it.
     grant: Option<auth::Grant>,
     /// Its entry in the console's list of open connections (removed when the session ends).
-    registration: crate::edge::workers::Registration,
+    registration: crate::rpc::workers::Registration,
     /// Who opened it: its leases show only the parents within its scopes.
     identity: Option<Arc<auth::Identity>>,
 }

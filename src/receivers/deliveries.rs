@@ -4,13 +4,13 @@
 
 use tokio_util::sync::CancellationToken;
 
-use crate::edge::validate;
+use crate::rpc::validate;
 
 use crate::config::Config;
-use crate::edge::grpc::timestamp;
 use crate::error::{Error, Result};
 use crate::pb;
 use crate::receivers::store::{Delivery, DeliveryLimits};
+use crate::rpc::timestamp;
 
 /// Checks a subscription (`field` prefixes its fields' names in errors: "" for Subscribe,
 /// "open." for Receive); the delivery settings of its consumer.

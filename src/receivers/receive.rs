@@ -25,15 +25,15 @@ use tokio_stream::{wrappers::ReceiverStream, Stream};
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status, Streaming};
 
-use crate::edge::validate;
+use crate::rpc::validate;
 
 use crate::queues::session::{first_message, undecodable};
 
-use crate::edge::auth;
 use crate::error::{Error, Result};
 use crate::pb;
 use crate::receivers::deliveries::{delivered, delivery_limits};
 use crate::receivers::store::{Delivered, DeliveryLimits};
+use crate::rpc::auth;
 use crate::store::keys::ChannelKind;
 use crate::store::SourceKind;
 use crate::store::Store;
@@ -47,7 +47,7 @@ const ROUNDS: usize = 3;
 pub(crate) struct Opener<'a> {
     pub store: &'a Store,
     /// Wake-ups: the stream waits on its receiver's.
-    pub wakeups: &'a crate::runtime::wake::Wakeups,
+    pub wakeups: &'a crate::store::wake::Wakeups,
     pub config: &'a std::sync::Arc<crate::config::Config>,
     /// Cancelled when the server begins a graceful shutdown.
     pub shutdown: &'a CancellationToken,

@@ -8,16 +8,16 @@ use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
 use crate::config::Config;
-use crate::edge::auth;
-use crate::edge::grpc::{observe, timestamp};
-use crate::edge::validate;
 use crate::error::{Error, Result};
 use crate::pb;
 use crate::pb::schedule_service_server::ScheduleService;
 use crate::receivers::deliveries::{delivered, delivery_limits};
 use crate::receivers::store::{DeliveryLimits, MessageInfo, MessageState, NewMessage, Scheduled, When};
-use crate::runtime::wake::Wakeups;
+use crate::rpc::auth;
+use crate::rpc::validate;
+use crate::rpc::{observe, timestamp};
 use crate::store::keys::ChannelKind;
+use crate::store::wake::Wakeups;
 use crate::store::SourceKind;
 use crate::store::Store;
 
@@ -135,7 +135,7 @@ impl ScheduleServiceImpl {
             Some(ms) => ms,
             None => 0,
         };
-        crate::edge::trace::check_field(&format!("{field}traceparent"), &req.traceparent)?;
+        crate::trace::check_field(&format!("{field}traceparent"), &req.traceparent)?;
         validate::request_id(&format!("{field}request_id"), &req.request_id)?;
         Ok(NewMessage {
             payload: &req.payload,
@@ -221,9 +221,9 @@ impl ScheduleService for ScheduleServiceImpl {
     async fn schedule(&self, request: Request<pb::ScheduleRequest>) -> Result<Response<pb::ScheduleResponse>, Status> {
         observe("Schedule", async {
             auth::authorize(&request)?;
-            let incoming = crate::edge::trace::incoming(request.metadata());
+            let incoming = crate::trace::incoming(request.metadata());
             let req = request.into_inner();
-            let traceparent = crate::edge::trace::for_item(&req.traceparent, &incoming);
+            let traceparent = crate::trace::for_item(&req.traceparent, &incoming);
             let msg = self.message("", &req, &traceparent)?;
             let done = self.store.schedule(&req.receiver, &msg).await?;
             Ok(Response::new(scheduled(&req.receiver, done)))
@@ -237,11 +237,11 @@ impl ScheduleService for ScheduleServiceImpl {
     ) -> Result<Response<pb::ScheduleBatchResponse>, Status> {
         observe("ScheduleBatch", async {
             auth::authorize(&request)?;
-            let incoming = crate::edge::trace::incoming(request.metadata());
+            let incoming = crate::trace::incoming(request.metadata());
             let req = request.into_inner();
             validate::count("messages", req.messages.len(), 1, self.config.limits.max_batch as usize)?;
             let traceparents: Vec<String> =
-                req.messages.iter().map(|m| crate::edge::trace::for_item(&m.traceparent, &incoming)).collect();
+                req.messages.iter().map(|m| crate::trace::for_item(&m.traceparent, &incoming)).collect();
             let msgs = (req.messages.iter().zip(&traceparents).enumerate())
                 .map(|(i, (m, tp))| self.message(&format!("messages[{i}]."), m, tp))
                 .collect::<Result<Vec<_>>>()?;

@@ -164,10 +164,7 @@ pub struct MessageInfo {
     pub payload_head: Vec<u8>,
 }
 
-/// The name a receiver is announced by on the wake channel (queue names cannot hold ':').
-pub fn wake_name(receiver: &str) -> String {
-    format!("r:{receiver}")
-}
+pub use crate::store::keys::wake_name;
 
 impl Store {
     /// Persists a message in one physical receiver (a retry with the same `request_id`: the

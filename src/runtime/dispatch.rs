@@ -19,7 +19,7 @@ use crate::pools::store::{ClaimEnd, ClaimStart, ClaimTerms, Claimed, Pickup};
 
 use crate::queues::store::Lease;
 
-use crate::runtime::wake::Wakeups;
+use crate::store::wake::Wakeups;
 
 use crate::store::Store;
 

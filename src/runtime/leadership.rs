@@ -22,7 +22,7 @@ use crate::error::Error;
 
 use crate::runtime::dispatch;
 
-use crate::runtime::wake::Wakeups;
+use crate::store::wake::Wakeups;
 
 use crate::store::Store;
 

@@ -1,7 +1,6 @@
-//! What runs beside the calls: sweeps, admission, wake-ups, long-poll dispatch, leadership of
+//! What runs beside the calls: sweeps, long-poll dispatch, leadership of
 //! background duties, health, auto-purge, the monitor and the embedded Redis.
 
-pub mod admission;
 pub mod dispatch;
 pub mod embedded;
 pub mod health;
@@ -9,4 +8,3 @@ pub mod leadership;
 pub mod monitor;
 pub mod purge;
 pub mod sweep;
-pub mod wake;

@@ -20,7 +20,7 @@ use crate::queues::sweep::QueueStats;
 
 use crate::runtime::health;
 
-use crate::runtime::wake::Wakeups;
+use crate::store::wake::Wakeups;
 
 use crate::store::{breaker, Store};
 

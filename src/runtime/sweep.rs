@@ -37,7 +37,7 @@ use crate::queues::sweep::{ReapKind, Reaped, Suspect};
 
 use crate::runtime::leadership::Leadership;
 
-use crate::runtime::wake::Wakeups;
+use crate::store::wake::Wakeups;
 
 use crate::store::Store;
 

@@ -544,6 +544,11 @@ impl Keys {
     }
 }
 
+/// The name a receiver is announced by on the wake channel (queue names cannot hold ':').
+pub fn wake_name(receiver: &str) -> String {
+    format!("r:{receiver}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

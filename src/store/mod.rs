@@ -10,6 +10,7 @@ pub(crate) mod reply;
 pub mod scripts;
 pub mod shards;
 pub mod target;
+pub mod wake;
 
 use std::sync::Arc;
 

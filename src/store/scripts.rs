@@ -148,12 +148,12 @@ impl Scripts {
 
     /// Runs a script by name with its KEYS and ARGV; inside a traced call, in a span of its own.
     pub async fn run(&self, redis: &Redis, name: &'static str, keys: &[&str], args: Args) -> Result<Value> {
-        match crate::edge::trace::script_span(name) {
+        match crate::trace::script_span(name) {
             None => self.run_untraced(redis, name, keys, args).await,
             Some(span) => {
                 let result = self.run_untraced(redis, name, keys, args).instrument(span.clone()).await;
                 if let Err(e) = &result {
-                    crate::edge::trace::script_failed(&span, e);
+                    crate::trace::script_failed(&span, e);
                 }
                 result
             }

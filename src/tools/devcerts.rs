@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 
-use crate::edge::auth;
+use crate::rpc::auth;
 
 use crate::error::{Error, Result};
 

@@ -413,7 +413,7 @@ async fn zombie_sweep_looks_past_a_page_of_exceptional_leases() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replica_leadership_steps_down_before_its_term_can_expire() {
     use baton::runtime::leadership::Leadership;
-    use baton::runtime::wake::Wakeups;
+    use baton::store::wake::Wakeups;
     let redis = TestRedis::start().await;
     let store = redis.store().await;
     let stop = tokio_util::sync::CancellationToken::new();

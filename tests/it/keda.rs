@@ -294,7 +294,7 @@ async fn the_scaler_needs_read_access_within_scopes() {
     let mut config = test_config();
     config.auth.tokens = vec![baton::config::TokenEntry {
         name: "keda".into(),
-        sha256: baton::edge::auth::token_hash("tok-keda"),
+        sha256: baton::rpc::auth::token_hash("tok-keda"),
         roles: vec!["read-only".into()],
         scopes: vec!["billing.*".into()],
     }];

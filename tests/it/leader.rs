@@ -280,7 +280,7 @@ async fn leader_calls_reject_bad_fields() {
 #[tokio::test]
 async fn internal_leadership_fails_over_on_shutdown() {
     use baton::runtime::leadership::Leadership;
-    use baton::runtime::wake::Wakeups;
+    use baton::store::wake::Wakeups;
     use tokio_util::sync::CancellationToken;
     let redis = TestRedis::start().await;
     let replica = |name: &'static str| {
@@ -319,7 +319,7 @@ async fn internal_leadership_fails_over_on_shutdown() {
 #[tokio::test]
 async fn dropped_campaign_resigns_what_it_won() {
     use baton::runtime::dispatch;
-    use baton::runtime::wake::Wakeups;
+    use baton::store::wake::Wakeups;
     let env = Env::start().await;
     let store = env.redis.store().await;
     let shutdown = tokio_util::sync::CancellationToken::new();

@@ -195,7 +195,7 @@ async fn cancelled_long_polls_leave_no_invisible_lease() {
 #[tokio::test]
 async fn dropped_acquire_releases_what_it_got() {
     use baton::runtime::dispatch;
-    use baton::runtime::wake::Wakeups;
+    use baton::store::wake::Wakeups;
     let env = Env::start().await;
     register(&mut env.client.clone(), "drop", vec![agent("only", 3_600_000, 60_000)]).await;
     let store = env.redis.store().await;

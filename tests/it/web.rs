@@ -88,7 +88,7 @@ async fn post(addr: SocketAddr, path: &str, json: &str, token: Option<&str>, ext
 fn token(name: &str, token: &str, role: &str, scopes: &[&str]) -> TokenEntry {
     TokenEntry {
         name: name.into(),
-        sha256: baton::edge::auth::token_hash(token),
+        sha256: baton::rpc::auth::token_hash(token),
         roles: vec![role.into()],
         scopes: scopes.iter().map(|s| s.to_string()).collect(),
     }

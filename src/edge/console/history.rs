@@ -16,9 +16,9 @@ use std::{collections::VecDeque, sync::Mutex, time::Duration};
 
 use serde::Serialize;
 
-use crate::edge::latency;
+use crate::rpc::latency;
 
-use crate::edge::latency::{MethodLatency, BUCKETS};
+use crate::rpc::latency::{MethodLatency, BUCKETS};
 
 /// How often a sample is taken.
 pub const INTERVAL: Duration = Duration::from_secs(5);
@@ -93,7 +93,7 @@ impl History {
 }
 
 /// The [`TOP_METHODS`] methods with the most calls between two snapshots of
-/// `crate::edge::latency::snapshot` (long polls left out), with their p50 and p99 over those calls.
+/// `crate::rpc::latency::snapshot` (long polls left out), with their p50 and p99 over those calls.
 pub fn busiest(before: &[MethodLatency], now: &[MethodLatency]) -> Vec<MethodSample> {
     let mut methods: Vec<MethodSample> = now
         .iter()

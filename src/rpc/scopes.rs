@@ -5,7 +5,7 @@
 
 use crate::pb;
 
-use crate::edge::auth::{NameKind, Scoped};
+use crate::rpc::auth::{NameKind, Scoped};
 
 macro_rules! scoped {
     ($kind:expr, $field:ident: $($request:ty),+ $(,)?) => {

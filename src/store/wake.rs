@@ -34,8 +34,6 @@ use redis::PushKind;
 use tokio::sync::{broadcast, mpsc, watch, Notify};
 use tokio_util::sync::CancellationToken;
 
-use crate::elections::store::LeaderEvent;
-
 use crate::store::Keys;
 
 use crate::store::conn::Feed;
@@ -48,7 +46,7 @@ use crate::store::shards::logical;
 /// announce), `p:<pool>` (claims of a sharded pool looking beyond their shard).
 fn waiter_key(kind: ChannelKind, name: &str) -> String {
     match kind {
-        ChannelKind::Receiver => crate::receivers::store::wake_name(name),
+        ChannelKind::Receiver => super::keys::wake_name(name),
         ChannelKind::Pool => format!("p:{name}"),
         _ => name.to_string(),
     }
@@ -728,4 +726,40 @@ fn channel_name(channel: &str) -> &str {
     let tag = channel.rsplit_once('{').map_or("", |(_, rest)| rest);
     let tag = tag.split_once('}').map_or(tag, |(tag, _)| tag);
     tag.split_once(':').map_or(tag, |(_, name)| name)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeaderEventKind {
+    Elected,
+    Resigned,
+    Expired,
+}
+
+/// A leadership change, as published by the election scripts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaderEvent {
+    pub election: String,
+    pub kind: LeaderEventKind,
+    pub token: u64,
+    pub leader: String,
+    /// The new term's expiry (Elected) or the old term's end (Resigned, Expired).
+    pub at_ms: i64,
+}
+
+impl LeaderEvent {
+    /// Parses "election|kind|token|candidate|at".
+    pub fn parse(payload: &str) -> Option<Self> {
+        let mut f = payload.split('|');
+        let election = f.next()?.to_string();
+        let kind = match f.next()? {
+            "ELECTED" => LeaderEventKind::Elected,
+            "RESIGNED" => LeaderEventKind::Resigned,
+            "EXPIRED" => LeaderEventKind::Expired,
+            _ => return None,
+        };
+        let token = f.next()?.parse().ok()?;
+        let leader = f.next()?.to_string();
+        let at_ms = f.next()?.parse().ok()?;
+        Some(Self { election, kind, token, leader, at_ms })
+    }
 }

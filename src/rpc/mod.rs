@@ -1,6 +1,15 @@
-//! What every gRPC service shares: observing a call (latency, metrics, status mapping) and the
-//! proto time types. The services themselves live in their domains; each is thin: validate,
-//! call its domain's store, map the answer. Generated proto types stop there.
+//! What every gRPC service shares: who may call what (`auth`, `scopes`), input rules
+//! (`validate`), the replica's places for new work (`admission`), the open worker connections
+//! (`workers`), observing a call (latency, metrics, status mapping) and the proto time types.
+//! The services themselves live in their domains; each is thin: validate, call its domain's
+//! store, map the answer. Generated proto types stop there.
+
+pub mod admission;
+pub mod auth;
+pub mod latency;
+pub mod scopes;
+pub mod validate;
+pub mod workers;
 
 use std::{future::Future, time::Instant};
 
@@ -42,7 +51,7 @@ pub(crate) async fn observe_call<T>(
         Err(s) => s.code(),
     };
     let elapsed = started.elapsed();
-    crate::edge::latency::record(method, waited, elapsed);
+    crate::rpc::latency::record(method, waited, elapsed);
     let code = format!("{code:?}");
     let histogram = if waited { "baton_long_poll_duration_seconds" } else { "baton_rpc_duration_seconds" };
     metrics::histogram!(histogram, "method" => method, "code" => code.clone()).record(elapsed.as_secs_f64());
