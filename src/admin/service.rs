@@ -8,6 +8,7 @@ use tonic::{Request, Response, Status};
 use crate::rpc::validate;
 
 use crate::admin::store::DeadLetterEntry;
+use crate::admin::{health, purge};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::pb;
@@ -15,7 +16,6 @@ use crate::pb::admin_service_server::AdminService;
 use crate::queues::limits::{KeyLimits, KeyLimitsEntry, QueueLimits, RateLimit, MAX_KEY_WEIGHT};
 use crate::rpc::auth;
 use crate::rpc::{duration, observe, timestamp};
-use crate::runtime::{health, purge};
 use crate::store::SourceKind;
 use crate::store::Store;
 

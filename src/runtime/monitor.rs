@@ -18,7 +18,7 @@ use crate::config::Config;
 
 use crate::queues::sweep::QueueStats;
 
-use crate::runtime::health;
+use crate::admin::health;
 
 use crate::store::wake::Wakeups;
 

@@ -232,7 +232,7 @@ impl Sweeper {
             return;
         }
         self.discover().await;
-        let result = crate::runtime::purge::run(&self.store, &self.config, self.config.purge.dry_run, |_, _| true)
+        let result = crate::admin::purge::run(&self.store, &self.config, self.config.purge.dry_run, |_, _| true)
             .await
             .map(|found| {
                 if !found.is_empty() {

@@ -26,6 +26,7 @@ mod idempotency;
 mod keda;
 mod key_limits;
 mod keyed;
+mod layers;
 mod leader;
 mod lua_headers;
 mod malformed;
