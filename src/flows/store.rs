@@ -22,16 +22,51 @@ use std::collections::BTreeMap;
 
 use tokio::sync::mpsc;
 
-use crate::error::{Error, Result};
-use crate::store::{reply::Reply, scripts::Args, Path, Store};
+use crate::error::Result;
+use crate::store::{reply::Reply, Path, Store};
 
 /// The typed calls of `lua/flows/`, generated from the scripts' headers.
 pub(crate) mod calls {
     use crate::store::keys::QueueKeys;
     include!(concat!(env!("OUT_DIR"), "/calls_flows.rs"));
 }
-use super::batches::BatchRead;
+use super::batches::{BatchRead, BatchStep};
 use crate::store::scripts::{FromReply, Int};
+
+/// What releaseChildren answered: per item whether it is done (false: kept, WAIT on a
+/// failure), and how many outbox entries the script wrote.
+pub(crate) struct Released {
+    done: Vec<bool>,
+    outboxed: i64,
+}
+
+impl FromReply for Released {
+    /// `{ (1 or 0)*, outboxed }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let mut codes = Vec::new();
+        while !r.is_empty() {
+            codes.push(r.next::<i64>()?);
+        }
+        let outboxed = codes.pop().unwrap_or(0);
+        Ok(Released { done: codes.into_iter().map(|c| c == 1).collect(), outboxed })
+    }
+}
+
+/// What releaseOutbox answered: the children released in the parents' slot, the outbox entries
+/// it wrote, the entries that remain, and the page's entries with children of other queues.
+pub(crate) struct OutboxRelease {
+    here: usize,
+    outboxed: i64,
+    remaining: i64,
+    page: Vec<OutboxEntry>,
+}
+
+impl FromReply for OutboxRelease {
+    /// `{ here, outboxed, remaining, (member, record, n, child * n)* }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        Ok(OutboxRelease { here: r.next()?, outboxed: r.next()?, remaining: r.next()?, page: parse_page(r)? })
+    }
+}
 
 /// What attachChildren answered: per child, "" (attached), "m" (parent missing) or the
 /// parent's finish record.
@@ -401,20 +436,25 @@ impl Store {
 
     async fn release_items(&self, queue: &str, items: &[(&str, &str, &[u8])]) -> Result<Vec<bool>> {
         let k = self.keys.queue(queue);
-        let mut keys = vec![&*k.waiting, &k.defs, &k.payloads, &k.index, &k.pending];
-        keys.extend(k.finish_keys());
-        keys.push(&k.stats);
-        let mut args = Args::new().arg(self.keys.announce_finishes(queue)).arg(queue);
-        self.policy.push_result_args(&mut args);
-        for (child, parent, record) in items {
-            args.push(*child);
-            args.push(*parent);
-            args.push(*record);
-        }
-        let reply = self.run_items(Path::WriteBack, "releaseChildren", &keys, args, items.len()).await?;
-        let mut codes: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
-        self.outboxed(queue, codes.pop().unwrap_or(0));
-        Ok(codes.into_iter().map(|c| c == 1).collect())
+        let call = calls::ReleaseChildren {
+            keys: &k,
+            channel: &self.keys.announce_finishes(queue),
+            queue,
+            result_ttl_ms: self.policy.results.retention_ms,
+            result_max: self.policy.results.max_entries,
+            releases: items
+                .iter()
+                .map(|&(child, parent, record)| calls::ReleaseChildrenReleases {
+                    child,
+                    parent,
+                    record,
+                    _item: Default::default(),
+                })
+                .collect(),
+        };
+        let Released { done, outboxed } = self.call_items(Path::WriteBack, call, items.len()).await?;
+        self.outboxed(queue, outboxed);
+        Ok(done)
     }
 
     /// Releases the children of `queue`'s outbox entries written at or before `before_ms`
@@ -431,20 +471,21 @@ impl Store {
     pub async fn drain_outbox(&self, queue: &str, before_ms: Option<i64>) -> Result<usize> {
         let k = self.keys.queue(queue);
         let before = before_ms.map_or_else(|| "+inf".to_string(), |t| t.to_string());
-        let mut keys = vec![&*k.waiting, &k.defs, &k.payloads, &k.index, &k.pending];
-        keys.extend(k.finish_keys());
-        keys.push(&k.stats);
+        let channel = self.keys.announce_finishes(queue);
         let mut handled = 0;
         loop {
-            let mut args = Args::new().arg(self.keys.announce_finishes(queue)).arg(queue);
-            self.policy.push_result_args(&mut args);
-            let args = args.arg(&before).arg(PAGE);
-            let reply = self.run_items(Path::WriteBack, "releaseOutbox", &keys, args, PAGE).await?;
-            let mut r = Reply::new("releaseOutbox", reply)?;
-            let here: usize = r.next()?;
-            self.outboxed(queue, r.next()?);
-            let mut remaining: i64 = r.next()?;
-            let mut page = parse_page(r)?;
+            let call = calls::ReleaseOutbox {
+                keys: &k,
+                channel: &channel,
+                queue,
+                result_ttl_ms: self.policy.results.retention_ms,
+                result_max: self.policy.results.max_entries,
+                before: &before,
+                limit: PAGE as u64,
+            };
+            let OutboxRelease { here, outboxed, mut remaining, mut page } =
+                self.call_items(Path::WriteBack, call, PAGE).await?;
+            self.outboxed(queue, outboxed);
             metrics::counter!("baton_flow_releases_total").increment(here as u64);
             handled += here;
             if !page.is_empty() {
