@@ -68,6 +68,26 @@ impl FromReply for OutboxRelease {
     }
 }
 
+/// What knownAgents answered: per name asked, whether it is known; then the trace context of
+/// the first names, as many as asked for.
+pub(crate) struct KnownAgents {
+    pub(crate) known: Vec<bool>,
+    pub(crate) contexts: Vec<String>,
+}
+
+impl FromReply for KnownAgents {
+    /// `{ n, known (1 or 0) * n, traceparent* }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let n: usize = r.next()?;
+        let known = (0..n).map(|_| Ok(r.next::<i64>()? == 1)).collect::<Result<_>>()?;
+        let mut contexts = Vec::new();
+        while !r.is_empty() {
+            contexts.push(r.next()?);
+        }
+        Ok(KnownAgents { known, contexts })
+    }
+}
+
 /// What attachChildren answered: per child, "" (attached), "m" (parent missing) or the
 /// parent's finish record.
 pub(crate) struct Attached(Vec<Vec<u8>>);
@@ -354,13 +374,10 @@ impl Store {
                 let traced = chunk.iter().take_while(|&&i| refs[i].2).count();
                 let names = chunk
                     .iter()
-                    .map(|&i| crate::queues::store::calls::KnownAgentsNames {
-                        name: &refs[i].1,
-                        _item: Default::default(),
-                    })
+                    .map(|&i| calls::KnownAgentsNames { name: &refs[i].1, _item: Default::default() })
                     .collect();
-                let call = crate::queues::store::calls::KnownAgents { keys: &k, traced: traced as u64, names };
-                let crate::queues::store::KnownAgents { known, contexts } = self.call(Path::Dispatch, call).await?;
+                let call = calls::KnownAgents { keys: &k, traced: traced as u64, names };
+                let KnownAgents { known, contexts } = self.call(Path::Dispatch, call).await?;
                 for (&i, known) in chunk.iter().zip(known) {
                     out[i].0 = known;
                 }
@@ -597,7 +614,7 @@ impl Store {
 
     async fn redis_time_ms(&self, queue: &str) -> Result<i64> {
         let k = self.keys.queue(queue);
-        let call = crate::queues::store::calls::ReadClock { routing: &k.defs };
+        let call = calls::ReadClock { routing: &k.defs };
         Ok(self.call(Path::Dispatch, call).await?.0)
     }
 

@@ -17,26 +17,6 @@ use super::limits::{KeyLimitsEntries, RecountStep};
 use super::sweep::{QueueStats, Repaired};
 use crate::store::scripts::Int;
 
-/// What knownAgents answered: per name asked, whether it is known; then the trace context of
-/// the first names, as many as asked for.
-pub(crate) struct KnownAgents {
-    pub(crate) known: Vec<bool>,
-    pub(crate) contexts: Vec<String>,
-}
-
-impl crate::store::scripts::FromReply for KnownAgents {
-    /// `{ n, known (1 or 0) * n, traceparent* }`
-    fn from_reply(mut r: Reply) -> Result<Self> {
-        let n: usize = r.next()?;
-        let known = (0..n).map(|_| Ok(r.next::<i64>()? == 1)).collect::<Result<_>>()?;
-        let mut contexts = Vec::new();
-        while !r.is_empty() {
-            contexts.push(r.next()?);
-        }
-        Ok(KnownAgents { known, contexts })
-    }
-}
-
 /// An agent's definition, as stored (the payload is stored beside it, binary-safe).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AgentDef {
@@ -264,7 +244,8 @@ impl Store {
         let k = self.keys.queue(queue);
         let mut agents = std::borrow::Cow::Borrowed(agents);
         if agents.iter().any(|def| !def.cron.is_empty()) {
-            let Int(now) = self.call(Path::WriteBack, calls::ReadClock { routing: &k.defs }).await?;
+            let Int(now) =
+                self.call(Path::WriteBack, crate::flows::store::calls::ReadClock { routing: &k.defs }).await?;
             for def in agents.to_mut().iter_mut().filter(|def| !def.cron.is_empty()) {
                 // Checked at validation; an expression that fails here gets no first fire and is
                 // due at once, as any new agent.
