@@ -217,7 +217,7 @@ impl Store {
     }
 
     /// Recounts the leases each key holds from the lease records, in every shard, in steps of
-    /// about `count` entries each (see `lua/recountKeys-2.lua` for why it is right while leases
+    /// about `count` entries each (see `lua/queues/recountKeys-2.lua` for why it is right while leases
     /// come and go). Resumes a recount left unfinished.
     pub async fn recount_keys(&self, queue: &str, count: u32) -> Result<Recount> {
         let mut total = Recount::default();
