@@ -28,6 +28,18 @@
 //!   gRPC mapping, logs and metrics; [`status`]: the layer that puts an ErrorInfo on every
 //!   status sent (deadlines, tonic's own statuses).
 //!
+//! The stores: [`store`] is the core every domain store is built over (`store::Core`: the
+//! connection, the script manager, the breakers, the keys, the policy, the registries and the
+//! shard counts; it imports no domain). Each domain folder holds its own store over it —
+//! `queues::store::Queues` (agents, the active index, limits, sweeps; built over `Flows`),
+//! `flows::store::Flows`, `pools::store::Pools`, `receivers::store::Receivers`,
+//! `elections::store::Elections`, and `admin::store::Admin` (dead letters, purges, health,
+//! over the queues, pools and receivers stores) — and its service holds that store only.
+//! [`server`] builds them once (`server::Stores`) and hands each service and background task
+//! the ones it uses. A domain store's methods take a source's logical name and route to its
+//! shards through one private per-shard layer (`store::shards::Shard`), so every operation
+//! has one public name.
+//!
 //! The wire contract is the `baton-proto` crate ([`pb`]); Rust workers depend on `baton-client`
 //! ([`client`]) only.
 //!

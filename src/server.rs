@@ -22,7 +22,7 @@ use crate::config::Config;
 
 use crate::rpc::auth::{AuthLayer, Identities, Keyring};
 
-use crate::edge::keda::KedaScalerImpl;
+use crate::edge::keda::{Backlogs, KedaScalerImpl};
 
 use crate::edge::keda::pb::external_scaler_server::ExternalScalerServer;
 
@@ -52,7 +52,13 @@ use crate::runtime::monitor;
 
 use crate::store::wake::Wakeups;
 
-use crate::store::{Policy, Redis, Store};
+use crate::admin::store::Admin;
+use crate::elections::store::Elections;
+use crate::flows::store::Flows;
+use crate::pools::store::Pools;
+use crate::queues::store::Queues;
+use crate::receivers::store::Receivers;
+use crate::store::{Core, Policy, Redis};
 
 /// The checks of a configuration that need more than the configuration itself: the tokens
 /// and mutual-TLS identities of `auth` parse, and `redis_url` is a form Baton can reach.
@@ -91,10 +97,12 @@ pub async fn run_with_console(
     let tls = if config.tls.enabled() { Some(ServerTls::grpc(&config.tls, config.web.enabled())?) } else { None };
     let shards = config.sharding.shards()?;
     let shutdown = shutdown.shared();
-    let Some(store) = open_store(&config, redis_url, shards, shutdown.clone()).await? else {
+    let Some(core) = open_store(&config, redis_url, shards, shutdown.clone()).await? else {
         tracing::info!("shut down while waiting for Redis");
         return Ok(());
     };
+    let stores = Stores::new(core);
+    let store = stores.core.clone();
     let feed = store.feed();
     let stopping = CancellationToken::new();
     let tasks = TaskTracker::new();
@@ -115,32 +123,39 @@ pub async fn run_with_console(
     let reflection = descriptors().build_v1().map_err(|e| Error::Internal(e.to_string()))?;
     let reflection_alpha = descriptors().build_v1alpha().map_err(|e| Error::Internal(e.to_string()))?;
 
-    crate::runtime::sweep::spawn(store.clone(), wakeups.clone(), config.clone(), stopping.clone(), &tasks);
+    crate::runtime::sweep::spawn(
+        stores.admin.clone(),
+        stores.elections.clone(),
+        wakeups.clone(),
+        config.clone(),
+        stopping.clone(),
+        &tasks,
+    );
     let takeover = (config.flows.takeover_ms > 0)
         .then(|| (wakeups.outboxes(), std::time::Duration::from_millis(config.flows.takeover_ms)));
-    tasks.spawn(store.clone().run_flows(
+    tasks.spawn(stores.flows.clone().run_flows(
         std::time::Duration::from_millis(config.flows.sweep_interval_ms),
         takeover,
         stopping.clone(),
     ));
-    monitor::spawn(store.clone(), wakeups.clone(), config.clone(), stopping.clone(), &tasks);
+    monitor::spawn(stores.admin.clone(), wakeups.clone(), config.clone(), stopping.clone(), &tasks);
 
     let admission = crate::rpc::admission::Admission::new(&config.limits);
     let agents = AgentServiceServer::new(AgentServiceImpl::new(
-        store.clone(),
+        stores.queues.clone(),
         wakeups.clone(),
         config.clone(),
         stopping.clone(),
         admission.clone(),
     ));
     let leaders = LeaderServiceServer::new(LeaderServiceImpl::new(
-        store.clone(),
+        stores.elections.clone(),
         wakeups.clone(),
         config.clone(),
         stopping.clone(),
     ));
     let claims = ClaimServiceServer::new(ClaimServiceImpl::new(
-        store.clone(),
+        stores.pools.clone(),
         wakeups.clone(),
         config.clone(),
         stopping.clone(),
@@ -148,17 +163,27 @@ pub async fn run_with_console(
     if let Some(listener) = console {
         // The console calls the same service implementations, in-process (see console.rs).
         let console = crate::edge::console::Console {
-            admin: AdminServiceImpl::new(store.clone(), config.clone()),
+            admin: AdminServiceImpl::new(stores.admin.clone(), config.clone()),
             agents: AgentServiceImpl::new(
-                store.clone(),
+                stores.queues.clone(),
                 wakeups.clone(),
                 config.clone(),
                 stopping.clone(),
                 admission.clone(),
             ),
-            leaders: LeaderServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone()),
-            claims: ClaimServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone()),
-            schedules: ScheduleServiceImpl::new(store.clone(), wakeups.clone(), config.clone(), stopping.clone()),
+            leaders: LeaderServiceImpl::new(
+                stores.elections.clone(),
+                wakeups.clone(),
+                config.clone(),
+                stopping.clone(),
+            ),
+            claims: ClaimServiceImpl::new(stores.pools.clone(), wakeups.clone(), config.clone(), stopping.clone()),
+            schedules: ScheduleServiceImpl::new(
+                stores.receivers.clone(),
+                wakeups.clone(),
+                config.clone(),
+                stopping.clone(),
+            ),
             identities: identities.clone(),
             read_only: config.console.read_only,
             store: store.clone(),
@@ -167,13 +192,17 @@ pub async fn run_with_console(
         tasks.spawn(crate::edge::console::serve(console, listener, stopping.clone()));
     }
     let schedules = ScheduleServiceServer::new(ScheduleServiceImpl::new(
-        store.clone(),
+        stores.receivers.clone(),
         wakeups.clone(),
         config.clone(),
         stopping.clone(),
     ));
-    let admin = AdminServiceServer::new(AdminServiceImpl::new(store.clone(), config.clone()));
-    let keda = ExternalScalerServer::new(KedaScalerImpl::new(store.clone(), wakeups.clone(), stopping.clone()));
+    let admin = AdminServiceServer::new(AdminServiceImpl::new(stores.admin.clone(), config.clone()));
+    let keda = ExternalScalerServer::new(KedaScalerImpl::new(
+        Backlogs { queues: stores.queues.clone(), pools: stores.pools.clone(), receivers: stores.receivers.clone() },
+        wakeups.clone(),
+        stopping.clone(),
+    ));
 
     // grpc.health.v1 answers for the whole server ("") and for each Baton service by its name.
     let names = vec![
@@ -275,6 +304,30 @@ pub async fn run_with_console(
     result
 }
 
+/// The stores of one replica: the core, and over it one store per domain (each a clone of the
+/// core and its own state), built once and handed to the services and tasks that use them.
+#[derive(Clone)]
+pub struct Stores {
+    pub core: Core,
+    pub queues: Queues,
+    pub flows: Flows,
+    pub pools: Pools,
+    pub receivers: Receivers,
+    pub elections: Elections,
+    pub admin: Admin,
+}
+
+impl Stores {
+    pub fn new(core: Core) -> Self {
+        let flows = Flows::new(core.clone());
+        let queues = Queues::new(flows.clone());
+        let pools = Pools::new(core.clone());
+        let receivers = Receivers::new(core.clone());
+        let admin = Admin::new(queues.clone(), pools.clone(), receivers.clone());
+        Self { elections: Elections::new(core.clone()), queues, flows, pools, receivers, admin, core }
+    }
+}
+
 /// Connects to Redis, loads the scripts and checks Baton's access: the store, or None when
 /// `shutdown` came first. A Redis that does not answer yet (a node still starting, a cluster
 /// being created or settling, sentinels that name no master yet) is tried again, with a
@@ -285,7 +338,7 @@ async fn open_store(
     redis_url: &str,
     shards: [crate::config::ShardCounts; 3],
     shutdown: impl Future<Output = ()>,
-) -> Result<Option<Store>> {
+) -> Result<Option<Core>> {
     let started = std::time::Instant::now();
     let limit = Duration::from_millis(config.redis.startup_timeout_ms);
     let mut backoff = crate::client::Backoff::between(Duration::from_millis(100), Duration::from_secs(2));
@@ -295,10 +348,11 @@ async fn open_store(
             let redis = Redis::connect(redis_url, &config.redis).await?;
             let policy = Policy::new(&config.agent, &config.limits, &config.dead_letter, &config.idempotency)
                 .with_flows(&config.results, &config.dedup);
-            let store = Store::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone())
+            let store = Core::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone())
                 .await?
                 .with_sharding(shards.clone());
-            store.check_access().await?;
+            let elections = Elections::new(store.clone());
+            store.check_access(|probe| async move { elections.leader(probe, false).await.map(drop) }).await?;
             Ok::<_, Error>(store)
         };
         let pause = backoff.next_delay();
@@ -411,7 +465,7 @@ struct Probes {
 /// console. Its pings are also the breakers' probes: while anything fails, every node is
 /// pinged every `probes.sick`, and a node's first answer closes its breakers.
 async fn watch_redis(
-    store: Store,
+    store: Core,
     health: HealthReporter,
     names: Vec<&'static str>,
     probes: Probes,

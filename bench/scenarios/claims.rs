@@ -65,7 +65,7 @@ pub async fn run(lab: &mut Lab, args: &ClaimArgs) -> Result<()> {
         )
         .into());
     }
-    // ARGV as Store::claim builds it: claimer, attributes JSON, wait 0, max line, channel, pool,
+    // ARGV as Pools::claim builds it: claimer, attributes JSON, wait 0, max line, channel, pool,
     // no request id (retention, max entries), no hold.
     let argv = [
         "bench-ref".to_string(),

@@ -192,12 +192,12 @@ async fn reference(lab: &mut Lab, sha: &str, script_keys: usize, k: usize, n: u3
     // Keys and scan limit as Baton's defaults build them.
     let config = Config::default();
     let q = Keys::new(config.key_prefix).queue("ref");
-    // The KEYS of Store::acquire, in its order.
+    // The KEYS of Queues::acquire, in its order.
     let keys = q.acquire_keys();
     if keys.len() != script_keys {
         return Err(format!(
             "acquireAgents takes {script_keys} keys but the bench passes {}: update the key list in \
-             bench/scenarios/cycles.rs to match Store::acquire",
+             bench/scenarios/cycles.rs to match Queues::acquire",
             keys.len()
         )
         .into());
@@ -374,11 +374,11 @@ async fn session_phase(
 /// through `baton::store` on one shared connection (Baton's default), with no gRPC.
 async fn direct_phase(lab: &Lab, queue: &str, k: usize, n: u32, measured: Duration) -> Result<(f64, Cpu)> {
     use baton::queues::store::{Completion, Outcome};
-    use baton::store::{Policy, Redis, Store};
+    use baton::store::{Core, Policy, Redis};
     let config = Config::default();
     let redis = Redis::connect(&lab.url(), &config.redis).await?;
     let policy = Policy::new(&config.agent, &config.limits, &config.dead_letter, &config.idempotency);
-    let store = Store::open(redis, "", policy, config.circuit_breaker.clone()).await?;
+    let store = baton::server::Stores::new(Core::open(redis, "", policy, config.circuit_breaker.clone()).await?).queues;
     let from = Instant::now() + WARMUP;
     let until = from + measured;
     let cpu = tokio::spawn(measure_cpu(lab.pid, from, until));

@@ -21,12 +21,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     protos.retain(|p| p.extension().is_some_and(|x| x == "proto"));
     protos.sort();
     println!("cargo:rerun-if-changed={}", root.display());
+    // Every message names its protobuf type (`prost::Name`), so Baton can write any of them as
+    // proto3 JSON by its descriptor.
+    let mut config = tonic_prost_build::Config::new();
+    config.enable_type_names();
     tonic_prost_build::configure()
         .build_server(env::var_os("CARGO_FEATURE_SERVER").is_some())
         .build_transport(false)
         // Undecodable requests are INVALID_ARGUMENT, not tonic's INTERNAL (src/codec.rs).
         .codec_path("crate::codec::ProtoCodec")
         .file_descriptor_set_path(out.join("baton_descriptor.bin"))
-        .compile_protos(&protos, &[root.to_path_buf(), protoc_bin_vendored::include_path()?])?;
+        .compile_with_config(config, &protos, &[root.to_path_buf(), protoc_bin_vendored::include_path()?])?;
     Ok(())
 }

@@ -16,7 +16,7 @@ use crate::queues::limits::QueueLimits;
 
 use crate::queues::sweep::QueueStats;
 
-use crate::store::Store;
+use crate::admin::store::Admin;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -109,7 +109,7 @@ fn field(kind: SourceKind, name: &str) -> String {
 
 /// Checks every queue, pool and receiver (up to `health.max_queues` of each) and records the
 /// result.
-pub async fn check(store: &Store, config: &Config) -> Result<Health> {
+pub async fn check(store: &Admin, config: &Config) -> Result<Health> {
     let t = &config.health;
     // Up to 3 x max_queues reads: asked all at once (pipelined on a multiplexed connection),
     // so the check costs about one round trip, not one per source.
@@ -121,9 +121,9 @@ pub async fn check(store: &Store, config: &Config) -> Result<Health> {
         store.first_registered(SourceKind::Receiver, n),
     )?;
     let (all_queue_stats, all_pool_stats, all_receiver_stats) = tokio::try_join!(
-        try_join_all(queues.iter().map(|q| store.queue_stats(q, t.stuck_age_ms))),
-        try_join_all(pools.iter().map(|p| store.pool_stats(p, t.stuck_age_ms))),
-        try_join_all(receivers.iter().map(|r| store.receiver_stats(r))),
+        try_join_all(queues.iter().map(|q| store.queues.queue_stats(q, t.stuck_age_ms))),
+        try_join_all(pools.iter().map(|p| store.pools.pool_stats(p, t.stuck_age_ms))),
+        try_join_all(receivers.iter().map(|r| store.receivers.receiver_stats(r))),
     )?;
     let rate = |kind: SourceKind, name: &str, counter: u64, now: i64| -> f64 {
         let prev: Option<SourceHealth> = previous.get(&field(kind, name)).and_then(|j| serde_json::from_str(j).ok());

@@ -11,7 +11,7 @@ use crate::config::Config;
 
 use crate::error::Result;
 
-use crate::store::Store;
+use crate::admin::store::Admin;
 
 /// Entries per script call.
 const PAGE: u32 = 200;
@@ -26,7 +26,7 @@ pub struct Finding {
 
 /// Runs one pass over every queue, pool and receiver that `within` admits (a caller's scopes).
 pub async fn run(
-    store: &Store,
+    store: &Admin,
     config: &Config,
     dry_run: bool,
     within: impl Fn(SourceKind, &str) -> bool,
@@ -41,9 +41,9 @@ pub async fn run(
     let mut findings = Vec::new();
     for kind in [SourceKind::Queue, SourceKind::Pool, SourceKind::Receiver] {
         let mut names = match kind {
-            SourceKind::Queue => store.queues().await?,
-            SourceKind::Pool => store.pools().await?,
-            SourceKind::Receiver => store.receivers().await?,
+            SourceKind::Queue => store.queues.queues().await?,
+            SourceKind::Pool => store.pools.pools().await?,
+            SourceKind::Receiver => store.receivers.receivers().await?,
         };
         names.retain(|name| within(kind, name));
         names.sort();

@@ -7,6 +7,7 @@ use tonic::{Request, Response, Status};
 
 use crate::rpc::validate;
 
+use crate::admin::store::Admin;
 use crate::admin::store::DeadLetterEntry;
 use crate::admin::{health, purge};
 use crate::config::Config;
@@ -17,24 +18,23 @@ use crate::queues::limits::{KeyLimits, KeyLimitsEntry, QueueLimits, RateLimit, M
 use crate::rpc::auth;
 use crate::rpc::{duration, observe, timestamp};
 use crate::store::SourceKind;
-use crate::store::Store;
 
 pub struct AdminServiceImpl {
-    store: Store,
+    store: Admin,
     config: Arc<Config>,
 }
 
 impl AdminServiceImpl {
-    pub fn new(store: Store, config: Arc<Config>) -> Self {
+    pub fn new(store: Admin, config: Arc<Config>) -> Self {
         Self { store, config }
     }
 
     /// Every source of a kind, by name.
     async fn sources(&self, kind: SourceKind) -> Result<Vec<String>> {
         let mut names = match kind {
-            SourceKind::Queue => self.store.queues().await?,
-            SourceKind::Pool => self.store.pools().await?,
-            SourceKind::Receiver => self.store.receivers().await?,
+            SourceKind::Queue => self.store.queues.queues().await?,
+            SourceKind::Pool => self.store.pools.pools().await?,
+            SourceKind::Receiver => self.store.receivers.receivers().await?,
         };
         names.sort();
         Ok(names)
@@ -181,7 +181,7 @@ fn key(value: &str) -> Result<()> {
 /// The validated source of Pause and Resume, once it is known: operator calls refuse a name
 /// that never existed (NOT_FOUND) rather than create it (a typo would make a phantom queue that
 /// says "paused"), unless the caller declares it with `create`.
-async fn known_source(store: &Store, s: Option<&pb::Source>, create: bool) -> Result<(SourceKind, String)> {
+async fn known_source(store: &Admin, s: Option<&pb::Source>, create: bool) -> Result<(SourceKind, String)> {
     let (kind, name) = source("source", s)?;
     if !create {
         must_exist(store, kind, &name).await?;
@@ -189,7 +189,7 @@ async fn known_source(store: &Store, s: Option<&pb::Source>, create: bool) -> Re
     Ok((kind, name))
 }
 
-async fn must_exist(store: &Store, kind: SourceKind, name: &str) -> Result<()> {
+async fn must_exist(store: &Admin, kind: SourceKind, name: &str) -> Result<()> {
     if !store.known(kind, name).await? {
         return Err(Error::NotFound(format!(
             "no {} {name:?}: nothing was ever registered, offered or scheduled there",
@@ -353,7 +353,7 @@ impl AdminService for AdminServiceImpl {
                 let shown = crate::store::shards::logical(source);
                 out.extend(entries.into_iter().map(|mut e| {
                     if *kind == SourceKind::Receiver {
-                        e.id = crate::store::shards::public_id(source, &e.id);
+                        e.id = crate::receivers::shards::public_id(source, &e.id);
                     }
                     dead_letter_pb(*kind, shown, e)
                 }));
@@ -447,7 +447,7 @@ impl AdminService for AdminServiceImpl {
             if !req.create {
                 must_exist(&self.store, SourceKind::Queue, &req.queue).await?;
             }
-            self.store.set_limits(&req.queue, &limits).await?;
+            self.store.queues.set_limits(&req.queue, &limits).await?;
             tracing::info!(
                 target: "baton::audit",
                 identity = auth::who(&caller),
@@ -471,7 +471,7 @@ impl AdminService for AdminServiceImpl {
             key(&req.key)?;
             let limits = key_limits(req.limits.as_ref())?;
             must_exist(&self.store, SourceKind::Queue, &req.queue).await?;
-            let replaced = self.store.set_key_limits(&req.queue, &req.key, &limits).await?;
+            let replaced = self.store.queues.set_key_limits(&req.queue, &req.key, &limits).await?;
             tracing::info!(
                 target: "baton::audit",
                 identity = auth::who(&caller),
@@ -480,7 +480,7 @@ impl AdminService for AdminServiceImpl {
                 limits = ?limits,
                 "set key limits"
             );
-            let held = self.store.key_limits(&req.queue, &[&req.key]).await?.pop().map(|e| e.held).unwrap_or(0);
+            let held = self.store.queues.key_limits(&req.queue, &[&req.key]).await?.pop().map(|e| e.held).unwrap_or(0);
             let entry = KeyLimitsEntry { key: req.key, limits, held };
             Ok(Response::new(pb::SetKeyLimitsResponse { key_limits: Some(key_limits_pb(entry)), replaced }))
         })
@@ -497,7 +497,7 @@ impl AdminService for AdminServiceImpl {
             validate::name("queue", &req.queue)?;
             key(&req.key)?;
             must_exist(&self.store, SourceKind::Queue, &req.queue).await?;
-            let entry = self.store.key_limits(&req.queue, &[&req.key]).await?.pop().unwrap_or(KeyLimitsEntry {
+            let entry = self.store.queues.key_limits(&req.queue, &[&req.key]).await?.pop().unwrap_or(KeyLimitsEntry {
                 key: req.key,
                 limits: KeyLimits::default(),
                 held: 0,
@@ -526,7 +526,7 @@ impl AdminService for AdminServiceImpl {
                     .map_err(|_| Error::invalid("page_token", "is not a token this listing returned"))?;
             }
             must_exist(&self.store, SourceKind::Queue, &req.queue).await?;
-            let keys = self.store.list_key_limits(&req.queue, after, page_size).await?;
+            let keys = self.store.queues.list_key_limits(&req.queue, after, page_size).await?;
             let next = if keys.len() as u32 == page_size { keys.last().map(|e| e.key.clone()) } else { None };
             Ok(Response::new(pb::ListKeyLimitsResponse {
                 keys: keys.into_iter().map(key_limits_pb).collect(),
@@ -545,7 +545,7 @@ impl AdminService for AdminServiceImpl {
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;
             must_exist(&self.store, SourceKind::Queue, &req.queue).await?;
-            let r = self.store.recount_keys(&req.queue, RECOUNT_STEP).await?;
+            let r = self.store.queues.recount_keys(&req.queue, RECOUNT_STEP).await?;
             tracing::info!(
                 target: "baton::audit",
                 identity = auth::who(&caller),
@@ -565,7 +565,7 @@ impl AdminService for AdminServiceImpl {
             let caller = auth::authorize(&request)?;
             let req = request.get_ref();
             let (kind, name) = known_source(&self.store, req.source.as_ref(), req.create).await?;
-            let changed = self.store.set_paused(kind, &name, true).await?;
+            let changed = self.store.queues.set_paused(kind, &name, true).await?;
             tracing::info!(target: "baton::audit", identity = auth::who(&caller), kind = kind.as_str(), name, changed, "pause");
             Ok(Response::new(pb::PauseResponse { changed }))
         })
@@ -577,7 +577,7 @@ impl AdminService for AdminServiceImpl {
             let caller = auth::authorize(&request)?;
             let req = request.get_ref();
             let (kind, name) = known_source(&self.store, req.source.as_ref(), req.create).await?;
-            let changed = self.store.set_paused(kind, &name, false).await?;
+            let changed = self.store.queues.set_paused(kind, &name, false).await?;
             tracing::info!(target: "baton::audit", identity = auth::who(&caller), kind = kind.as_str(), name, changed, "resume");
             Ok(Response::new(pb::ResumeResponse { changed }))
         })

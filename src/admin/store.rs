@@ -1,10 +1,13 @@
 //! Dead-letter queues and the auto-purge, for every queue and pool.
 
 use crate::error::{Error, Result};
+use crate::pools::store::Pools;
+use crate::queues::store::Queues;
+use crate::receivers::store::Receivers;
 use crate::store::keys::ChannelKind;
 use crate::store::scripts::PurgePage;
 pub use crate::store::scripts::Purged;
-use crate::store::{reply::Reply, scripts::Args, Path, SourceKind, Store};
+use crate::store::{over_core, reply::Reply, scripts::Args, Core, Path, SourceKind};
 
 /// The typed calls of `lua/admin/`, generated from the scripts' headers.
 pub(crate) mod calls {
@@ -52,7 +55,30 @@ pub struct PurgeLimits {
     pub max_claim_age_ms: u64,
 }
 
-impl Store {
+/// The admin store: dead letters, purges and the health record, over the core, and the stores
+/// of the sources an operator manages (their limits, pauses, listings and counts).
+#[derive(Clone)]
+pub struct Admin {
+    core: Core,
+    pub(crate) queues: Queues,
+    pub(crate) pools: Pools,
+    pub(crate) receivers: Receivers,
+}
+
+over_core!(Admin);
+
+impl Admin {
+    pub fn new(queues: Queues, pools: Pools, receivers: Receivers) -> Self {
+        Self { core: Core::clone(&queues), queues, pools, receivers }
+    }
+
+    /// The physical receiver and inner id of a message id (see [`Receivers::message_shard`]).
+    fn message_shard(&self, receiver: &str, id: &str) -> Option<(String, String)> {
+        self.receivers.message_shard(receiver, id)
+    }
+}
+
+impl Admin {
     /// One page of a source's dead letters, oldest first; returns (total, entries).
     pub async fn dead_letters(
         &self,

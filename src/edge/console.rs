@@ -10,10 +10,19 @@
 //!
 //! The overview's charts read [`history`]: samples this replica keeps in memory for the last
 //! hour (per replica, lost on restart).
+//!
+//! What a gRPC method answered is written in Baton's one JSON mapping (`web::to_json`: proto3
+//! JSON, as the JSON calls on the gRPC port answer it): `/api/agents` is a `ListAgentsResponse`,
+//! `/api/agent` a `GetAgentResponse`, and so on (each handler says which). What the page shows
+//! beyond the message (dates, durations, state names, a payload as text or hex) it derives
+//! itself; the server adds only what the page cannot know, named in each handler's doc: paging
+//! figures (`count`, `countExact`, `limit`, `scanned`), the caller's `readOnly` and `scoped`, and
+//! this replica's own state (`latency`, `breakers`, the history, the open workers), which is no
+//! message.
 
 pub mod history;
 
-use std::{collections::BTreeMap, convert::Infallible, net::SocketAddr, sync::Arc, time::Duration};
+use std::{convert::Infallible, net::SocketAddr, sync::Arc, time::Duration};
 
 use axum::{
     extract::{Query, State},
@@ -54,7 +63,7 @@ use crate::queues::service::AgentServiceImpl;
 
 use crate::receivers::service::ScheduleServiceImpl;
 
-use crate::tools::cli;
+use crate::edge::web::to_json;
 
 const INDEX: &str = include_str!("console/index.html");
 const SCRIPT: &str = include_str!("console/app.js");
@@ -73,7 +82,7 @@ pub struct Console {
     pub identities: Arc<Keyring>,
     pub read_only: bool,
     /// This replica's store: the state of its circuit breakers.
-    pub store: crate::store::Store,
+    pub store: crate::store::Core,
     /// The last hour of samples the charts show (this replica's, in memory; see [`history`]).
     pub history: history::History,
 }
@@ -319,23 +328,24 @@ impl Console {
         Ok(self.leaders.get_leader(req).await?.into_inner())
     }
 
-    /// The overview, as the caller's scopes allow: GetHealth covers only its sources, and the
-    /// sweeper's election is null to an identity scoped to other names (`scoped`: the caller is
-    /// limited to some names, so the history, which sums every source, is not for it either).
+    /// The overview, as the caller's scopes allow: `health`, the GetHealthResponse (only the
+    /// caller's sources); `sweeper`, the GetLeaderResponse of Baton's sweeper election, null to
+    /// an identity scoped to other names; `scoped`, whether the caller is limited to some names
+    /// (so the history, which sums every source, is not for it either); `readOnly`; this
+    /// replica's `latency` and `breakers`.
     async fn overview(&self, headers: &HeaderMap, token: Option<&str>) -> ApiResult {
         let health = self.health(headers, token).await?;
         let caller =
             crate::rpc::auth::identity(&self.request(headers, token, "/baton.v1.LeaderService/GetLeader", ())?);
         let sweeper = if crate::rpc::auth::sees(&caller, crate::rpc::auth::NameKind::Election, SWEEPER_ELECTION) {
-            let sweeper = self.leader(headers, token, SWEEPER_ELECTION).await?;
-            cli::leaders_json(&[(SWEEPER_ELECTION.to_string(), sweeper)])["elections"][0].take()
+            to_json(&self.leader(headers, token, SWEEPER_ELECTION).await?)
         } else {
             Value::Null
         };
         Ok(Json(json!({
             "readOnly": self.read_only,
             "scoped": caller.is_some_and(|c| c.scoped()),
-            "health": cli::health_json(&health, None),
+            "health": to_json(&health),
             "sweeper": sweeper,
             "latency": latency_json(),
             "breakers": breakers_json(&self.store),
@@ -345,7 +355,7 @@ impl Console {
 
 /// This replica's circuit breakers (`crate::breaker`): per Redis node, "closed", "open" or
 /// "half_open"; `dispatch` and `writeBack` are the worst state of each path over the nodes.
-fn breakers_json(store: &crate::store::Store) -> Value {
+fn breakers_json(store: &crate::store::Core) -> Value {
     use crate::store::breaker::State;
     let states = store.breaker_states();
     let rank = |s: &State| match s {
@@ -424,7 +434,9 @@ fn queue_total(health: &pb::GetHealthResponse, queue: &str) -> u64 {
         .sum()
 }
 
-/// One page of a queue's agents (`limit`, default 50, at most 500), from `page_token`:
+/// One page of a queue's agents (`limit`, default 50, at most 500), from `page_token`, as a
+/// ListAgentsResponse (its `nextPageToken` this page's; payloads left out: the list does not
+/// show them, the agent's own view does), with `count`, `countExact`, `limit` and `scanned`:
 /// - no `search` or `filter`: the queue in name order;
 /// - `search`: the agents whose name starts with it (ListAgents `name_prefix`: the queue's
 ///   name index, so the last of a million costs what the first does);
@@ -502,8 +514,13 @@ async fn agents(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Que
         let health = c.health(&headers, token).await.ok();
         (health.map(|h| queue_total(&h, &queue)), !narrowed)
     };
-    let mut out = cli::agents_json(&queue, &rows);
-    out["nextPageToken"] = json!(next);
+    let mut rows = rows;
+    for a in &mut rows {
+        if let Some(d) = a.agent.as_mut() {
+            d.payload.clear();
+        }
+    }
+    let mut out = to_json(&pb::ListAgentsResponse { agents: rows, next_page_token: next });
     out["count"] = json!(count);
     out["countExact"] = json!(exact);
     out["limit"] = json!(limit);
@@ -511,89 +528,35 @@ async fn agents(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Que
     Ok(Json(out))
 }
 
-/// The most payload bytes the agent view shows.
-const PAYLOAD_SHOWN: usize = 4096;
-
-/// One agent (GetAgent): its definition, state and lease, the error that dead-lettered it (if it
-/// is dead-lettered), and its payload's first
-/// [`PAYLOAD_SHOWN`] bytes as text when they are UTF-8, else as hex.
+/// One agent: the GetAgentResponse (its definition with the payload, state, lease, the error
+/// that dead-lettered it, its parents with their finishes and results, its children).
 async fn agent(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
-    let queue = p.queue.clone().unwrap_or_default();
-    let name = p.name.clone().unwrap_or_default();
-    let msg = pb::GetAgentRequest { queue: queue.clone(), name };
+    let msg =
+        pb::GetAgentRequest { queue: p.queue.clone().unwrap_or_default(), name: p.name.clone().unwrap_or_default() };
     let req = c.request(&headers, p.token.as_deref(), "/baton.v1.AgentService/GetAgent", msg)?;
-    let status = c.agents.get_agent(req).await?.into_inner().agent.unwrap_or_default();
-    let def = status.agent.clone().unwrap_or_default();
-    let mut out = cli::agents_json(&queue, std::slice::from_ref(&status))["agents"][0].take();
-    let shown = &def.payload[..def.payload.len().min(PAYLOAD_SHOWN)];
-    let secs = |d: &Option<prost_types::Duration>| d.as_ref().map(|d| d.seconds as f64 + d.nanos as f64 / 1e9);
-    out["queue"] = json!(queue);
-    out["payload"] = payload_json(def.payload.len() as u64, shown);
-    out["intervalSeconds"] = json!(secs(&def.interval));
-    out["timeoutSeconds"] = json!(secs(&def.timeout));
-    out["errorIntervalSeconds"] = json!(secs(&def.error_interval));
-    out["maxAttempts"] = json!(def.max_attempts);
-    out["cron"] = json!(def.cron);
-    out["timeZone"] = json!(def.time_zone);
-    out["lastErrorClass"] = json!(status.last_error_class);
-    out["lastErrorMessage"] = json!(status.last_error_message);
-    cli::family_json(&status, &mut out);
-    // What each finished parent's worker returned, as the payload is shown.
-    if let Some(rows) = out["parents"].as_array_mut() {
-        for (row, parent) in rows.iter_mut().zip(&status.parents) {
-            row["result"] = parent.result.as_ref().map_or(Value::Null, |r| result_shown(&r.result));
-        }
-    }
-    Ok(Json(out))
+    Ok(Json(to_json(&c.agents.get_agent(req).await?.into_inner())))
 }
 
-/// A result's first [`PAYLOAD_SHOWN`] bytes, as [`payload_json`] shows a payload.
-fn result_shown(result: &[u8]) -> Value {
-    payload_json(result.len() as u64, &result[..result.len().min(PAYLOAD_SHOWN)])
-}
-
-/// An agent's kept finish (Await, answered at once): how it finished, when, the outcome and
-/// what its worker returned. The agent page shows it for an agent that is gone (a one-shot
-/// agent is removed when it finishes); `done` is false while it has not finished, and it is
-/// NOT_FOUND when the queue has no such agent and keeps no finish of it.
+/// An agent's kept finish: the AwaitResponse, answered at once (`done` with the `result`: how
+/// it finished, when, the outcome and what its worker returned). The agent page shows it for an
+/// agent that is gone (a one-shot agent is removed when it finishes); NOT_FOUND when the queue
+/// has no such agent and keeps no finish of it.
 async fn result(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
-    let queue = p.queue.clone().unwrap_or_default();
-    let name = p.name.clone().unwrap_or_default();
-    let msg = pb::AwaitRequest { queue: queue.clone(), name: name.clone(), wait: None, after_token: 0 };
-    let req = c.request(&headers, p.token.as_deref(), "/baton.v1.AgentService/Await", msg)?;
-    let answer = c.agents.r#await(req).await?.into_inner();
-    let Some(r) = answer.result.filter(|_| answer.done) else {
-        return Ok(Json(json!({ "queue": queue, "name": name, "done": false })));
+    let msg = pb::AwaitRequest {
+        queue: p.queue.clone().unwrap_or_default(),
+        name: p.name.clone().unwrap_or_default(),
+        wait: None,
+        after_token: 0,
     };
-    let mut out = cli::result_json(&r);
-    out["done"] = json!(true);
-    out["result"] = result_shown(&r.result);
-    Ok(Json(out))
+    let req = c.request(&headers, p.token.as_deref(), "/baton.v1.AgentService/Await", msg)?;
+    Ok(Json(to_json(&c.agents.r#await(req).await?.into_inner())))
 }
 
-/// One batch's counts and callbacks (GetBatch).
+/// One batch's counts and callbacks: the GetBatchResponse.
 async fn batch(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
     let msg = pb::GetBatchRequest { batch: p.batch.clone().unwrap_or_default() };
     let req = c.request(&headers, p.token.as_deref(), "/baton.v1.AgentService/GetBatch", msg)?;
-    let status = c.agents.get_batch(req).await?.into_inner().status.unwrap_or_default();
-    let mut out = cli::batch_json(&status);
-    out["callbacks"] =
-        json!(status.callbacks.iter().map(|c| json!({ "queue": c.queue, "name": c.name })).collect::<Vec<_>>());
-    Ok(Json(out))
-}
-
-/// A payload of `bytes` bytes whose first bytes are `shown`: as text when they are UTF-8, else
-/// as hex (`encoding`).
-fn payload_json(bytes: u64, shown: &[u8]) -> Value {
-    let (encoding, text) = match std::str::from_utf8(shown) {
-        Ok(t) => ("text", t.to_string()),
-        Err(e) if e.error_len().is_none() && e.valid_up_to() > 0 => {
-            // Cut inside a character at the cap: the whole characters before it.
-            ("text", String::from_utf8_lossy(&shown[..e.valid_up_to()]).into_owned())
-        }
-        Err(_) => ("hex", shown.iter().map(|b| format!("{b:02x}")).collect()),
-    };
-    json!({ "bytes": bytes, "shown": shown.len(), "encoding": encoding, "text": text })
+    Ok(Json(to_json(&c.agents.get_batch(req).await?.into_inner())))
 }
 
 /// `state`: absent or empty is every state (scheduled first); else "scheduled" or "in-flight".
@@ -609,9 +572,9 @@ fn message_state(p: &Params) -> Result<pb::MessageState, ApiError> {
     }
 }
 
-/// One page of a receiver's messages (ListMessages, `limit` default 50, at most 500, from
-/// `page_token`): the scheduled ones by delivery time, then the in-flight ones by ack deadline,
-/// or only those of `state`. `count` is the receiver's messages by GetHealth (due, scheduled and
+/// One page of a receiver's messages (the ListMessagesResponse, `limit` default 50, at most 500,
+/// from `page_token`): the scheduled ones by delivery time, then the in-flight ones by ack
+/// deadline, or only those of `state`; with `count`, `countExact` and `limit`. `count` is the receiver's messages by GetHealth (due, scheduled and
 /// in flight; null when the caller may not call GetHealth), `countExact` whether it is the
 /// number of rows to page through (no `state`).
 async fn messages(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
@@ -637,8 +600,7 @@ async fn messages(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Q
             .map(|s| s.size + s.idle + s.in_use)
             .sum::<u64>()
     });
-    let mut out = cli::messages_json(&receiver, &page.messages);
-    out["nextPageToken"] = json!(page.next_page_token);
+    let mut out = to_json(&page);
     out["count"] = json!(count);
     out["countExact"] = json!(state == pb::MessageState::Unspecified);
     out["limit"] = json!(limit);
@@ -648,11 +610,11 @@ async fn messages(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Q
 /// The most payload bytes a message's view shows (ListMessages' own bound).
 const MESSAGE_PAYLOAD_SHOWN: u32 = 1024;
 
-/// One message of a receiver, by id: its state, delivery time, deliveries, key, consumer, token
-/// and ack deadline while in flight, and its payload's first [`MESSAGE_PAYLOAD_SHOWN`] bytes
-/// (text when UTF-8, else hex). Baton has no call that reads one message by id, so this reads
-/// the receiver's listing (ListMessages) in pages until it finds it, at most [`SCAN_MAX`]
-/// messages: 404 when it is not among them (`scanned` says how many were read).
+/// One message of a receiver, by id: its MessageInfo (state, delivery time, deliveries, key,
+/// consumer, token and ack deadline while in flight, and its payload's first
+/// [`MESSAGE_PAYLOAD_SHOWN`] bytes), with `scanned`. Baton has no call that reads one message by
+/// id, so this reads the receiver's listing (ListMessages) in pages until it finds it, at most
+/// [`SCAN_MAX`] messages: 404 when it is not among them (`scanned` says how many were read).
 async fn message(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
     let token = p.token.as_deref();
     let receiver = p.receiver.clone().unwrap_or_default();
@@ -674,9 +636,7 @@ async fn message(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Qu
         let page = c.schedules.list_messages(req).await?.into_inner();
         scanned += page.messages.len();
         if let Some(m) = page.messages.iter().find(|m| m.id == id) {
-            let mut out = cli::messages_json(&receiver, std::slice::from_ref(m))["messages"][0].take();
-            out["receiver"] = json!(receiver);
-            out["payload"] = payload_json(m.payload_bytes, &m.payload_head);
+            let mut out = to_json(m);
             out["scanned"] = json!(scanned);
             return Ok(Json(out));
         }
@@ -721,8 +681,9 @@ async fn cancel_messages(State(c): State<Arc<Console>>, headers: HeaderMap, Json
 
 /// One page of dead letters of every source (`limit`, default 50, at most 500), from
 /// `page_token`, those matching `search` (id, source, error class or message; read in pages,
-/// at most [`SCAN_MAX`] per request, `scanned` saying how many), and this page's counts by
-/// error class. A page never holds more than `limit` rows: each ListDeadLetters call asks only for
+/// at most [`SCAN_MAX`] per request, `scanned` saying how many), as a ListDeadLettersResponse
+/// (payloads left out: the list does not show them, a dead letter's own view does) with
+/// `count`, `countExact`, `limit` and `scanned`. A page never holds more than `limit` rows: each ListDeadLetters call asks only for
 /// the room left (at most [`SCAN_CALLS`] calls). `count` is the dead letters of every source by
 /// GetHealth (null when the caller may not call it).
 async fn dead_letters(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
@@ -753,10 +714,6 @@ async fn dead_letters(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p
         }
         page_token = page.next_page_token;
     };
-    let mut groups: BTreeMap<&str, u64> = BTreeMap::new();
-    for d in &rows {
-        *groups.entry(d.error_class.as_str()).or_default() += 1;
-    }
     let whole = started.is_empty() && next.is_empty();
     let (count, exact) = if whole {
         (Some(rows.len() as u64), true)
@@ -764,9 +721,10 @@ async fn dead_letters(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p
         let health = c.health(&headers, token).await.ok();
         (health.map(|h| h.sources.iter().map(|s| s.dead_lettered).sum::<u64>()), search.is_empty())
     };
-    let mut out = cli::dead_letters_json(&rows);
-    out["groups"] = groups.into_iter().map(|(class, count)| json!({ "errorClass": class, "count": count })).collect();
-    out["nextPageToken"] = json!(next);
+    for d in &mut rows {
+        d.payload.clear();
+    }
+    let mut out = to_json(&pb::ListDeadLettersResponse { dead_letters: rows, next_page_token: next });
     out["count"] = json!(count);
     out["countExact"] = json!(exact);
     out["limit"] = json!(limit);
@@ -774,12 +732,12 @@ async fn dead_letters(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p
     Ok(Json(out))
 }
 
-/// One dead letter of a source, by id: where it came from, its error class and message, when it
-/// failed, attempts, last holder, labels (an agent's, from its definition: GetAgent) or
-/// attributes (a resource's), and its
-/// payload's first [`PAYLOAD_SHOWN`] bytes (text when UTF-8, else hex). Baton has no call that
-/// reads one dead letter by id, so this reads the source's ListDeadLetters pages until it finds
-/// it, at most [`SCAN_MAX`] entries: 404 when it is not among them.
+/// One dead letter of a source, by id: its DeadLetter (where it came from, its error class and
+/// message, when it failed, attempts, last holder, payload, and attributes: a resource's, or an
+/// agent's labels, read from its definition by GetAgent, since an agent's dead letter does not
+/// carry them), with `scanned`. Baton has no call that reads one dead letter by id, so this
+/// reads the source's ListDeadLetters pages until it finds it, at most [`SCAN_MAX`] entries:
+/// 404 when it is not among them.
 async fn dead_letter(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
     let token = p.token.as_deref();
     let kind = kind(p.kind.as_deref().unwrap_or(""))?;
@@ -800,23 +758,20 @@ async fn dead_letter(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p)
         let page = c.admin.list_dead_letters(req).await?.into_inner();
         scanned += page.dead_letters.len();
         if let Some(d) = page.dead_letters.iter().find(|d| d.id == id) {
-            let mut out = cli::dead_letters_json(std::slice::from_ref(d))["deadLetters"][0].take();
-            let shown = &d.payload[..d.payload.len().min(PAYLOAD_SHOWN)];
-            out["payload"] = payload_json(d.payload.len() as u64, shown);
-            let mut attributes: BTreeMap<String, String> = d.attributes.clone().into_iter().collect();
+            let mut d = d.clone();
             // An agent's dead letter does not carry its labels; its definition (which stays while
             // it is dead-lettered) does, when the caller may read it.
-            if kind == pb::SourceKind::Queue && attributes.is_empty() {
+            if kind == pb::SourceKind::Queue && d.attributes.is_empty() {
                 let name = source.as_ref().map(|s| s.name.clone()).unwrap_or_default();
                 let msg = pb::GetAgentRequest { queue: name, name: id.clone() };
                 if let Ok(req) = c.request(&headers, token, "/baton.v1.AgentService/GetAgent", msg) {
                     if let Ok(got) = c.agents.get_agent(req).await {
                         let def = got.into_inner().agent.and_then(|a| a.agent).unwrap_or_default();
-                        attributes = def.labels.into_iter().collect();
+                        d.attributes = def.labels;
                     }
                 }
             }
-            out["attributes"] = json!(attributes);
+            let mut out = to_json(&d);
             out["scanned"] = json!(scanned);
             return Ok(Json(out));
         }
@@ -917,7 +872,8 @@ async fn pause(
 }
 
 /// Every election of the registry with its current term (Baton's own sweeper election first),
-/// then any named in `names` that the registry does not hold (GetLeader).
+/// then any named in `names` that the registry does not hold (GetLeader), as one
+/// ListElectionsResponse.
 async fn elections(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
     /// A bound on what one page of the console shows.
     const MAX: usize = 5_000;
@@ -947,19 +903,17 @@ async fn elections(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): 
             });
         }
     }
-    Ok(Json(cli::elections_json(&all)))
+    Ok(Json(to_json(&pb::ListElectionsResponse { elections: all, next_page_token: String::new() })))
 }
 
-/// One election's last terms, newest first.
+/// One election's last terms, newest first: the GetElectionHistoryResponse.
 async fn election_history(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
-    let election = p.election.unwrap_or_default();
-    let msg = pb::GetElectionHistoryRequest { election: election.clone(), limit: 0 };
+    let msg = pb::GetElectionHistoryRequest { election: p.election.unwrap_or_default(), limit: 0 };
     let req = c.request(&headers, p.token.as_deref(), "/baton.v1.LeaderService/GetElectionHistory", msg)?;
-    let history = c.leaders.get_election_history(req).await?.into_inner();
-    Ok(Json(cli::history_json(&election, &history.terms)))
+    Ok(Json(to_json(&c.leaders.get_election_history(req).await?.into_inner())))
 }
 
-/// Every pool's counts and scale-up signal.
+/// Every pool's counts and scale-up signal: `pools`, the PoolStatus of each GetPoolResponse.
 async fn pools(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Query<Params>) -> ApiResult {
     let token = p.token.as_deref();
     let health = c.health(&headers, token).await?;
@@ -971,7 +925,7 @@ async fn pools(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Quer
             statuses.push(status);
         }
     }
-    Ok(Json(cli::pools_json(&statuses)))
+    Ok(Json(json!({ "pools": statuses.iter().map(to_json).collect::<Vec<_>>() })))
 }
 
 /// Takes a [`history::Sample`] every [`history::INTERVAL`] until `stopping` is cancelled:

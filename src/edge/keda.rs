@@ -32,13 +32,15 @@ use tonic::{Request, Response, Status};
 use crate::rpc::validate;
 
 use crate::error::{Error, Result};
+use crate::pools::store::Pools;
+use crate::queues::store::Queues;
+use crate::receivers::store::Receivers;
 use crate::rpc::auth;
 use crate::rpc::auth::{NameKind, Scoped};
 use crate::rpc::observe;
 use crate::store::keys::ChannelKind;
 use crate::store::wake::{Changes, Wakeups};
 use crate::store::SourceKind;
-use crate::store::Store;
 
 /// The generated messages and stubs of KEDA's contract.
 pub use crate::keda_pb as pb;
@@ -141,7 +143,7 @@ impl Backlog {
 }
 
 /// Reads the backlog of `scaled`'s source, over every shard of a sharded one.
-pub async fn backlog(store: &Store, scaled: &Scaled) -> Result<Backlog> {
+pub async fn backlog(store: &Backlogs, scaled: &Scaled) -> Result<Backlog> {
     let earliest = |a: Option<i64>, b: Option<i64>| match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
@@ -149,39 +151,47 @@ pub async fn backlog(store: &Store, scaled: &Scaled) -> Result<Backlog> {
     let mut total = Backlog { value: 0, scale_up: false, now_ms: 0, next_due_ms: None };
     match scaled.kind {
         SourceKind::Queue => {
-            for shard in store.shard_names(SourceKind::Queue, &scaled.name) {
-                let s = store.queue_stats(&shard, 0).await?;
+            for shard in store.queues.shard_names(SourceKind::Queue, &scaled.name) {
+                let s = store.queues.queue_stats(&shard, 0).await?;
                 total.value += if s.paused { 0 } else { s.due } + s.working;
                 total.now_ms = total.now_ms.max(s.now_ms);
                 total.next_due_ms = earliest(total.next_due_ms, s.next_due_ms);
             }
         }
         SourceKind::Receiver => {
-            for shard in store.shard_names(SourceKind::Receiver, &scaled.name) {
-                let s = store.receiver_stats(&shard).await?;
+            for shard in store.queues.shard_names(SourceKind::Receiver, &scaled.name) {
+                let s = store.receivers.receiver_stats(&shard).await?;
                 total.value += if s.paused { 0 } else { s.due } + s.in_flight;
                 total.now_ms = total.now_ms.max(s.now_ms);
                 total.next_due_ms = earliest(total.next_due_ms, s.next_due_ms);
             }
         }
         SourceKind::Pool => {
-            let s = store.pool_stats(&scaled.name, 0).await?;
+            let s = store.pools.pool_stats(&scaled.name, 0).await?;
             total = Backlog { value: s.waiting + s.claimed, scale_up: s.scale_up, now_ms: s.now_ms, next_due_ms: None };
         }
     }
     Ok(total)
 }
 
-/// KEDA's ExternalScaler over Baton's store.
+/// The stores whose sources KEDA scales on.
+#[derive(Clone)]
+pub struct Backlogs {
+    pub queues: Queues,
+    pub pools: Pools,
+    pub receivers: Receivers,
+}
+
+/// KEDA's ExternalScaler over the stores of the sources it reads.
 pub struct KedaScalerImpl {
-    store: Store,
+    store: Backlogs,
     wakeups: Wakeups,
     /// Cancelled when the server begins a graceful shutdown: streams end.
     shutdown: CancellationToken,
 }
 
 impl KedaScalerImpl {
-    pub fn new(store: Store, wakeups: Wakeups, shutdown: CancellationToken) -> Self {
+    pub fn new(store: Backlogs, wakeups: Wakeups, shutdown: CancellationToken) -> Self {
         Self { store, wakeups, shutdown }
     }
 }
@@ -209,14 +219,14 @@ impl Scoped for pb::GetMetricsRequest {
 
 /// Feeds one StreamIsActive stream: activity now, then each change of it.
 async fn stream_activity(
-    store: Store,
+    store: Backlogs,
     wakeups: Wakeups,
     shutdown: CancellationToken,
     scaled: Scaled,
     tx: mpsc::Sender<std::result::Result<pb::IsActiveResponse, Status>>,
 ) {
     // Followed before the first read, so a change between the read and the wait is not missed.
-    let shards = store.shard_names(scaled.kind, &scaled.name);
+    let shards = store.queues.shard_names(scaled.kind, &scaled.name);
     let followed = match scaled.kind {
         SourceKind::Queue => wakeups.watch(ChannelKind::Queue, &scaled.name, &shards).await,
         SourceKind::Receiver => wakeups.watch(ChannelKind::Receiver, &scaled.name, &shards).await,

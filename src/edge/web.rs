@@ -27,7 +27,7 @@
 //!   are neither pass to tonic untouched (gRPC).
 
 use std::{
-    sync::Arc,
+    sync::{Arc, LazyLock},
     task::{Context, Poll},
     time::Duration,
 };
@@ -82,8 +82,7 @@ pub struct WebLayer {
 struct Settings {
     grpc_web: bool,
     json: bool,
-    /// Baton's protos, KEDA's external scaler, grpc.health.v1 and google.rpc's error details, by
-    /// name.
+    /// [`descriptors`].
     pool: DescriptorPool,
     /// The identities in force: a streaming method asked for as JSON is refused with 501 only
     /// to a caller the service stack would let in (see `refuse_stream`).
@@ -92,6 +91,16 @@ struct Settings {
 
 impl WebLayer {
     pub fn new(config: &WebConfig, identities: Arc<Keyring>) -> Result<Self> {
+        let pool = descriptors().clone();
+        let settings = Arc::new(Settings { grpc_web: config.grpc_web, json: config.json, pool, identities });
+        Ok(Self { settings, cors: cors(&config.cors_allowed_origins)? })
+    }
+}
+
+/// The messages the JSON mapping knows, by name: Baton's protos, KEDA's external scaler,
+/// grpc.health.v1 and google.rpc's error details. Decoded once; the sets are compiled in.
+fn descriptors() -> &'static DescriptorPool {
+    static POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
         let mut pool = DescriptorPool::global();
         for set in [
             crate::pb::FILE_DESCRIPTOR_SET,
@@ -99,11 +108,32 @@ impl WebLayer {
             tonic_health::pb::FILE_DESCRIPTOR_SET,
             tonic_types::pb::FILE_DESCRIPTOR_SET,
         ] {
-            pool.decode_file_descriptor_set(set).map_err(|e| Error::Internal(format!("descriptor set: {e}")))?;
+            pool.decode_file_descriptor_set(set).expect("the compiled-in descriptor sets decode");
         }
-        let settings = Arc::new(Settings { grpc_web: config.grpc_web, json: config.json, pool, identities });
-        Ok(Self { settings, cors: cors(&config.cors_allowed_origins)? })
-    }
+        pool
+    });
+    &POOL
+}
+
+/// Baton's one JSON mapping of a message, proto3 JSON: lowerCamelCase field names, enums by
+/// their value names (`AGENT_STATE_WORKING`), 64-bit integers as strings, bytes as base64,
+/// Timestamps as RFC 3339 and Durations as seconds (`"1.500s"`), fields at their default left
+/// out. The JSON calls on this port answer it, and the console's API and the CLI's `--json`
+/// write it, through this one function.
+fn write_json<S: serde::Serializer>(message: &DynamicMessage, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    message.serialize_with_options(serializer, &SerializeOptions::new())
+}
+
+/// `message` in [`write_json`]'s mapping, as a JSON value.
+///
+/// # Panics
+/// If `M` is not a message of [`descriptors`] (every `baton.v1` message is one).
+pub(crate) fn to_json<M: prost::Message + prost::Name>(message: &M) -> serde_json::Value {
+    let name = M::full_name();
+    let descriptor = descriptors().get_message_by_name(&name).unwrap_or_else(|| panic!("no descriptor of {name}"));
+    let dynamic = DynamicMessage::decode(descriptor, message.encode_to_vec().as_slice())
+        .unwrap_or_else(|e| panic!("{name} does not decode by its own descriptor: {e}"));
+    write_json(&dynamic, serde_json::value::Serializer).unwrap_or_else(|e| panic!("{name} as JSON: {e}"))
 }
 
 /// The CORS layer for `origins` (`*` or exact origins); None when empty: no CORS headers.
@@ -510,8 +540,7 @@ fn decode_answer(data: &[u8], method: &MethodDescriptor) -> std::result::Result<
     let message =
         DynamicMessage::decode(method.output(), message).map_err(|e| format!("the answer does not decode: {e}"))?;
     let mut json = Vec::new();
-    message
-        .serialize_with_options(&mut serde_json::Serializer::new(&mut json), &SerializeOptions::new())
+    write_json(&message, &mut serde_json::Serializer::new(&mut json))
         .map_err(|e| format!("the answer does not encode as JSON: {e}"))?;
     Ok(json)
 }
@@ -558,7 +587,7 @@ fn detail_json(pool: &DescriptorPool, any: prost_types::Any) -> serde_json::Valu
     let debug = pool
         .get_message_by_name(&name)
         .and_then(|desc| DynamicMessage::decode(desc, any.value.as_slice()).ok())
-        .and_then(|m| m.serialize_with_options(serde_json::value::Serializer, &SerializeOptions::new()).ok());
+        .and_then(|m| write_json(&m, serde_json::value::Serializer).ok());
     let mut detail = serde_json::json!({
         "type": name,
         "value": base64::engine::general_purpose::STANDARD_NO_PAD.encode(&any.value),
@@ -626,6 +655,20 @@ mod tests {
         for unknown in ["/baton.v1.AgentService/Nope", "/baton.v1.Nope/Register", "/", "", "/baton.v1.AgentService"] {
             assert!(method(&pool, unknown).is_none(), "{unknown}");
         }
+    }
+
+    #[test]
+    fn messages_are_written_as_proto3_json() {
+        let answer = crate::pb::CancelRunResponse { requested: true, token: u64::MAX };
+        assert_eq!(to_json(&answer), serde_json::json!({ "requested": true, "token": "18446744073709551615" }));
+        let health = crate::pb::SourceHealth {
+            source: Some(crate::pb::Source { kind: crate::pb::SourceKind::Queue as i32, name: "mail".into() }),
+            oldest_age: Some(prost_types::Duration { seconds: 1, nanos: 500_000_000 }),
+            ..Default::default()
+        };
+        let expected =
+            serde_json::json!({ "source": { "kind": "SOURCE_KIND_QUEUE", "name": "mail" }, "oldestAge": "1.500s" });
+        assert_eq!(to_json(&health), expected, "enums by name, durations in seconds, defaults left out");
     }
 
     #[test]

@@ -2,3 +2,4 @@
 
 pub mod service;
 pub mod store;
+pub mod wait;

@@ -12,16 +12,15 @@ use tonic::{Request, Response, Status};
 use crate::rpc::validate;
 
 use crate::config::Config;
-use crate::elections::store::{LeaderState, PastTerm, TermEnd};
+use crate::elections::store::{Elections, LeaderState, PastTerm, TermEnd};
+use crate::elections::wait;
 use crate::error::{Error, Result};
 use crate::pb;
 use crate::pb::leader_service_server::LeaderService;
 use crate::rpc::auth;
 use crate::rpc::{duration, observe, observe_call, timestamp, waits};
-use crate::runtime::dispatch;
 use crate::store::wake::LeaderEventKind;
 use crate::store::wake::{ElectionSignal, Wakeups};
-use crate::store::Store;
 
 /// How many elections' current terms a listing reads at once.
 const READ_AHEAD: usize = 16;
@@ -67,7 +66,7 @@ fn term_pb(t: PastTerm) -> pb::ElectionTerm {
 }
 
 pub struct LeaderServiceImpl {
-    store: Store,
+    store: Elections,
     wakeups: Wakeups,
     config: Arc<Config>,
     /// Cancelled when the server begins a graceful shutdown: waits answer, streams end.
@@ -75,7 +74,7 @@ pub struct LeaderServiceImpl {
 }
 
 impl LeaderServiceImpl {
-    pub fn new(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken) -> Self {
+    pub fn new(store: Elections, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken) -> Self {
         Self { store, wakeups, config, shutdown }
     }
 }
@@ -102,7 +101,7 @@ fn current(state: LeaderState) -> pb::ObserveResponse {
 /// Between events, a timer on the term's expiry asks Redis whether it expired (the script
 /// announces an expiry once, whichever replica notices first).
 async fn follow(
-    store: Store,
+    store: Elections,
     wakeups: Wakeups,
     shutdown: CancellationToken,
     election: String,
@@ -203,7 +202,7 @@ impl LeaderService for LeaderServiceImpl {
                 return Err(Error::invalid("ttl", format!("must be at least {} ms", limits.min_ttl_ms)));
             }
             let wait = Duration::from_millis(validate::wait_ms("wait", req.wait.as_ref(), limits.max_wait_ms)?);
-            let got = dispatch::campaign(
+            let got = wait::campaign(
                 &self.store,
                 &self.wakeups,
                 &self.shutdown,

@@ -5,7 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::store::keys::ChannelKind;
-use crate::store::{reply::Reply, scripts::FromReply, Path, Store};
+use crate::store::{over_core, reply::Reply, scripts::FromReply, Core, Path};
 
 /// The typed calls of `lua/leader/`, generated from the scripts' headers.
 mod calls {
@@ -184,7 +184,19 @@ impl FromReply for History {
     }
 }
 
-impl Store {
+/// The elections store: campaigns, terms and their history, over the core.
+#[derive(Clone)]
+pub struct Elections {
+    core: Core,
+}
+
+over_core!(Elections);
+
+impl Elections {
+    pub fn new(core: Core) -> Self {
+        Self { core }
+    }
+
     /// Becomes leader if there is none; refreshes if `candidate` already leads.
     pub async fn campaign(&self, election: &str, candidate: &str, ttl_ms: u64) -> Result<Campaigned> {
         let k = self.keys.election(election);

@@ -8,7 +8,8 @@
 
 use crate::flows::store::{ParentPolicy, ParentRef};
 
-use crate::store::{Path, Store};
+use crate::flows::store::Flows;
+use crate::store::Path;
 
 use crate::store::reply::Reply;
 
@@ -40,10 +41,10 @@ pub enum Opened {
     Found,
 }
 
-impl Store {
+impl Flows {
     /// Creates batch `batch` (recording `callbacks`, "<queue>|<name>" each) or finds it, and adds
     /// `members` (physical queue, name) as pending; closes it after when `close`. Members must be
-    /// attached afterwards ([`Store::join_batch`]). `Error::FailedPrecondition` BATCH_CLOSED when
+    /// attached afterwards ([`Flows::join_batch`]). `Error::FailedPrecondition` BATCH_CLOSED when
     /// it is closed; `Error::InvalidArgument` when it was created with other callbacks.
     pub async fn open_batch(
         &self,

@@ -7,11 +7,11 @@
 //! children is a step in each child's slot (`lua/includes/releaseChild.lua`), keyed by the child
 //! and the parent, and applied only while that parent is pending, so a release replayed after any
 //! crash — of Baton, of a Redis primary — applies once. Baton walks the outbox page by page
-//! ([`Store::drain_outbox`]), a page being up to [`PAGE`] children across entries: in the
+//! ([`Flows::drain_outbox`]), a page being up to [`PAGE`] children across entries: in the
 //! parents' slot, `releaseOutbox` releases the children of the same queue and drops what it
 //! released in the same script; children of other queues are released in their slots, then
 //! dropped from their entries (`advanceOutbox`). A replica that dies in between leaves the
-//! entries where they were; the flows sweep ([`Store::sweep_flows`]) finds them.
+//! entries where they were; the flows sweep ([`Flows::sweep_flows`]) finds them.
 //!
 //! A child is created blocked, with its parents pending, before it is attached to them
 //! (`attachChildren`, in each parent's slot, which also answers parents that finished already);
@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use tokio::sync::mpsc;
 
 use crate::error::Result;
-use crate::store::{reply::Reply, Path, Store};
+use crate::store::{over_core, reply::Reply, Core, Path};
 
 /// The typed calls of `lua/flows/`, generated from the scripts' headers.
 pub(crate) mod calls {
@@ -291,7 +291,7 @@ pub struct Family {
     pub children: Vec<(String, String)>,
 }
 
-/// Queues whose outbox a script wrote to: drained by [`Store::run_flows`].
+/// Queues whose outbox a script wrote to: drained by [`Flows::run_flows`].
 pub struct Kicks {
     tx: mpsc::UnboundedSender<String>,
     rx: std::sync::Mutex<Option<mpsc::UnboundedReceiver<String>>>,
@@ -301,6 +301,23 @@ impl Default for Kicks {
     fn default() -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         Self { tx, rx: std::sync::Mutex::new(Some(rx)) }
+    }
+}
+
+/// The flows store: dependencies between agents, finishes kept, Await and batches, over the
+/// core. The queues store writes through it where a queue's transition touches a flow.
+#[derive(Clone)]
+pub struct Flows {
+    core: Core,
+    /// Queues whose outbox a script wrote to, drained by the flows task (`run_flows`).
+    kicks: std::sync::Arc<Kicks>,
+}
+
+over_core!(Flows);
+
+impl Flows {
+    pub fn new(core: Core) -> Self {
+        Self { core, kicks: Default::default() }
     }
 }
 
@@ -339,7 +356,7 @@ fn parse_page(mut r: Reply) -> Result<Vec<OutboxEntry>> {
     Ok(page)
 }
 
-impl Store {
+impl Flows {
     /// A script wrote `n` outbox entries in `queue`: release their children soon.
     pub(crate) fn outboxed(&self, queue: &str, n: i64) {
         if n > 0 {
@@ -757,22 +774,6 @@ impl Store {
         }
         let cutoff = self.redis_time_ms(queue).await? - older_than_ms as i64;
         self.drain_outbox(queue, Some(cutoff)).await
-    }
-
-    /// Reads each lease's parents' finishes (for leases whose agent has parents).
-    pub(crate) async fn fill_parents(&self, queue: &str, leases: &mut [crate::queues::store::Lease]) -> Result<()> {
-        let names: Vec<&str> = leases.iter().filter(|l| l.def.parents > 0).map(|l| l.name.as_str()).collect();
-        if names.is_empty() {
-            return Ok(());
-        }
-        let families = self.family(queue, &names, 0).await?;
-        let mut families = families.into_iter();
-        for lease in leases.iter_mut().filter(|l| l.def.parents > 0) {
-            if let Some(f) = families.next() {
-                lease.parents = f.parents.into_iter().filter_map(|(q, n, _, fin)| Some((q, n, fin?))).collect();
-            }
-        }
-        Ok(())
     }
 }
 

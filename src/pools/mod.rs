@@ -3,3 +3,4 @@
 pub mod service;
 pub mod shards;
 pub mod store;
+pub mod wait;

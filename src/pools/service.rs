@@ -13,16 +13,16 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::pb;
 use crate::pb::claim_service_server::ClaimService;
+use crate::pools::store::Pools;
 use crate::pools::store::{ClaimEnd, ClaimTerms, Claimed, PoolStats};
+use crate::pools::wait;
 use crate::rpc::auth;
 use crate::rpc::{duration, observe, observe_call, timestamp, waits};
-use crate::runtime::dispatch;
 use crate::store::wake::Wakeups;
 use crate::store::SourceKind;
-use crate::store::Store;
 
 pub struct ClaimServiceImpl {
-    store: Store,
+    store: Pools,
     wakeups: Wakeups,
     config: Arc<Config>,
     /// Cancelled when the server begins a graceful shutdown: waits answer, streams end.
@@ -30,7 +30,7 @@ pub struct ClaimServiceImpl {
 }
 
 impl ClaimServiceImpl {
-    pub fn new(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken) -> Self {
+    pub fn new(store: Pools, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken) -> Self {
         Self { store, wakeups, config, shutdown }
     }
 
@@ -62,7 +62,7 @@ fn resource_pb(c: Claimed) -> pb::ClaimResponse {
 /// Sets a pool's gauges from `s`, for a pool that exists: a name nothing was ever offered to
 /// or lined up for (every count zero, and not in the pool registry) gets no series, so a caller
 /// cannot grow /metrics with names it makes up.
-async fn record(store: &Store, pool: &str, s: &PoolStats) {
+async fn record(store: &Pools, pool: &str, s: &PoolStats) {
     let used = s.idle + s.claimed + s.waiting + s.dead_lettered + s.claimed_total > 0 || s.paused || s.scale_up;
     if !used && !store.known(SourceKind::Pool, pool).await.unwrap_or(false) {
         return;
@@ -96,7 +96,7 @@ const WATCH_COALESCE: Duration = Duration::from_millis(20);
 
 /// Feeds one WatchPool stream: the status now, then after each change that altered it.
 async fn watch(
-    store: Store,
+    store: Pools,
     wakeups: Wakeups,
     shutdown: CancellationToken,
     pool: String,
@@ -186,7 +186,7 @@ impl ClaimService for ClaimServiceImpl {
                 validate::duration_ms("hold", req.hold.as_ref(), self.config.limits.max_duration_ms)?.unwrap_or(0);
             let terms = ClaimTerms { request_id: req.request_id.clone(), hold_ms };
             let pool = &self.config.pool;
-            let got = dispatch::claim(
+            let got = wait::claim(
                 &self.store,
                 &self.wakeups,
                 &self.shutdown,

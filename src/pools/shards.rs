@@ -2,33 +2,36 @@
 //! A Claim takes an idle resource from the shards that have one, in turn; a Claim that must
 //! wait joins the shortest line among the shards (the line that the shard's own returns and
 //! offers serve first), and meanwhile takes an idle resource of another shard when one
-//! appears there (see `dispatch::claim`): `pool.max_line` bounds each shard's line.
+//! appears there (see `pools::wait::claim`): `pool.max_line` bounds each shard's line.
 
 use std::collections::BTreeMap;
 
 use crate::error::Result;
+use crate::pools::store::Pools;
 use crate::pools::store::{ClaimEnd, ClaimStart, ClaimTerms, Claimed, PoolStats};
-use crate::store::shards::in_turn;
-use crate::store::{SourceKind, Store};
+use crate::store::shards::{in_turn, Shard};
+use crate::store::SourceKind;
 
 /// A resource offered: its id and attributes.
 type Offered = (String, BTreeMap<String, String>);
 
-impl Store {
+impl Pools {
     /// Offers resources in order; returns (idle, handed, duplicates). On a sharded pool, one
     /// script per shard: atomic per shard, not across them (a retry with the same `request_id`
     /// gets each shard's first answer).
     pub async fn offer(&self, pool: &str, resources: &[Offered], request_id: &str) -> Result<(u32, u32, u32)> {
         if self.shard_count(SourceKind::Pool, pool) == 1 {
-            return self.offer_in(pool, resources, request_id).await;
+            return Shard(self).offer(pool, resources, request_id).await;
         }
         let mut by_shard: BTreeMap<String, Vec<Offered>> = BTreeMap::new();
         for r in resources {
             by_shard.entry(self.shard_of(SourceKind::Pool, pool, &r.0).into_owned()).or_default().push(r.clone());
         }
-        let parts =
-            futures::future::try_join_all(by_shard.iter().map(|(shard, part)| self.offer_in(shard, part, request_id)))
-                .await?;
+        let per_shard = Shard(self);
+        let parts = futures::future::try_join_all(
+            by_shard.iter().map(|(shard, part)| per_shard.offer(shard, part, request_id)),
+        )
+        .await?;
         Ok(parts.into_iter().fold((0, 0, 0), |a, p| (a.0 + p.0, a.1 + p.1, a.2 + p.2)))
     }
 
@@ -47,12 +50,12 @@ impl Store {
         terms: &ClaimTerms,
     ) -> Result<ClaimStart> {
         if self.shard_count(SourceKind::Pool, pool) == 1 {
-            return self.claim_in(pool, claimer, attrs, wait_ms, max_line, terms).await;
+            return Shard(self).claim(pool, claimer, attrs, wait_ms, max_line, terms).await;
         }
         let shards = self.shard_names(SourceKind::Pool, pool);
         let (idle, lines, answered) = self.pool_sizes(&shards, &terms.field(claimer)).await?;
         if let Some(i) = answered {
-            return self.claim_in(&shards[i], claimer, attrs, 0, 0, terms).await;
+            return Shard(self).claim(&shards[i], claimer, attrs, 0, 0, terms).await;
         }
         if let Some(c) = self.claim_idle(&shards, &idle, claimer, attrs, None, terms).await? {
             return Ok(ClaimStart::Claimed(c));
@@ -61,7 +64,7 @@ impl Store {
             return Ok(ClaimStart::Nothing);
         }
         let shortest = in_turn(shards.len(), |_| true).into_iter().min_by_key(|&i| lines[i]).unwrap_or(0);
-        self.claim_in(&shards[shortest], claimer, attrs, wait_ms, max_line, terms).await
+        Shard(self).claim(&shards[shortest], claimer, attrs, wait_ms, max_line, terms).await
     }
 
     /// For a claim waiting in the line of `waiting_in` (a shard of `pool`): an idle resource of
@@ -117,14 +120,14 @@ impl Store {
         terms: &ClaimTerms,
     ) -> Result<Option<Claimed>> {
         for i in in_turn(shards.len(), |i| idle[i] > 0 && Some(shards[i].as_str()) != skip) {
-            if let ClaimStart::Claimed(c) = self.claim_in(&shards[i], claimer, attrs, 0, 0, terms).await? {
+            if let ClaimStart::Claimed(c) = Shard(self).claim(&shards[i], claimer, attrs, 0, 0, terms).await? {
                 return Ok(Some(c));
             }
         }
         Ok(None)
     }
 
-    /// Ends a claim; `Error::LeaseLost` for a stale token (see `end_claim_in` for `request_id`).
+    /// Ends a claim; `Error::LeaseLost` for a stale token (see `Shard::end_claim` for `request_id`).
     pub async fn end_claim(
         &self,
         pool: &str,
@@ -134,17 +137,18 @@ impl Store {
         error: &str,
         request_id: &str,
     ) -> Result<()> {
-        self.end_claim_in(&self.shard_of(SourceKind::Pool, pool, id), id, token, end, error, request_id).await
+        Shard(self).end_claim(&self.shard_of(SourceKind::Pool, pool, id), id, token, end, error, request_id).await
     }
 
     /// A pool's counts (a sharded pool's: summed over its shards); `stuck_age_ms` decides
     /// which claims count as stuck.
     pub async fn pool_stats(&self, pool: &str, stuck_age_ms: u64) -> Result<PoolStats> {
         if self.shard_count(SourceKind::Pool, pool) == 1 {
-            return self.pool_stats_in(pool, stuck_age_ms).await;
+            return Shard(self).pool_stats(pool, stuck_age_ms).await;
         }
         let shards = self.shard_names(SourceKind::Pool, pool);
-        let parts = futures::future::try_join_all(shards.iter().map(|s| self.pool_stats_in(s, stuck_age_ms))).await?;
+        let per_shard = Shard(self);
+        let parts = futures::future::try_join_all(shards.iter().map(|s| per_shard.pool_stats(s, stuck_age_ms))).await?;
         let idle: u64 = parts.iter().map(|p| p.idle).sum();
         let idle_ms: i64 = parts.iter().map(|p| p.average_idle_ms * p.idle as i64).sum();
         Ok(PoolStats {

@@ -4,7 +4,8 @@ use crate::store::keys::ChannelKind;
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
-use crate::store::{reply::Reply, scripts::FromReply, scripts::Int, scripts::PurgePage, Path, Store};
+use crate::store::shards::Shard;
+use crate::store::{over_core, reply::Reply, scripts::FromReply, scripts::Int, scripts::PurgePage, Core, Path};
 
 /// The typed calls of `lua/pool/`, generated from the scripts' headers.
 pub(crate) mod calls {
@@ -168,10 +169,25 @@ fn json(attrs: &BTreeMap<String, String>) -> String {
     serde_json::to_string(attrs).expect("a map of strings serializes")
 }
 
-impl Store {
+/// The pools store: resources offered, claimed and returned, over the core. Its methods take a
+/// pool's name and route to its shards (`pools::shards`); the sweeps' take a physical pool.
+#[derive(Clone)]
+pub struct Pools {
+    core: Core,
+}
+
+over_core!(Pools);
+
+impl Pools {
+    pub fn new(core: Core) -> Self {
+        Self { core }
+    }
+}
+
+impl Shard<'_, Pools> {
     /// Offers resources in order; returns (idle, handed, duplicates) (a retry with the same
     /// `request_id`: the first call's).
-    pub(crate) async fn offer_in(
+    pub(super) async fn offer(
         &self,
         pool: &str,
         resources: &[(String, BTreeMap<String, String>)],
@@ -220,7 +236,7 @@ impl Store {
 
     /// Claims the oldest idle resource, or joins the line for `wait_ms`; a retry with the
     /// same request id gets the resource the first call took.
-    pub(crate) async fn claim_in(
+    pub(super) async fn claim(
         &self,
         pool: &str,
         claimer: &str,
@@ -258,43 +274,10 @@ impl Store {
             ClaimReply::LineFull => ClaimStart::LineFull,
         })
     }
-
-    /// Settles a waiting claim in the line of `pool` (as [`ClaimStart::Waiting`] named it);
-    /// Some(resource) when it was taken (its hold started, its answer remembered under
-    /// `field`, the claim's [`ClaimTerms::field`]).
-    pub async fn pickup(
-        &self,
-        pool: &str,
-        claim_id: &str,
-        mode: Pickup,
-        field: &str,
-        hold_ms: u64,
-    ) -> Result<Option<Claimed>> {
-        let k = self.keys.pool(pool);
-        let mode = match mode {
-            Pickup::Peek => "peek",
-            Pickup::End => "end",
-            Pickup::Abandon => "abandon",
-        };
-        let channel = self.keys.announce(ChannelKind::Pool, pool);
-        let call = calls::PickupClaim {
-            keys: &k,
-            claim_id,
-            mode,
-            channel: &channel,
-            pool,
-            request: field,
-            retention_ms: self.policy.idempotency.retention_ms,
-            max_entries: self.policy.idempotency.max_entries,
-            hold_ms,
-        };
-        Ok(self.call(Path::Dispatch, call).await?.0)
-    }
-
     /// Ends a claim; `Error::LeaseLost` for a stale token. `request_id`: a retry with the same
     /// one succeeds again; for [`ClaimEnd::GiveBack`] it is the claim's own field
     /// ([`ClaimTerms::field`]), forgotten with the claim.
-    pub(crate) async fn end_claim_in(
+    pub(super) async fn end_claim(
         &self,
         pool: &str,
         id: &str,
@@ -334,18 +317,8 @@ impl Store {
             _ => Err(Error::LeaseLost(format!("pool {pool}: resource {id} is not claimed with token {token}"))),
         }
     }
-
-    /// Gives back resources assigned to claims never picked up, and those of claims whose
-    /// hold ended unreturned; returns how many.
-    pub async fn reclaim_assignments(&self, pool: &str, grace_ms: u64, limit: u32) -> Result<u64> {
-        let k = self.keys.pool(pool);
-        let channel = self.keys.announce(ChannelKind::Pool, pool);
-        let call = calls::ReclaimAssignments { keys: &k, grace_ms, limit: limit as u64, channel: &channel, pool };
-        Ok(self.call(Path::WriteBack, call).await?.0 as u64)
-    }
-
     /// A pool's counts; `stuck_age_ms` decides which claims count as stuck.
-    pub(crate) async fn pool_stats_in(&self, pool: &str, stuck_age_ms: u64) -> Result<PoolStats> {
+    pub(super) async fn pool_stats(&self, pool: &str, stuck_age_ms: u64) -> Result<PoolStats> {
         let k = self.keys.pool(pool);
         self.call(Path::Dispatch, calls::PoolStatus { keys: &k, stuck_age_ms }).await
     }
@@ -381,7 +354,7 @@ impl FromReply for PoolStats {
     }
 }
 
-impl Store {
+impl Pools {
     /// The pools among `pools` holding a hand-over not yet picked up or a claim's hold (one
     /// EXISTS of the two keys each, pipelined or concurrent, no script): the only ones
     /// `reclaim_assignments` can have work in.
@@ -408,5 +381,46 @@ impl Store {
 
     async fn remember_pool(&self, pool: &str) -> Result<()> {
         self.remember(self.keys.pools(), pool).await
+    }
+
+    /// Settles a waiting claim in the line of `pool` (as [`ClaimStart::Waiting`] named it);
+    /// Some(resource) when it was taken (its hold started, its answer remembered under
+    /// `field`, the claim's [`ClaimTerms::field`]).
+    pub async fn pickup(
+        &self,
+        pool: &str,
+        claim_id: &str,
+        mode: Pickup,
+        field: &str,
+        hold_ms: u64,
+    ) -> Result<Option<Claimed>> {
+        let k = self.keys.pool(pool);
+        let mode = match mode {
+            Pickup::Peek => "peek",
+            Pickup::End => "end",
+            Pickup::Abandon => "abandon",
+        };
+        let channel = self.keys.announce(ChannelKind::Pool, pool);
+        let call = calls::PickupClaim {
+            keys: &k,
+            claim_id,
+            mode,
+            channel: &channel,
+            pool,
+            request: field,
+            retention_ms: self.policy.idempotency.retention_ms,
+            max_entries: self.policy.idempotency.max_entries,
+            hold_ms,
+        };
+        Ok(self.call(Path::Dispatch, call).await?.0)
+    }
+
+    /// Gives back resources assigned to claims never picked up, and those of claims whose
+    /// hold ended unreturned; returns how many.
+    pub async fn reclaim_assignments(&self, pool: &str, grace_ms: u64, limit: u32) -> Result<u64> {
+        let k = self.keys.pool(pool);
+        let channel = self.keys.announce(ChannelKind::Pool, pool);
+        let call = calls::ReclaimAssignments { keys: &k, grace_ms, limit: limit as u64, channel: &channel, pool };
+        Ok(self.call(Path::WriteBack, call).await?.0 as u64)
     }
 }

@@ -27,7 +27,8 @@ use std::{
 };
 
 use crate::error::{Error, Result};
-use crate::store::{Path, Store};
+use crate::queues::store::Queues;
+use crate::store::Path;
 
 /// How often one replica marks a queue it grants leases in.
 pub const MARK_EVERY: Duration = Duration::from_secs(10);
@@ -47,7 +48,7 @@ pub struct Active {
     seen: String,
 }
 
-impl Store {
+impl Queues {
     /// Marks `queue` active before a grant, unless this replica did within [`MARK_EVERY`].
     pub(crate) async fn mark_active(&self, queue: &str) -> Result<()> {
         let started = Instant::now();

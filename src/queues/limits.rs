@@ -4,7 +4,8 @@
 
 use crate::store::SourceKind;
 
-use crate::store::{Path, Store};
+use crate::queues::store::Queues;
+use crate::store::Path;
 
 use crate::store::keys::ChannelKind;
 
@@ -33,7 +34,7 @@ pub struct QueueLimits {
     pub priority_aging_ms: Option<u64>,
 }
 
-impl Store {
+impl Queues {
     /// Replaces a queue's limits (its paused state stays). Waiting Acquires are woken to look
     /// again. A sharded queue cannot take limits: each shard's script sees only its shard, so a
     /// limit over the whole queue could not be enforced atomically (`Error::Unsupported`).
@@ -80,11 +81,7 @@ impl Store {
                 }
                 SourceKind::Receiver => {
                     self.remember(self.keys.receivers(), &shard).await?;
-                    (
-                        self.keys.receiver(&shard).limits,
-                        ChannelKind::Receiver,
-                        crate::receivers::store::wake_name(&shard),
-                    )
+                    (self.keys.receiver(&shard).limits, ChannelKind::Receiver, crate::store::keys::wake_name(&shard))
                 }
                 SourceKind::Pool => {
                     self.remember(self.keys.pools(), &shard).await?;
@@ -175,7 +172,7 @@ pub struct Recount {
     pub steps: u64,
 }
 
-impl Store {
+impl Queues {
     /// Replaces one key's weight and overrides (the defaults remove its record); answers whether
     /// it had one. A sharded queue refuses them (`Error::Unsupported`), as it refuses limits.
     pub async fn set_key_limits(&self, queue: &str, key: &str, limits: &KeyLimits) -> Result<bool> {

@@ -11,17 +11,17 @@ use crate::error::{Error, Result};
 use crate::pb::agent_service_server::AgentService;
 use crate::queues::leases::{agent_pb, beat_answer, complete_pb, complete_results, completion, lease_pb};
 use crate::queues::session;
+use crate::queues::store::Queues;
 use crate::queues::store::{AgentDef, AgentState, Completion};
+use crate::queues::wait;
 use crate::rpc::auth;
 use crate::rpc::validate;
 use crate::rpc::{observe, observe_call, timestamp, waits};
-use crate::runtime::dispatch;
 use crate::store::wake::Wakeups;
-use crate::store::Store;
 use crate::{pb, store};
 
 pub struct AgentServiceImpl {
-    pub(crate) store: Store,
+    pub(crate) store: Queues,
     pub(crate) wakeups: Wakeups,
     pub(crate) config: Arc<Config>,
     /// Cancelled when the server begins a graceful shutdown: long polls answer at once.
@@ -35,7 +35,7 @@ const MAX_PRIORITY: i32 = 1000;
 
 impl AgentServiceImpl {
     pub fn new(
-        store: Store,
+        store: Queues,
         wakeups: Wakeups,
         config: Arc<Config>,
         shutdown: CancellationToken,
@@ -139,11 +139,11 @@ impl AgentServiceImpl {
             if !seen.insert(format!("{queue}|{}", def.name)) {
                 return Err(Error::invalid(format!("{field}.name"), format!("{:?} is listed twice", def.name)));
             }
-            crate::flows::service::parents_and_key(&self.store, &self.config, queue, &field, a, &mut def)?;
+            crate::queues::parents::parents_and_key(&self.store.flows, &self.config, queue, &field, a, &mut def)?;
             defs.push(def);
         }
         if defs.iter().any(|d| !d.after.is_empty()) {
-            crate::flows::service::check_cycles(queue, &self.store, list, &defs)?;
+            crate::queues::parents::check_cycles(queue, &self.store.flows, list, &defs)?;
         }
         Ok(defs)
     }
@@ -248,12 +248,19 @@ impl AgentService for AgentServiceImpl {
                 if !seen.insert(def.name.clone()) {
                     return Err(Error::invalid(format!("agents[{i}].name"), format!("{:?} is listed twice", def.name)));
                 }
-                crate::flows::service::parents_and_key(&self.store, &self.config, &req.queue, &field, a, &mut def)?;
+                crate::queues::parents::parents_and_key(
+                    &self.store.flows,
+                    &self.config,
+                    &req.queue,
+                    &field,
+                    a,
+                    &mut def,
+                )?;
                 defs.push(def);
             }
             if defs.iter().any(|d| !d.after.is_empty()) {
-                crate::flows::service::check_cycles(&req.queue, &self.store, "agents", &defs)?;
-                crate::flows::service::check_parents_exist(&req.queue, &self.store, "agents", &mut defs).await?;
+                crate::queues::parents::check_cycles(&req.queue, &self.store.flows, "agents", &defs)?;
+                crate::queues::parents::check_parents_exist(&req.queue, &self.store.flows, "agents", &mut defs).await?;
             }
             let _place = self.admission.admit("Register")?;
             let done = (self.store.register(&req.queue, &defs, req.reset_schedule, &req.request_id).await)
@@ -335,7 +342,7 @@ impl AgentService for AgentServiceImpl {
                 )
             });
             let leases =
-                dispatch::acquire(&self.store, &self.wakeups, &self.shutdown, &req.queue, &req.worker_id, max, wait)
+                wait::acquire(&self.store, &self.wakeups, &self.shutdown, &req.queue, &req.worker_id, max, wait)
                     .await?;
             // Counted when something was granted: a poll of a made-up queue adds no series.
             if !leases.is_empty() {
@@ -514,7 +521,7 @@ impl AgentService for AgentServiceImpl {
             let mut status = status_pb(info);
             let shard = self.store.shard_of(crate::store::SourceKind::Queue, &req.queue, &req.name).into_owned();
             let family =
-                self.store.family(&shard, &[req.name.as_str()], FAMILY_LISTED).await?.pop().unwrap_or_default();
+                self.store.flows.family(&shard, &[req.name.as_str()], FAMILY_LISTED).await?.pop().unwrap_or_default();
             if family.pending > 0 {
                 status.state = pb::AgentState::Blocked as i32;
             }
@@ -557,7 +564,7 @@ impl AgentService for AgentServiceImpl {
             let waiter = if wait.is_zero() { None } else { Some(self.wakeups.await_finish(&shard, &req.name).await?) };
             loop {
                 let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-                let (finish, state) = self.store.await_read(&shard, &req.name, left.as_millis() as u64).await?;
+                let (finish, state) = self.store.flows.await_read(&shard, &req.name, left.as_millis() as u64).await?;
                 if let Some(f) = finish.filter(|f| f.token == 0 || f.token > req.after_token) {
                     return Ok(Response::new(pb::AwaitResponse {
                         done: true,
@@ -604,11 +611,21 @@ impl AgentService for AgentServiceImpl {
             let mut members = self.defs(&req.queue, "agents", &req.agents, &incoming, &mut seen)?;
             let mut on_success = self.defs(&callback_queue, "on_success", &req.on_success, &incoming, &mut seen)?;
             let mut on_complete = self.defs(&callback_queue, "on_complete", &req.on_complete, &incoming, &mut seen)?;
-            crate::flows::service::check_parents_exist(&req.queue, &self.store, "agents", &mut members).await?;
-            crate::flows::service::check_parents_exist(&callback_queue, &self.store, "on_success", &mut on_success)
-                .await?;
-            crate::flows::service::check_parents_exist(&callback_queue, &self.store, "on_complete", &mut on_complete)
-                .await?;
+            crate::queues::parents::check_parents_exist(&req.queue, &self.store.flows, "agents", &mut members).await?;
+            crate::queues::parents::check_parents_exist(
+                &callback_queue,
+                &self.store.flows,
+                "on_success",
+                &mut on_success,
+            )
+            .await?;
+            crate::queues::parents::check_parents_exist(
+                &callback_queue,
+                &self.store.flows,
+                "on_complete",
+                &mut on_complete,
+            )
+            .await?;
             let shard = |queue: &str, name: &str| {
                 self.store.shard_of(crate::store::SourceKind::Queue, queue, name).into_owned()
             };
@@ -618,7 +635,7 @@ impl AgentService for AgentServiceImpl {
                 .map(|d| (shard(&callback_queue, &d.name), d.name.clone()))
                 .collect();
             // Refused before anything is written: a closed batch, other callbacks.
-            if let Some(b) = self.store.read_batch(&req.batch).await? {
+            if let Some(b) = self.store.flows.read_batch(&req.batch).await? {
                 if b.closed {
                     return Err(Error::BatchClosed(format!("batch {:?} is closed: no member may be added", req.batch)));
                 }
@@ -644,8 +661,8 @@ impl AgentService for AgentServiceImpl {
             link_created(&members, &done);
             let joined: Vec<(String, String)> =
                 done.items.iter().map(|i| (shard(&req.queue, &i.name), i.name.clone())).collect();
-            let opened = self.store.open_batch(&req.batch, &callbacks, &joined, false).await?;
-            self.store.join_batch(&req.batch, &joined).await?;
+            let opened = self.store.flows.open_batch(&req.batch, &callbacks, &joined, false).await?;
+            self.store.flows.join_batch(&req.batch, &joined).await?;
             if !callbacks.is_empty() {
                 let sentinel = |policy| crate::flows::store::ParentRef {
                     queue: crate::flows::batches::batch_queue(&req.batch),
@@ -661,11 +678,11 @@ impl AgentService for AgentServiceImpl {
                 link_created(&all, &registered);
             }
             if req.close {
-                self.store.close_batch(&req.batch).await?;
+                self.store.flows.close_batch(&req.batch).await?;
             }
             metrics::counter!("baton_agents_registered_total", "queue" => req.queue.clone())
                 .increment(done.created as u64);
-            let status = self.store.read_batch(&req.batch).await?.unwrap_or_default();
+            let status = self.store.flows.read_batch(&req.batch).await?.unwrap_or_default();
             Ok(Response::new(pb::RegisterBatchResponse {
                 batch_created: opened == crate::flows::batches::Opened::Created,
                 created: done.created,
@@ -683,8 +700,8 @@ impl AgentService for AgentServiceImpl {
             let caller = auth::authorize(&request)?;
             let req = request.into_inner();
             validate::name("batch", &req.batch)?;
-            self.store.close_batch(&req.batch).await?;
-            let status = self.store.read_batch(&req.batch).await?.unwrap_or_default();
+            self.store.flows.close_batch(&req.batch).await?;
+            let status = self.store.flows.read_batch(&req.batch).await?.unwrap_or_default();
             Ok(Response::new(pb::CloseBatchResponse {
                 status: Some(crate::flows::service::batch_pb(&req.batch, status, &caller)),
             }))
@@ -699,6 +716,7 @@ impl AgentService for AgentServiceImpl {
             validate::name("batch", &req.batch)?;
             let status = self
                 .store
+                .flows
                 .read_batch(&req.batch)
                 .await?
                 .ok_or_else(|| Error::NotFound(format!("batch {:?}", req.batch)))?;

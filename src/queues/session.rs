@@ -30,11 +30,11 @@ use crate::rpc::validate;
 use crate::error::{Error, Result};
 use crate::pb;
 use crate::queues::leases::{complete_results, lease_pb};
+use crate::queues::store::Queues;
 use crate::queues::store::{Acquired, Completion, HeartbeatItem, Lease};
 use crate::rpc::auth;
 use crate::store::keys::ChannelKind;
 use crate::store::SourceKind;
-use crate::store::Store;
 
 pub type SessionStream = Pin<Box<dyn Stream<Item = Result<pb::SessionResponse, Status>> + Send>>;
 
@@ -47,7 +47,7 @@ const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What opening a Session takes from the AgentService that serves it.
 pub(crate) struct Opener<'a> {
-    pub store: &'a Store,
+    pub store: &'a Queues,
     /// Wake-ups: the session waits on its queue's.
     pub wakeups: &'a crate::store::wake::Wakeups,
     pub config: &'a Arc<crate::config::Config>,
@@ -151,7 +151,7 @@ impl Pending {
 }
 
 struct Session {
-    store: Store,
+    store: Queues,
     queue: String,
     worker: String,
     max_batch: usize,
@@ -452,7 +452,7 @@ impl Session {
 
 /// What a session's rounds share: where they go.
 struct Ctx {
-    store: Store,
+    store: Queues,
     queue: String,
     worker: String,
 }

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::store::{reply::Reply, scripts::Args, Path, Store};
+use crate::flows::store::Flows;
+use crate::store::shards::Shard;
+use crate::store::{over_core, reply::Reply, scripts::Args, Core, Path};
 
 /// The typed calls of `lua/queues/`, generated from the scripts' headers.
 pub(crate) mod calls {
@@ -52,7 +54,7 @@ pub struct AgentDef {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub catch_up_skip: bool,
     /// Written at Register only: a new (or reset) cron agent's first fire, which registerAgents
-    /// uses as its first run; set by the store from the Redis clock (`Store::register`), so
+    /// uses as its first run; set by the store from the Redis clock (`Queues::register`), so
     /// whatever a caller puts here is replaced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_fire_ms: Option<i64>,
@@ -228,13 +230,56 @@ pub struct AgentPage {
     pub next_after: Option<String>,
 }
 
-impl Store {
+/// The queues store: agents registered, leased, heartbeated and completed, the index of active
+/// queues, limits and the sweeps' reads and repairs, over the core. Its AgentService methods
+/// take a queue's name and route to its shards (`queues::shards`) through the per-shard layer
+/// below; the sweeps' take a physical queue.
+#[derive(Clone)]
+pub struct Queues {
+    core: Core,
+    /// Where a queue's transitions meet flows: finishes written, children to release, parents
+    /// read with a lease. AgentService serves the flows calls through it too.
+    pub(crate) flows: Flows,
+    /// When this replica last marked each queue in the index of active queues (`active`).
+    pub(super) marks: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>>,
+}
+
+over_core!(Queues);
+
+impl Queues {
+    pub fn new(flows: Flows) -> Self {
+        Self { core: Core::clone(&flows), flows, marks: Default::default() }
+    }
+
+    /// A script wrote `n` outbox entries in `queue` (see [`Flows::outboxed`]).
+    pub(super) fn outboxed(&self, queue: &str, n: i64) {
+        self.flows.outboxed(queue, n)
+    }
+
+    /// Reads each lease's parents' finishes (for leases whose agent has parents).
+    pub(super) async fn fill_parents(&self, queue: &str, leases: &mut [Lease]) -> Result<()> {
+        let names: Vec<&str> = leases.iter().filter(|l| l.def.parents > 0).map(|l| l.name.as_str()).collect();
+        if names.is_empty() {
+            return Ok(());
+        }
+        let families = self.flows.family(queue, &names, 0).await?;
+        let mut families = families.into_iter();
+        for lease in leases.iter_mut().filter(|l| l.def.parents > 0) {
+            if let Some(f) = families.next() {
+                lease.parents = f.parents.into_iter().filter_map(|(q, n, _, fin)| Some((q, n, fin?))).collect();
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Shard<'_, Queues> {
     /// Upserts definitions (see [`RegisterAnswer`]); a retry with the same `request_id` gets the
     /// first call's answer. A cron agent's first fire is the first after the Redis clock of the
     /// queue's slot (`readClock`), read just before the write: a Baton host's clock never
     /// decides when an agent is due. New agents with parents are attached by the caller
-    /// (`Store::register`), once every shard has its agents.
-    pub(crate) async fn register_in(
+    /// (`Queues::register`), once every shard has its agents.
+    pub(super) async fn register(
         &self,
         queue: &str,
         agents: &[AgentDef],
@@ -351,7 +396,7 @@ impl Store {
     }
 
     /// Removes definitions; returns how many existed.
-    pub(crate) async fn unregister_in(&self, queue: &str, names: &[String]) -> Result<u32> {
+    pub(super) async fn unregister(&self, queue: &str, names: &[String]) -> Result<u32> {
         let k = self.keys.queue(queue);
         let mut keys =
             vec![&*k.waiting, &k.defs, &k.payloads, &k.streaks, &k.index, &k.dlq, &k.dlqinfo, &k.cron, &k.pending];
@@ -374,7 +419,7 @@ impl Store {
 
     /// Grants up to `max` due agents to `worker`: one script call per script_batch leases,
     /// while each call fills its part.
-    pub(crate) async fn acquire_in(&self, queue: &str, worker: &str, max: u32) -> Result<Acquired> {
+    pub(super) async fn acquire(&self, queue: &str, worker: &str, max: u32) -> Result<Acquired> {
         // Before any lease exists: the sweepers find leases through this index.
         self.mark_active(queue).await?;
         let step = self.policy.script_batch;
@@ -491,12 +536,7 @@ impl Store {
 
     /// Extends the leases of one queue, records the progress reported (`""`: none) and the
     /// worker alive; ends the leases CancelRun marked. Per lease, what happened.
-    pub(crate) async fn heartbeat_in(
-        &self,
-        queue: &str,
-        worker: &str,
-        leases: &[HeartbeatItem<'_>],
-    ) -> Result<Vec<Beat>> {
+    pub(super) async fn heartbeat(&self, queue: &str, worker: &str, leases: &[HeartbeatItem<'_>]) -> Result<Vec<Beat>> {
         let mut out = Vec::with_capacity(leases.len());
         for chunk in self.policy.chunks(leases) {
             out.extend(self.heartbeat_script(queue, worker, chunk).await?);
@@ -507,7 +547,7 @@ impl Store {
     /// One heartbeatLeases call.
     /// Marks a worker that holds leases of `queue` (one shard) seen now, as a heartbeat does:
     /// a worker that reconnects keeps what it held past a broken stream's grace.
-    pub(crate) async fn mark_seen_in(&self, queue: &str, worker: &str) -> Result<()> {
+    pub(super) async fn mark_seen(&self, queue: &str, worker: &str) -> Result<()> {
         self.heartbeat_script(queue, worker, &[]).await.map(drop)
     }
 
@@ -537,7 +577,9 @@ impl Store {
             })
             .collect()
     }
+}
 
+impl Queues {
     /// Marks an agent's current run cancelled (it ends at the holder's next heartbeat); the
     /// lease's token, or None when the agent is not running. NotFound without such an agent.
     pub async fn cancel_run(&self, queue: &str, name: &str) -> Result<Option<u64>> {
@@ -551,11 +593,13 @@ impl Store {
             token => Ok(Some(token as u64)),
         }
     }
+}
 
+impl Shard<'_, Queues> {
     /// Ends leases of one queue (all `items` name it), one script per script_batch items; per
     /// item, what happened, or None when its token was stale or unknown (that item changed
     /// nothing).
-    pub(crate) async fn complete_batch_in(&self, queue: &str, items: &[&Completion]) -> Result<Vec<Option<Ended>>> {
+    pub(super) async fn complete_batch(&self, queue: &str, items: &[&Completion]) -> Result<Vec<Option<Ended>>> {
         let mut out = Vec::with_capacity(items.len());
         for chunk in self.policy.chunks(items) {
             out.extend(self.complete_script(queue, chunk).await?);
@@ -603,7 +647,7 @@ impl Store {
     }
 
     /// Hands a lease back; returns the next run, or None when the agent was unregistered.
-    pub(crate) async fn release_in(&self, queue: &str, name: &str, token: u64, delay_ms: u64) -> Result<Option<i64>> {
+    pub(super) async fn release(&self, queue: &str, name: &str, token: u64, delay_ms: u64) -> Result<Option<i64>> {
         self.release_with(queue, name, token, delay_ms, self.policy.agent.shutdown_jitter_ms, None).await
     }
 
@@ -639,7 +683,7 @@ impl Store {
     }
 
     /// One agent's definition and state, or None.
-    pub(crate) async fn get_agent_in(&self, queue: &str, name: &str) -> Result<Option<AgentInfo>> {
+    pub(super) async fn get_agent(&self, queue: &str, name: &str) -> Result<Option<AgentInfo>> {
         let k = self.keys.queue(queue);
         let names = vec![calls::ReadAgentsNames { name, _item: Default::default() }];
         let call = calls::ReadAgents { keys: &k, paged: false, after: "", page_size: 0, prefix: "", names };
@@ -649,7 +693,7 @@ impl Store {
 
     /// A page of agents in name order, starting after `after`, only names starting with
     /// `prefix` (empty: every name; `[A-Za-z0-9._-]` only, as validated names are).
-    pub(crate) async fn list_agents_in(
+    pub(super) async fn list_agents(
         &self,
         queue: &str,
         after: &str,

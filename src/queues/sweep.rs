@@ -2,7 +2,8 @@
 //! worker liveness, corrupt names, per-queue counts.
 
 use crate::error::{Error, Result};
-use crate::store::{reply::Reply, scripts::Args, Path, Store};
+use crate::queues::store::Queues;
+use crate::store::{reply::Reply, scripts::Args, Path};
 
 /// A lease a sweeper may take back.
 #[derive(Clone, Debug)]
@@ -77,7 +78,7 @@ pub struct QueueStats {
     pub oldest_release_ms: Option<i64>,
 }
 
-impl Store {
+impl Queues {
     /// Every registered queue.
     pub async fn queues(&self) -> Result<Vec<String>> {
         let mut conn = self.redis.conn().await?;
@@ -94,33 +95,6 @@ impl Store {
     /// pass must look at.
     pub async fn queues_with_dead_workers(&self, queues: &[String], threshold_ms: u64) -> Result<Vec<String>> {
         self.queues_with_old_entries(queues, threshold_ms, |k| k.workers.clone()).await
-    }
-
-    /// The queues whose sorted set (picked by `set`) has a score older than `age_ms` by the
-    /// Redis clock: one TIME and one ZCOUNT per queue (pipelined on one node, concurrent on a
-    /// cluster, where the queues live in different slots), no script. A read-only pre-check, so
-    /// an idle queue costs a sweep one cheap command; the scripts decide on their own node's
-    /// clock.
-    pub(crate) async fn queues_with_old_entries(
-        &self,
-        queues: &[String],
-        age_ms: u64,
-        set: impl Fn(&crate::store::keys::QueueKeys) -> String,
-    ) -> Result<Vec<String>> {
-        if queues.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut conn = self.redis.conn().await?;
-        let (secs, micros): (i64, i64) = redis::cmd("TIME").query_async(&mut conn).await?;
-        let before = format!("({}", secs * 1000 + micros / 1000 - age_ms as i64);
-        let counts = queues.iter().map(|queue| {
-            let mut cmd = redis::cmd("ZCOUNT");
-            cmd.arg(set(&self.keys.queue(queue))).arg("-inf").arg(&before);
-            cmd
-        });
-        let counts: Vec<u64> = redis::from_redis_value(redis::Value::Array(self.redis.each(counts.collect()).await?))
-            .map_err(redis::RedisError::from)?;
-        Ok(queues.iter().zip(counts).filter(|(_, n)| *n > 0).map(|(q, _)| q.clone()).collect())
     }
 
     /// Leases more than `grace_ms` past their deadline, earliest first, after the first `skip`.

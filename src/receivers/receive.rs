@@ -32,11 +32,11 @@ use crate::queues::session::{first_message, undecodable};
 use crate::error::{Error, Result};
 use crate::pb;
 use crate::receivers::deliveries::{delivered, delivery_limits};
+use crate::receivers::store::Receivers;
 use crate::receivers::store::{Delivered, DeliveryLimits};
 use crate::rpc::auth;
 use crate::store::keys::ChannelKind;
 use crate::store::SourceKind;
-use crate::store::Store;
 
 pub type ReceiveStream = Pin<Box<dyn Stream<Item = Result<pb::ReceiveResponse, Status>> + Send>>;
 
@@ -45,7 +45,7 @@ const ROUNDS: usize = 3;
 
 /// What opening a Receive stream takes from the ScheduleService that serves it.
 pub(crate) struct Opener<'a> {
-    pub store: &'a Store,
+    pub store: &'a Receivers,
     /// Wake-ups: the stream waits on its receiver's.
     pub wakeups: &'a crate::store::wake::Wakeups,
     pub config: &'a std::sync::Arc<crate::config::Config>,
@@ -104,7 +104,7 @@ pub(crate) async fn open(
 }
 
 struct Consumer {
-    store: Store,
+    store: Receivers,
     receiver: String,
     consumer: String,
     limits: DeliveryLimits,
@@ -331,7 +331,7 @@ impl Consumer {
 /// One round: apply `acks` and (deliver) run a delivery round, side by side on the multiplexed
 /// connection, the acks first, so the places they free are filled in the same round trip.
 async fn round(
-    store: Store,
+    store: Receivers,
     receiver: String,
     consumer: String,
     limits: DeliveryLimits,

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::pb;
 use crate::pb::schedule_service_server::ScheduleService;
 use crate::receivers::deliveries::{delivered, delivery_limits};
+use crate::receivers::store::Receivers;
 use crate::receivers::store::{DeliveryLimits, MessageInfo, MessageState, NewMessage, Scheduled, When};
 use crate::rpc::auth;
 use crate::rpc::validate;
@@ -19,10 +20,9 @@ use crate::rpc::{observe, timestamp};
 use crate::store::keys::ChannelKind;
 use crate::store::wake::Wakeups;
 use crate::store::SourceKind;
-use crate::store::Store;
 
 pub struct ScheduleServiceImpl {
-    pub(crate) store: Store,
+    pub(crate) store: Receivers,
     pub(crate) wakeups: Wakeups,
     pub(crate) config: Arc<Config>,
     /// Cancelled when the server begins a graceful shutdown: streams end.
@@ -30,7 +30,7 @@ pub struct ScheduleServiceImpl {
 }
 
 impl ScheduleServiceImpl {
-    pub fn new(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken) -> Self {
+    pub fn new(store: Receivers, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken) -> Self {
         Self { store, wakeups, config, shutdown }
     }
 }
@@ -48,7 +48,7 @@ struct Subscription {
 /// an ack deadline passes (timer on what Redis said) or the receiver is announced (a new earlier
 /// message, an ack that freed room), until the consumer leaves or the server stops.
 async fn deliver_loop(
-    store: Store,
+    store: Receivers,
     wakeups: Wakeups,
     shutdown: CancellationToken,
     subscription: Subscription,
@@ -399,7 +399,7 @@ impl ScheduleService for ScheduleServiceImpl {
             while segment < segments.len() {
                 let (state, shard) = segments[segment];
                 let want = page_size - messages.len() as u32;
-                let (total, page) = self.store.list_messages_in(shard, state, offset, want, req.payload_bytes).await?;
+                let (total, page) = self.store.list_messages(shard, state, offset, want, req.payload_bytes).await?;
                 let got = page.len() as u64;
                 messages.extend(page.into_iter().map(|m| message_pb(shard, state, m)));
                 if messages.len() as u32 == page_size {
@@ -422,7 +422,7 @@ impl ScheduleService for ScheduleServiceImpl {
 /// A listed message as the API shows it: its id as callers know it (a shard's carry the shard).
 fn message_pb(shard: &str, state: MessageState, m: MessageInfo) -> pb::MessageInfo {
     pb::MessageInfo {
-        id: crate::store::shards::public_id(shard, &m.id),
+        id: crate::receivers::shards::public_id(shard, &m.id),
         state: match state {
             MessageState::Scheduled => pb::MessageState::Scheduled,
             MessageState::InFlight => pb::MessageState::InFlight,

@@ -4,9 +4,11 @@
 //! from every shard, the consumer's `max_in_flight` bounding what it holds across all of them.
 
 use crate::error::{Error, Result};
+use crate::receivers::store::Receivers;
 use crate::receivers::store::{Delivered, DeliveryLimits, NewMessage, Scheduled};
+use crate::store::shards::Shard;
 use crate::store::shards::{head_score, in_turn, peek, NEXT};
-use crate::store::{SourceKind, Store};
+use crate::store::SourceKind;
 use std::sync::atomic::Ordering;
 
 /// A sharded receiver's message id: `<shard>.<id in the shard>`.
@@ -23,7 +25,7 @@ pub fn public_id(source: &str, id: &str) -> String {
     }
 }
 
-impl Store {
+impl Receivers {
     /// Where a message id of `receiver` lives: (physical receiver, id in it). None for an id a
     /// sharded receiver cannot have given.
     pub fn message_shard(&self, receiver: &str, id: &str) -> Option<(String, String)> {
@@ -44,14 +46,14 @@ impl Store {
     pub async fn schedule(&self, receiver: &str, msg: &NewMessage<'_>) -> Result<Scheduled> {
         let n = self.shard_count(SourceKind::Receiver, receiver) as usize;
         if n == 1 {
-            return self.schedule_in(receiver, msg).await;
+            return Shard(self).schedule(receiver, msg).await;
         }
         let shard = match (msg.key, msg.request_id) {
             ("", "") => NEXT.fetch_add(1, Ordering::Relaxed) % n,
             ("", request_id) => crate::store::shards::slot_of(request_id, n as u32) as usize,
             (key, _) => crate::store::shards::slot_of(key, n as u32) as usize,
         };
-        let done = self.schedule_in(&format!("{receiver}#{shard}"), msg).await?;
+        let done = Shard(self).schedule(&format!("{receiver}#{shard}"), msg).await?;
         Ok(Scheduled { id: message_id(shard, &done.id), ..done })
     }
 
@@ -61,7 +63,7 @@ impl Store {
     /// the consumer has left under `max_in_flight`.
     pub async fn deliver(&self, receiver: &str, consumer: &str, limits: DeliveryLimits) -> Result<Delivered> {
         if self.shard_count(SourceKind::Receiver, receiver) == 1 {
-            return self.deliver_in(receiver, consumer, limits).await;
+            return Shard(self).deliver(receiver, consumer, limits).await;
         }
         let shards = self.shard_names(SourceKind::Receiver, receiver);
         let mut cmds = Vec::with_capacity(shards.len() * 3);
@@ -91,7 +93,7 @@ impl Store {
                 break;
             }
             let share = DeliveryLimits { max_in_flight: held[i] + room.min(batch), batch, ..limits };
-            let part = self.deliver_in(&shards[i], consumer, share).await?;
+            let part = Shard(self).deliver(&shards[i], consumer, share).await?;
             called[i] = true;
             let got = part.deliveries.len() as u32;
             room = room.saturating_sub(got);
@@ -137,8 +139,9 @@ impl Store {
                 None => groups.push((physical, vec![(inner, *token)])),
             }
         }
+        let per_shard = Shard(self);
         let counts = futures::future::try_join_all(
-            groups.iter().map(|(physical, group)| self.expire_deliveries_in(physical, group)),
+            groups.iter().map(|(physical, group)| per_shard.expire_deliveries(physical, group)),
         )
         .await?;
         Ok(counts.into_iter().sum())
@@ -164,7 +167,7 @@ impl Store {
         let done = futures::future::try_join_all(groups.iter().map(|(physical, sharded, items)| {
             let batch: Vec<(&str, u64, &str)> =
                 items.iter().map(|(_, id, token, request_id)| (id.as_str(), *token, *request_id)).collect();
-            async move { self.ack_batch_in(physical, &batch, *sharded).await }
+            async move { Shard(self).ack_batch(physical, &batch, *sharded).await }
         }))
         .await?;
         let mut out = vec![false; acks.len()];
@@ -179,7 +182,7 @@ impl Store {
     /// Removes a scheduled or in-flight message; false if there is none.
     pub async fn cancel(&self, receiver: &str, id: &str) -> Result<bool> {
         match self.message_shard(receiver, id) {
-            Some((shard, inner)) => self.cancel_in(&shard, &inner).await,
+            Some((shard, inner)) => Shard(self).cancel(&shard, &inner).await,
             None => Ok(false),
         }
     }

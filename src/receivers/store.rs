@@ -2,7 +2,8 @@
 
 use crate::error::{Error, Result};
 use crate::store::keys::ChannelKind;
-use crate::store::{reply::Reply, scripts::FromReply, scripts::Int, scripts::PurgePage, Path, Store};
+use crate::store::shards::Shard;
+use crate::store::{over_core, reply::Reply, scripts::FromReply, scripts::Int, scripts::PurgePage, Core, Path};
 
 /// The typed calls of `lua/receiver/`, generated from the scripts' headers.
 pub(crate) mod calls {
@@ -166,10 +167,26 @@ pub struct MessageInfo {
 
 pub use crate::store::keys::wake_name;
 
-impl Store {
+/// The receivers store: messages scheduled, delivered and acknowledged, over the core. Its
+/// methods take a receiver's name and route to its shards (`receivers::shards`); the sweeps'
+/// and the listing's take a physical receiver.
+#[derive(Clone)]
+pub struct Receivers {
+    core: Core,
+}
+
+over_core!(Receivers);
+
+impl Receivers {
+    pub fn new(core: Core) -> Self {
+        Self { core }
+    }
+}
+
+impl Shard<'_, Receivers> {
     /// Persists a message in one physical receiver (a retry with the same `request_id`: the
     /// first call's answer).
-    pub(crate) async fn schedule_in(&self, receiver: &str, msg: &NewMessage<'_>) -> Result<Scheduled> {
+    pub(super) async fn schedule(&self, receiver: &str, msg: &NewMessage<'_>) -> Result<Scheduled> {
         let k = self.keys.receiver(receiver);
         let (at, delay) = match msg.when {
             When::At(at) => (at, 0),
@@ -196,7 +213,7 @@ impl Store {
     }
 
     /// One round of delivery to `consumer`.
-    pub(crate) async fn deliver_in(&self, receiver: &str, consumer: &str, limits: DeliveryLimits) -> Result<Delivered> {
+    pub(super) async fn deliver(&self, receiver: &str, consumer: &str, limits: DeliveryLimits) -> Result<Delivered> {
         let k = self.keys.receiver(receiver);
         let call = calls::DeliverMessages {
             keys: &k,
@@ -253,13 +270,13 @@ impl FromReply for Delivered {
     }
 }
 
-impl Store {
+impl Shard<'_, Receivers> {
     /// Ends delivered messages of one physical receiver, one script per script_batch: per (id, token,
     /// request id), in order, whether it was acked (false: not in flight with that token, or
     /// listed twice; a retry with the request id of an ack applied: true again).
     /// `sharded`: `receiver` is a shard, whose consumers' room spans the other shards:
     /// announce after every batch that acked something.
-    pub(crate) async fn ack_batch_in(
+    pub(super) async fn ack_batch(
         &self,
         receiver: &str,
         acks: &[(&str, u64, &str)],
@@ -309,7 +326,7 @@ impl Store {
 
     /// Makes deliveries of one physical receiver, each still in flight with its token, due
     /// again now (a broken Receive stream's, see `expireDeliveries`); how many were.
-    pub(crate) async fn expire_deliveries_in(&self, receiver: &str, items: &[(String, u64)]) -> Result<u64> {
+    pub(super) async fn expire_deliveries(&self, receiver: &str, items: &[(String, u64)]) -> Result<u64> {
         let k = self.keys.receiver(receiver);
         let mut expired = 0;
         for chunk in self.policy.chunks(items) {
@@ -328,14 +345,16 @@ impl Store {
     }
 
     /// Removes a scheduled or in-flight message; false if there is none.
-    pub(crate) async fn cancel_in(&self, receiver: &str, id: &str) -> Result<bool> {
+    pub(super) async fn cancel(&self, receiver: &str, id: &str) -> Result<bool> {
         let k = self.keys.receiver(receiver);
         Ok(self.call(Path::WriteBack, calls::CancelMessage { keys: &k, id }).await?.0 == 1)
     }
+}
 
+impl Receivers {
     /// One page of a physical receiver's scheduled or in-flight messages, from rank `offset`:
     /// (how many the set holds, the page). Bounded by the page, whatever the receiver holds.
-    pub async fn list_messages_in(
+    pub async fn list_messages(
         &self,
         receiver: &str,
         state: MessageState,
@@ -398,7 +417,7 @@ impl FromReply for ReceiverStats {
     }
 }
 
-impl Store {
+impl Receivers {
     /// Every receiver ever scheduled to.
     pub async fn receivers(&self) -> Result<Vec<String>> {
         let mut conn = self.redis.conn().await?;

@@ -20,11 +20,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
 
-use crate::runtime::dispatch;
+use crate::elections::wait;
 
 use crate::store::wake::Wakeups;
 
-use crate::store::Store;
+use crate::elections::store::Elections;
 
 /// A handle on a leadership held by a background task.
 #[derive(Clone)]
@@ -36,7 +36,7 @@ pub struct Leadership {
 impl Leadership {
     /// Starts campaigning for `election` as `candidate` until `shutdown`.
     pub fn spawn(
-        store: Store,
+        store: Elections,
         wakeups: Wakeups,
         election: String,
         candidate: String,
@@ -64,7 +64,7 @@ impl Leadership {
 }
 
 async fn hold(
-    store: Store,
+    store: Elections,
     wakeups: Wakeups,
     election: String,
     candidate: String,
@@ -77,7 +77,7 @@ async fn hold(
     let mut backoff = Backoff::new();
     while !shutdown.is_cancelled() {
         // Waits for a vacancy without polling: woken by resign / expiry events.
-        let token = match dispatch::campaign(&store, &wakeups, &shutdown, &election, &candidate, ttl_ms, ttl).await {
+        let token = match wait::campaign(&store, &wakeups, &shutdown, &election, &candidate, ttl_ms, ttl).await {
             Ok(got) if got.is_leader => got.term.token,
             Ok(_) => continue,
             Err(e) => {

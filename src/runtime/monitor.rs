@@ -22,7 +22,8 @@ use crate::admin::health;
 
 use crate::store::wake::Wakeups;
 
-use crate::store::{breaker, Store};
+use crate::admin::store::Admin;
+use crate::store::breaker;
 
 /// What one look at a queue found, with the long polls waiting on it here.
 pub struct QueueLook<'a> {
@@ -68,7 +69,7 @@ pub fn assess(
     s
 }
 
-pub fn spawn(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken, tasks: &TaskTracker) {
+pub fn spawn(store: Admin, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken, tasks: &TaskTracker) {
     if config.health.summary_period_ms == 0 {
         return;
     }
@@ -85,7 +86,7 @@ pub fn spawn(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: Canc
     });
 }
 
-async fn summarize(store: &Store, wakeups: &Wakeups, config: &Config, period: Duration) {
+async fn summarize(store: &Admin, wakeups: &Wakeups, config: &Config, period: Duration) {
     let started = Instant::now();
     let rtt = store.ping().await.ok().map(|()| started.elapsed());
     let closed = !store.breaker_open();

@@ -13,7 +13,7 @@
 //!   are heard first;
 //! - the purge (`crate::purge`) dead-letters, requeues or removes stale entries; before it,
 //!   and when this replica first sweeps, queues, pools and receivers with data but no registry
-//!   entry are found and registered (`Store::discover`).
+//!   entry are found and registered (`Core::discover`).
 //!
 //! Each pass walks the index of active queues (`store::active`: the queues that may hold leases
 //! or workers), in pages, within its run budget; a census adds what the index missed, a slice
@@ -39,7 +39,8 @@ use crate::runtime::leadership::Leadership;
 
 use crate::store::wake::Wakeups;
 
-use crate::store::Store;
+use crate::admin::store::Admin;
+use crate::elections::store::Elections;
 
 /// The election that picks the sweeping replica; visible through LeaderService.GetLeader.
 pub const SWEEPER_ELECTION: &str = "baton-sweeper";
@@ -51,7 +52,14 @@ const PAGE: u32 = 200;
 const CENSUS: u32 = 500;
 
 /// Starts the sweepers on `tasks`; they stop (and resign) on `shutdown`.
-pub fn spawn(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken, tasks: &TaskTracker) {
+pub fn spawn(
+    store: Admin,
+    elections: Elections,
+    wakeups: Wakeups,
+    config: Arc<Config>,
+    shutdown: CancellationToken,
+    tasks: &TaskTracker,
+) {
     if !config.zombie_cleanup.enabled && !config.orphan_cleanup.enabled && !config.purge.enabled {
         return;
     }
@@ -61,7 +69,7 @@ pub fn spawn(store: Store, wakeups: Wakeups, config: Arc<Config>, shutdown: Canc
     } else {
         let ttl = Duration::from_millis(config.orphan_cleanup.leadership_ttl_ms);
         let (leadership, task) =
-            Leadership::spawn(store.clone(), wakeups, SWEEPER_ELECTION.into(), replica.clone(), ttl, shutdown.clone());
+            Leadership::spawn(elections, wakeups, SWEEPER_ELECTION.into(), replica.clone(), ttl, shutdown.clone());
         tasks.spawn(async move {
             let _ = task.await;
         });
@@ -128,7 +136,7 @@ where
 }
 
 struct Sweeper {
-    store: Store,
+    store: Admin,
     config: Arc<Config>,
     replica: String,
     /// None: every replica sweeps (`force_all_pods`).
@@ -256,7 +264,7 @@ impl Sweeper {
             }
             Err(e) => tracing::warn!(sweep, error = %e, ?tally, "sweep pass failed; the next one retries"),
         }
-        if let Err(e) = self.store.record_sweep(sweep, &self.replica).await {
+        if let Err(e) = self.store.queues.record_sweep(sweep, &self.replica).await {
             tracing::debug!(sweep, error = %e, "could not record the sweep pass");
         }
     }
@@ -275,10 +283,10 @@ impl Sweeper {
             Some(_) => z.threshold_ms.min(z.exceptional_threshold_ms),
             None => z.threshold_ms,
         };
-        let (_, active) = self.store.active_queues().await?;
+        let (_, active) = self.store.queues.active_queues().await?;
         let queues: Vec<String> = active.into_iter().map(|a| a.queue).collect();
         tally.queues += queues.len();
-        for queue in self.store.queues_with_late_leases(&queues, grace).await? {
+        for queue in self.store.queues.queues_with_late_leases(&queues, grace).await? {
             // Entries seen and left alone (a longer threshold not reached yet) stay in
             // `working`: the next page starts after them, so they can never stall the pass.
             let mut left_alone = 0;
@@ -286,7 +294,7 @@ impl Sweeper {
                 if budget.is_some_and(|b| Instant::now() >= b) || !self.on_duty() {
                     return Ok(());
                 }
-                let (now, suspects) = self.store.find_zombies(&queue, grace, left_alone, PAGE).await?;
+                let (now, suspects) = self.store.queues.find_zombies(&queue, grace, left_alone, PAGE).await?;
                 let full_page = suspects.len() == PAGE as usize;
                 let due: Vec<(&Suspect, ReapKind, u64)> = suspects
                     .iter()
@@ -299,7 +307,7 @@ impl Sweeper {
                         ))
                     })
                     .collect();
-                let reaped = self.store.reap(&queue, &due).await?;
+                let reaped = self.store.queues.reap(&queue, &due).await?;
                 // A reap that found the lease healthy after all may leave it in range too.
                 let kept = reaped.iter().filter(|r| **r == Reaped::Skipped).count();
                 left_alone += (suspects.len() - due.len() + kept) as u32;
@@ -326,11 +334,11 @@ impl Sweeper {
         if repair {
             tally.repaired += self.census(budget).await?;
         }
-        let (now_ms, active) = self.store.active_queues().await?;
+        let (now_ms, active) = self.store.queues.active_queues().await?;
         let queues: Vec<String> = active.iter().map(|a| a.queue.clone()).collect();
         tally.queues += queues.len();
         let suspects = match reap {
-            true => self.store.queues_with_dead_workers(&queues, o.threshold_ms).await?,
+            true => self.store.queues.queues_with_dead_workers(&queues, o.threshold_ms).await?,
             false => Vec::new(),
         };
         for queue in &suspects {
@@ -339,9 +347,9 @@ impl Sweeper {
                 if budget.is_some_and(|b| Instant::now() >= b) || !self.on_duty() {
                     return Ok(());
                 }
-                let page = self.store.find_orphans(queue, o.threshold_ms, &cursor, PAGE).await?;
+                let page = self.store.queues.find_orphans(queue, o.threshold_ms, &cursor, PAGE).await?;
                 let items: Vec<_> = page.suspects.iter().map(|s| (s, ReapKind::Orphan, o.threshold_ms)).collect();
-                tally.add(&self.store.reap(queue, &items).await?);
+                tally.add(&self.store.queues.reap(queue, &items).await?);
                 cursor = page.cursor;
                 if cursor == "0" {
                     break;
@@ -356,22 +364,23 @@ impl Sweeper {
             }
             // Reads every lease record of the queue in one script: skipped above 1,000 of them, so the
             // call stays short; dead workers are forgotten once the queue holds fewer.
-            self.store.forget_workers(queue, o.threshold_ms, 1_000).await?;
+            self.store.queues.forget_workers(queue, o.threshold_ms, 1_000).await?;
             tally.repaired += self.repair_names(queue, budget).await?;
         }
         if repair {
-            let retired = self.store.retire_idle(now_ms, &active).await?;
+            let retired = self.store.queues.retire_idle(now_ms, &active).await?;
             if retired > 0 {
                 tracing::debug!(retired, "queues left the index of active queues");
             }
         }
         // Resources handed to claims whose replica died before picking them up.
-        let pools = self.store.pools().await?;
-        for pool in self.store.pools_with_assignments(&pools).await? {
+        let pools = self.store.pools.pools().await?;
+        for pool in self.store.pools.pools_with_assignments(&pools).await? {
             if budget.is_some_and(|b| Instant::now() >= b) || !self.on_duty() {
                 return Ok(());
             }
-            tally.repaired += self.store.reclaim_assignments(&pool, self.config.pool.assignment_grace_ms, PAGE).await?;
+            tally.repaired +=
+                self.store.pools.reclaim_assignments(&pool, self.config.pool.assignment_grace_ms, PAGE).await?;
         }
         Ok(())
     }
@@ -386,7 +395,7 @@ impl Sweeper {
         for set in ["waiting", "working"] {
             let mut cursor = "0".to_string();
             loop {
-                let (next, removed) = self.store.repair_names(queue, set, &cursor, PAGE).await?;
+                let (next, removed) = self.store.queues.repair_names(queue, set, &cursor, PAGE).await?;
                 repaired += removed;
                 cursor = next;
                 if cursor == "0" || budget.is_some_and(|b| Instant::now() >= b) {
@@ -407,7 +416,7 @@ impl Sweeper {
         let whole = !self.censused.swap(true, std::sync::atomic::Ordering::Relaxed);
         loop {
             let cursor = self.census_cursor.lock().expect("sweeper lock").clone();
-            let (next, queues) = match self.store.census(&cursor, CENSUS).await {
+            let (next, queues) = match self.store.queues.census(&cursor, CENSUS).await {
                 Ok(page) => page,
                 Err(e) => {
                     // Walked again from the start next time.

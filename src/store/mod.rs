@@ -1,7 +1,17 @@
-//! The only code that talks to Redis. Every multi-key change is one Lua script (see
-//! `scripts`), all of whose keys come from `keys` and share one hash tag. Redis TIME, read
-//! inside the scripts, is the only clock. Every script call passes one of the two circuit
-//! breakers (`crate::breaker`).
+//! The store core: with the domain stores over it, the only code that talks to Redis. Every
+//! multi-key change is one Lua script (see `scripts`), all of whose keys come from `keys` and
+//! share one hash tag. Redis TIME, read inside the scripts, is the only clock. Every script call
+//! passes one of the two circuit breakers (`breaker`).
+//!
+//! [`Core`] holds what every domain shares: the connection, the script manager, the breakers,
+//! the keys, the policy, the bulk lanes, the registries of sources and the shard counts
+//! (`shards`). It knows no domain. Each domain's store lives in its folder and extends the core
+//! with that domain's transitions (`queues::store::Queues`, `flows::store::Flows`,
+//! `pools::store::Pools`, `receivers::store::Receivers`, `elections::store::Elections`,
+//! `admin::store::Admin`): it holds a clone of the core (shared parts, cheap) and its own state,
+//! and derefs to the core (`over_core!`). A domain store's public methods take a logical
+//! source name; on a sharded source they route to its shards through the store's per-shard
+//! layer (`shards::Shard`).
 
 pub mod breaker;
 pub mod conn;
@@ -231,9 +241,12 @@ impl Bulk {
     }
 }
 
-/// Baton's state in Redis. Cheap to clone.
+/// The core of Baton's state in Redis, under every domain store: the connection, the script
+/// manager, the breakers, the keys, the policy, the bulk lanes, the registries of sources and
+/// their shards. It runs script calls for the domain stores and knows none of them. Cheap to
+/// clone (every part is shared).
 #[derive(Clone)]
-pub struct Store {
+pub struct Core {
     pub(crate) redis: Redis,
     pub(crate) scripts: Arc<Scripts>,
     pub(crate) keys: Keys,
@@ -246,19 +259,32 @@ pub struct Store {
     /// costs one registry write per replica, not one per call. Registries only grow, so an
     /// entry never goes stale.
     pub(crate) registered: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
-    /// When this replica last marked each queue in the index of active queues (`active`).
-    pub(crate) marks: Arc<std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>>,
     /// Per registry key: its size and its first names when last read in full (`first_registered`).
     pub(crate) firsts: Arc<std::sync::Mutex<std::collections::HashMap<String, FirstNames>>>,
     /// Turns of the large script calls, per Redis node (`Policy::bulk_inflight`).
     pub(crate) bulk: Arc<Bulk>,
     /// Sources spread over several slots (`sharding.*`); absent: one shard.
     pub(crate) shards: Arc<shards::Sharding>,
-    /// Queues whose outbox a script wrote to (`flows`).
-    pub(crate) kicks: Arc<crate::flows::store::Kicks>,
 }
 
-impl Store {
+/// Makes the core the base of a domain store (a struct with a `core: Core` field): a domain
+/// store extends the core with its own transitions, so its methods reach the connection, keys,
+/// policy and script calls as `self.keys`, `self.call(..)`, `self.run(..)`, and its callers
+/// reach the core's reads (`keys()`, `shard_names`, `known`, …) through it.
+macro_rules! over_core {
+    ($store:ty) => {
+        impl std::ops::Deref for $store {
+            type Target = $crate::store::Core;
+
+            fn deref(&self) -> &Self::Target {
+                &self.core
+            }
+        }
+    };
+}
+pub(crate) use over_core;
+
+impl Core {
     /// Connects and loads every script.
     pub async fn open(redis: Redis, key_prefix: &str, policy: Policy, breakers: BreakerConfig) -> Result<Self> {
         let scripts = Arc::new(Scripts::new());
@@ -273,19 +299,21 @@ impl Store {
             breakers: Arc::new(Breakers::new(breakers)),
             probe_limit: PROBE_LIMIT,
             registered: Arc::default(),
-            marks: Arc::default(),
             firsts: Arc::default(),
             bulk,
             shards: Arc::default(),
-            kicks: Arc::default(),
         })
     }
 
     /// Sends one of each kind of command Baton needs, harmlessly (reads, a script, a
     /// publication nobody follows, a subscription), so that a Redis ACL user lacking a
     /// permission fails at start with Redis's own words naming the command, not at the first
-    /// call that needs it.
-    pub async fn check_access(&self) -> Result<()> {
+    /// call that needs it. `script` runs one read-only script call on the election it is
+    /// given (the elections store's `leader`: the core runs no domain's script itself).
+    pub async fn check_access<F>(&self, script: impl FnOnce(&'static str) -> F) -> Result<()>
+    where
+        F: std::future::Future<Output = Result<()>>,
+    {
         const PROBE: &str = "baton-access-check";
         let refused = |e: error::Error| {
             match e {
@@ -299,7 +327,7 @@ impl Store {
         }
         };
         let check = async {
-            self.leader(PROBE, false).await?;
+            script(PROBE).await?;
             let mut conn = self.redis.conn().await?;
             redis::cmd("SMEMBERS").arg(self.keys.queues()).query_async::<Vec<String>>(&mut conn).await?;
             redis::cmd("ZREVRANGEBYSCORE")
@@ -349,7 +377,7 @@ impl Store {
         self.call_items(path, call, 1).await
     }
 
-    /// [`Store::call`] for a call on `items` items (see [`Store::run_items`]).
+    /// [`Core::call`] for a call on `items` items (see [`Core::run_items`]).
     pub(crate) async fn call_items<C: scripts::ScriptCall>(
         &self,
         path: Path,
@@ -368,7 +396,7 @@ impl Store {
         self.run_items(path, name, keys, args, 1).await
     }
 
-    /// [`Store::run`] for a script call on `items` items (leases asked for, completions,
+    /// [`Core::run`] for a script call on `items` items (leases asked for, completions,
     /// agents): a call of more than [`BULK_ITEMS`] waits for its turn in its node's bulk lane
     /// (`bulk`), so a small call is never queued in Redis behind more than a few large ones.
     pub(crate) async fn run_items(
@@ -442,7 +470,7 @@ impl Store {
             .collect()
     }
 
-    /// Answers whether Redis is reachable: Ok when some node answered ([`Store::probe`]).
+    /// Answers whether Redis is reachable: Ok when some node answered ([`Core::probe`]).
     pub async fn ping(&self) -> Result<()> {
         let nodes = self.probe().await;
         if nodes.iter().any(|n| n.answered) {
@@ -620,5 +648,32 @@ impl Store {
             }
         }
         Ok(found)
+    }
+
+    /// The queues whose sorted set (picked by `set`) has a score older than `age_ms` by the
+    /// Redis clock: one TIME and one ZCOUNT per queue (pipelined on one node, concurrent on a
+    /// cluster, where the queues live in different slots), no script. A read-only pre-check, so
+    /// an idle queue costs a sweep one cheap command; the scripts decide on their own node's
+    /// clock.
+    pub(crate) async fn queues_with_old_entries(
+        &self,
+        queues: &[String],
+        age_ms: u64,
+        set: impl Fn(&crate::store::keys::QueueKeys) -> String,
+    ) -> Result<Vec<String>> {
+        if queues.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.redis.conn().await?;
+        let (secs, micros): (i64, i64) = redis::cmd("TIME").query_async(&mut conn).await?;
+        let before = format!("({}", secs * 1000 + micros / 1000 - age_ms as i64);
+        let counts = queues.iter().map(|queue| {
+            let mut cmd = redis::cmd("ZCOUNT");
+            cmd.arg(set(&self.keys.queue(queue))).arg("-inf").arg(&before);
+            cmd
+        });
+        let counts: Vec<u64> = redis::from_redis_value(redis::Value::Array(self.redis.each(counts.collect()).await?))
+            .map_err(redis::RedisError::from)?;
+        Ok(queues.iter().zip(counts).filter(|(_, n)| *n > 0).map(|(q, _)| q.clone()).collect())
     }
 }

@@ -13,7 +13,7 @@
 //! - outbox announcements: one channel of no slot (`Keys::outbox_channel`), followed by every
 //!   replica for as long as it runs, carries the queues whose scripts wrote outbox entries, so
 //!   a live replica releases the children a replica that died right after its script left
-//!   behind ([`Wakeups::outboxes`], `Store::run_flows`).
+//!   behind ([`Wakeups::outboxes`], `Flows::run_flows`).
 //!
 //! A sharded source (`store::shards`) has a channel per shard; its waiters hold every shard's
 //! channel and are woken by any.
@@ -239,7 +239,7 @@ impl Wakeups {
     }
 
     /// Wakeups of `store`'s keys, followed by a task of their own until `shutdown`.
-    pub fn spawn(store: &crate::store::Store, shutdown: CancellationToken) -> Self {
+    pub fn spawn(store: &crate::store::Core, shutdown: CancellationToken) -> Self {
         let wakeups = Self::new(store.keys().clone());
         tokio::spawn(wakeups.clone().run(store.feed(), shutdown));
         wakeups

@@ -1,13 +1,17 @@
 //! The operator CLI: `baton probe`, `health`, `queues`, `agents`, `agent`, `cancel`, `limits`, `dlq`,
 //! `purge`, `leaders`, `pools`, `pause` and `resume` are gRPC calls to a running Baton (any replica), with TLS, a client
 //! certificate and a token as for any client. Each prints a table, or with `--json` one JSON
-//! document (field names as grpcurl prints them). Nothing here touches Redis.
+//! document: the answer in Baton's one JSON mapping (`web::to_json`: proto3 JSON, as grpcurl and
+//! the JSON calls on the gRPC port print it; a listing read in pages is one answer holding every
+//! page's items). Nothing here touches Redis.
 
 use std::{fmt::Write as _, path::PathBuf, time::Duration};
 
 use baton_client::{pb, Client};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{json, Value};
+
+use crate::edge::web::to_json;
 
 /// What an operator command can fail with. Runtime failures say what failed and how, never
 /// "invalid configuration" (that is `baton serve`'s word for a bad configuration).
@@ -626,38 +630,6 @@ fn limits_text(l: &Option<pb::QueueLimits>) -> String {
     }
 }
 
-fn limits_json(l: &Option<pb::QueueLimits>) -> Value {
-    let rate = |r: &Option<pb::RateLimit>| r.as_ref().map(|r| json!({"perSecond": r.per_second, "burst": r.burst}));
-    match l {
-        None => Value::Null,
-        Some(l) => json!({
-            "concurrency": l.concurrency, "rate": rate(&l.rate),
-            "keyConcurrency": l.key_concurrency, "keyRate": rate(&l.key_rate),
-            "priorityAgingSeconds": seconds(&l.priority_aging),
-        }),
-    }
-}
-
-/// GetHealth as JSON (only the sources of one kind, when given).
-pub fn health_json(h: &pb::GetHealthResponse, only: Option<pb::SourceKind>) -> Value {
-    let items: Vec<Value> = h
-        .sources
-        .iter()
-        .filter(|s| only.is_none_or(|k| s.source.as_ref().is_some_and(|s| s.kind == k as i32)))
-        .map(|s| {
-            let (kind, name) = s.source.as_ref().map_or(("?", String::new()), |s| (kind_name(s.kind), s.name.clone()));
-            json!({
-                "kind": kind, "name": name, "status": status_name(s.status), "size": s.size,
-                "inUse": s.in_use, "idle": s.idle, "oldestAgeSeconds": seconds(&s.oldest_age),
-                "averageAgeSeconds": seconds(&s.average_age), "stuck": s.stuck,
-                "deadLettered": s.dead_lettered, "processingRate": s.processing_rate, "paused": s.paused,
-                "limits": limits_json(&s.limits), "rateTokens": s.rate_tokens, "reasons": s.reasons,
-            })
-        })
-        .collect();
-    json!({ "status": status_name(h.status), "checkedAt": instant(&h.checked_at), "sources": items })
-}
-
 async fn health(c: &Client, t: &Target, only: Option<pb::SourceKind>) -> Result<String> {
     let h = c.admin().get_health(pb::GetHealthRequest {}).await.map_err(|s| failed("GetHealth", s))?.into_inner();
     let sources: Vec<&pb::SourceHealth> = h
@@ -668,7 +640,9 @@ async fn health(c: &Client, t: &Target, only: Option<pb::SourceKind>) -> Result<
     let name = |s: &pb::SourceHealth| s.source.as_ref().map(|s| s.name.clone()).unwrap_or_default();
     let kind = |s: &pb::SourceHealth| kind_name(s.source.as_ref().map_or(0, |s| s.kind));
     if t.json {
-        return Ok(json_out(health_json(&h, only)));
+        // The GetHealthResponse, holding only the sources of the kind asked for.
+        let only = pb::GetHealthResponse { sources: sources.into_iter().cloned().collect(), ..h };
+        return Ok(json_out(to_json(&only)));
     }
     let mut out = String::new();
     if only.is_none() {
@@ -719,21 +693,6 @@ async fn health(c: &Client, t: &Target, only: Option<pb::SourceKind>) -> Result<
     Ok(out)
 }
 
-/// Pools' GetPool answers as JSON.
-pub fn pools_json(statuses: &[pb::PoolStatus]) -> Value {
-    let items: Vec<Value> = statuses
-        .iter()
-        .map(|p| {
-            json!({
-                "pool": p.pool, "idle": p.idle, "claimed": p.claimed, "waitingClaims": p.waiting_claims,
-                "oldestWaitSeconds": seconds(&p.oldest_wait), "scaleUpPending": p.scale_up_pending,
-                "deadLettered": p.dead_lettered,
-            })
-        })
-        .collect();
-    json!({ "pools": items })
-}
-
 async fn pools(c: &Client, t: &Target) -> Result<String> {
     let h = c.admin().get_health(pb::GetHealthRequest {}).await.map_err(|s| failed("GetHealth", s))?.into_inner();
     let mut statuses = Vec::new();
@@ -749,7 +708,8 @@ async fn pools(c: &Client, t: &Target) -> Result<String> {
         }
     }
     if t.json {
-        return Ok(json_out(pools_json(&statuses)));
+        // `pools`: each GetPoolResponse's PoolStatus.
+        return Ok(json_out(json!({ "pools": statuses.iter().map(to_json).collect::<Vec<_>>() })));
     }
     let rows: Vec<Vec<String>> = statuses
         .iter()
@@ -776,24 +736,6 @@ fn state_name(state: i32) -> &'static str {
         Ok(pb::AgentState::Blocked) => "blocked",
         _ => "detached",
     }
-}
-
-/// A queue's agents as JSON.
-pub fn agents_json(queue: &str, agents: &[pb::AgentStatus]) -> Value {
-    let items: Vec<Value> = agents
-        .iter()
-        .map(|a| {
-            let d = a.agent.clone().unwrap_or_default();
-            json!({
-                "name": d.name, "state": state_name(a.state),
-                "nextRunAt": millis(&a.next_run_at).map(|_| instant(&a.next_run_at)),
-                "deadline": millis(&a.deadline).map(|_| instant(&a.deadline)), "holder": a.holder, "token": a.token,
-                "failureStreak": a.failure_streak, "key": d.key, "priority": d.priority, "progress": a.progress,
-                "cancelRequested": a.cancel_requested, "labels": d.labels,
-            })
-        })
-        .collect();
-    json!({ "queue": queue, "agents": items })
 }
 
 /// Every agent of a queue, page by page.
@@ -824,7 +766,7 @@ async fn agents(c: &Client, t: &Target, queue: &str) -> Result<String> {
     let all = all_agents(c, queue).await?;
     let def = |a: &pb::AgentStatus| a.agent.clone().unwrap_or_default();
     if t.json {
-        return Ok(json_out(agents_json(queue, &all)));
+        return Ok(json_out(to_json(&pb::ListAgentsResponse { agents: all, next_page_token: String::new() })));
     }
     let rows: Vec<Vec<String>> = all
         .iter()
@@ -858,43 +800,16 @@ pub fn payload_text(payload: &[u8]) -> String {
     }
 }
 
-/// One agent in full, as JSON: what `agents --json` shows, plus its definition's durations,
-/// schedule and payload.
-pub fn agent_json(queue: &str, a: &pb::AgentStatus) -> Value {
-    let mut v = agents_json(queue, std::slice::from_ref(a))["agents"][0].take();
-    let d = a.agent.clone().unwrap_or_default();
-    v["queue"] = json!(queue);
-    v["intervalSeconds"] = json!(seconds(&d.interval));
-    v["timeoutSeconds"] = json!(seconds(&d.timeout));
-    v["errorIntervalSeconds"] = json!(seconds(&d.error_interval));
-    v["maxAttempts"] = json!(d.max_attempts);
-    v["cron"] = json!(d.cron);
-    v["timeZone"] = json!(d.time_zone);
-    v["payloadBytes"] = json!(d.payload.len());
-    v["payload"] = json!(payload_text(&d.payload));
-    family_json(a, &mut v);
-    v
+/// Text for a table cell: "-" for nothing.
+fn or_dash(text: &str) -> String {
+    if text.is_empty() {
+        "-".into()
+    } else {
+        text.to_string()
+    }
 }
 
-/// An agent's parents (with how each finished, or "pending") and children, into `v`: what
-/// `baton agent` and the console's agent page show.
-pub fn family_json(a: &pb::AgentStatus, v: &mut Value) {
-    v["parents"] = json!(a
-        .parents
-        .iter()
-        .map(|p| {
-            let r = p.parent.clone().unwrap_or_default();
-            let finish = p.result.as_ref().map(|f| finish_name(f.finish)).unwrap_or("pending");
-            let at = p.result.as_ref().map(|f| instant(&f.finished_at));
-            json!({ "queue": r.queue, "name": r.name, "finish": finish, "finishedAt": at })
-        })
-        .collect::<Vec<_>>());
-    v["parentsTotal"] = json!(a.parents_total);
-    v["parentsPending"] = json!(a.parents_pending);
-    v["children"] = json!(a.children.iter().map(|c| json!({ "queue": c.queue, "name": c.name })).collect::<Vec<_>>());
-}
-
-/// How an agent finished, as the CLI and console print it.
+/// How an agent finished, as the CLI prints it.
 pub fn finish_name(finish: i32) -> &'static str {
     match pb::Finish::try_from(finish) {
         Ok(pb::Finish::Succeeded) => "succeeded",
@@ -907,73 +822,53 @@ pub fn finish_name(finish: i32) -> &'static str {
 
 async fn agent(c: &Client, t: &Target, queue: &str, name: &str) -> Result<String> {
     let msg = pb::GetAgentRequest { queue: queue.into(), name: name.into() };
-    let a = c.agents().get_agent(msg).await.map_err(|s| failed("GetAgent", s))?.into_inner().agent.unwrap_or_default();
-    let v = agent_json(queue, &a);
+    let answer = c.agents().get_agent(msg).await.map_err(|s| failed("GetAgent", s))?.into_inner();
     if t.json {
-        return Ok(json_out(v));
+        return Ok(json_out(to_json(&answer)));
     }
-    let field = |k: &str| match &v[k] {
-        Value::Null => "-".to_string(),
-        Value::String(s) if s.is_empty() => "-".to_string(),
-        Value::String(s) => s.clone(),
-        Value::Object(m) if m.is_empty() => "-".to_string(),
-        other => other.to_string(),
-    };
-    let rows: Vec<Vec<String>> = [
-        ("queue", "queue"),
-        ("name", "name"),
-        ("state", "state"),
-        ("next run", "nextRunAt"),
-        ("deadline", "deadline"),
-        ("holder", "holder"),
-        ("token", "token"),
-        ("failure streak", "failureStreak"),
-        ("progress", "progress"),
-        ("cancel requested", "cancelRequested"),
-        ("interval (s)", "intervalSeconds"),
-        ("timeout (s)", "timeoutSeconds"),
-        ("error interval (s)", "errorIntervalSeconds"),
-        ("max attempts", "maxAttempts"),
-        ("cron", "cron"),
-        ("time zone", "timeZone"),
-        ("key", "key"),
-        ("priority", "priority"),
-        ("labels", "labels"),
-        ("payload bytes", "payloadBytes"),
-        ("payload", "payload"),
+    let a = answer.agent.unwrap_or_default();
+    let d = a.agent.clone().unwrap_or_default();
+    let secs = |d: &Option<prost_types::Duration>| seconds(d).map_or("-".into(), |s| json!(s).to_string());
+    let labels = if d.labels.is_empty() { "-".into() } else { json!(d.labels).to_string() };
+    let mut rows: Vec<Vec<String>> = [
+        ("queue", or_dash(queue)),
+        ("name", or_dash(&d.name)),
+        ("state", state_name(a.state).into()),
+        ("next run", instant(&a.next_run_at)),
+        ("deadline", instant(&a.deadline)),
+        ("holder", or_dash(&a.holder)),
+        ("token", a.token.to_string()),
+        ("failure streak", a.failure_streak.to_string()),
+        ("progress", or_dash(&a.progress)),
+        ("cancel requested", a.cancel_requested.to_string()),
+        ("interval (s)", secs(&d.interval)),
+        ("timeout (s)", secs(&d.timeout)),
+        ("error interval (s)", secs(&d.error_interval)),
+        ("max attempts", d.max_attempts.to_string()),
+        ("cron", or_dash(&d.cron)),
+        ("time zone", or_dash(&d.time_zone)),
+        ("key", or_dash(&d.key)),
+        ("priority", d.priority.to_string()),
+        ("labels", labels),
+        ("payload bytes", d.payload.len().to_string()),
+        ("payload", or_dash(&payload_text(&d.payload))),
     ]
-    .iter()
-    .map(|(label, k)| vec![label.to_string(), field(k)])
+    .into_iter()
+    .map(|(label, value)| vec![label.to_string(), value])
     .collect();
-    let mut rows = rows;
     if a.parents_total > 0 {
         rows.push(vec!["parents".into(), format!("{} ({} pending)", a.parents_total, a.parents_pending)]);
-        for p in v["parents"].as_array().into_iter().flatten() {
-            let at =
-                if p["queue"] == "" { "batch ".to_string() } else { format!("{}/", p["queue"].as_str().unwrap_or("")) };
-            rows.push(vec![
-                "  parent".into(),
-                format!("{at}{}: {}", p["name"].as_str().unwrap_or(""), p["finish"].as_str().unwrap_or("")),
-            ]);
+        for p in &a.parents {
+            let r = p.parent.clone().unwrap_or_default();
+            let finish = p.result.as_ref().map(|f| finish_name(f.finish)).unwrap_or("pending");
+            let at = if r.queue.is_empty() { "batch ".to_string() } else { format!("{}/", r.queue) };
+            rows.push(vec!["  parent".into(), format!("{at}{}: {finish}", r.name)]);
         }
     }
-    for c in v["children"].as_array().into_iter().flatten() {
-        rows.push(vec![
-            "  child".into(),
-            format!("{}/{}", c["queue"].as_str().unwrap_or(""), c["name"].as_str().unwrap_or("")),
-        ]);
+    for c in &a.children {
+        rows.push(vec!["  child".into(), format!("{}/{}", c.queue, c.name)]);
     }
     Ok(table(&["FIELD", "VALUE"], &rows))
-}
-
-/// An agent's finish as JSON.
-pub fn result_json(r: &pb::AgentResult) -> Value {
-    json!({
-        "queue": r.queue, "name": r.name, "finish": finish_name(r.finish),
-        "outcome": pb::Outcome::try_from(r.outcome).map(|o| o.as_str_name()).unwrap_or(""),
-        "token": r.token, "finishedAt": instant(&r.finished_at), "message": r.message,
-        "resultBytes": r.result.len(), "result": payload_text(&r.result),
-    })
 }
 
 async fn await_agent(c: &Client, t: &Target, queue: &str, name: &str, wait_ms: u64) -> Result<String> {
@@ -989,46 +884,45 @@ async fn await_agent(c: &Client, t: &Target, queue: &str, name: &str, wait_ms: u
             break a;
         }
     };
-    let Some(r) = answer.result.filter(|_| answer.done) else {
+    let Some(r) = answer.result.clone().filter(|_| answer.done) else {
         return Err(CliError::NotFinished(format!(
             "{queue}/{name} has not finished (it is {})",
             state_name(answer.state)
         )));
     };
     if t.json {
-        return Ok(json_out(result_json(&r)));
+        return Ok(json_out(to_json(&answer)));
     }
-    let v = result_json(&r);
-    let rows: Vec<Vec<String>> = ["finish", "outcome", "token", "finishedAt", "message", "resultBytes", "result"]
-        .iter()
-        .map(|k| vec![k.to_string(), v[*k].as_str().map(str::to_string).unwrap_or_else(|| v[*k].to_string())])
-        .collect();
+    let outcome = pb::Outcome::try_from(r.outcome).map(|o| o.as_str_name()).unwrap_or("");
+    let rows: Vec<Vec<String>> = [
+        ("finish", finish_name(r.finish).to_string()),
+        ("outcome", outcome.to_string()),
+        ("token", r.token.to_string()),
+        ("finishedAt", instant(&r.finished_at)),
+        ("message", r.message.clone()),
+        ("resultBytes", r.result.len().to_string()),
+        ("result", payload_text(&r.result)),
+    ]
+    .into_iter()
+    .map(|(k, v)| vec![k.to_string(), v])
+    .collect();
     Ok(table(&["FIELD", "VALUE"], &rows))
 }
 
-/// A batch's counts as JSON.
-pub fn batch_json(b: &pb::BatchStatus) -> Value {
-    json!({
-        "batch": b.batch, "total": b.total, "pending": b.pending, "succeeded": b.succeeded, "failed": b.failed,
-        "closed": b.closed, "done": b.done, "createdAt": instant(&b.created_at),
-        "doneAt": millis(&b.done_at).map(|_| instant(&b.done_at)),
-        "callbacks": b.callbacks.iter().map(|c| format!("{}/{}", c.queue, c.name)).collect::<Vec<_>>(),
-    })
-}
-
 async fn batch_cmd(c: &Client, t: &Target, batch: &str, close: bool) -> Result<String> {
-    let status = if close {
+    let (answer, status) = if close {
         let msg = pb::CloseBatchRequest { batch: batch.into() };
-        c.agents().close_batch(msg).await.map_err(|s| failed("CloseBatch", s))?.into_inner().status
+        let answer = c.agents().close_batch(msg).await.map_err(|s| failed("CloseBatch", s))?.into_inner();
+        (to_json(&answer), answer.status)
     } else {
         let msg = pb::GetBatchRequest { batch: batch.into() };
-        c.agents().get_batch(msg).await.map_err(|s| failed("GetBatch", s))?.into_inner().status
-    }
-    .unwrap_or_default();
-    let v = batch_json(&status);
+        let answer = c.agents().get_batch(msg).await.map_err(|s| failed("GetBatch", s))?.into_inner();
+        (to_json(&answer), answer.status)
+    };
     if t.json {
-        return Ok(json_out(v));
+        return Ok(json_out(answer));
     }
+    let status = status.unwrap_or_default();
     let state = if status.done {
         "done"
     } else if status.closed {
@@ -1043,10 +937,7 @@ async fn batch_cmd(c: &Client, t: &Target, batch: &str, close: bool) -> Result<S
         status.pending.to_string(),
         status.succeeded.to_string(),
         status.failed.to_string(),
-        v["callbacks"]
-            .as_array()
-            .map(|c| c.iter().filter_map(|s| s.as_str()).collect::<Vec<_>>().join(", "))
-            .unwrap_or_default(),
+        status.callbacks.iter().map(|c| format!("{}/{}", c.queue, c.name)).collect::<Vec<_>>().join(", "),
     ]];
     Ok(table(&["BATCH", "STATE", "TOTAL", "PENDING", "SUCCEEDED", "FAILED", "CALLBACKS"], &rows))
 }
@@ -1059,7 +950,7 @@ async fn cancel(c: &Client, t: &Target, queue: &str, name: &str) -> Result<Strin
     })
     .await?;
     if t.json {
-        return Ok(json_out(json!({ "queue": queue, "name": name, "requested": r.requested, "token": r.token })));
+        return Ok(json_out(to_json(&r)));
     }
     Ok(if r.requested {
         format!("run {} of {queue}/{name} asked to stop (it ends at its holder's next heartbeat)\n", r.token)
@@ -1118,11 +1009,10 @@ async fn limits(c: &Client, a: &LimitsArgs) -> Result<String> {
         .limits
         .unwrap_or_default();
     }
-    let l = Some(l);
     if a.target.json {
-        return Ok(json_out(json!({ "queue": a.queue, "limits": limits_json(&l), "changed": changing })));
+        return Ok(json_out(json!({ "queue": a.queue, "limits": to_json(&l), "changed": changing })));
     }
-    Ok(format!("{} limits: {}\n", a.queue, limits_text(&l)))
+    Ok(format!("{} limits: {}\n", a.queue, limits_text(&Some(l))))
 }
 
 /// One key's weight and overrides, as the CLI shows them.
@@ -1142,17 +1032,7 @@ fn key_text(e: &pb::KeyLimitsEntry) -> String {
 
 fn keys_out(target: &Target, queue: &str, keys: &[pb::KeyLimitsEntry]) -> Result<String> {
     if target.json {
-        let items: Vec<Value> = keys
-            .iter()
-            .map(|e| {
-                let l = e.limits.unwrap_or_default();
-                json!({
-                    "key": e.key, "weight": l.weight, "concurrency": l.concurrency,
-                    "rate": l.rate.map(|r| json!({ "perSecond": r.per_second, "burst": r.burst })),
-                    "held": e.held,
-                })
-            })
-            .collect();
+        let items: Vec<Value> = keys.iter().map(to_json).collect();
         return Ok(json_out(json!({ "queue": queue, "keys": items })));
     }
     let mut out = String::new();
@@ -1213,21 +1093,6 @@ fn source_of(d: &pb::DeadLetter) -> (&'static str, String) {
     d.source.as_ref().map(|s| (kind_name(s.kind), s.name.clone())).unwrap_or(("?", String::new()))
 }
 
-/// Dead letters as JSON.
-pub fn dead_letters_json(all: &[pb::DeadLetter]) -> Value {
-    let items: Vec<Value> = all
-        .iter()
-        .map(|d| {
-            let (kind, name) = source_of(d);
-            json!({
-                "kind": kind, "source": name, "id": d.id, "errorClass": d.error_class, "message": d.message,
-                "failedAt": instant(&d.failed_at), "attempts": d.attempts, "holder": d.holder,
-            })
-        })
-        .collect();
-    json!({ "deadLetters": items })
-}
-
 async fn dead_letters(c: &Client, t: &Target, source: Option<pb::Source>) -> Result<String> {
     let mut all = Vec::new();
     let mut page_token = String::new();
@@ -1245,7 +1110,10 @@ async fn dead_letters(c: &Client, t: &Target, source: Option<pb::Source>) -> Res
         page_token = page.next_page_token;
     }
     if t.json {
-        return Ok(json_out(dead_letters_json(&all)));
+        return Ok(json_out(to_json(&pb::ListDeadLettersResponse {
+            dead_letters: all,
+            next_page_token: String::new(),
+        })));
     }
     let rows: Vec<Vec<String>> = all
         .iter()
@@ -1321,23 +1189,6 @@ async fn cancel_messages(c: &Client, t: &Target, receiver: &str, ids: &[String])
     per_item("cancelled", &results, t.json)
 }
 
-/// A receiver's messages as JSON.
-pub fn messages_json(receiver: &str, all: &[pb::MessageInfo]) -> Value {
-    let items: Vec<Value> = all
-        .iter()
-        .map(|m| {
-            let state = if m.state == pb::MessageState::InFlight as i32 { "in-flight" } else { "scheduled" };
-            json!({
-                "id": m.id, "state": state, "deliverAt": instant(&m.deliver_at), "deliveryCount": m.delivery_count,
-                "key": m.key, "ackDeadline": millis(&m.ack_deadline).map(|_| instant(&m.ack_deadline)),
-                "consumerId": m.consumer_id, "token": m.token, "payloadBytes": m.payload_bytes,
-                "payload": payload_text(&m.payload_head),
-            })
-        })
-        .collect();
-    json!({ "receiver": receiver, "messages": items })
-}
-
 async fn messages(
     c: &Client,
     t: &Target,
@@ -1367,32 +1218,22 @@ async fn messages(
         }
         page_token = page.next_page_token;
     }
-    let v = messages_json(receiver, &all);
     if t.json {
-        return Ok(json_out(v));
+        return Ok(json_out(to_json(&pb::ListMessagesResponse { messages: all, next_page_token: String::new() })));
     }
-    let rows: Vec<Vec<String>> = v["messages"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
+    let rows: Vec<Vec<String>> = all
         .iter()
         .map(|m| {
-            let text = |k: &str| match &m[k] {
-                Value::String(s) if !s.is_empty() => s.clone(),
-                Value::Null => "-".to_string(),
-                Value::String(_) => "-".to_string(),
-                other => other.to_string(),
-            };
-            let until = if m["state"] == "in-flight" { text("ackDeadline") } else { text("deliverAt") };
+            let flying = m.state == pb::MessageState::InFlight as i32;
             vec![
-                text("id"),
-                text("state"),
-                until,
-                text("deliveryCount"),
-                text("key"),
-                text("consumerId"),
-                text("payloadBytes"),
-                text("payload").chars().take(40).collect(),
+                or_dash(&m.id),
+                if flying { "in-flight" } else { "scheduled" }.into(),
+                if flying { instant(&m.ack_deadline) } else { instant(&m.deliver_at) },
+                m.delivery_count.to_string(),
+                or_dash(&m.key),
+                or_dash(&m.consumer_id),
+                m.payload_bytes.to_string(),
+                or_dash(&payload_text(&m.payload_head)).chars().take(40).collect(),
             ]
         })
         .collect();
@@ -1405,15 +1246,7 @@ async fn purge(c: &Client, t: &Target, dry_run: bool) -> Result<String> {
         i.source.as_ref().map(|s| (kind_name(s.kind), s.name.clone())).unwrap_or(("?", String::new()))
     };
     if t.json {
-        let items: Vec<Value> = p
-            .items
-            .iter()
-            .map(|i| {
-                let (kind, name) = src(i);
-                json!({"kind": kind, "source": name, "id": i.id, "reason": i.reason, "action": i.action})
-            })
-            .collect();
-        return Ok(json_out(json!({ "dryRun": p.dry_run, "items": items })));
+        return Ok(json_out(to_json(&p)));
     }
     let mut out = format!(
         "{} item(s){}\n",
@@ -1434,20 +1267,6 @@ async fn purge(c: &Client, t: &Target, dry_run: bool) -> Result<String> {
     Ok(out)
 }
 
-/// Elections' GetLeader answers as JSON.
-pub fn leaders_json(found: &[(String, pb::GetLeaderResponse)]) -> Value {
-    let items: Vec<Value> = found
-        .iter()
-        .map(|(e, l)| {
-            json!({
-                "election": e, "leaderId": l.leader_id, "token": l.token,
-                "expiresAt": millis(&l.expires_at).map(|_| instant(&l.expires_at)),
-            })
-        })
-        .collect();
-    json!({ "elections": items })
-}
-
 async fn leaders(c: &Client, t: &Target, elections: &[String]) -> Result<String> {
     let mut found = Vec::new();
     for e in elections {
@@ -1460,7 +1279,18 @@ async fn leaders(c: &Client, t: &Target, elections: &[String]) -> Result<String>
         found.push((e.clone(), l));
     }
     if t.json {
-        return Ok(json_out(leaders_json(&found)));
+        // As ListElections answers: an ElectionSummary per election named (GetLeader's answer).
+        let elections = found
+            .iter()
+            .map(|(e, l)| pb::ElectionSummary {
+                election: e.clone(),
+                leader_id: l.leader_id.clone(),
+                token: l.token,
+                expires_at: l.expires_at,
+                last_term_started_at: None,
+            })
+            .collect();
+        return Ok(json_out(to_json(&pb::ListElectionsResponse { elections, next_page_token: String::new() })));
     }
     let rows: Vec<Vec<String>> = found
         .iter()
@@ -1470,21 +1300,6 @@ async fn leaders(c: &Client, t: &Target, elections: &[String]) -> Result<String>
         })
         .collect();
     Ok(table(&["ELECTION", "LEADER", "TERM TOKEN", "EXPIRES"], &rows))
-}
-
-/// ListElections answers as JSON: each election, its current term, when its last term began.
-pub fn elections_json(all: &[pb::ElectionSummary]) -> Value {
-    let items: Vec<Value> = all
-        .iter()
-        .map(|e| {
-            json!({
-                "election": e.election, "leaderId": e.leader_id, "token": e.token,
-                "expiresAt": millis(&e.expires_at).map(|_| instant(&e.expires_at)),
-                "lastTermStartedAt": millis(&e.last_term_started_at).map(|_| instant(&e.last_term_started_at)),
-            })
-        })
-        .collect();
-    json!({ "elections": items })
 }
 
 /// Every election of the registry, page by page.
@@ -1509,7 +1324,7 @@ pub async fn all_elections(c: &Client) -> Result<Vec<pb::ElectionSummary>> {
 async fn registered(c: &Client, t: &Target) -> Result<String> {
     let all = all_elections(c).await?;
     if t.json {
-        return Ok(json_out(elections_json(&all)));
+        return Ok(json_out(to_json(&pb::ListElectionsResponse { elections: all, next_page_token: String::new() })));
     }
     let rows: Vec<Vec<String>> = all
         .iter()
@@ -1522,7 +1337,7 @@ async fn registered(c: &Client, t: &Target) -> Result<String> {
     Ok(table(&["ELECTION", "LEADER", "TERM TOKEN", "EXPIRES", "LAST TERM STARTED"], &rows))
 }
 
-/// How a term ended, as the console and `--json` name it.
+/// How a term ended, as the CLI prints it.
 fn term_end(t: &pb::ElectionTerm) -> &'static str {
     match (pb::TermEnd::try_from(t.end), t.ended_at.is_some()) {
         (Ok(pb::TermEnd::Resigned), _) => "resigned",
@@ -1531,21 +1346,6 @@ fn term_end(t: &pb::ElectionTerm) -> &'static str {
         (_, false) => "current",
         (_, true) => "ended",
     }
-}
-
-/// GetElectionHistory's answer as JSON.
-pub fn history_json(election: &str, terms: &[pb::ElectionTerm]) -> Value {
-    let items: Vec<Value> = terms
-        .iter()
-        .map(|t| {
-            json!({
-                "token": t.token, "leaderId": t.leader_id, "startedAt": instant(&t.started_at),
-                "endedAt": millis(&t.ended_at).map(|_| instant(&t.ended_at)), "end": term_end(t),
-                "expiresAt": millis(&t.expires_at).map(|_| instant(&t.expires_at)),
-            })
-        })
-        .collect();
-    json!({ "election": election, "terms": items })
 }
 
 async fn histories(c: &Client, t: &Target, elections: &[String]) -> Result<String> {
@@ -1557,12 +1357,21 @@ async fn histories(c: &Client, t: &Target, elections: &[String]) -> Result<Strin
             .await
             .map_err(|s| failed(&format!("GetElectionHistory {e}"), s))?
             .into_inner();
-        found.push((e, h.terms));
+        found.push((e, h));
     }
     if t.json {
-        let all: Vec<Value> = found.iter().map(|(e, terms)| history_json(e, terms)).collect();
+        // Each election's GetElectionHistoryResponse, with the `election` it is of.
+        let all: Vec<Value> = found
+            .iter()
+            .map(|(e, h)| {
+                let mut v = to_json(h);
+                v["election"] = json!(e);
+                v
+            })
+            .collect();
         return Ok(json_out(json!({ "histories": all })));
     }
+    let found: Vec<(&String, Vec<pb::ElectionTerm>)> = found.into_iter().map(|(e, h)| (e, h.terms)).collect();
     let mut out = String::new();
     for (i, (e, terms)) in found.iter().enumerate() {
         if i > 0 {

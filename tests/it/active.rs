@@ -115,7 +115,7 @@ async fn a_queue_leaves_the_index_only_when_it_holds_nothing() {
 #[tokio::test]
 async fn a_retirement_loses_to_a_newer_mark() {
     let redis = TestRedis::start().await;
-    let store = redis.store().await;
+    let store = redis.store().await.queues;
     let mut conn = redis.conn().await;
     let _: i64 = redis::cmd("ZADD").arg(ACTIVE).arg(1).arg("q").query_async(&mut conn).await.unwrap();
     let (_, read) = store.active_queues().await.unwrap();

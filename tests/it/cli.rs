@@ -90,9 +90,13 @@ async fn every_command_shows_and_changes_what_the_server_holds() {
     row(&health, &["queue", "mail"]);
     row(&health, &["pool", "sandboxes"]);
     let h = json(&addr, &["health"]).await;
-    let mail = h["sources"].as_array().unwrap().iter().find(|s| s["name"] == "mail").unwrap();
-    assert_eq!(mail["deadLettered"], 1);
-    assert_eq!(mail["inUse"], 1, "gamma is held");
+    // The GetHealthResponse in proto3 JSON: a uint64 is a string, an enum its value's name.
+    let mail = h["sources"].as_array().unwrap().iter().find(|s| s["source"]["name"] == "mail").unwrap();
+    assert_eq!(
+        (&mail["source"]["kind"], &mail["deadLettered"]),
+        (&Value::from("SOURCE_KIND_QUEUE"), &Value::from("1"))
+    );
+    assert_eq!(mail["inUse"], "1", "gamma is held");
 
     // queues: held, dead letters.
     let queues = ok(&addr, &["queues"]).await;
@@ -107,10 +111,10 @@ async fn every_command_shows_and_changes_what_the_server_holds() {
     row(&listed, &["alpha", "waiting"]);
     row(&listed, &["doomed", "dead-lettered"]);
     let a = json(&addr, &["agents", "mail"]).await;
-    let g = a["agents"].as_array().unwrap().iter().find(|x| x["name"] == "gamma").unwrap();
+    let g = a["agents"].as_array().unwrap().iter().find(|x| x["agent"]["name"] == "gamma").unwrap();
     assert_eq!(
-        (g["holder"].as_str(), g["token"].as_u64(), g["key"].as_str()),
-        (Some("worker-1"), Some(gamma.token), Some("acme"))
+        (g["holder"].as_str(), g["token"].as_str(), g["agent"]["key"].as_str(), g["state"].as_str()),
+        (Some("worker-1"), Some(gamma.token.to_string().as_str()), Some("acme"), Some("AGENT_STATE_WORKING"))
     );
 
     // dlq list, then retry: doomed is due again.
@@ -120,12 +124,12 @@ async fn every_command_shows_and_changes_what_the_server_holds() {
     let only = json(&addr, &["dlq", "list", "--kind", "queue", "--name", "mail"]).await;
     assert_eq!(only["deadLetters"].as_array().unwrap().len(), 1);
     assert_eq!(ok(&addr, &["dlq", "retry", "queue", "mail", "doomed"]).await, "retried doomed\n");
-    assert!(json(&addr, &["dlq", "list"]).await["deadLetters"].as_array().unwrap().is_empty());
+    assert!(json(&addr, &["dlq", "list"]).await["deadLetters"].is_null(), "an empty list is left out");
     let again = acquire(&mut env.client, "mail", "worker-2", 5).await;
     assert_eq!(again.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(), ["doomed"]);
     env.client.complete(complete_req(&again[0], pb::Outcome::Unknown)).await.unwrap();
     assert_eq!(ok(&addr, &["dlq", "delete", "queue", "mail", "doomed"]).await, "deleted doomed\n");
-    assert!(json(&addr, &["dlq", "list"]).await["deadLetters"].as_array().unwrap().is_empty());
+    assert!(json(&addr, &["dlq", "list"]).await["deadLetters"].is_null(), "an empty list is left out");
 
     // purge --dry-run changes nothing.
     let before = env.redis.snapshot().await;
@@ -149,7 +153,10 @@ async fn every_command_shows_and_changes_what_the_server_holds() {
         listed["elections"].as_array().unwrap().iter().map(|e| e["election"].as_str().unwrap()).collect();
     assert!(names.contains(&"reports") && names.contains(&"baton-sweeper"), "{names:?}");
     let reports = listed["elections"].as_array().unwrap().iter().find(|e| e["election"] == "reports").unwrap();
-    assert_eq!((reports["leaderId"].as_str(), reports["token"].as_u64()), (Some("node-a"), Some(term.token)));
+    assert_eq!(
+        (reports["leaderId"].as_str(), reports["token"].as_str()),
+        (Some("node-a"), Some(term.token.to_string().as_str()))
+    );
     assert!(reports["lastTermStartedAt"].is_string(), "{reports}");
     LeaderServiceClient::new(channel.clone())
         .resign(pb::ResignRequest { election: "reports".into(), candidate_id: "node-a".into(), token: term.token })
@@ -161,14 +168,17 @@ async fn every_command_shows_and_changes_what_the_server_holds() {
     assert_eq!(r[4], "resigned", "{history}");
     let history = json(&addr, &["leaders", "reports", "--history"]).await;
     let first = &history["histories"][0];
-    assert_eq!((first["election"].as_str(), first["terms"][0]["end"].as_str()), (Some("reports"), Some("resigned")));
+    assert_eq!(
+        (first["election"].as_str(), first["terms"][0]["end"].as_str()),
+        (Some("reports"), Some("TERM_END_RESIGNED"))
+    );
     assert_eq!(first["terms"][0]["leaderId"], "node-a");
 
     // pools.
     let pools = ok(&addr, &["pools"]).await;
     let p = row(&pools, &["sandboxes"]);
     assert_eq!((p[1], p[2]), ("1", "0"), "idle 1, claimed 0: {pools}");
-    assert_eq!(json(&addr, &["pools"]).await["pools"][0]["idle"], 1);
+    assert_eq!(json(&addr, &["pools"]).await["pools"][0]["idle"], "1");
 
     // pause and resume: Acquire gets nothing while paused.
     assert_eq!(ok(&addr, &["pause", "queue", "mail"]).await, "queue mail paused\n");
@@ -234,7 +244,7 @@ async fn the_cli_speaks_mutual_tls_with_a_token() {
     let out = baton(&addr, &["health", "--json"], &with_token).await;
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let h: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let mail = h["sources"].as_array().unwrap().iter().find(|s| s["name"] == "mail").expect("mail in health");
+    let mail = h["sources"].as_array().unwrap().iter().find(|s| s["source"]["name"] == "mail").expect("mail in health");
     assert_eq!(mail["paused"], true);
     server.stop().await.unwrap();
 }
@@ -268,14 +278,17 @@ async fn operator_commands_act_and_report_each_result() {
     assert_eq!(row(&shown, &["token"])[1], alpha.token.to_string());
     assert!(shown.contains("hello world"), "{shown}");
     let a = json(&addr, &["agent", "mail", "alpha"]).await;
-    assert_eq!((a["state"].as_str(), a["payloadBytes"].as_u64()), (Some("working"), Some(11)));
+    assert_eq!(
+        (a["agent"]["state"].as_str(), a["agent"]["agent"]["payload"].as_str()),
+        (Some("AGENT_STATE_WORKING"), Some("aGVsbG8gd29ybGQ="))
+    );
     let (_, err) = fails(&addr, &["agent", "mail", "nobody"]).await;
     assert!(err.contains("NotFound"), "{err}");
 
     // cancel: the run is marked; GetAgent says so.
     let c = json(&addr, &["cancel", "mail", "alpha"]).await;
-    assert_eq!((c["requested"].as_bool(), c["token"].as_u64()), (Some(true), Some(alpha.token)));
-    assert_eq!(json(&addr, &["agent", "mail", "alpha"]).await["cancelRequested"], true);
+    assert_eq!((c["requested"].as_bool(), c["token"].as_str()), (Some(true), Some(alpha.token.to_string().as_str())));
+    assert_eq!(json(&addr, &["agent", "mail", "alpha"]).await["agent"]["cancelRequested"], true);
 
     // limits: shown, changed one at a time (the others stay), cleared.
     assert_eq!(ok(&addr, &["limits", "mail"]).await, "mail limits: -\n");
@@ -283,7 +296,8 @@ async fn operator_commands_act_and_report_each_result() {
     let l = ok(&addr, &["limits", "mail", "--rate", "20", "--burst", "4"]).await;
     assert_eq!(l, "mail limits: concurrency 5, rate 20/s burst 4\n");
     let l = json(&addr, &["limits", "mail", "--concurrency", "0"]).await;
-    assert_eq!((l["limits"]["concurrency"].as_u64(), l["limits"]["rate"]["burst"].as_u64()), (Some(0), Some(4)));
+    // Concurrency 0 is the default: proto3 JSON leaves it out.
+    assert_eq!((l["limits"].get("concurrency"), l["limits"]["rate"]["burst"].as_u64()), (None, Some(4)));
     assert_eq!(ok(&addr, &["limits", "mail", "--clear"]).await, "mail limits: -\n");
 
     // A name that never existed: NOT_FOUND, nothing created, not "invalid configuration".
@@ -308,7 +322,7 @@ async fn operator_commands_act_and_report_each_result() {
     let (out, err) = fails(&addr, &["dlq", "retry", "queue", "mail", "missing", "doomed"]).await;
     assert!(out.contains("FAILED RetryDeadLetter missing: NotFound") && out.contains("retried doomed"), "{out}");
     assert!(err.contains("1 of 2 failed"), "{err}");
-    assert!(json(&addr, &["dlq", "list"]).await["deadLetters"].as_array().unwrap().is_empty(), "doomed retried");
+    assert!(json(&addr, &["dlq", "list"]).await["deadLetters"].is_null(), "doomed retried");
 
     // An unreachable Baton: said so, not "invalid configuration".
     let (_, err) = fails("127.0.0.1:1", &["health"]).await;
@@ -378,7 +392,13 @@ async fn await_batch_and_an_agents_parents() {
     let done = pb::CompleteRequest { result: b"rows=7".to_vec(), ..complete_req(&l, pb::Outcome::Success) };
     env.client.complete(done).await.unwrap();
     let finish = json(&addr, &["await", "etl", "extract", "--wait-ms", "30000"]).await;
-    assert_eq!((finish["finish"].as_str(), finish["result"].as_str()), (Some("succeeded"), Some("rows=7")), "{finish}");
+    // The AwaitResponse: its result's bytes in base64 ("rows=7").
+    let result = &finish["result"];
+    assert_eq!(
+        (result["finish"].as_str(), result["result"].as_str()),
+        (Some("FINISH_SUCCEEDED"), Some("cm93cz03")),
+        "{finish}"
+    );
 
     let batch = pb::RegisterBatchRequest {
         batch: "nightly".into(),
@@ -391,7 +411,8 @@ async fn await_batch_and_an_agents_parents() {
     let table = ok(&addr, &["batch", "nightly"]).await;
     assert_eq!(row(&table, &["nightly"])[..6], ["nightly", "open", "2", "2", "0", "0"]);
     let closed = json(&addr, &["batch", "nightly", "--close"]).await;
-    assert_eq!((closed["closed"].as_bool(), closed["done"].as_bool()), (Some(true), Some(false)), "{closed}");
+    let status = &closed["status"];
+    assert_eq!((status["closed"].as_bool(), status["done"].as_bool()), (Some(true), None), "{closed}");
     let missing = baton(&addr, &["batch", "nope"], &[]).await;
     assert!(!missing.status.success());
 }

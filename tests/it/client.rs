@@ -315,7 +315,7 @@ async fn subscriber_handles_each_message_once_within_max_in_flight() {
             }
         }));
         until("200 handled", || seen.lock().unwrap().len() == 200).await;
-        let store = env.redis.store().await;
+        let store = env.redis.store().await.receivers;
         eventually(Duration::from_secs(30), "every message acked", || async {
             store.receiver_stats("r").await.unwrap().acked == 200
         })

@@ -243,7 +243,7 @@ async fn the_registry_lists_every_election_page_by_page() {
     let _: i64 =
         redis::cmd("ZREM").arg("baton:{registry}:elections").arg("job-4").query_async(&mut conn).await.unwrap();
     assert!(!all_elections(&mut c, 100).await.iter().any(|e| e.election == "job-4"));
-    let found = env.redis.store().await.discover().await.unwrap();
+    let found = env.redis.store().await.core.discover().await.unwrap();
     assert!(found.contains(&"e:job-4".to_string()), "{found:?}");
     let back = all_elections(&mut c, 100).await.into_iter().find(|e| e.election == "job-4").expect("listed again");
     assert_eq!(ms(&back.last_term_started_at), ms(&back.expires_at) - 60_000, "at its term's start");

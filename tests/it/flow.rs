@@ -241,7 +241,7 @@ async fn a_reap_wakes_a_long_poll_held_back_by_the_limit() {
     })
     .await;
     // What the zombie sweeper does, driven from here: find, then reap.
-    let store = env.redis.store().await;
+    let store = env.redis.store().await.queues;
     let (_, suspects) = store.find_zombies(Q, 0, 0, 100).await.unwrap();
     assert_eq!(suspects.len(), 1, "{suspects:?}");
     let reaped = store.reap(Q, &[(&suspects[0], ReapKind::Zombie, 0)]).await.unwrap();

@@ -404,7 +404,7 @@ async fn a_release_left_by_a_replica_that_died_after_answering_comes_within_two_
     register(&mut c, "down", vec![after("child", "up", ["parent".to_string()])]).await;
     let p = acquire(&mut c, "up", "w", 1).await.pop().expect("the parent is due");
 
-    let dying = redis.store().await;
+    let dying = redis.store().await.queues;
     let done = baton::queues::store::Completion {
         queue: "up".into(),
         name: "parent".into(),

@@ -469,7 +469,7 @@ async fn the_sweep_releases_what_a_dead_replica_left_in_the_outbox() {
         clipped: false,
         result: b"late".to_vec(),
     };
-    store.complete(&c).await.unwrap();
+    store.queues.complete(&c).await.unwrap();
     let mut conn = env.redis.conn().await;
     let outbox: i64 = redis::cmd("ZCARD").arg("baton:{q:q}:outbox").query_async(&mut conn).await.unwrap();
     assert_eq!(outbox, 1, "left in the outbox");
@@ -526,14 +526,14 @@ async fn a_fan_in_releases_many_parents_per_page() {
             })
             .collect();
         for part in completions.chunks(100) {
-            store.complete_batch(part).await.unwrap();
+            store.queues.complete_batch(part).await.unwrap();
         }
         let outbox = format!("baton:{{q:{pq}}}:outbox");
         let entries: usize = redis::cmd("ZCARD").arg(&outbox).query_async(&mut conn).await.unwrap();
         assert_eq!(entries, FAN, "one outbox entry per parent");
 
         let before = script_calls(&mut conn).await;
-        let handled = store.drain_outbox(pq, None).await.unwrap();
+        let handled = store.flows.drain_outbox(pq, None).await.unwrap();
         let calls = script_calls(&mut conn).await - before;
         assert_eq!(handled, FAN);
         // A page gathers up to 500 children across entries: 3 pages, each one script call in
@@ -552,7 +552,7 @@ async fn a_fan_in_releases_many_parents_per_page() {
             .iter()
             .all(|p| p.result == p.name.as_bytes() && p.finish == pb::Finish::Succeeded as i32));
         // A replayed drain finds nothing and changes nothing.
-        assert_eq!(store.drain_outbox(pq, None).await.unwrap(), 0);
+        assert_eq!(store.flows.drain_outbox(pq, None).await.unwrap(), 0);
         complete_with(&mut env, &child, pb::Outcome::Success, b"").await;
         let again = env
             .client
@@ -804,7 +804,7 @@ async fn queue_figures_count_blocked_agents_and_releases_in_flight() {
     let kids = (0..3).map(|i| after(&format!("kid-{i}"), &[("", "parent")], pb::ParentFailure::Unspecified)).collect();
     register_call(&mut env, "g", kids).await.unwrap();
     let store = env.redis.store().await;
-    let s = store.queue_stats("g", 60_000).await.unwrap();
+    let s = store.queues.queue_stats("g", 60_000).await.unwrap();
     assert_eq!((s.blocked, s.releasing, s.oldest_release_ms), (3, 0, None));
 
     // Completed by a store with no flows task: the finish waits in the outbox.
@@ -820,13 +820,13 @@ async fn queue_figures_count_blocked_agents_and_releases_in_flight() {
         clipped: false,
         result: Vec::new(),
     };
-    store.complete(&c).await.unwrap();
-    let s = store.queue_stats("g", 60_000).await.unwrap();
+    store.queues.complete(&c).await.unwrap();
+    let s = store.queues.queue_stats("g", 60_000).await.unwrap();
     assert_eq!((s.blocked, s.releasing), (3, 1));
     assert!(s.oldest_release_ms.is_some_and(|at| at <= s.now_ms), "{:?}", s.oldest_release_ms);
 
-    assert_eq!(store.drain_outbox("g", None).await.unwrap(), 3);
-    let s = store.queue_stats("g", 60_000).await.unwrap();
+    assert_eq!(store.flows.drain_outbox("g", None).await.unwrap(), 3);
+    let s = store.queues.queue_stats("g", 60_000).await.unwrap();
     assert_eq!((s.blocked, s.releasing, s.oldest_release_ms, s.due), (0, 0, None, 3));
 }
 

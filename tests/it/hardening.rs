@@ -415,7 +415,7 @@ async fn replica_leadership_steps_down_before_its_term_can_expire() {
     use baton::runtime::leadership::Leadership;
     use baton::store::wake::Wakeups;
     let redis = TestRedis::start().await;
-    let store = redis.store().await;
+    let store = redis.store().await.elections;
     let stop = tokio_util::sync::CancellationToken::new();
     let ttl = Duration::from_millis(3_000);
     let wakeups = Wakeups::spawn(&store, stop.clone());

@@ -160,7 +160,7 @@ async fn each_run_of_a_recurring_agent_is_completed_under_one_request_id() {
 #[tokio::test]
 async fn a_replayed_complete_is_told_apart_from_a_fresh_one() {
     use baton::queues::store::{Completion, Outcome};
-    use baton::store::{Policy, Redis, Store};
+    use baton::store::{Core, Policy, Redis};
     let env = Env::start().await;
     let mut c = env.client.clone();
     register(&mut c, Q, vec![agent("job", 3_600_000, 60_000)]).await;
@@ -168,7 +168,8 @@ async fn a_replayed_complete_is_told_apart_from_a_fresh_one() {
     let config = test_config();
     let redis = Redis::connect(&env.redis.url(), &config.redis).await.unwrap();
     let policy = Policy::new(&config.agent, &config.limits, &config.dead_letter, &config.idempotency);
-    let store = Store::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone()).await.unwrap();
+    let core = Core::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone()).await.unwrap();
+    let store = baton::server::Stores::new(core).queues;
     let item = Completion {
         queue: Q.into(),
         name: "job".into(),

@@ -273,7 +273,7 @@ async fn key_limits_list_in_pages_in_key_order() {
 
 /// The leases each key holds, from the lease records (`@key`), and the stored counts.
 async fn truth_and_counts(env: &Env) -> (BTreeMap<String, i64>, BTreeMap<String, i64>) {
-    let store = env.redis.store().await;
+    let store = env.redis.store().await.queues;
     let k = store.keys().queue(Q);
     let mut conn = env.redis.conn().await;
     let leases: Vec<(String, String)> = redis::cmd("HGETALL").arg(&k.leases).query_async(&mut conn).await.unwrap();
@@ -304,7 +304,7 @@ async fn recount_corrects_a_corrupted_count() {
         register_key(&mut env, key, n).await;
     }
     assert_eq!(acquire(&mut env.client, Q, "w", 10).await.len(), 6);
-    let limits_key = env.redis.store().await.keys().queue(Q).limits;
+    let limits_key = env.redis.store().await.core.keys().queue(Q).limits;
     let mut conn = env.redis.conn().await;
     let _: () = redis::cmd("HSET").arg(&limits_key).arg("held|a").arg(7).query_async(&mut conn).await.unwrap();
     let _: () = redis::cmd("HDEL").arg(&limits_key).arg("held|b").query_async(&mut conn).await.unwrap();
@@ -343,7 +343,7 @@ async fn recount_is_right_while_leases_come_and_go() {
     }
     let mut held = acquire(&mut env.client, Q, "w", 300).await;
     assert_eq!(held.len(), 300);
-    let store = env.redis.store().await;
+    let store = env.redis.store().await.queues;
     let limits_key = store.keys().queue(Q).limits;
     let mut total_steps = 0;
     for round in 0..3 {

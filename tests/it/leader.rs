@@ -286,7 +286,7 @@ async fn internal_leadership_fails_over_on_shutdown() {
     let replica = |name: &'static str| {
         let redis = &redis;
         async move {
-            let store = redis.store().await;
+            let store = redis.store().await.elections;
             let stop = CancellationToken::new();
             let wakeups = Wakeups::spawn(&store, stop.clone());
             let (l, task) =
@@ -318,15 +318,15 @@ async fn internal_leadership_fails_over_on_shutdown() {
 // not held for a ttl by nobody.
 #[tokio::test]
 async fn dropped_campaign_resigns_what_it_won() {
-    use baton::runtime::dispatch;
+    use baton::elections::wait;
     use baton::store::wake::Wakeups;
     let env = Env::start().await;
-    let store = env.redis.store().await;
+    let store = env.redis.store().await.elections;
     let shutdown = tokio_util::sync::CancellationToken::new();
     let wakeups = Wakeups::spawn(&store, shutdown.clone());
     // A busy script holds Redis so the campaign's script waits in line after it was sent.
     let hold = env.redis.hold_busy(300).await;
-    let call = dispatch::campaign(&store, &wakeups, &shutdown, E, "gone", 60_000, Duration::from_secs(10));
+    let call = wait::campaign(&store, &wakeups, &shutdown, E, "gone", 60_000, Duration::from_secs(10));
     assert!(tokio::time::timeout(Duration::from_millis(100), call).await.is_err(), "held behind the busy script");
     hold.await.unwrap();
     let mut c = leaders(&env.baton).await;

@@ -118,7 +118,7 @@ async fn large_calls_take_turns_and_a_small_one_passes_them() {
     // A store of its own with the default lanes, so the test sees its lanes' queue. One small
     // Acquire in each queue first: it marks the queue active (a small call, for this store's
     // next seconds), so the calls below go straight to their grant.
-    let store = env.redis.store().await;
+    let store = env.redis.store().await.queues;
     for queue in ["fleet", "lone"] {
         assert_eq!(store.acquire(queue, "warm", 1).await.unwrap().leases.len(), 1);
     }

@@ -194,16 +194,16 @@ async fn cancelled_long_polls_leave_no_invisible_lease() {
 // acquire script was sent. The lease it got is released, not left held by nobody.
 #[tokio::test]
 async fn dropped_acquire_releases_what_it_got() {
-    use baton::runtime::dispatch;
+    use baton::queues::wait;
     use baton::store::wake::Wakeups;
     let env = Env::start().await;
     register(&mut env.client.clone(), "drop", vec![agent("only", 3_600_000, 60_000)]).await;
-    let store = env.redis.store().await;
+    let store = env.redis.store().await.queues;
     let (wakeups, shutdown) = (Wakeups::new(store.keys().clone()), tokio_util::sync::CancellationToken::new());
     // Redis runs one script at a time: a 300 ms busy script on another connection holds the
     // Acquire's script in line, so the caller can leave after it was sent, before it ran.
     let hold = env.redis.hold_busy(300).await;
-    let call = dispatch::acquire(&store, &wakeups, &shutdown, "drop", "gone", 1, std::time::Duration::ZERO);
+    let call = wait::acquire(&store, &wakeups, &shutdown, "drop", "gone", 1, std::time::Duration::ZERO);
     assert!(
         tokio::time::timeout(std::time::Duration::from_millis(100), call).await.is_err(),
         "held behind the busy script"

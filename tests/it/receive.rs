@@ -131,7 +131,7 @@ async fn receive_delivers_within_max_in_flight_and_confirms_acks() {
     }
     assert_eq!(seen.keys().cloned().collect::<HashSet<_>>(), ids, "every message, once");
     assert!(most_held >= 2, "several in flight at once (held at most {most_held})");
-    let stats = env.redis.store().await.receiver_stats(R).await.unwrap();
+    let stats = env.redis.store().await.receivers.receiver_stats(R).await.unwrap();
     assert_eq!((stats.in_flight, stats.scheduled, stats.acked), (0, 0, 400));
 }
 
@@ -153,7 +153,7 @@ async fn stale_ack_is_lost_on_its_item_and_the_stream_goes_on() {
     let r = s.next().await;
     assert_eq!(r.acked, vec![ack_of(&got[0]), ack_of(&got[2])]);
     assert!(r.lost.is_empty());
-    let stats = env.redis.store().await.receiver_stats(R).await.unwrap();
+    let stats = env.redis.store().await.receivers.receiver_stats(R).await.unwrap();
     assert_eq!((stats.in_flight, stats.acked), (0, 3));
 }
 
@@ -196,7 +196,7 @@ async fn stream_dropped_mid_batch_loses_nothing() {
     }
     assert_eq!(delivered.keys().cloned().collect::<HashSet<_>>(), ids);
     eventually(Duration::from_secs(30), "everything acked", || async {
-        env.redis.store().await.receiver_stats(R).await.unwrap().acked == 20
+        env.redis.store().await.receivers.receiver_stats(R).await.unwrap().acked == 20
     })
     .await;
 }
@@ -245,7 +245,7 @@ async fn half_close_applies_acks_then_ends_cleanly() {
         }
     }
     assert_eq!(acked, 4, "every ack answered before the end");
-    assert_eq!(env.redis.store().await.receiver_stats(R).await.unwrap().acked, 4);
+    assert_eq!(env.redis.store().await.receivers.receiver_stats(R).await.unwrap().acked, 4);
 
     let mut s = Stream::open(&env, "reader", 4).await;
     let Env { baton, .. } = env;
@@ -308,7 +308,7 @@ async fn receive_rejects_bad_messages() {
         assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
         assert!(e.message().starts_with(&format!("{field}:")), "{field}: {e:?}");
     }
-    assert_eq!(env.redis.store().await.receiver_stats(R).await.unwrap().acked, 2);
+    assert_eq!(env.redis.store().await.receivers.receiver_stats(R).await.unwrap().acked, 2);
 }
 
 // A consumer whose process dies (its connection cut: no half-close) while it holds 3 unacked

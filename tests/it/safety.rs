@@ -161,7 +161,7 @@ async fn a_heartbeat_between_orphan_scan_and_reap_keeps_the_lease() {
     use baton::queues::sweep::{ReapKind, Reaped};
     const THRESHOLD_MS: u64 = 200;
     let redis = TestRedis::start().await;
-    let store = redis.store().await;
+    let store = redis.store().await.queues;
     let def = |name: &str| AgentDef { name: name.into(), timeout_ms: 120_000, ..Default::default() };
     store.register(Q, &[def("saved"), def("taken")], false, "").await.unwrap();
     let saved = store.acquire(Q, "back", 1).await.unwrap().leases.pop().expect("due");

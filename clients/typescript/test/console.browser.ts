@@ -632,3 +632,33 @@ test("a queue of 100,000 agents: one page at a time, search finds the last, live
   await shot(view, "agent-100k-last.png");
   await view.close();
 });
+
+test("an agent's payload shows as text, or as hex when it is not UTF-8, its first 4,096 bytes", async () => {
+  // The API answers the payload whole, in base64; the page shows its head.
+  const q = unique("payloads");
+  const agent = (name: string, payload: Buffer) => ({
+    name, interval: duration(3_600_000), timeout: duration(60_000), errorInterval: undefined, payload, labels: {},
+    maxAttempts: 0, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0, traceparent: "", after: [],
+    onParentFailure: 0, idempotencyKey: "", idempotencyWindow: undefined,
+  });
+  const text = "résumé ✓";
+  await unary(agents.register.bind(agents), { requestId: "", queue: q, resetSchedule: false, agents: [
+    agent("text", Buffer.from(text)),
+    agent("binary", Buffer.alloc(5000, Buffer.from([0xff, 0x00]))),
+    // 4,095 ASCII bytes and a two-byte character: the cap cuts inside it.
+    agent("cut", Buffer.concat([Buffer.alloc(4095, "a"), Buffer.from("é")])),
+  ] });
+  const view = async (name: string) => {
+    const page = await open(consoleUrl + `/#/agent/${q}/${name}`);
+    await page.waitForFunction(() => document.getElementById("agent-payload-size").textContent !== "");
+    const size = await page.locator("[data-testid=agent-payload-size]").textContent();
+    const shown = await page.locator("[data-testid=agent-payload]").textContent();
+    await page.close();
+    return [size, shown];
+  };
+  assert.deepEqual(await view("text"), [`${Buffer.byteLength(text)} bytes`, text]);
+  const [size, hex] = await view("binary");
+  assert.equal(size, "5000 bytes, first 4096 shown, as hex");
+  assert.equal(hex, Array(2048).fill("ff 00").join(" "));
+  assert.deepEqual(await view("cut"), ["4097 bytes, first 4096 shown", "a".repeat(4095)]);
+});

@@ -1,6 +1,8 @@
 //! Baton's gRPC contract, `baton.v1` (`proto/baton/v1/`): the generated messages and the client
 //! and server stubs of AgentService, LeaderService, ClaimService, ScheduleService and
 //! AdminService. What a Rust worker needs on the wire; the helpers are in `baton-client`.
+//! Every message names its protobuf type (`prost::Name`, e.g. `GetHealthResponse::full_name()`
+//! is `baton.v1.GetHealthResponse`), so it can be found in [`FILE_DESCRIPTOR_SET`] by name.
 
 pub mod codec;
 

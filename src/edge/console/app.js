@@ -1,7 +1,8 @@
 // Baton console: reads /api/* (the gRPC methods, in-process, behind the same authentication)
 // and follows /events (the overview every 2 s; the open tab reads again only what it shows, one
 // page of rows or one agent, when that view's counts in the overview change or every ~10 s).
-// No framework, no build step.
+// The answers are Baton's messages in proto3 JSON (see "proto3 JSON" below for what the page
+// derives from them). No framework, no build step.
 "use strict";
 
 const state = { token: sessionStorage.getItem("baton-token") || "", readOnly: false, overview: null,
@@ -46,14 +47,85 @@ function fill(id, rows) {
 
 function seconds(s) { return s === null || s === undefined ? "-" : s.toFixed(1) + "s"; }
 
+// --- proto3 JSON ---------------------------------------------------------------------------------
+// The API writes Baton's messages as the JSON calls on the gRPC port answer them: lowerCamelCase
+// names, enums by their value names, 64-bit integers as strings, bytes as base64, Timestamps as
+// RFC 3339, Durations as "1.5s", and a field at its default (0, "", false, an empty list, the
+// enum's UNSPECIFIED) left out. What the page shows is derived here.
+
+// A count: a 64-bit one arrives as a string, any at 0 not at all.
+function num(v) { return Number(v || 0); }
+
+// A Timestamp as RFC 3339 with milliseconds, UTC; "" when absent (or the zero instant).
+function when(ts) {
+  if (!ts) return "";
+  const t = new Date(ts);
+  return isNaN(t.getTime()) || t.getTime() === 0 ? "" : t.toISOString();
+}
+
+// A Duration ("1.500s") in seconds; null when absent.
+function secs(d) { return d === undefined || d === null ? null : parseFloat(d); }
+
+// An enum value name without its prefix, as the page names it: AGENT_STATE_DEAD_LETTERED, with
+// prefix AGENT_STATE_, is "dead-lettered"; `absent` when the field is left out (UNSPECIFIED).
+function enumName(value, prefix, absent) {
+  if (!value || value === prefix + "UNSPECIFIED") return absent;
+  return value.startsWith(prefix) ? value.slice(prefix.length).toLowerCase().replace(/_/g, "-") : value;
+}
+const agentState = (v) => enumName(v, "AGENT_STATE_", "detached");
+const finishName = (v) => enumName(v, "FINISH_", "-");
+const messageState = (v) => v === "MESSAGE_STATE_IN_FLIGHT" ? "in-flight" : "scheduled";
+const healthName = (v) => enumName(v, "HEALTH_STATUS_", "?").toUpperCase();
+const kindName = (source) => enumName((source || {}).kind, "SOURCE_KIND_", "?");
+// How a term ended; one with no end recorded is current, or ended (it has an end time).
+const termEnd = (t) => enumName(t.end, "TERM_END_", t.endedAt ? "ended" : "current");
+
+// A GetHealth source as the tables and the live signatures read it.
+function sourceRow(s) {
+  return { kind: kindName(s.source), name: (s.source || {}).name || "", status: healthName(s.status), size: num(s.size),
+    inUse: num(s.inUse), idle: num(s.idle), oldestAge: secs(s.oldestAge), stuck: num(s.stuck),
+    deadLettered: num(s.deadLettered), processingRate: s.processingRate || 0, paused: !!s.paused, limits: s.limits };
+}
+
+// `b64` (bytes in proto3 JSON) as bytes.
+function bytesOf(b64) {
+  const raw = atob(b64 || "");
+  const out = new Uint8Array(raw.length);
+  for (let i = 0; i < raw.length; i++) out[i] = raw.charCodeAt(i);
+  return out;
+}
+
+// A payload or result as the page shows it ({bytes, shown, encoding, text}): its first `cap`
+// bytes as text when they are UTF-8 (cut inside a character at the cap: the whole characters
+// before it), else as hex. `total` is its size when `b64` holds only its head.
+function preview(b64, cap, total) {
+  const all = bytesOf(b64);
+  const head = all.subarray(0, Math.min(all.length, cap));
+  const bytes = total === undefined ? all.length : num(total);
+  let text = null;
+  try { text = new TextDecoder("utf-8", { fatal: true }).decode(head, { stream: true }); } catch (e) { text = null; }
+  if (text === null || (text === "" && head.length > 0)) {
+    return { bytes, shown: head.length, encoding: "hex", text: Array.from(head, (b) => b.toString(16).padStart(2, "0")).join("") };
+  }
+  return { bytes, shown: head.length, encoding: "text", text };
+}
+
+// The most bytes of a payload or result the page shows.
+const SHOWN = 4096;
+
+// Labels (or attributes) as "k=v, …", in key order.
+function labelsText(map) {
+  return Object.entries(map || {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => k + "=" + v).join(", ");
+}
+
 function limitsText(l) {
   if (!l) return "-";
   const parts = [];
   if (l.concurrency) parts.push("concurrency " + l.concurrency);
-  if (l.rate) parts.push("rate " + l.rate.perSecond + "/s");
+  if (l.rate) parts.push("rate " + (l.rate.perSecond || 0) + "/s");
   if (l.keyConcurrency) parts.push("per key " + l.keyConcurrency);
-  if (l.keyRate) parts.push("per key " + l.keyRate.perSecond + "/s");
-  if (l.priorityAgingSeconds) parts.push("priority aging " + l.priorityAgingSeconds + "s");
+  if (l.keyRate) parts.push("per key " + (l.keyRate.perSecond || 0) + "/s");
+  if (secs(l.priorityAging)) parts.push("priority aging " + secs(l.priorityAging) + "s");
   return parts.join(", ") || "-";
 }
 
@@ -64,15 +136,17 @@ function renderOverview(o) {
   $("readonly").hidden = !o.readOnly;
   for (const b of document.querySelectorAll(".write")) b.hidden = o.readOnly;
   const status = $("status");
-  status.textContent = o.health.status;
-  status.className = "badge " + o.health.status;
+  const health = healthName(o.health.status);
+  status.textContent = health;
+  status.className = "badge " + health;
   // Null to an operator scoped to other names than the sweeper's election.
   $("sweeper").textContent = o.sweeper ? o.sweeper.leaderId || "(none)" : "(outside your scopes)";
-  $("sweeper-token").textContent = o.sweeper ? o.sweeper.token : "-";
-  $("checked").textContent = o.health.checkedAt;
+  $("sweeper-token").textContent = o.sweeper ? o.sweeper.token || "0" : "-";
+  $("checked").textContent = when(o.health.checkedAt) || "-";
   renderBreakers(o.breakers);
-  fill("sources", o.health.sources.map((s) => {
-    const tr = row([s.kind, s.name, s.status, s.size, s.inUse, s.idle, seconds(s.oldestAgeSeconds), s.stuck,
+  const sources = (o.health.sources || []).map(sourceRow);
+  fill("sources", sources.map((s) => {
+    const tr = row([s.kind, s.name, s.status, s.size, s.inUse, s.idle, seconds(s.oldestAge), s.stuck,
       s.deadLettered, s.processingRate.toFixed(1), limitsText(s.limits), s.paused ? "yes" : "no"]);
     tr.dataset.source = s.kind + ":" + s.name;
     const td = document.createElement("td");
@@ -89,7 +163,7 @@ function renderOverview(o) {
     return tr;
   }));
   for (const [kind, id] of [["queue", "queue-select"], ["receiver", "receiver-select"]]) {
-    const names = o.health.sources.filter((s) => s.kind === kind).map((s) => s.name);
+    const names = sources.filter((s) => s.kind === kind).map((s) => s.name);
     const select = $(id);
     const current = select.value;
     if ([...select.options].map((x) => x.value).join() !== names.join()) {
@@ -358,15 +432,17 @@ async function refreshQueue() {
     filter: $("agent-filter").value.trim() });
   const data = await api("/api/agents?" + q);
   if (seq !== p.seq) return;
-  p.next = data.nextPageToken;
+  const agents = data.agents || [];
+  p.next = data.nextPageToken || "";
   $("agent-prev").disabled = p.tokens.length === 0;
   $("agent-next").disabled = !p.next;
-  $("agent-count").textContent = countText(data, data.agents.length, p, "agent");
-  fill("agents", data.agents.map((a) => {
-    const tr = row([a.name, a.state, a.state === "working" ? a.deadline : a.nextRunAt, a.state === "working" ? a.holder : "",
-      a.state === "working" ? a.token : "", a.failureStreak, a.key, a.priority, a.progress]);
-    tr.dataset.agent = a.name;
-    tr.onclick = () => { location.hash = "#/agent/" + encodeURIComponent(queue) + "/" + encodeURIComponent(a.name); };
+  $("agent-count").textContent = countText(data, agents.length, p, "agent");
+  fill("agents", agents.map((a) => {
+    const d = a.agent || {}, st = agentState(a.state), working = st === "working";
+    const tr = row([d.name, st, working ? when(a.deadline) : when(a.nextRunAt), working ? a.holder : "",
+      working ? a.token : "", a.failureStreak || 0, d.key, d.priority || 0, a.progress]);
+    tr.dataset.agent = d.name;
+    tr.onclick = () => { location.hash = "#/agent/" + encodeURIComponent(queue) + "/" + encodeURIComponent(d.name); };
     return tr;
   }));
 }
@@ -433,7 +509,7 @@ async function refreshAgent() {
   const same = () => { const now = agentRoute(); return now && now.queue === route.queue && now.name === route.name; };
   let a;
   try {
-    a = await api("/api/agent?" + new URLSearchParams(route));
+    a = (await api("/api/agent?" + new URLSearchParams(route))).agent || {};
   } catch (e) {
     if (e.status !== 404) throw e;
     // Gone: a one-shot agent is removed when it finishes; Baton keeps its finish for a while.
@@ -444,49 +520,52 @@ async function refreshAgent() {
   if (!same()) return;
   $("agent-payload-section").hidden = false;
   $("agent-finished").hidden = true;
-  const labels = Object.entries(a.labels || {}).map(([k, v]) => k + "=" + v).join(", ");
-  const working = a.state === "working";
-  const every = a.cron ? "cron " + a.cron + (a.timeZone ? " (" + a.timeZone + ")" : "")
-    : a.intervalSeconds ? "every " + a.intervalSeconds + "s" : "once";
-  const blocked = a.state === "blocked" && a.parentsTotal
-    ? " (waiting for " + a.parentsPending + " of " + a.parentsTotal + (a.parentsTotal === 1 ? " parent)" : " parents)") : "";
+  const d = a.agent || {};
+  const st = agentState(a.state), working = st === "working";
+  const every = d.cron ? "cron " + d.cron + (d.timeZone ? " (" + d.timeZone + ")" : "")
+    : secs(d.interval) ? "every " + secs(d.interval) + "s" : "once";
+  const total = a.parentsTotal || 0;
+  const blocked = st === "blocked" && total
+    ? " (waiting for " + (a.parentsPending || 0) + " of " + total + (total === 1 ? " parent)" : " parents)") : "";
   details("agent-detail", [
-    ["state", a.state + blocked + (a.cancelRequested ? " (cancel requested)" : "")],
+    ["state", st + blocked + (a.cancelRequested ? " (cancel requested)" : "")],
     ["schedule", every],
-    ["next run", a.nextRunAt],
-    ["lease deadline", working ? a.deadline : ""],
+    ["next run", when(a.nextRunAt)],
+    ["lease deadline", working ? when(a.deadline) : ""],
     ["holder (worker)", working ? a.holder : ""],
     ["token", working ? a.token : ""],
     ["progress", a.progress],
     ["last error", a.lastErrorClass ? a.lastErrorClass + (a.lastErrorMessage ? ": " + a.lastErrorMessage : "") : ""],
-    ["failures in a row", a.failureStreak + (a.maxAttempts ? " of at most " + a.maxAttempts + " attempts" : "")],
-    ["timeout", a.timeoutSeconds === null ? "server default" : a.timeoutSeconds + "s"],
-    ["error interval", a.errorIntervalSeconds === null ? "server default" : a.errorIntervalSeconds + "s"],
-    ["key", a.key],
-    ["priority", a.priority],
-    ["labels", labels],
+    ["failures in a row", (a.failureStreak || 0) + (d.maxAttempts ? " of at most " + d.maxAttempts + " attempts" : "")],
+    ["timeout", d.timeout === undefined ? "server default" : secs(d.timeout) + "s"],
+    ["error interval", d.errorInterval === undefined ? "server default" : secs(d.errorInterval) + "s"],
+    ["key", d.key],
+    ["priority", d.priority || 0],
+    ["labels", labelsText(d.labels)],
   ]);
-  showBytes($("agent-payload"), $("agent-payload-size"), a.payload);
+  showBytes($("agent-payload"), $("agent-payload-size"), preview(d.payload, SHOWN));
   renderFamily(a);
 }
 
-// An agent that finished and is gone: its kept finish, and the result its worker returned.
-function renderFinished(r) {
+// An agent that finished and is gone: its kept finish (Await's answer), and the result its
+// worker returned.
+function renderFinished(answer) {
   $("agent-family").hidden = true;
   $("agent-payload-section").hidden = true;
-  if (!r.done) {
+  const r = answer.result;
+  if (!answer.done || !r) {
     details("agent-detail", [["state", "gone (no finish recorded yet)"]]);
     return;
   }
   details("agent-detail", [
-    ["state", "finished: " + r.finish],
-    ["finished at", r.finishedAt],
+    ["state", "finished: " + finishName(r.finish)],
+    ["finished at", when(r.finishedAt)],
     ["outcome", r.outcome],
     ["token", r.token || ""],
     ["message", r.message],
   ]);
   $("agent-finished").hidden = false;
-  showBytes($("agent-result"), $("agent-result-size"), r.result);
+  showBytes($("agent-result"), $("agent-result-size"), preview(r.result, SHOWN));
 }
 
 // An agent (or, with queue "", a batch) as a link to its page.
@@ -502,22 +581,28 @@ function agentLink(queue, name) {
 
 function renderFamily(a) {
   const parents = a.parents || [], children = a.children || [];
+  const total = a.parentsTotal || 0;
   $("agent-family").hidden = parents.length === 0 && children.length === 0;
-  $("agent-parents-count").textContent = a.parentsTotal
-    ? a.parentsTotal + " in all, " + a.parentsPending + " pending" + (parents.length < a.parentsTotal ? ", first " + parents.length + " shown" : "")
+  $("agent-parents-count").textContent = total
+    ? total + " in all, " + (a.parentsPending || 0) + " pending" + (parents.length < total ? ", first " + parents.length + " shown" : "")
     : "";
-  fill("agent-parents", parents.map((p) => {
-    const result = cell(p.result && p.result.bytes ? bytesText(p.result) : "", "result");
-    if (p.result && p.result.bytes) result.title = p.result.bytes + " bytes";
-    const tr = row([cell(p.queue || "(batch)"), agentLink(p.queue, p.name), cell(p.finish, "finish-" + p.finish),
-      cell(p.finishedAt || ""), result]);
-    tr.dataset.parent = (p.queue ? p.queue + "/" : "") + p.name;
-    tr.dataset.finish = p.finish;
+  fill("agent-parents", parents.map((ps) => {
+    const p = ps.parent || {}, queue = p.queue || "", name = p.name || "";
+    // How the parent finished (with what its worker returned), or "pending".
+    const finish = ps.result ? finishName(ps.result.finish) : "pending";
+    const shown = ps.result ? preview(ps.result.result, SHOWN) : null;
+    const result = cell(shown && shown.bytes ? bytesText(shown) : "", "result");
+    if (shown && shown.bytes) result.title = shown.bytes + " bytes";
+    const tr = row([cell(queue || "(batch)"), agentLink(queue, name), cell(finish, "finish-" + finish),
+      cell(ps.result ? when(ps.result.finishedAt) : ""), result]);
+    tr.dataset.parent = (queue ? queue + "/" : "") + name;
+    tr.dataset.finish = finish;
     return tr;
   }));
   fill("agent-children", children.map((c) => {
-    const tr = row([cell(c.queue || "(batch)"), agentLink(c.queue, c.name)]);
-    tr.dataset.child = (c.queue ? c.queue + "/" : "") + c.name;
+    const queue = c.queue || "", name = c.name || "";
+    const tr = row([cell(queue || "(batch)"), agentLink(queue, name)]);
+    tr.dataset.child = (queue ? queue + "/" : "") + name;
     return tr;
   }));
   if (parents.length === 0) fill("agent-parents", [none(5, "none")]);
@@ -548,21 +633,22 @@ async function refreshBatch() {
   $("batch-name").textContent = name || "-";
   if (!name) return;
   if (document.activeElement !== $("batch-input")) $("batch-input").value = name;
-  const b = await api("/api/batch?" + new URLSearchParams({ batch: name }));
+  const b = (await api("/api/batch?" + new URLSearchParams({ batch: name }))).status || {};
   if (batchRoute() !== name) return;
   const done = b.done ? "done" : b.closed ? "closed (waiting for its members)" : "open (members may be added)";
   details("batch-detail", [
     ["state", done],
-    ["members", b.total],
-    ["pending", b.pending],
-    ["succeeded", b.succeeded],
-    ["failed", b.failed],
-    ["created", b.createdAt],
-    ["done at", b.doneAt || ""],
+    ["members", b.total || 0],
+    ["pending", b.pending || 0],
+    ["succeeded", b.succeeded || 0],
+    ["failed", b.failed || 0],
+    ["created", when(b.createdAt)],
+    ["done at", when(b.doneAt)],
   ].map(([k, v]) => [k, String(v)]));
   fill("batch-callbacks", (b.callbacks || []).map((c) => {
-    const tr = row([cell(c.queue), agentLink(c.queue, c.name)]);
-    tr.dataset.callback = c.queue + "/" + c.name;
+    const queue = c.queue || "", name = c.name || "";
+    const tr = row([cell(queue), agentLink(queue, name)]);
+    tr.dataset.callback = queue + "/" + name;
     return tr;
   }));
 }
@@ -576,11 +662,12 @@ async function refreshMessages() {
   const data = await api("/api/messages?" + new URLSearchParams({ receiver, state: $("message-state").value, limit: PAGE,
     page_token: p.token }));
   if (seq !== p.seq) return;
-  p.next = data.nextPageToken;
+  const messages = data.messages || [];
+  p.next = data.nextPageToken || "";
   $("message-prev").disabled = p.tokens.length === 0;
   $("message-next").disabled = !p.next;
-  $("message-count").textContent = countText(data, data.messages.length, p, "message");
-  fill("messages", data.messages.map((m) => {
+  $("message-count").textContent = countText(data, messages.length, p, "message");
+  fill("messages", messages.map((m) => {
     const box = document.createElement("input");
     box.type = "checkbox";
     box.className = "message-pick";
@@ -589,9 +676,9 @@ async function refreshMessages() {
     box.onclick = (e) => e.stopPropagation();
     const td = document.createElement("td");
     td.appendChild(box);
-    const flying = m.state === "in-flight";
-    const tr = row([td, m.id, m.state, m.deliverAt, m.deliveryCount, m.key, flying ? m.consumerId : "",
-      flying ? m.ackDeadline : "", m.payloadBytes]);
+    const st = messageState(m.state), flying = st === "in-flight";
+    const tr = row([td, m.id, st, when(m.deliverAt), m.deliveryCount || 0, m.key, flying ? m.consumerId : "",
+      flying ? when(m.ackDeadline) : "", num(m.payloadBytes)]);
     tr.dataset.message = m.id;
     tr.onclick = () => { location.hash = "#/message/" + encodeURIComponent(receiver) + "/" + encodeURIComponent(m.id); };
     return tr;
@@ -622,15 +709,15 @@ async function refreshMessage() {
   const m = await api("/api/message?" + new URLSearchParams(route));
   const now = messageRoute();
   if (!now || now.receiver !== route.receiver || now.id !== route.id) return;
-  const flying = m.state === "in-flight";
+  const st = messageState(m.state), flying = st === "in-flight";
   fill("message-detail", [
-    ["state", m.state],
-    ["deliver at", m.deliverAt],
-    ["deliveries", m.deliveryCount],
+    ["state", st],
+    ["deliver at", when(m.deliverAt)],
+    ["deliveries", m.deliveryCount || 0],
     ["key", m.key],
     ["consumer", flying ? m.consumerId : ""],
     ["token", flying ? m.token : ""],
-    ["ack deadline", flying ? m.ackDeadline : ""],
+    ["ack deadline", flying ? when(m.ackDeadline) : ""],
   ].map(([k, v]) => {
     const th = document.createElement("th");
     th.textContent = k;
@@ -638,7 +725,8 @@ async function refreshMessage() {
     tr.dataset.field = k;
     return tr;
   }));
-  const pl = m.payload;
+  // ListMessages carries the payload's head (`payloadHead`) and its size (`payloadBytes`).
+  const pl = preview(m.payloadHead, SHOWN, m.payloadBytes);
   $("message-payload-size").textContent = pl.bytes + " bytes" + (pl.shown < pl.bytes ? ", first " + pl.shown + " shown" : "")
     + (pl.encoding === "hex" ? ", as hex" : "");
   $("message-payload").textContent = pl.encoding === "hex" ? pl.text.replace(/(.{2})/g, "$1 ").trim() : pl.text;
@@ -651,12 +739,18 @@ async function refreshDeadLetters() {
   const data = await api("/api/deadletters?" + new URLSearchParams({ search: $("dl-search").value, limit: PAGE,
     page_token: p.token }));
   if (seq !== p.seq) return;
-  p.next = data.nextPageToken;
+  const letters = (data.deadLetters || []).map((d) => ({ kind: kindName(d.source), source: (d.source || {}).name || "",
+    id: d.id || "", errorClass: d.errorClass || "", message: d.message, attempts: d.attempts || 0, failedAt: when(d.failedAt) }));
+  p.next = data.nextPageToken || "";
   $("dl-prev").disabled = p.tokens.length === 0;
   $("dl-next").disabled = !p.next;
-  $("dl-count").textContent = countText(data, data.deadLetters.length, p, "dead letter");
+  $("dl-count").textContent = countText(data, letters.length, p, "dead letter");
+  // This page's dead letters by error class.
+  const byClass = new Map();
+  for (const d of letters) byClass.set(d.errorClass, (byClass.get(d.errorClass) || 0) + 1);
   const groups = $("groups");
-  groups.replaceChildren(...data.groups.map((g) => {
+  groups.replaceChildren(...[...byClass].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([errorClass, count]) => {
+    const g = { errorClass, count };
     const s = document.createElement("span");
     s.textContent = g.errorClass + " × " + g.count;
     s.title = "on this page";
@@ -664,7 +758,7 @@ async function refreshDeadLetters() {
     s.onclick = () => { $("dl-search").value = g.errorClass; restart(p); refreshDeadLetters().catch(fail); };
     return s;
   }));
-  fill("deadletters", data.deadLetters.map((d) => {
+  fill("deadletters", letters.map((d) => {
     const box = document.createElement("input");
     box.type = "checkbox";
     box.className = "dl-pick";
@@ -696,12 +790,12 @@ async function refreshDeadLetter() {
   const d = await api("/api/deadletter?" + new URLSearchParams(route));
   const now = deadLetterRoute();
   if (!now || now.kind !== route.kind || now.source !== route.source || now.id !== route.id) return;
-  const labels = Object.entries(d.attributes || {}).map(([k, v]) => k + "=" + v).join(", ");
+  const labels = labelsText(d.attributes);
   fill("deadletter-detail", [
     ["error class", d.errorClass],
     ["message", d.message],
-    ["failed at", d.failedAt],
-    ["attempts", d.attempts],
+    ["failed at", when(d.failedAt)],
+    ["attempts", d.attempts || 0],
     ["last holder", d.holder],
     [route.kind === "pool" ? "attributes" : "labels", labels],
   ].map(([k, v]) => {
@@ -711,7 +805,7 @@ async function refreshDeadLetter() {
     tr.dataset.field = k;
     return tr;
   }));
-  const pl = d.payload;
+  const pl = preview(d.payload, SHOWN);
   $("deadletter-payload-size").textContent = pl.bytes + " bytes" + (pl.shown < pl.bytes ? ", first " + pl.shown + " shown" : "")
     + (pl.encoding === "hex" ? ", as hex" : "");
   $("deadletter-payload").textContent = pl.encoding === "hex" ? pl.text.replace(/(.{2})/g, "$1 ").trim() : pl.text;
@@ -763,12 +857,13 @@ async function refreshWorkers() {
 // Every registered election with its current term; click one to see its history.
 async function refreshElections() {
   const data = await api("/api/elections?" + new URLSearchParams({ names: $("election-names").value }));
-  const names = data.elections.map((e) => e.election);
+  const elections = data.elections || [];
+  const names = elections.map((e) => e.election);
   if (!names.includes(state.election)) {
     state.election = names.find((n) => n !== "baton-sweeper") || names[0] || "";
   }
-  fill("elections", data.elections.map((e) => {
-    const tr = row([e.election, e.leaderId || "(none)", e.token || "", e.expiresAt, e.lastTermStartedAt]);
+  fill("elections", elections.map((e) => {
+    const tr = row([e.election, e.leaderId || "(none)", e.token || "", when(e.expiresAt), when(e.lastTermStartedAt)]);
     tr.dataset.election = e.election;
     tr.setAttribute("data-testid", "election-" + e.election);
     if (e.election === state.election) tr.className = "picked";
@@ -779,13 +874,15 @@ async function refreshElections() {
 }
 
 async function refreshHistory() {
-  $("history-election").textContent = state.election || "-";
-  if (!state.election) { fill("history", []); return; }
-  const data = await api("/api/elections/history?" + new URLSearchParams({ election: state.election }));
-  if (data.election !== state.election) return; // another was picked meanwhile
-  fill("history", data.terms.map((t) => {
-    const tr = row([t.token, t.leaderId, t.startedAt, t.end === "current" ? t.expiresAt : t.endedAt,
-      cell(t.end, t.end === "current" ? "current" : "")]);
+  const election = state.election;
+  $("history-election").textContent = election || "-";
+  if (!election) { fill("history", []); return; }
+  const data = await api("/api/elections/history?" + new URLSearchParams({ election }));
+  if (election !== state.election) return; // another was picked meanwhile
+  fill("history", (data.terms || []).map((t) => {
+    const end = termEnd(t);
+    const tr = row([t.token, t.leaderId, when(t.startedAt), end === "current" ? when(t.expiresAt) : when(t.endedAt),
+      cell(end, end === "current" ? "current" : "")]);
     tr.dataset.token = t.token;
     return tr;
   }));
@@ -793,8 +890,8 @@ async function refreshHistory() {
 
 async function refreshPools() {
   const data = await api("/api/pools");
-  fill("pools", data.pools.map((p) => row([p.pool, p.idle, p.claimed, p.waitingClaims, seconds(p.oldestWaitSeconds),
-    p.scaleUpPending ? "yes" : "no", p.deadLettered])));
+  fill("pools", data.pools.map((p) => row([p.pool, num(p.idle), num(p.claimed), num(p.waitingClaims),
+    seconds(secs(p.oldestWait)), p.scaleUpPending ? "yes" : "no", num(p.deadLettered)])));
 }
 
 // --- tabs, login, live updates -----------------------------------------------------------------
@@ -846,7 +943,7 @@ state.quiet = 0;
 // counts (elections).
 function viewCounts(o, tab) {
   const counts = (s) => [s.kind, s.name, s.size, s.inUse, s.idle, s.deadLettered, s.paused].join(":");
-  const sources = o.health.sources;
+  const sources = (o.health.sources || []).map(sourceRow);
   const route = agentRoute();
   if (tab === "queue" || (tab === "agent" && route)) {
     const queue = tab === "queue" ? $("queue-select").value : route.queue;

@@ -1,0 +1,290 @@
+//! AgentService's entry points over sharded queues: an agent lives in shard CRC16(name) mod N
+//! (see `store::shards`). Each method takes a queue's name and routes to its shards through the
+//! per-shard layer (`Shard<Queues>`, in `queues::store`).
+
+use std::{borrow::Cow, collections::BTreeMap};
+
+use crate::error::{Error, Result};
+use crate::queues::store::{Acquired, AgentDef, AgentInfo, AgentPage, Beat, Completion, Ended, HeartbeatItem, Queues};
+use crate::store::shards::{head_score, in_turn, Shard};
+use crate::store::SourceKind;
+
+impl Queues {
+    /// Upserts definitions (see [`crate::flows::store::RegisterAnswer`]). On a sharded queue, one script per
+    /// shard: atomic per shard, not across them. A retry with the same `request_id` gets the
+    /// first call's answer (each shard's part).
+    ///
+    /// New agents with parents are created blocked in every shard first, then attached to
+    /// their parents (which may be agents of this same call, in any shard).
+    pub async fn register(
+        &self,
+        queue: &str,
+        agents: &[AgentDef],
+        reset: bool,
+        request_id: &str,
+    ) -> Result<crate::flows::store::RegisterAnswer> {
+        let flows = agents.iter().any(|a| !a.after.is_empty());
+        if flows {
+            let mut queues: Vec<String> =
+                agents.iter().map(|a| self.shard_of(SourceKind::Queue, queue, &a.name).into_owned()).collect();
+            queues.extend(agents.iter().flat_map(|a| a.after.iter().map(|p| p.queue.clone())));
+            queues.sort();
+            queues.dedup();
+            self.flows.remember_flow_queues(queues.iter().map(String::as_str)).await?;
+        }
+        // Positions in `agents`, by shard.
+        let mut by_shard: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (i, def) in agents.iter().enumerate() {
+            by_shard.entry(self.shard_of(SourceKind::Queue, queue, &def.name).into_owned()).or_default().push(i);
+        }
+        let mut out = crate::flows::store::RegisterAnswer {
+            items: vec![
+                crate::flows::store::RegisteredItem {
+                    name: String::new(),
+                    created: false,
+                    deduplicated: false,
+                    finish: None
+                };
+                agents.len()
+            ],
+            ..Default::default()
+        };
+        for (shard, positions) in &by_shard {
+            let defs: Vec<AgentDef> = positions.iter().map(|&i| agents[i].clone()).collect();
+            let part = Shard(self).register(shard, &defs, reset, request_id).await?;
+            out.created += part.created;
+            out.updated += part.updated;
+            out.deduplicated += part.deduplicated;
+            for (&i, item) in positions.iter().zip(part.items) {
+                out.items[i] = item;
+            }
+        }
+        if flows {
+            for (shard, positions) in &by_shard {
+                let children: Vec<(String, Vec<crate::flows::store::ParentRef>)> = positions
+                    .iter()
+                    .filter(|&&i| out.items[i].created && !agents[i].after.is_empty())
+                    .map(|&i| (agents[i].name.clone(), agents[i].after.clone()))
+                    .collect();
+                self.flows.attach(shard, &children).await?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Removes definitions; returns how many existed.
+    pub async fn unregister(&self, queue: &str, names: &[String]) -> Result<u32> {
+        let mut by_shard: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for name in names {
+            by_shard.entry(self.shard_of(SourceKind::Queue, queue, name).into_owned()).or_default().push(name.clone());
+        }
+        let mut removed = 0;
+        for (shard, names) in by_shard {
+            removed += Shard(self).unregister(&shard, &names).await?;
+        }
+        Ok(removed)
+    }
+
+    /// Grants up to `max` due agents to `worker`. On a sharded queue: one round of peeks at
+    /// every shard's earliest entry (and the Redis clock), then the acquire script on the shards
+    /// with something due — round-robin among them — until `max` are granted. A shard whose
+    /// node is known down (its breaker open) is skipped without a round trip, and a shard that
+    /// fails is skipped too: the queue is served from the shards that answer, and fails only
+    /// when none does.
+    pub async fn acquire(&self, queue: &str, worker: &str, max: u32) -> Result<Acquired> {
+        if self.shard_count(SourceKind::Queue, queue) == 1 {
+            return Shard(self).acquire(queue, worker, max).await;
+        }
+        let shards = self.shard_names(SourceKind::Queue, queue);
+        let waiting: Vec<String> = shards.iter().map(|shard| self.keys.queue(shard).waiting).collect();
+        let live: Vec<usize> = (0..shards.len()).filter(|&i| !self.known_down(&waiting[i])).collect();
+        if live.is_empty() {
+            // Every shard's node is known down: fail fast as the breaker says.
+            return Shard(self).acquire(&shards[0], worker, max).await;
+        }
+        let keys: Vec<&str> = live.iter().map(|&i| waiting[i].as_str()).collect();
+        let heads = keys.iter().map(|key| redis::cmd("ZRANGE").arg(key).arg(0).arg(0).arg("WITHSCORES").clone());
+        let (now_ms, answers) = self.redis.each_settled(&keys, heads.collect()).await?;
+        let mut heads: Vec<Option<i64>> = vec![None; shards.len()];
+        let (mut failed, mut answered) = (None, false);
+        for (&i, answer) in live.iter().zip(answers) {
+            // A peek is a dispatch call like any: its failure counts toward the node's breaker.
+            self.record_dispatch(&waiting[i], &answer);
+            match answer {
+                Ok(v) => {
+                    heads[i] = head_score(v);
+                    answered = true;
+                }
+                Err(e) => {
+                    tracing::debug!(shard = shards[i], error = %e, "shard did not answer; skipped");
+                    failed = Some(e)
+                }
+            }
+        }
+        let due = in_turn(shards.len(), |i| heads[i].is_some_and(|h| h <= now_ms));
+        let mut got = Acquired { now_ms, next_due_ms: heads.iter().flatten().copied().min(), leases: Vec::new() };
+        // When to look again at each shard: what its script said (a paused shard, or one whose
+        // due work its script held back, says so), or its head (a peek, no script).
+        let mut again = heads.clone();
+        for i in due {
+            let want = max - got.leases.len() as u32;
+            if want == 0 {
+                break;
+            }
+            match Shard(self).acquire(&shards[i], worker, want).await {
+                Ok(part) => {
+                    got.now_ms = part.now_ms;
+                    got.leases.extend(part.leases);
+                    again[i] = part.next_due_ms;
+                }
+                // Leases granted by other shards are held already: hand them over.
+                Err(e @ (Error::Unavailable(_) | Error::CircuitOpen { .. })) => failed = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        // No shard answered at all: the caller learns why (and retries).
+        if let (false, Some(e)) = (answered, failed) {
+            return Err(e);
+        }
+        if got.leases.len() < max as usize {
+            got.next_due_ms = again.into_iter().flatten().min();
+        }
+        Ok(got)
+    }
+
+    /// Extends leases of one queue (and records their progress); per lease, what happened.
+    pub async fn heartbeat(&self, queue: &str, worker: &str, leases: &[HeartbeatItem<'_>]) -> Result<Vec<Beat>> {
+        if self.shard_count(SourceKind::Queue, queue) == 1 {
+            return Shard(self).heartbeat(queue, worker, leases).await;
+        }
+        // Positions in `leases`, by shard.
+        let mut by_shard: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (i, lease) in leases.iter().enumerate() {
+            by_shard.entry(self.shard_of(SourceKind::Queue, queue, lease.0).into_owned()).or_default().push(i);
+        }
+        let mut out = vec![Beat::Lost; leases.len()];
+        for (shard, positions) in by_shard {
+            let pairs: Vec<HeartbeatItem> = positions.iter().map(|&i| leases[i]).collect();
+            let deadlines = Shard(self).heartbeat(&shard, worker, &pairs).await?;
+            for (i, deadline) in positions.into_iter().zip(deadlines) {
+                out[i] = deadline;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Marks `worker` seen on every shard of `queue` where it holds leases (see `Shard::mark_seen`).
+    pub async fn mark_seen(&self, queue: &str, worker: &str) -> Result<()> {
+        let shards = self.shard_names(SourceKind::Queue, queue);
+        let per_shard = Shard(self);
+        futures::future::try_join_all(shards.iter().map(|s| per_shard.mark_seen(s, worker))).await.map(drop)
+    }
+
+    /// Takes back leases of `queue` that `worker` held on a stream that broke, as the orphan
+    /// sweep would (ORPHANED, counted as an attempt), each only if the worker has not been seen
+    /// within the last `silent_ms` (re-checked by the script). Returns how many were taken back.
+    pub async fn reap_abandoned(
+        &self,
+        queue: &str,
+        worker: &str,
+        leases: &[(String, u64)],
+        silent_ms: u64,
+    ) -> Result<usize> {
+        let mut by_shard: BTreeMap<String, Vec<crate::queues::sweep::Suspect>> = BTreeMap::new();
+        for (name, token) in leases {
+            let suspect = crate::queues::sweep::Suspect {
+                name: name.clone(),
+                token: token.to_string(),
+                deadline_ms: 0,
+                worker: worker.into(),
+            };
+            by_shard.entry(self.shard_of(SourceKind::Queue, queue, name).into_owned()).or_default().push(suspect);
+        }
+        let mut taken = 0;
+        for (shard, suspects) in &by_shard {
+            for chunk in self.policy.chunks(suspects) {
+                let items: Vec<_> =
+                    chunk.iter().map(|s| (s, crate::queues::sweep::ReapKind::Orphan, silent_ms)).collect();
+                taken += self
+                    .reap(shard, &items)
+                    .await?
+                    .iter()
+                    .filter(|r| **r != crate::queues::sweep::Reaped::Skipped)
+                    .count();
+            }
+        }
+        Ok(taken)
+    }
+
+    /// Ends a lease with an outcome. A stale or unknown token is `Error::LeaseLost`.
+    pub async fn complete(&self, c: &Completion) -> Result<Ended> {
+        self.complete_batch(std::slice::from_ref(c))
+            .await?
+            .pop()
+            .flatten()
+            .ok_or_else(|| Error::LeaseLost(format!("{}/{} token {}", c.queue, c.name, c.token)))
+    }
+
+    /// Ends many leases, of any queues: one script per queue (per shard of a sharded queue), run
+    /// side by side. Per item, in order, what happened, or None when its token was stale or
+    /// unknown (that item changed nothing).
+    pub async fn complete_batch(&self, items: &[Completion]) -> Result<Vec<Option<Ended>>> {
+        // Positions in `items`, by physical queue, in first-seen order.
+        let mut groups: Vec<(Cow<'_, str>, Vec<usize>)> = Vec::new();
+        for (i, c) in items.iter().enumerate() {
+            let shard = self.shard_of(SourceKind::Queue, &c.queue, &c.name);
+            match groups.iter_mut().find(|(q, _)| *q == shard) {
+                Some((_, positions)) => positions.push(i),
+                None => groups.push((shard, vec![i])),
+            }
+        }
+        let done = futures::future::try_join_all(groups.iter().map(|(queue, positions)| {
+            let batch: Vec<&Completion> = positions.iter().map(|&i| &items[i]).collect();
+            async move { Shard(self).complete_batch(queue, &batch).await }
+        }))
+        .await?;
+        let mut out = vec![None; items.len()];
+        for ((_, positions), results) in groups.into_iter().zip(done) {
+            for (i, result) in positions.into_iter().zip(results) {
+                out[i] = result;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Hands a lease back; returns the next run, or None when the agent was unregistered.
+    pub async fn release(&self, queue: &str, name: &str, token: u64, delay_ms: u64) -> Result<Option<i64>> {
+        Shard(self).release(&self.shard_of(SourceKind::Queue, queue, name), name, token, delay_ms).await
+    }
+
+    /// One agent's definition and state, or None.
+    pub async fn get_agent(&self, queue: &str, name: &str) -> Result<Option<AgentInfo>> {
+        Shard(self).get_agent(&self.shard_of(SourceKind::Queue, queue, name), name).await
+    }
+
+    /// A page of agents in name order, starting after `after`, only names starting with
+    /// `prefix` (empty: every name): on a sharded queue, a page of each shard, merged.
+    pub async fn list_agents(&self, queue: &str, after: &str, page_size: u32, prefix: &str) -> Result<AgentPage> {
+        if self.shard_count(SourceKind::Queue, queue) == 1 {
+            return Shard(self).list_agents(queue, after, page_size, prefix).await;
+        }
+        let per_shard = Shard(self);
+        let pages = futures::future::try_join_all(
+            self.shard_names(SourceKind::Queue, queue)
+                .iter()
+                .map(|s| per_shard.list_agents(s, after, page_size, prefix)),
+        )
+        .await?;
+        // A shard that has more after its page bounds how far the merge is complete.
+        let bound = pages.iter().filter_map(|p| p.next_after.clone()).min();
+        let mut agents: Vec<AgentInfo> = pages.into_iter().flat_map(|p| p.agents).collect();
+        agents.sort_by(|a, b| a.def.name.cmp(&b.def.name));
+        if let Some(bound) = &bound {
+            agents.retain(|a| a.def.name <= *bound);
+        }
+        let more = bound.is_some() || agents.len() > page_size as usize;
+        agents.truncate(page_size as usize);
+        let next_after = if more { agents.last().map(|a| a.def.name.clone()) } else { None };
+        Ok(AgentPage { agents, next_after })
+    }
+}
