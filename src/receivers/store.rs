@@ -5,10 +5,10 @@ use crate::store::keys::ChannelKind;
 use crate::store::shards::Shard;
 use crate::store::{over_core, reply::Reply, scripts::FromReply, scripts::Int, scripts::PurgePage, Core, Path};
 
-/// The typed calls of `lua/receiver/`, generated from the scripts' headers.
+/// The typed calls of `lua/receivers/`, generated from the scripts' headers.
 pub(crate) mod calls {
     use crate::store::keys::ReceiverKeys;
-    include!(concat!(env!("OUT_DIR"), "/calls_receiver.rs"));
+    include!(concat!(env!("OUT_DIR"), "/calls_receivers.rs"));
 }
 
 /// What ackMessages answered: per ack, in order, whether it was acked.
