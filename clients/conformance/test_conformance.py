@@ -6,10 +6,13 @@ through each language's driver (DRIVER.md). A scenario is data; this file only i
 Each scenario gets its own Baton (with its embedded Redis) and its own driver processes. Steps:
 
 - {"send": CMD, "to": DRIVER}            a command to a driver (default "main")
-- {"expect": MATCH, "count": N, "from": DRIVER, "distinct": FIELD,
+- {"expect": MATCH, "count": N, "from": DRIVER, "distinct": FIELD, "exactly": true,
    "within_s_since": [MARK, S], "report_since": MARK}
                                          waits until N events (since the start) match MATCH (every
-                                         key equal); with "distinct", N different values of FIELD
+                                         key equal); with "distinct", N different values of FIELD;
+                                         with "exactly", no more than N events match at that point.
+                                         A "reason" in MATCH is left out for the languages whose
+                                         helpers give a handler no reason (WITHOUT_REASON)
 - {"on": MATCH, "nth": N, "send": CMD}   sends CMD the moment the Nth matching event is read
 - {"auto_finish": ID}                    answers every `started` of worker ID with a `finish`
 - {"invariant": {"max_running": N, "id": ID}}
@@ -19,9 +22,13 @@ Each scenario gets its own Baton (with its embedded Redis) and its own driver pr
 - {"mark": NAME}                         remembers the time
 - {"register_direct": {...}}             registers an agent with the generated Python stubs
 - {"cancel_run": {"queue", "name"}}      AgentService.CancelRun
+- {"end_lease": {"queue", "name"}}       someone else ends the agent's current lease: Complete
+                                         (SUCCESS) with the token GetAgent shows, as a worker that
+                                         took the lease over after its expiry would
 - {"check": {...}}                       Baton's state (see `check`): "agents" (how many), "names",
                                          "states" (ListAgents), "agent_states" (GetAgent, by name),
-                                         "trace_id", "dead_letter"
+                                         "released" (names waiting, held by nobody, no failure
+                                         counted: handed back, not failed), "trace_id", "dead_letter"
 """
 
 from __future__ import annotations
@@ -49,6 +56,9 @@ SCENARIOS = json.loads((HERE / "scenarios.json").read_text())
 LANGUAGES = ["python", "typescript", "go", "java", "rust"]
 SELECTED = [lang for lang in os.environ.get("CONFORMANCE_LANGUAGES", ",".join(LANGUAGES)).split(",") if lang]
 TIMEOUT_S = 60.0
+# Languages whose worker helper tells a cancelled handler no reason (no LEASE_LOST, RUN_CANCELLED
+# or SHUTDOWN): their drivers' `cancelled` events carry none (DRIVER.md).
+WITHOUT_REASON = {"python", "rust"}
 
 
 def driver_command(language: str) -> list[str]:
@@ -234,6 +244,14 @@ class Run:
                 for name, want in spec["agent_states"].items():
                     got = agents.GetAgent(agent_pb2.GetAgentRequest(queue=queue, name=name), timeout=10).agent.state
                     assert agent_pb2.AgentState.Name(got) == want, f"{name} is {agent_pb2.AgentState.Name(got)}, expected {want}"
+        if "released" in spec:
+            channel, _, agents, _, _ = self.stubs()
+            with channel:
+                for name in spec["released"]:
+                    got = agents.GetAgent(agent_pb2.GetAgentRequest(queue=queue, name=name), timeout=10).agent
+                    state = agent_pb2.AgentState.Name(got.state)
+                    assert (state, got.holder, got.failure_streak) == ("AGENT_STATE_WAITING", "", 0), \
+                        f"{name} not handed back cleanly: {state}, holder {got.holder!r}, failure streak {got.failure_streak}"
         if "trace_id" in spec:
             want = spec["trace_id"]
             agent = next(a for a in found if a.agent.name == want["name"])
@@ -265,6 +283,14 @@ class Run:
         with channel:
             agents.CancelRun(agent_pb2.CancelRunRequest(queue=spec["queue"], name=spec["name"]), timeout=10)
 
+    def end_lease(self, spec: dict) -> None:
+        channel, agent_pb2, agents, _, _ = self.stubs()
+        with channel:
+            held = agents.GetAgent(agent_pb2.GetAgentRequest(queue=spec["queue"], name=spec["name"]), timeout=10).agent
+            assert held.state == agent_pb2.AGENT_STATE_WORKING, f"{spec['name']} is not held: {held}"
+            agents.Complete(agent_pb2.CompleteRequest(queue=spec["queue"], name=spec["name"], token=held.token,
+                                                      outcome=agent_pb2.OUTCOME_SUCCESS), timeout=10)
+
     # --- the steps ----------------------------------------------------------------------------
     def step(self, s: dict) -> None:
         driver = s.get("to") or s.get("from") or s.get("driver") or "main"
@@ -275,7 +301,14 @@ class Run:
         elif "send" in s:
             self.drivers[driver].send(s["send"])
         elif "expect" in s:
-            last = self.wait(s["expect"], s.get("count", 1), driver, s.get("distinct"))
+            pattern = dict(s["expect"])
+            if self.language in WITHOUT_REASON:
+                pattern.pop("reason", None)
+            last = self.wait(pattern, s.get("count", 1), driver, s.get("distinct"))
+            if s.get("exactly"):
+                with self.cond:
+                    got = sum(1 for _, d, e in self.events if d == driver and matches(e, pattern))
+                assert got == s.get("count", 1), f"{got} × {pattern} from {driver}, expected exactly {s.get('count', 1)}"
             if "report_since" in s:
                 self.report.append(f"{s['expect']} {last - self.marks[s['report_since']]:.2f} s after {s['report_since']}")
             if "within_s_since" in s:
@@ -321,6 +354,8 @@ class Run:
             self.register_direct(s["register_direct"])
         elif "cancel_run" in s:
             self.cancel_run(s["cancel_run"])
+        elif "end_lease" in s:
+            self.end_lease(s["end_lease"])
         else:
             raise ValueError(f"unknown step {s}")
 

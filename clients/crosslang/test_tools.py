@@ -127,7 +127,7 @@ def secure_server():
 
 
 def test_grpcurl_and_ghz_over_mutual_tls_with_a_token(secure_server):
-    """README's "Security" commands: grpcurl and ghz with -cacert, a client certificate and
+    """docs/security.md's commands: grpcurl and ghz with -cacert, a client certificate and
     `authorization: Bearer <token>`; without the token the call is refused."""
     s = secure_server
     tls = ["-cacert", str(s.ca), "-cert", str(s.client_cert), "-key", str(s.client_key)]

@@ -29,7 +29,7 @@ func (b *backoff) next(err error) time.Duration {
 func (b *backoff) reset() { b.failures = 0 }
 
 // Reason is the reason of the google.rpc.ErrorInfo Baton sends with every error (LEASE_LOST,
-// NOT_FOUND, LINE_FULL, PARENTS_FIXED, …; README "Errors"), or "" when err carries none. Its
+// NOT_FOUND, LINE_FULL, PARENTS_FIXED, …; docs/errors.md), or "" when err carries none. Its
 // retry hint is RetryAfter.
 func Reason(err error) string {
 	for _, d := range status.Convert(err).Details() {

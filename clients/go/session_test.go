@@ -55,39 +55,6 @@ func (r *runs) snapshot() (map[string]int, int) {
 	return out, r.highest
 }
 
-// The session path drains 400 one-shot agents with MaxLeases 8: never more than 8 handlers at
-// once (the credit), every agent run exactly once (no failure injected), the queue empty.
-func TestSessionDrainsWithinItsCredit(t *testing.T) {
-	queue := unique("go-drain")
-	all := names("job", 400)
-	for i := 0; i < len(all); i += 200 {
-		register(t, queue, all[i:i+200], 30*time.Second, 0)
-	}
-	var r runs
-	w := newWorker(queue)
-	w.MaxLeases = 8
-	stop := start(w, func(ctx context.Context, lease *batonv1.Lease) error {
-		r.enter(lease.GetName())
-		defer r.leave()
-		time.Sleep(time.Millisecond)
-		return nil
-	})
-	eventually(t, 60*time.Second, "all succeeded", func() bool { return completed(t, queue)["SUCCESS"] == len(all) })
-	stop()
-	count, highest := r.snapshot()
-	if highest > 8 {
-		t.Fatalf("%d handlers ran at once with MaxLeases 8", highest)
-	}
-	if len(count) != len(all) {
-		t.Fatalf("%d agents ran, want %d", len(count), len(all))
-	}
-	for name, n := range count {
-		if n != 1 {
-			t.Fatalf("%s ran %d times", name, n)
-		}
-	}
-}
-
 // A completion for a lease lost while its handler ran (it expired; another worker took it) is
 // refused for that lease only; the worker goes on with other work.
 func TestSessionCompletionOfALostLeaseIsRefusedAndTheWorkerGoesOn(t *testing.T) {
@@ -193,47 +160,6 @@ func TestSessionBrokenMidBatchLosesNothing(t *testing.T) {
 		if count[n] < 1 {
 			t.Fatalf("%s never ran", n)
 		}
-	}
-}
-
-// Stopping a worker right after its last handler finished loses no completed work: 100
-// one-shot agents; the 100th handler stops the worker as it finishes (it returns success once
-// the stop has cancelled it). Every agent is completed with SUCCESS (one-shot: removed), none
-// is released back to waiting, and the stream was half-closed cleanly (Run returned).
-func TestStopRightAfterTheLastHandlerLosesNoCompletedWork(t *testing.T) {
-	queue := unique("go-stop")
-	all := names("s", 100)
-	register(t, queue, all, 30*time.Second, 0)
-	w := newWorker(queue)
-	w.MaxLeases = 8
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var finished atomic.Int32
-	done := make(chan error, 1)
-	go func() {
-		done <- w.Run(ctx, func(hctx context.Context, lease *batonv1.Lease) error {
-			if finished.Add(1) == int32(len(all)) {
-				cancel()      // the stop, as the last handler finishes
-				<-hctx.Done() // the worker is stopping: the work is done all the same
-			}
-			return nil
-		})
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("Run did not return; %d handlers finished", finished.Load())
-	}
-	left, err := agentClient().ListAgents(context.Background(), &batonv1.ListAgentsRequest{Queue: queue})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := completed(t, queue); got["SUCCESS"] != len(all) || len(left.GetAgents()) != 0 {
-		t.Fatalf("completions %v, agents left %d (first %v): want %d SUCCESS and none left",
-			got, len(left.GetAgents()), left.GetAgents()[:min(1, len(left.GetAgents()))], len(all))
 	}
 }
 

@@ -114,51 +114,6 @@ func TestHeartbeatsKeepALongRunAlive(t *testing.T) {
 	}
 }
 
-func TestLostLeaseCancelsTheHandlerAndIsNotCompleted(t *testing.T) {
-	queue := unique("go-lost")
-	register(t, queue, []string{"victim"}, 30*time.Second, time.Hour)
-	started := make(chan uint64, 1)
-	cause := make(chan error, 1)
-	w := newWorker(queue)
-	stop := start(w, func(ctx context.Context, lease *batonv1.Lease) error {
-		started <- lease.GetToken()
-		<-ctx.Done()
-		cause <- context.Cause(ctx)
-		return ctx.Err()
-	})
-	var token uint64
-	select {
-	case token = <-started:
-	case <-time.After(10 * time.Second):
-		t.Fatal("not acquired")
-	}
-	st := getAgent(t, queue, "victim")
-	if st.GetState() != batonv1.AgentState_AGENT_STATE_WORKING || st.GetToken() != token {
-		t.Fatalf("unexpected state %v", st)
-	}
-	// Someone else ends the lease first (as a worker that took it after expiry would).
-	if _, err := agentClient().Complete(context.Background(), &batonv1.CompleteRequest{
-		Queue: queue, Name: "victim", Token: token, Outcome: batonv1.Outcome_OUTCOME_SUCCESS}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-cause:
-		if !errors.Is(err, baton.ErrLeaseLost) {
-			t.Fatalf("cause %v, want ErrLeaseLost", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("handler not cancelled")
-	}
-	time.Sleep(500 * time.Millisecond)
-	stop()
-	if got := completed(t, queue); len(got) != 1 || got["SUCCESS"] != 1 {
-		t.Fatalf("completions %v, want only ours", got)
-	}
-	if st := getAgent(t, queue, "victim"); st.GetState() != batonv1.AgentState_AGENT_STATE_WAITING {
-		t.Fatalf("state %v", st.GetState())
-	}
-}
-
 func TestProgressIsShownAndACancelledRunCancelsTheHandler(t *testing.T) {
 	queue := unique("go-cancel")
 	register(t, queue, []string{"crawl"}, 30*time.Second, time.Hour)
@@ -244,35 +199,6 @@ func TestErrorsMapToOutcomes(t *testing.T) {
 	}
 	for _, stop := range stops {
 		stop()
-	}
-}
-
-func TestShutdownReleasesHeldLeases(t *testing.T) {
-	queue := unique("go-release")
-	register(t, queue, []string{"held"}, 30*time.Second, time.Hour)
-	started := make(chan struct{}, 1)
-	cause := make(chan error, 1)
-	stop := start(newWorker(queue), func(ctx context.Context, lease *batonv1.Lease) error {
-		started <- struct{}{}
-		<-ctx.Done()
-		cause <- context.Cause(ctx)
-		return ctx.Err()
-	})
-	<-started
-	stop()
-	if err := <-cause; !errors.Is(err, baton.ErrShutdown) {
-		t.Fatalf("cause %v, want ErrShutdown", err)
-	}
-	st := getAgent(t, queue, "held")
-	if st.GetState() != batonv1.AgentState_AGENT_STATE_WAITING || st.GetHolder() != "" || st.GetFailureStreak() != 0 {
-		t.Fatalf("not released cleanly: %v", st)
-	}
-	if got := completed(t, queue); len(got) != 0 {
-		t.Fatalf("completions %v, want none", got)
-	}
-	r, err := agentClient().Acquire(context.Background(), &batonv1.AcquireRequest{Queue: queue, WorkerId: "other", MaxLeases: 1})
-	if err != nil || len(r.GetLeases()) != 1 {
-		t.Fatalf("released lease not due at once: %v %v", r, err)
 	}
 }
 

@@ -164,7 +164,7 @@ fn assert_delay((r, before, after): &(pb::CompleteResponse, i64, i64), delay: i6
     );
 }
 
-// Each failure class gets the backoff of its class (README's table); success resets the streak.
+// Each failure class gets the backoff of its class (the table of docs/agents.md); success resets the streak.
 #[tokio::test]
 async fn outcomes_reschedule_by_class() {
     let mut config = test_config();

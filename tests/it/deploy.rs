@@ -63,7 +63,7 @@ async fn tls_with_a_wrong_ca_or_no_client_certificate_fails_at_start_with_a_clea
     assert!(log.contains("rediss://"), "TLS files with a plain URL: {log}");
 }
 
-/// The ACL rule README gives for Baton's user.
+/// The ACL rule docs/redis.md gives for Baton's user.
 const ACL_RULE: &[&str] = &[
     "on",
     ">s3cret",

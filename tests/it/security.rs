@@ -1192,17 +1192,17 @@ async fn secret_files_readable_by_others_are_warned_about() {
     }
 }
 
-// README's role table lists, for `read-only`, exactly the RPCs that need only `read`.
+// The role table of docs/security.md lists, for `read-only`, exactly the RPCs that need only `read`.
 #[test]
-fn the_readme_lists_every_read_only_rpc() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let row = readme.lines().find(|l| l.starts_with("| `read-only` |")).expect("the read-only row");
+fn the_security_page_lists_every_read_only_rpc() {
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/security.md")).unwrap();
+    let row = page.lines().find(|l| l.starts_with("| `read-only` |")).expect("the read-only row");
     let mut listed: Vec<&str> =
         row.split('|').nth(2).unwrap().split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
     let mut reads: Vec<&str> = RPCS.iter().filter(|(_, p)| *p == "read").map(|(rpc, _)| *rpc).collect();
     listed.sort();
     reads.sort();
-    assert_eq!(listed, reads, "README's read-only row");
+    assert_eq!(listed, reads, "the read-only row of docs/security.md");
 }
 
 // Every request that names several sources is checked name by name: a batch mixing a name of

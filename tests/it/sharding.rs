@@ -1,6 +1,6 @@
 //! Sharded queues, pools and receivers (`sharding.*`) on a real Redis Cluster (3 primaries):
 //! each lives in several slots, and every call by the source's own name keeps working. What
-//! changes is stated in README ("Sharded sources") and checked here: fencing tokens increase
+//! changes is stated in docs/redis.md ("Sharded sources") and checked here: fencing tokens increase
 //! per shard, a sharded pool's waiting claim takes an idle resource of another shard, a
 //! consumer's `max_in_flight` bounds what it holds across a sharded receiver.
 

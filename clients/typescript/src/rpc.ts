@@ -89,7 +89,7 @@ function fields(bytes: Uint8Array): Map<number, Uint8Array[]> {
 
 /**
  * The reason of the google.rpc.ErrorInfo Baton sends with every error (`LEASE_LOST`,
- * `NOT_FOUND`, `LINE_FULL`, `PARENTS_FIXED`, …; README "Errors"), read from the
+ * `NOT_FOUND`, `LINE_FULL`, `PARENTS_FIXED`, …; docs/errors.md), read from the
  * `grpc-status-details-bin` trailer (grpc-js ships no google.rpc types); undefined if none.
  */
 export function reason(err: unknown): string | undefined {

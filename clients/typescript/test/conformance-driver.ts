@@ -7,7 +7,8 @@ import { status } from "@grpc/grpc-js";
 import { context, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import {
-  agent, AgentResult, AgentSpec, BatchStatus, Claimer, isServiceError, Leadership, Lease, parseTraceparent, Producer, Worker,
+  agent, AgentResult, AgentSpec, BatchStatus, Claimer, isServiceError, Leadership, Lease, LeaseLostError, parseTraceparent, Producer,
+  ShutdownError, Worker,
 } from "../src";
 
 const target = process.env.BATON_TARGET;
@@ -19,6 +20,12 @@ type Command = Record<string, any>;
 const emit = (event: Record<string, unknown>) =>
   process.stdout.write(`${JSON.stringify(event, (_k, v) => (typeof v === "bigint" ? Number(v) : v))}\n`);
 const codeName = (err: unknown) => (isServiceError(err) ? status[err.code] : String(err));
+// The reason the helper gave a cancelled handler (its signal's reason), as DRIVER.md spells it.
+const cancelReason = (reason: unknown) => {
+  if (reason instanceof LeaseLostError) return "LEASE_LOST";
+  if (reason instanceof ShutdownError) return "SHUTDOWN";
+  return String(reason);
+};
 
 const producer = new Producer(target);
 const workers = new Map<string, { worker: Worker; running: Promise<void>; held: Map<string, () => void> }>();
@@ -35,7 +42,7 @@ function startWorker(c: Command): void {
       if (c.handler?.mode === "hold") {
         await new Promise<void>((resolve, reject) => {
           held.set(lease.name, resolve);
-          const cancelled = () => { emit({ event: "cancelled", ...run }); reject(signal.reason); };
+          const cancelled = () => { emit({ event: "cancelled", ...run, reason: cancelReason(signal.reason) }); reject(signal.reason); };
           if (signal.aborted) cancelled();
           else signal.addEventListener("abort", cancelled, { once: true });
         }).finally(() => held.delete(lease.name));

@@ -56,27 +56,3 @@ test("a loss is reported, then the helper campaigns again", async () => {
   assert.equal(lead.token, events[2][1]);
   await lead.close();
 });
-
-test("Renew never answers → reports lost before the term expires (shared case)", async () => {
-  // Baton frozen with SIGSTOP: the loss is reported within 2/3 ttl of the last successful
-  // Renew's send, which was before the freeze — before the term could expire.
-  const own = await BatonServer.start();
-  const ttlMs = 3_000;
-  const lead = new Leadership(own.addr, unique("ts-frozen"), "a", { ttlMs });
-  try {
-    await lead.start().waitElected(30_000);
-    const lost = new Promise<void>((resolve) => lead.once("lost", () => resolve()));
-    own.proc.kill("SIGSTOP");
-    const frozen = Date.now();
-    try {
-      await Promise.race([lost, new Promise((_, reject) => setTimeout(() => reject(new Error("no loss reported")), 30_000))]);
-    } finally {
-      own.proc.kill("SIGCONT");
-    }
-    const elapsed = Date.now() - frozen;
-    assert.ok(elapsed < ttlMs, `reported ${elapsed} ms into the freeze; the term could end ${ttlMs} ms after it`);
-  } finally {
-    await lead.close();
-    await own.stop();
-  }
-});

@@ -87,31 +87,6 @@ test("heartbeats keep a run longer than the lease timeout alive", async () => {
   assert.equal(aborted, false);
 });
 
-test("a lost lease aborts its handler, and the worker does not complete it", async () => {
-  const queue = unique("ts-lost");
-  await register(queue, ["victim"], { intervalMs: 3_600_000 });
-  const aborted: unknown[] = [];
-  let started: Lease | undefined;
-  const worker = new Worker(baton.addr, queue, unique("w"), async (lease, signal) => {
-    started = lease;
-    await work(60_000, signal).catch((e) => { aborted.push(e); throw e; });
-  }, { heartbeatMs: 200, logger: quiet });
-  const running = worker.run();
-  await eventually(() => started);
-  const status = await call.getAgent(queue, "victim");
-  assert.equal(status.state, agent.AgentState.AGENT_STATE_WORKING);
-  assert.equal(status.token, started!.token);
-  // Someone else ends the lease first (as a worker that took it after expiry would).
-  await call.complete({ requestId: "", queue, name: "victim", token: status.token, outcome: Outcome.OUTCOME_SUCCESS, message: "", retryAfter: undefined, errorClass: "", httpStatus: 0, result: Buffer.from("") });
-  await eventually(() => aborted.length === 1, 5_000);
-  assert.equal((aborted[0] as Error).name, "LeaseLostError");
-  await sleep(500);
-  worker.stop();
-  await running;
-  assert.deepEqual(await baton.completed(queue), { SUCCESS: 1 });
-  assert.equal((await call.getAgent(queue, "victim")).state, agent.AgentState.AGENT_STATE_WAITING);
-});
-
 test(`progress is shown, and a cancelled run aborts its handler`, async () => {
   const queue = unique("ts-cancel");
   await register(queue, ["crawl"], { intervalMs: 3_600_000 });
@@ -167,28 +142,6 @@ test("Baton classifies handler errors (explicit Failure, HTTP status, I/O, anyth
   assert.ok(explicit.nextRunAt!.getTime() >= Date.now() + 7_000_000);
   for (const [w] of workers) w.stop();
   await Promise.all(workers.map(([, r]) => r));
-});
-
-test("stop() aborts running handlers and releases their leases", async () => {
-  const queue = unique("ts-release");
-  await register(queue, ["held"], { intervalMs: 3_600_000 });
-  const reasons: string[] = [];
-  let started = false;
-  const worker = new Worker(baton.addr, queue, unique("w"), async (_lease, signal) => {
-    started = true;
-    await work(60_000, signal).catch((e) => { reasons.push((e as Error).name); throw e; });
-  }, { heartbeatMs: 200, logger: quiet });
-  const running = worker.run();
-  await eventually(() => started);
-  worker.stop();
-  await running;
-  assert.deepEqual(reasons, ["ShutdownError"]);
-  const status = await call.getAgent(queue, "held");
-  assert.equal(status.state, agent.AgentState.AGENT_STATE_WAITING);
-  assert.equal(status.holder, "");
-  assert.equal(status.failureStreak, 0);
-  assert.deepEqual(await baton.completed(queue), {});
-  assert.deepEqual((await call.acquire(queue)).leases.map((l) => l.name), ["held"]);
 });
 
 test("a failure message over Baton's limit is clipped by Baton on a character boundary (shared case)", async () => {

@@ -39,7 +39,7 @@ pub use backoff::{pushback, Backoff};
 pub use connection::{CallDefaults, Client, ClientBuilder, Conn};
 
 /// The reason of the `google.rpc.ErrorInfo` Baton sends with every error (`LEASE_LOST`,
-/// `NOT_FOUND`, `LINE_FULL`, `PARENTS_FIXED`, …; README "Errors"), if `status` carries one. Its
+/// `NOT_FOUND`, `LINE_FULL`, `PARENTS_FIXED`, …; docs/errors.md), if `status` carries one. Its
 /// retry hint is [`pushback`].
 pub fn reason(status: &tonic::Status) -> Option<String> {
     use tonic_types::StatusExt;

@@ -1,16 +1,10 @@
-//! The worker helper against a live Baton: a stop right after the last handler returned
-//! completes everything; a stop while handlers run hands their leases back; failures go to the
-//! server whole, for it to classify and clip; a refused call's reason reads from the status.
+//! The worker helper against a live Baton: failures go to the server whole, for it to classify
+//! and clip; a refused call's reason reads from the status. (Stopping, lost leases and credit
+//! are the conformance scenarios', run in every language: clients/conformance/.)
 
 mod common;
 
-use std::{
-    sync::{
-        atomic::{AtomicUsize, Ordering},
-        Arc,
-    },
-    time::Duration,
-};
+use std::time::Duration;
 
 use baton_client::{
     pb,
@@ -19,80 +13,6 @@ use baton_client::{
 };
 use common::*;
 use tokio_util::sync::CancellationToken;
-
-/// Cancels its token when dropped.
-struct StopOnDrop(CancellationToken);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.cancel();
-    }
-}
-
-// 100 one-shot jobs; the stop comes as the last handler's future is dropped, i.e. just after
-// it returned its result: every job is completed (gone from the queue), none handed back.
-// (One thread, so the stop cannot be seen before the helper has taken the result in.)
-#[tokio::test]
-async fn a_stop_right_after_the_last_handler_returned_completes_every_job() {
-    let baton = Baton::start();
-    let client = baton.client().await;
-    let jobs: Vec<_> = (0..100).map(|i| one_shot(format!("job-{i}"), vec![])).collect();
-    Producer::new(&client).register("q", jobs).await.unwrap();
-    let mut worker = Worker::new(&client, "q", "w1");
-    worker.max_leases = 8;
-    let (stop, returned) = (CancellationToken::new(), Arc::new(AtomicUsize::new(0)));
-    let (s, n) = (stop.clone(), returned.clone());
-    worker
-        .run(stop, move |_, _| {
-            let last = n.fetch_add(1, Ordering::SeqCst) + 1 == 100;
-            let guard = last.then(|| StopOnDrop(s.clone()));
-            async move {
-                let _guard = guard;
-                Ok(())
-            }
-        })
-        .await
-        .unwrap();
-    assert_eq!(returned.load(Ordering::SeqCst), 100);
-    let left = agents(&client, "q").await;
-    assert!(left.is_empty(), "every job completed, none released: {left:?}");
-}
-
-// A stop while handlers run: they are cancelled and their leases handed back (waiting again at
-// once, not held until their deadline); a job that had finished is completed.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stop_hands_back_the_leases_of_running_handlers() {
-    let baton = Baton::start();
-    let client = baton.client().await;
-    let jobs = ["quick", "slow-1", "slow-2"].map(|n| one_shot(n, vec![])).to_vec();
-    Producer::new(&client).register("q", jobs).await.unwrap();
-    let mut worker = Worker::new(&client, "q", "w1");
-    worker.max_leases = 3;
-    let stop = CancellationToken::new();
-    let (cancelled, started) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let (c, s) = (cancelled.clone(), started.clone());
-    let run = tokio::spawn(worker.run(stop.clone(), move |lease, cancel| {
-        let (c, s) = (c.clone(), s.clone());
-        async move {
-            s.fetch_add(1, Ordering::SeqCst);
-            if lease.name != "quick" {
-                cancel.cancelled().await;
-                c.fetch_add(1, Ordering::SeqCst);
-            }
-            Ok(())
-        }
-    }));
-    eventually("two held, the quick one completed", || async {
-        let left = agents(&client, "q").await;
-        left.len() == 2 && left.iter().all(|a| a.state() == pb::AgentState::Working)
-    })
-    .await;
-    stop.cancel();
-    run.await.unwrap().unwrap();
-    assert_eq!(cancelled.load(Ordering::SeqCst), 2, "the running handlers saw the stop");
-    let left = agents(&client, "q").await;
-    assert!(left.iter().all(|a| a.state() == pb::AgentState::Waiting), "handed back: {left:?}");
-}
 
 // A handler's error goes to the server whole: an HTTP status or an error type for the server
 // to classify (429 → THROTTLED, an I/O error → TRANSIENT), and a message over the server's

@@ -310,7 +310,7 @@ func (d *driver) startWorker(c command) {
 				select {
 				case <-w.hold(lease.GetName()):
 				case <-ctx.Done():
-					emit("cancelled", c.ID, ev...)
+					emit("cancelled", c.ID, append(ev, "reason", cancelReason(context.Cause(ctx)))...)
 					return ctx.Err()
 				}
 			case "fail":
@@ -402,4 +402,17 @@ func codeName(err error) string {
 		name, prev = append(name, unicode.ToUpper(r)), r
 	}
 	return string(name)
+}
+
+// cancelReason names the cause the helper gave a cancelled handler, as DRIVER.md spells it.
+func cancelReason(cause error) string {
+	switch {
+	case errors.Is(cause, baton.ErrLeaseLost):
+		return "LEASE_LOST"
+	case errors.Is(cause, baton.ErrRunCancelled):
+		return "RUN_CANCELLED"
+	case errors.Is(cause, baton.ErrShutdown):
+		return "SHUTDOWN"
+	}
+	return fmt.Sprint(cause)
 }

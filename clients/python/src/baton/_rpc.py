@@ -100,7 +100,7 @@ def _fields(data: bytes) -> Dict[int, list]:
 
 def reason(error: Optional[BaseException]) -> Optional[str]:
     """The reason of the google.rpc.ErrorInfo Baton sends with every error (``LEASE_LOST``,
-    ``NOT_FOUND``, ``LINE_FULL``, ``PARENTS_FIXED``, …; README "Errors"), read from the
+    ``NOT_FOUND``, ``LINE_FULL``, ``PARENTS_FIXED``, …; docs/errors.md), read from the
     ``grpc-status-details-bin`` trailer; None if `error` carries none."""
     if not isinstance(error, grpc.RpcError) or not hasattr(error, "trailing_metadata"):
         return None

@@ -9,7 +9,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use baton_client::{pb, Client};
+use baton_client::Client;
 
 pub struct Baton {
     child: Child,
@@ -72,23 +72,4 @@ impl Drop for Baton {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// Polls `check` until it holds (at most 20 s).
-pub async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let end = Instant::now() + Duration::from_secs(20);
-    while !check().await {
-        assert!(Instant::now() < end, "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// The agents of `queue` with their states.
-pub async fn agents(client: &Client, queue: &str) -> Vec<pb::AgentStatus> {
-    let request = pb::ListAgentsRequest { queue: queue.into(), page_size: 1000, ..Default::default() };
-    client.agents().list_agents(request).await.unwrap().into_inner().agents
 }

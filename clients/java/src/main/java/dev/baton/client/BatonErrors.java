@@ -9,8 +9,8 @@ import java.util.Optional;
 
 /**
  * What a call Baton refused carries: the reason of its {@code google.rpc.ErrorInfo}
- * ({@code LEASE_LOST}, {@code NOT_FOUND}, {@code LINE_FULL}, {@code PARENTS_FIXED}, …; README
- * "Errors") and its retry hint ({@code grpc-retry-pushback-ms}). Works on any exception a
+ * ({@code LEASE_LOST}, {@code NOT_FOUND}, {@code LINE_FULL}, {@code PARENTS_FIXED}, …;
+ * docs/errors.md) and its retry hint ({@code grpc-retry-pushback-ms}). Works on any exception a
  * generated stub or a helper throws (a {@code StatusRuntimeException}, or one caused by it).
  */
 public final class BatonErrors {

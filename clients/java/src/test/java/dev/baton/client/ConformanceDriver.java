@@ -228,7 +228,7 @@ public final class ConformanceDriver {
             finish.await();
           } catch (InterruptedException e) {
             held.remove(lease.getName(), finish);
-            cancelled(id, lease);
+            cancelled(id, lease, cancellation);
             throw e;
           }
         }
@@ -245,8 +245,9 @@ public final class ConformanceDriver {
     w.start();
   }
 
-  private static void cancelled(String id, Lease lease) {
-    emit("event", "cancelled", "id", id, "name", lease.getName(), "token", lease.getToken());
+  private static void cancelled(String id, Lease lease, Cancellation cancellation) {
+    emit("event", "cancelled", "id", id, "name", lease.getName(), "token", lease.getToken(),
+        "reason", String.valueOf(cancellation.reason()));
   }
 
   private void stopWorker(String id) {

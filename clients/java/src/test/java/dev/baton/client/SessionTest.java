@@ -61,28 +61,6 @@ class SessionTest {
   }
 
   @Test
-  void drainsWithinItsCreditEachAgentOnce() throws Exception {
-    String queue = unique("java-drain");
-    List<String> all = names("job", 300);
-    register(stub, queue, all, Duration.ofSeconds(30), Duration.ofHours(1));
-    Map<String, Integer> runs = new ConcurrentHashMap<>();
-    AtomicInteger now = new AtomicInteger();
-    AtomicInteger highest = new AtomicInteger();
-    try (Worker w = Worker.builder(baton.channel, queue, unique("w")).maxLeases(6).heartbeatEvery(Duration.ofMillis(200))
-        .build((lease, c) -> {
-          runs.merge(lease.getName(), 1, Integer::sum);
-          highest.accumulateAndGet(now.incrementAndGet(), Math::max);
-          Thread.sleep(1);
-          now.decrementAndGet();
-        }).start()) {
-      eventually(60_000, "all succeeded", () -> Integer.valueOf(300).equals(baton.completed(queue).get("SUCCESS")));
-    }
-    assertTrue(highest.get() <= 6, highest.get() + " handlers at once with maxLeases 6");
-    assertEquals(300, runs.size());
-    assertTrue(runs.values().stream().allMatch(n -> n == 1));
-  }
-
-  @Test
   void completionOfALostLeaseIsRefusedAndTheWorkerGoesOn() throws Exception {
     String queue = unique("java-lostc");
     register(stub, queue, List.of("slow"), Duration.ofMillis(300), Duration.ofMillis(10));

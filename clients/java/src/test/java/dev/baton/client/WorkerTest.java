@@ -5,13 +5,11 @@ import static dev.baton.client.BatonServer.unique;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.baton.v1.AcquireRequest;
 import dev.baton.v1.Agent;
 import dev.baton.v1.AgentServiceGrpc;
 import dev.baton.v1.AgentState;
 import dev.baton.v1.AgentStatus;
 import dev.baton.v1.CancelRunRequest;
-import dev.baton.v1.CompleteRequest;
 import dev.baton.v1.GetAgentRequest;
 import dev.baton.v1.ListAgentsRequest;
 import dev.baton.v1.Outcome;
@@ -103,35 +101,6 @@ class WorkerTest {
   }
 
   @Test
-  void lostLeaseCancelsTheHandlerAndIsNotCompleted() throws Exception {
-    String queue = unique("java-lost");
-    register(queue, List.of("victim"), Duration.ofSeconds(30), Duration.ofHours(1));
-    CountDownLatch started = new CountDownLatch(1);
-    AtomicReference<String> how = new AtomicReference<>();
-    try (Worker w = worker(queue).build((lease, c) -> {
-      started.countDown();
-      try {
-        Thread.sleep(60_000);
-      } catch (InterruptedException e) {
-        how.set("interrupted " + c.reason());
-        throw e;
-      }
-    }).start()) {
-      assertTrue(started.await(10, TimeUnit.SECONDS));
-      AgentStatus st = agent(queue, "victim");
-      assertEquals(AgentState.AGENT_STATE_WORKING, st.getState());
-      // Someone else ends the lease first (as a worker that took it after expiry would).
-      stub.complete(CompleteRequest.newBuilder().setQueue(queue).setName("victim").setToken(st.getToken())
-          .setOutcome(Outcome.OUTCOME_SUCCESS).build());
-      eventually(5_000, "handler interrupted", () -> how.get() != null);
-      assertEquals("interrupted LEASE_LOST", how.get());
-      Thread.sleep(500);
-    }
-    assertEquals(Map.of("SUCCESS", 1), baton.completed(queue));
-    assertEquals(AgentState.AGENT_STATE_WAITING, agent(queue, "victim").getState());
-  }
-
-  @Test
   void progressIsShownAndACancelledRunCancelsTheHandler() throws Exception {
     {
       String queue = unique("java-cancel");
@@ -212,31 +181,6 @@ class WorkerTest {
     }
   }
 
-  @Test
-  void closeCancelsRunningHandlersAndReleasesTheirLeases() throws Exception {
-    String queue = unique("java-release");
-    register(queue, List.of("held"), Duration.ofSeconds(30), Duration.ofHours(1));
-    CountDownLatch started = new CountDownLatch(1);
-    AtomicReference<Cancellation.Reason> reason = new AtomicReference<>();
-    Worker w = worker(queue).build((lease, c) -> {
-      started.countDown();
-      try {
-        c.await(60, TimeUnit.SECONDS); // returns, or is interrupted, on close()
-      } finally {
-        reason.set(c.reason());
-      }
-    }).start();
-    assertTrue(started.await(10, TimeUnit.SECONDS));
-    w.close();
-    assertEquals(Cancellation.Reason.SHUTDOWN, reason.get());
-    AgentStatus st = agent(queue, "held");
-    assertEquals(AgentState.AGENT_STATE_WAITING, st.getState());
-    assertEquals("", st.getHolder());
-    assertEquals(0, st.getFailureStreak());
-    assertTrue(baton.completed(queue).isEmpty());
-    assertEquals(1, stub.acquire(AcquireRequest.newBuilder().setQueue(queue).setWorkerId("other").setMaxLeases(1).build()).getLeasesCount());
-  }
-
   /**
    * A failure message far over the server's limit, of 2-, 3- and 4-byte characters, goes whole:
    * Baton clips it on a character boundary (ending in "…") instead of refusing the completion, so
@@ -260,37 +204,6 @@ class WorkerTest {
     String stored = admin.listDeadLetters(list).getDeadLetters(0).getMessage();
     assertTrue(stored.endsWith("…") && stored.length() < longMessage.length(), stored.length() + " chars");
     assertTrue(longMessage.startsWith(stored.substring(0, stored.length() - 1)), "a prefix of the original");
-  }
-
-  /**
-   * Stopping right after the last handler returned loses no finished work: every one of 100
-   * one-shot jobs is completed (none released back to waiting), then the stream is half-closed.
-   */
-  @Test
-  void stoppingRightAfterTheLastHandlerReturnedCompletesEveryFinishedJob() throws Exception {
-    String queue = unique("java-stop");
-    List<String> names = new ArrayList<>();
-    for (int i = 0; i < 100; i++) names.add("job-" + i);
-    register(queue, names, Duration.ofSeconds(30), Duration.ZERO);
-    CountDownLatch gate = new CountDownLatch(1);
-    CountDownLatch returned = new CountDownLatch(100);
-    // onFinished runs once a handler's result is settled, before the worker sees it: holding it
-    // there makes every stop come while finished runs are not completed yet.
-    Worker w = worker(queue).maxLeases(100).onFinished((lease, failure) -> {
-      returned.countDown();
-      try {
-        Thread.sleep(300);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }).build((lease, c) -> gate.await()).start();
-    eventually(10_000, "100 running", () -> agentsIn(queue, AgentState.AGENT_STATE_WORKING) == 100);
-    gate.countDown(); // every handler returns at once
-    assertTrue(returned.await(10, TimeUnit.SECONDS));
-    w.close(); // right away: no completion is sent yet
-    assertEquals(0, stub.listAgents(ListAgentsRequest.newBuilder().setQueue(queue).setPageSize(1000).build()).getAgentsCount(),
-        "every job completed and removed, none back to waiting");
-    eventually(5_000, "100 successes counted", () -> Map.of("SUCCESS", 100).equals(baton.completed(queue)));
   }
 
   static int agentsIn(String queue, AgentState state) {
