@@ -15,6 +15,12 @@ use crate::store::reply::Reply;
 
 use crate::error::{Error, Result};
 
+/// The typed calls of `lua/batches/`, generated from the scripts' headers.
+pub(crate) mod calls {
+    use crate::store::keys::QueueKeys;
+    include!(concat!(env!("OUT_DIR"), "/calls_batches.rs"));
+}
+
 /// The queue name of a batch's keyspace.
 pub fn batch_queue(batch: &str) -> String {
     format!("~{batch}")
@@ -57,7 +63,7 @@ impl Flows {
         self.remember_flow_queues([queue.as_str()]).await?;
         let k = self.keys.queue(&queue);
         let callbacks: Vec<String> = callbacks.iter().map(|(q, n)| format!("{q}|{n}")).collect();
-        let call = super::store::calls::OpenBatch {
+        let call = calls::OpenBatch {
             keys: &k,
             channel: &self.keys.announce_finishes(&queue),
             queue: &queue,
@@ -68,7 +74,7 @@ impl Flows {
             close,
             members: members
                 .iter()
-                .map(|(queue, name)| super::store::calls::OpenBatchMembers { queue, name, _item: Default::default() })
+                .map(|(queue, name)| calls::OpenBatchMembers { queue, name, _item: Default::default() })
                 .collect(),
         };
         let BatchStep { code, outboxed } = self.call_items(Path::WriteBack, call, members.len()).await?;
@@ -95,7 +101,7 @@ impl Flows {
     pub async fn close_batch(&self, batch: &str) -> Result<bool> {
         let queue = batch_queue(batch);
         let k = self.keys.queue(&queue);
-        let call = super::store::calls::CloseBatch {
+        let call = calls::CloseBatch {
             keys: &k,
             channel: &self.keys.announce_finishes(&queue),
             queue: &queue,
@@ -114,7 +120,7 @@ impl Flows {
     /// A batch's counts, or None without such a batch.
     pub async fn read_batch(&self, batch: &str) -> Result<Option<BatchInfo>> {
         let k = self.keys.queue(&batch_queue(batch));
-        let BatchRead(info) = self.call(Path::Dispatch, super::store::calls::ReadBatch { keys: &k, batch }).await?;
+        let BatchRead(info) = self.call(Path::Dispatch, calls::ReadBatch { keys: &k, batch }).await?;
         Ok(info)
     }
 }

@@ -30,7 +30,6 @@ pub(crate) mod calls {
     use crate::store::keys::QueueKeys;
     include!(concat!(env!("OUT_DIR"), "/calls_flows.rs"));
 }
-use super::batches::{BatchRead, BatchStep};
 use crate::store::scripts::{FromReply, Int};
 
 /// What releaseChildren answered: per item whether it is done (false: kept, WAIT on a
