@@ -83,13 +83,13 @@ fn build_info() {
 }
 
 /// Replaces every `--@include NAME` line with `lua/includes/NAME.lua`, and records the number
-/// of KEYS from the file name (`verbNoun-N.lua`). Scripts in a domain folder (`lua/<domain>/`)
-/// are typed: their header is parsed (`typed_header`), a prologue binding every KEYS and ARGV
+/// of KEYS from the file name (`verbNoun-N.lua`). Every script lives in a domain folder
+/// (`lua/<domain>/`, a script at the top of `lua/` fails the build) and is typed: their header is parsed (`typed_header`), a prologue binding every KEYS and ARGV
 /// to its name is put in front of the body, and `calls_<domain>.rs` gets one Rust struct per
 /// script with the same names, so a position is written only in the header.
 fn inline_scripts(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=lua");
-    let mut entries: Vec<(Option<String>, PathBuf)> = Vec::new();
+    let mut entries: Vec<(String, PathBuf)> = Vec::new();
     for entry in fs::read_dir("lua")? {
         let path = entry?.path();
         let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
@@ -98,9 +98,10 @@ fn inline_scripts(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
             let mut domain: Vec<PathBuf> =
                 fs::read_dir(&path)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
             domain.retain(|p| p.extension().is_some_and(|x| x == "lua"));
-            entries.extend(domain.into_iter().map(|p| (Some(name.clone()), p)));
+            entries.extend(domain.into_iter().map(|p| (name.clone(), p)));
         } else if path.extension().is_some_and(|x| x == "lua") {
-            entries.push((None, path));
+            // Every script is typed: it lives in the folder of the domain whose store calls it.
+            return Err(format!("{}: a script belongs in a domain folder, lua/<domain>/ (see ARCHITECTURE.md, \"The typed script boundary\")", path.display()).into());
         }
     }
     entries.sort_by(|a, b| a.1.file_name().cmp(&b.1.file_name()));
@@ -112,18 +113,14 @@ fn inline_scripts(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
         let keys: usize = keys.parse().map_err(|_| format!("{stem}.lua: N must be a number"))?;
         let text = fs::read_to_string(&path)?;
         let mut source = String::new();
-        if let Some(domain) = &domain {
-            let end = text.find("]]").map(|i| i + 2).unwrap_or(0);
-            let body = inline_includes(&stem, &text[end..], true)?;
-            let header = typed_header(&path, name, keys, &text, &body)?;
-            source.push_str(&text[..end]);
-            source.push('\n');
-            source.push_str(&header.lua_prologue());
-            source.push_str(&body);
-            header.rust_call(calls.entry(domain.clone()).or_default(), &path)?;
-        } else {
-            source = inline_includes(&stem, &text, false)?;
-        }
+        let end = text.find("]]").map(|i| i + 2).unwrap_or(0);
+        let body = inline_includes(&stem, &text[end..])?;
+        let header = typed_header(&path, name, keys, &text, &body)?;
+        source.push_str(&text[..end]);
+        source.push('\n');
+        source.push_str(&header.lua_prologue());
+        source.push_str(&body);
+        header.rust_call(calls.entry(domain).or_default(), &path)?;
         let file = out.join(format!("{stem}.lua"));
         fs::write(&file, source)?;
         writeln!(table, "    ({name:?}, {keys}, include_str!({:?})),", file.display().to_string())?;
@@ -136,22 +133,16 @@ fn inline_scripts(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// `body` with every `--@include NAME` line replaced by `lua/includes/NAME.lua`. The lines of
-/// an include after a `--@untyped` line are its positional forms (reading `KEYS[i]`/`ARGV[i]`),
-/// kept for the scripts of `lua/` that are not typed yet: a typed script gets the include
-/// without them, and an include it gets must not read a position.
-fn inline_includes(stem: &str, body: &str, typed: bool) -> Result<String, Box<dyn std::error::Error>> {
+/// `body` with every `--@include NAME` line replaced by `lua/includes/NAME.lua`. An include
+/// must not read a position (`KEYS[i]`/`ARGV[i]`): the script passes it names.
+fn inline_includes(stem: &str, body: &str) -> Result<String, Box<dyn std::error::Error>> {
     let mut source = String::new();
     for line in body.lines() {
         match line.trim().strip_prefix("--@include ") {
             Some(include) => {
                 let file = format!("lua/includes/{}.lua", include.trim());
                 let text = fs::read_to_string(&file).map_err(|e| format!("{stem}.lua: {file}: {e}"))?;
-                let text = match text.split_once("\n--@untyped") {
-                    Some((named, _)) if typed => format!("{named}\n"),
-                    _ => text,
-                };
-                if typed && (text.contains("KEYS[") || text.contains("ARGV[")) {
+                if text.contains("KEYS[") || text.contains("ARGV[") {
                     return Err(format!(
                         "{stem}.lua: {file} reads KEYS or ARGV by position; a typed script passes it names"
                     )

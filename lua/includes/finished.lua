@@ -114,13 +114,3 @@ end
 local function dropParents(name, def)
   if string.find(def, '"parents":', 1, true) then rcall('UNLINK', memberKey(F.deps, name)) end
 end
---@untyped
--- The positional form, for the scripts of lua/ not typed yet: flowKeys(i, ttlMs, maxEntries)
--- takes the eight keys above, in that order, from KEYS[i], and ttlMs and maxEntries as strings.
-local flowKeysNamed = flowKeys
-local function flowKeys(i, ttlMs, maxEntries)
-  flowKeysNamed({
-    results = KEYS[i], resultsat = KEYS[i + 1], fanout = KEYS[i + 2], children = KEYS[i + 3],
-    outbox = KEYS[i + 4], outboxres = KEYS[i + 5], awaited = KEYS[i + 6], deps = KEYS[i + 7],
-  }, tonumber(ttlMs), tonumber(maxEntries))
-end

@@ -7,7 +7,14 @@ use crate::receivers::store::Receivers;
 use crate::store::keys::ChannelKind;
 use crate::store::scripts::PurgePage;
 pub use crate::store::scripts::Purged;
-use crate::store::{over_core, reply::Reply, scripts::purged, scripts::Args, Core, Path, SourceKind};
+use crate::store::{over_core, reply::Reply, Core, Path, SourceKind};
+
+/// The typed calls of `lua/admin/`, generated from the scripts' headers.
+pub(crate) mod calls {
+    use crate::store::keys::{PoolKeys, QueueKeys};
+    include!(concat!(env!("OUT_DIR"), "/calls_admin.rs"));
+}
+use crate::store::scripts::{FromReply, Int};
 
 /// One dead letter as stored.
 #[derive(Clone, Debug)]
@@ -18,6 +25,25 @@ pub struct DeadLetterEntry {
     pub context: serde_json::Value,
     /// The agent's payload (empty for resources).
     pub payload: Vec<u8>,
+}
+
+/// One page of a dead-letter queue: how many it holds, and the page.
+pub(crate) struct DeadLetterPage(u64, Vec<DeadLetterEntry>);
+
+impl FromReply for DeadLetterPage {
+    /// `{ total, (id, failed at, context JSON, payload)* }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let total = r.next()?;
+        let mut entries = Vec::new();
+        while !r.is_empty() {
+            let id: String = r.next()?;
+            let failed_at_ms = r.next()?;
+            let json: String = r.next()?;
+            let context = serde_json::from_str(&json).map_err(|e| Error::Internal(format!("dead letter {id}: {e}")))?;
+            entries.push(DeadLetterEntry { id, failed_at_ms, context, payload: r.next()? });
+        }
+        Ok(DeadLetterPage(total, entries))
+    }
 }
 
 /// Limits of one purge pass.
@@ -64,29 +90,26 @@ impl Admin {
         let (dlq, dlqinfo, payloads, with_payload) = match kind {
             SourceKind::Queue => {
                 let k = self.keys.queue(name);
-                (k.dlq, k.dlqinfo, k.payloads, "1")
+                (k.dlq, k.dlqinfo, k.payloads, true)
             }
             SourceKind::Pool => {
                 let k = self.keys.pool(name);
-                (k.dlq, k.dlqinfo.clone(), k.dlqinfo, "0")
+                (k.dlq, k.dlqinfo.clone(), k.dlqinfo, false)
             }
             SourceKind::Receiver => {
                 let k = self.keys.receiver(name);
-                (k.dlq, k.dlqinfo, k.messages, "1")
+                (k.dlq, k.dlqinfo, k.messages, true)
             }
         };
-        let args = Args::new().arg(offset).arg(count).arg(with_payload);
-        let reply = self.run(Path::Dispatch, "readDeadLetters", &[&dlq, &dlqinfo, &payloads], args).await?;
-        let mut r = Reply::new("readDeadLetters", reply)?;
-        let total = r.next()?;
-        let mut entries = Vec::new();
-        while !r.is_empty() {
-            let id: String = r.next()?;
-            let failed_at_ms = r.next()?;
-            let json: String = r.next()?;
-            let context = serde_json::from_str(&json).map_err(|e| Error::Internal(format!("dead letter {id}: {e}")))?;
-            entries.push(DeadLetterEntry { id, failed_at_ms, context, payload: r.next()? });
-        }
+        let call = calls::ReadDeadLetters {
+            dlq: &dlq,
+            dlqinfo: &dlqinfo,
+            payloads: &payloads,
+            offset,
+            count: count.into(),
+            with_payload,
+        };
+        let DeadLetterPage(total, entries) = self.call(Path::Dispatch, call).await?;
         Ok((total, entries))
     }
 
@@ -127,24 +150,23 @@ impl Admin {
 
     /// Drops a dead letter for good; false if it is not dead-lettered there.
     pub async fn delete_dead_letter(&self, kind: SourceKind, name: &str, id: &str) -> Result<bool> {
-        let reply = match kind {
+        let Int(deleted) = match kind {
             SourceKind::Queue => {
                 let k = self.keys.queue(&self.shard_of(SourceKind::Queue, name, id));
-                let keys = [&*k.dlq, &k.dlqinfo, &k.defs, &k.payloads, &k.streaks, &k.index, &k.waiting];
-                self.run(Path::WriteBack, "deleteDeadAgent", &keys, Args::new().arg(id)).await?
+                self.call(Path::WriteBack, calls::DeleteDeadAgent { keys: &k, name: id }).await?
             }
             SourceKind::Pool => {
                 let k = self.keys.pool(&self.shard_of(SourceKind::Pool, name, id));
-                self.run(Path::WriteBack, "dropDeadLetter", &[&k.dlq, &k.dlqinfo], Args::new().arg(id)).await?
+                self.call(Path::WriteBack, calls::DropDeadLetter { keys: &k, id }).await?
             }
             SourceKind::Receiver => {
                 let Some((name, id)) = self.message_shard(name, id) else { return Ok(false) };
                 let k = self.keys.receiver(&name);
                 let call = crate::receivers::store::calls::DeleteDeadMessage { keys: &k, id: &id };
-                return Ok(self.call(Path::WriteBack, call).await?.0 == 1);
+                self.call(Path::WriteBack, call).await?
             }
         };
-        Ok(redis::from_redis_value::<i64>(reply).map_err(|e| Error::Internal(e.to_string()))? == 1)
+        Ok(deleted == 1)
     }
 
     /// One page of the purge of a queue; returns (next cursor, findings).
@@ -156,21 +178,21 @@ impl Admin {
         page: u32,
     ) -> Result<(String, Vec<Purged>)> {
         let k = self.keys.queue(queue);
-        let mut keys = k.lease_keys().to_vec();
+        let channel = self.keys.announce(ChannelKind::Queue, queue);
         // Agents blocked on their parents are in no set but `pending`: never requeued.
-        keys.push(&k.pending);
-        let args = Args::new()
-            .arg(if limits.dry_run { "1" } else { "0" })
-            .arg(limits.max_working_age_ms)
-            .arg(self.policy.dead_letter.ttl_ms)
-            .arg(self.policy.dead_letter.max_entries)
-            .arg(cursor)
-            .arg(page)
-            .arg(self.keys.announce(ChannelKind::Queue, queue))
-            .arg(queue);
-        let reply = self.run(Path::WriteBack, "purgeQueue", &keys, args).await?;
-        let mut r = Reply::new("purgeQueue", reply)?;
-        Ok((r.next()?, purged(&mut r)?))
+        let call = calls::PurgeQueue {
+            keys: &k,
+            dry_run: limits.dry_run,
+            max_working_age_ms: limits.max_working_age_ms,
+            dlq_ttl_ms: self.policy.dead_letter.ttl_ms,
+            dlq_max: self.policy.dead_letter.max_entries,
+            cursor,
+            limit: page.into(),
+            channel: &channel,
+            queue,
+        };
+        let PurgePage(next, found) = self.call(Path::WriteBack, call).await?;
+        Ok((next, found))
     }
 
     /// One page of the purge of a pool; returns (next cursor, findings).

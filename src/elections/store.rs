@@ -7,9 +7,9 @@ use crate::error::{Error, Result};
 use crate::store::keys::ChannelKind;
 use crate::store::{over_core, reply::Reply, scripts::FromReply, Core, Path};
 
-/// The typed calls of `lua/leader/`, generated from the scripts' headers.
+/// The typed calls of `lua/elections/`, generated from the scripts' headers.
 mod calls {
-    include!(concat!(env!("OUT_DIR"), "/calls_leader.rs"));
+    include!(concat!(env!("OUT_DIR"), "/calls_elections.rs"));
 }
 
 /// A term of leadership.

@@ -14,7 +14,12 @@ use crate::store::Path;
 use crate::store::reply::Reply;
 
 use crate::error::{Error, Result};
-use crate::store::scripts::Args;
+
+/// The typed calls of `lua/batches/`, generated from the scripts' headers.
+pub(crate) mod calls {
+    use crate::store::keys::QueueKeys;
+    include!(concat!(env!("OUT_DIR"), "/calls_batches.rs"));
+}
 
 /// The queue name of a batch's keyspace.
 pub fn batch_queue(batch: &str) -> String {
@@ -57,21 +62,23 @@ impl Flows {
         let queue = batch_queue(batch);
         self.remember_flow_queues([queue.as_str()]).await?;
         let k = self.keys.queue(&queue);
-        let mut keys = vec![&*k.defs, &k.pending, &k.stats, &k.unattached];
-        keys.extend(k.finish_keys());
         let callbacks: Vec<String> = callbacks.iter().map(|(q, n)| format!("{q}|{n}")).collect();
-        let mut args = Args::new().arg(self.keys.announce_finishes(&queue)).arg(&queue);
-        self.policy.push_result_args(&mut args);
-        args.push(batch);
-        args.push(callbacks.join("\n"));
-        args.push(if close { "1" } else { "0" });
-        for (q, n) in members {
-            args.push(format!("{q}|{n}"));
-        }
-        let reply = self.run_items(Path::WriteBack, "openBatch", &keys, args, members.len()).await?;
-        let mut r = Reply::new("openBatch", reply)?;
-        let code: i64 = r.next()?;
-        self.outboxed(&queue, r.next()?);
+        let call = calls::OpenBatch {
+            keys: &k,
+            channel: &self.keys.announce_finishes(&queue),
+            queue: &queue,
+            result_ttl_ms: self.policy.results.retention_ms,
+            result_max: self.policy.results.max_entries,
+            batch,
+            callbacks: &callbacks.join("\n"),
+            close,
+            members: members
+                .iter()
+                .map(|(queue, name)| calls::OpenBatchMembers { queue, name, _item: Default::default() })
+                .collect(),
+        };
+        let BatchStep { code, outboxed } = self.call_items(Path::WriteBack, call, members.len()).await?;
+        self.outboxed(&queue, outboxed);
         match code {
             1 => Ok(Opened::Created),
             0 => Ok(Opened::Found),
@@ -94,15 +101,16 @@ impl Flows {
     pub async fn close_batch(&self, batch: &str) -> Result<bool> {
         let queue = batch_queue(batch);
         let k = self.keys.queue(&queue);
-        let mut keys = vec![&*k.defs, &k.pending, &k.stats];
-        keys.extend(k.finish_keys());
-        let mut args = Args::new().arg(self.keys.announce_finishes(&queue)).arg(&queue);
-        self.policy.push_result_args(&mut args);
-        args.push(batch);
-        let reply = self.run(Path::WriteBack, "closeBatch", &keys, args).await?;
-        let mut r = Reply::new("closeBatch", reply)?;
-        let code: i64 = r.next()?;
-        self.outboxed(&queue, r.next()?);
+        let call = calls::CloseBatch {
+            keys: &k,
+            channel: &self.keys.announce_finishes(&queue),
+            queue: &queue,
+            result_ttl_ms: self.policy.results.retention_ms,
+            result_max: self.policy.results.max_entries,
+            batch,
+        };
+        let BatchStep { code, outboxed } = self.call(Path::WriteBack, call).await?;
+        self.outboxed(&queue, outboxed);
         match code {
             -1 => Err(Error::NotFound(format!("batch {batch:?}"))),
             code => Ok(code == 1),
@@ -112,10 +120,19 @@ impl Flows {
     /// A batch's counts, or None without such a batch.
     pub async fn read_batch(&self, batch: &str) -> Result<Option<BatchInfo>> {
         let k = self.keys.queue(&batch_queue(batch));
-        let reply = self.run(Path::Dispatch, "readBatch", &[&k.stats, &k.pending], Args::new().arg(batch)).await?;
-        let mut r = Reply::new("readBatch", reply)?;
+        let BatchRead(info) = self.call(Path::Dispatch, calls::ReadBatch { keys: &k, batch }).await?;
+        Ok(info)
+    }
+}
+
+/// What readBatch answered: the batch's counts, or None without such a batch.
+pub(crate) struct BatchRead(Option<BatchInfo>);
+
+impl crate::store::scripts::FromReply for BatchRead {
+    /// `{}`, or `{ total, succeeded, failed, closed, created_at, done_at or "", callbacks, pending }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
         if r.is_empty() {
-            return Ok(None);
+            return Ok(BatchRead(None));
         }
         let (total, succeeded, failed): (u32, u32, u32) = (r.next()?, r.next()?, r.next()?);
         let closed = r.next::<String>()? == "1";
@@ -130,6 +147,28 @@ impl Flows {
             .collect();
         // The sentinel's count holds one more while open.
         let pending = if done_at_ms.is_some() { 0 } else { (count - i64::from(!closed)).max(0) as u32 };
-        Ok(Some(BatchInfo { total, pending, succeeded, failed, closed, created_at_ms, done_at_ms, callbacks }))
+        Ok(BatchRead(Some(BatchInfo {
+            total,
+            pending,
+            succeeded,
+            failed,
+            closed,
+            created_at_ms,
+            done_at_ms,
+            callbacks,
+        })))
+    }
+}
+
+/// What openBatch and closeBatch answered: a code, and how many outbox entries they wrote.
+pub(crate) struct BatchStep {
+    code: i64,
+    outboxed: i64,
+}
+
+impl crate::store::scripts::FromReply for BatchStep {
+    /// `{ code, outboxed }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        Ok(BatchStep { code: r.next()?, outboxed: r.next()? })
     }
 }

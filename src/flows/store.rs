@@ -22,8 +22,138 @@ use std::collections::BTreeMap;
 
 use tokio::sync::mpsc;
 
-use crate::error::{Error, Result};
-use crate::store::{over_core, reply::Reply, scripts::Args, Core, Path};
+use crate::error::Result;
+use crate::store::{over_core, reply::Reply, Core, Path};
+
+/// The typed calls of `lua/flows/`, generated from the scripts' headers.
+pub(crate) mod calls {
+    use crate::store::keys::QueueKeys;
+    include!(concat!(env!("OUT_DIR"), "/calls_flows.rs"));
+}
+use crate::store::scripts::{FromReply, Int};
+
+/// What releaseChildren answered: per item whether it is done (false: kept, WAIT on a
+/// failure), and how many outbox entries the script wrote.
+pub(crate) struct Released {
+    done: Vec<bool>,
+    outboxed: i64,
+}
+
+impl FromReply for Released {
+    /// `{ (1 or 0)*, outboxed }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let mut codes = Vec::new();
+        while !r.is_empty() {
+            codes.push(r.next::<i64>()?);
+        }
+        let outboxed = codes.pop().unwrap_or(0);
+        Ok(Released { done: codes.into_iter().map(|c| c == 1).collect(), outboxed })
+    }
+}
+
+/// What releaseOutbox answered: the children released in the parents' slot, the outbox entries
+/// it wrote, the entries that remain, and the page's entries with children of other queues.
+pub(crate) struct OutboxRelease {
+    here: usize,
+    outboxed: i64,
+    remaining: i64,
+    page: Vec<OutboxEntry>,
+}
+
+impl FromReply for OutboxRelease {
+    /// `{ here, outboxed, remaining, (member, record, n, child * n)* }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        Ok(OutboxRelease { here: r.next()?, outboxed: r.next()?, remaining: r.next()?, page: parse_page(r)? })
+    }
+}
+
+/// What knownAgents answered: per name asked, whether it is known; then the trace context of
+/// the first names, as many as asked for.
+pub(crate) struct KnownAgents {
+    pub(crate) known: Vec<bool>,
+    pub(crate) contexts: Vec<String>,
+}
+
+impl FromReply for KnownAgents {
+    /// `{ n, known (1 or 0) * n, traceparent* }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let n: usize = r.next()?;
+        let known = (0..n).map(|_| Ok(r.next::<i64>()? == 1)).collect::<Result<_>>()?;
+        let mut contexts = Vec::new();
+        while !r.is_empty() {
+            contexts.push(r.next()?);
+        }
+        Ok(KnownAgents { known, contexts })
+    }
+}
+
+/// What attachChildren answered: per child, "" (attached), "m" (parent missing) or the
+/// parent's finish record.
+pub(crate) struct Attached(Vec<Vec<u8>>);
+
+impl FromReply for Attached {
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let mut out = Vec::new();
+        while !r.is_empty() {
+            out.push(r.next()?);
+        }
+        Ok(Attached(out))
+    }
+}
+
+/// What awaitAgent answered: the kept finish, and where the agent is.
+pub(crate) struct Awaited(Option<FinishRecord>, AwaitState);
+
+impl FromReply for Awaited {
+    /// `{ record or "", state }`
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let record: Vec<u8> = r.next()?;
+        let state = match r.next::<i64>()? {
+            0 => AwaitState::Missing,
+            1 => AwaitState::Waiting,
+            2 => AwaitState::Working,
+            3 => AwaitState::DeadLettered,
+            4 => AwaitState::Blocked,
+            _ => AwaitState::Detached,
+        };
+        Ok(Awaited(FinishRecord::parse(&record), state))
+    }
+}
+
+/// What readFamily answered: per agent asked about, its family.
+pub(crate) struct Families(Vec<Family>);
+
+impl FromReply for Families {
+    /// Per name: `pending, #parents, (parent, state)*, #children, child*`.
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let mut out = Vec::new();
+        while !r.is_empty() {
+            let mut f = Family { pending: r.next()?, ..Default::default() };
+            let n: usize = r.next()?;
+            for _ in 0..n {
+                let member: String = r.next()?;
+                let state: Vec<u8> = r.next()?;
+                let Some((pq, p)) = split_ref(&member) else { continue };
+                let (policy, finish) = if state.first() == Some(&b'p') {
+                    (ParentPolicy::from_letter(state.get(1).copied().unwrap_or(b'W')), None)
+                } else {
+                    (ParentPolicy::Wait, FinishRecord::parse(&state))
+                };
+                f.parents.push((pq.to_string(), p.to_string(), policy, finish));
+            }
+            f.parents.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+            let n: usize = r.next()?;
+            for _ in 0..n {
+                let member: String = r.next()?;
+                if let Some((q, c)) = split_ref(&member) {
+                    f.children.push((q.to_string(), c.to_string()));
+                }
+            }
+            out.push(f);
+        }
+        Ok(Families(out))
+    }
+}
 
 /// Children released per page of an outbox entry.
 pub const PAGE: usize = 500;
@@ -258,17 +388,17 @@ impl Flows {
             // In script-sized steps: a fan-in of 10,000 parents is not one long script.
             for chunk in positions.chunks(self.policy.script_batch as usize * 4) {
                 let traced = chunk.iter().take_while(|&&i| refs[i].2).count();
-                let mut args = Args::new().arg(traced);
-                for &i in chunk {
-                    args.push(&refs[i].1);
+                let names = chunk
+                    .iter()
+                    .map(|&i| calls::KnownAgentsNames { name: &refs[i].1, _item: Default::default() })
+                    .collect();
+                let call = calls::KnownAgents { keys: &k, traced: traced as u64, names };
+                let KnownAgents { known, contexts } = self.call(Path::Dispatch, call).await?;
+                for (&i, known) in chunk.iter().zip(known) {
+                    out[i].0 = known;
                 }
-                let reply = self.run(Path::Dispatch, "knownAgents", &[&k.defs, &k.results], args).await?;
-                let mut r = Reply::new("knownAgents", reply)?;
-                for &i in chunk {
-                    out[i].0 = r.next::<i64>()? == 1;
-                }
-                for &i in &chunk[..traced] {
-                    out[i].1 = r.next()?;
+                for (&i, context) in chunk[..traced].iter().zip(contexts) {
+                    out[i].1 = context;
                 }
             }
         }
@@ -293,16 +423,17 @@ impl Flows {
             let k = self.keys.queue(parent_queue);
             // Script-sized steps (each attach is a few commands).
             for chunk in pairs.chunks(self.policy.script_batch as usize * 2) {
-                let mut args = Args::new();
-                for (parent, child) in chunk {
-                    args.push(*parent);
-                    args.push(child_queue);
-                    args.push(*child);
-                }
-                let keys = [&*k.defs, &k.dlq, &k.results, &k.fanout, &k.children];
-                let reply = self.run(Path::WriteBack, "attachChildren", &keys, args).await?;
-                let answers: Vec<Vec<u8>> =
-                    redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
+                let items = chunk
+                    .iter()
+                    .map(|&(parent, child)| calls::AttachChildrenLinks {
+                        parent,
+                        child_queue,
+                        child,
+                        _item: Default::default(),
+                    })
+                    .collect();
+                let call = calls::AttachChildren { keys: &k, links: items };
+                let Attached(answers) = self.call(Path::WriteBack, call).await?;
                 for ((parent, child), answer) in chunk.iter().zip(answers) {
                     let record = match &answer[..] {
                         b"" => continue,
@@ -338,20 +469,25 @@ impl Flows {
 
     async fn release_items(&self, queue: &str, items: &[(&str, &str, &[u8])]) -> Result<Vec<bool>> {
         let k = self.keys.queue(queue);
-        let mut keys = vec![&*k.waiting, &k.defs, &k.payloads, &k.index, &k.pending];
-        keys.extend(k.finish_keys());
-        keys.push(&k.stats);
-        let mut args = Args::new().arg(self.keys.announce_finishes(queue)).arg(queue);
-        self.policy.push_result_args(&mut args);
-        for (child, parent, record) in items {
-            args.push(*child);
-            args.push(*parent);
-            args.push(*record);
-        }
-        let reply = self.run_items(Path::WriteBack, "releaseChildren", &keys, args, items.len()).await?;
-        let mut codes: Vec<i64> = redis::from_redis_value(reply).map_err(|e| Error::Internal(e.to_string()))?;
-        self.outboxed(queue, codes.pop().unwrap_or(0));
-        Ok(codes.into_iter().map(|c| c == 1).collect())
+        let call = calls::ReleaseChildren {
+            keys: &k,
+            channel: &self.keys.announce_finishes(queue),
+            queue,
+            result_ttl_ms: self.policy.results.retention_ms,
+            result_max: self.policy.results.max_entries,
+            releases: items
+                .iter()
+                .map(|&(child, parent, record)| calls::ReleaseChildrenReleases {
+                    child,
+                    parent,
+                    record,
+                    _item: Default::default(),
+                })
+                .collect(),
+        };
+        let Released { done, outboxed } = self.call_items(Path::WriteBack, call, items.len()).await?;
+        self.outboxed(queue, outboxed);
+        Ok(done)
     }
 
     /// Releases the children of `queue`'s outbox entries written at or before `before_ms`
@@ -368,20 +504,21 @@ impl Flows {
     pub async fn drain_outbox(&self, queue: &str, before_ms: Option<i64>) -> Result<usize> {
         let k = self.keys.queue(queue);
         let before = before_ms.map_or_else(|| "+inf".to_string(), |t| t.to_string());
-        let mut keys = vec![&*k.waiting, &k.defs, &k.payloads, &k.index, &k.pending];
-        keys.extend(k.finish_keys());
-        keys.push(&k.stats);
+        let channel = self.keys.announce_finishes(queue);
         let mut handled = 0;
         loop {
-            let mut args = Args::new().arg(self.keys.announce_finishes(queue)).arg(queue);
-            self.policy.push_result_args(&mut args);
-            let args = args.arg(&before).arg(PAGE);
-            let reply = self.run_items(Path::WriteBack, "releaseOutbox", &keys, args, PAGE).await?;
-            let mut r = Reply::new("releaseOutbox", reply)?;
-            let here: usize = r.next()?;
-            self.outboxed(queue, r.next()?);
-            let mut remaining: i64 = r.next()?;
-            let mut page = parse_page(r)?;
+            let call = calls::ReleaseOutbox {
+                keys: &k,
+                channel: &channel,
+                queue,
+                result_ttl_ms: self.policy.results.retention_ms,
+                result_max: self.policy.results.max_entries,
+                before: &before,
+                limit: PAGE as u64,
+            };
+            let OutboxRelease { here, outboxed, mut remaining, mut page } =
+                self.call_items(Path::WriteBack, call, PAGE).await?;
+            self.outboxed(queue, outboxed);
             metrics::counter!("baton_flow_releases_total").increment(here as u64);
             handled += here;
             if !page.is_empty() {
@@ -435,18 +572,20 @@ impl Flows {
     /// many entries written at or before `before` remain.
     async fn advance_outbox(&self, queue: &str, page: &[OutboxEntry], before: &str) -> Result<i64> {
         let k = self.keys.queue(queue);
-        let mut args = Args::new().arg(before);
+        let mut settled = Vec::new();
         for entry in page {
-            args.push(&entry.member);
-            args.push(entry.children.len());
-            for (child, done) in &entry.children {
-                args.push(child);
-                args.push(if *done { "1" } else { "0" });
+            let item = |child, released| calls::AdvanceOutboxSettled {
+                member: &entry.member,
+                child,
+                released,
+                _item: Default::default(),
+            };
+            if entry.children.is_empty() {
+                settled.push(item("", true));
             }
+            settled.extend(entry.children.iter().map(|(child, done)| item(child, *done)));
         }
-        let keys = [&*k.outbox, &k.outboxres, &k.fanout, &k.children];
-        let reply = self.run(Path::WriteBack, "advanceOutbox", &keys, args).await?;
-        redis::from_redis_value(reply).map_err(|e| Error::Internal(format!("advanceOutbox: {e}")))
+        Ok(self.call(Path::WriteBack, calls::AdvanceOutbox { keys: &k, before, settled }).await?.0)
     }
 
     /// An agent's kept finish, or where it is; with `wait_ms` > 0 an agent that exists is marked
@@ -458,55 +597,16 @@ impl Flows {
         wait_ms: u64,
     ) -> Result<(Option<FinishRecord>, AwaitState)> {
         let k = self.keys.queue(queue);
-        let keys = [&*k.defs, &k.results, &k.awaited, &k.waiting, &k.working, &k.dlq, &k.pending, &k.resultsat];
-        let reply = self.run(Path::Dispatch, "awaitAgent", &keys, Args::new().arg(name).arg(wait_ms)).await?;
-        let mut r = Reply::new("awaitAgent", reply)?;
-        let record: Vec<u8> = r.next()?;
-        let state = match r.next::<i64>()? {
-            0 => AwaitState::Missing,
-            1 => AwaitState::Waiting,
-            2 => AwaitState::Working,
-            3 => AwaitState::DeadLettered,
-            4 => AwaitState::Blocked,
-            _ => AwaitState::Detached,
-        };
-        Ok((FinishRecord::parse(&record), state))
+        let Awaited(record, state) = self.call(Path::Dispatch, calls::AwaitAgent { keys: &k, name, wait_ms }).await?;
+        Ok((record, state))
     }
 
     /// The parents and first `children` children of agents of `queue` (physical).
     pub async fn family(&self, queue: &str, names: &[&str], children: usize) -> Result<Vec<Family>> {
         let k = self.keys.queue(queue);
-        let mut args = Args::new().arg(children);
-        for n in names {
-            args.push(*n);
-        }
-        let reply = self.run(Path::Dispatch, "readFamily", &[&k.deps, &k.pending, &k.children], args).await?;
-        let mut r = Reply::new("readFamily", reply)?;
-        let mut out = Vec::with_capacity(names.len());
-        for _ in names {
-            let mut f = Family { pending: r.next()?, ..Default::default() };
-            let n: usize = r.next()?;
-            for _ in 0..n {
-                let member: String = r.next()?;
-                let state: Vec<u8> = r.next()?;
-                let Some((pq, p)) = split_ref(&member) else { continue };
-                let (policy, finish) = if state.first() == Some(&b'p') {
-                    (ParentPolicy::from_letter(state.get(1).copied().unwrap_or(b'W')), None)
-                } else {
-                    (ParentPolicy::Wait, FinishRecord::parse(&state))
-                };
-                f.parents.push((pq.to_string(), p.to_string(), policy, finish));
-            }
-            f.parents.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
-            let n: usize = r.next()?;
-            for _ in 0..n {
-                let member: String = r.next()?;
-                if let Some((q, c)) = split_ref(&member) {
-                    f.children.push((q.to_string(), c.to_string()));
-                }
-            }
-            out.push(f);
-        }
+        let names = names.iter().map(|name| calls::ReadFamilyNames { name, _item: Default::default() }).collect();
+        let call = calls::ReadFamily { keys: &k, child_limit: children as u64, names };
+        let Families(out) = self.call(Path::Dispatch, call).await?;
         Ok(out)
     }
 
@@ -530,8 +630,8 @@ impl Flows {
 
     async fn redis_time_ms(&self, queue: &str) -> Result<i64> {
         let k = self.keys.queue(queue);
-        let reply = self.run(Path::Dispatch, "readClock", &[&k.defs], Args::new()).await?;
-        redis::from_redis_value(reply).map_err(|e| Error::Internal(format!("readClock: {e}")))
+        let call = calls::ReadClock { routing: &k.defs };
+        Ok(self.call(Path::Dispatch, call).await?.0)
     }
 
     /// Attaches the children of `queue` registered before `cutoff_ms` and still unattached.

@@ -7,10 +7,10 @@ use crate::error::{Error, Result};
 use crate::store::shards::Shard;
 use crate::store::{over_core, reply::Reply, scripts::FromReply, scripts::Int, scripts::PurgePage, Core, Path};
 
-/// The typed calls of `lua/pool/`, generated from the scripts' headers.
+/// The typed calls of `lua/pools/`, generated from the scripts' headers.
 pub(crate) mod calls {
     use crate::store::keys::PoolKeys;
-    include!(concat!(env!("OUT_DIR"), "/calls_pool.rs"));
+    include!(concat!(env!("OUT_DIR"), "/calls_pools.rs"));
 }
 
 /// What an offer did: resources made idle, handed to waiting claims, and already known.

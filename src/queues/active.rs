@@ -28,7 +28,7 @@ use std::{
 
 use crate::error::{Error, Result};
 use crate::queues::store::Queues;
-use crate::store::{scripts::Args, Path};
+use crate::store::Path;
 
 /// How often one replica marks a queue it grants leases in.
 pub const MARK_EVERY: Duration = Duration::from_secs(10);
@@ -56,9 +56,9 @@ impl Queues {
         if fresh {
             return Ok(());
         }
-        let args = Args::new().arg(queue).arg("");
-        let reply = self.run(Path::Dispatch, "markActive", &[&self.keys.active(), &self.keys.queues()], args).await?;
-        if redis::from_redis_value::<i64>(reply).map_err(|e| Error::Internal(e.to_string()))? < 0 {
+        let (active, queues) = (self.keys.active(), self.keys.queues());
+        let call = super::store::calls::MarkActive { active: &active, queues: &queues, queue, keep: false };
+        if self.call(Path::Dispatch, call).await?.0 < 0 {
             // Not registered: nothing to grant, nothing to mark (asked again next time).
             return Ok(());
         }
@@ -129,9 +129,9 @@ impl Queues {
 
     /// Takes one queue out of the index if its mark is still the one read in `seen`.
     pub async fn retire_active(&self, seen: &Active) -> Result<bool> {
-        let args = Args::new().arg(&seen.queue).arg(&seen.seen);
-        let reply = self.run(Path::WriteBack, "retireActive", &[&self.keys.active()], args).await?;
-        Ok(redis::from_redis_value::<i64>(reply).map_err(|e| Error::Internal(e.to_string()))? == 1)
+        let active = self.keys.active();
+        let call = super::store::calls::RetireActive { active: &active, queue: &seen.queue, seen: &seen.seen };
+        Ok(self.call(Path::WriteBack, call).await?.0 == 1)
     }
 
     /// One census step: the registered queues of one SSCAN page from `cursor` (about `count`),
@@ -147,9 +147,10 @@ impl Queues {
             .query_async(&mut conn)
             .await?;
         let empty = self.empty_queues(queues.iter().map(String::as_str)).await?;
+        let (active, registry) = (self.keys.active(), self.keys.queues());
         for queue in queues.iter().filter(|q| !empty.contains(q.as_str())) {
-            let args = Args::new().arg(queue).arg("NX");
-            self.run(Path::WriteBack, "markActive", &[&self.keys.active(), &self.keys.queues()], args).await?;
+            let call = super::store::calls::MarkActive { active: &active, queues: &registry, queue, keep: true };
+            self.call(Path::WriteBack, call).await?;
         }
         Ok((next, queues))
     }

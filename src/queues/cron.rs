@@ -2,7 +2,7 @@
 //! first; no year field), evaluated in an IANA time zone (chrono-tz). Baton computes fires in
 //! Rust, always after an instant of the Redis clock (the first fire after a TIME read in the
 //! queue's slot at Register, each next fire after the run's start at acquire); the scripts only
-//! store and use them (see `lua/setCronNext-2.lua`).
+//! store and use them (see `lua/queues/setCronNext-2.lua`).
 
 use chrono::{TimeZone, Utc};
 use chrono_tz::Tz;

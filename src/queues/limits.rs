@@ -11,7 +11,6 @@ use crate::store::Path;
 use crate::store::keys::ChannelKind;
 
 use crate::error::{Error, Result};
-use crate::store::scripts::Args;
 
 /// A token bucket: `per_second` grants on average, at most `burst` at once.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -54,17 +53,19 @@ impl Queues {
         };
         let (rate, burst) = bucket(limits.rate);
         let (key_rate, key_burst) = bucket(limits.key_rate);
-        let args = Args::new()
-            .arg(limits.concurrency.map(|c| c.to_string()).unwrap_or_default())
-            .arg(rate)
-            .arg(burst)
-            .arg(self.keys.announce(ChannelKind::Queue, queue))
-            .arg(queue)
-            .arg(limits.key_concurrency.map(|c| c.to_string()).unwrap_or_default())
-            .arg(key_rate)
-            .arg(key_burst)
-            .arg(limits.priority_aging_ms.map(|ms| ms.to_string()).unwrap_or_default());
-        self.run(Path::WriteBack, "setLimits", &[&k.limits], args).await?;
+        let call = super::store::calls::SetLimits {
+            limits: &k.limits,
+            concurrency: &limits.concurrency.map(|c| c.to_string()).unwrap_or_default(),
+            rate: &rate,
+            burst: &burst,
+            channel: &self.keys.announce(ChannelKind::Queue, queue),
+            queue,
+            key_concurrency: &limits.key_concurrency.map(|c| c.to_string()).unwrap_or_default(),
+            key_rate: &key_rate,
+            key_burst: &key_burst,
+            aging_ms: &limits.priority_aging_ms.map(|ms| ms.to_string()).unwrap_or_default(),
+        };
+        self.call(Path::WriteBack, call).await?;
         Ok(())
     }
 
@@ -98,11 +99,9 @@ impl Queues {
                     (k.limits, ChannelKind::Pool, format!("C|{shard}"))
                 }
             };
-            let args =
-                Args::new().arg(if paused { "1" } else { "" }).arg(self.keys.announce(channel, &shard)).arg(message);
-            let n: i64 = redis::from_redis_value(self.run(Path::WriteBack, "setPaused", &[&limits], args).await?)
-                .map_err(|e| Error::Internal(e.to_string()))?;
-            changed |= n == 1;
+            let channel = self.keys.announce(channel, &shard);
+            let call = super::store::calls::SetPaused { limits: &limits, paused, channel: &channel, message: &message };
+            changed |= self.call(Path::WriteBack, call).await?.0 == 1;
         }
         Ok(changed)
     }
@@ -185,22 +184,22 @@ impl Queues {
         }
         self.remember_queue(queue).await?;
         let k = self.keys.queue(queue);
-        let args =
-            Args::new().arg(key).arg(limits.record()).arg(self.keys.announce(ChannelKind::Queue, queue)).arg(queue);
-        let had: i64 =
-            redis::from_redis_value(self.run(Path::WriteBack, "setKeyLimits", &[&k.limits, &k.keylimits], args).await?)
-                .map_err(|e| Error::Internal(e.to_string()))?;
-        Ok(had == 1)
+        let channel = self.keys.announce(ChannelKind::Queue, queue);
+        let call =
+            super::store::calls::SetKeyLimits { keys: &k, key, record: &limits.record(), channel: &channel, queue };
+        Ok(self.call(Path::WriteBack, call).await?.0 == 1)
     }
 
     /// The weight, overrides and held count of the given keys (a key without a record has the
     /// defaults).
     pub async fn key_limits(&self, queue: &str, keys: &[&str]) -> Result<Vec<KeyLimitsEntry>> {
-        let mut args = Args::new().arg("").arg(keys.len());
-        for key in keys {
-            args.push(*key);
-        }
-        self.read_key_limits(queue, args).await
+        let k = self.keys.queue(queue);
+        let listed = keys
+            .iter()
+            .map(|key| super::store::calls::ReadKeyLimitsListed { key, _item: Default::default() })
+            .collect();
+        let call = super::store::calls::ReadKeyLimits { keys: &k, after: "", count: keys.len() as u64, listed };
+        Ok(self.call(Path::Dispatch, call).await?.0)
     }
 
     /// One page of the keys with a record, in key order, after `after` (exclusive).
@@ -209,13 +208,40 @@ impl Queues {
             Some(key) => format!("({key}"),
             None => "-".to_string(),
         };
-        self.read_key_limits(queue, Args::new().arg(start).arg(count)).await
+        let k = self.keys.queue(queue);
+        let call =
+            super::store::calls::ReadKeyLimits { keys: &k, after: &start, count: count.into(), listed: Vec::new() };
+        Ok(self.call(Path::Dispatch, call).await?.0)
     }
 
-    async fn read_key_limits(&self, queue: &str, args: Args) -> Result<Vec<KeyLimitsEntry>> {
-        let k = self.keys.queue(queue);
-        let reply = self.run(Path::Dispatch, "readKeyLimits", &[&k.limits, &k.keylimits], args).await?;
-        let mut r = crate::store::reply::Reply::new("readKeyLimits", reply)?;
+    /// Recounts the leases each key holds from the lease records, in every shard, in steps of
+    /// about `count` entries each (see `lua/queues/recountKeys-2.lua` for why it is right while leases
+    /// come and go). Resumes a recount left unfinished.
+    pub async fn recount_keys(&self, queue: &str, count: u32) -> Result<Recount> {
+        let mut total = Recount::default();
+        for shard in self.shard_names(SourceKind::Queue, queue) {
+            let k = self.keys.queue(&shard);
+            loop {
+                let call = super::store::calls::RecountKeys { keys: &k, count: count.into() };
+                let RecountStep { done, leases, corrected } = self.call(Path::WriteBack, call).await?;
+                total.leases += leases as u64;
+                total.corrected += corrected as u64;
+                total.steps += 1;
+                if done {
+                    break;
+                }
+            }
+        }
+        Ok(total)
+    }
+}
+
+/// What readKeyLimits answered: the keys asked for, or one page of the keys with a record.
+pub(crate) struct KeyLimitsEntries(pub Vec<KeyLimitsEntry>);
+
+impl crate::store::scripts::FromReply for KeyLimitsEntries {
+    /// `{ (key, record or "", held, bucket or "")* }`
+    fn from_reply(mut r: crate::store::reply::Reply) -> Result<Self> {
         let mut out = Vec::new();
         while !r.is_empty() {
             let key: String = r.next()?;
@@ -224,29 +250,21 @@ impl Queues {
             let _bucket: String = r.next()?;
             out.push(KeyLimitsEntry { key, limits: KeyLimits::parse(&record), held: held.max(0) as u64 });
         }
-        Ok(out)
+        Ok(KeyLimitsEntries(out))
     }
+}
 
-    /// Recounts the leases each key holds from the lease records, in every shard, in steps of
-    /// about `count` entries each (see `lua/recountKeys-2.lua` for why it is right while leases
-    /// come and go). Resumes a recount left unfinished.
-    pub async fn recount_keys(&self, queue: &str, count: u32) -> Result<Recount> {
-        let mut total = Recount::default();
-        for shard in self.shard_names(SourceKind::Queue, queue) {
-            let k = self.keys.queue(&shard);
-            loop {
-                let reply =
-                    self.run(Path::WriteBack, "recountKeys", &[&k.limits, &k.leases], Args::new().arg(count)).await?;
-                let mut r = crate::store::reply::Reply::new("recountKeys", reply)?;
-                let (done, leases, corrected): (i64, i64, i64) = (r.next()?, r.next()?, r.next()?);
-                total.leases += leases as u64;
-                total.corrected += corrected as u64;
-                total.steps += 1;
-                if done == 1 {
-                    break;
-                }
-            }
-        }
-        Ok(total)
+/// One step of recountKeys: whether the recount finished, the leases it counted and the keys
+/// it corrected (the phase it reports after them is not read).
+pub(crate) struct RecountStep {
+    done: bool,
+    leases: i64,
+    corrected: i64,
+}
+
+impl crate::store::scripts::FromReply for RecountStep {
+    /// `{ done, leases counted, keys corrected, phase }`
+    fn from_reply(mut r: crate::store::reply::Reply) -> Result<Self> {
+        Ok(RecountStep { done: r.next::<i64>()? == 1, leases: r.next()?, corrected: r.next()? })
     }
 }

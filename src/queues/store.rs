@@ -8,9 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::flows::store::Flows;
 use crate::store::shards::Shard;
-use crate::store::{
-    over_core, reply::Reply, scripts::Args, scripts::FromReply, scripts::Int, scripts::Pair, Core, Path,
-};
+use crate::store::{over_core, reply::Reply, scripts::FromReply, scripts::Int, scripts::Pair, Core, Path};
 
 pub(crate) use super::sweep::{OrphanPage, Reaps, Zombies};
 
@@ -139,6 +137,9 @@ impl FromReply for Released {
         }
     }
 }
+
+pub(crate) use super::limits::{KeyLimitsEntries, RecountStep};
+pub(crate) use super::sweep::{QueueStats, Repaired};
 
 /// An agent's definition, as stored (the payload is stored beside it, binary-safe).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -414,8 +415,8 @@ impl Shard<'_, Queues> {
         let k = self.keys.queue(queue);
         let mut agents = std::borrow::Cow::Borrowed(agents);
         if agents.iter().any(|def| !def.cron.is_empty()) {
-            let reply = self.run(Path::WriteBack, "readClock", &[&k.defs], Args::new()).await?;
-            let now: i64 = redis::from_redis_value(reply).map_err(|e| Error::Internal(format!("readClock: {e}")))?;
+            let Int(now) =
+                self.call(Path::WriteBack, crate::flows::store::calls::ReadClock { routing: &k.defs }).await?;
             for def in agents.to_mut().iter_mut().filter(|def| !def.cron.is_empty()) {
                 // Checked at validation; an expression that fails here gets no first fire and is
                 // due at once, as any new agent.
@@ -627,9 +628,9 @@ impl Shard<'_, Queues> {
                 out.push(lease);
                 continue;
             };
-            let args = Args::new().arg(&lease.name).arg(lease.token).arg(next);
-            let before = match self.run(Path::WriteBack, "setCronNext", &[&k.cron, &k.leases], args).await {
-                Ok(v) => redis::from_redis_value::<i64>(v).unwrap_or(-1),
+            let call = calls::SetCronNext { keys: &k, name: &lease.name, token: lease.token, next_ms: next };
+            let before = match self.call(Path::WriteBack, call).await {
+                Ok(Int(before)) => before,
                 Err(e) => {
                     tracing::warn!(queue, agent = lease.name, error = %e, "could not record the next fire");
                     out.push(lease);
@@ -834,8 +835,10 @@ impl Shard<'_, Queues> {
 
     /// One agent's definition and state, or None.
     pub(super) async fn get_agent(&self, queue: &str, name: &str) -> Result<Option<AgentInfo>> {
-        let args = Args::new().arg("names").arg(name);
-        let mut page = self.read_agents(queue, args).await?;
+        let k = self.keys.queue(queue);
+        let names = vec![calls::ReadAgentsNames { name, _item: Default::default() }];
+        let call = calls::ReadAgents { keys: &k, paged: false, after: "", page_size: 0, prefix: "", names };
+        let mut page = self.call(Path::Dispatch, call).await?;
         Ok(page.agents.pop())
     }
 
@@ -848,14 +851,16 @@ impl Shard<'_, Queues> {
         page_size: u32,
         prefix: &str,
     ) -> Result<AgentPage> {
-        self.read_agents(queue, Args::new().arg("page").arg(after).arg(page_size).arg(prefix)).await
-    }
-
-    async fn read_agents(&self, queue: &str, args: Args) -> Result<AgentPage> {
         let k = self.keys.queue(queue);
-        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.dlq, &k.index, &k.dlqinfo];
-        let reply = self.run(Path::Dispatch, "readAgents", &keys, args).await?;
-        let mut r = Reply::new("readAgents", reply)?;
+        let call =
+            calls::ReadAgents { keys: &k, paged: true, after, page_size: page_size.into(), prefix, names: Vec::new() };
+        self.call(Path::Dispatch, call).await
+    }
+}
+
+impl crate::store::scripts::FromReply for AgentPage {
+    /// See lua/queues/readAgents-9.lua.
+    fn from_reply(mut r: Reply) -> Result<Self> {
         let more: i64 = r.next()?;
         let mut agents = Vec::new();
         let mut last = None;

@@ -4,7 +4,7 @@
 use super::store::calls;
 use crate::error::{Error, Result};
 use crate::queues::store::Queues;
-use crate::store::{reply::Reply, scripts::Args, scripts::FromReply, scripts::Int, Path};
+use crate::store::{reply::Reply, scripts::FromReply, scripts::Int, Path};
 
 /// A lease a sweeper may take back.
 #[derive(Clone, Debug)]
@@ -217,19 +217,33 @@ impl Queues {
     /// One page of the numeric-name repair over `set` ("waiting" or "working").
     pub async fn repair_names(&self, queue: &str, set: &str, cursor: &str, limit: u32) -> Result<(String, u64)> {
         let k = self.keys.queue(queue);
-        let keys = [&*k.waiting, &k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.index];
-        let reply =
-            self.run(Path::WriteBack, "repairNames", &keys, Args::new().arg(set).arg(cursor).arg(limit)).await?;
-        let mut r = Reply::new("repairNames", reply)?;
-        Ok((r.next()?, r.next()?))
+        let call = super::store::calls::RepairNames { keys: &k, set, cursor, limit: limit.into() };
+        let Repaired(next, removed) = self.call(Path::WriteBack, call).await?;
+        Ok((next, removed))
     }
 
     /// A queue's counts; `stuck_age_ms` decides which leases count as stuck.
     pub async fn queue_stats(&self, queue: &str, stuck_age_ms: u64) -> Result<QueueStats> {
         let k = self.keys.queue(queue);
-        let keys = [&*k.waiting, &k.working, &k.dlq, &k.stats, &k.limits, &k.pending, &k.outbox];
-        let reply = self.run(Path::Dispatch, "queueStats", &keys, Args::new().arg(stuck_age_ms)).await?;
-        let mut r = Reply::new("queueStats", reply)?;
+        self.call(Path::Dispatch, super::store::calls::QueueStats { keys: &k, stuck_age_ms }).await
+    }
+
+    /// Counts one sweep pass by this replica (observable with HGETALL on `Keys::sweeps`).
+    pub async fn record_sweep(&self, sweep: &str, replica: &str) -> Result<()> {
+        let mut conn = self.redis.conn().await?;
+        redis::cmd("HINCRBY")
+            .arg(self.keys.sweeps())
+            .arg(format!("{sweep}:{replica}"))
+            .arg(1)
+            .query_async::<i64>(&mut conn)
+            .await?;
+        Ok(())
+    }
+}
+
+impl crate::store::scripts::FromReply for QueueStats {
+    /// See lua/queues/queueStats-7.lua.
+    fn from_reply(mut r: Reply) -> Result<Self> {
         let now_ms = r.next()?;
         let waiting = r.next()?;
         let due = r.next()?;
@@ -296,16 +310,13 @@ impl Queues {
         stats.oldest_release_ms = (oldest >= 0).then_some(oldest);
         Ok(stats)
     }
+}
 
-    /// Counts one sweep pass by this replica (observable with HGETALL on `Keys::sweeps`).
-    pub async fn record_sweep(&self, sweep: &str, replica: &str) -> Result<()> {
-        let mut conn = self.redis.conn().await?;
-        redis::cmd("HINCRBY")
-            .arg(self.keys.sweeps())
-            .arg(format!("{sweep}:{replica}"))
-            .arg(1)
-            .query_async::<i64>(&mut conn)
-            .await?;
-        Ok(())
+/// One step of repairNames: the next cursor ("0": done) and how many agents it removed.
+pub(crate) struct Repaired(String, u64);
+
+impl crate::store::scripts::FromReply for Repaired {
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        Ok(Repaired(r.next()?, r.next()?))
     }
 }

@@ -3,14 +3,12 @@
 use crate::error::{Error, Result};
 use crate::store::keys::ChannelKind;
 use crate::store::shards::Shard;
-use crate::store::{
-    over_core, reply::Reply, scripts::Args, scripts::FromReply, scripts::Int, scripts::PurgePage, Core, Path,
-};
+use crate::store::{over_core, reply::Reply, scripts::FromReply, scripts::Int, scripts::PurgePage, Core, Path};
 
-/// The typed calls of `lua/receiver/`, generated from the scripts' headers.
+/// The typed calls of `lua/receivers/`, generated from the scripts' headers.
 pub(crate) mod calls {
     use crate::store::keys::ReceiverKeys;
-    include!(concat!(env!("OUT_DIR"), "/calls_receiver.rs"));
+    include!(concat!(env!("OUT_DIR"), "/calls_receivers.rs"));
 }
 
 /// What ackMessages answered: per ack, in order, whether it was acked.
@@ -332,14 +330,16 @@ impl Shard<'_, Receivers> {
         let k = self.keys.receiver(receiver);
         let mut expired = 0;
         for chunk in self.policy.chunks(items) {
-            let mut args =
-                Args::new().arg(self.keys.announce(ChannelKind::Receiver, receiver)).arg(wake_name(receiver));
-            for (id, token) in chunk {
-                args.push(id.as_str());
-                args.push(*token);
-            }
-            let reply = self.run(Path::WriteBack, "expireDeliveries", &[&k.inflight, &k.tokens], args).await?;
-            expired += redis::from_redis_value::<u64>(reply).map_err(|e| Error::Internal(e.to_string()))?;
+            let tokens: Vec<String> = chunk.iter().map(|(_, token)| token.to_string()).collect();
+            let deliveries = chunk
+                .iter()
+                .zip(&tokens)
+                .map(|((id, _), token)| calls::ExpireDeliveriesDeliveries { id, token, _item: Default::default() })
+                .collect();
+            let channel = self.keys.announce(ChannelKind::Receiver, receiver);
+            let call =
+                calls::ExpireDeliveries { keys: &k, channel: &channel, wake_name: &wake_name(receiver), deliveries };
+            expired += self.call(Path::WriteBack, call).await?.0 as u64;
         }
         Ok(expired)
     }

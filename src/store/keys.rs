@@ -99,7 +99,7 @@ pub struct QueueKeys {
     pub dedupat: String,
 }
 
-/// The keys of one pool; the pool scripts (`lua/pool/`) take them as `KEYS of PoolKeys`.
+/// The keys of one pool; the pool scripts (`lua/pools/`) take them as `KEYS of PoolKeys`.
 #[derive(Clone, Debug)]
 pub struct PoolKeys {
     /// ZSET resource id -> ready-queue order.
@@ -167,7 +167,7 @@ impl PoolKeys {
 }
 
 /// The keys of one receiver, in the order every receiver script takes them
-/// (`lua/receiver/` takes them as `KEYS of ReceiverKeys`).
+/// (`lua/receivers/` takes them as `KEYS of ReceiverKeys`).
 #[derive(Clone, Debug)]
 pub struct ReceiverKeys {
     /// ZSET id -> deliver at (ms).

@@ -106,12 +106,6 @@ impl Policy {
         self
     }
 
-    /// The two ARGV the scripts pass to `flowKeys`: how long and how many finishes are kept.
-    pub(crate) fn push_result_args(&self, args: &mut Args) {
-        args.push(self.results.retention_ms);
-        args.push(self.results.max_entries);
-    }
-
     /// The request id of step `i` of a call split into script calls: step 0 keeps the call's
     /// own (so a call within one step is remembered as before), later steps add `#i`.
     pub(crate) fn step_request_id(request_id: &str, i: usize) -> String {
@@ -373,14 +367,10 @@ impl Core {
         <C::Reply as scripts::FromReply>::from_reply(reply::Reply::new(C::NAME, value)?)
     }
 
-    pub(crate) async fn run(&self, path: Path, name: &'static str, keys: &[&str], args: Args) -> Result<Value> {
-        self.run_items(path, name, keys, args, 1).await
-    }
-
-    /// [`Core::run`] for a script call on `items` items (leases asked for, completions,
-    /// agents): a call of more than [`BULK_ITEMS`] waits for its turn in its node's bulk lane
+    /// Runs a script through the breaker of its path on the node serving its first key. A
+    /// call on more than [`BULK_ITEMS`] items (leases asked for, completions, agents) waits for its turn in its node's bulk lane
     /// (`bulk`), so a small call is never queued in Redis behind more than a few large ones.
-    pub(crate) async fn run_items(
+    async fn run_items(
         &self,
         path: Path,
         name: &'static str,

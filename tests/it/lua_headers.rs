@@ -95,7 +95,6 @@ fn every_script_header_matches_its_keys_and_argv() {
         }
         checked += 1;
     }
-    assert!(checked >= 8, "expected the agent scripts, found {checked}");
     for entry in fs::read_dir("lua/includes").unwrap() {
         let path = entry.unwrap().path();
         let text = fs::read_to_string(&path).unwrap();
@@ -118,5 +117,5 @@ fn every_script_header_matches_its_keys_and_argv() {
             typed += 1;
         }
     }
-    assert!(typed >= 23, "expected the typed election, pool and receiver scripts, found {typed}");
+    assert!(checked + typed >= 62, "expected every script, found {checked} in lua/ and {typed} typed");
 }

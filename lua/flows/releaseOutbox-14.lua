@@ -9,6 +9,7 @@
   nothing more: a child released leaves the entry in the same script.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] waiting    ZSET name -> next run (ms)
     KEYS[2] defs       HASH name -> definition JSON
     KEYS[3] payloads   HASH name -> payload bytes
@@ -24,15 +25,15 @@
     KEYS[13] deps      base of "deps:<child>"
     KEYS[14] stats     HASH a batch's counts: total, succeeded, failed, closed, done_at
 
-    ARGV[1] channel    where to announce: "P|S <wake-up channel>" or "", then "\n<outbox
-                       channel>" (announceOutbox)
-    ARGV[2] queue      queue name
-    ARGV[3] resultTtlMs how long finishes are kept (results.retention_ms)
-    ARGV[4] resultMax  most finishes kept per queue (results.max_entries)
-    ARGV[5] before     only entries written at or before this (ms); "+inf" for any
-    ARGV[6] limit      most children (and most entries) in the page
+    ARGV[1] channel (str)       where to announce: "P|S <wake-up channel>" or "", then
+                                "\n<outbox channel>" (announceOutbox)
+    ARGV[2] queue (str)         queue name
+    ARGV[3] resultTtlMs (uint)  how long finishes are kept (results.retention_ms)
+    ARGV[4] resultMax (uint)    most finishes kept per queue (results.max_entries)
+    ARGV[5] before (str)        only entries written at or before this (ms); "+inf" for any
+    ARGV[6] limit (uint)        most children (and most entries) in the page
 
-  Output: { children released here, outbox entries written (children of agents cancelled
+  Output -> OutboxRelease: { children released here, outbox entries written (children of agents cancelled
           here), entries written at or before `before` that remain, then per entry with
           children of other queues: member, record, n, then those n children
           ("<child queue>|<child>") }
@@ -46,14 +47,14 @@ local rcall = redis.call
 --@include finishBatch
 --@include releaseChild
 --@include outboxPage
-flowKeys(6, ARGV[3], ARGV[4])
+flowKeys(K, A.resultTtlMs, A.resultMax)
 local r = {
-  waiting = KEYS[1], defs = KEYS[2], payloads = KEYS[3], index = KEYS[4], pending = KEYS[5], stats = KEYS[14],
-  channel = ARGV[1], queue = ARGV[2],
+  waiting = K.waiting, defs = K.defs, payloads = K.payloads, index = K.index, pending = K.pending, stats = K.stats,
+  channel = A.channel, queue = A.queue,
 }
-local before = ARGV[5]
+local before = A.before
 local now = nowMs()
-local page = outboxPage(F.outbox, F.outboxres, F.children, before, tonumber(ARGV[6]))
+local page = outboxPage(F.outbox, F.outboxres, F.children, before, A.limit)
 -- Queue names have no '|': a child of this queue is "<queue>|<child>".
 local prefix = r.queue .. '|'
 local out = { 0, 0, 0 }

@@ -7,6 +7,7 @@
   letters are handled on the first page (cursor "0"); definitions are scanned page by page.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1]  waiting    ZSET name -> next run (ms)
     KEYS[2]  working    ZSET name -> lease deadline (ms)
     KEYS[3]  defs       HASH name -> definition JSON
@@ -22,16 +23,16 @@
                         record is dropped
     KEYS[13] pending    HASH name -> parents still pending: blocked agents, left alone
 
-    ARGV[1] dryRun            "1": report only
-    ARGV[2] maxWorkingAgeMs   how far past its deadline a lease may be (0: no bound)
-    ARGV[3] dlqTtlMs          dead-letter TTL (0: none)
-    ARGV[4] dlqMax            dead-letter size bound (0: none)
-    ARGV[5] cursor            HSCAN cursor over definitions ("0" to start)
-    ARGV[6] limit             entries per page
-    ARGV[7] channel           where to announce: "P|S <wake-up channel>" or ""
-    ARGV[8] queue             queue name
+    ARGV[1] dryRun (bool)            report only
+    ARGV[2] maxWorkingAgeMs (uint)   how far past its deadline a lease may be (0: no bound)
+    ARGV[3] dlqTtlMs (uint)          dead-letter TTL (0: none)
+    ARGV[4] dlqMax (uint)            dead-letter size bound (0: none)
+    ARGV[5] cursor (str)             HSCAN cursor over definitions ("0" to start)
+    ARGV[6] limit (uint)             entries per page
+    ARGV[7] channel (str)            where to announce: "P|S <wake-up channel>" or ""
+    ARGV[8] queue (str)              queue name
 
-  Output:
+  Output -> PurgePage:
     { nextCursor, (id, reason, action)* }   action DEAD_LETTERED | REQUEUED | REMOVED
 ]]
 local rcall = redis.call
@@ -43,11 +44,11 @@ local rcall = redis.call
 --@include wakeBlocked
 --@include keyLeaseEnded
 
-local waitingKey, workingKey, defsKey, payloadsKey, leasesKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local streaksKey, indexKey, dlqKey, dlqinfoKey, statsKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
-local dryRun = ARGV[1] == '1'
-local maxWorkingAgeMs, dlqTtlMs, dlqMax = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local cursor, limit, channel, queue = ARGV[5], tonumber(ARGV[6]), ARGV[7], ARGV[8]
+local waitingKey, workingKey, defsKey, payloadsKey, leasesKey = K.waiting, K.working, K.defs, K.payloads, K.leases
+local streaksKey, indexKey, dlqKey, dlqinfoKey, statsKey = K.streaks, K.index, K.dlq, K.dlqinfo, K.stats
+local dryRun = A.dryRun
+local maxWorkingAgeMs, dlqTtlMs, dlqMax = A.maxWorkingAgeMs, A.dlqTtlMs, A.dlqMax
+local cursor, limit, channel, queue = A.cursor, A.limit, A.channel, A.queue
 local now = nowMs()
 local out = {}
 local function found(id, reason, action)
@@ -68,9 +69,9 @@ if cursor == '0' then
         local lease = parseLease(rcall('HGET', leasesKey, name))
         rcall('ZREM', workingKey, name)
         rcall('HDEL', leasesKey, name)
-        rcall('HDEL', KEYS[12], name)
-        keyLeaseEnded(KEYS[11], lease and lease.key, 1, name)
-        wakeBlocked(KEYS[11], channel, queue)
+        rcall('HDEL', K.cron, name)
+        keyLeaseEnded(K.limits, lease and lease.key, 1, name)
+        wakeBlocked(K.limits, channel, queue)
         if rcall('HEXISTS', defsKey, name) == 1 then
           rcall('ZADD', dlqKey, now, name)
           rcall('HSET', dlqinfoKey, name, cjson.encode({
@@ -99,7 +100,7 @@ local entries = scan[2]
 for i = 1, #entries, 2 do
   local name = entries[i]
   if not rcall('ZSCORE', waitingKey, name) and not rcall('ZSCORE', workingKey, name)
-    and not rcall('ZSCORE', dlqKey, name) and rcall('HEXISTS', KEYS[13], name) == 0 then
+    and not rcall('ZSCORE', dlqKey, name) and rcall('HEXISTS', K.pending, name) == 0 then
     found(name, 'definition with no queue entry', 'REQUEUED')
     if not dryRun then
       rcall('ZADD', indexKey, 0, name)

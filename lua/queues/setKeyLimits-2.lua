@@ -8,21 +8,22 @@
   starts full). Announces the queue: waiting Acquires may now be granted.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] limits     HASH flow control: "key|<key>", "key_limits", "bucket|<key>", key_rate
     KEYS[2] keylimits  ZSET key -> 0: the keys with a record, for listing in key order
 
-    ARGV[1] key        the key (Agent.key)
-    ARGV[2] record     "weight|concurrency|rate|burst", or "" to remove the key's record
-    ARGV[3] channel    where to announce: "P|S <wake-up channel>" or ""
-    ARGV[4] queue      queue name, published on channel
+    ARGV[1] key (str)       the key (Agent.key)
+    ARGV[2] record (str)    "weight|concurrency|rate|burst", or "" to remove the key's record
+    ARGV[3] channel (str)   where to announce: "P|S <wake-up channel>" or ""
+    ARGV[4] queue (str)     queue name, published on channel
 
-  Output: 1 if the key had a record before, else 0
+  Output -> Int: 1 if the key had a record before, else 0
 ]]
 local rcall = redis.call
 --@include publish
 
-local limitsKey, indexKey = KEYS[1], KEYS[2]
-local key, record, channel, queue = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local limitsKey, indexKey = K.limits, K.keylimits
+local key, record, channel, queue = A.key, A.record, A.channel, A.queue
 local had = rcall('HEXISTS', limitsKey, 'key|' .. key)
 if record == '' then
   rcall('HDEL', limitsKey, 'key|' .. key)

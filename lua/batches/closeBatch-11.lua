@@ -3,6 +3,7 @@
   when no member is pending (finishBatch). Closing twice changes nothing.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1]  defs       HASH name -> definition JSON (the sentinel's)
     KEYS[2]  pending    HASH name -> pending count
     KEYS[3]  stats      HASH total, succeeded, failed, closed, created_at, done_at, callbacks
@@ -15,14 +16,14 @@
     KEYS[10] awaited   ZSET name -> awaited until (ms)
     KEYS[11] deps      base of "deps:<name>"
 
-    ARGV[1] channel    where to announce: "P|S <wake-up channel>" or "", then "\n<outbox
-                       channel>" (announceOutbox)
-    ARGV[2] queue      the batch's queue name ("~<batch>")
-    ARGV[3] resultTtlMs how long finishes are kept (results.retention_ms)
-    ARGV[4] resultMax  most finishes kept per queue (results.max_entries)
-    ARGV[5] batch      the batch's name
+    ARGV[1] channel (str)       where to announce: "P|S <wake-up channel>" or "", then
+                                "\n<outbox channel>" (announceOutbox)
+    ARGV[2] queue (str)         the batch's queue name ("~<batch>")
+    ARGV[3] resultTtlMs (uint)  how long finishes are kept (results.retention_ms)
+    ARGV[4] resultMax (uint)    most finishes kept per queue (results.max_entries)
+    ARGV[5] batch (str)         the batch's name
 
-  Output: { code, outboxed } code 1 closed now, 0 closed before, -1 no such batch
+  Output -> BatchStep: { code, outboxed } code 1 closed now, 0 closed before, -1 no such batch
 ]]
 local rcall = redis.call
 --@include memberKey
@@ -30,9 +31,9 @@ local rcall = redis.call
 --@include nowMs
 --@include finished
 --@include finishBatch
-flowKeys(4, ARGV[3], ARGV[4])
-local defsKey, pendingKey, statsKey = KEYS[1], KEYS[2], KEYS[3]
-local channel, queue, batch = ARGV[1], ARGV[2], ARGV[5]
+flowKeys(K, A.resultTtlMs, A.resultMax)
+local defsKey, pendingKey, statsKey = K.defs, K.pending, K.stats
+local channel, queue, batch = A.channel, A.queue, A.batch
 local b = { defs = defsKey, pending = pendingKey, stats = statsKey }
 if rcall('EXISTS', statsKey) == 0 then return { -1, 0 } end
 if rcall('HGET', statsKey, 'closed') == '1' then return { 0, 0 } end

@@ -6,17 +6,17 @@
   Input:
     KEYS[1] limits   HASH of the source's flow control; "paused" = "1"
 
-    ARGV[1] paused   "1" to pause, "" to resume
-    ARGV[2] channel  where to announce: "P|S <wake-up channel>" or ""
-    ARGV[3] message  what to announce on resuming (the name its waiters wait under)
+    ARGV[1] paused (bool)   true to pause, false to resume
+    ARGV[2] channel (str)   where to announce: "P|S <wake-up channel>" or ""
+    ARGV[3] message (str)   what to announce on resuming (the name its waiters wait under)
 
-  Output: 1 if the state changed, 0 if it already was so
+  Output -> Int: 1 if the state changed, 0 if it already was so
 ]]
 local rcall = redis.call
 --@include publish
 
-local limitsKey, paused, channel, message = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
-if paused == '1' then
+local limitsKey, channel, message = K.limits, A.channel, A.message
+if A.paused then
   return rcall('HSETNX', limitsKey, 'paused', '1')
 end
 local changed = rcall('HDEL', limitsKey, 'paused')

@@ -6,14 +6,14 @@
   Input:
     KEYS[1] active  ZSET queue -> when it was last marked (ms)
 
-    ARGV[1] queue   the queue
-    ARGV[2] seen    its mark as the sweeper read it (the ZSCORE reply's text)
+    ARGV[1] queue (str)   the queue
+    ARGV[2] seen (str)    its mark as the sweeper read it (the ZSCORE reply's text)
 
-  Output: 1 if retired, 0 if its mark changed (or it was gone)
+  Output -> Int: 1 if retired, 0 if its mark changed (or it was gone)
 ]]
 local rcall = redis.call
 
-if rcall('ZSCORE', KEYS[1], ARGV[1]) == ARGV[2] then
-  return rcall('ZREM', KEYS[1], ARGV[1])
+if rcall('ZSCORE', K.active, A.queue) == A.seen then
+  return rcall('ZREM', K.active, A.queue)
 end
 return 0

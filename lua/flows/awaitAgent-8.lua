@@ -4,6 +4,7 @@
   awaited marks past their time (bounded). A name with no agent (state 0) writes nothing.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] defs       HASH name -> definition JSON
     KEYS[2] results    HASH name -> result record
     KEYS[3] awaited    ZSET name -> awaited until (ms)
@@ -13,25 +14,25 @@
     KEYS[7] pending    HASH name -> parents still pending
     KEYS[8] resultsat  ZSET name -> kept until (ms)
 
-    ARGV[1] name
-    ARGV[2] waitMs     0: only read
+    ARGV[1] name (str)      the agent
+    ARGV[2] waitMs (uint)   how long to mark it awaited; 0: only read
 
-  Output: { record or "", state } state: 0 no agent, 1 waiting, 2 working, 3 dead-lettered,
+  Output -> Awaited: { record or "", state } state: 0 no agent, 1 waiting, 2 working, 3 dead-lettered,
           4 blocked, 5 defined in no set
 ]]
 local rcall = redis.call
 --@include nowMs
-local defsKey, resultsKey, awaitedKey = KEYS[1], KEYS[2], KEYS[3]
-local name, waitMs = ARGV[1], tonumber(ARGV[2])
+local defsKey, resultsKey, awaitedKey = K.defs, K.results, K.awaited
+local name, waitMs = A.name, A.waitMs
 local now = nowMs()
 local record = rcall('HGET', resultsKey, name)
-local kept = record and tonumber(rcall('ZSCORE', KEYS[8], name) or '0') >= now
+local kept = record and tonumber(rcall('ZSCORE', K.resultsat, name) or '0') >= now
 local state = 0
 if rcall('HEXISTS', defsKey, name) == 1 then
-  if rcall('ZSCORE', KEYS[5], name) then state = 2
-  elseif rcall('ZSCORE', KEYS[4], name) then state = 1
-  elseif rcall('ZSCORE', KEYS[6], name) then state = 3
-  elseif rcall('HEXISTS', KEYS[7], name) == 1 then state = 4
+  if rcall('ZSCORE', K.working, name) then state = 2
+  elseif rcall('ZSCORE', K.waiting, name) then state = 1
+  elseif rcall('ZSCORE', K.dlq, name) then state = 3
+  elseif rcall('HEXISTS', K.pending, name) == 1 then state = 4
   else state = 5 end
 end
 if waitMs > 0 and state ~= 0 then

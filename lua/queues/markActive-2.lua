@@ -8,16 +8,16 @@
     KEYS[1] active  ZSET queue -> when it was last marked (ms)
     KEYS[2] queues  SET of every registered queue (same slot: the registry's)
 
-    ARGV[1] queue   the queue (one shard of a sharded one)
-    ARGV[2] only    "NX" to leave a queue already marked as it is, "" to mark it now
+    ARGV[1] queue (str)   the queue (one shard of a sharded one)
+    ARGV[2] keep (bool)   true to leave a queue already marked as it is, false to mark it now
 
-  Output: -1 if the queue is not registered, 1 if it was not in the index, else 0
+  Output -> Int: -1 if the queue is not registered, 1 if it was not in the index, else 0
 ]]
 local rcall = redis.call
 --@include nowMs
 
-if rcall('SISMEMBER', KEYS[2], ARGV[1]) == 0 then return -1 end
-if ARGV[2] == 'NX' then
-  return rcall('ZADD', KEYS[1], 'NX', nowMs(), ARGV[1])
+if rcall('SISMEMBER', K.queues, A.queue) == 0 then return -1 end
+if A.keep then
+  return rcall('ZADD', K.active, 'NX', nowMs(), A.queue)
 end
-return rcall('ZADD', KEYS[1], nowMs(), ARGV[1])
+return rcall('ZADD', K.active, nowMs(), A.queue)

@@ -8,22 +8,26 @@
   Attaching twice changes nothing.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] defs       HASH name -> definition JSON
     KEYS[2] dlq        ZSET name -> dead-lettered at (ms)
     KEYS[3] results    HASH name -> result record
     KEYS[4] fanout     SET names with children
     KEYS[5] children   base of "<children>:<parent>" ZSET "<child queue>|<child>"
 
-    ARGV[1..] triples  parent, child queue, child
+    ARGV[1..] links (items)      one per child to attach
+      parent (str)               the parent (of this queue)
+      childQueue (str)           the child's queue
+      child (str)                the child
 
-  Output: per triple, "" (attached, pending), "m" (missing), or the parent's result record
+  Output -> Attached: per child, "" (attached, pending), "m" (missing), or the parent's result record
 ]]
 local rcall = redis.call
 --@include memberKey
-local defsKey, dlqKey, resultsKey, fanoutKey, childrenKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local defsKey, dlqKey, resultsKey, fanoutKey, childrenKey = K.defs, K.dlq, K.results, K.fanout, K.children
 local out = {}
-for i = 1, #ARGV, 3 do
-  local parent, member = ARGV[i], ARGV[i + 1] .. '|' .. ARGV[i + 2]
+for _, item in ipairs(A.links) do
+  local parent, member = item.parent, item.childQueue .. '|' .. item.child
   local answer = ''
   if rcall('HEXISTS', defsKey, parent) == 1 then
     rcall('ZADD', memberKey(childrenKey, parent), 0, member)

@@ -4,22 +4,23 @@
   heartbeatLeases to schedule the agent there when the run ends. Only while the lease is held.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] cron     HASH name -> "token|next fire (ms)" of the agent's latest run
     KEYS[2] leases   HASH name -> "token|worker|acquired_at|timeout_ms[|flags|progress]"
 
-    ARGV[1] name
-    ARGV[2] token    the run's lease token
-    ARGV[3] nextMs   its next fire
+    ARGV[1] name (str)     the agent
+    ARGV[2] token (uint)   the run's lease token
+    ARGV[3] nextMs (int)   its next fire
 
-  Output:
+  Output -> Int:
     the fire recorded before (the one this run was scheduled for), -1 when none, or -2 when the
     lease is no longer held (nothing written)
 ]]
 local rcall = redis.call
 
-local cronKey, leasesKey, name, token, nextMs = KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3]
+local cronKey, leasesKey, name, token, nextMs = K.cron, K.leases, A.name, A.token, A.nextMs
 local lease = rcall('HGET', leasesKey, name)
-if not lease or string.match(lease, '^(%d+)|') ~= token then return -2 end
+if not lease or tonumber(string.match(lease, '^(%d+)|')) ~= token then return -2 end
 local before = rcall('HGET', cronKey, name)
-rcall('HSET', cronKey, name, token .. '|' .. nextMs)
+rcall('HSET', cronKey, name, string.format('%d|%d', token, nextMs))
 return tonumber(before and string.match(before, '|(%d+)$') or '-1')

@@ -2,6 +2,7 @@
   queueStats: a queue's figures for health and the periodic log line. Read-only.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] waiting    ZSET name -> next run (ms)
     KEYS[2] working    ZSET name -> lease deadline (ms)
     KEYS[3] dlq        ZSET name -> dead-lettered at (ms)
@@ -12,9 +13,9 @@
     KEYS[7] outbox     ZSET "<parent>|<seq>" -> written at (ms): finishes whose children are
                        being released
 
-    ARGV[1] stuckAgeMs   a lease this far past its deadline is stuck
+    ARGV[1] stuckAgeMs (uint)   a lease this far past its deadline is stuck
 
-  Output:
+  Output -> QueueStats:
     { now, waiting, due, oldestDue, working, overdueLeases, deadLettered, averageOverdueMs,
       stuck, completed, paused, concurrency, rate, burst, keyConcurrency, keyRate, keyBurst,
       tokens, priorityAging, nextDue, blocked, releasing, oldestRelease }
@@ -32,9 +33,9 @@
 local rcall = redis.call
 --@include nowMs
 
-local waitingKey, workingKey, dlqKey, statsKey, limitsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local pendingKey, outboxKey = KEYS[6], KEYS[7]
-local stuckAgeMs = tonumber(ARGV[1])
+local waitingKey, workingKey, dlqKey, statsKey, limitsKey = K.waiting, K.working, K.dlq, K.stats, K.limits
+local pendingKey, outboxKey = K.pending, K.outbox
+local stuckAgeMs = A.stuckAgeMs
 local now = nowMs()
 local oldestDue, total, sampled = -1, 0, 0
 local function sample(entries)

@@ -3,27 +3,29 @@
   their children. Read only. A parent count is bounded by Register (limits.max_parents).
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] deps       base of "<deps>:<name>" HASH "<parent queue>|<parent>" -> "p<policy>" or record
     KEYS[2] pending    HASH name -> parents still pending
     KEYS[3] children   base of "<children>:<name>" ZSET "<child queue>|<child>"
 
-    ARGV[1] children   most children listed per agent (0: none)
-    ARGV[2..] names
+    ARGV[1] childLimit (uint)   most children listed per agent (0: none)
+    ARGV[2..] names (items)     the agents asked about
+      name (str)                an agent's name
 
-  Output: per name: pending, #parents, parent, state, ..., #children, child, ...
+  Output -> Families: per name: pending, #parents, parent, state, ..., #children, child, ...
 ]]
 local rcall = redis.call
 --@include memberKey
-local limit = tonumber(ARGV[1])
+local limit = A.childLimit
 local out = {}
-for i = 2, #ARGV do
-  local name = ARGV[i]
-  out[#out + 1] = tonumber(rcall('HGET', KEYS[2], name) or '0')
-  local parents = rcall('HGETALL', memberKey(KEYS[1], name))
+for _, item in ipairs(A.names) do
+  local name = item.name
+  out[#out + 1] = tonumber(rcall('HGET', K.pending, name) or '0')
+  local parents = rcall('HGETALL', memberKey(K.deps, name))
   out[#out + 1] = #parents / 2
   for _, v in ipairs(parents) do out[#out + 1] = v end
   if limit > 0 then
-    local children = rcall('ZRANGE', memberKey(KEYS[3], name), 0, limit - 1)
+    local children = rcall('ZRANGE', memberKey(K.children, name), 0, limit - 1)
     out[#out + 1] = #children
     for _, v in ipairs(children) do out[#out + 1] = v end
   else

@@ -22,19 +22,20 @@
   bookkeeping and deletes the rc| and rn| fields in a last pass; then "recount" is deleted.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] limits   HASH flow control: "recount", "held|<key>", "rc|<key>", "rn|<name>"
     KEYS[2] leases   HASH name -> "token|worker|acquired_at|timeout_ms[@key][|flags|progress]"
 
-    ARGV[1] count    HSCAN COUNT of this step
+    ARGV[1] count (uint)   HSCAN COUNT of this step
 
-  Output:
+  Output -> RecountStep:
     { done (1 when the recount finished with this step, else 0), leases counted, keys
       corrected (held|<key> changed), phase after this step ("s", "a", "c" or "") }
 ]]
 local rcall = redis.call
 
-local limitsKey, leasesKey = KEYS[1], KEYS[2]
-local count = tonumber(ARGV[1])
+local limitsKey, leasesKey = K.limits, K.leases
+local count = A.count
 local state = rcall('HGET', limitsKey, 'recount') or 's0'
 local phase, cursor = string.sub(state, 1, 1), string.sub(state, 2)
 local counted, corrected = 0, 0

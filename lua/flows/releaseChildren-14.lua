@@ -6,6 +6,7 @@
   applies once. A failure under WAIT changes nothing and the item is not done.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] waiting    ZSET name -> next run (ms)
     KEYS[2] defs       HASH name -> definition JSON
     KEYS[3] payloads   HASH name -> payload bytes
@@ -21,14 +22,17 @@
     KEYS[13] deps      base of "deps:<child>"
     KEYS[14] stats     HASH a batch's counts: total, succeeded, failed, closed, done_at
 
-    ARGV[1] channel    where to announce: "P|S <wake-up channel>" or "", then "\n<outbox
-                       channel>" (announceOutbox)
-    ARGV[2] queue      queue name
-    ARGV[3] resultTtlMs how long finishes are kept (results.retention_ms)
-    ARGV[4] resultMax  most finishes kept per queue (results.max_entries)
-    ARGV[5..] triples  child, "<parent queue>|<parent>", result record
+    ARGV[1] channel (str)       where to announce: "P|S <wake-up channel>" or "", then
+                                "\n<outbox channel>" (announceOutbox)
+    ARGV[2] queue (str)         queue name
+    ARGV[3] resultTtlMs (uint)  how long finishes are kept (results.retention_ms)
+    ARGV[4] resultMax (uint)    most finishes kept per queue (results.max_entries)
+    ARGV[5..] releases (items)  the finishes to apply
+      child (str)               the child (of this queue)
+      parent (str)              "<parent queue>|<parent>"
+      record (bytes)            the parent's result record
 
-  Output: per triple 1 (done) or 0 (kept: WAIT on a failure); then outbox entries written
+  Output -> Released: per item 1 (done) or 0 (kept: WAIT on a failure); then outbox entries written
 ]]
 local rcall = redis.call
 --@include memberKey
@@ -38,15 +42,15 @@ local rcall = redis.call
 --@include finished
 --@include finishBatch
 --@include releaseChild
-flowKeys(6, ARGV[3], ARGV[4])
+flowKeys(K, A.resultTtlMs, A.resultMax)
 local r = {
-  waiting = KEYS[1], defs = KEYS[2], payloads = KEYS[3], index = KEYS[4], pending = KEYS[5], stats = KEYS[14],
-  channel = ARGV[1], queue = ARGV[2],
+  waiting = K.waiting, defs = K.defs, payloads = K.payloads, index = K.index, pending = K.pending, stats = K.stats,
+  channel = A.channel, queue = A.queue,
 }
 local now = nowMs()
 local out = {}
-for i = 5, #ARGV, 3 do
-  out[#out + 1] = releaseChild(r, ARGV[i], ARGV[i + 1], ARGV[i + 2], now)
+for _, item in ipairs(A.releases) do
+  out[#out + 1] = releaseChild(r, item.child, item.parent, item.record, now)
 end
 out[#out + 1] = endFinished(r.channel, r.queue, now)
 return out

@@ -2,6 +2,7 @@
   deleteDeadAgent: drops a dead-lettered agent for good, with its definition.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] dlq        ZSET name -> dead-lettered at (ms)
     KEYS[2] dlqinfo    HASH name -> dead-letter context JSON
     KEYS[3] defs       HASH name -> definition JSON
@@ -10,15 +11,15 @@
     KEYS[6] index      ZSET name -> 0
     KEYS[7] waiting    ZSET name -> next run (ms)
 
-    ARGV[1] name       agent name
+    ARGV[1] name (str)  agent name
 
-  Output:
+  Output -> Int:
     1 deleted; 0 not dead-lettered here
 ]]
 local rcall = redis.call
-local dlqKey, dlqinfoKey, defsKey, payloadsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local streaksKey, indexKey, waitingKey = KEYS[5], KEYS[6], KEYS[7]
-local name = ARGV[1]
+local dlqKey, dlqinfoKey, defsKey, payloadsKey = K.dlq, K.dlqinfo, K.defs, K.payloads
+local streaksKey, indexKey, waitingKey = K.streaks, K.index, K.waiting
+local name = A.name
 if rcall('ZREM', dlqKey, name) == 0 then
   return 0
 end

@@ -7,6 +7,7 @@
   attached it to the new members (the flows sweep repairs a crash in between).
 
   Input:
+    KEYS of QueueKeys
     KEYS[1]  defs       HASH name -> definition JSON (the sentinel's)
     KEYS[2]  pending    HASH name -> pending count (members not finished, + 1 while open)
     KEYS[3]  stats      HASH total, succeeded, failed, closed, created_at, done_at, callbacks
@@ -20,18 +21,21 @@
     KEYS[11] awaited   ZSET name -> awaited until (ms)
     KEYS[12] deps      base of "deps:<name>" (the sentinel's pending members)
 
-    ARGV[1] channel    where to announce: "P|S <wake-up channel>" or "", then "\n<outbox
-                       channel>" (announceOutbox)
-    ARGV[2] queue      the batch's queue name ("~<batch>")
-    ARGV[3] resultTtlMs how long finishes are kept (results.retention_ms)
-    ARGV[4] resultMax  most finishes kept per queue (results.max_entries)
-    ARGV[5] batch      the batch (and its sentinel's) name
-    ARGV[6] callbacks  "" when the call gives none, else the callbacks ("<queue>|<name>" lines):
-                       recorded when the batch is created; a later call must give the same
-    ARGV[7] close      "1" to close after adding
-    ARGV[8..] members  "<queue>|<name>"
+    ARGV[1] channel (str)       where to announce: "P|S <wake-up channel>" or "", then
+                                "\n<outbox channel>" (announceOutbox)
+    ARGV[2] queue (str)         the batch's queue name ("~<batch>")
+    ARGV[3] resultTtlMs (uint)  how long finishes are kept (results.retention_ms)
+    ARGV[4] resultMax (uint)    most finishes kept per queue (results.max_entries)
+    ARGV[5] batch (str)         the batch (and its sentinel's) name
+    ARGV[6] callbacks (str)     "" when the call gives none, else the callbacks ("<queue>|<name>"
+                                lines): recorded when the batch is created; a later call must
+                                give the same
+    ARGV[7] close (bool)        close after adding
+    ARGV[8..] members (items)   the members to add
+      queue (str)               a member's queue
+      name (str)                its name
 
-  Output: { code, outboxed } code 1 created, 0 found, -1 closed (nothing added), -2 other
+  Output -> BatchStep: { code, outboxed } code 1 created, 0 found, -1 closed (nothing added), -2 other
           callbacks than recorded (nothing changed)
 ]]
 local rcall = redis.call
@@ -40,9 +44,9 @@ local rcall = redis.call
 --@include nowMs
 --@include finished
 --@include finishBatch
-local defsKey, pendingKey, statsKey, unattachedKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-flowKeys(5, ARGV[3], ARGV[4])
-local channel, queue, batch, callbacks, close = ARGV[1], ARGV[2], ARGV[5], ARGV[6], ARGV[7] == '1'
+local defsKey, pendingKey, statsKey, unattachedKey = K.defs, K.pending, K.stats, K.unattached
+flowKeys(K, A.resultTtlMs, A.resultMax)
+local channel, queue, batch, callbacks, close = A.channel, A.queue, A.batch, A.callbacks, A.close
 local b = { defs = defsKey, pending = pendingKey, stats = statsKey }
 local now = nowMs()
 local code = 0
@@ -60,8 +64,8 @@ else
 end
 local depsKey = memberKey(F.deps, batch)
 local added = 0
-for i = 8, #ARGV do
-  if rcall('HSETNX', depsKey, ARGV[i], 'pA') == 1 then added = added + 1 end
+for _, m in ipairs(A.members) do
+  if rcall('HSETNX', depsKey, m.queue .. '|' .. m.name, 'pA') == 1 then added = added + 1 end
 end
 if added > 0 then
   rcall('HINCRBY', pendingKey, batch, added)

@@ -3,6 +3,7 @@
   such names) from every structure of the queue, scanning one sorted set from cursor.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] waiting    ZSET name -> next run (ms)
     KEYS[2] working    ZSET name -> lease deadline (ms)
     KEYS[3] defs       HASH name -> definition JSON
@@ -11,19 +12,19 @@
     KEYS[6] streaks    HASH name -> consecutive failures
     KEYS[7] index      ZSET name -> 0
 
-    ARGV[1] set        "waiting" or "working": which set to scan
-    ARGV[2] cursor     ZSCAN cursor ("0" to start)
-    ARGV[3] limit      ZSCAN COUNT
+    ARGV[1] set (str)      "waiting" or "working": which set to scan
+    ARGV[2] cursor (str)   ZSCAN cursor ("0" to start)
+    ARGV[3] limit (uint)   ZSCAN COUNT
 
-  Output:
+  Output -> Repaired:
     { nextCursor, removed }   nextCursor "0" when the scan is complete
 ]]
 local rcall = redis.call
-local waitingKey, workingKey, defsKey, payloadsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local leasesKey, streaksKey, indexKey = KEYS[5], KEYS[6], KEYS[7]
+local waitingKey, workingKey, defsKey, payloadsKey = K.waiting, K.working, K.defs, K.payloads
+local leasesKey, streaksKey, indexKey = K.leases, K.streaks, K.index
 local setKey = workingKey
-if ARGV[1] == 'waiting' then setKey = waitingKey end
-local scan = rcall('ZSCAN', setKey, ARGV[2], 'COUNT', tonumber(ARGV[3]))
+if A.set == 'waiting' then setKey = waitingKey end
+local scan = rcall('ZSCAN', setKey, A.cursor, 'COUNT', A.limit)
 local removed = 0
 local entries = scan[2]
 for i = 1, #entries, 2 do

@@ -3,6 +3,7 @@
   of the queue's index in name order. Read-only.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] waiting    ZSET name -> next run (ms)
     KEYS[2] working    ZSET name -> lease deadline (ms)
     KEYS[3] defs       HASH name -> definition JSON
@@ -13,25 +14,28 @@
     KEYS[8] index      ZSET name -> 0
     KEYS[9] dlqinfo    HASH name -> dead-letter context JSON
 
-    ARGV[1] mode       "names": ARGV[2..] are names; "page": ARGV[2] is the name to start
-                       after ("" for the first), ARGV[3] the page size and ARGV[4] a name
-                       prefix ("" for every name; [A-Za-z0-9._-] only, checked by the caller)
-    ARGV[2..] names | after, pageSize, prefix
+    ARGV[1] paged (bool)      true: one page of the index (after, pageSize, prefix); false:
+                              the names listed
+    ARGV[2] after (str)       paged: the name to start after ("" for the first)
+    ARGV[3] pageSize (uint)   paged: the page size
+    ARGV[4] prefix (str)      paged: a name prefix ("" for every name; [A-Za-z0-9._-] only,
+                              checked by the caller)
+    ARGV[5..] names (items)   not paged: the agents to read
+      name (str)              an agent's name
 
-  Output:
+  Output -> AgentPage:
     { more, (name, definition, payload, waitingScore, workingScore, lease, streak, dlqScore,
     dlqContext)* }
     more is 1 when a page has further entries. Absent values are "" (absent definition: the
     agent does not exist); dlqContext only for a dead-lettered agent.
 ]]
 local rcall = redis.call
-local waitingKey, workingKey, defsKey, payloadsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local leasesKey, streaksKey, dlqKey, indexKey, dlqinfoKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-local mode = ARGV[1]
+local waitingKey, workingKey, defsKey, payloadsKey = K.waiting, K.working, K.defs, K.payloads
+local leasesKey, streaksKey, dlqKey, indexKey, dlqinfoKey = K.leases, K.streaks, K.dlq, K.index, K.dlqinfo
 
 local names, more = {}, 0
-if mode == 'page' then
-  local after, pageSize, prefix = ARGV[2], tonumber(ARGV[3]), ARGV[4] or ''
+if A.paged then
+  local after, pageSize, prefix = A.after, A.pageSize, A.prefix
   -- The names starting with prefix are those in [prefix, successor): the prefix with its last
   -- byte incremented (its bytes are ASCII, below 0x7f). One page of them, wherever they are.
   local from, to = '-', '+'
@@ -46,7 +50,7 @@ if mode == 'page' then
     names[#names] = nil
   end
 else
-  for i = 2, #ARGV do names[#names + 1] = ARGV[i] end
+  for _, item in ipairs(A.names) do names[#names + 1] = item.name end
 end
 
 local out = { more }

@@ -9,24 +9,24 @@
     KEYS[1] limits   HASH paused, concurrency, rate, burst, tokens, at, blocked, key_concurrency,
                      key_rate, key_burst, priority_aging (and acquireAgents' per-key state)
 
-    ARGV[1] concurrency  most leases held at once, "" for none
-    ARGV[2] rate         grants per second (the bucket's refill), "" for none
-    ARGV[3] burst        most the bucket holds (with a rate)
-    ARGV[4] channel      where to announce: "P|S <wake-up channel>" or ""
-    ARGV[5] queue        queue name, published on channel
-    ARGV[6] keyConcurrency  most leases held at once per key, "" for none
-    ARGV[7] keyRate      grants per second per key, "" for none
-    ARGV[8] keyBurst     most each key's bucket holds (with a key rate)
-    ARGV[9] agingMs      priority aging: how long an agent may be due before it goes ahead of
-                         every priority (ms), "" for none
+    ARGV[1] concurrency (str)     most leases held at once, "" for none
+    ARGV[2] rate (str)            grants per second (the bucket's refill), "" for none
+    ARGV[3] burst (str)           most the bucket holds (with a rate)
+    ARGV[4] channel (str)         where to announce: "P|S <wake-up channel>" or ""
+    ARGV[5] queue (str)           queue name, published on channel
+    ARGV[6] keyConcurrency (str)  most leases held at once per key, "" for none
+    ARGV[7] keyRate (str)         grants per second per key, "" for none
+    ARGV[8] keyBurst (str)        most each key's bucket holds (with a key rate)
+    ARGV[9] agingMs (str)         priority aging: how long an agent may be due before it goes
+                                  ahead of every priority (ms), "" for none
 
-  Output: 1
+  Output -> Int: 1
 ]]
 local rcall = redis.call
 --@include publish
 
-local limitsKey = KEYS[1]
-local concurrency, rate, burst, channel, queue = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local limitsKey = K.limits
+local concurrency, rate, burst, channel, queue = A.concurrency, A.rate, A.burst, A.channel, A.queue
 if concurrency == '' then
   rcall('HDEL', limitsKey, 'concurrency')
 else
@@ -39,20 +39,20 @@ else
   if tokens > tonumber(burst) then rcall('HSET', limitsKey, 'tokens', burst) end
   rcall('HSET', limitsKey, 'rate', rate, 'burst', burst)
 end
-if ARGV[6] == '' then
+if A.keyConcurrency == '' then
   rcall('HDEL', limitsKey, 'key_concurrency')
 else
-  rcall('HSET', limitsKey, 'key_concurrency', ARGV[6])
+  rcall('HSET', limitsKey, 'key_concurrency', A.keyConcurrency)
 end
-if ARGV[7] == '' then
+if A.keyRate == '' then
   rcall('HDEL', limitsKey, 'key_rate', 'key_burst')
 else
-  rcall('HSET', limitsKey, 'key_rate', ARGV[7], 'key_burst', ARGV[8])
+  rcall('HSET', limitsKey, 'key_rate', A.keyRate, 'key_burst', A.keyBurst)
 end
-if ARGV[9] == '' then
+if A.agingMs == '' then
   rcall('HDEL', limitsKey, 'priority_aging')
 else
-  rcall('HSET', limitsKey, 'priority_aging', ARGV[9])
+  rcall('HSET', limitsKey, 'priority_aging', A.agingMs)
 end
 rcall('HDEL', limitsKey, 'blocked')
 publish(channel, queue)

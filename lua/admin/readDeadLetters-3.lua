@@ -7,16 +7,16 @@
     KEYS[2] dlqinfo    HASH id -> dead-letter context JSON
     KEYS[3] payloads   HASH id -> payload bytes (agents); for a pool, its dlqinfo again
 
-    ARGV[1] offset     rank to start at
-    ARGV[2] count      most entries
-    ARGV[3] payloads   "1" to read payloads from KEYS[3], "0" not to
+    ARGV[1] offset (uint)        rank to start at
+    ARGV[2] count (uint)         most entries
+    ARGV[3] withPayload (bool)   whether to read payloads from payloads
 
-  Output:
+  Output -> DeadLetterPage:
     { total, (id, failedAt, context JSON, payload)* }
 ]]
 local rcall = redis.call
-local dlqKey, dlqinfoKey, payloadsKey = KEYS[1], KEYS[2], KEYS[3]
-local offset, count, withPayload = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == '1'
+local dlqKey, dlqinfoKey, payloadsKey = K.dlq, K.dlqinfo, K.payloads
+local offset, count, withPayload = A.offset, A.count, A.withPayload
 local page = rcall('ZRANGE', dlqKey, offset, offset + count - 1, 'WITHSCORES')
 local out = { rcall('ZCARD', dlqKey) }
 for i = 1, #page, 2 do

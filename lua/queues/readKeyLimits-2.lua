@@ -3,25 +3,27 @@
   bucket: the given keys, or one page of the keys with a record, in key order. Changes nothing.
 
   Input:
+    KEYS of QueueKeys
     KEYS[1] limits     HASH flow control: "key|<key>", "held|<key>", "bucket|<key>"
     KEYS[2] keylimits  ZSET key -> 0: the keys with a record
 
-    ARGV[1] after      "" to read the keys in ARGV[3..]; else where the page starts, as
-                       ZRANGEBYLEX takes it ("-" for the first page, "(<key>" after a key)
-    ARGV[2] count      most keys on the page
-    ARGV[3..] keys     the keys to read (with ARGV[1] = "")
+    ARGV[1] after (str)      "" to read the keys listed; else where the page starts, as
+                             ZRANGEBYLEX takes it ("-" for the first page, "(<key>" after a key)
+    ARGV[2] count (uint)     most keys on the page
+    ARGV[3..] listed (items) the keys to read (with after "")
+      key (str)              a flow-control key
 
-  Output:
+  Output -> KeyLimitsEntries:
     { (key, record or "", held, bucket "tokens|at" or "")* }
 ]]
 local rcall = redis.call
 
-local limitsKey, indexKey = KEYS[1], KEYS[2]
+local limitsKey, indexKey = K.limits, K.keylimits
 local keys = {}
-if ARGV[1] == '' then
-  for i = 3, #ARGV do keys[#keys + 1] = ARGV[i] end
+if A.after == '' then
+  for _, item in ipairs(A.listed) do keys[#keys + 1] = item.key end
 else
-  keys = rcall('ZRANGEBYLEX', indexKey, ARGV[1], '+', 'LIMIT', 0, tonumber(ARGV[2]))
+  keys = rcall('ZRANGEBYLEX', indexKey, A.after, '+', 'LIMIT', 0, A.count)
 end
 if #keys == 0 then return {} end
 local fields = {}

@@ -7,11 +7,11 @@
     KEYS[1] routing    any key of the source: it only names the slot (so on Redis Cluster the
                        call runs on the node that owns the source); not read
 
-  Output:
+  Output -> Int:
     now (ms, Redis TIME)
 ]]
 local rcall = redis.call
 --@include nowMs
 
-local _ = KEYS[1] -- the slot this call is routed by; nothing is read
+local _ = K.routing -- the slot this call is routed by; nothing is read
 return nowMs()
