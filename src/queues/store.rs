@@ -601,9 +601,25 @@ impl Shard<'_, Queues> {
         if leases.iter().any(|l| !l.def.cron.is_empty()) {
             leases = self.cron_runs(queue, leases).await;
         }
-        if let Err(e) = self.fill_parents(queue, &mut leases).await {
-            // The leases are held already: hand them over rather than strand them.
-            tracing::warn!(queue, error = %e, "cannot read the parents' results of leases granted");
+        // A lease carries its parents' finishes: one that cannot be read (Redis failing over
+        // between the grant and the read) is read once more, and a lease still without them is
+        // not handed over but given back at once, to be granted again with them.
+        let mut filled = self.fill_parents(queue, &mut leases).await;
+        if filled.is_err() {
+            filled = self.fill_parents(queue, &mut leases).await;
+        }
+        if let Err(e) = filled {
+            let (orphaned, kept): (Vec<Lease>, Vec<Lease>) = leases.into_iter().partition(|l| l.def.parents > 0);
+            tracing::warn!(queue, error = %e, leases = orphaned.len(), "cannot read the parents' results of leases granted: given back");
+            for l in &orphaned {
+                if let Err(e) = self.release(queue, &l.name, l.token, 0).await {
+                    tracing::warn!(queue, agent = %l.name, error = %e, "cannot give back a lease without its parents: it ends at its timeout");
+                }
+            }
+            if kept.is_empty() {
+                return Err(e);
+            }
+            leases = kept;
         }
         Ok(Acquired { now_ms, next_due_ms: (next_due >= 0).then_some(next_due), leases })
     }
