@@ -3,30 +3,27 @@
 //!
 //! # Layout
 //!
-//! - [`server`]: assembles a replica (store, services, health, reflection, shutdown).
-//! - [`service`]: the gRPC services; thin: validate, call the store, map errors. Generated
-//!   proto types ([`pb`]) stop here.
-//! - [`dispatch`]: long-poll Acquire and waiting Campaign, woken by timers on Redis scores and
-//!   by pub/sub.
-//! - [`leadership`]: elections held by a background task, for duties that run on one replica.
-//! - [`store`]: the only code that talks to Redis: keys, connections, the script manager, one
-//!   method per state transition.
-//! - [`sweeper`]: zombie and orphan sweeps, on the replica elected for them.
-//! - [`breaker`]: the dispatch and write-back circuit breakers.
-//! - [`health`]: per-queue and per-pool health, graded by thresholds.
-//! - [`purge`]: the auto-purge of stale entries.
-//! - [`monitor`]: the periodic health summary and watchdog signals.
-//! - [`embedded`]: the embedded default, a supervised private redis-server.
-//! - [`auth`], [`tls`]: who may call what; serving over TLS.
-//! - [`web`]: gRPC-Web and the JSON mapping of the unary RPCs on the gRPC port, through the
-//!   same stack as gRPC.
-//! - [`console`]: the web console, whose API runs the services in-process behind [`auth`];
-//!   [`latency`]: the per-method latency it charts, recorded by every RPC; [`workers`]: the
-//!   open Session streams and long polls it lists.
-//! - [`cli`]: the operator commands of the `baton` binary (gRPC through [`client`]).
-//! - [`config`], [`error`], [`telemetry`]: configuration layering, the one error type and its
-//!   gRPC mapping, logs and metrics; [`status`]: the layer that puts an ErrorInfo on every
-//!   status sent (deadlines, tonic's own statuses).
+//! Rooms from the top down; a room uses only itself and the rooms below it
+//! (`tests/it/layers.rs` checks it, ARCHITECTURE.md draws it):
+//!
+//! - [`server`]: assembles a replica (the stores, the services, health, reflection, shutdown).
+//! - [`edge`]: how callers reach Baton beyond the plain services: gRPC-Web and JSON on the gRPC
+//!   port (`edge::web`), the web console, KEDA's scaler, TLS, the ErrorInfo layer; [`tools`]: the
+//!   operator commands of the `baton` binary (gRPC through [`client`]) and development
+//!   certificates; [`telemetry`]: logs and the metrics listener.
+//! - [`runtime`]: what runs beside the calls: the sweeps (on the replica elected for them),
+//!   the monitor, background leadership, the embedded redis-server.
+//! - The domains, each a folder with its service(s) and its store: [`admin`] (health, purge,
+//!   dead letters, limits of any source), [`receivers`], [`queues`], [`flows`], [`pools`],
+//!   [`elections`]. A service is thin: validate, call its store, map errors; generated proto
+//!   types ([`pb`]) stop there. Long polls live in their domain (`queues::wait`,
+//!   `pools::wait`, `elections::wait`).
+//! - [`rpc`]: what every service shares: who may call what (`rpc::auth`, `rpc::scopes`), input
+//!   rules, admission, the open worker connections, per-method latency, observing a call.
+//! - [`store`]: the store core, the only code below the domain stores that talks to Redis:
+//!   connections, typed script calls, breakers, keys, wake-ups (pub/sub), shards.
+//! - [`config`], [`error`], [`trace`], [`build_info`]: configuration layering, the one error
+//!   type and its gRPC mapping, traces, build facts.
 //!
 //! The stores: [`store`] is the core every domain store is built over (`store::Core`: the
 //! connection, the script manager, the breakers, the keys, the policy, the registries and the
@@ -66,7 +63,7 @@ pub mod tools;
 pub mod trace;
 
 /// Generated messages and stubs of KEDA's external scaler contract (`proto/keda`, by build.rs),
-/// served by `service::keda`; a leaf, so the auth and web layers can name its methods.
+/// served by `edge::keda`; a leaf, so the auth and web layers can name its methods.
 pub mod keda_pb {
     tonic::include_proto!("externalscaler");
 
