@@ -935,3 +935,50 @@ async fn an_await_of_an_unknown_agent_writes_nothing() {
     let left: bool = redis::cmd("EXISTS").arg(stray).query_async(&mut conn).await.unwrap();
     assert!(!left, "a mark past its time is dropped");
 }
+
+// A lease always carries its parents' finishes. Here their read fails (the child's parents
+// record is made unreadable, as a failover between the grant and the read makes it): the
+// Acquire hands over no lease without them, and the child goes back to waiting at once.
+#[tokio::test]
+async fn a_lease_whose_parents_cannot_be_read_is_given_back() {
+    let mut env = Env::start().await;
+    register(&mut env.client, "up", vec![one_shot("parent")]).await;
+    register_call(&mut env, "down", vec![after("child", &[("up", "parent")], pb::ParentFailure::Unspecified)])
+        .await
+        .unwrap();
+    let parent = acquire_n(&mut env, "up", 1).await.pop().unwrap();
+    complete_with(&mut env, &parent, pb::Outcome::Success, b"up").await;
+    let mut conn = env.redis.conn().await;
+    let deps = "baton:{q:down}:deps:child";
+    // Released by its parent: due, its parent's finish recorded.
+    let mut released = false;
+    for _ in 0..3_000 {
+        let n: i64 = redis::cmd("HLEN").arg(deps).query_async(&mut conn).await.unwrap();
+        let due = state(&mut env, "down", "child").await.state == pb::AgentState::Waiting as i32;
+        if n > 0 && due {
+            released = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(released, "the child was released with its parent's finish");
+    let _: () = redis::cmd("DEL").arg(deps).query_async(&mut conn).await.unwrap();
+    let _: () = redis::cmd("SET").arg(deps).arg("not a hash").query_async(&mut conn).await.unwrap();
+
+    let got = env
+        .client
+        .acquire(pb::AcquireRequest { queue: "down".into(), worker_id: "w".into(), max_leases: 1, wait: None })
+        .await;
+    if let Ok(answer) = &got {
+        for l in &answer.get_ref().leases {
+            assert_eq!(l.parents.len(), 1, "a lease handed over without its parents: {l:?}");
+        }
+    }
+    assert!(got.is_err(), "the only lease could not carry its parents: the Acquire fails");
+    // Given back at once, not held until its timeout (GetAgent would read the record too).
+    let working: Option<f64> =
+        redis::cmd("ZSCORE").arg("baton:{q:down}:working").arg("child").query_async(&mut conn).await.unwrap();
+    let waiting: Option<f64> =
+        redis::cmd("ZSCORE").arg("baton:{q:down}:waiting").arg("child").query_async(&mut conn).await.unwrap();
+    assert_eq!((working.is_some(), waiting.is_some()), (false, true), "the child waits again, held by nobody");
+}
