@@ -1,7 +1,11 @@
 //! Baton: a coordination service for polyglot worker fleets. Workers call it over gRPC; Baton
 //! alone owns the state in Redis and changes it only through atomic Lua scripts.
+#![warn(unreachable_pub)]
 //!
 //! # Layout
+//!
+//! A module or item is `pub(crate)` unless the binary, the bench or the integration tests reach
+//! it: `unreachable_pub` warns of any other `pub`, and the build's clippy step refuses warnings.
 //!
 //! Rooms from the top down; a room uses only itself and the rooms below it
 //! (`tests/it/layers.rs` checks it, ARCHITECTURE.md draws it):

@@ -20,14 +20,14 @@ use crate::admin::store::Admin;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Status {
+pub(crate) enum Status {
     Healthy,
     Degraded,
     Unhealthy,
 }
 
 impl Status {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Status::Healthy => "HEALTHY",
             Status::Degraded => "DEGRADED",
@@ -38,7 +38,7 @@ impl Status {
 
 /// One source's figures.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct SourceHealth {
+pub(crate) struct SourceHealth {
     pub kind: SourceKind,
     pub name: String,
     /// Backlog: due agents (queue), waiting claims (pool), due messages (receiver).
@@ -70,7 +70,7 @@ pub struct SourceHealth {
 }
 
 /// The health of everything.
-pub struct Health {
+pub(crate) struct Health {
     pub status: Status,
     pub checked_at_ms: i64,
     pub sources: Vec<SourceHealth>,
@@ -79,7 +79,7 @@ pub struct Health {
 }
 
 /// Grades a source against the thresholds; fills `status` and `reasons`.
-pub fn grade(h: &mut SourceHealth, t: &HealthConfig) {
+pub(crate) fn grade(h: &mut SourceHealth, t: &HealthConfig) {
     let mut status = Status::Healthy;
     let mut reasons = Vec::new();
     let mut raise = |s: Status, why: String| {
@@ -109,7 +109,7 @@ fn field(kind: SourceKind, name: &str) -> String {
 
 /// Checks every queue, pool and receiver (up to `health.max_queues` of each) and records the
 /// result.
-pub async fn check(store: &Admin, config: &Config) -> Result<Health> {
+pub(crate) async fn check(store: &Admin, config: &Config) -> Result<Health> {
     let t = &config.health;
     // Up to 3 x max_queues reads: asked all at once (pipelined on a multiplexed connection),
     // so the check costs about one round trip, not one per source.

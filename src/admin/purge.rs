@@ -18,14 +18,14 @@ const PAGE: u32 = 200;
 
 /// One finding of a pass.
 #[derive(Clone, Debug)]
-pub struct Finding {
+pub(crate) struct Finding {
     pub kind: SourceKind,
     pub source: String,
     pub item: Purged,
 }
 
 /// Runs one pass over every queue, pool and receiver that `within` admits (a caller's scopes).
-pub async fn run(
+pub(crate) async fn run(
     store: &Admin,
     config: &Config,
     dry_run: bool,

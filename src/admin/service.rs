@@ -19,13 +19,13 @@ use crate::rpc::auth;
 use crate::rpc::{duration, observe, timestamp};
 use crate::store::SourceKind;
 
-pub struct AdminServiceImpl {
+pub(crate) struct AdminServiceImpl {
     store: Admin,
     config: Arc<Config>,
 }
 
 impl AdminServiceImpl {
-    pub fn new(store: Admin, config: Arc<Config>) -> Self {
+    pub(crate) fn new(store: Admin, config: Arc<Config>) -> Self {
         Self { store, config }
     }
 

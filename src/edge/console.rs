@@ -20,7 +20,7 @@
 //! this replica's own state (`latency`, `breakers`, the history, the open workers), which is no
 //! message.
 
-pub mod history;
+pub(crate) mod history;
 
 use std::{convert::Infallible, net::SocketAddr, sync::Arc, time::Duration};
 
@@ -73,7 +73,7 @@ const STYLE: &str = include_str!("console/style.css");
 const SWEEPER_ELECTION: &str = "baton-sweeper";
 
 /// What the console calls.
-pub struct Console {
+pub(crate) struct Console {
     pub admin: AdminServiceImpl,
     pub agents: AgentServiceImpl,
     pub leaders: LeaderServiceImpl,
@@ -88,7 +88,7 @@ pub struct Console {
 }
 
 /// Serves the console on `listener` until `stopping` is cancelled.
-pub async fn serve(console: Console, listener: tokio::net::TcpListener, stopping: CancellationToken) {
+pub(crate) async fn serve(console: Console, listener: tokio::net::TcpListener, stopping: CancellationToken) {
     let addr = listener.local_addr().ok();
     let loopback = addr.is_some_and(|a| a.ip().is_loopback());
     let state = Arc::new(console);
@@ -146,7 +146,7 @@ pub async fn serve(console: Console, listener: tokio::net::TcpListener, stopping
 /// Binds `console.listen`, when it is set and allowed; None (with a warning) otherwise: the
 /// console is an aid, and its port being taken (say, a second replica on one host) must not
 /// stop gRPC.
-pub async fn bind(config: &crate::config::ConsoleConfig) -> Option<tokio::net::TcpListener> {
+pub(crate) async fn bind(config: &crate::config::ConsoleConfig) -> Option<tokio::net::TcpListener> {
     if config.listen.is_empty() {
         return None;
     }

@@ -2,8 +2,8 @@
 //! gRPC port, the web console, KEDA's external scaler, TLS, and the layer that puts an
 //! ErrorInfo on every status sent.
 
-pub mod console;
+pub(crate) mod console;
 pub mod keda;
-pub mod status;
-pub mod tls;
+pub(crate) mod status;
+pub(crate) mod tls;
 pub mod web;

@@ -34,7 +34,7 @@ const GRPC_STATUS: &str = "grpc-status";
 const GRPC_DETAILS: &str = "grpc-status-details-bin";
 
 #[derive(Clone, Copy, Debug, Default)]
-pub struct ErrorInfoLayer;
+pub(crate) struct ErrorInfoLayer;
 
 impl<S> tower::Layer<S> for ErrorInfoLayer {
     type Service = WithErrorInfo<S>;
@@ -45,7 +45,7 @@ impl<S> tower::Layer<S> for ErrorInfoLayer {
 }
 
 #[derive(Clone, Debug)]
-pub struct WithErrorInfo<S> {
+pub(crate) struct WithErrorInfo<S> {
     inner: S,
 }
 

@@ -42,7 +42,7 @@ const PROMPT_HELLO: Duration = Duration::from_millis(250);
 const WARN_EVERY: Duration = Duration::from_secs(10);
 
 /// A reloadable TLS server configuration.
-pub struct ServerTls {
+pub(crate) struct ServerTls {
     files: TlsConfig,
     /// ALPN protocols offered: `h2` for gRPC, `http/1.1` for /metrics and for browsers and curl
     /// on the gRPC port (`web.rs`).
@@ -140,7 +140,7 @@ impl ServerTls {
     /// For gRPC: HTTP/2, and HTTP/1.1 after it when `http1` (gRPC-Web and JSON, see `web.rs`:
     /// a client offering both gets HTTP/2); client certificates required when
     /// `tls.client_ca_file` is set.
-    pub fn grpc(files: &TlsConfig, http1: bool) -> Result<Arc<Self>> {
+    pub(crate) fn grpc(files: &TlsConfig, http1: bool) -> Result<Arc<Self>> {
         let mut alpn = vec![b"h2".to_vec()];
         if http1 {
             alpn.push(b"http/1.1".to_vec());
@@ -149,7 +149,7 @@ impl ServerTls {
     }
 
     /// For /metrics: HTTP/1.1, no client certificates.
-    pub fn metrics(files: &TlsConfig) -> Result<Arc<Self>> {
+    pub(crate) fn metrics(files: &TlsConfig) -> Result<Arc<Self>> {
         Self::new(files, vec![b"http/1.1".to_vec()], false)
     }
 
@@ -160,14 +160,14 @@ impl ServerTls {
     }
 
     /// Reads the files again; new handshakes use them. On error the old ones stay.
-    pub fn reload(&self) -> Result<()> {
+    pub(crate) fn reload(&self) -> Result<()> {
         let config = build(&self.files, &self.alpn, self.client_auth)?;
         self.current.store(Arc::new(config));
         Ok(())
     }
 
     /// The files this configuration is read from.
-    pub fn paths(&self) -> Vec<&Path> {
+    pub(crate) fn paths(&self) -> Vec<&Path> {
         [&self.files.cert_file, &self.files.key_file, &self.files.client_ca_file]
             .into_iter()
             .filter(|p| !p.is_empty())
@@ -215,7 +215,7 @@ impl ServerTls {
     /// sends nothing within `tls.hello_timeout_ms` — within `PROMPT_HELLO` when its address
     /// already has `tls.max_handshakes_per_peer` handshakes in progress — or when its handshake
     /// takes longer than `tls.handshake_timeout_ms`.
-    pub fn incoming(
+    pub(crate) fn incoming(
         self: Arc<Self>,
         listener: TcpListener,
         stopping: CancellationToken,
@@ -276,14 +276,14 @@ impl ServerTls {
 }
 
 /// The modification times of `paths`: compared to see whether a file changed.
-pub fn stamps(paths: &[std::path::PathBuf]) -> Vec<Option<std::time::SystemTime>> {
+pub(crate) fn stamps(paths: &[std::path::PathBuf]) -> Vec<Option<std::time::SystemTime>> {
     paths.iter().map(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok()).collect()
 }
 
 /// Reloads `tls` on SIGHUP and whenever one of its files changed (checked every
 /// `interval_ms`; 0: SIGHUP only), until `stopping`. For /metrics; gRPC's certificate is
 /// reloaded with the tokens by `server`.
-pub async fn watch(tls: Arc<ServerTls>, interval_ms: u64, stopping: CancellationToken) {
+pub(crate) async fn watch(tls: Arc<ServerTls>, interval_ms: u64, stopping: CancellationToken) {
     let paths: Vec<std::path::PathBuf> = tls.paths().into_iter().map(Path::to_path_buf).collect();
     let mut seen = stamps(&paths);
     let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();

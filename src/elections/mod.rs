@@ -1,5 +1,5 @@
 //! Elections: terms, fenced leadership and its history (LeaderService).
 
-pub mod service;
+pub(crate) mod service;
 pub mod store;
 pub mod wait;

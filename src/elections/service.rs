@@ -65,7 +65,7 @@ fn term_pb(t: PastTerm) -> pb::ElectionTerm {
     }
 }
 
-pub struct LeaderServiceImpl {
+pub(crate) struct LeaderServiceImpl {
     store: Elections,
     wakeups: Wakeups,
     config: Arc<Config>,
@@ -74,7 +74,7 @@ pub struct LeaderServiceImpl {
 }
 
 impl LeaderServiceImpl {
-    pub fn new(store: Elections, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken) -> Self {
+    pub(crate) fn new(store: Elections, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken) -> Self {
         Self { store, wakeups, config, shutdown }
     }
 }

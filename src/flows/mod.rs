@@ -2,5 +2,5 @@
 //! and Await (served by AgentService).
 
 pub mod batches;
-pub mod service;
+pub(crate) mod service;
 pub mod store;

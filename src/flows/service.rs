@@ -12,7 +12,7 @@ use crate::store::shards::logical;
 /// name, or a batch's own keyspace ("~<batch>", scoped as a queue of the batch's name). One
 /// outside its scopes is withheld from every answer: not named, its result not shown (counts,
 /// such as AgentStatus.parents_total, still count it).
-pub fn shown(identity: &Option<std::sync::Arc<crate::rpc::auth::Identity>>, queue: &str) -> bool {
+pub(crate) fn shown(identity: &Option<std::sync::Arc<crate::rpc::auth::Identity>>, queue: &str) -> bool {
     let queue = queue.strip_prefix('~').unwrap_or(queue);
     crate::rpc::auth::sees(identity, crate::rpc::auth::NameKind::Queue, queue)
 }
@@ -32,7 +32,7 @@ fn wire_batch(queue: &str) -> String {
 }
 
 /// A kept finish on the wire.
-pub fn result_pb(queue: &str, name: &str, r: FinishRecord) -> pb::AgentResult {
+pub(crate) fn result_pb(queue: &str, name: &str, r: FinishRecord) -> pb::AgentResult {
     let finish = match r.finish {
         crate::flows::store::Finish::Succeeded => pb::Finish::Succeeded,
         crate::flows::store::Finish::DeadLettered => pb::Finish::DeadLettered,
@@ -64,7 +64,7 @@ pub fn result_pb(queue: &str, name: &str, r: FinishRecord) -> pb::AgentResult {
 }
 
 /// A parent reference on the wire.
-pub fn parent_ref_pb(queue: &str, name: &str, policy: Option<ParentPolicy>) -> pb::AgentRef {
+pub(crate) fn parent_ref_pb(queue: &str, name: &str, policy: Option<ParentPolicy>) -> pb::AgentRef {
     let on_failure = match policy {
         None => pb::ParentFailure::Unspecified,
         Some(ParentPolicy::Wait) => pb::ParentFailure::Wait,
@@ -80,7 +80,7 @@ pub fn parent_ref_pb(queue: &str, name: &str, policy: Option<ParentPolicy>) -> p
 }
 
 /// Where an awaited agent is, on the wire.
-pub fn await_state_pb(state: crate::flows::store::AwaitState) -> pb::AgentState {
+pub(crate) fn await_state_pb(state: crate::flows::store::AwaitState) -> pb::AgentState {
     match state {
         crate::flows::store::AwaitState::Waiting => pb::AgentState::Waiting,
         crate::flows::store::AwaitState::Working => pb::AgentState::Working,
@@ -93,7 +93,7 @@ pub fn await_state_pb(state: crate::flows::store::AwaitState) -> pb::AgentState 
 }
 
 /// A batch's counts on the wire.
-pub fn batch_pb(
+pub(crate) fn batch_pb(
     batch: &str,
     b: crate::flows::batches::BatchInfo,
     identity: &Option<std::sync::Arc<crate::rpc::auth::Identity>>,

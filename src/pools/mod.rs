@@ -1,6 +1,6 @@
 //! Pools: resources offered, claimed, returned and dead-lettered (ClaimService).
 
-pub mod service;
-pub mod shards;
+pub(crate) mod service;
+pub(crate) mod shards;
 pub mod store;
-pub mod wait;
+pub(crate) mod wait;

@@ -21,7 +21,7 @@ use crate::rpc::{duration, observe, observe_call, timestamp, waits};
 use crate::store::wake::Wakeups;
 use crate::store::SourceKind;
 
-pub struct ClaimServiceImpl {
+pub(crate) struct ClaimServiceImpl {
     store: Pools,
     wakeups: Wakeups,
     config: Arc<Config>,
@@ -30,7 +30,7 @@ pub struct ClaimServiceImpl {
 }
 
 impl ClaimServiceImpl {
-    pub fn new(store: Pools, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken) -> Self {
+    pub(crate) fn new(store: Pools, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken) -> Self {
         Self { store, wakeups, config, shutdown }
     }
 

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 /// caller gone, leaves the line, and gives back any resource it got, to the front of the ready
 /// queue (or to the next claim in line).
 #[allow(clippy::too_many_arguments)]
-pub async fn claim(
+pub(crate) async fn claim(
     store: &Pools,
     wakeups: &Wakeups,
     shutdown: &CancellationToken,

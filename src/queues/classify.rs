@@ -5,7 +5,7 @@
 use crate::queues::store::Outcome;
 
 /// The outcome an HTTP status maps to.
-pub fn http_status(status: u32) -> Outcome {
+pub(crate) fn http_status(status: u32) -> Outcome {
     match status {
         401 | 403 => Outcome::PermanentForbidden,
         429 => Outcome::Throttled,
@@ -42,7 +42,7 @@ const THROTTLED: &[&str] = &["throttled", "throttling", "ratelimit", "ratelimite
 
 /// The outcome an error class (a type name or code, as the handler's language spells it) maps
 /// to, by its words: "SocketTimeoutException" → socket, timeout, exception → TRANSIENT.
-pub fn error_class(class: &str) -> Outcome {
+pub(crate) fn error_class(class: &str) -> Outcome {
     let words = words(class);
     let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
     if has(FORBIDDEN) {

@@ -13,7 +13,7 @@ use croner::{
 
 /// A parsed cron expression in its time zone.
 #[derive(Clone, Debug)]
-pub struct Schedule {
+pub(crate) struct Schedule {
     cron: Cron,
     tz: Tz,
 }
@@ -21,7 +21,7 @@ pub struct Schedule {
 impl Schedule {
     /// Parses `expr` in `time_zone` (empty: UTC). Errors name which of the two is wrong:
     /// `Err((true, why))` for the expression, `Err((false, why))` for the time zone.
-    pub fn parse(expr: &str, time_zone: &str) -> Result<Self, (bool, String)> {
+    pub(crate) fn parse(expr: &str, time_zone: &str) -> Result<Self, (bool, String)> {
         let fields = expr.split_whitespace().count();
         if !expr.trim_start().starts_with('@') && !(5..=6).contains(&fields) {
             return Err((true, format!("needs 5 fields, or 6 with seconds first; got {fields}")));
@@ -42,7 +42,7 @@ impl Schedule {
     }
 
     /// The first fire strictly after `after_ms` (Unix ms), if any.
-    pub fn next_after(&self, after_ms: i64) -> Option<i64> {
+    pub(crate) fn next_after(&self, after_ms: i64) -> Option<i64> {
         let at = Utc.timestamp_millis_opt(after_ms).single()?.with_timezone(&self.tz);
         self.cron.find_next_occurrence(&at, false).ok().map(|t| t.timestamp_millis())
     }

@@ -108,7 +108,7 @@ impl Queues {
 }
 
 /// Most a key's weight can be (`KeyLimits::weight`).
-pub const MAX_KEY_WEIGHT: u32 = 1000;
+pub(crate) const MAX_KEY_WEIGHT: u32 = 1000;
 
 /// One key's weight and overrides of the queue's per-key limits (AdminService.SetKeyLimits).
 #[derive(Clone, Copy, Debug, PartialEq)]

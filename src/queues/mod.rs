@@ -2,14 +2,14 @@
 //! stream), the index of active queues, per-queue and per-key limits, and the sweeps' store.
 
 pub mod active;
-pub mod classify;
-pub mod cron;
-pub mod leases;
-pub mod limits;
-pub mod parents;
-pub mod service;
-pub mod session;
-pub mod shards;
+pub(crate) mod classify;
+pub(crate) mod cron;
+pub(crate) mod leases;
+pub(crate) mod limits;
+pub(crate) mod parents;
+pub(crate) mod service;
+pub(crate) mod session;
+pub(crate) mod shards;
 pub mod store;
 pub mod sweep;
 pub mod wait;

@@ -14,7 +14,7 @@ use crate::store::shards::logical;
 use crate::store::SourceKind;
 
 /// Most parents one agent may name.
-pub const MAX_PARENTS: usize = 10_000;
+pub(crate) const MAX_PARENTS: usize = 10_000;
 
 /// Longest idempotency key.
 const MAX_IDEMPOTENCY_KEY: usize = 256;
@@ -31,7 +31,7 @@ fn policy(field: &str, value: i32) -> Result<Option<ParentPolicy>> {
 
 /// Checks an agent's parents and idempotency key (`field` is "agents[i]") and sets them on
 /// `def`: parents as physical queues, each with its policy.
-pub fn parents_and_key(
+pub(crate) fn parents_and_key(
     store: &Flows,
     config: &crate::config::Config,
     queue: &str,
@@ -96,7 +96,7 @@ pub fn parents_and_key(
 /// Refuses a cycle among the agents of one Register (parents that are agents of the same call):
 /// INVALID_ARGUMENT naming an agent on it. Other parents exist already, so they cannot close
 /// a cycle (an agent's parents are fixed when it is created).
-pub fn check_cycles(queue: &str, store: &Flows, list: &str, defs: &[AgentDef]) -> Result<()> {
+pub(crate) fn check_cycles(queue: &str, store: &Flows, list: &str, defs: &[AgentDef]) -> Result<()> {
     let index: HashMap<(String, &str), usize> = defs
         .iter()
         .enumerate()
@@ -138,7 +138,7 @@ pub fn check_cycles(queue: &str, store: &Flows, list: &str, defs: &[AgentDef]) -
 /// finish kept): INVALID_ARGUMENT naming the first. Sets each agent's `parent_traceparents`:
 /// the trace context of its first `trace::MAX_LINKS` parents (in `after` order) that carry one,
 /// read in the same steps (an agent of this call: the context it is registered with).
-pub async fn check_parents_exist(queue: &str, store: &Flows, list: &str, defs: &mut [AgentDef]) -> Result<()> {
+pub(crate) async fn check_parents_exist(queue: &str, store: &Flows, list: &str, defs: &mut [AgentDef]) -> Result<()> {
     let own: HashMap<(String, &str), usize> = defs
         .iter()
         .enumerate()

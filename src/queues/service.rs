@@ -20,7 +20,7 @@ use crate::rpc::{observe, observe_call, timestamp, waits};
 use crate::store::wake::Wakeups;
 use crate::{pb, store};
 
-pub struct AgentServiceImpl {
+pub(crate) struct AgentServiceImpl {
     pub(crate) store: Queues,
     pub(crate) wakeups: Wakeups,
     pub(crate) config: Arc<Config>,
@@ -34,7 +34,7 @@ pub struct AgentServiceImpl {
 const MAX_PRIORITY: i32 = 1000;
 
 impl AgentServiceImpl {
-    pub fn new(
+    pub(crate) fn new(
         store: Queues,
         wakeups: Wakeups,
         config: Arc<Config>,

@@ -36,7 +36,7 @@ use crate::rpc::auth;
 use crate::store::keys::ChannelKind;
 use crate::store::SourceKind;
 
-pub type SessionStream = Pin<Box<dyn Stream<Item = Result<pb::SessionResponse, Status>> + Send>>;
+pub(crate) type SessionStream = Pin<Box<dyn Stream<Item = Result<pb::SessionResponse, Status>> + Send>>;
 
 /// Rounds (a flush and an acquire) a session may have in flight at once: while Redis runs one,
 /// the next is already queued behind it, so Redis never waits on the network or on Baton.

@@ -1,8 +1,8 @@
 //! Receivers: durable scheduled messages (ScheduleService) and their delivery to receivers,
 //! unary or on the Receive stream.
 
-pub mod deliveries;
-pub mod receive;
-pub mod service;
-pub mod shards;
+pub(crate) mod deliveries;
+pub(crate) mod receive;
+pub(crate) mod service;
+pub(crate) mod shards;
 pub mod store;

@@ -38,7 +38,7 @@ use crate::rpc::auth;
 use crate::store::keys::ChannelKind;
 use crate::store::SourceKind;
 
-pub type ReceiveStream = Pin<Box<dyn Stream<Item = Result<pb::ReceiveResponse, Status>> + Send>>;
+pub(crate) type ReceiveStream = Pin<Box<dyn Stream<Item = Result<pb::ReceiveResponse, Status>> + Send>>;
 
 /// Rounds (acks and a delivery) a stream may have in flight at once.
 const ROUNDS: usize = 3;

@@ -21,7 +21,7 @@ use crate::store::keys::ChannelKind;
 use crate::store::wake::Wakeups;
 use crate::store::SourceKind;
 
-pub struct ScheduleServiceImpl {
+pub(crate) struct ScheduleServiceImpl {
     pub(crate) store: Receivers,
     pub(crate) wakeups: Wakeups,
     pub(crate) config: Arc<Config>,
@@ -30,7 +30,7 @@ pub struct ScheduleServiceImpl {
 }
 
 impl ScheduleServiceImpl {
-    pub fn new(store: Receivers, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken) -> Self {
+    pub(crate) fn new(store: Receivers, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken) -> Self {
         Self { store, wakeups, config, shutdown }
     }
 }

@@ -18,7 +18,7 @@ fn message_id(shard: usize, id: &str) -> String {
 
 /// The id callers know a message of physical receiver `source` by (a shard's messages carry
 /// the shard's index).
-pub fn public_id(source: &str, id: &str) -> String {
+pub(crate) fn public_id(source: &str, id: &str) -> String {
     match crate::store::shards::index(source) {
         Some(shard) => message_id(shard as usize, id),
         None => id.to_string(),

@@ -16,16 +16,16 @@ use crate::{config::Limits, error::Error};
 
 /// This replica's places for new work. Cheap to clone (the places are shared).
 #[derive(Clone)]
-pub struct Admission {
+pub(crate) struct Admission {
     places: Option<Arc<Semaphore>>,
     pushback_ms: u64,
 }
 
 /// A place held; given back when dropped.
-pub struct Admitted(#[allow(dead_code)] Option<OwnedSemaphorePermit>);
+pub(crate) struct Admitted(#[allow(dead_code)] Option<OwnedSemaphorePermit>);
 
 impl Admission {
-    pub fn new(limits: &Limits) -> Self {
+    pub(crate) fn new(limits: &Limits) -> Self {
         let places =
             (limits.max_inflight_work > 0).then(|| Arc::new(Semaphore::new(limits.max_inflight_work as usize)));
         Self { places, pushback_ms: limits.overload_pushback_ms }
@@ -33,7 +33,7 @@ impl Admission {
 
     /// A place for one call of `rpc`, or OVERLOADED with a pushback hint (jittered by up to
     /// half, so shed callers do not come back in step).
-    pub fn admit(&self, rpc: &'static str) -> Result<Admitted, Error> {
+    pub(crate) fn admit(&self, rpc: &'static str) -> Result<Admitted, Error> {
         let Some(places) = &self.places else { return Ok(Admitted(None)) };
         match places.clone().try_acquire_owned() {
             Ok(permit) => Ok(Admitted(Some(permit))),

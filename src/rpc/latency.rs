@@ -21,7 +21,8 @@ use std::{
 
 /// Upper bounds (seconds) of the buckets; a last bucket holds everything slower. Shared with
 /// the `baton_rpc_duration_seconds` Prometheus histogram (`telemetry.rs`).
-pub const BOUNDS_SECONDS: [f64; 13] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 30.0];
+pub(crate) const BOUNDS_SECONDS: [f64; 13] =
+    [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 30.0];
 
 /// The same bounds in microseconds (a call lands in the first bucket whose bound it does not
 /// exceed, as Prometheus's `le`).
@@ -29,11 +30,11 @@ const BOUNDS_MICROS: [u64; 13] =
     [500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000, 5_000_000, 30_000_000];
 
 /// Buckets per method: one per bound, and one beyond the last.
-pub const BUCKETS: usize = BOUNDS_MICROS.len() + 1;
+pub(crate) const BUCKETS: usize = BOUNDS_MICROS.len() + 1;
 
 /// Every RPC method of the baton.v1 services, sorted (names are unique across services); a
 /// unit test keeps it equal to the protos.
-pub const METHODS: [&str; 48] = [
+pub(crate) const METHODS: [&str; 48] = [
     "Ack",
     "AckBatch",
     "Acquire",
@@ -105,7 +106,7 @@ static EPOCH: LazyLock<Instant> = LazyLock::new(Instant::now);
 /// Counts one call of `method` that took `elapsed`, a long poll's apart (`waited`: the call
 /// asked to wait). A name that is not a method is ignored.
 #[inline]
-pub fn record(method: &str, waited: bool, elapsed: Duration) {
+pub(crate) fn record(method: &str, waited: bool, elapsed: Duration) {
     let Ok(i) = METHODS.binary_search(&method) else { return };
     let micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
     let bucket = BOUNDS_MICROS.partition_point(|&bound| bound < micros);
@@ -116,7 +117,7 @@ pub fn record(method: &str, waited: bool, elapsed: Duration) {
 
 /// One method's counts since the process started.
 #[derive(Clone, Debug, PartialEq)]
-pub struct MethodLatency {
+pub(crate) struct MethodLatency {
     pub method: &'static str,
     /// Long polls of the method (calls that asked to wait), counted apart from its other calls.
     pub long_poll: bool,
@@ -126,19 +127,19 @@ pub struct MethodLatency {
 }
 
 impl MethodLatency {
-    pub fn calls(&self) -> u64 {
+    pub(crate) fn calls(&self) -> u64 {
         self.buckets.iter().sum()
     }
 
     /// The `q` quantile (0..=1), interpolated within its bucket as Prometheus's
     /// `histogram_quantile` does; the last bound for calls beyond it; None without calls.
-    pub fn quantile(&self, q: f64) -> Option<f64> {
+    pub(crate) fn quantile(&self, q: f64) -> Option<f64> {
         quantile(&self.buckets, q)
     }
 }
 
 /// The `q` quantile of counts per bucket (see [`MethodLatency::quantile`]).
-pub fn quantile(buckets: &[u64; BUCKETS], q: f64) -> Option<f64> {
+pub(crate) fn quantile(buckets: &[u64; BUCKETS], q: f64) -> Option<f64> {
     let total: u64 = buckets.iter().sum();
     if total == 0 {
         return None;
@@ -158,7 +159,7 @@ pub fn quantile(buckets: &[u64; BUCKETS], q: f64) -> Option<f64> {
 
 /// A snapshot: the time it was taken (ms since the first snapshot) and every method called at
 /// least once.
-pub fn snapshot() -> (u64, Vec<MethodLatency>) {
+pub(crate) fn snapshot() -> (u64, Vec<MethodLatency>) {
     let at_ms = EPOCH.elapsed().as_millis() as u64;
     let unary = METHODS.iter().zip(SLOTS.iter()).map(|(m, s)| (m, false, s));
     let waits = METHODS.iter().zip(WAIT_SLOTS.iter()).map(|(m, s)| (m, true, s));

@@ -4,12 +4,12 @@
 //! The services themselves live in their domains; each is thin: validate, call its domain's
 //! store, map the answer. Generated proto types stop there.
 
-pub mod admission;
+pub(crate) mod admission;
 pub mod auth;
-pub mod latency;
-pub mod scopes;
-pub mod validate;
-pub mod workers;
+pub(crate) mod latency;
+pub(crate) mod scopes;
+pub(crate) mod validate;
+pub(crate) mod workers;
 
 use std::{future::Future, time::Instant};
 

@@ -3,11 +3,11 @@
 
 use crate::error::{Error, Result};
 
-pub const MAX_NAME_LEN: usize = 128;
+pub(crate) const MAX_NAME_LEN: usize = 128;
 
 /// Names of queues, pools, receivers, elections, workers and agents: `[A-Za-z0-9._-]{1,128}`.
 /// `{`, `}` and `:` are excluded because they would change hash slots or alias keys.
-pub fn name(field: &str, value: &str) -> Result<()> {
+pub(crate) fn name(field: &str, value: &str) -> Result<()> {
     if value.is_empty() {
         return Err(Error::invalid(field, "must not be empty"));
     }
@@ -22,7 +22,7 @@ pub fn name(field: &str, value: &str) -> Result<()> {
 
 /// A request id (idempotent retries): empty for none, else a name, `[A-Za-z0-9._-]{1,128}`
 /// (it is part of a Redis hash field, so `|` and other separators are excluded too).
-pub fn request_id(field: &str, value: &str) -> Result<()> {
+pub(crate) fn request_id(field: &str, value: &str) -> Result<()> {
     if value.is_empty() {
         return Ok(());
     }
@@ -30,10 +30,10 @@ pub fn request_id(field: &str, value: &str) -> Result<()> {
 }
 
 /// Most bytes of progress a worker reports for one run (Heartbeat).
-pub const MAX_PROGRESS_BYTES: usize = 256;
+pub(crate) const MAX_PROGRESS_BYTES: usize = 256;
 
 /// A run's progress: a small value, shown by GetAgent.
-pub fn progress(field: &str, value: &str) -> Result<()> {
+pub(crate) fn progress(field: &str, value: &str) -> Result<()> {
     if value.len() > MAX_PROGRESS_BYTES {
         return Err(Error::invalid(field, format!("must be at most {MAX_PROGRESS_BYTES} bytes, got {}", value.len())));
     }
@@ -41,7 +41,7 @@ pub fn progress(field: &str, value: &str) -> Result<()> {
 }
 
 /// Agent names are names that are not only digits (the sweepers treat those as corrupt entries).
-pub fn agent_name(field: &str, value: &str) -> Result<()> {
+pub(crate) fn agent_name(field: &str, value: &str) -> Result<()> {
     name(field, value)?;
     if value.bytes().all(|b| b.is_ascii_digit()) {
         return Err(Error::invalid(field, "must not be only digits"));
@@ -51,7 +51,7 @@ pub fn agent_name(field: &str, value: &str) -> Result<()> {
 
 /// A duration in whole milliseconds: not negative, nanos in range, at most `max_ms`.
 /// Absent: None.
-pub fn duration_ms(field: &str, value: Option<&prost_types::Duration>, max_ms: u64) -> Result<Option<u64>> {
+pub(crate) fn duration_ms(field: &str, value: Option<&prost_types::Duration>, max_ms: u64) -> Result<Option<u64>> {
     let Some(d) = value else { return Ok(None) };
     if d.seconds < 0 || d.nanos < 0 {
         return Err(Error::invalid(field, "must not be negative"));
@@ -69,12 +69,12 @@ pub fn duration_ms(field: &str, value: Option<&prost_types::Duration>, max_ms: u
 /// A long poll's `wait` in whole milliseconds, cut to the server's `max_ms` (as the proto
 /// promises: "at most the server's max_wait"); 0 when absent. Negative or malformed:
 /// INVALID_ARGUMENT naming `field`.
-pub fn wait_ms(field: &str, value: Option<&prost_types::Duration>, max_ms: u64) -> Result<u64> {
+pub(crate) fn wait_ms(field: &str, value: Option<&prost_types::Duration>, max_ms: u64) -> Result<u64> {
     Ok(duration_ms(field, value, u64::MAX)?.unwrap_or(0).min(max_ms))
 }
 
 /// A count of items in one request: at least `min`, at most `max`.
-pub fn count(field: &str, n: usize, min: usize, max: usize) -> Result<()> {
+pub(crate) fn count(field: &str, n: usize, min: usize, max: usize) -> Result<()> {
     if n < min {
         return Err(Error::invalid(field, format!("must have at least {min} item(s)")));
     }
@@ -85,7 +85,7 @@ pub fn count(field: &str, n: usize, min: usize, max: usize) -> Result<()> {
 }
 
 /// A byte size: at most `max`.
-pub fn size(field: &str, len: usize, max: usize) -> Result<()> {
+pub(crate) fn size(field: &str, len: usize, max: usize) -> Result<()> {
     if len > max {
         return Err(Error::invalid(field, format!("must be at most {max} bytes, got {len}")));
     }
@@ -93,7 +93,7 @@ pub fn size(field: &str, len: usize, max: usize) -> Result<()> {
 }
 
 /// A fencing token: tokens start at 1, so 0 is never valid.
-pub fn token(field: &str, token: u64) -> Result<()> {
+pub(crate) fn token(field: &str, token: u64) -> Result<()> {
     if token == 0 {
         return Err(Error::invalid(field, "must be a token returned by the server (not 0)"));
     }

@@ -20,17 +20,17 @@ use std::{
 };
 
 /// The most connections listed at once.
-pub const MAX: usize = 10_000;
+pub(crate) const MAX: usize = 10_000;
 
 /// What kind of connection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Session,
     LongPoll,
 }
 
 impl Kind {
-    pub fn as_str(&self) -> &'static str {
+    pub(crate) fn as_str(&self) -> &'static str {
         match self {
             Kind::Session => "session",
             Kind::LongPoll => "long poll",
@@ -40,7 +40,7 @@ impl Kind {
 
 /// One open connection.
 #[derive(Debug)]
-pub struct Connection {
+pub(crate) struct Connection {
     pub kind: Kind,
     pub queue: String,
     pub worker: String,
@@ -51,12 +51,12 @@ pub struct Connection {
 }
 
 impl Connection {
-    pub fn credit(&self) -> u64 {
+    pub(crate) fn credit(&self) -> u64 {
         self.credit.load(Relaxed)
     }
 
     /// When the worker last sent something on it (ms since the Unix epoch).
-    pub fn last_seen_ms(&self) -> u64 {
+    pub(crate) fn last_seen_ms(&self) -> u64 {
         self.last_seen_ms.load(Relaxed)
     }
 }
@@ -71,7 +71,7 @@ fn now_ms() -> u64 {
 }
 
 /// A connection's place in the registry, removed when dropped (the connection ended).
-pub struct Registration {
+pub(crate) struct Registration {
     /// None: beyond [`MAX`], counted in [`UNTRACKED`] only.
     id: Option<u64>,
     connection: Arc<Connection>,
@@ -79,12 +79,12 @@ pub struct Registration {
 
 impl Registration {
     /// The connection's credit is now `credit`.
-    pub fn credit(&self, credit: usize) {
+    pub(crate) fn credit(&self, credit: usize) {
         self.connection.credit.store(credit as u64, Relaxed);
     }
 
     /// The worker sent something just now.
-    pub fn seen(&self) {
+    pub(crate) fn seen(&self) {
         self.connection.last_seen_ms.store(now_ms(), Relaxed);
     }
 }
@@ -103,7 +103,7 @@ impl Drop for Registration {
 }
 
 /// Lists a connection that just opened, until the returned registration is dropped.
-pub fn register(kind: Kind, queue: &str, worker: &str, credit: usize) -> Registration {
+pub(crate) fn register(kind: Kind, queue: &str, worker: &str, credit: usize) -> Registration {
     let now = now_ms();
     let connection = Arc::new(Connection {
         kind,
@@ -126,7 +126,7 @@ pub fn register(kind: Kind, queue: &str, worker: &str, credit: usize) -> Registr
 }
 
 /// The connections open now, by queue and worker, and how many more are open but not listed.
-pub fn snapshot() -> (Vec<Arc<Connection>>, u64) {
+pub(crate) fn snapshot() -> (Vec<Arc<Connection>>, u64) {
     let mut all: Vec<Arc<Connection>> = OPEN.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect();
     all.sort_by(|a, b| (&a.queue, &a.worker, a.opened_ms).cmp(&(&b.queue, &b.worker, b.opened_ms)));
     (all, UNTRACKED.load(Relaxed))

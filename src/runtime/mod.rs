@@ -3,5 +3,5 @@
 
 pub mod embedded;
 pub mod leadership;
-pub mod monitor;
-pub mod sweep;
+pub(crate) mod monitor;
+pub(crate) mod sweep;

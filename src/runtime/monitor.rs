@@ -26,7 +26,7 @@ use crate::admin::store::Admin;
 use crate::store::breaker;
 
 /// What one look at a queue found, with the long polls waiting on it here.
-pub struct QueueLook<'a> {
+pub(crate) struct QueueLook<'a> {
     pub queue: &'a str,
     pub stats: &'a QueueStats,
     pub waiters: usize,
@@ -34,20 +34,20 @@ pub struct QueueLook<'a> {
 
 /// The watchdog verdict of one look.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Signals {
+pub(crate) struct Signals {
     pub redis_stall: bool,
     pub zero_progress: Vec<String>,
     pub capacity_skew: Vec<String>,
 }
 
 impl Signals {
-    pub fn healthy(&self) -> bool {
+    pub(crate) fn healthy(&self) -> bool {
         !self.redis_stall && self.zero_progress.is_empty() && self.capacity_skew.is_empty()
     }
 }
 
 /// Judges the watchdog signals; pure, so the rules are tested on their own.
-pub fn assess(
+pub(crate) fn assess(
     redis_rtt: Option<Duration>,
     stall: Duration,
     breakers_closed: bool,
@@ -69,7 +69,13 @@ pub fn assess(
     s
 }
 
-pub fn spawn(store: Admin, wakeups: Wakeups, config: Arc<Config>, shutdown: CancellationToken, tasks: &TaskTracker) {
+pub(crate) fn spawn(
+    store: Admin,
+    wakeups: Wakeups,
+    config: Arc<Config>,
+    shutdown: CancellationToken,
+    tasks: &TaskTracker,
+) {
     if config.health.summary_period_ms == 0 {
         return;
     }

@@ -43,7 +43,7 @@ use crate::admin::store::Admin;
 use crate::elections::store::Elections;
 
 /// The election that picks the sweeping replica; visible through LeaderService.GetLeader.
-pub const SWEEPER_ELECTION: &str = "baton-sweeper";
+pub(crate) const SWEEPER_ELECTION: &str = "baton-sweeper";
 
 /// Entries read per script call.
 const PAGE: u32 = 200;
@@ -52,7 +52,7 @@ const PAGE: u32 = 200;
 const CENSUS: u32 = 500;
 
 /// Starts the sweepers on `tasks`; they stop (and resign) on `shutdown`.
-pub fn spawn(
+pub(crate) fn spawn(
     store: Admin,
     elections: Elections,
     wakeups: Wakeups,

@@ -55,7 +55,7 @@ impl State {
     }
 }
 
-pub struct Breaker {
+pub(crate) struct Breaker {
     path: &'static str,
     /// The Redis node it guards (metrics label `node`).
     node: Arc<str>,
@@ -75,7 +75,7 @@ struct Inner {
 
 impl Breaker {
     /// A closed breaker; `changed` is notified of each state change.
-    pub fn new(path: &'static str, node: Arc<str>, config: BreakerConfig, changed: Arc<Notify>) -> Self {
+    pub(crate) fn new(path: &'static str, node: Arc<str>, config: BreakerConfig, changed: Arc<Notify>) -> Self {
         metrics::gauge!("baton_circuit_breaker_state", "path" => path, "node" => node.to_string()).set(0.0);
         Self {
             path,
@@ -86,12 +86,12 @@ impl Breaker {
         }
     }
 
-    pub fn state(&self) -> State {
+    pub(crate) fn state(&self) -> State {
         self.inner.lock().expect("breaker lock").state
     }
 
     /// Before a call: Ok to go ahead, or the fail-fast error.
-    pub fn check(&self) -> Result<(), Error> {
+    pub(crate) fn check(&self) -> Result<(), Error> {
         if !self.config.enabled {
             return Ok(());
         }
@@ -140,7 +140,7 @@ impl Breaker {
     /// The outcome of a Redis probe (a PING outside any call): an answer closes an open or
     /// half-open breaker; no answer counts as a failure like any call's. Probes are never
     /// blocked, so they do not count in `baton_circuit_breaker_blocked_total`.
-    pub fn probed<T>(&self, result: &Result<T, Error>) {
+    pub(crate) fn probed<T>(&self, result: &Result<T, Error>) {
         if !self.config.enabled {
             return;
         }
@@ -156,7 +156,7 @@ impl Breaker {
     }
 
     /// After a call: what happened to it.
-    pub fn record<T>(&self, result: &Result<T, Error>) {
+    pub(crate) fn record<T>(&self, result: &Result<T, Error>) {
         if !self.config.enabled {
             return;
         }
@@ -220,10 +220,10 @@ impl Breaker {
 }
 
 /// The (dispatch, write-back) breakers of one Redis node.
-pub type Pair = Arc<[Breaker; 2]>;
+pub(crate) type Pair = Arc<[Breaker; 2]>;
 
 /// Every node's breakers, made on first use of a node. Cheap to share.
-pub struct Breakers {
+pub(crate) struct Breakers {
     config: BreakerConfig,
     /// Told of every state change of any breaker.
     changed: Arc<Notify>,
@@ -231,12 +231,12 @@ pub struct Breakers {
 }
 
 impl Breakers {
-    pub fn new(config: BreakerConfig) -> Self {
+    pub(crate) fn new(config: BreakerConfig) -> Self {
         Self { config, changed: Arc::new(Notify::new()), nodes: RwLock::default() }
     }
 
     /// The breakers of `node`.
-    pub fn of(&self, node: &Arc<str>) -> Pair {
+    pub(crate) fn of(&self, node: &Arc<str>) -> Pair {
         if let Some(pair) = self.nodes.read().expect("breakers lock").get(node) {
             return pair.clone();
         }
@@ -251,29 +251,29 @@ impl Breakers {
     }
 
     /// Every node's (dispatch, write-back) states, by node.
-    pub fn states(&self) -> Vec<(Arc<str>, State, State)> {
+    pub(crate) fn states(&self) -> Vec<(Arc<str>, State, State)> {
         let nodes = self.nodes.read().expect("breakers lock");
         nodes.iter().map(|(node, pair)| (node.clone(), pair[0].state(), pair[1].state())).collect()
     }
 
     /// Keeps the breakers of `current` nodes only (a node that left the cluster, or lost its
     /// slots to a promoted replica, no longer guards anything).
-    pub fn retain(&self, current: &[Arc<str>]) {
+    pub(crate) fn retain(&self, current: &[Arc<str>]) {
         self.nodes.write().expect("breakers lock").retain(|node, _| current.contains(node));
     }
 
     /// Whether any breaker is open or half-open.
-    pub fn any_open(&self) -> bool {
+    pub(crate) fn any_open(&self) -> bool {
         self.states().iter().any(|(_, d, w)| *d != State::Closed || *w != State::Closed)
     }
 
     /// Whether any breaker is open or counting recent failures: the probe should look often.
-    pub fn any_failing(&self) -> bool {
+    pub(crate) fn any_failing(&self) -> bool {
         self.nodes.read().expect("breakers lock").values().any(|pair| pair.iter().any(Breaker::failing))
     }
 
     /// Resolves at the next state change of any breaker (or at once if one went unobserved).
-    pub async fn changed(&self) {
+    pub(crate) async fn changed(&self) {
         self.changed.notified().await
     }
 }

@@ -13,13 +13,13 @@
 //! source name; on a sharded source they route to its shards through the store's per-shard
 //! layer (`shards::Shard`).
 
-pub mod breaker;
+pub(crate) mod breaker;
 pub mod conn;
 pub mod keys;
 pub(crate) mod reply;
 pub mod scripts;
-pub mod shards;
-pub mod target;
+pub(crate) mod shards;
+pub(crate) mod target;
 pub mod wake;
 
 use std::sync::Arc;

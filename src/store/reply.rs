@@ -4,35 +4,35 @@ use redis::{FromRedisValue, Value};
 
 use crate::error::{Error, Result};
 
-pub struct Reply {
+pub(crate) struct Reply {
     script: &'static str,
     items: std::vec::IntoIter<Value>,
 }
 
 impl Reply {
-    pub fn new(script: &'static str, value: Value) -> Result<Self> {
+    pub(crate) fn new(script: &'static str, value: Value) -> Result<Self> {
         match value {
             Value::Array(items) => Ok(Self { script, items: items.into_iter() }),
             other => Err(Error::Internal(format!("{script}: expected an array, got {other:?}"))),
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.items.len() == 0
     }
 
     /// How many fields are left to read.
-    pub fn remaining(&self) -> usize {
+    pub(crate) fn remaining(&self) -> usize {
         self.items.len()
     }
 
-    pub fn next<T: FromRedisValue>(&mut self) -> Result<T> {
+    pub(crate) fn next<T: FromRedisValue>(&mut self) -> Result<T> {
         let value = self.items.next().ok_or_else(|| Error::Internal(format!("{}: reply too short", self.script)))?;
         T::from_redis_value(value).map_err(|e| Error::Internal(format!("{}: {e}", self.script)))
     }
 
     /// A field scripts send as "" when absent.
-    pub fn next_opt<T: FromRedisValue>(&mut self) -> Result<Option<T>> {
+    pub(crate) fn next_opt<T: FromRedisValue>(&mut self) -> Result<Option<T>> {
         let value = self.items.next().ok_or_else(|| Error::Internal(format!("{}: reply too short", self.script)))?;
         match &value {
             Value::BulkString(b) if b.is_empty() => Ok(None),

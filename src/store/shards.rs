@@ -51,12 +51,12 @@ impl<S> std::ops::Deref for Shard<'_, S> {
 pub(crate) static NEXT: AtomicUsize = AtomicUsize::new(0);
 
 /// The source a physical name belongs to: `hot#2` → `hot`.
-pub fn logical(physical: &str) -> &str {
+pub(crate) fn logical(physical: &str) -> &str {
     physical.split_once('#').map_or(physical, |(source, _)| source)
 }
 
 /// The shard index of a physical name: `hot#2` → 2 (None for an unsharded name).
-pub fn index(physical: &str) -> Option<u32> {
+pub(crate) fn index(physical: &str) -> Option<u32> {
     physical.split_once('#').and_then(|(_, i)| i.parse().ok())
 }
 
@@ -67,7 +67,7 @@ pub(crate) fn slot_of(member: &str, n: u32) -> u32 {
 
 /// Shard counts of each kind of source.
 #[derive(Debug, Default)]
-pub struct Sharding {
+pub(crate) struct Sharding {
     queues: ShardCounts,
     pools: ShardCounts,
     receivers: ShardCounts,

@@ -21,16 +21,16 @@ use crate::rpc::latency;
 use crate::rpc::latency::{MethodLatency, BUCKETS};
 
 /// How often a sample is taken.
-pub const INTERVAL: Duration = Duration::from_secs(5);
+pub(crate) const INTERVAL: Duration = Duration::from_secs(5);
 /// How many samples are kept: one hour at [`INTERVAL`].
-pub const SAMPLES: usize = 720;
+pub(crate) const SAMPLES: usize = 720;
 /// The busiest methods whose latency a sample keeps.
-pub const TOP_METHODS: usize = 5;
+pub(crate) const TOP_METHODS: usize = 5;
 
 /// What the overview charts, at one moment.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Sample {
+pub(crate) struct Sample {
     /// When it was taken: ms since the Unix epoch by this replica's clock. Only a chart's time
     /// axis; no score, deadline or expiry is ever computed from it.
     pub at_ms: u64,
@@ -52,7 +52,7 @@ pub struct Sample {
 /// One method's calls since the previous sample.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct MethodSample {
+pub(crate) struct MethodSample {
     pub method: &'static str,
     pub calls: u64,
     pub p50_seconds: Option<f64>,
@@ -60,7 +60,7 @@ pub struct MethodSample {
 }
 
 /// The ring of samples.
-pub struct History {
+pub(crate) struct History {
     samples: Mutex<VecDeque<Sample>>,
     capacity: usize,
 }
@@ -72,12 +72,12 @@ impl Default for History {
 }
 
 impl History {
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         Self { samples: Mutex::new(VecDeque::with_capacity(capacity)), capacity }
     }
 
     /// Keeps `sample`, dropping the oldest when the ring is full.
-    pub fn push(&self, sample: Sample) {
+    pub(crate) fn push(&self, sample: Sample) {
         let mut samples = self.samples.lock().unwrap_or_else(|e| e.into_inner());
         if samples.len() == self.capacity {
             samples.pop_front();
@@ -86,7 +86,7 @@ impl History {
     }
 
     /// The samples taken after `after_ms` (0: every one kept), oldest first.
-    pub fn since(&self, after_ms: u64) -> Vec<Sample> {
+    pub(crate) fn since(&self, after_ms: u64) -> Vec<Sample> {
         let samples = self.samples.lock().unwrap_or_else(|e| e.into_inner());
         samples.iter().filter(|s| s.at_ms > after_ms).cloned().collect()
     }
@@ -94,7 +94,7 @@ impl History {
 
 /// The [`TOP_METHODS`] methods with the most calls between two snapshots of
 /// `crate::rpc::latency::snapshot` (long polls left out), with their p50 and p99 over those calls.
-pub fn busiest(before: &[MethodLatency], now: &[MethodLatency]) -> Vec<MethodSample> {
+pub(crate) fn busiest(before: &[MethodLatency], now: &[MethodLatency]) -> Vec<MethodSample> {
     let mut methods: Vec<MethodSample> = now
         .iter()
         .filter(|m| !m.long_poll)
