@@ -63,6 +63,8 @@ pub mod runtime;
 pub mod server;
 pub mod store;
 pub mod telemetry;
+#[cfg(test)]
+mod testing;
 pub mod tools;
 pub mod trace;
 
