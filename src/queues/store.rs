@@ -244,7 +244,7 @@ pub struct Lease {
 }
 
 /// What one Acquire found.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Acquired {
     /// Redis time of the acquire.
     pub now_ms: i64,
