@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::records::LeaseRecord;
 use crate::error::{Error, Result};
 use crate::flows::store::Flows;
 use crate::store::shards::Shard;
@@ -902,23 +903,18 @@ impl crate::store::scripts::FromReply for AgentPage {
             } else {
                 AgentState::Detached
             };
-            // "token|worker|acquired_at|timeout_ms[|flags|progress]" (progress may hold '|').
-            let mut fields = lease.as_deref().unwrap_or("").splitn(6, '|');
-            let token = fields.next().and_then(|t| t.parse().ok());
-            let holder = fields.next().map(str::to_string);
-            let flags = fields.nth(2).unwrap_or("");
-            let progress = fields.next().unwrap_or("").to_string();
+            let lease = lease.as_deref().and_then(LeaseRecord::parse);
             agents.push(AgentInfo {
                 def,
                 state,
                 // A keyed queue's due agents wait at minus their due time (acquireAgents).
                 next_run_ms: waiting.map(|s| s.abs() as i64),
                 deadline_ms: working.map(|s| s as i64),
-                holder: working.and(holder),
-                token: working.and(token),
+                holder: working.and(lease.as_ref().map(|l| l.worker.clone())),
+                token: working.and(lease.as_ref().map(|l| l.token)),
                 streak: streak.unwrap_or(0),
-                progress: if working.is_some() { progress } else { String::new() },
-                cancel_requested: working.is_some() && flags == "c",
+                progress: working.and(lease.as_ref().map(|l| l.progress.clone())).unwrap_or_default(),
+                cancel_requested: working.is_some() && lease.as_ref().is_some_and(|l| l.cancel),
                 dead_letter: dlq_context.and_then(|c| serde_json::from_slice(&c).ok()),
             });
         }
