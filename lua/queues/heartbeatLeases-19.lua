@@ -48,7 +48,7 @@
 local rcall = redis.call
 --@include publish
 --@include nowMs
---@include parseLease
+--@include leaseRecord
 --@include addWaiting
 --@include defField
 --@include wakeBlocked
@@ -94,7 +94,7 @@ for _, item in ipairs(A.held) do
     local deadline = now + lease.timeout
     rcall('ZADD', workingKey, 'XX', deadline, name)
     if progress ~= '' then
-      rcall('HSET', leasesKey, name, lease.head .. '||' .. string.sub(progress, 2))
+      rcall('HSET', leasesKey, name, rewriteLease(lease, '', string.sub(progress, 2)))
     end
     out[#out + 1] = deadline
     held = true
