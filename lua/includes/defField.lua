@@ -23,6 +23,15 @@ local function defField(def, field)
   return tonumber(string.match(def, pattern) or '0')
 end
 
+-- Is def a cron agent's? Its top-level "cron" field says so; a label named "cron" reads
+-- '"cron":"' too, so a hit is confirmed by decoding the definition (paid by cron agents and
+-- such labels only, never by a plain agent).
+local function defIsCron(def)
+  if not string.find(def, '"cron":"', 1, true) then return false end
+  local cron = cjson.decode(def).cron
+  return type(cron) == 'string' and cron ~= ''
+end
+
 -- def with its parents' count n appended (registerAgents, for an agent created with parents).
 local function defWithParents(def, n)
   return string.format('%s,"parents":%d}', string.sub(def, 1, -2), n)

@@ -134,7 +134,7 @@ for i = 0, count - 1 do
     local key = leaseKey(rec)
     if key then keyEnds[key] = keyEnds[key] or {}; table.insert(keyEnds[key], name) end
     local def = defs[i + 1]
-    if outcome == 'SUCCESS' and def and defField(def, 'interval_ms') == 0 and not string.find(def, '"cron":"', 1, true) then
+    if outcome == 'SUCCESS' and def and defField(def, 'interval_ms') == 0 and not defIsCron(def) then
       g = g + 1
       gone[g] = name
       goneRecords[g] = resultRecord('S', 'SUCCESS', token, now, '', item.result)

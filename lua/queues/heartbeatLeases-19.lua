@@ -73,7 +73,7 @@ for _, item in ipairs(A.held) do
     rcall('HDEL', leasesKey, name)
     keyLeaseEnded(limitsKey, lease.key, 1, name)
     local def = rcall('HGET', defsKey, name)
-    if def and string.find(def, '"cron":"', 1, true) then
+    if def and defIsCron(def) then
       addWaiting(waitingKey, name, cronNext(cronKey, name, lease.token, lease.acquiredAt, now), channel, queue)
     elseif def and defField(def, 'interval_ms') > 0 then
       local nextRun = lease.acquiredAt + defField(def, 'interval_ms')
