@@ -5,3 +5,5 @@ pub mod batches;
 pub(crate) mod records;
 pub(crate) mod service;
 pub mod store;
+#[cfg(test)]
+mod tests;

@@ -14,3 +14,5 @@ pub(crate) mod shards;
 pub mod store;
 pub mod sweep;
 pub mod wait;
+#[cfg(test)]
+mod tests;

@@ -229,24 +229,18 @@ async fn a_release_wakes_a_long_poll_held_back_by_the_limit() {
 
 #[tokio::test]
 async fn a_reap_wakes_a_long_poll_held_back_by_the_limit() {
-    use baton::queues::sweep::{ReapKind, Reaped};
-    let mut env = Env::with_config(quiet_config()).await;
+    // The zombie sweeper alone, every 100 ms, reaping a lease 100 ms past its deadline.
+    let mut config = quiet_config();
+    config.zombie_cleanup.enabled = true;
+    config.zombie_cleanup.threshold_ms = 100;
+    config.zombie_cleanup.interval_ms = 100;
+    let mut env = Env::with_config(config).await;
     // Dead-lettered by its first failure, so the reap puts nothing back in waiting.
-    let first = pb::Agent { max_attempts: 1, ..agent("first", 0, 100) };
+    let first = pb::Agent { max_attempts: 1, ..agent("first", 0, 3_000) };
     let (lease, waiter) = held_back_waiter(&mut env, first).await;
-    let deadline = ms(&lease.deadline);
-    let redis = &env.redis;
-    eventually(Duration::from_secs(10), "the lease's deadline by the Redis clock", || async move {
-        redis.now_ms().await > deadline
-    })
-    .await;
-    // What the zombie sweeper does, driven from here: find, then reap.
-    let store = env.redis.store().await.queues;
-    let (_, suspects) = store.find_zombies(Q, 0, 0, 100).await.unwrap();
-    assert_eq!(suspects.len(), 1, "{suspects:?}");
-    let reaped = store.reap(Q, &[(&suspects[0], ReapKind::Zombie, 0)]).await.unwrap();
-    assert_eq!(reaped, [Reaped::DeadLettered]);
     woken(waiter, "the reap").await;
+    let agent = env.client.get_agent(pb::GetAgentRequest { queue: Q.into(), name: lease.name.clone() }).await;
+    assert_eq!(agent.unwrap().into_inner().agent.unwrap().state(), pb::AgentState::DeadLettered, "reaped");
 }
 
 #[tokio::test]

@@ -13,6 +13,9 @@
 //!   worker runs again, and the dead worker's late Complete is refused (LEASE_LOST);
 //! - nothing is left behind: no blocked agent, no outbox entry, no unattached child; the batch
 //!   counts 1,000 succeeded.
+//!
+//! A release left by a replica that died right after answering a Complete (a store with no
+//! flows task) is checked in the flows' own tests (`src/flows/tests.rs`).
 
 use crate::common;
 
@@ -379,60 +382,6 @@ fn doomed_replica(redis_url: &str) -> BatonProcess {
     BatonProcess::spawn(|cmd| {
         cmd.args(["--redis-url", redis_url]).envs(FAST_SWEEPS_ENV);
     })
-}
-
-// Two replicas on one Redis: the one that answers the parent's Complete dies right after its
-// script (a store with no flows task: the outbox entry is written and answered, and nothing of
-// that replica runs after). The other, told by the script's announcement, releases the child
-// within 2 s on default settings (the flows sweep alone: 5 to 10 s).
-#[tokio::test]
-async fn a_release_left_by_a_replica_that_died_after_answering_comes_within_two_seconds() {
-    let redis = TestRedis::start().await;
-    let survivor = TestBaton::start(&redis.url(), test_config()).await;
-    let mut c = survivor.agents().await;
-    let mut conn = redis.conn().await;
-    let listeners = || {
-        let mut conn = conn.clone();
-        async move {
-            let (_, n): (String, i64) =
-                redis::cmd("PUBSUB").arg("NUMSUB").arg("baton:flows:outbox").query_async(&mut conn).await.unwrap();
-            n >= 1
-        }
-    };
-    until("the survivor follows the outbox announcements", Duration::from_secs(10), listeners).await;
-    register(&mut c, "up", vec![one_shot("parent")]).await;
-    register(&mut c, "down", vec![after("child", "up", ["parent".to_string()])]).await;
-    let p = acquire(&mut c, "up", "w", 1).await.pop().expect("the parent is due");
-
-    let dying = redis.store().await.queues;
-    let done = baton::queues::store::Completion {
-        queue: "up".into(),
-        name: "parent".into(),
-        token: p.token,
-        outcome: baton::queues::store::Outcome::Success,
-        message: String::new(),
-        retry_after_ms: 0,
-        request_id: String::new(),
-        clipped: false,
-        result: b"up".to_vec(),
-    };
-    dying.complete(&done).await.unwrap();
-    let answered = Instant::now();
-    let outbox: i64 = redis::cmd("ZCARD").arg("baton:{q:up}:outbox").query_async(&mut conn).await.unwrap();
-    assert_eq!(outbox, 1, "the release is left in the outbox");
-
-    let req = pb::AcquireRequest { queue: "down".into(), worker_id: "w".into(), max_leases: 1, wait: dur(10_000) };
-    let child = c.acquire(req).await.unwrap().into_inner().leases.pop().expect("the child is released");
-    let waited = answered.elapsed();
-    assert_eq!((child.name.as_str(), child.parents[0].result.as_slice()), ("child", &b"up"[..]));
-    assert!(waited <= Duration::from_secs(2), "the child waited {waited:?} for a release a dead replica left");
-    let outbox: i64 = redis::cmd("ZCARD").arg("baton:{q:up}:outbox").query_async(&mut conn).await.unwrap();
-    assert_eq!(outbox, 0);
-    println!(
-        "release left by a replica dead after answering: child granted {} ms after the parent's Complete (defaults)",
-        waited.as_millis()
-    );
-    survivor.stop().await.unwrap();
 }
 
 // One Redis, three Baton replicas. The first is SIGKILLed right after it acknowledged the

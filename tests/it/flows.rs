@@ -1,7 +1,6 @@
 //! Work that depends on work, against real Redis through the generated client: results kept
 //! on finish and Await, dependencies between agents (`Agent.after`) with their failure
-//! policies, fan-out and fan-in past one release page, idempotency keys, and the sweep that
-//! finishes a release a crash left half done.
+//! policies, fan-out and fan-in past one release page, and idempotency keys.
 //!
 //! Invariants checked:
 //! - a child never runs before every parent finished successfully (or failed under
@@ -13,10 +12,11 @@
 //! - a registration whose idempotency key is held creates nothing and answers the holder (with
 //!   its result once finished), also after the holder was removed;
 //! - bad input (cycles, unknown parents, misplaced fields) is INVALID_ARGUMENT naming the field
-//!   and changes nothing;
-//! - an outbox entry left by a replica that never released it is released by the sweep;
-//! - a fan-in's outbox entries, one per parent, are released many per page (a few script calls
-//!   for 1,200 parents, in one queue and across queues), each child once.
+//!   and changes nothing.
+//!
+//! What a replica that died right after its Complete script leaves in the outbox (released by
+//! the sweep, many entries per page, counted in the queue's figures meanwhile) is checked in
+//! the flows' own tests (`src/flows/tests.rs`).
 
 use crate::common;
 
@@ -448,127 +448,6 @@ async fn an_idempotency_key_answers_the_first_agent_within_its_window() {
     assert_eq!((fresh.created, fresh.deduplicated), (1, 0));
 }
 
-#[tokio::test]
-async fn the_sweep_releases_what_a_dead_replica_left_in_the_outbox() {
-    let mut config = test_config();
-    config.flows.sweep_interval_ms = 200;
-    config.flows.takeover_ms = 0; // the sweep's part, not the announcements'
-    let mut env = Env::with_config(config).await;
-    register(&mut env.client, "q", vec![one_shot("parent")]).await;
-    register_call(&mut env, "q", vec![after("child", &[("", "parent")], pb::ParentFailure::Unspecified)])
-        .await
-        .unwrap();
-    let p = acquire_n(&mut env, "q", 1).await.pop().unwrap();
-    // Completed by a store with no flows task (a replica that dies right after its script):
-    // the outbox entry is written, nobody releases it at once.
-    let store = env.redis.store().await;
-    let c = baton::queues::store::Completion {
-        queue: "q".into(),
-        name: "parent".into(),
-        token: p.token,
-        outcome: baton::queues::store::Outcome::Success,
-        message: String::new(),
-        retry_after_ms: 0,
-        request_id: String::new(),
-        clipped: false,
-        result: b"late".to_vec(),
-    };
-    store.queues.complete(&c).await.unwrap();
-    let mut conn = env.redis.conn().await;
-    let outbox: i64 = redis::cmd("ZCARD").arg("baton:{q:q}:outbox").query_async(&mut conn).await.unwrap();
-    assert_eq!(outbox, 1, "left in the outbox");
-    let child = acquire_n(&mut env, "q", 1).await.pop().expect("the sweep released it");
-    assert_eq!((child.name.as_str(), child.parents[0].result.as_slice()), ("child", &b"late"[..]));
-    let outbox: i64 = redis::cmd("ZCARD").arg("baton:{q:q}:outbox").query_async(&mut conn).await.unwrap();
-    assert_eq!(outbox, 0);
-}
-
-/// Script calls Redis has run (EVALSHA and EVAL), from INFO commandstats.
-async fn script_calls(conn: &mut redis::aio::MultiplexedConnection) -> u64 {
-    let info: String = redis::cmd("INFO").arg("commandstats").query_async(conn).await.unwrap();
-    info.lines()
-        .filter(|l| l.starts_with("cmdstat_evalsha:") || l.starts_with("cmdstat_eval:"))
-        .filter_map(|l| l.split_once("calls=")?.1.split(',').next()?.parse::<u64>().ok())
-        .sum()
-}
-
-#[tokio::test]
-async fn a_fan_in_releases_many_parents_per_page() {
-    const FAN: usize = 1_200; // three release pages (500)
-    let mut config = test_config();
-    // This replica's sweep stays out of the way (and out of the count of script calls).
-    config.flows.sweep_interval_ms = 600_000;
-    config.flows.takeover_ms = 0;
-    let mut env = Env::with_config(config).await;
-    let mut conn = env.redis.conn().await;
-    // Parents and child in one queue, then across queues.
-    for (pq, cq) in [("fin", "fin"), ("up", "down")] {
-        let names: Vec<String> = (0..FAN).map(|i| format!("p-{i:04}")).collect();
-        let parents: Vec<pb::Agent> = names.iter().map(|n| one_shot(n)).collect();
-        for part in parents.chunks(600) {
-            register_call(&mut env, pq, part.to_vec()).await.unwrap();
-        }
-        let refs: Vec<(&str, &str)> = names.iter().map(|n| (pq, n.as_str())).collect();
-        register_call(&mut env, cq, vec![after("child", &refs, pb::ParentFailure::Unspecified)]).await.unwrap();
-        let leases = acquire_n(&mut env, pq, FAN).await;
-        assert_eq!(leases.len(), FAN);
-        // Completed by a store with no flows task: every parent's outbox entry (one child each)
-        // is written before any release.
-        let store = env.redis.store().await;
-        let completions: Vec<baton::queues::store::Completion> = leases
-            .iter()
-            .map(|l| baton::queues::store::Completion {
-                queue: pq.into(),
-                name: l.name.clone(),
-                token: l.token,
-                outcome: baton::queues::store::Outcome::Success,
-                message: String::new(),
-                retry_after_ms: 0,
-                request_id: String::new(),
-                clipped: false,
-                result: l.name.clone().into_bytes(),
-            })
-            .collect();
-        for part in completions.chunks(100) {
-            store.queues.complete_batch(part).await.unwrap();
-        }
-        let outbox = format!("baton:{{q:{pq}}}:outbox");
-        let entries: usize = redis::cmd("ZCARD").arg(&outbox).query_async(&mut conn).await.unwrap();
-        assert_eq!(entries, FAN, "one outbox entry per parent");
-
-        let before = script_calls(&mut conn).await;
-        let handled = store.flows.drain_outbox(pq, None).await.unwrap();
-        let calls = script_calls(&mut conn).await - before;
-        assert_eq!(handled, FAN);
-        // A page gathers up to 500 children across entries: 3 pages, each one script call in
-        // one queue and three across queues (one entry per page would be 3 calls per parent,
-        // 3,600). The bound leaves room for the replica's own background scripts meanwhile.
-        assert!(calls <= 30, "{pq}→{cq}: {calls} script calls to release {FAN} parents");
-        let entries: usize = redis::cmd("ZCARD").arg(&outbox).query_async(&mut conn).await.unwrap();
-        assert_eq!(entries, 0, "every entry dropped once released");
-
-        // The child ran once, after all of them, with their results.
-        let child = acquire_n(&mut env, cq, 1).await.pop().expect("released by its last parent");
-        assert_eq!(child.name, "child");
-        assert_eq!(child.parents.len(), FAN);
-        assert!(child
-            .parents
-            .iter()
-            .all(|p| p.result == p.name.as_bytes() && p.finish == pb::Finish::Succeeded as i32));
-        // A replayed drain finds nothing and changes nothing.
-        assert_eq!(store.flows.drain_outbox(pq, None).await.unwrap(), 0);
-        complete_with(&mut env, &child, pb::Outcome::Success, b"").await;
-        let again = env
-            .client
-            .acquire(pb::AcquireRequest { queue: cq.into(), worker_id: "w".into(), max_leases: 10, wait: None })
-            .await
-            .unwrap()
-            .into_inner();
-        assert!(again.leases.is_empty(), "the child runs once");
-        println!("flows: fan-in of {FAN} parents ({pq}→{cq}) released in {calls} script calls");
-    }
-}
-
 async fn batch_status(env: &mut Env, batch: &str) -> pb::BatchStatus {
     env.client.get_batch(pb::GetBatchRequest { batch: batch.into() }).await.unwrap().into_inner().status.unwrap()
 }
@@ -793,45 +672,6 @@ async fn http_get(addr: &str, path: &str) -> String {
     let mut out = String::new();
     tcp.read_to_string(&mut out).await.unwrap();
     out
-}
-
-// The queue's figures (and so the baton_queue_blocked, baton_queue_releasing and
-// baton_queue_oldest_release_seconds gauges) count blocked agents and finishes whose children
-// are not yet released; both fall to zero once the release is done.
-#[tokio::test]
-async fn queue_figures_count_blocked_agents_and_releases_in_flight() {
-    let mut config = test_config();
-    config.flows.sweep_interval_ms = 3_600_000; // no sweep during the test: the release is ours
-    config.flows.takeover_ms = 0;
-    let mut env = Env::with_config(config).await;
-    register(&mut env.client, "g", vec![one_shot("parent")]).await;
-    let kids = (0..3).map(|i| after(&format!("kid-{i}"), &[("", "parent")], pb::ParentFailure::Unspecified)).collect();
-    register_call(&mut env, "g", kids).await.unwrap();
-    let store = env.redis.store().await;
-    let s = store.queues.queue_stats("g", 60_000).await.unwrap();
-    assert_eq!((s.blocked, s.releasing, s.oldest_release_ms), (3, 0, None));
-
-    // Completed by a store with no flows task: the finish waits in the outbox.
-    let p = acquire_n(&mut env, "g", 1).await.pop().unwrap();
-    let c = baton::queues::store::Completion {
-        queue: "g".into(),
-        name: "parent".into(),
-        token: p.token,
-        outcome: baton::queues::store::Outcome::Success,
-        message: String::new(),
-        retry_after_ms: 0,
-        request_id: String::new(),
-        clipped: false,
-        result: Vec::new(),
-    };
-    store.queues.complete(&c).await.unwrap();
-    let s = store.queues.queue_stats("g", 60_000).await.unwrap();
-    assert_eq!((s.blocked, s.releasing), (3, 1));
-    assert!(s.oldest_release_ms.is_some_and(|at| at <= s.now_ms), "{:?}", s.oldest_release_ms);
-
-    assert_eq!(store.flows.drain_outbox("g", None).await.unwrap(), 3);
-    let s = store.queues.queue_stats("g", 60_000).await.unwrap();
-    assert_eq!((s.blocked, s.releasing, s.oldest_release_ms, s.due), (0, 0, None, 3));
 }
 
 /// Passes each sweep ("purge", "orphan", …) has recorded, over every replica.

@@ -153,43 +153,53 @@ async fn each_run_of_a_recurring_agent_is_completed_under_one_request_id() {
     assert_eq!(changes_nothing!(env, c.complete(done(&run1))), first);
 }
 
+/// `baton_agents_completed_total` of queue `Q`, outcome SUCCESS, on the /metrics page at `addr`.
+async fn completed_total(addr: &str) -> Option<f64> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut page = String::new();
+    tcp.read_to_string(&mut page).await.unwrap();
+    page.lines()
+        .filter(|l| l.starts_with("baton_agents_completed_total{"))
+        .filter(|l| l.contains(&format!("queue=\"{Q}\"")) && l.contains("outcome=\"SUCCESS\""))
+        .find_map(|l| l.rsplit(' ').next()?.parse().ok())
+}
+
 // A Complete answered from memory is told apart from a fresh one (completeAgents answers its
-// code + 10), so the server leaves it out of baton_agents_completed_total: one run, one count.
-// Through the store, as the service sees it: first fresh, then replayed with the same answer,
-// also as a batch item; without the request id the stale token is LEASE_LOST (None).
+// code + 10), so the server leaves it out of baton_agents_completed_total: one run, one count,
+// whether the retry comes alone or as an item of a CompleteBatch; without the request id the
+// stale token is LEASE_LOST. A `baton serve` process of its own, for its own metrics.
 #[tokio::test]
 async fn a_replayed_complete_is_told_apart_from_a_fresh_one() {
-    use baton::queues::store::{Completion, Outcome};
-    use baton::store::{Core, Policy, Redis};
-    let env = Env::start().await;
-    let mut c = env.client.clone();
+    let redis = TestRedis::start().await;
+    let baton = BatonProcess::spawn_with_metrics("127.0.0.1:0", |cmd| {
+        cmd.args(["--redis-url", &redis.url()]);
+    });
+    let metrics = baton
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|l| l.contains("prometheus metrics at /metrics"))
+        .and_then(|l| l.split_whitespace().find_map(|w| w.strip_prefix("addr=")).map(str::to_string))
+        .expect("the bound /metrics address is logged");
+    let mut c = pb::agent_service_client::AgentServiceClient::new(baton.channel().await);
     register(&mut c, Q, vec![agent("job", 3_600_000, 60_000)]).await;
     let lease = acquire(&mut c, Q, "w1", 1).await.remove(0);
-    let config = test_config();
-    let redis = Redis::connect(&env.redis.url(), &config.redis).await.unwrap();
-    let policy = Policy::new(&config.agent, &config.limits, &config.dead_letter, &config.idempotency);
-    let core = Core::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone()).await.unwrap();
-    let store = baton::server::Stores::new(core).queues;
-    let item = Completion {
-        queue: Q.into(),
-        name: "job".into(),
-        token: lease.token,
-        outcome: Outcome::Success,
-        message: String::new(),
-        retry_after_ms: 0,
-        request_id: "done-1".into(),
-        clipped: false,
-        result: Vec::new(),
-    };
-    let first = store.complete(&item).await.unwrap();
-    assert!(!first.replayed, "{first:?}");
-    let again = store.complete(&item).await.unwrap();
-    assert!(again.replayed, "{again:?}");
-    assert_eq!(again.how, first.how);
-    let without_id = Completion { request_id: String::new(), ..item.clone() };
-    let batch = store.complete_batch(&[item, without_id]).await.unwrap();
-    assert_eq!(batch[0].as_ref().map(|e| (&e.how, e.replayed)), Some((&first.how, true)));
-    assert_eq!(batch[1], None, "no request id: the stale token is refused");
+    let done = pb::CompleteRequest { request_id: "done-1".into(), ..complete_req(&lease, pb::Outcome::Success) };
+    let first = c.complete(done.clone()).await.unwrap().into_inner();
+    assert_eq!(completed_total(&metrics).await, Some(1.0), "the first Complete is counted");
+    let again = c.complete(done.clone()).await.unwrap().into_inner();
+    assert_eq!(again, first);
+    let without_id = pb::CompleteRequest { request_id: String::new(), ..done.clone() };
+    let batch = c.complete_batch(pb::CompleteBatchRequest { completions: vec![done, without_id] }).await.unwrap();
+    let results = batch.into_inner().results;
+    assert_eq!((results[0].lease_lost, results[0].response.as_ref()), (false, Some(&first)), "answered from memory");
+    assert!(results[1].lease_lost, "no request id: the stale token is refused");
+    assert_eq!(completed_total(&metrics).await, Some(1.0), "one run, one count");
 }
 
 // Offer: the retry answers "idle 2" as the first did, not "duplicates 2".

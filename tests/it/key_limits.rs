@@ -9,8 +9,10 @@
 //!   override gives it a bucket of its own, and clearing the record returns it to the queue's;
 //! - every field is validated (INVALID_ARGUMENT naming it) and a refusal changes nothing;
 //! - ListKeyLimits pages in key order;
-//! - a corrupted `held|<key>` is corrected by RecountKeys, also while leases come and go under
-//!   a recount in many small steps.
+//! - a corrupted `held|<key>` is corrected by RecountKeys.
+//!
+//! That a recount is right while leases come and go under it, in many small steps, is checked
+//! in the queues' own tests (`src/queues/tests.rs`): RecountKeys takes steps of a fixed size.
 
 use crate::common;
 
@@ -271,19 +273,18 @@ async fn key_limits_list_in_pages_in_key_order() {
     assert_eq!(pages, 3);
 }
 
-/// The leases each key holds, from the lease records (`@key`), and the stored counts.
-async fn truth_and_counts(env: &Env) -> (BTreeMap<String, i64>, BTreeMap<String, i64>) {
-    let store = env.redis.store().await.queues;
-    let k = store.keys().queue(Q);
-    let mut conn = env.redis.conn().await;
-    let leases: Vec<(String, String)> = redis::cmd("HGETALL").arg(&k.leases).query_async(&mut conn).await.unwrap();
+/// The limits hash of the queue, where each key's count of held leases is kept ("held|<key>").
+const LIMITS: &str = "baton:{q:tenants}:limits";
+
+/// The leases each key holds, by the leases the test holds, and the stored counts, which carry
+/// no recount state once a recount is over.
+async fn truth_and_counts(env: &Env, held: &[pb::Lease]) -> (BTreeMap<String, i64>, BTreeMap<String, i64>) {
     let mut truth = BTreeMap::new();
-    for (_, rec) in leases {
-        if let Some(key) = rec.split('@').nth(1).map(|s| s.split('|').next().unwrap().to_string()) {
-            *truth.entry(key).or_insert(0) += 1;
-        }
+    for l in held {
+        *truth.entry(key_of(l)).or_insert(0) += 1;
     }
-    let fields: Vec<(String, String)> = redis::cmd("HGETALL").arg(&k.limits).query_async(&mut conn).await.unwrap();
+    let fields: Vec<(String, String)> =
+        redis::cmd("HGETALL").arg(LIMITS).query_async(&mut env.redis.conn().await).await.unwrap();
     let mut counts = BTreeMap::new();
     for (f, v) in fields {
         assert!(!f.starts_with("rc|") && !f.starts_with("rn|") && f != "recount", "recount state left: {f}");
@@ -303,81 +304,21 @@ async fn recount_corrects_a_corrupted_count() {
     for (key, n) in [("a", 3), ("b", 2), ("c", 1)] {
         register_key(&mut env, key, n).await;
     }
-    assert_eq!(acquire(&mut env.client, Q, "w", 10).await.len(), 6);
-    let limits_key = env.redis.store().await.core.keys().queue(Q).limits;
+    let held = acquire(&mut env.client, Q, "w", 10).await;
+    assert_eq!(held.len(), 6);
     let mut conn = env.redis.conn().await;
-    let _: () = redis::cmd("HSET").arg(&limits_key).arg("held|a").arg(7).query_async(&mut conn).await.unwrap();
-    let _: () = redis::cmd("HDEL").arg(&limits_key).arg("held|b").query_async(&mut conn).await.unwrap();
-    let _: () = redis::cmd("HSET").arg(&limits_key).arg("held|ghost").arg(3).query_async(&mut conn).await.unwrap();
+    let _: () = redis::cmd("HSET").arg(LIMITS).arg("held|a").arg(7).query_async(&mut conn).await.unwrap();
+    let _: () = redis::cmd("HDEL").arg(LIMITS).arg("held|b").query_async(&mut conn).await.unwrap();
+    let _: () = redis::cmd("HSET").arg(LIMITS).arg("held|ghost").arg(3).query_async(&mut conn).await.unwrap();
     let mut a = admin(&env).await;
     let r = a.recount_keys(pb::RecountKeysRequest { queue: Q.into() }).await.unwrap().into_inner();
     println!("recount: {} leases counted, {} keys corrected", r.leases, r.corrected);
     assert_eq!((r.leases, r.corrected), (6, 3));
-    let (truth, counts) = truth_and_counts(&env).await;
+    let (truth, counts) = truth_and_counts(&env, &held).await;
     assert_eq!(counts, truth);
     assert_eq!(counts, BTreeMap::from([("a".into(), 3), ("b".into(), 2), ("c".into(), 1)]));
     assert_eq!(get_key(&mut a, "ghost").await.held, 0);
     // A second recount finds nothing to correct.
     let r = a.recount_keys(pb::RecountKeysRequest { queue: Q.into() }).await.unwrap().into_inner();
     assert_eq!((r.leases, r.corrected), (6, 0));
-}
-
-// 600 agents on 3 keys, about 300 leases held at a time (the leases hash past its compact
-// encoding, so the scan goes in many steps): a worker acquires and completes throughout while
-// recounts in steps of 5 run, each from corrupted counts. After each, once the worker has
-// stopped, every count equals the lease records.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn recount_is_right_while_leases_come_and_go() {
-    let mut env = Env::start().await;
-    // Hashes past 16 fields leave the compact encoding, which HSCAN returns whole.
-    let mut conn = env.redis.conn().await;
-    let _: () =
-        redis::cmd("CONFIG").arg("SET").arg("hash-max-listpack-entries").arg(16).query_async(&mut conn).await.unwrap();
-    create_queue(&mut env).await;
-    for key in ["a", "b", "c"] {
-        let defs: Vec<_> =
-            (0..200).map(|i| pb::Agent { key: key.into(), ..agent(&format!("{key}-{i:03}"), 1, 600_000) }).collect();
-        for chunk in defs.chunks(100) {
-            register(&mut env.client, Q, chunk.to_vec()).await;
-        }
-    }
-    let mut held = acquire(&mut env.client, Q, "w", 300).await;
-    assert_eq!(held.len(), 300);
-    let store = env.redis.store().await.queues;
-    let limits_key = store.keys().queue(Q).limits;
-    let mut total_steps = 0;
-    for round in 0..3 {
-        let _: () = redis::cmd("HSET").arg(&limits_key).arg("held|a").arg(1000).query_async(&mut conn).await.unwrap();
-        let _: () = redis::cmd("HDEL").arg(&limits_key).arg("held|b").query_async(&mut conn).await.unwrap();
-        let stop = tokio_util::sync::CancellationToken::new();
-        let worker = {
-            let mut client = env.baton.agents().await;
-            let stop = stop.clone();
-            let mut held = std::mem::take(&mut held);
-            tokio::spawn(async move {
-                let mut cycles = 0;
-                while !stop.is_cancelled() || cycles < 5 {
-                    // Complete the oldest 20 (interval agents: due again at once), take 20 more.
-                    for l in held.drain(..20.min(held.len())) {
-                        client.complete(complete_req(&l, pb::Outcome::Success)).await.unwrap();
-                    }
-                    held.extend(acquire(&mut client, Q, "w", 20).await);
-                    cycles += 1;
-                }
-                (held, cycles)
-            })
-        };
-        let r = store.recount_keys(Q, 5).await.unwrap();
-        stop.cancel();
-        let (back, cycles) = worker.await.unwrap();
-        held = back;
-        total_steps += r.steps;
-        let (truth, counts) = truth_and_counts(&env).await;
-        println!(
-            "round {round}: {} steps, {} leases counted, {} keys corrected, {cycles} worker cycles; counts {counts:?}",
-            r.steps, r.leases, r.corrected
-        );
-        assert_eq!(counts, truth, "round {round}");
-    }
-    assert!(total_steps > 30, "the recounts went in many steps: {total_steps}");
 }

@@ -108,46 +108,75 @@ async fn a_flood_of_new_work_is_shed_and_held_work_keeps_being_served() {
     assert!(p(0.99) < Duration::from_secs(2), "heartbeats starved under the flood: p99 {:?}", p(0.99));
 }
 
+/// `baton_redis_bulk_waiting` on the /metrics page at `addr` (absent before any call waited).
+async fn bulk_waiting(addr: &str) -> Option<usize> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut page = String::new();
+    tcp.read_to_string(&mut page).await.unwrap();
+    page.lines().find_map(|l| l.strip_prefix("baton_redis_bulk_waiting ")?.parse::<f64>().ok()).map(|n| n as usize)
+}
+
+// Large Acquires (40 leases: a large script call) from eight workers while Redis is busy: three
+// go to Redis (limits.bulk_inflight 3), five wait in Baton (baton_redis_bulk_waiting), and a
+// small Acquire sent then is answered after at most the three in flight. A `baton serve`
+// process of its own, for its own metrics.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn large_calls_take_turns_and_a_small_one_passes_them() {
     const LARGE: usize = 8;
-    let mut env = Env::start().await;
-    register(&mut env.client, "fleet", (0..400).map(|i| agent(&format!("f{i:03}"), 3_600_000, 60_000)).collect()).await;
-    register(&mut env.client, "lone", vec![agent("first", 3_600_000, 60_000), agent("second", 3_600_000, 60_000)])
+    const LANES: usize = 3;
+    let redis = TestRedis::start().await;
+    let baton = BatonProcess::spawn_with_metrics("127.0.0.1:0", |cmd| {
+        cmd.args(["--redis-url", &redis.url()]).env("BATON_LIMITS__BULK_INFLIGHT", LANES.to_string());
+    });
+    let metrics = baton
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|l| l.contains("prometheus metrics at /metrics"))
+        .and_then(|l| l.split_whitespace().find_map(|w| w.strip_prefix("addr=")).map(str::to_string))
+        .expect("the bound /metrics address is logged");
+    let mut client = pb::agent_service_client::AgentServiceClient::new(baton.channel().await);
+    register(&mut client, "fleet", (0..400).map(|i| agent(&format!("f{i:03}"), 3_600_000, 60_000)).collect()).await;
+    register(&mut client, "lone", vec![agent("first", 3_600_000, 60_000), agent("second", 3_600_000, 60_000)])
         .await;
-    // A store of its own with the default lanes, so the test sees its lanes' queue. One small
-    // Acquire in each queue first: it marks the queue active (a small call, for this store's
-    // next seconds), so the calls below go straight to their grant.
-    let store = env.redis.store().await.queues;
+    // One small Acquire in each queue first: it marks the queue active (a small call, for the
+    // replica's next seconds), so the calls below go straight to their grant.
     for queue in ["fleet", "lone"] {
-        assert_eq!(store.acquire(queue, "warm", 1).await.unwrap().leases.len(), 1);
+        assert_eq!(acquire(&mut client, queue, "warm", 1).await.len(), 1);
     }
-    let lanes = baton::config::Config::default().limits.bulk_inflight as usize;
-    assert!(lanes > 0 && lanes < LARGE);
     let order = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let hold = env.redis.hold_busy(2_000).await;
+    let hold = redis.hold_busy(2_000).await;
     let mut calls = Vec::new();
     for i in 0..LARGE {
-        let (store, order) = (store.clone(), order.clone());
+        let (mut client, order) = (client.clone(), order.clone());
         calls.push(tokio::spawn(async move {
-            let got = store.acquire("fleet", &format!("w{i}"), 40).await.unwrap();
+            let got = acquire(&mut client, "fleet", &format!("w{i}"), 40).await;
             order.lock().unwrap().push("large");
-            got.leases.len()
+            got.len()
         }));
     }
     let until = Instant::now() + Duration::from_secs(30);
-    while store.bulk_waiting() < LARGE - lanes {
-        assert!(Instant::now() < until, "{} of {LARGE} large calls wait for a turn", store.bulk_waiting());
+    loop {
+        let waiting = bulk_waiting(&metrics).await.unwrap_or(0);
+        if waiting >= LARGE - LANES {
+            assert_eq!(waiting, LARGE - LANES, "{LANES} large calls in flight, the others wait");
+            break;
+        }
+        assert!(Instant::now() < until, "{waiting} of {LARGE} large calls wait for a turn");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(store.bulk_waiting(), LARGE - lanes, "{lanes} large calls in flight, the others wait");
     assert!(!hold.is_finished(), "Redis still busy: the large calls in flight are queued there");
     let small = {
-        let (store, order) = (store.clone(), order.clone());
+        let (mut client, order) = (client.clone(), order.clone());
         tokio::spawn(async move {
-            let got = store.acquire("lone", "solo", 1).await.unwrap();
+            let got = acquire(&mut client, "lone", "solo", 1).await;
             order.lock().unwrap().push("small");
-            got.leases.len()
+            got.len()
         })
     };
     assert_eq!(small.await.unwrap(), 1);
@@ -158,6 +187,6 @@ async fn large_calls_take_turns_and_a_small_one_passes_them() {
     assert_eq!(granted, 40 * LARGE, "every large call served");
     let order = order.lock().unwrap().clone();
     let at = order.iter().position(|c| *c == "small").unwrap();
-    assert!(at <= lanes, "the small call answered after {at} large ones ({lanes} were in flight): {order:?}");
-    assert_eq!(store.bulk_waiting(), 0);
+    assert!(at <= LANES, "the small call answered after {at} large ones ({LANES} were in flight): {order:?}");
+    assert_eq!(bulk_waiting(&metrics).await, Some(0));
 }

@@ -190,20 +190,22 @@ async fn cancelled_long_polls_leave_no_invisible_lease() {
     }
 }
 
-// Deterministic form of the race above: an Acquire whose caller is dropped right after the
-// acquire script was sent. The lease it got is released, not left held by nobody.
+// Deterministic form of the race above: an Acquire whose caller leaves right after its acquire
+// script was sent. The lease it got is released at once, not left held by nobody until a
+// sweeper finds it.
 #[tokio::test]
 async fn dropped_acquire_releases_what_it_got() {
-    use baton::queues::wait;
-    use baton::store::wake::Wakeups;
     let env = Env::start().await;
-    register(&mut env.client.clone(), "drop", vec![agent("only", 3_600_000, 60_000)]).await;
-    let store = env.redis.store().await.queues;
-    let (wakeups, shutdown) = (Wakeups::new(store.keys().clone()), tokio_util::sync::CancellationToken::new());
+    let mut c = env.client.clone();
+    // A first run, to know the queue's tokens: the next grant after it is the dropped call's.
+    register(&mut c, "drop", vec![agent("warm", 3_600_000, 60_000)]).await;
+    let warm = acquire(&mut c, "drop", "w", 1).await.pop().expect("due");
+    c.complete(complete_req(&warm, pb::Outcome::Success)).await.unwrap();
+    register(&mut c, "drop", vec![agent("only", 3_600_000, 60_000)]).await;
     // Redis runs one script at a time: a 300 ms busy script on another connection holds the
     // Acquire's script in line, so the caller can leave after it was sent, before it ran.
     let hold = env.redis.hold_busy(300).await;
-    let call = wait::acquire(&store, &wakeups, &shutdown, "drop", "gone", 1, std::time::Duration::ZERO);
+    let call = c.acquire(pb::AcquireRequest { queue: "drop".into(), worker_id: "gone".into(), max_leases: 1, wait: None });
     assert!(
         tokio::time::timeout(std::time::Duration::from_millis(100), call).await.is_err(),
         "held behind the busy script"
@@ -211,7 +213,7 @@ async fn dropped_acquire_releases_what_it_got() {
     hold.await.unwrap();
     let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
-        let got = env.client.clone().get_agent(pb::GetAgentRequest { queue: "drop".into(), name: "only".into() }).await;
+        let got = c.get_agent(pb::GetAgentRequest { queue: "drop".into(), name: "only".into() }).await;
         let state = got.unwrap().into_inner().agent.unwrap().state();
         if state == pb::AgentState::Waiting {
             break;
@@ -219,6 +221,10 @@ async fn dropped_acquire_releases_what_it_got() {
         assert!(std::time::Instant::now() < until, "the dropped Acquire's lease was never released ({state:?})");
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
+    // Granted to the caller that left, then released: the next grant is a later token.
+    let next = acquire(&mut c, "drop", "w", 1).await.pop().expect("due again at once");
+    assert_eq!(next.name, "only");
+    assert!(next.token > warm.token + 1, "the dropped Acquire was granted a lease: tokens {} then {}", warm.token, next.token);
 }
 
 // One agent becoming due wakes one long poll, not all of them (no thundering herd); twenty at
@@ -237,19 +243,22 @@ async fn a_due_agent_wakes_one_waiter_and_many_wake_many() {
     for (key, value) in [("slowlog-max-len", "100000"), ("slowlog-log-slower-than", "0")] {
         let _: () = redis::cmd("CONFIG").arg("SET").arg(key).arg(value).query_async(&mut conn).await.unwrap();
     }
-    let acquires = |conn: redis::aio::MultiplexedConnection| async move {
+    // The herd queue's grant script calls: EVALSHA calls whose first key is its waiting set, of
+    // the script its waiters ran before anything was registered (`grant`: no other script then
+    // names that key first).
+    let grants = |conn: redis::aio::MultiplexedConnection, grant: Option<String>| async move {
         let mut conn = conn;
         let log: Vec<redis::Value> = redis::cmd("SLOWLOG").arg("GET").arg(-1).query_async(&mut conn).await.unwrap();
         log.iter()
-            .filter(|entry| {
-                let redis::Value::Array(fields) = entry else { return false };
+            .filter_map(|entry| {
+                let redis::Value::Array(fields) = entry else { return None };
                 let args: Vec<String> = redis::from_redis_value(fields[3].clone()).unwrap_or_default();
-                args.len() > 3
-                    && args[0].eq_ignore_ascii_case("evalsha")
-                    && baton::store::scripts::name_of_sha(&args[1]) == Some("acquireAgents")
-                    && args[3] == "baton:{q:herd}:waiting"
+                let ours =
+                    args.len() > 3 && args[0].eq_ignore_ascii_case("evalsha") && args[3] == "baton:{q:herd}:waiting";
+                ours.then(|| args[1].clone())
             })
-            .count()
+            .filter(|sha| grant.as_ref().is_none_or(|g| g == sha))
+            .collect::<Vec<String>>()
     };
     let mut waiters = Vec::new();
     for i in 0..20 {
@@ -266,11 +275,14 @@ async fn a_due_agent_wakes_one_waiter_and_many_wake_many() {
     }
     // Every waiter has run its first acquire (and armed its wake-up before that) and waits.
     let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let before = loop {
-        let n = acquires(conn.clone()).await;
-        if n >= 20 {
-            break n;
+    let (before, grant) = loop {
+        let shas = grants(conn.clone(), None).await;
+        if shas.len() >= 20 {
+            let grant = shas[0].clone();
+            assert!(shas.iter().all(|s| *s == grant), "one script: the waiters' acquires");
+            break (shas.len(), grant);
         }
+        let n = shas.len();
         assert!(std::time::Instant::now() < until, "the waiters never ran their first acquire ({n} of 20)");
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     };
@@ -282,7 +294,7 @@ async fn a_due_agent_wakes_one_waiter_and_many_wake_many() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let woken = acquires(conn.clone()).await - before;
+    let woken = grants(conn.clone(), Some(grant.clone())).await.len() - before;
     assert!(woken <= 2, "one due agent woke {woken} waiters' grant scripts (one expected)");
 
     let more = (0..19).map(|i| agent(&format!("a{i}"), 3_600_000, 60_000)).collect();

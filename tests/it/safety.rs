@@ -3,11 +3,13 @@
 //!
 //! Invariant checked throughout: nothing acknowledged is lost. After every disturbance each
 //! registered agent is in exactly one of waiting or working (or was completed on purpose).
+//!
+//! That a heartbeat landing between the orphan scan and the reap saves its lease is checked in
+//! the queues' own tests (`src/queues/tests.rs`): the test orders the store calls itself.
 
 use crate::common;
 
 use std::{
-    collections::HashMap,
     io::{BufRead, BufReader},
     process::{Command, Stdio},
     time::{Duration, Instant},
@@ -149,46 +151,6 @@ async fn zombie_leases_are_requeued_as_timeouts() {
     let stale = leases.iter().find(|l| l.name == "short").unwrap();
     let err = c.complete(complete_req(stale, pb::Outcome::Success)).await.unwrap_err();
     assert_eq!(reason(&err), "LEASE_LOST");
-}
-
-// A heartbeat that lands between the orphan scan and the reap saves its lease: the reap
-// re-checks the worker's silence in the script that writes. Two silent workers are found by
-// the scan; one heartbeats before the reap, and only the other's lease is taken. Driven at the
-// store, with no sweeper running, so the order of scan, heartbeat and reap is the test's.
-#[tokio::test]
-async fn a_heartbeat_between_orphan_scan_and_reap_keeps_the_lease() {
-    use baton::queues::store::{AgentDef, Beat};
-    use baton::queues::sweep::{ReapKind, Reaped};
-    const THRESHOLD_MS: u64 = 200;
-    let redis = TestRedis::start().await;
-    let store = redis.store().await.queues;
-    let def = |name: &str| AgentDef { name: name.into(), timeout_ms: 120_000, ..Default::default() };
-    store.register(Q, &[def("saved"), def("taken")], false, "").await.unwrap();
-    let saved = store.acquire(Q, "back", 1).await.unwrap().leases.pop().expect("due");
-    let taken = store.acquire(Q, "gone", 1).await.unwrap().leases.pop().expect("due");
-    let since = redis.now_ms().await;
-    let r = &redis;
-    eventually(Duration::from_secs(10), "both workers silent past the threshold", || async move {
-        r.now_ms().await > since + THRESHOLD_MS as i64
-    })
-    .await;
-    let page = store.find_orphans(Q, THRESHOLD_MS, "0", 100).await.unwrap();
-    let mut found: Vec<_> = page.suspects.iter().map(|s| (s.name.as_str(), s.worker.as_str())).collect();
-    found.sort();
-    assert_eq!(found, [("saved", "back"), ("taken", "gone")], "the scan finds both");
-
-    let beat = store.heartbeat(Q, "back", &[(&saved.name, saved.token, "")]).await.unwrap();
-    assert!(matches!(beat[..], [Beat::Extended(_)]), "{beat:?}");
-
-    let items: Vec<_> = page.suspects.iter().map(|s| (s, ReapKind::Orphan, THRESHOLD_MS)).collect();
-    let reaped = store.reap(Q, &items).await.unwrap();
-    let by_name: HashMap<_, _> = page.suspects.iter().map(|s| s.name.as_str()).zip(reaped).collect();
-    assert_eq!(by_name["saved"], Reaped::Skipped, "the heartbeat after the scan saved it");
-    assert_eq!(by_name["taken"], Reaped::Rescheduled, "the silent worker's lease is taken back");
-    let again = store.heartbeat(Q, "back", &[(&saved.name, saved.token, "")]).await.unwrap();
-    assert!(matches!(again[..], [Beat::Extended(_)]), "still held by its worker: {again:?}");
-    let lost = store.heartbeat(Q, "gone", &[(&taken.name, taken.token, "")]).await.unwrap();
-    assert_eq!(lost, [Beat::Lost]);
 }
 
 // The orphan sweeper repairs working entries without a lease record and numeric-only names.

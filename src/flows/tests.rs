@@ -1,0 +1,284 @@
+//! Releases a replica left behind: a parent completed by a store with no flows task (what a
+//! replica that dies right after its Complete script leaves: the outbox entry written and
+//! answered, nothing of that replica running after), and what the other replicas, the flows
+//! sweep or a drain of the outbox make of it. Real Redis (`crate::testing::TestRedis`); the
+//! surviving replica is a real Baton server on a loopback port, reached through the generated
+//! client.
+
+use std::{
+    net::SocketAddr,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tonic::transport::Channel;
+
+use crate::config::Config;
+use crate::pb;
+use crate::pb::agent_service_client::AgentServiceClient;
+use crate::queues::store::{Completion, Outcome};
+use crate::testing::TestRedis;
+
+/// A Baton server on a loopback port over `redis`.
+struct Replica {
+    addr: SocketAddr,
+    shutdown: CancellationToken,
+    handle: JoinHandle<crate::error::Result<()>>,
+}
+
+impl Replica {
+    async fn start(redis: &TestRedis, config: Config) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let shutdown = CancellationToken::new();
+        let (url, stop) = (redis.url(), shutdown.clone());
+        let handle = tokio::spawn(async move {
+            crate::server::run(Arc::new(config), &url, listener, stop.cancelled_owned()).await
+        });
+        Self { addr, shutdown, handle }
+    }
+
+    async fn agents(&self) -> AgentServiceClient<Channel> {
+        let channel = Channel::from_shared(format!("http://{}", self.addr)).unwrap().connect().await.unwrap();
+        AgentServiceClient::new(channel)
+    }
+
+    async fn stop(self) {
+        self.shutdown.cancel();
+        tokio::time::timeout(Duration::from_secs(15), self.handle).await.expect("stops").unwrap().unwrap();
+    }
+}
+
+/// No metrics listener, no console, no jitter.
+fn config() -> Config {
+    let mut config = Config { metrics_listen: String::new(), shutdown_timeout_ms: 5_000, ..Config::default() };
+    config.agent.jitter_ratio = 0.0;
+    config.console.listen = String::new();
+    config
+}
+
+fn dur(ms: u64) -> Option<prost_types::Duration> {
+    Some(prost_types::Duration { seconds: (ms / 1000) as i64, nanos: ((ms % 1000) * 1_000_000) as i32 })
+}
+
+fn one_shot(name: &str) -> pb::Agent {
+    pb::Agent { name: name.into(), interval: dur(0), timeout: dur(30_000), error_interval: dur(10_000), ..Default::default() }
+}
+
+fn after(name: &str, parents: &[(&str, &str)]) -> pb::Agent {
+    pb::Agent {
+        after: parents
+            .iter()
+            .map(|(q, n)| pb::AgentRef { queue: q.to_string(), name: n.to_string(), ..Default::default() })
+            .collect(),
+        ..one_shot(name)
+    }
+}
+
+async fn register(c: &mut AgentServiceClient<Channel>, queue: &str, agents: Vec<pb::Agent>) {
+    c.register(pb::RegisterRequest { queue: queue.into(), agents, ..Default::default() }).await.unwrap();
+}
+
+/// Acquires with a long poll until `n` leases were granted (or 30 s passed).
+async fn acquire_n(c: &mut AgentServiceClient<Channel>, queue: &str, n: usize) -> Vec<pb::Lease> {
+    let mut got = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while got.len() < n && Instant::now() < deadline {
+        let want = (n - got.len()).min(1000) as u32;
+        let req = pb::AcquireRequest { queue: queue.into(), worker_id: "w".into(), max_leases: want, wait: dur(2_000) };
+        got.extend(c.acquire(req).await.unwrap().into_inner().leases);
+    }
+    got
+}
+
+/// A SUCCESS Complete of `l`, as the store takes it.
+fn success(queue: &str, l: &pb::Lease, result: &[u8]) -> Completion {
+    Completion {
+        queue: queue.into(),
+        name: l.name.clone(),
+        token: l.token,
+        outcome: Outcome::Success,
+        message: String::new(),
+        retry_after_ms: 0,
+        request_id: String::new(),
+        clipped: false,
+        result: result.to_vec(),
+    }
+}
+
+async fn outbox(conn: &mut redis::aio::MultiplexedConnection, queue: &str) -> usize {
+    redis::cmd("ZCARD").arg(format!("baton:{{q:{queue}}}:outbox")).query_async(conn).await.unwrap()
+}
+
+// Two replicas on one Redis: the one that answers the parent's Complete dies right after its
+// script. The other, told by the script's announcement, releases the child within 2 s on
+// default settings (the flows sweep alone: 5 to 10 s).
+#[tokio::test]
+async fn a_release_left_by_a_replica_that_died_after_answering_comes_within_two_seconds() {
+    let redis = TestRedis::start().await;
+    let survivor = Replica::start(&redis, config()).await;
+    let mut c = survivor.agents().await;
+    let mut conn = redis.conn().await;
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, n): (String, i64) =
+            redis::cmd("PUBSUB").arg("NUMSUB").arg("baton:flows:outbox").query_async(&mut conn).await.unwrap();
+        if n >= 1 {
+            break;
+        }
+        assert!(Instant::now() < until, "the survivor never followed the outbox announcements");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    register(&mut c, "up", vec![one_shot("parent")]).await;
+    register(&mut c, "down", vec![after("child", &[("up", "parent")])]).await;
+    let p = acquire_n(&mut c, "up", 1).await.pop().expect("the parent is due");
+
+    let dying = redis.stores().await.queues;
+    dying.complete(&success("up", &p, b"up")).await.unwrap();
+    let answered = Instant::now();
+    assert_eq!(outbox(&mut conn, "up").await, 1, "the release is left in the outbox");
+
+    let req = pb::AcquireRequest { queue: "down".into(), worker_id: "w".into(), max_leases: 1, wait: dur(10_000) };
+    let child = c.acquire(req).await.unwrap().into_inner().leases.pop().expect("the child is released");
+    let waited = answered.elapsed();
+    assert_eq!((child.name.as_str(), child.parents[0].result.as_slice()), ("child", &b"up"[..]));
+    assert!(waited <= Duration::from_secs(2), "the child waited {waited:?} for a release a dead replica left");
+    assert_eq!(outbox(&mut conn, "up").await, 0);
+    println!(
+        "release left by a replica dead after answering: child granted {} ms after the parent's Complete (defaults)",
+        waited.as_millis()
+    );
+    survivor.stop().await;
+}
+
+// With the announcements' takeover off, the flows sweep alone releases what a dead replica
+// left in the outbox.
+#[tokio::test]
+async fn the_sweep_releases_what_a_dead_replica_left_in_the_outbox() {
+    let redis = TestRedis::start().await;
+    let mut config = config();
+    config.flows.sweep_interval_ms = 200;
+    config.flows.takeover_ms = 0; // the sweep's part, not the announcements'
+    let survivor = Replica::start(&redis, config).await;
+    let mut c = survivor.agents().await;
+    register(&mut c, "q", vec![one_shot("parent")]).await;
+    register(&mut c, "q", vec![after("child", &[("", "parent")])]).await;
+    let p = acquire_n(&mut c, "q", 1).await.pop().unwrap();
+    redis.stores().await.queues.complete(&success("q", &p, b"late")).await.unwrap();
+    let mut conn = redis.conn().await;
+    assert_eq!(outbox(&mut conn, "q").await, 1, "left in the outbox");
+    let child = acquire_n(&mut c, "q", 1).await.pop().expect("the sweep released it");
+    assert_eq!((child.name.as_str(), child.parents[0].result.as_slice()), ("child", &b"late"[..]));
+    assert_eq!(outbox(&mut conn, "q").await, 0);
+    survivor.stop().await;
+}
+
+/// Script calls Redis has run (EVALSHA and EVAL), from INFO commandstats.
+async fn script_calls(conn: &mut redis::aio::MultiplexedConnection) -> u64 {
+    let info: String = redis::cmd("INFO").arg("commandstats").query_async(conn).await.unwrap();
+    info.lines()
+        .filter(|l| l.starts_with("cmdstat_evalsha:") || l.starts_with("cmdstat_eval:"))
+        .filter_map(|l| l.split_once("calls=")?.1.split(',').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+// A fan-in's outbox entries, one per parent, are released many per page: a few script calls
+// for 1,200 parents, in one queue and across queues, each child once.
+#[tokio::test]
+async fn a_fan_in_releases_many_parents_per_page() {
+    const FAN: usize = 1_200; // three release pages (500)
+    let redis = TestRedis::start().await;
+    let mut config = config();
+    // The replica's sweep stays out of the way (and out of the count of script calls).
+    config.flows.sweep_interval_ms = 600_000;
+    config.flows.takeover_ms = 0;
+    let replica = Replica::start(&redis, config).await;
+    let mut c = replica.agents().await;
+    let store = redis.stores().await;
+    let mut conn = redis.conn().await;
+    // Parents and child in one queue, then across queues.
+    for (pq, cq) in [("fin", "fin"), ("up", "down")] {
+        let names: Vec<String> = (0..FAN).map(|i| format!("p-{i:04}")).collect();
+        let parents: Vec<pb::Agent> = names.iter().map(|n| one_shot(n)).collect();
+        for part in parents.chunks(600) {
+            register(&mut c, pq, part.to_vec()).await;
+        }
+        let refs: Vec<(&str, &str)> = names.iter().map(|n| (pq, n.as_str())).collect();
+        register(&mut c, cq, vec![after("child", &refs)]).await;
+        let leases = acquire_n(&mut c, pq, FAN).await;
+        assert_eq!(leases.len(), FAN);
+        // Completed by a store with no flows task: every parent's outbox entry (one child each)
+        // is written before any release.
+        let completions: Vec<Completion> = leases.iter().map(|l| success(pq, l, l.name.as_bytes())).collect();
+        for part in completions.chunks(100) {
+            store.queues.complete_batch(part).await.unwrap();
+        }
+        assert_eq!(outbox(&mut conn, pq).await, FAN, "one outbox entry per parent");
+
+        let before = script_calls(&mut conn).await;
+        let handled = store.flows.drain_outbox(pq, None).await.unwrap();
+        let calls = script_calls(&mut conn).await - before;
+        assert_eq!(handled, FAN);
+        // A page gathers up to 500 children across entries: 3 pages, each one script call in
+        // one queue and three across queues (one entry per page would be 3 calls per parent,
+        // 3,600). The bound leaves room for the replica's own background scripts meanwhile.
+        assert!(calls <= 30, "{pq}→{cq}: {calls} script calls to release {FAN} parents");
+        assert_eq!(outbox(&mut conn, pq).await, 0, "every entry dropped once released");
+
+        // The child ran once, after all of them, with their results.
+        let child = acquire_n(&mut c, cq, 1).await.pop().expect("released by its last parent");
+        assert_eq!(child.name, "child");
+        assert_eq!(child.parents.len(), FAN);
+        assert!(child
+            .parents
+            .iter()
+            .all(|p| p.result == p.name.as_bytes() && p.finish == pb::Finish::Succeeded as i32));
+        // A replayed drain finds nothing and changes nothing.
+        assert_eq!(store.flows.drain_outbox(pq, None).await.unwrap(), 0);
+        let req = pb::CompleteRequest {
+            queue: cq.into(),
+            name: child.name.clone(),
+            token: child.token,
+            outcome: pb::Outcome::Success as i32,
+            ..Default::default()
+        };
+        c.complete(req).await.unwrap();
+        let poll = pb::AcquireRequest { queue: cq.into(), worker_id: "w".into(), max_leases: 10, wait: None };
+        assert!(c.acquire(poll).await.unwrap().into_inner().leases.is_empty(), "the child runs once");
+        println!("flows: fan-in of {FAN} parents ({pq}→{cq}) released in {calls} script calls");
+    }
+    replica.stop().await;
+}
+
+// The queue's figures (and so the baton_queue_blocked, baton_queue_releasing and
+// baton_queue_oldest_release_seconds gauges) count blocked agents and finishes whose children
+// are not yet released; both fall to zero once the release is done.
+#[tokio::test]
+async fn queue_figures_count_blocked_agents_and_releases_in_flight() {
+    let redis = TestRedis::start().await;
+    let mut config = config();
+    config.flows.sweep_interval_ms = 3_600_000; // no sweep during the test: the release is ours
+    config.flows.takeover_ms = 0;
+    let replica = Replica::start(&redis, config).await;
+    let mut c = replica.agents().await;
+    register(&mut c, "g", vec![one_shot("parent")]).await;
+    let kids = (0..3).map(|i| after(&format!("kid-{i}"), &[("", "parent")])).collect();
+    register(&mut c, "g", kids).await;
+    let store = redis.stores().await;
+    let s = store.queues.queue_stats("g", 60_000).await.unwrap();
+    assert_eq!((s.blocked, s.releasing, s.oldest_release_ms), (3, 0, None));
+
+    // Completed by a store with no flows task: the finish waits in the outbox.
+    let p = acquire_n(&mut c, "g", 1).await.pop().unwrap();
+    store.queues.complete(&success("g", &p, b"")).await.unwrap();
+    let s = store.queues.queue_stats("g", 60_000).await.unwrap();
+    assert_eq!((s.blocked, s.releasing), (3, 1));
+    assert!(s.oldest_release_ms.is_some_and(|at| at <= s.now_ms), "{:?}", s.oldest_release_ms);
+
+    assert_eq!(store.flows.drain_outbox("g", None).await.unwrap(), 3);
+    let s = store.queues.queue_stats("g", 60_000).await.unwrap();
+    assert_eq!((s.blocked, s.releasing, s.oldest_release_ms, s.due), (0, 0, None, 3));
+    replica.stop().await;
+}
