@@ -34,9 +34,10 @@ impl Replica {
         let addr = listener.local_addr().unwrap();
         let shutdown = CancellationToken::new();
         let (url, stop) = (redis.url(), shutdown.clone());
-        let handle = tokio::spawn(async move {
-            crate::server::run(Arc::new(config), &url, listener, stop.cancelled_owned()).await
-        });
+        let handle =
+            tokio::spawn(
+                async move { crate::server::run(Arc::new(config), &url, listener, stop.cancelled_owned()).await },
+            );
         Self { addr, shutdown, handle }
     }
 
@@ -64,7 +65,13 @@ fn dur(ms: u64) -> Option<prost_types::Duration> {
 }
 
 fn one_shot(name: &str) -> pb::Agent {
-    pb::Agent { name: name.into(), interval: dur(0), timeout: dur(30_000), error_interval: dur(10_000), ..Default::default() }
+    pb::Agent {
+        name: name.into(),
+        interval: dur(0),
+        timeout: dur(30_000),
+        error_interval: dur(10_000),
+        ..Default::default()
+    }
 }
 
 fn after(name: &str, parents: &[(&str, &str)]) -> pb::Agent {

@@ -13,6 +13,6 @@ pub(crate) mod session;
 pub(crate) mod shards;
 pub mod store;
 pub mod sweep;
-pub mod wait;
 #[cfg(test)]
 mod tests;
+pub mod wait;

@@ -122,8 +122,8 @@ async fn bulk_waiting(addr: &str) -> Option<usize> {
 
 // Large Acquires (40 leases: a large script call) from eight workers while Redis is busy: three
 // go to Redis (limits.bulk_inflight 3), five wait in Baton (baton_redis_bulk_waiting), and a
-// small Acquire sent then is answered after at most the three in flight. A `baton serve`
-// process of its own, for its own metrics.
+// small Acquire sent then runs in Redis after at most the three in flight (SLOWLOG's order). A
+// `baton serve` process of its own, for its own metrics.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn large_calls_take_turns_and_a_small_one_passes_them() {
     const LARGE: usize = 8;
@@ -142,23 +142,23 @@ async fn large_calls_take_turns_and_a_small_one_passes_them() {
         .expect("the bound /metrics address is logged");
     let mut client = pb::agent_service_client::AgentServiceClient::new(baton.channel().await);
     register(&mut client, "fleet", (0..400).map(|i| agent(&format!("f{i:03}"), 3_600_000, 60_000)).collect()).await;
-    register(&mut client, "lone", vec![agent("first", 3_600_000, 60_000), agent("second", 3_600_000, 60_000)])
-        .await;
+    register(&mut client, "lone", vec![agent("first", 3_600_000, 60_000), agent("second", 3_600_000, 60_000)]).await;
     // One small Acquire in each queue first: it marks the queue active (a small call, for the
     // replica's next seconds), so the calls below go straight to their grant.
     for queue in ["fleet", "lone"] {
         assert_eq!(acquire(&mut client, queue, "warm", 1).await.len(), 1);
     }
-    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    // Every command goes to SLOWLOG, in the order Redis ran them, from here on.
+    let mut conn = redis.conn().await;
+    for (key, value) in [("slowlog-max-len", "100000"), ("slowlog-log-slower-than", "0")] {
+        let _: () = redis::cmd("CONFIG").arg("SET").arg(key).arg(value).query_async(&mut conn).await.unwrap();
+    }
+    let _: () = redis::cmd("SLOWLOG").arg("RESET").query_async(&mut conn).await.unwrap();
     let hold = redis.hold_busy(2_000).await;
     let mut calls = Vec::new();
     for i in 0..LARGE {
-        let (mut client, order) = (client.clone(), order.clone());
-        calls.push(tokio::spawn(async move {
-            let got = acquire(&mut client, "fleet", &format!("w{i}"), 40).await;
-            order.lock().unwrap().push("large");
-            got.len()
-        }));
+        let mut client = client.clone();
+        calls.push(tokio::spawn(async move { acquire(&mut client, "fleet", &format!("w{i}"), 40).await.len() }));
     }
     let until = Instant::now() + Duration::from_secs(30);
     loop {
@@ -171,22 +171,31 @@ async fn large_calls_take_turns_and_a_small_one_passes_them() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert!(!hold.is_finished(), "Redis still busy: the large calls in flight are queued there");
-    let small = {
-        let (mut client, order) = (client.clone(), order.clone());
-        tokio::spawn(async move {
-            let got = acquire(&mut client, "lone", "solo", 1).await;
-            order.lock().unwrap().push("small");
-            got.len()
-        })
-    };
-    assert_eq!(small.await.unwrap(), 1);
+    assert_eq!(acquire(&mut client, "lone", "solo", 1).await.len(), 1);
     let mut granted = 0;
     for call in calls {
         granted += call.await.unwrap();
     }
     assert_eq!(granted, 40 * LARGE, "every large call served");
-    let order = order.lock().unwrap().clone();
+    // The grant scripts in the order Redis ran them (the log lists the newest first): script
+    // calls whose first key is the queue's waiting set.
+    let log: Vec<redis::Value> = redis::cmd("SLOWLOG").arg("GET").arg(-1).query_async(&mut conn).await.unwrap();
+    let order: Vec<&str> = log
+        .iter()
+        .rev()
+        .filter_map(|entry| {
+            let redis::Value::Array(fields) = entry else { return None };
+            let args: Vec<String> = redis::from_redis_value(fields[3].clone()).unwrap_or_default();
+            let script = args.len() > 3 && args[0].eq_ignore_ascii_case("evalsha");
+            match args.get(3).map(String::as_str) {
+                Some("baton:{q:fleet}:waiting") if script => Some("large"),
+                Some("baton:{q:lone}:waiting") if script => Some("small"),
+                _ => None,
+            }
+        })
+        .collect();
+    assert_eq!(order.len(), LARGE + 1, "one grant script per call: {order:?}");
     let at = order.iter().position(|c| *c == "small").unwrap();
-    assert!(at <= LANES, "the small call answered after {at} large ones ({LANES} were in flight): {order:?}");
+    assert!(at <= LANES, "the small call ran after {at} large ones ({LANES} were in flight): {order:?}");
     assert_eq!(bulk_waiting(&metrics).await, Some(0));
 }

@@ -202,12 +202,14 @@ async fn dropped_acquire_releases_what_it_got() {
     let warm = acquire(&mut c, "drop", "w", 1).await.pop().expect("due");
     c.complete(complete_req(&warm, pb::Outcome::Success)).await.unwrap();
     register(&mut c, "drop", vec![agent("only", 3_600_000, 60_000)]).await;
-    // Redis runs one script at a time: a 300 ms busy script on another connection holds the
-    // Acquire's script in line, so the caller can leave after it was sent, before it ran.
-    let hold = env.redis.hold_busy(300).await;
-    let call = c.acquire(pb::AcquireRequest { queue: "drop".into(), worker_id: "gone".into(), max_leases: 1, wait: None });
+    // Redis runs one script at a time: a 1 s busy script on another connection holds the
+    // Acquire's script in line, so the caller can leave after it was sent (the call had half a
+    // second to reach Baton and Redis), before it ran.
+    let hold = env.redis.hold_busy(1_000).await;
+    let call =
+        c.acquire(pb::AcquireRequest { queue: "drop".into(), worker_id: "gone".into(), max_leases: 1, wait: None });
     assert!(
-        tokio::time::timeout(std::time::Duration::from_millis(100), call).await.is_err(),
+        tokio::time::timeout(std::time::Duration::from_millis(500), call).await.is_err(),
         "held behind the busy script"
     );
     hold.await.unwrap();
@@ -224,7 +226,12 @@ async fn dropped_acquire_releases_what_it_got() {
     // Granted to the caller that left, then released: the next grant is a later token.
     let next = acquire(&mut c, "drop", "w", 1).await.pop().expect("due again at once");
     assert_eq!(next.name, "only");
-    assert!(next.token > warm.token + 1, "the dropped Acquire was granted a lease: tokens {} then {}", warm.token, next.token);
+    assert!(
+        next.token > warm.token + 1,
+        "the dropped Acquire was granted a lease: tokens {} then {}",
+        warm.token,
+        next.token
+    );
 }
 
 // One agent becoming due wakes one long poll, not all of them (no thundering herd); twenty at
