@@ -1,0 +1,11 @@
+-- keepsFinish: whether an agent of this stored definition keeps its finish for its own sake
+-- (finished adds children and awaiters): it asks to ("keep", which Baton also sets for an
+-- idempotency key, a batch member, a parent named in its child's Register call and a queue of
+-- results.keep_queues), it is recurring (interval or cron: Await answers its latest run), or
+-- it is a batch's sentinel. A label cannot pass for these: a quote inside a JSON string is
+-- escaped, and label values are strings. false for no definition.
+local function keepsFinish(def)
+  if not def then return false end
+  return string.find(def, '"keep":true', 1, true) ~= nil or string.find(def, '"interval_ms":', 1, true) ~= nil
+    or string.find(def, '"cron":"', 1, true) ~= nil or string.find(def, '"batch":1', 1, true) ~= nil
+end
