@@ -31,6 +31,30 @@ impl TestRedis {
         redis::Client::open(self.url()).unwrap().get_multiplexed_async_connection_with_config(&config).await.unwrap()
     }
 
+    /// Runs `body` as a Lua script placed after the named helpers of `lua/includes/` (inlined
+    /// as `build.rs` inlines them into a script), with `args` as ARGV: how a record's Lua
+    /// encoder and parser are tested against its Rust side.
+    pub(crate) async fn eval_includes<T: redis::FromRedisValue>(
+        &self,
+        includes: &[&str],
+        body: &str,
+        args: &[&[u8]],
+    ) -> T {
+        let mut source = String::from("local rcall = redis.call\n");
+        for name in includes {
+            let path = format!("{}/lua/includes/{name}.lua", env!("CARGO_MANIFEST_DIR"));
+            source.push_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")));
+            source.push('\n');
+        }
+        source.push_str(body);
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(source).arg(0);
+        for a in args {
+            cmd.arg(*a);
+        }
+        cmd.query_async(&mut self.conn().await).await.unwrap_or_else(|e| panic!("{includes:?}: {e}"))
+    }
+
     /// The stores over this Redis, with `config`'s policy.
     pub(crate) async fn stores_with(&self, config: &Config) -> Stores {
         let redis = Redis::connect(&self.url(), &config.redis).await.unwrap();

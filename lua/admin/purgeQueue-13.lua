@@ -38,7 +38,7 @@
 local rcall = redis.call
 --@include publish
 --@include nowMs
---@include parseLease
+--@include leaseRecord
 --@include addWaiting
 --@include trimDeadLetters
 --@include wakeBlocked

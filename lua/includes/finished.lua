@@ -13,7 +13,8 @@
 --
 -- A result record is "<finish>|<outcome>|<token>|<at ms>|<message length>|<message><result>":
 -- finish S (succeeded), D (dead-lettered), C (cancelled), U (unregistered); the result bytes
--- come last, binary-safe.
+-- come last, binary-safe. resultRecord writes it and parseResultRecord reads it (their Rust side
+-- is `crate::flows::records::FinishRecord`).
 --
 -- The script calls flowKeys(K, ttlMs, maxEntries) first, K naming its eight keys (its header
 -- declares them by these names, the fields of QueueKeys): K.results (HASH name -> record),
@@ -40,6 +41,23 @@ end
 local function resultRecord(finish, outcome, token, at, message, result)
   return finish .. '|' .. outcome .. '|' .. token .. '|' .. string.format('%d', at) .. '|' .. #message .. '|'
     .. message .. result
+end
+
+-- A result record's fields (token and at as numbers), or nil when it is not a result record.
+local function parseResultRecord(rec)
+  local finish, outcome, token, at, len, from = string.match(rec, '^([SDCU])|([^|]*)|(%d+)|(%d+)|(%d+)|()')
+  if not finish then return nil end
+  len = tonumber(len)
+  if #rec - from + 1 < len then return nil end
+  return {
+    finish = finish, outcome = outcome, token = tonumber(token), at = tonumber(at),
+    message = string.sub(rec, from, from + len - 1), result = string.sub(rec, from + len),
+  }
+end
+
+-- A result record's finish letter alone (no copy of the result).
+local function resultFinish(rec)
+  return string.sub(rec, 1, 1)
 end
 
 -- The children check and the awaited check cost one EXISTS each per script when the queue has

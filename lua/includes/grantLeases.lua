@@ -47,10 +47,10 @@ end
 
 -- Hands out the named agents (all still in waiting's place, which the caller already left):
 -- reads their definitions, streaks and payloads with one HMGET each, numbers their tokens with
--- one INCRBY and writes them with one ZADD and one HSET. suffixes[j] ends lease j's record
--- ("@key" for a keyed lease, else ""); known[j], when given, is agent j's definition, already
+-- one INCRBY and writes them with one ZADD and one HSET (the records by encodeLease). keys[j]
+-- is lease j's key ("" when not keyed); known[j], when given, is agent j's definition, already
 -- read by this script. Agents with no definition are dropped as repaired.
-local function grant(K, names, suffixes, known)
+local function grant(K, names, keys, known)
   local defs = known or rcall('HMGET', K.defs, unpack(names))
   local valid = {}
   for i = 1, #names do
@@ -65,7 +65,6 @@ local function grant(K, names, suffixes, known)
   -- Per lease only what differs is built; counters instead of # (each # is a search).
   local now, out = G.now, G.out
   local working, leases, w, o = {}, {}, 0, #out
-  local middle = '|' .. G.worker .. '|' .. int(now) .. '|'
   for j, name in ipairs(kept) do
     local def = defs[valid[j]]
     local timeout = defField(def, 'timeout_ms')
@@ -73,8 +72,7 @@ local function grant(K, names, suffixes, known)
     local tokenText = int(token)
     local deadline = now + timeout
     working[w + 1], working[w + 2] = deadline, name
-    local suffix = suffixes and suffixes[valid[j]] or ''
-    leases[w + 1], leases[w + 2] = name, tokenText .. middle .. int(timeout) .. suffix
+    leases[w + 1], leases[w + 2] = name, encodeLease(tokenText, G.worker, now, timeout, keys and keys[valid[j]])
     w = w + 2
     out[o + 1], out[o + 2], out[o + 3] = name, tokenText, deadline
     out[o + 4], out[o + 5], out[o + 6] = tonumber(streaks[j] or '0') + 1, def, payloads[j] or ''

@@ -16,7 +16,7 @@ local function placeResource(k, id, now, channel, pool, front)
     if claimer and tonumber(deadline) >= now then
       local token = string.format('%d', rcall('INCR', k.seq))
       rcall('ZADD', k.claimed, now, id)
-      rcall('HSET', k.claims, id, token .. '|' .. claimer .. '|' .. string.format('%d', now) .. '|' .. attrs)
+      rcall('HSET', k.claims, id, encodeClaim(token, claimer, now, attrs))
       rcall('HSET', k.assigned, head, id .. '|' .. token .. '|' .. deadline)
       publish(channel, 'A|' .. pool .. '|' .. head)
       rcall('HINCRBY', k.stats, 'claimed', 1)

@@ -15,7 +15,7 @@ local function releaseChild(r, child, parent, record, now)
   local depsKey = memberKey(F.deps, child)
   local state = rcall('HEXISTS', r.pending, child) == 1 and rcall('HGET', depsKey, parent)
   if not state or string.sub(state, 1, 1) ~= 'p' then return 1 end
-  local policy, finish = string.sub(state, 2, 2), string.sub(record, 1, 1)
+  local policy, finish = string.sub(state, 2, 2), resultFinish(record)
   if finish == 'S' or policy == 'A' then
     rcall('HSET', depsKey, parent, record)
     local batch = string.find(rcall('HGET', r.defs, child) or '', '"batch":1', 1, true)

@@ -46,6 +46,7 @@
     { -2 }                                                   line full
 ]]
 local rcall = redis.call
+--@include claimRecord
 --@include publish
 --@include nowMs
 --@include mergeAttrs
@@ -79,7 +80,7 @@ if rcall('ZCARD', k.line) == 0 and not paused then
     rcall('HDEL', k.idleat, id)
     local token = string.format('%d', rcall('INCR', k.seq))
     rcall('ZADD', k.claimed, now, id)
-    rcall('HSET', k.claims, id, token .. '|' .. claimer .. '|' .. string.format('%d', now) .. '|' .. attrs)
+    rcall('HSET', k.claims, id, encodeClaim(token, claimer, now, attrs))
     publish(channel, 'C|' .. pool)
     rcall('HINCRBY', k.stats, 'claimed', 1)
     if holdMs > 0 then rcall('ZADD', K.holds, now + holdMs, id .. '|' .. token) end

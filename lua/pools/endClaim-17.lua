@@ -48,8 +48,8 @@
 local rcall = redis.call
 --@include publish
 --@include nowMs
---@include placeResource
 --@include claimRecord
+--@include placeResource
 --@include trimDeadLetters
 --@include recall
 --@include remember

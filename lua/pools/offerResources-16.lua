@@ -39,6 +39,7 @@
 local rcall = redis.call
 --@include publish
 --@include nowMs
+--@include claimRecord
 --@include placeResource
 --@include recall
 --@include remember

@@ -44,8 +44,8 @@
 local rcall = redis.call
 --@include publish
 --@include nowMs
---@include placeResource
 --@include claimRecord
+--@include placeResource
 --@include mergeAttrs
 --@include remember
 

@@ -36,8 +36,8 @@
 local rcall = redis.call
 --@include publish
 --@include nowMs
---@include placeResource
 --@include claimRecord
+--@include placeResource
 
 local k = K
 local graceMs, limit, channel, pool = A.graceMs, A.limit, A.channel, A.pool

@@ -29,6 +29,7 @@
 local rcall = redis.call
 --@include publish
 --@include nowMs
+--@include claimRecord
 --@include placeResource
 
 local k = K

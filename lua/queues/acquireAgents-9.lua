@@ -55,6 +55,7 @@ local rcall = redis.call
 --@include nowMs
 --@include int
 --@include defField
+--@include leaseRecord
 --@include grantLeases
 
 local early = startAcquire(K, A.worker, A.max, false)

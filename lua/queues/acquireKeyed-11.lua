@@ -71,6 +71,7 @@ local rcall = redis.call
 --@include int
 --@include defField
 --@include keyedOrder
+--@include leaseRecord
 --@include grantLeases
 
 local early = startAcquire(K, A.worker, A.max, true)
@@ -157,7 +158,7 @@ end
 -- waiting (Unregister, purge, a reset) is stale and leaves order.
 local held, buckets = {}, {}
 local heldBack, refillAt = false, nil
-local grants, suffixes, grantDefs, g = {}, {}, {}, 0
+local grants, grantKeys, grantDefs, g = {}, {}, {}, 0
 local drop, d = {}, 0 -- order entries leaving: granted or stale
 local passed, p = {}, 0 -- { key, rank, name } passed over, in order
 local scanned, stop, stale = 0, 'empty', 0
@@ -255,7 +256,7 @@ while true do
         drop[d] = name
         g = g + 1
         grants[g], grantDefs[g] = name, def
-        suffixes[g] = key ~= '' and ('@' .. key) or ''
+        grantKeys[g] = key
         local tag = entryScore % UNIT
         if tag > vtime then vtime = tag end
         if key ~= '' then
@@ -284,7 +285,7 @@ end
 if g > 0 then
   -- Every grant has a definition (read above, in this same script), so grant drops none.
   rcall('ZREM', waitingKey, unpack(grants))
-  grant(K, grants, suffixes, grantDefs)
+  grant(K, grants, grantKeys, grantDefs)
   local h = {}
   for key, count in pairs(perKey) do h[#h + 1], h[#h + 2] = 'held|' .. key, int(count) end
   if #h > 0 then rcall('HSET', limitsKey, unpack(h)) end
@@ -294,8 +295,8 @@ if g > 0 then
   if recount == 's' or recount == 'a' then
     local per, marks, m = {}, {}, 0
     for j = 1, g do
-      local key = string.sub(suffixes[j], 2)
-      if suffixes[j] ~= '' then
+      local key = grantKeys[j]
+      if key ~= '' then
         per[key] = (per[key] or 0) + 1
         marks[m + 1], marks[m + 2] = 'rn|' .. grants[j], '1'
         m = m + 2

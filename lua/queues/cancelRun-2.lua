@@ -13,13 +13,13 @@
     -1 no such agent; 0 not running; otherwise the marked lease's token
 ]]
 local rcall = redis.call
---@include parseLease
+--@include leaseRecord
 
 local defsKey, leasesKey, name = K.defs, K.leases, A.name
 if rcall('HEXISTS', defsKey, name) == 0 then return -1 end
 local lease = parseLease(rcall('HGET', leasesKey, name))
 if not lease then return 0 end
 if not lease.cancel then
-  rcall('HSET', leasesKey, name, lease.head .. '|c|' .. lease.progress)
+  rcall('HSET', leasesKey, name, rewriteLease(lease, 'c', lease.progress))
 end
 return tonumber(lease.token)

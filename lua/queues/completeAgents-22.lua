@@ -75,7 +75,7 @@
 local rcall = redis.call
 --@include publish
 --@include nowMs
---@include parseLease
+--@include leaseRecord
 --@include addWaiting
 --@include jitter
 --@include failureDelay
@@ -125,17 +125,17 @@ for i = 0, count - 1 do
   local rec = not again and not seen[name] and records[i + 1]
   seen[name] = true
   -- The token alone decides the fast path; the whole record is parsed only for the others.
-  local recToken = rec and string.match(rec, '^(%d+)|')
+  local recToken = rec and leaseToken(rec)
   if again then
     out[o + 1], out[o + 2], out[o + 3] = again[1] + 10, again[2], again[3]
   elseif recToken ~= token then
     out[o + 1], out[o + 2], out[o + 3] = -1, 0, 0
   else
     ended = ended + 1
-    local key = string.match(rec, '^%d+|[^|]*|%d+|%d+@([^|]*)')
+    local key = leaseKey(rec)
     if key then keyEnds[key] = keyEnds[key] or {}; table.insert(keyEnds[key], name) end
     local def = defs[i + 1]
-    if outcome == 'SUCCESS' and def and defField(def, 'interval_ms') == 0 and not string.find(def, '"cron":"', 1, true) then
+    if outcome == 'SUCCESS' and def and defField(def, 'interval_ms') == 0 and not defIsCron(def) then
       g = g + 1
       gone[g] = name
       goneRecords[g] = resultRecord('S', 'SUCCESS', token, now, '', item.result)

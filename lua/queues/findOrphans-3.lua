@@ -19,7 +19,7 @@
 ]]
 local rcall = redis.call
 --@include nowMs
---@include parseLease
+--@include leaseRecord
 
 local leasesKey, workersKey, workingKey = K.leases, K.workers, K.working
 local thresholdMs, cursor, limit = A.thresholdMs, A.cursor, A.limit

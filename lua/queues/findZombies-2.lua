@@ -18,7 +18,7 @@
 ]]
 local rcall = redis.call
 --@include nowMs
---@include parseLease
+--@include leaseRecord
 
 local workingKey, leasesKey = K.working, K.leases
 local graceMs, limit, offset = A.graceMs, A.limit, A.offset

@@ -17,7 +17,7 @@
 ]]
 local rcall = redis.call
 --@include nowMs
---@include parseLease
+--@include leaseRecord
 
 local workersKey, leasesKey, workingKey = K.workers, K.leases, K.working
 local thresholdMs, limit = A.thresholdMs, A.limit

@@ -48,7 +48,7 @@
 local rcall = redis.call
 --@include publish
 --@include nowMs
---@include parseLease
+--@include leaseRecord
 --@include addWaiting
 --@include defField
 --@include wakeBlocked
@@ -74,7 +74,7 @@ for _, item in ipairs(A.held) do
     rcall('HDEL', leasesKey, name)
     keyLeaseEnded(limitsKey, lease.key, 1, name)
     local def = rcall('HGET', defsKey, name)
-    if def and string.find(def, '"cron":"', 1, true) then
+    if def and defIsCron(def) then
       addWaiting(waitingKey, name, cronNext(cronKey, name, lease.token, lease.acquiredAt, now), channel, queue)
     elseif def and defField(def, 'interval_ms') > 0 then
       local nextRun = lease.acquiredAt + defField(def, 'interval_ms')
@@ -95,7 +95,7 @@ for _, item in ipairs(A.held) do
     local deadline = now + lease.timeout
     rcall('ZADD', workingKey, 'XX', deadline, name)
     if progress ~= '' then
-      rcall('HSET', leasesKey, name, lease.head .. '||' .. string.sub(progress, 2))
+      rcall('HSET', leasesKey, name, rewriteLease(lease, '', string.sub(progress, 2)))
     end
     out[#out + 1] = deadline
     held = true

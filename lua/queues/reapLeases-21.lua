@@ -58,7 +58,7 @@
 local rcall = redis.call
 --@include publish
 --@include nowMs
---@include parseLease
+--@include leaseRecord
 --@include addWaiting
 --@include jitter
 --@include failureDelay

@@ -33,6 +33,7 @@
       corrected (held|<key> changed), phase after this step ("s", "a", "c" or "") }
 ]]
 local rcall = redis.call
+--@include leaseRecord
 
 local limitsKey, leasesKey = K.limits, K.leases
 local count = A.count
@@ -45,7 +46,7 @@ if phase == 's' then
   local entries = r[2]
   local names, keys = {}, {}
   for i = 1, #entries, 2 do
-    local key = string.match(entries[i + 1], '^%d+|[^|]*|%d+|%d+@([^|]*)')
+    local key = leaseKey(entries[i + 1])
     if key then
       names[#names + 1] = 'rn|' .. entries[i]
       keys[#keys + 1] = key

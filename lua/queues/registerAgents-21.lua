@@ -89,6 +89,7 @@ local rcall = redis.call
 --@include recall
 --@include remember
 --@include keyedOrder
+--@include defField
 
 local waitingKey, workingKey, defsKey, payloadsKey = K.waiting, K.working, K.defs, K.payloads
 local streaksKey, indexKey, dlqKey, dlqinfoKey, cronKey = K.streaks, K.index, K.dlq, K.dlqinfo, K.cron
@@ -138,23 +139,7 @@ local function wait(name, def, score)
   end
 end
 -- An existing agent keeps its parents: their count, and the trace contexts its creation stored
--- ("ptp", which Baton serializes last; "parents" is appended after it). A label cannot hold
--- ',"ptp":{': a quote inside a JSON string is escaped, and label values are strings.
-local function withoutLinks(def)
-  local at = string.find(def, ',"ptp":{', 1, true)
-  if at then return string.sub(def, 1, at - 1) .. '}' end
-  return def
-end
-local function keepParents(def, old, n)
-  def = withoutLinks(def)
-  local kept = ''
-  local from = string.find(old, ',"ptp":{', 1, true)
-  if from then
-    local to = string.find(old, ',"parents":%d+}$')
-    kept = string.sub(old, from, (to or #old) - 1)
-  end
-  return string.format('%s%s,"parents":%d}', string.sub(def, 1, -2), kept, n)
-end
+-- (defKeepParents, defField).
 local count = 0
 for _, item in ipairs(A.agents) do
   count = count + 1
@@ -183,9 +168,9 @@ for _, item in ipairs(A.agents) do
   local existed = rcall('HEXISTS', defsKey, name) == 1
   local parents = existed and rcall('HLEN', memberKey(depsBase, name)) or 0
   if parents > 0 then
-    rcall('HSET', defsKey, name, keepParents(def, rcall('HGET', defsKey, name), parents))
+    rcall('HSET', defsKey, name, defKeepParents(def, rcall('HGET', defsKey, name), parents))
   elseif existed then
-    rcall('HSET', defsKey, name, withoutLinks(def))
+    rcall('HSET', defsKey, name, defWithoutLinks(def))
   else
     rcall('HSET', defsKey, name, def)
   end
@@ -235,7 +220,7 @@ for _, item in ipairs(A.agents) do
       end
       rcall('HSET', pendingKey, name, n)
       rcall('ZADD', unattachedKey, now, name)
-      rcall('HSET', defsKey, name, string.format('%s,"parents":%d}', string.sub(def, 1, -2), n))
+      rcall('HSET', defsKey, name, defWithParents(def, n))
     elseif not held then
       wait(name, def, firstRun)
     end

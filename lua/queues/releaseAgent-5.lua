@@ -28,7 +28,7 @@
 local rcall = redis.call
 --@include publish
 --@include nowMs
---@include parseLease
+--@include leaseRecord
 --@include addWaiting
 --@include wakeBlocked
 --@include keyLeaseEnded

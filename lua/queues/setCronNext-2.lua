@@ -17,10 +17,12 @@
     lease is no longer held (nothing written)
 ]]
 local rcall = redis.call
+--@include leaseRecord
 
 local cronKey, leasesKey, name, token, nextMs = K.cron, K.leases, A.name, A.token, A.nextMs
 local lease = rcall('HGET', leasesKey, name)
-if not lease or tonumber(string.match(lease, '^(%d+)|')) ~= token then return -2 end
+local held = leaseToken(lease)
+if not held or tonumber(held) ~= token then return -2 end
 local before = rcall('HGET', cronKey, name)
 rcall('HSET', cronKey, name, string.format('%d|%d', token, nextMs))
 return tonumber(before and string.match(before, '|(%d+)$') or '-1')

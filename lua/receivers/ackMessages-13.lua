@@ -38,6 +38,7 @@
     acked earlier in the same batch)
 ]]
 local rcall = redis.call
+--@include messageMeta
 --@include publish
 --@include nowMs
 --@include recall
@@ -71,8 +72,8 @@ for i = 1, n do
     -- rest: "|key" (possibly "|"), or "" for a record written before keys rode in it.
     local key
     if rest == '' then
-      local meta = rcall('HGET', k.meta, id)
-      key = meta and string.match(meta, '^%d+|%d+|([^|]*)')
+      local meta = messageMeta(rcall('HGET', k.meta, id))
+      key = meta and meta.key
     else
       key = string.sub(rest, 2)
     end

@@ -89,23 +89,22 @@ if #ids > 0 then
   local firstToken = rcall('INCRBY', k.seq, #ids) - #ids + 1
   local deadline = now + ackTimeoutMs
   local recordTail = '|' .. consumer .. '|' .. string.format('%d', now) .. '|'
-  -- Strings kept as Redis gave them (no number round trips), counters instead of #.
+  -- Counters instead of #.
   local metaSet, tokenSet, flight, m, f, o = {}, {}, {}, 0, 0, #out
   for i, id in ipairs(ids) do
-    local rec, payload = metas[i], payloads[i]
-    local at, count, key, tail
-    if rec then at, count, key, tail = string.match(rec, '^(%d+)|(%d+)|([^|]*)(.*)$') end
-    if at and payload then
+    local meta, payload = messageMeta(metas[i]), payloads[i]
+    if meta and payload then
       local token = string.format('%d', firstToken + i - 1)
-      count = tonumber(count) + 1
-      local atCount = at .. '|' .. count
-      metaSet[m + 1], metaSet[m + 2] = id, atCount .. '|' .. key .. tail
+      local at, count, key, tp = meta.at, meta.count + 1, meta.key, meta.traceparent
+      metaSet[m + 1], metaSet[m + 2] = id, encodeMeta(at, count, key, tp)
       -- The idempotency key rides in the token record, so an ack need not read the metadata.
       tokenSet[m + 1], tokenSet[m + 2] = id, token .. recordTail .. key
       m = m + 2
       flight[f + 1], flight[f + 2] = deadline, id
       f = f + 2
-      out[o + 1], out[o + 2], out[o + 3] = id, payload, atCount .. '|' .. token .. tail
+      local delivery = string.format('%d|%d|', at, count) .. token
+      if tp ~= '' then delivery = delivery .. '|' .. tp end
+      out[o + 1], out[o + 2], out[o + 3] = id, payload, delivery
       o = o + 3
     end
   end

@@ -37,7 +37,7 @@ rcall('HDEL', k.dlqinfo, id)
 if not meta or rcall('HEXISTS', k.messages, id) == 0 then
   return 0
 end
-rcall('HSET', k.meta, id, string.format('%d', meta.at) .. '|0|' .. meta.key .. meta.tail)
+rcall('HSET', k.meta, id, encodeMeta(meta.at, 0, meta.key, meta.traceparent))
 if meta.key ~= '' then rcall('HSET', k.keys, meta.key, id) end
 rcall('ZADD', k.scheduled, nowMs(), id)
 publish(channel, wakeName)

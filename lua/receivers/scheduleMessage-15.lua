@@ -91,8 +91,7 @@ local id = string.format('%020d', rcall('INCR', k.seq))
 local head = rcall('ZRANGE', k.scheduled, 0, 0, 'WITHSCORES')
 rcall('ZADD', k.scheduled, at, id)
 rcall('HSET', k.messages, id, payload)
-local tail = traceparent ~= '' and '|' .. traceparent or ''
-rcall('HSET', k.meta, id, string.format('%d', at) .. '|0|' .. key .. tail)
+rcall('HSET', k.meta, id, encodeMeta(at, 0, key, traceparent))
 if key ~= '' then rcall('HSET', k.keys, key, id) end
 local heldUntil = 0
 if key ~= '' and windowMs > 0 then

@@ -2,5 +2,6 @@
 //! and Await (served by AgentService).
 
 pub mod batches;
+pub(crate) mod records;
 pub(crate) mod service;
 pub mod store;

@@ -200,60 +200,7 @@ pub struct ParentRef {
     pub policy: ParentPolicy,
 }
 
-/// How an agent finished.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Finish {
-    Succeeded,
-    DeadLettered,
-    Cancelled,
-    Unregistered,
-}
-
-/// An agent's finish as kept (`lua/includes/finished.lua`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FinishRecord {
-    pub finish: Finish,
-    /// The outcome of the run that finished it ("SUCCESS", …); "" when no run did.
-    pub outcome: String,
-    pub token: u64,
-    pub at_ms: i64,
-    pub message: String,
-    pub result: Vec<u8>,
-}
-
-impl FinishRecord {
-    /// Parses "<finish>|<outcome>|<token>|<at>|<message length>|<message><result>".
-    pub fn parse(raw: &[u8]) -> Option<Self> {
-        let mut rest = raw;
-        let mut field = || {
-            let i = rest.iter().position(|&b| b == b'|')?;
-            let f = &rest[..i];
-            rest = &rest[i + 1..];
-            Some(f)
-        };
-        let finish = match field()? {
-            b"S" => Finish::Succeeded,
-            b"D" => Finish::DeadLettered,
-            b"C" => Finish::Cancelled,
-            b"U" => Finish::Unregistered,
-            _ => return None,
-        };
-        let outcome = String::from_utf8(field()?.to_vec()).ok()?;
-        let token = std::str::from_utf8(field()?).ok()?.parse().ok()?;
-        let at_ms = std::str::from_utf8(field()?).ok()?.parse().ok()?;
-        let len: usize = std::str::from_utf8(field()?).ok()?.parse().ok()?;
-        if rest.len() < len {
-            return None;
-        }
-        let message = String::from_utf8_lossy(&rest[..len]).into_owned();
-        Some(Self { finish, outcome, token, at_ms, message, result: rest[len..].to_vec() })
-    }
-
-    /// The record of a parent that is gone without a finish kept (treated as unregistered).
-    fn missing() -> Vec<u8> {
-        b"U||0|0|0|".to_vec()
-    }
-}
+pub use super::records::{Finish, FinishRecord};
 
 /// What Register did with one agent.
 #[derive(Clone, Debug, PartialEq, Eq)]

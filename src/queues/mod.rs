@@ -7,6 +7,7 @@ pub(crate) mod cron;
 pub(crate) mod leases;
 pub(crate) mod limits;
 pub(crate) mod parents;
+pub(crate) mod records;
 pub(crate) mod service;
 pub(crate) mod session;
 pub(crate) mod shards;

@@ -6,7 +6,7 @@ use std::{borrow::Cow, collections::BTreeMap};
 
 use crate::error::{Error, Result};
 use crate::queues::store::{Acquired, AgentDef, AgentInfo, AgentPage, Beat, Completion, Ended, HeartbeatItem, Queues};
-use crate::store::shards::{head_score, in_turn, Shard};
+use crate::store::shards::{head_score, in_turn, next_turn, Shard};
 use crate::store::SourceKind;
 
 impl Queues {
@@ -85,12 +85,15 @@ impl Queues {
         Ok(removed)
     }
 
-    /// Grants up to `max` due agents to `worker`. On a sharded queue: one round of peeks at
-    /// every shard's earliest entry (and the Redis clock), then the acquire script on the shards
-    /// with something due — round-robin among them — until `max` are granted. A shard whose
-    /// node is known down (its breaker open) is skipped without a round trip, and a shard that
-    /// fails is skipped too: the queue is served from the shards that answer, and fails only
-    /// when none does.
+    /// Grants up to `max` due agents to `worker`. On a sharded queue, first the acquire script
+    /// on one shard, the next in turn: when it grants `max`, that is the whole call, one script
+    /// as on an unsharded queue, so a grant costs the same at any shard count. Only when it
+    /// falls short: one round of peeks at every other shard's earliest entry (and the Redis
+    /// clock), then the script on the shards with something due — round-robin among them —
+    /// until `max` are granted. The turn moves on every call, so each shard comes first once in
+    /// N calls and none waits behind a busy one for longer. A shard whose node is known down
+    /// (its breaker open) is skipped without a round trip, and a shard that fails is skipped
+    /// too: the queue is served from the shards that answer, and fails only when none does.
     pub async fn acquire(&self, queue: &str, worker: &str, max: u32) -> Result<Acquired> {
         if self.shard_count(SourceKind::Queue, queue) == 1 {
             return Shard(self).acquire(queue, worker, max).await;
@@ -102,11 +105,32 @@ impl Queues {
             // Every shard's node is known down: fail fast as the breaker says.
             return Shard(self).acquire(&shards[0], worker, max).await;
         }
+        // The first shard, straight to its script.
+        let first = live[next_turn() % live.len()];
+        let (mut failed, mut answered) = (None, false);
+        let mut got = Acquired::default();
+        let mut tried: Option<Option<i64>> = None;
+        match Shard(self).acquire(&shards[first], worker, max).await {
+            Ok(part) if part.leases.len() >= max as usize => return Ok(part),
+            Ok(part) => {
+                answered = true;
+                tried = Some(part.next_due_ms);
+                got = part;
+            }
+            Err(e @ (Error::Unavailable(_) | Error::CircuitOpen { .. })) => failed = Some(e),
+            Err(e) => return Err(e),
+        }
+        let live: Vec<usize> = live.into_iter().filter(|&i| i != first).collect();
+        if live.is_empty() {
+            return match (answered, failed) {
+                (false, Some(e)) => Err(e),
+                _ => Ok(got),
+            };
+        }
         let keys: Vec<&str> = live.iter().map(|&i| waiting[i].as_str()).collect();
         let heads = keys.iter().map(|key| redis::cmd("ZRANGE").arg(key).arg(0).arg(0).arg("WITHSCORES").clone());
         let (now_ms, answers) = self.redis.each_settled(&keys, heads.collect()).await?;
         let mut heads: Vec<Option<i64>> = vec![None; shards.len()];
-        let (mut failed, mut answered) = (None, false);
         for (&i, answer) in live.iter().zip(answers) {
             // A peek is a dispatch call like any: its failure counts toward the node's breaker.
             self.record_dispatch(&waiting[i], &answer);
@@ -122,10 +146,13 @@ impl Queues {
             }
         }
         let due = in_turn(shards.len(), |i| heads[i].is_some_and(|h| h <= now_ms));
-        let mut got = Acquired { now_ms, next_due_ms: heads.iter().flatten().copied().min(), leases: Vec::new() };
+        got.now_ms = got.now_ms.max(now_ms);
         // When to look again at each shard: what its script said (a paused shard, or one whose
         // due work its script held back, says so), or its head (a peek, no script).
         let mut again = heads.clone();
+        if let Some(next) = tried {
+            again[first] = next;
+        }
         for i in due {
             let want = max - got.leases.len() as u32;
             if want == 0 {

@@ -1,10 +1,8 @@
 //! Agent queues: the state transitions of AgentService, one script each.
 
 use crate::store::keys::ChannelKind;
-use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
+use super::records::LeaseRecord;
 use crate::error::{Error, Result};
 use crate::flows::store::Flows;
 use crate::store::shards::Shard;
@@ -141,85 +139,7 @@ impl FromReply for Released {
 pub(crate) use super::limits::{KeyLimitsEntries, RecountStep};
 pub(crate) use super::sweep::{QueueStats, Repaired};
 
-/// An agent's definition, as stored (the payload is stored beside it, binary-safe).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct AgentDef {
-    #[serde(skip)]
-    pub name: String,
-    /// Flow-control key (per-key limits, fairness); "" for none. Serialized first, so the
-    /// scripts find it at the start of the JSON (`{"key":"…"`), where no label can be.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub key: String,
-    /// Higher first among due agents, -1000..=1000; serialized only when not 0.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub priority: i32,
-    /// 0: one-shot. Like every field that is 0 or empty, not stored when 0: a million waiting
-    /// one-shots carry no zeros (the scripts read an absent field as 0).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub interval_ms: u64,
-    pub timeout_ms: u64,
-    pub error_interval_ms: u64,
-    /// 0: unlimited.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub max_attempts: u32,
-    /// Keep the agent's finish (`Agent.keep_result`, or set by Baton at Register for an
-    /// idempotency key, a batch member, a parent named in the same call, a queue of
-    /// `results.keep_queues`); stored as `"keep":true` only when set, which the scripts look for
-    /// (keepsFinish): a plain one-shot's finish writes nothing.
-    #[serde(default, rename = "keep", skip_serializing_if = "std::ops::Not::not")]
-    pub keep_result: bool,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub labels: BTreeMap<String, String>,
-    #[serde(skip)]
-    pub payload: Vec<u8>,
-    /// A cron expression instead of an interval (`crate::cron`); "" for none.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub cron: String,
-    /// The cron expression's IANA time zone; "" is UTC.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub time_zone: String,
-    /// Catch-up policy of a cron agent: skip a run that starts after the fire following its own.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub catch_up_skip: bool,
-    /// Written at Register only: a new (or reset) cron agent's first fire, which registerAgents
-    /// uses as its first run; set by the store from the Redis clock (`Queues::register`), so
-    /// whatever a caller puts here is replaced.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_fire_ms: Option<i64>,
-    /// W3C trace context of the producer's call, handed to workers with every lease; "" for none.
-    #[serde(default, rename = "tp", skip_serializing_if = "String::is_empty")]
-    pub traceparent: String,
-    /// How many parents the agent has (written by registerAgents when it is created with
-    /// parents, kept by later registrations); 0 for none.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub parents: u32,
-    /// The trace context of each of the agent's first parents that carried one, as it was when
-    /// the agent was created: "<physical queue>|<name>" -> traceparent (`trace::MAX_LINKS` at
-    /// most), handed out with the lease's parents. Serialized last, before the `parents` that
-    /// registerAgents appends, which keeps it on later registrations.
-    #[serde(default, rename = "ptp", skip_serializing_if = "BTreeMap::is_empty")]
-    pub parent_traceparents: BTreeMap<String, String>,
-    /// Register only: the parents of a new agent (`Agent.after`), physical queues.
-    #[serde(skip)]
-    pub after: Vec<crate::flows::store::ParentRef>,
-    /// Register only: the idempotency key and its window (ms).
-    #[serde(skip)]
-    pub idempotency: Option<(String, u64)>,
-}
-
-fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
-    *n == T::default()
-}
-
-impl AgentDef {
-    fn parse(name: String, json: &[u8], payload: Vec<u8>) -> Result<Self> {
-        let mut def: AgentDef =
-            serde_json::from_slice(json).map_err(|e| Error::Internal(format!("definition of {name}: {e}")))?;
-        def.name = name;
-        def.payload = payload;
-        Ok(def)
-    }
-}
+pub use super::records::AgentDef;
 
 /// A lease named in a heartbeat: agent name, token, progress reported (`""`: none).
 pub type HeartbeatItem<'a> = (&'a str, u64, &'a str);
@@ -250,7 +170,7 @@ pub struct Lease {
 }
 
 /// What one Acquire found.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Acquired {
     /// Redis time of the acquire.
     pub now_ms: i64,
@@ -458,7 +378,7 @@ impl Shard<'_, Queues> {
         let texts = agents
             .iter()
             .map(|def| {
-                let json = serde_json::to_string(def).map_err(|e| Error::Internal(e.to_string()))?;
+                let json = def.record()?;
                 let after = crate::flows::store::parents_arg(&def.after);
                 let idempotency =
                     def.idempotency.as_ref().map(|(key, window)| format!("{window}|{key}")).unwrap_or_default();
@@ -908,23 +828,18 @@ impl crate::store::scripts::FromReply for AgentPage {
             } else {
                 AgentState::Detached
             };
-            // "token|worker|acquired_at|timeout_ms[|flags|progress]" (progress may hold '|').
-            let mut fields = lease.as_deref().unwrap_or("").splitn(6, '|');
-            let token = fields.next().and_then(|t| t.parse().ok());
-            let holder = fields.next().map(str::to_string);
-            let flags = fields.nth(2).unwrap_or("");
-            let progress = fields.next().unwrap_or("").to_string();
+            let lease = lease.as_deref().and_then(LeaseRecord::parse);
             agents.push(AgentInfo {
                 def,
                 state,
                 // A keyed queue's due agents wait at minus their due time (acquireAgents).
                 next_run_ms: waiting.map(|s| s.abs() as i64),
                 deadline_ms: working.map(|s| s as i64),
-                holder: working.and(holder),
-                token: working.and(token),
+                holder: working.and(lease.as_ref().map(|l| l.worker.clone())),
+                token: working.and(lease.as_ref().map(|l| l.token)),
                 streak: streak.unwrap_or(0),
-                progress: if working.is_some() { progress } else { String::new() },
-                cancel_requested: working.is_some() && flags == "c",
+                progress: working.and(lease.as_ref().map(|l| l.progress.clone())).unwrap_or_default(),
+                cancel_requested: working.is_some() && lease.as_ref().is_some_and(|l| l.cancel),
                 dead_letter: dlq_context.and_then(|c| serde_json::from_slice(&c).ok()),
             });
         }

@@ -3,6 +3,7 @@
 
 pub(crate) mod deliveries;
 pub(crate) mod receive;
+pub(crate) mod records;
 pub(crate) mod service;
 pub(crate) mod shards;
 pub mod store;

@@ -1,5 +1,6 @@
 //! Receivers: the state transitions of ScheduleService, one script each.
 
+use super::records::MessageMeta;
 use crate::error::{Error, Result};
 use crate::store::keys::ChannelKind;
 use crate::store::shards::Shard;
@@ -40,11 +41,12 @@ impl FromReply for MessagePage {
             let meta: String = r.next()?;
             let delivery: String = r.next()?;
             let mut m = MessageInfo { id, payload_bytes: r.next()?, payload_head: r.next()?, ..Default::default() };
-            // meta: deliver_at|delivery_count|key[|traceparent]
-            let mut f = meta.splitn(4, '|');
-            m.deliver_at_ms = f.next().and_then(|v| v.parse().ok()).unwrap_or(score);
-            m.delivery_count = f.next().and_then(|v| v.parse().ok()).unwrap_or(0);
-            m.key = f.next().unwrap_or_default().to_string();
+            match MessageMeta::parse(&meta) {
+                Some(meta) => {
+                    (m.deliver_at_ms, m.delivery_count, m.key) = (meta.deliver_at_ms, meta.delivery_count, meta.key)
+                }
+                None => m.deliver_at_ms = score,
+            }
             // delivery (in flight): token|consumer|delivered_at|key
             let mut d = delivery.splitn(4, '|');
             m.token = d.next().and_then(|v| v.parse().ok()).unwrap_or(0);

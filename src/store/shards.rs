@@ -4,8 +4,10 @@
 //! which no user name may. Every member lives in one shard, so every call naming a member goes
 //! to one shard:
 //!
-//! - a queue's agent in shard CRC16(agent name) mod N. Acquire peeks at every shard's earliest
-//!   entry (one round, concurrent) and takes from the shards with something due, round-robin;
+//! - a queue's agent in shard CRC16(agent name) mod N. Acquire runs its script on one shard,
+//!   the next in turn; only when that one falls short does it peek at every other shard's
+//!   earliest entry (one round, concurrent) and take from the shards with something due,
+//!   round-robin;
 //! - a pool's resource in shard CRC16(resource id) mod N (`pools`);
 //! - a receiver's message in shard CRC16(key) mod N, or the next shard in turn when it has no
 //!   key; its id names the shard, `<shard>.<id in the shard>` (`receivers`).
@@ -104,10 +106,15 @@ pub(crate) fn head_score(v: redis::Value) -> Option<i64> {
     pair.first().map(|(_, score)| *score as i64)
 }
 
+/// The next round-robin turn.
+pub(crate) fn next_turn() -> usize {
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
 /// Indices `0..n` satisfying `keep`, rotated to start at the next round-robin turn.
 pub(crate) fn in_turn(n: usize, keep: impl Fn(usize) -> bool) -> Vec<usize> {
     let mut chosen: Vec<usize> = (0..n).filter(|&i| keep(i)).collect();
-    let turn = NEXT.fetch_add(1, Ordering::Relaxed) % chosen.len().max(1);
+    let turn = next_turn() % chosen.len().max(1);
     chosen.rotate_left(turn);
     chosen
 }

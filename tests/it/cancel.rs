@@ -97,6 +97,27 @@ async fn a_cancelled_one_shot_is_removed_and_a_completion_first_wins() {
     assert!(r.cancelled.is_empty() && r.lost.len() == 1, "already ended: lost, not cancelled");
 }
 
+// A label named "cron" does not make a one-shot agent a cron agent: cancelled, it is removed
+// (not scheduled again at a cron fire); completed, it is removed as any one-shot.
+#[tokio::test]
+async fn a_one_shot_with_a_label_named_cron_is_not_a_cron_agent() {
+    let mut env = Env::start().await;
+    let labelled = |name: &str| pb::Agent {
+        labels: [("cron".to_string(), "*/5 * * * *".to_string())].into(),
+        ..agent(name, 0, 30_000)
+    };
+    register(&mut env.client, Q, vec![labelled("stop"), labelled("done")]).await;
+    let leases = acquire(&mut env.client, Q, "w", 2).await;
+    let (stop, done) = if leases[0].name == "stop" { (&leases[0], &leases[1]) } else { (&leases[1], &leases[0]) };
+    assert!(cancel(&mut env, "stop").await.requested);
+    let r = env.client.heartbeat(beat(stop, "")).await.unwrap().into_inner();
+    assert_eq!(r.cancelled, vec![lease_ref(stop)]);
+    assert_eq!(status(&mut env, "stop").await.map(|s| s.state).unwrap_err().code(), Code::NotFound);
+    let answer = env.client.complete(complete_req(done, pb::Outcome::Success)).await.unwrap().into_inner();
+    assert!(answer.next_run_at.is_none(), "a one-shot runs once: {answer:?}");
+    assert_eq!(status(&mut env, "done").await.map(|s| s.state).unwrap_err().code(), Code::NotFound);
+}
+
 // The same through a Session stream: heartbeats carry progress; the cancelled lease is answered
 // in `cancelled` and `lost`.
 #[tokio::test]

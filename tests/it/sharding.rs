@@ -609,3 +609,48 @@ async fn in_flight_of(cluster: &TestCluster, receiver: &str) -> u64 {
     }
     n
 }
+
+// A grant costs the same at any shard count: while the shard next in turn has enough due, an
+// Acquire is that shard's script alone, with no peek at the others. Each of eight calls on a
+// queue of eight shards, every shard holding more than it asks, must send no ZRANGE (the peek)
+// at all; a queue whose shards are empty is peeked, which shows the count would see one.
+#[tokio::test]
+async fn an_acquire_served_by_the_shard_in_turn_peeks_at_no_other() {
+    let redis = common::TestRedis::start().await;
+    let mut config = test_config();
+    config.sharding.queues = "wide=8,empty=8".into();
+    let baton = TestBaton::start(&redis.url(), config).await;
+    let mut c = baton.agents().await;
+    let agents = (0..400).map(|i| agent(&format!("a{i:03}"), 3_600_000, 60_000)).collect();
+    assert_eq!(common::register(&mut c, "wide", agents).await.created, 400);
+    let per_shard = (0..8).map(|s| (0..400).filter(|i| shard(&format!("a{i:03}"), 8) == s).count());
+    assert!(per_shard.clone().all(|n| n >= 5), "every shard holds at least one call's worth: {per_shard:?}");
+
+    let mut conn = redis.conn().await;
+    for (key, value) in [("slowlog-max-len", "100000"), ("slowlog-log-slower-than", "0")] {
+        let _: () = redis::cmd("CONFIG").arg("SET").arg(key).arg(value).query_async(&mut conn).await.unwrap();
+    }
+    let peeks = |mut conn: redis::aio::MultiplexedConnection, queue: &'static str| async move {
+        let log: Vec<redis::Value> = redis::cmd("SLOWLOG").arg("GET").arg(-1).query_async(&mut conn).await.unwrap();
+        let _: () = redis::cmd("SLOWLOG").arg("RESET").query_async(&mut conn).await.unwrap();
+        log.iter()
+            .filter(|entry| {
+                let redis::Value::Array(fields) = entry else { return false };
+                let args: Vec<String> = redis::from_redis_value(fields[3].clone()).unwrap_or_default();
+                // Sent by a client, not run inside a script (whose address SLOWLOG gives as "?:0").
+                let sent: String = redis::from_redis_value(fields[4].clone()).unwrap_or_default();
+                sent != "?:0"
+                    && args.len() > 1
+                    && args[0] == "ZRANGE"
+                    && args[1].starts_with(&format!("baton:{{q:{queue}#"))
+            })
+            .count()
+    };
+    let _ = peeks(conn.clone(), "wide").await;
+    for _ in 0..8 {
+        assert_eq!(common::acquire(&mut c, "wide", "w1", 5).await.len(), 5);
+    }
+    assert_eq!(peeks(conn.clone(), "wide").await, 0, "an Acquire the shard in turn could serve peeked at others");
+    assert!(common::acquire(&mut c, "empty", "w1", 5).await.is_empty());
+    assert_eq!(peeks(conn.clone(), "empty").await, 7, "an empty queue's other seven shards are peeked");
+}

@@ -112,7 +112,7 @@ impl TestRedis {
     /// Keeps Redis busy for `ms` with a script on its own connection: Redis runs one script at
     /// a time, so a command sent meanwhile waits in line. Await the handle to know it is over.
     pub async fn hold_busy(&self, ms: u64) -> JoinHandle<()> {
-        let mut busy = self.conn().await;
+        let (mut busy, mut probe) = (self.conn().await, self.conn().await);
         let script = format!(
             "local s = redis.call('TIME') repeat local n = redis.call('TIME') \
              until (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > {} return 1",
@@ -121,8 +121,16 @@ impl TestRedis {
         let hold = tokio::spawn(async move {
             let _: i64 = redis::cmd("EVAL").arg(script).arg(0).query_async(&mut busy).await.unwrap();
         });
-        // Let the script start before anything else is sent.
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        // Wait until the script runs, before anything else is sent: a PING on another
+        // connection then goes unanswered (Redis serves nothing else meanwhile), where an idle
+        // Redis answers at once.
+        let patience = Duration::from_millis((ms / 4).clamp(10, 200));
+        while !hold.is_finished() {
+            let ping = redis::cmd("PING");
+            if tokio::time::timeout(patience, ping.query_async::<String>(&mut probe)).await.is_err() {
+                break;
+            }
+        }
         hold
     }
 

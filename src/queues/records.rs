@@ -1,0 +1,323 @@
+//! The records of a queue stored in Redis, each with its encoder and parser side by side; their
+//! Lua side is one include per record, tested against this one (`tests` below).
+//!
+//! - The lease record (`lua/includes/leaseRecord.lua`): written by the scripts only, read here
+//!   by ListAgents.
+//! - The definition (`lua/includes/defField.lua`): JSON written here, read by the scripts
+//!   without decoding it; registerAgents appends `"parents":n`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// A lease record, "token|worker|acquired_at|timeout_ms[@key][|flags|progress]": flags "c" when
+/// CancelRun marked the run; progress, as the holder last reported it, comes last and may hold
+/// '|'.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct LeaseRecord {
+    pub token: u64,
+    pub worker: String,
+    pub acquired_at_ms: i64,
+    pub timeout_ms: u64,
+    /// The key of a keyed agent's lease; None for a plain lease.
+    pub key: Option<String>,
+    pub cancel: bool,
+    pub progress: String,
+}
+
+impl LeaseRecord {
+    /// The record as the scripts write it (Baton itself never writes one).
+    #[cfg(test)]
+    pub(crate) fn encode(&self) -> String {
+        let mut rec = format!("{}|{}|{}|{}", self.token, self.worker, self.acquired_at_ms, self.timeout_ms);
+        if let Some(key) = self.key.as_deref().filter(|k| !k.is_empty()) {
+            rec.push('@');
+            rec.push_str(key);
+        }
+        if self.cancel || !self.progress.is_empty() {
+            rec.push('|');
+            rec.push_str(if self.cancel { "c" } else { "" });
+            rec.push('|');
+            rec.push_str(&self.progress);
+        }
+        rec
+    }
+
+    /// The record's fields, or None when it is not a lease record.
+    pub(crate) fn parse(rec: &str) -> Option<Self> {
+        let mut fields = rec.splitn(6, '|');
+        let token = fields.next()?.parse().ok()?;
+        let worker = fields.next()?.to_string();
+        let acquired_at_ms = fields.next()?.parse().ok()?;
+        let fourth = fields.next()?;
+        let (timeout, key) = match fourth.split_once('@') {
+            Some((t, k)) => (t, Some(k.to_string())),
+            None => (fourth, None),
+        };
+        let timeout_ms = timeout.parse().ok()?;
+        let flags = fields.next().unwrap_or("");
+        let progress = fields.next().unwrap_or("").to_string();
+        Some(Self { token, worker, acquired_at_ms, timeout_ms, key, cancel: flags == "c", progress })
+    }
+}
+
+/// An agent's definition, as stored: JSON (`record`, `parse`), the payload stored beside it,
+/// binary-safe. The scripts read it without decoding it (`lua/includes/defField.lua`), which
+/// asks of this encoding: the whole-number fields they read are top-level and written as plain
+/// digits; every field that is 0 or empty is left out, and an absent field reads 0 (or empty)
+/// on both sides; `key` comes first and `ptp` last, where registerAgents finds them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentDef {
+    #[serde(skip)]
+    pub name: String,
+    /// Flow-control key (per-key limits, fairness); "" for none. Serialized first, so the
+    /// scripts find it at the start of the JSON (`{"key":"…"`), where no label can be.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub key: String,
+    /// Higher first among due agents, -1000..=1000; serialized only when not 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub priority: i32,
+    /// 0: one-shot. Like every field that is 0 or empty, not stored when 0: a million waiting
+    /// one-shots carry no zeros (the scripts read an absent field as 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub interval_ms: u64,
+    pub timeout_ms: u64,
+    pub error_interval_ms: u64,
+    /// 0: unlimited.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub max_attempts: u32,
+    /// Keep the agent's finish (`Agent.keep_result`, or set by Baton at Register for an
+    /// idempotency key, a batch member, a parent named in the same call, a queue of
+    /// `results.keep_queues`); stored as `"keep":true` only when set, which the scripts look for
+    /// (keepsFinish): a plain one-shot's finish writes nothing.
+    #[serde(default, rename = "keep", skip_serializing_if = "std::ops::Not::not")]
+    pub keep_result: bool,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    #[serde(skip)]
+    pub payload: Vec<u8>,
+    /// A cron expression instead of an interval (`crate::cron`); "" for none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cron: String,
+    /// The cron expression's IANA time zone; "" is UTC.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub time_zone: String,
+    /// Catch-up policy of a cron agent: skip a run that starts after the fire following its own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub catch_up_skip: bool,
+    /// Written at Register only: a new (or reset) cron agent's first fire, which registerAgents
+    /// uses as its first run; set by the store from the Redis clock (`Queues::register`), so
+    /// whatever a caller puts here is replaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_fire_ms: Option<i64>,
+    /// W3C trace context of the producer's call, handed to workers with every lease; "" for none.
+    #[serde(default, rename = "tp", skip_serializing_if = "String::is_empty")]
+    pub traceparent: String,
+    /// How many parents the agent has (written by registerAgents when it is created with
+    /// parents, kept by later registrations); 0 for none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub parents: u32,
+    /// The trace context of each of the agent's first parents that carried one, as it was when
+    /// the agent was created: "<physical queue>|<name>" -> traceparent (`trace::MAX_LINKS` at
+    /// most), handed out with the lease's parents. Serialized last, before the `parents` that
+    /// registerAgents appends, which keeps it on later registrations.
+    #[serde(default, rename = "ptp", skip_serializing_if = "BTreeMap::is_empty")]
+    pub parent_traceparents: BTreeMap<String, String>,
+    /// Register only: the parents of a new agent (`Agent.after`), physical queues.
+    #[serde(skip)]
+    pub after: Vec<crate::flows::store::ParentRef>,
+    /// Register only: the idempotency key and its window (ms).
+    #[serde(skip)]
+    pub idempotency: Option<(String, u64)>,
+}
+
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
+}
+
+impl AgentDef {
+    /// The stored JSON.
+    pub(crate) fn record(&self) -> Result<String> {
+        serde_json::to_string(self).map_err(|e| Error::Internal(format!("definition of {}: {e}", self.name)))
+    }
+
+    /// The agent named `name` from its stored JSON and payload.
+    pub(crate) fn parse(name: String, json: &[u8], payload: Vec<u8>) -> Result<Self> {
+        let mut def: AgentDef =
+            serde_json::from_slice(json).map_err(|e| Error::Internal(format!("definition of {name}: {e}")))?;
+        def.name = name;
+        def.payload = payload;
+        Ok(def)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::TestRedis;
+
+    /// Edge values: a token and times past 2^32, an empty worker, no key, a key holding '@',
+    /// a cancel without progress, progress holding '|', a worker of every other byte.
+    fn leases() -> Vec<LeaseRecord> {
+        let lease = |token, worker: &str, key: Option<&str>, cancel, progress: &str| LeaseRecord {
+            token,
+            worker: worker.into(),
+            acquired_at_ms: 1_795_000_000_123,
+            timeout_ms: 3_600_000_000,
+            key: key.map(Into::into),
+            cancel,
+            progress: progress.into(),
+        };
+        vec![
+            lease(1, "w1", None, false, ""),
+            lease((1 << 53) - 1, "", None, false, ""),
+            lease(7, "host:42", Some("tenant-a"), false, ""),
+            lease(8, "w", Some("a@b"), true, ""),
+            lease(9, "w", None, false, "50%|step 2|of 3"),
+            lease(10, "w", Some("k"), true, "|"),
+            lease(11, "wörker \t ~", None, false, "half"),
+        ]
+    }
+
+    #[tokio::test]
+    async fn lease_records_read_the_same_on_both_sides() {
+        let redis = TestRedis::start().await;
+        for lease in leases() {
+            // Lua's encoder writes what Rust's writes, and Rust's parser reads it back.
+            let (token, at, timeout) =
+                (lease.token.to_string(), lease.acquired_at_ms.to_string(), lease.timeout_ms.to_string());
+            let key = lease.key.clone().unwrap_or_default();
+            let flags = if lease.cancel { "c" } else { "" };
+            let tail = if lease.cancel || !lease.progress.is_empty() { "1" } else { "0" };
+            let args: [&[u8]; 8] = [
+                token.as_bytes(),
+                lease.worker.as_bytes(),
+                at.as_bytes(),
+                timeout.as_bytes(),
+                key.as_bytes(),
+                flags.as_bytes(),
+                lease.progress.as_bytes(),
+                tail.as_bytes(),
+            ];
+            let lua: String = redis
+                .eval_includes(
+                    &["leaseRecord"],
+                    "if ARGV[8] == '1' then \
+                       return encodeLease(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]) end \
+                     return encodeLease(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])",
+                    &args,
+                )
+                .await;
+            assert_eq!(lua, lease.encode(), "{lease:?}");
+            assert_eq!(LeaseRecord::parse(&lua).as_ref(), Some(&lease), "{lua:?}");
+            // Lua's parser reads what Rust's encoder writes, and rewrites it keeping its head.
+            let rec = lease.encode();
+            let parsed: Vec<String> = redis
+                .eval_includes(
+                    &["leaseRecord"],
+                    "local l = parseLease(ARGV[1]) \
+                     return { l.token, l.worker, string.format('%d', l.acquiredAt), string.format('%d', l.timeout), \
+                              l.key or '-', l.cancel and 'c' or '', l.progress, leaseToken(ARGV[1]), \
+                              leaseKey(ARGV[1]) or '-', rewriteLease(l, l.cancel and 'c' or '', l.progress) }",
+                    &[rec.as_bytes()],
+                )
+                .await;
+            let key = lease.key.clone().unwrap_or_else(|| "-".into());
+            let expected = [
+                token.as_str(),
+                lease.worker.as_str(),
+                at.as_str(),
+                timeout.as_str(),
+                key.as_str(),
+                flags,
+                lease.progress.as_str(),
+                token.as_str(),
+                key.as_str(),
+            ];
+            assert_eq!(parsed[..9], expected, "{rec:?}");
+            // A rewrite always carries the tail; it reads as the same lease.
+            assert_eq!(LeaseRecord::parse(&parsed[9]).as_ref(), Some(&lease), "{:?}", parsed[9]);
+        }
+        // Not a lease record: None on both sides.
+        for bad in ["", "x|w|1|2", "1|w|x|2"] {
+            assert_eq!(LeaseRecord::parse(bad), None, "{bad:?}");
+            let absent: i64 =
+                redis.eval_includes(&["leaseRecord"], "return parseLease(ARGV[1]) and 1 or 0", &[bad.as_bytes()]).await;
+            assert_eq!(absent, 0, "{bad:?}");
+        }
+    }
+
+    /// Definitions as Baton writes them: every zero field left out, labels that look like fields,
+    /// the largest values.
+    fn definitions() -> Vec<AgentDef> {
+        let mut labels = BTreeMap::new();
+        labels.insert("timeout_ms".to_string(), "\"timeout_ms\":7".to_string());
+        labels.insert("interval_ms".to_string(), "9".to_string());
+        vec![
+            AgentDef { timeout_ms: 30_000, error_interval_ms: 1_000, ..Default::default() },
+            AgentDef {
+                key: "tenant|a".into(),
+                priority: -1000,
+                interval_ms: u64::from(u32::MAX) * 1000,
+                timeout_ms: 1,
+                error_interval_ms: 0,
+                max_attempts: u32::MAX,
+                labels,
+                cron: "*/5 * * * *".into(),
+                parent_traceparents: [("q|p".to_string(), "00-ab-cd-01".to_string())].into(),
+                ..Default::default()
+            },
+        ]
+    }
+
+    #[tokio::test]
+    async fn definitions_read_the_same_on_both_sides() {
+        let redis = TestRedis::start().await;
+        for def in definitions() {
+            let json = def.record().unwrap();
+            // Lua reads each whole-number field as Rust wrote it; an absent one as 0.
+            let fields = ["timeout_ms", "error_interval_ms", "interval_ms", "max_attempts", "priority", "parents"];
+            let read: Vec<String> = redis
+                .eval_includes(
+                    &["defField"],
+                    "local out = {} \
+                     for i = 2, #ARGV do out[#out + 1] = string.format('%d', defField(ARGV[1], ARGV[i])) end \
+                     return out",
+                    &[&[json.as_bytes()][..], &fields.map(str::as_bytes)[..]].concat(),
+                )
+                .await;
+            let expected = [
+                def.timeout_ms.to_string(),
+                def.error_interval_ms.to_string(),
+                def.interval_ms.to_string(),
+                def.max_attempts.to_string(),
+                // defField reads whole numbers; a negative priority is read by keyedOrder.
+                def.priority.max(0).to_string(),
+                def.parents.to_string(),
+            ];
+            assert_eq!(read, expected, "{json}");
+            // What registerAgents writes back (parents appended, links dropped or kept) reads in
+            // Rust as the definition with those changes.
+            let rewritten: Vec<String> = redis
+                .eval_includes(
+                    &["defField"],
+                    "return { defWithParents(ARGV[1], 3), defWithoutLinks(ARGV[1]), \
+                              defKeepParents(ARGV[1], defWithParents(ARGV[1], 2), 4) }",
+                    &[json.as_bytes()],
+                )
+                .await;
+            let parse = |json: &str| AgentDef::parse(String::new(), json.as_bytes(), Vec::new()).unwrap();
+            assert_eq!(parse(&rewritten[0]), AgentDef { parents: 3, ..def.clone() }, "{}", rewritten[0]);
+            assert_eq!(
+                parse(&rewritten[1]),
+                AgentDef { parent_traceparents: BTreeMap::new(), ..def.clone() },
+                "{}",
+                rewritten[1]
+            );
+            assert_eq!(parse(&rewritten[2]), AgentDef { parents: 4, ..def.clone() }, "{}", rewritten[2]);
+            assert_eq!(parse(&json), def);
+        }
+    }
+}
