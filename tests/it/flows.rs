@@ -1060,13 +1060,13 @@ async fn an_awaited_or_parent_agents_finish_is_kept() {
     let mut names: Vec<&str> = parents.iter().map(|l| l.name.as_str()).collect();
     names.sort();
     assert_eq!(names, ["p1", "p2"]);
-    assert_eq!(kept(&env, "q", "p1").await.0, true, "a parent's finish is kept");
-    assert_eq!(kept(&env, "q", "p2").await.0, true, "a parent of the same call keeps its finish");
+    assert!(kept(&env, "q", "p1").await.0, "a parent's finish is kept");
+    assert!(kept(&env, "q", "p2").await.0, "a parent of the same call keeps its finish");
     // The children ran with their parents' results, and, plain themselves, keep nothing.
     let children = drain(&mut env, "q", 2, b"child").await;
     assert!(children.iter().all(|l| l.parents.len() == 1 && l.parents[0].result == b"parent"), "{children:?}");
-    assert_eq!(kept(&env, "q", "c1").await.0, false);
-    assert_eq!(kept(&env, "q", "c2").await.0, false);
+    assert!(!kept(&env, "q", "c1").await.0);
+    assert!(!kept(&env, "q", "c2").await.0);
 }
 
 // A parent named by a child whose Register is refused (another parent is unknown) is not
