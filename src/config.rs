@@ -345,11 +345,23 @@ pub struct ResultsConfig {
     pub retention_ms: u64,
     /// Most finishes kept per queue (the oldest go first): bounds the memory of a busy queue.
     pub max_entries: u64,
+    /// Queues whose every agent keeps its finish, as if registered with `Agent.keep_result`:
+    /// queue names separated by commas ("reports, invoices"); empty: none. Elsewhere a plain
+    /// one-shot agent's finish is not kept (no Redis write), unless someone can read it (an
+    /// awaiter, children, an idempotency key, a batch). Applied when an agent is registered.
+    pub keep_queues: String,
 }
 
 impl Default for ResultsConfig {
     fn default() -> Self {
-        Self { retention_ms: 3_600_000, max_entries: 100_000 }
+        Self { retention_ms: 3_600_000, max_entries: 100_000, keep_queues: String::new() }
+    }
+}
+
+impl ResultsConfig {
+    /// Whether `queue` (a logical queue name) is listed in `keep_queues`.
+    pub(crate) fn keeps(&self, queue: &str) -> bool {
+        !self.keep_queues.is_empty() && self.keep_queues.split(',').any(|q| q.trim() == queue)
     }
 }
 
@@ -993,6 +1005,11 @@ impl Config {
         }
         if self.results.retention_ms == 0 || self.results.max_entries == 0 {
             return bad("results.retention_ms and results.max_entries must be at least 1");
+        }
+        for q in self.results.keep_queues.split(',').map(str::trim).filter(|q| !q.is_empty()) {
+            if q.len() > 128 || !q.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) {
+                return Err(Error::Config(format!("results.keep_queues {q:?}: not a queue name")));
+            }
         }
         if self.dedup.default_window_ms == 0 || self.dedup.default_window_ms > self.dedup.max_window_ms {
             return bad("dedup.default_window_ms must be at least 1 and at most dedup.max_window_ms");

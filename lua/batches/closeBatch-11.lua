@@ -29,6 +29,7 @@ local rcall = redis.call
 --@include memberKey
 --@include publish
 --@include nowMs
+--@include keepsFinish
 --@include finished
 --@include finishBatch
 flowKeys(K, A.resultTtlMs, A.resultMax)

@@ -42,6 +42,7 @@ local rcall = redis.call
 --@include memberKey
 --@include publish
 --@include nowMs
+--@include keepsFinish
 --@include finished
 --@include finishBatch
 local defsKey, pendingKey, statsKey, unattachedKey = K.defs, K.pending, K.stats, K.unattached

@@ -39,6 +39,7 @@ local rcall = redis.call
 --@include publish
 --@include nowMs
 --@include addWaiting
+--@include keepsFinish
 --@include finished
 --@include finishBatch
 --@include releaseChild

@@ -43,6 +43,7 @@ local rcall = redis.call
 --@include publish
 --@include nowMs
 --@include addWaiting
+--@include keepsFinish
 --@include finished
 --@include finishBatch
 --@include releaseChild

@@ -16,7 +16,7 @@ local function finishBatch(b, name, now)
     record = resultRecord('S', 'SUCCESS', 0, now, '', '')
   end
   rcall('HSET', b.stats, 'done_at', string.format('%d', now))
-  finished(name, record, now)
+  finished(name, record, now, true)
   rcall('PEXPIRE', b.stats, F.ttl)
   rcall('PEXPIRE', F.results, F.ttl)
   rcall('PEXPIRE', F.resultsat, F.ttl)

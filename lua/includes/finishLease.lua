@@ -6,8 +6,8 @@
 -- Counts completed / failed / dead_lettered in k.stats. Dead letters are trimmed to the TTL
 -- and size of the policy; an agent whose dead letter is trimmed away is removed.
 -- A cron agent's success runs again at the fire recorded for the run (cronNext).
--- A success, and a failure that dead-letters, is recorded with the run's result (finished;
--- the script has called flowKeys).
+-- A success, and a failure that dead-letters, is recorded with the run's result where someone
+-- can read it (finished, keepsFinish; the script has called flowKeys).
 -- k: {waiting, working, defs, payloads, leases, streaks, index, dlq, dlqinfo, stats, cron}.
 -- Returns { code, time, streak }: 0 rescheduled at time, 1 removed, 2 dead-lettered at time.
 local function finishLease(k, name, lease, outcome, message, retryAfterMs, policy, now, channel, queue, result)
@@ -17,12 +17,13 @@ local function finishLease(k, name, lease, outcome, message, retryAfterMs, polic
   if not def then
     return { 1, 0, 0 }
   end
+  local keep = keepsFinish(def)
   def = cjson.decode(def)
 
   if outcome == 'SUCCESS' then
     rcall('HINCRBY', k.stats, 'completed', 1)
     rcall('HDEL', k.streaks, name)
-    finished(name, resultRecord('S', 'SUCCESS', lease.token, now, '', result or ''), now)
+    finished(name, resultRecord('S', 'SUCCESS', lease.token, now, '', result or ''), now, keep)
     if def['cron'] then
       local nextRun = cronNext(k.cron, name, lease.token, lease.acquiredAt, now)
       addWaiting(k.waiting, name, nextRun, channel, queue)
@@ -52,7 +53,7 @@ local function finishLease(k, name, lease, outcome, message, retryAfterMs, polic
       failed_at = now, attempts = streak, worker = lease.worker,
     }))
     rcall('HINCRBY', k.stats, 'dead_lettered', 1)
-    finished(name, resultRecord('D', outcome, lease.token, now, message, result or ''), now)
+    finished(name, resultRecord('D', outcome, lease.token, now, message, result or ''), now, keep)
     trimDeadLetters(k.dlq, k.dlqinfo, now, policy.dlqTtlMs, policy.dlqMaxEntries, function(gone)
       rcall('HDEL', k.defs, gone)
       rcall('HDEL', k.payloads, gone)

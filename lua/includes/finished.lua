@@ -1,9 +1,15 @@
 -- finished: what a script does when an agent finishes — a success, a dead letter, a cancel by a
--- parent's failure, an unregister. The finish is kept as a result record (for Await, children
--- and deduplicated registrations) until results.retention_ms after it; if the agent has
--- children attached, an outbox entry in the agent's own slot holds the record until Baton has
--- released them (flows); if a caller awaits the agent, its name is announced at the end of the
--- script ("d|<queue>|<name>|…" on the queue's channel), once per script.
+-- parent's failure, an unregister. The finish is kept as a result record only where someone can
+-- read it (keepsFinish): an agent that keeps its result (its definition says "keep": Agent.keep_result,
+-- its queue's results.keep_queues, an idempotency key, a batch member, a parent named in its
+-- child's Register call), a recurring agent, a batch's sentinel, an agent with children attached
+-- (or named as a parent by a Register in progress: knownAgents marks it in fanout), and an agent
+-- an Await waits for (awaited, not past its time). A plain one-shot agent's finish writes nothing.
+-- A kept record stays until results.retention_ms after it (for Await, children and deduplicated
+-- registrations); if the agent has children attached, an outbox entry in the agent's own slot
+-- holds the record until Baton has released them (flows); if a caller awaits the agent, its
+-- name is announced at the end of the script ("d|<queue>|<name>|…" on the queue's channel),
+-- once per script.
 --
 -- A result record is "<finish>|<outcome>|<token>|<at ms>|<message length>|<message><result>":
 -- finish S (succeeded), D (dead-lettered), C (cancelled), U (unregistered); the result bytes
@@ -61,46 +67,65 @@ local function hasChildren()
   return F.anyChildren
 end
 
-local function isAwaited(name)
+local function anyAwaited()
   if F.anyAwaited == nil then F.anyAwaited = rcall('EXISTS', F.awaited) == 1 end
-  return F.anyAwaited and rcall('ZSCORE', F.awaited, name) ~= false
+  return F.anyAwaited
 end
 
--- Queues an outbox entry for name's children, if it has any.
+-- Awaited: an Await marked it until a time not past yet.
+local function isAwaited(name, now)
+  return anyAwaited() and tonumber(rcall('ZSCORE', F.awaited, name) or '-1') >= now
+end
+
+-- Queues an outbox entry for name's children, if it has any. Returns whether name was in fanout
+-- (children attached, or named as a parent by a Register not yet attached: no children set).
 local function outboxChildren(name, record, now)
-  if not hasChildren() or rcall('SREM', F.fanout, name) == 0 then return end
+  if not hasChildren() or rcall('SREM', F.fanout, name) == 0 then return false end
+  local from = memberKey(F.children, name)
+  if rcall('EXISTS', from) == 0 then return true end
   local member = name .. '|' .. rcall('HINCRBY', F.outboxres, '#', 1)
-  rcall('RENAME', memberKey(F.children, name), memberKey(F.children, member))
+  rcall('RENAME', from, memberKey(F.children, member))
   rcall('ZADD', F.outbox, now, member)
   rcall('HSET', F.outboxres, member, record)
   F.outboxed = F.outboxed + 1
+  return true
 end
 
--- Records how name finished.
-local function finished(name, record, now)
-  rcall('HSET', F.results, name, record)
-  rcall('ZADD', F.resultsat, now + F.ttl, name)
-  F.written = F.written + 1
-  outboxChildren(name, record, now)
-  if isAwaited(name) then finishedAwaited[#finishedAwaited + 1] = name end
-end
-
--- Ends the script's part: drops kept records past their time or beyond maxEntries (bounded: as
--- many as were written, plus two), announces awaited finishes, and, when it wrote outbox
--- entries, announces the queue on the outbox channel (announceOutbox). Returns how many outbox
--- entries the script wrote (Baton releases their children).
-local function endFinished(channel, queue, now)
-  local n = F.written + 2
-  local old = rcall('ZRANGEBYSCORE', F.resultsat, '-inf', string.format('%d', now), 'LIMIT', 0, n)
-  local excess = rcall('ZCARD', F.resultsat) - #old - F.max
-  if excess > 0 then
-    for _, name in ipairs(rcall('ZRANGE', F.resultsat, #old, #old + math.min(excess, n) - 1)) do
-      old[#old + 1] = name
-    end
+-- Records how name finished: its children's outbox entry, its announcement to awaiters, and
+-- the kept record where someone can read it (keep: keepsFinish of its definition).
+local function finished(name, record, now, keep)
+  local parent = outboxChildren(name, record, now)
+  local awaited = isAwaited(name, now)
+  if keep or parent or awaited then
+    rcall('HSET', F.results, name, record)
+    rcall('ZADD', F.resultsat, now + F.ttl, name)
+    F.written = F.written + 1
   end
-  if #old > 0 then
-    rcall('ZREM', F.resultsat, unpack(old))
-    rcall('HDEL', F.results, unpack(old))
+  if awaited then finishedAwaited[#finishedAwaited + 1] = name end
+end
+
+-- Ends the script's part: when it kept records, drops kept records past their time or beyond
+-- maxEntries (bounded: as many as were written, plus two) and makes both keys expire ttlMs after
+-- this last write (a queue that stops keeping finishes keeps none for long; a script that kept
+-- none pays nothing here); announces awaited finishes, and, when it wrote outbox entries,
+-- announces the queue on the outbox channel (announceOutbox). Returns how many outbox entries
+-- the script wrote (Baton releases their children).
+local function endFinished(channel, queue, now)
+  if F.written > 0 then
+    local n = F.written + 2
+    local old = rcall('ZRANGEBYSCORE', F.resultsat, '-inf', string.format('%d', now), 'LIMIT', 0, n)
+    local excess = rcall('ZCARD', F.resultsat) - #old - F.max
+    if excess > 0 then
+      for _, name in ipairs(rcall('ZRANGE', F.resultsat, #old, #old + math.min(excess, n) - 1)) do
+        old[#old + 1] = name
+      end
+    end
+    if #old > 0 then
+      rcall('ZREM', F.resultsat, unpack(old))
+      rcall('HDEL', F.results, unpack(old))
+    end
+    rcall('PEXPIRE', F.results, F.ttl)
+    rcall('PEXPIRE', F.resultsat, F.ttl)
   end
   if #finishedAwaited > 0 then
     publish(channel, 'd|' .. queue .. '|' .. table.concat(finishedAwaited, '|'))
@@ -109,22 +134,29 @@ local function endFinished(channel, queue, now)
   return F.outboxed
 end
 
--- finished for many names at once (a batch of one-shot successes): one HSET and one ZADD.
-local function finishedMany(names, records, now)
+-- finished for many names at once (a batch of one-shot successes; keeps[i]: keepsFinish of
+-- name i's definition): one HSET and one ZADD for the records kept, none when nobody reads them.
+-- A queue with no children and no awaiters pays nothing per name.
+local function finishedMany(names, records, keeps, now)
   if #names == 0 then return end
+  local children, awaited = hasChildren(), anyAwaited()
   local h, z = {}, {}
   for i, name in ipairs(names) do
-    h[#h + 1], h[#h + 2] = name, records[i]
-    z[#z + 1], z[#z + 2] = now + F.ttl, name
+    local keep = keeps[i]
+    if children and outboxChildren(name, records[i], now) then keep = true end
+    if awaited and isAwaited(name, now) then
+      keep = true
+      finishedAwaited[#finishedAwaited + 1] = name
+    end
+    if keep then
+      h[#h + 1], h[#h + 2] = name, records[i]
+      z[#z + 1], z[#z + 2] = now + F.ttl, name
+    end
   end
-  rcall('HSET', F.results, unpack(h))
-  rcall('ZADD', F.resultsat, unpack(z))
-  F.written = F.written + #names
-  if hasChildren() then
-    for i, name in ipairs(names) do outboxChildren(name, records[i], now) end
-  end
-  for _, name in ipairs(names) do
-    if isAwaited(name) then finishedAwaited[#finishedAwaited + 1] = name end
+  if #h > 0 then
+    rcall('HSET', F.results, unpack(h))
+    rcall('ZADD', F.resultsat, unpack(z))
+    F.written = F.written + #h / 2
   end
 end
 

@@ -30,12 +30,13 @@ local function releaseChild(r, child, parent, record, now)
     end
     return 1
   elseif policy == 'C' then
+    local def = rcall('HGET', r.defs, child)
     rcall('HDEL', r.pending, child)
     rcall('HDEL', r.defs, child)
     rcall('HDEL', r.payloads, child)
     rcall('ZREM', r.index, child)
     rcall('UNLINK', depsKey)
-    finished(child, resultRecord('C', '', 0, now, 'parent ' .. parent .. ' failed', ''), now)
+    finished(child, resultRecord('C', '', 0, now, 'parent ' .. parent .. ' failed', ''), now, keepsFinish(def))
     return 1
   end
   return 0

@@ -83,6 +83,7 @@ local rcall = redis.call
 --@include trimDeadLetters
 --@include cronNext
 --@include memberKey
+--@include keepsFinish
 --@include finished
 --@include finishLease
 --@include defField
@@ -113,7 +114,7 @@ local now = nowMs()
 local out = {}
 local seen = {}
 local gone, g = {}, 0 -- one-shot successes, removed together below
-local goneRecords = {}
+local goneRecords, goneKeeps = {}, {}
 local ended, throttledFor = 0, 0
 local throttledKeys = {} -- key -> held until (ms)
 local keyEnds = {} -- key -> the names of the keyed leases this batch ended (one HINCRBY per key)
@@ -138,6 +139,7 @@ for i = 0, count - 1 do
       g = g + 1
       gone[g] = name
       goneRecords[g] = resultRecord('S', 'SUCCESS', token, now, '', item.result)
+      goneKeeps[g] = keepsFinish(def)
       dropParents(name, def)
       out[o + 1], out[o + 2], out[o + 3] = 1, 0, 0
       remember(k.requests, k.answers, request, { 1, 0, 0 }, now, retentionMs, maxEntries)
@@ -163,7 +165,7 @@ if g > 0 then
   rcall('HDEL', k.payloads, unpack(gone))
   rcall('ZREM', k.index, unpack(gone))
   rcall('HINCRBY', k.stats, 'completed', #gone)
-  finishedMany(gone, goneRecords, now)
+  finishedMany(gone, goneRecords, goneKeeps, now)
 end
 for key, ended in pairs(keyEnds) do keyLeaseEnded(k.limits, key, #ended, ended) end
 if ended > 0 then wakeBlocked(k.limits, channel, queue) end

@@ -55,6 +55,7 @@ local rcall = redis.call
 --@include keyLeaseEnded
 --@include cronNext
 --@include memberKey
+--@include keepsFinish
 --@include finished
 
 local waitingKey, workingKey, defsKey, payloadsKey, leasesKey = K.waiting, K.working, K.defs, K.payloads, K.leases
@@ -85,7 +86,7 @@ for _, item in ipairs(A.held) do
       rcall('HDEL', streaksKey, name)
       rcall('ZREM', indexKey, name)
       dropParents(name, def)
-      finished(name, resultRecord('C', '', lease.token, now, 'cancelled by CancelRun', ''), now)
+      finished(name, resultRecord('C', '', lease.token, now, 'cancelled by CancelRun', ''), now, keepsFinish(def))
     end
     rcall('HINCRBY', statsKey, 'cancelled', 1)
     ended = true

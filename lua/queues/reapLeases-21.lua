@@ -66,6 +66,7 @@ local rcall = redis.call
 --@include trimDeadLetters
 --@include cronNext
 --@include memberKey
+--@include keepsFinish
 --@include finished
 --@include finishLease
 --@include wakeBlocked

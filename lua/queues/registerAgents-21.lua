@@ -120,6 +120,17 @@ local now = nowMs()
 local created, updated, deduplicated, keyed = 0, 0, 0, false
 local items = {}
 local function blocked(name) return rcall('HEXISTS', pendingKey, name) == 1 end
+-- What a new agent drops of an earlier agent of its name (a cron run, a kept finish) is looked
+-- for once per call: a queue that keeps none pays one EXISTS per call, not a write per agent.
+local cronSeen, resultsSeen
+local function anyCron()
+  if cronSeen == nil then cronSeen = rcall('EXISTS', cronKey) == 1 end
+  return cronSeen
+end
+local function anyResults()
+  if resultsSeen == nil then resultsSeen = rcall('EXISTS', resultsKey) == 1 end
+  return resultsSeen
+end
 local dueNames, dueDefs, dueAt = {}, {}, {} -- made due at once by this call: promoted if keyed
 local function wait(name, def, score)
   addWaiting(waitingKey, name, score, channel, queue)
@@ -164,7 +175,7 @@ for _, item in ipairs(A.agents) do
     rcall('HSET', defsKey, name, def)
   end
   if payload == '' then
-    rcall('HDEL', payloadsKey, name)
+    if existed then rcall('HDEL', payloadsKey, name) end
   else
     rcall('HSET', payloadsKey, name, payload)
   end
@@ -194,9 +205,11 @@ for _, item in ipairs(A.agents) do
     end
   else
     created = created + 1
-    rcall('HDEL', cronKey, name)
-    rcall('HDEL', resultsKey, name)
-    rcall('ZREM', resultsatKey, name)
+    if anyCron() then rcall('HDEL', cronKey, name) end
+    if anyResults() then
+      rcall('HDEL', resultsKey, name)
+      rcall('ZREM', resultsatKey, name)
+    end
     local depsKey = memberKey(depsBase, name)
     rcall('UNLINK', depsKey)
     if after ~= '' then

@@ -42,6 +42,7 @@ local rcall = redis.call
 --@include publish
 --@include nowMs
 --@include memberKey
+--@include keepsFinish
 --@include finished
 local waitingKey, defsKey, payloadsKey, streaksKey = K.waiting, K.defs, K.payloads, K.streaks
 local indexKey, dlqKey, dlqinfoKey, cronKey = K.index, K.dlq, K.dlqinfo, K.cron
@@ -58,7 +59,7 @@ for _, item in ipairs(A.agents) do
     removed = removed + 1
     rcall('HDEL', defsKey, name)
     dropParents(name, def)
-    finished(name, resultRecord('U', '', 0, now, '', ''), now)
+    finished(name, resultRecord('U', '', 0, now, '', ''), now, keepsFinish(def))
   end
   rcall('HDEL', payloadsKey, name)
   rcall('HDEL', streaksKey, name)

@@ -67,25 +67,31 @@ impl FromReply for OutboxRelease {
     }
 }
 
-/// What knownAgents answered: per name asked, whether it is known; then the trace context of
-/// the first names, as many as asked for.
+/// What knownAgents answered: per name asked, whether it is known and whether this call marked
+/// it; then the trace context of the first names, as many as asked for.
 pub(crate) struct KnownAgents {
     pub(crate) known: Vec<bool>,
+    pub(crate) marked: Vec<bool>,
     pub(crate) contexts: Vec<String>,
 }
 
 impl FromReply for KnownAgents {
-    /// `{ n, known (1 or 0) * n, traceparent* }`
+    /// `{ n, known (1 or 0) * n, marked (1 or 0) * n, traceparent* }`
     fn from_reply(mut r: Reply) -> Result<Self> {
         let n: usize = r.next()?;
         let known = (0..n).map(|_| Ok(r.next::<i64>()? == 1)).collect::<Result<_>>()?;
+        let marked = (0..n).map(|_| Ok(r.next::<i64>()? == 1)).collect::<Result<_>>()?;
         let mut contexts = Vec::new();
         while !r.is_empty() {
             contexts.push(r.next()?);
         }
-        Ok(KnownAgents { known, contexts })
+        Ok(KnownAgents { known, marked, contexts })
     }
 }
+
+/// Parents knownAgents marked for a Register, (physical queue, name): taken back if the
+/// Register is refused after the check (`Flows::unmark`).
+pub type Marks = Vec<(String, String)>;
 
 /// What attachChildren answered: per child, "" (attached), "m" (parent missing) or the
 /// parent's finish record.
@@ -101,11 +107,12 @@ impl FromReply for Attached {
     }
 }
 
-/// What awaitAgent answered: the kept finish, and where the agent is.
-pub(crate) struct Awaited(Option<FinishRecord>, AwaitState);
+/// What awaitAgent answered: the kept finish, where the agent is, and whether its next finish
+/// will be kept.
+pub(crate) struct Awaited(Option<FinishRecord>, AwaitState, bool);
 
 impl FromReply for Awaited {
-    /// `{ record or "", state }`
+    /// `{ record or "", state, keeps }`
     fn from_reply(mut r: Reply) -> Result<Self> {
         let record: Vec<u8> = r.next()?;
         let state = match r.next::<i64>()? {
@@ -116,7 +123,8 @@ impl FromReply for Awaited {
             4 => AwaitState::Blocked,
             _ => AwaitState::Detached,
         };
-        Ok(Awaited(FinishRecord::parse(&record), state))
+        let keeps = r.next::<i64>()? == 1;
+        Ok(Awaited(FinishRecord::parse(&record), state, keeps))
     }
 }
 
@@ -322,34 +330,82 @@ impl Flows {
     /// Which of `refs` (physical queue, name, traced) exist or have a finish kept; and for those
     /// `traced`, the trace context their definition carries ("" for none, or when only a finish
     /// is kept). Callers bound how many are traced (`trace::MAX_LINKS` per child).
-    pub async fn agents_known(&self, refs: &[(String, String, bool)]) -> Result<Vec<(bool, String)>> {
+    ///
+    /// When every one is known, those that exist are marked as parents about to have a child
+    /// (knownAgents' `mark`), so their finish is kept until the child is attached: in the same
+    /// script when one call asks about them all, else in a second pass once all are known (a
+    /// Register refused for an unknown parent writes nothing). Also answers the marks made, for
+    /// a Register refused later to take back ([`Flows::unmark`]).
+    pub async fn agents_known(&self, refs: &[(String, String, bool)]) -> Result<(Vec<(bool, String)>, Marks)> {
         let mut out = vec![(false, String::new()); refs.len()];
+        let mut marks = Marks::new();
         let mut by_queue: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for (i, (q, _, _)) in refs.iter().enumerate() {
             by_queue.entry(q).or_default().push(i);
         }
+        let step = self.policy.script_batch as usize * 4;
+        let mut steps = Vec::new();
         for (queue, mut positions) in by_queue {
-            let k = self.keys.queue(queue);
             // The traced first: each step asks for the trace context of its first names.
             positions.sort_by_key(|&i| !refs[i].2);
             // In script-sized steps: a fan-in of 10,000 parents is not one long script.
-            for chunk in positions.chunks(self.policy.script_batch as usize * 4) {
-                let traced = chunk.iter().take_while(|&&i| refs[i].2).count();
+            for chunk in positions.chunks(step) {
+                steps.push((queue, chunk.to_vec()));
+            }
+        }
+        let single = steps.len() == 1;
+        for (queue, chunk) in &steps {
+            let k = self.keys.queue(queue);
+            let traced = chunk.iter().take_while(|&&i| refs[i].2).count();
+            let names = chunk
+                .iter()
+                .map(|&i| calls::KnownAgentsNames { name: &refs[i].1, _item: Default::default() })
+                .collect();
+            let call = calls::KnownAgents { keys: &k, traced: traced as u64, mark: single, names };
+            let KnownAgents { known, marked, contexts } = self.call(Path::Dispatch, call).await?;
+            for (&i, known) in chunk.iter().zip(known) {
+                out[i].0 = known;
+            }
+            for (&i, _) in chunk.iter().zip(marked).filter(|(_, m)| *m) {
+                marks.push((refs[i].0.clone(), refs[i].1.clone()));
+            }
+            for (&i, context) in chunk[..traced].iter().zip(contexts) {
+                out[i].1 = context;
+            }
+        }
+        if !single && out.iter().all(|(known, _)| *known) {
+            for (queue, chunk) in &steps {
+                let k = self.keys.queue(queue);
                 let names = chunk
                     .iter()
                     .map(|&i| calls::KnownAgentsNames { name: &refs[i].1, _item: Default::default() })
                     .collect();
-                let call = calls::KnownAgents { keys: &k, traced: traced as u64, names };
-                let KnownAgents { known, contexts } = self.call(Path::Dispatch, call).await?;
-                for (&i, known) in chunk.iter().zip(known) {
-                    out[i].0 = known;
-                }
-                for (&i, context) in chunk[..traced].iter().zip(contexts) {
-                    out[i].1 = context;
+                let call = calls::KnownAgents { keys: &k, traced: 0, mark: true, names };
+                let KnownAgents { marked, .. } = self.call(Path::Dispatch, call).await?;
+                for (&i, _) in chunk.iter().zip(marked).filter(|(_, m)| *m) {
+                    marks.push((refs[i].0.clone(), refs[i].1.clone()));
                 }
             }
         }
-        Ok(out)
+        Ok((out, marks))
+    }
+
+    /// Takes back the marks of a Register refused after its parents were checked
+    /// (unmarkParents): a parent a child was attached to meanwhile keeps its mark.
+    pub async fn unmark(&self, marks: &Marks) -> Result<()> {
+        let mut by_queue: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for (q, n) in marks {
+            by_queue.entry(q).or_default().push(n);
+        }
+        for (queue, names) in by_queue {
+            let k = self.keys.queue(queue);
+            for chunk in names.chunks(self.policy.script_batch as usize * 4) {
+                let names =
+                    chunk.iter().map(|&name| calls::UnmarkParentsNames { name, _item: Default::default() }).collect();
+                self.call(Path::WriteBack, calls::UnmarkParents { keys: &k, names }).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Attaches new children of `child_queue` (physical) to their parents, applies the parents
@@ -535,17 +591,20 @@ impl Flows {
         Ok(self.call(Path::WriteBack, calls::AdvanceOutbox { keys: &k, before, settled }).await?.0)
     }
 
-    /// An agent's kept finish, or where it is; with `wait_ms` > 0 an agent that exists is marked
-    /// awaited for that long, so its finish is announced (a name with no agent writes nothing).
+    /// An agent's kept finish, or where it is, and whether its next finish will be kept (it
+    /// keeps its result, has children, or is awaited); with `wait_ms` > 0 an agent that exists
+    /// is marked awaited for that long, so its finish is kept and announced (a name with no
+    /// agent writes nothing).
     pub async fn await_read(
         &self,
         queue: &str,
         name: &str,
         wait_ms: u64,
-    ) -> Result<(Option<FinishRecord>, AwaitState)> {
+    ) -> Result<(Option<FinishRecord>, AwaitState, bool)> {
         let k = self.keys.queue(queue);
-        let Awaited(record, state) = self.call(Path::Dispatch, calls::AwaitAgent { keys: &k, name, wait_ms }).await?;
-        Ok((record, state))
+        let Awaited(record, state, keeps) =
+            self.call(Path::Dispatch, calls::AwaitAgent { keys: &k, name, wait_ms }).await?;
+        Ok((record, state, keeps))
     }
 
     /// The parents and first `children` children of agents of `queue` (physical).

@@ -193,6 +193,7 @@ pub(crate) fn agent_pb(def: AgentDef) -> pb::Agent {
         on_parent_failure: 0,
         idempotency_key: String::new(),
         idempotency_window: None,
+        keep_result: def.keep_result,
     }
 }
 

@@ -30,7 +30,8 @@ fn policy(field: &str, value: i32) -> Result<Option<ParentPolicy>> {
 }
 
 /// Checks an agent's parents and idempotency key (`field` is "agents[i]") and sets them on
-/// `def`: parents as physical queues, each with its policy.
+/// `def`: parents as physical queues, each with its policy. An agent of a queue listed in
+/// `results.keep_queues`, or with an idempotency key, keeps its finish (`AgentDef::keep_result`).
 pub(crate) fn parents_and_key(
     store: &Flows,
     config: &crate::config::Config,
@@ -40,6 +41,7 @@ pub(crate) fn parents_and_key(
     def: &mut AgentDef,
 ) -> Result<()> {
     validate::count(&format!("{field}.after"), a.after.len(), 0, MAX_PARENTS)?;
+    def.keep_result |= config.results.keeps(queue);
     let default = policy(&format!("{field}.on_parent_failure"), a.on_parent_failure)?.unwrap_or(ParentPolicy::Wait);
     let mut seen = HashSet::new();
     for (j, r) in a.after.iter().enumerate() {
@@ -90,6 +92,8 @@ pub(crate) fn parents_and_key(
         return Err(Error::invalid(format!("{field}.idempotency_window"), "must be at least 1 ms"));
     }
     def.idempotency = Some((a.idempotency_key.clone(), window));
+    // A later registration with the key answers this agent's finish.
+    def.keep_result = true;
     Ok(())
 }
 
@@ -137,8 +141,15 @@ pub(crate) fn check_cycles(queue: &str, store: &Flows, list: &str, defs: &[Agent
 /// Refuses parents that are neither agents of this call nor known to Redis (no agent, no
 /// finish kept): INVALID_ARGUMENT naming the first. Sets each agent's `parent_traceparents`:
 /// the trace context of its first `trace::MAX_LINKS` parents (in `after` order) that carry one,
-/// read in the same steps (an agent of this call: the context it is registered with).
-pub(crate) async fn check_parents_exist(queue: &str, store: &Flows, list: &str, defs: &mut [AgentDef]) -> Result<()> {
+/// read in the same steps (an agent of this call: the context it is registered with). A parent
+/// of this call keeps its finish (`keep_result`); parents outside it are marked (knownAgents),
+/// and answered, for a Register refused later to take the marks back (`Flows::unmark`).
+pub(crate) async fn check_parents_exist(
+    queue: &str,
+    store: &Flows,
+    list: &str,
+    defs: &mut [AgentDef],
+) -> Result<crate::flows::store::Marks> {
     let own: HashMap<(String, &str), usize> = defs
         .iter()
         .enumerate()
@@ -147,14 +158,16 @@ pub(crate) async fn check_parents_exist(queue: &str, store: &Flows, list: &str, 
     let mut refs = Vec::new();
     let mut fields = Vec::new();
     let mut contexts = vec![BTreeMap::new(); defs.len()];
+    let mut parents_here = Vec::new();
     for (i, d) in defs.iter().enumerate() {
         for (j, p) in d.after.iter().enumerate() {
             let traced = j < crate::trace::MAX_LINKS;
             match own.get(&(p.queue.clone(), p.name.as_str())) {
                 Some(&o) if traced && !defs[o].traceparent.is_empty() => {
+                    parents_here.push(o);
                     contexts[i].insert(format!("{}|{}", p.queue, p.name), defs[o].traceparent.clone());
                 }
-                Some(_) => {}
+                Some(&o) => parents_here.push(o),
                 None => {
                     refs.push((p.queue.clone(), p.name.clone(), traced));
                     fields.push((i, j));
@@ -162,8 +175,10 @@ pub(crate) async fn check_parents_exist(queue: &str, store: &Flows, list: &str, 
             }
         }
     }
+    let mut marks = Vec::new();
     if !refs.is_empty() {
-        let known = store.agents_known(&refs).await?;
+        let (known, marked) = store.agents_known(&refs).await?;
+        marks = marked;
         if let Some(k) = known.iter().position(|(k, _)| !k) {
             let (i, j) = fields[k];
             let (q, n, _) = &refs[k];
@@ -181,5 +196,11 @@ pub(crate) async fn check_parents_exist(queue: &str, store: &Flows, list: &str, 
     for (d, c) in defs.iter_mut().zip(contexts) {
         d.parent_traceparents = c;
     }
-    Ok(())
+    // A parent of this call may finish before its children are attached (they are attached
+    // after the call registers them all): its finish is kept for them. Parents outside the call
+    // were marked by knownAgents for the same reason.
+    for o in parents_here {
+        defs[o].keep_result = true;
+    }
+    Ok(marks)
 }

@@ -88,6 +88,12 @@ pub struct AgentDef {
     /// 0: unlimited.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub max_attempts: u32,
+    /// Keep the agent's finish (`Agent.keep_result`, or set by Baton at Register for an
+    /// idempotency key, a batch member, a parent named in the same call, a queue of
+    /// `results.keep_queues`); stored as `"keep":true` only when set, which the scripts look for
+    /// (keepsFinish): a plain one-shot's finish writes nothing.
+    #[serde(default, rename = "keep", skip_serializing_if = "std::ops::Not::not")]
+    pub keep_result: bool,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
     #[serde(skip)]

@@ -106,6 +106,7 @@ impl AgentServiceImpl {
             timeout_ms,
             error_interval_ms,
             max_attempts: a.max_attempts,
+            keep_result: a.keep_result,
             labels: a.labels.clone().into_iter().collect(),
             payload: a.payload.clone(),
             cron: a.cron.clone(),
@@ -151,6 +152,25 @@ impl AgentServiceImpl {
     fn wait(&self, wait: Option<&prost_types::Duration>) -> Result<Duration> {
         let ms = validate::wait_ms("wait", wait, self.config.limits.max_wait_ms)?;
         Ok(Duration::from_millis(ms))
+    }
+
+    /// A Register refused after its parents were checked writes nothing: the marks the check
+    /// made go (a failure to take them back only keeps those parents' next finish).
+    async fn take_back(&self, marks: &crate::flows::store::Marks) {
+        if marks.is_empty() {
+            return;
+        }
+        if let Err(e) = self.store.flows.unmark(marks).await {
+            tracing::warn!(error = %e, "taking back parents' marks of a refused Register");
+        }
+    }
+
+    /// [`Self::take_back`] when `e` refused the call (nothing of it was written); after any other
+    /// error the marks stay (the call may have been applied).
+    async fn unmark_refused(&self, e: &Error, marks: &crate::flows::store::Marks) {
+        if matches!(e, Error::ParentsFixed { .. } | Error::Overloaded { .. }) {
+            self.take_back(marks).await;
+        }
     }
 
     pub(crate) fn max_batch(&self) -> usize {
@@ -258,13 +278,23 @@ impl AgentService for AgentServiceImpl {
                 )?;
                 defs.push(def);
             }
+            let mut marks = Vec::new();
             if defs.iter().any(|d| !d.after.is_empty()) {
                 crate::queues::parents::check_cycles(&req.queue, &self.store.flows, "agents", &defs)?;
-                crate::queues::parents::check_parents_exist(&req.queue, &self.store.flows, "agents", &mut defs).await?;
+                marks = crate::queues::parents::check_parents_exist(&req.queue, &self.store.flows, "agents", &mut defs)
+                    .await?;
             }
-            let _place = self.admission.admit("Register")?;
-            let done = (self.store.register(&req.queue, &defs, req.reset_schedule, &req.request_id).await)
-                .map_err(|e| parents_fixed_field(e, "agents", &defs))?;
+            let done = match self.admission.admit("Register") {
+                Ok(_place) => self.store.register(&req.queue, &defs, req.reset_schedule, &req.request_id).await,
+                Err(e) => Err(e),
+            };
+            let done = match done {
+                Ok(done) => done,
+                Err(e) => {
+                    self.unmark_refused(&e, &marks).await;
+                    return Err(parents_fixed_field(e, "agents", &defs));
+                }
+            };
             link_created(&defs, &done);
             metrics::counter!("baton_agents_registered_total", "queue" => req.queue.clone())
                 .increment(done.created as u64);
@@ -564,21 +594,28 @@ impl AgentService for AgentServiceImpl {
             let waiter = if wait.is_zero() { None } else { Some(self.wakeups.await_finish(&shard, &req.name).await?) };
             loop {
                 let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-                let (finish, state) = self.store.flows.await_read(&shard, &req.name, left.as_millis() as u64).await?;
+                let (finish, state, keeps) =
+                    self.store.flows.await_read(&shard, &req.name, left.as_millis() as u64).await?;
                 if let Some(f) = finish.filter(|f| f.token == 0 || f.token > req.after_token) {
                     return Ok(Response::new(pb::AwaitResponse {
                         done: true,
                         result: Some(crate::flows::service::result_pb(&shard, &req.name, f)),
                         state: 0,
+                        result_not_kept: false,
                     }));
                 }
                 if state == crate::flows::store::AwaitState::Missing {
-                    return Err(Error::NotFound(format!("agent {:?} in queue {:?}", req.name, req.queue)));
+                    return Err(Error::NotFound(format!(
+                        "agent {:?} in queue {:?}: no such agent, and no finish of it is kept (an agent \
+                         that finished without keep_result, an awaiter or children keeps none)",
+                        req.name, req.queue
+                    )));
                 }
                 let not_done = pb::AwaitResponse {
                     done: false,
                     result: None,
                     state: crate::flows::service::await_state_pb(state) as i32,
+                    result_not_kept: !keeps,
                 };
                 let Some(waiter) = &waiter else { return Ok(Response::new(not_done)) };
                 if left.is_zero() {
@@ -609,23 +646,11 @@ impl AgentService for AgentServiceImpl {
             validate::name("callback_queue", &callback_queue)?;
             let mut seen = HashSet::new();
             let mut members = self.defs(&req.queue, "agents", &req.agents, &incoming, &mut seen)?;
+            // A member may finish before the batch is attached to it: its finish is kept for the
+            // batch to count.
+            members.iter_mut().for_each(|d| d.keep_result = true);
             let mut on_success = self.defs(&callback_queue, "on_success", &req.on_success, &incoming, &mut seen)?;
             let mut on_complete = self.defs(&callback_queue, "on_complete", &req.on_complete, &incoming, &mut seen)?;
-            crate::queues::parents::check_parents_exist(&req.queue, &self.store.flows, "agents", &mut members).await?;
-            crate::queues::parents::check_parents_exist(
-                &callback_queue,
-                &self.store.flows,
-                "on_success",
-                &mut on_success,
-            )
-            .await?;
-            crate::queues::parents::check_parents_exist(
-                &callback_queue,
-                &self.store.flows,
-                "on_complete",
-                &mut on_complete,
-            )
-            .await?;
             let shard = |queue: &str, name: &str| {
                 self.store.shard_of(crate::store::SourceKind::Queue, queue, name).into_owned()
             };
@@ -649,14 +674,39 @@ impl AgentService for AgentServiceImpl {
                     ));
                 }
             }
-            let _place = self.admission.admit("RegisterBatch")?;
+            // Parents last among the checks: they mark the parents (check_parents_exist), and a
+            // call refused after that takes the marks back.
+            let flows = &self.store.flows;
+            let mut marks =
+                crate::queues::parents::check_parents_exist(&req.queue, flows, "agents", &mut members).await?;
+            for (list, defs) in [("on_success", &mut on_success), ("on_complete", &mut on_complete)] {
+                match crate::queues::parents::check_parents_exist(&callback_queue, flows, list, defs).await {
+                    Ok(m) => marks.extend(m),
+                    Err(e) => {
+                        self.take_back(&marks).await;
+                        return Err(e);
+                    }
+                }
+            }
+            let _place = match self.admission.admit("RegisterBatch") {
+                Ok(place) => place,
+                Err(e) => {
+                    self.unmark_refused(&e, &marks).await;
+                    return Err(e);
+                }
+            };
             // Members first (a crash after leaves them out of the batch; a retry adds them),
             // then the batch counts them — the key's holder for a deduplicated one.
             let done = if members.is_empty() {
                 crate::flows::store::RegisterAnswer::default()
             } else {
-                (self.store.register(&req.queue, &members, false, "").await)
-                    .map_err(|e| parents_fixed_field(e, "agents", &members))?
+                match self.store.register(&req.queue, &members, false, "").await {
+                    Ok(done) => done,
+                    Err(e) => {
+                        self.unmark_refused(&e, &marks).await;
+                        return Err(parents_fixed_field(e, "agents", &members));
+                    }
+                }
             };
             link_created(&members, &done);
             let joined: Vec<(String, String)> =

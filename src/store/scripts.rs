@@ -34,7 +34,6 @@ const READ_ONLY: &[&str] = &[
     "readLeader",
     "readHistory",
     "readFamily",
-    "knownAgents",
     "readBatch",
 ];
 

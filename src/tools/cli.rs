@@ -885,8 +885,13 @@ async fn await_agent(c: &Client, t: &Target, queue: &str, name: &str, wait_ms: u
         }
     };
     let Some(r) = answer.result.clone().filter(|_| answer.done) else {
+        let kept = if answer.result_not_kept {
+            "; it keeps no result: only an Await that waits for its finish sees it (--wait-ms, or keep_result)"
+        } else {
+            ""
+        };
         return Err(CliError::NotFinished(format!(
-            "{queue}/{name} has not finished (it is {})",
+            "{queue}/{name} has not finished (it is {}){kept}",
             state_name(answer.state)
         )));
     };

@@ -275,7 +275,7 @@ async fn parents_are_answered_and_fixed_at_creation() {
 async fn await_after_a_retried_dead_letter_waits_for_the_new_run() {
     let mut env = Env::start().await;
     let mut admin = AdminServiceClient::new(env.baton.channel().await);
-    let flaky = |name: &str| pb::Agent { max_attempts: 1, ..one_shot(name) };
+    let flaky = |name: &str| pb::Agent { max_attempts: 1, keep_result: true, ..one_shot(name) };
     register(&mut env.client, "rq", vec![flaky("retried"), flaky("reset")]).await;
     for l in acquire_n(&mut env, "rq", 2).await {
         assert!(complete_with(&mut env, &l, pb::Outcome::Unknown, b"").await.dead_lettered);
@@ -317,11 +317,13 @@ async fn a_parents_failure_applies_each_childs_policy() {
         "q",
         vec![
             after("waits", &[("", "p")], pb::ParentFailure::Wait),
-            after("cancels", &[("", "p")], pb::ParentFailure::Cancel),
+            // Its finish is read below: kept (a parent of the same call keeps it anyway).
+            pb::Agent { keep_result: true, ..after("cancels", &[("", "p")], pb::ParentFailure::Cancel) },
             after("runs", &[("", "p")], pb::ParentFailure::RunAnyway),
             // A grandchild of the cancelled one: the cancel cascades to it as a failure.
             pb::Agent {
                 on_parent_failure: pb::ParentFailure::Cancel as i32,
+                keep_result: true,
                 ..after("grand", &[("", "cancels")], pb::ParentFailure::Unspecified)
             },
         ],
@@ -461,7 +463,8 @@ async fn a_batch_counts_its_members_and_runs_each_callback_once() {
         queue: "work".into(),
         agents: vec![one_shot("m-0"), one_shot("m-1"), flaky],
         callback_queue: "cb".into(),
-        on_success: vec![one_shot("all-good")],
+        // Its cancelled finish is read below, after the fact: kept.
+        on_success: vec![pb::Agent { keep_result: true, ..one_shot("all-good") }],
         on_complete: vec![one_shot("report")],
         close: false,
     };
@@ -583,7 +586,8 @@ async fn a_one_shot_parents_cancelled_run_is_a_finish_for_its_children() {
     register(&mut env.client, "cr", vec![one_shot("parent")]).await;
     let kids = vec![
         after("anyway", &[("cr", "parent")], pb::ParentFailure::RunAnyway),
-        after("dropped", &[("cr", "parent")], pb::ParentFailure::Cancel),
+        // Cancelled before the Await below may start waiting: its finish is kept for it.
+        pb::Agent { keep_result: true, ..after("dropped", &[("cr", "parent")], pb::ParentFailure::Cancel) },
     ];
     register_call(&mut env, "cr-kids", kids).await.unwrap();
     let lease = acquire_n(&mut env, "cr", 1).await.pop().unwrap();
@@ -821,4 +825,158 @@ async fn a_lease_whose_parents_cannot_be_read_is_given_back() {
     let waiting: Option<f64> =
         redis::cmd("ZSCORE").arg("baton:{q:down}:waiting").arg("child").query_async(&mut conn).await.unwrap();
     assert_eq!((working.is_some(), waiting.is_some()), (false, true), "the child waits again, held by nobody");
+}
+
+/// Whether the queue keeps a finish of `name` (its results hash), and how many it keeps.
+async fn kept(env: &Env, queue: &str, name: &str) -> (bool, i64) {
+    let mut conn = env.redis.conn().await;
+    let key = format!("baton:{{q:{queue}}}:results");
+    let one: bool = redis::cmd("HEXISTS").arg(&key).arg(name).query_async(&mut conn).await.unwrap();
+    let all: i64 = redis::cmd("HLEN").arg(&key).query_async(&mut conn).await.unwrap();
+    (one, all)
+}
+
+/// Acquires `n` leases and completes each with `result`.
+async fn drain(env: &mut Env, queue: &str, n: usize, result: &[u8]) -> Vec<pb::Lease> {
+    let leases = acquire_n(env, queue, n).await;
+    assert_eq!(leases.len(), n);
+    for l in &leases {
+        assert!(complete_with(env, l, pb::Outcome::Success, result).await.removed);
+    }
+    leases
+}
+
+// A plain one-shot agent's finish is read by nobody: draining such agents writes no finish
+// record (the queue's results hash and its time index never exist), and an Await after them
+// says that no finish of them is kept.
+#[tokio::test]
+async fn a_plain_drain_leaves_no_finish_records() {
+    let mut env = Env::start().await;
+    let n = 20;
+    register(&mut env.client, "plain", (0..n).map(|i| one_shot(&format!("job-{i}"))).collect()).await;
+    drain(&mut env, "plain", n, b"ok").await;
+    let mut conn = env.redis.conn().await;
+    for key in ["baton:{q:plain}:results", "baton:{q:plain}:resultsat"] {
+        let exists: bool = redis::cmd("EXISTS").arg(key).query_async(&mut conn).await.unwrap();
+        assert!(!exists, "{key} written by a plain drain of {n} one-shots");
+    }
+    let e = await_now(&mut env, "plain", "job-0").await.unwrap_err();
+    assert_eq!(e.code(), Code::NotFound);
+    assert!(e.message().contains("no finish of it is kept"), "{}", e.message());
+}
+
+// A finish someone can read is kept: an agent an Await waits for, a parent with a child
+// attached, a parent named by a child registered later (in another call), and a parent named
+// by a child of the same call. Each finishes while only that reader makes it kept.
+#[tokio::test]
+async fn an_awaited_or_parent_agents_finish_is_kept() {
+    let mut env = Env::start().await;
+    // Awaited: an Await with a wait is held while the agent runs.
+    register(&mut env.client, "q", vec![one_shot("awaited")]).await;
+    let lease = acquire_n(&mut env, "q", 1).await.pop().unwrap();
+    let mut waiter = env.client.clone();
+    let held = tokio::spawn(async move {
+        let req = pb::AwaitRequest { queue: "q".into(), name: "awaited".into(), wait: dur(60_000), after_token: 0 };
+        waiter.r#await(req).await.unwrap().into_inner()
+    });
+    let e = &env;
+    eventually(Duration::from_secs(20), "the Await marked the agent", || async move {
+        let mut conn = e.redis.conn().await;
+        let n: i64 = redis::cmd("ZCARD").arg("baton:{q:q}:awaited").query_async(&mut conn).await.unwrap();
+        n == 1
+    })
+    .await;
+    complete_with(&mut env, &lease, pb::Outcome::Success, b"seen").await;
+    let answer = tokio::time::timeout(Duration::from_secs(30), held).await.unwrap().unwrap();
+    assert_eq!(answer.result.unwrap().result, b"seen");
+    assert_eq!(kept(&env, "q", "awaited").await, (true, 1), "the awaited finish is kept");
+
+    // Parents: "p1" with a child registered in another call, "p2" with a child in the same call.
+    register(&mut env.client, "q", vec![one_shot("p1")]).await;
+    register(&mut env.client, "q", vec![after("c1", &[("", "p1")], pb::ParentFailure::Unspecified)]).await;
+    register(&mut env.client, "q", vec![one_shot("p2"), after("c2", &[("", "p2")], pb::ParentFailure::Unspecified)])
+        .await;
+    let parents = drain(&mut env, "q", 2, b"parent").await;
+    let mut names: Vec<&str> = parents.iter().map(|l| l.name.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["p1", "p2"]);
+    assert!(kept(&env, "q", "p1").await.0, "a parent's finish is kept");
+    assert!(kept(&env, "q", "p2").await.0, "a parent of the same call keeps its finish");
+    // The children ran with their parents' results, and, plain themselves, keep nothing.
+    let children = drain(&mut env, "q", 2, b"child").await;
+    assert!(children.iter().all(|l| l.parents.len() == 1 && l.parents[0].result == b"parent"), "{children:?}");
+    assert!(!kept(&env, "q", "c1").await.0);
+    assert!(!kept(&env, "q", "c2").await.0);
+}
+
+// A parent named by a child whose Register is refused (another parent is unknown) is not
+// marked: the refused call writes nothing, and the parent's finish is not kept.
+#[tokio::test]
+async fn a_refused_child_marks_no_parent() {
+    let mut env = Env::start().await;
+    register(&mut env.client, "q", vec![one_shot("p")]).await;
+    let before = env.redis.snapshot().await;
+    let e = register_call(&mut env, "q", vec![after("c", &[("", "p"), ("", "ghost")], pb::ParentFailure::Unspecified)])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert_eq!(env.redis.snapshot().await, before, "a refused Register wrote to Redis");
+    drain(&mut env, "q", 1, b"").await;
+    assert_eq!(kept(&env, "q", "p").await, (false, 0));
+}
+
+// An agent that asks to keep its result (Agent.keep_result), and every agent of a queue listed
+// in results.keep_queues, keeps its finish with nobody waiting for it; a late Await answers it.
+#[tokio::test]
+async fn a_keep_result_agents_finish_is_kept() {
+    let mut config = test_config();
+    config.results.keep_queues = "other, reports".into();
+    let mut env = Env::with_config(config).await;
+    register(&mut env.client, "q", vec![pb::Agent { keep_result: true, ..one_shot("asked") }, one_shot("plain")]).await;
+    register(&mut env.client, "reports", vec![one_shot("nightly")]).await;
+    assert!(state(&mut env, "q", "asked").await.agent.unwrap().keep_result);
+    assert!(state(&mut env, "reports", "nightly").await.agent.unwrap().keep_result, "set by the queue's setting");
+    assert!(!state(&mut env, "q", "plain").await.agent.unwrap().keep_result);
+    drain(&mut env, "q", 2, b"mine").await;
+    drain(&mut env, "reports", 1, b"report").await;
+    assert_eq!(kept(&env, "q", "asked").await, (true, 1), "only the agent that asked keeps its finish");
+    assert_eq!(kept(&env, "reports", "nightly").await, (true, 1));
+    let late = await_now(&mut env, "q", "asked").await.unwrap();
+    assert!(late.done && !late.result_not_kept, "{late:?}");
+    assert_eq!(late.result.unwrap().result, b"mine");
+    assert_eq!(await_now(&mut env, "reports", "nightly").await.unwrap().result.unwrap().result, b"report");
+}
+
+// Await without a wait on an agent that keeps no result answers at once: not done, its state,
+// and result_not_kept; an agent that keeps its result, or one an Await with a wait is waiting
+// for, answers result_not_kept false.
+#[tokio::test]
+async fn await_on_a_plain_agent_without_a_wait_says_no_result_is_kept() {
+    let mut env = Env::start().await;
+    register(&mut env.client, "q", vec![one_shot("plain"), pb::Agent { keep_result: true, ..one_shot("keeps") }]).await;
+    let plain = await_now(&mut env, "q", "plain").await.unwrap();
+    assert!(!plain.done && plain.result.is_none(), "{plain:?}");
+    assert_eq!(plain.state, pb::AgentState::Waiting as i32);
+    assert!(plain.result_not_kept, "a plain agent says no result is kept: {plain:?}");
+    let keeps = await_now(&mut env, "q", "keeps").await.unwrap();
+    assert!(!keeps.done && !keeps.result_not_kept, "{keeps:?}");
+    // While an Await with a wait is waiting for it, its finish will be kept.
+    let mut waiter = env.client.clone();
+    let held = tokio::spawn(async move {
+        let req = pb::AwaitRequest { queue: "q".into(), name: "plain".into(), wait: dur(60_000), after_token: 0 };
+        waiter.r#await(req).await.unwrap().into_inner()
+    });
+    let e = &env;
+    eventually(Duration::from_secs(20), "the Await marked the agent", || async move {
+        let mut conn = e.redis.conn().await;
+        let n: i64 = redis::cmd("ZCARD").arg("baton:{q:q}:awaited").query_async(&mut conn).await.unwrap();
+        n == 1
+    })
+    .await;
+    let now = await_now(&mut env, "q", "plain").await.unwrap();
+    assert!(!now.done && !now.result_not_kept, "awaited by another call: {now:?}");
+    let leases = drain(&mut env, "q", 2, b"").await;
+    let answer = tokio::time::timeout(Duration::from_secs(30), held).await.unwrap().unwrap();
+    assert!(answer.done, "{answer:?}");
+    assert_eq!(answer.result.unwrap().token, leases.iter().find(|l| l.name == "plain").unwrap().token);
 }

@@ -408,8 +408,9 @@ type Agent struct {
 	// (a one-shot parent's success, or a recurring parent's next success after this agent was
 	// registered); then it is due at once. What a parent's failure does (dead-lettered,
 	// unregistered, cancelled) is its reference's on_failure, else this agent's
-	// on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-	// agent is registered, and may be agents of the same Register call; a cycle among them is
+	// on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+	// finished before the child's Register counts only if it kept its result, see keep_result)
+	// when the agent is registered, and may be agents of the same Register call; a cycle among them is
 	// INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
 	// empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
 	// creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -430,8 +431,18 @@ type Agent struct {
 	// idempotency_window is how long the key holds from the first registration; absent: the
 	// server's dedup.default_window_ms. At most dedup.max_window_ms.
 	IdempotencyWindow *durationpb.Duration `protobuf:"bytes,17,opt,name=idempotency_window,json=idempotencyWindow,proto3" json:"idempotency_window,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// keep_result keeps the agent's finish (AgentResult, with the result its worker sent) for the
+	// server's results.retention_ms after it, for an Await that comes later. A plain one-shot
+	// agent keeps none: its finish writes nothing, and an Await after it finds no such agent.
+	// Kept without asking: the finish of an agent with an idempotency key, a member of a batch, an
+	// agent named as a parent (Agent.after) or with children attached, an agent an Await with a
+	// `wait` is waiting for, a recurring agent (interval or cron: its latest run), and every agent
+	// of a queue listed in the server's results.keep_queues. GetAgent answers true also when
+	// Baton set it for one of these reasons at Register (not for a recurring agent or an
+	// awaiter).
+	KeepResult    bool `protobuf:"varint,18,opt,name=keep_result,json=keepResult,proto3" json:"keep_result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Agent) Reset() {
@@ -581,6 +592,13 @@ func (x *Agent) GetIdempotencyWindow() *durationpb.Duration {
 		return x.IdempotencyWindow
 	}
 	return nil
+}
+
+func (x *Agent) GetKeepResult() bool {
+	if x != nil {
+		return x.KeepResult
+	}
+	return false
 }
 
 // AgentRef names an agent of any queue, as a parent in Agent.after; in answers, also a batch
@@ -3291,7 +3309,11 @@ type AwaitResponse struct {
 	// result of the finish; absent when not done.
 	Result *AgentResult `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
 	// state of the agent when not done.
-	State         AgentState `protobuf:"varint,3,opt,name=state,proto3,enum=baton.v1.AgentState" json:"state,omitempty"`
+	State AgentState `protobuf:"varint,3,opt,name=state,proto3,enum=baton.v1.AgentState" json:"state,omitempty"`
+	// result_not_kept is true when not done and the agent's finish will not be kept: it keeps no
+	// result (Agent.keep_result) and no Await with a wait is waiting for it now, so only an Await
+	// that waits for the finish will see it. False when done, and when the finish will be kept.
+	ResultNotKept bool `protobuf:"varint,4,opt,name=result_not_kept,json=resultNotKept,proto3" json:"result_not_kept,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3345,6 +3367,13 @@ func (x *AwaitResponse) GetState() AgentState {
 		return x.State
 	}
 	return AgentState_AGENT_STATE_UNSPECIFIED
+}
+
+func (x *AwaitResponse) GetResultNotKept() bool {
+	if x != nil {
+		return x.ResultNotKept
+	}
+	return false
 }
 
 // RegisterBatchRequest adds members to a batch, creating it on the first call.
@@ -3829,7 +3858,7 @@ var File_baton_v1_agent_proto protoreflect.FileDescriptor
 
 const file_baton_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x14baton/v1/agent.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x87\x06\n" +
+	"\x14baton/v1/agent.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\x06\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x125\n" +
 	"\binterval\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\binterval\x123\n" +
@@ -3848,7 +3877,9 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x05after\x18\x0e \x03(\v2\x12.baton.v1.AgentRefR\x05after\x12C\n" +
 	"\x11on_parent_failure\x18\x0f \x01(\x0e2\x17.baton.v1.ParentFailureR\x0fonParentFailure\x12'\n" +
 	"\x0fidempotency_key\x18\x10 \x01(\tR\x0eidempotencyKey\x12H\n" +
-	"\x12idempotency_window\x18\x11 \x01(\v2\x19.google.protobuf.DurationR\x11idempotencyWindow\x1a9\n" +
+	"\x12idempotency_window\x18\x11 \x01(\v2\x19.google.protobuf.DurationR\x11idempotencyWindow\x12\x1f\n" +
+	"\vkeep_result\x18\x12 \x01(\bR\n" +
+	"keepResult\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x82\x01\n" +
@@ -4052,11 +4083,12 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12-\n" +
 	"\x04wait\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x04wait\x12\x1f\n" +
 	"\vafter_token\x18\x04 \x01(\x04R\n" +
-	"afterToken\"~\n" +
+	"afterToken\"\xa6\x01\n" +
 	"\rAwaitResponse\x12\x12\n" +
 	"\x04done\x18\x01 \x01(\bR\x04done\x12-\n" +
 	"\x06result\x18\x02 \x01(\v2\x15.baton.v1.AgentResultR\x06result\x12*\n" +
-	"\x05state\x18\x03 \x01(\x0e2\x14.baton.v1.AgentStateR\x05state\"\x8a\x02\n" +
+	"\x05state\x18\x03 \x01(\x0e2\x14.baton.v1.AgentStateR\x05state\x12&\n" +
+	"\x0fresult_not_kept\x18\x04 \x01(\bR\rresultNotKept\"\x8a\x02\n" +
 	"\x14RegisterBatchRequest\x12\x14\n" +
 	"\x05batch\x18\x01 \x01(\tR\x05batch\x12\x14\n" +
 	"\x05queue\x18\x02 \x01(\tR\x05queue\x12'\n" +

@@ -146,8 +146,14 @@ type AgentServiceClient interface {
 	CancelRun(ctx context.Context, in *CancelRunRequest, opts ...grpc.CallOption) (*CancelRunResponse, error)
 	// Await waits for an agent to finish and answers its result: how it finished (succeeded,
 	// dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
-	// its worker sent with Complete. A finish is kept for the server's results.retention_ms after
-	// it, so an Await that comes late still gets it. Await answers the latest finish kept; to wait
+	// its worker sent with Complete. A finish is kept only where someone can read it
+	// (Agent.keep_result says where): then it is kept for the server's results.retention_ms after
+	// it, so an Await that comes late still gets it. An Await with a `wait` makes the finish of
+	// the agent it waits for be kept, so it is answered whether the agent keeps its result or
+	// not. Without a wait, an agent that keeps no result answers done false with
+	// result_not_kept true: its finish will not be seen by an Await that does not wait for it;
+	// once such a one-shot agent has finished it is gone (NOT_FOUND, saying that no finish of it
+	// is kept). Await answers the latest finish kept; to wait
 	// for a run after one already seen (a recurring agent finishes at each success; any agent may
 	// be registered again under its name), pass that finish's token as after_token. Putting a
 	// dead-lettered agent back (RetryDeadLetter, or Register with reset_schedule) drops its kept
@@ -447,8 +453,14 @@ type AgentServiceServer interface {
 	CancelRun(context.Context, *CancelRunRequest) (*CancelRunResponse, error)
 	// Await waits for an agent to finish and answers its result: how it finished (succeeded,
 	// dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
-	// its worker sent with Complete. A finish is kept for the server's results.retention_ms after
-	// it, so an Await that comes late still gets it. Await answers the latest finish kept; to wait
+	// its worker sent with Complete. A finish is kept only where someone can read it
+	// (Agent.keep_result says where): then it is kept for the server's results.retention_ms after
+	// it, so an Await that comes late still gets it. An Await with a `wait` makes the finish of
+	// the agent it waits for be kept, so it is answered whether the agent keeps its result or
+	// not. Without a wait, an agent that keeps no result answers done false with
+	// result_not_kept true: its finish will not be seen by an Await that does not wait for it;
+	// once such a one-shot agent has finished it is gone (NOT_FOUND, saying that no finish of it
+	// is kept). Await answers the latest finish kept; to wait
 	// for a run after one already seen (a recurring agent finishes at each success; any agent may
 	// be registered again under its name), pass that finish's token as after_token. Putting a
 	// dead-lettered agent back (RetryDeadLetter, or Register with reset_schedule) drops its kept

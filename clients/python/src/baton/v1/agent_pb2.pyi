@@ -75,7 +75,7 @@ AGENT_STATE_DEAD_LETTERED: AgentState
 AGENT_STATE_BLOCKED: AgentState
 
 class Agent(_message.Message):
-    __slots__ = ("name", "interval", "timeout", "error_interval", "payload", "labels", "max_attempts", "cron", "time_zone", "catch_up", "key", "priority", "traceparent", "after", "on_parent_failure", "idempotency_key", "idempotency_window")
+    __slots__ = ("name", "interval", "timeout", "error_interval", "payload", "labels", "max_attempts", "cron", "time_zone", "catch_up", "key", "priority", "traceparent", "after", "on_parent_failure", "idempotency_key", "idempotency_window", "keep_result")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -100,6 +100,7 @@ class Agent(_message.Message):
     ON_PARENT_FAILURE_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_WINDOW_FIELD_NUMBER: _ClassVar[int]
+    KEEP_RESULT_FIELD_NUMBER: _ClassVar[int]
     name: str
     interval: _duration_pb2.Duration
     timeout: _duration_pb2.Duration
@@ -117,7 +118,8 @@ class Agent(_message.Message):
     on_parent_failure: ParentFailure
     idempotency_key: str
     idempotency_window: _duration_pb2.Duration
-    def __init__(self, name: _Optional[str] = ..., interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., error_interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., payload: _Optional[bytes] = ..., labels: _Optional[_Mapping[str, str]] = ..., max_attempts: _Optional[int] = ..., cron: _Optional[str] = ..., time_zone: _Optional[str] = ..., catch_up: _Optional[_Union[CatchUp, str]] = ..., key: _Optional[str] = ..., priority: _Optional[int] = ..., traceparent: _Optional[str] = ..., after: _Optional[_Iterable[_Union[AgentRef, _Mapping]]] = ..., on_parent_failure: _Optional[_Union[ParentFailure, str]] = ..., idempotency_key: _Optional[str] = ..., idempotency_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    keep_result: bool
+    def __init__(self, name: _Optional[str] = ..., interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., error_interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., payload: _Optional[bytes] = ..., labels: _Optional[_Mapping[str, str]] = ..., max_attempts: _Optional[int] = ..., cron: _Optional[str] = ..., time_zone: _Optional[str] = ..., catch_up: _Optional[_Union[CatchUp, str]] = ..., key: _Optional[str] = ..., priority: _Optional[int] = ..., traceparent: _Optional[str] = ..., after: _Optional[_Iterable[_Union[AgentRef, _Mapping]]] = ..., on_parent_failure: _Optional[_Union[ParentFailure, str]] = ..., idempotency_key: _Optional[str] = ..., idempotency_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., keep_result: _Optional[bool] = ...) -> None: ...
 
 class AgentRef(_message.Message):
     __slots__ = ("queue", "name", "on_failure", "batch")
@@ -552,14 +554,16 @@ class AwaitRequest(_message.Message):
     def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., after_token: _Optional[int] = ...) -> None: ...
 
 class AwaitResponse(_message.Message):
-    __slots__ = ("done", "result", "state")
+    __slots__ = ("done", "result", "state", "result_not_kept")
     DONE_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
+    RESULT_NOT_KEPT_FIELD_NUMBER: _ClassVar[int]
     done: bool
     result: AgentResult
     state: AgentState
-    def __init__(self, done: _Optional[bool] = ..., result: _Optional[_Union[AgentResult, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ...) -> None: ...
+    result_not_kept: bool
+    def __init__(self, done: _Optional[bool] = ..., result: _Optional[_Union[AgentResult, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ..., result_not_kept: _Optional[bool] = ...) -> None: ...
 
 class RegisterBatchRequest(_message.Message):
     __slots__ = ("batch", "queue", "agents", "callback_queue", "on_success", "on_complete", "close")

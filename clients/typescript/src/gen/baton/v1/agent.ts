@@ -439,8 +439,9 @@ export interface Agent {
    * (a one-shot parent's success, or a recurring parent's next success after this agent was
    * registered); then it is due at once. What a parent's failure does (dead-lettered,
    * unregistered, cancelled) is its reference's on_failure, else this agent's
-   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+   * finished before the child's Register counts only if it kept its result, see keep_result)
+   * when the agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
    * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
    * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -467,7 +468,21 @@ export interface Agent {
    * idempotency_window is how long the key holds from the first registration; absent: the
    * server's dedup.default_window_ms. At most dedup.max_window_ms.
    */
-  idempotencyWindow: Duration | undefined;
+  idempotencyWindow:
+    | Duration
+    | undefined;
+  /**
+   * keep_result keeps the agent's finish (AgentResult, with the result its worker sent) for the
+   * server's results.retention_ms after it, for an Await that comes later. A plain one-shot
+   * agent keeps none: its finish writes nothing, and an Await after it finds no such agent.
+   * Kept without asking: the finish of an agent with an idempotency key, a member of a batch, an
+   * agent named as a parent (Agent.after) or with children attached, an agent an Await with a
+   * `wait` is waiting for, a recurring agent (interval or cron: its latest run), and every agent
+   * of a queue listed in the server's results.keep_queues. GetAgent answers true also when
+   * Baton set it for one of these reasons at Register (not for a recurring agent or an
+   * awaiter).
+   */
+  keepResult: boolean;
 }
 
 export interface Agent_LabelsEntry {
@@ -1107,6 +1122,12 @@ export interface AwaitResponse {
     | undefined;
   /** state of the agent when not done. */
   state: AgentState;
+  /**
+   * result_not_kept is true when not done and the agent's finish will not be kept: it keeps no
+   * result (Agent.keep_result) and no Await with a wait is waiting for it now, so only an Await
+   * that waits for the finish will see it. False when done, and when the finish will be kept.
+   */
+  resultNotKept: boolean;
 }
 
 /** RegisterBatchRequest adds members to a batch, creating it on the first call. */
@@ -1213,6 +1234,7 @@ function createBaseAgent(): Agent {
     onParentFailure: 0,
     idempotencyKey: "",
     idempotencyWindow: undefined,
+    keepResult: false,
   };
 }
 
@@ -1268,6 +1290,9 @@ export const Agent: MessageFns<Agent> = {
     }
     if (message.idempotencyWindow !== undefined) {
       Duration.encode(message.idempotencyWindow, writer.uint32(138).fork()).join();
+    }
+    if (message.keepResult !== false) {
+      writer.uint32(144).bool(message.keepResult);
     }
     return writer;
   },
@@ -1424,6 +1449,14 @@ export const Agent: MessageFns<Agent> = {
             message.idempotencyWindow = Duration.decode(reader, reader.uint32());
             continue;
           }
+          case 18: {
+            if (tag !== 144) {
+              break;
+            }
+
+            message.keepResult = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1498,6 +1531,11 @@ export const Agent: MessageFns<Agent> = {
         : isSet(object.idempotency_window)
         ? Duration.fromJSON(object.idempotency_window)
         : undefined,
+      keepResult: isSet(object.keepResult)
+        ? globalThis.Boolean(object.keepResult)
+        : isSet(object.keep_result)
+        ? globalThis.Boolean(object.keep_result)
+        : false,
     };
   },
 
@@ -1560,6 +1598,9 @@ export const Agent: MessageFns<Agent> = {
     if (message.idempotencyWindow !== undefined) {
       obj.idempotencyWindow = Duration.toJSON(message.idempotencyWindow);
     }
+    if (message.keepResult !== false) {
+      obj.keepResult = message.keepResult;
+    }
     return obj;
   },
 
@@ -1601,6 +1642,7 @@ export const Agent: MessageFns<Agent> = {
     message.idempotencyWindow = (object.idempotencyWindow !== undefined && object.idempotencyWindow !== null)
       ? Duration.fromPartial(object.idempotencyWindow)
       : undefined;
+    message.keepResult = object.keepResult ?? false;
     return message;
   },
 };
@@ -6183,7 +6225,7 @@ export const AwaitRequest: MessageFns<AwaitRequest> = {
 };
 
 function createBaseAwaitResponse(): AwaitResponse {
-  return { done: false, result: undefined, state: 0 };
+  return { done: false, result: undefined, state: 0, resultNotKept: false };
 }
 
 export const AwaitResponse: MessageFns<AwaitResponse> = {
@@ -6196,6 +6238,9 @@ export const AwaitResponse: MessageFns<AwaitResponse> = {
     }
     if (message.state !== 0) {
       writer.uint32(24).int32(message.state);
+    }
+    if (message.resultNotKept !== false) {
+      writer.uint32(32).bool(message.resultNotKept);
     }
     return writer;
   },
@@ -6237,6 +6282,14 @@ export const AwaitResponse: MessageFns<AwaitResponse> = {
             message.state = reader.int32() as any;
             continue;
           }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.resultNotKept = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6254,6 +6307,11 @@ export const AwaitResponse: MessageFns<AwaitResponse> = {
       done: isSet(object.done) ? globalThis.Boolean(object.done) : false,
       result: isSet(object.result) ? AgentResult.fromJSON(object.result) : undefined,
       state: isSet(object.state) ? agentStateFromJSON(object.state) : 0,
+      resultNotKept: isSet(object.resultNotKept)
+        ? globalThis.Boolean(object.resultNotKept)
+        : isSet(object.result_not_kept)
+        ? globalThis.Boolean(object.result_not_kept)
+        : false,
     };
   },
 
@@ -6268,6 +6326,9 @@ export const AwaitResponse: MessageFns<AwaitResponse> = {
     if (message.state !== 0) {
       obj.state = agentStateToJSON(message.state);
     }
+    if (message.resultNotKept !== false) {
+      obj.resultNotKept = message.resultNotKept;
+    }
     return obj;
   },
 
@@ -6281,6 +6342,7 @@ export const AwaitResponse: MessageFns<AwaitResponse> = {
       ? AgentResult.fromPartial(object.result)
       : undefined;
     message.state = object.state ?? 0;
+    message.resultNotKept = object.resultNotKept ?? false;
     return message;
   },
 };
@@ -7296,8 +7358,14 @@ export const AgentServiceService = {
   /**
    * Await waits for an agent to finish and answers its result: how it finished (succeeded,
    * dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
-   * its worker sent with Complete. A finish is kept for the server's results.retention_ms after
-   * it, so an Await that comes late still gets it. Await answers the latest finish kept; to wait
+   * its worker sent with Complete. A finish is kept only where someone can read it
+   * (Agent.keep_result says where): then it is kept for the server's results.retention_ms after
+   * it, so an Await that comes late still gets it. An Await with a `wait` makes the finish of
+   * the agent it waits for be kept, so it is answered whether the agent keeps its result or
+   * not. Without a wait, an agent that keeps no result answers done false with
+   * result_not_kept true: its finish will not be seen by an Await that does not wait for it;
+   * once such a one-shot agent has finished it is gone (NOT_FOUND, saying that no finish of it
+   * is kept). Await answers the latest finish kept; to wait
    * for a run after one already seen (a recurring agent finishes at each success; any agent may
    * be registered again under its name), pass that finish's token as after_token. Putting a
    * dead-lettered agent back (RetryDeadLetter, or Register with reset_schedule) drops its kept
@@ -7483,8 +7551,14 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
   /**
    * Await waits for an agent to finish and answers its result: how it finished (succeeded,
    * dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
-   * its worker sent with Complete. A finish is kept for the server's results.retention_ms after
-   * it, so an Await that comes late still gets it. Await answers the latest finish kept; to wait
+   * its worker sent with Complete. A finish is kept only where someone can read it
+   * (Agent.keep_result says where): then it is kept for the server's results.retention_ms after
+   * it, so an Await that comes late still gets it. An Await with a `wait` makes the finish of
+   * the agent it waits for be kept, so it is answered whether the agent keeps its result or
+   * not. Without a wait, an agent that keeps no result answers done false with
+   * result_not_kept true: its finish will not be seen by an Await that does not wait for it;
+   * once such a one-shot agent has finished it is gone (NOT_FOUND, saying that no finish of it
+   * is kept). Await answers the latest finish kept; to wait
    * for a run after one already seen (a recurring agent finishes at each success; any agent may
    * be registered again under its name), pass that finish's token as after_token. Putting a
    * dead-lettered agent back (RetryDeadLetter, or Register with reset_schedule) drops its kept
@@ -7779,8 +7853,14 @@ export interface AgentServiceClient extends Client {
   /**
    * Await waits for an agent to finish and answers its result: how it finished (succeeded,
    * dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
-   * its worker sent with Complete. A finish is kept for the server's results.retention_ms after
-   * it, so an Await that comes late still gets it. Await answers the latest finish kept; to wait
+   * its worker sent with Complete. A finish is kept only where someone can read it
+   * (Agent.keep_result says where): then it is kept for the server's results.retention_ms after
+   * it, so an Await that comes late still gets it. An Await with a `wait` makes the finish of
+   * the agent it waits for be kept, so it is answered whether the agent keeps its result or
+   * not. Without a wait, an agent that keeps no result answers done false with
+   * result_not_kept true: its finish will not be seen by an Await that does not wait for it;
+   * once such a one-shot agent has finished it is gone (NOT_FOUND, saying that no finish of it
+   * is kept). Await answers the latest finish kept; to wait
    * for a run after one already seen (a recurring agent finishes at each success; any agent may
    * be registered again under its name), pass that finish's token as after_token. Putting a
    * dead-lettered agent back (RetryDeadLetter, or Register with reset_schedule) drops its kept

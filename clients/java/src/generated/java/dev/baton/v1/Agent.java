@@ -655,8 +655,9 @@ java.lang.String defaultValue) {
    * (a one-shot parent's success, or a recurring parent's next success after this agent was
    * registered); then it is due at once. What a parent's failure does (dead-lettered,
    * unregistered, cancelled) is its reference's on_failure, else this agent's
-   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+   * finished before the child's Register counts only if it kept its result, see keep_result)
+   * when the agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
    * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
    * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -680,8 +681,9 @@ java.lang.String defaultValue) {
    * (a one-shot parent's success, or a recurring parent's next success after this agent was
    * registered); then it is due at once. What a parent's failure does (dead-lettered,
    * unregistered, cancelled) is its reference's on_failure, else this agent's
-   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+   * finished before the child's Register counts only if it kept its result, see keep_result)
+   * when the agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
    * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
    * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -706,8 +708,9 @@ java.lang.String defaultValue) {
    * (a one-shot parent's success, or a recurring parent's next success after this agent was
    * registered); then it is due at once. What a parent's failure does (dead-lettered,
    * unregistered, cancelled) is its reference's on_failure, else this agent's
-   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+   * finished before the child's Register counts only if it kept its result, see keep_result)
+   * when the agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
    * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
    * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -731,8 +734,9 @@ java.lang.String defaultValue) {
    * (a one-shot parent's success, or a recurring parent's next success after this agent was
    * registered); then it is due at once. What a parent's failure does (dead-lettered,
    * unregistered, cancelled) is its reference's on_failure, else this agent's
-   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+   * finished before the child's Register counts only if it kept its result, see keep_result)
+   * when the agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
    * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
    * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -756,8 +760,9 @@ java.lang.String defaultValue) {
    * (a one-shot parent's success, or a recurring parent's next success after this agent was
    * registered); then it is due at once. What a parent's failure does (dead-lettered,
    * unregistered, cancelled) is its reference's on_failure, else this agent's
-   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+   * finished before the child's Register counts only if it kept its result, see keep_result)
+   * when the agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
    * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
    * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -898,6 +903,29 @@ java.lang.String defaultValue) {
     return idempotencyWindow_ == null ? com.google.protobuf.Duration.getDefaultInstance() : idempotencyWindow_;
   }
 
+  public static final int KEEP_RESULT_FIELD_NUMBER = 18;
+  private boolean keepResult_ = false;
+  /**
+   * <pre>
+   * keep_result keeps the agent's finish (AgentResult, with the result its worker sent) for the
+   * server's results.retention_ms after it, for an Await that comes later. A plain one-shot
+   * agent keeps none: its finish writes nothing, and an Await after it finds no such agent.
+   * Kept without asking: the finish of an agent with an idempotency key, a member of a batch, an
+   * agent named as a parent (Agent.after) or with children attached, an agent an Await with a
+   * `wait` is waiting for, a recurring agent (interval or cron: its latest run), and every agent
+   * of a queue listed in the server's results.keep_queues. GetAgent answers true also when
+   * Baton set it for one of these reasons at Register (not for a recurring agent or an
+   * awaiter).
+   * </pre>
+   *
+   * <code>bool keep_result = 18 [json_name = "keepResult"];</code>
+   * @return The keepResult.
+   */
+  @java.lang.Override
+  public boolean getKeepResult() {
+    return keepResult_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -965,6 +993,9 @@ java.lang.String defaultValue) {
     }
     if (((bitField0_ & 0x00000008) != 0)) {
       output.writeMessage(17, getIdempotencyWindow());
+    }
+    if (keepResult_ != false) {
+      output.writeBool(18, keepResult_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -1043,6 +1074,10 @@ java.lang.String defaultValue) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(17, getIdempotencyWindow());
     }
+    if (keepResult_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(18, keepResult_);
+    }
     return size;
   }
   @java.lang.Override
@@ -1111,6 +1146,8 @@ java.lang.String defaultValue) {
       if (!getIdempotencyWindow()
           .equals(other.getIdempotencyWindow())) return false;
     }
+    if (getKeepResult()
+        != other.getKeepResult()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1168,6 +1205,9 @@ java.lang.String defaultValue) {
       hash = (37 * hash) + IDEMPOTENCY_WINDOW_FIELD_NUMBER;
       hash = (53 * hash) + getIdempotencyWindow().hashCode();
     }
+    hash = (37 * hash) + KEEP_RESULT_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getKeepResult());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1374,6 +1414,7 @@ java.lang.String defaultValue) {
         idempotencyWindowBuilder_.dispose();
         idempotencyWindowBuilder_ = null;
       }
+      keepResult_ = false;
       return this;
     }
 
@@ -1482,6 +1523,9 @@ java.lang.String defaultValue) {
             : idempotencyWindowBuilder_.build();
         to_bitField0_ |= 0x00000008;
       }
+      if (((from_bitField0_ & 0x00020000) != 0)) {
+        result.keepResult_ = keepResult_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1582,6 +1626,9 @@ java.lang.String defaultValue) {
       }
       if (other.hasIdempotencyWindow()) {
         mergeIdempotencyWindow(other.getIdempotencyWindow());
+      }
+      if (other.getKeepResult() != false) {
+        setKeepResult(other.getKeepResult());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1714,6 +1761,11 @@ java.lang.String defaultValue) {
               bitField0_ |= 0x00010000;
               break;
             } // case 138
+            case 144: {
+              keepResult_ = input.readBool();
+              bitField0_ |= 0x00020000;
+              break;
+            } // case 144
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3186,8 +3238,9 @@ java.lang.String defaultValue) {
      * (a one-shot parent's success, or a recurring parent's next success after this agent was
      * registered); then it is due at once. What a parent's failure does (dead-lettered,
      * unregistered, cancelled) is its reference's on_failure, else this agent's
-     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+     * finished before the child's Register counts only if it kept its result, see keep_result)
+     * when the agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
      * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
      * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -3214,8 +3267,9 @@ java.lang.String defaultValue) {
      * (a one-shot parent's success, or a recurring parent's next success after this agent was
      * registered); then it is due at once. What a parent's failure does (dead-lettered,
      * unregistered, cancelled) is its reference's on_failure, else this agent's
-     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+     * finished before the child's Register counts only if it kept its result, see keep_result)
+     * when the agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
      * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
      * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -3242,8 +3296,9 @@ java.lang.String defaultValue) {
      * (a one-shot parent's success, or a recurring parent's next success after this agent was
      * registered); then it is due at once. What a parent's failure does (dead-lettered,
      * unregistered, cancelled) is its reference's on_failure, else this agent's
-     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+     * finished before the child's Register counts only if it kept its result, see keep_result)
+     * when the agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
      * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
      * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -3270,8 +3325,9 @@ java.lang.String defaultValue) {
      * (a one-shot parent's success, or a recurring parent's next success after this agent was
      * registered); then it is due at once. What a parent's failure does (dead-lettered,
      * unregistered, cancelled) is its reference's on_failure, else this agent's
-     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+     * finished before the child's Register counts only if it kept its result, see keep_result)
+     * when the agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
      * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
      * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -3305,8 +3361,9 @@ java.lang.String defaultValue) {
      * (a one-shot parent's success, or a recurring parent's next success after this agent was
      * registered); then it is due at once. What a parent's failure does (dead-lettered,
      * unregistered, cancelled) is its reference's on_failure, else this agent's
-     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+     * finished before the child's Register counts only if it kept its result, see keep_result)
+     * when the agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
      * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
      * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -3337,8 +3394,9 @@ java.lang.String defaultValue) {
      * (a one-shot parent's success, or a recurring parent's next success after this agent was
      * registered); then it is due at once. What a parent's failure does (dead-lettered,
      * unregistered, cancelled) is its reference's on_failure, else this agent's
-     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+     * finished before the child's Register counts only if it kept its result, see keep_result)
+     * when the agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
      * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
      * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -3371,8 +3429,9 @@ java.lang.String defaultValue) {
      * (a one-shot parent's success, or a recurring parent's next success after this agent was
      * registered); then it is due at once. What a parent's failure does (dead-lettered,
      * unregistered, cancelled) is its reference's on_failure, else this agent's
-     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+     * finished before the child's Register counts only if it kept its result, see keep_result)
+     * when the agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
      * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
      * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -3406,8 +3465,9 @@ java.lang.String defaultValue) {
      * (a one-shot parent's success, or a recurring parent's next success after this agent was
      * registered); then it is due at once. What a parent's failure does (dead-lettered,
      * unregistered, cancelled) is its reference's on_failure, else this agent's
-     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+     * finished before the child's Register counts only if it kept its result, see keep_result)
+     * when the agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
      * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
      * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -3438,8 +3498,9 @@ java.lang.String defaultValue) {
      * (a one-shot parent's success, or a recurring parent's next success after this agent was
      * registered); then it is due at once. What a parent's failure does (dead-lettered,
      * unregistered, cancelled) is its reference's on_failure, else this agent's
-     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+     * finished before the child's Register counts only if it kept its result, see keep_result)
+     * when the agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
      * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
      * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -3470,8 +3531,9 @@ java.lang.String defaultValue) {
      * (a one-shot parent's success, or a recurring parent's next success after this agent was
      * registered); then it is due at once. What a parent's failure does (dead-lettered,
      * unregistered, cancelled) is its reference's on_failure, else this agent's
-     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+     * finished before the child's Register counts only if it kept its result, see keep_result)
+     * when the agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
      * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
      * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -3503,8 +3565,9 @@ java.lang.String defaultValue) {
      * (a one-shot parent's success, or a recurring parent's next success after this agent was
      * registered); then it is due at once. What a parent's failure does (dead-lettered,
      * unregistered, cancelled) is its reference's on_failure, else this agent's
-     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+     * finished before the child's Register counts only if it kept its result, see keep_result)
+     * when the agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
      * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
      * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -3534,8 +3597,9 @@ java.lang.String defaultValue) {
      * (a one-shot parent's success, or a recurring parent's next success after this agent was
      * registered); then it is due at once. What a parent's failure does (dead-lettered,
      * unregistered, cancelled) is its reference's on_failure, else this agent's
-     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+     * finished before the child's Register counts only if it kept its result, see keep_result)
+     * when the agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
      * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
      * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -3565,8 +3629,9 @@ java.lang.String defaultValue) {
      * (a one-shot parent's success, or a recurring parent's next success after this agent was
      * registered); then it is due at once. What a parent's failure does (dead-lettered,
      * unregistered, cancelled) is its reference's on_failure, else this agent's
-     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+     * finished before the child's Register counts only if it kept its result, see keep_result)
+     * when the agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
      * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
      * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -3590,8 +3655,9 @@ java.lang.String defaultValue) {
      * (a one-shot parent's success, or a recurring parent's next success after this agent was
      * registered); then it is due at once. What a parent's failure does (dead-lettered,
      * unregistered, cancelled) is its reference's on_failure, else this agent's
-     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+     * finished before the child's Register counts only if it kept its result, see keep_result)
+     * when the agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
      * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
      * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -3618,8 +3684,9 @@ java.lang.String defaultValue) {
      * (a one-shot parent's success, or a recurring parent's next success after this agent was
      * registered); then it is due at once. What a parent's failure does (dead-lettered,
      * unregistered, cancelled) is its reference's on_failure, else this agent's
-     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+     * finished before the child's Register counts only if it kept its result, see keep_result)
+     * when the agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
      * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
      * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -3647,8 +3714,9 @@ java.lang.String defaultValue) {
      * (a one-shot parent's success, or a recurring parent's next success after this agent was
      * registered); then it is due at once. What a parent's failure does (dead-lettered,
      * unregistered, cancelled) is its reference's on_failure, else this agent's
-     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+     * finished before the child's Register counts only if it kept its result, see keep_result)
+     * when the agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
      * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
      * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -3672,8 +3740,9 @@ java.lang.String defaultValue) {
      * (a one-shot parent's success, or a recurring parent's next success after this agent was
      * registered); then it is due at once. What a parent's failure does (dead-lettered,
      * unregistered, cancelled) is its reference's on_failure, else this agent's
-     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+     * finished before the child's Register counts only if it kept its result, see keep_result)
+     * when the agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
      * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
      * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -3698,8 +3767,9 @@ java.lang.String defaultValue) {
      * (a one-shot parent's success, or a recurring parent's next success after this agent was
      * registered); then it is due at once. What a parent's failure does (dead-lettered,
      * unregistered, cancelled) is its reference's on_failure, else this agent's
-     * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-     * agent is registered, and may be agents of the same Register call; a cycle among them is
+     * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+     * finished before the child's Register counts only if it kept its result, see keep_result)
+     * when the agent is registered, and may be agents of the same Register call; a cycle among them is
      * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
      * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
      * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -4079,6 +4149,74 @@ java.lang.String defaultValue) {
         idempotencyWindow_ = null;
       }
       return idempotencyWindowBuilder_;
+    }
+
+    private boolean keepResult_ ;
+    /**
+     * <pre>
+     * keep_result keeps the agent's finish (AgentResult, with the result its worker sent) for the
+     * server's results.retention_ms after it, for an Await that comes later. A plain one-shot
+     * agent keeps none: its finish writes nothing, and an Await after it finds no such agent.
+     * Kept without asking: the finish of an agent with an idempotency key, a member of a batch, an
+     * agent named as a parent (Agent.after) or with children attached, an agent an Await with a
+     * `wait` is waiting for, a recurring agent (interval or cron: its latest run), and every agent
+     * of a queue listed in the server's results.keep_queues. GetAgent answers true also when
+     * Baton set it for one of these reasons at Register (not for a recurring agent or an
+     * awaiter).
+     * </pre>
+     *
+     * <code>bool keep_result = 18 [json_name = "keepResult"];</code>
+     * @return The keepResult.
+     */
+    @java.lang.Override
+    public boolean getKeepResult() {
+      return keepResult_;
+    }
+    /**
+     * <pre>
+     * keep_result keeps the agent's finish (AgentResult, with the result its worker sent) for the
+     * server's results.retention_ms after it, for an Await that comes later. A plain one-shot
+     * agent keeps none: its finish writes nothing, and an Await after it finds no such agent.
+     * Kept without asking: the finish of an agent with an idempotency key, a member of a batch, an
+     * agent named as a parent (Agent.after) or with children attached, an agent an Await with a
+     * `wait` is waiting for, a recurring agent (interval or cron: its latest run), and every agent
+     * of a queue listed in the server's results.keep_queues. GetAgent answers true also when
+     * Baton set it for one of these reasons at Register (not for a recurring agent or an
+     * awaiter).
+     * </pre>
+     *
+     * <code>bool keep_result = 18 [json_name = "keepResult"];</code>
+     * @param value The keepResult to set.
+     * @return This builder for chaining.
+     */
+    public Builder setKeepResult(boolean value) {
+
+      keepResult_ = value;
+      bitField0_ |= 0x00020000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * keep_result keeps the agent's finish (AgentResult, with the result its worker sent) for the
+     * server's results.retention_ms after it, for an Await that comes later. A plain one-shot
+     * agent keeps none: its finish writes nothing, and an Await after it finds no such agent.
+     * Kept without asking: the finish of an agent with an idempotency key, a member of a batch, an
+     * agent named as a parent (Agent.after) or with children attached, an agent an Await with a
+     * `wait` is waiting for, a recurring agent (interval or cron: its latest run), and every agent
+     * of a queue listed in the server's results.keep_queues. GetAgent answers true also when
+     * Baton set it for one of these reasons at Register (not for a recurring agent or an
+     * awaiter).
+     * </pre>
+     *
+     * <code>bool keep_result = 18 [json_name = "keepResult"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearKeepResult() {
+      bitField0_ = (bitField0_ & ~0x00020000);
+      keepResult_ = false;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.Agent)

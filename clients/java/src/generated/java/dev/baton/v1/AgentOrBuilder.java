@@ -356,8 +356,9 @@ java.lang.String defaultValue);
    * (a one-shot parent's success, or a recurring parent's next success after this agent was
    * registered); then it is due at once. What a parent's failure does (dead-lettered,
    * unregistered, cancelled) is its reference's on_failure, else this agent's
-   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+   * finished before the child's Register counts only if it kept its result, see keep_result)
+   * when the agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
    * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
    * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -379,8 +380,9 @@ java.lang.String defaultValue);
    * (a one-shot parent's success, or a recurring parent's next success after this agent was
    * registered); then it is due at once. What a parent's failure does (dead-lettered,
    * unregistered, cancelled) is its reference's on_failure, else this agent's
-   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+   * finished before the child's Register counts only if it kept its result, see keep_result)
+   * when the agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
    * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
    * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -401,8 +403,9 @@ java.lang.String defaultValue);
    * (a one-shot parent's success, or a recurring parent's next success after this agent was
    * registered); then it is due at once. What a parent's failure does (dead-lettered,
    * unregistered, cancelled) is its reference's on_failure, else this agent's
-   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+   * finished before the child's Register counts only if it kept its result, see keep_result)
+   * when the agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
    * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
    * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -423,8 +426,9 @@ java.lang.String defaultValue);
    * (a one-shot parent's success, or a recurring parent's next success after this agent was
    * registered); then it is due at once. What a parent's failure does (dead-lettered,
    * unregistered, cancelled) is its reference's on_failure, else this agent's
-   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+   * finished before the child's Register counts only if it kept its result, see keep_result)
+   * when the agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
    * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
    * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -446,8 +450,9 @@ java.lang.String defaultValue);
    * (a one-shot parent's success, or a recurring parent's next success after this agent was
    * registered); then it is due at once. What a parent's failure does (dead-lettered,
    * unregistered, cancelled) is its reference's on_failure, else this agent's
-   * on_parent_failure. Parents must exist (or have a finish still kept, see Await) when the
-   * agent is registered, and may be agents of the same Register call; a cycle among them is
+   * on_parent_failure. Parents must exist (or have a finish still kept: a parent that
+   * finished before the child's Register counts only if it kept its result, see keep_result)
+   * when the agent is registered, and may be agents of the same Register call; a cycle among them is
    * INVALID_ARGUMENT. Fixed when the agent is created: re-registering an existing agent with an
    * empty `after` keeps its parents, with the same parents (in any order; on_failure is read at
    * creation only) changes nothing, and with other parents is FAILED_PRECONDITION, reason
@@ -539,4 +544,22 @@ java.lang.String defaultValue);
    * <code>.google.protobuf.Duration idempotency_window = 17 [json_name = "idempotencyWindow"];</code>
    */
   com.google.protobuf.DurationOrBuilder getIdempotencyWindowOrBuilder();
+
+  /**
+   * <pre>
+   * keep_result keeps the agent's finish (AgentResult, with the result its worker sent) for the
+   * server's results.retention_ms after it, for an Await that comes later. A plain one-shot
+   * agent keeps none: its finish writes nothing, and an Await after it finds no such agent.
+   * Kept without asking: the finish of an agent with an idempotency key, a member of a batch, an
+   * agent named as a parent (Agent.after) or with children attached, an agent an Await with a
+   * `wait` is waiting for, a recurring agent (interval or cron: its latest run), and every agent
+   * of a queue listed in the server's results.keep_queues. GetAgent answers true also when
+   * Baton set it for one of these reasons at Register (not for a recurring agent or an
+   * awaiter).
+   * </pre>
+   *
+   * <code>bool keep_result = 18 [json_name = "keepResult"];</code>
+   * @return The keepResult.
+   */
+  boolean getKeepResult();
 }

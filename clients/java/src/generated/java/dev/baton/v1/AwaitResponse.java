@@ -133,6 +133,23 @@ private static final long serialVersionUID = 0L;
     return result == null ? dev.baton.v1.AgentState.UNRECOGNIZED : result;
   }
 
+  public static final int RESULT_NOT_KEPT_FIELD_NUMBER = 4;
+  private boolean resultNotKept_ = false;
+  /**
+   * <pre>
+   * result_not_kept is true when not done and the agent's finish will not be kept: it keeps no
+   * result (Agent.keep_result) and no Await with a wait is waiting for it now, so only an Await
+   * that waits for the finish will see it. False when done, and when the finish will be kept.
+   * </pre>
+   *
+   * <code>bool result_not_kept = 4 [json_name = "resultNotKept"];</code>
+   * @return The resultNotKept.
+   */
+  @java.lang.Override
+  public boolean getResultNotKept() {
+    return resultNotKept_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -156,6 +173,9 @@ private static final long serialVersionUID = 0L;
     if (state_ != dev.baton.v1.AgentState.AGENT_STATE_UNSPECIFIED.getNumber()) {
       output.writeEnum(3, state_);
     }
+    if (resultNotKept_ != false) {
+      output.writeBool(4, resultNotKept_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -171,6 +191,10 @@ private static final long serialVersionUID = 0L;
     if (state_ != dev.baton.v1.AgentState.AGENT_STATE_UNSPECIFIED.getNumber()) {
       size += com.google.protobuf.CodedOutputStream
         .computeEnumSize(3, state_);
+    }
+    if (resultNotKept_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(4, resultNotKept_);
     }
     return size;
   }
@@ -204,6 +228,8 @@ private static final long serialVersionUID = 0L;
           .equals(other.getResult())) return false;
     }
     if (state_ != other.state_) return false;
+    if (getResultNotKept()
+        != other.getResultNotKept()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -224,6 +250,9 @@ private static final long serialVersionUID = 0L;
     }
     hash = (37 * hash) + STATE_FIELD_NUMBER;
     hash = (53 * hash) + state_;
+    hash = (37 * hash) + RESULT_NOT_KEPT_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getResultNotKept());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -372,6 +401,7 @@ private static final long serialVersionUID = 0L;
         resultBuilder_ = null;
       }
       state_ = 0;
+      resultNotKept_ = false;
       return this;
     }
 
@@ -418,6 +448,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000004) != 0)) {
         result.state_ = state_;
       }
+      if (((from_bitField0_ & 0x00000008) != 0)) {
+        result.resultNotKept_ = resultNotKept_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -441,6 +474,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.state_ != 0) {
         setStateValue(other.getStateValue());
+      }
+      if (other.getResultNotKept() != false) {
+        setResultNotKept(other.getResultNotKept());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -485,6 +521,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000004;
               break;
             } // case 24
+            case 32: {
+              resultNotKept_ = input.readBool();
+              bitField0_ |= 0x00000008;
+              break;
+            } // case 32
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -771,6 +812,56 @@ private static final long serialVersionUID = 0L;
     public Builder clearState() {
       bitField0_ = (bitField0_ & ~0x00000004);
       state_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private boolean resultNotKept_ ;
+    /**
+     * <pre>
+     * result_not_kept is true when not done and the agent's finish will not be kept: it keeps no
+     * result (Agent.keep_result) and no Await with a wait is waiting for it now, so only an Await
+     * that waits for the finish will see it. False when done, and when the finish will be kept.
+     * </pre>
+     *
+     * <code>bool result_not_kept = 4 [json_name = "resultNotKept"];</code>
+     * @return The resultNotKept.
+     */
+    @java.lang.Override
+    public boolean getResultNotKept() {
+      return resultNotKept_;
+    }
+    /**
+     * <pre>
+     * result_not_kept is true when not done and the agent's finish will not be kept: it keeps no
+     * result (Agent.keep_result) and no Await with a wait is waiting for it now, so only an Await
+     * that waits for the finish will see it. False when done, and when the finish will be kept.
+     * </pre>
+     *
+     * <code>bool result_not_kept = 4 [json_name = "resultNotKept"];</code>
+     * @param value The resultNotKept to set.
+     * @return This builder for chaining.
+     */
+    public Builder setResultNotKept(boolean value) {
+
+      resultNotKept_ = value;
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * result_not_kept is true when not done and the agent's finish will not be kept: it keeps no
+     * result (Agent.keep_result) and no Await with a wait is waiting for it now, so only an Await
+     * that waits for the finish will see it. False when done, and when the finish will be kept.
+     * </pre>
+     *
+     * <code>bool result_not_kept = 4 [json_name = "resultNotKept"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearResultNotKept() {
+      bitField0_ = (bitField0_ & ~0x00000008);
+      resultNotKept_ = false;
       onChanged();
       return this;
     }

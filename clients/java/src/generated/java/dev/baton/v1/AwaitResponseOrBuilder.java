@@ -65,4 +65,16 @@ public interface AwaitResponseOrBuilder extends
    * @return The state.
    */
   dev.baton.v1.AgentState getState();
+
+  /**
+   * <pre>
+   * result_not_kept is true when not done and the agent's finish will not be kept: it keeps no
+   * result (Agent.keep_result) and no Await with a wait is waiting for it now, so only an Await
+   * that waits for the finish will see it. False when done, and when the finish will be kept.
+   * </pre>
+   *
+   * <code>bool result_not_kept = 4 [json_name = "resultNotKept"];</code>
+   * @return The resultNotKept.
+   */
+  boolean getResultNotKept();
 }

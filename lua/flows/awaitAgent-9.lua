@@ -1,7 +1,9 @@
 --[[
   awaitAgent: an agent's kept finish, or its state; with waitMs, marks an agent that exists
-  awaited until then, so the script that finishes it announces it (finished), and drops two
-  awaited marks past their time (bounded). A name with no agent (state 0) writes nothing.
+  awaited until then, so the script that finishes it keeps its finish and announces it
+  (finished), and drops two awaited marks past their time (bounded). A name with no agent
+  (state 0) writes nothing. Also whether the agent's next finish will be kept: it keeps its
+  result (keepsFinish), has children attached (fanout) or is awaited now.
 
   Input:
     KEYS of QueueKeys
@@ -13,22 +15,26 @@
     KEYS[6] dlq        ZSET name -> dead-lettered at (ms)
     KEYS[7] pending    HASH name -> parents still pending
     KEYS[8] resultsat  ZSET name -> kept until (ms)
+    KEYS[9] fanout     SET names with children
 
     ARGV[1] name (str)      the agent
     ARGV[2] waitMs (uint)   how long to mark it awaited; 0: only read
 
-  Output -> Awaited: { record or "", state } state: 0 no agent, 1 waiting, 2 working, 3 dead-lettered,
-          4 blocked, 5 defined in no set
+  Output -> Awaited: { record or "", state, keeps } state: 0 no agent, 1 waiting, 2 working,
+          3 dead-lettered, 4 blocked, 5 defined in no set; keeps 1 when the agent's next finish
+          will be kept, else 0 (0 for no agent)
 ]]
 local rcall = redis.call
 --@include nowMs
+--@include keepsFinish
 local defsKey, resultsKey, awaitedKey = K.defs, K.results, K.awaited
 local name, waitMs = A.name, A.waitMs
 local now = nowMs()
 local record = rcall('HGET', resultsKey, name)
 local kept = record and tonumber(rcall('ZSCORE', K.resultsat, name) or '0') >= now
 local state = 0
-if rcall('HEXISTS', defsKey, name) == 1 then
+local def = rcall('HGET', defsKey, name)
+if def then
   if rcall('ZSCORE', K.working, name) then state = 2
   elseif rcall('ZSCORE', K.waiting, name) then state = 1
   elseif rcall('ZSCORE', K.dlq, name) then state = 3
@@ -41,4 +47,9 @@ if waitMs > 0 and state ~= 0 then
   rcall('ZADD', awaitedKey, 'GT', string.format('%d', now + waitMs), name)
   rcall('ZADD', awaitedKey, 'NX', string.format('%d', now + waitMs), name)
 end
-return { kept and record or '', state }
+local keeps = 0
+if state ~= 0 then
+  local until_ = tonumber(rcall('ZSCORE', awaitedKey, name) or '-1')
+  if keepsFinish(def) or until_ >= now or rcall('SISMEMBER', K.fanout, name) == 1 then keeps = 1 end
+end
+return { kept and record or '', state, keeps }
