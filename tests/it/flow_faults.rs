@@ -46,8 +46,9 @@ fn child(i: usize) -> String {
     format!("c{i:04}")
 }
 
+/// Every agent of the DAG keeps its finish (`keep_result`), so the end can read each one's.
 fn one_shot(name: &str) -> pb::Agent {
-    agent(name, 0, 30_000)
+    pb::Agent { keep_result: true, ..agent(name, 0, 30_000) }
 }
 
 fn after(name: &str, queue: &str, parents: impl IntoIterator<Item = String>) -> pb::Agent {
