@@ -85,14 +85,21 @@ impl Lab {
         keys: &[&str],
         argv: &[String],
     ) -> Result<Bench> {
+        let mut command = vec!["EVALSHA".to_string(), sha.to_string(), keys.len().to_string()];
+        command.extend(keys.iter().map(|k| k.to_string()));
+        command.extend(argv.iter().cloned());
+        self.redis_benchmark_command(k, calls, &command).await
+    }
+
+    /// `calls` of any one command by redis-benchmark with `k` connections; returns what it
+    /// reported and the CPU used meanwhile.
+    pub async fn redis_benchmark_command(&mut self, k: usize, calls: u64, command: &[String]) -> Result<Bench> {
         let before = CpuClock::read(self.pid)?;
         let benchmark = tokio::process::Command::new("redis-benchmark")
             .arg("-s")
             .arg(self.redis.socket())
-            .args(["-c", &k.to_string(), "-n", &calls.to_string(), "--csv", "EVALSHA", sha])
-            .arg(keys.len().to_string())
-            .args(keys)
-            .args(argv)
+            .args(["-c", &k.to_string(), "-n", &calls.to_string(), "--csv"])
+            .args(command)
             .kill_on_drop(true)
             .output();
         let output = tokio::time::timeout(Duration::from_secs(300), benchmark)
@@ -215,6 +222,73 @@ impl Lab {
             .and_then(|rest| rest.split(',').next())
             .and_then(|n| n.parse().ok())
             .unwrap_or(0))
+    }
+}
+
+/// A redis-server's own counters at one instant: INFO commandstats (calls and µs by command,
+/// commands run inside scripts included) and INFO cpu (the process's user + system CPU).
+#[derive(Clone, Default)]
+pub struct RedisCounters {
+    /// Command name (`evalsha`, `incr`, …) -> (calls, µs).
+    pub commands: std::collections::BTreeMap<String, (u64, u64)>,
+    /// used_cpu_user + used_cpu_sys, in seconds.
+    pub cpu_s: f64,
+}
+
+impl RedisCounters {
+    pub async fn read(conn: &mut redis::aio::MultiplexedConnection) -> Result<Self> {
+        let stats: String = redis::cmd("INFO").arg("commandstats").query_async(conn).await?;
+        let cpu: String = redis::cmd("INFO").arg("cpu").query_async(conn).await?;
+        let mut commands = std::collections::BTreeMap::new();
+        for line in stats.lines() {
+            let Some((name, rest)) = line.strip_prefix("cmdstat_").and_then(|l| l.split_once(':')) else { continue };
+            let field = |f: &str| {
+                rest.split(',').find_map(|kv| kv.strip_prefix(f)?.strip_prefix('=')?.parse::<u64>().ok()).unwrap_or(0)
+            };
+            commands.insert(name.to_string(), (field("calls"), field("usec")));
+        }
+        let field = |f: &str| {
+            cpu.lines().find_map(|l| l.strip_prefix(f)?.strip_prefix(':')?.trim().parse::<f64>().ok()).unwrap_or(0.0)
+        };
+        Ok(Self { commands, cpu_s: field("used_cpu_user") + field("used_cpu_sys") })
+    }
+
+    /// The sum over several nodes (a cluster's primaries).
+    pub async fn read_all(conns: &mut [redis::aio::MultiplexedConnection]) -> Result<Self> {
+        let mut sum = Self::default();
+        for conn in conns {
+            let one = Self::read(conn).await?;
+            for (name, (calls, us)) in one.commands {
+                let e = sum.commands.entry(name).or_default();
+                e.0 += calls;
+                e.1 += us;
+            }
+            sum.cpu_s += one.cpu_s;
+        }
+        Ok(sum)
+    }
+
+    /// What happened between `before` and these.
+    pub fn since(&self, before: &Self) -> Self {
+        let commands = self
+            .commands
+            .iter()
+            .map(|(name, &(calls, us))| {
+                let (c0, u0) = before.commands.get(name).copied().unwrap_or_default();
+                (name.clone(), (calls.saturating_sub(c0), us.saturating_sub(u0)))
+            })
+            .collect();
+        Self { commands, cpu_s: (self.cpu_s - before.cpu_s).max(0.0) }
+    }
+
+    /// Calls of every command but INFO (the bench's own reads).
+    pub fn calls(&self) -> u64 {
+        self.commands.iter().filter(|(name, _)| *name != "info").map(|(_, (calls, _))| calls).sum()
+    }
+
+    /// (calls, µs) of one command, lower case (`evalsha`).
+    pub fn of(&self, name: &str) -> (u64, u64) {
+        self.commands.get(name).copied().unwrap_or_default()
     }
 }
 

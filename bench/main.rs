@@ -20,14 +20,18 @@
 //! - security: cycles over TLS, and over TLS with an API token, against plaintext.
 //! - drain: 100,000 one-shot no-op jobs drained by Baton's Go worker helper, by BullMQ and by
 //!   asynq, on the same redis-server, interleaved: jobs/s, CPU and Redis commands per job,
-//!   every job exactly once.
+//!   every job exactly once; and the limit: redis-benchmark's trivial EVALSHA and INCR in the
+//!   same run, the ceiling they imply, and SLOWLOG's noise floor.
 //! - flows: work that depends on work against BullMQ's FlowProducer on the same redis-server:
 //!   a fan-out of 10,000 children, a fan-in, a chain of 1,000 steps (total time, Redis
 //!   commands per step, hand-off per chain step), and Await's round trip at 1,000/s.
 //! - scale: the same measures at growing sizes (1k → 1M waiting agents, keyed queues of 10 and
 //!   of 100,000 keys, a pool of 100,000 idle resources, 10,000 queues, 1M scheduled messages,
 //!   100,000 dead letters, 2,000 and 10,000 idle Session streams), with SLOWLOG's worst script
-//!   calls per step against a 5 ms bound.
+//!   calls per step against a 5 ms bound, and the shard sweep last.
+//! - shards: the shard sweep alone: one queue over N = 1 … 32 shards, on one Redis and on a
+//!   3-primary cluster, drained by Session streams: jobs/s, Redis commands, scripts and CPU per
+//!   grant, each against N = 1.
 //!
 //! Tables go to stdout, progress to stderr. See bench/README.md for how to read each table.
 
@@ -43,14 +47,15 @@ use lab::{print_machine, Lab, Result};
 use scenarios::{
     blip::BlipArgs, claims::ClaimArgs, cluster::ClusterArgs, cycles::CyclesArgs, dispatch::DispatchArgs,
     drain::DrainArgs, flows::FlowsArgs, idle::IdleArgs, leader::LeaderArgs, recovery::RecoveryArgs, scale::ScaleArgs,
-    schedule::ScheduleArgs, security::SecurityArgs,
+    schedule::ScheduleArgs, security::SecurityArgs, shards::ShardsArgs,
 };
 
 #[derive(Parser)]
 #[command(about = "Baton's benchmark: every figure next to a reference measured in the same run")]
 struct Args {
     /// Scenarios to run, comma-separated: cycles, dispatch, recovery, idle, blip, leader,
-    /// claims, schedule, cluster, security, drain, flows, scale, or all.
+    /// claims, schedule, cluster, security, drain, flows, scale, shards, or all (scale runs the
+    /// shard sweep as its last step, so all runs it once).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
     scenario: Vec<Scenario>,
 
@@ -209,6 +214,10 @@ struct Args {
         help_heading = "drain"
     )]
     drain_systems: Vec<String>,
+    /// drain: calls of each redis-benchmark run of the limit (a trivial EVALSHA, then INCR),
+    /// once per round, with as many connections as --drain-concurrency.
+    #[arg(long, default_value_t = 100_000, help_heading = "drain")]
+    drain_limit_calls: u64,
 
     // --- flows ---
     /// flows: children of the fan-out (and parents of the fan-in); at most 10,000 (Baton's
@@ -270,6 +279,24 @@ struct Args {
     #[arg(long, value_delimiter = ',', default_value = "2000,10000", help_heading = "scale")]
     scale_sessions: Vec<usize>,
 
+    // --- shards (the shard sweep: the shards scenario, and the scale scenario's last step) ---
+    /// shards: shard counts N of the swept queue (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16,32", help_heading = "shards")]
+    shards_counts: Vec<u32>,
+    /// shards: one-shot agents registered and drained at each N.
+    #[arg(long, default_value_t = 20_000, help_heading = "shards")]
+    shards_jobs: u64,
+    /// shards: Session streams draining (each one gRPC connection).
+    #[arg(long, default_value_t = 4, help_heading = "shards")]
+    shards_sessions: usize,
+    /// shards: credit of each Session stream (leases in flight).
+    #[arg(long, default_value_t = 100, help_heading = "shards")]
+    shards_credit: u32,
+    /// shards: where the queue lives, comma-separated: single (the run's redis-server),
+    /// cluster (3 primaries on loopback).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "single,cluster", help_heading = "shards")]
+    shards_on: Vec<scenarios::shards::On>,
+
     // --- security ---
     /// security: concurrent workers (one connection each).
     #[arg(long, default_value_t = 32, help_heading = "security")]
@@ -294,10 +321,11 @@ enum Scenario {
     Drain,
     Flows,
     Scale,
+    Shards,
     All,
 }
 
-const ORDER: [Scenario; 13] = [
+const ORDER: [Scenario; 14] = [
     Scenario::Cycles,
     Scenario::Dispatch,
     Scenario::Recovery,
@@ -311,6 +339,7 @@ const ORDER: [Scenario; 13] = [
     Scenario::Drain,
     Scenario::Flows,
     Scenario::Scale,
+    Scenario::Shards,
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -400,6 +429,22 @@ fn check(args: &Args) -> std::result::Result<(), String> {
              least 1, --scale-keyed at least 10, --scale-batch 1..={max_batch}"
         ));
     }
+    if args.shards_counts.is_empty()
+        || args.shards_counts.iter().any(|n| !(1..=64).contains(n))
+        || args.shards_jobs == 0
+        || args.shards_sessions == 0
+        || args.shards_credit == 0
+        || args.shards_credit > max_batch
+        || args.shards_on.is_empty()
+    {
+        return Err(format!(
+            "--shards-counts must be 1..=64 each (sharding's bounds), --shards-jobs and --shards-sessions at least 1, \
+             --shards-credit 1..={max_batch}, --shards-on not empty"
+        ));
+    }
+    if args.drain_limit_calls == 0 {
+        return Err("--drain-limit-calls must be at least 1".into());
+    }
     if args.messages == 0 || args.window_ms == 0 || args.consumers == 0 || args.schedulers == 0 {
         return Err("--messages, --window-ms, --consumers and --schedulers must be at least 1".into());
     }
@@ -427,6 +472,16 @@ async fn main() -> ExitCode {
             eprintln!("interrupted");
             ExitCode::from(130)
         }
+    }
+}
+
+fn shards_args(args: &Args) -> ShardsArgs {
+    ShardsArgs {
+        counts: args.shards_counts.clone(),
+        jobs: args.shards_jobs,
+        sessions: args.shards_sessions,
+        credit: args.shards_credit,
+        on: args.shards_on.clone(),
     }
 }
 
@@ -526,6 +581,7 @@ async fn run(args: Args) -> Result<()> {
                     concurrency: args.drain_concurrency,
                     rounds: args.drain_rounds,
                     systems: args.drain_systems.clone(),
+                    limit_calls: args.drain_limit_calls,
                 };
                 scenarios::drain::run(&mut lab, dir.path(), &drain).await?;
             }
@@ -554,8 +610,15 @@ async fn run(args: Args) -> Result<()> {
                     due: args.scale_due,
                     dead_letters: args.scale_dead_letters,
                     sessions: args.scale_sessions.clone(),
+                    shards: shards_args(&args),
                 };
                 scenarios::scale::run(&mut lab, &scale).await?;
+            }
+            // The scale scenario ran the sweep already.
+            Scenario::Shards if wanted(Scenario::Scale) => {}
+            Scenario::Shards => {
+                scenarios::shards::run(&mut lab, &shards_args(&args)).await?;
+                lab::print_load();
             }
             Scenario::All => unreachable!("not in ORDER"),
         }

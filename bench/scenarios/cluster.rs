@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::cycles::{cycle_phase, register};
 #[allow(dead_code)]
 #[path = "../../tests/it/common/cluster.rs"]
-mod launcher;
+pub(super) mod launcher;
 use crate::lab::{bench_config, ms_at, Baton, Lab, Result};
 
 pub struct ClusterArgs {

@@ -34,14 +34,18 @@ use tokio::{
 
 use baton::pb::{self, admin_service_client::AdminServiceClient, agent_service_client::AgentServiceClient};
 
-use super::scale::used_memory;
-use crate::lab::{bench_config, process_cpu_seconds, Baton, Lab, Result};
+use super::scale::{
+    noise_floor, slow_merge, slowlog_read, slowlog_reset, slowlog_start, slowlog_stop, used_memory, Slow,
+};
+use crate::lab::{bench_config, process_cpu_seconds, Baton, Lab, RedisCounters, Result};
 
 pub struct DrainArgs {
     pub jobs: u64,
     pub concurrency: u32,
     pub rounds: u32,
     pub systems: Vec<String>,
+    /// Calls of each redis-benchmark run of the limit.
+    pub limit_calls: u64,
 }
 
 /// One system's drain.
@@ -52,6 +56,9 @@ struct Drain {
     worker_us: f64,
     redis_us: f64,
     commands_per_job: f64,
+    /// Script calls (EVALSHA) per job, and their Redis time (commandstats µs) per job.
+    scripts_per_job: f64,
+    script_us_per_job: f64,
     /// Redis memory per enqueued job (used_memory after enqueueing minus before).
     bytes_per_job: f64,
     duplicates: u64,
@@ -63,23 +70,82 @@ struct Sample {
     server: f64,
     worker: f64,
     redis: f64,
-    commands: u64,
+    counters: RedisCounters,
     used_memory: u64,
 }
 
 async fn sample(lab: &mut Lab, worker_pid: u32) -> Result<Sample> {
-    let info: String = redis::cmd("INFO").arg("commandstats").query_async(&mut lab.conn).await?;
-    let commands = info
-        .lines()
-        .filter_map(|l| l.split_once("calls=").and_then(|(_, rest)| rest.split(',').next()?.parse::<u64>().ok()))
-        .sum();
     Ok(Sample {
         server: process_cpu_seconds("/proc/self/stat")?,
         worker: process_cpu_seconds(&format!("/proc/{worker_pid}/stat"))?,
         redis: process_cpu_seconds(&format!("/proc/{}/stat", lab.pid))?,
-        commands,
+        counters: RedisCounters::read(&mut lab.conn).await?,
         used_memory: used_memory(lab).await?,
     })
+}
+
+/// The script of the limit: one `redis.call`, nothing else.
+const TRIVIAL_SCRIPT: &str = "return redis.call('INCR', KEYS[1])";
+
+/// One round of the limit: redis-benchmark on the run's redis-server, a trivial EVALSHA then a
+/// bare INCR, `calls` each over `k` connections.
+struct Limit {
+    /// Trivial EVALSHA: calls/s, Redis CPU µs per call (/proc), the script's commandstats µs
+    /// per call, and its one `redis.call('INCR')`'s commandstats µs.
+    script_per_s: f64,
+    script_cpu_us: f64,
+    script_us: f64,
+    call_us: f64,
+    /// Bare INCR: calls/s, Redis CPU µs per call, commandstats µs per call.
+    incr_per_s: f64,
+    incr_cpu_us: f64,
+    incr_us: f64,
+}
+
+async fn limit(lab: &mut Lab, k: usize, calls: u64) -> Result<Limit> {
+    lab.flush().await?;
+    let sha: String = redis::cmd("SCRIPT").arg("LOAD").arg(TRIVIAL_SCRIPT).query_async(&mut lab.conn).await?;
+    let key = "bench:limit";
+    let (script_per_s, script_cpu_us, script) =
+        limit_one(lab, k, calls, vec!["EVALSHA".into(), sha, "1".into(), key.into()]).await?;
+    let (incr_per_s, incr_cpu_us, incr) = limit_one(lab, k, calls, vec!["INCR".into(), key.into()]).await?;
+    // redis-benchmark counts error replies as requests: the counter proves both ran.
+    let counted: u64 = redis::cmd("GET").arg(key).query_async(&mut lab.conn).await?;
+    if counted != 2 * calls {
+        return Err(format!("the limit's {} calls counted {counted}", 2 * calls).into());
+    }
+    let per_call = |(n, us): (u64, u64)| us as f64 / n.max(1) as f64;
+    Ok(Limit {
+        script_per_s,
+        script_cpu_us,
+        script_us: per_call(script.of("evalsha")),
+        call_us: per_call(script.of("incr")),
+        incr_per_s,
+        incr_cpu_us,
+        incr_us: per_call(incr.of("incr")),
+    })
+}
+
+/// `calls` of `command` by redis-benchmark: calls/s, Redis CPU µs per call (/proc), and the
+/// counters' change over the run.
+async fn limit_one(lab: &mut Lab, k: usize, calls: u64, command: Vec<String>) -> Result<(f64, f64, RedisCounters)> {
+    let stat = format!("/proc/{}/stat", lab.pid);
+    let (before, cpu) = (RedisCounters::read(&mut lab.conn).await?, process_cpu_seconds(&stat)?);
+    let b = lab.redis_benchmark_command(k, calls, &command).await?;
+    let cpu_us = (process_cpu_seconds(&stat)? - cpu) * 1e6 / calls as f64;
+    Ok((b.rps, cpu_us, RedisCounters::read(&mut lab.conn).await?.since(&before)))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    if v.is_empty() {
+        0.0
+    } else if v.len() % 2 == 0 {
+        (v[mid - 1] + v[mid]) / 2.0
+    } else {
+        v[mid]
+    }
 }
 
 /// Builds the three drivers (outside any timing); returns the commands that run them.
@@ -157,7 +223,9 @@ async fn run_one(lab: &mut Lab, command: &[String], target: &str, args: &DrainAr
                     server_us: per_job(after.server, before.server),
                     worker_us: per_job(after.worker, before.worker),
                     redis_us: per_job(after.redis, before.redis),
-                    commands_per_job: (after.commands - before.commands) as f64 / jobs,
+                    commands_per_job: after.counters.since(&before.counters).calls() as f64 / jobs,
+                    scripts_per_job: after.counters.since(&before.counters).of("evalsha").0 as f64 / jobs,
+                    script_us_per_job: after.counters.since(&before.counters).of("evalsha").1 as f64 / jobs,
                     bytes_per_job: before.used_memory.saturating_sub(empty) as f64 / jobs,
                     duplicates: v["duplicates"].as_u64().unwrap_or(0),
                     missing: v["missing"].as_u64().unwrap_or(u64::MAX),
@@ -174,6 +242,10 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
     let drivers = prepare(dir).await?;
     let socket = lab.redis.socket().display().to_string();
     let mut results: Vec<(String, Vec<Drain>)> = Vec::new();
+    let mut limits = Vec::new();
+    // Every call above 1 ms, read and emptied after each drain.
+    let mut slow = Slow::new();
+    slowlog_start(lab).await?;
     for round in 1..=args.rounds {
         for (name, command) in drivers.iter().filter(|(n, _)| args.systems.contains(n)) {
             lab.flush().await?;
@@ -217,8 +289,20 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
                 Some((_, v)) => v.push(drain),
                 None => results.push((name.clone(), vec![drain])),
             }
+            slow_merge(&mut slow, slowlog_read(lab).await?);
+            slowlog_reset(lab).await?;
         }
+        eprintln!("drain: round {round}/{}: limit (redis-benchmark)", args.rounds);
+        limits.push(limit(lab, args.concurrency as usize, args.limit_calls).await?);
+        let mut part = slowlog_read(lab).await?;
+        let trivial = format!("script {}", redis::Script::new(TRIVIAL_SCRIPT).get_hash());
+        if let Some(e) = part.remove(&trivial) {
+            part.insert("trivial EVALSHA".into(), e);
+        }
+        slow_merge(&mut slow, part);
+        slowlog_reset(lab).await?;
     }
+    slowlog_stop(lab).await?;
     println!();
     println!(
         "drain: {} one-shot no-op jobs, concurrency {}, {} round(s) interleaved, one redis-server (unix socket)",
@@ -287,9 +371,64 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
             );
         }
     }
+    print_limit(args, &limits, &results);
+    println!("{}", noise_floor(&slow));
     crate::lab::print_load();
     if !failed.is_empty() {
         return Err(format!("drain: jobs lost or repeated: {}", failed.join("; ")).into());
     }
     Ok(())
+}
+
+/// The limit: what the trivial EVALSHA and INCR reached, and each system against them.
+fn print_limit(args: &DrainArgs, limits: &[Limit], results: &[(String, Vec<Drain>)]) {
+    let m = |f: fn(&Limit) -> f64| median(limits.iter().map(f).collect());
+    let (script_per_s, script_cpu_us, call_us) = (m(|l| l.script_per_s), m(|l| l.script_cpu_us), m(|l| l.call_us));
+    println!();
+    println!(
+        "limit: redis-benchmark -c {} -n {} on the same redis-server, once per round (median of {})",
+        args.concurrency,
+        args.limit_calls,
+        limits.len()
+    );
+    println!("{:<46} {:>10} {:>18} {:>22}", "reference", "calls/s", "Redis CPU µs/call", "commandstats µs/call");
+    println!(
+        "{:<46} {:>10.0} {:>18.2} {:>22}",
+        format!("EVALSHA \"{TRIVIAL_SCRIPT}\""),
+        script_per_s,
+        script_cpu_us,
+        format!("{:.2} (redis.call {:.2})", m(|l| l.script_us), call_us)
+    );
+    println!("{:<46} {:>10.0} {:>18.2} {:>22.2}", "INCR", m(|l| l.incr_per_s), m(|l| l.incr_cpu_us), m(|l| l.incr_us));
+    println!(
+        "{:<13} {:>12} {:>15} {:>9} {:>11}  {:>17} {:>14} {:>15} {:>16}",
+        "system",
+        "scripts/job",
+        "ceiling jobs/s",
+        "jobs/s",
+        "of ceiling",
+        "redis CPU µs/job",
+        "÷ EVALSHA CPU",
+        "÷ redis.call µs",
+        "script µs/job"
+    );
+    for (name, drains) in results {
+        let mean = |f: fn(&Drain) -> f64| drains.iter().map(f).sum::<f64>() / drains.len() as f64;
+        let jobs_per_s = median(drains.iter().map(|d| d.jobs_per_sec).collect());
+        let scripts = mean(|d| d.scripts_per_job);
+        let ceiling = if scripts > 0.0 { script_per_s / scripts } else { f64::INFINITY };
+        let redis_us = mean(|d| d.redis_us);
+        println!(
+            "{:<13} {:>12.3} {:>15.0} {:>9.0} {:>10.1}%  {:>17.1} {:>13.1}× {:>14.0}× {:>16.1}",
+            name,
+            scripts,
+            ceiling,
+            jobs_per_s,
+            100.0 * jobs_per_s / ceiling,
+            redis_us,
+            redis_us / script_cpu_us.max(1e-9),
+            redis_us / call_us.max(1e-9),
+            mean(|d| d.script_us_per_job)
+        );
+    }
 }

@@ -15,3 +15,4 @@ pub mod scale;
 pub mod scale_sources;
 pub mod schedule;
 pub mod security;
+pub mod shards;

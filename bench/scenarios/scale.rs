@@ -14,7 +14,8 @@
 //! - a pool of `--scale-resources` idle resources: GetHealth and a Purge pass;
 //! - `--scale-queues` queues of one agent each: GetHealth latency and the idle Redis commands
 //!   per second of the sweepers (INFO commandstats) over `--scale-idle-seconds`;
-//! - scheduled messages, dead letters and idle Session streams (`scale_sources`).
+//! - scheduled messages, dead letters and idle Session streams (`scale_sources`);
+//! - the shard sweep: one queue over 1 … 32 shards, on one Redis and on a cluster (`shards`).
 
 use std::{collections::BTreeMap, time::Duration};
 
@@ -37,6 +38,8 @@ pub struct ScaleArgs {
     pub due: u64,
     pub dead_letters: u64,
     pub sessions: Vec<usize>,
+    /// The shard sweep, the last step (the `shards` scenario alone runs only it).
+    pub shards: super::shards::ShardsArgs,
 }
 
 /// Script name -> (worst µs, calls above 1 ms) of one step.
@@ -184,6 +187,8 @@ pub async fn run(lab: &mut Lab, args: &ScaleArgs) -> Result<()> {
         println!("{step:>18}: {}", if worst.is_empty() { "none".to_string() } else { worst.join(", ") });
     }
     println!("scripts over the bound: {over}");
+
+    super::shards::run(lab, &args.shards).await?;
     crate::lab::print_load();
     Ok(())
 }
@@ -241,6 +246,71 @@ pub(super) async fn slowlog_read(lab: &mut Lab) -> Result<Slow> {
         e.1 += 1;
     }
     Ok(out)
+}
+
+/// Empties SLOWLOG (after a `slowlog_read`), so a long run reads it in parts and the log never
+/// holds more than one part.
+pub(super) async fn slowlog_reset(lab: &mut Lab) -> Result<()> {
+    redis::cmd("SLOWLOG").arg("RESET").query_async::<()>(&mut lab.conn).await?;
+    Ok(())
+}
+
+/// Stops logging (Redis's default threshold and length again).
+pub(super) async fn slowlog_stop(lab: &mut Lab) -> Result<()> {
+    for (k, v) in [("slowlog-log-slower-than", "10000"), ("slowlog-max-len", "128")] {
+        redis::cmd("CONFIG").arg("SET").arg(k).arg(v).query_async::<()>(&mut lab.conn).await?;
+    }
+    slowlog_reset(lab).await
+}
+
+/// Adds one part of the log to what was read before.
+pub(super) fn slow_merge(into: &mut Slow, part: Slow) {
+    for (name, (us, calls)) in part {
+        let e = into.entry(name).or_default();
+        e.0 = e.0.max(us);
+        e.1 += calls;
+    }
+}
+
+/// Commands whose work does not depend on any size: one of them logged above 1 ms was not
+/// working but waiting for a CPU (the machine's scheduling floor, not Redis's work).
+const CONSTANT_TIME: [&str; 16] = [
+    "incr",
+    "incrby",
+    "decr",
+    "get",
+    "set",
+    "ping",
+    "echo",
+    "time",
+    "hget",
+    "exists",
+    "zscore",
+    "zcard",
+    "scard",
+    "llen",
+    "hlen",
+    "sismember",
+];
+
+/// The noise floor of a run: the slowest constant-time command SLOWLOG kept, and the slowest
+/// script call beside it, in words.
+pub(super) fn noise_floor(slow: &Slow) -> String {
+    let worst = |pick: &dyn Fn(&str) -> bool| {
+        slow.iter()
+            .filter(|(name, _)| pick(name))
+            .max_by_key(|(_, (us, _))| *us)
+            .map(|(n, &(us, calls))| (n, us, calls))
+    };
+    let o1 = match worst(&|n| CONSTANT_TIME.contains(&n)) {
+        Some((name, us, calls)) => format!("{name} {us} µs ({calls} such calls above 1 ms)"),
+        None => "none above 1 ms".to_string(),
+    };
+    let script = match worst(&|n| !CONSTANT_TIME.contains(&n)) {
+        Some((name, us, calls)) => format!("{name} {us} µs ({calls} calls above 1 ms)"),
+        None => "none above 1 ms".to_string(),
+    };
+    format!("noise floor (SLOWLOG, threshold 1 ms): slowest constant-time command {o1}; slowest other call {script}")
 }
 
 /// Median of `calls` sequential calls of `f`, in ms.
