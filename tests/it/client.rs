@@ -287,7 +287,10 @@ async fn subscriber_acks_and_sees_redeliveries() {
 #[tokio::test]
 async fn subscriber_handles_each_message_once_within_max_in_flight() {
     {
-        let env = Env::start().await;
+        // An ack timeout far beyond the wait below: a delivery left in flight cannot clear itself.
+        let mut config = test_config();
+        config.schedule.ack_timeout_ms = 600_000;
+        let env = Env::with_config(config).await;
         let channel = env.baton.channel().await;
         let mut sched = baton::pb::schedule_service_client::ScheduleServiceClient::new(channel.clone());
         let messages: Vec<_> = (0..200)
