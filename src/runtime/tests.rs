@@ -56,7 +56,11 @@ async fn leadership_steps_down_before_its_term_can_expire() {
     .await
     .expect("steps down");
     // Every renewal that succeeded was sent before the stall, so its term ends by stalled + ttl.
-    assert!(stalled.elapsed() < ttl, "stepped down {:?} into the stall; the term could end at {ttl:?}", stalled.elapsed());
+    assert!(
+        stalled.elapsed() < ttl,
+        "stepped down {:?} into the stall; the term could end at {ttl:?}",
+        stalled.elapsed()
+    );
     busy.await.unwrap();
     stop.cancel();
     task.await.unwrap();

@@ -97,9 +97,8 @@ async fn schedule_now(c: &mut ScheduleServiceClient<Channel>, n: usize) -> HashS
 async fn health(env: &Env) -> pb::SourceHealth {
     let mut admin = AdminServiceClient::new(env.baton.channel().await);
     let all = admin.get_health(pb::GetHealthRequest {}).await.unwrap().into_inner();
-    let receiver = |s: &pb::SourceHealth| {
-        s.source.as_ref().is_some_and(|s| s.kind() == pb::SourceKind::Receiver && s.name == R)
-    };
+    let receiver =
+        |s: &pb::SourceHealth| s.source.as_ref().is_some_and(|s| s.kind() == pb::SourceKind::Receiver && s.name == R);
     all.sources.into_iter().find(receiver).expect("GetHealth checks the receiver")
 }
 
