@@ -221,6 +221,25 @@ pub struct TokenEntry {
     pub scopes: Vec<String>,
 }
 
+/// SHA-256 of a token, lowercase hex: what [`TokenEntry::sha256`] holds (the token itself is
+/// never stored). `baton token` prints a new token with its hash; a program that writes its
+/// configuration in Rust (the bench, the integration tests, an embedding) hashes its tokens here.
+pub fn token_hash(token: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, token.as_bytes());
+    digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A new random token (32 bytes, URL-safe): `baton_<43 characters>`. What `baton token` and
+/// `baton dev-certs` hand out; configure it by its [`token_hash`].
+pub fn new_token() -> String {
+    use rand::RngCore;
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut bytes = [0u8; 43];
+    rand::rng().fill_bytes(&mut bytes);
+    let body: String = bytes.iter().map(|b| ALPHABET[(*b & 63) as usize] as char).collect();
+    format!("baton_{body}")
+}
+
 /// A client certificate identity: the subject common name it is recognised by.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
@@ -1084,6 +1103,13 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tokens_are_random_and_hashed() {
+        let (a, b) = (new_token(), new_token());
+        assert!(a.starts_with("baton_") && a.len() == 49 && a != b);
+        assert_eq!(token_hash("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    }
 
     // Secrets readable by anyone, or by another group, are warned about; read by Baton's own
     // group (a Kubernetes Secret mounted 0440 with fsGroup) or by Baton alone are not.

@@ -79,10 +79,10 @@ struct DevCertsArgs {
 
 /// `baton token`: the token on the first line, then the entry to add.
 fn token(args: TokenArgs) -> Result<(), Error> {
-    let token = baton::rpc::auth::new_token();
+    let token = baton::config::new_token();
     let entry = baton::config::TokenEntry {
         name: args.name,
-        sha256: baton::rpc::auth::token_hash(&token),
+        sha256: baton::config::token_hash(&token),
         roles: args.roles,
         scopes: args.scopes,
     };

@@ -74,6 +74,9 @@ pub fn check_config(config: &Config) -> Result<()> {
 /// Serves gRPC on `listener` against the Redis at `redis_url` until `shutdown` resolves, then
 /// shuts down gracefully: long polls answer at once, in-flight calls finish, all within
 /// `shutdown_timeout_ms`. The console, when `console.listen` is set, on its own address.
+///
+/// The entry point of `baton serve`, public for any program that serves Baton in process: the
+/// bench and the integration tests run replicas this way, on listeners they bound to port 0.
 pub async fn run(
     config: Arc<Config>,
     redis_url: &str,
@@ -84,7 +87,8 @@ pub async fn run(
     run_with_console(config, redis_url, listener, console, shutdown).await
 }
 
-/// `run`, with the console on `console` (a listener the caller bound, e.g. on port 0), or none.
+/// `run`, with the console on `console` (a listener the caller bound, e.g. on port 0), or none:
+/// for a caller that needs the console's bound address (the console's integration tests).
 pub async fn run_with_console(
     config: Arc<Config>,
     redis_url: &str,

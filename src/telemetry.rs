@@ -140,7 +140,7 @@ async fn serve_connections<S>(
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.split_once(' '))
                 .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-                .map(|(_, t)| crate::rpc::auth::token_hash(t.trim()));
+                .map(|(_, t)| crate::config::token_hash(t.trim()));
             let response = if token.is_some() && presented != token {
                 let mut r = answer(StatusCode::UNAUTHORIZED, "metrics need \"authorization: Bearer <token>\"\n");
                 r.headers_mut()

@@ -30,7 +30,7 @@ enum Transport {
 pub async fn run(lab: &mut Lab, args: &SecurityArgs) -> Result<()> {
     let dir = tempfile::Builder::new().prefix("baton-bench-certs").tempdir_in("/tmp")?;
     let certs = baton::tools::devcerts::generate(dir.path(), &["localhost".into()], "bench")?;
-    let token = baton::rpc::auth::new_token();
+    let token = baton::config::new_token();
     let rows = [
         ("plaintext", Transport::Plain),
         ("TLS", Transport::Tls),
@@ -49,7 +49,7 @@ pub async fn run(lab: &mut Lab, args: &SecurityArgs) -> Result<()> {
             config.auth = AuthConfig {
                 tokens: vec![TokenEntry {
                     name: "bench".into(),
-                    sha256: baton::rpc::auth::token_hash(&token),
+                    sha256: baton::config::token_hash(&token),
                     roles: vec!["worker".into(), "producer".into()],
                     scopes: vec!["bench.*".into()],
                 }],

@@ -51,7 +51,7 @@ use crate::error::{Error, Result};
 
 /// The largest JSON body read: tonic's default limit on a decoded gRPC message, which Baton's
 /// services keep. The protobuf a JSON body becomes is never larger than the JSON.
-pub const MAX_JSON_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_JSON_BYTES: usize = 4 * 1024 * 1024;
 
 /// Headers a page may send (CORS): what gRPC-Web clients and Connect clients send.
 const ALLOWED_HEADERS: [&str; 10] = [

@@ -25,7 +25,7 @@ use tokio::sync::watch;
 use tonic::transport::server::{TcpConnectInfo, TlsConnectInfo};
 
 use crate::{
-    config::{AuthConfig, TokenEntry},
+    config::{token_hash, AuthConfig, TokenEntry},
     error::{Error, Result},
 };
 
@@ -207,22 +207,6 @@ impl Identity {
             .collect::<Result<_>>()?;
         Ok(Self { name: name.to_string(), credential, roles, scopes })
     }
-}
-
-/// SHA-256 of a token, lowercase hex: how tokens are stored.
-pub fn token_hash(token: &str) -> String {
-    let digest = ring::digest::digest(&ring::digest::SHA256, token.as_bytes());
-    digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// A new random token (32 bytes, URL-safe): `baton_<43 characters>`.
-pub fn new_token() -> String {
-    use rand::RngCore;
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut bytes = [0u8; 43];
-    rand::rng().fill_bytes(&mut bytes);
-    let body: String = bytes.iter().map(|b| ALPHABET[(*b & 63) as usize] as char).collect();
-    format!("baton_{body}")
 }
 
 /// The identities a replica knows, from `auth.*`.
@@ -784,12 +768,5 @@ mod tests {
         for junk in ["/baton.v1.AgentService/JsonJunk0", "/x.Y/Register", "/", "", "Register"] {
             assert_eq!(method_label(junk), "unknown", "{junk}");
         }
-    }
-
-    #[test]
-    fn tokens_are_random_and_hashed() {
-        let (a, b) = (new_token(), new_token());
-        assert!(a.starts_with("baton_") && a.len() == 49 && a != b);
-        assert_eq!(token_hash("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     }
 }

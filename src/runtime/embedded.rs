@@ -2,7 +2,8 @@
 //! append-only persistence in the data directory, listening on a unix socket only, restarts it
 //! if it dies, and stops it (SIGTERM, so the append-only file is flushed) on exit.
 //!
-//! Tests use `RedisProcess` directly to get a real, private Redis each.
+//! Public because the integration tests' harness and the bench use `RedisProcess` directly, to
+//! get a real, private Redis each (and to kill and restart it), as `baton serve` runs it.
 
 use std::{
     path::{Path, PathBuf},

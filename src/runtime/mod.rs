@@ -5,3 +5,6 @@ pub mod embedded;
 pub mod leadership;
 pub(crate) mod monitor;
 pub(crate) mod sweep;
+
+#[cfg(test)]
+mod tests;

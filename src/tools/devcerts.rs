@@ -1,12 +1,16 @@
 //! `baton dev-certs`: a development CA, a server certificate, a client certificate and an admin
 //! token, as files, to try TLS, mutual TLS and tokens on one machine. Not for production: the
 //! CA key sits beside the certificates it signed.
+//!
+//! Public for the `baton` binary's `dev-certs` command, and for programs that need real
+//! certificates on loopback without a PKI: the integration tests of TLS, mutual TLS and the
+//! CLI's `--ca`/`--cert` flags call [`generate`].
 
 use std::path::{Path, PathBuf};
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 
-use crate::rpc::auth;
+use crate::config::{new_token, token_hash};
 
 use crate::error::{Error, Result};
 
@@ -72,11 +76,11 @@ pub fn generate(dir: &Path, hosts: &[String], client: &str) -> Result<DevCerts> 
     };
     let (server_pem, server_key_pem) = leaf(hosts.to_vec(), hosts.first().map_or("localhost", |h| h.as_str()))?;
     let (client_pem, client_key_pem) = leaf(vec![client.to_string()], client)?;
-    let token = auth::new_token();
+    let token = new_token();
     let tokens = format!(
         "# Made by `baton dev-certs`. The token itself is not stored; only its SHA-256.\n\
          [[tokens]]\nname = \"dev-admin\"\nsha256 = \"{}\"\nroles = [\"admin\"]\n",
-        auth::token_hash(&token)
+        token_hash(&token)
     );
     Ok(DevCerts {
         ca,

@@ -102,10 +102,10 @@ async fn http_from(
 }
 
 fn token_entry(name: &str, role: &str) -> (String, TokenEntry) {
-    let token = baton::rpc::auth::new_token();
+    let token = baton::config::new_token();
     let entry = TokenEntry {
         name: name.into(),
-        sha256: baton::rpc::auth::token_hash(&token),
+        sha256: baton::config::token_hash(&token),
         roles: vec![role.into()],
         scopes: vec![],
     };

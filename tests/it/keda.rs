@@ -17,9 +17,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use baton::edge::keda::pb::{GetMetricsRequest, ScaledObjectRef};
+use baton::keda_pb::{GetMetricsRequest, ScaledObjectRef};
 
-use baton::edge::keda::pb::external_scaler_client::ExternalScalerClient;
+use baton::keda_pb::external_scaler_client::ExternalScalerClient;
 use common::*;
 use pb::{
     admin_service_client::AdminServiceClient, claim_service_client::ClaimServiceClient,
@@ -102,7 +102,7 @@ async fn a_queue_filling_and_draining() {
 }
 
 /// The next answer of a StreamIsActive stream, within `limit`.
-async fn next(stream: &mut tonic::Streaming<baton::edge::keda::pb::IsActiveResponse>, limit: Duration) -> bool {
+async fn next(stream: &mut tonic::Streaming<baton::keda_pb::IsActiveResponse>, limit: Duration) -> bool {
     tokio::time::timeout(limit, stream.message())
         .await
         .expect("a StreamIsActive answer in time")
@@ -128,7 +128,8 @@ async fn stream_is_active_pushes_the_first_due_item() {
         let leases = worker.acquire(req).await.unwrap().into_inner().leases;
         (leases, started.elapsed())
     });
-    let channel = baton::store::keys::Keys::new("").channel(baton::store::keys::ChannelKind::Queue, "zero");
+    // The queue's wake-up channel, as ARCHITECTURE.md names it (`{q:Q}:wake`).
+    let channel = "baton:{q:zero}:wake".to_string();
     let redis = env.redis.conn().await;
     eventually(Duration::from_secs(30), "the long poll follows the queue's channel", || {
         let (mut redis, channel) = (redis.clone(), channel.clone());
@@ -294,7 +295,7 @@ async fn the_scaler_needs_read_access_within_scopes() {
     let mut config = test_config();
     config.auth.tokens = vec![baton::config::TokenEntry {
         name: "keda".into(),
-        sha256: baton::rpc::auth::token_hash("tok-keda"),
+        sha256: baton::config::token_hash("tok-keda"),
         roles: vec!["read-only".into()],
         scopes: vec!["billing.*".into()],
     }];

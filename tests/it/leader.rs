@@ -1,4 +1,4 @@
-//! LeaderService end to end, and the internal `Leadership` used by Baton's own sweepers.
+//! LeaderService end to end, and the leadership of Baton's own sweepers (`baton-sweeper`).
 //!
 //! Invariant checked by the race: terms never overlap in Redis time. Term k starts at its
 //! campaign's `expires_at - ttl` and ends at its resignation (`resigned_at`) or at the last
@@ -275,71 +275,77 @@ async fn leader_calls_reject_bad_fields() {
     assert!(env.redis.snapshot().await.is_empty(), "rejected calls wrote nothing");
 }
 
-// Baton's internal Leadership: of two replicas exactly one leads; when it shuts down it
-// resigns and the other takes over without waiting for the ttl.
+// Baton's own background leadership (the `baton-sweeper` election, which picks the one replica
+// that sweeps), between two real replicas: one of them leads; when it shuts down it resigns and
+// the other takes over without waiting for the ttl (30 s here).
 #[tokio::test]
 async fn internal_leadership_fails_over_on_shutdown() {
-    use baton::runtime::leadership::Leadership;
-    use baton::store::wake::Wakeups;
-    use tokio_util::sync::CancellationToken;
     let redis = TestRedis::start().await;
-    let replica = |name: &'static str| {
-        let redis = &redis;
-        async move {
-            let store = redis.store().await.elections;
-            let stop = CancellationToken::new();
-            let wakeups = Wakeups::spawn(&store, stop.clone());
-            let (l, task) =
-                Leadership::spawn(store, wakeups, "sweeper".into(), name.into(), Duration::from_secs(30), stop.clone());
-            (l, task, stop)
-        }
+    let url = redis.url();
+    let replica = |name: &str| {
+        let mut config = test_config();
+        config.replica_id = name.into();
+        config.orphan_cleanup.leadership_ttl_ms = 30_000;
+        TestBaton::start(&url, config)
     };
-    let (mut one, one_task, one_stop) = replica("one").await;
-    let (mut two, two_task, two_stop) = replica("two").await;
-    while !one.is_leader() && !two.is_leader() {
-        tokio::select! { _ = one.changed() => {}, _ = two.changed() => {} }
-    }
-    assert!(one.is_leader() != two.is_leader(), "exactly one replica leads");
-    let first = one.token().or(two.token()).unwrap();
-    let (leader_stop, leader_task, mut follower, follower_stop) =
-        if one.is_leader() { (one_stop, one_task, two, two_stop) } else { (two_stop, two_task, one, one_stop) };
+    let (one, two) = (replica("one").await, replica("two").await);
+    let sweeper = || pb::GetLeaderRequest { election: "baton-sweeper".into() };
+    let mut c = leaders(&one).await;
+    let end = std::time::Instant::now() + Duration::from_secs(30);
+    let first = loop {
+        let l = c.get_leader(sweeper()).await.unwrap().into_inner();
+        if !l.leader_id.is_empty() {
+            break l;
+        }
+        assert!(std::time::Instant::now() < end, "no replica was elected");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let (leader, follower, follower_id) = match first.leader_id.as_str() {
+        "one" => (one, two, "two"),
+        "two" => (two, one, "one"),
+        other => panic!("the sweeper's leader is {other}, neither replica"),
+    };
+    let c = leaders(&follower).await;
     let started = std::time::Instant::now();
-    leader_stop.cancel();
-    leader_task.await.unwrap();
-    while !follower.is_leader() {
-        tokio::time::timeout(Duration::from_secs(10), follower.changed()).await.expect("follower takes over");
-    }
-    assert!(follower.token().unwrap() > first);
+    leader.stop().await.unwrap();
+    eventually(Duration::from_secs(10), "the other replica takes over", || {
+        let mut c = c.clone();
+        async move {
+            let l = c.get_leader(sweeper()).await.unwrap().into_inner();
+            l.leader_id == follower_id && l.token > first.token
+        }
+    })
+    .await;
     assert!(started.elapsed() < Duration::from_secs(10), "took over on resignation, not after the 30 s ttl");
-    follower_stop.cancel();
+    follower.stop().await.unwrap();
 }
 
 // A Campaign whose caller left while its script waited in Redis: the term it won is resigned,
 // not held for a ttl by nobody.
 #[tokio::test]
 async fn dropped_campaign_resigns_what_it_won() {
-    use baton::elections::wait;
-    use baton::store::wake::Wakeups;
     let env = Env::start().await;
-    let store = env.redis.store().await.elections;
-    let shutdown = tokio_util::sync::CancellationToken::new();
-    let wakeups = Wakeups::spawn(&store, shutdown.clone());
-    // A busy script holds Redis so the campaign's script waits in line after it was sent.
+    let mut c = leaders(&env.baton).await;
+    // A busy script holds Redis so the campaign's script waits in line after it was sent; the
+    // caller gives up meanwhile (its stream is reset).
     let hold = env.redis.hold_busy(300).await;
-    let call = wait::campaign(&store, &wakeups, &shutdown, E, "gone", 60_000, Duration::from_secs(10));
+    let call = c.campaign(campaign("gone", 60_000, 10_000));
     assert!(tokio::time::timeout(Duration::from_millis(100), call).await.is_err(), "held behind the busy script");
     hold.await.unwrap();
-    let mut c = leaders(&env.baton).await;
-    let end = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let l = c.get_leader(pb::GetLeaderRequest { election: E.into() }).await.unwrap().into_inner();
-        if l.leader_id.is_empty() && l.token == 0 {
-            break;
+    // The campaign did win the election's first term, and that term ends resigned, long before
+    // its 60 s ttl.
+    let history = || {
+        let mut c = c.clone();
+        async move {
+            let req = pb::GetElectionHistoryRequest { election: E.into(), limit: 0 };
+            c.get_election_history(req).await.unwrap().into_inner().terms
         }
-        assert!(std::time::Instant::now() < end, "the dropped campaign still leads: {l:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let mut conn = env.redis.conn().await;
-    let seq: u64 = redis::cmd("GET").arg(format!("baton:{{e:{E}}}:seq")).query_async(&mut conn).await.unwrap();
-    assert_eq!(seq, 1, "the campaign did win a term (then resigned it)");
+    };
+    eventually(Duration::from_secs(10), "the dropped campaign's term is resigned", || async {
+        let terms = history().await;
+        matches!(&terms[..], [t] if t.token == 1 && t.leader_id == "gone" && t.end() == pb::TermEnd::Resigned)
+    })
+    .await;
+    let l = c.get_leader(pb::GetLeaderRequest { election: E.into() }).await.unwrap().into_inner();
+    assert!(l.leader_id.is_empty(), "nobody leads: {l:?}");
 }

@@ -177,7 +177,7 @@ const BILLING_ADMIN: &str = "tok-billing-admin";
 fn token(name: &str, token: &str, role: &str, scopes: &[&str]) -> TokenEntry {
     TokenEntry {
         name: name.into(),
-        sha256: baton::rpc::auth::token_hash(token),
+        sha256: baton::config::token_hash(token),
         roles: vec![role.into()],
         scopes: scopes.iter().map(|s| s.to_string()).collect(),
     }
@@ -1157,7 +1157,7 @@ async fn metrics_status(addr: std::net::SocketAddr, token: Option<&str>) -> u16 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_behind_a_token() {
     let redis = TestRedis::start().await;
-    let hash = baton::rpc::auth::token_hash("scrape-me");
+    let hash = baton::config::token_hash("scrape-me");
     let process = BatonProcess::spawn_with_metrics("127.0.0.1:0", |cmd| {
         cmd.args(["--redis-url", &redis.url()]).env("BATON_METRICS_TOKEN_SHA256", &hash);
     });
