@@ -55,6 +55,7 @@ pub mod edge;
 pub mod elections;
 pub mod error;
 pub mod flows;
+pub mod keda_pb;
 pub mod pools;
 pub mod queues;
 pub mod receivers;
@@ -67,16 +68,6 @@ pub mod telemetry;
 mod testing;
 pub mod tools;
 pub mod trace;
-
-/// Generated messages and stubs of KEDA's external scaler contract (`proto/keda`, by build.rs),
-/// served by `edge::keda`; a leaf, so the auth and web layers can name its methods. Public as
-/// the client side of that contract too: the integration tests call the scaler through it.
-pub mod keda_pb {
-    tonic::include_proto!("externalscaler");
-
-    /// The encoded descriptors of `externalscaler`, served by reflection.
-    pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("keda_descriptor");
-}
 
 /// Generated protobuf types and gRPC stubs of `baton.v1` (the `baton-proto` crate).
 pub use baton_proto as pb;

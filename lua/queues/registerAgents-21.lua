@@ -132,8 +132,25 @@ local function anyResults()
   return resultsSeen
 end
 local dueNames, dueDefs, dueAt = {}, {}, {} -- made due at once by this call: promoted if keyed
-local function wait(name, def, score)
-  addWaiting(waitingKey, name, score, channel, queue)
+-- The earliest entry of waiting (at or above 0; keyed promotions wait below), read once per call
+-- and kept as this call adds new agents, so a batch of new agents pays one read, not one each.
+-- An existing agent's move may make the earliest later: the next wait reads it again.
+local headRead, headScore = false, nil
+local function wait(name, def, score, existing)
+  if existing then
+    headRead = false
+    addWaiting(waitingKey, name, score, channel, queue)
+  else
+    if not headRead then
+      local head = rcall('ZRANGEBYSCORE', waitingKey, 0, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+      headRead, headScore = true, tonumber(head[2])
+    end
+    rcall('ZADD', waitingKey, score, name)
+    if headScore == nil or score < headScore then
+      publish(channel, queue)
+      headScore = score
+    end
+  end
   if score <= now then
     dueNames[#dueNames + 1], dueDefs[#dueDefs + 1], dueAt[#dueAt + 1] = name, def, score
   end
@@ -198,9 +215,9 @@ for _, item in ipairs(A.agents) do
           rcall('ZREM', resultsatKey, name)
         end
         rcall('HDEL', dlqinfoKey, name)
-        wait(name, def, firstFire or now)
+        wait(name, def, firstFire or now, true)
       elseif not rcall('ZSCORE', waitingKey, name) and not rcall('ZSCORE', dlqKey, name) then
-        wait(name, def, firstRun)
+        wait(name, def, firstRun, true)
       end
     end
   else
