@@ -16,7 +16,7 @@ pub const SCRIPTS: &[(&str, usize, &str)] = include!(concat!(env!("OUT_DIR"), "/
 
 /// The name of the script whose SHA1 is `sha` (as SLOWLOG and SCRIPT commands show it); public
 /// as [`crate::script_name`].
-pub fn name_of_sha(sha: &str) -> Option<&'static str> {
+pub(crate) fn name_of_sha(sha: &str) -> Option<&'static str> {
     SCRIPTS.iter().find(|(_, _, source)| redis::Script::new(source).get_hash() == sha).map(|&(name, _, _)| name)
 }
 

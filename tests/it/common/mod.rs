@@ -99,16 +99,6 @@ impl TestRedis {
         s * 1000 + us / 1000
     }
 
-    /// The stores of the library on this Redis (default configuration), for tests below gRPC.
-    pub async fn store(&self) -> baton::server::Stores {
-        use baton::store::{Core, Policy, Redis};
-        let config = Config::default();
-        let redis = Redis::connect(&self.url(), &config.redis).await.unwrap();
-        let policy = Policy::new(&config.agent, &config.limits, &config.dead_letter, &config.idempotency)
-            .with_flows(&config.results, &config.dedup);
-        baton::server::Stores::new(Core::open(redis, "", policy, config.circuit_breaker.clone()).await.unwrap())
-    }
-
     /// Keeps Redis busy for `ms` with a script on its own connection: Redis runs one script at
     /// a time, so a command sent meanwhile waits in line. Await the handle to know it is over.
     pub async fn hold_busy(&self, ms: u64) -> JoinHandle<()> {
