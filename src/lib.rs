@@ -74,11 +74,3 @@ pub use baton_proto as pb;
 
 /// The Rust client and its helpers (the `baton-client` crate), for tests and tools.
 pub use baton_client as client;
-
-/// The name of Baton's Lua script whose SHA1 is `sha`, as Redis shows a script call in its own
-/// diagnostics (`EVALSHA <sha> …` in SLOWLOG, MONITOR and CLIENT LIST); None for a script
-/// Baton does not have. An operator reading SLOWLOG sees only the sha; the bench's per-script
-/// SLOWLOG tables and the integration tests that look for a script's calls there name it here.
-pub fn script_name(sha: &str) -> Option<&'static str> {
-    store::scripts::name_of_sha(sha)
-}

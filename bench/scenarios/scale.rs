@@ -237,7 +237,7 @@ pub(super) async fn slowlog_read(lab: &mut Lab) -> Result<Slow> {
         let command = String::from_utf8_lossy(args.first().map_or(&[][..], |a| a)).to_lowercase();
         let name = if command == "evalsha" {
             let sha = String::from_utf8_lossy(args.get(1).map_or(&[][..], |a| a)).to_string();
-            baton::script_name(&sha).map_or(format!("script {sha}"), str::to_string)
+            baton::store::scripts::script_name(&sha).map_or(format!("script {sha}"), str::to_string)
         } else {
             command
         };

@@ -53,7 +53,7 @@ async fn slow_scripts(redis: &TestRedis) -> Vec<(String, u64)> {
         let micros: u64 = redis::from_redis_value_ref(&fields[2]).unwrap();
         let args: Vec<String> = redis::from_redis_value_ref(&fields[3]).unwrap_or_default();
         if args.first().is_some_and(|c| c.eq_ignore_ascii_case("evalsha")) {
-            let name = baton::script_name(&args[1]).unwrap_or("unknown script");
+            let name = baton::store::scripts::script_name(&args[1]).unwrap_or("unknown script");
             out.push((name.to_string(), micros));
         }
     }

@@ -479,7 +479,7 @@ async fn a_worker_that_reconnects_within_the_grace_keeps_its_leases() {
             log.iter().any(|entry| {
                 let redis::Value::Array(fields) = entry else { return false };
                 let args: Vec<String> = redis::from_redis_value(fields[3].clone()).unwrap_or_default();
-                args.len() > 1 && baton::script_name(&args[1]) == Some("reapLeases")
+                args.len() > 1 && baton::store::scripts::script_name(&args[1]) == Some("reapLeases")
             })
         }
     })
