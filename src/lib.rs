@@ -41,6 +41,17 @@
 //! shards through one private per-shard layer (`store::shards::Shard`), so every operation
 //! has one public name.
 //!
+//! # The public API
+//!
+//! What the binary, the bench and the integration tests use, and nothing else: [`config`]
+//! (configuration, and `config::token_hash` / `config::new_token` for API tokens), [`server`]
+//! (`server::run`, `server::run_with_console`: a replica in process), `runtime::embedded` (the
+//! embedded redis-server), `tools::devcerts` (development certificates), [`keda_pb`] (KEDA's
+//! scaler contract, as a client too), [`error`] (what `server::run` returns), [`pb`] and
+//! [`client`]. The bench also reaches below gRPC, to measure Redis doing Baton's work with no
+//! server: `store` (keys, `store::scripts::SCRIPTS` and `script_name`, the core) and
+//! `queues::store`. The integration tests reach Baton through gRPC only.
+//!
 //! The wire contract is the `baton-proto` crate ([`pb`]); Rust workers depend on `baton-client`
 //! ([`client`]) only.
 //!
