@@ -34,7 +34,7 @@ use tokio::{
 
 use baton::pb::{self, admin_service_client::AdminServiceClient, agent_service_client::AgentServiceClient};
 
-use super::scale::{
+use super::measure::{
     noise_floor, slow_merge, slowlog_read, slowlog_reset, slowlog_start, slowlog_stop, used_memory, Slow,
 };
 use crate::lab::{bench_config, process_cpu_seconds, Baton, Lab, RedisCounters, Result};

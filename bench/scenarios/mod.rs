@@ -10,6 +10,7 @@ pub mod drain;
 pub mod flows;
 pub mod idle;
 pub mod leader;
+pub mod measure;
 pub mod recovery;
 pub mod scale;
 pub mod scale_sources;

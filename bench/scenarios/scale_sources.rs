@@ -24,7 +24,7 @@ use futures::{StreamExt, TryStreamExt};
 use tokio::{sync::mpsc, time::Instant};
 use tonic::transport::Channel;
 
-use super::scale::{drain_with, health_ms, median_ms, slowlog_read, slowlog_start, used_memory, Slow};
+use super::measure::{drain_with, health_ms, median_ms, slowlog_read, slowlog_start, used_memory, Slow};
 use crate::lab::{agents, bench_config, dur, histogram, micros, ms_at, timestamp_ms, Baton, BatonProcess, Lab, Result};
 
 /// Messages per ScheduleBatch.

@@ -22,7 +22,7 @@ use clap::ValueEnum;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::{cluster::launcher, cycles::register, scale};
+use super::{cluster::launcher, cycles::register, measure};
 use crate::lab::{agents, bench_config, Baton, BoxError, Lab, RedisCounters, Result};
 
 /// Where the sharded queue lives.
@@ -59,7 +59,7 @@ pub async fn run(lab: &mut Lab, args: &ShardsArgs) -> Result<()> {
     for &on in &args.on {
         let (rows, floor) = match on {
             On::Single => {
-                scale::slowlog_start(lab).await?;
+                measure::slowlog_start(lab).await?;
                 let mut rows = Vec::new();
                 for &n in &args.counts {
                     eprintln!("[shards] one Redis, N = {n}");
@@ -67,9 +67,9 @@ pub async fn run(lab: &mut Lab, args: &ShardsArgs) -> Result<()> {
                     let mut conns = vec![lab.conn.clone()];
                     rows.push(step(&lab.url(), &mut conns, n, args).await?);
                 }
-                let slow = scale::slowlog_read(lab).await?;
-                scale::slowlog_stop(lab).await?;
-                (rows, Some(scale::noise_floor(&slow)))
+                let slow = measure::slowlog_read(lab).await?;
+                measure::slowlog_stop(lab).await?;
+                (rows, Some(measure::noise_floor(&slow)))
             }
             On::Cluster => {
                 eprintln!("[shards] starting a Redis Cluster of 3 primaries on loopback");
