@@ -177,8 +177,8 @@ async fn large_calls_take_turns_and_a_small_one_passes_them() {
         granted += call.await.unwrap();
     }
     assert_eq!(granted, 40 * LARGE, "every large call served");
-    // The grant scripts in the order Redis ran them (the log lists the newest first): script
-    // calls whose first key is the queue's waiting set.
+    // The grant scripts in the order Redis ran them (the log lists the newest first): calls of
+    // acquireAgents, by the queue its first key names.
     let log: Vec<redis::Value> = redis::cmd("SLOWLOG").arg("GET").arg(-1).query_async(&mut conn).await.unwrap();
     let order: Vec<&str> = log
         .iter()
@@ -186,7 +186,10 @@ async fn large_calls_take_turns_and_a_small_one_passes_them() {
         .filter_map(|entry| {
             let redis::Value::Array(fields) = entry else { return None };
             let args: Vec<String> = redis::from_redis_value(fields[3].clone()).unwrap_or_default();
-            let script = args.len() > 3 && args[0].eq_ignore_ascii_case("evalsha");
+            // The grant script only: a sweep's scripts name the same key first.
+            let script = args.len() > 3
+                && args[0].eq_ignore_ascii_case("evalsha")
+                && baton::store::scripts::script_name(&args[1]) == Some("acquireAgents");
             match args.get(3).map(String::as_str) {
                 Some("baton:{q:fleet}:waiting") if script => Some("large"),
                 Some("baton:{q:lone}:waiting") if script => Some("small"),
