@@ -61,6 +61,9 @@ struct Drain {
     script_us_per_job: f64,
     /// Redis memory per enqueued job (used_memory after enqueueing minus before).
     bytes_per_job: f64,
+    /// A job's whole life, enqueue and drain: Redis commands and Redis CPU µs per job.
+    life_commands_per_job: f64,
+    life_redis_us: f64,
     duplicates: u64,
     missing: u64,
 }
@@ -192,6 +195,9 @@ async fn prepare(dir: &Path) -> Result<Vec<(String, Vec<String>)>> {
 /// Runs one driver to the end; what it measured, with the CPU and commands of the drain.
 async fn run_one(lab: &mut Lab, command: &[String], target: &str, args: &DrainArgs, keys: u32) -> Result<Drain> {
     let empty = used_memory(lab).await?;
+    // Before the driver starts: its enqueue counts in a job's whole life.
+    let (born_redis, born_counters) =
+        (process_cpu_seconds(&format!("/proc/{}/stat", lab.pid))?, RedisCounters::read(&mut lab.conn).await?);
     let mut child = Command::new(&command[0])
         .args(&command[1..])
         .env("BATON_DRAIN_KEYS", keys.to_string())
@@ -227,6 +233,8 @@ async fn run_one(lab: &mut Lab, command: &[String], target: &str, args: &DrainAr
                     scripts_per_job: after.counters.since(&before.counters).of("evalsha").0 as f64 / jobs,
                     script_us_per_job: after.counters.since(&before.counters).of("evalsha").1 as f64 / jobs,
                     bytes_per_job: before.used_memory.saturating_sub(empty) as f64 / jobs,
+                    life_commands_per_job: after.counters.since(&born_counters).calls() as f64 / jobs,
+                    life_redis_us: per_job(after.redis, born_redis),
                     duplicates: v["duplicates"].as_u64().unwrap_or(0),
                     missing: v["missing"].as_u64().unwrap_or(u64::MAX),
                 };
@@ -370,6 +378,13 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
                 keyed / baton
             );
         }
+    }
+    println!();
+    println!("A job's whole life (enqueue, then drain), per job: Redis commands (inside scripts included) and Redis CPU");
+    println!("{:<13} {:>13} {:>14}", "system", "redis cmd/job", "redis µs/job");
+    for (name, drains) in &results {
+        let mean = |f: fn(&Drain) -> f64| drains.iter().map(f).sum::<f64>() / drains.len() as f64;
+        println!("{:<13} {:>13.2} {:>14.1}", name, mean(|d| d.life_commands_per_job), mean(|d| d.life_redis_us));
     }
     print_limit(args, &limits, &results);
     println!("{}", noise_floor(&slow));

@@ -8,7 +8,7 @@
 -- A cron agent's success runs again at the fire recorded for the run (cronNext).
 -- A success, and a failure that dead-letters, is recorded with the run's result where someone
 -- can read it (finished, keepsFinish; the script has called flowKeys).
--- k: {waiting, working, defs, payloads, leases, streaks, index, dlq, dlqinfo, stats, cron}.
+-- k: {waiting, working, defs, payloads, leases, streaks, dlq, dlqinfo, stats, cron}.
 -- Returns { code, time, streak }: 0 rescheduled at time, 1 removed, 2 dead-lettered at time.
 local function finishLease(k, name, lease, outcome, message, retryAfterMs, policy, now, channel, queue, result)
   rcall('ZREM', k.working, name)
@@ -34,7 +34,6 @@ local function finishLease(k, name, lease, outcome, message, retryAfterMs, polic
       if def['parents'] then rcall('UNLINK', memberKey(F.deps, name)) end
       rcall('HDEL', k.defs, name)
       rcall('HDEL', k.payloads, name)
-      rcall('ZREM', k.index, name)
       return { 1, 0, 0 }
     end
     local nextRun = lease.acquiredAt + interval
@@ -58,7 +57,6 @@ local function finishLease(k, name, lease, outcome, message, retryAfterMs, polic
       rcall('HDEL', k.defs, gone)
       rcall('HDEL', k.payloads, gone)
       rcall('HDEL', k.streaks, gone)
-      rcall('ZREM', k.index, gone)
     end, false)
     return { 2, now, streak }
   end

@@ -9,7 +9,7 @@
 -- retry. A batch's sentinel (its definition says "batch") counts its members' finishes in stats
 -- and, instead of becoming due, finishes when its last pending one is applied (finishBatch).
 --
--- r: {waiting, defs, payloads, index, pending, stats, channel, queue}; the script has called
+-- r: {waiting, defs, payloads, pending, stats, channel, queue}; the script has called
 -- flowKeys. parent is "<parent queue>|<parent>". Returns 1 (done) or 0 (kept).
 local function releaseChild(r, child, parent, record, now)
   local depsKey = memberKey(F.deps, child)
@@ -34,7 +34,6 @@ local function releaseChild(r, child, parent, record, now)
     rcall('HDEL', r.pending, child)
     rcall('HDEL', r.defs, child)
     rcall('HDEL', r.payloads, child)
-    rcall('ZREM', r.index, child)
     rcall('UNLINK', depsKey)
     finished(child, resultRecord('C', '', 0, now, 'parent ' .. parent .. ' failed', ''), now, keepsFinish(def))
     return 1

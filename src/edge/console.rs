@@ -409,6 +409,9 @@ const MAX_LIMIT: u32 = 500;
 /// The most agents or dead letters one filtered request reads (`filter`): a filter that matches
 /// little goes on from `next_page_token` on the next request rather than reading a whole queue.
 const SCAN_MAX: usize = 5_000;
+/// The most ListAgents calls one searched or filtered page of agents makes: a rare prefix goes
+/// on from `next_page_token` on the next request.
+const SEARCH_CALLS: u32 = 64;
 /// The most ListDeadLetters calls one searched page of dead letters makes.
 const SCAN_CALLS: usize = 100;
 
@@ -437,12 +440,16 @@ fn queue_total(health: &pb::GetHealthResponse, queue: &str) -> u64 {
 /// One page of a queue's agents (`limit`, default 50, at most 500), from `page_token`, as a
 /// ListAgentsResponse (its `nextPageToken` this page's; payloads left out: the list does not
 /// show them, the agent's own view does), with `count`, `countExact`, `limit` and `scanned`:
-/// - no `search` or `filter`: the queue in name order;
-/// - `search`: the agents whose name starts with it (ListAgents `name_prefix`: the queue's
-///   name index, so the last of a million costs what the first does);
+/// - no `search` or `filter`: one ListAgents page (sorted by name);
+/// - `search`: the agents whose name starts with it (ListAgents `name_prefix`), paged on until
+///   the page is full, the queue ends or [`SEARCH_CALLS`] ListAgents calls were made (a page of
+///   a rare prefix may come back short or empty);
 /// - `filter`: agents whose name, key, holder or a label's key or value holds it
-///   (case-insensitive), read in name order, at most [`SCAN_MAX`] agents per request;
+///   (case-insensitive), read at most [`SCAN_MAX`] agents per request;
 ///   `scanned` says how many were read, and `next_page_token` goes on from there.
+///
+/// A page is never cut: each ListAgents call asks for at most the rows still wanted, so the
+/// next page token is always one ListAgents handed out.
 ///
 /// `count` is the number of rows when this page holds them all (the first page, with no next);
 /// else the queue's total by GetHealth (due, scheduled, working, dead-lettered: not the agents
@@ -468,41 +475,37 @@ async fn agents(State(c): State<Arc<Console>>, headers: HeaderMap, Query(p): Que
         let msg = pb::ListAgentsRequest { queue: queue.clone(), page_size, page_token, name_prefix: search.clone() };
         c.request(&headers, token, "/baton.v1.AgentService/ListAgents", msg)
     };
-    let (rows, next, scanned) = if filter.is_empty() {
+    let (rows, next, scanned) = if filter.is_empty() && search.is_empty() {
         let page = c.agents.list_agents(list(started.clone(), limit)?).await?.into_inner();
         let n = page.agents.len();
         (page.agents, page.next_page_token, n)
     } else {
         let mut rows = Vec::new();
-        let mut scanned = 0;
+        let (mut scanned, mut calls) = (0, 0);
         let mut page_token = started.clone();
         let next = loop {
-            let page = c.agents.list_agents(list(page_token, MAX_LIMIT)?).await?.into_inner();
-            let (mut stopped, on_page) = (None, page.agents.len());
-            for (i, a) in page.agents.into_iter().enumerate() {
+            let want = limit - rows.len() as u32;
+            let page = c.agents.list_agents(list(page_token, want)?).await?.into_inner();
+            calls += 1;
+            for a in page.agents {
                 scanned += 1;
                 let Some(d) = &a.agent else { continue };
-                let name = d.name.clone();
                 let mut texts = vec![d.name.as_str(), d.key.as_str(), a.holder.as_str()];
                 texts.extend(d.labels.iter().flat_map(|(k, v)| [k.as_str(), v.as_str()]));
-                if matches(&filter, &texts) {
+                if filter.is_empty() || matches(&filter, &texts) {
                     rows.push(a);
-                    if rows.len() == limit as usize {
-                        stopped = Some((i + 1 == on_page, name));
-                        break;
-                    }
                 }
             }
-            // A full page of matches: the next goes on after its last row, unless that was the
-            // queue's last agent.
-            if let Some((last_on_page, name)) = stopped {
-                break if last_on_page && page.next_page_token.is_empty() { String::new() } else { name };
-            }
-            if page.next_page_token.is_empty() || scanned >= SCAN_MAX {
+            if rows.len() == limit as usize
+                || page.next_page_token.is_empty()
+                || scanned >= SCAN_MAX
+                || calls >= SEARCH_CALLS
+            {
                 break page.next_page_token;
             }
             page_token = page.next_page_token;
         };
+        rows.sort_by(|a, b| a.agent.as_ref().map(|d| &d.name).cmp(&b.agent.as_ref().map(|d| &d.name)));
         (rows, next, scanned)
     };
     let narrowed = !search.is_empty() || !filter.is_empty();

@@ -12,7 +12,7 @@ use crate::pb::agent_service_server::AgentService;
 use crate::queues::leases::{agent_pb, beat_answer, complete_pb, complete_results, completion, lease_pb};
 use crate::queues::session;
 use crate::queues::store::Queues;
-use crate::queues::store::{AgentDef, AgentState, Completion};
+use crate::queues::store::{AgentDef, AgentState, Completion, PagePosition};
 use crate::queues::wait;
 use crate::rpc::auth;
 use crate::rpc::validate;
@@ -789,16 +789,20 @@ impl AgentService for AgentServiceImpl {
             if page_size > 1000 {
                 return Err(Error::invalid("page_size", "must be at most 1000"));
             }
-            if !req.page_token.is_empty() {
-                validate::agent_name("page_token", &req.page_token)?;
-            }
+            let at = match req.page_token.as_str() {
+                "" => None,
+                token => Some(
+                    PagePosition::parse(token)
+                        .ok_or_else(|| Error::invalid("page_token", "is not a token a ListAgents page handed out"))?,
+                ),
+            };
             if !req.name_prefix.is_empty() {
                 validate::name("name_prefix", &req.name_prefix)?;
             }
-            let page = self.store.list_agents(&req.queue, &req.page_token, page_size, &req.name_prefix).await?;
+            let page = self.store.list_agents(&req.queue, at.as_ref(), page_size, &req.name_prefix).await?;
             Ok(Response::new(pb::ListAgentsResponse {
                 agents: page.agents.into_iter().map(status_pb).collect(),
-                next_page_token: page.next_after.unwrap_or_default(),
+                next_page_token: page.next.map(|p| p.token()).unwrap_or_default(),
             }))
         })
         .await

@@ -5,7 +5,9 @@
 use std::{borrow::Cow, collections::BTreeMap};
 
 use crate::error::{Error, Result};
-use crate::queues::store::{Acquired, AgentDef, AgentInfo, AgentPage, Beat, Completion, Ended, HeartbeatItem, Queues};
+use crate::queues::store::{
+    Acquired, AgentDef, AgentInfo, AgentPage, Beat, Completion, Ended, HeartbeatItem, PagePosition, Queues,
+};
 use crate::store::shards::{head_score, in_turn, next_turn, Shard};
 use crate::store::SourceKind;
 
@@ -289,29 +291,29 @@ impl Queues {
         Shard(self).get_agent(&self.shard_of(SourceKind::Queue, queue, name), name).await
     }
 
-    /// A page of agents in name order, starting after `after`, only names starting with
-    /// `prefix` (empty: every name): on a sharded queue, a page of each shard, merged.
-    pub async fn list_agents(&self, queue: &str, after: &str, page_size: u32, prefix: &str) -> Result<AgentPage> {
-        if self.shard_count(SourceKind::Queue, queue) == 1 {
-            return Shard(self).list_agents(queue, after, page_size, prefix).await;
-        }
-        let per_shard = Shard(self);
-        let pages = futures::future::try_join_all(
-            self.shard_names(SourceKind::Queue, queue)
-                .iter()
-                .map(|s| per_shard.list_agents(s, after, page_size, prefix)),
-        )
-        .await?;
-        // A shard that has more after its page bounds how far the merge is complete.
-        let bound = pages.iter().filter_map(|p| p.next_after.clone()).min();
-        let mut agents: Vec<AgentInfo> = pages.into_iter().flat_map(|p| p.agents).collect();
-        agents.sort_by(|a, b| a.def.name.cmp(&b.def.name));
-        if let Some(bound) = &bound {
-            agents.retain(|a| a.def.name <= *bound);
-        }
-        let more = bound.is_some() || agents.len() > page_size as usize;
-        agents.truncate(page_size as usize);
-        let next_after = if more { agents.last().map(|a| a.def.name.clone()) } else { None };
-        Ok(AgentPage { agents, next_after })
+    /// A page of agents from `at` (None: the start), sorted by name, only names starting with
+    /// `prefix` (empty: every name). A sharded queue is listed one shard after the other: a
+    /// page comes from one shard, and the last page of a shard continues at the next.
+    pub async fn list_agents(
+        &self,
+        queue: &str,
+        at: Option<&PagePosition>,
+        page_size: u32,
+        prefix: &str,
+    ) -> Result<AgentPage> {
+        let shards = self.shard_names(SourceKind::Queue, queue);
+        let start = at.cloned().unwrap_or(PagePosition { shard: 0, cursor: "0".into(), after: String::new() });
+        let Some(shard) = shards.get(start.shard as usize) else {
+            return Ok(AgentPage { agents: Vec::new(), next: None });
+        };
+        let mut page = Shard(self).list_agents(shard, &start.cursor, &start.after, page_size, prefix).await?;
+        page.next = match page.next {
+            Some(next) => Some(PagePosition { shard: start.shard, ..next }),
+            None if (start.shard as usize) + 1 < shards.len() => {
+                Some(PagePosition { shard: start.shard + 1, cursor: "0".into(), after: String::new() })
+            }
+            None => None,
+        };
+        Ok(page)
     }
 }

@@ -271,11 +271,41 @@ pub struct AgentInfo {
     pub dead_letter: Option<serde_json::Value>,
 }
 
-/// A page of agents in name order.
+/// A page of a queue's agents, sorted by name (readAgents: one HSCAN walk of the definitions).
 pub struct AgentPage {
     pub agents: Vec<AgentInfo>,
-    /// The last name on this page, when more follow.
-    pub next_after: Option<String>,
+    /// Where the next page starts, when more may follow.
+    pub next: Option<PagePosition>,
+}
+
+/// A position in a listing of agents: the shard (0 unless the queue is sharded), the HSCAN
+/// cursor of its definitions, and the last name taken from the batch at that cursor ("" when
+/// the batch was taken whole). As a page token: `<shard>/<cursor>/<after>`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PagePosition {
+    pub shard: u32,
+    pub cursor: String,
+    pub after: String,
+}
+
+impl PagePosition {
+    /// The page token a client passes back.
+    pub fn token(&self) -> String {
+        format!("{}/{}/{}", self.shard, self.cursor, self.after)
+    }
+
+    /// A page token back into a position; None for anything Baton did not hand out.
+    pub fn parse(token: &str) -> Option<Self> {
+        let mut fields = token.splitn(3, '/');
+        let shard = fields.next()?.parse().ok()?;
+        let cursor = fields.next()?;
+        let after = fields.next()?;
+        (!cursor.is_empty() && cursor.bytes().all(|b| b.is_ascii_digit())).then(|| Self {
+            shard,
+            cursor: cursor.to_string(),
+            after: after.to_string(),
+        })
+    }
 }
 
 /// The queues store: agents registered, leased, heartbeated and completed, the index of active
@@ -779,33 +809,42 @@ impl Shard<'_, Queues> {
     pub(super) async fn get_agent(&self, queue: &str, name: &str) -> Result<Option<AgentInfo>> {
         let k = self.keys.queue(queue);
         let names = vec![calls::ReadAgentsNames { name, _item: Default::default() }];
-        let call = calls::ReadAgents { keys: &k, paged: false, after: "", page_size: 0, prefix: "", names };
+        let call = calls::ReadAgents { keys: &k, paged: false, cursor: "", after: "", page_size: 0, prefix: "", names };
         let mut page = self.call(Path::Dispatch, call).await?;
         Ok(page.agents.pop())
     }
 
-    /// A page of agents in name order, starting after `after`, only names starting with
-    /// `prefix` (empty: every name; `[A-Za-z0-9._-]` only, as validated names are).
+    /// A page of agents from `cursor` (past `after` in its batch), sorted by name, only names
+    /// starting with `prefix` (empty: every name; `[A-Za-z0-9._-]` only, as validated names
+    /// are). The page's `next` names shard 0.
     pub(super) async fn list_agents(
         &self,
         queue: &str,
+        cursor: &str,
         after: &str,
         page_size: u32,
         prefix: &str,
     ) -> Result<AgentPage> {
         let k = self.keys.queue(queue);
-        let call =
-            calls::ReadAgents { keys: &k, paged: true, after, page_size: page_size.into(), prefix, names: Vec::new() };
+        let call = calls::ReadAgents {
+            keys: &k,
+            paged: true,
+            cursor,
+            after,
+            page_size: page_size.into(),
+            prefix,
+            names: Vec::new(),
+        };
         self.call(Path::Dispatch, call).await
     }
 }
 
 impl crate::store::scripts::FromReply for AgentPage {
-    /// See lua/queues/readAgents-9.lua.
+    /// See lua/queues/readAgents-8.lua.
     fn from_reply(mut r: Reply) -> Result<Self> {
-        let more: i64 = r.next()?;
+        let cursor: String = r.next()?;
+        let after: String = r.next()?;
         let mut agents = Vec::new();
-        let mut last = None;
         while !r.is_empty() {
             let name: String = r.next()?;
             let json: Option<Vec<u8>> = r.next_opt()?;
@@ -816,7 +855,6 @@ impl crate::store::scripts::FromReply for AgentPage {
             let streak: Option<u32> = r.next_opt()?;
             let dlq: Option<f64> = r.next_opt()?;
             let dlq_context: Option<Vec<u8>> = r.next_opt()?;
-            last = Some(name.clone());
             let Some(json) = json else { continue };
             let def = AgentDef::parse(name, &json, payload)?;
             let state = if working.is_some() {
@@ -843,6 +881,7 @@ impl crate::store::scripts::FromReply for AgentPage {
                 dead_letter: dlq_context.and_then(|c| serde_json::from_slice(&c).ok()),
             });
         }
-        Ok(AgentPage { agents, next_after: if more == 1 { last } else { None } })
+        let next = (!cursor.is_empty()).then_some(PagePosition { shard: 0, cursor, after });
+        Ok(AgentPage { agents, next })
     }
 }

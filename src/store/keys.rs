@@ -39,8 +39,6 @@ pub struct QueueKeys {
     pub leases: String,
     /// HASH name -> consecutive failures.
     pub streaks: String,
-    /// ZSET name -> 0: every agent, for listing in name order.
-    pub index: String,
     /// STRING: the fencing token counter.
     pub seq: String,
     /// ZSET name -> dead-lettered at (ms).
@@ -263,47 +261,6 @@ impl QueueKeys {
             &self.limits,
         ]
     }
-
-    /// The keys of completeAgents: `lease_keys`, requests and answers, then `finish_keys`.
-    pub fn complete_keys(&self) -> [&str; 22] {
-        let [a, b, c, d, e, f, g, h, i, j, k, l] = self.lease_keys();
-        let [m, n, o, p, q, r, s, t] = self.finish_keys();
-        [a, b, c, d, e, f, g, h, i, j, k, l, &self.requests, &self.answers, m, n, o, p, q, r, s, t]
-    }
-
-    /// The eight keys of `finished` (`flowKeys` in Lua), in its order: how agents finished, who
-    /// is told, and the base of the parents a removed agent drops.
-    pub fn finish_keys(&self) -> [&str; 8] {
-        [
-            &self.results,
-            &self.resultsat,
-            &self.fanout,
-            &self.children,
-            &self.outbox,
-            &self.outboxres,
-            &self.awaited,
-            &self.deps,
-        ]
-    }
-
-    /// The twelve keys of the scripts that end leases (`finishLease`, `wakeBlocked`,
-    /// `cronNext`): completeAgents, reapLeases (plus `workers`), purgeQueue.
-    pub fn lease_keys(&self) -> [&str; 12] {
-        [
-            &self.waiting,
-            &self.working,
-            &self.defs,
-            &self.payloads,
-            &self.leases,
-            &self.streaks,
-            &self.index,
-            &self.dlq,
-            &self.dlqinfo,
-            &self.stats,
-            &self.limits,
-            &self.cron,
-        ]
-    }
 }
 
 impl Keys {
@@ -390,7 +347,6 @@ impl Keys {
             payloads: k("payloads"),
             leases: k("leases"),
             streaks: k("streaks"),
-            index: k("index"),
             seq: k("seq"),
             dlq: k("dlq"),
             dlqinfo: k("dlqinfo"),
@@ -556,9 +512,7 @@ mod tests {
     fn queue_keys_share_one_hash_tag() {
         let k = Keys::new("app:").queue("billing");
         assert_eq!(k.waiting, "app:baton:{q:billing}:waiting");
-        for key in
-            [&k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.index, &k.seq, &k.dlq, &k.dlqinfo, &k.workers]
-        {
+        for key in [&k.working, &k.defs, &k.payloads, &k.leases, &k.streaks, &k.seq, &k.dlq, &k.dlqinfo, &k.workers] {
             assert!(key.contains("{q:billing}"), "{key}");
         }
     }

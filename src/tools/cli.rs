@@ -738,7 +738,8 @@ fn state_name(state: i32) -> &'static str {
     }
 }
 
-/// Every agent of a queue, page by page.
+/// Every agent of a queue, page by page, in name order (a name listed twice, which ListAgents
+/// allows when the queue changes size between pages, is shown once).
 pub async fn all_agents(c: &Client, queue: &str) -> Result<Vec<pb::AgentStatus>> {
     let mut all = Vec::new();
     let mut page_token = String::new();
@@ -756,6 +757,9 @@ pub async fn all_agents(c: &Client, queue: &str) -> Result<Vec<pb::AgentStatus>>
             .into_inner();
         all.extend(page.agents);
         if page.next_page_token.is_empty() {
+            let name = |a: &pb::AgentStatus| a.agent.as_ref().map(|d| d.name.clone()).unwrap_or_default();
+            all.sort_by_key(name);
+            all.dedup_by(|a, b| name(a) == name(b));
             return Ok(all);
         }
         page_token = page.next_page_token;

@@ -486,80 +486,88 @@ async fn release_does_not_count_a_failure() {
     assert_eq!((got.state(), got.failure_streak), (pb::AgentState::Waiting, 0));
 }
 
-// ListAgents pages through a queue in name order, each agent exactly once.
-#[tokio::test]
-async fn list_agents_pages_in_name_order() {
-    let mut env = Env::start().await;
-    let c = &mut env.client;
-    let agents: Vec<_> = (0..250).map(|i| agent(&format!("agent-{i:03}"), 60_000, 30_000)).collect();
-    register(c, Q, agents).await;
-    let mut names = Vec::new();
+/// Every page of a ListAgents listing: the names of each page (each at most `page_size`).
+async fn list_pages(
+    c: &mut baton::pb::agent_service_client::AgentServiceClient<tonic::transport::Channel>,
+    prefix: &str,
+    page_size: u32,
+) -> Vec<Vec<String>> {
+    let mut pages = Vec::new();
     let mut token = String::new();
-    let mut pages = 0;
     loop {
         let page = c
             .list_agents(pb::ListAgentsRequest {
                 queue: Q.into(),
-                page_size: 100,
+                page_size,
                 page_token: token,
-                ..Default::default()
+                name_prefix: prefix.into(),
             })
             .await
             .unwrap()
             .into_inner();
-        pages += 1;
-        names.extend(page.agents.into_iter().map(|a| a.agent.unwrap().name));
+        assert!(page.agents.len() <= page_size as usize, "a page of {} for page_size {page_size}", page.agents.len());
+        pages.push(page.agents.into_iter().map(|a| a.agent.unwrap().name).collect());
         if page.next_page_token.is_empty() {
-            break;
+            return pages;
         }
+        assert!(pages.len() < 10_000, "the listing never ends");
         token = page.next_page_token;
     }
-    assert_eq!(pages, 3);
-    let expected: Vec<_> = (0..250).map(|i| format!("agent-{i:03}")).collect();
-    assert_eq!(names, expected);
 }
 
-// ListAgents with name_prefix pages through only the names starting with it, in name order,
-// each once, wherever they sit in the index (before, between and after other names), and a
-// page token from before the prefix's range starts at its first name.
+// ListAgents pages through a queue, each page sorted by name, each agent exactly once (the
+// queue does not change during the listing), whatever the page size: pages that end inside an
+// HSCAN batch go on past its last name. 250 agents make the definitions a real hash table
+// (more than 128 entries), 10 small ones a compact one that HSCAN returns whole.
+#[tokio::test]
+async fn list_agents_pages_through_every_agent_once() {
+    let mut env = Env::start().await;
+    let c = &mut env.client;
+    let agents: Vec<_> = (0..250).map(|i| agent(&format!("agent-{i:03}"), 60_000, 30_000)).collect();
+    register(c, Q, agents).await;
+    let expected: Vec<_> = (0..250).map(|i| format!("agent-{i:03}")).collect();
+    for page_size in [1, 7, 100, 1000] {
+        let pages = list_pages(c, "", page_size).await;
+        for page in &pages {
+            assert!(page.windows(2).all(|w| w[0] < w[1]), "a page not sorted by name: {page:?}");
+        }
+        let mut names: Vec<_> = pages.concat();
+        names.sort();
+        assert_eq!(names, expected, "page_size {page_size}");
+    }
+    let mut env = Env::start().await;
+    let c = &mut env.client;
+    register(c, Q, (0..10).map(|i| agent(&format!("small-{i}"), 0, 30_000)).collect()).await;
+    let mut names = list_pages(c, "", 3).await.concat();
+    names.sort();
+    assert_eq!(names, (0..10).map(|i| format!("small-{i}")).collect::<Vec<_>>());
+}
+
+// ListAgents with name_prefix lists only the names starting with it, each once, and a page
+// token Baton did not hand out is INVALID_ARGUMENT.
 #[tokio::test]
 async fn list_agents_by_name_prefix() {
     let mut env = Env::start().await;
     let c = &mut env.client;
-    let mut agents: Vec<_> = (0..20).map(|i| agent(&format!("b-{i:02}"), 60_000, 30_000)).collect();
+    let mut agents: Vec<_> = (0..200).map(|i| agent(&format!("b-{i:03}"), 60_000, 30_000)).collect();
+    agents.extend((0..200).map(|i| agent(&format!("other-{i:03}"), 60_000, 30_000)));
     agents.extend(["a-1", "b", "bz", "b.x", "c-1", "b-"].map(|n| agent(n, 60_000, 30_000)));
     register(c, Q, agents).await;
-    let list = |prefix: &str, token: String| pb::ListAgentsRequest {
-        queue: Q.into(),
-        page_size: 3,
-        page_token: token,
-        name_prefix: prefix.into(),
-    };
-    let mut names = Vec::new();
-    let mut token = String::new();
-    loop {
-        let page = c.list_agents(list("b-", token)).await.unwrap().into_inner();
-        assert!(page.agents.len() <= 3);
-        names.extend(page.agents.into_iter().map(|a| a.agent.unwrap().name));
-        if page.next_page_token.is_empty() {
-            break;
-        }
-        token = page.next_page_token;
-    }
+    let mut names = list_pages(c, "b-", 3).await.concat();
+    names.sort();
     let mut expected = vec!["b-".to_string()];
-    expected.extend((0..20).map(|i| format!("b-{i:02}")));
+    expected.extend((0..200).map(|i| format!("b-{i:03}")));
     assert_eq!(names, expected);
-    // The last name of the queue's range, found directly.
-    let last = c.list_agents(list("b-19", String::new())).await.unwrap().into_inner();
-    assert_eq!(last.agents.iter().map(|a| a.agent.as_ref().unwrap().name.as_str()).collect::<Vec<_>>(), ["b-19"]);
-    assert!(last.next_page_token.is_empty());
-    // A token before the range (from an unfiltered listing) starts at the prefix's first name.
-    let from_before = c.list_agents(list("bz", "a-1".into())).await.unwrap().into_inner();
-    assert_eq!(from_before.agents.len(), 1);
-    assert_eq!(from_before.agents[0].agent.as_ref().unwrap().name, "bz");
-    // No match: an empty last page.
-    let none = c.list_agents(list("zz", String::new())).await.unwrap().into_inner();
-    assert!(none.agents.is_empty() && none.next_page_token.is_empty());
+    assert_eq!(list_pages(c, "b-199", 5).await.concat(), ["b-199"]);
+    assert_eq!(list_pages(c, "zz", 5).await.concat(), Vec::<String>::new());
+    for token in ["a-1", "12", "x/0/", "0/abc/", "0//"] {
+        let bad = c
+            .list_agents(pb::ListAgentsRequest { queue: Q.into(), page_token: token.into(), ..Default::default() })
+            .await
+            .unwrap_err();
+        assert_eq!(bad.code(), Code::InvalidArgument, "{token}");
+        assert!(bad.message().contains("page_token"), "{}", bad.message());
+    }
 }
 
 // Acquire reads at most scan_limit waiting entries, and drops entries with no definition.

@@ -865,6 +865,23 @@ async fn a_plain_drain_leaves_no_finish_records() {
     assert!(e.message().contains("no finish of it is kept"), "{}", e.message());
 }
 
+// Registering plain one-shots writes their definitions and due times and nothing else: no
+// name index, no parents dropped (an UNLINK each, until a queue has had an agent with parents),
+// no finish records, and the drain leaves the queue without a key of theirs.
+#[tokio::test]
+async fn a_plain_one_shot_writes_only_its_definition_and_due_time() {
+    let env = Env::start().await;
+    let mut conn = env.redis.conn().await;
+    let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query_async(&mut conn).await.unwrap();
+    let mut client = env.client.clone();
+    register(&mut client, "plain", (0..20).map(|i| one_shot(&format!("job-{i}"))).collect()).await;
+    let mut keys: Vec<String> = redis::cmd("KEYS").arg("baton:{q:plain}:*").query_async(&mut conn).await.unwrap();
+    keys.sort();
+    assert_eq!(keys, ["baton:{q:plain}:defs", "baton:{q:plain}:waiting"]);
+    let stats: String = redis::cmd("INFO").arg("commandstats").query_async(&mut conn).await.unwrap();
+    assert!(!stats.contains("cmdstat_unlink:"), "a plain Register unlinked keys:\n{stats}");
+}
+
 // A finish someone can read is kept: an agent an Await waits for, a parent with a child
 // attached, a parent named by a child registered later (in another call), and a parent named
 // by a child of the same call. Each finishes while only that reader makes it kept.

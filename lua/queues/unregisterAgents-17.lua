@@ -12,20 +12,19 @@
     KEYS[2] defs       HASH name -> definition JSON
     KEYS[3] payloads   HASH name -> payload bytes
     KEYS[4] streaks    HASH name -> consecutive failures
-    KEYS[5] index      ZSET name -> 0
-    KEYS[6] dlq        ZSET name -> dead-lettered at (ms)
-    KEYS[7] dlqinfo    HASH name -> dead-letter context JSON
-    KEYS[8] cron       HASH name -> "token|next fire" of a cron agent's latest run
-    KEYS[9] pending    HASH name -> parents still pending (blocked agents)
-    KEYS[10] unattached ZSET name -> registered at: blocked agents not yet attached to parents
-    KEYS[11] results   HASH name -> result record (finished)
-    KEYS[12] resultsat ZSET name -> kept until (ms)
-    KEYS[13] fanout    SET names with children
-    KEYS[14] children  base of "children:<parent>"
-    KEYS[15] outbox    ZSET "<parent>|<seq>" -> written at (ms)
-    KEYS[16] outboxres HASH "<parent>|<seq>" -> result record
-    KEYS[17] awaited   ZSET name -> awaited until (ms)
-    KEYS[18] deps      base of "deps:<child>"
+    KEYS[5] dlq        ZSET name -> dead-lettered at (ms)
+    KEYS[6] dlqinfo    HASH name -> dead-letter context JSON
+    KEYS[7] cron       HASH name -> "token|next fire" of a cron agent's latest run
+    KEYS[8] pending    HASH name -> parents still pending (blocked agents)
+    KEYS[9]  unattached ZSET name -> registered at: blocked agents not yet attached to parents
+    KEYS[10] results   HASH name -> result record (finished)
+    KEYS[11] resultsat ZSET name -> kept until (ms)
+    KEYS[12] fanout    SET names with children
+    KEYS[13] children  base of "children:<parent>"
+    KEYS[14] outbox    ZSET "<parent>|<seq>" -> written at (ms)
+    KEYS[15] outboxres HASH "<parent>|<seq>" -> result record
+    KEYS[16] awaited   ZSET name -> awaited until (ms)
+    KEYS[17] deps      base of "deps:<child>"
 
     ARGV[1] channel (str)       where to announce: "P|S <wake-up channel>" or "", then
                                 "\n<outbox channel>" (announceOutbox)
@@ -45,7 +44,7 @@ local rcall = redis.call
 --@include keepsFinish
 --@include finished
 local waitingKey, defsKey, payloadsKey, streaksKey = K.waiting, K.defs, K.payloads, K.streaks
-local indexKey, dlqKey, dlqinfoKey, cronKey = K.index, K.dlq, K.dlqinfo, K.cron
+local dlqKey, dlqinfoKey, cronKey = K.dlq, K.dlqinfo, K.cron
 local pendingKey, unattachedKey = K.pending, K.unattached
 flowKeys(K, A.resultTtlMs, A.resultMax)
 local channel, queue = A.channel, A.queue
@@ -64,7 +63,6 @@ for _, item in ipairs(A.agents) do
   rcall('HDEL', payloadsKey, name)
   rcall('HDEL', streaksKey, name)
   rcall('ZREM', waitingKey, name)
-  rcall('ZREM', indexKey, name)
   rcall('ZREM', dlqKey, name)
   rcall('HDEL', dlqinfoKey, name)
   rcall('HDEL', cronKey, name)

@@ -10,17 +10,16 @@
     KEYS[1] waiting    ZSET name -> next run (ms)
     KEYS[2] defs       HASH name -> definition JSON
     KEYS[3] payloads   HASH name -> payload bytes
-    KEYS[4] index      ZSET name -> 0
-    KEYS[5] pending    HASH name -> parents still pending
-    KEYS[6] results   HASH name -> result record (finished)
-    KEYS[7] resultsat ZSET name -> kept until (ms)
-    KEYS[8] fanout    SET names with children
-    KEYS[9] children  base of "children:<parent>"
-    KEYS[10] outbox    ZSET "<parent>|<seq>" -> written at (ms)
-    KEYS[11] outboxres HASH "<parent>|<seq>" -> result record
-    KEYS[12] awaited   ZSET name -> awaited until (ms)
-    KEYS[13] deps      base of "deps:<child>"
-    KEYS[14] stats     HASH a batch's counts: total, succeeded, failed, closed, done_at
+    KEYS[4] pending    HASH name -> parents still pending
+    KEYS[5] results   HASH name -> result record (finished)
+    KEYS[6] resultsat ZSET name -> kept until (ms)
+    KEYS[7] fanout    SET names with children
+    KEYS[8] children  base of "children:<parent>"
+    KEYS[9]  outbox    ZSET "<parent>|<seq>" -> written at (ms)
+    KEYS[10] outboxres HASH "<parent>|<seq>" -> result record
+    KEYS[11] awaited   ZSET name -> awaited until (ms)
+    KEYS[12] deps      base of "deps:<child>"
+    KEYS[13] stats     HASH a batch's counts: total, succeeded, failed, closed, done_at
 
     ARGV[1] channel (str)       where to announce: "P|S <wake-up channel>" or "", then
                                 "\n<outbox channel>" (announceOutbox)
@@ -45,7 +44,7 @@ local rcall = redis.call
 --@include releaseChild
 flowKeys(K, A.resultTtlMs, A.resultMax)
 local r = {
-  waiting = K.waiting, defs = K.defs, payloads = K.payloads, index = K.index, pending = K.pending, stats = K.stats,
+  waiting = K.waiting, defs = K.defs, payloads = K.payloads, pending = K.pending, stats = K.stats,
   channel = A.channel, queue = A.queue,
 }
 local now = nowMs()

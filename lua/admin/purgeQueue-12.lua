@@ -14,14 +14,13 @@
     KEYS[4]  payloads   HASH name -> payload bytes
     KEYS[5]  leases     HASH name -> "token|worker|acquired_at|timeout_ms"
     KEYS[6]  streaks    HASH name -> consecutive failures
-    KEYS[7]  index      ZSET name -> 0
-    KEYS[8]  dlq        ZSET name -> dead-lettered at (ms)
-    KEYS[9]  dlqinfo    HASH name -> dead-letter context JSON
-    KEYS[10] stats      HASH completed, failed, dead_lettered -> counts
-    KEYS[11] limits     HASH flow control: "blocked" (acquireAgents) cleared and announced
-    KEYS[12] cron       HASH name -> "token|next fire" of cron agents' runs: a purged lease's
+    KEYS[7]  dlq        ZSET name -> dead-lettered at (ms)
+    KEYS[8]  dlqinfo    HASH name -> dead-letter context JSON
+    KEYS[9]  stats      HASH completed, failed, dead_lettered -> counts
+    KEYS[10] limits     HASH flow control: "blocked" (acquireAgents) cleared and announced
+    KEYS[11] cron       HASH name -> "token|next fire" of cron agents' runs: a purged lease's
                         record is dropped
-    KEYS[13] pending    HASH name -> parents still pending: blocked agents, left alone
+    KEYS[12] pending    HASH name -> parents still pending: blocked agents, left alone
 
     ARGV[1] dryRun (bool)            report only
     ARGV[2] maxWorkingAgeMs (uint)   how far past its deadline a lease may be (0: no bound)
@@ -45,7 +44,7 @@ local rcall = redis.call
 --@include keyLeaseEnded
 
 local waitingKey, workingKey, defsKey, payloadsKey, leasesKey = K.waiting, K.working, K.defs, K.payloads, K.leases
-local streaksKey, indexKey, dlqKey, dlqinfoKey, statsKey = K.streaks, K.index, K.dlq, K.dlqinfo, K.stats
+local streaksKey, dlqKey, dlqinfoKey, statsKey = K.streaks, K.dlq, K.dlqinfo, K.stats
 local dryRun = A.dryRun
 local maxWorkingAgeMs, dlqTtlMs, dlqMax = A.maxWorkingAgeMs, A.dlqTtlMs, A.dlqMax
 local cursor, limit, channel, queue = A.cursor, A.limit, A.channel, A.queue
@@ -88,7 +87,6 @@ if cursor == '0' then
     rcall('HDEL', defsKey, name)
     rcall('HDEL', payloadsKey, name)
     rcall('HDEL', streaksKey, name)
-    rcall('ZREM', indexKey, name)
   end, dryRun)
   for _, name in ipairs(gone) do
     found(name, 'dead letter past its TTL or beyond the size bound', 'REMOVED')
@@ -103,7 +101,6 @@ for i = 1, #entries, 2 do
     and not rcall('ZSCORE', dlqKey, name) and rcall('HEXISTS', K.pending, name) == 0 then
     found(name, 'definition with no queue entry', 'REQUEUED')
     if not dryRun then
-      rcall('ZADD', indexKey, 0, name)
       addWaiting(waitingKey, name, now, channel, queue)
     end
   end

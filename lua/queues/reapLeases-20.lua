@@ -14,21 +14,20 @@
     KEYS[4]  payloads   HASH name -> payload bytes
     KEYS[5]  leases     HASH name -> "token|worker|acquired_at|timeout_ms"
     KEYS[6]  streaks    HASH name -> consecutive failures
-    KEYS[7]  index      ZSET name -> 0
-    KEYS[8]  dlq        ZSET name -> dead-lettered at (ms)
-    KEYS[9]  dlqinfo    HASH name -> dead-letter context JSON
-    KEYS[10] stats      HASH completed, failed, dead_lettered -> counts
-    KEYS[11] limits     HASH flow control: "blocked" (acquireAgents) cleared and announced
-    KEYS[12] cron       HASH name -> "token|next fire" of cron agents' runs (finishLease)
-    KEYS[13] workers    ZSET worker id -> last seen (ms)
-    KEYS[14] results   HASH name -> result record (finished)
-    KEYS[15] resultsat ZSET name -> kept until (ms)
-    KEYS[16] fanout    SET names with children
-    KEYS[17] children  base of "children:<parent>"
-    KEYS[18] outbox    ZSET "<parent>|<seq>" -> written at (ms)
-    KEYS[19] outboxres HASH "<parent>|<seq>" -> result record
-    KEYS[20] awaited   ZSET name -> awaited until (ms)
-    KEYS[21] deps      base of "deps:<child>"
+    KEYS[7]  dlq        ZSET name -> dead-lettered at (ms)
+    KEYS[8]  dlqinfo    HASH name -> dead-letter context JSON
+    KEYS[9]  stats      HASH completed, failed, dead_lettered -> counts
+    KEYS[10] limits     HASH flow control: "blocked" (acquireAgents) cleared and announced
+    KEYS[11] cron       HASH name -> "token|next fire" of cron agents' runs (finishLease)
+    KEYS[12] workers    ZSET worker id -> last seen (ms)
+    KEYS[13] results   HASH name -> result record (finished)
+    KEYS[14] resultsat ZSET name -> kept until (ms)
+    KEYS[15] fanout    SET names with children
+    KEYS[16] children  base of "children:<parent>"
+    KEYS[17] outbox    ZSET "<parent>|<seq>" -> written at (ms)
+    KEYS[18] outboxres HASH "<parent>|<seq>" -> result record
+    KEYS[19] awaited   ZSET name -> awaited until (ms)
+    KEYS[20] deps      base of "deps:<child>"
 
     ARGV[1] queue (str)       queue name (wake-up message, dead-letter context)
     ARGV[2] channel (str)     where to announce: "P|S <wake-up channel>" or "", then
@@ -74,7 +73,7 @@ local rcall = redis.call
 
 local k = {
   waiting = K.waiting, working = K.working, defs = K.defs, payloads = K.payloads, leases = K.leases,
-  streaks = K.streaks, index = K.index, dlq = K.dlq, dlqinfo = K.dlqinfo, stats = K.stats,
+  streaks = K.streaks, dlq = K.dlq, dlqinfo = K.dlqinfo, stats = K.stats,
 }
 local limitsKey, workersKey = K.limits, K.workers
 k.cron = K.cron

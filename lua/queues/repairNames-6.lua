@@ -10,7 +10,6 @@
     KEYS[4] payloads   HASH name -> payload bytes
     KEYS[5] leases     HASH name -> "token|worker|acquired_at|timeout_ms"
     KEYS[6] streaks    HASH name -> consecutive failures
-    KEYS[7] index      ZSET name -> 0
 
     ARGV[1] set (str)      "waiting" or "working": which set to scan
     ARGV[2] cursor (str)   ZSCAN cursor ("0" to start)
@@ -21,7 +20,7 @@
 ]]
 local rcall = redis.call
 local waitingKey, workingKey, defsKey, payloadsKey = K.waiting, K.working, K.defs, K.payloads
-local leasesKey, streaksKey, indexKey = K.leases, K.streaks, K.index
+local leasesKey, streaksKey = K.leases, K.streaks
 local setKey = workingKey
 if A.set == 'waiting' then setKey = waitingKey end
 local scan = rcall('ZSCAN', setKey, A.cursor, 'COUNT', A.limit)
@@ -32,7 +31,6 @@ for i = 1, #entries, 2 do
   if string.match(name, '^%d+$') then
     rcall('ZREM', waitingKey, name)
     rcall('ZREM', workingKey, name)
-    rcall('ZREM', indexKey, name)
     rcall('HDEL', defsKey, name)
     rcall('HDEL', payloadsKey, name)
     rcall('HDEL', leasesKey, name)

@@ -10,9 +10,8 @@
     KEYS[3] streaks    HASH name -> consecutive failures
     KEYS[4] dlq        ZSET name -> dead-lettered at (ms)
     KEYS[5] dlqinfo    HASH name -> dead-letter context JSON
-    KEYS[6] index      ZSET name -> 0
-    KEYS[7] results    HASH name -> result record
-    KEYS[8] resultsat  ZSET name -> kept until (ms)
+    KEYS[6] results    HASH name -> result record
+    KEYS[7] resultsat  ZSET name -> kept until (ms)
 
     ARGV[1] name (str)     agent name
     ARGV[2] channel (str)  where to announce: "P|S <wake-up channel>" or ""
@@ -26,7 +25,7 @@ local rcall = redis.call
 --@include nowMs
 --@include addWaiting
 
-local waitingKey, defsKey, streaksKey, dlqKey, dlqinfoKey, indexKey = K.waiting, K.defs, K.streaks, K.dlq, K.dlqinfo, K.index
+local waitingKey, defsKey, streaksKey, dlqKey, dlqinfoKey = K.waiting, K.defs, K.streaks, K.dlq, K.dlqinfo
 local resultsKey, resultsatKey = K.results, K.resultsat
 local name, channel, queue = A.name, A.channel, A.queue
 if rcall('ZREM', dlqKey, name) == 0 then
@@ -35,7 +34,6 @@ end
 rcall('HDEL', dlqinfoKey, name)
 rcall('HDEL', streaksKey, name)
 if rcall('HEXISTS', defsKey, name) == 0 then
-  rcall('ZREM', indexKey, name)
   return 0
 end
 rcall('HDEL', resultsKey, name)

@@ -8,8 +8,7 @@
     KEYS[3] defs       HASH name -> definition JSON
     KEYS[4] payloads   HASH name -> payload bytes
     KEYS[5] streaks    HASH name -> consecutive failures
-    KEYS[6] index      ZSET name -> 0
-    KEYS[7] waiting    ZSET name -> next run (ms)
+    KEYS[6] waiting    ZSET name -> next run (ms)
 
     ARGV[1] name (str)  agent name
 
@@ -18,7 +17,7 @@
 ]]
 local rcall = redis.call
 local dlqKey, dlqinfoKey, defsKey, payloadsKey = K.dlq, K.dlqinfo, K.defs, K.payloads
-local streaksKey, indexKey, waitingKey = K.streaks, K.index, K.waiting
+local streaksKey, waitingKey = K.streaks, K.waiting
 local name = A.name
 if rcall('ZREM', dlqKey, name) == 0 then
   return 0
@@ -27,6 +26,5 @@ rcall('HDEL', dlqinfoKey, name)
 rcall('HDEL', defsKey, name)
 rcall('HDEL', payloadsKey, name)
 rcall('HDEL', streaksKey, name)
-rcall('ZREM', indexKey, name)
 rcall('ZREM', waitingKey, name)
 return 1

@@ -18,24 +18,23 @@
     KEYS[4] payloads   HASH name -> payload bytes
     KEYS[5] leases     HASH name -> "token|worker|acquired_at|timeout_ms"
     KEYS[6] streaks    HASH name -> consecutive failures
-    KEYS[7] index      ZSET name -> 0
-    KEYS[8] dlq        ZSET name -> dead-lettered at (ms)
-    KEYS[9] dlqinfo    HASH name -> dead-letter context JSON
-    KEYS[10] stats     HASH completed, failed, dead_lettered -> counts
-    KEYS[11] limits    HASH flow control: "blocked" (acquireAgents) is cleared and announced
+    KEYS[7] dlq        ZSET name -> dead-lettered at (ms)
+    KEYS[8] dlqinfo    HASH name -> dead-letter context JSON
+    KEYS[9]  stats     HASH completed, failed, dead_lettered -> counts
+    KEYS[10] limits    HASH flow control: "blocked" (acquireAgents) is cleared and announced
                        once a lease ended; with a rate limit, a THROTTLED item's retryAfterMs
                        empties the queue's token bucket for that long ("tokens", "at")
-    KEYS[12] cron      HASH name -> "token|next fire" of cron agents' runs (setCronNext)
-    KEYS[13] requests  ZSET request field -> remembered at (ms)
-    KEYS[14] answers   HASH request field -> first answer JSON
-    KEYS[15] results   HASH name -> result record (finished)
-    KEYS[16] resultsat ZSET name -> kept until (ms)
-    KEYS[17] fanout    SET names with children
-    KEYS[18] children  base of "children:<parent>"
-    KEYS[19] outbox    ZSET "<parent>|<seq>" -> written at (ms)
-    KEYS[20] outboxres HASH "<parent>|<seq>" -> result record
-    KEYS[21] awaited   ZSET name -> awaited until (ms)
-    KEYS[22] deps      base of "deps:<child>"
+    KEYS[11] cron      HASH name -> "token|next fire" of cron agents' runs (setCronNext)
+    KEYS[12] requests  ZSET request field -> remembered at (ms)
+    KEYS[13] answers   HASH request field -> first answer JSON
+    KEYS[14] results   HASH name -> result record (finished)
+    KEYS[15] resultsat ZSET name -> kept until (ms)
+    KEYS[16] fanout    SET names with children
+    KEYS[17] children  base of "children:<parent>"
+    KEYS[18] outbox    ZSET "<parent>|<seq>" -> written at (ms)
+    KEYS[19] outboxres HASH "<parent>|<seq>" -> result record
+    KEYS[20] awaited   ZSET name -> awaited until (ms)
+    KEYS[21] deps      base of "deps:<child>"
 
     ARGV[1] forbiddenMs (uint)          PERMANENT_FORBIDDEN backoff (readPolicy: these eight)
     ARGV[2] throttledBaseMs (uint)      THROTTLED backoff base
@@ -94,7 +93,7 @@ local rcall = redis.call
 
 local k = {
   waiting = K.waiting, working = K.working, defs = K.defs, payloads = K.payloads, leases = K.leases,
-  streaks = K.streaks, index = K.index, dlq = K.dlq, dlqinfo = K.dlqinfo, stats = K.stats,
+  streaks = K.streaks, dlq = K.dlq, dlqinfo = K.dlqinfo, stats = K.stats,
   limits = K.limits, cron = K.cron, requests = K.requests, answers = K.answers,
 }
 local policy = readPolicy(A)
@@ -163,7 +162,6 @@ if g > 0 then
   rcall('HDEL', k.streaks, unpack(gone))
   rcall('HDEL', k.defs, unpack(gone))
   rcall('HDEL', k.payloads, unpack(gone))
-  rcall('ZREM', k.index, unpack(gone))
   rcall('HINCRBY', k.stats, 'completed', #gone)
   finishedMany(gone, goneRecords, goneKeeps, now)
 end

@@ -16,19 +16,18 @@
     KEYS[4]  payloads   HASH name -> payload bytes
     KEYS[5]  leases     HASH name -> "token|worker|acquired_at|timeout_ms[|flags|progress]"
     KEYS[6]  streaks    HASH name -> consecutive failures
-    KEYS[7]  index      ZSET name -> 0
-    KEYS[8]  stats      HASH completed, failed, dead_lettered, cancelled -> counts
-    KEYS[9]  limits     HASH flow control: "blocked" cleared and announced when a lease ends
-    KEYS[10] workers    ZSET worker id -> last seen (ms)
-    KEYS[11] cron       HASH name -> "token|next fire" of cron agents' runs (setCronNext)
-    KEYS[12] results   HASH name -> result record (finished): a removed one-shot's finish
-    KEYS[13] resultsat ZSET name -> kept until (ms)
-    KEYS[14] fanout    SET names with children
-    KEYS[15] children  base of "children:<parent>"
-    KEYS[16] outbox    ZSET "<parent>|<seq>" -> written at (ms)
-    KEYS[17] outboxres HASH "<parent>|<seq>" -> result record
-    KEYS[18] awaited   ZSET name -> awaited until (ms)
-    KEYS[19] deps      base of "deps:<child>"
+    KEYS[7]  stats      HASH completed, failed, dead_lettered, cancelled -> counts
+    KEYS[8]  limits     HASH flow control: "blocked" cleared and announced when a lease ends
+    KEYS[9]  workers    ZSET worker id -> last seen (ms)
+    KEYS[10] cron       HASH name -> "token|next fire" of cron agents' runs (setCronNext)
+    KEYS[11] results   HASH name -> result record (finished): a removed one-shot's finish
+    KEYS[12] resultsat ZSET name -> kept until (ms)
+    KEYS[13] fanout    SET names with children
+    KEYS[14] children  base of "children:<parent>"
+    KEYS[15] outbox    ZSET "<parent>|<seq>" -> written at (ms)
+    KEYS[16] outboxres HASH "<parent>|<seq>" -> result record
+    KEYS[17] awaited   ZSET name -> awaited until (ms)
+    KEYS[18] deps      base of "deps:<child>"
 
     ARGV[1] worker (str)        worker id of the caller
     ARGV[2] channel (str)       where to announce: "P|S <wake-up channel>" or "", then
@@ -59,7 +58,7 @@ local rcall = redis.call
 --@include finished
 
 local waitingKey, workingKey, defsKey, payloadsKey, leasesKey = K.waiting, K.working, K.defs, K.payloads, K.leases
-local streaksKey, indexKey, statsKey, limitsKey, workersKey = K.streaks, K.index, K.stats, K.limits, K.workers
+local streaksKey, statsKey, limitsKey, workersKey = K.streaks, K.stats, K.limits, K.workers
 local cronKey = K.cron
 local worker, channel, queue = A.worker, A.channel, A.queue
 flowKeys(K, A.resultTtlMs, A.resultMax)
@@ -84,7 +83,6 @@ for _, item in ipairs(A.held) do
       rcall('HDEL', defsKey, name)
       rcall('HDEL', payloadsKey, name)
       rcall('HDEL', streaksKey, name)
-      rcall('ZREM', indexKey, name)
       dropParents(name, def)
       finished(name, resultRecord('C', '', lease.token, now, 'cancelled by CancelRun', ''), now, keepsFinish(def))
     end

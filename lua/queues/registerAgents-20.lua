@@ -41,23 +41,23 @@
     KEYS[3] defs       HASH name -> definition JSON
     KEYS[4] payloads   HASH name -> payload bytes
     KEYS[5] streaks    HASH name -> consecutive failures
-    KEYS[6] index      ZSET name -> 0 (every agent, for listing in name order)
-    KEYS[7] dlq        ZSET name -> dead-lettered at (ms)
-    KEYS[8] dlqinfo    HASH name -> dead-letter context JSON
-    KEYS[9] cron       HASH name -> "token|next fire" of a cron agent's latest run: dropped when
+    KEYS[6] dlq        ZSET name -> dead-lettered at (ms)
+    KEYS[7] dlqinfo    HASH name -> dead-letter context JSON
+    KEYS[8] cron       HASH name -> "token|next fire" of a cron agent's latest run: dropped when
                        the agent is created or its schedule reset (it starts from its first fire)
-    KEYS[10] limits    HASH flow control: "keyed" set when an agent has a key or a priority
-    KEYS[11] requests  ZSET request field -> remembered at (ms)
-    KEYS[12] answers   HASH request field -> first answer JSON
-    KEYS[13] order     ZSET name -> rank * 2^42 + tag: promoted agents of a keyed queue
-    KEYS[14] tags      HASH key -> the tag of its last promoted agent
-    KEYS[15] results   HASH name -> result record (a new agent drops its name's)
-    KEYS[16] resultsat ZSET name -> kept until (ms)
-    KEYS[17] pending   HASH name -> parents still pending (blocked agents)
-    KEYS[18] unattached ZSET name -> registered at (ms): blocked agents not yet attached
-    KEYS[19] deps      base of "<deps>:<name>" HASH "<parent queue>|<parent>" -> "p<policy>"
-    KEYS[20] dedup     HASH idempotency key -> "<name>|<held until ms>"
-    KEYS[21] dedupat   ZSET idempotency key -> held until (ms)
+    KEYS[9]  limits    HASH flow control: "keyed" set when an agent has a key or a priority,
+                       "parents" when an agent was ever registered with parents
+    KEYS[10] requests  ZSET request field -> remembered at (ms)
+    KEYS[11] answers   HASH request field -> first answer JSON
+    KEYS[12] order     ZSET name -> rank * 2^42 + tag: promoted agents of a keyed queue
+    KEYS[13] tags      HASH key -> the tag of its last promoted agent
+    KEYS[14] results   HASH name -> result record (a new agent drops its name's)
+    KEYS[15] resultsat ZSET name -> kept until (ms)
+    KEYS[16] pending   HASH name -> parents still pending (blocked agents)
+    KEYS[17] unattached ZSET name -> registered at (ms): blocked agents not yet attached
+    KEYS[18] deps      base of "<deps>:<name>" HASH "<parent queue>|<parent>" -> "p<policy>"
+    KEYS[19] dedup     HASH idempotency key -> "<name>|<held until ms>"
+    KEYS[20] dedupat   ZSET idempotency key -> held until (ms)
 
     ARGV[1] reset (bool)        reset the schedule of existing agents not held
     ARGV[2] jitterMs (uint)     upper bound of the random delay added to a new agent's first run
@@ -92,7 +92,7 @@ local rcall = redis.call
 --@include defField
 
 local waitingKey, workingKey, defsKey, payloadsKey = K.waiting, K.working, K.defs, K.payloads
-local streaksKey, indexKey, dlqKey, dlqinfoKey, cronKey = K.streaks, K.index, K.dlq, K.dlqinfo, K.cron
+local streaksKey, dlqKey, dlqinfoKey, cronKey = K.streaks, K.dlq, K.dlqinfo, K.cron
 local limitsKey, requestsKey, answersKey, orderKey, tagsKey = K.limits, K.requests, K.answers, K.order, K.tags
 local resultsKey, resultsatKey, pendingKey, unattachedKey = K.results, K.resultsat, K.pending, K.unattached
 local depsBase, dedupKey, dedupatKey = K.deps, K.dedup, K.dedupat
@@ -120,9 +120,11 @@ local now = nowMs()
 local created, updated, deduplicated, keyed = 0, 0, 0, false
 local items = {}
 local function blocked(name) return rcall('HEXISTS', pendingKey, name) == 1 end
--- What a new agent drops of an earlier agent of its name (a cron run, a kept finish) is looked
--- for once per call: a queue that keeps none pays one EXISTS per call, not a write per agent.
-local cronSeen, resultsSeen
+-- What a new agent drops of an earlier agent of its name (a cron run, a kept finish, parents)
+-- is looked for once per call: a queue that keeps none pays one read per call, not a write per
+-- agent. Parents are looked for only in a queue where an agent was ever registered with some
+-- ("parents" in the limits hash, set for good).
+local cronSeen, resultsSeen, parentsSeen
 local function anyCron()
   if cronSeen == nil then cronSeen = rcall('EXISTS', cronKey) == 1 end
   return cronSeen
@@ -130,6 +132,10 @@ end
 local function anyResults()
   if resultsSeen == nil then resultsSeen = rcall('EXISTS', resultsKey) == 1 end
   return resultsSeen
+end
+local function anyParents()
+  if parentsSeen == nil then parentsSeen = rcall('HEXISTS', limitsKey, 'parents') == 1 end
+  return parentsSeen
 end
 local dueNames, dueDefs, dueAt = {}, {}, {} -- made due at once by this call: promoted if keyed
 -- The earliest entry of waiting (at or above 0; keyed promotions wait below), read once per call
@@ -196,7 +202,6 @@ for _, item in ipairs(A.agents) do
   else
     rcall('HSET', payloadsKey, name, payload)
   end
-  rcall('ZADD', indexKey, 0, name)
   local firstRun = now
   if jitterMs > 0 then firstRun = now + math.random(0, jitterMs) end
   local firstFire = tonumber(string.match(def, '"first_fire_ms":(%d+)') or '')
@@ -228,8 +233,12 @@ for _, item in ipairs(A.agents) do
       rcall('ZREM', resultsatKey, name)
     end
     local depsKey = memberKey(depsBase, name)
-    rcall('UNLINK', depsKey)
+    if anyParents() then rcall('UNLINK', depsKey) end
     if after ~= '' then
+      if not parentsSeen then
+        rcall('HSET', limitsKey, 'parents', '1')
+        parentsSeen = true
+      end
       local n = 0
       for parent, policy in string.gmatch(after, '([^|\n]+|[^|\n]+)|(%a)') do
         rcall('HSET', depsKey, parent, 'p' .. policy)
