@@ -2989,12 +2989,13 @@ type ListAgentsRequest struct {
 	// page_size is the most agents to return; 0 means 100; at most 1000.
 	PageSize uint32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// page_token continues a listing: the next_page_token of the previous
-	// page. Empty: start from the first name.
+	// page, as it was handed out (anything else is INVALID_ARGUMENT). Empty: start.
 	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
-	// name_prefix lists only the agents whose name starts with it, still in name order and
-	// paged as above (found through the queue's name index, so a page costs the same wherever
-	// its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
-	// else is INVALID_ARGUMENT.
+	// name_prefix lists only the agents whose name starts with it, paged as above. A page scans
+	// a bounded part of the queue (8 × page_size hash buckets, at least 1,024), so with a rare
+	// prefix, or a queue that shrank a lot, a page may be short, even empty, and still carry a
+	// next_page_token: page on until the token is empty. Empty: every agent. At most 128
+	// characters of [A-Za-z0-9._-]; anything else is INVALID_ARGUMENT.
 	NamePrefix    string `protobuf:"bytes,4,opt,name=name_prefix,json=namePrefix,proto3" json:"name_prefix,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3058,7 +3059,7 @@ func (x *ListAgentsRequest) GetNamePrefix() string {
 	return ""
 }
 
-// ListAgentsResponse is one page of agents, in name order.
+// ListAgentsResponse is one page of agents, sorted by name.
 type ListAgentsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// agents on this page.

@@ -131,8 +131,11 @@ type AgentServiceClient interface {
 	// GetAgent returns an agent's definition and state; NOT_FOUND if the queue
 	// has no agent of that name.
 	GetAgent(ctx context.Context, in *GetAgentRequest, opts ...grpc.CallOption) (*GetAgentResponse, error)
-	// ListAgents pages through a queue's agents in name order, optionally only those whose
-	// name starts with a prefix.
+	// ListAgents pages through a queue's agents, each page sorted by name, optionally only
+	// those whose name starts with a prefix. A queue keeps no name index (a plain job pays for
+	// none): pages walk its definitions in hash order (Redis HSCAN). Every agent present for the
+	// whole listing is listed at least once; one may be listed twice if the queue grew or shrank
+	// a lot between pages.
 	ListAgents(ctx context.Context, in *ListAgentsRequest, opts ...grpc.CallOption) (*ListAgentsResponse, error)
 	// CancelRun asks the holder of an agent's current lease to stop that run. The lease is
 	// marked; at the holder's next Heartbeat (or session heartbeat) the lease ends and is
@@ -438,8 +441,11 @@ type AgentServiceServer interface {
 	// GetAgent returns an agent's definition and state; NOT_FOUND if the queue
 	// has no agent of that name.
 	GetAgent(context.Context, *GetAgentRequest) (*GetAgentResponse, error)
-	// ListAgents pages through a queue's agents in name order, optionally only those whose
-	// name starts with a prefix.
+	// ListAgents pages through a queue's agents, each page sorted by name, optionally only
+	// those whose name starts with a prefix. A queue keeps no name index (a plain job pays for
+	// none): pages walk its definitions in hash order (Redis HSCAN). Every agent present for the
+	// whole listing is listed at least once; one may be listed twice if the queue grew or shrank
+	// a lot between pages.
 	ListAgents(context.Context, *ListAgentsRequest) (*ListAgentsResponse, error)
 	// CancelRun asks the holder of an agent's current lease to stop that run. The lease is
 	// marked; at the holder's next Heartbeat (or session heartbeat) the lease ends and is

@@ -262,8 +262,11 @@ class AgentServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListAgents(self, request, context):
-        """ListAgents pages through a queue's agents in name order, optionally only those whose
-        name starts with a prefix.
+        """ListAgents pages through a queue's agents, each page sorted by name, optionally only
+        those whose name starts with a prefix. A queue keeps no name index (a plain job pays for
+        none): pages walk its definitions in hash order (Redis HSCAN). Every agent present for the
+        whole listing is listed at least once; one may be listed twice if the queue grew or shrank
+        a lot between pages.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

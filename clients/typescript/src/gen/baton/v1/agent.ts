@@ -1051,19 +1051,20 @@ export interface ListAgentsRequest {
   pageSize: number;
   /**
    * page_token continues a listing: the next_page_token of the previous
-   * page. Empty: start from the first name.
+   * page, as it was handed out (anything else is INVALID_ARGUMENT). Empty: start.
    */
   pageToken: string;
   /**
-   * name_prefix lists only the agents whose name starts with it, still in name order and
-   * paged as above (found through the queue's name index, so a page costs the same wherever
-   * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
-   * else is INVALID_ARGUMENT.
+   * name_prefix lists only the agents whose name starts with it, paged as above. A page scans
+   * a bounded part of the queue (8 × page_size hash buckets, at least 1,024), so with a rare
+   * prefix, or a queue that shrank a lot, a page may be short, even empty, and still carry a
+   * next_page_token: page on until the token is empty. Empty: every agent. At most 128
+   * characters of [A-Za-z0-9._-]; anything else is INVALID_ARGUMENT.
    */
   namePrefix: string;
 }
 
-/** ListAgentsResponse is one page of agents, in name order. */
+/** ListAgentsResponse is one page of agents, sorted by name. */
 export interface ListAgentsResponse {
   /** agents on this page. */
   agents: AgentStatus[];
@@ -7323,8 +7324,11 @@ export const AgentServiceService = {
     responseDeserialize: (value: Buffer): GetAgentResponse => GetAgentResponse.decode(value),
   },
   /**
-   * ListAgents pages through a queue's agents in name order, optionally only those whose
-   * name starts with a prefix.
+   * ListAgents pages through a queue's agents, each page sorted by name, optionally only
+   * those whose name starts with a prefix. A queue keeps no name index (a plain job pays for
+   * none): pages walk its definitions in hash order (Redis HSCAN). Every agent present for the
+   * whole listing is listed at least once; one may be listed twice if the queue grew or shrank
+   * a lot between pages.
    */
   listAgents: {
     path: "/baton.v1.AgentService/ListAgents" as const,
@@ -7532,8 +7536,11 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
    */
   getAgent: handleUnaryCall<GetAgentRequest, GetAgentResponse>;
   /**
-   * ListAgents pages through a queue's agents in name order, optionally only those whose
-   * name starts with a prefix.
+   * ListAgents pages through a queue's agents, each page sorted by name, optionally only
+   * those whose name starts with a prefix. A queue keeps no name index (a plain job pays for
+   * none): pages walk its definitions in hash order (Redis HSCAN). Every agent present for the
+   * whole listing is listed at least once; one may be listed twice if the queue grew or shrank
+   * a lot between pages.
    */
   listAgents: handleUnaryCall<ListAgentsRequest, ListAgentsResponse>;
   /**
@@ -7806,8 +7813,11 @@ export interface AgentServiceClient extends Client {
     callback: (error: ServiceError | null, response: GetAgentResponse) => void,
   ): ClientUnaryCall;
   /**
-   * ListAgents pages through a queue's agents in name order, optionally only those whose
-   * name starts with a prefix.
+   * ListAgents pages through a queue's agents, each page sorted by name, optionally only
+   * those whose name starts with a prefix. A queue keeps no name index (a plain job pays for
+   * none): pages walk its definitions in hash order (Redis HSCAN). Every agent present for the
+   * whole listing is listed at least once; one may be listed twice if the queue grew or shrank
+   * a lot between pages.
    */
   listAgents(
     request: ListAgentsRequest,

@@ -712,8 +712,11 @@ public final class AgentServiceGrpc {
 
     /**
      * <pre>
-     * ListAgents pages through a queue's agents in name order, optionally only those whose
-     * name starts with a prefix.
+     * ListAgents pages through a queue's agents, each page sorted by name, optionally only
+     * those whose name starts with a prefix. A queue keeps no name index (a plain job pays for
+     * none): pages walk its definitions in hash order (Redis HSCAN). Every agent present for the
+     * whole listing is listed at least once; one may be listed twice if the queue grew or shrank
+     * a lot between pages.
      * </pre>
      */
     default void listAgents(dev.baton.v1.ListAgentsRequest request,
@@ -1016,8 +1019,11 @@ public final class AgentServiceGrpc {
 
     /**
      * <pre>
-     * ListAgents pages through a queue's agents in name order, optionally only those whose
-     * name starts with a prefix.
+     * ListAgents pages through a queue's agents, each page sorted by name, optionally only
+     * those whose name starts with a prefix. A queue keeps no name index (a plain job pays for
+     * none): pages walk its definitions in hash order (Redis HSCAN). Every agent present for the
+     * whole listing is listed at least once; one may be listed twice if the queue grew or shrank
+     * a lot between pages.
      * </pre>
      */
     public void listAgents(dev.baton.v1.ListAgentsRequest request,
@@ -1296,8 +1302,11 @@ public final class AgentServiceGrpc {
 
     /**
      * <pre>
-     * ListAgents pages through a queue's agents in name order, optionally only those whose
-     * name starts with a prefix.
+     * ListAgents pages through a queue's agents, each page sorted by name, optionally only
+     * those whose name starts with a prefix. A queue keeps no name index (a plain job pays for
+     * none): pages walk its definitions in hash order (Redis HSCAN). Every agent present for the
+     * whole listing is listed at least once; one may be listed twice if the queue grew or shrank
+     * a lot between pages.
      * </pre>
      */
     public dev.baton.v1.ListAgentsResponse listAgents(dev.baton.v1.ListAgentsRequest request) throws io.grpc.StatusException {
@@ -1531,8 +1540,11 @@ public final class AgentServiceGrpc {
 
     /**
      * <pre>
-     * ListAgents pages through a queue's agents in name order, optionally only those whose
-     * name starts with a prefix.
+     * ListAgents pages through a queue's agents, each page sorted by name, optionally only
+     * those whose name starts with a prefix. A queue keeps no name index (a plain job pays for
+     * none): pages walk its definitions in hash order (Redis HSCAN). Every agent present for the
+     * whole listing is listed at least once; one may be listed twice if the queue grew or shrank
+     * a lot between pages.
      * </pre>
      */
     public dev.baton.v1.ListAgentsResponse listAgents(dev.baton.v1.ListAgentsRequest request) {
@@ -1774,8 +1786,11 @@ public final class AgentServiceGrpc {
 
     /**
      * <pre>
-     * ListAgents pages through a queue's agents in name order, optionally only those whose
-     * name starts with a prefix.
+     * ListAgents pages through a queue's agents, each page sorted by name, optionally only
+     * those whose name starts with a prefix. A queue keeps no name index (a plain job pays for
+     * none): pages walk its definitions in hash order (Redis HSCAN). Every agent present for the
+     * whole listing is listed at least once; one may be listed twice if the queue grew or shrank
+     * a lot between pages.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.ListAgentsResponse> listAgents(

@@ -123,7 +123,7 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * page_token continues a listing: the next_page_token of the previous
-   * page. Empty: start from the first name.
+   * page, as it was handed out (anything else is INVALID_ARGUMENT). Empty: start.
    * </pre>
    *
    * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -145,7 +145,7 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * page_token continues a listing: the next_page_token of the previous
-   * page. Empty: start from the first name.
+   * page, as it was handed out (anything else is INVALID_ARGUMENT). Empty: start.
    * </pre>
    *
    * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -171,10 +171,11 @@ private static final long serialVersionUID = 0L;
   private volatile java.lang.Object namePrefix_ = "";
   /**
    * <pre>
-   * name_prefix lists only the agents whose name starts with it, still in name order and
-   * paged as above (found through the queue's name index, so a page costs the same wherever
-   * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
-   * else is INVALID_ARGUMENT.
+   * name_prefix lists only the agents whose name starts with it, paged as above. A page scans
+   * a bounded part of the queue (8 × page_size hash buckets, at least 1,024), so with a rare
+   * prefix, or a queue that shrank a lot, a page may be short, even empty, and still carry a
+   * next_page_token: page on until the token is empty. Empty: every agent. At most 128
+   * characters of [A-Za-z0-9._-]; anything else is INVALID_ARGUMENT.
    * </pre>
    *
    * <code>string name_prefix = 4 [json_name = "namePrefix"];</code>
@@ -195,10 +196,11 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * name_prefix lists only the agents whose name starts with it, still in name order and
-   * paged as above (found through the queue's name index, so a page costs the same wherever
-   * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
-   * else is INVALID_ARGUMENT.
+   * name_prefix lists only the agents whose name starts with it, paged as above. A page scans
+   * a bounded part of the queue (8 × page_size hash buckets, at least 1,024), so with a rare
+   * prefix, or a queue that shrank a lot, a page may be short, even empty, and still carry a
+   * next_page_token: page on until the token is empty. Empty: every agent. At most 128
+   * characters of [A-Za-z0-9._-]; anything else is INVALID_ARGUMENT.
    * </pre>
    *
    * <code>string name_prefix = 4 [json_name = "namePrefix"];</code>
@@ -732,7 +734,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * page_token continues a listing: the next_page_token of the previous
-     * page. Empty: start from the first name.
+     * page, as it was handed out (anything else is INVALID_ARGUMENT). Empty: start.
      * </pre>
      *
      * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -753,7 +755,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * page_token continues a listing: the next_page_token of the previous
-     * page. Empty: start from the first name.
+     * page, as it was handed out (anything else is INVALID_ARGUMENT). Empty: start.
      * </pre>
      *
      * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -775,7 +777,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * page_token continues a listing: the next_page_token of the previous
-     * page. Empty: start from the first name.
+     * page, as it was handed out (anything else is INVALID_ARGUMENT). Empty: start.
      * </pre>
      *
      * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -793,7 +795,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * page_token continues a listing: the next_page_token of the previous
-     * page. Empty: start from the first name.
+     * page, as it was handed out (anything else is INVALID_ARGUMENT). Empty: start.
      * </pre>
      *
      * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -808,7 +810,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * page_token continues a listing: the next_page_token of the previous
-     * page. Empty: start from the first name.
+     * page, as it was handed out (anything else is INVALID_ARGUMENT). Empty: start.
      * </pre>
      *
      * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -828,10 +830,11 @@ private static final long serialVersionUID = 0L;
     private java.lang.Object namePrefix_ = "";
     /**
      * <pre>
-     * name_prefix lists only the agents whose name starts with it, still in name order and
-     * paged as above (found through the queue's name index, so a page costs the same wherever
-     * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
-     * else is INVALID_ARGUMENT.
+     * name_prefix lists only the agents whose name starts with it, paged as above. A page scans
+     * a bounded part of the queue (8 × page_size hash buckets, at least 1,024), so with a rare
+     * prefix, or a queue that shrank a lot, a page may be short, even empty, and still carry a
+     * next_page_token: page on until the token is empty. Empty: every agent. At most 128
+     * characters of [A-Za-z0-9._-]; anything else is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>string name_prefix = 4 [json_name = "namePrefix"];</code>
@@ -851,10 +854,11 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * name_prefix lists only the agents whose name starts with it, still in name order and
-     * paged as above (found through the queue's name index, so a page costs the same wherever
-     * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
-     * else is INVALID_ARGUMENT.
+     * name_prefix lists only the agents whose name starts with it, paged as above. A page scans
+     * a bounded part of the queue (8 × page_size hash buckets, at least 1,024), so with a rare
+     * prefix, or a queue that shrank a lot, a page may be short, even empty, and still carry a
+     * next_page_token: page on until the token is empty. Empty: every agent. At most 128
+     * characters of [A-Za-z0-9._-]; anything else is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>string name_prefix = 4 [json_name = "namePrefix"];</code>
@@ -875,10 +879,11 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * name_prefix lists only the agents whose name starts with it, still in name order and
-     * paged as above (found through the queue's name index, so a page costs the same wherever
-     * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
-     * else is INVALID_ARGUMENT.
+     * name_prefix lists only the agents whose name starts with it, paged as above. A page scans
+     * a bounded part of the queue (8 × page_size hash buckets, at least 1,024), so with a rare
+     * prefix, or a queue that shrank a lot, a page may be short, even empty, and still carry a
+     * next_page_token: page on until the token is empty. Empty: every agent. At most 128
+     * characters of [A-Za-z0-9._-]; anything else is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>string name_prefix = 4 [json_name = "namePrefix"];</code>
@@ -895,10 +900,11 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * name_prefix lists only the agents whose name starts with it, still in name order and
-     * paged as above (found through the queue's name index, so a page costs the same wherever
-     * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
-     * else is INVALID_ARGUMENT.
+     * name_prefix lists only the agents whose name starts with it, paged as above. A page scans
+     * a bounded part of the queue (8 × page_size hash buckets, at least 1,024), so with a rare
+     * prefix, or a queue that shrank a lot, a page may be short, even empty, and still carry a
+     * next_page_token: page on until the token is empty. Empty: every agent. At most 128
+     * characters of [A-Za-z0-9._-]; anything else is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>string name_prefix = 4 [json_name = "namePrefix"];</code>
@@ -912,10 +918,11 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * name_prefix lists only the agents whose name starts with it, still in name order and
-     * paged as above (found through the queue's name index, so a page costs the same wherever
-     * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
-     * else is INVALID_ARGUMENT.
+     * name_prefix lists only the agents whose name starts with it, paged as above. A page scans
+     * a bounded part of the queue (8 × page_size hash buckets, at least 1,024), so with a rare
+     * prefix, or a queue that shrank a lot, a page may be short, even empty, and still carry a
+     * next_page_token: page on until the token is empty. Empty: every agent. At most 128
+     * characters of [A-Za-z0-9._-]; anything else is INVALID_ARGUMENT.
      * </pre>
      *
      * <code>string name_prefix = 4 [json_name = "namePrefix"];</code>

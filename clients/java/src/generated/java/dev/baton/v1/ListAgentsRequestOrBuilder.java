@@ -43,7 +43,7 @@ public interface ListAgentsRequestOrBuilder extends
   /**
    * <pre>
    * page_token continues a listing: the next_page_token of the previous
-   * page. Empty: start from the first name.
+   * page, as it was handed out (anything else is INVALID_ARGUMENT). Empty: start.
    * </pre>
    *
    * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -53,7 +53,7 @@ public interface ListAgentsRequestOrBuilder extends
   /**
    * <pre>
    * page_token continues a listing: the next_page_token of the previous
-   * page. Empty: start from the first name.
+   * page, as it was handed out (anything else is INVALID_ARGUMENT). Empty: start.
    * </pre>
    *
    * <code>string page_token = 3 [json_name = "pageToken"];</code>
@@ -64,10 +64,11 @@ public interface ListAgentsRequestOrBuilder extends
 
   /**
    * <pre>
-   * name_prefix lists only the agents whose name starts with it, still in name order and
-   * paged as above (found through the queue's name index, so a page costs the same wherever
-   * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
-   * else is INVALID_ARGUMENT.
+   * name_prefix lists only the agents whose name starts with it, paged as above. A page scans
+   * a bounded part of the queue (8 × page_size hash buckets, at least 1,024), so with a rare
+   * prefix, or a queue that shrank a lot, a page may be short, even empty, and still carry a
+   * next_page_token: page on until the token is empty. Empty: every agent. At most 128
+   * characters of [A-Za-z0-9._-]; anything else is INVALID_ARGUMENT.
    * </pre>
    *
    * <code>string name_prefix = 4 [json_name = "namePrefix"];</code>
@@ -76,10 +77,11 @@ public interface ListAgentsRequestOrBuilder extends
   java.lang.String getNamePrefix();
   /**
    * <pre>
-   * name_prefix lists only the agents whose name starts with it, still in name order and
-   * paged as above (found through the queue's name index, so a page costs the same wherever
-   * its names are). Empty: every agent. At most 128 characters of [A-Za-z0-9._-]; anything
-   * else is INVALID_ARGUMENT.
+   * name_prefix lists only the agents whose name starts with it, paged as above. A page scans
+   * a bounded part of the queue (8 × page_size hash buckets, at least 1,024), so with a rare
+   * prefix, or a queue that shrank a lot, a page may be short, even empty, and still carry a
+   * next_page_token: page on until the token is empty. Empty: every agent. At most 128
+   * characters of [A-Za-z0-9._-]; anything else is INVALID_ARGUMENT.
    * </pre>
    *
    * <code>string name_prefix = 4 [json_name = "namePrefix"];</code>

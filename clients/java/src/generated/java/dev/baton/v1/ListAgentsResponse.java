@@ -7,7 +7,7 @@ package dev.baton.v1;
 
 /**
  * <pre>
- * ListAgentsResponse is one page of agents, in name order.
+ * ListAgentsResponse is one page of agents, sorted by name.
  * </pre>
  *
  * Protobuf type {@code baton.v1.ListAgentsResponse}
@@ -342,7 +342,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * ListAgentsResponse is one page of agents, in name order.
+   * ListAgentsResponse is one page of agents, sorted by name.
    * </pre>
    *
    * Protobuf type {@code baton.v1.ListAgentsResponse}
