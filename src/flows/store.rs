@@ -211,6 +211,10 @@ pub struct RegisteredItem {
     pub deduplicated: bool,
     /// The holder's kept finish, when deduplicated.
     pub finish: Option<FinishRecord>,
+    /// The waiting agent this one replaced (idempotency mode replace); "" for none.
+    pub replaced: String,
+    /// Went into the waiting holder of its key (idempotency mode debounce).
+    pub debounced: bool,
 }
 
 /// What one Register did.

@@ -194,6 +194,8 @@ pub(crate) fn agent_pb(def: AgentDef) -> pb::Agent {
         idempotency_key: String::new(),
         idempotency_window: None,
         keep_result: def.keep_result,
+        idempotency_mode: 0,
+        debounce: None,
     }
 }
 

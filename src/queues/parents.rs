@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::flows::store::Flows;
 use crate::flows::store::{ParentPolicy, ParentRef};
 use crate::pb;
+use crate::queues::records::{Idempotency, IdempotencyMode};
 use crate::queues::store::AgentDef;
 use crate::rpc::validate;
 use crate::store::shards::logical;
@@ -73,12 +74,36 @@ pub(crate) fn parents_and_key(
         a.idempotency_window.as_ref(),
         config.dedup.max_window_ms,
     )?;
+    let mode = pb::IdempotencyMode::try_from(a.idempotency_mode)
+        .map_err(|_| Error::invalid(format!("{field}.idempotency_mode"), "is not an IdempotencyMode"))?;
+    let debounce =
+        validate::duration_ms(&format!("{field}.debounce"), a.debounce.as_ref(), config.dedup.max_window_ms)?;
     if a.idempotency_key.is_empty() {
         if window.is_some() {
             return Err(Error::invalid(format!("{field}.idempotency_window"), "applies only with idempotency_key"));
         }
+        if mode != pb::IdempotencyMode::Unspecified {
+            return Err(Error::invalid(format!("{field}.idempotency_mode"), "applies only with idempotency_key"));
+        }
+        if debounce.is_some() {
+            return Err(Error::invalid(format!("{field}.debounce"), "applies only with IDEMPOTENCY_MODE_DEBOUNCE"));
+        }
         return Ok(());
     }
+    let mode = match (mode, debounce) {
+        (pb::IdempotencyMode::Debounce, None | Some(0)) => {
+            return Err(Error::invalid(
+                format!("{field}.debounce"),
+                "must be at least 1 ms with IDEMPOTENCY_MODE_DEBOUNCE",
+            ))
+        }
+        (pb::IdempotencyMode::Debounce, Some(ms)) => IdempotencyMode::Debounce(ms),
+        (_, Some(_)) => {
+            return Err(Error::invalid(format!("{field}.debounce"), "applies only with IDEMPOTENCY_MODE_DEBOUNCE"))
+        }
+        (pb::IdempotencyMode::Replace, None) => IdempotencyMode::Replace,
+        (pb::IdempotencyMode::Unspecified | pb::IdempotencyMode::KeepFirst, None) => IdempotencyMode::KeepFirst,
+    };
     let kf = format!("{field}.idempotency_key");
     validate::size(&kf, a.idempotency_key.len(), MAX_IDEMPOTENCY_KEY)?;
     if !a.idempotency_key.bytes().all(|b| b.is_ascii_alphanumeric() || b"._:-".contains(&b)) {
@@ -91,7 +116,7 @@ pub(crate) fn parents_and_key(
     if window == 0 {
         return Err(Error::invalid(format!("{field}.idempotency_window"), "must be at least 1 ms"));
     }
-    def.idempotency = Some((a.idempotency_key.clone(), window));
+    def.idempotency = Some(Idempotency { key: a.idempotency_key.clone(), window_ms: window, mode });
     // A later registration with the key answers this agent's finish.
     def.keep_result = true;
     Ok(())

@@ -128,9 +128,40 @@ pub struct AgentDef {
     /// Register only: the parents of a new agent (`Agent.after`), physical queues.
     #[serde(skip)]
     pub after: Vec<crate::flows::store::ParentRef>,
-    /// Register only: the idempotency key and its window (ms).
+    /// Register only: the idempotency key, its window and mode.
     #[serde(skip)]
-    pub idempotency: Option<(String, u64)>,
+    pub idempotency: Option<Idempotency>,
+}
+
+/// An agent's idempotency key as Register takes it (`Agent.idempotency_key` and the fields
+/// beside it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Idempotency {
+    pub key: String,
+    /// How long the key is held (ms).
+    pub window_ms: u64,
+    pub mode: IdempotencyMode,
+}
+
+/// What a registration whose key is held does (`pb::IdempotencyMode`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum IdempotencyMode {
+    KeepFirst,
+    Replace,
+    /// Due this long (ms) after the latest registration.
+    Debounce(u64),
+}
+
+impl Idempotency {
+    /// registerAgents' item: "<mode F, R or D>|<window ms>|<debounce ms>|<key>".
+    pub(crate) fn arg(&self) -> String {
+        let (mode, debounce) = match self.mode {
+            IdempotencyMode::KeepFirst => ('F', 0),
+            IdempotencyMode::Replace => ('R', 0),
+            IdempotencyMode::Debounce(ms) => ('D', ms),
+        };
+        format!("{mode}|{}|{debounce}|{}", self.window_ms, self.key)
+    }
 }
 
 fn is_zero<T: Default + PartialEq>(n: &T) -> bool {

@@ -310,6 +310,8 @@ impl AgentService for AgentServiceImpl {
                     name: item.name,
                     created: item.created,
                     deduplicated: item.deduplicated,
+                    replaced: item.replaced,
+                    debounced: item.debounced,
                 })
                 .collect();
             Ok(Response::new(pb::RegisterResponse {

@@ -45,7 +45,9 @@ impl Queues {
                     name: String::new(),
                     created: false,
                     deduplicated: false,
-                    finish: None
+                    finish: None,
+                    replaced: String::new(),
+                    debounced: false,
                 };
                 agents.len()
             ],

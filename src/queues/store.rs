@@ -2,7 +2,7 @@
 
 use crate::store::keys::ChannelKind;
 
-use super::records::LeaseRecord;
+use super::records::{Idempotency, LeaseRecord};
 use crate::error::{Error, Result};
 use crate::flows::store::Flows;
 use crate::store::shards::Shard;
@@ -60,9 +60,11 @@ fn ints(mut r: Reply) -> Result<Vec<i64>> {
 pub(crate) enum Registered {
     /// `{ -1, name }`: the existing agent `name` was given other parents; nothing written.
     ParentsFixed(String),
-    /// `{ created, updated, deduplicated, (code, holder, finish)* }`: per agent, in order,
-    /// code 0 created, 1 updated, 2 deduplicated (by `holder`, with its kept finish record).
-    Applied { created: u32, updated: u32, deduplicated: u32, items: Vec<(i64, String, Vec<u8>)> },
+    /// `{ created, updated, deduplicated, outboxed, (code, other, finish)* }`: per agent, in
+    /// order, code 0 created (`other`: the agent it replaced, or ""), 1 updated, 2 deduplicated
+    /// (by `other`, with its kept finish record), 3 debounced into `other`; outboxed: outbox
+    /// entries a replaced agent's finish wrote.
+    Applied { created: u32, updated: u32, deduplicated: u32, outboxed: i64, items: Vec<(i64, String, Vec<u8>)> },
 }
 
 impl FromReply for Registered {
@@ -71,12 +73,12 @@ impl FromReply for Registered {
         if created < 0 {
             return Ok(Registered::ParentsFixed(r.next()?));
         }
-        let (updated, deduplicated) = (r.next()?, r.next()?);
+        let (updated, deduplicated, outboxed) = (r.next()?, r.next()?, r.next()?);
         let mut items = Vec::with_capacity(r.remaining() / 3);
         while !r.is_empty() {
             items.push((r.next()?, r.next()?, r.next()?));
         }
-        Ok(Registered::Applied { created: created as u32, updated, deduplicated, items })
+        Ok(Registered::Applied { created: created as u32, updated, deduplicated, outboxed, items })
     }
 }
 
@@ -410,8 +412,7 @@ impl Shard<'_, Queues> {
             .map(|def| {
                 let json = def.record()?;
                 let after = crate::flows::store::parents_arg(&def.after);
-                let idempotency =
-                    def.idempotency.as_ref().map(|(key, window)| format!("{window}|{key}")).unwrap_or_default();
+                let idempotency = def.idempotency.as_ref().map(Idempotency::arg).unwrap_or_default();
                 Ok((json, after, idempotency))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -425,6 +426,9 @@ impl Shard<'_, Queues> {
             request: &crate::store::request_field(request_id, || "register".into()),
             retention_ms: self.policy.idempotency.retention_ms,
             max_entries: self.policy.idempotency.max_entries,
+            finish_channel: &self.keys.announce_finishes(queue),
+            result_ttl_ms: self.policy.results.retention_ms,
+            result_max: self.policy.results.max_entries,
             agents: agents
                 .iter()
                 .zip(&texts)
@@ -438,7 +442,7 @@ impl Shard<'_, Queues> {
                 })
                 .collect(),
         };
-        let (created, updated, deduplicated, items) = match self.call_items(Path::WriteBack, call, agents.len()).await? {
+        let (created, updated, deduplicated, outboxed, items) = match self.call_items(Path::WriteBack, call, agents.len()).await? {
             Registered::ParentsFixed(name) => {
                 return Err(Error::ParentsFixed {
                     field: "after".into(),
@@ -448,17 +452,23 @@ impl Shard<'_, Queues> {
                     agent: name,
                 })
             }
-            Registered::Applied { created, updated, deduplicated, items } => (created, updated, deduplicated, items),
+            Registered::Applied { created, updated, deduplicated, outboxed, items } => {
+                (created, updated, deduplicated, outboxed, items)
+            }
         };
         let mut out = crate::flows::store::RegisterAnswer { created, updated, deduplicated, items: Vec::new() };
-        for (def, (code, holder, record)) in agents.iter().zip(items) {
+        for (def, (code, other, record)) in agents.iter().zip(items) {
+            let held = code == 2 || code == 3;
             out.items.push(crate::flows::store::RegisteredItem {
-                name: if code == 2 { holder } else { def.name.clone() },
+                name: if held { other.clone() } else { def.name.clone() },
                 created: code == 0,
-                deduplicated: code == 2,
+                deduplicated: held,
                 finish: crate::flows::store::FinishRecord::parse(&record),
+                replaced: if code == 0 { other } else { String::new() },
+                debounced: code == 3,
             });
         }
+        self.outboxed(queue, outboxed);
         Ok(out)
     }
 

@@ -16,6 +16,7 @@ mod client;
 mod cluster;
 mod console;
 mod cron;
+mod dedup_modes;
 mod deploy;
 mod elections;
 mod flow;

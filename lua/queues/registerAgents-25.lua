@@ -21,10 +21,15 @@
   has (compared as a set of "<parent queue>|<parent>"; policies are read at creation only)
   refuses the whole call before anything is written.
 
-  An agent with an idempotency key held by an agent of the queue (within its window) is not
-  registered: the answer names the holder, with its kept finish. Otherwise the key is taken by
-  this agent for its window. Each call drops at most as many expired keys as it has items, plus
-  two.
+  An agent with an idempotency key held by an agent of the queue (within its window), in mode
+  F (keep the first), is not registered: the answer names the holder, with its kept finish.
+  In mode R (replace), a holder still waiting (not running, blocked or dead-lettered) is removed
+  and finishes cancelled ("replaced by <name>"; its children see a failure), and this agent is
+  created and takes the key; a holder that is not waiting is left alone, and this agent is
+  created all the same. In mode D (debounce), a holder still waiting takes this registration's
+  definition and payload and is due again a debounce after now (the answer names it, code 3);
+  otherwise this agent is created, due a debounce after now. An agent that takes the key holds it
+  for its window. Each call drops at most as many expired keys as it has items, plus two.
 
   An agent with a key or a priority makes its queue keyed ("keyed" in the limits hash, for
   good): acquireAgents then hands out due agents by priority and round-robin across keys. In a
@@ -58,6 +63,11 @@
     KEYS[18] deps      base of "<deps>:<name>" HASH "<parent queue>|<parent>" -> "p<policy>"
     KEYS[19] dedup     HASH idempotency key -> "<name>|<held until ms>"
     KEYS[20] dedupat   ZSET idempotency key -> held until (ms)
+    KEYS[21] fanout    SET names with children (finished: a replaced agent)
+    KEYS[22] children  base of "children:<parent>"
+    KEYS[23] outbox    ZSET "<parent>|<seq>" -> written at (ms)
+    KEYS[24] outboxres HASH "<parent>|<seq>" -> result record
+    KEYS[25] awaited   ZSET name -> awaited until (ms)
 
     ARGV[1] reset (bool)        reset the schedule of existing agents not held
     ARGV[2] jitterMs (uint)     upper bound of the random delay added to a new agent's first run
@@ -67,17 +77,21 @@
     ARGV[6] request (str)       request field "register|<request id>", or "" for none
     ARGV[7] retentionMs (uint)  how long answers are remembered (at least)
     ARGV[8] maxEntries (uint)   most answers remembered per queue
-    ARGV[9..] agents (items)    one item per agent:
+    ARGV[9] finishChannel (str) where a replaced agent's finish is announced (finished)
+    ARGV[10] resultTtlMs (uint) how long finishes are kept (results.retention_ms)
+    ARGV[11] resultMax (uint)   most finishes kept per queue (results.max_entries)
+    ARGV[12..] agents (items)   one item per agent:
       name (str)                agent name
       def (str)                 definition JSON
       payload (bytes)           payload ("" for none)
       after (str)               parents: "" for none, else "<parent queue>|<parent>|<policy W, C
                                 or A>" lines
-      idempotency (str)         "" for none, else "<window ms>|<key>"
+      idempotency (str)         "" for none, else "<mode F, R or D>|<window ms>|<debounce ms>|<key>"
 
   Output -> Registered:
-    { created, updated, deduplicated, then per agent: code (0 created, 1 updated,
-      2 deduplicated), the key's holder ("" unless deduplicated), its kept finish ("" for none) }
+    { created, updated, deduplicated, outboxed, then per agent: code (0 created, 1 updated,
+      2 deduplicated, 3 debounced into the holder), the key's holder (deduplicated, debounced)
+      or the agent replaced (created) or "", the holder's kept finish ("" for none) }
     (the first call's, for a retry with its request id); or { -1, name } when the existing agent
     `name` was given other parents (nothing written)
 ]]
@@ -90,6 +104,8 @@ local rcall = redis.call
 --@include remember
 --@include keyedOrder
 --@include defField
+--@include keepsFinish
+--@include finished
 
 local waitingKey, workingKey, defsKey, payloadsKey = K.waiting, K.working, K.defs, K.payloads
 local streaksKey, dlqKey, dlqinfoKey, cronKey = K.streaks, K.dlq, K.dlqinfo, K.cron
@@ -116,6 +132,7 @@ local jitterMs = A.jitterMs
 local channel, queue = A.channel, A.queue
 math.randomseed(A.seed)
 
+flowKeys(K, A.resultTtlMs, A.resultMax)
 local now = nowMs()
 local created, updated, deduplicated, keyed = 0, 0, 0, false
 local items = {}
@@ -161,27 +178,66 @@ local function wait(name, def, score, existing)
     dueNames[#dueNames + 1], dueDefs[#dueDefs + 1], dueAt[#dueAt + 1] = name, def, score
   end
 end
--- An existing agent keeps its parents: their count, and the trace contexts its creation stored
--- (defKeepParents, defField).
+-- A definition stored over an existing agent's: it keeps its parents, their count, and the
+-- trace contexts its creation stored (defKeepParents, defField).
+local function redefine(name, def)
+  local parents = rcall('HLEN', memberKey(depsBase, name))
+  if parents > 0 then
+    rcall('HSET', defsKey, name, defKeepParents(def, rcall('HGET', defsKey, name), parents))
+  else
+    rcall('HSET', defsKey, name, defWithoutLinks(def))
+  end
+end
+-- A waiting holder of an idempotency key replaced by a newer registration (mode R): removed,
+-- its finish a cancel.
+local function replace(old, by)
+  local def = rcall('HGET', defsKey, old)
+  rcall('HDEL', defsKey, old)
+  rcall('HDEL', payloadsKey, old)
+  rcall('HDEL', streaksKey, old)
+  rcall('ZREM', waitingKey, old)
+  rcall('ZREM', orderKey, old)
+  dropParents(old, def)
+  finished(old, resultRecord('C', '', 0, now, 'replaced by ' .. by, ''), now, keepsFinish(def))
+end
 local count = 0
 for _, item in ipairs(A.agents) do
   count = count + 1
   local name, def, payload, after, idem = item.name, item.def, item.payload, item.after, item.idempotency
-  local holder
+  local holder, replaced, debounced, dueAt
   if idem ~= '' then
-    local window, key = string.match(idem, '^(%d+)|(.*)$')
+    local mode, window, debounceMs, key = string.match(idem, '^(%a)|(%d+)|(%d+)|(.*)$')
     local held = rcall('HGET', dedupKey, key)
     if held then
       local who, untl = string.match(held, '^(.*)|(%d+)$')
       if tonumber(untl) > now then holder = who end
     end
-    if not holder then
+    if mode == 'D' then dueAt = now + tonumber(debounceMs) end
+    if holder and mode ~= 'F' then
+      local waiting = rcall('ZSCORE', waitingKey, holder)
+      if mode == 'D' and waiting then
+        debounced = holder
+      elseif mode == 'R' and waiting and holder ~= name then
+        replace(holder, name)
+        replaced = holder
+      end
+      if not debounced then holder = nil end
+    end
+    if not holder or debounced then
       local untl = string.format('%d', now + tonumber(window))
-      rcall('HSET', dedupKey, key, name .. '|' .. untl)
+      rcall('HSET', dedupKey, key, (debounced or name) .. '|' .. untl)
       rcall('ZADD', dedupatKey, untl, key)
     end
   end
-  if holder then
+  if debounced then
+    deduplicated = deduplicated + 1
+    redefine(debounced, def)
+    if payload == '' then rcall('HDEL', payloadsKey, debounced) else rcall('HSET', payloadsKey, debounced, payload) end
+    rcall('ZREM', orderKey, debounced)
+    wait(debounced, def, dueAt, true)
+    local n = #items
+    items[n + 1], items[n + 2], items[n + 3] = 3, debounced, ''
+  elseif holder then
     deduplicated = deduplicated + 1
     local n = #items
     items[n + 1], items[n + 2], items[n + 3] = 2, holder, rcall('HGET', resultsKey, holder) or ''
@@ -189,14 +245,7 @@ for _, item in ipairs(A.agents) do
   -- Baton writes "key" first and "priority" only when not 0 (a label cannot look like either).
   if not keyed and (string.find(def, '^{"key":') or string.find(def, '"priority":%-?%d')) then keyed = true end
   local existed = rcall('HEXISTS', defsKey, name) == 1
-  local parents = existed and rcall('HLEN', memberKey(depsBase, name)) or 0
-  if parents > 0 then
-    rcall('HSET', defsKey, name, defKeepParents(def, rcall('HGET', defsKey, name), parents))
-  elseif existed then
-    rcall('HSET', defsKey, name, defWithoutLinks(def))
-  else
-    rcall('HSET', defsKey, name, def)
-  end
+  if existed then redefine(name, def) else rcall('HSET', defsKey, name, def) end
   if payload == '' then
     if existed then rcall('HDEL', payloadsKey, name) end
   else
@@ -206,6 +255,7 @@ for _, item in ipairs(A.agents) do
   if jitterMs > 0 then firstRun = now + math.random(0, jitterMs) end
   local firstFire = tonumber(string.match(def, '"first_fire_ms":(%d+)') or '')
   if firstFire then firstRun = firstFire end
+  if dueAt then firstRun = dueAt end
 
   local held = rcall('ZSCORE', workingKey, name)
   if existed then
@@ -252,7 +302,7 @@ for _, item in ipairs(A.agents) do
     end
   end
   local n = #items
-  items[n + 1], items[n + 2], items[n + 3] = existed and 1 or 0, '', ''
+  items[n + 1], items[n + 2], items[n + 3] = existed and 1 or 0, replaced or '', ''
   end
 end
 if #items > 0 then
@@ -284,7 +334,7 @@ if #dueNames > 0 then
     promoteKeyed(waitingKey, orderKey, tagsKey, vtime, n, d, t, limitsKey)
   end
 end
-local answer = { created, updated, deduplicated }
+local answer = { created, updated, deduplicated, endFinished(A.finishChannel, queue, now) }
 for _, v in ipairs(items) do answer[#answer + 1] = v end
 remember(requestsKey, answersKey, request, answer, now, A.retentionMs, A.maxEntries)
 return answer
