@@ -23,6 +23,73 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// IdempotencyMode is what a registration whose idempotency_key is held does. Each is decided in
+// the one script that registers, so racing registrations, from any replica, leave exactly one
+// agent holding the key.
+type IdempotencyMode int32
+
+const (
+	// IDEMPOTENCY_MODE_UNSPECIFIED is IDEMPOTENCY_MODE_KEEP_FIRST.
+	IdempotencyMode_IDEMPOTENCY_MODE_UNSPECIFIED IdempotencyMode = 0
+	// IDEMPOTENCY_MODE_KEEP_FIRST: nothing is created; the answer names the holder
+	// (RegisteredAgent.deduplicated), with its result once it finished.
+	IdempotencyMode_IDEMPOTENCY_MODE_KEEP_FIRST IdempotencyMode = 1
+	// IDEMPOTENCY_MODE_REPLACE keeps the newest: a holder still waiting (not yet started, not
+	// blocked on parents, not dead-lettered) is removed and finishes FINISH_CANCELLED, message
+	// "replaced by <name>" (its children see a failure); this agent is created and takes the key
+	// (RegisteredAgent.replaced names the agent removed). A holder that is running is never
+	// touched: this agent is created beside it and takes the key.
+	IdempotencyMode_IDEMPOTENCY_MODE_REPLACE IdempotencyMode = 2
+	// IDEMPOTENCY_MODE_DEBOUNCE: a holder still waiting takes this registration's definition and
+	// payload and becomes due `debounce` after now (RegisteredAgent.debounced, naming it);
+	// otherwise this agent is created, due `debounce` after now, and takes the key. So a burst of
+	// registrations runs once, `debounce` after the last of them.
+	IdempotencyMode_IDEMPOTENCY_MODE_DEBOUNCE IdempotencyMode = 3
+)
+
+// Enum value maps for IdempotencyMode.
+var (
+	IdempotencyMode_name = map[int32]string{
+		0: "IDEMPOTENCY_MODE_UNSPECIFIED",
+		1: "IDEMPOTENCY_MODE_KEEP_FIRST",
+		2: "IDEMPOTENCY_MODE_REPLACE",
+		3: "IDEMPOTENCY_MODE_DEBOUNCE",
+	}
+	IdempotencyMode_value = map[string]int32{
+		"IDEMPOTENCY_MODE_UNSPECIFIED": 0,
+		"IDEMPOTENCY_MODE_KEEP_FIRST":  1,
+		"IDEMPOTENCY_MODE_REPLACE":     2,
+		"IDEMPOTENCY_MODE_DEBOUNCE":    3,
+	}
+)
+
+func (x IdempotencyMode) Enum() *IdempotencyMode {
+	p := new(IdempotencyMode)
+	*p = x
+	return p
+}
+
+func (x IdempotencyMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (IdempotencyMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_baton_v1_agent_proto_enumTypes[0].Descriptor()
+}
+
+func (IdempotencyMode) Type() protoreflect.EnumType {
+	return &file_baton_v1_agent_proto_enumTypes[0]
+}
+
+func (x IdempotencyMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use IdempotencyMode.Descriptor instead.
+func (IdempotencyMode) EnumDescriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{0}
+}
+
 // ParentFailure says what a parent's failure does to a child waiting for it.
 type ParentFailure int32
 
@@ -67,11 +134,11 @@ func (x ParentFailure) String() string {
 }
 
 func (ParentFailure) Descriptor() protoreflect.EnumDescriptor {
-	return file_baton_v1_agent_proto_enumTypes[0].Descriptor()
+	return file_baton_v1_agent_proto_enumTypes[1].Descriptor()
 }
 
 func (ParentFailure) Type() protoreflect.EnumType {
-	return &file_baton_v1_agent_proto_enumTypes[0]
+	return &file_baton_v1_agent_proto_enumTypes[1]
 }
 
 func (x ParentFailure) Number() protoreflect.EnumNumber {
@@ -80,7 +147,7 @@ func (x ParentFailure) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ParentFailure.Descriptor instead.
 func (ParentFailure) EnumDescriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{0}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{1}
 }
 
 // Finish is how an agent's work ended, as Await and a child's lease report it.
@@ -129,11 +196,11 @@ func (x Finish) String() string {
 }
 
 func (Finish) Descriptor() protoreflect.EnumDescriptor {
-	return file_baton_v1_agent_proto_enumTypes[1].Descriptor()
+	return file_baton_v1_agent_proto_enumTypes[2].Descriptor()
 }
 
 func (Finish) Type() protoreflect.EnumType {
-	return &file_baton_v1_agent_proto_enumTypes[1]
+	return &file_baton_v1_agent_proto_enumTypes[2]
 }
 
 func (x Finish) Number() protoreflect.EnumNumber {
@@ -142,7 +209,7 @@ func (x Finish) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Finish.Descriptor instead.
 func (Finish) EnumDescriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{1}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{2}
 }
 
 // CatchUp is a cron agent's policy for fires missed while nothing ran.
@@ -183,11 +250,11 @@ func (x CatchUp) String() string {
 }
 
 func (CatchUp) Descriptor() protoreflect.EnumDescriptor {
-	return file_baton_v1_agent_proto_enumTypes[2].Descriptor()
+	return file_baton_v1_agent_proto_enumTypes[3].Descriptor()
 }
 
 func (CatchUp) Type() protoreflect.EnumType {
-	return &file_baton_v1_agent_proto_enumTypes[2]
+	return &file_baton_v1_agent_proto_enumTypes[3]
 }
 
 func (x CatchUp) Number() protoreflect.EnumNumber {
@@ -196,7 +263,7 @@ func (x CatchUp) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use CatchUp.Descriptor instead.
 func (CatchUp) EnumDescriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{2}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{3}
 }
 
 // Outcome classifies how a run ended; it drives the next run time.
@@ -269,11 +336,11 @@ func (x Outcome) String() string {
 }
 
 func (Outcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_baton_v1_agent_proto_enumTypes[3].Descriptor()
+	return file_baton_v1_agent_proto_enumTypes[4].Descriptor()
 }
 
 func (Outcome) Type() protoreflect.EnumType {
-	return &file_baton_v1_agent_proto_enumTypes[3]
+	return &file_baton_v1_agent_proto_enumTypes[4]
 }
 
 func (x Outcome) Number() protoreflect.EnumNumber {
@@ -282,7 +349,7 @@ func (x Outcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Outcome.Descriptor instead.
 func (Outcome) EnumDescriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{3}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{4}
 }
 
 // AgentState is where an agent is.
@@ -330,11 +397,11 @@ func (x AgentState) String() string {
 }
 
 func (AgentState) Descriptor() protoreflect.EnumDescriptor {
-	return file_baton_v1_agent_proto_enumTypes[4].Descriptor()
+	return file_baton_v1_agent_proto_enumTypes[5].Descriptor()
 }
 
 func (AgentState) Type() protoreflect.EnumType {
-	return &file_baton_v1_agent_proto_enumTypes[4]
+	return &file_baton_v1_agent_proto_enumTypes[5]
 }
 
 func (x AgentState) Number() protoreflect.EnumNumber {
@@ -343,7 +410,7 @@ func (x AgentState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AgentState.Descriptor instead.
 func (AgentState) EnumDescriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{5}
 }
 
 // Agent is the definition of a work item.
@@ -440,7 +507,13 @@ type Agent struct {
 	// of a queue listed in the server's results.keep_queues. GetAgent answers true also when
 	// Baton set it for one of these reasons at Register (not for a recurring agent or an
 	// awaiter).
-	KeepResult    bool `protobuf:"varint,18,opt,name=keep_result,json=keepResult,proto3" json:"keep_result,omitempty"`
+	KeepResult bool `protobuf:"varint,18,opt,name=keep_result,json=keepResult,proto3" json:"keep_result,omitempty"`
+	// idempotency_mode says what a registration does when another agent of the queue holds its
+	// idempotency_key (within its window). Needs idempotency_key.
+	IdempotencyMode IdempotencyMode `protobuf:"varint,19,opt,name=idempotency_mode,json=idempotencyMode,proto3,enum=baton.v1.IdempotencyMode" json:"idempotency_mode,omitempty"`
+	// debounce is, with IDEMPOTENCY_MODE_DEBOUNCE, how long after the latest registration of the
+	// key the agent becomes due: at least 1 ms, at most dedup.max_window_ms. Needs that mode.
+	Debounce      *durationpb.Duration `protobuf:"bytes,20,opt,name=debounce,proto3" json:"debounce,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -599,6 +672,20 @@ func (x *Agent) GetKeepResult() bool {
 		return x.KeepResult
 	}
 	return false
+}
+
+func (x *Agent) GetIdempotencyMode() IdempotencyMode {
+	if x != nil {
+		return x.IdempotencyMode
+	}
+	return IdempotencyMode_IDEMPOTENCY_MODE_UNSPECIFIED
+}
+
+func (x *Agent) GetDebounce() *durationpb.Duration {
+	if x != nil {
+		return x.Debounce
+	}
+	return nil
 }
 
 // AgentRef names an agent of any queue, as a parent in Agent.after; in answers, also a batch
@@ -976,7 +1063,14 @@ type RegisteredAgent struct {
 	// deduplicated is true when nothing was created: the idempotency key is held by `name`.
 	Deduplicated bool `protobuf:"varint,3,opt,name=deduplicated,proto3" json:"deduplicated,omitempty"`
 	// result of the agent holding the key, when it has finished and the finish is still kept.
-	Result        *AgentResult `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
+	Result *AgentResult `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
+	// replaced names the waiting agent this one replaced (IDEMPOTENCY_MODE_REPLACE); empty when
+	// none was.
+	Replaced string `protobuf:"bytes,5,opt,name=replaced,proto3" json:"replaced,omitempty"`
+	// debounced is true when this registration went into the waiting agent `name` that holds the
+	// key (IDEMPOTENCY_MODE_DEBOUNCE): its definition and payload are this registration's, and it
+	// is due `debounce` from now. deduplicated is true as well: nothing was created.
+	Debounced     bool `protobuf:"varint,6,opt,name=debounced,proto3" json:"debounced,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1037,6 +1131,20 @@ func (x *RegisteredAgent) GetResult() *AgentResult {
 		return x.Result
 	}
 	return nil
+}
+
+func (x *RegisteredAgent) GetReplaced() string {
+	if x != nil {
+		return x.Replaced
+	}
+	return ""
+}
+
+func (x *RegisteredAgent) GetDebounced() bool {
+	if x != nil {
+		return x.Debounced
+	}
+	return false
 }
 
 // UnregisterRequest removes agents from one queue.
@@ -3859,7 +3967,7 @@ var File_baton_v1_agent_proto protoreflect.FileDescriptor
 
 const file_baton_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x14baton/v1/agent.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\x06\n" +
+	"\x14baton/v1/agent.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa5\a\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x125\n" +
 	"\binterval\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\binterval\x123\n" +
@@ -3880,7 +3988,9 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x0fidempotency_key\x18\x10 \x01(\tR\x0eidempotencyKey\x12H\n" +
 	"\x12idempotency_window\x18\x11 \x01(\v2\x19.google.protobuf.DurationR\x11idempotencyWindow\x12\x1f\n" +
 	"\vkeep_result\x18\x12 \x01(\bR\n" +
-	"keepResult\x1a9\n" +
+	"keepResult\x12D\n" +
+	"\x10idempotency_mode\x18\x13 \x01(\x0e2\x19.baton.v1.IdempotencyModeR\x0fidempotencyMode\x125\n" +
+	"\bdebounce\x18\x14 \x01(\v2\x19.google.protobuf.DurationR\bdebounce\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x82\x01\n" +
@@ -3913,12 +4023,14 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\acreated\x18\x01 \x01(\rR\acreated\x12\x18\n" +
 	"\aupdated\x18\x02 \x01(\rR\aupdated\x12\"\n" +
 	"\fdeduplicated\x18\x03 \x01(\rR\fdeduplicated\x121\n" +
-	"\x06agents\x18\x04 \x03(\v2\x19.baton.v1.RegisteredAgentR\x06agents\"\x92\x01\n" +
+	"\x06agents\x18\x04 \x03(\v2\x19.baton.v1.RegisteredAgentR\x06agents\"\xcc\x01\n" +
 	"\x0fRegisteredAgent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\acreated\x18\x02 \x01(\bR\acreated\x12\"\n" +
 	"\fdeduplicated\x18\x03 \x01(\bR\fdeduplicated\x12-\n" +
-	"\x06result\x18\x04 \x01(\v2\x15.baton.v1.AgentResultR\x06result\"?\n" +
+	"\x06result\x18\x04 \x01(\v2\x15.baton.v1.AgentResultR\x06result\x12\x1a\n" +
+	"\breplaced\x18\x05 \x01(\tR\breplaced\x12\x1c\n" +
+	"\tdebounced\x18\x06 \x01(\bR\tdebounced\"?\n" +
 	"\x11UnregisterRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x14\n" +
 	"\x05names\x18\x02 \x03(\tR\x05names\".\n" +
@@ -4124,7 +4236,12 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x0fGetBatchRequest\x12\x14\n" +
 	"\x05batch\x18\x01 \x01(\tR\x05batch\"A\n" +
 	"\x10GetBatchResponse\x12-\n" +
-	"\x06status\x18\x01 \x01(\v2\x15.baton.v1.BatchStatusR\x06status*\x82\x01\n" +
+	"\x06status\x18\x01 \x01(\v2\x15.baton.v1.BatchStatusR\x06status*\x91\x01\n" +
+	"\x0fIdempotencyMode\x12 \n" +
+	"\x1cIDEMPOTENCY_MODE_UNSPECIFIED\x10\x00\x12\x1f\n" +
+	"\x1bIDEMPOTENCY_MODE_KEEP_FIRST\x10\x01\x12\x1c\n" +
+	"\x18IDEMPOTENCY_MODE_REPLACE\x10\x02\x12\x1d\n" +
+	"\x19IDEMPOTENCY_MODE_DEBOUNCE\x10\x03*\x82\x01\n" +
 	"\rParentFailure\x12\x1e\n" +
 	"\x1aPARENT_FAILURE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13PARENT_FAILURE_WAIT\x10\x01\x12\x19\n" +
@@ -4189,169 +4306,172 @@ func file_baton_v1_agent_proto_rawDescGZIP() []byte {
 	return file_baton_v1_agent_proto_rawDescData
 }
 
-var file_baton_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_baton_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
 var file_baton_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_baton_v1_agent_proto_goTypes = []any{
-	(ParentFailure)(0),            // 0: baton.v1.ParentFailure
-	(Finish)(0),                   // 1: baton.v1.Finish
-	(CatchUp)(0),                  // 2: baton.v1.CatchUp
-	(Outcome)(0),                  // 3: baton.v1.Outcome
-	(AgentState)(0),               // 4: baton.v1.AgentState
-	(*Agent)(nil),                 // 5: baton.v1.Agent
-	(*AgentRef)(nil),              // 6: baton.v1.AgentRef
-	(*AgentResult)(nil),           // 7: baton.v1.AgentResult
-	(*RegisterRequest)(nil),       // 8: baton.v1.RegisterRequest
-	(*RegisterResponse)(nil),      // 9: baton.v1.RegisterResponse
-	(*RegisteredAgent)(nil),       // 10: baton.v1.RegisteredAgent
-	(*UnregisterRequest)(nil),     // 11: baton.v1.UnregisterRequest
-	(*UnregisterResponse)(nil),    // 12: baton.v1.UnregisterResponse
-	(*AcquireRequest)(nil),        // 13: baton.v1.AcquireRequest
-	(*Lease)(nil),                 // 14: baton.v1.Lease
-	(*AcquireResponse)(nil),       // 15: baton.v1.AcquireResponse
-	(*LeaseRef)(nil),              // 16: baton.v1.LeaseRef
-	(*HeartbeatRequest)(nil),      // 17: baton.v1.HeartbeatRequest
-	(*ExtendedLease)(nil),         // 18: baton.v1.ExtendedLease
-	(*HeartbeatResponse)(nil),     // 19: baton.v1.HeartbeatResponse
-	(*CompleteRequest)(nil),       // 20: baton.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 21: baton.v1.CompleteResponse
-	(*CompleteBatchRequest)(nil),  // 22: baton.v1.CompleteBatchRequest
-	(*CompleteResult)(nil),        // 23: baton.v1.CompleteResult
-	(*CompleteBatchResponse)(nil), // 24: baton.v1.CompleteBatchResponse
-	(*SessionOpen)(nil),           // 25: baton.v1.SessionOpen
-	(*SessionLease)(nil),          // 26: baton.v1.SessionLease
-	(*SessionCompletion)(nil),     // 27: baton.v1.SessionCompletion
-	(*SessionRelease)(nil),        // 28: baton.v1.SessionRelease
-	(*SessionRequest)(nil),        // 29: baton.v1.SessionRequest
-	(*SessionResponse)(nil),       // 30: baton.v1.SessionResponse
-	(*ReleaseRequest)(nil),        // 31: baton.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 32: baton.v1.ReleaseResponse
-	(*GetAgentRequest)(nil),       // 33: baton.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),      // 34: baton.v1.GetAgentResponse
-	(*AgentStatus)(nil),           // 35: baton.v1.AgentStatus
-	(*ParentStatus)(nil),          // 36: baton.v1.ParentStatus
-	(*ListAgentsRequest)(nil),     // 37: baton.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),    // 38: baton.v1.ListAgentsResponse
-	(*CancelRunRequest)(nil),      // 39: baton.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),     // 40: baton.v1.CancelRunResponse
-	(*AwaitRequest)(nil),          // 41: baton.v1.AwaitRequest
-	(*AwaitResponse)(nil),         // 42: baton.v1.AwaitResponse
-	(*RegisterBatchRequest)(nil),  // 43: baton.v1.RegisterBatchRequest
-	(*BatchStatus)(nil),           // 44: baton.v1.BatchStatus
-	(*RegisterBatchResponse)(nil), // 45: baton.v1.RegisterBatchResponse
-	(*CloseBatchRequest)(nil),     // 46: baton.v1.CloseBatchRequest
-	(*CloseBatchResponse)(nil),    // 47: baton.v1.CloseBatchResponse
-	(*GetBatchRequest)(nil),       // 48: baton.v1.GetBatchRequest
-	(*GetBatchResponse)(nil),      // 49: baton.v1.GetBatchResponse
-	nil,                           // 50: baton.v1.Agent.LabelsEntry
-	(*durationpb.Duration)(nil),   // 51: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 52: google.protobuf.Timestamp
+	(IdempotencyMode)(0),          // 0: baton.v1.IdempotencyMode
+	(ParentFailure)(0),            // 1: baton.v1.ParentFailure
+	(Finish)(0),                   // 2: baton.v1.Finish
+	(CatchUp)(0),                  // 3: baton.v1.CatchUp
+	(Outcome)(0),                  // 4: baton.v1.Outcome
+	(AgentState)(0),               // 5: baton.v1.AgentState
+	(*Agent)(nil),                 // 6: baton.v1.Agent
+	(*AgentRef)(nil),              // 7: baton.v1.AgentRef
+	(*AgentResult)(nil),           // 8: baton.v1.AgentResult
+	(*RegisterRequest)(nil),       // 9: baton.v1.RegisterRequest
+	(*RegisterResponse)(nil),      // 10: baton.v1.RegisterResponse
+	(*RegisteredAgent)(nil),       // 11: baton.v1.RegisteredAgent
+	(*UnregisterRequest)(nil),     // 12: baton.v1.UnregisterRequest
+	(*UnregisterResponse)(nil),    // 13: baton.v1.UnregisterResponse
+	(*AcquireRequest)(nil),        // 14: baton.v1.AcquireRequest
+	(*Lease)(nil),                 // 15: baton.v1.Lease
+	(*AcquireResponse)(nil),       // 16: baton.v1.AcquireResponse
+	(*LeaseRef)(nil),              // 17: baton.v1.LeaseRef
+	(*HeartbeatRequest)(nil),      // 18: baton.v1.HeartbeatRequest
+	(*ExtendedLease)(nil),         // 19: baton.v1.ExtendedLease
+	(*HeartbeatResponse)(nil),     // 20: baton.v1.HeartbeatResponse
+	(*CompleteRequest)(nil),       // 21: baton.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 22: baton.v1.CompleteResponse
+	(*CompleteBatchRequest)(nil),  // 23: baton.v1.CompleteBatchRequest
+	(*CompleteResult)(nil),        // 24: baton.v1.CompleteResult
+	(*CompleteBatchResponse)(nil), // 25: baton.v1.CompleteBatchResponse
+	(*SessionOpen)(nil),           // 26: baton.v1.SessionOpen
+	(*SessionLease)(nil),          // 27: baton.v1.SessionLease
+	(*SessionCompletion)(nil),     // 28: baton.v1.SessionCompletion
+	(*SessionRelease)(nil),        // 29: baton.v1.SessionRelease
+	(*SessionRequest)(nil),        // 30: baton.v1.SessionRequest
+	(*SessionResponse)(nil),       // 31: baton.v1.SessionResponse
+	(*ReleaseRequest)(nil),        // 32: baton.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 33: baton.v1.ReleaseResponse
+	(*GetAgentRequest)(nil),       // 34: baton.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),      // 35: baton.v1.GetAgentResponse
+	(*AgentStatus)(nil),           // 36: baton.v1.AgentStatus
+	(*ParentStatus)(nil),          // 37: baton.v1.ParentStatus
+	(*ListAgentsRequest)(nil),     // 38: baton.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),    // 39: baton.v1.ListAgentsResponse
+	(*CancelRunRequest)(nil),      // 40: baton.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),     // 41: baton.v1.CancelRunResponse
+	(*AwaitRequest)(nil),          // 42: baton.v1.AwaitRequest
+	(*AwaitResponse)(nil),         // 43: baton.v1.AwaitResponse
+	(*RegisterBatchRequest)(nil),  // 44: baton.v1.RegisterBatchRequest
+	(*BatchStatus)(nil),           // 45: baton.v1.BatchStatus
+	(*RegisterBatchResponse)(nil), // 46: baton.v1.RegisterBatchResponse
+	(*CloseBatchRequest)(nil),     // 47: baton.v1.CloseBatchRequest
+	(*CloseBatchResponse)(nil),    // 48: baton.v1.CloseBatchResponse
+	(*GetBatchRequest)(nil),       // 49: baton.v1.GetBatchRequest
+	(*GetBatchResponse)(nil),      // 50: baton.v1.GetBatchResponse
+	nil,                           // 51: baton.v1.Agent.LabelsEntry
+	(*durationpb.Duration)(nil),   // 52: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 53: google.protobuf.Timestamp
 }
 var file_baton_v1_agent_proto_depIdxs = []int32{
-	51, // 0: baton.v1.Agent.interval:type_name -> google.protobuf.Duration
-	51, // 1: baton.v1.Agent.timeout:type_name -> google.protobuf.Duration
-	51, // 2: baton.v1.Agent.error_interval:type_name -> google.protobuf.Duration
-	50, // 3: baton.v1.Agent.labels:type_name -> baton.v1.Agent.LabelsEntry
-	2,  // 4: baton.v1.Agent.catch_up:type_name -> baton.v1.CatchUp
-	6,  // 5: baton.v1.Agent.after:type_name -> baton.v1.AgentRef
-	0,  // 6: baton.v1.Agent.on_parent_failure:type_name -> baton.v1.ParentFailure
-	51, // 7: baton.v1.Agent.idempotency_window:type_name -> google.protobuf.Duration
-	0,  // 8: baton.v1.AgentRef.on_failure:type_name -> baton.v1.ParentFailure
-	1,  // 9: baton.v1.AgentResult.finish:type_name -> baton.v1.Finish
-	3,  // 10: baton.v1.AgentResult.outcome:type_name -> baton.v1.Outcome
-	52, // 11: baton.v1.AgentResult.finished_at:type_name -> google.protobuf.Timestamp
-	5,  // 12: baton.v1.RegisterRequest.agents:type_name -> baton.v1.Agent
-	10, // 13: baton.v1.RegisterResponse.agents:type_name -> baton.v1.RegisteredAgent
-	7,  // 14: baton.v1.RegisteredAgent.result:type_name -> baton.v1.AgentResult
-	51, // 15: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
-	52, // 16: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
-	5,  // 17: baton.v1.Lease.agent:type_name -> baton.v1.Agent
-	7,  // 18: baton.v1.Lease.parents:type_name -> baton.v1.AgentResult
-	52, // 19: baton.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
-	14, // 20: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
-	16, // 21: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
-	52, // 22: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
-	18, // 23: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
-	16, // 24: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
-	16, // 25: baton.v1.HeartbeatResponse.cancelled:type_name -> baton.v1.LeaseRef
-	3,  // 26: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
-	51, // 27: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
-	52, // 28: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	3,  // 29: baton.v1.CompleteResponse.outcome:type_name -> baton.v1.Outcome
-	20, // 30: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
-	21, // 31: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
-	23, // 32: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
-	3,  // 33: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
-	51, // 34: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
-	51, // 35: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
-	25, // 36: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
-	27, // 37: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
-	26, // 38: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
-	28, // 39: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
-	14, // 40: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
-	23, // 41: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
-	18, // 42: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
-	16, // 43: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
-	16, // 44: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
-	16, // 45: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
-	51, // 46: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	52, // 47: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	35, // 48: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
-	5,  // 49: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
-	4,  // 50: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
-	52, // 51: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
-	52, // 52: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
-	36, // 53: baton.v1.AgentStatus.parents:type_name -> baton.v1.ParentStatus
-	6,  // 54: baton.v1.AgentStatus.children:type_name -> baton.v1.AgentRef
-	6,  // 55: baton.v1.ParentStatus.parent:type_name -> baton.v1.AgentRef
-	7,  // 56: baton.v1.ParentStatus.result:type_name -> baton.v1.AgentResult
-	35, // 57: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
-	51, // 58: baton.v1.AwaitRequest.wait:type_name -> google.protobuf.Duration
-	7,  // 59: baton.v1.AwaitResponse.result:type_name -> baton.v1.AgentResult
-	4,  // 60: baton.v1.AwaitResponse.state:type_name -> baton.v1.AgentState
-	5,  // 61: baton.v1.RegisterBatchRequest.agents:type_name -> baton.v1.Agent
-	5,  // 62: baton.v1.RegisterBatchRequest.on_success:type_name -> baton.v1.Agent
-	5,  // 63: baton.v1.RegisterBatchRequest.on_complete:type_name -> baton.v1.Agent
-	6,  // 64: baton.v1.BatchStatus.callbacks:type_name -> baton.v1.AgentRef
-	52, // 65: baton.v1.BatchStatus.created_at:type_name -> google.protobuf.Timestamp
-	52, // 66: baton.v1.BatchStatus.done_at:type_name -> google.protobuf.Timestamp
-	44, // 67: baton.v1.RegisterBatchResponse.status:type_name -> baton.v1.BatchStatus
-	44, // 68: baton.v1.CloseBatchResponse.status:type_name -> baton.v1.BatchStatus
-	44, // 69: baton.v1.GetBatchResponse.status:type_name -> baton.v1.BatchStatus
-	8,  // 70: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
-	11, // 71: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
-	13, // 72: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
-	17, // 73: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
-	20, // 74: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
-	22, // 75: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
-	29, // 76: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
-	31, // 77: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
-	33, // 78: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
-	37, // 79: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
-	39, // 80: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
-	41, // 81: baton.v1.AgentService.Await:input_type -> baton.v1.AwaitRequest
-	43, // 82: baton.v1.AgentService.RegisterBatch:input_type -> baton.v1.RegisterBatchRequest
-	46, // 83: baton.v1.AgentService.CloseBatch:input_type -> baton.v1.CloseBatchRequest
-	48, // 84: baton.v1.AgentService.GetBatch:input_type -> baton.v1.GetBatchRequest
-	9,  // 85: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
-	12, // 86: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
-	15, // 87: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
-	19, // 88: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
-	21, // 89: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
-	24, // 90: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
-	30, // 91: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
-	32, // 92: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
-	34, // 93: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
-	38, // 94: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
-	40, // 95: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
-	42, // 96: baton.v1.AgentService.Await:output_type -> baton.v1.AwaitResponse
-	45, // 97: baton.v1.AgentService.RegisterBatch:output_type -> baton.v1.RegisterBatchResponse
-	47, // 98: baton.v1.AgentService.CloseBatch:output_type -> baton.v1.CloseBatchResponse
-	49, // 99: baton.v1.AgentService.GetBatch:output_type -> baton.v1.GetBatchResponse
-	85, // [85:100] is the sub-list for method output_type
-	70, // [70:85] is the sub-list for method input_type
-	70, // [70:70] is the sub-list for extension type_name
-	70, // [70:70] is the sub-list for extension extendee
-	0,  // [0:70] is the sub-list for field type_name
+	52, // 0: baton.v1.Agent.interval:type_name -> google.protobuf.Duration
+	52, // 1: baton.v1.Agent.timeout:type_name -> google.protobuf.Duration
+	52, // 2: baton.v1.Agent.error_interval:type_name -> google.protobuf.Duration
+	51, // 3: baton.v1.Agent.labels:type_name -> baton.v1.Agent.LabelsEntry
+	3,  // 4: baton.v1.Agent.catch_up:type_name -> baton.v1.CatchUp
+	7,  // 5: baton.v1.Agent.after:type_name -> baton.v1.AgentRef
+	1,  // 6: baton.v1.Agent.on_parent_failure:type_name -> baton.v1.ParentFailure
+	52, // 7: baton.v1.Agent.idempotency_window:type_name -> google.protobuf.Duration
+	0,  // 8: baton.v1.Agent.idempotency_mode:type_name -> baton.v1.IdempotencyMode
+	52, // 9: baton.v1.Agent.debounce:type_name -> google.protobuf.Duration
+	1,  // 10: baton.v1.AgentRef.on_failure:type_name -> baton.v1.ParentFailure
+	2,  // 11: baton.v1.AgentResult.finish:type_name -> baton.v1.Finish
+	4,  // 12: baton.v1.AgentResult.outcome:type_name -> baton.v1.Outcome
+	53, // 13: baton.v1.AgentResult.finished_at:type_name -> google.protobuf.Timestamp
+	6,  // 14: baton.v1.RegisterRequest.agents:type_name -> baton.v1.Agent
+	11, // 15: baton.v1.RegisterResponse.agents:type_name -> baton.v1.RegisteredAgent
+	8,  // 16: baton.v1.RegisteredAgent.result:type_name -> baton.v1.AgentResult
+	52, // 17: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
+	53, // 18: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
+	6,  // 19: baton.v1.Lease.agent:type_name -> baton.v1.Agent
+	8,  // 20: baton.v1.Lease.parents:type_name -> baton.v1.AgentResult
+	53, // 21: baton.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
+	15, // 22: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
+	17, // 23: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
+	53, // 24: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
+	19, // 25: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
+	17, // 26: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
+	17, // 27: baton.v1.HeartbeatResponse.cancelled:type_name -> baton.v1.LeaseRef
+	4,  // 28: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
+	52, // 29: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
+	53, // 30: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	4,  // 31: baton.v1.CompleteResponse.outcome:type_name -> baton.v1.Outcome
+	21, // 32: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
+	22, // 33: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
+	24, // 34: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
+	4,  // 35: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
+	52, // 36: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
+	52, // 37: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
+	26, // 38: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
+	28, // 39: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
+	27, // 40: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
+	29, // 41: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
+	15, // 42: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
+	24, // 43: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
+	19, // 44: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
+	17, // 45: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
+	17, // 46: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
+	17, // 47: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
+	52, // 48: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	53, // 49: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	36, // 50: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
+	6,  // 51: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
+	5,  // 52: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
+	53, // 53: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
+	53, // 54: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
+	37, // 55: baton.v1.AgentStatus.parents:type_name -> baton.v1.ParentStatus
+	7,  // 56: baton.v1.AgentStatus.children:type_name -> baton.v1.AgentRef
+	7,  // 57: baton.v1.ParentStatus.parent:type_name -> baton.v1.AgentRef
+	8,  // 58: baton.v1.ParentStatus.result:type_name -> baton.v1.AgentResult
+	36, // 59: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
+	52, // 60: baton.v1.AwaitRequest.wait:type_name -> google.protobuf.Duration
+	8,  // 61: baton.v1.AwaitResponse.result:type_name -> baton.v1.AgentResult
+	5,  // 62: baton.v1.AwaitResponse.state:type_name -> baton.v1.AgentState
+	6,  // 63: baton.v1.RegisterBatchRequest.agents:type_name -> baton.v1.Agent
+	6,  // 64: baton.v1.RegisterBatchRequest.on_success:type_name -> baton.v1.Agent
+	6,  // 65: baton.v1.RegisterBatchRequest.on_complete:type_name -> baton.v1.Agent
+	7,  // 66: baton.v1.BatchStatus.callbacks:type_name -> baton.v1.AgentRef
+	53, // 67: baton.v1.BatchStatus.created_at:type_name -> google.protobuf.Timestamp
+	53, // 68: baton.v1.BatchStatus.done_at:type_name -> google.protobuf.Timestamp
+	45, // 69: baton.v1.RegisterBatchResponse.status:type_name -> baton.v1.BatchStatus
+	45, // 70: baton.v1.CloseBatchResponse.status:type_name -> baton.v1.BatchStatus
+	45, // 71: baton.v1.GetBatchResponse.status:type_name -> baton.v1.BatchStatus
+	9,  // 72: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
+	12, // 73: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
+	14, // 74: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
+	18, // 75: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
+	21, // 76: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
+	23, // 77: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
+	30, // 78: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
+	32, // 79: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
+	34, // 80: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
+	38, // 81: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
+	40, // 82: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
+	42, // 83: baton.v1.AgentService.Await:input_type -> baton.v1.AwaitRequest
+	44, // 84: baton.v1.AgentService.RegisterBatch:input_type -> baton.v1.RegisterBatchRequest
+	47, // 85: baton.v1.AgentService.CloseBatch:input_type -> baton.v1.CloseBatchRequest
+	49, // 86: baton.v1.AgentService.GetBatch:input_type -> baton.v1.GetBatchRequest
+	10, // 87: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
+	13, // 88: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
+	16, // 89: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
+	20, // 90: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
+	22, // 91: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
+	25, // 92: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
+	31, // 93: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
+	33, // 94: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
+	35, // 95: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
+	39, // 96: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
+	41, // 97: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
+	43, // 98: baton.v1.AgentService.Await:output_type -> baton.v1.AwaitResponse
+	46, // 99: baton.v1.AgentService.RegisterBatch:output_type -> baton.v1.RegisterBatchResponse
+	48, // 100: baton.v1.AgentService.CloseBatch:output_type -> baton.v1.CloseBatchResponse
+	50, // 101: baton.v1.AgentService.GetBatch:output_type -> baton.v1.GetBatchResponse
+	87, // [87:102] is the sub-list for method output_type
+	72, // [72:87] is the sub-list for method input_type
+	72, // [72:72] is the sub-list for extension type_name
+	72, // [72:72] is the sub-list for extension extendee
+	0,  // [0:72] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_agent_proto_init() }
@@ -4364,7 +4484,7 @@ func file_baton_v1_agent_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_agent_proto_rawDesc), len(file_baton_v1_agent_proto_rawDesc)),
-			NumEnums:      5,
+			NumEnums:      6,
 			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -11,6 +11,13 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class IdempotencyMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    IDEMPOTENCY_MODE_UNSPECIFIED: _ClassVar[IdempotencyMode]
+    IDEMPOTENCY_MODE_KEEP_FIRST: _ClassVar[IdempotencyMode]
+    IDEMPOTENCY_MODE_REPLACE: _ClassVar[IdempotencyMode]
+    IDEMPOTENCY_MODE_DEBOUNCE: _ClassVar[IdempotencyMode]
+
 class ParentFailure(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     PARENT_FAILURE_UNSPECIFIED: _ClassVar[ParentFailure]
@@ -49,6 +56,10 @@ class AgentState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     AGENT_STATE_WORKING: _ClassVar[AgentState]
     AGENT_STATE_DEAD_LETTERED: _ClassVar[AgentState]
     AGENT_STATE_BLOCKED: _ClassVar[AgentState]
+IDEMPOTENCY_MODE_UNSPECIFIED: IdempotencyMode
+IDEMPOTENCY_MODE_KEEP_FIRST: IdempotencyMode
+IDEMPOTENCY_MODE_REPLACE: IdempotencyMode
+IDEMPOTENCY_MODE_DEBOUNCE: IdempotencyMode
 PARENT_FAILURE_UNSPECIFIED: ParentFailure
 PARENT_FAILURE_WAIT: ParentFailure
 PARENT_FAILURE_CANCEL: ParentFailure
@@ -75,7 +86,7 @@ AGENT_STATE_DEAD_LETTERED: AgentState
 AGENT_STATE_BLOCKED: AgentState
 
 class Agent(_message.Message):
-    __slots__ = ("name", "interval", "timeout", "error_interval", "payload", "labels", "max_attempts", "cron", "time_zone", "catch_up", "key", "priority", "traceparent", "after", "on_parent_failure", "idempotency_key", "idempotency_window", "keep_result")
+    __slots__ = ("name", "interval", "timeout", "error_interval", "payload", "labels", "max_attempts", "cron", "time_zone", "catch_up", "key", "priority", "traceparent", "after", "on_parent_failure", "idempotency_key", "idempotency_window", "keep_result", "idempotency_mode", "debounce")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -101,6 +112,8 @@ class Agent(_message.Message):
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_WINDOW_FIELD_NUMBER: _ClassVar[int]
     KEEP_RESULT_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_MODE_FIELD_NUMBER: _ClassVar[int]
+    DEBOUNCE_FIELD_NUMBER: _ClassVar[int]
     name: str
     interval: _duration_pb2.Duration
     timeout: _duration_pb2.Duration
@@ -119,7 +132,9 @@ class Agent(_message.Message):
     idempotency_key: str
     idempotency_window: _duration_pb2.Duration
     keep_result: bool
-    def __init__(self, name: _Optional[str] = ..., interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., error_interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., payload: _Optional[bytes] = ..., labels: _Optional[_Mapping[str, str]] = ..., max_attempts: _Optional[int] = ..., cron: _Optional[str] = ..., time_zone: _Optional[str] = ..., catch_up: _Optional[_Union[CatchUp, str]] = ..., key: _Optional[str] = ..., priority: _Optional[int] = ..., traceparent: _Optional[str] = ..., after: _Optional[_Iterable[_Union[AgentRef, _Mapping]]] = ..., on_parent_failure: _Optional[_Union[ParentFailure, str]] = ..., idempotency_key: _Optional[str] = ..., idempotency_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., keep_result: _Optional[bool] = ...) -> None: ...
+    idempotency_mode: IdempotencyMode
+    debounce: _duration_pb2.Duration
+    def __init__(self, name: _Optional[str] = ..., interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., error_interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., payload: _Optional[bytes] = ..., labels: _Optional[_Mapping[str, str]] = ..., max_attempts: _Optional[int] = ..., cron: _Optional[str] = ..., time_zone: _Optional[str] = ..., catch_up: _Optional[_Union[CatchUp, str]] = ..., key: _Optional[str] = ..., priority: _Optional[int] = ..., traceparent: _Optional[str] = ..., after: _Optional[_Iterable[_Union[AgentRef, _Mapping]]] = ..., on_parent_failure: _Optional[_Union[ParentFailure, str]] = ..., idempotency_key: _Optional[str] = ..., idempotency_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., keep_result: _Optional[bool] = ..., idempotency_mode: _Optional[_Union[IdempotencyMode, str]] = ..., debounce: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class AgentRef(_message.Message):
     __slots__ = ("queue", "name", "on_failure", "batch")
@@ -182,16 +197,20 @@ class RegisterResponse(_message.Message):
     def __init__(self, created: _Optional[int] = ..., updated: _Optional[int] = ..., deduplicated: _Optional[int] = ..., agents: _Optional[_Iterable[_Union[RegisteredAgent, _Mapping]]] = ...) -> None: ...
 
 class RegisteredAgent(_message.Message):
-    __slots__ = ("name", "created", "deduplicated", "result")
+    __slots__ = ("name", "created", "deduplicated", "result", "replaced", "debounced")
     NAME_FIELD_NUMBER: _ClassVar[int]
     CREATED_FIELD_NUMBER: _ClassVar[int]
     DEDUPLICATED_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    REPLACED_FIELD_NUMBER: _ClassVar[int]
+    DEBOUNCED_FIELD_NUMBER: _ClassVar[int]
     name: str
     created: bool
     deduplicated: bool
     result: AgentResult
-    def __init__(self, name: _Optional[str] = ..., created: _Optional[bool] = ..., deduplicated: _Optional[bool] = ..., result: _Optional[_Union[AgentResult, _Mapping]] = ...) -> None: ...
+    replaced: str
+    debounced: bool
+    def __init__(self, name: _Optional[str] = ..., created: _Optional[bool] = ..., deduplicated: _Optional[bool] = ..., result: _Optional[_Union[AgentResult, _Mapping]] = ..., replaced: _Optional[str] = ..., debounced: _Optional[bool] = ...) -> None: ...
 
 class UnregisterRequest(_message.Message):
     __slots__ = ("queue", "names")

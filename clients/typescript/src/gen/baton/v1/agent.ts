@@ -27,6 +27,74 @@ export const protobufPackage = "baton.v1";
 
 export const protobufFileName = "baton/v1/agent.proto";
 
+/**
+ * IdempotencyMode is what a registration whose idempotency_key is held does. Each is decided in
+ * the one script that registers, so racing registrations, from any replica, leave exactly one
+ * agent holding the key.
+ */
+export enum IdempotencyMode {
+  /** IDEMPOTENCY_MODE_UNSPECIFIED - IDEMPOTENCY_MODE_UNSPECIFIED is IDEMPOTENCY_MODE_KEEP_FIRST. */
+  IDEMPOTENCY_MODE_UNSPECIFIED = 0,
+  /**
+   * IDEMPOTENCY_MODE_KEEP_FIRST - IDEMPOTENCY_MODE_KEEP_FIRST: nothing is created; the answer names the holder
+   * (RegisteredAgent.deduplicated), with its result once it finished.
+   */
+  IDEMPOTENCY_MODE_KEEP_FIRST = 1,
+  /**
+   * IDEMPOTENCY_MODE_REPLACE - IDEMPOTENCY_MODE_REPLACE keeps the newest: a holder still waiting (not yet started, not
+   * blocked on parents, not dead-lettered) is removed and finishes FINISH_CANCELLED, message
+   * "replaced by <name>" (its children see a failure); this agent is created and takes the key
+   * (RegisteredAgent.replaced names the agent removed). A holder that is running is never
+   * touched: this agent is created beside it and takes the key.
+   */
+  IDEMPOTENCY_MODE_REPLACE = 2,
+  /**
+   * IDEMPOTENCY_MODE_DEBOUNCE - IDEMPOTENCY_MODE_DEBOUNCE: a holder still waiting takes this registration's definition and
+   * payload and becomes due `debounce` after now (RegisteredAgent.debounced, naming it);
+   * otherwise this agent is created, due `debounce` after now, and takes the key. So a burst of
+   * registrations runs once, `debounce` after the last of them.
+   */
+  IDEMPOTENCY_MODE_DEBOUNCE = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function idempotencyModeFromJSON(object: any): IdempotencyMode {
+  switch (object) {
+    case 0:
+    case "IDEMPOTENCY_MODE_UNSPECIFIED":
+      return IdempotencyMode.IDEMPOTENCY_MODE_UNSPECIFIED;
+    case 1:
+    case "IDEMPOTENCY_MODE_KEEP_FIRST":
+      return IdempotencyMode.IDEMPOTENCY_MODE_KEEP_FIRST;
+    case 2:
+    case "IDEMPOTENCY_MODE_REPLACE":
+      return IdempotencyMode.IDEMPOTENCY_MODE_REPLACE;
+    case 3:
+    case "IDEMPOTENCY_MODE_DEBOUNCE":
+      return IdempotencyMode.IDEMPOTENCY_MODE_DEBOUNCE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return IdempotencyMode.UNRECOGNIZED;
+  }
+}
+
+export function idempotencyModeToJSON(object: IdempotencyMode): string {
+  switch (object) {
+    case IdempotencyMode.IDEMPOTENCY_MODE_UNSPECIFIED:
+      return "IDEMPOTENCY_MODE_UNSPECIFIED";
+    case IdempotencyMode.IDEMPOTENCY_MODE_KEEP_FIRST:
+      return "IDEMPOTENCY_MODE_KEEP_FIRST";
+    case IdempotencyMode.IDEMPOTENCY_MODE_REPLACE:
+      return "IDEMPOTENCY_MODE_REPLACE";
+    case IdempotencyMode.IDEMPOTENCY_MODE_DEBOUNCE:
+      return "IDEMPOTENCY_MODE_DEBOUNCE";
+    case IdempotencyMode.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 /** ParentFailure says what a parent's failure does to a child waiting for it. */
 export enum ParentFailure {
   /** PARENT_FAILURE_UNSPECIFIED - PARENT_FAILURE_UNSPECIFIED: the child's on_parent_failure (WAIT when that is unspecified). */
@@ -483,6 +551,16 @@ export interface Agent {
    * awaiter).
    */
   keepResult: boolean;
+  /**
+   * idempotency_mode says what a registration does when another agent of the queue holds its
+   * idempotency_key (within its window). Needs idempotency_key.
+   */
+  idempotencyMode: IdempotencyMode;
+  /**
+   * debounce is, with IDEMPOTENCY_MODE_DEBOUNCE, how long after the latest registration of the
+   * key the agent becomes due: at least 1 ms, at most dedup.max_window_ms. Needs that mode.
+   */
+  debounce: Duration | undefined;
 }
 
 export interface Agent_LabelsEntry {
@@ -602,7 +680,20 @@ export interface RegisteredAgent {
   /** deduplicated is true when nothing was created: the idempotency key is held by `name`. */
   deduplicated: boolean;
   /** result of the agent holding the key, when it has finished and the finish is still kept. */
-  result: AgentResult | undefined;
+  result:
+    | AgentResult
+    | undefined;
+  /**
+   * replaced names the waiting agent this one replaced (IDEMPOTENCY_MODE_REPLACE); empty when
+   * none was.
+   */
+  replaced: string;
+  /**
+   * debounced is true when this registration went into the waiting agent `name` that holds the
+   * key (IDEMPOTENCY_MODE_DEBOUNCE): its definition and payload are this registration's, and it
+   * is due `debounce` from now. deduplicated is true as well: nothing was created.
+   */
+  debounced: boolean;
 }
 
 /** UnregisterRequest removes agents from one queue. */
@@ -1236,6 +1327,8 @@ function createBaseAgent(): Agent {
     idempotencyKey: "",
     idempotencyWindow: undefined,
     keepResult: false,
+    idempotencyMode: 0,
+    debounce: undefined,
   };
 }
 
@@ -1294,6 +1387,12 @@ export const Agent: MessageFns<Agent> = {
     }
     if (message.keepResult !== false) {
       writer.uint32(144).bool(message.keepResult);
+    }
+    if (message.idempotencyMode !== 0) {
+      writer.uint32(152).int32(message.idempotencyMode);
+    }
+    if (message.debounce !== undefined) {
+      Duration.encode(message.debounce, writer.uint32(162).fork()).join();
     }
     return writer;
   },
@@ -1458,6 +1557,22 @@ export const Agent: MessageFns<Agent> = {
             message.keepResult = reader.bool();
             continue;
           }
+          case 19: {
+            if (tag !== 152) {
+              break;
+            }
+
+            message.idempotencyMode = reader.int32() as any;
+            continue;
+          }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.debounce = Duration.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1537,6 +1652,12 @@ export const Agent: MessageFns<Agent> = {
         : isSet(object.keep_result)
         ? globalThis.Boolean(object.keep_result)
         : false,
+      idempotencyMode: isSet(object.idempotencyMode)
+        ? idempotencyModeFromJSON(object.idempotencyMode)
+        : isSet(object.idempotency_mode)
+        ? idempotencyModeFromJSON(object.idempotency_mode)
+        : 0,
+      debounce: isSet(object.debounce) ? Duration.fromJSON(object.debounce) : undefined,
     };
   },
 
@@ -1602,6 +1723,12 @@ export const Agent: MessageFns<Agent> = {
     if (message.keepResult !== false) {
       obj.keepResult = message.keepResult;
     }
+    if (message.idempotencyMode !== 0) {
+      obj.idempotencyMode = idempotencyModeToJSON(message.idempotencyMode);
+    }
+    if (message.debounce !== undefined) {
+      obj.debounce = Duration.toJSON(message.debounce);
+    }
     return obj;
   },
 
@@ -1644,6 +1771,10 @@ export const Agent: MessageFns<Agent> = {
       ? Duration.fromPartial(object.idempotencyWindow)
       : undefined;
     message.keepResult = object.keepResult ?? false;
+    message.idempotencyMode = object.idempotencyMode ?? 0;
+    message.debounce = (object.debounce !== undefined && object.debounce !== null)
+      ? Duration.fromPartial(object.debounce)
+      : undefined;
     return message;
   },
 };
@@ -2330,7 +2461,7 @@ export const RegisterResponse: MessageFns<RegisterResponse> = {
 };
 
 function createBaseRegisteredAgent(): RegisteredAgent {
-  return { name: "", created: false, deduplicated: false, result: undefined };
+  return { name: "", created: false, deduplicated: false, result: undefined, replaced: "", debounced: false };
 }
 
 export const RegisteredAgent: MessageFns<RegisteredAgent> = {
@@ -2346,6 +2477,12 @@ export const RegisteredAgent: MessageFns<RegisteredAgent> = {
     }
     if (message.result !== undefined) {
       AgentResult.encode(message.result, writer.uint32(34).fork()).join();
+    }
+    if (message.replaced !== "") {
+      writer.uint32(42).string(message.replaced);
+    }
+    if (message.debounced !== false) {
+      writer.uint32(48).bool(message.debounced);
     }
     return writer;
   },
@@ -2395,6 +2532,22 @@ export const RegisteredAgent: MessageFns<RegisteredAgent> = {
             message.result = AgentResult.decode(reader, reader.uint32());
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.replaced = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.debounced = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2413,6 +2566,8 @@ export const RegisteredAgent: MessageFns<RegisteredAgent> = {
       created: isSet(object.created) ? globalThis.Boolean(object.created) : false,
       deduplicated: isSet(object.deduplicated) ? globalThis.Boolean(object.deduplicated) : false,
       result: isSet(object.result) ? AgentResult.fromJSON(object.result) : undefined,
+      replaced: isSet(object.replaced) ? globalThis.String(object.replaced) : "",
+      debounced: isSet(object.debounced) ? globalThis.Boolean(object.debounced) : false,
     };
   },
 
@@ -2430,6 +2585,12 @@ export const RegisteredAgent: MessageFns<RegisteredAgent> = {
     if (message.result !== undefined) {
       obj.result = AgentResult.toJSON(message.result);
     }
+    if (message.replaced !== "") {
+      obj.replaced = message.replaced;
+    }
+    if (message.debounced !== false) {
+      obj.debounced = message.debounced;
+    }
     return obj;
   },
 
@@ -2444,6 +2605,8 @@ export const RegisteredAgent: MessageFns<RegisteredAgent> = {
     message.result = (object.result !== undefined && object.result !== null)
       ? AgentResult.fromPartial(object.result)
       : undefined;
+    message.replaced = object.replaced ?? "";
+    message.debounced = object.debounced ?? false;
     return message;
   },
 };

@@ -42,6 +42,7 @@ private static final long serialVersionUID = 0L;
     after_ = java.util.Collections.emptyList();
     onParentFailure_ = 0;
     idempotencyKey_ = "";
+    idempotencyMode_ = 0;
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -926,6 +927,75 @@ java.lang.String defaultValue) {
     return keepResult_;
   }
 
+  public static final int IDEMPOTENCY_MODE_FIELD_NUMBER = 19;
+  private int idempotencyMode_ = 0;
+  /**
+   * <pre>
+   * idempotency_mode says what a registration does when another agent of the queue holds its
+   * idempotency_key (within its window). Needs idempotency_key.
+   * </pre>
+   *
+   * <code>.baton.v1.IdempotencyMode idempotency_mode = 19 [json_name = "idempotencyMode"];</code>
+   * @return The enum numeric value on the wire for idempotencyMode.
+   */
+  @java.lang.Override public int getIdempotencyModeValue() {
+    return idempotencyMode_;
+  }
+  /**
+   * <pre>
+   * idempotency_mode says what a registration does when another agent of the queue holds its
+   * idempotency_key (within its window). Needs idempotency_key.
+   * </pre>
+   *
+   * <code>.baton.v1.IdempotencyMode idempotency_mode = 19 [json_name = "idempotencyMode"];</code>
+   * @return The idempotencyMode.
+   */
+  @java.lang.Override public dev.baton.v1.IdempotencyMode getIdempotencyMode() {
+    dev.baton.v1.IdempotencyMode result = dev.baton.v1.IdempotencyMode.forNumber(idempotencyMode_);
+    return result == null ? dev.baton.v1.IdempotencyMode.UNRECOGNIZED : result;
+  }
+
+  public static final int DEBOUNCE_FIELD_NUMBER = 20;
+  private com.google.protobuf.Duration debounce_;
+  /**
+   * <pre>
+   * debounce is, with IDEMPOTENCY_MODE_DEBOUNCE, how long after the latest registration of the
+   * key the agent becomes due: at least 1 ms, at most dedup.max_window_ms. Needs that mode.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration debounce = 20 [json_name = "debounce"];</code>
+   * @return Whether the debounce field is set.
+   */
+  @java.lang.Override
+  public boolean hasDebounce() {
+    return ((bitField0_ & 0x00000010) != 0);
+  }
+  /**
+   * <pre>
+   * debounce is, with IDEMPOTENCY_MODE_DEBOUNCE, how long after the latest registration of the
+   * key the agent becomes due: at least 1 ms, at most dedup.max_window_ms. Needs that mode.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration debounce = 20 [json_name = "debounce"];</code>
+   * @return The debounce.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Duration getDebounce() {
+    return debounce_ == null ? com.google.protobuf.Duration.getDefaultInstance() : debounce_;
+  }
+  /**
+   * <pre>
+   * debounce is, with IDEMPOTENCY_MODE_DEBOUNCE, how long after the latest registration of the
+   * key the agent becomes due: at least 1 ms, at most dedup.max_window_ms. Needs that mode.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration debounce = 20 [json_name = "debounce"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.DurationOrBuilder getDebounceOrBuilder() {
+    return debounce_ == null ? com.google.protobuf.Duration.getDefaultInstance() : debounce_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -996,6 +1066,12 @@ java.lang.String defaultValue) {
     }
     if (keepResult_ != false) {
       output.writeBool(18, keepResult_);
+    }
+    if (idempotencyMode_ != dev.baton.v1.IdempotencyMode.IDEMPOTENCY_MODE_UNSPECIFIED.getNumber()) {
+      output.writeEnum(19, idempotencyMode_);
+    }
+    if (((bitField0_ & 0x00000010) != 0)) {
+      output.writeMessage(20, getDebounce());
     }
     getUnknownFields().writeTo(output);
   }
@@ -1078,6 +1154,14 @@ java.lang.String defaultValue) {
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(18, keepResult_);
     }
+    if (idempotencyMode_ != dev.baton.v1.IdempotencyMode.IDEMPOTENCY_MODE_UNSPECIFIED.getNumber()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(19, idempotencyMode_);
+    }
+    if (((bitField0_ & 0x00000010) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(20, getDebounce());
+    }
     return size;
   }
   @java.lang.Override
@@ -1148,6 +1232,12 @@ java.lang.String defaultValue) {
     }
     if (getKeepResult()
         != other.getKeepResult()) return false;
+    if (idempotencyMode_ != other.idempotencyMode_) return false;
+    if (hasDebounce() != other.hasDebounce()) return false;
+    if (hasDebounce()) {
+      if (!getDebounce()
+          .equals(other.getDebounce())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1208,6 +1298,12 @@ java.lang.String defaultValue) {
     hash = (37 * hash) + KEEP_RESULT_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getKeepResult());
+    hash = (37 * hash) + IDEMPOTENCY_MODE_FIELD_NUMBER;
+    hash = (53 * hash) + idempotencyMode_;
+    if (hasDebounce()) {
+      hash = (37 * hash) + DEBOUNCE_FIELD_NUMBER;
+      hash = (53 * hash) + getDebounce().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1369,6 +1465,7 @@ java.lang.String defaultValue) {
         internalGetErrorIntervalFieldBuilder();
         internalGetAfterFieldBuilder();
         internalGetIdempotencyWindowFieldBuilder();
+        internalGetDebounceFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1415,6 +1512,12 @@ java.lang.String defaultValue) {
         idempotencyWindowBuilder_ = null;
       }
       keepResult_ = false;
+      idempotencyMode_ = 0;
+      debounce_ = null;
+      if (debounceBuilder_ != null) {
+        debounceBuilder_.dispose();
+        debounceBuilder_ = null;
+      }
       return this;
     }
 
@@ -1526,6 +1629,15 @@ java.lang.String defaultValue) {
       if (((from_bitField0_ & 0x00020000) != 0)) {
         result.keepResult_ = keepResult_;
       }
+      if (((from_bitField0_ & 0x00040000) != 0)) {
+        result.idempotencyMode_ = idempotencyMode_;
+      }
+      if (((from_bitField0_ & 0x00080000) != 0)) {
+        result.debounce_ = debounceBuilder_ == null
+            ? debounce_
+            : debounceBuilder_.build();
+        to_bitField0_ |= 0x00000010;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1629,6 +1741,12 @@ java.lang.String defaultValue) {
       }
       if (other.getKeepResult() != false) {
         setKeepResult(other.getKeepResult());
+      }
+      if (other.idempotencyMode_ != 0) {
+        setIdempotencyModeValue(other.getIdempotencyModeValue());
+      }
+      if (other.hasDebounce()) {
+        mergeDebounce(other.getDebounce());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1766,6 +1884,18 @@ java.lang.String defaultValue) {
               bitField0_ |= 0x00020000;
               break;
             } // case 144
+            case 152: {
+              idempotencyMode_ = input.readEnum();
+              bitField0_ |= 0x00040000;
+              break;
+            } // case 152
+            case 162: {
+              input.readMessage(
+                  internalGetDebounceFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00080000;
+              break;
+            } // case 162
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -4217,6 +4347,249 @@ java.lang.String defaultValue) {
       keepResult_ = false;
       onChanged();
       return this;
+    }
+
+    private int idempotencyMode_ = 0;
+    /**
+     * <pre>
+     * idempotency_mode says what a registration does when another agent of the queue holds its
+     * idempotency_key (within its window). Needs idempotency_key.
+     * </pre>
+     *
+     * <code>.baton.v1.IdempotencyMode idempotency_mode = 19 [json_name = "idempotencyMode"];</code>
+     * @return The enum numeric value on the wire for idempotencyMode.
+     */
+    @java.lang.Override public int getIdempotencyModeValue() {
+      return idempotencyMode_;
+    }
+    /**
+     * <pre>
+     * idempotency_mode says what a registration does when another agent of the queue holds its
+     * idempotency_key (within its window). Needs idempotency_key.
+     * </pre>
+     *
+     * <code>.baton.v1.IdempotencyMode idempotency_mode = 19 [json_name = "idempotencyMode"];</code>
+     * @param value The enum numeric value on the wire for idempotencyMode to set.
+     * @return This builder for chaining.
+     */
+    public Builder setIdempotencyModeValue(int value) {
+      idempotencyMode_ = value;
+      bitField0_ |= 0x00040000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * idempotency_mode says what a registration does when another agent of the queue holds its
+     * idempotency_key (within its window). Needs idempotency_key.
+     * </pre>
+     *
+     * <code>.baton.v1.IdempotencyMode idempotency_mode = 19 [json_name = "idempotencyMode"];</code>
+     * @return The idempotencyMode.
+     */
+    @java.lang.Override
+    public dev.baton.v1.IdempotencyMode getIdempotencyMode() {
+      dev.baton.v1.IdempotencyMode result = dev.baton.v1.IdempotencyMode.forNumber(idempotencyMode_);
+      return result == null ? dev.baton.v1.IdempotencyMode.UNRECOGNIZED : result;
+    }
+    /**
+     * <pre>
+     * idempotency_mode says what a registration does when another agent of the queue holds its
+     * idempotency_key (within its window). Needs idempotency_key.
+     * </pre>
+     *
+     * <code>.baton.v1.IdempotencyMode idempotency_mode = 19 [json_name = "idempotencyMode"];</code>
+     * @param value The idempotencyMode to set.
+     * @throws IllegalArgumentException if UNRECOGNIZED is provided.
+     * @return This builder for chaining.
+     */
+    public Builder setIdempotencyMode(dev.baton.v1.IdempotencyMode value) {
+      if (value == null) { throw new NullPointerException(); }
+      bitField0_ |= 0x00040000;
+      idempotencyMode_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * idempotency_mode says what a registration does when another agent of the queue holds its
+     * idempotency_key (within its window). Needs idempotency_key.
+     * </pre>
+     *
+     * <code>.baton.v1.IdempotencyMode idempotency_mode = 19 [json_name = "idempotencyMode"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearIdempotencyMode() {
+      bitField0_ = (bitField0_ & ~0x00040000);
+      idempotencyMode_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private com.google.protobuf.Duration debounce_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> debounceBuilder_;
+    /**
+     * <pre>
+     * debounce is, with IDEMPOTENCY_MODE_DEBOUNCE, how long after the latest registration of the
+     * key the agent becomes due: at least 1 ms, at most dedup.max_window_ms. Needs that mode.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration debounce = 20 [json_name = "debounce"];</code>
+     * @return Whether the debounce field is set.
+     */
+    public boolean hasDebounce() {
+      return ((bitField0_ & 0x00080000) != 0);
+    }
+    /**
+     * <pre>
+     * debounce is, with IDEMPOTENCY_MODE_DEBOUNCE, how long after the latest registration of the
+     * key the agent becomes due: at least 1 ms, at most dedup.max_window_ms. Needs that mode.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration debounce = 20 [json_name = "debounce"];</code>
+     * @return The debounce.
+     */
+    public com.google.protobuf.Duration getDebounce() {
+      if (debounceBuilder_ == null) {
+        return debounce_ == null ? com.google.protobuf.Duration.getDefaultInstance() : debounce_;
+      } else {
+        return debounceBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * debounce is, with IDEMPOTENCY_MODE_DEBOUNCE, how long after the latest registration of the
+     * key the agent becomes due: at least 1 ms, at most dedup.max_window_ms. Needs that mode.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration debounce = 20 [json_name = "debounce"];</code>
+     */
+    public Builder setDebounce(com.google.protobuf.Duration value) {
+      if (debounceBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        debounce_ = value;
+      } else {
+        debounceBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00080000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * debounce is, with IDEMPOTENCY_MODE_DEBOUNCE, how long after the latest registration of the
+     * key the agent becomes due: at least 1 ms, at most dedup.max_window_ms. Needs that mode.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration debounce = 20 [json_name = "debounce"];</code>
+     */
+    public Builder setDebounce(
+        com.google.protobuf.Duration.Builder builderForValue) {
+      if (debounceBuilder_ == null) {
+        debounce_ = builderForValue.build();
+      } else {
+        debounceBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00080000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * debounce is, with IDEMPOTENCY_MODE_DEBOUNCE, how long after the latest registration of the
+     * key the agent becomes due: at least 1 ms, at most dedup.max_window_ms. Needs that mode.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration debounce = 20 [json_name = "debounce"];</code>
+     */
+    public Builder mergeDebounce(com.google.protobuf.Duration value) {
+      if (debounceBuilder_ == null) {
+        if (((bitField0_ & 0x00080000) != 0) &&
+          debounce_ != null &&
+          debounce_ != com.google.protobuf.Duration.getDefaultInstance()) {
+          getDebounceBuilder().mergeFrom(value);
+        } else {
+          debounce_ = value;
+        }
+      } else {
+        debounceBuilder_.mergeFrom(value);
+      }
+      if (debounce_ != null) {
+        bitField0_ |= 0x00080000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * debounce is, with IDEMPOTENCY_MODE_DEBOUNCE, how long after the latest registration of the
+     * key the agent becomes due: at least 1 ms, at most dedup.max_window_ms. Needs that mode.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration debounce = 20 [json_name = "debounce"];</code>
+     */
+    public Builder clearDebounce() {
+      bitField0_ = (bitField0_ & ~0x00080000);
+      debounce_ = null;
+      if (debounceBuilder_ != null) {
+        debounceBuilder_.dispose();
+        debounceBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * debounce is, with IDEMPOTENCY_MODE_DEBOUNCE, how long after the latest registration of the
+     * key the agent becomes due: at least 1 ms, at most dedup.max_window_ms. Needs that mode.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration debounce = 20 [json_name = "debounce"];</code>
+     */
+    public com.google.protobuf.Duration.Builder getDebounceBuilder() {
+      bitField0_ |= 0x00080000;
+      onChanged();
+      return internalGetDebounceFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * debounce is, with IDEMPOTENCY_MODE_DEBOUNCE, how long after the latest registration of the
+     * key the agent becomes due: at least 1 ms, at most dedup.max_window_ms. Needs that mode.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration debounce = 20 [json_name = "debounce"];</code>
+     */
+    public com.google.protobuf.DurationOrBuilder getDebounceOrBuilder() {
+      if (debounceBuilder_ != null) {
+        return debounceBuilder_.getMessageOrBuilder();
+      } else {
+        return debounce_ == null ?
+            com.google.protobuf.Duration.getDefaultInstance() : debounce_;
+      }
+    }
+    /**
+     * <pre>
+     * debounce is, with IDEMPOTENCY_MODE_DEBOUNCE, how long after the latest registration of the
+     * key the agent becomes due: at least 1 ms, at most dedup.max_window_ms. Needs that mode.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration debounce = 20 [json_name = "debounce"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> 
+        internalGetDebounceFieldBuilder() {
+      if (debounceBuilder_ == null) {
+        debounceBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder>(
+                getDebounce(),
+                getParentForChildren(),
+                isClean());
+        debounce_ = null;
+      }
+      return debounceBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.Agent)

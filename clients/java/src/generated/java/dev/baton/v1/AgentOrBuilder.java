@@ -562,4 +562,55 @@ java.lang.String defaultValue);
    * @return The keepResult.
    */
   boolean getKeepResult();
+
+  /**
+   * <pre>
+   * idempotency_mode says what a registration does when another agent of the queue holds its
+   * idempotency_key (within its window). Needs idempotency_key.
+   * </pre>
+   *
+   * <code>.baton.v1.IdempotencyMode idempotency_mode = 19 [json_name = "idempotencyMode"];</code>
+   * @return The enum numeric value on the wire for idempotencyMode.
+   */
+  int getIdempotencyModeValue();
+  /**
+   * <pre>
+   * idempotency_mode says what a registration does when another agent of the queue holds its
+   * idempotency_key (within its window). Needs idempotency_key.
+   * </pre>
+   *
+   * <code>.baton.v1.IdempotencyMode idempotency_mode = 19 [json_name = "idempotencyMode"];</code>
+   * @return The idempotencyMode.
+   */
+  dev.baton.v1.IdempotencyMode getIdempotencyMode();
+
+  /**
+   * <pre>
+   * debounce is, with IDEMPOTENCY_MODE_DEBOUNCE, how long after the latest registration of the
+   * key the agent becomes due: at least 1 ms, at most dedup.max_window_ms. Needs that mode.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration debounce = 20 [json_name = "debounce"];</code>
+   * @return Whether the debounce field is set.
+   */
+  boolean hasDebounce();
+  /**
+   * <pre>
+   * debounce is, with IDEMPOTENCY_MODE_DEBOUNCE, how long after the latest registration of the
+   * key the agent becomes due: at least 1 ms, at most dedup.max_window_ms. Needs that mode.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration debounce = 20 [json_name = "debounce"];</code>
+   * @return The debounce.
+   */
+  com.google.protobuf.Duration getDebounce();
+  /**
+   * <pre>
+   * debounce is, with IDEMPOTENCY_MODE_DEBOUNCE, how long after the latest registration of the
+   * key the agent becomes due: at least 1 ms, at most dedup.max_window_ms. Needs that mode.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration debounce = 20 [json_name = "debounce"];</code>
+   */
+  com.google.protobuf.DurationOrBuilder getDebounceOrBuilder();
 }

@@ -168,7 +168,7 @@ public enum AgentState
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.baton.v1.AgentProto.getDescriptor().getEnumType(4);
+    return dev.baton.v1.AgentProto.getDescriptor().getEnumType(5);
   }
 
   private static final AgentState[] VALUES = values();

@@ -136,7 +136,7 @@ public enum CatchUp
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.baton.v1.AgentProto.getDescriptor().getEnumType(2);
+    return dev.baton.v1.AgentProto.getDescriptor().getEnumType(3);
   }
 
   private static final CatchUp[] VALUES = values();

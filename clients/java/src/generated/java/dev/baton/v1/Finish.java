@@ -170,7 +170,7 @@ public enum Finish
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.baton.v1.AgentProto.getDescriptor().getEnumType(1);
+    return dev.baton.v1.AgentProto.getDescriptor().getEnumType(2);
   }
 
   private static final Finish[] VALUES = values();

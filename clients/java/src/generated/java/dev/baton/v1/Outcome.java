@@ -224,7 +224,7 @@ public enum Outcome
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.baton.v1.AgentProto.getDescriptor().getEnumType(3);
+    return dev.baton.v1.AgentProto.getDescriptor().getEnumType(4);
   }
 
   private static final Outcome[] VALUES = values();

@@ -157,7 +157,7 @@ public enum ParentFailure
   }
   public static com.google.protobuf.Descriptors.EnumDescriptor
       getDescriptor() {
-    return dev.baton.v1.AgentProto.getDescriptor().getEnumType(0);
+    return dev.baton.v1.AgentProto.getDescriptor().getEnumType(1);
   }
 
   private static final ParentFailure[] VALUES = values();

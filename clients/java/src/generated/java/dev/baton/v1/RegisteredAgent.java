@@ -33,6 +33,7 @@ private static final long serialVersionUID = 0L;
   }
   private RegisteredAgent() {
     name_ = "";
+    replaced_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -171,6 +172,72 @@ private static final long serialVersionUID = 0L;
     return result_ == null ? dev.baton.v1.AgentResult.getDefaultInstance() : result_;
   }
 
+  public static final int REPLACED_FIELD_NUMBER = 5;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object replaced_ = "";
+  /**
+   * <pre>
+   * replaced names the waiting agent this one replaced (IDEMPOTENCY_MODE_REPLACE); empty when
+   * none was.
+   * </pre>
+   *
+   * <code>string replaced = 5 [json_name = "replaced"];</code>
+   * @return The replaced.
+   */
+  @java.lang.Override
+  public java.lang.String getReplaced() {
+    java.lang.Object ref = replaced_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      replaced_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * replaced names the waiting agent this one replaced (IDEMPOTENCY_MODE_REPLACE); empty when
+   * none was.
+   * </pre>
+   *
+   * <code>string replaced = 5 [json_name = "replaced"];</code>
+   * @return The bytes for replaced.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getReplacedBytes() {
+    java.lang.Object ref = replaced_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      replaced_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int DEBOUNCED_FIELD_NUMBER = 6;
+  private boolean debounced_ = false;
+  /**
+   * <pre>
+   * debounced is true when this registration went into the waiting agent `name` that holds the
+   * key (IDEMPOTENCY_MODE_DEBOUNCE): its definition and payload are this registration's, and it
+   * is due `debounce` from now. deduplicated is true as well: nothing was created.
+   * </pre>
+   *
+   * <code>bool debounced = 6 [json_name = "debounced"];</code>
+   * @return The debounced.
+   */
+  @java.lang.Override
+  public boolean getDebounced() {
+    return debounced_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -197,6 +264,12 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       output.writeMessage(4, getResult());
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(replaced_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 5, replaced_);
+    }
+    if (debounced_ != false) {
+      output.writeBool(6, debounced_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -215,6 +288,13 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000001) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(4, getResult());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(replaced_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(5, replaced_);
+    }
+    if (debounced_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(6, debounced_);
     }
     return size;
   }
@@ -251,6 +331,10 @@ private static final long serialVersionUID = 0L;
       if (!getResult()
           .equals(other.getResult())) return false;
     }
+    if (!getReplaced()
+        .equals(other.getReplaced())) return false;
+    if (getDebounced()
+        != other.getDebounced()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -274,6 +358,11 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + RESULT_FIELD_NUMBER;
       hash = (53 * hash) + getResult().hashCode();
     }
+    hash = (37 * hash) + REPLACED_FIELD_NUMBER;
+    hash = (53 * hash) + getReplaced().hashCode();
+    hash = (37 * hash) + DEBOUNCED_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getDebounced());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -423,6 +512,8 @@ private static final long serialVersionUID = 0L;
         resultBuilder_.dispose();
         resultBuilder_ = null;
       }
+      replaced_ = "";
+      debounced_ = false;
       return this;
     }
 
@@ -472,6 +563,12 @@ private static final long serialVersionUID = 0L;
             : resultBuilder_.build();
         to_bitField0_ |= 0x00000001;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.replaced_ = replaced_;
+      }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.debounced_ = debounced_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -500,6 +597,14 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasResult()) {
         mergeResult(other.getResult());
+      }
+      if (!other.getReplaced().isEmpty()) {
+        replaced_ = other.replaced_;
+        bitField0_ |= 0x00000010;
+        onChanged();
+      }
+      if (other.getDebounced() != false) {
+        setDebounced(other.getDebounced());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -549,6 +654,16 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 34
+            case 42: {
+              replaced_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 42
+            case 48: {
+              debounced_ = input.readBool();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 48
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -906,6 +1021,153 @@ private static final long serialVersionUID = 0L;
         result_ = null;
       }
       return resultBuilder_;
+    }
+
+    private java.lang.Object replaced_ = "";
+    /**
+     * <pre>
+     * replaced names the waiting agent this one replaced (IDEMPOTENCY_MODE_REPLACE); empty when
+     * none was.
+     * </pre>
+     *
+     * <code>string replaced = 5 [json_name = "replaced"];</code>
+     * @return The replaced.
+     */
+    public java.lang.String getReplaced() {
+      java.lang.Object ref = replaced_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        replaced_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * replaced names the waiting agent this one replaced (IDEMPOTENCY_MODE_REPLACE); empty when
+     * none was.
+     * </pre>
+     *
+     * <code>string replaced = 5 [json_name = "replaced"];</code>
+     * @return The bytes for replaced.
+     */
+    public com.google.protobuf.ByteString
+        getReplacedBytes() {
+      java.lang.Object ref = replaced_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        replaced_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * replaced names the waiting agent this one replaced (IDEMPOTENCY_MODE_REPLACE); empty when
+     * none was.
+     * </pre>
+     *
+     * <code>string replaced = 5 [json_name = "replaced"];</code>
+     * @param value The replaced to set.
+     * @return This builder for chaining.
+     */
+    public Builder setReplaced(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      replaced_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * replaced names the waiting agent this one replaced (IDEMPOTENCY_MODE_REPLACE); empty when
+     * none was.
+     * </pre>
+     *
+     * <code>string replaced = 5 [json_name = "replaced"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearReplaced() {
+      replaced_ = getDefaultInstance().getReplaced();
+      bitField0_ = (bitField0_ & ~0x00000010);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * replaced names the waiting agent this one replaced (IDEMPOTENCY_MODE_REPLACE); empty when
+     * none was.
+     * </pre>
+     *
+     * <code>string replaced = 5 [json_name = "replaced"];</code>
+     * @param value The bytes for replaced to set.
+     * @return This builder for chaining.
+     */
+    public Builder setReplacedBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      replaced_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+
+    private boolean debounced_ ;
+    /**
+     * <pre>
+     * debounced is true when this registration went into the waiting agent `name` that holds the
+     * key (IDEMPOTENCY_MODE_DEBOUNCE): its definition and payload are this registration's, and it
+     * is due `debounce` from now. deduplicated is true as well: nothing was created.
+     * </pre>
+     *
+     * <code>bool debounced = 6 [json_name = "debounced"];</code>
+     * @return The debounced.
+     */
+    @java.lang.Override
+    public boolean getDebounced() {
+      return debounced_;
+    }
+    /**
+     * <pre>
+     * debounced is true when this registration went into the waiting agent `name` that holds the
+     * key (IDEMPOTENCY_MODE_DEBOUNCE): its definition and payload are this registration's, and it
+     * is due `debounce` from now. deduplicated is true as well: nothing was created.
+     * </pre>
+     *
+     * <code>bool debounced = 6 [json_name = "debounced"];</code>
+     * @param value The debounced to set.
+     * @return This builder for chaining.
+     */
+    public Builder setDebounced(boolean value) {
+
+      debounced_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * debounced is true when this registration went into the waiting agent `name` that holds the
+     * key (IDEMPOTENCY_MODE_DEBOUNCE): its definition and payload are this registration's, and it
+     * is due `debounce` from now. deduplicated is true as well: nothing was created.
+     * </pre>
+     *
+     * <code>bool debounced = 6 [json_name = "debounced"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearDebounced() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      debounced_ = false;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.RegisteredAgent)

@@ -78,4 +78,38 @@ public interface RegisteredAgentOrBuilder extends
    * <code>.baton.v1.AgentResult result = 4 [json_name = "result"];</code>
    */
   dev.baton.v1.AgentResultOrBuilder getResultOrBuilder();
+
+  /**
+   * <pre>
+   * replaced names the waiting agent this one replaced (IDEMPOTENCY_MODE_REPLACE); empty when
+   * none was.
+   * </pre>
+   *
+   * <code>string replaced = 5 [json_name = "replaced"];</code>
+   * @return The replaced.
+   */
+  java.lang.String getReplaced();
+  /**
+   * <pre>
+   * replaced names the waiting agent this one replaced (IDEMPOTENCY_MODE_REPLACE); empty when
+   * none was.
+   * </pre>
+   *
+   * <code>string replaced = 5 [json_name = "replaced"];</code>
+   * @return The bytes for replaced.
+   */
+  com.google.protobuf.ByteString
+      getReplacedBytes();
+
+  /**
+   * <pre>
+   * debounced is true when this registration went into the waiting agent `name` that holds the
+   * key (IDEMPOTENCY_MODE_DEBOUNCE): its definition and payload are this registration's, and it
+   * is due `debounce` from now. deduplicated is true as well: nothing was created.
+   * </pre>
+   *
+   * <code>bool debounced = 6 [json_name = "debounced"];</code>
+   * @return The debounced.
+   */
+  boolean getDebounced();
 }
