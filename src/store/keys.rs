@@ -97,6 +97,9 @@ pub struct QueueKeys {
     pub dedup: String,
     /// ZSET idempotency key -> held until (ms).
     pub dedupat: String,
+    /// HASH name -> the steps its current run recorded (`lua/includes/stepRecord.lua`); only
+    /// agents that recorded a step have an entry, and it goes when the run ends.
+    pub steps: String,
 }
 
 /// The keys of one pool; the pool scripts (`lua/pools/`) take them as `KEYS of PoolKeys`.
@@ -248,9 +251,9 @@ pub struct ElectionKeys {
 }
 
 impl QueueKeys {
-    /// The nine keys of acquireAgents (the plain path), in its order (the bench calls the
+    /// The ten keys of acquireAgents (the plain path), in its order (the bench calls the
     /// script with them too).
-    pub fn acquire_keys(&self) -> [&str; 9] {
+    pub fn acquire_keys(&self) -> [&str; 10] {
         [
             &self.waiting,
             &self.working,
@@ -261,14 +264,15 @@ impl QueueKeys {
             &self.seq,
             &self.workers,
             &self.limits,
+            &self.steps,
         ]
     }
 
-    /// The keys of completeAgents: `lease_keys`, requests and answers, then `finish_keys`.
-    pub fn complete_keys(&self) -> [&str; 22] {
+    /// The keys of completeAgents: `lease_keys`, requests and answers, `finish_keys`, then steps.
+    pub fn complete_keys(&self) -> [&str; 23] {
         let [a, b, c, d, e, f, g, h, i, j, k, l] = self.lease_keys();
         let [m, n, o, p, q, r, s, t] = self.finish_keys();
-        [a, b, c, d, e, f, g, h, i, j, k, l, &self.requests, &self.answers, m, n, o, p, q, r, s, t]
+        [a, b, c, d, e, f, g, h, i, j, k, l, &self.requests, &self.answers, m, n, o, p, q, r, s, t, &self.steps]
     }
 
     /// The eight keys of `finished` (`flowKeys` in Lua), in its order: how agents finished, who
@@ -415,6 +419,7 @@ impl Keys {
             unattached: k("unattached"),
             dedup: k("dedup"),
             dedupat: k("dedupat"),
+            steps: k("steps"),
         }
     }
 

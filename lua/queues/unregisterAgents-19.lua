@@ -26,6 +26,8 @@
     KEYS[16] outboxres HASH "<parent>|<seq>" -> result record
     KEYS[17] awaited   ZSET name -> awaited until (ms)
     KEYS[18] deps      base of "deps:<child>"
+    KEYS[19] steps     HASH name -> the steps its current run recorded: dropped (kept with a
+                       kept finish: runSteps)
 
     ARGV[1] channel (str)       where to announce: "P|S <wake-up channel>" or "", then
                                 "\n<outbox channel>" (announceOutbox)
@@ -44,10 +46,12 @@ local rcall = redis.call
 --@include memberKey
 --@include keepsFinish
 --@include finished
+--@include runSteps
 local waitingKey, defsKey, payloadsKey, streaksKey = K.waiting, K.defs, K.payloads, K.streaks
 local indexKey, dlqKey, dlqinfoKey, cronKey = K.index, K.dlq, K.dlqinfo, K.cron
 local pendingKey, unattachedKey = K.pending, K.unattached
 flowKeys(K, A.resultTtlMs, A.resultMax)
+stepsKeys(K.steps)
 local channel, queue = A.channel, A.queue
 
 local now = nowMs()
@@ -60,6 +64,7 @@ for _, item in ipairs(A.agents) do
     rcall('HDEL', defsKey, name)
     dropParents(name, def)
     finished(name, resultRecord('U', '', 0, now, '', ''), now, keepsFinish(def))
+    stepsEnded(name, 0)
   end
   rcall('HDEL', payloadsKey, name)
   rcall('HDEL', streaksKey, name)
@@ -71,4 +76,5 @@ for _, item in ipairs(A.agents) do
   rcall('HDEL', pendingKey, name)
   rcall('ZREM', unattachedKey, name)
 end
+stepsSettle(F.kept, F.results)
 return { removed, endFinished(channel, queue, now) }
