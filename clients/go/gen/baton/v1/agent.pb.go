@@ -1240,7 +1240,10 @@ type Lease struct {
 	Parents []*AgentResult `protobuf:"bytes,7,rep,name=parents,proto3" json:"parents,omitempty"`
 	// granted_at is when this lease was granted (Redis clock): the start of the run, from which a
 	// recurring agent's interval counts.
-	GrantedAt     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=granted_at,json=grantedAt,proto3" json:"granted_at,omitempty"`
+	GrantedAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=granted_at,json=grantedAt,proto3" json:"granted_at,omitempty"`
+	// steps recorded by earlier attempts of this run (RecordStep), in the order they were
+	// recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+	Steps         []*Step `protobuf:"bytes,9,rep,name=steps,proto3" json:"steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1331,6 +1334,225 @@ func (x *Lease) GetGrantedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Lease) GetSteps() []*Step {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+// Step is the result of one named step of a run (RecordStep).
+type Step struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name of the step: [A-Za-z0-9._-]{1,128}, unique within a run.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// result the worker recorded for it; may be empty.
+	Result []byte `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
+	// recorded_at is when it was recorded (Redis clock).
+	RecordedAt    *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=recorded_at,json=recordedAt,proto3" json:"recorded_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Step) Reset() {
+	*x = Step{}
+	mi := &file_baton_v1_agent_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Step) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Step) ProtoMessage() {}
+
+func (x *Step) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Step.ProtoReflect.Descriptor instead.
+func (*Step) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *Step) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Step) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *Step) GetRecordedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RecordedAt
+	}
+	return nil
+}
+
+// RecordStepRequest records one step of the run a lease holds.
+type RecordStepRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// queue the agent belongs to.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// name of the agent.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// token of the lease: the step is recorded only while this token holds it.
+	Token uint64 `protobuf:"varint,3,opt,name=token,proto3" json:"token,omitempty"`
+	// step names the step: [A-Za-z0-9._-]{1,128}.
+	Step string `protobuf:"bytes,4,opt,name=step,proto3" json:"step,omitempty"`
+	// result of the step, handed back with the next attempts' leases; at most the server's
+	// limits.max_step_bytes (with the run's earlier steps' results).
+	Result        []byte `protobuf:"bytes,5,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordStepRequest) Reset() {
+	*x = RecordStepRequest{}
+	mi := &file_baton_v1_agent_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordStepRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordStepRequest) ProtoMessage() {}
+
+func (x *RecordStepRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordStepRequest.ProtoReflect.Descriptor instead.
+func (*RecordStepRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *RecordStepRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *RecordStepRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RecordStepRequest) GetToken() uint64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+func (x *RecordStepRequest) GetStep() string {
+	if x != nil {
+		return x.Step
+	}
+	return ""
+}
+
+func (x *RecordStepRequest) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+// RecordStepResponse says whether the step was recorded.
+type RecordStepResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// recorded is true when this call recorded the step; false when the run had a step of this
+	// name already (its first result is kept, and answered in `step`).
+	Recorded bool `protobuf:"varint,1,opt,name=recorded,proto3" json:"recorded,omitempty"`
+	// step as kept.
+	Step *Step `protobuf:"bytes,2,opt,name=step,proto3" json:"step,omitempty"`
+	// steps counts the run's steps recorded so far, this one included.
+	Steps         uint32 `protobuf:"varint,3,opt,name=steps,proto3" json:"steps,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordStepResponse) Reset() {
+	*x = RecordStepResponse{}
+	mi := &file_baton_v1_agent_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordStepResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordStepResponse) ProtoMessage() {}
+
+func (x *RecordStepResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordStepResponse.ProtoReflect.Descriptor instead.
+func (*RecordStepResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *RecordStepResponse) GetRecorded() bool {
+	if x != nil {
+		return x.Recorded
+	}
+	return false
+}
+
+func (x *RecordStepResponse) GetStep() *Step {
+	if x != nil {
+		return x.Step
+	}
+	return nil
+}
+
+func (x *RecordStepResponse) GetSteps() uint32 {
+	if x != nil {
+		return x.Steps
+	}
+	return 0
+}
+
 // AcquireResponse lists the leases granted; empty when nothing was due.
 type AcquireResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1342,7 +1564,7 @@ type AcquireResponse struct {
 
 func (x *AcquireResponse) Reset() {
 	*x = AcquireResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[10]
+	mi := &file_baton_v1_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1354,7 +1576,7 @@ func (x *AcquireResponse) String() string {
 func (*AcquireResponse) ProtoMessage() {}
 
 func (x *AcquireResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[10]
+	mi := &file_baton_v1_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1367,7 +1589,7 @@ func (x *AcquireResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquireResponse.ProtoReflect.Descriptor instead.
 func (*AcquireResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AcquireResponse) GetLeases() []*Lease {
@@ -1395,7 +1617,7 @@ type LeaseRef struct {
 
 func (x *LeaseRef) Reset() {
 	*x = LeaseRef{}
-	mi := &file_baton_v1_agent_proto_msgTypes[11]
+	mi := &file_baton_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1407,7 +1629,7 @@ func (x *LeaseRef) String() string {
 func (*LeaseRef) ProtoMessage() {}
 
 func (x *LeaseRef) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[11]
+	mi := &file_baton_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1420,7 +1642,7 @@ func (x *LeaseRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaseRef.ProtoReflect.Descriptor instead.
 func (*LeaseRef) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *LeaseRef) GetQueue() string {
@@ -1464,7 +1686,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[12]
+	mi := &file_baton_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1476,7 +1698,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[12]
+	mi := &file_baton_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1489,7 +1711,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *HeartbeatRequest) GetWorkerId() string {
@@ -1523,7 +1745,7 @@ type ExtendedLease struct {
 
 func (x *ExtendedLease) Reset() {
 	*x = ExtendedLease{}
-	mi := &file_baton_v1_agent_proto_msgTypes[13]
+	mi := &file_baton_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1535,7 +1757,7 @@ func (x *ExtendedLease) String() string {
 func (*ExtendedLease) ProtoMessage() {}
 
 func (x *ExtendedLease) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[13]
+	mi := &file_baton_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1548,7 +1770,7 @@ func (x *ExtendedLease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExtendedLease.ProtoReflect.Descriptor instead.
 func (*ExtendedLease) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ExtendedLease) GetQueue() string {
@@ -1595,7 +1817,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[14]
+	mi := &file_baton_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1607,7 +1829,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[14]
+	mi := &file_baton_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1620,7 +1842,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HeartbeatResponse) GetExtended() []*ExtendedLease {
@@ -1687,7 +1909,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[15]
+	mi := &file_baton_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1699,7 +1921,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[15]
+	mi := &file_baton_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1712,7 +1934,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CompleteRequest) GetQueue() string {
@@ -1811,7 +2033,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[16]
+	mi := &file_baton_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1823,7 +2045,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[16]
+	mi := &file_baton_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1836,7 +2058,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CompleteResponse) GetNextRunAt() *timestamppb.Timestamp {
@@ -1892,7 +2114,7 @@ type CompleteBatchRequest struct {
 
 func (x *CompleteBatchRequest) Reset() {
 	*x = CompleteBatchRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[17]
+	mi := &file_baton_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1904,7 +2126,7 @@ func (x *CompleteBatchRequest) String() string {
 func (*CompleteBatchRequest) ProtoMessage() {}
 
 func (x *CompleteBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[17]
+	mi := &file_baton_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1917,7 +2139,7 @@ func (x *CompleteBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteBatchRequest.ProtoReflect.Descriptor instead.
 func (*CompleteBatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CompleteBatchRequest) GetCompletions() []*CompleteRequest {
@@ -1947,7 +2169,7 @@ type CompleteResult struct {
 
 func (x *CompleteResult) Reset() {
 	*x = CompleteResult{}
-	mi := &file_baton_v1_agent_proto_msgTypes[18]
+	mi := &file_baton_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1959,7 +2181,7 @@ func (x *CompleteResult) String() string {
 func (*CompleteResult) ProtoMessage() {}
 
 func (x *CompleteResult) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[18]
+	mi := &file_baton_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1972,7 +2194,7 @@ func (x *CompleteResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResult.ProtoReflect.Descriptor instead.
 func (*CompleteResult) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CompleteResult) GetQueue() string {
@@ -2021,7 +2243,7 @@ type CompleteBatchResponse struct {
 
 func (x *CompleteBatchResponse) Reset() {
 	*x = CompleteBatchResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[19]
+	mi := &file_baton_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2033,7 +2255,7 @@ func (x *CompleteBatchResponse) String() string {
 func (*CompleteBatchResponse) ProtoMessage() {}
 
 func (x *CompleteBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[19]
+	mi := &file_baton_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2046,7 +2268,7 @@ func (x *CompleteBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteBatchResponse.ProtoReflect.Descriptor instead.
 func (*CompleteBatchResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CompleteBatchResponse) GetResults() []*CompleteResult {
@@ -2070,7 +2292,7 @@ type SessionOpen struct {
 
 func (x *SessionOpen) Reset() {
 	*x = SessionOpen{}
-	mi := &file_baton_v1_agent_proto_msgTypes[20]
+	mi := &file_baton_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2082,7 +2304,7 @@ func (x *SessionOpen) String() string {
 func (*SessionOpen) ProtoMessage() {}
 
 func (x *SessionOpen) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[20]
+	mi := &file_baton_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2095,7 +2317,7 @@ func (x *SessionOpen) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionOpen.ProtoReflect.Descriptor instead.
 func (*SessionOpen) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SessionOpen) GetQueue() string {
@@ -2127,7 +2349,7 @@ type SessionLease struct {
 
 func (x *SessionLease) Reset() {
 	*x = SessionLease{}
-	mi := &file_baton_v1_agent_proto_msgTypes[21]
+	mi := &file_baton_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2139,7 +2361,7 @@ func (x *SessionLease) String() string {
 func (*SessionLease) ProtoMessage() {}
 
 func (x *SessionLease) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[21]
+	mi := &file_baton_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2152,7 +2374,7 @@ func (x *SessionLease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionLease.ProtoReflect.Descriptor instead.
 func (*SessionLease) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SessionLease) GetName() string {
@@ -2202,7 +2424,7 @@ type SessionCompletion struct {
 
 func (x *SessionCompletion) Reset() {
 	*x = SessionCompletion{}
-	mi := &file_baton_v1_agent_proto_msgTypes[22]
+	mi := &file_baton_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2214,7 +2436,7 @@ func (x *SessionCompletion) String() string {
 func (*SessionCompletion) ProtoMessage() {}
 
 func (x *SessionCompletion) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[22]
+	mi := &file_baton_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2227,7 +2449,7 @@ func (x *SessionCompletion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionCompletion.ProtoReflect.Descriptor instead.
 func (*SessionCompletion) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SessionCompletion) GetName() string {
@@ -2301,7 +2523,7 @@ type SessionRelease struct {
 
 func (x *SessionRelease) Reset() {
 	*x = SessionRelease{}
-	mi := &file_baton_v1_agent_proto_msgTypes[23]
+	mi := &file_baton_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2313,7 +2535,7 @@ func (x *SessionRelease) String() string {
 func (*SessionRelease) ProtoMessage() {}
 
 func (x *SessionRelease) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[23]
+	mi := &file_baton_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2326,7 +2548,7 @@ func (x *SessionRelease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionRelease.ProtoReflect.Descriptor instead.
 func (*SessionRelease) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SessionRelease) GetName() string {
@@ -2364,14 +2586,18 @@ type SessionRequest struct {
 	// heartbeats extend leases; answered in SessionResponse.extended / lost.
 	Heartbeats []*SessionLease `protobuf:"bytes,4,rep,name=heartbeats,proto3" json:"heartbeats,omitempty"`
 	// releases hand leases back; answered in SessionResponse.released / lost.
-	Releases      []*SessionRelease `protobuf:"bytes,5,rep,name=releases,proto3" json:"releases,omitempty"`
+	Releases []*SessionRelease `protobuf:"bytes,5,rep,name=releases,proto3" json:"releases,omitempty"`
+	// steps record steps of leases of the session's queue, as RecordStep does; answered in
+	// SessionResponse.steps, in the order they were sent. Applied before the completions of the
+	// same message.
+	Steps         []*SessionStep `protobuf:"bytes,6,rep,name=steps,proto3" json:"steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SessionRequest) Reset() {
 	*x = SessionRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[24]
+	mi := &file_baton_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2383,7 +2609,7 @@ func (x *SessionRequest) String() string {
 func (*SessionRequest) ProtoMessage() {}
 
 func (x *SessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[24]
+	mi := &file_baton_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2396,7 +2622,7 @@ func (x *SessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionRequest.ProtoReflect.Descriptor instead.
 func (*SessionRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SessionRequest) GetOpen() *SessionOpen {
@@ -2434,6 +2660,179 @@ func (x *SessionRequest) GetReleases() []*SessionRelease {
 	return nil
 }
 
+func (x *SessionRequest) GetSteps() []*SessionStep {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+// SessionStep records a step of a lease of the session's queue, as RecordStep does.
+type SessionStep struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name of the agent.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// token of the lease.
+	Token uint64 `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
+	// step names the step: as RecordStepRequest.step.
+	Step string `protobuf:"bytes,3,opt,name=step,proto3" json:"step,omitempty"`
+	// result of the step: as RecordStepRequest.result.
+	Result        []byte `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionStep) Reset() {
+	*x = SessionStep{}
+	mi := &file_baton_v1_agent_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionStep) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionStep) ProtoMessage() {}
+
+func (x *SessionStep) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionStep.ProtoReflect.Descriptor instead.
+func (*SessionStep) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *SessionStep) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SessionStep) GetToken() uint64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+func (x *SessionStep) GetStep() string {
+	if x != nil {
+		return x.Step
+	}
+	return ""
+}
+
+func (x *SessionStep) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+// StepResult answers one SessionStep.
+type StepResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name of the agent.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// token of the lease.
+	Token uint64 `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
+	// step as sent.
+	Step string `protobuf:"bytes,3,opt,name=step,proto3" json:"step,omitempty"`
+	// lease_lost is true when the token does not hold the lease: nothing was recorded.
+	LeaseLost bool `protobuf:"varint,4,opt,name=lease_lost,json=leaseLost,proto3" json:"lease_lost,omitempty"`
+	// response is what RecordStep would answer; absent when lease_lost or refused.
+	Response *RecordStepResponse `protobuf:"bytes,5,opt,name=response,proto3" json:"response,omitempty"`
+	// refused names the limit the step would exceed ("limits.max_steps" or
+	// "limits.max_step_bytes"), where RecordStep answers INVALID_ARGUMENT; nothing was recorded
+	// and the session goes on. Empty otherwise.
+	Refused       string `protobuf:"bytes,6,opt,name=refused,proto3" json:"refused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepResult) Reset() {
+	*x = StepResult{}
+	mi := &file_baton_v1_agent_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepResult) ProtoMessage() {}
+
+func (x *StepResult) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepResult.ProtoReflect.Descriptor instead.
+func (*StepResult) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *StepResult) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *StepResult) GetToken() uint64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+func (x *StepResult) GetStep() string {
+	if x != nil {
+		return x.Step
+	}
+	return ""
+}
+
+func (x *StepResult) GetLeaseLost() bool {
+	if x != nil {
+		return x.LeaseLost
+	}
+	return false
+}
+
+func (x *StepResult) GetResponse() *RecordStepResponse {
+	if x != nil {
+		return x.Response
+	}
+	return nil
+}
+
+func (x *StepResult) GetRefused() string {
+	if x != nil {
+		return x.Refused
+	}
+	return ""
+}
+
 // SessionResponse is one message from the server; one message may carry
 // several parts.
 type SessionResponse struct {
@@ -2451,14 +2850,16 @@ type SessionResponse struct {
 	Released []*LeaseRef `protobuf:"bytes,5,rep,name=released,proto3" json:"released,omitempty"`
 	// cancelled answers heartbeats whose run was cancelled (CancelRun): ended now; each is in
 	// `lost` too.
-	Cancelled     []*LeaseRef `protobuf:"bytes,6,rep,name=cancelled,proto3" json:"cancelled,omitempty"`
+	Cancelled []*LeaseRef `protobuf:"bytes,6,rep,name=cancelled,proto3" json:"cancelled,omitempty"`
+	// steps answers SessionRequest.steps, in the order they were sent.
+	Steps         []*StepResult `protobuf:"bytes,7,rep,name=steps,proto3" json:"steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SessionResponse) Reset() {
 	*x = SessionResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[25]
+	mi := &file_baton_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2470,7 +2871,7 @@ func (x *SessionResponse) String() string {
 func (*SessionResponse) ProtoMessage() {}
 
 func (x *SessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[25]
+	mi := &file_baton_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2483,7 +2884,7 @@ func (x *SessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionResponse.ProtoReflect.Descriptor instead.
 func (*SessionResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SessionResponse) GetLeases() []*Lease {
@@ -2528,6 +2929,13 @@ func (x *SessionResponse) GetCancelled() []*LeaseRef {
 	return nil
 }
 
+func (x *SessionResponse) GetSteps() []*StepResult {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
 // ReleaseRequest hands a lease back without counting a failure.
 type ReleaseRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2545,7 +2953,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[26]
+	mi := &file_baton_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2557,7 +2965,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[26]
+	mi := &file_baton_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2570,7 +2978,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ReleaseRequest) GetQueue() string {
@@ -2613,7 +3021,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[27]
+	mi := &file_baton_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2625,7 +3033,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[27]
+	mi := &file_baton_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2638,7 +3046,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ReleaseResponse) GetNextRunAt() *timestamppb.Timestamp {
@@ -2661,7 +3069,7 @@ type GetAgentRequest struct {
 
 func (x *GetAgentRequest) Reset() {
 	*x = GetAgentRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[28]
+	mi := &file_baton_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2673,7 +3081,7 @@ func (x *GetAgentRequest) String() string {
 func (*GetAgentRequest) ProtoMessage() {}
 
 func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[28]
+	mi := &file_baton_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2686,7 +3094,7 @@ func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentRequest.ProtoReflect.Descriptor instead.
 func (*GetAgentRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetAgentRequest) GetQueue() string {
@@ -2714,7 +3122,7 @@ type GetAgentResponse struct {
 
 func (x *GetAgentResponse) Reset() {
 	*x = GetAgentResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[29]
+	mi := &file_baton_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2726,7 +3134,7 @@ func (x *GetAgentResponse) String() string {
 func (*GetAgentResponse) ProtoMessage() {}
 
 func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[29]
+	mi := &file_baton_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2739,7 +3147,7 @@ func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentResponse.ProtoReflect.Descriptor instead.
 func (*GetAgentResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetAgentResponse) GetAgent() *AgentStatus {
@@ -2786,14 +3194,17 @@ type AgentStatus struct {
 	ParentsPending uint32 `protobuf:"varint,14,opt,name=parents_pending,json=parentsPending,proto3" json:"parents_pending,omitempty"`
 	// children of the agent: agents attached to it that its next finish releases; GetAgent
 	// only, at most 1,000.
-	Children      []*AgentRef `protobuf:"bytes,15,rep,name=children,proto3" json:"children,omitempty"`
+	Children []*AgentRef `protobuf:"bytes,15,rep,name=children,proto3" json:"children,omitempty"`
+	// steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+	// or waiting after a failed attempt); GetAgent only.
+	Steps         []*Step `protobuf:"bytes,16,rep,name=steps,proto3" json:"steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentStatus) Reset() {
 	*x = AgentStatus{}
-	mi := &file_baton_v1_agent_proto_msgTypes[30]
+	mi := &file_baton_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2805,7 +3216,7 @@ func (x *AgentStatus) String() string {
 func (*AgentStatus) ProtoMessage() {}
 
 func (x *AgentStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[30]
+	mi := &file_baton_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2818,7 +3229,7 @@ func (x *AgentStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentStatus.ProtoReflect.Descriptor instead.
 func (*AgentStatus) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *AgentStatus) GetAgent() *Agent {
@@ -2926,6 +3337,13 @@ func (x *AgentStatus) GetChildren() []*AgentRef {
 	return nil
 }
 
+func (x *AgentStatus) GetSteps() []*Step {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
 // ParentStatus is one parent of an agent.
 type ParentStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2939,7 +3357,7 @@ type ParentStatus struct {
 
 func (x *ParentStatus) Reset() {
 	*x = ParentStatus{}
-	mi := &file_baton_v1_agent_proto_msgTypes[31]
+	mi := &file_baton_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2951,7 +3369,7 @@ func (x *ParentStatus) String() string {
 func (*ParentStatus) ProtoMessage() {}
 
 func (x *ParentStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[31]
+	mi := &file_baton_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2964,7 +3382,7 @@ func (x *ParentStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParentStatus.ProtoReflect.Descriptor instead.
 func (*ParentStatus) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ParentStatus) GetParent() *AgentRef {
@@ -3002,7 +3420,7 @@ type ListAgentsRequest struct {
 
 func (x *ListAgentsRequest) Reset() {
 	*x = ListAgentsRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[32]
+	mi := &file_baton_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3014,7 +3432,7 @@ func (x *ListAgentsRequest) String() string {
 func (*ListAgentsRequest) ProtoMessage() {}
 
 func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[32]
+	mi := &file_baton_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3027,7 +3445,7 @@ func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentsRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListAgentsRequest) GetQueue() string {
@@ -3071,7 +3489,7 @@ type ListAgentsResponse struct {
 
 func (x *ListAgentsResponse) Reset() {
 	*x = ListAgentsResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[33]
+	mi := &file_baton_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3083,7 +3501,7 @@ func (x *ListAgentsResponse) String() string {
 func (*ListAgentsResponse) ProtoMessage() {}
 
 func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[33]
+	mi := &file_baton_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3096,7 +3514,7 @@ func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentsResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListAgentsResponse) GetAgents() []*AgentStatus {
@@ -3126,7 +3544,7 @@ type CancelRunRequest struct {
 
 func (x *CancelRunRequest) Reset() {
 	*x = CancelRunRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[34]
+	mi := &file_baton_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3138,7 +3556,7 @@ func (x *CancelRunRequest) String() string {
 func (*CancelRunRequest) ProtoMessage() {}
 
 func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[34]
+	mi := &file_baton_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3151,7 +3569,7 @@ func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunRequest.ProtoReflect.Descriptor instead.
 func (*CancelRunRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CancelRunRequest) GetQueue() string {
@@ -3182,7 +3600,7 @@ type CancelRunResponse struct {
 
 func (x *CancelRunResponse) Reset() {
 	*x = CancelRunResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[35]
+	mi := &file_baton_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3194,7 +3612,7 @@ func (x *CancelRunResponse) String() string {
 func (*CancelRunResponse) ProtoMessage() {}
 
 func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[35]
+	mi := &file_baton_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3207,7 +3625,7 @@ func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunResponse.ProtoReflect.Descriptor instead.
 func (*CancelRunResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CancelRunResponse) GetRequested() bool {
@@ -3245,7 +3663,7 @@ type AwaitRequest struct {
 
 func (x *AwaitRequest) Reset() {
 	*x = AwaitRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[36]
+	mi := &file_baton_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3257,7 +3675,7 @@ func (x *AwaitRequest) String() string {
 func (*AwaitRequest) ProtoMessage() {}
 
 func (x *AwaitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[36]
+	mi := &file_baton_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3270,7 +3688,7 @@ func (x *AwaitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AwaitRequest.ProtoReflect.Descriptor instead.
 func (*AwaitRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *AwaitRequest) GetQueue() string {
@@ -3314,13 +3732,16 @@ type AwaitResponse struct {
 	// result (Agent.keep_result) and no Await with a wait is waiting for it now, so only an Await
 	// that waits for the finish will see it. False when done, and when the finish will be kept.
 	ResultNotKept bool `protobuf:"varint,4,opt,name=result_not_kept,json=resultNotKept,proto3" json:"result_not_kept,omitempty"`
+	// steps recorded in the run that finished (RecordStep), kept with the finish; empty when
+	// not done or none were recorded.
+	Steps         []*Step `protobuf:"bytes,5,rep,name=steps,proto3" json:"steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AwaitResponse) Reset() {
 	*x = AwaitResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[37]
+	mi := &file_baton_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3332,7 +3753,7 @@ func (x *AwaitResponse) String() string {
 func (*AwaitResponse) ProtoMessage() {}
 
 func (x *AwaitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[37]
+	mi := &file_baton_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3345,7 +3766,7 @@ func (x *AwaitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AwaitResponse.ProtoReflect.Descriptor instead.
 func (*AwaitResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *AwaitResponse) GetDone() bool {
@@ -3376,6 +3797,13 @@ func (x *AwaitResponse) GetResultNotKept() bool {
 	return false
 }
 
+func (x *AwaitResponse) GetSteps() []*Step {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
 // RegisterBatchRequest adds members to a batch, creating it on the first call.
 type RegisterBatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3402,7 +3830,7 @@ type RegisterBatchRequest struct {
 
 func (x *RegisterBatchRequest) Reset() {
 	*x = RegisterBatchRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[38]
+	mi := &file_baton_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3414,7 +3842,7 @@ func (x *RegisterBatchRequest) String() string {
 func (*RegisterBatchRequest) ProtoMessage() {}
 
 func (x *RegisterBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[38]
+	mi := &file_baton_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3427,7 +3855,7 @@ func (x *RegisterBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterBatchRequest.ProtoReflect.Descriptor instead.
 func (*RegisterBatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *RegisterBatchRequest) GetBatch() string {
@@ -3508,7 +3936,7 @@ type BatchStatus struct {
 
 func (x *BatchStatus) Reset() {
 	*x = BatchStatus{}
-	mi := &file_baton_v1_agent_proto_msgTypes[39]
+	mi := &file_baton_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3520,7 +3948,7 @@ func (x *BatchStatus) String() string {
 func (*BatchStatus) ProtoMessage() {}
 
 func (x *BatchStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[39]
+	mi := &file_baton_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3533,7 +3961,7 @@ func (x *BatchStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchStatus.ProtoReflect.Descriptor instead.
 func (*BatchStatus) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *BatchStatus) GetBatch() string {
@@ -3621,7 +4049,7 @@ type RegisterBatchResponse struct {
 
 func (x *RegisterBatchResponse) Reset() {
 	*x = RegisterBatchResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[40]
+	mi := &file_baton_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3633,7 +4061,7 @@ func (x *RegisterBatchResponse) String() string {
 func (*RegisterBatchResponse) ProtoMessage() {}
 
 func (x *RegisterBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[40]
+	mi := &file_baton_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3646,7 +4074,7 @@ func (x *RegisterBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterBatchResponse.ProtoReflect.Descriptor instead.
 func (*RegisterBatchResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *RegisterBatchResponse) GetBatchCreated() bool {
@@ -3681,7 +4109,7 @@ type CloseBatchRequest struct {
 
 func (x *CloseBatchRequest) Reset() {
 	*x = CloseBatchRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[41]
+	mi := &file_baton_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3693,7 +4121,7 @@ func (x *CloseBatchRequest) String() string {
 func (*CloseBatchRequest) ProtoMessage() {}
 
 func (x *CloseBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[41]
+	mi := &file_baton_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3706,7 +4134,7 @@ func (x *CloseBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseBatchRequest.ProtoReflect.Descriptor instead.
 func (*CloseBatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *CloseBatchRequest) GetBatch() string {
@@ -3727,7 +4155,7 @@ type CloseBatchResponse struct {
 
 func (x *CloseBatchResponse) Reset() {
 	*x = CloseBatchResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[42]
+	mi := &file_baton_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3739,7 +4167,7 @@ func (x *CloseBatchResponse) String() string {
 func (*CloseBatchResponse) ProtoMessage() {}
 
 func (x *CloseBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[42]
+	mi := &file_baton_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3752,7 +4180,7 @@ func (x *CloseBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseBatchResponse.ProtoReflect.Descriptor instead.
 func (*CloseBatchResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *CloseBatchResponse) GetStatus() *BatchStatus {
@@ -3773,7 +4201,7 @@ type GetBatchRequest struct {
 
 func (x *GetBatchRequest) Reset() {
 	*x = GetBatchRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[43]
+	mi := &file_baton_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3785,7 +4213,7 @@ func (x *GetBatchRequest) String() string {
 func (*GetBatchRequest) ProtoMessage() {}
 
 func (x *GetBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[43]
+	mi := &file_baton_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3798,7 +4226,7 @@ func (x *GetBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBatchRequest.ProtoReflect.Descriptor instead.
 func (*GetBatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GetBatchRequest) GetBatch() string {
@@ -3819,7 +4247,7 @@ type GetBatchResponse struct {
 
 func (x *GetBatchResponse) Reset() {
 	*x = GetBatchResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[44]
+	mi := &file_baton_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3831,7 +4259,7 @@ func (x *GetBatchResponse) String() string {
 func (*GetBatchResponse) ProtoMessage() {}
 
 func (x *GetBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[44]
+	mi := &file_baton_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3844,7 +4272,7 @@ func (x *GetBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBatchResponse.ProtoReflect.Descriptor instead.
 func (*GetBatchResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *GetBatchResponse) GetStatus() *BatchStatus {
@@ -3928,7 +4356,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\tworker_id\x18\x02 \x01(\tR\bworkerId\x12\x1d\n" +
 	"\n" +
 	"max_leases\x18\x03 \x01(\rR\tmaxLeases\x12-\n" +
-	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"\xac\x02\n" +
+	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"\xd2\x02\n" +
 	"\x05Lease\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -3938,7 +4366,23 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x05agent\x18\x06 \x01(\v2\x0f.baton.v1.AgentR\x05agent\x12/\n" +
 	"\aparents\x18\a \x03(\v2\x15.baton.v1.AgentResultR\aparents\x129\n" +
 	"\n" +
-	"granted_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tgrantedAt\":\n" +
+	"granted_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tgrantedAt\x12$\n" +
+	"\x05steps\x18\t \x03(\v2\x0e.baton.v1.StepR\x05steps\"o\n" +
+	"\x04Step\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06result\x18\x02 \x01(\fR\x06result\x12;\n" +
+	"\vrecorded_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"recordedAt\"\x7f\n" +
+	"\x11RecordStepRequest\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05token\x18\x03 \x01(\x04R\x05token\x12\x12\n" +
+	"\x04step\x18\x04 \x01(\tR\x04step\x12\x16\n" +
+	"\x06result\x18\x05 \x01(\fR\x06result\"j\n" +
+	"\x12RecordStepResponse\x12\x1a\n" +
+	"\brecorded\x18\x01 \x01(\bR\brecorded\x12\"\n" +
+	"\x04step\x18\x02 \x01(\v2\x0e.baton.v1.StepR\x04step\x12\x14\n" +
+	"\x05steps\x18\x03 \x01(\rR\x05steps\":\n" +
 	"\x0fAcquireResponse\x12'\n" +
 	"\x06leases\x18\x01 \x03(\v2\x0f.baton.v1.LeaseR\x06leases\"f\n" +
 	"\bLeaseRef\x12\x14\n" +
@@ -4014,7 +4458,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x0eSessionRelease\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x04R\x05token\x12/\n" +
-	"\x05delay\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x05delay\"\x80\x02\n" +
+	"\x05delay\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x05delay\"\xad\x02\n" +
 	"\x0eSessionRequest\x12)\n" +
 	"\x04open\x18\x01 \x01(\v2\x15.baton.v1.SessionOpenR\x04open\x12\x16\n" +
 	"\x06credit\x18\x02 \x01(\rR\x06credit\x12=\n" +
@@ -4022,14 +4466,30 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"heartbeats\x18\x04 \x03(\v2\x16.baton.v1.SessionLeaseR\n" +
 	"heartbeats\x124\n" +
-	"\breleases\x18\x05 \x03(\v2\x18.baton.v1.SessionReleaseR\breleases\"\xb1\x02\n" +
+	"\breleases\x18\x05 \x03(\v2\x18.baton.v1.SessionReleaseR\breleases\x12+\n" +
+	"\x05steps\x18\x06 \x03(\v2\x15.baton.v1.SessionStepR\x05steps\"c\n" +
+	"\vSessionStep\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\x04R\x05token\x12\x12\n" +
+	"\x04step\x18\x03 \x01(\tR\x04step\x12\x16\n" +
+	"\x06result\x18\x04 \x01(\fR\x06result\"\xbd\x01\n" +
+	"\n" +
+	"StepResult\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\x04R\x05token\x12\x12\n" +
+	"\x04step\x18\x03 \x01(\tR\x04step\x12\x1d\n" +
+	"\n" +
+	"lease_lost\x18\x04 \x01(\bR\tleaseLost\x128\n" +
+	"\bresponse\x18\x05 \x01(\v2\x1c.baton.v1.RecordStepResponseR\bresponse\x12\x18\n" +
+	"\arefused\x18\x06 \x01(\tR\arefused\"\xdd\x02\n" +
 	"\x0fSessionResponse\x12'\n" +
 	"\x06leases\x18\x01 \x03(\v2\x0f.baton.v1.LeaseR\x06leases\x126\n" +
 	"\tcompleted\x18\x02 \x03(\v2\x18.baton.v1.CompleteResultR\tcompleted\x123\n" +
 	"\bextended\x18\x03 \x03(\v2\x17.baton.v1.ExtendedLeaseR\bextended\x12&\n" +
 	"\x04lost\x18\x04 \x03(\v2\x12.baton.v1.LeaseRefR\x04lost\x12.\n" +
 	"\breleased\x18\x05 \x03(\v2\x12.baton.v1.LeaseRefR\breleased\x120\n" +
-	"\tcancelled\x18\x06 \x03(\v2\x12.baton.v1.LeaseRefR\tcancelled\"\x81\x01\n" +
+	"\tcancelled\x18\x06 \x03(\v2\x12.baton.v1.LeaseRefR\tcancelled\x12*\n" +
+	"\x05steps\x18\a \x03(\v2\x14.baton.v1.StepResultR\x05steps\"\x81\x01\n" +
 	"\x0eReleaseRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -4041,7 +4501,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"?\n" +
 	"\x10GetAgentResponse\x12+\n" +
-	"\x05agent\x18\x01 \x01(\v2\x15.baton.v1.AgentStatusR\x05agent\"\xf8\x04\n" +
+	"\x05agent\x18\x01 \x01(\v2\x15.baton.v1.AgentStatusR\x05agent\"\x9e\x05\n" +
 	"\vAgentStatus\x12%\n" +
 	"\x05agent\x18\x01 \x01(\v2\x0f.baton.v1.AgentR\x05agent\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.baton.v1.AgentStateR\x05state\x12:\n" +
@@ -4058,7 +4518,8 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\aparents\x18\f \x03(\v2\x16.baton.v1.ParentStatusR\aparents\x12#\n" +
 	"\rparents_total\x18\r \x01(\rR\fparentsTotal\x12'\n" +
 	"\x0fparents_pending\x18\x0e \x01(\rR\x0eparentsPending\x12.\n" +
-	"\bchildren\x18\x0f \x03(\v2\x12.baton.v1.AgentRefR\bchildren\"i\n" +
+	"\bchildren\x18\x0f \x03(\v2\x12.baton.v1.AgentRefR\bchildren\x12$\n" +
+	"\x05steps\x18\x10 \x03(\v2\x0e.baton.v1.StepR\x05steps\"i\n" +
 	"\fParentStatus\x12*\n" +
 	"\x06parent\x18\x01 \x01(\v2\x12.baton.v1.AgentRefR\x06parent\x12-\n" +
 	"\x06result\x18\x02 \x01(\v2\x15.baton.v1.AgentResultR\x06result\"\x86\x01\n" +
@@ -4083,12 +4544,13 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12-\n" +
 	"\x04wait\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x04wait\x12\x1f\n" +
 	"\vafter_token\x18\x04 \x01(\x04R\n" +
-	"afterToken\"\xa6\x01\n" +
+	"afterToken\"\xcc\x01\n" +
 	"\rAwaitResponse\x12\x12\n" +
 	"\x04done\x18\x01 \x01(\bR\x04done\x12-\n" +
 	"\x06result\x18\x02 \x01(\v2\x15.baton.v1.AgentResultR\x06result\x12*\n" +
 	"\x05state\x18\x03 \x01(\x0e2\x14.baton.v1.AgentStateR\x05state\x12&\n" +
-	"\x0fresult_not_kept\x18\x04 \x01(\bR\rresultNotKept\"\x8a\x02\n" +
+	"\x0fresult_not_kept\x18\x04 \x01(\bR\rresultNotKept\x12$\n" +
+	"\x05steps\x18\x05 \x03(\v2\x0e.baton.v1.StepR\x05steps\"\x8a\x02\n" +
 	"\x14RegisterBatchRequest\x12\x14\n" +
 	"\x05batch\x18\x01 \x01(\tR\x05batch\x12\x14\n" +
 	"\x05queue\x18\x02 \x01(\tR\x05queue\x12'\n" +
@@ -4153,7 +4615,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x13AGENT_STATE_WAITING\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12\x1d\n" +
 	"\x19AGENT_STATE_DEAD_LETTERED\x10\x03\x12\x17\n" +
-	"\x13AGENT_STATE_BLOCKED\x10\x042\xa3\b\n" +
+	"\x13AGENT_STATE_BLOCKED\x10\x042\xec\b\n" +
 	"\fAgentService\x12A\n" +
 	"\bRegister\x12\x19.baton.v1.RegisterRequest\x1a\x1a.baton.v1.RegisterResponse\x12G\n" +
 	"\n" +
@@ -4172,7 +4634,9 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\rRegisterBatch\x12\x1e.baton.v1.RegisterBatchRequest\x1a\x1f.baton.v1.RegisterBatchResponse\x12G\n" +
 	"\n" +
 	"CloseBatch\x12\x1b.baton.v1.CloseBatchRequest\x1a\x1c.baton.v1.CloseBatchResponse\x12A\n" +
-	"\bGetBatch\x12\x19.baton.v1.GetBatchRequest\x1a\x1a.baton.v1.GetBatchResponseB\x9b\x01\n" +
+	"\bGetBatch\x12\x19.baton.v1.GetBatchRequest\x1a\x1a.baton.v1.GetBatchResponse\x12G\n" +
+	"\n" +
+	"RecordStep\x12\x1b.baton.v1.RecordStepRequest\x1a\x1c.baton.v1.RecordStepResponseB\x9b\x01\n" +
 	"\fdev.baton.v1B\n" +
 	"AgentProtoP\x01Z>github.com/baton-project/baton/clients/go/gen/baton/v1;batonv1\xa2\x02\x03BXX\xaa\x02\bBaton.V1\xca\x02\bBaton\\V1\xe2\x02\x14Baton\\V1\\GPBMetadata\xea\x02\tBaton::V1b\x06proto3"
 
@@ -4189,7 +4653,7 @@ func file_baton_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_baton_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_baton_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_baton_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
 var file_baton_v1_agent_proto_goTypes = []any{
 	(ParentFailure)(0),            // 0: baton.v1.ParentFailure
 	(Finish)(0),                   // 1: baton.v1.Finish
@@ -4206,151 +4670,166 @@ var file_baton_v1_agent_proto_goTypes = []any{
 	(*UnregisterResponse)(nil),    // 12: baton.v1.UnregisterResponse
 	(*AcquireRequest)(nil),        // 13: baton.v1.AcquireRequest
 	(*Lease)(nil),                 // 14: baton.v1.Lease
-	(*AcquireResponse)(nil),       // 15: baton.v1.AcquireResponse
-	(*LeaseRef)(nil),              // 16: baton.v1.LeaseRef
-	(*HeartbeatRequest)(nil),      // 17: baton.v1.HeartbeatRequest
-	(*ExtendedLease)(nil),         // 18: baton.v1.ExtendedLease
-	(*HeartbeatResponse)(nil),     // 19: baton.v1.HeartbeatResponse
-	(*CompleteRequest)(nil),       // 20: baton.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 21: baton.v1.CompleteResponse
-	(*CompleteBatchRequest)(nil),  // 22: baton.v1.CompleteBatchRequest
-	(*CompleteResult)(nil),        // 23: baton.v1.CompleteResult
-	(*CompleteBatchResponse)(nil), // 24: baton.v1.CompleteBatchResponse
-	(*SessionOpen)(nil),           // 25: baton.v1.SessionOpen
-	(*SessionLease)(nil),          // 26: baton.v1.SessionLease
-	(*SessionCompletion)(nil),     // 27: baton.v1.SessionCompletion
-	(*SessionRelease)(nil),        // 28: baton.v1.SessionRelease
-	(*SessionRequest)(nil),        // 29: baton.v1.SessionRequest
-	(*SessionResponse)(nil),       // 30: baton.v1.SessionResponse
-	(*ReleaseRequest)(nil),        // 31: baton.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 32: baton.v1.ReleaseResponse
-	(*GetAgentRequest)(nil),       // 33: baton.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),      // 34: baton.v1.GetAgentResponse
-	(*AgentStatus)(nil),           // 35: baton.v1.AgentStatus
-	(*ParentStatus)(nil),          // 36: baton.v1.ParentStatus
-	(*ListAgentsRequest)(nil),     // 37: baton.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),    // 38: baton.v1.ListAgentsResponse
-	(*CancelRunRequest)(nil),      // 39: baton.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),     // 40: baton.v1.CancelRunResponse
-	(*AwaitRequest)(nil),          // 41: baton.v1.AwaitRequest
-	(*AwaitResponse)(nil),         // 42: baton.v1.AwaitResponse
-	(*RegisterBatchRequest)(nil),  // 43: baton.v1.RegisterBatchRequest
-	(*BatchStatus)(nil),           // 44: baton.v1.BatchStatus
-	(*RegisterBatchResponse)(nil), // 45: baton.v1.RegisterBatchResponse
-	(*CloseBatchRequest)(nil),     // 46: baton.v1.CloseBatchRequest
-	(*CloseBatchResponse)(nil),    // 47: baton.v1.CloseBatchResponse
-	(*GetBatchRequest)(nil),       // 48: baton.v1.GetBatchRequest
-	(*GetBatchResponse)(nil),      // 49: baton.v1.GetBatchResponse
-	nil,                           // 50: baton.v1.Agent.LabelsEntry
-	(*durationpb.Duration)(nil),   // 51: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 52: google.protobuf.Timestamp
+	(*Step)(nil),                  // 15: baton.v1.Step
+	(*RecordStepRequest)(nil),     // 16: baton.v1.RecordStepRequest
+	(*RecordStepResponse)(nil),    // 17: baton.v1.RecordStepResponse
+	(*AcquireResponse)(nil),       // 18: baton.v1.AcquireResponse
+	(*LeaseRef)(nil),              // 19: baton.v1.LeaseRef
+	(*HeartbeatRequest)(nil),      // 20: baton.v1.HeartbeatRequest
+	(*ExtendedLease)(nil),         // 21: baton.v1.ExtendedLease
+	(*HeartbeatResponse)(nil),     // 22: baton.v1.HeartbeatResponse
+	(*CompleteRequest)(nil),       // 23: baton.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 24: baton.v1.CompleteResponse
+	(*CompleteBatchRequest)(nil),  // 25: baton.v1.CompleteBatchRequest
+	(*CompleteResult)(nil),        // 26: baton.v1.CompleteResult
+	(*CompleteBatchResponse)(nil), // 27: baton.v1.CompleteBatchResponse
+	(*SessionOpen)(nil),           // 28: baton.v1.SessionOpen
+	(*SessionLease)(nil),          // 29: baton.v1.SessionLease
+	(*SessionCompletion)(nil),     // 30: baton.v1.SessionCompletion
+	(*SessionRelease)(nil),        // 31: baton.v1.SessionRelease
+	(*SessionRequest)(nil),        // 32: baton.v1.SessionRequest
+	(*SessionStep)(nil),           // 33: baton.v1.SessionStep
+	(*StepResult)(nil),            // 34: baton.v1.StepResult
+	(*SessionResponse)(nil),       // 35: baton.v1.SessionResponse
+	(*ReleaseRequest)(nil),        // 36: baton.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 37: baton.v1.ReleaseResponse
+	(*GetAgentRequest)(nil),       // 38: baton.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),      // 39: baton.v1.GetAgentResponse
+	(*AgentStatus)(nil),           // 40: baton.v1.AgentStatus
+	(*ParentStatus)(nil),          // 41: baton.v1.ParentStatus
+	(*ListAgentsRequest)(nil),     // 42: baton.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),    // 43: baton.v1.ListAgentsResponse
+	(*CancelRunRequest)(nil),      // 44: baton.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),     // 45: baton.v1.CancelRunResponse
+	(*AwaitRequest)(nil),          // 46: baton.v1.AwaitRequest
+	(*AwaitResponse)(nil),         // 47: baton.v1.AwaitResponse
+	(*RegisterBatchRequest)(nil),  // 48: baton.v1.RegisterBatchRequest
+	(*BatchStatus)(nil),           // 49: baton.v1.BatchStatus
+	(*RegisterBatchResponse)(nil), // 50: baton.v1.RegisterBatchResponse
+	(*CloseBatchRequest)(nil),     // 51: baton.v1.CloseBatchRequest
+	(*CloseBatchResponse)(nil),    // 52: baton.v1.CloseBatchResponse
+	(*GetBatchRequest)(nil),       // 53: baton.v1.GetBatchRequest
+	(*GetBatchResponse)(nil),      // 54: baton.v1.GetBatchResponse
+	nil,                           // 55: baton.v1.Agent.LabelsEntry
+	(*durationpb.Duration)(nil),   // 56: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 57: google.protobuf.Timestamp
 }
 var file_baton_v1_agent_proto_depIdxs = []int32{
-	51, // 0: baton.v1.Agent.interval:type_name -> google.protobuf.Duration
-	51, // 1: baton.v1.Agent.timeout:type_name -> google.protobuf.Duration
-	51, // 2: baton.v1.Agent.error_interval:type_name -> google.protobuf.Duration
-	50, // 3: baton.v1.Agent.labels:type_name -> baton.v1.Agent.LabelsEntry
+	56, // 0: baton.v1.Agent.interval:type_name -> google.protobuf.Duration
+	56, // 1: baton.v1.Agent.timeout:type_name -> google.protobuf.Duration
+	56, // 2: baton.v1.Agent.error_interval:type_name -> google.protobuf.Duration
+	55, // 3: baton.v1.Agent.labels:type_name -> baton.v1.Agent.LabelsEntry
 	2,  // 4: baton.v1.Agent.catch_up:type_name -> baton.v1.CatchUp
 	6,  // 5: baton.v1.Agent.after:type_name -> baton.v1.AgentRef
 	0,  // 6: baton.v1.Agent.on_parent_failure:type_name -> baton.v1.ParentFailure
-	51, // 7: baton.v1.Agent.idempotency_window:type_name -> google.protobuf.Duration
+	56, // 7: baton.v1.Agent.idempotency_window:type_name -> google.protobuf.Duration
 	0,  // 8: baton.v1.AgentRef.on_failure:type_name -> baton.v1.ParentFailure
 	1,  // 9: baton.v1.AgentResult.finish:type_name -> baton.v1.Finish
 	3,  // 10: baton.v1.AgentResult.outcome:type_name -> baton.v1.Outcome
-	52, // 11: baton.v1.AgentResult.finished_at:type_name -> google.protobuf.Timestamp
+	57, // 11: baton.v1.AgentResult.finished_at:type_name -> google.protobuf.Timestamp
 	5,  // 12: baton.v1.RegisterRequest.agents:type_name -> baton.v1.Agent
 	10, // 13: baton.v1.RegisterResponse.agents:type_name -> baton.v1.RegisteredAgent
 	7,  // 14: baton.v1.RegisteredAgent.result:type_name -> baton.v1.AgentResult
-	51, // 15: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
-	52, // 16: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
+	56, // 15: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
+	57, // 16: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
 	5,  // 17: baton.v1.Lease.agent:type_name -> baton.v1.Agent
 	7,  // 18: baton.v1.Lease.parents:type_name -> baton.v1.AgentResult
-	52, // 19: baton.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
-	14, // 20: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
-	16, // 21: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
-	52, // 22: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
-	18, // 23: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
-	16, // 24: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
-	16, // 25: baton.v1.HeartbeatResponse.cancelled:type_name -> baton.v1.LeaseRef
-	3,  // 26: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
-	51, // 27: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
-	52, // 28: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	3,  // 29: baton.v1.CompleteResponse.outcome:type_name -> baton.v1.Outcome
-	20, // 30: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
-	21, // 31: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
-	23, // 32: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
-	3,  // 33: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
-	51, // 34: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
-	51, // 35: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
-	25, // 36: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
-	27, // 37: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
-	26, // 38: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
-	28, // 39: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
-	14, // 40: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
-	23, // 41: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
-	18, // 42: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
-	16, // 43: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
-	16, // 44: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
-	16, // 45: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
-	51, // 46: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	52, // 47: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	35, // 48: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
-	5,  // 49: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
-	4,  // 50: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
-	52, // 51: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
-	52, // 52: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
-	36, // 53: baton.v1.AgentStatus.parents:type_name -> baton.v1.ParentStatus
-	6,  // 54: baton.v1.AgentStatus.children:type_name -> baton.v1.AgentRef
-	6,  // 55: baton.v1.ParentStatus.parent:type_name -> baton.v1.AgentRef
-	7,  // 56: baton.v1.ParentStatus.result:type_name -> baton.v1.AgentResult
-	35, // 57: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
-	51, // 58: baton.v1.AwaitRequest.wait:type_name -> google.protobuf.Duration
-	7,  // 59: baton.v1.AwaitResponse.result:type_name -> baton.v1.AgentResult
-	4,  // 60: baton.v1.AwaitResponse.state:type_name -> baton.v1.AgentState
-	5,  // 61: baton.v1.RegisterBatchRequest.agents:type_name -> baton.v1.Agent
-	5,  // 62: baton.v1.RegisterBatchRequest.on_success:type_name -> baton.v1.Agent
-	5,  // 63: baton.v1.RegisterBatchRequest.on_complete:type_name -> baton.v1.Agent
-	6,  // 64: baton.v1.BatchStatus.callbacks:type_name -> baton.v1.AgentRef
-	52, // 65: baton.v1.BatchStatus.created_at:type_name -> google.protobuf.Timestamp
-	52, // 66: baton.v1.BatchStatus.done_at:type_name -> google.protobuf.Timestamp
-	44, // 67: baton.v1.RegisterBatchResponse.status:type_name -> baton.v1.BatchStatus
-	44, // 68: baton.v1.CloseBatchResponse.status:type_name -> baton.v1.BatchStatus
-	44, // 69: baton.v1.GetBatchResponse.status:type_name -> baton.v1.BatchStatus
-	8,  // 70: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
-	11, // 71: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
-	13, // 72: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
-	17, // 73: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
-	20, // 74: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
-	22, // 75: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
-	29, // 76: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
-	31, // 77: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
-	33, // 78: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
-	37, // 79: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
-	39, // 80: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
-	41, // 81: baton.v1.AgentService.Await:input_type -> baton.v1.AwaitRequest
-	43, // 82: baton.v1.AgentService.RegisterBatch:input_type -> baton.v1.RegisterBatchRequest
-	46, // 83: baton.v1.AgentService.CloseBatch:input_type -> baton.v1.CloseBatchRequest
-	48, // 84: baton.v1.AgentService.GetBatch:input_type -> baton.v1.GetBatchRequest
-	9,  // 85: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
-	12, // 86: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
-	15, // 87: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
-	19, // 88: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
-	21, // 89: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
-	24, // 90: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
-	30, // 91: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
-	32, // 92: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
-	34, // 93: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
-	38, // 94: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
-	40, // 95: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
-	42, // 96: baton.v1.AgentService.Await:output_type -> baton.v1.AwaitResponse
-	45, // 97: baton.v1.AgentService.RegisterBatch:output_type -> baton.v1.RegisterBatchResponse
-	47, // 98: baton.v1.AgentService.CloseBatch:output_type -> baton.v1.CloseBatchResponse
-	49, // 99: baton.v1.AgentService.GetBatch:output_type -> baton.v1.GetBatchResponse
-	85, // [85:100] is the sub-list for method output_type
-	70, // [70:85] is the sub-list for method input_type
-	70, // [70:70] is the sub-list for extension type_name
-	70, // [70:70] is the sub-list for extension extendee
-	0,  // [0:70] is the sub-list for field type_name
+	57, // 19: baton.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
+	15, // 20: baton.v1.Lease.steps:type_name -> baton.v1.Step
+	57, // 21: baton.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
+	15, // 22: baton.v1.RecordStepResponse.step:type_name -> baton.v1.Step
+	14, // 23: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
+	19, // 24: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
+	57, // 25: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
+	21, // 26: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
+	19, // 27: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
+	19, // 28: baton.v1.HeartbeatResponse.cancelled:type_name -> baton.v1.LeaseRef
+	3,  // 29: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
+	56, // 30: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
+	57, // 31: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	3,  // 32: baton.v1.CompleteResponse.outcome:type_name -> baton.v1.Outcome
+	23, // 33: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
+	24, // 34: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
+	26, // 35: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
+	3,  // 36: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
+	56, // 37: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
+	56, // 38: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
+	28, // 39: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
+	30, // 40: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
+	29, // 41: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
+	31, // 42: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
+	33, // 43: baton.v1.SessionRequest.steps:type_name -> baton.v1.SessionStep
+	17, // 44: baton.v1.StepResult.response:type_name -> baton.v1.RecordStepResponse
+	14, // 45: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
+	26, // 46: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
+	21, // 47: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
+	19, // 48: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
+	19, // 49: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
+	19, // 50: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
+	34, // 51: baton.v1.SessionResponse.steps:type_name -> baton.v1.StepResult
+	56, // 52: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	57, // 53: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	40, // 54: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
+	5,  // 55: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
+	4,  // 56: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
+	57, // 57: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
+	57, // 58: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
+	41, // 59: baton.v1.AgentStatus.parents:type_name -> baton.v1.ParentStatus
+	6,  // 60: baton.v1.AgentStatus.children:type_name -> baton.v1.AgentRef
+	15, // 61: baton.v1.AgentStatus.steps:type_name -> baton.v1.Step
+	6,  // 62: baton.v1.ParentStatus.parent:type_name -> baton.v1.AgentRef
+	7,  // 63: baton.v1.ParentStatus.result:type_name -> baton.v1.AgentResult
+	40, // 64: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
+	56, // 65: baton.v1.AwaitRequest.wait:type_name -> google.protobuf.Duration
+	7,  // 66: baton.v1.AwaitResponse.result:type_name -> baton.v1.AgentResult
+	4,  // 67: baton.v1.AwaitResponse.state:type_name -> baton.v1.AgentState
+	15, // 68: baton.v1.AwaitResponse.steps:type_name -> baton.v1.Step
+	5,  // 69: baton.v1.RegisterBatchRequest.agents:type_name -> baton.v1.Agent
+	5,  // 70: baton.v1.RegisterBatchRequest.on_success:type_name -> baton.v1.Agent
+	5,  // 71: baton.v1.RegisterBatchRequest.on_complete:type_name -> baton.v1.Agent
+	6,  // 72: baton.v1.BatchStatus.callbacks:type_name -> baton.v1.AgentRef
+	57, // 73: baton.v1.BatchStatus.created_at:type_name -> google.protobuf.Timestamp
+	57, // 74: baton.v1.BatchStatus.done_at:type_name -> google.protobuf.Timestamp
+	49, // 75: baton.v1.RegisterBatchResponse.status:type_name -> baton.v1.BatchStatus
+	49, // 76: baton.v1.CloseBatchResponse.status:type_name -> baton.v1.BatchStatus
+	49, // 77: baton.v1.GetBatchResponse.status:type_name -> baton.v1.BatchStatus
+	8,  // 78: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
+	11, // 79: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
+	13, // 80: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
+	20, // 81: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
+	23, // 82: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
+	25, // 83: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
+	32, // 84: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
+	36, // 85: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
+	38, // 86: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
+	42, // 87: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
+	44, // 88: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
+	46, // 89: baton.v1.AgentService.Await:input_type -> baton.v1.AwaitRequest
+	48, // 90: baton.v1.AgentService.RegisterBatch:input_type -> baton.v1.RegisterBatchRequest
+	51, // 91: baton.v1.AgentService.CloseBatch:input_type -> baton.v1.CloseBatchRequest
+	53, // 92: baton.v1.AgentService.GetBatch:input_type -> baton.v1.GetBatchRequest
+	16, // 93: baton.v1.AgentService.RecordStep:input_type -> baton.v1.RecordStepRequest
+	9,  // 94: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
+	12, // 95: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
+	18, // 96: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
+	22, // 97: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
+	24, // 98: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
+	27, // 99: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
+	35, // 100: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
+	37, // 101: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
+	39, // 102: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
+	43, // 103: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
+	45, // 104: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
+	47, // 105: baton.v1.AgentService.Await:output_type -> baton.v1.AwaitResponse
+	50, // 106: baton.v1.AgentService.RegisterBatch:output_type -> baton.v1.RegisterBatchResponse
+	52, // 107: baton.v1.AgentService.CloseBatch:output_type -> baton.v1.CloseBatchResponse
+	54, // 108: baton.v1.AgentService.GetBatch:output_type -> baton.v1.GetBatchResponse
+	17, // 109: baton.v1.AgentService.RecordStep:output_type -> baton.v1.RecordStepResponse
+	94, // [94:110] is the sub-list for method output_type
+	78, // [78:94] is the sub-list for method input_type
+	78, // [78:78] is the sub-list for extension type_name
+	78, // [78:78] is the sub-list for extension extendee
+	0,  // [0:78] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_agent_proto_init() }
@@ -4364,7 +4843,7 @@ func file_baton_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_agent_proto_rawDesc), len(file_baton_v1_agent_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   46,
+			NumMessages:   51,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -82,6 +82,21 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_baton_v1_Lease_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_Step_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_Step_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_RecordStepRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_RecordStepRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_RecordStepResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_RecordStepResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_baton_v1_AcquireResponse_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -156,6 +171,16 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_baton_v1_SessionRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_SessionStep_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_SessionStep_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_StepResult_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_StepResult_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
     internal_static_baton_v1_SessionResponse_descriptor;
   static final 
@@ -317,7 +342,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "reRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tworke" +
       "r_id\030\002 \001(\tR\010workerId\022\035\n\nmax_leases\030\003 \001(\r" +
       "R\tmaxLeases\022-\n\004wait\030\004 \001(\0132\031.google.proto" +
-      "buf.DurationR\004wait\"\254\002\n\005Lease\022\024\n\005queue\030\001 " +
+      "buf.DurationR\004wait\"\322\002\n\005Lease\022\024\n\005queue\030\001 " +
       "\001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030" +
       "\003 \001(\004R\005token\0226\n\010deadline\030\004 \001(\0132\032.google." +
       "protobuf.TimestampR\010deadline\022\030\n\007attempt\030" +
@@ -325,188 +350,211 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       ".AgentR\005agent\022/\n\007parents\030\007 \003(\0132\025.baton.v" +
       "1.AgentResultR\007parents\0229\n\ngranted_at\030\010 \001" +
       "(\0132\032.google.protobuf.TimestampR\tgrantedA" +
-      "t\":\n\017AcquireResponse\022\'\n\006leases\030\001 \003(\0132\017.b" +
-      "aton.v1.LeaseR\006leases\"f\n\010LeaseRef\022\024\n\005que" +
-      "ue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005t" +
-      "oken\030\003 \001(\004R\005token\022\032\n\010progress\030\004 \001(\tR\010pro" +
-      "gress\"[\n\020HeartbeatRequest\022\033\n\tworker_id\030\001" +
-      " \001(\tR\010workerId\022*\n\006leases\030\002 \003(\0132\022.baton.v" +
-      "1.LeaseRefR\006leases\"\207\001\n\rExtendedLease\022\024\n\005" +
-      "queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024" +
-      "\n\005token\030\003 \001(\004R\005token\0226\n\010deadline\030\004 \001(\0132\032" +
-      ".google.protobuf.TimestampR\010deadline\"\242\001\n" +
-      "\021HeartbeatResponse\0223\n\010extended\030\001 \003(\0132\027.b" +
-      "aton.v1.ExtendedLeaseR\010extended\022&\n\004lost\030" +
-      "\002 \003(\0132\022.baton.v1.LeaseRefR\004lost\0220\n\tcance" +
-      "lled\030\003 \003(\0132\022.baton.v1.LeaseRefR\tcancelle" +
-      "d\"\315\002\n\017CompleteRequest\022\024\n\005queue\030\001 \001(\tR\005qu" +
+      "t\022$\n\005steps\030\t \003(\0132\016.baton.v1.StepR\005steps\"" +
+      "o\n\004Step\022\022\n\004name\030\001 \001(\tR\004name\022\026\n\006result\030\002 " +
+      "\001(\014R\006result\022;\n\013recorded_at\030\003 \001(\0132\032.googl" +
+      "e.protobuf.TimestampR\nrecordedAt\"\177\n\021Reco" +
+      "rdStepRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004n" +
+      "ame\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022\022\n" +
+      "\004step\030\004 \001(\tR\004step\022\026\n\006result\030\005 \001(\014R\006resul" +
+      "t\"j\n\022RecordStepResponse\022\032\n\010recorded\030\001 \001(" +
+      "\010R\010recorded\022\"\n\004step\030\002 \001(\0132\016.baton.v1.Ste" +
+      "pR\004step\022\024\n\005steps\030\003 \001(\rR\005steps\":\n\017Acquire" +
+      "Response\022\'\n\006leases\030\001 \003(\0132\017.baton.v1.Leas" +
+      "eR\006leases\"f\n\010LeaseRef\022\024\n\005queue\030\001 \001(\tR\005qu" +
       "eue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005" +
-      "token\022+\n\007outcome\030\004 \001(\0162\021.baton.v1.Outcom" +
-      "eR\007outcome\022\030\n\007message\030\005 \001(\tR\007message\022:\n\013" +
-      "retry_after\030\006 \001(\0132\031.google.protobuf.Dura" +
-      "tionR\nretryAfter\022\035\n\nrequest_id\030\007 \001(\tR\tre" +
-      "questId\022\037\n\013error_class\030\010 \001(\tR\nerrorClass" +
-      "\022\037\n\013http_status\030\t \001(\rR\nhttpStatus\022\026\n\006res" +
-      "ult\030\n \001(\014R\006result\"\212\002\n\020CompleteResponse\022:" +
-      "\n\013next_run_at\030\001 \001(\0132\032.google.protobuf.Ti" +
-      "mestampR\tnextRunAt\022#\n\rdead_lettered\030\002 \001(" +
-      "\010R\014deadLettered\022\030\n\007removed\030\003 \001(\010R\007remove" +
-      "d\022%\n\016failure_streak\030\004 \001(\rR\rfailureStreak" +
-      "\022\'\n\017message_clipped\030\005 \001(\010R\016messageClippe" +
-      "d\022+\n\007outcome\030\006 \001(\0162\021.baton.v1.OutcomeR\007o" +
-      "utcome\"S\n\024CompleteBatchRequest\022;\n\013comple" +
-      "tions\030\001 \003(\0132\031.baton.v1.CompleteRequestR\013" +
-      "completions\"\247\001\n\016CompleteResult\022\024\n\005queue\030" +
-      "\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005toke" +
-      "n\030\003 \001(\004R\005token\022\035\n\nlease_lost\030\004 \001(\010R\tleas" +
-      "eLost\0226\n\010response\030\005 \001(\0132\032.baton.v1.Compl" +
-      "eteResponseR\010response\"K\n\025CompleteBatchRe" +
-      "sponse\0222\n\007results\030\001 \003(\0132\030.baton.v1.Compl" +
-      "eteResultR\007results\"@\n\013SessionOpen\022\024\n\005que" +
-      "ue\030\001 \001(\tR\005queue\022\033\n\tworker_id\030\002 \001(\tR\010work" +
-      "erId\"T\n\014SessionLease\022\022\n\004name\030\001 \001(\tR\004name" +
-      "\022\024\n\005token\030\002 \001(\004R\005token\022\032\n\010progress\030\003 \001(\t" +
-      "R\010progress\"\232\002\n\021SessionCompletion\022\022\n\004name" +
-      "\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005token\022+\n\007ou" +
-      "tcome\030\003 \001(\0162\021.baton.v1.OutcomeR\007outcome\022" +
-      "\030\n\007message\030\004 \001(\tR\007message\022:\n\013retry_after" +
-      "\030\005 \001(\0132\031.google.protobuf.DurationR\nretry" +
-      "After\022\037\n\013error_class\030\006 \001(\tR\nerrorClass\022\037" +
-      "\n\013http_status\030\007 \001(\rR\nhttpStatus\022\026\n\006resul" +
-      "t\030\010 \001(\014R\006result\"k\n\016SessionRelease\022\022\n\004nam" +
-      "e\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005token\022/\n\005d" +
-      "elay\030\003 \001(\0132\031.google.protobuf.DurationR\005d" +
-      "elay\"\200\002\n\016SessionRequest\022)\n\004open\030\001 \001(\0132\025." +
-      "baton.v1.SessionOpenR\004open\022\026\n\006credit\030\002 \001" +
-      "(\rR\006credit\022=\n\013completions\030\003 \003(\0132\033.baton." +
-      "v1.SessionCompletionR\013completions\0226\n\nhea" +
-      "rtbeats\030\004 \003(\0132\026.baton.v1.SessionLeaseR\nh" +
-      "eartbeats\0224\n\010releases\030\005 \003(\0132\030.baton.v1.S" +
-      "essionReleaseR\010releases\"\261\002\n\017SessionRespo" +
-      "nse\022\'\n\006leases\030\001 \003(\0132\017.baton.v1.LeaseR\006le" +
-      "ases\0226\n\tcompleted\030\002 \003(\0132\030.baton.v1.Compl" +
-      "eteResultR\tcompleted\0223\n\010extended\030\003 \003(\0132\027" +
-      ".baton.v1.ExtendedLeaseR\010extended\022&\n\004los" +
-      "t\030\004 \003(\0132\022.baton.v1.LeaseRefR\004lost\022.\n\010rel" +
-      "eased\030\005 \003(\0132\022.baton.v1.LeaseRefR\010release" +
-      "d\0220\n\tcancelled\030\006 \003(\0132\022.baton.v1.LeaseRef" +
-      "R\tcancelled\"\201\001\n\016ReleaseRequest\022\024\n\005queue\030" +
-      "\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005toke" +
-      "n\030\003 \001(\004R\005token\022/\n\005delay\030\004 \001(\0132\031.google.p" +
-      "rotobuf.DurationR\005delay\"M\n\017ReleaseRespon" +
-      "se\022:\n\013next_run_at\030\001 \001(\0132\032.google.protobu" +
-      "f.TimestampR\tnextRunAt\";\n\017GetAgentReques" +
-      "t\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004n" +
-      "ame\"?\n\020GetAgentResponse\022+\n\005agent\030\001 \001(\0132\025" +
-      ".baton.v1.AgentStatusR\005agent\"\370\004\n\013AgentSt" +
-      "atus\022%\n\005agent\030\001 \001(\0132\017.baton.v1.AgentR\005ag" +
-      "ent\022*\n\005state\030\002 \001(\0162\024.baton.v1.AgentState" +
-      "R\005state\022:\n\013next_run_at\030\003 \001(\0132\032.google.pr" +
-      "otobuf.TimestampR\tnextRunAt\0226\n\010deadline\030" +
-      "\004 \001(\0132\032.google.protobuf.TimestampR\010deadl" +
-      "ine\022\026\n\006holder\030\005 \001(\tR\006holder\022\024\n\005token\030\006 \001" +
-      "(\004R\005token\022%\n\016failure_streak\030\007 \001(\rR\rfailu" +
-      "reStreak\022\032\n\010progress\030\010 \001(\tR\010progress\022)\n\020" +
-      "cancel_requested\030\t \001(\010R\017cancelRequested\022" +
-      "(\n\020last_error_class\030\n \001(\tR\016lastErrorClas" +
-      "s\022,\n\022last_error_message\030\013 \001(\tR\020lastError" +
-      "Message\0220\n\007parents\030\014 \003(\0132\026.baton.v1.Pare" +
-      "ntStatusR\007parents\022#\n\rparents_total\030\r \001(\r" +
-      "R\014parentsTotal\022\'\n\017parents_pending\030\016 \001(\rR" +
-      "\016parentsPending\022.\n\010children\030\017 \003(\0132\022.bato" +
-      "n.v1.AgentRefR\010children\"i\n\014ParentStatus\022" +
-      "*\n\006parent\030\001 \001(\0132\022.baton.v1.AgentRefR\006par" +
-      "ent\022-\n\006result\030\002 \001(\0132\025.baton.v1.AgentResu" +
-      "ltR\006result\"\206\001\n\021ListAgentsRequest\022\024\n\005queu" +
-      "e\030\001 \001(\tR\005queue\022\033\n\tpage_size\030\002 \001(\rR\010pageS" +
-      "ize\022\035\n\npage_token\030\003 \001(\tR\tpageToken\022\037\n\013na" +
-      "me_prefix\030\004 \001(\tR\nnamePrefix\"k\n\022ListAgent" +
-      "sResponse\022-\n\006agents\030\001 \003(\0132\025.baton.v1.Age" +
-      "ntStatusR\006agents\022&\n\017next_page_token\030\002 \001(" +
-      "\tR\rnextPageToken\"<\n\020CancelRunRequest\022\024\n\005" +
-      "queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"G" +
-      "\n\021CancelRunResponse\022\034\n\trequested\030\001 \001(\010R\t" +
-      "requested\022\024\n\005token\030\002 \001(\004R\005token\"\210\001\n\014Awai" +
-      "tRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002" +
-      " \001(\tR\004name\022-\n\004wait\030\003 \001(\0132\031.google.protob" +
-      "uf.DurationR\004wait\022\037\n\013after_token\030\004 \001(\004R\n" +
-      "afterToken\"\246\001\n\rAwaitResponse\022\022\n\004done\030\001 \001" +
-      "(\010R\004done\022-\n\006result\030\002 \001(\0132\025.baton.v1.Agen" +
-      "tResultR\006result\022*\n\005state\030\003 \001(\0162\024.baton.v" +
-      "1.AgentStateR\005state\022&\n\017result_not_kept\030\004" +
-      " \001(\010R\rresultNotKept\"\212\002\n\024RegisterBatchReq" +
-      "uest\022\024\n\005batch\030\001 \001(\tR\005batch\022\024\n\005queue\030\002 \001(" +
-      "\tR\005queue\022\'\n\006agents\030\003 \003(\0132\017.baton.v1.Agen" +
-      "tR\006agents\022%\n\016callback_queue\030\004 \001(\tR\rcallb" +
-      "ackQueue\022.\n\non_success\030\005 \003(\0132\017.baton.v1." +
-      "AgentR\tonSuccess\0220\n\013on_complete\030\006 \003(\0132\017." +
-      "baton.v1.AgentR\nonComplete\022\024\n\005close\030\007 \001(" +
-      "\010R\005close\"\327\002\n\013BatchStatus\022\024\n\005batch\030\001 \001(\tR" +
-      "\005batch\022\024\n\005total\030\002 \001(\rR\005total\022\030\n\007pending\030" +
-      "\003 \001(\rR\007pending\022\034\n\tsucceeded\030\004 \001(\rR\tsucce" +
-      "eded\022\026\n\006failed\030\005 \001(\rR\006failed\022\026\n\006closed\030\006" +
-      " \001(\010R\006closed\022\022\n\004done\030\007 \001(\010R\004done\0220\n\tcall" +
-      "backs\030\010 \003(\0132\022.baton.v1.AgentRefR\tcallbac" +
-      "ks\0229\n\ncreated_at\030\t \001(\0132\032.google.protobuf" +
-      ".TimestampR\tcreatedAt\0223\n\007done_at\030\n \001(\0132\032" +
-      ".google.protobuf.TimestampR\006doneAt\"\205\001\n\025R" +
-      "egisterBatchResponse\022#\n\rbatch_created\030\001 " +
-      "\001(\010R\014batchCreated\022\030\n\007created\030\002 \001(\rR\007crea" +
-      "ted\022-\n\006status\030\003 \001(\0132\025.baton.v1.BatchStat" +
-      "usR\006status\")\n\021CloseBatchRequest\022\024\n\005batch" +
-      "\030\001 \001(\tR\005batch\"C\n\022CloseBatchResponse\022-\n\006s" +
-      "tatus\030\001 \001(\0132\025.baton.v1.BatchStatusR\006stat" +
-      "us\"\'\n\017GetBatchRequest\022\024\n\005batch\030\001 \001(\tR\005ba" +
-      "tch\"A\n\020GetBatchResponse\022-\n\006status\030\001 \001(\0132" +
-      "\025.baton.v1.BatchStatusR\006status*\202\001\n\rParen" +
-      "tFailure\022\036\n\032PARENT_FAILURE_UNSPECIFIED\020\000" +
-      "\022\027\n\023PARENT_FAILURE_WAIT\020\001\022\031\n\025PARENT_FAIL" +
-      "URE_CANCEL\020\002\022\035\n\031PARENT_FAILURE_RUN_ANYWA" +
-      "Y\020\003*\177\n\006Finish\022\026\n\022FINISH_UNSPECIFIED\020\000\022\024\n" +
-      "\020FINISH_SUCCEEDED\020\001\022\030\n\024FINISH_DEAD_LETTE" +
-      "RED\020\002\022\024\n\020FINISH_CANCELLED\020\003\022\027\n\023FINISH_UN" +
-      "REGISTERED\020\004*M\n\007CatchUp\022\030\n\024CATCH_UP_UNSP" +
-      "ECIFIED\020\000\022\025\n\021CATCH_UP_RUN_ONCE\020\001\022\021\n\rCATC" +
-      "H_UP_SKIP\020\002*\265\001\n\007Outcome\022\027\n\023OUTCOME_UNSPE" +
-      "CIFIED\020\000\022\023\n\017OUTCOME_SUCCESS\020\001\022\037\n\033OUTCOME" +
-      "_PERMANENT_FORBIDDEN\020\002\022\025\n\021OUTCOME_THROTT" +
-      "LED\020\003\022\025\n\021OUTCOME_TRANSIENT\020\004\022\030\n\024OUTCOME_" +
-      "SERVER_ERROR\020\005\022\023\n\017OUTCOME_UNKNOWN\020\006*\223\001\n\n" +
-      "AgentState\022\033\n\027AGENT_STATE_UNSPECIFIED\020\000\022" +
-      "\027\n\023AGENT_STATE_WAITING\020\001\022\027\n\023AGENT_STATE_" +
-      "WORKING\020\002\022\035\n\031AGENT_STATE_DEAD_LETTERED\020\003" +
-      "\022\027\n\023AGENT_STATE_BLOCKED\020\0042\243\010\n\014AgentServi" +
-      "ce\022A\n\010Register\022\031.baton.v1.RegisterReques" +
-      "t\032\032.baton.v1.RegisterResponse\022G\n\nUnregis" +
-      "ter\022\033.baton.v1.UnregisterRequest\032\034.baton" +
-      ".v1.UnregisterResponse\022>\n\007Acquire\022\030.bato" +
-      "n.v1.AcquireRequest\032\031.baton.v1.AcquireRe" +
-      "sponse\022D\n\tHeartbeat\022\032.baton.v1.Heartbeat" +
-      "Request\032\033.baton.v1.HeartbeatResponse\022A\n\010" +
-      "Complete\022\031.baton.v1.CompleteRequest\032\032.ba" +
-      "ton.v1.CompleteResponse\022P\n\rCompleteBatch" +
-      "\022\036.baton.v1.CompleteBatchRequest\032\037.baton" +
-      ".v1.CompleteBatchResponse\022B\n\007Session\022\030.b" +
-      "aton.v1.SessionRequest\032\031.baton.v1.Sessio" +
-      "nResponse(\0010\001\022>\n\007Release\022\030.baton.v1.Rele" +
-      "aseRequest\032\031.baton.v1.ReleaseResponse\022A\n" +
-      "\010GetAgent\022\031.baton.v1.GetAgentRequest\032\032.b" +
-      "aton.v1.GetAgentResponse\022G\n\nListAgents\022\033" +
-      ".baton.v1.ListAgentsRequest\032\034.baton.v1.L" +
-      "istAgentsResponse\022D\n\tCancelRun\022\032.baton.v" +
-      "1.CancelRunRequest\032\033.baton.v1.CancelRunR" +
-      "esponse\0228\n\005Await\022\026.baton.v1.AwaitRequest" +
-      "\032\027.baton.v1.AwaitResponse\022P\n\rRegisterBat" +
-      "ch\022\036.baton.v1.RegisterBatchRequest\032\037.bat" +
-      "on.v1.RegisterBatchResponse\022G\n\nCloseBatc" +
-      "h\022\033.baton.v1.CloseBatchRequest\032\034.baton.v" +
-      "1.CloseBatchResponse\022A\n\010GetBatch\022\031.baton" +
-      ".v1.GetBatchRequest\032\032.baton.v1.GetBatchR" +
-      "esponseB\233\001\n\014dev.baton.v1B\nAgentProtoP\001Z>" +
-      "github.com/baton-project/baton/clients/g" +
-      "o/gen/baton/v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312" +
-      "\002\010Baton\\V1\342\002\024Baton\\V1\\GPBMetadata\352\002\tBato" +
-      "n::V1b\006proto3"
+      "token\022\032\n\010progress\030\004 \001(\tR\010progress\"[\n\020Hea" +
+      "rtbeatRequest\022\033\n\tworker_id\030\001 \001(\tR\010worker" +
+      "Id\022*\n\006leases\030\002 \003(\0132\022.baton.v1.LeaseRefR\006" +
+      "leases\"\207\001\n\rExtendedLease\022\024\n\005queue\030\001 \001(\tR" +
+      "\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(" +
+      "\004R\005token\0226\n\010deadline\030\004 \001(\0132\032.google.prot" +
+      "obuf.TimestampR\010deadline\"\242\001\n\021HeartbeatRe" +
+      "sponse\0223\n\010extended\030\001 \003(\0132\027.baton.v1.Exte" +
+      "ndedLeaseR\010extended\022&\n\004lost\030\002 \003(\0132\022.bato" +
+      "n.v1.LeaseRefR\004lost\0220\n\tcancelled\030\003 \003(\0132\022" +
+      ".baton.v1.LeaseRefR\tcancelled\"\315\002\n\017Comple" +
+      "teRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030" +
+      "\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022+\n\007out" +
+      "come\030\004 \001(\0162\021.baton.v1.OutcomeR\007outcome\022\030" +
+      "\n\007message\030\005 \001(\tR\007message\022:\n\013retry_after\030" +
+      "\006 \001(\0132\031.google.protobuf.DurationR\nretryA" +
+      "fter\022\035\n\nrequest_id\030\007 \001(\tR\trequestId\022\037\n\013e" +
+      "rror_class\030\010 \001(\tR\nerrorClass\022\037\n\013http_sta" +
+      "tus\030\t \001(\rR\nhttpStatus\022\026\n\006result\030\n \001(\014R\006r" +
+      "esult\"\212\002\n\020CompleteResponse\022:\n\013next_run_a" +
+      "t\030\001 \001(\0132\032.google.protobuf.TimestampR\tnex" +
+      "tRunAt\022#\n\rdead_lettered\030\002 \001(\010R\014deadLette" +
+      "red\022\030\n\007removed\030\003 \001(\010R\007removed\022%\n\016failure" +
+      "_streak\030\004 \001(\rR\rfailureStreak\022\'\n\017message_" +
+      "clipped\030\005 \001(\010R\016messageClipped\022+\n\007outcome" +
+      "\030\006 \001(\0162\021.baton.v1.OutcomeR\007outcome\"S\n\024Co" +
+      "mpleteBatchRequest\022;\n\013completions\030\001 \003(\0132" +
+      "\031.baton.v1.CompleteRequestR\013completions\"" +
+      "\247\001\n\016CompleteResult\022\024\n\005queue\030\001 \001(\tR\005queue" +
+      "\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005tok" +
+      "en\022\035\n\nlease_lost\030\004 \001(\010R\tleaseLost\0226\n\010res" +
+      "ponse\030\005 \001(\0132\032.baton.v1.CompleteResponseR" +
+      "\010response\"K\n\025CompleteBatchResponse\0222\n\007re" +
+      "sults\030\001 \003(\0132\030.baton.v1.CompleteResultR\007r" +
+      "esults\"@\n\013SessionOpen\022\024\n\005queue\030\001 \001(\tR\005qu" +
+      "eue\022\033\n\tworker_id\030\002 \001(\tR\010workerId\"T\n\014Sess" +
+      "ionLease\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005token\030\002 " +
+      "\001(\004R\005token\022\032\n\010progress\030\003 \001(\tR\010progress\"\232" +
+      "\002\n\021SessionCompletion\022\022\n\004name\030\001 \001(\tR\004name" +
+      "\022\024\n\005token\030\002 \001(\004R\005token\022+\n\007outcome\030\003 \001(\0162" +
+      "\021.baton.v1.OutcomeR\007outcome\022\030\n\007message\030\004" +
+      " \001(\tR\007message\022:\n\013retry_after\030\005 \001(\0132\031.goo" +
+      "gle.protobuf.DurationR\nretryAfter\022\037\n\013err" +
+      "or_class\030\006 \001(\tR\nerrorClass\022\037\n\013http_statu" +
+      "s\030\007 \001(\rR\nhttpStatus\022\026\n\006result\030\010 \001(\014R\006res" +
+      "ult\"k\n\016SessionRelease\022\022\n\004name\030\001 \001(\tR\004nam" +
+      "e\022\024\n\005token\030\002 \001(\004R\005token\022/\n\005delay\030\003 \001(\0132\031" +
+      ".google.protobuf.DurationR\005delay\"\255\002\n\016Ses" +
+      "sionRequest\022)\n\004open\030\001 \001(\0132\025.baton.v1.Ses" +
+      "sionOpenR\004open\022\026\n\006credit\030\002 \001(\rR\006credit\022=" +
+      "\n\013completions\030\003 \003(\0132\033.baton.v1.SessionCo" +
+      "mpletionR\013completions\0226\n\nheartbeats\030\004 \003(" +
+      "\0132\026.baton.v1.SessionLeaseR\nheartbeats\0224\n" +
+      "\010releases\030\005 \003(\0132\030.baton.v1.SessionReleas" +
+      "eR\010releases\022+\n\005steps\030\006 \003(\0132\025.baton.v1.Se" +
+      "ssionStepR\005steps\"c\n\013SessionStep\022\022\n\004name\030" +
+      "\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005token\022\022\n\004ste" +
+      "p\030\003 \001(\tR\004step\022\026\n\006result\030\004 \001(\014R\006result\"\275\001" +
+      "\n\nStepResult\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005toke" +
+      "n\030\002 \001(\004R\005token\022\022\n\004step\030\003 \001(\tR\004step\022\035\n\nle" +
+      "ase_lost\030\004 \001(\010R\tleaseLost\0228\n\010response\030\005 " +
+      "\001(\0132\034.baton.v1.RecordStepResponseR\010respo" +
+      "nse\022\030\n\007refused\030\006 \001(\tR\007refused\"\335\002\n\017Sessio" +
+      "nResponse\022\'\n\006leases\030\001 \003(\0132\017.baton.v1.Lea" +
+      "seR\006leases\0226\n\tcompleted\030\002 \003(\0132\030.baton.v1" +
+      ".CompleteResultR\tcompleted\0223\n\010extended\030\003" +
+      " \003(\0132\027.baton.v1.ExtendedLeaseR\010extended\022" +
+      "&\n\004lost\030\004 \003(\0132\022.baton.v1.LeaseRefR\004lost\022" +
+      ".\n\010released\030\005 \003(\0132\022.baton.v1.LeaseRefR\010r" +
+      "eleased\0220\n\tcancelled\030\006 \003(\0132\022.baton.v1.Le" +
+      "aseRefR\tcancelled\022*\n\005steps\030\007 \003(\0132\024.baton" +
+      ".v1.StepResultR\005steps\"\201\001\n\016ReleaseRequest" +
+      "\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004na" +
+      "me\022\024\n\005token\030\003 \001(\004R\005token\022/\n\005delay\030\004 \001(\0132" +
+      "\031.google.protobuf.DurationR\005delay\"M\n\017Rel" +
+      "easeResponse\022:\n\013next_run_at\030\001 \001(\0132\032.goog" +
+      "le.protobuf.TimestampR\tnextRunAt\";\n\017GetA" +
+      "gentRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004nam" +
+      "e\030\002 \001(\tR\004name\"?\n\020GetAgentResponse\022+\n\005age" +
+      "nt\030\001 \001(\0132\025.baton.v1.AgentStatusR\005agent\"\236" +
+      "\005\n\013AgentStatus\022%\n\005agent\030\001 \001(\0132\017.baton.v1" +
+      ".AgentR\005agent\022*\n\005state\030\002 \001(\0162\024.baton.v1." +
+      "AgentStateR\005state\022:\n\013next_run_at\030\003 \001(\0132\032" +
+      ".google.protobuf.TimestampR\tnextRunAt\0226\n" +
+      "\010deadline\030\004 \001(\0132\032.google.protobuf.Timest" +
+      "ampR\010deadline\022\026\n\006holder\030\005 \001(\tR\006holder\022\024\n" +
+      "\005token\030\006 \001(\004R\005token\022%\n\016failure_streak\030\007 " +
+      "\001(\rR\rfailureStreak\022\032\n\010progress\030\010 \001(\tR\010pr" +
+      "ogress\022)\n\020cancel_requested\030\t \001(\010R\017cancel" +
+      "Requested\022(\n\020last_error_class\030\n \001(\tR\016las" +
+      "tErrorClass\022,\n\022last_error_message\030\013 \001(\tR" +
+      "\020lastErrorMessage\0220\n\007parents\030\014 \003(\0132\026.bat" +
+      "on.v1.ParentStatusR\007parents\022#\n\rparents_t" +
+      "otal\030\r \001(\rR\014parentsTotal\022\'\n\017parents_pend" +
+      "ing\030\016 \001(\rR\016parentsPending\022.\n\010children\030\017 " +
+      "\003(\0132\022.baton.v1.AgentRefR\010children\022$\n\005ste" +
+      "ps\030\020 \003(\0132\016.baton.v1.StepR\005steps\"i\n\014Paren" +
+      "tStatus\022*\n\006parent\030\001 \001(\0132\022.baton.v1.Agent" +
+      "RefR\006parent\022-\n\006result\030\002 \001(\0132\025.baton.v1.A" +
+      "gentResultR\006result\"\206\001\n\021ListAgentsRequest" +
+      "\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tpage_size\030\002 \001(" +
+      "\rR\010pageSize\022\035\n\npage_token\030\003 \001(\tR\tpageTok" +
+      "en\022\037\n\013name_prefix\030\004 \001(\tR\nnamePrefix\"k\n\022L" +
+      "istAgentsResponse\022-\n\006agents\030\001 \003(\0132\025.bato" +
+      "n.v1.AgentStatusR\006agents\022&\n\017next_page_to" +
+      "ken\030\002 \001(\tR\rnextPageToken\"<\n\020CancelRunReq" +
+      "uest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\t" +
+      "R\004name\"G\n\021CancelRunResponse\022\034\n\trequested" +
+      "\030\001 \001(\010R\trequested\022\024\n\005token\030\002 \001(\004R\005token\"" +
+      "\210\001\n\014AwaitRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022" +
+      "\n\004name\030\002 \001(\tR\004name\022-\n\004wait\030\003 \001(\0132\031.googl" +
+      "e.protobuf.DurationR\004wait\022\037\n\013after_token" +
+      "\030\004 \001(\004R\nafterToken\"\314\001\n\rAwaitResponse\022\022\n\004" +
+      "done\030\001 \001(\010R\004done\022-\n\006result\030\002 \001(\0132\025.baton" +
+      ".v1.AgentResultR\006result\022*\n\005state\030\003 \001(\0162\024" +
+      ".baton.v1.AgentStateR\005state\022&\n\017result_no" +
+      "t_kept\030\004 \001(\010R\rresultNotKept\022$\n\005steps\030\005 \003" +
+      "(\0132\016.baton.v1.StepR\005steps\"\212\002\n\024RegisterBa" +
+      "tchRequest\022\024\n\005batch\030\001 \001(\tR\005batch\022\024\n\005queu" +
+      "e\030\002 \001(\tR\005queue\022\'\n\006agents\030\003 \003(\0132\017.baton.v" +
+      "1.AgentR\006agents\022%\n\016callback_queue\030\004 \001(\tR" +
+      "\rcallbackQueue\022.\n\non_success\030\005 \003(\0132\017.bat" +
+      "on.v1.AgentR\tonSuccess\0220\n\013on_complete\030\006 " +
+      "\003(\0132\017.baton.v1.AgentR\nonComplete\022\024\n\005clos" +
+      "e\030\007 \001(\010R\005close\"\327\002\n\013BatchStatus\022\024\n\005batch\030" +
+      "\001 \001(\tR\005batch\022\024\n\005total\030\002 \001(\rR\005total\022\030\n\007pe" +
+      "nding\030\003 \001(\rR\007pending\022\034\n\tsucceeded\030\004 \001(\rR" +
+      "\tsucceeded\022\026\n\006failed\030\005 \001(\rR\006failed\022\026\n\006cl" +
+      "osed\030\006 \001(\010R\006closed\022\022\n\004done\030\007 \001(\010R\004done\0220" +
+      "\n\tcallbacks\030\010 \003(\0132\022.baton.v1.AgentRefR\tc" +
+      "allbacks\0229\n\ncreated_at\030\t \001(\0132\032.google.pr" +
+      "otobuf.TimestampR\tcreatedAt\0223\n\007done_at\030\n" +
+      " \001(\0132\032.google.protobuf.TimestampR\006doneAt" +
+      "\"\205\001\n\025RegisterBatchResponse\022#\n\rbatch_crea" +
+      "ted\030\001 \001(\010R\014batchCreated\022\030\n\007created\030\002 \001(\r" +
+      "R\007created\022-\n\006status\030\003 \001(\0132\025.baton.v1.Bat" +
+      "chStatusR\006status\")\n\021CloseBatchRequest\022\024\n" +
+      "\005batch\030\001 \001(\tR\005batch\"C\n\022CloseBatchRespons" +
+      "e\022-\n\006status\030\001 \001(\0132\025.baton.v1.BatchStatus" +
+      "R\006status\"\'\n\017GetBatchRequest\022\024\n\005batch\030\001 \001" +
+      "(\tR\005batch\"A\n\020GetBatchResponse\022-\n\006status\030" +
+      "\001 \001(\0132\025.baton.v1.BatchStatusR\006status*\202\001\n" +
+      "\rParentFailure\022\036\n\032PARENT_FAILURE_UNSPECI" +
+      "FIED\020\000\022\027\n\023PARENT_FAILURE_WAIT\020\001\022\031\n\025PAREN" +
+      "T_FAILURE_CANCEL\020\002\022\035\n\031PARENT_FAILURE_RUN" +
+      "_ANYWAY\020\003*\177\n\006Finish\022\026\n\022FINISH_UNSPECIFIE" +
+      "D\020\000\022\024\n\020FINISH_SUCCEEDED\020\001\022\030\n\024FINISH_DEAD" +
+      "_LETTERED\020\002\022\024\n\020FINISH_CANCELLED\020\003\022\027\n\023FIN" +
+      "ISH_UNREGISTERED\020\004*M\n\007CatchUp\022\030\n\024CATCH_U" +
+      "P_UNSPECIFIED\020\000\022\025\n\021CATCH_UP_RUN_ONCE\020\001\022\021" +
+      "\n\rCATCH_UP_SKIP\020\002*\265\001\n\007Outcome\022\027\n\023OUTCOME" +
+      "_UNSPECIFIED\020\000\022\023\n\017OUTCOME_SUCCESS\020\001\022\037\n\033O" +
+      "UTCOME_PERMANENT_FORBIDDEN\020\002\022\025\n\021OUTCOME_" +
+      "THROTTLED\020\003\022\025\n\021OUTCOME_TRANSIENT\020\004\022\030\n\024OU" +
+      "TCOME_SERVER_ERROR\020\005\022\023\n\017OUTCOME_UNKNOWN\020" +
+      "\006*\223\001\n\nAgentState\022\033\n\027AGENT_STATE_UNSPECIF" +
+      "IED\020\000\022\027\n\023AGENT_STATE_WAITING\020\001\022\027\n\023AGENT_" +
+      "STATE_WORKING\020\002\022\035\n\031AGENT_STATE_DEAD_LETT" +
+      "ERED\020\003\022\027\n\023AGENT_STATE_BLOCKED\020\0042\354\010\n\014Agen" +
+      "tService\022A\n\010Register\022\031.baton.v1.Register" +
+      "Request\032\032.baton.v1.RegisterResponse\022G\n\nU" +
+      "nregister\022\033.baton.v1.UnregisterRequest\032\034" +
+      ".baton.v1.UnregisterResponse\022>\n\007Acquire\022" +
+      "\030.baton.v1.AcquireRequest\032\031.baton.v1.Acq" +
+      "uireResponse\022D\n\tHeartbeat\022\032.baton.v1.Hea" +
+      "rtbeatRequest\032\033.baton.v1.HeartbeatRespon" +
+      "se\022A\n\010Complete\022\031.baton.v1.CompleteReques" +
+      "t\032\032.baton.v1.CompleteResponse\022P\n\rComplet" +
+      "eBatch\022\036.baton.v1.CompleteBatchRequest\032\037" +
+      ".baton.v1.CompleteBatchResponse\022B\n\007Sessi" +
+      "on\022\030.baton.v1.SessionRequest\032\031.baton.v1." +
+      "SessionResponse(\0010\001\022>\n\007Release\022\030.baton.v" +
+      "1.ReleaseRequest\032\031.baton.v1.ReleaseRespo" +
+      "nse\022A\n\010GetAgent\022\031.baton.v1.GetAgentReque" +
+      "st\032\032.baton.v1.GetAgentResponse\022G\n\nListAg" +
+      "ents\022\033.baton.v1.ListAgentsRequest\032\034.bato" +
+      "n.v1.ListAgentsResponse\022D\n\tCancelRun\022\032.b" +
+      "aton.v1.CancelRunRequest\032\033.baton.v1.Canc" +
+      "elRunResponse\0228\n\005Await\022\026.baton.v1.AwaitR" +
+      "equest\032\027.baton.v1.AwaitResponse\022P\n\rRegis" +
+      "terBatch\022\036.baton.v1.RegisterBatchRequest" +
+      "\032\037.baton.v1.RegisterBatchResponse\022G\n\nClo" +
+      "seBatch\022\033.baton.v1.CloseBatchRequest\032\034.b" +
+      "aton.v1.CloseBatchResponse\022A\n\010GetBatch\022\031" +
+      ".baton.v1.GetBatchRequest\032\032.baton.v1.Get" +
+      "BatchResponse\022G\n\nRecordStep\022\033.baton.v1.R" +
+      "ecordStepRequest\032\034.baton.v1.RecordStepRe" +
+      "sponseB\233\001\n\014dev.baton.v1B\nAgentProtoP\001Z>g" +
+      "ithub.com/baton-project/baton/clients/go" +
+      "/gen/baton/v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312\002" +
+      "\010Baton\\V1\342\002\024Baton\\V1\\GPBMetadata\352\002\tBaton" +
+      "::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -579,213 +627,243 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_Lease_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_Lease_descriptor,
-        new java.lang.String[] { "Queue", "Name", "Token", "Deadline", "Attempt", "Agent", "Parents", "GrantedAt", });
-    internal_static_baton_v1_AcquireResponse_descriptor =
+        new java.lang.String[] { "Queue", "Name", "Token", "Deadline", "Attempt", "Agent", "Parents", "GrantedAt", "Steps", });
+    internal_static_baton_v1_Step_descriptor =
       getDescriptor().getMessageType(10);
+    internal_static_baton_v1_Step_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_Step_descriptor,
+        new java.lang.String[] { "Name", "Result", "RecordedAt", });
+    internal_static_baton_v1_RecordStepRequest_descriptor =
+      getDescriptor().getMessageType(11);
+    internal_static_baton_v1_RecordStepRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_RecordStepRequest_descriptor,
+        new java.lang.String[] { "Queue", "Name", "Token", "Step", "Result", });
+    internal_static_baton_v1_RecordStepResponse_descriptor =
+      getDescriptor().getMessageType(12);
+    internal_static_baton_v1_RecordStepResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_RecordStepResponse_descriptor,
+        new java.lang.String[] { "Recorded", "Step", "Steps", });
+    internal_static_baton_v1_AcquireResponse_descriptor =
+      getDescriptor().getMessageType(13);
     internal_static_baton_v1_AcquireResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AcquireResponse_descriptor,
         new java.lang.String[] { "Leases", });
     internal_static_baton_v1_LeaseRef_descriptor =
-      getDescriptor().getMessageType(11);
+      getDescriptor().getMessageType(14);
     internal_static_baton_v1_LeaseRef_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_LeaseRef_descriptor,
         new java.lang.String[] { "Queue", "Name", "Token", "Progress", });
     internal_static_baton_v1_HeartbeatRequest_descriptor =
-      getDescriptor().getMessageType(12);
+      getDescriptor().getMessageType(15);
     internal_static_baton_v1_HeartbeatRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_HeartbeatRequest_descriptor,
         new java.lang.String[] { "WorkerId", "Leases", });
     internal_static_baton_v1_ExtendedLease_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(16);
     internal_static_baton_v1_ExtendedLease_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ExtendedLease_descriptor,
         new java.lang.String[] { "Queue", "Name", "Token", "Deadline", });
     internal_static_baton_v1_HeartbeatResponse_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(17);
     internal_static_baton_v1_HeartbeatResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_HeartbeatResponse_descriptor,
         new java.lang.String[] { "Extended", "Lost", "Cancelled", });
     internal_static_baton_v1_CompleteRequest_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(18);
     internal_static_baton_v1_CompleteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", "Token", "Outcome", "Message", "RetryAfter", "RequestId", "ErrorClass", "HttpStatus", "Result", });
     internal_static_baton_v1_CompleteResponse_descriptor =
-      getDescriptor().getMessageType(16);
+      getDescriptor().getMessageType(19);
     internal_static_baton_v1_CompleteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteResponse_descriptor,
         new java.lang.String[] { "NextRunAt", "DeadLettered", "Removed", "FailureStreak", "MessageClipped", "Outcome", });
     internal_static_baton_v1_CompleteBatchRequest_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(20);
     internal_static_baton_v1_CompleteBatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteBatchRequest_descriptor,
         new java.lang.String[] { "Completions", });
     internal_static_baton_v1_CompleteResult_descriptor =
-      getDescriptor().getMessageType(18);
+      getDescriptor().getMessageType(21);
     internal_static_baton_v1_CompleteResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteResult_descriptor,
         new java.lang.String[] { "Queue", "Name", "Token", "LeaseLost", "Response", });
     internal_static_baton_v1_CompleteBatchResponse_descriptor =
-      getDescriptor().getMessageType(19);
+      getDescriptor().getMessageType(22);
     internal_static_baton_v1_CompleteBatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteBatchResponse_descriptor,
         new java.lang.String[] { "Results", });
     internal_static_baton_v1_SessionOpen_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(23);
     internal_static_baton_v1_SessionOpen_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionOpen_descriptor,
         new java.lang.String[] { "Queue", "WorkerId", });
     internal_static_baton_v1_SessionLease_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(24);
     internal_static_baton_v1_SessionLease_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionLease_descriptor,
         new java.lang.String[] { "Name", "Token", "Progress", });
     internal_static_baton_v1_SessionCompletion_descriptor =
-      getDescriptor().getMessageType(22);
+      getDescriptor().getMessageType(25);
     internal_static_baton_v1_SessionCompletion_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionCompletion_descriptor,
         new java.lang.String[] { "Name", "Token", "Outcome", "Message", "RetryAfter", "ErrorClass", "HttpStatus", "Result", });
     internal_static_baton_v1_SessionRelease_descriptor =
-      getDescriptor().getMessageType(23);
+      getDescriptor().getMessageType(26);
     internal_static_baton_v1_SessionRelease_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionRelease_descriptor,
         new java.lang.String[] { "Name", "Token", "Delay", });
     internal_static_baton_v1_SessionRequest_descriptor =
-      getDescriptor().getMessageType(24);
+      getDescriptor().getMessageType(27);
     internal_static_baton_v1_SessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionRequest_descriptor,
-        new java.lang.String[] { "Open", "Credit", "Completions", "Heartbeats", "Releases", });
+        new java.lang.String[] { "Open", "Credit", "Completions", "Heartbeats", "Releases", "Steps", });
+    internal_static_baton_v1_SessionStep_descriptor =
+      getDescriptor().getMessageType(28);
+    internal_static_baton_v1_SessionStep_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_SessionStep_descriptor,
+        new java.lang.String[] { "Name", "Token", "Step", "Result", });
+    internal_static_baton_v1_StepResult_descriptor =
+      getDescriptor().getMessageType(29);
+    internal_static_baton_v1_StepResult_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_StepResult_descriptor,
+        new java.lang.String[] { "Name", "Token", "Step", "LeaseLost", "Response", "Refused", });
     internal_static_baton_v1_SessionResponse_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(30);
     internal_static_baton_v1_SessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionResponse_descriptor,
-        new java.lang.String[] { "Leases", "Completed", "Extended", "Lost", "Released", "Cancelled", });
+        new java.lang.String[] { "Leases", "Completed", "Extended", "Lost", "Released", "Cancelled", "Steps", });
     internal_static_baton_v1_ReleaseRequest_descriptor =
-      getDescriptor().getMessageType(26);
+      getDescriptor().getMessageType(31);
     internal_static_baton_v1_ReleaseRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ReleaseRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", "Token", "Delay", });
     internal_static_baton_v1_ReleaseResponse_descriptor =
-      getDescriptor().getMessageType(27);
+      getDescriptor().getMessageType(32);
     internal_static_baton_v1_ReleaseResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ReleaseResponse_descriptor,
         new java.lang.String[] { "NextRunAt", });
     internal_static_baton_v1_GetAgentRequest_descriptor =
-      getDescriptor().getMessageType(28);
+      getDescriptor().getMessageType(33);
     internal_static_baton_v1_GetAgentRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_GetAgentRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", });
     internal_static_baton_v1_GetAgentResponse_descriptor =
-      getDescriptor().getMessageType(29);
+      getDescriptor().getMessageType(34);
     internal_static_baton_v1_GetAgentResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_GetAgentResponse_descriptor,
         new java.lang.String[] { "Agent", });
     internal_static_baton_v1_AgentStatus_descriptor =
-      getDescriptor().getMessageType(30);
+      getDescriptor().getMessageType(35);
     internal_static_baton_v1_AgentStatus_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AgentStatus_descriptor,
-        new java.lang.String[] { "Agent", "State", "NextRunAt", "Deadline", "Holder", "Token", "FailureStreak", "Progress", "CancelRequested", "LastErrorClass", "LastErrorMessage", "Parents", "ParentsTotal", "ParentsPending", "Children", });
+        new java.lang.String[] { "Agent", "State", "NextRunAt", "Deadline", "Holder", "Token", "FailureStreak", "Progress", "CancelRequested", "LastErrorClass", "LastErrorMessage", "Parents", "ParentsTotal", "ParentsPending", "Children", "Steps", });
     internal_static_baton_v1_ParentStatus_descriptor =
-      getDescriptor().getMessageType(31);
+      getDescriptor().getMessageType(36);
     internal_static_baton_v1_ParentStatus_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ParentStatus_descriptor,
         new java.lang.String[] { "Parent", "Result", });
     internal_static_baton_v1_ListAgentsRequest_descriptor =
-      getDescriptor().getMessageType(32);
+      getDescriptor().getMessageType(37);
     internal_static_baton_v1_ListAgentsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ListAgentsRequest_descriptor,
         new java.lang.String[] { "Queue", "PageSize", "PageToken", "NamePrefix", });
     internal_static_baton_v1_ListAgentsResponse_descriptor =
-      getDescriptor().getMessageType(33);
+      getDescriptor().getMessageType(38);
     internal_static_baton_v1_ListAgentsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ListAgentsResponse_descriptor,
         new java.lang.String[] { "Agents", "NextPageToken", });
     internal_static_baton_v1_CancelRunRequest_descriptor =
-      getDescriptor().getMessageType(34);
+      getDescriptor().getMessageType(39);
     internal_static_baton_v1_CancelRunRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CancelRunRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", });
     internal_static_baton_v1_CancelRunResponse_descriptor =
-      getDescriptor().getMessageType(35);
+      getDescriptor().getMessageType(40);
     internal_static_baton_v1_CancelRunResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CancelRunResponse_descriptor,
         new java.lang.String[] { "Requested", "Token", });
     internal_static_baton_v1_AwaitRequest_descriptor =
-      getDescriptor().getMessageType(36);
+      getDescriptor().getMessageType(41);
     internal_static_baton_v1_AwaitRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AwaitRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", "Wait", "AfterToken", });
     internal_static_baton_v1_AwaitResponse_descriptor =
-      getDescriptor().getMessageType(37);
+      getDescriptor().getMessageType(42);
     internal_static_baton_v1_AwaitResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AwaitResponse_descriptor,
-        new java.lang.String[] { "Done", "Result", "State", "ResultNotKept", });
+        new java.lang.String[] { "Done", "Result", "State", "ResultNotKept", "Steps", });
     internal_static_baton_v1_RegisterBatchRequest_descriptor =
-      getDescriptor().getMessageType(38);
+      getDescriptor().getMessageType(43);
     internal_static_baton_v1_RegisterBatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_RegisterBatchRequest_descriptor,
         new java.lang.String[] { "Batch", "Queue", "Agents", "CallbackQueue", "OnSuccess", "OnComplete", "Close", });
     internal_static_baton_v1_BatchStatus_descriptor =
-      getDescriptor().getMessageType(39);
+      getDescriptor().getMessageType(44);
     internal_static_baton_v1_BatchStatus_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_BatchStatus_descriptor,
         new java.lang.String[] { "Batch", "Total", "Pending", "Succeeded", "Failed", "Closed", "Done", "Callbacks", "CreatedAt", "DoneAt", });
     internal_static_baton_v1_RegisterBatchResponse_descriptor =
-      getDescriptor().getMessageType(40);
+      getDescriptor().getMessageType(45);
     internal_static_baton_v1_RegisterBatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_RegisterBatchResponse_descriptor,
         new java.lang.String[] { "BatchCreated", "Created", "Status", });
     internal_static_baton_v1_CloseBatchRequest_descriptor =
-      getDescriptor().getMessageType(41);
+      getDescriptor().getMessageType(46);
     internal_static_baton_v1_CloseBatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CloseBatchRequest_descriptor,
         new java.lang.String[] { "Batch", });
     internal_static_baton_v1_CloseBatchResponse_descriptor =
-      getDescriptor().getMessageType(42);
+      getDescriptor().getMessageType(47);
     internal_static_baton_v1_CloseBatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CloseBatchResponse_descriptor,
         new java.lang.String[] { "Status", });
     internal_static_baton_v1_GetBatchRequest_descriptor =
-      getDescriptor().getMessageType(43);
+      getDescriptor().getMessageType(48);
     internal_static_baton_v1_GetBatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_GetBatchRequest_descriptor,
         new java.lang.String[] { "Batch", });
     internal_static_baton_v1_GetBatchResponse_descriptor =
-      getDescriptor().getMessageType(44);
+      getDescriptor().getMessageType(49);
     internal_static_baton_v1_GetBatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_GetBatchResponse_descriptor,
