@@ -21,7 +21,8 @@
     ARGV[2] waitMs (uint)   how long to mark it awaited; 0: only read
 
   A kept finish comes with the steps its run recorded, when they were kept with it ("<name>|steps"
-  in results: "<token>|<steps record>", runSteps; the caller matches the token).
+  in results: "<token>|<at>|<steps record>", runSteps; the caller matches the finish's token and
+  time).
 
   Output -> Awaited: { record or "", state, keeps, steps or "" } state: 0 no agent, 1 waiting, 2 working,
           3 dead-lettered, 4 blocked, 5 defined in no set; keeps 1 when the agent's next finish

@@ -5,8 +5,8 @@
 --
 -- A run is over at a success (one-shot or recurring), a dead letter, an unregister, a cancel,
 -- or when its agent is gone: its steps leave `steps` then, and go with its finish where the
--- finish is kept ("<name>|steps" -> "<token>|<record>" in `results`, beside the finish record
--- and trimmed with it by endFinished). A failure that reschedules keeps them for the next
+-- finish is kept ("<name>|steps" -> "<token>|<at>|<record>" in `results`, beside the finish
+-- record, with the finish's token and time, and trimmed with it by endFinished). A failure that reschedules keeps them for the next
 -- attempt's lease.
 local S
 
@@ -36,8 +36,9 @@ local function stepsEnded(name, token)
 end
 
 -- Drops the steps of the runs that ended (one HMGET and one HDEL), and keeps those whose finish
--- was kept (kept[name]: finished's F.kept) in results (one HSET). Call before endFinished.
-local function stepsSettle(kept, resultsKey)
+-- was kept (kept[name]: finished's F.kept) in results (one HSET), with the finish's token and
+-- time (now, the script's). Call before endFinished.
+local function stepsSettle(kept, resultsKey, now)
   if #S.ended == 0 then return end
   local recs = rcall('HMGET', S.key, unpack(S.ended))
   local gone, keep = {}, {}
@@ -46,7 +47,7 @@ local function stepsSettle(kept, resultsKey)
       gone[#gone + 1] = name
       if kept[name] then
         keep[#keep + 1] = name .. '|steps'
-        keep[#keep + 1] = S.tokens[i] .. '|' .. recs[i]
+        keep[#keep + 1] = S.tokens[i] .. '|' .. string.format('%d', now) .. '|' .. recs[i]
       end
     end
   end

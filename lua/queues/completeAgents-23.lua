@@ -175,7 +175,7 @@ if g > 0 then
   rcall('HINCRBY', k.stats, 'completed', #gone)
   finishedMany(gone, goneRecords, goneKeeps, now)
 end
-stepsSettle(F.kept, F.results)
+stepsSettle(F.kept, F.results, now)
 for key, ended in pairs(keyEnds) do keyLeaseEnded(k.limits, key, #ended, ended) end
 if ended > 0 then wakeBlocked(k.limits, channel, queue) end
 -- The service said "not before retryAfter": a rate-limited queue holds its whole bucket that

@@ -115,7 +115,7 @@ else
 end
 if ended then
   wakeBlocked(limitsKey, channel, queue)
-  stepsSettle(F.kept, F.results)
+  stepsSettle(F.kept, F.results, now)
 end
 -- Only a cancelled one-shot agent wrote a finish: a plain heartbeat pays nothing here.
 out[#out + 1] = F.written > 0 and endFinished(channel, queue, now) or 0

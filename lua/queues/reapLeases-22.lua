@@ -118,6 +118,6 @@ for _, item in ipairs(A.suspects) do
   if code >= 0 and lease then keyLeaseEnded(limitsKey, lease.key, 1, name) end
 end
 if ended then wakeBlocked(limitsKey, channel, queue) end
-stepsSettle(F.kept, F.results)
+stepsSettle(F.kept, F.results, now)
 out[#out + 1] = endFinished(channel, queue, now)
 return out

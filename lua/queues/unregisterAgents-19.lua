@@ -76,5 +76,5 @@ for _, item in ipairs(A.agents) do
   rcall('HDEL', pendingKey, name)
   rcall('ZREM', unattachedKey, name)
 end
-stepsSettle(F.kept, F.results)
+stepsSettle(F.kept, F.results, now)
 return { removed, endFinished(channel, queue, now) }

@@ -108,7 +108,7 @@ impl FromReply for Attached {
 }
 
 /// What awaitAgent answered: the kept finish, where the agent is, whether its next finish
-/// will be kept, and the steps kept with the finish (raw: "<token>|<steps record>", or empty;
+/// will be kept, and the steps kept with the finish (raw: "<token>|<at>|<steps record>", or empty;
 /// `queues::records::StepRecord::parse_kept` reads it).
 pub(crate) struct Awaited(Option<FinishRecord>, AwaitState, bool, Vec<u8>);
 

@@ -200,12 +200,14 @@ impl StepRecord {
         Some(steps)
     }
 
-    /// The steps kept with a finish (`"<token>|<record>"`): the finishing lease's token and the
-    /// steps; None when `rec` is empty or not such a record.
-    pub(crate) fn parse_kept(rec: &[u8]) -> Option<(u64, Vec<StepRecord>)> {
-        let bar = rec.iter().position(|&b| b == b'|')?;
-        let token = std::str::from_utf8(&rec[..bar]).ok()?.parse().ok()?;
-        Some((token, Self::parse_list(&rec[bar + 1..])?))
+    /// The steps kept with a finish (`"<token>|<at>|<record>"`, written by the script that kept
+    /// the finish): the finish's token and time (ms), and the steps; None when `rec` is empty or
+    /// not such a record.
+    pub(crate) fn parse_kept(rec: &[u8]) -> Option<(u64, i64, Vec<StepRecord>)> {
+        let mut parts = rec.splitn(3, |&b| b == b'|');
+        let token = std::str::from_utf8(parts.next()?).ok()?.parse().ok()?;
+        let at_ms = std::str::from_utf8(parts.next()?).ok()?.parse().ok()?;
+        Some((token, at_ms, Self::parse_list(parts.next()?)?))
     }
 }
 
@@ -262,9 +264,9 @@ mod tests {
                 .collect();
             assert_eq!(parsed, expected);
             // Kept with a finish: the token in front.
-            let mut kept = b"42|".to_vec();
+            let mut kept = b"42|1795000000123|".to_vec();
             kept.extend(&rec);
-            assert_eq!(StepRecord::parse_kept(&kept), Some((42, steps.clone())));
+            assert_eq!(StepRecord::parse_kept(&kept), Some((42, 1_795_000_000_123, steps.clone())));
         }
         // Not a steps record: None on both sides.
         for bad in [&b"a|1|5|abc"[..], b"a|x|1|b", b"a|1"] {

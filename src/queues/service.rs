@@ -619,11 +619,11 @@ impl AgentService for AgentServiceImpl {
                 let (finish, state, keeps, steps) =
                     self.store.flows.await_read(&shard, &req.name, left.as_millis() as u64).await?;
                 if let Some(f) = finish.filter(|f| f.token == 0 || f.token > req.after_token) {
-                    // The steps kept with this finish: those kept under its token (an earlier
-                    // finish of the name may have left its own).
+                    // The steps kept with this finish: those kept with its token and time (an
+                    // earlier finish of the name may have left its own).
                     let steps = crate::queues::records::StepRecord::parse_kept(&steps)
-                        .filter(|(token, _)| *token == f.token)
-                        .map(|(_, steps)| steps.into_iter().map(crate::queues::leases::step_pb).collect())
+                        .filter(|(token, at_ms, _)| *token == f.token && *at_ms == f.at_ms)
+                        .map(|(_, _, steps)| steps.into_iter().map(crate::queues::leases::step_pb).collect())
                         .unwrap_or_default();
                     return Ok(Response::new(pb::AwaitResponse {
                         done: true,
