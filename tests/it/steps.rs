@@ -193,8 +193,8 @@ async fn steps_are_kept_with_a_kept_finish() {
     assert!(done.steps.is_empty(), "an earlier finish's steps are not this one's");
 }
 
-// A plain drain writes nothing for steps: no `steps` key appears, and one agent that recorded
-// steps leaves none behind once its run is over (success, dead letter, unregister).
+// A plain drain writes nothing for steps: no `steps` key appears, and agents that recorded
+// steps leave none behind once their runs are over (success, dead letter, unregister).
 #[tokio::test]
 async fn a_plain_drain_writes_no_steps() {
     let mut env = Env::start().await;
@@ -208,8 +208,11 @@ async fn a_plain_drain_writes_no_steps() {
     for l in leases.iter().filter(|l| !l.name.starts_with("plain")) {
         env.client.record_step(record(l, "s", "x")).await.unwrap();
     }
+    // "dropped" fails (its steps kept for the next attempt), then is unregistered while waiting.
+    let dropped = leases.iter().find(|l| l.name == "dropped").unwrap();
+    env.client.complete(complete_req(dropped, pb::Outcome::Transient)).await.unwrap();
     env.client.unregister(pb::UnregisterRequest { queue: Q.into(), names: vec!["dropped".into()] }).await.unwrap();
-    for l in &leases {
+    for l in leases.iter().filter(|l| l.name != "dropped") {
         let outcome = if l.name == "doomed" { pb::Outcome::Unknown } else { pb::Outcome::Success };
         env.client.complete(complete_req(l, outcome)).await.unwrap();
     }
@@ -374,4 +377,43 @@ async fn a_killed_worker_s_run_resumes_at_its_next_step() {
     assert_eq!(named(&done.steps), expected);
     second.kill().unwrap();
     second.wait().unwrap();
+}
+
+// A run that ends without a Complete drops its steps too: one CancelRun ended (a recurring
+// agent's next run starts with none), one the zombie sweeper dead-lettered.
+#[tokio::test]
+async fn cancelled_and_reaped_runs_drop_their_steps() {
+    let mut config = test_config();
+    config.zombie_cleanup.threshold_ms = 0;
+    config.zombie_cleanup.interval_ms = 100;
+    config.orphan_cleanup.enabled = false;
+    let mut env = Env::with_config(config).await;
+    let recurring = pb::Agent { error_interval: dur(1), ..agent("every", 1, 60_000) };
+    let doomed = pb::Agent { max_attempts: 1, ..agent("doomed", 0, 300) };
+    register(&mut env.client, Q, vec![recurring, doomed]).await;
+    let leases = acquire(&mut env.client, Q, "w1", 2).await;
+    for l in &leases {
+        env.client.record_step(record(l, "s", "x")).await.unwrap();
+    }
+    let every = leases.iter().find(|l| l.name == "every").unwrap();
+    env.client.cancel_run(pb::CancelRunRequest { queue: Q.into(), name: "every".into() }).await.unwrap();
+    let beat = pb::LeaseRef { queue: Q.into(), name: "every".into(), token: every.token, ..Default::default() };
+    let r = env.client.heartbeat(pb::HeartbeatRequest { worker_id: "w1".into(), leases: vec![beat] }).await.unwrap();
+    assert_eq!(r.into_inner().cancelled.len(), 1);
+    let next = acquire_one(&mut env, "w2").await;
+    assert_eq!(next.name, "every");
+    assert!(next.steps.is_empty(), "a cancelled run's steps are not the next run's");
+
+    let mut conn = env.redis.conn().await;
+    eventually(Duration::from_secs(20), "the zombie sweeper dead-letters 'doomed' and drops its steps", || {
+        let mut conn = conn.clone();
+        async move {
+            let left: Vec<String> = redis::cmd("HKEYS").arg(steps_key()).query_async(&mut conn).await.unwrap();
+            left.is_empty()
+        }
+    })
+    .await;
+    let dead: Option<f64> =
+        redis::cmd("ZSCORE").arg(format!("baton:{{q:{Q}}}:dlq")).arg("doomed").query_async(&mut conn).await.unwrap();
+    assert!(dead.is_some(), "doomed is dead-lettered");
 }
