@@ -645,6 +645,11 @@ pub struct Limits {
     pub max_message_bytes: usize,
     /// Largest result on Complete (kept with the agent's finish; see `results`).
     pub max_result_bytes: usize,
+    /// Most steps one run records (RecordStep); a step beyond it is refused.
+    pub max_steps: u32,
+    /// Most result bytes of all the steps one run records together (RecordStep); a step that
+    /// would pass it is refused.
+    pub max_step_bytes: usize,
     /// Longest interval, timeout, error interval, retry_after or delay.
     pub max_duration_ms: u64,
     /// Longest long-poll wait.
@@ -897,6 +902,8 @@ impl Default for Limits {
             max_label_bytes: 256,
             max_message_bytes: 4 * 1024,
             max_result_bytes: 64 * 1024,
+            max_steps: 64,
+            max_step_bytes: 256 * 1024,
             max_duration_ms: 366 * 24 * 3_600_000,
             max_wait_ms: 300_000,
             scan_limit: 2_000,
@@ -1006,6 +1013,12 @@ impl Config {
         let bad = |what: &str| Err(Error::Config(what.to_string()));
         if self.limits.max_batch == 0 || self.limits.scan_limit == 0 || self.limits.script_batch == 0 {
             return bad("limits.max_batch, limits.scan_limit and limits.script_batch must be at least 1");
+        }
+        if self.limits.max_steps == 0 || self.limits.max_steps > 10_000 {
+            return bad("limits.max_steps must be 1 to 10000");
+        }
+        if self.limits.max_step_bytes == 0 || self.limits.max_step_bytes > 64 * 1024 * 1024 {
+            return bad("limits.max_step_bytes must be 1 to 67108864 (64 MiB)");
         }
         if self.limits.max_concurrent_streams == 0 {
             return bad("limits.max_concurrent_streams must be at least 1");

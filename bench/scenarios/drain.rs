@@ -380,7 +380,9 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
         }
     }
     println!();
-    println!("A job's whole life (enqueue, then drain), per job: Redis commands (inside scripts included) and Redis CPU");
+    println!(
+        "A job's whole life (enqueue, then drain), per job: Redis commands (inside scripts included) and Redis CPU"
+    );
     println!("{:<13} {:>13} {:>14}", "system", "redis cmd/job", "redis µs/job");
     for (name, drains) in &results {
         let mean = |f: fn(&Drain) -> f64| drains.iter().map(f).sum::<f64>() / drains.len() as f64;

@@ -109,6 +109,27 @@ func (w *Worker) SetResult(lease *batonv1.Lease, result []byte) {
 	w.results[keyOf(lease)] = result
 }
 
+// RecordStep records step of the run of lease with its result (AgentService.RecordStep, fenced
+// by the lease's token): a retried run's lease carries it (RecordedStep). A step recorded
+// already keeps its first result (Recorded false); a lost lease is FAILED_PRECONDITION
+// (LEASE_LOST).
+func (w *Worker) RecordStep(ctx context.Context, lease *batonv1.Lease, step string, result []byte) (*batonv1.RecordStepResponse, error) {
+	return w.Client.RecordStep(ctx, &batonv1.RecordStepRequest{
+		Queue: lease.GetQueue(), Name: lease.GetName(), Token: lease.GetToken(), Step: step, Result: result,
+	})
+}
+
+// RecordedStep is the result of step as an earlier attempt of this run recorded it
+// (lease.Steps), and whether it was: a handler skips the steps a retried run's lease carries.
+func RecordedStep(lease *batonv1.Lease, step string) ([]byte, bool) {
+	for _, s := range lease.GetSteps() {
+		if s.GetName() == step {
+			return s.GetResult(), true
+		}
+	}
+	return nil, false
+}
+
 type leaseKey struct {
 	name  string
 	token uint64

@@ -118,7 +118,17 @@ class Driver:
         async def handle(lease) -> Optional[str]:
             ids = dict(id=wid, name=lease.name, token=lease.token)
             emit("started", **ids, parents=[dict(queue=p.queue, name=p.name, finish=baton.Finish.Name(p.finish),
-                                                  result=p.result.decode()) for p in lease.parents])
+                                                  result=p.result.decode()) for p in lease.parents],
+                 steps=[s.name for s in lease.steps])
+            failing = mode["mode"] == "fail"
+            for step in mode.get("steps", []) if mode["mode"] == "steps" else []:
+                if baton.recorded_step(lease, step) is not None:
+                    continue
+                answer = await worker.record_step(lease, step, "r-" + step)
+                emit("step", **ids, step=step, recorded=answer.recorded)
+                if step == mode.get("fail_after"):
+                    failing = True
+                    break
             if mode["mode"] == "hold":
                 release = held.setdefault(lease.name, asyncio.Event())
                 try:
@@ -129,7 +139,7 @@ class Driver:
                 finally:
                     held.pop(lease.name, None)
             emit("finished", **ids)
-            if mode["mode"] == "fail":
+            if failing:
                 message = mode.get("message", "failed")
                 if mode.get("http_status"):
                     raise urllib.error.HTTPError(f"http://{lease.queue}/{lease.name}", mode["http_status"], message,

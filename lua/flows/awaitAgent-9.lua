@@ -20,7 +20,11 @@
     ARGV[1] name (str)      the agent
     ARGV[2] waitMs (uint)   how long to mark it awaited; 0: only read
 
-  Output -> Awaited: { record or "", state, keeps } state: 0 no agent, 1 waiting, 2 working,
+  A kept finish comes with the steps its run recorded, when they were kept with it ("<name>|steps"
+  in results: "<token>|<at>|<steps record>", runSteps; the caller matches the finish's token and
+  time).
+
+  Output -> Awaited: { record or "", state, keeps, steps or "" } state: 0 no agent, 1 waiting, 2 working,
           3 dead-lettered, 4 blocked, 5 defined in no set; keeps 1 when the agent's next finish
           will be kept, else 0 (0 for no agent)
 ]]
@@ -52,4 +56,5 @@ if state ~= 0 then
   local until_ = tonumber(rcall('ZSCORE', awaitedKey, name) or '-1')
   if keepsFinish(def) or until_ >= now or rcall('SISMEMBER', K.fanout, name) == 1 then keeps = 1 end
 end
-return { kept and record or '', state, keeps }
+local steps = kept and rcall('HGET', resultsKey, name .. '|steps') or ''
+return { kept and record or '', state, keeps, steps }

@@ -5,6 +5,7 @@
 -- child's Register call), a recurring agent, a batch's sentinel, an agent with children attached
 -- (or named as a parent by a Register in progress: knownAgents marks it in fanout), and an agent
 -- an Await waits for (awaited, not past its time). A plain one-shot agent's finish writes nothing.
+-- F.kept names the agents whose finish this script kept (their steps go with it: runSteps).
 -- A kept record stays until results.retention_ms after it (for Await, children and deduplicated
 -- registrations); if the agent has children attached, an outbox entry in the agent's own slot
 -- holds the record until Baton has released them (flows); if a caller awaits the agent, its
@@ -34,7 +35,7 @@ local function flowKeys(K, ttlMs, maxEntries)
   F = {
     results = K.results, resultsat = K.resultsat, fanout = K.fanout, children = K.children,
     outbox = K.outbox, outboxres = K.outboxres, awaited = K.awaited, deps = K.deps, ttl = ttlMs,
-    max = maxEntries, written = 0, outboxed = 0,
+    max = maxEntries, written = 0, outboxed = 0, kept = {},
   }
 end
 
@@ -100,6 +101,7 @@ local function finished(name, record, now, keep)
     rcall('HSET', F.results, name, record)
     rcall('ZADD', F.resultsat, now + F.ttl, name)
     F.written = F.written + 1
+    F.kept[name] = true
   end
   if awaited then finishedAwaited[#finishedAwaited + 1] = name end
 end
@@ -122,7 +124,10 @@ local function endFinished(channel, queue, now)
     end
     if #old > 0 then
       rcall('ZREM', F.resultsat, unpack(old))
-      rcall('HDEL', F.results, unpack(old))
+      -- A finish's steps ("<name>|steps", runSteps) go with it, in the same command.
+      local fields = {}
+      for i, name in ipairs(old) do fields[2 * i - 1], fields[2 * i] = name, name .. '|steps' end
+      rcall('HDEL', F.results, unpack(fields))
     end
     rcall('PEXPIRE', F.results, F.ttl)
     rcall('PEXPIRE', F.resultsat, F.ttl)
@@ -149,6 +154,7 @@ local function finishedMany(names, records, keeps, now)
       finishedAwaited[#finishedAwaited + 1] = name
     end
     if keep then
+      F.kept[name] = true
       h[#h + 1], h[#h + 2] = name, records[i]
       z[#z + 1], z[#z + 2] = now + F.ttl, name
     end

@@ -16,6 +16,7 @@ local function startAcquire(K, worker, max, keyed)
     now = now, out = { now, -1, 0 }, worker = worker, asked = max, max = max, room = -1, rate = 0,
     tokens = 0, bucketAt = now, repaired = 0, granted = 0,
   }
+  stepsKeys(K.steps)
   local lim = rcall('HMGET', K.limits, 'paused', 'concurrency', 'rate', 'burst', 'tokens', 'at', 'keyed',
     'key_concurrency', 'key_rate', 'key_burst', 'vtime', 'priority_aging', 'key_limits', 'recount')
   G.lim = lim
@@ -46,7 +47,8 @@ local function startAcquire(K, worker, max, keyed)
 end
 
 -- Hands out the named agents (all still in waiting's place, which the caller already left):
--- reads their definitions, streaks and payloads with one HMGET each, numbers their tokens with
+-- reads their definitions, streaks and payloads with one HMGET each (and their runs' steps,
+-- when the queue has any: runSteps), numbers their tokens with
 -- one INCRBY and writes them with one ZADD and one HSET (the records by encodeLease). keys[j]
 -- is lease j's key ("" when not keyed); known[j], when given, is agent j's definition, already
 -- read by this script. Agents with no definition are dropped as repaired.
@@ -61,6 +63,8 @@ local function grant(K, names, keys, known)
   for j, i in ipairs(valid) do kept[j] = names[i] end
   local streaks = rcall('HMGET', K.streaks, unpack(kept))
   local payloads = rcall('HMGET', K.payloads, unpack(kept))
+  -- Steps of earlier attempts: one EXISTS per call, one HMGET only when the queue has any.
+  local steps = stepsOf(kept)
   local token = rcall('INCRBY', K.seq, #kept) - #kept
   -- Per lease only what differs is built; counters instead of # (each # is a search).
   local now, out = G.now, G.out
@@ -76,7 +80,8 @@ local function grant(K, names, keys, known)
     w = w + 2
     out[o + 1], out[o + 2], out[o + 3] = name, tokenText, deadline
     out[o + 4], out[o + 5], out[o + 6] = tonumber(streaks[j] or '0') + 1, def, payloads[j] or ''
-    o = o + 6
+    out[o + 7] = steps and steps[j] or ''
+    o = o + 7
   end
   rcall('ZADD', K.working, unpack(working))
   rcall('HSET', K.leases, unpack(leases))

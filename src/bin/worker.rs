@@ -7,7 +7,10 @@
 
 use std::time::Duration;
 
-use baton::client::{worker::Worker, Client};
+use baton::client::{
+    worker::{Failure, Steps, Worker},
+    Client,
+};
 use clap::Parser;
 use tokio_util::sync::CancellationToken;
 
@@ -24,9 +27,13 @@ struct Args {
     /// Leases held at once.
     #[arg(long, default_value_t = 1)]
     max_leases: u32,
-    /// How long each run takes.
+    /// How long each run takes (with --steps: each step).
     #[arg(long, default_value_t = 1000)]
     work_ms: u64,
+    /// Runs in this many steps, `step-1` … `step-N`, each recorded (RecordStep) when done; a
+    /// step a retried run's lease carries is skipped. Each step that starts is printed.
+    #[arg(long, default_value_t = 0)]
+    steps: u32,
     /// How often held leases are extended (three beats within the server's default orphan
     /// threshold of 10 s).
     #[arg(long, default_value_t = 3_000)]
@@ -70,14 +77,34 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         stop.cancel();
     });
     let work = Duration::from_millis(args.work_ms);
+    let (steps, recorder) = (args.steps, worker.steps());
     worker
-        .run(shutdown, move |lease, cancelled| async move {
+        .run(shutdown, move |lease, cancelled| {
+            let recorder = recorder.clone();
+            async move {
             println!(r#"{{"event":"acquired","name":"{}","token":{}}}"#, lease.name, lease.token);
+            for i in 1..=steps {
+                let step = format!("step-{i}");
+                if Steps::recorded(&lease, &step).is_some() {
+                    continue;
+                }
+                println!(r#"{{"event":"step","name":"{}","token":{},"step":{i}}}"#, lease.name, lease.token);
+                tokio::select! {
+                    _ = tokio::time::sleep(work) => {}
+                    _ = cancelled.cancelled() => return Ok(()),
+                }
+                recorder.record(&lease, &step, format!("result-{i}")).await.map_err(|e| Failure::transient(e.message()))?;
+            }
+            if steps > 0 {
+                println!(r#"{{"event":"done","name":"{}","token":{}}}"#, lease.name, lease.token);
+                return Ok(());
+            }
             tokio::select! {
                 _ = tokio::time::sleep(work) => println!(r#"{{"event":"done","name":"{}","token":{}}}"#, lease.name, lease.token),
                 _ = cancelled.cancelled() => println!(r#"{{"event":"cancelled","name":"{}","token":{}}}"#, lease.name, lease.token),
             }
             Ok(())
+            }
         })
         .await?;
     Ok(())

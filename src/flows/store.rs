@@ -107,12 +107,13 @@ impl FromReply for Attached {
     }
 }
 
-/// What awaitAgent answered: the kept finish, where the agent is, and whether its next finish
-/// will be kept.
-pub(crate) struct Awaited(Option<FinishRecord>, AwaitState, bool);
+/// What awaitAgent answered: the kept finish, where the agent is, whether its next finish
+/// will be kept, and the steps kept with the finish (raw: "<token>|<at>|<steps record>", or empty;
+/// `queues::records::StepRecord::parse_kept` reads it).
+pub(crate) struct Awaited(Option<FinishRecord>, AwaitState, bool, Vec<u8>);
 
 impl FromReply for Awaited {
-    /// `{ record or "", state, keeps }`
+    /// `{ record or "", state, keeps, steps or "" }`
     fn from_reply(mut r: Reply) -> Result<Self> {
         let record: Vec<u8> = r.next()?;
         let state = match r.next::<i64>()? {
@@ -124,7 +125,8 @@ impl FromReply for Awaited {
             _ => AwaitState::Detached,
         };
         let keeps = r.next::<i64>()? == 1;
-        Ok(Awaited(FinishRecord::parse(&record), state, keeps))
+        let steps: Vec<u8> = r.next()?;
+        Ok(Awaited(FinishRecord::parse(&record), state, keeps, steps))
     }
 }
 
@@ -598,17 +600,17 @@ impl Flows {
     /// An agent's kept finish, or where it is, and whether its next finish will be kept (it
     /// keeps its result, has children, or is awaited); with `wait_ms` > 0 an agent that exists
     /// is marked awaited for that long, so its finish is kept and announced (a name with no
-    /// agent writes nothing).
+    /// agent writes nothing). Last, the steps kept with the finish, raw (see [`Awaited`]).
     pub async fn await_read(
         &self,
         queue: &str,
         name: &str,
         wait_ms: u64,
-    ) -> Result<(Option<FinishRecord>, AwaitState, bool)> {
+    ) -> Result<(Option<FinishRecord>, AwaitState, bool, Vec<u8>)> {
         let k = self.keys.queue(queue);
-        let Awaited(record, state, keeps) =
+        let Awaited(record, state, keeps, steps) =
             self.call(Path::Dispatch, calls::AwaitAgent { keys: &k, name, wait_ms }).await?;
-        Ok((record, state, keeps))
+        Ok((record, state, keeps, steps))
     }
 
     /// The parents and first `children` children of agents of `queue` (physical).

@@ -8,7 +8,7 @@ use crate::rpc::validate;
 
 use crate::error::{Error, Result};
 use crate::pb;
-use crate::queues::store::{AgentDef, Completed, Completion, Ended, Outcome};
+use crate::queues::store::{AgentDef, Completed, Completion, Ended, Outcome, StepAnswer, StepRecord};
 use crate::rpc::auth;
 use crate::rpc::{duration, timestamp};
 
@@ -170,6 +170,74 @@ pub(crate) fn lease_pb(
         attempt: l.attempt,
         parents,
         agent: Some(agent_pb(l.def)),
+        steps: l.steps.into_iter().map(step_pb).collect(),
+    }
+}
+
+/// A step recorded, as the wire has it.
+pub(crate) fn step_pb(s: StepRecord) -> pb::Step {
+    pb::Step { name: s.name, result: s.result, recorded_at: Some(timestamp(s.recorded_at_ms)) }
+}
+
+/// Checks a step from the wire (RecordStep, Session; `field` prefixes its fields' names): the
+/// agent, the token, the step's name and its result's size (at most limits.max_step_bytes, the
+/// whole run's bound; the run's total is the script's to check).
+pub(crate) fn check_step(
+    limits: &crate::config::Limits,
+    field: &str,
+    name: &str,
+    token: u64,
+    step: &str,
+    result: &[u8],
+) -> Result<()> {
+    validate::agent_name(&format!("{field}name"), name)?;
+    validate::token(&format!("{field}token"), token)?;
+    validate::name(&format!("{field}step"), step)?;
+    if result.len() > limits.max_step_bytes {
+        return Err(Error::invalid(
+            format!("{field}result"),
+            format!("must be at most limits.max_step_bytes ({}) bytes, got {}", limits.max_step_bytes, result.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// What recordStep answered, as RecordStep answers it: the response, LEASE_LOST, or
+/// INVALID_ARGUMENT naming `step` (the run is at limits.max_steps) or `result` (its results would
+/// pass limits.max_step_bytes).
+pub(crate) fn step_answer(
+    limits: &crate::config::Limits,
+    field: &str,
+    lease: (&str, &str, u64),
+    step: &str,
+    result: Vec<u8>,
+    answer: StepAnswer,
+) -> Result<pb::RecordStepResponse> {
+    let (queue, name, token) = lease;
+    match answer {
+        StepAnswer::Lost => Err(Error::LeaseLost(format!("{queue}/{name} token {token}"))),
+        StepAnswer::TooMany { count } => Err(Error::invalid(
+            format!("{field}step"),
+            format!("the run has {count} steps: limits.max_steps ({}) allows no more", limits.max_steps),
+        )),
+        StepAnswer::TooLarge { bytes } => Err(Error::invalid(
+            format!("{field}result"),
+            format!(
+                "the run's steps hold {bytes} result bytes: {} more would pass limits.max_step_bytes ({})",
+                result.len(),
+                limits.max_step_bytes
+            ),
+        )),
+        StepAnswer::Recorded { at_ms, count } => Ok(pb::RecordStepResponse {
+            recorded: true,
+            step: Some(step_pb(StepRecord { name: step.to_string(), recorded_at_ms: at_ms, result })),
+            steps: count,
+        }),
+        StepAnswer::Kept { at_ms, count, result } => Ok(pb::RecordStepResponse {
+            recorded: false,
+            step: Some(step_pb(StepRecord { name: step.to_string(), recorded_at_ms: at_ms, result })),
+            steps: count,
+        }),
     }
 }
 

@@ -5,6 +5,8 @@
 //!   by ListAgents.
 //! - The definition (`lua/includes/defField.lua`): JSON written here, read by the scripts
 //!   without decoding it; registerAgents appends `"parents":n`.
+//! - The steps of a run (`lua/includes/stepRecord.lua`): written by recordStep only, read here
+//!   for a lease, GetAgent and Await.
 
 use std::collections::BTreeMap;
 
@@ -184,10 +186,127 @@ impl AgentDef {
     }
 }
 
+/// One step a run recorded (RecordStep). A run's record is its steps' entries concatenated, in
+/// the order recorded: `"<step>|<recorded at ms>|<result length>|<result>"` each; a step name
+/// holds no '|' (it is validated as a name), and the result bytes come last, binary-safe.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StepRecord {
+    pub name: String,
+    pub recorded_at_ms: i64,
+    pub result: Vec<u8>,
+}
+
+impl StepRecord {
+    /// A run's record as recordStep writes it (Baton itself never writes one).
+    #[cfg(test)]
+    pub(crate) fn encode_list(steps: &[StepRecord]) -> Vec<u8> {
+        let mut rec = Vec::new();
+        for s in steps {
+            rec.extend_from_slice(format!("{}|{}|{}|", s.name, s.recorded_at_ms, s.result.len()).as_bytes());
+            rec.extend_from_slice(&s.result);
+        }
+        rec
+    }
+
+    /// A run's steps, in order; None when `rec` is not a steps record.
+    pub(crate) fn parse_list(rec: &[u8]) -> Option<Vec<StepRecord>> {
+        let mut steps = Vec::new();
+        let mut rest = rec;
+        while !rest.is_empty() {
+            let mut field = || -> Option<&[u8]> {
+                let bar = rest.iter().position(|&b| b == b'|')?;
+                let (head, tail) = (&rest[..bar], &rest[bar + 1..]);
+                rest = tail;
+                Some(head)
+            };
+            let name = std::str::from_utf8(field()?).ok()?.to_string();
+            let recorded_at_ms = std::str::from_utf8(field()?).ok()?.parse().ok()?;
+            let len: usize = std::str::from_utf8(field()?).ok()?.parse().ok()?;
+            if rest.len() < len {
+                return None;
+            }
+            steps.push(StepRecord { name, recorded_at_ms, result: rest[..len].to_vec() });
+            rest = &rest[len..];
+        }
+        Some(steps)
+    }
+
+    /// The steps kept with a finish (`"<token>|<at>|<record>"`, written by the script that kept
+    /// the finish): the finish's token and time (ms), and the steps; None when `rec` is empty or
+    /// not such a record.
+    pub(crate) fn parse_kept(rec: &[u8]) -> Option<(u64, i64, Vec<StepRecord>)> {
+        let mut parts = rec.splitn(3, |&b| b == b'|');
+        let token = std::str::from_utf8(parts.next()?).ok()?.parse().ok()?;
+        let at_ms = std::str::from_utf8(parts.next()?).ok()?.parse().ok()?;
+        Some((token, at_ms, Self::parse_list(parts.next()?)?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testing::TestRedis;
+
+    /// Edge values: no step, an empty result, binary bytes with '|', a time past 2^32.
+    fn step_lists() -> Vec<Vec<StepRecord>> {
+        let step =
+            |name: &str, at, result: &[u8]| StepRecord { name: name.into(), recorded_at_ms: at, result: result.into() };
+        vec![
+            vec![],
+            vec![step("a", 1, b"")],
+            vec![step("fetch", 1_795_000_000_123, b"x|y|3|z"), step("s.2_-", 7, &[0, 255, b'|', 10])],
+        ]
+    }
+
+    #[tokio::test]
+    async fn step_records_read_the_same_on_both_sides() {
+        let redis = TestRedis::start().await;
+        for steps in step_lists() {
+            // Lua's encoder writes what Rust's writes, and Rust's parser reads it back.
+            let mut lua: Vec<u8> = Vec::new();
+            for s in &steps {
+                let at = s.recorded_at_ms.to_string();
+                let entry: Vec<u8> = redis
+                    .eval_includes(
+                        &["stepRecord"],
+                        "return encodeStep(ARGV[1], tonumber(ARGV[2]), ARGV[3])",
+                        &[s.name.as_bytes(), at.as_bytes(), &s.result],
+                    )
+                    .await;
+                lua.extend(entry);
+            }
+            assert_eq!(lua, StepRecord::encode_list(&steps), "{steps:?}");
+            assert_eq!(StepRecord::parse_list(&lua).as_ref(), Some(&steps));
+            // Lua's parser reads what Rust's encoder writes.
+            let rec = StepRecord::encode_list(&steps);
+            let parsed: Vec<Vec<u8>> = redis
+                .eval_includes(
+                    &["stepRecord"],
+                    "local out = {} \
+                     for _, s in ipairs(parseSteps(ARGV[1])) do \
+                       out[#out + 1] = s.name; out[#out + 1] = string.format('%d', s.at); out[#out + 1] = s.result \
+                     end return out",
+                    &[&rec],
+                )
+                .await;
+            let expected: Vec<Vec<u8>> = steps
+                .iter()
+                .flat_map(|s| [s.name.as_bytes().to_vec(), s.recorded_at_ms.to_string().into_bytes(), s.result.clone()])
+                .collect();
+            assert_eq!(parsed, expected);
+            // Kept with a finish: the token in front.
+            let mut kept = b"42|1795000000123|".to_vec();
+            kept.extend(&rec);
+            assert_eq!(StepRecord::parse_kept(&kept), Some((42, 1_795_000_000_123, steps.clone())));
+        }
+        // Not a steps record: None on both sides.
+        for bad in [&b"a|1|5|abc"[..], b"a|x|1|b", b"a|1"] {
+            assert_eq!(StepRecord::parse_list(bad), None, "{bad:?}");
+            let absent: i64 =
+                redis.eval_includes(&["stepRecord"], "return parseSteps(ARGV[1]) and 1 or 0", &[bad]).await;
+            assert_eq!(absent, 0, "{bad:?}");
+        }
+    }
 
     /// Edge values: a token and times past 2^32, an empty worker, no key, a key holding '@',
     /// a cancel without progress, progress holding '|', a worker of every other byte.

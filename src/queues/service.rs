@@ -244,6 +244,7 @@ fn status_pb(info: crate::queues::store::AgentInfo) -> pb::AgentStatus {
         parents_total: 0,
         parents_pending: 0,
         children: Vec::new(),
+        steps: info.steps.into_iter().map(crate::queues::leases::step_pb).collect(),
     }
 }
 
@@ -515,6 +516,27 @@ impl AgentService for AgentServiceImpl {
         .await
     }
 
+    async fn record_step(
+        &self,
+        request: Request<pb::RecordStepRequest>,
+    ) -> Result<Response<pb::RecordStepResponse>, Status> {
+        observe("RecordStep", async {
+            auth::authorize(&request)?;
+            let req = request.into_inner();
+            let limits = &self.config.limits;
+            validate::name("queue", &req.queue)?;
+            crate::queues::leases::check_step(limits, "", &req.name, req.token, &req.step, &req.result)?;
+            let answer = self.store.record_step(&req.queue, &req.name, req.token, &req.step, &req.result).await?;
+            if answer == crate::queues::store::StepAnswer::Lost {
+                metrics::counter!("baton_leases_lost_total", "rpc" => "RecordStep").increment(1);
+            }
+            let lease = (req.queue.as_str(), req.name.as_str(), req.token);
+            let response = crate::queues::leases::step_answer(limits, "", lease, &req.step, req.result, answer)?;
+            Ok(Response::new(response))
+        })
+        .await
+    }
+
     async fn cancel_run(
         &self,
         request: Request<pb::CancelRunRequest>,
@@ -596,14 +618,21 @@ impl AgentService for AgentServiceImpl {
             let waiter = if wait.is_zero() { None } else { Some(self.wakeups.await_finish(&shard, &req.name).await?) };
             loop {
                 let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-                let (finish, state, keeps) =
+                let (finish, state, keeps, steps) =
                     self.store.flows.await_read(&shard, &req.name, left.as_millis() as u64).await?;
                 if let Some(f) = finish.filter(|f| f.token == 0 || f.token > req.after_token) {
+                    // The steps kept with this finish: those kept with its token and time (an
+                    // earlier finish of the name may have left its own).
+                    let steps = crate::queues::records::StepRecord::parse_kept(&steps)
+                        .filter(|(token, at_ms, _)| *token == f.token && *at_ms == f.at_ms)
+                        .map(|(_, _, steps)| steps.into_iter().map(crate::queues::leases::step_pb).collect())
+                        .unwrap_or_default();
                     return Ok(Response::new(pb::AwaitResponse {
                         done: true,
                         result: Some(crate::flows::service::result_pb(&shard, &req.name, f)),
                         state: 0,
                         result_not_kept: false,
+                        steps,
                     }));
                 }
                 if state == crate::flows::store::AwaitState::Missing {
@@ -618,6 +647,7 @@ impl AgentService for AgentServiceImpl {
                     result: None,
                     state: crate::flows::service::await_state_pb(state) as i32,
                     result_not_kept: !keeps,
+                    steps: Vec::new(),
                 };
                 let Some(waiter) = &waiter else { return Ok(Response::new(not_done)) };
                 if left.is_zero() {

@@ -2,7 +2,7 @@
 //! contract). One task per session:
 //!
 //! - takes in, without waiting, every message that has arrived (credit, completions,
-//!   heartbeats, releases), validating each message whole before any of it counts;
+//!   heartbeats, releases, steps), validating each message whole before any of it counts;
 //! - flushes what it took in (one completeAgents script per queue shard, one heartbeat script,
 //!   the releases side by side) while, in the same round trip, it acquires as many leases as
 //!   the worker has credit for;
@@ -138,15 +138,17 @@ struct Pending {
     completions: Vec<Completion>,
     heartbeats: Vec<(String, u64, String)>,
     releases: Vec<(String, u64, u64)>,
+    /// Steps to record (RecordStep): applied before the rest of the round.
+    steps: Vec<pb::SessionStep>,
 }
 
 impl Pending {
     fn is_empty(&self) -> bool {
-        self.completions.is_empty() && self.heartbeats.is_empty() && self.releases.is_empty()
+        self.completions.is_empty() && self.heartbeats.is_empty() && self.releases.is_empty() && self.steps.is_empty()
     }
 
     fn len(&self) -> usize {
-        self.completions.len() + self.heartbeats.len() + self.releases.len()
+        self.completions.len() + self.heartbeats.len() + self.releases.len() + self.steps.len()
     }
 }
 
@@ -192,6 +194,11 @@ impl Session {
         validate::count("completions", m.completions.len(), 0, self.max_batch)?;
         validate::count("heartbeats", m.heartbeats.len(), 0, self.max_batch)?;
         validate::count("releases", m.releases.len(), 0, self.max_batch)?;
+        validate::count("steps", m.steps.len(), 0, self.max_batch)?;
+        for (i, st) in m.steps.iter().enumerate() {
+            let field = format!("steps[{i}].");
+            crate::queues::leases::check_step(&self.config.limits, &field, &st.name, st.token, &st.step, &st.result)?;
+        }
         let mut completions = Vec::with_capacity(m.completions.len());
         for (i, c) in m.completions.into_iter().enumerate() {
             let wire = pb::CompleteRequest {
@@ -240,6 +247,7 @@ impl Session {
         self.pending.completions.extend(completions);
         self.pending.heartbeats.extend(m.heartbeats.into_iter().map(|h| (h.name, h.token, h.progress)));
         self.pending.releases.extend(releases);
+        self.pending.steps.extend(m.steps);
         Ok(())
     }
 
@@ -250,7 +258,12 @@ impl Session {
         notify: &tokio::sync::Notify,
         shutdown: &tokio_util::sync::CancellationToken,
     ) -> Result<()> {
-        let ctx = Arc::new(Ctx { store: self.store.clone(), queue: self.queue.clone(), worker: self.worker.clone() });
+        let ctx = Arc::new(Ctx {
+            store: self.store.clone(),
+            queue: self.queue.clone(),
+            worker: self.worker.clone(),
+            limits: self.config.limits.clone(),
+        });
         let mut open = true; // the worker has not half-closed
         let mut closed = false; // nobody reads the answers
         let mut want = true; // something may be due: acquire when there is credit
@@ -455,6 +468,7 @@ struct Ctx {
     store: Queues,
     queue: String,
     worker: String,
+    limits: crate::config::Limits,
 }
 
 impl Ctx {
@@ -466,6 +480,11 @@ impl Ctx {
         }
         let store = &self.store;
         let queue = self.queue.as_str();
+        // Steps first, one by one in the order sent, so a completion in the same round ends a
+        // run whose steps are all recorded.
+        for st in &p.steps {
+            response.steps.push(self.record_step(st).await?);
+        }
         let completions = async {
             if p.completions.is_empty() {
                 return Ok(Vec::new());
@@ -506,6 +525,35 @@ impl Ctx {
             metrics::counter!("baton_leases_lost_total", "rpc" => "Session").increment(response.lost.len() as u64);
         }
         Ok(response)
+    }
+
+    /// Records one step; its answer (a lost lease or a limit is answered on the item, as
+    /// CompleteBatch answers a lost lease; only a failing Redis ends the session).
+    async fn record_step(&self, st: &pb::SessionStep) -> Result<pb::StepResult> {
+        use crate::queues::store::StepAnswer;
+        let answer = self.store.record_step(&self.queue, &st.name, st.token, &st.step, &st.result).await?;
+        let mut out =
+            pb::StepResult { name: st.name.clone(), token: st.token, step: st.step.clone(), ..Default::default() };
+        match answer {
+            StepAnswer::Lost => {
+                metrics::counter!("baton_leases_lost_total", "rpc" => "Session").increment(1);
+                out.lease_lost = true;
+            }
+            StepAnswer::TooMany { .. } => out.refused = "limits.max_steps".into(),
+            StepAnswer::TooLarge { .. } => out.refused = "limits.max_step_bytes".into(),
+            answer => {
+                let lease = (self.queue.as_str(), st.name.as_str(), st.token);
+                out.response = Some(crate::queues::leases::step_answer(
+                    &self.limits,
+                    "",
+                    lease,
+                    &st.step,
+                    st.result.clone(),
+                    answer,
+                )?);
+            }
+        }
+        Ok(out)
     }
 
     /// Leases granted that nobody will ever see (the stream went away, or the round failed):
@@ -564,5 +612,10 @@ pub(crate) fn undecodable(status: Status) -> std::result::Result<Error, Status> 
 }
 
 fn is_empty(r: &pb::SessionResponse) -> bool {
-    r.leases.is_empty() && r.completed.is_empty() && r.extended.is_empty() && r.lost.is_empty() && r.released.is_empty()
+    r.leases.is_empty()
+        && r.completed.is_empty()
+        && r.extended.is_empty()
+        && r.lost.is_empty()
+        && r.released.is_empty()
+        && r.steps.is_empty()
 }

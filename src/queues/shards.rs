@@ -288,6 +288,18 @@ impl Queues {
         Shard(self).release(&self.shard_of(SourceKind::Queue, queue, name), name, token, delay_ms).await
     }
 
+    /// Records a step of the run `token` holds (see [`crate::queues::store::StepAnswer`]).
+    pub async fn record_step(
+        &self,
+        queue: &str,
+        name: &str,
+        token: u64,
+        step: &str,
+        result: &[u8],
+    ) -> Result<crate::queues::store::StepAnswer> {
+        Shard(self).record_step(&self.shard_of(SourceKind::Queue, queue, name), name, token, step, result).await
+    }
+
     /// One agent's definition and state, or None.
     pub async fn get_agent(&self, queue: &str, name: &str) -> Result<Option<AgentInfo>> {
         Shard(self).get_agent(&self.shard_of(SourceKind::Queue, queue, name), name).await

@@ -2,6 +2,7 @@
 
 use crate::store::keys::ChannelKind;
 
+pub use super::records::StepRecord;
 use super::records::{Idempotency, LeaseRecord};
 use crate::error::{Error, Result};
 use crate::flows::store::Flows;
@@ -101,7 +102,7 @@ impl FromReply for Completions {
 pub(crate) enum Acquisition {
     /// `{ -1 }`: the queue is not this script's (keyed or not): nothing written.
     OtherPath,
-    /// `{ now, nextDue, repaired, (name, token, deadline, attempt, definition, payload)* }`.
+    /// `{ now, nextDue, repaired, (name, token, deadline, attempt, definition, payload, steps)* }`.
     Granted { now_ms: i64, next_due: i64, repaired: u64, leases: Vec<Lease> },
 }
 
@@ -112,7 +113,7 @@ impl FromReply for Acquisition {
             return Ok(Acquisition::OtherPath);
         }
         let (next_due, repaired) = (r.next()?, r.next()?);
-        let mut leases = Vec::with_capacity(r.remaining() / 6);
+        let mut leases = Vec::with_capacity(r.remaining() / 7);
         while !r.is_empty() {
             let name: String = r.next()?;
             let token: u64 = r.next()?;
@@ -120,8 +121,23 @@ impl FromReply for Acquisition {
             let attempt: u32 = r.next()?;
             let json: Vec<u8> = r.next()?;
             let payload: Vec<u8> = r.next()?;
+            let steps: Vec<u8> = r.next()?;
             let def = AgentDef::parse(name.clone(), &json, payload)?;
-            leases.push(Lease { name, token, granted_ms: now_ms, deadline_ms, attempt, def, parents: Vec::new() });
+            // A record that does not parse is not worth failing a grant for: its lease has none.
+            let steps = StepRecord::parse_list(&steps).unwrap_or_else(|| {
+                tracing::warn!(agent = name, "the steps of a lease are not a steps record; handed over without them");
+                Vec::new()
+            });
+            leases.push(Lease {
+                name,
+                token,
+                granted_ms: now_ms,
+                deadline_ms,
+                attempt,
+                def,
+                parents: Vec::new(),
+                steps,
+            });
         }
         Ok(Acquisition::Granted { now_ms, next_due, repaired, leases })
     }
@@ -169,6 +185,36 @@ pub struct Lease {
     pub def: AgentDef,
     /// The finishes of the agent's parents: (physical queue, name, finish), in name order.
     pub parents: Vec<(String, String, crate::flows::store::FinishRecord)>,
+    /// The steps earlier attempts of this run recorded (RecordStep), in order.
+    pub steps: Vec<StepRecord>,
+}
+
+/// What recordStep answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepAnswer {
+    /// The token does not hold the lease: nothing written.
+    Lost,
+    /// The run has `count` steps already (limits.max_steps): nothing written.
+    TooMany { count: u32 },
+    /// The run's steps hold `bytes` result bytes already (limits.max_step_bytes).
+    TooLarge { bytes: u64 },
+    /// Recorded at this time (ms); the run has `count` steps now.
+    Recorded { at_ms: i64, count: u32 },
+    /// A step of that name was recorded already in this run: its first time and result.
+    Kept { at_ms: i64, count: u32, result: Vec<u8> },
+}
+
+impl FromReply for StepAnswer {
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        match r.next::<i64>()? {
+            -1 => Ok(StepAnswer::Lost),
+            -2 => Ok(StepAnswer::TooMany { count: r.next()? }),
+            -3 => Ok(StepAnswer::TooLarge { bytes: r.next()? }),
+            0 => Ok(StepAnswer::Recorded { at_ms: r.next()?, count: r.next()? }),
+            1 => Ok(StepAnswer::Kept { at_ms: r.next()?, count: r.next()?, result: r.next()? }),
+            code => Err(Error::Internal(format!("recordStep: unknown code {code}"))),
+        }
+    }
 }
 
 /// What one Acquire found.
@@ -271,6 +317,8 @@ pub struct AgentInfo {
     pub cancel_requested: bool,
     /// A dead-lettered agent's dead-letter context (JSON object: outcome, message, …).
     pub dead_letter: Option<serde_json::Value>,
+    /// The steps its current run recorded (GetAgent only; ListAgents leaves it empty).
+    pub steps: Vec<StepRecord>,
 }
 
 /// A page of a queue's agents, sorted by name (readAgents: one HSCAN walk of the definitions).
@@ -820,8 +868,43 @@ impl Shard<'_, Queues> {
         let k = self.keys.queue(queue);
         let names = vec![calls::ReadAgentsNames { name, _item: Default::default() }];
         let call = calls::ReadAgents { keys: &k, paged: false, cursor: "", after: "", page_size: 0, prefix: "", names };
-        let mut page = self.call(Path::Dispatch, call).await?;
-        Ok(page.agents.pop())
+        let (page, steps) = tokio::join!(self.call(Path::Dispatch, call), self.read_steps(queue, name));
+        let mut page = page?;
+        let steps = steps?;
+        Ok(page.agents.pop().map(|mut agent| {
+            agent.steps = steps;
+            agent
+        }))
+    }
+
+    /// The steps an agent's current run recorded (one HGET of a single key; empty for none).
+    async fn read_steps(&self, queue: &str, name: &str) -> Result<Vec<StepRecord>> {
+        let k = self.keys.queue(queue);
+        let mut conn = self.redis.conn().await?;
+        let rec: Option<Vec<u8>> = redis::cmd("HGET").arg(&k.steps).arg(name).query_async(&mut conn).await?;
+        Ok(rec.as_deref().and_then(StepRecord::parse_list).unwrap_or_default())
+    }
+
+    /// Records a step of the run `token` holds (recordStep).
+    pub(super) async fn record_step(
+        &self,
+        queue: &str,
+        name: &str,
+        token: u64,
+        step: &str,
+        result: &[u8],
+    ) -> Result<StepAnswer> {
+        let k = self.keys.queue(queue);
+        let call = calls::RecordStep {
+            keys: &k,
+            name,
+            token: &token.to_string(),
+            step,
+            result,
+            max_steps: self.policy.max_steps.into(),
+            max_bytes: self.policy.max_step_bytes as u64,
+        };
+        self.call(Path::WriteBack, call).await
     }
 
     /// A page of agents from `cursor` (past `after` in its batch), sorted by name, only names
@@ -889,6 +972,7 @@ impl crate::store::scripts::FromReply for AgentPage {
                 progress: working.and(lease.as_ref().map(|l| l.progress.clone())).unwrap_or_default(),
                 cancel_requested: working.is_some() && lease.as_ref().is_some_and(|l| l.cancel),
                 dead_letter: dlq_context.and_then(|c| serde_json::from_slice(&c).ok()),
+                steps: Vec::new(),
             });
         }
         let next = (!cursor.is_empty()).then_some(PagePosition { shard: 0, cursor, after });

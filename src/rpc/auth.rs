@@ -342,9 +342,10 @@ pub fn permission(path: &str) -> Option<Permission> {
     use Permission::*;
     Some(match (service, method) {
         ("baton.v1.AgentService", "Register" | "Unregister" | "CancelRun" | "RegisterBatch" | "CloseBatch") => Produce,
-        ("baton.v1.AgentService", "Acquire" | "Heartbeat" | "Complete" | "CompleteBatch" | "Release" | "Session") => {
-            Work
-        }
+        (
+            "baton.v1.AgentService",
+            "Acquire" | "Heartbeat" | "Complete" | "CompleteBatch" | "Release" | "Session" | "RecordStep",
+        ) => Work,
         ("baton.v1.AgentService", "GetAgent" | "ListAgents" | "Await" | "GetBatch") => Read,
         ("baton.v1.ClaimService", "Offer") => Produce,
         ("baton.v1.ClaimService", "Claim" | "Return" | "Fail") => Work,
@@ -743,6 +744,7 @@ mod tests {
             ("/baton.v1.AgentService/Register", Some(Produce)),
             ("/baton.v1.AgentService/CancelRun", Some(Produce)),
             ("/baton.v1.AgentService/Acquire", Some(Work)),
+            ("/baton.v1.AgentService/RecordStep", Some(Work)),
             ("/baton.v1.AgentService/ListAgents", Some(Read)),
             ("/baton.v1.ClaimService/WatchPool", Some(Read)),
             ("/baton.v1.LeaderService/Resign", Some(Work)),

@@ -95,6 +95,9 @@ pub struct QueueKeys {
     pub dedup: String,
     /// ZSET idempotency key -> held until (ms).
     pub dedupat: String,
+    /// HASH name -> the steps its current run recorded (`lua/includes/stepRecord.lua`); only
+    /// agents that recorded a step have an entry, and it goes when the run ends.
+    pub steps: String,
 }
 
 /// The keys of one pool; the pool scripts (`lua/pools/`) take them as `KEYS of PoolKeys`.
@@ -246,9 +249,9 @@ pub struct ElectionKeys {
 }
 
 impl QueueKeys {
-    /// The nine keys of acquireAgents (the plain path), in its order (the bench calls the
+    /// The ten keys of acquireAgents (the plain path), in its order (the bench calls the
     /// script with them too).
-    pub fn acquire_keys(&self) -> [&str; 9] {
+    pub fn acquire_keys(&self) -> [&str; 10] {
         [
             &self.waiting,
             &self.working,
@@ -259,6 +262,7 @@ impl QueueKeys {
             &self.seq,
             &self.workers,
             &self.limits,
+            &self.steps,
         ]
     }
 }
@@ -371,6 +375,7 @@ impl Keys {
             unattached: k("unattached"),
             dedup: k("dedup"),
             dedupat: k("dedupat"),
+            steps: k("steps"),
         }
     }
 

@@ -78,6 +78,10 @@ pub struct Policy {
     pub results: crate::config::ResultsConfig,
     /// Idempotency windows of one-shot agents (`with_flows`).
     pub dedup: crate::config::DedupConfig,
+    /// Most steps one run records (limits.max_steps).
+    pub max_steps: u32,
+    /// Most result bytes of one run's steps together (limits.max_step_bytes).
+    pub max_step_bytes: usize,
 }
 
 impl Policy {
@@ -96,6 +100,8 @@ impl Policy {
             bulk_inflight: limits.bulk_inflight,
             results: Default::default(),
             dedup: Default::default(),
+            max_steps: limits.max_steps,
+            max_step_bytes: limits.max_step_bytes,
         }
     }
 

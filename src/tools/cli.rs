@@ -94,7 +94,8 @@ pub enum Command {
         #[command(flatten)]
         target: Target,
     },
-    /// One agent in full: definition, state, holder, token, streak, progress (GetAgent).
+    /// One agent in full: definition, state, holder, token, streak, progress, its run's steps
+    /// (GetAgent).
     Agent {
         /// The queue.
         queue: String,
@@ -872,7 +873,22 @@ async fn agent(c: &Client, t: &Target, queue: &str, name: &str) -> Result<String
     for c in &a.children {
         rows.push(vec!["  child".into(), format!("{}/{}", c.queue, c.name)]);
     }
+    step_rows(&mut rows, &a.steps);
     Ok(table(&["FIELD", "VALUE"], &rows))
+}
+
+/// The steps of a run (RecordStep), one row each: "<name> at <time>: <result>".
+fn step_rows(rows: &mut Vec<Vec<String>>, steps: &[pb::Step]) {
+    if steps.is_empty() {
+        return;
+    }
+    rows.push(vec!["steps".into(), steps.len().to_string()]);
+    for s in steps {
+        rows.push(vec![
+            "  step".into(),
+            format!("{} at {}: {}", s.name, instant(&s.recorded_at), payload_text(&s.result)),
+        ]);
+    }
 }
 
 async fn await_agent(c: &Client, t: &Target, queue: &str, name: &str, wait_ms: u64) -> Result<String> {
@@ -915,6 +931,8 @@ async fn await_agent(c: &Client, t: &Target, queue: &str, name: &str, wait_ms: u
     .into_iter()
     .map(|(k, v)| vec![k.to_string(), v])
     .collect();
+    let mut rows = rows;
+    step_rows(&mut rows, &answer.steps);
     Ok(table(&["FIELD", "VALUE"], &rows))
 }
 

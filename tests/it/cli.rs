@@ -282,6 +282,21 @@ async fn operator_commands_act_and_report_each_result() {
         (a["agent"]["state"].as_str(), a["agent"]["agent"]["payload"].as_str()),
         (Some("AGENT_STATE_WORKING"), Some("aGVsbG8gd29ybGQ="))
     );
+    // A step the run recorded is shown in the table and in --json.
+    let step = pb::RecordStepRequest {
+        queue: "mail".into(),
+        name: "alpha".into(),
+        token: alpha.token,
+        step: "fetch".into(),
+        result: b"page one".to_vec(),
+    };
+    env.client.record_step(step).await.unwrap();
+    let shown = ok(&addr, &["agent", "mail", "alpha"]).await;
+    assert_eq!(row(&shown, &["steps"])[1], "1", "{shown}");
+    assert!(row(&shown, &["step"])[1..].join(" ").starts_with("fetch at "), "{shown}");
+    assert!(shown.contains("page one"), "{shown}");
+    let a = json(&addr, &["agent", "mail", "alpha"]).await;
+    assert_eq!(a["agent"]["steps"][0]["name"], "fetch");
     let (_, err) = fails(&addr, &["agent", "mail", "nobody"]).await;
     assert!(err.contains("NotFound"), "{err}");
 

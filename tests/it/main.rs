@@ -42,6 +42,7 @@ mod security;
 mod serve;
 mod session;
 mod sharding;
+mod steps;
 mod trace;
 mod validation;
 mod web;

@@ -216,6 +216,7 @@ const RPCS: &[(&str, &str)] = &[
     ("CompleteBatch", "work"),
     ("Release", "work"),
     ("Session", "work"),
+    ("RecordStep", "work"),
     ("GetAgent", "read"),
     ("ListAgents", "read"),
     ("CancelRun", "produce"),
@@ -338,6 +339,19 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
         }
         "Release" => agents
             .release(req(pb::ReleaseRequest { queue: q, name: "a1".into(), token: 1, ..Default::default() }, auth))
+            .await
+            .map(drop),
+        "RecordStep" => agents
+            .record_step(req(
+                pb::RecordStepRequest {
+                    queue: q,
+                    name: "a1".into(),
+                    token: 1,
+                    step: "s1".into(),
+                    ..Default::default()
+                },
+                auth,
+            ))
             .await
             .map(drop),
         "GetAgent" => agents.get_agent(req(pb::GetAgentRequest { queue: q, name: "a1".into() }, auth)).await.map(drop),

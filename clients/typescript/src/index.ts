@@ -19,7 +19,7 @@ export { describeFailure, Failure, FailureReport, HttpError } from "./failure";
 export { Leadership, LeadershipEvents, LeadershipOptions } from "./leader";
 export { AgentSpec, AWAIT_WAIT_MS, AwaitOptions, BatchOptions, Producer, RegisterAndAwaitOptions, RegisterOptions } from "./producer";
 export { backoffMs, CallSettings, duration, idempotent, isLeaseLost, isServiceError, pushbackMs, reason, unary } from "./rpc";
-export { Handler, LeaseLostError, Logger, ShutdownError, Worker, WorkerOptions } from "./worker";
+export { Handler, LeaseLostError, Logger, recordedStep, ShutdownError, Worker, WorkerOptions } from "./worker";
 export { Claim, ClaimOptions, Claimer, ClaimerOptions, describeError, LineFullError, Pool, ResourceLike } from "./claim";
 export { Message, MessageHandler, ScheduleOptions, Scheduler, Subscriber, SubscriberEvents, SubscriberOptions } from "./schedule";
 export { parseTraceparent, traceparentOf, TRACER_NAME, tracingInterceptor } from "./tracing";

@@ -16,12 +16,13 @@ import {
   Lease,
   Outcome,
   outcomeToJSON,
+  RecordStepResponse,
   SessionCompletion,
   SessionRequest,
   SessionResponse,
 } from "./gen/baton/v1/agent";
 import { describeFailure } from "./failure";
-import { backoffMs, describe, duration, isServiceError, sleep } from "./rpc";
+import { backoffMs, describe, duration, isServiceError, sleep, unary } from "./rpc";
 import { endProcessSpan, startLeaseSpan } from "./tracing";
 
 /**
@@ -30,6 +31,12 @@ import { endProcessSpan, startLeaseSpan } from "./tracing";
  * `lease.parents` (the results of this lease's own parents). Throwing completes it with a failure.
  */
 export type Handler = (lease: Lease, signal: AbortSignal) => Promise<Uint8Array | string | void>;
+
+/** The result of `step` as an earlier attempt of this run recorded it (`lease.steps`), or
+ *  undefined: a handler skips the steps a retried run's lease carries. */
+export function recordedStep(lease: Lease, step: string): Uint8Array | undefined {
+  return lease.steps.find((s) => s.name === step)?.result;
+}
 
 /** The reason of a handler's aborted signal when Baton reported its lease lost. */
 export class LeaseLostError extends Error {
@@ -80,7 +87,7 @@ interface Run {
 /** How long a stopping worker waits for Baton's last answers before cancelling the stream. */
 const CLOSE_TIMEOUT_MS = 10_000;
 
-const emptyRequest = (): SessionRequest => ({ open: undefined, credit: 0, completions: [], heartbeats: [], releases: [] });
+const emptyRequest = (): SessionRequest => ({ open: undefined, credit: 0, completions: [], heartbeats: [], releases: [], steps: [] });
 
 const key = (lease: { name: string; token: bigint }) => `${lease.name}\u0000${lease.token}`;
 
@@ -124,6 +131,15 @@ export class Worker {
    *  lease's next heartbeat; GetAgent shows the last one while the run is held. */
   reportProgress(lease: { name: string; token: bigint }, value: string): void {
     this.progress.set(key(lease), value);
+  }
+
+  /** Records `step` of the run of `lease` with its result (AgentService.RecordStep, fenced by the
+   *  lease's token): a retried run's lease carries it (recordedStep). A step recorded already keeps
+   *  its first result (`recorded` false); a lost lease rejects (FAILED_PRECONDITION, LEASE_LOST). */
+  recordStep(lease: Lease, step: string, result: Uint8Array | string = ""): Promise<RecordStepResponse> {
+    const bytes = typeof result === "string" ? Buffer.from(result, "utf8") : Buffer.from(result);
+    const request = { queue: lease.queue, name: lease.name, token: lease.token, step, result: bytes };
+    return unary(this.client.recordStep.bind(this.client), request, { timeoutMs: 10_000 });
   }
 
   /** Asks run() to stop gracefully (see the module doc); run() resolves once it has. */

@@ -8,7 +8,7 @@ import { context, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import {
   agent, AgentResult, AgentSpec, BatchStatus, Claimer, isServiceError, Leadership, Lease, LeaseLostError, parseTraceparent, Producer,
-  ShutdownError, Worker,
+  recordedStep, ShutdownError, Worker,
 } from "../src";
 
 const target = process.env.BATON_TARGET;
@@ -37,8 +37,15 @@ function startWorker(c: Command): void {
   const handler = async (lease: Lease, signal: AbortSignal) => {
     const run = { id, name: lease.name, token: lease.token };
     const parents = lease.parents.map((p) => ({ queue: p.queue, name: p.name, finish: agent.finishToJSON(p.finish), result: p.result.toString() }));
-    emit({ event: "started", ...run, parents });
+    emit({ event: "started", ...run, parents, steps: lease.steps.map((s) => s.name) });
     try {
+      let failing = c.handler?.mode === "fail";
+      for (const step of c.handler?.mode === "steps" ? (c.handler.steps as string[]) : []) {
+        if (recordedStep(lease, step) !== undefined) continue;
+        const answer = await worker.recordStep(lease, step, `r-${step}`);
+        emit({ event: "step", ...run, step, recorded: answer.recorded });
+        if (step === c.handler.fail_after) { failing = true; break; }
+      }
       if (c.handler?.mode === "hold") {
         await new Promise<void>((resolve, reject) => {
           held.set(lease.name, resolve);
@@ -46,7 +53,7 @@ function startWorker(c: Command): void {
           if (signal.aborted) cancelled();
           else signal.addEventListener("abort", cancelled, { once: true });
         }).finally(() => held.delete(lease.name));
-      } else if (c.handler?.mode === "fail") {
+      } else if (failing) {
         const message = c.handler.message ?? "failed";
         if (!c.handler.http_status) throw new Error(message);
         // As axios rejects on an HTTP error status (the most used Node HTTP client).

@@ -662,3 +662,26 @@ test("an agent's payload shows as text, or as hex when it is not UTF-8, its firs
   assert.equal(hex, Array(2048).fill("ff 00").join(" "));
   assert.deepEqual(await view("cut"), ["4097 bytes, first 4096 shown", "a".repeat(4095)]);
 });
+
+test("an agent's page shows the steps its run recorded", async () => {
+  const q = unique("crawl");
+  await unary(agents.register.bind(agents), {
+    requestId: "", queue: q, resetSchedule: false,
+    agents: [{ name: "site", interval: undefined, timeout: duration(60_000), errorInterval: undefined, payload: Buffer.from(""), labels: {},
+      maxAttempts: 0, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0, traceparent: "", after: [], onParentFailure: 0,
+      idempotencyKey: "", idempotencyWindow: undefined, keepResult: false }],
+  });
+  const [lease] = (await unary(agents.acquire.bind(agents), { queue: q, workerId: "crawler", maxLeases: 1, wait: undefined })).leases;
+  for (const [step, result] of [["fetch", Buffer.from("<b>200 OK</b>")], ["parse", Buffer.from([0xff, 0x01])]] as const) {
+    await unary(agents.recordStep.bind(agents), { queue: q, name: "site", token: lease.token, step, result: Buffer.from(result) });
+  }
+  const page = await open(`${consoleUrl}/#/agent/${q}/site`);
+  await page.waitForFunction(() => document.querySelectorAll("#agent-steps tr[data-step]").length === 2);
+  assert.equal(await page.locator("#agent-steps-section").isVisible(), true);
+  const rows = await page.locator("#agent-steps tr").evaluateAll((trs) => trs.map((tr: any) =>
+    Array.from(tr.querySelectorAll("td")).map((td: any) => td.textContent)));
+  assert.deepEqual(rows.map((r: string[]) => [r[0], r[2]]), [["fetch", "<b>200 OK</b>"], ["parse", "ff 01"]]);
+  assert.equal(await page.locator("#agent-steps b").count(), 0, "a step's result is text, not markup");
+  await shot(page, "agent-steps.png");
+  await page.close();
+});

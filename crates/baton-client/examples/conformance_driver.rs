@@ -18,7 +18,7 @@ use baton_client::{
     otel::parse_traceparent,
     pb,
     producer::{after, one_shot, Batch, Producer},
-    worker::{Failure, Worker},
+    worker::{Failure, Steps, Worker},
     Client,
 };
 use opentelemetry::{context::FutureExt as _, trace::TraceContextExt};
@@ -194,9 +194,10 @@ async fn main() {
                 worker.heartbeat_every = Duration::from_millis(cmd["heartbeat_ms"].as_u64().unwrap_or(3000));
                 let handler = cmd["handler"].clone();
                 let (stop, holds) = (CancellationToken::new(), Holds::default());
-                let (w, h, results) = (id.clone(), holds.clone(), worker.results());
+                let (w, h, results, steps) = (id.clone(), holds.clone(), worker.results(), worker.steps());
                 let task = tokio::spawn(worker.run(stop.clone(), move |lease, cancelled| {
                     let (id, holds, handler, results) = (w.clone(), h.clone(), handler.clone(), results.clone());
+                    let steps = steps.clone();
                     async move {
                         let at =
                             |event: &str| json!({"event": event, "id": id, "name": lease.name, "token": lease.token});
@@ -206,8 +207,24 @@ async fn main() {
                         }
                         let mut started = at("started");
                         started["parents"] = parents(&lease);
+                        started["steps"] = lease.steps.iter().map(|s| s.name.clone()).collect();
                         emit(started);
-                        match handler["mode"].as_str() {
+                        let mut failing = handler["mode"] == "fail";
+                        let todo = if handler["mode"] == "steps" { handler["steps"].as_array().cloned() } else { None };
+                        for step in todo.unwrap_or_default().iter().filter_map(|s| s.as_str()) {
+                            if Steps::recorded(&lease, step).is_some() {
+                                continue;
+                            }
+                            let answer = steps.record(&lease, step, format!("r-{step}")).await?;
+                            let mut recorded = at("step");
+                            (recorded["step"], recorded["recorded"]) = (json!(step), json!(answer.recorded));
+                            emit(recorded);
+                            if handler["fail_after"] == step {
+                                failing = true;
+                                break;
+                            }
+                        }
+                        match if failing { Some("fail") } else { handler["mode"].as_str() } {
                             Some("hold") => tokio::select! {
                                 _ = finished => {}
                                 _ = cancelled.cancelled() => {

@@ -4,7 +4,8 @@
 //! leases whose handlers still run. A lease reported lost, or its run cancelled (CancelRun,
 //! answered in `lost` too), cancels its handler (its result would be refused anyway); handlers
 //! report progress through [`Progress`], sent with the next heartbeat, and their run's result
-//! through [`Results`], sent with the completion; a lease's `parents` are its parents' results.
+//! through [`Results`], sent with the completion; a lease's `parents` are its parents' results;
+//! a run's steps are recorded through [`Steps`], and a retried run's lease carries them.
 //!
 //! A graceful stop (the shutdown token) completes every handler that had finished and waits for
 //! the server's answer, cancels the handlers still running and hands their leases back, then
@@ -177,6 +178,40 @@ impl Results {
     }
 }
 
+/// Records the steps of a worker's runs (RecordStep, fenced by the lease's token): a retried
+/// run's lease carries the steps its earlier attempts recorded, so a handler skips those
+/// ([`Steps::recorded`]). Cheap to clone: take it from [`Worker::steps`] before `run`.
+#[derive(Clone)]
+pub struct Steps {
+    client: AgentServiceClient<Conn>,
+}
+
+impl Steps {
+    /// The result of `step` as an earlier attempt of this run recorded it, or None.
+    pub fn recorded<'a>(lease: &'a pb::Lease, step: &str) -> Option<&'a [u8]> {
+        lease.steps.iter().find(|s| s.name == step).map(|s| s.result.as_slice())
+    }
+
+    /// Records `step` of the run of `lease` with its result. A step recorded already keeps its
+    /// first result (answered with `recorded` false); a lost lease is FAILED_PRECONDITION
+    /// (LEASE_LOST).
+    pub async fn record(
+        &self,
+        lease: &pb::Lease,
+        step: &str,
+        result: impl Into<Vec<u8>>,
+    ) -> Result<pb::RecordStepResponse, tonic::Status> {
+        let request = pb::RecordStepRequest {
+            queue: lease.queue.clone(),
+            name: lease.name.clone(),
+            token: lease.token,
+            step: step.into(),
+            result: result.into(),
+        };
+        Ok(self.client.clone().record_step(request).await?.into_inner())
+    }
+}
+
 /// A lease by (agent name, token).
 type Key = (String, u64);
 
@@ -328,6 +363,11 @@ impl Worker {
     /// The handle handlers set their run's result with (see [`Results`]).
     pub fn results(&self) -> Results {
         self.results.clone()
+    }
+
+    /// The handle handlers record their run's steps with (see [`Steps`]).
+    pub fn steps(&self) -> Steps {
+        Steps { client: self.client.clone() }
     }
 
     /// Runs until `shutdown`, then stops gracefully (see the module's documentation). The

@@ -490,7 +490,8 @@ function bytesText(pl) { return pl.encoding === "hex" ? pl.text.replace(/(.{2})/
 // Another agent's page: nothing of the last one's stays on screen while this one is read (or
 // when it cannot be).
 function clearAgent() {
-  for (const id of ["agent-detail", "agent-parents", "agent-children"]) fill(id, []);
+  for (const id of ["agent-detail", "agent-parents", "agent-children", "agent-steps"]) fill(id, []);
+  $("agent-steps-section").hidden = true;
   for (const id of ["agent-payload", "agent-payload-size", "agent-result", "agent-result-size", "agent-parents-count"]) {
     $(id).textContent = "";
   }
@@ -545,6 +546,21 @@ async function refreshAgent() {
   ]);
   showBytes($("agent-payload"), $("agent-payload-size"), preview(d.payload, SHOWN));
   renderFamily(a);
+  renderSteps(a.steps);
+}
+
+// The steps a run recorded (GetAgent while the run is not over; Await with a kept finish).
+function renderSteps(steps) {
+  steps = steps || [];
+  $("agent-steps-section").hidden = steps.length === 0;
+  fill("agent-steps", steps.map((s) => {
+    const shown = preview(s.result, SHOWN);
+    const result = cell(shown && shown.bytes ? bytesText(shown) : "", "result");
+    if (shown && shown.bytes) result.title = shown.bytes + " bytes";
+    const tr = row([cell(s.name || ""), cell(when(s.recordedAt)), result]);
+    tr.dataset.step = s.name || "";
+    return tr;
+  }));
 }
 
 // An agent that finished and is gone: its kept finish (Await's answer), and the result its
@@ -566,6 +582,7 @@ function renderFinished(answer) {
   ]);
   $("agent-finished").hidden = false;
   showBytes($("agent-result"), $("agent-result-size"), preview(r.result, SHOWN));
+  renderSteps(answer.steps);
 }
 
 // An agent (or, with queue "", a batch) as a link to its page.

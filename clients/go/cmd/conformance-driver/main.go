@@ -36,6 +36,8 @@ type command struct {
 	Handler                     struct {
 		Mode, Message, Result string
 		HTTPStatus            int `json:"http_status"`
+		Steps                 []string
+		FailAfter             string `json:"fail_after"`
 	}
 	After []struct {
 		Queue, Name string
@@ -303,17 +305,36 @@ func (d *driver) startWorker(c command) {
 				parents = append(parents, map[string]any{"queue": p.GetQueue(), "name": p.GetName(),
 					"finish": p.GetFinish().String(), "result": string(p.GetResult())})
 			}
-			emit("started", c.ID, append(ev, "parents", parents)...)
+			seen := make([]string, 0, len(lease.GetSteps()))
+			for _, s := range lease.GetSteps() {
+				seen = append(seen, s.GetName())
+			}
+			emit("started", c.ID, append(ev, "parents", parents, "steps", seen)...)
 			var err error
-			switch h.Mode {
-			case "hold":
+			failing := h.Mode == "fail"
+			for _, step := range h.Steps {
+				if _, done := baton.RecordedStep(lease, step); done || h.Mode != "steps" {
+					continue
+				}
+				answer, rerr := bw.RecordStep(ctx, lease, step, []byte("r-"+step))
+				if rerr != nil {
+					return rerr
+				}
+				emit("step", c.ID, append(ev, "step", step, "recorded", answer.GetRecorded())...)
+				if step == h.FailAfter {
+					failing = true
+					break
+				}
+			}
+			switch {
+			case h.Mode == "hold":
 				select {
 				case <-w.hold(lease.GetName()):
 				case <-ctx.Done():
 					emit("cancelled", c.ID, append(ev, "reason", cancelReason(context.Cause(ctx)))...)
 					return ctx.Err()
 				}
-			case "fail":
+			case failing:
 				err = errors.New(h.Message)
 				if h.HTTPStatus != 0 {
 					err = &httpError{h.HTTPStatus, h.Message}

@@ -15,7 +15,7 @@ from baton.failure import Failure, Outcome
 from baton.leader import Leadership
 from baton.producer import AgentResult, Finish, ParentFailure, Producer, agent, ref
 from baton.schedule import Message, Scheduler, Subscriber
-from baton.worker import Worker
+from baton.worker import Worker, recorded_step
 
 __all__ = [
     "AgentResult",
@@ -35,6 +35,7 @@ __all__ = [
     "Scheduler",
     "Subscriber",
     "Worker",
+    "recorded_step",
     "agent",
     "backoff",
     "connect",

@@ -7,6 +7,8 @@ cancelled (AgentService.CancelRun), cancels its handler.
 
     async def handle(lease):
         worker.report_progress(lease, "page 1 of 3")  # shown by GetAgent
+        if baton.recorded_step(lease, "fetch") is None:  # a retried run skips what finished
+            await worker.record_step(lease, "fetch", b"page 1")
         ...  # raise baton.Failure.from_http_status(429, "slow down", retry_after=30)
         return b"rows=7"  # optional: the run's result (Await, children's lease.parents)
 
@@ -43,6 +45,12 @@ Handler = Callable[[agent_pb2.Lease], Union[Awaitable[Result], Result]]
 Key = Tuple[str, int]
 
 
+def recorded_step(lease: agent_pb2.Lease, step: str) -> Optional[bytes]:
+    """The result of `step` as an earlier attempt of this run recorded it (`lease.steps`), or None:
+    a handler skips the steps a retried run's lease carries."""
+    return next((s.result for s in lease.steps if s.name == step), None)
+
+
 @dataclass
 class _Run:
     lease: agent_pb2.Lease
@@ -72,11 +80,24 @@ class Worker:
     _held: Dict[Key, _Run] = field(default_factory=dict, init=False, repr=False)
     _progress: Dict[Key, str] = field(default_factory=dict, init=False, repr=False)
     _stopping: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)
+    _stub: Optional[agent_pb2_grpc.AgentServiceStub] = field(default=None, init=False, repr=False)
 
     def report_progress(self, lease: agent_pb2.Lease, value: str) -> None:
         """Reports `value` (a small text, at most 256 bytes) for the run of `lease`: sent with the
         lease's next heartbeat; GetAgent shows the last one while the run is held."""
         self._progress[(lease.name, lease.token)] = value
+
+    async def record_step(self, lease: agent_pb2.Lease, step: str,
+                          result: Union[bytes, str] = b"") -> agent_pb2.RecordStepResponse:
+        """Records `step` of the run of `lease` with its result (AgentService.RecordStep, fenced by
+        the lease's token): the lease of a retried run carries it (:func:`recorded_step`). A step
+        recorded already keeps its first result (`recorded` false); a lost lease raises
+        (FAILED_PRECONDITION, LEASE_LOST)."""
+        data = result.encode() if isinstance(result, str) else result
+        request = agent_pb2.RecordStepRequest(queue=lease.queue, name=lease.name, token=lease.token, step=step,
+                                              result=data)
+        assert self._stub is not None, "record_step is for handlers of a running worker"
+        return await self._stub.RecordStep(request, timeout=10.0)
 
     def stop(self) -> None:
         """Asks `run()` to stop gracefully (see the module doc)."""
@@ -99,7 +120,7 @@ class Worker:
         if self._stopping.is_set():
             return
         channel, owned = channel_for(self.target)
-        stub = agent_pb2_grpc.AgentServiceStub(channel)
+        stub = self._stub = agent_pb2_grpc.AgentServiceStub(channel)
         done: asyncio.Queue = asyncio.Queue()
         unanswered: Dict[Key, agent_pb2.SessionCompletion] = {}
         try:

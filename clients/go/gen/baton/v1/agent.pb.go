@@ -1348,7 +1348,10 @@ type Lease struct {
 	Parents []*AgentResult `protobuf:"bytes,7,rep,name=parents,proto3" json:"parents,omitempty"`
 	// granted_at is when this lease was granted (Redis clock): the start of the run, from which a
 	// recurring agent's interval counts.
-	GrantedAt     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=granted_at,json=grantedAt,proto3" json:"granted_at,omitempty"`
+	GrantedAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=granted_at,json=grantedAt,proto3" json:"granted_at,omitempty"`
+	// steps recorded by earlier attempts of this run (RecordStep), in the order they were
+	// recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+	Steps         []*Step `protobuf:"bytes,9,rep,name=steps,proto3" json:"steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1439,6 +1442,225 @@ func (x *Lease) GetGrantedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Lease) GetSteps() []*Step {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+// Step is the result of one named step of a run (RecordStep).
+type Step struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name of the step: [A-Za-z0-9._-]{1,128}, unique within a run.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// result the worker recorded for it; may be empty.
+	Result []byte `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
+	// recorded_at is when it was recorded (Redis clock).
+	RecordedAt    *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=recorded_at,json=recordedAt,proto3" json:"recorded_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Step) Reset() {
+	*x = Step{}
+	mi := &file_baton_v1_agent_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Step) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Step) ProtoMessage() {}
+
+func (x *Step) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Step.ProtoReflect.Descriptor instead.
+func (*Step) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *Step) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Step) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *Step) GetRecordedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RecordedAt
+	}
+	return nil
+}
+
+// RecordStepRequest records one step of the run a lease holds.
+type RecordStepRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// queue the agent belongs to.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// name of the agent.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// token of the lease: the step is recorded only while this token holds it.
+	Token uint64 `protobuf:"varint,3,opt,name=token,proto3" json:"token,omitempty"`
+	// step names the step: [A-Za-z0-9._-]{1,128}.
+	Step string `protobuf:"bytes,4,opt,name=step,proto3" json:"step,omitempty"`
+	// result of the step, handed back with the next attempts' leases; at most the server's
+	// limits.max_step_bytes (with the run's earlier steps' results).
+	Result        []byte `protobuf:"bytes,5,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordStepRequest) Reset() {
+	*x = RecordStepRequest{}
+	mi := &file_baton_v1_agent_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordStepRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordStepRequest) ProtoMessage() {}
+
+func (x *RecordStepRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordStepRequest.ProtoReflect.Descriptor instead.
+func (*RecordStepRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *RecordStepRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *RecordStepRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RecordStepRequest) GetToken() uint64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+func (x *RecordStepRequest) GetStep() string {
+	if x != nil {
+		return x.Step
+	}
+	return ""
+}
+
+func (x *RecordStepRequest) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+// RecordStepResponse says whether the step was recorded.
+type RecordStepResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// recorded is true when this call recorded the step; false when the run had a step of this
+	// name already (its first result is kept, and answered in `step`).
+	Recorded bool `protobuf:"varint,1,opt,name=recorded,proto3" json:"recorded,omitempty"`
+	// step as kept.
+	Step *Step `protobuf:"bytes,2,opt,name=step,proto3" json:"step,omitempty"`
+	// steps counts the run's steps recorded so far, this one included.
+	Steps         uint32 `protobuf:"varint,3,opt,name=steps,proto3" json:"steps,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordStepResponse) Reset() {
+	*x = RecordStepResponse{}
+	mi := &file_baton_v1_agent_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordStepResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordStepResponse) ProtoMessage() {}
+
+func (x *RecordStepResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordStepResponse.ProtoReflect.Descriptor instead.
+func (*RecordStepResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *RecordStepResponse) GetRecorded() bool {
+	if x != nil {
+		return x.Recorded
+	}
+	return false
+}
+
+func (x *RecordStepResponse) GetStep() *Step {
+	if x != nil {
+		return x.Step
+	}
+	return nil
+}
+
+func (x *RecordStepResponse) GetSteps() uint32 {
+	if x != nil {
+		return x.Steps
+	}
+	return 0
+}
+
 // AcquireResponse lists the leases granted; empty when nothing was due.
 type AcquireResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1450,7 +1672,7 @@ type AcquireResponse struct {
 
 func (x *AcquireResponse) Reset() {
 	*x = AcquireResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[10]
+	mi := &file_baton_v1_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1462,7 +1684,7 @@ func (x *AcquireResponse) String() string {
 func (*AcquireResponse) ProtoMessage() {}
 
 func (x *AcquireResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[10]
+	mi := &file_baton_v1_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1475,7 +1697,7 @@ func (x *AcquireResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquireResponse.ProtoReflect.Descriptor instead.
 func (*AcquireResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AcquireResponse) GetLeases() []*Lease {
@@ -1503,7 +1725,7 @@ type LeaseRef struct {
 
 func (x *LeaseRef) Reset() {
 	*x = LeaseRef{}
-	mi := &file_baton_v1_agent_proto_msgTypes[11]
+	mi := &file_baton_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1515,7 +1737,7 @@ func (x *LeaseRef) String() string {
 func (*LeaseRef) ProtoMessage() {}
 
 func (x *LeaseRef) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[11]
+	mi := &file_baton_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1528,7 +1750,7 @@ func (x *LeaseRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaseRef.ProtoReflect.Descriptor instead.
 func (*LeaseRef) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *LeaseRef) GetQueue() string {
@@ -1572,7 +1794,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[12]
+	mi := &file_baton_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1584,7 +1806,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[12]
+	mi := &file_baton_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1597,7 +1819,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *HeartbeatRequest) GetWorkerId() string {
@@ -1631,7 +1853,7 @@ type ExtendedLease struct {
 
 func (x *ExtendedLease) Reset() {
 	*x = ExtendedLease{}
-	mi := &file_baton_v1_agent_proto_msgTypes[13]
+	mi := &file_baton_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1643,7 +1865,7 @@ func (x *ExtendedLease) String() string {
 func (*ExtendedLease) ProtoMessage() {}
 
 func (x *ExtendedLease) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[13]
+	mi := &file_baton_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1656,7 +1878,7 @@ func (x *ExtendedLease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExtendedLease.ProtoReflect.Descriptor instead.
 func (*ExtendedLease) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ExtendedLease) GetQueue() string {
@@ -1703,7 +1925,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[14]
+	mi := &file_baton_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1715,7 +1937,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[14]
+	mi := &file_baton_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1728,7 +1950,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HeartbeatResponse) GetExtended() []*ExtendedLease {
@@ -1795,7 +2017,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[15]
+	mi := &file_baton_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1807,7 +2029,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[15]
+	mi := &file_baton_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1820,7 +2042,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CompleteRequest) GetQueue() string {
@@ -1919,7 +2141,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[16]
+	mi := &file_baton_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1931,7 +2153,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[16]
+	mi := &file_baton_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1944,7 +2166,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CompleteResponse) GetNextRunAt() *timestamppb.Timestamp {
@@ -2000,7 +2222,7 @@ type CompleteBatchRequest struct {
 
 func (x *CompleteBatchRequest) Reset() {
 	*x = CompleteBatchRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[17]
+	mi := &file_baton_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2012,7 +2234,7 @@ func (x *CompleteBatchRequest) String() string {
 func (*CompleteBatchRequest) ProtoMessage() {}
 
 func (x *CompleteBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[17]
+	mi := &file_baton_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2025,7 +2247,7 @@ func (x *CompleteBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteBatchRequest.ProtoReflect.Descriptor instead.
 func (*CompleteBatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CompleteBatchRequest) GetCompletions() []*CompleteRequest {
@@ -2055,7 +2277,7 @@ type CompleteResult struct {
 
 func (x *CompleteResult) Reset() {
 	*x = CompleteResult{}
-	mi := &file_baton_v1_agent_proto_msgTypes[18]
+	mi := &file_baton_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2067,7 +2289,7 @@ func (x *CompleteResult) String() string {
 func (*CompleteResult) ProtoMessage() {}
 
 func (x *CompleteResult) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[18]
+	mi := &file_baton_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2080,7 +2302,7 @@ func (x *CompleteResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResult.ProtoReflect.Descriptor instead.
 func (*CompleteResult) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CompleteResult) GetQueue() string {
@@ -2129,7 +2351,7 @@ type CompleteBatchResponse struct {
 
 func (x *CompleteBatchResponse) Reset() {
 	*x = CompleteBatchResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[19]
+	mi := &file_baton_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2141,7 +2363,7 @@ func (x *CompleteBatchResponse) String() string {
 func (*CompleteBatchResponse) ProtoMessage() {}
 
 func (x *CompleteBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[19]
+	mi := &file_baton_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2154,7 +2376,7 @@ func (x *CompleteBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteBatchResponse.ProtoReflect.Descriptor instead.
 func (*CompleteBatchResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CompleteBatchResponse) GetResults() []*CompleteResult {
@@ -2178,7 +2400,7 @@ type SessionOpen struct {
 
 func (x *SessionOpen) Reset() {
 	*x = SessionOpen{}
-	mi := &file_baton_v1_agent_proto_msgTypes[20]
+	mi := &file_baton_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2190,7 +2412,7 @@ func (x *SessionOpen) String() string {
 func (*SessionOpen) ProtoMessage() {}
 
 func (x *SessionOpen) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[20]
+	mi := &file_baton_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2203,7 +2425,7 @@ func (x *SessionOpen) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionOpen.ProtoReflect.Descriptor instead.
 func (*SessionOpen) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SessionOpen) GetQueue() string {
@@ -2235,7 +2457,7 @@ type SessionLease struct {
 
 func (x *SessionLease) Reset() {
 	*x = SessionLease{}
-	mi := &file_baton_v1_agent_proto_msgTypes[21]
+	mi := &file_baton_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2247,7 +2469,7 @@ func (x *SessionLease) String() string {
 func (*SessionLease) ProtoMessage() {}
 
 func (x *SessionLease) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[21]
+	mi := &file_baton_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2260,7 +2482,7 @@ func (x *SessionLease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionLease.ProtoReflect.Descriptor instead.
 func (*SessionLease) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SessionLease) GetName() string {
@@ -2310,7 +2532,7 @@ type SessionCompletion struct {
 
 func (x *SessionCompletion) Reset() {
 	*x = SessionCompletion{}
-	mi := &file_baton_v1_agent_proto_msgTypes[22]
+	mi := &file_baton_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2322,7 +2544,7 @@ func (x *SessionCompletion) String() string {
 func (*SessionCompletion) ProtoMessage() {}
 
 func (x *SessionCompletion) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[22]
+	mi := &file_baton_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2335,7 +2557,7 @@ func (x *SessionCompletion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionCompletion.ProtoReflect.Descriptor instead.
 func (*SessionCompletion) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SessionCompletion) GetName() string {
@@ -2409,7 +2631,7 @@ type SessionRelease struct {
 
 func (x *SessionRelease) Reset() {
 	*x = SessionRelease{}
-	mi := &file_baton_v1_agent_proto_msgTypes[23]
+	mi := &file_baton_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2421,7 +2643,7 @@ func (x *SessionRelease) String() string {
 func (*SessionRelease) ProtoMessage() {}
 
 func (x *SessionRelease) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[23]
+	mi := &file_baton_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2434,7 +2656,7 @@ func (x *SessionRelease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionRelease.ProtoReflect.Descriptor instead.
 func (*SessionRelease) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SessionRelease) GetName() string {
@@ -2472,14 +2694,18 @@ type SessionRequest struct {
 	// heartbeats extend leases; answered in SessionResponse.extended / lost.
 	Heartbeats []*SessionLease `protobuf:"bytes,4,rep,name=heartbeats,proto3" json:"heartbeats,omitempty"`
 	// releases hand leases back; answered in SessionResponse.released / lost.
-	Releases      []*SessionRelease `protobuf:"bytes,5,rep,name=releases,proto3" json:"releases,omitempty"`
+	Releases []*SessionRelease `protobuf:"bytes,5,rep,name=releases,proto3" json:"releases,omitempty"`
+	// steps record steps of leases of the session's queue, as RecordStep does; answered in
+	// SessionResponse.steps, in the order they were sent. Applied before the completions of the
+	// same message.
+	Steps         []*SessionStep `protobuf:"bytes,6,rep,name=steps,proto3" json:"steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SessionRequest) Reset() {
 	*x = SessionRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[24]
+	mi := &file_baton_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2491,7 +2717,7 @@ func (x *SessionRequest) String() string {
 func (*SessionRequest) ProtoMessage() {}
 
 func (x *SessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[24]
+	mi := &file_baton_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2504,7 +2730,7 @@ func (x *SessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionRequest.ProtoReflect.Descriptor instead.
 func (*SessionRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SessionRequest) GetOpen() *SessionOpen {
@@ -2542,6 +2768,179 @@ func (x *SessionRequest) GetReleases() []*SessionRelease {
 	return nil
 }
 
+func (x *SessionRequest) GetSteps() []*SessionStep {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+// SessionStep records a step of a lease of the session's queue, as RecordStep does.
+type SessionStep struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name of the agent.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// token of the lease.
+	Token uint64 `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
+	// step names the step: as RecordStepRequest.step.
+	Step string `protobuf:"bytes,3,opt,name=step,proto3" json:"step,omitempty"`
+	// result of the step: as RecordStepRequest.result.
+	Result        []byte `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionStep) Reset() {
+	*x = SessionStep{}
+	mi := &file_baton_v1_agent_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionStep) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionStep) ProtoMessage() {}
+
+func (x *SessionStep) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionStep.ProtoReflect.Descriptor instead.
+func (*SessionStep) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *SessionStep) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SessionStep) GetToken() uint64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+func (x *SessionStep) GetStep() string {
+	if x != nil {
+		return x.Step
+	}
+	return ""
+}
+
+func (x *SessionStep) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+// StepResult answers one SessionStep.
+type StepResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name of the agent.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// token of the lease.
+	Token uint64 `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
+	// step as sent.
+	Step string `protobuf:"bytes,3,opt,name=step,proto3" json:"step,omitempty"`
+	// lease_lost is true when the token does not hold the lease: nothing was recorded.
+	LeaseLost bool `protobuf:"varint,4,opt,name=lease_lost,json=leaseLost,proto3" json:"lease_lost,omitempty"`
+	// response is what RecordStep would answer; absent when lease_lost or refused.
+	Response *RecordStepResponse `protobuf:"bytes,5,opt,name=response,proto3" json:"response,omitempty"`
+	// refused names the limit the step would exceed ("limits.max_steps" or
+	// "limits.max_step_bytes"), where RecordStep answers INVALID_ARGUMENT; nothing was recorded
+	// and the session goes on. Empty otherwise.
+	Refused       string `protobuf:"bytes,6,opt,name=refused,proto3" json:"refused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepResult) Reset() {
+	*x = StepResult{}
+	mi := &file_baton_v1_agent_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepResult) ProtoMessage() {}
+
+func (x *StepResult) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepResult.ProtoReflect.Descriptor instead.
+func (*StepResult) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *StepResult) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *StepResult) GetToken() uint64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+func (x *StepResult) GetStep() string {
+	if x != nil {
+		return x.Step
+	}
+	return ""
+}
+
+func (x *StepResult) GetLeaseLost() bool {
+	if x != nil {
+		return x.LeaseLost
+	}
+	return false
+}
+
+func (x *StepResult) GetResponse() *RecordStepResponse {
+	if x != nil {
+		return x.Response
+	}
+	return nil
+}
+
+func (x *StepResult) GetRefused() string {
+	if x != nil {
+		return x.Refused
+	}
+	return ""
+}
+
 // SessionResponse is one message from the server; one message may carry
 // several parts.
 type SessionResponse struct {
@@ -2559,14 +2958,16 @@ type SessionResponse struct {
 	Released []*LeaseRef `protobuf:"bytes,5,rep,name=released,proto3" json:"released,omitempty"`
 	// cancelled answers heartbeats whose run was cancelled (CancelRun): ended now; each is in
 	// `lost` too.
-	Cancelled     []*LeaseRef `protobuf:"bytes,6,rep,name=cancelled,proto3" json:"cancelled,omitempty"`
+	Cancelled []*LeaseRef `protobuf:"bytes,6,rep,name=cancelled,proto3" json:"cancelled,omitempty"`
+	// steps answers SessionRequest.steps, in the order they were sent.
+	Steps         []*StepResult `protobuf:"bytes,7,rep,name=steps,proto3" json:"steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SessionResponse) Reset() {
 	*x = SessionResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[25]
+	mi := &file_baton_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2578,7 +2979,7 @@ func (x *SessionResponse) String() string {
 func (*SessionResponse) ProtoMessage() {}
 
 func (x *SessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[25]
+	mi := &file_baton_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2591,7 +2992,7 @@ func (x *SessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionResponse.ProtoReflect.Descriptor instead.
 func (*SessionResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SessionResponse) GetLeases() []*Lease {
@@ -2636,6 +3037,13 @@ func (x *SessionResponse) GetCancelled() []*LeaseRef {
 	return nil
 }
 
+func (x *SessionResponse) GetSteps() []*StepResult {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
 // ReleaseRequest hands a lease back without counting a failure.
 type ReleaseRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2653,7 +3061,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[26]
+	mi := &file_baton_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2665,7 +3073,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[26]
+	mi := &file_baton_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2678,7 +3086,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ReleaseRequest) GetQueue() string {
@@ -2721,7 +3129,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[27]
+	mi := &file_baton_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2733,7 +3141,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[27]
+	mi := &file_baton_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2746,7 +3154,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ReleaseResponse) GetNextRunAt() *timestamppb.Timestamp {
@@ -2769,7 +3177,7 @@ type GetAgentRequest struct {
 
 func (x *GetAgentRequest) Reset() {
 	*x = GetAgentRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[28]
+	mi := &file_baton_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2781,7 +3189,7 @@ func (x *GetAgentRequest) String() string {
 func (*GetAgentRequest) ProtoMessage() {}
 
 func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[28]
+	mi := &file_baton_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2794,7 +3202,7 @@ func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentRequest.ProtoReflect.Descriptor instead.
 func (*GetAgentRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetAgentRequest) GetQueue() string {
@@ -2822,7 +3230,7 @@ type GetAgentResponse struct {
 
 func (x *GetAgentResponse) Reset() {
 	*x = GetAgentResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[29]
+	mi := &file_baton_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2834,7 +3242,7 @@ func (x *GetAgentResponse) String() string {
 func (*GetAgentResponse) ProtoMessage() {}
 
 func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[29]
+	mi := &file_baton_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2847,7 +3255,7 @@ func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentResponse.ProtoReflect.Descriptor instead.
 func (*GetAgentResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetAgentResponse) GetAgent() *AgentStatus {
@@ -2894,14 +3302,17 @@ type AgentStatus struct {
 	ParentsPending uint32 `protobuf:"varint,14,opt,name=parents_pending,json=parentsPending,proto3" json:"parents_pending,omitempty"`
 	// children of the agent: agents attached to it that its next finish releases; GetAgent
 	// only, at most 1,000.
-	Children      []*AgentRef `protobuf:"bytes,15,rep,name=children,proto3" json:"children,omitempty"`
+	Children []*AgentRef `protobuf:"bytes,15,rep,name=children,proto3" json:"children,omitempty"`
+	// steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+	// or waiting after a failed attempt); GetAgent only.
+	Steps         []*Step `protobuf:"bytes,16,rep,name=steps,proto3" json:"steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AgentStatus) Reset() {
 	*x = AgentStatus{}
-	mi := &file_baton_v1_agent_proto_msgTypes[30]
+	mi := &file_baton_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2913,7 +3324,7 @@ func (x *AgentStatus) String() string {
 func (*AgentStatus) ProtoMessage() {}
 
 func (x *AgentStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[30]
+	mi := &file_baton_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2926,7 +3337,7 @@ func (x *AgentStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentStatus.ProtoReflect.Descriptor instead.
 func (*AgentStatus) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *AgentStatus) GetAgent() *Agent {
@@ -3034,6 +3445,13 @@ func (x *AgentStatus) GetChildren() []*AgentRef {
 	return nil
 }
 
+func (x *AgentStatus) GetSteps() []*Step {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
 // ParentStatus is one parent of an agent.
 type ParentStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3047,7 +3465,7 @@ type ParentStatus struct {
 
 func (x *ParentStatus) Reset() {
 	*x = ParentStatus{}
-	mi := &file_baton_v1_agent_proto_msgTypes[31]
+	mi := &file_baton_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3059,7 +3477,7 @@ func (x *ParentStatus) String() string {
 func (*ParentStatus) ProtoMessage() {}
 
 func (x *ParentStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[31]
+	mi := &file_baton_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3072,7 +3490,7 @@ func (x *ParentStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParentStatus.ProtoReflect.Descriptor instead.
 func (*ParentStatus) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ParentStatus) GetParent() *AgentRef {
@@ -3111,7 +3529,7 @@ type ListAgentsRequest struct {
 
 func (x *ListAgentsRequest) Reset() {
 	*x = ListAgentsRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[32]
+	mi := &file_baton_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3123,7 +3541,7 @@ func (x *ListAgentsRequest) String() string {
 func (*ListAgentsRequest) ProtoMessage() {}
 
 func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[32]
+	mi := &file_baton_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3136,7 +3554,7 @@ func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentsRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListAgentsRequest) GetQueue() string {
@@ -3180,7 +3598,7 @@ type ListAgentsResponse struct {
 
 func (x *ListAgentsResponse) Reset() {
 	*x = ListAgentsResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[33]
+	mi := &file_baton_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3192,7 +3610,7 @@ func (x *ListAgentsResponse) String() string {
 func (*ListAgentsResponse) ProtoMessage() {}
 
 func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[33]
+	mi := &file_baton_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3205,7 +3623,7 @@ func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentsResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListAgentsResponse) GetAgents() []*AgentStatus {
@@ -3235,7 +3653,7 @@ type CancelRunRequest struct {
 
 func (x *CancelRunRequest) Reset() {
 	*x = CancelRunRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[34]
+	mi := &file_baton_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3247,7 +3665,7 @@ func (x *CancelRunRequest) String() string {
 func (*CancelRunRequest) ProtoMessage() {}
 
 func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[34]
+	mi := &file_baton_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3260,7 +3678,7 @@ func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunRequest.ProtoReflect.Descriptor instead.
 func (*CancelRunRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CancelRunRequest) GetQueue() string {
@@ -3291,7 +3709,7 @@ type CancelRunResponse struct {
 
 func (x *CancelRunResponse) Reset() {
 	*x = CancelRunResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[35]
+	mi := &file_baton_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3303,7 +3721,7 @@ func (x *CancelRunResponse) String() string {
 func (*CancelRunResponse) ProtoMessage() {}
 
 func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[35]
+	mi := &file_baton_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3316,7 +3734,7 @@ func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunResponse.ProtoReflect.Descriptor instead.
 func (*CancelRunResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CancelRunResponse) GetRequested() bool {
@@ -3354,7 +3772,7 @@ type AwaitRequest struct {
 
 func (x *AwaitRequest) Reset() {
 	*x = AwaitRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[36]
+	mi := &file_baton_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3366,7 +3784,7 @@ func (x *AwaitRequest) String() string {
 func (*AwaitRequest) ProtoMessage() {}
 
 func (x *AwaitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[36]
+	mi := &file_baton_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3379,7 +3797,7 @@ func (x *AwaitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AwaitRequest.ProtoReflect.Descriptor instead.
 func (*AwaitRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *AwaitRequest) GetQueue() string {
@@ -3423,13 +3841,16 @@ type AwaitResponse struct {
 	// result (Agent.keep_result) and no Await with a wait is waiting for it now, so only an Await
 	// that waits for the finish will see it. False when done, and when the finish will be kept.
 	ResultNotKept bool `protobuf:"varint,4,opt,name=result_not_kept,json=resultNotKept,proto3" json:"result_not_kept,omitempty"`
+	// steps recorded in the run that finished (RecordStep), kept with the finish; empty when
+	// not done or none were recorded.
+	Steps         []*Step `protobuf:"bytes,5,rep,name=steps,proto3" json:"steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AwaitResponse) Reset() {
 	*x = AwaitResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[37]
+	mi := &file_baton_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3441,7 +3862,7 @@ func (x *AwaitResponse) String() string {
 func (*AwaitResponse) ProtoMessage() {}
 
 func (x *AwaitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[37]
+	mi := &file_baton_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3454,7 +3875,7 @@ func (x *AwaitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AwaitResponse.ProtoReflect.Descriptor instead.
 func (*AwaitResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *AwaitResponse) GetDone() bool {
@@ -3485,6 +3906,13 @@ func (x *AwaitResponse) GetResultNotKept() bool {
 	return false
 }
 
+func (x *AwaitResponse) GetSteps() []*Step {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
 // RegisterBatchRequest adds members to a batch, creating it on the first call.
 type RegisterBatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3511,7 +3939,7 @@ type RegisterBatchRequest struct {
 
 func (x *RegisterBatchRequest) Reset() {
 	*x = RegisterBatchRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[38]
+	mi := &file_baton_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3523,7 +3951,7 @@ func (x *RegisterBatchRequest) String() string {
 func (*RegisterBatchRequest) ProtoMessage() {}
 
 func (x *RegisterBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[38]
+	mi := &file_baton_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3536,7 +3964,7 @@ func (x *RegisterBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterBatchRequest.ProtoReflect.Descriptor instead.
 func (*RegisterBatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *RegisterBatchRequest) GetBatch() string {
@@ -3617,7 +4045,7 @@ type BatchStatus struct {
 
 func (x *BatchStatus) Reset() {
 	*x = BatchStatus{}
-	mi := &file_baton_v1_agent_proto_msgTypes[39]
+	mi := &file_baton_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3629,7 +4057,7 @@ func (x *BatchStatus) String() string {
 func (*BatchStatus) ProtoMessage() {}
 
 func (x *BatchStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[39]
+	mi := &file_baton_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3642,7 +4070,7 @@ func (x *BatchStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchStatus.ProtoReflect.Descriptor instead.
 func (*BatchStatus) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *BatchStatus) GetBatch() string {
@@ -3730,7 +4158,7 @@ type RegisterBatchResponse struct {
 
 func (x *RegisterBatchResponse) Reset() {
 	*x = RegisterBatchResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[40]
+	mi := &file_baton_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3742,7 +4170,7 @@ func (x *RegisterBatchResponse) String() string {
 func (*RegisterBatchResponse) ProtoMessage() {}
 
 func (x *RegisterBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[40]
+	mi := &file_baton_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3755,7 +4183,7 @@ func (x *RegisterBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterBatchResponse.ProtoReflect.Descriptor instead.
 func (*RegisterBatchResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *RegisterBatchResponse) GetBatchCreated() bool {
@@ -3790,7 +4218,7 @@ type CloseBatchRequest struct {
 
 func (x *CloseBatchRequest) Reset() {
 	*x = CloseBatchRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[41]
+	mi := &file_baton_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3802,7 +4230,7 @@ func (x *CloseBatchRequest) String() string {
 func (*CloseBatchRequest) ProtoMessage() {}
 
 func (x *CloseBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[41]
+	mi := &file_baton_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3815,7 +4243,7 @@ func (x *CloseBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseBatchRequest.ProtoReflect.Descriptor instead.
 func (*CloseBatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *CloseBatchRequest) GetBatch() string {
@@ -3836,7 +4264,7 @@ type CloseBatchResponse struct {
 
 func (x *CloseBatchResponse) Reset() {
 	*x = CloseBatchResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[42]
+	mi := &file_baton_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3848,7 +4276,7 @@ func (x *CloseBatchResponse) String() string {
 func (*CloseBatchResponse) ProtoMessage() {}
 
 func (x *CloseBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[42]
+	mi := &file_baton_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3861,7 +4289,7 @@ func (x *CloseBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseBatchResponse.ProtoReflect.Descriptor instead.
 func (*CloseBatchResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *CloseBatchResponse) GetStatus() *BatchStatus {
@@ -3882,7 +4310,7 @@ type GetBatchRequest struct {
 
 func (x *GetBatchRequest) Reset() {
 	*x = GetBatchRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[43]
+	mi := &file_baton_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3894,7 +4322,7 @@ func (x *GetBatchRequest) String() string {
 func (*GetBatchRequest) ProtoMessage() {}
 
 func (x *GetBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[43]
+	mi := &file_baton_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3907,7 +4335,7 @@ func (x *GetBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBatchRequest.ProtoReflect.Descriptor instead.
 func (*GetBatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GetBatchRequest) GetBatch() string {
@@ -3928,7 +4356,7 @@ type GetBatchResponse struct {
 
 func (x *GetBatchResponse) Reset() {
 	*x = GetBatchResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[44]
+	mi := &file_baton_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3940,7 +4368,7 @@ func (x *GetBatchResponse) String() string {
 func (*GetBatchResponse) ProtoMessage() {}
 
 func (x *GetBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[44]
+	mi := &file_baton_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3953,7 +4381,7 @@ func (x *GetBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBatchResponse.ProtoReflect.Descriptor instead.
 func (*GetBatchResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *GetBatchResponse) GetStatus() *BatchStatus {
@@ -4041,7 +4469,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\tworker_id\x18\x02 \x01(\tR\bworkerId\x12\x1d\n" +
 	"\n" +
 	"max_leases\x18\x03 \x01(\rR\tmaxLeases\x12-\n" +
-	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"\xac\x02\n" +
+	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"\xd2\x02\n" +
 	"\x05Lease\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -4051,7 +4479,23 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x05agent\x18\x06 \x01(\v2\x0f.baton.v1.AgentR\x05agent\x12/\n" +
 	"\aparents\x18\a \x03(\v2\x15.baton.v1.AgentResultR\aparents\x129\n" +
 	"\n" +
-	"granted_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tgrantedAt\":\n" +
+	"granted_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tgrantedAt\x12$\n" +
+	"\x05steps\x18\t \x03(\v2\x0e.baton.v1.StepR\x05steps\"o\n" +
+	"\x04Step\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06result\x18\x02 \x01(\fR\x06result\x12;\n" +
+	"\vrecorded_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"recordedAt\"\x7f\n" +
+	"\x11RecordStepRequest\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05token\x18\x03 \x01(\x04R\x05token\x12\x12\n" +
+	"\x04step\x18\x04 \x01(\tR\x04step\x12\x16\n" +
+	"\x06result\x18\x05 \x01(\fR\x06result\"j\n" +
+	"\x12RecordStepResponse\x12\x1a\n" +
+	"\brecorded\x18\x01 \x01(\bR\brecorded\x12\"\n" +
+	"\x04step\x18\x02 \x01(\v2\x0e.baton.v1.StepR\x04step\x12\x14\n" +
+	"\x05steps\x18\x03 \x01(\rR\x05steps\":\n" +
 	"\x0fAcquireResponse\x12'\n" +
 	"\x06leases\x18\x01 \x03(\v2\x0f.baton.v1.LeaseR\x06leases\"f\n" +
 	"\bLeaseRef\x12\x14\n" +
@@ -4127,7 +4571,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x0eSessionRelease\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x04R\x05token\x12/\n" +
-	"\x05delay\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x05delay\"\x80\x02\n" +
+	"\x05delay\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x05delay\"\xad\x02\n" +
 	"\x0eSessionRequest\x12)\n" +
 	"\x04open\x18\x01 \x01(\v2\x15.baton.v1.SessionOpenR\x04open\x12\x16\n" +
 	"\x06credit\x18\x02 \x01(\rR\x06credit\x12=\n" +
@@ -4135,14 +4579,30 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\n" +
 	"heartbeats\x18\x04 \x03(\v2\x16.baton.v1.SessionLeaseR\n" +
 	"heartbeats\x124\n" +
-	"\breleases\x18\x05 \x03(\v2\x18.baton.v1.SessionReleaseR\breleases\"\xb1\x02\n" +
+	"\breleases\x18\x05 \x03(\v2\x18.baton.v1.SessionReleaseR\breleases\x12+\n" +
+	"\x05steps\x18\x06 \x03(\v2\x15.baton.v1.SessionStepR\x05steps\"c\n" +
+	"\vSessionStep\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\x04R\x05token\x12\x12\n" +
+	"\x04step\x18\x03 \x01(\tR\x04step\x12\x16\n" +
+	"\x06result\x18\x04 \x01(\fR\x06result\"\xbd\x01\n" +
+	"\n" +
+	"StepResult\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\x04R\x05token\x12\x12\n" +
+	"\x04step\x18\x03 \x01(\tR\x04step\x12\x1d\n" +
+	"\n" +
+	"lease_lost\x18\x04 \x01(\bR\tleaseLost\x128\n" +
+	"\bresponse\x18\x05 \x01(\v2\x1c.baton.v1.RecordStepResponseR\bresponse\x12\x18\n" +
+	"\arefused\x18\x06 \x01(\tR\arefused\"\xdd\x02\n" +
 	"\x0fSessionResponse\x12'\n" +
 	"\x06leases\x18\x01 \x03(\v2\x0f.baton.v1.LeaseR\x06leases\x126\n" +
 	"\tcompleted\x18\x02 \x03(\v2\x18.baton.v1.CompleteResultR\tcompleted\x123\n" +
 	"\bextended\x18\x03 \x03(\v2\x17.baton.v1.ExtendedLeaseR\bextended\x12&\n" +
 	"\x04lost\x18\x04 \x03(\v2\x12.baton.v1.LeaseRefR\x04lost\x12.\n" +
 	"\breleased\x18\x05 \x03(\v2\x12.baton.v1.LeaseRefR\breleased\x120\n" +
-	"\tcancelled\x18\x06 \x03(\v2\x12.baton.v1.LeaseRefR\tcancelled\"\x81\x01\n" +
+	"\tcancelled\x18\x06 \x03(\v2\x12.baton.v1.LeaseRefR\tcancelled\x12*\n" +
+	"\x05steps\x18\a \x03(\v2\x14.baton.v1.StepResultR\x05steps\"\x81\x01\n" +
 	"\x0eReleaseRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -4154,7 +4614,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"?\n" +
 	"\x10GetAgentResponse\x12+\n" +
-	"\x05agent\x18\x01 \x01(\v2\x15.baton.v1.AgentStatusR\x05agent\"\xf8\x04\n" +
+	"\x05agent\x18\x01 \x01(\v2\x15.baton.v1.AgentStatusR\x05agent\"\x9e\x05\n" +
 	"\vAgentStatus\x12%\n" +
 	"\x05agent\x18\x01 \x01(\v2\x0f.baton.v1.AgentR\x05agent\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.baton.v1.AgentStateR\x05state\x12:\n" +
@@ -4171,7 +4631,8 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\aparents\x18\f \x03(\v2\x16.baton.v1.ParentStatusR\aparents\x12#\n" +
 	"\rparents_total\x18\r \x01(\rR\fparentsTotal\x12'\n" +
 	"\x0fparents_pending\x18\x0e \x01(\rR\x0eparentsPending\x12.\n" +
-	"\bchildren\x18\x0f \x03(\v2\x12.baton.v1.AgentRefR\bchildren\"i\n" +
+	"\bchildren\x18\x0f \x03(\v2\x12.baton.v1.AgentRefR\bchildren\x12$\n" +
+	"\x05steps\x18\x10 \x03(\v2\x0e.baton.v1.StepR\x05steps\"i\n" +
 	"\fParentStatus\x12*\n" +
 	"\x06parent\x18\x01 \x01(\v2\x12.baton.v1.AgentRefR\x06parent\x12-\n" +
 	"\x06result\x18\x02 \x01(\v2\x15.baton.v1.AgentResultR\x06result\"\x86\x01\n" +
@@ -4196,12 +4657,13 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12-\n" +
 	"\x04wait\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x04wait\x12\x1f\n" +
 	"\vafter_token\x18\x04 \x01(\x04R\n" +
-	"afterToken\"\xa6\x01\n" +
+	"afterToken\"\xcc\x01\n" +
 	"\rAwaitResponse\x12\x12\n" +
 	"\x04done\x18\x01 \x01(\bR\x04done\x12-\n" +
 	"\x06result\x18\x02 \x01(\v2\x15.baton.v1.AgentResultR\x06result\x12*\n" +
 	"\x05state\x18\x03 \x01(\x0e2\x14.baton.v1.AgentStateR\x05state\x12&\n" +
-	"\x0fresult_not_kept\x18\x04 \x01(\bR\rresultNotKept\"\x8a\x02\n" +
+	"\x0fresult_not_kept\x18\x04 \x01(\bR\rresultNotKept\x12$\n" +
+	"\x05steps\x18\x05 \x03(\v2\x0e.baton.v1.StepR\x05steps\"\x8a\x02\n" +
 	"\x14RegisterBatchRequest\x12\x14\n" +
 	"\x05batch\x18\x01 \x01(\tR\x05batch\x12\x14\n" +
 	"\x05queue\x18\x02 \x01(\tR\x05queue\x12'\n" +
@@ -4271,7 +4733,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x13AGENT_STATE_WAITING\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12\x1d\n" +
 	"\x19AGENT_STATE_DEAD_LETTERED\x10\x03\x12\x17\n" +
-	"\x13AGENT_STATE_BLOCKED\x10\x042\xa3\b\n" +
+	"\x13AGENT_STATE_BLOCKED\x10\x042\xec\b\n" +
 	"\fAgentService\x12A\n" +
 	"\bRegister\x12\x19.baton.v1.RegisterRequest\x1a\x1a.baton.v1.RegisterResponse\x12G\n" +
 	"\n" +
@@ -4290,7 +4752,9 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\rRegisterBatch\x12\x1e.baton.v1.RegisterBatchRequest\x1a\x1f.baton.v1.RegisterBatchResponse\x12G\n" +
 	"\n" +
 	"CloseBatch\x12\x1b.baton.v1.CloseBatchRequest\x1a\x1c.baton.v1.CloseBatchResponse\x12A\n" +
-	"\bGetBatch\x12\x19.baton.v1.GetBatchRequest\x1a\x1a.baton.v1.GetBatchResponseB\x9b\x01\n" +
+	"\bGetBatch\x12\x19.baton.v1.GetBatchRequest\x1a\x1a.baton.v1.GetBatchResponse\x12G\n" +
+	"\n" +
+	"RecordStep\x12\x1b.baton.v1.RecordStepRequest\x1a\x1c.baton.v1.RecordStepResponseB\x9b\x01\n" +
 	"\fdev.baton.v1B\n" +
 	"AgentProtoP\x01Z>github.com/baton-project/baton/clients/go/gen/baton/v1;batonv1\xa2\x02\x03BXX\xaa\x02\bBaton.V1\xca\x02\bBaton\\V1\xe2\x02\x14Baton\\V1\\GPBMetadata\xea\x02\tBaton::V1b\x06proto3"
 
@@ -4307,7 +4771,7 @@ func file_baton_v1_agent_proto_rawDescGZIP() []byte {
 }
 
 var file_baton_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_baton_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_baton_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
 var file_baton_v1_agent_proto_goTypes = []any{
 	(IdempotencyMode)(0),          // 0: baton.v1.IdempotencyMode
 	(ParentFailure)(0),            // 1: baton.v1.ParentFailure
@@ -4325,153 +4789,168 @@ var file_baton_v1_agent_proto_goTypes = []any{
 	(*UnregisterResponse)(nil),    // 13: baton.v1.UnregisterResponse
 	(*AcquireRequest)(nil),        // 14: baton.v1.AcquireRequest
 	(*Lease)(nil),                 // 15: baton.v1.Lease
-	(*AcquireResponse)(nil),       // 16: baton.v1.AcquireResponse
-	(*LeaseRef)(nil),              // 17: baton.v1.LeaseRef
-	(*HeartbeatRequest)(nil),      // 18: baton.v1.HeartbeatRequest
-	(*ExtendedLease)(nil),         // 19: baton.v1.ExtendedLease
-	(*HeartbeatResponse)(nil),     // 20: baton.v1.HeartbeatResponse
-	(*CompleteRequest)(nil),       // 21: baton.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 22: baton.v1.CompleteResponse
-	(*CompleteBatchRequest)(nil),  // 23: baton.v1.CompleteBatchRequest
-	(*CompleteResult)(nil),        // 24: baton.v1.CompleteResult
-	(*CompleteBatchResponse)(nil), // 25: baton.v1.CompleteBatchResponse
-	(*SessionOpen)(nil),           // 26: baton.v1.SessionOpen
-	(*SessionLease)(nil),          // 27: baton.v1.SessionLease
-	(*SessionCompletion)(nil),     // 28: baton.v1.SessionCompletion
-	(*SessionRelease)(nil),        // 29: baton.v1.SessionRelease
-	(*SessionRequest)(nil),        // 30: baton.v1.SessionRequest
-	(*SessionResponse)(nil),       // 31: baton.v1.SessionResponse
-	(*ReleaseRequest)(nil),        // 32: baton.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 33: baton.v1.ReleaseResponse
-	(*GetAgentRequest)(nil),       // 34: baton.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),      // 35: baton.v1.GetAgentResponse
-	(*AgentStatus)(nil),           // 36: baton.v1.AgentStatus
-	(*ParentStatus)(nil),          // 37: baton.v1.ParentStatus
-	(*ListAgentsRequest)(nil),     // 38: baton.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),    // 39: baton.v1.ListAgentsResponse
-	(*CancelRunRequest)(nil),      // 40: baton.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),     // 41: baton.v1.CancelRunResponse
-	(*AwaitRequest)(nil),          // 42: baton.v1.AwaitRequest
-	(*AwaitResponse)(nil),         // 43: baton.v1.AwaitResponse
-	(*RegisterBatchRequest)(nil),  // 44: baton.v1.RegisterBatchRequest
-	(*BatchStatus)(nil),           // 45: baton.v1.BatchStatus
-	(*RegisterBatchResponse)(nil), // 46: baton.v1.RegisterBatchResponse
-	(*CloseBatchRequest)(nil),     // 47: baton.v1.CloseBatchRequest
-	(*CloseBatchResponse)(nil),    // 48: baton.v1.CloseBatchResponse
-	(*GetBatchRequest)(nil),       // 49: baton.v1.GetBatchRequest
-	(*GetBatchResponse)(nil),      // 50: baton.v1.GetBatchResponse
-	nil,                           // 51: baton.v1.Agent.LabelsEntry
-	(*durationpb.Duration)(nil),   // 52: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 53: google.protobuf.Timestamp
+	(*Step)(nil),                  // 16: baton.v1.Step
+	(*RecordStepRequest)(nil),     // 17: baton.v1.RecordStepRequest
+	(*RecordStepResponse)(nil),    // 18: baton.v1.RecordStepResponse
+	(*AcquireResponse)(nil),       // 19: baton.v1.AcquireResponse
+	(*LeaseRef)(nil),              // 20: baton.v1.LeaseRef
+	(*HeartbeatRequest)(nil),      // 21: baton.v1.HeartbeatRequest
+	(*ExtendedLease)(nil),         // 22: baton.v1.ExtendedLease
+	(*HeartbeatResponse)(nil),     // 23: baton.v1.HeartbeatResponse
+	(*CompleteRequest)(nil),       // 24: baton.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 25: baton.v1.CompleteResponse
+	(*CompleteBatchRequest)(nil),  // 26: baton.v1.CompleteBatchRequest
+	(*CompleteResult)(nil),        // 27: baton.v1.CompleteResult
+	(*CompleteBatchResponse)(nil), // 28: baton.v1.CompleteBatchResponse
+	(*SessionOpen)(nil),           // 29: baton.v1.SessionOpen
+	(*SessionLease)(nil),          // 30: baton.v1.SessionLease
+	(*SessionCompletion)(nil),     // 31: baton.v1.SessionCompletion
+	(*SessionRelease)(nil),        // 32: baton.v1.SessionRelease
+	(*SessionRequest)(nil),        // 33: baton.v1.SessionRequest
+	(*SessionStep)(nil),           // 34: baton.v1.SessionStep
+	(*StepResult)(nil),            // 35: baton.v1.StepResult
+	(*SessionResponse)(nil),       // 36: baton.v1.SessionResponse
+	(*ReleaseRequest)(nil),        // 37: baton.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 38: baton.v1.ReleaseResponse
+	(*GetAgentRequest)(nil),       // 39: baton.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),      // 40: baton.v1.GetAgentResponse
+	(*AgentStatus)(nil),           // 41: baton.v1.AgentStatus
+	(*ParentStatus)(nil),          // 42: baton.v1.ParentStatus
+	(*ListAgentsRequest)(nil),     // 43: baton.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),    // 44: baton.v1.ListAgentsResponse
+	(*CancelRunRequest)(nil),      // 45: baton.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),     // 46: baton.v1.CancelRunResponse
+	(*AwaitRequest)(nil),          // 47: baton.v1.AwaitRequest
+	(*AwaitResponse)(nil),         // 48: baton.v1.AwaitResponse
+	(*RegisterBatchRequest)(nil),  // 49: baton.v1.RegisterBatchRequest
+	(*BatchStatus)(nil),           // 50: baton.v1.BatchStatus
+	(*RegisterBatchResponse)(nil), // 51: baton.v1.RegisterBatchResponse
+	(*CloseBatchRequest)(nil),     // 52: baton.v1.CloseBatchRequest
+	(*CloseBatchResponse)(nil),    // 53: baton.v1.CloseBatchResponse
+	(*GetBatchRequest)(nil),       // 54: baton.v1.GetBatchRequest
+	(*GetBatchResponse)(nil),      // 55: baton.v1.GetBatchResponse
+	nil,                           // 56: baton.v1.Agent.LabelsEntry
+	(*durationpb.Duration)(nil),   // 57: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 58: google.protobuf.Timestamp
 }
 var file_baton_v1_agent_proto_depIdxs = []int32{
-	52, // 0: baton.v1.Agent.interval:type_name -> google.protobuf.Duration
-	52, // 1: baton.v1.Agent.timeout:type_name -> google.protobuf.Duration
-	52, // 2: baton.v1.Agent.error_interval:type_name -> google.protobuf.Duration
-	51, // 3: baton.v1.Agent.labels:type_name -> baton.v1.Agent.LabelsEntry
+	57, // 0: baton.v1.Agent.interval:type_name -> google.protobuf.Duration
+	57, // 1: baton.v1.Agent.timeout:type_name -> google.protobuf.Duration
+	57, // 2: baton.v1.Agent.error_interval:type_name -> google.protobuf.Duration
+	56, // 3: baton.v1.Agent.labels:type_name -> baton.v1.Agent.LabelsEntry
 	3,  // 4: baton.v1.Agent.catch_up:type_name -> baton.v1.CatchUp
 	7,  // 5: baton.v1.Agent.after:type_name -> baton.v1.AgentRef
 	1,  // 6: baton.v1.Agent.on_parent_failure:type_name -> baton.v1.ParentFailure
-	52, // 7: baton.v1.Agent.idempotency_window:type_name -> google.protobuf.Duration
+	57, // 7: baton.v1.Agent.idempotency_window:type_name -> google.protobuf.Duration
 	0,  // 8: baton.v1.Agent.idempotency_mode:type_name -> baton.v1.IdempotencyMode
-	52, // 9: baton.v1.Agent.debounce:type_name -> google.protobuf.Duration
+	57, // 9: baton.v1.Agent.debounce:type_name -> google.protobuf.Duration
 	1,  // 10: baton.v1.AgentRef.on_failure:type_name -> baton.v1.ParentFailure
 	2,  // 11: baton.v1.AgentResult.finish:type_name -> baton.v1.Finish
 	4,  // 12: baton.v1.AgentResult.outcome:type_name -> baton.v1.Outcome
-	53, // 13: baton.v1.AgentResult.finished_at:type_name -> google.protobuf.Timestamp
+	58, // 13: baton.v1.AgentResult.finished_at:type_name -> google.protobuf.Timestamp
 	6,  // 14: baton.v1.RegisterRequest.agents:type_name -> baton.v1.Agent
 	11, // 15: baton.v1.RegisterResponse.agents:type_name -> baton.v1.RegisteredAgent
 	8,  // 16: baton.v1.RegisteredAgent.result:type_name -> baton.v1.AgentResult
-	52, // 17: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
-	53, // 18: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
+	57, // 17: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
+	58, // 18: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
 	6,  // 19: baton.v1.Lease.agent:type_name -> baton.v1.Agent
 	8,  // 20: baton.v1.Lease.parents:type_name -> baton.v1.AgentResult
-	53, // 21: baton.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
-	15, // 22: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
-	17, // 23: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
-	53, // 24: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
-	19, // 25: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
-	17, // 26: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
-	17, // 27: baton.v1.HeartbeatResponse.cancelled:type_name -> baton.v1.LeaseRef
-	4,  // 28: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
-	52, // 29: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
-	53, // 30: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	4,  // 31: baton.v1.CompleteResponse.outcome:type_name -> baton.v1.Outcome
-	21, // 32: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
-	22, // 33: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
-	24, // 34: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
-	4,  // 35: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
-	52, // 36: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
-	52, // 37: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
-	26, // 38: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
-	28, // 39: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
-	27, // 40: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
-	29, // 41: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
-	15, // 42: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
-	24, // 43: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
-	19, // 44: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
-	17, // 45: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
-	17, // 46: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
-	17, // 47: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
-	52, // 48: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	53, // 49: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	36, // 50: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
-	6,  // 51: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
-	5,  // 52: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
-	53, // 53: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
-	53, // 54: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
-	37, // 55: baton.v1.AgentStatus.parents:type_name -> baton.v1.ParentStatus
-	7,  // 56: baton.v1.AgentStatus.children:type_name -> baton.v1.AgentRef
-	7,  // 57: baton.v1.ParentStatus.parent:type_name -> baton.v1.AgentRef
-	8,  // 58: baton.v1.ParentStatus.result:type_name -> baton.v1.AgentResult
-	36, // 59: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
-	52, // 60: baton.v1.AwaitRequest.wait:type_name -> google.protobuf.Duration
-	8,  // 61: baton.v1.AwaitResponse.result:type_name -> baton.v1.AgentResult
-	5,  // 62: baton.v1.AwaitResponse.state:type_name -> baton.v1.AgentState
-	6,  // 63: baton.v1.RegisterBatchRequest.agents:type_name -> baton.v1.Agent
-	6,  // 64: baton.v1.RegisterBatchRequest.on_success:type_name -> baton.v1.Agent
-	6,  // 65: baton.v1.RegisterBatchRequest.on_complete:type_name -> baton.v1.Agent
-	7,  // 66: baton.v1.BatchStatus.callbacks:type_name -> baton.v1.AgentRef
-	53, // 67: baton.v1.BatchStatus.created_at:type_name -> google.protobuf.Timestamp
-	53, // 68: baton.v1.BatchStatus.done_at:type_name -> google.protobuf.Timestamp
-	45, // 69: baton.v1.RegisterBatchResponse.status:type_name -> baton.v1.BatchStatus
-	45, // 70: baton.v1.CloseBatchResponse.status:type_name -> baton.v1.BatchStatus
-	45, // 71: baton.v1.GetBatchResponse.status:type_name -> baton.v1.BatchStatus
-	9,  // 72: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
-	12, // 73: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
-	14, // 74: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
-	18, // 75: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
-	21, // 76: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
-	23, // 77: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
-	30, // 78: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
-	32, // 79: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
-	34, // 80: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
-	38, // 81: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
-	40, // 82: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
-	42, // 83: baton.v1.AgentService.Await:input_type -> baton.v1.AwaitRequest
-	44, // 84: baton.v1.AgentService.RegisterBatch:input_type -> baton.v1.RegisterBatchRequest
-	47, // 85: baton.v1.AgentService.CloseBatch:input_type -> baton.v1.CloseBatchRequest
-	49, // 86: baton.v1.AgentService.GetBatch:input_type -> baton.v1.GetBatchRequest
-	10, // 87: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
-	13, // 88: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
-	16, // 89: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
-	20, // 90: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
-	22, // 91: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
-	25, // 92: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
-	31, // 93: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
-	33, // 94: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
-	35, // 95: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
-	39, // 96: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
-	41, // 97: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
-	43, // 98: baton.v1.AgentService.Await:output_type -> baton.v1.AwaitResponse
-	46, // 99: baton.v1.AgentService.RegisterBatch:output_type -> baton.v1.RegisterBatchResponse
-	48, // 100: baton.v1.AgentService.CloseBatch:output_type -> baton.v1.CloseBatchResponse
-	50, // 101: baton.v1.AgentService.GetBatch:output_type -> baton.v1.GetBatchResponse
-	87, // [87:102] is the sub-list for method output_type
-	72, // [72:87] is the sub-list for method input_type
-	72, // [72:72] is the sub-list for extension type_name
-	72, // [72:72] is the sub-list for extension extendee
-	0,  // [0:72] is the sub-list for field type_name
+	58, // 21: baton.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
+	16, // 22: baton.v1.Lease.steps:type_name -> baton.v1.Step
+	58, // 23: baton.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
+	16, // 24: baton.v1.RecordStepResponse.step:type_name -> baton.v1.Step
+	15, // 25: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
+	20, // 26: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
+	58, // 27: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
+	22, // 28: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
+	20, // 29: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
+	20, // 30: baton.v1.HeartbeatResponse.cancelled:type_name -> baton.v1.LeaseRef
+	4,  // 31: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
+	57, // 32: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
+	58, // 33: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	4,  // 34: baton.v1.CompleteResponse.outcome:type_name -> baton.v1.Outcome
+	24, // 35: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
+	25, // 36: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
+	27, // 37: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
+	4,  // 38: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
+	57, // 39: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
+	57, // 40: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
+	29, // 41: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
+	31, // 42: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
+	30, // 43: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
+	32, // 44: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
+	34, // 45: baton.v1.SessionRequest.steps:type_name -> baton.v1.SessionStep
+	18, // 46: baton.v1.StepResult.response:type_name -> baton.v1.RecordStepResponse
+	15, // 47: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
+	27, // 48: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
+	22, // 49: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
+	20, // 50: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
+	20, // 51: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
+	20, // 52: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
+	35, // 53: baton.v1.SessionResponse.steps:type_name -> baton.v1.StepResult
+	57, // 54: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	58, // 55: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	41, // 56: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
+	6,  // 57: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
+	5,  // 58: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
+	58, // 59: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
+	58, // 60: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
+	42, // 61: baton.v1.AgentStatus.parents:type_name -> baton.v1.ParentStatus
+	7,  // 62: baton.v1.AgentStatus.children:type_name -> baton.v1.AgentRef
+	16, // 63: baton.v1.AgentStatus.steps:type_name -> baton.v1.Step
+	7,  // 64: baton.v1.ParentStatus.parent:type_name -> baton.v1.AgentRef
+	8,  // 65: baton.v1.ParentStatus.result:type_name -> baton.v1.AgentResult
+	41, // 66: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
+	57, // 67: baton.v1.AwaitRequest.wait:type_name -> google.protobuf.Duration
+	8,  // 68: baton.v1.AwaitResponse.result:type_name -> baton.v1.AgentResult
+	5,  // 69: baton.v1.AwaitResponse.state:type_name -> baton.v1.AgentState
+	16, // 70: baton.v1.AwaitResponse.steps:type_name -> baton.v1.Step
+	6,  // 71: baton.v1.RegisterBatchRequest.agents:type_name -> baton.v1.Agent
+	6,  // 72: baton.v1.RegisterBatchRequest.on_success:type_name -> baton.v1.Agent
+	6,  // 73: baton.v1.RegisterBatchRequest.on_complete:type_name -> baton.v1.Agent
+	7,  // 74: baton.v1.BatchStatus.callbacks:type_name -> baton.v1.AgentRef
+	58, // 75: baton.v1.BatchStatus.created_at:type_name -> google.protobuf.Timestamp
+	58, // 76: baton.v1.BatchStatus.done_at:type_name -> google.protobuf.Timestamp
+	50, // 77: baton.v1.RegisterBatchResponse.status:type_name -> baton.v1.BatchStatus
+	50, // 78: baton.v1.CloseBatchResponse.status:type_name -> baton.v1.BatchStatus
+	50, // 79: baton.v1.GetBatchResponse.status:type_name -> baton.v1.BatchStatus
+	9,  // 80: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
+	12, // 81: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
+	14, // 82: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
+	21, // 83: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
+	24, // 84: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
+	26, // 85: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
+	33, // 86: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
+	37, // 87: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
+	39, // 88: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
+	43, // 89: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
+	45, // 90: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
+	47, // 91: baton.v1.AgentService.Await:input_type -> baton.v1.AwaitRequest
+	49, // 92: baton.v1.AgentService.RegisterBatch:input_type -> baton.v1.RegisterBatchRequest
+	52, // 93: baton.v1.AgentService.CloseBatch:input_type -> baton.v1.CloseBatchRequest
+	54, // 94: baton.v1.AgentService.GetBatch:input_type -> baton.v1.GetBatchRequest
+	17, // 95: baton.v1.AgentService.RecordStep:input_type -> baton.v1.RecordStepRequest
+	10, // 96: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
+	13, // 97: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
+	19, // 98: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
+	23, // 99: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
+	25, // 100: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
+	28, // 101: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
+	36, // 102: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
+	38, // 103: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
+	40, // 104: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
+	44, // 105: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
+	46, // 106: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
+	48, // 107: baton.v1.AgentService.Await:output_type -> baton.v1.AwaitResponse
+	51, // 108: baton.v1.AgentService.RegisterBatch:output_type -> baton.v1.RegisterBatchResponse
+	53, // 109: baton.v1.AgentService.CloseBatch:output_type -> baton.v1.CloseBatchResponse
+	55, // 110: baton.v1.AgentService.GetBatch:output_type -> baton.v1.GetBatchResponse
+	18, // 111: baton.v1.AgentService.RecordStep:output_type -> baton.v1.RecordStepResponse
+	96, // [96:112] is the sub-list for method output_type
+	80, // [80:96] is the sub-list for method input_type
+	80, // [80:80] is the sub-list for extension type_name
+	80, // [80:80] is the sub-list for extension extendee
+	0,  // [0:80] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_agent_proto_init() }
@@ -4485,7 +4964,7 @@ func file_baton_v1_agent_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_agent_proto_rawDesc), len(file_baton_v1_agent_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   46,
+			NumMessages:   51,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

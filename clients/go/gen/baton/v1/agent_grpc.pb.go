@@ -34,6 +34,7 @@ const (
 	AgentService_RegisterBatch_FullMethodName = "/baton.v1.AgentService/RegisterBatch"
 	AgentService_CloseBatch_FullMethodName    = "/baton.v1.AgentService/CloseBatch"
 	AgentService_GetBatch_FullMethodName      = "/baton.v1.AgentService/GetBatch"
+	AgentService_RecordStep_FullMethodName    = "/baton.v1.AgentService/RecordStep"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -183,6 +184,19 @@ type AgentServiceClient interface {
 	// GetBatch counts a batch's members by how they finished. A done batch is kept for the
 	// server's results.retention_ms. NOT_FOUND without such a batch.
 	GetBatch(ctx context.Context, in *GetBatchRequest, opts ...grpc.CallOption) (*GetBatchResponse, error)
+	// RecordStep records the result of a named step of the run a lease holds, fenced by the
+	// lease's token, so a later attempt of the same run can skip it: the lease of every next
+	// attempt carries the steps recorded so far (Lease.steps), until the run ends (a success, a
+	// dead letter, an unregister or a cancel). A token that does not hold the lease is
+	// FAILED_PRECONDITION, reason LEASE_LOST, and changes nothing. A step name already recorded
+	// in this run keeps its first result: the call answers recorded false with the step as kept
+	// (so a retried call whose answer was lost is safe). A run holds at most the server's
+	// limits.max_steps steps and limits.max_step_bytes result bytes in all: a step beyond either
+	// is INVALID_ARGUMENT naming `step` (count) or `result` (bytes) and changes nothing. The
+	// steps are kept with the run's finish where the finish is kept (AwaitResponse.steps) and
+	// shown by GetAgent while the run is not over (AgentStatus.steps). The Session stream
+	// carries the same call (SessionRequest.steps).
+	RecordStep(ctx context.Context, in *RecordStepRequest, opts ...grpc.CallOption) (*RecordStepResponse, error)
 }
 
 type agentServiceClient struct {
@@ -346,6 +360,16 @@ func (c *agentServiceClient) GetBatch(ctx context.Context, in *GetBatchRequest, 
 	return out, nil
 }
 
+func (c *agentServiceClient) RecordStep(ctx context.Context, in *RecordStepRequest, opts ...grpc.CallOption) (*RecordStepResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecordStepResponse)
+	err := c.cc.Invoke(ctx, AgentService_RecordStep_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -493,6 +517,19 @@ type AgentServiceServer interface {
 	// GetBatch counts a batch's members by how they finished. A done batch is kept for the
 	// server's results.retention_ms. NOT_FOUND without such a batch.
 	GetBatch(context.Context, *GetBatchRequest) (*GetBatchResponse, error)
+	// RecordStep records the result of a named step of the run a lease holds, fenced by the
+	// lease's token, so a later attempt of the same run can skip it: the lease of every next
+	// attempt carries the steps recorded so far (Lease.steps), until the run ends (a success, a
+	// dead letter, an unregister or a cancel). A token that does not hold the lease is
+	// FAILED_PRECONDITION, reason LEASE_LOST, and changes nothing. A step name already recorded
+	// in this run keeps its first result: the call answers recorded false with the step as kept
+	// (so a retried call whose answer was lost is safe). A run holds at most the server's
+	// limits.max_steps steps and limits.max_step_bytes result bytes in all: a step beyond either
+	// is INVALID_ARGUMENT naming `step` (count) or `result` (bytes) and changes nothing. The
+	// steps are kept with the run's finish where the finish is kept (AwaitResponse.steps) and
+	// shown by GetAgent while the run is not over (AgentStatus.steps). The Session stream
+	// carries the same call (SessionRequest.steps).
+	RecordStep(context.Context, *RecordStepRequest) (*RecordStepResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -547,6 +584,9 @@ func (UnimplementedAgentServiceServer) CloseBatch(context.Context, *CloseBatchRe
 }
 func (UnimplementedAgentServiceServer) GetBatch(context.Context, *GetBatchRequest) (*GetBatchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetBatch not implemented")
+}
+func (UnimplementedAgentServiceServer) RecordStep(context.Context, *RecordStepRequest) (*RecordStepResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RecordStep not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -828,6 +868,24 @@ func _AgentService_GetBatch_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_RecordStep_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RecordStepRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).RecordStep(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_RecordStep_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).RecordStep(ctx, req.(*RecordStepRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -890,6 +948,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetBatch",
 			Handler:    _AgentService_GetBatch_Handler,
+		},
+		{
+			MethodName: "RecordStep",
+			Handler:    _AgentService_RecordStep_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -239,7 +239,7 @@ class AcquireRequest(_message.Message):
     def __init__(self, queue: _Optional[str] = ..., worker_id: _Optional[str] = ..., max_leases: _Optional[int] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class Lease(_message.Message):
-    __slots__ = ("queue", "name", "token", "deadline", "attempt", "agent", "parents", "granted_at")
+    __slots__ = ("queue", "name", "token", "deadline", "attempt", "agent", "parents", "granted_at", "steps")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
@@ -248,6 +248,7 @@ class Lease(_message.Message):
     AGENT_FIELD_NUMBER: _ClassVar[int]
     PARENTS_FIELD_NUMBER: _ClassVar[int]
     GRANTED_AT_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
     queue: str
     name: str
     token: int
@@ -256,7 +257,42 @@ class Lease(_message.Message):
     agent: Agent
     parents: _containers.RepeatedCompositeFieldContainer[AgentResult]
     granted_at: _timestamp_pb2.Timestamp
-    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attempt: _Optional[int] = ..., agent: _Optional[_Union[Agent, _Mapping]] = ..., parents: _Optional[_Iterable[_Union[AgentResult, _Mapping]]] = ..., granted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    steps: _containers.RepeatedCompositeFieldContainer[Step]
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attempt: _Optional[int] = ..., agent: _Optional[_Union[Agent, _Mapping]] = ..., parents: _Optional[_Iterable[_Union[AgentResult, _Mapping]]] = ..., granted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., steps: _Optional[_Iterable[_Union[Step, _Mapping]]] = ...) -> None: ...
+
+class Step(_message.Message):
+    __slots__ = ("name", "result", "recorded_at")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    RECORDED_AT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    result: bytes
+    recorded_at: _timestamp_pb2.Timestamp
+    def __init__(self, name: _Optional[str] = ..., result: _Optional[bytes] = ..., recorded_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class RecordStepRequest(_message.Message):
+    __slots__ = ("queue", "name", "token", "step", "result")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    name: str
+    token: int
+    step: str
+    result: bytes
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., step: _Optional[str] = ..., result: _Optional[bytes] = ...) -> None: ...
+
+class RecordStepResponse(_message.Message):
+    __slots__ = ("recorded", "step", "steps")
+    RECORDED_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    recorded: bool
+    step: Step
+    steps: int
+    def __init__(self, recorded: _Optional[bool] = ..., step: _Optional[_Union[Step, _Mapping]] = ..., steps: _Optional[int] = ...) -> None: ...
 
 class AcquireResponse(_message.Message):
     __slots__ = ("leases",)
@@ -421,34 +457,66 @@ class SessionRelease(_message.Message):
     def __init__(self, name: _Optional[str] = ..., token: _Optional[int] = ..., delay: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class SessionRequest(_message.Message):
-    __slots__ = ("open", "credit", "completions", "heartbeats", "releases")
+    __slots__ = ("open", "credit", "completions", "heartbeats", "releases", "steps")
     OPEN_FIELD_NUMBER: _ClassVar[int]
     CREDIT_FIELD_NUMBER: _ClassVar[int]
     COMPLETIONS_FIELD_NUMBER: _ClassVar[int]
     HEARTBEATS_FIELD_NUMBER: _ClassVar[int]
     RELEASES_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
     open: SessionOpen
     credit: int
     completions: _containers.RepeatedCompositeFieldContainer[SessionCompletion]
     heartbeats: _containers.RepeatedCompositeFieldContainer[SessionLease]
     releases: _containers.RepeatedCompositeFieldContainer[SessionRelease]
-    def __init__(self, open: _Optional[_Union[SessionOpen, _Mapping]] = ..., credit: _Optional[int] = ..., completions: _Optional[_Iterable[_Union[SessionCompletion, _Mapping]]] = ..., heartbeats: _Optional[_Iterable[_Union[SessionLease, _Mapping]]] = ..., releases: _Optional[_Iterable[_Union[SessionRelease, _Mapping]]] = ...) -> None: ...
+    steps: _containers.RepeatedCompositeFieldContainer[SessionStep]
+    def __init__(self, open: _Optional[_Union[SessionOpen, _Mapping]] = ..., credit: _Optional[int] = ..., completions: _Optional[_Iterable[_Union[SessionCompletion, _Mapping]]] = ..., heartbeats: _Optional[_Iterable[_Union[SessionLease, _Mapping]]] = ..., releases: _Optional[_Iterable[_Union[SessionRelease, _Mapping]]] = ..., steps: _Optional[_Iterable[_Union[SessionStep, _Mapping]]] = ...) -> None: ...
+
+class SessionStep(_message.Message):
+    __slots__ = ("name", "token", "step", "result")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    token: int
+    step: str
+    result: bytes
+    def __init__(self, name: _Optional[str] = ..., token: _Optional[int] = ..., step: _Optional[str] = ..., result: _Optional[bytes] = ...) -> None: ...
+
+class StepResult(_message.Message):
+    __slots__ = ("name", "token", "step", "lease_lost", "response", "refused")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    LEASE_LOST_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    REFUSED_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    token: int
+    step: str
+    lease_lost: bool
+    response: RecordStepResponse
+    refused: str
+    def __init__(self, name: _Optional[str] = ..., token: _Optional[int] = ..., step: _Optional[str] = ..., lease_lost: _Optional[bool] = ..., response: _Optional[_Union[RecordStepResponse, _Mapping]] = ..., refused: _Optional[str] = ...) -> None: ...
 
 class SessionResponse(_message.Message):
-    __slots__ = ("leases", "completed", "extended", "lost", "released", "cancelled")
+    __slots__ = ("leases", "completed", "extended", "lost", "released", "cancelled", "steps")
     LEASES_FIELD_NUMBER: _ClassVar[int]
     COMPLETED_FIELD_NUMBER: _ClassVar[int]
     EXTENDED_FIELD_NUMBER: _ClassVar[int]
     LOST_FIELD_NUMBER: _ClassVar[int]
     RELEASED_FIELD_NUMBER: _ClassVar[int]
     CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
     leases: _containers.RepeatedCompositeFieldContainer[Lease]
     completed: _containers.RepeatedCompositeFieldContainer[CompleteResult]
     extended: _containers.RepeatedCompositeFieldContainer[ExtendedLease]
     lost: _containers.RepeatedCompositeFieldContainer[LeaseRef]
     released: _containers.RepeatedCompositeFieldContainer[LeaseRef]
     cancelled: _containers.RepeatedCompositeFieldContainer[LeaseRef]
-    def __init__(self, leases: _Optional[_Iterable[_Union[Lease, _Mapping]]] = ..., completed: _Optional[_Iterable[_Union[CompleteResult, _Mapping]]] = ..., extended: _Optional[_Iterable[_Union[ExtendedLease, _Mapping]]] = ..., lost: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ..., released: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ..., cancelled: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ...) -> None: ...
+    steps: _containers.RepeatedCompositeFieldContainer[StepResult]
+    def __init__(self, leases: _Optional[_Iterable[_Union[Lease, _Mapping]]] = ..., completed: _Optional[_Iterable[_Union[CompleteResult, _Mapping]]] = ..., extended: _Optional[_Iterable[_Union[ExtendedLease, _Mapping]]] = ..., lost: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ..., released: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ..., cancelled: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ..., steps: _Optional[_Iterable[_Union[StepResult, _Mapping]]] = ...) -> None: ...
 
 class ReleaseRequest(_message.Message):
     __slots__ = ("queue", "name", "token", "delay")
@@ -483,7 +551,7 @@ class GetAgentResponse(_message.Message):
     def __init__(self, agent: _Optional[_Union[AgentStatus, _Mapping]] = ...) -> None: ...
 
 class AgentStatus(_message.Message):
-    __slots__ = ("agent", "state", "next_run_at", "deadline", "holder", "token", "failure_streak", "progress", "cancel_requested", "last_error_class", "last_error_message", "parents", "parents_total", "parents_pending", "children")
+    __slots__ = ("agent", "state", "next_run_at", "deadline", "holder", "token", "failure_streak", "progress", "cancel_requested", "last_error_class", "last_error_message", "parents", "parents_total", "parents_pending", "children", "steps")
     AGENT_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     NEXT_RUN_AT_FIELD_NUMBER: _ClassVar[int]
@@ -499,6 +567,7 @@ class AgentStatus(_message.Message):
     PARENTS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     PARENTS_PENDING_FIELD_NUMBER: _ClassVar[int]
     CHILDREN_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
     agent: Agent
     state: AgentState
     next_run_at: _timestamp_pb2.Timestamp
@@ -514,7 +583,8 @@ class AgentStatus(_message.Message):
     parents_total: int
     parents_pending: int
     children: _containers.RepeatedCompositeFieldContainer[AgentRef]
-    def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ..., next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., holder: _Optional[str] = ..., token: _Optional[int] = ..., failure_streak: _Optional[int] = ..., progress: _Optional[str] = ..., cancel_requested: _Optional[bool] = ..., last_error_class: _Optional[str] = ..., last_error_message: _Optional[str] = ..., parents: _Optional[_Iterable[_Union[ParentStatus, _Mapping]]] = ..., parents_total: _Optional[int] = ..., parents_pending: _Optional[int] = ..., children: _Optional[_Iterable[_Union[AgentRef, _Mapping]]] = ...) -> None: ...
+    steps: _containers.RepeatedCompositeFieldContainer[Step]
+    def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ..., next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., holder: _Optional[str] = ..., token: _Optional[int] = ..., failure_streak: _Optional[int] = ..., progress: _Optional[str] = ..., cancel_requested: _Optional[bool] = ..., last_error_class: _Optional[str] = ..., last_error_message: _Optional[str] = ..., parents: _Optional[_Iterable[_Union[ParentStatus, _Mapping]]] = ..., parents_total: _Optional[int] = ..., parents_pending: _Optional[int] = ..., children: _Optional[_Iterable[_Union[AgentRef, _Mapping]]] = ..., steps: _Optional[_Iterable[_Union[Step, _Mapping]]] = ...) -> None: ...
 
 class ParentStatus(_message.Message):
     __slots__ = ("parent", "result")
@@ -573,16 +643,18 @@ class AwaitRequest(_message.Message):
     def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., after_token: _Optional[int] = ...) -> None: ...
 
 class AwaitResponse(_message.Message):
-    __slots__ = ("done", "result", "state", "result_not_kept")
+    __slots__ = ("done", "result", "state", "result_not_kept", "steps")
     DONE_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     RESULT_NOT_KEPT_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
     done: bool
     result: AgentResult
     state: AgentState
     result_not_kept: bool
-    def __init__(self, done: _Optional[bool] = ..., result: _Optional[_Union[AgentResult, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ..., result_not_kept: _Optional[bool] = ...) -> None: ...
+    steps: _containers.RepeatedCompositeFieldContainer[Step]
+    def __init__(self, done: _Optional[bool] = ..., result: _Optional[_Union[AgentResult, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ..., result_not_kept: _Optional[bool] = ..., steps: _Optional[_Iterable[_Union[Step, _Mapping]]] = ...) -> None: ...
 
 class RegisterBatchRequest(_message.Message):
     __slots__ = ("batch", "queue", "agents", "callback_queue", "on_success", "on_complete", "close")

@@ -121,6 +121,11 @@ class AgentServiceStub:
                 request_serializer=baton_dot_v1_dot_agent__pb2.GetBatchRequest.SerializeToString,
                 response_deserializer=baton_dot_v1_dot_agent__pb2.GetBatchResponse.FromString,
                 _registered_method=True)
+        self.RecordStep = channel.unary_unary(
+                '/baton.v1.AgentService/RecordStep',
+                request_serializer=baton_dot_v1_dot_agent__pb2.RecordStepRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_agent__pb2.RecordStepResponse.FromString,
+                _registered_method=True)
 
 
 class AgentServiceServicer:
@@ -343,6 +348,24 @@ class AgentServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RecordStep(self, request, context):
+        """RecordStep records the result of a named step of the run a lease holds, fenced by the
+        lease's token, so a later attempt of the same run can skip it: the lease of every next
+        attempt carries the steps recorded so far (Lease.steps), until the run ends (a success, a
+        dead letter, an unregister or a cancel). A token that does not hold the lease is
+        FAILED_PRECONDITION, reason LEASE_LOST, and changes nothing. A step name already recorded
+        in this run keeps its first result: the call answers recorded false with the step as kept
+        (so a retried call whose answer was lost is safe). A run holds at most the server's
+        limits.max_steps steps and limits.max_step_bytes result bytes in all: a step beyond either
+        is INVALID_ARGUMENT naming `step` (count) or `result` (bytes) and changes nothing. The
+        steps are kept with the run's finish where the finish is kept (AwaitResponse.steps) and
+        shown by GetAgent while the run is not over (AgentStatus.steps). The Session stream
+        carries the same call (SessionRequest.steps).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AgentServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -420,6 +443,11 @@ def add_AgentServiceServicer_to_server(servicer, server):
                     servicer.GetBatch,
                     request_deserializer=baton_dot_v1_dot_agent__pb2.GetBatchRequest.FromString,
                     response_serializer=baton_dot_v1_dot_agent__pb2.GetBatchResponse.SerializeToString,
+            ),
+            'RecordStep': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordStep,
+                    request_deserializer=baton_dot_v1_dot_agent__pb2.RecordStepRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_agent__pb2.RecordStepResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -839,6 +867,33 @@ class AgentService:
             '/baton.v1.AgentService/GetBatch',
             baton_dot_v1_dot_agent__pb2.GetBatchRequest.SerializeToString,
             baton_dot_v1_dot_agent__pb2.GetBatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordStep(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.AgentService/RecordStep',
+            baton_dot_v1_dot_agent__pb2.RecordStepRequest.SerializeToString,
+            baton_dot_v1_dot_agent__pb2.RecordStepResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -764,7 +764,56 @@ export interface Lease {
    * granted_at is when this lease was granted (Redis clock): the start of the run, from which a
    * recurring agent's interval counts.
    */
-  grantedAt: Date | undefined;
+  grantedAt:
+    | Date
+    | undefined;
+  /**
+   * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+   * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+   */
+  steps: Step[];
+}
+
+/** Step is the result of one named step of a run (RecordStep). */
+export interface Step {
+  /** name of the step: [A-Za-z0-9._-]{1,128}, unique within a run. */
+  name: string;
+  /** result the worker recorded for it; may be empty. */
+  result: Buffer;
+  /** recorded_at is when it was recorded (Redis clock). */
+  recordedAt: Date | undefined;
+}
+
+/** RecordStepRequest records one step of the run a lease holds. */
+export interface RecordStepRequest {
+  /** queue the agent belongs to. */
+  queue: string;
+  /** name of the agent. */
+  name: string;
+  /** token of the lease: the step is recorded only while this token holds it. */
+  token: bigint;
+  /** step names the step: [A-Za-z0-9._-]{1,128}. */
+  step: string;
+  /**
+   * result of the step, handed back with the next attempts' leases; at most the server's
+   * limits.max_step_bytes (with the run's earlier steps' results).
+   */
+  result: Buffer;
+}
+
+/** RecordStepResponse says whether the step was recorded. */
+export interface RecordStepResponse {
+  /**
+   * recorded is true when this call recorded the step; false when the run had a step of this
+   * name already (its first result is kept, and answered in `step`).
+   */
+  recorded: boolean;
+  /** step as kept. */
+  step:
+    | Step
+    | undefined;
+  /** steps counts the run's steps recorded so far, this one included. */
+  steps: number;
 }
 
 /** AcquireResponse lists the leases granted; empty when nothing was due. */
@@ -1009,6 +1058,46 @@ export interface SessionRequest {
   heartbeats: SessionLease[];
   /** releases hand leases back; answered in SessionResponse.released / lost. */
   releases: SessionRelease[];
+  /**
+   * steps record steps of leases of the session's queue, as RecordStep does; answered in
+   * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+   * same message.
+   */
+  steps: SessionStep[];
+}
+
+/** SessionStep records a step of a lease of the session's queue, as RecordStep does. */
+export interface SessionStep {
+  /** name of the agent. */
+  name: string;
+  /** token of the lease. */
+  token: bigint;
+  /** step names the step: as RecordStepRequest.step. */
+  step: string;
+  /** result of the step: as RecordStepRequest.result. */
+  result: Buffer;
+}
+
+/** StepResult answers one SessionStep. */
+export interface StepResult {
+  /** name of the agent. */
+  name: string;
+  /** token of the lease. */
+  token: bigint;
+  /** step as sent. */
+  step: string;
+  /** lease_lost is true when the token does not hold the lease: nothing was recorded. */
+  leaseLost: boolean;
+  /** response is what RecordStep would answer; absent when lease_lost or refused. */
+  response:
+    | RecordStepResponse
+    | undefined;
+  /**
+   * refused names the limit the step would exceed ("limits.max_steps" or
+   * "limits.max_step_bytes"), where RecordStep answers INVALID_ARGUMENT; nothing was recorded
+   * and the session goes on. Empty otherwise.
+   */
+  refused: string;
 }
 
 /**
@@ -1034,6 +1123,8 @@ export interface SessionResponse {
    * `lost` too.
    */
   cancelled: LeaseRef[];
+  /** steps answers SessionRequest.steps, in the order they were sent. */
+  steps: StepResult[];
 }
 
 /** ReleaseRequest hands a lease back without counting a failure. */
@@ -1122,6 +1213,11 @@ export interface AgentStatus {
    * only, at most 1,000.
    */
   children: AgentRef[];
+  /**
+   * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+   * or waiting after a failed attempt); GetAgent only.
+   */
+  steps: Step[];
 }
 
 /** ParentStatus is one parent of an agent. */
@@ -1220,6 +1316,11 @@ export interface AwaitResponse {
    * that waits for the finish will see it. False when done, and when the finish will be kept.
    */
   resultNotKept: boolean;
+  /**
+   * steps recorded in the run that finished (RecordStep), kept with the finish; empty when
+   * not done or none were recorded.
+   */
+  steps: Step[];
 }
 
 /** RegisterBatchRequest adds members to a batch, creating it on the first call. */
@@ -2898,6 +2999,7 @@ function createBaseLease(): Lease {
     agent: undefined,
     parents: [],
     grantedAt: undefined,
+    steps: [],
   };
 }
 
@@ -2929,6 +3031,9 @@ export const Lease: MessageFns<Lease> = {
     }
     if (message.grantedAt !== undefined) {
       Timestamp.encode(toTimestamp(message.grantedAt), writer.uint32(66).fork()).join();
+    }
+    for (const v of message.steps) {
+      Step.encode(v!, writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -3010,6 +3115,14 @@ export const Lease: MessageFns<Lease> = {
             message.grantedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.steps.push(Step.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3036,6 +3149,7 @@ export const Lease: MessageFns<Lease> = {
         : isSet(object.granted_at)
         ? fromJsonTimestamp(object.granted_at)
         : undefined,
+      steps: globalThis.Array.isArray(object?.steps) ? object.steps.map((e: any) => Step.fromJSON(e)) : [],
     };
   },
 
@@ -3065,6 +3179,9 @@ export const Lease: MessageFns<Lease> = {
     if (message.grantedAt !== undefined) {
       obj.grantedAt = message.grantedAt.toISOString();
     }
+    if (message.steps?.length) {
+      obj.steps = message.steps.map((e) => Step.toJSON(e));
+    }
     return obj;
   },
 
@@ -3081,6 +3198,349 @@ export const Lease: MessageFns<Lease> = {
     message.agent = (object.agent !== undefined && object.agent !== null) ? Agent.fromPartial(object.agent) : undefined;
     message.parents = object.parents?.map((e) => AgentResult.fromPartial(e)) || [];
     message.grantedAt = object.grantedAt ?? undefined;
+    message.steps = object.steps?.map((e) => Step.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseStep(): Step {
+  return { name: "", result: Buffer.alloc(0), recordedAt: undefined };
+}
+
+export const Step: MessageFns<Step> = {
+  encode(message: Step, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.result.length !== 0) {
+      writer.uint32(18).bytes(message.result);
+    }
+    if (message.recordedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.recordedAt), writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Step {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStep();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.result = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.recordedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Step {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      result: isSet(object.result) ? Buffer.from(bytesFromBase64(object.result)) : Buffer.alloc(0),
+      recordedAt: isSet(object.recordedAt)
+        ? fromJsonTimestamp(object.recordedAt)
+        : isSet(object.recorded_at)
+        ? fromJsonTimestamp(object.recorded_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: Step): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.result.length !== 0) {
+      obj.result = base64FromBytes(message.result);
+    }
+    if (message.recordedAt !== undefined) {
+      obj.recordedAt = message.recordedAt.toISOString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<Step>): Step {
+    return Step.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<Step>): Step {
+    const message = createBaseStep();
+    message.name = object.name ?? "";
+    message.result = object.result ?? Buffer.alloc(0);
+    message.recordedAt = object.recordedAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseRecordStepRequest(): RecordStepRequest {
+  return { queue: "", name: "", token: 0n, step: "", result: Buffer.alloc(0) };
+}
+
+export const RecordStepRequest: MessageFns<RecordStepRequest> = {
+  encode(message: RecordStepRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.token !== 0n) {
+      if (BigInt.asUintN(64, message.token) !== message.token) {
+        throw new globalThis.Error("value provided for field message.token of type uint64 too large");
+      }
+      writer.uint32(24).uint64(message.token);
+    }
+    if (message.step !== "") {
+      writer.uint32(34).string(message.step);
+    }
+    if (message.result.length !== 0) {
+      writer.uint32(42).bytes(message.result);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecordStepRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecordStepRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.token = reader.uint64() as bigint;
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.step = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.result = Buffer.from(reader.bytes());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecordStepRequest {
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      token: isSet(object.token) ? BigInt(object.token) : 0n,
+      step: isSet(object.step) ? globalThis.String(object.step) : "",
+      result: isSet(object.result) ? Buffer.from(bytesFromBase64(object.result)) : Buffer.alloc(0),
+    };
+  },
+
+  toJSON(message: RecordStepRequest): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.token !== 0n) {
+      obj.token = message.token.toString();
+    }
+    if (message.step !== "") {
+      obj.step = message.step;
+    }
+    if (message.result.length !== 0) {
+      obj.result = base64FromBytes(message.result);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RecordStepRequest>): RecordStepRequest {
+    return RecordStepRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RecordStepRequest>): RecordStepRequest {
+    const message = createBaseRecordStepRequest();
+    message.queue = object.queue ?? "";
+    message.name = object.name ?? "";
+    message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
+    message.step = object.step ?? "";
+    message.result = object.result ?? Buffer.alloc(0);
+    return message;
+  },
+};
+
+function createBaseRecordStepResponse(): RecordStepResponse {
+  return { recorded: false, step: undefined, steps: 0 };
+}
+
+export const RecordStepResponse: MessageFns<RecordStepResponse> = {
+  encode(message: RecordStepResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.recorded !== false) {
+      writer.uint32(8).bool(message.recorded);
+    }
+    if (message.step !== undefined) {
+      Step.encode(message.step, writer.uint32(18).fork()).join();
+    }
+    if (message.steps !== 0) {
+      writer.uint32(24).uint32(message.steps);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecordStepResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecordStepResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.recorded = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.step = Step.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.steps = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecordStepResponse {
+    return {
+      recorded: isSet(object.recorded) ? globalThis.Boolean(object.recorded) : false,
+      step: isSet(object.step) ? Step.fromJSON(object.step) : undefined,
+      steps: isSet(object.steps) ? globalThis.Number(object.steps) : 0,
+    };
+  },
+
+  toJSON(message: RecordStepResponse): unknown {
+    const obj: any = {};
+    if (message.recorded !== false) {
+      obj.recorded = message.recorded;
+    }
+    if (message.step !== undefined) {
+      obj.step = Step.toJSON(message.step);
+    }
+    if (message.steps !== 0) {
+      obj.steps = Math.round(message.steps);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RecordStepResponse>): RecordStepResponse {
+    return RecordStepResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RecordStepResponse>): RecordStepResponse {
+    const message = createBaseRecordStepResponse();
+    message.recorded = object.recorded ?? false;
+    message.step = (object.step !== undefined && object.step !== null) ? Step.fromPartial(object.step) : undefined;
+    message.steps = object.steps ?? 0;
     return message;
   },
 };
@@ -4794,7 +5254,7 @@ export const SessionRelease: MessageFns<SessionRelease> = {
 };
 
 function createBaseSessionRequest(): SessionRequest {
-  return { open: undefined, credit: 0, completions: [], heartbeats: [], releases: [] };
+  return { open: undefined, credit: 0, completions: [], heartbeats: [], releases: [], steps: [] };
 }
 
 export const SessionRequest: MessageFns<SessionRequest> = {
@@ -4813,6 +5273,9 @@ export const SessionRequest: MessageFns<SessionRequest> = {
     }
     for (const v of message.releases) {
       SessionRelease.encode(v!, writer.uint32(42).fork()).join();
+    }
+    for (const v of message.steps) {
+      SessionStep.encode(v!, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -4870,6 +5333,14 @@ export const SessionRequest: MessageFns<SessionRequest> = {
             message.releases.push(SessionRelease.decode(reader, reader.uint32()));
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.steps.push(SessionStep.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4895,6 +5366,7 @@ export const SessionRequest: MessageFns<SessionRequest> = {
       releases: globalThis.Array.isArray(object?.releases)
         ? object.releases.map((e: any) => SessionRelease.fromJSON(e))
         : [],
+      steps: globalThis.Array.isArray(object?.steps) ? object.steps.map((e: any) => SessionStep.fromJSON(e)) : [],
     };
   },
 
@@ -4915,6 +5387,9 @@ export const SessionRequest: MessageFns<SessionRequest> = {
     if (message.releases?.length) {
       obj.releases = message.releases.map((e) => SessionRelease.toJSON(e));
     }
+    if (message.steps?.length) {
+      obj.steps = message.steps.map((e) => SessionStep.toJSON(e));
+    }
     return obj;
   },
 
@@ -4930,12 +5405,291 @@ export const SessionRequest: MessageFns<SessionRequest> = {
     message.completions = object.completions?.map((e) => SessionCompletion.fromPartial(e)) || [];
     message.heartbeats = object.heartbeats?.map((e) => SessionLease.fromPartial(e)) || [];
     message.releases = object.releases?.map((e) => SessionRelease.fromPartial(e)) || [];
+    message.steps = object.steps?.map((e) => SessionStep.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSessionStep(): SessionStep {
+  return { name: "", token: 0n, step: "", result: Buffer.alloc(0) };
+}
+
+export const SessionStep: MessageFns<SessionStep> = {
+  encode(message: SessionStep, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.token !== 0n) {
+      if (BigInt.asUintN(64, message.token) !== message.token) {
+        throw new globalThis.Error("value provided for field message.token of type uint64 too large");
+      }
+      writer.uint32(16).uint64(message.token);
+    }
+    if (message.step !== "") {
+      writer.uint32(26).string(message.step);
+    }
+    if (message.result.length !== 0) {
+      writer.uint32(34).bytes(message.result);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SessionStep {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSessionStep();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.token = reader.uint64() as bigint;
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.step = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.result = Buffer.from(reader.bytes());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SessionStep {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      token: isSet(object.token) ? BigInt(object.token) : 0n,
+      step: isSet(object.step) ? globalThis.String(object.step) : "",
+      result: isSet(object.result) ? Buffer.from(bytesFromBase64(object.result)) : Buffer.alloc(0),
+    };
+  },
+
+  toJSON(message: SessionStep): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.token !== 0n) {
+      obj.token = message.token.toString();
+    }
+    if (message.step !== "") {
+      obj.step = message.step;
+    }
+    if (message.result.length !== 0) {
+      obj.result = base64FromBytes(message.result);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SessionStep>): SessionStep {
+    return SessionStep.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SessionStep>): SessionStep {
+    const message = createBaseSessionStep();
+    message.name = object.name ?? "";
+    message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
+    message.step = object.step ?? "";
+    message.result = object.result ?? Buffer.alloc(0);
+    return message;
+  },
+};
+
+function createBaseStepResult(): StepResult {
+  return { name: "", token: 0n, step: "", leaseLost: false, response: undefined, refused: "" };
+}
+
+export const StepResult: MessageFns<StepResult> = {
+  encode(message: StepResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.token !== 0n) {
+      if (BigInt.asUintN(64, message.token) !== message.token) {
+        throw new globalThis.Error("value provided for field message.token of type uint64 too large");
+      }
+      writer.uint32(16).uint64(message.token);
+    }
+    if (message.step !== "") {
+      writer.uint32(26).string(message.step);
+    }
+    if (message.leaseLost !== false) {
+      writer.uint32(32).bool(message.leaseLost);
+    }
+    if (message.response !== undefined) {
+      RecordStepResponse.encode(message.response, writer.uint32(42).fork()).join();
+    }
+    if (message.refused !== "") {
+      writer.uint32(50).string(message.refused);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StepResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStepResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.token = reader.uint64() as bigint;
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.step = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.leaseLost = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.response = RecordStepResponse.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.refused = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StepResult {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      token: isSet(object.token) ? BigInt(object.token) : 0n,
+      step: isSet(object.step) ? globalThis.String(object.step) : "",
+      leaseLost: isSet(object.leaseLost)
+        ? globalThis.Boolean(object.leaseLost)
+        : isSet(object.lease_lost)
+        ? globalThis.Boolean(object.lease_lost)
+        : false,
+      response: isSet(object.response) ? RecordStepResponse.fromJSON(object.response) : undefined,
+      refused: isSet(object.refused) ? globalThis.String(object.refused) : "",
+    };
+  },
+
+  toJSON(message: StepResult): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.token !== 0n) {
+      obj.token = message.token.toString();
+    }
+    if (message.step !== "") {
+      obj.step = message.step;
+    }
+    if (message.leaseLost !== false) {
+      obj.leaseLost = message.leaseLost;
+    }
+    if (message.response !== undefined) {
+      obj.response = RecordStepResponse.toJSON(message.response);
+    }
+    if (message.refused !== "") {
+      obj.refused = message.refused;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<StepResult>): StepResult {
+    return StepResult.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StepResult>): StepResult {
+    const message = createBaseStepResult();
+    message.name = object.name ?? "";
+    message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
+    message.step = object.step ?? "";
+    message.leaseLost = object.leaseLost ?? false;
+    message.response = (object.response !== undefined && object.response !== null)
+      ? RecordStepResponse.fromPartial(object.response)
+      : undefined;
+    message.refused = object.refused ?? "";
     return message;
   },
 };
 
 function createBaseSessionResponse(): SessionResponse {
-  return { leases: [], completed: [], extended: [], lost: [], released: [], cancelled: [] };
+  return { leases: [], completed: [], extended: [], lost: [], released: [], cancelled: [], steps: [] };
 }
 
 export const SessionResponse: MessageFns<SessionResponse> = {
@@ -4957,6 +5711,9 @@ export const SessionResponse: MessageFns<SessionResponse> = {
     }
     for (const v of message.cancelled) {
       LeaseRef.encode(v!, writer.uint32(50).fork()).join();
+    }
+    for (const v of message.steps) {
+      StepResult.encode(v!, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -5022,6 +5779,14 @@ export const SessionResponse: MessageFns<SessionResponse> = {
             message.cancelled.push(LeaseRef.decode(reader, reader.uint32()));
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.steps.push(StepResult.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5048,6 +5813,7 @@ export const SessionResponse: MessageFns<SessionResponse> = {
       cancelled: globalThis.Array.isArray(object?.cancelled)
         ? object.cancelled.map((e: any) => LeaseRef.fromJSON(e))
         : [],
+      steps: globalThis.Array.isArray(object?.steps) ? object.steps.map((e: any) => StepResult.fromJSON(e)) : [],
     };
   },
 
@@ -5071,6 +5837,9 @@ export const SessionResponse: MessageFns<SessionResponse> = {
     if (message.cancelled?.length) {
       obj.cancelled = message.cancelled.map((e) => LeaseRef.toJSON(e));
     }
+    if (message.steps?.length) {
+      obj.steps = message.steps.map((e) => StepResult.toJSON(e));
+    }
     return obj;
   },
 
@@ -5085,6 +5854,7 @@ export const SessionResponse: MessageFns<SessionResponse> = {
     message.lost = object.lost?.map((e) => LeaseRef.fromPartial(e)) || [];
     message.released = object.released?.map((e) => LeaseRef.fromPartial(e)) || [];
     message.cancelled = object.cancelled?.map((e) => LeaseRef.fromPartial(e)) || [];
+    message.steps = object.steps?.map((e) => StepResult.fromPartial(e)) || [];
     return message;
   },
 };
@@ -5455,6 +6225,7 @@ function createBaseAgentStatus(): AgentStatus {
     parentsTotal: 0,
     parentsPending: 0,
     children: [],
+    steps: [],
   };
 }
 
@@ -5507,6 +6278,9 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     }
     for (const v of message.children) {
       AgentRef.encode(v!, writer.uint32(122).fork()).join();
+    }
+    for (const v of message.steps) {
+      Step.encode(v!, writer.uint32(130).fork()).join();
     }
     return writer;
   },
@@ -5644,6 +6418,14 @@ export const AgentStatus: MessageFns<AgentStatus> = {
             message.children.push(AgentRef.decode(reader, reader.uint32()));
             continue;
           }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.steps.push(Step.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5705,6 +6487,9 @@ export const AgentStatus: MessageFns<AgentStatus> = {
       children: globalThis.Array.isArray(object?.children)
         ? object.children.map((e: any) => AgentRef.fromJSON(e))
         : [],
+      steps: globalThis.Array.isArray(object?.steps)
+        ? object.steps.map((e: any) => Step.fromJSON(e))
+        : [],
     };
   },
 
@@ -5755,6 +6540,9 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     if (message.children?.length) {
       obj.children = message.children.map((e) => AgentRef.toJSON(e));
     }
+    if (message.steps?.length) {
+      obj.steps = message.steps.map((e) => Step.toJSON(e));
+    }
     return obj;
   },
 
@@ -5778,6 +6566,7 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     message.parentsTotal = object.parentsTotal ?? 0;
     message.parentsPending = object.parentsPending ?? 0;
     message.children = object.children?.map((e) => AgentRef.fromPartial(e)) || [];
+    message.steps = object.steps?.map((e) => Step.fromPartial(e)) || [];
     return message;
   },
 };
@@ -6389,7 +7178,7 @@ export const AwaitRequest: MessageFns<AwaitRequest> = {
 };
 
 function createBaseAwaitResponse(): AwaitResponse {
-  return { done: false, result: undefined, state: 0, resultNotKept: false };
+  return { done: false, result: undefined, state: 0, resultNotKept: false, steps: [] };
 }
 
 export const AwaitResponse: MessageFns<AwaitResponse> = {
@@ -6405,6 +7194,9 @@ export const AwaitResponse: MessageFns<AwaitResponse> = {
     }
     if (message.resultNotKept !== false) {
       writer.uint32(32).bool(message.resultNotKept);
+    }
+    for (const v of message.steps) {
+      Step.encode(v!, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -6454,6 +7246,14 @@ export const AwaitResponse: MessageFns<AwaitResponse> = {
             message.resultNotKept = reader.bool();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.steps.push(Step.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6476,6 +7276,7 @@ export const AwaitResponse: MessageFns<AwaitResponse> = {
         : isSet(object.result_not_kept)
         ? globalThis.Boolean(object.result_not_kept)
         : false,
+      steps: globalThis.Array.isArray(object?.steps) ? object.steps.map((e: any) => Step.fromJSON(e)) : [],
     };
   },
 
@@ -6493,6 +7294,9 @@ export const AwaitResponse: MessageFns<AwaitResponse> = {
     if (message.resultNotKept !== false) {
       obj.resultNotKept = message.resultNotKept;
     }
+    if (message.steps?.length) {
+      obj.steps = message.steps.map((e) => Step.toJSON(e));
+    }
     return obj;
   },
 
@@ -6507,6 +7311,7 @@ export const AwaitResponse: MessageFns<AwaitResponse> = {
       : undefined;
     message.state = object.state ?? 0;
     message.resultNotKept = object.resultNotKept ?? false;
+    message.steps = object.steps?.map((e) => Step.fromPartial(e)) || [];
     return message;
   },
 };
@@ -7599,6 +8404,29 @@ export const AgentServiceService = {
     responseSerialize: (value: GetBatchResponse): Buffer => Buffer.from(GetBatchResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetBatchResponse => GetBatchResponse.decode(value),
   },
+  /**
+   * RecordStep records the result of a named step of the run a lease holds, fenced by the
+   * lease's token, so a later attempt of the same run can skip it: the lease of every next
+   * attempt carries the steps recorded so far (Lease.steps), until the run ends (a success, a
+   * dead letter, an unregister or a cancel). A token that does not hold the lease is
+   * FAILED_PRECONDITION, reason LEASE_LOST, and changes nothing. A step name already recorded
+   * in this run keeps its first result: the call answers recorded false with the step as kept
+   * (so a retried call whose answer was lost is safe). A run holds at most the server's
+   * limits.max_steps steps and limits.max_step_bytes result bytes in all: a step beyond either
+   * is INVALID_ARGUMENT naming `step` (count) or `result` (bytes) and changes nothing. The
+   * steps are kept with the run's finish where the finish is kept (AwaitResponse.steps) and
+   * shown by GetAgent while the run is not over (AgentStatus.steps). The Session stream
+   * carries the same call (SessionRequest.steps).
+   */
+  recordStep: {
+    path: "/baton.v1.AgentService/RecordStep" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RecordStepRequest): Buffer => Buffer.from(RecordStepRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RecordStepRequest => RecordStepRequest.decode(value),
+    responseSerialize: (value: RecordStepResponse): Buffer => Buffer.from(RecordStepResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RecordStepResponse => RecordStepResponse.decode(value),
+  },
 } as const;
 
 export interface AgentServiceServer extends UntypedServiceImplementation {
@@ -7762,6 +8590,21 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
    * server's results.retention_ms. NOT_FOUND without such a batch.
    */
   getBatch: handleUnaryCall<GetBatchRequest, GetBatchResponse>;
+  /**
+   * RecordStep records the result of a named step of the run a lease holds, fenced by the
+   * lease's token, so a later attempt of the same run can skip it: the lease of every next
+   * attempt carries the steps recorded so far (Lease.steps), until the run ends (a success, a
+   * dead letter, an unregister or a cancel). A token that does not hold the lease is
+   * FAILED_PRECONDITION, reason LEASE_LOST, and changes nothing. A step name already recorded
+   * in this run keeps its first result: the call answers recorded false with the step as kept
+   * (so a retried call whose answer was lost is safe). A run holds at most the server's
+   * limits.max_steps steps and limits.max_step_bytes result bytes in all: a step beyond either
+   * is INVALID_ARGUMENT naming `step` (count) or `result` (bytes) and changes nothing. The
+   * steps are kept with the run's finish where the finish is kept (AwaitResponse.steps) and
+   * shown by GetAgent while the run is not over (AgentStatus.steps). The Session stream
+   * carries the same call (SessionRequest.steps).
+   */
+  recordStep: handleUnaryCall<RecordStepRequest, RecordStepResponse>;
 }
 
 export interface AgentServiceClient extends Client {
@@ -8122,6 +8965,35 @@ export interface AgentServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetBatchResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * RecordStep records the result of a named step of the run a lease holds, fenced by the
+   * lease's token, so a later attempt of the same run can skip it: the lease of every next
+   * attempt carries the steps recorded so far (Lease.steps), until the run ends (a success, a
+   * dead letter, an unregister or a cancel). A token that does not hold the lease is
+   * FAILED_PRECONDITION, reason LEASE_LOST, and changes nothing. A step name already recorded
+   * in this run keeps its first result: the call answers recorded false with the step as kept
+   * (so a retried call whose answer was lost is safe). A run holds at most the server's
+   * limits.max_steps steps and limits.max_step_bytes result bytes in all: a step beyond either
+   * is INVALID_ARGUMENT naming `step` (count) or `result` (bytes) and changes nothing. The
+   * steps are kept with the run's finish where the finish is kept (AwaitResponse.steps) and
+   * shown by GetAgent while the run is not over (AgentStatus.steps). The Session stream
+   * carries the same call (SessionRequest.steps).
+   */
+  recordStep(
+    request: RecordStepRequest,
+    callback: (error: ServiceError | null, response: RecordStepResponse) => void,
+  ): ClientUnaryCall;
+  recordStep(
+    request: RecordStepRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RecordStepResponse) => void,
+  ): ClientUnaryCall;
+  recordStep(
+    request: RecordStepRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RecordStepResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -82,6 +82,21 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_baton_v1_Lease_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_Step_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_Step_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_RecordStepRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_RecordStepRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_RecordStepResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_RecordStepResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_baton_v1_AcquireResponse_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -156,6 +171,16 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_baton_v1_SessionRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_SessionStep_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_SessionStep_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_StepResult_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_StepResult_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
     internal_static_baton_v1_SessionResponse_descriptor;
   static final 
@@ -322,199 +347,222 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "e\030\001 \001(\tR\005queue\022\033\n\tworker_id\030\002 \001(\tR\010worke" +
       "rId\022\035\n\nmax_leases\030\003 \001(\rR\tmaxLeases\022-\n\004wa" +
       "it\030\004 \001(\0132\031.google.protobuf.DurationR\004wai" +
-      "t\"\254\002\n\005Lease\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004nam" +
+      "t\"\322\002\n\005Lease\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004nam" +
       "e\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\0226\n\010d" +
       "eadline\030\004 \001(\0132\032.google.protobuf.Timestam" +
       "pR\010deadline\022\030\n\007attempt\030\005 \001(\rR\007attempt\022%\n" +
       "\005agent\030\006 \001(\0132\017.baton.v1.AgentR\005agent\022/\n\007" +
       "parents\030\007 \003(\0132\025.baton.v1.AgentResultR\007pa" +
       "rents\0229\n\ngranted_at\030\010 \001(\0132\032.google.proto" +
-      "buf.TimestampR\tgrantedAt\":\n\017AcquireRespo" +
-      "nse\022\'\n\006leases\030\001 \003(\0132\017.baton.v1.LeaseR\006le" +
-      "ases\"f\n\010LeaseRef\022\024\n\005queue\030\001 \001(\tR\005queue\022\022" +
-      "\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token" +
-      "\022\032\n\010progress\030\004 \001(\tR\010progress\"[\n\020Heartbea" +
-      "tRequest\022\033\n\tworker_id\030\001 \001(\tR\010workerId\022*\n" +
-      "\006leases\030\002 \003(\0132\022.baton.v1.LeaseRefR\006lease" +
-      "s\"\207\001\n\rExtendedLease\022\024\n\005queue\030\001 \001(\tR\005queu" +
-      "e\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005to" +
-      "ken\0226\n\010deadline\030\004 \001(\0132\032.google.protobuf." +
-      "TimestampR\010deadline\"\242\001\n\021HeartbeatRespons" +
-      "e\0223\n\010extended\030\001 \003(\0132\027.baton.v1.ExtendedL" +
-      "easeR\010extended\022&\n\004lost\030\002 \003(\0132\022.baton.v1." +
-      "LeaseRefR\004lost\0220\n\tcancelled\030\003 \003(\0132\022.bato" +
-      "n.v1.LeaseRefR\tcancelled\"\315\002\n\017CompleteReq" +
-      "uest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\t" +
-      "R\004name\022\024\n\005token\030\003 \001(\004R\005token\022+\n\007outcome\030" +
-      "\004 \001(\0162\021.baton.v1.OutcomeR\007outcome\022\030\n\007mes" +
-      "sage\030\005 \001(\tR\007message\022:\n\013retry_after\030\006 \001(\013" +
-      "2\031.google.protobuf.DurationR\nretryAfter\022" +
-      "\035\n\nrequest_id\030\007 \001(\tR\trequestId\022\037\n\013error_" +
-      "class\030\010 \001(\tR\nerrorClass\022\037\n\013http_status\030\t" +
-      " \001(\rR\nhttpStatus\022\026\n\006result\030\n \001(\014R\006result" +
-      "\"\212\002\n\020CompleteResponse\022:\n\013next_run_at\030\001 \001" +
-      "(\0132\032.google.protobuf.TimestampR\tnextRunA" +
-      "t\022#\n\rdead_lettered\030\002 \001(\010R\014deadLettered\022\030" +
-      "\n\007removed\030\003 \001(\010R\007removed\022%\n\016failure_stre" +
-      "ak\030\004 \001(\rR\rfailureStreak\022\'\n\017message_clipp" +
-      "ed\030\005 \001(\010R\016messageClipped\022+\n\007outcome\030\006 \001(" +
-      "\0162\021.baton.v1.OutcomeR\007outcome\"S\n\024Complet" +
-      "eBatchRequest\022;\n\013completions\030\001 \003(\0132\031.bat" +
-      "on.v1.CompleteRequestR\013completions\"\247\001\n\016C" +
-      "ompleteResult\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004n" +
-      "ame\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022\035\n" +
-      "\nlease_lost\030\004 \001(\010R\tleaseLost\0226\n\010response" +
-      "\030\005 \001(\0132\032.baton.v1.CompleteResponseR\010resp" +
-      "onse\"K\n\025CompleteBatchResponse\0222\n\007results" +
-      "\030\001 \003(\0132\030.baton.v1.CompleteResultR\007result" +
-      "s\"@\n\013SessionOpen\022\024\n\005queue\030\001 \001(\tR\005queue\022\033" +
-      "\n\tworker_id\030\002 \001(\tR\010workerId\"T\n\014SessionLe" +
-      "ase\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005" +
-      "token\022\032\n\010progress\030\003 \001(\tR\010progress\"\232\002\n\021Se" +
-      "ssionCompletion\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005t" +
-      "oken\030\002 \001(\004R\005token\022+\n\007outcome\030\003 \001(\0162\021.bat" +
-      "on.v1.OutcomeR\007outcome\022\030\n\007message\030\004 \001(\tR" +
-      "\007message\022:\n\013retry_after\030\005 \001(\0132\031.google.p" +
-      "rotobuf.DurationR\nretryAfter\022\037\n\013error_cl" +
-      "ass\030\006 \001(\tR\nerrorClass\022\037\n\013http_status\030\007 \001" +
-      "(\rR\nhttpStatus\022\026\n\006result\030\010 \001(\014R\006result\"k" +
-      "\n\016SessionRelease\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005" +
-      "token\030\002 \001(\004R\005token\022/\n\005delay\030\003 \001(\0132\031.goog" +
-      "le.protobuf.DurationR\005delay\"\200\002\n\016SessionR" +
-      "equest\022)\n\004open\030\001 \001(\0132\025.baton.v1.SessionO" +
-      "penR\004open\022\026\n\006credit\030\002 \001(\rR\006credit\022=\n\013com" +
-      "pletions\030\003 \003(\0132\033.baton.v1.SessionComplet" +
-      "ionR\013completions\0226\n\nheartbeats\030\004 \003(\0132\026.b" +
-      "aton.v1.SessionLeaseR\nheartbeats\0224\n\010rele" +
-      "ases\030\005 \003(\0132\030.baton.v1.SessionReleaseR\010re" +
-      "leases\"\261\002\n\017SessionResponse\022\'\n\006leases\030\001 \003" +
-      "(\0132\017.baton.v1.LeaseR\006leases\0226\n\tcompleted" +
-      "\030\002 \003(\0132\030.baton.v1.CompleteResultR\tcomple" +
-      "ted\0223\n\010extended\030\003 \003(\0132\027.baton.v1.Extende" +
-      "dLeaseR\010extended\022&\n\004lost\030\004 \003(\0132\022.baton.v" +
-      "1.LeaseRefR\004lost\022.\n\010released\030\005 \003(\0132\022.bat" +
-      "on.v1.LeaseRefR\010released\0220\n\tcancelled\030\006 " +
-      "\003(\0132\022.baton.v1.LeaseRefR\tcancelled\"\201\001\n\016R" +
-      "eleaseRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004n" +
-      "ame\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022/\n" +
-      "\005delay\030\004 \001(\0132\031.google.protobuf.DurationR" +
-      "\005delay\"M\n\017ReleaseResponse\022:\n\013next_run_at" +
-      "\030\001 \001(\0132\032.google.protobuf.TimestampR\tnext" +
-      "RunAt\";\n\017GetAgentRequest\022\024\n\005queue\030\001 \001(\tR" +
-      "\005queue\022\022\n\004name\030\002 \001(\tR\004name\"?\n\020GetAgentRe" +
-      "sponse\022+\n\005agent\030\001 \001(\0132\025.baton.v1.AgentSt" +
-      "atusR\005agent\"\370\004\n\013AgentStatus\022%\n\005agent\030\001 \001" +
-      "(\0132\017.baton.v1.AgentR\005agent\022*\n\005state\030\002 \001(" +
-      "\0162\024.baton.v1.AgentStateR\005state\022:\n\013next_r" +
-      "un_at\030\003 \001(\0132\032.google.protobuf.TimestampR" +
-      "\tnextRunAt\0226\n\010deadline\030\004 \001(\0132\032.google.pr" +
-      "otobuf.TimestampR\010deadline\022\026\n\006holder\030\005 \001" +
-      "(\tR\006holder\022\024\n\005token\030\006 \001(\004R\005token\022%\n\016fail" +
-      "ure_streak\030\007 \001(\rR\rfailureStreak\022\032\n\010progr" +
-      "ess\030\010 \001(\tR\010progress\022)\n\020cancel_requested\030" +
-      "\t \001(\010R\017cancelRequested\022(\n\020last_error_cla" +
-      "ss\030\n \001(\tR\016lastErrorClass\022,\n\022last_error_m" +
-      "essage\030\013 \001(\tR\020lastErrorMessage\0220\n\007parent" +
-      "s\030\014 \003(\0132\026.baton.v1.ParentStatusR\007parents" +
-      "\022#\n\rparents_total\030\r \001(\rR\014parentsTotal\022\'\n" +
-      "\017parents_pending\030\016 \001(\rR\016parentsPending\022." +
-      "\n\010children\030\017 \003(\0132\022.baton.v1.AgentRefR\010ch" +
-      "ildren\"i\n\014ParentStatus\022*\n\006parent\030\001 \001(\0132\022" +
-      ".baton.v1.AgentRefR\006parent\022-\n\006result\030\002 \001" +
-      "(\0132\025.baton.v1.AgentResultR\006result\"\206\001\n\021Li" +
-      "stAgentsRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n" +
-      "\tpage_size\030\002 \001(\rR\010pageSize\022\035\n\npage_token" +
-      "\030\003 \001(\tR\tpageToken\022\037\n\013name_prefix\030\004 \001(\tR\n" +
-      "namePrefix\"k\n\022ListAgentsResponse\022-\n\006agen" +
-      "ts\030\001 \003(\0132\025.baton.v1.AgentStatusR\006agents\022" +
-      "&\n\017next_page_token\030\002 \001(\tR\rnextPageToken\"" +
-      "<\n\020CancelRunRequest\022\024\n\005queue\030\001 \001(\tR\005queu" +
-      "e\022\022\n\004name\030\002 \001(\tR\004name\"G\n\021CancelRunRespon" +
-      "se\022\034\n\trequested\030\001 \001(\010R\trequested\022\024\n\005toke" +
-      "n\030\002 \001(\004R\005token\"\210\001\n\014AwaitRequest\022\024\n\005queue" +
-      "\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022-\n\004wai" +
-      "t\030\003 \001(\0132\031.google.protobuf.DurationR\004wait" +
-      "\022\037\n\013after_token\030\004 \001(\004R\nafterToken\"\246\001\n\rAw" +
-      "aitResponse\022\022\n\004done\030\001 \001(\010R\004done\022-\n\006resul" +
-      "t\030\002 \001(\0132\025.baton.v1.AgentResultR\006result\022*" +
-      "\n\005state\030\003 \001(\0162\024.baton.v1.AgentStateR\005sta" +
-      "te\022&\n\017result_not_kept\030\004 \001(\010R\rresultNotKe" +
-      "pt\"\212\002\n\024RegisterBatchRequest\022\024\n\005batch\030\001 \001" +
-      "(\tR\005batch\022\024\n\005queue\030\002 \001(\tR\005queue\022\'\n\006agent" +
-      "s\030\003 \003(\0132\017.baton.v1.AgentR\006agents\022%\n\016call" +
-      "back_queue\030\004 \001(\tR\rcallbackQueue\022.\n\non_su" +
-      "ccess\030\005 \003(\0132\017.baton.v1.AgentR\tonSuccess\022" +
-      "0\n\013on_complete\030\006 \003(\0132\017.baton.v1.AgentR\no" +
-      "nComplete\022\024\n\005close\030\007 \001(\010R\005close\"\327\002\n\013Batc" +
-      "hStatus\022\024\n\005batch\030\001 \001(\tR\005batch\022\024\n\005total\030\002" +
-      " \001(\rR\005total\022\030\n\007pending\030\003 \001(\rR\007pending\022\034\n" +
-      "\tsucceeded\030\004 \001(\rR\tsucceeded\022\026\n\006failed\030\005 " +
-      "\001(\rR\006failed\022\026\n\006closed\030\006 \001(\010R\006closed\022\022\n\004d" +
-      "one\030\007 \001(\010R\004done\0220\n\tcallbacks\030\010 \003(\0132\022.bat" +
-      "on.v1.AgentRefR\tcallbacks\0229\n\ncreated_at\030" +
-      "\t \001(\0132\032.google.protobuf.TimestampR\tcreat" +
-      "edAt\0223\n\007done_at\030\n \001(\0132\032.google.protobuf." +
-      "TimestampR\006doneAt\"\205\001\n\025RegisterBatchRespo" +
-      "nse\022#\n\rbatch_created\030\001 \001(\010R\014batchCreated" +
-      "\022\030\n\007created\030\002 \001(\rR\007created\022-\n\006status\030\003 \001" +
-      "(\0132\025.baton.v1.BatchStatusR\006status\")\n\021Clo" +
-      "seBatchRequest\022\024\n\005batch\030\001 \001(\tR\005batch\"C\n\022" +
-      "CloseBatchResponse\022-\n\006status\030\001 \001(\0132\025.bat" +
-      "on.v1.BatchStatusR\006status\"\'\n\017GetBatchReq" +
-      "uest\022\024\n\005batch\030\001 \001(\tR\005batch\"A\n\020GetBatchRe" +
-      "sponse\022-\n\006status\030\001 \001(\0132\025.baton.v1.BatchS" +
-      "tatusR\006status*\221\001\n\017IdempotencyMode\022 \n\034IDE" +
-      "MPOTENCY_MODE_UNSPECIFIED\020\000\022\037\n\033IDEMPOTEN" +
-      "CY_MODE_KEEP_FIRST\020\001\022\034\n\030IDEMPOTENCY_MODE" +
-      "_REPLACE\020\002\022\035\n\031IDEMPOTENCY_MODE_DEBOUNCE\020" +
-      "\003*\202\001\n\rParentFailure\022\036\n\032PARENT_FAILURE_UN" +
-      "SPECIFIED\020\000\022\027\n\023PARENT_FAILURE_WAIT\020\001\022\031\n\025" +
-      "PARENT_FAILURE_CANCEL\020\002\022\035\n\031PARENT_FAILUR" +
-      "E_RUN_ANYWAY\020\003*\177\n\006Finish\022\026\n\022FINISH_UNSPE" +
-      "CIFIED\020\000\022\024\n\020FINISH_SUCCEEDED\020\001\022\030\n\024FINISH" +
-      "_DEAD_LETTERED\020\002\022\024\n\020FINISH_CANCELLED\020\003\022\027" +
-      "\n\023FINISH_UNREGISTERED\020\004*M\n\007CatchUp\022\030\n\024CA" +
-      "TCH_UP_UNSPECIFIED\020\000\022\025\n\021CATCH_UP_RUN_ONC" +
-      "E\020\001\022\021\n\rCATCH_UP_SKIP\020\002*\265\001\n\007Outcome\022\027\n\023OU" +
-      "TCOME_UNSPECIFIED\020\000\022\023\n\017OUTCOME_SUCCESS\020\001" +
-      "\022\037\n\033OUTCOME_PERMANENT_FORBIDDEN\020\002\022\025\n\021OUT" +
-      "COME_THROTTLED\020\003\022\025\n\021OUTCOME_TRANSIENT\020\004\022" +
-      "\030\n\024OUTCOME_SERVER_ERROR\020\005\022\023\n\017OUTCOME_UNK" +
-      "NOWN\020\006*\223\001\n\nAgentState\022\033\n\027AGENT_STATE_UNS" +
-      "PECIFIED\020\000\022\027\n\023AGENT_STATE_WAITING\020\001\022\027\n\023A" +
-      "GENT_STATE_WORKING\020\002\022\035\n\031AGENT_STATE_DEAD" +
-      "_LETTERED\020\003\022\027\n\023AGENT_STATE_BLOCKED\020\0042\243\010\n" +
-      "\014AgentService\022A\n\010Register\022\031.baton.v1.Reg" +
-      "isterRequest\032\032.baton.v1.RegisterResponse" +
-      "\022G\n\nUnregister\022\033.baton.v1.UnregisterRequ" +
-      "est\032\034.baton.v1.UnregisterResponse\022>\n\007Acq" +
-      "uire\022\030.baton.v1.AcquireRequest\032\031.baton.v" +
-      "1.AcquireResponse\022D\n\tHeartbeat\022\032.baton.v" +
-      "1.HeartbeatRequest\032\033.baton.v1.HeartbeatR" +
-      "esponse\022A\n\010Complete\022\031.baton.v1.CompleteR" +
-      "equest\032\032.baton.v1.CompleteResponse\022P\n\rCo" +
-      "mpleteBatch\022\036.baton.v1.CompleteBatchRequ" +
-      "est\032\037.baton.v1.CompleteBatchResponse\022B\n\007" +
-      "Session\022\030.baton.v1.SessionRequest\032\031.bato" +
-      "n.v1.SessionResponse(\0010\001\022>\n\007Release\022\030.ba" +
-      "ton.v1.ReleaseRequest\032\031.baton.v1.Release" +
-      "Response\022A\n\010GetAgent\022\031.baton.v1.GetAgent" +
-      "Request\032\032.baton.v1.GetAgentResponse\022G\n\nL" +
-      "istAgents\022\033.baton.v1.ListAgentsRequest\032\034" +
-      ".baton.v1.ListAgentsResponse\022D\n\tCancelRu" +
-      "n\022\032.baton.v1.CancelRunRequest\032\033.baton.v1" +
-      ".CancelRunResponse\0228\n\005Await\022\026.baton.v1.A" +
-      "waitRequest\032\027.baton.v1.AwaitResponse\022P\n\r" +
-      "RegisterBatch\022\036.baton.v1.RegisterBatchRe" +
-      "quest\032\037.baton.v1.RegisterBatchResponse\022G" +
-      "\n\nCloseBatch\022\033.baton.v1.CloseBatchReques" +
-      "t\032\034.baton.v1.CloseBatchResponse\022A\n\010GetBa" +
-      "tch\022\031.baton.v1.GetBatchRequest\032\032.baton.v" +
-      "1.GetBatchResponseB\233\001\n\014dev.baton.v1B\nAge" +
-      "ntProtoP\001Z>github.com/baton-project/bato" +
-      "n/clients/go/gen/baton/v1;batonv1\242\002\003BXX\252" +
-      "\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GPBMeta" +
-      "data\352\002\tBaton::V1b\006proto3"
+      "buf.TimestampR\tgrantedAt\022$\n\005steps\030\t \003(\0132" +
+      "\016.baton.v1.StepR\005steps\"o\n\004Step\022\022\n\004name\030\001" +
+      " \001(\tR\004name\022\026\n\006result\030\002 \001(\014R\006result\022;\n\013re" +
+      "corded_at\030\003 \001(\0132\032.google.protobuf.Timest" +
+      "ampR\nrecordedAt\"\177\n\021RecordStepRequest\022\024\n\005" +
+      "queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024" +
+      "\n\005token\030\003 \001(\004R\005token\022\022\n\004step\030\004 \001(\tR\004step" +
+      "\022\026\n\006result\030\005 \001(\014R\006result\"j\n\022RecordStepRe" +
+      "sponse\022\032\n\010recorded\030\001 \001(\010R\010recorded\022\"\n\004st" +
+      "ep\030\002 \001(\0132\016.baton.v1.StepR\004step\022\024\n\005steps\030" +
+      "\003 \001(\rR\005steps\":\n\017AcquireResponse\022\'\n\006lease" +
+      "s\030\001 \003(\0132\017.baton.v1.LeaseR\006leases\"f\n\010Leas" +
+      "eRef\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\t" +
+      "R\004name\022\024\n\005token\030\003 \001(\004R\005token\022\032\n\010progress" +
+      "\030\004 \001(\tR\010progress\"[\n\020HeartbeatRequest\022\033\n\t" +
+      "worker_id\030\001 \001(\tR\010workerId\022*\n\006leases\030\002 \003(" +
+      "\0132\022.baton.v1.LeaseRefR\006leases\"\207\001\n\rExtend" +
+      "edLease\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 " +
+      "\001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\0226\n\010deadl" +
+      "ine\030\004 \001(\0132\032.google.protobuf.TimestampR\010d" +
+      "eadline\"\242\001\n\021HeartbeatResponse\0223\n\010extende" +
+      "d\030\001 \003(\0132\027.baton.v1.ExtendedLeaseR\010extend" +
+      "ed\022&\n\004lost\030\002 \003(\0132\022.baton.v1.LeaseRefR\004lo" +
+      "st\0220\n\tcancelled\030\003 \003(\0132\022.baton.v1.LeaseRe" +
+      "fR\tcancelled\"\315\002\n\017CompleteRequest\022\024\n\005queu" +
+      "e\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005to" +
+      "ken\030\003 \001(\004R\005token\022+\n\007outcome\030\004 \001(\0162\021.bato" +
+      "n.v1.OutcomeR\007outcome\022\030\n\007message\030\005 \001(\tR\007" +
+      "message\022:\n\013retry_after\030\006 \001(\0132\031.google.pr" +
+      "otobuf.DurationR\nretryAfter\022\035\n\nrequest_i" +
+      "d\030\007 \001(\tR\trequestId\022\037\n\013error_class\030\010 \001(\tR" +
+      "\nerrorClass\022\037\n\013http_status\030\t \001(\rR\nhttpSt" +
+      "atus\022\026\n\006result\030\n \001(\014R\006result\"\212\002\n\020Complet" +
+      "eResponse\022:\n\013next_run_at\030\001 \001(\0132\032.google." +
+      "protobuf.TimestampR\tnextRunAt\022#\n\rdead_le" +
+      "ttered\030\002 \001(\010R\014deadLettered\022\030\n\007removed\030\003 " +
+      "\001(\010R\007removed\022%\n\016failure_streak\030\004 \001(\rR\rfa" +
+      "ilureStreak\022\'\n\017message_clipped\030\005 \001(\010R\016me" +
+      "ssageClipped\022+\n\007outcome\030\006 \001(\0162\021.baton.v1" +
+      ".OutcomeR\007outcome\"S\n\024CompleteBatchReques" +
+      "t\022;\n\013completions\030\001 \003(\0132\031.baton.v1.Comple" +
+      "teRequestR\013completions\"\247\001\n\016CompleteResul" +
+      "t\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004n" +
+      "ame\022\024\n\005token\030\003 \001(\004R\005token\022\035\n\nlease_lost\030" +
+      "\004 \001(\010R\tleaseLost\0226\n\010response\030\005 \001(\0132\032.bat" +
+      "on.v1.CompleteResponseR\010response\"K\n\025Comp" +
+      "leteBatchResponse\0222\n\007results\030\001 \003(\0132\030.bat" +
+      "on.v1.CompleteResultR\007results\"@\n\013Session" +
+      "Open\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tworker_id\030" +
+      "\002 \001(\tR\010workerId\"T\n\014SessionLease\022\022\n\004name\030" +
+      "\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005token\022\032\n\010pro" +
+      "gress\030\003 \001(\tR\010progress\"\232\002\n\021SessionComplet" +
+      "ion\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005" +
+      "token\022+\n\007outcome\030\003 \001(\0162\021.baton.v1.Outcom" +
+      "eR\007outcome\022\030\n\007message\030\004 \001(\tR\007message\022:\n\013" +
+      "retry_after\030\005 \001(\0132\031.google.protobuf.Dura" +
+      "tionR\nretryAfter\022\037\n\013error_class\030\006 \001(\tR\ne" +
+      "rrorClass\022\037\n\013http_status\030\007 \001(\rR\nhttpStat" +
+      "us\022\026\n\006result\030\010 \001(\014R\006result\"k\n\016SessionRel" +
+      "ease\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R" +
+      "\005token\022/\n\005delay\030\003 \001(\0132\031.google.protobuf." +
+      "DurationR\005delay\"\255\002\n\016SessionRequest\022)\n\004op" +
+      "en\030\001 \001(\0132\025.baton.v1.SessionOpenR\004open\022\026\n" +
+      "\006credit\030\002 \001(\rR\006credit\022=\n\013completions\030\003 \003" +
+      "(\0132\033.baton.v1.SessionCompletionR\013complet" +
+      "ions\0226\n\nheartbeats\030\004 \003(\0132\026.baton.v1.Sess" +
+      "ionLeaseR\nheartbeats\0224\n\010releases\030\005 \003(\0132\030" +
+      ".baton.v1.SessionReleaseR\010releases\022+\n\005st" +
+      "eps\030\006 \003(\0132\025.baton.v1.SessionStepR\005steps\"" +
+      "c\n\013SessionStep\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005to" +
+      "ken\030\002 \001(\004R\005token\022\022\n\004step\030\003 \001(\tR\004step\022\026\n\006" +
+      "result\030\004 \001(\014R\006result\"\275\001\n\nStepResult\022\022\n\004n" +
+      "ame\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005token\022\022\n" +
+      "\004step\030\003 \001(\tR\004step\022\035\n\nlease_lost\030\004 \001(\010R\tl" +
+      "easeLost\0228\n\010response\030\005 \001(\0132\034.baton.v1.Re" +
+      "cordStepResponseR\010response\022\030\n\007refused\030\006 " +
+      "\001(\tR\007refused\"\335\002\n\017SessionResponse\022\'\n\006leas" +
+      "es\030\001 \003(\0132\017.baton.v1.LeaseR\006leases\0226\n\tcom" +
+      "pleted\030\002 \003(\0132\030.baton.v1.CompleteResultR\t" +
+      "completed\0223\n\010extended\030\003 \003(\0132\027.baton.v1.E" +
+      "xtendedLeaseR\010extended\022&\n\004lost\030\004 \003(\0132\022.b" +
+      "aton.v1.LeaseRefR\004lost\022.\n\010released\030\005 \003(\013" +
+      "2\022.baton.v1.LeaseRefR\010released\0220\n\tcancel" +
+      "led\030\006 \003(\0132\022.baton.v1.LeaseRefR\tcancelled" +
+      "\022*\n\005steps\030\007 \003(\0132\024.baton.v1.StepResultR\005s" +
+      "teps\"\201\001\n\016ReleaseRequest\022\024\n\005queue\030\001 \001(\tR\005" +
+      "queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004" +
+      "R\005token\022/\n\005delay\030\004 \001(\0132\031.google.protobuf" +
+      ".DurationR\005delay\"M\n\017ReleaseResponse\022:\n\013n" +
+      "ext_run_at\030\001 \001(\0132\032.google.protobuf.Times" +
+      "tampR\tnextRunAt\";\n\017GetAgentRequest\022\024\n\005qu" +
+      "eue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"?\n\020" +
+      "GetAgentResponse\022+\n\005agent\030\001 \001(\0132\025.baton." +
+      "v1.AgentStatusR\005agent\"\236\005\n\013AgentStatus\022%\n" +
+      "\005agent\030\001 \001(\0132\017.baton.v1.AgentR\005agent\022*\n\005" +
+      "state\030\002 \001(\0162\024.baton.v1.AgentStateR\005state" +
+      "\022:\n\013next_run_at\030\003 \001(\0132\032.google.protobuf." +
+      "TimestampR\tnextRunAt\0226\n\010deadline\030\004 \001(\0132\032" +
+      ".google.protobuf.TimestampR\010deadline\022\026\n\006" +
+      "holder\030\005 \001(\tR\006holder\022\024\n\005token\030\006 \001(\004R\005tok" +
+      "en\022%\n\016failure_streak\030\007 \001(\rR\rfailureStrea" +
+      "k\022\032\n\010progress\030\010 \001(\tR\010progress\022)\n\020cancel_" +
+      "requested\030\t \001(\010R\017cancelRequested\022(\n\020last" +
+      "_error_class\030\n \001(\tR\016lastErrorClass\022,\n\022la" +
+      "st_error_message\030\013 \001(\tR\020lastErrorMessage" +
+      "\0220\n\007parents\030\014 \003(\0132\026.baton.v1.ParentStatu" +
+      "sR\007parents\022#\n\rparents_total\030\r \001(\rR\014paren" +
+      "tsTotal\022\'\n\017parents_pending\030\016 \001(\rR\016parent" +
+      "sPending\022.\n\010children\030\017 \003(\0132\022.baton.v1.Ag" +
+      "entRefR\010children\022$\n\005steps\030\020 \003(\0132\016.baton." +
+      "v1.StepR\005steps\"i\n\014ParentStatus\022*\n\006parent" +
+      "\030\001 \001(\0132\022.baton.v1.AgentRefR\006parent\022-\n\006re" +
+      "sult\030\002 \001(\0132\025.baton.v1.AgentResultR\006resul" +
+      "t\"\206\001\n\021ListAgentsRequest\022\024\n\005queue\030\001 \001(\tR\005" +
+      "queue\022\033\n\tpage_size\030\002 \001(\rR\010pageSize\022\035\n\npa" +
+      "ge_token\030\003 \001(\tR\tpageToken\022\037\n\013name_prefix" +
+      "\030\004 \001(\tR\nnamePrefix\"k\n\022ListAgentsResponse" +
+      "\022-\n\006agents\030\001 \003(\0132\025.baton.v1.AgentStatusR" +
+      "\006agents\022&\n\017next_page_token\030\002 \001(\tR\rnextPa" +
+      "geToken\"<\n\020CancelRunRequest\022\024\n\005queue\030\001 \001" +
+      "(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"G\n\021CancelR" +
+      "unResponse\022\034\n\trequested\030\001 \001(\010R\trequested" +
+      "\022\024\n\005token\030\002 \001(\004R\005token\"\210\001\n\014AwaitRequest\022" +
+      "\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004nam" +
+      "e\022-\n\004wait\030\003 \001(\0132\031.google.protobuf.Durati" +
+      "onR\004wait\022\037\n\013after_token\030\004 \001(\004R\nafterToke" +
+      "n\"\314\001\n\rAwaitResponse\022\022\n\004done\030\001 \001(\010R\004done\022" +
+      "-\n\006result\030\002 \001(\0132\025.baton.v1.AgentResultR\006" +
+      "result\022*\n\005state\030\003 \001(\0162\024.baton.v1.AgentSt" +
+      "ateR\005state\022&\n\017result_not_kept\030\004 \001(\010R\rres" +
+      "ultNotKept\022$\n\005steps\030\005 \003(\0132\016.baton.v1.Ste" +
+      "pR\005steps\"\212\002\n\024RegisterBatchRequest\022\024\n\005bat" +
+      "ch\030\001 \001(\tR\005batch\022\024\n\005queue\030\002 \001(\tR\005queue\022\'\n" +
+      "\006agents\030\003 \003(\0132\017.baton.v1.AgentR\006agents\022%" +
+      "\n\016callback_queue\030\004 \001(\tR\rcallbackQueue\022.\n" +
+      "\non_success\030\005 \003(\0132\017.baton.v1.AgentR\tonSu" +
+      "ccess\0220\n\013on_complete\030\006 \003(\0132\017.baton.v1.Ag" +
+      "entR\nonComplete\022\024\n\005close\030\007 \001(\010R\005close\"\327\002" +
+      "\n\013BatchStatus\022\024\n\005batch\030\001 \001(\tR\005batch\022\024\n\005t" +
+      "otal\030\002 \001(\rR\005total\022\030\n\007pending\030\003 \001(\rR\007pend" +
+      "ing\022\034\n\tsucceeded\030\004 \001(\rR\tsucceeded\022\026\n\006fai" +
+      "led\030\005 \001(\rR\006failed\022\026\n\006closed\030\006 \001(\010R\006close" +
+      "d\022\022\n\004done\030\007 \001(\010R\004done\0220\n\tcallbacks\030\010 \003(\013" +
+      "2\022.baton.v1.AgentRefR\tcallbacks\0229\n\ncreat" +
+      "ed_at\030\t \001(\0132\032.google.protobuf.TimestampR" +
+      "\tcreatedAt\0223\n\007done_at\030\n \001(\0132\032.google.pro" +
+      "tobuf.TimestampR\006doneAt\"\205\001\n\025RegisterBatc" +
+      "hResponse\022#\n\rbatch_created\030\001 \001(\010R\014batchC" +
+      "reated\022\030\n\007created\030\002 \001(\rR\007created\022-\n\006stat" +
+      "us\030\003 \001(\0132\025.baton.v1.BatchStatusR\006status\"" +
+      ")\n\021CloseBatchRequest\022\024\n\005batch\030\001 \001(\tR\005bat" +
+      "ch\"C\n\022CloseBatchResponse\022-\n\006status\030\001 \001(\013" +
+      "2\025.baton.v1.BatchStatusR\006status\"\'\n\017GetBa" +
+      "tchRequest\022\024\n\005batch\030\001 \001(\tR\005batch\"A\n\020GetB" +
+      "atchResponse\022-\n\006status\030\001 \001(\0132\025.baton.v1." +
+      "BatchStatusR\006status*\221\001\n\017IdempotencyMode\022" +
+      " \n\034IDEMPOTENCY_MODE_UNSPECIFIED\020\000\022\037\n\033IDE" +
+      "MPOTENCY_MODE_KEEP_FIRST\020\001\022\034\n\030IDEMPOTENC" +
+      "Y_MODE_REPLACE\020\002\022\035\n\031IDEMPOTENCY_MODE_DEB" +
+      "OUNCE\020\003*\202\001\n\rParentFailure\022\036\n\032PARENT_FAIL" +
+      "URE_UNSPECIFIED\020\000\022\027\n\023PARENT_FAILURE_WAIT" +
+      "\020\001\022\031\n\025PARENT_FAILURE_CANCEL\020\002\022\035\n\031PARENT_" +
+      "FAILURE_RUN_ANYWAY\020\003*\177\n\006Finish\022\026\n\022FINISH" +
+      "_UNSPECIFIED\020\000\022\024\n\020FINISH_SUCCEEDED\020\001\022\030\n\024" +
+      "FINISH_DEAD_LETTERED\020\002\022\024\n\020FINISH_CANCELL" +
+      "ED\020\003\022\027\n\023FINISH_UNREGISTERED\020\004*M\n\007CatchUp" +
+      "\022\030\n\024CATCH_UP_UNSPECIFIED\020\000\022\025\n\021CATCH_UP_R" +
+      "UN_ONCE\020\001\022\021\n\rCATCH_UP_SKIP\020\002*\265\001\n\007Outcome" +
+      "\022\027\n\023OUTCOME_UNSPECIFIED\020\000\022\023\n\017OUTCOME_SUC" +
+      "CESS\020\001\022\037\n\033OUTCOME_PERMANENT_FORBIDDEN\020\002\022" +
+      "\025\n\021OUTCOME_THROTTLED\020\003\022\025\n\021OUTCOME_TRANSI" +
+      "ENT\020\004\022\030\n\024OUTCOME_SERVER_ERROR\020\005\022\023\n\017OUTCO" +
+      "ME_UNKNOWN\020\006*\223\001\n\nAgentState\022\033\n\027AGENT_STA" +
+      "TE_UNSPECIFIED\020\000\022\027\n\023AGENT_STATE_WAITING\020" +
+      "\001\022\027\n\023AGENT_STATE_WORKING\020\002\022\035\n\031AGENT_STAT" +
+      "E_DEAD_LETTERED\020\003\022\027\n\023AGENT_STATE_BLOCKED" +
+      "\020\0042\354\010\n\014AgentService\022A\n\010Register\022\031.baton." +
+      "v1.RegisterRequest\032\032.baton.v1.RegisterRe" +
+      "sponse\022G\n\nUnregister\022\033.baton.v1.Unregist" +
+      "erRequest\032\034.baton.v1.UnregisterResponse\022" +
+      ">\n\007Acquire\022\030.baton.v1.AcquireRequest\032\031.b" +
+      "aton.v1.AcquireResponse\022D\n\tHeartbeat\022\032.b" +
+      "aton.v1.HeartbeatRequest\032\033.baton.v1.Hear" +
+      "tbeatResponse\022A\n\010Complete\022\031.baton.v1.Com" +
+      "pleteRequest\032\032.baton.v1.CompleteResponse" +
+      "\022P\n\rCompleteBatch\022\036.baton.v1.CompleteBat" +
+      "chRequest\032\037.baton.v1.CompleteBatchRespon" +
+      "se\022B\n\007Session\022\030.baton.v1.SessionRequest\032" +
+      "\031.baton.v1.SessionResponse(\0010\001\022>\n\007Releas" +
+      "e\022\030.baton.v1.ReleaseRequest\032\031.baton.v1.R" +
+      "eleaseResponse\022A\n\010GetAgent\022\031.baton.v1.Ge" +
+      "tAgentRequest\032\032.baton.v1.GetAgentRespons" +
+      "e\022G\n\nListAgents\022\033.baton.v1.ListAgentsReq" +
+      "uest\032\034.baton.v1.ListAgentsResponse\022D\n\tCa" +
+      "ncelRun\022\032.baton.v1.CancelRunRequest\032\033.ba" +
+      "ton.v1.CancelRunResponse\0228\n\005Await\022\026.bato" +
+      "n.v1.AwaitRequest\032\027.baton.v1.AwaitRespon" +
+      "se\022P\n\rRegisterBatch\022\036.baton.v1.RegisterB" +
+      "atchRequest\032\037.baton.v1.RegisterBatchResp" +
+      "onse\022G\n\nCloseBatch\022\033.baton.v1.CloseBatch" +
+      "Request\032\034.baton.v1.CloseBatchResponse\022A\n" +
+      "\010GetBatch\022\031.baton.v1.GetBatchRequest\032\032.b" +
+      "aton.v1.GetBatchResponse\022G\n\nRecordStep\022\033" +
+      ".baton.v1.RecordStepRequest\032\034.baton.v1.R" +
+      "ecordStepResponseB\233\001\n\014dev.baton.v1B\nAgen" +
+      "tProtoP\001Z>github.com/baton-project/baton" +
+      "/clients/go/gen/baton/v1;batonv1\242\002\003BXX\252\002" +
+      "\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GPBMetad" +
+      "ata\352\002\tBaton::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -587,213 +635,243 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_Lease_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_Lease_descriptor,
-        new java.lang.String[] { "Queue", "Name", "Token", "Deadline", "Attempt", "Agent", "Parents", "GrantedAt", });
-    internal_static_baton_v1_AcquireResponse_descriptor =
+        new java.lang.String[] { "Queue", "Name", "Token", "Deadline", "Attempt", "Agent", "Parents", "GrantedAt", "Steps", });
+    internal_static_baton_v1_Step_descriptor =
       getDescriptor().getMessageType(10);
+    internal_static_baton_v1_Step_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_Step_descriptor,
+        new java.lang.String[] { "Name", "Result", "RecordedAt", });
+    internal_static_baton_v1_RecordStepRequest_descriptor =
+      getDescriptor().getMessageType(11);
+    internal_static_baton_v1_RecordStepRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_RecordStepRequest_descriptor,
+        new java.lang.String[] { "Queue", "Name", "Token", "Step", "Result", });
+    internal_static_baton_v1_RecordStepResponse_descriptor =
+      getDescriptor().getMessageType(12);
+    internal_static_baton_v1_RecordStepResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_RecordStepResponse_descriptor,
+        new java.lang.String[] { "Recorded", "Step", "Steps", });
+    internal_static_baton_v1_AcquireResponse_descriptor =
+      getDescriptor().getMessageType(13);
     internal_static_baton_v1_AcquireResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AcquireResponse_descriptor,
         new java.lang.String[] { "Leases", });
     internal_static_baton_v1_LeaseRef_descriptor =
-      getDescriptor().getMessageType(11);
+      getDescriptor().getMessageType(14);
     internal_static_baton_v1_LeaseRef_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_LeaseRef_descriptor,
         new java.lang.String[] { "Queue", "Name", "Token", "Progress", });
     internal_static_baton_v1_HeartbeatRequest_descriptor =
-      getDescriptor().getMessageType(12);
+      getDescriptor().getMessageType(15);
     internal_static_baton_v1_HeartbeatRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_HeartbeatRequest_descriptor,
         new java.lang.String[] { "WorkerId", "Leases", });
     internal_static_baton_v1_ExtendedLease_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(16);
     internal_static_baton_v1_ExtendedLease_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ExtendedLease_descriptor,
         new java.lang.String[] { "Queue", "Name", "Token", "Deadline", });
     internal_static_baton_v1_HeartbeatResponse_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(17);
     internal_static_baton_v1_HeartbeatResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_HeartbeatResponse_descriptor,
         new java.lang.String[] { "Extended", "Lost", "Cancelled", });
     internal_static_baton_v1_CompleteRequest_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(18);
     internal_static_baton_v1_CompleteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", "Token", "Outcome", "Message", "RetryAfter", "RequestId", "ErrorClass", "HttpStatus", "Result", });
     internal_static_baton_v1_CompleteResponse_descriptor =
-      getDescriptor().getMessageType(16);
+      getDescriptor().getMessageType(19);
     internal_static_baton_v1_CompleteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteResponse_descriptor,
         new java.lang.String[] { "NextRunAt", "DeadLettered", "Removed", "FailureStreak", "MessageClipped", "Outcome", });
     internal_static_baton_v1_CompleteBatchRequest_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(20);
     internal_static_baton_v1_CompleteBatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteBatchRequest_descriptor,
         new java.lang.String[] { "Completions", });
     internal_static_baton_v1_CompleteResult_descriptor =
-      getDescriptor().getMessageType(18);
+      getDescriptor().getMessageType(21);
     internal_static_baton_v1_CompleteResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteResult_descriptor,
         new java.lang.String[] { "Queue", "Name", "Token", "LeaseLost", "Response", });
     internal_static_baton_v1_CompleteBatchResponse_descriptor =
-      getDescriptor().getMessageType(19);
+      getDescriptor().getMessageType(22);
     internal_static_baton_v1_CompleteBatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteBatchResponse_descriptor,
         new java.lang.String[] { "Results", });
     internal_static_baton_v1_SessionOpen_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(23);
     internal_static_baton_v1_SessionOpen_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionOpen_descriptor,
         new java.lang.String[] { "Queue", "WorkerId", });
     internal_static_baton_v1_SessionLease_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(24);
     internal_static_baton_v1_SessionLease_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionLease_descriptor,
         new java.lang.String[] { "Name", "Token", "Progress", });
     internal_static_baton_v1_SessionCompletion_descriptor =
-      getDescriptor().getMessageType(22);
+      getDescriptor().getMessageType(25);
     internal_static_baton_v1_SessionCompletion_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionCompletion_descriptor,
         new java.lang.String[] { "Name", "Token", "Outcome", "Message", "RetryAfter", "ErrorClass", "HttpStatus", "Result", });
     internal_static_baton_v1_SessionRelease_descriptor =
-      getDescriptor().getMessageType(23);
+      getDescriptor().getMessageType(26);
     internal_static_baton_v1_SessionRelease_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionRelease_descriptor,
         new java.lang.String[] { "Name", "Token", "Delay", });
     internal_static_baton_v1_SessionRequest_descriptor =
-      getDescriptor().getMessageType(24);
+      getDescriptor().getMessageType(27);
     internal_static_baton_v1_SessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionRequest_descriptor,
-        new java.lang.String[] { "Open", "Credit", "Completions", "Heartbeats", "Releases", });
+        new java.lang.String[] { "Open", "Credit", "Completions", "Heartbeats", "Releases", "Steps", });
+    internal_static_baton_v1_SessionStep_descriptor =
+      getDescriptor().getMessageType(28);
+    internal_static_baton_v1_SessionStep_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_SessionStep_descriptor,
+        new java.lang.String[] { "Name", "Token", "Step", "Result", });
+    internal_static_baton_v1_StepResult_descriptor =
+      getDescriptor().getMessageType(29);
+    internal_static_baton_v1_StepResult_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_StepResult_descriptor,
+        new java.lang.String[] { "Name", "Token", "Step", "LeaseLost", "Response", "Refused", });
     internal_static_baton_v1_SessionResponse_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(30);
     internal_static_baton_v1_SessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionResponse_descriptor,
-        new java.lang.String[] { "Leases", "Completed", "Extended", "Lost", "Released", "Cancelled", });
+        new java.lang.String[] { "Leases", "Completed", "Extended", "Lost", "Released", "Cancelled", "Steps", });
     internal_static_baton_v1_ReleaseRequest_descriptor =
-      getDescriptor().getMessageType(26);
+      getDescriptor().getMessageType(31);
     internal_static_baton_v1_ReleaseRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ReleaseRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", "Token", "Delay", });
     internal_static_baton_v1_ReleaseResponse_descriptor =
-      getDescriptor().getMessageType(27);
+      getDescriptor().getMessageType(32);
     internal_static_baton_v1_ReleaseResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ReleaseResponse_descriptor,
         new java.lang.String[] { "NextRunAt", });
     internal_static_baton_v1_GetAgentRequest_descriptor =
-      getDescriptor().getMessageType(28);
+      getDescriptor().getMessageType(33);
     internal_static_baton_v1_GetAgentRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_GetAgentRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", });
     internal_static_baton_v1_GetAgentResponse_descriptor =
-      getDescriptor().getMessageType(29);
+      getDescriptor().getMessageType(34);
     internal_static_baton_v1_GetAgentResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_GetAgentResponse_descriptor,
         new java.lang.String[] { "Agent", });
     internal_static_baton_v1_AgentStatus_descriptor =
-      getDescriptor().getMessageType(30);
+      getDescriptor().getMessageType(35);
     internal_static_baton_v1_AgentStatus_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AgentStatus_descriptor,
-        new java.lang.String[] { "Agent", "State", "NextRunAt", "Deadline", "Holder", "Token", "FailureStreak", "Progress", "CancelRequested", "LastErrorClass", "LastErrorMessage", "Parents", "ParentsTotal", "ParentsPending", "Children", });
+        new java.lang.String[] { "Agent", "State", "NextRunAt", "Deadline", "Holder", "Token", "FailureStreak", "Progress", "CancelRequested", "LastErrorClass", "LastErrorMessage", "Parents", "ParentsTotal", "ParentsPending", "Children", "Steps", });
     internal_static_baton_v1_ParentStatus_descriptor =
-      getDescriptor().getMessageType(31);
+      getDescriptor().getMessageType(36);
     internal_static_baton_v1_ParentStatus_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ParentStatus_descriptor,
         new java.lang.String[] { "Parent", "Result", });
     internal_static_baton_v1_ListAgentsRequest_descriptor =
-      getDescriptor().getMessageType(32);
+      getDescriptor().getMessageType(37);
     internal_static_baton_v1_ListAgentsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ListAgentsRequest_descriptor,
         new java.lang.String[] { "Queue", "PageSize", "PageToken", "NamePrefix", });
     internal_static_baton_v1_ListAgentsResponse_descriptor =
-      getDescriptor().getMessageType(33);
+      getDescriptor().getMessageType(38);
     internal_static_baton_v1_ListAgentsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ListAgentsResponse_descriptor,
         new java.lang.String[] { "Agents", "NextPageToken", });
     internal_static_baton_v1_CancelRunRequest_descriptor =
-      getDescriptor().getMessageType(34);
+      getDescriptor().getMessageType(39);
     internal_static_baton_v1_CancelRunRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CancelRunRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", });
     internal_static_baton_v1_CancelRunResponse_descriptor =
-      getDescriptor().getMessageType(35);
+      getDescriptor().getMessageType(40);
     internal_static_baton_v1_CancelRunResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CancelRunResponse_descriptor,
         new java.lang.String[] { "Requested", "Token", });
     internal_static_baton_v1_AwaitRequest_descriptor =
-      getDescriptor().getMessageType(36);
+      getDescriptor().getMessageType(41);
     internal_static_baton_v1_AwaitRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AwaitRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", "Wait", "AfterToken", });
     internal_static_baton_v1_AwaitResponse_descriptor =
-      getDescriptor().getMessageType(37);
+      getDescriptor().getMessageType(42);
     internal_static_baton_v1_AwaitResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AwaitResponse_descriptor,
-        new java.lang.String[] { "Done", "Result", "State", "ResultNotKept", });
+        new java.lang.String[] { "Done", "Result", "State", "ResultNotKept", "Steps", });
     internal_static_baton_v1_RegisterBatchRequest_descriptor =
-      getDescriptor().getMessageType(38);
+      getDescriptor().getMessageType(43);
     internal_static_baton_v1_RegisterBatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_RegisterBatchRequest_descriptor,
         new java.lang.String[] { "Batch", "Queue", "Agents", "CallbackQueue", "OnSuccess", "OnComplete", "Close", });
     internal_static_baton_v1_BatchStatus_descriptor =
-      getDescriptor().getMessageType(39);
+      getDescriptor().getMessageType(44);
     internal_static_baton_v1_BatchStatus_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_BatchStatus_descriptor,
         new java.lang.String[] { "Batch", "Total", "Pending", "Succeeded", "Failed", "Closed", "Done", "Callbacks", "CreatedAt", "DoneAt", });
     internal_static_baton_v1_RegisterBatchResponse_descriptor =
-      getDescriptor().getMessageType(40);
+      getDescriptor().getMessageType(45);
     internal_static_baton_v1_RegisterBatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_RegisterBatchResponse_descriptor,
         new java.lang.String[] { "BatchCreated", "Created", "Status", });
     internal_static_baton_v1_CloseBatchRequest_descriptor =
-      getDescriptor().getMessageType(41);
+      getDescriptor().getMessageType(46);
     internal_static_baton_v1_CloseBatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CloseBatchRequest_descriptor,
         new java.lang.String[] { "Batch", });
     internal_static_baton_v1_CloseBatchResponse_descriptor =
-      getDescriptor().getMessageType(42);
+      getDescriptor().getMessageType(47);
     internal_static_baton_v1_CloseBatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CloseBatchResponse_descriptor,
         new java.lang.String[] { "Status", });
     internal_static_baton_v1_GetBatchRequest_descriptor =
-      getDescriptor().getMessageType(43);
+      getDescriptor().getMessageType(48);
     internal_static_baton_v1_GetBatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_GetBatchRequest_descriptor,
         new java.lang.String[] { "Batch", });
     internal_static_baton_v1_GetBatchResponse_descriptor =
-      getDescriptor().getMessageType(44);
+      getDescriptor().getMessageType(49);
     internal_static_baton_v1_GetBatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_GetBatchResponse_descriptor,

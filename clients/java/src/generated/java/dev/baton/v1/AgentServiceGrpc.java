@@ -489,6 +489,37 @@ public final class AgentServiceGrpc {
     return getGetBatchMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.RecordStepRequest,
+      dev.baton.v1.RecordStepResponse> getRecordStepMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "RecordStep",
+      requestType = dev.baton.v1.RecordStepRequest.class,
+      responseType = dev.baton.v1.RecordStepResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.RecordStepRequest,
+      dev.baton.v1.RecordStepResponse> getRecordStepMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.RecordStepRequest, dev.baton.v1.RecordStepResponse> getRecordStepMethod;
+    if ((getRecordStepMethod = AgentServiceGrpc.getRecordStepMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getRecordStepMethod = AgentServiceGrpc.getRecordStepMethod) == null) {
+          AgentServiceGrpc.getRecordStepMethod = getRecordStepMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.RecordStepRequest, dev.baton.v1.RecordStepResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "RecordStep"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.RecordStepRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.RecordStepResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("RecordStep"))
+              .build();
+        }
+      }
+    }
+    return getRecordStepMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -809,6 +840,27 @@ public final class AgentServiceGrpc {
         io.grpc.stub.StreamObserver<dev.baton.v1.GetBatchResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getGetBatchMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * RecordStep records the result of a named step of the run a lease holds, fenced by the
+     * lease's token, so a later attempt of the same run can skip it: the lease of every next
+     * attempt carries the steps recorded so far (Lease.steps), until the run ends (a success, a
+     * dead letter, an unregister or a cancel). A token that does not hold the lease is
+     * FAILED_PRECONDITION, reason LEASE_LOST, and changes nothing. A step name already recorded
+     * in this run keeps its first result: the call answers recorded false with the step as kept
+     * (so a retried call whose answer was lost is safe). A run holds at most the server's
+     * limits.max_steps steps and limits.max_step_bytes result bytes in all: a step beyond either
+     * is INVALID_ARGUMENT naming `step` (count) or `result` (bytes) and changes nothing. The
+     * steps are kept with the run's finish where the finish is kept (AwaitResponse.steps) and
+     * shown by GetAgent while the run is not over (AgentStatus.steps). The Session stream
+     * carries the same call (SessionRequest.steps).
+     * </pre>
+     */
+    default void recordStep(dev.baton.v1.RecordStepRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.RecordStepResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getRecordStepMethod(), responseObserver);
+    }
   }
 
   /**
@@ -1122,6 +1174,28 @@ public final class AgentServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getGetBatchMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * RecordStep records the result of a named step of the run a lease holds, fenced by the
+     * lease's token, so a later attempt of the same run can skip it: the lease of every next
+     * attempt carries the steps recorded so far (Lease.steps), until the run ends (a success, a
+     * dead letter, an unregister or a cancel). A token that does not hold the lease is
+     * FAILED_PRECONDITION, reason LEASE_LOST, and changes nothing. A step name already recorded
+     * in this run keeps its first result: the call answers recorded false with the step as kept
+     * (so a retried call whose answer was lost is safe). A run holds at most the server's
+     * limits.max_steps steps and limits.max_step_bytes result bytes in all: a step beyond either
+     * is INVALID_ARGUMENT naming `step` (count) or `result` (bytes) and changes nothing. The
+     * steps are kept with the run's finish where the finish is kept (AwaitResponse.steps) and
+     * shown by GetAgent while the run is not over (AgentStatus.steps). The Session stream
+     * carries the same call (SessionRequest.steps).
+     * </pre>
+     */
+    public void recordStep(dev.baton.v1.RecordStepRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.RecordStepResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getRecordStepMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -1399,6 +1473,27 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getGetBatchMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * RecordStep records the result of a named step of the run a lease holds, fenced by the
+     * lease's token, so a later attempt of the same run can skip it: the lease of every next
+     * attempt carries the steps recorded so far (Lease.steps), until the run ends (a success, a
+     * dead letter, an unregister or a cancel). A token that does not hold the lease is
+     * FAILED_PRECONDITION, reason LEASE_LOST, and changes nothing. A step name already recorded
+     * in this run keeps its first result: the call answers recorded false with the step as kept
+     * (so a retried call whose answer was lost is safe). A run holds at most the server's
+     * limits.max_steps steps and limits.max_step_bytes result bytes in all: a step beyond either
+     * is INVALID_ARGUMENT naming `step` (count) or `result` (bytes) and changes nothing. The
+     * steps are kept with the run's finish where the finish is kept (AwaitResponse.steps) and
+     * shown by GetAgent while the run is not over (AgentStatus.steps). The Session stream
+     * carries the same call (SessionRequest.steps).
+     * </pre>
+     */
+    public dev.baton.v1.RecordStepResponse recordStep(dev.baton.v1.RecordStepRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getRecordStepMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1636,6 +1731,27 @@ public final class AgentServiceGrpc {
     public dev.baton.v1.GetBatchResponse getBatch(dev.baton.v1.GetBatchRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getGetBatchMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * RecordStep records the result of a named step of the run a lease holds, fenced by the
+     * lease's token, so a later attempt of the same run can skip it: the lease of every next
+     * attempt carries the steps recorded so far (Lease.steps), until the run ends (a success, a
+     * dead letter, an unregister or a cancel). A token that does not hold the lease is
+     * FAILED_PRECONDITION, reason LEASE_LOST, and changes nothing. A step name already recorded
+     * in this run keeps its first result: the call answers recorded false with the step as kept
+     * (so a retried call whose answer was lost is safe). A run holds at most the server's
+     * limits.max_steps steps and limits.max_step_bytes result bytes in all: a step beyond either
+     * is INVALID_ARGUMENT naming `step` (count) or `result` (bytes) and changes nothing. The
+     * steps are kept with the run's finish where the finish is kept (AwaitResponse.steps) and
+     * shown by GetAgent while the run is not over (AgentStatus.steps). The Session stream
+     * carries the same call (SessionRequest.steps).
+     * </pre>
+     */
+    public dev.baton.v1.RecordStepResponse recordStep(dev.baton.v1.RecordStepRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getRecordStepMethod(), getCallOptions(), request);
     }
   }
 
@@ -1889,6 +2005,28 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getGetBatchMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * RecordStep records the result of a named step of the run a lease holds, fenced by the
+     * lease's token, so a later attempt of the same run can skip it: the lease of every next
+     * attempt carries the steps recorded so far (Lease.steps), until the run ends (a success, a
+     * dead letter, an unregister or a cancel). A token that does not hold the lease is
+     * FAILED_PRECONDITION, reason LEASE_LOST, and changes nothing. A step name already recorded
+     * in this run keeps its first result: the call answers recorded false with the step as kept
+     * (so a retried call whose answer was lost is safe). A run holds at most the server's
+     * limits.max_steps steps and limits.max_step_bytes result bytes in all: a step beyond either
+     * is INVALID_ARGUMENT naming `step` (count) or `result` (bytes) and changes nothing. The
+     * steps are kept with the run's finish where the finish is kept (AwaitResponse.steps) and
+     * shown by GetAgent while the run is not over (AgentStatus.steps). The Session stream
+     * carries the same call (SessionRequest.steps).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.RecordStepResponse> recordStep(
+        dev.baton.v1.RecordStepRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getRecordStepMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_REGISTER = 0;
@@ -1905,7 +2043,8 @@ public final class AgentServiceGrpc {
   private static final int METHODID_REGISTER_BATCH = 11;
   private static final int METHODID_CLOSE_BATCH = 12;
   private static final int METHODID_GET_BATCH = 13;
-  private static final int METHODID_SESSION = 14;
+  private static final int METHODID_RECORD_STEP = 14;
+  private static final int METHODID_SESSION = 15;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1979,6 +2118,10 @@ public final class AgentServiceGrpc {
         case METHODID_GET_BATCH:
           serviceImpl.getBatch((dev.baton.v1.GetBatchRequest) request,
               (io.grpc.stub.StreamObserver<dev.baton.v1.GetBatchResponse>) responseObserver);
+          break;
+        case METHODID_RECORD_STEP:
+          serviceImpl.recordStep((dev.baton.v1.RecordStepRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.RecordStepResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -2106,6 +2249,13 @@ public final class AgentServiceGrpc {
               dev.baton.v1.GetBatchRequest,
               dev.baton.v1.GetBatchResponse>(
                 service, METHODID_GET_BATCH)))
+        .addMethod(
+          getRecordStepMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.RecordStepRequest,
+              dev.baton.v1.RecordStepResponse>(
+                service, METHODID_RECORD_STEP)))
         .build();
   }
 
@@ -2169,6 +2319,7 @@ public final class AgentServiceGrpc {
               .addMethod(getRegisterBatchMethod())
               .addMethod(getCloseBatchMethod())
               .addMethod(getGetBatchMethod())
+              .addMethod(getRecordStepMethod())
               .build();
         }
       }

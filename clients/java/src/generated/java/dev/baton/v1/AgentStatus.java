@@ -39,6 +39,7 @@ private static final long serialVersionUID = 0L;
     lastErrorMessage_ = "";
     parents_ = java.util.Collections.emptyList();
     children_ = java.util.Collections.emptyList();
+    steps_ = java.util.Collections.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -600,6 +601,72 @@ private static final long serialVersionUID = 0L;
     return children_.get(index);
   }
 
+  public static final int STEPS_FIELD_NUMBER = 16;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.baton.v1.Step> steps_;
+  /**
+   * <pre>
+   * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+   * or waiting after a failed attempt); GetAgent only.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<dev.baton.v1.Step> getStepsList() {
+    return steps_;
+  }
+  /**
+   * <pre>
+   * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+   * or waiting after a failed attempt); GetAgent only.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends dev.baton.v1.StepOrBuilder> 
+      getStepsOrBuilderList() {
+    return steps_;
+  }
+  /**
+   * <pre>
+   * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+   * or waiting after a failed attempt); GetAgent only.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+   */
+  @java.lang.Override
+  public int getStepsCount() {
+    return steps_.size();
+  }
+  /**
+   * <pre>
+   * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+   * or waiting after a failed attempt); GetAgent only.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.Step getSteps(int index) {
+    return steps_.get(index);
+  }
+  /**
+   * <pre>
+   * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+   * or waiting after a failed attempt); GetAgent only.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.StepOrBuilder getStepsOrBuilder(
+      int index) {
+    return steps_.get(index);
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -658,6 +725,9 @@ private static final long serialVersionUID = 0L;
     }
     for (int i = 0; i < children_.size(); i++) {
       output.writeMessage(15, children_.get(i));
+    }
+    for (int i = 0; i < steps_.size(); i++) {
+      output.writeMessage(16, steps_.get(i));
     }
     getUnknownFields().writeTo(output);
   }
@@ -729,6 +799,15 @@ private static final long serialVersionUID = 0L;
           }
           size += 1 * count;
         }
+
+        {
+          final int count = steps_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(steps_.get(i));
+          }
+          size += 2 * count;
+        }
     return size;
   }
   @java.lang.Override
@@ -791,6 +870,8 @@ private static final long serialVersionUID = 0L;
         != other.getParentsPending()) return false;
     if (!getChildrenList()
         .equals(other.getChildrenList())) return false;
+    if (!getStepsList()
+        .equals(other.getStepsList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -843,6 +924,10 @@ private static final long serialVersionUID = 0L;
     if (getChildrenCount() > 0) {
       hash = (37 * hash) + CHILDREN_FIELD_NUMBER;
       hash = (53 * hash) + getChildrenList().hashCode();
+    }
+    if (getStepsCount() > 0) {
+      hash = (37 * hash) + STEPS_FIELD_NUMBER;
+      hash = (53 * hash) + getStepsList().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -983,6 +1068,7 @@ private static final long serialVersionUID = 0L;
         internalGetDeadlineFieldBuilder();
         internalGetParentsFieldBuilder();
         internalGetChildrenFieldBuilder();
+        internalGetStepsFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1028,6 +1114,13 @@ private static final long serialVersionUID = 0L;
         childrenBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00004000);
+      if (stepsBuilder_ == null) {
+        steps_ = java.util.Collections.emptyList();
+      } else {
+        steps_ = null;
+        stepsBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x00008000);
       return this;
     }
 
@@ -1078,6 +1171,15 @@ private static final long serialVersionUID = 0L;
         result.children_ = children_;
       } else {
         result.children_ = childrenBuilder_.build();
+      }
+      if (stepsBuilder_ == null) {
+        if (((bitField0_ & 0x00008000) != 0)) {
+          steps_ = java.util.Collections.unmodifiableList(steps_);
+          bitField0_ = (bitField0_ & ~0x00008000);
+        }
+        result.steps_ = steps_;
+      } else {
+        result.steps_ = stepsBuilder_.build();
       }
     }
 
@@ -1246,6 +1348,32 @@ private static final long serialVersionUID = 0L;
           }
         }
       }
+      if (stepsBuilder_ == null) {
+        if (!other.steps_.isEmpty()) {
+          if (steps_.isEmpty()) {
+            steps_ = other.steps_;
+            bitField0_ = (bitField0_ & ~0x00008000);
+          } else {
+            ensureStepsIsMutable();
+            steps_.addAll(other.steps_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.steps_.isEmpty()) {
+          if (stepsBuilder_.isEmpty()) {
+            stepsBuilder_.dispose();
+            stepsBuilder_ = null;
+            steps_ = other.steps_;
+            bitField0_ = (bitField0_ & ~0x00008000);
+            stepsBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetStepsFieldBuilder() : null;
+          } else {
+            stepsBuilder_.addAllMessages(other.steps_);
+          }
+        }
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -1369,6 +1497,19 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 122
+            case 130: {
+              dev.baton.v1.Step m =
+                  input.readMessage(
+                      dev.baton.v1.Step.parser(),
+                      extensionRegistry);
+              if (stepsBuilder_ == null) {
+                ensureStepsIsMutable();
+                steps_.add(m);
+              } else {
+                stepsBuilder_.addMessage(m);
+              }
+              break;
+            } // case 130
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3188,6 +3329,336 @@ private static final long serialVersionUID = 0L;
         children_ = null;
       }
       return childrenBuilder_;
+    }
+
+    private java.util.List<dev.baton.v1.Step> steps_ =
+      java.util.Collections.emptyList();
+    private void ensureStepsIsMutable() {
+      if (!((bitField0_ & 0x00008000) != 0)) {
+        steps_ = new java.util.ArrayList<dev.baton.v1.Step>(steps_);
+        bitField0_ |= 0x00008000;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.baton.v1.Step, dev.baton.v1.Step.Builder, dev.baton.v1.StepOrBuilder> stepsBuilder_;
+
+    /**
+     * <pre>
+     * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+     * or waiting after a failed attempt); GetAgent only.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+     */
+    public java.util.List<dev.baton.v1.Step> getStepsList() {
+      if (stepsBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(steps_);
+      } else {
+        return stepsBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+     * or waiting after a failed attempt); GetAgent only.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+     */
+    public int getStepsCount() {
+      if (stepsBuilder_ == null) {
+        return steps_.size();
+      } else {
+        return stepsBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+     * or waiting after a failed attempt); GetAgent only.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+     */
+    public dev.baton.v1.Step getSteps(int index) {
+      if (stepsBuilder_ == null) {
+        return steps_.get(index);
+      } else {
+        return stepsBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+     * or waiting after a failed attempt); GetAgent only.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+     */
+    public Builder setSteps(
+        int index, dev.baton.v1.Step value) {
+      if (stepsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureStepsIsMutable();
+        steps_.set(index, value);
+        onChanged();
+      } else {
+        stepsBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+     * or waiting after a failed attempt); GetAgent only.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+     */
+    public Builder setSteps(
+        int index, dev.baton.v1.Step.Builder builderForValue) {
+      if (stepsBuilder_ == null) {
+        ensureStepsIsMutable();
+        steps_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        stepsBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+     * or waiting after a failed attempt); GetAgent only.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+     */
+    public Builder addSteps(dev.baton.v1.Step value) {
+      if (stepsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureStepsIsMutable();
+        steps_.add(value);
+        onChanged();
+      } else {
+        stepsBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+     * or waiting after a failed attempt); GetAgent only.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+     */
+    public Builder addSteps(
+        int index, dev.baton.v1.Step value) {
+      if (stepsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureStepsIsMutable();
+        steps_.add(index, value);
+        onChanged();
+      } else {
+        stepsBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+     * or waiting after a failed attempt); GetAgent only.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+     */
+    public Builder addSteps(
+        dev.baton.v1.Step.Builder builderForValue) {
+      if (stepsBuilder_ == null) {
+        ensureStepsIsMutable();
+        steps_.add(builderForValue.build());
+        onChanged();
+      } else {
+        stepsBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+     * or waiting after a failed attempt); GetAgent only.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+     */
+    public Builder addSteps(
+        int index, dev.baton.v1.Step.Builder builderForValue) {
+      if (stepsBuilder_ == null) {
+        ensureStepsIsMutable();
+        steps_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        stepsBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+     * or waiting after a failed attempt); GetAgent only.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+     */
+    public Builder addAllSteps(
+        java.lang.Iterable<? extends dev.baton.v1.Step> values) {
+      if (stepsBuilder_ == null) {
+        ensureStepsIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, steps_);
+        onChanged();
+      } else {
+        stepsBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+     * or waiting after a failed attempt); GetAgent only.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+     */
+    public Builder clearSteps() {
+      if (stepsBuilder_ == null) {
+        steps_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00008000);
+        onChanged();
+      } else {
+        stepsBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+     * or waiting after a failed attempt); GetAgent only.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+     */
+    public Builder removeSteps(int index) {
+      if (stepsBuilder_ == null) {
+        ensureStepsIsMutable();
+        steps_.remove(index);
+        onChanged();
+      } else {
+        stepsBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+     * or waiting after a failed attempt); GetAgent only.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+     */
+    public dev.baton.v1.Step.Builder getStepsBuilder(
+        int index) {
+      return internalGetStepsFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+     * or waiting after a failed attempt); GetAgent only.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+     */
+    public dev.baton.v1.StepOrBuilder getStepsOrBuilder(
+        int index) {
+      if (stepsBuilder_ == null) {
+        return steps_.get(index);  } else {
+        return stepsBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+     * or waiting after a failed attempt); GetAgent only.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+     */
+    public java.util.List<? extends dev.baton.v1.StepOrBuilder> 
+         getStepsOrBuilderList() {
+      if (stepsBuilder_ != null) {
+        return stepsBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(steps_);
+      }
+    }
+    /**
+     * <pre>
+     * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+     * or waiting after a failed attempt); GetAgent only.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+     */
+    public dev.baton.v1.Step.Builder addStepsBuilder() {
+      return internalGetStepsFieldBuilder().addBuilder(
+          dev.baton.v1.Step.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+     * or waiting after a failed attempt); GetAgent only.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+     */
+    public dev.baton.v1.Step.Builder addStepsBuilder(
+        int index) {
+      return internalGetStepsFieldBuilder().addBuilder(
+          index, dev.baton.v1.Step.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+     * or waiting after a failed attempt); GetAgent only.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+     */
+    public java.util.List<dev.baton.v1.Step.Builder> 
+         getStepsBuilderList() {
+      return internalGetStepsFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.baton.v1.Step, dev.baton.v1.Step.Builder, dev.baton.v1.StepOrBuilder> 
+        internalGetStepsFieldBuilder() {
+      if (stepsBuilder_ == null) {
+        stepsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            dev.baton.v1.Step, dev.baton.v1.Step.Builder, dev.baton.v1.StepOrBuilder>(
+                steps_,
+                ((bitField0_ & 0x00008000) != 0),
+                getParentForChildren(),
+                isClean());
+        steps_ = null;
+      }
+      return stepsBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.AgentStatus)

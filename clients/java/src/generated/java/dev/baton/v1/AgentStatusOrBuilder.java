@@ -342,4 +342,53 @@ public interface AgentStatusOrBuilder extends
    */
   dev.baton.v1.AgentRefOrBuilder getChildrenOrBuilder(
       int index);
+
+  /**
+   * <pre>
+   * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+   * or waiting after a failed attempt); GetAgent only.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+   */
+  java.util.List<dev.baton.v1.Step> 
+      getStepsList();
+  /**
+   * <pre>
+   * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+   * or waiting after a failed attempt); GetAgent only.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+   */
+  dev.baton.v1.Step getSteps(int index);
+  /**
+   * <pre>
+   * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+   * or waiting after a failed attempt); GetAgent only.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+   */
+  int getStepsCount();
+  /**
+   * <pre>
+   * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+   * or waiting after a failed attempt); GetAgent only.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+   */
+  java.util.List<? extends dev.baton.v1.StepOrBuilder> 
+      getStepsOrBuilderList();
+  /**
+   * <pre>
+   * steps recorded in the agent's current run (RecordStep), while the run is not over (working,
+   * or waiting after a failed attempt); GetAgent only.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 16 [json_name = "steps"];</code>
+   */
+  dev.baton.v1.StepOrBuilder getStepsOrBuilder(
+      int index);
 }

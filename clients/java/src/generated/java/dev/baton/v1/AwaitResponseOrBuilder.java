@@ -77,4 +77,53 @@ public interface AwaitResponseOrBuilder extends
    * @return The resultNotKept.
    */
   boolean getResultNotKept();
+
+  /**
+   * <pre>
+   * steps recorded in the run that finished (RecordStep), kept with the finish; empty when
+   * not done or none were recorded.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 5 [json_name = "steps"];</code>
+   */
+  java.util.List<dev.baton.v1.Step> 
+      getStepsList();
+  /**
+   * <pre>
+   * steps recorded in the run that finished (RecordStep), kept with the finish; empty when
+   * not done or none were recorded.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 5 [json_name = "steps"];</code>
+   */
+  dev.baton.v1.Step getSteps(int index);
+  /**
+   * <pre>
+   * steps recorded in the run that finished (RecordStep), kept with the finish; empty when
+   * not done or none were recorded.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 5 [json_name = "steps"];</code>
+   */
+  int getStepsCount();
+  /**
+   * <pre>
+   * steps recorded in the run that finished (RecordStep), kept with the finish; empty when
+   * not done or none were recorded.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 5 [json_name = "steps"];</code>
+   */
+  java.util.List<? extends dev.baton.v1.StepOrBuilder> 
+      getStepsOrBuilderList();
+  /**
+   * <pre>
+   * steps recorded in the run that finished (RecordStep), kept with the finish; empty when
+   * not done or none were recorded.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 5 [json_name = "steps"];</code>
+   */
+  dev.baton.v1.StepOrBuilder getStepsOrBuilder(
+      int index);
 }

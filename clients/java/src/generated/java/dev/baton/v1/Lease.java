@@ -35,6 +35,7 @@ private static final long serialVersionUID = 0L;
     queue_ = "";
     name_ = "";
     parents_ = java.util.Collections.emptyList();
+    steps_ = java.util.Collections.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -376,6 +377,72 @@ private static final long serialVersionUID = 0L;
     return grantedAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : grantedAt_;
   }
 
+  public static final int STEPS_FIELD_NUMBER = 9;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.baton.v1.Step> steps_;
+  /**
+   * <pre>
+   * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+   * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<dev.baton.v1.Step> getStepsList() {
+    return steps_;
+  }
+  /**
+   * <pre>
+   * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+   * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends dev.baton.v1.StepOrBuilder> 
+      getStepsOrBuilderList() {
+    return steps_;
+  }
+  /**
+   * <pre>
+   * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+   * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+   */
+  @java.lang.Override
+  public int getStepsCount() {
+    return steps_.size();
+  }
+  /**
+   * <pre>
+   * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+   * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.Step getSteps(int index) {
+    return steps_.get(index);
+  }
+  /**
+   * <pre>
+   * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+   * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.StepOrBuilder getStepsOrBuilder(
+      int index) {
+    return steps_.get(index);
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -413,6 +480,9 @@ private static final long serialVersionUID = 0L;
     }
     if (((bitField0_ & 0x00000004) != 0)) {
       output.writeMessage(8, getGrantedAt());
+    }
+    for (int i = 0; i < steps_.size(); i++) {
+      output.writeMessage(9, steps_.get(i));
     }
     getUnknownFields().writeTo(output);
   }
@@ -453,6 +523,15 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(8, getGrantedAt());
     }
+
+        {
+          final int count = steps_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(steps_.get(i));
+          }
+          size += 1 * count;
+        }
     return size;
   }
   @java.lang.Override
@@ -502,6 +581,8 @@ private static final long serialVersionUID = 0L;
       if (!getGrantedAt()
           .equals(other.getGrantedAt())) return false;
     }
+    if (!getStepsList()
+        .equals(other.getStepsList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -537,6 +618,10 @@ private static final long serialVersionUID = 0L;
     if (hasGrantedAt()) {
       hash = (37 * hash) + GRANTED_AT_FIELD_NUMBER;
       hash = (53 * hash) + getGrantedAt().hashCode();
+    }
+    if (getStepsCount() > 0) {
+      hash = (37 * hash) + STEPS_FIELD_NUMBER;
+      hash = (53 * hash) + getStepsList().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -676,6 +761,7 @@ private static final long serialVersionUID = 0L;
         internalGetAgentFieldBuilder();
         internalGetParentsFieldBuilder();
         internalGetGrantedAtFieldBuilder();
+        internalGetStepsFieldBuilder();
       }
     }
     @java.lang.Override
@@ -708,6 +794,13 @@ private static final long serialVersionUID = 0L;
         grantedAtBuilder_.dispose();
         grantedAtBuilder_ = null;
       }
+      if (stepsBuilder_ == null) {
+        steps_ = java.util.Collections.emptyList();
+      } else {
+        steps_ = null;
+        stepsBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x00000100);
       return this;
     }
 
@@ -749,6 +842,15 @@ private static final long serialVersionUID = 0L;
         result.parents_ = parents_;
       } else {
         result.parents_ = parentsBuilder_.build();
+      }
+      if (stepsBuilder_ == null) {
+        if (((bitField0_ & 0x00000100) != 0)) {
+          steps_ = java.util.Collections.unmodifiableList(steps_);
+          bitField0_ = (bitField0_ & ~0x00000100);
+        }
+        result.steps_ = steps_;
+      } else {
+        result.steps_ = stepsBuilder_.build();
       }
     }
 
@@ -851,6 +953,32 @@ private static final long serialVersionUID = 0L;
       if (other.hasGrantedAt()) {
         mergeGrantedAt(other.getGrantedAt());
       }
+      if (stepsBuilder_ == null) {
+        if (!other.steps_.isEmpty()) {
+          if (steps_.isEmpty()) {
+            steps_ = other.steps_;
+            bitField0_ = (bitField0_ & ~0x00000100);
+          } else {
+            ensureStepsIsMutable();
+            steps_.addAll(other.steps_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.steps_.isEmpty()) {
+          if (stepsBuilder_.isEmpty()) {
+            stepsBuilder_.dispose();
+            stepsBuilder_ = null;
+            steps_ = other.steps_;
+            bitField0_ = (bitField0_ & ~0x00000100);
+            stepsBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetStepsFieldBuilder() : null;
+          } else {
+            stepsBuilder_.addAllMessages(other.steps_);
+          }
+        }
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -931,6 +1059,19 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000080;
               break;
             } // case 66
+            case 74: {
+              dev.baton.v1.Step m =
+                  input.readMessage(
+                      dev.baton.v1.Step.parser(),
+                      extensionRegistry);
+              if (stepsBuilder_ == null) {
+                ensureStepsIsMutable();
+                steps_.add(m);
+              } else {
+                stepsBuilder_.addMessage(m);
+              }
+              break;
+            } // case 74
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2073,6 +2214,336 @@ private static final long serialVersionUID = 0L;
         grantedAt_ = null;
       }
       return grantedAtBuilder_;
+    }
+
+    private java.util.List<dev.baton.v1.Step> steps_ =
+      java.util.Collections.emptyList();
+    private void ensureStepsIsMutable() {
+      if (!((bitField0_ & 0x00000100) != 0)) {
+        steps_ = new java.util.ArrayList<dev.baton.v1.Step>(steps_);
+        bitField0_ |= 0x00000100;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.baton.v1.Step, dev.baton.v1.Step.Builder, dev.baton.v1.StepOrBuilder> stepsBuilder_;
+
+    /**
+     * <pre>
+     * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+     * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+     */
+    public java.util.List<dev.baton.v1.Step> getStepsList() {
+      if (stepsBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(steps_);
+      } else {
+        return stepsBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+     * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+     */
+    public int getStepsCount() {
+      if (stepsBuilder_ == null) {
+        return steps_.size();
+      } else {
+        return stepsBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+     * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+     */
+    public dev.baton.v1.Step getSteps(int index) {
+      if (stepsBuilder_ == null) {
+        return steps_.get(index);
+      } else {
+        return stepsBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+     * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+     */
+    public Builder setSteps(
+        int index, dev.baton.v1.Step value) {
+      if (stepsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureStepsIsMutable();
+        steps_.set(index, value);
+        onChanged();
+      } else {
+        stepsBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+     * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+     */
+    public Builder setSteps(
+        int index, dev.baton.v1.Step.Builder builderForValue) {
+      if (stepsBuilder_ == null) {
+        ensureStepsIsMutable();
+        steps_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        stepsBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+     * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+     */
+    public Builder addSteps(dev.baton.v1.Step value) {
+      if (stepsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureStepsIsMutable();
+        steps_.add(value);
+        onChanged();
+      } else {
+        stepsBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+     * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+     */
+    public Builder addSteps(
+        int index, dev.baton.v1.Step value) {
+      if (stepsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureStepsIsMutable();
+        steps_.add(index, value);
+        onChanged();
+      } else {
+        stepsBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+     * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+     */
+    public Builder addSteps(
+        dev.baton.v1.Step.Builder builderForValue) {
+      if (stepsBuilder_ == null) {
+        ensureStepsIsMutable();
+        steps_.add(builderForValue.build());
+        onChanged();
+      } else {
+        stepsBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+     * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+     */
+    public Builder addSteps(
+        int index, dev.baton.v1.Step.Builder builderForValue) {
+      if (stepsBuilder_ == null) {
+        ensureStepsIsMutable();
+        steps_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        stepsBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+     * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+     */
+    public Builder addAllSteps(
+        java.lang.Iterable<? extends dev.baton.v1.Step> values) {
+      if (stepsBuilder_ == null) {
+        ensureStepsIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, steps_);
+        onChanged();
+      } else {
+        stepsBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+     * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+     */
+    public Builder clearSteps() {
+      if (stepsBuilder_ == null) {
+        steps_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000100);
+        onChanged();
+      } else {
+        stepsBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+     * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+     */
+    public Builder removeSteps(int index) {
+      if (stepsBuilder_ == null) {
+        ensureStepsIsMutable();
+        steps_.remove(index);
+        onChanged();
+      } else {
+        stepsBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+     * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+     */
+    public dev.baton.v1.Step.Builder getStepsBuilder(
+        int index) {
+      return internalGetStepsFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+     * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+     */
+    public dev.baton.v1.StepOrBuilder getStepsOrBuilder(
+        int index) {
+      if (stepsBuilder_ == null) {
+        return steps_.get(index);  } else {
+        return stepsBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+     * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+     */
+    public java.util.List<? extends dev.baton.v1.StepOrBuilder> 
+         getStepsOrBuilderList() {
+      if (stepsBuilder_ != null) {
+        return stepsBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(steps_);
+      }
+    }
+    /**
+     * <pre>
+     * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+     * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+     */
+    public dev.baton.v1.Step.Builder addStepsBuilder() {
+      return internalGetStepsFieldBuilder().addBuilder(
+          dev.baton.v1.Step.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+     * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+     */
+    public dev.baton.v1.Step.Builder addStepsBuilder(
+        int index) {
+      return internalGetStepsFieldBuilder().addBuilder(
+          index, dev.baton.v1.Step.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+     * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+     */
+    public java.util.List<dev.baton.v1.Step.Builder> 
+         getStepsBuilderList() {
+      return internalGetStepsFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.baton.v1.Step, dev.baton.v1.Step.Builder, dev.baton.v1.StepOrBuilder> 
+        internalGetStepsFieldBuilder() {
+      if (stepsBuilder_ == null) {
+        stepsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            dev.baton.v1.Step, dev.baton.v1.Step.Builder, dev.baton.v1.StepOrBuilder>(
+                steps_,
+                ((bitField0_ & 0x00000100) != 0),
+                getParentForChildren(),
+                isClean());
+        steps_ = null;
+      }
+      return stepsBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.Lease)

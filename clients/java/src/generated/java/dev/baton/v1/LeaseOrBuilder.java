@@ -215,4 +215,53 @@ public interface LeaseOrBuilder extends
    * <code>.google.protobuf.Timestamp granted_at = 8 [json_name = "grantedAt"];</code>
    */
   com.google.protobuf.TimestampOrBuilder getGrantedAtOrBuilder();
+
+  /**
+   * <pre>
+   * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+   * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+   */
+  java.util.List<dev.baton.v1.Step> 
+      getStepsList();
+  /**
+   * <pre>
+   * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+   * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+   */
+  dev.baton.v1.Step getSteps(int index);
+  /**
+   * <pre>
+   * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+   * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+   */
+  int getStepsCount();
+  /**
+   * <pre>
+   * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+   * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+   */
+  java.util.List<? extends dev.baton.v1.StepOrBuilder> 
+      getStepsOrBuilderList();
+  /**
+   * <pre>
+   * steps recorded by earlier attempts of this run (RecordStep), in the order they were
+   * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.Step steps = 9 [json_name = "steps"];</code>
+   */
+  dev.baton.v1.StepOrBuilder getStepsOrBuilder(
+      int index);
 }

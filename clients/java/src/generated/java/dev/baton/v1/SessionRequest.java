@@ -36,6 +36,7 @@ private static final long serialVersionUID = 0L;
     completions_ = java.util.Collections.emptyList();
     heartbeats_ = java.util.Collections.emptyList();
     releases_ = java.util.Collections.emptyList();
+    steps_ = java.util.Collections.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -294,6 +295,77 @@ private static final long serialVersionUID = 0L;
     return releases_.get(index);
   }
 
+  public static final int STEPS_FIELD_NUMBER = 6;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.baton.v1.SessionStep> steps_;
+  /**
+   * <pre>
+   * steps record steps of leases of the session's queue, as RecordStep does; answered in
+   * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+   * same message.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<dev.baton.v1.SessionStep> getStepsList() {
+    return steps_;
+  }
+  /**
+   * <pre>
+   * steps record steps of leases of the session's queue, as RecordStep does; answered in
+   * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+   * same message.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends dev.baton.v1.SessionStepOrBuilder> 
+      getStepsOrBuilderList() {
+    return steps_;
+  }
+  /**
+   * <pre>
+   * steps record steps of leases of the session's queue, as RecordStep does; answered in
+   * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+   * same message.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+   */
+  @java.lang.Override
+  public int getStepsCount() {
+    return steps_.size();
+  }
+  /**
+   * <pre>
+   * steps record steps of leases of the session's queue, as RecordStep does; answered in
+   * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+   * same message.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.SessionStep getSteps(int index) {
+    return steps_.get(index);
+  }
+  /**
+   * <pre>
+   * steps record steps of leases of the session's queue, as RecordStep does; answered in
+   * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+   * same message.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.SessionStepOrBuilder getStepsOrBuilder(
+      int index) {
+    return steps_.get(index);
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -322,6 +394,9 @@ private static final long serialVersionUID = 0L;
     }
     for (int i = 0; i < releases_.size(); i++) {
       output.writeMessage(5, releases_.get(i));
+    }
+    for (int i = 0; i < steps_.size(); i++) {
+      output.writeMessage(6, steps_.get(i));
     }
     getUnknownFields().writeTo(output);
   }
@@ -362,6 +437,15 @@ private static final long serialVersionUID = 0L;
           }
           size += 1 * count;
         }
+
+        {
+          final int count = steps_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(steps_.get(i));
+          }
+          size += 1 * count;
+        }
     return size;
   }
   @java.lang.Override
@@ -399,6 +483,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getHeartbeatsList())) return false;
     if (!getReleasesList()
         .equals(other.getReleasesList())) return false;
+    if (!getStepsList()
+        .equals(other.getStepsList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -427,6 +513,10 @@ private static final long serialVersionUID = 0L;
     if (getReleasesCount() > 0) {
       hash = (37 * hash) + RELEASES_FIELD_NUMBER;
       hash = (53 * hash) + getReleasesList().hashCode();
+    }
+    if (getStepsCount() > 0) {
+      hash = (37 * hash) + STEPS_FIELD_NUMBER;
+      hash = (53 * hash) + getStepsList().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -567,6 +657,7 @@ private static final long serialVersionUID = 0L;
         internalGetCompletionsFieldBuilder();
         internalGetHeartbeatsFieldBuilder();
         internalGetReleasesFieldBuilder();
+        internalGetStepsFieldBuilder();
       }
     }
     @java.lang.Override
@@ -600,6 +691,13 @@ private static final long serialVersionUID = 0L;
         releasesBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00000010);
+      if (stepsBuilder_ == null) {
+        steps_ = java.util.Collections.emptyList();
+      } else {
+        steps_ = null;
+        stepsBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x00000020);
       return this;
     }
 
@@ -659,6 +757,15 @@ private static final long serialVersionUID = 0L;
         result.releases_ = releases_;
       } else {
         result.releases_ = releasesBuilder_.build();
+      }
+      if (stepsBuilder_ == null) {
+        if (((bitField0_ & 0x00000020) != 0)) {
+          steps_ = java.util.Collections.unmodifiableList(steps_);
+          bitField0_ = (bitField0_ & ~0x00000020);
+        }
+        result.steps_ = steps_;
+      } else {
+        result.steps_ = stepsBuilder_.build();
       }
     }
 
@@ -773,6 +880,32 @@ private static final long serialVersionUID = 0L;
           }
         }
       }
+      if (stepsBuilder_ == null) {
+        if (!other.steps_.isEmpty()) {
+          if (steps_.isEmpty()) {
+            steps_ = other.steps_;
+            bitField0_ = (bitField0_ & ~0x00000020);
+          } else {
+            ensureStepsIsMutable();
+            steps_.addAll(other.steps_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.steps_.isEmpty()) {
+          if (stepsBuilder_.isEmpty()) {
+            stepsBuilder_.dispose();
+            stepsBuilder_ = null;
+            steps_ = other.steps_;
+            bitField0_ = (bitField0_ & ~0x00000020);
+            stepsBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetStepsFieldBuilder() : null;
+          } else {
+            stepsBuilder_.addAllMessages(other.steps_);
+          }
+        }
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -850,6 +983,19 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 42
+            case 50: {
+              dev.baton.v1.SessionStep m =
+                  input.readMessage(
+                      dev.baton.v1.SessionStep.parser(),
+                      extensionRegistry);
+              if (stepsBuilder_ == null) {
+                ensureStepsIsMutable();
+                steps_.add(m);
+              } else {
+                stepsBuilder_.addMessage(m);
+              }
+              break;
+            } // case 50
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2005,6 +2151,354 @@ private static final long serialVersionUID = 0L;
         releases_ = null;
       }
       return releasesBuilder_;
+    }
+
+    private java.util.List<dev.baton.v1.SessionStep> steps_ =
+      java.util.Collections.emptyList();
+    private void ensureStepsIsMutable() {
+      if (!((bitField0_ & 0x00000020) != 0)) {
+        steps_ = new java.util.ArrayList<dev.baton.v1.SessionStep>(steps_);
+        bitField0_ |= 0x00000020;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.baton.v1.SessionStep, dev.baton.v1.SessionStep.Builder, dev.baton.v1.SessionStepOrBuilder> stepsBuilder_;
+
+    /**
+     * <pre>
+     * steps record steps of leases of the session's queue, as RecordStep does; answered in
+     * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+     * same message.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+     */
+    public java.util.List<dev.baton.v1.SessionStep> getStepsList() {
+      if (stepsBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(steps_);
+      } else {
+        return stepsBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * steps record steps of leases of the session's queue, as RecordStep does; answered in
+     * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+     * same message.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+     */
+    public int getStepsCount() {
+      if (stepsBuilder_ == null) {
+        return steps_.size();
+      } else {
+        return stepsBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * steps record steps of leases of the session's queue, as RecordStep does; answered in
+     * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+     * same message.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+     */
+    public dev.baton.v1.SessionStep getSteps(int index) {
+      if (stepsBuilder_ == null) {
+        return steps_.get(index);
+      } else {
+        return stepsBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * steps record steps of leases of the session's queue, as RecordStep does; answered in
+     * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+     * same message.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+     */
+    public Builder setSteps(
+        int index, dev.baton.v1.SessionStep value) {
+      if (stepsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureStepsIsMutable();
+        steps_.set(index, value);
+        onChanged();
+      } else {
+        stepsBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps record steps of leases of the session's queue, as RecordStep does; answered in
+     * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+     * same message.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+     */
+    public Builder setSteps(
+        int index, dev.baton.v1.SessionStep.Builder builderForValue) {
+      if (stepsBuilder_ == null) {
+        ensureStepsIsMutable();
+        steps_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        stepsBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps record steps of leases of the session's queue, as RecordStep does; answered in
+     * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+     * same message.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+     */
+    public Builder addSteps(dev.baton.v1.SessionStep value) {
+      if (stepsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureStepsIsMutable();
+        steps_.add(value);
+        onChanged();
+      } else {
+        stepsBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps record steps of leases of the session's queue, as RecordStep does; answered in
+     * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+     * same message.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+     */
+    public Builder addSteps(
+        int index, dev.baton.v1.SessionStep value) {
+      if (stepsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureStepsIsMutable();
+        steps_.add(index, value);
+        onChanged();
+      } else {
+        stepsBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps record steps of leases of the session's queue, as RecordStep does; answered in
+     * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+     * same message.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+     */
+    public Builder addSteps(
+        dev.baton.v1.SessionStep.Builder builderForValue) {
+      if (stepsBuilder_ == null) {
+        ensureStepsIsMutable();
+        steps_.add(builderForValue.build());
+        onChanged();
+      } else {
+        stepsBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps record steps of leases of the session's queue, as RecordStep does; answered in
+     * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+     * same message.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+     */
+    public Builder addSteps(
+        int index, dev.baton.v1.SessionStep.Builder builderForValue) {
+      if (stepsBuilder_ == null) {
+        ensureStepsIsMutable();
+        steps_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        stepsBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps record steps of leases of the session's queue, as RecordStep does; answered in
+     * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+     * same message.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+     */
+    public Builder addAllSteps(
+        java.lang.Iterable<? extends dev.baton.v1.SessionStep> values) {
+      if (stepsBuilder_ == null) {
+        ensureStepsIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, steps_);
+        onChanged();
+      } else {
+        stepsBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps record steps of leases of the session's queue, as RecordStep does; answered in
+     * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+     * same message.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+     */
+    public Builder clearSteps() {
+      if (stepsBuilder_ == null) {
+        steps_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000020);
+        onChanged();
+      } else {
+        stepsBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps record steps of leases of the session's queue, as RecordStep does; answered in
+     * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+     * same message.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+     */
+    public Builder removeSteps(int index) {
+      if (stepsBuilder_ == null) {
+        ensureStepsIsMutable();
+        steps_.remove(index);
+        onChanged();
+      } else {
+        stepsBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps record steps of leases of the session's queue, as RecordStep does; answered in
+     * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+     * same message.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+     */
+    public dev.baton.v1.SessionStep.Builder getStepsBuilder(
+        int index) {
+      return internalGetStepsFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * steps record steps of leases of the session's queue, as RecordStep does; answered in
+     * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+     * same message.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+     */
+    public dev.baton.v1.SessionStepOrBuilder getStepsOrBuilder(
+        int index) {
+      if (stepsBuilder_ == null) {
+        return steps_.get(index);  } else {
+        return stepsBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * steps record steps of leases of the session's queue, as RecordStep does; answered in
+     * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+     * same message.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+     */
+    public java.util.List<? extends dev.baton.v1.SessionStepOrBuilder> 
+         getStepsOrBuilderList() {
+      if (stepsBuilder_ != null) {
+        return stepsBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(steps_);
+      }
+    }
+    /**
+     * <pre>
+     * steps record steps of leases of the session's queue, as RecordStep does; answered in
+     * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+     * same message.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+     */
+    public dev.baton.v1.SessionStep.Builder addStepsBuilder() {
+      return internalGetStepsFieldBuilder().addBuilder(
+          dev.baton.v1.SessionStep.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * steps record steps of leases of the session's queue, as RecordStep does; answered in
+     * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+     * same message.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+     */
+    public dev.baton.v1.SessionStep.Builder addStepsBuilder(
+        int index) {
+      return internalGetStepsFieldBuilder().addBuilder(
+          index, dev.baton.v1.SessionStep.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * steps record steps of leases of the session's queue, as RecordStep does; answered in
+     * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+     * same message.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+     */
+    public java.util.List<dev.baton.v1.SessionStep.Builder> 
+         getStepsBuilderList() {
+      return internalGetStepsFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.baton.v1.SessionStep, dev.baton.v1.SessionStep.Builder, dev.baton.v1.SessionStepOrBuilder> 
+        internalGetStepsFieldBuilder() {
+      if (stepsBuilder_ == null) {
+        stepsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            dev.baton.v1.SessionStep, dev.baton.v1.SessionStep.Builder, dev.baton.v1.SessionStepOrBuilder>(
+                steps_,
+                ((bitField0_ & 0x00000020) != 0),
+                getParentForChildren(),
+                isClean());
+        steps_ = null;
+      }
+      return stepsBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.SessionRequest)

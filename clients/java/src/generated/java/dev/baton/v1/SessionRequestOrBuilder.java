@@ -179,4 +179,58 @@ public interface SessionRequestOrBuilder extends
    */
   dev.baton.v1.SessionReleaseOrBuilder getReleasesOrBuilder(
       int index);
+
+  /**
+   * <pre>
+   * steps record steps of leases of the session's queue, as RecordStep does; answered in
+   * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+   * same message.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+   */
+  java.util.List<dev.baton.v1.SessionStep> 
+      getStepsList();
+  /**
+   * <pre>
+   * steps record steps of leases of the session's queue, as RecordStep does; answered in
+   * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+   * same message.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+   */
+  dev.baton.v1.SessionStep getSteps(int index);
+  /**
+   * <pre>
+   * steps record steps of leases of the session's queue, as RecordStep does; answered in
+   * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+   * same message.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+   */
+  int getStepsCount();
+  /**
+   * <pre>
+   * steps record steps of leases of the session's queue, as RecordStep does; answered in
+   * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+   * same message.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+   */
+  java.util.List<? extends dev.baton.v1.SessionStepOrBuilder> 
+      getStepsOrBuilderList();
+  /**
+   * <pre>
+   * steps record steps of leases of the session's queue, as RecordStep does; answered in
+   * SessionResponse.steps, in the order they were sent. Applied before the completions of the
+   * same message.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.SessionStep steps = 6 [json_name = "steps"];</code>
+   */
+  dev.baton.v1.SessionStepOrBuilder getStepsOrBuilder(
+      int index);
 }

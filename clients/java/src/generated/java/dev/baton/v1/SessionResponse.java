@@ -39,6 +39,7 @@ private static final long serialVersionUID = 0L;
     lost_ = java.util.Collections.emptyList();
     released_ = java.util.Collections.emptyList();
     cancelled_ = java.util.Collections.emptyList();
+    steps_ = java.util.Collections.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -435,6 +436,67 @@ private static final long serialVersionUID = 0L;
     return cancelled_.get(index);
   }
 
+  public static final int STEPS_FIELD_NUMBER = 7;
+  @SuppressWarnings("serial")
+  private java.util.List<dev.baton.v1.StepResult> steps_;
+  /**
+   * <pre>
+   * steps answers SessionRequest.steps, in the order they were sent.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<dev.baton.v1.StepResult> getStepsList() {
+    return steps_;
+  }
+  /**
+   * <pre>
+   * steps answers SessionRequest.steps, in the order they were sent.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+   */
+  @java.lang.Override
+  public java.util.List<? extends dev.baton.v1.StepResultOrBuilder> 
+      getStepsOrBuilderList() {
+    return steps_;
+  }
+  /**
+   * <pre>
+   * steps answers SessionRequest.steps, in the order they were sent.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+   */
+  @java.lang.Override
+  public int getStepsCount() {
+    return steps_.size();
+  }
+  /**
+   * <pre>
+   * steps answers SessionRequest.steps, in the order they were sent.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.StepResult getSteps(int index) {
+    return steps_.get(index);
+  }
+  /**
+   * <pre>
+   * steps answers SessionRequest.steps, in the order they were sent.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.StepResultOrBuilder getStepsOrBuilder(
+      int index) {
+    return steps_.get(index);
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -466,6 +528,9 @@ private static final long serialVersionUID = 0L;
     }
     for (int i = 0; i < cancelled_.size(); i++) {
       output.writeMessage(6, cancelled_.get(i));
+    }
+    for (int i = 0; i < steps_.size(); i++) {
+      output.writeMessage(7, steps_.get(i));
     }
     getUnknownFields().writeTo(output);
   }
@@ -525,6 +590,15 @@ private static final long serialVersionUID = 0L;
           }
           size += 1 * count;
         }
+
+        {
+          final int count = steps_.size();
+          for (int i = 0; i < count; i++) {
+            size += com.google.protobuf.CodedOutputStream
+              .computeMessageSizeNoTag(steps_.get(i));
+          }
+          size += 1 * count;
+        }
     return size;
   }
   @java.lang.Override
@@ -561,6 +635,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getReleasedList())) return false;
     if (!getCancelledList()
         .equals(other.getCancelledList())) return false;
+    if (!getStepsList()
+        .equals(other.getStepsList())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -595,6 +671,10 @@ private static final long serialVersionUID = 0L;
     if (getCancelledCount() > 0) {
       hash = (37 * hash) + CANCELLED_FIELD_NUMBER;
       hash = (53 * hash) + getCancelledList().hashCode();
+    }
+    if (getStepsCount() > 0) {
+      hash = (37 * hash) + STEPS_FIELD_NUMBER;
+      hash = (53 * hash) + getStepsList().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -774,6 +854,13 @@ private static final long serialVersionUID = 0L;
         cancelledBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00000020);
+      if (stepsBuilder_ == null) {
+        steps_ = java.util.Collections.emptyList();
+      } else {
+        steps_ = null;
+        stepsBuilder_.clear();
+      }
+      bitField0_ = (bitField0_ & ~0x00000040);
       return this;
     }
 
@@ -860,6 +947,15 @@ private static final long serialVersionUID = 0L;
         result.cancelled_ = cancelled_;
       } else {
         result.cancelled_ = cancelledBuilder_.build();
+      }
+      if (stepsBuilder_ == null) {
+        if (((bitField0_ & 0x00000040) != 0)) {
+          steps_ = java.util.Collections.unmodifiableList(steps_);
+          bitField0_ = (bitField0_ & ~0x00000040);
+        }
+        result.steps_ = steps_;
+      } else {
+        result.steps_ = stepsBuilder_.build();
       }
     }
 
@@ -1035,6 +1131,32 @@ private static final long serialVersionUID = 0L;
           }
         }
       }
+      if (stepsBuilder_ == null) {
+        if (!other.steps_.isEmpty()) {
+          if (steps_.isEmpty()) {
+            steps_ = other.steps_;
+            bitField0_ = (bitField0_ & ~0x00000040);
+          } else {
+            ensureStepsIsMutable();
+            steps_.addAll(other.steps_);
+          }
+          onChanged();
+        }
+      } else {
+        if (!other.steps_.isEmpty()) {
+          if (stepsBuilder_.isEmpty()) {
+            stepsBuilder_.dispose();
+            stepsBuilder_ = null;
+            steps_ = other.steps_;
+            bitField0_ = (bitField0_ & ~0x00000040);
+            stepsBuilder_ = 
+              com.google.protobuf.GeneratedMessage.alwaysUseFieldBuilders ?
+                 internalGetStepsFieldBuilder() : null;
+          } else {
+            stepsBuilder_.addAllMessages(other.steps_);
+          }
+        }
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -1139,6 +1261,19 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 50
+            case 58: {
+              dev.baton.v1.StepResult m =
+                  input.readMessage(
+                      dev.baton.v1.StepResult.parser(),
+                      extensionRegistry);
+              if (stepsBuilder_ == null) {
+                ensureStepsIsMutable();
+                steps_.add(m);
+              } else {
+                stepsBuilder_.addMessage(m);
+              }
+              break;
+            } // case 58
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3062,6 +3197,318 @@ private static final long serialVersionUID = 0L;
         cancelled_ = null;
       }
       return cancelledBuilder_;
+    }
+
+    private java.util.List<dev.baton.v1.StepResult> steps_ =
+      java.util.Collections.emptyList();
+    private void ensureStepsIsMutable() {
+      if (!((bitField0_ & 0x00000040) != 0)) {
+        steps_ = new java.util.ArrayList<dev.baton.v1.StepResult>(steps_);
+        bitField0_ |= 0x00000040;
+       }
+    }
+
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.baton.v1.StepResult, dev.baton.v1.StepResult.Builder, dev.baton.v1.StepResultOrBuilder> stepsBuilder_;
+
+    /**
+     * <pre>
+     * steps answers SessionRequest.steps, in the order they were sent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+     */
+    public java.util.List<dev.baton.v1.StepResult> getStepsList() {
+      if (stepsBuilder_ == null) {
+        return java.util.Collections.unmodifiableList(steps_);
+      } else {
+        return stepsBuilder_.getMessageList();
+      }
+    }
+    /**
+     * <pre>
+     * steps answers SessionRequest.steps, in the order they were sent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+     */
+    public int getStepsCount() {
+      if (stepsBuilder_ == null) {
+        return steps_.size();
+      } else {
+        return stepsBuilder_.getCount();
+      }
+    }
+    /**
+     * <pre>
+     * steps answers SessionRequest.steps, in the order they were sent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+     */
+    public dev.baton.v1.StepResult getSteps(int index) {
+      if (stepsBuilder_ == null) {
+        return steps_.get(index);
+      } else {
+        return stepsBuilder_.getMessage(index);
+      }
+    }
+    /**
+     * <pre>
+     * steps answers SessionRequest.steps, in the order they were sent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+     */
+    public Builder setSteps(
+        int index, dev.baton.v1.StepResult value) {
+      if (stepsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureStepsIsMutable();
+        steps_.set(index, value);
+        onChanged();
+      } else {
+        stepsBuilder_.setMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps answers SessionRequest.steps, in the order they were sent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+     */
+    public Builder setSteps(
+        int index, dev.baton.v1.StepResult.Builder builderForValue) {
+      if (stepsBuilder_ == null) {
+        ensureStepsIsMutable();
+        steps_.set(index, builderForValue.build());
+        onChanged();
+      } else {
+        stepsBuilder_.setMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps answers SessionRequest.steps, in the order they were sent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+     */
+    public Builder addSteps(dev.baton.v1.StepResult value) {
+      if (stepsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureStepsIsMutable();
+        steps_.add(value);
+        onChanged();
+      } else {
+        stepsBuilder_.addMessage(value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps answers SessionRequest.steps, in the order they were sent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+     */
+    public Builder addSteps(
+        int index, dev.baton.v1.StepResult value) {
+      if (stepsBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ensureStepsIsMutable();
+        steps_.add(index, value);
+        onChanged();
+      } else {
+        stepsBuilder_.addMessage(index, value);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps answers SessionRequest.steps, in the order they were sent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+     */
+    public Builder addSteps(
+        dev.baton.v1.StepResult.Builder builderForValue) {
+      if (stepsBuilder_ == null) {
+        ensureStepsIsMutable();
+        steps_.add(builderForValue.build());
+        onChanged();
+      } else {
+        stepsBuilder_.addMessage(builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps answers SessionRequest.steps, in the order they were sent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+     */
+    public Builder addSteps(
+        int index, dev.baton.v1.StepResult.Builder builderForValue) {
+      if (stepsBuilder_ == null) {
+        ensureStepsIsMutable();
+        steps_.add(index, builderForValue.build());
+        onChanged();
+      } else {
+        stepsBuilder_.addMessage(index, builderForValue.build());
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps answers SessionRequest.steps, in the order they were sent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+     */
+    public Builder addAllSteps(
+        java.lang.Iterable<? extends dev.baton.v1.StepResult> values) {
+      if (stepsBuilder_ == null) {
+        ensureStepsIsMutable();
+        com.google.protobuf.AbstractMessageLite.Builder.addAll(
+            values, steps_);
+        onChanged();
+      } else {
+        stepsBuilder_.addAllMessages(values);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps answers SessionRequest.steps, in the order they were sent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+     */
+    public Builder clearSteps() {
+      if (stepsBuilder_ == null) {
+        steps_ = java.util.Collections.emptyList();
+        bitField0_ = (bitField0_ & ~0x00000040);
+        onChanged();
+      } else {
+        stepsBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps answers SessionRequest.steps, in the order they were sent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+     */
+    public Builder removeSteps(int index) {
+      if (stepsBuilder_ == null) {
+        ensureStepsIsMutable();
+        steps_.remove(index);
+        onChanged();
+      } else {
+        stepsBuilder_.remove(index);
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * steps answers SessionRequest.steps, in the order they were sent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+     */
+    public dev.baton.v1.StepResult.Builder getStepsBuilder(
+        int index) {
+      return internalGetStepsFieldBuilder().getBuilder(index);
+    }
+    /**
+     * <pre>
+     * steps answers SessionRequest.steps, in the order they were sent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+     */
+    public dev.baton.v1.StepResultOrBuilder getStepsOrBuilder(
+        int index) {
+      if (stepsBuilder_ == null) {
+        return steps_.get(index);  } else {
+        return stepsBuilder_.getMessageOrBuilder(index);
+      }
+    }
+    /**
+     * <pre>
+     * steps answers SessionRequest.steps, in the order they were sent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+     */
+    public java.util.List<? extends dev.baton.v1.StepResultOrBuilder> 
+         getStepsOrBuilderList() {
+      if (stepsBuilder_ != null) {
+        return stepsBuilder_.getMessageOrBuilderList();
+      } else {
+        return java.util.Collections.unmodifiableList(steps_);
+      }
+    }
+    /**
+     * <pre>
+     * steps answers SessionRequest.steps, in the order they were sent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+     */
+    public dev.baton.v1.StepResult.Builder addStepsBuilder() {
+      return internalGetStepsFieldBuilder().addBuilder(
+          dev.baton.v1.StepResult.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * steps answers SessionRequest.steps, in the order they were sent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+     */
+    public dev.baton.v1.StepResult.Builder addStepsBuilder(
+        int index) {
+      return internalGetStepsFieldBuilder().addBuilder(
+          index, dev.baton.v1.StepResult.getDefaultInstance());
+    }
+    /**
+     * <pre>
+     * steps answers SessionRequest.steps, in the order they were sent.
+     * </pre>
+     *
+     * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+     */
+    public java.util.List<dev.baton.v1.StepResult.Builder> 
+         getStepsBuilderList() {
+      return internalGetStepsFieldBuilder().getBuilderList();
+    }
+    private com.google.protobuf.RepeatedFieldBuilder<
+        dev.baton.v1.StepResult, dev.baton.v1.StepResult.Builder, dev.baton.v1.StepResultOrBuilder> 
+        internalGetStepsFieldBuilder() {
+      if (stepsBuilder_ == null) {
+        stepsBuilder_ = new com.google.protobuf.RepeatedFieldBuilder<
+            dev.baton.v1.StepResult, dev.baton.v1.StepResult.Builder, dev.baton.v1.StepResultOrBuilder>(
+                steps_,
+                ((bitField0_ & 0x00000040) != 0),
+                getParentForChildren(),
+                isClean());
+        steps_ = null;
+      }
+      return stepsBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.SessionResponse)

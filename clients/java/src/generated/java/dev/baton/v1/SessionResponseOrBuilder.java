@@ -283,4 +283,48 @@ public interface SessionResponseOrBuilder extends
    */
   dev.baton.v1.LeaseRefOrBuilder getCancelledOrBuilder(
       int index);
+
+  /**
+   * <pre>
+   * steps answers SessionRequest.steps, in the order they were sent.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+   */
+  java.util.List<dev.baton.v1.StepResult> 
+      getStepsList();
+  /**
+   * <pre>
+   * steps answers SessionRequest.steps, in the order they were sent.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+   */
+  dev.baton.v1.StepResult getSteps(int index);
+  /**
+   * <pre>
+   * steps answers SessionRequest.steps, in the order they were sent.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+   */
+  int getStepsCount();
+  /**
+   * <pre>
+   * steps answers SessionRequest.steps, in the order they were sent.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+   */
+  java.util.List<? extends dev.baton.v1.StepResultOrBuilder> 
+      getStepsOrBuilderList();
+  /**
+   * <pre>
+   * steps answers SessionRequest.steps, in the order they were sent.
+   * </pre>
+   *
+   * <code>repeated .baton.v1.StepResult steps = 7 [json_name = "steps"];</code>
+   */
+  dev.baton.v1.StepResultOrBuilder getStepsOrBuilder(
+      int index);
 }

@@ -6,12 +6,15 @@ import dev.baton.v1.CompleteResult;
 import dev.baton.v1.Lease;
 import dev.baton.v1.LeaseRef;
 import dev.baton.v1.Outcome;
+import dev.baton.v1.RecordStepRequest;
+import dev.baton.v1.RecordStepResponse;
 import dev.baton.v1.SessionCompletion;
 import dev.baton.v1.SessionLease;
 import dev.baton.v1.SessionOpen;
 import dev.baton.v1.SessionRelease;
 import dev.baton.v1.SessionRequest;
 import dev.baton.v1.SessionResponse;
+import dev.baton.v1.Step;
 import io.grpc.Channel;
 import io.grpc.Context;
 import io.grpc.Status;
@@ -26,6 +29,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -78,6 +82,7 @@ public final class Worker implements AutoCloseable {
   private static final Object STOP = new Object();
 
   private final AgentServiceGrpc.AgentServiceStub stub;
+  private final AgentServiceGrpc.AgentServiceBlockingStub blocking;
   private final String queue;
   private final String workerId;
   private final int maxLeases;
@@ -138,6 +143,7 @@ public final class Worker implements AutoCloseable {
 
   private Worker(Builder b, LeaseHandler handler) {
     this.stub = AgentServiceGrpc.newStub(b.channel);
+    this.blocking = AgentServiceGrpc.newBlockingStub(b.channel);
     this.queue = b.queue;
     this.workerId = b.workerId;
     this.maxLeases = Math.max(1, b.maxLeases);
@@ -178,6 +184,23 @@ public final class Worker implements AutoCloseable {
    */
   public void setResult(Lease lease, byte[] result) {
     results.put(Key.of(lease), ByteString.copyFrom(result));
+  }
+
+  /**
+   * Records {@code step} of the run of {@code lease} with its result (RecordStep, fenced by the
+   * lease's token): a retried run's lease carries it ({@link #recordedStep}). A step recorded
+   * already keeps its first result ({@code getRecorded()} false); a lost lease throws
+   * FAILED_PRECONDITION (LEASE_LOST).
+   */
+  public RecordStepResponse recordStep(Lease lease, String step, byte[] result) {
+    return blocking.withDeadlineAfter(10, TimeUnit.SECONDS).recordStep(RecordStepRequest.newBuilder()
+        .setQueue(lease.getQueue()).setName(lease.getName()).setToken(lease.getToken()).setStep(step)
+        .setResult(ByteString.copyFrom(result)).build());
+  }
+
+  /** The result of {@code step} as an earlier attempt of this run recorded it, or empty. */
+  public static Optional<ByteString> recordedStep(Lease lease, String step) {
+    return lease.getStepsList().stream().filter(s -> s.getName().equals(step)).map(Step::getResult).findFirst();
   }
 
   /** Runs the loop on a new (non-daemon) thread; returns at once. */

@@ -216,8 +216,23 @@ public final class ConformanceDriver {
         m.put("result", p.getResult().toStringUtf8());
         parents.add(m);
       }
-      emit("event", "started", "id", id, "name", lease.getName(), "token", lease.getToken(), "parents", parents);
-      switch (mode) {
+      List<String> steps = lease.getStepsList().stream().map(s -> s.getName()).toList();
+      emit("event", "started", "id", id, "name", lease.getName(), "token", lease.getToken(), "parents", parents, "steps", steps);
+      boolean failing = mode.equals("fail");
+      if (mode.equals("steps")) {
+        for (JsonElement e : h.getAsJsonArray("steps")) {
+          String step = e.getAsString();
+          if (Worker.recordedStep(lease, step).isPresent()) continue;
+          var answer = self.get().recordStep(lease, step, ("r-" + step).getBytes(StandardCharsets.UTF_8));
+          emit("event", "step", "id", id, "name", lease.getName(), "token", lease.getToken(), "step", step,
+              "recorded", answer.getRecorded());
+          if (h.has("fail_after") && step.equals(h.get("fail_after").getAsString())) {
+            failing = true;
+            break;
+          }
+        }
+      }
+      switch (failing ? "fail" : mode) {
         case "succeed" -> {
           if (h.has("result")) {
             self.get().setResult(lease, h.get("result").getAsString().replace("{name}", lease.getName()).getBytes(StandardCharsets.UTF_8));
@@ -237,6 +252,7 @@ public final class ConformanceDriver {
           if (h.has("http_status")) throw new HttpStatusException(h.get("http_status").getAsInt(), message);
           throw new IllegalStateException(message);
         }
+        case "steps" -> {}
         default -> throw new IllegalArgumentException("unknown handler mode " + mode);
       }
     });

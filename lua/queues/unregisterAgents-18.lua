@@ -25,6 +25,8 @@
     KEYS[15] outboxres HASH "<parent>|<seq>" -> result record
     KEYS[16] awaited   ZSET name -> awaited until (ms)
     KEYS[17] deps      base of "deps:<child>"
+    KEYS[18] steps     HASH name -> the steps its current run recorded: dropped (kept with a
+                       kept finish: runSteps)
 
     ARGV[1] channel (str)       where to announce: "P|S <wake-up channel>" or "", then
                                 "\n<outbox channel>" (announceOutbox)
@@ -43,10 +45,12 @@ local rcall = redis.call
 --@include memberKey
 --@include keepsFinish
 --@include finished
+--@include runSteps
 local waitingKey, defsKey, payloadsKey, streaksKey = K.waiting, K.defs, K.payloads, K.streaks
 local dlqKey, dlqinfoKey, cronKey = K.dlq, K.dlqinfo, K.cron
 local pendingKey, unattachedKey = K.pending, K.unattached
 flowKeys(K, A.resultTtlMs, A.resultMax)
+stepsKeys(K.steps)
 local channel, queue = A.channel, A.queue
 
 local now = nowMs()
@@ -59,6 +63,7 @@ for _, item in ipairs(A.agents) do
     rcall('HDEL', defsKey, name)
     dropParents(name, def)
     finished(name, resultRecord('U', '', 0, now, '', ''), now, keepsFinish(def))
+    stepsEnded(name, 0)
   end
   rcall('HDEL', payloadsKey, name)
   rcall('HDEL', streaksKey, name)
@@ -69,4 +74,5 @@ for _, item in ipairs(A.agents) do
   rcall('HDEL', pendingKey, name)
   rcall('ZREM', unattachedKey, name)
 end
+stepsSettle(F.kept, F.results, now)
 return { removed, endFinished(channel, queue, now) }

@@ -28,6 +28,8 @@
     KEYS[16] outboxres HASH "<parent>|<seq>" -> result record
     KEYS[17] awaited   ZSET name -> awaited until (ms)
     KEYS[18] deps      base of "deps:<child>"
+    KEYS[19] steps     HASH name -> the steps its current run recorded: a cancelled run's are
+                       dropped (kept with a kept finish: runSteps)
 
     ARGV[1] worker (str)        worker id of the caller
     ARGV[2] channel (str)       where to announce: "P|S <wake-up channel>" or "", then
@@ -56,12 +58,14 @@ local rcall = redis.call
 --@include memberKey
 --@include keepsFinish
 --@include finished
+--@include runSteps
 
 local waitingKey, workingKey, defsKey, payloadsKey, leasesKey = K.waiting, K.working, K.defs, K.payloads, K.leases
 local streaksKey, statsKey, limitsKey, workersKey = K.streaks, K.stats, K.limits, K.workers
 local cronKey = K.cron
 local worker, channel, queue = A.worker, A.channel, A.queue
 flowKeys(K, A.resultTtlMs, A.resultMax)
+stepsKeys(K.steps)
 local now = nowMs()
 local out = {}
 local held, ended = false, false
@@ -87,6 +91,7 @@ for _, item in ipairs(A.held) do
       finished(name, resultRecord('C', '', lease.token, now, 'cancelled by CancelRun', ''), now, keepsFinish(def))
     end
     rcall('HINCRBY', statsKey, 'cancelled', 1)
+    stepsEnded(name, token)
     ended = true
     out[#out + 1] = -2
   elseif lease and lease.token == token then
@@ -106,7 +111,10 @@ if held then
 else
   rcall('ZADD', workersKey, 'XX', now, worker)
 end
-if ended then wakeBlocked(limitsKey, channel, queue) end
+if ended then
+  wakeBlocked(limitsKey, channel, queue)
+  stepsSettle(F.kept, F.results, now)
+end
 -- Only a cancelled one-shot agent wrote a finish: a plain heartbeat pays nothing here.
 out[#out + 1] = F.written > 0 and endFinished(channel, queue, now) or 0
 return out

@@ -5,6 +5,8 @@
   others still complete. A name listed twice is completed once: the second is stale. An item
   with a request field whose answer is remembered (a retry of a completion already applied)
   gets that answer and changes nothing; an applied item with a request field is remembered.
+  A run that is over (a success, a dead letter, an agent gone) drops the steps it recorded, kept
+  with its finish where the finish is kept (runSteps); a failure that reschedules keeps them.
 
   Batched for throughput: the lease records and definitions of all items are read with one
   HMGET each, and one-shot successes (the common case of a drained queue) are removed with one
@@ -35,6 +37,8 @@
     KEYS[19] outboxres HASH "<parent>|<seq>" -> result record
     KEYS[20] awaited   ZSET name -> awaited until (ms)
     KEYS[21] deps      base of "deps:<child>"
+    KEYS[22] steps     HASH name -> the steps its current run recorded (runSteps): read and
+                       dropped for runs that ended only when the queue has any
 
     ARGV[1] forbiddenMs (uint)          PERMANENT_FORBIDDEN backoff (readPolicy: these eight)
     ARGV[2] throttledBaseMs (uint)      THROTTLED backoff base
@@ -90,6 +94,7 @@ local rcall = redis.call
 --@include keyLeaseEnded
 --@include recall
 --@include remember
+--@include runSteps
 
 local k = {
   waiting = K.waiting, working = K.working, defs = K.defs, payloads = K.payloads, leases = K.leases,
@@ -101,6 +106,7 @@ math.randomseed(A.seed)
 local channel, queue = A.channel, A.queue
 local retentionMs, maxEntries = A.retentionMs, A.maxEntries
 flowKeys(K, A.resultTtlMs, A.resultMax)
+stepsKeys(K.steps)
 local items = A.items
 local count = #items
 
@@ -140,12 +146,14 @@ for i = 0, count - 1 do
       goneRecords[g] = resultRecord('S', 'SUCCESS', token, now, '', item.result)
       goneKeeps[g] = keepsFinish(def)
       dropParents(name, def)
+      stepsEnded(name, token)
       out[o + 1], out[o + 2], out[o + 3] = 1, 0, 0
       remember(k.requests, k.answers, request, { 1, 0, 0 }, now, retentionMs, maxEntries)
     else
       local r = finishLease(k, name, parseLease(rec), outcome, item.message, item.retryAfterMs, policy, now,
         channel, queue, item.result)
       out[o + 1], out[o + 2], out[o + 3] = r[1], r[2], r[3]
+      if outcome == 'SUCCESS' or r[1] ~= 0 then stepsEnded(name, token) end
       remember(k.requests, k.answers, request, { r[1], r[2], r[3] }, now, retentionMs, maxEntries)
       local retryAfter = item.retryAfterMs
       if outcome == 'THROTTLED' and retryAfter > throttledFor then throttledFor = retryAfter end
@@ -165,6 +173,7 @@ if g > 0 then
   rcall('HINCRBY', k.stats, 'completed', #gone)
   finishedMany(gone, goneRecords, goneKeeps, now)
 end
+stepsSettle(F.kept, F.results, now)
 for key, ended in pairs(keyEnds) do keyLeaseEnded(k.limits, key, #ended, ended) end
 if ended > 0 then wakeBlocked(k.limits, channel, queue) end
 -- The service said "not before retryAfter": a rate-limited queue holds its whole bucket that

@@ -53,6 +53,7 @@
                        grant (recountKeys)
     KEYS[10] order     ZSET name -> rank * 2^42 + tag: promoted agents of a keyed queue
     KEYS[11] tags      HASH key -> the tag of its last promoted agent
+    KEYS[12] steps     HASH name -> the steps its current run recorded (runSteps)
 
     ARGV[1] worker (str)      worker id of the caller
     ARGV[2] max (uint)        most leases to grant
@@ -60,7 +61,7 @@
 
   Output -> Acquisition:
     { -1 }  the queue is not keyed: nothing written (acquireAgents is its path)
-    { now, nextDue, repaired, (name, token, deadline, attempt, definition, payload)* }
+    { now, nextDue, repaired, (name, token, deadline, attempt, definition, payload, steps)* }
     nextDue is the earliest next run left in waiting, or -1 when waiting is empty. When limits
     hold due work back it is when to try again: -1 when paused or at the concurrency limit (a
     wake-up comes), the bucket's next token when the rate limit binds (for a keyed queue: the
@@ -72,6 +73,7 @@ local rcall = redis.call
 --@include defField
 --@include keyedOrder
 --@include leaseRecord
+--@include runSteps
 --@include grantLeases
 
 local early = startAcquire(K, A.worker, A.max, true)

@@ -38,6 +38,8 @@
                        / key_burst (read while "key_limits" counts any); "recount",
                        "rc|<key>", "rn|<name>": a recount's bookkeeping, kept for each keyed
                        grant (recountKeys)
+    KEYS[10] steps     HASH name -> the steps its current run recorded (runSteps): read for
+                       the leases granted only when the queue has any (one EXISTS per call)
 
     ARGV[1] worker (str)      worker id of the caller
     ARGV[2] max (uint)        most leases to grant
@@ -45,17 +47,19 @@
 
   Output -> Acquisition:
     { -1 }  the queue is keyed: nothing written (acquireKeyed is its path)
-    { now, nextDue, repaired, (name, token, deadline, attempt, definition, payload)* }
+    { now, nextDue, repaired, (name, token, deadline, attempt, definition, payload, steps)* }
     nextDue is the earliest next run left in waiting, or -1 when waiting is empty. When limits
     hold due work back it is when to try again: -1 when paused or at the concurrency limit (a
     wake-up comes), the bucket's next token when the rate limit binds (for a keyed queue: the
-    earliest of the keys' buckets and the next agent to become due).
+    earliest of the keys' buckets and the next agent to become due). steps is the lease's run's
+    steps recorded by earlier attempts (stepRecord), "" for none.
 ]]
 local rcall = redis.call
 --@include nowMs
 --@include int
 --@include defField
 --@include leaseRecord
+--@include runSteps
 --@include grantLeases
 
 local early = startAcquire(K, A.worker, A.max, false)

@@ -28,6 +28,8 @@
     KEYS[18] outboxres HASH "<parent>|<seq>" -> result record
     KEYS[19] awaited   ZSET name -> awaited until (ms)
     KEYS[20] deps      base of "deps:<child>"
+    KEYS[21] steps     HASH name -> the steps its current run recorded: kept for the next
+                       attempt; dropped when the run is over (dead-lettered, removed: runSteps)
 
     ARGV[1] queue (str)       queue name (wake-up message, dead-letter context)
     ARGV[2] channel (str)     where to announce: "P|S <wake-up channel>" or "", then
@@ -70,6 +72,7 @@ local rcall = redis.call
 --@include finishLease
 --@include wakeBlocked
 --@include keyLeaseEnded
+--@include runSteps
 
 local k = {
   waiting = K.waiting, working = K.working, defs = K.defs, payloads = K.payloads, leases = K.leases,
@@ -81,6 +84,7 @@ local queue, channel = A.queue, A.channel
 math.randomseed(A.seed)
 local policy = readPolicy(A)
 flowKeys(K, A.resultTtlMs, A.resultMax)
+stepsKeys(K.steps)
 
 local now = nowMs()
 local out, ended = {}, false
@@ -108,9 +112,11 @@ for _, item in ipairs(A.suspects) do
     end
   end
   out[#out + 1] = code
+  if (code == 1 or code == 2) and lease then stepsEnded(name, lease.token) end
   if code >= 0 then ended = true end
   if code >= 0 and lease then keyLeaseEnded(limitsKey, lease.key, 1, name) end
 end
 if ended then wakeBlocked(limitsKey, channel, queue) end
+stepsSettle(F.kept, F.results, now)
 out[#out + 1] = endFinished(channel, queue, now)
 return out
