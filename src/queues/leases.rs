@@ -194,6 +194,9 @@ pub(crate) fn agent_pb(def: AgentDef) -> pb::Agent {
         idempotency_key: String::new(),
         idempotency_window: None,
         keep_result: def.keep_result,
+        // Set by expire_at or ttl; gone once a run has started.
+        expire_at: (def.expire_at_ms > 0).then(|| timestamp(def.expire_at_ms)),
+        ttl: None,
     }
 }
 

@@ -97,6 +97,9 @@ pub struct QueueKeys {
     pub dedup: String,
     /// ZSET idempotency key -> held until (ms).
     pub dedupat: String,
+    /// ZSET name -> expire at (ms): agents with an expiry (`Agent.expire_at`, `ttl`) whose
+    /// first run has not started, for the sweeper; written only for such agents.
+    pub expiring: String,
 }
 
 /// The keys of one pool; the pool scripts (`lua/pools/`) take them as `KEYS of PoolKeys`.
@@ -248,9 +251,10 @@ pub struct ElectionKeys {
 }
 
 impl QueueKeys {
-    /// The nine keys of acquireAgents (the plain path), in its order (the bench calls the
-    /// script with them too).
-    pub fn acquire_keys(&self) -> [&str; 9] {
+    /// The twenty keys of acquireAgents (the plain path), in its order (the bench calls the
+    /// script with them too): the grant's, then what an agent expired at grant time needs.
+    pub fn acquire_keys(&self) -> [&str; 20] {
+        let [m, n, o, p, q, r, s, t] = self.finish_keys();
         [
             &self.waiting,
             &self.working,
@@ -261,6 +265,17 @@ impl QueueKeys {
             &self.seq,
             &self.workers,
             &self.limits,
+            &self.index,
+            &self.stats,
+            &self.expiring,
+            m,
+            n,
+            o,
+            p,
+            q,
+            r,
+            s,
+            t,
         ]
     }
 
@@ -415,6 +430,7 @@ impl Keys {
             unattached: k("unattached"),
             dedup: k("dedup"),
             dedupat: k("dedupat"),
+            expiring: k("expiring"),
         }
     }
 
@@ -501,6 +517,12 @@ impl Keys {
     /// sweep walks them for outbox entries and unattached children a crash left behind.
     pub fn flows(&self) -> String {
         format!("{}baton:{{registry}}:flows", self.prefix)
+    }
+
+    /// SET of the queues (physical) that have had an agent with an expiry (`Agent.expire_at`,
+    /// `ttl`): the sweeper walks their `expiring` sets.
+    pub fn expiring_queues(&self) -> String {
+        format!("{}baton:{{registry}}:expiring", self.prefix)
     }
 
     /// ZSET election name -> when its latest term began (ms, Redis time): every election a

@@ -18,6 +18,7 @@ mod console;
 mod cron;
 mod deploy;
 mod elections;
+mod expiry;
 mod flow;
 mod flow_faults;
 mod flows;

@@ -58,6 +58,7 @@
     KEYS[19] deps      base of "<deps>:<name>" HASH "<parent queue>|<parent>" -> "p<policy>"
     KEYS[20] dedup     HASH idempotency key -> "<name>|<held until ms>"
     KEYS[21] dedupat   ZSET idempotency key -> held until (ms)
+    KEYS[22] expiring  ZSET name -> expire at (ms): an agent with an expiry ("expire_at_ms")
 
     ARGV[1] reset (bool)        reset the schedule of existing agents not held
     ARGV[2] jitterMs (uint)     upper bound of the random delay added to a new agent's first run
@@ -242,6 +243,10 @@ for _, item in ipairs(A.agents) do
       wait(name, def, firstRun)
     end
   end
+  -- Expiry: an agent whose definition carries one ("expire_at_ms") is indexed for the sweeper
+  -- (expireAgents); an agent without one pays a string search, no command.
+  local expireAt = defExpireAt(def)
+  if expireAt then rcall('ZADD', K.expiring, expireAt, name) end
   local n = #items
   items[n + 1], items[n + 2], items[n + 3] = existed and 1 or 0, '', ''
   end
