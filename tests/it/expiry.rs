@@ -224,3 +224,59 @@ async fn a_plain_drain_writes_no_expiring_key() {
     let keys: Vec<String> = env.redis.snapshot().await.into_iter().map(|(k, _)| k).collect();
     assert!(keys.iter().all(|k| !k.contains("expiring")), "{keys:?}");
 }
+
+// A keyed queue (acquireKeyed) checks the expiry at grant time too: the expired agent takes no
+// place of its key and is not granted; the plain agent of the same key behind it is.
+#[tokio::test]
+async fn a_keyed_queue_never_grants_an_expired_agent() {
+    let mut env = Env::with_config(sweeping_every(3_600_000)).await;
+    let keyed = |a: pb::Agent| pb::Agent { key: "tenant".into(), keep_result: true, ..a };
+    register(&mut env.client, "exk", vec![keyed(expiring("late", TTL_MS)), keyed(one_shot("plain"))]).await;
+    let at = expire_at(&mut env, "exk", "late").await;
+    redis_past(&env, at).await;
+    let mut admin = AdminServiceClient::new(env.baton.channel().await);
+    let limits = pb::QueueLimits { key_concurrency: 1, ..Default::default() };
+    let req = pb::SetLimitsRequest { queue: "exk".into(), limits: Some(limits), ..Default::default() };
+    admin.set_limits(req).await.unwrap();
+
+    let leases = acquire(&mut env.client, "exk", "w1", 10).await;
+    assert_eq!(leases.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(), ["plain"]);
+    let result = await_finish(&mut env, "exk", "late").await;
+    assert_eq!(result.finish, pb::Finish::Expired as i32, "{result:?}");
+}
+
+// The expiry is counted in baton_agents_expired_total{queue} (a `baton serve` process of its
+// own, for its own metrics; its sweeper expires the agent).
+#[tokio::test]
+async fn an_expiry_is_counted_in_metrics() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let redis = TestRedis::start().await;
+    let baton = BatonProcess::spawn_with_metrics("127.0.0.1:0", |cmd| {
+        cmd.args(["--redis-url", &redis.url()]).env("BATON_ZOMBIE_CLEANUP__INTERVAL_MS", "100");
+    });
+    let metrics = baton
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|l| l.contains("prometheus metrics at /metrics"))
+        .and_then(|l| l.split_whitespace().find_map(|w| w.strip_prefix("addr=")).map(str::to_string))
+        .expect("the bound /metrics address is logged");
+    let mut client = baton::pb::agent_service_client::AgentServiceClient::new(baton.channel().await);
+    register(&mut client, "exm", vec![expiring("gone", TTL_MS)]).await;
+    let req = pb::AwaitRequest { queue: "exm".into(), name: "gone".into(), wait: dur(30_000), after_token: 0 };
+    let result = client.r#await(req).await.unwrap().into_inner().result.expect("expired");
+    assert_eq!(result.finish, pb::Finish::Expired as i32);
+
+    let mut tcp = tokio::net::TcpStream::connect(&metrics).await.unwrap();
+    tcp.write_all(format!("GET /metrics HTTP/1.1\r\nHost: {metrics}\r\nConnection: close\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut page = String::new();
+    tcp.read_to_string(&mut page).await.unwrap();
+    let expired = page
+        .lines()
+        .find(|l| l.starts_with("baton_agents_expired_total{") && l.contains("queue=\"exm\""))
+        .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok());
+    assert_eq!(expired, Some(1.0), "baton_agents_expired_total{{queue=\"exm\"}}");
+}
