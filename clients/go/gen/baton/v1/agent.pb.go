@@ -98,6 +98,9 @@ const (
 	Finish_FINISH_CANCELLED Finish = 3
 	// FINISH_UNREGISTERED: Unregister removed it before it finished.
 	Finish_FINISH_UNREGISTERED Finish = 4
+	// FINISH_EXPIRED: its Agent.expire_at (or ttl) passed before any run started; it never ran.
+	// A failure for its children.
+	Finish_FINISH_EXPIRED Finish = 5
 )
 
 // Enum value maps for Finish.
@@ -108,6 +111,7 @@ var (
 		2: "FINISH_DEAD_LETTERED",
 		3: "FINISH_CANCELLED",
 		4: "FINISH_UNREGISTERED",
+		5: "FINISH_EXPIRED",
 	}
 	Finish_value = map[string]int32{
 		"FINISH_UNSPECIFIED":   0,
@@ -115,6 +119,7 @@ var (
 		"FINISH_DEAD_LETTERED": 2,
 		"FINISH_CANCELLED":     3,
 		"FINISH_UNREGISTERED":  4,
+		"FINISH_EXPIRED":       5,
 	}
 )
 
@@ -440,7 +445,19 @@ type Agent struct {
 	// of a queue listed in the server's results.keep_queues. GetAgent answers true also when
 	// Baton set it for one of these reasons at Register (not for a recurring agent or an
 	// awaiter).
-	KeepResult    bool `protobuf:"varint,18,opt,name=keep_result,json=keepResult,proto3" json:"keep_result,omitempty"`
+	KeepResult bool `protobuf:"varint,18,opt,name=keep_result,json=keepResult,proto3" json:"keep_result,omitempty"`
+	// expire_at is when a one-shot agent expires if no run of it has started by then: it
+	// finishes as FINISH_EXPIRED without running (never granted; a failure for its children),
+	// found at grant time or by the sweeper (within zombie_cleanup.interval_ms). A run that has
+	// started is never expired, and once one has started the expiry no longer applies (a retry
+	// after a failure runs whenever it is due). A time already past is accepted: the agent
+	// expires without running. A Register of an existing agent sets it anew from its
+	// definition (absent: no expiry). Not with `ttl`; not for a recurring agent (interval or
+	// cron): INVALID_ARGUMENT naming the field. GetAgent answers it, also when set by `ttl`.
+	ExpireAt *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=expire_at,json=expireAt,proto3" json:"expire_at,omitempty"`
+	// ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
+	// no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
+	Ttl           *durationpb.Duration `protobuf:"bytes,20,opt,name=ttl,proto3" json:"ttl,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -601,6 +618,20 @@ func (x *Agent) GetKeepResult() bool {
 	return false
 }
 
+func (x *Agent) GetExpireAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireAt
+	}
+	return nil
+}
+
+func (x *Agent) GetTtl() *durationpb.Duration {
+	if x != nil {
+		return x.Ttl
+	}
+	return nil
+}
+
 // AgentRef names an agent of any queue, as a parent in Agent.after; in answers, also a batch
 // whose callback waits for it.
 type AgentRef struct {
@@ -688,7 +719,7 @@ type AgentResult struct {
 	// finish says how it ended.
 	Finish Finish `protobuf:"varint,3,opt,name=finish,proto3,enum=baton.v1.Finish" json:"finish,omitempty"`
 	// outcome of the run that finished it (OUTCOME_SUCCESS, or the last failure's outcome);
-	// unspecified when no run finished it (cancelled, unregistered).
+	// unspecified when no run finished it (cancelled, unregistered, expired).
 	Outcome Outcome `protobuf:"varint,4,opt,name=outcome,proto3,enum=baton.v1.Outcome" json:"outcome,omitempty"`
 	// result the worker sent with that Complete; empty when none.
 	Result []byte `protobuf:"bytes,5,opt,name=result,proto3" json:"result,omitempty"`
@@ -3858,7 +3889,7 @@ var File_baton_v1_agent_proto protoreflect.FileDescriptor
 
 const file_baton_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x14baton/v1/agent.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\x06\n" +
+	"\x14baton/v1/agent.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8e\a\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x125\n" +
 	"\binterval\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\binterval\x123\n" +
@@ -3879,7 +3910,9 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x0fidempotency_key\x18\x10 \x01(\tR\x0eidempotencyKey\x12H\n" +
 	"\x12idempotency_window\x18\x11 \x01(\v2\x19.google.protobuf.DurationR\x11idempotencyWindow\x12\x1f\n" +
 	"\vkeep_result\x18\x12 \x01(\bR\n" +
-	"keepResult\x1a9\n" +
+	"keepResult\x127\n" +
+	"\texpire_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\bexpireAt\x12+\n" +
+	"\x03ttl\x18\x14 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x82\x01\n" +
@@ -4128,13 +4161,14 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x1aPARENT_FAILURE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13PARENT_FAILURE_WAIT\x10\x01\x12\x19\n" +
 	"\x15PARENT_FAILURE_CANCEL\x10\x02\x12\x1d\n" +
-	"\x19PARENT_FAILURE_RUN_ANYWAY\x10\x03*\x7f\n" +
+	"\x19PARENT_FAILURE_RUN_ANYWAY\x10\x03*\x93\x01\n" +
 	"\x06Finish\x12\x16\n" +
 	"\x12FINISH_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10FINISH_SUCCEEDED\x10\x01\x12\x18\n" +
 	"\x14FINISH_DEAD_LETTERED\x10\x02\x12\x14\n" +
 	"\x10FINISH_CANCELLED\x10\x03\x12\x17\n" +
-	"\x13FINISH_UNREGISTERED\x10\x04*M\n" +
+	"\x13FINISH_UNREGISTERED\x10\x04\x12\x12\n" +
+	"\x0eFINISH_EXPIRED\x10\x05*M\n" +
 	"\aCatchUp\x12\x18\n" +
 	"\x14CATCH_UP_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11CATCH_UP_RUN_ONCE\x10\x01\x12\x11\n" +
@@ -4254,103 +4288,105 @@ var file_baton_v1_agent_proto_depIdxs = []int32{
 	6,  // 5: baton.v1.Agent.after:type_name -> baton.v1.AgentRef
 	0,  // 6: baton.v1.Agent.on_parent_failure:type_name -> baton.v1.ParentFailure
 	51, // 7: baton.v1.Agent.idempotency_window:type_name -> google.protobuf.Duration
-	0,  // 8: baton.v1.AgentRef.on_failure:type_name -> baton.v1.ParentFailure
-	1,  // 9: baton.v1.AgentResult.finish:type_name -> baton.v1.Finish
-	3,  // 10: baton.v1.AgentResult.outcome:type_name -> baton.v1.Outcome
-	52, // 11: baton.v1.AgentResult.finished_at:type_name -> google.protobuf.Timestamp
-	5,  // 12: baton.v1.RegisterRequest.agents:type_name -> baton.v1.Agent
-	10, // 13: baton.v1.RegisterResponse.agents:type_name -> baton.v1.RegisteredAgent
-	7,  // 14: baton.v1.RegisteredAgent.result:type_name -> baton.v1.AgentResult
-	51, // 15: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
-	52, // 16: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
-	5,  // 17: baton.v1.Lease.agent:type_name -> baton.v1.Agent
-	7,  // 18: baton.v1.Lease.parents:type_name -> baton.v1.AgentResult
-	52, // 19: baton.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
-	14, // 20: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
-	16, // 21: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
-	52, // 22: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
-	18, // 23: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
-	16, // 24: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
-	16, // 25: baton.v1.HeartbeatResponse.cancelled:type_name -> baton.v1.LeaseRef
-	3,  // 26: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
-	51, // 27: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
-	52, // 28: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	3,  // 29: baton.v1.CompleteResponse.outcome:type_name -> baton.v1.Outcome
-	20, // 30: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
-	21, // 31: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
-	23, // 32: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
-	3,  // 33: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
-	51, // 34: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
-	51, // 35: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
-	25, // 36: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
-	27, // 37: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
-	26, // 38: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
-	28, // 39: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
-	14, // 40: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
-	23, // 41: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
-	18, // 42: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
-	16, // 43: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
-	16, // 44: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
-	16, // 45: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
-	51, // 46: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	52, // 47: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	35, // 48: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
-	5,  // 49: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
-	4,  // 50: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
-	52, // 51: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
-	52, // 52: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
-	36, // 53: baton.v1.AgentStatus.parents:type_name -> baton.v1.ParentStatus
-	6,  // 54: baton.v1.AgentStatus.children:type_name -> baton.v1.AgentRef
-	6,  // 55: baton.v1.ParentStatus.parent:type_name -> baton.v1.AgentRef
-	7,  // 56: baton.v1.ParentStatus.result:type_name -> baton.v1.AgentResult
-	35, // 57: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
-	51, // 58: baton.v1.AwaitRequest.wait:type_name -> google.protobuf.Duration
-	7,  // 59: baton.v1.AwaitResponse.result:type_name -> baton.v1.AgentResult
-	4,  // 60: baton.v1.AwaitResponse.state:type_name -> baton.v1.AgentState
-	5,  // 61: baton.v1.RegisterBatchRequest.agents:type_name -> baton.v1.Agent
-	5,  // 62: baton.v1.RegisterBatchRequest.on_success:type_name -> baton.v1.Agent
-	5,  // 63: baton.v1.RegisterBatchRequest.on_complete:type_name -> baton.v1.Agent
-	6,  // 64: baton.v1.BatchStatus.callbacks:type_name -> baton.v1.AgentRef
-	52, // 65: baton.v1.BatchStatus.created_at:type_name -> google.protobuf.Timestamp
-	52, // 66: baton.v1.BatchStatus.done_at:type_name -> google.protobuf.Timestamp
-	44, // 67: baton.v1.RegisterBatchResponse.status:type_name -> baton.v1.BatchStatus
-	44, // 68: baton.v1.CloseBatchResponse.status:type_name -> baton.v1.BatchStatus
-	44, // 69: baton.v1.GetBatchResponse.status:type_name -> baton.v1.BatchStatus
-	8,  // 70: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
-	11, // 71: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
-	13, // 72: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
-	17, // 73: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
-	20, // 74: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
-	22, // 75: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
-	29, // 76: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
-	31, // 77: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
-	33, // 78: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
-	37, // 79: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
-	39, // 80: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
-	41, // 81: baton.v1.AgentService.Await:input_type -> baton.v1.AwaitRequest
-	43, // 82: baton.v1.AgentService.RegisterBatch:input_type -> baton.v1.RegisterBatchRequest
-	46, // 83: baton.v1.AgentService.CloseBatch:input_type -> baton.v1.CloseBatchRequest
-	48, // 84: baton.v1.AgentService.GetBatch:input_type -> baton.v1.GetBatchRequest
-	9,  // 85: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
-	12, // 86: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
-	15, // 87: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
-	19, // 88: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
-	21, // 89: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
-	24, // 90: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
-	30, // 91: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
-	32, // 92: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
-	34, // 93: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
-	38, // 94: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
-	40, // 95: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
-	42, // 96: baton.v1.AgentService.Await:output_type -> baton.v1.AwaitResponse
-	45, // 97: baton.v1.AgentService.RegisterBatch:output_type -> baton.v1.RegisterBatchResponse
-	47, // 98: baton.v1.AgentService.CloseBatch:output_type -> baton.v1.CloseBatchResponse
-	49, // 99: baton.v1.AgentService.GetBatch:output_type -> baton.v1.GetBatchResponse
-	85, // [85:100] is the sub-list for method output_type
-	70, // [70:85] is the sub-list for method input_type
-	70, // [70:70] is the sub-list for extension type_name
-	70, // [70:70] is the sub-list for extension extendee
-	0,  // [0:70] is the sub-list for field type_name
+	52, // 8: baton.v1.Agent.expire_at:type_name -> google.protobuf.Timestamp
+	51, // 9: baton.v1.Agent.ttl:type_name -> google.protobuf.Duration
+	0,  // 10: baton.v1.AgentRef.on_failure:type_name -> baton.v1.ParentFailure
+	1,  // 11: baton.v1.AgentResult.finish:type_name -> baton.v1.Finish
+	3,  // 12: baton.v1.AgentResult.outcome:type_name -> baton.v1.Outcome
+	52, // 13: baton.v1.AgentResult.finished_at:type_name -> google.protobuf.Timestamp
+	5,  // 14: baton.v1.RegisterRequest.agents:type_name -> baton.v1.Agent
+	10, // 15: baton.v1.RegisterResponse.agents:type_name -> baton.v1.RegisteredAgent
+	7,  // 16: baton.v1.RegisteredAgent.result:type_name -> baton.v1.AgentResult
+	51, // 17: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
+	52, // 18: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
+	5,  // 19: baton.v1.Lease.agent:type_name -> baton.v1.Agent
+	7,  // 20: baton.v1.Lease.parents:type_name -> baton.v1.AgentResult
+	52, // 21: baton.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
+	14, // 22: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
+	16, // 23: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
+	52, // 24: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
+	18, // 25: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
+	16, // 26: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
+	16, // 27: baton.v1.HeartbeatResponse.cancelled:type_name -> baton.v1.LeaseRef
+	3,  // 28: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
+	51, // 29: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
+	52, // 30: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	3,  // 31: baton.v1.CompleteResponse.outcome:type_name -> baton.v1.Outcome
+	20, // 32: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
+	21, // 33: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
+	23, // 34: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
+	3,  // 35: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
+	51, // 36: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
+	51, // 37: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
+	25, // 38: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
+	27, // 39: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
+	26, // 40: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
+	28, // 41: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
+	14, // 42: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
+	23, // 43: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
+	18, // 44: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
+	16, // 45: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
+	16, // 46: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
+	16, // 47: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
+	51, // 48: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	52, // 49: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	35, // 50: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
+	5,  // 51: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
+	4,  // 52: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
+	52, // 53: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
+	52, // 54: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
+	36, // 55: baton.v1.AgentStatus.parents:type_name -> baton.v1.ParentStatus
+	6,  // 56: baton.v1.AgentStatus.children:type_name -> baton.v1.AgentRef
+	6,  // 57: baton.v1.ParentStatus.parent:type_name -> baton.v1.AgentRef
+	7,  // 58: baton.v1.ParentStatus.result:type_name -> baton.v1.AgentResult
+	35, // 59: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
+	51, // 60: baton.v1.AwaitRequest.wait:type_name -> google.protobuf.Duration
+	7,  // 61: baton.v1.AwaitResponse.result:type_name -> baton.v1.AgentResult
+	4,  // 62: baton.v1.AwaitResponse.state:type_name -> baton.v1.AgentState
+	5,  // 63: baton.v1.RegisterBatchRequest.agents:type_name -> baton.v1.Agent
+	5,  // 64: baton.v1.RegisterBatchRequest.on_success:type_name -> baton.v1.Agent
+	5,  // 65: baton.v1.RegisterBatchRequest.on_complete:type_name -> baton.v1.Agent
+	6,  // 66: baton.v1.BatchStatus.callbacks:type_name -> baton.v1.AgentRef
+	52, // 67: baton.v1.BatchStatus.created_at:type_name -> google.protobuf.Timestamp
+	52, // 68: baton.v1.BatchStatus.done_at:type_name -> google.protobuf.Timestamp
+	44, // 69: baton.v1.RegisterBatchResponse.status:type_name -> baton.v1.BatchStatus
+	44, // 70: baton.v1.CloseBatchResponse.status:type_name -> baton.v1.BatchStatus
+	44, // 71: baton.v1.GetBatchResponse.status:type_name -> baton.v1.BatchStatus
+	8,  // 72: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
+	11, // 73: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
+	13, // 74: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
+	17, // 75: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
+	20, // 76: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
+	22, // 77: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
+	29, // 78: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
+	31, // 79: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
+	33, // 80: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
+	37, // 81: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
+	39, // 82: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
+	41, // 83: baton.v1.AgentService.Await:input_type -> baton.v1.AwaitRequest
+	43, // 84: baton.v1.AgentService.RegisterBatch:input_type -> baton.v1.RegisterBatchRequest
+	46, // 85: baton.v1.AgentService.CloseBatch:input_type -> baton.v1.CloseBatchRequest
+	48, // 86: baton.v1.AgentService.GetBatch:input_type -> baton.v1.GetBatchRequest
+	9,  // 87: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
+	12, // 88: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
+	15, // 89: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
+	19, // 90: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
+	21, // 91: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
+	24, // 92: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
+	30, // 93: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
+	32, // 94: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
+	34, // 95: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
+	38, // 96: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
+	40, // 97: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
+	42, // 98: baton.v1.AgentService.Await:output_type -> baton.v1.AwaitResponse
+	45, // 99: baton.v1.AgentService.RegisterBatch:output_type -> baton.v1.RegisterBatchResponse
+	47, // 100: baton.v1.AgentService.CloseBatch:output_type -> baton.v1.CloseBatchResponse
+	49, // 101: baton.v1.AgentService.GetBatch:output_type -> baton.v1.GetBatchResponse
+	87, // [87:102] is the sub-list for method output_type
+	72, // [72:87] is the sub-list for method input_type
+	72, // [72:72] is the sub-list for extension type_name
+	72, // [72:72] is the sub-list for extension extendee
+	0,  // [0:72] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_agent_proto_init() }

@@ -101,6 +101,11 @@ export enum Finish {
   FINISH_CANCELLED = 3,
   /** FINISH_UNREGISTERED - FINISH_UNREGISTERED: Unregister removed it before it finished. */
   FINISH_UNREGISTERED = 4,
+  /**
+   * FINISH_EXPIRED - FINISH_EXPIRED: its Agent.expire_at (or ttl) passed before any run started; it never ran.
+   * A failure for its children.
+   */
+  FINISH_EXPIRED = 5,
   UNRECOGNIZED = -1,
 }
 
@@ -121,6 +126,9 @@ export function finishFromJSON(object: any): Finish {
     case 4:
     case "FINISH_UNREGISTERED":
       return Finish.FINISH_UNREGISTERED;
+    case 5:
+    case "FINISH_EXPIRED":
+      return Finish.FINISH_EXPIRED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -140,6 +148,8 @@ export function finishToJSON(object: Finish): string {
       return "FINISH_CANCELLED";
     case Finish.FINISH_UNREGISTERED:
       return "FINISH_UNREGISTERED";
+    case Finish.FINISH_EXPIRED:
+      return "FINISH_EXPIRED";
     case Finish.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -483,6 +493,24 @@ export interface Agent {
    * awaiter).
    */
   keepResult: boolean;
+  /**
+   * expire_at is when a one-shot agent expires if no run of it has started by then: it
+   * finishes as FINISH_EXPIRED without running (never granted; a failure for its children),
+   * found at grant time or by the sweeper (within zombie_cleanup.interval_ms). A run that has
+   * started is never expired, and once one has started the expiry no longer applies (a retry
+   * after a failure runs whenever it is due). A time already past is accepted: the agent
+   * expires without running. A Register of an existing agent sets it anew from its
+   * definition (absent: no expiry). Not with `ttl`; not for a recurring agent (interval or
+   * cron): INVALID_ARGUMENT naming the field. GetAgent answers it, also when set by `ttl`.
+   */
+  expireAt:
+    | Date
+    | undefined;
+  /**
+   * ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
+   * no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
+   */
+  ttl: Duration | undefined;
 }
 
 export interface Agent_LabelsEntry {
@@ -524,7 +552,7 @@ export interface AgentResult {
   finish: Finish;
   /**
    * outcome of the run that finished it (OUTCOME_SUCCESS, or the last failure's outcome);
-   * unspecified when no run finished it (cancelled, unregistered).
+   * unspecified when no run finished it (cancelled, unregistered, expired).
    */
   outcome: Outcome;
   /** result the worker sent with that Complete; empty when none. */
@@ -1235,6 +1263,8 @@ function createBaseAgent(): Agent {
     idempotencyKey: "",
     idempotencyWindow: undefined,
     keepResult: false,
+    expireAt: undefined,
+    ttl: undefined,
   };
 }
 
@@ -1293,6 +1323,12 @@ export const Agent: MessageFns<Agent> = {
     }
     if (message.keepResult !== false) {
       writer.uint32(144).bool(message.keepResult);
+    }
+    if (message.expireAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.expireAt), writer.uint32(154).fork()).join();
+    }
+    if (message.ttl !== undefined) {
+      Duration.encode(message.ttl, writer.uint32(162).fork()).join();
     }
     return writer;
   },
@@ -1457,6 +1493,22 @@ export const Agent: MessageFns<Agent> = {
             message.keepResult = reader.bool();
             continue;
           }
+          case 19: {
+            if (tag !== 154) {
+              break;
+            }
+
+            message.expireAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 20: {
+            if (tag !== 162) {
+              break;
+            }
+
+            message.ttl = Duration.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1536,6 +1588,12 @@ export const Agent: MessageFns<Agent> = {
         : isSet(object.keep_result)
         ? globalThis.Boolean(object.keep_result)
         : false,
+      expireAt: isSet(object.expireAt)
+        ? fromJsonTimestamp(object.expireAt)
+        : isSet(object.expire_at)
+        ? fromJsonTimestamp(object.expire_at)
+        : undefined,
+      ttl: isSet(object.ttl) ? Duration.fromJSON(object.ttl) : undefined,
     };
   },
 
@@ -1601,6 +1659,12 @@ export const Agent: MessageFns<Agent> = {
     if (message.keepResult !== false) {
       obj.keepResult = message.keepResult;
     }
+    if (message.expireAt !== undefined) {
+      obj.expireAt = message.expireAt.toISOString();
+    }
+    if (message.ttl !== undefined) {
+      obj.ttl = Duration.toJSON(message.ttl);
+    }
     return obj;
   },
 
@@ -1643,6 +1707,8 @@ export const Agent: MessageFns<Agent> = {
       ? Duration.fromPartial(object.idempotencyWindow)
       : undefined;
     message.keepResult = object.keepResult ?? false;
+    message.expireAt = object.expireAt ?? undefined;
+    message.ttl = (object.ttl !== undefined && object.ttl !== null) ? Duration.fromPartial(object.ttl) : undefined;
     return message;
   },
 };

@@ -267,7 +267,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     java.lang.String[] descriptorData = {
       "\n\024baton/v1/agent.proto\022\010baton.v1\032\036google" +
       "/protobuf/duration.proto\032\037google/protobu" +
-      "f/timestamp.proto\"\250\006\n\005Agent\022\022\n\004name\030\001 \001(" +
+      "f/timestamp.proto\"\216\007\n\005Agent\022\022\n\004name\030\001 \001(" +
       "\tR\004name\0225\n\010interval\030\002 \001(\0132\031.google.proto" +
       "buf.DurationR\010interval\0223\n\007timeout\030\003 \001(\0132" +
       "\031.google.protobuf.DurationR\007timeout\022@\n\016e" +
@@ -286,227 +286,230 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "\030\020 \001(\tR\016idempotencyKey\022H\n\022idempotency_wi" +
       "ndow\030\021 \001(\0132\031.google.protobuf.DurationR\021i" +
       "dempotencyWindow\022\037\n\013keep_result\030\022 \001(\010R\nk" +
-      "eepResult\0329\n\013LabelsEntry\022\020\n\003key\030\001 \001(\tR\003k" +
-      "ey\022\024\n\005value\030\002 \001(\tR\005value:\0028\001\"\202\001\n\010AgentRe" +
-      "f\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004n" +
-      "ame\0226\n\non_failure\030\003 \001(\0162\027.baton.v1.Paren" +
-      "tFailureR\tonFailure\022\024\n\005batch\030\004 \001(\tR\005batc" +
-      "h\"\313\002\n\013AgentResult\022\024\n\005queue\030\001 \001(\tR\005queue\022" +
-      "\022\n\004name\030\002 \001(\tR\004name\022(\n\006finish\030\003 \001(\0162\020.ba" +
-      "ton.v1.FinishR\006finish\022+\n\007outcome\030\004 \001(\0162\021" +
-      ".baton.v1.OutcomeR\007outcome\022\026\n\006result\030\005 \001" +
-      "(\014R\006result\022\024\n\005token\030\006 \001(\004R\005token\022;\n\013fini" +
-      "shed_at\030\007 \001(\0132\032.google.protobuf.Timestam" +
-      "pR\nfinishedAt\022\030\n\007message\030\010 \001(\tR\007message\022" +
-      " \n\013traceparent\030\t \001(\tR\013traceparent\022\024\n\005bat" +
-      "ch\030\n \001(\tR\005batch\"\226\001\n\017RegisterRequest\022\024\n\005q" +
-      "ueue\030\001 \001(\tR\005queue\022\'\n\006agents\030\002 \003(\0132\017.bato" +
-      "n.v1.AgentR\006agents\022%\n\016reset_schedule\030\003 \001" +
-      "(\010R\rresetSchedule\022\035\n\nrequest_id\030\004 \001(\tR\tr" +
-      "equestId\"\235\001\n\020RegisterResponse\022\030\n\007created" +
-      "\030\001 \001(\rR\007created\022\030\n\007updated\030\002 \001(\rR\007update" +
-      "d\022\"\n\014deduplicated\030\003 \001(\rR\014deduplicated\0221\n" +
-      "\006agents\030\004 \003(\0132\031.baton.v1.RegisteredAgent" +
-      "R\006agents\"\222\001\n\017RegisteredAgent\022\022\n\004name\030\001 \001" +
-      "(\tR\004name\022\030\n\007created\030\002 \001(\010R\007created\022\"\n\014de" +
-      "duplicated\030\003 \001(\010R\014deduplicated\022-\n\006result" +
-      "\030\004 \001(\0132\025.baton.v1.AgentResultR\006result\"?\n" +
-      "\021UnregisterRequest\022\024\n\005queue\030\001 \001(\tR\005queue" +
-      "\022\024\n\005names\030\002 \003(\tR\005names\".\n\022UnregisterResp" +
-      "onse\022\030\n\007removed\030\001 \001(\rR\007removed\"\221\001\n\016Acqui" +
-      "reRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tworke" +
-      "r_id\030\002 \001(\tR\010workerId\022\035\n\nmax_leases\030\003 \001(\r" +
-      "R\tmaxLeases\022-\n\004wait\030\004 \001(\0132\031.google.proto" +
-      "buf.DurationR\004wait\"\254\002\n\005Lease\022\024\n\005queue\030\001 " +
-      "\001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030" +
-      "\003 \001(\004R\005token\0226\n\010deadline\030\004 \001(\0132\032.google." +
-      "protobuf.TimestampR\010deadline\022\030\n\007attempt\030" +
-      "\005 \001(\rR\007attempt\022%\n\005agent\030\006 \001(\0132\017.baton.v1" +
-      ".AgentR\005agent\022/\n\007parents\030\007 \003(\0132\025.baton.v" +
-      "1.AgentResultR\007parents\0229\n\ngranted_at\030\010 \001" +
-      "(\0132\032.google.protobuf.TimestampR\tgrantedA" +
-      "t\":\n\017AcquireResponse\022\'\n\006leases\030\001 \003(\0132\017.b" +
-      "aton.v1.LeaseR\006leases\"f\n\010LeaseRef\022\024\n\005que" +
-      "ue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005t" +
-      "oken\030\003 \001(\004R\005token\022\032\n\010progress\030\004 \001(\tR\010pro" +
-      "gress\"[\n\020HeartbeatRequest\022\033\n\tworker_id\030\001" +
-      " \001(\tR\010workerId\022*\n\006leases\030\002 \003(\0132\022.baton.v" +
-      "1.LeaseRefR\006leases\"\207\001\n\rExtendedLease\022\024\n\005" +
-      "queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024" +
-      "\n\005token\030\003 \001(\004R\005token\0226\n\010deadline\030\004 \001(\0132\032" +
-      ".google.protobuf.TimestampR\010deadline\"\242\001\n" +
-      "\021HeartbeatResponse\0223\n\010extended\030\001 \003(\0132\027.b" +
-      "aton.v1.ExtendedLeaseR\010extended\022&\n\004lost\030" +
-      "\002 \003(\0132\022.baton.v1.LeaseRefR\004lost\0220\n\tcance" +
-      "lled\030\003 \003(\0132\022.baton.v1.LeaseRefR\tcancelle" +
-      "d\"\315\002\n\017CompleteRequest\022\024\n\005queue\030\001 \001(\tR\005qu" +
-      "eue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005" +
-      "token\022+\n\007outcome\030\004 \001(\0162\021.baton.v1.Outcom" +
-      "eR\007outcome\022\030\n\007message\030\005 \001(\tR\007message\022:\n\013" +
-      "retry_after\030\006 \001(\0132\031.google.protobuf.Dura" +
-      "tionR\nretryAfter\022\035\n\nrequest_id\030\007 \001(\tR\tre" +
-      "questId\022\037\n\013error_class\030\010 \001(\tR\nerrorClass" +
-      "\022\037\n\013http_status\030\t \001(\rR\nhttpStatus\022\026\n\006res" +
-      "ult\030\n \001(\014R\006result\"\212\002\n\020CompleteResponse\022:" +
-      "\n\013next_run_at\030\001 \001(\0132\032.google.protobuf.Ti" +
-      "mestampR\tnextRunAt\022#\n\rdead_lettered\030\002 \001(" +
-      "\010R\014deadLettered\022\030\n\007removed\030\003 \001(\010R\007remove" +
-      "d\022%\n\016failure_streak\030\004 \001(\rR\rfailureStreak" +
-      "\022\'\n\017message_clipped\030\005 \001(\010R\016messageClippe" +
-      "d\022+\n\007outcome\030\006 \001(\0162\021.baton.v1.OutcomeR\007o" +
-      "utcome\"S\n\024CompleteBatchRequest\022;\n\013comple" +
-      "tions\030\001 \003(\0132\031.baton.v1.CompleteRequestR\013" +
-      "completions\"\247\001\n\016CompleteResult\022\024\n\005queue\030" +
-      "\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005toke" +
-      "n\030\003 \001(\004R\005token\022\035\n\nlease_lost\030\004 \001(\010R\tleas" +
-      "eLost\0226\n\010response\030\005 \001(\0132\032.baton.v1.Compl" +
-      "eteResponseR\010response\"K\n\025CompleteBatchRe" +
-      "sponse\0222\n\007results\030\001 \003(\0132\030.baton.v1.Compl" +
-      "eteResultR\007results\"@\n\013SessionOpen\022\024\n\005que" +
-      "ue\030\001 \001(\tR\005queue\022\033\n\tworker_id\030\002 \001(\tR\010work" +
-      "erId\"T\n\014SessionLease\022\022\n\004name\030\001 \001(\tR\004name" +
-      "\022\024\n\005token\030\002 \001(\004R\005token\022\032\n\010progress\030\003 \001(\t" +
-      "R\010progress\"\232\002\n\021SessionCompletion\022\022\n\004name" +
-      "\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005token\022+\n\007ou" +
-      "tcome\030\003 \001(\0162\021.baton.v1.OutcomeR\007outcome\022" +
-      "\030\n\007message\030\004 \001(\tR\007message\022:\n\013retry_after" +
-      "\030\005 \001(\0132\031.google.protobuf.DurationR\nretry" +
-      "After\022\037\n\013error_class\030\006 \001(\tR\nerrorClass\022\037" +
-      "\n\013http_status\030\007 \001(\rR\nhttpStatus\022\026\n\006resul" +
-      "t\030\010 \001(\014R\006result\"k\n\016SessionRelease\022\022\n\004nam" +
-      "e\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005token\022/\n\005d" +
-      "elay\030\003 \001(\0132\031.google.protobuf.DurationR\005d" +
-      "elay\"\200\002\n\016SessionRequest\022)\n\004open\030\001 \001(\0132\025." +
-      "baton.v1.SessionOpenR\004open\022\026\n\006credit\030\002 \001" +
-      "(\rR\006credit\022=\n\013completions\030\003 \003(\0132\033.baton." +
-      "v1.SessionCompletionR\013completions\0226\n\nhea" +
-      "rtbeats\030\004 \003(\0132\026.baton.v1.SessionLeaseR\nh" +
-      "eartbeats\0224\n\010releases\030\005 \003(\0132\030.baton.v1.S" +
-      "essionReleaseR\010releases\"\261\002\n\017SessionRespo" +
-      "nse\022\'\n\006leases\030\001 \003(\0132\017.baton.v1.LeaseR\006le" +
-      "ases\0226\n\tcompleted\030\002 \003(\0132\030.baton.v1.Compl" +
-      "eteResultR\tcompleted\0223\n\010extended\030\003 \003(\0132\027" +
-      ".baton.v1.ExtendedLeaseR\010extended\022&\n\004los" +
-      "t\030\004 \003(\0132\022.baton.v1.LeaseRefR\004lost\022.\n\010rel" +
-      "eased\030\005 \003(\0132\022.baton.v1.LeaseRefR\010release" +
-      "d\0220\n\tcancelled\030\006 \003(\0132\022.baton.v1.LeaseRef" +
-      "R\tcancelled\"\201\001\n\016ReleaseRequest\022\024\n\005queue\030" +
-      "\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005toke" +
-      "n\030\003 \001(\004R\005token\022/\n\005delay\030\004 \001(\0132\031.google.p" +
-      "rotobuf.DurationR\005delay\"M\n\017ReleaseRespon" +
-      "se\022:\n\013next_run_at\030\001 \001(\0132\032.google.protobu" +
-      "f.TimestampR\tnextRunAt\";\n\017GetAgentReques" +
-      "t\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004n" +
-      "ame\"?\n\020GetAgentResponse\022+\n\005agent\030\001 \001(\0132\025" +
-      ".baton.v1.AgentStatusR\005agent\"\370\004\n\013AgentSt" +
-      "atus\022%\n\005agent\030\001 \001(\0132\017.baton.v1.AgentR\005ag" +
-      "ent\022*\n\005state\030\002 \001(\0162\024.baton.v1.AgentState" +
-      "R\005state\022:\n\013next_run_at\030\003 \001(\0132\032.google.pr" +
-      "otobuf.TimestampR\tnextRunAt\0226\n\010deadline\030" +
-      "\004 \001(\0132\032.google.protobuf.TimestampR\010deadl" +
-      "ine\022\026\n\006holder\030\005 \001(\tR\006holder\022\024\n\005token\030\006 \001" +
-      "(\004R\005token\022%\n\016failure_streak\030\007 \001(\rR\rfailu" +
-      "reStreak\022\032\n\010progress\030\010 \001(\tR\010progress\022)\n\020" +
-      "cancel_requested\030\t \001(\010R\017cancelRequested\022" +
-      "(\n\020last_error_class\030\n \001(\tR\016lastErrorClas" +
-      "s\022,\n\022last_error_message\030\013 \001(\tR\020lastError" +
-      "Message\0220\n\007parents\030\014 \003(\0132\026.baton.v1.Pare" +
-      "ntStatusR\007parents\022#\n\rparents_total\030\r \001(\r" +
-      "R\014parentsTotal\022\'\n\017parents_pending\030\016 \001(\rR" +
-      "\016parentsPending\022.\n\010children\030\017 \003(\0132\022.bato" +
-      "n.v1.AgentRefR\010children\"i\n\014ParentStatus\022" +
-      "*\n\006parent\030\001 \001(\0132\022.baton.v1.AgentRefR\006par" +
-      "ent\022-\n\006result\030\002 \001(\0132\025.baton.v1.AgentResu" +
-      "ltR\006result\"\206\001\n\021ListAgentsRequest\022\024\n\005queu" +
-      "e\030\001 \001(\tR\005queue\022\033\n\tpage_size\030\002 \001(\rR\010pageS" +
-      "ize\022\035\n\npage_token\030\003 \001(\tR\tpageToken\022\037\n\013na" +
-      "me_prefix\030\004 \001(\tR\nnamePrefix\"k\n\022ListAgent" +
-      "sResponse\022-\n\006agents\030\001 \003(\0132\025.baton.v1.Age" +
-      "ntStatusR\006agents\022&\n\017next_page_token\030\002 \001(" +
-      "\tR\rnextPageToken\"<\n\020CancelRunRequest\022\024\n\005" +
-      "queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"G" +
-      "\n\021CancelRunResponse\022\034\n\trequested\030\001 \001(\010R\t" +
-      "requested\022\024\n\005token\030\002 \001(\004R\005token\"\210\001\n\014Awai" +
-      "tRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002" +
-      " \001(\tR\004name\022-\n\004wait\030\003 \001(\0132\031.google.protob" +
-      "uf.DurationR\004wait\022\037\n\013after_token\030\004 \001(\004R\n" +
-      "afterToken\"\246\001\n\rAwaitResponse\022\022\n\004done\030\001 \001" +
-      "(\010R\004done\022-\n\006result\030\002 \001(\0132\025.baton.v1.Agen" +
-      "tResultR\006result\022*\n\005state\030\003 \001(\0162\024.baton.v" +
-      "1.AgentStateR\005state\022&\n\017result_not_kept\030\004" +
-      " \001(\010R\rresultNotKept\"\212\002\n\024RegisterBatchReq" +
-      "uest\022\024\n\005batch\030\001 \001(\tR\005batch\022\024\n\005queue\030\002 \001(" +
-      "\tR\005queue\022\'\n\006agents\030\003 \003(\0132\017.baton.v1.Agen" +
-      "tR\006agents\022%\n\016callback_queue\030\004 \001(\tR\rcallb" +
-      "ackQueue\022.\n\non_success\030\005 \003(\0132\017.baton.v1." +
-      "AgentR\tonSuccess\0220\n\013on_complete\030\006 \003(\0132\017." +
-      "baton.v1.AgentR\nonComplete\022\024\n\005close\030\007 \001(" +
-      "\010R\005close\"\327\002\n\013BatchStatus\022\024\n\005batch\030\001 \001(\tR" +
-      "\005batch\022\024\n\005total\030\002 \001(\rR\005total\022\030\n\007pending\030" +
-      "\003 \001(\rR\007pending\022\034\n\tsucceeded\030\004 \001(\rR\tsucce" +
-      "eded\022\026\n\006failed\030\005 \001(\rR\006failed\022\026\n\006closed\030\006" +
-      " \001(\010R\006closed\022\022\n\004done\030\007 \001(\010R\004done\0220\n\tcall" +
-      "backs\030\010 \003(\0132\022.baton.v1.AgentRefR\tcallbac" +
-      "ks\0229\n\ncreated_at\030\t \001(\0132\032.google.protobuf" +
-      ".TimestampR\tcreatedAt\0223\n\007done_at\030\n \001(\0132\032" +
-      ".google.protobuf.TimestampR\006doneAt\"\205\001\n\025R" +
-      "egisterBatchResponse\022#\n\rbatch_created\030\001 " +
-      "\001(\010R\014batchCreated\022\030\n\007created\030\002 \001(\rR\007crea" +
-      "ted\022-\n\006status\030\003 \001(\0132\025.baton.v1.BatchStat" +
-      "usR\006status\")\n\021CloseBatchRequest\022\024\n\005batch" +
-      "\030\001 \001(\tR\005batch\"C\n\022CloseBatchResponse\022-\n\006s" +
-      "tatus\030\001 \001(\0132\025.baton.v1.BatchStatusR\006stat" +
-      "us\"\'\n\017GetBatchRequest\022\024\n\005batch\030\001 \001(\tR\005ba" +
-      "tch\"A\n\020GetBatchResponse\022-\n\006status\030\001 \001(\0132" +
-      "\025.baton.v1.BatchStatusR\006status*\202\001\n\rParen" +
-      "tFailure\022\036\n\032PARENT_FAILURE_UNSPECIFIED\020\000" +
-      "\022\027\n\023PARENT_FAILURE_WAIT\020\001\022\031\n\025PARENT_FAIL" +
-      "URE_CANCEL\020\002\022\035\n\031PARENT_FAILURE_RUN_ANYWA" +
-      "Y\020\003*\177\n\006Finish\022\026\n\022FINISH_UNSPECIFIED\020\000\022\024\n" +
-      "\020FINISH_SUCCEEDED\020\001\022\030\n\024FINISH_DEAD_LETTE" +
-      "RED\020\002\022\024\n\020FINISH_CANCELLED\020\003\022\027\n\023FINISH_UN" +
-      "REGISTERED\020\004*M\n\007CatchUp\022\030\n\024CATCH_UP_UNSP" +
-      "ECIFIED\020\000\022\025\n\021CATCH_UP_RUN_ONCE\020\001\022\021\n\rCATC" +
-      "H_UP_SKIP\020\002*\265\001\n\007Outcome\022\027\n\023OUTCOME_UNSPE" +
-      "CIFIED\020\000\022\023\n\017OUTCOME_SUCCESS\020\001\022\037\n\033OUTCOME" +
-      "_PERMANENT_FORBIDDEN\020\002\022\025\n\021OUTCOME_THROTT" +
-      "LED\020\003\022\025\n\021OUTCOME_TRANSIENT\020\004\022\030\n\024OUTCOME_" +
-      "SERVER_ERROR\020\005\022\023\n\017OUTCOME_UNKNOWN\020\006*\223\001\n\n" +
-      "AgentState\022\033\n\027AGENT_STATE_UNSPECIFIED\020\000\022" +
-      "\027\n\023AGENT_STATE_WAITING\020\001\022\027\n\023AGENT_STATE_" +
-      "WORKING\020\002\022\035\n\031AGENT_STATE_DEAD_LETTERED\020\003" +
-      "\022\027\n\023AGENT_STATE_BLOCKED\020\0042\243\010\n\014AgentServi" +
-      "ce\022A\n\010Register\022\031.baton.v1.RegisterReques" +
-      "t\032\032.baton.v1.RegisterResponse\022G\n\nUnregis" +
-      "ter\022\033.baton.v1.UnregisterRequest\032\034.baton" +
-      ".v1.UnregisterResponse\022>\n\007Acquire\022\030.bato" +
-      "n.v1.AcquireRequest\032\031.baton.v1.AcquireRe" +
-      "sponse\022D\n\tHeartbeat\022\032.baton.v1.Heartbeat" +
-      "Request\032\033.baton.v1.HeartbeatResponse\022A\n\010" +
-      "Complete\022\031.baton.v1.CompleteRequest\032\032.ba" +
-      "ton.v1.CompleteResponse\022P\n\rCompleteBatch" +
-      "\022\036.baton.v1.CompleteBatchRequest\032\037.baton" +
-      ".v1.CompleteBatchResponse\022B\n\007Session\022\030.b" +
-      "aton.v1.SessionRequest\032\031.baton.v1.Sessio" +
-      "nResponse(\0010\001\022>\n\007Release\022\030.baton.v1.Rele" +
-      "aseRequest\032\031.baton.v1.ReleaseResponse\022A\n" +
-      "\010GetAgent\022\031.baton.v1.GetAgentRequest\032\032.b" +
-      "aton.v1.GetAgentResponse\022G\n\nListAgents\022\033" +
-      ".baton.v1.ListAgentsRequest\032\034.baton.v1.L" +
-      "istAgentsResponse\022D\n\tCancelRun\022\032.baton.v" +
-      "1.CancelRunRequest\032\033.baton.v1.CancelRunR" +
-      "esponse\0228\n\005Await\022\026.baton.v1.AwaitRequest" +
-      "\032\027.baton.v1.AwaitResponse\022P\n\rRegisterBat" +
-      "ch\022\036.baton.v1.RegisterBatchRequest\032\037.bat" +
-      "on.v1.RegisterBatchResponse\022G\n\nCloseBatc" +
-      "h\022\033.baton.v1.CloseBatchRequest\032\034.baton.v" +
-      "1.CloseBatchResponse\022A\n\010GetBatch\022\031.baton" +
-      ".v1.GetBatchRequest\032\032.baton.v1.GetBatchR" +
-      "esponseB\233\001\n\014dev.baton.v1B\nAgentProtoP\001Z>" +
-      "github.com/baton-project/baton/clients/g" +
-      "o/gen/baton/v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312" +
-      "\002\010Baton\\V1\342\002\024Baton\\V1\\GPBMetadata\352\002\tBato" +
-      "n::V1b\006proto3"
+      "eepResult\0227\n\texpire_at\030\023 \001(\0132\032.google.pr" +
+      "otobuf.TimestampR\010expireAt\022+\n\003ttl\030\024 \001(\0132" +
+      "\031.google.protobuf.DurationR\003ttl\0329\n\013Label" +
+      "sEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR" +
+      "\005value:\0028\001\"\202\001\n\010AgentRef\022\024\n\005queue\030\001 \001(\tR\005" +
+      "queue\022\022\n\004name\030\002 \001(\tR\004name\0226\n\non_failure\030" +
+      "\003 \001(\0162\027.baton.v1.ParentFailureR\tonFailur" +
+      "e\022\024\n\005batch\030\004 \001(\tR\005batch\"\313\002\n\013AgentResult\022" +
+      "\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004nam" +
+      "e\022(\n\006finish\030\003 \001(\0162\020.baton.v1.FinishR\006fin" +
+      "ish\022+\n\007outcome\030\004 \001(\0162\021.baton.v1.OutcomeR" +
+      "\007outcome\022\026\n\006result\030\005 \001(\014R\006result\022\024\n\005toke" +
+      "n\030\006 \001(\004R\005token\022;\n\013finished_at\030\007 \001(\0132\032.go" +
+      "ogle.protobuf.TimestampR\nfinishedAt\022\030\n\007m" +
+      "essage\030\010 \001(\tR\007message\022 \n\013traceparent\030\t \001" +
+      "(\tR\013traceparent\022\024\n\005batch\030\n \001(\tR\005batch\"\226\001" +
+      "\n\017RegisterRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022" +
+      "\'\n\006agents\030\002 \003(\0132\017.baton.v1.AgentR\006agents" +
+      "\022%\n\016reset_schedule\030\003 \001(\010R\rresetSchedule\022" +
+      "\035\n\nrequest_id\030\004 \001(\tR\trequestId\"\235\001\n\020Regis" +
+      "terResponse\022\030\n\007created\030\001 \001(\rR\007created\022\030\n" +
+      "\007updated\030\002 \001(\rR\007updated\022\"\n\014deduplicated\030" +
+      "\003 \001(\rR\014deduplicated\0221\n\006agents\030\004 \003(\0132\031.ba" +
+      "ton.v1.RegisteredAgentR\006agents\"\222\001\n\017Regis" +
+      "teredAgent\022\022\n\004name\030\001 \001(\tR\004name\022\030\n\007create" +
+      "d\030\002 \001(\010R\007created\022\"\n\014deduplicated\030\003 \001(\010R\014" +
+      "deduplicated\022-\n\006result\030\004 \001(\0132\025.baton.v1." +
+      "AgentResultR\006result\"?\n\021UnregisterRequest" +
+      "\022\024\n\005queue\030\001 \001(\tR\005queue\022\024\n\005names\030\002 \003(\tR\005n" +
+      "ames\".\n\022UnregisterResponse\022\030\n\007removed\030\001 " +
+      "\001(\rR\007removed\"\221\001\n\016AcquireRequest\022\024\n\005queue" +
+      "\030\001 \001(\tR\005queue\022\033\n\tworker_id\030\002 \001(\tR\010worker" +
+      "Id\022\035\n\nmax_leases\030\003 \001(\rR\tmaxLeases\022-\n\004wai" +
+      "t\030\004 \001(\0132\031.google.protobuf.DurationR\004wait" +
+      "\"\254\002\n\005Lease\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name" +
+      "\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\0226\n\010de" +
+      "adline\030\004 \001(\0132\032.google.protobuf.Timestamp" +
+      "R\010deadline\022\030\n\007attempt\030\005 \001(\rR\007attempt\022%\n\005" +
+      "agent\030\006 \001(\0132\017.baton.v1.AgentR\005agent\022/\n\007p" +
+      "arents\030\007 \003(\0132\025.baton.v1.AgentResultR\007par" +
+      "ents\0229\n\ngranted_at\030\010 \001(\0132\032.google.protob" +
+      "uf.TimestampR\tgrantedAt\":\n\017AcquireRespon" +
+      "se\022\'\n\006leases\030\001 \003(\0132\017.baton.v1.LeaseR\006lea" +
+      "ses\"f\n\010LeaseRef\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n" +
+      "\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022" +
+      "\032\n\010progress\030\004 \001(\tR\010progress\"[\n\020Heartbeat" +
+      "Request\022\033\n\tworker_id\030\001 \001(\tR\010workerId\022*\n\006" +
+      "leases\030\002 \003(\0132\022.baton.v1.LeaseRefR\006leases" +
+      "\"\207\001\n\rExtendedLease\022\024\n\005queue\030\001 \001(\tR\005queue" +
+      "\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005tok" +
+      "en\0226\n\010deadline\030\004 \001(\0132\032.google.protobuf.T" +
+      "imestampR\010deadline\"\242\001\n\021HeartbeatResponse" +
+      "\0223\n\010extended\030\001 \003(\0132\027.baton.v1.ExtendedLe" +
+      "aseR\010extended\022&\n\004lost\030\002 \003(\0132\022.baton.v1.L" +
+      "easeRefR\004lost\0220\n\tcancelled\030\003 \003(\0132\022.baton" +
+      ".v1.LeaseRefR\tcancelled\"\315\002\n\017CompleteRequ" +
+      "est\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR" +
+      "\004name\022\024\n\005token\030\003 \001(\004R\005token\022+\n\007outcome\030\004" +
+      " \001(\0162\021.baton.v1.OutcomeR\007outcome\022\030\n\007mess" +
+      "age\030\005 \001(\tR\007message\022:\n\013retry_after\030\006 \001(\0132" +
+      "\031.google.protobuf.DurationR\nretryAfter\022\035" +
+      "\n\nrequest_id\030\007 \001(\tR\trequestId\022\037\n\013error_c" +
+      "lass\030\010 \001(\tR\nerrorClass\022\037\n\013http_status\030\t " +
+      "\001(\rR\nhttpStatus\022\026\n\006result\030\n \001(\014R\006result\"" +
+      "\212\002\n\020CompleteResponse\022:\n\013next_run_at\030\001 \001(" +
+      "\0132\032.google.protobuf.TimestampR\tnextRunAt" +
+      "\022#\n\rdead_lettered\030\002 \001(\010R\014deadLettered\022\030\n" +
+      "\007removed\030\003 \001(\010R\007removed\022%\n\016failure_strea" +
+      "k\030\004 \001(\rR\rfailureStreak\022\'\n\017message_clippe" +
+      "d\030\005 \001(\010R\016messageClipped\022+\n\007outcome\030\006 \001(\016" +
+      "2\021.baton.v1.OutcomeR\007outcome\"S\n\024Complete" +
+      "BatchRequest\022;\n\013completions\030\001 \003(\0132\031.bato" +
+      "n.v1.CompleteRequestR\013completions\"\247\001\n\016Co" +
+      "mpleteResult\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004na" +
+      "me\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022\035\n\n" +
+      "lease_lost\030\004 \001(\010R\tleaseLost\0226\n\010response\030" +
+      "\005 \001(\0132\032.baton.v1.CompleteResponseR\010respo" +
+      "nse\"K\n\025CompleteBatchResponse\0222\n\007results\030" +
+      "\001 \003(\0132\030.baton.v1.CompleteResultR\007results" +
+      "\"@\n\013SessionOpen\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n" +
+      "\tworker_id\030\002 \001(\tR\010workerId\"T\n\014SessionLea" +
+      "se\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005t" +
+      "oken\022\032\n\010progress\030\003 \001(\tR\010progress\"\232\002\n\021Ses" +
+      "sionCompletion\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005to" +
+      "ken\030\002 \001(\004R\005token\022+\n\007outcome\030\003 \001(\0162\021.bato" +
+      "n.v1.OutcomeR\007outcome\022\030\n\007message\030\004 \001(\tR\007" +
+      "message\022:\n\013retry_after\030\005 \001(\0132\031.google.pr" +
+      "otobuf.DurationR\nretryAfter\022\037\n\013error_cla" +
+      "ss\030\006 \001(\tR\nerrorClass\022\037\n\013http_status\030\007 \001(" +
+      "\rR\nhttpStatus\022\026\n\006result\030\010 \001(\014R\006result\"k\n" +
+      "\016SessionRelease\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005t" +
+      "oken\030\002 \001(\004R\005token\022/\n\005delay\030\003 \001(\0132\031.googl" +
+      "e.protobuf.DurationR\005delay\"\200\002\n\016SessionRe" +
+      "quest\022)\n\004open\030\001 \001(\0132\025.baton.v1.SessionOp" +
+      "enR\004open\022\026\n\006credit\030\002 \001(\rR\006credit\022=\n\013comp" +
+      "letions\030\003 \003(\0132\033.baton.v1.SessionCompleti" +
+      "onR\013completions\0226\n\nheartbeats\030\004 \003(\0132\026.ba" +
+      "ton.v1.SessionLeaseR\nheartbeats\0224\n\010relea" +
+      "ses\030\005 \003(\0132\030.baton.v1.SessionReleaseR\010rel" +
+      "eases\"\261\002\n\017SessionResponse\022\'\n\006leases\030\001 \003(" +
+      "\0132\017.baton.v1.LeaseR\006leases\0226\n\tcompleted\030" +
+      "\002 \003(\0132\030.baton.v1.CompleteResultR\tcomplet" +
+      "ed\0223\n\010extended\030\003 \003(\0132\027.baton.v1.Extended" +
+      "LeaseR\010extended\022&\n\004lost\030\004 \003(\0132\022.baton.v1" +
+      ".LeaseRefR\004lost\022.\n\010released\030\005 \003(\0132\022.bato" +
+      "n.v1.LeaseRefR\010released\0220\n\tcancelled\030\006 \003" +
+      "(\0132\022.baton.v1.LeaseRefR\tcancelled\"\201\001\n\016Re" +
+      "leaseRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004na" +
+      "me\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022/\n\005" +
+      "delay\030\004 \001(\0132\031.google.protobuf.DurationR\005" +
+      "delay\"M\n\017ReleaseResponse\022:\n\013next_run_at\030" +
+      "\001 \001(\0132\032.google.protobuf.TimestampR\tnextR" +
+      "unAt\";\n\017GetAgentRequest\022\024\n\005queue\030\001 \001(\tR\005" +
+      "queue\022\022\n\004name\030\002 \001(\tR\004name\"?\n\020GetAgentRes" +
+      "ponse\022+\n\005agent\030\001 \001(\0132\025.baton.v1.AgentSta" +
+      "tusR\005agent\"\370\004\n\013AgentStatus\022%\n\005agent\030\001 \001(" +
+      "\0132\017.baton.v1.AgentR\005agent\022*\n\005state\030\002 \001(\016" +
+      "2\024.baton.v1.AgentStateR\005state\022:\n\013next_ru" +
+      "n_at\030\003 \001(\0132\032.google.protobuf.TimestampR\t" +
+      "nextRunAt\0226\n\010deadline\030\004 \001(\0132\032.google.pro" +
+      "tobuf.TimestampR\010deadline\022\026\n\006holder\030\005 \001(" +
+      "\tR\006holder\022\024\n\005token\030\006 \001(\004R\005token\022%\n\016failu" +
+      "re_streak\030\007 \001(\rR\rfailureStreak\022\032\n\010progre" +
+      "ss\030\010 \001(\tR\010progress\022)\n\020cancel_requested\030\t" +
+      " \001(\010R\017cancelRequested\022(\n\020last_error_clas" +
+      "s\030\n \001(\tR\016lastErrorClass\022,\n\022last_error_me" +
+      "ssage\030\013 \001(\tR\020lastErrorMessage\0220\n\007parents" +
+      "\030\014 \003(\0132\026.baton.v1.ParentStatusR\007parents\022" +
+      "#\n\rparents_total\030\r \001(\rR\014parentsTotal\022\'\n\017" +
+      "parents_pending\030\016 \001(\rR\016parentsPending\022.\n" +
+      "\010children\030\017 \003(\0132\022.baton.v1.AgentRefR\010chi" +
+      "ldren\"i\n\014ParentStatus\022*\n\006parent\030\001 \001(\0132\022." +
+      "baton.v1.AgentRefR\006parent\022-\n\006result\030\002 \001(" +
+      "\0132\025.baton.v1.AgentResultR\006result\"\206\001\n\021Lis" +
+      "tAgentsRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\t" +
+      "page_size\030\002 \001(\rR\010pageSize\022\035\n\npage_token\030" +
+      "\003 \001(\tR\tpageToken\022\037\n\013name_prefix\030\004 \001(\tR\nn" +
+      "amePrefix\"k\n\022ListAgentsResponse\022-\n\006agent" +
+      "s\030\001 \003(\0132\025.baton.v1.AgentStatusR\006agents\022&" +
+      "\n\017next_page_token\030\002 \001(\tR\rnextPageToken\"<" +
+      "\n\020CancelRunRequest\022\024\n\005queue\030\001 \001(\tR\005queue" +
+      "\022\022\n\004name\030\002 \001(\tR\004name\"G\n\021CancelRunRespons" +
+      "e\022\034\n\trequested\030\001 \001(\010R\trequested\022\024\n\005token" +
+      "\030\002 \001(\004R\005token\"\210\001\n\014AwaitRequest\022\024\n\005queue\030" +
+      "\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022-\n\004wait" +
+      "\030\003 \001(\0132\031.google.protobuf.DurationR\004wait\022" +
+      "\037\n\013after_token\030\004 \001(\004R\nafterToken\"\246\001\n\rAwa" +
+      "itResponse\022\022\n\004done\030\001 \001(\010R\004done\022-\n\006result" +
+      "\030\002 \001(\0132\025.baton.v1.AgentResultR\006result\022*\n" +
+      "\005state\030\003 \001(\0162\024.baton.v1.AgentStateR\005stat" +
+      "e\022&\n\017result_not_kept\030\004 \001(\010R\rresultNotKep" +
+      "t\"\212\002\n\024RegisterBatchRequest\022\024\n\005batch\030\001 \001(" +
+      "\tR\005batch\022\024\n\005queue\030\002 \001(\tR\005queue\022\'\n\006agents" +
+      "\030\003 \003(\0132\017.baton.v1.AgentR\006agents\022%\n\016callb" +
+      "ack_queue\030\004 \001(\tR\rcallbackQueue\022.\n\non_suc" +
+      "cess\030\005 \003(\0132\017.baton.v1.AgentR\tonSuccess\0220" +
+      "\n\013on_complete\030\006 \003(\0132\017.baton.v1.AgentR\non" +
+      "Complete\022\024\n\005close\030\007 \001(\010R\005close\"\327\002\n\013Batch" +
+      "Status\022\024\n\005batch\030\001 \001(\tR\005batch\022\024\n\005total\030\002 " +
+      "\001(\rR\005total\022\030\n\007pending\030\003 \001(\rR\007pending\022\034\n\t" +
+      "succeeded\030\004 \001(\rR\tsucceeded\022\026\n\006failed\030\005 \001" +
+      "(\rR\006failed\022\026\n\006closed\030\006 \001(\010R\006closed\022\022\n\004do" +
+      "ne\030\007 \001(\010R\004done\0220\n\tcallbacks\030\010 \003(\0132\022.bato" +
+      "n.v1.AgentRefR\tcallbacks\0229\n\ncreated_at\030\t" +
+      " \001(\0132\032.google.protobuf.TimestampR\tcreate" +
+      "dAt\0223\n\007done_at\030\n \001(\0132\032.google.protobuf.T" +
+      "imestampR\006doneAt\"\205\001\n\025RegisterBatchRespon" +
+      "se\022#\n\rbatch_created\030\001 \001(\010R\014batchCreated\022" +
+      "\030\n\007created\030\002 \001(\rR\007created\022-\n\006status\030\003 \001(" +
+      "\0132\025.baton.v1.BatchStatusR\006status\")\n\021Clos" +
+      "eBatchRequest\022\024\n\005batch\030\001 \001(\tR\005batch\"C\n\022C" +
+      "loseBatchResponse\022-\n\006status\030\001 \001(\0132\025.bato" +
+      "n.v1.BatchStatusR\006status\"\'\n\017GetBatchRequ" +
+      "est\022\024\n\005batch\030\001 \001(\tR\005batch\"A\n\020GetBatchRes" +
+      "ponse\022-\n\006status\030\001 \001(\0132\025.baton.v1.BatchSt" +
+      "atusR\006status*\202\001\n\rParentFailure\022\036\n\032PARENT" +
+      "_FAILURE_UNSPECIFIED\020\000\022\027\n\023PARENT_FAILURE" +
+      "_WAIT\020\001\022\031\n\025PARENT_FAILURE_CANCEL\020\002\022\035\n\031PA" +
+      "RENT_FAILURE_RUN_ANYWAY\020\003*\223\001\n\006Finish\022\026\n\022" +
+      "FINISH_UNSPECIFIED\020\000\022\024\n\020FINISH_SUCCEEDED" +
+      "\020\001\022\030\n\024FINISH_DEAD_LETTERED\020\002\022\024\n\020FINISH_C" +
+      "ANCELLED\020\003\022\027\n\023FINISH_UNREGISTERED\020\004\022\022\n\016F" +
+      "INISH_EXPIRED\020\005*M\n\007CatchUp\022\030\n\024CATCH_UP_U" +
+      "NSPECIFIED\020\000\022\025\n\021CATCH_UP_RUN_ONCE\020\001\022\021\n\rC" +
+      "ATCH_UP_SKIP\020\002*\265\001\n\007Outcome\022\027\n\023OUTCOME_UN" +
+      "SPECIFIED\020\000\022\023\n\017OUTCOME_SUCCESS\020\001\022\037\n\033OUTC" +
+      "OME_PERMANENT_FORBIDDEN\020\002\022\025\n\021OUTCOME_THR" +
+      "OTTLED\020\003\022\025\n\021OUTCOME_TRANSIENT\020\004\022\030\n\024OUTCO" +
+      "ME_SERVER_ERROR\020\005\022\023\n\017OUTCOME_UNKNOWN\020\006*\223" +
+      "\001\n\nAgentState\022\033\n\027AGENT_STATE_UNSPECIFIED" +
+      "\020\000\022\027\n\023AGENT_STATE_WAITING\020\001\022\027\n\023AGENT_STA" +
+      "TE_WORKING\020\002\022\035\n\031AGENT_STATE_DEAD_LETTERE" +
+      "D\020\003\022\027\n\023AGENT_STATE_BLOCKED\020\0042\243\010\n\014AgentSe" +
+      "rvice\022A\n\010Register\022\031.baton.v1.RegisterReq" +
+      "uest\032\032.baton.v1.RegisterResponse\022G\n\nUnre" +
+      "gister\022\033.baton.v1.UnregisterRequest\032\034.ba" +
+      "ton.v1.UnregisterResponse\022>\n\007Acquire\022\030.b" +
+      "aton.v1.AcquireRequest\032\031.baton.v1.Acquir" +
+      "eResponse\022D\n\tHeartbeat\022\032.baton.v1.Heartb" +
+      "eatRequest\032\033.baton.v1.HeartbeatResponse\022" +
+      "A\n\010Complete\022\031.baton.v1.CompleteRequest\032\032" +
+      ".baton.v1.CompleteResponse\022P\n\rCompleteBa" +
+      "tch\022\036.baton.v1.CompleteBatchRequest\032\037.ba" +
+      "ton.v1.CompleteBatchResponse\022B\n\007Session\022" +
+      "\030.baton.v1.SessionRequest\032\031.baton.v1.Ses" +
+      "sionResponse(\0010\001\022>\n\007Release\022\030.baton.v1.R" +
+      "eleaseRequest\032\031.baton.v1.ReleaseResponse" +
+      "\022A\n\010GetAgent\022\031.baton.v1.GetAgentRequest\032" +
+      "\032.baton.v1.GetAgentResponse\022G\n\nListAgent" +
+      "s\022\033.baton.v1.ListAgentsRequest\032\034.baton.v" +
+      "1.ListAgentsResponse\022D\n\tCancelRun\022\032.bato" +
+      "n.v1.CancelRunRequest\032\033.baton.v1.CancelR" +
+      "unResponse\0228\n\005Await\022\026.baton.v1.AwaitRequ" +
+      "est\032\027.baton.v1.AwaitResponse\022P\n\rRegister" +
+      "Batch\022\036.baton.v1.RegisterBatchRequest\032\037." +
+      "baton.v1.RegisterBatchResponse\022G\n\nCloseB" +
+      "atch\022\033.baton.v1.CloseBatchRequest\032\034.bato" +
+      "n.v1.CloseBatchResponse\022A\n\010GetBatch\022\031.ba" +
+      "ton.v1.GetBatchRequest\032\032.baton.v1.GetBat" +
+      "chResponseB\233\001\n\014dev.baton.v1B\nAgentProtoP" +
+      "\001Z>github.com/baton-project/baton/client" +
+      "s/go/gen/baton/v1;batonv1\242\002\003BXX\252\002\010Baton." +
+      "V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GPBMetadata\352\002\tB" +
+      "aton::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -519,7 +522,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_Agent_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_Agent_descriptor,
-        new java.lang.String[] { "Name", "Interval", "Timeout", "ErrorInterval", "Payload", "Labels", "MaxAttempts", "Cron", "TimeZone", "CatchUp", "Key", "Priority", "Traceparent", "After", "OnParentFailure", "IdempotencyKey", "IdempotencyWindow", "KeepResult", });
+        new java.lang.String[] { "Name", "Interval", "Timeout", "ErrorInterval", "Payload", "Labels", "MaxAttempts", "Cron", "TimeZone", "CatchUp", "Key", "Priority", "Traceparent", "After", "OnParentFailure", "IdempotencyKey", "IdempotencyWindow", "KeepResult", "ExpireAt", "Ttl", });
     internal_static_baton_v1_Agent_LabelsEntry_descriptor =
       internal_static_baton_v1_Agent_descriptor.getNestedType(0);
     internal_static_baton_v1_Agent_LabelsEntry_fieldAccessorTable = new
