@@ -280,3 +280,28 @@ async fn an_expiry_is_counted_in_metrics() {
         .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok());
     assert_eq!(expired, Some(1.0), "baton_agents_expired_total{{queue=\"exm\"}}");
 }
+
+/// Runs the `baton` CLI with `args` against `addr`; its stdout (it must succeed).
+async fn cli(addr: &str, args: &[&str]) -> String {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_baton"));
+    cmd.args(args).args(["--addr", addr]).env_remove("BATON_TOKEN");
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output()).await.expect("the CLI answers").unwrap();
+    assert!(out.status.success(), "baton {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+// The CLI shows an agent's expiry (`baton agent`: "expires at", the time GetAgent answers) and
+// an expired finish (`baton await`: "expired").
+#[tokio::test]
+async fn the_cli_shows_the_expiry_and_the_expired_finish() {
+    let mut env = Env::with_config(sweeping_every(100)).await;
+    let addr = format!("http://{}", env.baton.addr);
+    let at = Some(prost_types::Timestamp { seconds: 4_102_444_800, nanos: 0 }); // 2100-01-01
+    register(&mut env.client, "exc", vec![pb::Agent { expire_at: at, ..one_shot("later") }]).await;
+    let shown = cli(&addr, &["agent", "exc", "later"]).await;
+    assert!(shown.lines().any(|l| l.starts_with("expires at") && l.contains("2100-01-01T00:00:00.000Z")), "{shown}");
+
+    register(&mut env.client, "exc", vec![pb::Agent { keep_result: true, ..expiring("soon", TTL_MS) }]).await;
+    let awaited = cli(&addr, &["await", "exc", "soon", "--wait-ms", "30000"]).await;
+    assert!(awaited.lines().any(|l| l.starts_with("finish") && l.contains("expired")), "{awaited}");
+}
