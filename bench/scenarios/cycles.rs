@@ -202,7 +202,17 @@ async fn reference(lab: &mut Lab, sha: &str, script_keys: usize, k: usize, n: u3
         )
         .into());
     }
-    let argv = ["bench-ref".to_string(), n.to_string(), config.limits.scan_limit.to_string()];
+    // As Queues::acquire passes them: worker, max, scan limit, then the announcement channel
+    // (none: nothing expires here), the queue and the finishes' retention.
+    let argv = [
+        "bench-ref".to_string(),
+        n.to_string(),
+        config.limits.scan_limit.to_string(),
+        String::new(),
+        "ref".to_string(),
+        config.results.retention_ms.to_string(),
+        config.results.max_entries.to_string(),
+    ];
     let b = lab.redis_benchmark(k, calls, sha, &keys, &argv).await?;
     // redis-benchmark counts error replies as requests; the working set proves the script ran.
     let held: u64 = redis::cmd("ZCARD").arg(&q.working).query_async(&mut lab.conn).await?;

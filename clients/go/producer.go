@@ -62,6 +62,10 @@ type Job struct {
 	// server's default): a second registration answers the first agent, with its result.
 	IdempotencyKey    string
 	IdempotencyWindow time.Duration
+	// TTL expires a one-shot agent (FINISH_EXPIRED, never run) unless a run starts within it
+	// (0: never); ExpireAt, the same at a time (zero: never). One or the other.
+	TTL      time.Duration
+	ExpireAt time.Time
 }
 
 // Parent names a parent of a Job: Queue "" is the Job's own; OnFailure unspecified is the Job's
@@ -83,6 +87,12 @@ func (j Job) agent() *batonv1.Agent {
 	}
 	if j.IdempotencyWindow > 0 {
 		a.IdempotencyWindow = durationpb.New(j.IdempotencyWindow)
+	}
+	if j.TTL > 0 {
+		a.Ttl = durationpb.New(j.TTL)
+	}
+	if !j.ExpireAt.IsZero() {
+		a.ExpireAt = timestamppb.New(j.ExpireAt)
 	}
 	for _, p := range j.After {
 		a.After = append(a.After, &batonv1.AgentRef{Queue: p.Queue, Name: p.Name, OnFailure: p.OnFailure})

@@ -27,9 +27,10 @@ def emit(event: str, **fields: Any) -> None:
 
 
 def agent(cmd: dict, name: str):
-    """A one-shot agent `name` with the command's parents and idempotency key."""
+    """A one-shot agent `name` with the command's parents, idempotency key and ttl."""
     return baton.agent(name, after=[baton.ref(p.get("queue", ""), p["name"]) for p in cmd.get("after", [])],
-                       idempotency_key=cmd.get("idempotency_key", ""))
+                       idempotency_key=cmd.get("idempotency_key", ""),
+                       ttl=cmd["ttl_ms"] / 1000 if "ttl_ms" in cmd else None)
 
 
 def emit_batch(cmd: dict, status) -> None:

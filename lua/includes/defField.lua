@@ -57,3 +57,19 @@ local function defKeepParents(def, old, n)
   end
   return string.format('%s%s,"parents":%d}', string.sub(def, 1, -2), kept, n)
 end
+
+-- The expiry of def ("expire_at_ms": Agent.expire_at or ttl, kept until its first run starts),
+-- or nil for none. Baton writes it after "timeout_ms", so it reads ',"expire_at_ms":<digits>',
+-- which no label can (a label's value is a string: a quote follows its colon). A plain
+-- definition costs one plain find.
+local function defExpireAt(def)
+  if not string.find(def, ',"expire_at_ms":', 1, true) then return nil end
+  local at = defField(def, 'expire_at_ms')
+  if at > 0 then return at end
+  return nil
+end
+
+-- def without its expiry (the grant of its first run: a run that started never expires).
+local function defWithoutExpiry(def)
+  return (string.gsub(def, ',"expire_at_ms":%d+', '', 1))
+end

@@ -1,5 +1,5 @@
 -- finished: what a script does when an agent finishes — a success, a dead letter, a cancel by a
--- parent's failure, an unregister. The finish is kept as a result record only where someone can
+-- parent's failure, an unregister, an expiry. The finish is kept as a result record only where someone can
 -- read it (keepsFinish): an agent that keeps its result (its definition says "keep": Agent.keep_result,
 -- its queue's results.keep_queues, an idempotency key, a batch member, a parent named in its
 -- child's Register call), a recurring agent, a batch's sentinel, an agent with children attached
@@ -13,7 +13,8 @@
 -- once per script.
 --
 -- A result record is "<finish>|<outcome>|<token>|<at ms>|<message length>|<message><result>":
--- finish S (succeeded), D (dead-lettered), C (cancelled), U (unregistered); the result bytes
+-- finish S (succeeded), D (dead-lettered), C (cancelled), U (unregistered), X (expired: no run
+-- started before the agent's expiry); the result bytes
 -- come last, binary-safe. resultRecord writes it and parseResultRecord reads it (their Rust side
 -- is `crate::flows::records::FinishRecord`).
 --
@@ -46,7 +47,7 @@ end
 
 -- A result record's fields (token and at as numbers), or nil when it is not a result record.
 local function parseResultRecord(rec)
-  local finish, outcome, token, at, len, from = string.match(rec, '^([SDCU])|([^|]*)|(%d+)|(%d+)|(%d+)|()')
+  local finish, outcome, token, at, len, from = string.match(rec, '^([SDCUX])|([^|]*)|(%d+)|(%d+)|(%d+)|()')
   if not finish then return nil end
   len = tonumber(len)
   if #rec - from + 1 < len then return nil end

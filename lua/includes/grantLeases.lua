@@ -3,7 +3,7 @@
 -- The call's state is G: now, out (the reply: { now, nextDue, repaired, leases... }), worker,
 -- asked (max as the caller asked), max (lowered by the limits), lim (the limits hash's fields
 -- below), room (leases the concurrency limit allows, -1: no limit), rate, tokens and bucketAt
--- (the token bucket, rate 0: no bucket), repaired and granted (counts).
+-- (the token bucket, rate 0: no bucket), repaired, granted and expired (counts).
 local G
 
 -- Starts a call: reads the limits hash (one HMGET; a queue without limits pays nothing more).
@@ -13,8 +13,8 @@ local G
 local function startAcquire(K, worker, max, keyed)
   local now = nowMs()
   G = {
-    now = now, out = { now, -1, 0 }, worker = worker, asked = max, max = max, room = -1, rate = 0,
-    tokens = 0, bucketAt = now, repaired = 0, granted = 0,
+    now = now, out = { now, -1, 0, 0, 0 }, worker = worker, asked = max, max = max, room = -1, rate = 0,
+    tokens = 0, bucketAt = now, repaired = 0, granted = 0, expired = 0,
   }
   stepsKeys(K.steps)
   local lim = rcall('HMGET', K.limits, 'paused', 'concurrency', 'rate', 'burst', 'tokens', 'at', 'keyed',
@@ -51,16 +51,39 @@ end
 -- when the queue has any: runSteps), numbers their tokens with
 -- one INCRBY and writes them with one ZADD and one HSET (the records by encodeLease). keys[j]
 -- is lease j's key ("" when not keyed); known[j], when given, is agent j's definition, already
--- read by this script. Agents with no definition are dropped as repaired.
+-- read by this script. Agents with no definition are dropped as repaired. An agent whose
+-- expiry has passed finishes as expired instead (expireAgent, counted in G.expired); one with
+-- an expiry still ahead starts its first run, so its definition drops the expiry and it
+-- leaves expiring (one HSET and one ZREM per call, paid by such agents only).
 local function grant(K, names, keys, known)
   local defs = known or rcall('HMGET', K.defs, unpack(names))
   local valid = {}
   for i = 1, #names do
-    if defs[i] then valid[#valid + 1] = i else G.repaired = G.repaired + 1 end
+    local def = defs[i]
+    local expireAt = def and defExpireAt(def)
+    if not def then
+      G.repaired = G.repaired + 1
+    elseif expireAt and expireAt <= G.now then
+      expireAgent(K, names[i], def, G.now)
+      G.expired = G.expired + 1
+    else
+      valid[#valid + 1] = i
+    end
   end
   if #valid == 0 then return end
-  local kept = {}
-  for j, i in ipairs(valid) do kept[j] = names[i] end
+  local kept, started, rewritten = {}, {}, {}
+  for j, i in ipairs(valid) do
+    kept[j] = names[i]
+    if defExpireAt(defs[i]) then
+      defs[i] = defWithoutExpiry(defs[i])
+      started[#started + 1] = names[i]
+      rewritten[#rewritten + 1], rewritten[#rewritten + 2] = names[i], defs[i]
+    end
+  end
+  if #started > 0 then
+    rcall('HSET', K.defs, unpack(rewritten))
+    rcall('ZREM', K.expiring, unpack(started))
+  end
   local streaks = rcall('HMGET', K.streaks, unpack(kept))
   local payloads = rcall('HMGET', K.payloads, unpack(kept))
   -- Steps of earlier attempts: one EXISTS per call, one HMGET only when the queue has any.
@@ -89,8 +112,12 @@ local function grant(K, names, keys, known)
 end
 
 -- Ends a call: the worker is recorded alive (only refreshed, never added, when it got nothing),
--- and the bucket gives up what was granted.
-local function endAcquire(K)
+-- and the bucket gives up what was granted. The reply's expired and outboxed (out[4], out[5]):
+-- agents expired at grant time, and the outbox entries their finishes wrote (endFinished:
+-- nothing to do, and no command, when none expired).
+local function endAcquire(K, channel, queue)
+  G.out[4] = G.expired
+  G.out[5] = endFinished(channel, queue, G.now)
   if G.granted > 0 then
     rcall('ZADD', K.workers, G.now, G.worker)
   else

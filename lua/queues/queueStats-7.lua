@@ -6,7 +6,7 @@
     KEYS[1] waiting    ZSET name -> next run (ms)
     KEYS[2] working    ZSET name -> lease deadline (ms)
     KEYS[3] dlq        ZSET name -> dead-lettered at (ms)
-    KEYS[4] stats      HASH completed, failed, dead_lettered -> counts
+    KEYS[4] stats      HASH completed, failed, dead_lettered, expired -> counts
     KEYS[5] limits     HASH paused, concurrency, rate, burst, tokens, at, key_concurrency,
                        key_rate, key_burst, priority_aging (flow control)
     KEYS[6] pending    HASH child -> parents still pending: the blocked agents
@@ -18,7 +18,7 @@
   Output -> QueueStats:
     { now, waiting, due, oldestDue, working, overdueLeases, deadLettered, averageOverdueMs,
       stuck, completed, paused, concurrency, rate, burst, keyConcurrency, keyRate, keyBurst,
-      tokens, priorityAging, nextDue, blocked, releasing, oldestRelease }
+      tokens, priorityAging, nextDue, blocked, releasing, oldestRelease, expired }
     paused is 1 or 0; concurrency, rate, burst and the key limits are "" when unset; tokens is
     what the bucket holds now ("" without a rate limit); priorityAging is in ms, "" when unset.
     A keyed queue's promoted agents wait at minus their due time (acquireAgents): their due
@@ -28,7 +28,8 @@
     overdueLeases counts leases past their deadline; averageOverdueMs is over at most 1,000 due
     agents (the oldest promoted ones and the oldest not yet promoted, 500 of each at most).
     blocked counts agents waiting for parents; releasing counts finishes whose children are
-    not all released yet, and oldestRelease is when the oldest of them was written (-1: none).
+    not all released yet, and oldestRelease is when the oldest of them was written (-1: none);
+    expired counts the agents that finished as expired (expireAgent).
 ]]
 local rcall = redis.call
 --@include nowMs
@@ -85,4 +86,5 @@ return {
   rcall('HLEN', pendingKey),
   rcall('ZCARD', outboxKey),
   oldestRelease[2] and tonumber(oldestRelease[2]) or -1,
+  tonumber(rcall('HGET', statsKey, 'expired') or '0'),
 }

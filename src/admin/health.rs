@@ -64,6 +64,9 @@ pub(crate) struct SourceHealth {
     /// What a rate-limited queue's bucket holds now.
     #[serde(default)]
     pub rate_tokens: f64,
+    /// Agents of a queue finished as expired so far (a counter: `Agent.expire_at`, `ttl`).
+    #[serde(default)]
+    pub expired: u64,
     /// The counter behind the rate, and when it was read (Redis time), for the next check.
     pub counter: u64,
     pub checked_at_ms: i64,
@@ -156,6 +159,7 @@ pub(crate) async fn check(store: &Admin, config: &Config) -> Result<Health> {
             paused: s.paused,
             limits: s.limits,
             rate_tokens: s.tokens.unwrap_or(0.0),
+            expired: s.expired,
             counter: s.completed,
             checked_at_ms: s.now_ms,
         };
@@ -181,6 +185,7 @@ pub(crate) async fn check(store: &Admin, config: &Config) -> Result<Health> {
             paused: s.paused,
             limits: QueueLimits::default(),
             rate_tokens: 0.0,
+            expired: 0,
             counter: s.claimed_total,
             checked_at_ms: s.now_ms,
         };
@@ -205,6 +210,7 @@ pub(crate) async fn check(store: &Admin, config: &Config) -> Result<Health> {
             paused: s.paused,
             limits: QueueLimits::default(),
             rate_tokens: 0.0,
+            expired: 0,
             counter: s.acked,
             checked_at_ms: s.now_ms,
         };
@@ -275,6 +281,7 @@ mod tests {
             paused: false,
             limits: QueueLimits::default(),
             rate_tokens: 0.0,
+            expired: 0,
             counter: 0,
             checked_at_ms: 0,
         }

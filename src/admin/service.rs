@@ -286,6 +286,7 @@ impl AdminService for AdminServiceImpl {
                     paused: s.paused,
                     limits: limits_pb(&s.limits),
                     rate_tokens: s.rate_tokens,
+                    expired: s.expired,
                 })
                 .collect();
             Ok(Response::new(pb::GetHealthResponse {

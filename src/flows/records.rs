@@ -12,6 +12,8 @@ pub enum Finish {
     DeadLettered,
     Cancelled,
     Unregistered,
+    /// Its expiry passed before any run started (`Agent.expire_at`, `ttl`).
+    Expired,
 }
 
 impl Finish {
@@ -21,12 +23,13 @@ impl Finish {
             Finish::DeadLettered => 'D',
             Finish::Cancelled => 'C',
             Finish::Unregistered => 'U',
+            Finish::Expired => 'X',
         }
     }
 }
 
 /// An agent's finish as kept, its result record:
-/// "<finish>|<outcome>|<token>|<at ms>|<message length>|<message><result>", finish S, D, C or U;
+/// "<finish>|<outcome>|<token>|<at ms>|<message length>|<message><result>", finish S, D, C, U or X;
 /// the message is counted in bytes, and the result bytes come last, binary-safe.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FinishRecord {
@@ -70,6 +73,7 @@ impl FinishRecord {
             b"D" => Finish::DeadLettered,
             b"C" => Finish::Cancelled,
             b"U" => Finish::Unregistered,
+            b"X" => Finish::Expired,
             _ => return None,
         };
         let outcome = String::from_utf8(field()?.to_vec()).ok()?;
@@ -121,6 +125,7 @@ mod tests {
             record(Finish::DeadLettered, "FAILURE", 42, "boom | 3 of 3 | ünïcode", b"partial|result"),
             record(Finish::Cancelled, "", 0, "parent q|p failed", b""),
             record(Finish::Unregistered, "", 0, "", b""),
+            record(Finish::Expired, "", 0, "expired before any run started", b""),
             record(Finish::Succeeded, "SUCCESS", 5, "12|", &big),
         ]
     }
@@ -175,7 +180,7 @@ mod tests {
             .await;
         assert_eq!(missing, "U");
         // Not a result record, or one cut short: None on both sides.
-        for bad in [&b""[..], b"X||0|0|0|", b"S|SUCCESS|1|2|5|abc"] {
+        for bad in [&b""[..], b"Z||0|0|0|", b"S|SUCCESS|1|2|5|abc"] {
             assert_eq!(FinishRecord::parse(bad), None, "{bad:?}");
             let absent: i64 =
                 redis.eval_includes(&["finished"], "return parseResultRecord(ARGV[1]) and 1 or 0", &[bad]).await;

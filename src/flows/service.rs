@@ -38,6 +38,7 @@ pub(crate) fn result_pb(queue: &str, name: &str, r: FinishRecord) -> pb::AgentRe
         crate::flows::store::Finish::DeadLettered => pb::Finish::DeadLettered,
         crate::flows::store::Finish::Cancelled => pb::Finish::Cancelled,
         crate::flows::store::Finish::Unregistered => pb::Finish::Unregistered,
+        crate::flows::store::Finish::Expired => pb::Finish::Expired,
     };
     let outcome = match r.outcome.as_str() {
         "SUCCESS" => pb::Outcome::Success,

@@ -264,6 +264,9 @@ pub(crate) fn agent_pb(def: AgentDef) -> pb::Agent {
         keep_result: def.keep_result,
         idempotency_mode: 0,
         debounce: None,
+        // Set by expire_at or ttl; gone once a run has started.
+        expire_at: (def.expire_at_ms > 0).then(|| timestamp(def.expire_at_ms)),
+        ttl: None,
     }
 }
 

@@ -1,7 +1,7 @@
 //! Flow control: a queue's concurrency and rate limits, and pausing any source. The limits live
 //! in the source's `limits` hash; acquireAgents enforces them in the same script that grants
-//! leases, so no fleet can overrun them (see `lua/queues/acquireAgents-10.lua`, and
-//! `lua/queues/acquireKeyed-12.lua` for a keyed queue).
+//! leases, so no fleet can overrun them (see `lua/queues/acquireAgents-20.lua`, and
+//! `lua/queues/acquireKeyed-22.lua` for a keyed queue).
 
 use crate::store::SourceKind;
 
@@ -30,7 +30,7 @@ pub struct QueueLimits {
     /// A token bucket per key.
     pub key_rate: Option<RateLimit>,
     /// Priority aging (ms): an agent due for longer goes ahead of every priority, in its turn
-    /// (keyed queues; see `lua/queues/acquireKeyed-12.lua`).
+    /// (keyed queues; see `lua/queues/acquireKeyed-22.lua`).
     #[serde(default)]
     pub priority_aging_ms: Option<u64>,
 }

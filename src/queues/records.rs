@@ -90,6 +90,13 @@ pub struct AgentDef {
     /// 0: unlimited.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub max_attempts: u32,
+    /// When a one-shot agent expires if no run has started (ms, Redis clock; `Agent.expire_at`,
+    /// or the Register's Redis time plus `Agent.ttl`); 0: none. Only while no run has started:
+    /// the grant that starts the first run drops it from the stored definition (acquire
+    /// scripts, `grantLeases`). Always after `timeout_ms`, so the scripts find it as
+    /// `,"expire_at_ms":<digits>` (`defField`), which no label can be.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub expire_at_ms: i64,
     /// Keep the agent's finish (`Agent.keep_result`, or set by Baton at Register for an
     /// idempotency key, a batch member, a parent named in the same call, a queue of
     /// `results.keep_queues`); stored as `"keep":true` only when set, which the scripts look for
@@ -133,6 +140,10 @@ pub struct AgentDef {
     /// Register only: the idempotency key, its window and mode.
     #[serde(skip)]
     pub idempotency: Option<Idempotency>,
+    /// Register only: `Agent.ttl` (ms), turned into `expire_at_ms` from the Redis clock of the
+    /// queue's slot (`Queues::register`); 0: none.
+    #[serde(skip)]
+    pub ttl_ms: u64,
 }
 
 /// An agent's idempotency key as Register takes it (`Agent.idempotency_key` and the fields
@@ -405,8 +416,11 @@ mod tests {
         let mut labels = BTreeMap::new();
         labels.insert("timeout_ms".to_string(), "\"timeout_ms\":7".to_string());
         labels.insert("interval_ms".to_string(), "9".to_string());
+        // A label cannot fake an expiry, by its name or by its value.
+        labels.insert("expire_at_ms".to_string(), ",\"expire_at_ms\":5".to_string());
         vec![
             AgentDef { timeout_ms: 30_000, error_interval_ms: 1_000, ..Default::default() },
+            AgentDef { timeout_ms: 30_000, expire_at_ms: (1 << 53) - 1, ..Default::default() },
             AgentDef {
                 key: "tenant|a".into(),
                 priority: -1000,
@@ -468,6 +482,17 @@ mod tests {
             );
             assert_eq!(parse(&rewritten[2]), AgentDef { parents: 4, ..def.clone() }, "{}", rewritten[2]);
             assert_eq!(parse(&json), def);
+            // The expiry as the acquire scripts read it (-1: none), and the definition a first
+            // run's grant writes back, without it.
+            let (at, without): (i64, String) = redis
+                .eval_includes(
+                    &["defField"],
+                    "return { defExpireAt(ARGV[1]) or -1, defWithoutExpiry(ARGV[1]) }",
+                    &[json.as_bytes()],
+                )
+                .await;
+            assert_eq!(at, if def.expire_at_ms > 0 { def.expire_at_ms } else { -1 }, "{json}");
+            assert_eq!(parse(&without), AgentDef { expire_at_ms: 0, ..def.clone() }, "{without}");
         }
     }
 }

@@ -33,6 +33,35 @@ pub(crate) struct AgentServiceImpl {
 /// Priorities run from -MAX_PRIORITY to MAX_PRIORITY (acquireAgents ranks them in 4 digits).
 const MAX_PRIORITY: i32 = 1000;
 
+/// An agent's expiry (`expire_at`, `ttl`): (expire at ms, ttl ms), 0 for none. One-shot agents
+/// only, one of the two; a time already past is accepted (the agent expires without running:
+/// Baton compares no time with its own clock).
+fn expiry(field: &str, a: &pb::Agent, recurring: bool, max_ms: u64) -> Result<(i64, u64)> {
+    let which = match (&a.expire_at, &a.ttl) {
+        (None, None) => return Ok((0, 0)),
+        (Some(_), Some(_)) => return Err(Error::invalid(format!("{field}.ttl"), "must be absent with expire_at")),
+        (Some(_), None) => "expire_at",
+        (None, Some(_)) => "ttl",
+    };
+    if recurring {
+        return Err(Error::invalid(
+            format!("{field}.{which}"),
+            "applies to one-shot agents only (no interval, no cron)",
+        ));
+    }
+    if let Some(t) = &a.expire_at {
+        if t.seconds <= 0 || !(0..1_000_000_000).contains(&t.nanos) {
+            return Err(Error::invalid(format!("{field}.expire_at"), "must be a time after 1970-01-01T00:00:00Z"));
+        }
+        let ms = t.seconds.saturating_mul(1000).saturating_add(i64::from(t.nanos) / 1_000_000);
+        return Ok((ms, 0));
+    }
+    match validate::duration_ms(&format!("{field}.ttl"), a.ttl.as_ref(), max_ms)? {
+        Some(ms) if ms > 0 => Ok((0, ms)),
+        _ => Err(Error::invalid(format!("{field}.ttl"), "must be at least 1 ms")),
+    }
+}
+
 impl AgentServiceImpl {
     pub(crate) fn new(
         store: Queues,
@@ -98,6 +127,7 @@ impl AgentServiceImpl {
                 Error::invalid(format!("{field}.{}", if expr { "cron" } else { "time_zone" }), why)
             })?;
         }
+        let (expire_at_ms, ttl_ms) = expiry(field, a, interval_ms > 0 || !a.cron.is_empty(), max)?;
         Ok(AgentDef {
             name: a.name.clone(),
             key: a.key.clone(),
@@ -118,6 +148,8 @@ impl AgentServiceImpl {
             parent_traceparents: Default::default(),
             after: Vec::new(),
             idempotency: None,
+            expire_at_ms,
+            ttl_ms,
         })
     }
 

@@ -102,8 +102,10 @@ impl FromReply for Completions {
 pub(crate) enum Acquisition {
     /// `{ -1 }`: the queue is not this script's (keyed or not): nothing written.
     OtherPath,
-    /// `{ now, nextDue, repaired, (name, token, deadline, attempt, definition, payload, steps)* }`.
-    Granted { now_ms: i64, next_due: i64, repaired: u64, leases: Vec<Lease> },
+    /// `{ now, nextDue, repaired, expired, outboxed, (name, token, deadline, attempt, definition,
+    /// payload, steps)* }`: `expired` agents met past their expiry finished instead of being
+    /// granted, and their finishes wrote `outboxed` outbox entries.
+    Granted { now_ms: i64, next_due: i64, repaired: u64, expired: u64, outboxed: i64, leases: Vec<Lease> },
 }
 
 impl FromReply for Acquisition {
@@ -112,7 +114,7 @@ impl FromReply for Acquisition {
         if now_ms < 0 {
             return Ok(Acquisition::OtherPath);
         }
-        let (next_due, repaired) = (r.next()?, r.next()?);
+        let (next_due, repaired, expired, outboxed) = (r.next()?, r.next()?, r.next()?, r.next()?);
         let mut leases = Vec::with_capacity(r.remaining() / 7);
         while !r.is_empty() {
             let name: String = r.next()?;
@@ -139,7 +141,7 @@ impl FromReply for Acquisition {
                 steps,
             });
         }
-        Ok(Acquisition::Granted { now_ms, next_due, repaired, leases })
+        Ok(Acquisition::Granted { now_ms, next_due, repaired, expired, outboxed, leases })
     }
 }
 
@@ -154,6 +156,7 @@ impl FromReply for Released {
     }
 }
 
+pub(crate) use super::expiry::Expired;
 pub(crate) use super::limits::{KeyLimitsEntries, RecountStep};
 pub(crate) use super::sweep::{QueueStats, Repaired};
 
@@ -420,9 +423,13 @@ impl Shard<'_, Queues> {
     ) -> Result<crate::flows::store::RegisterAnswer> {
         let k = self.keys.queue(queue);
         let mut agents = std::borrow::Cow::Borrowed(agents);
-        if agents.iter().any(|def| !def.cron.is_empty()) {
+        if agents.iter().any(|def| !def.cron.is_empty() || def.ttl_ms > 0) {
             let Int(now) =
                 self.call(Path::WriteBack, crate::flows::store::calls::ReadClock { routing: &k.defs }).await?;
+            // A ttl counts from the Register, by the Redis clock (`super::expiry`).
+            for def in agents.to_mut().iter_mut().filter(|def| def.ttl_ms > 0) {
+                def.expire_at_ms = now.saturating_add(def.ttl_ms as i64);
+            }
             for def in agents.to_mut().iter_mut().filter(|def| !def.cron.is_empty()) {
                 // Checked at validation; an expression that fails here gets no first fire and is
                 // due at once, as any new agent.
@@ -432,6 +439,9 @@ impl Shard<'_, Queues> {
             }
         }
         self.remember_queue(queue).await?;
+        if agents.iter().any(|def| def.expire_at_ms > 0) {
+            self.remember_expiring(queue).await?;
+        }
         // A batch larger than script_batch is applied in steps, each atomic; a retried call
         // finds each step's answer under its own request id.
         let mut out = crate::flows::store::RegisterAnswer::default();
@@ -581,17 +591,38 @@ impl Shard<'_, Queues> {
         // A keyed queue takes acquireKeyed, any other acquireAgents; the script checks.
         let mut keyed = self.keyed.lock().unwrap_or_else(|e| e.into_inner()).contains(&k.limits);
         let mut tries = 0;
+        let channel = self.keys.announce_finishes(queue);
+        let (result_ttl_ms, result_max) = (self.policy.results.retention_ms, self.policy.results.max_entries);
         let (now_ms, next_due, repaired, mut leases) = loop {
             let answer = if keyed {
-                let call = calls::AcquireKeyed { keys: &k, worker, max: max_leases, scan_limit };
+                let call = calls::AcquireKeyed {
+                    keys: &k,
+                    worker,
+                    max: max_leases,
+                    scan_limit,
+                    channel: &channel,
+                    queue,
+                    result_ttl_ms,
+                    result_max,
+                };
                 self.call_items(Path::Dispatch, call, max as usize).await?
             } else {
-                let call = calls::AcquireAgents { keys: &k, worker, max: max_leases, scan_limit };
+                let call = calls::AcquireAgents {
+                    keys: &k,
+                    worker,
+                    max: max_leases,
+                    scan_limit,
+                    channel: &channel,
+                    queue,
+                    result_ttl_ms,
+                    result_max,
+                };
                 self.call_items(Path::Dispatch, call, max as usize).await?
             };
             match answer {
-                Acquisition::Granted { now_ms, next_due, repaired, leases } => {
-                    break (now_ms, next_due, repaired, leases)
+                Acquisition::Granted { now_ms, next_due, repaired, expired, outboxed, leases } => {
+                    self.expired(queue, expired, outboxed);
+                    break (now_ms, next_due, repaired, leases);
                 }
                 Acquisition::OtherPath if tries < 2 => {
                     tries += 1;

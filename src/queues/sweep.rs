@@ -130,6 +130,8 @@ pub struct QueueStats {
     pub releasing: u64,
     /// When the oldest of them was written.
     pub oldest_release_ms: Option<i64>,
+    /// Agents finished as expired so far (a counter).
+    pub expired: u64,
 }
 
 impl Queues {
@@ -296,6 +298,7 @@ impl crate::store::scripts::FromReply for QueueStats {
             blocked: 0,
             releasing: 0,
             oldest_release_ms: None,
+            expired: 0,
         };
         let aging: String = r.next()?;
         if !aging.is_empty() {
@@ -308,6 +311,7 @@ impl crate::store::scripts::FromReply for QueueStats {
         stats.releasing = r.next()?;
         let oldest: i64 = r.next()?;
         stats.oldest_release_ms = (oldest >= 0).then_some(oldest);
+        stats.expired = r.next()?;
         Ok(stats)
     }
 }

@@ -4,6 +4,9 @@
 //! - the zombie sweep takes back leases past deadline + threshold (TIMEOUT: an attempt, due
 //!   again at once), with a longer threshold for agents matching
 //!   `zombie_cleanup.exceptional_pattern`;
+//! - with it, the expiry step finishes as expired the agents whose expiry (`Agent.expire_at`,
+//!   `ttl`) came before any run started, from the `expiring` sets of the queues that have
+//!   them, at most `PAGE` per script call (`queues::expiry`);
 //! - the orphan sweep takes back, at once, the leases of workers silent for the orphan
 //!   threshold (ORPHANED, due again immediately) and gives back pool resources handed to
 //!   claims that were never picked up (their replica died); every `repair_interval_ms` it also
@@ -165,6 +168,8 @@ struct Tally {
     dead_lettered: u64,
     repaired: u64,
     skipped: u64,
+    /// Agents finished as expired (`expire`).
+    expired: u64,
 }
 
 impl Tally {
@@ -195,7 +200,10 @@ impl Sweeper {
         }
         let budget = Self::budget(self.config.zombie_cleanup.run_budget_ms);
         let mut tally = Tally::default();
-        let result = self.zombies(budget, &mut tally).await;
+        let mut result = self.zombies(budget, &mut tally).await;
+        if result.is_ok() {
+            result = self.expire(budget, &mut tally).await;
+        }
         self.finish("zombie", result, tally).await;
     }
 
@@ -256,7 +264,7 @@ impl Sweeper {
         metrics::counter!("baton_sweeper_repaired_total", "sweep" => sweep).increment(tally.repaired);
         match result {
             Ok(()) => {
-                if tally.reaped + tally.dead_lettered + tally.repaired > 0 {
+                if tally.reaped + tally.dead_lettered + tally.repaired + tally.expired > 0 {
                     tracing::info!(sweep, ?tally, "sweep took back leases");
                 } else {
                     tracing::debug!(sweep, ?tally, "sweep pass");
@@ -313,6 +321,24 @@ impl Sweeper {
                 left_alone += (suspects.len() - due.len() + kept) as u32;
                 tally.add(&reaped);
                 if !full_page {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Expires the agents whose expiry came before any run started, queue by queue, a page
+    /// per script call, within the pass's budget.
+    async fn expire(&self, budget: Option<Instant>, tally: &mut Tally) -> Result<()> {
+        for queue in self.store.queues.queues_with_expiring().await? {
+            loop {
+                if budget.is_some_and(|b| Instant::now() >= b) || !self.on_duty() {
+                    return Ok(());
+                }
+                let (expired, taken) = self.store.queues.expire_due(&queue, PAGE).await?;
+                tally.expired += expired;
+                if taken < u64::from(PAGE) {
                     break;
                 }
             }

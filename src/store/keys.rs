@@ -98,6 +98,9 @@ pub struct QueueKeys {
     /// HASH name -> the steps its current run recorded (`lua/includes/stepRecord.lua`); only
     /// agents that recorded a step have an entry, and it goes when the run ends.
     pub steps: String,
+    /// ZSET name -> expire at (ms): agents with an expiry (`Agent.expire_at`, `ttl`) whose
+    /// first run has not started, for the sweeper; written only for such agents.
+    pub expiring: String,
 }
 
 /// The keys of one pool; the pool scripts (`lua/pools/`) take them as `KEYS of PoolKeys`.
@@ -249,9 +252,10 @@ pub struct ElectionKeys {
 }
 
 impl QueueKeys {
-    /// The ten keys of acquireAgents (the plain path), in its order (the bench calls the
-    /// script with them too).
-    pub fn acquire_keys(&self) -> [&str; 10] {
+    /// The twenty keys of acquireAgents (the plain path), in its order (the bench calls the
+    /// script with them too): the grant's, what an agent expired at grant time needs, then the
+    /// steps.
+    pub fn acquire_keys(&self) -> [&str; 20] {
         [
             &self.waiting,
             &self.working,
@@ -262,6 +266,16 @@ impl QueueKeys {
             &self.seq,
             &self.workers,
             &self.limits,
+            &self.stats,
+            &self.expiring,
+            &self.results,
+            &self.resultsat,
+            &self.fanout,
+            &self.children,
+            &self.outbox,
+            &self.outboxres,
+            &self.awaited,
+            &self.deps,
             &self.steps,
         ]
     }
@@ -376,6 +390,7 @@ impl Keys {
             dedup: k("dedup"),
             dedupat: k("dedupat"),
             steps: k("steps"),
+            expiring: k("expiring"),
         }
     }
 
@@ -462,6 +477,12 @@ impl Keys {
     /// sweep walks them for outbox entries and unattached children a crash left behind.
     pub fn flows(&self) -> String {
         format!("{}baton:{{registry}}:flows", self.prefix)
+    }
+
+    /// SET of the queues (physical) that have had an agent with an expiry (`Agent.expire_at`,
+    /// `ttl`): the sweeper walks their `expiring` sets.
+    pub fn expiring_queues(&self) -> String {
+        format!("{}baton:{{registry}}:expiring", self.prefix)
     }
 
     /// ZSET election name -> when its latest term began (ms, Redis time): every election a

@@ -105,7 +105,7 @@ pub enum Command {
         target: Target,
     },
     /// Wait for an agent to finish and print how (AgentService.Await): succeeded,
-    /// dead-lettered, cancelled or unregistered, with its outcome and result. Exits 1 when it
+    /// dead-lettered, cancelled, unregistered or expired, with its outcome and result. Exits 1 when it
     /// has not finished within --wait-ms.
     Await {
         /// The queue.
@@ -821,6 +821,7 @@ pub fn finish_name(finish: i32) -> &'static str {
         Ok(pb::Finish::DeadLettered) => "dead-lettered",
         Ok(pb::Finish::Cancelled) => "cancelled",
         Ok(pb::Finish::Unregistered) => "unregistered",
+        Ok(pb::Finish::Expired) => "expired",
         _ => "-",
     }
 }
@@ -850,6 +851,8 @@ async fn agent(c: &Client, t: &Target, queue: &str, name: &str) -> Result<String
         ("timeout (s)", secs(&d.timeout)),
         ("error interval (s)", secs(&d.error_interval)),
         ("max attempts", d.max_attempts.to_string()),
+        // Until its first run starts: then it never expires.
+        ("expires at", instant(&d.expire_at)),
         ("cron", or_dash(&d.cron)),
         ("time zone", or_dash(&d.time_zone)),
         ("key", or_dash(&d.key)),

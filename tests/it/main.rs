@@ -19,6 +19,7 @@ mod cron;
 mod dedup_modes;
 mod deploy;
 mod elections;
+mod expiry;
 mod flow;
 mod flow_faults;
 mod flows;

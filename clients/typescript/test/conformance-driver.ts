@@ -7,7 +7,7 @@ import { status } from "@grpc/grpc-js";
 import { context, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import {
-  agent, AgentResult, AgentSpec, BatchStatus, Claimer, isServiceError, Leadership, Lease, LeaseLostError, parseTraceparent, Producer,
+  agent, AgentResult, AgentSpec, BatchStatus, Claimer, duration, isServiceError, Leadership, Lease, LeaseLostError, parseTraceparent, Producer,
   recordedStep, ShutdownError, Worker,
 } from "../src";
 
@@ -86,9 +86,12 @@ async function closeLeader(id: string): Promise<void> {
   emit({ event: "closed", id });
 }
 
-/** A one-shot agent `name` with the command's parents and idempotency key. */
+/** A one-shot agent `name` with the command's parents, idempotency key and ttl. */
 const agentOf = (c: Command, name: string): AgentSpec =>
-  ({ name, after: (c.after ?? []).map((p: Command) => ({ queue: p.queue ?? "", name: p.name })), idempotencyKey: c.idempotency_key ?? "" });
+  ({
+    name, after: (c.after ?? []).map((p: Command) => ({ queue: p.queue ?? "", name: p.name })), idempotencyKey: c.idempotency_key ?? "",
+    ttl: c.ttl_ms === undefined ? undefined : duration(c.ttl_ms),
+  });
 
 async function register(c: Command): Promise<void> {
   try {

@@ -68,7 +68,7 @@ before(async () => {
   claims = new ClaimServiceClient(baton.addr, credentials.createInsecure());
   const def = (name: string, key: string, maxAttempts: number) => ({
     name, interval: duration(3_600_000), timeout: duration(60_000), errorInterval: duration(3_600_000),
-    payload: Buffer.from(""), labels: { team: "growth" }, maxAttempts, cron: "", timeZone: "", catchUp: 0, key, priority: 0, traceparent: "", after: [], onParentFailure: 0, idempotencyKey: "", idempotencyWindow: undefined, keepResult: false, idempotencyMode: 0, debounce: undefined,
+    payload: Buffer.from(""), labels: { team: "growth" }, maxAttempts, cron: "", timeZone: "", catchUp: 0, key, priority: 0, traceparent: "", after: [], onParentFailure: 0, idempotencyKey: "", idempotencyWindow: undefined, keepResult: false, idempotencyMode: 0, debounce: undefined, expireAt: undefined, ttl: undefined,
   });
   await unary(agents.register.bind(agents), {
     requestId: "",
@@ -538,7 +538,7 @@ test("a queue of 100,000 agents: one page at a time, search finds the last, live
   const def = (i: number) => ({
     name: name(i), interval: duration(3_600_000), timeout: duration(60_000), errorInterval: duration(3_600_000),
     payload: Buffer.from(i === N - 1 ? JSON.stringify({ report: "weekly", to: "ops@example.com" }) : ""), labels: { shard: String(i % 16) },
-    maxAttempts: 0, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0, traceparent: "", after: [], onParentFailure: 0, idempotencyKey: "", idempotencyWindow: undefined, keepResult: false, idempotencyMode: 0, debounce: undefined,
+    maxAttempts: 0, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0, traceparent: "", after: [], onParentFailure: 0, idempotencyKey: "", idempotencyWindow: undefined, keepResult: false, idempotencyMode: 0, debounce: undefined, expireAt: undefined, ttl: undefined,
   });
   const loadStart = Date.now();
   for (let b = 0; b < N / BATCH; b += 4) {
@@ -639,7 +639,7 @@ test("an agent's payload shows as text, or as hex when it is not UTF-8, its firs
   const agent = (name: string, payload: Buffer) => ({
     name, interval: duration(3_600_000), timeout: duration(60_000), errorInterval: undefined, payload, labels: {},
     maxAttempts: 0, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0, traceparent: "", after: [],
-    onParentFailure: 0, idempotencyKey: "", idempotencyWindow: undefined, keepResult: false, idempotencyMode: 0, debounce: undefined,
+    onParentFailure: 0, idempotencyKey: "", idempotencyWindow: undefined, keepResult: false, idempotencyMode: 0, debounce: undefined, expireAt: undefined, ttl: undefined,
   });
   const text = "résumé ✓";
   await unary(agents.register.bind(agents), { requestId: "", queue: q, resetSchedule: false, agents: [

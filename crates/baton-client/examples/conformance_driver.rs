@@ -79,11 +79,14 @@ fn names_of<'a>(cmd: &'a Value, key: &str) -> Vec<&'a str> {
     cmd[key].as_array().into_iter().flatten().filter_map(Value::as_str).collect()
 }
 
-/// A one-shot agent `name` with the command's parents and idempotency key.
+/// A one-shot agent `name` with the command's parents, idempotency key and ttl.
 fn agent_of(cmd: &Value, name: &str) -> pb::Agent {
     let parents = cmd["after"].as_array().into_iter().flatten().map(|p| (str_of(p, "queue"), str_of(p, "name")));
     let agent = after(one_shot(name, vec![]), parents);
-    pb::Agent { idempotency_key: str_of(cmd, "idempotency_key").into(), ..agent }
+    let ttl = cmd["ttl_ms"]
+        .as_u64()
+        .map(|ms| prost_types::Duration { seconds: (ms / 1000) as i64, nanos: (ms % 1000 * 1_000_000) as i32 });
+    pb::Agent { idempotency_key: str_of(cmd, "idempotency_key").into(), ttl, ..agent }
 }
 
 fn text(bytes: &[u8]) -> String {

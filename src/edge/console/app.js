@@ -538,6 +538,8 @@ async function refreshAgent() {
     ["progress", a.progress],
     ["last error", a.lastErrorClass ? a.lastErrorClass + (a.lastErrorMessage ? ": " + a.lastErrorMessage : "") : ""],
     ["failures in a row", (a.failureStreak || 0) + (d.maxAttempts ? " of at most " + d.maxAttempts + " attempts" : "")],
+    // Expiry (expire_at, or a ttl): until the first run starts; past it unstarted, it finishes expired.
+    ["expires at", when(d.expireAt)],
     ["timeout", d.timeout === undefined ? "server default" : secs(d.timeout) + "s"],
     ["error interval", d.errorInterval === undefined ? "server default" : secs(d.errorInterval) + "s"],
     ["key", d.key],

@@ -227,9 +227,9 @@ func (d *driver) run(c command) {
 	}
 }
 
-// job is a one-shot agent name with the command's parents and idempotency key.
+// job is a one-shot agent name with the command's parents, idempotency key and ttl.
 func job(c command, name string) baton.Job {
-	j := baton.Job{Name: name, IdempotencyKey: c.IdempotencyKey}
+	j := baton.Job{Name: name, IdempotencyKey: c.IdempotencyKey, TTL: time.Duration(c.TTLMs) * time.Millisecond}
 	for _, p := range c.After {
 		j.After = append(j.After, baton.Parent{Queue: p.Queue, Name: p.Name})
 	}

@@ -67,12 +67,15 @@ def agent(
     on_parent_failure: int = agent_pb2.PARENT_FAILURE_UNSPECIFIED,
     idempotency_key: str = "",
     idempotency_window: Optional[Seconds] = None,
+    ttl: Optional[Seconds] = None,
 ) -> agent_pb2.Agent:
     """An agent to register: one-shot (neither `interval` nor `cron`: removed after its first
     success) or recurring (every `interval` seconds, or on a `cron` expression in `time_zone`).
     `after` names its parents (names of the same queue, or :func:`ref`): it runs once they all
     succeeded, and its lease carries their results (`lease.parents`). A one-shot agent with an
     `idempotency_key` is created once per key within its window (Baton answers the holder).
+    A one-shot agent with a `ttl` expires (FINISH_EXPIRED, never run) unless a run starts within
+    it; an absolute time is the generated Agent's `expire_at`.
     Unset durations take the server's defaults. See `Agent` in proto/baton/v1/agent.proto."""
     a = agent_pb2.Agent(name=name, payload=payload.encode() if isinstance(payload, str) else bytes(payload),
                         cron=cron, time_zone=time_zone, max_attempts=max_attempts, labels=dict(labels or {}),
@@ -81,7 +84,7 @@ def agent(
                         after=[agent_pb2.AgentRef(name=p) if isinstance(p, str) else p for p in after],
                         on_parent_failure=on_parent_failure, idempotency_key=idempotency_key)
     for field, value in (("interval", interval), ("timeout", timeout), ("error_interval", error_interval),
-                         ("idempotency_window", idempotency_window)):
+                         ("idempotency_window", idempotency_window), ("ttl", ttl)):
         if value is not None:
             getattr(a, field).CopyFrom(duration(value))
     return a

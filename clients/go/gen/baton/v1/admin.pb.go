@@ -263,7 +263,10 @@ type SourceHealth struct {
 	// limits of a queue (SetLimits); absent when it has none.
 	Limits *QueueLimits `protobuf:"bytes,13,opt,name=limits,proto3" json:"limits,omitempty"`
 	// rate_tokens: what a rate-limited queue's bucket holds now (grants it could make at once).
-	RateTokens    float64 `protobuf:"fixed64,14,opt,name=rate_tokens,json=rateTokens,proto3" json:"rate_tokens,omitempty"`
+	RateTokens float64 `protobuf:"fixed64,14,opt,name=rate_tokens,json=rateTokens,proto3" json:"rate_tokens,omitempty"`
+	// expired: agents of a queue that finished FINISH_EXPIRED so far (a counter, as
+	// processing_rate's completions are).
+	Expired       uint64 `protobuf:"varint,15,opt,name=expired,proto3" json:"expired,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -392,6 +395,13 @@ func (x *SourceHealth) GetLimits() *QueueLimits {
 func (x *SourceHealth) GetRateTokens() float64 {
 	if x != nil {
 		return x.RateTokens
+	}
+	return 0
+}
+
+func (x *SourceHealth) GetExpired() uint64 {
+	if x != nil {
+		return x.Expired
 	}
 	return 0
 }
@@ -2104,7 +2114,7 @@ const file_baton_v1_admin_proto_rawDesc = "" +
 	"\x06Source\x12(\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x14.baton.v1.SourceKindR\x04kind\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"\x12\n" +
-	"\x10GetHealthRequest\"\x83\x04\n" +
+	"\x10GetHealthRequest\"\x9d\x04\n" +
 	"\fSourceHealth\x12(\n" +
 	"\x06source\x18\x01 \x01(\v2\x10.baton.v1.SourceR\x06source\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x04R\x04size\x128\n" +
@@ -2123,7 +2133,8 @@ const file_baton_v1_admin_proto_rawDesc = "" +
 	"\x06paused\x18\f \x01(\bR\x06paused\x12-\n" +
 	"\x06limits\x18\r \x01(\v2\x15.baton.v1.QueueLimitsR\x06limits\x12\x1f\n" +
 	"\vrate_tokens\x18\x0e \x01(\x01R\n" +
-	"rateTokens\"\xb0\x01\n" +
+	"rateTokens\x12\x18\n" +
+	"\aexpired\x18\x0f \x01(\x04R\aexpired\"\xb0\x01\n" +
 	"\x11GetHealthResponse\x12.\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x16.baton.v1.HealthStatusR\x06status\x120\n" +
 	"\asources\x18\x02 \x03(\v2\x16.baton.v1.SourceHealthR\asources\x129\n" +

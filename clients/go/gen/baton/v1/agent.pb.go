@@ -165,6 +165,9 @@ const (
 	Finish_FINISH_CANCELLED Finish = 3
 	// FINISH_UNREGISTERED: Unregister removed it before it finished.
 	Finish_FINISH_UNREGISTERED Finish = 4
+	// FINISH_EXPIRED: its Agent.expire_at (or ttl) passed before any run started; it never ran.
+	// A failure for its children.
+	Finish_FINISH_EXPIRED Finish = 5
 )
 
 // Enum value maps for Finish.
@@ -175,6 +178,7 @@ var (
 		2: "FINISH_DEAD_LETTERED",
 		3: "FINISH_CANCELLED",
 		4: "FINISH_UNREGISTERED",
+		5: "FINISH_EXPIRED",
 	}
 	Finish_value = map[string]int32{
 		"FINISH_UNSPECIFIED":   0,
@@ -182,6 +186,7 @@ var (
 		"FINISH_DEAD_LETTERED": 2,
 		"FINISH_CANCELLED":     3,
 		"FINISH_UNREGISTERED":  4,
+		"FINISH_EXPIRED":       5,
 	}
 )
 
@@ -513,7 +518,19 @@ type Agent struct {
 	IdempotencyMode IdempotencyMode `protobuf:"varint,19,opt,name=idempotency_mode,json=idempotencyMode,proto3,enum=baton.v1.IdempotencyMode" json:"idempotency_mode,omitempty"`
 	// debounce is, with IDEMPOTENCY_MODE_DEBOUNCE, how long after the latest registration of the
 	// key the agent becomes due: at least 1 ms, at most dedup.max_window_ms. Needs that mode.
-	Debounce      *durationpb.Duration `protobuf:"bytes,20,opt,name=debounce,proto3" json:"debounce,omitempty"`
+	Debounce *durationpb.Duration `protobuf:"bytes,20,opt,name=debounce,proto3" json:"debounce,omitempty"`
+	// expire_at is when a one-shot agent expires if no run of it has started by then: it
+	// finishes as FINISH_EXPIRED without running (never granted; a failure for its children),
+	// found at grant time or by the sweeper (within zombie_cleanup.interval_ms). A run that has
+	// started is never expired, and once one has started the expiry no longer applies (a retry
+	// after a failure runs whenever it is due). A time already past is accepted: the agent
+	// expires without running. A Register of an existing agent sets it anew from its
+	// definition (absent: no expiry). Not with `ttl`; not for a recurring agent (interval or
+	// cron): INVALID_ARGUMENT naming the field. GetAgent answers it, also when set by `ttl`.
+	ExpireAt *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=expire_at,json=expireAt,proto3" json:"expire_at,omitempty"`
+	// ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
+	// no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
+	Ttl           *durationpb.Duration `protobuf:"bytes,22,opt,name=ttl,proto3" json:"ttl,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -688,6 +705,20 @@ func (x *Agent) GetDebounce() *durationpb.Duration {
 	return nil
 }
 
+func (x *Agent) GetExpireAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireAt
+	}
+	return nil
+}
+
+func (x *Agent) GetTtl() *durationpb.Duration {
+	if x != nil {
+		return x.Ttl
+	}
+	return nil
+}
+
 // AgentRef names an agent of any queue, as a parent in Agent.after; in answers, also a batch
 // whose callback waits for it.
 type AgentRef struct {
@@ -775,7 +806,7 @@ type AgentResult struct {
 	// finish says how it ended.
 	Finish Finish `protobuf:"varint,3,opt,name=finish,proto3,enum=baton.v1.Finish" json:"finish,omitempty"`
 	// outcome of the run that finished it (OUTCOME_SUCCESS, or the last failure's outcome);
-	// unspecified when no run finished it (cancelled, unregistered).
+	// unspecified when no run finished it (cancelled, unregistered, expired).
 	Outcome Outcome `protobuf:"varint,4,opt,name=outcome,proto3,enum=baton.v1.Outcome" json:"outcome,omitempty"`
 	// result the worker sent with that Complete; empty when none.
 	Result []byte `protobuf:"bytes,5,opt,name=result,proto3" json:"result,omitempty"`
@@ -4395,7 +4426,7 @@ var File_baton_v1_agent_proto protoreflect.FileDescriptor
 
 const file_baton_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x14baton/v1/agent.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa5\a\n" +
+	"\x14baton/v1/agent.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8b\b\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x125\n" +
 	"\binterval\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\binterval\x123\n" +
@@ -4418,7 +4449,9 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\vkeep_result\x18\x12 \x01(\bR\n" +
 	"keepResult\x12D\n" +
 	"\x10idempotency_mode\x18\x13 \x01(\x0e2\x19.baton.v1.IdempotencyModeR\x0fidempotencyMode\x125\n" +
-	"\bdebounce\x18\x14 \x01(\v2\x19.google.protobuf.DurationR\bdebounce\x1a9\n" +
+	"\bdebounce\x18\x14 \x01(\v2\x19.google.protobuf.DurationR\bdebounce\x127\n" +
+	"\texpire_at\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\bexpireAt\x12+\n" +
+	"\x03ttl\x18\x16 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x82\x01\n" +
@@ -4708,13 +4741,14 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x1aPARENT_FAILURE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13PARENT_FAILURE_WAIT\x10\x01\x12\x19\n" +
 	"\x15PARENT_FAILURE_CANCEL\x10\x02\x12\x1d\n" +
-	"\x19PARENT_FAILURE_RUN_ANYWAY\x10\x03*\x7f\n" +
+	"\x19PARENT_FAILURE_RUN_ANYWAY\x10\x03*\x93\x01\n" +
 	"\x06Finish\x12\x16\n" +
 	"\x12FINISH_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10FINISH_SUCCEEDED\x10\x01\x12\x18\n" +
 	"\x14FINISH_DEAD_LETTERED\x10\x02\x12\x14\n" +
 	"\x10FINISH_CANCELLED\x10\x03\x12\x17\n" +
-	"\x13FINISH_UNREGISTERED\x10\x04*M\n" +
+	"\x13FINISH_UNREGISTERED\x10\x04\x12\x12\n" +
+	"\x0eFINISH_EXPIRED\x10\x05*M\n" +
 	"\aCatchUp\x12\x18\n" +
 	"\x14CATCH_UP_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11CATCH_UP_RUN_ONCE\x10\x01\x12\x11\n" +
@@ -4844,113 +4878,115 @@ var file_baton_v1_agent_proto_depIdxs = []int32{
 	57, // 7: baton.v1.Agent.idempotency_window:type_name -> google.protobuf.Duration
 	0,  // 8: baton.v1.Agent.idempotency_mode:type_name -> baton.v1.IdempotencyMode
 	57, // 9: baton.v1.Agent.debounce:type_name -> google.protobuf.Duration
-	1,  // 10: baton.v1.AgentRef.on_failure:type_name -> baton.v1.ParentFailure
-	2,  // 11: baton.v1.AgentResult.finish:type_name -> baton.v1.Finish
-	4,  // 12: baton.v1.AgentResult.outcome:type_name -> baton.v1.Outcome
-	58, // 13: baton.v1.AgentResult.finished_at:type_name -> google.protobuf.Timestamp
-	6,  // 14: baton.v1.RegisterRequest.agents:type_name -> baton.v1.Agent
-	11, // 15: baton.v1.RegisterResponse.agents:type_name -> baton.v1.RegisteredAgent
-	8,  // 16: baton.v1.RegisteredAgent.result:type_name -> baton.v1.AgentResult
-	57, // 17: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
-	58, // 18: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
-	6,  // 19: baton.v1.Lease.agent:type_name -> baton.v1.Agent
-	8,  // 20: baton.v1.Lease.parents:type_name -> baton.v1.AgentResult
-	58, // 21: baton.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
-	16, // 22: baton.v1.Lease.steps:type_name -> baton.v1.Step
-	58, // 23: baton.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
-	16, // 24: baton.v1.RecordStepResponse.step:type_name -> baton.v1.Step
-	15, // 25: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
-	20, // 26: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
-	58, // 27: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
-	22, // 28: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
-	20, // 29: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
-	20, // 30: baton.v1.HeartbeatResponse.cancelled:type_name -> baton.v1.LeaseRef
-	4,  // 31: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
-	57, // 32: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
-	58, // 33: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	4,  // 34: baton.v1.CompleteResponse.outcome:type_name -> baton.v1.Outcome
-	24, // 35: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
-	25, // 36: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
-	27, // 37: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
-	4,  // 38: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
-	57, // 39: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
-	57, // 40: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
-	29, // 41: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
-	31, // 42: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
-	30, // 43: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
-	32, // 44: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
-	34, // 45: baton.v1.SessionRequest.steps:type_name -> baton.v1.SessionStep
-	18, // 46: baton.v1.StepResult.response:type_name -> baton.v1.RecordStepResponse
-	15, // 47: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
-	27, // 48: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
-	22, // 49: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
-	20, // 50: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
-	20, // 51: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
-	20, // 52: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
-	35, // 53: baton.v1.SessionResponse.steps:type_name -> baton.v1.StepResult
-	57, // 54: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	58, // 55: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	41, // 56: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
-	6,  // 57: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
-	5,  // 58: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
-	58, // 59: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
-	58, // 60: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
-	42, // 61: baton.v1.AgentStatus.parents:type_name -> baton.v1.ParentStatus
-	7,  // 62: baton.v1.AgentStatus.children:type_name -> baton.v1.AgentRef
-	16, // 63: baton.v1.AgentStatus.steps:type_name -> baton.v1.Step
-	7,  // 64: baton.v1.ParentStatus.parent:type_name -> baton.v1.AgentRef
-	8,  // 65: baton.v1.ParentStatus.result:type_name -> baton.v1.AgentResult
-	41, // 66: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
-	57, // 67: baton.v1.AwaitRequest.wait:type_name -> google.protobuf.Duration
-	8,  // 68: baton.v1.AwaitResponse.result:type_name -> baton.v1.AgentResult
-	5,  // 69: baton.v1.AwaitResponse.state:type_name -> baton.v1.AgentState
-	16, // 70: baton.v1.AwaitResponse.steps:type_name -> baton.v1.Step
-	6,  // 71: baton.v1.RegisterBatchRequest.agents:type_name -> baton.v1.Agent
-	6,  // 72: baton.v1.RegisterBatchRequest.on_success:type_name -> baton.v1.Agent
-	6,  // 73: baton.v1.RegisterBatchRequest.on_complete:type_name -> baton.v1.Agent
-	7,  // 74: baton.v1.BatchStatus.callbacks:type_name -> baton.v1.AgentRef
-	58, // 75: baton.v1.BatchStatus.created_at:type_name -> google.protobuf.Timestamp
-	58, // 76: baton.v1.BatchStatus.done_at:type_name -> google.protobuf.Timestamp
-	50, // 77: baton.v1.RegisterBatchResponse.status:type_name -> baton.v1.BatchStatus
-	50, // 78: baton.v1.CloseBatchResponse.status:type_name -> baton.v1.BatchStatus
-	50, // 79: baton.v1.GetBatchResponse.status:type_name -> baton.v1.BatchStatus
-	9,  // 80: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
-	12, // 81: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
-	14, // 82: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
-	21, // 83: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
-	24, // 84: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
-	26, // 85: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
-	33, // 86: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
-	37, // 87: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
-	39, // 88: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
-	43, // 89: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
-	45, // 90: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
-	47, // 91: baton.v1.AgentService.Await:input_type -> baton.v1.AwaitRequest
-	49, // 92: baton.v1.AgentService.RegisterBatch:input_type -> baton.v1.RegisterBatchRequest
-	52, // 93: baton.v1.AgentService.CloseBatch:input_type -> baton.v1.CloseBatchRequest
-	54, // 94: baton.v1.AgentService.GetBatch:input_type -> baton.v1.GetBatchRequest
-	17, // 95: baton.v1.AgentService.RecordStep:input_type -> baton.v1.RecordStepRequest
-	10, // 96: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
-	13, // 97: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
-	19, // 98: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
-	23, // 99: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
-	25, // 100: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
-	28, // 101: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
-	36, // 102: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
-	38, // 103: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
-	40, // 104: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
-	44, // 105: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
-	46, // 106: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
-	48, // 107: baton.v1.AgentService.Await:output_type -> baton.v1.AwaitResponse
-	51, // 108: baton.v1.AgentService.RegisterBatch:output_type -> baton.v1.RegisterBatchResponse
-	53, // 109: baton.v1.AgentService.CloseBatch:output_type -> baton.v1.CloseBatchResponse
-	55, // 110: baton.v1.AgentService.GetBatch:output_type -> baton.v1.GetBatchResponse
-	18, // 111: baton.v1.AgentService.RecordStep:output_type -> baton.v1.RecordStepResponse
-	96, // [96:112] is the sub-list for method output_type
-	80, // [80:96] is the sub-list for method input_type
-	80, // [80:80] is the sub-list for extension type_name
-	80, // [80:80] is the sub-list for extension extendee
-	0,  // [0:80] is the sub-list for field type_name
+	58, // 10: baton.v1.Agent.expire_at:type_name -> google.protobuf.Timestamp
+	57, // 11: baton.v1.Agent.ttl:type_name -> google.protobuf.Duration
+	1,  // 12: baton.v1.AgentRef.on_failure:type_name -> baton.v1.ParentFailure
+	2,  // 13: baton.v1.AgentResult.finish:type_name -> baton.v1.Finish
+	4,  // 14: baton.v1.AgentResult.outcome:type_name -> baton.v1.Outcome
+	58, // 15: baton.v1.AgentResult.finished_at:type_name -> google.protobuf.Timestamp
+	6,  // 16: baton.v1.RegisterRequest.agents:type_name -> baton.v1.Agent
+	11, // 17: baton.v1.RegisterResponse.agents:type_name -> baton.v1.RegisteredAgent
+	8,  // 18: baton.v1.RegisteredAgent.result:type_name -> baton.v1.AgentResult
+	57, // 19: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
+	58, // 20: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
+	6,  // 21: baton.v1.Lease.agent:type_name -> baton.v1.Agent
+	8,  // 22: baton.v1.Lease.parents:type_name -> baton.v1.AgentResult
+	58, // 23: baton.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
+	16, // 24: baton.v1.Lease.steps:type_name -> baton.v1.Step
+	58, // 25: baton.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
+	16, // 26: baton.v1.RecordStepResponse.step:type_name -> baton.v1.Step
+	15, // 27: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
+	20, // 28: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
+	58, // 29: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
+	22, // 30: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
+	20, // 31: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
+	20, // 32: baton.v1.HeartbeatResponse.cancelled:type_name -> baton.v1.LeaseRef
+	4,  // 33: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
+	57, // 34: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
+	58, // 35: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	4,  // 36: baton.v1.CompleteResponse.outcome:type_name -> baton.v1.Outcome
+	24, // 37: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
+	25, // 38: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
+	27, // 39: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
+	4,  // 40: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
+	57, // 41: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
+	57, // 42: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
+	29, // 43: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
+	31, // 44: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
+	30, // 45: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
+	32, // 46: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
+	34, // 47: baton.v1.SessionRequest.steps:type_name -> baton.v1.SessionStep
+	18, // 48: baton.v1.StepResult.response:type_name -> baton.v1.RecordStepResponse
+	15, // 49: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
+	27, // 50: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
+	22, // 51: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
+	20, // 52: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
+	20, // 53: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
+	20, // 54: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
+	35, // 55: baton.v1.SessionResponse.steps:type_name -> baton.v1.StepResult
+	57, // 56: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	58, // 57: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	41, // 58: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
+	6,  // 59: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
+	5,  // 60: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
+	58, // 61: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
+	58, // 62: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
+	42, // 63: baton.v1.AgentStatus.parents:type_name -> baton.v1.ParentStatus
+	7,  // 64: baton.v1.AgentStatus.children:type_name -> baton.v1.AgentRef
+	16, // 65: baton.v1.AgentStatus.steps:type_name -> baton.v1.Step
+	7,  // 66: baton.v1.ParentStatus.parent:type_name -> baton.v1.AgentRef
+	8,  // 67: baton.v1.ParentStatus.result:type_name -> baton.v1.AgentResult
+	41, // 68: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
+	57, // 69: baton.v1.AwaitRequest.wait:type_name -> google.protobuf.Duration
+	8,  // 70: baton.v1.AwaitResponse.result:type_name -> baton.v1.AgentResult
+	5,  // 71: baton.v1.AwaitResponse.state:type_name -> baton.v1.AgentState
+	16, // 72: baton.v1.AwaitResponse.steps:type_name -> baton.v1.Step
+	6,  // 73: baton.v1.RegisterBatchRequest.agents:type_name -> baton.v1.Agent
+	6,  // 74: baton.v1.RegisterBatchRequest.on_success:type_name -> baton.v1.Agent
+	6,  // 75: baton.v1.RegisterBatchRequest.on_complete:type_name -> baton.v1.Agent
+	7,  // 76: baton.v1.BatchStatus.callbacks:type_name -> baton.v1.AgentRef
+	58, // 77: baton.v1.BatchStatus.created_at:type_name -> google.protobuf.Timestamp
+	58, // 78: baton.v1.BatchStatus.done_at:type_name -> google.protobuf.Timestamp
+	50, // 79: baton.v1.RegisterBatchResponse.status:type_name -> baton.v1.BatchStatus
+	50, // 80: baton.v1.CloseBatchResponse.status:type_name -> baton.v1.BatchStatus
+	50, // 81: baton.v1.GetBatchResponse.status:type_name -> baton.v1.BatchStatus
+	9,  // 82: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
+	12, // 83: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
+	14, // 84: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
+	21, // 85: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
+	24, // 86: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
+	26, // 87: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
+	33, // 88: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
+	37, // 89: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
+	39, // 90: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
+	43, // 91: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
+	45, // 92: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
+	47, // 93: baton.v1.AgentService.Await:input_type -> baton.v1.AwaitRequest
+	49, // 94: baton.v1.AgentService.RegisterBatch:input_type -> baton.v1.RegisterBatchRequest
+	52, // 95: baton.v1.AgentService.CloseBatch:input_type -> baton.v1.CloseBatchRequest
+	54, // 96: baton.v1.AgentService.GetBatch:input_type -> baton.v1.GetBatchRequest
+	17, // 97: baton.v1.AgentService.RecordStep:input_type -> baton.v1.RecordStepRequest
+	10, // 98: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
+	13, // 99: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
+	19, // 100: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
+	23, // 101: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
+	25, // 102: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
+	28, // 103: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
+	36, // 104: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
+	38, // 105: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
+	40, // 106: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
+	44, // 107: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
+	46, // 108: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
+	48, // 109: baton.v1.AgentService.Await:output_type -> baton.v1.AwaitResponse
+	51, // 110: baton.v1.AgentService.RegisterBatch:output_type -> baton.v1.RegisterBatchResponse
+	53, // 111: baton.v1.AgentService.CloseBatch:output_type -> baton.v1.CloseBatchResponse
+	55, // 112: baton.v1.AgentService.GetBatch:output_type -> baton.v1.GetBatchResponse
+	18, // 113: baton.v1.AgentService.RecordStep:output_type -> baton.v1.RecordStepResponse
+	98, // [98:114] is the sub-list for method output_type
+	82, // [82:98] is the sub-list for method input_type
+	82, // [82:82] is the sub-list for extension type_name
+	82, // [82:82] is the sub-list for extension extendee
+	0,  // [0:82] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_agent_proto_init() }

@@ -46,7 +46,7 @@ class GetHealthRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class SourceHealth(_message.Message):
-    __slots__ = ("source", "size", "oldest_age", "average_age", "stuck", "dead_lettered", "processing_rate", "status", "reasons", "in_use", "idle", "paused", "limits", "rate_tokens")
+    __slots__ = ("source", "size", "oldest_age", "average_age", "stuck", "dead_lettered", "processing_rate", "status", "reasons", "in_use", "idle", "paused", "limits", "rate_tokens", "expired")
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     SIZE_FIELD_NUMBER: _ClassVar[int]
     OLDEST_AGE_FIELD_NUMBER: _ClassVar[int]
@@ -61,6 +61,7 @@ class SourceHealth(_message.Message):
     PAUSED_FIELD_NUMBER: _ClassVar[int]
     LIMITS_FIELD_NUMBER: _ClassVar[int]
     RATE_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    EXPIRED_FIELD_NUMBER: _ClassVar[int]
     source: Source
     size: int
     oldest_age: _duration_pb2.Duration
@@ -75,7 +76,8 @@ class SourceHealth(_message.Message):
     paused: bool
     limits: QueueLimits
     rate_tokens: float
-    def __init__(self, source: _Optional[_Union[Source, _Mapping]] = ..., size: _Optional[int] = ..., oldest_age: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., average_age: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., stuck: _Optional[int] = ..., dead_lettered: _Optional[int] = ..., processing_rate: _Optional[float] = ..., status: _Optional[_Union[HealthStatus, str]] = ..., reasons: _Optional[_Iterable[str]] = ..., in_use: _Optional[int] = ..., idle: _Optional[int] = ..., paused: _Optional[bool] = ..., limits: _Optional[_Union[QueueLimits, _Mapping]] = ..., rate_tokens: _Optional[float] = ...) -> None: ...
+    expired: int
+    def __init__(self, source: _Optional[_Union[Source, _Mapping]] = ..., size: _Optional[int] = ..., oldest_age: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., average_age: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., stuck: _Optional[int] = ..., dead_lettered: _Optional[int] = ..., processing_rate: _Optional[float] = ..., status: _Optional[_Union[HealthStatus, str]] = ..., reasons: _Optional[_Iterable[str]] = ..., in_use: _Optional[int] = ..., idle: _Optional[int] = ..., paused: _Optional[bool] = ..., limits: _Optional[_Union[QueueLimits, _Mapping]] = ..., rate_tokens: _Optional[float] = ..., expired: _Optional[int] = ...) -> None: ...
 
 class GetHealthResponse(_message.Message):
     __slots__ = ("status", "sources", "checked_at")

@@ -32,6 +32,7 @@ class Finish(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FINISH_DEAD_LETTERED: _ClassVar[Finish]
     FINISH_CANCELLED: _ClassVar[Finish]
     FINISH_UNREGISTERED: _ClassVar[Finish]
+    FINISH_EXPIRED: _ClassVar[Finish]
 
 class CatchUp(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -69,6 +70,7 @@ FINISH_SUCCEEDED: Finish
 FINISH_DEAD_LETTERED: Finish
 FINISH_CANCELLED: Finish
 FINISH_UNREGISTERED: Finish
+FINISH_EXPIRED: Finish
 CATCH_UP_UNSPECIFIED: CatchUp
 CATCH_UP_RUN_ONCE: CatchUp
 CATCH_UP_SKIP: CatchUp
@@ -86,7 +88,7 @@ AGENT_STATE_DEAD_LETTERED: AgentState
 AGENT_STATE_BLOCKED: AgentState
 
 class Agent(_message.Message):
-    __slots__ = ("name", "interval", "timeout", "error_interval", "payload", "labels", "max_attempts", "cron", "time_zone", "catch_up", "key", "priority", "traceparent", "after", "on_parent_failure", "idempotency_key", "idempotency_window", "keep_result", "idempotency_mode", "debounce")
+    __slots__ = ("name", "interval", "timeout", "error_interval", "payload", "labels", "max_attempts", "cron", "time_zone", "catch_up", "key", "priority", "traceparent", "after", "on_parent_failure", "idempotency_key", "idempotency_window", "keep_result", "idempotency_mode", "debounce", "expire_at", "ttl")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -114,6 +116,8 @@ class Agent(_message.Message):
     KEEP_RESULT_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_MODE_FIELD_NUMBER: _ClassVar[int]
     DEBOUNCE_FIELD_NUMBER: _ClassVar[int]
+    EXPIRE_AT_FIELD_NUMBER: _ClassVar[int]
+    TTL_FIELD_NUMBER: _ClassVar[int]
     name: str
     interval: _duration_pb2.Duration
     timeout: _duration_pb2.Duration
@@ -134,7 +138,9 @@ class Agent(_message.Message):
     keep_result: bool
     idempotency_mode: IdempotencyMode
     debounce: _duration_pb2.Duration
-    def __init__(self, name: _Optional[str] = ..., interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., error_interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., payload: _Optional[bytes] = ..., labels: _Optional[_Mapping[str, str]] = ..., max_attempts: _Optional[int] = ..., cron: _Optional[str] = ..., time_zone: _Optional[str] = ..., catch_up: _Optional[_Union[CatchUp, str]] = ..., key: _Optional[str] = ..., priority: _Optional[int] = ..., traceparent: _Optional[str] = ..., after: _Optional[_Iterable[_Union[AgentRef, _Mapping]]] = ..., on_parent_failure: _Optional[_Union[ParentFailure, str]] = ..., idempotency_key: _Optional[str] = ..., idempotency_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., keep_result: _Optional[bool] = ..., idempotency_mode: _Optional[_Union[IdempotencyMode, str]] = ..., debounce: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    expire_at: _timestamp_pb2.Timestamp
+    ttl: _duration_pb2.Duration
+    def __init__(self, name: _Optional[str] = ..., interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., error_interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., payload: _Optional[bytes] = ..., labels: _Optional[_Mapping[str, str]] = ..., max_attempts: _Optional[int] = ..., cron: _Optional[str] = ..., time_zone: _Optional[str] = ..., catch_up: _Optional[_Union[CatchUp, str]] = ..., key: _Optional[str] = ..., priority: _Optional[int] = ..., traceparent: _Optional[str] = ..., after: _Optional[_Iterable[_Union[AgentRef, _Mapping]]] = ..., on_parent_failure: _Optional[_Union[ParentFailure, str]] = ..., idempotency_key: _Optional[str] = ..., idempotency_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., keep_result: _Optional[bool] = ..., idempotency_mode: _Optional[_Union[IdempotencyMode, str]] = ..., debounce: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., expire_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class AgentRef(_message.Message):
     __slots__ = ("queue", "name", "on_failure", "batch")

@@ -187,6 +187,11 @@ export interface SourceHealth {
     | undefined;
   /** rate_tokens: what a rate-limited queue's bucket holds now (grants it could make at once). */
   rateTokens: number;
+  /**
+   * expired: agents of a queue that finished FINISH_EXPIRED so far (a counter, as
+   * processing_rate's completions are).
+   */
+  expired: bigint;
 }
 
 /** GetHealthResponse is the health of everything. */
@@ -679,6 +684,7 @@ function createBaseSourceHealth(): SourceHealth {
     paused: false,
     limits: undefined,
     rateTokens: 0,
+    expired: 0n,
   };
 }
 
@@ -740,6 +746,12 @@ export const SourceHealth: MessageFns<SourceHealth> = {
     }
     if (message.rateTokens !== 0) {
       writer.uint32(113).double(message.rateTokens);
+    }
+    if (message.expired !== 0n) {
+      if (BigInt.asUintN(64, message.expired) !== message.expired) {
+        throw new globalThis.Error("value provided for field message.expired of type uint64 too large");
+      }
+      writer.uint32(120).uint64(message.expired);
     }
     return writer;
   },
@@ -869,6 +881,14 @@ export const SourceHealth: MessageFns<SourceHealth> = {
             message.rateTokens = reader.double();
             continue;
           }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.expired = reader.uint64() as bigint;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -919,6 +939,7 @@ export const SourceHealth: MessageFns<SourceHealth> = {
         : isSet(object.rate_tokens)
         ? globalThis.Number(object.rate_tokens)
         : 0,
+      expired: isSet(object.expired) ? BigInt(object.expired) : 0n,
     };
   },
 
@@ -966,6 +987,9 @@ export const SourceHealth: MessageFns<SourceHealth> = {
     if (message.rateTokens !== 0) {
       obj.rateTokens = floatToJson(message.rateTokens);
     }
+    if (message.expired !== 0n) {
+      obj.expired = message.expired.toString();
+    }
     return obj;
   },
 
@@ -998,6 +1022,7 @@ export const SourceHealth: MessageFns<SourceHealth> = {
       ? QueueLimits.fromPartial(object.limits)
       : undefined;
     message.rateTokens = object.rateTokens ?? 0;
+    message.expired = (object.expired !== undefined && object.expired !== null) ? BigInt(object.expired) : 0n;
     return message;
   },
 };

@@ -169,6 +169,11 @@ export enum Finish {
   FINISH_CANCELLED = 3,
   /** FINISH_UNREGISTERED - FINISH_UNREGISTERED: Unregister removed it before it finished. */
   FINISH_UNREGISTERED = 4,
+  /**
+   * FINISH_EXPIRED - FINISH_EXPIRED: its Agent.expire_at (or ttl) passed before any run started; it never ran.
+   * A failure for its children.
+   */
+  FINISH_EXPIRED = 5,
   UNRECOGNIZED = -1,
 }
 
@@ -189,6 +194,9 @@ export function finishFromJSON(object: any): Finish {
     case 4:
     case "FINISH_UNREGISTERED":
       return Finish.FINISH_UNREGISTERED;
+    case 5:
+    case "FINISH_EXPIRED":
+      return Finish.FINISH_EXPIRED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -208,6 +216,8 @@ export function finishToJSON(object: Finish): string {
       return "FINISH_CANCELLED";
     case Finish.FINISH_UNREGISTERED:
       return "FINISH_UNREGISTERED";
+    case Finish.FINISH_EXPIRED:
+      return "FINISH_EXPIRED";
     case Finish.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -560,7 +570,27 @@ export interface Agent {
    * debounce is, with IDEMPOTENCY_MODE_DEBOUNCE, how long after the latest registration of the
    * key the agent becomes due: at least 1 ms, at most dedup.max_window_ms. Needs that mode.
    */
-  debounce: Duration | undefined;
+  debounce:
+    | Duration
+    | undefined;
+  /**
+   * expire_at is when a one-shot agent expires if no run of it has started by then: it
+   * finishes as FINISH_EXPIRED without running (never granted; a failure for its children),
+   * found at grant time or by the sweeper (within zombie_cleanup.interval_ms). A run that has
+   * started is never expired, and once one has started the expiry no longer applies (a retry
+   * after a failure runs whenever it is due). A time already past is accepted: the agent
+   * expires without running. A Register of an existing agent sets it anew from its
+   * definition (absent: no expiry). Not with `ttl`; not for a recurring agent (interval or
+   * cron): INVALID_ARGUMENT naming the field. GetAgent answers it, also when set by `ttl`.
+   */
+  expireAt:
+    | Date
+    | undefined;
+  /**
+   * ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
+   * no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
+   */
+  ttl: Duration | undefined;
 }
 
 export interface Agent_LabelsEntry {
@@ -602,7 +632,7 @@ export interface AgentResult {
   finish: Finish;
   /**
    * outcome of the run that finished it (OUTCOME_SUCCESS, or the last failure's outcome);
-   * unspecified when no run finished it (cancelled, unregistered).
+   * unspecified when no run finished it (cancelled, unregistered, expired).
    */
   outcome: Outcome;
   /** result the worker sent with that Complete; empty when none. */
@@ -1430,6 +1460,8 @@ function createBaseAgent(): Agent {
     keepResult: false,
     idempotencyMode: 0,
     debounce: undefined,
+    expireAt: undefined,
+    ttl: undefined,
   };
 }
 
@@ -1494,6 +1526,12 @@ export const Agent: MessageFns<Agent> = {
     }
     if (message.debounce !== undefined) {
       Duration.encode(message.debounce, writer.uint32(162).fork()).join();
+    }
+    if (message.expireAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.expireAt), writer.uint32(170).fork()).join();
+    }
+    if (message.ttl !== undefined) {
+      Duration.encode(message.ttl, writer.uint32(178).fork()).join();
     }
     return writer;
   },
@@ -1674,6 +1712,22 @@ export const Agent: MessageFns<Agent> = {
             message.debounce = Duration.decode(reader, reader.uint32());
             continue;
           }
+          case 21: {
+            if (tag !== 170) {
+              break;
+            }
+
+            message.expireAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 22: {
+            if (tag !== 178) {
+              break;
+            }
+
+            message.ttl = Duration.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1759,6 +1813,12 @@ export const Agent: MessageFns<Agent> = {
         ? idempotencyModeFromJSON(object.idempotency_mode)
         : 0,
       debounce: isSet(object.debounce) ? Duration.fromJSON(object.debounce) : undefined,
+      expireAt: isSet(object.expireAt)
+        ? fromJsonTimestamp(object.expireAt)
+        : isSet(object.expire_at)
+        ? fromJsonTimestamp(object.expire_at)
+        : undefined,
+      ttl: isSet(object.ttl) ? Duration.fromJSON(object.ttl) : undefined,
     };
   },
 
@@ -1830,6 +1890,12 @@ export const Agent: MessageFns<Agent> = {
     if (message.debounce !== undefined) {
       obj.debounce = Duration.toJSON(message.debounce);
     }
+    if (message.expireAt !== undefined) {
+      obj.expireAt = message.expireAt.toISOString();
+    }
+    if (message.ttl !== undefined) {
+      obj.ttl = Duration.toJSON(message.ttl);
+    }
     return obj;
   },
 
@@ -1876,6 +1942,8 @@ export const Agent: MessageFns<Agent> = {
     message.debounce = (object.debounce !== undefined && object.debounce !== null)
       ? Duration.fromPartial(object.debounce)
       : undefined;
+    message.expireAt = object.expireAt ?? undefined;
+    message.ttl = (object.ttl !== undefined && object.ttl !== null) ? Duration.fromPartial(object.ttl) : undefined;
     return message;
   },
 };

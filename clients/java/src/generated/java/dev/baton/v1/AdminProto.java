@@ -204,7 +204,7 @@ public final class AdminProto extends com.google.protobuf.GeneratedFile {
       "/protobuf/duration.proto\032\037google/protobu" +
       "f/timestamp.proto\"F\n\006Source\022(\n\004kind\030\001 \001(" +
       "\0162\024.baton.v1.SourceKindR\004kind\022\022\n\004name\030\002 " +
-      "\001(\tR\004name\"\022\n\020GetHealthRequest\"\203\004\n\014Source" +
+      "\001(\tR\004name\"\022\n\020GetHealthRequest\"\235\004\n\014Source" +
       "Health\022(\n\006source\030\001 \001(\0132\020.baton.v1.Source" +
       "R\006source\022\022\n\004size\030\002 \001(\004R\004size\0228\n\noldest_a" +
       "ge\030\003 \001(\0132\031.google.protobuf.DurationR\told" +
@@ -217,115 +217,116 @@ public final class AdminProto extends com.google.protobuf.GeneratedFile {
       "\022\025\n\006in_use\030\n \001(\004R\005inUse\022\022\n\004idle\030\013 \001(\004R\004i" +
       "dle\022\026\n\006paused\030\014 \001(\010R\006paused\022-\n\006limits\030\r " +
       "\001(\0132\025.baton.v1.QueueLimitsR\006limits\022\037\n\013ra" +
-      "te_tokens\030\016 \001(\001R\nrateTokens\"\260\001\n\021GetHealt" +
-      "hResponse\022.\n\006status\030\001 \001(\0162\026.baton.v1.Hea" +
-      "lthStatusR\006status\0220\n\007sources\030\002 \003(\0132\026.bat" +
-      "on.v1.SourceHealthR\007sources\0229\n\nchecked_a" +
-      "t\030\003 \001(\0132\032.google.protobuf.TimestampR\tche" +
-      "ckedAt\"\215\003\n\nDeadLetter\022(\n\006source\030\001 \001(\0132\020." +
-      "baton.v1.SourceR\006source\022\016\n\002id\030\002 \001(\tR\002id\022" +
-      "\037\n\013error_class\030\003 \001(\tR\nerrorClass\022\030\n\007mess" +
-      "age\030\004 \001(\tR\007message\0227\n\tfailed_at\030\005 \001(\0132\032." +
-      "google.protobuf.TimestampR\010failedAt\022\032\n\010a" +
-      "ttempts\030\006 \001(\rR\010attempts\022\026\n\006holder\030\007 \001(\tR" +
-      "\006holder\022\030\n\007payload\030\010 \001(\014R\007payload\022D\n\natt" +
-      "ributes\030\t \003(\0132$.baton.v1.DeadLetter.Attr" +
-      "ibutesEntryR\nattributes\032=\n\017AttributesEnt" +
-      "ry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002 \001(\tR\005val" +
-      "ue:\0028\001\"~\n\026ListDeadLettersRequest\022(\n\006sour" +
-      "ce\030\001 \001(\0132\020.baton.v1.SourceR\006source\022\033\n\tpa" +
-      "ge_size\030\002 \001(\rR\010pageSize\022\035\n\npage_token\030\003 " +
-      "\001(\tR\tpageToken\"z\n\027ListDeadLettersRespons" +
-      "e\0227\n\014dead_letters\030\001 \003(\0132\024.baton.v1.DeadL" +
-      "etterR\013deadLetters\022&\n\017next_page_token\030\002 " +
-      "\001(\tR\rnextPageToken\"R\n\026RetryDeadLetterReq" +
+      "te_tokens\030\016 \001(\001R\nrateTokens\022\030\n\007expired\030\017" +
+      " \001(\004R\007expired\"\260\001\n\021GetHealthResponse\022.\n\006s" +
+      "tatus\030\001 \001(\0162\026.baton.v1.HealthStatusR\006sta" +
+      "tus\0220\n\007sources\030\002 \003(\0132\026.baton.v1.SourceHe" +
+      "althR\007sources\0229\n\nchecked_at\030\003 \001(\0132\032.goog" +
+      "le.protobuf.TimestampR\tcheckedAt\"\215\003\n\nDea" +
+      "dLetter\022(\n\006source\030\001 \001(\0132\020.baton.v1.Sourc" +
+      "eR\006source\022\016\n\002id\030\002 \001(\tR\002id\022\037\n\013error_class" +
+      "\030\003 \001(\tR\nerrorClass\022\030\n\007message\030\004 \001(\tR\007mes" +
+      "sage\0227\n\tfailed_at\030\005 \001(\0132\032.google.protobu" +
+      "f.TimestampR\010failedAt\022\032\n\010attempts\030\006 \001(\rR" +
+      "\010attempts\022\026\n\006holder\030\007 \001(\tR\006holder\022\030\n\007pay" +
+      "load\030\010 \001(\014R\007payload\022D\n\nattributes\030\t \003(\0132" +
+      "$.baton.v1.DeadLetter.AttributesEntryR\na" +
+      "ttributes\032=\n\017AttributesEntry\022\020\n\003key\030\001 \001(" +
+      "\tR\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001\"~\n\026List" +
+      "DeadLettersRequest\022(\n\006source\030\001 \001(\0132\020.bat" +
+      "on.v1.SourceR\006source\022\033\n\tpage_size\030\002 \001(\rR" +
+      "\010pageSize\022\035\n\npage_token\030\003 \001(\tR\tpageToken" +
+      "\"z\n\027ListDeadLettersResponse\0227\n\014dead_lett" +
+      "ers\030\001 \003(\0132\024.baton.v1.DeadLetterR\013deadLet" +
+      "ters\022&\n\017next_page_token\030\002 \001(\tR\rnextPageT" +
+      "oken\"R\n\026RetryDeadLetterRequest\022(\n\006source" +
+      "\030\001 \001(\0132\020.baton.v1.SourceR\006source\022\016\n\002id\030\002" +
+      " \001(\tR\002id\"\031\n\027RetryDeadLetterResponse\"S\n\027D" +
+      "eleteDeadLetterRequest\022(\n\006source\030\001 \001(\0132\020" +
+      ".baton.v1.SourceR\006source\022\016\n\002id\030\002 \001(\tR\002id" +
+      "\"\032\n\030DeleteDeadLetterResponse\"\'\n\014PurgeReq" +
+      "uest\022\027\n\007dry_run\030\001 \001(\010R\006dryRun\"v\n\nPurgedI" +
+      "tem\022(\n\006source\030\001 \001(\0132\020.baton.v1.SourceR\006s" +
+      "ource\022\016\n\002id\030\002 \001(\tR\002id\022\026\n\006reason\030\003 \001(\tR\006r" +
+      "eason\022\026\n\006action\030\004 \001(\tR\006action\"T\n\rPurgeRe" +
+      "sponse\022*\n\005items\030\001 \003(\0132\024.baton.v1.PurgedI" +
+      "temR\005items\022\027\n\007dry_run\030\002 \001(\010R\006dryRun\"@\n\tR" +
+      "ateLimit\022\035\n\nper_second\030\001 \001(\001R\tperSecond\022" +
+      "\024\n\005burst\030\002 \001(\rR\005burst\"\363\001\n\013QueueLimits\022 \n" +
+      "\013concurrency\030\001 \001(\rR\013concurrency\022\'\n\004rate\030" +
+      "\002 \001(\0132\023.baton.v1.RateLimitR\004rate\022\'\n\017key_" +
+      "concurrency\030\003 \001(\rR\016keyConcurrency\022.\n\010key" +
+      "_rate\030\004 \001(\0132\023.baton.v1.RateLimitR\007keyRat" +
+      "e\022@\n\016priority_aging\030\005 \001(\0132\031.google.proto" +
+      "buf.DurationR\rpriorityAging\"o\n\020SetLimits" +
+      "Request\022\024\n\005queue\030\001 \001(\tR\005queue\022-\n\006limits\030" +
+      "\002 \001(\0132\025.baton.v1.QueueLimitsR\006limits\022\026\n\006" +
+      "create\030\003 \001(\010R\006create\"B\n\021SetLimitsRespons" +
+      "e\022-\n\006limits\030\001 \001(\0132\025.baton.v1.QueueLimits" +
+      "R\006limits\"\203\001\n\tKeyLimits\022\026\n\006weight\030\001 \001(\rR\006" +
+      "weight\022%\n\013concurrency\030\002 \001(\rH\000R\013concurren" +
+      "cy\210\001\001\022\'\n\004rate\030\003 \001(\0132\023.baton.v1.RateLimit" +
+      "R\004rateB\016\n\014_concurrency\"c\n\016KeyLimitsEntry" +
+      "\022\020\n\003key\030\001 \001(\tR\003key\022+\n\006limits\030\002 \001(\0132\023.bat" +
+      "on.v1.KeyLimitsR\006limits\022\022\n\004held\030\003 \001(\004R\004h" +
+      "eld\"j\n\023SetKeyLimitsRequest\022\024\n\005queue\030\001 \001(" +
+      "\tR\005queue\022\020\n\003key\030\002 \001(\tR\003key\022+\n\006limits\030\003 \001" +
+      "(\0132\023.baton.v1.KeyLimitsR\006limits\"k\n\024SetKe" +
+      "yLimitsResponse\0227\n\nkey_limits\030\001 \001(\0132\030.ba" +
+      "ton.v1.KeyLimitsEntryR\tkeyLimits\022\032\n\010repl" +
+      "aced\030\002 \001(\010R\010replaced\"=\n\023GetKeyLimitsRequ" +
+      "est\022\024\n\005queue\030\001 \001(\tR\005queue\022\020\n\003key\030\002 \001(\tR\003" +
+      "key\"O\n\024GetKeyLimitsResponse\0227\n\nkey_limit" +
+      "s\030\001 \001(\0132\030.baton.v1.KeyLimitsEntryR\tkeyLi" +
+      "mits\"h\n\024ListKeyLimitsRequest\022\024\n\005queue\030\001 " +
+      "\001(\tR\005queue\022\033\n\tpage_size\030\002 \001(\rR\010pageSize\022" +
+      "\035\n\npage_token\030\003 \001(\tR\tpageToken\"m\n\025ListKe" +
+      "yLimitsResponse\022,\n\004keys\030\001 \003(\0132\030.baton.v1" +
+      ".KeyLimitsEntryR\004keys\022&\n\017next_page_token" +
+      "\030\002 \001(\tR\rnextPageToken\"*\n\022RecountKeysRequ" +
+      "est\022\024\n\005queue\030\001 \001(\tR\005queue\"K\n\023RecountKeys" +
+      "Response\022\026\n\006leases\030\001 \001(\004R\006leases\022\034\n\tcorr" +
+      "ected\030\002 \001(\004R\tcorrected\"P\n\014PauseRequest\022(" +
+      "\n\006source\030\001 \001(\0132\020.baton.v1.SourceR\006source" +
+      "\022\026\n\006create\030\002 \001(\010R\006create\")\n\rPauseRespons" +
+      "e\022\030\n\007changed\030\001 \001(\010R\007changed\"Q\n\rResumeReq" +
       "uest\022(\n\006source\030\001 \001(\0132\020.baton.v1.SourceR\006" +
-      "source\022\016\n\002id\030\002 \001(\tR\002id\"\031\n\027RetryDeadLette" +
-      "rResponse\"S\n\027DeleteDeadLetterRequest\022(\n\006" +
-      "source\030\001 \001(\0132\020.baton.v1.SourceR\006source\022\016" +
-      "\n\002id\030\002 \001(\tR\002id\"\032\n\030DeleteDeadLetterRespon" +
-      "se\"\'\n\014PurgeRequest\022\027\n\007dry_run\030\001 \001(\010R\006dry" +
-      "Run\"v\n\nPurgedItem\022(\n\006source\030\001 \001(\0132\020.bato" +
-      "n.v1.SourceR\006source\022\016\n\002id\030\002 \001(\tR\002id\022\026\n\006r" +
-      "eason\030\003 \001(\tR\006reason\022\026\n\006action\030\004 \001(\tR\006act" +
-      "ion\"T\n\rPurgeResponse\022*\n\005items\030\001 \003(\0132\024.ba" +
-      "ton.v1.PurgedItemR\005items\022\027\n\007dry_run\030\002 \001(" +
-      "\010R\006dryRun\"@\n\tRateLimit\022\035\n\nper_second\030\001 \001" +
-      "(\001R\tperSecond\022\024\n\005burst\030\002 \001(\rR\005burst\"\363\001\n\013" +
-      "QueueLimits\022 \n\013concurrency\030\001 \001(\rR\013concur" +
-      "rency\022\'\n\004rate\030\002 \001(\0132\023.baton.v1.RateLimit" +
-      "R\004rate\022\'\n\017key_concurrency\030\003 \001(\rR\016keyConc" +
-      "urrency\022.\n\010key_rate\030\004 \001(\0132\023.baton.v1.Rat" +
-      "eLimitR\007keyRate\022@\n\016priority_aging\030\005 \001(\0132" +
-      "\031.google.protobuf.DurationR\rpriorityAgin" +
-      "g\"o\n\020SetLimitsRequest\022\024\n\005queue\030\001 \001(\tR\005qu" +
-      "eue\022-\n\006limits\030\002 \001(\0132\025.baton.v1.QueueLimi" +
-      "tsR\006limits\022\026\n\006create\030\003 \001(\010R\006create\"B\n\021Se" +
-      "tLimitsResponse\022-\n\006limits\030\001 \001(\0132\025.baton." +
-      "v1.QueueLimitsR\006limits\"\203\001\n\tKeyLimits\022\026\n\006" +
-      "weight\030\001 \001(\rR\006weight\022%\n\013concurrency\030\002 \001(" +
-      "\rH\000R\013concurrency\210\001\001\022\'\n\004rate\030\003 \001(\0132\023.bato" +
-      "n.v1.RateLimitR\004rateB\016\n\014_concurrency\"c\n\016" +
-      "KeyLimitsEntry\022\020\n\003key\030\001 \001(\tR\003key\022+\n\006limi" +
-      "ts\030\002 \001(\0132\023.baton.v1.KeyLimitsR\006limits\022\022\n" +
-      "\004held\030\003 \001(\004R\004held\"j\n\023SetKeyLimitsRequest" +
-      "\022\024\n\005queue\030\001 \001(\tR\005queue\022\020\n\003key\030\002 \001(\tR\003key" +
-      "\022+\n\006limits\030\003 \001(\0132\023.baton.v1.KeyLimitsR\006l" +
-      "imits\"k\n\024SetKeyLimitsResponse\0227\n\nkey_lim" +
-      "its\030\001 \001(\0132\030.baton.v1.KeyLimitsEntryR\tkey" +
-      "Limits\022\032\n\010replaced\030\002 \001(\010R\010replaced\"=\n\023Ge" +
-      "tKeyLimitsRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022" +
-      "\020\n\003key\030\002 \001(\tR\003key\"O\n\024GetKeyLimitsRespons" +
-      "e\0227\n\nkey_limits\030\001 \001(\0132\030.baton.v1.KeyLimi" +
-      "tsEntryR\tkeyLimits\"h\n\024ListKeyLimitsReque" +
-      "st\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tpage_size\030\002 " +
-      "\001(\rR\010pageSize\022\035\n\npage_token\030\003 \001(\tR\tpageT" +
-      "oken\"m\n\025ListKeyLimitsResponse\022,\n\004keys\030\001 " +
-      "\003(\0132\030.baton.v1.KeyLimitsEntryR\004keys\022&\n\017n" +
-      "ext_page_token\030\002 \001(\tR\rnextPageToken\"*\n\022R" +
-      "ecountKeysRequest\022\024\n\005queue\030\001 \001(\tR\005queue\"" +
-      "K\n\023RecountKeysResponse\022\026\n\006leases\030\001 \001(\004R\006" +
-      "leases\022\034\n\tcorrected\030\002 \001(\004R\tcorrected\"P\n\014" +
-      "PauseRequest\022(\n\006source\030\001 \001(\0132\020.baton.v1." +
-      "SourceR\006source\022\026\n\006create\030\002 \001(\010R\006create\")" +
-      "\n\rPauseResponse\022\030\n\007changed\030\001 \001(\010R\007change" +
-      "d\"Q\n\rResumeRequest\022(\n\006source\030\001 \001(\0132\020.bat" +
-      "on.v1.SourceR\006source\022\026\n\006create\030\002 \001(\010R\006cr" +
-      "eate\"*\n\016ResumeResponse\022\030\n\007changed\030\001 \001(\010R" +
-      "\007changed*p\n\nSourceKind\022\033\n\027SOURCE_KIND_UN" +
-      "SPECIFIED\020\000\022\025\n\021SOURCE_KIND_QUEUE\020\001\022\024\n\020SO" +
-      "URCE_KIND_POOL\020\002\022\030\n\024SOURCE_KIND_RECEIVER" +
-      "\020\003*\201\001\n\014HealthStatus\022\035\n\031HEALTH_STATUS_UNS" +
-      "PECIFIED\020\000\022\031\n\025HEALTH_STATUS_HEALTHY\020\001\022\032\n" +
-      "\026HEALTH_STATUS_DEGRADED\020\002\022\033\n\027HEALTH_STAT" +
-      "US_UNHEALTHY\020\0032\222\007\n\014AdminService\022D\n\tGetHe" +
-      "alth\022\032.baton.v1.GetHealthRequest\032\033.baton" +
-      ".v1.GetHealthResponse\022V\n\017ListDeadLetters" +
-      "\022 .baton.v1.ListDeadLettersRequest\032!.bat" +
-      "on.v1.ListDeadLettersResponse\022V\n\017RetryDe" +
-      "adLetter\022 .baton.v1.RetryDeadLetterReque" +
-      "st\032!.baton.v1.RetryDeadLetterResponse\022Y\n" +
-      "\020DeleteDeadLetter\022!.baton.v1.DeleteDeadL" +
-      "etterRequest\032\".baton.v1.DeleteDeadLetter" +
-      "Response\0228\n\005Purge\022\026.baton.v1.PurgeReques" +
-      "t\032\027.baton.v1.PurgeResponse\022D\n\tSetLimits\022" +
-      "\032.baton.v1.SetLimitsRequest\032\033.baton.v1.S" +
-      "etLimitsResponse\022M\n\014SetKeyLimits\022\035.baton" +
-      ".v1.SetKeyLimitsRequest\032\036.baton.v1.SetKe" +
-      "yLimitsResponse\022M\n\014GetKeyLimits\022\035.baton." +
-      "v1.GetKeyLimitsRequest\032\036.baton.v1.GetKey" +
-      "LimitsResponse\022P\n\rListKeyLimits\022\036.baton." +
-      "v1.ListKeyLimitsRequest\032\037.baton.v1.ListK" +
-      "eyLimitsResponse\022J\n\013RecountKeys\022\034.baton." +
-      "v1.RecountKeysRequest\032\035.baton.v1.Recount" +
-      "KeysResponse\0228\n\005Pause\022\026.baton.v1.PauseRe" +
-      "quest\032\027.baton.v1.PauseResponse\022;\n\006Resume" +
-      "\022\027.baton.v1.ResumeRequest\032\030.baton.v1.Res" +
-      "umeResponseB\233\001\n\014dev.baton.v1B\nAdminProto" +
-      "P\001Z>github.com/baton-project/baton/clien" +
-      "ts/go/gen/baton/v1;batonv1\242\002\003BXX\252\002\010Baton" +
-      ".V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GPBMetadata\352\002\t" +
-      "Baton::V1b\006proto3"
+      "source\022\026\n\006create\030\002 \001(\010R\006create\"*\n\016Resume" +
+      "Response\022\030\n\007changed\030\001 \001(\010R\007changed*p\n\nSo" +
+      "urceKind\022\033\n\027SOURCE_KIND_UNSPECIFIED\020\000\022\025\n" +
+      "\021SOURCE_KIND_QUEUE\020\001\022\024\n\020SOURCE_KIND_POOL" +
+      "\020\002\022\030\n\024SOURCE_KIND_RECEIVER\020\003*\201\001\n\014HealthS" +
+      "tatus\022\035\n\031HEALTH_STATUS_UNSPECIFIED\020\000\022\031\n\025" +
+      "HEALTH_STATUS_HEALTHY\020\001\022\032\n\026HEALTH_STATUS" +
+      "_DEGRADED\020\002\022\033\n\027HEALTH_STATUS_UNHEALTHY\020\003" +
+      "2\222\007\n\014AdminService\022D\n\tGetHealth\022\032.baton.v" +
+      "1.GetHealthRequest\032\033.baton.v1.GetHealthR" +
+      "esponse\022V\n\017ListDeadLetters\022 .baton.v1.Li" +
+      "stDeadLettersRequest\032!.baton.v1.ListDead" +
+      "LettersResponse\022V\n\017RetryDeadLetter\022 .bat" +
+      "on.v1.RetryDeadLetterRequest\032!.baton.v1." +
+      "RetryDeadLetterResponse\022Y\n\020DeleteDeadLet" +
+      "ter\022!.baton.v1.DeleteDeadLetterRequest\032\"" +
+      ".baton.v1.DeleteDeadLetterResponse\0228\n\005Pu" +
+      "rge\022\026.baton.v1.PurgeRequest\032\027.baton.v1.P" +
+      "urgeResponse\022D\n\tSetLimits\022\032.baton.v1.Set" +
+      "LimitsRequest\032\033.baton.v1.SetLimitsRespon" +
+      "se\022M\n\014SetKeyLimits\022\035.baton.v1.SetKeyLimi" +
+      "tsRequest\032\036.baton.v1.SetKeyLimitsRespons" +
+      "e\022M\n\014GetKeyLimits\022\035.baton.v1.GetKeyLimit" +
+      "sRequest\032\036.baton.v1.GetKeyLimitsResponse" +
+      "\022P\n\rListKeyLimits\022\036.baton.v1.ListKeyLimi" +
+      "tsRequest\032\037.baton.v1.ListKeyLimitsRespon" +
+      "se\022J\n\013RecountKeys\022\034.baton.v1.RecountKeys" +
+      "Request\032\035.baton.v1.RecountKeysResponse\0228" +
+      "\n\005Pause\022\026.baton.v1.PauseRequest\032\027.baton." +
+      "v1.PauseResponse\022;\n\006Resume\022\027.baton.v1.Re" +
+      "sumeRequest\032\030.baton.v1.ResumeResponseB\233\001" +
+      "\n\014dev.baton.v1B\nAdminProtoP\001Z>github.com" +
+      "/baton-project/baton/clients/go/gen/bato" +
+      "n/v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312\002\010Baton\\V1" +
+      "\342\002\024Baton\\V1\\GPBMetadata\352\002\tBaton::V1b\006pro" +
+      "to3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -350,7 +351,7 @@ public final class AdminProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_SourceHealth_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SourceHealth_descriptor,
-        new java.lang.String[] { "Source", "Size", "OldestAge", "AverageAge", "Stuck", "DeadLettered", "ProcessingRate", "Status", "Reasons", "InUse", "Idle", "Paused", "Limits", "RateTokens", });
+        new java.lang.String[] { "Source", "Size", "OldestAge", "AverageAge", "Stuck", "DeadLettered", "ProcessingRate", "Status", "Reasons", "InUse", "Idle", "Paused", "Limits", "RateTokens", "Expired", });
     internal_static_baton_v1_GetHealthResponse_descriptor =
       getDescriptor().getMessageType(3);
     internal_static_baton_v1_GetHealthResponse_fieldAccessorTable = new

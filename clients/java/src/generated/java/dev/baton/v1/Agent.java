@@ -996,6 +996,106 @@ java.lang.String defaultValue) {
     return debounce_ == null ? com.google.protobuf.Duration.getDefaultInstance() : debounce_;
   }
 
+  public static final int EXPIRE_AT_FIELD_NUMBER = 21;
+  private com.google.protobuf.Timestamp expireAt_;
+  /**
+   * <pre>
+   * expire_at is when a one-shot agent expires if no run of it has started by then: it
+   * finishes as FINISH_EXPIRED without running (never granted; a failure for its children),
+   * found at grant time or by the sweeper (within zombie_cleanup.interval_ms). A run that has
+   * started is never expired, and once one has started the expiry no longer applies (a retry
+   * after a failure runs whenever it is due). A time already past is accepted: the agent
+   * expires without running. A Register of an existing agent sets it anew from its
+   * definition (absent: no expiry). Not with `ttl`; not for a recurring agent (interval or
+   * cron): INVALID_ARGUMENT naming the field. GetAgent answers it, also when set by `ttl`.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp expire_at = 21 [json_name = "expireAt"];</code>
+   * @return Whether the expireAt field is set.
+   */
+  @java.lang.Override
+  public boolean hasExpireAt() {
+    return ((bitField0_ & 0x00000020) != 0);
+  }
+  /**
+   * <pre>
+   * expire_at is when a one-shot agent expires if no run of it has started by then: it
+   * finishes as FINISH_EXPIRED without running (never granted; a failure for its children),
+   * found at grant time or by the sweeper (within zombie_cleanup.interval_ms). A run that has
+   * started is never expired, and once one has started the expiry no longer applies (a retry
+   * after a failure runs whenever it is due). A time already past is accepted: the agent
+   * expires without running. A Register of an existing agent sets it anew from its
+   * definition (absent: no expiry). Not with `ttl`; not for a recurring agent (interval or
+   * cron): INVALID_ARGUMENT naming the field. GetAgent answers it, also when set by `ttl`.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp expire_at = 21 [json_name = "expireAt"];</code>
+   * @return The expireAt.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getExpireAt() {
+    return expireAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : expireAt_;
+  }
+  /**
+   * <pre>
+   * expire_at is when a one-shot agent expires if no run of it has started by then: it
+   * finishes as FINISH_EXPIRED without running (never granted; a failure for its children),
+   * found at grant time or by the sweeper (within zombie_cleanup.interval_ms). A run that has
+   * started is never expired, and once one has started the expiry no longer applies (a retry
+   * after a failure runs whenever it is due). A time already past is accepted: the agent
+   * expires without running. A Register of an existing agent sets it anew from its
+   * definition (absent: no expiry). Not with `ttl`; not for a recurring agent (interval or
+   * cron): INVALID_ARGUMENT naming the field. GetAgent answers it, also when set by `ttl`.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp expire_at = 21 [json_name = "expireAt"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.TimestampOrBuilder getExpireAtOrBuilder() {
+    return expireAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : expireAt_;
+  }
+
+  public static final int TTL_FIELD_NUMBER = 22;
+  private com.google.protobuf.Duration ttl_;
+  /**
+   * <pre>
+   * ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
+   * no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration ttl = 22 [json_name = "ttl"];</code>
+   * @return Whether the ttl field is set.
+   */
+  @java.lang.Override
+  public boolean hasTtl() {
+    return ((bitField0_ & 0x00000040) != 0);
+  }
+  /**
+   * <pre>
+   * ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
+   * no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration ttl = 22 [json_name = "ttl"];</code>
+   * @return The ttl.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Duration getTtl() {
+    return ttl_ == null ? com.google.protobuf.Duration.getDefaultInstance() : ttl_;
+  }
+  /**
+   * <pre>
+   * ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
+   * no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration ttl = 22 [json_name = "ttl"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.DurationOrBuilder getTtlOrBuilder() {
+    return ttl_ == null ? com.google.protobuf.Duration.getDefaultInstance() : ttl_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -1072,6 +1172,12 @@ java.lang.String defaultValue) {
     }
     if (((bitField0_ & 0x00000010) != 0)) {
       output.writeMessage(20, getDebounce());
+    }
+    if (((bitField0_ & 0x00000020) != 0)) {
+      output.writeMessage(21, getExpireAt());
+    }
+    if (((bitField0_ & 0x00000040) != 0)) {
+      output.writeMessage(22, getTtl());
     }
     getUnknownFields().writeTo(output);
   }
@@ -1162,6 +1268,14 @@ java.lang.String defaultValue) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(20, getDebounce());
     }
+    if (((bitField0_ & 0x00000020) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(21, getExpireAt());
+    }
+    if (((bitField0_ & 0x00000040) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(22, getTtl());
+    }
     return size;
   }
   @java.lang.Override
@@ -1238,6 +1352,16 @@ java.lang.String defaultValue) {
       if (!getDebounce()
           .equals(other.getDebounce())) return false;
     }
+    if (hasExpireAt() != other.hasExpireAt()) return false;
+    if (hasExpireAt()) {
+      if (!getExpireAt()
+          .equals(other.getExpireAt())) return false;
+    }
+    if (hasTtl() != other.hasTtl()) return false;
+    if (hasTtl()) {
+      if (!getTtl()
+          .equals(other.getTtl())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1303,6 +1427,14 @@ java.lang.String defaultValue) {
     if (hasDebounce()) {
       hash = (37 * hash) + DEBOUNCE_FIELD_NUMBER;
       hash = (53 * hash) + getDebounce().hashCode();
+    }
+    if (hasExpireAt()) {
+      hash = (37 * hash) + EXPIRE_AT_FIELD_NUMBER;
+      hash = (53 * hash) + getExpireAt().hashCode();
+    }
+    if (hasTtl()) {
+      hash = (37 * hash) + TTL_FIELD_NUMBER;
+      hash = (53 * hash) + getTtl().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -1466,6 +1598,8 @@ java.lang.String defaultValue) {
         internalGetAfterFieldBuilder();
         internalGetIdempotencyWindowFieldBuilder();
         internalGetDebounceFieldBuilder();
+        internalGetExpireAtFieldBuilder();
+        internalGetTtlFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1517,6 +1651,16 @@ java.lang.String defaultValue) {
       if (debounceBuilder_ != null) {
         debounceBuilder_.dispose();
         debounceBuilder_ = null;
+      }
+      expireAt_ = null;
+      if (expireAtBuilder_ != null) {
+        expireAtBuilder_.dispose();
+        expireAtBuilder_ = null;
+      }
+      ttl_ = null;
+      if (ttlBuilder_ != null) {
+        ttlBuilder_.dispose();
+        ttlBuilder_ = null;
       }
       return this;
     }
@@ -1638,6 +1782,18 @@ java.lang.String defaultValue) {
             : debounceBuilder_.build();
         to_bitField0_ |= 0x00000010;
       }
+      if (((from_bitField0_ & 0x00100000) != 0)) {
+        result.expireAt_ = expireAtBuilder_ == null
+            ? expireAt_
+            : expireAtBuilder_.build();
+        to_bitField0_ |= 0x00000020;
+      }
+      if (((from_bitField0_ & 0x00200000) != 0)) {
+        result.ttl_ = ttlBuilder_ == null
+            ? ttl_
+            : ttlBuilder_.build();
+        to_bitField0_ |= 0x00000040;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1747,6 +1903,12 @@ java.lang.String defaultValue) {
       }
       if (other.hasDebounce()) {
         mergeDebounce(other.getDebounce());
+      }
+      if (other.hasExpireAt()) {
+        mergeExpireAt(other.getExpireAt());
+      }
+      if (other.hasTtl()) {
+        mergeTtl(other.getTtl());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1896,6 +2058,20 @@ java.lang.String defaultValue) {
               bitField0_ |= 0x00080000;
               break;
             } // case 162
+            case 170: {
+              input.readMessage(
+                  internalGetExpireAtFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00100000;
+              break;
+            } // case 170
+            case 178: {
+              input.readMessage(
+                  internalGetTtlFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00200000;
+              break;
+            } // case 178
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -4590,6 +4766,392 @@ java.lang.String defaultValue) {
         debounce_ = null;
       }
       return debounceBuilder_;
+    }
+
+    private com.google.protobuf.Timestamp expireAt_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> expireAtBuilder_;
+    /**
+     * <pre>
+     * expire_at is when a one-shot agent expires if no run of it has started by then: it
+     * finishes as FINISH_EXPIRED without running (never granted; a failure for its children),
+     * found at grant time or by the sweeper (within zombie_cleanup.interval_ms). A run that has
+     * started is never expired, and once one has started the expiry no longer applies (a retry
+     * after a failure runs whenever it is due). A time already past is accepted: the agent
+     * expires without running. A Register of an existing agent sets it anew from its
+     * definition (absent: no expiry). Not with `ttl`; not for a recurring agent (interval or
+     * cron): INVALID_ARGUMENT naming the field. GetAgent answers it, also when set by `ttl`.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp expire_at = 21 [json_name = "expireAt"];</code>
+     * @return Whether the expireAt field is set.
+     */
+    public boolean hasExpireAt() {
+      return ((bitField0_ & 0x00100000) != 0);
+    }
+    /**
+     * <pre>
+     * expire_at is when a one-shot agent expires if no run of it has started by then: it
+     * finishes as FINISH_EXPIRED without running (never granted; a failure for its children),
+     * found at grant time or by the sweeper (within zombie_cleanup.interval_ms). A run that has
+     * started is never expired, and once one has started the expiry no longer applies (a retry
+     * after a failure runs whenever it is due). A time already past is accepted: the agent
+     * expires without running. A Register of an existing agent sets it anew from its
+     * definition (absent: no expiry). Not with `ttl`; not for a recurring agent (interval or
+     * cron): INVALID_ARGUMENT naming the field. GetAgent answers it, also when set by `ttl`.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp expire_at = 21 [json_name = "expireAt"];</code>
+     * @return The expireAt.
+     */
+    public com.google.protobuf.Timestamp getExpireAt() {
+      if (expireAtBuilder_ == null) {
+        return expireAt_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : expireAt_;
+      } else {
+        return expireAtBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * expire_at is when a one-shot agent expires if no run of it has started by then: it
+     * finishes as FINISH_EXPIRED without running (never granted; a failure for its children),
+     * found at grant time or by the sweeper (within zombie_cleanup.interval_ms). A run that has
+     * started is never expired, and once one has started the expiry no longer applies (a retry
+     * after a failure runs whenever it is due). A time already past is accepted: the agent
+     * expires without running. A Register of an existing agent sets it anew from its
+     * definition (absent: no expiry). Not with `ttl`; not for a recurring agent (interval or
+     * cron): INVALID_ARGUMENT naming the field. GetAgent answers it, also when set by `ttl`.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp expire_at = 21 [json_name = "expireAt"];</code>
+     */
+    public Builder setExpireAt(com.google.protobuf.Timestamp value) {
+      if (expireAtBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        expireAt_ = value;
+      } else {
+        expireAtBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00100000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * expire_at is when a one-shot agent expires if no run of it has started by then: it
+     * finishes as FINISH_EXPIRED without running (never granted; a failure for its children),
+     * found at grant time or by the sweeper (within zombie_cleanup.interval_ms). A run that has
+     * started is never expired, and once one has started the expiry no longer applies (a retry
+     * after a failure runs whenever it is due). A time already past is accepted: the agent
+     * expires without running. A Register of an existing agent sets it anew from its
+     * definition (absent: no expiry). Not with `ttl`; not for a recurring agent (interval or
+     * cron): INVALID_ARGUMENT naming the field. GetAgent answers it, also when set by `ttl`.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp expire_at = 21 [json_name = "expireAt"];</code>
+     */
+    public Builder setExpireAt(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      if (expireAtBuilder_ == null) {
+        expireAt_ = builderForValue.build();
+      } else {
+        expireAtBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00100000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * expire_at is when a one-shot agent expires if no run of it has started by then: it
+     * finishes as FINISH_EXPIRED without running (never granted; a failure for its children),
+     * found at grant time or by the sweeper (within zombie_cleanup.interval_ms). A run that has
+     * started is never expired, and once one has started the expiry no longer applies (a retry
+     * after a failure runs whenever it is due). A time already past is accepted: the agent
+     * expires without running. A Register of an existing agent sets it anew from its
+     * definition (absent: no expiry). Not with `ttl`; not for a recurring agent (interval or
+     * cron): INVALID_ARGUMENT naming the field. GetAgent answers it, also when set by `ttl`.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp expire_at = 21 [json_name = "expireAt"];</code>
+     */
+    public Builder mergeExpireAt(com.google.protobuf.Timestamp value) {
+      if (expireAtBuilder_ == null) {
+        if (((bitField0_ & 0x00100000) != 0) &&
+          expireAt_ != null &&
+          expireAt_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+          getExpireAtBuilder().mergeFrom(value);
+        } else {
+          expireAt_ = value;
+        }
+      } else {
+        expireAtBuilder_.mergeFrom(value);
+      }
+      if (expireAt_ != null) {
+        bitField0_ |= 0x00100000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * expire_at is when a one-shot agent expires if no run of it has started by then: it
+     * finishes as FINISH_EXPIRED without running (never granted; a failure for its children),
+     * found at grant time or by the sweeper (within zombie_cleanup.interval_ms). A run that has
+     * started is never expired, and once one has started the expiry no longer applies (a retry
+     * after a failure runs whenever it is due). A time already past is accepted: the agent
+     * expires without running. A Register of an existing agent sets it anew from its
+     * definition (absent: no expiry). Not with `ttl`; not for a recurring agent (interval or
+     * cron): INVALID_ARGUMENT naming the field. GetAgent answers it, also when set by `ttl`.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp expire_at = 21 [json_name = "expireAt"];</code>
+     */
+    public Builder clearExpireAt() {
+      bitField0_ = (bitField0_ & ~0x00100000);
+      expireAt_ = null;
+      if (expireAtBuilder_ != null) {
+        expireAtBuilder_.dispose();
+        expireAtBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * expire_at is when a one-shot agent expires if no run of it has started by then: it
+     * finishes as FINISH_EXPIRED without running (never granted; a failure for its children),
+     * found at grant time or by the sweeper (within zombie_cleanup.interval_ms). A run that has
+     * started is never expired, and once one has started the expiry no longer applies (a retry
+     * after a failure runs whenever it is due). A time already past is accepted: the agent
+     * expires without running. A Register of an existing agent sets it anew from its
+     * definition (absent: no expiry). Not with `ttl`; not for a recurring agent (interval or
+     * cron): INVALID_ARGUMENT naming the field. GetAgent answers it, also when set by `ttl`.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp expire_at = 21 [json_name = "expireAt"];</code>
+     */
+    public com.google.protobuf.Timestamp.Builder getExpireAtBuilder() {
+      bitField0_ |= 0x00100000;
+      onChanged();
+      return internalGetExpireAtFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * expire_at is when a one-shot agent expires if no run of it has started by then: it
+     * finishes as FINISH_EXPIRED without running (never granted; a failure for its children),
+     * found at grant time or by the sweeper (within zombie_cleanup.interval_ms). A run that has
+     * started is never expired, and once one has started the expiry no longer applies (a retry
+     * after a failure runs whenever it is due). A time already past is accepted: the agent
+     * expires without running. A Register of an existing agent sets it anew from its
+     * definition (absent: no expiry). Not with `ttl`; not for a recurring agent (interval or
+     * cron): INVALID_ARGUMENT naming the field. GetAgent answers it, also when set by `ttl`.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp expire_at = 21 [json_name = "expireAt"];</code>
+     */
+    public com.google.protobuf.TimestampOrBuilder getExpireAtOrBuilder() {
+      if (expireAtBuilder_ != null) {
+        return expireAtBuilder_.getMessageOrBuilder();
+      } else {
+        return expireAt_ == null ?
+            com.google.protobuf.Timestamp.getDefaultInstance() : expireAt_;
+      }
+    }
+    /**
+     * <pre>
+     * expire_at is when a one-shot agent expires if no run of it has started by then: it
+     * finishes as FINISH_EXPIRED without running (never granted; a failure for its children),
+     * found at grant time or by the sweeper (within zombie_cleanup.interval_ms). A run that has
+     * started is never expired, and once one has started the expiry no longer applies (a retry
+     * after a failure runs whenever it is due). A time already past is accepted: the agent
+     * expires without running. A Register of an existing agent sets it anew from its
+     * definition (absent: no expiry). Not with `ttl`; not for a recurring agent (interval or
+     * cron): INVALID_ARGUMENT naming the field. GetAgent answers it, also when set by `ttl`.
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp expire_at = 21 [json_name = "expireAt"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> 
+        internalGetExpireAtFieldBuilder() {
+      if (expireAtBuilder_ == null) {
+        expireAtBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder>(
+                getExpireAt(),
+                getParentForChildren(),
+                isClean());
+        expireAt_ = null;
+      }
+      return expireAtBuilder_;
+    }
+
+    private com.google.protobuf.Duration ttl_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> ttlBuilder_;
+    /**
+     * <pre>
+     * ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
+     * no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration ttl = 22 [json_name = "ttl"];</code>
+     * @return Whether the ttl field is set.
+     */
+    public boolean hasTtl() {
+      return ((bitField0_ & 0x00200000) != 0);
+    }
+    /**
+     * <pre>
+     * ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
+     * no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration ttl = 22 [json_name = "ttl"];</code>
+     * @return The ttl.
+     */
+    public com.google.protobuf.Duration getTtl() {
+      if (ttlBuilder_ == null) {
+        return ttl_ == null ? com.google.protobuf.Duration.getDefaultInstance() : ttl_;
+      } else {
+        return ttlBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
+     * no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration ttl = 22 [json_name = "ttl"];</code>
+     */
+    public Builder setTtl(com.google.protobuf.Duration value) {
+      if (ttlBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        ttl_ = value;
+      } else {
+        ttlBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00200000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
+     * no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration ttl = 22 [json_name = "ttl"];</code>
+     */
+    public Builder setTtl(
+        com.google.protobuf.Duration.Builder builderForValue) {
+      if (ttlBuilder_ == null) {
+        ttl_ = builderForValue.build();
+      } else {
+        ttlBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00200000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
+     * no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration ttl = 22 [json_name = "ttl"];</code>
+     */
+    public Builder mergeTtl(com.google.protobuf.Duration value) {
+      if (ttlBuilder_ == null) {
+        if (((bitField0_ & 0x00200000) != 0) &&
+          ttl_ != null &&
+          ttl_ != com.google.protobuf.Duration.getDefaultInstance()) {
+          getTtlBuilder().mergeFrom(value);
+        } else {
+          ttl_ = value;
+        }
+      } else {
+        ttlBuilder_.mergeFrom(value);
+      }
+      if (ttl_ != null) {
+        bitField0_ |= 0x00200000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
+     * no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration ttl = 22 [json_name = "ttl"];</code>
+     */
+    public Builder clearTtl() {
+      bitField0_ = (bitField0_ & ~0x00200000);
+      ttl_ = null;
+      if (ttlBuilder_ != null) {
+        ttlBuilder_.dispose();
+        ttlBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
+     * no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration ttl = 22 [json_name = "ttl"];</code>
+     */
+    public com.google.protobuf.Duration.Builder getTtlBuilder() {
+      bitField0_ |= 0x00200000;
+      onChanged();
+      return internalGetTtlFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
+     * no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration ttl = 22 [json_name = "ttl"];</code>
+     */
+    public com.google.protobuf.DurationOrBuilder getTtlOrBuilder() {
+      if (ttlBuilder_ != null) {
+        return ttlBuilder_.getMessageOrBuilder();
+      } else {
+        return ttl_ == null ?
+            com.google.protobuf.Duration.getDefaultInstance() : ttl_;
+      }
+    }
+    /**
+     * <pre>
+     * ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
+     * no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
+     * </pre>
+     *
+     * <code>.google.protobuf.Duration ttl = 22 [json_name = "ttl"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder> 
+        internalGetTtlFieldBuilder() {
+      if (ttlBuilder_ == null) {
+        ttlBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Duration, com.google.protobuf.Duration.Builder, com.google.protobuf.DurationOrBuilder>(
+                getTtl(),
+                getParentForChildren(),
+                isClean());
+        ttl_ = null;
+      }
+      return ttlBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.Agent)

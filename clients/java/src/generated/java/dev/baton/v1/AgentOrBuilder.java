@@ -613,4 +613,82 @@ java.lang.String defaultValue);
    * <code>.google.protobuf.Duration debounce = 20 [json_name = "debounce"];</code>
    */
   com.google.protobuf.DurationOrBuilder getDebounceOrBuilder();
+
+  /**
+   * <pre>
+   * expire_at is when a one-shot agent expires if no run of it has started by then: it
+   * finishes as FINISH_EXPIRED without running (never granted; a failure for its children),
+   * found at grant time or by the sweeper (within zombie_cleanup.interval_ms). A run that has
+   * started is never expired, and once one has started the expiry no longer applies (a retry
+   * after a failure runs whenever it is due). A time already past is accepted: the agent
+   * expires without running. A Register of an existing agent sets it anew from its
+   * definition (absent: no expiry). Not with `ttl`; not for a recurring agent (interval or
+   * cron): INVALID_ARGUMENT naming the field. GetAgent answers it, also when set by `ttl`.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp expire_at = 21 [json_name = "expireAt"];</code>
+   * @return Whether the expireAt field is set.
+   */
+  boolean hasExpireAt();
+  /**
+   * <pre>
+   * expire_at is when a one-shot agent expires if no run of it has started by then: it
+   * finishes as FINISH_EXPIRED without running (never granted; a failure for its children),
+   * found at grant time or by the sweeper (within zombie_cleanup.interval_ms). A run that has
+   * started is never expired, and once one has started the expiry no longer applies (a retry
+   * after a failure runs whenever it is due). A time already past is accepted: the agent
+   * expires without running. A Register of an existing agent sets it anew from its
+   * definition (absent: no expiry). Not with `ttl`; not for a recurring agent (interval or
+   * cron): INVALID_ARGUMENT naming the field. GetAgent answers it, also when set by `ttl`.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp expire_at = 21 [json_name = "expireAt"];</code>
+   * @return The expireAt.
+   */
+  com.google.protobuf.Timestamp getExpireAt();
+  /**
+   * <pre>
+   * expire_at is when a one-shot agent expires if no run of it has started by then: it
+   * finishes as FINISH_EXPIRED without running (never granted; a failure for its children),
+   * found at grant time or by the sweeper (within zombie_cleanup.interval_ms). A run that has
+   * started is never expired, and once one has started the expiry no longer applies (a retry
+   * after a failure runs whenever it is due). A time already past is accepted: the agent
+   * expires without running. A Register of an existing agent sets it anew from its
+   * definition (absent: no expiry). Not with `ttl`; not for a recurring agent (interval or
+   * cron): INVALID_ARGUMENT naming the field. GetAgent answers it, also when set by `ttl`.
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp expire_at = 21 [json_name = "expireAt"];</code>
+   */
+  com.google.protobuf.TimestampOrBuilder getExpireAtOrBuilder();
+
+  /**
+   * <pre>
+   * ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
+   * no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration ttl = 22 [json_name = "ttl"];</code>
+   * @return Whether the ttl field is set.
+   */
+  boolean hasTtl();
+  /**
+   * <pre>
+   * ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
+   * no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration ttl = 22 [json_name = "ttl"];</code>
+   * @return The ttl.
+   */
+  com.google.protobuf.Duration getTtl();
+  /**
+   * <pre>
+   * ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
+   * no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
+   * </pre>
+   *
+   * <code>.google.protobuf.Duration ttl = 22 [json_name = "ttl"];</code>
+   */
+  com.google.protobuf.DurationOrBuilder getTtlOrBuilder();
 }

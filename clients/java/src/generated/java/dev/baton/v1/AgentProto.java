@@ -292,7 +292,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     java.lang.String[] descriptorData = {
       "\n\024baton/v1/agent.proto\022\010baton.v1\032\036google" +
       "/protobuf/duration.proto\032\037google/protobu" +
-      "f/timestamp.proto\"\245\007\n\005Agent\022\022\n\004name\030\001 \001(" +
+      "f/timestamp.proto\"\213\010\n\005Agent\022\022\n\004name\030\001 \001(" +
       "\tR\004name\0225\n\010interval\030\002 \001(\0132\031.google.proto" +
       "buf.DurationR\010interval\0223\n\007timeout\030\003 \001(\0132" +
       "\031.google.protobuf.DurationR\007timeout\022@\n\016e" +
@@ -314,255 +314,258 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "eepResult\022D\n\020idempotency_mode\030\023 \001(\0162\031.ba" +
       "ton.v1.IdempotencyModeR\017idempotencyMode\022" +
       "5\n\010debounce\030\024 \001(\0132\031.google.protobuf.Dura" +
-      "tionR\010debounce\0329\n\013LabelsEntry\022\020\n\003key\030\001 \001" +
-      "(\tR\003key\022\024\n\005value\030\002 \001(\tR\005value:\0028\001\"\202\001\n\010Ag" +
-      "entRef\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001" +
-      "(\tR\004name\0226\n\non_failure\030\003 \001(\0162\027.baton.v1." +
-      "ParentFailureR\tonFailure\022\024\n\005batch\030\004 \001(\tR" +
-      "\005batch\"\313\002\n\013AgentResult\022\024\n\005queue\030\001 \001(\tR\005q" +
-      "ueue\022\022\n\004name\030\002 \001(\tR\004name\022(\n\006finish\030\003 \001(\016" +
-      "2\020.baton.v1.FinishR\006finish\022+\n\007outcome\030\004 " +
-      "\001(\0162\021.baton.v1.OutcomeR\007outcome\022\026\n\006resul" +
-      "t\030\005 \001(\014R\006result\022\024\n\005token\030\006 \001(\004R\005token\022;\n" +
-      "\013finished_at\030\007 \001(\0132\032.google.protobuf.Tim" +
-      "estampR\nfinishedAt\022\030\n\007message\030\010 \001(\tR\007mes" +
-      "sage\022 \n\013traceparent\030\t \001(\tR\013traceparent\022\024" +
-      "\n\005batch\030\n \001(\tR\005batch\"\226\001\n\017RegisterRequest" +
-      "\022\024\n\005queue\030\001 \001(\tR\005queue\022\'\n\006agents\030\002 \003(\0132\017" +
-      ".baton.v1.AgentR\006agents\022%\n\016reset_schedul" +
-      "e\030\003 \001(\010R\rresetSchedule\022\035\n\nrequest_id\030\004 \001" +
-      "(\tR\trequestId\"\235\001\n\020RegisterResponse\022\030\n\007cr" +
-      "eated\030\001 \001(\rR\007created\022\030\n\007updated\030\002 \001(\rR\007u" +
-      "pdated\022\"\n\014deduplicated\030\003 \001(\rR\014deduplicat" +
-      "ed\0221\n\006agents\030\004 \003(\0132\031.baton.v1.Registered" +
-      "AgentR\006agents\"\314\001\n\017RegisteredAgent\022\022\n\004nam" +
-      "e\030\001 \001(\tR\004name\022\030\n\007created\030\002 \001(\010R\007created\022" +
-      "\"\n\014deduplicated\030\003 \001(\010R\014deduplicated\022-\n\006r" +
-      "esult\030\004 \001(\0132\025.baton.v1.AgentResultR\006resu" +
-      "lt\022\032\n\010replaced\030\005 \001(\tR\010replaced\022\034\n\tdeboun" +
-      "ced\030\006 \001(\010R\tdebounced\"?\n\021UnregisterReques" +
-      "t\022\024\n\005queue\030\001 \001(\tR\005queue\022\024\n\005names\030\002 \003(\tR\005" +
-      "names\".\n\022UnregisterResponse\022\030\n\007removed\030\001" +
-      " \001(\rR\007removed\"\221\001\n\016AcquireRequest\022\024\n\005queu" +
-      "e\030\001 \001(\tR\005queue\022\033\n\tworker_id\030\002 \001(\tR\010worke" +
-      "rId\022\035\n\nmax_leases\030\003 \001(\rR\tmaxLeases\022-\n\004wa" +
-      "it\030\004 \001(\0132\031.google.protobuf.DurationR\004wai" +
-      "t\"\322\002\n\005Lease\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004nam" +
-      "e\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\0226\n\010d" +
-      "eadline\030\004 \001(\0132\032.google.protobuf.Timestam" +
-      "pR\010deadline\022\030\n\007attempt\030\005 \001(\rR\007attempt\022%\n" +
-      "\005agent\030\006 \001(\0132\017.baton.v1.AgentR\005agent\022/\n\007" +
-      "parents\030\007 \003(\0132\025.baton.v1.AgentResultR\007pa" +
-      "rents\0229\n\ngranted_at\030\010 \001(\0132\032.google.proto" +
-      "buf.TimestampR\tgrantedAt\022$\n\005steps\030\t \003(\0132" +
-      "\016.baton.v1.StepR\005steps\"o\n\004Step\022\022\n\004name\030\001" +
-      " \001(\tR\004name\022\026\n\006result\030\002 \001(\014R\006result\022;\n\013re" +
-      "corded_at\030\003 \001(\0132\032.google.protobuf.Timest" +
-      "ampR\nrecordedAt\"\177\n\021RecordStepRequest\022\024\n\005" +
-      "queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024" +
-      "\n\005token\030\003 \001(\004R\005token\022\022\n\004step\030\004 \001(\tR\004step" +
-      "\022\026\n\006result\030\005 \001(\014R\006result\"j\n\022RecordStepRe" +
-      "sponse\022\032\n\010recorded\030\001 \001(\010R\010recorded\022\"\n\004st" +
-      "ep\030\002 \001(\0132\016.baton.v1.StepR\004step\022\024\n\005steps\030" +
-      "\003 \001(\rR\005steps\":\n\017AcquireResponse\022\'\n\006lease" +
-      "s\030\001 \003(\0132\017.baton.v1.LeaseR\006leases\"f\n\010Leas" +
-      "eRef\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\t" +
-      "R\004name\022\024\n\005token\030\003 \001(\004R\005token\022\032\n\010progress" +
-      "\030\004 \001(\tR\010progress\"[\n\020HeartbeatRequest\022\033\n\t" +
-      "worker_id\030\001 \001(\tR\010workerId\022*\n\006leases\030\002 \003(" +
-      "\0132\022.baton.v1.LeaseRefR\006leases\"\207\001\n\rExtend" +
-      "edLease\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 " +
-      "\001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\0226\n\010deadl" +
-      "ine\030\004 \001(\0132\032.google.protobuf.TimestampR\010d" +
-      "eadline\"\242\001\n\021HeartbeatResponse\0223\n\010extende" +
-      "d\030\001 \003(\0132\027.baton.v1.ExtendedLeaseR\010extend" +
-      "ed\022&\n\004lost\030\002 \003(\0132\022.baton.v1.LeaseRefR\004lo" +
-      "st\0220\n\tcancelled\030\003 \003(\0132\022.baton.v1.LeaseRe" +
-      "fR\tcancelled\"\315\002\n\017CompleteRequest\022\024\n\005queu" +
-      "e\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005to" +
-      "ken\030\003 \001(\004R\005token\022+\n\007outcome\030\004 \001(\0162\021.bato" +
-      "n.v1.OutcomeR\007outcome\022\030\n\007message\030\005 \001(\tR\007" +
-      "message\022:\n\013retry_after\030\006 \001(\0132\031.google.pr" +
-      "otobuf.DurationR\nretryAfter\022\035\n\nrequest_i" +
-      "d\030\007 \001(\tR\trequestId\022\037\n\013error_class\030\010 \001(\tR" +
-      "\nerrorClass\022\037\n\013http_status\030\t \001(\rR\nhttpSt" +
-      "atus\022\026\n\006result\030\n \001(\014R\006result\"\212\002\n\020Complet" +
-      "eResponse\022:\n\013next_run_at\030\001 \001(\0132\032.google." +
-      "protobuf.TimestampR\tnextRunAt\022#\n\rdead_le" +
-      "ttered\030\002 \001(\010R\014deadLettered\022\030\n\007removed\030\003 " +
-      "\001(\010R\007removed\022%\n\016failure_streak\030\004 \001(\rR\rfa" +
-      "ilureStreak\022\'\n\017message_clipped\030\005 \001(\010R\016me" +
-      "ssageClipped\022+\n\007outcome\030\006 \001(\0162\021.baton.v1" +
-      ".OutcomeR\007outcome\"S\n\024CompleteBatchReques" +
-      "t\022;\n\013completions\030\001 \003(\0132\031.baton.v1.Comple" +
-      "teRequestR\013completions\"\247\001\n\016CompleteResul" +
-      "t\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004n" +
-      "ame\022\024\n\005token\030\003 \001(\004R\005token\022\035\n\nlease_lost\030" +
-      "\004 \001(\010R\tleaseLost\0226\n\010response\030\005 \001(\0132\032.bat" +
-      "on.v1.CompleteResponseR\010response\"K\n\025Comp" +
-      "leteBatchResponse\0222\n\007results\030\001 \003(\0132\030.bat" +
-      "on.v1.CompleteResultR\007results\"@\n\013Session" +
-      "Open\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tworker_id\030" +
-      "\002 \001(\tR\010workerId\"T\n\014SessionLease\022\022\n\004name\030" +
-      "\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005token\022\032\n\010pro" +
-      "gress\030\003 \001(\tR\010progress\"\232\002\n\021SessionComplet" +
-      "ion\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005" +
-      "token\022+\n\007outcome\030\003 \001(\0162\021.baton.v1.Outcom" +
-      "eR\007outcome\022\030\n\007message\030\004 \001(\tR\007message\022:\n\013" +
-      "retry_after\030\005 \001(\0132\031.google.protobuf.Dura" +
-      "tionR\nretryAfter\022\037\n\013error_class\030\006 \001(\tR\ne" +
-      "rrorClass\022\037\n\013http_status\030\007 \001(\rR\nhttpStat" +
-      "us\022\026\n\006result\030\010 \001(\014R\006result\"k\n\016SessionRel" +
-      "ease\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R" +
-      "\005token\022/\n\005delay\030\003 \001(\0132\031.google.protobuf." +
-      "DurationR\005delay\"\255\002\n\016SessionRequest\022)\n\004op" +
-      "en\030\001 \001(\0132\025.baton.v1.SessionOpenR\004open\022\026\n" +
-      "\006credit\030\002 \001(\rR\006credit\022=\n\013completions\030\003 \003" +
-      "(\0132\033.baton.v1.SessionCompletionR\013complet" +
-      "ions\0226\n\nheartbeats\030\004 \003(\0132\026.baton.v1.Sess" +
-      "ionLeaseR\nheartbeats\0224\n\010releases\030\005 \003(\0132\030" +
-      ".baton.v1.SessionReleaseR\010releases\022+\n\005st" +
-      "eps\030\006 \003(\0132\025.baton.v1.SessionStepR\005steps\"" +
-      "c\n\013SessionStep\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005to" +
-      "ken\030\002 \001(\004R\005token\022\022\n\004step\030\003 \001(\tR\004step\022\026\n\006" +
-      "result\030\004 \001(\014R\006result\"\275\001\n\nStepResult\022\022\n\004n" +
-      "ame\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005token\022\022\n" +
-      "\004step\030\003 \001(\tR\004step\022\035\n\nlease_lost\030\004 \001(\010R\tl" +
-      "easeLost\0228\n\010response\030\005 \001(\0132\034.baton.v1.Re" +
-      "cordStepResponseR\010response\022\030\n\007refused\030\006 " +
-      "\001(\tR\007refused\"\335\002\n\017SessionResponse\022\'\n\006leas" +
-      "es\030\001 \003(\0132\017.baton.v1.LeaseR\006leases\0226\n\tcom" +
-      "pleted\030\002 \003(\0132\030.baton.v1.CompleteResultR\t" +
-      "completed\0223\n\010extended\030\003 \003(\0132\027.baton.v1.E" +
-      "xtendedLeaseR\010extended\022&\n\004lost\030\004 \003(\0132\022.b" +
-      "aton.v1.LeaseRefR\004lost\022.\n\010released\030\005 \003(\013" +
-      "2\022.baton.v1.LeaseRefR\010released\0220\n\tcancel" +
-      "led\030\006 \003(\0132\022.baton.v1.LeaseRefR\tcancelled" +
-      "\022*\n\005steps\030\007 \003(\0132\024.baton.v1.StepResultR\005s" +
-      "teps\"\201\001\n\016ReleaseRequest\022\024\n\005queue\030\001 \001(\tR\005" +
+      "tionR\010debounce\0227\n\texpire_at\030\025 \001(\0132\032.goog" +
+      "le.protobuf.TimestampR\010expireAt\022+\n\003ttl\030\026" +
+      " \001(\0132\031.google.protobuf.DurationR\003ttl\0329\n\013" +
+      "LabelsEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002" +
+      " \001(\tR\005value:\0028\001\"\202\001\n\010AgentRef\022\024\n\005queue\030\001 " +
+      "\001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\0226\n\non_fai" +
+      "lure\030\003 \001(\0162\027.baton.v1.ParentFailureR\tonF" +
+      "ailure\022\024\n\005batch\030\004 \001(\tR\005batch\"\313\002\n\013AgentRe" +
+      "sult\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\t" +
+      "R\004name\022(\n\006finish\030\003 \001(\0162\020.baton.v1.Finish" +
+      "R\006finish\022+\n\007outcome\030\004 \001(\0162\021.baton.v1.Out" +
+      "comeR\007outcome\022\026\n\006result\030\005 \001(\014R\006result\022\024\n" +
+      "\005token\030\006 \001(\004R\005token\022;\n\013finished_at\030\007 \001(\013" +
+      "2\032.google.protobuf.TimestampR\nfinishedAt" +
+      "\022\030\n\007message\030\010 \001(\tR\007message\022 \n\013traceparen" +
+      "t\030\t \001(\tR\013traceparent\022\024\n\005batch\030\n \001(\tR\005bat" +
+      "ch\"\226\001\n\017RegisterRequest\022\024\n\005queue\030\001 \001(\tR\005q" +
+      "ueue\022\'\n\006agents\030\002 \003(\0132\017.baton.v1.AgentR\006a" +
+      "gents\022%\n\016reset_schedule\030\003 \001(\010R\rresetSche" +
+      "dule\022\035\n\nrequest_id\030\004 \001(\tR\trequestId\"\235\001\n\020" +
+      "RegisterResponse\022\030\n\007created\030\001 \001(\rR\007creat" +
+      "ed\022\030\n\007updated\030\002 \001(\rR\007updated\022\"\n\014deduplic" +
+      "ated\030\003 \001(\rR\014deduplicated\0221\n\006agents\030\004 \003(\013" +
+      "2\031.baton.v1.RegisteredAgentR\006agents\"\314\001\n\017" +
+      "RegisteredAgent\022\022\n\004name\030\001 \001(\tR\004name\022\030\n\007c" +
+      "reated\030\002 \001(\010R\007created\022\"\n\014deduplicated\030\003 " +
+      "\001(\010R\014deduplicated\022-\n\006result\030\004 \001(\0132\025.bato" +
+      "n.v1.AgentResultR\006result\022\032\n\010replaced\030\005 \001" +
+      "(\tR\010replaced\022\034\n\tdebounced\030\006 \001(\010R\tdebounc" +
+      "ed\"?\n\021UnregisterRequest\022\024\n\005queue\030\001 \001(\tR\005" +
+      "queue\022\024\n\005names\030\002 \003(\tR\005names\".\n\022Unregiste" +
+      "rResponse\022\030\n\007removed\030\001 \001(\rR\007removed\"\221\001\n\016" +
+      "AcquireRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\t" +
+      "worker_id\030\002 \001(\tR\010workerId\022\035\n\nmax_leases\030" +
+      "\003 \001(\rR\tmaxLeases\022-\n\004wait\030\004 \001(\0132\031.google." +
+      "protobuf.DurationR\004wait\"\322\002\n\005Lease\022\024\n\005que" +
+      "ue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005t" +
+      "oken\030\003 \001(\004R\005token\0226\n\010deadline\030\004 \001(\0132\032.go" +
+      "ogle.protobuf.TimestampR\010deadline\022\030\n\007att" +
+      "empt\030\005 \001(\rR\007attempt\022%\n\005agent\030\006 \001(\0132\017.bat" +
+      "on.v1.AgentR\005agent\022/\n\007parents\030\007 \003(\0132\025.ba" +
+      "ton.v1.AgentResultR\007parents\0229\n\ngranted_a" +
+      "t\030\010 \001(\0132\032.google.protobuf.TimestampR\tgra" +
+      "ntedAt\022$\n\005steps\030\t \003(\0132\016.baton.v1.StepR\005s" +
+      "teps\"o\n\004Step\022\022\n\004name\030\001 \001(\tR\004name\022\026\n\006resu" +
+      "lt\030\002 \001(\014R\006result\022;\n\013recorded_at\030\003 \001(\0132\032." +
+      "google.protobuf.TimestampR\nrecordedAt\"\177\n" +
+      "\021RecordStepRequest\022\024\n\005queue\030\001 \001(\tR\005queue" +
+      "\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005tok" +
+      "en\022\022\n\004step\030\004 \001(\tR\004step\022\026\n\006result\030\005 \001(\014R\006" +
+      "result\"j\n\022RecordStepResponse\022\032\n\010recorded" +
+      "\030\001 \001(\010R\010recorded\022\"\n\004step\030\002 \001(\0132\016.baton.v" +
+      "1.StepR\004step\022\024\n\005steps\030\003 \001(\rR\005steps\":\n\017Ac" +
+      "quireResponse\022\'\n\006leases\030\001 \003(\0132\017.baton.v1" +
+      ".LeaseR\006leases\"f\n\010LeaseRef\022\024\n\005queue\030\001 \001(" +
+      "\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 " +
+      "\001(\004R\005token\022\032\n\010progress\030\004 \001(\tR\010progress\"[" +
+      "\n\020HeartbeatRequest\022\033\n\tworker_id\030\001 \001(\tR\010w" +
+      "orkerId\022*\n\006leases\030\002 \003(\0132\022.baton.v1.Lease" +
+      "RefR\006leases\"\207\001\n\rExtendedLease\022\024\n\005queue\030\001" +
+      " \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token" +
+      "\030\003 \001(\004R\005token\0226\n\010deadline\030\004 \001(\0132\032.google" +
+      ".protobuf.TimestampR\010deadline\"\242\001\n\021Heartb" +
+      "eatResponse\0223\n\010extended\030\001 \003(\0132\027.baton.v1" +
+      ".ExtendedLeaseR\010extended\022&\n\004lost\030\002 \003(\0132\022" +
+      ".baton.v1.LeaseRefR\004lost\0220\n\tcancelled\030\003 " +
+      "\003(\0132\022.baton.v1.LeaseRefR\tcancelled\"\315\002\n\017C" +
+      "ompleteRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004" +
+      "name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022+" +
+      "\n\007outcome\030\004 \001(\0162\021.baton.v1.OutcomeR\007outc" +
+      "ome\022\030\n\007message\030\005 \001(\tR\007message\022:\n\013retry_a" +
+      "fter\030\006 \001(\0132\031.google.protobuf.DurationR\nr" +
+      "etryAfter\022\035\n\nrequest_id\030\007 \001(\tR\trequestId" +
+      "\022\037\n\013error_class\030\010 \001(\tR\nerrorClass\022\037\n\013htt" +
+      "p_status\030\t \001(\rR\nhttpStatus\022\026\n\006result\030\n \001" +
+      "(\014R\006result\"\212\002\n\020CompleteResponse\022:\n\013next_" +
+      "run_at\030\001 \001(\0132\032.google.protobuf.Timestamp" +
+      "R\tnextRunAt\022#\n\rdead_lettered\030\002 \001(\010R\014dead" +
+      "Lettered\022\030\n\007removed\030\003 \001(\010R\007removed\022%\n\016fa" +
+      "ilure_streak\030\004 \001(\rR\rfailureStreak\022\'\n\017mes" +
+      "sage_clipped\030\005 \001(\010R\016messageClipped\022+\n\007ou" +
+      "tcome\030\006 \001(\0162\021.baton.v1.OutcomeR\007outcome\"" +
+      "S\n\024CompleteBatchRequest\022;\n\013completions\030\001" +
+      " \003(\0132\031.baton.v1.CompleteRequestR\013complet" +
+      "ions\"\247\001\n\016CompleteResult\022\024\n\005queue\030\001 \001(\tR\005" +
       "queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004" +
-      "R\005token\022/\n\005delay\030\004 \001(\0132\031.google.protobuf" +
-      ".DurationR\005delay\"M\n\017ReleaseResponse\022:\n\013n" +
-      "ext_run_at\030\001 \001(\0132\032.google.protobuf.Times" +
-      "tampR\tnextRunAt\";\n\017GetAgentRequest\022\024\n\005qu" +
-      "eue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"?\n\020" +
-      "GetAgentResponse\022+\n\005agent\030\001 \001(\0132\025.baton." +
-      "v1.AgentStatusR\005agent\"\236\005\n\013AgentStatus\022%\n" +
-      "\005agent\030\001 \001(\0132\017.baton.v1.AgentR\005agent\022*\n\005" +
-      "state\030\002 \001(\0162\024.baton.v1.AgentStateR\005state" +
-      "\022:\n\013next_run_at\030\003 \001(\0132\032.google.protobuf." +
-      "TimestampR\tnextRunAt\0226\n\010deadline\030\004 \001(\0132\032" +
-      ".google.protobuf.TimestampR\010deadline\022\026\n\006" +
-      "holder\030\005 \001(\tR\006holder\022\024\n\005token\030\006 \001(\004R\005tok" +
-      "en\022%\n\016failure_streak\030\007 \001(\rR\rfailureStrea" +
-      "k\022\032\n\010progress\030\010 \001(\tR\010progress\022)\n\020cancel_" +
-      "requested\030\t \001(\010R\017cancelRequested\022(\n\020last" +
-      "_error_class\030\n \001(\tR\016lastErrorClass\022,\n\022la" +
-      "st_error_message\030\013 \001(\tR\020lastErrorMessage" +
-      "\0220\n\007parents\030\014 \003(\0132\026.baton.v1.ParentStatu" +
-      "sR\007parents\022#\n\rparents_total\030\r \001(\rR\014paren" +
-      "tsTotal\022\'\n\017parents_pending\030\016 \001(\rR\016parent" +
-      "sPending\022.\n\010children\030\017 \003(\0132\022.baton.v1.Ag" +
-      "entRefR\010children\022$\n\005steps\030\020 \003(\0132\016.baton." +
-      "v1.StepR\005steps\"i\n\014ParentStatus\022*\n\006parent" +
-      "\030\001 \001(\0132\022.baton.v1.AgentRefR\006parent\022-\n\006re" +
-      "sult\030\002 \001(\0132\025.baton.v1.AgentResultR\006resul" +
-      "t\"\206\001\n\021ListAgentsRequest\022\024\n\005queue\030\001 \001(\tR\005" +
-      "queue\022\033\n\tpage_size\030\002 \001(\rR\010pageSize\022\035\n\npa" +
-      "ge_token\030\003 \001(\tR\tpageToken\022\037\n\013name_prefix" +
-      "\030\004 \001(\tR\nnamePrefix\"k\n\022ListAgentsResponse" +
-      "\022-\n\006agents\030\001 \003(\0132\025.baton.v1.AgentStatusR" +
-      "\006agents\022&\n\017next_page_token\030\002 \001(\tR\rnextPa" +
-      "geToken\"<\n\020CancelRunRequest\022\024\n\005queue\030\001 \001" +
-      "(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\"G\n\021CancelR" +
-      "unResponse\022\034\n\trequested\030\001 \001(\010R\trequested" +
-      "\022\024\n\005token\030\002 \001(\004R\005token\"\210\001\n\014AwaitRequest\022" +
-      "\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004nam" +
-      "e\022-\n\004wait\030\003 \001(\0132\031.google.protobuf.Durati" +
-      "onR\004wait\022\037\n\013after_token\030\004 \001(\004R\nafterToke" +
-      "n\"\314\001\n\rAwaitResponse\022\022\n\004done\030\001 \001(\010R\004done\022" +
-      "-\n\006result\030\002 \001(\0132\025.baton.v1.AgentResultR\006" +
-      "result\022*\n\005state\030\003 \001(\0162\024.baton.v1.AgentSt" +
-      "ateR\005state\022&\n\017result_not_kept\030\004 \001(\010R\rres" +
-      "ultNotKept\022$\n\005steps\030\005 \003(\0132\016.baton.v1.Ste" +
-      "pR\005steps\"\212\002\n\024RegisterBatchRequest\022\024\n\005bat" +
-      "ch\030\001 \001(\tR\005batch\022\024\n\005queue\030\002 \001(\tR\005queue\022\'\n" +
-      "\006agents\030\003 \003(\0132\017.baton.v1.AgentR\006agents\022%" +
-      "\n\016callback_queue\030\004 \001(\tR\rcallbackQueue\022.\n" +
-      "\non_success\030\005 \003(\0132\017.baton.v1.AgentR\tonSu" +
-      "ccess\0220\n\013on_complete\030\006 \003(\0132\017.baton.v1.Ag" +
-      "entR\nonComplete\022\024\n\005close\030\007 \001(\010R\005close\"\327\002" +
-      "\n\013BatchStatus\022\024\n\005batch\030\001 \001(\tR\005batch\022\024\n\005t" +
-      "otal\030\002 \001(\rR\005total\022\030\n\007pending\030\003 \001(\rR\007pend" +
-      "ing\022\034\n\tsucceeded\030\004 \001(\rR\tsucceeded\022\026\n\006fai" +
-      "led\030\005 \001(\rR\006failed\022\026\n\006closed\030\006 \001(\010R\006close" +
-      "d\022\022\n\004done\030\007 \001(\010R\004done\0220\n\tcallbacks\030\010 \003(\013" +
-      "2\022.baton.v1.AgentRefR\tcallbacks\0229\n\ncreat" +
-      "ed_at\030\t \001(\0132\032.google.protobuf.TimestampR" +
-      "\tcreatedAt\0223\n\007done_at\030\n \001(\0132\032.google.pro" +
-      "tobuf.TimestampR\006doneAt\"\205\001\n\025RegisterBatc" +
-      "hResponse\022#\n\rbatch_created\030\001 \001(\010R\014batchC" +
-      "reated\022\030\n\007created\030\002 \001(\rR\007created\022-\n\006stat" +
-      "us\030\003 \001(\0132\025.baton.v1.BatchStatusR\006status\"" +
-      ")\n\021CloseBatchRequest\022\024\n\005batch\030\001 \001(\tR\005bat" +
-      "ch\"C\n\022CloseBatchResponse\022-\n\006status\030\001 \001(\013" +
-      "2\025.baton.v1.BatchStatusR\006status\"\'\n\017GetBa" +
-      "tchRequest\022\024\n\005batch\030\001 \001(\tR\005batch\"A\n\020GetB" +
-      "atchResponse\022-\n\006status\030\001 \001(\0132\025.baton.v1." +
-      "BatchStatusR\006status*\221\001\n\017IdempotencyMode\022" +
-      " \n\034IDEMPOTENCY_MODE_UNSPECIFIED\020\000\022\037\n\033IDE" +
-      "MPOTENCY_MODE_KEEP_FIRST\020\001\022\034\n\030IDEMPOTENC" +
-      "Y_MODE_REPLACE\020\002\022\035\n\031IDEMPOTENCY_MODE_DEB" +
-      "OUNCE\020\003*\202\001\n\rParentFailure\022\036\n\032PARENT_FAIL" +
-      "URE_UNSPECIFIED\020\000\022\027\n\023PARENT_FAILURE_WAIT" +
-      "\020\001\022\031\n\025PARENT_FAILURE_CANCEL\020\002\022\035\n\031PARENT_" +
-      "FAILURE_RUN_ANYWAY\020\003*\177\n\006Finish\022\026\n\022FINISH" +
-      "_UNSPECIFIED\020\000\022\024\n\020FINISH_SUCCEEDED\020\001\022\030\n\024" +
-      "FINISH_DEAD_LETTERED\020\002\022\024\n\020FINISH_CANCELL" +
-      "ED\020\003\022\027\n\023FINISH_UNREGISTERED\020\004*M\n\007CatchUp" +
-      "\022\030\n\024CATCH_UP_UNSPECIFIED\020\000\022\025\n\021CATCH_UP_R" +
-      "UN_ONCE\020\001\022\021\n\rCATCH_UP_SKIP\020\002*\265\001\n\007Outcome" +
-      "\022\027\n\023OUTCOME_UNSPECIFIED\020\000\022\023\n\017OUTCOME_SUC" +
-      "CESS\020\001\022\037\n\033OUTCOME_PERMANENT_FORBIDDEN\020\002\022" +
-      "\025\n\021OUTCOME_THROTTLED\020\003\022\025\n\021OUTCOME_TRANSI" +
-      "ENT\020\004\022\030\n\024OUTCOME_SERVER_ERROR\020\005\022\023\n\017OUTCO" +
-      "ME_UNKNOWN\020\006*\223\001\n\nAgentState\022\033\n\027AGENT_STA" +
-      "TE_UNSPECIFIED\020\000\022\027\n\023AGENT_STATE_WAITING\020" +
-      "\001\022\027\n\023AGENT_STATE_WORKING\020\002\022\035\n\031AGENT_STAT" +
-      "E_DEAD_LETTERED\020\003\022\027\n\023AGENT_STATE_BLOCKED" +
-      "\020\0042\354\010\n\014AgentService\022A\n\010Register\022\031.baton." +
-      "v1.RegisterRequest\032\032.baton.v1.RegisterRe" +
-      "sponse\022G\n\nUnregister\022\033.baton.v1.Unregist" +
-      "erRequest\032\034.baton.v1.UnregisterResponse\022" +
-      ">\n\007Acquire\022\030.baton.v1.AcquireRequest\032\031.b" +
-      "aton.v1.AcquireResponse\022D\n\tHeartbeat\022\032.b" +
-      "aton.v1.HeartbeatRequest\032\033.baton.v1.Hear" +
-      "tbeatResponse\022A\n\010Complete\022\031.baton.v1.Com" +
-      "pleteRequest\032\032.baton.v1.CompleteResponse" +
-      "\022P\n\rCompleteBatch\022\036.baton.v1.CompleteBat" +
-      "chRequest\032\037.baton.v1.CompleteBatchRespon" +
-      "se\022B\n\007Session\022\030.baton.v1.SessionRequest\032" +
-      "\031.baton.v1.SessionResponse(\0010\001\022>\n\007Releas" +
-      "e\022\030.baton.v1.ReleaseRequest\032\031.baton.v1.R" +
-      "eleaseResponse\022A\n\010GetAgent\022\031.baton.v1.Ge" +
-      "tAgentRequest\032\032.baton.v1.GetAgentRespons" +
-      "e\022G\n\nListAgents\022\033.baton.v1.ListAgentsReq" +
-      "uest\032\034.baton.v1.ListAgentsResponse\022D\n\tCa" +
-      "ncelRun\022\032.baton.v1.CancelRunRequest\032\033.ba" +
-      "ton.v1.CancelRunResponse\0228\n\005Await\022\026.bato" +
-      "n.v1.AwaitRequest\032\027.baton.v1.AwaitRespon" +
-      "se\022P\n\rRegisterBatch\022\036.baton.v1.RegisterB" +
-      "atchRequest\032\037.baton.v1.RegisterBatchResp" +
-      "onse\022G\n\nCloseBatch\022\033.baton.v1.CloseBatch" +
-      "Request\032\034.baton.v1.CloseBatchResponse\022A\n" +
-      "\010GetBatch\022\031.baton.v1.GetBatchRequest\032\032.b" +
-      "aton.v1.GetBatchResponse\022G\n\nRecordStep\022\033" +
-      ".baton.v1.RecordStepRequest\032\034.baton.v1.R" +
-      "ecordStepResponseB\233\001\n\014dev.baton.v1B\nAgen" +
-      "tProtoP\001Z>github.com/baton-project/baton" +
-      "/clients/go/gen/baton/v1;batonv1\242\002\003BXX\252\002" +
-      "\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GPBMetad" +
-      "ata\352\002\tBaton::V1b\006proto3"
+      "R\005token\022\035\n\nlease_lost\030\004 \001(\010R\tleaseLost\0226" +
+      "\n\010response\030\005 \001(\0132\032.baton.v1.CompleteResp" +
+      "onseR\010response\"K\n\025CompleteBatchResponse\022" +
+      "2\n\007results\030\001 \003(\0132\030.baton.v1.CompleteResu" +
+      "ltR\007results\"@\n\013SessionOpen\022\024\n\005queue\030\001 \001(" +
+      "\tR\005queue\022\033\n\tworker_id\030\002 \001(\tR\010workerId\"T\n" +
+      "\014SessionLease\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005tok" +
+      "en\030\002 \001(\004R\005token\022\032\n\010progress\030\003 \001(\tR\010progr" +
+      "ess\"\232\002\n\021SessionCompletion\022\022\n\004name\030\001 \001(\tR" +
+      "\004name\022\024\n\005token\030\002 \001(\004R\005token\022+\n\007outcome\030\003" +
+      " \001(\0162\021.baton.v1.OutcomeR\007outcome\022\030\n\007mess" +
+      "age\030\004 \001(\tR\007message\022:\n\013retry_after\030\005 \001(\0132" +
+      "\031.google.protobuf.DurationR\nretryAfter\022\037" +
+      "\n\013error_class\030\006 \001(\tR\nerrorClass\022\037\n\013http_" +
+      "status\030\007 \001(\rR\nhttpStatus\022\026\n\006result\030\010 \001(\014" +
+      "R\006result\"k\n\016SessionRelease\022\022\n\004name\030\001 \001(\t" +
+      "R\004name\022\024\n\005token\030\002 \001(\004R\005token\022/\n\005delay\030\003 " +
+      "\001(\0132\031.google.protobuf.DurationR\005delay\"\255\002" +
+      "\n\016SessionRequest\022)\n\004open\030\001 \001(\0132\025.baton.v" +
+      "1.SessionOpenR\004open\022\026\n\006credit\030\002 \001(\rR\006cre" +
+      "dit\022=\n\013completions\030\003 \003(\0132\033.baton.v1.Sess" +
+      "ionCompletionR\013completions\0226\n\nheartbeats" +
+      "\030\004 \003(\0132\026.baton.v1.SessionLeaseR\nheartbea" +
+      "ts\0224\n\010releases\030\005 \003(\0132\030.baton.v1.SessionR" +
+      "eleaseR\010releases\022+\n\005steps\030\006 \003(\0132\025.baton." +
+      "v1.SessionStepR\005steps\"c\n\013SessionStep\022\022\n\004" +
+      "name\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005token\022\022" +
+      "\n\004step\030\003 \001(\tR\004step\022\026\n\006result\030\004 \001(\014R\006resu" +
+      "lt\"\275\001\n\nStepResult\022\022\n\004name\030\001 \001(\tR\004name\022\024\n" +
+      "\005token\030\002 \001(\004R\005token\022\022\n\004step\030\003 \001(\tR\004step\022" +
+      "\035\n\nlease_lost\030\004 \001(\010R\tleaseLost\0228\n\010respon" +
+      "se\030\005 \001(\0132\034.baton.v1.RecordStepResponseR\010" +
+      "response\022\030\n\007refused\030\006 \001(\tR\007refused\"\335\002\n\017S" +
+      "essionResponse\022\'\n\006leases\030\001 \003(\0132\017.baton.v" +
+      "1.LeaseR\006leases\0226\n\tcompleted\030\002 \003(\0132\030.bat" +
+      "on.v1.CompleteResultR\tcompleted\0223\n\010exten" +
+      "ded\030\003 \003(\0132\027.baton.v1.ExtendedLeaseR\010exte" +
+      "nded\022&\n\004lost\030\004 \003(\0132\022.baton.v1.LeaseRefR\004" +
+      "lost\022.\n\010released\030\005 \003(\0132\022.baton.v1.LeaseR" +
+      "efR\010released\0220\n\tcancelled\030\006 \003(\0132\022.baton." +
+      "v1.LeaseRefR\tcancelled\022*\n\005steps\030\007 \003(\0132\024." +
+      "baton.v1.StepResultR\005steps\"\201\001\n\016ReleaseRe" +
+      "quest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(" +
+      "\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022/\n\005delay\030\004" +
+      " \001(\0132\031.google.protobuf.DurationR\005delay\"M" +
+      "\n\017ReleaseResponse\022:\n\013next_run_at\030\001 \001(\0132\032" +
+      ".google.protobuf.TimestampR\tnextRunAt\";\n" +
+      "\017GetAgentRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022" +
+      "\n\004name\030\002 \001(\tR\004name\"?\n\020GetAgentResponse\022+" +
+      "\n\005agent\030\001 \001(\0132\025.baton.v1.AgentStatusR\005ag" +
+      "ent\"\236\005\n\013AgentStatus\022%\n\005agent\030\001 \001(\0132\017.bat" +
+      "on.v1.AgentR\005agent\022*\n\005state\030\002 \001(\0162\024.bato" +
+      "n.v1.AgentStateR\005state\022:\n\013next_run_at\030\003 " +
+      "\001(\0132\032.google.protobuf.TimestampR\tnextRun" +
+      "At\0226\n\010deadline\030\004 \001(\0132\032.google.protobuf.T" +
+      "imestampR\010deadline\022\026\n\006holder\030\005 \001(\tR\006hold" +
+      "er\022\024\n\005token\030\006 \001(\004R\005token\022%\n\016failure_stre" +
+      "ak\030\007 \001(\rR\rfailureStreak\022\032\n\010progress\030\010 \001(" +
+      "\tR\010progress\022)\n\020cancel_requested\030\t \001(\010R\017c" +
+      "ancelRequested\022(\n\020last_error_class\030\n \001(\t" +
+      "R\016lastErrorClass\022,\n\022last_error_message\030\013" +
+      " \001(\tR\020lastErrorMessage\0220\n\007parents\030\014 \003(\0132" +
+      "\026.baton.v1.ParentStatusR\007parents\022#\n\rpare" +
+      "nts_total\030\r \001(\rR\014parentsTotal\022\'\n\017parents" +
+      "_pending\030\016 \001(\rR\016parentsPending\022.\n\010childr" +
+      "en\030\017 \003(\0132\022.baton.v1.AgentRefR\010children\022$" +
+      "\n\005steps\030\020 \003(\0132\016.baton.v1.StepR\005steps\"i\n\014" +
+      "ParentStatus\022*\n\006parent\030\001 \001(\0132\022.baton.v1." +
+      "AgentRefR\006parent\022-\n\006result\030\002 \001(\0132\025.baton" +
+      ".v1.AgentResultR\006result\"\206\001\n\021ListAgentsRe" +
+      "quest\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tpage_size" +
+      "\030\002 \001(\rR\010pageSize\022\035\n\npage_token\030\003 \001(\tR\tpa" +
+      "geToken\022\037\n\013name_prefix\030\004 \001(\tR\nnamePrefix" +
+      "\"k\n\022ListAgentsResponse\022-\n\006agents\030\001 \003(\0132\025" +
+      ".baton.v1.AgentStatusR\006agents\022&\n\017next_pa" +
+      "ge_token\030\002 \001(\tR\rnextPageToken\"<\n\020CancelR" +
+      "unRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030" +
+      "\002 \001(\tR\004name\"G\n\021CancelRunResponse\022\034\n\trequ" +
+      "ested\030\001 \001(\010R\trequested\022\024\n\005token\030\002 \001(\004R\005t" +
+      "oken\"\210\001\n\014AwaitRequest\022\024\n\005queue\030\001 \001(\tR\005qu" +
+      "eue\022\022\n\004name\030\002 \001(\tR\004name\022-\n\004wait\030\003 \001(\0132\031." +
+      "google.protobuf.DurationR\004wait\022\037\n\013after_" +
+      "token\030\004 \001(\004R\nafterToken\"\314\001\n\rAwaitRespons" +
+      "e\022\022\n\004done\030\001 \001(\010R\004done\022-\n\006result\030\002 \001(\0132\025." +
+      "baton.v1.AgentResultR\006result\022*\n\005state\030\003 " +
+      "\001(\0162\024.baton.v1.AgentStateR\005state\022&\n\017resu" +
+      "lt_not_kept\030\004 \001(\010R\rresultNotKept\022$\n\005step" +
+      "s\030\005 \003(\0132\016.baton.v1.StepR\005steps\"\212\002\n\024Regis" +
+      "terBatchRequest\022\024\n\005batch\030\001 \001(\tR\005batch\022\024\n" +
+      "\005queue\030\002 \001(\tR\005queue\022\'\n\006agents\030\003 \003(\0132\017.ba" +
+      "ton.v1.AgentR\006agents\022%\n\016callback_queue\030\004" +
+      " \001(\tR\rcallbackQueue\022.\n\non_success\030\005 \003(\0132" +
+      "\017.baton.v1.AgentR\tonSuccess\0220\n\013on_comple" +
+      "te\030\006 \003(\0132\017.baton.v1.AgentR\nonComplete\022\024\n" +
+      "\005close\030\007 \001(\010R\005close\"\327\002\n\013BatchStatus\022\024\n\005b" +
+      "atch\030\001 \001(\tR\005batch\022\024\n\005total\030\002 \001(\rR\005total\022" +
+      "\030\n\007pending\030\003 \001(\rR\007pending\022\034\n\tsucceeded\030\004" +
+      " \001(\rR\tsucceeded\022\026\n\006failed\030\005 \001(\rR\006failed\022" +
+      "\026\n\006closed\030\006 \001(\010R\006closed\022\022\n\004done\030\007 \001(\010R\004d" +
+      "one\0220\n\tcallbacks\030\010 \003(\0132\022.baton.v1.AgentR" +
+      "efR\tcallbacks\0229\n\ncreated_at\030\t \001(\0132\032.goog" +
+      "le.protobuf.TimestampR\tcreatedAt\0223\n\007done" +
+      "_at\030\n \001(\0132\032.google.protobuf.TimestampR\006d" +
+      "oneAt\"\205\001\n\025RegisterBatchResponse\022#\n\rbatch" +
+      "_created\030\001 \001(\010R\014batchCreated\022\030\n\007created\030" +
+      "\002 \001(\rR\007created\022-\n\006status\030\003 \001(\0132\025.baton.v" +
+      "1.BatchStatusR\006status\")\n\021CloseBatchReque" +
+      "st\022\024\n\005batch\030\001 \001(\tR\005batch\"C\n\022CloseBatchRe" +
+      "sponse\022-\n\006status\030\001 \001(\0132\025.baton.v1.BatchS" +
+      "tatusR\006status\"\'\n\017GetBatchRequest\022\024\n\005batc" +
+      "h\030\001 \001(\tR\005batch\"A\n\020GetBatchResponse\022-\n\006st" +
+      "atus\030\001 \001(\0132\025.baton.v1.BatchStatusR\006statu" +
+      "s*\221\001\n\017IdempotencyMode\022 \n\034IDEMPOTENCY_MOD" +
+      "E_UNSPECIFIED\020\000\022\037\n\033IDEMPOTENCY_MODE_KEEP" +
+      "_FIRST\020\001\022\034\n\030IDEMPOTENCY_MODE_REPLACE\020\002\022\035" +
+      "\n\031IDEMPOTENCY_MODE_DEBOUNCE\020\003*\202\001\n\rParent" +
+      "Failure\022\036\n\032PARENT_FAILURE_UNSPECIFIED\020\000\022" +
+      "\027\n\023PARENT_FAILURE_WAIT\020\001\022\031\n\025PARENT_FAILU" +
+      "RE_CANCEL\020\002\022\035\n\031PARENT_FAILURE_RUN_ANYWAY" +
+      "\020\003*\223\001\n\006Finish\022\026\n\022FINISH_UNSPECIFIED\020\000\022\024\n" +
+      "\020FINISH_SUCCEEDED\020\001\022\030\n\024FINISH_DEAD_LETTE" +
+      "RED\020\002\022\024\n\020FINISH_CANCELLED\020\003\022\027\n\023FINISH_UN" +
+      "REGISTERED\020\004\022\022\n\016FINISH_EXPIRED\020\005*M\n\007Catc" +
+      "hUp\022\030\n\024CATCH_UP_UNSPECIFIED\020\000\022\025\n\021CATCH_U" +
+      "P_RUN_ONCE\020\001\022\021\n\rCATCH_UP_SKIP\020\002*\265\001\n\007Outc" +
+      "ome\022\027\n\023OUTCOME_UNSPECIFIED\020\000\022\023\n\017OUTCOME_" +
+      "SUCCESS\020\001\022\037\n\033OUTCOME_PERMANENT_FORBIDDEN" +
+      "\020\002\022\025\n\021OUTCOME_THROTTLED\020\003\022\025\n\021OUTCOME_TRA" +
+      "NSIENT\020\004\022\030\n\024OUTCOME_SERVER_ERROR\020\005\022\023\n\017OU" +
+      "TCOME_UNKNOWN\020\006*\223\001\n\nAgentState\022\033\n\027AGENT_" +
+      "STATE_UNSPECIFIED\020\000\022\027\n\023AGENT_STATE_WAITI" +
+      "NG\020\001\022\027\n\023AGENT_STATE_WORKING\020\002\022\035\n\031AGENT_S" +
+      "TATE_DEAD_LETTERED\020\003\022\027\n\023AGENT_STATE_BLOC" +
+      "KED\020\0042\354\010\n\014AgentService\022A\n\010Register\022\031.bat" +
+      "on.v1.RegisterRequest\032\032.baton.v1.Registe" +
+      "rResponse\022G\n\nUnregister\022\033.baton.v1.Unreg" +
+      "isterRequest\032\034.baton.v1.UnregisterRespon" +
+      "se\022>\n\007Acquire\022\030.baton.v1.AcquireRequest\032" +
+      "\031.baton.v1.AcquireResponse\022D\n\tHeartbeat\022" +
+      "\032.baton.v1.HeartbeatRequest\032\033.baton.v1.H" +
+      "eartbeatResponse\022A\n\010Complete\022\031.baton.v1." +
+      "CompleteRequest\032\032.baton.v1.CompleteRespo" +
+      "nse\022P\n\rCompleteBatch\022\036.baton.v1.Complete" +
+      "BatchRequest\032\037.baton.v1.CompleteBatchRes" +
+      "ponse\022B\n\007Session\022\030.baton.v1.SessionReque" +
+      "st\032\031.baton.v1.SessionResponse(\0010\001\022>\n\007Rel" +
+      "ease\022\030.baton.v1.ReleaseRequest\032\031.baton.v" +
+      "1.ReleaseResponse\022A\n\010GetAgent\022\031.baton.v1" +
+      ".GetAgentRequest\032\032.baton.v1.GetAgentResp" +
+      "onse\022G\n\nListAgents\022\033.baton.v1.ListAgents" +
+      "Request\032\034.baton.v1.ListAgentsResponse\022D\n" +
+      "\tCancelRun\022\032.baton.v1.CancelRunRequest\032\033" +
+      ".baton.v1.CancelRunResponse\0228\n\005Await\022\026.b" +
+      "aton.v1.AwaitRequest\032\027.baton.v1.AwaitRes" +
+      "ponse\022P\n\rRegisterBatch\022\036.baton.v1.Regist" +
+      "erBatchRequest\032\037.baton.v1.RegisterBatchR" +
+      "esponse\022G\n\nCloseBatch\022\033.baton.v1.CloseBa" +
+      "tchRequest\032\034.baton.v1.CloseBatchResponse" +
+      "\022A\n\010GetBatch\022\031.baton.v1.GetBatchRequest\032" +
+      "\032.baton.v1.GetBatchResponse\022G\n\nRecordSte" +
+      "p\022\033.baton.v1.RecordStepRequest\032\034.baton.v" +
+      "1.RecordStepResponseB\233\001\n\014dev.baton.v1B\nA" +
+      "gentProtoP\001Z>github.com/baton-project/ba" +
+      "ton/clients/go/gen/baton/v1;batonv1\242\002\003BX" +
+      "X\252\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GPBMe" +
+      "tadata\352\002\tBaton::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -575,7 +578,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_Agent_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_Agent_descriptor,
-        new java.lang.String[] { "Name", "Interval", "Timeout", "ErrorInterval", "Payload", "Labels", "MaxAttempts", "Cron", "TimeZone", "CatchUp", "Key", "Priority", "Traceparent", "After", "OnParentFailure", "IdempotencyKey", "IdempotencyWindow", "KeepResult", "IdempotencyMode", "Debounce", });
+        new java.lang.String[] { "Name", "Interval", "Timeout", "ErrorInterval", "Payload", "Labels", "MaxAttempts", "Cron", "TimeZone", "CatchUp", "Key", "Priority", "Traceparent", "After", "OnParentFailure", "IdempotencyKey", "IdempotencyWindow", "KeepResult", "IdempotencyMode", "Debounce", "ExpireAt", "Ttl", });
     internal_static_baton_v1_Agent_LabelsEntry_descriptor =
       internal_static_baton_v1_Agent_descriptor.getNestedType(0);
     internal_static_baton_v1_Agent_LabelsEntry_fieldAccessorTable = new

@@ -186,7 +186,7 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * outcome of the run that finished it (OUTCOME_SUCCESS, or the last failure's outcome);
-   * unspecified when no run finished it (cancelled, unregistered).
+   * unspecified when no run finished it (cancelled, unregistered, expired).
    * </pre>
    *
    * <code>.baton.v1.Outcome outcome = 4 [json_name = "outcome"];</code>
@@ -198,7 +198,7 @@ private static final long serialVersionUID = 0L;
   /**
    * <pre>
    * outcome of the run that finished it (OUTCOME_SUCCESS, or the last failure's outcome);
-   * unspecified when no run finished it (cancelled, unregistered).
+   * unspecified when no run finished it (cancelled, unregistered, expired).
    * </pre>
    *
    * <code>.baton.v1.Outcome outcome = 4 [json_name = "outcome"];</code>
@@ -1226,7 +1226,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * outcome of the run that finished it (OUTCOME_SUCCESS, or the last failure's outcome);
-     * unspecified when no run finished it (cancelled, unregistered).
+     * unspecified when no run finished it (cancelled, unregistered, expired).
      * </pre>
      *
      * <code>.baton.v1.Outcome outcome = 4 [json_name = "outcome"];</code>
@@ -1238,7 +1238,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * outcome of the run that finished it (OUTCOME_SUCCESS, or the last failure's outcome);
-     * unspecified when no run finished it (cancelled, unregistered).
+     * unspecified when no run finished it (cancelled, unregistered, expired).
      * </pre>
      *
      * <code>.baton.v1.Outcome outcome = 4 [json_name = "outcome"];</code>
@@ -1254,7 +1254,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * outcome of the run that finished it (OUTCOME_SUCCESS, or the last failure's outcome);
-     * unspecified when no run finished it (cancelled, unregistered).
+     * unspecified when no run finished it (cancelled, unregistered, expired).
      * </pre>
      *
      * <code>.baton.v1.Outcome outcome = 4 [json_name = "outcome"];</code>
@@ -1268,7 +1268,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * outcome of the run that finished it (OUTCOME_SUCCESS, or the last failure's outcome);
-     * unspecified when no run finished it (cancelled, unregistered).
+     * unspecified when no run finished it (cancelled, unregistered, expired).
      * </pre>
      *
      * <code>.baton.v1.Outcome outcome = 4 [json_name = "outcome"];</code>
@@ -1286,7 +1286,7 @@ private static final long serialVersionUID = 0L;
     /**
      * <pre>
      * outcome of the run that finished it (OUTCOME_SUCCESS, or the last failure's outcome);
-     * unspecified when no run finished it (cancelled, unregistered).
+     * unspecified when no run finished it (cancelled, unregistered, expired).
      * </pre>
      *
      * <code>.baton.v1.Outcome outcome = 4 [json_name = "outcome"];</code>

@@ -72,7 +72,7 @@ public interface AgentResultOrBuilder extends
   /**
    * <pre>
    * outcome of the run that finished it (OUTCOME_SUCCESS, or the last failure's outcome);
-   * unspecified when no run finished it (cancelled, unregistered).
+   * unspecified when no run finished it (cancelled, unregistered, expired).
    * </pre>
    *
    * <code>.baton.v1.Outcome outcome = 4 [json_name = "outcome"];</code>
@@ -82,7 +82,7 @@ public interface AgentResultOrBuilder extends
   /**
    * <pre>
    * outcome of the run that finished it (OUTCOME_SUCCESS, or the last failure's outcome);
-   * unspecified when no run finished it (cancelled, unregistered).
+   * unspecified when no run finished it (cancelled, unregistered, expired).
    * </pre>
    *
    * <code>.baton.v1.Outcome outcome = 4 [json_name = "outcome"];</code>

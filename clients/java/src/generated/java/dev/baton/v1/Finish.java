@@ -56,6 +56,15 @@ public enum Finish
    * <code>FINISH_UNREGISTERED = 4;</code>
    */
   FINISH_UNREGISTERED(4),
+  /**
+   * <pre>
+   * FINISH_EXPIRED: its Agent.expire_at (or ttl) passed before any run started; it never ran.
+   * A failure for its children.
+   * </pre>
+   *
+   * <code>FINISH_EXPIRED = 5;</code>
+   */
+  FINISH_EXPIRED(5),
   UNRECOGNIZED(-1),
   ;
 
@@ -109,6 +118,15 @@ public enum Finish
    * <code>FINISH_UNREGISTERED = 4;</code>
    */
   public static final int FINISH_UNREGISTERED_VALUE = 4;
+  /**
+   * <pre>
+   * FINISH_EXPIRED: its Agent.expire_at (or ttl) passed before any run started; it never ran.
+   * A failure for its children.
+   * </pre>
+   *
+   * <code>FINISH_EXPIRED = 5;</code>
+   */
+  public static final int FINISH_EXPIRED_VALUE = 5;
 
 
   public final int getNumber() {
@@ -140,6 +158,7 @@ public enum Finish
       case 2: return FINISH_DEAD_LETTERED;
       case 3: return FINISH_CANCELLED;
       case 4: return FINISH_UNREGISTERED;
+      case 5: return FINISH_EXPIRED;
       default: return null;
     }
   }

@@ -413,6 +413,22 @@ private static final long serialVersionUID = 0L;
     return rateTokens_;
   }
 
+  public static final int EXPIRED_FIELD_NUMBER = 15;
+  private long expired_ = 0L;
+  /**
+   * <pre>
+   * expired: agents of a queue that finished FINISH_EXPIRED so far (a counter, as
+   * processing_rate's completions are).
+   * </pre>
+   *
+   * <code>uint64 expired = 15 [json_name = "expired"];</code>
+   * @return The expired.
+   */
+  @java.lang.Override
+  public long getExpired() {
+    return expired_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -468,6 +484,9 @@ private static final long serialVersionUID = 0L;
     }
     if (java.lang.Double.doubleToRawLongBits(rateTokens_) != 0) {
       output.writeDouble(14, rateTokens_);
+    }
+    if (expired_ != 0L) {
+      output.writeUInt64(15, expired_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -532,6 +551,10 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToRawLongBits(rateTokens_) != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeDoubleSize(14, rateTokens_);
+    }
+    if (expired_ != 0L) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeUInt64Size(15, expired_);
     }
     return size;
   }
@@ -598,6 +621,8 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToLongBits(getRateTokens())
         != java.lang.Double.doubleToLongBits(
             other.getRateTokens())) return false;
+    if (getExpired()
+        != other.getExpired()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -655,6 +680,9 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + RATE_TOKENS_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         java.lang.Double.doubleToLongBits(getRateTokens()));
+    hash = (37 * hash) + EXPIRED_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
+        getExpired());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -830,6 +858,7 @@ private static final long serialVersionUID = 0L;
         limitsBuilder_ = null;
       }
       rateTokens_ = 0D;
+      expired_ = 0L;
       return this;
     }
 
@@ -919,6 +948,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00002000) != 0)) {
         result.rateTokens_ = rateTokens_;
       }
+      if (((from_bitField0_ & 0x00004000) != 0)) {
+        result.expired_ = expired_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -982,6 +1014,9 @@ private static final long serialVersionUID = 0L;
       }
       if (java.lang.Double.doubleToRawLongBits(other.getRateTokens()) != 0) {
         setRateTokens(other.getRateTokens());
+      }
+      if (other.getExpired() != 0L) {
+        setExpired(other.getExpired());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1087,6 +1122,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00002000;
               break;
             } // case 113
+            case 120: {
+              expired_ = input.readUInt64();
+              bitField0_ |= 0x00004000;
+              break;
+            } // case 120
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2317,6 +2357,53 @@ private static final long serialVersionUID = 0L;
     public Builder clearRateTokens() {
       bitField0_ = (bitField0_ & ~0x00002000);
       rateTokens_ = 0D;
+      onChanged();
+      return this;
+    }
+
+    private long expired_ ;
+    /**
+     * <pre>
+     * expired: agents of a queue that finished FINISH_EXPIRED so far (a counter, as
+     * processing_rate's completions are).
+     * </pre>
+     *
+     * <code>uint64 expired = 15 [json_name = "expired"];</code>
+     * @return The expired.
+     */
+    @java.lang.Override
+    public long getExpired() {
+      return expired_;
+    }
+    /**
+     * <pre>
+     * expired: agents of a queue that finished FINISH_EXPIRED so far (a counter, as
+     * processing_rate's completions are).
+     * </pre>
+     *
+     * <code>uint64 expired = 15 [json_name = "expired"];</code>
+     * @param value The expired to set.
+     * @return This builder for chaining.
+     */
+    public Builder setExpired(long value) {
+
+      expired_ = value;
+      bitField0_ |= 0x00004000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * expired: agents of a queue that finished FINISH_EXPIRED so far (a counter, as
+     * processing_rate's completions are).
+     * </pre>
+     *
+     * <code>uint64 expired = 15 [json_name = "expired"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearExpired() {
+      bitField0_ = (bitField0_ & ~0x00004000);
+      expired_ = 0L;
       onChanged();
       return this;
     }

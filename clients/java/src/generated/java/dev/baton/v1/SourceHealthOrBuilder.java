@@ -263,4 +263,15 @@ public interface SourceHealthOrBuilder extends
    * @return The rateTokens.
    */
   double getRateTokens();
+
+  /**
+   * <pre>
+   * expired: agents of a queue that finished FINISH_EXPIRED so far (a counter, as
+   * processing_rate's completions are).
+   * </pre>
+   *
+   * <code>uint64 expired = 15 [json_name = "expired"];</code>
+   * @return The expired.
+   */
+  long getExpired();
 }

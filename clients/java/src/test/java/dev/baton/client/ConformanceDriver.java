@@ -136,7 +136,7 @@ public final class ConformanceDriver {
     return names;
   }
 
-  /** A one-shot agent {@code name} with the command's parents and idempotency key. */
+  /** A one-shot agent {@code name} with the command's parents, idempotency key and ttl. */
   private static Agent.Builder agent(JsonObject c, String name) {
     Agent.Builder a = Producer.oneShot(name);
     if (c.has("after")) {
@@ -146,6 +146,7 @@ public final class ConformanceDriver {
       }
     }
     if (c.has("idempotency_key")) a.setIdempotencyKey(c.get("idempotency_key").getAsString());
+    if (c.has("ttl_ms")) a.setTtl(Durations.of(Duration.ofMillis(c.get("ttl_ms").getAsLong())));
     return a;
   }
 

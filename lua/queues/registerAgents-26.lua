@@ -68,6 +68,7 @@
     KEYS[23] outbox    ZSET "<parent>|<seq>" -> written at (ms)
     KEYS[24] outboxres HASH "<parent>|<seq>" -> result record
     KEYS[25] awaited   ZSET name -> awaited until (ms)
+    KEYS[26] expiring  ZSET name -> expire at (ms): an agent with an expiry ("expire_at_ms")
 
     ARGV[1] reset (bool)        reset the schedule of existing agents not held
     ARGV[2] jitterMs (uint)     upper bound of the random delay added to a new agent's first run
@@ -235,6 +236,8 @@ for _, item in ipairs(A.agents) do
     if payload == '' then rcall('HDEL', payloadsKey, debounced) else rcall('HSET', payloadsKey, debounced, payload) end
     rcall('ZREM', orderKey, debounced)
     wait(debounced, def, dueAt, true)
+    local expireAt = defExpireAt(def)
+    if expireAt then rcall('ZADD', K.expiring, expireAt, debounced) end
     local n = #items
     items[n + 1], items[n + 2], items[n + 3] = 3, debounced, ''
   elseif holder then
@@ -301,6 +304,10 @@ for _, item in ipairs(A.agents) do
       wait(name, def, firstRun)
     end
   end
+  -- Expiry: an agent whose definition carries one ("expire_at_ms") is indexed for the sweeper
+  -- (expireAgents); an agent without one pays a string search, no command.
+  local expireAt = defExpireAt(def)
+  if expireAt then rcall('ZADD', K.expiring, expireAt, name) end
   local n = #items
   items[n + 1], items[n + 2], items[n + 3] = existed and 1 or 0, replaced or '', ''
   end

@@ -31,6 +31,12 @@
   A keyed lease records its key in the lease record ("...|timeout_ms@key"), and every script
   that ends a lease gives the key's place back (keyLeaseEnded).
 
+  Expiry: a due agent whose definition carries an expiry ("expire_at_ms": Agent.expire_at or
+  ttl) that has passed is not granted: it finishes as expired (expireAgent: a failure for its
+  children, kept and announced as finishes are) and counts toward no limit. A grant of an
+  agent whose expiry is still ahead starts its first run: its definition drops the expiry and
+  it leaves expiring. A definition without one pays a string search, no command.
+
   Input:
     KEYS of QueueKeys
     KEYS[1] waiting    ZSET name -> next run (ms)
@@ -53,15 +59,33 @@
                        grant (recountKeys)
     KEYS[10] order     ZSET name -> rank * 2^42 + tag: promoted agents of a keyed queue
     KEYS[11] tags      HASH key -> the tag of its last promoted agent
-    KEYS[12] steps     HASH name -> the steps its current run recorded (runSteps)
+    KEYS[12] stats     HASH "expired" -> agents expired (counted here at grant time)
+    KEYS[13] expiring  ZSET name -> expire at (ms): agents with an expiry not started yet
+    KEYS[14] results   HASH name -> result record (finished)
+    KEYS[15] resultsat ZSET name -> kept until (ms)
+    KEYS[16] fanout    SET names with children
+    KEYS[17] children  base of "children:<parent>"
+    KEYS[18] outbox    ZSET "<parent>|<seq>" -> written at (ms)
+    KEYS[19] outboxres HASH "<parent>|<seq>" -> result record
+    KEYS[20] awaited   ZSET name -> awaited until (ms)
+    KEYS[21] deps      base of "deps:<child>"
+    KEYS[22] steps     HASH name -> the steps its current run recorded (runSteps)
 
     ARGV[1] worker (str)      worker id of the caller
     ARGV[2] max (uint)        most leases to grant
     ARGV[3] scanLimit (uint)  most waiting entries to read
+    ARGV[4] channel (str)       where an expired agent's finish is announced: "P|S <wake-up
+                                channel>" or "", then "\n<outbox channel>" (announceOutbox)
+    ARGV[5] queue (str)         queue name
+    ARGV[6] resultTtlMs (uint)  how long finishes are kept (results.retention_ms)
+    ARGV[7] resultMax (uint)    most finishes kept per queue (results.max_entries)
 
   Output -> Acquisition:
     { -1 }  the queue is not keyed: nothing written (acquireAgents is its path)
-    { now, nextDue, repaired, (name, token, deadline, attempt, definition, payload, steps)* }
+    { now, nextDue, repaired, expired, outboxed, (name, token, deadline, attempt, definition,
+      payload, steps)* }
+    expired: agents expired here; outboxed: outbox entries their finishes wrote. steps is the
+    lease's run's steps recorded by earlier attempts (stepRecord), "" for none.
     nextDue is the earliest next run left in waiting, or -1 when waiting is empty. When limits
     hold due work back it is when to try again: -1 when paused or at the concurrency limit (a
     wake-up comes), the bucket's next token when the rate limit binds (for a keyed queue: the
@@ -73,11 +97,17 @@ local rcall = redis.call
 --@include defField
 --@include keyedOrder
 --@include leaseRecord
+--@include publish
+--@include memberKey
+--@include keepsFinish
+--@include finished
+--@include expireAgent
 --@include runSteps
 --@include grantLeases
 
 local early = startAcquire(K, A.worker, A.max, true)
 if early then return early end
+flowKeys(K, A.resultTtlMs, A.resultMax)
 local waitingKey, defsKey, limitsKey, orderKey, tagsKey = K.waiting, K.defs, K.limits, K.order, K.tags
 local now, max, asked, scanLimit, lim = G.now, G.max, G.asked, A.scanLimit, G.lim
 local out = G.out
@@ -162,6 +192,7 @@ local held, buckets = {}, {}
 local heldBack, refillAt = false, nil
 local grants, grantKeys, grantDefs, g = {}, {}, {}, 0
 local drop, d = {}, 0 -- order entries leaving: granted or stale
+local expiredNames, expiredDefs = {}, {} -- expired before their first run (expireAgent)
 local passed, p = {}, 0 -- { key, rank, name } passed over, in order
 local scanned, stop, stale = 0, 'empty', 0
 local steps = math.min(scanLimit, asked * 4 + 200) -- order entries read at most
@@ -236,10 +267,17 @@ while true do
   end
   for j, name in ipairs(names) do
     local def, score = defs[j], tonumber(scores[j] or '0')
+    local expireAt = def and defExpireAt(def)
     if not def or score >= 0 then
       d = d + 1
       drop[d] = name
       stale = stale + 1
+    elseif expireAt and expireAt <= now then
+      -- Expired before its first run: it leaves order and waiting and finishes, taking no
+      -- place of its key.
+      d = d + 1
+      drop[d] = name
+      expiredNames[#expiredNames + 1], expiredDefs[#expiredDefs + 1] = name, def
     elseif g < max then
       local key = keyOfDef(def)
       local ok, b = true, buckets[key]
@@ -277,6 +315,11 @@ while true do
   end
 end
 if d > 0 then chunked('ZREM', orderKey, drop) end
+if #expiredNames > 0 then
+  chunked('ZREM', waitingKey, expiredNames)
+  for j, name in ipairs(expiredNames) do expireAgent(K, name, expiredDefs[j], now) end
+  G.expired = G.expired + #expiredNames
+end
 -- Agents passed over move to the rounds after this call's last grant, keeping their order, so
 -- the next call does not read them again before the keys that were served.
 if p > 0 then
@@ -320,7 +363,7 @@ if vtime ~= vtimeBefore then rcall('HSET', limitsKey, 'vtime', int(vtime)) end
 -- When to look again: at once when this call made progress and may have left work (the
 -- caller with no credit left does not look); else the next promotion, a token, or a wake-up.
 local nextDue = false
-if (stop == 'steps' and g > 0) or (stop == 'max' and g >= asked) or stale > 0 then
+if (stop == 'steps' and g > 0) or (stop == 'max' and g >= asked) or stale > 0 or #expiredNames > 0 then
   nextDue = now
 else
   local unpromoted = rcall('ZRANGEBYSCORE', waitingKey, 0, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
@@ -341,7 +384,7 @@ if nextDue ~= now and rcall('EXISTS', orderKey) == 1 then
     if refillAt and (not nextDue or refillAt < nextDue) then nextDue = refillAt end
   end
 end
-endAcquire(K)
+endAcquire(K, A.channel, A.queue)
 out[2] = nextDue or -1
 out[3] = G.repaired
 return out

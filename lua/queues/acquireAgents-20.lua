@@ -18,6 +18,12 @@
   writes nothing, and Baton calls acquireKeyed (the flag is read in the same script that
   grants, so a queue never takes the wrong path).
 
+  Expiry: a due agent whose definition carries an expiry ("expire_at_ms": Agent.expire_at or
+  ttl) that has passed is not granted: it finishes as expired (expireAgent: a failure for its
+  children, kept and announced as finishes are) and counts toward no limit. A grant of an
+  agent whose expiry is still ahead starts its first run: its definition drops the expiry and
+  it leaves expiring. A definition without one pays a string search, no command.
+
   Input:
     KEYS of QueueKeys
     KEYS[1] waiting    ZSET name -> next run (ms)
@@ -38,32 +44,55 @@
                        / key_burst (read while "key_limits" counts any); "recount",
                        "rc|<key>", "rn|<name>": a recount's bookkeeping, kept for each keyed
                        grant (recountKeys)
-    KEYS[10] steps     HASH name -> the steps its current run recorded (runSteps): read for
+    KEYS[10] stats     HASH "expired" -> agents expired (counted here at grant time)
+    KEYS[11] expiring  ZSET name -> expire at (ms): agents with an expiry not started yet
+    KEYS[12] results   HASH name -> result record (finished)
+    KEYS[13] resultsat ZSET name -> kept until (ms)
+    KEYS[14] fanout    SET names with children
+    KEYS[15] children  base of "children:<parent>"
+    KEYS[16] outbox    ZSET "<parent>|<seq>" -> written at (ms)
+    KEYS[17] outboxres HASH "<parent>|<seq>" -> result record
+    KEYS[18] awaited   ZSET name -> awaited until (ms)
+    KEYS[19] deps      base of "deps:<child>"
+    KEYS[20] steps     HASH name -> the steps its current run recorded (runSteps): read for
                        the leases granted only when the queue has any (one EXISTS per call)
 
     ARGV[1] worker (str)      worker id of the caller
     ARGV[2] max (uint)        most leases to grant
     ARGV[3] scanLimit (uint)  most waiting entries to read
+    ARGV[4] channel (str)       where an expired agent's finish is announced: "P|S <wake-up
+                                channel>" or "", then "\n<outbox channel>" (announceOutbox)
+    ARGV[5] queue (str)         queue name
+    ARGV[6] resultTtlMs (uint)  how long finishes are kept (results.retention_ms)
+    ARGV[7] resultMax (uint)    most finishes kept per queue (results.max_entries)
 
   Output -> Acquisition:
     { -1 }  the queue is keyed: nothing written (acquireKeyed is its path)
-    { now, nextDue, repaired, (name, token, deadline, attempt, definition, payload, steps)* }
+    { now, nextDue, repaired, expired, outboxed, (name, token, deadline, attempt, definition,
+      payload, steps)* }
+    expired: agents expired here; outboxed: outbox entries their finishes wrote. steps is the
+    lease's run's steps recorded by earlier attempts (stepRecord), "" for none.
     nextDue is the earliest next run left in waiting, or -1 when waiting is empty. When limits
     hold due work back it is when to try again: -1 when paused or at the concurrency limit (a
     wake-up comes), the bucket's next token when the rate limit binds (for a keyed queue: the
-    earliest of the keys' buckets and the next agent to become due). steps is the lease's run's
-    steps recorded by earlier attempts (stepRecord), "" for none.
+    earliest of the keys' buckets and the next agent to become due).
 ]]
 local rcall = redis.call
 --@include nowMs
 --@include int
 --@include defField
 --@include leaseRecord
+--@include publish
+--@include memberKey
+--@include keepsFinish
+--@include finished
+--@include expireAgent
 --@include runSteps
 --@include grantLeases
 
 local early = startAcquire(K, A.worker, A.max, false)
 if early then return early end
+flowKeys(K, A.resultTtlMs, A.resultMax)
 local now, max, scanLimit = G.now, G.max, A.scanLimit
 -- Read in pages of what is still wanted: every entry read leaves waiting (granted or dropped
 -- as invalid), so the next page starts at 0 again, and a healthy queue needs one page. Each
@@ -78,7 +107,7 @@ while G.granted < max and scanned < scanLimit do
   rcall('ZREM', K.waiting, unpack(due))
   grant(K, due, nil)
 end
-endAcquire(K)
+endAcquire(K, A.channel, A.queue)
 local out = G.out
 local head = rcall('ZRANGE', K.waiting, 0, 0, 'WITHSCORES')
 if head[2] then
