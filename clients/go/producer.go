@@ -66,6 +66,12 @@ type Job struct {
 	// (0: never); ExpireAt, the same at a time (zero: never). One or the other.
 	TTL      time.Duration
 	ExpireAt time.Time
+	// IdempotencyMode is what a registration whose key is held does (unspecified: keep the
+	// first): IDEMPOTENCY_MODE_REPLACE replaces a waiting holder (RegisteredAgent.Replaced);
+	// IDEMPOTENCY_MODE_DEBOUNCE makes one run, Debounce after the latest registration
+	// (RegisteredAgent.Debounced).
+	IdempotencyMode batonv1.IdempotencyMode
+	Debounce        time.Duration
 }
 
 // Parent names a parent of a Job: Queue "" is the Job's own; OnFailure unspecified is the Job's
@@ -78,7 +84,7 @@ type Parent struct {
 func (j Job) agent() *batonv1.Agent {
 	a := &batonv1.Agent{Name: j.Name, Payload: j.Payload, Cron: j.Cron, TimeZone: j.TimeZone, Key: j.Key,
 		Priority: j.Priority, MaxAttempts: j.MaxAttempts, Labels: j.Labels, OnParentFailure: j.OnParentFailure,
-		IdempotencyKey: j.IdempotencyKey}
+		IdempotencyKey: j.IdempotencyKey, IdempotencyMode: j.IdempotencyMode}
 	if j.Every > 0 {
 		a.Interval = durationpb.New(j.Every)
 	}
@@ -93,6 +99,9 @@ func (j Job) agent() *batonv1.Agent {
 	}
 	if !j.ExpireAt.IsZero() {
 		a.ExpireAt = timestamppb.New(j.ExpireAt)
+	}
+	if j.Debounce > 0 {
+		a.Debounce = durationpb.New(j.Debounce)
 	}
 	for _, p := range j.After {
 		a.After = append(a.After, &batonv1.AgentRef{Queue: p.Queue, Name: p.Name, OnFailure: p.OnFailure})

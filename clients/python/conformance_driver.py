@@ -26,10 +26,17 @@ def emit(event: str, **fields: Any) -> None:
     print(json.dumps({"event": event, **fields}), flush=True)
 
 
+# The command's "idempotency_mode" → IdempotencyMode.
+MODES = {"": "IDEMPOTENCY_MODE_UNSPECIFIED", "keep_first": "IDEMPOTENCY_MODE_KEEP_FIRST",
+         "replace": "IDEMPOTENCY_MODE_REPLACE", "debounce": "IDEMPOTENCY_MODE_DEBOUNCE"}
+
+
 def agent(cmd: dict, name: str):
-    """A one-shot agent `name` with the command's parents, idempotency key and ttl."""
+    """A one-shot agent `name` with the command's parents, idempotency key, mode and ttl."""
     return baton.agent(name, after=[baton.ref(p.get("queue", ""), p["name"]) for p in cmd.get("after", [])],
                        idempotency_key=cmd.get("idempotency_key", ""),
+                       idempotency_mode=baton.IdempotencyMode.Value(MODES[cmd.get("idempotency_mode", "")]),
+                       debounce=cmd["debounce_ms"] / 1000 if "debounce_ms" in cmd else None,
                        ttl=cmd["ttl_ms"] / 1000 if "ttl_ms" in cmd else None)
 
 
@@ -71,8 +78,8 @@ class Driver:
             emit("failed", id=cmd["id"], code=e.code().name)
             return
         emit("registered", id=cmd["id"], count=answer.created + answer.updated, deduplicated=answer.deduplicated,
-             agents=[dict(name=a.name, created=a.created, deduplicated=a.deduplicated, result=a.result.result.decode())
-                     for a in answer.agents])
+             agents=[dict(name=a.name, created=a.created, deduplicated=a.deduplicated, result=a.result.result.decode(),
+                          replaced=a.replaced, debounced=a.debounced) for a in answer.agents])
 
     async def cmd_call(self, cmd: dict) -> None:
         await self.awaited(cmd, self.producer.register_and_await(cmd["queue"], agent(cmd, cmd["name"]),

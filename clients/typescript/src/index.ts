@@ -9,7 +9,7 @@ export * as leader from "./gen/baton/v1/leader";
 export * as claim from "./gen/baton/v1/claim";
 export * as schedule from "./gen/baton/v1/schedule";
 export * as admin from "./gen/baton/v1/admin";
-export { Agent, AgentResult, AgentServiceClient, BatchStatus, Finish, Lease, Outcome, ParentFailure } from "./gen/baton/v1/agent";
+export { Agent, AgentResult, AgentServiceClient, BatchStatus, Finish, IdempotencyMode, Lease, Outcome, ParentFailure } from "./gen/baton/v1/agent";
 export { LeaderServiceClient } from "./gen/baton/v1/leader";
 export { ClaimServiceClient, PoolStatus, Resource } from "./gen/baton/v1/claim";
 export { ScheduleServiceClient } from "./gen/baton/v1/schedule";

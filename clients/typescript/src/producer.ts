@@ -28,7 +28,10 @@ import { schedule, ScheduleOptions } from "./schedule";
  * once). A string payload is sent as UTF-8. `after: [{ name: "extract" }, { queue: "raw", name:
  * "fetch", onFailure: ParentFailure.PARENT_FAILURE_CANCEL }]` names its parents (it runs once
  * they all succeeded; its lease carries their results in `parents`); `idempotencyKey` (and
- * `idempotencyWindow`) registers a one-shot agent once per key.
+ * `idempotencyWindow`) registers a one-shot agent once per key. `idempotencyMode:
+ * IdempotencyMode.IDEMPOTENCY_MODE_REPLACE` makes a later registration replace a waiting holder
+ * instead (`replaced` in the answer); `IDEMPOTENCY_MODE_DEBOUNCE` with `debounce:
+ * duration(ms)` makes one run, `debounce` after the latest registration (`debounced`).
  */
 export type AgentSpec = Omit<DeepPartial<Agent>, "name" | "payload"> & { name: string; payload?: Uint8Array | string };
 

@@ -86,19 +86,29 @@ async function closeLeader(id: string): Promise<void> {
   emit({ event: "closed", id });
 }
 
-/** A one-shot agent `name` with the command's parents, idempotency key and ttl. */
-const agentOf = (c: Command, name: string): AgentSpec =>
-  ({
-    name, after: (c.after ?? []).map((p: Command) => ({ queue: p.queue ?? "", name: p.name })), idempotencyKey: c.idempotency_key ?? "",
-    ttl: c.ttl_ms === undefined ? undefined : duration(c.ttl_ms),
-  });
+/** The command's "idempotency_mode" → IdempotencyMode. */
+const MODES: Record<string, agent.IdempotencyMode> = {
+  keep_first: agent.IdempotencyMode.IDEMPOTENCY_MODE_KEEP_FIRST,
+  replace: agent.IdempotencyMode.IDEMPOTENCY_MODE_REPLACE,
+  debounce: agent.IdempotencyMode.IDEMPOTENCY_MODE_DEBOUNCE,
+};
+
+/** A one-shot agent `name` with the command's parents, idempotency key, mode and ttl. */
+const agentOf = (c: Command, name: string): AgentSpec => ({
+  name, after: (c.after ?? []).map((p: Command) => ({ queue: p.queue ?? "", name: p.name })), idempotencyKey: c.idempotency_key ?? "",
+  idempotencyMode: MODES[c.idempotency_mode ?? ""], debounce: c.debounce_ms === undefined ? undefined : duration(c.debounce_ms),
+  ttl: c.ttl_ms === undefined ? undefined : duration(c.ttl_ms),
+});
 
 async function register(c: Command): Promise<void> {
   try {
     const answer = await producer.register(c.queue, (c.names as string[]).map((name) => agentOf(c, name)), { requestId: c.request_id });
     emit({
       event: "registered", id: c.id, count: answer.created + answer.updated, deduplicated: answer.deduplicated,
-      agents: answer.agents.map((a) => ({ name: a.name, created: a.created, deduplicated: a.deduplicated, result: a.result?.result.toString() ?? "" })),
+      agents: answer.agents.map((a) => ({
+        name: a.name, created: a.created, deduplicated: a.deduplicated, result: a.result?.result.toString() ?? "",
+        replaced: a.replaced, debounced: a.debounced,
+      })),
     });
   } catch (err) {
     emit({ event: "failed", id: c.id, code: codeName(err) });

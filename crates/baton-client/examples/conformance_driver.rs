@@ -79,14 +79,25 @@ fn names_of<'a>(cmd: &'a Value, key: &str) -> Vec<&'a str> {
     cmd[key].as_array().into_iter().flatten().filter_map(Value::as_str).collect()
 }
 
-/// A one-shot agent `name` with the command's parents, idempotency key and ttl.
+/// A one-shot agent `name` with the command's parents, idempotency key, mode and ttl.
 fn agent_of(cmd: &Value, name: &str) -> pb::Agent {
     let parents = cmd["after"].as_array().into_iter().flatten().map(|p| (str_of(p, "queue"), str_of(p, "name")));
     let agent = after(one_shot(name, vec![]), parents);
-    let ttl = cmd["ttl_ms"]
-        .as_u64()
-        .map(|ms| prost_types::Duration { seconds: (ms / 1000) as i64, nanos: (ms % 1000 * 1_000_000) as i32 });
-    pb::Agent { idempotency_key: str_of(cmd, "idempotency_key").into(), ttl, ..agent }
+    let idempotency_mode = match str_of(cmd, "idempotency_mode") {
+        "keep_first" => pb::IdempotencyMode::KeepFirst,
+        "replace" => pb::IdempotencyMode::Replace,
+        "debounce" => pb::IdempotencyMode::Debounce,
+        _ => pb::IdempotencyMode::Unspecified,
+    };
+    let debounce = cmd["debounce_ms"].as_u64().and_then(|ms| Duration::from_millis(ms).try_into().ok());
+    let ttl = cmd["ttl_ms"].as_u64().and_then(|ms| Duration::from_millis(ms).try_into().ok());
+    pb::Agent {
+        idempotency_key: str_of(cmd, "idempotency_key").into(),
+        idempotency_mode: idempotency_mode as i32,
+        debounce,
+        ttl,
+        ..agent
+    }
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -104,7 +115,8 @@ fn registered_event(id: &str, r: &pb::RegisterResponse) -> Value {
         .iter()
         .map(|a| {
             let result = a.result.as_ref().map(|r| text(&r.result)).unwrap_or_default();
-            json!({"name": a.name, "created": a.created, "deduplicated": a.deduplicated, "result": result})
+            json!({"name": a.name, "created": a.created, "deduplicated": a.deduplicated, "result": result,
+                   "replaced": a.replaced, "debounced": a.debounced})
         })
         .collect();
     json!({"event": "registered", "id": id, "count": r.created + r.updated, "deduplicated": r.deduplicated,

@@ -42,6 +42,9 @@ type command struct {
 	After []struct {
 		Queue, Name string
 	}
+	IdempotencyMode string `json:"idempotency_mode"` // keep_first, replace, debounce
+	DebounceMs      int    `json:"debounce_ms"`
+
 	IdempotencyKey string `json:"idempotency_key"`
 	TimeoutMs      int    `json:"timeout_ms"`
 	Batch          string
@@ -227,9 +230,14 @@ func (d *driver) run(c command) {
 	}
 }
 
-// job is a one-shot agent name with the command's parents, idempotency key and ttl.
+// modes maps the command's "idempotency_mode" onto IdempotencyMode.
+var modes = map[string]batonv1.IdempotencyMode{"keep_first": batonv1.IdempotencyMode_IDEMPOTENCY_MODE_KEEP_FIRST,
+	"replace": batonv1.IdempotencyMode_IDEMPOTENCY_MODE_REPLACE, "debounce": batonv1.IdempotencyMode_IDEMPOTENCY_MODE_DEBOUNCE}
+
+// job is a one-shot agent name with the command's parents, idempotency key, mode and ttl.
 func job(c command, name string) baton.Job {
-	j := baton.Job{Name: name, IdempotencyKey: c.IdempotencyKey, TTL: time.Duration(c.TTLMs) * time.Millisecond}
+	j := baton.Job{Name: name, IdempotencyKey: c.IdempotencyKey, IdempotencyMode: modes[c.IdempotencyMode],
+		Debounce: time.Duration(c.DebounceMs) * time.Millisecond, TTL: time.Duration(c.TTLMs) * time.Millisecond}
 	for _, p := range c.After {
 		j.After = append(j.After, baton.Parent{Queue: p.Queue, Name: p.Name})
 	}
@@ -253,7 +261,8 @@ func (d *driver) register(ctx context.Context, c command) {
 	agents := make([]map[string]any, 0, len(resp.GetAgents()))
 	for _, a := range resp.GetAgents() {
 		agents = append(agents, map[string]any{"name": a.GetName(), "created": a.GetCreated(),
-			"deduplicated": a.GetDeduplicated(), "result": string(a.GetResult().GetResult())})
+			"deduplicated": a.GetDeduplicated(), "result": string(a.GetResult().GetResult()),
+			"replaced": a.GetReplaced(), "debounced": a.GetDebounced()})
 	}
 	emit("registered", c.ID, "count", resp.GetCreated()+resp.GetUpdated(), "deduplicated", resp.GetDeduplicated(), "agents", agents)
 }

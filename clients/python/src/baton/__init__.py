@@ -13,7 +13,7 @@ from baton.claim import Claim, Claimer, LineFull, Pool
 from baton.client import Client, Keepalive, connect
 from baton.failure import Failure, Outcome
 from baton.leader import Leadership
-from baton.producer import AgentResult, Finish, ParentFailure, Producer, agent, ref
+from baton.producer import AgentResult, Finish, IdempotencyMode, ParentFailure, Producer, agent, ref
 from baton.schedule import Message, Scheduler, Subscriber
 from baton.worker import Worker, recorded_step
 
@@ -24,6 +24,7 @@ __all__ = [
     "Client",
     "Failure",
     "Finish",
+    "IdempotencyMode",
     "Keepalive",
     "Leadership",
     "LineFull",

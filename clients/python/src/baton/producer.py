@@ -34,6 +34,8 @@ AgentLike = Union[str, agent_pb2.Agent]
 ParentLike = Union[str, agent_pb2.AgentRef]
 #: What a parent's failure does to its child (`Agent.on_parent_failure`, `AgentRef.on_failure`).
 ParentFailure = agent_pb2.ParentFailure
+#: What a registration whose idempotency key is held does (`Agent.idempotency_mode`).
+IdempotencyMode = agent_pb2.IdempotencyMode
 #: How an agent's work ended (`AgentResult.finish`).
 Finish = agent_pb2.Finish
 #: An agent's finish: how it ended, the outcome and the result its worker returned.
@@ -67,24 +69,30 @@ def agent(
     on_parent_failure: int = agent_pb2.PARENT_FAILURE_UNSPECIFIED,
     idempotency_key: str = "",
     idempotency_window: Optional[Seconds] = None,
+    idempotency_mode: int = agent_pb2.IDEMPOTENCY_MODE_UNSPECIFIED,
+    debounce: Optional[Seconds] = None,
     ttl: Optional[Seconds] = None,
 ) -> agent_pb2.Agent:
     """An agent to register: one-shot (neither `interval` nor `cron`: removed after its first
     success) or recurring (every `interval` seconds, or on a `cron` expression in `time_zone`).
     `after` names its parents (names of the same queue, or :func:`ref`): it runs once they all
     succeeded, and its lease carries their results (`lease.parents`). A one-shot agent with an
-    `idempotency_key` is created once per key within its window (Baton answers the holder).
-    A one-shot agent with a `ttl` expires (FINISH_EXPIRED, never run) unless a run starts within
-    it; an absolute time is the generated Agent's `expire_at`.
+    `idempotency_key` is created once per key within its window (Baton answers the holder);
+    `idempotency_mode` (an :data:`IdempotencyMode`) says what a later registration of the key
+    does instead: ``IDEMPOTENCY_MODE_REPLACE`` replaces a holder still waiting (`replaced` in
+    the answer), ``IDEMPOTENCY_MODE_DEBOUNCE`` makes one run, `debounce` seconds after the
+    latest registration (`debounced` in the answer). A one-shot agent with a `ttl` expires (FINISH_EXPIRED, never
+    run) unless a run starts within it; an absolute time is the generated Agent's `expire_at`.
     Unset durations take the server's defaults. See `Agent` in proto/baton/v1/agent.proto."""
     a = agent_pb2.Agent(name=name, payload=payload.encode() if isinstance(payload, str) else bytes(payload),
                         cron=cron, time_zone=time_zone, max_attempts=max_attempts, labels=dict(labels or {}),
                         key=key, priority=priority,
                         catch_up=agent_pb2.CATCH_UP_SKIP if catch_up_skip else agent_pb2.CATCH_UP_UNSPECIFIED,
                         after=[agent_pb2.AgentRef(name=p) if isinstance(p, str) else p for p in after],
-                        on_parent_failure=on_parent_failure, idempotency_key=idempotency_key)
+                        on_parent_failure=on_parent_failure, idempotency_key=idempotency_key,
+                        idempotency_mode=idempotency_mode)
     for field, value in (("interval", interval), ("timeout", timeout), ("error_interval", error_interval),
-                         ("idempotency_window", idempotency_window), ("ttl", ttl)):
+                         ("idempotency_window", idempotency_window), ("debounce", debounce), ("ttl", ttl)):
         if value is not None:
             getattr(a, field).CopyFrom(duration(value))
     return a

@@ -7,6 +7,7 @@ import com.google.gson.JsonParser;
 import dev.baton.v1.Agent;
 import dev.baton.v1.AgentResult;
 import dev.baton.v1.BatchStatus;
+import dev.baton.v1.IdempotencyMode;
 import dev.baton.v1.Lease;
 import dev.baton.v1.RegisterBatchRequest;
 import dev.baton.v1.RegisterResponse;
@@ -136,7 +137,7 @@ public final class ConformanceDriver {
     return names;
   }
 
-  /** A one-shot agent {@code name} with the command's parents, idempotency key and ttl. */
+  /** A one-shot agent {@code name} with the command's parents, idempotency key, mode and ttl. */
   private static Agent.Builder agent(JsonObject c, String name) {
     Agent.Builder a = Producer.oneShot(name);
     if (c.has("after")) {
@@ -147,6 +148,12 @@ public final class ConformanceDriver {
     }
     if (c.has("idempotency_key")) a.setIdempotencyKey(c.get("idempotency_key").getAsString());
     if (c.has("ttl_ms")) a.setTtl(Durations.of(Duration.ofMillis(c.get("ttl_ms").getAsLong())));
+    if (c.has("idempotency_mode")) {
+      // keep_first, replace, debounce → IDEMPOTENCY_MODE_KEEP_FIRST, …
+      String mode = c.get("idempotency_mode").getAsString().toUpperCase(java.util.Locale.ROOT);
+      a.setIdempotencyMode(IdempotencyMode.valueOf("IDEMPOTENCY_MODE_" + mode));
+    }
+    if (c.has("debounce_ms")) a.setDebounce(Durations.of(Duration.ofMillis(c.get("debounce_ms").getAsLong())));
     return a;
   }
 
@@ -187,6 +194,8 @@ public final class ConformanceDriver {
         m.put("created", a.getCreated());
         m.put("deduplicated", a.getDeduplicated());
         m.put("result", a.getResult().getResult().toStringUtf8());
+        m.put("replaced", a.getReplaced());
+        m.put("debounced", a.getDebounced());
         answered.add(m);
       }
       emit("event", "registered", "id", id, "count", r.getCreated() + r.getUpdated(), "deduplicated", r.getDeduplicated(),
