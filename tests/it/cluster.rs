@@ -64,6 +64,8 @@ struct Load {
     acquire_failed: Vec<String>,
     /// Acquires answered with no lease.
     empty: u64,
+    /// Agents granted so far, every 5 s.
+    timeline: Vec<usize>,
     /// Every UNAVAILABLE retried, by message with digits blanked out, and how often.
     unavailable: std::collections::BTreeMap<String, u64>,
 }
@@ -227,13 +229,11 @@ async fn failover_under_load_recovers_by_itself_and_loses_nothing_acknowledged_w
         let timeline = {
             let stats = stats.clone();
             tokio::spawn(async move {
-                let mut seen = Vec::new();
                 loop {
                     tokio::time::sleep(Duration::from_secs(5)).await;
-                    seen.push(stats.lock().unwrap().grants.len());
-                    if seen.len() > 40 {
-                        return seen;
-                    }
+                    let mut s = stats.lock().unwrap();
+                    let granted = s.grants.len();
+                    s.timeline.push(granted);
                 }
             })
         };
@@ -256,7 +256,7 @@ async fn failover_under_load_recovers_by_itself_and_loses_nothing_acknowledged_w
             let late = c.acquire(req).await.map(|r| r.into_inner().leases.len());
             panic!(
                 "{phase}: {} of 3000 granted (promotion after {} ms); acquires failed {} (first {:?}), empty {}, \
-                 retried {} {:?}, completed {}; an Acquire now: {late:?}; health {status:?}; cluster:\n{nodes}",
+                 retried {} {:?}, completed {}; granted every 5 s {:?}; an Acquire now: {late:?}; health {status:?}; cluster:\n{nodes}",
                 s.grants.len(),
                 promoted.as_millis(),
                 s.acquire_failed.len(),
@@ -265,6 +265,7 @@ async fn failover_under_load_recovers_by_itself_and_loses_nothing_acknowledged_w
                 s.retried,
                 s.unavailable,
                 s.completed,
+                s.timeline,
             );
         }
         figures.push(format!(
@@ -560,3 +561,4 @@ async fn one_dead_primary_fails_fast_and_the_other_shards_are_served() {
     assert_eq!(status, ServingStatus::Serving as i32);
     baton.stop().await.unwrap();
 }
+
