@@ -562,3 +562,43 @@ async fn one_dead_primary_fails_fast_and_the_other_shards_are_served() {
     baton.stop().await.unwrap();
 }
 
+// While a primary is down, Baton's Redis probe looks at every node every
+// `circuit_breaker.probe_interval_ms`. Looking at the dead one must not disturb the cluster
+// connection every call shares: a command sent there by address, with no live connection to
+// it, made redis-rs drop every connection and reconnect to all the seeds (up to 16 times per
+// probe, dozens of times a second), and no call went through while it did. Counted here as
+// the connections the live primaries accept while the outage lasts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn probing_a_dead_primary_leaves_the_connections_to_the_others_alone() {
+    let mut cluster = TestCluster::start(3, 0).await;
+    for node in &cluster.nodes {
+        let set = redis::cmd("CONFIG").arg("SET").arg("cluster-require-full-coverage").arg("no").clone();
+        let _: () = node.cmd(&set).await.unwrap();
+    }
+    let baton = TestBaton::start(&cluster.url(), test_config()).await;
+    serves_in_every_slot(&baton).await;
+    /// Connections the nodes accepted so far. Each look opens one of its own (`Node::cmd`).
+    async fn accepted(nodes: &[common::cluster::Node]) -> u64 {
+        let mut total = 0;
+        for node in nodes {
+            let info: String = node.cmd(redis::cmd("INFO").arg("stats")).await.unwrap();
+            let seen = info.lines().find_map(|l| l.strip_prefix("total_connections_received:"));
+            total += seen.and_then(|n| n.trim().parse::<u64>().ok()).unwrap();
+        }
+        total
+    }
+    cluster.nodes[0].kill().await;
+    let before = accepted(&cluster.nodes[1..]).await;
+    // Long enough for the probe to notice (health.probe_interval_ms) and look again a dozen
+    // times at circuit_breaker.probe_interval_ms.
+    let window = Duration::from_secs(5);
+    tokio::time::sleep(window).await;
+    let opened = accepted(&cluster.nodes[1..]).await - before - 2;
+    println!("connections the 2 live primaries accepted in {window:?} with the third dead: {opened}");
+    assert!(
+        opened <= 8,
+        "{opened} connections to the live primaries in {window:?}: Baton reconnected to the cluster again and again"
+    );
+    assert!(baton.running());
+    baton.stop().await.unwrap();
+}
