@@ -45,7 +45,8 @@ pub struct Redis {
     durability: Option<(u32, u64)>,
     /// Which node serves which slot, for the per-node circuit breakers.
     nodes: Arc<Nodes>,
-    /// On a cluster, the probe's own connection to each primary (see [`Redis::ping_nodes`]).
+    /// On a cluster, Baton's own connection to each primary, for commands addressed to one
+    /// node (see [`Redis::node_conn`]).
     probes: Arc<std::sync::Mutex<std::collections::HashMap<Arc<str>, MultiplexedConnection>>>,
 }
 
@@ -248,12 +249,10 @@ impl Redis {
             return Some(vec![(self.nodes.single.clone(), bounded(ping).await)]);
         };
         let primaries = self.refresh_nodes(limit).await.ok()?;
-        // Each primary is pinged on a connection of the probe's own, not through the cluster
-        // connection every call shares: a command sent there by address to a node it holds no
-        // live connection to (a node down, or being reconnected) makes redis-rs drop every
-        // connection and start again from the seeds, up to once per retry, and no call goes
-        // through meanwhile; probing a dead node every probe interval kept it doing so.
-        self.probes.lock().expect("probe connections").retain(|node, _| primaries.contains(node));
+        // Each primary is pinged on Baton's own connection to it (`node_conn`), never through
+        // the shared cluster connection: probing a dead node every probe interval there kept
+        // it reconnecting to every seed.
+        self.probes.lock().expect("node connections").retain(|node, _| primaries.contains(node));
         let pings = primaries.into_iter().map(|node| {
             let this = self.clone();
             let name = node.clone();
@@ -263,47 +262,52 @@ impl Redis {
         Some(futures::future::join_all(pings).await)
     }
 
-    /// PING to one cluster node (`host:port`) on the probe's connection to it, opened on first
-    /// use (with the seeds' user, password and TLS) and opened again after a failure.
+    /// PING to one cluster node (`host:port`) on Baton's own connection to it.
     async fn ping_node(&self, node: &Arc<str>) -> Result<()> {
-        let cached = self.probes.lock().expect("probe connections").get(node).cloned();
-        let mut conn = match cached {
-            Some(conn) => conn,
-            None => {
-                let Target::Cluster(seeds) = &self.feed.target else {
-                    return Err(Error::Internal("not a cluster".into()));
-                };
-                let seed = seeds.first().ok_or_else(|| Error::Internal("a cluster without seeds".into()))?;
-                let (host, port) = node.rsplit_once(':').ok_or_else(|| Error::Internal(format!("node {node}")))?;
-                let port: u16 = port.parse().map_err(|_| Error::Internal(format!("node {node}")))?;
-                let addr = match seed.addr() {
-                    ConnectionAddr::TcpTls { insecure, tls_params, .. } => ConnectionAddr::TcpTls {
-                        host: host.to_string(),
-                        port,
-                        insecure: *insecure,
-                        tls_params: tls_params.clone(),
-                    },
-                    _ => ConnectionAddr::Tcp(host.to_string(), port),
-                };
-                let info = seed.clone().set_addr(addr);
-                let client = match &self.feed.certs {
-                    Some(certs) => redis::Client::build_with_tls(info, certs.clone())?,
-                    None => redis::Client::open(info)?,
-                };
-                let config = AsyncConnectionConfig::new()
-                    .set_connection_timeout(Some(self.feed.connect_timeout))
-                    .set_response_timeout(Some(self.feed.command_timeout));
-                let conn = client.get_multiplexed_async_connection_with_config(&config).await?;
-                self.probes.lock().expect("probe connections").insert(node.clone(), conn.clone());
-                conn
-            }
-        };
-        let answer = redis::cmd("PING").query_async::<String>(&mut conn).await;
+        let answer = redis::cmd("PING").query_async::<String>(&mut self.node_conn(node).await?).await;
         if answer.is_err() {
-            self.probes.lock().expect("probe connections").remove(node);
+            self.probes.lock().expect("node connections").remove(node);
         }
         answer?;
         Ok(())
+    }
+
+    /// Baton's own connection to one cluster node (`host:port`), apart from the cluster
+    /// connection every call shares, for commands addressed to that node (the probe's PING,
+    /// SCAN): opened on first use with the seeds' user, password and TLS, and again after a
+    /// failure. Through the shared connection, a command addressed to a node it holds no live
+    /// connection to (a node down, or being reconnected) makes redis-rs drop every connection
+    /// and start again from the seeds, once per retry, and no call goes through meanwhile.
+    async fn node_conn(&self, node: &Arc<str>) -> Result<MultiplexedConnection> {
+        if let Some(conn) = self.probes.lock().expect("node connections").get(node) {
+            return Ok(conn.clone());
+        }
+        let Target::Cluster(seeds) = &self.feed.target else {
+            return Err(Error::Internal("not a cluster".into()));
+        };
+        let seed = seeds.first().ok_or_else(|| Error::Internal("a cluster without seeds".into()))?;
+        let (host, port) = node.rsplit_once(':').ok_or_else(|| Error::Internal(format!("node {node}")))?;
+        let port: u16 = port.parse().map_err(|_| Error::Internal(format!("node {node}")))?;
+        let addr = match seed.addr() {
+            ConnectionAddr::TcpTls { insecure, tls_params, .. } => ConnectionAddr::TcpTls {
+                host: host.to_string(),
+                port,
+                insecure: *insecure,
+                tls_params: tls_params.clone(),
+            },
+            _ => ConnectionAddr::Tcp(host.to_string(), port),
+        };
+        let info = seed.clone().set_addr(addr);
+        let client = match &self.feed.certs {
+            Some(certs) => redis::Client::build_with_tls(info, certs.clone())?,
+            None => redis::Client::open(info)?,
+        };
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(self.feed.connect_timeout))
+            .set_response_timeout(Some(self.feed.command_timeout));
+        let conn = client.get_multiplexed_async_connection_with_config(&config).await?;
+        self.probes.lock().expect("node connections").insert(node.clone(), conn.clone());
+        Ok(conn)
     }
 
     /// How the pub/sub follower opens its own connections.
@@ -524,12 +528,15 @@ impl Redis {
 
     /// Runs `cmd` on one of [`Redis::primaries`].
     pub async fn on_node(&self, node: Option<&(String, u16)>, cmd: &Cmd) -> Result<Value> {
-        use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
         match (&self.link, node) {
-            (Link::Cluster(conn), Some(addr)) => {
-                let routing =
-                    RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress { host: addr.0.clone(), port: addr.1 });
-                Ok(conn.clone().route_command(cmd.clone(), routing).await?)
+            (Link::Cluster(_), Some((host, port))) => {
+                // On Baton's own connection to that node (see `node_conn`).
+                let node: Arc<str> = format!("{host}:{port}").into();
+                let answer = self.node_conn(&node).await?.req_packed_command(cmd).await.and_then(Value::extract_error);
+                if answer.as_ref().is_err_and(|e| e.is_io_error() || e.is_connection_dropped() || e.is_timeout()) {
+                    self.probes.lock().expect("node connections").remove(&node);
+                }
+                Ok(answer?)
             }
             _ => {
                 let mut conn = self.conn().await?;
