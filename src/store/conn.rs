@@ -23,7 +23,8 @@ use redis::{
     cluster::ClusterClientBuilder,
     cluster_async::ClusterConnection,
     sentinel::{SentinelClient, SentinelClientBuilder, SentinelServerType},
-    AsyncConnectionConfig, ClientTlsConfig, Cmd, Pipeline, RedisFuture, RedisResult, TlsCertificates, TlsMode, Value,
+    AsyncConnectionConfig, ClientTlsConfig, Cmd, ConnectionAddr, Pipeline, RedisFuture, RedisResult, TlsCertificates,
+    TlsMode, Value,
 };
 
 use super::target::Target;
@@ -44,6 +45,9 @@ pub struct Redis {
     durability: Option<(u32, u64)>,
     /// Which node serves which slot, for the per-node circuit breakers.
     nodes: Arc<Nodes>,
+    /// On a cluster, Baton's own connection to each primary, for commands addressed to one
+    /// node (see [`Redis::node_conn`]).
+    probes: Arc<std::sync::Mutex<std::collections::HashMap<Arc<str>, MultiplexedConnection>>>,
 }
 
 /// The name of the one node (a single node, the master Sentinel names) or, on a cluster, which
@@ -167,7 +171,7 @@ impl Redis {
             Target::Sentinel { master, .. } => format!("sentinel:{master}").into(),
         };
         let nodes = Arc::new(Nodes { single, slots: RwLock::default() });
-        let redis = Self { link, feed: Arc::new(feed), durability, nodes };
+        let redis = Self { link, feed: Arc::new(feed), durability, nodes, probes: Arc::default() };
         if redis.is_cluster() {
             redis.refresh_nodes(Duration::from_millis(cfg.connect_timeout_ms)).await?;
         }
@@ -230,13 +234,12 @@ impl Redis {
     /// Pings every primary (one node elsewhere), each bounded by `limit`: per node, whether it
     /// answered. On a cluster, reads the slot map first; None when no node told it.
     pub async fn ping_nodes(&self, limit: Duration) -> Option<Vec<(Arc<str>, Result<()>)>> {
-        use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
         let bounded = |ping: futures::future::BoxFuture<'static, Result<()>>| async move {
             tokio::time::timeout(limit, ping).await.unwrap_or_else(|_| {
                 Err(Error::Unavailable(format!("no answer to PING within {} ms", limit.as_millis())))
             })
         };
-        let Link::Cluster(conn) = &self.link else {
+        let Link::Cluster(_) = &self.link else {
             let this = self.clone();
             let ping = Box::pin(async move {
                 let mut conn = this.conn().await?;
@@ -246,21 +249,65 @@ impl Redis {
             return Some(vec![(self.nodes.single.clone(), bounded(ping).await)]);
         };
         let primaries = self.refresh_nodes(limit).await.ok()?;
+        // Each primary is pinged on Baton's own connection to it (`node_conn`), never through
+        // the shared cluster connection: probing a dead node every probe interval there kept
+        // it reconnecting to every seed.
+        self.probes.lock().expect("node connections").retain(|node, _| primaries.contains(node));
         let pings = primaries.into_iter().map(|node| {
-            let mut conn = conn.clone();
+            let this = self.clone();
             let name = node.clone();
-            let ping = Box::pin(async move {
-                let (host, port) = node.rsplit_once(':').ok_or_else(|| Error::Internal(format!("node {node}")))?;
-                let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress {
-                    host: host.to_string(),
-                    port: port.parse().map_err(|_| Error::Internal(format!("node {node}")))?,
-                });
-                conn.route_command(redis::cmd("PING"), routing).await?.extract_error()?;
-                Ok(())
-            });
+            let ping = Box::pin(async move { this.ping_node(&node).await });
             async move { (name, bounded(ping).await) }
         });
         Some(futures::future::join_all(pings).await)
+    }
+
+    /// PING to one cluster node (`host:port`) on Baton's own connection to it.
+    async fn ping_node(&self, node: &Arc<str>) -> Result<()> {
+        let answer = redis::cmd("PING").query_async::<String>(&mut self.node_conn(node).await?).await;
+        if answer.is_err() {
+            self.probes.lock().expect("node connections").remove(node);
+        }
+        answer?;
+        Ok(())
+    }
+
+    /// Baton's own connection to one cluster node (`host:port`), apart from the cluster
+    /// connection every call shares, for commands addressed to that node (the probe's PING,
+    /// SCAN): opened on first use with the seeds' user, password and TLS, and again after a
+    /// failure. Through the shared connection, a command addressed to a node it holds no live
+    /// connection to (a node down, or being reconnected) makes redis-rs drop every connection
+    /// and start again from the seeds, once per retry, and no call goes through meanwhile.
+    async fn node_conn(&self, node: &Arc<str>) -> Result<MultiplexedConnection> {
+        if let Some(conn) = self.probes.lock().expect("node connections").get(node) {
+            return Ok(conn.clone());
+        }
+        let Target::Cluster(seeds) = &self.feed.target else {
+            return Err(Error::Internal("not a cluster".into()));
+        };
+        let seed = seeds.first().ok_or_else(|| Error::Internal("a cluster without seeds".into()))?;
+        let (host, port) = node.rsplit_once(':').ok_or_else(|| Error::Internal(format!("node {node}")))?;
+        let port: u16 = port.parse().map_err(|_| Error::Internal(format!("node {node}")))?;
+        let addr = match seed.addr() {
+            ConnectionAddr::TcpTls { insecure, tls_params, .. } => ConnectionAddr::TcpTls {
+                host: host.to_string(),
+                port,
+                insecure: *insecure,
+                tls_params: tls_params.clone(),
+            },
+            _ => ConnectionAddr::Tcp(host.to_string(), port),
+        };
+        let info = seed.clone().set_addr(addr);
+        let client = match &self.feed.certs {
+            Some(certs) => redis::Client::build_with_tls(info, certs.clone())?,
+            None => redis::Client::open(info)?,
+        };
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(self.feed.connect_timeout))
+            .set_response_timeout(Some(self.feed.command_timeout));
+        let conn = client.get_multiplexed_async_connection_with_config(&config).await?;
+        self.probes.lock().expect("node connections").insert(node.clone(), conn.clone());
+        Ok(conn)
     }
 
     /// How the pub/sub follower opens its own connections.
@@ -481,12 +528,15 @@ impl Redis {
 
     /// Runs `cmd` on one of [`Redis::primaries`].
     pub async fn on_node(&self, node: Option<&(String, u16)>, cmd: &Cmd) -> Result<Value> {
-        use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
         match (&self.link, node) {
-            (Link::Cluster(conn), Some(addr)) => {
-                let routing =
-                    RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress { host: addr.0.clone(), port: addr.1 });
-                Ok(conn.clone().route_command(cmd.clone(), routing).await?)
+            (Link::Cluster(_), Some((host, port))) => {
+                // On Baton's own connection to that node (see `node_conn`).
+                let node: Arc<str> = format!("{host}:{port}").into();
+                let answer = self.node_conn(&node).await?.req_packed_command(cmd).await.and_then(Value::extract_error);
+                if answer.as_ref().is_err_and(|e| e.is_io_error() || e.is_connection_dropped() || e.is_timeout()) {
+                    self.probes.lock().expect("node connections").remove(&node);
+                }
+                Ok(answer?)
             }
             _ => {
                 let mut conn = self.conn().await?;

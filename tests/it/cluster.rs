@@ -60,6 +60,14 @@ struct Load {
     lease_lost: u64,
     /// Any other error, as text.
     errors: Vec<String>,
+    /// Acquires that gave up (60 s of UNAVAILABLE, or another error), by code and message.
+    acquire_failed: Vec<String>,
+    /// Acquires answered with no lease.
+    empty: u64,
+    /// Agents granted so far, every 5 s.
+    timeline: Vec<usize>,
+    /// Every UNAVAILABLE retried, by message with digits blanked out, and how often.
+    unavailable: std::collections::BTreeMap<String, u64>,
 }
 
 impl Load {
@@ -111,7 +119,16 @@ async fn load(
                     let (mut c, req) = (c.clone(), req.clone());
                     async move { c.acquire(req).await }
                 };
-                let Ok(got) = retry(&stats, acquire).await else { continue };
+                let got = match retry(&stats, acquire).await {
+                    Ok(got) => got,
+                    Err(e) => {
+                        stats.lock().unwrap().acquire_failed.push(format!("{:?} {}", e.code(), e.message()));
+                        continue;
+                    }
+                };
+                if got.leases.is_empty() {
+                    stats.lock().unwrap().empty += 1;
+                }
                 for lease in got.leases {
                     *stats.lock().unwrap().grants.entry(lease.name.clone()).or_default() += 1;
                     let complete = || {
@@ -146,7 +163,12 @@ where
         match call().await {
             Ok(r) => return Ok(r.into_inner()),
             Err(e) if e.code() == tonic::Code::Unavailable && Instant::now() < end => {
-                stats.lock().unwrap().retried += 1;
+                let shape: String = e.message().chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect();
+                {
+                    let mut s = stats.lock().unwrap();
+                    s.retried += 1;
+                    *s.unavailable.entry(shape).or_default() += 1;
+                }
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
             Err(e) => {
@@ -203,15 +225,49 @@ async fn failover_under_load_recovers_by_itself_and_loses_nothing_acknowledged_w
         let stats = Arc::new(Mutex::new(Load::default()));
         let run =
             tokio::spawn(load(baton.channel().await, queue.clone(), 3_000, 4, Duration::from_secs(120), stats.clone()));
+        // Grants every 5 s, for the failure message.
+        let timeline = {
+            let stats = stats.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                    let mut s = stats.lock().unwrap();
+                    let granted = s.grants.len();
+                    s.timeline.push(granted);
+                }
+            })
+        };
         let promoted = fail_over_under_load(&mut cluster, &queue, stats.clone(), 300).await;
         run.await.unwrap();
+        timeline.abort();
         let s = std::mem::take(&mut *stats.lock().unwrap());
         assert!(
             s.errors.is_empty(),
             "{phase}: errors other than UNAVAILABLE: {:?}",
             &s.errors[..s.errors.len().min(5)]
         );
-        assert_eq!(s.grants.len(), 3_000, "{phase}: Baton recovered by itself and every agent was granted");
+        if s.grants.len() != 3_000 {
+            use tonic_health::pb::{health_client::HealthClient, HealthCheckRequest};
+            let mut health = HealthClient::new(baton.channel().await);
+            let status = health.check(HealthCheckRequest { service: String::new() }).await;
+            let nodes: String = cluster.any().cmd(redis::cmd("CLUSTER").arg("NODES")).await.unwrap_or_default();
+            let mut c = AgentServiceClient::new(baton.channel().await);
+            let req = pb::AcquireRequest { queue: queue.clone(), worker_id: "late".into(), max_leases: 10, wait: None };
+            let late = c.acquire(req).await.map(|r| r.into_inner().leases.len());
+            panic!(
+                "{phase}: {} of 3000 granted (promotion after {} ms); acquires failed {} (first {:?}), empty {}, \
+                 retried {} {:?}, completed {}; granted every 5 s {:?}; an Acquire now: {late:?}; health {status:?}; cluster:\n{nodes}",
+                s.grants.len(),
+                promoted.as_millis(),
+                s.acquire_failed.len(),
+                s.acquire_failed.first(),
+                s.empty,
+                s.retried,
+                s.unavailable,
+                s.completed,
+                s.timeline,
+            );
+        }
         figures.push(format!(
             "{phase}: min_replicas_ack={ack}: granted twice {} of 3000, LEASE_LOST {}, retried {}, completed {}, promotion after {} ms",
             s.twice(), s.lease_lost, s.retried, s.completed, promoted.as_millis()
@@ -503,5 +559,46 @@ async fn one_dead_primary_fails_fast_and_the_other_shards_are_served() {
     let mut health = HealthClient::new(baton.channel().await);
     let status = health.check(HealthCheckRequest { service: String::new() }).await.unwrap().into_inner().status;
     assert_eq!(status, ServingStatus::Serving as i32);
+    baton.stop().await.unwrap();
+}
+
+// While a primary is down, Baton's Redis probe looks at every node every
+// `circuit_breaker.probe_interval_ms`. Looking at the dead one must not disturb the cluster
+// connection every call shares: a command sent there by address, with no live connection to
+// it, made redis-rs drop every connection and reconnect to all the seeds (up to 16 times per
+// probe, dozens of times a second), and no call went through while it did. Counted here as
+// the connections the live primaries accept while the outage lasts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn probing_a_dead_primary_leaves_the_connections_to_the_others_alone() {
+    let mut cluster = TestCluster::start(3, 0).await;
+    for node in &cluster.nodes {
+        let set = redis::cmd("CONFIG").arg("SET").arg("cluster-require-full-coverage").arg("no").clone();
+        let _: () = node.cmd(&set).await.unwrap();
+    }
+    let baton = TestBaton::start(&cluster.url(), test_config()).await;
+    serves_in_every_slot(&baton).await;
+    /// Connections the nodes accepted so far. Each look opens one of its own (`Node::cmd`).
+    async fn accepted(nodes: &[common::cluster::Node]) -> u64 {
+        let mut total = 0;
+        for node in nodes {
+            let info: String = node.cmd(redis::cmd("INFO").arg("stats")).await.unwrap();
+            let seen = info.lines().find_map(|l| l.strip_prefix("total_connections_received:"));
+            total += seen.and_then(|n| n.trim().parse::<u64>().ok()).unwrap();
+        }
+        total
+    }
+    cluster.nodes[0].kill().await;
+    let before = accepted(&cluster.nodes[1..]).await;
+    // Long enough for the probe to notice (health.probe_interval_ms) and look again a dozen
+    // times at circuit_breaker.probe_interval_ms.
+    let window = Duration::from_secs(5);
+    tokio::time::sleep(window).await;
+    let opened = accepted(&cluster.nodes[1..]).await - before - 2;
+    println!("connections the 2 live primaries accepted in {window:?} with the third dead: {opened}");
+    assert!(
+        opened <= 8,
+        "{opened} connections to the live primaries in {window:?}: Baton reconnected to the cluster again and again"
+    );
+    assert!(baton.running());
     baton.stop().await.unwrap();
 }
