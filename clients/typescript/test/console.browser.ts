@@ -669,7 +669,7 @@ test("an agent's page shows the steps its run recorded", async () => {
     requestId: "", queue: q, resetSchedule: false,
     agents: [{ name: "site", interval: undefined, timeout: duration(60_000), errorInterval: undefined, payload: Buffer.from(""), labels: {},
       maxAttempts: 0, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0, traceparent: "", after: [], onParentFailure: 0,
-      idempotencyKey: "", idempotencyWindow: undefined, keepResult: false }],
+      idempotencyKey: "", idempotencyWindow: undefined, keepResult: false, idempotencyMode: 0, debounce: undefined, expireAt: undefined, ttl: undefined }],
   });
   const [lease] = (await unary(agents.acquire.bind(agents), { queue: q, workerId: "crawler", maxLeases: 1, wait: undefined })).leases;
   for (const [step, result] of [["fetch", Buffer.from("<b>200 OK</b>")], ["parse", Buffer.from([0xff, 0x01])]] as const) {
