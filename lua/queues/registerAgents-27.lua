@@ -16,7 +16,7 @@
   agent into unattached until Baton has attached it to each parent (attachChildren) and
   confirmed. Re-registering an existing agent keeps its parents, and the trace contexts of its
   first parents stored with its definition at creation ("ptp"). A new agent drops any finish
-  kept of an earlier agent of its name. Registering never makes a blocked agent due. Parents are
+  kept of an earlier agent of its name, and the steps of its run. Registering never makes a blocked agent due. Parents are
   fixed at creation: an existing agent given parents ("after" not empty) other than the ones it
   has (compared as a set of "<parent queue>|<parent>"; policies are read at creation only)
   refuses the whole call before anything is written.
@@ -69,6 +69,8 @@
     KEYS[24] outboxres HASH "<parent>|<seq>" -> result record
     KEYS[25] awaited   ZSET name -> awaited until (ms)
     KEYS[26] expiring  ZSET name -> expire at (ms): an agent with an expiry ("expire_at_ms")
+    KEYS[27] steps     HASH name -> the steps its current run recorded: a new agent drops an
+                       earlier agent's of its name (a run a purge or repair ended)
 
     ARGV[1] reset (bool)        reset the schedule of existing agents not held
     ARGV[2] jitterMs (uint)     upper bound of the random delay added to a new agent's first run
@@ -142,7 +144,11 @@ local function blocked(name) return rcall('HEXISTS', pendingKey, name) == 1 end
 -- is looked for once per call: a queue that keeps none pays one read per call, not a write per
 -- agent. Parents are looked for only in a queue where an agent was ever registered with some
 -- ("parents" in the limits hash, set for good).
-local cronSeen, resultsSeen, parentsSeen
+local cronSeen, resultsSeen, parentsSeen, stepsSeen
+local function anySteps()
+  if stepsSeen == nil then stepsSeen = rcall('EXISTS', K.steps) == 1 end
+  return stepsSeen
+end
 local function anyCron()
   if cronSeen == nil then cronSeen = rcall('EXISTS', cronKey) == 1 end
   return cronSeen
@@ -282,9 +288,10 @@ for _, item in ipairs(A.agents) do
     created = created + 1
     if anyCron() then rcall('HDEL', cronKey, name) end
     if anyResults() then
-      rcall('HDEL', resultsKey, name)
+      rcall('HDEL', resultsKey, name, name .. '|steps')
       rcall('ZREM', resultsatKey, name)
     end
+    if anySteps() then rcall('HDEL', K.steps, name) end
     local depsKey = memberKey(depsBase, name)
     if anyParents() then rcall('UNLINK', depsKey) end
     if after ~= '' then

@@ -899,21 +899,8 @@ impl Shard<'_, Queues> {
         let k = self.keys.queue(queue);
         let names = vec![calls::ReadAgentsNames { name, _item: Default::default() }];
         let call = calls::ReadAgents { keys: &k, paged: false, cursor: "", after: "", page_size: 0, prefix: "", names };
-        let (page, steps) = tokio::join!(self.call(Path::Dispatch, call), self.read_steps(queue, name));
-        let mut page = page?;
-        let steps = steps?;
-        Ok(page.agents.pop().map(|mut agent| {
-            agent.steps = steps;
-            agent
-        }))
-    }
-
-    /// The steps an agent's current run recorded (one HGET of a single key; empty for none).
-    async fn read_steps(&self, queue: &str, name: &str) -> Result<Vec<StepRecord>> {
-        let k = self.keys.queue(queue);
-        let mut conn = self.redis.conn().await?;
-        let rec: Option<Vec<u8>> = redis::cmd("HGET").arg(&k.steps).arg(name).query_async(&mut conn).await?;
-        Ok(rec.as_deref().and_then(StepRecord::parse_list).unwrap_or_default())
+        let mut page = self.call(Path::Dispatch, call).await?;
+        Ok(page.agents.pop())
     }
 
     /// Records a step of the run `token` holds (recordStep).
@@ -964,7 +951,7 @@ impl Shard<'_, Queues> {
 }
 
 impl crate::store::scripts::FromReply for AgentPage {
-    /// See lua/queues/readAgents-8.lua.
+    /// See lua/queues/readAgents-9.lua.
     fn from_reply(mut r: Reply) -> Result<Self> {
         let cursor: String = r.next()?;
         let after: String = r.next()?;
@@ -979,6 +966,7 @@ impl crate::store::scripts::FromReply for AgentPage {
             let streak: Option<u32> = r.next_opt()?;
             let dlq: Option<f64> = r.next_opt()?;
             let dlq_context: Option<Vec<u8>> = r.next_opt()?;
+            let steps: Vec<u8> = r.next()?;
             let Some(json) = json else { continue };
             let def = AgentDef::parse(name, &json, payload)?;
             let state = if working.is_some() {
@@ -1003,7 +991,8 @@ impl crate::store::scripts::FromReply for AgentPage {
                 progress: working.and(lease.as_ref().map(|l| l.progress.clone())).unwrap_or_default(),
                 cancel_requested: working.is_some() && lease.as_ref().is_some_and(|l| l.cancel),
                 dead_letter: dlq_context.and_then(|c| serde_json::from_slice(&c).ok()),
-                steps: Vec::new(),
+                // The steps of the run: read for the agents named (GetAgent), not for a page.
+                steps: StepRecord::parse_list(&steps).unwrap_or_default(),
             });
         }
         let next = (!cursor.is_empty()).then_some(PagePosition { shard: 0, cursor, after });

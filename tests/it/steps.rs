@@ -417,3 +417,27 @@ async fn cancelled_and_reaped_runs_drop_their_steps() {
         redis::cmd("ZSCORE").arg(format!("baton:{{q:{Q}}}:dlq")).arg("doomed").query_async(&mut conn).await.unwrap();
     assert!(dead.is_some(), "doomed is dead-lettered");
 }
+
+// A new agent starts with no steps, even where an earlier run of its name left some (a run a
+// purge or a repair ended without dropping them): Register drops them.
+#[tokio::test]
+async fn a_new_agent_of_a_name_starts_with_no_steps() {
+    let mut env = Env::start().await;
+    register(&mut env.client, Q, vec![agent("old", 0, 60_000)]).await;
+    let mut conn = env.redis.conn().await;
+    // What a run of "again" ended by a purge leaves behind.
+    let _: () = redis::cmd("HSET")
+        .arg(steps_key())
+        .arg("again")
+        .arg("fetch|1795000000000|2|ok")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    register(&mut env.client, Q, vec![agent("again", 0, 60_000)]).await;
+    let mut leases = Vec::new();
+    while leases.len() < 2 {
+        leases.push(acquire_one(&mut env, "w").await);
+    }
+    let again = leases.iter().find(|l| l.name == "again").expect("again granted");
+    assert_eq!(named(&again.steps), pairs(&[]), "a new agent's lease carried an earlier run's steps");
+}

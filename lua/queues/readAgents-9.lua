@@ -18,6 +18,7 @@
     KEYS[6] streaks    HASH name -> consecutive failures
     KEYS[7] dlq        ZSET name -> dead-lettered at (ms)
     KEYS[8] dlqinfo    HASH name -> dead-letter context JSON
+    KEYS[9] steps      HASH name -> the steps its current run recorded (the agents named only)
 
     ARGV[1] paged (bool)      true: one page of the definitions (cursor, after, pageSize,
                               prefix); false: the names listed
@@ -32,9 +33,10 @@
 
   Output -> AgentPage:
     { cursor, after, (name, definition, payload, waitingScore, workingScore, lease, streak,
-    dlqScore, dlqContext)* }
+    dlqScore, dlqContext, steps)* }
     cursor and after continue the listing ("" and "" on its last page). Absent values are ""
-    (absent definition: the agent does not exist); dlqContext only for a dead-lettered agent.
+    (absent definition: the agent does not exist); dlqContext only for a dead-lettered agent; steps (a stepRecord list)
+    only for the agents named, "" in a page.
 ]]
 local rcall = redis.call
 local waitingKey, workingKey, defsKey, payloadsKey = K.waiting, K.working, K.defs, K.payloads
@@ -95,5 +97,6 @@ for _, name in ipairs(names) do
   local dead = rcall('ZSCORE', dlqKey, name)
   out[#out + 1] = dead or ''
   out[#out + 1] = dead and (rcall('HGET', dlqinfoKey, name) or '') or ''
+  out[#out + 1] = (not A.paged) and (rcall('HGET', K.steps, name) or '') or ''
 end
 return out
