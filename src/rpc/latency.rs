@@ -66,6 +66,7 @@ pub(crate) const METHODS: [&str; 48] = [
     "Pause",
     "Purge",
     "Receive",
+    "RecordStep",
     "RecountKeys",
     "Register",
     "RegisterBatch",
