@@ -16,9 +16,14 @@ fail() { echo "install rust: FAILED ($1)"; tail -40 "$log" >&2; exit 1; }
 
 # The packages (verified by building them as packaged: baton-client against the packaged
 # baton-proto). --allow-dirty: a working tree with uncommitted changes is packaged as it is.
+# Cargo verifies baton-client against the packaged baton-proto through a local registry whose
+# sources it unpacks once per version under $CARGO_HOME/registry/src and then reuses: a copy
+# left by an earlier packaging of the same version would stand in for this one.
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$repo/crates/baton-client/Cargo.toml" | head -1)
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/baton-proto-"$version" \
+    "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/baton-client-"$version"
 (cd "$repo" && CARGO_TARGET_DIR="$repo/target/install-check" \
     cargo package -p baton-proto -p baton-client --allow-dirty) >"$log" 2>&1 || fail "cargo package"
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$repo/crates/baton-client/Cargo.toml" | head -1)
 for crate in baton-proto baton-client; do
     tar -xzf "$repo/target/install-check/package/$crate-$version.crate" -C "$work"
 done
