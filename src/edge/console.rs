@@ -411,7 +411,7 @@ const MAX_LIMIT: u32 = 500;
 const SCAN_MAX: usize = 5_000;
 /// The most ListAgents calls one searched or filtered page of agents makes: a rare prefix goes
 /// on from `next_page_token` on the next request.
-const SEARCH_CALLS: u32 = 64;
+const SEARCH_CALLS: u32 = 256;
 /// The most ListDeadLetters calls one searched page of dead letters makes.
 const SCAN_CALLS: usize = 100;
 
