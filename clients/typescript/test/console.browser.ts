@@ -344,9 +344,17 @@ test("an agent's parents and children, and a batch's counts and callbacks", asyn
   const complete = (q: string, name: string, token: bigint, outcome: Outcome, result: string, message = "") =>
     unary(agents.complete.bind(agents), { requestId: "", queue: q, name, token, outcome, message, retryAfter: undefined,
       errorClass: "", httpStatus: 0, result: Buffer.from(result) });
-  const acquire = async (q: string, n: number) => {
-    const got = await unary(agents.acquire.bind(agents), { queue: q, workerId: "etl-worker", maxLeases: n, wait: undefined });
-    return new Map(got.leases.map((l) => [l.name, l.token]));
+  // Leases of up to n agents; with `want`, long polls until that many were granted (children
+  // are released after their parent's Complete, not within it).
+  const acquire = async (q: string, n: number, want = 0) => {
+    const leases = new Map<string, bigint>();
+    const until = Date.now() + 20_000;
+    do {
+      const got = await unary(agents.acquire.bind(agents),
+        { queue: q, workerId: "etl-worker", maxLeases: n - leases.size, wait: want ? duration(1_000) : undefined });
+      for (const l of got.leases) leases.set(l.name, l.token);
+    } while (leases.size < want && Date.now() < until);
+    return leases;
   };
   try {
     await producer.register(ingest, [{ name: "fetch", payload: "s3://exports/2026-11-26/" }]);
@@ -377,7 +385,7 @@ test("an agent's parents and children, and a batch's counts and callbacks", asyn
     // succeeds, part-2 fails for good, part-3 is held.
     const fetched = await acquire(ingest, 1);
     await complete(ingest, "fetch", fetched.get("fetch")!, Outcome.OUTCOME_SUCCESS, "3 files");
-    const cleaning = await acquire(transform, 4);
+    const cleaning = await acquire(transform, 4, 3);
     assert.deepEqual([...cleaning.keys()].sort(), ["clean-a", "clean-b", "clean-c"], "merge is blocked");
     await complete(transform, "clean-a", cleaning.get("clean-a")!, Outcome.OUTCOME_SUCCESS, '{"rows":1200,"note":"<b>ok</b>"}');
     await complete(transform, "clean-b", cleaning.get("clean-b")!, Outcome.OUTCOME_SERVER_ERROR, "", "disk full <tmp>");
