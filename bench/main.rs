@@ -32,6 +32,8 @@
 //! - shards: the shard sweep alone: one queue over N = 1 … 32 shards, on one Redis and on a
 //!   3-primary cluster, drained by Session streams: jobs/s, Redis commands, scripts and CPU per
 //!   grant, each against N = 1.
+//! - durable: what durable execution costs: a run of 10 recorded steps against a chain of 10
+//!   one-shot agents, in Redis commands per run (whole life).
 //!
 //! Tables go to stdout, progress to stderr. See bench/README.md for how to read each table.
 
@@ -46,7 +48,7 @@ use clap::{Parser, ValueEnum};
 use lab::{print_machine, Lab, Result};
 use scenarios::{
     blip::BlipArgs, claims::ClaimArgs, cluster::ClusterArgs, cycles::CyclesArgs, dispatch::DispatchArgs,
-    drain::DrainArgs, flows::FlowsArgs, idle::IdleArgs, leader::LeaderArgs, recovery::RecoveryArgs, scale::ScaleArgs,
+    drain::DrainArgs, durable::DurableArgs, flows::FlowsArgs, idle::IdleArgs, leader::LeaderArgs, recovery::RecoveryArgs, scale::ScaleArgs,
     schedule::ScheduleArgs, security::SecurityArgs, shards::ShardsArgs,
 };
 
@@ -54,7 +56,7 @@ use scenarios::{
 #[command(about = "Baton's benchmark: every figure next to a reference measured in the same run")]
 struct Args {
     /// Scenarios to run, comma-separated: cycles, dispatch, recovery, idle, blip, leader,
-    /// claims, schedule, cluster, security, drain, flows, scale, shards, or all (scale runs the
+    /// claims, schedule, cluster, security, drain, flows, scale, shards, durable, or all (scale runs the
     /// shard sweep as its last step, so all runs it once).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
     scenario: Vec<Scenario>,
@@ -297,6 +299,20 @@ struct Args {
     #[arg(long, value_enum, value_delimiter = ',', default_value = "single,cluster", help_heading = "shards")]
     shards_on: Vec<scenarios::shards::On>,
 
+    // --- durable ---
+    /// durable: runs (and chains) per row.
+    #[arg(long, default_value_t = 2_000, help_heading = "durable")]
+    durable_runs: u32,
+    /// durable: steps per run (and agents per chain).
+    #[arg(long, default_value_t = 10, help_heading = "durable")]
+    durable_steps: u32,
+    /// durable: runs in flight on the worker's Session stream (its credit).
+    #[arg(long, default_value_t = 100, help_heading = "durable")]
+    durable_concurrency: u32,
+    /// durable: parts to run, comma-separated: steps.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "steps", help_heading = "durable")]
+    durable_parts: Vec<scenarios::durable::Part>,
+
     // --- security ---
     /// security: concurrent workers (one connection each).
     #[arg(long, default_value_t = 32, help_heading = "security")]
@@ -322,10 +338,11 @@ enum Scenario {
     Flows,
     Scale,
     Shards,
+    Durable,
     All,
 }
 
-const ORDER: [Scenario; 14] = [
+const ORDER: [Scenario; 15] = [
     Scenario::Cycles,
     Scenario::Dispatch,
     Scenario::Recovery,
@@ -340,6 +357,7 @@ const ORDER: [Scenario; 14] = [
     Scenario::Flows,
     Scenario::Scale,
     Scenario::Shards,
+    Scenario::Durable,
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -369,6 +387,12 @@ fn check(args: &Args) -> std::result::Result<(), String> {
     }
     if let Some(&n) = args.batch.iter().find(|&&n| u64::from(n) > args.acquire_leases) {
         return Err(format!("--acquire-leases must be at least --batch ({n})"));
+    }
+    let max_steps = Config::default().limits.max_steps;
+    if args.durable_runs == 0 || args.durable_concurrency == 0 || args.durable_steps == 0 || args.durable_steps > max_steps {
+        return Err(format!(
+            "--durable-runs and --durable-concurrency must be at least 1, --durable-steps 1..={max_steps} (limits.max_steps)"
+        ));
     }
     if args.dispatch_workers.contains(&0) || args.dispatch_rates.contains(&0) || args.dispatch_seconds == 0 {
         return Err("--dispatch-workers, --dispatch-rates and --dispatch-seconds must be at least 1".into());
@@ -619,6 +643,15 @@ async fn run(args: Args) -> Result<()> {
             Scenario::Shards => {
                 scenarios::shards::run(&mut lab, &shards_args(&args)).await?;
                 lab::print_load();
+            }
+            Scenario::Durable => {
+                let durable = DurableArgs {
+                    runs: args.durable_runs,
+                    steps: args.durable_steps,
+                    concurrency: args.durable_concurrency,
+                    parts: args.durable_parts.clone(),
+                };
+                scenarios::durable::run(&mut lab, &durable).await?;
             }
             Scenario::All => unreachable!("not in ORDER"),
         }

@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod cycles;
 pub mod dispatch;
 pub mod drain;
+pub mod durable;
 pub mod flows;
 pub mod idle;
 pub mod leader;
