@@ -221,6 +221,7 @@ const RPCS: &[(&str, &str)] = &[
     ("ListAgents", "read"),
     ("CancelRun", "produce"),
     ("Await", "read"),
+    ("WatchAgent", "read"),
     ("RegisterBatch", "produce"),
     ("CloseBatch", "produce"),
     ("GetBatch", "read"),
@@ -352,6 +353,10 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
                 },
                 auth,
             ))
+            .await
+            .map(drop),
+        "WatchAgent" => agents
+            .watch_agent(req(pb::WatchAgentRequest { queue: q, name: "a1".into(), ..Default::default() }, auth))
             .await
             .map(drop),
         "GetAgent" => agents.get_agent(req(pb::GetAgentRequest { queue: q, name: "a1".into() }, auth)).await.map(drop),
