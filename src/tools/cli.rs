@@ -976,7 +976,7 @@ async fn watch_agent(c: &Client, t: &Target, queue: &str, name: &str, wait_ms: u
             continue;
         }
         let line = match pb::WatchUpdate::try_from(u.update) {
-            Ok(pb::WatchUpdate::Snapshot) if u.token == 0 => format!("{}", state_name(u.state)),
+            Ok(pb::WatchUpdate::Snapshot) if u.token == 0 => state_name(u.state).to_string(),
             Ok(pb::WatchUpdate::Snapshot) => format!(
                 "working: token {} attempt {} progress {:?}, {} steps",
                 u.token,
