@@ -212,7 +212,19 @@ const AGENT_BUFFER: usize = 256;
 /// A watched agent's signals, while followed.
 pub struct AgentEvents {
     rx: broadcast::Receiver<AgentSignal>,
+    key: String,
+    inner: Arc<Inner>,
     _interest: Interest,
+}
+
+impl Drop for AgentEvents {
+    /// The last stream of an agent on this replica forgets it.
+    fn drop(&mut self) {
+        let mut agents = self.inner.agents.lock().expect("wakeups lock");
+        if agents.get(&self.key).is_some_and(|tx| tx.receiver_count() <= 1) {
+            agents.remove(&self.key);
+        }
+    }
 }
 
 impl AgentEvents {
@@ -398,10 +410,10 @@ impl Wakeups {
     /// between the read and the first update is missed.
     pub async fn watch_agent(&self, queue: &str, name: &str) -> Result<AgentEvents> {
         let interest = self.interest(ChannelKind::Queue, queue).await?;
+        let key = format!("{queue}|{name}");
         let mut agents = self.inner.agents.lock().expect("wakeups lock");
-        let rx =
-            agents.entry(format!("{queue}|{name}")).or_insert_with(|| broadcast::channel(AGENT_BUFFER).0).subscribe();
-        Ok(AgentEvents { rx, _interest: interest })
+        let rx = agents.entry(key.clone()).or_insert_with(|| broadcast::channel(AGENT_BUFFER).0).subscribe();
+        Ok(AgentEvents { rx, key, inner: self.inner.clone(), _interest: interest })
     }
 
     /// Tells the streams watching "<queue>|<name>" (`key`), forgetting it when none is left.
