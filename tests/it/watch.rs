@@ -430,3 +430,43 @@ async fn the_cli_prints_updates_until_the_finish() {
     assert!(lines[2].starts_with("step fetch at ") && lines[2].ends_with(": page"), "{stdout}");
     assert!(stdout.contains("succeeded") && stdout.contains("all done"), "{stdout}");
 }
+
+// A worker on the Session stream: its heartbeats' progress and its steps reach the watcher as
+// the unary calls' do, then the finish its completion makes.
+#[tokio::test]
+async fn a_session_worker_s_progress_and_steps_are_streamed() {
+    let mut env = Env::start().await;
+    register(&mut env.client, Q, vec![agent("job", 0, 60_000)]).await;
+    let mut updates = watch(&mut env.client, "job").await;
+    assert_eq!(kind(&next(&mut updates).await), pb::WatchUpdate::Snapshot);
+    let (tx, rx) = tokio::sync::mpsc::channel(8);
+    let open = pb::SessionOpen { queue: Q.into(), worker_id: "w1".into() };
+    tx.send(pb::SessionRequest { open: Some(open), credit: 1, ..Default::default() }).await.unwrap();
+    let mut session = env.client.session(tokio_stream::wrappers::ReceiverStream::new(rx)).await.unwrap().into_inner();
+    let lease = loop {
+        let msg = tokio::time::timeout(Duration::from_secs(10), session.message()).await.unwrap().unwrap().unwrap();
+        if let Some(l) = msg.leases.into_iter().next() {
+            break l;
+        }
+    };
+    assert_eq!(kind(&next(&mut updates).await), pb::WatchUpdate::Granted);
+    let beat = pb::SessionLease { name: "job".into(), token: lease.token, progress: "via session".into() };
+    tx.send(pb::SessionRequest { heartbeats: vec![beat], ..Default::default() }).await.unwrap();
+    let p = next(&mut updates).await;
+    assert_eq!((kind(&p), p.progress.as_str(), p.sequence), (pb::WatchUpdate::Progress, "via session", 1));
+    let step = pb::SessionStep { name: "job".into(), token: lease.token, step: "s1".into(), result: b"r1".to_vec() };
+    let done = pb::SessionCompletion {
+        name: "job".into(),
+        token: lease.token,
+        outcome: pb::Outcome::Success as i32,
+        ..Default::default()
+    };
+    tx.send(pb::SessionRequest { steps: vec![step], completions: vec![done], ..Default::default() }).await.unwrap();
+    let s = next(&mut updates).await;
+    assert_eq!((kind(&s), s.sequence), (pb::WatchUpdate::Step, 2));
+    assert_eq!(step_names(&s.steps), [("s1".to_string(), b"r1".to_vec())]);
+    let f = next(&mut updates).await;
+    assert_eq!(kind(&f), pb::WatchUpdate::Finished);
+    assert_eq!(step_names(&f.finish.unwrap().steps), [("s1".to_string(), b"r1".to_vec())]);
+    ended(&mut updates).await;
+}
