@@ -12,7 +12,9 @@
 --     max_attempts, priority, parents, …), so a million one-shots carry no zeros; defField
 --     reads an absent field as 0, as serde's defaults read it on the Rust side;
 --   * "key" comes first (`{"key":"…"`), where no label can be, and "ptp" (the parents' trace
---     contexts) last, followed only by the "parents" count that registerAgents appends.
+--     contexts) last, followed only by the "parents" count that registerAgents appends;
+--   * "watch_ms" (watched until, ms) is written by the scripts only, right before "timeout_ms"
+--     (watchEvent's defWithWatch); the Rust side ignores it, and a Register drops it.
 local defFieldPatterns = {}
 local function defField(def, field)
   local pattern = defFieldPatterns[field]

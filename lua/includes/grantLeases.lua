@@ -54,7 +54,9 @@ end
 -- read by this script. Agents with no definition are dropped as repaired. An agent whose
 -- expiry has passed finishes as expired instead (expireAgent, counted in G.expired); one with
 -- an expiry still ahead starts its first run, so its definition drops the expiry and it
--- leaves expiring (one HSET and one ZREM per call, paid by such agents only).
+-- leaves expiring (one HSET and one ZREM per call, paid by such agents only). An agent whose
+-- definition carries a watch mark not past (defWatched: a WatchAgent stream) gets a lease
+-- marked watched, and its grant is announced (watchEvent; a plain find per agent otherwise).
 local function grant(K, names, keys, known)
   local defs = known or rcall('HMGET', K.defs, unpack(names))
   local valid = {}
@@ -99,10 +101,17 @@ local function grant(K, names, keys, known)
     local tokenText = int(token)
     local deadline = now + timeout
     working[w + 1], working[w + 2] = deadline, name
-    leases[w + 1], leases[w + 2] = name, encodeLease(tokenText, G.worker, now, timeout, keys and keys[valid[j]])
+    local attempt = tonumber(streaks[j] or '0') + 1
+    if defWatched(def, now) then
+      -- A WatchAgent stream watches it: the lease is marked, its grant announced (watchEvent).
+      leases[w + 1], leases[w + 2] = name, encodeLease(tokenText, G.worker, now, timeout, keys and keys[valid[j]], 'w0', '')
+      watchEvent(A.channel, A.queue, name, tokenText, 0, 'g', attempt)
+    else
+      leases[w + 1], leases[w + 2] = name, encodeLease(tokenText, G.worker, now, timeout, keys and keys[valid[j]])
+    end
     w = w + 2
     out[o + 1], out[o + 2], out[o + 3] = name, tokenText, deadline
-    out[o + 4], out[o + 5], out[o + 6] = tonumber(streaks[j] or '0') + 1, def, payloads[j] or ''
+    out[o + 4], out[o + 5], out[o + 6] = attempt, def, payloads[j] or ''
     out[o + 7] = steps and steps[j] or ''
     o = o + 7
   end

@@ -4,9 +4,10 @@
 --   "token|worker|acquired_at|timeout_ms[@key][|flags|progress]"
 --
 -- "@key" marks a lease of a keyed agent (acquireKeyed); it is part of head, so every rewrite of
--- the record keeps it. flags is "c" when CancelRun marked the run; progress is what the holder
--- last reported and comes last, so it may hold '|'. A record without the "|flags|progress" tail
--- reads as no flags and no progress.
+-- the record keeps it. flags holds "c" when CancelRun marked the run, and "w<n>" when a WatchAgent
+-- stream watches the agent (watchEvent: n numbers the lease's updates, 0 at its grant);
+-- progress is what the holder last reported and comes last, so it may hold '|'. A record
+-- without the "|flags|progress" tail reads as no flags and no progress.
 
 -- The record of a new lease. Numbers may be given as numbers or decimal strings; key nil: not
 -- keyed ("" too: a keyed agent with no key holds a plain lease); flags and progress nil: no tail.
@@ -30,12 +31,20 @@ local function parseLease(rec)
   if not token then return nil end
   local flags, progress = '', ''
   if rest ~= '' then flags, progress = string.match(rest, '^|([^|]*)|(.*)$') end
+  flags = flags or ''
   return {
     token = token, worker = worker, acquiredAt = tonumber(acquiredAt), timeout = tonumber(timeout),
-    cancel = flags == 'c', progress = progress or '',
+    cancel = string.find(flags, 'c', 1, true) ~= nil, watch = tonumber(string.match(flags, 'w(%d+)')),
+    progress = progress or '',
     key = keyPart ~= '' and string.sub(keyPart, 2) or nil,
     head = token .. '|' .. worker .. '|' .. acquiredAt .. '|' .. timeout .. keyPart,
   }
+end
+
+-- A lease's flags: cancel (CancelRun marked the run), watch (nil: not watched; else the number
+-- of its last update).
+local function leaseFlags(cancel, watch)
+  return (cancel and 'c' or '') .. (watch and string.format('w%d', watch) or '')
 end
 
 -- The token alone (a decimal string), or nil: the hot paths decide on it before parsing.

@@ -103,6 +103,7 @@ local rcall = redis.call
 --@include finished
 --@include expireAgent
 --@include runSteps
+--@include watchEvent
 --@include grantLeases
 
 local early = startAcquire(K, A.worker, A.max, true)

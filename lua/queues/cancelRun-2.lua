@@ -20,6 +20,6 @@ if rcall('HEXISTS', defsKey, name) == 0 then return -1 end
 local lease = parseLease(rcall('HGET', leasesKey, name))
 if not lease then return 0 end
 if not lease.cancel then
-  rcall('HSET', leasesKey, name, rewriteLease(lease, 'c', lease.progress))
+  rcall('HSET', leasesKey, name, rewriteLease(lease, leaseFlags(true, lease.watch), lease.progress))
 end
 return tonumber(lease.token)

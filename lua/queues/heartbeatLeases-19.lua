@@ -2,7 +2,8 @@
   heartbeatLeases: extends each listed lease still held with its token to now + the lease's
   timeout, records the progress the holder reports, and records the worker as alive in the
   queue (added only when it holds a lease there: a heartbeat naming unknown queues creates no
-  key). A lease whose token does not match (or that no longer exists) is lost; it is not
+  key); the progress of a lease a WatchAgent stream watches is announced (watchEvent), and
+  nothing more is sent for any other. A lease whose token does not match (or that no longer exists) is lost; it is not
   touched. A lease CancelRun marked ends here: the agent is scheduled as after a success
   without counting one (a recurring agent at acquired_at + interval, never in the past, a cron
   agent at its run's next fire; a one-shot agent removed, its finish kept as cancelled, so an
@@ -59,6 +60,7 @@ local rcall = redis.call
 --@include keepsFinish
 --@include finished
 --@include runSteps
+--@include watchEvent
 
 local waitingKey, workingKey, defsKey, payloadsKey, leasesKey = K.waiting, K.working, K.defs, K.payloads, K.leases
 local streaksKey, statsKey, limitsKey, workersKey = K.streaks, K.stats, K.limits, K.workers
@@ -98,7 +100,13 @@ for _, item in ipairs(A.held) do
     local deadline = now + lease.timeout
     rcall('ZADD', workingKey, 'XX', deadline, name)
     if progress ~= '' then
-      rcall('HSET', leasesKey, name, rewriteLease(lease, '', string.sub(progress, 2)))
+      local value, n = string.sub(progress, 2), lease.watch
+      if n then
+        -- A watched lease (WatchAgent): its progress is announced, numbered in its flags.
+        n = n + 1
+        watchEvent(channel, queue, name, token, n, 'p', value)
+      end
+      rcall('HSET', leasesKey, name, rewriteLease(lease, leaseFlags(false, n), value))
     end
     out[#out + 1] = deadline
     held = true

@@ -3,7 +3,9 @@
   step is appended to the agent's entry in `steps` (stepRecord), which the next attempts' leases
   carry until the run is over (runSteps). A step of that name recorded already in this run keeps
   its first result and nothing is written. A run holds at most maxSteps steps and maxBytes
-  result bytes in all; a step beyond either writes nothing.
+  result bytes in all; a step beyond either writes nothing. A step recorded under a lease a
+  WatchAgent stream watches is announced (watchEvent, numbered in the lease's flags); for any
+  other lease nothing more is written or sent.
 
   Input:
     KEYS of QueueKeys
@@ -16,6 +18,8 @@
     ARGV[4] result (bytes)    the step's result
     ARGV[5] maxSteps (uint)   most steps per run (limits.max_steps)
     ARGV[6] maxBytes (uint)   most result bytes per run (limits.max_step_bytes)
+    ARGV[7] channel (str)     where a watched lease's step is announced: "P|S <wake-up channel>"
+    ARGV[8] queue (str)       queue name, in the announcement
 
   Output -> StepAnswer:
     { -1 }                         LEASE_LOST: the token does not hold the lease; nothing written
@@ -28,9 +32,12 @@ local rcall = redis.call
 --@include nowMs
 --@include leaseRecord
 --@include stepRecord
+--@include publish
+--@include watchEvent
 
 local name, step, result = A.name, A.step, A.result
-if leaseToken(rcall('HGET', K.leases, name)) ~= A.token then return { -1 } end
+local leaseRec = rcall('HGET', K.leases, name)
+if leaseToken(leaseRec) ~= A.token then return { -1 } end
 local rec = rcall('HGET', K.steps, name) or ''
 local steps = parseSteps(rec) or {}
 local bytes = 0
@@ -42,4 +49,10 @@ if #steps >= A.maxSteps then return { -2, #steps } end
 if bytes + #result > A.maxBytes then return { -3, bytes } end
 local now = nowMs()
 rcall('HSET', K.steps, name, rec .. encodeStep(step, now, result))
+local lease = parseLease(leaseRec)
+if lease and lease.watch then
+  local n = lease.watch + 1
+  rcall('HSET', K.leases, name, rewriteLease(lease, leaseFlags(lease.cancel, n), lease.progress))
+  watchEvent(A.channel, A.queue, name, A.token, n, 's', string.format('%d', now) .. '|' .. step .. '|' .. result)
+end
 return { 0, now, #steps + 1 }

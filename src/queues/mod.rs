@@ -17,3 +17,4 @@ pub mod sweep;
 #[cfg(test)]
 mod tests;
 pub mod wait;
+pub(crate) mod watch;

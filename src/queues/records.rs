@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// A lease record, "token|worker|acquired_at|timeout_ms[@key][|flags|progress]": flags "c" when
-/// CancelRun marked the run; progress, as the holder last reported it, comes last and may hold
+/// A lease record, "token|worker|acquired_at|timeout_ms[@key][|flags|progress]": flags hold "c"
+/// when CancelRun marked the run and "w<n>" while a WatchAgent stream watches it (n: the number
+/// of its last update); progress, as the holder last reported it, comes last and may hold
 /// '|'.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct LeaseRecord {
@@ -26,6 +27,8 @@ pub(crate) struct LeaseRecord {
     /// The key of a keyed agent's lease; None for a plain lease.
     pub key: Option<String>,
     pub cancel: bool,
+    /// Watched (WatchAgent): the number of the lease's last update; None when not watched.
+    pub watch: Option<u64>,
     pub progress: String,
 }
 
@@ -38,9 +41,12 @@ impl LeaseRecord {
             rec.push('@');
             rec.push_str(key);
         }
-        if self.cancel || !self.progress.is_empty() {
+        if self.cancel || self.watch.is_some() || !self.progress.is_empty() {
             rec.push('|');
             rec.push_str(if self.cancel { "c" } else { "" });
+            if let Some(n) = self.watch {
+                rec.push_str(&format!("w{n}"));
+            }
             rec.push('|');
             rec.push_str(&self.progress);
         }
@@ -61,7 +67,8 @@ impl LeaseRecord {
         let timeout_ms = timeout.parse().ok()?;
         let flags = fields.next().unwrap_or("");
         let progress = fields.next().unwrap_or("").to_string();
-        Some(Self { token, worker, acquired_at_ms, timeout_ms, key, cancel: flags == "c", progress })
+        let watch = flags.split_once('w').and_then(|(_, n)| n.parse().ok());
+        Some(Self { token, worker, acquired_at_ms, timeout_ms, key, cancel: flags.contains('c'), watch, progress })
     }
 }
 
@@ -329,9 +336,16 @@ mod tests {
             timeout_ms: 3_600_000_000,
             key: key.map(Into::into),
             cancel,
+            watch: None,
             progress: progress.into(),
         };
+        let watched = |watch, cancel, progress: &str| LeaseRecord {
+            watch: Some(watch),
+            ..lease(12, "w", None, cancel, progress)
+        };
         vec![
+            watched(0, false, ""),
+            watched(17, true, "w3|x"),
             lease(1, "w1", None, false, ""),
             lease((1 << 53) - 1, "", None, false, ""),
             lease(7, "host:42", Some("tenant-a"), false, ""),
@@ -350,8 +364,13 @@ mod tests {
             let (token, at, timeout) =
                 (lease.token.to_string(), lease.acquired_at_ms.to_string(), lease.timeout_ms.to_string());
             let key = lease.key.clone().unwrap_or_default();
-            let flags = if lease.cancel { "c" } else { "" };
-            let tail = if lease.cancel || !lease.progress.is_empty() { "1" } else { "0" };
+            let flags = format!(
+                "{}{}",
+                if lease.cancel { "c" } else { "" },
+                lease.watch.map(|n| format!("w{n}")).unwrap_or_default()
+            );
+            let flags = flags.as_str();
+            let tail = if !flags.is_empty() || !lease.progress.is_empty() { "1" } else { "0" };
             let args: [&[u8]; 8] = [
                 token.as_bytes(),
                 lease.worker.as_bytes(),
@@ -380,8 +399,8 @@ mod tests {
                     &["leaseRecord"],
                     "local l = parseLease(ARGV[1]) \
                      return { l.token, l.worker, string.format('%d', l.acquiredAt), string.format('%d', l.timeout), \
-                              l.key or '-', l.cancel and 'c' or '', l.progress, leaseToken(ARGV[1]), \
-                              leaseKey(ARGV[1]) or '-', rewriteLease(l, l.cancel and 'c' or '', l.progress) }",
+                              l.key or '-', leaseFlags(l.cancel, l.watch), l.progress, leaseToken(ARGV[1]), \
+                              leaseKey(ARGV[1]) or '-', rewriteLease(l, leaseFlags(l.cancel, l.watch), l.progress) }",
                     &[rec.as_bytes()],
                 )
                 .await;

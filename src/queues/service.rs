@@ -14,6 +14,7 @@ use crate::queues::session;
 use crate::queues::store::Queues;
 use crate::queues::store::{AgentDef, AgentState, Completion, PagePosition};
 use crate::queues::wait;
+use crate::queues::watch;
 use crate::rpc::auth;
 use crate::rpc::validate;
 use crate::rpc::{observe, observe_call, timestamp, waits};
@@ -565,6 +566,36 @@ impl AgentService for AgentServiceImpl {
             let lease = (req.queue.as_str(), req.name.as_str(), req.token);
             let response = crate::queues::leases::step_answer(limits, "", lease, &req.step, req.result, answer)?;
             Ok(Response::new(response))
+        })
+        .await
+    }
+
+    type WatchAgentStream = watch::WatchAgentStream;
+
+    async fn watch_agent(
+        &self,
+        request: Request<pb::WatchAgentRequest>,
+    ) -> Result<Response<Self::WatchAgentStream>, Status> {
+        observe("WatchAgent", async {
+            auth::authorize(&request)?;
+            let grant = auth::grant(&request).map(|g| g.scoped(request.get_ref()));
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            validate::agent_name("name", &req.name)?;
+            // Absent or zero: as long as the server lets a wait be (limits.max_wait_ms).
+            let wait = match self.wait(req.wait.as_ref())? {
+                w if w.is_zero() => Duration::from_millis(self.config.limits.max_wait_ms),
+                w => w,
+            };
+            let shard = self.store.shard_of(crate::store::SourceKind::Queue, &req.queue, &req.name).into_owned();
+            let opener = watch::Opener { store: &self.store, wakeups: &self.wakeups, shutdown: &self.shutdown };
+            let rx = watch::open(
+                &opener,
+                watch::Watch { queue: req.queue, shard, name: req.name, after_token: req.after_token, wait },
+            )
+            .await?;
+            // Ended by a reload that revokes the caller (its task sees the receiver dropped).
+            Ok(Response::new(auth::guard(grant, watch::stream(rx))))
         })
         .await
     }

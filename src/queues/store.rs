@@ -220,6 +220,49 @@ impl FromReply for StepAnswer {
     }
 }
 
+/// What watchAgent read (a WatchAgent stream's snapshot): the kept finish, where the agent is,
+/// the steps kept with the finish (raw, as [`crate::flows::store::Flows::await_read`] answers
+/// them), the current lease, the current run's steps, the failure streak, and the queue's token
+/// counter (every later lease's token is above it).
+#[derive(Clone, Debug)]
+pub(crate) struct Watched {
+    pub finish: Option<crate::flows::store::FinishRecord>,
+    pub state: crate::flows::store::AwaitState,
+    pub kept_steps: Vec<u8>,
+    pub lease: Option<LeaseRecord>,
+    pub steps: Vec<StepRecord>,
+    pub streak: u32,
+    pub seq: u64,
+}
+
+impl FromReply for Watched {
+    /// See lua/queues/watchAgent-12.lua.
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        use crate::flows::store::AwaitState;
+        let record: Vec<u8> = r.next()?;
+        let state = match r.next::<i64>()? {
+            0 => AwaitState::Missing,
+            1 => AwaitState::Waiting,
+            2 => AwaitState::Working,
+            3 => AwaitState::DeadLettered,
+            4 => AwaitState::Blocked,
+            _ => AwaitState::Detached,
+        };
+        let kept_steps: Vec<u8> = r.next()?;
+        let lease: String = r.next()?;
+        let steps: Vec<u8> = r.next()?;
+        Ok(Watched {
+            finish: crate::flows::store::FinishRecord::parse(&record),
+            state,
+            kept_steps,
+            lease: LeaseRecord::parse(&lease),
+            steps: StepRecord::parse_list(&steps).unwrap_or_default(),
+            streak: r.next()?,
+            seq: r.next()?,
+        })
+    }
+}
+
 /// What one Acquire found.
 #[derive(Clone, Debug, Default)]
 pub struct Acquired {
@@ -771,6 +814,14 @@ impl Shard<'_, Queues> {
 }
 
 impl Queues {
+    /// A WatchAgent stream's read of agent `name` of `queue` (a physical queue): see
+    /// [`Watched`]. With `mark_ms` > 0 an agent that exists is marked watched and awaited for
+    /// that long (its current lease too); a name with no agent writes nothing.
+    pub(crate) async fn watch_read(&self, queue: &str, name: &str, mark_ms: u64) -> Result<Watched> {
+        let k = self.keys.queue(queue);
+        self.call(Path::Dispatch, calls::WatchAgent { keys: &k, name, mark_ms }).await
+    }
+
     /// Marks an agent's current run cancelled (it ends at the holder's next heartbeat); the
     /// lease's token, or None when the agent is not running. NotFound without such an agent.
     pub async fn cancel_run(&self, queue: &str, name: &str) -> Result<Option<u64>> {
@@ -921,6 +972,8 @@ impl Shard<'_, Queues> {
             result,
             max_steps: self.policy.max_steps.into(),
             max_bytes: self.policy.max_step_bytes as u64,
+            channel: &self.keys.announce(ChannelKind::Queue, queue),
+            queue,
         };
         self.call(Path::WriteBack, call).await
     }

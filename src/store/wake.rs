@@ -10,6 +10,9 @@
 //! - election events (elected / resigned / expired): Observe streams and waiting Campaigns;
 //! - pool events: "A|pool|claim" when a waiting claim is handed a resource (its replica picks
 //!   it up) and "C|pool" on every change (WatchPool streams);
+//! - agent updates: "w|queue|name|token|n|kind|data" when a watched agent's lease is granted,
+//!   reports progress or records a step (WatchAgent streams, [`Wakeups::watch_agent`]), and the
+//!   finishes of awaited agents ("d|queue|name…"), which WatchAgent streams hear as Awaits do;
 //! - outbox announcements: one channel of no slot (`Keys::outbox_channel`), followed by every
 //!   replica for as long as it runs, carries the queues whose scripts wrote outbox entries, so
 //!   a live replica releases the children a replica that died right after its script left
@@ -94,6 +97,8 @@ struct Inner {
     claims: Mutex<HashMap<String, Arc<Notify>>>,
     /// Awaits on this replica, by "<physical queue>|<agent>": told when the agent finishes.
     awaits: Mutex<HashMap<String, Arc<Notify>>>,
+    /// WatchAgent streams on this replica, by "<physical queue>|<agent>".
+    agents: Mutex<HashMap<String, broadcast::Sender<AgentSignal>>>,
     /// WatchPool streams on this replica, by pool.
     pools: Mutex<HashMap<String, broadcast::Sender<()>>>,
     /// Observers of queues and receivers (KEDA's StreamIsActive), by waiter name: told of every
@@ -179,6 +184,60 @@ impl Changes {
     }
 }
 
+/// What a WatchAgent stream hears about its agent.
+#[derive(Clone, Debug)]
+pub enum AgentSignal {
+    /// An update of a watched lease, as its script announced it.
+    Update(Arc<AgentUpdate>),
+    /// The agent finished (announced to awaiters): read its finish.
+    Finished,
+    /// Updates may have been missed (a resubscription): read the state again.
+    Resync,
+}
+
+/// One update of a watched lease: "w|<queue>|<name>|<token>|<n>|<kind>|<data>"
+/// (`lua/includes/watchEvent.lua`); `data` is raw, the queue domain reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentUpdate {
+    pub token: u64,
+    /// The lease's update number: 0 at its grant.
+    pub n: u64,
+    pub kind: u8,
+    pub data: Vec<u8>,
+}
+
+/// Updates buffered per watched agent before a slow stream must read the state again.
+const AGENT_BUFFER: usize = 256;
+
+/// A watched agent's signals, while followed.
+pub struct AgentEvents {
+    rx: broadcast::Receiver<AgentSignal>,
+    key: String,
+    inner: Arc<Inner>,
+    _interest: Interest,
+}
+
+impl Drop for AgentEvents {
+    /// The last stream of an agent on this replica forgets it.
+    fn drop(&mut self) {
+        let mut agents = self.inner.agents.lock().expect("wakeups lock");
+        if agents.get(&self.key).is_some_and(|tx| tx.receiver_count() <= 1) {
+            agents.remove(&self.key);
+        }
+    }
+}
+
+impl AgentEvents {
+    /// The next signal; a stream that lagged behind hears Resync.
+    pub async fn recv(&mut self) -> Option<AgentSignal> {
+        match self.rx.recv().await {
+            Ok(signal) => Some(signal),
+            Err(broadcast::error::RecvError::Lagged(_)) => Some(AgentSignal::Resync),
+            Err(broadcast::error::RecvError::Closed) => None,
+        }
+    }
+}
+
 /// One waiting claim's notifier.
 pub struct ClaimWaiter {
     pub notify: Arc<Notify>,
@@ -228,6 +287,7 @@ impl Wakeups {
                 elections: Default::default(),
                 claims: Default::default(),
                 awaits: Default::default(),
+                agents: Default::default(),
                 pools: Default::default(),
                 watchers: Default::default(),
                 channels: Default::default(),
@@ -345,6 +405,42 @@ impl Wakeups {
         Ok(AwaitWaiter { notify, key, wakeups: self.clone(), _interest: interest })
     }
 
+    /// Follows agent `name` of `queue` (a physical queue): its watched lease's updates, its
+    /// finish, and resyncs, on the queue's channel. Follow before reading the state, so nothing
+    /// between the read and the first update is missed.
+    pub async fn watch_agent(&self, queue: &str, name: &str) -> Result<AgentEvents> {
+        let interest = self.interest(ChannelKind::Queue, queue).await?;
+        let key = format!("{queue}|{name}");
+        let mut agents = self.inner.agents.lock().expect("wakeups lock");
+        let rx = agents.entry(key.clone()).or_insert_with(|| broadcast::channel(AGENT_BUFFER).0).subscribe();
+        Ok(AgentEvents { rx, key, inner: self.inner.clone(), _interest: interest })
+    }
+
+    /// Tells the streams watching "<queue>|<name>" (`key`), forgetting it when none is left.
+    fn tell_agent(agents: &mut HashMap<String, broadcast::Sender<AgentSignal>>, key: &str, signal: AgentSignal) {
+        if agents.get(key).is_some_and(|tx| tx.send(signal).is_err()) {
+            agents.remove(key);
+        }
+    }
+
+    /// "w|<queue>|<name>|<token>|<n>|<kind>|<data>": an update of a watched lease.
+    fn agent_update(&self, payload: &[u8]) {
+        let mut f = payload.splitn(7, |b| *b == b'|');
+        let (Some(b"w"), Some(queue), Some(name), Some(token), Some(n), Some(kind), Some(data)) =
+            (f.next(), f.next(), f.next(), f.next(), f.next(), f.next(), f.next())
+        else {
+            return;
+        };
+        let num = |b: &[u8]| std::str::from_utf8(b).ok().and_then(|t| t.parse::<u64>().ok());
+        let (Some(token), Some(n), [kind]) = (num(token), num(n), kind) else { return };
+        let key = format!("{}|{}", String::from_utf8_lossy(queue), String::from_utf8_lossy(name));
+        let mut agents = self.inner.agents.lock().expect("wakeups lock");
+        if agents.contains_key(&key) {
+            let update = AgentUpdate { token, n, kind: *kind, data: data.to_vec() };
+            Self::tell_agent(&mut agents, &key, AgentSignal::Update(Arc::new(update)));
+        }
+    }
+
     /// Follows the wake-ups of a queue ([`ChannelKind::Queue`]) or a receiver
     /// ([`ChannelKind::Receiver`]) on any of its `shards`, as its long polls get them, without
     /// taking one from them. Follow before reading the state, so nothing between the read and
@@ -368,6 +464,20 @@ impl Wakeups {
         let mut pools = self.inner.pools.lock().expect("wakeups lock");
         let rx = pools.entry(pool.to_string()).or_insert_with(|| broadcast::channel(1).0).subscribe();
         Ok(Changes { rx, _interests: interests })
+    }
+
+    /// Handles one message on a channel this replica follows, as bytes: an agent update may
+    /// carry a step's binary result; every other message is text.
+    fn message_bytes(&self, channel: &str, payload: &[u8]) {
+        if payload.starts_with(b"w|") {
+            if self.inner.keys.parse_channel(channel) == Some(ChannelKind::Queue) {
+                self.agent_update(payload);
+            }
+            return;
+        }
+        if let Ok(text) = std::str::from_utf8(payload) {
+            self.message(channel, text);
+        }
     }
 
     /// Handles one message on a channel this replica follows.
@@ -396,11 +506,14 @@ impl Wakeups {
         let mut parts = payload.split('|');
         let Some(queue) = parts.next() else { return };
         let awaits = self.inner.awaits.lock().expect("wakeups lock");
+        let mut agents = self.inner.agents.lock().expect("wakeups lock");
         for name in parts {
-            if let Some(n) = awaits.get(&format!("{queue}|{name}")) {
+            let key = format!("{queue}|{name}");
+            if let Some(n) = awaits.get(&key) {
                 n.notify_waiters();
                 n.notify_one();
             }
+            Self::tell_agent(&mut agents, &key, AgentSignal::Finished);
         }
     }
 
@@ -477,6 +590,11 @@ impl Wakeups {
                             n.notify_waiters();
                             n.notify_one();
                         }
+                    }
+                    let mut agents = self.inner.agents.lock().expect("wakeups lock");
+                    let watched: Vec<String> = agents.keys().filter(|k| k.starts_with(&prefix)).cloned().collect();
+                    for key in watched {
+                        Self::tell_agent(&mut agents, &key, AgentSignal::Resync);
                     }
                 }
                 self.wake_all(&waiter_key(kind, logical(name)))
@@ -612,9 +730,7 @@ impl Wakeups {
                             }
                             msg = stream.next() => {
                                 let Some(msg) = msg else { break };
-                                if let Ok(payload) = msg.get_payload::<String>() {
-                                    self.message(msg.get_channel_name(), &payload);
-                                }
+                                self.message_bytes(msg.get_channel_name(), msg.get_payload_bytes());
                             }
                         }
                     }
@@ -681,8 +797,9 @@ impl Wakeups {
                     let text = |i: usize| push.data.get(i).and_then(|v| redis::from_redis_value_ref::<String>(v).ok());
                     match push.kind {
                         PushKind::SMessage | PushKind::Message => {
-                            if let (Some(channel), Some(payload)) = (text(0), text(1)) {
-                                self.message(&channel, &payload);
+                            let payload = push.data.get(1).and_then(|v| redis::from_redis_value_ref::<Vec<u8>>(v).ok());
+                            if let (Some(channel), Some(payload)) = (text(0), payload) {
+                                self.message_bytes(&channel, &payload);
                             }
                         }
                         PushKind::SSubscribe | PushKind::Subscribe => {

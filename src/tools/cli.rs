@@ -118,6 +118,21 @@ pub enum Command {
         #[command(flatten)]
         target: Target,
     },
+    /// Follow an agent's run (AgentService.WatchAgent): a snapshot, then each grant, progress
+    /// and step as it happens, one line each (--json: one JSON object per line), until the
+    /// finish, printed as `baton await` prints it. Exits 1 when it has not finished within
+    /// --wait-ms.
+    Watch {
+        /// The queue.
+        queue: String,
+        /// The agent's name.
+        name: String,
+        /// How long to follow it (milliseconds; 0: as long as the server lets a stream wait).
+        #[arg(long, default_value_t = 0)]
+        wait_ms: u64,
+        #[command(flatten)]
+        target: Target,
+    },
     /// A batch's counts: members total, pending, succeeded, failed; closed, done; its
     /// callbacks (AgentService.GetBatch). --close closes it first (CloseBatch).
     Batch {
@@ -392,6 +407,9 @@ pub async fn run(command: Command) -> Result<()> {
         Command::Cancel { queue, name, target } => cancel(&connect(&target).await?, &target, &queue, &name).await?,
         Command::Await { queue, name, wait_ms, target } => {
             await_agent(&connect(&target).await?, &target, &queue, &name, wait_ms).await?
+        }
+        Command::Watch { queue, name, wait_ms, target } => {
+            watch_agent(&connect(&target).await?, &target, &queue, &name, wait_ms).await?
         }
         Command::Batch { batch, close, target } => batch_cmd(&connect(&target).await?, &target, &batch, close).await?,
         Command::Limits(a) => limits(&connect(&a.target).await?, &a).await?,
@@ -937,6 +955,68 @@ async fn await_agent(c: &Client, t: &Target, queue: &str, name: &str, wait_ms: u
     let mut rows = rows;
     step_rows(&mut rows, &answer.steps);
     Ok(table(&["FIELD", "VALUE"], &rows))
+}
+
+async fn watch_agent(c: &Client, t: &Target, queue: &str, name: &str, wait_ms: u64) -> Result<String> {
+    use std::io::Write as _;
+    let wait = (wait_ms > 0).then(|| prost_types::Duration {
+        seconds: (wait_ms / 1000) as i64,
+        nanos: ((wait_ms % 1000) * 1_000_000) as i32,
+    });
+    let msg = pb::WatchAgentRequest { queue: queue.into(), name: name.into(), after_token: 0, wait };
+    let mut updates = c.agents().watch_agent(msg).await.map_err(|s| failed("WatchAgent", s))?.into_inner();
+    let mut stdout = std::io::stdout();
+    while let Some(u) = updates.message().await.map_err(|s| failed("WatchAgent", s))? {
+        if t.json {
+            let _ = writeln!(stdout, "{}", serde_json::to_string(&to_json(&u)).unwrap_or_default());
+            let _ = stdout.flush();
+            if u.update == pb::WatchUpdate::Finished as i32 {
+                return Ok(String::new());
+            }
+            continue;
+        }
+        let line = match pb::WatchUpdate::try_from(u.update) {
+            Ok(pb::WatchUpdate::Snapshot) if u.token == 0 => state_name(u.state).to_string(),
+            Ok(pb::WatchUpdate::Snapshot) => format!(
+                "working: token {} attempt {} progress {:?}, {} steps",
+                u.token,
+                u.attempt,
+                u.progress,
+                u.steps.len()
+            ),
+            Ok(pb::WatchUpdate::Granted) => format!("granted: token {} attempt {}", u.token, u.attempt),
+            Ok(pb::WatchUpdate::Progress) => format!("progress: {}", u.progress),
+            Ok(pb::WatchUpdate::Step) => u
+                .steps
+                .iter()
+                .map(|s| format!("step {} at {}: {}", s.name, instant(&s.recorded_at), payload_text(&s.result)))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            Ok(pb::WatchUpdate::Finished) => {
+                let finish = u.finish.unwrap_or_default();
+                let Some(r) = finish.result.clone() else { continue };
+                let outcome = pb::Outcome::try_from(r.outcome).map(|o| o.as_str_name()).unwrap_or("");
+                let rows: Vec<Vec<String>> = [
+                    ("finish", finish_name(r.finish).to_string()),
+                    ("outcome", outcome.to_string()),
+                    ("token", r.token.to_string()),
+                    ("finishedAt", instant(&r.finished_at)),
+                    ("message", r.message.clone()),
+                    ("result", payload_text(&r.result)),
+                ]
+                .into_iter()
+                .map(|(k, v)| vec![k.to_string(), v])
+                .collect();
+                let mut rows = rows;
+                step_rows(&mut rows, &finish.steps);
+                return Ok(table(&["FIELD", "VALUE"], &rows));
+            }
+            _ => continue,
+        };
+        let _ = writeln!(stdout, "{line}");
+        let _ = stdout.flush();
+    }
+    Err(CliError::NotFinished(format!("{queue}/{name} has not finished (the stream's wait ended)")))
 }
 
 async fn batch_cmd(c: &Client, t: &Target, batch: &str, close: bool) -> Result<String> {

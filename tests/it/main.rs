@@ -46,4 +46,5 @@ mod sharding;
 mod steps;
 mod trace;
 mod validation;
+mod watch;
 mod web;

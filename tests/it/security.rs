@@ -221,6 +221,7 @@ const RPCS: &[(&str, &str)] = &[
     ("ListAgents", "read"),
     ("CancelRun", "produce"),
     ("Await", "read"),
+    ("WatchAgent", "read"),
     ("RegisterBatch", "produce"),
     ("CloseBatch", "produce"),
     ("GetBatch", "read"),
@@ -352,6 +353,10 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
                 },
                 auth,
             ))
+            .await
+            .map(drop),
+        "WatchAgent" => agents
+            .watch_agent(req(pb::WatchAgentRequest { queue: q, name: "a1".into(), ..Default::default() }, auth))
             .await
             .map(drop),
         "GetAgent" => agents.get_agent(req(pb::GetAgentRequest { queue: q, name: "a1".into() }, auth)).await.map(drop),
@@ -886,7 +891,7 @@ async fn ends_with<T: std::fmt::Debug>(what: &str, stream: &mut tonic::Streaming
 // A token removed from the tokens file ends every stream and long poll it opened, with
 // UNAUTHENTICATED, at the reload: a Session (its completion sent afterwards is not applied, an
 // agent due afterwards is not granted to it), a Receive and a Subscribe (a message due
-// afterwards is not delivered), Observe and WatchPool (no more events), and an Acquire waiting
+// afterwards is not delivered), Observe, WatchPool and WatchAgent (no more events), and an Acquire waiting
 // in a long poll.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revoked_token_ends_the_streams_it_opened_and_nothing_is_applied_after() {
@@ -931,6 +936,9 @@ async fn a_revoked_token_ends_the_streams_it_opened_and_nothing_is_applied_after
     let watch = pb::WatchPoolRequest { pool: "billing.p".into() };
     let mut watch = claims.watch_pool(req(watch, Some(READER))).await.unwrap().into_inner();
     next(&mut watch).await.unwrap().expect("the pool's status");
+    let follow = pb::WatchAgentRequest { queue: "billing.q".into(), name: "a1".into(), ..Default::default() };
+    let mut follow = agents.clone().watch_agent(req(follow, Some(READER))).await.unwrap().into_inner();
+    next(&mut follow).await.unwrap().expect("the agent's snapshot");
     let mut waiting = AgentServiceClient::new(channel.clone());
     let poll = pb::AcquireRequest {
         queue: "billing.none".into(),
@@ -970,6 +978,7 @@ async fn a_revoked_token_ends_the_streams_it_opened_and_nothing_is_applied_after
     ends_with("Subscribe", &mut subscribe, Code::Unauthenticated).await;
     ends_with("Observe", &mut observe, Code::Unauthenticated).await;
     ends_with("WatchPool", &mut watch, Code::Unauthenticated).await;
+    ends_with("WatchAgent", &mut follow, Code::Unauthenticated).await;
     let polled = tokio::time::timeout(Duration::from_secs(20), long_poll).await.expect("the long poll ends").unwrap();
     assert_eq!(polled.unwrap_err().code(), Code::Unauthenticated, "the long poll");
 
