@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// A lease record, "token|worker|acquired_at|timeout_ms[@key][|flags|progress]": flags "c" when
+/// A lease record, "token|worker|acquired_at|timeout_ms[@key][!group][|flags|progress]": the
+/// shared concurrency group it was granted under after '!'; flags "c" when
 /// CancelRun marked the run; progress, as the holder last reported it, comes last and may hold
 /// '|'.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -25,6 +26,8 @@ pub(crate) struct LeaseRecord {
     pub timeout_ms: u64,
     /// The key of a keyed agent's lease; None for a plain lease.
     pub key: Option<String>,
+    /// The shared concurrency group the lease was granted under; None for none.
+    pub group: Option<String>,
     pub cancel: bool,
     pub progress: String,
 }
@@ -37,6 +40,10 @@ impl LeaseRecord {
         if let Some(key) = self.key.as_deref().filter(|k| !k.is_empty()) {
             rec.push('@');
             rec.push_str(key);
+        }
+        if let Some(group) = self.group.as_deref().filter(|g| !g.is_empty()) {
+            rec.push('!');
+            rec.push_str(group);
         }
         if self.cancel || !self.progress.is_empty() {
             rec.push('|');
@@ -53,7 +60,11 @@ impl LeaseRecord {
         let token = fields.next()?.parse().ok()?;
         let worker = fields.next()?.to_string();
         let acquired_at_ms = fields.next()?.parse().ok()?;
-        let fourth = fields.next()?;
+        let raw = fields.next()?;
+        let (fourth, group) = match raw.split_once('!') {
+            Some((f, g)) => (f, Some(g.to_string())),
+            None => (raw, None),
+        };
         let (timeout, key) = match fourth.split_once('@') {
             Some((t, k)) => (t, Some(k.to_string())),
             None => (fourth, None),
@@ -61,7 +72,7 @@ impl LeaseRecord {
         let timeout_ms = timeout.parse().ok()?;
         let flags = fields.next().unwrap_or("");
         let progress = fields.next().unwrap_or("").to_string();
-        Some(Self { token, worker, acquired_at_ms, timeout_ms, key, cancel: flags == "c", progress })
+        Some(Self { token, worker, acquired_at_ms, timeout_ms, key, group, cancel: flags == "c", progress })
     }
 }
 
@@ -328,8 +339,13 @@ mod tests {
             acquired_at_ms: 1_795_000_000_123,
             timeout_ms: 3_600_000_000,
             key: key.map(Into::into),
+            group: None,
             cancel,
             progress: progress.into(),
+        };
+        let grouped = |token, key: Option<&str>, group: &str, cancel, progress: &str| LeaseRecord {
+            group: Some(group.into()),
+            ..lease(token, "w", key, cancel, progress)
         };
         vec![
             lease(1, "w1", None, false, ""),
@@ -339,6 +355,8 @@ mod tests {
             lease(9, "w", None, false, "50%|step 2|of 3"),
             lease(10, "w", Some("k"), true, "|"),
             lease(11, "wörker \t ~", None, false, "half"),
+            grouped(12, None, "shared", false, ""),
+            grouped(13, Some("tenant-b"), "g.1", true, "x|y"),
         ]
     }
 
@@ -352,7 +370,8 @@ mod tests {
             let key = lease.key.clone().unwrap_or_default();
             let flags = if lease.cancel { "c" } else { "" };
             let tail = if lease.cancel || !lease.progress.is_empty() { "1" } else { "0" };
-            let args: [&[u8]; 8] = [
+            let group = lease.group.clone().unwrap_or_default();
+            let args: [&[u8]; 9] = [
                 token.as_bytes(),
                 lease.worker.as_bytes(),
                 at.as_bytes(),
@@ -361,13 +380,14 @@ mod tests {
                 flags.as_bytes(),
                 lease.progress.as_bytes(),
                 tail.as_bytes(),
+                group.as_bytes(),
             ];
             let lua: String = redis
                 .eval_includes(
                     &["leaseRecord"],
                     "if ARGV[8] == '1' then \
-                       return encodeLease(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]) end \
-                     return encodeLease(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])",
+                       return encodeLease(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[9]) end \
+                     return encodeLease(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], nil, nil, ARGV[9])",
                     &args,
                 )
                 .await;
@@ -381,7 +401,8 @@ mod tests {
                     "local l = parseLease(ARGV[1]) \
                      return { l.token, l.worker, string.format('%d', l.acquiredAt), string.format('%d', l.timeout), \
                               l.key or '-', l.cancel and 'c' or '', l.progress, leaseToken(ARGV[1]), \
-                              leaseKey(ARGV[1]) or '-', rewriteLease(l, l.cancel and 'c' or '', l.progress) }",
+                              leaseKey(ARGV[1]) or '-', rewriteLease(l, l.cancel and 'c' or '', l.progress), \
+                              l.group or '-', leaseGroup(ARGV[1]) or '-' }",
                     &[rec.as_bytes()],
                 )
                 .await;
@@ -400,6 +421,8 @@ mod tests {
             assert_eq!(parsed[..9], expected, "{rec:?}");
             // A rewrite always carries the tail; it reads as the same lease.
             assert_eq!(LeaseRecord::parse(&parsed[9]).as_ref(), Some(&lease), "{:?}", parsed[9]);
+            let group = lease.group.clone().unwrap_or_else(|| "-".into());
+            assert_eq!(parsed[10..], [group.as_str(), group.as_str()], "{rec:?}");
         }
         // Not a lease record: None on both sides.
         for bad in ["", "x|w|1|2", "1|w|x|2"] {

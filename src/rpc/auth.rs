@@ -40,7 +40,7 @@ pub enum Permission {
     /// Look: Get*, List*, Watch*, Observe, Await, GetHealth.
     Read,
     /// Change what an operator changes: Retry/DeleteDeadLetter, Purge, SetLimits,
-    /// SetKeyLimits, RecountKeys, Pause, Resume; and anything unknown.
+    /// SetKeyLimits, SetGroupLimits, RecountKeys, Pause, Resume; and anything unknown.
     Admin,
 }
 
@@ -355,7 +355,10 @@ pub fn permission(path: &str) -> Option<Permission> {
         ("baton.v1.ScheduleService", "Schedule" | "ScheduleBatch" | "Cancel") => Produce,
         ("baton.v1.ScheduleService", "Subscribe" | "Receive" | "Ack" | "AckBatch") => Work,
         ("baton.v1.ScheduleService", "ListMessages") => Read,
-        ("baton.v1.AdminService", "GetHealth" | "ListDeadLetters" | "GetKeyLimits" | "ListKeyLimits") => Read,
+        (
+            "baton.v1.AdminService",
+            "GetHealth" | "ListDeadLetters" | "GetKeyLimits" | "ListKeyLimits" | "GetGroupLimits" | "ListGroupLimits",
+        ) => Read,
         // KEDA's external scaler reads backlogs; KEDA sends no token, so with authentication
         // on it presents a client certificate mapped to a read-only identity.
         ("externalscaler.ExternalScaler", _) => Read,

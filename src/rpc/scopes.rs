@@ -141,6 +141,26 @@ impl Scoped for pb::ListElectionsRequest {
     }
 }
 
+/// A shared concurrency group is no queue's: its calls name no scoped name (SetGroupLimits takes
+/// the admin role, reading one the read role).
+impl Scoped for pb::SetGroupLimitsRequest {
+    fn names(&self) -> Vec<(NameKind, &str)> {
+        Vec::new()
+    }
+}
+
+impl Scoped for pb::GetGroupLimitsRequest {
+    fn names(&self) -> Vec<(NameKind, &str)> {
+        Vec::new()
+    }
+}
+
+impl Scoped for pb::ListGroupLimitsRequest {
+    fn names(&self) -> Vec<(NameKind, &str)> {
+        Vec::new()
+    }
+}
+
 impl Scoped for pb::PurgeRequest {
     fn names(&self) -> Vec<(NameKind, &str)> {
         Vec::new()

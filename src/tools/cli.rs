@@ -1004,7 +1004,7 @@ async fn limits(c: &Client, a: &LimitsArgs) -> Result<String> {
         .find(|s| s.source.as_ref().is_some_and(|s| s.kind == pb::SourceKind::Queue as i32 && s.name == a.queue));
     // --create declares a queue nothing was registered in yet: it starts with no limits.
     let mut l = match current {
-        Some(current) => current.limits.unwrap_or_default(),
+        Some(current) => current.limits.clone().unwrap_or_default(),
         None if a.create && changing => pb::QueueLimits::default(),
         None => {
             return Err(CliError::Call {
