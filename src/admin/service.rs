@@ -628,7 +628,7 @@ impl AdminService for AdminServiceImpl {
         request: Request<pb::ListGroupLimitsRequest>,
     ) -> Result<Response<pb::ListGroupLimitsResponse>, Status> {
         observe("ListGroupLimits", async {
-            auth::authorize(&request)?;
+            let caller = auth::authorize(&request)?;
             let req = request.into_inner();
             let page_size = if req.page_size == 0 { 100 } else { req.page_size };
             if page_size > 1000 {
@@ -643,7 +643,11 @@ impl AdminService for AdminServiceImpl {
             let groups = self.store.queues.list_groups(after, page_size).await?;
             let next = if groups.len() as u32 == page_size { groups.last().map(|g| g.name.clone()) } else { None };
             Ok(Response::new(pb::ListGroupLimitsResponse {
-                groups: groups.into_iter().map(group_pb).collect(),
+                groups: groups
+                    .into_iter()
+                    .filter(|g| auth::sees(&caller, auth::NameKind::Group, &g.name))
+                    .map(group_pb)
+                    .collect(),
                 next_page_token: next.unwrap_or_default(),
             }))
         })

@@ -92,6 +92,8 @@ pub enum NameKind {
     Pool,
     Receiver,
     Election,
+    /// A shared concurrency group (SetGroupLimits; `QueueLimits.group`).
+    Group,
 }
 
 impl NameKind {
@@ -101,11 +103,14 @@ impl NameKind {
             NameKind::Pool => "pool",
             NameKind::Receiver => "receiver",
             NameKind::Election => "election",
+            NameKind::Group => "group",
         }
     }
 
     fn parse(s: &str) -> Option<Self> {
-        [NameKind::Queue, NameKind::Pool, NameKind::Receiver, NameKind::Election].into_iter().find(|k| k.as_str() == s)
+        [NameKind::Queue, NameKind::Pool, NameKind::Receiver, NameKind::Election, NameKind::Group]
+            .into_iter()
+            .find(|k| k.as_str() == s)
     }
 }
 
@@ -132,7 +137,7 @@ impl Scope {
             Some((kind, pattern)) => (
                 Some(
                     NameKind::parse(kind)
-                        .ok_or_else(|| format!("{kind:?} is not queue, pool, receiver or election"))?,
+                        .ok_or_else(|| format!("{kind:?} is not queue, pool, receiver, election or group"))?,
                 ),
                 pattern,
             ),
