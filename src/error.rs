@@ -118,9 +118,7 @@ impl Error {
             | Error::Unsupported(_)
             | Error::GroupRefused(_)
             | Error::BatchClosed(_)
-            | Error::ParentsFixed { .. } => {
-                Code::FailedPrecondition
-            }
+            | Error::ParentsFixed { .. } => Code::FailedPrecondition,
             Error::NotFound(_) => Code::NotFound,
             Error::Unavailable(_) | Error::CircuitOpen { .. } | Error::NotReplicated(_) => Code::Unavailable,
             Error::Exhausted { .. } | Error::Overloaded { .. } | Error::RedisFull { .. } => Code::ResourceExhausted,

@@ -84,7 +84,9 @@ impl Queues {
                 )));
             }
             if self.group_limits(group).await?.is_none() {
-                return Err(Error::GroupRefused(format!("group {group} does not exist: create it with SetGroupLimits")));
+                return Err(Error::GroupRefused(format!(
+                    "group {group} does not exist: create it with SetGroupLimits"
+                )));
             }
         }
         self.remember_queue(queue).await?;

@@ -2,8 +2,8 @@
 
 use crate::store::keys::ChannelKind;
 
-pub use super::records::StepRecord;
 use super::limits::GroupHint;
+pub use super::records::StepRecord;
 use super::records::{Idempotency, LeaseRecord};
 use crate::error::{Error, Result};
 use crate::flows::store::Flows;

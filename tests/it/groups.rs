@@ -88,8 +88,8 @@ async fn a_group_grants_at_most_its_concurrency_over_its_queues() {
     assert!(!r.replaced, "a new group");
     members(&mut env, 3).await;
     let first = acquire(&mut env.client, "a", "w", 1).await;
-    let rest: Vec<_> = [acquire(&mut env.client, "b", "w", 5).await, acquire(&mut env.client, "c", "w", 5).await]
-        .concat();
+    let rest: Vec<_> =
+        [acquire(&mut env.client, "b", "w", 5).await, acquire(&mut env.client, "c", "w", 5).await].concat();
     assert_eq!((first.len(), rest.len()), (1, 1), "two places over the three queues");
     assert!(acquire(&mut env.client, "a", "w", 5).await.is_empty(), "the group is full");
     assert_eq!(held(&mut a).await, 2);
@@ -150,7 +150,8 @@ async fn a_key_holds_at_most_key_concurrency_over_the_group() {
     let keyed = |name: &str, key: &str| pb::Agent { key: key.into(), ..agent(name, 0, 600_000) };
     for q in ["a", "b"] {
         join(&mut a, q, G).await;
-        let agents = vec![keyed(&format!("{q}-t1-0"), "t1"), keyed(&format!("{q}-t1-1"), "t1"), keyed(&format!("{q}-t2"), "t2")];
+        let agents =
+            vec![keyed(&format!("{q}-t1-0"), "t1"), keyed(&format!("{q}-t1-1"), "t1"), keyed(&format!("{q}-t2"), "t2")];
         register(&mut env.client, q, agents).await;
     }
     let in_a = acquire(&mut env.client, "a", "w", 10).await;
@@ -180,7 +181,8 @@ async fn a_group_rate_holds_over_its_queues_together() {
     }
     let end = env.redis.now_ms().await + 3_000;
     let clients = [env.client.clone()];
-    let (ga, gb) = tokio::join!(cycle_until(&clients, "a", 2, 600_000, end), cycle_until(&clients, "b", 2, 600_000, end));
+    let (ga, gb) =
+        tokio::join!(cycle_until(&clients, "a", 2, 600_000, end), cycle_until(&clients, "b", 2, 600_000, end));
     let times: Vec<i64> = ga.iter().chain(&gb).map(|(_, at)| *at).filter(|at| *at < end).collect();
     println!("{} grants in 3 s over two queues at {RATE}/s burst {BURST}", times.len());
     assert!(!ga.is_empty() && !gb.is_empty(), "both queues were granted");
@@ -245,7 +247,8 @@ async fn a_group_that_does_not_exist_is_refused() {
     assert_eq!(e.code(), Code::FailedPrecondition);
     assert!(e.message().contains("limits.group"), "{}", e.message());
     let bad = pb::QueueLimits { group: "no{pe".into(), ..limits };
-    let e = a.set_limits(pb::SetLimitsRequest { queue: "a".into(), limits: Some(bad), create: false }).await.unwrap_err();
+    let e =
+        a.set_limits(pb::SetLimitsRequest { queue: "a".into(), limits: Some(bad), create: false }).await.unwrap_err();
     assert_eq!(e.code(), Code::InvalidArgument);
     assert!(e.message().contains("limits.group"), "{}", e.message());
     let h = a.get_health(pb::GetHealthRequest {}).await.unwrap().into_inner();

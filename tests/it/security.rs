@@ -512,9 +512,7 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
             admin.set_group_limits(req(pb::SetGroupLimitsRequest { group: q, limits }, auth)).await.map(drop)
         }
         "GetGroupLimits" => admin.get_group_limits(req(pb::GetGroupLimitsRequest { group: q }, auth)).await.map(drop),
-        "ListGroupLimits" => {
-            admin.list_group_limits(req(pb::ListGroupLimitsRequest::default(), auth)).await.map(drop)
-        }
+        "ListGroupLimits" => admin.list_group_limits(req(pb::ListGroupLimitsRequest::default(), auth)).await.map(drop),
         "Pause" => admin.pause(req(pb::PauseRequest { source, create: false }, auth)).await.map(drop),
         "Resume" => admin.resume(req(pb::ResumeRequest { source, create: false }, auth)).await.map(drop),
         other => panic!("no call for {other}"),
