@@ -190,8 +190,9 @@ async fn a_group_rate_holds_over_its_queues_together() {
 }
 
 // Concurrency 1. A lease reaped by the zombie sweeper gives the group's place back; so does a
-// lease whose agent was unregistered while held, once its holder completes it; and a lease that
-// ends after its queue left the group gives the place back to the group it was granted under.
+// lease whose agent was unregistered while held, once its holder completes it, a released lease
+// and a cancelled run (at its holder's heartbeat); and a lease that ends after its queue left the
+// group gives the place back to the group it was granted under.
 #[tokio::test]
 async fn every_lease_end_gives_the_place_back() {
     let mut config = quiet_config();
@@ -223,6 +224,35 @@ async fn every_lease_end_gives_the_place_back() {
     assert_eq!(held(&mut a).await, 1, "held while its holder runs it");
     env.client.complete(complete_req(&lease, pb::Outcome::Success)).await.unwrap();
     assert_eq!(held(&mut a).await, 0, "the unregistered agent's lease gave its place back");
+
+    // Released: the place is given back at once.
+    register(&mut env.client, "a", vec![agent("handed-back", 0, 600_000)]).await;
+    let lease = acquire(&mut env.client, "a", "w", 1).await.pop().expect("due");
+    assert_eq!(held(&mut a).await, 1);
+    let release =
+        pb::ReleaseRequest { queue: "a".into(), name: lease.name.clone(), token: lease.token, delay: dur(600_000) };
+    env.client.release(release).await.unwrap();
+    assert_eq!(held(&mut a).await, 0, "the release gave its place back");
+
+    // Cancelled: the run ends at its holder's next heartbeat, which gives the place back.
+    register(&mut env.client, "a", vec![agent("cancelled", 0, 600_000)]).await;
+    let lease = acquire(&mut env.client, "a", "w", 1).await.pop().expect("due");
+    env.client
+        .cancel_run(pb::CancelRunRequest { queue: "a".into(), name: "cancelled".into(), ..Default::default() })
+        .await
+        .unwrap();
+    assert_eq!(held(&mut a).await, 1, "held until the heartbeat ends the run");
+    let beat = pb::HeartbeatRequest {
+        worker_id: "w".into(),
+        leases: vec![pb::LeaseRef {
+            queue: "a".into(),
+            name: lease.name.clone(),
+            token: lease.token,
+            progress: String::new(),
+        }],
+    };
+    env.client.heartbeat(beat).await.unwrap();
+    assert_eq!(held(&mut a).await, 0, "the cancelled run gave its place back");
 
     // Queue a leaves the group while its lease runs: the lease still gives the group's place back.
     register(&mut env.client, "a", vec![agent("leaver", 0, 600_000)]).await;
