@@ -237,10 +237,7 @@ async fn every_lease_end_gives_the_place_back() {
     // Cancelled: the run ends at its holder's next heartbeat, which gives the place back.
     register(&mut env.client, "a", vec![agent("cancelled", 0, 600_000)]).await;
     let lease = acquire(&mut env.client, "a", "w", 1).await.pop().expect("due");
-    env.client
-        .cancel_run(pb::CancelRunRequest { queue: "a".into(), name: "cancelled".into(), ..Default::default() })
-        .await
-        .unwrap();
+    env.client.cancel_run(pb::CancelRunRequest { queue: "a".into(), name: "cancelled".into() }).await.unwrap();
     assert_eq!(held(&mut a).await, 1, "held until the heartbeat ends the run");
     let beat = pb::HeartbeatRequest {
         worker_id: "w".into(),
