@@ -64,6 +64,10 @@ pub enum Error {
     /// sharded queue): don't retry until the configuration changes.
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// A queue cannot join the shared concurrency group named in `limits.group` (it does not
+    /// exist, or the store is a Redis Cluster). Nothing was changed.
+    #[error("limits.group: {0}")]
+    GroupRefused(String),
     /// The configuration is invalid.
     #[error("invalid configuration: {0}")]
     Config(String),
@@ -99,6 +103,7 @@ impl Error {
             Error::Unauthenticated(_) => "UNAUTHENTICATED",
             Error::PermissionDenied { .. } => "PERMISSION_DENIED",
             Error::Unsupported(_) => "UNSUPPORTED",
+            Error::GroupRefused(_) => "GROUP_REFUSED",
             Error::BatchClosed(_) => "BATCH_CLOSED",
             Error::ParentsFixed { .. } => "PARENTS_FIXED",
             Error::Config(_) => "INVALID_CONFIG",
@@ -109,9 +114,11 @@ impl Error {
     pub fn code(&self) -> Code {
         match self {
             Error::InvalidArgument { .. } => Code::InvalidArgument,
-            Error::LeaseLost(_) | Error::Unsupported(_) | Error::BatchClosed(_) | Error::ParentsFixed { .. } => {
-                Code::FailedPrecondition
-            }
+            Error::LeaseLost(_)
+            | Error::Unsupported(_)
+            | Error::GroupRefused(_)
+            | Error::BatchClosed(_)
+            | Error::ParentsFixed { .. } => Code::FailedPrecondition,
             Error::NotFound(_) => Code::NotFound,
             Error::Unavailable(_) | Error::CircuitOpen { .. } | Error::NotReplicated(_) => Code::Unavailable,
             Error::Exhausted { .. } | Error::Overloaded { .. } | Error::RedisFull { .. } => Code::ResourceExhausted,

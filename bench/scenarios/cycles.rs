@@ -203,7 +203,7 @@ async fn reference(lab: &mut Lab, sha: &str, script_keys: usize, k: usize, n: u3
         .into());
     }
     // As Queues::acquire passes them: worker, max, scan limit, then the announcement channel
-    // (none: nothing expires here), the queue and the finishes' retention.
+    // (none: nothing expires here), the queue, the finishes' retention and the group (none).
     let argv = [
         "bench-ref".to_string(),
         n.to_string(),
@@ -212,6 +212,7 @@ async fn reference(lab: &mut Lab, sha: &str, script_keys: usize, k: usize, n: u3
         "ref".to_string(),
         config.results.retention_ms.to_string(),
         config.results.max_entries.to_string(),
+        String::new(),
     ];
     let b = lab.redis_benchmark(k, calls, sha, &keys, &argv).await?;
     // redis-benchmark counts error replies as requests; the working set proves the script ran.

@@ -3,23 +3,33 @@
 -- The call's state is G: now, out (the reply: { now, nextDue, repaired, leases... }), worker,
 -- asked (max as the caller asked), max (lowered by the limits), lim (the limits hash's fields
 -- below), room (leases the concurrency limit allows, -1: no limit), rate, tokens and bucketAt
--- (the token bucket, rate 0: no bucket), repaired, granted and expired (counts).
+-- (the token bucket, rate 0: no bucket), repaired, granted and expired (counts); group (the
+-- queue's shared concurrency group, "" for none: groupLimits), groupRoom (places the group has
+-- left, -1: no limit), groupRate, groupTokens and groupAt (its bucket), groupKeyLimit (its
+-- per-key concurrency, nil: none).
 local G
 
 -- Starts a call: reads the limits hash (one HMGET; a queue without limits pays nothing more).
 -- Returns the reply to give at once, or nil to go on: a paused queue grants nothing (the worker
 -- is refreshed; Resume announces the queue); a queue whose "keyed" flag is not `keyed` is not
--- this script's ({ -1 }, nothing written: Baton calls the other one).
-local function startAcquire(K, worker, max, keyed)
+-- this script's ({ -1 }, nothing written: Baton calls the other one). A queue in a group
+-- (lim[15]) reads the group's hash too (one HMGET); given is the group whose keys the call got
+-- (checkGroups raises before anything is written when it is not the queue's).
+local function startAcquire(K, worker, max, keyed, given)
   local now = nowMs()
   G = {
     now = now, out = { now, -1, 0, 0, 0 }, worker = worker, asked = max, max = max, room = -1, rate = 0,
     tokens = 0, bucketAt = now, repaired = 0, granted = 0, expired = 0,
+    group = '', groupRoom = -1, groupRate = 0, groupTokens = 0, groupAt = now,
   }
   stepsKeys(K.steps)
   local lim = rcall('HMGET', K.limits, 'paused', 'concurrency', 'rate', 'burst', 'tokens', 'at', 'keyed',
-    'key_concurrency', 'key_rate', 'key_burst', 'vtime', 'priority_aging', 'key_limits', 'recount')
+    'key_concurrency', 'key_rate', 'key_burst', 'vtime', 'priority_aging', 'key_limits', 'recount', 'group')
   G.lim = lim
+  if lim[15] and lim[15] ~= '' then
+    G.group = lim[15]
+    checkGroups(given, { G.group })
+  end
   if lim[1] == '1' then
     rcall('ZADD', K.workers, 'XX', now, worker)
     return G.out
@@ -42,6 +52,29 @@ local function startAcquire(K, worker, max, keyed)
     G.tokens, G.bucketAt = tokens, bucketAt
     local whole = math.floor(tokens)
     if whole < G.max then G.max = whole end
+  end
+  if G.group ~= '' then
+    -- The group's limits over every member queue: its held count and its bucket.
+    local gl = rcall('HMGET', K.group, 'concurrency', 'held', 'rate', 'burst', 'tokens', 'at', 'key_concurrency')
+    if gl[1] then
+      G.groupRoom = tonumber(gl[1]) - tonumber(gl[2] or '0')
+      if G.groupRoom < 0 then G.groupRoom = 0 end
+      if G.groupRoom < G.max then G.max = G.groupRoom end
+    end
+    G.groupRate = tonumber(gl[3] or '0')
+    if G.groupRate > 0 then
+      local burst = tonumber(gl[4])
+      local tokens, at = tonumber(gl[5] or gl[4]), tonumber(gl[6] or now)
+      if now > at then
+        tokens = tokens + (now - at) * G.groupRate / 1000
+        if tokens > burst then tokens = burst end
+        at = now
+      end
+      G.groupTokens, G.groupAt = tokens, at
+      local whole = math.floor(tokens)
+      if whole < G.max then G.max = whole end
+    end
+    G.groupKeyLimit = tonumber(gl[7] or '')
   end
   return nil
 end
@@ -104,10 +137,10 @@ local function grant(K, names, keys, known)
     local attempt = tonumber(streaks[j] or '0') + 1
     if defWatched(def, now) then
       -- A WatchAgent stream watches it: the lease is marked, its grant announced (watchEvent).
-      leases[w + 1], leases[w + 2] = name, encodeLease(tokenText, G.worker, now, timeout, keys and keys[valid[j]], 'w0', '')
+      leases[w + 1], leases[w + 2] = name, encodeLease(tokenText, G.worker, now, timeout, keys and keys[valid[j]], 'w0', '', G.group)
       watchEvent(A.channel, A.queue, name, tokenText, 0, 'g', attempt)
     else
-      leases[w + 1], leases[w + 2] = name, encodeLease(tokenText, G.worker, now, timeout, keys and keys[valid[j]])
+      leases[w + 1], leases[w + 2] = name, encodeLease(tokenText, G.worker, now, timeout, keys and keys[valid[j]], nil, nil, G.group)
     end
     w = w + 2
     out[o + 1], out[o + 2], out[o + 3] = name, tokenText, deadline
@@ -120,7 +153,8 @@ local function grant(K, names, keys, known)
   G.granted = G.granted + #kept
 end
 
--- Ends a call: the worker is recorded alive (only refreshed, never added, when it got nothing),
+-- Ends a call: a grant under a group counts in the group's "held" and takes its tokens; the
+-- worker is recorded alive (only refreshed, never added, when it got nothing),
 -- and the bucket gives up what was granted. The reply's expired and outboxed (out[4], out[5]):
 -- agents expired at grant time, and the outbox entries their finishes wrote (endFinished:
 -- nothing to do, and no command, when none expired).
@@ -135,5 +169,12 @@ local function endAcquire(K, channel, queue)
   if G.rate > 0 then
     G.tokens = G.tokens - G.granted
     rcall('HSET', K.limits, 'tokens', string.format('%.6f', G.tokens), 'at', int(G.bucketAt))
+  end
+  if G.group ~= '' and G.granted > 0 then
+    rcall('HINCRBY', K.group, 'held', G.granted)
+    if G.groupRate > 0 then
+      G.groupTokens = G.groupTokens - G.granted
+      rcall('HSET', K.group, 'tokens', string.format('%.6f', G.groupTokens), 'at', int(G.groupAt))
+    end
   end
 end

@@ -1,19 +1,24 @@
 -- leaseRecord: the lease record, one per held agent (HASH leases, name -> record), written and
 -- read here only (its Rust side is `crate::queues::records::LeaseRecord`):
 --
---   "token|worker|acquired_at|timeout_ms[@key][|flags|progress]"
+--   "token|worker|acquired_at|timeout_ms[@key][!group][|flags|progress]"
 --
--- "@key" marks a lease of a keyed agent (acquireKeyed); it is part of head, so every rewrite of
--- the record keeps it. flags holds "c" when CancelRun marked the run, and "w<n>" when a WatchAgent
--- stream watches the agent (watchEvent: n numbers the lease's updates, 0 at its grant);
--- progress is what the holder last reported and comes last, so it may hold '|'. A record
--- without the "|flags|progress" tail reads as no flags and no progress.
+-- "@key" marks a lease of a keyed agent (acquireKeyed); "!group" a lease granted under a shared
+-- concurrency group (the queue's `group` when it was granted: every script that ends it gives
+-- that group's place back, whatever the queue's group is by then). Both are part of head, so
+-- every rewrite of the record keeps them. Keys and group names are names ([A-Za-z0-9._-]).
+-- flags holds "c" when CancelRun marked the run, and "w<n>" when a WatchAgent stream watches the
+-- agent (watchEvent: n numbers the lease's updates, 0 at its grant); progress is what the holder
+-- last reported and comes last, so it may hold '|'. A record without the "|flags|progress" tail
+-- reads as no flags and no progress.
 
 -- The record of a new lease. Numbers may be given as numbers or decimal strings; key nil: not
--- keyed ("" too: a keyed agent with no key holds a plain lease); flags and progress nil: no tail.
-local function encodeLease(token, worker, acquiredAt, timeout, key, flags, progress)
+-- keyed ("" too: a keyed agent with no key holds a plain lease); group nil or "": no group; flags
+-- and progress nil: no tail.
+local function encodeLease(token, worker, acquiredAt, timeout, key, flags, progress, group)
   local rec = string.format('%d', token) .. '|' .. worker .. '|' .. string.format('%d|%d', acquiredAt, timeout)
   if key and key ~= '' then rec = rec .. '@' .. key end
+  if group and group ~= '' then rec = rec .. '!' .. group end
   if flags or progress then rec = rec .. '|' .. (flags or '') .. '|' .. (progress or '') end
   return rec
 end
@@ -26,8 +31,8 @@ end
 -- The record's fields, or nil when the record is absent or not a lease record.
 local function parseLease(rec)
   if not rec then return nil end
-  local token, worker, acquiredAt, timeout, keyPart, rest =
-    string.match(rec, '^(%d+)|([^|]*)|(%d+)|(%d+)(@?[^|]*)(.*)$')
+  local token, worker, acquiredAt, timeout, keyPart, groupPart, rest =
+    string.match(rec, '^(%d+)|([^|]*)|(%d+)|(%d+)(@?[^|!]*)(!?[^|]*)(.*)$')
   if not token then return nil end
   local flags, progress = '', ''
   if rest ~= '' then flags, progress = string.match(rest, '^|([^|]*)|(.*)$') end
@@ -37,7 +42,8 @@ local function parseLease(rec)
     cancel = string.find(flags, 'c', 1, true) ~= nil, watch = tonumber(string.match(flags, 'w(%d+)')),
     progress = progress or '',
     key = keyPart ~= '' and string.sub(keyPart, 2) or nil,
-    head = token .. '|' .. worker .. '|' .. acquiredAt .. '|' .. timeout .. keyPart,
+    group = groupPart ~= '' and string.sub(groupPart, 2) or nil,
+    head = token .. '|' .. worker .. '|' .. acquiredAt .. '|' .. timeout .. keyPart .. groupPart,
   }
 end
 
@@ -54,5 +60,10 @@ end
 
 -- The key of a keyed agent's lease, or nil.
 local function leaseKey(rec)
-  return string.match(rec, '^%d+|[^|]*|%d+|%d+@([^|]*)')
+  return string.match(rec, '^%d+|[^|]*|%d+|%d+@([^|!]*)')
+end
+
+-- The group a lease was granted under, or nil.
+local function leaseGroup(rec)
+  return string.match(rec, '^%d+|[^|]*|%d+|%d+@?[^|!]*!([^|]*)')
 end

@@ -18,7 +18,7 @@
   Output -> QueueStats:
     { now, waiting, due, oldestDue, working, overdueLeases, deadLettered, averageOverdueMs,
       stuck, completed, paused, concurrency, rate, burst, keyConcurrency, keyRate, keyBurst,
-      tokens, priorityAging, nextDue, blocked, releasing, oldestRelease, expired }
+      tokens, priorityAging, nextDue, blocked, releasing, oldestRelease, expired, group }
     paused is 1 or 0; concurrency, rate, burst and the key limits are "" when unset; tokens is
     what the bucket holds now ("" without a rate limit); priorityAging is in ms, "" when unset.
     A keyed queue's promoted agents wait at minus their due time (acquireAgents): their due
@@ -29,7 +29,8 @@
     agents (the oldest promoted ones and the oldest not yet promoted, 500 of each at most).
     blocked counts agents waiting for parents; releasing counts finishes whose children are
     not all released yet, and oldestRelease is when the oldest of them was written (-1: none);
-    expired counts the agents that finished as expired (expireAgent).
+    expired counts the agents that finished as expired (expireAgent); group is the shared
+    concurrency group the queue is a member of, "" for none.
 ]]
 local rcall = redis.call
 --@include nowMs
@@ -50,7 +51,7 @@ end
 sample(rcall('ZREVRANGEBYSCORE', waitingKey, '(0', '-inf', 'WITHSCORES', 'LIMIT', 0, 500))
 sample(rcall('ZRANGEBYSCORE', waitingKey, 0, now, 'WITHSCORES', 'LIMIT', 0, 500))
 local lim = rcall('HMGET', limitsKey, 'paused', 'concurrency', 'rate', 'burst', 'tokens', 'at', 'key_concurrency',
-  'key_rate', 'key_burst', 'priority_aging')
+  'key_rate', 'key_burst', 'priority_aging', 'group')
 local tokens = ''
 if lim[3] then
   -- The bucket as acquireAgents would find it now.
@@ -87,4 +88,5 @@ return {
   rcall('ZCARD', outboxKey),
   oldestRelease[2] and tonumber(oldestRelease[2]) or -1,
   tonumber(rcall('HGET', statsKey, 'expired') or '0'),
+  lim[11] or '',
 }

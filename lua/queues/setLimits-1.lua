@@ -7,7 +7,8 @@
 
   Input:
     KEYS[1] limits   HASH paused, concurrency, rate, burst, tokens, at, blocked, key_concurrency,
-                     key_rate, key_burst, priority_aging (and acquireAgents' per-key state)
+                     key_rate, key_burst, priority_aging, group (and acquireAgents' per-key
+                     state)
 
     ARGV[1] concurrency (str)     most leases held at once, "" for none
     ARGV[2] rate (str)            grants per second (the bucket's refill), "" for none
@@ -19,6 +20,9 @@
     ARGV[8] keyBurst (str)        most each key's bucket holds (with a key rate)
     ARGV[9] agingMs (str)         priority aging: how long an agent may be due before it goes
                                   ahead of every priority (ms), "" for none
+    ARGV[10] group (str)          the shared concurrency group the queue joins ("group"), ""
+                                  for none: its next grants count there (leases held keep the
+                                  group they were granted under: groupLimits)
 
   Output -> Int: 1
 ]]
@@ -53,6 +57,11 @@ if A.agingMs == '' then
   rcall('HDEL', limitsKey, 'priority_aging')
 else
   rcall('HSET', limitsKey, 'priority_aging', A.agingMs)
+end
+if A.group == '' then
+  rcall('HDEL', limitsKey, 'group')
+else
+  rcall('HSET', limitsKey, 'group', A.group)
 end
 rcall('HDEL', limitsKey, 'blocked')
 publish(channel, queue)

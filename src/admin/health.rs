@@ -157,7 +157,7 @@ pub(crate) async fn check(store: &Admin, config: &Config) -> Result<Health> {
             in_use: s.working,
             idle: s.waiting - s.due,
             paused: s.paused,
-            limits: s.limits,
+            limits: s.limits.clone(),
             rate_tokens: s.tokens.unwrap_or(0.0),
             expired: s.expired,
             counter: s.completed,

@@ -14,7 +14,9 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::pb;
 use crate::pb::admin_service_server::AdminService;
-use crate::queues::limits::{KeyLimits, KeyLimitsEntry, QueueLimits, RateLimit, MAX_KEY_WEIGHT};
+use crate::queues::limits::{
+    GroupLimits, GroupStatus, KeyLimits, KeyLimitsEntry, QueueLimits, RateLimit, MAX_KEY_WEIGHT,
+};
 use crate::rpc::auth;
 use crate::rpc::{duration, observe, timestamp};
 use crate::store::SourceKind;
@@ -106,7 +108,43 @@ fn limits(l: Option<&pb::QueueLimits>, max_duration_ms: u64) -> Result<QueueLimi
             }
             ms => ms,
         },
+        group: if l.group.is_empty() {
+            None
+        } else {
+            validate::name("limits.group", &l.group)?;
+            Some(l.group.clone())
+        },
     })
+}
+
+/// Validates a group's limits (`limits.*`); fills in the default burst.
+fn group_limits(l: Option<&pb::GroupLimits>) -> Result<GroupLimits> {
+    let Some(l) = l else { return Ok(GroupLimits::default()) };
+    let concurrency = |field: &str, value: u32| -> Result<Option<u32>> {
+        if value > MAX_LIMIT {
+            return Err(Error::invalid(field, format!("must be at most {MAX_LIMIT}, got {value}")));
+        }
+        Ok((value > 0).then_some(value))
+    };
+    Ok(GroupLimits {
+        concurrency: concurrency("limits.concurrency", l.concurrency)?,
+        rate: rate_limit("limits.rate", l.rate.as_ref())?,
+        key_concurrency: concurrency("limits.key_concurrency", l.key_concurrency)?,
+    })
+}
+
+fn group_pb(g: GroupStatus) -> pb::GroupLimitsEntry {
+    let l = g.limits;
+    pb::GroupLimitsEntry {
+        group: g.name,
+        limits: Some(pb::GroupLimits {
+            concurrency: l.concurrency.unwrap_or(0),
+            rate: l.rate.map(|r| pb::RateLimit { per_second: r.per_second, burst: r.burst }),
+            key_concurrency: l.key_concurrency.unwrap_or(0),
+        }),
+        held: g.held,
+        rate_tokens: g.tokens.unwrap_or(0.0),
+    }
 }
 
 /// Validates a token bucket named `field`; fills in the default burst.
@@ -133,6 +171,7 @@ fn limits_pb(l: &QueueLimits) -> Option<pb::QueueLimits> {
         key_concurrency: l.key_concurrency.unwrap_or(0),
         key_rate: l.key_rate.map(|r| pb::RateLimit { per_second: r.per_second, burst: r.burst }),
         priority_aging: l.priority_aging_ms.and_then(duration),
+        group: l.group.clone().unwrap_or_default(),
     })
 }
 
@@ -531,6 +570,84 @@ impl AdminService for AdminServiceImpl {
             let next = if keys.len() as u32 == page_size { keys.last().map(|e| e.key.clone()) } else { None };
             Ok(Response::new(pb::ListKeyLimitsResponse {
                 keys: keys.into_iter().map(key_limits_pb).collect(),
+                next_page_token: next.unwrap_or_default(),
+            }))
+        })
+        .await
+    }
+
+    async fn set_group_limits(
+        &self,
+        request: Request<pb::SetGroupLimitsRequest>,
+    ) -> Result<Response<pb::SetGroupLimitsResponse>, Status> {
+        observe("SetGroupLimits", async {
+            let caller = auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("group", &req.group)?;
+            let limits = group_limits(req.limits.as_ref())?;
+            let replaced = self.store.queues.set_group_limits(&req.group, &limits).await?;
+            tracing::info!(
+                target: "baton::audit",
+                identity = auth::who(&caller),
+                group = req.group,
+                limits = ?limits,
+                "set group limits"
+            );
+            let status = self.store.queues.group_limits(&req.group).await?.unwrap_or(GroupStatus {
+                name: req.group,
+                limits,
+                held: 0,
+                tokens: None,
+            });
+            Ok(Response::new(pb::SetGroupLimitsResponse { group: Some(group_pb(status)), replaced }))
+        })
+        .await
+    }
+
+    async fn get_group_limits(
+        &self,
+        request: Request<pb::GetGroupLimitsRequest>,
+    ) -> Result<Response<pb::GetGroupLimitsResponse>, Status> {
+        observe("GetGroupLimits", async {
+            auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("group", &req.group)?;
+            let status = self
+                .store
+                .queues
+                .group_limits(&req.group)
+                .await?
+                .ok_or_else(|| Error::NotFound(format!("group {}", req.group)))?;
+            Ok(Response::new(pb::GetGroupLimitsResponse { group: Some(group_pb(status)) }))
+        })
+        .await
+    }
+
+    async fn list_group_limits(
+        &self,
+        request: Request<pb::ListGroupLimitsRequest>,
+    ) -> Result<Response<pb::ListGroupLimitsResponse>, Status> {
+        observe("ListGroupLimits", async {
+            let caller = auth::authorize(&request)?;
+            let req = request.into_inner();
+            let page_size = if req.page_size == 0 { 100 } else { req.page_size };
+            if page_size > 1000 {
+                return Err(Error::invalid("page_size", format!("must be at most 1000, got {page_size}")));
+            }
+            // The token is the last group of the previous page.
+            let after = (!req.page_token.is_empty()).then_some(req.page_token.as_str());
+            if let Some(t) = after {
+                validate::name("page_token", t)
+                    .map_err(|_| Error::invalid("page_token", "is not a token this listing returned"))?;
+            }
+            let groups = self.store.queues.list_groups(after, page_size).await?;
+            let next = if groups.len() as u32 == page_size { groups.last().map(|g| g.name.clone()) } else { None };
+            Ok(Response::new(pb::ListGroupLimitsResponse {
+                groups: groups
+                    .into_iter()
+                    .filter(|g| auth::sees(&caller, auth::NameKind::Group, &g.name))
+                    .map(group_pb)
+                    .collect(),
                 next_page_token: next.unwrap_or_default(),
             }))
         })

@@ -177,22 +177,34 @@ impl Admin {
         cursor: &str,
         page: u32,
     ) -> Result<(String, Vec<Purged>)> {
-        let k = self.keys.queue(queue);
+        let (mut k, mut group) = self.queues.grouped_keys(queue);
         let channel = self.keys.announce(ChannelKind::Queue, queue);
+        let mut tries = 0;
         // Agents blocked on their parents are in no set but `pending`: never requeued.
-        let call = calls::PurgeQueue {
-            keys: &k,
-            dry_run: limits.dry_run,
-            max_working_age_ms: limits.max_working_age_ms,
-            dlq_ttl_ms: self.policy.dead_letter.ttl_ms,
-            dlq_max: self.policy.dead_letter.max_entries,
-            cursor,
-            limit: page.into(),
-            channel: &channel,
-            queue,
-        };
-        let PurgePage(next, found) = self.call(Path::WriteBack, call).await?;
-        Ok((next, found))
+        loop {
+            let call = calls::PurgeQueue {
+                keys: &k,
+                dry_run: limits.dry_run,
+                max_working_age_ms: limits.max_working_age_ms,
+                dlq_ttl_ms: self.policy.dead_letter.ttl_ms,
+                dlq_max: self.policy.dead_letter.max_entries,
+                cursor,
+                limit: page.into(),
+                channel: &channel,
+                queue,
+                group_name: &group,
+            };
+            match self.call(Path::WriteBack, call).await {
+                Ok(PurgePage(next, found)) => return Ok((next, found)),
+                Err(e) => match self.queues.group_hint(queue, &e) {
+                    Some(crate::queues::limits::GroupHint::Group(g)) if tries < 3 => {
+                        tries += 1;
+                        (k, group) = (self.keys.queue(queue).in_group(&self.keys, &g), g);
+                    }
+                    _ => return Err(e),
+                },
+            }
+        }
     }
 
     /// One page of the purge of a pool; returns (next cursor, findings).

@@ -20,7 +20,7 @@ pub struct RateLimit {
 }
 
 /// A queue's flow-control limits; `None` is no limit.
-#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct QueueLimits {
     /// Most leases held at once across the whole fleet.
     pub concurrency: Option<u32>,
@@ -33,17 +33,61 @@ pub struct QueueLimits {
     /// (keyed queues; see `lua/queues/acquireKeyed-22.lua`).
     #[serde(default)]
     pub priority_aging_ms: Option<u64>,
+    /// The shared concurrency group the queue is a member of (SetGroupLimits); None for none.
+    #[serde(default)]
+    pub group: Option<String>,
+}
+
+/// A shared concurrency group's limits (AdminService.SetGroupLimits): they hold over every
+/// member queue together (`lua/includes/groupLimits.lua`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GroupLimits {
+    /// Most leases held at once over every member queue.
+    pub concurrency: Option<u32>,
+    /// Grants over every member queue.
+    pub rate: Option<RateLimit>,
+    /// Most leases held at once by the agents of one key over every member queue.
+    pub key_concurrency: Option<u32>,
+}
+
+/// A group's limits and what it holds now.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupStatus {
+    pub name: String,
+    pub limits: GroupLimits,
+    /// Leases granted under the group and not ended yet, over every member queue.
+    pub held: u64,
+    /// What the group's bucket holds now (with a rate).
+    pub tokens: Option<f64>,
 }
 
 impl Queues {
     /// Replaces a queue's limits (its paused state stays). Waiting Acquires are woken to look
     /// again. A sharded queue cannot take limits: each shard's script sees only its shard, so a
     /// limit over the whole queue could not be enforced atomically (`Error::Unsupported`).
+    ///
+    /// A group (`limits.group`) must exist (SetGroupLimits) and the store must not be a Redis
+    /// Cluster, where the group's keys live in another slot than the queue's, which one script
+    /// cannot touch: both are `Error::GroupRefused`, and nothing is written.
     pub async fn set_limits(&self, queue: &str, limits: &QueueLimits) -> Result<()> {
         if self.shard_count(SourceKind::Queue, queue) > 1 {
             return Err(Error::Unsupported(format!(
                 "queue {queue} is sharded (sharding.queues): its limits could not be enforced across shards"
             )));
+        }
+        let group = limits.group.as_deref().unwrap_or("");
+        if !group.is_empty() {
+            if self.keys.is_sharded() {
+                return Err(Error::GroupRefused(format!(
+                    "Redis Cluster: group {group}'s counts live in another slot than queue {queue}'s keys, and no \
+                     script may touch both; shared concurrency groups need a single Redis (or Sentinel)"
+                )));
+            }
+            if self.group_limits(group).await?.is_none() {
+                return Err(Error::GroupRefused(format!(
+                    "group {group} does not exist: create it with SetGroupLimits"
+                )));
+            }
         }
         self.remember_queue(queue).await?;
         let k = self.keys.queue(queue);
@@ -64,11 +108,144 @@ impl Queues {
             key_rate: &key_rate,
             key_burst: &key_burst,
             aging_ms: &limits.priority_aging_ms.map(|ms| ms.to_string()).unwrap_or_default(),
+            group,
         };
         self.call(Path::WriteBack, call).await?;
+        self.learn_group(queue, group);
         Ok(())
     }
 
+    /// Creates or replaces a shared concurrency group's limits; answers whether it existed.
+    /// Member queues held back by it are woken to look again.
+    pub async fn set_group_limits(&self, group: &str, limits: &GroupLimits) -> Result<bool> {
+        // The registry entry first, as for queues: an entry without data lists as a group
+        // with no limits; data without one would be invisible to ListGroupLimits.
+        let mut conn = self.redis.conn().await?;
+        redis::cmd("ZADD").arg(self.keys.groups()).arg(0).arg(group).query_async::<i64>(&mut conn).await?;
+        let g = self.keys.group(group);
+        let (rate, burst) = match limits.rate {
+            Some(r) => (r.per_second.to_string(), r.burst.to_string()),
+            None => (String::new(), String::new()),
+        };
+        let call = super::store::calls::SetGroupLimits {
+            group: &g.limits,
+            blocked: &g.blocked,
+            concurrency: &limits.concurrency.map(|c| c.to_string()).unwrap_or_default(),
+            rate: &rate,
+            burst: &burst,
+            key_concurrency: &limits.key_concurrency.map(|c| c.to_string()).unwrap_or_default(),
+        };
+        Ok(self.call(Path::WriteBack, call).await?.0 == 1)
+    }
+
+    /// A group's limits and what it holds now; None when it does not exist.
+    pub async fn group_limits(&self, group: &str) -> Result<Option<GroupStatus>> {
+        let g = self.keys.group(group);
+        let GroupRead(read) = self.call(Path::Dispatch, super::store::calls::ReadGroup { group: &g.limits }).await?;
+        Ok(read.map(|(limits, held, tokens)| GroupStatus { name: group.to_string(), limits, held, tokens }))
+    }
+
+    /// One page of the groups, in name order, after `after` (exclusive).
+    pub async fn list_groups(&self, after: Option<&str>, count: u32) -> Result<Vec<GroupStatus>> {
+        let start = match after {
+            Some(g) => format!("({g}"),
+            None => "-".to_string(),
+        };
+        let mut conn = self.redis.conn().await?;
+        let names: Vec<String> = redis::cmd("ZRANGE")
+            .arg(self.keys.groups())
+            .arg(&start)
+            .arg("+")
+            .arg("BYLEX")
+            .arg("LIMIT")
+            .arg(0)
+            .arg(count)
+            .query_async(&mut conn)
+            .await?;
+        let mut out = Vec::with_capacity(names.len());
+        for name in names {
+            let status = self.group_limits(&name).await?;
+            out.push(status.unwrap_or(GroupStatus { name, limits: GroupLimits::default(), held: 0, tokens: None }));
+        }
+        Ok(out)
+    }
+
+    /// The keys of a queue with those of the group this replica last found it (or its leases)
+    /// in, and that group's name ("" for none). Only a hint: every script that touches a group
+    /// checks it against the queue's (or the lease's) and raises `BATON_GROUP <group>` before
+    /// writing when it is another ([`Queues::group_hint`]).
+    pub(crate) fn grouped_keys(&self, queue: &str) -> (crate::store::keys::QueueKeys, String) {
+        let group = self.groups.lock().unwrap_or_else(|e| e.into_inner()).get(queue).cloned().unwrap_or_default();
+        (self.keys.queue(queue).in_group(&self.keys, &group), group)
+    }
+
+    /// Remembers the group to try first for a queue ("" forgets it).
+    pub(crate) fn learn_group(&self, queue: &str, group: &str) {
+        let mut groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
+        if group.is_empty() {
+            groups.remove(queue);
+        } else if groups.get(queue).map(String::as_str) != Some(group) {
+            // Bounded memory: at worst a call more to learn a queue's group again.
+            if groups.len() >= 100_000 {
+                groups.clear();
+            }
+            groups.insert(queue.to_string(), group.to_string());
+        }
+    }
+
+    /// What a script's error says about groups: `BATON_GROUP <group>` (the call met leases of,
+    /// or a queue in, that group: it is learned, call again) or `BATON_GROUPS` (leases of several
+    /// groups: call once per lease). None for any other error.
+    pub(crate) fn group_hint(&self, queue: &str, e: &Error) -> Option<GroupHint> {
+        let Error::Redis(e) = e else { return None };
+        match e.code() {
+            Some("BATON_GROUP") => {
+                let group = e.detail().and_then(|d| d.split_whitespace().next()).unwrap_or("").to_string();
+                crate::rpc::validate::name("group", &group).ok()?;
+                self.learn_group(queue, &group);
+                Some(GroupHint::Group(group))
+            }
+            Some("BATON_GROUPS") => Some(GroupHint::Several),
+            _ => None,
+        }
+    }
+}
+
+/// What a script answered about the group it was given (see [`Queues::group_hint`]).
+pub(crate) enum GroupHint {
+    /// Call again with this group's keys.
+    Group(String),
+    /// Leases of several groups: call once per lease.
+    Several,
+}
+
+/// What readGroup answered: None when the group does not exist.
+pub(crate) struct GroupRead(Option<(GroupLimits, u64, Option<f64>)>);
+
+impl crate::store::scripts::FromReply for GroupRead {
+    /// `{ exists, concurrency, rate, burst, key_concurrency, held, tokens }`
+    fn from_reply(mut r: crate::store::reply::Reply) -> Result<Self> {
+        let exists: i64 = r.next()?;
+        let concurrency: String = r.next()?;
+        let rate: String = r.next()?;
+        let burst: String = r.next()?;
+        let key_concurrency: String = r.next()?;
+        let held: i64 = r.next()?;
+        let tokens: String = r.next()?;
+        if exists != 1 {
+            return Ok(GroupRead(None));
+        }
+        let rate = match (rate.parse::<f64>(), burst.parse::<u32>()) {
+            (Ok(per_second), Ok(burst)) => Some(RateLimit { per_second, burst }),
+            _ => None,
+        };
+        let limits =
+            GroupLimits { concurrency: concurrency.parse().ok(), rate, key_concurrency: key_concurrency.parse().ok() };
+        Ok(GroupRead(Some((limits, held.max(0) as u64, tokens.parse().ok()))))
+    }
+}
+
+impl Queues {
     /// Pauses (or resumes) a queue, pool or receiver, every shard of a sharded one; answers
     /// whether any shard changed. Paused, nothing is handed out and what waits stays; resuming
     /// wakes whatever waits on it (a pool's idle resources go to the claims waiting in line).

@@ -14,9 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// A lease record, "token|worker|acquired_at|timeout_ms[@key][|flags|progress]": flags hold "c"
-/// when CancelRun marked the run and "w<n>" while a WatchAgent stream watches it (n: the number
-/// of its last update); progress, as the holder last reported it, comes last and may hold
+/// A lease record, "token|worker|acquired_at|timeout_ms[@key][!group][|flags|progress]": the
+/// shared concurrency group it was granted under after '!'; flags hold "c" when CancelRun marked
+/// the run and "w<n>" while a WatchAgent stream watches it (n: the number of its last update);
+/// progress, as the holder last reported it, comes last and may hold
 /// '|'.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct LeaseRecord {
@@ -26,6 +27,8 @@ pub(crate) struct LeaseRecord {
     pub timeout_ms: u64,
     /// The key of a keyed agent's lease; None for a plain lease.
     pub key: Option<String>,
+    /// The shared concurrency group the lease was granted under; None for none.
+    pub group: Option<String>,
     pub cancel: bool,
     /// Watched (WatchAgent): the number of the lease's last update; None when not watched.
     pub watch: Option<u64>,
@@ -40,6 +43,10 @@ impl LeaseRecord {
         if let Some(key) = self.key.as_deref().filter(|k| !k.is_empty()) {
             rec.push('@');
             rec.push_str(key);
+        }
+        if let Some(group) = self.group.as_deref().filter(|g| !g.is_empty()) {
+            rec.push('!');
+            rec.push_str(group);
         }
         if self.cancel || self.watch.is_some() || !self.progress.is_empty() {
             rec.push('|');
@@ -59,7 +66,11 @@ impl LeaseRecord {
         let token = fields.next()?.parse().ok()?;
         let worker = fields.next()?.to_string();
         let acquired_at_ms = fields.next()?.parse().ok()?;
-        let fourth = fields.next()?;
+        let raw = fields.next()?;
+        let (fourth, group) = match raw.split_once('!') {
+            Some((f, g)) => (f, Some(g.to_string())),
+            None => (raw, None),
+        };
         let (timeout, key) = match fourth.split_once('@') {
             Some((t, k)) => (t, Some(k.to_string())),
             None => (fourth, None),
@@ -68,7 +79,7 @@ impl LeaseRecord {
         let flags = fields.next().unwrap_or("");
         let progress = fields.next().unwrap_or("").to_string();
         let watch = flags.split_once('w').and_then(|(_, n)| n.parse().ok());
-        Some(Self { token, worker, acquired_at_ms, timeout_ms, key, cancel: flags.contains('c'), watch, progress })
+        Some(Self { token, worker, acquired_at_ms, timeout_ms, key, group, cancel: flags.contains('c'), watch, progress })
     }
 }
 
@@ -335,6 +346,7 @@ mod tests {
             acquired_at_ms: 1_795_000_000_123,
             timeout_ms: 3_600_000_000,
             key: key.map(Into::into),
+            group: None,
             cancel,
             watch: None,
             progress: progress.into(),
@@ -342,6 +354,10 @@ mod tests {
         let watched = |watch, cancel, progress: &str| LeaseRecord {
             watch: Some(watch),
             ..lease(12, "w", None, cancel, progress)
+        };
+        let grouped = |token, key: Option<&str>, group: &str, cancel, progress: &str| LeaseRecord {
+            group: Some(group.into()),
+            ..lease(token, "w", key, cancel, progress)
         };
         vec![
             watched(0, false, ""),
@@ -353,6 +369,8 @@ mod tests {
             lease(9, "w", None, false, "50%|step 2|of 3"),
             lease(10, "w", Some("k"), true, "|"),
             lease(11, "wörker \t ~", None, false, "half"),
+            grouped(12, None, "shared", false, ""),
+            grouped(13, Some("tenant-b"), "g.1", true, "x|y"),
         ]
     }
 
@@ -371,7 +389,8 @@ mod tests {
             );
             let flags = flags.as_str();
             let tail = if !flags.is_empty() || !lease.progress.is_empty() { "1" } else { "0" };
-            let args: [&[u8]; 8] = [
+            let group = lease.group.clone().unwrap_or_default();
+            let args: [&[u8]; 9] = [
                 token.as_bytes(),
                 lease.worker.as_bytes(),
                 at.as_bytes(),
@@ -380,13 +399,14 @@ mod tests {
                 flags.as_bytes(),
                 lease.progress.as_bytes(),
                 tail.as_bytes(),
+                group.as_bytes(),
             ];
             let lua: String = redis
                 .eval_includes(
                     &["leaseRecord"],
                     "if ARGV[8] == '1' then \
-                       return encodeLease(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]) end \
-                     return encodeLease(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])",
+                       return encodeLease(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[9]) end \
+                     return encodeLease(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], nil, nil, ARGV[9])",
                     &args,
                 )
                 .await;
@@ -400,7 +420,8 @@ mod tests {
                     "local l = parseLease(ARGV[1]) \
                      return { l.token, l.worker, string.format('%d', l.acquiredAt), string.format('%d', l.timeout), \
                               l.key or '-', leaseFlags(l.cancel, l.watch), l.progress, leaseToken(ARGV[1]), \
-                              leaseKey(ARGV[1]) or '-', rewriteLease(l, leaseFlags(l.cancel, l.watch), l.progress) }",
+                              leaseKey(ARGV[1]) or '-', rewriteLease(l, leaseFlags(l.cancel, l.watch), l.progress), \
+                              l.group or '-', leaseGroup(ARGV[1]) or '-' }",
                     &[rec.as_bytes()],
                 )
                 .await;
@@ -419,6 +440,8 @@ mod tests {
             assert_eq!(parsed[..9], expected, "{rec:?}");
             // A rewrite always carries the tail; it reads as the same lease.
             assert_eq!(LeaseRecord::parse(&parsed[9]).as_ref(), Some(&lease), "{:?}", parsed[9]);
+            let group = lease.group.clone().unwrap_or_else(|| "-".into());
+            assert_eq!(parsed[10..], [group.as_str(), group.as_str()], "{rec:?}");
         }
         // Not a lease record: None on both sides.
         for bad in ["", "x|w|1|2", "1|w|x|2"] {

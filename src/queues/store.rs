@@ -2,6 +2,7 @@
 
 use crate::store::keys::ChannelKind;
 
+use super::limits::GroupHint;
 pub use super::records::StepRecord;
 use super::records::{Idempotency, LeaseRecord};
 use crate::error::{Error, Result};
@@ -157,7 +158,7 @@ impl FromReply for Released {
 }
 
 pub(crate) use super::expiry::Expired;
-pub(crate) use super::limits::{KeyLimitsEntries, RecountStep};
+pub(crate) use super::limits::{GroupRead, KeyLimitsEntries, RecountStep};
 pub(crate) use super::sweep::{QueueStats, Repaired};
 
 pub use super::records::AgentDef;
@@ -420,13 +421,23 @@ pub struct Queues {
     /// first. Only a hint: each acquire script checks the queue's "keyed" flag itself and
     /// answers `OtherPath` when it is not the queue's, and the other one is called.
     keyed: std::sync::Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    /// The shared concurrency group each queue was last found in (or its leases were granted
+    /// under), so a call passes that group's keys first (`Queues::grouped_keys`). Only a hint:
+    /// the scripts check it.
+    pub(super) groups: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
 }
 
 over_core!(Queues);
 
 impl Queues {
     pub fn new(flows: Flows) -> Self {
-        Self { core: Core::clone(&flows), flows, marks: Default::default(), keyed: Default::default() }
+        Self {
+            core: Core::clone(&flows),
+            flows,
+            marks: Default::default(),
+            keyed: Default::default(),
+            groups: Default::default(),
+        }
     }
 
     /// A script wrote `n` outbox entries in `queue` (see [`Flows::outboxed`]).
@@ -629,11 +640,11 @@ impl Shard<'_, Queues> {
 
     /// One acquire script call: acquireAgents, or acquireKeyed for a keyed queue.
     async fn acquire_script(&self, queue: &str, worker: &str, max: u32) -> Result<Acquired> {
-        let k = self.keys.queue(queue);
+        let (mut k, mut group) = self.grouped_keys(queue);
         let (max_leases, scan_limit) = (u64::from(max), u64::from(self.policy.scan_limit));
         // A keyed queue takes acquireKeyed, any other acquireAgents; the script checks.
         let mut keyed = self.keyed.lock().unwrap_or_else(|e| e.into_inner()).contains(&k.limits);
-        let mut tries = 0;
+        let (mut tries, mut group_tries) = (0, 0);
         let channel = self.keys.announce_finishes(queue);
         let (result_ttl_ms, result_max) = (self.policy.results.retention_ms, self.policy.results.max_entries);
         let (now_ms, next_due, repaired, mut leases) = loop {
@@ -647,8 +658,9 @@ impl Shard<'_, Queues> {
                     queue,
                     result_ttl_ms,
                     result_max,
+                    group_name: &group,
                 };
-                self.call_items(Path::Dispatch, call, max as usize).await?
+                self.call_items(Path::Dispatch, call, max as usize).await
             } else {
                 let call = calls::AcquireAgents {
                     keys: &k,
@@ -659,8 +671,21 @@ impl Shard<'_, Queues> {
                     queue,
                     result_ttl_ms,
                     result_max,
+                    group_name: &group,
                 };
-                self.call_items(Path::Dispatch, call, max as usize).await?
+                self.call_items(Path::Dispatch, call, max as usize).await
+            };
+            // The queue is in another group than this replica knew: again with its keys.
+            let answer = match answer {
+                Err(e) => match self.group_hint(queue, &e) {
+                    Some(GroupHint::Group(g)) if group_tries < 3 => {
+                        group_tries += 1;
+                        (k, group) = (self.keys.queue(queue).in_group(&self.keys, &g), g);
+                        continue;
+                    }
+                    _ => return Err(e),
+                },
+                Ok(answer) => answer,
             };
             match answer {
                 Acquisition::Granted { now_ms, next_due, repaired, expired, outboxed, leases } => {
@@ -782,7 +807,38 @@ impl Shard<'_, Queues> {
     }
 
     async fn heartbeat_script(&self, queue: &str, worker: &str, leases: &[HeartbeatItem<'_>]) -> Result<Vec<Beat>> {
-        let k = self.keys.queue(queue);
+        let (mut k, mut group) = self.grouped_keys(queue);
+        let mut tries = 0;
+        loop {
+            match self.heartbeat_call(queue, worker, leases, &k, &group).await {
+                Err(e) => match self.group_hint(queue, &e) {
+                    Some(GroupHint::Group(g)) if tries < 3 => {
+                        tries += 1;
+                        (k, group) = (self.keys.queue(queue).in_group(&self.keys, &g), g);
+                    }
+                    Some(GroupHint::Several) if leases.len() > 1 => {
+                        // Cancelled runs of several groups: one call per lease.
+                        let mut out = Vec::with_capacity(leases.len());
+                        for one in leases.chunks(1) {
+                            out.extend(Box::pin(self.heartbeat_script(queue, worker, one)).await?);
+                        }
+                        return Ok(out);
+                    }
+                    _ => return Err(e),
+                },
+                beats => return beats,
+            }
+        }
+    }
+
+    async fn heartbeat_call(
+        &self,
+        queue: &str,
+        worker: &str,
+        leases: &[HeartbeatItem<'_>],
+        k: &crate::store::keys::QueueKeys,
+        group: &str,
+    ) -> Result<Vec<Beat>> {
         let texts: Vec<(String, String)> = leases
             .iter()
             .map(|(_, token, progress)| {
@@ -790,7 +846,8 @@ impl Shard<'_, Queues> {
             })
             .collect();
         let call = calls::HeartbeatLeases {
-            keys: &k,
+            keys: k,
+            group_name: group,
             worker,
             channel: &self.keys.announce_finishes(queue),
             queue,
@@ -850,7 +907,38 @@ impl Shard<'_, Queues> {
 
     /// One completeAgents call.
     async fn complete_script(&self, queue: &str, items: &[&Completion]) -> Result<Vec<Option<Ended>>> {
-        let k = self.keys.queue(queue);
+        let (mut k, mut group) = self.grouped_keys(queue);
+        let mut tries = 0;
+        loop {
+            match self.complete_call(queue, items, &k, &group).await {
+                Err(e) => match self.group_hint(queue, &e) {
+                    Some(GroupHint::Group(g)) if tries < 3 => {
+                        tries += 1;
+                        (k, group) = (self.keys.queue(queue).in_group(&self.keys, &g), g);
+                    }
+                    Some(GroupHint::Several) if items.len() > 1 => {
+                        // Leases granted under several groups: one call per lease.
+                        let mut out = Vec::with_capacity(items.len());
+                        for one in items.chunks(1) {
+                            out.extend(Box::pin(self.complete_script(queue, one)).await?);
+                        }
+                        return Ok(out);
+                    }
+                    _ => return Err(e),
+                },
+                ended => return ended,
+            }
+        }
+    }
+
+    /// One completeAgents call with the keys of one group.
+    async fn complete_call(
+        &self,
+        queue: &str,
+        items: &[&Completion],
+        k: &crate::store::keys::QueueKeys,
+        group: &str,
+    ) -> Result<Vec<Option<Ended>>> {
         let texts: Vec<(String, String)> = items
             .iter()
             .map(|c| {
@@ -860,7 +948,8 @@ impl Shard<'_, Queues> {
             .collect();
         let (agent, dead_letter) = (&self.policy.agent, &self.policy.dead_letter);
         let call = calls::CompleteAgents {
-            keys: &k,
+            keys: k,
+            group_name: group,
             forbidden_ms: agent.permanent_forbidden_backoff_ms,
             throttled_base_ms: agent.throttled_base_ms,
             throttled_multiplier: agent.throttled_multiplier,
@@ -926,19 +1015,33 @@ impl Shard<'_, Queues> {
         jitter_ms: u64,
         at_ms: Option<i64>,
     ) -> Result<Option<i64>> {
-        let k = self.keys.queue(queue);
-        let call = calls::ReleaseAgent {
-            keys: &k,
-            name,
-            token: &token.to_string(),
-            delay_ms,
-            jitter_ms,
-            seed: rand::random::<u32>().into(),
-            channel: &self.keys.announce(ChannelKind::Queue, queue),
-            queue,
-            at_ms: &at_ms.map(|t| t.to_string()).unwrap_or_default(),
+        let (mut k, mut group) = self.grouped_keys(queue);
+        let mut tries = 0;
+        let released = loop {
+            let call = calls::ReleaseAgent {
+                keys: &k,
+                name,
+                token: &token.to_string(),
+                delay_ms,
+                jitter_ms,
+                seed: rand::random::<u32>().into(),
+                channel: &self.keys.announce(ChannelKind::Queue, queue),
+                queue,
+                at_ms: &at_ms.map(|t| t.to_string()).unwrap_or_default(),
+                group_name: &group,
+            };
+            match self.call(Path::WriteBack, call).await {
+                Err(e) => match self.group_hint(queue, &e) {
+                    Some(GroupHint::Group(g)) if tries < 3 => {
+                        tries += 1;
+                        (k, group) = (self.keys.queue(queue).in_group(&self.keys, &g), g);
+                    }
+                    _ => return Err(e),
+                },
+                Ok(released) => break released,
+            }
         };
-        match self.call(Path::WriteBack, call).await? {
+        match released {
             Released::Lost => Err(Error::LeaseLost(format!("{queue}/{name} token {token}"))),
             Released::Rescheduled(next_run_ms) => Ok(Some(next_run_ms)),
             Released::Removed => Ok(None),

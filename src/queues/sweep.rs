@@ -172,10 +172,42 @@ impl Queues {
         if items.is_empty() {
             return Ok(Vec::new());
         }
-        let k = self.keys.queue(queue);
+        let (mut k, mut group) = self.grouped_keys(queue);
+        let mut tries = 0;
+        loop {
+            match self.reap_call(queue, items, &k, &group).await {
+                Err(e) => match self.group_hint(queue, &e) {
+                    Some(super::limits::GroupHint::Group(g)) if tries < 3 => {
+                        tries += 1;
+                        (k, group) = (self.keys.queue(queue).in_group(&self.keys, &g), g);
+                    }
+                    Some(super::limits::GroupHint::Several) if items.len() > 1 => {
+                        // Leases granted under several groups: one call per lease.
+                        let mut out = Vec::with_capacity(items.len());
+                        for one in items.chunks(1) {
+                            out.extend(Box::pin(self.reap(queue, one)).await?);
+                        }
+                        return Ok(out);
+                    }
+                    _ => return Err(e),
+                },
+                reaped => return reaped,
+            }
+        }
+    }
+
+    /// One reapLeases call with the keys of one group.
+    async fn reap_call(
+        &self,
+        queue: &str,
+        items: &[(&Suspect, ReapKind, u64)],
+        k: &crate::store::keys::QueueKeys,
+        group: &str,
+    ) -> Result<Vec<Reaped>> {
         let (agent, dead_letter) = (&self.policy.agent, &self.policy.dead_letter);
         let call = calls::ReapLeases {
-            keys: &k,
+            keys: k,
+            group_name: group,
             queue,
             channel: &self.keys.announce_finishes(queue),
             seed: rand::random::<u32>().into(),
@@ -288,6 +320,7 @@ impl crate::store::scripts::FromReply for QueueStats {
                     key_concurrency: count("key_concurrency", &key_concurrency)?,
                     key_rate: bucket(&key_rate, &key_burst)?,
                     priority_aging_ms: None, // the last value of the reply, read below
+                    group: None,             // read below
                 }
             },
             tokens: {
@@ -312,6 +345,8 @@ impl crate::store::scripts::FromReply for QueueStats {
         let oldest: i64 = r.next()?;
         stats.oldest_release_ms = (oldest >= 0).then_some(oldest);
         stats.expired = r.next()?;
+        let group: String = r.next()?;
+        stats.limits.group = (!group.is_empty()).then_some(group);
         Ok(stats)
     }
 }

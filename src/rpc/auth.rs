@@ -40,7 +40,7 @@ pub enum Permission {
     /// Look: Get*, List*, Watch*, Observe, Await, GetHealth.
     Read,
     /// Change what an operator changes: Retry/DeleteDeadLetter, Purge, SetLimits,
-    /// SetKeyLimits, RecountKeys, Pause, Resume; and anything unknown.
+    /// SetKeyLimits, SetGroupLimits, RecountKeys, Pause, Resume; and anything unknown.
     Admin,
 }
 
@@ -92,6 +92,8 @@ pub enum NameKind {
     Pool,
     Receiver,
     Election,
+    /// A shared concurrency group (SetGroupLimits; `QueueLimits.group`).
+    Group,
 }
 
 impl NameKind {
@@ -101,11 +103,14 @@ impl NameKind {
             NameKind::Pool => "pool",
             NameKind::Receiver => "receiver",
             NameKind::Election => "election",
+            NameKind::Group => "group",
         }
     }
 
     fn parse(s: &str) -> Option<Self> {
-        [NameKind::Queue, NameKind::Pool, NameKind::Receiver, NameKind::Election].into_iter().find(|k| k.as_str() == s)
+        [NameKind::Queue, NameKind::Pool, NameKind::Receiver, NameKind::Election, NameKind::Group]
+            .into_iter()
+            .find(|k| k.as_str() == s)
     }
 }
 
@@ -132,7 +137,7 @@ impl Scope {
             Some((kind, pattern)) => (
                 Some(
                     NameKind::parse(kind)
-                        .ok_or_else(|| format!("{kind:?} is not queue, pool, receiver or election"))?,
+                        .ok_or_else(|| format!("{kind:?} is not queue, pool, receiver, election or group"))?,
                 ),
                 pattern,
             ),
@@ -355,7 +360,10 @@ pub fn permission(path: &str) -> Option<Permission> {
         ("baton.v1.ScheduleService", "Schedule" | "ScheduleBatch" | "Cancel") => Produce,
         ("baton.v1.ScheduleService", "Subscribe" | "Receive" | "Ack" | "AckBatch") => Work,
         ("baton.v1.ScheduleService", "ListMessages") => Read,
-        ("baton.v1.AdminService", "GetHealth" | "ListDeadLetters" | "GetKeyLimits" | "ListKeyLimits") => Read,
+        (
+            "baton.v1.AdminService",
+            "GetHealth" | "ListDeadLetters" | "GetKeyLimits" | "ListKeyLimits" | "GetGroupLimits" | "ListGroupLimits",
+        ) => Read,
         // KEDA's external scaler reads backlogs; KEDA sends no token, so with authentication
         // on it presents a client certificate mapped to a read-only identity.
         ("externalscaler.ExternalScaler", _) => Read,

@@ -34,7 +34,7 @@ pub(crate) const BUCKETS: usize = BOUNDS_MICROS.len() + 1;
 
 /// Every RPC method of the baton.v1 services, sorted (names are unique across services); a
 /// unit test keeps it equal to the protos.
-pub(crate) const METHODS: [&str; 50] = [
+pub(crate) const METHODS: [&str; 53] = [
     "Ack",
     "AckBatch",
     "Acquire",
@@ -51,6 +51,7 @@ pub(crate) const METHODS: [&str; 50] = [
     "GetAgent",
     "GetBatch",
     "GetElectionHistory",
+    "GetGroupLimits",
     "GetHealth",
     "GetKeyLimits",
     "GetLeader",
@@ -59,6 +60,7 @@ pub(crate) const METHODS: [&str; 50] = [
     "ListAgents",
     "ListDeadLetters",
     "ListElections",
+    "ListGroupLimits",
     "ListKeyLimits",
     "ListMessages",
     "Observe",
@@ -79,6 +81,7 @@ pub(crate) const METHODS: [&str; 50] = [
     "Schedule",
     "ScheduleBatch",
     "Session",
+    "SetGroupLimits",
     "SetKeyLimits",
     "SetLimits",
     "Subscribe",

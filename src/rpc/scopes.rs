@@ -27,7 +27,18 @@ scoped!(NameKind::Election, election: pb::CampaignRequest, pb::RenewRequest, pb:
 scoped!(NameKind::Receiver, receiver: pb::ScheduleRequest, pb::SubscribeRequest, pb::AckRequest,
     pb::CancelRequest, pb::ListMessagesRequest);
 
-scoped!(NameKind::Queue, queue: pb::SessionOpen, pb::SetLimitsRequest, pb::SetKeyLimitsRequest, pb::GetKeyLimitsRequest,
+/// SetLimits touches its queue and the group it joins (which its grants then count in).
+impl Scoped for pb::SetLimitsRequest {
+    fn names(&self) -> Vec<(NameKind, &str)> {
+        let mut names = vec![(NameKind::Queue, self.queue.as_str())];
+        if let Some(g) = self.limits.as_ref().filter(|l| !l.group.is_empty()) {
+            names.push((NameKind::Group, g.group.as_str()));
+        }
+        names
+    }
+}
+
+scoped!(NameKind::Queue, queue: pb::SessionOpen, pb::SetKeyLimitsRequest, pb::GetKeyLimitsRequest,
     pb::ListKeyLimitsRequest, pb::RecountKeysRequest);
 
 /// Register touches its queue and the queues of the parents its agents name (a child is
@@ -136,6 +147,15 @@ impl Scoped for pb::GetHealthRequest {
 }
 
 impl Scoped for pb::ListElectionsRequest {
+    fn names(&self) -> Vec<(NameKind, &str)> {
+        Vec::new()
+    }
+}
+
+scoped!(NameKind::Group, group: pb::SetGroupLimitsRequest, pb::GetGroupLimitsRequest);
+
+/// ListGroupLimits names none: it lists the groups the caller's scopes admit.
+impl Scoped for pb::ListGroupLimitsRequest {
     fn names(&self) -> Vec<(NameKind, &str)> {
         Vec::new()
     }

@@ -101,6 +101,23 @@ pub struct QueueKeys {
     /// ZSET name -> expire at (ms): agents with an expiry (`Agent.expire_at`, `ttl`) whose
     /// first run has not started, for the sweeper; written only for such agents.
     pub expiring: String,
+    /// HASH: the queue's shared concurrency group (`lua/includes/groupLimits.lua`): its limits
+    /// and held counts, `{g:<group>}:limits`. A queue in no group gets `{q:<queue>}:group`, a key
+    /// of its own slot that no script touches ([`QueueKeys::in_group`] sets the group's).
+    pub group: String,
+    /// SET "<queue>|<channel>": the group's member queues held back by it; `{q:<queue>}:groupblocked`
+    /// (never touched) for a queue in no group.
+    pub groupblocked: String,
+}
+
+/// The keys of one shared concurrency group (AdminService.SetGroupLimits), tagged `{g:<group>}`.
+#[derive(Clone, Debug)]
+pub struct GroupKeys {
+    /// HASH concurrency, rate, burst, key_concurrency, the bucket's tokens and at, "created";
+    /// held, "held|<key>": leases granted under the group and not ended, over every member queue.
+    pub limits: String,
+    /// SET "<queue>|<channel>": member queues whose Acquire the group held back.
+    pub blocked: String,
 }
 
 /// The keys of one pool; the pool scripts (`lua/pools/`) take them as `KEYS of PoolKeys`.
@@ -252,10 +269,20 @@ pub struct ElectionKeys {
 }
 
 impl QueueKeys {
-    /// The twenty keys of acquireAgents (the plain path), in its order (the bench calls the
+    /// These keys with the group's in place of the placeholders ("" keeps them: no group).
+    pub fn in_group(mut self, keys: &Keys, group: &str) -> Self {
+        if !group.is_empty() {
+            let g = keys.group(group);
+            self.group = g.limits;
+            self.groupblocked = g.blocked;
+        }
+        self
+    }
+
+    /// The twenty-two keys of acquireAgents (the plain path), in its order (the bench calls the
     /// script with them too): the grant's, what an agent expired at grant time needs, then the
     /// steps.
-    pub fn acquire_keys(&self) -> [&str; 20] {
+    pub fn acquire_keys(&self) -> [&str; 22] {
         [
             &self.waiting,
             &self.working,
@@ -277,6 +304,8 @@ impl QueueKeys {
             &self.awaited,
             &self.deps,
             &self.steps,
+            &self.group,
+            &self.groupblocked,
         ]
     }
 }
@@ -391,7 +420,20 @@ impl Keys {
             dedupat: k("dedupat"),
             steps: k("steps"),
             expiring: k("expiring"),
+            group: k("group"),
+            groupblocked: k("groupblocked"),
         }
+    }
+
+    /// The keys of a shared concurrency group.
+    pub fn group(&self, group: &str) -> GroupKeys {
+        let k = |part: &str| format!("{}baton:{{g:{group}}}:{part}", self.prefix);
+        GroupKeys { limits: k("limits"), blocked: k("blocked") }
+    }
+
+    /// ZSET group -> 0: every shared concurrency group, in name order (ListGroupLimits).
+    pub fn groups(&self) -> String {
+        format!("{}baton:{{registry}}:groups", self.prefix)
     }
 
     /// The keys of one election.

@@ -163,6 +163,12 @@ pub enum Command {
         #[command(subcommand)]
         action: Keys,
     },
+    /// Shared concurrency groups: limits over several queues together (AdminService.SetGroupLimits,
+    /// GetGroupLimits, ListGroupLimits); a queue joins with `baton limits QUEUE --group NAME`.
+    Group {
+        #[command(subcommand)]
+        action: Group,
+    },
     /// A receiver's messages: list the scheduled and in-flight ones, or cancel some.
     Messages {
         #[command(subcommand)]
@@ -230,6 +236,44 @@ pub enum Keys {
         #[command(flatten)]
         target: Target,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Group {
+    /// List the groups, in name order, with their limits and the leases held under each.
+    List {
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Show one group's limits and the leases held under it.
+    Show {
+        /// The group.
+        group: String,
+        #[command(flatten)]
+        target: Target,
+    },
+    /// Create a group or change the limits given; the others stay. 0 removes a limit.
+    Set(GroupSetArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct GroupSetArgs {
+    /// The group.
+    pub group: String,
+    /// Most leases held at once over every member queue (0: no limit).
+    #[arg(long)]
+    pub concurrency: Option<u32>,
+    /// Grants per second over every member queue (0: no limit).
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Most grants at once from a full bucket (with --rate).
+    #[arg(long, requires = "rate")]
+    pub burst: Option<u32>,
+    /// Most leases held at once by the agents of one key over every member queue (0: no limit).
+    #[arg(long)]
+    pub key_concurrency: Option<u32>,
+    #[command(flatten)]
+    pub target: Target,
 }
 
 #[derive(Args, Debug)]
@@ -352,8 +396,11 @@ pub struct LimitsArgs {
     /// Burst of each key's bucket (with --key-rate).
     #[arg(long, requires = "key_rate")]
     pub key_burst: Option<u32>,
-    /// Remove every limit.
-    #[arg(long, conflicts_with_all = ["concurrency", "rate", "key_concurrency", "key_rate"])]
+    /// Join a shared concurrency group (`baton group set`); "" leaves the group.
+    #[arg(long)]
+    pub group: Option<String>,
+    /// Remove every limit (and leave the group).
+    #[arg(long, conflicts_with_all = ["concurrency", "rate", "key_concurrency", "key_rate", "group"])]
     pub clear: bool,
     /// Declare the queue if nothing was registered in it yet (configure it before its first
     /// producer); without it an unknown queue is an error.
@@ -423,6 +470,29 @@ pub async fn run(command: Command) -> Result<()> {
             keys_out(&target, &queue, &e.key_limits.into_iter().collect::<Vec<_>>())?
         }
         Command::Keys { action: Keys::Set(a) } => keys_set(&connect(&a.target).await?, &a).await?,
+        Command::Group { action: Group::List { target } } => {
+            let c = connect(&target).await?;
+            let mut groups = Vec::new();
+            let mut token = String::new();
+            loop {
+                let msg = pb::ListGroupLimitsRequest { page_size: 1000, page_token: token };
+                let page =
+                    c.admin().list_group_limits(msg).await.map_err(|s| failed("ListGroupLimits", s))?.into_inner();
+                groups.extend(page.groups);
+                if page.next_page_token.is_empty() {
+                    break;
+                }
+                token = page.next_page_token;
+            }
+            groups_out(&target, &groups)?
+        }
+        Command::Group { action: Group::Show { group, target } } => {
+            let c = connect(&target).await?;
+            let msg = pb::GetGroupLimitsRequest { group };
+            let g = c.admin().get_group_limits(msg).await.map_err(|s| failed("GetGroupLimits", s))?.into_inner();
+            groups_out(&target, &g.group.into_iter().collect::<Vec<_>>())?
+        }
+        Command::Group { action: Group::Set(a) } => group_set(&connect(&a.target).await?, &a).await?,
         Command::Keys { action: Keys::Recount { queue, target } } => {
             let c = connect(&target).await?;
             let msg = pb::RecountKeysRequest { queue: queue.clone() };
@@ -641,6 +711,9 @@ fn limits_text(l: &Option<pb::QueueLimits>) -> String {
     }
     if l.priority_aging.is_some() {
         parts.push(format!("priority aging {}", age(&l.priority_aging)));
+    }
+    if !l.group.is_empty() {
+        parts.push(format!("group {}", l.group));
     }
     if parts.is_empty() {
         "-".into()
@@ -1075,8 +1148,12 @@ fn rate_flag(rate: f64, burst: Option<u32>) -> Option<pb::RateLimit> {
 }
 
 async fn limits(c: &Client, a: &LimitsArgs) -> Result<String> {
-    let changing =
-        a.clear || a.concurrency.is_some() || a.rate.is_some() || a.key_concurrency.is_some() || a.key_rate.is_some();
+    let changing = a.clear
+        || a.concurrency.is_some()
+        || a.rate.is_some()
+        || a.key_concurrency.is_some()
+        || a.key_rate.is_some()
+        || a.group.is_some();
     let health = c.admin().get_health(pb::GetHealthRequest {}).await.map_err(|s| failed("GetHealth", s))?.into_inner();
     let current = health
         .sources
@@ -1084,7 +1161,7 @@ async fn limits(c: &Client, a: &LimitsArgs) -> Result<String> {
         .find(|s| s.source.as_ref().is_some_and(|s| s.kind == pb::SourceKind::Queue as i32 && s.name == a.queue));
     // --create declares a queue nothing was registered in yet: it starts with no limits.
     let mut l = match current {
-        Some(current) => current.limits.unwrap_or_default(),
+        Some(current) => current.limits.clone().unwrap_or_default(),
         None if a.create && changing => pb::QueueLimits::default(),
         None => {
             return Err(CliError::Call {
@@ -1110,6 +1187,9 @@ async fn limits(c: &Client, a: &LimitsArgs) -> Result<String> {
         if let Some(r) = a.key_rate {
             l.key_rate = rate_flag(r, a.key_burst);
         }
+        if let Some(g) = &a.group {
+            l.group = g.clone();
+        }
         let msg = pb::SetLimitsRequest { queue: a.queue.clone(), limits: Some(l), create: a.create };
         l = idempotent("SetLimits", || {
             let (mut admin, msg) = (c.admin(), msg.clone());
@@ -1123,6 +1203,65 @@ async fn limits(c: &Client, a: &LimitsArgs) -> Result<String> {
         return Ok(json_out(json!({ "queue": a.queue, "limits": to_json(&l), "changed": changing })));
     }
     Ok(format!("{} limits: {}\n", a.queue, limits_text(&Some(l))))
+}
+
+/// One group's limits and usage, as the CLI shows them.
+fn group_text(g: &pb::GroupLimitsEntry) -> String {
+    let l = g.limits.unwrap_or_default();
+    let mut parts = Vec::new();
+    if l.concurrency > 0 {
+        parts.push(format!("concurrency {}", l.concurrency));
+    }
+    if let Some(r) = &l.rate {
+        parts.push(format!("rate {}/s burst {}", r.per_second, r.burst));
+    }
+    if l.key_concurrency > 0 {
+        parts.push(format!("per key {}", l.key_concurrency));
+    }
+    let limits = if parts.is_empty() { "no limits".to_string() } else { parts.join(", ") };
+    format!("{}\t{limits}\theld {}", g.group, g.held)
+}
+
+fn groups_out(target: &Target, groups: &[pb::GroupLimitsEntry]) -> Result<String> {
+    if target.json {
+        let items: Vec<Value> = groups.iter().map(to_json).collect();
+        return Ok(json_out(json!({ "groups": items })));
+    }
+    let mut out = String::new();
+    for g in groups {
+        out.push_str(&group_text(g));
+        out.push('\n');
+    }
+    if groups.is_empty() {
+        out.push_str("no groups\n");
+    }
+    Ok(out)
+}
+
+async fn group_set(c: &Client, a: &GroupSetArgs) -> Result<String> {
+    // The others stay: start from the group's limits, when it exists.
+    let get = pb::GetGroupLimitsRequest { group: a.group.clone() };
+    let mut l = match c.admin().get_group_limits(get).await {
+        Ok(r) => r.into_inner().group.and_then(|g| g.limits).unwrap_or_default(),
+        Err(s) if s.code() == tonic::Code::NotFound => pb::GroupLimits::default(),
+        Err(s) => return Err(failed("GetGroupLimits", s)),
+    };
+    if let Some(n) = a.concurrency {
+        l.concurrency = n;
+    }
+    if let Some(r) = a.rate {
+        l.rate = rate_flag(r, a.burst);
+    }
+    if let Some(n) = a.key_concurrency {
+        l.key_concurrency = n;
+    }
+    let msg = pb::SetGroupLimitsRequest { group: a.group.clone(), limits: Some(l) };
+    let r = idempotent("SetGroupLimits", || {
+        let (mut admin, msg) = (c.admin(), msg.clone());
+        async move { admin.set_group_limits(msg).await }
+    })
+    .await?;
+    groups_out(&a.target, &r.group.into_iter().collect::<Vec<_>>())
 }
 
 /// One key's weight and overrides, as the CLI shows them.

@@ -315,6 +315,17 @@ async fn operator_commands_act_and_report_each_result() {
     assert_eq!((l["limits"].get("concurrency"), l["limits"]["rate"]["burst"].as_u64()), (None, Some(4)));
     assert_eq!(ok(&addr, &["limits", "mail", "--clear"]).await, "mail limits: -\n");
 
+    // group: set, shown, listed, joined by a queue (a group never set is refused), left.
+    assert_eq!(ok(&addr, &["group", "set", "gpu", "--concurrency", "4"]).await, "gpu\tconcurrency 4\theld 0\n");
+    let (_, err) = fails(&addr, &["limits", "mail", "--group", "nope"]).await;
+    assert!(err.contains("limits.group"), "{err}");
+    assert_eq!(ok(&addr, &["limits", "mail", "--group", "gpu"]).await, "mail limits: group gpu\n");
+    let g = ok(&addr, &["group", "set", "gpu", "--key-concurrency", "2"]).await;
+    assert_eq!(g, "gpu\tconcurrency 4, per key 2\theld 0\n");
+    assert_eq!(ok(&addr, &["group", "list"]).await, g);
+    assert_eq!(json(&addr, &["group", "show", "gpu"]).await["groups"][0]["limits"]["keyConcurrency"], 2);
+    assert_eq!(ok(&addr, &["limits", "mail", "--group", ""]).await, "mail limits: -\n");
+
     // A name that never existed: NOT_FOUND, nothing created, not "invalid configuration".
     let before = env.redis.snapshot().await;
     for args in [

@@ -23,6 +23,7 @@ mod expiry;
 mod flow;
 mod flow_faults;
 mod flows;
+mod groups;
 mod hardening;
 mod idempotency;
 mod keda;

@@ -256,6 +256,9 @@ const RPCS: &[(&str, &str)] = &[
     ("GetKeyLimits", "read"),
     ("ListKeyLimits", "read"),
     ("RecountKeys", "admin"),
+    ("SetGroupLimits", "admin"),
+    ("GetGroupLimits", "read"),
+    ("ListGroupLimits", "read"),
     ("Pause", "admin"),
     ("Resume", "admin"),
 ];
@@ -509,6 +512,12 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
             .await
             .map(drop),
         "RecountKeys" => admin.recount_keys(req(pb::RecountKeysRequest { queue: q }, auth)).await.map(drop),
+        "SetGroupLimits" => {
+            let limits = Some(pb::GroupLimits { concurrency: 1, ..Default::default() });
+            admin.set_group_limits(req(pb::SetGroupLimitsRequest { group: q, limits }, auth)).await.map(drop)
+        }
+        "GetGroupLimits" => admin.get_group_limits(req(pb::GetGroupLimitsRequest { group: q }, auth)).await.map(drop),
+        "ListGroupLimits" => admin.list_group_limits(req(pb::ListGroupLimitsRequest::default(), auth)).await.map(drop),
         "Pause" => admin.pause(req(pb::PauseRequest { source, create: false }, auth)).await.map(drop),
         "Resume" => admin.resume(req(pb::ResumeRequest { source, create: false }, auth)).await.map(drop),
         other => panic!("no call for {other}"),
@@ -621,7 +630,9 @@ async fn every_rpc_refuses_callers_without_credentials_role_or_scope_and_changes
         let scoped = call(&channel, rpc, Some(with_role(needs))).await;
         match rpc {
             // They name no source: served, over the caller's own sources (checked below).
-            "GetHealth" | "Purge" | "ListElections" => scoped.unwrap_or_else(|e| panic!("{rpc}: {e:?}")),
+            "GetHealth" | "Purge" | "ListElections" | "ListGroupLimits" => {
+                scoped.unwrap_or_else(|e| panic!("{rpc}: {e:?}"))
+            }
             _ => {
                 let e = scoped.unwrap_err();
                 assert_eq!(e.code(), Code::PermissionDenied, "{rpc} outside the scopes: {e:?}");

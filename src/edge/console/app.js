@@ -126,6 +126,7 @@ function limitsText(l) {
   if (l.keyConcurrency) parts.push("per key " + l.keyConcurrency);
   if (l.keyRate) parts.push("per key " + (l.keyRate.perSecond || 0) + "/s");
   if (secs(l.priorityAging)) parts.push("priority aging " + secs(l.priorityAging) + "s");
+  if (l.group) parts.push("group " + l.group);
   return parts.join(", ") || "-";
 }
 

@@ -39,6 +39,10 @@
     KEYS[21] deps      base of "deps:<child>"
     KEYS[22] steps     HASH name -> the steps its current run recorded (runSteps): read and
                        dropped for runs that ended only when the queue has any
+    KEYS[23] group     HASH the queue's shared concurrency group, as named by ARGV groupName
+                       (groupLimits): its limits and held counts; a queue in no group
+                       passes a key of its own slot, never touched
+    KEYS[24] groupblocked SET "<queue>|<channel>": member queues held back by the group
 
     ARGV[1] forbiddenMs (uint)          PERMANENT_FORBIDDEN backoff (readPolicy: these eight)
     ARGV[2] throttledBaseMs (uint)      THROTTLED backoff base
@@ -56,7 +60,9 @@
     ARGV[13] maxEntries (uint)    most answers remembered per queue
     ARGV[14] resultTtlMs (uint)   how long finishes are kept (results.retention_ms)
     ARGV[15] resultMax (uint)     most finishes kept per queue (results.max_entries)
-    ARGV[16..] items (items)      one item per lease ended:
+    ARGV[16] groupName (str) the group whose keys these are ("" for none): a grant counts under the
+                            queue's group, a lease end under its record's (groupLimits)
+    ARGV[17..] items (items)      one item per lease ended:
       name (str)                  agent name
       token (str)                 the lease's token (decimal)
       outcome (str)               SUCCESS | PERMANENT_FORBIDDEN | THROTTLED | TRANSIENT |
@@ -92,6 +98,7 @@ local rcall = redis.call
 --@include defField
 --@include wakeBlocked
 --@include keyLeaseEnded
+--@include groupLimits
 --@include recall
 --@include remember
 --@include runSteps
@@ -114,6 +121,12 @@ local names = {}
 for i = 1, count do names[i] = items[i].name end
 local records = rcall('HMGET', k.leases, unpack(names))
 local defs = rcall('HMGET', k.defs, unpack(names))
+-- The groups of the leases it may end, checked before anything is written (groupLimits): no
+-- command, a string match per record.
+local groups = {}
+for i = 1, count do groups[i] = records[i] and leaseGroup(records[i]) end
+checkGroups(A.groupName, groups)
+local groupEnds, groupKeys = 0, {}
 
 local now = nowMs()
 local out = {}
@@ -139,6 +152,10 @@ for i = 0, count - 1 do
     ended = ended + 1
     local key = leaseKey(rec)
     if key then keyEnds[key] = keyEnds[key] or {}; table.insert(keyEnds[key], name) end
+    if groups[i + 1] then
+      groupEnds = groupEnds + 1
+      if key then groupKeys[key] = (groupKeys[key] or 0) + 1 end
+    end
     local def = defs[i + 1]
     if outcome == 'SUCCESS' and def and defField(def, 'interval_ms') == 0 and not defIsCron(def) then
       g = g + 1
@@ -175,6 +192,7 @@ if g > 0 then
 end
 stepsSettle(F.kept, F.results, now)
 for key, ended in pairs(keyEnds) do keyLeaseEnded(k.limits, key, #ended, ended) end
+if groupEnds > 0 then groupLeaseEnded(K, A.groupName, groupEnds, groupKeys) end
 if ended > 0 then wakeBlocked(k.limits, channel, queue) end
 -- The service said "not before retryAfter": a rate-limited queue holds its whole bucket that
 -- long, not just the one agent (the bucket refills from then on).

@@ -70,6 +70,10 @@
     KEYS[20] awaited   ZSET name -> awaited until (ms)
     KEYS[21] deps      base of "deps:<child>"
     KEYS[22] steps     HASH name -> the steps its current run recorded (runSteps)
+    KEYS[23] group     HASH the queue's shared concurrency group, as named by ARGV groupName
+                       (groupLimits): its limits and held counts; a queue in no group
+                       passes a key of its own slot, never touched
+    KEYS[24] groupblocked SET "<queue>|<channel>": member queues held back by the group
 
     ARGV[1] worker (str)      worker id of the caller
     ARGV[2] max (uint)        most leases to grant
@@ -79,6 +83,8 @@
     ARGV[5] queue (str)         queue name
     ARGV[6] resultTtlMs (uint)  how long finishes are kept (results.retention_ms)
     ARGV[7] resultMax (uint)    most finishes kept per queue (results.max_entries)
+    ARGV[8] groupName (str) the group whose keys these are ("" for none): a grant counts under the
+                            queue's group, a lease end under its record's (groupLimits)
 
   Output -> Acquisition:
     { -1 }  the queue is not keyed: nothing written (acquireAgents is its path)
@@ -104,9 +110,10 @@ local rcall = redis.call
 --@include expireAgent
 --@include runSteps
 --@include watchEvent
+--@include groupLimits
 --@include grantLeases
 
-local early = startAcquire(K, A.worker, A.max, true)
+local early = startAcquire(K, A.worker, A.max, true, A.groupName)
 if early then return early end
 flowKeys(K, A.resultTtlMs, A.resultMax)
 local waitingKey, defsKey, limitsKey, orderKey, tagsKey = K.waiting, K.defs, K.limits, K.order, K.tags
@@ -191,6 +198,9 @@ end
 -- waiting (Unregister, purge, a reset) is stale and leaves order.
 local held, buckets = {}, {}
 local heldBack, refillAt = false, nil
+-- Within a shared group: each key's leases over every member queue ("held|<key>" in the group's
+-- hash), counted whether or not the group has a key_concurrency.
+local inGroup, groupHeld, groupPerKey, groupHeldBack = G.group ~= '', {}, {}, false
 local grants, grantKeys, grantDefs, g = {}, {}, {}, 0
 local drop, d = {}, 0 -- order entries leaving: granted or stale
 local expiredNames, expiredDefs = {}, {} -- expired before their first run (expireAgent)
@@ -230,6 +240,10 @@ while true do
     local fields = {}
     for j, key in ipairs(unread) do fields[j] = 'held|' .. key end
     local counts = rcall('HMGET', limitsKey, unpack(fields))
+    if inGroup then
+      local gcounts = rcall('HMGET', K.group, unpack(fields))
+      for j, key in ipairs(unread) do groupHeld[key] = tonumber(gcounts[j] or '0') end
+    end
     local own = {}
     if overrides then
       for j, key in ipairs(unread) do fields[j] = 'key|' .. key end
@@ -286,6 +300,9 @@ while true do
       if key ~= '' and limit and held[key] >= limit then
         ok = false
         heldBack = true
+      elseif key ~= '' and inGroup and G.groupKeyLimit and groupHeld[key] >= G.groupKeyLimit then
+        ok = false
+        groupHeldBack = true
       elseif b and b[1] < 1 then
         ok = false
         local when = b[2] + math.ceil((1 - b[1]) * 1000 / b[5])
@@ -303,6 +320,10 @@ while true do
         if key ~= '' then
           held[key] = held[key] + 1
           perKey[key] = held[key]
+          if inGroup then
+            groupHeld[key] = groupHeld[key] + 1
+            groupPerKey[key] = (groupPerKey[key] or 0) + 1
+          end
           if b then
             b[1] = b[1] - 1
             b[3] = true
@@ -335,6 +356,7 @@ if g > 0 then
   local h = {}
   for key, count in pairs(perKey) do h[#h + 1], h[#h + 2] = 'held|' .. key, int(count) end
   if #h > 0 then rcall('HSET', limitsKey, unpack(h)) end
+  for key, n in pairs(groupPerKey) do rcall('HINCRBY', K.group, 'held|' .. key, n) end
   -- A recount running (recountKeys): its count follows every keyed grant; while it scans the
   -- leases, the agent is marked as counted, so the scan does not count it again.
   local recount = lim[14] and string.sub(lim[14], 1, 1)
@@ -374,6 +396,13 @@ if nextDue ~= now and rcall('EXISTS', orderKey) == 1 then
   if stop == 'max' and G.room >= 0 and G.granted >= G.room then
     rcall('HSET', limitsKey, 'blocked', '1')
     nextDue = false
+  elseif stop == 'max' and G.groupRoom >= 0 and G.granted >= G.groupRoom then
+    -- The group's places are taken: a lease end in any member queue announces this one.
+    groupBlocked(K, A.queue, A.channel)
+    nextDue = false
+  elseif stop == 'max' and G.groupRate > 0 and G.groupTokens - G.granted < 1
+    and not (G.rate > 0 and G.tokens - G.granted < 1) then
+    nextDue = G.groupAt + math.ceil((1 - (G.groupTokens - G.granted)) * 1000 / G.groupRate)
   elseif stop == 'max' and G.rate > 0 then
     nextDue = G.bucketAt + math.ceil((1 - (G.tokens - G.granted)) * 1000 / G.rate)
   elseif stop == 'max' then
@@ -382,6 +411,7 @@ if nextDue ~= now and rcall('EXISTS', orderKey) == 1 then
     -- Everything left was passed over (or a whole scan was): wait for a place (a wake-up) or
     -- a key's next token.
     if heldBack then rcall('HSET', limitsKey, 'blocked', '1') end
+    if groupHeldBack then groupBlocked(K, A.queue, A.channel) end
     if refillAt and (not nextDue or refillAt < nextDue) then nextDue = refillAt end
   end
 end

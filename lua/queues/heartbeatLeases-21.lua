@@ -31,6 +31,10 @@
     KEYS[18] deps      base of "deps:<child>"
     KEYS[19] steps     HASH name -> the steps its current run recorded: a cancelled run's are
                        dropped (kept with a kept finish: runSteps)
+    KEYS[20] group     HASH the queue's shared concurrency group, as named by ARGV groupName
+                       (groupLimits): its limits and held counts; a queue in no group
+                       passes a key of its own slot, never touched
+    KEYS[21] groupblocked SET "<queue>|<channel>": member queues held back by the group
 
     ARGV[1] worker (str)        worker id of the caller
     ARGV[2] channel (str)       where to announce: "P|S <wake-up channel>" or "", then
@@ -38,7 +42,9 @@
     ARGV[3] queue (str)         queue name, published on channel
     ARGV[4] resultTtlMs (uint)  how long finishes are kept (results.retention_ms)
     ARGV[5] resultMax (uint)    most finishes kept per queue (results.max_entries)
-    ARGV[6..] held (items)      one item per lease held:
+    ARGV[6] groupName (str) the group whose keys these are ("" for none): a grant counts under the
+                            queue's group, a lease end under its record's (groupLimits)
+    ARGV[7..] held (items)      one item per lease held:
       name (str)                agent name
       token (str)               the lease's token (decimal)
       progress (str)            "" leaves it; "=<value>" sets it
@@ -55,6 +61,7 @@ local rcall = redis.call
 --@include defField
 --@include wakeBlocked
 --@include keyLeaseEnded
+--@include groupLimits
 --@include cronNext
 --@include memberKey
 --@include keepsFinish
@@ -71,13 +78,23 @@ stepsKeys(K.steps)
 local now = nowMs()
 local out = {}
 local held, ended = false, false
-for _, item in ipairs(A.held) do
+-- Every lease record is read first: the groups of the cancelled runs that end here are checked
+-- before anything is written (groupLimits).
+local leases, groups = {}, {}
+for j, item in ipairs(A.held) do
+  local lease = parseLease(rcall('HGET', leasesKey, item.name))
+  leases[j] = lease or false
+  if lease and lease.token == item.token and lease.cancel then groups[#groups + 1] = lease.group end
+end
+checkGroups(A.groupName, groups)
+for j, item in ipairs(A.held) do
   local name, token, progress = item.name, item.token, item.progress
-  local lease = parseLease(rcall('HGET', leasesKey, name))
+  local lease = leases[j]
   if lease and lease.token == token and lease.cancel then
     rcall('ZREM', workingKey, name)
     rcall('HDEL', leasesKey, name)
     keyLeaseEnded(limitsKey, lease.key, 1, name)
+    groupLeaseEnded(K, lease.group, 1, lease.key and { [lease.key] = 1 })
     local def = rcall('HGET', defsKey, name)
     if def and defIsCron(def) then
       addWaiting(waitingKey, name, cronNext(cronKey, name, lease.token, lease.acquiredAt, now), channel, queue)

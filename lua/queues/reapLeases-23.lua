@@ -30,6 +30,10 @@
     KEYS[20] deps      base of "deps:<child>"
     KEYS[21] steps     HASH name -> the steps its current run recorded: kept for the next
                        attempt; dropped when the run is over (dead-lettered, removed: runSteps)
+    KEYS[22] group     HASH the queue's shared concurrency group, as named by ARGV groupName
+                       (groupLimits): its limits and held counts; a queue in no group
+                       passes a key of its own slot, never touched
+    KEYS[23] groupblocked SET "<queue>|<channel>": member queues held back by the group
 
     ARGV[1] queue (str)       queue name (wake-up message, dead-letter context)
     ARGV[2] channel (str)     where to announce: "P|S <wake-up channel>" or "", then
@@ -45,7 +49,9 @@
     ARGV[11] dlqMaxEntries (uint)        dead-letter queue size bound (0: none)
     ARGV[12] resultTtlMs (uint)  how long finishes are kept (results.retention_ms)
     ARGV[13] resultMax (uint)    most finishes kept per queue (results.max_entries)
-    ARGV[14..] suspects (items)  one item per lease to take back:
+    ARGV[14] groupName (str) the group whose keys these are ("" for none): a grant counts under the
+                            queue's group, a lease end under its record's (groupLimits)
+    ARGV[15..] suspects (items)  one item per lease to take back:
       name (str)                 agent name
       token (str)                the lease's token as found ("" when it had no lease record)
       kind (str)                 "ZOMBIE" or "ORPHAN"
@@ -72,6 +78,7 @@ local rcall = redis.call
 --@include finishLease
 --@include wakeBlocked
 --@include keyLeaseEnded
+--@include groupLimits
 --@include runSteps
 
 local k = {
@@ -88,6 +95,15 @@ stepsKeys(K.steps)
 
 local now = nowMs()
 local out, ended = {}, false
+-- The groups of the leases it may end, checked before anything is written (groupLimits).
+if #A.suspects > 0 then
+  local names = {}
+  for j, item in ipairs(A.suspects) do names[j] = item.name end
+  local recs, groups = rcall('HMGET', k.leases, unpack(names)), {}
+  for j = 1, #names do groups[j] = recs[j] and leaseGroup(recs[j]) end
+  checkGroups(A.groupName, groups)
+end
+local groupEnds, groupKeys = 0, {}
 for _, item in ipairs(A.suspects) do
   local name, token, kind, thresholdMs = item.name, item.token, item.kind, item.thresholdMs
   local code = -1
@@ -115,7 +131,12 @@ for _, item in ipairs(A.suspects) do
   if (code == 1 or code == 2) and lease then stepsEnded(name, lease.token) end
   if code >= 0 then ended = true end
   if code >= 0 and lease then keyLeaseEnded(limitsKey, lease.key, 1, name) end
+  if code >= 0 and lease and lease.group then
+    groupEnds = groupEnds + 1
+    if lease.key then groupKeys[lease.key] = (groupKeys[lease.key] or 0) + 1 end
+  end
 end
+if groupEnds > 0 then groupLeaseEnded(K, A.groupName, groupEnds, groupKeys) end
 if ended then wakeBlocked(limitsKey, channel, queue) end
 stepsSettle(F.kept, F.results, now)
 out[#out + 1] = endFinished(channel, queue, now)

@@ -9,6 +9,10 @@
     KEYS[3] defs       HASH name -> definition JSON
     KEYS[4] leases     HASH name -> "token|worker|acquired_at|timeout_ms"
     KEYS[5] limits     HASH flow control (acquireAgents): "blocked" is cleared and announced
+    KEYS[6] group     HASH the queue's shared concurrency group, as named by ARGV groupName
+                       (groupLimits): its limits and held counts; a queue in no group
+                       passes a key of its own slot, never touched
+    KEYS[7] groupblocked SET "<queue>|<channel>": member queues held back by the group
 
     ARGV[1] name (str)       agent name
     ARGV[2] token (str)      the lease's token (decimal)
@@ -19,6 +23,8 @@
     ARGV[7] queue (str)      queue name, published on channel
     ARGV[8] atMs (str)       when not "", the agent is due at exactly this time (ms) instead (a
                              skipped cron run waits for its next fire)
+    ARGV[9] groupName (str) the group whose keys these are ("" for none): a grant counts under the
+                            queue's group, a lease end under its record's (groupLimits)
 
   Output -> Released:
     { -1 }             LEASE_LOST: token stale or unknown; nothing changed
@@ -32,6 +38,7 @@ local rcall = redis.call
 --@include addWaiting
 --@include wakeBlocked
 --@include keyLeaseEnded
+--@include groupLimits
 
 local waitingKey, workingKey, defsKey, leasesKey, limitsKey = K.waiting, K.working, K.defs, K.leases, K.limits
 local name, token = A.name, A.token
@@ -43,9 +50,11 @@ local lease = parseLease(rcall('HGET', leasesKey, name))
 if not lease or lease.token ~= token then
   return { -1 }
 end
+checkGroups(A.groupName, { lease.group })
 rcall('ZREM', workingKey, name)
 rcall('HDEL', leasesKey, name)
 keyLeaseEnded(limitsKey, lease.key, 1, name)
+groupLeaseEnded(K, lease.group, 1, lease.key and { [lease.key] = 1 })
 wakeBlocked(limitsKey, channel, queue)
 if rcall('HEXISTS', defsKey, name) == 0 then
   return { 1, 0 }

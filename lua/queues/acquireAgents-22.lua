@@ -56,6 +56,10 @@
     KEYS[19] deps      base of "deps:<child>"
     KEYS[20] steps     HASH name -> the steps its current run recorded (runSteps): read for
                        the leases granted only when the queue has any (one EXISTS per call)
+    KEYS[21] group     HASH the queue's shared concurrency group, as named by ARGV groupName
+                       (groupLimits): its limits and held counts; a queue in no group
+                       passes a key of its own slot, never touched
+    KEYS[22] groupblocked SET "<queue>|<channel>": member queues held back by the group
 
     ARGV[1] worker (str)      worker id of the caller
     ARGV[2] max (uint)        most leases to grant
@@ -65,6 +69,8 @@
     ARGV[5] queue (str)         queue name
     ARGV[6] resultTtlMs (uint)  how long finishes are kept (results.retention_ms)
     ARGV[7] resultMax (uint)    most finishes kept per queue (results.max_entries)
+    ARGV[8] groupName (str) the group whose keys these are ("" for none): a grant counts under the
+                            queue's group, a lease end under its record's (groupLimits)
 
   Output -> Acquisition:
     { -1 }  the queue is keyed: nothing written (acquireKeyed is its path)
@@ -89,9 +95,10 @@ local rcall = redis.call
 --@include expireAgent
 --@include runSteps
 --@include watchEvent
+--@include groupLimits
 --@include grantLeases
 
-local early = startAcquire(K, A.worker, A.max, false)
+local early = startAcquire(K, A.worker, A.max, false, A.groupName)
 if early then return early end
 flowKeys(K, A.resultTtlMs, A.resultMax)
 local now, max, scanLimit = G.now, G.max, A.scanLimit
@@ -118,8 +125,14 @@ if head[2] then
     if G.room >= 0 and G.granted >= G.room then
       rcall('HSET', K.limits, 'blocked', '1')
       out[2] = -1
+    elseif G.groupRoom >= 0 and G.granted >= G.groupRoom then
+      -- The group's places are taken: a lease end in any member queue announces this one.
+      groupBlocked(K, A.queue, A.channel)
+      out[2] = -1
     elseif G.rate > 0 and G.tokens < 1 then
       out[2] = G.bucketAt + math.ceil((1 - G.tokens) * 1000 / G.rate)
+    elseif G.groupRate > 0 and G.groupTokens < 1 then
+      out[2] = G.groupAt + math.ceil((1 - G.groupTokens) * 1000 / G.groupRate)
     end
   end
 end

@@ -21,6 +21,10 @@
     KEYS[11] cron       HASH name -> "token|next fire" of cron agents' runs: a purged lease's
                         record is dropped
     KEYS[12] pending    HASH name -> parents still pending: blocked agents, left alone
+    KEYS[13] group     HASH the queue's shared concurrency group, as named by ARGV groupName
+                       (groupLimits): its limits and held counts; a queue in no group
+                       passes a key of its own slot, never touched
+    KEYS[14] groupblocked SET "<queue>|<channel>": member queues held back by the group
 
     ARGV[1] dryRun (bool)            report only
     ARGV[2] maxWorkingAgeMs (uint)   how far past its deadline a lease may be (0: no bound)
@@ -30,6 +34,8 @@
     ARGV[6] limit (uint)             entries per page
     ARGV[7] channel (str)            where to announce: "P|S <wake-up channel>" or ""
     ARGV[8] queue (str)              queue name
+    ARGV[9] groupName (str) the group whose keys these are ("" for none): a grant counts under the
+                            queue's group, a lease end under its record's (groupLimits)
 
   Output -> PurgePage:
     { nextCursor, (id, reason, action)* }   action DEAD_LETTERED | REQUEUED | REMOVED
@@ -42,6 +48,7 @@ local rcall = redis.call
 --@include trimDeadLetters
 --@include wakeBlocked
 --@include keyLeaseEnded
+--@include groupLimits
 
 local waitingKey, workingKey, defsKey, payloadsKey, leasesKey = K.waiting, K.working, K.defs, K.payloads, K.leases
 local streaksKey, dlqKey, dlqinfoKey, statsKey = K.streaks, K.dlq, K.dlqinfo, K.stats
@@ -59,6 +66,14 @@ end
 if cursor == '0' then
   if maxWorkingAgeMs > 0 then
     local stuck = rcall('ZRANGEBYSCORE', workingKey, '-inf', '(' .. (now - maxWorkingAgeMs), 'WITHSCORES', 'LIMIT', 0, limit)
+    if not dryRun and #stuck > 0 then
+      -- The groups of the leases it ends, checked before anything is written (groupLimits).
+      local names = {}
+      for i = 1, #stuck, 2 do names[#names + 1] = stuck[i] end
+      local recs, groups = rcall('HMGET', leasesKey, unpack(names)), {}
+      for j = 1, #names do groups[j] = recs[j] and leaseGroup(recs[j]) end
+      checkGroups(A.groupName, groups)
+    end
     for i = 1, #stuck, 2 do
       local name, deadline = stuck[i], tonumber(stuck[i + 1])
       local reason = 'held ' .. math.floor((now - deadline) / 1000) .. ' s past its deadline (max '
@@ -70,6 +85,7 @@ if cursor == '0' then
         rcall('HDEL', leasesKey, name)
         rcall('HDEL', K.cron, name)
         keyLeaseEnded(K.limits, lease and lease.key, 1, name)
+        if lease then groupLeaseEnded(K, lease.group, 1, lease.key and { [lease.key] = 1 }) end
         wakeBlocked(K.limits, channel, queue)
         if rcall('HEXISTS', defsKey, name) == 1 then
           rcall('ZADD', dlqKey, now, name)
