@@ -4,8 +4,9 @@
 --   "token|worker|acquired_at|timeout_ms[@key][|flags|progress]"
 --
 -- "@key" marks a lease of a keyed agent (acquireKeyed); it is part of head, so every rewrite of
--- the record keeps it. flags is "c" when CancelRun marked the run; progress is what the holder
--- last reported and comes last, so it may hold '|'. A record without the "|flags|progress" tail
+-- the record keeps it. flags is "c" when CancelRun marked the run, "k" when a cascade did
+-- (releaseChild: the run ends at the next heartbeat, and the agent with it); progress is what
+-- the holder last reported and comes last, so it may hold '|'. A record without the "|flags|progress" tail
 -- reads as no flags and no progress.
 
 -- The record of a new lease. Numbers may be given as numbers or decimal strings; key nil: not
@@ -32,7 +33,7 @@ local function parseLease(rec)
   if rest ~= '' then flags, progress = string.match(rest, '^|([^|]*)|(.*)$') end
   return {
     token = token, worker = worker, acquiredAt = tonumber(acquiredAt), timeout = tonumber(timeout),
-    cancel = flags == 'c', progress = progress or '',
+    cancel = flags == 'c' or flags == 'k', cascade = flags == 'k', progress = progress or '',
     key = keyPart ~= '' and string.sub(keyPart, 2) or nil,
     head = token .. '|' .. worker .. '|' .. acquiredAt .. '|' .. timeout .. keyPart,
   }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 /// A lease record, "token|worker|acquired_at|timeout_ms[@key][|flags|progress]": flags "c" when
-/// CancelRun marked the run; progress, as the holder last reported it, comes last and may hold
+/// CancelRun marked the run, "k" when a cascade did (both read as `cancel`); progress, as the holder last reported it, comes last and may hold
 /// '|'.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct LeaseRecord {
@@ -61,7 +61,7 @@ impl LeaseRecord {
         let timeout_ms = timeout.parse().ok()?;
         let flags = fields.next().unwrap_or("");
         let progress = fields.next().unwrap_or("").to_string();
-        Some(Self { token, worker, acquired_at_ms, timeout_ms, key, cancel: flags == "c", progress })
+        Some(Self { token, worker, acquired_at_ms, timeout_ms, key, cancel: flags == "c" || flags == "k", progress })
     }
 }
 
@@ -401,6 +401,20 @@ mod tests {
             // A rewrite always carries the tail; it reads as the same lease.
             assert_eq!(LeaseRecord::parse(&parsed[9]).as_ref(), Some(&lease), "{:?}", parsed[9]);
         }
+        // A cascade's mark ("k", written by releaseChild's rewriteLease) reads as a cancel on
+        // both sides, and only Lua's parser tells it from CancelRun's.
+        let marked = "12|w|1795000000123|3600000000|k|half";
+        assert!(LeaseRecord::parse(marked).is_some_and(|l| l.cancel && l.progress == "half"));
+        let lua: Vec<i64> = redis
+            .eval_includes(
+                &["leaseRecord"],
+                "local l = parseLease(ARGV[1]) return { l.cancel and 1 or 0, l.cascade and 1 or 0, \
+                   parseLease(rewriteLease(l, 'k', l.progress)).cascade and 1 or 0, \
+                   parseLease(rewriteLease(l, 'c', l.progress)).cascade and 1 or 0 }",
+                &[marked.as_bytes()],
+            )
+            .await;
+        assert_eq!(lua, [1, 1, 1, 0]);
         // Not a lease record: None on both sides.
         for bad in ["", "x|w|1|2", "1|w|x|2"] {
             assert_eq!(LeaseRecord::parse(bad), None, "{bad:?}");
