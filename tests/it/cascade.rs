@@ -202,7 +202,9 @@ async fn a_running_descendant_is_cancelled_at_its_heartbeat() {
 }
 
 // Unregister with cascade: the removed agent's children (another queue) and grandchildren are
-// cancelled, whatever their policy; the count of direct children taken is answered.
+// cancelled, whatever their policy; the count of direct children taken is answered. A child
+// attached after the cascade (as one whose Register raced it is) is cancelled at its attach: the
+// finish it is answered cascades.
 #[tokio::test]
 async fn unregister_with_cascade_cancels_the_descendants() {
     let mut env = Env::start().await;
@@ -225,6 +227,10 @@ async fn unregister_with_cascade_cancels_the_descendants() {
     assert_eq!((r.removed, r.cascaded), (1, 3), "{r:?}");
     let gk = finish(c, "ua", "gk").await;
     assert_eq!((gk.finish(), gk.message.as_str()), (pb::Finish::Cancelled, "cancelled: ancestor ua/u"));
+    until_only(c, &["ua", "ub"], &[], Duration::from_secs(10)).await;
+    register_all(c, "ub", vec![pb::Agent { keep_result: true, ..wait_child("late", "ua", "u") }]).await;
+    let late = finish(c, "ub", "late").await;
+    assert_eq!((late.finish(), late.message.as_str()), (pb::Finish::Cancelled, "cancelled: ancestor ua/u"));
     until_only(c, &["ua", "ub"], &[], Duration::from_secs(10)).await;
 }
 
