@@ -280,7 +280,11 @@ pub async fn run(lab: &mut Lab, dir: &Path, args: &DrainArgs) -> Result<()> {
                         })
                         .await?;
                     agents
-                        .unregister(pb::UnregisterRequest { queue: "drain".into(), names: vec!["placeholder".into()] })
+                        .unregister(pb::UnregisterRequest {
+                            queue: "drain".into(),
+                            names: vec!["placeholder".into()],
+                            ..Default::default()
+                        })
                         .await?;
                     AdminServiceClient::new(channel)
                         .set_limits(pb::SetLimitsRequest { queue: "drain".into(), limits, create: false })

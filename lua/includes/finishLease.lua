@@ -8,6 +8,10 @@
 -- A cron agent's success runs again at the fire recorded for the run (cronNext).
 -- A success, and a failure that dead-letters, is recorded with the run's result where someone
 -- can read it (finished, keepsFinish; the script has called flowKeys).
+-- A run a cascade marked (lease flag "k": releaseChild) ends the agent whatever the outcome:
+-- removed, finished as cancelled by a cascade (its children are cancelled in turn), counted as
+-- cancelled; so a Complete, a timeout or an orphaned lease that comes before the heartbeat ends
+-- it as the heartbeat would.
 -- k: {waiting, working, defs, payloads, leases, streaks, dlq, dlqinfo, stats, cron}.
 -- Returns { code, time, streak }: 0 rescheduled at time, 1 removed, 2 dead-lettered at time.
 local function finishLease(k, name, lease, outcome, message, retryAfterMs, policy, now, channel, queue, result)
@@ -18,6 +22,17 @@ local function finishLease(k, name, lease, outcome, message, retryAfterMs, polic
     return { 1, 0, 0 }
   end
   local keep = keepsFinish(def)
+  if lease.cascade then
+    rcall('HDEL', k.defs, name)
+    rcall('HDEL', k.payloads, name)
+    rcall('HDEL', k.streaks, name)
+    rcall('HDEL', k.cron, name)
+    dropParents(name, def)
+    rcall('HINCRBY', k.stats, 'cancelled', 1)
+    finished(name, resultRecord('c', '', lease.token, now, 'cancelled: an ancestor was cancelled', result or ''), now,
+      keep)
+    return { 1, 0, 0 }
+  end
   def = cjson.decode(def)
 
   if outcome == 'SUCCESS' then

@@ -14,7 +14,9 @@
 --
 -- A result record is "<finish>|<outcome>|<token>|<at ms>|<message length>|<message><result>":
 -- finish S (succeeded), D (dead-lettered), C (cancelled), U (unregistered), X (expired: no run
--- started before the agent's expiry); the result bytes
+-- started before the agent's expiry); c and u are C and U that cascade (CancelRun or Unregister
+-- with cascade, and every descendant a cascade cancelled): a child released from one is
+-- cancelled whatever its policy (releaseChild); the result bytes
 -- come last, binary-safe. resultRecord writes it and parseResultRecord reads it (their Rust side
 -- is `crate::flows::records::FinishRecord`).
 --
@@ -36,7 +38,7 @@ local function flowKeys(K, ttlMs, maxEntries)
   F = {
     results = K.results, resultsat = K.resultsat, fanout = K.fanout, children = K.children,
     outbox = K.outbox, outboxres = K.outboxres, awaited = K.awaited, deps = K.deps, ttl = ttlMs,
-    max = maxEntries, written = 0, outboxed = 0, kept = {},
+    max = maxEntries, written = 0, outboxed = 0, kept = {}, cascaded = 0,
   }
 end
 
@@ -47,7 +49,7 @@ end
 
 -- A result record's fields (token and at as numbers), or nil when it is not a result record.
 local function parseResultRecord(rec)
-  local finish, outcome, token, at, len, from = string.match(rec, '^([SDCUX])|([^|]*)|(%d+)|(%d+)|(%d+)|()')
+  local finish, outcome, token, at, len, from = string.match(rec, '^([SDCUXcu])|([^|]*)|(%d+)|(%d+)|(%d+)|()')
   if not finish then return nil end
   len = tonumber(len)
   if #rec - from + 1 < len then return nil end
@@ -60,6 +62,12 @@ end
 -- A result record's finish letter alone (no copy of the result).
 local function resultFinish(rec)
   return string.sub(rec, 1, 1)
+end
+
+-- Whether a result record's finish cascades to the children (c, u).
+local function cascades(rec)
+  local f = string.sub(rec, 1, 1)
+  return f == 'c' or f == 'u'
 end
 
 -- The children check and the awaited check cost one EXISTS each per script when the queue has
@@ -81,16 +89,41 @@ end
 
 -- Queues an outbox entry for name's children, if it has any. Returns whether name was in fanout
 -- (children attached, or named as a parent by a Register not yet attached: no children set).
-local function outboxChildren(name, record, now)
-  if not hasChildren() or rcall('SREM', F.fanout, name) == 0 then return false end
-  local from = memberKey(F.children, name)
-  if rcall('EXISTS', from) == 0 then return true end
+-- The message of a descendant a cascade from ancestor ("<queue>|<name>", the queue physical: a
+-- shard's "#<i>" is left out) cancels.
+local function cascadeMessage(ancestor)
+  local q, n = string.match(ancestor, '^([^|]*)|(.*)$')
+  return 'cancelled: ancestor ' .. (string.gsub(q or '', '#%d+$', '')) .. '/' .. (n or ancestor)
+end
+
+-- Moves name's set of children (from, which exists) under a new outbox entry that releases
+-- them from record.
+local function freezeChildren(name, from, record, now)
   local member = name .. '|' .. rcall('HINCRBY', F.outboxres, '#', 1)
+  -- A cascade counts the children it takes (CancelRun's and Unregister's `cascaded`).
+  if cascades(record) then F.cascaded = F.cascaded + rcall('ZCARD', from) end
   rcall('RENAME', from, memberKey(F.children, member))
   rcall('ZADD', F.outbox, now, member)
   rcall('HSET', F.outboxres, member, record)
   F.outboxed = F.outboxed + 1
+end
+
+local function outboxChildren(name, record, now)
+  if not hasChildren() or rcall('SREM', F.fanout, name) == 0 then return false end
+  local from = memberKey(F.children, name)
+  if rcall('EXISTS', from) == 0 then return true end
+  freezeChildren(name, from, record, now)
   return true
+end
+
+-- A cascade from an agent that goes on (CancelRun with cascade): its children attached now are
+-- frozen under an outbox entry whose record cascades (message: the ancestor), so each is
+-- cancelled; the agent keeps its place in fanout (its next finish is still kept for children
+-- attached later). Nothing when it has no children.
+local function cascadeChildren(name, queue, now)
+  local from = memberKey(F.children, name)
+  if rcall('EXISTS', from) == 0 then return end
+  freezeChildren(name, from, resultRecord('c', '', 0, now, cascadeMessage(queue .. '|' .. name), ''), now)
 end
 
 -- Records how name finished: its children's outbox entry, its announcement to awaiters, and

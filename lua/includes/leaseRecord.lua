@@ -7,9 +7,11 @@
 -- concurrency group (the queue's `group` when it was granted: every script that ends it gives
 -- that group's place back, whatever the queue's group is by then). Both are part of head, so
 -- every rewrite of the record keeps them. Keys and group names are names ([A-Za-z0-9._-]).
--- flags holds "c" when CancelRun marked the run, and "w<n>" when a WatchAgent stream watches the
--- agent (watchEvent: n numbers the lease's updates, 0 at its grant); progress is what the holder
--- last reported and comes last, so it may hold '|'. A record without the "|flags|progress" tail
+-- flags holds "c" when CancelRun marked the run, or "k" when a cascade did (releaseChild: the
+-- run ends at its next heartbeat or Complete, and the agent with it), and "w<n>" when a
+-- WatchAgent stream watches the agent (watchEvent: n numbers the lease's updates, 0 at its
+-- grant); progress is what the holder last reported and comes last, so it may hold '|'. A
+-- record without the "|flags|progress" tail
 -- reads as no flags and no progress.
 
 -- The record of a new lease. Numbers may be given as numbers or decimal strings; key nil: not
@@ -39,8 +41,8 @@ local function parseLease(rec)
   flags = flags or ''
   return {
     token = token, worker = worker, acquiredAt = tonumber(acquiredAt), timeout = tonumber(timeout),
-    cancel = string.find(flags, 'c', 1, true) ~= nil, watch = tonumber(string.match(flags, 'w(%d+)')),
-    progress = progress or '',
+    cancel = string.find(flags, '[ck]') ~= nil, cascade = string.find(flags, 'k', 1, true) ~= nil,
+    watch = tonumber(string.match(flags, 'w(%d+)')), progress = progress or '',
     key = keyPart ~= '' and string.sub(keyPart, 2) or nil,
     group = groupPart ~= '' and string.sub(groupPart, 2) or nil,
     head = token .. '|' .. worker .. '|' .. acquiredAt .. '|' .. timeout .. keyPart .. groupPart,
@@ -48,9 +50,10 @@ local function parseLease(rec)
 end
 
 -- A lease's flags: cancel (CancelRun marked the run), watch (nil: not watched; else the number
--- of its last update).
-local function leaseFlags(cancel, watch)
-  return (cancel and 'c' or '') .. (watch and string.format('w%d', watch) or '')
+-- of its last update), cascade (a cascade marked the run: "k" in place of "c").
+local function leaseFlags(cancel, watch, cascade)
+  local mark = cascade and 'k' or (cancel and 'c' or '')
+  return mark .. (watch and string.format('w%d', watch) or '')
 end
 
 -- The token alone (a decimal string), or nil: the hot paths decide on it before parsing.

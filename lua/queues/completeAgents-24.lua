@@ -157,7 +157,10 @@ for i = 0, count - 1 do
       if key then groupKeys[key] = (groupKeys[key] or 0) + 1 end
     end
     local def = defs[i + 1]
-    if outcome == 'SUCCESS' and def and defField(def, 'interval_ms') == 0 and not defIsCron(def) then
+    -- A run a cascade marked ("k") takes finishLease, which ends it as cancelled: a plain find,
+    -- no command, and a parse only when the record may hold the mark.
+    local marked = string.find(rec, '|k', 1, true) and parseLease(rec).cascade
+    if outcome == 'SUCCESS' and def and not marked and defField(def, 'interval_ms') == 0 and not defIsCron(def) then
       g = g + 1
       gone[g] = name
       goneRecords[g] = resultRecord('S', 'SUCCESS', token, now, '', item.result)

@@ -7,7 +7,9 @@
   touched. A lease CancelRun marked ends here: the agent is scheduled as after a success
   without counting one (a recurring agent at acquired_at + interval, never in the past, a cron
   agent at its run's next fire; a one-shot agent removed, its finish kept as cancelled, so an
-  Await answers and its children apply their policy) and counted as cancelled.
+  Await answers and its children apply their policy) and counted as cancelled. A lease a
+  cascade marked ("k") ends the agent whatever its schedule: removed, finished as cancelled by a
+  cascade (its children are cancelled in turn).
 
   Input:
     KEYS of QueueKeys
@@ -96,7 +98,16 @@ for j, item in ipairs(A.held) do
     keyLeaseEnded(limitsKey, lease.key, 1, name)
     groupLeaseEnded(K, lease.group, 1, lease.key and { [lease.key] = 1 })
     local def = rcall('HGET', defsKey, name)
-    if def and defIsCron(def) then
+    if def and lease.cascade then
+      -- A cascade's: the agent ends whatever its schedule, and its children are cancelled too.
+      rcall('HDEL', defsKey, name)
+      rcall('HDEL', payloadsKey, name)
+      rcall('HDEL', streaksKey, name)
+      rcall('HDEL', cronKey, name)
+      dropParents(name, def)
+      finished(name, resultRecord('c', '', lease.token, now, 'cancelled: an ancestor was cancelled', ''), now,
+        keepsFinish(def))
+    elseif def and defIsCron(def) then
       addWaiting(waitingKey, name, cronNext(cronKey, name, lease.token, lease.acquiredAt, now), channel, queue)
     elseif def and defField(def, 'interval_ms') > 0 then
       local nextRun = lease.acquiredAt + defField(def, 'interval_ms')

@@ -52,7 +52,7 @@ rcall('HSET', K.steps, name, rec .. encodeStep(step, now, result))
 local lease = parseLease(leaseRec)
 if lease and lease.watch then
   local n = lease.watch + 1
-  rcall('HSET', K.leases, name, rewriteLease(lease, leaseFlags(lease.cancel, n), lease.progress))
+  rcall('HSET', K.leases, name, rewriteLease(lease, leaseFlags(lease.cancel, n, lease.cascade), lease.progress))
   watchEvent(A.channel, A.queue, name, A.token, n, 's', string.format('%d', now) .. '|' .. step .. '|' .. result)
 end
 return { 0, now, #steps + 1 }

@@ -4,7 +4,9 @@
   A lease still held is left alone: its holder may heartbeat and complete it, and
   completeAgent drops the agent instead of rescheduling it.
   An agent that existed finishes as unregistered (finished: its result record, its children's
-  outbox entry, Await callers told); a blocked agent's parents go with it.
+  outbox entry, Await callers told); a blocked agent's parents go with it. With cascade its
+  finish cascades ("u"): its children are cancelled whatever their policy, and theirs in turn
+  (releaseChild), as Baton releases the outbox page by page.
 
   Input:
     KEYS of QueueKeys
@@ -33,11 +35,13 @@
     ARGV[2] queue (str)         queue name
     ARGV[3] resultTtlMs (uint)  how long finishes are kept (results.retention_ms)
     ARGV[4] resultMax (uint)    most finishes kept per queue (results.max_entries)
-    ARGV[5..] agents (items)    one item per agent:
+    ARGV[5] cascade (bool)      the finishes cascade to the descendants
+    ARGV[6..] agents (items)    one item per agent:
       name (str)                agent name
 
-  Output -> Pair:
-    { removed, outboxed }  how many of the names existed; outbox entries written
+  Output -> Unregistered:
+    { removed, outboxed, cascaded }  how many of the names existed; outbox entries written;
+    children those entries took for a cascade
 ]]
 local rcall = redis.call
 --@include publish
@@ -62,7 +66,7 @@ for _, item in ipairs(A.agents) do
     removed = removed + 1
     rcall('HDEL', defsKey, name)
     dropParents(name, def)
-    finished(name, resultRecord('U', '', 0, now, '', ''), now, keepsFinish(def))
+    finished(name, resultRecord(A.cascade and 'u' or 'U', '', 0, now, '', ''), now, keepsFinish(def))
     stepsEnded(name, 0)
   end
   rcall('HDEL', payloadsKey, name)
@@ -75,4 +79,5 @@ for _, item in ipairs(A.agents) do
   rcall('ZREM', unattachedKey, name)
 end
 stepsSettle(F.kept, F.results, now)
-return { removed, endFinished(channel, queue, now) }
+local outboxed = endFinished(channel, queue, now)
+return { removed, outboxed, F.cascaded }

@@ -60,7 +60,7 @@ if markMs > 0 and state ~= 0 then
   rcall('HSET', K.defs, name, defWithWatch(def, now + markMs))
   local l = parseLease(lease ~= '' and lease or nil)
   if l and not l.watch then
-    lease = rewriteLease(l, leaseFlags(l.cancel, 0), l.progress)
+    lease = rewriteLease(l, leaseFlags(l.cancel, 0, l.cascade), l.progress)
     rcall('HSET', K.leases, name, lease)
   end
 end

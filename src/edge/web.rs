@@ -659,7 +659,7 @@ mod tests {
 
     #[test]
     fn messages_are_written_as_proto3_json() {
-        let answer = crate::pb::CancelRunResponse { requested: true, token: u64::MAX };
+        let answer = crate::pb::CancelRunResponse { requested: true, token: u64::MAX, cascaded: 0 };
         assert_eq!(to_json(&answer), serde_json::json!({ "requested": true, "token": "18446744073709551615" }));
         let health = crate::pb::SourceHealth {
             source: Some(crate::pb::Source { kind: crate::pb::SourceKind::Queue as i32, name: "mail".into() }),

@@ -29,8 +29,9 @@ impl Finish {
 }
 
 /// An agent's finish as kept, its result record:
-/// "<finish>|<outcome>|<token>|<at ms>|<message length>|<message><result>", finish S, D, C, U or X;
-/// the message is counted in bytes, and the result bytes come last, binary-safe.
+/// "<finish>|<outcome>|<token>|<at ms>|<message length>|<message><result>", finish S, D, C, U or X,
+/// or c, u for a cancel or an unregistration that cascades (its children are cancelled whatever
+/// their policy); the message is counted in bytes, and the result bytes come last, binary-safe.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FinishRecord {
     pub finish: Finish,
@@ -40,14 +41,27 @@ pub struct FinishRecord {
     pub at_ms: i64,
     pub message: String,
     pub result: Vec<u8>,
+    /// The finish cascades to the agent's descendants (CancelRun or Unregister with cascade,
+    /// and every descendant such a cascade cancelled): letter c or u.
+    pub cascade: bool,
 }
 
 impl FinishRecord {
+    /// The record's finish letter: lower case for a cascade.
+    fn letter(&self) -> char {
+        let letter = self.finish.letter();
+        if self.cascade {
+            letter.to_ascii_lowercase()
+        } else {
+            letter
+        }
+    }
+
     /// The record, as the scripts' `resultRecord` writes it.
     pub(crate) fn encode(&self) -> Vec<u8> {
         let mut rec = format!(
             "{}|{}|{}|{}|{}|{}",
-            self.finish.letter(),
+            self.letter(),
             self.outcome,
             self.token,
             self.at_ms,
@@ -68,12 +82,14 @@ impl FinishRecord {
             rest = &rest[i + 1..];
             Some(f)
         };
-        let finish = match field()? {
-            b"S" => Finish::Succeeded,
-            b"D" => Finish::DeadLettered,
-            b"C" => Finish::Cancelled,
-            b"U" => Finish::Unregistered,
-            b"X" => Finish::Expired,
+        let (finish, cascade) = match field()? {
+            b"S" => (Finish::Succeeded, false),
+            b"D" => (Finish::DeadLettered, false),
+            b"C" => (Finish::Cancelled, false),
+            b"U" => (Finish::Unregistered, false),
+            b"X" => (Finish::Expired, false),
+            b"c" => (Finish::Cancelled, true),
+            b"u" => (Finish::Unregistered, true),
             _ => return None,
         };
         let outcome = String::from_utf8(field()?.to_vec()).ok()?;
@@ -84,7 +100,7 @@ impl FinishRecord {
             return None;
         }
         let message = String::from_utf8_lossy(&rest[..len]).into_owned();
-        Some(Self { finish, outcome, token, at_ms, message, result: rest[len..].to_vec() })
+        Some(Self { finish, outcome, token, at_ms, message, result: rest[len..].to_vec(), cascade })
     }
 
     /// The record of a parent that is gone without a finish kept (treated as unregistered).
@@ -96,6 +112,7 @@ impl FinishRecord {
             at_ms: 0,
             message: String::new(),
             result: Vec::new(),
+            cascade: false,
         }
         .encode()
     }
@@ -116,7 +133,9 @@ mod tests {
             at_ms: 1_795_000_000_123,
             message: message.into(),
             result: result.to_vec(),
+            cascade: false,
         };
+        let cascade = |finish, message: &str| FinishRecord { cascade: true, ..record(finish, "", 0, message, b"") };
         let mut big = vec![b'|'; 70_000];
         big.extend_from_slice(&[0, 255, 254]);
         vec![
@@ -127,13 +146,15 @@ mod tests {
             record(Finish::Unregistered, "", 0, "", b""),
             record(Finish::Expired, "", 0, "expired before any run started", b""),
             record(Finish::Succeeded, "SUCCESS", 5, "12|", &big),
+            cascade(Finish::Cancelled, "cancelled: ancestor q/root"),
+            cascade(Finish::Unregistered, ""),
         ]
     }
 
     #[tokio::test]
     async fn result_records_read_the_same_on_both_sides() {
         let redis = TestRedis::start().await;
-        let letters = |r: &FinishRecord| r.finish.letter().to_string();
+        let letters = |r: &FinishRecord| r.letter().to_string();
         for record in records() {
             // Lua's resultRecord writes what Rust's encoder writes; Rust's parser reads it back.
             let (finish, token, at) = (letters(&record), record.token.to_string(), record.at_ms.to_string());

@@ -16,8 +16,9 @@ use crate::error::{Error, Result};
 
 /// A lease record, "token|worker|acquired_at|timeout_ms[@key][!group][|flags|progress]": the
 /// shared concurrency group it was granted under after '!'; flags hold "c" when CancelRun marked
-/// the run and "w<n>" while a WatchAgent stream watches it (n: the number of its last update);
-/// progress, as the holder last reported it, comes last and may hold
+/// the run, or "k" when a cascade did (both read as `cancel`), and "w<n>" while a WatchAgent
+/// stream watches it (n: the number of its last update); progress, as the holder last reported
+/// it, comes last and may hold
 /// '|'.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct LeaseRecord {
@@ -79,7 +80,8 @@ impl LeaseRecord {
         let flags = fields.next().unwrap_or("");
         let progress = fields.next().unwrap_or("").to_string();
         let watch = flags.split_once('w').and_then(|(_, n)| n.parse().ok());
-        Some(Self { token, worker, acquired_at_ms, timeout_ms, key, group, cancel: flags.contains('c'), watch, progress })
+        let cancel = flags.contains('c') || flags.contains('k');
+        Some(Self { token, worker, acquired_at_ms, timeout_ms, key, group, cancel, watch, progress })
     }
 }
 
@@ -443,6 +445,20 @@ mod tests {
             let group = lease.group.clone().unwrap_or_else(|| "-".into());
             assert_eq!(parsed[10..], [group.as_str(), group.as_str()], "{rec:?}");
         }
+        // A cascade's mark ("k", written by releaseChild's rewriteLease) reads as a cancel on
+        // both sides, and only Lua's parser tells it from CancelRun's.
+        let marked = "12|w|1795000000123|3600000000|k|half";
+        assert!(LeaseRecord::parse(marked).is_some_and(|l| l.cancel && l.progress == "half"));
+        let lua: Vec<i64> = redis
+            .eval_includes(
+                &["leaseRecord"],
+                "local l = parseLease(ARGV[1]) return { l.cancel and 1 or 0, l.cascade and 1 or 0, \
+                   parseLease(rewriteLease(l, 'k', l.progress)).cascade and 1 or 0, \
+                   parseLease(rewriteLease(l, 'c', l.progress)).cascade and 1 or 0 }",
+                &[marked.as_bytes()],
+            )
+            .await;
+        assert_eq!(lua, [1, 1, 1, 0]);
         // Not a lease record: None on both sides.
         for bad in ["", "x|w|1|2", "1|w|x|2"] {
             assert_eq!(LeaseRecord::parse(bad), None, "{bad:?}");

@@ -370,16 +370,18 @@ impl AgentService for AgentServiceImpl {
             for (i, name) in req.names.iter().enumerate() {
                 validate::agent_name(&format!("names[{i}]"), name)?;
             }
-            let removed = self.store.unregister(&req.queue, &req.names).await?;
+            let (removed, cascaded) = self.store.unregister(&req.queue, &req.names, req.cascade).await?;
             tracing::info!(
                 target: "baton::audit",
                 identity = auth::who(&caller),
                 queue = req.queue,
                 names = req.names.len(),
                 removed,
+                cascade = req.cascade,
+                cascaded,
                 "unregister"
             );
-            Ok(Response::new(pb::UnregisterResponse { removed }))
+            Ok(Response::new(pb::UnregisterResponse { removed, cascaded }))
         })
         .await
     }
@@ -609,16 +611,18 @@ impl AgentService for AgentServiceImpl {
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;
             validate::agent_name("name", &req.name)?;
-            let token = self.store.cancel_run(&req.queue, &req.name).await?;
+            let (token, cascaded) = self.store.cancel_run(&req.queue, &req.name, req.cascade).await?;
             tracing::info!(
                 target: "baton::audit",
                 identity = auth::who(&caller),
                 queue = req.queue,
                 agent = req.name,
                 requested = token.is_some(),
+                cascade = req.cascade,
+                cascaded,
                 "cancel run"
             );
-            Ok(Response::new(pb::CancelRunResponse { requested: token.is_some(), token: token.unwrap_or(0) }))
+            Ok(Response::new(pb::CancelRunResponse { requested: token.is_some(), token: token.unwrap_or(0), cascaded }))
         })
         .await
     }

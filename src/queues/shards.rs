@@ -76,17 +76,20 @@ impl Queues {
         Ok(out)
     }
 
-    /// Removes definitions; returns how many existed.
-    pub async fn unregister(&self, queue: &str, names: &[String]) -> Result<u32> {
+    /// Removes definitions; returns how many existed and, with `cascade`, how many children
+    /// the cascade from them took (their descendants are then cancelled by the flows task).
+    pub async fn unregister(&self, queue: &str, names: &[String], cascade: bool) -> Result<(u32, u32)> {
         let mut by_shard: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for name in names {
             by_shard.entry(self.shard_of(SourceKind::Queue, queue, name).into_owned()).or_default().push(name.clone());
         }
-        let mut removed = 0;
+        let (mut removed, mut cascaded) = (0, 0);
         for (shard, names) in by_shard {
-            removed += Shard(self).unregister(&shard, &names).await?;
+            let (r, c) = Shard(self).unregister(&shard, &names, cascade).await?;
+            removed += r;
+            cascaded += c;
         }
-        Ok(removed)
+        Ok((removed, cascaded))
     }
 
     /// Grants up to `max` due agents to `worker`. On a sharded queue, first the acquire script

@@ -584,11 +584,12 @@ impl Shard<'_, Queues> {
         Ok(out)
     }
 
-    /// Removes definitions; returns how many existed.
-    pub(super) async fn unregister(&self, queue: &str, names: &[String]) -> Result<u32> {
+    /// Removes definitions; returns how many existed and, with `cascade` (their finishes
+    /// cascade to their descendants), how many children their outbox entries took.
+    pub(super) async fn unregister(&self, queue: &str, names: &[String], cascade: bool) -> Result<(u32, u32)> {
         let k = self.keys.queue(queue);
         let channel = self.keys.announce_finishes(queue);
-        let mut removed = 0;
+        let (mut removed, mut cascaded) = (0, 0);
         for chunk in self.policy.chunks(names) {
             let call = calls::UnregisterAgents {
                 keys: &k,
@@ -596,16 +597,18 @@ impl Shard<'_, Queues> {
                 queue,
                 result_ttl_ms: self.policy.results.retention_ms,
                 result_max: self.policy.results.max_entries,
+                cascade,
                 agents: chunk
                     .iter()
                     .map(|name| calls::UnregisterAgentsAgents { name, _item: Default::default() })
                     .collect(),
             };
-            let Pair(existed, outboxed) = self.call(Path::WriteBack, call).await?;
+            let Unregistered(existed, outboxed, children) = self.call(Path::WriteBack, call).await?;
             removed += existed as u32;
+            cascaded += children as u32;
             self.outboxed(queue, outboxed);
         }
-        Ok(removed)
+        Ok((removed, cascaded))
     }
 
     /// Grants up to `max` due agents to `worker`: one script call per script_batch leases,
@@ -870,6 +873,16 @@ impl Shard<'_, Queues> {
     }
 }
 
+/// What unregisterAgents answered: agents removed, outbox entries written, children those
+/// entries took for a cascade.
+pub(crate) struct Unregistered(i64, i64, i64);
+
+impl FromReply for Unregistered {
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        Ok(Unregistered(r.next()?, r.next()?, r.next()?))
+    }
+}
+
 impl Queues {
     /// A WatchAgent stream's read of agent `name` of `queue` (a physical queue): see
     /// [`Watched`]. With `mark_ms` > 0 an agent that exists is marked watched and awaited for
@@ -880,15 +893,28 @@ impl Queues {
     }
 
     /// Marks an agent's current run cancelled (it ends at the holder's next heartbeat); the
-    /// lease's token, or None when the agent is not running. NotFound without such an agent.
-    pub async fn cancel_run(&self, queue: &str, name: &str) -> Result<Option<u64>> {
+    /// lease's token, or None when the agent is not running. NotFound without such an agent
+    /// (nothing written). With `cascade`, also freezes its children attached now under an
+    /// outbox entry that cancels them and their descendants (cancelCascade; released by the
+    /// flows task, page by page); the second value counts them.
+    pub async fn cancel_run(&self, queue: &str, name: &str, cascade: bool) -> Result<(Option<u64>, u32)> {
         let queue_shard = self.shard_of(crate::store::SourceKind::Queue, queue, name).into_owned();
         let k = self.keys.queue(&queue_shard);
-        let Int(code) = self.call(Path::WriteBack, calls::CancelRun { keys: &k, name }).await?;
+        let (code, cascaded) = if cascade {
+            let channel = self.keys.announce_finishes(&queue_shard);
+            let call = calls::CancelCascade { keys: &k, channel: &channel, queue: &queue_shard, name };
+            let Pair(code, cascaded) = self.call(Path::WriteBack, call).await?;
+            if cascaded > 0 {
+                self.outboxed(&queue_shard, 1);
+            }
+            (code, cascaded as u32)
+        } else {
+            (self.call(Path::WriteBack, calls::CancelRun { keys: &k, name }).await?.0, 0)
+        };
         match code {
             -1 => Err(Error::NotFound(format!("agent {name} in queue {queue}"))),
-            0 => Ok(None),
-            token => Ok(Some(token as u64)),
+            0 => Ok((None, cascaded)),
+            token => Ok((Some(token as u64), cascaded)),
         }
     }
 }

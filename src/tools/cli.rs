@@ -145,12 +145,16 @@ pub enum Command {
         target: Target,
     },
     /// Ask the holder of an agent's current run to stop it (AgentService.CancelRun): the run
-    /// ends at the holder's next heartbeat.
+    /// ends at the holder's next heartbeat. --cascade also cancels its descendants.
     Cancel {
         /// The queue.
         queue: String,
         /// The agent's name.
         name: String,
+        /// Also cancel the agent's descendants in every queue (its children, theirs, ...),
+        /// whatever their on_parent_failure policy; running ones at their next heartbeat.
+        #[arg(long)]
+        cascade: bool,
         #[command(flatten)]
         target: Target,
     },
@@ -451,7 +455,9 @@ pub async fn run(command: Command) -> Result<()> {
         Command::Pools(t) => pools(&connect(&t).await?, &t).await?,
         Command::Agents { queue, target } => agents(&connect(&target).await?, &target, &queue).await?,
         Command::Agent { queue, name, target } => agent(&connect(&target).await?, &target, &queue, &name).await?,
-        Command::Cancel { queue, name, target } => cancel(&connect(&target).await?, &target, &queue, &name).await?,
+        Command::Cancel { queue, name, cascade, target } => {
+            cancel(&connect(&target).await?, &target, &queue, &name, cascade).await?
+        }
         Command::Await { queue, name, wait_ms, target } => {
             await_agent(&connect(&target).await?, &target, &queue, &name, wait_ms).await?
         }
@@ -1125,8 +1131,8 @@ async fn batch_cmd(c: &Client, t: &Target, batch: &str, close: bool) -> Result<S
     Ok(table(&["BATCH", "STATE", "TOTAL", "PENDING", "SUCCEEDED", "FAILED", "CALLBACKS"], &rows))
 }
 
-async fn cancel(c: &Client, t: &Target, queue: &str, name: &str) -> Result<String> {
-    let msg = pb::CancelRunRequest { queue: queue.into(), name: name.into() };
+async fn cancel(c: &Client, t: &Target, queue: &str, name: &str, cascade: bool) -> Result<String> {
+    let msg = pb::CancelRunRequest { queue: queue.into(), name: name.into(), cascade };
     let r = idempotent("CancelRun", || {
         let (mut agents, msg) = (c.agents(), msg.clone());
         async move { agents.cancel_run(msg).await }
@@ -1135,11 +1141,18 @@ async fn cancel(c: &Client, t: &Target, queue: &str, name: &str) -> Result<Strin
     if t.json {
         return Ok(json_out(to_json(&r)));
     }
-    Ok(if r.requested {
+    let mut out = if r.requested {
         format!("run {} of {queue}/{name} asked to stop (it ends at its holder's next heartbeat)\n", r.token)
     } else {
         format!("{queue}/{name} is not running: nothing to cancel\n")
-    })
+    };
+    if cascade {
+        out.push_str(&match r.cascaded {
+            0 => "no children attached: nothing to cascade\n".to_string(),
+            n => format!("cascade started: {n} direct children and their descendants are being cancelled\n"),
+        });
+    }
+    Ok(out)
 }
 
 /// A rate flag: 0 removes the limit; otherwise the bucket, its burst given or the rate's ceiling.

@@ -435,6 +435,7 @@ async fn unregister_lets_held_lease_finish() {
         .unregister(pb::UnregisterRequest {
             queue: Q.into(),
             names: vec!["held".into(), "idle".into(), "ghost".into()],
+            ..Default::default()
         })
         .await
         .unwrap()

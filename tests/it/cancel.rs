@@ -41,7 +41,11 @@ async fn status(env: &mut Env, name: &str) -> Result<pb::AgentStatus, tonic::Sta
 }
 
 async fn cancel(env: &mut Env, name: &str) -> pb::CancelRunResponse {
-    env.client.cancel_run(pb::CancelRunRequest { queue: Q.into(), name: name.into() }).await.unwrap().into_inner()
+    env.client
+        .cancel_run(pb::CancelRunRequest { queue: Q.into(), name: name.into(), ..Default::default() })
+        .await
+        .unwrap()
+        .into_inner()
 }
 
 // Progress is shown while the run is held; CancelRun marks the run and the holder's next
@@ -151,12 +155,19 @@ async fn bad_cancel_and_progress_input_is_refused_naming_the_field() {
     register(&mut env.client, Q, vec![agent("a1", 60_000, 30_000)]).await;
     let l = acquire(&mut env.client, Q, "w", 1).await.pop().unwrap();
     for (queue, name, field) in [("", "a1", "queue"), ("a{b", "a1", "queue"), (Q, "", "name"), (Q, "123", "name")] {
-        let e =
-            env.client.cancel_run(pb::CancelRunRequest { queue: queue.into(), name: name.into() }).await.unwrap_err();
+        let e = env
+            .client
+            .cancel_run(pb::CancelRunRequest { queue: queue.into(), name: name.into(), ..Default::default() })
+            .await
+            .unwrap_err();
         assert_eq!(e.code(), Code::InvalidArgument, "{field}");
         assert!(e.message().starts_with(field), "{field}: {}", e.message());
     }
-    let e = env.client.cancel_run(pb::CancelRunRequest { queue: Q.into(), name: "ghost".into() }).await.unwrap_err();
+    let e = env
+        .client
+        .cancel_run(pb::CancelRunRequest { queue: Q.into(), name: "ghost".into(), ..Default::default() })
+        .await
+        .unwrap_err();
     assert_eq!(e.code(), Code::NotFound);
 
     let e = env.client.heartbeat(beat(&l, &"x".repeat(257))).await.unwrap_err();

@@ -441,4 +441,17 @@ async fn await_batch_and_an_agents_parents() {
     assert_eq!((status["closed"].as_bool(), status["done"].as_bool()), (Some(true), None), "{closed}");
     let missing = baton(&addr, &["batch", "nope"], &[]).await;
     assert!(!missing.status.success());
+
+    // cancel --cascade: the root's WAIT child is cancelled too.
+    register(&mut env.client, "etl", vec![one_shot("root")]).await;
+    let leaf = pb::Agent {
+        after: vec![pb::AgentRef { queue: "etl".into(), name: "root".into(), on_failure: 0, ..Default::default() }],
+        keep_result: true,
+        ..one_shot("leaf")
+    };
+    register(&mut env.client, "etl", vec![leaf]).await;
+    let out = ok(&addr, &["cancel", "etl", "root", "--cascade"]).await;
+    assert!(out.contains("cascade started: 1 direct children"), "{out}");
+    let finish = json(&addr, &["await", "etl", "leaf", "--wait-ms", "30000"]).await;
+    assert_eq!(finish["result"]["finish"].as_str(), Some("FINISH_CANCELLED"), "{finish}");
 }

@@ -148,7 +148,10 @@ async fn worker_reports_progress_and_a_cancelled_run_cancels_its_handler() {
     };
     eventually(Duration::from_secs(20), "progress shown", || async { get().await.progress == "page 3 of 10" }).await;
     let mut c = env.client.clone();
-    let r = c.cancel_run(pb::CancelRunRequest { queue: "w".into(), name: "crawl".into() }).await.unwrap();
+    let r = c
+        .cancel_run(pb::CancelRunRequest { queue: "w".into(), name: "crawl".into(), ..Default::default() })
+        .await
+        .unwrap();
     assert!(r.into_inner().requested);
     until("the handler is cancelled", || *cancelled.lock().unwrap()).await;
     eventually(Duration::from_secs(20), "waiting for its next run", || async {

@@ -146,7 +146,7 @@ async fn unregister_forgets_a_cron_agents_next_fire() {
     let key = "baton:{q:cron}:cron";
     let recorded: bool = redis::cmd("HEXISTS").arg(key).arg("tick").query_async(&mut conn).await.unwrap();
     assert!(recorded, "the run's next fire was recorded");
-    let req = pb::UnregisterRequest { queue: Q.into(), names: vec!["tick".into()] };
+    let req = pb::UnregisterRequest { queue: Q.into(), names: vec!["tick".into()], ..Default::default() };
     assert_eq!(env.client.unregister(req).await.unwrap().into_inner().removed, 1);
     let recorded: bool = redis::cmd("HEXISTS").arg(key).arg("tick").query_async(&mut conn).await.unwrap();
     assert!(!recorded, "forgotten with the agent");

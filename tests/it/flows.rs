@@ -591,7 +591,7 @@ async fn a_one_shot_parents_cancelled_run_is_a_finish_for_its_children() {
     ];
     register_call(&mut env, "cr-kids", kids).await.unwrap();
     let lease = acquire_n(&mut env, "cr", 1).await.pop().unwrap();
-    let req = pb::CancelRunRequest { queue: "cr".into(), name: "parent".into() };
+    let req = pb::CancelRunRequest { queue: "cr".into(), name: "parent".into(), ..Default::default() };
     assert!(env.client.cancel_run(req).await.unwrap().into_inner().requested);
     let beat = pb::HeartbeatRequest {
         worker_id: "w".into(),

@@ -327,7 +327,10 @@ async fn unknown_names_create_no_keys() {
     agents.release(release).await.unwrap_err();
     let _ = agents.get_agent(pb::GetAgentRequest { queue: ghost(3), name: "x".into() }).await;
     agents.list_agents(pb::ListAgentsRequest { queue: ghost(4), ..Default::default() }).await.unwrap();
-    agents.unregister(pb::UnregisterRequest { queue: ghost(5), names: vec!["x".into()] }).await.unwrap();
+    agents
+        .unregister(pb::UnregisterRequest { queue: ghost(5), names: vec!["x".into()], ..Default::default() })
+        .await
+        .unwrap();
 
     let mut claims = ClaimServiceClient::new(channel.clone());
     let claim = pb::ClaimRequest { pool: ghost(6), claimer_id: "c".into(), ..Default::default() };

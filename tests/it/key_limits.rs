@@ -64,7 +64,10 @@ async fn get_key(a: &mut AdminServiceClient<Channel>, key: &str) -> pb::KeyLimit
 /// Makes the queue known (SetKeyLimits refuses a queue that never existed) without a key.
 async fn create_queue(env: &mut Env) {
     register(&mut env.client, Q, vec![agent("seed", 0, 600_000)]).await;
-    env.client.unregister(pb::UnregisterRequest { queue: Q.into(), names: vec!["seed".into()] }).await.unwrap();
+    env.client
+        .unregister(pb::UnregisterRequest { queue: Q.into(), names: vec!["seed".into()], ..Default::default() })
+        .await
+        .unwrap();
 }
 
 async fn register_key(env: &mut Env, key: &str, n: usize) {

@@ -303,7 +303,10 @@ async fn every_lease_end_gives_the_key_its_place_back() {
         .unwrap();
     // The heartbeat that ends a cancelled run.
     let l = one(acquire(&mut env.client, Q, "w", 5).await);
-    env.client.cancel_run(pb::CancelRunRequest { queue: Q.into(), name: l.name.clone() }).await.unwrap();
+    env.client
+        .cancel_run(pb::CancelRunRequest { queue: Q.into(), name: l.name.clone(), ..Default::default() })
+        .await
+        .unwrap();
     let beat = env
         .client
         .heartbeat(pb::HeartbeatRequest {
@@ -316,7 +319,10 @@ async fn every_lease_end_gives_the_key_its_place_back() {
     assert_eq!(beat.extended.len(), 0, "{beat:?}");
     // Unregister while held, then Complete.
     let l = one(acquire(&mut env.client, Q, "w", 5).await);
-    env.client.unregister(pb::UnregisterRequest { queue: Q.into(), names: vec![l.name.clone()] }).await.unwrap();
+    env.client
+        .unregister(pb::UnregisterRequest { queue: Q.into(), names: vec![l.name.clone()], ..Default::default() })
+        .await
+        .unwrap();
     env.client.complete(complete_req(&l, pb::Outcome::Success)).await.unwrap();
     // The zombie sweep: a lease of 1 s left to expire ends by itself, and the key's next agent
     // goes out.
@@ -437,7 +443,7 @@ async fn unregistered_promoted_agents_do_not_stall_the_queue() {
     let first = acquire(&mut env.client, Q, "w", 1).await; // all 33 were promoted at Register
     assert_eq!(key_of(&first[0]), "gone", "priority 0 before -1");
     let names: Vec<String> = (1..30).map(|i| format!("gone-{i:02}")).collect();
-    env.client.unregister(pb::UnregisterRequest { queue: Q.into(), names }).await.unwrap();
+    env.client.unregister(pb::UnregisterRequest { queue: Q.into(), names, ..Default::default() }).await.unwrap();
     let mut got = Vec::new();
     for _ in 0..40 {
         let leases = env.client.acquire(long_poll(Q, "w", 2, 5_000)).await.unwrap().into_inner().leases;

@@ -10,6 +10,7 @@ mod active;
 mod admin;
 mod agent;
 mod cancel;
+mod cascade;
 mod claim;
 mod cli;
 mod client;

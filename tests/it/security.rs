@@ -302,9 +302,10 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
                 .await
                 .map(drop),
         ),
-        "Unregister" => {
-            agents.unregister(req(pb::UnregisterRequest { queue: q, names: vec!["a1".into()] }, auth)).await.map(drop)
-        }
+        "Unregister" => agents
+            .unregister(req(pb::UnregisterRequest { queue: q, names: vec!["a1".into()], ..Default::default() }, auth))
+            .await
+            .map(drop),
         "Acquire" => agents
             .acquire(req(pb::AcquireRequest { queue: q, worker_id: "w".into(), max_leases: 1, wait: None }, auth))
             .await
@@ -366,9 +367,10 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
         "ListAgents" => {
             agents.list_agents(req(pb::ListAgentsRequest { queue: q, ..Default::default() }, auth)).await.map(drop)
         }
-        "CancelRun" => {
-            agents.cancel_run(req(pb::CancelRunRequest { queue: q, name: "a1".into() }, auth)).await.map(drop)
-        }
+        "CancelRun" => agents
+            .cancel_run(req(pb::CancelRunRequest { queue: q, name: "a1".into(), ..Default::default() }, auth))
+            .await
+            .map(drop),
         "RegisterBatch" => agents
             .register_batch(req(pb::RegisterBatchRequest { batch: q.clone(), queue: q, ..Default::default() }, auth))
             .await
@@ -843,7 +845,7 @@ async fn admin_actions_are_audited_with_the_identity() {
     let mut admin = AdminServiceClient::new(channel.clone());
     admin.purge(req(pb::PurgeRequest { dry_run: true }, Some(ADMIN))).await.unwrap();
     let mut agents = AgentServiceClient::new(channel);
-    let unregister = pb::UnregisterRequest { queue: "q".into(), names: vec!["gone".into()] };
+    let unregister = pb::UnregisterRequest { queue: "q".into(), names: vec!["gone".into()], ..Default::default() };
     agents.unregister(req(unregister, Some(ADMIN))).await.unwrap();
     common::cluster::until("the audit lines", Duration::from_secs(30), || async {
         let log = process.log.lock().unwrap();

@@ -149,8 +149,11 @@ async fn a_sharded_queue_spreads_over_shards_and_keeps_the_agent_guarantees() {
     }
     admin.retry_dead_letter(pb::RetryDeadLetterRequest { source: Some(source), id: "doomed".into() }).await.unwrap();
     assert_eq!(common::acquire(&mut c, "hot", "w1", 1).await[0].name, "doomed");
-    let removed =
-        c.unregister(pb::UnregisterRequest { queue: "hot".into(), names: vec!["a001".into(), "a002".into()] });
+    let removed = c.unregister(pb::UnregisterRequest {
+        queue: "hot".into(),
+        names: vec!["a001".into(), "a002".into()],
+        ..Default::default()
+    });
     assert_eq!(removed.await.unwrap().into_inner().removed, 2);
     baton.stop().await.unwrap();
 }

@@ -211,7 +211,10 @@ async fn a_plain_drain_writes_no_steps() {
     // "dropped" fails (its steps kept for the next attempt), then is unregistered while waiting.
     let dropped = leases.iter().find(|l| l.name == "dropped").unwrap();
     env.client.complete(complete_req(dropped, pb::Outcome::Transient)).await.unwrap();
-    env.client.unregister(pb::UnregisterRequest { queue: Q.into(), names: vec!["dropped".into()] }).await.unwrap();
+    env.client
+        .unregister(pb::UnregisterRequest { queue: Q.into(), names: vec!["dropped".into()], ..Default::default() })
+        .await
+        .unwrap();
     for l in leases.iter().filter(|l| l.name != "dropped") {
         let outcome = if l.name == "doomed" { pb::Outcome::Unknown } else { pb::Outcome::Success };
         env.client.complete(complete_req(l, outcome)).await.unwrap();
@@ -396,7 +399,10 @@ async fn cancelled_and_reaped_runs_drop_their_steps() {
         env.client.record_step(record(l, "s", "x")).await.unwrap();
     }
     let every = leases.iter().find(|l| l.name == "every").unwrap();
-    env.client.cancel_run(pb::CancelRunRequest { queue: Q.into(), name: "every".into() }).await.unwrap();
+    env.client
+        .cancel_run(pb::CancelRunRequest { queue: Q.into(), name: "every".into(), ..Default::default() })
+        .await
+        .unwrap();
     let beat = pb::LeaseRef { queue: Q.into(), name: "every".into(), token: every.token, ..Default::default() };
     let r = env.client.heartbeat(pb::HeartbeatRequest { worker_id: "w1".into(), leases: vec![beat] }).await.unwrap();
     assert_eq!(r.into_inner().cancelled.len(), 1);

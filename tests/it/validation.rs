@@ -74,13 +74,29 @@ async fn register_and_unregister_reject_bad_fields() {
     let long_value = [("k".to_string(), "12345".to_string())].into();
     rejects!(env, "agents[0].labels[k]", c.register(reg(vec![pb::Agent { labels: long_value, ..good() }])));
 
-    rejects!(env, "queue", c.unregister(pb::UnregisterRequest { queue: "".into(), names: vec!["existing".into()] }));
-    rejects!(env, "names", c.unregister(pb::UnregisterRequest { queue: Q.into(), names: vec![] }));
-    rejects!(env, "names", c.unregister(pb::UnregisterRequest { queue: Q.into(), names: vec!["a".into(); 4] }));
+    rejects!(
+        env,
+        "queue",
+        c.unregister(pb::UnregisterRequest { queue: "".into(), names: vec!["existing".into()], ..Default::default() })
+    );
+    rejects!(
+        env,
+        "names",
+        c.unregister(pb::UnregisterRequest { queue: Q.into(), names: vec![], ..Default::default() })
+    );
+    rejects!(
+        env,
+        "names",
+        c.unregister(pb::UnregisterRequest { queue: Q.into(), names: vec!["a".into(); 4], ..Default::default() })
+    );
     rejects!(
         env,
         "names[1]",
-        c.unregister(pb::UnregisterRequest { queue: Q.into(), names: vec!["existing".into(), "a:b".into()] })
+        c.unregister(pb::UnregisterRequest {
+            queue: Q.into(),
+            names: vec!["existing".into(), "a:b".into()],
+            ..Default::default()
+        })
     );
 }
 

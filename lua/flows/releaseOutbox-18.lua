@@ -23,6 +23,11 @@
     KEYS[11] awaited   ZSET name -> awaited until (ms)
     KEYS[12] deps      base of "deps:<child>"
     KEYS[13] stats     HASH a batch's counts: total, succeeded, failed, closed, done_at
+    KEYS[14] leases    HASH name -> lease record: a running child a cascade reaches is marked
+    KEYS[15] streaks   HASH name -> consecutive failures (a child a cascade removes)
+    KEYS[16] dlq       ZSET name -> dead-lettered at (ms) (a child a cascade removes)
+    KEYS[17] dlqinfo   HASH name -> dead-letter context JSON (a child a cascade removes)
+    KEYS[18] cron      HASH name -> "token|next fire" (a child a cascade removes)
 
     ARGV[1] channel (str)       where to announce: "P|S <wake-up channel>" or "", then
                                 "\n<outbox channel>" (announceOutbox)
@@ -39,6 +44,7 @@
 ]]
 local rcall = redis.call
 --@include memberKey
+--@include leaseRecord
 --@include publish
 --@include nowMs
 --@include addWaiting
@@ -50,6 +56,7 @@ local rcall = redis.call
 flowKeys(K, A.resultTtlMs, A.resultMax)
 local r = {
   waiting = K.waiting, defs = K.defs, payloads = K.payloads, pending = K.pending, stats = K.stats,
+  leases = K.leases, streaks = K.streaks, dlq = K.dlq, dlqinfo = K.dlqinfo, cron = K.cron,
   channel = A.channel, queue = A.queue,
 }
 local before = A.before
