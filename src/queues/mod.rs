@@ -5,6 +5,7 @@ pub mod active;
 pub(crate) mod classify;
 pub(crate) mod cron;
 pub mod expiry;
+pub mod signals;
 pub(crate) mod leases;
 pub(crate) mod limits;
 pub(crate) mod parents;

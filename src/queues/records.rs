@@ -144,6 +144,96 @@ pub struct AgentDef {
     /// queue's slot (`Queues::register`); 0: none.
     #[serde(skip)]
     pub ttl_ms: u64,
+    /// Register only: a new agent waits for this before its first run (`Agent.wait_for`).
+    #[serde(skip)]
+    pub wait_for: Option<WaitFor>,
+}
+
+/// A wait for an event, a time, or the first of both (`pb::WaitFor`): how a run ends its lease
+/// by waiting (`CompleteRequest.wait_for`), or a new agent waits before its first run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WaitFor {
+    /// The event waited for; "" for a time only.
+    pub event: String,
+    /// Wait at most until then (ms, Redis clock); 0: no such bound.
+    pub until_ms: u64,
+    /// Wait at most this long from the wait's start (ms); 0: no such bound.
+    pub timeout_ms: u64,
+}
+
+impl WaitFor {
+    /// registerAgents' item: "<event>|<until ms>|<timeout ms>".
+    pub(crate) fn arg(&self) -> String {
+        format!("{}|{}|{}", self.event, self.until_ms, self.timeout_ms)
+    }
+}
+
+/// An agent waiting for an event or a time (HASH `waits`; `lua/includes/waitRecord.lua`):
+/// `"<event>|<until ms>|<since ms>"`, event "" for a time only, until 0 for none.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WaitRecord {
+    pub event: String,
+    pub until_ms: i64,
+    pub since_ms: i64,
+}
+
+impl WaitRecord {
+    /// The record written by waitRecord's `encodeWait` (Baton's Rust side never writes one).
+    #[cfg(test)]
+    pub(crate) fn encode(&self) -> String {
+        format!("{}|{}|{}", self.event, self.until_ms, self.since_ms)
+    }
+
+    /// None when `rec` is not a wait record.
+    pub(crate) fn parse(rec: &str) -> Option<Self> {
+        let mut f = rec.split('|');
+        let event = f.next()?.to_string();
+        let until_ms = f.next()?.parse().ok()?;
+        let since_ms = f.next()?.parse().ok()?;
+        f.next().is_none().then_some(WaitRecord { event, until_ms, since_ms })
+    }
+}
+
+/// The event a run's leases carry after a wait (`pb::EventDelivery`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Delivery {
+    pub event: String,
+    pub payload: Vec<u8>,
+    /// When the signal was sent, or when the wait timed out (ms, Redis clock).
+    pub at_ms: i64,
+    /// The wait's time passed before the event came (no payload).
+    pub timed_out: bool,
+}
+
+/// What a run's record holds besides its steps (stepRecord): its signals and its delivery.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RunEvents {
+    /// The run's delivery: its last consumed ('!') or timed-out ('~') entry.
+    pub delivery: Option<Delivery>,
+    /// Signals kept for a wait that names them ('?').
+    pub pending: u32,
+}
+
+impl RunEvents {
+    /// The events of a run's record; empty when `rec` is none or not a steps record.
+    pub(crate) fn parse(rec: &[u8]) -> Self {
+        let mut out = RunEvents::default();
+        for e in StepRecord::parse_entries(rec).unwrap_or_default() {
+            match e.name.as_bytes().first() {
+                Some(b'?') => out.pending += 1,
+                Some(&mark @ (b'!' | b'~')) => {
+                    out.delivery = Some(Delivery {
+                        event: e.name[1..].to_string(),
+                        payload: e.result,
+                        at_ms: e.recorded_at_ms,
+                        timed_out: mark == b'~',
+                    })
+                }
+                _ => {}
+            }
+        }
+        out
+    }
 }
 
 /// An agent's idempotency key as Register takes it (`Agent.idempotency_key` and the fields
@@ -219,8 +309,16 @@ impl StepRecord {
         rec
     }
 
-    /// A run's steps, in order; None when `rec` is not a steps record.
+    /// A run's steps, in order, without its events (`RunEvents`: entries whose name starts
+    /// with '?', '!' or '~', which no step name does); None when `rec` is not a steps record.
     pub(crate) fn parse_list(rec: &[u8]) -> Option<Vec<StepRecord>> {
+        let mut entries = Self::parse_entries(rec)?;
+        entries.retain(|e| !e.name.starts_with(['?', '!', '~']));
+        Some(entries)
+    }
+
+    /// Every entry of a run's record, steps and events, in order.
+    pub(crate) fn parse_entries(rec: &[u8]) -> Option<Vec<StepRecord>> {
         let mut steps = Vec::new();
         let mut rest = rec;
         while !rest.is_empty() {

@@ -34,7 +34,7 @@ pub(crate) const BUCKETS: usize = BOUNDS_MICROS.len() + 1;
 
 /// Every RPC method of the baton.v1 services, sorted (names are unique across services); a
 /// unit test keeps it equal to the protos.
-pub(crate) const METHODS: [&str; 49] = [
+pub(crate) const METHODS: [&str; 50] = [
     "Ack",
     "AckBatch",
     "Acquire",
@@ -81,6 +81,7 @@ pub(crate) const METHODS: [&str; 49] = [
     "Session",
     "SetKeyLimits",
     "SetLimits",
+    "Signal",
     "Subscribe",
     "Unregister",
     "WatchPool",
