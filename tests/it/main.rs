@@ -42,6 +42,7 @@ mod schedule;
 mod security;
 mod serve;
 mod session;
+mod signals;
 mod sharding;
 mod steps;
 mod trace;
