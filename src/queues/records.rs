@@ -417,6 +417,69 @@ mod tests {
         }
     }
 
+    /// The wait record: Lua's encoder writes what Rust parses (an empty event, times past 2^32),
+    /// and Lua's parser reads Rust's; anything else is none on both sides.
+    #[tokio::test]
+    async fn wait_records_match_the_lua_include() {
+        let redis = TestRedis::start().await;
+        for wait in [
+            WaitRecord { event: "approve".into(), until_ms: 0, since_ms: 1 },
+            WaitRecord { event: String::new(), until_ms: 1_795_000_000_123, since_ms: 1_795_000_000_000 },
+            WaitRecord { event: "a.b_c-9".into(), until_ms: 7, since_ms: 5 },
+        ] {
+            let (until, since) = (wait.until_ms.to_string(), wait.since_ms.to_string());
+            let lua: String = redis
+                .eval_includes(
+                    &["waitRecord"],
+                    "return encodeWait(ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]))",
+                    &[wait.event.as_bytes(), until.as_bytes(), since.as_bytes()],
+                )
+                .await;
+            assert_eq!(lua, wait.encode());
+            assert_eq!(WaitRecord::parse(&lua).as_ref(), Some(&wait));
+            let parsed: Vec<String> = redis
+                .eval_includes(
+                    &["waitRecord"],
+                    "local w = parseWait(ARGV[1]) \
+                     return { w.event, string.format('%d', w.untilMs), string.format('%d', w.since) }",
+                    &[wait.encode().as_bytes()],
+                )
+                .await;
+            assert_eq!(parsed, [wait.event.clone(), until, since]);
+        }
+        for bad in ["", "a|1", "a|x|1", "a|1|2|3"] {
+            assert_eq!(WaitRecord::parse(bad), None, "{bad:?}");
+            let absent: i64 =
+                redis.eval_includes(&["waitRecord"], "return parseWait(ARGV[1]) and 1 or 0", &[bad.as_bytes()]).await;
+            assert_eq!(absent, 0, "{bad:?}");
+        }
+    }
+
+    /// A run's events beside its steps: the steps leave them out, the events read the kept
+    /// signals and the last delivery (consumed or timed out), as the Lua side writes them.
+    #[tokio::test]
+    async fn a_run_s_events_ride_beside_its_steps() {
+        let redis = TestRedis::start().await;
+        let rec: Vec<u8> = redis
+            .eval_includes(
+                &["stepRecord"],
+                "local rec = encodeStep('fetch', 1, 'r') .. encodeStep('?late', 2, 'p|q') .. encodeStep('!go', 3, 'yes') \
+                 return encodeSteps(parseSteps(rec .. encodeStep('~old', 4, '')), encodeStep('~wait', 5, ''))",
+                &[],
+            )
+            .await;
+        let step = StepRecord { name: "fetch".into(), recorded_at_ms: 1, result: b"r".to_vec() };
+        assert_eq!(StepRecord::parse_list(&rec), Some(vec![step]));
+        let delivery = Delivery { event: "wait".into(), payload: Vec::new(), at_ms: 5, timed_out: true };
+        assert_eq!(RunEvents::parse(&rec), RunEvents { delivery: Some(delivery), pending: 1 });
+        let consumed = StepRecord::encode_list(&[StepRecord { name: "!go".into(), recorded_at_ms: 3, result: b"yes".to_vec() }]);
+        let delivery = Delivery { event: "go".into(), payload: b"yes".to_vec(), at_ms: 3, timed_out: false };
+        assert_eq!(RunEvents::parse(&consumed).delivery, Some(delivery));
+        let steps_only: i64 =
+            redis.eval_includes(&["stepRecord"], "return (isStep('a.b') and not isStep('?a') and not isStep('!a') and not isStep('~a')) and 1 or 0", &[]).await;
+        assert_eq!(steps_only, 1);
+    }
+
     /// Edge values: a token and times past 2^32, an empty worker, no key, a key holding '@',
     /// a cancel without progress, progress holding '|', a worker of every other byte.
     fn leases() -> Vec<LeaseRecord> {
