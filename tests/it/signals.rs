@@ -370,3 +370,48 @@ async fn a_signal_sent_while_the_waiter_s_replica_is_killed_is_consumed_once() {
     let e = client.get_agent(pb::GetAgentRequest { queue: Q.into(), name: "job".into() }).await.unwrap_err();
     assert_eq!(e.code(), Code::NotFound, "the one-shot run finished once");
 }
+
+/// Runs the `baton` CLI with `args` against `addr`; its stdout (it must succeed).
+async fn cli(addr: &str, args: &[&str]) -> String {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_baton"));
+    cmd.args(args).args(["--addr", addr]).env_remove("BATON_TOKEN");
+    let out = tokio::time::timeout(Duration::from_secs(60), cmd.output()).await.expect("the CLI answers").unwrap();
+    assert!(out.status.success(), "baton {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+// The CLI shows a waiting agent's event and deadline (`baton agent`) and delivers an event
+// (`baton signal`), which the next lease carries.
+#[tokio::test]
+async fn the_cli_shows_the_wait_and_signals() {
+    let mut env = Env::start().await;
+    let addr = format!("http://{}", env.baton.addr);
+    register(&mut env.client, Q, vec![job("job")]).await;
+    let l = acquire_wait(&mut env.client, "w1").await;
+    let wait = pb::WaitFor { event: "approve".into(), until: None, timeout: dur(3_600_000) };
+    env.client.complete(waiting(&l, Some(wait))).await.unwrap();
+    let until = status(&mut env, "job").await.waiting_for.and_then(|w| w.until).expect("a deadline");
+    let shown = cli(&addr, &["agent", Q, "job"]).await;
+    assert!(shown.contains("waiting for event"), "{shown}");
+    let line = |field: &str| shown.lines().find(|l| l.trim_start().starts_with(field)).unwrap_or("").to_string();
+    assert!(line("waiting for ").contains("approve"), "{shown}");
+    let secs = chrono::DateTime::from_timestamp(until.seconds, 0).unwrap().format("%Y-%m-%dT%H:%M").to_string();
+    assert!(line("until").contains(&secs), "{secs} in {shown}");
+    let out = cli(&addr, &["signal", Q, "job", "approve", "--payload", "ok"]).await;
+    assert!(out.contains("delivered"), "{out}");
+    let next = acquire_wait(&mut env.client, "w1").await;
+    assert_eq!(delivered(&next), event("approve", "ok", false));
+}
+
+// The purge requeues definitions found in no state; an agent waiting for an event is in one
+// (`waits`) and is left alone: still waiting, not due.
+#[tokio::test]
+async fn a_purge_leaves_a_waiting_agent_alone() {
+    let mut env = Env::start().await;
+    register(&mut env.client, Q, vec![pb::Agent { wait_for: wait_for("approved"), ..job("gated") }]).await;
+    let mut admin = pb::admin_service_client::AdminServiceClient::new(env.baton.channel().await);
+    let purged = admin.purge(pb::PurgeRequest { dry_run: false }).await.unwrap().into_inner();
+    assert!(purged.items.is_empty(), "{purged:?}");
+    assert_eq!(status(&mut env, "gated").await.state, pb::AgentState::WaitingForEvent as i32);
+    assert!(acquire(&mut env.client, Q, "w1", 10).await.is_empty());
+}
