@@ -8,7 +8,9 @@ use crate::rpc::validate;
 
 use crate::error::{Error, Result};
 use crate::pb;
-use crate::queues::store::{AgentDef, Completed, Completion, Delivery, Ended, Outcome, StepAnswer, StepRecord, WaitFor};
+use crate::queues::store::{
+    AgentDef, Completed, Completion, Delivery, Ended, Outcome, StepAnswer, StepRecord, WaitFor,
+};
 use crate::rpc::auth;
 use crate::rpc::{duration, timestamp};
 
@@ -52,7 +54,8 @@ pub(crate) fn completion(limits: &crate::config::Limits, field: &str, r: pb::Com
 /// result), INVALID_ARGUMENT naming the field.
 fn waiting(limits: &crate::config::Limits, field: &str, w: &pb::WaitFor, r: pb::CompleteRequest) -> Result<Completion> {
     let wait = wait_for(limits, &format!("{field}wait_for"), w)?;
-    let with = |name: &str| Error::invalid(format!("{field}{name}"), "must be empty with wait_for (the run is not over)");
+    let with =
+        |name: &str| Error::invalid(format!("{field}{name}"), "must be empty with wait_for (the run is not over)");
     if r.outcome != pb::Outcome::Unspecified as i32 && r.outcome != pb::Outcome::Success as i32 {
         return Err(with("outcome"));
     }

@@ -5,7 +5,6 @@ pub mod active;
 pub(crate) mod classify;
 pub(crate) mod cron;
 pub mod expiry;
-pub mod signals;
 pub(crate) mod leases;
 pub(crate) mod limits;
 pub(crate) mod parents;
@@ -13,6 +12,7 @@ pub(crate) mod records;
 pub(crate) mod service;
 pub(crate) mod session;
 pub(crate) mod shards;
+pub mod signals;
 pub mod store;
 pub mod sweep;
 #[cfg(test)]

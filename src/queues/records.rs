@@ -472,11 +472,17 @@ mod tests {
         assert_eq!(StepRecord::parse_list(&rec), Some(vec![step]));
         let delivery = Delivery { event: "wait".into(), payload: Vec::new(), at_ms: 5, timed_out: true };
         assert_eq!(RunEvents::parse(&rec), RunEvents { delivery: Some(delivery), pending: 1 });
-        let consumed = StepRecord::encode_list(&[StepRecord { name: "!go".into(), recorded_at_ms: 3, result: b"yes".to_vec() }]);
+        let consumed =
+            StepRecord::encode_list(&[StepRecord { name: "!go".into(), recorded_at_ms: 3, result: b"yes".to_vec() }]);
         let delivery = Delivery { event: "go".into(), payload: b"yes".to_vec(), at_ms: 3, timed_out: false };
         assert_eq!(RunEvents::parse(&consumed).delivery, Some(delivery));
-        let steps_only: i64 =
-            redis.eval_includes(&["stepRecord"], "return (isStep('a.b') and not isStep('?a') and not isStep('!a') and not isStep('~a')) and 1 or 0", &[]).await;
+        let steps_only: i64 = redis
+            .eval_includes(
+                &["stepRecord"],
+                "return (isStep('a.b') and not isStep('?a') and not isStep('!a') and not isStep('~a')) and 1 or 0",
+                &[],
+            )
+            .await;
         assert_eq!(steps_only, 1);
     }
 

@@ -613,16 +613,17 @@ impl AgentService for AgentServiceImpl {
             let at = |ms: i64| Some(timestamp(ms));
             let response = match answer {
                 Signalled::NotFound => {
-                    return Err(Error::NotFound(format!("agent {:?} in queue {:?}", req.name, req.queue)).into())
+                    return Err(Error::NotFound(format!("agent {:?} in queue {:?}", req.name, req.queue)))
                 }
                 Signalled::TooMany(kept) => {
                     return Err(Error::SignalsFull(format!(
                         "the run of {:?} keeps {kept} signals: limits.max_pending_signals ({}) allows no more",
                         req.name, self.config.limits.max_pending_signals
-                    ))
-                    .into())
+                    )))
                 }
-                Signalled::Delivered(ms) => pb::SignalResponse { delivered: true, sent_at: at(ms), ..Default::default() },
+                Signalled::Delivered(ms) => {
+                    pb::SignalResponse { delivered: true, sent_at: at(ms), ..Default::default() }
+                }
                 Signalled::Kept(ms) => pb::SignalResponse { kept: true, sent_at: at(ms), ..Default::default() },
                 Signalled::AlreadyKept(ms) => {
                     pb::SignalResponse { kept: true, duplicate: true, sent_at: at(ms), ..Default::default() }

@@ -25,8 +25,7 @@ impl Queues {
     /// The queues (physical) whose `waitat` set holds an entry whose time has come.
     pub async fn queues_with_timers(&self) -> Result<Vec<String>> {
         let mut conn = self.redis.conn().await?;
-        let queues: Vec<String> =
-            redis::cmd("SMEMBERS").arg(self.keys.timer_queues()).query_async(&mut conn).await?;
+        let queues: Vec<String> = redis::cmd("SMEMBERS").arg(self.keys.timer_queues()).query_async(&mut conn).await?;
         self.queues_with_old_entries(&queues, 0, |k| k.waitat.clone()).await
     }
 
@@ -93,7 +92,14 @@ impl Shard<'_, Queues> {
         }
     }
 
-    async fn signal(&self, queue: &str, name: &str, event: &str, payload: &[u8], request_id: &str) -> Result<Signalled> {
+    async fn signal(
+        &self,
+        queue: &str,
+        name: &str,
+        event: &str,
+        payload: &[u8],
+        request_id: &str,
+    ) -> Result<Signalled> {
         let k = self.keys.queue(queue);
         let call = calls::SignalAgent {
             keys: &k,

@@ -3,8 +3,8 @@
 use crate::store::keys::ChannelKind;
 
 pub use super::records::StepRecord;
-use super::records::{Idempotency, LeaseRecord, RunEvents, WaitRecord};
 pub use super::records::{Delivery, WaitFor};
+use super::records::{Idempotency, LeaseRecord, RunEvents, WaitRecord};
 use crate::error::{Error, Result};
 use crate::flows::store::Flows;
 use crate::store::shards::Shard;
@@ -342,12 +342,21 @@ pub struct Ended {
 /// What Complete did with the agent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Completed {
-    Rescheduled { next_run_ms: i64, streak: u32 },
+    Rescheduled {
+        next_run_ms: i64,
+        streak: u32,
+    },
     Removed,
-    DeadLettered { at_ms: i64, streak: u32 },
+    DeadLettered {
+        at_ms: i64,
+        streak: u32,
+    },
     /// The lease ended by waiting (wait_for): waiting, or due at `next_run_ms` when the wait
     /// ended at once.
-    Waiting { next_run_ms: Option<i64>, streak: u32 },
+    Waiting {
+        next_run_ms: Option<i64>,
+        streak: u32,
+    },
 }
 
 /// A Complete: which lease, how it ended.

@@ -341,7 +341,10 @@ pub fn permission(path: &str) -> Option<Permission> {
     let (service, method) = path.trim_start_matches('/').split_once('/').unwrap_or((path, ""));
     use Permission::*;
     Some(match (service, method) {
-        ("baton.v1.AgentService", "Register" | "Unregister" | "CancelRun" | "RegisterBatch" | "CloseBatch" | "Signal") => Produce,
+        (
+            "baton.v1.AgentService",
+            "Register" | "Unregister" | "CancelRun" | "RegisterBatch" | "CloseBatch" | "Signal",
+        ) => Produce,
         (
             "baton.v1.AgentService",
             "Acquire" | "Heartbeat" | "Complete" | "CompleteBatch" | "Release" | "Session" | "RecordStep",

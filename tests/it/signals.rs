@@ -44,7 +44,10 @@ fn job(name: &str) -> pb::Agent {
     pb::Agent { error_interval: dur(1), ..agent(name, 0, 60_000) }
 }
 
-async fn acquire_wait(client: &mut pb::agent_service_client::AgentServiceClient<tonic::transport::Channel>, worker: &str) -> pb::Lease {
+async fn acquire_wait(
+    client: &mut pb::agent_service_client::AgentServiceClient<tonic::transport::Channel>,
+    worker: &str,
+) -> pb::Lease {
     let r = client
         .acquire(pb::AcquireRequest { queue: Q.into(), worker_id: worker.into(), max_leases: 1, wait: dur(20_000) })
         .await
@@ -243,9 +246,14 @@ async fn refused_calls_write_nothing() {
     assert!(e.message().contains("limits.max_pending_signals"), "{e:?}");
     let e = env.client.signal(signal("nobody", "a", "")).await.unwrap_err();
     assert_eq!(e.code(), Code::NotFound, "{e:?}");
-    let invalid = |e: tonic::Status| (e.code(), tonic_types::StatusExt::get_details_bad_request(&e)
-        .and_then(|b| b.field_violations.first().map(|v| v.field.clone()))
-        .unwrap_or_default());
+    let invalid = |e: tonic::Status| {
+        (
+            e.code(),
+            tonic_types::StatusExt::get_details_bad_request(&e)
+                .and_then(|b| b.field_violations.first().map(|v| v.field.clone()))
+                .unwrap_or_default(),
+        )
+    };
     let e = env.client.signal(signal("job", "no|bar", "")).await.unwrap_err();
     assert_eq!(invalid(e), (Code::InvalidArgument, "event".into()));
     let e = env.client.signal(signal("job", "d", &"x".repeat(17))).await.unwrap_err();
@@ -271,7 +279,8 @@ async fn unregister_ends_a_wait_and_a_plain_job_writes_none() {
     env.client.complete(complete_req(&l, pb::Outcome::Success)).await.unwrap();
     let mut conn = env.redis.conn().await;
     for key in ["waits", "waitat", "steps"] {
-        let exists: bool = redis::cmd("EXISTS").arg(format!("baton:{{q:{Q}}}:{key}")).query_async(&mut conn).await.unwrap();
+        let exists: bool =
+            redis::cmd("EXISTS").arg(format!("baton:{{q:{Q}}}:{key}")).query_async(&mut conn).await.unwrap();
         assert!(!exists, "a plain job wrote {key}");
     }
 
@@ -280,10 +289,12 @@ async fn unregister_ends_a_wait_and_a_plain_job_writes_none() {
     env.client.signal(signal("job", "other", "")).await.unwrap();
     let wait = pb::WaitFor { event: "approve".into(), until: None, timeout: dur(3_600_000) };
     env.client.complete(waiting(&l, Some(wait))).await.unwrap();
+    #[allow(clippy::needless_update)] // the request may gain options: this test takes none
     let req = pb::UnregisterRequest { queue: Q.into(), names: vec!["job".into()], ..Default::default() };
     assert_eq!(env.client.unregister(req).await.unwrap().into_inner().removed, 1);
     for key in ["waits", "waitat", "steps"] {
-        let exists: bool = redis::cmd("EXISTS").arg(format!("baton:{{q:{Q}}}:{key}")).query_async(&mut conn).await.unwrap();
+        let exists: bool =
+            redis::cmd("EXISTS").arg(format!("baton:{{q:{Q}}}:{key}")).query_async(&mut conn).await.unwrap();
         assert!(!exists, "an unregistered waiter left {key}");
     }
     let e = env.client.signal(signal("job", "approve", "")).await.unwrap_err();
@@ -339,7 +350,7 @@ async fn a_signal_sent_while_the_waiter_s_replica_is_killed_is_consumed_once() {
     };
     tx.send(pb::SessionRequest { completions: vec![completion], ..Default::default() }).await.unwrap();
     let answered = next(&mut stream).await;
-    let done = answered.completed.first().and_then(|c| c.response.clone()).expect("the wait answered");
+    let done = answered.completed.first().and_then(|c| c.response).expect("the wait answered");
     assert!(done.waiting, "{done:?}");
 
     // SIGKILL A while the signal goes through B.
