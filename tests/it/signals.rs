@@ -87,6 +87,8 @@ async fn a_wait_ends_with_the_signalled_event() {
     assert_eq!(s.waiting_for.as_ref().map(|w| w.event.as_str()), Some("approve"));
     assert!(s.holder.is_empty() && s.deadline.is_none() && s.next_run_at.is_none(), "{s:?}");
     assert!(acquire(&mut env.client, Q, "w2", 10).await.is_empty(), "a waiting agent is not due");
+    let awaited = env.client.r#await(pb::AwaitRequest { queue: Q.into(), name: "job".into(), ..Default::default() });
+    assert_eq!(awaited.await.unwrap().into_inner().state, pb::AgentState::WaitingForEvent as i32);
 
     let sent = env.client.signal(signal("job", "approve", "yes")).await.unwrap().into_inner();
     assert!(sent.delivered && !sent.duplicate, "{sent:?}");
