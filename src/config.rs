@@ -650,6 +650,9 @@ pub struct Limits {
     /// Most result bytes of all the steps one run records together (RecordStep); a step that
     /// would pass it is refused.
     pub max_step_bytes: usize,
+    /// Most signals one run keeps before a wait names them (Signal); a signal beyond it is
+    /// refused (RESOURCE_EXHAUSTED).
+    pub max_pending_signals: u32,
     /// Longest interval, timeout, error interval, retry_after or delay.
     pub max_duration_ms: u64,
     /// Longest long-poll wait.
@@ -904,6 +907,7 @@ impl Default for Limits {
             max_result_bytes: 64 * 1024,
             max_steps: 64,
             max_step_bytes: 256 * 1024,
+            max_pending_signals: 16,
             max_duration_ms: 366 * 24 * 3_600_000,
             max_wait_ms: 300_000,
             scan_limit: 2_000,
@@ -1019,6 +1023,9 @@ impl Config {
         }
         if self.limits.max_step_bytes == 0 || self.limits.max_step_bytes > 64 * 1024 * 1024 {
             return bad("limits.max_step_bytes must be 1 to 67108864 (64 MiB)");
+        }
+        if self.limits.max_pending_signals == 0 || self.limits.max_pending_signals > 1_000 {
+            return bad("limits.max_pending_signals must be 1 to 1000");
         }
         if self.limits.max_concurrent_streams == 0 {
             return bad("limits.max_concurrent_streams must be at least 1");

@@ -60,6 +60,10 @@ pub enum Error {
     /// A batch is closed: no member may be added (RegisterBatch). Nothing was changed.
     #[error("batch closed: {0}")]
     BatchClosed(String),
+    /// An agent's run keeps as many signals as `limits.max_pending_signals` allows (Signal):
+    /// nothing was written; a wait that consumes one makes room.
+    #[error("{0}")]
+    SignalsFull(String),
     /// The call is valid but cannot apply to this source as it is configured (e.g. limits on a
     /// sharded queue): don't retry until the configuration changes.
     #[error("unsupported: {0}")]
@@ -105,6 +109,7 @@ impl Error {
             Error::Unsupported(_) => "UNSUPPORTED",
             Error::GroupRefused(_) => "GROUP_REFUSED",
             Error::BatchClosed(_) => "BATCH_CLOSED",
+            Error::SignalsFull(_) => "SIGNALS_FULL",
             Error::ParentsFixed { .. } => "PARENTS_FIXED",
             Error::Config(_) => "INVALID_CONFIG",
             Error::Internal(_) => "INTERNAL",
@@ -121,7 +126,9 @@ impl Error {
             | Error::ParentsFixed { .. } => Code::FailedPrecondition,
             Error::NotFound(_) => Code::NotFound,
             Error::Unavailable(_) | Error::CircuitOpen { .. } | Error::NotReplicated(_) => Code::Unavailable,
-            Error::Exhausted { .. } | Error::Overloaded { .. } | Error::RedisFull { .. } => Code::ResourceExhausted,
+            Error::Exhausted { .. } | Error::Overloaded { .. } | Error::RedisFull { .. } | Error::SignalsFull(_) => {
+                Code::ResourceExhausted
+            }
             Error::Unauthenticated(_) => Code::Unauthenticated,
             Error::PermissionDenied { .. } => Code::PermissionDenied,
             Error::Redis(_) | Error::Config(_) | Error::Internal(_) => Code::Internal,
@@ -216,7 +223,7 @@ impl From<Error> for Status {
             other => other,
         };
         let pushback_ms = match &e {
-            Error::Unavailable(_) | Error::NotReplicated(_) => Some(UNAVAILABLE_PUSHBACK_MS),
+            Error::Unavailable(_) | Error::NotReplicated(_) | Error::SignalsFull(_) => Some(UNAVAILABLE_PUSHBACK_MS),
             Error::CircuitOpen { retry_after_ms, .. }
             | Error::Exhausted { retry_after_ms, .. }
             | Error::Overloaded { retry_after_ms, .. }

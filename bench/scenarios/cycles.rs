@@ -412,6 +412,7 @@ async fn direct_phase(lab: &Lab, queue: &str, k: usize, n: u32, measured: Durati
                             request_id: String::new(),
                             clipped: false,
                             result: Vec::new(),
+                            wait: None,
                         })
                         .collect();
                     if batch.is_empty() {

@@ -25,3 +25,22 @@ local function parseSteps(rec)
   end
   return steps
 end
+
+-- A run's events ride in the same record, as entries whose name starts with a mark a step name
+-- never has: '?<event>' a signal kept until a wait names it (result: its payload), '!<event>' an
+-- event the run consumed (its payload), '~<event>' a wait whose time passed first (no result;
+-- only the latest is kept). The run's delivery, carried by its leases, is its last '!' or '~'
+-- entry. They go with the run, as its steps do (runSteps).
+local function isStep(name)
+  return string.find(name, '^[%w._-]') ~= nil
+end
+
+-- The record of entries (parseSteps' tables) without its '~' entries, then extra appended.
+local function encodeSteps(entries, extra)
+  local parts = {}
+  for _, s in ipairs(entries) do
+    if string.sub(s.name, 1, 1) ~= '~' then parts[#parts + 1] = encodeStep(s.name, s.at, s.result) end
+  end
+  parts[#parts + 1] = extra
+  return table.concat(parts)
+end

@@ -41,11 +41,17 @@ if leaseToken(leaseRec) ~= A.token then return { -1 } end
 local rec = rcall('HGET', K.steps, name) or ''
 local steps = parseSteps(rec) or {}
 local bytes = 0
+-- The run's events share its record (stepRecord) and count toward neither bound.
+local count, found = 0, nil
 for _, s in ipairs(steps) do
-  if s.name == step then return { 1, s.at, #steps, s.result } end
-  bytes = bytes + #s.result
+  if isStep(s.name) then
+    count = count + 1
+    if s.name == step then found = s end
+    bytes = bytes + #s.result
+  end
 end
-if #steps >= A.maxSteps then return { -2, #steps } end
+if found then return { 1, found.at, count, found.result } end
+if count >= A.maxSteps then return { -2, count } end
 if bytes + #result > A.maxBytes then return { -3, bytes } end
 local now = nowMs()
 rcall('HSET', K.steps, name, rec .. encodeStep(step, now, result))
@@ -55,4 +61,4 @@ if lease and lease.watch then
   rcall('HSET', K.leases, name, rewriteLease(lease, leaseFlags(lease.cancel, n, lease.cascade), lease.progress))
   watchEvent(A.channel, A.queue, name, A.token, n, 's', string.format('%d', now) .. '|' .. step .. '|' .. result)
 end
-return { 0, now, #steps + 1 }
+return { 0, now, count + 1 }

@@ -87,6 +87,7 @@ pub(crate) fn await_state_pb(state: crate::flows::store::AwaitState) -> pb::Agen
         crate::flows::store::AwaitState::Working => pb::AgentState::Working,
         crate::flows::store::AwaitState::DeadLettered => pb::AgentState::DeadLettered,
         crate::flows::store::AwaitState::Blocked => pb::AgentState::Blocked,
+        crate::flows::store::AwaitState::WaitingForEvent => pb::AgentState::WaitingForEvent,
         crate::flows::store::AwaitState::Missing | crate::flows::store::AwaitState::Detached => {
             pb::AgentState::Unspecified
         }

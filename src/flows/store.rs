@@ -122,6 +122,7 @@ impl FromReply for Awaited {
             2 => AwaitState::Working,
             3 => AwaitState::DeadLettered,
             4 => AwaitState::Blocked,
+            6 => AwaitState::WaitingForEvent,
             _ => AwaitState::Detached,
         };
         let keeps = r.next::<i64>()? == 1;
@@ -237,6 +238,8 @@ pub enum AwaitState {
     Working,
     DeadLettered,
     Blocked,
+    /// Its run waits for an event or a time (`waits`).
+    WaitingForEvent,
     Detached,
 }
 

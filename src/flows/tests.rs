@@ -112,6 +112,7 @@ fn success(queue: &str, l: &pb::Lease, result: &[u8]) -> Completion {
         request_id: String::new(),
         clipped: false,
         result: result.to_vec(),
+        wait: None,
     }
 }
 

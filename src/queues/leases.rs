@@ -8,7 +8,9 @@ use crate::rpc::validate;
 
 use crate::error::{Error, Result};
 use crate::pb;
-use crate::queues::store::{AgentDef, Completed, Completion, Ended, Outcome, StepAnswer, StepRecord};
+use crate::queues::store::{
+    AgentDef, Completed, Completion, Delivery, Ended, Outcome, StepAnswer, StepRecord, WaitFor,
+};
 use crate::rpc::auth;
 use crate::rpc::{duration, timestamp};
 
@@ -21,6 +23,9 @@ pub(crate) fn completion(limits: &crate::config::Limits, field: &str, r: pb::Com
     validate::name(&format!("{field}queue"), &r.queue)?;
     validate::agent_name(&format!("{field}name"), &r.name)?;
     validate::token(&format!("{field}token"), r.token)?;
+    if let Some(w) = r.wait_for.clone() {
+        return waiting(limits, field, &w, r);
+    }
     validate::size(&format!("{field}error_class"), r.error_class.len(), MAX_ERROR_CLASS_BYTES)?;
     let outcome = outcome(field, r.outcome, &r.error_class, r.http_status)?;
     let retry_after_ms =
@@ -40,7 +45,77 @@ pub(crate) fn completion(limits: &crate::config::Limits, field: &str, r: pb::Com
         request_id: r.request_id,
         clipped,
         result: r.result,
+        wait: None,
     })
+}
+
+/// A completion that ends its lease by waiting (`wait_for`): nothing of a finish may come with
+/// it (an outcome other than SUCCESS, a message, retry_after, error_class, http_status, a
+/// result), INVALID_ARGUMENT naming the field.
+fn waiting(limits: &crate::config::Limits, field: &str, w: &pb::WaitFor, r: pb::CompleteRequest) -> Result<Completion> {
+    let wait = wait_for(limits, &format!("{field}wait_for"), w)?;
+    let with =
+        |name: &str| Error::invalid(format!("{field}{name}"), "must be empty with wait_for (the run is not over)");
+    if r.outcome != pb::Outcome::Unspecified as i32 && r.outcome != pb::Outcome::Success as i32 {
+        return Err(with("outcome"));
+    }
+    if !r.message.is_empty() {
+        return Err(with("message"));
+    }
+    if r.retry_after.is_some() {
+        return Err(with("retry_after"));
+    }
+    if !r.error_class.is_empty() {
+        return Err(with("error_class"));
+    }
+    if r.http_status != 0 {
+        return Err(with("http_status"));
+    }
+    if !r.result.is_empty() {
+        return Err(with("result"));
+    }
+    validate::request_id(&format!("{field}request_id"), &r.request_id)?;
+    Ok(Completion {
+        queue: r.queue,
+        name: r.name,
+        token: r.token,
+        outcome: Outcome::Success,
+        message: String::new(),
+        retry_after_ms: 0,
+        request_id: r.request_id,
+        clipped: false,
+        result: Vec::new(),
+        wait: Some(wait),
+    })
+}
+
+/// A wait from the wire (`field` names it: "wait_for", "agents[0].wait_for"): an event named
+/// as a step is, a time after 1970, a timeout of at most limits.max_duration_ms; at least one.
+pub(crate) fn wait_for(limits: &crate::config::Limits, field: &str, w: &pb::WaitFor) -> Result<WaitFor> {
+    if !w.event.is_empty() {
+        validate::name(&format!("{field}.event"), &w.event)?;
+    }
+    let until_ms = match &w.until {
+        None => 0,
+        Some(t) if t.seconds > 0 && (0..1_000_000_000).contains(&t.nanos) => {
+            (t.seconds.saturating_mul(1000).saturating_add(i64::from(t.nanos) / 1_000_000)) as u64
+        }
+        Some(_) => return Err(Error::invalid(format!("{field}.until"), "must be a time after 1970-01-01T00:00:00Z")),
+    };
+    let timeout_ms = validate::duration_ms(&format!("{field}.timeout"), w.timeout.as_ref(), limits.max_duration_ms)?;
+    if timeout_ms == Some(0) {
+        return Err(Error::invalid(format!("{field}.timeout"), "must be at least 1 ms"));
+    }
+    let timeout_ms = timeout_ms.unwrap_or(0);
+    if w.event.is_empty() && until_ms == 0 && timeout_ms == 0 {
+        return Err(Error::invalid(field.to_string(), "needs an event, until or timeout"));
+    }
+    Ok(WaitFor { event: w.event.clone(), until_ms, timeout_ms })
+}
+
+/// An event delivery, as a lease carries it.
+pub(crate) fn event_pb(d: Delivery) -> pb::EventDelivery {
+    pb::EventDelivery { event: d.event, payload: d.payload, sent_at: Some(timestamp(d.at_ms)), timed_out: d.timed_out }
 }
 
 /// Counts a batch of completions in the metrics (one increment per queue and outcome, not per
@@ -54,6 +129,7 @@ pub(crate) fn complete_results(items: &[Completion], done: Vec<Option<Ended>>) -
         .zip(done)
         .map(|(c, done)| {
             let response = match done {
+                Some(done) if c.wait.is_some() => Some(complete_pb(c, done.how)),
                 None => {
                     lost += 1;
                     None
@@ -90,7 +166,8 @@ pub(crate) fn complete_results(items: &[Completion], done: Vec<Option<Ended>>) -
 pub(crate) fn complete_pb(c: &Completion, done: Completed) -> pb::CompleteResponse {
     let mut response = complete_how(done);
     response.message_clipped = c.clipped;
-    response.outcome = outcome_pb(c.outcome) as i32;
+    // A wait ends no run: it has no outcome.
+    response.outcome = if c.wait.is_some() { 0 } else { outcome_pb(c.outcome) as i32 };
     response
 }
 
@@ -113,6 +190,12 @@ fn complete_how(done: Completed) -> pb::CompleteResponse {
             ..Default::default()
         },
         Completed::Removed => pb::CompleteResponse { removed: true, ..Default::default() },
+        Completed::Waiting { next_run_ms, streak } => pb::CompleteResponse {
+            next_run_at: next_run_ms.map(timestamp),
+            failure_streak: streak,
+            waiting: true,
+            ..Default::default()
+        },
         Completed::DeadLettered { streak, .. } => {
             metrics::counter!("baton_agents_dead_lettered_total").increment(1);
             pb::CompleteResponse { dead_lettered: true, failure_streak: streak, ..Default::default() }
@@ -171,6 +254,7 @@ pub(crate) fn lease_pb(
         parents,
         agent: Some(agent_pb(l.def)),
         steps: l.steps.into_iter().map(step_pb).collect(),
+        event: l.event.map(event_pb),
     }
 }
 
@@ -267,6 +351,8 @@ pub(crate) fn agent_pb(def: AgentDef) -> pb::Agent {
         // Set by expire_at or ttl; gone once a run has started.
         expire_at: (def.expire_at_ms > 0).then(|| timestamp(def.expire_at_ms)),
         ttl: None,
+        // GetAgent answers a wait in AgentStatus.waiting_for.
+        wait_for: None,
     }
 }
 

@@ -12,6 +12,7 @@ pub(crate) mod records;
 pub(crate) mod service;
 pub(crate) mod session;
 pub(crate) mod shards;
+pub mod signals;
 pub mod store;
 pub mod sweep;
 #[cfg(test)]

@@ -164,6 +164,96 @@ pub struct AgentDef {
     /// queue's slot (`Queues::register`); 0: none.
     #[serde(skip)]
     pub ttl_ms: u64,
+    /// Register only: a new agent waits for this before its first run (`Agent.wait_for`).
+    #[serde(skip)]
+    pub wait_for: Option<WaitFor>,
+}
+
+/// A wait for an event, a time, or the first of both (`pb::WaitFor`): how a run ends its lease
+/// by waiting (`CompleteRequest.wait_for`), or a new agent waits before its first run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WaitFor {
+    /// The event waited for; "" for a time only.
+    pub event: String,
+    /// Wait at most until then (ms, Redis clock); 0: no such bound.
+    pub until_ms: u64,
+    /// Wait at most this long from the wait's start (ms); 0: no such bound.
+    pub timeout_ms: u64,
+}
+
+impl WaitFor {
+    /// registerAgents' item: "<event>|<until ms>|<timeout ms>".
+    pub(crate) fn arg(&self) -> String {
+        format!("{}|{}|{}", self.event, self.until_ms, self.timeout_ms)
+    }
+}
+
+/// An agent waiting for an event or a time (HASH `waits`; `lua/includes/waitRecord.lua`):
+/// `"<event>|<until ms>|<since ms>"`, event "" for a time only, until 0 for none.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WaitRecord {
+    pub event: String,
+    pub until_ms: i64,
+    pub since_ms: i64,
+}
+
+impl WaitRecord {
+    /// The record written by waitRecord's `encodeWait` (Baton's Rust side never writes one).
+    #[cfg(test)]
+    pub(crate) fn encode(&self) -> String {
+        format!("{}|{}|{}", self.event, self.until_ms, self.since_ms)
+    }
+
+    /// None when `rec` is not a wait record.
+    pub(crate) fn parse(rec: &str) -> Option<Self> {
+        let mut f = rec.split('|');
+        let event = f.next()?.to_string();
+        let until_ms = f.next()?.parse().ok()?;
+        let since_ms = f.next()?.parse().ok()?;
+        f.next().is_none().then_some(WaitRecord { event, until_ms, since_ms })
+    }
+}
+
+/// The event a run's leases carry after a wait (`pb::EventDelivery`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Delivery {
+    pub event: String,
+    pub payload: Vec<u8>,
+    /// When the signal was sent, or when the wait timed out (ms, Redis clock).
+    pub at_ms: i64,
+    /// The wait's time passed before the event came (no payload).
+    pub timed_out: bool,
+}
+
+/// What a run's record holds besides its steps (stepRecord): its signals and its delivery.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RunEvents {
+    /// The run's delivery: its last consumed ('!') or timed-out ('~') entry.
+    pub delivery: Option<Delivery>,
+    /// Signals kept for a wait that names them ('?').
+    pub pending: u32,
+}
+
+impl RunEvents {
+    /// The events of a run's record; empty when `rec` is none or not a steps record.
+    pub(crate) fn parse(rec: &[u8]) -> Self {
+        let mut out = RunEvents::default();
+        for e in StepRecord::parse_entries(rec).unwrap_or_default() {
+            match e.name.as_bytes().first() {
+                Some(b'?') => out.pending += 1,
+                Some(&mark @ (b'!' | b'~')) => {
+                    out.delivery = Some(Delivery {
+                        event: e.name[1..].to_string(),
+                        payload: e.result,
+                        at_ms: e.recorded_at_ms,
+                        timed_out: mark == b'~',
+                    })
+                }
+                _ => {}
+            }
+        }
+        out
+    }
 }
 
 /// An agent's idempotency key as Register takes it (`Agent.idempotency_key` and the fields
@@ -239,8 +329,16 @@ impl StepRecord {
         rec
     }
 
-    /// A run's steps, in order; None when `rec` is not a steps record.
+    /// A run's steps, in order, without its events (`RunEvents`: entries whose name starts
+    /// with '?', '!' or '~', which no step name does); None when `rec` is not a steps record.
     pub(crate) fn parse_list(rec: &[u8]) -> Option<Vec<StepRecord>> {
+        let mut entries = Self::parse_entries(rec)?;
+        entries.retain(|e| !e.name.starts_with(['?', '!', '~']));
+        Some(entries)
+    }
+
+    /// Every entry of a run's record, steps and events, in order.
+    pub(crate) fn parse_entries(rec: &[u8]) -> Option<Vec<StepRecord>> {
         let mut steps = Vec::new();
         let mut rest = rec;
         while !rest.is_empty() {
@@ -337,6 +435,75 @@ mod tests {
                 redis.eval_includes(&["stepRecord"], "return parseSteps(ARGV[1]) and 1 or 0", &[bad]).await;
             assert_eq!(absent, 0, "{bad:?}");
         }
+    }
+
+    /// The wait record: Lua's encoder writes what Rust parses (an empty event, times past 2^32),
+    /// and Lua's parser reads Rust's; anything else is none on both sides.
+    #[tokio::test]
+    async fn wait_records_match_the_lua_include() {
+        let redis = TestRedis::start().await;
+        for wait in [
+            WaitRecord { event: "approve".into(), until_ms: 0, since_ms: 1 },
+            WaitRecord { event: String::new(), until_ms: 1_795_000_000_123, since_ms: 1_795_000_000_000 },
+            WaitRecord { event: "a.b_c-9".into(), until_ms: 7, since_ms: 5 },
+        ] {
+            let (until, since) = (wait.until_ms.to_string(), wait.since_ms.to_string());
+            let lua: String = redis
+                .eval_includes(
+                    &["waitRecord"],
+                    "return encodeWait(ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]))",
+                    &[wait.event.as_bytes(), until.as_bytes(), since.as_bytes()],
+                )
+                .await;
+            assert_eq!(lua, wait.encode());
+            assert_eq!(WaitRecord::parse(&lua).as_ref(), Some(&wait));
+            let parsed: Vec<String> = redis
+                .eval_includes(
+                    &["waitRecord"],
+                    "local w = parseWait(ARGV[1]) \
+                     return { w.event, string.format('%d', w.untilMs), string.format('%d', w.since) }",
+                    &[wait.encode().as_bytes()],
+                )
+                .await;
+            assert_eq!(parsed, [wait.event.clone(), until, since]);
+        }
+        for bad in ["", "a|1", "a|x|1", "a|1|2|3"] {
+            assert_eq!(WaitRecord::parse(bad), None, "{bad:?}");
+            let absent: i64 =
+                redis.eval_includes(&["waitRecord"], "return parseWait(ARGV[1]) and 1 or 0", &[bad.as_bytes()]).await;
+            assert_eq!(absent, 0, "{bad:?}");
+        }
+    }
+
+    /// A run's events beside its steps: the steps leave them out, the events read the kept
+    /// signals and the last delivery (consumed or timed out), as the Lua side writes them.
+    #[tokio::test]
+    async fn a_run_s_events_ride_beside_its_steps() {
+        let redis = TestRedis::start().await;
+        let rec: Vec<u8> = redis
+            .eval_includes(
+                &["stepRecord"],
+                "local rec = encodeStep('fetch', 1, 'r') .. encodeStep('?late', 2, 'p|q') .. encodeStep('!go', 3, 'yes') \
+                 return encodeSteps(parseSteps(rec .. encodeStep('~old', 4, '')), encodeStep('~wait', 5, ''))",
+                &[],
+            )
+            .await;
+        let step = StepRecord { name: "fetch".into(), recorded_at_ms: 1, result: b"r".to_vec() };
+        assert_eq!(StepRecord::parse_list(&rec), Some(vec![step]));
+        let delivery = Delivery { event: "wait".into(), payload: Vec::new(), at_ms: 5, timed_out: true };
+        assert_eq!(RunEvents::parse(&rec), RunEvents { delivery: Some(delivery), pending: 1 });
+        let consumed =
+            StepRecord::encode_list(&[StepRecord { name: "!go".into(), recorded_at_ms: 3, result: b"yes".to_vec() }]);
+        let delivery = Delivery { event: "go".into(), payload: b"yes".to_vec(), at_ms: 3, timed_out: false };
+        assert_eq!(RunEvents::parse(&consumed).delivery, Some(delivery));
+        let steps_only: i64 = redis
+            .eval_includes(
+                &["stepRecord"],
+                "return (isStep('a.b') and not isStep('?a') and not isStep('!a') and not isStep('~a')) and 1 or 0",
+                &[],
+            )
+            .await;
+        assert_eq!(steps_only, 1);
     }
 
     /// Edge values: a token and times past 2^32, an empty worker, no key, a key holding '@',

@@ -129,6 +129,19 @@ impl AgentServiceImpl {
             })?;
         }
         let (expire_at_ms, ttl_ms) = expiry(field, a, interval_ms > 0 || !a.cron.is_empty(), max)?;
+        let wait_for = match &a.wait_for {
+            None => None,
+            Some(w) => {
+                let wait = crate::queues::leases::wait_for(limits, &format!("{field}.wait_for"), w)?;
+                if !a.after.is_empty() || expire_at_ms > 0 || ttl_ms > 0 {
+                    return Err(Error::invalid(
+                        format!("{field}.wait_for"),
+                        "must be absent with after, expire_at or ttl (a wait has a time of its own: until, timeout)",
+                    ));
+                }
+                Some(wait)
+            }
+        };
         Ok(AgentDef {
             name: a.name.clone(),
             key: a.key.clone(),
@@ -151,6 +164,7 @@ impl AgentServiceImpl {
             idempotency: None,
             expire_at_ms,
             ttl_ms,
+            wait_for,
         })
     }
 
@@ -246,6 +260,7 @@ fn status_pb(info: crate::queues::store::AgentInfo) -> pb::AgentStatus {
         AgentState::Waiting => pb::AgentState::Waiting,
         AgentState::Working => pb::AgentState::Working,
         AgentState::DeadLettered => pb::AgentState::DeadLettered,
+        AgentState::WaitingForEvent => pb::AgentState::WaitingForEvent,
         // In no set: a child waiting for its parents (GetAgent confirms it from its parents).
         AgentState::Detached if info.def.parents > 0 => pb::AgentState::Blocked,
         AgentState::Detached => pb::AgentState::Unspecified,
@@ -278,6 +293,21 @@ fn status_pb(info: crate::queues::store::AgentInfo) -> pb::AgentStatus {
         parents_pending: 0,
         children: Vec::new(),
         steps: info.steps.into_iter().map(crate::queues::leases::step_pb).collect(),
+        waiting_for: info.waiting_for.map(|w| pb::WaitFor {
+            event: w.event,
+            until: (w.until_ms > 0).then(|| timestamp(w.until_ms)),
+            timeout: None,
+        }),
+        signals_pending: info.signals_pending,
+    }
+}
+
+/// A Signal's answer, as the metric labels it.
+fn signal_answer(r: &pb::SignalResponse) -> &'static str {
+    match (r.delivered, r.duplicate) {
+        (true, _) => "delivered",
+        (_, true) => "duplicate",
+        _ => "kept",
     }
 }
 
@@ -598,6 +628,46 @@ impl AgentService for AgentServiceImpl {
             .await?;
             // Ended by a reload that revokes the caller (its task sees the receiver dropped).
             Ok(Response::new(auth::guard(grant, watch::stream(rx))))
+        })
+        .await
+    }
+
+    async fn signal(&self, request: Request<pb::SignalRequest>) -> Result<Response<pb::SignalResponse>, Status> {
+        observe("Signal", async {
+            auth::authorize(&request)?;
+            let req = request.into_inner();
+            validate::name("queue", &req.queue)?;
+            validate::agent_name("name", &req.name)?;
+            validate::name("event", &req.event)?;
+            validate::size("payload", req.payload.len(), self.config.limits.max_payload_bytes)?;
+            validate::request_id("request_id", &req.request_id)?;
+            use crate::queues::store::Signalled;
+            let answer = self.store.signal(&req.queue, &req.name, &req.event, &req.payload, &req.request_id).await?;
+            let at = |ms: i64| Some(timestamp(ms));
+            let response = match answer {
+                Signalled::NotFound => {
+                    return Err(Error::NotFound(format!("agent {:?} in queue {:?}", req.name, req.queue)))
+                }
+                Signalled::TooMany(kept) => {
+                    return Err(Error::SignalsFull(format!(
+                        "the run of {:?} keeps {kept} signals: limits.max_pending_signals ({}) allows no more",
+                        req.name, self.config.limits.max_pending_signals
+                    )))
+                }
+                Signalled::Delivered(ms) => {
+                    pb::SignalResponse { delivered: true, sent_at: at(ms), ..Default::default() }
+                }
+                Signalled::Kept(ms) => pb::SignalResponse { kept: true, sent_at: at(ms), ..Default::default() },
+                Signalled::AlreadyKept(ms) => {
+                    pb::SignalResponse { kept: true, duplicate: true, sent_at: at(ms), ..Default::default() }
+                }
+                Signalled::AlreadyConsumed(ms) => {
+                    pb::SignalResponse { duplicate: true, consumed: true, sent_at: at(ms), ..Default::default() }
+                }
+            };
+            metrics::counter!("baton_signals_total", "queue" => req.queue.clone(), "answer" => signal_answer(&response))
+                .increment(1);
+            Ok(Response::new(response))
         })
         .await
     }

@@ -212,6 +212,7 @@ impl Session {
                 error_class: c.error_class,
                 http_status: c.http_status,
                 result: c.result,
+                wait_for: c.wait_for,
             };
             completions.push(crate::queues::leases::completion(
                 &self.config.limits,

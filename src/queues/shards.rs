@@ -6,7 +6,7 @@ use std::{borrow::Cow, collections::BTreeMap};
 
 use crate::error::{Error, Result};
 use crate::queues::store::{
-    Acquired, AgentDef, AgentInfo, AgentPage, Beat, Completion, Ended, HeartbeatItem, PagePosition, Queues,
+    Acquired, AgentDef, AgentInfo, AgentPage, Beat, Completed, Completion, Ended, HeartbeatItem, PagePosition, Queues,
 };
 use crate::store::shards::{head_score, in_turn, next_turn, Shard};
 use crate::store::SourceKind;
@@ -263,9 +263,29 @@ impl Queues {
     /// side by side. Per item, in order, what happened, or None when its token was stale or
     /// unknown (that item changed nothing).
     pub async fn complete_batch(&self, items: &[Completion]) -> Result<Vec<Option<Ended>>> {
+        // A lease that ends by waiting takes a script of its own (waitAgent), so the plain
+        // completions' script carries nothing for waits.
+        let waits = futures::future::try_join_all(items.iter().enumerate().filter(|(_, c)| c.wait.is_some()).map(
+            |(i, c)| async move {
+                let wait = c.wait.as_ref().expect("filtered");
+                let how = match self.wait(&c.queue, &c.name, c.token, wait, &c.request_id).await {
+                    Err(Error::LeaseLost(_)) => None,
+                    Err(e) => return Err(e),
+                    Ok(crate::queues::store::Waited::Removed) => Some(Completed::Removed),
+                    Ok(crate::queues::store::Waited::Waiting { streak, .. }) => {
+                        Some(Completed::Waiting { next_run_ms: None, streak })
+                    }
+                    Ok(crate::queues::store::Waited::Due { at_ms, streak, .. }) => {
+                        Some(Completed::Waiting { next_run_ms: Some(at_ms), streak })
+                    }
+                    Ok(crate::queues::store::Waited::Lost) => None,
+                };
+                Ok((i, how.map(|how| Ended { how, replayed: false })))
+            },
+        ));
         // Positions in `items`, by physical queue, in first-seen order.
         let mut groups: Vec<(Cow<'_, str>, Vec<usize>)> = Vec::new();
-        for (i, c) in items.iter().enumerate() {
+        for (i, c) in items.iter().enumerate().filter(|(_, c)| c.wait.is_none()) {
             let shard = self.shard_of(SourceKind::Queue, &c.queue, &c.name);
             match groups.iter_mut().find(|(q, _)| *q == shard) {
                 Some((_, positions)) => positions.push(i),
@@ -275,9 +295,12 @@ impl Queues {
         let done = futures::future::try_join_all(groups.iter().map(|(queue, positions)| {
             let batch: Vec<&Completion> = positions.iter().map(|&i| &items[i]).collect();
             async move { Shard(self).complete_batch(queue, &batch).await }
-        }))
-        .await?;
+        }));
+        let (done, waits) = futures::future::try_join(done, waits).await?;
         let mut out = vec![None; items.len()];
+        for (i, ended) in waits {
+            out[i] = ended;
+        }
         for ((_, positions), results) in groups.into_iter().zip(done) {
             for (i, result) in positions.into_iter().zip(results) {
                 out[i] = result;

@@ -4,7 +4,8 @@ use crate::store::keys::ChannelKind;
 
 use super::limits::GroupHint;
 pub use super::records::StepRecord;
-use super::records::{Idempotency, LeaseRecord};
+pub use super::records::{Delivery, WaitFor};
+use super::records::{Idempotency, LeaseRecord, RunEvents, WaitRecord};
 use crate::error::{Error, Result};
 use crate::flows::store::Flows;
 use crate::store::shards::Shard;
@@ -126,6 +127,8 @@ impl FromReply for Acquisition {
             let payload: Vec<u8> = r.next()?;
             let steps: Vec<u8> = r.next()?;
             let def = AgentDef::parse(name.clone(), &json, payload)?;
+            // The run's delivery after a wait rides in the same record (signals).
+            let event = if steps.is_empty() { None } else { RunEvents::parse(&steps).delivery };
             // A record that does not parse is not worth failing a grant for: its lease has none.
             let steps = StepRecord::parse_list(&steps).unwrap_or_else(|| {
                 tracing::warn!(agent = name, "the steps of a lease are not a steps record; handed over without them");
@@ -140,6 +143,7 @@ impl FromReply for Acquisition {
                 def,
                 parents: Vec::new(),
                 steps,
+                event,
             });
         }
         Ok(Acquisition::Granted { now_ms, next_due, repaired, expired, outboxed, leases })
@@ -191,6 +195,71 @@ pub struct Lease {
     pub parents: Vec<(String, String, crate::flows::store::FinishRecord)>,
     /// The steps earlier attempts of this run recorded (RecordStep), in order.
     pub steps: Vec<StepRecord>,
+    /// The event (or timeout) that ended the run's latest wait; None when it never waited.
+    pub event: Option<Delivery>,
+}
+
+/// What waitAgent answered (a Complete with wait_for).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Waited {
+    /// The token does not hold the lease: nothing written.
+    Lost,
+    /// Waiting; until the wait's time (ms), 0 for none.
+    Waiting { until_ms: i64, streak: u32 },
+    /// Due now (at_ms) with the event: a signal kept before the wait, or consumed before.
+    Due { at_ms: i64, streak: u32, timed_out: bool },
+    /// The agent was unregistered while held: dropped.
+    Removed,
+}
+
+impl FromReply for Waited {
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let code: i64 = r.next()?;
+        if code == -1 {
+            return Ok(Waited::Lost);
+        }
+        let (time, streak): (i64, u32) = (r.next()?, r.next()?);
+        match code % 10 {
+            0 => Ok(Waited::Waiting { until_ms: time, streak }),
+            1 => Ok(Waited::Due { at_ms: time, streak, timed_out: false }),
+            2 => Ok(Waited::Due { at_ms: time, streak, timed_out: true }),
+            3 => Ok(Waited::Removed),
+            _ => Err(Error::Internal(format!("waitAgent: unknown code {code}"))),
+        }
+    }
+}
+
+/// What signalAgent answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signalled {
+    /// No such agent: nothing written.
+    NotFound,
+    /// The run keeps this many signals already (limits.max_pending_signals): nothing written.
+    TooMany(u32),
+    /// The agent waited for it: due now.
+    Delivered(i64),
+    /// Kept for a wait that names it.
+    Kept(i64),
+    /// Kept already since this time: nothing written.
+    AlreadyKept(i64),
+    /// Consumed already by this run (sent at this time): nothing written.
+    AlreadyConsumed(i64),
+}
+
+impl FromReply for Signalled {
+    fn from_reply(mut r: Reply) -> Result<Self> {
+        let code: i64 = r.next()?;
+        let at: i64 = r.next()?;
+        match if code >= 10 { code - 10 } else { code } {
+            -1 => Ok(Signalled::NotFound),
+            -2 => Ok(Signalled::TooMany(at as u32)),
+            0 => Ok(Signalled::Delivered(at)),
+            1 => Ok(Signalled::Kept(at)),
+            2 => Ok(Signalled::AlreadyKept(at)),
+            3 => Ok(Signalled::AlreadyConsumed(at)),
+            _ => Err(Error::Internal(format!("signalAgent: unknown code {code}"))),
+        }
+    }
 }
 
 /// What recordStep answered.
@@ -317,9 +386,21 @@ pub struct Ended {
 /// What Complete did with the agent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Completed {
-    Rescheduled { next_run_ms: i64, streak: u32 },
+    Rescheduled {
+        next_run_ms: i64,
+        streak: u32,
+    },
     Removed,
-    DeadLettered { at_ms: i64, streak: u32 },
+    DeadLettered {
+        at_ms: i64,
+        streak: u32,
+    },
+    /// The lease ended by waiting (wait_for): waiting, or due at `next_run_ms` when the wait
+    /// ended at once.
+    Waiting {
+        next_run_ms: Option<i64>,
+        streak: u32,
+    },
 }
 
 /// A Complete: which lease, how it ended.
@@ -337,6 +418,8 @@ pub struct Completion {
     pub clipped: bool,
     /// The run's result, kept with a finish (success, or a dead-lettering failure).
     pub result: Vec<u8>,
+    /// The lease ends by waiting for this instead (`CompleteRequest.wait_for`: waitAgent).
+    pub wait: Option<WaitFor>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -344,6 +427,8 @@ pub enum AgentState {
     Waiting,
     Working,
     DeadLettered,
+    /// Holds no lease and is not due: waits for an event or a time (`waits`).
+    WaitingForEvent,
     /// Defined but in no set: only seen between a crash-free repair and the next Register.
     Detached,
 }
@@ -366,6 +451,10 @@ pub struct AgentInfo {
     pub dead_letter: Option<serde_json::Value>,
     /// The steps its current run recorded (GetAgent only; ListAgents leaves it empty).
     pub steps: Vec<StepRecord>,
+    /// What it waits for, while waiting for an event or a time.
+    pub waiting_for: Option<WaitRecord>,
+    /// Signals kept for its run, not consumed yet (GetAgent, and ListAgents while it waits).
+    pub signals_pending: u32,
 }
 
 /// A page of a queue's agents, sorted by name (readAgents: one HSCAN walk of the definitions).
@@ -496,6 +585,9 @@ impl Shard<'_, Queues> {
         if agents.iter().any(|def| def.expire_at_ms > 0) {
             self.remember_expiring(queue).await?;
         }
+        if agents.iter().any(|def| def.wait_for.as_ref().is_some_and(|w| w.until_ms > 0 || w.timeout_ms > 0)) {
+            self.remember_timers(queue).await?;
+        }
         // A batch larger than script_batch is applied in steps, each atomic; a retried call
         // finds each step's answer under its own request id.
         let mut out = crate::flows::store::RegisterAnswer::default();
@@ -525,7 +617,8 @@ impl Shard<'_, Queues> {
                 let json = def.record()?;
                 let after = crate::flows::store::parents_arg(&def.after);
                 let idempotency = def.idempotency.as_ref().map(Idempotency::arg).unwrap_or_default();
-                Ok((json, after, idempotency))
+                let wait_for = def.wait_for.as_ref().map(WaitFor::arg).unwrap_or_default();
+                Ok((json, after, idempotency, wait_for))
             })
             .collect::<Result<Vec<_>>>()?;
         let call = calls::RegisterAgents {
@@ -544,12 +637,13 @@ impl Shard<'_, Queues> {
             agents: agents
                 .iter()
                 .zip(&texts)
-                .map(|(def, (json, after, idempotency))| calls::RegisterAgentsAgents {
+                .map(|(def, (json, after, idempotency, wait_for))| calls::RegisterAgentsAgents {
                     name: &def.name,
                     def: json,
                     payload: &def.payload,
                     after,
                     idempotency,
+                    wait_for,
                     _item: Default::default(),
                 })
                 .collect(),
@@ -1128,12 +1222,15 @@ impl Shard<'_, Queues> {
             prefix,
             names: Vec::new(),
         };
-        self.call(Path::Dispatch, call).await
+        let mut page: AgentPage = self.call(Path::Dispatch, call).await?;
+        // A page reads a run's record only for an agent waiting for an event (its signals).
+        page.agents.iter_mut().for_each(|a| a.steps.clear());
+        Ok(page)
     }
 }
 
 impl crate::store::scripts::FromReply for AgentPage {
-    /// See lua/queues/readAgents-9.lua.
+    /// See lua/queues/readAgents-10.lua.
     fn from_reply(mut r: Reply) -> Result<Self> {
         let cursor: String = r.next()?;
         let after: String = r.next()?;
@@ -1149,10 +1246,14 @@ impl crate::store::scripts::FromReply for AgentPage {
             let dlq: Option<f64> = r.next_opt()?;
             let dlq_context: Option<Vec<u8>> = r.next_opt()?;
             let steps: Vec<u8> = r.next()?;
+            let wait: String = r.next()?;
             let Some(json) = json else { continue };
             let def = AgentDef::parse(name, &json, payload)?;
+            let waiting_for = WaitRecord::parse(&wait);
             let state = if working.is_some() {
                 AgentState::Working
+            } else if waiting_for.is_some() {
+                AgentState::WaitingForEvent
             } else if waiting.is_some() {
                 AgentState::Waiting
             } else if dlq.is_some() {
@@ -1175,6 +1276,8 @@ impl crate::store::scripts::FromReply for AgentPage {
                 dead_letter: dlq_context.and_then(|c| serde_json::from_slice(&c).ok()),
                 // The steps of the run: read for the agents named (GetAgent), not for a page.
                 steps: StepRecord::parse_list(&steps).unwrap_or_default(),
+                signals_pending: RunEvents::parse(&steps).pending,
+                waiting_for,
             });
         }
         let next = (!cursor.is_empty()).then_some(PagePosition { shard: 0, cursor, after });

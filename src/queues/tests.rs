@@ -91,6 +91,7 @@ fn success(queue: &str, l: &Lease) -> Completion {
         request_id: String::new(),
         clipped: false,
         result: Vec::new(),
+        wait: None,
     }
 }
 

@@ -346,7 +346,10 @@ pub fn permission(path: &str) -> Option<Permission> {
     let (service, method) = path.trim_start_matches('/').split_once('/').unwrap_or((path, ""));
     use Permission::*;
     Some(match (service, method) {
-        ("baton.v1.AgentService", "Register" | "Unregister" | "CancelRun" | "RegisterBatch" | "CloseBatch") => Produce,
+        (
+            "baton.v1.AgentService",
+            "Register" | "Unregister" | "CancelRun" | "RegisterBatch" | "CloseBatch" | "Signal",
+        ) => Produce,
         (
             "baton.v1.AgentService",
             "Acquire" | "Heartbeat" | "Complete" | "CompleteBatch" | "Release" | "Session" | "RecordStep",
@@ -754,6 +757,7 @@ mod tests {
             ("/baton.v1.AgentService/Acquire", Some(Work)),
             ("/baton.v1.AgentService/RecordStep", Some(Work)),
             ("/baton.v1.AgentService/WatchAgent", Some(Read)),
+            ("/baton.v1.AgentService/Signal", Some(Produce)),
             ("/baton.v1.AgentService/ListAgents", Some(Read)),
             ("/baton.v1.ClaimService/WatchPool", Some(Read)),
             ("/baton.v1.LeaderService/Resign", Some(Work)),

@@ -34,7 +34,7 @@ pub(crate) const BUCKETS: usize = BOUNDS_MICROS.len() + 1;
 
 /// Every RPC method of the baton.v1 services, sorted (names are unique across services); a
 /// unit test keeps it equal to the protos.
-pub(crate) const METHODS: [&str; 53] = [
+pub(crate) const METHODS: [&str; 54] = [
     "Ack",
     "AckBatch",
     "Acquire",
@@ -84,6 +84,7 @@ pub(crate) const METHODS: [&str; 53] = [
     "SetGroupLimits",
     "SetKeyLimits",
     "SetLimits",
+    "Signal",
     "Subscribe",
     "Unregister",
     "WatchAgent",

@@ -19,7 +19,7 @@ macro_rules! scoped {
 
 scoped!(NameKind::Queue, queue: pb::UnregisterRequest, pb::AcquireRequest,
     pb::CompleteRequest, pb::ReleaseRequest, pb::GetAgentRequest, pb::ListAgentsRequest, pb::CancelRunRequest, pb::AwaitRequest,
-    pb::RecordStepRequest, pb::WatchAgentRequest);
+    pb::RecordStepRequest, pb::WatchAgentRequest, pb::SignalRequest);
 scoped!(NameKind::Pool, pool: pb::OfferRequest, pb::ClaimRequest, pb::ReturnRequest, pb::FailRequest,
     pb::GetPoolRequest, pb::WatchPoolRequest);
 scoped!(NameKind::Election, election: pb::CampaignRequest, pb::RenewRequest, pb::ResignRequest,

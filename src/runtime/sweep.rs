@@ -6,7 +6,9 @@
 //!   `zombie_cleanup.exceptional_pattern`;
 //! - with it, the expiry step finishes as expired the agents whose expiry (`Agent.expire_at`,
 //!   `ttl`) came before any run started, from the `expiring` sets of the queues that have
-//!   them, at most `PAGE` per script call (`queues::expiry`);
+//!   them, at most `PAGE` per script call (`queues::expiry`), and the timers step times out the
+//!   waits whose time came (`WaitFor.until`, `timeout`), from the `waitat` sets of the queues
+//!   that have them, at most `PAGE` per script call (`queues::signals`);
 //! - the orphan sweep takes back, at once, the leases of workers silent for the orphan
 //!   threshold (ORPHANED, due again immediately) and gives back pool resources handed to
 //!   claims that were never picked up (their replica died); every `repair_interval_ms` it also
@@ -170,6 +172,8 @@ struct Tally {
     skipped: u64,
     /// Agents finished as expired (`expire`).
     expired: u64,
+    /// Waits timed out (`fire_timers`).
+    timed_out: u64,
 }
 
 impl Tally {
@@ -203,6 +207,9 @@ impl Sweeper {
         let mut result = self.zombies(budget, &mut tally).await;
         if result.is_ok() {
             result = self.expire(budget, &mut tally).await;
+        }
+        if result.is_ok() {
+            result = self.fire_timers(budget, &mut tally).await;
         }
         self.finish("zombie", result, tally).await;
     }
@@ -264,7 +271,7 @@ impl Sweeper {
         metrics::counter!("baton_sweeper_repaired_total", "sweep" => sweep).increment(tally.repaired);
         match result {
             Ok(()) => {
-                if tally.reaped + tally.dead_lettered + tally.repaired + tally.expired > 0 {
+                if tally.reaped + tally.dead_lettered + tally.repaired + tally.expired + tally.timed_out > 0 {
                     tracing::info!(sweep, ?tally, "sweep took back leases");
                 } else {
                     tracing::debug!(sweep, ?tally, "sweep pass");
@@ -338,6 +345,24 @@ impl Sweeper {
                 }
                 let (expired, taken) = self.store.queues.expire_due(&queue, PAGE).await?;
                 tally.expired += expired;
+                if taken < u64::from(PAGE) {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Times out the waits whose time came (durable timers), queue by queue, a page per script
+    /// call, within the pass's budget.
+    async fn fire_timers(&self, budget: Option<Instant>, tally: &mut Tally) -> Result<()> {
+        for queue in self.store.queues.queues_with_timers().await? {
+            loop {
+                if budget.is_some_and(|b| Instant::now() >= b) || !self.on_duty() {
+                    return Ok(());
+                }
+                let (fired, taken) = self.store.queues.fire_timers(&queue, PAGE).await?;
+                tally.timed_out += fired;
                 if taken < u64::from(PAGE) {
                     break;
                 }

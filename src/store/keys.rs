@@ -101,6 +101,11 @@ pub struct QueueKeys {
     /// ZSET name -> expire at (ms): agents with an expiry (`Agent.expire_at`, `ttl`) whose
     /// first run has not started, for the sweeper; written only for such agents.
     pub expiring: String,
+    /// HASH name -> "<event>|<until ms>|<since ms>": the agents waiting for an event or a time
+    /// (`CompleteRequest.wait_for`, `Agent.wait_for`); written only for them.
+    pub waits: String,
+    /// ZSET name -> until (ms): the waits with a time, for the timers' sweeper step.
+    pub waitat: String,
     /// HASH: the queue's shared concurrency group (`lua/includes/groupLimits.lua`): its limits
     /// and held counts, `{g:<group>}:limits`. A queue in no group gets `{q:<queue>}:group`, a key
     /// of its own slot that no script touches ([`QueueKeys::in_group`] sets the group's).
@@ -420,6 +425,8 @@ impl Keys {
             dedupat: k("dedupat"),
             steps: k("steps"),
             expiring: k("expiring"),
+            waits: k("waits"),
+            waitat: k("waitat"),
             group: k("group"),
             groupblocked: k("groupblocked"),
         }
@@ -525,6 +532,12 @@ impl Keys {
     /// `ttl`): the sweeper walks their `expiring` sets.
     pub fn expiring_queues(&self) -> String {
         format!("{}baton:{{registry}}:expiring", self.prefix)
+    }
+
+    /// SET of the queues (physical) that have had a wait with a time (`WaitFor.until`,
+    /// `timeout`): the sweeper walks their `waitat` sets.
+    pub fn timer_queues(&self) -> String {
+        format!("{}baton:{{registry}}:timers", self.prefix)
     }
 
     /// ZSET election name -> when its latest term began (ms, Redis time): every election a

@@ -82,6 +82,8 @@ pub struct Policy {
     pub max_steps: u32,
     /// Most result bytes of one run's steps together (limits.max_step_bytes).
     pub max_step_bytes: usize,
+    /// Most signals one run keeps before a wait names them (limits.max_pending_signals).
+    pub max_pending_signals: u32,
 }
 
 impl Policy {
@@ -102,6 +104,7 @@ impl Policy {
             dedup: Default::default(),
             max_steps: limits.max_steps,
             max_step_bytes: limits.max_step_bytes,
+            max_pending_signals: limits.max_pending_signals,
         }
     }
 

@@ -144,6 +144,21 @@ pub enum Command {
         #[command(flatten)]
         target: Target,
     },
+    /// Deliver an event to an agent (AgentService.Signal): an agent waiting for it is due at
+    /// once, its next lease carrying the event; otherwise it is kept for the wait that names it.
+    Signal {
+        /// The queue.
+        queue: String,
+        /// The agent's name.
+        name: String,
+        /// The event's name.
+        event: String,
+        /// The event's payload (text).
+        #[arg(long, default_value = "")]
+        payload: String,
+        #[command(flatten)]
+        target: Target,
+    },
     /// Ask the holder of an agent's current run to stop it (AgentService.CancelRun): the run
     /// ends at the holder's next heartbeat. --cascade also cancels its descendants.
     Cancel {
@@ -457,6 +472,9 @@ pub async fn run(command: Command) -> Result<()> {
         Command::Agent { queue, name, target } => agent(&connect(&target).await?, &target, &queue, &name).await?,
         Command::Cancel { queue, name, cascade, target } => {
             cancel(&connect(&target).await?, &target, &queue, &name, cascade).await?
+        }
+        Command::Signal { queue, name, event, payload, target } => {
+            signal(&connect(&target).await?, &target, &queue, &name, &event, payload).await?
         }
         Command::Await { queue, name, wait_ms, target } => {
             await_agent(&connect(&target).await?, &target, &queue, &name, wait_ms).await?
@@ -832,6 +850,7 @@ fn state_name(state: i32) -> &'static str {
         Ok(pb::AgentState::Working) => "working",
         Ok(pb::AgentState::DeadLettered) => "dead-lettered",
         Ok(pb::AgentState::Blocked) => "blocked",
+        Ok(pb::AgentState::WaitingForEvent) => "waiting for event",
         _ => "detached",
     }
 }
@@ -972,6 +991,14 @@ async fn agent(c: &Client, t: &Target, queue: &str, name: &str) -> Result<String
     }
     for c in &a.children {
         rows.push(vec!["  child".into(), format!("{}/{}", c.queue, c.name)]);
+    }
+    if let Some(w) = &a.waiting_for {
+        let event = if w.event.is_empty() { "(a time only)".to_string() } else { w.event.clone() };
+        rows.push(vec!["waiting for".into(), event]);
+        rows.push(vec!["  until".into(), instant(&w.until)]);
+    }
+    if a.signals_pending > 0 || a.waiting_for.is_some() {
+        rows.push(vec!["signals pending".into(), a.signals_pending.to_string()]);
     }
     step_rows(&mut rows, &a.steps);
     Ok(table(&["FIELD", "VALUE"], &rows))
@@ -1153,6 +1180,32 @@ async fn cancel(c: &Client, t: &Target, queue: &str, name: &str, cascade: bool) 
         });
     }
     Ok(out)
+}
+
+async fn signal(c: &Client, t: &Target, queue: &str, name: &str, event: &str, payload: String) -> Result<String> {
+    // One request id for every try, so a retry whose first answer was lost gets that answer.
+    let request_id = format!("cli-{:016x}", rand::random::<u64>());
+    let msg = pb::SignalRequest {
+        queue: queue.into(),
+        name: name.into(),
+        event: event.into(),
+        payload: payload.into_bytes(),
+        request_id,
+    };
+    let r = idempotent("Signal", || {
+        let (mut agents, msg) = (c.agents(), msg.clone());
+        async move { agents.signal(msg).await }
+    })
+    .await?;
+    if t.json {
+        return Ok(json_out(to_json(&r)));
+    }
+    Ok(match (r.delivered, r.duplicate, r.consumed) {
+        (true, ..) => format!("{event} delivered to {queue}/{name}: it is due now\n"),
+        (_, true, true) => format!("{queue}/{name}'s run consumed {event} already: nothing changed\n"),
+        (_, true, false) => format!("{queue}/{name}'s run keeps {event} already: nothing changed\n"),
+        _ => format!("{event} kept for {queue}/{name}: the wait that names it consumes it\n"),
+    })
 }
 
 /// A rate flag: 0 removes the limit; otherwise the bucket, its burst given or the rate's ceiling.

@@ -45,6 +45,7 @@ mod security;
 mod serve;
 mod session;
 mod sharding;
+mod signals;
 mod steps;
 mod trace;
 mod validation;

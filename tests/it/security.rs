@@ -217,6 +217,7 @@ const RPCS: &[(&str, &str)] = &[
     ("Release", "work"),
     ("Session", "work"),
     ("RecordStep", "work"),
+    ("Signal", "produce"),
     ("GetAgent", "read"),
     ("ListAgents", "read"),
     ("CancelRun", "produce"),
@@ -361,6 +362,13 @@ async fn call(channel: &Channel, rpc: &str, auth: Option<&str>) -> Result<(), St
             .map(drop),
         "WatchAgent" => agents
             .watch_agent(req(pb::WatchAgentRequest { queue: q, name: "a1".into(), ..Default::default() }, auth))
+            .await
+            .map(drop),
+        "Signal" => agents
+            .signal(req(
+                pb::SignalRequest { queue: q, name: "a1".into(), event: "e1".into(), ..Default::default() },
+                auth,
+            ))
             .await
             .map(drop),
         "GetAgent" => agents.get_agent(req(pb::GetAgentRequest { queue: q, name: "a1".into() }, auth)).await.map(drop),

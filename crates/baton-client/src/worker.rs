@@ -100,6 +100,7 @@ impl Failure {
             error_class: self.error_class,
             http_status: self.http_status.into(),
             result: Vec::new(),
+            wait_for: None,
         }
     }
 }

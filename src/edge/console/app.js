@@ -541,6 +541,9 @@ async function refreshAgent() {
     ["failures in a row", (a.failureStreak || 0) + (d.maxAttempts ? " of at most " + d.maxAttempts + " attempts" : "")],
     // Expiry (expire_at, or a ttl): until the first run starts; past it unstarted, it finishes expired.
     ["expires at", when(d.expireAt)],
+    // A run waiting for an event (Signal) or a time (a durable timer): the event and its deadline.
+    ["waiting for", waitText(a.waitingFor)],
+    ["signals pending", a.signalsPending || ""],
     ["timeout", d.timeout === undefined ? "server default" : secs(d.timeout) + "s"],
     ["error interval", d.errorInterval === undefined ? "server default" : secs(d.errorInterval) + "s"],
     ["key", d.key],
@@ -550,6 +553,13 @@ async function refreshAgent() {
   showBytes($("agent-payload"), $("agent-payload-size"), preview(d.payload, SHOWN));
   renderFamily(a);
   renderSteps(a.steps);
+}
+
+// What a waiting run waits for: "<event>", "<event> until <time>", or "a time until <time>".
+function waitText(w) {
+  if (!w) return "";
+  const until = when(w.until);
+  return (w.event || "a time") + (until ? " until " + until : "");
 }
 
 // The steps a run recorded (GetAgent while the run is not over; Await with a kept finish).

@@ -18,7 +18,10 @@
     KEYS[6] streaks    HASH name -> consecutive failures
     KEYS[7] dlq        ZSET name -> dead-lettered at (ms)
     KEYS[8] dlqinfo    HASH name -> dead-letter context JSON
-    KEYS[9] steps      HASH name -> the steps its current run recorded (the agents named only)
+    KEYS[9] steps      HASH name -> the steps and events of its current run (the agents
+                       named, and the agents of a page that wait for an event)
+    KEYS[10] waits     HASH name -> wait record: agents waiting for an event or a time (read
+                       per agent only when the queue has any)
 
     ARGV[1] paged (bool)      true: one page of the definitions (cursor, after, pageSize,
                               prefix); false: the names listed
@@ -33,10 +36,11 @@
 
   Output -> AgentPage:
     { cursor, after, (name, definition, payload, waitingScore, workingScore, lease, streak,
-    dlqScore, dlqContext, steps)* }
+    dlqScore, dlqContext, steps, wait)* }
     cursor and after continue the listing ("" and "" on its last page). Absent values are ""
     (absent definition: the agent does not exist); dlqContext only for a dead-lettered agent; steps (a stepRecord list)
-    only for the agents named, "" in a page.
+    only for the agents named, and in a page for an agent waiting for an event; wait is its
+    wait record (waitRecord), "" when it waits for none.
 ]]
 local rcall = redis.call
 local waitingKey, workingKey, defsKey, payloadsKey = K.waiting, K.working, K.defs, K.payloads
@@ -86,7 +90,9 @@ else
 end
 
 local out = head
+local anyWaits = rcall('EXISTS', K.waits) == 1
 for _, name in ipairs(names) do
+  local wait = anyWaits and rcall('HGET', K.waits, name) or ''
   out[#out + 1] = name
   out[#out + 1] = defs[name]
   out[#out + 1] = rcall('HGET', payloadsKey, name) or ''
@@ -97,6 +103,7 @@ for _, name in ipairs(names) do
   local dead = rcall('ZSCORE', dlqKey, name)
   out[#out + 1] = dead or ''
   out[#out + 1] = dead and (rcall('HGET', dlqinfoKey, name) or '') or ''
-  out[#out + 1] = (not A.paged) and (rcall('HGET', K.steps, name) or '') or ''
+  out[#out + 1] = (not A.paged or wait ~= '') and (rcall('HGET', K.steps, name) or '') or ''
+  out[#out + 1] = wait
 end
 return out

@@ -4,7 +4,8 @@
   A lease still held is left alone: its holder may heartbeat and complete it, and
   completeAgent drops the agent instead of rescheduling it.
   An agent that existed finishes as unregistered (finished: its result record, its children's
-  outbox entry, Await callers told); a blocked agent's parents go with it. With cascade its
+  outbox entry, Await callers told); a blocked agent's parents go with it, and an agent waiting
+  for an event leaves its wait (its run is over: its steps and signals go). With cascade its
   finish cascades ("u"): its children are cancelled whatever their policy, and theirs in turn
   (releaseChild), as Baton releases the outbox page by page.
 
@@ -29,6 +30,8 @@
     KEYS[17] deps      base of "deps:<child>"
     KEYS[18] steps     HASH name -> the steps its current run recorded: dropped (kept with a
                        kept finish: runSteps)
+    KEYS[19] waits     HASH name -> wait record: an agent waiting for an event leaves its wait
+    KEYS[20] waitat    ZSET name -> until (ms): the waits with a time
 
     ARGV[1] channel (str)       where to announce: "P|S <wake-up channel>" or "", then
                                 "\n<outbox channel>" (announceOutbox)
@@ -77,6 +80,7 @@ for _, item in ipairs(A.agents) do
   rcall('HDEL', cronKey, name)
   rcall('HDEL', pendingKey, name)
   rcall('ZREM', unattachedKey, name)
+  if rcall('HDEL', K.waits, name) == 1 then rcall('ZREM', K.waitat, name) end
 end
 stepsSettle(F.kept, F.results, now)
 local outboxed = endFinished(channel, queue, now)

@@ -16,6 +16,7 @@
     KEYS[7] pending    HASH name -> parents still pending
     KEYS[8] resultsat  ZSET name -> kept until (ms)
     KEYS[9] fanout     SET names with children
+    KEYS[10] waits     HASH name -> wait record: agents waiting for an event or a time
 
     ARGV[1] name (str)      the agent
     ARGV[2] waitMs (uint)   how long to mark it awaited; 0: only read
@@ -25,7 +26,7 @@
   time).
 
   Output -> Awaited: { record or "", state, keeps, steps or "" } state: 0 no agent, 1 waiting, 2 working,
-          3 dead-lettered, 4 blocked, 5 defined in no set; keeps 1 when the agent's next finish
+          3 dead-lettered, 4 blocked, 5 defined in no set, 6 waiting for an event; keeps 1 when the agent's next finish
           will be kept, else 0 (0 for no agent)
 ]]
 local rcall = redis.call
@@ -43,6 +44,7 @@ if def then
   elseif rcall('ZSCORE', K.waiting, name) then state = 1
   elseif rcall('ZSCORE', K.dlq, name) then state = 3
   elseif rcall('HEXISTS', K.pending, name) == 1 then state = 4
+  elseif rcall('HEXISTS', K.waits, name) == 1 then state = 6
   else state = 5 end
 end
 if waitMs > 0 and state ~= 0 then

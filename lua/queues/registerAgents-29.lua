@@ -6,7 +6,10 @@
   schedule, unless reset is set and it is not held: then it is due at once again, its failure
   streak and dead-letter entry cleared (with a dead-lettered agent's kept finish, which the new
   run supersedes). An existing agent found in no state at all (not held,
-  not waiting, not dead-lettered) is put back in waiting, which repairs partial state.
+  not waiting, not dead-lettered, not waiting for an event) is put back in waiting, which
+  repairs partial state. A new agent with a wait (Agent.wait_for) waits for its event or time
+  in `waits` (and `waitat`) instead of waiting; an existing agent waiting for an event keeps
+  its wait, unless reset is set: then the wait ends and it is due at once.
 
   With a request field, a retry of a call already applied returns the first call's answer and
   changes nothing (recall / remember).
@@ -71,6 +74,9 @@
     KEYS[26] expiring  ZSET name -> expire at (ms): an agent with an expiry ("expire_at_ms")
     KEYS[27] steps     HASH name -> the steps its current run recorded: a new agent drops an
                        earlier agent's of its name (a run a purge or repair ended)
+    KEYS[28] waits     HASH name -> wait record (waitRecord): a new agent with a wait waits
+                       here instead of in waiting; an existing one keeps its wait (a reset ends it)
+    KEYS[29] waitat    ZSET name -> until (ms): the waits with a time
 
     ARGV[1] reset (bool)        reset the schedule of existing agents not held
     ARGV[2] jitterMs (uint)     upper bound of the random delay added to a new agent's first run
@@ -90,6 +96,8 @@
       after (str)               parents: "" for none, else "<parent queue>|<parent>|<policy W, C
                                 or A>" lines
       idempotency (str)         "" for none, else "<mode F, R or D>|<window ms>|<debounce ms>|<key>"
+      waitFor (str)             "" for none, else "<event>|<until ms>|<timeout ms>" (Agent.wait_for:
+                                a new agent waits for the event or the time before its first run)
 
   Output -> Registered:
     { created, updated, deduplicated, outboxed, then per agent: code (0 created, 1 updated,
@@ -109,6 +117,7 @@ local rcall = redis.call
 --@include defField
 --@include keepsFinish
 --@include finished
+--@include waitRecord
 
 local waitingKey, workingKey, defsKey, payloadsKey = K.waiting, K.working, K.defs, K.payloads
 local streaksKey, dlqKey, dlqinfoKey, cronKey = K.streaks, K.dlq, K.dlqinfo, K.cron
@@ -271,6 +280,7 @@ for _, item in ipairs(A.agents) do
     updated = updated + 1
     if not held and not blocked(name) then
       if reset then
+        if rcall('HDEL', K.waits, name) == 1 then rcall('ZREM', K.waitat, name) end
         rcall('HDEL', streaksKey, name)
         rcall('HDEL', cronKey, name)
         if rcall('ZREM', dlqKey, name) == 1 then
@@ -280,7 +290,8 @@ for _, item in ipairs(A.agents) do
         end
         rcall('HDEL', dlqinfoKey, name)
         wait(name, def, firstFire or now, true)
-      elseif not rcall('ZSCORE', waitingKey, name) and not rcall('ZSCORE', dlqKey, name) then
+      elseif not rcall('ZSCORE', waitingKey, name) and not rcall('ZSCORE', dlqKey, name)
+        and rcall('HEXISTS', K.waits, name) == 0 then
         wait(name, def, firstRun, true)
       end
     end
@@ -307,6 +318,12 @@ for _, item in ipairs(A.agents) do
       rcall('HSET', pendingKey, name, n)
       rcall('ZADD', unattachedKey, now, name)
       rcall('HSET', defsKey, name, defWithParents(def, n))
+    elseif item.waitFor ~= '' then
+      local event, untilMs, timeoutMs = string.match(item.waitFor, '^([^|]*)|(%d+)|(%d+)$')
+      untilMs, timeoutMs = tonumber(untilMs), tonumber(timeoutMs)
+      if timeoutMs > 0 and (untilMs == 0 or now + timeoutMs < untilMs) then untilMs = now + timeoutMs end
+      rcall('HSET', K.waits, name, encodeWait(event, untilMs, now))
+      if untilMs > 0 then rcall('ZADD', K.waitat, untilMs, name) end
     elseif not held then
       wait(name, def, firstRun)
     end

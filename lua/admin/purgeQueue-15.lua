@@ -2,7 +2,8 @@
   purgeQueue: one page of the auto-purge of an agent queue. Finds, and unless dryRun acts on:
   leases more than maxWorkingAgeMs past their deadline (the agent is dead-lettered, reason
   PURGED); definitions in no state at all (requeued, due at once: an agent blocked on its
-  parents, a child or a batch's callback, is in `pending` and is never requeued); dead letters
+  parents, a child or a batch's callback, is in `pending`, and one waiting for an event in
+  `waits`: neither is ever requeued); dead letters
   past their TTL or beyond the size bound (removed, with the agent). Stuck leases and dead
   letters are handled on the first page (cursor "0"); definitions are scanned page by page.
 
@@ -25,6 +26,7 @@
                        (groupLimits): its limits and held counts; a queue in no group
                        passes a key of its own slot, never touched
     KEYS[14] groupblocked SET "<queue>|<channel>": member queues held back by the group
+    KEYS[15] waits      HASH name -> wait record: agents waiting for an event, left alone
 
     ARGV[1] dryRun (bool)            report only
     ARGV[2] maxWorkingAgeMs (uint)   how far past its deadline a lease may be (0: no bound)
@@ -114,7 +116,8 @@ local entries = scan[2]
 for i = 1, #entries, 2 do
   local name = entries[i]
   if not rcall('ZSCORE', waitingKey, name) and not rcall('ZSCORE', workingKey, name)
-    and not rcall('ZSCORE', dlqKey, name) and rcall('HEXISTS', K.pending, name) == 0 then
+    and not rcall('ZSCORE', dlqKey, name) and rcall('HEXISTS', K.pending, name) == 0
+    and rcall('HEXISTS', K.waits, name) == 0 then
     found(name, 'definition with no queue entry', 'REQUEUED')
     if not dryRun then
       addWaiting(waitingKey, name, now, channel, queue)
